@@ -1,0 +1,7 @@
+// FlashLab analysis: FLOPs, arithmetic intensity, roofline, sweeps, printers.
+#pragma once
+
+#include "flashlab/analysis/csv.hpp"
+#include "flashlab/analysis/report.hpp"
+#include "flashlab/analysis/roofline.hpp"
+#include "flashlab/analysis/sweep.hpp"

@@ -1,0 +1,43 @@
+// FLOPs, arithmetic intensity and the roofline: the numbers people read off a
+// simulation.
+#pragma once
+
+#include "flashlab/sim/hardware.hpp"
+#include "flashlab/sim/simulate.hpp"
+
+namespace flashlab::analysis {
+
+using sim::i64;
+
+// The FlashAttention benchmark convention: 4·B·H·N_q·N_kv·d forward (two
+// GEMMs of 2·N_q·N_kv·d), halved when causal. Not what runs: see exact_flops.
+i64 convention_flops(const sim::AttentionProblem& p);
+// FLOPs of the blocks actually computed, matmul plus softmax/rescaling.
+i64 exact_flops(const sim::Counters& c);
+
+double arithmetic_intensity(double flops, double bytes);  // FLOP/byte; 0 when bytes is 0
+double ridge_point(double peak_flops, double bandwidth);  // FLOP/byte where the roofs meet
+double attainable_flops(double ai, double peak_flops, double bandwidth);  // min(peak, AI·BW)
+// max(FLOPs/peak, bytes/BW): no implementation runs faster on this machine.
+double time_lower_bound_s(double flops, double bytes, double peak_flops, double bandwidth);
+
+struct RooflineEstimate {
+  double flops = 0;          // exact FLOPs (all heads)
+  double convention_flops = 0;
+  double hbm_bytes = 0;
+  double ai = 0;             // exact FLOPs / HBM bytes
+  double peak_flops = 0;     // of the unit used
+  double bandwidth = 0;      // HBM bytes/s
+  double ridge = 0;
+  double attainable = 0;     // FLOP/s
+  double time_s = 0;         // lower bound
+  double compute_time_s = 0, memory_time_s = 0;
+  bool memory_bound = false;
+};
+
+RooflineEstimate roofline(const sim::SimResult& r, const sim::HardwareModel& hw, sim::ComputeUnit unit);
+inline RooflineEstimate roofline(const sim::SimResult& r, const sim::HardwareModel& hw) {
+  return roofline(r, hw, sim::HardwareModel::default_unit(r.problem.dtype));
+}
+
+}  // namespace flashlab::analysis

@@ -1,0 +1,104 @@
+// flashlab sim: one algorithm on one problem, as text or JSON.
+#include <fstream>
+#include <iostream>
+
+#include "commands.hpp"
+#include "common.hpp"
+#include "flashlab/analysis.hpp"
+
+namespace flashlab::cli {
+namespace {
+
+using sim::bytes_iec;
+using sim::group_digits;
+using sim::si;
+
+std::string gb(sim::i64 bytes) { return si(static_cast<double>(bytes)) + "B"; }
+
+void print_text(const sim::SimResult& r, const sim::HardwareModel& hw, std::ostream& out) {
+  const analysis::RooflineEstimate roof = analysis::roofline(r, hw);
+  const sim::Traffic hbm = r.total.level(sim::Level::HBM);
+  const sim::Traffic l2 = r.total.level(sim::Level::L2);
+  const sim::Traffic sram = r.total.level(sim::Level::SRAM);
+  out << sim::algorithm_info(r.algorithm).title << " on " << hw.display_name << "\n";
+  out << "  problem   " << sim::describe(r.problem) << "\n";
+  out << "  tiles     B_r=" << r.tiles.Br << " B_c=" << r.tiles.Bc << " (" << r.tile_rule << ")  T_r=" << r.T_r
+      << " T_c=" << r.T_c << "  blocks " << group_digits(r.total_blocks) << ", visited "
+      << group_digits(r.visited_blocks) << ", masked " << group_digits(r.masked_blocks) << "\n";
+  out << "  HBM       read " << gb(hbm.read_bytes) << "  write " << gb(hbm.write_bytes) << "  total "
+      << gb(hbm.bytes()) << "  (" << group_digits(hbm.bytes()) << " B)\n";
+  out << "            per tensor:";
+  for (int t = 0; t < sim::kTensorCount; ++t) {
+    const sim::Traffic& x = r.total.at(sim::Level::HBM, static_cast<sim::Tensor>(t));
+    if (x.bytes() == 0) continue;
+    out << "  " << sim::display_name(static_cast<sim::Tensor>(t)) << " " << gb(x.read_bytes) << "r/"
+        << gb(x.write_bytes) << "w";
+  }
+  out << "\n";
+  if (l2.bytes() > 0) out << "  L2        read " << gb(l2.read_bytes) << "  (re-reads the model assumes hit L2)\n";
+  out << "  SRAM      read " << gb(sram.read_bytes) << "  write " << gb(sram.write_bytes) << "  peak "
+      << bytes_iec(static_cast<double>(r.sram_peak_bytes)) << " of M = "
+      << bytes_iec(static_cast<double>(r.sram_capacity_bytes)) << "\n";
+  out << "  FLOPs     matmul " << si(static_cast<double>(r.total.matmul_flops)) << "  softmax "
+      << si(static_cast<double>(r.total.softmax_flops)) << "  convention (4·B·H·N²·d"
+      << (r.problem.causal ? "/2" : "") << ") " << si(static_cast<double>(analysis::convention_flops(r.problem)))
+      << "  exp " << si(static_cast<double>(r.total.exps)) << "\n";
+  out << "  roofline  AI " << analysis::fixed(roof.ai, 1) << " FLOP/B, ridge " << analysis::fixed(roof.ridge, 1)
+      << " -> " << (roof.memory_bound ? "memory" : "compute") << "-bound; at least "
+      << analysis::fixed(roof.time_s * 1e3, 3) << " ms ("
+      << analysis::fixed(roof.attainable / 1e12, 1) << " TFLOP/s attainable)\n";
+  out << "  counted   " << group_digits(r.events_per_head) << " events per head, by " << r.method << "\n";
+  for (const std::string& m : r.messages()) out << "  note      " << m << "\n";
+}
+
+class SimCommand : public Command {
+ public:
+  void setup(CLI::App& root) override {
+    app = root.add_subcommand("sim", "simulate one algorithm on one problem");
+    app->add_option("-a,--algo", algo_, "standard | pytorch | fa1 | fa2")->capture_default_str();
+    add_problem_flags(*app, flags_);
+    app->add_flag("--json", json_, "print one JSON object");
+    app->add_option("--trace", trace_, "write the event stream of one head as CSV to FILE");
+  }
+
+  int run() override {
+    const auto algos = parse_algorithms(algo_);
+    if (algos.size() != 1) throw UsageError("--algo takes one algorithm (use `flashlab sweep` for several)");
+    Resolved r = resolve(flags_);
+    const sim::SimResult res = sim::simulate(algos[0], r.problem, r.hw, r.options);
+    if (!res.ok()) {
+      for (const std::string& e : res.errors()) throw UsageError(e);
+    }
+    if (!trace_.empty()) write_trace(res, r);
+    if (json_) std::cout << analysis::sim_json(res, r.hw).dump(2) << "\n";
+    else print_text(res, r.hw, std::cout);
+    return 0;
+  }
+
+ private:
+  void write_trace(const sim::SimResult& res, const Resolved& r) {
+    constexpr sim::i64 kMaxTraceEvents = 5'000'000;
+    if (res.events_per_head > kMaxTraceEvents)
+      throw UsageError("--trace: the stream has " + group_digits(res.events_per_head) +
+                       " events per head, more than the trace limit of " + group_digits(kMaxTraceEvents) +
+                       "; use a smaller N or larger tiles");
+    std::ostringstream s;
+    sim::TraceCsvWriter w(s, res.sram_capacity_bytes);
+    sim::Schedule(res.algorithm, r.problem, res.tiles).emit(w);
+    try {
+      analysis::write_file_atomic(trace_, s.str());
+    } catch (const std::exception& e) {
+      throw UsageError(std::string("--trace: ") + e.what());
+    }
+  }
+
+  ProblemFlags flags_;
+  std::string algo_ = "fa2", trace_;
+  bool json_ = false;
+};
+
+}  // namespace
+
+std::unique_ptr<Command> make_sim_command() { return std::make_unique<SimCommand>(); }
+
+}  // namespace flashlab::cli

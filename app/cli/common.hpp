@@ -1,0 +1,46 @@
+// Shared pieces of the `flashlab` command line: the problem/hardware flags every
+// subcommand takes, and the error type that becomes exit code 2.
+#pragma once
+
+#include <optional>
+#include <stdexcept>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "flashlab/sim.hpp"
+
+namespace flashlab::cli {
+
+// Bad input: one line on stderr, exit code 2.
+class UsageError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// The lecture's standard setting: GPT-2 medium in the FlashAttention paper.
+struct ProblemFlags {
+  std::string batch = "64", heads = "16", seq = "1024", seq_kv, head_dim = "64", dtype = "fp16";
+  std::string br, bc, sram;
+  std::string hw = "A100-SXM4-40GB";
+  bool causal = false;
+};
+
+void add_problem_flags(CLI::App& app, ProblemFlags& f, bool with_tiles = true);
+
+struct Resolved {
+  sim::AttentionProblem problem;
+  sim::HardwareModel hw;
+  sim::SimOptions options;
+};
+
+// Parses and checks every flag; throws UsageError naming the flag.
+Resolved resolve(const ProblemFlags& f);
+
+sim::i64 parse_positive(const std::string& flag, const std::string& value);
+sim::HardwareModel load_hw(const std::string& name);
+
+// The algorithms of a comma list ("standard,fa1,fa2" or "all").
+std::vector<sim::Algorithm> parse_algorithms(const std::string& list);
+
+}  // namespace flashlab::cli

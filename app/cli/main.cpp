@@ -1,0 +1,54 @@
+// flashlab: the command-line front end. With a display and the GUI built it
+// opens the GUI; without one it prints the lecture's standard comparison.
+#include <cstdlib>
+#include <iostream>
+
+#include "commands.hpp"
+#include "common.hpp"
+
+namespace {
+
+int fail(const std::string& msg) {
+  std::cerr << "flashlab: error: " << msg << "\n";
+  return 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace flashlab::cli;
+  CLI::App root{"FlashLab: FlashAttention kernels beside a memory-hierarchy simulator", "flashlab"};
+  root.set_version_flag("--version", "flashlab 0.1.0");
+  std::vector<std::unique_ptr<Command>> commands;
+  commands.push_back(make_sim_command());
+  commands.push_back(make_sweep_command());
+  commands.push_back(make_compare_command());
+  commands.push_back(make_hw_command());
+  for (auto& c : commands) c->setup(root);
+
+  try {
+    root.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return root.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return root.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return root.exit(e);
+  } catch (const CLI::ParseError& e) {
+    return fail(std::string(e.what()) + " (run 'flashlab --help')");
+  }
+
+  try {
+    for (auto& c : commands)
+      if (c->app->parsed()) return c->run();
+    return run_default_comparison();
+  } catch (const UsageError& e) {
+    return fail(e.what());
+  } catch (const flashlab::sim::OverflowError& e) {
+    return fail(std::string("problem too large: ") + e.what());
+  } catch (const std::bad_alloc&) {
+    return fail("out of memory");
+  } catch (const std::exception& e) {
+    return fail(std::string("unexpected: ") + e.what());
+  }
+}

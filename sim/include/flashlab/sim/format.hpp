@@ -1,0 +1,22 @@
+// Number formatting shared by every front end: digit grouping, SI and binary
+// prefixes, and parsing of sizes with suffixes.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "flashlab/sim/types.hpp"
+
+namespace flashlab::sim {
+
+std::string group_digits(i64 v);             // 1234567 -> "1,234,567"
+std::string si(double v, int digits = 3);    // 1.5e9 -> "1.50G"
+std::string bytes_iec(double bytes);         // 196608 -> "192 KiB"
+
+// "4096", "16K" (= 16·1024), "100KiB", "1.5MB" (= 1.5e6), "2G". K/M/G and
+// KiB/MiB/GiB are powers of 1024; KB/MB/GB are powers of 1000. Integers only:
+// a fractional result, a negative value, junk or an overflow gives nullopt.
+std::optional<i64> parse_size(std::string_view s);
+
+}  // namespace flashlab::sim

@@ -1,0 +1,72 @@
+// One call from inputs to a result: choose tiles, check they fit, count.
+#pragma once
+
+#include <limits>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "flashlab/sim/hardware.hpp"
+#include "flashlab/sim/schedule.hpp"
+#include "flashlab/sim/sram.hpp"
+
+namespace flashlab::sim {
+
+struct Finding {
+  enum class Severity { note, error };
+  Severity severity = Severity::note;
+  std::string message;
+};
+
+struct TileChoice {
+  TileShape tiles;
+  std::string rule;  // "paper", "paper, shrunk to fit", "explicit"
+  std::vector<Finding> findings;
+  bool ok() const;
+};
+
+// Peak SRAM bytes of a schedule, from the stream of the pieces that hold the
+// largest tiles (prologue, first and last outer iteration with their first
+// visit). Equal to the full stream's peak; the tests check it.
+i64 sram_peak_probe(const Schedule& s, i64 capacity = std::numeric_limits<i64>::max(),
+                    std::optional<SramOverflow>* overflow = nullptr);
+
+// Tiles for a problem on an SRAM of `sram_bytes`. Explicit tiles are taken as
+// given (an error if they do not fit). Otherwise the paper's rule; when its
+// tile set does not fit (the rule is asymptotic), B_r and then B_c are halved
+// until it does, and a note says so. Fit is judged on FlashAttention-1's
+// working set, the largest of the four algorithms.
+TileChoice choose_tiles(const AttentionProblem& p, i64 sram_bytes, std::optional<TileShape> explicit_tiles);
+
+struct SimOptions {
+  std::optional<TileShape> tiles;
+  i64 sram_bytes = 0;  // 0: the hardware's sram_bytes_per_sm
+  // Above this many events per head the counters come from the closed forms
+  // (equal by test) instead of running the stream.
+  i64 stream_event_limit = 20'000'000;
+};
+
+struct SimResult {
+  Algorithm algorithm = Algorithm::fa2;
+  AttentionProblem problem;
+  std::string hardware;
+  TileShape tiles;
+  std::string tile_rule;
+  i64 T_r = 0, T_c = 0;
+  i64 total_blocks = 0, visited_blocks = 0;
+  i64 masked_blocks = 0;  // visited blocks holding masked entries
+  Counters per_head;      // one head
+  Counters total;         // × B·H
+  i64 sram_capacity_bytes = 0, sram_peak_bytes = 0;
+  i64 events_per_head = 0;
+  std::string method;     // "event stream" or "closed form"
+  std::vector<Finding> findings;
+
+  bool ok() const;
+  std::vector<std::string> errors() const;
+  std::vector<std::string> messages() const;  // every finding, errors first
+};
+
+SimResult simulate(Algorithm a, const AttentionProblem& p, const HardwareModel& hw, const SimOptions& opt = {});
+
+}  // namespace flashlab::sim

@@ -1,0 +1,45 @@
+// Vocabulary of the model: element types, tensors, memory levels, event kinds.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace flashlab::sim {
+
+using i64 = std::int64_t;
+
+enum class DType : std::uint8_t { fp32, fp16, bf16 };
+inline constexpr int kDTypeCount = 3;
+
+constexpr i64 dtype_bytes(DType t) { return t == DType::fp32 ? 4 : 2; }
+std::string_view to_string(DType t);
+std::optional<DType> parse_dtype(std::string_view s);
+
+// Every tensor the algorithms name. Q..O and LSE live in HBM; the others are
+// on-chip statistics of online softmax (m̃_ij, ℓ̃_ij, m_i^new, ℓ_i^new).
+enum class Tensor : std::uint8_t { Q, K, V, S, P, O, l, m, LSE, m_tilde, l_tilde, m_new, l_new };
+inline constexpr int kTensorCount = 13;
+
+std::string_view to_string(Tensor t);        // ASCII: "Q", "l", "m_tilde", ...
+std::string_view display_name(Tensor t);     // paper notation: "ℓ", "m̃", ...
+
+// Statistics (ℓ, m, LSE and their on-chip variants) are fp32 whatever the
+// problem dtype; Q, K, V, S, P, O are in the problem dtype.
+constexpr bool is_statistic(Tensor t) {
+  return t == Tensor::l || t == Tensor::m || t == Tensor::LSE || t == Tensor::m_tilde ||
+         t == Tensor::l_tilde || t == Tensor::m_new || t == Tensor::l_new;
+}
+constexpr i64 element_bytes(Tensor t, DType d) { return is_statistic(t) ? 4 : dtype_bytes(d); }
+
+// Where bytes live. `none` is the register file / a constant: an initialisation
+// written straight to HBM reads nothing that is counted.
+enum class Level : std::uint8_t { HBM, L2, SRAM, none };
+inline constexpr int kLevelCount = 3;  // counted levels: HBM, L2, SRAM
+std::string_view to_string(Level l);
+
+enum class EventKind : std::uint8_t { load, store, compute, free };
+std::string_view to_string(EventKind k);
+
+}  // namespace flashlab::sim

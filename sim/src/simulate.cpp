@@ -1,0 +1,176 @@
+#include "flashlab/sim/simulate.hpp"
+
+#include "flashlab/sim/checked.hpp"
+#include "flashlab/sim/format.hpp"
+
+namespace flashlab::sim {
+
+namespace {
+
+bool all_ok(const std::vector<Finding>& f) {
+  for (const Finding& x : f)
+    if (x.severity == Finding::Severity::error) return false;
+  return true;
+}
+
+Finding error(std::string m) { return {Finding::Severity::error, std::move(m)}; }
+Finding note(std::string m) { return {Finding::Severity::note, std::move(m)}; }
+
+std::string tiles_str(TileShape t) {
+  return "B_r=" + std::to_string(t.Br) + ", B_c=" + std::to_string(t.Bc);
+}
+
+i64 fa1_peak(const AttentionProblem& p, TileShape t) {
+  return sram_peak_probe(Schedule(Algorithm::fa1, p, t));
+}
+
+}  // namespace
+
+bool TileChoice::ok() const { return all_ok(findings); }
+bool SimResult::ok() const { return all_ok(findings); }
+
+std::vector<std::string> SimResult::errors() const {
+  std::vector<std::string> r;
+  for (const Finding& f : findings)
+    if (f.severity == Finding::Severity::error) r.push_back(f.message);
+  return r;
+}
+
+std::vector<std::string> SimResult::messages() const {
+  std::vector<std::string> r = errors();
+  for (const Finding& f : findings)
+    if (f.severity == Finding::Severity::note) r.push_back(f.message);
+  return r;
+}
+
+i64 sram_peak_probe(const Schedule& s, i64 capacity, std::optional<SramOverflow>* overflow) {
+  // The visits are independent (each frees what it allocates) and the first
+  // outer iteration of every phase holds the largest tiles, so its first and
+  // last visit bound the peak; later iterations are equal or partial.
+  SramTracker t(capacity);
+  s.emit_prologue(t);
+  const i64 n = s.outer_count();
+  const int phases = n > 0 ? s.phase_of(n - 1) + 1 : 0;
+  const i64 per = phases > 0 ? n / phases : 0;
+  for (int ph = 0; ph < phases; ++ph) {
+    const i64 o = ph * per;
+    s.emit_outer_begin(o, t);
+    const i64 visits = s.visit_count(o);
+    if (visits > 0) s.emit_visit(o, 0, t);
+    if (visits > 1) s.emit_visit(o, visits - 1, t);
+    s.emit_outer_end(o, t);
+  }
+  s.emit_epilogue(t);
+  if (overflow != nullptr) *overflow = t.first_overflow();
+  return t.peak_bytes();
+}
+
+TileChoice choose_tiles(const AttentionProblem& p, i64 sram_bytes, std::optional<TileShape> explicit_tiles) {
+  TileChoice c;
+  if (explicit_tiles) {
+    c.tiles = *explicit_tiles;
+    c.rule = "explicit";
+    if (c.tiles.Br < 1 || c.tiles.Bc < 1) {
+      c.findings.push_back(error("tile sizes must be at least 1 (got " + tiles_str(c.tiles) + ")"));
+      return c;
+    }
+    const i64 peak = fa1_peak(p, c.tiles);
+    if (peak > sram_bytes)
+      c.findings.push_back(note("these tiles need " + group_digits(peak) +
+                                " B of SRAM for FlashAttention-1's working set, more than M = " +
+                                group_digits(sram_bytes) + " B"));
+    return c;
+  }
+  c.tiles = paper_tile_rule(sram_bytes, p);
+  c.rule = "paper";
+  const TileShape paper = c.tiles;
+  const i64 paper_peak = fa1_peak(p, paper);
+  if (paper_peak <= sram_bytes) return c;
+  // The rule is asymptotic; shrink B_r, then B_c, until the working set fits.
+  while (fa1_peak(p, c.tiles) > sram_bytes && (c.tiles.Br > 1 || c.tiles.Bc > 1)) {
+    if (c.tiles.Br > 1) c.tiles.Br = (c.tiles.Br + 1) / 2;
+    else c.tiles.Bc = (c.tiles.Bc + 1) / 2;
+  }
+  const i64 peak = fa1_peak(p, c.tiles);
+  if (peak > sram_bytes) {
+    c.findings.push_back(error("head dim d=" + std::to_string(p.head_dim) +
+                               " does not fit: even B_r = B_c = 1 needs " + group_digits(peak) +
+                               " B of SRAM, more than M = " + group_digits(sram_bytes) + " B"));
+    return c;
+  }
+  c.rule = "paper, shrunk to fit";
+  c.findings.push_back(note("the paper's rule gives " + tiles_str(paper) + ", whose working set (" +
+                            group_digits(paper_peak) + " B) exceeds M = " + group_digits(sram_bytes) +
+                            " B; shrunk to " + tiles_str(c.tiles)));
+  return c;
+}
+
+SimResult simulate(Algorithm a, const AttentionProblem& p, const HardwareModel& hw, const SimOptions& opt) {
+  SimResult r;
+  r.algorithm = a;
+  r.problem = p;
+  r.hardware = hw.name;
+  r.sram_capacity_bytes = opt.sram_bytes > 0 ? opt.sram_bytes : hw.sram_bytes_per_sm;
+  for (const std::string& e : validate(p)) r.findings.push_back(error(e));
+  if (r.sram_capacity_bytes < 1) r.findings.push_back(error("SRAM size M must be at least 1 byte"));
+  if (!r.ok()) return r;
+
+  TileChoice tc = choose_tiles(p, r.sram_capacity_bytes, opt.tiles);
+  r.tiles = tc.tiles;
+  r.tile_rule = tc.rule;
+  for (const Finding& f : tc.findings)
+    if (f.severity == Finding::Severity::error) r.findings.push_back(f);
+  if (!r.ok()) return r;
+  for (const Finding& f : tc.findings)
+    if (f.severity == Finding::Severity::note && tc.rule != "explicit") r.findings.push_back(f);
+
+  const Schedule s(a, p, r.tiles);
+  const TileGrid& g = s.grid();
+  r.T_r = g.T_r;
+  r.T_c = g.T_c;
+  try {
+    r.total_blocks = checked_mul(g.T_r, g.T_c, "T_r·T_c");
+    const bool skips = a == Algorithm::fa1 || a == Algorithm::fa2;
+    r.visited_blocks = skips ? g.visited_blocks() : r.total_blocks;
+    r.masked_blocks = skips ? g.partially_masked_blocks() : g.blocks_with_mask();
+
+    const Counters cf = s.closed_form();
+    r.events_per_head = cf.events;
+    if (cf.events <= opt.stream_event_limit) {
+      CounterSink counter;
+      SramTracker sram(r.sram_capacity_bytes);
+      struct Both : EventSink {
+        EventSink *a, *b;
+        void on_event(const TileEvent& e) override { a->on_event(e); b->on_event(e); }
+      } both;
+      both.a = &counter;
+      both.b = &sram;
+      s.emit(both);
+      r.per_head = counter.counters;
+      r.sram_peak_bytes = sram.peak_bytes();
+      r.method = "event stream";
+    } else {
+      r.per_head = cf;
+      r.sram_peak_bytes = sram_peak_probe(s);
+      r.method = "closed form";
+    }
+    r.total = r.per_head.scaled(p.head_count());
+  } catch (const OverflowError& e) {
+    r.findings.push_back(error(std::string("problem too large: ") + e.what()));
+    return r;
+  }
+  if (r.sram_peak_bytes > r.sram_capacity_bytes) {
+    std::optional<SramOverflow> over;
+    sram_peak_probe(s, r.sram_capacity_bytes, &over);
+    r.findings.push_back(error("tiles " + tiles_str(r.tiles) + " do not fit in SRAM: " +
+                               (over ? over->describe() : group_digits(r.sram_peak_bytes) + " B > M")));
+  }
+  if (p.causal && r.masked_blocks > 0)
+    r.findings.push_back(note(std::to_string(r.masked_blocks) + " block(s) straddle the diagonal and are computed "
+                              "in full, then masked"));
+  if (g.n_q % g.Br != 0 || g.n_kv % g.Bc != 0)
+    r.findings.push_back(note("the last row or column block is partial (N is not a multiple of the tile)"));
+  return r;
+}
+
+}  // namespace flashlab::sim

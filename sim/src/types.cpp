@@ -1,0 +1,84 @@
+#include <algorithm>
+#include <cctype>
+#include <string>
+
+#include "flashlab/sim/algorithm.hpp"
+#include "flashlab/sim/hardware.hpp"
+#include "flashlab/sim/types.hpp"
+
+namespace flashlab::sim {
+
+namespace {
+std::string lower(std::string_view s) {
+  std::string r(s);
+  std::transform(r.begin(), r.end(), r.begin(), [](unsigned char c) { return std::tolower(c); });
+  return r;
+}
+}  // namespace
+
+std::string_view to_string(DType t) {
+  switch (t) {
+    case DType::fp32: return "fp32";
+    case DType::fp16: return "fp16";
+    case DType::bf16: return "bf16";
+  }
+  return "?";
+}
+
+std::optional<DType> parse_dtype(std::string_view s) {
+  const std::string l = lower(s);
+  if (l == "fp32" || l == "float32" || l == "float") return DType::fp32;
+  if (l == "fp16" || l == "float16" || l == "half") return DType::fp16;
+  if (l == "bf16" || l == "bfloat16") return DType::bf16;
+  return std::nullopt;
+}
+
+std::string_view to_string(Tensor t) {
+  static constexpr std::string_view names[kTensorCount] = {
+      "Q", "K", "V", "S", "P", "O", "l", "m", "LSE", "m_tilde", "l_tilde", "m_new", "l_new"};
+  return names[static_cast<int>(t)];
+}
+
+std::string_view display_name(Tensor t) {
+  static constexpr std::string_view names[kTensorCount] = {
+      "Q", "K", "V", "S", "P", "O", "ℓ", "m", "LSE", "m̃", "ℓ̃", "m_new", "ℓ_new"};
+  return names[static_cast<int>(t)];
+}
+
+std::string_view to_string(Level l) {
+  switch (l) {
+    case Level::HBM: return "HBM";
+    case Level::L2: return "L2";
+    case Level::SRAM: return "SRAM";
+    case Level::none: return "none";
+  }
+  return "?";
+}
+
+std::string_view to_string(EventKind k) {
+  switch (k) {
+    case EventKind::load: return "load";
+    case EventKind::store: return "store";
+    case EventKind::compute: return "compute";
+    case EventKind::free: return "free";
+  }
+  return "?";
+}
+
+std::string_view to_string(ComputeUnit u) {
+  return u == ComputeUnit::tensor_core ? "tensor" : "cuda";
+}
+
+std::string_view to_string(Algorithm a) { return algorithm_info(a).key; }
+
+std::optional<Algorithm> parse_algorithm(std::string_view s) {
+  const std::string l = lower(s);
+  for (Algorithm a : all_algorithms())
+    if (algorithm_info(a).key == l) return a;
+  if (l == "flash1" || l == "flashattention1" || l == "flash-1") return Algorithm::fa1;
+  if (l == "flash2" || l == "flashattention2" || l == "flash-2") return Algorithm::fa2;
+  if (l == "naive" || l == "algorithm0") return Algorithm::standard;
+  return std::nullopt;
+}
+
+}  // namespace flashlab::sim
