@@ -55,16 +55,16 @@ class SweepCommand : public Command {
                  res.ok() ? (row.roof.memory_bound ? "memory" : "compute") : "",
                  msgs.empty() ? "" : "ERROR: " + msgs.front()});
     }
-    if (!quiet_) std::cout << table.str();
+    if (ok == 0) throw UsageError("no point of the sweep could be simulated: " + rows.front().result.errors().front());
     if (!csv_.empty()) {
       try {
         analysis::write_file_atomic(csv_, csv);
       } catch (const std::exception& e) {
         throw UsageError(std::string("--csv: ") + e.what());
       }
-      if (!quiet_) std::cout << "wrote " << rows.size() << " rows to " << csv_ << "\n";
     }
-    if (ok == 0) throw UsageError("no point of the sweep could be simulated: " + rows.front().result.errors().front());
+    if (!quiet_) std::cout << table.str();
+    if (!quiet_ && !csv_.empty()) std::cout << "wrote " << rows.size() << " rows to " << csv_ << "\n";
     return 0;
   }
 

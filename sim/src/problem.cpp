@@ -26,7 +26,7 @@ std::vector<std::string> validate(const AttentionProblem& p) {
     // The largest count the model keeps: 4·B·H·N_q·N_kv·d FLOPs, and bytes of S, P.
     const i64 bh = p.head_count();
     const i64 nn = checked_mul(p.n_q(), p.n_kv(), "N_q·N_kv");
-    checked_mul(checked_mul(checked_mul(bh, nn, "B·H·N²"), p.head_dim, "B·H·N²·d"), 16, "B·H·N²·d·16");
+    checked_mul(checked_mul(checked_mul(bh, nn, "B·H·N²"), p.head_dim, "B·H·N²·d"), 8, "8·B·H·N²·d");
     checked_mul(checked_mul(bh, nn, "B·H·N²"), 64, "B·H·N²·64");
   } catch (const OverflowError& e) {
     errs.push_back(std::string("problem too large for 64-bit counters: ") + e.what());

@@ -1,0 +1,211 @@
+// The CLI as a user runs it: exit codes, one-line errors, JSON equal to the
+// closed forms of docs/model.md.
+#include <sys/wait.h>
+
+#include <catch2/catch.hpp>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "flashlab/analysis/csv.hpp"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Run {
+  int code = -1;
+  std::string out, err;
+};
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+fs::path scratch() {
+  static const fs::path dir = [] {
+    fs::path d = fs::temp_directory_path() / ("flashlab-cli-test-" + std::to_string(::getpid()));
+    fs::create_directories(d);
+    return d;
+  }();
+  return dir;
+}
+
+// Runs `flashlab ARGS` in the scratch folder with no display.
+Run run_flashlab(const std::string& args) {
+  const fs::path out = scratch() / "stdout", err = scratch() / "stderr";
+  const std::string cmd = "cd '" + scratch().string() + "' && env -u DISPLAY -u WAYLAND_DISPLAY '" +
+                          std::string(FLASHLAB_EXE) + "' " + args + " >'" + out.string() + "' 2>'" +
+                          err.string() + "'";
+  const int status = std::system(cmd.c_str());
+  Run r;
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  r.out = slurp(out);
+  r.err = slurp(err);
+  return r;
+}
+
+std::string data(const char* name) { return std::string(FLASHLAB_TEST_DATA) + "/" + name; }
+
+long long ceil_div(long long a, long long b) { return (a + b - 1) / b; }
+
+}  // namespace
+
+TEST_CASE("sim --json equals the closed forms, ragged and causal included", "[cli]") {
+  struct Shape {
+    const char* algo;
+    long long B, H, N, d;
+    const char* dtype;
+    long long br, bc;
+  };
+  const Shape shapes[] = {{"standard", 2, 3, 1000, 64, "fp16", 64, 128}, {"pytorch", 1, 2, 333, 32, "bf16", 32, 32},
+                          {"fa1", 3, 5, 1000, 64, "fp16", 64, 384},      {"fa1", 1, 1, 17, 128, "fp32", 16, 32},
+                          {"fa2", 4, 4, 4097, 64, "bf16", 128, 64},      {"fa2", 1, 1, 1, 64, "fp16", 64, 64}};
+  for (const Shape& s : shapes) {
+    const std::string args = std::string("sim --json --algo ") + s.algo + " --batch " + std::to_string(s.B) +
+                             " --heads " + std::to_string(s.H) + " --seq " + std::to_string(s.N) + " --head-dim " +
+                             std::to_string(s.d) + " --dtype " + s.dtype + " --br " + std::to_string(s.br) +
+                             " --bc " + std::to_string(s.bc) + " --sram 1GiB";
+    INFO(args);
+    const Run r = run_flashlab(args);
+    REQUIRE(r.code == 0);
+    REQUIRE(r.err.empty());
+    const auto j = nlohmann::json::parse(r.out);
+    const long long N = s.N, d = s.d, BH = s.B * s.H;
+    const long long q = std::string(s.dtype) == "fp32" ? 4 : 2;
+    const long long Tr = ceil_div(N, s.br), Tc = ceil_div(N, s.bc);
+    long long rd = 0, wr = 0;
+    const std::string a = s.algo;
+    if (a == "standard") {
+      rd = (3 * N * d + 2 * N * N) * q;
+      wr = (2 * N * N + N * d) * q;
+    } else if (a == "pytorch") {
+      rd = (3 * N * d + 3 * N * N) * q;
+      wr = (3 * N * N + N * d) * q;
+    } else if (a == "fa1") {
+      rd = 2 * N * d * q + Tc * (2 * N * d * q + 2 * N * 4);
+      wr = (N * d * q + 2 * N * 4) + Tc * (N * d * q + 2 * N * 4);
+    } else {
+      rd = (N * d + 2 * N * d * Tr) * q;
+      wr = N * d * q + N * 4;
+    }
+    CHECK(j["hbm"]["read_bytes"].get<long long>() == rd * BH);
+    CHECK(j["hbm"]["write_bytes"].get<long long>() == wr * BH);
+    CHECK(j["tiles"]["Tr"] == Tr);
+    CHECK(j["tiles"]["Tc"] == Tc);
+    CHECK(j["tiles"]["visited_blocks"] == Tr * Tc);
+    CHECK(j["flops"]["matmul"].get<long long>() == 4 * BH * N * N * d);
+    CHECK(j["flops"]["convention"].get<long long>() == 4 * BH * N * N * d);
+  }
+}
+
+TEST_CASE("sim --json, causal: visited and masked blocks, halved convention", "[cli]") {
+  const Run r = run_flashlab("sim --json --algo fa2 --causal --batch 2 --heads 2 --seq 1000 --head-dim 64 --br 64 --bc 64");
+  REQUIRE(r.code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  // 16 row blocks of 64 (the last holds 40 rows): 16·17/2 visited, 16 on the diagonal.
+  CHECK(j["tiles"]["visited_blocks"] == 136);
+  CHECK(j["tiles"]["masked_blocks"] == 16);
+  CHECK(j["flops"]["convention"].get<long long>() == 2LL * 4 * 1000 * 1000 * 64);
+  // K_j, V_j once per visited block: reads Nd + 2d·Σ_visited c_j, per head.
+  long long sum_c = 0;
+  for (long long i = 0; i < 16; ++i)
+    for (long long jj = 0; jj <= i; ++jj) sum_c += std::min<long long>(64, 1000 - jj * 64);
+  CHECK(j["hbm"]["read_bytes"].get<long long>() == 4 * (1000 * 64 + 2 * 64 * sum_c) * 2);
+}
+
+TEST_CASE("every bad input class: exit code 2 and one clear line", "[cli][errors]") {
+  struct Bad {
+    std::string args, expect;
+  };
+  const std::vector<Bad> cases = {
+      {"sim --seq abc", "--seq: 'abc' is not a whole number"},
+      {"sim --batch=-4", "--batch"},
+      {"sim --heads 0", "--heads: must be at least 1"},
+      {"sim --head-dim 0", "--head-dim: must be at least 1"},
+      {"sim --seq 1.5", "--seq"},
+      {"sim --seq 4G --batch 1M", "too large for 64-bit counters"},
+      {"sim --seq 99999999999999999999", "--seq"},
+      {"sim --head-dim 100000", "does not fit"},
+      {"sim --algo fa1 --br 512 --bc 512", "do not fit in SRAM"},
+      {"sim --br 64", "--br and --bc go together"},
+      {"sim --algo fa3", "unknown algorithm 'fa3'"},
+      {"sim --hw Z80", "unknown hardware preset 'Z80'"},
+      {"sim --dtype fp8", "unknown dtype 'fp8'"},
+      {"sim --hw /nonexistent/gpu.json", "not found"},
+      {"sim --hw " + data("malformed.json"), "not valid JSON"},
+      {"sim --hw " + data("missing-field.json"), "missing field 'hbm_bandwidth_gbs'"},
+      {"sim --hw " + data("bad-value.json"), "must be a positive integer"},
+      {"sim --causal --seq-kv 77", "causal attention needs seq_kv = seq_q"},
+      {"sim --sram 0", "--sram: must be at least 1"},
+      {"sim --no-such-flag", "no-such-flag"},
+      {"sweep --vary seq=8:4:x2", "stop is below start"},
+      {"sweep --vary colour=1,2", "unknown sweep axis"},
+      {"sweep --vary seq=512,1024 --algos fa1,bogus", "unknown algorithm 'bogus'"},
+      {"sweep --vary head-dim=100000,200000 --algos fa2", "no point of the sweep could be simulated"},
+      {"sweep --vary seq=512,1024 --csv /nonexistent-dir/x.csv", "does not exist"},
+      {"hw show Z80", "unknown hardware preset"},
+      {"compare --algos standard,fa9", "unknown algorithm 'fa9'"},
+      {"sim --trace /nonexistent-dir/t.csv --seq 64", "does not exist"},
+      {"sim --trace t.csv --seq 64K --br 1 --bc 1 --algo fa2 --sram 1GiB", "trace limit"},
+  };
+  for (const Bad& b : cases) {
+    INFO("flashlab " << b.args);
+    const Run r = run_flashlab(b.args);
+    CHECK(r.code == 2);
+    CHECK(r.out.empty());
+    CHECK(r.err.rfind("flashlab: error: ", 0) == 0);
+    CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+    CHECK_THAT(r.err, Catch::Contains(b.expect));
+  }
+}
+
+TEST_CASE("with no arguments and no display: the lecture comparison, printed and written as CSV", "[cli]") {
+  fs::remove(scratch() / "flashlab-comparison.csv");
+  const Run r = run_flashlab("");
+  REQUIRE(r.code == 0);
+  CHECK_THAT(r.out, Catch::Contains("B=64 H=16 N=1024 d=64 fp16"));
+  CHECK_THAT(r.out, Catch::Contains("A100"));
+  for (const char* a : {"standard", "fa1", "fa2"}) CHECK_THAT(r.out, Catch::Contains(a));
+  const auto rows = flashlab::analysis::csv_parse(slurp(scratch() / "flashlab-comparison.csv"));
+  REQUIRE(rows.size() == 5);  // header, standard, fa1, fa2, fa2 with swapped tiles
+  CHECK(rows[1][2] == "standard");
+  CHECK(rows[2][2] == "fa1");
+}
+
+TEST_CASE("sweep writes one CSV row per point and algorithm", "[cli]") {
+  const Run r = run_flashlab("sweep --vary seq=512:65536:x2 --algos standard,fa1,fa2 --csv sweep.csv");
+  REQUIRE(r.code == 0);
+  const auto rows = flashlab::analysis::csv_parse(slurp(scratch() / "sweep.csv"));
+  CHECK(rows.size() == 1 + 8 * 3);
+  CHECK_THAT(r.out, Catch::Contains("65,536"));
+}
+
+TEST_CASE("hw list and hw show", "[cli]") {
+  Run r = run_flashlab("hw list");
+  REQUIRE(r.code == 0);
+  CHECK_THAT(r.out, Catch::Contains("A100-PCIe-80GB"));
+  CHECK_THAT(r.out, Catch::Contains("161.2"));
+  r = run_flashlab("hw show h100-sxm5-80gb --json");
+  REQUIRE(r.code == 0);
+  CHECK(nlohmann::json::parse(r.out)["sm_count"] == 132);
+  r = run_flashlab("sim --hw " + std::string(FLASHLAB_TEST_DATA) + "/../../assets/hardware/T4.json --algo fa1 --json");
+  REQUIRE(r.code == 0);
+  CHECK(nlohmann::json::parse(r.out)["hardware"] == "T4");
+}
+
+TEST_CASE("sim --trace writes one row per event of one head", "[cli]") {
+  const Run r = run_flashlab("sim --algo fa1 --seq 100 --head-dim 16 --br 32 --bc 48 --trace trace.csv --json");
+  REQUIRE(r.code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  const auto rows = flashlab::analysis::csv_parse(slurp(scratch() / "trace.csv"));
+  CHECK(static_cast<long long>(rows.size()) == 1 + j["events_per_head"].get<long long>());
+  CHECK(rows[1][1] == "store");  // line 2: O, ℓ, m initialised in HBM
+}

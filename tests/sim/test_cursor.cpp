@@ -1,0 +1,114 @@
+// The cursor's state at any step equals a replay of the stream from the start.
+#include <chrono>
+
+#include "sim/support.hpp"
+
+using namespace flashlab::sim;
+
+namespace {
+
+void require_same_sram(const std::vector<TileRef>& a, const std::vector<TileRef>& b) {
+  REQUIRE(a.size() == b.size());
+  for (const TileRef& x : a) {
+    bool found = false;
+    for (const TileRef& y : b) found = found || (x.same_tile(y) && x.bytes == y.bytes);
+    REQUIRE(found);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("cursor state at random steps equals a replay from the start", "[sim][cursor]") {
+  auto rng = flashlab::test::test_rng();
+  for (int n = 0; n < 120; ++n) {
+    const flashlab::test::Case c = flashlab::test::random_case(rng, 160);
+    for (Algorithm a : all_algorithms()) {
+      const Schedule s(a, c.problem, c.tiles);
+      Cursor cur(s, 1 << 30);
+      INFO(flashlab::test::describe_case(c) << " " << to_string(a));
+      REQUIRE(cur.size() == s.closed_form().events);
+      std::vector<i64> steps{0, 1, cur.size(), cur.size() - 1};
+      for (int k = 0; k < 12; ++k) steps.push_back(std::uniform_int_distribution<i64>(0, cur.size())(rng));
+      for (i64 p : steps) {
+        INFO("step " << p << " of " << cur.size());
+        cur.seek(p);
+        flashlab::test::Replay replay(p, 1 << 30);
+        s.emit(replay);
+        REQUIRE(cur.position() == p);
+        REQUIRE(cur.counters() == replay.counters);
+        require_same_sram(cur.sram(), replay.sram.resident());
+        REQUIRE(cur.last_event().has_value() == replay.last.has_value());
+        if (replay.last) {
+          REQUIRE(cur.last_event()->kind == replay.last->kind);
+          REQUIRE(cur.last_event()->line == replay.last->line);
+          REQUIRE(cur.last_event()->i == replay.last->i);
+          REQUIRE(cur.last_event()->j == replay.last->j);
+          REQUIRE(cur.last_event()->target.same_tile(replay.last->target));
+          REQUIRE(cur.where().line == replay.last->line);
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("cursor steps forward and back consistently", "[sim][cursor]") {
+  AttentionProblem p;
+  p.seq_q = 70;
+  p.head_dim = 16;
+  p.causal = true;
+  const Schedule s(Algorithm::fa2, p, {16, 32});
+  Cursor cur(s, 1 << 20);
+  Counters prev;
+  for (i64 k = 0; k < cur.size(); ++k) {
+    cur.step();
+    REQUIRE(cur.position() == k + 1);
+    REQUIRE(cur.counters().events == k + 1);
+    REQUIRE(cur.counters().level(Level::HBM).bytes() >= prev.level(Level::HBM).bytes());
+    prev = cur.counters();
+  }
+  cur.step();  // clamped at the end
+  CHECK(cur.position() == cur.size());
+  CHECK(cur.counters() == s.closed_form());
+  CHECK(cur.sram().empty());
+  cur.back();
+  CHECK(cur.position() == cur.size() - 1);
+  cur.to_start();
+  CHECK(cur.position() == 0);
+  CHECK(cur.counters() == Counters{});
+  cur.back();
+  CHECK(cur.position() == 0);
+}
+
+TEST_CASE("cursor jumps to a block (i, j) and refuses skipped blocks", "[sim][cursor]") {
+  AttentionProblem p;
+  p.seq_q = 300;
+  p.head_dim = 32;
+  p.causal = true;
+  for (Algorithm a : all_algorithms()) {
+    const Schedule s(a, p, {64, 32});
+    Cursor cur(s, 1 << 20);
+    INFO(to_string(a));
+    REQUIRE(cur.seek_block(4, 3));
+    CHECK(cur.last_event()->i == 4);
+    CHECK(cur.last_event()->j == 3);
+    CHECK(cur.where().part == Cursor::Part::visit);
+    const i64 before = cur.position();
+    const bool skips = a == Algorithm::fa1 || a == Algorithm::fa2;
+    CHECK(cur.seek_block(0, 9) == !skips);  // wholly above the diagonal
+    if (skips) CHECK(cur.position() == before);
+    CHECK_FALSE(cur.seek_block(99, 0));
+  }
+}
+
+TEST_CASE("a cursor jump at N = 65,536 with B_r = B_c = 64 is cheap", "[sim][cursor][.perf]") {
+  AttentionProblem p;
+  p.seq_q = 65536;
+  p.head_dim = 64;
+  p.causal = true;
+  const Schedule s(Algorithm::fa1, p, {64, 64});
+  Cursor cur(s, 1 << 20);
+  const auto t0 = std::chrono::steady_clock::now();
+  for (int k = 0; k < 100; ++k) cur.seek(cur.size() * (k + 1) / 101);
+  const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  WARN("100 jumps: " << ms << " ms");
+}

@@ -1,0 +1,34 @@
+#include "sim/support.hpp"
+
+using namespace flashlab::sim;
+
+TEST_CASE("sizes with suffixes", "[sim][format]") {
+  CHECK(parse_size("4096") == 4096);
+  CHECK(parse_size("16K") == 16384);
+  CHECK(parse_size("16k") == 16384);
+  CHECK(parse_size("100KiB") == 102400);
+  CHECK(parse_size("100KB") == 100000);
+  CHECK(parse_size("1.5MiB") == 1572864);
+  CHECK(parse_size("2G") == 2147483648LL);
+  CHECK(parse_size(" 64 ") == 64);
+  CHECK(parse_size("0") == 0);
+  CHECK_FALSE(parse_size("abc").has_value());
+  CHECK_FALSE(parse_size("-5").has_value());
+  CHECK_FALSE(parse_size("1.5").has_value());
+  CHECK_FALSE(parse_size("12Q").has_value());
+  CHECK_FALSE(parse_size("").has_value());
+  CHECK_FALSE(parse_size("1.2.3").has_value());
+  CHECK_FALSE(parse_size("99999999999999999999").has_value());
+  CHECK_FALSE(parse_size("9000000T").has_value());
+}
+
+TEST_CASE("numbers people read", "[sim][format]") {
+  CHECK(group_digits(0) == "0");
+  CHECK(group_digits(196608) == "196,608");
+  CHECK(group_digits(-1234567) == "-1,234,567");
+  CHECK(si(1.5e9) == "1.50G");
+  CHECK(si(312e12) == "312T");
+  CHECK(si(999) == "999");
+  CHECK(bytes_iec(196608) == "192 KiB");
+  CHECK(bytes_iec(1536) == "1.50 KiB");
+}

@@ -1,0 +1,63 @@
+#include "sim/support.hpp"
+
+using namespace flashlab::sim;
+
+TEST_CASE("valid problems have no findings", "[sim][problem]") {
+  AttentionProblem p;
+  CHECK(validate(p).empty());
+  p.seq_kv = 77;
+  CHECK(validate(p).empty());
+  CHECK(describe(p) == "B=1 H=1 N=1024 N_kv=77 d=64 fp16");
+}
+
+TEST_CASE("each invalid problem gets one sentence naming the value", "[sim][problem]") {
+  auto first = [](AttentionProblem p) {
+    const auto e = validate(p);
+    return e.empty() ? std::string() : e.front();
+  };
+  AttentionProblem p;
+  p.batch = 0;
+  CHECK_THAT(first(p), Catch::Contains("batch B must be at least 1 (got 0)"));
+  p = {};
+  p.heads = -3;
+  CHECK_THAT(first(p), Catch::Contains("heads H"));
+  p = {};
+  p.seq_q = 0;
+  CHECK_THAT(first(p), Catch::Contains("sequence length N"));
+  p = {};
+  p.head_dim = 0;
+  CHECK_THAT(first(p), Catch::Contains("head dim d"));
+  p = {};
+  p.seq_kv = -1;
+  CHECK_THAT(first(p), Catch::Contains("key/value length"));
+  p = {};
+  p.causal = true;
+  p.seq_kv = 512;
+  CHECK_THAT(first(p), Catch::Contains("causal attention needs seq_kv = seq_q"));
+  p = {};
+  p.seq_q = i64{1} << 31;
+  p.batch = 1 << 20;
+  CHECK_THAT(first(p), Catch::Contains("too large for 64-bit counters"));
+  p = {};
+  p.seq_q = i64{1} << 40;
+  CHECK_THAT(first(p), Catch::Contains("too large"));
+}
+
+TEST_CASE("the largest problem that validates simulates without overflow", "[sim][problem]") {
+  HardwareModel hw;
+  hw.name = "big";
+  hw.sram_bytes_per_sm = 192 * 1024;
+  AttentionProblem p;
+  p.seq_q = i64{1} << 22;  // 4M tokens
+  p.head_dim = 128;
+  p.batch = 4;
+  p.heads = 32;
+  REQUIRE(validate(p).empty());
+  for (Algorithm a : all_algorithms()) {
+    const SimResult r = simulate(a, p, hw);
+    INFO(to_string(a));
+    CHECK(r.ok());
+    CHECK(r.method == "closed form");
+    CHECK(r.total.matmul_flops == 4 * p.batch * p.heads * p.seq_q * p.seq_q * p.head_dim);
+  }
+}
