@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Configures FlashLab with one combination of the optional parts, and with
+# BUILD=1 builds the CLI and runs its headless main job. Exit 77 (skipped) when
+# the combination needs a toolchain this machine does not have.
+# usage: check-config.sh SOURCE_DIR BINARY_DIR CUDA(ON|OFF) GUI(ON|OFF) BUILD(0|1)
+set -euo pipefail
+src=$1 bin=$2 cuda=$3 gui=$4 build=$5
+if [ "$cuda" = ON ] && ! command -v nvcc >/dev/null && [ ! -x /usr/local/cuda/bin/nvcc ]; then
+  echo "SKIPPED: no nvcc on this machine, cannot configure with FLASHLAB_CUDA=ON"
+  exit 77
+fi
+rm -rf "$bin"
+cmake -S "$src" -B "$bin" -DCMAKE_BUILD_TYPE=Release -DFLASHLAB_CUDA="$cuda" -DFLASHLAB_GUI="$gui" \
+  -DFLASHLAB_TESTS=OFF -DFLASHLAB_BENCHMARKS=OFF > "$bin.configure.log" 2>&1 || {
+  cat "$bin.configure.log"; exit 1; }
+grep "FlashLab:" "$bin.configure.log"
+if [ "$build" = 1 ]; then
+  cmake --build "$bin" --target flashlab -j "$(nproc)" > "$bin.build.log" 2>&1 || { tail -50 "$bin.build.log"; exit 1; }
+  cd "$bin"
+  env -u DISPLAY -u WAYLAND_DISPLAY ./flashlab compare --csv comparison.csv | head -12
+  test -s comparison.csv
+fi
+echo "OK: FLASHLAB_CUDA=$cuda FLASHLAB_GUI=$gui"
