@@ -13,7 +13,7 @@ using sim::bytes_iec;
 using sim::group_digits;
 using sim::si;
 
-std::string gb(sim::i64 bytes) { return si(static_cast<double>(bytes)) + "B"; }
+std::string gb(sim::i64 bytes) { return sim::si_unit(static_cast<double>(bytes), "B"); }
 
 void print_text(const sim::SimResult& r, const sim::HardwareModel& hw, std::ostream& out) {
   const analysis::RooflineEstimate roof = analysis::roofline(r, hw);
@@ -31,8 +31,8 @@ void print_text(const sim::SimResult& r, const sim::HardwareModel& hw, std::ostr
   for (int t = 0; t < sim::kTensorCount; ++t) {
     const sim::Traffic& x = r.total.at(sim::Level::HBM, static_cast<sim::Tensor>(t));
     if (x.bytes() == 0) continue;
-    out << "  " << sim::display_name(static_cast<sim::Tensor>(t)) << " " << gb(x.read_bytes) << "r/"
-        << gb(x.write_bytes) << "w";
+    out << "  " << sim::display_name(static_cast<sim::Tensor>(t)) << " " << gb(x.read_bytes) << " r, "
+        << gb(x.write_bytes) << " w;";
   }
   out << "\n";
   if (l2.bytes() > 0) out << "  L2        read " << gb(l2.read_bytes) << "  (re-reads the model assumes hit L2)\n";

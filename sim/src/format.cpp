@@ -37,6 +37,13 @@ std::string si(double v, int digits) {
   return buf;
 }
 
+std::string si_unit(double v, const char* unit) {
+  std::string s = v == 0 ? "0" : si(v);
+  if (!s.empty() && std::isalpha(static_cast<unsigned char>(s.back()))) s.insert(s.size() - 1, " ");
+  else s += " ";
+  return s + unit;
+}
+
 std::string bytes_iec(double bytes) {
   static const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
   int k = 0;

@@ -105,35 +105,59 @@ TileChoice choose_tiles(const AttentionProblem& p, i64 sram_bytes, std::optional
   return c;
 }
 
+bool Plan::ok() const { return all_ok(findings); }
+
+Plan make_plan(const AttentionProblem& p, const HardwareModel& hw, const SimOptions& opt) {
+  Plan plan;
+  plan.problem = p;
+  plan.sram_capacity_bytes = opt.sram_bytes > 0 ? opt.sram_bytes : hw.sram_bytes_per_sm;
+  for (const std::string& e : validate(p)) plan.findings.push_back(error(e));
+  if (plan.sram_capacity_bytes < 1) plan.findings.push_back(error("SRAM size M must be at least 1 byte"));
+  if (!plan.ok()) return plan;
+  plan.tiles = choose_tiles(p, plan.sram_capacity_bytes, opt.tiles);
+  for (const Finding& f : plan.tiles.findings)
+    if (f.severity == Finding::Severity::error || plan.tiles.rule != "explicit") plan.findings.push_back(f);
+  if (!plan.ok()) return plan;
+  const TileGrid g(p, plan.tiles.tiles);
+  plan.T_r = g.T_r;
+  plan.T_c = g.T_c;
+  try {
+    plan.total_blocks = checked_mul(g.T_r, g.T_c, "T_r·T_c");
+  } catch (const OverflowError& e) {
+    plan.findings.push_back(error(std::string("problem too large: ") + e.what()));
+    return plan;
+  }
+  plan.visited_blocks = g.visited_blocks();
+  plan.partially_masked_blocks = g.partially_masked_blocks();
+  plan.blocks_with_mask = g.blocks_with_mask();
+  return plan;
+}
+
 SimResult simulate(Algorithm a, const AttentionProblem& p, const HardwareModel& hw, const SimOptions& opt) {
+  return simulate(a, make_plan(p, hw, opt), hw, opt);
+}
+
+SimResult simulate(Algorithm a, const Plan& plan, const HardwareModel& hw, const SimOptions& opt) {
   SimResult r;
   r.algorithm = a;
-  r.problem = p;
+  r.problem = plan.problem;
   r.hardware = hw.name;
-  r.sram_capacity_bytes = opt.sram_bytes > 0 ? opt.sram_bytes : hw.sram_bytes_per_sm;
-  for (const std::string& e : validate(p)) r.findings.push_back(error(e));
-  if (r.sram_capacity_bytes < 1) r.findings.push_back(error("SRAM size M must be at least 1 byte"));
-  if (!r.ok()) return r;
-
-  TileChoice tc = choose_tiles(p, r.sram_capacity_bytes, opt.tiles);
-  r.tiles = tc.tiles;
-  r.tile_rule = tc.rule;
-  for (const Finding& f : tc.findings)
-    if (f.severity == Finding::Severity::error) r.findings.push_back(f);
-  if (!r.ok()) return r;
-  for (const Finding& f : tc.findings)
-    if (f.severity == Finding::Severity::note && tc.rule != "explicit") r.findings.push_back(f);
+  r.sram_capacity_bytes = plan.sram_capacity_bytes;
+  r.findings = plan.findings;
+  if (!plan.ok()) return r;
+  r.tiles = plan.tiles.tiles;
+  r.tile_rule = plan.tiles.rule;
+  const AttentionProblem& p = plan.problem;
 
   const Schedule s(a, p, r.tiles);
   const TileGrid& g = s.grid();
-  r.T_r = g.T_r;
-  r.T_c = g.T_c;
+  r.T_r = plan.T_r;
+  r.T_c = plan.T_c;
+  r.total_blocks = plan.total_blocks;
+  const bool skips = a == Algorithm::fa1 || a == Algorithm::fa2;
+  r.visited_blocks = skips ? plan.visited_blocks : plan.total_blocks;
+  r.masked_blocks = skips ? plan.partially_masked_blocks : plan.blocks_with_mask;
   try {
-    r.total_blocks = checked_mul(g.T_r, g.T_c, "T_r·T_c");
-    const bool skips = a == Algorithm::fa1 || a == Algorithm::fa2;
-    r.visited_blocks = skips ? g.visited_blocks() : r.total_blocks;
-    r.masked_blocks = skips ? g.partially_masked_blocks() : g.blocks_with_mask();
-
     const Counters cf = s.closed_form();
     r.events_per_head = cf.events;
     if (cf.events <= opt.stream_event_limit) {

@@ -3,6 +3,33 @@
 
 namespace flashlab::sim {
 
+namespace {
+
+// Σ_{k=0}^{n-1} ⌊(a·k + b) / m⌋ for a, b ≥ 0, m ≥ 1, in O(log) steps (the
+// Euclid-like reduction). The causal sums over row or column blocks are of
+// this form, so they cost O(log T) instead of O(T).
+i64 floor_sum(i64 n, i64 m, i64 a, i64 b) {
+  i64 sum = 0;
+  while (n > 0) {
+    if (a >= m) {
+      sum += (n - 1) * n / 2 * (a / m);
+      a %= m;
+    }
+    if (b >= m) {
+      sum += n * (b / m);
+      b %= m;
+    }
+    const i64 y_max = a * n + b;
+    if (y_max < m) break;
+    n = y_max / m;
+    b = y_max % m;
+    std::swap(m, a);
+  }
+  return sum;
+}
+
+}  // namespace
+
 i64 sram_elements(i64 sram_bytes, DType t) { return sram_bytes / dtype_bytes(t); }
 
 TileShape paper_tile_rule(i64 sram_bytes, const AttentionProblem& p) {
@@ -50,12 +77,25 @@ i64 TileGrid::first_row(i64 j) const {
   return std::min(T_r - 1, (j * Bc) / Br);
 }
 
-i64 TileGrid::visited_blocks() const {
-  if (!causal) return T_r * T_c;
+i64 TileGrid::visited_cols_sum(i64 a, i64 b) const {
+  if (a >= b) return 0;
+  if (!causal) return (b - a) * T_c;
+  // Full row blocks i < T_r − 1 end at row (i+1)·B_r − 1 < N − 1, so
+  // last_col(i) + 1 = ⌊((i+1)·B_r − 1) / B_c⌋ + 1; the last row block sees every column.
+  const i64 full_end = std::min(b, T_r - 1);
   i64 n = 0;
-  for (i64 i = 0; i < T_r; ++i) n += last_col(i) + 1;
+  if (a < full_end) n += floor_sum(full_end - a, Bc, Br, Br * a + Br - 1) + (full_end - a);
+  if (b == T_r) n += last_col(T_r - 1) + 1;
   return n;
 }
+
+i64 TileGrid::first_row_sum(i64 a, i64 b) const {
+  if (a >= b || !causal) return 0;
+  // first_row(j) = ⌊j·B_c / B_r⌋: j·B_c ≤ N − 1 keeps it below T_r.
+  return floor_sum(b - a, Br, Bc, Bc * a);
+}
+
+i64 TileGrid::visited_blocks() const { return visited_cols_sum(0, T_r); }
 
 i64 TileGrid::first_masked_col(i64 i) const {
   if (!causal || i * Br >= n_kv - 1) return T_c;
@@ -63,18 +103,26 @@ i64 TileGrid::first_masked_col(i64 i) const {
   return std::min(T_c, ceil_div(i * Br + 2, Bc) - 1);
 }
 
+namespace {
+// Σ first_masked_col(i) over all row blocks: ⌈(i·B_r + 2)/B_c⌉ − 1 for rows
+// starting before N − 1; T_c for a last row block that is the single row N − 1.
+i64 first_masked_col_sum(const TileGrid& g) {
+  const bool single_last = (g.T_r - 1) * g.Br >= g.n_kv - 1;
+  const i64 n = single_last ? g.T_r - 1 : g.T_r;
+  return floor_sum(n, g.Bc, g.Br, g.Bc + 1) - n + (single_last ? g.T_c : 0);
+}
+}  // namespace
+
+// A row block's masked blocks are [first_masked_col(i), T_c) and its visited
+// ones [0, last_col(i)]: they overlap in last_col(i) + 1 − first_masked_col(i) ≥ 0.
 i64 TileGrid::partially_masked_blocks() const {
   if (!causal) return 0;
-  i64 n = 0;
-  for (i64 i = 0; i < T_r; ++i) n += std::max<i64>(0, last_col(i) - first_masked_col(i) + 1);
-  return n;
+  return visited_blocks() - first_masked_col_sum(*this);
 }
 
 i64 TileGrid::blocks_with_mask() const {
   if (!causal) return 0;
-  i64 n = 0;
-  for (i64 i = 0; i < T_r; ++i) n += T_c - first_masked_col(i);
-  return n;
+  return T_r * T_c - first_masked_col_sum(*this);
 }
 
 }  // namespace flashlab::sim

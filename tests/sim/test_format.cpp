@@ -29,6 +29,9 @@ TEST_CASE("numbers people read", "[sim][format]") {
   CHECK(si(1.5e9) == "1.50G");
   CHECK(si(312e12) == "312T");
   CHECK(si(999) == "999");
+  CHECK(si_unit(7.54e9, "B") == "7.54 GB");
+  CHECK(si_unit(0, "B") == "0 B");
+  CHECK(si_unit(512, "B") == "512 B");
   CHECK(bytes_iec(196608) == "192 KiB");
   CHECK(bytes_iec(1536) == "1.50 KiB");
 }

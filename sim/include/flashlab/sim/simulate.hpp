@@ -67,6 +67,21 @@ struct SimResult {
   std::vector<std::string> messages() const;  // every finding, errors first
 };
 
+// What every algorithm shares on one problem: validated inputs, the chosen
+// tiles and the block grid's statistics. A sweep plans each point once and
+// simulates several algorithms on the plan.
+struct Plan {
+  AttentionProblem problem;
+  i64 sram_capacity_bytes = 0;
+  TileChoice tiles;
+  i64 T_r = 0, T_c = 0;
+  i64 total_blocks = 0, visited_blocks = 0, partially_masked_blocks = 0, blocks_with_mask = 0;
+  std::vector<Finding> findings;  // errors here stop every algorithm
+  bool ok() const;
+};
+
+Plan make_plan(const AttentionProblem& p, const HardwareModel& hw, const SimOptions& opt = {});
+SimResult simulate(Algorithm a, const Plan& plan, const HardwareModel& hw, const SimOptions& opt = {});
 SimResult simulate(Algorithm a, const AttentionProblem& p, const HardwareModel& hw, const SimOptions& opt = {});
 
 }  // namespace flashlab::sim

@@ -51,6 +51,11 @@ struct TileGrid {
   // Column blocks of row block i with a masked entry are [first_masked_col(i), T_c).
   i64 first_masked_col(i64 i) const;
 
+  // Σ (last_col(i) + 1) over row blocks i in [a, b): visited blocks of those rows.
+  i64 visited_cols_sum(i64 a, i64 b) const;
+  // Σ first_row(j) over column blocks j in [a, b).
+  i64 first_row_sum(i64 a, i64 b) const;
+
   i64 visited_blocks() const;
   i64 partially_masked_blocks() const;
   i64 blocks_with_mask() const;
