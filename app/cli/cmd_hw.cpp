@@ -1,9 +1,13 @@
-// flashlab hw list | hw show PRESET [--json]
+// flashlab hw list | hw show PRESET [--json] | hw compare A B
+#include <fstream>
 #include <iostream>
+#include <optional>
+#include <sstream>
 
 #include "commands.hpp"
 #include "common.hpp"
 #include "flashlab/analysis.hpp"
+#include "flashlab/analysis/measured_profile.hpp"
 
 namespace flashlab::cli {
 namespace {
@@ -19,10 +23,15 @@ class HwCommand : public Command {
     show_ = app->add_subcommand("show", "show one preset or profile file");
     show_->add_option("preset", name_, "preset id or JSON file")->required();
     show_->add_flag("--json", json_, "print the preset's JSON");
+    compare_ = app->add_subcommand("compare", "two presets or profiles side by side, e.g. a measured profile and "
+                                              "its datasheet: each figure and the ratio A/B");
+    compare_->add_option("a", compare_a_, "preset id or JSON file (e.g. a profile from flashlab ceilings)")->required();
+    compare_->add_option("b", compare_b_, "preset id or JSON file")->required();
   }
 
   int run() override {
     if (list_->parsed()) return list();
+    if (compare_->parsed()) return compare();
     return show();
   }
 
@@ -72,6 +81,67 @@ class HwCommand : public Command {
     return 0;
   }
 
+  // ---- hw compare (issue 5) ----
+  // A measured profile's own figures (mma.sync, cuBLAS, cudaMemcpy) are listed
+  // too, each against the other model's datasheet figure for the same ceiling.
+  static std::optional<analysis::MeasuredProfile> measured_profile(const std::string& name) {
+    if (name.find('/') == std::string::npos && (name.size() <= 5 || name.substr(name.size() - 5) != ".json"))
+      return std::nullopt;
+    std::ifstream in(name, std::ios::binary);
+    std::ostringstream text;
+    text << in.rdbuf();
+    if (!in || !analysis::looks_measured(text.str())) return std::nullopt;
+    try {
+      return analysis::profile_from_json(text.str(), name);
+    } catch (const sim::HardwareError& e) {
+      throw UsageError(std::string("hw compare: ") + e.what());
+    }
+  }
+
+  int compare() {
+    auto load = [](const std::string& name) {
+      try {
+        return sim::load_hardware(name);
+      } catch (const sim::HardwareError& e) {
+        throw UsageError(std::string("hw compare: ") + e.what());
+      }
+    };
+    const sim::HardwareModel a = load(compare_a_), b = load(compare_b_);
+    std::cout << "A: " << a.display_name << " (" << a.name << ", " << a.kind << ")\n";
+    std::cout << "B: " << b.display_name << " (" << b.name << ", " << b.kind << ")\n";
+    analysis::TextTable t({"figure", "unit", "A", "B", "A/B"});
+    for (const analysis::ComparisonRow& r : analysis::compare_hardware(a, b)) {
+      const int decimals = r.unit == "TFLOP/s" || r.unit == "FLOP/B" ? 1 : 0;
+      t.add({r.figure, r.unit, r.a > 0 ? analysis::fixed(r.a, decimals) : "-",
+             r.b > 0 ? analysis::fixed(r.b, decimals) : "-", r.a > 0 && r.b > 0 ? analysis::fixed(r.ratio(), 2) : "-"});
+    }
+    std::cout << t.str();
+    const bool a_measured = a.kind == "measured";
+    const auto profile = measured_profile(a_measured ? compare_a_ : compare_b_);
+    if (profile) {
+      const sim::HardwareModel& other = a_measured ? b : a;
+      std::cout << "figures measured on " << profile->device.name << " (" << (a_measured ? "A" : "B") << ") against "
+                << other.name << ":\n";
+      analysis::TextTable m({"figure", "unit", "measured", other.name, "ratio", "SM MHz"});
+      for (const analysis::CeilingFigure& f : profile->figures) {
+        const analysis::FigureSpec* s = analysis::find_figure_spec(f.id);
+        if (!s) continue;
+        const double scale = analysis::unit_scale(s->quantity);
+        const int decimals = analysis::is_bandwidth(s->quantity) ? 0 : 1;
+        const double d = analysis::datasheet_value(other, *s).value_or(0.0);  // 0: the other gives no figure
+        m.add({f.id, std::string(analysis::unit_of(s->quantity)), analysis::fixed(f.value / scale, decimals),
+               d > 0 ? analysis::fixed(d / scale, decimals) : "-", d > 0 ? analysis::fixed(f.value / d, 2) : "-",
+               f.sm_clock_mhz > 0 ? analysis::fixed(f.sm_clock_mhz, 0) : "-"});
+      }
+      std::cout << m.str();
+    }
+    for (const sim::HardwareModel* h : {&a, &b})
+      if (!h->provenance.empty()) std::cout << h->name << ": " << h->provenance << "\n";
+    return 0;
+  }
+
+  CLI::App* compare_ = nullptr;
+  std::string compare_a_, compare_b_;
   CLI::App* list_ = nullptr;
   CLI::App* show_ = nullptr;
   std::string name_;

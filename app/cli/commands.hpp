@@ -21,8 +21,15 @@ std::unique_ptr<Command> make_sim_command();
 std::unique_ptr<Command> make_sweep_command();
 std::unique_ptr<Command> make_hw_command();
 std::unique_ptr<Command> make_compare_command();
+std::unique_ptr<Command> make_bench_command();  // kernels on the GPU (cmd_bench.cpp)
+std::unique_ptr<Command> make_export_command();  // charts to SVG/PNG/PDF/CSV (cmd_export.cpp)
+std::unique_ptr<Command> make_gui_command();     // the window (cmd_gui.cpp)
+std::unique_ptr<Command> make_ceilings_command();  // the GPU's ceilings measured (cmd_ceilings.cpp)
 
 // The headless main job: the lecture's comparison, printed and written as CSV.
 int run_default_comparison();
+// `flashlab` with no arguments: the GUI when a display exists and the GUI is
+// built, else run_default_comparison() (cmd_gui.cpp).
+int run_main_job();
 
 }  // namespace flashlab::cli

@@ -24,6 +24,10 @@ int main(int argc, char** argv) {
   commands.push_back(make_sweep_command());
   commands.push_back(make_compare_command());
   commands.push_back(make_hw_command());
+  commands.push_back(make_bench_command());
+  commands.push_back(make_export_command());
+  commands.push_back(make_gui_command());
+  commands.push_back(make_ceilings_command());
   for (auto& c : commands) c->setup(root);
 
   try {
@@ -41,7 +45,7 @@ int main(int argc, char** argv) {
   try {
     for (auto& c : commands)
       if (c->app->parsed()) return c->run();
-    return run_default_comparison();
+    return run_main_job();
   } catch (const UsageError& e) {
     return fail(e.what());
   } catch (const flashlab::sim::OverflowError& e) {

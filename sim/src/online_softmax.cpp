@@ -40,18 +40,29 @@ OnlineSoftmax::OnlineSoftmax(const AttentionProblem& p, TileShape t, std::uint64
     : grid_(p, t), seed_(seed), rows_shown_(std::max<i64>(1, rows_shown)),
       tau_(1.0 / std::sqrt(static_cast<double>(p.head_dim))) {
   const i64 n = grid_.n_kv * grid_.d;
-  if (n > 0 && n <= kMaxCachedK) {
-    k_cache_.resize(static_cast<size_t>(n));
-    for (i64 r = 0; r < grid_.n_kv; ++r)
-      for (i64 c = 0; c < grid_.d; ++c) k_cache_[static_cast<size_t>(r * grid_.d + c)] = static_cast<float>(k(r, c));
-  }
+  cache_k_ = n > 0 && n <= kMaxCachedK;
 }
 
 double OnlineSoftmax::q(i64 r, i64 c) const { return normal_from(element_key(seed_, 1, r, c)); }
 
 double OnlineSoftmax::k(i64 r, i64 c) const {
-  if (!k_cache_.empty()) return k_cache_[static_cast<size_t>(r * grid_.d + c)];
+  const i64 j = r / grid_.Bc;
+  if (cache_k_ && static_cast<size_t>(j) < k_filled_.size() && k_filled_[static_cast<size_t>(j)])
+    return k_cache_[static_cast<size_t>(r * grid_.d + c)];
   return normal_from(element_key(seed_, 2, r, c));
+}
+
+void OnlineSoftmax::ensure_k_block(i64 j) {
+  if (!cache_k_) return;
+  if (k_cache_.empty()) {
+    k_cache_.resize(static_cast<size_t>(grid_.n_kv * grid_.d));
+    k_filled_.assign(static_cast<size_t>(grid_.T_c), false);
+  }
+  if (k_filled_[static_cast<size_t>(j)]) return;
+  for (i64 r = j * grid_.Bc; r < j * grid_.Bc + grid_.cols(j); ++r)
+    for (i64 c = 0; c < grid_.d; ++c)
+      k_cache_[static_cast<size_t>(r * grid_.d + c)] = static_cast<float>(normal_from(element_key(seed_, 2, r, c)));
+  k_filled_[static_cast<size_t>(j)] = true;
 }
 
 i64 OnlineSoftmax::visits_total(i64 i) const {
@@ -61,7 +72,8 @@ i64 OnlineSoftmax::visits_total(i64 i) const {
 
 double OnlineSoftmax::score(const std::vector<double>& q_row, i64 key) const {
   double s = 0;
-  if (!k_cache_.empty()) {
+  const size_t j = static_cast<size_t>(key / grid_.Bc);
+  if (j < k_filled_.size() && k_filled_[j]) {
     const float* kr = &k_cache_[static_cast<size_t>(key * grid_.d)];
     for (i64 c = 0; c < grid_.d; ++c) s += q_row[static_cast<size_t>(c)] * kr[c];
   } else {
@@ -70,7 +82,14 @@ double OnlineSoftmax::score(const std::vector<double>& q_row, i64 key) const {
   return tau_ * s;
 }
 
-void OnlineSoftmax::fill_summary(i64 i, i64 j, std::vector<BlockSummary>& out) const {
+i64 OnlineSoftmax::summary_cost(i64 i, i64 j) const {
+  const i64 work = std::min(rows_shown_, grid_.rows(i)) * grid_.cols(j) * grid_.d;
+  const bool k_ready = cache_k_ && static_cast<size_t>(j) < k_filled_.size() && k_filled_[static_cast<size_t>(j)];
+  return work + (k_ready ? 0 : 8 * grid_.cols(j) * grid_.d);
+}
+
+void OnlineSoftmax::fill_summary(i64 i, i64 j, std::vector<BlockSummary>& out) {
+  ensure_k_block(j);
   const i64 r0 = i * grid_.Br, nrows = std::min(rows_shown_, grid_.rows(i));
   const i64 c0 = j * grid_.Bc, c1 = c0 + grid_.cols(j);
   out.assign(static_cast<size_t>(nrows), BlockSummary{});
@@ -93,6 +112,11 @@ void OnlineSoftmax::fill_summary(i64 i, i64 j, std::vector<BlockSummary>& out) c
   }
 }
 
+const std::vector<OnlineSoftmax::BlockSummary>* OnlineSoftmax::cached(i64 i, i64 j) const {
+  const auto it = summaries_.find(i * grid_.T_c + j);
+  return it == summaries_.end() ? nullptr : &it->second;
+}
+
 const std::vector<OnlineSoftmax::BlockSummary>& OnlineSoftmax::summary(i64 i, i64 j) {
   const i64 key = i * grid_.T_c + j;
   auto it = summaries_.find(key);
@@ -103,7 +127,7 @@ const std::vector<OnlineSoftmax::BlockSummary>& OnlineSoftmax::summary(i64 i, i6
   return summaries_.emplace(key, std::move(s)).first->second;
 }
 
-const OnlineSoftmaxState& OnlineSoftmax::state(i64 i, i64 visits) {
+const OnlineSoftmaxState& OnlineSoftmax::state(i64 i, i64 visits, i64 budget) {
   i = std::clamp<i64>(i, 0, std::max<i64>(0, grid_.T_r - 1));
   visits = std::clamp<i64>(visits, 0, visits_total(i));
   if (state_.i != i || visits < state_.visits) {
@@ -118,7 +142,16 @@ const OnlineSoftmaxState& OnlineSoftmax::state(i64 i, i64 visits) {
   }
   // Visits go over j = 0, 1, ... (the visited column blocks of a row block
   // are a prefix in j for every algorithm), so visit v is column block v.
+  state_.target = visits;
+  i64 spent = 0;
   for (i64 j = state_.visits; j < visits; ++j) {
+    // Stop before new work that would overrun the budget (cached blocks are free;
+    // the first block is always done, so every call makes progress).
+    if (!cached(i, j)) {
+      const i64 cost = summary_cost(i, j);
+      if (spent > 0 && spent + cost > budget) break;
+      spent += cost;
+    }
     const std::vector<BlockSummary>& blk = summary(i, j);
     for (size_t rr = 0; rr < state_.rows.size(); ++rr) {
       OnlineSoftmaxRow& row = state_.rows[rr];
@@ -136,8 +169,8 @@ const OnlineSoftmaxState& OnlineSoftmax::state(i64 i, i64 visits) {
       row.keys += b.keys;
     }
     state_.last_j = j;
+    state_.visits = j + 1;
   }
-  state_.visits = visits;
   return state_;
 }
 

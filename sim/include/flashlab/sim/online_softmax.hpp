@@ -34,8 +34,10 @@ struct OnlineSoftmaxRow {
 struct OnlineSoftmaxState {
   i64 i = -1;       // row block
   i64 visits = 0;   // visited column blocks folded in (in j order)
+  i64 target = 0;   // the visits asked for; below it when the work budget ran out
   i64 last_j = -1;  // the last column block folded in, -1 when none
   std::vector<OnlineSoftmaxRow> rows;
+  bool complete() const { return visits == target; }
 };
 
 class OnlineSoftmax {
@@ -50,8 +52,11 @@ class OnlineSoftmax {
 
   // The state of row block i after its first `visits` visited column blocks
   // (clamped to [0, visits_total(i)]). Block summaries are cached, so moving
-  // forward costs one block and revisiting costs O(visits · rows).
-  const OnlineSoftmaxState& state(i64 i, i64 visits);
+  // forward costs one block and revisiting costs O(visits · rows). At most
+  // `budget` multiply-adds of new work are done per call (a frame's worth):
+  // when they run out the state is incomplete (complete() false) and the next
+  // call with the same (i, visits) carries on where this one stopped.
+  const OnlineSoftmaxState& state(i64 i, i64 visits, i64 budget = std::numeric_limits<i64>::max());
 
   // The two-pass reference for one row: m = max over its unmasked keys,
   // ℓ = Σ exp(S − m). Equal to state(i, visits_total(i)) up to rounding.
@@ -67,15 +72,22 @@ class OnlineSoftmax {
     double sum = 0;  // Σ exp(S − max) over the block's unmasked keys
     i64 keys = 0;
   };
+  const std::vector<BlockSummary>* cached(i64 i, i64 j) const;
   const std::vector<BlockSummary>& summary(i64 i, i64 j);
-  void fill_summary(i64 i, i64 j, std::vector<BlockSummary>& out) const;
+  void fill_summary(i64 i, i64 j, std::vector<BlockSummary>& out);
+  i64 summary_cost(i64 i, i64 j) const;  // multiply-adds (a K element drawn counts as 8)
+  void ensure_k_block(i64 j);
   double score(const std::vector<double>& q_row, i64 key) const;
 
   TileGrid grid_;
   std::uint64_t seed_;
   i64 rows_shown_;
   double tau_;
-  std::vector<float> k_cache_;  // all of K when it is small enough (N_kv·d ≤ 2^24)
+  // K as float, filled one column block at a time on first use, when all of K
+  // is small enough to keep (N_kv·d ≤ 2^24); otherwise drawn on every use.
+  bool cache_k_ = false;
+  std::vector<float> k_cache_;
+  std::vector<bool> k_filled_;
   std::unordered_map<i64, std::vector<BlockSummary>> summaries_;  // key i·T_c + j
   OnlineSoftmaxState state_;
 };

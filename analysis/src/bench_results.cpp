@@ -1,0 +1,361 @@
+// Benchmark results as JSON and CSV. One schema, two encodings: the CSV
+// columns and the JSON row keys have the same names (docs/kernels.md lists
+// them), so a reader of one can read the other.
+//
+//   JSON  {"format": "flashlab-bench/1", "meta": {...}, "rows": [{...}, ...]}
+//   CSV   "# format: \"flashlab-bench/1\"", then "# key: JSON value" per
+//         metadata field, then a header row and one row per result.
+//
+// Numbers round-trip exactly (shortest representation that reads back to the
+// same double); ±inf and NaN are written "inf", "-inf", "nan" in both.
+#include "flashlab/analysis/bench_results.hpp"
+
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <functional>
+#include <sstream>
+#include <stdexcept>
+
+#include <nlohmann/json.hpp>
+
+#include "flashlab/analysis/csv.hpp"
+
+namespace flashlab::analysis {
+
+using nlohmann::json;
+
+namespace {
+
+constexpr const char* kFormat = "flashlab-bench/1";
+
+const std::vector<std::string>& columns() {
+  static const std::vector<std::string> c{
+      "kernel", "direction", "batch",          "heads",          "seq_q",       "seq_kv",
+      "head_dim", "causal",  "dtype",          "br",             "bc",          "status",
+      "reason", "time_ms_median", "time_ms_min", "time_ms_max",  "repeats",     "tflops",
+      "tflops_exact", "gbps", "peak_memory_bytes", "predicted_memory_bytes", "rel_error"};
+  return c;
+}
+
+// Shortest decimal that reads back to the same double.
+std::string number(double v) {
+  if (std::isnan(v)) return "nan";
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  char buf[40];
+  for (int precision : {15, 16, 17}) {
+    std::snprintf(buf, sizeof buf, "%.*g", precision, v);
+    if (std::strtod(buf, nullptr) == v) break;
+  }
+  return buf;
+}
+
+json number_json(double v) { return std::isfinite(v) ? json(v) : json(number(v)); }
+
+[[noreturn]] void fail(const std::string& origin, const std::string& where, const std::string& why) {
+  throw std::runtime_error(origin + ": " + where + ": " + why);
+}
+
+double parse_double(const std::string& s, const std::string& origin, const std::string& where) {
+  if (s.empty()) fail(origin, where, "empty, expected a number");
+  errno = 0;
+  char* end = nullptr;
+  const double v = std::strtod(s.c_str(), &end);
+  if (end == s.c_str() || *end != '\0' || errno == ERANGE) fail(origin, where, "'" + s + "' is not a number");
+  return v;
+}
+
+i64 parse_int(const std::string& s, const std::string& origin, const std::string& where) {
+  if (s.empty()) fail(origin, where, "empty, expected a whole number");
+  errno = 0;
+  char* end = nullptr;
+  const long long v = std::strtoll(s.c_str(), &end, 10);
+  if (end == s.c_str() || *end != '\0' || errno == ERANGE) fail(origin, where, "'" + s + "' is not a whole number");
+  return v;
+}
+
+bool parse_bool(const std::string& s, const std::string& origin, const std::string& where) {
+  if (s == "true") return true;
+  if (s == "false") return false;
+  fail(origin, where, "'" + s + "' is not true or false");
+}
+
+RunStatus parse_status(const std::string& s, const std::string& origin, const std::string& where) {
+  for (RunStatus r : {RunStatus::ok, RunStatus::oom, RunStatus::skipped, RunStatus::failed})
+    if (s == to_string(r)) return r;
+  fail(origin, where, "unknown status '" + s + "' (expected ok, OOM, skipped, failed)");
+}
+
+sim::DType parse_dtype_field(const std::string& s, const std::string& origin, const std::string& where) {
+  const auto t = sim::parse_dtype(s);
+  if (!t) fail(origin, where, "unknown dtype '" + s + "'");
+  return *t;
+}
+
+// A row as (column, text) pairs: the one place that knows the schema.
+std::vector<std::string> row_fields(const BenchRow& r) {
+  const sim::AttentionProblem& p = r.problem;
+  return {r.kernel,
+          r.direction,
+          std::to_string(p.batch),
+          std::to_string(p.heads),
+          std::to_string(p.n_q()),
+          std::to_string(p.n_kv()),
+          std::to_string(p.head_dim),
+          p.causal ? "true" : "false",
+          std::string(sim::to_string(p.dtype)),
+          std::to_string(r.tiles.Br),
+          std::to_string(r.tiles.Bc),
+          std::string(to_string(r.status)),
+          r.reason,
+          number(r.time_ms_median),
+          number(r.time_ms_min),
+          number(r.time_ms_max),
+          std::to_string(r.repeats),
+          number(r.tflops),
+          number(r.tflops_exact),
+          number(r.gbps),
+          std::to_string(r.peak_memory_bytes),
+          std::to_string(r.predicted_memory_bytes),
+          number(r.rel_error)};
+}
+
+// The inverse of row_fields; `get(column)` gives the text of a column.
+BenchRow row_from(const std::function<std::string(const std::string&)>& get, const std::string& origin,
+                  const std::string& where) {
+  auto at = [&](const std::string& c) { return where + ", " + c; };
+  BenchRow r;
+  r.kernel = get("kernel");
+  if (r.kernel.empty()) fail(origin, at("kernel"), "empty");
+  r.direction = get("direction");
+  sim::AttentionProblem& p = r.problem;
+  p.batch = parse_int(get("batch"), origin, at("batch"));
+  p.heads = parse_int(get("heads"), origin, at("heads"));
+  p.seq_q = parse_int(get("seq_q"), origin, at("seq_q"));
+  p.seq_kv = parse_int(get("seq_kv"), origin, at("seq_kv"));
+  p.head_dim = parse_int(get("head_dim"), origin, at("head_dim"));
+  p.causal = parse_bool(get("causal"), origin, at("causal"));
+  p.dtype = parse_dtype_field(get("dtype"), origin, at("dtype"));
+  r.tiles.Br = parse_int(get("br"), origin, at("br"));
+  r.tiles.Bc = parse_int(get("bc"), origin, at("bc"));
+  r.status = parse_status(get("status"), origin, at("status"));
+  r.reason = get("reason");
+  r.time_ms_median = parse_double(get("time_ms_median"), origin, at("time_ms_median"));
+  r.time_ms_min = parse_double(get("time_ms_min"), origin, at("time_ms_min"));
+  r.time_ms_max = parse_double(get("time_ms_max"), origin, at("time_ms_max"));
+  r.repeats = static_cast<int>(parse_int(get("repeats"), origin, at("repeats")));
+  r.tflops = parse_double(get("tflops"), origin, at("tflops"));
+  r.tflops_exact = parse_double(get("tflops_exact"), origin, at("tflops_exact"));
+  r.gbps = parse_double(get("gbps"), origin, at("gbps"));
+  r.peak_memory_bytes = parse_int(get("peak_memory_bytes"), origin, at("peak_memory_bytes"));
+  r.predicted_memory_bytes = parse_int(get("predicted_memory_bytes"), origin, at("predicted_memory_bytes"));
+  r.rel_error = parse_double(get("rel_error"), origin, at("rel_error"));
+  return r;
+}
+
+json meta_json(const BenchMeta& m) {
+  return json{{"gpu", m.gpu},
+              {"driver", m.driver},
+              {"cuda_runtime", m.cuda_runtime},
+              {"commit", m.commit},
+              {"flop_convention", m.flop_convention},
+              {"date", m.date},
+              {"host", m.host},
+              {"sm_count", m.sm_count},
+              {"sm_clock_mhz", number_json(m.sm_clock_mhz)},
+              {"mem_clock_mhz", number_json(m.mem_clock_mhz)},
+              {"l2_flush", m.l2_flush}};
+}
+
+double json_double(const json& v, const std::string& origin, const std::string& where) {
+  if (v.is_number()) return v.get<double>();
+  if (v.is_string()) return parse_double(v.get<std::string>(), origin, where);
+  fail(origin, where, "expected a number (got " + v.dump() + ")");
+}
+
+BenchMeta meta_from(const json& j, const std::string& origin) {
+  if (!j.is_object()) fail(origin, "meta", "expected an object");
+  BenchMeta m;
+  auto str = [&](const char* k) -> std::string {
+    if (!j.contains(k)) return {};
+    if (!j[k].is_string()) fail(origin, std::string("meta.") + k, "expected a string (got " + j[k].dump() + ")");
+    return j[k].get<std::string>();
+  };
+  m.gpu = str("gpu");
+  m.driver = str("driver");
+  m.cuda_runtime = str("cuda_runtime");
+  m.commit = str("commit");
+  m.flop_convention = str("flop_convention");
+  m.date = str("date");
+  m.host = str("host");
+  if (j.contains("sm_count")) {
+    if (!j["sm_count"].is_number_integer()) fail(origin, "meta.sm_count", "expected a whole number");
+    m.sm_count = j["sm_count"].get<int>();
+  }
+  if (j.contains("sm_clock_mhz")) m.sm_clock_mhz = json_double(j["sm_clock_mhz"], origin, "meta.sm_clock_mhz");
+  if (j.contains("mem_clock_mhz")) m.mem_clock_mhz = json_double(j["mem_clock_mhz"], origin, "meta.mem_clock_mhz");
+  if (j.contains("l2_flush")) {
+    if (!j["l2_flush"].is_boolean()) fail(origin, "meta.l2_flush", "expected true or false");
+    m.l2_flush = j["l2_flush"].get<bool>();
+  }
+  return m;
+}
+
+BenchResults from_json(const std::string& text, const std::string& origin) {
+  json j;
+  try {
+    j = json::parse(text);
+  } catch (const json::parse_error& e) {
+    throw std::runtime_error(origin + ": not valid JSON: " + e.what());
+  }
+  if (!j.is_object()) fail(origin, "top level", "expected an object");
+  if (j.value("format", std::string()) != kFormat)
+    fail(origin, "format", std::string("expected \"") + kFormat + "\"");
+  BenchResults r;
+  if (j.contains("meta")) r.meta = meta_from(j["meta"], origin);
+  if (!j.contains("rows") || !j["rows"].is_array()) fail(origin, "rows", "missing or not a list");
+  for (std::size_t k = 0; k < j["rows"].size(); ++k) {
+    const json& row = j["rows"][k];
+    const std::string where = "rows[" + std::to_string(k) + "]";
+    if (!row.is_object()) fail(origin, where, "expected an object");
+    auto get = [&](const std::string& c) -> std::string {
+      if (!row.contains(c)) fail(origin, where, "missing \"" + c + "\"");
+      const json& v = row[c];
+      if (v.is_string()) return v.get<std::string>();
+      if (v.is_boolean()) return v.get<bool>() ? "true" : "false";
+      if (v.is_number_integer()) return std::to_string(v.get<i64>());
+      if (v.is_number()) return number(v.get<double>());
+      fail(origin, where + ", " + c, "unexpected value " + v.dump());
+    };
+    r.rows.push_back(row_from(get, origin, where));
+  }
+  return r;
+}
+
+BenchResults from_csv(const std::string& text, const std::string& origin) {
+  BenchResults r;
+  // Leading "# key: value" lines are the metadata, values as JSON literals.
+  std::size_t pos = 0;
+  json meta = json::object();
+  int line = 0;
+  bool format_seen = false;
+  while (pos < text.size() && text[pos] == '#') {
+    ++line;
+    const std::size_t end = text.find('\n', pos);
+    const std::string l = text.substr(pos + 1, end == std::string::npos ? std::string::npos : end - pos - 1);
+    pos = end == std::string::npos ? text.size() : end + 1;
+    const std::size_t colon = l.find(':');
+    if (colon == std::string::npos) fail(origin, "line " + std::to_string(line), "expected '# key: value'");
+    std::string key = l.substr(0, colon);
+    key.erase(0, key.find_first_not_of(' '));
+    const std::string value = l.substr(colon + 1);
+    json v;
+    try {
+      v = json::parse(value);
+    } catch (const json::parse_error&) {
+      fail(origin, "line " + std::to_string(line), "the value of '" + key + "' is not a JSON literal");
+    }
+    if (key == "format") {
+      if (v != kFormat) fail(origin, "line " + std::to_string(line), std::string("expected format \"") + kFormat + "\"");
+      format_seen = true;
+    } else {
+      meta[key] = v;
+    }
+  }
+  if (!format_seen) fail(origin, "line 1", std::string("expected '# format: \"") + kFormat + "\"'");
+  r.meta = meta_from(meta, origin);
+  const auto rows = csv_parse(text.substr(pos));
+  if (rows.empty()) fail(origin, "line " + std::to_string(line + 1), "missing the header row");
+  const std::vector<std::string>& header = rows.front();
+  std::vector<int> index(columns().size(), -1);
+  for (std::size_t c = 0; c < columns().size(); ++c)
+    for (std::size_t h = 0; h < header.size(); ++h)
+      if (header[h] == columns()[c]) index[c] = static_cast<int>(h);
+  for (std::size_t c = 0; c < columns().size(); ++c)
+    if (index[c] < 0) fail(origin, "header", "missing column '" + columns()[c] + "'");
+  for (std::size_t k = 1; k < rows.size(); ++k) {
+    const auto& row = rows[k];
+    if (row.size() == 1 && row[0].empty()) continue;  // a blank line
+    const std::string where = "data row " + std::to_string(k);
+    auto get = [&](const std::string& c) -> std::string {
+      for (std::size_t x = 0; x < columns().size(); ++x)
+        if (columns()[x] == c) {
+          const auto at = static_cast<std::size_t>(index[x]);
+          if (at >= row.size()) fail(origin, where, "has " + std::to_string(row.size()) + " fields, too few");
+          return row[at];
+        }
+      fail(origin, where, "unknown column '" + c + "'");
+    };
+    r.rows.push_back(row_from(get, origin, where));
+  }
+  return r;
+}
+
+}  // namespace
+
+std::string_view to_string(RunStatus s) {
+  switch (s) {
+    case RunStatus::ok:
+      return "ok";
+    case RunStatus::oom:
+      return "OOM";
+    case RunStatus::skipped:
+      return "skipped";
+    case RunStatus::failed:
+      return "failed";
+  }
+  return "?";
+}
+
+std::string bench_to_json(const BenchResults& r) {
+  json rows = json::array();
+  for (const BenchRow& row : r.rows) {
+    const std::vector<std::string> f = row_fields(row);
+    json o = json::object();
+    for (std::size_t c = 0; c < columns().size(); ++c) {
+      const std::string& name = columns()[c];
+      // Text stays text; numbers become JSON numbers (non-finite ones stay "inf"/"nan").
+      if (name == "kernel" || name == "direction" || name == "dtype" || name == "status" || name == "reason") {
+        o[name] = f[c];
+      } else if (name == "causal") {
+        o[name] = row.problem.causal;
+      } else if (f[c].find_first_of(".eEn") == std::string::npos) {
+        o[name] = std::stoll(f[c]);
+      } else {
+        const double v = std::strtod(f[c].c_str(), nullptr);
+        o[name] = number_json(v);
+      }
+    }
+    rows.push_back(std::move(o));
+  }
+  json j{{"format", kFormat}, {"meta", meta_json(r.meta)}, {"rows", std::move(rows)}};
+  return j.dump(2) + "\n";
+}
+
+std::string bench_to_csv(const BenchResults& r) {
+  std::string out = std::string("# format: \"") + kFormat + "\"\n";
+  const json meta = meta_json(r.meta);  // items() refers into it: keep it alive through the loop
+  for (const auto& [key, value] : meta.items()) out += "# " + key + ": " + value.dump() + "\n";
+  out += csv_row(columns());
+  for (const BenchRow& row : r.rows) out += csv_row(row_fields(row));
+  return out;
+}
+
+BenchResults bench_from_text(const std::string& text, const std::string& origin) {
+  const std::size_t first = text.find_first_not_of(" \t\r\n");
+  if (first == std::string::npos) throw std::runtime_error(origin + ": empty file");
+  if (text[first] == '{') return from_json(text, origin);
+  return from_csv(text.substr(first), origin);
+}
+
+BenchResults bench_from_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::runtime_error(path + ": cannot open for reading");
+  std::ostringstream s;
+  s << in.rdbuf();
+  return bench_from_text(s.str(), path);
+}
+
+}  // namespace flashlab::analysis

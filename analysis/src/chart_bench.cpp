@@ -1,0 +1,551 @@
+// Bench charts, as the lab reports draw them: time, TFLOP/s and peak memory
+// against the swept parameter, speed-up bars, a batch × seq heatmap. OOM cells
+// are marked, never dropped.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <set>
+#include <stdexcept>
+#include <tuple>
+
+#include "flashlab/analysis/chart_builders.hpp"
+#include "flashlab/sim/format.hpp"
+
+namespace flashlab::analysis {
+
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+std::string status_word(RunStatus s) {
+  switch (s) {
+    case RunStatus::ok: return "ok";
+    case RunStatus::oom: return "OOM";
+    case RunStatus::skipped: return "skipped";
+    case RunStatus::failed: return "failed";
+  }
+  return "?";
+}
+
+double axis_value(const BenchRow& r, BenchAxis a) {
+  switch (a) {
+    case BenchAxis::seq: return static_cast<double>(r.problem.seq_q);
+    case BenchAxis::batch: return static_cast<double>(r.problem.batch);
+    case BenchAxis::heads: return static_cast<double>(r.problem.heads);
+    case BenchAxis::head_dim: return static_cast<double>(r.problem.head_dim);
+    case BenchAxis::causal: return r.problem.causal ? 1 : 0;
+    case BenchAxis::none: return 0;
+  }
+  return 0;
+}
+
+struct Varying {
+  bool seq = false, batch = false, heads = false, head_dim = false, causal = false, dtype = false, direction = false;
+};
+
+Varying varying(const BenchResults& r) {
+  std::set<sim::i64> seq, batch, heads, hd;
+  std::set<int> causal, dtype;
+  std::set<std::string> dir;
+  for (const BenchRow& row : r.rows) {
+    seq.insert(row.problem.seq_q);
+    batch.insert(row.problem.batch);
+    heads.insert(row.problem.heads);
+    hd.insert(row.problem.head_dim);
+    causal.insert(row.problem.causal ? 1 : 0);
+    dtype.insert(static_cast<int>(row.problem.dtype));
+    dir.insert(row.direction);
+  }
+  return {seq.size() > 1, batch.size() > 1, heads.size() > 1, hd.size() > 1, causal.size() > 1, dtype.size() > 1,
+          dir.size() > 1};
+}
+
+std::string n_label(sim::i64 n) { return format_tick(static_cast<double>(n), TickFormat::binary); }
+
+// The parameters that vary, except the x axis, as a short label: "b=16 causal".
+std::string config_label(const BenchRow& r, const Varying& v, BenchAxis x) {
+  std::string s;
+  auto add = [&](const std::string& part) { s += (s.empty() ? "" : " ") + part; };
+  if (v.batch && x != BenchAxis::batch) add("b=" + std::to_string(r.problem.batch));
+  if (v.seq && x != BenchAxis::seq) add("N=" + n_label(r.problem.seq_q));
+  if (v.heads && x != BenchAxis::heads) add("h=" + std::to_string(r.problem.heads));
+  if (v.head_dim && x != BenchAxis::head_dim) add("d=" + std::to_string(r.problem.head_dim));
+  if (v.causal && x != BenchAxis::causal) add(r.problem.causal ? "causal" : "non-causal");
+  if (v.dtype) add(std::string(sim::to_string(r.problem.dtype)));
+  return s;
+}
+
+std::string series_key(const BenchRow& r, const Varying& v, BenchAxis x) {
+  std::string s = r.kernel;
+  if (r.direction != "fwd") s += " " + r.direction;
+  const std::string cfg = config_label(r, v, x);
+  return cfg.empty() ? s : s + " " + cfg;
+}
+
+Axis bench_axis(BenchAxis a) {
+  switch (a) {
+    case BenchAxis::seq: return {"sequence length N", Scale::log2, TickFormat::binary, {}, {}, false};
+    case BenchAxis::batch: return {"batch size B", Scale::log2, TickFormat::plain, {}, {}, false};
+    case BenchAxis::heads: return {"heads H", Scale::log2, TickFormat::plain, {}, {}, false};
+    case BenchAxis::head_dim: return {"head dimension d", Scale::log2, TickFormat::plain, {}, {}, false};
+    default: return {"configuration", Scale::linear, TickFormat::plain, {}, {}, false};
+  }
+}
+
+std::string subtitle_of(const BenchResults& r) {
+  std::string s = r.meta.gpu.empty() ? "unknown GPU" : r.meta.gpu;
+  if (!r.meta.date.empty()) s += " · " + r.meta.date;
+  if (!r.meta.commit.empty()) s += " · commit " + r.meta.commit.substr(0, 10);
+  s += r.meta.l2_flush ? " · L2 flushed between repeats" : " · no L2 flush";
+  return s;
+}
+
+double metric_of(const BenchRow& r, BenchMetric m) {
+  switch (m) {
+    case BenchMetric::time: return r.time_ms_median;
+    case BenchMetric::tflops: return r.tflops;
+    case BenchMetric::memory: return static_cast<double>(r.peak_memory_bytes);
+  }
+  return kNaN;
+}
+
+// Kernels in first-appearance order, so colours stay put between charts.
+std::vector<std::string> kernels_of(const BenchResults& r) {
+  std::vector<std::string> out;
+  for (const BenchRow& row : r.rows)
+    if (std::find(out.begin(), out.end(), row.kernel) == out.end()) out.push_back(row.kernel);
+  return out;
+}
+
+int kernel_index(const std::vector<std::string>& ks, const std::string& k) {
+  return static_cast<int>(std::find(ks.begin(), ks.end(), k) - ks.begin());
+}
+
+void note_status(const BenchResults& r, std::vector<std::string>& notes) {
+  int oom = 0, skipped = 0, failed = 0;
+  std::string first_oom, first_skip, first_fail;
+  for (const BenchRow& row : r.rows) {
+    const std::string where = row.kernel + " " + sim::describe(row.problem) + (row.reason.empty() ? "" : ": " + row.reason);
+    if (row.status == RunStatus::oom && oom++ == 0) first_oom = where;
+    if (row.status == RunStatus::skipped && skipped++ == 0) first_skip = where;
+    if (row.status == RunStatus::failed && failed++ == 0) first_fail = where;
+  }
+  if (oom) notes.push_back(std::to_string(oom) + " OOM cell(s) marked ✕, e.g. " + first_oom);
+  if (skipped) notes.push_back(std::to_string(skipped) + " skipped, e.g. " + first_skip);
+  if (failed) notes.push_back(std::to_string(failed) + " failed, e.g. " + first_fail);
+}
+
+BenchResults filtered(const BenchResults& all, const BenchFilter& f) {
+  BenchResults out;
+  out.meta = all.meta;
+  for (const BenchRow& row : all.rows)
+    if (f.matches(row)) out.rows.push_back(row);
+  return out;
+}
+
+void note_filter(const BenchResults& all, const BenchFilter& f, ChartSpec& c) {
+  const std::string d = describe(f);
+  if (d.empty()) return;
+  c.subtitle = "showing " + d + " · " + c.subtitle;
+  const BenchValues v = bench_values(all);
+  std::string others;
+  auto add = [&](const char* what, size_t n) {
+    if (n > 1) others += (others.empty() ? "" : ", ") + std::to_string(n) + " " + what;
+  };
+  add("batch sizes", v.batch.size());
+  add("head counts", v.heads.size());
+  add("head dims", v.head_dim.size());
+  add("causal settings", v.causal.size());
+  add("dtypes", v.dtype.size());
+  c.notes.push_back("showing " + d + " (the results hold " + others + ": pick others with --filter or the GUI's pickers)");
+}
+
+}  // namespace
+
+bool BenchFilter::matches(const BenchRow& r) const {
+  return (!batch || r.problem.batch == *batch) && (!heads || r.problem.heads == *heads) &&
+         (!head_dim || r.problem.head_dim == *head_dim) && (!causal || r.problem.causal == *causal) &&
+         (!dtype || r.problem.dtype == *dtype);
+}
+
+BenchValues bench_values(const BenchResults& r) {
+  std::set<sim::i64> b, h, d, n;
+  std::set<bool> c;
+  std::set<int> t;
+  for (const BenchRow& row : r.rows) {
+    b.insert(row.problem.batch);
+    h.insert(row.problem.heads);
+    d.insert(row.problem.head_dim);
+    n.insert(row.problem.seq_q);
+    c.insert(row.problem.causal);
+    t.insert(static_cast<int>(row.problem.dtype));
+  }
+  BenchValues v{{b.begin(), b.end()}, {h.begin(), h.end()}, {d.begin(), d.end()}, {n.begin(), n.end()}, {c.begin(), c.end()}, {}};
+  for (int x : t) v.dtype.push_back(static_cast<sim::DType>(x));
+  return v;
+}
+
+BenchFilter default_bench_filter(const BenchResults& r, BenchAxis keep) {
+  const BenchAxis x = bench_x_axis(r);
+  const BenchValues v = bench_values(r);
+  BenchFilter f;
+  auto free_axis = [&](BenchAxis a) { return a == x || a == keep; };
+  if (v.batch.size() > 1 && !free_axis(BenchAxis::batch)) f.batch = v.batch.front();
+  if (v.heads.size() > 1 && !free_axis(BenchAxis::heads)) f.heads = v.heads.front();
+  if (v.head_dim.size() > 1 && !free_axis(BenchAxis::head_dim)) f.head_dim = v.head_dim.front();
+  if (v.causal.size() > 1 && !free_axis(BenchAxis::causal)) f.causal = v.causal.front();
+  if (v.dtype.size() > 1) f.dtype = v.dtype.front();
+  return f;
+}
+
+BenchFilter parse_bench_filter(const std::string& text) {
+  BenchFilter f;
+  size_t pos = 0;
+  while (pos < text.size()) {
+    const size_t comma = text.find(',', pos);
+    const std::string item = text.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+    pos = comma == std::string::npos ? text.size() : comma + 1;
+    if (item.empty()) continue;
+    const size_t eq = item.find('=');
+    if (eq == std::string::npos)
+      throw std::invalid_argument("filter '" + item + "' must look like batch=32 (keys: batch, heads, head-dim, causal, dtype)");
+    const std::string k = item.substr(0, eq), v = item.substr(eq + 1);
+    auto number = [&] {
+      const auto n = sim::parse_size(v);
+      if (!n || *n < 1) throw std::invalid_argument("filter " + k + ": '" + v + "' is not a positive whole number");
+      return *n;
+    };
+    if (k == "batch" || k == "b") f.batch = number();
+    else if (k == "heads" || k == "h") f.heads = number();
+    else if (k == "head-dim" || k == "head_dim" || k == "d") f.head_dim = number();
+    else if (k == "causal") {
+      if (v == "yes" || v == "true" || v == "1") f.causal = true;
+      else if (v == "no" || v == "false" || v == "0") f.causal = false;
+      else throw std::invalid_argument("filter causal: '" + v + "' must be yes or no");
+    } else if (k == "dtype") {
+      const auto d = sim::parse_dtype(v);
+      if (!d) throw std::invalid_argument("filter dtype: '" + v + "' must be fp16, bf16 or fp32");
+      f.dtype = *d;
+    } else {
+      throw std::invalid_argument("unknown filter key '" + k + "' (expected batch, heads, head-dim, causal, dtype)");
+    }
+  }
+  return f;
+}
+
+std::string describe(const BenchFilter& f) {
+  std::string s;
+  auto add = [&](const std::string& part) { s += (s.empty() ? "" : ", ") + part; };
+  if (f.batch) add("batch " + std::to_string(*f.batch));
+  if (f.heads) add(std::to_string(*f.heads) + " heads");
+  if (f.head_dim) add("d " + std::to_string(*f.head_dim));
+  if (f.causal) add(*f.causal ? "causal" : "non-causal");
+  if (f.dtype) add(std::string(sim::to_string(*f.dtype)));
+  return s;
+}
+
+std::string_view to_string(BenchAxis a) {
+  switch (a) {
+    case BenchAxis::seq: return "seq";
+    case BenchAxis::batch: return "batch";
+    case BenchAxis::heads: return "heads";
+    case BenchAxis::head_dim: return "head-dim";
+    case BenchAxis::causal: return "causal";
+    case BenchAxis::none: return "none";
+  }
+  return "none";
+}
+
+BenchAxis bench_x_axis(const BenchResults& r) {
+  const Varying v = varying(r);
+  if (v.seq) return BenchAxis::seq;
+  if (v.batch) return BenchAxis::batch;
+  if (v.heads) return BenchAxis::heads;
+  if (v.head_dim) return BenchAxis::head_dim;
+  if (v.causal) return BenchAxis::causal;
+  return BenchAxis::none;
+}
+
+ChartSpec bench_metric_chart(const BenchResults& all, BenchMetric metric, const BenchFilter* filter) {
+  const BenchFilter f = filter ? *filter : default_bench_filter(all);
+  const BenchResults shown = filtered(all, f);
+  const BenchResults& r = shown;
+  ChartSpec c;
+  c.id = metric == BenchMetric::time ? "bench-time" : metric == BenchMetric::tflops ? "bench-tflops" : "bench-memory";
+  const Varying v = varying(r);
+  const bool any_bwd = std::any_of(r.rows.begin(), r.rows.end(), [](const BenchRow& x) { return x.direction != "fwd"; });
+  const std::string what = any_bwd ? "Forward and backward" : "Forward";
+  c.title = metric == BenchMetric::time     ? what + " time"
+            : metric == BenchMetric::tflops ? what + " throughput"
+                                            : "Peak device memory";
+  c.subtitle = subtitle_of(r);
+  note_filter(all, f, c);
+  const BenchAxis xa = bench_x_axis(all);
+  const bool categorical = xa == BenchAxis::causal || xa == BenchAxis::none;
+  c.x = bench_axis(xa);
+  c.title += categorical ? "" : " vs " + c.x.label;
+  switch (metric) {
+    case BenchMetric::time: c.y = {"time (ms, median)", Scale::linear, TickFormat::plain, {}, {}, true}; break;
+    case BenchMetric::tflops:
+      c.y = {"TFLOP/s (4·B·H·N²·d, halved when causal)", Scale::linear, TickFormat::plain, {}, {}, true};
+      break;
+    case BenchMetric::memory: c.y = {"peak device memory", Scale::linear, TickFormat::bytes, {}, {}, true}; break;
+  }
+  if (r.rows.empty()) {
+    c.notes.insert(c.notes.begin(), all.rows.empty() ? "the results hold no rows" : "no rows match " + describe(f));
+    return c;
+  }
+  const std::vector<std::string> kernels = kernels_of(all);
+  std::vector<std::string> cats;  // categorical x: one per configuration
+  std::map<std::string, Series> by;
+  std::vector<std::string> order;
+  std::map<std::string, std::vector<std::pair<double, const BenchRow*>>> pts;
+  for (const BenchRow& row : r.rows) {
+    const std::string key = series_key(row, v, categorical ? BenchAxis::none : xa);
+    double x = axis_value(row, xa);
+    if (categorical) {
+      const std::string cat = config_label(row, v, BenchAxis::none);
+      auto it = std::find(cats.begin(), cats.end(), cat);
+      x = static_cast<double>(it - cats.begin());
+      if (it == cats.end()) cats.push_back(cat.empty() ? "all" : cat);
+    }
+    if (!by.count(key)) {
+      order.push_back(key);
+      Series& s = by[key];
+      s.name = key;
+      const int ki = kernel_index(kernels, row.kernel);
+      s.color = palette(ki);
+      s.marker = static_cast<MarkerShape>(1 + ki % 4);
+      s.dash = row.direction == "fwd" ? Dash::solid : Dash::dashed;
+      if (categorical) s.style = SeriesStyle::bars;
+    }
+    pts[key].push_back({x, &row});
+  }
+  double lo = INFINITY, hi = 0;
+  for (const std::string& key : order) {
+    Series& s = by[key];
+    auto& p = pts[key];
+    std::stable_sort(p.begin(), p.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    for (const auto& [x, row] : p) {
+      const bool ok = row->status == RunStatus::ok;
+      const double y = ok ? metric_of(*row, metric) : kNaN;
+      s.x.push_back(x);
+      s.y.push_back(y);
+      if (ok && y > 0) {
+        lo = std::min(lo, y);
+        hi = std::max(hi, y);
+      }
+      if (row->status == RunStatus::oom && !categorical) {
+        Marker m;
+        m.x = x;
+        m.label = "OOM";
+        m.color = s.color;
+        c.markers.push_back(m);
+      }
+      if (categorical) s.point_labels.push_back(ok ? "" : status_word(row->status));
+    }
+    c.series.push_back(std::move(s));
+  }
+  if (metric == BenchMetric::memory) {
+    // The model's prediction beside the measurement, where the runner gave one.
+    for (const std::string& key : order) {
+      Series m;
+      bool any = false;
+      for (const auto& [x, row] : pts[key]) {
+        m.x.push_back(x);
+        m.y.push_back(row->predicted_memory_bytes > 0 ? static_cast<double>(row->predicted_memory_bytes) : kNaN);
+        any = any || row->predicted_memory_bytes > 0;
+      }
+      if (!any || categorical) continue;
+      const Series& base = c.series[static_cast<size_t>(std::find(order.begin(), order.end(), key) - order.begin())];
+      m.name = key + " (predicted)";
+      m.color = base.color;
+      m.dash = Dash::dotted;
+      m.style = SeriesStyle::line;
+      m.marker = MarkerShape::none;
+      m.width = 1.5;
+      m.in_legend = false;
+      c.series.push_back(std::move(m));
+    }
+    c.notes.push_back("dotted: the simulator's predicted memory (inputs, outputs and materialised S/P)");
+  }
+  if (categorical) {
+    c.kind = ChartKind::bars;
+    c.categories = cats;
+  } else if (hi > 0 && lo > 0 && hi / lo > 30) {
+    c.y.scale = Scale::log10;  // spans of orders of magnitude (naive vs flash at long N)
+    c.y.include_zero = false;
+  }
+  note_status(r, c.notes);
+  return c;
+}
+
+ChartSpec bench_speedup_chart(const BenchResults& all, const std::string& baseline_in, const BenchFilter* filter) {
+  const BenchFilter f = filter ? *filter : default_bench_filter(all);
+  const BenchResults shown = filtered(all, f);
+  const BenchResults& r = shown;
+  ChartSpec c;
+  c.id = "bench-speedup";
+  c.kind = ChartKind::bars;
+  c.subtitle = subtitle_of(r);
+  note_filter(all, f, c);
+  const std::vector<std::string> kernels = kernels_of(all);
+  std::string base = baseline_in;
+  if (base.empty())
+    for (const char* k : {"torch_eager", "naive_cublas", "naive"})
+      if (std::find(kernels.begin(), kernels.end(), k) != kernels.end()) {
+        base = k;
+        break;
+      }
+  if (base.empty() && !kernels.empty()) base = kernels.front();
+  c.title = "Speed-up over " + (base.empty() ? std::string("the baseline") : base);
+  c.y = {"speed-up (baseline time / kernel time, ×)", Scale::linear, TickFormat::plain, {}, {}, true};
+  c.x = {"configuration", Scale::linear, TickFormat::plain, {}, {}, false};
+  if (r.rows.empty()) {
+    c.notes.insert(c.notes.begin(), all.rows.empty() ? "the results hold no rows" : "no rows match " + describe(f));
+    return c;
+  }
+  if (std::find(kernels.begin(), kernels.end(), base) == kernels.end()) {
+    c.notes.push_back("baseline kernel '" + base + "' is not in the results");
+    return c;
+  }
+  const Varying v = varying(r);
+  const BenchAxis xa = bench_x_axis(all);
+  // Configurations in order of the swept value, then of the rest.
+  using Key = std::tuple<double, std::string, std::string>;  // x value, config label, direction
+  std::map<Key, std::map<std::string, const BenchRow*>> cells;
+  for (const BenchRow& row : r.rows) {
+    const std::string cfg = config_label(row, v, xa);
+    cells[{axis_value(row, xa), cfg, row.direction}][row.kernel] = &row;
+  }
+  // A configuration the baseline did not run (e.g. backward of a forward-only
+  // baseline) has nothing to compare against: left out, with a note.
+  size_t dropped = 0;
+  for (auto it = cells.begin(); it != cells.end();)
+    if (!it->second.count(base)) {
+      it = cells.erase(it);
+      ++dropped;
+    } else {
+      ++it;
+    }
+  if (dropped > 0)
+    c.notes.push_back(std::to_string(dropped) + " configuration(s) without a " + base + " run left out");
+  bool several_directions = false;
+  for (const auto& [key, ks] : cells) several_directions = several_directions || std::get<2>(key) != std::get<2>(cells.begin()->first);
+  for (const auto& [key, ks] : cells) {
+    std::string label;
+    if (xa != BenchAxis::none && xa != BenchAxis::causal) {
+      const double x = std::get<0>(key);
+      label = xa == BenchAxis::seq ? "N=" + n_label(static_cast<sim::i64>(x))
+              : xa == BenchAxis::batch ? "b=" + format_tick(x, TickFormat::plain)
+              : xa == BenchAxis::heads ? "h=" + format_tick(x, TickFormat::plain)
+                                       : "d=" + format_tick(x, TickFormat::plain);
+    }
+    if (!std::get<1>(key).empty()) label += (label.empty() ? "" : " ") + std::get<1>(key);
+    if (several_directions) label += " " + std::get<2>(key);
+    c.categories.push_back(label.empty() ? "all" : label);
+  }
+  for (const std::string& k : kernels) {
+    if (k == base) continue;
+    Series s;
+    s.name = k;
+    s.style = SeriesStyle::bars;
+    s.color = palette(kernel_index(kernels, k));
+    size_t cat = 0;
+    for (const auto& [key, ks] : cells) {
+      const auto kb = ks.find(base), kk = ks.find(k);
+      double y = kNaN;
+      std::string label;
+      if (kk == ks.end()) {
+        label = "";
+      } else if (kk->second->status != RunStatus::ok) {
+        label = status_word(kk->second->status);
+      } else if (kb == ks.end()) {
+        label = "no baseline";
+      } else if (kb->second->status != RunStatus::ok) {
+        label = "baseline " + status_word(kb->second->status);
+      } else if (kk->second->time_ms_median > 0) {
+        y = kb->second->time_ms_median / kk->second->time_ms_median;
+        label = format_tick(y, TickFormat::plain) + "×";
+      }
+      s.x.push_back(static_cast<double>(cat++));
+      s.y.push_back(y);
+      s.point_labels.push_back(label);
+    }
+    c.series.push_back(std::move(s));
+  }
+  c.ref_lines.push_back({false, 1.0, "1× = " + base, {150, 150, 150, 255}, Dash::dashed, 1.5, std::nullopt});
+  if (c.series.empty()) c.notes.push_back("only the baseline kernel is in the results: nothing to compare");
+  note_status(r, c.notes);
+  return c;
+}
+
+ChartSpec bench_heatmap_chart(const BenchResults& all, const std::string& kernel_in, const BenchFilter* filter) {
+  BenchFilter f = filter ? *filter : default_bench_filter(all, BenchAxis::batch);
+  f.batch.reset();  // batch is the heatmap's own axis
+  const BenchResults shown = filtered(all, f);
+  const BenchResults& r = shown;
+  ChartSpec c;
+  c.id = "bench-heatmap";
+  c.kind = ChartKind::heatmap;
+  c.subtitle = subtitle_of(r);
+  note_filter(all, f, c);
+  c.x = {"sequence length N", Scale::linear, TickFormat::binary, {}, {}, false};
+  c.y = {"batch B", Scale::linear, TickFormat::plain, {}, {}, false};
+  std::string kernel = kernel_in;
+  // Default: the first kernel whose forward rows vary in both batch and seq.
+  std::map<std::string, std::pair<std::set<sim::i64>, std::set<sim::i64>>> grid;
+  for (const BenchRow& row : r.rows)
+    if (row.direction == "fwd") {
+      grid[row.kernel].first.insert(row.problem.batch);
+      grid[row.kernel].second.insert(row.problem.seq_q);
+    }
+  if (kernel.empty())
+    for (const std::string& k : kernels_of(r))
+      if (grid[k].first.size() > 1 && grid[k].second.size() > 1) {
+        kernel = k;
+        break;
+      }
+  c.title = "Forward time, batch × N" + (kernel.empty() ? "" : " — " + kernel);
+  if (kernel.empty() || grid[kernel].first.empty()) {
+    c.notes.push_back(kernel.empty() ? "needs forward rows of one kernel varying in both batch and sequence length"
+                                     : "kernel '" + kernel + "' has no forward rows in the results");
+    return c;
+  }
+  const std::vector<sim::i64> batches(grid[kernel].first.begin(), grid[kernel].first.end());
+  const std::vector<sim::i64> seqs(grid[kernel].second.begin(), grid[kernel].second.end());
+  Heatmap& h = c.heatmap;
+  for (sim::i64 b : batches) h.row_labels.push_back(std::to_string(b));
+  for (sim::i64 n : seqs) h.col_labels.push_back(n_label(n));
+  h.values.assign(batches.size() * seqs.size(), kNaN);
+  h.cell_text.assign(batches.size() * seqs.size(), "");
+  h.value_label = "time (ms)";
+  h.value_format = TickFormat::plain;
+  bool duplicates = false;
+  std::vector<bool> filled(h.values.size(), false);
+  // Non-causal first: when both are present the cell shows the non-causal run.
+  std::vector<const BenchRow*> rows;
+  for (const BenchRow& row : r.rows)
+    if (row.kernel == kernel && row.direction == "fwd") rows.push_back(&row);
+  std::stable_sort(rows.begin(), rows.end(), [](const BenchRow* a, const BenchRow* b) {
+    return static_cast<int>(a->problem.causal) < static_cast<int>(b->problem.causal);
+  });
+  for (const BenchRow* row : rows) {
+    const size_t bi = static_cast<size_t>(std::lower_bound(batches.begin(), batches.end(), row->problem.batch) - batches.begin());
+    const size_t ni = static_cast<size_t>(std::lower_bound(seqs.begin(), seqs.end(), row->problem.seq_q) - seqs.begin());
+    const size_t idx = bi * seqs.size() + ni;
+    if (filled[idx]) {
+      duplicates = true;
+      continue;
+    }
+    filled[idx] = true;
+    if (row->status == RunStatus::ok) h.values[idx] = row->time_ms_median;
+    else h.cell_text[idx] = status_word(row->status);
+  }
+  if (duplicates) c.notes.push_back("several runs per cell (causal, heads or d vary): each cell shows the first non-causal one");
+  note_status(r, c.notes);
+  return c;
+}
+
+}  // namespace flashlab::analysis

@@ -1,0 +1,425 @@
+// Model charts: roofline, HBM traffic against N / M / d, arithmetic intensity.
+#include "flashlab/analysis/chart_builders.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <stdexcept>
+
+#include "flashlab/sim/format.hpp"
+
+namespace flashlab::analysis {
+
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+Color algorithm_color(sim::Algorithm a) {
+  switch (a) {
+    case sim::Algorithm::standard: return palette(1);
+    case sim::Algorithm::pytorch: return palette(3);
+    case sim::Algorithm::fa1: return palette(0);
+    case sim::Algorithm::fa2: return palette(2);
+  }
+  return palette(6);
+}
+
+MarkerShape algorithm_marker(sim::Algorithm a) {
+  switch (a) {
+    case sim::Algorithm::standard: return MarkerShape::square;
+    case sim::Algorithm::pytorch: return MarkerShape::triangle;
+    case sim::Algorithm::fa1: return MarkerShape::circle;
+    case sim::Algorithm::fa2: return MarkerShape::diamond;
+  }
+  return MarkerShape::circle;
+}
+
+sim::i64 sram_of(const ChartContext& ctx) {
+  return ctx.options.sram_bytes > 0 ? ctx.options.sram_bytes : ctx.hw.sram_bytes_per_sm;
+}
+
+std::string subtitle_of(const ChartContext& ctx) {
+  return sim::describe(ctx.problem) + " · " + (ctx.hw.display_name.empty() ? ctx.hw.name : ctx.hw.display_name) +
+         " · M = " + sim::bytes_iec(static_cast<double>(sram_of(ctx))) +
+         (ctx.options.tiles ? " · B_r×B_c = " + std::to_string(ctx.options.tiles->Br) + "×" +
+                                  std::to_string(ctx.options.tiles->Bc)
+                            : " · tiles by the paper's rule");
+}
+
+sim::ComputeUnit unit_of(const sim::AttentionProblem& p) { return sim::HardwareModel::default_unit(p.dtype); }
+
+std::string dtype_unit_label(sim::DType d, sim::ComputeUnit u) {
+  std::string s(sim::to_string(d));
+  if (d == sim::DType::fp32 && u == sim::ComputeUnit::tensor_core) s = "tf32";
+  return s + " " + std::string(sim::to_string(u));
+}
+
+std::string flops_label(double f) { return format_tick(f / 1e12, TickFormat::plain) + " TFLOP/s"; }
+
+// The first error of each algorithm over a sweep, once, as a footnote.
+void note_errors(const std::vector<SweepRow>& rows, SweepAxis axis, std::vector<std::string>& notes) {
+  std::map<sim::Algorithm, std::pair<int, std::string>> errs;
+  for (const SweepRow& r : rows)
+    if (!r.result.ok()) {
+      auto& e = errs[r.result.algorithm];
+      if (e.first++ == 0)
+        e.second = std::string(to_string(axis)) + " = " + sim::group_digits(r.value) + ": " +
+                   (r.result.errors().empty() ? "not simulated" : r.result.errors().front());
+    }
+  for (const auto& [a, e] : errs)
+    notes.push_back(std::string(sim::to_string(a)) + ": " + std::to_string(e.first) + " point(s) left out (" + e.second + ")");
+}
+
+}  // namespace
+
+std::optional<sim::Algorithm> algorithm_of_kernel(const std::string& k) {
+  if (k == "naive" || k == "naive_cublas") return sim::Algorithm::standard;
+  if (k == "torch_eager" || k == "pytorch") return sim::Algorithm::pytorch;
+  if (k == "fa1") return sim::Algorithm::fa1;
+  if (k == "fa2" || k == "fa2_tc" || k.rfind("sdpa", 0) == 0) return sim::Algorithm::fa2;
+  return sim::parse_algorithm(k);
+}
+
+// ---- roofline ---------------------------------------------------------------------
+
+ChartSpec roofline_chart(const ChartContext& ctx, const BenchResults* measured) {
+  const sim::HardwareModel& hw = ctx.hw;
+  const sim::ComputeUnit unit = unit_of(ctx.problem);
+  const double bw = hw.hbm_bandwidth;
+  const double peak = hw.peak(ctx.problem.dtype, unit);
+  ChartSpec c;
+  c.id = "roofline";
+  c.title = "Roofline — " + (hw.display_name.empty() ? hw.name : hw.display_name);
+  c.subtitle = subtitle_of(ctx);
+  c.x = {"arithmetic intensity (FLOP/byte of HBM traffic)", Scale::log10, TickFormat::plain, {}, {}, false};
+  c.y = {"attainable FLOP/s", Scale::log10, TickFormat::si, {}, {}, false};
+  if (bw <= 0 || peak <= 0) {
+    c.notes.push_back("this hardware model has no HBM bandwidth or no " + dtype_unit_label(ctx.problem.dtype, unit) +
+                      " peak: no roofline to draw");
+    return c;
+  }
+
+  // Ceilings, one per distinct peak; the problem's dtype/unit drawn solid.
+  std::map<double, std::vector<std::string>> ceilings;
+  for (int d = 0; d < sim::kDTypeCount; ++d)
+    for (int u = 0; u < sim::kUnitCount; ++u) {
+      const double p = hw.peak_flops[static_cast<size_t>(d)][static_cast<size_t>(u)];
+      if (p > 0) ceilings[p].push_back(dtype_unit_label(static_cast<sim::DType>(d), static_cast<sim::ComputeUnit>(u)));
+    }
+  double top = 0;
+  for (const auto& [p, names] : ceilings) {
+    // "fp16 tensor" + "bf16 tensor" -> "fp16/bf16 tensor".
+    std::string label;
+    const std::string unit_of_first = names.front().substr(names.front().find(' '));
+    const bool same_unit = std::all_of(names.begin(), names.end(), [&](const std::string& n) {
+      return n.size() >= unit_of_first.size() && n.compare(n.size() - unit_of_first.size(), unit_of_first.size(), unit_of_first) == 0;
+    });
+    for (const std::string& n : names)
+      label += (label.empty() ? "" : same_unit ? "/" : ", ") + (same_unit ? n.substr(0, n.find(' ')) : n);
+    if (same_unit) label += unit_of_first;
+    RefLine l;
+    l.value = p;
+    l.from_x = ridge_point(p, bw);
+    l.label = label + ": " + format_tick(p / 1e12, TickFormat::plain) + " TFLOP/s";
+    const bool primary = p == peak;
+    l.color = primary ? Color{200, 60, 40, 255} : Color{130, 130, 130, 255};
+    l.dash = primary ? Dash::solid : Dash::dashed;
+    l.width = primary ? 2.5 : 1.2;
+    c.ref_lines.push_back(l);
+    top = std::max(top, p);
+  }
+
+  const double ridge = ridge_point(peak, bw);
+  double ai_lo = ridge, ai_hi = ridge;
+  for (sim::Algorithm a : ctx.algorithms) {
+    const sim::SimResult r = sim::simulate(a, ctx.problem, hw, ctx.options);
+    if (!r.ok()) {
+      c.notes.push_back(std::string(sim::to_string(a)) + ": " + r.errors().front());
+      continue;
+    }
+    const RooflineEstimate e = roofline(r, hw, unit);
+    Series s;
+    s.name = std::string(sim::algorithm_info(a).title) + " — model";
+    s.x = {e.ai};
+    s.y = {e.attainable};
+    s.point_labels = {std::string(sim::to_string(a)) + " " + format_tick(e.ai, TickFormat::plain) + " FLOP/B"};
+    s.style = SeriesStyle::points;
+    s.marker = algorithm_marker(a);
+    s.color = algorithm_color(a);
+    c.series.push_back(std::move(s));
+    ai_lo = std::min(ai_lo, e.ai);
+    ai_hi = std::max(ai_hi, e.ai);
+  }
+
+  if (measured) {
+    std::map<std::string, Series> by_kernel;
+    int above = 0;
+    std::string first_above;
+    for (const BenchRow& row : measured->rows) {
+      if (row.status != RunStatus::ok || row.time_ms_median <= 0) continue;
+      const auto a = algorithm_of_kernel(row.kernel);
+      if (!a || row.direction != "fwd") continue;
+      sim::SimOptions opt = ctx.options;
+      opt.tiles.reset();
+      if (row.tiles.Br > 0 && row.tiles.Bc > 0) opt.tiles = row.tiles;
+      sim::SimResult r;
+      try {
+        r = sim::simulate(*a, row.problem, hw, opt);
+      } catch (const std::exception&) {
+        continue;
+      }
+      if (!r.ok()) continue;
+      const RooflineEstimate e = roofline(r, hw, unit_of(row.problem));
+      const double achieved = (row.tflops_exact > 0 ? row.tflops_exact : row.tflops) * 1e12;
+      if (!(achieved > 0)) continue;
+      Series& s = by_kernel[row.kernel];
+      if (s.name.empty()) {
+        s.name = row.kernel + " — measured";
+        s.style = SeriesStyle::points;
+        s.marker = MarkerShape::triangle;
+        s.color = palette(4 + static_cast<int>(by_kernel.size()));
+      }
+      s.x.push_back(e.ai);
+      s.y.push_back(achieved);
+      ai_lo = std::min(ai_lo, e.ai);
+      ai_hi = std::max(ai_hi, e.ai);
+      const double roof = attainable_flops(e.ai, hw.peak(row.problem.dtype, unit_of(row.problem)), bw);
+      if (achieved > roof * 1.02 && above++ == 0)
+        first_above = row.kernel + " at " + sim::describe(row.problem) + " (" + flops_label(achieved) + " > " +
+                      flops_label(roof) + ")";
+    }
+    for (auto& [k, s] : by_kernel) c.series.push_back(std::move(s));
+    if (above > 0)
+      c.notes.push_back(std::to_string(above) + " measured point(s) above the roof, e.g. " + first_above +
+                        ": a FLOP count that differs, L2 hits the model does not count, or clocks above the datasheet");
+    if (by_kernel.empty()) c.notes.push_back("the results hold no successful forward run to place on the roofline");
+  }
+
+  // The HBM slope, from well left of every point up to the highest ceiling.
+  const double x0 = std::min(ai_lo, ridge) / 8, x_top = ridge_point(top, bw);
+  Series slope;
+  slope.name = "HBM " + format_tick(bw / 1e9, TickFormat::plain) + " GB/s";
+  slope.x = {x0, x_top};
+  slope.y = {x0 * bw, top};
+  slope.style = SeriesStyle::line;
+  slope.marker = MarkerShape::none;
+  slope.color = {200, 60, 40, 255};
+  slope.width = 2.5;
+  c.series.insert(c.series.begin(), slope);
+  c.ref_lines.push_back({true, ridge, "", {150, 150, 150, 255}, Dash::dotted, 1.0, std::nullopt});
+  Marker rm;
+  rm.x = ridge;
+  rm.y = peak;
+  rm.label = "ridge " + format_tick(ridge, TickFormat::plain) + " FLOP/B";
+  rm.shape = MarkerShape::circle;
+  rm.color = {200, 60, 40, 255};
+  c.markers.push_back(rm);
+  c.x.max = std::max(ai_hi, ridge) * 8;
+  c.x.min = x0;
+  c.notes.push_back("model points: exact FLOPs over simulated HBM bytes, at min(peak, AI·bandwidth); " +
+                    dtype_unit_label(ctx.problem.dtype, unit) + " peak " + flops_label(peak));
+  return c;
+}
+
+// ---- IO complexity ----------------------------------------------------------------
+
+std::vector<sim::i64> default_sweep_values(SweepAxis axis) {
+  switch (axis) {
+    case SweepAxis::seq: return {256, 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536};
+    case SweepAxis::sram:
+      return {24 << 10, 32 << 10, 48 << 10, 64 << 10, 96 << 10, 128 << 10, 192 << 10, 256 << 10, 384 << 10, 512 << 10};
+    case SweepAxis::head_dim: return {16, 32, 48, 64, 96, 128, 160, 192, 256};
+    case SweepAxis::batch: return {1, 2, 4, 8, 16, 32, 64, 128};
+    case SweepAxis::heads: return {1, 2, 4, 8, 16, 32, 64};
+  }
+  return {};
+}
+
+namespace {
+
+Axis sweep_axis(SweepAxis a) {
+  switch (a) {
+    case SweepAxis::seq: return {"sequence length N", Scale::log2, TickFormat::binary, {}, {}, false};
+    case SweepAxis::sram: return {"SRAM per SM, M (bytes)", Scale::log2, TickFormat::binary, {}, {}, false};
+    case SweepAxis::head_dim: return {"head dimension d", Scale::log2, TickFormat::plain, {}, {}, false};
+    case SweepAxis::batch: return {"batch B", Scale::log2, TickFormat::plain, {}, {}, false};
+    case SweepAxis::heads: return {"heads H", Scale::log2, TickFormat::plain, {}, {}, false};
+  }
+  return {};
+}
+
+sim::i64 current_value(const ChartContext& ctx, SweepAxis a) {
+  switch (a) {
+    case SweepAxis::seq: return ctx.problem.seq_q;
+    case SweepAxis::sram: return sram_of(ctx);
+    case SweepAxis::head_dim: return ctx.problem.head_dim;
+    case SweepAxis::batch: return ctx.problem.batch;
+    case SweepAxis::heads: return ctx.problem.heads;
+  }
+  return 0;
+}
+
+std::string axis_symbol(SweepAxis a) {
+  switch (a) {
+    case SweepAxis::seq: return "N";
+    case SweepAxis::sram: return "M";
+    case SweepAxis::head_dim: return "d";
+    case SweepAxis::batch: return "B";
+    case SweepAxis::heads: return "H";
+  }
+  return "?";
+}
+
+std::vector<SweepRow> sweep(const ChartContext& ctx, SweepAxis axis, const std::vector<sim::i64>* values) {
+  SweepSpec spec;
+  spec.axis = axis;
+  spec.values = values ? *values : default_sweep_values(axis);
+  // A causal problem with N_kv ≠ N_q cannot be swept; the sweep keeps N_kv = N_q.
+  return run_sweep(ctx.problem, ctx.hw, spec, ctx.algorithms, ctx.options);
+}
+
+RefLine current_line(const ChartContext& ctx, SweepAxis axis) {
+  const sim::i64 v = current_value(ctx, axis);
+  const TickFormat f = axis == SweepAxis::head_dim ? TickFormat::plain : TickFormat::binary;
+  return {true, static_cast<double>(v), axis_symbol(axis) + " = " + format_tick(static_cast<double>(v), f) + " (now)",
+          {150, 150, 150, 255}, Dash::dotted, 1.5, std::nullopt};
+}
+
+}  // namespace
+
+ChartSpec io_chart(const ChartContext& ctx_in, SweepAxis axis, const std::vector<sim::i64>* values) {
+  ChartSpec c;
+  // M acts on the traffic only through the tiles it allows: against M, tiles
+  // follow the paper's rule at every point (fixed tiles would draw flat lines).
+  ChartContext ctx = ctx_in;
+  if (axis == SweepAxis::sram && ctx.options.tiles) {
+    ctx.options.tiles.reset();
+    c.notes.push_back("against M the tiles follow the paper's rule at every point, not the explicit " +
+                      std::to_string(ctx_in.options.tiles->Br) + "×" + std::to_string(ctx_in.options.tiles->Bc));
+  }
+  c.id = axis == SweepAxis::seq ? "io-vs-n" : axis == SweepAxis::sram ? "io-vs-m" : axis == SweepAxis::head_dim ? "io-vs-d"
+                                                                                                              : "io-vs-" + std::string(to_string(axis));
+  c.title = "HBM accesses vs " + axis_symbol(axis);
+  c.subtitle = subtitle_of(ctx);
+  c.x = sweep_axis(axis);
+  c.y = {"HBM traffic, reads + writes (bytes, all heads)", Scale::log10, TickFormat::bytes, {}, {}, false};
+  const std::vector<SweepRow> rows = sweep(ctx, axis, values);
+  const size_t na = ctx.algorithms.size();
+  if (na == 0 || rows.empty()) {
+    c.notes.push_back("no algorithm selected");
+    return c;
+  }
+  std::vector<double> xs, theta_std, theta_fl;
+  std::map<sim::Algorithm, std::vector<double>> exact;
+  for (size_t k = 0; k < rows.size(); ++k) {
+    const SweepRow& r = rows[k];
+    if (k % na == 0) {
+      xs.push_back(static_cast<double>(r.value));
+      theta_std.push_back(r.theta_standard);
+      theta_fl.push_back(r.theta_flash);
+    }
+    exact[r.result.algorithm].push_back(r.result.ok() ? static_cast<double>(r.result.total.level(sim::Level::HBM).bytes())
+                                                      : kNaN);
+  }
+  for (sim::Algorithm a : ctx.algorithms) {
+    Series s;
+    s.name = std::string(sim::algorithm_info(a).title) + ", simulated";
+    s.x = xs;
+    s.y = exact[a];
+    s.color = algorithm_color(a);
+    s.marker = algorithm_marker(a);
+    c.series.push_back(std::move(s));
+  }
+  auto fitted = [&](sim::Algorithm a, const std::vector<double>& theta) {
+    auto it = exact.find(a);
+    return it == exact.end() ? 0.0 : fitted_constant(it->second, theta);
+  };
+  const bool has_std = exact.count(sim::Algorithm::standard) > 0;
+  const double c_std = fitted(has_std ? sim::Algorithm::standard : ctx.algorithms.front(), theta_std);
+  const double c_fl = fitted(exact.count(sim::Algorithm::fa1) ? sim::Algorithm::fa1 : sim::Algorithm::fa2, theta_fl);
+  auto theta_series = [&](const std::string& name, const std::vector<double>& theta, double k, Dash dash) {
+    Series s;
+    s.name = name + ", c = " + format_tick(k, TickFormat::plain);
+    s.x = xs;
+    for (double t : theta) s.y.push_back(k > 0 ? k * t : kNaN);
+    s.style = SeriesStyle::line;
+    s.marker = MarkerShape::none;
+    s.dash = dash;
+    s.width = 1.5;
+    s.color = {140, 140, 140, 255};
+    return s;
+  };
+  if (c_std > 0) c.series.push_back(theta_series("Θ(Nd + N²)", theta_std, c_std, Dash::dashed));
+  if (c_fl > 0) c.series.push_back(theta_series("Θ(N²d²/M)", theta_fl, c_fl, Dash::dotted));
+  c.ref_lines.push_back(current_line(ctx, axis));
+  note_errors(rows, axis, c.notes);
+  c.notes.push_back("Θ curves: the paper's bounds with the constant c fitted through standard and FA1 at the largest point");
+  return c;
+}
+
+ChartSpec ai_vs_n_chart(const ChartContext& ctx, const std::vector<sim::i64>* values) {
+  ChartSpec c;
+  c.id = "ai-vs-n";
+  c.title = "Arithmetic intensity vs N";
+  c.subtitle = subtitle_of(ctx);
+  c.x = sweep_axis(SweepAxis::seq);
+  c.y = {"arithmetic intensity (FLOP/byte)", Scale::log10, TickFormat::plain, {}, {}, false};
+  const std::vector<SweepRow> rows = sweep(ctx, SweepAxis::seq, values);
+  std::map<sim::Algorithm, Series> by;
+  for (sim::Algorithm a : ctx.algorithms) {
+    Series& s = by[a];
+    s.name = sim::algorithm_info(a).title;
+    s.color = algorithm_color(a);
+    s.marker = algorithm_marker(a);
+  }
+  for (const SweepRow& r : rows) {
+    Series& s = by[r.result.algorithm];
+    s.x.push_back(static_cast<double>(r.value));
+    s.y.push_back(r.result.ok() ? r.roof.ai : kNaN);
+  }
+  for (sim::Algorithm a : ctx.algorithms) c.series.push_back(std::move(by[a]));
+  const sim::ComputeUnit unit = unit_of(ctx.problem);
+  const double ridge = ridge_point(ctx.hw.peak(ctx.problem.dtype, unit), ctx.hw.hbm_bandwidth);
+  if (ridge > 0)
+    c.ref_lines.push_back({false, ridge,
+                           "ridge " + format_tick(ridge, TickFormat::plain) + " FLOP/B (" +
+                               dtype_unit_label(ctx.problem.dtype, unit) + "): above it, compute-bound",
+                           {200, 60, 40, 255}, Dash::dashed, 2.0, std::nullopt});
+  c.ref_lines.push_back(current_line(ctx, SweepAxis::seq));
+  note_errors(rows, SweepAxis::seq, c.notes);
+  c.notes.push_back("AI = exact FLOPs (matmul + softmax) / simulated HBM bytes");
+  return c;
+}
+
+// ---- dispatch -------------------------------------------------------------------
+
+const std::vector<std::string>& chart_ids() {
+  static const std::vector<std::string> ids{"roofline",     "io-vs-n",      "io-vs-m",       "io-vs-d",
+                                            "ai-vs-n",      "bench-time",   "bench-tflops",  "bench-memory",
+                                            "bench-speedup", "bench-heatmap"};
+  return ids;
+}
+
+bool is_bench_chart(const std::string& id) { return id.rfind("bench-", 0) == 0; }
+
+ChartSpec build_chart(const std::string& id, const ChartContext& ctx, const BenchResults* results,
+                      const std::string& kernel, const std::string& baseline, const BenchFilter* filter) {
+  if (is_bench_chart(id) && !results)
+    throw std::invalid_argument("chart '" + id + "' draws measured results: give --results FILE (written by flashlab bench)");
+  if (id == "roofline") return roofline_chart(ctx, results);
+  if (id == "io-vs-n") return io_chart(ctx, SweepAxis::seq);
+  if (id == "io-vs-m") return io_chart(ctx, SweepAxis::sram);
+  if (id == "io-vs-d") return io_chart(ctx, SweepAxis::head_dim);
+  if (id == "ai-vs-n") return ai_vs_n_chart(ctx);
+  if (id == "bench-time") return bench_metric_chart(*results, BenchMetric::time, filter);
+  if (id == "bench-tflops") return bench_metric_chart(*results, BenchMetric::tflops, filter);
+  if (id == "bench-memory") return bench_metric_chart(*results, BenchMetric::memory, filter);
+  if (id == "bench-speedup") return bench_speedup_chart(*results, baseline, filter);
+  if (id == "bench-heatmap") return bench_heatmap_chart(*results, kernel, filter);
+  std::string all;
+  for (const std::string& k : chart_ids()) all += (all.empty() ? "" : ", ") + k;
+  throw std::invalid_argument("unknown chart '" + id + "' (expected one of " + all + ")");
+}
+
+}  // namespace flashlab::analysis

@@ -1,0 +1,243 @@
+// flashlab bench: the kernel ladder on the GPU — every kernel on every point of
+// a grid of problems (flags or a named sweep), checked against fp64 and timed;
+// a table on stdout, CSV and JSON on request (analysis/bench_results).
+#include <iostream>
+#include <sstream>
+
+#include "commands.hpp"
+#include "common.hpp"
+#include "flashlab/analysis/bench_results.hpp"
+#include "flashlab/analysis/csv.hpp"
+#include "flashlab/analysis/report.hpp"
+#include "flashlab/kernels/bench_grid.hpp"
+#include "flashlab/kernels/printers.hpp"
+#include "flashlab/kernels/runner.hpp"
+
+namespace flashlab::cli {
+namespace {
+
+using kernels::BenchAxes;
+
+std::vector<std::string> split(const std::string& list) {
+  std::vector<std::string> out;
+  std::string item;
+  std::istringstream s(list);
+  while (std::getline(s, item, ',')) out.push_back(item);
+  if (!list.empty() && list.back() == ',') out.emplace_back();
+  return out;
+}
+
+std::vector<sim::i64> size_list(const std::string& flag, const std::string& list) {
+  std::vector<sim::i64> out;
+  for (const std::string& item : split(list)) out.push_back(parse_positive(flag, item));
+  if (out.empty()) throw UsageError(flag + ": empty list");
+  return out;
+}
+
+class BenchCommand : public Command {
+ public:
+  void setup(CLI::App& root) override {
+    app = root.add_subcommand("bench", "run the CUDA kernels: check against fp64, time, measure memory");
+    app->add_option("--kernels", kernels_, "comma list of registry ids (flashlab bench --list), default: all");
+    app->add_option("--sweep", sweep_, "a named sweep of assets/sweeps (flashlab bench --list-sweeps) or a JSON file; "
+                                       "the flags below override its axes");
+    app->add_option("-b,--batch", batch_, "batch sizes B, comma list (default 16)");
+    app->add_option("--tokens", tokens_, "tokens per batch: B = tokens / N (instead of --batch)");
+    app->add_option("-n,--seq", seq_, "sequence lengths N, comma list (suffixes: 16K; default 1024)");
+    app->add_option("--seq-kv", seq_kv_, "key/value lengths (default: N; non-causal only)");
+    app->add_option("--heads", heads_, "heads H, comma list (default 16)");
+    app->add_option("-d,--head-dim", head_dim_, "head dims d, comma list (default 64)");
+    app->add_option("--emb-dim", emb_dim_, "embedding dims H·d, comma list (with --heads or --head-dim; all three when they agree)");
+    app->add_option("--causal", causal_, "no | yes | both (default no)");
+    app->add_option("--dtype", dtype_, "comma list of fp16, bf16, fp32 (default fp16)");
+    app->add_option("--repeats", repeats_, "timed runs per case, at least 10 (more for short kernels)")
+        ->capture_default_str();
+    app->add_option("--warmup", warmup_, "untimed runs before timing")->capture_default_str();
+    app->add_flag("--no-l2-flush", no_flush_, "do not flush L2 between timed runs (warm-cache numbers)");
+    app->add_flag("--check-only", check_only_, "run each case once and check it; no timing");
+    app->add_option("--check", check_, "fp64 check: sampled (rows/heads within a FLOP budget) | full | off")
+        ->capture_default_str();
+    app->add_option("--tiles", tiles_, "default | paper (B_c = ⌈M/4d⌉, B_r = min(B_c, d), M = the device's "
+                                       "shared memory per SM) for fa1, fa2")
+        ->capture_default_str();
+    app->add_option("--br", br_, "B_r for fa1, fa2 (with --bc)");
+    app->add_option("--bc", bc_, "B_c for fa1, fa2 (with --br)");
+    app->add_option("--mem-limit", mem_limit_, "refuse allocations of a case above BYTES (e.g. 15GiB: a T4's memory)");
+    app->add_option("--input-scale", input_scale_, "inputs are N(0, s²)")->capture_default_str();
+    app->add_option("--seed", seed_, "seed of the inputs")->capture_default_str();
+    app->add_option("--csv", csv_, "write the results as CSV to FILE");
+    app->add_option("--json", json_, "write the results as JSON to FILE");
+    app->add_flag("--quiet", quiet_, "no progress lines on stderr");
+    app->add_flag("--list", list_, "list the kernels of the registry and exit");
+    app->add_flag("--list-sweeps", list_sweeps_, "list the named sweeps and exit");
+  }
+
+  int run() override {
+    if (list_) {
+      std::cout << kernels::registry_table();
+      return 0;
+    }
+    if (list_sweeps_) return print_sweeps();
+
+    BenchAxes axes;
+    std::optional<sim::i64> sweep_mem_limit;
+    if (!sweep_.empty()) {
+      try {
+        const kernels::SweepFile s = kernels::load_sweep(sweep_);
+        axes = s.axes;
+        sweep_mem_limit = s.mem_limit_bytes;
+        if (!quiet_) std::cerr << "sweep " << s.name << ": " << s.title << "\n";
+      } catch (const std::exception& e) {
+        throw UsageError(std::string("--sweep: ") + e.what());
+      }
+    }
+    override_axes(axes);
+    std::vector<const kernels::KernelInfo*> selected;
+    std::vector<sim::AttentionProblem> problems;
+    try {
+      selected = kernels::select_kernels(axes.kernels);
+      problems = kernels::expand_axes(axes);
+    } catch (const std::invalid_argument& e) {
+      throw UsageError(e.what());
+    }
+    kernels::RunOptions o = options();
+    if (!mem_limit_.empty()) o.mem_limit_bytes = parse_positive("--mem-limit", mem_limit_);
+    else if (sweep_mem_limit) o.mem_limit_bytes = *sweep_mem_limit;
+
+    // Everything the user typed is valid; now the device.
+    std::unique_ptr<kernels::Backend> backend;
+    try {
+      backend = kernels::open_cuda_backend();
+    } catch (const kernels::NoDevice& e) {
+      throw UsageError(e.what());
+    }
+    kernels::Progress progress;
+    if (!quiet_)
+      progress = [](std::size_t done, std::size_t total, const analysis::BenchRow& r) {
+        std::cerr << "[" << done << "/" << total << "] " << r.kernel << " " << sim::describe(r.problem) << ": "
+                  << analysis::to_string(r.status);
+        if (r.status == analysis::RunStatus::ok && r.repeats > 0)
+          std::cerr << " " << analysis::fixed(r.time_ms_median, 4) << " ms, " << analysis::fixed(r.tflops, 1)
+                    << " TFLOP/s";
+        else if (!r.reason.empty())
+          std::cerr << " (" << r.reason << ")";
+        std::cerr << "\n";
+      };
+    const analysis::BenchResults results = kernels::run_bench(*backend, selected, problems, o, progress);
+    std::cout << kernels::bench_table(results);
+    write(csv_, "--csv", analysis::bench_to_csv(results));
+    write(json_, "--json", analysis::bench_to_json(results));
+
+    std::size_t failed = 0;
+    for (const analysis::BenchRow& r : results.rows) failed += r.status == analysis::RunStatus::failed ? 1 : 0;
+    if (failed > 0) {
+      std::cerr << "flashlab: " << failed << " case(s) failed (see the table)\n";
+      return 1;
+    }
+    return 0;
+  }
+
+ private:
+  int print_sweeps() {
+    const std::vector<std::string> names = kernels::list_sweeps();
+    if (names.empty()) throw UsageError("no sweeps found (looked in '" + kernels::sweeps_dir() + "'; set FLASHLAB_ASSETS)");
+    analysis::TextTable t({"sweep", "title", "points"});
+    for (const std::string& n : names) {
+      try {
+        const kernels::SweepFile s = kernels::load_sweep(n);
+        t.add({n, s.title, std::to_string(kernels::expand_axes(s.axes).size())});
+      } catch (const std::exception& e) {
+        t.add({n, std::string("ERROR: ") + e.what(), ""});
+      }
+    }
+    std::cout << t.str();
+    return 0;
+  }
+
+  void override_axes(BenchAxes& a) const {
+    if (!kernels_.empty()) a.kernels = split(kernels_);
+    if (!batch_.empty()) {
+      a.batch = size_list("--batch", batch_);
+      a.tokens.clear();
+    }
+    if (!tokens_.empty()) {
+      a.tokens = size_list("--tokens", tokens_);
+      if (batch_.empty()) a.batch.clear();
+    }
+    if (!seq_.empty()) a.seq = size_list("--seq", seq_);
+    if (!seq_kv_.empty()) a.seq_kv = size_list("--seq-kv", seq_kv_);
+    // Heads, head dim and embedding dim constrain each other: a flag replaces
+    // the sweep's pair rather than joining it.
+    if (!heads_.empty() || !head_dim_.empty() || !emb_dim_.empty()) {
+      a.heads = heads_.empty() ? std::vector<sim::i64>{} : size_list("--heads", heads_);
+      a.head_dim = head_dim_.empty() ? std::vector<sim::i64>{} : size_list("--head-dim", head_dim_);
+      a.emb_dim = emb_dim_.empty() ? std::vector<sim::i64>{} : size_list("--emb-dim", emb_dim_);
+    }
+    if (!causal_.empty()) {
+      if (causal_ == "no") a.causal = {false};
+      else if (causal_ == "yes") a.causal = {true};
+      else if (causal_ == "both") a.causal = {false, true};
+      else throw UsageError("--causal: expected no, yes or both (got '" + causal_ + "')");
+    }
+    if (!dtype_.empty()) {
+      a.dtypes.clear();
+      for (const std::string& t : split(dtype_)) {
+        const auto dt = sim::parse_dtype(t);
+        if (!dt) throw UsageError("--dtype: unknown dtype '" + t + "' (expected fp16, bf16 or fp32)");
+        a.dtypes.push_back(*dt);
+      }
+    }
+  }
+
+  kernels::RunOptions options() const {
+    kernels::RunOptions o;
+    if (repeats_ < 10)
+      throw UsageError("--repeats: at least 10 timed runs (got " + std::to_string(repeats_) +
+                       "; a median of fewer is noise — use --check-only to skip timing)");
+    if (warmup_ < 0) throw UsageError("--warmup: must be 0 or more");
+    o.repeats = check_only_ ? 0 : repeats_;
+    o.warmup = warmup_;
+    o.l2_flush = !no_flush_;
+    if (check_ == "sampled") o.check = kernels::CheckMode::sampled;
+    else if (check_ == "full") o.check = kernels::CheckMode::full;
+    else if (check_ == "off") o.check = kernels::CheckMode::off;
+    else throw UsageError("--check: expected sampled, full or off (got '" + check_ + "')");
+    if (!(input_scale_ > 0) || input_scale_ > 1e4)
+      throw UsageError("--input-scale: expected a positive number up to 10000");
+    o.input_scale = input_scale_;
+    o.seed = seed_;
+    if (br_.empty() != bc_.empty()) throw UsageError("--br and --bc go together (give both or neither)");
+    if (!br_.empty()) {
+      if (tiles_ != "default") throw UsageError("--tiles and --br/--bc are alternatives (give one)");
+      o.tiles.rule = kernels::TileRule::explicit_tiles;
+      o.tiles.tiles = {parse_positive("--br", br_), parse_positive("--bc", bc_)};
+    } else if (tiles_ == "paper") {
+      o.tiles.rule = kernels::TileRule::paper;
+    } else if (tiles_ != "default") {
+      throw UsageError("--tiles: expected default or paper (got '" + tiles_ + "'); explicit tiles are --br and --bc");
+    }
+    return o;
+  }
+
+  static void write(const std::string& path, const std::string& flag, const std::string& contents) {
+    if (path.empty()) return;
+    try {
+      analysis::write_file_atomic(path, contents);
+    } catch (const std::exception& e) {
+      throw UsageError(flag + ": " + e.what());
+    }
+  }
+
+  std::string kernels_, sweep_, batch_, tokens_, seq_, seq_kv_, heads_, head_dim_, emb_dim_, causal_, dtype_;
+  std::string check_ = "sampled", tiles_ = "default", br_, bc_, mem_limit_, csv_, json_;
+  int repeats_ = 20, warmup_ = 3;
+  double input_scale_ = 1.0;
+  std::uint64_t seed_ = 0x5eed;
+  bool no_flush_ = false, check_only_ = false, quiet_ = false, list_ = false, list_sweeps_ = false;
+};
+
+}  // namespace
+
+std::unique_ptr<Command> make_bench_command() { return std::make_unique<BenchCommand>(); }
+
+}  // namespace flashlab::cli

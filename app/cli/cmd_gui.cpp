@@ -1,0 +1,103 @@
+// flashlab gui: the FlashLab window, and `flashlab` with no arguments (the GUI
+// when a display exists and the GUI is built, the headless comparison otherwise).
+#include <cstdlib>
+#include <iostream>
+
+#include "commands.hpp"
+#include "common.hpp"
+
+#ifdef FLASHLAB_WITH_GUI
+#include "gui.hpp"
+#endif
+
+namespace flashlab::cli {
+namespace {
+
+[[maybe_unused]] bool display_present() {  // unused when the GUI is not built
+  const char* x = std::getenv("DISPLAY");
+  const char* w = std::getenv("WAYLAND_DISPLAY");
+  return (x && *x) || (w && *w);
+}
+
+class GuiCommand : public Command {
+ public:
+  void setup(CLI::App& root) override {
+    app = root.add_subcommand("gui", "open the FlashLab window: step-through tiling, counters, plots, benchmarks");
+    app->add_option("--frames", frames_, "draw N frames, then exit (0: until the window is closed)")->capture_default_str();
+    app->add_option("--screenshot", screenshot_, "after the last frame, write the window as PNG (default 5 frames)");
+    app->add_option("--screenshot-panel", panel_, "crop the screenshot to one panel: controls, tiling, counters, plots, concepts");
+    app->add_option("--ui-scale", scale_, "UI scale 1.0 to 3.0 (projectors: 1.5 to 2)");
+    app->add_option("--scenario", scenario_, "a scenario JSON (assets/scenarios/*.json)");
+    app->add_flag("--stats", stats_, "print one JSON object: frames, median_frame_ms, p95_frame_ms, ...");
+    app->add_option("--width", width_, "window width in pixels")->capture_default_str();
+    app->add_option("--height", height_, "window height in pixels")->capture_default_str();
+    app->add_flag("--fullscreen", fullscreen_, "start full screen (F11 toggles)");
+    app->add_option("--random-walk", walk_seed_, "testing: random input every frame from this seed");
+  }
+
+  int run() override {
+#ifndef FLASHLAB_WITH_GUI
+    throw UsageError("this flashlab was built without the GUI (FLASHLAB_GUI=OFF, or GLFW/OpenGL/ImGui missing at "
+                     "configure time); the CLI works: try 'flashlab compare'");
+#else
+    if (frames_ < 0) throw UsageError("--frames must be 0 or more");
+    if (!screenshot_.empty()) {
+      const auto dot = screenshot_.find_last_of('.');
+      std::string ext = dot == std::string::npos ? "" : screenshot_.substr(dot);
+      for (char& c : ext) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      if (ext != ".png") throw UsageError("--screenshot: '" + screenshot_ + "' must end in .png");
+      if (frames_ == 0) frames_ = 5;
+    }
+    if (!panel_.empty() && panel_ != "controls" && panel_ != "tiling" && panel_ != "counters" && panel_ != "plots" &&
+        panel_ != "concepts")
+      throw UsageError("--screenshot-panel: '" + panel_ + "' is not one of controls, tiling, counters, plots, concepts");
+    if (scale_ != 0 && !(scale_ >= 1.0 && scale_ <= 3.0)) throw UsageError("--ui-scale must be between 1.0 and 3.0");
+    if (width_ < 320 || width_ > 8192 || height_ < 240 || height_ > 8192)
+      throw UsageError("--width/--height out of range (320×240 to 8192×8192)");
+    if (!display_present())
+      throw UsageError("no display: DISPLAY and WAYLAND_DISPLAY are unset (on a server, run under xvfb-run)");
+    gui::Options o;
+    o.frames = frames_;
+    o.screenshot = screenshot_;
+    o.screenshot_panel = panel_;
+    o.ui_scale = scale_;
+    o.scenario = scenario_;
+    o.stats = stats_;
+    o.width = width_;
+    o.height = height_;
+    o.fullscreen = fullscreen_;
+    if (!walk_seed_.empty()) {
+      const auto v = sim::parse_size(walk_seed_);
+      if (!v) throw UsageError("--random-walk: '" + walk_seed_ + "' is not a whole number");
+      o.random_walk = static_cast<std::uint64_t>(*v);
+    }
+    const gui::RunResult r = gui::run(o);
+    if (r.exit_code != 0) throw UsageError(r.error);
+    return 0;
+#endif
+  }
+
+ private:
+  int frames_ = 0, width_ = 1600, height_ = 1000;
+  std::string screenshot_, panel_, scenario_, walk_seed_;
+  double scale_ = 0;
+  bool stats_ = false, fullscreen_ = false;
+};
+
+}  // namespace
+
+std::unique_ptr<Command> make_gui_command() { return std::make_unique<GuiCommand>(); }
+
+int run_main_job() {
+#ifdef FLASHLAB_WITH_GUI
+  if (display_present()) {
+    const gui::RunResult r = gui::run(gui::Options{});
+    if (r.exit_code == 0) return 0;
+    if (!r.no_window) throw UsageError(r.error);
+    std::cerr << "flashlab: note: " << r.error << "; printing the comparison instead\n";
+  }
+#endif
+  return run_default_comparison();
+}
+
+}  // namespace flashlab::cli

@@ -1,0 +1,200 @@
+// The one state of the application: what the controls edit (Inputs), what the
+// model made of them (Model, recomputed only when an input changes), where the
+// step-through is (Playback and each algorithm's Cursor), and view settings.
+// Panels are free functions taking AppState&.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "bench_backend.hpp"
+#include "flashlab/analysis/bench_results.hpp"
+#include "flashlab/analysis/chart.hpp"
+#include "flashlab/analysis/chart_builders.hpp"
+#include "flashlab/analysis/roofline.hpp"
+#include "flashlab/sim.hpp"
+#include "flashlab/sim/online_softmax.hpp"
+
+namespace flashlab::gui {
+
+using sim::i64;
+
+enum class Lockstep { progress, block };
+
+// Typed values are kept as text so that a half-typed or invalid value can be
+// shown next to the reason it is refused, never silently replaced.
+struct Inputs {
+  sim::Algorithm algo_a = sim::Algorithm::fa1;
+  sim::Algorithm algo_b = sim::Algorithm::fa2;
+  bool compare = true;  // two algorithms side by side in lockstep
+  std::string seq = "1024", batch = "1", heads = "1", head_dim = "64";
+  bool causal = false;
+  sim::DType dtype = sim::DType::fp16;
+  bool sram_override = false;
+  std::string sram = "96KiB";
+  bool manual_tiles = false;
+  std::string br = "64", bc = "64";
+  std::string hw_preset = "A100-PCIe-80GB";
+  bool use_hw_file = false;
+  std::string hw_file;
+  Lockstep lockstep = Lockstep::progress;
+
+  bool operator==(const Inputs& o) const;
+  bool operator!=(const Inputs& o) const { return !(*this == o); }
+};
+
+// One recent event of the schedule, for the transfer log.
+struct EventLine {
+  i64 position = 0;  // 1-based index in the stream
+  sim::TileEvent event;
+};
+
+// What the tiling view needs about one cursor position, derived when the
+// cursor moves (not while drawing).
+struct TilingSnapshot {
+  i64 position = -1;
+  sim::Cursor::Where where;
+  int phase = 0;                   // pass of the materialising algorithms
+  i64 cur_i = -1, cur_j = -1;      // block being visited (-1: none)
+  std::vector<i64> done_cols;      // per row block: visited column blocks finished (a prefix in j)
+  std::vector<EventLine> recent;   // the last events up to the cursor, newest last
+  sim::Counters cumulative;        // all heads, to the cursor
+  bool cumulative_overflow = false;
+  double ai_now = 0, time_bound_now_s = 0;  // of the cumulative counters (analysis/)
+  analysis::Series ai_marker;  // (N, AI so far) over the AI-vs-N chart while stepping
+  // Online softmax of the current row block (flash algorithms).
+  bool has_softmax = false;
+  sim::OnlineSoftmaxState softmax;
+  i64 softmax_visits_total = 0;
+};
+
+struct AlgoView {
+  sim::Algorithm algo = sim::Algorithm::fa2;
+  sim::SimResult result;
+  analysis::RooflineEstimate roof;
+  std::unique_ptr<sim::Schedule> schedule;   // owned here: cursors keep a reference
+  std::unique_ptr<sim::Cursor> cursor;
+  std::unique_ptr<sim::Cursor> scratch;      // for the recent-event log
+  std::unique_ptr<sim::OnlineSoftmax> softmax;
+  TilingSnapshot snap;
+};
+
+struct Charts {
+  analysis::ChartSpec roofline, io_n, io_m, io_d, ai_n;
+  analysis::ChartSpec bench_time, bench_tflops, bench_memory, bench_speedup, bench_heatmap;
+};
+
+struct Model {
+  bool valid = false;
+  std::vector<std::string> errors;  // why nothing is shown (red status line)
+  std::vector<std::string> notes;   // findings that are not errors
+  sim::AttentionProblem problem;
+  sim::HardwareModel hw;
+  sim::SimOptions options;
+  i64 sram_bytes = 0;
+  double theta_standard_bytes = 0, theta_flash_bytes = 0;  // the paper's bounds, constant 1
+  std::vector<AlgoView> algos;      // 1, or 2 in compare mode
+  Charts charts;
+  std::uint64_t generation = 0;     // bumps at every recompute
+  double recompute_ms = 0;
+};
+
+struct Playback {
+  bool playing = false;
+  double events_per_s = 8;
+  double carry = 0;  // fractional events owed from earlier frames
+};
+
+enum class PlotTab {
+  roofline, io_n, io_m, io_d, ai_n, bench_time, bench_tflops, bench_memory, bench_speedup, bench_heatmap, bench_panel,
+  counters  // only on narrow layouts, where the counters panel joins the tabs
+};
+inline constexpr int kPlotTabCount = 12;
+const char* plot_tab_id(PlotTab t);    // "roofline", "io-vs-n", ..., "bench"
+const char* plot_tab_title(PlotTab t);
+
+// A benchmark run on the worker thread; the UI reads it under the mutex.
+struct BenchJob {
+  std::thread worker;
+  std::mutex mutex;
+  std::atomic<bool> running{false}, cancel{false};
+  size_t done = 0, total = 0;  // under mutex
+  std::string status;          // under mutex
+  analysis::BenchResults partial;  // under mutex
+  bool finished = false;       // under mutex: results ready to take
+};
+
+struct BenchState {
+  bool have_results = false;
+  analysis::BenchResults results;
+  std::string results_path = "bench.json";
+  std::string source;            // where the results came from
+  std::string error;             // last open/run error
+  std::vector<std::string> kernel_ids;  // for the heatmap/baseline pickers
+  int heatmap_kernel = 0, baseline_kernel = -1;
+  analysis::BenchFilter filter;     // which configuration the bench charts show
+  analysis::BenchValues values;     // what the pickers offer
+  int selected_sweep = 0;
+  std::vector<BenchSweepEntry> sweeps;  // read once; "refresh" reads again
+  bool sweeps_loaded = false;
+  std::vector<size_t> order;     // results rows in table order
+  bool order_dirty = true;
+  BenchJob job;
+};
+
+struct ViewState {
+  double ui_scale = 1.0;
+  double pending_ui_scale = 0;  // applied between frames (the font atlas is rebuilt)
+  PlotTab tab = PlotTab::roofline;
+  bool force_tab = false;       // select `tab` on the next frame (keyboard, scenario)
+  bool show_concepts = false;
+  bool counters_in_tabs = false;  // narrow layout (set by the layout each frame)
+  bool hide_controls = false;     // the lecturer's full-width view (F9)
+  bool plots_large = false;       // the plots take most of the height (a student's report)
+  bool fullscreen = false;
+  bool toggle_fullscreen = false;
+  std::string export_dir = "flashlab-export";
+  std::string status;           // last action's message (exports, screenshots)
+  bool status_is_error = false;
+  bool screenshot_requested = false;
+  std::string screenshot_path;
+  std::string font_note;        // set when DejaVu could not be loaded
+};
+
+// Counts every number the GUI formats that was not finite, so that a test can
+// assert that no NaN or ∞ ever reached the screen.
+struct ScreenChecks {
+  i64 nonfinite = 0;
+  std::string first_nonfinite;  // where it happened
+};
+
+// A cursor move asked for before the model exists (scenario files).
+struct CursorRequest {
+  enum class Kind { none, fraction, position, block } kind = Kind::none;
+  double fraction = 0;
+  i64 position = 0, i = 0, j = 0;
+};
+
+struct AppState {
+  Inputs inputs;
+  CursorRequest cursor_request;
+  Inputs applied;        // what the model was last computed from
+  bool dirty = true;     // recompute before the next frame
+  Model model;
+  Playback playback;
+  ViewState view;
+  BenchState bench;
+  ScreenChecks checks;
+  std::uint64_t frame = 0;
+  // Panel rectangles of the last frame (screenshots of one panel, tests).
+  struct PanelRect { float x = 0, y = 0, w = 0, h = 0; };
+  PanelRect rect_controls, rect_tiling, rect_counters, rect_plots, rect_concepts;
+  std::vector<std::string> tabs_visited;  // plot tabs drawn at least once
+};
+
+}  // namespace flashlab::gui

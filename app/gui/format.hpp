@@ -1,0 +1,23 @@
+// Every number the GUI shows goes through these, so that none is printed as
+// "nan" or "inf": a non-finite value becomes "—" and is counted (tests assert
+// the count stays 0). Units are in the names.
+#pragma once
+
+#include <string>
+
+#include "app_state.hpp"
+
+namespace flashlab::gui {
+
+// Where non-finite values are counted; set once by the app.
+void set_screen_checks(ScreenChecks* checks);
+
+std::string fmt_bytes(double bytes, const char* where);   // "1.23 GB"  (decimal, as bandwidths are)
+std::string fmt_count(i64 v);                              // "1,234,567"
+std::string fmt_si(double v, const char* unit, const char* where);  // "312 TFLOP/s"
+std::string fmt_fixed(double v, int decimals, const char* where);
+std::string fmt_ms(double ms, const char* where);          // "0.123 ms", "12.3 s"
+// Running max m_i may legitimately be −∞ (no key folded in yet).
+std::string fmt_stat(double v, const char* where);
+
+}  // namespace flashlab::gui

@@ -1,0 +1,192 @@
+// The window layout, the status line and the keyboard.
+#include <GLFW/glfw3.h>
+#include <imgui.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "format.hpp"
+#include "model.hpp"
+#include "panels.hpp"
+#include "theme.hpp"
+
+namespace flashlab::gui {
+
+namespace {
+
+constexpr ImGuiWindowFlags kPanelFlags =
+    ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoResize | ImGuiWindowFlags_NoCollapse | ImGuiWindowFlags_NoSavedSettings |
+    ImGuiWindowFlags_NoBringToFrontOnFocus;
+
+struct Box {
+  float x, y, w, h;
+};
+
+struct Layout {
+  Box controls, tiling, counters, plots, status;
+  bool counters_in_tabs = false;
+};
+
+// Controls left, tiling middle, counters right, plots below, one status line.
+// Side panels keep a readable width (scaled). When the window is narrow for
+// its UI scale (a projector at 2×), the counters join the plot tabs and the
+// tiling view takes the whole width right of the controls.
+Layout compute_layout(ImVec2 display, float scale, bool hide_controls, bool plots_large) {
+  Layout L;
+  const float W = std::max(display.x, 200.0f), H = std::max(display.y, 200.0f);
+  const float status_h = ImGui::GetFrameHeight() + 6 * scale;
+  const float body_h = H - status_h;
+  L.counters_in_tabs = W / scale < 1250.0f;
+  // The tiling view is the heart of the lecture: more of the height when space is short.
+  const float top_h = std::floor(body_h * (plots_large ? 0.34f : L.counters_in_tabs ? 0.68f : 0.62f));
+  float left, right;
+  if (L.counters_in_tabs) {
+    left = std::min(std::clamp(W * 0.28f, 230.0f * scale, 330.0f * scale), W * 0.4f);
+    right = 0;
+  } else {
+    left = std::clamp(W * 0.21f, 250.0f * scale, 420.0f * scale);
+    right = std::clamp(W * 0.25f, 280.0f * scale, 470.0f * scale);
+    const float min_mid = 0.36f * W;
+    if (left + right > W - min_mid) {
+      const float k = (W - min_mid) / (left + right);
+      left *= k;
+      right *= k;
+    }
+  }
+  if (hide_controls) left = 0;
+  L.controls = {0, 0, std::floor(left), body_h};
+  L.tiling = {L.controls.w, 0, std::floor(W - left - right), top_h};
+  L.counters = {L.tiling.x + L.tiling.w, 0, W - L.tiling.x - L.tiling.w, top_h};
+  L.plots = {L.controls.w, top_h, W - L.controls.w, body_h - top_h};
+  L.status = {0, body_h, W, status_h};
+  return L;
+}
+
+void place(const Box& b) {
+  ImGui::SetNextWindowPos(ImVec2(b.x, b.y));
+  ImGui::SetNextWindowSize(ImVec2(std::max(b.w, 1.0f), std::max(b.h, 1.0f)));
+}
+
+AppState::PanelRect rect_of(const Box& b) { return {b.x, b.y, b.w, b.h}; }
+
+bool pressed(int glfw_key) { return ImGui::IsKeyPressed(glfw_key, true); }
+
+}  // namespace
+
+void draw_frame(AppState& s) {
+  // The fixed panels tile the window: their background is the clear colour
+  // (app.cpp), not one more full-screen layer of fill for the rasteriser.
+  ImGui::PushStyleColor(ImGuiCol_WindowBg, ImVec4(0, 0, 0, 0));
+  const float scale = static_cast<float>(s.view.ui_scale);
+  const Layout L = compute_layout(ImGui::GetIO().DisplaySize, scale, s.view.hide_controls, s.view.plots_large);
+  s.rect_controls = rect_of(L.controls);
+  s.rect_tiling = rect_of(L.tiling);
+  s.rect_counters = rect_of(L.counters);
+  s.rect_plots = rect_of(L.plots);
+
+  if (L.controls.w > 0) {
+    place(L.controls);
+    if (ImGui::Begin("Controls", nullptr, kPanelFlags)) panel_controls(s);
+    ImGui::End();
+  }
+  place(L.tiling);
+  if (ImGui::Begin("Tiling — step through the schedule", nullptr, kPanelFlags | ImGuiWindowFlags_NoScrollbar)) panel_tiling(s);
+  ImGui::End();
+  s.view.counters_in_tabs = L.counters_in_tabs;
+  if (!L.counters_in_tabs) {
+    place(L.counters);
+    if (ImGui::Begin("Counters", nullptr, kPanelFlags)) panel_counters(s);
+    ImGui::End();
+  }
+  place(L.plots);
+  if (ImGui::Begin("Plots", nullptr, kPanelFlags | ImGuiWindowFlags_NoTitleBar | ImGuiWindowFlags_NoScrollbar))
+    panel_plots(s);
+  ImGui::End();
+  place(L.status);
+  if (ImGui::Begin("##status", nullptr,
+                   kPanelFlags | ImGuiWindowFlags_NoTitleBar | ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse))
+    status_bar(s);
+  ImGui::End();
+  ImGui::PopStyleColor();
+  if (s.view.show_concepts) {
+    ImGui::SetNextWindowSize(ImVec2(560 * scale, 600 * scale), ImGuiCond_Appearing);
+    ImGui::SetNextWindowPos(ImVec2(L.tiling.x + 40 * scale, 40 * scale), ImGuiCond_Appearing);
+    if (ImGui::Begin("Concepts", &s.view.show_concepts, ImGuiWindowFlags_NoSavedSettings)) {
+      const ImVec2 p = ImGui::GetWindowPos(), z = ImGui::GetWindowSize();
+      s.rect_concepts = {p.x, p.y, z.x, z.y};
+      panel_concepts(s);
+    }
+    ImGui::End();
+  }
+}
+
+void status_bar(AppState& s) {
+  const Model& m = s.model;
+  ImVec4 col = color_note();
+  std::string text;
+  if (!m.valid) {
+    col = color_error();
+    text = "✕ " + (m.errors.empty() ? std::string("invalid inputs") : m.errors.front());
+  } else if (!s.view.status.empty()) {
+    col = s.view.status_is_error ? color_error() : color_good();
+    text = s.view.status;
+  } else if (!s.view.font_note.empty()) {
+    col = color_error();
+    text = s.view.font_note;
+  } else {
+    text = sim::describe(m.problem) + " on " + (m.hw.display_name.empty() ? m.hw.name : m.hw.display_name) +
+           ", M = " + sim::bytes_iec(static_cast<double>(m.sram_bytes));
+  }
+  ImGui::AlignTextToFramePadding();
+  ImGui::TextColored(col, "%s", text.c_str());
+  if (!m.valid && m.errors.size() > 1 && ImGui::IsItemHovered()) {
+    ImGui::BeginTooltip();
+    for (const std::string& e : m.errors) ImGui::TextUnformatted(e.c_str());
+    ImGui::EndTooltip();
+  }
+  // The key reminder, only where it does not cover the message.
+  const char* keys = "Space play · ←/→ step · Home/End · +/- speed · F9 controls · F11 full screen · F12 screenshot";
+  const float kw = ImGui::CalcTextSize(keys).x, tw = ImGui::CalcTextSize(text.c_str()).x;
+  const float W = ImGui::GetWindowWidth(), pad = ImGui::GetStyle().WindowPadding.x;
+  if (tw + kw + 4 * pad < W) {
+    ImGui::SameLine(W - kw - pad);
+    ImGui::TextColored(color_dim(), "%s", keys);
+  }
+}
+
+void handle_keys(AppState& s) {
+  const ImGuiIO& io = ImGui::GetIO();
+  if (io.WantTextInput) return;  // typing a value: the keys are the field's
+  if (io.KeyCtrl) {
+    if (pressed(GLFW_KEY_EQUAL) || pressed(GLFW_KEY_KP_ADD))
+      s.view.pending_ui_scale = std::min(3.0, s.view.ui_scale + 0.25);
+    if (pressed(GLFW_KEY_MINUS) || pressed(GLFW_KEY_KP_SUBTRACT))
+      s.view.pending_ui_scale = std::max(1.0, s.view.ui_scale - 0.25);
+    return;
+  }
+  if (pressed(GLFW_KEY_F11)) s.view.toggle_fullscreen = true;
+  if (pressed(GLFW_KEY_F9)) s.view.hide_controls = !s.view.hide_controls;
+  if (pressed(GLFW_KEY_F12)) request_screenshot(s, "");
+  if (!s.model.valid) return;
+  if (ImGui::IsKeyPressed(GLFW_KEY_SPACE, false)) {
+    s.playback.playing = !s.playback.playing;
+    const sim::Cursor& c = *s.model.algos[0].cursor;
+    if (s.playback.playing && c.position() >= c.size()) seek_primary(s, 0);  // play again from the start
+  }
+  if (pressed(GLFW_KEY_RIGHT)) {
+    s.playback.playing = false;
+    step_primary(s, io.KeyShift ? 10 : 1);
+  }
+  if (pressed(GLFW_KEY_LEFT)) {
+    s.playback.playing = false;
+    step_primary(s, io.KeyShift ? -10 : -1);
+  }
+  if (pressed(GLFW_KEY_HOME)) seek_primary(s, 0);
+  if (pressed(GLFW_KEY_END)) seek_primary(s, s.model.algos[0].cursor->size());
+  if (pressed(GLFW_KEY_EQUAL) || pressed(GLFW_KEY_KP_ADD))  // '+' is Shift+'=' on most layouts
+    s.playback.events_per_s = std::min(1e6, s.playback.events_per_s * 2);
+  if (pressed(GLFW_KEY_MINUS) || pressed(GLFW_KEY_KP_SUBTRACT))
+    s.playback.events_per_s = std::max(0.25, s.playback.events_per_s / 2);
+}
+
+}  // namespace flashlab::gui

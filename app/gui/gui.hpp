@@ -1,0 +1,31 @@
+// The FlashLab window: entry point for `flashlab gui` and for `flashlab` with a
+// display. Everything else in app/gui is internal to this library.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace flashlab::gui {
+
+struct Options {
+  int frames = 0;                // 0: until the window is closed
+  std::string screenshot;        // PNG of the whole window after the last frame
+  std::string screenshot_panel;  // crop the screenshot to one panel (controls, tiling, counters, plots, concepts)
+  double ui_scale = 0;           // 0: the scenario's, else 1.0
+  std::string scenario;          // JSON file (assets/scenarios/*.json)
+  bool stats = false;            // print one JSON object of frame times on stdout
+  std::optional<std::uint64_t> random_walk;  // test: random controls and input every frame, seeded
+  int width = 1600, height = 1000;
+  bool fullscreen = false;
+};
+
+struct RunResult {
+  int exit_code = 0;
+  std::string error;            // one line when exit_code != 0
+  bool no_window = false;       // no window could be opened (no display / no OpenGL 3.3)
+};
+
+RunResult run(const Options& options);
+
+}  // namespace flashlab::gui

@@ -1,0 +1,446 @@
+#include "model.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <limits>
+
+namespace flashlab::gui {
+
+bool Inputs::operator==(const Inputs& o) const {
+  return algo_a == o.algo_a && algo_b == o.algo_b && compare == o.compare && seq == o.seq && batch == o.batch &&
+         heads == o.heads && head_dim == o.head_dim && causal == o.causal && dtype == o.dtype &&
+         sram_override == o.sram_override && sram == o.sram && manual_tiles == o.manual_tiles && br == o.br &&
+         bc == o.bc && hw_preset == o.hw_preset && use_hw_file == o.use_hw_file && hw_file == o.hw_file &&
+         lockstep == o.lockstep;
+}
+
+const char* plot_tab_id(PlotTab t) {
+  switch (t) {
+    case PlotTab::roofline: return "roofline";
+    case PlotTab::io_n: return "io-vs-n";
+    case PlotTab::io_m: return "io-vs-m";
+    case PlotTab::io_d: return "io-vs-d";
+    case PlotTab::ai_n: return "ai-vs-n";
+    case PlotTab::bench_time: return "bench-time";
+    case PlotTab::bench_tflops: return "bench-tflops";
+    case PlotTab::bench_memory: return "bench-memory";
+    case PlotTab::bench_speedup: return "bench-speedup";
+    case PlotTab::bench_heatmap: return "bench-heatmap";
+    case PlotTab::bench_panel: return "bench";
+    case PlotTab::counters: return "counters";
+  }
+  return "?";
+}
+
+const char* plot_tab_title(PlotTab t) {
+  switch (t) {
+    case PlotTab::roofline: return "Roofline";
+    case PlotTab::io_n: return "HBM vs N";
+    case PlotTab::io_m: return "HBM vs M";
+    case PlotTab::io_d: return "HBM vs d";
+    case PlotTab::ai_n: return "AI vs N";
+    case PlotTab::bench_time: return "Time";
+    case PlotTab::bench_tflops: return "TFLOP/s";
+    case PlotTab::bench_memory: return "Memory";
+    case PlotTab::bench_speedup: return "Speed-up";
+    case PlotTab::bench_heatmap: return "Batch×N";
+    case PlotTab::bench_panel: return "Benchmarks";
+    case PlotTab::counters: return "Counters";
+  }
+  return "?";
+}
+
+bool shows_online_softmax(sim::Algorithm a) { return a == sim::Algorithm::fa1 || a == sim::Algorithm::fa2; }
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Beyond this many row blocks the done-prefix is kept for every k-th row only
+// (the view aggregates rows anyway), so a step stays cheap at any N.
+constexpr i64 kMaxPrefixRows = 4096;
+
+std::optional<i64> parse_positive(const char* what, const std::string& text, std::vector<std::string>& errors) {
+  const auto v = sim::parse_size(text);
+  if (!v) {
+    errors.push_back(std::string(what) + ": '" + text + "' is not a whole number (examples: 1024, 16K, 100KiB)");
+    return std::nullopt;
+  }
+  if (*v < 1) {
+    errors.push_back(std::string(what) + " must be at least 1 (got '" + text + "')");
+    return std::nullopt;
+  }
+  return v;
+}
+
+std::vector<sim::Algorithm> chart_algorithms(const Inputs& in) {
+  std::vector<sim::Algorithm> out;
+  for (sim::Algorithm a : sim::all_algorithms()) {
+    const bool chosen = a == in.algo_a || (in.compare && a == in.algo_b);
+    if (chosen || a == sim::Algorithm::standard || a == sim::Algorithm::fa1 || a == sim::Algorithm::fa2) out.push_back(a);
+  }
+  return out;
+}
+
+analysis::ChartSpec failed_chart(const std::string& id, const std::string& title, const std::string& why) {
+  analysis::ChartSpec c;
+  c.id = id;
+  c.title = title;
+  c.notes.push_back(why);
+  return c;
+}
+
+template <class F>
+analysis::ChartSpec guarded(const std::string& id, const std::string& title, F&& build) {
+  try {
+    return build();
+  } catch (const std::exception& e) {
+    return failed_chart(id, title, std::string("cannot draw: ") + e.what());
+  }
+}
+
+void build_model_charts(AppState& s, Model& m) {
+  analysis::ChartContext ctx;
+  ctx.problem = m.problem;
+  ctx.hw = m.hw;
+  ctx.options = m.options;
+  ctx.algorithms = chart_algorithms(s.inputs);
+  const analysis::BenchResults* measured = s.bench.have_results ? &s.bench.results : nullptr;
+  Charts& c = m.charts;
+  c.roofline = guarded("roofline", "Roofline", [&] { return analysis::roofline_chart(ctx, measured); });
+  c.io_n = guarded("io-vs-n", "HBM accesses vs N", [&] { return analysis::io_chart(ctx, analysis::SweepAxis::seq); });
+  c.io_m = guarded("io-vs-m", "HBM accesses vs M", [&] { return analysis::io_chart(ctx, analysis::SweepAxis::sram); });
+  c.io_d = guarded("io-vs-d", "HBM accesses vs d", [&] { return analysis::io_chart(ctx, analysis::SweepAxis::head_dim); });
+  c.ai_n = guarded("ai-vs-n", "Arithmetic intensity vs N", [&] { return analysis::ai_vs_n_chart(ctx); });
+}
+
+void invalid_charts(Model& m) {
+  const std::string why = "no chart: " + (m.errors.empty() ? std::string("the inputs are invalid") : m.errors.front());
+  m.charts.roofline = failed_chart("roofline", "Roofline", why);
+  m.charts.io_n = failed_chart("io-vs-n", "HBM accesses vs N", why);
+  m.charts.io_m = failed_chart("io-vs-m", "HBM accesses vs M", why);
+  m.charts.io_d = failed_chart("io-vs-d", "HBM accesses vs d", why);
+  m.charts.ai_n = failed_chart("ai-vs-n", "Arithmetic intensity vs N", why);
+}
+
+// Blocks whose visit is finished before the cursor: (o, k) below `upto` in the
+// schedule's order, for the current pass of a multi-pass algorithm.
+struct DoneOrder {
+  const sim::Schedule* s = nullptr;
+  bool rows_outer = true;
+  i64 phase_start = 0;  // first outer iteration of the current pass (rows-outer)
+  i64 upto_o = -1, upto_k = 0;
+  bool all = false, none = true;
+
+  bool done(i64 i, i64 j) const {
+    const auto [o0, k] = s->locate_block(i, j);
+    if (o0 < 0) return false;
+    const i64 o = o0 + phase_start;
+    return o < upto_o || (o == upto_o && k < upto_k);
+  }
+  // Visited column blocks of row i finished before the cursor: a prefix in j.
+  i64 prefix(i64 i, const sim::TileGrid& g) const {
+    if (none) return 0;
+    const i64 visitable = s->problem().causal && !skips_nothing() ? g.last_col(i) + 1 : g.T_c;
+    if (all) return visitable;
+    i64 lo = 0, hi = visitable;  // done(i, j) for j < answer
+    while (lo < hi) {
+      const i64 mid = lo + (hi - lo) / 2;
+      if (done(i, mid)) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  }
+  bool skips_nothing() const {  // the materialising algorithms compute every block
+    return s->algorithm() == sim::Algorithm::standard || s->algorithm() == sim::Algorithm::pytorch;
+  }
+};
+
+DoneOrder done_order(const sim::Schedule& s, const sim::Cursor::Where& w) {
+  DoneOrder d;
+  d.s = &s;
+  d.rows_outer = s.algorithm() != sim::Algorithm::fa1;
+  using P = sim::Cursor::Part;
+  switch (w.part) {
+    case P::start:
+    case P::prologue: return d;
+    case P::epilogue:
+      d.none = false;
+      d.all = true;
+      return d;
+    case P::outer_begin: d.upto_o = w.outer, d.upto_k = 0; break;
+    case P::visit: d.upto_o = w.outer, d.upto_k = w.visit; break;
+    case P::outer_end: d.upto_o = w.outer, d.upto_k = std::numeric_limits<i64>::max(); break;
+  }
+  d.none = false;
+  if (d.rows_outer && w.outer >= 0 && s.visit_count(w.outer) > 0)
+    d.phase_start = w.outer - s.visit_block(w.outer, 0).first;
+  return d;
+}
+
+// New online-softmax work per algorithm per frame (multiply-adds): a jump at a
+// large N is finished over a few frames instead of stalling one.
+constexpr i64 kSoftmaxBudget = 2'000'000;
+
+// The pseudocode line at which the current visit has updated m_i (and ℓ_i).
+int softmax_update_line(sim::Algorithm a) { return a == sim::Algorithm::fa1 ? 11 : 9; }
+
+}  // namespace
+
+void refresh_snapshot(AppState& s, AlgoView& v) {
+  if (!v.cursor) return;
+  const sim::Cursor& c = *v.cursor;
+  const sim::Schedule& sch = *v.schedule;
+  const sim::TileGrid& g = sch.grid();
+  TilingSnapshot& snap = v.snap;
+  snap.position = c.position();
+  snap.where = c.where();
+  using P = sim::Cursor::Part;
+  snap.phase = snap.where.outer >= 0 ? sch.phase_of(snap.where.outer) : (snap.where.part == P::epilogue ? 99 : 0);
+  snap.cur_i = snap.where.part == P::visit ? snap.where.i : -1;
+  snap.cur_j = snap.where.part == P::visit ? snap.where.j : -1;
+
+  const DoneOrder order = done_order(sch, snap.where);
+  const i64 stride = std::max<i64>(1, (g.T_r + kMaxPrefixRows - 1) / kMaxPrefixRows);
+  snap.done_cols.resize(static_cast<size_t>((g.T_r + stride - 1) / stride));
+  for (size_t k = 0; k < snap.done_cols.size(); ++k) snap.done_cols[k] = order.prefix(static_cast<i64>(k) * stride, g);
+
+  // The last few events up to the cursor, for the transfer log.
+  snap.recent.clear();
+  if (v.scratch) {
+    for (i64 p = std::max<i64>(1, snap.position - 7); p <= snap.position; ++p) {
+      v.scratch->seek(p);
+      if (v.scratch->last_event()) snap.recent.push_back({p, *v.scratch->last_event()});
+    }
+  }
+
+  snap.cumulative_overflow = false;
+  try {
+    snap.cumulative = c.counters().scaled(s.model.problem.head_count());
+  } catch (const sim::OverflowError&) {
+    snap.cumulative = c.counters();
+    snap.cumulative_overflow = true;
+  }
+  {
+    const double flops = static_cast<double>(snap.cumulative.flops());
+    const double bytes = static_cast<double>(snap.cumulative.level(sim::Level::HBM).bytes());
+    snap.ai_now = analysis::arithmetic_intensity(flops, bytes);
+    snap.time_bound_now_s = analysis::time_lower_bound_s(flops, bytes, v.roof.peak_flops, v.roof.bandwidth);
+    analysis::Series& mk = snap.ai_marker;
+    mk.name = std::string(sim::to_string(v.algo)) + " so far";
+    mk.style = analysis::SeriesStyle::points;
+    mk.marker = analysis::MarkerShape::cross;
+    mk.color = {240, 240, 240, 255};
+    mk.in_legend = false;
+    mk.x.assign(1, static_cast<double>(s.model.problem.seq_q));
+    mk.y.assign(1, snap.ai_now > 0 ? snap.ai_now : std::numeric_limits<double>::quiet_NaN());
+    mk.point_labels.assign(1, mk.name);
+  }
+
+  snap.has_softmax = false;
+  if (v.softmax && snap.where.i >= 0 && snap.where.i < g.T_r) {
+    const i64 i = snap.where.i;
+    i64 visits = order.prefix(i, g);
+    if (snap.where.part == P::visit && snap.where.line >= softmax_update_line(v.algo)) visits += 1;
+    snap.softmax = v.softmax->state(i, visits, kSoftmaxBudget);
+    snap.softmax_visits_total = v.softmax->visits_total(i);
+    snap.has_softmax = true;
+  }
+}
+
+void continue_softmax(AppState& s) {
+  for (AlgoView& v : s.model.algos) {
+    TilingSnapshot& sn = v.snap;
+    if (!v.softmax || !sn.has_softmax || sn.softmax.complete()) continue;
+    sn.softmax = v.softmax->state(sn.softmax.i, sn.softmax.target, kSoftmaxBudget);
+  }
+}
+
+void seek_primary(AppState& s, i64 position) {
+  auto& algos = s.model.algos;
+  if (!s.model.valid || algos.empty() || !algos[0].cursor) return;
+  sim::Cursor& a = *algos[0].cursor;
+  a.seek(position);
+  if (algos.size() > 1 && algos[1].cursor) {
+    sim::Cursor& b = *algos[1].cursor;
+    bool placed = false;
+    if (s.inputs.lockstep == Lockstep::block && a.where().part == sim::Cursor::Part::visit)
+      placed = b.seek_block(a.where().i, a.where().j);
+    if (!placed) {
+      // Same fraction of each schedule: both finish together.
+      const double f = a.size() > 0 ? static_cast<double>(a.position()) / static_cast<double>(a.size()) : 0.0;
+      b.seek(static_cast<i64>(std::llround(f * static_cast<double>(b.size()))));
+    }
+  }
+  for (AlgoView& v : algos) refresh_snapshot(s, v);
+}
+
+void step_primary(AppState& s, i64 delta) {
+  if (!s.model.valid || s.model.algos.empty() || !s.model.algos[0].cursor) return;
+  const i64 pos = s.model.algos[0].cursor->position();
+  // Saturating: a huge delta must not wrap.
+  const i64 target = delta > 0 ? (pos > std::numeric_limits<i64>::max() - delta ? std::numeric_limits<i64>::max() : pos + delta)
+                               : pos + delta;
+  seek_primary(s, target);
+}
+
+void advance_playback(AppState& s, double dt_s) {
+  Playback& pb = s.playback;
+  if (!pb.playing || !s.model.valid || s.model.algos.empty()) return;
+  const sim::Cursor& c = *s.model.algos[0].cursor;
+  if (c.position() >= c.size()) {
+    pb.playing = false;
+    return;
+  }
+  pb.carry += std::clamp(dt_s, 0.0, 0.25) * pb.events_per_s;
+  const double whole = std::floor(pb.carry);
+  if (whole < 1) return;
+  pb.carry -= whole;
+  step_primary(s, static_cast<i64>(std::min(whole, 1e15)));
+  if (s.model.algos[0].cursor->position() >= s.model.algos[0].cursor->size()) pb.playing = false;
+}
+
+void rebuild_bench_charts(AppState& s) {
+  Charts& c = s.model.charts;
+  if (!s.bench.have_results) {
+    const std::string why = "no results loaded: open a file written by 'flashlab bench --json FILE' in the Benchmarks tab";
+    c.bench_time = failed_chart("bench-time", "Forward time", why);
+    c.bench_tflops = failed_chart("bench-tflops", "Throughput", why);
+    c.bench_memory = failed_chart("bench-memory", "Peak device memory", why);
+    c.bench_speedup = failed_chart("bench-speedup", "Speed-up", why);
+    c.bench_heatmap = failed_chart("bench-heatmap", "Batch × N", why);
+  } else {
+    const analysis::BenchResults& r = s.bench.results;
+    s.bench.kernel_ids.clear();
+    for (const analysis::BenchRow& row : r.rows)
+      if (std::find(s.bench.kernel_ids.begin(), s.bench.kernel_ids.end(), row.kernel) == s.bench.kernel_ids.end())
+        s.bench.kernel_ids.push_back(row.kernel);
+    const auto pick = [&](int k) {
+      return k >= 0 && static_cast<size_t>(k) < s.bench.kernel_ids.size() ? s.bench.kernel_ids[static_cast<size_t>(k)]
+                                                                           : std::string();
+    };
+    const analysis::BenchFilter* f = &s.bench.filter;
+    c.bench_time = guarded("bench-time", "Time", [&] { return analysis::bench_metric_chart(r, analysis::BenchMetric::time, f); });
+    c.bench_tflops =
+        guarded("bench-tflops", "TFLOP/s", [&] { return analysis::bench_metric_chart(r, analysis::BenchMetric::tflops, f); });
+    c.bench_memory =
+        guarded("bench-memory", "Memory", [&] { return analysis::bench_metric_chart(r, analysis::BenchMetric::memory, f); });
+    c.bench_speedup = guarded("bench-speedup", "Speed-up",
+                              [&] { return analysis::bench_speedup_chart(r, pick(s.bench.baseline_kernel), f); });
+    c.bench_heatmap = guarded("bench-heatmap", "Batch × N",
+                              [&] { return analysis::bench_heatmap_chart(r, pick(s.bench.heatmap_kernel), f); });
+  }
+  if (s.model.valid) build_model_charts(s, s.model);  // the roofline shows measured points
+}
+
+void recompute(AppState& s) {
+  const auto t0 = Clock::now();
+  // Where the primary cursor was, as a fraction: a new N keeps the place.
+  double fraction = 0;
+  bool had_cursor = false;
+  if (s.model.valid && !s.model.algos.empty() && s.model.algos[0].cursor && s.model.algos[0].cursor->size() > 0) {
+    fraction = static_cast<double>(s.model.algos[0].cursor->position()) / static_cast<double>(s.model.algos[0].cursor->size());
+    had_cursor = true;
+  }
+  const Inputs& in = s.inputs;
+  Model m;
+  m.generation = s.model.generation + 1;
+  std::vector<std::string>& errors = m.errors;
+
+  sim::AttentionProblem p;
+  const auto B = parse_positive("batch B", in.batch, errors);
+  const auto H = parse_positive("heads H", in.heads, errors);
+  const auto N = parse_positive("sequence length N", in.seq, errors);
+  const auto d = parse_positive("head dim d", in.head_dim, errors);
+  if (B && H && N && d) {
+    p.batch = *B;
+    p.heads = *H;
+    p.seq_q = *N;
+    p.seq_kv = *N;
+    p.head_dim = *d;
+    p.causal = in.causal;
+    p.dtype = in.dtype;
+    for (const std::string& e : sim::validate(p)) errors.push_back(e);
+  }
+  if (in.sram_override) {
+    if (const auto M = parse_positive("SRAM size M", in.sram, errors)) m.options.sram_bytes = *M;
+  }
+  if (in.manual_tiles) {
+    const auto br = parse_positive("B_r", in.br, errors);
+    const auto bc = parse_positive("B_c", in.bc, errors);
+    if (br && bc) m.options.tiles = sim::TileShape{*br, *bc};
+  }
+  const std::string hw_name = in.use_hw_file ? in.hw_file : in.hw_preset;
+  if (hw_name.empty()) {
+    errors.push_back(in.use_hw_file ? "hardware profile: type the path of a JSON profile" : "choose a hardware preset");
+  } else if (s.model.hw.name == hw_name || (!s.model.hw.provenance.empty() && s.model.hw.provenance == "file:" + hw_name)) {
+    m.hw = s.model.hw;  // unchanged: no disk read on every keystroke
+  } else {
+    try {
+      m.hw = sim::load_hardware(hw_name);
+      if (in.use_hw_file && m.hw.provenance.empty()) m.hw.provenance = "file:" + hw_name;
+    } catch (const std::exception& e) {
+      errors.push_back(std::string("hardware: ") + e.what());
+    }
+  }
+  if (errors.empty()) {
+    m.problem = p;
+    m.sram_bytes = m.options.sram_bytes > 0 ? m.options.sram_bytes : m.hw.sram_bytes_per_sm;
+    m.theta_standard_bytes = analysis::theta_standard_bytes(p);
+    m.theta_flash_bytes = analysis::theta_flash_bytes(p, m.sram_bytes);
+    m.options.stream_event_limit = 0;  // closed forms: equal to the streams by test, and instant
+    std::vector<sim::Algorithm> algos{in.algo_a};
+    if (in.compare && in.algo_b != in.algo_a) algos.push_back(in.algo_b);
+    try {
+      for (sim::Algorithm a : algos) {
+        AlgoView v;
+        v.algo = a;
+        v.result = sim::simulate(a, p, m.hw, m.options);
+        if (!v.result.ok()) {
+          for (const std::string& e : v.result.errors()) errors.push_back(std::string(sim::to_string(a)) + ": " + e);
+          break;
+        }
+        for (const std::string& n : v.result.messages())
+          if (std::find(m.notes.begin(), m.notes.end(), n) == m.notes.end() &&
+              std::find(errors.begin(), errors.end(), n) == errors.end())
+            m.notes.push_back(n);
+        v.roof = analysis::roofline(v.result, m.hw);
+        v.schedule = std::make_unique<sim::Schedule>(a, p, v.result.tiles);
+        v.cursor = std::make_unique<sim::Cursor>(*v.schedule, v.result.sram_capacity_bytes);
+        v.scratch = std::make_unique<sim::Cursor>(*v.schedule, v.result.sram_capacity_bytes);
+        if (shows_online_softmax(a)) v.softmax = std::make_unique<sim::OnlineSoftmax>(p, v.result.tiles, 1, 4);
+        m.algos.push_back(std::move(v));
+      }
+    } catch (const std::exception& e) {
+      errors.push_back(std::string("cannot model this problem: ") + e.what());
+    }
+  }
+  // Keep the notes that are errors out of the notes list.
+  m.valid = errors.empty() && !m.algos.empty();
+  if (!m.valid) {
+    m.algos.clear();
+    if (errors.empty()) errors.push_back("nothing to show: choose an algorithm");
+  }
+  const Charts old_bench = s.model.charts;
+  m.charts.bench_time = old_bench.bench_time;
+  m.charts.bench_tflops = old_bench.bench_tflops;
+  m.charts.bench_memory = old_bench.bench_memory;
+  m.charts.bench_speedup = old_bench.bench_speedup;
+  m.charts.bench_heatmap = old_bench.bench_heatmap;
+  if (m.valid) build_model_charts(s, m);
+  else invalid_charts(m);
+
+  s.model = std::move(m);
+  s.applied = s.inputs;
+  s.dirty = false;
+  if (s.model.valid) {
+    const i64 size = s.model.algos[0].cursor->size();
+    seek_primary(s, had_cursor ? static_cast<i64>(std::llround(fraction * static_cast<double>(size))) : 0);
+  } else {
+    s.playback.playing = false;
+  }
+  s.model.recompute_ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
+
+}  // namespace flashlab::gui

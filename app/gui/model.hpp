@@ -1,0 +1,34 @@
+// Inputs -> Model, and cursor moves -> snapshots. The only place the GUI asks
+// the simulator and analysis for numbers; panels read the results.
+#pragma once
+
+#include "app_state.hpp"
+
+namespace flashlab::gui {
+
+// Parses and checks the inputs; on success simulates every selected
+// algorithm, builds schedules, cursors and charts. On failure the model is
+// cleared (no stale numbers) and errors say why. Keeps the cursor's relative
+// position when only the problem changed.
+void recompute(AppState& s);
+
+// Rebuilds the bench charts from s.bench.results (after open, run or a picker change).
+void rebuild_bench_charts(AppState& s);
+
+// Moves the primary cursor (algos[0]) and brings the other along (lockstep),
+// then refreshes both snapshots.
+void seek_primary(AppState& s, i64 position);
+void step_primary(AppState& s, i64 delta);
+// Refreshes the derived snapshot of one algorithm after its cursor moved.
+void refresh_snapshot(AppState& s, AlgoView& v);
+
+// Carries on an online-softmax state left incomplete by its per-frame budget.
+void continue_softmax(AppState& s);
+
+// Playback: advances by the events owed for `dt_s` seconds; stops at the end.
+void advance_playback(AppState& s, double dt_s);
+
+// The algorithm a row block's online softmax is shown for (flash ones only).
+bool shows_online_softmax(sim::Algorithm a);
+
+}  // namespace flashlab::gui

@@ -1,0 +1,198 @@
+// Controls: algorithms, the problem, the memory (hardware, M, tiles), the view.
+// Widgets edit s.inputs only; an invalid value is kept as typed and its reason
+// shown in red, and the model shows nothing stale (see model.cpp).
+#include <imgui.h>
+#include <imgui_stdlib.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "format.hpp"
+#include "model.hpp"
+#include "panels.hpp"
+#include "theme.hpp"
+
+namespace flashlab::gui {
+
+namespace {
+
+bool algorithm_combo(const char* label, sim::Algorithm& a) {
+  bool changed = false;
+  if (ImGui::BeginCombo(label, std::string(sim::algorithm_info(a).title).c_str())) {
+    for (sim::Algorithm x : sim::all_algorithms()) {
+      const bool sel = x == a;
+      if (ImGui::Selectable(std::string(sim::algorithm_info(x).title).c_str(), sel)) {
+        a = x;
+        changed = true;
+      }
+      if (sel) ImGui::SetItemDefaultFocus();
+    }
+    ImGui::EndCombo();
+  }
+  return changed;
+}
+
+// A typed size with its label on the left; red when it does not parse.
+void size_field(const char* label, const char* id, std::string& value, const char* hint, float width) {
+  const bool bad = !sim::parse_size(value) || *sim::parse_size(value) < 1;
+  ImGui::AlignTextToFramePadding();
+  ImGui::TextUnformatted(label);
+  ImGui::SameLine(width);
+  ImGui::SetNextItemWidth(-1);
+  if (bad) ImGui::PushStyleColor(ImGuiCol_FrameBg, ImVec4(0.45f, 0.12f, 0.12f, 1.0f));
+  ImGui::InputTextWithHint(id, hint, &value, ImGuiInputTextFlags_CharsNoBlank);
+  if (bad) ImGui::PopStyleColor();
+}
+
+void section(const char* title) {
+  ImGui::Spacing();
+  ImGui::PushFont(fonts().big);
+  ImGui::TextUnformatted(title);
+  ImGui::PopFont();
+  ImGui::Separator();
+}
+
+void help_marker(const char* text) {
+  ImGui::SameLine();
+  ImGui::TextDisabled("(?)");
+  if (ImGui::IsItemHovered()) {
+    ImGui::BeginTooltip();
+    ImGui::PushTextWrapPos(ImGui::GetFontSize() * 30);
+    ImGui::TextUnformatted(text);
+    ImGui::PopTextWrapPos();
+    ImGui::EndTooltip();
+  }
+}
+
+}  // namespace
+
+void panel_controls(AppState& s) {
+  Inputs& in = s.inputs;
+  // Labels in one column as wide as the widest of them.
+  const float label_w = ImGui::CalcTextSize("head dim d").x + ImGui::GetStyle().ItemSpacing.x * 2;
+
+  if (ImGui::Button(s.view.show_concepts ? "Hide concepts" : "Concepts…")) s.view.show_concepts = !s.view.show_concepts;
+  ImGui::SameLine();
+  if (ImGui::Button("Reset view")) {
+    in = Inputs{};
+    s.playback = Playback{};
+  }
+
+  section("Algorithms");
+  ImGui::SetNextItemWidth(-1);
+  algorithm_combo("##algo_a", in.algo_a);
+  ImGui::Checkbox("side by side with", &in.compare);
+  if (in.compare) {
+    ImGui::SetNextItemWidth(-1);
+    algorithm_combo("##algo_b", in.algo_b);
+    ImGui::AlignTextToFramePadding();
+    ImGui::TextUnformatted("lockstep:");
+    ImGui::SameLine();
+    int ls = in.lockstep == Lockstep::progress ? 0 : 1;
+    ImGui::RadioButton("progress", &ls, 0);
+    ImGui::SameLine();
+    ImGui::RadioButton("block (i, j)", &ls, 1);
+    in.lockstep = ls == 0 ? Lockstep::progress : Lockstep::block;
+    help_marker("progress: both cursors at the same fraction of their schedules (they finish together).\n"
+                "block: the second jumps to the block (i, j) the first is visiting.");
+  }
+
+  section("Problem");
+  // N: a log slider and the typed value, both editing the same text.
+  {
+    const auto parsed = sim::parse_size(in.seq);
+    long long n = parsed && *parsed >= 1 ? static_cast<long long>(std::min<i64>(*parsed, 1 << 20)) : 1024;
+    const long long lo = 1, hi = 1 << 20;
+    ImGui::AlignTextToFramePadding();
+    ImGui::TextUnformatted("N");
+    ImGui::SameLine(label_w);
+    ImGui::SetNextItemWidth(-1);
+    if (ImGui::SliderScalar("##n_slider", ImGuiDataType_S64, &n, &lo, &hi, "%lld", ImGuiSliderFlags_Logarithmic |
+                                                                                        ImGuiSliderFlags_AlwaysClamp))
+      in.seq = std::to_string(n);
+    size_field("N typed", "##n", in.seq, "e.g. 4096 or 16K", label_w);
+  }
+  size_field("head dim d", "##d", in.head_dim, "e.g. 64", label_w);
+  size_field("batch B", "##b", in.batch, "e.g. 1", label_w);
+  size_field("heads H", "##h", in.heads, "e.g. 16", label_w);
+  ImGui::Checkbox("causal mask", &in.causal);
+  ImGui::SameLine();
+  ImGui::SetNextItemWidth(-1);
+  int dt = static_cast<int>(in.dtype);
+  const char* dtypes[] = {"fp32", "fp16", "bf16"};
+  if (ImGui::Combo("##dtype", &dt, dtypes, 3)) in.dtype = static_cast<sim::DType>(dt);
+
+  section("Memory");
+  ImGui::Checkbox("measured profile file", &in.use_hw_file);
+  if (in.use_hw_file) {
+    ImGui::SetNextItemWidth(-1);
+    ImGui::InputTextWithHint("##hwfile", "path/to/profile.json (flashlab ceilings)", &in.hw_file);
+  } else {
+    ImGui::SetNextItemWidth(-1);
+    if (ImGui::BeginCombo("##preset", in.hw_preset.c_str())) {
+      for (const std::string& p : sim::list_presets())
+        if (ImGui::Selectable(p.c_str(), p == in.hw_preset)) in.hw_preset = p;
+      ImGui::EndCombo();
+    }
+  }
+  if (s.model.valid && !s.model.hw.sources.empty() && ImGui::IsItemHovered()) {
+    ImGui::BeginTooltip();
+    ImGui::PushTextWrapPos(ImGui::GetFontSize() * 40);
+    for (const std::string& src : s.model.hw.sources) ImGui::BulletText("%s", src.c_str());
+    ImGui::PopTextWrapPos();
+    ImGui::EndTooltip();
+  }
+  ImGui::Checkbox("override SRAM M", &in.sram_override);
+  if (in.sram_override) {
+    size_field("M (bytes)", "##sram", in.sram, "e.g. 100KiB", label_w);
+  } else if (s.model.valid) {
+    ImGui::SameLine();
+    ImGui::TextColored(color_dim(), "M = %s", sim::bytes_iec(static_cast<double>(s.model.sram_bytes)).c_str());
+  }
+  int tm = in.manual_tiles ? 1 : 0;
+  ImGui::RadioButton("paper's rule", &tm, 0);
+  ImGui::SameLine();
+  ImGui::RadioButton("manual B_r, B_c", &tm, 1);
+  in.manual_tiles = tm == 1;
+  if (in.manual_tiles) {
+    size_field("B_r", "##br", in.br, "rows of Q_i", label_w);
+    size_field("B_c", "##bc", in.bc, "rows of K_j", label_w);
+  }
+  if (s.model.valid) {
+    const sim::SimResult& r = s.model.algos[0].result;
+    ImGui::TextColored(color_note(), "B_r × B_c = %lld × %lld (%s)", static_cast<long long>(r.tiles.Br),
+                       static_cast<long long>(r.tiles.Bc), r.tile_rule.c_str());
+    ImGui::TextColored(color_note(), "T_r × T_c = %s × %s blocks", fmt_count(r.T_r).c_str(), fmt_count(r.T_c).c_str());
+  }
+
+  section("View");
+  ImGui::AlignTextToFramePadding();
+  ImGui::TextUnformatted("UI scale");
+  ImGui::SameLine(label_w);
+  ImGui::SetNextItemWidth(-1);
+  float scale = static_cast<float>(s.view.pending_ui_scale > 0 ? s.view.pending_ui_scale : s.view.ui_scale);
+  ImGui::SliderFloat("##scale", &scale, 1.0f, 3.0f, "%.2f×", ImGuiSliderFlags_AlwaysClamp);
+  // Applied when the slider is let go: rebuilding the font atlas every frame
+  // of a drag would stall the projector.
+  if (ImGui::IsItemDeactivatedAfterEdit()) s.view.pending_ui_scale = std::round(scale * 4) / 4;
+  ImGui::AlignTextToFramePadding();
+  ImGui::TextUnformatted("speed");
+  ImGui::SameLine(label_w);
+  ImGui::SetNextItemWidth(-1);
+  float speed = static_cast<float>(s.playback.events_per_s);
+  if (ImGui::SliderFloat("##speed", &speed, 0.25f, 1e6f, "%.4g events/s", ImGuiSliderFlags_Logarithmic |
+                                                                                ImGuiSliderFlags_AlwaysClamp))
+    s.playback.events_per_s = speed;
+
+  // The status of the inputs: errors in red, notes below.
+  ImGui::Spacing();
+  ImGui::PushTextWrapPos(0);
+  if (!s.model.valid) {
+    for (const std::string& e : s.model.errors) ImGui::TextColored(color_error(), "✕ %s", e.c_str());
+  } else {
+    for (const std::string& n : s.model.notes) ImGui::TextColored(color_dim(), "• %s", n.c_str());
+  }
+  ImGui::PopTextWrapPos();
+}
+
+}  // namespace flashlab::gui

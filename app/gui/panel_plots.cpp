@@ -1,0 +1,169 @@
+// The plot tabs: model charts (roofline, HBM vs N/M/d, AI vs N), bench charts,
+// the benchmark panel; an export toolbar over each chart.
+#include <imgui.h>
+#include <imgui_stdlib.h>
+
+#include <algorithm>
+#include <optional>
+
+#include "model.hpp"
+#include "panels.hpp"
+#include "plot.hpp"
+#include "theme.hpp"
+
+namespace flashlab::gui {
+
+namespace {
+
+const analysis::ChartSpec* chart_of(const AppState& s, PlotTab t) {
+  const Charts& c = s.model.charts;
+  switch (t) {
+    case PlotTab::roofline: return &c.roofline;
+    case PlotTab::io_n: return &c.io_n;
+    case PlotTab::io_m: return &c.io_m;
+    case PlotTab::io_d: return &c.io_d;
+    case PlotTab::ai_n: return &c.ai_n;
+    case PlotTab::bench_time: return &c.bench_time;
+    case PlotTab::bench_tflops: return &c.bench_tflops;
+    case PlotTab::bench_memory: return &c.bench_memory;
+    case PlotTab::bench_speedup: return &c.bench_speedup;
+    case PlotTab::bench_heatmap: return &c.bench_heatmap;
+    case PlotTab::bench_panel:
+    case PlotTab::counters: return nullptr;
+  }
+  return nullptr;
+}
+
+bool kernel_combo(const char* label, const std::vector<std::string>& ids, int& index, const char* none) {
+  bool changed = false;
+  const char* cur = index >= 0 && static_cast<size_t>(index) < ids.size() ? ids[static_cast<size_t>(index)].c_str() : none;
+  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 9);
+  if (ImGui::BeginCombo(label, cur)) {
+    if (ImGui::Selectable(none, index < 0)) {
+      index = -1;
+      changed = true;
+    }
+    for (size_t k = 0; k < ids.size(); ++k)
+      if (ImGui::Selectable(ids[k].c_str(), static_cast<int>(k) == index)) {
+        index = static_cast<int>(k);
+        changed = true;
+      }
+    ImGui::EndCombo();
+  }
+  return changed;
+}
+
+// A picker per parameter that varies in the results: one value, or all.
+template <class T, class Label>
+bool value_picker(const char* name, const std::vector<T>& values, std::optional<T>& chosen, Label label) {
+  if (values.size() < 2) return false;
+  bool changed = false;
+  ImGui::SameLine();
+  const std::string cur = chosen ? label(*chosen) : std::string("all");
+  ImGui::SetNextItemWidth(ImGui::CalcTextSize("non-causal").x + ImGui::GetFrameHeight() * 1.6f);
+  if (ImGui::BeginCombo(name, cur.c_str())) {
+    if (ImGui::Selectable("all", !chosen)) {
+      chosen.reset();
+      changed = true;
+    }
+    for (const T& v : values)
+      if (ImGui::Selectable(label(v).c_str(), chosen && *chosen == v)) {
+        chosen = v;
+        changed = true;
+      }
+    ImGui::EndCombo();
+  }
+  return changed;
+}
+
+bool filter_pickers(AppState& s, bool heatmap) {
+  analysis::BenchFilter& f = s.bench.filter;
+  const analysis::BenchValues& v = s.bench.values;
+  auto num = [](sim::i64 x) { return std::to_string(x); };
+  bool changed = false;
+  if (!heatmap) changed |= value_picker("batch", v.batch, f.batch, num);
+  changed |= value_picker("heads", v.heads, f.heads, num);
+  changed |= value_picker("d", v.head_dim, f.head_dim, num);
+  changed |= value_picker("##causal", v.causal, f.causal, [](bool c) { return std::string(c ? "causal" : "non-causal"); });
+  changed |= value_picker("dtype", v.dtype, f.dtype, [](sim::DType d) { return std::string(sim::to_string(d)); });
+  return changed;
+}
+
+void toolbar(AppState& s, const analysis::ChartSpec& c, PlotTab t) {
+  if (ImGui::SmallButton(s.view.plots_large ? "▼ smaller" : "▲ larger")) s.view.plots_large = !s.view.plots_large;
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("give the plots most of the window's height, or give it back");
+  ImGui::SameLine();
+  // One button, one menu: the row stays short at any UI scale.
+  if (ImGui::SmallButton("Export…")) ImGui::OpenPopup("export");
+  if (ImGui::BeginPopup("export")) {
+    ImGui::TextColored(color_dim(), "%s", c.title.c_str());
+    for (const char* ext : {"png", "svg", "pdf", "csv"}) {
+      const std::string item = std::string("this chart as ") + ext;
+      if (ImGui::MenuItem(item.c_str())) export_chart_files(s, c, ext);
+    }
+    if (ImGui::MenuItem("this chart in all four formats")) export_chart_files(s, c, "all");
+    ImGui::Separator();
+    if (ImGui::MenuItem("every chart: a report folder")) export_all(s);
+    if (ImGui::MenuItem("screenshot of the window", "F12")) request_screenshot(s, "");
+    ImGui::Separator();
+    ImGui::TextUnformatted("folder");
+    ImGui::SetNextItemWidth(ImGui::GetFontSize() * 14);
+    ImGui::InputText("##dir", &s.view.export_dir);
+    ImGui::EndPopup();
+  }
+  if (t < PlotTab::bench_time) {
+    ImGui::SameLine();
+    ImGui::TextColored(color_dim(), "wheel: zoom · drag: pan · double-click: fit · hover: values");
+  }
+  const bool bench_tab = t == PlotTab::bench_time || t == PlotTab::bench_tflops || t == PlotTab::bench_memory ||
+                         t == PlotTab::bench_speedup || t == PlotTab::bench_heatmap;
+  if (bench_tab && s.bench.have_results && filter_pickers(s, t == PlotTab::bench_heatmap)) rebuild_bench_charts(s);
+  if (t == PlotTab::bench_speedup && !s.bench.kernel_ids.empty()) {
+    ImGui::SameLine();
+    if (kernel_combo("baseline", s.bench.kernel_ids, s.bench.baseline_kernel, "auto")) rebuild_bench_charts(s);
+  }
+  if (t == PlotTab::bench_heatmap && !s.bench.kernel_ids.empty()) {
+    ImGui::SameLine();
+    if (kernel_combo("kernel", s.bench.kernel_ids, s.bench.heatmap_kernel, "auto")) rebuild_bench_charts(s);
+  }
+}
+
+}  // namespace
+
+void panel_plots(AppState& s) {
+  if (!ImGui::BeginTabBar("plots", ImGuiTabBarFlags_FittingPolicyScroll)) return;
+  for (int n = 0; n < kPlotTabCount; ++n) {
+    // Counters first, and only when the layout moved them here.
+    const int k = s.view.counters_in_tabs ? (n == 0 ? kPlotTabCount - 1 : n - 1) : n;
+    const PlotTab t = static_cast<PlotTab>(k);
+    if (t == PlotTab::counters && !s.view.counters_in_tabs) continue;
+    const ImGuiTabItemFlags flags = s.view.force_tab && s.view.tab == t ? ImGuiTabItemFlags_SetSelected : 0;
+    const std::string title = std::string(plot_tab_title(t)) + "###" + plot_tab_id(t);
+    if (!ImGui::BeginTabItem(title.c_str(), nullptr, flags)) continue;
+    if (!s.view.force_tab) s.view.tab = t;
+    const std::string id = plot_tab_id(t);
+    if (std::find(s.tabs_visited.begin(), s.tabs_visited.end(), id) == s.tabs_visited.end()) s.tabs_visited.push_back(id);
+    if (t == PlotTab::counters) {
+      ImGui::BeginChild("counters_tab");
+      panel_counters(s);
+      ImGui::EndChild();
+    } else if (t == PlotTab::bench_panel) {
+      panel_bench(s);
+    } else if (const analysis::ChartSpec* c = chart_of(s, t)) {
+      toolbar(s, *c, t);
+      const ImVec2 avail = ImGui::GetContentRegionAvail();
+      if (plot::BeginPlot(id.c_str(), *c, ImVec2(avail.x, std::max(avail.y, 60.0f)), s.view.ui_scale)) {
+        // AI vs N: where each algorithm's intensity stands at the cursor (it climbs
+        // as the schedule runs: loads first, FLOPs later).
+        if (t == PlotTab::ai_n && s.model.valid)
+          for (const AlgoView& v : s.model.algos) plot::PlotSeries(v.snap.ai_marker);
+        plot::EndPlot();
+      }
+    }
+    ImGui::EndTabItem();
+  }
+  s.view.force_tab = false;
+  ImGui::EndTabBar();
+}
+
+}  // namespace flashlab::gui

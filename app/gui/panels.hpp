@@ -1,0 +1,34 @@
+// The panels: free functions over AppState. None computes model numbers; they
+// read s.model and edit s.inputs (the main loop recomputes on change).
+#pragma once
+
+#include "app_state.hpp"
+
+namespace flashlab::gui {
+
+// Places every window for the current display size (controls left, tiling
+// middle, counters right, plot tabs below, status line at the bottom) and draws it.
+void draw_frame(AppState& s);
+
+void panel_controls(AppState& s);
+void panel_tiling(AppState& s);
+void panel_counters(AppState& s);
+void panel_plots(AppState& s);
+void panel_bench(AppState& s);     // inside the plots' "Benchmarks" tab
+void panel_concepts(AppState& s);  // floating window
+void status_bar(AppState& s);
+void transport_bar(AppState& s);
+
+// Space, ←/→, Home/End, +/-, F11, Ctrl+=/Ctrl+- (UI scale), F12 (screenshot).
+void handle_keys(AppState& s);
+
+// Exports (export_actions.cpp).
+void export_chart_files(AppState& s, const analysis::ChartSpec& c, const char* ext_or_all);
+void export_all(AppState& s);
+void request_screenshot(AppState& s, const std::string& path);
+
+// Results (panel_bench.cpp).
+void open_results(AppState& s, const std::string& path);
+void poll_bench_job(AppState& s);  // takes finished results from the worker
+
+}  // namespace flashlab::gui

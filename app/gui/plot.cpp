@@ -1,0 +1,185 @@
+#include "plot.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <unordered_map>
+#include <vector>
+
+#include "imgui_canvas.hpp"
+
+namespace flashlab::gui::plot {
+
+namespace {
+
+struct View {
+  std::optional<analysis::Range> x, y;  // zoomed ranges; unset: auto-fit
+};
+
+// The widget's context, like ImPlot's: view state by id and the plot being built.
+struct Context {
+  std::unordered_map<ImGuiID, View> views;
+  const analysis::ChartSpec* spec = nullptr;
+  ImGuiID id = 0;
+  ImVec2 pos, size;
+  double scale = 1;
+  std::optional<analysis::Range> forced_x, forced_y;
+  analysis::RenderExtras extras;
+};
+
+Context& ctx() {
+  static Context c;  // widget-internal storage, as ImGui's own
+  return c;
+}
+
+analysis::Range zoom(analysis::Range r, analysis::Scale s, double at_fraction, double factor) {
+  const double f = std::clamp(at_fraction, 0.0, 1.0);
+  if (s == analysis::Scale::linear) {
+    const double at = r.lo + f * (r.hi - r.lo);
+    return {at - (at - r.lo) * factor, at + (r.hi - at) * factor};
+  }
+  const double llo = std::log(r.lo), lhi = std::log(r.hi), at = llo + f * (lhi - llo);
+  return {std::exp(at - (at - llo) * factor), std::exp(at + (lhi - at) * factor)};
+}
+
+analysis::Range pan(analysis::Range r, analysis::Scale s, double shift_fraction) {
+  if (s == analysis::Scale::linear) {
+    const double d = shift_fraction * (r.hi - r.lo);
+    return {r.lo + d, r.hi + d};
+  }
+  const double k = std::pow(r.hi / r.lo, shift_fraction);
+  return {r.lo * k, r.hi * k};
+}
+
+bool sane(const analysis::Range& r, analysis::Scale s) {
+  if (!r.valid()) return false;
+  if (s != analysis::Scale::linear && (r.lo <= 1e-300 || r.hi / r.lo > 1e300)) return false;
+  return std::fabs(r.hi) < 1e300 && std::fabs(r.lo) < 1e300;
+}
+
+}  // namespace
+
+bool BeginPlot(const char* id, const analysis::ChartSpec& spec, ImVec2 size, double ui_scale) {
+  Context& c = ctx();
+  c.id = ImGui::GetID(id);
+  c.spec = &spec;
+  c.scale = ui_scale;
+  c.forced_x.reset();
+  c.forced_y.reset();
+  c.extras.series.clear();
+  c.extras.highlight_series = -1;
+  c.pos = ImGui::GetCursorScreenPos();
+  c.size = ImVec2(std::max(size.x, 1.0f), std::max(size.y, 1.0f));
+  return !ImGui::IsRectVisible(c.size) ? (ImGui::Dummy(c.size), false) : true;
+}
+
+void SetupAxisLimits(bool x_axis, double lo, double hi) {
+  (x_axis ? ctx().forced_x : ctx().forced_y) = analysis::Range{lo, hi};
+}
+
+void PlotSeries(const analysis::Series& extra) { ctx().extras.series.push_back(&extra); }
+
+analysis::ChartHit EndPlot() {
+  Context& c = ctx();
+  const analysis::ChartSpec& spec = *c.spec;
+  View& view = c.views[c.id];
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  ImGuiCanvas canvas(dl, ImGui::GetFont());
+  analysis::ChartStyle style = analysis::dark_chart_style(c.scale);
+  // No fills under the chart: the window's colour shows through, and llvmpipe
+  // does not shade a few hundred thousand pixels a frame for a slight tint.
+  style.draw_background = false;
+  style.plot_background = {0, 0, 0, 0};
+  // The atlas is baked at 15 px × scale: chart text at that size stays sharp.
+  style.font_px = ImGui::GetFontSize() / c.scale * 0.93;
+  style.title_px = ImGui::GetFontSize() / c.scale * 1.1;
+  const analysis::Rect outer{c.pos.x, c.pos.y, c.size.x, c.size.y};
+
+  ImGui::PushID(static_cast<int>(c.id));
+  ImGui::InvisibleButton("##plot", c.size, ImGuiButtonFlags_MouseButtonLeft);
+  const bool hovered = ImGui::IsItemHovered();
+  const bool active = ImGui::IsItemActive();
+  ImGui::PopID();
+
+  auto xr = c.forced_x ? c.forced_x : view.x;
+  auto yr = c.forced_y ? c.forced_y : view.y;
+  analysis::ChartLayout layout = analysis::layout_chart(spec, canvas, outer, style, xr, yr);
+
+  // Interaction, in the plot area only.
+  const ImGuiIO& io = ImGui::GetIO();
+  const analysis::Point mouse{io.MousePos.x, io.MousePos.y};
+  const bool in_plot = hovered && layout.plot.contains(mouse) && spec.kind == analysis::ChartKind::xy;
+  bool changed = false;
+  if (in_plot && io.MouseWheel != 0) {
+    const double factor = std::pow(0.85, static_cast<double>(io.MouseWheel));
+    const double fx = (mouse.x - layout.plot.x) / layout.plot.w, fy = (layout.plot.bottom() - mouse.y) / layout.plot.h;
+    analysis::Range nx = layout.x, ny = layout.y;
+    if (!io.KeyCtrl) nx = zoom(layout.x, layout.sx, fx, factor);
+    if (!io.KeyShift) ny = zoom(layout.y, layout.sy, fy, factor);
+    if (sane(nx, layout.sx) && sane(ny, layout.sy)) {
+      view.x = nx;
+      view.y = ny;
+      changed = true;
+    }
+  }
+  if (active && spec.kind == analysis::ChartKind::xy && (io.MouseDelta.x != 0 || io.MouseDelta.y != 0) &&
+      ImGui::IsMouseDragging(ImGuiMouseButton_Left, 1.0f)) {
+    const analysis::Range nx = pan(layout.x, layout.sx, -io.MouseDelta.x / layout.plot.w);
+    const analysis::Range ny = pan(layout.y, layout.sy, io.MouseDelta.y / layout.plot.h);
+    if (sane(nx, layout.sx) && sane(ny, layout.sy)) {
+      view.x = nx;
+      view.y = ny;
+      changed = true;
+    }
+  }
+  if (hovered && ImGui::IsMouseDoubleClicked(ImGuiMouseButton_Left)) {
+    view = View{};
+    changed = true;
+  }
+  if (changed) {
+    xr = c.forced_x ? c.forced_x : view.x;
+    yr = c.forced_y ? c.forced_y : view.y;
+    layout = analysis::layout_chart(spec, canvas, outer, style, xr, yr);
+  }
+
+  analysis::ChartHit hit;
+  if (hovered) hit = analysis::hit_test(spec, layout, mouse, 10 * c.scale);
+  c.extras.highlight_series = hit.series;
+  analysis::render_chart(spec, canvas, layout, style, &c.extras);
+  if (view.x || view.y) {
+    const char* msg = "zoomed: double-click to fit";
+    const ImVec2 ts = ImGui::CalcTextSize(msg);
+    dl->AddText(ImVec2(static_cast<float>(layout.plot.right()) - ts.x - 6, static_cast<float>(layout.plot.y) + 4),
+                IM_COL32(230, 200, 90, 255), msg);
+  }
+  if (hit.hit()) {
+    if (hit.series >= 0 && spec.kind == analysis::ChartKind::xy)
+      dl->AddCircle(ImVec2(static_cast<float>(hit.at.x), static_cast<float>(hit.at.y)), 7 * static_cast<float>(c.scale),
+                    IM_COL32(255, 255, 255, 230), 16, 2);
+    ImGui::BeginTooltip();
+    ImGui::TextUnformatted(hit.text.c_str());
+    ImGui::EndTooltip();
+  } else if (in_plot && spec.kind == analysis::ChartKind::xy && !spec.empty()) {
+    const analysis::Point d = layout.to_data(mouse);
+    const std::string r = (spec.x.label.empty() ? "x" : spec.x.label) + " " + analysis::format_tick(d.x, spec.x.format) + ", " +
+                          analysis::format_tick(d.y, spec.y.format);
+    const ImVec2 ts = ImGui::CalcTextSize(r.c_str());
+    dl->AddText(ImVec2(static_cast<float>(layout.plot.right()) - ts.x - 6, static_cast<float>(layout.plot.bottom()) - ts.y - 4),
+                IM_COL32(200, 200, 200, 255), r.c_str());
+  }
+  c.spec = nullptr;
+  return hit;
+}
+
+analysis::ChartHit Chart(const char* id, const analysis::ChartSpec& spec, ImVec2 size, double ui_scale) {
+  if (!BeginPlot(id, spec, size, ui_scale)) return {};
+  return EndPlot();
+}
+
+void ResetView(const char* id) { ctx().views.erase(ImGui::GetID(id)); }
+
+bool IsZoomed(const char* id) {
+  auto it = ctx().views.find(ImGui::GetID(id));
+  return it != ctx().views.end() && (it->second.x || it->second.y);
+}
+
+}  // namespace flashlab::gui::plot

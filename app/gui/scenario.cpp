@@ -1,0 +1,266 @@
+#include "scenario.hpp"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+
+#include "model.hpp"
+#include "panels.hpp"
+
+namespace flashlab::gui {
+
+namespace {
+
+using nlohmann::json;
+
+const std::set<std::string> kSettingKeys{"problem",  "hardware", "sram",   "tiles", "algorithms", "lockstep",
+                                         "cursor",   "playing",  "events_per_s", "tab", "concepts", "ui_scale",
+                                         "results",  "export_dir", "plots_large", "hide_controls"};
+const std::set<std::string> kScriptOnlyKeys{"frame", "key", "export_all", "screenshot", "export"};
+
+std::string text_of(const json& v, const std::string& what) {
+  if (v.is_string()) return v.get<std::string>();
+  if (v.is_number_integer()) return std::to_string(v.get<long long>());
+  if (v.is_number()) return json(v).dump();
+  throw std::runtime_error(what + " must be a number or a string like \"16K\"");
+}
+
+bool bool_of(const json& v, const std::string& what) {
+  if (!v.is_boolean()) throw std::runtime_error(what + " must be true or false");
+  return v.get<bool>();
+}
+
+double number_of(const json& v, const std::string& what) {
+  if (!v.is_number()) throw std::runtime_error(what + " must be a number");
+  return v.get<double>();
+}
+
+sim::Algorithm algorithm_of(const json& v) {
+  if (!v.is_string()) throw std::runtime_error("algorithms must be names (standard, pytorch, fa1, fa2)");
+  const auto a = sim::parse_algorithm(v.get<std::string>());
+  if (!a) throw std::runtime_error("unknown algorithm '" + v.get<std::string>() + "' (expected standard, pytorch, fa1, fa2)");
+  return *a;
+}
+
+std::string resolve_path(const std::string& p, const std::string& base_dir) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (p.empty() || fs::path(p).is_absolute() || fs::exists(p, ec) || base_dir.empty()) return p;
+  const fs::path alt = fs::path(base_dir) / p;
+  return fs::exists(alt, ec) ? alt.string() : p;
+}
+
+void apply_problem(Inputs& in, const json& p) {
+  if (!p.is_object()) throw std::runtime_error("problem must be an object");
+  for (auto it = p.begin(); it != p.end(); ++it) {
+    const std::string& k = it.key();
+    if (k == "batch") in.batch = text_of(*it, "problem.batch");
+    else if (k == "heads") in.heads = text_of(*it, "problem.heads");
+    else if (k == "seq") in.seq = text_of(*it, "problem.seq");
+    else if (k == "head_dim") in.head_dim = text_of(*it, "problem.head_dim");
+    else if (k == "causal") in.causal = bool_of(*it, "problem.causal");
+    else if (k == "dtype") {
+      const auto d = it->is_string() ? sim::parse_dtype(it->get<std::string>()) : std::nullopt;
+      if (!d) throw std::runtime_error("problem.dtype must be fp16, bf16 or fp32");
+      in.dtype = *d;
+    } else {
+      throw std::runtime_error("unknown key problem." + k + " (expected batch, heads, seq, head_dim, causal, dtype)");
+    }
+  }
+}
+
+void press(AppState& s, const std::string& key) {
+  if (key == "space") {
+    s.playback.playing = !s.playback.playing;
+  } else if (key == "right") {
+    step_primary(s, 1);
+  } else if (key == "left") {
+    step_primary(s, -1);
+  } else if (key == "home") {
+    seek_primary(s, 0);
+  } else if (key == "end") {
+    if (s.model.valid) seek_primary(s, s.model.algos[0].cursor->size());
+  } else if (key == "plus") {
+    s.playback.events_per_s = std::min(1e6, s.playback.events_per_s * 2);
+  } else if (key == "minus") {
+    s.playback.events_per_s = std::max(0.25, s.playback.events_per_s / 2);
+  } else {
+    throw std::runtime_error("unknown key '" + key + "' (expected space, left, right, home, end, plus, minus)");
+  }
+}
+
+}  // namespace
+
+void apply_settings(AppState& s, const json& j, const std::string& base_dir) {
+  Inputs& in = s.inputs;
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    const std::string& k = it.key();
+    const json& v = *it;
+    if (k == "problem") {
+      apply_problem(in, v);
+    } else if (k == "hardware") {
+      if (v.is_string()) {
+        in.use_hw_file = false;
+        in.hw_preset = v.get<std::string>();
+      } else if (v.is_object() && v.contains("file") && v["file"].is_string()) {
+        in.use_hw_file = true;
+        in.hw_file = resolve_path(v["file"].get<std::string>(), base_dir);
+      } else {
+        throw std::runtime_error("hardware must be a preset name or {\"file\": PATH}");
+      }
+    } else if (k == "sram") {
+      in.sram_override = !v.is_null();
+      if (!v.is_null()) in.sram = text_of(v, "sram");
+    } else if (k == "tiles") {
+      if (v.is_string() && v.get<std::string>() == "paper") {
+        in.manual_tiles = false;
+      } else if (v.is_object() && v.contains("Br") && v.contains("Bc")) {
+        in.manual_tiles = true;
+        in.br = text_of(v["Br"], "tiles.Br");
+        in.bc = text_of(v["Bc"], "tiles.Bc");
+      } else {
+        throw std::runtime_error("tiles must be \"paper\" or {\"Br\": R, \"Bc\": C}");
+      }
+    } else if (k == "algorithms") {
+      if (!v.is_array() || v.empty() || v.size() > 2) throw std::runtime_error("algorithms must list one or two names");
+      in.algo_a = algorithm_of(v[0]);
+      in.compare = v.size() == 2;
+      if (v.size() == 2) in.algo_b = algorithm_of(v[1]);
+    } else if (k == "lockstep") {
+      const std::string m = v.is_string() ? v.get<std::string>() : "";
+      if (m != "progress" && m != "block") throw std::runtime_error("lockstep must be \"progress\" or \"block\"");
+      in.lockstep = m == "progress" ? Lockstep::progress : Lockstep::block;
+    } else if (k == "cursor") {
+      CursorRequest r;
+      if (v.is_object() && v.contains("fraction")) {
+        r.kind = CursorRequest::Kind::fraction;
+        r.fraction = std::clamp(number_of(v["fraction"], "cursor.fraction"), 0.0, 1.0);
+      } else if (v.is_object() && v.contains("position")) {
+        r.kind = CursorRequest::Kind::position;
+        r.position = static_cast<i64>(number_of(v["position"], "cursor.position"));
+      } else if (v.is_object() && v.contains("block") && v["block"].is_array() && v["block"].size() == 2) {
+        r.kind = CursorRequest::Kind::block;
+        r.i = static_cast<i64>(number_of(v["block"][0], "cursor.block"));
+        r.j = static_cast<i64>(number_of(v["block"][1], "cursor.block"));
+      } else {
+        throw std::runtime_error("cursor must be {\"fraction\": F}, {\"position\": P} or {\"block\": [i, j]}");
+      }
+      s.cursor_request = r;
+    } else if (k == "playing") {
+      s.playback.playing = bool_of(v, "playing");
+    } else if (k == "events_per_s") {
+      s.playback.events_per_s = std::clamp(number_of(v, "events_per_s"), 0.25, 1e6);
+    } else if (k == "tab") {
+      const std::string t = v.is_string() ? v.get<std::string>() : "";
+      bool found = false;
+      for (int n = 0; n < kPlotTabCount; ++n)
+        if (t == plot_tab_id(static_cast<PlotTab>(n))) {
+          s.view.tab = static_cast<PlotTab>(n);
+          s.view.force_tab = true;
+          found = true;
+        }
+      if (!found) throw std::runtime_error("unknown tab '" + t + "' (roofline, io-vs-n, io-vs-m, io-vs-d, ai-vs-n, bench-time, "
+                                           "bench-tflops, bench-memory, bench-speedup, bench-heatmap, bench)");
+    } else if (k == "concepts") {
+      s.view.show_concepts = bool_of(v, "concepts");
+    } else if (k == "plots_large") {
+      s.view.plots_large = bool_of(v, "plots_large");
+    } else if (k == "hide_controls") {
+      s.view.hide_controls = bool_of(v, "hide_controls");
+    } else if (k == "ui_scale") {
+      const double u = number_of(v, "ui_scale");
+      if (!(u >= 1.0 && u <= 3.0)) throw std::runtime_error("ui_scale must be between 1.0 and 3.0");
+      s.view.pending_ui_scale = u;
+    } else if (k == "results") {
+      open_results(s, resolve_path(text_of(v, "results"), base_dir));
+    } else if (k == "export_dir") {
+      s.view.export_dir = text_of(v, "export_dir");
+    } else if (k == "key") {
+      press(s, text_of(v, "key"));
+    } else if (k == "export_all") {
+      if (bool_of(v, "export_all")) export_all(s);
+    } else if (k == "screenshot") {
+      request_screenshot(s, text_of(v, "screenshot"));
+    } else if (k == "export") {
+      if (!v.is_object() || !v.contains("chart") || !v.contains("format"))
+        throw std::runtime_error("export must be {\"chart\": ID, \"format\": png|svg|pdf|csv|all}");
+      const std::string id = text_of(v["chart"], "export.chart"), fmt = text_of(v["format"], "export.format");
+      const Charts& c = s.model.charts;
+      for (const analysis::ChartSpec* ch : {&c.roofline, &c.io_n, &c.io_m, &c.io_d, &c.ai_n, &c.bench_time, &c.bench_tflops,
+                                            &c.bench_memory, &c.bench_speedup, &c.bench_heatmap})
+        if (ch->id == id) export_chart_files(s, *ch, fmt.c_str());
+    } else if (k == "frame") {
+      // the step's time, handled by the caller
+    } else {
+      throw std::runtime_error("unknown key '" + k + "'");
+    }
+  }
+}
+
+void apply_cursor_request(AppState& s) {
+  CursorRequest& r = s.cursor_request;
+  if (r.kind == CursorRequest::Kind::none || !s.model.valid) return;
+  sim::Cursor& c = *s.model.algos[0].cursor;
+  switch (r.kind) {
+    case CursorRequest::Kind::fraction:
+      seek_primary(s, static_cast<i64>(r.fraction * static_cast<double>(c.size()) + 0.5));
+      break;
+    case CursorRequest::Kind::position: seek_primary(s, r.position); break;
+    case CursorRequest::Kind::block:
+      if (c.seek_block(r.i, r.j)) seek_primary(s, c.position());
+      break;
+    case CursorRequest::Kind::none: break;
+  }
+  r.kind = CursorRequest::Kind::none;
+}
+
+Scenario load_scenario(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw std::runtime_error(path + ": cannot open the scenario file");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  json j;
+  try {
+    j = json::parse(ss.str());
+  } catch (const json::parse_error& e) {
+    throw std::runtime_error(path + ": not valid JSON (" + std::string(e.what()) + ")");
+  }
+  if (!j.is_object()) throw std::runtime_error(path + ": a scenario is a JSON object");
+  Scenario sc;
+  sc.path = path;
+  sc.base_dir = std::filesystem::path(path).parent_path().string();
+  sc.settings = json::object();
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    const std::string& k = it.key();
+    if (k == "name" || k == "description") {
+      (k == "name" ? sc.name : sc.description) = it->is_string() ? it->get<std::string>() : "";
+    } else if (k == "window") {
+      if (!it->is_object()) throw std::runtime_error(path + ": window must be {\"width\": W, \"height\": H}");
+      if (it->contains("width")) sc.width = (*it)["width"].get<int>();
+      if (it->contains("height")) sc.height = (*it)["height"].get<int>();
+    } else if (k == "script") {
+      if (!it->is_array()) throw std::runtime_error(path + ": script must be a list of steps");
+      for (const json& step : *it) {
+        if (!step.is_object() || !step.contains("frame") || !step["frame"].is_number_integer())
+          throw std::runtime_error(path + ": every script step needs an integer \"frame\"");
+        for (auto st = step.begin(); st != step.end(); ++st)
+          if (!kSettingKeys.count(st.key()) && !kScriptOnlyKeys.count(st.key()))
+            throw std::runtime_error(path + ": unknown key '" + st.key() + "' in a script step");
+        sc.script.push_back({step["frame"].get<int>(), step});
+      }
+    } else if (kSettingKeys.count(k)) {
+      sc.settings[k] = *it;
+    } else {
+      throw std::runtime_error(path + ": unknown key '" + k + "'");
+    }
+  }
+  std::stable_sort(sc.script.begin(), sc.script.end(), [](const ScriptStep& a, const ScriptStep& b) { return a.frame < b.frame; });
+  if (sc.width && (*sc.width < 320 || *sc.width > 8192)) throw std::runtime_error(path + ": window.width out of range (320-8192)");
+  if (sc.height && (*sc.height < 240 || *sc.height > 8192)) throw std::runtime_error(path + ": window.height out of range (240-8192)");
+  return sc;
+}
+
+}  // namespace flashlab::gui

@@ -1,0 +1,106 @@
+#include "theme.hpp"
+
+#include <filesystem>
+
+namespace flashlab::gui {
+
+namespace {
+
+Fonts g_fonts;
+
+// Latin, Greek, combining marks (m̃), phonetic (ᵀ), punctuation, super- and
+// subscripts (⁻¹), letterlike (ℓ), arrows, maths (≤ ∞), technical (⌈ ⌉),
+// shapes (▶ ■) and ✕: everything the pseudocode and labels use.
+const ImWchar kRanges[] = {0x0020, 0x00FF, 0x0300, 0x036F, 0x0370, 0x03FF, 0x1D00, 0x1D7F, 0x2000, 0x206F,
+                           0x2070, 0x209F, 0x2100, 0x214F, 0x2190, 0x21FF, 0x2200, 0x22FF, 0x2300, 0x23FF,
+                           0x2500, 0x257F, 0x25A0, 0x25FF, 0x2630, 0x2637, 0x2713, 0x2717, 0};
+
+constexpr const char* kFontDir = "/usr/share/fonts/truetype/dejavu/";
+
+}  // namespace
+
+const Fonts& fonts() { return g_fonts; }
+
+std::string load_fonts(Fonts& f, double scale) {
+  ImGuiIO& io = ImGui::GetIO();
+  io.Fonts->Clear();
+  const std::string sans = std::string(kFontDir) + "DejaVuSans.ttf";
+  const std::string mono = std::string(kFontDir) + "DejaVuSansMono.ttf";
+  const std::string bold = std::string(kFontDir) + "DejaVuSans-Bold.ttf";
+  std::string note;
+  std::error_code ec;
+  ImFontConfig cfg;
+  cfg.OversampleH = 2;
+  cfg.OversampleV = 1;
+  const float px = kBaseFontPx * static_cast<float>(scale);
+  f = Fonts{};
+  if (std::filesystem::exists(sans, ec)) f.ui = io.Fonts->AddFontFromFileTTF(sans.c_str(), px, &cfg, kRanges);
+  if (f.ui && std::filesystem::exists(mono, ec)) {
+    f.mono = io.Fonts->AddFontFromFileTTF(mono.c_str(), px * 0.93f, &cfg, kRanges);
+    // DejaVu Sans Mono lacks a few symbols of the pseudocode (ℓ): take them
+    // from DejaVu Sans (a merge never overwrites glyphs the mono font has).
+    ImFontConfig merge = cfg;
+    merge.MergeMode = true;
+    if (f.mono) io.Fonts->AddFontFromFileTTF(sans.c_str(), px * 0.93f, &merge, kRanges);
+  }
+  if (f.ui && std::filesystem::exists(bold, ec))
+    f.big = io.Fonts->AddFontFromFileTTF(bold.c_str(), px * 1.2f, &cfg, kRanges);
+  if (!f.ui) {
+    ImFontConfig d;
+    d.SizePixels = 13.0f * static_cast<float>(scale);
+    f.ui = io.Fonts->AddFontDefault(&d);
+    note = "DejaVu fonts not found in " + std::string(kFontDir) +
+           " (install fonts-dejavu-core): using ImGui's built-in font, Greek and maths symbols show as '?'";
+  }
+  if (!f.mono) f.mono = f.ui;
+  if (!f.big) f.big = f.ui;
+  io.FontDefault = f.ui;
+  io.Fonts->Build();
+  g_fonts = f;
+  return note;
+}
+
+void apply_theme(double scale) {
+  ImGuiStyle style;
+  ImGui::StyleColorsDark(&style);
+  // Square corners everywhere: a rounded frame is ~40 anti-aliased vertices,
+  // a square one 4, and llvmpipe pays per vertex (docs/performance.md).
+  style.WindowRounding = 0;
+  style.ChildRounding = 0;
+  style.FrameRounding = 0;
+  style.GrabRounding = 0;
+  style.PopupRounding = 0;
+  style.ScrollbarRounding = 0;
+  style.TabRounding = 0;
+  style.WindowBorderSize = 1;
+  style.FramePadding = ImVec2(6, 4);
+  style.ItemSpacing = ImVec2(8, 5);
+  style.Colors[ImGuiCol_WindowBg] = ImVec4(0.10f, 0.11f, 0.13f, 1.0f);
+  // Transparent: on llvmpipe every full layer of fill costs milliseconds (docs/performance.md).
+  style.Colors[ImGuiCol_ChildBg] = ImVec4(0, 0, 0, 0);
+  style.Colors[ImGuiCol_ScrollbarBg] = ImVec4(0, 0, 0, 0);
+  style.Colors[ImGuiCol_Header] = ImVec4(0.22f, 0.30f, 0.42f, 1.0f);
+  style.Colors[ImGuiCol_TabActive] = ImVec4(0.25f, 0.42f, 0.62f, 1.0f);
+  style.ScaleAllSizes(static_cast<float>(scale));
+  ImGui::GetStyle() = style;
+}
+
+ImU32 tensor_color(sim::Tensor t, int alpha) {
+  auto c = [&](int r, int g, int b) { return IM_COL32(r, g, b, alpha); };
+  switch (t) {
+    case sim::Tensor::Q: return c(86, 160, 233);
+    case sim::Tensor::K: return c(230, 159, 0);
+    case sim::Tensor::V: return c(0, 178, 125);
+    case sim::Tensor::S: return c(190, 120, 200);
+    case sim::Tensor::P: return c(220, 120, 170);
+    case sim::Tensor::O: return c(120, 200, 220);
+    default: return c(220, 210, 90);  // ℓ, m, LSE and the on-chip statistics
+  }
+}
+
+ImVec4 color_error() { return ImVec4(1.0f, 0.38f, 0.35f, 1.0f); }
+ImVec4 color_note() { return ImVec4(0.75f, 0.78f, 0.82f, 1.0f); }
+ImVec4 color_good() { return ImVec4(0.45f, 0.85f, 0.55f, 1.0f); }
+ImVec4 color_dim() { return ImVec4(0.6f, 0.62f, 0.66f, 1.0f); }
+
+}  // namespace flashlab::gui

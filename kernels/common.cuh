@@ -1,0 +1,175 @@
+// What every rung shares: checked CUDA calls (file:line in the message), the
+// dtypes as C++ types with fp32 conversions, 4-element vector loads, and the
+// dispatch from runtime values (dtype, head dim) to template instances.
+#pragma once
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+
+#include "cuda_check.hpp"
+#include "flashlab/kernels/launch.hpp"
+
+namespace flashlab::kernels::detail {
+
+using sim::i64;
+
+// ---- dtypes ------------------------------------------------------------------
+
+__device__ __forceinline__ float to_float(float x) { return x; }
+__device__ __forceinline__ float to_float(__half x) { return __half2float(x); }
+__device__ __forceinline__ float to_float(__nv_bfloat16 x) { return __bfloat162float(x); }
+
+template <class T>
+__device__ __forceinline__ T from_float(float x);
+template <>
+__device__ __forceinline__ float from_float<float>(float x) {
+  return x;
+}
+template <>
+__device__ __forceinline__ __half from_float<__half>(float x) {
+  return __float2half_rn(x);
+}
+template <>
+__device__ __forceinline__ __nv_bfloat16 from_float<__nv_bfloat16>(float x) {
+  return __float2bfloat16_rn(x);
+}
+
+// Four consecutive elements as a float4. The address must be aligned to
+// 4 elements (8 bytes for 16-bit types, 16 for fp32).
+__device__ __forceinline__ float4 load4(const float* p) { return *reinterpret_cast<const float4*>(p); }
+__device__ __forceinline__ float4 load4(const __half* p) {
+  const uint2 u = *reinterpret_cast<const uint2*>(p);
+  const float2 a = __half22float2(*reinterpret_cast<const __half2*>(&u.x));
+  const float2 b = __half22float2(*reinterpret_cast<const __half2*>(&u.y));
+  return make_float4(a.x, a.y, b.x, b.y);
+}
+__device__ __forceinline__ float4 load4(const __nv_bfloat16* p) {
+  const uint2 u = *reinterpret_cast<const uint2*>(p);
+  const float2 a = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(&u.x));
+  const float2 b = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(&u.y));
+  return make_float4(a.x, a.y, b.x, b.y);
+}
+
+__device__ __forceinline__ void store4(float* p, float4 v) { *reinterpret_cast<float4*>(p) = v; }
+__device__ __forceinline__ void store4(__half* p, float4 v) {
+  __half2 a = __floats2half2_rn(v.x, v.y), b = __floats2half2_rn(v.z, v.w);
+  uint2 u;
+  u.x = *reinterpret_cast<const unsigned*>(&a);
+  u.y = *reinterpret_cast<const unsigned*>(&b);
+  *reinterpret_cast<uint2*>(p) = u;
+}
+__device__ __forceinline__ void store4(__nv_bfloat16* p, float4 v) {
+  __nv_bfloat162 a = __floats2bfloat162_rn(v.x, v.y), b = __floats2bfloat162_rn(v.z, v.w);
+  uint2 u;
+  u.x = *reinterpret_cast<const unsigned*>(&a);
+  u.y = *reinterpret_cast<const unsigned*>(&b);
+  *reinterpret_cast<uint2*>(p) = u;
+}
+
+// ---- dispatch ----------------------------------------------------------------
+
+template <class T>
+struct Tag {
+  using type = T;
+};
+
+// Calls f(Tag<float>{}), f(Tag<__half>{}) or f(Tag<__nv_bfloat16>{}).
+template <class F>
+void dispatch_dtype(sim::DType t, F&& f) {
+  switch (t) {
+    case sim::DType::fp32:
+      f(Tag<float>{});
+      return;
+    case sim::DType::fp16:
+      f(Tag<__half>{});
+      return;
+    case sim::DType::bf16:
+      f(Tag<__nv_bfloat16>{});
+      return;
+  }
+  throw Unsupported("unknown dtype");
+}
+
+// Launch grids put the B·H heads on y (at most 65,535); larger products run
+// in chunks of heads, each with its own base pointers.
+constexpr i64 kMaxGridY = 65535;
+template <class F>
+void for_each_head_chunk(i64 heads, F&& f) {
+  for (i64 first = 0; first < heads; first += kMaxGridY) f(first, static_cast<unsigned>(std::min(kMaxGridY, heads - first)));
+}
+
+inline cudaStream_t stream_of(const LaunchArgs& a) { return static_cast<cudaStream_t>(a.stream); }
+
+// What a launch checks about a compiled kernel, asked once per kernel: host
+// work between the timing events and the launch would be timed as GPU idle.
+struct KernelFacts {
+  int max_threads = 0;          // cudaFuncAttributes::maxThreadsPerBlock
+  int regs = 0;
+  i64 smem_opted_in = 48 * 1024;  // dynamic shared memory allowed so far
+};
+
+template <class Kernel>
+KernelFacts& facts_of(Kernel kernel) {
+  static std::mutex m;
+  static std::unordered_map<const void*, KernelFacts> facts;
+  std::lock_guard<std::mutex> lock(m);
+  KernelFacts& f = facts[reinterpret_cast<const void*>(kernel)];
+  if (f.max_threads == 0) {
+    cudaFuncAttributes attr{};
+    FLASHLAB_CUDA_CHECK(cudaFuncGetAttributes(&attr, kernel));
+    f.max_threads = attr.maxThreadsPerBlock;
+    f.regs = attr.numRegs;
+  }
+  return f;
+}
+
+// Before a launch with `bytes` of dynamic shared memory: refuse, naming the
+// limit, when the device cannot give it, and opt in above the 48 KiB default.
+template <class Kernel>
+void prepare_smem(Kernel kernel, i64 bytes, i64 device_optin, const std::string& what) {
+  if (device_optin <= 0) {  // a caller that did not fill LaunchArgs::device_smem_optin: ask the device
+    int dev = 0, optin = 0;
+    FLASHLAB_CUDA_CHECK(cudaGetDevice(&dev));
+    FLASHLAB_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
+    device_optin = optin;
+  }
+  if (bytes > device_optin)
+    throw Unsupported(what + " needs " + std::to_string(bytes) + " B of shared memory per block; the device allows " +
+                      std::to_string(device_optin) + " B (cudaDevAttrMaxSharedMemoryPerBlockOptin)");
+  KernelFacts& f = facts_of(kernel);
+  if (bytes > f.smem_opted_in) {
+    FLASHLAB_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)));
+    f.smem_opted_in = bytes;
+  }
+}
+
+// Before a launch with `threads` per block: the compiled kernel's register use
+// may allow fewer than 1024.
+template <class Kernel>
+void check_threads(Kernel kernel, i64 threads, const std::string& what) {
+  const KernelFacts& f = facts_of(kernel);
+  if (threads > f.max_threads)
+    throw Unsupported(what + " needs " + std::to_string(threads) + " threads per block; this kernel's register use (" +
+                      std::to_string(f.regs) + " per thread) allows " + std::to_string(f.max_threads) +
+                      " (cudaFuncAttributes::maxThreadsPerBlock)");
+}
+
+// ---- reductions ----------------------------------------------------------------
+
+__device__ __forceinline__ float warp_max(float v) {
+  for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
+  return v;
+}
+__device__ __forceinline__ float warp_sum(float v) {
+  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+  return v;
+}
+
+}  // namespace flashlab::kernels::detail

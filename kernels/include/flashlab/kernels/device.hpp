@@ -1,0 +1,41 @@
+// The CUDA device as the host sees it. Plain C++; without CUDA every query
+// says so in one sentence.
+#pragma once
+
+#include <string>
+
+#include "flashlab/kernels/registry.hpp"
+
+namespace flashlab::kernels {
+
+struct DeviceInfo {
+  int ordinal = 0;
+  std::string name;            // "NVIDIA H100 80GB HBM3"
+  int compute_capability = 0;  // 90
+  int sm_count = 0;
+  int max_threads_per_block = 0;
+  i64 smem_optin_bytes = 0;    // cudaDevAttrMaxSharedMemoryPerBlockOptin
+  i64 smem_per_sm_bytes = 0;   // cudaDevAttrMaxSharedMemoryPerMultiprocessor
+  i64 l2_bytes = 0;
+  i64 total_memory_bytes = 0;
+  double max_sm_clock_mhz = 0;  // cudaDevAttrClockRate (the peak, not observed)
+  double mem_clock_mhz = 0;     // cudaDevAttrMemoryClockRate
+  std::string driver;           // "580.65.06 (CUDA 13.0)": NVML when present, cudaDriverGetVersion
+  std::string runtime;          // "13.0" (cudaRuntimeGetVersion)
+
+  DeviceLimits limits() const {
+    return {compute_capability, smem_optin_bytes, smem_per_sm_bytes, max_threads_per_block};
+  }
+};
+
+bool built_with_cuda();
+
+// Empty when device 0 can be used; otherwise one line saying why, e.g.
+// "this build has no CUDA support ..." or "no CUDA device: cudaGetDeviceCount
+// returned cudaErrorNoDevice (no CUDA-capable device is detected)".
+std::string cuda_unavailable_reason();
+
+// "13.0" from 13000.
+std::string cuda_version_string(int v);
+
+}  // namespace flashlab::kernels

@@ -1,0 +1,90 @@
+// The kernel ladder as one list that tests, the runner, the CLI and the GUI all
+// iterate: {id, name, launch, dtypes, head dims, min SM, ...}. The list is the
+// same with or without CUDA; without it, `launch` is null.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "flashlab/kernels/launch.hpp"
+#include "flashlab/sim/algorithm.hpp"
+
+namespace flashlab::kernels {
+
+using sim::i64;
+
+// What the host knows of the device when it decides whether a case can run.
+struct DeviceLimits {
+  int compute_capability = 0;   // 90 for sm_90
+  i64 smem_optin_bytes = 0;     // cudaDevAttrMaxSharedMemoryPerBlockOptin
+  i64 smem_per_sm_bytes = 0;    // cudaDevAttrMaxSharedMemoryPerMultiprocessor
+  int max_threads_per_block = 1024;
+};
+
+// Where a rung's tile shape comes from.
+enum class TileSource {
+  none,      // not tiled in the simulator's sense (the materialising rungs)
+  runtime,   // any (B_r, B_c): LaunchArgs::tiles
+  compiled,  // fixed per head dim when compiled; reported by default_tiles
+};
+
+using LaunchFn = void (*)(const LaunchArgs&);
+using ShapeFn = std::function<i64(const sim::AttentionProblem&, sim::TileShape)>;
+
+struct KernelInfo {
+  std::string id;        // "fa2"
+  std::string name;      // "FlashAttention-2 (CUDA cores)"
+  std::string summary;   // what changed from the rung before
+  sim::Algorithm model;  // the simulator's algorithm with the same HBM traffic
+  std::vector<sim::DType> dtypes;
+  std::vector<int> head_dims;  // empty: any d ≥ 1
+  int min_sm = 0;              // compute capability × 10
+  TileSource tile_source = TileSource::none;
+  bool writes_lse = false;     // LaunchArgs::lse is filled when set
+  LaunchFn launch = nullptr;   // null when this build has no CUDA
+  std::function<sim::TileShape(const sim::AttentionProblem&)> default_tiles;  // runtime / compiled rungs
+  ShapeFn smem_bytes;          // dynamic shared memory per block, checked before launch
+  ShapeFn threads_per_block;   // 0 when not checked on the host
+  std::function<i64(const sim::AttentionProblem&)> max_threads_per_block;  // null: the device's limit
+  ShapeFn workspace_bytes;     // device memory beyond Q, K, V, O, LSE
+
+  bool supports(sim::DType t) const;
+  bool supports_head_dim(i64 d) const;
+  bool built() const { return launch != nullptr; }
+};
+
+const std::vector<KernelInfo>& registry();
+const KernelInfo* find_kernel(std::string_view id);
+std::string kernel_ids();  // "naive, naive_cublas, fa1, fa2, fa2_tc"
+
+// The tiles a case runs with. Compiled rungs always run their own; the others
+// take the request: the rung's default, the paper's rule (B_c = ⌈M/4d⌉,
+// B_r = min(B_c, d) with M the device's shared memory per SM), or explicit.
+enum class TileRule { rung_default, paper, explicit_tiles };
+struct TileRequest {
+  TileRule rule = TileRule::rung_default;
+  sim::TileShape tiles;  // for explicit_tiles
+};
+sim::TileShape resolve_tiles(const KernelInfo& k, const sim::AttentionProblem& p, const TileRequest& req,
+                             const DeviceLimits& dev);
+
+// Why the kernel cannot run this case on this device (nullopt when it can):
+// the dtype, the head dim, the compute capability, the threads or the shared
+// memory, each sentence naming the limit.
+std::optional<std::string> unsupported_reason(const KernelInfo& k, const sim::AttentionProblem& p,
+                                              sim::TileShape tiles, const DeviceLimits& dev);
+
+// The device memory the rung's simulator algorithm holds: its HBM tensors (Q,
+// K, V, O; S and P when materialised; ℓ and m for Algorithm 1; the logsumexp
+// for FlashAttention-2) at the model's element sizes. The runner prints it
+// beside the measured peak.
+i64 predicted_memory_bytes(const KernelInfo& k, const sim::AttentionProblem& p);
+
+// "fp16, bf16, fp32" and "32, 64, 128" (or "any") for tables and messages.
+std::string dtype_list(const KernelInfo& k);
+std::string head_dim_list(const KernelInfo& k);
+
+}  // namespace flashlab::kernels

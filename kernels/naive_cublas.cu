@@ -1,0 +1,123 @@
+// Rung 2 — naive_cublas: the naive rung with cuBLAS doing both GEMMs
+// (cublasGemmStridedBatchedEx, fp32 accumulation, outputs in the problem dtype)
+// and the same fused softmax. This is what eager PyTorch launches
+// (matmul, scale, softmax, matmul; PyTorch scales in a separate kernel, we in
+// the GEMM's alpha), and the baseline of every lab report.
+//
+// Changed from naive: only the GEMMs, so the gap between the two rungs is the
+// gap between a lecture GEMM and a tuned one; S and P still go through HBM.
+//
+// Expected bottleneck: HBM traffic of S and P (the GEMMs run near tensor-core
+// peak; the softmax and the S/P reads and writes do not shrink).
+//
+// Measured (H100, fp16, 16k tokens, hidden 2048): 32–163 TFLOP/s, 1.16–3.49× eager PyTorch (2026-11-22) — see
+// kernels/README.md.
+#include <cublas_v2.h>
+
+#include "common.cuh"
+#include "flashlab/kernels/layouts.hpp"
+#include "flashlab/kernels/rungs.hpp"
+#include "softmax.cuh"
+
+namespace flashlab::kernels {
+namespace detail {
+namespace {
+
+void check_cublas(cublasStatus_t s, const char* call, const char* file, int line) {
+  if (s == CUBLAS_STATUS_SUCCESS) return;
+  throw CudaError(short_path(file) + ":" + std::to_string(line) + ": " + call + " failed: " + cublasGetStatusName(s) +
+                  " (" + cublasGetStatusString(s) + ")");
+}
+#define FLASHLAB_CUBLAS_CHECK(call) check_cublas((call), #call, __FILE__, __LINE__)
+
+// cuBLAS wants a workspace; 32 MiB is what NVIDIA recommends for Hopper.
+constexpr std::size_t kCublasWorkspaceBytes = 32u << 20;
+
+// One handle per process, made before any measured case (naive_cublas_prepare)
+// and destroyed by the backend that made it (naive_cublas_release), so that
+// compute-sanitizer's leak check sees every byte returned.
+struct Cublas {
+  cublasHandle_t handle = nullptr;
+  void* workspace = nullptr;
+};
+
+Cublas& cublas_state() {
+  static Cublas c;
+  return c;
+}
+
+Cublas& cublas() {
+  Cublas& c = cublas_state();
+  if (c.handle == nullptr) {
+    FLASHLAB_CUBLAS_CHECK(cublasCreate(&c.handle));
+    FLASHLAB_CUDA_CHECK(cudaMalloc(&c.workspace, kCublasWorkspaceBytes));
+    FLASHLAB_CUBLAS_CHECK(cublasSetWorkspace(c.handle, c.workspace, kCublasWorkspaceBytes));
+  }
+  return c;
+}
+
+cudaDataType_t cuda_type(sim::DType t) {
+  switch (t) {
+    case sim::DType::fp32:
+      return CUDA_R_32F;
+    case sim::DType::fp16:
+      return CUDA_R_16F;
+    case sim::DType::bf16:
+      return CUDA_R_16BF;
+  }
+  throw Unsupported("naive_cublas: unknown dtype");
+}
+
+int as_int(i64 v, const char* what) {
+  if (v > 0x7fffffff) throw Unsupported(std::string("naive_cublas: ") + what + " = " + std::to_string(v) +
+                                        " exceeds cuBLAS's int arguments");
+  return static_cast<int>(v);
+}
+
+}  // namespace
+}  // namespace detail
+
+void naive_cublas_prepare() { detail::cublas(); }
+
+void naive_cublas_release() noexcept {
+  detail::Cublas& c = detail::cublas_state();
+  if (c.handle != nullptr) (void)cublasDestroy(c.handle);
+  if (c.workspace != nullptr) (void)cudaFree(c.workspace);
+  c = detail::Cublas{};
+}
+
+void naive_cublas_forward(const LaunchArgs& a) {
+  using namespace detail;
+  const sim::AttentionProblem& p = a.problem;
+  const i64 need = layout::materialized_workspace_bytes(p);
+  if (a.workspace == nullptr || static_cast<i64>(a.workspace_bytes) < need)
+    throw Unsupported("naive_cublas: needs a workspace of " + std::to_string(need) + " B for S and P (got " +
+                      std::to_string(a.workspace_bytes) + ")");
+  if (p.causal && p.n_kv() != p.n_q()) throw Unsupported("naive_cublas: causal attention needs seq_kv = seq_q");
+  const int nq = as_int(p.n_q(), "N_q"), nkv = as_int(p.n_kv(), "N_kv"), d = as_int(p.head_dim, "d");
+  const int batch = as_int(p.head_count(), "B·H");
+  const cudaDataType_t type = cuda_type(p.dtype);
+  char* S = static_cast<char*>(a.workspace);                      // (B, H, N_q, N_kv) in the dtype
+  char* P = S + layout::align256(layout::score_matrix_bytes(p));  // (B, H, N_q, N_kv) in the dtype
+  cublasHandle_t h = cublas().handle;
+  FLASHLAB_CUBLAS_CHECK(cublasSetStream(h, stream_of(a)));
+  const float tau = a.softmax_scale, one = 1.f, zero = 0.f;
+  const long long nq_d = static_cast<long long>(nq) * d, nkv_d = static_cast<long long>(nkv) * d;
+  const long long nq_nkv = static_cast<long long>(nq) * nkv;
+
+  // S = τ Q Kᵀ, row-major (N_q, N_kv). cuBLAS is column-major: it computes
+  // Sᵀ (N_kv × N_q) = τ K Qᵀ, reading row-major K (N_kv, d) as the column-major
+  // d × N_kv matrix Kᵀ and transposing it, and Q as the column-major d × N_q.
+  FLASHLAB_CUBLAS_CHECK(cublasGemmStridedBatchedEx(h, CUBLAS_OP_T, CUBLAS_OP_N, nkv, nq, d, &tau, a.k, type, d, nkv_d,
+                                                   a.q, type, d, nq_d, &zero, S, type, nkv, nq_nkv, batch,
+                                                   CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+  // P = softmax(S), causal mask fused.
+  row_softmax(p.dtype, S, P, p.head_count() * p.n_q(), p.n_q(), p.n_kv(), 1.f, p.causal, stream_of(a));
+  // O = P V, row-major (N_q, d): column-major Oᵀ (d × N_q) = Vᵀ Pᵀ, with V read
+  // as the column-major d × N_kv and P as the column-major N_kv × N_q.
+  FLASHLAB_CUBLAS_CHECK(cublasGemmStridedBatchedEx(h, CUBLAS_OP_N, CUBLAS_OP_N, d, nq, nkv, &one, a.v, type, d, nkv_d, P,
+                                                   type, nkv, nq_nkv, &zero, a.o, type, d, nq_d, batch,
+                                                   CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+}
+
+}  // namespace flashlab::kernels

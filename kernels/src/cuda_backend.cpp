@@ -1,0 +1,343 @@
+// The runner's CUDA backend: cudaMalloc'd buffers, seeded normal inputs, the
+// output poisoned with NaN before every run, the fp64 reference, CUDA-event
+// timing with an L2 flush between runs.
+#include <cuda_runtime_api.h>
+#include <dlfcn.h>
+
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+
+#include "../cuda_check.hpp"
+#include "../device_utils.hpp"
+#include "flashlab/kernels/device.hpp"
+#include "flashlab/kernels/rungs.hpp"
+#include "flashlab/kernels/runner.hpp"
+#include "flashlab/sim/format.hpp"
+
+namespace flashlab::kernels {
+
+bool built_with_cuda() { return true; }
+
+std::string cuda_unavailable_reason() {
+  int count = 0;
+  const cudaError_t e = cudaGetDeviceCount(&count);
+  if (e != cudaSuccess)
+    return std::string("no CUDA device: cudaGetDeviceCount returned ") + cudaGetErrorName(e) + " (" +
+           cudaGetErrorString(e) + ")";
+  if (count == 0) return "no CUDA device: cudaGetDeviceCount found 0 devices";
+  return {};
+}
+
+namespace {
+
+using detail::check_cuda;
+
+class CudaAllocator final : public DeviceAllocator {
+ public:
+  void* allocate(i64 bytes) override {
+    void* p = nullptr;
+    const cudaError_t e = cudaMalloc(&p, static_cast<std::size_t>(bytes));
+    if (e == cudaErrorMemoryAllocation) {
+      (void)cudaGetLastError();  // not sticky: clear it so the next case starts clean
+      return nullptr;
+    }
+    FLASHLAB_CUDA_CHECK(e);
+    return p;
+  }
+  void release(void* p) noexcept override { (void)cudaFree(p); }
+};
+
+// Events for one timed run; destroyed with the measurement.
+struct EventPair {
+  cudaEvent_t start = nullptr, stop = nullptr;
+  EventPair() {
+    FLASHLAB_CUDA_CHECK(cudaEventCreate(&start));
+    FLASHLAB_CUDA_CHECK(cudaEventCreate(&stop));
+  }
+  ~EventPair() {
+    (void)cudaEventDestroy(start);
+    (void)cudaEventDestroy(stop);
+  }
+  EventPair(const EventPair&) = delete;
+  EventPair& operator=(const EventPair&) = delete;
+  EventPair(EventPair&& o) noexcept : start(o.start), stop(o.stop) { o.start = o.stop = nullptr; }
+};
+
+// The NVIDIA driver's own version ("580.65.06"), which lab reports quote;
+// cudaDriverGetVersion only gives the CUDA version the driver supports. NVML
+// comes with the driver; it is opened at run time so the binary does not
+// depend on it. Empty when it is not there.
+std::string nvidia_driver_version() {
+  void* nvml = dlopen("libnvidia-ml.so.1", RTLD_LAZY | RTLD_LOCAL);
+  if (nvml == nullptr) return {};
+  using InitFn = int (*)();
+  using VersionFn = int (*)(char*, unsigned);
+  auto init = reinterpret_cast<InitFn>(dlsym(nvml, "nvmlInit_v2"));
+  auto version = reinterpret_cast<VersionFn>(dlsym(nvml, "nvmlSystemGetDriverVersion"));
+  auto shutdown = reinterpret_cast<InitFn>(dlsym(nvml, "nvmlShutdown"));
+  std::string out;
+  if (init != nullptr && version != nullptr && shutdown != nullptr && init() == 0) {
+    char buf[96] = {};
+    if (version(buf, sizeof buf) == 0) out = buf;
+    shutdown();
+  }
+  dlclose(nvml);
+  return out;
+}
+
+int attribute(cudaDeviceAttr a, int dev) {
+  int v = 0;
+  FLASHLAB_CUDA_CHECK(cudaDeviceGetAttribute(&v, a, dev));
+  return v;
+}
+
+class CudaBackend final : public Backend {
+ public:
+  CudaBackend() {
+    const std::string why = cuda_unavailable_reason();
+    if (!why.empty()) throw NoDevice(why);
+    const int dev = 0;
+    FLASHLAB_CUDA_CHECK(cudaSetDevice(dev));
+    cudaDeviceProp prop{};
+    FLASHLAB_CUDA_CHECK(cudaGetDeviceProperties(&prop, dev));
+    info_.ordinal = dev;
+    info_.name = prop.name;
+    info_.compute_capability = prop.major * 10 + prop.minor;
+    info_.sm_count = prop.multiProcessorCount;
+    info_.max_threads_per_block = prop.maxThreadsPerBlock;
+    info_.smem_optin_bytes = attribute(cudaDevAttrMaxSharedMemoryPerBlockOptin, dev);
+    info_.smem_per_sm_bytes = attribute(cudaDevAttrMaxSharedMemoryPerMultiprocessor, dev);
+    info_.l2_bytes = attribute(cudaDevAttrL2CacheSize, dev);
+    info_.total_memory_bytes = static_cast<i64>(prop.totalGlobalMem);
+    info_.max_sm_clock_mhz = attribute(cudaDevAttrClockRate, dev) / 1000.0;
+    info_.mem_clock_mhz = attribute(cudaDevAttrMemoryClockRate, dev) / 1000.0;
+    int driver = 0, runtime = 0;
+    FLASHLAB_CUDA_CHECK(cudaDriverGetVersion(&driver));
+    FLASHLAB_CUDA_CHECK(cudaRuntimeGetVersion(&runtime));
+    const std::string nvidia = nvidia_driver_version();
+    info_.driver = nvidia.empty() ? "CUDA " + cuda_version_string(driver)
+                                  : nvidia + " (CUDA " + cuda_version_string(driver) + ")";
+    info_.runtime = cuda_version_string(runtime);
+
+    FLASHLAB_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+    // A write of ≥ 2× L2 evicts everything a previous run left there.
+    flush_bytes_ = std::max<i64>(2 * info_.l2_bytes, 8 << 20);
+    FLASHLAB_CUDA_CHECK(cudaMalloc(&flush_, static_cast<std::size_t>(flush_bytes_)));
+    FLASHLAB_CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&counter_), sizeof *counter_));
+    FLASHLAB_CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&cycles_), sizeof *cycles_));
+    // The cuBLAS handle and workspace exist before any case, as PyTorch's do.
+    naive_cublas_prepare();
+  }
+
+  ~CudaBackend() override {
+    (void)cudaStreamSynchronize(stream_);
+    naive_cublas_release();
+    (void)cudaFree(flush_);
+    (void)cudaFree(counter_);
+    (void)cudaFree(cycles_);
+    (void)cudaStreamDestroy(stream_);
+  }
+
+  const DeviceInfo& device() const override { return info_; }
+  DeviceAllocator& allocator() override { return allocator_; }
+
+  i64 device_used_bytes() override {
+    std::size_t free_b = 0, total_b = 0;
+    FLASHLAB_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
+    return static_cast<i64>(total_b - free_b);
+  }
+
+  std::string sticky_error() override {
+    const cudaError_t e = cudaDeviceSynchronize();
+    if (e == cudaSuccess) return {};
+    return std::string(cudaGetErrorName(e)) + ": " + cudaGetErrorString(e);
+  }
+
+  double observe_sm_clock_mhz() override {
+    try {
+      EventPair ev;
+      constexpr long long kCycles = 20'000'000;  // ~10 ms at 2 GHz
+      detail::spin_cycles(kCycles / 10, cycles_, stream_);  // wake the clock up first
+      FLASHLAB_CUDA_CHECK(cudaEventRecord(ev.start, stream_));
+      detail::spin_cycles(kCycles, cycles_, stream_);
+      FLASHLAB_CUDA_CHECK(cudaEventRecord(ev.stop, stream_));
+      FLASHLAB_CUDA_CHECK(cudaEventSynchronize(ev.stop));
+      long long counted = 0;
+      FLASHLAB_CUDA_CHECK(cudaMemcpy(&counted, cycles_, sizeof counted, cudaMemcpyDeviceToHost));
+      float ms = 0;
+      FLASHLAB_CUDA_CHECK(cudaEventElapsedTime(&ms, ev.start, ev.stop));
+      return ms > 0 ? static_cast<double>(counted) / (static_cast<double>(ms) * 1e3) : 0.0;
+    } catch (const CudaError&) {
+      return 0;
+    }
+  }
+
+  Measurement measure(const Case& c, const CaseBuffers& b, const RunOptions& o) override {
+    const sim::AttentionProblem& p = c.problem;
+    LaunchArgs a;
+    a.problem = p;
+    a.tiles = c.tiles;
+    a.softmax_scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(p.head_dim)));
+    a.q = b.q;
+    a.k = b.k;
+    a.v = b.v;
+    a.o = b.o;
+    a.lse = b.lse;
+    a.workspace = b.workspace;
+    a.workspace_bytes = static_cast<std::size_t>(b.workspace_bytes);
+    a.stream = stream_;
+    a.device_smem_optin = static_cast<int>(info_.smem_optin_bytes);
+
+    const i64 bh = p.head_count();
+    const i64 q_elems = bh * p.n_q() * p.head_dim, kv_elems = bh * p.n_kv() * p.head_dim;
+    const float scale = static_cast<float>(o.input_scale);
+    // Three unrelated streams of N(0, scale²) from the case's seed.
+    detail::fill_normal(b.q, q_elems, p.dtype, c.seed ^ 0x1111111111111111ull, scale, stream_);
+    detail::fill_normal(b.k, kv_elems, p.dtype, c.seed ^ 0x2222222222222222ull, scale, stream_);
+    detail::fill_normal(b.v, kv_elems, p.dtype, c.seed ^ 0x3333333333333333ull, scale, stream_);
+    const std::size_t o_bytes = static_cast<std::size_t>(q_elems * sim::dtype_bytes(p.dtype));
+    const std::size_t lse_bytes = static_cast<std::size_t>(bh * p.n_q()) * sizeof(float);
+
+    Measurement m;
+    m.output_elements = q_elems;
+    auto run_once = [&] {
+      // NaN in every dtype: an element the kernel forgets stays NaN.
+      FLASHLAB_CUDA_CHECK(cudaMemsetAsync(b.o, 0xff, o_bytes, stream_));
+      if (b.lse != nullptr) FLASHLAB_CUDA_CHECK(cudaMemsetAsync(b.lse, 0xff, lse_bytes, stream_));
+      c.kernel->launch(a);
+    };
+
+    // The correctness run.
+    run_once();
+    FLASHLAB_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    m.not_written = detail::count_not_finite(b.o, q_elems, p.dtype, counter_, stream_);
+    if (m.not_written == 0 && o.check != CheckMode::off) check(c, b, o, m);
+
+    if (o.repeats > 0 && m.not_written == 0) {
+      // Warm-up, the last one timed to size the number of repeats.
+      EventPair warm;
+      for (int w = 0; w < std::max(1, o.warmup); ++w) {
+        if (o.l2_flush) flush(w);
+        FLASHLAB_CUDA_CHECK(cudaMemsetAsync(b.o, 0xff, o_bytes, stream_));
+        FLASHLAB_CUDA_CHECK(cudaEventRecord(warm.start, stream_));
+        c.kernel->launch(a);
+        FLASHLAB_CUDA_CHECK(cudaEventRecord(warm.stop, stream_));
+      }
+      FLASHLAB_CUDA_CHECK(cudaEventSynchronize(warm.stop));
+      float warm_ms = 0;
+      FLASHLAB_CUDA_CHECK(cudaEventElapsedTime(&warm_ms, warm.start, warm.stop));
+      int repeats = o.repeats;
+      if (warm_ms > 0 && o.target_ms > 0) {
+        const int wanted = static_cast<int>(std::ceil(o.target_ms / warm_ms));
+        repeats = std::max(repeats, std::min(o.max_repeats, wanted));
+      }
+      std::vector<EventPair> events(static_cast<std::size_t>(repeats));
+      for (int r = 0; r < repeats; ++r) {
+        if (o.l2_flush) flush(r);
+        run_once_poisoned_timed(a, b, o_bytes, lse_bytes, events[static_cast<std::size_t>(r)], c);
+      }
+      FLASHLAB_CUDA_CHECK(cudaStreamSynchronize(stream_));
+      for (const EventPair& e : events) {
+        float ms = 0;
+        FLASHLAB_CUDA_CHECK(cudaEventElapsedTime(&ms, e.start, e.stop));
+        m.times_ms.push_back(ms);
+      }
+      // The timed runs must have written everything too.
+      m.not_written = detail::count_not_finite(b.o, q_elems, p.dtype, counter_, stream_);
+    }
+    return m;
+  }
+
+ private:
+  void flush(int r) {
+    FLASHLAB_CUDA_CHECK(cudaMemsetAsync(flush_, (r & 1) ? 0x5a : 0xa5, static_cast<std::size_t>(flush_bytes_), stream_));
+  }
+
+  void run_once_poisoned_timed(const LaunchArgs& a, const CaseBuffers& b, std::size_t o_bytes, std::size_t lse_bytes,
+                               EventPair& ev, const Case& c) {
+    FLASHLAB_CUDA_CHECK(cudaMemsetAsync(b.o, 0xff, o_bytes, stream_));
+    if (b.lse != nullptr) FLASHLAB_CUDA_CHECK(cudaMemsetAsync(b.lse, 0xff, lse_bytes, stream_));
+    FLASHLAB_CUDA_CHECK(cudaEventRecord(ev.start, stream_));
+    c.kernel->launch(a);
+    FLASHLAB_CUDA_CHECK(cudaEventRecord(ev.stop, stream_));
+  }
+
+  // Copies head h (rows × d elements from `base`) to the host as doubles.
+  std::vector<double> download(const void* base, i64 head, i64 rows, i64 d, sim::DType t) {
+    const i64 elems = rows * d, bytes = elems * sim::dtype_bytes(t);
+    std::vector<unsigned char> host(static_cast<std::size_t>(bytes));
+    const auto* src = static_cast<const unsigned char*>(base) + head * bytes;
+    FLASHLAB_CUDA_CHECK(cudaMemcpy(host.data(), src, static_cast<std::size_t>(bytes), cudaMemcpyDeviceToHost));
+    return to_doubles(host.data(), elems, t);
+  }
+
+  // The fp64 check of the rows and heads plan_check picks.
+  void check(const Case& c, const CaseBuffers& b, const RunOptions& o, Measurement& m) {
+    const sim::AttentionProblem& p = c.problem;
+    const CheckPlan plan = plan_check(p, o.check_flop_budget, o.check == CheckMode::full);
+    const double tau = 1.0 / std::sqrt(static_cast<double>(p.head_dim));
+    const i64 d = p.head_dim;
+    ErrorSums total;
+    double input_norm2 = 0;
+    for (i64 h : plan.heads) {
+      std::ostringstream key;
+      key << c.seed << '/' << o.input_scale << '/' << p.batch << 'x' << p.heads << 'x' << p.n_q() << 'x' << p.n_kv()
+          << 'x' << d << '/' << p.causal << '/' << static_cast<int>(p.dtype) << "/h" << h << "/r" << plan.rows.size()
+          << ':' << plan.rows.front() << '-' << plan.rows.back();
+      std::vector<double> ref;
+      const std::vector<double>* cached = o.cache != nullptr ? o.cache->find(key.str()) : nullptr;
+      if (cached != nullptr) {
+        ref = *cached;
+        input_norm2 = std::max(input_norm2, 1.0);  // inputs were checked when the reference was made
+      } else {
+        HeadInputs in;
+        in.n_q = p.n_q();
+        in.n_kv = p.n_kv();
+        in.d = d;
+        in.q = download(b.q, h, p.n_q(), d, p.dtype);
+        in.k = download(b.k, h, p.n_kv(), d, p.dtype);
+        in.v = download(b.v, h, p.n_kv(), d, p.dtype);
+        for (double x : in.q) input_norm2 += x * x;
+        ref = reference_rows(in, plan.rows, tau, p.causal);
+        if (o.cache != nullptr) o.cache->put(key.str(), ref);
+      }
+      const std::vector<double> out = download(b.o, h, p.n_q(), d, p.dtype);
+      std::vector<double> got;
+      got.reserve(plan.rows.size() * static_cast<std::size_t>(d));
+      for (i64 r : plan.rows)
+        got.insert(got.end(), out.begin() + r * d, out.begin() + (r + 1) * d);
+      total += error_sums(got, ref);
+    }
+    // Never check (or time) on zeros: a broken generator would make any kernel "exact".
+    if (input_norm2 == 0) throw std::runtime_error("the generated inputs are all zero (input generator broken)");
+    m.rel_error = total.relative();
+    std::ostringstream note;
+    if (plan.all()) note << "all " << plan.n_heads_total << " heads";
+    else
+      note << "rows " << sim::group_digits(static_cast<i64>(plan.rows.size())) << " of "
+           << sim::group_digits(plan.n_rows_total) << " in " << plan.heads.size() << " of "
+           << sim::group_digits(plan.n_heads_total) << " heads";
+    m.check_note = note.str();
+  }
+
+  DeviceInfo info_;
+  CudaAllocator allocator_;
+  cudaStream_t stream_ = nullptr;
+  void* flush_ = nullptr;
+  i64 flush_bytes_ = 0;
+  unsigned long long* counter_ = nullptr;
+  long long* cycles_ = nullptr;
+};
+
+}  // namespace
+
+std::unique_ptr<Backend> open_cuda_backend() {
+  try {
+    return std::make_unique<CudaBackend>();
+  } catch (const CudaError& e) {
+    throw NoDevice(std::string("cannot use CUDA device 0: ") + e.what());
+  }
+}
+
+}  // namespace flashlab::kernels

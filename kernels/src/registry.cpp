@@ -1,0 +1,279 @@
+// The ladder, in lecture order. Each entry names the simulator algorithm that
+// has its HBM traffic, so the runner's GB/s and the model's bytes are one count.
+#include "flashlab/kernels/registry.hpp"
+
+#include <algorithm>
+#include <sstream>
+
+#include "flashlab/kernels/layouts.hpp"
+#include "flashlab/kernels/rungs.hpp"
+#include "flashlab/sim/checked.hpp"
+#include "flashlab/sim/format.hpp"
+
+#if defined(FLASHLAB_HAVE_FA2_TC)
+#include "flashlab/kernels/fa2_tc.hpp"
+#endif
+
+namespace flashlab::kernels {
+
+namespace {
+
+using sim::AttentionProblem;
+using sim::DType;
+using sim::TileShape;
+
+// Without CUDA no .cu file is compiled: the entries stay (the CLI lists them,
+// the GUI shows them) but cannot launch.
+#if defined(FLASHLAB_HAVE_CUDA)
+#define FLASHLAB_RUNG(fn) (&fn)
+#else
+#define FLASHLAB_RUNG(fn) (nullptr)
+#endif
+
+i64 zero_shape(const AttentionProblem&, TileShape) { return 0; }
+
+KernelInfo naive_info() {
+  KernelInfo k;
+  k.id = "naive";
+  k.name = "naive (our GEMM, S and P in HBM)";
+  k.summary = "S = τQKᵀ with a tiled shared-memory GEMM (tensor cores via WMMA for fp16/bf16), "
+              "a row softmax with the causal mask fused, O = PV; S and P in HBM in the problem dtype";
+  k.model = sim::Algorithm::standard;
+  k.dtypes = {DType::fp16, DType::bf16, DType::fp32};
+  k.min_sm = 80;  // WMMA on bf16
+  k.tile_source = TileSource::none;
+  k.launch = FLASHLAB_RUNG(naive_forward);
+  k.smem_bytes = zero_shape;
+  k.threads_per_block = zero_shape;
+  k.workspace_bytes = [](const AttentionProblem& p, TileShape) { return layout::materialized_workspace_bytes(p); };
+  return k;
+}
+
+KernelInfo naive_cublas_info() {
+  KernelInfo k = naive_info();
+  k.id = "naive_cublas";
+  k.name = "naive with cuBLAS (eager PyTorch)";
+  k.summary = "the naive rung with cuBLAS GEMMs (cublasGemmStridedBatchedEx, fp32 accumulation): "
+              "what eager PyTorch launches";
+  k.min_sm = 70;
+  k.launch = FLASHLAB_RUNG(naive_cublas_forward);
+  return k;
+}
+
+KernelInfo fa_info() {
+  KernelInfo k;
+  k.dtypes = {DType::fp16, DType::bf16, DType::fp32};
+  k.head_dims = layout::fa_head_dims();
+  k.min_sm = 70;
+  k.tile_source = TileSource::runtime;
+  k.default_tiles = [](const AttentionProblem& p) { return layout::fa_default_tiles(p.head_dim); };
+  k.smem_bytes = [](const AttentionProblem& p, TileShape t) { return layout::fa_smem_bytes(p.head_dim, t); };
+  k.threads_per_block = [](const AttentionProblem& p, TileShape t) {
+    return layout::fa_threads_per_block(p.head_dim, t);
+  };
+  k.max_threads_per_block = [](const AttentionProblem& p) {
+    return static_cast<i64>(layout::fa_max_threads_per_block(p.head_dim));
+  };
+  return k;
+}
+
+KernelInfo fa1_info() {
+  KernelInfo k = fa_info();
+  k.id = "fa1";
+  k.name = "FlashAttention-1 (Algorithm 1 as written)";
+  k.summary = "S and P never reach HBM: outer loop over K_j, V_j (one launch each), inner loop over Q_i; "
+              "O_i, ℓ_i, m_i are read from and written to HBM at every step";
+  k.model = sim::Algorithm::fa1;
+  k.launch = FLASHLAB_RUNG(fa1_forward);
+  k.workspace_bytes = [](const AttentionProblem& p, TileShape) { return layout::fa1_workspace_bytes(p); };
+  return k;
+}
+
+KernelInfo fa2_info() {
+  KernelInfo k = fa_info();
+  k.id = "fa2";
+  k.name = "FlashAttention-2 (CUDA cores)";
+  k.summary = "loops swapped: one block per Q_i streams K_j, V_j; O_i, ℓ_i, m_i stay in registers "
+              "(online softmax); O and the logsumexp are written once";
+  k.model = sim::Algorithm::fa2;
+  k.writes_lse = true;
+  k.launch = FLASHLAB_RUNG(fa2_forward);
+  k.workspace_bytes = zero_shape;
+  return k;
+}
+
+#if defined(FLASHLAB_HAVE_FA2_TC) || defined(FLASHLAB_LIST_FA2_TC)
+KernelInfo fa2_tc_info() {
+  KernelInfo k;
+  k.id = "fa2_tc";
+  k.name = "FlashAttention-2 (tensor cores)";
+  k.summary = "mma.sync m16n8k16 on fp16/bf16 with fp32 accumulation, ldmatrix, cp.async double-buffered "
+              "K_j/V_j, exp2 with log2(e) folded into the scale; tiles fixed at compile time";
+  k.model = sim::Algorithm::fa2;
+  k.dtypes = {DType::fp16, DType::bf16};
+  k.min_sm = 80;
+  k.tile_source = TileSource::compiled;
+  k.writes_lse = true;
+  k.threads_per_block = zero_shape;  // fixed by the rung; it checks its own launch
+  k.workspace_bytes = zero_shape;
+#if defined(FLASHLAB_HAVE_FA2_TC)
+  k.head_dims = fa2_tc_head_dims();
+  k.launch = &fa2_tc_forward;
+  k.default_tiles = [](const AttentionProblem& p) { return fa2_tc_tiles(static_cast<int>(p.head_dim)); };
+  k.smem_bytes = [](const AttentionProblem& p, TileShape) {
+    return static_cast<i64>(fa2_tc_smem_bytes(static_cast<int>(p.head_dim)));
+  };
+#else
+  // A build without CUDA cannot ask the rung; these are the head dims its
+  // contract (kernels/include/flashlab/kernels/fa2_tc.hpp) promises.
+  k.head_dims = {64, 128};
+  k.smem_bytes = zero_shape;
+#endif
+  return k;
+}
+#endif
+
+std::vector<KernelInfo> make_registry() {
+  std::vector<KernelInfo> r{naive_info(), naive_cublas_info(), fa1_info(), fa2_info()};
+#if defined(FLASHLAB_HAVE_FA2_TC) || defined(FLASHLAB_LIST_FA2_TC)
+  r.push_back(fa2_tc_info());
+#endif
+  return r;
+}
+
+std::string join(const std::vector<std::string>& v) {
+  std::string s;
+  for (const std::string& x : v) s += (s.empty() ? "" : ", ") + x;
+  return s;
+}
+
+}  // namespace
+
+bool KernelInfo::supports(sim::DType t) const { return std::find(dtypes.begin(), dtypes.end(), t) != dtypes.end(); }
+
+bool KernelInfo::supports_head_dim(i64 d) const {
+  if (head_dims.empty()) return d >= 1;
+  return std::find(head_dims.begin(), head_dims.end(), d) != head_dims.end();
+}
+
+const std::vector<KernelInfo>& registry() {
+  static const std::vector<KernelInfo> r = make_registry();
+  return r;
+}
+
+const KernelInfo* find_kernel(std::string_view id) {
+  for (const KernelInfo& k : registry())
+    if (k.id == id) return &k;
+  return nullptr;
+}
+
+std::string kernel_ids() {
+  std::vector<std::string> ids;
+  for (const KernelInfo& k : registry()) ids.push_back(k.id);
+  return join(ids);
+}
+
+std::string dtype_list(const KernelInfo& k) {
+  std::vector<std::string> v;
+  for (DType t : k.dtypes) v.emplace_back(sim::to_string(t));
+  return join(v);
+}
+
+std::string head_dim_list(const KernelInfo& k) {
+  if (k.head_dims.empty()) return "any";
+  std::vector<std::string> v;
+  for (int d : k.head_dims) v.push_back(std::to_string(d));
+  return join(v);
+}
+
+TileShape resolve_tiles(const KernelInfo& k, const AttentionProblem& p, const TileRequest& req,
+                        const DeviceLimits& dev) {
+  switch (k.tile_source) {
+    case TileSource::none:
+      return {0, 0};
+    case TileSource::compiled:
+      return k.default_tiles ? k.default_tiles(p) : TileShape{0, 0};
+    case TileSource::runtime:
+      break;
+  }
+  switch (req.rule) {
+    case TileRule::explicit_tiles:
+      return req.tiles;
+    case TileRule::paper:
+      // M of the paper is the SRAM of one SM; the simulator's rule, in the
+      // problem dtype's elements.
+      return sim::paper_tile_rule(dev.smem_per_sm_bytes, p);
+    case TileRule::rung_default:
+      break;
+  }
+  return k.default_tiles(p);
+}
+
+std::optional<std::string> unsupported_reason(const KernelInfo& k, const AttentionProblem& p, TileShape tiles,
+                                              const DeviceLimits& dev) {
+  if (!k.supports(p.dtype))
+    return k.id + " has no " + std::string(sim::to_string(p.dtype)) + " version (it runs " + dtype_list(k) + ")";
+  if (!k.supports_head_dim(p.head_dim))
+    return k.id + " is not compiled for head dim d=" + std::to_string(p.head_dim) + " (it has d = " +
+           head_dim_list(k) + ")";
+  if (dev.compute_capability > 0 && dev.compute_capability < k.min_sm)
+    return k.id + " needs compute capability " + std::to_string(k.min_sm / 10) + "." + std::to_string(k.min_sm % 10) +
+           " or newer; this device has " + std::to_string(dev.compute_capability / 10) + "." +
+           std::to_string(dev.compute_capability % 10);
+  if (k.tile_source == TileSource::runtime) {
+    if (tiles.Br < 1 || tiles.Bc < 1)
+      return "tiles must be at least 1×1 (got B_r=" + std::to_string(tiles.Br) + ", B_c=" + std::to_string(tiles.Bc) +
+             ")";
+  }
+  try {
+    const i64 threads = k.threads_per_block ? k.threads_per_block(p, tiles) : 0;
+    if (threads > dev.max_threads_per_block)
+      return "B_r=" + std::to_string(tiles.Br) + " needs " + sim::group_digits(threads) +
+             " threads per block; the device allows " + std::to_string(dev.max_threads_per_block) +
+             " (cudaDevAttrMaxThreadsPerBlock)";
+    const i64 kernel_max = k.max_threads_per_block ? k.max_threads_per_block(p) : 0;
+    if (kernel_max > 0 && threads > kernel_max)
+      return "B_r=" + std::to_string(tiles.Br) + " needs " + sim::group_digits(threads) + " threads per block; " +
+             k.id + " is compiled for at most " + std::to_string(kernel_max) + " at d=" + std::to_string(p.head_dim) +
+             " (__launch_bounds__, for its registers)";
+    const i64 smem = k.smem_bytes ? k.smem_bytes(p, tiles) : 0;
+    if (dev.smem_optin_bytes > 0 && smem > dev.smem_optin_bytes)
+      return "B_r=" + std::to_string(tiles.Br) + ", B_c=" + std::to_string(tiles.Bc) + ", d=" +
+             std::to_string(p.head_dim) + " need " + sim::group_digits(smem) +
+             " B of shared memory per block; the device allows " + sim::group_digits(dev.smem_optin_bytes) +
+             " B (cudaDevAttrMaxSharedMemoryPerBlockOptin)";
+  } catch (const sim::OverflowError& e) {
+    return std::string("tiles too large: ") + e.what();
+  }
+  return std::nullopt;
+}
+
+i64 predicted_memory_bytes(const KernelInfo& k, const AttentionProblem& p) {
+  using sim::checked_add;
+  using sim::checked_mul;
+  using sim::Tensor;
+  const i64 bh = p.head_count();
+  auto bytes = [&](Tensor t, i64 rows, i64 cols) {
+    return checked_mul(checked_mul(checked_mul(bh, rows, "memory"), cols, "memory"),
+                       sim::element_bytes(t, p.dtype), "memory");
+  };
+  const i64 nq = p.n_q(), nkv = p.n_kv(), d = p.head_dim;
+  i64 total = 0;
+  for (i64 b : {bytes(Tensor::Q, nq, d), bytes(Tensor::K, nkv, d), bytes(Tensor::V, nkv, d), bytes(Tensor::O, nq, d)})
+    total = checked_add(total, b, "memory");
+  switch (k.model) {
+    case sim::Algorithm::standard:
+    case sim::Algorithm::pytorch:
+      total = checked_add(total, checked_add(bytes(Tensor::S, nq, nkv), bytes(Tensor::P, nq, nkv), "memory"), "memory");
+      break;
+    case sim::Algorithm::fa1:
+      total = checked_add(total, checked_add(bytes(Tensor::l, nq, 1), bytes(Tensor::m, nq, 1), "memory"), "memory");
+      break;
+    case sim::Algorithm::fa2:
+      total = checked_add(total, bytes(Tensor::LSE, nq, 1), "memory");
+      break;
+  }
+  return total;
+}
+
+}  // namespace flashlab::kernels

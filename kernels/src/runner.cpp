@@ -1,0 +1,238 @@
+// The runner's bookkeeping, independent of CUDA: which cases run, what they
+// allocate, and how a measurement becomes a row. The CPU tests drive it with a
+// fake backend; `flashlab bench` with the CUDA one.
+#include "flashlab/kernels/runner.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <ctime>
+
+#include "flashlab/analysis/roofline.hpp"
+#include "flashlab/sim/checked.hpp"
+#include "flashlab/sim/format.hpp"
+#include "flashlab/sim/simulate.hpp"
+
+namespace flashlab::kernels {
+
+using analysis::BenchRow;
+using analysis::RunStatus;
+using sim::AttentionProblem;
+
+double error_bound(sim::DType t) { return t == sim::DType::fp32 ? 1e-4 : 2e-2; }
+
+std::uint64_t case_seed(std::uint64_t seed, std::uint64_t index) {
+  // splitmix64 of (seed, index): neighbouring problems get unrelated inputs.
+  std::uint64_t z = seed + 0x9e3779b97f4a7c15ull * (index + 1);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+std::string build_commit() {
+  if (const char* env = std::getenv("FLASHLAB_COMMIT"); env != nullptr && *env != '\0') return env;
+#ifdef FLASHLAB_GIT_COMMIT
+  if (std::string(FLASHLAB_GIT_COMMIT).size() > 0) return FLASHLAB_GIT_COMMIT;
+#endif
+  return "unknown";
+}
+
+namespace {
+
+// The simulator's machine for this device: only M (shared memory per SM)
+// matters to the counts; the rest is there for the record.
+sim::HardwareModel device_hardware(const DeviceInfo& d) {
+  sim::HardwareModel hw;
+  hw.name = d.name.empty() ? "device" : d.name;
+  hw.display_name = hw.name;
+  hw.kind = "measured";
+  hw.sram_bytes_per_sm = d.smem_per_sm_bytes > 0 ? d.smem_per_sm_bytes : 228 * 1024;
+  hw.max_smem_per_block_bytes = d.smem_optin_bytes;
+  hw.sm_count = d.sm_count;
+  hw.l2_bytes = d.l2_bytes;
+  hw.hbm_bytes = d.total_memory_bytes;
+  return hw;
+}
+
+i64 tensor_bytes(const AttentionProblem& p, i64 rows, i64 cols, i64 element_bytes) {
+  using sim::checked_mul;
+  return checked_mul(checked_mul(checked_mul(p.head_count(), rows, "bytes"), cols, "bytes"), element_bytes, "bytes");
+}
+
+double median_of(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+std::string sci(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3g", v);
+  return buf;
+}
+
+}  // namespace
+
+BenchRow run_case(Backend& backend, const KernelInfo& k, const AttentionProblem& p, const RunOptions& o) {
+  BenchRow row;
+  row.kernel = k.id;
+  row.problem = p;
+  auto finish = [&](RunStatus s, std::string reason) {
+    row.status = s;
+    row.reason = std::move(reason);
+    return row;
+  };
+  for (const std::string& e : sim::validate(p)) return finish(RunStatus::skipped, e);
+  if (!k.built())
+    return finish(RunStatus::skipped, "this build has no CUDA support (configure with nvcc installed)");
+
+  const DeviceLimits limits = backend.device().limits();
+  sim::TileShape tiles;
+  try {
+    // Dtype and head dim first: a compiled rung has no tiles for a head dim it lacks.
+    if (auto why = unsupported_reason(k, p, k.tile_source == TileSource::runtime ? sim::TileShape{1, 1} : tiles,
+                                      limits))
+      return finish(RunStatus::skipped, *why);
+    tiles = resolve_tiles(k, p, o.tiles, limits);
+    row.tiles = tiles;
+    if (auto why = unsupported_reason(k, p, tiles, limits)) return finish(RunStatus::skipped, *why);
+  } catch (const Unsupported& e) {
+    return finish(RunStatus::skipped, e.what());
+  }
+
+  // What the simulator says this rung moves and computes, with these tiles.
+  sim::SimOptions so;
+  if (k.tile_source != TileSource::none) so.tiles = tiles;
+  so.stream_event_limit = 0;  // closed forms: equal to the event stream by test, and instant
+  const sim::SimResult model = sim::simulate(k.model, p, device_hardware(backend.device()), so);
+  std::string notes;
+  if (!model.ok()) notes = "no simulator count (" + model.errors().front() + "); GB/s and exact FLOPs not given";
+
+  try {
+    row.predicted_memory_bytes = predicted_memory_bytes(k, p);
+    const i64 s = sim::dtype_bytes(p.dtype);
+    const i64 q_bytes = tensor_bytes(p, p.n_q(), p.head_dim, s);
+    const i64 kv_bytes = tensor_bytes(p, p.n_kv(), p.head_dim, s);
+    const i64 lse_bytes = k.writes_lse ? tensor_bytes(p, p.n_q(), 1, 4) : 0;
+    const i64 ws_bytes = k.workspace_bytes ? k.workspace_bytes(p, tiles) : 0;
+    const i64 all_bytes = q_bytes * 2 + kv_bytes * 2 + lse_bytes + ws_bytes;
+
+    Measurement m;
+    i64 measured_peak = 0;
+    try {
+      const i64 used_before = backend.device_used_bytes();
+      DeviceArena arena(backend.allocator(), o.mem_limit_bytes);
+      CaseBuffers b;
+      b.q = arena.allocate(q_bytes, "Q");
+      b.k = arena.allocate(kv_bytes, "K");
+      b.v = arena.allocate(kv_bytes, "V");
+      b.o = arena.allocate(q_bytes, "O");
+      b.lse = static_cast<float*>(arena.allocate(lse_bytes, "the logsumexp"));
+      b.workspace = arena.allocate(ws_bytes, k.model == sim::Algorithm::fa1 ? "the workspace (O, ℓ, m)"
+                                                                            : "the workspace (S and P)");
+      b.workspace_bytes = ws_bytes;
+      Case c{&k, p, tiles, o.seed};
+      m = backend.measure(c, b, o);
+      // Kernels allocate nothing, so the memory in use after the runs is the
+      // case's peak: its buffers as the driver rounds them, and anything a
+      // library allocated on the way.
+      measured_peak = std::max(backend.device_used_bytes() - used_before, arena.peak_bytes());
+    } catch (const OutOfMemory& e) {
+      return finish(RunStatus::oom, std::string(e.what()) + "; the case asks for " + sim::group_digits(all_bytes) +
+                                        " B (" + sim::bytes_iec(static_cast<double>(all_bytes)) + ") in all");
+    }
+    row.peak_memory_bytes = measured_peak;
+    row.rel_error = m.rel_error;
+    row.repeats = static_cast<int>(m.times_ms.size());
+    if (!m.times_ms.empty()) {
+      row.time_ms_median = median_of(m.times_ms);
+      row.time_ms_min = *std::min_element(m.times_ms.begin(), m.times_ms.end());
+      row.time_ms_max = *std::max_element(m.times_ms.begin(), m.times_ms.end());
+      const double seconds = row.time_ms_median * 1e-3;
+      if (seconds > 0) {
+        row.tflops = static_cast<double>(analysis::convention_flops(p)) / seconds / 1e12;
+        if (model.ok()) {
+          row.tflops_exact = static_cast<double>(analysis::exact_flops(model.total)) / seconds / 1e12;
+          row.gbps = static_cast<double>(model.total.level(sim::Level::HBM).bytes()) / seconds / 1e9;
+        }
+      }
+    }
+    if (m.not_written > 0)
+      return finish(RunStatus::failed, sim::group_digits(m.not_written) + " of " + sim::group_digits(m.output_elements) +
+                                           " output elements were not written (still NaN after the run) or are not "
+                                           "finite");
+    const double bound = o.max_rel_error > 0 ? o.max_rel_error : error_bound(p.dtype);
+    if (m.rel_error >= 0 && !(m.rel_error <= bound))
+      return finish(RunStatus::failed, "wrong result: relative error " + sci(m.rel_error) + " vs fp64 is above " +
+                                           sci(bound) + " (" + m.check_note + ")");
+    return finish(RunStatus::ok, notes);
+  } catch (const OutOfMemory& e) {
+    return finish(RunStatus::oom, e.what());
+  } catch (const Unsupported& e) {
+    return finish(RunStatus::skipped, e.what());
+  } catch (const CudaError& e) {
+    return finish(RunStatus::failed, e.what());
+  } catch (const sim::OverflowError& e) {
+    return finish(RunStatus::skipped, std::string("problem too large: ") + e.what());
+  } catch (const std::bad_alloc&) {
+    return finish(RunStatus::failed, "host out of memory (the fp64 reference or a download)");
+  } catch (const std::exception& e) {
+    return finish(RunStatus::failed, e.what());
+  }
+}
+
+analysis::BenchResults run_bench(Backend& backend, const std::vector<const KernelInfo*>& kernels,
+                                 const std::vector<AttentionProblem>& problems, const RunOptions& options,
+                                 const Progress& progress) {
+  analysis::BenchResults r;
+  const std::size_t total = kernels.size() * problems.size();
+  std::string sticky;
+  for (std::size_t pi = 0; pi < problems.size(); ++pi) {
+    RunOptions o = options;
+    o.seed = case_seed(options.seed, pi);
+    for (const KernelInfo* k : kernels) {
+      BenchRow row;
+      if (!sticky.empty()) {
+        row.kernel = k->id;
+        row.problem = problems[pi];
+        row.status = RunStatus::failed;
+        row.reason = "not run: the CUDA context is unusable after an earlier error (" + sticky + ")";
+      } else {
+        row = run_case(backend, *k, problems[pi], o);
+        if (row.status == RunStatus::failed) sticky = backend.sticky_error();
+      }
+      r.rows.push_back(row);
+      if (progress) progress(r.rows.size(), total, r.rows.back());
+    }
+  }
+  r.meta = bench_meta(backend, options);
+  return r;
+}
+
+analysis::BenchMeta bench_meta(Backend& backend, const RunOptions& options) {
+  analysis::BenchMeta m;
+  const DeviceInfo& d = backend.device();
+  m.gpu = d.name;
+  m.driver = d.driver;
+  m.cuda_runtime = d.runtime;
+  m.sm_count = d.sm_count;
+  m.sm_clock_mhz = backend.observe_sm_clock_mhz();
+  m.mem_clock_mhz = d.mem_clock_mhz;
+  m.commit = build_commit();
+  m.flop_convention =
+      "tflops: 4·B·H·N_q·N_kv·d per forward pass, halved when causal (FlashAttention benchmark convention); "
+      "tflops_exact: the FLOPs the simulator counts for the blocks the kernel computes";
+  m.l2_flush = options.l2_flush;
+  const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  char date[32];
+  std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
+  m.date = date;
+  char host[256] = {};
+  if (::gethostname(host, sizeof host - 1) == 0) m.host = host;
+  return m;
+}
+
+}  // namespace flashlab::kernels

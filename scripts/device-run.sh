@@ -1,0 +1,179 @@
+#!/usr/bin/env bash
+# Runs ON the GPU machine, from the repo root, with $OUT set (what is written
+# there comes back: at most 8 files). Binaries come from scripts/device-build.sh
+# (carried as build-device/). Stages, in the order given:
+#
+#   info      GPU, driver, clocks, toolkit, torch (into summary.txt)
+#   tests     the GPU test binary (Catch2)                       -> gpu-tests.log
+#   sanitize  compute-sanitizer memcheck + racecheck, every
+#             kernel at two sizes                                -> sanitize.log
+#   bench     issue 3's performance points (sweep "perf") and
+#             PyTorch eager / SDPA FLASH / SDPA cuDNN on the
+#             same problems, one merged table                    -> bench.txt bench.json torch.json compare.txt
+#   labs      the lab-report sweeps and the FlashAttention-2
+#             paper grid (OOM cells as on a 16 GB T4)            -> labs.txt labs.json
+#   all       info tests sanitize bench   (labs: a call of its own; 7 files)
+#
+#   bash scripts/device-run.sh all
+#   bash scripts/device-run.sh tests            # or any list of stages
+#
+# Each stage has a time budget (seconds; override by environment) so that one
+# call stays under the device's 10-minute limit; a stage over budget is killed
+# and reported as TIMEOUT. summary.txt is printed last.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+OUT=${OUT:-$ROOT/device-out}
+mkdir -p "$OUT"
+BIN=$ROOT/build-device/bin
+TESTS_BUDGET=${TESTS_BUDGET:-240}
+SANITIZE_BUDGET=${SANITIZE_BUDGET:-180}
+BENCH_BUDGET=${BENCH_BUDGET:-200}
+LABS_BUDGET=${LABS_BUDGET:-540}
+
+export FLASHLAB_ASSETS=$ROOT/assets
+export LD_LIBRARY_PATH=/usr/local/cuda/lib64:/usr/local/cuda/targets/x86_64-linux/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+FLASHLAB_COMMIT=$(tr -d '\n' < "$ROOT/build-device/COMMIT" 2>/dev/null || echo unknown)
+export FLASHLAB_COMMIT
+SANITIZER=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
+SUMMARY=$OUT/summary.txt
+RESULTS=$(mktemp)
+trap 'rm -f "$RESULTS"' EXIT
+
+if [ ! -x "$BIN/flashlab" ]; then
+  echo "device-run: $BIN/flashlab is missing: run scripts/device-build.sh here first and carry build-device" >&2
+  exit 2
+fi
+
+# result STAGE STATUS SECONDS DETAIL
+result() { printf '%-9s %-8s %5ss  %s\n' "$1" "$2" "$3" "$4" >> "$RESULTS"; }
+
+stage_info() {
+  {
+    echo "== device-run $(date -u +%Y-%m-%dT%H:%M:%SZ), flashlab commit $FLASHLAB_COMMIT"
+    nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm,clocks.mem,power.limit,temperature.gpu \
+      --format=csv 2>&1 | sed 's/^/   /'
+    echo "   nvcc: $(nvcc --version 2>/dev/null | tail -1 || echo 'not in PATH')"
+    echo "   torch: $(python3 -c 'import torch; print(torch.__version__, "CUDA", torch.version.cuda)' 2>&1 | tail -1)"
+    echo "   cublas: $(ldd "$BIN/flashlab" | grep -o 'libcublas[^ ]* => [^ ]*' | head -1)"
+    echo "   sanitizer: $SANITIZER"
+    "$BIN/flashlab" bench --list 2>&1 | sed 's/^/   /'
+  } >> "$SUMMARY"
+  result info ok 0 "summary.txt"
+}
+
+stage_tests() {
+  local t0=$SECONDS rc
+  timeout "$TESTS_BUDGET" "$BIN/flashlab_kernels_gpu_tests" --durations yes > "$OUT/gpu-tests.log" 2>&1
+  rc=$?
+  local line
+  line=$(grep -E "^(All tests passed|test cases:)" "$OUT/gpu-tests.log" | tail -1)
+  case $rc in
+    0) result tests ok $((SECONDS - t0)) "$line (gpu-tests.log)" ;;
+    124) result tests TIMEOUT $((SECONDS - t0)) "over ${TESTS_BUDGET}s (gpu-tests.log)" ;;
+    77) result tests SKIPPED $((SECONDS - t0)) "$(head -1 "$OUT/gpu-tests.log")" ;;
+    *) result tests FAILED $((SECONDS - t0)) "$line rc=$rc (gpu-tests.log)" ;;
+  esac
+}
+
+stage_sanitize() {
+  local t0=$SECONDS log=$OUT/sanitize.log clean=0 dirty=0 skipped=0 details=""
+  : > "$log"
+  local ids
+  ids=$("$BIN/flashlab" bench --list | awk 'NR > 2 && $NF == "yes" { print $1 }')
+  local shapes=("--batch 1 --heads 2 --seq 65 --head-dim 64 --causal no"
+                "--batch 2 --heads 2 --seq 300 --head-dim 128 --causal yes")
+  for k in $ids; do
+    for shape in "${shapes[@]}"; do
+      for tool in memcheck racecheck; do
+        if [ $((SECONDS - t0)) -ge "$SANITIZE_BUDGET" ]; then
+          skipped=$((skipped + 1))
+          continue
+        fi
+        local extra=""
+        [ "$tool" = memcheck ] && extra="--leak-check full"
+        echo "=== $tool $k $shape" >> "$log"
+        # shellcheck disable=SC2086
+        timeout 150 "$SANITIZER" --tool "$tool" $extra --error-exitcode 99 \
+          "$BIN/flashlab" bench --kernels "$k" $shape --dtype fp16 --check-only --quiet >> "$log" 2>&1
+        local rc=$?
+        echo "=== rc $rc" >> "$log"
+        if [ $rc -eq 0 ]; then
+          clean=$((clean + 1))
+        else
+          dirty=$((dirty + 1))
+          [ $dirty -le 6 ] && details+=" $k/$tool/rc=$rc"
+        fi
+      done
+    done
+  done
+  local status=ok
+  [ $dirty -gt 0 ] && status=ERRORS
+  [ $skipped -gt 0 ] && [ $dirty -eq 0 ] && status=PARTIAL
+  result sanitize "$status" $((SECONDS - t0)) "$clean clean, $dirty with errors,$details $skipped not run (budget) (sanitize.log)"
+}
+
+stage_bench() {
+  local t0=$SECONDS rc
+  timeout "$BENCH_BUDGET" "$BIN/flashlab" bench --sweep perf --json "$OUT/bench.json" > "$OUT/bench.txt" 2>&1
+  rc=$?
+  if [ $rc -ne 0 ] && [ ! -s "$OUT/bench.json" ]; then
+    result bench FAILED $((SECONDS - t0)) "flashlab bench rc=$rc (bench.txt)"
+    return
+  fi
+  local left=$((BENCH_BUDGET + 120 - (SECONDS - t0)))
+  [ $left -lt 30 ] && left=30
+  echo "== torch_compare.py" >> "$OUT/bench.txt"
+  timeout "$left" python3 "$ROOT/scripts/torch_compare.py" --ours "$OUT/bench.json" --json "$OUT/torch.json" \
+    --table "$OUT/compare.txt" >> "$OUT/bench.txt" 2>&1
+  local rc2=$?
+  local goals
+  goals=$(grep -E "points meet" "$OUT/compare.txt" 2>/dev/null | sed 's/^ *//' | tr '\n' ';')
+  if [ $rc -eq 0 ] && [ $rc2 -eq 0 ]; then
+    result bench ok $((SECONDS - t0)) "$goals (compare.txt)"
+  else
+    result bench FAILED $((SECONDS - t0)) "flashlab rc=$rc, torch_compare rc=$rc2; $goals (bench.txt)"
+  fi
+}
+
+stage_labs() {
+  local t0=$SECONDS parts=() failed=0
+  : > "$OUT/labs.txt"
+  for s in lab-batch-seq-t4 lab-heads lab-emb-dim lab-head-dim lab-causal fa2-paper; do
+    local left=$((LABS_BUDGET - (SECONDS - t0)))
+    if [ $left -le 10 ]; then echo "== $s: not run (budget)" >> "$OUT/labs.txt"; failed=1; continue; fi
+    echo "== flashlab bench --sweep $s" >> "$OUT/labs.txt"
+    timeout "$left" "$BIN/flashlab" bench --sweep "$s" --repeats 10 --json "$OUT/lab-$s.json" >> "$OUT/labs.txt" 2>&1 || failed=1
+    [ -s "$OUT/lab-$s.json" ] && parts+=("$OUT/lab-$s.json")
+  done
+  # One JSON for all sweeps (the per-sweep files would exceed the 8 files that come back).
+  python3 - "$OUT/labs.json" "${parts[@]}" <<'PY'
+import json, sys
+out, parts = sys.argv[1], sys.argv[2:]
+docs = [json.load(open(p)) for p in parts]
+merged = {"format": "flashlab-bench/1", "meta": docs[0]["meta"] if docs else {}, "rows": [r for d in docs for r in d["rows"]]}
+json.dump(merged, open(out, "w"), indent=2)
+PY
+  rm -f "${parts[@]}"
+  local oom
+  oom=$(grep -c '"status": "OOM"' "$OUT/labs.json" 2>/dev/null)
+  oom=${oom:-0}
+  result labs "$([ $failed -eq 0 ] && echo ok || echo PARTIAL)" $((SECONDS - t0)) "${#parts[@]} sweeps, $oom OOM cells (labs.txt, labs.json)"
+}
+
+STAGES=("$@")
+[ ${#STAGES[@]} -eq 0 ] && STAGES=(all)
+for s in "${STAGES[@]}"; do
+  case $s in
+    all) stage_info; stage_tests; stage_sanitize; stage_bench ;;
+    info | tests | sanitize | bench | labs) "stage_$s" ;;
+    *) echo "device-run: unknown stage '$s' (info, tests, sanitize, bench, labs, all)" >&2; exit 2 ;;
+  esac
+done
+
+{
+  echo "== summary"
+  printf '%-9s %-8s %6s  %s\n' stage result time detail
+  cat "$RESULTS"
+} >> "$SUMMARY"
+cat "$SUMMARY"

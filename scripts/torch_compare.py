@@ -1,0 +1,303 @@
+#!/usr/bin/env python3
+"""PyTorch on the problems of a `flashlab bench` run, in the same command, and
+one merged table with the ratios of issue 3.
+
+    flashlab bench --sweep perf --json bench.json
+    python3 scripts/torch_compare.py --ours bench.json --json torch.json --table compare.txt
+
+The problems come from the rows of bench.json (so both sides run exactly the
+same grid); for each one this script times
+
+  torch_eager  matmul, scale, [causal masked_fill], softmax, matmul — what a lab
+               report's "PyTorch implementation" does; S and P in HBM
+  sdpa_flash   F.scaled_dot_product_attention with SDPBackend.FLASH_ATTENTION
+  sdpa_cudnn   F.scaled_dot_product_attention with SDPBackend.CUDNN_ATTENTION
+
+the way flashlab times its kernels: inputs N(0, 1) in [B, H, N, d], warm-up,
+then repeats with CUDA events, each after a write of 2x the L2 size (unless
+--no-l2-flush), median/min/max; TFLOP/s by the same convention
+(4*B*H*N_q*N_kv*d, halved when causal). Peak memory is what PyTorch's caching
+allocator saw (torch.cuda.max_memory_allocated, inputs included), not
+cudaMemGetInfo as flashlab measures. Out of memory is a row, not a crash.
+
+Writes the torch rows in flashlab's bench format (flashlab-bench/1, JSON), so
+`flashlab` and the GUI read them beside our kernels. Needs only torch.
+"""
+import argparse
+import datetime
+import json
+import math
+import socket
+import statistics
+import sys
+
+import torch
+import torch.nn.functional as F
+
+try:
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+except ImportError:  # torch < 2.3
+    SDPBackend = None
+    sdpa_kernel = None
+
+FORMAT = "flashlab-bench/1"
+DTYPES = {"fp16": torch.float16, "bf16": torch.bfloat16, "fp32": torch.float32}
+TORCH_KERNELS = ["torch_eager", "sdpa_flash", "sdpa_cudnn"]
+
+# Goals of issue 3: (ours, theirs, at least)
+GOALS = [("naive_cublas", "torch_eager", 0.9), ("naive", "torch_eager", 0.3), ("fa2_tc", "sdpa_flash", 0.7)]
+
+
+def convention_flops(p):
+    f = 4 * p["batch"] * p["heads"] * p["seq_q"] * p["seq_kv"] * p["head_dim"]
+    return f // 2 if p["causal"] else f
+
+
+def problem_key(row):
+    return (row["batch"], row["heads"], row["seq_q"], row["seq_kv"], row["head_dim"], row["causal"], row["dtype"])
+
+
+def problem_of(key):
+    b, h, nq, nkv, d, causal, dtype = key
+    return {"batch": b, "heads": h, "seq_q": nq, "seq_kv": nkv, "head_dim": d, "causal": causal, "dtype": dtype}
+
+
+def eager(q, k, v, causal, scale, mask):
+    s = torch.matmul(q, k.transpose(-2, -1))
+    s = s * scale
+    if causal:
+        s = s.masked_fill(mask, float("-inf"))
+    p = torch.softmax(s, dim=-1)
+    return torch.matmul(p, v)
+
+
+def sdpa(backend):
+    def run(q, k, v, causal, scale, mask):
+        with sdpa_kernel(backend):
+            return F.scaled_dot_product_attention(q, k, v, is_causal=causal, scale=scale)
+    return run
+
+
+def empty_row(kernel, p):
+    return {"kernel": kernel, "direction": "fwd", "batch": p["batch"], "heads": p["heads"], "seq_q": p["seq_q"],
+            "seq_kv": p["seq_kv"], "head_dim": p["head_dim"], "causal": p["causal"], "dtype": p["dtype"],
+            "br": 0, "bc": 0, "status": "ok", "reason": "", "time_ms_median": 0, "time_ms_min": 0,
+            "time_ms_max": 0, "repeats": 0, "tflops": 0, "tflops_exact": 0, "gbps": 0,
+            "peak_memory_bytes": 0, "predicted_memory_bytes": 0, "rel_error": -1}
+
+
+def rel_error_head0(out, q, k, v, causal, scale):
+    """Relative Frobenius error of head (0, 0) against fp64 (on the GPU)."""
+    q0, k0, v0 = (t[0, 0].double() for t in (q, k, v))
+    s = (q0 @ k0.T) * scale
+    if causal:
+        n = s.shape[0]
+        s = s.masked_fill(torch.ones(n, n, dtype=torch.bool, device=s.device).triu(1), float("-inf"))
+    ref = torch.softmax(s, dim=-1) @ v0
+    return (torch.linalg.norm(out[0, 0].double() - ref) / torch.linalg.norm(ref)).item()
+
+
+def measure(kernel, fn, p, args, flush):
+    row = empty_row(kernel, p)
+    dtype = DTYPES[p["dtype"]]
+    b, h, nq, nkv, d = p["batch"], p["heads"], p["seq_q"], p["seq_kv"], p["head_dim"]
+    scale = 1.0 / math.sqrt(d)
+    q = k = v = mask = out = None
+    torch.cuda.synchronize()
+    torch.cuda.empty_cache()
+    base = torch.cuda.memory_allocated()
+    try:
+        torch.cuda.reset_peak_memory_stats()
+        gen = torch.Generator(device="cuda").manual_seed(args.seed)
+        q = torch.randn(b, h, nq, d, device="cuda", dtype=dtype, generator=gen)
+        k = torch.randn(b, h, nkv, d, device="cuda", dtype=dtype, generator=gen)
+        v = torch.randn(b, h, nkv, d, device="cuda", dtype=dtype, generator=gen)
+        if p["causal"]:
+            mask = torch.ones(nq, nkv, dtype=torch.bool, device="cuda").triu(1)
+        out = fn(q, k, v, p["causal"], scale, mask)
+        torch.cuda.synchronize()
+        row["peak_memory_bytes"] = int(torch.cuda.max_memory_allocated() - base)
+        if not bool(torch.isfinite(out).all()):
+            row["status"], row["reason"] = "failed", "output has NaN or inf"
+            return row
+        if nq * nkv <= 4096 * 4096:
+            row["rel_error"] = rel_error_head0(out, q, k, v, p["causal"], scale)
+        out = None
+        for _ in range(max(1, args.warmup)):
+            if flush is not None:
+                flush.zero_()
+            fn(q, k, v, p["causal"], scale, mask)
+        torch.cuda.synchronize()
+        times = []
+        for _ in range(args.repeats):
+            if flush is not None:
+                flush.zero_()
+            start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            start.record()
+            fn(q, k, v, p["causal"], scale, mask)
+            stop.record()
+            times.append((start, stop))
+        torch.cuda.synchronize()
+        ms = [s.elapsed_time(e) for s, e in times]
+        row["time_ms_median"], row["time_ms_min"], row["time_ms_max"] = statistics.median(ms), min(ms), max(ms)
+        row["repeats"] = len(ms)
+        row["tflops"] = convention_flops(p) / (row["time_ms_median"] * 1e-3) / 1e12
+    except torch.cuda.OutOfMemoryError as e:
+        first = str(e).splitlines()[0] if str(e) else "CUDA out of memory"
+        row["status"], row["reason"] = "OOM", "torch: " + first
+    except RuntimeError as e:  # a backend that cannot run this case (head dim, dtype, GPU)
+        first = str(e).splitlines()[0] if str(e) else type(e).__name__
+        row["status"], row["reason"] = "skipped", "torch: " + first[:300]
+    finally:
+        q = k = v = mask = out = None
+        torch.cuda.synchronize()
+        torch.cuda.empty_cache()
+    return row
+
+
+def fmt(x, digits=1):
+    return "" if x is None else f"{x:.{digits}f}"
+
+
+def merged_table(ours, theirs):
+    """One line per problem: TFLOP/s of every kernel, then the ratios of the goals."""
+    by_problem = {}
+    order = []
+    for r in ours + theirs:
+        key = problem_key(r)
+        if key not in by_problem:
+            by_problem[key] = {}
+            order.append(key)
+        by_problem[key][r["kernel"]] = r
+    kernels = []
+    for r in ours + theirs:
+        if r["kernel"] not in kernels:
+            kernels.append(r["kernel"])
+    header = ["B", "H", "N", "d", "causal", "dtype"] + [k for k in kernels] + \
+             [f"{a}/{b}" for a, b, _ in GOALS] + ["fa2_tc/sdpa_cudnn"]
+    lines = []
+    verdicts = []
+    for key in order:
+        rows = by_problem[key]
+        p = problem_of(key)
+
+        def tf(k):
+            r = rows.get(k)
+            if r is None:
+                return None
+            return r["tflops"] if r["status"] == "ok" and r["tflops"] > 0 else None
+
+        def cell(k):
+            r = rows.get(k)
+            if r is None:
+                return "-"
+            return fmt(tf(k)) if tf(k) is not None else r["status"]
+
+        cells = [str(p["batch"]), str(p["heads"]), str(p["seq_q"]) + ("" if p["seq_kv"] == p["seq_q"] else f"/{p['seq_kv']}"),
+                 str(p["head_dim"]), "yes" if p["causal"] else "no", p["dtype"]] + [cell(k) for k in kernels]
+        for a, b, goal in GOALS + [("fa2_tc", "sdpa_cudnn", None)]:
+            ta, tb = tf(a), tf(b)
+            if ta is None or tb is None:
+                cells.append("-")
+                continue
+            ratio = ta / tb
+            mark = "" if goal is None else (" ok" if ratio >= goal else " LOW")
+            cells.append(f"{ratio:.2f}{mark}")
+            if goal is not None:
+                verdicts.append((a, b, goal, ratio, p))
+        lines.append(cells)
+    widths = [max(len(h), *(len(l[i]) for l in lines)) if lines else len(h) for i, h in enumerate(header)]
+    out = ["  ".join(h.rjust(w) for h, w in zip(header, widths)), "-" * (sum(widths) + 2 * (len(widths) - 1))]
+    out += ["  ".join(c.rjust(w) for c, w in zip(l, widths)) for l in lines]
+    out.append("")
+    out.append("TFLOP/s by the convention 4*B*H*N_q*N_kv*d (halved when causal); ratios are TFLOP/s ours / theirs "
+               "(= their time / ours). Goals (issue 3): " +
+               ", ".join(f"{a} >= {g}x {b}" for a, b, g in GOALS) + ".")
+    for a, b, goal in GOALS:
+        rs = [v for v in verdicts if v[0] == a and v[1] == b]
+        if not rs:
+            out.append(f"  {a} vs {b}: no pair measured")
+            continue
+        low = [v for v in rs if v[3] < goal]
+        worst = min(rs, key=lambda v: v[3])
+        out.append(f"  {a} vs {b}: {len(rs) - len(low)}/{len(rs)} points meet {goal}x; worst {worst[3]:.2f}x at "
+                   f"B={worst[4]['batch']} H={worst[4]['heads']} N={worst[4]['seq_q']} d={worst[4]['head_dim']} "
+                   f"causal={'yes' if worst[4]['causal'] else 'no'}")
+    return "\n".join(out) + "\n"
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--ours", required=True, help="the JSON of a flashlab bench run (its problems are re-run here)")
+    ap.add_argument("--json", help="write the torch rows here (flashlab-bench/1)")
+    ap.add_argument("--table", help="write the merged table here too")
+    ap.add_argument("--kernels", default=",".join(TORCH_KERNELS), help="comma list of " + ", ".join(TORCH_KERNELS))
+    ap.add_argument("--repeats", type=int, default=20)
+    ap.add_argument("--warmup", type=int, default=3)
+    ap.add_argument("--no-l2-flush", action="store_true")
+    ap.add_argument("--seed", type=int, default=1234)
+    args = ap.parse_args()
+    if args.repeats < 10:
+        sys.exit("torch_compare.py: error: --repeats: at least 10")
+    if not torch.cuda.is_available():
+        sys.exit("torch_compare.py: error: no CUDA device visible to torch")
+
+    with open(args.ours) as f:
+        ours_doc = json.load(f)
+    if ours_doc.get("format") != FORMAT:
+        sys.exit(f"torch_compare.py: error: {args.ours}: not a {FORMAT} file")
+    ours = [r for r in ours_doc["rows"] if r.get("direction", "fwd") == "fwd"]
+    keys = []
+    for r in ours:
+        if problem_key(r) not in keys:
+            keys.append(problem_key(r))
+
+    fns = {"torch_eager": eager}
+    if sdpa_kernel is not None:
+        fns["sdpa_flash"] = sdpa(SDPBackend.FLASH_ATTENTION)
+        fns["sdpa_cudnn"] = sdpa(SDPBackend.CUDNN_ATTENTION)
+    wanted = [k for k in args.kernels.split(",") if k]
+    for k in wanted:
+        if k not in TORCH_KERNELS:
+            sys.exit(f"torch_compare.py: error: --kernels: unknown '{k}' (known: {', '.join(TORCH_KERNELS)})")
+
+    props = torch.cuda.get_device_properties(0)
+    l2 = getattr(props, "L2_cache_size", 50 << 20) or (50 << 20)
+    flush = None if args.no_l2_flush else torch.empty(2 * l2 // 4 + 1, dtype=torch.float32, device="cuda")
+
+    theirs = []
+    total = len(keys) * len(wanted)
+    for key in keys:
+        p = problem_of(key)
+        for k in wanted:
+            if k not in fns:
+                row = empty_row(k, p)
+                row["status"], row["reason"] = "skipped", "torch has no torch.nn.attention.sdpa_kernel (torch < 2.3)"
+            else:
+                row = measure(k, fns[k], p, args, flush)
+            theirs.append(row)
+            done = len(theirs)
+            msg = f"{row['time_ms_median']:.4f} ms, {row['tflops']:.1f} TFLOP/s" if row["status"] == "ok" else row["reason"]
+            print(f"[{done}/{total}] {k} B={p['batch']} H={p['heads']} N={p['seq_q']} d={p['head_dim']} "
+                  f"{p['dtype']}{' causal' if p['causal'] else ''}: {row['status']} {msg}", file=sys.stderr)
+
+    meta = {"gpu": torch.cuda.get_device_name(0), "driver": "", "cuda_runtime": str(torch.version.cuda),
+            "commit": "torch " + torch.__version__, "flop_convention": ours_doc.get("meta", {}).get("flop_convention", ""),
+            "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "host": socket.gethostname(), "sm_count": props.multi_processor_count, "sm_clock_mhz": 0,
+            "mem_clock_mhz": 0, "l2_flush": flush is not None}
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"format": FORMAT, "meta": meta, "rows": theirs}, f, indent=2)
+            f.write("\n")
+    table = merged_table(ours, theirs)
+    header = (f"GPU {meta['gpu']}; flashlab commit {ours_doc.get('meta', {}).get('commit', '?')}; "
+              f"torch {torch.__version__} (CUDA {torch.version.cuda}); L2 {'flushed' if flush is not None else 'warm'}\n")
+    if args.table:
+        with open(args.table, "w") as f:
+            f.write(header + table)
+    sys.stdout.write(header + table)
+
+
+if __name__ == "__main__":
+    main()

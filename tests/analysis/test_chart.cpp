@@ -1,0 +1,439 @@
+// ChartSpec: tick labels and positions, log ranges, auto-fit, the CSV round
+// trip, hit testing, and the chart builders against the simulator's numbers.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "flashlab/analysis.hpp"
+#include "flashlab/analysis/chart.hpp"
+#include "flashlab/analysis/chart_builders.hpp"
+#include "flashlab/analysis/chart_render.hpp"
+#include "flashlab/sim.hpp"
+
+using namespace flashlab;
+using namespace flashlab::analysis;
+
+namespace {
+
+std::vector<std::string> major_labels(const std::vector<Tick>& ticks) {
+  std::vector<std::string> out;
+  for (const Tick& t : ticks)
+    if (t.major) out.push_back(t.label);
+  return out;
+}
+
+// A canvas that records nothing but measures text as 0.6 em per code point:
+// enough for layouts and hit tests without a font.
+class NullCanvas : public Canvas {
+ public:
+  void line(Point, Point, Color, double, Dash) override {}
+  void polyline(const std::vector<Point>&, Color, double, Dash) override {}
+  void rect_filled(Rect, Color) override {}
+  void rect_outline(Rect, Color, double) override {}
+  void polygon_filled(const std::vector<Point>&, Color) override {}
+  void circle_filled(Point, double, Color) override {}
+  void text(Point, const std::string& s, double, Color, HAlign, VAlign, bool) override { texts.push_back(s); }
+  Point measure(const std::string& s, double px) override { return {0.6 * px * static_cast<double>(s.size()), px * 1.2}; }
+  void push_clip(Rect) override { ++clips; }
+  void pop_clip() override { --clips; }
+  std::vector<std::string> texts;
+  int clips = 0;
+};
+
+ChartContext lecture_context() {
+  ChartContext ctx;
+  ctx.problem.batch = 1;
+  ctx.problem.heads = 1;
+  ctx.problem.seq_q = 1024;
+  ctx.problem.head_dim = 64;
+  ctx.hw = sim::load_hardware("A100-PCIe-80GB");
+  return ctx;
+}
+
+BenchRow row(const std::string& kernel, sim::i64 batch, sim::i64 seq, double ms, RunStatus st = RunStatus::ok) {
+  BenchRow r;
+  r.kernel = kernel;
+  r.problem.batch = batch;
+  r.problem.heads = 32;
+  r.problem.seq_q = seq;
+  r.problem.seq_kv = seq;
+  r.problem.head_dim = 64;
+  r.status = st;
+  r.time_ms_median = st == RunStatus::ok ? ms : 0;
+  r.tflops = st == RunStatus::ok ? 10.0 / ms : 0;
+  r.peak_memory_bytes = st == RunStatus::ok ? batch * seq * 1000 : 0;
+  if (st == RunStatus::oom) r.reason = "asked for 17 GiB";
+  return r;
+}
+
+BenchResults lab_grid() {
+  BenchResults r;
+  r.meta.gpu = "test GPU";
+  for (sim::i64 b : {16, 32, 64})
+    for (sim::i64 n : {512, 1024, 2048}) {
+      const bool oom = b * n >= 64 * 1024;
+      r.rows.push_back(row("torch_eager", b, n, 0.01 * static_cast<double>(b * n), oom ? RunStatus::oom : RunStatus::ok));
+      r.rows.push_back(row("fa2", b, n, 0.002 * static_cast<double>(b * n)));
+    }
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("tick labels read like the lecture's: 1K, 1M, 1G", "[chart][ticks]") {
+  CHECK(format_tick(1024, TickFormat::binary) == "1K");
+  CHECK(format_tick(1536, TickFormat::binary) == "1.5K");
+  CHECK(format_tick(65536, TickFormat::binary) == "64K");
+  CHECK(format_tick(1 << 20, TickFormat::binary) == "1M");
+  CHECK(format_tick(512, TickFormat::binary) == "512");
+  CHECK(format_tick(1e9, TickFormat::si) == "1G");
+  CHECK(format_tick(2.5e12, TickFormat::si) == "2.5T");
+  CHECK(format_tick(312e12, TickFormat::si) == "312T");
+  CHECK(format_tick(999999, TickFormat::si) == "1M");  // rounding carries to the next prefix
+  CHECK(format_tick(3e9, TickFormat::bytes) == "3 GB");
+  CHECK(format_tick(512, TickFormat::bytes) == "512 B");
+  CHECK(format_tick(0.125, TickFormat::plain) == "0.125");
+  CHECK(format_tick(161.24, TickFormat::plain) == "161");
+  CHECK(format_tick(0, TickFormat::plain) == "0");
+  CHECK(format_tick(std::numeric_limits<double>::quiet_NaN(), TickFormat::plain) == "NaN");
+}
+
+TEST_CASE("log2 ticks at every power of two, thinned to fit", "[chart][ticks]") {
+  const auto t = make_ticks({256, 65536}, Scale::log2, TickFormat::binary, 10);
+  CHECK(major_labels(t) == std::vector<std::string>{"256", "512", "1K", "2K", "4K", "8K", "16K", "32K", "64K"});
+  const auto thin = make_ticks({256, 65536}, Scale::log2, TickFormat::binary, 4);
+  const auto labels = major_labels(thin);
+  CHECK(labels.size() <= 5);
+  CHECK(labels.size() >= 3);
+  CHECK(thin.size() == 9);  // the others stay as minor ticks
+}
+
+TEST_CASE("log10 ticks: decades, and 1-2-5 on short ranges", "[chart][ticks]") {
+  const auto wide = major_labels(make_ticks({1e3, 1e12}, Scale::log10, TickFormat::si, 10));
+  CHECK(wide == std::vector<std::string>{"1K", "10K", "100K", "1M", "10M", "100M", "1G", "10G", "100G", "1T"});
+  const auto short_range = major_labels(make_ticks({1, 100}, Scale::log10, TickFormat::plain, 8));
+  CHECK(std::find(short_range.begin(), short_range.end(), "2") != short_range.end());
+  CHECK(std::find(short_range.begin(), short_range.end(), "50") != short_range.end());
+  // Less than an octave: linear ticks instead, still inside the range.
+  const auto narrow = make_ticks({200, 260}, Scale::log10, TickFormat::plain, 6);
+  REQUIRE(major_labels(narrow).size() >= 2);
+  for (const Tick& t : narrow) CHECK((t.value >= 200 && t.value <= 260));
+}
+
+TEST_CASE("linear ticks are nice numbers covering the range", "[chart][ticks]") {
+  const auto t = make_ticks({0, 7}, Scale::linear, TickFormat::plain, 8);
+  CHECK(major_labels(t) == std::vector<std::string>{"0", "1", "2", "3", "4", "5", "6", "7"});
+  const auto big = make_ticks({0, 1e6}, Scale::linear, TickFormat::si, 5);
+  CHECK(major_labels(big) == std::vector<std::string>{"0", "200K", "400K", "600K", "800K", "1M"});
+  CHECK(make_ticks({1, 1}, Scale::linear, TickFormat::plain).empty());  // an invalid range has no ticks
+}
+
+TEST_CASE("auto-fit: log axes keep positive data only, padded, limits win", "[chart][fit]") {
+  ChartSpec c;
+  c.x.scale = Scale::log2;
+  c.y.scale = Scale::log10;
+  Series s;
+  s.x = {256, 1024, 0, 65536};
+  s.y = {10, 1e6, 5, -3};  // x = 0 and y = -3 cannot be drawn on log axes
+  c.series.push_back(s);
+  const Range x = auto_fit(c, true), y = auto_fit(c, false);
+  CHECK(x.lo < 256);
+  CHECK(x.lo > 128);
+  CHECK(x.hi > 1024);  // 65536 is dropped: its y is not plottable
+  CHECK(x.hi < 2048);
+  CHECK(y.lo < 10);
+  CHECK(y.lo > 1);
+  CHECK(y.hi > 1e6);
+  c.y.min = 1;
+  c.y.max = 1e9;
+  CHECK(auto_fit(c, false).lo == 1);
+  CHECK(auto_fit(c, false).hi == 1e9);
+  ChartSpec empty;
+  empty.y.scale = Scale::log10;
+  CHECK(auto_fit(empty, false).lo == 1);
+  CHECK(auto_fit(empty, false).hi == 10);
+  CHECK(auto_fit(empty, true).lo == 0);
+  CHECK(empty.empty());
+}
+
+TEST_CASE("auto-fit: a single point gets a range around it and bars start at zero", "[chart][fit]") {
+  ChartSpec c;
+  Series s;
+  s.x = {5};
+  s.y = {5};
+  c.series.push_back(s);
+  const Range r = auto_fit(c, false);
+  CHECK(r.valid());
+  CHECK(r.lo < 5);
+  CHECK(r.hi > 5);
+  c.kind = ChartKind::bars;
+  c.categories = {"a"};
+  CHECK(auto_fit(c, false).lo == 0);
+  CHECK(auto_fit(c, true).lo == -0.5);
+}
+
+TEST_CASE("axis mapping is the inverse of itself on log axes", "[chart][fit]") {
+  const Range r{256, 65536};
+  for (double v : {256.0, 1000.0, 4096.0, 65536.0})
+    CHECK(axis_value(axis_fraction(v, r, Scale::log2), r, Scale::log2) == Approx(v));
+  CHECK(axis_fraction(4096, r, Scale::log2) == Approx(0.5));
+  CHECK(!plottable(0, Scale::log10));
+  CHECK(plottable(0, Scale::linear));
+  CHECK(!plottable(std::numeric_limits<double>::infinity(), Scale::linear));
+}
+
+TEST_CASE("chart CSV round-trips series, NaN cells and labels", "[chart][csv]") {
+  ChartSpec c;
+  c.id = "test";
+  Series a;
+  a.name = "fa2, simulated";  // a comma: quoted
+  a.x = {1, 2, 3};
+  a.y = {0.1, std::numeric_limits<double>::quiet_NaN(), 1.0 / 3.0};
+  a.point_labels = {"", "OOM", "x \"q\""};
+  Series b;
+  b.name = "standard";
+  b.x = {1e-300, 1e300};
+  b.y = {-0.0, 12345678.901234567};
+  c.series = {a, b};
+  c.ref_lines.push_back({true, 1024, "N = 1K", {}, Dash::dotted, 1, std::nullopt});
+  c.markers.push_back({2, std::nullopt, "OOM", MarkerShape::cross, {}, 7});
+  const std::string csv = chart_to_csv(c);
+  CHECK(csv.rfind("chart,series,x,y,label,note\n", 0) == 0);
+  const auto back = chart_series_from_csv(csv);
+  REQUIRE(back.size() == 2);
+  CHECK(back[0].name == a.name);
+  CHECK(back[0].x == a.x);
+  CHECK(back[0].y[0] == a.y[0]);
+  CHECK(std::isnan(back[0].y[1]));
+  CHECK(back[0].y[2] == a.y[2]);  // bit-exact: 17 significant digits
+  CHECK(back[0].point_labels == a.point_labels);
+  CHECK(back[1].x == b.x);
+  CHECK(back[1].y[1] == b.y[1]);
+  CHECK(back[1].point_labels.empty());
+  CHECK(csv.find("ref: N = 1K") != std::string::npos);
+  CHECK_THROWS_AS(chart_series_from_csv("a,b\n1,2\n"), std::runtime_error);
+  CHECK_THROWS_AS(chart_series_from_csv("chart,series,x,y,label,note\nc,s,abc,1,,\n"), std::runtime_error);
+}
+
+TEST_CASE("heatmap and bars CSV name their cells", "[chart][csv]") {
+  const BenchResults r = lab_grid();
+  const ChartSpec h = bench_heatmap_chart(r, "torch_eager");
+  const std::string csv = chart_to_csv(h);
+  CHECK(csv.find("torch_eager") == std::string::npos);  // rows are batch values, not kernels
+  CHECK(csv.find(",OOM\n") != std::string::npos);
+  CHECK(csv.find("bench-heatmap,64,2,,2K,OOM") != std::string::npos);
+}
+
+TEST_CASE("roofline chart: the ridge point and each algorithm's predicted point come from analysis", "[chart][builders]") {
+  const ChartContext ctx = lecture_context();
+  const ChartSpec c = roofline_chart(ctx);
+  CHECK(c.id == "roofline");
+  REQUIRE(!c.markers.empty());
+  CHECK(c.markers.front().x == Approx(312e12 / 1935e9));
+  CHECK(c.markers.front().label == "ridge 161 FLOP/B");
+  // A ceiling per distinct peak, the fp16 tensor one labelled with 312 TFLOP/s.
+  bool found = false;
+  for (const RefLine& l : c.ref_lines)
+    if (!l.vertical && l.value == Approx(312e12)) found = l.label.find("312 TFLOP/s") != std::string::npos;
+  CHECK(found);
+  for (sim::Algorithm a : ctx.algorithms) {
+    const sim::SimResult r = sim::simulate(a, ctx.problem, ctx.hw);
+    const RooflineEstimate e = roofline(r, ctx.hw);
+    const auto it = std::find_if(c.series.begin(), c.series.end(), [&](const Series& s) {
+      return s.name.rfind(std::string(sim::algorithm_info(a).title), 0) == 0;
+    });
+    REQUIRE(it != c.series.end());
+    CHECK(it->x.front() == Approx(e.ai));
+    CHECK(it->y.front() == Approx(e.attainable));
+  }
+}
+
+TEST_CASE("roofline chart: measured points, and one above its roof is flagged", "[chart][builders]") {
+  const ChartContext ctx = lecture_context();
+  BenchResults r;
+  BenchRow ok = row("fa2", 1, 1024, 0.5);
+  ok.tflops_exact = 50;
+  BenchRow above = row("fa2", 1, 2048, 0.5);
+  above.tflops_exact = 5000;  // far above 312 TFLOP/s
+  r.rows = {ok, above};
+  const ChartSpec c = roofline_chart(ctx, &r);
+  const auto it = std::find_if(c.series.begin(), c.series.end(), [](const Series& s) { return s.name == "fa2 — measured"; });
+  REQUIRE(it != c.series.end());
+  CHECK(it->y.size() == 2);
+  CHECK(it->y.front() == Approx(50e12));
+  CHECK(std::any_of(c.notes.begin(), c.notes.end(), [](const std::string& n) { return n.find("above the roof") != std::string::npos; }));
+}
+
+TEST_CASE("IO chart: the simulated series equal simulate() at every point", "[chart][builders]") {
+  const ChartContext ctx = lecture_context();
+  const ChartSpec c = io_chart(ctx, SweepAxis::seq);
+  CHECK(c.id == "io-vs-n");
+  CHECK(c.x.scale == Scale::log2);
+  const std::vector<sim::i64> ns = default_sweep_values(SweepAxis::seq);
+  for (size_t k = 0; k < ctx.algorithms.size(); ++k) {
+    const Series& s = c.series[k];
+    REQUIRE(s.x.size() == ns.size());
+    for (size_t i = 0; i < ns.size(); ++i) {
+      sim::AttentionProblem p = ctx.problem;
+      p.seq_q = p.seq_kv = ns[i];
+      sim::SimOptions opt;
+      opt.stream_event_limit = 0;
+      const sim::SimResult r = sim::simulate(ctx.algorithms[k], p, ctx.hw, opt);
+      CHECK(s.y[i] == static_cast<double>(r.total.level(sim::Level::HBM).bytes()));
+    }
+  }
+  // The Θ curves pass through standard (and FA1) at the largest point.
+  const Series& theta = c.series[ctx.algorithms.size()];
+  CHECK(theta.name.rfind("Θ(Nd + N²)", 0) == 0);
+  CHECK(theta.y.back() == Approx(c.series[0].y.back()));
+  // The current N is marked.
+  CHECK(std::any_of(c.ref_lines.begin(), c.ref_lines.end(), [](const RefLine& l) { return l.vertical && l.value == 1024; }));
+}
+
+TEST_CASE("IO chart vs M leaves out points whose tiles do not fit, with a note", "[chart][builders]") {
+  ChartContext ctx = lecture_context();
+  ctx.problem.head_dim = 256;
+  const std::vector<sim::i64> tiny{1024, 96 * 1024};
+  const ChartSpec c = io_chart(ctx, SweepAxis::sram, &tiny);
+  CHECK(std::isnan(c.series[1].y[0]));  // FA1 cannot tile d = 256 in 1 KiB
+  CHECK(!std::isnan(c.series[1].y[1]));
+  CHECK(std::any_of(c.notes.begin(), c.notes.end(), [](const std::string& n) { return n.find("left out") != std::string::npos; }));
+}
+
+TEST_CASE("AI vs N chart and the ridge line", "[chart][builders]") {
+  const ChartContext ctx = lecture_context();
+  const ChartSpec c = ai_vs_n_chart(ctx);
+  REQUIRE(c.series.size() == ctx.algorithms.size());
+  CHECK(std::any_of(c.ref_lines.begin(), c.ref_lines.end(),
+                    [](const RefLine& l) { return !l.vertical && std::fabs(l.value - 161.24) < 0.1; }));
+  // FlashAttention's AI grows with N; standard attention's stays low.
+  const Series& fa1 = c.series[1];
+  CHECK(fa1.y.back() > fa1.y.front());
+  CHECK(c.series[0].y.back() < fa1.y.back());
+}
+
+TEST_CASE("bench charts: series per kernel, OOM cells marked, default filter", "[chart][bench]") {
+  const BenchResults r = lab_grid();
+  CHECK(bench_x_axis(r) == BenchAxis::seq);
+  const BenchFilter f = default_bench_filter(r);
+  CHECK(f.batch == sim::i64{16});
+  const ChartSpec t = bench_metric_chart(r, BenchMetric::time);
+  REQUIRE(t.series.size() == 2);
+  CHECK(t.series[0].name == "torch_eager");
+  REQUIRE(t.series[0].y.size() == 3);
+  CHECK(t.series[0].y[0] == Approx(0.01 * 16 * 512));
+  CHECK(t.series[0].y[2] == Approx(0.01 * 16 * 2048));
+  CHECK(t.markers.empty());  // batch 16 never runs out of memory here
+  BenchFilter b64;
+  b64.batch = 64;
+  const ChartSpec t64 = bench_metric_chart(r, BenchMetric::time, &b64);
+  REQUIRE(t64.markers.size() == 2);  // torch_eager at N = 1K and 2K
+  CHECK(t64.markers[0].label == "OOM");
+  CHECK(t64.markers[0].x == 1024);
+  CHECK(std::isnan(t64.series[0].y[1]));
+  CHECK(std::any_of(t64.notes.begin(), t64.notes.end(), [](const std::string& n) { return n.find("OOM") != std::string::npos; }));
+  BenchFilter all;
+  const ChartSpec every = bench_metric_chart(r, BenchMetric::time, &all);
+  CHECK(every.series.size() == 6);  // kernel × batch when nothing is fixed
+}
+
+TEST_CASE("speed-up bars divide the baseline's time", "[chart][bench]") {
+  const BenchResults r = lab_grid();
+  BenchFilter b32;
+  b32.batch = 32;
+  const ChartSpec c = bench_speedup_chart(r, "", &b32);
+  CHECK(c.kind == ChartKind::bars);
+  CHECK(c.title == "Speed-up over torch_eager");
+  REQUIRE(c.series.size() == 1);
+  CHECK(c.categories == std::vector<std::string>{"N=512", "N=1K", "N=2K"});
+  CHECK(c.series[0].y[0] == Approx(5.0));
+  CHECK(std::isnan(c.series[0].y[2]));  // the baseline ran out of memory
+  CHECK(c.series[0].point_labels[2] == "baseline OOM");
+  CHECK(bench_speedup_chart(r, "nope", &b32).empty());
+}
+
+TEST_CASE("batch × seq heatmap marks OOM cells", "[chart][bench]") {
+  const ChartSpec c = bench_heatmap_chart(lab_grid(), "torch_eager");
+  REQUIRE(c.heatmap.row_labels == std::vector<std::string>{"16", "32", "64"});
+  REQUIRE(c.heatmap.col_labels == std::vector<std::string>{"512", "1K", "2K"});
+  CHECK(c.heatmap.value(0, 0) == Approx(0.01 * 16 * 512));
+  CHECK(std::isnan(c.heatmap.value(2, 2)));
+  CHECK(c.heatmap.cell_text[2 * 3 + 2] == "OOM");
+  CHECK(c.heatmap.cell_text[0].empty());
+  BenchResults one_axis;
+  one_axis.rows = {row("fa2", 16, 512, 1), row("fa2", 16, 1024, 2)};
+  CHECK(bench_heatmap_chart(one_axis).empty());
+}
+
+TEST_CASE("bench filters parse and say what they fix", "[chart][bench]") {
+  const BenchFilter f = parse_bench_filter("batch=32,causal=yes,head-dim=64,dtype=bf16");
+  CHECK(f.batch == sim::i64{32});
+  CHECK(f.causal == true);
+  CHECK(f.head_dim == sim::i64{64});
+  CHECK(f.dtype == sim::DType::bf16);
+  CHECK(describe(f) == "batch 32, d 64, causal, bf16");
+  CHECK(!parse_bench_filter("").any());
+  CHECK_THROWS_AS(parse_bench_filter("batch"), std::invalid_argument);
+  CHECK_THROWS_AS(parse_bench_filter("batch=0"), std::invalid_argument);
+  CHECK_THROWS_AS(parse_bench_filter("causal=maybe"), std::invalid_argument);
+  CHECK_THROWS_AS(parse_bench_filter("color=red"), std::invalid_argument);
+}
+
+TEST_CASE("build_chart knows every CLI chart and refuses bench charts without results", "[chart][builders]") {
+  const ChartContext ctx = lecture_context();
+  const BenchResults r = lab_grid();
+  for (const std::string& id : chart_ids()) {
+    const ChartSpec c = build_chart(id, ctx, &r);
+    CHECK(c.id == id);
+    CHECK(!c.empty());
+    if (is_bench_chart(id)) CHECK_THROWS_AS(build_chart(id, ctx, nullptr), std::invalid_argument);
+  }
+  CHECK_THROWS_AS(build_chart("pie", ctx, nullptr), std::invalid_argument);
+}
+
+TEST_CASE("layout and hit test: the nearest point under the pointer, in the axes' formats", "[chart][render]") {
+  ChartSpec c;
+  c.x = {"N", Scale::log2, TickFormat::binary, {}, {}, false};
+  c.y = {"bytes", Scale::log10, TickFormat::bytes, {}, {}, false};
+  Series s;
+  s.name = "fa2";
+  s.x = {1024, 4096};
+  s.y = {1e6, 1e8};
+  c.series.push_back(s);
+  NullCanvas cv;
+  const ChartLayout L = layout_chart(c, cv, {0, 0, 800, 500}, ChartStyle{});
+  CHECK(L.plot.w > 500);
+  CHECK(L.plot.h > 300);
+  const Point p = L.to_px(4096, 1e8);
+  CHECK(L.to_data(p).x == Approx(4096));
+  const ChartHit hit = hit_test(c, L, {p.x + 3, p.y - 2}, 10);
+  CHECK(hit.series == 0);
+  CHECK(hit.point == 1);
+  CHECK(hit.text == "fa2: N = 4K, bytes = 100 MB");
+  CHECK(!hit_test(c, L, {p.x + 40, p.y + 40}, 10).hit());
+  render_chart(c, cv, L, ChartStyle{});
+  CHECK(cv.clips == 0);  // every clip pushed was popped
+  CHECK(std::find(cv.texts.begin(), cv.texts.end(), "4K") != cv.texts.end());
+}
+
+TEST_CASE("a chart too small to draw draws nothing and does not fail", "[chart][render]") {
+  const ChartSpec c = roofline_chart(lecture_context());
+  NullCanvas cv;
+  for (double w : {0.0, 3.0, 40.0, 120.0}) {
+    const ChartLayout L = layout_chart(c, cv, {0, 0, w, w * 0.6}, ChartStyle{});
+    render_chart(c, cv, L, ChartStyle{});
+    CHECK(cv.clips == 0);
+  }
+}
+
+TEST_CASE("an empty chart shows its reason instead of axes", "[chart][render]") {
+  ChartSpec c;
+  c.title = "nothing";
+  c.notes.push_back("no results loaded");
+  NullCanvas cv;
+  render_chart(c, cv, layout_chart(c, cv, {0, 0, 600, 400}, ChartStyle{}), ChartStyle{});
+  CHECK(std::find(cv.texts.begin(), cv.texts.end(), "no results loaded") != cv.texts.end());
+  CHECK(std::find(cv.texts.begin(), cv.texts.end(), "0.5") == cv.texts.end());  // no tick labels
+}

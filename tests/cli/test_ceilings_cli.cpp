@@ -1,0 +1,201 @@
+// `flashlab ceilings` and `flashlab hw compare` as a user runs them: one-line
+// errors with exit 2 where nothing can be measured, profiles that load
+// wherever a preset does, charts written without a GPU.
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "../analysis/profile_fixture.hpp"
+#include "flashlab/analysis/bench_results.hpp"
+#include "flashlab/analysis/csv.hpp"
+#include "flashlab/ceilings/ceilings.hpp"
+
+namespace fs = std::filesystem;
+using namespace flashlab;
+
+namespace {
+
+struct Run {
+  int code = -1;
+  std::string out, err;
+};
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// A folder of this process's own, removed when the tests end.
+struct Scratch {
+  fs::path dir = fs::temp_directory_path() / ("flashlab-ceilings-cli-" + std::to_string(::getpid()));
+  Scratch() { fs::create_directories(dir); }
+  ~Scratch() {
+    std::error_code ec;
+    fs::remove_all(dir, ec);
+  }
+};
+
+fs::path scratch() {
+  static const Scratch s;
+  return s.dir;
+}
+
+Run run_flashlab(const std::string& args) {
+  const fs::path out = scratch() / "stdout", err = scratch() / "stderr";
+  const std::string cmd = "cd '" + scratch().string() + "' && env -u DISPLAY -u WAYLAND_DISPLAY '" +
+                          std::string(FLASHLAB_EXE) + "' " + args + " >'" + out.string() + "' 2>'" + err.string() + "'";
+  const int status = std::system(cmd.c_str());
+  Run r;
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  r.out = slurp(out);
+  r.err = slurp(err);
+  return r;
+}
+
+int lines(const std::string& s) { return static_cast<int>(std::count(s.begin(), s.end(), '\n')); }
+
+std::string write_profile() {
+  const std::string path = (scratch() / "measured.json").string();
+  analysis::write_file_atomic(path, analysis::profile_to_json(flashlab::test::h100_like_profile()));
+  return path;
+}
+
+std::string write_results() {
+  analysis::BenchResults r;
+  r.meta.gpu = "NVIDIA H100 80GB HBM3";
+  r.meta.sm_clock_mhz = 1755;
+  for (const char* k : {"fa1", "fa2"}) {
+    analysis::BenchRow row;
+    row.kernel = k;
+    row.problem.batch = 8;
+    row.problem.heads = 16;
+    row.problem.seq_q = 4096;
+    row.problem.head_dim = 64;
+    row.tiles = {64, 64};
+    row.time_ms_median = row.time_ms_min = row.time_ms_max = 3.5;
+    row.repeats = 10;
+    r.rows.push_back(row);
+  }
+  const std::string path = (scratch() / "bench.json").string();
+  analysis::write_file_atomic(path, analysis::bench_to_json(r));
+  return path;
+}
+
+}  // namespace
+
+TEST_CASE("flashlab ceilings where nothing can be measured: one line, exit 2, no file", "[cli][ceilings]") {
+  const Run no_out = run_flashlab("ceilings");
+  CHECK(no_out.code == 2);
+  CHECK(no_out.err == "flashlab: error: ceilings: give --out PROFILE.json (where the measured profile goes)\n");
+  const Run few = run_flashlab("ceilings --repeats 5 --out p.json");
+  CHECK(few.code == 2);
+  CHECK_THAT(few.err, Catch::Contains("--repeats: at least 10"));
+  const Run nowhere = run_flashlab("ceilings --out no/such/folder/p.json");
+  CHECK(nowhere.code == 2);
+  CHECK(nowhere.err == "flashlab: error: --out: folder 'no/such/folder' does not exist\n");
+  const Run bad_sheet = run_flashlab("ceilings --datasheet H999 --out p.json");
+  CHECK(bad_sheet.code == 2);
+  CHECK_THAT(bad_sheet.err, Catch::StartsWith("flashlab: error: --datasheet: unknown hardware preset 'H999'"));
+  const std::string why = ceilings::unavailable_reason();
+  if (why.empty()) {
+    WARN("a CUDA device is present: the no-device path is not exercised here (the GPU tests measure instead)");
+    return;
+  }
+  const Run r = run_flashlab("ceilings --quick --out p.json");
+  CHECK(r.code == 2);
+  CHECK(lines(r.err) == 1);
+  CHECK(r.err == "flashlab: error: ceilings: " + why + "\n");
+  CHECK(r.out.empty());
+  CHECK_FALSE(fs::exists(scratch() / "p.json"));
+  if (!ceilings::built_with_cuda()) CHECK_THAT(r.err, Catch::Contains("this build has no CUDA support"));
+}
+
+TEST_CASE("a measured profile loads wherever a preset does", "[cli][ceilings]") {
+  const std::string p = write_profile();
+  const Run show = run_flashlab("hw show '" + p + "'");
+  CHECK(show.code == 0);
+  CHECK_THAT(show.out, Catch::Contains("NVIDIA H100 80GB HBM3 (measured) (measured-NVIDIA-H100-80GB-HBM3, measured)"));
+  CHECK_THAT(show.out, Catch::Matches("[\\s\\S]*L2 bandwidth +7400 GB/s[\\s\\S]*"));
+  const Run sim = run_flashlab("sim --hw '" + p + "' --seq 2048 --json");
+  CHECK(sim.code == 0);
+  CHECK(sim.err.empty());
+}
+
+TEST_CASE("flashlab ceilings report: a stored profile's figures and targets, printed again", "[cli][ceilings]") {
+  const std::string p = write_profile();
+  const Run r = run_flashlab("ceilings report '" + p + "'");
+  REQUIRE(r.code == 0);
+  CHECK_THAT(r.out, Catch::StartsWith("NVIDIA H100 80GB HBM3: 132 SMs, compute capability 9.0, driver 580.65.06"));
+  CHECK_THAT(r.out, Catch::Contains("datasheet (H100-SXM5-80GB)"));
+  CHECK_THAT(r.out, Catch::Matches("[\\s\\S]*hbm_read +3010 +GB/s +3350 +0\\.90[\\s\\S]*"));
+  CHECK_THAT(r.out, Catch::Matches("[\\s\\S]*bf16 mma.sync / cuBLAS bf16 GEMM 8192\\^3 +0\\.737 +0\\.85 +NO[\\s\\S]*"));
+  CHECK_THAT(r.out, Catch::Matches("[\\s\\S]*\\n4 GiB +3000 +3000\\n[\\s\\S]*"));
+  CHECK_THAT(r.out, Catch::Contains("note: the sweep stopped at 4 GiB"));
+  const Run other = run_flashlab("ceilings report '" + p + "' --datasheet A100-PCIe-80GB");
+  CHECK_THAT(other.out, Catch::Contains("datasheet (A100-PCIe-80GB)"));
+  // A datasheet preset measured nothing.
+  const Run preset = run_flashlab("ceilings report " + std::string(FLASHLAB_ASSETS) + "/hardware/T4.json");
+  CHECK(preset.code == 2);
+  CHECK_THAT(preset.err, Catch::Contains("kind is 'datasheet', not 'measured'"));
+}
+
+TEST_CASE("flashlab hw compare: a measured profile beside its datasheet, figure by figure", "[cli][ceilings]") {
+  const std::string p = write_profile();
+  const Run r = run_flashlab("hw compare '" + p + "' H100-SXM5-80GB");
+  REQUIRE(r.code == 0);
+  CHECK_THAT(r.out, Catch::Contains("A: NVIDIA H100 80GB HBM3 (measured)"));
+  CHECK_THAT(r.out, Catch::Contains("B: NVIDIA H100 SXM5 80GB (H100-SXM5-80GB, datasheet)"));
+  // 3,010 measured over 3,350 GB/s on the datasheet.
+  CHECK_THAT(r.out, Catch::Matches("[\\s\\S]*HBM bandwidth +GB/s +3010 +3350 +0\\.90[\\s\\S]*"));
+  CHECK_THAT(r.out, Catch::Contains("figures measured on NVIDIA H100 80GB HBM3 (A) against H100-SXM5-80GB"));
+  CHECK_THAT(r.out, Catch::Matches("[\\s\\S]*bf16_mma +TFLOP/s +560\\.0 +989\\.4 +0\\.57[\\s\\S]*"));
+  const Run bad = run_flashlab("hw compare '" + p + "' H999");
+  CHECK(bad.code == 2);
+  CHECK_THAT(bad.err, Catch::StartsWith("flashlab: error: hw compare: unknown hardware preset 'H999'"));
+  const Run missing = run_flashlab("hw compare H100-SXM5-80GB");
+  CHECK(missing.code == 2);
+}
+
+TEST_CASE("flashlab ceilings chart: the hierarchical roofline and the sweep, no GPU needed", "[cli][ceilings]") {
+  const std::string p = write_profile(), results = write_results();
+  const Run r = run_flashlab("ceilings chart --hw '" + p + "' --results '" + results + "' --out hier.svg");
+  REQUIRE(r.code == 0);
+  CHECK_THAT(r.out, Catch::Contains("wrote hier.svg (roofline-hier"));
+  CHECK_THAT(r.out, Catch::Contains("fa1 N=4,096 d=64"));
+  CHECK_THAT(slurp(scratch() / "hier.svg"), Catch::Contains("<svg"));
+  const Run csv = run_flashlab("ceilings chart --hw '" + p + "' --chart bandwidth-sweep --out sweep.csv");
+  REQUIRE(csv.code == 0);
+  CHECK_THAT(slurp(scratch() / "sweep.csv"), Catch::Contains("ld.global.cg (L2 only)"));
+  const Run datasheet = run_flashlab("ceilings chart --hw A100-PCIe-80GB --out a100.csv");
+  CHECK(datasheet.code == 0);
+  CHECK_THAT(slurp(scratch() / "a100.csv"), Catch::Contains("HBM 1,935 GB/s"));
+
+  const Run no_sweep = run_flashlab("ceilings chart --hw H100-SXM5-80GB --chart bandwidth-sweep --out s.svg");
+  CHECK(no_sweep.code == 2);
+  CHECK_THAT(no_sweep.err, Catch::Contains("--hw must be a measured profile"));
+  const Run bad_kind = run_flashlab("ceilings chart --hw H100-SXM5-80GB --chart pie --out s.svg");
+  CHECK(bad_kind.code == 2);
+  CHECK_THAT(bad_kind.err, Catch::Contains("unknown chart 'pie'"));
+  const Run bad_ext = run_flashlab("ceilings chart --hw H100-SXM5-80GB --out s.txt");
+  CHECK(bad_ext.code == 2);
+
+  // A measured profile with a broken figure: the field named, exit 2.
+  auto j = nlohmann::json::parse(slurp(p));
+  j["measurements"][4]["value"] = "fast";
+  analysis::write_file_atomic((scratch() / "broken.json").string(), j.dump());
+  const Run broken = run_flashlab("ceilings chart --hw broken.json --out b.svg");
+  CHECK(broken.code == 2);
+  CHECK(lines(broken.err) == 1);
+  CHECK_THAT(broken.err, Catch::Contains("field 'measurements[4].value' must be a positive number"));
+  CHECK_FALSE(fs::exists(scratch() / "b.svg"));
+}

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Regenerates the screenshots of docs/user-guide.md (docs/images/*.png) from a
+# build, under Xvfb at 1600×1000, from the scenarios in assets/scenarios.
+# Usage: tests/gui/make_screenshots.sh [BUILD_DIR]   (default: build)
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+exe=${1:-$root/build}/flashlab
+out=$root/docs/images
+sc=$root/assets/scenarios
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+mkdir -p "$out"
+[ -x "$exe" ] || { echo "make_screenshots: no flashlab at $exe (build first)" >&2; exit 2; }
+command -v xvfb-run >/dev/null || { echo "make_screenshots: xvfb-run is missing (apt-get install xvfb)" >&2; exit 2; }
+
+# variant BASE NAME 'JSON-KEYS': BASE with extra settings applied at frame 0.
+variant() {
+  sed '$ s|}$|, "script": [{"frame": 0, '"$3"'}]}|' "$sc/$1.json" > "$tmp/$2.json"
+  echo "$tmp/$2.json"
+}
+# shot NAME SCENARIO [flashlab gui options...]
+shot() {
+  local name=$1 scen=$2
+  shift 2
+  xvfb-run -a -s "-screen 0 1600x1000x24" "$exe" gui --frames 12 --scenario "$scen" --screenshot "$out/$name.png" "$@"
+  echo "docs/images/$name.png"
+}
+
+shot overview "$sc/lecture-fa1-vs-fa2.json"
+shot controls "$sc/lecture-fa1-vs-fa2.json" --screenshot-panel controls
+shot tiling "$sc/lecture-fa1-vs-fa2.json" --screenshot-panel tiling
+shot counters "$sc/lecture-fa1-vs-fa2.json" --screenshot-panel counters
+shot tiling-causal "$sc/lecture-causal.json" --screenshot-panel tiling
+shot tiling-long-sequence "$sc/lecture-long-sequence.json" --screenshot-panel tiling
+for tab in roofline io-vs-n io-vs-m io-vs-d ai-vs-n; do
+  shot "plot-$tab" "$(variant lecture-fa1-vs-fa2 "$tab" "\"tab\": \"$tab\", \"plots_large\": true")" --screenshot-panel plots
+done
+for tab in bench-time bench-tflops bench-memory bench-speedup bench-heatmap bench; do
+  shot "plot-$tab" "$(variant lab-report-synthetic "$tab" "\"tab\": \"$tab\", \"plots_large\": true, \"results\": \"$sc/bench-results-synthetic.json\"")" --screenshot-panel plots
+done
+shot concepts "$(variant lecture-fa1-vs-fa2 concepts '"concepts": true')" --screenshot-panel concepts
+# A projector: 1920×1080 at UI scale 2 (the narrow layout: counters join the plot tabs).
+xvfb-run -a -s "-screen 0 1920x1080x24" "$exe" gui --frames 12 --scenario "$sc/lecture-fa1-vs-fa2.json" --ui-scale 2 \
+  --width 1920 --height 1080 --screenshot "$out/scale-2.png"
+echo docs/images/scale-2.png
+shot invalid "$(variant lecture-fa1-vs-fa2 invalid '"problem": {"seq": "16x"}, "tiles": {"Br": 64, "Bc": "0"}')"

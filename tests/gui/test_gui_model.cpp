@@ -1,0 +1,363 @@
+// The GUI's model layer, without a display: inputs -> model (and invalid
+// inputs -> no stale numbers), the tiling snapshot against a brute-force
+// replay, lockstep, playback, scenarios, and the online-softmax numbers.
+#include <catch2/catch.hpp>
+
+#include <unistd.h>
+
+#include <cmath>
+#include <filesystem>
+#include <functional>
+#include <limits>
+#include <memory>
+#include <fstream>
+#include <random>
+
+#include "flashlab/sim/online_softmax.hpp"
+#include "format.hpp"
+#include "model.hpp"
+#include "scenario.hpp"
+
+using namespace flashlab;
+using namespace flashlab::gui;
+namespace fs = std::filesystem;
+
+namespace {
+
+// AppState owns cursors, a worker thread and a mutex: built in place, never copied.
+std::unique_ptr<AppState> make_state(const std::string& seq, sim::Algorithm a, sim::Algorithm b) {
+  auto s = std::make_unique<AppState>();
+  s->inputs.seq = seq;
+  s->inputs.algo_a = a;
+  s->inputs.algo_b = b;
+  s->inputs.compare = a != b;
+  recompute(*s);
+  return s;
+}
+
+// Visits of the cursor's current pass that finished before the last applied
+// event, counted per row block, by walking the schedule's structure.
+std::vector<sim::i64> brute_done(const sim::Schedule& sch, const sim::Cursor& c) {
+  const sim::TileGrid& g = sch.grid();
+  std::vector<sim::i64> done(static_cast<size_t>(g.T_r), 0);
+  const auto& w = c.where();
+  using P = sim::Cursor::Part;
+  if (w.part == P::start || w.part == P::prologue) return done;
+  const bool flash = sch.algorithm() == sim::Algorithm::fa1 || sch.algorithm() == sim::Algorithm::fa2;
+  if (w.part == P::epilogue) {
+    for (sim::i64 i = 0; i < g.T_r; ++i) done[static_cast<size_t>(i)] = flash && g.causal ? g.last_col(i) + 1 : g.T_c;
+    return done;
+  }
+  const int phase = sch.phase_of(w.outer);
+  const sim::i64 last = c.position() - 1;  // index of the last applied event
+  for (sim::i64 o = 0; o < sch.outer_count(); ++o) {
+    if (sch.phase_of(o) != phase) continue;
+    const sim::i64 nv = sch.events_per_visit(o);
+    const sim::i64 first = c.outer_start(o) + sch.events_outer_begin(o);
+    for (sim::i64 k = 0; k < sch.visit_count(o); ++k) {
+      const sim::i64 end = first + (k + 1) * nv - 1;  // its last event
+      if (end < last) done[static_cast<size_t>(sch.visit_block(o, k).first)] += 1;
+    }
+  }
+  return done;
+}
+
+std::string write_temp(const std::string& name, const std::string& text) {
+  const fs::path p = fs::temp_directory_path() / ("flashlab-test-gui-" + std::to_string(::getpid()) + "-" + name);
+  std::ofstream(p) << text;
+  return p.string();
+}
+
+}  // namespace
+
+TEST_CASE("valid inputs give a model: both algorithms, cursors, every chart", "[gui][model]") {
+  auto ps = make_state("1024", sim::Algorithm::fa1, sim::Algorithm::fa2);
+  AppState& s = *ps;
+  REQUIRE(s.model.valid);
+  REQUIRE(s.model.algos.size() == 2);
+  CHECK(s.model.errors.empty());
+  for (const AlgoView& v : s.model.algos) {
+    CHECK(v.cursor->size() > 0);
+    CHECK(v.cursor->position() == 0);
+    // The totals are the simulator's, for all B·H heads.
+    CHECK(v.result.total == v.result.per_head.scaled(s.model.problem.head_count()));
+  }
+  for (const analysis::ChartSpec* c : {&s.model.charts.roofline, &s.model.charts.io_n, &s.model.charts.io_m,
+                                       &s.model.charts.io_d, &s.model.charts.ai_n})
+    CHECK(!c->empty());
+  CHECK(s.applied == s.inputs);
+}
+
+TEST_CASE("invalid inputs clear the model and say why: nothing stale", "[gui][model]") {
+  auto ps = make_state("1024", sim::Algorithm::fa1, sim::Algorithm::fa2);
+  const Inputs good = ps->inputs;
+  REQUIRE(ps->model.valid);
+  struct Case {
+    const char* what;
+    std::function<void(Inputs&)> edit;
+    const char* message;
+  };
+  const std::vector<Case> cases = {
+      {"junk N", [](Inputs& in) { in.seq = "12abc"; }, "not a whole number"},
+      {"zero N", [](Inputs& in) { in.seq = "0"; }, "at least 1"},
+      {"empty d", [](Inputs& in) { in.head_dim = ""; }, "head dim d"},
+      {"huge problem", [](Inputs& in) { in.seq = "4G"; in.batch = "1024"; }, "64-bit"},
+      {"d too large for M", [](Inputs& in) { in.head_dim = "100000"; }, ""},
+      {"tiles too large", [](Inputs& in) { in.manual_tiles = true; in.br = "4096"; in.bc = "4096"; }, ""},
+      {"tiny SRAM", [](Inputs& in) { in.sram_override = true; in.sram = "1"; }, ""},
+      {"unknown preset", [](Inputs& in) { in.hw_preset = "no-such-gpu"; }, "hardware"},
+      {"missing profile", [](Inputs& in) { in.use_hw_file = true; in.hw_file = "/nonexistent/p.json"; }, "hardware"},
+      {"not JSON", [](Inputs& in) { in.use_hw_file = true; in.hw_file = "/etc/hostname"; }, "hardware"},
+  };
+  for (const Case& c : cases) {
+    INFO(c.what);
+    auto pt = make_state("1024", sim::Algorithm::fa1, sim::Algorithm::fa2);
+    AppState& t = *pt;
+    c.edit(t.inputs);
+    recompute(t);
+    CHECK(!t.model.valid);
+    REQUIRE(!t.model.errors.empty());
+    CHECK(t.model.errors.front().find(c.message) != std::string::npos);
+    CHECK(t.model.algos.empty());
+    // The charts carry the reason instead of old data.
+    CHECK(t.model.charts.io_n.empty());
+    CHECK(t.model.charts.io_n.notes.front().find("no chart") == 0);
+    // And a valid value brings everything back.
+    t.inputs = good;
+    recompute(t);
+    CHECK(t.model.valid);
+  }
+}
+
+TEST_CASE("the tiling snapshot's finished blocks equal a brute-force walk of the schedule", "[gui][model]") {
+  std::mt19937_64 rng(7);
+  for (int trial = 0; trial < 60; ++trial) {
+    const sim::i64 n = 1 + static_cast<sim::i64>(rng() % 300);
+    const sim::Algorithm a = sim::all_algorithms()[rng() % 4];
+    auto ps = std::make_unique<AppState>();
+    AppState& s = *ps;
+    s.inputs.seq = std::to_string(n);
+    s.inputs.head_dim = std::to_string(8 << (rng() % 4));
+    s.inputs.algo_a = a;
+    s.inputs.compare = false;
+    s.inputs.causal = rng() % 2 == 0;
+    s.inputs.manual_tiles = true;
+    s.inputs.br = std::to_string(1 + rng() % 48);
+    s.inputs.bc = std::to_string(1 + rng() % 48);
+    recompute(s);
+    REQUIRE(s.model.valid);
+    AlgoView& v = s.model.algos[0];
+    for (int k = 0; k < 12; ++k) {
+      const sim::i64 p = static_cast<sim::i64>(rng() % static_cast<std::uint64_t>(v.cursor->size() + 1));
+      seek_primary(s, p);
+      INFO("algo " << sim::to_string(a) << " N=" << n << " tiles " << v.result.tiles.Br << "×" << v.result.tiles.Bc
+                   << " causal " << s.inputs.causal << " position " << p);
+      CHECK(v.snap.done_cols == brute_done(*v.schedule, *v.cursor));
+      CHECK(v.snap.position == p);
+    }
+  }
+}
+
+TEST_CASE("lockstep: same fraction of each schedule, or the same block", "[gui][model]") {
+  auto ps = make_state("1024", sim::Algorithm::fa1, sim::Algorithm::fa2);
+  AppState& s = *ps;
+  s.inputs.manual_tiles = true;
+  s.inputs.br = s.inputs.bc = "128";
+  recompute(s);
+  const sim::Cursor& a = *s.model.algos[0].cursor;
+  const sim::Cursor& b = *s.model.algos[1].cursor;
+  seek_primary(s, a.size() / 3);
+  CHECK(std::fabs(static_cast<double>(b.position()) / static_cast<double>(b.size()) -
+                  static_cast<double>(a.position()) / static_cast<double>(a.size())) < 1e-3);
+  s.inputs.lockstep = Lockstep::block;
+  recompute(s);
+  const sim::Cursor& a2 = *s.model.algos[0].cursor;
+  const sim::Cursor& b2 = *s.model.algos[1].cursor;
+  for (sim::i64 p : {a2.size() / 5, a2.size() / 2, a2.size() - 3}) {
+    seek_primary(s, p);
+    if (a2.where().part != sim::Cursor::Part::visit) continue;
+    CHECK(b2.where().i == a2.where().i);
+    CHECK(b2.where().j == a2.where().j);
+  }
+  // A new N keeps the cursor's place as a fraction.
+  seek_primary(s, a2.size() / 2);
+  s.inputs.seq = "2048";
+  recompute(s);
+  const sim::Cursor& a3 = *s.model.algos[0].cursor;
+  CHECK(std::fabs(static_cast<double>(a3.position()) / static_cast<double>(a3.size()) - 0.5) < 0.01);
+}
+
+TEST_CASE("playback advances by speed × time and stops at the end", "[gui][model]") {
+  auto ps = make_state("256", sim::Algorithm::fa2, sim::Algorithm::fa2);
+  AppState& s = *ps;
+  s.playback.playing = true;
+  s.playback.events_per_s = 100;
+  advance_playback(s, 0.05);
+  CHECK(s.model.algos[0].cursor->position() == 5);
+  advance_playback(s, 0.005);  // half an event: owed, not lost
+  advance_playback(s, 0.005);
+  CHECK(s.model.algos[0].cursor->position() == 6);
+  s.playback.events_per_s = 1e6;
+  for (int k = 0; k < 10; ++k) advance_playback(s, 0.25);
+  CHECK(s.model.algos[0].cursor->position() == s.model.algos[0].cursor->size());
+  CHECK(!s.playback.playing);
+  step_primary(s, std::numeric_limits<sim::i64>::max());  // saturates, no overflow
+  CHECK(s.model.algos[0].cursor->position() == s.model.algos[0].cursor->size());
+}
+
+TEST_CASE("the online-softmax panel follows the cursor's row block", "[gui][model]") {
+  auto ps = make_state("512", sim::Algorithm::fa2, sim::Algorithm::fa2);
+  AppState& s = *ps;
+  s.inputs.manual_tiles = true;
+  s.inputs.br = s.inputs.bc = "64";
+  recompute(s);
+  AlgoView& v = s.model.algos[0];
+  REQUIRE(v.cursor->seek_block(2, 3));
+  seek_primary(s, v.cursor->position());
+  REQUIRE(v.snap.has_softmax);
+  CHECK(v.snap.softmax.i == 2);
+  CHECK(v.snap.softmax.visits == 3);  // blocks 0..2 folded; the m_i update of block 3 is later in the visit
+  seek_primary(s, v.cursor->position() + 3);  // past line 9 of this visit
+  CHECK(v.snap.softmax.visits == 4);
+  CHECK(v.snap.softmax_visits_total == 8);
+}
+
+TEST_CASE("non-finite numbers never reach the screen: they are shown as — and counted", "[gui][format]") {
+  ScreenChecks checks;
+  set_screen_checks(&checks);
+  CHECK(fmt_bytes(1.5e9, "t") == "1.5 GB");
+  CHECK(fmt_bytes(std::nan(""), "where") == "—");
+  CHECK(fmt_si(312e12, "FLOP/s", "t") == "312 TFLOP/s");
+  CHECK(fmt_stat(-INFINITY, "t") == "−∞");  // a running max before any key is −∞ by definition
+  CHECK(fmt_fixed(INFINITY, 2, "t") == "—");
+  CHECK(checks.nonfinite == 2);
+  CHECK(checks.first_nonfinite == "where");
+  set_screen_checks(nullptr);
+}
+
+TEST_CASE("scenarios: every shipped scenario loads and gives a valid model", "[gui][scenario]") {
+  const fs::path dir = fs::path(sim::assets_dir()) / "scenarios";
+  int n = 0;
+  for (const auto& e : fs::directory_iterator(dir)) {
+    if (e.path().extension() != ".json" || e.path().filename().string().find("bench-results") == 0) continue;
+    INFO(e.path().string());
+    const Scenario sc = load_scenario(e.path().string());
+    auto ps = std::make_unique<AppState>();
+    AppState& s = *ps;
+    apply_settings(s, sc.settings, sc.base_dir);
+    recompute(s);
+    apply_cursor_request(s);
+    CHECK(s.model.valid);
+    CHECK(s.view.status_is_error == false);
+    ++n;
+  }
+  CHECK(n >= 3);
+}
+
+TEST_CASE("scenarios: unknown keys and bad values are errors naming the file", "[gui][scenario]") {
+  CHECK_THROWS_WITH(load_scenario("/nonexistent.json"), Catch::Contains("cannot open"));
+  CHECK_THROWS_WITH(load_scenario(write_temp("a.json", "{\"tabb\": 1}")), Catch::Contains("unknown key 'tabb'"));
+  CHECK_THROWS_WITH(load_scenario(write_temp("b.json", "[1, 2")), Catch::Contains("not valid JSON"));
+  CHECK_THROWS_WITH(load_scenario(write_temp("c.json", "{\"script\": [{\"tab\": \"roofline\"}]}")),
+                    Catch::Contains("integer \"frame\""));
+  auto ps = std::make_unique<AppState>();
+  AppState& s = *ps;
+  CHECK_THROWS_WITH(apply_settings(s, nlohmann::json::parse("{\"algorithms\": [\"fa3\"]}"), ""), Catch::Contains("fa3"));
+  CHECK_THROWS_WITH(apply_settings(s, nlohmann::json::parse("{\"tab\": \"pie\"}"), ""), Catch::Contains("unknown tab"));
+  CHECK_THROWS_WITH(apply_settings(s, nlohmann::json::parse("{\"ui_scale\": 9}"), ""), Catch::Contains("1.0 and 3.0"));
+  CHECK_THROWS_WITH(apply_settings(s, nlohmann::json::parse("{\"problem\": {\"N\": 1}}"), ""), Catch::Contains("problem.N"));
+  apply_settings(s, nlohmann::json::parse("{\"problem\": {\"seq\": \"16K\", \"causal\": true}, \"tiles\": {\"Br\": 32, \"Bc\": 64}}"), "");
+  CHECK(s.inputs.seq == "16K");
+  CHECK(s.inputs.causal);
+  CHECK(s.inputs.manual_tiles);
+  CHECK(s.inputs.br == "32");
+}
+
+// ---- online softmax (sim/online_softmax) --------------------------------------
+
+TEST_CASE("online softmax: Q and K are seeded standard normals", "[softmax]") {
+  sim::AttentionProblem p;
+  p.seq_q = 256;
+  p.head_dim = 64;
+  sim::OnlineSoftmax a(p, {64, 64}, 1), b(p, {64, 64}, 1), c(p, {64, 64}, 2);
+  double sum = 0, sq = 0;
+  int n = 0;
+  for (sim::i64 r = 0; r < 256; ++r)
+    for (sim::i64 k = 0; k < 64; ++k) {
+      const double x = a.k(r, k);
+      sum += x;
+      sq += x * x;
+      ++n;
+      CHECK(x == b.k(r, k));  // the same seed, the same matrix
+    }
+  CHECK(std::fabs(sum / n) < 0.05);
+  CHECK(std::fabs(sq / n - 1) < 0.05);
+  CHECK(a.q(3, 5) == b.q(3, 5));
+  CHECK(a.q(3, 5) != c.q(3, 5));
+  CHECK(a.q(3, 5) != a.k(3, 5));
+}
+
+TEST_CASE("online softmax: after every block, m_i and ℓ_i equal the two-pass softmax", "[softmax]") {
+  for (bool causal : {false, true})
+    for (sim::i64 n : {1, 17, 64, 65, 200}) {
+      sim::AttentionProblem p;
+      p.seq_q = n;
+      p.head_dim = 32;
+      p.causal = causal;
+      const sim::TileShape t{16, 24};
+      sim::OnlineSoftmax os(p, t, 42, 4);
+      const sim::TileGrid& g = os.grid();
+      for (sim::i64 i = 0; i < g.T_r; ++i) {
+        const sim::OnlineSoftmaxState& st = os.state(i, os.visits_total(i));
+        REQUIRE(!st.rows.empty());
+        for (const sim::OnlineSoftmaxRow& r : st.rows) {
+          const sim::OnlineSoftmaxRow e = os.exact(r.row);
+          INFO("N=" << n << " causal=" << causal << " row " << r.row);
+          CHECK(r.m == Approx(e.m).epsilon(1e-12));
+          CHECK(r.l == Approx(e.l).epsilon(1e-10));
+          CHECK(r.keys == e.keys);
+          CHECK(r.keys == (causal ? r.row + 1 : n));
+        }
+      }
+    }
+}
+
+TEST_CASE("online softmax: m_i never decreases and the rescale factor is e^(m_old − m_new)", "[softmax]") {
+  sim::AttentionProblem p;
+  p.seq_q = 512;
+  p.head_dim = 64;
+  sim::OnlineSoftmax os(p, {64, 32}, 9, 4);
+  std::vector<double> prev_m(4, -INFINITY);
+  bool saw_rescale = false;
+  for (sim::i64 v = 1; v <= os.visits_total(3); ++v) {
+    const sim::OnlineSoftmaxState& st = os.state(3, v);  // incremental: one block per step
+    CHECK(st.visits == v);
+    CHECK(st.last_j == v - 1);
+    for (size_t r = 0; r < st.rows.size(); ++r) {
+      const auto& row = st.rows[r];
+      CHECK(row.m >= prev_m[r]);
+      CHECK(row.m_prev == prev_m[r]);
+      if (v == 1) CHECK(row.rescale == 0);  // ℓ_i and O_i were 0
+      else CHECK(row.rescale == Approx(std::exp(row.m_prev - row.m)));
+      CHECK(row.rescale <= 1);
+      saw_rescale = saw_rescale || (v > 1 && row.rescale < 1);
+      prev_m[r] = row.m;
+    }
+  }
+  CHECK(saw_rescale);  // with 16 blocks of random keys the max moves at least once
+  // Going back recomputes from the start and agrees with stepping forward.
+  const sim::OnlineSoftmaxState back = os.state(3, 5);
+  sim::OnlineSoftmax fresh(p, {64, 32}, 9, 4);
+  const sim::OnlineSoftmaxState direct = fresh.state(3, 5);
+  CHECK(back.rows[2].m == direct.rows[2].m);
+  CHECK(back.rows[2].l == direct.rows[2].l);
+  // A small budget spreads the work over calls and ends where one call would.
+  sim::OnlineSoftmax slow(p, {64, 32}, 9, 4);
+  int calls = 0;
+  while (!slow.state(3, 16, 1).complete()) ++calls;
+  CHECK(calls == 15);  // one new block per call
+  CHECK(slow.state(3, 16).rows[1].l == os.state(3, 16).rows[1].l);
+  // Out-of-range requests are clamped, not errors.
+  CHECK(os.state(99, 99).i == os.grid().T_r - 1);
+  CHECK(os.state(0, -5).visits == 0);
+}

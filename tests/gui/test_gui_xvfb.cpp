@@ -1,0 +1,229 @@
+// The window, run as a user would, under Xvfb: a smoke test that visits every
+// panel, tab and algorithm and checks the screenshot; a random walk over the
+// controls (≥ 2,000 frames of valid and invalid values) with no crash,
+// assertion, exception or NaN on screen. Without xvfb-run and without a
+// display these tests exit 77, which ctest reports as skipped, with the reason.
+#include <catch2/catch.hpp>
+
+#include <stb_image.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#ifndef FLASHLAB_EXE
+#error "FLASHLAB_EXE must name the flashlab binary"
+#endif
+#ifndef FLASHLAB_EXAMPLE_RESULTS_EXE
+#error "FLASHLAB_EXAMPLE_RESULTS_EXE must name make_example_results"
+#endif
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+constexpr int kSkip = 77;
+
+struct Run {
+  int code = -1;
+  std::string out, err;
+};
+
+Run run_shell(const std::string& cmd) {
+  const fs::path dir = fs::temp_directory_path();
+  const std::string tag = std::to_string(::getpid());
+  const fs::path out = dir / ("flashlab-gui-test-" + tag + ".out"), err = dir / ("flashlab-gui-test-" + tag + ".err");
+  const int status = std::system((cmd + " >" + out.string() + " 2>" + err.string()).c_str());
+  Run r;
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  std::ifstream o(out), e(err);
+  std::stringstream so, se;
+  so << o.rdbuf();
+  se << e.rdbuf();
+  r.out = so.str();
+  r.err = se.str();
+  fs::remove(out);
+  fs::remove(err);
+  return r;
+}
+
+std::string quote(const std::string& s) { return "'" + s + "'"; }
+
+// How to reach an X server: xvfb-run (preferred: a known screen size), else
+// the display of the session. Neither: skip, saying why.
+std::string x_prefix(int width, int height) {
+  if (std::system("command -v xvfb-run >/dev/null 2>&1") == 0)
+    return "xvfb-run -a -s '-screen 0 " + std::to_string(width) + "x" + std::to_string(height) + "x24' ";
+  const char* d = std::getenv("DISPLAY");
+  if (d && *d) return "";
+  std::printf("SKIPPED: no X server for the GUI tests: xvfb-run is not installed and DISPLAY is unset "
+              "(install the xvfb package, or run them in a desktop session)\n");
+  std::fflush(stdout);
+  std::exit(kSkip);
+}
+
+fs::path temp_dir(const std::string& name) {
+  const fs::path d = fs::temp_directory_path() / ("flashlab-gui-" + name + "-" + std::to_string(::getpid()));
+  fs::remove_all(d);
+  fs::create_directories(d);
+  return d;
+}
+
+json stats_of(const Run& r) {
+  // The stats object is the last line of stdout.
+  const auto end = r.out.find_last_not_of('\n');
+  const auto start = r.out.rfind('\n', end);
+  const std::string line = r.out.substr(start == std::string::npos ? 0 : start + 1);
+  INFO("stdout: " << r.out << "\nstderr: " << r.err);
+  const json j = json::parse(line, nullptr, false);
+  REQUIRE(j.is_object());
+  return j;
+}
+
+struct Image {
+  int w = 0, h = 0;
+  std::vector<unsigned char> rgb;
+  unsigned px(int x, int y) const {
+    const size_t k = (static_cast<size_t>(y) * static_cast<size_t>(w) + static_cast<size_t>(x)) * 3;
+    return static_cast<unsigned>(rgb[k]) << 16 | static_cast<unsigned>(rgb[k + 1]) << 8 | rgb[k + 2];
+  }
+};
+
+Image load_png(const fs::path& p) {
+  Image im;
+  int n = 0;
+  unsigned char* data = stbi_load(p.c_str(), &im.w, &im.h, &n, 3);
+  REQUIRE(data != nullptr);
+  im.rgb.assign(data, data + static_cast<size_t>(im.w) * static_cast<size_t>(im.h) * 3);
+  stbi_image_free(data);
+  return im;
+}
+
+// Distinct colours inside a rectangle: a drawn panel has text, bars, tiles.
+size_t colours_in(const Image& im, int x0, int y0, int x1, int y1) {
+  std::set<unsigned> c;
+  for (int y = std::max(0, y0); y < std::min(im.h, y1); y += 2)
+    for (int x = std::max(0, x0); x < std::min(im.w, x1); x += 2) c.insert(im.px(x, y));
+  return c.size();
+}
+
+}  // namespace
+
+TEST_CASE("without a display, flashlab gui says so in one line and exits 2", "[gui]") {
+  const Run r = run_shell("env -u DISPLAY -u WAYLAND_DISPLAY " + quote(FLASHLAB_EXE) + " gui --frames 1");
+  CHECK(r.code == 2);
+  CHECK(r.err.find("flashlab: error:") == 0);
+  CHECK((r.err.find("no display") != std::string::npos || r.err.find("without the GUI") != std::string::npos));
+  const Run bad = run_shell(quote(FLASHLAB_EXE) + " gui --ui-scale 7");
+  CHECK(bad.code == 2);
+  CHECK(bad.err.find("--ui-scale") != std::string::npos);
+  const Run shot = run_shell(quote(FLASHLAB_EXE) + " gui --screenshot out.jpg");
+  CHECK(shot.code == 2);
+  CHECK(shot.err.find(".png") != std::string::npos);
+}
+
+TEST_CASE("smoke: every panel, tab and algorithm is drawn, and the screenshot is not blank", "[gui][xvfb]") {
+  const std::string x = x_prefix(1600, 1000);
+  const fs::path dir = temp_dir("smoke");
+  const Run gen = run_shell(quote(FLASHLAB_EXAMPLE_RESULTS_EXE) + " " + quote((dir / "bench.json").string()));
+  REQUIRE(gen.code == 0);
+  json sc = {{"name", "smoke"},
+             {"problem", {{"batch", 2}, {"heads", 4}, {"seq", 1024}, {"head_dim", 64}}},
+             {"algorithms", {"standard", "pytorch"}},
+             {"results", (dir / "bench.json").string()},
+             {"export_dir", (dir / "export").string()},
+             {"playing", true},
+             {"events_per_s", 400},
+             {"tab", "roofline"}};
+  const char* tabs[] = {"io-vs-n", "io-vs-m", "io-vs-d", "ai-vs-n", "bench-time", "bench-tflops",
+                        "bench-memory", "bench-speedup", "bench-heatmap", "bench", "roofline"};
+  json script = json::array();
+  int frame = 4;
+  for (const char* t : tabs) {
+    script.push_back({{"frame", frame}, {"tab", t}});
+    frame += 4;
+  }
+  script.push_back({{"frame", 12}, {"algorithms", {"fa1", "fa2"}}, {"problem", {{"causal", true}}}});
+  script.push_back({{"frame", 20}, {"algorithms", {"pytorch", "fa2"}}, {"lockstep", "block"}});
+  script.push_back({{"frame", 28}, {"concepts", true}, {"key", "right"}});
+  script.push_back({{"frame", 36}, {"algorithms", {"fa2", "standard"}}, {"problem", {{"seq", "16K"}}}});
+  script.push_back({{"frame", 44}, {"export", {{"chart", "io-vs-n"}, {"format", "all"}}}});
+  script.push_back({{"frame", 46}, {"key", "end"}});
+  script.push_back({{"frame", 50}, {"cursor", {{"fraction", 0.4}}}, {"playing", false}});
+  sc["script"] = script;
+  std::ofstream(dir / "smoke.json") << sc.dump(2);
+
+  const fs::path shot = dir / "smoke.png";
+  const Run r = run_shell(x + quote(FLASHLAB_EXE) + " gui --frames 60 --stats --scenario " + quote((dir / "smoke.json").string()) +
+                          " --screenshot " + quote(shot.string()));
+  INFO("stderr: " << r.err);
+  REQUIRE(r.code == 0);
+  const json st = stats_of(r);
+  CHECK(st["frames"] == 60);
+  CHECK(st["exceptions"] == 0);
+  CHECK(st["nonfinite_values"] == 0);
+  CHECK(st["concepts_shown"] == true);
+  CHECK(st["model_valid"] == true);
+  std::set<std::string> visited = st["tabs_visited"].get<std::set<std::string>>();
+  for (const char* t : tabs) CHECK(visited.count(t) == 1);
+  const auto algos = st["algorithms_shown"].get<std::set<std::string>>();
+  CHECK(algos == std::set<std::string>{"fa1", "fa2", "pytorch", "standard"});
+  for (const char* ext : {"png", "svg", "pdf", "csv"}) CHECK(fs::exists(dir / "export" / (std::string("io-vs-n.") + ext)));
+
+  const Image im = load_png(shot);
+  CHECK(im.w == 1600);
+  CHECK(im.h == 1000);
+  // Each region of the layout is drawn: controls, tiling, counters, plots.
+  CHECK(colours_in(im, 0, 0, 330, 900) > 20);
+  CHECK(colours_in(im, 340, 0, 1190, 560) > 50);
+  CHECK(colours_in(im, 1210, 0, 1600, 560) > 20);
+  CHECK(colours_in(im, 340, 620, 1600, 950) > 20);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("at UI scale 2 on a small window the layout reflows and stays drawn", "[gui][xvfb]") {
+  const std::string x = x_prefix(1280, 800);
+  const fs::path dir = temp_dir("scale");
+  const fs::path shot = dir / "scale2.png";
+  const Run r = run_shell(x + quote(FLASHLAB_EXE) + " gui --frames 12 --stats --ui-scale 2 --width 1280 --height 800 --screenshot " +
+                          quote(shot.string()));
+  INFO("stderr: " << r.err);
+  REQUIRE(r.code == 0);
+  const json st = stats_of(r);
+  CHECK(st["exceptions"] == 0);
+  CHECK(st["ui_scale"] == 2.0);
+  const Image im = load_png(shot);
+  CHECK(im.w == 1280);
+  CHECK(colours_in(im, 0, 0, im.w, im.h) > 100);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("random walk: 2,000 frames of random input and values, no crash, no exception, no NaN", "[gui][xvfb][walk]") {
+  const std::string x = x_prefix(1280, 800);
+  const fs::path dir = temp_dir("walk");
+  const Run r = run_shell(x + "timeout 600 " + quote(FLASHLAB_EXE) +
+                          " gui --frames 2000 --stats --width 1280 --height 800 --random-walk 20240611");
+  INFO("stderr: " << r.err);
+  REQUIRE(r.code == 0);  // an assertion (IM_ASSERT is on in the GUI) or a crash ends the process early
+  const json st = stats_of(r);
+  CHECK(st["frames"] == 2000);
+  CHECK(st["random_walk"] == true);
+  INFO("first non-finite: " << st["first_nonfinite"] << ", first exception: " << st["first_exception"]);
+  CHECK(st["exceptions"] == 0);
+  CHECK(st["nonfinite_values"] == 0);
+  // The walk went through both valid and invalid inputs, and redrew the model.
+  CHECK(st["invalid_frames"].get<int>() > 20);
+  CHECK(st["invalid_frames"].get<int>() < 1990);
+  CHECK(st["recomputes"].get<int>() > 50);
+  CHECK(st["tabs_visited"].size() >= 8);
+  fs::remove_all(dir);
+  fs::remove_all(fs::temp_directory_path() / "flashlab-random-walk");
+}

@@ -1,0 +1,104 @@
+// `flashlab bench` as a user runs it on a machine without a GPU: bad input is
+// one line and exit 2, before any device is touched; no device is one line and
+// exit 2 too.
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "flashlab/kernels/device.hpp"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Run {
+  int code = -1;
+  std::string out, err;
+};
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+Run bench(const std::string& args) {
+  static const fs::path dir = [] {
+    fs::path d = fs::temp_directory_path() / ("flashlab-bench-cli-" + std::to_string(::getpid()));
+    fs::create_directories(d);
+    return d;
+  }();
+  const fs::path out = dir / "stdout", err = dir / "stderr";
+  const std::string cmd = "cd '" + dir.string() + "' && '" + std::string(FLASHLAB_EXE) + "' bench " + args + " >'" +
+                          out.string() + "' 2>'" + err.string() + "'";
+  const int status = std::system(cmd.c_str());
+  Run r;
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  r.out = slurp(out);
+  r.err = slurp(err);
+  return r;
+}
+
+// Exit 2, nothing on stdout, exactly one line on stderr starting "flashlab: error: ".
+void require_usage_error(const Run& r, const std::string& needle) {
+  INFO("stderr: " << r.err);
+  CHECK(r.code == 2);
+  CHECK(r.out.empty());
+  CHECK(r.err.rfind("flashlab: error: ", 0) == 0);
+  CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+  CHECK_THAT(r.err, Catch::Contains(needle));
+}
+
+}  // namespace
+
+TEST_CASE("bench: bad input is one line and exit 2", "[cli][bench]") {
+  require_usage_error(bench("--kernels naive,nope"), "unknown kernel 'nope' (known: naive, naive_cublas, fa1, fa2");
+  require_usage_error(bench("--causal maybe"), "--causal: expected no, yes or both");
+  require_usage_error(bench("--dtype fp16,fp8"), "--dtype: unknown dtype 'fp8'");
+  require_usage_error(bench("--repeats 3"), "--repeats: at least 10");
+  require_usage_error(bench("--seq 1024,"), "--seq");
+  require_usage_error(bench("--seq 0"), "--seq: must be at least 1");
+  require_usage_error(bench("--batch lots"), "--batch: 'lots' is not a whole number");
+  require_usage_error(bench("--emb-dim 1000 --heads 3"), "embedding dim 1000 is not a multiple of heads 3");
+  require_usage_error(bench("--emb-dim 2048 --heads 16 --head-dim 64"), "16 × head dim 64 = 1024");
+  require_usage_error(bench("--tokens 1000 --seq 3"), "1000 tokens is not a whole number of sequences of N=3");
+  require_usage_error(bench("--seq 64 --seq-kv 32 --causal yes"), "causal attention needs seq_kv = seq_q");
+  require_usage_error(bench("--br 64"), "--br and --bc go together");
+  require_usage_error(bench("--tiles huge"), "--tiles: expected default or paper");
+  require_usage_error(bench("--mem-limit plenty"), "--mem-limit: 'plenty' is not a whole number");
+  require_usage_error(bench("--check maybe"), "--check: expected sampled, full or off");
+  require_usage_error(bench("--sweep no-such-sweep"), "--sweep: unknown sweep 'no-such-sweep' (known: ");
+  require_usage_error(bench("--input-scale -1"), "--input-scale");
+  require_usage_error(bench("--no-such-flag"), "no-such-flag");
+}
+
+TEST_CASE("bench: listing kernels and sweeps needs no GPU", "[cli][bench]") {
+  Run r = bench("--list");
+  CHECK(r.code == 0);
+  for (const char* id : {"naive", "naive_cublas", "fa1", "fa2"}) CHECK_THAT(r.out, Catch::Contains(id));
+  r = bench("--list-sweeps");
+  CHECK(r.code == 0);
+  for (const char* s : {"lab-batch-seq", "lab-heads", "lab-emb-dim", "lab-head-dim", "lab-causal", "fa2-paper", "perf"})
+    CHECK_THAT(r.out, Catch::Contains(s));
+}
+
+TEST_CASE("bench: no CUDA device (or no CUDA in the build) is one line and exit 2", "[cli][bench]") {
+  const std::string why = flashlab::kernels::cuda_unavailable_reason();
+  const Run r = bench("--kernels fa2 --batch 1 --heads 1 --seq 65 --check-only --quiet");
+  if (why.empty()) {
+    // A machine with a GPU: the same command runs and prints its table.
+    CHECK(r.code == 0);
+    CHECK_THAT(r.out, Catch::Contains("fa2"));
+    return;
+  }
+  require_usage_error(r, "CUDA");
+  CHECK_THAT(r.err, Catch::Contains(why));
+  if (!flashlab::kernels::built_with_cuda()) CHECK_THAT(r.err, Catch::Contains("this build has no CUDA support"));
+  else CHECK_THAT(r.err, Catch::Contains("cudaGetDeviceCount"));
+}

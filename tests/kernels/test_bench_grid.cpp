@@ -1,0 +1,181 @@
+// The benchmark grid: flags and sweep files into problems, and every named
+// sweep in assets/sweeps valid.
+#include <catch2/catch.hpp>
+
+#include "flashlab/kernels/bench_grid.hpp"
+
+using namespace flashlab;
+using namespace flashlab::kernels;
+
+TEST_CASE("an empty grid is one default problem", "[kernels][grid]") {
+  const auto ps = expand_axes({});
+  REQUIRE(ps.size() == 1);
+  CHECK(ps[0].batch == 16);
+  CHECK(ps[0].heads == 16);
+  CHECK(ps[0].seq_q == 1024);
+  CHECK(ps[0].n_kv() == 1024);
+  CHECK(ps[0].head_dim == 64);
+  CHECK_FALSE(ps[0].causal);
+  CHECK(ps[0].dtype == sim::DType::fp16);
+}
+
+TEST_CASE("axes expand with the sequence length varying fastest", "[kernels][grid]") {
+  BenchAxes a;
+  a.batch = {16, 32};
+  a.seq = {512, 1024, 2048};
+  a.causal = {false, true};
+  const auto ps = expand_axes(a);
+  REQUIRE(ps.size() == 12);
+  CHECK(ps[0].batch == 16);
+  CHECK(ps[0].seq_q == 512);
+  CHECK(ps[1].seq_q == 1024);
+  CHECK(ps[3].batch == 32);
+  CHECK_FALSE(ps[5].causal);
+  CHECK(ps[6].causal);
+}
+
+TEST_CASE("embedding dim = heads · head dim, from either side", "[kernels][grid]") {
+  BenchAxes a;
+  a.emb_dim = {1024, 2048, 4096};
+  a.heads = {16};
+  auto ps = expand_axes(a);
+  REQUIRE(ps.size() == 3);
+  CHECK(ps[0].head_dim == 64);
+  CHECK(ps[2].head_dim == 256);
+  for (const auto& p : ps) CHECK(p.heads == 16);
+
+  BenchAxes b;
+  b.emb_dim = {2048};
+  b.head_dim = {64, 128};
+  ps = expand_axes(b);
+  REQUIRE(ps.size() == 2);
+  CHECK(ps[0].heads == 32);
+  CHECK(ps[1].heads == 16);
+
+  BenchAxes agree;  // all three, consistent (the issue's `--heads 32 --head-dim 64 --emb-dim 2048`)
+  agree.heads = {32};
+  agree.head_dim = {64};
+  agree.emb_dim = {2048};
+  ps = expand_axes(agree);
+  REQUIRE(ps.size() == 1);
+  CHECK(ps[0].heads == 32);
+  CHECK(ps[0].head_dim == 64);
+
+  BenchAxes c;  // neither: d defaults to 64
+  c.emb_dim = {2048};
+  ps = expand_axes(c);
+  REQUIRE(ps.size() == 1);
+  CHECK(ps[0].heads == 32);
+}
+
+TEST_CASE("tokens fix the batch per sequence length (the FlashAttention-2 grid)", "[kernels][grid]") {
+  BenchAxes a;
+  a.tokens = {16384};
+  a.seq = {512, 4096, 16384};
+  const auto ps = expand_axes(a);
+  REQUIRE(ps.size() == 3);
+  CHECK(ps[0].batch == 32);
+  CHECK(ps[1].batch == 4);
+  CHECK(ps[2].batch == 1);
+}
+
+TEST_CASE("a grid that cannot expand says which axis", "[kernels][grid]") {
+  BenchAxes a;
+  a.emb_dim = {1000};
+  a.heads = {3};
+  CHECK_THROWS_WITH(expand_axes(a), Catch::Contains("1000") && Catch::Contains("heads 3"));
+  a.head_dim = {64};
+  CHECK_THROWS_WITH(expand_axes(a), Catch::Contains("3 × head dim 64 = 192") && Catch::Contains("at most two"));
+
+  BenchAxes b;
+  b.tokens = {1000};
+  b.seq = {3};
+  CHECK_THROWS_WITH(expand_axes(b), Catch::Contains("1000 tokens") && Catch::Contains("N=3"));
+  b.batch = {2};
+  CHECK_THROWS_WITH(expand_axes(b), Catch::Contains("not both"));
+
+  BenchAxes c;
+  c.seq = {64};
+  c.seq_kv = {32};
+  c.causal = {true};
+  CHECK_THROWS_WITH(expand_axes(c), Catch::Contains("causal") && Catch::Contains("seq_kv"));
+}
+
+TEST_CASE("kernel selection keeps the order given and rejects unknown ids", "[kernels][grid]") {
+  const auto all = select_kernels({});
+  CHECK(all.size() == registry().size());
+  const auto two = select_kernels({"fa2", "naive", "fa2"});
+  REQUIRE(two.size() == 2);
+  CHECK(two[0]->id == "fa2");
+  CHECK(two[1]->id == "naive");
+  CHECK_THROWS_WITH(select_kernels({"fa3"}), Catch::Contains("unknown kernel 'fa3'") && Catch::Contains("naive_cublas"));
+}
+
+TEST_CASE("every named sweep parses and expands", "[kernels][grid][assets]") {
+  const auto names = list_sweeps();
+  REQUIRE(names.size() >= 8);
+  for (const std::string& n : names) {
+    INFO(n);
+    const SweepFile s = load_sweep(n);
+    CHECK(s.name == n);
+    CHECK_FALSE(s.title.empty());
+    CHECK_FALSE(s.source.empty());
+    CHECK_FALSE(expand_axes(s.axes).empty());
+  }
+}
+
+TEST_CASE("the lab-report sweeps reproduce the reports' grids", "[kernels][grid][assets]") {
+  auto bs = expand_axes(load_sweep("lab-batch-seq").axes);
+  REQUIRE(bs.size() == 9);
+  for (const auto& p : bs) {
+    CHECK(p.heads * p.head_dim == 2048);
+    CHECK((p.batch == 16 || p.batch == 32 || p.batch == 64));
+    CHECK((p.seq_q == 512 || p.seq_q == 1024 || p.seq_q == 2048));
+  }
+  const SweepFile t4 = load_sweep("lab-batch-seq-t4");
+  REQUIRE(t4.mem_limit_bytes);
+  CHECK(*t4.mem_limit_bytes == 15ll << 30);
+
+  const auto heads = expand_axes(load_sweep("lab-heads").axes);
+  REQUIRE(heads.size() == 4);
+  for (const auto& p : heads) CHECK(p.heads * p.head_dim == 2048);
+
+  const auto emb = expand_axes(load_sweep("lab-emb-dim").axes);
+  REQUIRE(emb.size() == 3);
+  CHECK(emb[0].head_dim == 64);
+  CHECK(emb[2].head_dim == 256);
+
+  const auto causal = expand_axes(load_sweep("lab-causal").axes);
+  REQUIRE(causal.size() == 6);
+  CHECK(std::count_if(causal.begin(), causal.end(), [](const auto& p) { return p.causal; }) == 3);
+}
+
+TEST_CASE("the FlashAttention-2 paper grid: 16k tokens, hidden 2048, d 64 and 128", "[kernels][grid][assets]") {
+  for (const char* name : {"fa2-paper", "perf"}) {
+    INFO(name);
+    const auto ps = expand_axes(load_sweep(name).axes);
+    CHECK(ps.size() == (std::string(name) == "perf" ? 12u : 24u));
+    for (const auto& p : ps) {
+      CHECK(p.batch * p.seq_q == 16384);
+      CHECK(p.heads * p.head_dim == 2048);
+      CHECK((p.head_dim == 64 || p.head_dim == 128));
+    }
+  }
+}
+
+TEST_CASE("a bad sweep file fails at load, naming the file and the key", "[kernels][grid]") {
+  const std::string ok = R"({"format": "flashlab-sweep/1", "name": "x", "axes": {"seq": [64]}})";
+  CHECK(expand_axes(parse_sweep(ok, "ok.json").axes).size() == 1);
+  CHECK_THROWS_WITH(parse_sweep("{", "a.json"), Catch::StartsWith("a.json: not valid JSON"));
+  CHECK_THROWS_WITH(parse_sweep(R"({"format": "x", "name": "x", "axes": {}})", "b.json"),
+                    Catch::StartsWith("b.json:") && Catch::Contains("format"));
+  CHECK_THROWS_WITH(parse_sweep(R"({"format": "flashlab-sweep/1", "name": "x", "axes": {"sequence": [1]}})", "c.json"),
+                    Catch::Contains("unknown axis \"sequence\""));
+  CHECK_THROWS_WITH(parse_sweep(R"({"format": "flashlab-sweep/1", "name": "x", "axes": {"dtype": ["fp8"]}})", "d.json"),
+                    Catch::Contains("axes.dtype") && Catch::Contains("fp8"));
+  CHECK_THROWS_WITH(parse_sweep(R"({"format": "flashlab-sweep/1", "name": "x", "kernels": ["fa9"], "axes": {}})", "e.json"),
+                    Catch::Contains("fa9"));
+  CHECK_THROWS_WITH(parse_sweep(R"({"format": "flashlab-sweep/1", "name": "x", "axes": {"seq": [0]}})", "f.json"),
+                    Catch::Contains("axes.seq[0]") && Catch::Contains("at least 1"));
+  CHECK_THROWS_WITH(load_sweep("no-such-sweep"), Catch::Contains("unknown sweep") && Catch::Contains("lab-batch-seq"));
+}

@@ -1,0 +1,184 @@
+// Benchmark results as files: what `flashlab bench` writes, the GUI reads
+// back. Both encodings round-trip every field exactly.
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <limits>
+#include <random>
+#include <unistd.h>
+
+#include "flashlab/analysis/bench_results.hpp"
+#include "flashlab/analysis/csv.hpp"
+
+using namespace flashlab;
+using namespace flashlab::analysis;
+
+namespace {
+
+std::mt19937_64& rng() {
+  static std::mt19937_64 g{std::random_device{}()};
+  return g;
+}
+
+double any_double() {
+  std::uniform_real_distribution<double> mant(0.0, 1.0);
+  std::uniform_int_distribution<int> ex(-12, 12);
+  return std::ldexp(mant(rng()), ex(rng()) * 3);  // full 53-bit mantissas, many magnitudes
+}
+
+BenchResults random_results() {
+  BenchResults r;
+  r.meta.gpu = "NVIDIA H100 80GB HBM3, \"SXM\"";
+  r.meta.driver = "580.65";
+  r.meta.cuda_runtime = "13.0";
+  r.meta.commit = "abc123def456-dirty";
+  r.meta.flop_convention = "4·B·H·N_q·N_kv·d, halved when causal; commas, \"quotes\"";
+  r.meta.date = "2025-11-22T03:00:00Z";
+  r.meta.host = "gpu-7";
+  r.meta.sm_count = 132;
+  r.meta.sm_clock_mhz = any_double();
+  r.meta.mem_clock_mhz = 2619;
+  r.meta.l2_flush = false;
+  const char* kernels[] = {"naive", "naive_cublas", "fa1", "fa2", "fa2_tc", "torch_eager", "sdpa_flash"};
+  const RunStatus statuses[] = {RunStatus::ok, RunStatus::oom, RunStatus::skipped, RunStatus::failed};
+  std::uniform_int_distribution<long long> big(1, 1ll << 40);
+  for (int k = 0; k < 40; ++k) {
+    BenchRow row;
+    row.kernel = kernels[k % 7];
+    row.direction = k % 5 == 0 ? "bwd" : "fwd";
+    row.problem.batch = 1 + k;
+    row.problem.heads = 1 + k % 7;
+    row.problem.seq_q = 1 + big(rng()) % 20000;
+    row.problem.seq_kv = k % 3 == 0 ? row.problem.seq_q : 1 + big(rng()) % 20000;
+    row.problem.head_dim = 32 * (1 + k % 8);
+    row.problem.causal = k % 2 == 0;
+    row.problem.dtype = static_cast<sim::DType>(k % 3);
+    row.tiles = {k % 4 == 0 ? 0 : 1 + k, k % 4 == 0 ? 0 : 3 * k};
+    row.status = statuses[k % 4];
+    row.reason = k % 4 == 0 ? "" : "out of memory: S and P need 17,179,869,184 B, \"x\"\nsecond line, é";
+    row.time_ms_median = any_double();
+    row.time_ms_min = any_double();
+    row.time_ms_max = any_double();
+    row.repeats = k * 3;
+    row.tflops = any_double();
+    row.tflops_exact = any_double();
+    row.gbps = any_double();
+    row.peak_memory_bytes = big(rng());
+    row.predicted_memory_bytes = big(rng());
+    row.rel_error = k % 6 == 0 ? -1 : k % 6 == 1 ? std::numeric_limits<double>::infinity() : any_double();
+    r.rows.push_back(row);
+  }
+  return r;
+}
+
+void require_equal(const BenchResults& a, const BenchResults& b) {
+  CHECK(a.meta.gpu == b.meta.gpu);
+  CHECK(a.meta.driver == b.meta.driver);
+  CHECK(a.meta.cuda_runtime == b.meta.cuda_runtime);
+  CHECK(a.meta.commit == b.meta.commit);
+  CHECK(a.meta.flop_convention == b.meta.flop_convention);
+  CHECK(a.meta.date == b.meta.date);
+  CHECK(a.meta.host == b.meta.host);
+  CHECK(a.meta.sm_count == b.meta.sm_count);
+  CHECK(a.meta.sm_clock_mhz == b.meta.sm_clock_mhz);
+  CHECK(a.meta.mem_clock_mhz == b.meta.mem_clock_mhz);
+  CHECK(a.meta.l2_flush == b.meta.l2_flush);
+  REQUIRE(a.rows.size() == b.rows.size());
+  for (std::size_t k = 0; k < a.rows.size(); ++k) {
+    INFO("row " << k);
+    const BenchRow &x = a.rows[k], &y = b.rows[k];
+    CHECK(x.kernel == y.kernel);
+    CHECK(x.direction == y.direction);
+    CHECK(x.problem.batch == y.problem.batch);
+    CHECK(x.problem.heads == y.problem.heads);
+    CHECK(x.problem.seq_q == y.problem.seq_q);
+    CHECK(x.problem.n_kv() == y.problem.n_kv());
+    CHECK(x.problem.head_dim == y.problem.head_dim);
+    CHECK(x.problem.causal == y.problem.causal);
+    CHECK(x.problem.dtype == y.problem.dtype);
+    CHECK(x.tiles == y.tiles);
+    CHECK(x.status == y.status);
+    CHECK(x.reason == y.reason);
+    CHECK(x.time_ms_median == y.time_ms_median);
+    CHECK(x.time_ms_min == y.time_ms_min);
+    CHECK(x.time_ms_max == y.time_ms_max);
+    CHECK(x.repeats == y.repeats);
+    CHECK(x.tflops == y.tflops);
+    CHECK(x.tflops_exact == y.tflops_exact);
+    CHECK(x.gbps == y.gbps);
+    CHECK(x.peak_memory_bytes == y.peak_memory_bytes);
+    CHECK(x.predicted_memory_bytes == y.predicted_memory_bytes);
+    CHECK(x.rel_error == y.rel_error);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("bench results round-trip through JSON and CSV exactly", "[analysis][bench_results]") {
+  const BenchResults r = random_results();
+  SECTION("JSON") { require_equal(r, bench_from_text(bench_to_json(r), "mem.json")); }
+  SECTION("CSV") { require_equal(r, bench_from_text(bench_to_csv(r), "mem.csv")); }
+  SECTION("CSV, then JSON") {
+    require_equal(r, bench_from_text(bench_to_json(bench_from_text(bench_to_csv(r), "a.csv")), "b.json"));
+  }
+  SECTION("through files") {
+    const auto dir = std::filesystem::temp_directory_path() / ("flashlab-bench-" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir);
+    write_file_atomic((dir / "r.json").string(), bench_to_json(r));
+    write_file_atomic((dir / "r.csv").string(), bench_to_csv(r));
+    require_equal(r, bench_from_file((dir / "r.json").string()));
+    require_equal(r, bench_from_file((dir / "r.csv").string()));
+    std::filesystem::remove_all(dir);
+  }
+}
+
+TEST_CASE("the CSV is a spreadsheet's CSV: metadata lines, one header, one row per result",
+          "[analysis][bench_results]") {
+  BenchResults r;
+  r.meta.gpu = "G";
+  BenchRow row;
+  row.kernel = "fa2";
+  row.problem.batch = 16;
+  row.problem.heads = 32;
+  row.problem.seq_q = 1024;
+  row.problem.head_dim = 64;
+  row.time_ms_median = 1.5;
+  r.rows.push_back(row);
+  const std::string csv = bench_to_csv(r);
+  CHECK(csv.rfind("# format: \"flashlab-bench/1\"\n", 0) == 0);
+  CHECK_THAT(csv, Catch::Contains("# gpu: \"G\"\n"));
+  CHECK_THAT(csv, Catch::Contains("\nkernel,direction,batch,heads,seq_q,seq_kv,head_dim,causal,dtype,br,bc,status,"));
+  CHECK_THAT(csv, Catch::Contains("\nfa2,fwd,16,32,1024,1024,64,false,fp16,0,0,ok,,1.5,0,0,0,0,0,0,0,0,-1\n"));
+  const std::string json = bench_to_json(r);
+  CHECK_THAT(json, Catch::Contains("\"format\": \"flashlab-bench/1\""));
+  CHECK_THAT(json, Catch::Contains("\"time_ms_median\": 1.5"));
+  CHECK_THAT(json, Catch::Contains("\"seq_kv\": 1024"));
+  CHECK(to_string(RunStatus::oom) == "OOM");
+}
+
+TEST_CASE("bad result files fail with the file, the place and the reason", "[analysis][bench_results]") {
+  const BenchResults r = random_results();
+  CHECK_THROWS_WITH(bench_from_text("", "e.csv"), Catch::Contains("e.csv: empty"));
+  CHECK_THROWS_WITH(bench_from_text("{\"format\": \"other\"}", "f.json"), Catch::StartsWith("f.json: format"));
+  CHECK_THROWS_WITH(bench_from_text("{", "g.json"), Catch::StartsWith("g.json: not valid JSON"));
+  CHECK_THROWS_WITH(bench_from_text("kernel,batch\nfa2,1\n", "h.csv"), Catch::Contains("h.csv") && Catch::Contains("format"));
+
+  std::string csv = bench_to_csv(r);
+  const auto at = csv.find(",ok,");
+  REQUIRE(at != std::string::npos);
+  std::string bad_status = csv;
+  bad_status.replace(at, 4, ",great,");
+  CHECK_THROWS_WITH(bench_from_text(bad_status, "s.csv"),
+                    Catch::Contains("s.csv") && Catch::Contains("status") && Catch::Contains("great"));
+
+  std::string no_column = csv;
+  no_column.replace(no_column.find(",gbps,"), 6, ",gbs,");
+  CHECK_THROWS_WITH(bench_from_text(no_column, "c.csv"), Catch::Contains("missing column 'gbps'"));
+
+  std::string json = bench_to_json(r);
+  json.replace(json.find("\"batch\": 1,"), 11, "\"batch\": \"one\",");
+  CHECK_THROWS_WITH(bench_from_text(json, "b.json"),
+                    Catch::Contains("b.json: rows[0], batch") && Catch::Contains("'one' is not a whole number"));
+  CHECK_THROWS_WITH(bench_from_file("/nonexistent/x.json"), Catch::Contains("cannot open"));
+}

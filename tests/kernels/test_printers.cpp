@@ -1,0 +1,89 @@
+// The table `flashlab bench` prints and the registry listing.
+#include <catch2/catch.hpp>
+
+#include "flashlab/kernels/printers.hpp"
+#include "flashlab/kernels/registry.hpp"
+#include "support.hpp"
+
+using namespace flashlab;
+using namespace flashlab::kernels;
+using analysis::BenchRow;
+using analysis::RunStatus;
+
+namespace {
+
+analysis::BenchResults sample() {
+  analysis::BenchResults r;
+  r.meta.gpu = "NVIDIA H100 80GB HBM3";
+  r.meta.sm_count = 132;
+  r.meta.sm_clock_mhz = 1755.4;
+  r.meta.mem_clock_mhz = 2619;
+  r.meta.driver = "13.0";
+  r.meta.cuda_runtime = "13.0";
+  r.meta.commit = "0123456789ab";
+  r.meta.flop_convention = "4·B·H·N_q·N_kv·d";
+  BenchRow ok;
+  ok.kernel = "fa2";
+  ok.problem = test::problem(16, 32, 1024, 64, true);
+  ok.tiles = {128, 64};
+  ok.time_ms_median = 1.23456;
+  ok.time_ms_min = 1.2;
+  ok.time_ms_max = 1.5;
+  ok.repeats = 20;
+  ok.tflops = 22.04;
+  ok.tflops_exact = 25.5;
+  ok.gbps = 310.2;
+  ok.peak_memory_bytes = 268435456;
+  ok.predicted_memory_bytes = 264241152;
+  ok.rel_error = 2.5e-4;
+  BenchRow oom;
+  oom.kernel = "naive";
+  oom.problem = test::problem(64, 32, 2048, 64, false, sim::DType::bf16, 1000);
+  oom.status = RunStatus::oom;
+  oom.reason = "out of memory: the workspace (S and P) needs 17,179,869,184 B";
+  oom.predicted_memory_bytes = 35433480192;
+  BenchRow skipped;
+  skipped.kernel = "fa2_tc";
+  skipped.problem = test::problem(1, 1, 64, 32);
+  skipped.status = RunStatus::skipped;
+  skipped.reason = "fa2_tc is not compiled for head dim d=32";
+  r.rows = {ok, oom, skipped};
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("the bench table shows metadata, numbers and reasons", "[kernels][printers]") {
+  const std::string t = bench_table(sample());
+  CHECK_THAT(t, Catch::Contains("GPU NVIDIA H100 80GB HBM3 (132 SMs, SM clock observed 1755 MHz, memory clock 2619 MHz)"));
+  CHECK_THAT(t, Catch::Contains("driver 13.0, CUDA runtime 13.0, commit 0123456789ab"));
+  CHECK_THAT(t, Catch::Contains("L2 flushed before every timed run"));
+  for (const char* col : {"kernel", "B_r×B_c", "status", "TFLOP/s", "GB/s", "peak MiB", "model MiB", "rel err"})
+    CHECK_THAT(t, Catch::Contains(col));
+  // The ok row: time, range, rates, memory, error.
+  CHECK_THAT(t, Catch::Contains("128×64"));
+  CHECK_THAT(t, Catch::Contains("1.235"));
+  CHECK_THAT(t, Catch::Contains("1.200-1.500"));
+  CHECK_THAT(t, Catch::Contains("22.0"));
+  CHECK_THAT(t, Catch::Contains("25.5"));
+  CHECK_THAT(t, Catch::Contains("310"));
+  CHECK_THAT(t, Catch::Contains("256.0"));
+  CHECK_THAT(t, Catch::Contains("2.5e-04"));
+  // The OOM and skipped rows: status and reason, no numbers pretending to be measured.
+  CHECK_THAT(t, Catch::Contains("OOM") && Catch::Contains("17,179,869,184 B"));
+  CHECK_THAT(t, Catch::Contains("2048/1000"));
+  CHECK_THAT(t, Catch::Contains("33792.0"));  // the model's memory stays: that is why it ran out
+  CHECK_THAT(t, Catch::Contains("skipped") && Catch::Contains("d=32"));
+  // One line per row after the two metadata lines, the header and its rule.
+  CHECK(std::count(t.begin(), t.end(), '\n') == 2 + 2 + 3);
+}
+
+TEST_CASE("the registry listing shows every kernel and whether it can run here", "[kernels][printers]") {
+  const std::string t = registry_table();
+  for (const KernelInfo& k : registry()) {
+    CHECK_THAT(t, Catch::Contains(k.id));
+    CHECK_THAT(t, Catch::Contains(k.name));
+  }
+  CHECK_THAT(t, Catch::Contains("runtime (B_r, B_c)"));
+  CHECK_THAT(t, Catch::Contains("32, 64, 96, 128, 256"));
+}

@@ -1,0 +1,311 @@
+// The runner's bookkeeping on a fake device (host memory): skipped rows with
+// reasons, OOM rows that free everything and let the sweep go on, numbers
+// from the simulator, failures that say what failed.
+#include <catch2/catch.hpp>
+#include <limits>
+
+#include "flashlab/analysis/roofline.hpp"
+#include "flashlab/kernels/layouts.hpp"
+#include "flashlab/kernels/runner.hpp"
+#include "flashlab/sim/format.hpp"
+#include "flashlab/sim/simulate.hpp"
+#include "support.hpp"
+
+using namespace flashlab;
+using namespace flashlab::kernels;
+using analysis::RunStatus;
+using test::FakeBackend;
+using test::problem;
+using test::runnable;
+
+namespace {
+
+RunOptions quick() {
+  RunOptions o;
+  o.repeats = 10;
+  return o;
+}
+
+}  // namespace
+
+TEST_CASE("a case that runs becomes a row with the simulator's FLOPs and bytes", "[kernels][runner]") {
+  FakeBackend be;
+  be.next.times_ms = {4.0, 1.0, 3.0, 2.0, 5.0, 2.5, 3.5, 1.5, 4.5, 6.0};  // median 3.25
+  be.next.rel_error = 1.5e-4;
+  const KernelInfo fa2 = runnable("fa2");
+  const auto p = problem(4, 8, 1000, 64, true);
+  const analysis::BenchRow row = run_case(be, fa2, p, quick());
+  REQUIRE(row.status == RunStatus::ok);
+  CHECK(row.kernel == "fa2");
+  CHECK(row.tiles == layout::fa_default_tiles(64));
+  CHECK(row.repeats == 10);
+  CHECK(row.time_ms_median == Approx(3.25));
+  CHECK(row.time_ms_min == 1.0);
+  CHECK(row.time_ms_max == 6.0);
+  CHECK(row.rel_error == 1.5e-4);
+
+  // One source of truth: the convention from analysis/, the exact FLOPs and
+  // the HBM bytes from the simulator with the tiles that ran.
+  const double s = 3.25e-3;
+  CHECK(row.tflops == Approx(static_cast<double>(analysis::convention_flops(p)) / s / 1e12));
+  sim::SimOptions so;
+  so.tiles = row.tiles;
+  sim::HardwareModel hw;
+  hw.sram_bytes_per_sm = test::fake_h100().smem_per_sm_bytes;
+  const sim::SimResult model = sim::simulate(sim::Algorithm::fa2, p, hw, so);
+  REQUIRE(model.ok());
+  CHECK(row.tflops_exact == Approx(static_cast<double>(analysis::exact_flops(model.total)) / s / 1e12));
+  CHECK(row.gbps == Approx(static_cast<double>(model.total.level(sim::Level::HBM).bytes()) / s / 1e9));
+  CHECK(row.tflops_exact > row.tflops);  // causal: diagonal blocks computed in full, plus softmax
+
+  // Memory: Q, K, V, O and the logsumexp, measured as the device saw them.
+  const i64 qkvo = 4 * 4 * 8 * 1000 * 64 * 2, lse = 4 * 8 * 1000 * 4;
+  CHECK(row.peak_memory_bytes == qkvo + lse);
+  CHECK(row.predicted_memory_bytes == qkvo + lse);
+  // The case's buffers went to the backend and came back.
+  REQUIRE(be.buffers.size() == 1);
+  CHECK(be.buffers[0].lse != nullptr);
+  CHECK(be.buffers[0].workspace == nullptr);
+  CHECK(be.fake_allocator().outstanding() == 0);
+}
+
+TEST_CASE("measured peak memory includes what libraries allocate on the way", "[kernels][runner]") {
+  const KernelInfo naive = runnable("naive_cublas");
+  const auto p = problem(1, 2, 300, 64);
+  // A backend whose device shows 32 MiB more in use once the run started.
+  class Lib : public Backend {
+   public:
+    FakeBackend inner;
+    bool ran = false;
+    const DeviceInfo& device() const override { return inner.device(); }
+    DeviceAllocator& allocator() override { return inner.allocator(); }
+    i64 device_used_bytes() override { return inner.device_used_bytes() + (ran ? 32 << 20 : 0); }
+    Measurement measure(const Case& c, const CaseBuffers& b, const RunOptions& o) override {
+      ran = true;
+      return inner.measure(c, b, o);
+    }
+  } lib;
+  lib.inner.next.times_ms = std::vector<double>(10, 1.0);
+  const analysis::BenchRow row = run_case(lib, naive, p, quick());
+  REQUIRE(row.status == RunStatus::ok);
+  const i64 s_and_p = layout::materialized_workspace_bytes(p);
+  CHECK(row.peak_memory_bytes == 4 * 2 * 300 * 64 * 2 + s_and_p + (32 << 20));
+  CHECK(row.predicted_memory_bytes == 4 * 2 * 300 * 64 * 2 + 2 * 2 * 300 * 300 * 2);
+}
+
+TEST_CASE("out of memory under an allocation limit: a row with the bytes, nothing leaks, the sweep goes on",
+          "[kernels][runner][oom]") {
+  FakeBackend be;
+  be.next.times_ms = std::vector<double>(10, 1.0);
+  RunOptions o = quick();
+  o.mem_limit_bytes = 15ll << 30;  // a T4
+  const KernelInfo naive = runnable("naive"), fa2 = runnable("fa2");
+  // batch 64 × 32 heads × 2048²: S alone is 16 GiB.
+  const auto big = problem(64, 32, 2048, 64), small = problem(16, 32, 512, 64);
+
+  const analysis::BenchRow oom = run_case(be, naive, big, o);
+  CHECK(oom.status == RunStatus::oom);
+  const i64 ws = layout::materialized_workspace_bytes(big);
+  CHECK_THAT(oom.reason, Catch::Contains("out of memory") && Catch::Contains("S and P") &&
+                             Catch::Contains(sim::group_digits(ws)) && Catch::Contains("allocation limit") &&
+                             Catch::Contains("15 GiB"));
+  CHECK(be.fake_allocator().outstanding() == 0);
+  CHECK(be.fake_allocator().used() == 0);
+  CHECK(be.cases.empty());  // never launched
+  CHECK(oom.predicted_memory_bytes > (15ll << 30));
+
+  // The sweep goes on: the next cases run, with their own memory.
+  const auto rows = run_bench(be, {&naive, &fa2}, {big, small}, o);
+  REQUIRE(rows.rows.size() == 4);
+  CHECK(rows.rows[0].status == RunStatus::oom);
+  CHECK(rows.rows[1].status == RunStatus::ok);  // fa2 fits where naive did not
+  CHECK(rows.rows[2].status == RunStatus::ok);
+  CHECK(rows.rows[3].status == RunStatus::ok);
+  CHECK(be.fake_allocator().outstanding() == 0);
+}
+
+TEST_CASE("out of device memory: the allocator's refusal is a row too", "[kernels][runner][oom]") {
+  FakeBackend be(1ll << 30);  // a 1 GiB device
+  be.next.times_ms = std::vector<double>(10, 1.0);
+  const KernelInfo naive = runnable("naive");
+  const auto p = problem(8, 16, 2048, 64);  // S and P: 2 GiB
+  const analysis::BenchRow row = run_case(be, naive, p, quick());
+  CHECK(row.status == RunStatus::oom);
+  CHECK_THAT(row.reason, Catch::Contains("the device has no more") && Catch::Contains("asks for"));
+  CHECK(be.fake_allocator().outstanding() == 0);
+  CHECK(be.fake_allocator().allocations() == 4);  // Q, K, V, O fitted; the workspace did not
+}
+
+TEST_CASE("the arena frees everything, in every way a case can end", "[kernels][runner][oom]") {
+  test::FakeAllocator a(1000);
+  {
+    DeviceArena arena(a, 600);
+    CHECK(arena.allocate(0, "nothing") == nullptr);
+    arena.allocate(300, "first");
+    arena.allocate(200, "second");
+    CHECK(arena.in_use_bytes() == 500);
+    CHECK_THROWS_AS(arena.allocate(200, "third"), OutOfMemory);
+    try {
+      arena.allocate(101, "third");
+    } catch (const OutOfMemory& e) {
+      CHECK(e.bytes_asked == 101);
+      CHECK(e.bytes_in_use == 500);
+      CHECK_THAT(e.what(), Catch::Contains("third needs 101 B"));
+    }
+    CHECK(arena.peak_bytes() == 500);
+    CHECK(a.outstanding() == 2);
+  }
+  CHECK(a.outstanding() == 0);
+  {
+    DeviceArena arena(a);  // no limit: the allocator's capacity decides
+    arena.allocate(900, "big");
+    CHECK_THROWS_WITH(arena.allocate(200, "more"), Catch::Contains("no more"));
+  }
+  CHECK(a.outstanding() == 0);
+}
+
+TEST_CASE("impossible cases are skipped with the reason and allocate nothing", "[kernels][runner]") {
+  FakeBackend be;
+  be.next.times_ms = std::vector<double>(10, 1.0);
+  RunOptions o = quick();
+
+  SECTION("a head dim the rung lacks") {
+    const analysis::BenchRow row = run_case(be, runnable("fa2"), problem(1, 1, 64, 48), o);
+    CHECK(row.status == RunStatus::skipped);
+    CHECK_THAT(row.reason, Catch::Contains("d=48"));
+  }
+  SECTION("a dtype the rung lacks") {
+    if (find_kernel("fa2_tc") == nullptr) return;
+    const analysis::BenchRow row =
+        run_case(be, runnable("fa2_tc"), problem(1, 1, 64, 64, false, sim::DType::fp32), o);
+    CHECK(row.status == RunStatus::skipped);
+    CHECK_THAT(row.reason, Catch::Contains("fp32"));
+  }
+  SECTION("tiles too large for shared memory") {
+    o.tiles = {TileRule::explicit_tiles, {64, 4096}};
+    const analysis::BenchRow row = run_case(be, runnable("fa1"), problem(1, 1, 64, 128), o);
+    CHECK(row.status == RunStatus::skipped);
+    CHECK(row.tiles == sim::TileShape{64, 4096});
+    CHECK_THAT(row.reason, Catch::Contains("cudaDevAttrMaxSharedMemoryPerBlockOptin"));
+  }
+  SECTION("the paper's tiles in fp32 shared memory") {
+    o.tiles = {TileRule::paper, {}};
+    const analysis::BenchRow row = run_case(be, runnable("fa2"), problem(1, 1, 4096, 64), o);
+    CHECK(row.status == RunStatus::skipped);
+    CHECK(row.tiles == sim::TileShape{64, 456});
+    CHECK_THAT(row.reason, Catch::Contains("shared memory"));
+  }
+  SECTION("the launch itself refuses") {
+    be.throw_unsupported = true;
+    const analysis::BenchRow row = run_case(be, runnable("fa2"), problem(1, 1, 64, 64), o);
+    CHECK(row.status == RunStatus::skipped);
+    CHECK_THAT(row.reason, Catch::Contains("fake refusal"));
+    CHECK(be.fake_allocator().outstanding() == 0);
+    return;
+  }
+  SECTION("a build without CUDA") {
+    KernelInfo unbuilt = *find_kernel("fa2");
+    unbuilt.launch = nullptr;
+    const analysis::BenchRow row = run_case(be, unbuilt, problem(1, 1, 64, 64), o);
+    CHECK(row.status == RunStatus::skipped);
+    CHECK_THAT(row.reason, Catch::Contains("no CUDA support"));
+  }
+  CHECK(be.fake_allocator().allocations() == 0);
+  CHECK(be.cases.empty());
+}
+
+TEST_CASE("wrong or unwritten output fails the row, saying so", "[kernels][runner]") {
+  FakeBackend be;
+  be.next.times_ms = std::vector<double>(10, 1.0);
+  const auto p = problem(1, 2, 100, 64, false, sim::DType::bf16);
+
+  be.next.not_written = 64;
+  analysis::BenchRow row = run_case(be, runnable("fa2"), p, quick());
+  CHECK(row.status == RunStatus::failed);
+  CHECK_THAT(row.reason, Catch::Contains("64 of 12,800 output elements were not written"));
+
+  be.next.not_written = 0;
+  be.next.rel_error = 0.05;
+  be.next.check_note = "all 2 heads";
+  row = run_case(be, runnable("fa2"), p, quick());
+  CHECK(row.status == RunStatus::failed);
+  CHECK_THAT(row.reason, Catch::Contains("relative error 0.05") && Catch::Contains("0.02") &&
+                             Catch::Contains("all 2 heads"));
+
+  be.next.rel_error = 0.015;  // within the bf16 bound
+  CHECK(run_case(be, runnable("fa2"), p, quick()).status == RunStatus::ok);
+  be.next.rel_error = std::numeric_limits<double>::infinity();
+  CHECK(run_case(be, runnable("fa2"), p, quick()).status == RunStatus::failed);
+  CHECK(be.fake_allocator().outstanding() == 0);
+}
+
+TEST_CASE("after an error that poisons the device, the remaining cases are marked, not run",
+          "[kernels][runner]") {
+  FakeBackend be;
+  be.next.times_ms = std::vector<double>(10, 1.0);
+  be.next.not_written = 1;  // every case "fails"
+  be.sticky = "cudaErrorIllegalAddress: an illegal memory access was encountered";
+  const KernelInfo a = runnable("fa1"), b = runnable("fa2");
+  const auto r = run_bench(be, {&a, &b}, {problem(1, 1, 64, 64), problem(1, 1, 128, 64)}, quick());
+  REQUIRE(r.rows.size() == 4);
+  CHECK(r.rows[0].status == RunStatus::failed);
+  for (int k = 1; k < 4; ++k) {
+    CHECK(r.rows[k].status == RunStatus::failed);
+    CHECK_THAT(r.rows[k].reason, Catch::Contains("not run") && Catch::Contains("cudaErrorIllegalAddress"));
+  }
+  CHECK(be.cases.size() == 1);
+}
+
+TEST_CASE("each problem gets fresh inputs, shared by its kernels", "[kernels][runner]") {
+  FakeBackend be;
+  be.next.times_ms = std::vector<double>(10, 1.0);
+  const KernelInfo a = runnable("fa1"), b = runnable("fa2");
+  RunOptions o = quick();
+  o.seed = 42;
+  std::vector<std::size_t> seen;
+  const auto r = run_bench(be, {&a, &b}, {problem(1, 1, 64, 64), problem(1, 1, 65, 64), problem(1, 1, 66, 64)}, o,
+                           [&](std::size_t done, std::size_t total, const analysis::BenchRow&) {
+                             CHECK(total == 6);
+                             seen.push_back(done);
+                           });
+  CHECK(seen == std::vector<std::size_t>{1, 2, 3, 4, 5, 6});
+  REQUIRE(be.cases.size() == 6);
+  CHECK(be.cases[0].seed == be.cases[1].seed);
+  CHECK(be.cases[2].seed == be.cases[3].seed);
+  CHECK(be.cases[0].seed != be.cases[2].seed);
+  CHECK(be.cases[2].seed != be.cases[4].seed);
+  CHECK(be.cases[0].seed == case_seed(42, 0));
+  CHECK(case_seed(42, 0) != case_seed(43, 0));
+}
+
+TEST_CASE("results carry the metadata a lab report needs", "[kernels][runner]") {
+  FakeBackend be;
+  be.next.times_ms = std::vector<double>(10, 1.0);
+  const KernelInfo a = runnable("fa2");
+  RunOptions o = quick();
+  o.l2_flush = false;
+  const auto r = run_bench(be, {&a}, {problem(1, 1, 64, 64)}, o);
+  CHECK(r.meta.gpu == "Fake H100 (host memory)");
+  CHECK(r.meta.sm_count == 132);
+  CHECK(r.meta.sm_clock_mhz == 1755);
+  CHECK(r.meta.driver == "13.0");
+  CHECK(r.meta.cuda_runtime == "13.0");
+  CHECK_FALSE(r.meta.commit.empty());
+  CHECK_THAT(r.meta.flop_convention, Catch::Contains("4·B·H·N_q·N_kv·d") && Catch::Contains("halved when causal"));
+  CHECK(r.meta.date.size() == 20);
+  CHECK_FALSE(r.meta.l2_flush);
+}
+
+TEST_CASE("a check-only run has no times and no rates", "[kernels][runner]") {
+  FakeBackend be;
+  be.next.times_ms = std::vector<double>(10, 1.0);
+  be.next.rel_error = 1e-3;
+  RunOptions o = quick();
+  o.repeats = 0;
+  const analysis::BenchRow row = run_case(be, runnable("fa1"), problem(1, 1, 64, 64), o);
+  CHECK(row.status == RunStatus::ok);
+  CHECK(row.repeats == 0);
+  CHECK(row.time_ms_median == 0);
+  CHECK(row.tflops == 0);
+  CHECK(row.rel_error == 1e-3);
+}
