@@ -189,14 +189,32 @@ BenchValues bench_values(const BenchResults& r) {
 BenchFilter default_bench_filter(const BenchResults& r, BenchAxis keep) {
   const BenchAxis x = bench_x_axis(r);
   const BenchValues v = bench_values(r);
-  BenchFilter f;
-  auto free_axis = [&](BenchAxis a) { return a == x || a == keep; };
-  if (v.batch.size() > 1 && !free_axis(BenchAxis::batch)) f.batch = v.batch.front();
-  if (v.heads.size() > 1 && !free_axis(BenchAxis::heads)) f.heads = v.heads.front();
-  if (v.head_dim.size() > 1 && !free_axis(BenchAxis::head_dim)) f.head_dim = v.head_dim.front();
-  if (v.causal.size() > 1 && !free_axis(BenchAxis::causal)) f.causal = v.causal.front();
-  if (v.dtype.size() > 1) f.dtype = v.dtype.front();
-  return f;
+  auto fixed = [&](BenchAxis a, size_t distinct) { return distinct > 1 && a != x && a != keep; };
+  // The filter that fixes every varying parameter to the values of `row`.
+  auto filter_of = [&](const BenchRow& row) {
+    BenchFilter f;
+    if (fixed(BenchAxis::batch, v.batch.size())) f.batch = row.problem.batch;
+    if (fixed(BenchAxis::heads, v.heads.size())) f.heads = row.problem.heads;
+    if (fixed(BenchAxis::head_dim, v.head_dim.size())) f.head_dim = row.problem.head_dim;
+    if (fixed(BenchAxis::causal, v.causal.size())) f.causal = row.problem.causal;
+    if (v.dtype.size() > 1) f.dtype = row.problem.dtype;
+    return f;
+  };
+  // A merged result set (several lab sweeps in one file) holds only some
+  // combinations: fixing each parameter to its first value may match nothing.
+  // Take the combination of some row that shows the most rows; the first such.
+  BenchFilter best;
+  size_t best_count = 0;
+  for (const BenchRow& row : r.rows) {
+    const BenchFilter f = filter_of(row);
+    const size_t n = static_cast<size_t>(
+        std::count_if(r.rows.begin(), r.rows.end(), [&](const BenchRow& o) { return f.matches(o); }));
+    if (n > best_count) {
+      best = f;
+      best_count = n;
+    }
+  }
+  return best;
 }
 
 BenchFilter parse_bench_filter(const std::string& text) {

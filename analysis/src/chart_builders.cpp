@@ -1,5 +1,6 @@
 // Model charts: roofline, HBM traffic against N / M / d, arithmetic intensity.
 #include "flashlab/analysis/chart_builders.hpp"
+#include "flashlab/analysis/hierarchical_roofline.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -395,7 +396,7 @@ ChartSpec ai_vs_n_chart(const ChartContext& ctx, const std::vector<sim::i64>* va
 // ---- dispatch -------------------------------------------------------------------
 
 const std::vector<std::string>& chart_ids() {
-  static const std::vector<std::string> ids{"roofline",     "io-vs-n",      "io-vs-m",       "io-vs-d",
+  static const std::vector<std::string> ids{"roofline",     "roofline-hier", "io-vs-n",      "io-vs-m",       "io-vs-d",
                                             "ai-vs-n",      "bench-time",   "bench-tflops",  "bench-memory",
                                             "bench-speedup", "bench-heatmap"};
   return ids;
@@ -408,6 +409,13 @@ ChartSpec build_chart(const std::string& id, const ChartContext& ctx, const Benc
   if (is_bench_chart(id) && !results)
     throw std::invalid_argument("chart '" + id + "' draws measured results: give --results FILE (written by flashlab bench)");
   if (id == "roofline") return roofline_chart(ctx, results);
+  if (id == "roofline-hier") {
+    // The hierarchical roofline of ctx.hw (HBM, L2 when known, SMEM); measured
+    // runs placed on it at each level's AI when results are given.
+    const HierarchicalCeilings ceilings = hierarchical_ceilings(ctx.hw);
+    const Placement placed = results ? place_runs(*results, ctx.hw, ceilings) : Placement{};
+    return hierarchical_roofline_chart(ceilings, placed, ctx.problem.dtype);
+  }
   if (id == "io-vs-n") return io_chart(ctx, SweepAxis::seq);
   if (id == "io-vs-m") return io_chart(ctx, SweepAxis::sram);
   if (id == "io-vs-d") return io_chart(ctx, SweepAxis::head_dim);

@@ -85,7 +85,7 @@ void check_chart_text(AppState& s) {
     return false;
   };
   const Charts& c = s.model.charts;
-  for (const analysis::ChartSpec* ch : {&c.roofline, &c.io_n, &c.io_m, &c.io_d, &c.ai_n, &c.bench_time, &c.bench_tflops,
+  for (const analysis::ChartSpec* ch : {&c.roofline, &c.roofline_hier, &c.io_n, &c.io_m, &c.io_d, &c.ai_n, &c.bench_time, &c.bench_tflops,
                                         &c.bench_memory, &c.bench_speedup, &c.bench_heatmap}) {
     std::vector<const std::string*> texts{&ch->title, &ch->subtitle};
     for (const auto& n : ch->notes) texts.push_back(&n);

@@ -85,7 +85,7 @@ struct AlgoView {
 };
 
 struct Charts {
-  analysis::ChartSpec roofline, io_n, io_m, io_d, ai_n;
+  analysis::ChartSpec roofline, roofline_hier, io_n, io_m, io_d, ai_n;
   analysis::ChartSpec bench_time, bench_tflops, bench_memory, bench_speedup, bench_heatmap;
 };
 
@@ -111,10 +111,10 @@ struct Playback {
 };
 
 enum class PlotTab {
-  roofline, io_n, io_m, io_d, ai_n, bench_time, bench_tflops, bench_memory, bench_speedup, bench_heatmap, bench_panel,
+  roofline, roofline_hier, io_n, io_m, io_d, ai_n, bench_time, bench_tflops, bench_memory, bench_speedup, bench_heatmap, bench_panel,
   counters  // only on narrow layouts, where the counters panel joins the tabs
 };
-inline constexpr int kPlotTabCount = 12;
+inline constexpr int kPlotTabCount = 13;
 const char* plot_tab_id(PlotTab t);    // "roofline", "io-vs-n", ..., "bench"
 const char* plot_tab_title(PlotTab t);
 

@@ -82,7 +82,7 @@ void export_all(AppState& s) {
   const std::string dir = (std::filesystem::path(s.view.export_dir) / ("report-" + timestamp())).string();
   if (!ensure_dir(s, dir)) return;
   const Charts& c = s.model.charts;
-  std::vector<const analysis::ChartSpec*> charts{&c.roofline, &c.io_n, &c.io_m, &c.io_d, &c.ai_n};
+  std::vector<const analysis::ChartSpec*> charts{&c.roofline, &c.roofline_hier, &c.io_n, &c.io_m, &c.io_d, &c.ai_n};
   if (s.bench.have_results)
     for (const analysis::ChartSpec* b : {&c.bench_time, &c.bench_tflops, &c.bench_memory, &c.bench_speedup, &c.bench_heatmap})
       charts.push_back(b);

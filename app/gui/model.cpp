@@ -18,6 +18,7 @@ bool Inputs::operator==(const Inputs& o) const {
 const char* plot_tab_id(PlotTab t) {
   switch (t) {
     case PlotTab::roofline: return "roofline";
+    case PlotTab::roofline_hier: return "roofline-hier";
     case PlotTab::io_n: return "io-vs-n";
     case PlotTab::io_m: return "io-vs-m";
     case PlotTab::io_d: return "io-vs-d";
@@ -36,6 +37,7 @@ const char* plot_tab_id(PlotTab t) {
 const char* plot_tab_title(PlotTab t) {
   switch (t) {
     case PlotTab::roofline: return "Roofline";
+    case PlotTab::roofline_hier: return "HBM/L2/SMEM roofline";
     case PlotTab::io_n: return "HBM vs N";
     case PlotTab::io_m: return "HBM vs M";
     case PlotTab::io_d: return "HBM vs d";
@@ -109,6 +111,8 @@ void build_model_charts(AppState& s, Model& m) {
   const analysis::BenchResults* measured = s.bench.have_results ? &s.bench.results : nullptr;
   Charts& c = m.charts;
   c.roofline = guarded("roofline", "Roofline", [&] { return analysis::roofline_chart(ctx, measured); });
+  c.roofline_hier = guarded("roofline-hier", "Hierarchical roofline",
+                            [&] { return analysis::build_chart("roofline-hier", ctx, measured); });
   c.io_n = guarded("io-vs-n", "HBM accesses vs N", [&] { return analysis::io_chart(ctx, analysis::SweepAxis::seq); });
   c.io_m = guarded("io-vs-m", "HBM accesses vs M", [&] { return analysis::io_chart(ctx, analysis::SweepAxis::sram); });
   c.io_d = guarded("io-vs-d", "HBM accesses vs d", [&] { return analysis::io_chart(ctx, analysis::SweepAxis::head_dim); });
@@ -118,6 +122,7 @@ void build_model_charts(AppState& s, Model& m) {
 void invalid_charts(Model& m) {
   const std::string why = "no chart: " + (m.errors.empty() ? std::string("the inputs are invalid") : m.errors.front());
   m.charts.roofline = failed_chart("roofline", "Roofline", why);
+  m.charts.roofline_hier = failed_chart("roofline-hier", "Hierarchical roofline", why);
   m.charts.io_n = failed_chart("io-vs-n", "HBM accesses vs N", why);
   m.charts.io_m = failed_chart("io-vs-m", "HBM accesses vs M", why);
   m.charts.io_d = failed_chart("io-vs-d", "HBM accesses vs d", why);

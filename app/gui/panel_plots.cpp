@@ -19,6 +19,7 @@ const analysis::ChartSpec* chart_of(const AppState& s, PlotTab t) {
   const Charts& c = s.model.charts;
   switch (t) {
     case PlotTab::roofline: return &c.roofline;
+    case PlotTab::roofline_hier: return &c.roofline_hier;
     case PlotTab::io_n: return &c.io_n;
     case PlotTab::io_m: return &c.io_m;
     case PlotTab::io_d: return &c.io_d;

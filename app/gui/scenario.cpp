@@ -162,7 +162,7 @@ void apply_settings(AppState& s, const json& j, const std::string& base_dir) {
           s.view.force_tab = true;
           found = true;
         }
-      if (!found) throw std::runtime_error("unknown tab '" + t + "' (roofline, io-vs-n, io-vs-m, io-vs-d, ai-vs-n, bench-time, "
+      if (!found) throw std::runtime_error("unknown tab '" + t + "' (roofline, roofline-hier, io-vs-n, io-vs-m, io-vs-d, ai-vs-n, bench-time, "
                                            "bench-tflops, bench-memory, bench-speedup, bench-heatmap, bench)");
     } else if (k == "concepts") {
       s.view.show_concepts = bool_of(v, "concepts");
@@ -189,7 +189,7 @@ void apply_settings(AppState& s, const json& j, const std::string& base_dir) {
         throw std::runtime_error("export must be {\"chart\": ID, \"format\": png|svg|pdf|csv|all}");
       const std::string id = text_of(v["chart"], "export.chart"), fmt = text_of(v["format"], "export.format");
       const Charts& c = s.model.charts;
-      for (const analysis::ChartSpec* ch : {&c.roofline, &c.io_n, &c.io_m, &c.io_d, &c.ai_n, &c.bench_time, &c.bench_tflops,
+      for (const analysis::ChartSpec* ch : {&c.roofline, &c.roofline_hier, &c.io_n, &c.io_m, &c.io_d, &c.ai_n, &c.bench_time, &c.bench_tflops,
                                             &c.bench_memory, &c.bench_speedup, &c.bench_heatmap})
         if (ch->id == id) export_chart_files(s, *ch, fmt.c_str());
     } else if (k == "frame") {

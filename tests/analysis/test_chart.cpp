@@ -339,6 +339,25 @@ TEST_CASE("bench charts: series per kernel, OOM cells marked, default filter", "
   CHECK(every.series.size() == 6);  // kernel × batch when nothing is fixed
 }
 
+TEST_CASE("default filter of merged sweeps: a combination that exists, the one with the most rows", "[chart][bench]") {
+  // Two lab sweeps in one file: batch × N at 32 heads, and a heads sweep at
+  // batch 8. The first values (batch 8, 16 heads) never occur together.
+  BenchResults r;
+  for (sim::i64 b : {16, 32})
+    for (sim::i64 n : {512, 1024}) r.rows.push_back(row("fa2", b, n, 1.0));
+  for (sim::i64 h : {16, 64}) {
+    BenchRow x = row("fa2", 8, 512, 1.0);
+    x.problem.heads = h;
+    r.rows.push_back(x);
+  }
+  const BenchFilter f = default_bench_filter(r);
+  CHECK(f.batch == sim::i64{16});
+  CHECK(f.heads == sim::i64{32});
+  const ChartSpec t = bench_metric_chart(r, BenchMetric::time);
+  REQUIRE(t.series.size() == 1);
+  CHECK(t.series[0].y.size() == 2);
+}
+
 TEST_CASE("speed-up bars divide the baseline's time", "[chart][bench]") {
   const BenchResults r = lab_grid();
   BenchFilter b32;
@@ -391,6 +410,16 @@ TEST_CASE("build_chart knows every CLI chart and refuses bench charts without re
     if (is_bench_chart(id)) CHECK_THROWS_AS(build_chart(id, ctx, nullptr), std::invalid_argument);
   }
   CHECK_THROWS_AS(build_chart("pie", ctx, nullptr), std::invalid_argument);
+}
+
+TEST_CASE("roofline-hier through build_chart: ceilings alone, then the runs placed on them", "[chart][builders]") {
+  const ChartContext ctx = lecture_context();
+  const BenchResults r = lab_grid();
+  const ChartSpec bare = build_chart("roofline-hier", ctx, nullptr);
+  const ChartSpec placed = build_chart("roofline-hier", ctx, &r);
+  CHECK(bare.id == "roofline-hier");
+  CHECK(placed.series.size() > bare.series.size());  // the runs (and the model's crosses) join the ceilings
+  CHECK(placed.title == bare.title);
 }
 
 TEST_CASE("layout and hit test: the nearest point under the pointer, in the axes' formats", "[chart][render]") {

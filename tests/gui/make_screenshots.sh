@@ -35,8 +35,10 @@ shot tiling-long-sequence "$sc/lecture-long-sequence.json" --screenshot-panel ti
 for tab in roofline io-vs-n io-vs-m io-vs-d ai-vs-n; do
   shot "plot-$tab" "$(variant lecture-fa1-vs-fa2 "$tab" "\"tab\": \"$tab\", \"plots_large\": true")" --screenshot-panel plots
 done
+# The hierarchical roofline: the measured H100 profile and the H100 runs of docs/results.
+shot plot-roofline-hier "$(variant lecture-fa1-vs-fa2 roofline-hier "\"tab\": \"roofline-hier\", \"plots_large\": true, \"hardware\": {\"file\": \"$root/assets/hardware/measured/H100-SXM5-80GB-2026-11-22.json\"}, \"results\": \"$root/docs/results/h100-perf-bench.json\"")" --screenshot-panel plots
 for tab in bench-time bench-tflops bench-memory bench-speedup bench-heatmap bench; do
-  shot "plot-$tab" "$(variant lab-report-synthetic "$tab" "\"tab\": \"$tab\", \"plots_large\": true, \"results\": \"$sc/bench-results-synthetic.json\"")" --screenshot-panel plots
+  shot "plot-$tab" "$(variant lab-report-h100 "$tab" "\"tab\": \"$tab\", \"plots_large\": true, \"results\": \"$root/docs/results/h100-labs.json\"")" --screenshot-panel plots
 done
 shot concepts "$(variant lecture-fa1-vs-fa2 concepts '"concepts": true')" --screenshot-panel concepts
 # A projector: 1920×1080 at UI scale 2 (the narrow layout: counters join the plot tabs).

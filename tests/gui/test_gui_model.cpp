@@ -82,7 +82,7 @@ TEST_CASE("valid inputs give a model: both algorithms, cursors, every chart", "[
     // The totals are the simulator's, for all B·H heads.
     CHECK(v.result.total == v.result.per_head.scaled(s.model.problem.head_count()));
   }
-  for (const analysis::ChartSpec* c : {&s.model.charts.roofline, &s.model.charts.io_n, &s.model.charts.io_m,
+  for (const analysis::ChartSpec* c : {&s.model.charts.roofline, &s.model.charts.roofline_hier, &s.model.charts.io_n, &s.model.charts.io_m,
                                        &s.model.charts.io_d, &s.model.charts.ai_n})
     CHECK(!c->empty());
   CHECK(s.applied == s.inputs);

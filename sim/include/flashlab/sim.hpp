@@ -13,6 +13,7 @@
 #include "flashlab/sim/event.hpp"
 #include "flashlab/sim/format.hpp"
 #include "flashlab/sim/hardware.hpp"
+#include "flashlab/sim/online_softmax.hpp"
 #include "flashlab/sim/problem.hpp"
 #include "flashlab/sim/schedule.hpp"
 #include "flashlab/sim/simulate.hpp"
