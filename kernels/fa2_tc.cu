@@ -9,8 +9,8 @@
 // the simulator through fa2_tc_tiles().
 // Expected bottleneck: mma.sync issue rate, then ldmatrix shared-memory
 // bandwidth; exp2 (MUFU) matters at d = 64.
-// Measured (H100, fp16, 16k tokens, hidden 2048, 2026-11-22): 244–350 TFLOP/s,
-// 0.92–1.14× PyTorch SDPA FLASH in the same run — see kernels/README.md.
+// Measured (H100, fp16, 16k tokens, hidden 2048, 2026-11-22): 244–346 TFLOP/s,
+// 0.94–1.15× PyTorch SDPA FLASH in the same run — see kernels/README.md.
 //
 // The kernel itself is in fa2_tc_kernel.cuh; design notes in docs/fa2_tc.md.
 
