@@ -127,7 +127,8 @@ __global__ void __launch_bounds__(RowSplit<D>::kMaxThreads)
 
 void fa1_forward(const LaunchArgs& a) {
   using namespace detail;
-  check_fa_args(a, "fa1");
+  const FaLaunchPlan plan = fa_launch_plan(a, "fa1");
+  const sim::TileGrid& G = plan.grid;
   const sim::AttentionProblem& p = a.problem;
   const sim::TileShape t = a.tiles;
   const i64 need = layout::fa1_workspace_bytes(p);
@@ -139,31 +140,25 @@ void fa1_forward(const LaunchArgs& a) {
   auto* l = reinterpret_cast<float*>(base + layout::fa1_o_acc_bytes(p));              // (B, H, N_q) fp32
   auto* m = reinterpret_cast<float*>(base + layout::fa1_o_acc_bytes(p) + layout::fa1_stat_bytes(p));  // (B, H, N_q)
 
-  const i64 threads = layout::fa_threads_per_block(p.head_dim, t);
-  const i64 smem = layout::fa_smem_bytes(p.head_dim, t);
-  const i64 T_r = (p.n_q() + t.Br - 1) / t.Br, T_c = (p.n_kv() + t.Bc - 1) / t.Bc;
-  if (T_r > 0x7fffffff) throw Unsupported("fa1: T_r = " + std::to_string(T_r) + " row blocks exceed the grid's x limit");
-  const std::string what = "fa1 with B_r=" + std::to_string(t.Br) + ", B_c=" + std::to_string(t.Bc) + ", d=" +
-                           std::to_string(p.head_dim);
   dispatch_head_dim(p.head_dim, [&](auto dim) {
     constexpr int D = decltype(dim)::value;
     dispatch_dtype(p.dtype, [&](auto tag) {
       using T = typename decltype(tag)::type;
       auto kernel = fa1_step_kernel<T, D>;
-      check_threads(kernel, threads, what);
-      prepare_smem(kernel, smem, a.device_smem_optin, what);
+      check_threads(kernel, plan.threads, plan.what);
+      prepare_smem(kernel, plan.smem, a.device_smem_optin, plan.what);
 
       const i64 rows = layout::fa1_rows(p);
       fa1_init_kernel<D><<<static_cast<unsigned>(std::min<i64>((rows * D + 255) / 256, 65535)), 256, 0, stream_of(a)>>>(
           O_acc, l, m, rows);
       FLASHLAB_LAUNCH_CHECK("fa1_init_kernel");
       // line 5: for 1 ≤ j ≤ T_c — one launch per block of keys.
-      for (i64 j = 0; j < T_c; ++j) {
-        // Causal: row blocks wholly above the diagonal have nothing in K_j (TileGrid::first_row).
-        const i64 i_first = p.causal ? std::min(T_r - 1, (j * t.Bc) / t.Br) : 0;
+      for (i64 j = 0; j < G.T_c; ++j) {
+        // Causal: row blocks wholly above the diagonal have nothing in K_j.
+        const i64 i_first = G.first_row(j);
         for_each_head_chunk(p.head_count(), [&](i64 head0, unsigned heads) {
-          const dim3 grid(static_cast<unsigned>(T_r - i_first), heads);
-          kernel<<<grid, static_cast<unsigned>(threads), static_cast<std::size_t>(smem), stream_of(a)>>>(
+          const dim3 grid(static_cast<unsigned>(G.T_r - i_first), heads);
+          kernel<<<grid, static_cast<unsigned>(plan.threads), static_cast<std::size_t>(plan.smem), stream_of(a)>>>(
               static_cast<const T*>(a.q), static_cast<const T*>(a.k), static_cast<const T*>(a.v),
               static_cast<T*>(a.o), O_acc, l, m, p.n_q(), p.n_kv(), static_cast<int>(t.Br), static_cast<int>(t.Bc),
               a.softmax_scale * kLog2e, p.causal, j, i_first, head0);

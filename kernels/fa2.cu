@@ -109,25 +109,19 @@ __global__ void __launch_bounds__(RowSplit<D>::kMaxThreads)
 
 void fa2_forward(const LaunchArgs& a) {
   using namespace detail;
-  check_fa_args(a, "fa2");
+  const FaLaunchPlan plan = fa_launch_plan(a, "fa2");
   const sim::AttentionProblem& p = a.problem;
   const sim::TileShape t = a.tiles;
-  const i64 threads = layout::fa_threads_per_block(p.head_dim, t);
-  const i64 smem = layout::fa_smem_bytes(p.head_dim, t);
-  const i64 T_r = (p.n_q() + t.Br - 1) / t.Br;
-  if (T_r > 0x7fffffff) throw Unsupported("fa2: T_r = " + std::to_string(T_r) + " row blocks exceed the grid's x limit");
-  const std::string what = "fa2 with B_r=" + std::to_string(t.Br) + ", B_c=" + std::to_string(t.Bc) + ", d=" +
-                           std::to_string(p.head_dim);
   dispatch_head_dim(p.head_dim, [&](auto dim) {
     constexpr int D = decltype(dim)::value;
     dispatch_dtype(p.dtype, [&](auto tag) {
       using T = typename decltype(tag)::type;
       auto kernel = fa2_forward_kernel<T, D>;
-      check_threads(kernel, threads, what);
-      prepare_smem(kernel, smem, a.device_smem_optin, what);
+      check_threads(kernel, plan.threads, plan.what);
+      prepare_smem(kernel, plan.smem, a.device_smem_optin, plan.what);
       for_each_head_chunk(p.head_count(), [&](i64 head0, unsigned heads) {
-        const dim3 grid(static_cast<unsigned>(T_r), heads);
-        kernel<<<grid, static_cast<unsigned>(threads), static_cast<std::size_t>(smem), stream_of(a)>>>(
+        const dim3 grid(static_cast<unsigned>(plan.grid.T_r), heads);
+        kernel<<<grid, static_cast<unsigned>(plan.threads), static_cast<std::size_t>(plan.smem), stream_of(a)>>>(
             static_cast<const T*>(a.q), static_cast<const T*>(a.k), static_cast<const T*>(a.v), static_cast<T*>(a.o),
             a.lse, p.n_q(), p.n_kv(), static_cast<int>(t.Br), static_cast<int>(t.Bc),
             a.softmax_scale * kLog2e, p.causal, head0);

@@ -3,10 +3,12 @@
 // and one row of S_ij = τ Q_i K_jᵀ.
 #pragma once
 
+#include <string>
 #include <type_traits>
 
 #include "common.cuh"
 #include "flashlab/kernels/layouts.hpp"
+#include "flashlab/sim/tiles.hpp"
 
 namespace flashlab::kernels::detail {
 
@@ -137,6 +139,32 @@ inline void check_fa_args(const LaunchArgs& a, const char* rung) {
   if (p.causal && p.n_kv() != p.n_q())
     throw Unsupported(std::string(rung) + ": causal attention needs seq_kv = seq_q");
   if (a.softmax_scale <= 0) throw Unsupported(std::string(rung) + ": softmax scale must be positive");
+}
+
+// What a CUDA-core FlashAttention launch needs, computed once after the checks:
+// the block grid (T_r, T_c and the causal first_row(j) from the simulator's
+// TileGrid: the kernels visit exactly the blocks the model counts), the block
+// size and shared memory of layouts.hpp, and a name for refusals.
+struct FaLaunchPlan {
+  sim::TileGrid grid;
+  i64 threads = 0, smem = 0;
+  std::string what;  // "fa2 with B_r=64, B_c=64, d=128"
+};
+
+inline FaLaunchPlan fa_launch_plan(const LaunchArgs& a, const char* rung) {
+  check_fa_args(a, rung);
+  const sim::AttentionProblem& p = a.problem;
+  const sim::TileShape t = a.tiles;
+  FaLaunchPlan plan;
+  plan.grid = sim::TileGrid(p, t);
+  if (plan.grid.T_r > 0x7fffffff)
+    throw Unsupported(std::string(rung) + ": T_r = " + std::to_string(plan.grid.T_r) +
+                      " row blocks exceed the grid's x limit");
+  plan.threads = layout::fa_threads_per_block(p.head_dim, t);
+  plan.smem = layout::fa_smem_bytes(p.head_dim, t);
+  plan.what = std::string(rung) + " with B_r=" + std::to_string(t.Br) + ", B_c=" + std::to_string(t.Bc) +
+              ", d=" + std::to_string(p.head_dim);
+  return plan;
 }
 
 }  // namespace flashlab::kernels::detail

@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "../analysis/profile_fixture.hpp"
+#include "../support/run_flashlab.hpp"
 #include "flashlab/analysis/bench_results.hpp"
 #include "flashlab/analysis/csv.hpp"
 #include "flashlab/ceilings/ceilings.hpp"
@@ -23,44 +24,15 @@ using namespace flashlab;
 
 namespace {
 
-struct Run {
-  int code = -1;
-  std::string out, err;
-};
-
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-// A folder of this process's own, removed when the tests end.
-struct Scratch {
-  fs::path dir = fs::temp_directory_path() / ("flashlab-ceilings-cli-" + std::to_string(::getpid()));
-  Scratch() { fs::create_directories(dir); }
-  ~Scratch() {
-    std::error_code ec;
-    fs::remove_all(dir, ec);
-  }
-};
+using flashlab::test::Run;
+using flashlab::test::slurp;
 
 fs::path scratch() {
-  static const Scratch s;
-  return s.dir;
+  static const flashlab::test::ScratchDir dir("flashlab-ceilings-cli");
+  return dir.path();
 }
 
-Run run_flashlab(const std::string& args) {
-  const fs::path out = scratch() / "stdout", err = scratch() / "stderr";
-  const std::string cmd = "cd '" + scratch().string() + "' && env -u DISPLAY -u WAYLAND_DISPLAY '" +
-                          std::string(FLASHLAB_EXE) + "' " + args + " >'" + out.string() + "' 2>'" + err.string() + "'";
-  const int status = std::system(cmd.c_str());
-  Run r;
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  r.out = slurp(out);
-  r.err = slurp(err);
-  return r;
-}
+Run run_flashlab(const std::string& args) { return flashlab::test::run_flashlab(scratch(), args); }
 
 int lines(const std::string& s) { return static_cast<int>(std::count(s.begin(), s.end(), '\n')); }
 

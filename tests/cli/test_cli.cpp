@@ -11,46 +11,23 @@
 
 #include <nlohmann/json.hpp>
 
+#include "../support/run_flashlab.hpp"
 #include "flashlab/analysis/csv.hpp"
 
 namespace fs = std::filesystem;
 
 namespace {
 
-struct Run {
-  int code = -1;
-  std::string out, err;
-};
-
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using flashlab::test::Run;
+using flashlab::test::slurp;
 
 fs::path scratch() {
-  static const fs::path dir = [] {
-    fs::path d = fs::temp_directory_path() / ("flashlab-cli-test-" + std::to_string(::getpid()));
-    fs::create_directories(d);
-    return d;
-  }();
-  return dir;
+  static const flashlab::test::ScratchDir dir("flashlab-cli-test");
+  return dir.path();
 }
 
 // Runs `flashlab ARGS` in the scratch folder with no display.
-Run run_flashlab(const std::string& args) {
-  const fs::path out = scratch() / "stdout", err = scratch() / "stderr";
-  const std::string cmd = "cd '" + scratch().string() + "' && env -u DISPLAY -u WAYLAND_DISPLAY '" +
-                          std::string(FLASHLAB_EXE) + "' " + args + " >'" + out.string() + "' 2>'" +
-                          err.string() + "'";
-  const int status = std::system(cmd.c_str());
-  Run r;
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  r.out = slurp(out);
-  r.err = slurp(err);
-  return r;
-}
+Run run_flashlab(const std::string& args) { return flashlab::test::run_flashlab(scratch(), args); }
 
 std::string data(const char* name) { return std::string(FLASHLAB_TEST_DATA) + "/" + name; }
 

@@ -10,39 +10,18 @@
 #include <fstream>
 #include <sstream>
 
+#include "../support/run_flashlab.hpp"
 #include "flashlab/kernels/device.hpp"
 
 namespace fs = std::filesystem;
 
 namespace {
 
-struct Run {
-  int code = -1;
-  std::string out, err;
-};
-
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using flashlab::test::Run;
 
 Run bench(const std::string& args) {
-  static const fs::path dir = [] {
-    fs::path d = fs::temp_directory_path() / ("flashlab-bench-cli-" + std::to_string(::getpid()));
-    fs::create_directories(d);
-    return d;
-  }();
-  const fs::path out = dir / "stdout", err = dir / "stderr";
-  const std::string cmd = "cd '" + dir.string() + "' && '" + std::string(FLASHLAB_EXE) + "' bench " + args + " >'" +
-                          out.string() + "' 2>'" + err.string() + "'";
-  const int status = std::system(cmd.c_str());
-  Run r;
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  r.out = slurp(out);
-  r.err = slurp(err);
-  return r;
+  static const flashlab::test::ScratchDir dir("flashlab-bench-cli");
+  return flashlab::test::run_flashlab(dir.path(), "bench " + args);
 }
 
 // Exit 2, nothing on stdout, exactly one line on stderr starting "flashlab: error: ".

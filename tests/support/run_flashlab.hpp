@@ -1,0 +1,69 @@
+// The `flashlab` binary run as a user runs it, for the tests of its command
+// line: in a scratch folder of the test process, with no display, stdout and
+// stderr captured, the exit code as the shell sees it. FLASHLAB_EXE (the
+// binary's path) is defined by the test target.
+#pragma once
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <system_error>
+
+#ifndef FLASHLAB_EXE
+#error "FLASHLAB_EXE must name the flashlab binary (target_compile_definitions in the test's CMakeLists)"
+#endif
+
+namespace flashlab::test {
+
+struct Run {
+  int code = -1;
+  std::string out, err;
+};
+
+inline std::string slurp(const std::filesystem::path& p) {
+  std::ifstream in(p);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// A folder of this process's own under the temporary directory, removed with
+// everything in it when the object goes.
+class ScratchDir {
+ public:
+  explicit ScratchDir(const std::string& tag)
+      : dir_(std::filesystem::temp_directory_path() / (tag + "-" + std::to_string(::getpid()))) {
+    std::filesystem::create_directories(dir_);
+  }
+  ~ScratchDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(dir_, ec);
+  }
+  ScratchDir(const ScratchDir&) = delete;
+  ScratchDir& operator=(const ScratchDir&) = delete;
+  const std::filesystem::path& path() const { return dir_; }
+
+ private:
+  std::filesystem::path dir_;
+};
+
+// `flashlab ARGS` in `cwd`, without DISPLAY or WAYLAND_DISPLAY (so the default
+// job is the headless one); output files are kept in `cwd`.
+inline Run run_flashlab(const std::filesystem::path& cwd, const std::string& args) {
+  const std::filesystem::path out = cwd / "stdout", err = cwd / "stderr";
+  const std::string cmd = "cd '" + cwd.string() + "' && env -u DISPLAY -u WAYLAND_DISPLAY '" +
+                          std::string(FLASHLAB_EXE) + "' " + args + " >'" + out.string() + "' 2>'" + err.string() + "'";
+  const int status = std::system(cmd.c_str());
+  Run r;
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  r.out = slurp(out);
+  r.err = slurp(err);
+  return r;
+}
+
+}  // namespace flashlab::test
