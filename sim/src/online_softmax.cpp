@@ -74,8 +74,21 @@ double OnlineSoftmax::score(const std::vector<double>& q_row, i64 key) const {
   double s = 0;
   const size_t j = static_cast<size_t>(key / grid_.Bc);
   if (j < k_filled_.size() && k_filled_[j]) {
+    // Four independent sums: the loop runs at the multiplier's rate instead of
+    // waiting on one chain of additions (this dot product is most of the GUI's
+    // own time per frame while playback runs).
     const float* kr = &k_cache_[static_cast<size_t>(key * grid_.d)];
-    for (i64 c = 0; c < grid_.d; ++c) s += q_row[static_cast<size_t>(c)] * kr[c];
+    const double* q = q_row.data();
+    double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+    i64 c = 0;
+    for (; c + 4 <= grid_.d; c += 4) {
+      s0 += q[c] * kr[c];
+      s1 += q[c + 1] * kr[c + 1];
+      s2 += q[c + 2] * kr[c + 2];
+      s3 += q[c + 3] * kr[c + 3];
+    }
+    for (; c < grid_.d; ++c) s0 += q[c] * kr[c];
+    s = (s0 + s1) + (s2 + s3);
   } else {
     for (i64 c = 0; c < grid_.d; ++c) s += q_row[static_cast<size_t>(c)] * k(key, c);
   }
