@@ -352,10 +352,23 @@ void draw_series_xy(const Series& s, Canvas& cv, const ChartLayout& L, const Met
       if (plottable(s.x[k], L.sx) && plottable(s.y[k], L.sy))
         draw_marker(cv, L.to_px(s.x[k], s.y[k]), s.marker, (s.style == SeriesStyle::points ? 9 : 6.5) * m.s * width_mul,
                     s.color, m.s);
+  // A label that would print over one already drawn is left out: the hover
+  // read-out and the CSV still carry it. Labels go in the series' order.
+  std::vector<Rect> drawn;
+  auto overlaps = [&](const Rect& r) {
+    return std::any_of(drawn.begin(), drawn.end(), [&](const Rect& o) {
+      return r.x < o.right() && o.x < r.right() && r.y < o.bottom() && o.y < r.bottom();
+    });
+  };
   for (size_t k = 0; k < n && k < s.point_labels.size(); ++k)
     if (!s.point_labels[k].empty() && plottable(s.x[k], L.sx) && plottable(s.y[k], L.sy)) {
       const Point p = L.to_px(s.x[k], s.y[k]);
-      cv.text({p.x + 6 * m.s, p.y - 3 * m.s}, s.point_labels[k], m.small, ink(s.color, m), HAlign::left, VAlign::bottom);
+      const Point at{p.x + 6 * m.s, p.y - 3 * m.s};
+      const Point size = cv.measure(s.point_labels[k], m.small);
+      const Rect box{at.x, at.y - size.y, size.x, size.y};
+      if (overlaps(box)) continue;
+      drawn.push_back(box);
+      cv.text(at, s.point_labels[k], m.small, ink(s.color, m), HAlign::left, VAlign::bottom);
     }
 }
 
