@@ -15,6 +15,7 @@
 
 #include "cuda_check.hpp"
 #include "flashlab/kernels/launch.hpp"
+#include "flashlab/kernels/layouts.hpp"
 
 namespace flashlab::kernels::detail {
 
@@ -106,6 +107,28 @@ void for_each_head_chunk(i64 heads, F&& f) {
 }
 
 inline cudaStream_t stream_of(const LaunchArgs& a) { return static_cast<cudaStream_t>(a.stream); }
+
+// The launch's workspace, refused (naming what it is for) when it is missing or
+// smaller than the `need` bytes the rung's layout asks for.
+inline char* checked_workspace(const LaunchArgs& a, i64 need, const char* rung, const char* holds) {
+  if (a.workspace == nullptr || static_cast<i64>(a.workspace_bytes) < need)
+    throw Unsupported(std::string(rung) + ": needs a workspace of " + std::to_string(need) + " B for " + holds +
+                      " (got " + std::to_string(a.workspace_bytes) + ")");
+  return static_cast<char*>(a.workspace);
+}
+
+// S and P of the materialising rungs (naive, naive_cublas): (B, H, N_q, N_kv)
+// each in the problem dtype, P after S at the next 256-byte boundary.
+struct MaterializedSP {
+  char* S;
+  char* P;
+};
+inline MaterializedSP materialized_workspace(const LaunchArgs& a, const char* rung) {
+  const sim::AttentionProblem& p = a.problem;
+  char* S = checked_workspace(a, layout::materialized_workspace_bytes(p), rung, "S and P");
+  if (p.causal && p.n_kv() != p.n_q()) throw Unsupported(std::string(rung) + ": causal attention needs seq_kv = seq_q");
+  return {S, S + layout::align256(layout::score_matrix_bytes(p))};
+}
 
 // What a launch checks about a compiled kernel, asked once per kernel: host
 // work between the timing events and the launch would be timed as GPU idle.

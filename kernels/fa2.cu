@@ -32,10 +32,11 @@ __global__ void __launch_bounds__(RowSplit<D>::kMaxThreads)
                        i64 head0) {
   using Split = RowSplit<D>;
   extern __shared__ float4 smem_f4[];
-  float* K_j = reinterpret_cast<float*>(smem_f4);  // (B_c, d) in shared memory
-  float* V_j = K_j + Bc * D;                        // (B_c, d) in shared memory
-  float* S_ij = V_j + Bc * D;                       // (B_r, B_c + 1) in shared memory
-  const int ld_S = Bc + 1;
+  const FaTiles tiles = carve_fa_tiles<D>(smem_f4, Bc);
+  float* const K_j = tiles.K_j;  // (B_c, d) in shared memory
+  float* const V_j = tiles.V_j;  // (B_c, d)
+  float* const S_ij = tiles.S_ij;  // (B_r, B_c + 1)
+  const int ld_S = tiles.ld_S;
 
   const i64 head = head0 + blockIdx.y;
   const i64 i = blockIdx.x;  // row block: rows [i·B_r, (i+1)·B_r)
@@ -72,14 +73,8 @@ __global__ void __launch_bounds__(RowSplit<D>::kMaxThreads)
     const int cols = static_cast<int>(min(static_cast<i64>(Bc), n_kv - j * Bc));  // partial last tile
 
     // line 8: S_ij = τ Q_i K_jᵀ (this row), masked above the diagonal.
-    float m_tile = -INFINITY;
-    for (int c = 0; c < cols; ++c) {
-      float s = row_dot<D>(q, K_j + c * D, part);
-      if (causal && j * Bc + c > row) s = -INFINITY;
-      if (r < Br && part == c % Split::kLanes) S_ij[r * ld_S + c] = s;  // one lane of the row writes
-      m_tile = fmaxf(m_tile, s);
-    }
-    __syncwarp();  // a row's S_ij entries were written by its own lanes, in this warp
+    const float m_tile = score_row<D>(q, K_j, S_ij + r_S * ld_S, cols, j * Bc, row, causal, r < Br, part);
+    __syncwarp();  // a row's S_ij entries were written by its own lanes, in this warp  // a row's S_ij entries were written by its own lanes, in this warp
 
     // line 9: m_i^(j) = max(m_i^(j−1), rowmax S_ij); rescale ℓ_i and O_i by
     // e^{m_i^(j−1) − m_i^(j)} (line 10's diag), then add P̃_ij = exp(S_ij − m_i^(j)).

@@ -104,6 +104,39 @@ __device__ __forceinline__ void row_axpy(float (&o)[RowSplit<D>::kDims], float p
   }
 }
 
+// The dynamic shared memory of a CUDA-core FlashAttention block, carved in
+// the order layout::fa_smem_bytes counts it: K_j and V_j (B_c, d) and S_ij
+// (B_r, B_c + 1; the padding column keeps rows in different banks).
+struct FaTiles {
+  float* K_j;
+  float* V_j;
+  float* S_ij;
+  int ld_S;
+};
+template <int D>
+__device__ __forceinline__ FaTiles carve_fa_tiles(float4* smem, int Bc) {
+  float* K_j = reinterpret_cast<float*>(smem);
+  float* V_j = K_j + Bc * D;
+  return {K_j, V_j, V_j + Bc * D, Bc + 1};
+}
+
+// S_ij = τ Q_i K_jᵀ for this lane's query row `row` over the `cols` keys of the
+// tile starting at key `key0`, masked above the diagonal when causal; one lane
+// of the row (r < B_r) stores each entry in the row of S_ij. Returns the row's
+// max (−∞ when every key is masked). The caller syncs the warp before reading.
+template <int D>
+__device__ __forceinline__ float score_row(const float (&q)[RowSplit<D>::kDims], const float* K_j, float* S_row,
+                                           int cols, i64 key0, i64 row, bool causal, bool stores, int part) {
+  float row_max = -INFINITY;
+  for (int c = 0; c < cols; ++c) {
+    float s = row_dot<D>(q, K_j + c * D, part);
+    if (causal && key0 + c > row) s = -INFINITY;
+    if (stores && part == c % RowSplit<D>::kLanes) S_row[c] = s;
+    row_max = fmaxf(row_max, s);
+  }
+  return row_max;
+}
+
 // Calls f(std::integral_constant<int, D>{}) for the compiled head dims.
 template <class F>
 void dispatch_head_dim(i64 d, F&& f) {

@@ -256,14 +256,10 @@ void gemm(const T* A, const T* B, T* C, GemmArgs g, i64 heads, cudaStream_t stre
 void naive_forward(const LaunchArgs& a) {
   using namespace detail;
   const sim::AttentionProblem& p = a.problem;
-  const i64 need = layout::materialized_workspace_bytes(p);
-  if (a.workspace == nullptr || static_cast<i64>(a.workspace_bytes) < need)
-    throw Unsupported("naive: needs a workspace of " + std::to_string(need) + " B for S and P (got " +
-                      std::to_string(a.workspace_bytes) + ")");
-  if (p.causal && p.n_kv() != p.n_q()) throw Unsupported("naive: causal attention needs seq_kv = seq_q");
+  const MaterializedSP sp = materialized_workspace(a, "naive");  // S, P: (B, H, N_q, N_kv) in the dtype
   const i64 nq = p.n_q(), nkv = p.n_kv(), d = p.head_dim, heads = p.head_count();
-  char* S = static_cast<char*>(a.workspace);                        // (B, H, N_q, N_kv) in the dtype
-  char* P = S + layout::align256(layout::score_matrix_bytes(p));    // (B, H, N_q, N_kv) in the dtype
+  char* const S = sp.S;
+  char* const P = sp.P;
   dispatch_dtype(p.dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     // S = τ Q Kᵀ

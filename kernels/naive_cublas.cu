@@ -89,16 +89,12 @@ void naive_cublas_release() noexcept {
 void naive_cublas_forward(const LaunchArgs& a) {
   using namespace detail;
   const sim::AttentionProblem& p = a.problem;
-  const i64 need = layout::materialized_workspace_bytes(p);
-  if (a.workspace == nullptr || static_cast<i64>(a.workspace_bytes) < need)
-    throw Unsupported("naive_cublas: needs a workspace of " + std::to_string(need) + " B for S and P (got " +
-                      std::to_string(a.workspace_bytes) + ")");
-  if (p.causal && p.n_kv() != p.n_q()) throw Unsupported("naive_cublas: causal attention needs seq_kv = seq_q");
+  const MaterializedSP sp = materialized_workspace(a, "naive_cublas");  // S, P: (B, H, N_q, N_kv) in the dtype
   const int nq = as_int(p.n_q(), "N_q"), nkv = as_int(p.n_kv(), "N_kv"), d = as_int(p.head_dim, "d");
   const int batch = as_int(p.head_count(), "B·H");
   const cudaDataType_t type = cuda_type(p.dtype);
-  char* S = static_cast<char*>(a.workspace);                      // (B, H, N_q, N_kv) in the dtype
-  char* P = S + layout::align256(layout::score_matrix_bytes(p));  // (B, H, N_q, N_kv) in the dtype
+  char* const S = sp.S;
+  char* const P = sp.P;
   cublasHandle_t h = cublas().handle;
   FLASHLAB_CUBLAS_CHECK(cublasSetStream(h, stream_of(a)));
   const float tau = a.softmax_scale, one = 1.f, zero = 0.f;

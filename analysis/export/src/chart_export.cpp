@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <memory>
 #include <stdexcept>
 
 #include "canvases.hpp"
@@ -90,26 +91,40 @@ std::string render_svg(const ChartSpec& c, const ExportOptions& o) {
   return cv.finish();
 }
 
+#ifdef FLASHLAB_HAVE_CAIRO
+namespace {
+
+struct SurfaceDeleter {
+  void operator()(cairo_surface_t* s) const { cairo_surface_destroy(s); }
+};
+struct ContextDeleter {
+  void operator()(cairo_t* cr) const { cairo_destroy(cr); }
+};
+using Surface = std::unique_ptr<cairo_surface_t, SurfaceDeleter>;
+
+// The chart drawn on `s` through a context scaled by `scale`; `page` ends a PDF page.
+// Surface and context are released on every path, exceptions included.
+void draw_on(cairo_surface_t* s, const ChartSpec& c, const ExportOptions& o, double scale, bool page) {
+  const std::unique_ptr<cairo_t, ContextDeleter> cr(cairo_create(s));
+  if (scale != 1.0) cairo_scale(cr.get(), scale, scale);
+  detail::CairoCanvas cv(cr.get());
+  draw(c, cv, o);
+  if (page) cairo_show_page(cr.get());
+  check(cairo_status(cr.get()), "cairo drawing");
+}
+
+}  // namespace
+#endif
+
 std::string render_png(const ChartSpec& c, const ExportOptions& o) {
   check_size(o);
 #ifdef FLASHLAB_HAVE_CAIRO
-  cairo_surface_t* s = cairo_image_surface_create(CAIRO_FORMAT_ARGB32, o.width_px, o.height_px);
+  const Surface s(cairo_image_surface_create(CAIRO_FORMAT_ARGB32, o.width_px, o.height_px));
+  check(cairo_surface_status(s.get()), "cairo image surface");
+  draw_on(s.get(), c, o, 1.0, false);
+  cairo_surface_flush(s.get());
   std::string out;
-  try {
-    check(cairo_surface_status(s), "cairo image surface");
-    cairo_t* cr = cairo_create(s);
-    detail::CairoCanvas cv(cr);
-    draw(c, cv, o);
-    const cairo_status_t st = cairo_status(cr);
-    cairo_destroy(cr);
-    check(st, "cairo drawing");
-    cairo_surface_flush(s);
-    check(cairo_surface_write_to_png_stream(s, append, &out), "PNG encoding");
-  } catch (...) {
-    cairo_surface_destroy(s);
-    throw;
-  }
-  cairo_surface_destroy(s);
+  check(cairo_surface_write_to_png_stream(s.get(), append, &out), "PNG encoding");
   return out;
 #else
   (void)c;
@@ -121,27 +136,16 @@ std::string render_pdf(const ChartSpec& c, const ExportOptions& o) {
   check_size(o);
 #ifdef FLASHLAB_HAVE_CAIRO
   std::string out;
-  // 1 px = 0.75 pt: a 1200 px chart is a 900 pt (12.5 in) wide page.
-  cairo_surface_t* s = cairo_pdf_surface_create_for_stream(append, &out, o.width_px * 0.75, o.height_px * 0.75);
-  try {
-    check(cairo_surface_status(s), "cairo PDF surface");
-    cairo_pdf_surface_set_metadata(s, CAIRO_PDF_METADATA_TITLE, c.title.c_str());
-    cairo_pdf_surface_set_metadata(s, CAIRO_PDF_METADATA_CREATOR, "FlashLab");
-    cairo_t* cr = cairo_create(s);
-    cairo_scale(cr, 0.75, 0.75);
-    detail::CairoCanvas cv(cr);
-    draw(c, cv, o);
-    cairo_show_page(cr);
-    const cairo_status_t st = cairo_status(cr);
-    cairo_destroy(cr);
-    check(st, "cairo drawing");
-    cairo_surface_finish(s);
-    check(cairo_surface_status(s), "PDF writing");
-  } catch (...) {
-    cairo_surface_destroy(s);
-    throw;
-  }
-  cairo_surface_destroy(s);
+  {
+    // 1 px = 0.75 pt: a 1200 px chart is a 900 pt (12.5 in) wide page.
+    const Surface s(cairo_pdf_surface_create_for_stream(append, &out, o.width_px * 0.75, o.height_px * 0.75));
+    check(cairo_surface_status(s.get()), "cairo PDF surface");
+    cairo_pdf_surface_set_metadata(s.get(), CAIRO_PDF_METADATA_TITLE, c.title.c_str());
+    cairo_pdf_surface_set_metadata(s.get(), CAIRO_PDF_METADATA_CREATOR, "FlashLab");
+    draw_on(s.get(), c, o, 0.75, true);
+    cairo_surface_finish(s.get());
+    check(cairo_surface_status(s.get()), "PDF writing");
+  }  // the stream writes into `out` until the surface goes
   return out;
 #else
   (void)c;
