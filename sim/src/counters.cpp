@@ -104,6 +104,27 @@ Counters Counters::scaled(i64 k) const {
   return r;
 }
 
+Counters& Counters::add_scaled(const Counters& o, i64 k) {
+  if (k == 0) return *this;
+  auto f = [k](i64& acc, i64 v) {
+    if (v != 0) acc = checked_add(acc, checked_mul(v, k, "count"), "count");
+  };
+  for (int l = 0; l < kLevelCount; ++l)
+    for (int t = 0; t < kTensorCount; ++t) {
+      Traffic& a = traffic[l][t];
+      const Traffic& b = o.traffic[l][t];
+      f(a.read_elements, b.read_elements);
+      f(a.write_elements, b.write_elements);
+      f(a.read_bytes, b.read_bytes);
+      f(a.write_bytes, b.write_bytes);
+    }
+  f(matmul_flops, o.matmul_flops);
+  f(softmax_flops, o.softmax_flops);
+  f(exps, o.exps);
+  f(events, o.events);
+  return *this;
+}
+
 bool Counters::operator==(const Counters& o) const {
   return traffic == o.traffic && matmul_flops == o.matmul_flops && softmax_flops == o.softmax_flops &&
          exps == o.exps && events == o.events;

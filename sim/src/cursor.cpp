@@ -84,7 +84,7 @@ void Cursor::seek(i64 p) {
     replay([&](EventSink& k) { s_.emit_prologue(k); });
   } else if (q >= starts_[static_cast<size_t>(n)]) {
     where_.part = Part::epilogue;
-    base = s_.cf_prologue() + s_.cf_outers(0, n);
+    base = s_.cost_of_prologue() + s_.cost_of_outers(0, n);
     t.reset(after_prologue_, 0);
     piece_start = starts_[static_cast<size_t>(n)];
     replay([&](EventSink& k) { s_.emit_epilogue(k); });
@@ -93,26 +93,26 @@ void Cursor::seek(i64 p) {
     const i64 off = q - starts_[static_cast<size_t>(o)];
     const i64 nb = s_.events_outer_begin(o), nv = s_.events_per_visit(o), visits = s_.visit_count(o);
     where_.outer = o;
-    base = s_.cf_prologue() + s_.cf_outers(0, o);
+    base = s_.cost_of_prologue() + s_.cost_of_outers(0, o);
     t.reset(after_prologue_, 0);
     if (off < nb) {
       where_.part = Part::outer_begin;
       piece_start = starts_[static_cast<size_t>(o)];
       replay([&](EventSink& k) { s_.emit_outer_begin(o, k); });
     } else {
-      base += s_.cf_outer_begin(o);
+      base += s_.cost_of_outer_begin(o);
       SramOnly only(t);
       s_.emit_outer_begin(o, only);
       if (off < nb + visits * nv) {
         const i64 k = (off - nb) / nv;
         where_.part = Part::visit;
         where_.visit = k;
-        base += s_.cf_visits(o, 0, k);
+        base += s_.cost_of_visits(o, 0, k);
         piece_start = starts_[static_cast<size_t>(o)] + nb + k * nv;
         replay([&](EventSink& sink) { s_.emit_visit(o, k, sink); });
       } else {
         where_.part = Part::outer_end;
-        base += s_.cf_visits(o, 0, visits);
+        base += s_.cost_of_visits(o, 0, visits);
         piece_start = starts_[static_cast<size_t>(o)] + nb + visits * nv;
         replay([&](EventSink& k) { s_.emit_outer_end(o, k); });
       }

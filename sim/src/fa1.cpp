@@ -1,23 +1,59 @@
 // FlashAttention-1, Algorithm 1 of Dao et al. (2022), as written: O, ℓ, m live
 // in HBM; the outer loop streams K_j, V_j; the inner loop reads Q_i, O_i, ℓ_i,
 // m_i and writes O_i, ℓ_i, m_i back at every step.
-#include "algorithm_model.hpp"
+#include "loop_nest.hpp"
 
 namespace flashlab::sim::detail {
 namespace {
 
-class Fa1 final : public AlgorithmModel {
- public:
-  using AlgorithmModel::AlgorithmModel;
+const AlgorithmInfo& info() {
+  static const AlgorithmInfo i{
+      Algorithm::fa1,
+      "fa1",
+      "FlashAttention-1 (Algorithm 1)",
+      "Dao et al., FlashAttention (2022), Algorithm 1",
+      {"Set block sizes B_c = ⌈M/4d⌉, B_r = min(⌈M/4d⌉, d).",
+       "Initialize O = (0)_{N×d}, ℓ = (0)_N, m = (−∞)_N in HBM.",
+       "Divide Q into T_r = ⌈N/B_r⌉ blocks Q_1..Q_{T_r} of size B_r × d each, and divide K, V into "
+       "T_c = ⌈N/B_c⌉ blocks K_1..K_{T_c} and V_1..V_{T_c}, of size B_c × d each.",
+       "Divide O into T_r blocks O_i of size B_r × d each, divide ℓ into T_r blocks ℓ_i of size B_r "
+       "each, divide m into T_r blocks m_i of size B_r each.",
+       "for 1 ≤ j ≤ T_c do",
+       "  Load K_j, V_j from HBM to on-chip SRAM.",
+       "  for 1 ≤ i ≤ T_r do",
+       "    Load Q_i, O_i, ℓ_i, m_i from HBM to on-chip SRAM.",
+       "    On chip, compute S_ij = τ Q_i K_jᵀ ∈ R^{B_r×B_c}.",
+       "    On chip, compute m̃_ij = rowmax(S_ij), P̃_ij = exp(S_ij − m̃_ij), ℓ̃_ij = rowsum(P̃_ij).",
+       "    On chip, compute m_i^new = max(m_i, m̃_ij), ℓ_i^new = e^{m_i − m_i^new} ℓ_i + "
+       "e^{m̃_ij − m_i^new} ℓ̃_ij.",
+       "    Write O_i ← diag(ℓ_i^new)⁻¹ (diag(ℓ_i) e^{m_i − m_i^new} O_i + e^{m̃_ij − m_i^new} P̃_ij V_j) "
+       "to HBM.",
+       "    Write ℓ_i ← ℓ_i^new, m_i ← m_i^new to HBM.",
+       "  end for",
+       "end for",
+       "Return O."},
+      {"flash1", "flashattention1", "flash-1"},
+      /*outer_over_rows=*/false,  // for 1 ≤ j ≤ T_c
+      /*skips_masked_blocks=*/true,
+      /*materializes_scores=*/false,
+      /*keeps_running_statistics=*/true,
+      /*statistics_update_line=*/11,
+      "S_ij and P̃_ij stay on chip; O_i, ℓ_i, m_i go to HBM each step",
+      /*palette_index=*/0,
+      Marker::circle};
+  return i;
+}
 
-  bool outer_over_rows() const override { return false; }  // for 1 ≤ j ≤ T_c
-  bool skips_masked_blocks() const override { return true; }
+class Fa1 final : public LoopNest {
+ public:
+  std::string_view phase_title(int) const override { return info().strategy; }
 
   void prologue(Emitter& e) const override {
     // line 2: initialise O = 0, ℓ = 0, m = −∞ in HBM.
-    e.store(2, e.whole(Tensor::O, g_.n_q, g_.d), Level::none);
-    e.store(2, e.whole(Tensor::l, g_.n_q, 1), Level::none);
-    e.store(2, e.whole(Tensor::m, g_.n_q, 1), Level::none);
+    const TileGrid& g = e.grid();
+    e.store(2, e.whole(Tensor::O, g.n_q, g.d), Level::none);
+    e.store(2, e.whole(Tensor::l, g.n_q, 1), Level::none);
+    e.store(2, e.whole(Tensor::m, g.n_q, 1), Level::none);
   }
 
   void outer_begin(int, i64 j, Emitter& e) const override {
@@ -26,7 +62,7 @@ class Fa1 final : public AlgorithmModel {
   }
 
   void visit(int, i64 i, i64 j, bool, Emitter& e) const override {
-    const i64 r = g_.rows(i), c = g_.cols(j), d = g_.d;
+    const i64 r = e.rows(i), c = e.cols(j), d = e.d();
     const TileRef Qi = e.Q(i), Oi = e.O(i), li = e.row_stat(Tensor::l, i), mi = e.row_stat(Tensor::m, i);
     const TileRef Kj = e.K(j), Vj = e.V(j), Sij = e.S(i, j), Pij = e.P(i, j);
     const TileRef m_t = e.row_stat(Tensor::m_tilde, i, j), l_t = e.row_stat(Tensor::l_tilde, i, j);
@@ -55,88 +91,15 @@ class Fa1 final : public AlgorithmModel {
   }
 
   void outer_end(int, i64 j, Emitter& e) const override { e.free(15, {e.K(j), e.V(j)}); }
-
-  Counters cf_prologue() const override {
-    Tally t(p_.dtype);
-    t.write(Level::HBM, Tensor::O, mul(g_.n_q, g_.d));
-    t.write(Level::HBM, Tensor::l, g_.n_q);
-    t.write(Level::HBM, Tensor::m, g_.n_q);
-    return t.done();
-  }
-
-  Counters cf_phase(int, const Sums& s) const override {
-    Tally t(p_.dtype);
-    const i64 d = g_.d;
-    // line 6, once per outer iteration: K_j, V_j (begin_size = Σ c).
-    for (Tensor x : {Tensor::K, Tensor::V}) {
-      t.read(Level::HBM, x, mul(s.begin_size, d));
-      t.write(Level::SRAM, x, mul(s.begin_size, d));
-    }
-    const i64 rd = mul(s.v_r, d), cd = mul(s.v_c, d), rc = s.v_rc, r = s.v_r;
-    // line 8: load Q_i, O_i, ℓ_i, m_i.
-    for (Tensor x : {Tensor::Q, Tensor::O}) {
-      t.read(Level::HBM, x, rd);
-      t.write(Level::SRAM, x, rd);
-    }
-    for (Tensor x : {Tensor::l, Tensor::m}) {
-      t.read(Level::HBM, x, r);
-      t.write(Level::SRAM, x, r);
-    }
-    // line 9: S = τ Q Kᵀ.
-    t.read(Level::SRAM, Tensor::Q, rd);
-    t.read(Level::SRAM, Tensor::K, cd);
-    t.write(Level::SRAM, Tensor::S, rc);
-    t.matmul(mul(2 * d, rc));
-    t.softmax(rc);
-    // line 10: m̃, P̃, ℓ̃.
-    t.read(Level::SRAM, Tensor::S, rc);
-    t.write(Level::SRAM, Tensor::m_tilde, r);
-    t.read(Level::SRAM, Tensor::S, rc);
-    t.read(Level::SRAM, Tensor::m_tilde, r);
-    t.write(Level::SRAM, Tensor::P, rc);
-    t.read(Level::SRAM, Tensor::P, rc);
-    t.write(Level::SRAM, Tensor::l_tilde, r);
-    t.softmax(mul(3, rc));
-    t.exps(rc);
-    // line 11: m_new, ℓ_new.
-    t.read(Level::SRAM, Tensor::m, mul(2, r));
-    t.read(Level::SRAM, Tensor::m_tilde, mul(2, r));
-    t.read(Level::SRAM, Tensor::m_new, r);
-    t.read(Level::SRAM, Tensor::l, r);
-    t.read(Level::SRAM, Tensor::l_tilde, r);
-    t.write(Level::SRAM, Tensor::m_new, r);
-    t.write(Level::SRAM, Tensor::l_new, r);
-    t.softmax(mul(6, r));
-    t.exps(mul(2, r));
-    // line 12: O update, then O_i to HBM.
-    t.read(Level::SRAM, Tensor::O, rd);
-    t.read(Level::SRAM, Tensor::P, rc);
-    t.read(Level::SRAM, Tensor::V, cd);
-    t.read(Level::SRAM, Tensor::l, r);
-    t.read(Level::SRAM, Tensor::l_new, r);
-    t.write(Level::SRAM, Tensor::O, rd);
-    t.matmul(mul(2 * d, rc));
-    t.softmax(checked_add(mul(3, rd), mul(3, r)));
-    t.read(Level::SRAM, Tensor::O, rd);
-    t.write(Level::HBM, Tensor::O, rd);
-    // line 13: ℓ_i, m_i to HBM.
-    for (Tensor x : {Tensor::l, Tensor::m}) {
-      t.read(Level::SRAM, x, r);
-      t.write(Level::HBM, x, r);
-    }
-    return t.done();
-  }
-
-  i64 ev_prologue() const override { return 3; }
-  i64 ev_begin(int) const override { return 2; }
-  i64 ev_visit(int) const override { return 15; }
-  i64 ev_end(int) const override { return 1; }
 };
+
+std::unique_ptr<LoopNest> make(const AttentionProblem&) { return std::make_unique<Fa1>(); }
 
 }  // namespace
 
-std::unique_ptr<AlgorithmModel> make_fa1(const AttentionProblem& p, TileShape t) {
-  return std::make_unique<Fa1>(p, t);
+const AlgorithmEntry& fa1_entry() {
+  static const AlgorithmEntry e{info(), &make};
+  return e;
 }
 
 }  // namespace flashlab::sim::detail

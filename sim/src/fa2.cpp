@@ -1,17 +1,52 @@
 // FlashAttention-2 forward, Algorithm 1 of Dao (2023): the outer loop over Q_i
 // keeps O_i, ℓ_i, m_i on chip; K_j, V_j are streamed; O_i and the logsumexp
 // L_i are written once.
-#include "algorithm_model.hpp"
+#include "loop_nest.hpp"
 
 namespace flashlab::sim::detail {
 namespace {
 
-class Fa2 final : public AlgorithmModel {
- public:
-  using AlgorithmModel::AlgorithmModel;
+const AlgorithmInfo& info() {
+  static const AlgorithmInfo i{
+      Algorithm::fa2,
+      "fa2",
+      "FlashAttention-2 forward (Algorithm 1)",
+      "Dao, FlashAttention-2 (2023), Algorithm 1",
+      {"Divide Q into T_r = ⌈N/B_r⌉ blocks Q_1..Q_{T_r} of size B_r × d each, and divide K, V into "
+       "T_c = ⌈N/B_c⌉ blocks of size B_c × d each.",
+       "Divide the output O into T_r blocks O_i of size B_r × d each, and divide the logsumexp L into "
+       "T_r blocks L_i of size B_r each.",
+       "for 1 ≤ i ≤ T_r do",
+       "  Load Q_i from HBM to on-chip SRAM.",
+       "  On chip, initialize O_i^(0) = (0), ℓ_i^(0) = (0), m_i^(0) = (−∞).",
+       "  for 1 ≤ j ≤ T_c do",
+       "    Load K_j, V_j from HBM to on-chip SRAM.",
+       "    On chip, compute S_i^(j) = τ Q_i K_jᵀ ∈ R^{B_r×B_c}.",
+       "    On chip, compute m_i^(j) = max(m_i^(j−1), rowmax(S_i^(j))), P̃_i^(j) = exp(S_i^(j) − "
+       "m_i^(j)), ℓ_i^(j) = e^{m_i^(j−1) − m_i^(j)} ℓ_i^(j−1) + rowsum(P̃_i^(j)).",
+       "    On chip, compute O_i^(j) = diag(e^{m_i^(j−1) − m_i^(j)}) O_i^(j−1) + P̃_i^(j) V_j.",
+       "  end for",
+       "  On chip, compute O_i = diag(ℓ_i^(T_c))⁻¹ O_i^(T_c).",
+       "  On chip, compute L_i = m_i^(T_c) + log(ℓ_i^(T_c)).",
+       "  Write O_i to HBM as the i-th block of O.",
+       "  Write L_i to HBM as the i-th block of L.",
+       "end for",
+       "Return the output O and the logsumexp L."},
+      {"flash2", "flashattention2", "flash-2"},
+      /*outer_over_rows=*/true,  // for 1 ≤ i ≤ T_r
+      /*skips_masked_blocks=*/true,
+      /*materializes_scores=*/false,
+      /*keeps_running_statistics=*/true,
+      /*statistics_update_line=*/9,
+      "S_ij and P̃_ij stay on chip; O_i written once per row block",
+      /*palette_index=*/2,
+      Marker::diamond};
+  return i;
+}
 
-  bool outer_over_rows() const override { return true; }  // for 1 ≤ i ≤ T_r
-  bool skips_masked_blocks() const override { return true; }
+class Fa2 final : public LoopNest {
+ public:
+  std::string_view phase_title(int) const override { return info().strategy; }
 
   void outer_begin(int, i64 i, Emitter& e) const override {
     e.load(4, e.Q(i));  // line 4: load Q_i
@@ -22,7 +57,7 @@ class Fa2 final : public AlgorithmModel {
   }
 
   void visit(int, i64 i, i64 j, bool, Emitter& e) const override {
-    const i64 r = g_.rows(i), c = g_.cols(j), d = g_.d;
+    const i64 r = e.rows(i), c = e.cols(j), d = e.d();
     const TileRef Qi = e.Q(i), Oi = e.O(i), li = e.row_stat(Tensor::l, i), mi = e.row_stat(Tensor::m, i);
     const TileRef Kj = e.K(j), Vj = e.V(j), Sij = e.S(i, j), Pij = e.P(i, j);
     const TileRef m_n = e.row_stat(Tensor::m_new, i);
@@ -45,78 +80,22 @@ class Fa2 final : public AlgorithmModel {
   void outer_end(int, i64 i, Emitter& e) const override {
     const TileRef Qi = e.Q(i), Oi = e.O(i), li = e.row_stat(Tensor::l, i), mi = e.row_stat(Tensor::m, i);
     const TileRef Li = e.row_stat(Tensor::LSE, i);
-    const i64 r = g_.rows(i), d = g_.d;
+    const i64 r = e.rows(i), d = e.d();
     e.compute(12, Oi, {Oi, li}, 0, r * d, 0);  // line 12: O_i = diag(ℓ_i)⁻¹ O_i
     e.compute(13, Li, {mi, li}, 0, r, r);      // line 13: L_i = m_i + log(ℓ_i)
     e.store(14, Oi);                           // line 14: write O_i
     e.store(15, Li);                           // line 15: write L_i
     e.free(16, {Qi, Oi, li, mi, Li});
   }
-
-  Counters cf_phase(int, const Sums& s) const override {
-    Tally t(p_.dtype);
-    const i64 d = g_.d;
-    // Outer begin (lines 4-5), Σ r = begin_size.
-    const i64 brd = mul(s.begin_size, d), br = s.begin_size;
-    t.read(Level::HBM, Tensor::Q, brd);
-    t.write(Level::SRAM, Tensor::Q, brd);
-    t.write(Level::SRAM, Tensor::O, brd);
-    t.write(Level::SRAM, Tensor::l, br);
-    t.write(Level::SRAM, Tensor::m, br);
-    // Visits (lines 7-10).
-    const i64 rd = mul(s.v_r, d), cd = mul(s.v_c, d), rc = s.v_rc, r = s.v_r;
-    for (Tensor x : {Tensor::K, Tensor::V}) {
-      t.read(Level::HBM, x, cd);
-      t.write(Level::SRAM, x, cd);
-    }
-    t.read(Level::SRAM, Tensor::Q, rd);  // line 8
-    t.read(Level::SRAM, Tensor::K, cd);
-    t.write(Level::SRAM, Tensor::S, rc);
-    t.matmul(mul(2 * d, rc));
-    t.softmax(rc);
-    t.read(Level::SRAM, Tensor::S, mul(2, rc));  // line 9
-    t.read(Level::SRAM, Tensor::m, mul(2, r));
-    t.read(Level::SRAM, Tensor::m_new, mul(2, r));
-    t.read(Level::SRAM, Tensor::l, r);
-    t.read(Level::SRAM, Tensor::P, rc);
-    t.write(Level::SRAM, Tensor::m_new, r);
-    t.write(Level::SRAM, Tensor::P, rc);
-    t.write(Level::SRAM, Tensor::l, r);
-    t.softmax(checked_add(mul(3, rc), mul(4, r)));
-    t.exps(checked_add(rc, r));
-    t.read(Level::SRAM, Tensor::O, rd);  // line 10
-    t.read(Level::SRAM, Tensor::P, rc);
-    t.read(Level::SRAM, Tensor::V, cd);
-    t.read(Level::SRAM, Tensor::m, r);
-    t.read(Level::SRAM, Tensor::m_new, mul(2, r));
-    t.write(Level::SRAM, Tensor::O, rd);
-    t.write(Level::SRAM, Tensor::m, r);
-    t.matmul(mul(2 * d, rc));
-    t.softmax(rd);
-    // Outer end (lines 12-15), Σ r = end_size.
-    const i64 erd = mul(s.end_size, d), er = s.end_size;
-    t.read(Level::SRAM, Tensor::O, mul(2, erd));
-    t.read(Level::SRAM, Tensor::l, mul(2, er));
-    t.read(Level::SRAM, Tensor::m, er);
-    t.read(Level::SRAM, Tensor::LSE, er);
-    t.write(Level::SRAM, Tensor::O, erd);
-    t.write(Level::SRAM, Tensor::LSE, er);
-    t.softmax(checked_add(erd, er));
-    t.exps(er);
-    t.write(Level::HBM, Tensor::O, erd);
-    t.write(Level::HBM, Tensor::LSE, er);
-    return t.done();
-  }
-
-  i64 ev_begin(int) const override { return 4; }
-  i64 ev_visit(int) const override { return 9; }
-  i64 ev_end(int) const override { return 5; }
 };
+
+std::unique_ptr<LoopNest> make(const AttentionProblem&) { return std::make_unique<Fa2>(); }
 
 }  // namespace
 
-std::unique_ptr<AlgorithmModel> make_fa2(const AttentionProblem& p, TileShape t) {
-  return std::make_unique<Fa2>(p, t);
+const AlgorithmEntry& fa2_entry() {
+  static const AlgorithmEntry e{info(), &make};
+  return e;
 }
 
 }  // namespace flashlab::sim::detail

@@ -7,7 +7,7 @@
 // row block) and counts the re-reads of later row blocks as L2 hits.
 #include <vector>
 
-#include "algorithm_model.hpp"
+#include "loop_nest.hpp"
 
 namespace flashlab::sim::detail {
 namespace {
@@ -18,26 +18,25 @@ struct PassSpec {
   Pass pass;
   int line;
   i64 flops_per_element;  // GEMM passes: the fused scale of S; elementwise passes: their op
+  std::string_view title;  // the step-through's title of this pass
 };
 
-class Materialized final : public AlgorithmModel {
+class Materialized final : public LoopNest {
  public:
-  Materialized(const AttentionProblem& p, TileShape t, std::vector<PassSpec> passes)
-      : AlgorithmModel(p, t), passes_(std::move(passes)) {}
+  explicit Materialized(std::vector<PassSpec> passes) : passes_(std::move(passes)) {}
 
   int phases() const override { return static_cast<int>(passes_.size()); }
-  bool outer_over_rows() const override { return true; }
-  bool skips_masked_blocks() const override { return false; }  // GEMMs compute every block
+  std::string_view phase_title(int ph) const override { return spec(ph).title; }
 
   void outer_begin(int ph, i64 i, Emitter& e) const override {
-    const PassSpec& s = passes_[static_cast<size_t>(ph)];
+    const PassSpec& s = spec(ph);
     if (s.pass == Pass::gemm_qk) e.load(s.line, e.Q(i));
     if (s.pass == Pass::gemm_pv) e.compute(s.line, e.O(i), {}, 0, 0, 0);  // O_i = 0 accumulator
   }
 
   void visit(int ph, i64 i, i64 j, bool first, Emitter& e) const override {
-    const PassSpec& s = passes_[static_cast<size_t>(ph)];
-    const i64 r = g_.rows(i), c = g_.cols(j), d = g_.d;
+    const PassSpec& s = spec(ph);
+    const i64 r = e.rows(i), c = e.cols(j), d = e.d();
     const Level kv_from = first ? Level::HBM : Level::L2;
     const TileRef Sij = e.S(i, j), Pij = e.P(i, j);
     switch (s.pass) {
@@ -74,7 +73,7 @@ class Materialized final : public AlgorithmModel {
   }
 
   void outer_end(int ph, i64 i, Emitter& e) const override {
-    const PassSpec& s = passes_[static_cast<size_t>(ph)];
+    const PassSpec& s = spec(ph);
     if (s.pass == Pass::gemm_qk) e.free(s.line, {e.Q(i)});
     if (s.pass == Pass::gemm_pv) {
       e.store(s.line, e.O(i));
@@ -82,97 +81,86 @@ class Materialized final : public AlgorithmModel {
     }
   }
 
-  Counters cf_phase(int ph, const Sums& s) const override {
-    const PassSpec& ps = passes_[static_cast<size_t>(ph)];
-    Tally t(p_.dtype);
-    const i64 d = g_.d, rc = s.v_rc;
-    switch (ps.pass) {
-      case Pass::gemm_qk:
-        t.read(Level::HBM, Tensor::Q, mul(s.begin_size, d));
-        t.write(Level::SRAM, Tensor::Q, mul(s.begin_size, d));
-        t.read(Level::HBM, Tensor::K, mul(s.fv_c, d));
-        t.read(Level::L2, Tensor::K, mul(s.v_c - s.fv_c, d));
-        t.write(Level::SRAM, Tensor::K, mul(s.v_c, d));
-        t.read(Level::SRAM, Tensor::Q, mul(s.v_r, d));
-        t.read(Level::SRAM, Tensor::K, mul(s.v_c, d));
-        t.write(Level::SRAM, Tensor::S, rc);
-        t.matmul(mul(2 * d, rc));
-        t.softmax(mul(ps.flops_per_element, rc));
-        t.read(Level::SRAM, Tensor::S, rc);
-        t.write(Level::HBM, Tensor::S, rc);
-        break;
-      case Pass::scale:
-      case Pass::mask:
-        t.read(Level::HBM, Tensor::S, rc);
-        t.write(Level::SRAM, Tensor::S, rc);
-        t.read(Level::SRAM, Tensor::S, rc);
-        t.write(Level::SRAM, Tensor::S, rc);
-        t.softmax(mul(ps.flops_per_element, rc));
-        t.read(Level::SRAM, Tensor::S, rc);
-        t.write(Level::HBM, Tensor::S, rc);
-        break;
-      case Pass::softmax:
-        t.read(Level::HBM, Tensor::S, rc);
-        t.write(Level::SRAM, Tensor::S, rc);
-        t.read(Level::SRAM, Tensor::S, rc);
-        t.write(Level::SRAM, Tensor::P, rc);
-        t.softmax(mul(ps.flops_per_element, rc));
-        t.exps(rc);
-        t.read(Level::SRAM, Tensor::P, rc);
-        t.write(Level::HBM, Tensor::P, rc);
-        break;
-      case Pass::gemm_pv:
-        t.write(Level::SRAM, Tensor::O, mul(s.begin_size, d));
-        t.read(Level::HBM, Tensor::P, rc);
-        t.write(Level::SRAM, Tensor::P, rc);
-        t.read(Level::HBM, Tensor::V, mul(s.fv_c, d));
-        t.read(Level::L2, Tensor::V, mul(s.v_c - s.fv_c, d));
-        t.write(Level::SRAM, Tensor::V, mul(s.v_c, d));
-        t.read(Level::SRAM, Tensor::P, rc);
-        t.read(Level::SRAM, Tensor::V, mul(s.v_c, d));
-        t.read(Level::SRAM, Tensor::O, mul(s.v_r, d));
-        t.write(Level::SRAM, Tensor::O, mul(s.v_r, d));
-        t.matmul(mul(2 * d, rc));
-        t.read(Level::SRAM, Tensor::O, mul(s.end_size, d));
-        t.write(Level::HBM, Tensor::O, mul(s.end_size, d));
-        break;
-    }
-    return t.done();
-  }
-
-  i64 ev_begin(int ph) const override {
-    const Pass p = passes_[static_cast<size_t>(ph)].pass;
-    return (p == Pass::gemm_qk || p == Pass::gemm_pv) ? 1 : 0;
-  }
-  i64 ev_visit(int) const override { return 4; }
-  i64 ev_end(int ph) const override {
-    const Pass p = passes_[static_cast<size_t>(ph)].pass;
-    return p == Pass::gemm_qk ? 1 : p == Pass::gemm_pv ? 2 : 0;
-  }
-
  private:
+  const PassSpec& spec(int ph) const { return passes_[static_cast<size_t>(ph)]; }
   std::vector<PassSpec> passes_;
 };
 
 // Softmax of one element: max, subtract, sum, divide (plus one exponential).
 constexpr i64 kSoftmaxFlopsPerElement = 4;
 
-}  // namespace
-
-std::unique_ptr<AlgorithmModel> make_standard(const AttentionProblem& p, TileShape t) {
-  // The scale τ is fused into the S = QKᵀ pass; the causal mask into softmax.
-  return std::make_unique<Materialized>(
-      p, t,
-      std::vector<PassSpec>{{Pass::gemm_qk, 1, 1}, {Pass::softmax, 2, kSoftmaxFlopsPerElement},
-                            {Pass::gemm_pv, 3, 0}});
+const AlgorithmInfo& standard_info() {
+  static const AlgorithmInfo i{
+      Algorithm::standard,
+      "standard",
+      "Standard attention (Algorithm 0)",
+      "Dao et al., FlashAttention (2022), Algorithm 0",
+      {"Load Q, K by blocks from HBM, compute S = QKᵀ, write S to HBM.",
+       "Read S from HBM, compute P = softmax(S), write P to HBM.",
+       "Load P and V by blocks from HBM, compute O = PV, write O to HBM.",
+       "Return O."},
+      {"naive", "algorithm0"},
+      /*outer_over_rows=*/true,
+      /*skips_masked_blocks=*/false,  // the GEMMs compute every block, the mask comes after
+      /*materializes_scores=*/true,
+      /*keeps_running_statistics=*/false,
+      /*statistics_update_line=*/0,
+      "S and P go to HBM; softmax reads whole rows back",
+      /*palette_index=*/1,
+      Marker::square};
+  return i;
 }
 
-std::unique_ptr<AlgorithmModel> make_pytorch(const AttentionProblem& p, TileShape t) {
-  std::vector<PassSpec> passes{{Pass::gemm_qk, 1, 0}, {Pass::scale, 2, 1}};
-  if (p.causal) passes.push_back({Pass::mask, 3, 0});
-  passes.push_back({Pass::softmax, 4, kSoftmaxFlopsPerElement});
-  passes.push_back({Pass::gemm_pv, 5, 0});
-  return std::make_unique<Materialized>(p, t, std::move(passes));
+const AlgorithmInfo& pytorch_info() {
+  static const AlgorithmInfo i{
+      Algorithm::pytorch,
+      "pytorch",
+      "Eager PyTorch (one kernel per op)",
+      "torch.matmul / mul / masked_fill / softmax / matmul, as eager PyTorch launches them",
+      {"S = Q @ K.transpose(-2, -1)      # GEMM: read Q, K; write S",
+       "S = S * τ                        # elementwise: read S; write S",
+       "S = S.masked_fill(mask, -inf)    # causal only: read S; write S",
+       "P = torch.softmax(S, dim=-1)     # read S; write P",
+       "O = P @ V                        # GEMM: read P, V; write O"},
+      {},
+      /*outer_over_rows=*/true,
+      /*skips_masked_blocks=*/false,
+      /*materializes_scores=*/true,
+      /*keeps_running_statistics=*/false,
+      /*statistics_update_line=*/0,
+      "one kernel per op: S and P go to HBM between them",
+      /*palette_index=*/3,
+      Marker::triangle};
+  return i;
+}
+
+std::unique_ptr<LoopNest> make_standard(const AttentionProblem&) {
+  // The scale τ is fused into the S = QKᵀ pass; the causal mask into softmax.
+  return std::make_unique<Materialized>(std::vector<PassSpec>{
+      {Pass::gemm_qk, 1, 1, "pass 1/3: S = QKᵀ, written to HBM"},
+      {Pass::softmax, 2, kSoftmaxFlopsPerElement, "pass 2/3: P = softmax(S), S read, P written"},
+      {Pass::gemm_pv, 3, 0, "pass 3/3: O = PV, P read from HBM"}});
+}
+
+std::unique_ptr<LoopNest> make_pytorch(const AttentionProblem& p) {
+  std::vector<PassSpec> passes{{Pass::gemm_qk, 1, 0, "kernel 1: S = Q @ Kᵀ"}, {Pass::scale, 2, 1, "kernel 2: S = S·τ"}};
+  if (p.causal) passes.push_back({Pass::mask, 3, 0, "kernel 3: mask"});
+  passes.push_back({Pass::softmax, 4, kSoftmaxFlopsPerElement,
+                    p.causal ? "kernel 4: P = softmax(S)" : "kernel 3: P = softmax(S)"});
+  passes.push_back({Pass::gemm_pv, 5, 0, p.causal ? "kernel 5: O = P @ V" : "kernel 4: O = P @ V"});
+  return std::make_unique<Materialized>(std::move(passes));
+}
+
+}  // namespace
+
+const AlgorithmEntry& standard_entry() {
+  static const AlgorithmEntry e{standard_info(), &make_standard};
+  return e;
+}
+
+const AlgorithmEntry& pytorch_entry() {
+  static const AlgorithmEntry e{pytorch_info(), &make_pytorch};
+  return e;
 }
 
 }  // namespace flashlab::sim::detail

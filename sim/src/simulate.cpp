@@ -154,7 +154,7 @@ SimResult simulate(Algorithm a, const Plan& plan, const HardwareModel& hw, const
   r.T_r = plan.T_r;
   r.T_c = plan.T_c;
   r.total_blocks = plan.total_blocks;
-  const bool skips = a == Algorithm::fa1 || a == Algorithm::fa2;
+  const bool skips = algorithm_info(a).skips_masked_blocks;
   r.visited_blocks = skips ? plan.visited_blocks : plan.total_blocks;
   r.masked_blocks = skips ? plan.partially_masked_blocks : plan.blocks_with_mask;
   try {

@@ -97,6 +97,93 @@ i64 TileGrid::first_row_sum(i64 a, i64 b) const {
 
 i64 TileGrid::visited_blocks() const { return visited_cols_sum(0, T_r); }
 
+BlockMoments& BlockMoments::operator+=(const BlockMoments& o) {
+  n = checked_add(n, o.n, "block count");
+  r = checked_add(r, o.r, "block count");
+  c = checked_add(c, o.c, "block count");
+  rc = checked_add(rc, o.rc, "block count");
+  return *this;
+}
+
+BlockMoments& BlockMoments::operator-=(const BlockMoments& o) {
+  n -= o.n;
+  r -= o.r;
+  c -= o.c;
+  rc -= o.rc;
+  return *this;
+}
+
+namespace {
+i64 mul(i64 a, i64 b) { return checked_mul(a, b, "block count"); }
+i64 mul(i64 a, i64 b, i64 c) { return mul(mul(a, b), c); }
+}  // namespace
+
+BlockMoments TileGrid::row_block_visits(i64 a, i64 b, bool skip_masked) const {
+  BlockMoments m;
+  if (a >= b) return m;
+  if (!(skip_masked && causal)) {  // every row block visits every column block: the sums factor
+    const i64 rows = rows_sum(a, b);
+    m.n = mul(b - a, T_c);
+    m.r = mul(rows, T_c);
+    m.c = mul(b - a, n_kv);
+    m.rc = mul(rows, n_kv);
+    return m;
+  }
+  // Row block i visits column blocks [0, last_col(i)]: v_i = last_col(i) + 1.
+  // Full row blocks (i < T_r − 1) with v_i < T_c cover v_i·B_c keys; from i*
+  // on they cover all N_kv keys; the last row block covers all of them.
+  const i64 full_end = std::min(b, T_r - 1);
+  const i64 i_star = ceil_div((T_c - 1) * Bc + 1, Br) - 1;
+  const i64 e1 = std::min(full_end, i_star);
+  if (a < e1) {
+    const i64 v = visited_cols_sum(a, e1);
+    m.n += v;
+    m.r += mul(Br, v);
+    m.c += mul(Bc, v);
+    m.rc += mul(Br, Bc, v);
+  }
+  const i64 b2 = std::max(a, i_star);
+  if (b2 < full_end) {
+    const i64 k = full_end - b2;
+    m += BlockMoments{mul(k, T_c), mul(Br, k, T_c), mul(k, n_kv), mul(Br, k, n_kv)};
+  }
+  if (b == T_r) {
+    const i64 r = rows(T_r - 1);
+    m += BlockMoments{T_c, mul(r, T_c), n_kv, mul(r, n_kv)};
+  }
+  return m;
+}
+
+BlockMoments TileGrid::col_block_visits(i64 a, i64 b, bool skip_masked) const {
+  BlockMoments m;
+  if (a >= b) return m;
+  if (!(skip_masked && causal)) {
+    const i64 cols = cols_sum(a, b);
+    m.n = mul(b - a, T_r);
+    m.r = mul(b - a, n_q);
+    m.c = mul(cols, T_r);
+    m.rc = mul(cols, n_q);
+    return m;
+  }
+  // Column block j is visited by row blocks [first_row(j), T_r): T_r − f_j
+  // visits covering N_q − f_j·B_r rows.
+  const i64 full_end = std::min(b, T_c - 1);
+  if (a < full_end) {
+    const i64 k = full_end - a;
+    const i64 f = first_row_sum(a, full_end);
+    const i64 visits = mul(k, T_r) - f;
+    const i64 rows = mul(k, n_q) - mul(Br, f);
+    m += BlockMoments{visits, rows, mul(Bc, visits), mul(Bc, rows)};
+  }
+  if (b == T_c) {
+    const i64 j = T_c - 1;
+    const i64 f = first_row(j), c = cols(j);
+    const i64 visits = T_r - f, rows = rows_sum(f, T_r);
+    m += BlockMoments{visits, rows, mul(c, visits), mul(c, rows)};
+  }
+  return m;
+}
+
 i64 TileGrid::first_masked_col(i64 i) const {
   if (!causal || i * Br >= n_kv - 1) return T_c;
   // Smallest j with (j+1)·B_c − 1 > i·B_r.

@@ -73,11 +73,12 @@ std::string_view to_string(Algorithm a) { return algorithm_info(a).key; }
 
 std::optional<Algorithm> parse_algorithm(std::string_view s) {
   const std::string l = lower(s);
-  for (Algorithm a : all_algorithms())
-    if (algorithm_info(a).key == l) return a;
-  if (l == "flash1" || l == "flashattention1" || l == "flash-1") return Algorithm::fa1;
-  if (l == "flash2" || l == "flashattention2" || l == "flash-2") return Algorithm::fa2;
-  if (l == "naive" || l == "algorithm0") return Algorithm::standard;
+  for (Algorithm a : all_algorithms()) {
+    const AlgorithmInfo& info = algorithm_info(a);
+    if (info.key == l) return a;
+    for (std::string_view alias : info.aliases)
+      if (alias == l) return a;
+  }
   return std::nullopt;
 }
 

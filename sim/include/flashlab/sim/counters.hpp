@@ -40,6 +40,8 @@ struct Counters {
   Counters& operator-=(const Counters& o);
   // Every field multiplied by k (B·H heads); throws OverflowError.
   Counters scaled(i64 k) const;
+  // *this += k·o, every field; throws OverflowError.
+  Counters& add_scaled(const Counters& o, i64 k);
   bool operator==(const Counters& o) const;
   bool operator!=(const Counters& o) const { return !(*this == o); }
 };

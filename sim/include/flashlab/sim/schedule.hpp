@@ -8,12 +8,15 @@
 //     outer_end(o)
 //   epilogue
 //
-// Every piece has a closed form (exact per-head Counters) beside its events;
-// the tests hold the two equal. The closed forms make totals O(T) and let a
-// cursor jump anywhere without replaying the stream.
+// The loop nest is written once (sim/src/<algorithm>.cpp). The cost of any
+// range of pieces — exact per-head Counters, events included — is derived
+// from that emission (cost_model.hpp) and evaluated in O(log T), which lets a
+// cursor jump anywhere without replaying the stream. The paper's closed forms
+// are tests of these totals (tests/sim/test_closed_forms.cpp).
 #pragma once
 
 #include <memory>
+#include <string_view>
 #include <utility>
 
 #include "flashlab/sim/algorithm.hpp"
@@ -23,7 +26,8 @@
 namespace flashlab::sim {
 
 namespace detail {
-class AlgorithmModel;
+class LoopNest;
+class CostModel;
 }
 
 class Schedule {
@@ -35,7 +39,7 @@ class Schedule {
   Schedule& operator=(Schedule&&) noexcept;
 
   Algorithm algorithm() const { return algorithm_; }
-  const AlgorithmInfo& info() const { return algorithm_info(algorithm_); }
+  const AlgorithmInfo& info() const;
   const AttentionProblem& problem() const { return problem_; }
   TileShape tiles() const { return tiles_; }
   const TileGrid& grid() const { return grid_; }
@@ -45,6 +49,9 @@ class Schedule {
   i64 visit_count(i64 o) const;
   std::pair<i64, i64> visit_block(i64 o, i64 k) const;  // (i, j) of visit k of outer o
   int phase_of(i64 o) const;
+  int phases() const;
+  // What a phase does, for the step-through ("pass 1/3: S = QKᵀ, written to HBM").
+  std::string_view phase_title(int phase) const;
   // Where block (i, j) is first visited: (o, k), or (-1, -1) if it is skipped.
   std::pair<i64, i64> locate_block(i64 i, i64 j) const;
 
@@ -57,14 +64,15 @@ class Schedule {
   void emit_outer_end(i64 o, EventSink& sink) const;
   void emit_epilogue(EventSink& sink) const;
 
-  // Closed forms, per head. Counters::events holds the event count.
+  // Costs, per head, derived from the emission: the whole schedule and any
+  // range of its pieces. Counters::events holds the event count.
   Counters closed_form() const;
-  Counters cf_prologue() const;
-  Counters cf_outers(i64 o_begin, i64 o_end) const;
-  Counters cf_outer_begin(i64 o) const;
-  Counters cf_visits(i64 o, i64 k_begin, i64 k_end) const;
-  Counters cf_outer_end(i64 o) const;
-  Counters cf_epilogue() const;
+  Counters cost_of_prologue() const;
+  Counters cost_of_outers(i64 o_begin, i64 o_end) const;
+  Counters cost_of_outer_begin(i64 o) const;
+  Counters cost_of_visits(i64 o, i64 k_begin, i64 k_end) const;
+  Counters cost_of_outer_end(i64 o) const;
+  Counters cost_of_epilogue() const;
 
   // Event counts of the pieces (constant per phase).
   i64 events_prologue() const;
@@ -78,7 +86,9 @@ class Schedule {
   AttentionProblem problem_;
   TileShape tiles_;
   TileGrid grid_;
-  std::unique_ptr<detail::AlgorithmModel> model_;
+  std::unique_ptr<detail::LoopNest> nest_;
+  std::shared_ptr<const detail::CostModel> costs_;
+  Counters prologue_, epilogue_;  // emitted once: they hold whole tensors
 };
 
 }  // namespace flashlab::sim

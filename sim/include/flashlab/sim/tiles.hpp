@@ -8,6 +8,16 @@
 
 namespace flashlab::sim {
 
+// Sums over a set of (i, j) blocks: how many, Σ r_i, Σ c_j and Σ r_i·c_j, with
+// r_i and c_j the blocks' true extents. Every per-block cost of a schedule is
+// bilinear in (r, c), so these four numbers give the exact cost of any set.
+struct BlockMoments {
+  i64 n = 0, r = 0, c = 0, rc = 0;
+  BlockMoments& operator+=(const BlockMoments& o);
+  BlockMoments& operator-=(const BlockMoments& o);
+  bool operator==(const BlockMoments& o) const { return n == o.n && r == o.r && c == o.c && rc == o.rc; }
+};
+
 struct TileShape {
   i64 Br = 0;  // rows of a Q_i / O_i block
   i64 Bc = 0;  // rows of a K_j / V_j block
@@ -55,6 +65,14 @@ struct TileGrid {
   i64 visited_cols_sum(i64 a, i64 b) const;
   // Σ first_row(j) over column blocks j in [a, b).
   i64 first_row_sum(i64 a, i64 b) const;
+
+  // The blocks an outer loop over row blocks i in [a, b) visits (each row
+  // block's column blocks [0, last_col(i)] when `skip_masked`, else all), and
+  // the same for an outer loop over column blocks j in [a, b) (row blocks
+  // [first_row(j), T_r)). O(log T) with the floor sums; tests hold them equal
+  // to brute force.
+  BlockMoments row_block_visits(i64 a, i64 b, bool skip_masked) const;
+  BlockMoments col_block_visits(i64 a, i64 b, bool skip_masked) const;
 
   i64 visited_blocks() const;
   i64 partially_masked_blocks() const;
