@@ -11,6 +11,7 @@
 #include "flashlab/sim/counters.hpp"
 #include "flashlab/sim/cursor.hpp"
 #include "flashlab/sim/event.hpp"
+#include "flashlab/sim/footprint.hpp"
 #include "flashlab/sim/format.hpp"
 #include "flashlab/sim/hardware.hpp"
 #include "flashlab/sim/online_softmax.hpp"
