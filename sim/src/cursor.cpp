@@ -12,12 +12,14 @@ class PrefixSink : public EventSink {
  public:
   PrefixSink(Counters& c, SramTracker& t, i64 limit) : c_(c), t_(t), limit_(limit) {}
   void on_event(const TileEvent& e) override {
+    ++emitted;
     if (seen_++ >= limit_) return;
     c_.add(e);
     t_.on_event(e);
     last = e;
   }
   std::optional<TileEvent> last;
+  i64 emitted = 0;
 
  private:
   Counters& c_;
@@ -28,7 +30,11 @@ class PrefixSink : public EventSink {
 class SramOnly : public EventSink {
  public:
   explicit SramOnly(SramTracker& t) : t_(t) {}
-  void on_event(const TileEvent& e) override { t_.on_event(e); }
+  void on_event(const TileEvent& e) override {
+    ++emitted;
+    t_.on_event(e);
+  }
+  i64 emitted = 0;
 
  private:
   SramTracker& t_;
@@ -61,6 +67,7 @@ i64 Cursor::sram_bytes() const {
 void Cursor::seek(i64 p) {
   p = std::clamp<i64>(p, 0, size_);
   position_ = p;
+  replayed_ = 0;
   counters_ = Counters{};
   last_.reset();
   where_ = Where{};
@@ -77,6 +84,7 @@ void Cursor::seek(i64 p) {
     PrefixSink sink(base, t, q - piece_start + 1);
     emit_piece(sink);
     last_ = sink.last;
+    replayed_ += sink.emitted;
   };
 
   if (q < s_.events_prologue()) {
@@ -103,6 +111,7 @@ void Cursor::seek(i64 p) {
       base += s_.cost_of_outer_begin(o);
       SramOnly only(t);
       s_.emit_outer_begin(o, only);
+      replayed_ += only.emitted;
       if (off < nb + visits * nv) {
         const i64 k = (off - nb) / nv;
         where_.part = Part::visit;

@@ -45,6 +45,10 @@ class Cursor {
   i64 sram_bytes() const;
   i64 sram_capacity() const { return capacity_; }
   const std::optional<TileEvent>& last_event() const { return last_; }
+  // Events the last seek emitted to rebuild its state: at most one outer
+  // iteration's begin plus one piece (a visit, an outer end, the prologue or
+  // the epilogue), wherever the jump lands — never a replay from the start.
+  i64 last_seek_replayed() const { return replayed_; }
   const Where& where() const { return where_; }
 
  private:
@@ -52,7 +56,7 @@ class Cursor {
   i64 capacity_;
   std::vector<i64> starts_;  // first event of each outer iteration; back() = first epilogue event
   std::vector<TileRef> after_prologue_;
-  i64 size_ = 0, position_ = 0;
+  i64 size_ = 0, position_ = 0, replayed_ = 0;
   Counters counters_;
   std::vector<TileRef> sram_;
   std::optional<TileEvent> last_;
