@@ -23,7 +23,7 @@ Counters emitted(const TileGrid& g, DType dt, const Emit& emit) {
 }  // namespace
 
 Schedule::Schedule(Algorithm a, const AttentionProblem& p, TileShape t)
-    : algorithm_(a), problem_(p), tiles_(t), grid_(p, t), nest_(detail::entry(a).make(p)) {
+    : algorithm_(a), info_(&detail::entry(a).info), problem_(p), tiles_(t), grid_(p, t), nest_(detail::entry(a).make(p)) {
   costs_ = CostModel::shared(a, *nest_, p);
   prologue_ = emitted(grid_, p.dtype, [&](Emitter& e) { nest_->prologue(e); });
   epilogue_ = emitted(grid_, p.dtype, [&](Emitter& e) { nest_->epilogue(e); });
@@ -32,7 +32,6 @@ Schedule::~Schedule() = default;
 Schedule::Schedule(Schedule&&) noexcept = default;
 Schedule& Schedule::operator=(Schedule&&) noexcept = default;
 
-const AlgorithmInfo& Schedule::info() const { return detail::entry(algorithm_).info; }
 
 // ---- structure --------------------------------------------------------------
 

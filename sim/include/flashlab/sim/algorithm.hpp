@@ -12,6 +12,12 @@ namespace flashlab::sim {
 
 enum class Algorithm : std::uint8_t { standard, pytorch, fa1, fa2 };
 
+// How the loop nest runs on a GPU, for the L2 model: each outer iteration is
+// one thread block (CTA) of a launch — FlashAttention-2, the passes of the
+// materialising algorithms — or each outer iteration is a launch of its own
+// whose CTAs are its visits — FlashAttention-1 as our fa1 rung runs it.
+enum class GridShape : std::uint8_t { cta_per_outer_iteration, launch_per_outer_iteration };
+
 // The marker an algorithm's points carry in every chart.
 enum class Marker : std::uint8_t { circle, square, diamond, triangle };
 
@@ -37,6 +43,8 @@ struct AlgorithmInfo {
   // How it is drawn, the same in every chart and in the tiling view.
   int palette_index = 0;  // into analysis::palette
   Marker marker = Marker::circle;
+
+  GridShape grid = GridShape::cta_per_outer_iteration;
 };
 
 const AlgorithmInfo& algorithm_info(Algorithm a);

@@ -39,7 +39,7 @@ class Schedule {
   Schedule& operator=(Schedule&&) noexcept;
 
   Algorithm algorithm() const { return algorithm_; }
-  const AlgorithmInfo& info() const;
+  const AlgorithmInfo& info() const { return *info_; }
   const AttentionProblem& problem() const { return problem_; }
   TileShape tiles() const { return tiles_; }
   const TileGrid& grid() const { return grid_; }
@@ -81,8 +81,12 @@ class Schedule {
   i64 events_outer_end(i64 o) const;
   i64 events_epilogue() const;
 
+  // The loop nest itself, for models that re-run it (the L2 model).
+  const detail::LoopNest& loop_nest() const { return *nest_; }
+
  private:
   Algorithm algorithm_;
+  const AlgorithmInfo* info_;
   AttentionProblem problem_;
   TileShape tiles_;
   TileGrid grid_;

@@ -1,0 +1,158 @@
+#include "l2_cache.hpp"
+
+#include <bitset>
+
+namespace flashlab::sim::detail {
+
+namespace {
+int popcount(std::uint64_t x) { return static_cast<int>(std::bitset<64>(x).count()); }
+std::uint64_t mix(std::uint64_t k) {
+  k ^= k >> 33;
+  k *= 0xff51afd7ed558ccdull;
+  k ^= k >> 33;
+  k *= 0xc4ceb9fe1a85ec53ull;
+  k ^= k >> 33;
+  return k;
+}
+int tag_of(std::uint64_t key) { return static_cast<int>(key >> 60); }
+}  // namespace
+
+i64 LineShape::bytes(std::uint64_t mask) const {
+  if (partial_bit >= 0 && (mask >> partial_bit) & 1u)
+    return tile_bytes * (popcount(mask) - 1) + partial_bytes;
+  return tile_bytes * popcount(mask);
+}
+
+SectoredLru::SectoredLru(i64 capacity_bytes) : capacity_(capacity_bytes) {
+  table_.assign(1024, 0);
+  mask_ = table_.size() - 1;
+}
+
+std::size_t SectoredLru::slot_of(std::uint64_t key) const { return static_cast<std::size_t>(mix(key)) & mask_; }
+
+std::int32_t SectoredLru::find(std::uint64_t key) const {
+  for (std::size_t s = slot_of(key);; s = (s + 1) & mask_) {
+    const std::int32_t v = table_[s];
+    if (v == 0) return -1;
+    if (lines_[static_cast<std::size_t>(v - 1)].key == key) return v - 1;
+  }
+}
+
+std::int32_t SectoredLru::insert(std::uint64_t key, const LineShape& shape) {
+  if ((used_ + 1) * 2 > table_.size()) {  // keep the load under one half
+    std::vector<std::int32_t> old;
+    old.swap(table_);
+    table_.assign(old.size() * 2, 0);
+    mask_ = table_.size() - 1;
+    for (std::int32_t v : old)
+      if (v != 0) {
+        std::size_t s = slot_of(lines_[static_cast<std::size_t>(v - 1)].key);
+        while (table_[s] != 0) s = (s + 1) & mask_;
+        table_[s] = v;
+      }
+  }
+  std::int32_t n;
+  if (!free_.empty()) {
+    n = free_.back();
+    free_.pop_back();
+  } else {
+    n = static_cast<std::int32_t>(lines_.size());
+    lines_.emplace_back();
+  }
+  Line& l = lines_[static_cast<std::size_t>(n)];
+  l = Line{};
+  l.key = key;
+  l.shape = shape;
+  std::size_t s = slot_of(key);
+  while (table_[s] != 0) s = (s + 1) & mask_;
+  table_[s] = n + 1;
+  ++used_;
+  return n;
+}
+
+void SectoredLru::erase_slot(std::size_t hole) {
+  // Backward-shift deletion keeps every probe sequence unbroken.
+  table_[hole] = 0;
+  --used_;
+  for (std::size_t s = (hole + 1) & mask_; table_[s] != 0; s = (s + 1) & mask_) {
+    const std::size_t home = slot_of(lines_[static_cast<std::size_t>(table_[s] - 1)].key);
+    // Move the entry at s into the hole when its home does not lie in (hole, s].
+    const bool between = hole <= s ? (home > hole && home <= s) : (home > hole || home <= s);
+    if (!between) {
+      table_[hole] = table_[s];
+      table_[s] = 0;
+      hole = s;
+    }
+  }
+}
+
+void SectoredLru::unlink(std::int32_t n) {
+  Line& l = lines_[static_cast<std::size_t>(n)];
+  if (l.prev >= 0) lines_[static_cast<std::size_t>(l.prev)].next = l.next;
+  else head_ = l.next;
+  if (l.next >= 0) lines_[static_cast<std::size_t>(l.next)].prev = l.prev;
+  else tail_ = l.prev;
+  l.prev = l.next = -1;
+}
+
+void SectoredLru::push_front(std::int32_t n) {
+  Line& l = lines_[static_cast<std::size_t>(n)];
+  l.prev = -1;
+  l.next = head_;
+  if (head_ >= 0) lines_[static_cast<std::size_t>(head_)].prev = n;
+  head_ = n;
+  if (tail_ < 0) tail_ = n;
+}
+
+void SectoredLru::evict_to_capacity() {
+  while (resident_ > capacity_ && tail_ >= 0) {
+    const std::int32_t n = tail_;
+    Line& l = lines_[static_cast<std::size_t>(n)];
+    const i64 dirty = l.shape.bytes(l.dirty);
+    written_back_ += dirty;
+    written_back_by_tag_[static_cast<std::size_t>(tag_of(l.key))] += dirty;
+    resident_ -= l.bytes;
+    unlink(n);
+    std::size_t s = slot_of(l.key);
+    while (table_[s] != n + 1) s = (s + 1) & mask_;
+    erase_slot(s);
+    free_.push_back(n);
+  }
+}
+
+AccessOutcome SectoredLru::access(std::uint64_t key, const LineShape& shape, std::uint64_t mask, bool write) {
+  AccessOutcome out;
+  std::int32_t n = find(key);
+  if (n < 0) n = insert(key, shape);
+  else unlink(n);
+  Line& l = lines_[static_cast<std::size_t>(n)];
+  const std::uint64_t miss = mask & ~l.present;
+  out.miss_bytes = l.shape.bytes(miss);
+  out.hit_bytes = l.shape.bytes(mask & l.present);
+  out.dirty_hit_bytes = l.shape.bytes(mask & l.dirty);
+  l.present |= mask;
+  l.bytes += out.miss_bytes;
+  resident_ += out.miss_bytes;
+  if (write) l.dirty |= mask;
+  push_front(n);
+  evict_to_capacity();
+  return out;
+}
+
+i64 SectoredLru::dirty_bytes() const {
+  i64 b = 0;
+  for (std::int32_t n = head_; n >= 0; n = lines_[static_cast<std::size_t>(n)].next)
+    b += lines_[static_cast<std::size_t>(n)].shape.bytes(lines_[static_cast<std::size_t>(n)].dirty);
+  return b;
+}
+
+std::vector<i64> SectoredLru::dirty_bytes_by_tag() const {
+  std::vector<i64> by(16, 0);
+  for (std::int32_t n = head_; n >= 0; n = lines_[static_cast<std::size_t>(n)].next) {
+    const Line& l = lines_[static_cast<std::size_t>(n)];
+    by[static_cast<std::size_t>(tag_of(l.key))] += l.shape.bytes(l.dirty);
+  }
+  return by;
+}
+
+}  // namespace flashlab::sim::detail

@@ -1,0 +1,593 @@
+// The L2 model: the loop nest run as a launch through an LRU L2.
+//
+// What each piece of the loop nest asks of global memory is read off its own
+// emission (a probe emission, as the cost model does): loads from HBM or L2
+// are read requests, stores to HBM write requests, each a tile of a tensor
+// indexed by the visit's row block i, column block j, both, or neither (a
+// whole tensor). Nothing about the algorithms is restated here.
+//
+// The launch: W = SMs × CTAs per SM thread blocks are resident; the grid hands
+// them out head-major. Blocks dispatched together for the same head walk their
+// visits in lockstep, one visit per step, so they form a cohort: an access
+// that depends on j only (K_j, V_j) is made once per cohort and step — the
+// first block brings the tile in, the others find it in L2 — and accesses that
+// depend on a block's own row i (Q_i, O_i, S_ij) are made for each member,
+// grouped into the L2 lines they fall in. Steps are visits; every block takes
+// one step per visit, so blocks that started together stay together.
+#include <algorithm>
+#include <stdexcept>
+
+#include "flashlab/sim/checked.hpp"
+#include "flashlab/sim/l2.hpp"
+#include "l2_cache.hpp"
+#include "loop_nest.hpp"
+
+namespace flashlab::sim {
+
+using detail::AccessOutcome;
+using detail::Emitter;
+using detail::LineShape;
+using detail::LoopNest;
+using detail::SectoredLru;
+
+TensorTraffic& TensorTraffic::operator+=(const TensorTraffic& o) {
+  request_read_bytes += o.request_read_bytes;
+  request_write_bytes += o.request_write_bytes;
+  l2_hit_read_bytes += o.l2_hit_read_bytes;
+  dram_read_bytes += o.dram_read_bytes;
+  dram_write_bytes += o.dram_write_bytes;
+  dirty_at_end_bytes += o.dirty_at_end_bytes;
+  l2_absorbed_write_bytes += o.l2_absorbed_write_bytes;
+  return *this;
+}
+
+TensorTraffic L2Result::total() const {
+  TensorTraffic t;
+  for (const TensorTraffic& x : tensors) t += x;
+  return t;
+}
+i64 L2Result::dram_bytes() const {
+  const TensorTraffic t = total();
+  return t.dram_read_bytes + t.dram_write_bytes;
+}
+i64 L2Result::request_bytes() const {
+  const TensorTraffic t = total();
+  return t.request_read_bytes + t.request_write_bytes;
+}
+double L2Result::read_hit_rate() const {
+  const TensorTraffic t = total();
+  return t.request_read_bytes > 0 ? static_cast<double>(t.l2_hit_read_bytes) / static_cast<double>(t.request_read_bytes)
+                                  : 0.0;
+}
+const VisitL2* L2Result::visit(i64 outer, i64 k) const {
+  if (outer < 0 || static_cast<size_t>(outer) + 1 >= visit_index.size()) return nullptr;
+  const i64 at = visit_index[static_cast<size_t>(outer)] + k;
+  if (k < 0 || at >= visit_index[static_cast<size_t>(outer) + 1]) return nullptr;
+  return &visits[static_cast<size_t>(at)];
+}
+
+Launch model_launch(const HardwareModel& hw, i64 working_set_bytes) {
+  Launch l;
+  l.sm_count = std::max<i64>(1, hw.sm_count);
+  const i64 fit = working_set_bytes > 0 ? hw.sram_bytes_per_sm / working_set_bytes : 1;
+  l.ctas_per_sm = std::clamp<i64>(fit, 1, 32);
+  l.source = "model: " + std::to_string(l.sm_count) + " SMs × " + std::to_string(l.ctas_per_sm) +
+             " CTA(s) per SM (SRAM per SM / the schedule's working set)";
+  if (hw.sm_count < 1) l.source += "; the hardware model gives no SM count, 1 assumed";
+  return l;
+}
+
+namespace {
+
+// ---- what a piece asks of global memory ---------------------------------------
+
+enum class Extent : std::uint8_t { r, c, d, one, n_q, n_kv };
+
+struct Access {
+  Tensor tensor = Tensor::Q;
+  bool write = false;
+  Extent rows = Extent::r, cols = Extent::d;
+  bool uses_i = false, uses_j = false;  // indexed by the row block, the column block
+};
+
+// The probe grid: extents that cannot be confused (B_r = 2, B_c = 3, d = 5,
+// N_q = 6, N_kv = 9), so each tile's rows and columns say what they are.
+Extent extent_of(i64 v) {
+  switch (v) {
+    case 2: return Extent::r;
+    case 3: return Extent::c;
+    case 5: return Extent::d;
+    case 1: return Extent::one;
+    case 6: return Extent::n_q;
+    case 9: return Extent::n_kv;
+    default: throw std::logic_error("a global-memory tile whose extent the L2 model cannot place: " + std::to_string(v));
+  }
+}
+
+struct Recorder : EventSink {
+  std::vector<Access> out;
+  void on_event(const TileEvent& e) override {
+    const bool read = e.kind == EventKind::load && (e.from == Level::HBM || e.from == Level::L2);
+    const bool write = e.kind == EventKind::store && e.to == Level::HBM;
+    if (!read && !write) return;
+    Access a;
+    a.tensor = e.target.tensor;
+    a.write = write;
+    a.rows = extent_of(e.target.rows);
+    a.cols = extent_of(e.target.cols);
+    a.uses_i = e.target.ti >= 0;
+    a.uses_j = e.target.tj >= 0;
+    out.push_back(a);
+  }
+};
+
+struct PhaseAccesses {
+  std::vector<Access> begin, visit, end;
+};
+
+template <class Emit>
+std::vector<Access> record(const AttentionProblem& p, const Emit& emit) {
+  AttentionProblem probe;
+  probe.seq_q = 6;
+  probe.seq_kv = 9;
+  probe.head_dim = 5;
+  probe.dtype = p.dtype;
+  const TileGrid g(probe, TileShape{2, 3});
+  Recorder rec;
+  Emitter e(g, p.dtype, rec);
+  emit(e);
+  return rec.out;
+}
+
+// ---- the L2 and its lines -----------------------------------------------------
+
+// Lines per L2 capacity (see Memory).
+constexpr i64 kLinesPerL2 = 256;
+
+class Memory {
+ public:
+  Memory(const TileGrid& g, DType dt, i64 l2_bytes) : g_(g), dt_(dt), cache_(l2_bytes) {
+    // A few hundred lines fill the L2: an LRU of lines that size behaves as an
+    // LRU of tiles (capacity effects resolve to a fraction of a percent), at a
+    // fraction of the bookkeeping.
+    target_line_ = std::max<i64>(4096, l2_bytes / kLinesPerL2);
+  }
+
+  i64 extent(Extent e, i64 i, i64 j) const {
+    switch (e) {
+      case Extent::r: return i >= 0 ? g_.rows(i) : g_.Br;
+      case Extent::c: return j >= 0 ? g_.cols(j) : g_.Bc;
+      case Extent::d: return g_.d;
+      case Extent::one: return 1;
+      case Extent::n_q: return g_.n_q;
+      case Extent::n_kv: return g_.n_kv;
+    }
+    return 0;
+  }
+  i64 tile_bytes(const Access& a, i64 i, i64 j) const {
+    return extent(a.rows, i, j) * extent(a.cols, i, j) * element_bytes(a.tensor, dt_);
+  }
+
+  // Tiles per line of an access pattern: by row block when it uses i, else by
+  // column block. Fixed per tensor and pattern, so remembered.
+  i64 group(const Access& a) const {
+    const size_t slot = static_cast<size_t>(a.tensor) * 4 + (a.uses_i ? 2 : 0) + (a.uses_j ? 1 : 0);
+    i64& g = groups_[slot];
+    if (g == 0) {
+      const i64 full = tile_bytes(a, -1, a.uses_i && a.uses_j ? 0 : -1);
+      g = std::clamp<i64>(target_line_ / std::max<i64>(1, full), 1, 64);
+    }
+    return g;
+  }
+
+  struct Line {
+    std::uint64_t key = 0;
+    LineShape shape;
+    int bit = 0;
+  };
+  Line line_of(const Access& a, i64 head, i64 i, i64 j) const {
+    const i64 gsz = group(a);
+    Line l;
+    i64 a_idx = 0, b_idx = 0, index = 0, count = 0;
+    if (a.uses_i) {
+      index = i;
+      count = g_.T_r;
+      a_idx = i / gsz;
+      b_idx = a.uses_j ? j + 1 : 0;
+    } else {
+      index = j;
+      count = g_.T_c;
+      b_idx = j / gsz;
+    }
+    l.bit = static_cast<int>(index % gsz);
+    if (head >= (i64{1} << 20) || a_idx >= (i64{1} << 20) || b_idx >= (i64{1} << 20))
+      throw OverflowError("too many heads or blocks for the L2 model's line index");
+    l.key = (static_cast<std::uint64_t>(a.tensor) << 60) | (static_cast<std::uint64_t>(head) << 40) |
+            (static_cast<std::uint64_t>(a_idx) << 20) | static_cast<std::uint64_t>(b_idx);
+    l.shape.tile_bytes = a.uses_i ? tile_bytes(a, -1, j) : tile_bytes(a, i, -1);
+    const i64 last = count - 1;
+    if (last / gsz == index / gsz) {
+      const i64 last_bytes = a.uses_i ? tile_bytes(a, last, j) : tile_bytes(a, i, last);
+      if (last_bytes != l.shape.tile_bytes) {
+        l.shape.partial_bit = static_cast<int>(last % gsz);
+        l.shape.partial_bytes = last_bytes;
+      }
+    }
+    return l;
+  }
+
+  // Touches the tiles `mask` of a line for `copies` blocks at once: the first
+  // finds what the L2 holds, the other copies then hit (blocks of one cohort
+  // asking for the same K_j in the same step).
+  AccessOutcome touch(const Access& a, const Line& l, std::uint64_t mask, i64 copies = 1) {
+    const AccessOutcome o = cache_.access(l.key, l.shape, mask, a.write);
+    TensorTraffic& t = traffic_[static_cast<size_t>(a.tensor)];
+    const i64 bytes = o.hit_bytes + o.miss_bytes;
+    const i64 again = bytes * (copies - 1);
+    if (a.write) {
+      t.request_write_bytes += bytes + again;
+      t.l2_absorbed_write_bytes += o.dirty_hit_bytes + again;
+    } else {
+      t.request_read_bytes += bytes + again;
+      t.l2_hit_read_bytes += o.hit_bytes + again;
+      t.dram_read_bytes += o.miss_bytes;
+    }
+    ++accesses_;
+    return o;
+  }
+
+  std::array<TensorTraffic, kTensorCount> finish() const {
+    std::array<TensorTraffic, kTensorCount> out = traffic_;
+    const std::vector<i64> back = cache_.written_back_by_tag(), dirty = cache_.dirty_bytes_by_tag();
+    for (int t = 0; t < kTensorCount; ++t) {
+      out[static_cast<size_t>(t)].dram_write_bytes = back[static_cast<size_t>(t)];
+      out[static_cast<size_t>(t)].dirty_at_end_bytes = dirty[static_cast<size_t>(t)];
+    }
+    return out;
+  }
+  i64 accesses() const { return accesses_; }
+
+ private:
+  const TileGrid& g_;
+  DType dt_;
+  SectoredLru cache_;
+  i64 target_line_ = 4096;
+  std::array<TensorTraffic, kTensorCount> traffic_{};
+  mutable std::array<i64, kTensorCount * 4> groups_{};
+  i64 accesses_ = 0;
+};
+
+// ---- the launch -----------------------------------------------------------------
+
+struct Member {
+  i64 outer = 0;  // the CTA's outer iteration (or, one CTA per visit, its visit index)
+  i64 i = 0;      // its row block
+  i64 steps = 1;
+};
+
+struct Cohort {
+  i64 head = 0;
+  i64 start = 0;
+  std::vector<Member> members;  // by steps, longest first
+  size_t active = 0;            // members still running
+  std::int32_t wave = -1;       // in the trace, for the first head
+};
+
+// Per-member read bytes and DRAM bytes of one step, for the trace of the first head.
+struct StepTally {
+  std::vector<double> requested, from_dram;
+  void reset(size_t n) {
+    requested.assign(n, 0.0);
+    from_dram.assign(n, 0.0);
+  }
+};
+
+class Runner {
+ public:
+  Runner(const Schedule& s, const Launch& l, i64 l2_bytes, const L2Options& o, i64 heads)
+      : s_(s), launch_(l), opt_(o), heads_(heads), mem_(s.grid(), s.problem().dtype, l2_bytes) {
+    const LoopNest& nest = s.loop_nest();
+    const AttentionProblem& p = s.problem();
+    for (int ph = 0; ph < nest.phases(); ++ph) {
+      PhaseAccesses a;
+      a.begin = record(p, [&](Emitter& e) { nest.outer_begin(ph, 1, e); });
+      a.visit = record(p, [&](Emitter& e) { nest.visit(ph, 1, 2, false, e); });
+      a.end = record(p, [&](Emitter& e) { nest.outer_end(ph, 1, e); });
+      phases_.push_back(a);
+    }
+    prologue_ = record(p, [&](Emitter& e) { nest.prologue(e); });
+    epilogue_ = record(p, [&](Emitter& e) { nest.epilogue(e); });
+    W_ = std::max<i64>(1, l.concurrent_ctas());
+  }
+
+  i64 followed() const { return heads_; }
+  i64 min_heads_ = 1;
+
+  void run(L2Result& out) {
+    const AlgorithmInfo& info = s_.info();
+    const TileGrid& g = s_.grid();
+    const i64 per = info.outer_over_rows ? g.T_r : g.T_c;
+    if (trace_) begin_trace(out);
+    whole(prologue_);
+    for (int ph = 0; ph < s_.phases(); ++ph) {
+      if (info.grid == GridShape::cta_per_outer_iteration) {
+        if (!info.outer_over_rows)
+          throw std::logic_error("a CTA per outer iteration needs the outer loop over row blocks");
+        run_cta_per_outer(ph, per, out);
+      } else {
+        for (i64 idx = 0; idx < per; ++idx) run_launch_per_outer(ph, ph * per + idx, out);
+      }
+    }
+    whole(epilogue_);
+    out.tensors = mem_.finish();
+  }
+
+  bool trace_ = false;
+
+ private:
+  // A whole-tensor access (an initialisation in HBM): every row tile of every head.
+  void whole(const std::vector<Access>& accesses) {
+    const TileGrid& g = s_.grid();
+    for (Access a : accesses) {
+      if (a.rows != Extent::n_q) throw std::logic_error("the L2 model places whole tensors of N_q rows only");
+      a.rows = Extent::r;
+      a.uses_i = true;
+      for (i64 h = 0; h < heads_; ++h) group_members(a, h, -1, 0, g.T_r, [](i64 k) { return k; }, nullptr);
+    }
+  }
+
+  // Accesses `a` for members [lo, hi) (row block of member k: row_of(k)), grouped into lines.
+  template <class RowOf>
+  void group_members(const Access& a, i64 head, i64 j, i64 lo, i64 hi, const RowOf& row_of, StepTally* tally) {
+    const i64 gsz = mem_.group(a);
+    std::uint64_t mask = 0;
+    i64 cur_line = -1, first = lo, cur_i = 0;
+    auto flush = [&](i64 end) {
+      if (mask == 0) return;
+      const AccessOutcome o = mem_.touch(a, mem_.line_of(a, head, cur_i, j), mask);
+      if (tally != nullptr && !a.write) {
+        const double frac = o.hit_bytes + o.miss_bytes > 0
+                                ? static_cast<double>(o.miss_bytes) / static_cast<double>(o.hit_bytes + o.miss_bytes)
+                                : 0.0;
+        for (i64 k = first; k < end; ++k) {
+          const double b = static_cast<double>(mem_.tile_bytes(a, row_of(k), j));
+          tally->requested[static_cast<size_t>(k)] += b;
+          tally->from_dram[static_cast<size_t>(k)] += b * frac;
+        }
+      }
+      mask = 0;
+    };
+    for (i64 k = lo; k < hi; ++k) {
+      const i64 i = row_of(k);
+      const i64 line = i / gsz;
+      if (line != cur_line) {
+        flush(k);
+        first = k;
+        cur_line = line;
+        cur_i = i;
+      }
+      mask |= std::uint64_t{1} << (i % gsz);
+    }
+    flush(hi);
+  }
+
+  // One access shared by every member of a cohort (it depends on j only).
+  void shared(const Access& a, i64 head, i64 j, size_t members, StepTally* tally) {
+    const Memory::Line l = mem_.line_of(a, head, -1, j);
+    const AccessOutcome o = mem_.touch(a, l, std::uint64_t{1} << l.bit, static_cast<i64>(members));
+    if (tally != nullptr && !a.write) {
+      const double b = static_cast<double>(o.hit_bytes + o.miss_bytes);
+      for (size_t k = 0; k < members; ++k) {
+        tally->requested[k] += b;
+        tally->from_dram[k] += static_cast<double>(o.miss_bytes);
+      }
+    }
+  }
+
+  // Every access of one piece template for the active members [0, n) of a
+  // cohort. An access that depends on j only is asked for by each member
+  // (`per_member`), or once for the launch (the outer iteration's own loads
+  // when a launch runs one outer iteration).
+  void piece(const std::vector<Access>& accesses, const Cohort& c, size_t n, i64 j, StepTally* tally,
+             bool per_member = true) {
+    for (const Access& a : accesses) {
+      if (a.uses_i)
+        group_members(a, c.head, j, 0, static_cast<i64>(n), [&](i64 k) { return c.members[static_cast<size_t>(k)].i; },
+                      tally);
+      else if (a.uses_j)
+        shared(a, c.head, j, per_member ? n : 1, tally);
+      else
+        throw std::logic_error("the L2 model expects per-block accesses inside the loop");
+    }
+  }
+
+  // ---- a CTA per outer iteration (FlashAttention-2, the materialising passes) ----
+  void run_cta_per_outer(int ph, i64 per, L2Result& out) {
+    const PhaseAccesses& acc = phases_[static_cast<size_t>(ph)];
+    i64 total = heads_ * per;
+    i64 next = 0, t = 0, free = W_;
+    std::vector<Cohort> cohorts;
+    StepTally tally;
+    while (next < total || !cohorts.empty()) {
+      // Hand out free slots in grid order; blocks of one head dispatched together form a cohort.
+      size_t first_new = cohorts.size();
+      while (free > 0 && next < total) {
+        const i64 h = next / per, k = next % per;
+        // The first pass decides how many heads to follow: once the budget is
+        // spent, at a head boundary and past the minimum, no new head starts.
+        if (ph == 0 && k == 0 && h >= min_heads_ && mem_.accesses() > opt_.access_budget) {
+          heads_ = h;
+          total = next;
+          break;
+        }
+        const i64 idx = launch_.heaviest_first ? per - 1 - k : k;
+        const i64 o = ph * per + idx;
+        if (cohorts.size() == first_new || cohorts.back().head != h) {
+          cohorts.push_back(Cohort{h, t, {}, 0, -1});
+        }
+        cohorts.back().members.push_back(Member{o, idx, std::max<i64>(1, s_.visit_count(o))});
+        ++next;
+        --free;
+      }
+      for (size_t c = first_new; c < cohorts.size(); ++c) {
+        Cohort& co = cohorts[c];
+        std::stable_sort(co.members.begin(), co.members.end(),
+                         [](const Member& a, const Member& b) { return a.steps > b.steps; });
+        co.active = co.members.size();
+        if (trace_ && co.head == 0) co.wave = new_wave(out, ph, 0, t, co.members);
+      }
+      for (Cohort& co : cohorts) {
+        const i64 step = t - co.start;
+        StepTally* tl = (trace_ && co.head == 0) ? &tally : nullptr;
+        if (tl) tl->reset(co.active);
+        const i64 j = s_.visit_block(co.members.front().outer, step).second;  // lo = 0: shared by the cohort
+        if (step == 0) piece(acc.begin, co, co.active, j, tl);
+        piece(acc.visit, co, co.active, j, tl);
+        size_t still = co.active;
+        while (still > 0 && co.members[still - 1].steps <= step + 1) --still;
+        if (still < co.active) {
+          // Members that ran their last visit write their results; they leave at the end of the step.
+          Cohort ending = co;
+          ending.members.assign(co.members.begin() + static_cast<std::ptrdiff_t>(still),
+                                co.members.begin() + static_cast<std::ptrdiff_t>(co.active));
+          piece(acc.end, ending, ending.members.size(), j, nullptr);
+          free += static_cast<i64>(co.active - still);
+        }
+        if (tl) record_step(out, co, step, tally);
+        co.active = still;
+      }
+      cohorts.erase(std::remove_if(cohorts.begin(), cohorts.end(), [](const Cohort& c) { return c.active == 0; }),
+                    cohorts.end());
+      ++t;
+    }
+  }
+
+  // ---- a launch per outer iteration, a CTA per visit (FlashAttention-1) ----------
+  void run_launch_per_outer(int ph, i64 o, L2Result& out) {
+    const PhaseAccesses& acc = phases_[static_cast<size_t>(ph)];
+    const i64 visits = s_.visit_count(o);
+    const i64 j = s_.visit_block(o, 0).second;  // the launch's column block (outer over columns)
+    const i64 total = heads_ * visits;
+    StepTally tally;
+    i64 next = 0, t = 0;
+    while (next < total) {
+      const i64 end = std::min(total, next + W_);
+      while (next < end) {
+        const i64 h = next / visits, k0 = next % visits;
+        const i64 k1 = std::min(visits, k0 + (end - next));
+        Cohort co{h, t, {}, 0, -1};
+        const i64 lo = s_.visit_block(o, 0).first;  // a launch's visits are row blocks lo, lo + 1, ...
+        for (i64 k = k0; k < k1; ++k) co.members.push_back(Member{k, lo + k, 1});
+        co.active = co.members.size();
+        StepTally* tl = nullptr;
+        if (trace_ && h == 0) {
+          co.wave = new_wave(out, ph, o, t, co.members);
+          tally.reset(co.active);
+          tl = &tally;
+        }
+        if (k0 == 0) piece(acc.begin, co, co.active, j, tl, false);  // the head's first CTA of this launch
+        piece(acc.visit, co, co.active, j, tl);
+        if (k1 == visits) piece(acc.end, co, co.active, j, nullptr, false);
+        if (tl) {
+          for (size_t m = 0; m < co.members.size(); ++m) {
+            const Member& mb = co.members[m];
+            set_visit(out, o, mb.outer, co.wave, tally, m);
+          }
+        }
+        next += k1 - k0;
+      }
+      ++t;
+    }
+  }
+
+  // ---- the trace of the first head --------------------------------------------
+  void begin_trace(L2Result& out) {
+    const i64 n = s_.outer_count();
+    out.visit_index.assign(static_cast<size_t>(n) + 1, 0);
+    for (i64 o = 0; o < n; ++o) out.visit_index[static_cast<size_t>(o) + 1] = out.visit_index[static_cast<size_t>(o)] + s_.visit_count(o);
+    out.visits.assign(static_cast<size_t>(out.visit_index.back()), VisitL2{});
+  }
+  std::int32_t new_wave(L2Result& out, int ph, i64 launch, i64 t, const std::vector<Member>& members) {
+    WaveGroup w;
+    w.phase = ph;
+    w.launch = launch;
+    w.start_step = t;
+    for (const Member& m : members) w.ctas.push_back(m.outer);
+    std::sort(w.ctas.begin(), w.ctas.end());
+    out.waves.push_back(std::move(w));
+    return static_cast<std::int32_t>(out.waves.size() - 1);
+  }
+  void set_visit(L2Result& out, i64 o, i64 k, std::int32_t wave, const StepTally& tally, size_t m) {
+    const i64 at = out.visit_index[static_cast<size_t>(o)] + k;
+    VisitL2& v = out.visits[static_cast<size_t>(at)];
+    v.wave = wave;
+    const double req = tally.requested[m];
+    v.dram_fraction = req > 0 ? static_cast<float>(tally.from_dram[m] / req) : 0.0f;
+  }
+  void record_step(L2Result& out, const Cohort& co, i64 step, const StepTally& tally) {
+    for (size_t m = 0; m < co.active; ++m) set_visit(out, co.members[m].outer, step, co.wave, tally, m);
+  }
+
+  const Schedule& s_;
+  Launch launch_;
+  L2Options opt_;
+  i64 heads_;
+  Memory mem_;
+  i64 W_ = 1;
+  std::vector<PhaseAccesses> phases_;
+  std::vector<Access> prologue_, epilogue_;
+};
+
+}  // namespace
+
+L2Result simulate_l2(const Schedule& s, const Launch& launch, i64 l2_bytes, const L2Options& options) {
+  L2Result r;
+  r.launch = launch;
+  r.l2_bytes = l2_bytes;
+  if (l2_bytes <= 0) {
+    r.why_not = "the hardware model has no L2 size: DRAM bytes are taken equal to the global-memory requests "
+                "(the two-level model)";
+    return r;
+  }
+  const i64 heads = s.problem().head_count();
+  const i64 W = std::max<i64>(1, launch.concurrent_ctas());
+  const bool per_outer = s.info().grid == GridShape::cta_per_outer_iteration;
+  Runner run(s, launch, l2_bytes, options, heads);
+  // Every head runs the same schedule; when following all of them would take too
+  // long, the model follows the first few — at least two, at least three waves of
+  // the grid, and enough that each pass moves several times the L2 (so nothing is
+  // reused across passes that the whole run would not reuse) — and scales.
+  if (per_outer) {
+    const Counters one = s.closed_form();
+    const i64 head_bytes = std::max<i64>(1, one.level(Level::HBM).bytes() / std::max(1, s.phases()));
+    const i64 for_waves = (3 * W + s.grid().T_r - 1) / s.grid().T_r;
+    const i64 for_bytes = (4 * l2_bytes + head_bytes - 1) / head_bytes;
+    run.min_heads_ = std::max({i64{2}, for_waves, for_bytes});
+  }
+  run.trace_ = options.trace_first_head &&
+               s.closed_form().events <= L2Result::kMaxTracedVisits * 4;  // events ≥ visits
+  run.run(r);
+  const i64 followed = run.followed();
+  r.modelled = true;
+  const i64 waves = (checked_mul(followed, s.info().outer_over_rows ? s.grid().T_r : s.grid().T_c, "CTAs") + W - 1) / W;
+  r.method = "simulated: " + std::to_string(W) + " resident CTAs (" + launch.source + ")";
+  if (per_outer) r.method += ", " + std::to_string(waves) + " wave(s) of the grid";
+  if (followed < heads) {
+    // Scale every head-proportional quantity; the dirty data left at the end is the run's tail, not scaled.
+    for (TensorTraffic& t : r.tensors) {
+      auto scale = [&](i64 v) { return checked_mul(v, heads, "L2 model") / followed; };
+      const i64 dirty = t.dirty_at_end_bytes;
+      t.request_read_bytes = scale(t.request_read_bytes);
+      t.request_write_bytes = scale(t.request_write_bytes);
+      t.l2_hit_read_bytes = scale(t.l2_hit_read_bytes);
+      t.dram_read_bytes = t.request_read_bytes - t.l2_hit_read_bytes;
+      t.l2_absorbed_write_bytes = scale(t.l2_absorbed_write_bytes);
+      t.dram_write_bytes = std::max<i64>(0, t.request_write_bytes - dirty - t.l2_absorbed_write_bytes);
+    }
+    r.method += "; followed the first " + std::to_string(followed) + " of " + std::to_string(heads) +
+                " heads and scaled (every head runs the same schedule)";
+  }
+  return r;
+}
+
+}  // namespace flashlab::sim

@@ -1,0 +1,145 @@
+// The L2 model: what it must conserve exactly, its limits (no L2, an L2 that
+// holds everything), the LRU inclusion property, and the sharing of K_j, V_j
+// by the thread blocks of one wave.
+#include "sim/support.hpp"
+
+using namespace flashlab::sim;
+
+namespace {
+
+Launch launch_of(i64 sms, i64 per_sm, bool heaviest_first = false) {
+  Launch l;
+  l.sm_count = sms;
+  l.ctas_per_sm = per_sm;
+  l.heaviest_first = heaviest_first;
+  l.source = "test";
+  return l;
+}
+
+// Global-memory requests of the loop nest, all heads: what Counters count at HBM and L2.
+std::pair<i64, i64> requests(const Schedule& s) {
+  const Counters c = s.closed_form().scaled(s.problem().head_count());
+  return {c.level(Level::HBM).read_bytes + c.level(Level::L2).read_bytes,
+          c.level(Level::HBM).write_bytes + c.level(Level::L2).write_bytes};
+}
+
+}  // namespace
+
+TEST_CASE("the L2 model conserves the loop nest's requests on random shapes", "[sim][l2]") {
+  auto rng = flashlab::test::test_rng();
+  for (int n = 0; n < 60; ++n) {
+    const flashlab::test::Case c = flashlab::test::random_case(rng, 200);
+    for (Algorithm a : all_algorithms()) {
+      INFO(flashlab::test::describe_case(c) << " " << to_string(a));
+      const Schedule s(a, c.problem, c.tiles);
+      const i64 sms = std::uniform_int_distribution<i64>(1, 8)(rng);
+      const i64 l2 = std::uniform_int_distribution<i64>(1, 1 << 20)(rng);
+      const L2Result r = simulate_l2(s, launch_of(sms, 2), l2);
+      REQUIRE(r.modelled);
+      const TensorTraffic t = r.total();
+      const auto [rd, wr] = requests(s);
+      CHECK(t.request_read_bytes == rd);
+      CHECK(t.request_write_bytes == wr);
+      CHECK(t.l2_hit_read_bytes + t.dram_read_bytes == t.request_read_bytes);
+      CHECK(t.dram_write_bytes + t.dirty_at_end_bytes + t.l2_absorbed_write_bytes == t.request_write_bytes);
+      for (int k = 0; k < kTensorCount; ++k) {
+        const TensorTraffic& x = r.tensors[static_cast<size_t>(k)];
+        CHECK(x.dram_read_bytes >= 0);
+        CHECK(x.dram_read_bytes <= x.request_read_bytes);
+      }
+    }
+  }
+}
+
+TEST_CASE("an L2 that holds everything reads each input once; one that holds nothing reads every request",
+          "[sim][l2]") {
+  auto rng = flashlab::test::test_rng();
+  for (int n = 0; n < 40; ++n) {
+    const flashlab::test::Case c = flashlab::test::random_case(rng, 150);
+    const AttentionProblem& p = c.problem;
+    const i64 heads = p.head_count(), s = dtype_bytes(p.dtype);
+    const i64 inputs = heads * (p.n_q() + 2 * p.n_kv()) * p.d() * s;  // Q, K, V: read before anything writes them
+    for (Algorithm a : all_algorithms()) {
+      INFO(flashlab::test::describe_case(c) << " " << to_string(a));
+      const Schedule sch(a, p, c.tiles);
+      const L2Result all = simulate_l2(sch, launch_of(4, 1), i64{1} << 40);
+      CHECK(all.total().dram_read_bytes == inputs);  // everything else is written before it is read
+      CHECK(all.total().dram_write_bytes == 0);        // nothing is evicted: all of it is dirty at the end
+      // One block at a time (nothing shared in a step) through an L2 of one byte.
+      const L2Result none = simulate_l2(sch, launch_of(1, 1), 1);
+      CHECK(none.total().dram_read_bytes == none.total().request_read_bytes);
+      CHECK(none.total().l2_absorbed_write_bytes == 0);  // every line is evicted before the next write
+      CHECK(none.total().dram_write_bytes + none.total().dirty_at_end_bytes == none.total().request_write_bytes);
+    }
+  }
+}
+
+TEST_CASE("a larger L2 never reads more from DRAM (LRU inclusion)", "[sim][l2]") {
+  auto rng = flashlab::test::test_rng();
+  for (int n = 0; n < 25; ++n) {
+    const flashlab::test::Case c = flashlab::test::random_case(rng, 200);
+    for (Algorithm a : all_algorithms()) {
+      INFO(flashlab::test::describe_case(c) << " " << to_string(a));
+      const Schedule s(a, c.problem, c.tiles);
+      i64 before = -1;
+      for (i64 l2 : {i64{2048}, i64{16384}, i64{65536}, i64{1} << 19, i64{1} << 22}) {
+        const i64 dram = simulate_l2(s, launch_of(3, 2), l2).total().dram_read_bytes;
+        if (before >= 0) CHECK(dram <= before);
+        before = dram;
+      }
+    }
+  }
+}
+
+TEST_CASE("no L2 size: the model says so and is not applied", "[sim][l2]") {
+  AttentionProblem p;
+  const Schedule s(Algorithm::fa2, p, {64, 64});
+  const L2Result r = simulate_l2(s, launch_of(1, 1), 0);
+  CHECK_FALSE(r.modelled);
+  CHECK(r.why_not.find("no L2 size") != std::string::npos);
+}
+
+TEST_CASE("FlashAttention-2: the blocks of one wave share K_j, V_j; the next wave finds them only if they fit",
+          "[sim][l2]") {
+  AttentionProblem p;
+  p.seq_q = 4096;
+  p.head_dim = 64;
+  const TileShape t{64, 64};                                    // T_r = 64 row blocks
+  const Schedule s(Algorithm::fa2, p, t);
+  const i64 kv = 2 * p.n_kv() * p.d() * dtype_bytes(p.dtype);  // K and V of the head: 1 MiB
+  // One wave holds every row block: K and V come from DRAM once.
+  CHECK(simulate_l2(s, launch_of(64, 1), kv / 8).tensors[static_cast<size_t>(Tensor::K)].dram_read_bytes ==
+        kv / 2);
+  // Four waves of 16 blocks, K and V four times the L2: every wave reads them again.
+  const L2Result thrash = simulate_l2(s, launch_of(16, 1), kv / 4);
+  CHECK(thrash.tensors[static_cast<size_t>(Tensor::K)].dram_read_bytes == 4 * kv / 2);
+  // The same waves with an L2 that holds K, V and the waves' Q and O tiles: once.
+  const L2Result fits = simulate_l2(s, launch_of(16, 1), 2 * kv);
+  CHECK(fits.tensors[static_cast<size_t>(Tensor::K)].dram_read_bytes == kv / 2);
+}
+
+TEST_CASE("the first head's visits are traced with the wave that ran them", "[sim][l2]") {
+  AttentionProblem p;
+  p.seq_q = 1000;
+  p.head_dim = 32;
+  p.heads = 3;
+  p.causal = true;
+  for (Algorithm a : all_algorithms()) {
+    INFO(to_string(a));
+    const Schedule s(a, p, {64, 48});
+    L2Options o;
+    o.trace_first_head = true;
+    const L2Result r = simulate_l2(s, launch_of(4, 2), 64 * 1024, o);
+    REQUIRE(r.visit_index.size() == static_cast<size_t>(s.outer_count()) + 1);
+    for (i64 outer = 0; outer < s.outer_count(); ++outer)
+      for (i64 k = 0; k < s.visit_count(outer); ++k) {
+        const VisitL2* v = r.visit(outer, k);
+        REQUIRE(v != nullptr);
+        REQUIRE(v->wave >= 0);
+        REQUIRE(static_cast<size_t>(v->wave) < r.waves.size());
+        CHECK(v->dram_fraction >= 0.0f);
+        CHECK(v->dram_fraction <= 1.0f);
+      }
+    CHECK(r.visit(s.outer_count(), 0) == nullptr);
+  }
+}
