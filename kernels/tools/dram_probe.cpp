@@ -32,6 +32,7 @@ struct Options {
   int device = 0;
   bool ncu_mode = false;
   bool flush_by_writing = false;
+  bool l2_curve = false;
 };
 
 const char* const kUsage =
@@ -39,7 +40,10 @@ const char* const kUsage =
     "  --bytes, --gib  buffer size (default: 64x the L2, at least 4 GiB, as free memory allows)\n"
     "  --flush         how the L2 is emptied before each pass: read 2x its size (default: leaves it clean)\n"
     "                  or write 2x its size (leaves dirty lines the measured kernel then writes back)\n"
-    "  --ncu           run each kernel once after a flush, without CUPTI, for ncu to profile\n";
+    "  --ncu           run each kernel once after a flush, without CUPTI, for ncu to profile\n"
+    "  --l2            then characterise the L2 for the simulator's model: the DRAM bytes of reading X\n"
+    "                  bytes a second time, X from 1/4 to 3 times the L2 (the capacity reads can reuse),\n"
+    "                  and the written bytes still dirty in L2 when a write stream ends\n";
 
 bool parse(int argc, char** argv, Options& o) {
   for (int k = 1; k < argc; ++k) {
@@ -47,6 +51,8 @@ bool parse(int argc, char** argv, Options& o) {
     const char* v = k + 1 < argc ? argv[k + 1] : nullptr;
     if (a == "--ncu") {
       o.ncu_mode = true;
+    } else if (a == "--l2") {
+      o.l2_curve = true;
     } else if (a == "--bytes" && v) {
       o.bytes = std::strtoull(v, nullptr, 10), ++k;
     } else if (a == "--gib" && v) {
@@ -93,6 +99,33 @@ bool row(const char* kernel, const char* traffic, double expected, double measur
   std::printf("%-18s %-14s %14.1f %14.1f %12s   %s\n", kernel, traffic, expected / kMiB, measured / kMiB, ratio,
               ok ? "ok" : "OFF");
   return ok;
+}
+
+// The two facts the simulator's L2 model rests on, measured: how much of a
+// buffer read again right after a first read comes from DRAM (0 below the
+// capacity reads can reuse; an LRU cache jumps to 1 above it), and how much of
+// a write stream is still dirty in L2 when it ends (what a range does not count).
+void l2_characterisation(CounterSession& session, const std::function<void()>& flush, const void* src, void* dst,
+                         void* sink, std::size_t max_bytes, std::size_t l2) {
+  std::printf("\nL2 reuse: read X bytes, then read them again (the second read is measured)\n");
+  std::printf("%10s %12s %16s %14s\n", "X / L2", "X MiB", "2nd read DRAM MiB", "from DRAM");
+  for (double f : {0.25, 0.5, 0.625, 0.75, 0.8125, 0.875, 0.9375, 1.0, 1.0625, 1.125, 1.25, 1.5, 2.0, 3.0}) {
+    const std::size_t x = static_cast<std::size_t>(f * static_cast<double>(l2)) & ~std::size_t{15};
+    if (x > max_bytes) break;
+    const MemoryCounters m = session.measure([&] { flush(), probe::read_once(src, x, sink); },
+                                             [&] { probe::read_once(src, x, sink); });
+    std::printf("%10.4f %12.1f %16.1f %13.1f%%\n", f, x / kMiB, m.dram_read_bytes / kMiB,
+                100.0 * m.dram_read_bytes / static_cast<double>(x));
+  }
+  std::printf("\nL2 write-back: write X bytes once; the bytes not yet in DRAM when the range ends\n");
+  std::printf("%10s %12s %16s %16s\n", "X / L2", "X MiB", "DRAM write MiB", "still dirty MiB");
+  for (double f : {0.5, 1.0, 2.0, 4.0}) {
+    const std::size_t x = static_cast<std::size_t>(f * static_cast<double>(l2)) & ~std::size_t{15};
+    if (x > max_bytes) break;
+    const MemoryCounters m = session.measure(flush, [&] { probe::write_only(dst, x, 7); });
+    std::printf("%10.2f %12.1f %16.1f %16.1f\n", f, x / kMiB, m.dram_write_bytes / kMiB,
+                (static_cast<double>(x) - m.dram_write_bytes) / kMiB);
+  }
 }
 
 int run(int argc, char** argv) {
@@ -192,6 +225,7 @@ int run(int argc, char** argv) {
                 m.passes == 1 ? "" : "es");
   }
   print_ncu_commands(exe, o);
+  if (o.l2_curve) l2_characterisation(*session, flush, src, dst, sink, o.bytes, l2);
   (void)cudaFree(src), (void)cudaFree(dst), (void)cudaFree(scratch), (void)cudaFree(sink);
   std::printf("\n%s: CUPTI's DRAM and L2 bytes %s within %.0f%% of what each kernel moves\n", pass ? "PASS" : "FAIL",
               pass ? "are" : "are not", kTolerance * 100);
