@@ -51,7 +51,7 @@ TEST_CASE("the L2 model conserves the loop nest's requests on random shapes", "[
   }
 }
 
-TEST_CASE("an L2 that holds everything reads each input once; one that holds nothing reads every request",
+TEST_CASE("an L2 that holds everything reads each input once, and one that holds nothing reads every request",
           "[sim][l2]") {
   auto rng = flashlab::test::test_rng();
   for (int n = 0; n < 40; ++n) {
@@ -99,7 +99,7 @@ TEST_CASE("no L2 size: the model says so and is not applied", "[sim][l2]") {
   CHECK(r.why_not.find("no L2 size") != std::string::npos);
 }
 
-TEST_CASE("FlashAttention-2: the blocks of one wave share K_j, V_j; the next wave finds them only if they fit",
+TEST_CASE("FlashAttention-2: the blocks of one wave share K_j, V_j, and the next wave finds them only if they fit",
           "[sim][l2]") {
   AttentionProblem p;
   p.seq_q = 4096;
