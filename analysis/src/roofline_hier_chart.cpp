@@ -15,8 +15,6 @@ namespace {
 
 using sim::Level;
 
-std::string level_name(Level l) { return l == Level::SRAM ? "SMEM" : std::string(sim::to_string(l)); }
-
 // HBM keeps the red of the plain roofline chart; L2 and SMEM take Okabe–Ito colours.
 Color level_color(Level l) {
   switch (l) {

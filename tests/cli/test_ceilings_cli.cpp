@@ -49,6 +49,7 @@ std::string write_results() {
   for (const char* k : {"fa1", "fa2"}) {
     analysis::BenchRow row;
     row.kernel = k;
+    row.model = k;  // the simulator algorithm of fa1 and fa2 has their name
     row.problem.batch = 8;
     row.problem.heads = 16;
     row.problem.seq_q = 4096;

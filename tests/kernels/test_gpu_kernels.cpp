@@ -10,7 +10,7 @@
 
 using namespace flashlab;
 using namespace flashlab::kernels;
-using analysis::RunStatus;
+using sim::RunStatus;
 using test::gpu;
 using test::problem;
 
@@ -34,16 +34,16 @@ RunOptions check_options(std::uint64_t seed, ReferenceCache& cache) {
 void check_all_kernels(const sim::AttentionProblem& p, const RunOptions& base) {
   const RunOptions& o = base;
   INFO(sim::describe(p) << ", " << test::describe_options(o));
-  const analysis::BenchRow naive = run_case(gpu(), *find_kernel("naive"), p, o);
-  INFO("naive: " << analysis::to_string(naive.status) << " " << naive.reason);
+  const sim::MeasuredRun naive = run_case(gpu(), *find_kernel("naive"), p, o);
+  INFO("naive: " << sim::to_string(naive.status) << " " << naive.reason);
   REQUIRE(naive.status == RunStatus::ok);
   REQUIRE(naive.rel_error >= 0);
   CHECK(naive.rel_error <= test::tolerance(p.dtype, 1.0));  // naive itself: ≤ 2e-2, fp32 ≤ 1e-5
   const double tol = test::tolerance(p.dtype, naive.rel_error);
   for (const KernelInfo& k : registry()) {
     if (k.id == "naive" || !k.built() || !k.supports(p.dtype) || !k.supports_head_dim(p.head_dim)) continue;
-    const analysis::BenchRow row = run_case(gpu(), k, p, o);
-    INFO(k.id << " tiles " << row.tiles.Br << "x" << row.tiles.Bc << ": " << analysis::to_string(row.status) << " "
+    const sim::MeasuredRun row = run_case(gpu(), k, p, o);
+    INFO(k.id << " tiles " << row.tiles.Br << "x" << row.tiles.Bc << ": " << sim::to_string(row.status) << " "
               << row.reason << "; error " << row.rel_error << ", naive " << naive.rel_error << ", bound " << tol);
     REQUIRE(row.status == RunStatus::ok);
     REQUIRE(row.rel_error >= 0);
@@ -87,12 +87,12 @@ TEST_CASE("fa1 and fa2 match fp64 with any tiles the GUI may ask for", "[gpu][co
   ReferenceCache cache;
   RunOptions o = check_options(test::fresh_seed(), cache);
   INFO(sim::describe(p) << " tiles " << tiles.Br << "x" << tiles.Bc << ", " << test::describe_options(o));
-  const analysis::BenchRow naive = run_case(gpu(), *find_kernel("naive"), p, o);
+  const sim::MeasuredRun naive = run_case(gpu(), *find_kernel("naive"), p, o);
   REQUIRE(naive.status == RunStatus::ok);
   o.tiles = {TileRule::explicit_tiles, tiles};
   for (const char* id : {"fa1", "fa2"}) {
-    const analysis::BenchRow row = run_case(gpu(), *find_kernel(id), p, o);
-    INFO(id << ": " << analysis::to_string(row.status) << " " << row.reason << " error " << row.rel_error);
+    const sim::MeasuredRun row = run_case(gpu(), *find_kernel(id), p, o);
+    INFO(id << ": " << sim::to_string(row.status) << " " << row.reason << " error " << row.rel_error);
     if (row.status == RunStatus::skipped) {
       // Only a limit of the device or the compiled kernel may refuse tiles.
       CHECK_THAT(row.reason, Catch::Contains("threads per block") || Catch::Contains("shared memory"));
@@ -117,7 +117,7 @@ TEST_CASE("inputs ×30 stay finite in every kernel (softmax subtracts the maximu
   o.seed = test::fresh_seed();
   for (const KernelInfo& k : registry()) {
     if (!k.built() || !k.supports(dtype) || !k.supports_head_dim(d)) continue;
-    const analysis::BenchRow row = run_case(gpu(), k, p, o);
+    const sim::MeasuredRun row = run_case(gpu(), k, p, o);
     INFO(k.id << " " << sim::describe(p) << ", " << test::describe_options(o) << ": " << row.reason);
     CHECK(row.status == RunStatus::ok);
   }
