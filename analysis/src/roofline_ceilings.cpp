@@ -63,11 +63,11 @@ HierarchicalCeilings hierarchical_ceilings(const sim::HardwareModel& hw) {
   return c;
 }
 
-HierarchicalCeilings hierarchical_ceilings(const MeasuredProfile& p) {
+HierarchicalCeilings hierarchical_ceilings(const sim::MeasuredProfile& p) {
   HierarchicalCeilings c = hierarchical_ceilings(p.hw);
   for (const char* id : {"fp16_mma", "bf16_mma", "tf32_mma"}) {
-    const CeilingFigure* f = p.figure(id);
-    const FigureSpec* s = find_figure_spec(id);
+    const sim::CeilingFigure* f = p.figure(id);
+    const sim::FigureSpec* s = sim::find_figure_spec(id);
     if (!f || !s) continue;
     const double top = c.peak(s->dtype, s->unit);
     if (f->value < top * (1 - kAboveCeilingTolerance))

@@ -13,6 +13,7 @@
 using namespace flashlab;
 using namespace flashlab::analysis;
 using flashlab::test::h100_like_profile;
+using sim::MeasuredProfile;
 
 namespace {
 

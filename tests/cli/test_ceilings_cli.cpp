@@ -38,7 +38,7 @@ int lines(const std::string& s) { return static_cast<int>(std::count(s.begin(), 
 
 std::string write_profile() {
   const std::string path = (scratch() / "measured.json").string();
-  analysis::write_file_atomic(path, analysis::profile_to_json(flashlab::test::h100_like_profile()));
+  analysis::write_file_atomic(path, sim::profile_to_json(flashlab::test::h100_like_profile()));
   return path;
 }
 

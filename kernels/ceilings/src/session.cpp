@@ -13,23 +13,23 @@
 
 #include "check.hpp"
 #include "cublas_gemm.hpp"
-#include "flashlab/analysis/report.hpp"
 #include "flashlab/ceilings/ceilings.hpp"
+#include "flashlab/sim/format.hpp"
 #include "micro_kernels.hpp"
 #include "nvml.hpp"
 
 namespace flashlab::ceilings {
 
-using analysis::CeilingFigure;
-using analysis::DeviceFacts;
-using analysis::SweepPoint;
-using analysis::SweepSeries;
+using sim::CeilingFigure;
+using sim::DeviceFacts;
+using sim::SweepPoint;
+using sim::SweepSeries;
 using detail::i64;
 
 namespace {
 
 constexpr i64 KiB = 1024, MiB = 1024 * KiB, GiB = 1024 * MiB;
-constexpr int kMinRepeats = 10;         // issue 5: median of at least 10 runs
+constexpr int kMinRepeats = 10;         // every figure is the median of at least 10 runs
 constexpr int kProbeEntries = 1 << 16;  // blocks a clock probe can record
 constexpr int kGemmN = 8192;            // the cuBLAS yardstick, 8192³
 constexpr i64 kSweepMaxBytes = 4 * GiB;
@@ -92,12 +92,7 @@ std::string iso_now() {
   return buf;
 }
 
-std::string size_text(i64 bytes) {
-  if (bytes >= GiB && bytes % GiB == 0) return std::to_string(bytes / GiB) + " GiB";
-  if (bytes >= MiB && bytes % MiB == 0) return std::to_string(bytes / MiB) + " MiB";
-  if (bytes >= KiB && bytes % KiB == 0) return std::to_string(bytes / KiB) + " KiB";
-  return std::to_string(bytes) + " B";
-}
+std::string size_text(i64 bytes) { return sim::bytes_iec(static_cast<double>(bytes)); }
 
 detail::Op op_of(const std::string& id) {
   using detail::Op;
@@ -322,7 +317,7 @@ struct Session::Impl {
   std::string stream_method(const char* kernel, i64 bytes) const {
     return std::string(kernel) + ": " + std::to_string(stream_grid.blocks) + " blocks x " +
            std::to_string(stream_grid.threads) + " threads (every SM full), 16-byte accesses, " + size_text(bytes) +
-           " per buffer (" + analysis::fixed(static_cast<double>(bytes) / static_cast<double>(facts.l2_bytes), 0) +
+           " per buffer (" + sim::fixed(static_cast<double>(bytes) / static_cast<double>(facts.l2_bytes), 0) +
            "x L2)";
   }
 
@@ -426,8 +421,8 @@ struct Session::Impl {
                std::to_string(best.chains) + (detail::is_mma(op) ? " accumulators per warp" : " chains per thread") +
                ", " + std::to_string(best_iters) + " iterations" +
                (configs.size() > 1 ? " (fastest of " + std::to_string(configs.size()) + " launch shapes)" : "") +
-               "; SM clock " + analysis::fixed(f.sm_clock_mhz, 0) + " MHz from clock64/%globaltimer" +
-               (nv > 0 ? ", NVML " + analysis::fixed(nv, 0) + " MHz after the run" : "");
+               "; SM clock " + sim::fixed(f.sm_clock_mhz, 0) + " MHz from clock64/%globaltimer" +
+               (nv > 0 ? ", NVML " + sim::fixed(nv, 0) + " MHz after the run" : "");
     return f;
   }
 
@@ -437,7 +432,7 @@ struct Session::Impl {
     const Timing t = time([&] { gemm->run(); }, 2);
     CeilingFigure f = figure(id, t, gemm->flops(), gemm->method());
     f.sm_clock_mhz = nvml ? nvml->sm_clock_mhz() : 0;  // no probe inside cuBLAS: NVML right after
-    if (f.sm_clock_mhz > 0) f.method += "; SM clock " + analysis::fixed(f.sm_clock_mhz, 0) + " MHz (NVML after the run)";
+    if (f.sm_clock_mhz > 0) f.method += "; SM clock " + sim::fixed(f.sm_clock_mhz, 0) + " MHz (NVML after the run)";
     return f;
   }
 
@@ -481,14 +476,14 @@ int Session::repeats() const { return impl_->repeats; }
 double Session::nvml_sm_clock_mhz() { return impl_->nvml ? impl_->nvml->sm_clock_mhz() : 0; }
 
 CeilingFigure Session::measure(const std::string& id) {
-  const analysis::FigureSpec* spec = analysis::find_figure_spec(id);
+  const sim::FigureSpec* spec = sim::find_figure_spec(id);
   if (!spec) throw std::invalid_argument("unknown ceiling figure '" + id + "'");
   impl_->ensure_warm();
   switch (spec->quantity) {
-    case analysis::Quantity::hbm_bandwidth: return impl_->hbm(id);
-    case analysis::Quantity::l2_bandwidth: return impl_->l2();
-    case analysis::Quantity::smem_bandwidth: return impl_->smem();
-    case analysis::Quantity::flops: break;
+    case sim::Quantity::hbm_bandwidth: return impl_->hbm(id);
+    case sim::Quantity::l2_bandwidth: return impl_->l2();
+    case sim::Quantity::smem_bandwidth: return impl_->smem();
+    case sim::Quantity::flops: break;
   }
   if (id == "fp16_cublas" || id == "bf16_cublas") return impl_->cublas(id);
   return impl_->compute(id);
@@ -498,26 +493,26 @@ SweepSeries Session::sweep(const std::string& loads) { return impl_->sweep(loads
 
 // ---- everything ------------------------------------------------------------------------------
 
-analysis::MeasuredProfile measure_all(const Options& o, const Progress& progress) {
+sim::MeasuredProfile measure_all(const Options& o, const Progress& progress) {
   const auto t0 = std::chrono::steady_clock::now();
   auto say = [&](const std::string& line) {
     if (progress) progress(line);
   };
   Session s(o);
-  analysis::MeasuredProfile p;
+  sim::MeasuredProfile p;
   p.device = s.device();
   p.mode = o.quick ? "quick" : "full";
   p.date = iso_now();
   if (const char* c = std::getenv("FLASHLAB_COMMIT")) p.commit = c;
   say("measuring " + p.device.name + " (" + std::to_string(p.device.sm_count) + " SMs), " + p.mode + ", median of " +
       std::to_string(s.repeats()) + " runs per figure");
-  for (const analysis::FigureSpec& spec : analysis::figure_specs()) {
+  for (const sim::FigureSpec& spec : sim::figure_specs()) {
     const std::string id(spec.id);
     try {
       const CeilingFigure f = s.measure(id);
       p.figures.push_back(f);
-      say(id + ": " + analysis::fixed(f.value / analysis::unit_scale(spec.quantity), 1) + " " +
-          std::string(analysis::unit_of(spec.quantity)) + " (median " + analysis::fixed(f.median_ms, 3) + " ms of " +
+      say(id + ": " + sim::fixed(f.value / sim::unit_scale(spec.quantity), 1) + " " +
+          std::string(sim::unit_of(spec.quantity)) + " (median " + sim::fixed(f.median_ms, 3) + " ms of " +
           std::to_string(f.repeats) + ")");
     } catch (const MeasureError& e) {
       // One figure failing (say cuBLAS without its library) leaves the others standing.
@@ -537,7 +532,7 @@ analysis::MeasuredProfile measure_all(const Options& o, const Progress& progress
       say(std::string("sweep ") + loads + ": FAILED: " + e.what());
     }
   }
-  p.hw = analysis::hardware_from_measurements(p.device, p.figures, p.date, p.mode);
+  p.hw = sim::hardware_from_measurements(p.device, p.figures, p.date, p.mode);
   p.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return p;
 }

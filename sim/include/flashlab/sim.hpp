@@ -14,6 +14,7 @@
 #include "flashlab/sim/footprint.hpp"
 #include "flashlab/sim/format.hpp"
 #include "flashlab/sim/hardware.hpp"
+#include "flashlab/sim/measured_profile.hpp"
 #include "flashlab/sim/measurement.hpp"
 #include "flashlab/sim/online_softmax.hpp"
 #include "flashlab/sim/problem.hpp"

@@ -8,7 +8,6 @@
 #pragma once
 
 #include "flashlab/analysis/chart.hpp"
-#include "flashlab/analysis/measured_profile.hpp"
 #include "flashlab/analysis/placement.hpp"
 #include "flashlab/analysis/roofline_ceilings.hpp"
 
@@ -25,6 +24,6 @@ ChartSpec hierarchical_roofline_chart(const HierarchicalCeilings& c, const Place
 // id "bandwidth-sweep": bandwidth against working set for each kind of load,
 // with the L1 (all SMs), L2 sizes and the measured ceilings marked. A profile
 // without a sweep gives an empty chart whose note says so.
-ChartSpec bandwidth_sweep_chart(const MeasuredProfile& p);
+ChartSpec bandwidth_sweep_chart(const sim::MeasuredProfile& p);
 
 }  // namespace flashlab::analysis

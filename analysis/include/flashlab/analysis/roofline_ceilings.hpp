@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "flashlab/analysis/measured_profile.hpp"
 #include "flashlab/sim/hardware.hpp"
+#include "flashlab/sim/measured_profile.hpp"
 
 namespace flashlab::analysis {
 
@@ -48,7 +48,7 @@ struct HierarchicalCeilings {
 
 HierarchicalCeilings hierarchical_ceilings(const sim::HardwareModel& hw);
 // Adds the mma.sync figures as secondary ceilings where they lie below the peak.
-HierarchicalCeilings hierarchical_ceilings(const MeasuredProfile& p);
+HierarchicalCeilings hierarchical_ceilings(const sim::MeasuredProfile& p);
 
 // "SMEM" for shared memory, "HBM", "L2": the names the roofline charts print.
 std::string level_name(sim::Level l);
