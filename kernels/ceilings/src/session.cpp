@@ -1,8 +1,6 @@
 // The host driver of the micro-benchmarks: device facts, buffers, CUDA-event
 // timing (median of ≥ 10 runs after warm-up), one function per figure, the
 // working-set sweep, and measure_all() turning it all into a profile.
-#include <dlfcn.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -14,9 +12,10 @@
 #include "check.hpp"
 #include "cublas_gemm.hpp"
 #include "flashlab/ceilings/ceilings.hpp"
+#include "flashlab/kernels/device.hpp"
+#include "flashlab/kernels/nvml.hpp"
 #include "flashlab/sim/format.hpp"
 #include "micro_kernels.hpp"
-#include "nvml.hpp"
 
 namespace flashlab::ceilings {
 
@@ -34,11 +33,23 @@ constexpr int kProbeEntries = 1 << 16;  // blocks a clock probe can record
 constexpr int kGemmN = 8192;            // the cuBLAS yardstick, 8192³
 constexpr i64 kSweepMaxBytes = 4 * GiB;
 
-std::string version_string(int v) { return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10); }
-
-int attribute_or_zero(cudaDeviceAttr a, int dev) {
-  int v = 0;
-  return cudaDeviceGetAttribute(&v, a, dev) == cudaSuccess ? v : 0;
+// The device as the kernels' device query describes it, in the profile's terms.
+DeviceFacts device_facts(const kernels::DeviceInfo& d) {
+  DeviceFacts f;
+  f.name = d.name;
+  f.compute_capability = d.compute_capability;
+  f.sm_count = d.sm_count;
+  f.smem_per_sm_bytes = d.smem_per_sm_bytes;
+  f.smem_optin_bytes = d.smem_optin_bytes;
+  f.l2_bytes = d.l2_bytes;
+  f.total_memory_bytes = d.total_memory_bytes;
+  f.max_sm_clock_mhz = d.max_sm_clock_mhz;
+  f.mem_clock_mhz = d.mem_clock_mhz;
+  f.mem_bus_bits = d.mem_bus_bits;
+  f.driver = d.nvidia_driver;
+  f.cuda_driver = d.cuda_driver;
+  f.cuda_runtime = d.runtime;
+  return f;
 }
 
 // One device allocation, freed on scope exit.
@@ -111,21 +122,7 @@ detail::Op op_of(const std::string& id) {
 bool built_with_cuda() { return true; }
 
 std::string unavailable_reason() {
-  int n = 0;
-  const cudaError_t e = cudaGetDeviceCount(&n);
-  if (e != cudaSuccess) {
-    // Without any driver the runtime reports an "insufficient" one; say what is really missing.
-    if (void* driver = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL)) {
-      dlclose(driver);
-    } else {
-      return std::string("no CUDA device: no NVIDIA driver on this machine (libcuda.so.1 not found; "
-                         "cudaGetDeviceCount returned ") +
-             cudaGetErrorName(e) + ")";
-    }
-    return std::string("no CUDA device: cudaGetDeviceCount returned ") + cudaGetErrorName(e) + " (" +
-           cudaGetErrorString(e) + ")";
-  }
-  if (n < 1) return "no CUDA device: cudaGetDeviceCount found none";
+  if (std::string why = kernels::cuda_unavailable_reason(); !why.empty()) return why;
   const cudaError_t k = detail::probe_kernel_image();
   if (k != cudaSuccess) {
     cudaDeviceProp p{};
@@ -150,7 +147,7 @@ struct Session::Impl {
   DeviceBuffer src, dst;  // HBM buffers, allocated on first use
   i64 hbm_bytes = 0;
   std::unique_ptr<detail::CublasGemm> gemm;
-  std::unique_ptr<detail::Nvml> nvml;
+  std::unique_ptr<kernels::Nvml> nvml;
   std::uint32_t sentinel = 0, seed = 0;
   bool warm = false;
 
@@ -164,26 +161,13 @@ struct Session::Impl {
 
     const int dev = 0;
     CEILINGS_CHECK(cudaSetDevice(dev));
-    cudaDeviceProp p{};
-    CEILINGS_CHECK(cudaGetDeviceProperties(&p, dev));
-    facts.name = p.name;
-    facts.compute_capability = p.major * 10 + p.minor;
-    facts.sm_count = p.multiProcessorCount;
-    facts.smem_per_sm_bytes = attribute_or_zero(cudaDevAttrMaxSharedMemoryPerMultiprocessor, dev);
-    facts.smem_optin_bytes = attribute_or_zero(cudaDevAttrMaxSharedMemoryPerBlockOptin, dev);
-    facts.l2_bytes = attribute_or_zero(cudaDevAttrL2CacheSize, dev);
-    facts.total_memory_bytes = static_cast<i64>(p.totalGlobalMem);
-    facts.max_sm_clock_mhz = attribute_or_zero(cudaDevAttrClockRate, dev) / 1000.0;
-    facts.mem_clock_mhz = attribute_or_zero(cudaDevAttrMemoryClockRate, dev) / 1000.0;
-    facts.mem_bus_bits = attribute_or_zero(cudaDevAttrGlobalMemoryBusWidth, dev);
-    int driver = 0, runtime = 0;
-    CEILINGS_CHECK(cudaDriverGetVersion(&driver));
-    CEILINGS_CHECK(cudaRuntimeGetVersion(&runtime));
-    facts.cuda_driver = version_string(driver);
-    facts.cuda_runtime = version_string(runtime);
-    char pci[64] = {};
-    if (cudaDeviceGetPCIBusId(pci, sizeof pci, dev) == cudaSuccess) nvml = std::make_unique<detail::Nvml>(pci);
-    if (nvml) facts.driver = nvml->driver_version();
+    try {
+      const kernels::DeviceInfo info = kernels::query_device(dev);
+      facts = device_facts(info);
+      if (!info.pci_bus_id.empty()) nvml = std::make_unique<kernels::Nvml>(info.pci_bus_id);
+    } catch (const kernels::CudaError& e) {
+      throw MeasureError(e.what());
+    }
 
     CEILINGS_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
     starts.resize(static_cast<size_t>(repeats), nullptr);
