@@ -81,7 +81,7 @@ class HwCommand : public Command {
     return 0;
   }
 
-  // ---- hw compare (issue 5) ----
+  // ---- hw compare ----
   // A measured profile's own figures (mma.sync, cuBLAS, cudaMemcpy) are listed
   // too, each against the other model's datasheet figure for the same ceiling.
   static std::optional<sim::MeasuredProfile> measured_profile(const std::string& name) {

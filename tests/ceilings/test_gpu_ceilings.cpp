@@ -144,7 +144,7 @@ TEST_CASE("a quick profile of this GPU round-trips and loads as a preset", "[gpu
   CHECK(p.hw.hbm_bandwidth > 0);
   CHECK(p.hw.l2_bandwidth > p.hw.hbm_bandwidth);
   CHECK(p.hw.sram_bandwidth > p.hw.l2_bandwidth);
-  CHECK(p.wall_s < 20);  // issue 5: --quick under 20 s
+  CHECK(p.wall_s < 20);  // goal: --quick under 20 s
   const std::string text = sim::profile_to_json(p);
   const sim::MeasuredProfile q = sim::profile_from_json(text, "quick.json");
   CHECK(q.figures.size() == p.figures.size());

@@ -206,7 +206,7 @@ struct Tally {
 
 // Tolerance on the relative Frobenius error of O: fp32 accumulation lands near
 // 1e-3 (fp16: P rounded to 11 bits before PV) or a few 1e-3 (bf16: 8 bits);
-// 2e-2 is the issue's ceiling for every 16-bit rung. The LSE is computed in
+// 2e-2 is the kernel ladder's ceiling for every 16-bit rung. The LSE is computed in
 // fp32 from fp32 accumulators: 1e-3 relative (to max(1, |L|)) is loose.
 constexpr double kTolO = 2e-2;
 constexpr double kTolLse = 1e-3;
