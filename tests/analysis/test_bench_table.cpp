@@ -5,24 +5,13 @@
 #include <algorithm>
 
 #include "flashlab/analysis/bench_table.hpp"
+#include "support/problems.hpp"
 
 using namespace flashlab;
 using namespace flashlab::analysis;
+using flashlab::test::problem;
 
 namespace {
-
-sim::AttentionProblem problem(sim::i64 B, sim::i64 H, sim::i64 N, sim::i64 d, bool causal = false,
-                              sim::DType t = sim::DType::fp16, sim::i64 n_kv = 0) {
-  sim::AttentionProblem p;
-  p.batch = B;
-  p.heads = H;
-  p.seq_q = N;
-  p.seq_kv = n_kv == 0 ? N : n_kv;
-  p.head_dim = d;
-  p.causal = causal;
-  p.dtype = t;
-  return p;
-}
 
 analysis::BenchResults sample() {
   analysis::BenchResults r;

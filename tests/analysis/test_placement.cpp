@@ -13,25 +13,14 @@
 #include "flashlab/analysis/roofline.hpp"
 #include "flashlab/sim/footprint.hpp"
 #include "flashlab/sim/simulate.hpp"
+#include "support/problems.hpp"
 
 using namespace flashlab;
 using namespace flashlab::analysis;
+using flashlab::test::problem;
 using sim::i64;
 
 namespace {
-
-sim::AttentionProblem problem(i64 B, i64 H, i64 N, i64 d, bool causal = false, sim::DType t = sim::DType::fp16,
-                              i64 n_kv = 0) {
-  sim::AttentionProblem p;
-  p.batch = B;
-  p.heads = H;
-  p.seq_q = N;
-  p.seq_kv = n_kv == 0 ? N : n_kv;
-  p.head_dim = d;
-  p.causal = causal;
-  p.dtype = t;
-  return p;
-}
 
 sim::MeasuredRun run(const std::string& kernel, const std::string& model, const sim::AttentionProblem& p,
                      sim::TileShape tiles, double ms, RunStatus status = RunStatus::ok) {

@@ -14,8 +14,8 @@ using namespace flashlab;
 using namespace flashlab::kernels;
 using sim::MeasuredRun;
 using sim::RunStatus;
-using test::gpu;
-using test::problem;
+using kernels::test::gpu;
+using kernels::test::problem;
 
 TEST_CASE("a launch with tiles beyond the device's shared memory is refused, naming the limit", "[gpu][limits]") {
   const auto p = problem(1, 1, 256, 128);
@@ -63,7 +63,7 @@ TEST_CASE("out of memory is a row: the bytes asked for, nothing leaks, the sweep
   const auto small = problem(2, 4, 257, 64);
   RunOptions o;
   o.repeats = 0;
-  o.seed = test::fresh_seed();
+  o.seed = kernels::test::fresh_seed();
   const sim::i64 before = gpu().device_used_bytes();
   const MeasuredRun oom = run_case(gpu(), naive, huge, o);
   CHECK(oom.status == RunStatus::oom);
@@ -89,7 +89,7 @@ TEST_CASE("timing: warm-up, at least 10 repeats, median within min and max, rate
           "[gpu][timing]") {
   RunOptions o;
   o.repeats = 10;
-  o.seed = test::fresh_seed();
+  o.seed = kernels::test::fresh_seed();
   const auto p = problem(4, 8, 1024, 64, true);
   const sim::HardwareModel device = simulator_hardware(gpu().device());
   for (const KernelInfo& k : registry()) {

@@ -17,7 +17,7 @@
 
 using namespace flashlab;
 using namespace flashlab::kernels;
-using test::problem;
+using kernels::test::problem;
 
 namespace {
 
@@ -65,8 +65,8 @@ TEST_CASE("every row a rung reports names its model, with the tiles that ran", "
   const auto p = problem(1, 2, 300, 64);
   for (const KernelInfo& k : registry()) {
     INFO(k.id);
-    test::FakeBackend be;
-    const sim::MeasuredRun row = run_case(be, test::runnable(k.id), p, check_only());
+    kernels::test::FakeBackend be;
+    const sim::MeasuredRun row = run_case(be, kernels::test::runnable(k.id), p, check_only());
     REQUIRE(row.status == sim::RunStatus::ok);
     CHECK(row.model == sim::to_string(k.model));
     CHECK(sim::model_algorithm(row) == k.model);
@@ -77,7 +77,7 @@ TEST_CASE("every row a rung reports names its model, with the tiles that ran", "
   }
   if (const KernelInfo* tc = find_kernel("fa2_tc")) {
     // A compiled rung runs its own tiles whatever is asked, and has no fp32 version.
-    const DeviceLimits dev = test::fake_h100().limits();
+    const DeviceLimits dev = kernels::test::fake_h100().limits();
     CHECK(resolve_tiles(*tc, p, {TileRule::explicit_tiles, {33, 17}}, dev) == resolve_tiles(*tc, p, {}, dev));
     CHECK_FALSE(tc->supports(sim::DType::fp32));
   }
@@ -95,7 +95,7 @@ TEST_CASE("the CUDA-core rungs cover fp32/fp16/bf16 and d in {32, 64, 128} at le
 }
 
 TEST_CASE("an impossible case gets a reason naming the limit", "[kernels][registry]") {
-  const DeviceLimits dev = test::fake_h100().limits();
+  const DeviceLimits dev = kernels::test::fake_h100().limits();
   const KernelInfo& fa2 = *find_kernel("fa2");
 
   SECTION("a head dim the rung is not compiled for") {
@@ -136,7 +136,7 @@ TEST_CASE("an impossible case gets a reason naming the limit", "[kernels][regist
 }
 
 TEST_CASE("default tiles fit an H100 and leave room for two or more blocks per SM", "[kernels][registry]") {
-  const DeviceLimits dev = test::fake_h100().limits();
+  const DeviceLimits dev = kernels::test::fake_h100().limits();
   for (int d : layout::fa_head_dims()) {
     INFO("d=" << d);
     const sim::TileShape t = layout::fa_default_tiles(d);
@@ -151,7 +151,7 @@ TEST_CASE("default tiles fit an H100 and leave room for two or more blocks per S
 
 TEST_CASE("tiles come from the request, the rung or the paper's rule, and reach the simulator unchanged",
           "[kernels][registry]") {
-  const DeviceLimits dev = test::fake_h100().limits();
+  const DeviceLimits dev = kernels::test::fake_h100().limits();
   const auto p = problem(1, 1, 4096, 64);
   const KernelInfo& fa2 = *find_kernel("fa2");
   CHECK(resolve_tiles(fa2, p, {}, dev) == layout::fa_default_tiles(64));
@@ -166,10 +166,10 @@ TEST_CASE("tiles come from the request, the rung or the paper's rule, and reach 
   // Whatever the rule, the row carries the resolved tiles and the simulator
   // counts exactly those (the device as the simulator's hardware).
   for (const TileRequest& req : {TileRequest{}, TileRequest{TileRule::explicit_tiles, {33, 17}}}) {
-    test::FakeBackend be;
+    kernels::test::FakeBackend be;
     RunOptions o = check_only();
     o.tiles = req;
-    const sim::MeasuredRun row = run_case(be, test::runnable("fa2"), p, o);
+    const sim::MeasuredRun row = run_case(be, kernels::test::runnable("fa2"), p, o);
     REQUIRE(row.status == sim::RunStatus::ok);
     CHECK(row.tiles == resolve_tiles(fa2, p, req, dev));
     sim::SimOptions so;
@@ -183,15 +183,15 @@ TEST_CASE("tiles come from the request, the rung or the paper's rule, and reach 
 TEST_CASE("a rung's workspace is what the runner allocates and holds its model's intermediate tensors",
           "[kernels][registry]") {
   const auto p = problem(2, 3, 1001, 64, false, sim::DType::bf16, 17);
-  const DeviceLimits dev = test::fake_h100().limits();
+  const DeviceLimits dev = kernels::test::fake_h100().limits();
   for (const KernelInfo& k : registry()) {
     if (!k.supports(p.dtype) || !k.supports_head_dim(p.head_dim)) continue;
     INFO(k.id);
     const sim::TileShape t = resolve_tiles(k, p, {}, dev);
     const i64 ws = k.workspace_bytes(p, t);
     // The runner hands the launch exactly that much (none at all when it is zero).
-    test::FakeBackend be;
-    REQUIRE(run_case(be, test::runnable(k.id), p, check_only()).status == sim::RunStatus::ok);
+    kernels::test::FakeBackend be;
+    REQUIRE(run_case(be, kernels::test::runnable(k.id), p, check_only()).status == sim::RunStatus::ok);
     CHECK(be.buffers.at(0).workspace_bytes == ws);
     CHECK((be.buffers.at(0).workspace != nullptr) == (ws > 0));
     CHECK((be.buffers.at(0).lse != nullptr) == k.writes_lse);

@@ -14,9 +14,9 @@ using namespace flashlab;
 using namespace flashlab::kernels;
 using sim::MeasuredRun;
 using sim::RunStatus;
-using test::FakeBackend;
-using test::problem;
-using test::runnable;
+using kernels::test::FakeBackend;
+using kernels::test::problem;
+using kernels::test::runnable;
 
 namespace {
 
@@ -125,7 +125,7 @@ TEST_CASE("out of device memory: the allocator's refusal is a row too", "[kernel
 }
 
 TEST_CASE("the arena frees everything, in every way a case can end", "[kernels][runner][oom]") {
-  test::FakeAllocator a(1000);
+  kernels::test::FakeAllocator a(1000);
   {
     DeviceArena arena(a, 600);
     CHECK(arena.allocate(0, "nothing") == nullptr);
