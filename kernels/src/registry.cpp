@@ -1,6 +1,6 @@
 // The ladder, in lecture order. Each entry names the simulator algorithm that
-// has its HBM traffic: every row the runner writes carries it, so analysis/
-// places the measurement beside that model's bytes and FLOPs.
+// has its HBM traffic: every row the runner writes carries it, so the analysis
+// library places the measurement beside that model's bytes and FLOPs.
 #include "flashlab/kernels/registry.hpp"
 
 #include <algorithm>

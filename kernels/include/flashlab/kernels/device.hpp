@@ -49,8 +49,8 @@ DeviceInfo query_device(int ordinal);
 // "13.0" from 13000.
 std::string cuda_version_string(int v);
 
-// The device in the simulator's terms, for placing its runs (analysis/
-// placement.hpp): M is the shared memory per SM, the capacities are the
+// The device in the simulator's terms, for placing its runs (the analysis
+// library's placement.hpp): M is the shared memory per SM, the capacities are the
 // device's; it has no bandwidths or peaks (nothing was measured), so it
 // checks tiles and counts bytes, and draws no roofline.
 sim::HardwareModel simulator_hardware(const DeviceInfo& d);

@@ -4,7 +4,7 @@
 // leaks), and asks a Backend to fill the inputs, run, check against fp64 and
 // time. A row is what was measured (sim::MeasuredRun: times, memory, error,
 // the tiles that ran, the registry's model); the rates that compare it with
-// the model (TFLOP/s, GB/s) are analysis/'s (placement.hpp).
+// the model (TFLOP/s, GB/s) are the analysis library's (placement.hpp).
 #pragma once
 
 #include <cstdint>
