@@ -36,7 +36,7 @@ using Cfg256 = detail::Config<256, 128, 64, 8, false, 1>; // 16 rows/warp; 247 r
 
 template <class Cfg>
 sim::TileShape tiles_of() {
-  return sim::TileShape{Cfg::kBlockM, Cfg::kBlockN};
+  return sim::TileShape{Cfg::kBr, Cfg::kBc};
 }
 
 template <class Cfg>

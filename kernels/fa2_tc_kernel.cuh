@@ -35,15 +35,7 @@
 
 #ifndef FA2_TC_EMULATE
 // Every CUDA call checked; the message names file:line and the call.
-#define FA2_TC_CUDA_CHECK(call)                                                              \
-  do {                                                                                       \
-    const cudaError_t fa2_tc_err_ = (call);                                                  \
-    if (fa2_tc_err_ != cudaSuccess)                                                          \
-      throw ::flashlab::kernels::CudaError(std::string(__FILE__) + ":" +                     \
-                                           std::to_string(__LINE__) + ": " + #call + ": " + \
-                                           cudaGetErrorName(fa2_tc_err_) + " (" +            \
-                                           cudaGetErrorString(fa2_tc_err_) + ")");           \
-  } while (0)
+#include "cuda_check.hpp"
 #endif
 
 namespace flashlab::kernels::fa2_tc_detail {
@@ -52,22 +44,22 @@ namespace flashlab::kernels::fa2_tc_detail {
 // Compile-time configuration: the tile shape and how warps split it.
 // ---------------------------------------------------------------------------
 // kHeadDim   d
-// kBlockM    B_r: rows of Q_i per thread block
-// kBlockN    B_c: rows of K_j, V_j per inner step
+// kBr        B_r: rows of Q_i per thread block
+// kBc        B_c: rows of K_j, V_j per inner step
 // kNWarps    warps per block; warp w owns rows [w·B_r/kNWarps, (w+1)·B_r/kNWarps)
 // kQInRegs   Q_i fragments stay in registers for the whole K loop (else each
 //            step reloads them from shared memory with ldmatrix)
 // kMinBlocks resident blocks per SM asked of the register allocator
-template <int D, int BM, int BN, int NW, bool QREGS, int MINB>
+template <int D, int BR, int BC, int NW, bool QREGS, int MINB>
 struct Config {
   static constexpr int kHeadDim = D;
-  static constexpr int kBlockM = BM;
-  static constexpr int kBlockN = BN;
+  static constexpr int kBr = BR;
+  static constexpr int kBc = BC;
   static constexpr int kNWarps = NW;
   static constexpr bool kQInRegs = QREGS;
   static constexpr int kMinBlocks = MINB;
   static constexpr int kThreads = NW * 32;
-  static constexpr int kWarpRows = BM / NW;     // 16·kMTiles rows of Q_i per warp
+  static constexpr int kWarpRows = BR / NW;     // 16·kMTiles rows of Q_i per warp
   static constexpr int kMTiles = kWarpRows / 16;
   // Shared-memory rows are padded by 8 elements (16 bytes): a row then starts
   // 16 bytes further along the 128-byte bank line than the row before, so the
@@ -77,13 +69,13 @@ struct Config {
   static constexpr int kStages = 2;             // K_j/V_j double buffer
   // Q_i, then kStages × K_j, then kStages × V_j, all 2-byte elements.
   static constexpr std::size_t kSmemBytes =
-      static_cast<std::size_t>(BM + 2 * kStages * BN) * kStride * 2;
+      static_cast<std::size_t>(BR + 2 * kStages * BC) * kStride * 2;
 
   static_assert(D % 16 == 0, "d must be a multiple of 16 (mma k-step and padding rule)");
-  static_assert(BN % 16 == 0, "B_c must be a multiple of 16 (P_ij is the A operand, k = 16)");
-  static_assert(BM % NW == 0 && kWarpRows % 16 == 0, "each warp owns whole 16-row mma tiles");
-  static_assert((BM * D / 8) % kThreads == 0, "Q_i copy: 16-byte chunks split evenly over threads");
-  static_assert((BN * D / 8) % kThreads == 0, "K_j/V_j copy: 16-byte chunks split evenly over threads");
+  static_assert(BC % 16 == 0, "B_c must be a multiple of 16 (P_ij is the A operand, k = 16)");
+  static_assert(BR % NW == 0 && kWarpRows % 16 == 0, "each warp owns whole 16-row mma tiles");
+  static_assert((BR * D / 8) % kThreads == 0, "Q_i copy: 16-byte chunks split evenly over threads");
+  static_assert((BC * D / 8) % kThreads == 0, "K_j/V_j copy: 16-byte chunks split evenly over threads");
   static_assert((kWarpRows * D / 8) % 32 == 0, "O_i store: 16-byte chunks split evenly over lanes");
   static_assert(((D / 8 + 1) % 2) == 1, "padding keeps ldmatrix free of bank conflicts only for odd row stride in 16-byte units");
 };
@@ -247,8 +239,8 @@ namespace {
 template <class Cfg, typename T>
 __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) fa2_tc_forward_kernel(const Params p) {
   constexpr int d = Cfg::kHeadDim;
-  constexpr int B_r = Cfg::kBlockM;
-  constexpr int B_c = Cfg::kBlockN;
+  constexpr int B_r = Cfg::kBr;
+  constexpr int B_c = Cfg::kBc;
   constexpr int kMT = Cfg::kMTiles;       // 16-row mma tiles per warp
   constexpr int kStride = Cfg::kStride;   // padded shared row, elements
   constexpr int kSN = B_c / 8;            // n-tiles of S_ij per mma tile row
@@ -522,8 +514,8 @@ inline int smem_optin_limit(const LaunchArgs& a) {
   if (a.device_smem_optin > 0) return a.device_smem_optin;
   // Not filled in by the caller: ask the current device.
   int dev = 0, limit = 0;
-  FA2_TC_CUDA_CHECK(cudaGetDevice(&dev));
-  FA2_TC_CUDA_CHECK(cudaDeviceGetAttribute(&limit, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
+  FLASHLAB_CUDA_CHECK(cudaGetDevice(&dev));
+  FLASHLAB_CUDA_CHECK(cudaDeviceGetAttribute(&limit, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
   return limit;
 }
 
@@ -536,7 +528,7 @@ template <class Cfg, typename T>
 void launch(const LaunchArgs& a, const char* name) {
   const sim::AttentionProblem& pr = a.problem;
   const std::string who = std::string(name) + " (d=" + std::to_string(Cfg::kHeadDim) + ", B_r=" +
-                          std::to_string(Cfg::kBlockM) + ", B_c=" + std::to_string(Cfg::kBlockN) + ")";
+                          std::to_string(Cfg::kBr) + ", B_c=" + std::to_string(Cfg::kBc) + ")";
   if (pr.head_dim != Cfg::kHeadDim)
     throw Unsupported(who + " was asked for head dim " + std::to_string(pr.head_dim));
   if (pr.batch < 1 || pr.heads < 1 || pr.n_q() < 1 || pr.n_kv() < 1)
@@ -555,7 +547,7 @@ void launch(const LaunchArgs& a, const char* name) {
   if (pr.batch > kIntMax / pr.heads)
     throw Unsupported(who + ": B·H exceeds " + std::to_string(kIntMax));
   const int64_t heads = pr.batch * pr.heads;
-  const int64_t T_r = (pr.n_q() + Cfg::kBlockM - 1) / Cfg::kBlockM;
+  const int64_t T_r = (pr.n_q() + Cfg::kBr - 1) / Cfg::kBr;
   if (T_r > kIntMax / heads)
     throw Unsupported(who + ": T_r·B·H = " + std::to_string(T_r) + "·" + std::to_string(heads) +
                       " blocks exceed the grid limit 2^31-1");
@@ -568,8 +560,8 @@ void launch(const LaunchArgs& a, const char* name) {
                       " (cudaDevAttrMaxSharedMemoryPerBlockOptin)");
   auto* kernel = &fa2_tc_forward_kernel<Cfg, T>;
   if (smem > 48 * 1024)  // above the default limit a kernel must opt in
-    FA2_TC_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                           static_cast<int>(smem)));
+    FLASHLAB_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                             static_cast<int>(smem)));
 
   Params p{};
   p.q = a.q;
@@ -586,7 +578,7 @@ void launch(const LaunchArgs& a, const char* name) {
   const dim3 grid(static_cast<unsigned>(T_r * heads));
   const dim3 block(Cfg::kThreads);
   kernel<<<grid, block, smem, static_cast<cudaStream_t>(a.stream)>>>(p);
-  FA2_TC_CUDA_CHECK(cudaGetLastError());
+  FLASHLAB_CUDA_CHECK(cudaGetLastError());
 }
 #endif  // FA2_TC_EMULATE
 

@@ -12,9 +12,8 @@
 //
 // Measured (H100, fp16, 16k tokens, hidden 2048): 32–163 TFLOP/s, 1.16–3.49× eager PyTorch (2026-11-22) — see
 // kernels/README.md.
-#include <cublas_v2.h>
-
 #include "common.cuh"
+#include "cublas_check.hpp"
 #include "flashlab/kernels/layouts.hpp"
 #include "flashlab/kernels/rungs.hpp"
 #include "softmax.cuh"
@@ -22,13 +21,6 @@
 namespace flashlab::kernels {
 namespace detail {
 namespace {
-
-void check_cublas(cublasStatus_t s, const char* call, const char* file, int line) {
-  if (s == CUBLAS_STATUS_SUCCESS) return;
-  throw CudaError(short_path(file) + ":" + std::to_string(line) + ": " + call + " failed: " + cublasGetStatusName(s) +
-                  " (" + cublasGetStatusString(s) + ")");
-}
-#define FLASHLAB_CUBLAS_CHECK(call) check_cublas((call), #call, __FILE__, __LINE__)
 
 // cuBLAS wants a workspace; 32 MiB is what NVIDIA recommends for Hopper.
 constexpr std::size_t kCublasWorkspaceBytes = 32u << 20;

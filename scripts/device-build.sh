@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds, HERE (the machine with Eigen, Catch2, nlohmann, CLI11), the binaries
+# Builds, HERE (the machine with Catch2, nlohmann, CLI11), the binaries
 # the GPU machine runs: `flashlab` and the GPU test binary, Release, sm_90,
 # static cudart, no GUI; stripped and copied to build-device/bin.
 #

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# The roofline analyzer on the GPU machine (issue 5): measures the ceilings
+# The roofline analyzer on the GPU machine: measures the ceilings
 # (full and --quick, timed), runs the micro-benchmarks' GPU tests and the SASS
 # check, compares the profile with its datasheet and draws the charts.
 #
-# HERE (the machine with Catch2, nlohmann, CLI11, Eigen), once:
+# HERE (the machine with Catch2, nlohmann, CLI11), once:
 #   bash scripts/device-ceilings.sh --prepare     (= scripts/device-build.sh)
 #     builds `flashlab` and the GPU tests (Release, sm_90, static cudart, no GUI,
 #     no cairo) and stages them, stripped, in build-device/.
@@ -60,7 +60,7 @@ status_of() { case $1 in 0) echo ok ;; 124|137) echo TIMEOUT ;; 77) echo SKIPPED
 } >> "$LOG" 2>&1
 head -1 "$LOG"
 
-# ---- flashlab ceilings, full then quick (issue 5: under 2 min and 20 s) --------------
+# ---- flashlab ceilings, full then quick (goals: under 2 min and under 20 s) ----------
 run_ceilings() {  # NAME LIMIT_S BUDGET_S PROFILE [FLAGS]
   local name=$1 limit=$2 budget=$3 profile=$4
   shift 4

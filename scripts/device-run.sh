@@ -7,7 +7,7 @@
 #   tests     the GPU test binary (Catch2)                       -> gpu-tests.log
 #   sanitize  compute-sanitizer memcheck + racecheck, every
 #             kernel at two sizes                                -> sanitize.log
-#   bench     issue 3's performance points (sweep "perf") and
+#   bench     the 16k-token performance grid (sweep "perf") and
 #             PyTorch eager / SDPA FLASH / SDPA cuDNN on the
 #             same problems, one merged table                    -> bench.txt bench.json torch.json compare.txt
 #   labs      the lab-report sweeps and the FlashAttention-2

@@ -33,12 +33,16 @@ constexpr const char* kFormat = "flashlab-bench/1";
 
 const std::vector<std::string>& columns() {
   static const std::vector<std::string> c{
-      "kernel", "direction", "batch",          "heads",          "seq_q",       "seq_kv",
+      "kernel", "model", "direction", "batch",  "heads",          "seq_q",       "seq_kv",
       "head_dim", "causal",  "dtype",          "br",             "bc",          "status",
       "reason", "time_ms_median", "time_ms_min", "time_ms_max",  "repeats",     "tflops",
       "tflops_exact", "gbps", "peak_memory_bytes", "predicted_memory_bytes", "rel_error"};
   return c;
 }
+
+// Columns a file may lack: written since rows carried them, read as empty
+// from older files.
+bool optional_column(const std::string& c) { return c == "model"; }
 
 // Shortest decimal that reads back to the same double.
 std::string number(double v) {
@@ -83,8 +87,7 @@ bool parse_bool(const std::string& s, const std::string& origin, const std::stri
 }
 
 RunStatus parse_status(const std::string& s, const std::string& origin, const std::string& where) {
-  for (RunStatus r : {RunStatus::ok, RunStatus::oom, RunStatus::skipped, RunStatus::failed})
-    if (s == to_string(r)) return r;
+  if (const auto r = sim::parse_run_status(s)) return *r;
   fail(origin, where, "unknown status '" + s + "' (expected ok, OOM, skipped, failed)");
 }
 
@@ -98,6 +101,7 @@ sim::DType parse_dtype_field(const std::string& s, const std::string& origin, co
 std::vector<std::string> row_fields(const BenchRow& r) {
   const sim::AttentionProblem& p = r.problem;
   return {r.kernel,
+          r.model,
           r.direction,
           std::to_string(p.batch),
           std::to_string(p.heads),
@@ -129,6 +133,7 @@ BenchRow row_from(const std::function<std::string(const std::string&)>& get, con
   BenchRow r;
   r.kernel = get("kernel");
   if (r.kernel.empty()) fail(origin, at("kernel"), "empty");
+  r.model = get("model");
   r.direction = get("direction");
   sim::AttentionProblem& p = r.problem;
   p.batch = parse_int(get("batch"), origin, at("batch"));
@@ -221,7 +226,10 @@ BenchResults from_json(const std::string& text, const std::string& origin) {
     const std::string where = "rows[" + std::to_string(k) + "]";
     if (!row.is_object()) fail(origin, where, "expected an object");
     auto get = [&](const std::string& c) -> std::string {
-      if (!row.contains(c)) fail(origin, where, "missing \"" + c + "\"");
+      if (!row.contains(c)) {
+        if (optional_column(c)) return {};
+        fail(origin, where, "missing \"" + c + "\"");
+      }
       const json& v = row[c];
       if (v.is_string()) return v.get<std::string>();
       if (v.is_boolean()) return v.get<bool>() ? "true" : "false";
@@ -274,7 +282,7 @@ BenchResults from_csv(const std::string& text, const std::string& origin) {
     for (std::size_t h = 0; h < header.size(); ++h)
       if (header[h] == columns()[c]) index[c] = static_cast<int>(h);
   for (std::size_t c = 0; c < columns().size(); ++c)
-    if (index[c] < 0) fail(origin, "header", "missing column '" + columns()[c] + "'");
+    if (index[c] < 0 && !optional_column(columns()[c])) fail(origin, "header", "missing column '" + columns()[c] + "'");
   for (std::size_t k = 1; k < rows.size(); ++k) {
     const auto& row = rows[k];
     if (row.size() == 1 && row[0].empty()) continue;  // a blank line
@@ -282,6 +290,7 @@ BenchResults from_csv(const std::string& text, const std::string& origin) {
     auto get = [&](const std::string& c) -> std::string {
       for (std::size_t x = 0; x < columns().size(); ++x)
         if (columns()[x] == c) {
+          if (index[x] < 0) return std::string();  // an optional column the file lacks
           const auto at = static_cast<std::size_t>(index[x]);
           if (at >= row.size()) fail(origin, where, "has " + std::to_string(row.size()) + " fields, too few");
           return row[at];
@@ -295,20 +304,6 @@ BenchResults from_csv(const std::string& text, const std::string& origin) {
 
 }  // namespace
 
-std::string_view to_string(RunStatus s) {
-  switch (s) {
-    case RunStatus::ok:
-      return "ok";
-    case RunStatus::oom:
-      return "OOM";
-    case RunStatus::skipped:
-      return "skipped";
-    case RunStatus::failed:
-      return "failed";
-  }
-  return "?";
-}
-
 std::string bench_to_json(const BenchResults& r) {
   json rows = json::array();
   for (const BenchRow& row : r.rows) {
@@ -317,7 +312,7 @@ std::string bench_to_json(const BenchResults& r) {
     for (std::size_t c = 0; c < columns().size(); ++c) {
       const std::string& name = columns()[c];
       // Text stays text; numbers become JSON numbers (non-finite ones stay "inf"/"nan").
-      if (name == "kernel" || name == "direction" || name == "dtype" || name == "status" || name == "reason") {
+      if (name == "kernel" || name == "model" || name == "direction" || name == "dtype" || name == "status" || name == "reason") {
         o[name] = f[c];
       } else if (name == "causal") {
         o[name] = row.problem.causal;

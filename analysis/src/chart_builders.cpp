@@ -74,14 +74,6 @@ void note_errors(const std::vector<SweepRow>& rows, SweepAxis axis, std::vector<
 
 }  // namespace
 
-std::optional<sim::Algorithm> algorithm_of_kernel(const std::string& k) {
-  if (k == "naive" || k == "naive_cublas") return sim::Algorithm::standard;
-  if (k == "torch_eager" || k == "pytorch") return sim::Algorithm::pytorch;
-  if (k == "fa1") return sim::Algorithm::fa1;
-  if (k == "fa2" || k == "fa2_tc" || k.rfind("sdpa", 0) == 0) return sim::Algorithm::fa2;
-  return sim::parse_algorithm(k);
-}
-
 // ---- roofline ---------------------------------------------------------------------
 
 ChartSpec roofline_chart(const ChartContext& ctx, const BenchResults* measured) {
@@ -154,46 +146,37 @@ ChartSpec roofline_chart(const ChartContext& ctx, const BenchResults* measured) 
   }
 
   if (measured) {
+    // The HBM slice of the hierarchical roofline: the same placement, the same
+    // rule for a point above its roof (over the HBM slope or the compute peak).
+    const Placement placed = place_runs(*measured, hw, hierarchical_ceilings(hw));
     std::map<std::string, Series> by_kernel;
     int above = 0;
     std::string first_above;
-    for (const BenchRow& row : measured->rows) {
-      if (row.status != RunStatus::ok || row.time_ms_median <= 0) continue;
-      const auto a = algorithm_of_kernel(row.kernel);
-      if (!a || row.direction != "fwd") continue;
-      sim::SimOptions opt = ctx.options;
-      opt.tiles.reset();
-      if (row.tiles.Br > 0 && row.tiles.Bc > 0) opt.tiles = row.tiles;
-      sim::SimResult r;
-      try {
-        r = sim::simulate(*a, row.problem, hw, opt);
-      } catch (const std::exception&) {
-        continue;
-      }
-      if (!r.ok()) continue;
-      const RooflineEstimate e = roofline(r, hw, unit_of(row.problem));
-      const double achieved = (row.tflops_exact > 0 ? row.tflops_exact : row.tflops) * 1e12;
-      if (!(achieved > 0)) continue;
-      Series& s = by_kernel[row.kernel];
+    for (const PlacedRun& run : placed.runs) {
+      const LevelPoint* hbm = run.level(sim::Level::HBM);
+      const double achieved = run.rates.tflops_exact * 1e12;  // the bench table's exact TFLOP/s
+      if (!hbm || !(achieved > 0)) continue;
+      Series& s = by_kernel[run.kernel];
       if (s.name.empty()) {
-        s.name = row.kernel + " — measured";
+        s.name = run.kernel + " — measured";
         s.style = SeriesStyle::points;
         s.marker = MarkerShape::triangle;
         s.color = palette(4 + static_cast<int>(by_kernel.size()));
       }
-      s.x.push_back(e.ai);
+      s.x.push_back(hbm->ai);
       s.y.push_back(achieved);
-      ai_lo = std::min(ai_lo, e.ai);
-      ai_hi = std::max(ai_hi, e.ai);
-      const double roof = attainable_flops(e.ai, hw.peak(row.problem.dtype, unit_of(row.problem)), bw);
-      if (achieved > roof * 1.02 && above++ == 0)
-        first_above = row.kernel + " at " + sim::describe(row.problem) + " (" + flops_label(achieved) + " > " +
-                      flops_label(roof) + ")";
+      ai_lo = std::min(ai_lo, hbm->ai);
+      ai_hi = std::max(ai_hi, hbm->ai);
+      if (run.above_flat_roof() && above++ == 0)
+        first_above = run.kernel + " at " + sim::describe(run.problem) + " (" + flops_label(achieved) + " > " +
+                      flops_label(hbm->roof) + ")";
     }
     for (auto& [k, s] : by_kernel) c.series.push_back(std::move(s));
     if (above > 0)
       c.notes.push_back(std::to_string(above) + " measured point(s) above the roof, e.g. " + first_above +
                         ": a FLOP count that differs, L2 hits the model does not count, or clocks above the datasheet");
+    for (const std::string& k : placed.without_model)
+      c.notes.push_back(k + ": left out, its rows name no model (results written before rows carried one)");
     if (by_kernel.empty()) c.notes.push_back("the results hold no successful forward run to place on the roofline");
   }
 

@@ -15,8 +15,6 @@ namespace {
 
 using sim::Level;
 
-std::string level_name(Level l) { return l == Level::SRAM ? "SMEM" : std::string(sim::to_string(l)); }
-
 // HBM keeps the red of the plain roofline chart; L2 and SMEM take Okabe–Ito colours.
 Color level_color(Level l) {
   switch (l) {
@@ -199,7 +197,7 @@ ChartSpec hierarchical_roofline_chart(const HierarchicalCeilings& c, const Place
   return ch;
 }
 
-ChartSpec bandwidth_sweep_chart(const MeasuredProfile& p) {
+ChartSpec bandwidth_sweep_chart(const sim::MeasuredProfile& p) {
   ChartSpec ch;
   ch.id = "bandwidth-sweep";
   ch.title = "Bandwidth vs working set — " + p.device.name;
@@ -213,11 +211,11 @@ ChartSpec bandwidth_sweep_chart(const MeasuredProfile& p) {
     return ch;
   }
   int k = 0;
-  for (const SweepSeries& s : p.sweep) {
+  for (const sim::SweepSeries& s : p.sweep) {
     Series ser;
     ser.name = s.loads == "ld.global.cg" ? "ld.global.cg (L2 only)" : s.loads == "ld.global" ? "ld.global (L1 + L2)"
                                                                                            : s.loads;
-    for (const SweepPoint& pt : s.points) {
+    for (const sim::SweepPoint& pt : s.points) {
       ser.x.push_back(static_cast<double>(pt.working_set_bytes));
       ser.y.push_back(pt.bandwidth);
     }

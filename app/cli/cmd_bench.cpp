@@ -1,16 +1,20 @@
 // flashlab bench: the kernel ladder on the GPU — every kernel on every point of
-// a grid of problems (flags or a named sweep), checked against fp64 and timed;
-// a table on stdout, CSV and JSON on request (analysis/bench_results).
+// a grid of problems (flags or a named sweep), checked against fp64 and timed
+// (kernels/runner); the measurements placed beside the model (rates, the
+// model's memory: analysis/placement); a table on stdout, CSV and JSON on
+// request (analysis/bench_results).
 #include <iostream>
 #include <sstream>
 
 #include "commands.hpp"
 #include "common.hpp"
 #include "flashlab/analysis/bench_results.hpp"
+#include "flashlab/analysis/bench_table.hpp"
 #include "flashlab/analysis/csv.hpp"
+#include "flashlab/analysis/placement.hpp"
 #include "flashlab/analysis/report.hpp"
 #include "flashlab/kernels/bench_grid.hpp"
-#include "flashlab/kernels/printers.hpp"
+#include "flashlab/kernels/device.hpp"
 #include "flashlab/kernels/runner.hpp"
 
 namespace flashlab::cli {
@@ -25,6 +29,21 @@ std::vector<std::string> split(const std::string& list) {
   while (std::getline(s, item, ',')) out.push_back(item);
   if (!list.empty() && list.back() == ',') out.emplace_back();
   return out;
+}
+
+// The list `flashlab bench --list` prints: every registry kernel, its dtypes,
+// head dims, minimum SM and whether this build can run it.
+std::string registry_table() {
+  analysis::TextTable t({"id", "name", "dtypes", "head dims", "min SM", "tiles", "model", "built"});
+  for (const kernels::KernelInfo& k : kernels::registry()) {
+    const char* tiles = k.tile_source == kernels::TileSource::runtime    ? "runtime (B_r, B_c)"
+                        : k.tile_source == kernels::TileSource::compiled ? "compiled"
+                                                                         : "-";
+    t.add({k.id, k.name, kernels::dtype_list(k), kernels::head_dim_list(k),
+           std::to_string(k.min_sm / 10) + "." + std::to_string(k.min_sm % 10), tiles,
+           std::string(sim::to_string(k.model)), k.built() ? "yes" : "no (no CUDA)"});
+  }
+  return t.str();
 }
 
 std::vector<sim::i64> size_list(const std::string& flag, const std::string& list) {
@@ -74,7 +93,7 @@ class BenchCommand : public Command {
 
   int run() override {
     if (list_) {
-      std::cout << kernels::registry_table();
+      std::cout << registry_table();
       return 0;
     }
     if (list_sweeps_) return print_sweeps();
@@ -111,9 +130,12 @@ class BenchCommand : public Command {
     } catch (const kernels::NoDevice& e) {
       throw UsageError(e.what());
     }
+    // The rows as the model places them: with the device's M, as the kernels ran.
+    const sim::HardwareModel device = kernels::simulator_hardware(backend->device());
     kernels::Progress progress;
     if (!quiet_)
-      progress = [](std::size_t done, std::size_t total, const analysis::BenchRow& r) {
+      progress = [&device](std::size_t done, std::size_t total, const sim::MeasuredRun& run) {
+        const analysis::BenchRow r = analysis::bench_row(run, device);
         std::cerr << "[" << done << "/" << total << "] " << r.kernel << " " << sim::describe(r.problem) << ": "
                   << analysis::to_string(r.status);
         if (r.status == analysis::RunStatus::ok && r.repeats > 0)
@@ -123,8 +145,9 @@ class BenchCommand : public Command {
           std::cerr << " (" << r.reason << ")";
         std::cerr << "\n";
       };
-    const analysis::BenchResults results = kernels::run_bench(*backend, selected, problems, o, progress);
-    std::cout << kernels::bench_table(results);
+    const sim::MeasuredRuns runs = kernels::run_bench(*backend, selected, problems, o, progress);
+    const analysis::BenchResults results = analysis::bench_results(runs, device);
+    std::cout << analysis::bench_table(results);
     write(csv_, "--csv", analysis::bench_to_csv(results));
     write(json_, "--json", analysis::bench_to_json(results));
 

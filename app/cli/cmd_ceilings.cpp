@@ -90,7 +90,7 @@ class CeilingsCommand : public Command {
     ceilings::Options o;
     o.quick = quick_;
     o.repeats = repeats_.empty() ? 0 : static_cast<int>(parse_positive("--repeats", repeats_));
-    analysis::MeasuredProfile p;
+    sim::MeasuredProfile p;
     try {
       p = ceilings::measure_all(o, [&](const std::string& line) {
         if (!quiet_) std::cerr << "ceilings: " << line << std::endl;
@@ -105,7 +105,7 @@ class CeilingsCommand : public Command {
     if (!datasheet) datasheet = analysis::match_datasheet(p.device.name, p.device.sm_count, analysis::datasheet_presets());
     std::cout << analysis::profile_report(p, datasheet ? &*datasheet : nullptr);
     try {
-      analysis::write_file_atomic(out_, analysis::profile_to_json(p));
+      analysis::write_file_atomic(out_, sim::profile_to_json(p));
     } catch (const std::runtime_error& e) {
       throw UsageError(std::string("--out: ") + e.what());
     }
@@ -117,9 +117,9 @@ class CeilingsCommand : public Command {
   // ---- a stored profile, printed again ----
 
   int report() {
-    analysis::MeasuredProfile p;
+    sim::MeasuredProfile p;
     try {
-      p = analysis::load_profile(report_profile_);
+      p = sim::load_profile(report_profile_);
     } catch (const sim::HardwareError& e) {
       throw UsageError(std::string("ceilings report: ") + e.what());
     }
@@ -137,13 +137,13 @@ class CeilingsCommand : public Command {
   int draw() {
     const auto format = analysis::export_format_of(chart_out_);
     if (!format) throw UsageError("--out: '" + chart_out_ + "' must end in .svg, .png, .pdf or .csv");
-    std::optional<analysis::MeasuredProfile> profile;
+    std::optional<sim::MeasuredProfile> profile;
     sim::HardwareModel hw;
     const bool is_file =
         hw_.find('/') != std::string::npos || (hw_.size() > 5 && hw_.substr(hw_.size() - 5) == ".json");
-    if (is_file && analysis::looks_measured(read_text(hw_))) {
+    if (is_file && sim::looks_measured(read_text(hw_))) {
       try {
-        profile = analysis::load_profile(hw_);
+        profile = sim::load_profile(hw_);
       } catch (const sim::HardwareError& e) {
         throw UsageError(std::string("--hw: ") + e.what());
       }

@@ -81,18 +81,18 @@ class HwCommand : public Command {
     return 0;
   }
 
-  // ---- hw compare (issue 5) ----
+  // ---- hw compare ----
   // A measured profile's own figures (mma.sync, cuBLAS, cudaMemcpy) are listed
   // too, each against the other model's datasheet figure for the same ceiling.
-  static std::optional<analysis::MeasuredProfile> measured_profile(const std::string& name) {
+  static std::optional<sim::MeasuredProfile> measured_profile(const std::string& name) {
     if (name.find('/') == std::string::npos && (name.size() <= 5 || name.substr(name.size() - 5) != ".json"))
       return std::nullopt;
     std::ifstream in(name, std::ios::binary);
     std::ostringstream text;
     text << in.rdbuf();
-    if (!in || !analysis::looks_measured(text.str())) return std::nullopt;
+    if (!in || !sim::looks_measured(text.str())) return std::nullopt;
     try {
-      return analysis::profile_from_json(text.str(), name);
+      return sim::profile_from_json(text.str(), name);
     } catch (const sim::HardwareError& e) {
       throw UsageError(std::string("hw compare: ") + e.what());
     }
@@ -123,13 +123,13 @@ class HwCommand : public Command {
       std::cout << "figures measured on " << profile->device.name << " (" << (a_measured ? "A" : "B") << ") against "
                 << other.name << ":\n";
       analysis::TextTable m({"figure", "unit", "measured", other.name, "ratio", "SM MHz"});
-      for (const analysis::CeilingFigure& f : profile->figures) {
-        const analysis::FigureSpec* s = analysis::find_figure_spec(f.id);
+      for (const sim::CeilingFigure& f : profile->figures) {
+        const sim::FigureSpec* s = sim::find_figure_spec(f.id);
         if (!s) continue;
-        const double scale = analysis::unit_scale(s->quantity);
-        const int decimals = analysis::is_bandwidth(s->quantity) ? 0 : 1;
+        const double scale = sim::unit_scale(s->quantity);
+        const int decimals = sim::is_bandwidth(s->quantity) ? 0 : 1;
         const double d = analysis::datasheet_value(other, *s).value_or(0.0);  // 0: the other gives no figure
-        m.add({f.id, std::string(analysis::unit_of(s->quantity)), analysis::fixed(f.value / scale, decimals),
+        m.add({f.id, std::string(sim::unit_of(s->quantity)), analysis::fixed(f.value / scale, decimals),
                d > 0 ? analysis::fixed(d / scale, decimals) : "-", d > 0 ? analysis::fixed(f.value / d, 2) : "-",
                f.sm_clock_mhz > 0 ? analysis::fixed(f.sm_clock_mhz, 0) : "-"});
       }

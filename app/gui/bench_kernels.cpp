@@ -1,9 +1,12 @@
 // The kernels library as the GUI's benchmark backend (compiled only when the
 // build has flashlab_kernels). Runs case by case so that Cancel takes effect
-// between cases; rows are the runner's own (OOM and skipped rows included).
+// between cases; rows are the runner's own (OOM and skipped rows included),
+// each placed beside the model as it finishes (analysis/placement: rates and
+// the model's memory), as `flashlab bench` prints them.
 #include <algorithm>
 
 #include "bench_backend.hpp"
+#include "flashlab/analysis/placement.hpp"
 #include "flashlab/kernels/bench_grid.hpp"
 #include "flashlab/kernels/device.hpp"
 #include "flashlab/kernels/runner.hpp"
@@ -38,6 +41,7 @@ analysis::BenchResults run(const BenchRunRequest& req, const BenchProgressFn& pr
   }
   analysis::BenchResults out;
   out.meta = kernels::bench_meta(*backend, options);
+  const sim::HardwareModel device = kernels::simulator_hardware(backend->device());
   const std::uint64_t base_seed = options.seed;
   const size_t total = problems.size() * ks.size();
   size_t done = 0;
@@ -45,7 +49,7 @@ analysis::BenchResults run(const BenchRunRequest& req, const BenchProgressFn& pr
     options.seed = kernels::case_seed(base_seed, p);  // the kernels of one problem share its inputs
     for (const kernels::KernelInfo* k : ks) {
       if (cancel) return out;
-      out.rows.push_back(kernels::run_case(*backend, *k, problems[p], options));
+      out.rows.push_back(analysis::bench_row(kernels::run_case(*backend, *k, problems[p], options), device));
       if (progress) progress(++done, total, out.rows.back());
     }
   }

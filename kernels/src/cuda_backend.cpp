@@ -2,7 +2,6 @@
 // output poisoned with NaN before every run, the fp64 reference, CUDA-event
 // timing with an L2 flush between runs.
 #include <cuda_runtime_api.h>
-#include <dlfcn.h>
 
 #include <algorithm>
 #include <cmath>
@@ -17,21 +16,7 @@
 
 namespace flashlab::kernels {
 
-bool built_with_cuda() { return true; }
-
-std::string cuda_unavailable_reason() {
-  int count = 0;
-  const cudaError_t e = cudaGetDeviceCount(&count);
-  if (e != cudaSuccess)
-    return std::string("no CUDA device: cudaGetDeviceCount returned ") + cudaGetErrorName(e) + " (" +
-           cudaGetErrorString(e) + ")";
-  if (count == 0) return "no CUDA device: cudaGetDeviceCount found 0 devices";
-  return {};
-}
-
 namespace {
-
-using detail::check_cuda;
 
 class CudaAllocator final : public DeviceAllocator {
  public:
@@ -64,34 +49,6 @@ struct EventPair {
   EventPair(EventPair&& o) noexcept : start(o.start), stop(o.stop) { o.start = o.stop = nullptr; }
 };
 
-// The NVIDIA driver's own version ("580.65.06"), which lab reports quote;
-// cudaDriverGetVersion only gives the CUDA version the driver supports. NVML
-// comes with the driver; it is opened at run time so the binary does not
-// depend on it. Empty when it is not there.
-std::string nvidia_driver_version() {
-  void* nvml = dlopen("libnvidia-ml.so.1", RTLD_LAZY | RTLD_LOCAL);
-  if (nvml == nullptr) return {};
-  using InitFn = int (*)();
-  using VersionFn = int (*)(char*, unsigned);
-  auto init = reinterpret_cast<InitFn>(dlsym(nvml, "nvmlInit_v2"));
-  auto version = reinterpret_cast<VersionFn>(dlsym(nvml, "nvmlSystemGetDriverVersion"));
-  auto shutdown = reinterpret_cast<InitFn>(dlsym(nvml, "nvmlShutdown"));
-  std::string out;
-  if (init != nullptr && version != nullptr && shutdown != nullptr && init() == 0) {
-    char buf[96] = {};
-    if (version(buf, sizeof buf) == 0) out = buf;
-    shutdown();
-  }
-  dlclose(nvml);
-  return out;
-}
-
-int attribute(cudaDeviceAttr a, int dev) {
-  int v = 0;
-  FLASHLAB_CUDA_CHECK(cudaDeviceGetAttribute(&v, a, dev));
-  return v;
-}
-
 class CudaBackend final : public Backend {
  public:
   CudaBackend() {
@@ -99,26 +56,7 @@ class CudaBackend final : public Backend {
     if (!why.empty()) throw NoDevice(why);
     const int dev = 0;
     FLASHLAB_CUDA_CHECK(cudaSetDevice(dev));
-    cudaDeviceProp prop{};
-    FLASHLAB_CUDA_CHECK(cudaGetDeviceProperties(&prop, dev));
-    info_.ordinal = dev;
-    info_.name = prop.name;
-    info_.compute_capability = prop.major * 10 + prop.minor;
-    info_.sm_count = prop.multiProcessorCount;
-    info_.max_threads_per_block = prop.maxThreadsPerBlock;
-    info_.smem_optin_bytes = attribute(cudaDevAttrMaxSharedMemoryPerBlockOptin, dev);
-    info_.smem_per_sm_bytes = attribute(cudaDevAttrMaxSharedMemoryPerMultiprocessor, dev);
-    info_.l2_bytes = attribute(cudaDevAttrL2CacheSize, dev);
-    info_.total_memory_bytes = static_cast<i64>(prop.totalGlobalMem);
-    info_.max_sm_clock_mhz = attribute(cudaDevAttrClockRate, dev) / 1000.0;
-    info_.mem_clock_mhz = attribute(cudaDevAttrMemoryClockRate, dev) / 1000.0;
-    int driver = 0, runtime = 0;
-    FLASHLAB_CUDA_CHECK(cudaDriverGetVersion(&driver));
-    FLASHLAB_CUDA_CHECK(cudaRuntimeGetVersion(&runtime));
-    const std::string nvidia = nvidia_driver_version();
-    info_.driver = nvidia.empty() ? "CUDA " + cuda_version_string(driver)
-                                  : nvidia + " (CUDA " + cuda_version_string(driver) + ")";
-    info_.runtime = cuda_version_string(runtime);
+    info_ = query_device(dev);
 
     FLASHLAB_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
     // A write of ≥ 2× L2 evicts everything a previous run left there.

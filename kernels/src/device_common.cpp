@@ -6,4 +6,17 @@ std::string cuda_version_string(int v) {
   return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10);
 }
 
+sim::HardwareModel simulator_hardware(const DeviceInfo& d) {
+  sim::HardwareModel hw;
+  hw.name = d.name.empty() ? "device" : d.name;
+  hw.display_name = hw.name;
+  hw.kind = "measured";
+  hw.sram_bytes_per_sm = d.smem_per_sm_bytes > 0 ? d.smem_per_sm_bytes : 228 * 1024;
+  hw.max_smem_per_block_bytes = d.smem_optin_bytes;
+  hw.sm_count = d.sm_count;
+  hw.l2_bytes = d.l2_bytes;
+  hw.hbm_bytes = d.total_memory_bytes;
+  return hw;
+}
+
 }  // namespace flashlab::kernels

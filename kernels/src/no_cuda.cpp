@@ -14,6 +14,8 @@ bool built_with_cuda() { return false; }
 
 std::string cuda_unavailable_reason() { return kNoCuda; }
 
+DeviceInfo query_device(int) { throw CudaError(kNoCuda); }
+
 std::unique_ptr<Backend> open_cuda_backend() { throw NoDevice(kNoCuda); }
 
 }  // namespace flashlab::kernels

@@ -1,12 +1,14 @@
-// The fp64 reference. Eigen does the two products; softmax subtracts the row
+// The runner's side of the fp64 reference (attention_reference.hpp): the rows
+// a check covers, fp16/bf16 bits, error sums. Softmax subtracts the row
 // maximum, so ×30 inputs are as exact as ×1.
 #include "flashlab/kernels/reference.hpp"
 
-#include <Eigen/Dense>
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
+
+#include "flashlab/kernels/attention_reference.hpp"
 
 namespace flashlab::kernels {
 
@@ -102,29 +104,11 @@ std::vector<double> to_doubles(const void* data, i64 count, sim::DType t) {
 }
 
 std::vector<double> reference_rows(const HeadInputs& in, const std::vector<i64>& rows, double scale, bool causal) {
-  using Mat = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-  using ConstMap = Eigen::Map<const Mat>;
-  const ConstMap Q(in.q.data(), in.n_q, in.d), K(in.k.data(), in.n_kv, in.d), V(in.v.data(), in.n_kv, in.d);
-  const auto n = static_cast<Eigen::Index>(rows.size());
-  Mat Qr(n, in.d);
-  for (Eigen::Index i = 0; i < n; ++i) Qr.row(i) = Q.row(rows[static_cast<std::size_t>(i)]);
-  Mat S = scale * (Qr * K.transpose());  // (rows, N_kv)
-  for (Eigen::Index i = 0; i < n; ++i) {
-    const i64 r = rows[static_cast<std::size_t>(i)];
-    // Causal keeps key c for query r iff c ≤ r (the simulator's TileGrid rule).
-    const Eigen::Index kept = causal ? std::min<Eigen::Index>(r + 1, in.n_kv) : in.n_kv;
-    auto row = S.row(i);
-    const double m = row.head(kept).maxCoeff();
-    double l = 0;
-    for (Eigen::Index c = 0; c < in.n_kv; ++c) {
-      const double p = c < kept ? std::exp(row(c) - m) : 0.0;
-      row(c) = p;
-      l += p;
-    }
-    row /= l;
-  }
-  Mat O = S * V;  // (rows, d)
-  return std::vector<double>(O.data(), O.data() + O.size());
+  const HeadReference head(in.k.data(), in.v.data(), in.n_kv, in.d);
+  std::vector<double> out(rows.size() * static_cast<std::size_t>(in.d));
+  for (std::size_t i = 0; i < rows.size(); ++i)
+    head.row(in.q.data() + rows[i] * in.d, rows[i], scale, causal, out.data() + i * static_cast<std::size_t>(in.d));
+  return out;
 }
 
 double ErrorSums::relative() const {

@@ -1,5 +1,6 @@
 // The ladder, in lecture order. Each entry names the simulator algorithm that
-// has its HBM traffic, so the runner's GB/s and the model's bytes are one count.
+// has its HBM traffic: every row the runner writes carries it, so the analysis
+// library places the measurement beside that model's bytes and FLOPs.
 #include "flashlab/kernels/registry.hpp"
 
 #include <algorithm>
@@ -246,34 +247,6 @@ std::optional<std::string> unsupported_reason(const KernelInfo& k, const Attenti
     return std::string("tiles too large: ") + e.what();
   }
   return std::nullopt;
-}
-
-i64 predicted_memory_bytes(const KernelInfo& k, const AttentionProblem& p) {
-  using sim::checked_add;
-  using sim::checked_mul;
-  using sim::Tensor;
-  const i64 bh = p.head_count();
-  auto bytes = [&](Tensor t, i64 rows, i64 cols) {
-    return checked_mul(checked_mul(checked_mul(bh, rows, "memory"), cols, "memory"),
-                       sim::element_bytes(t, p.dtype), "memory");
-  };
-  const i64 nq = p.n_q(), nkv = p.n_kv(), d = p.head_dim;
-  i64 total = 0;
-  for (i64 b : {bytes(Tensor::Q, nq, d), bytes(Tensor::K, nkv, d), bytes(Tensor::V, nkv, d), bytes(Tensor::O, nq, d)})
-    total = checked_add(total, b, "memory");
-  switch (k.model) {
-    case sim::Algorithm::standard:
-    case sim::Algorithm::pytorch:
-      total = checked_add(total, checked_add(bytes(Tensor::S, nq, nkv), bytes(Tensor::P, nq, nkv), "memory"), "memory");
-      break;
-    case sim::Algorithm::fa1:
-      total = checked_add(total, checked_add(bytes(Tensor::l, nq, 1), bytes(Tensor::m, nq, 1), "memory"), "memory");
-      break;
-    case sim::Algorithm::fa2:
-      total = checked_add(total, bytes(Tensor::LSE, nq, 1), "memory");
-      break;
-  }
-  return total;
 }
 
 }  // namespace flashlab::kernels

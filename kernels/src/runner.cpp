@@ -11,16 +11,14 @@
 #include <cstdlib>
 #include <ctime>
 
-#include "flashlab/analysis/roofline.hpp"
 #include "flashlab/sim/checked.hpp"
 #include "flashlab/sim/format.hpp"
-#include "flashlab/sim/simulate.hpp"
 
 namespace flashlab::kernels {
 
-using analysis::BenchRow;
-using analysis::RunStatus;
 using sim::AttentionProblem;
+using sim::MeasuredRun;
+using sim::RunStatus;
 
 double error_bound(sim::DType t) { return t == sim::DType::fp32 ? 1e-4 : 2e-2; }
 
@@ -42,21 +40,7 @@ std::string build_commit() {
 
 namespace {
 
-// The simulator's machine for this device: only M (shared memory per SM)
-// matters to the counts; the rest is there for the record.
-sim::HardwareModel device_hardware(const DeviceInfo& d) {
-  sim::HardwareModel hw;
-  hw.name = d.name.empty() ? "device" : d.name;
-  hw.display_name = hw.name;
-  hw.kind = "measured";
-  hw.sram_bytes_per_sm = d.smem_per_sm_bytes > 0 ? d.smem_per_sm_bytes : 228 * 1024;
-  hw.max_smem_per_block_bytes = d.smem_optin_bytes;
-  hw.sm_count = d.sm_count;
-  hw.l2_bytes = d.l2_bytes;
-  hw.hbm_bytes = d.total_memory_bytes;
-  return hw;
-}
-
+// Bytes of one buffer of the case: rows × cols elements of every head.
 i64 tensor_bytes(const AttentionProblem& p, i64 rows, i64 cols, i64 element_bytes) {
   using sim::checked_mul;
   return checked_mul(checked_mul(checked_mul(p.head_count(), rows, "bytes"), cols, "bytes"), element_bytes, "bytes");
@@ -76,9 +60,10 @@ std::string sci(double v) {
 
 }  // namespace
 
-BenchRow run_case(Backend& backend, const KernelInfo& k, const AttentionProblem& p, const RunOptions& o) {
-  BenchRow row;
+MeasuredRun run_case(Backend& backend, const KernelInfo& k, const AttentionProblem& p, const RunOptions& o) {
+  MeasuredRun row;
   row.kernel = k.id;
+  row.model = std::string(sim::to_string(k.model));
   row.problem = p;
   auto finish = [&](RunStatus s, std::string reason) {
     row.status = s;
@@ -103,16 +88,7 @@ BenchRow run_case(Backend& backend, const KernelInfo& k, const AttentionProblem&
     return finish(RunStatus::skipped, e.what());
   }
 
-  // What the simulator says this rung moves and computes, with these tiles.
-  sim::SimOptions so;
-  if (k.tile_source != TileSource::none) so.tiles = tiles;
-  so.stream_event_limit = 0;  // closed forms: equal to the event stream by test, and instant
-  const sim::SimResult model = sim::simulate(k.model, p, device_hardware(backend.device()), so);
-  std::string notes;
-  if (!model.ok()) notes = "no simulator count (" + model.errors().front() + "); GB/s and exact FLOPs not given";
-
   try {
-    row.predicted_memory_bytes = predicted_memory_bytes(k, p);
     const i64 s = sim::dtype_bytes(p.dtype);
     const i64 q_bytes = tensor_bytes(p, p.n_q(), p.head_dim, s);
     const i64 kv_bytes = tensor_bytes(p, p.n_kv(), p.head_dim, s);
@@ -151,14 +127,6 @@ BenchRow run_case(Backend& backend, const KernelInfo& k, const AttentionProblem&
       row.time_ms_median = median_of(m.times_ms);
       row.time_ms_min = *std::min_element(m.times_ms.begin(), m.times_ms.end());
       row.time_ms_max = *std::max_element(m.times_ms.begin(), m.times_ms.end());
-      const double seconds = row.time_ms_median * 1e-3;
-      if (seconds > 0) {
-        row.tflops = static_cast<double>(analysis::convention_flops(p)) / seconds / 1e12;
-        if (model.ok()) {
-          row.tflops_exact = static_cast<double>(analysis::exact_flops(model.total)) / seconds / 1e12;
-          row.gbps = static_cast<double>(model.total.level(sim::Level::HBM).bytes()) / seconds / 1e9;
-        }
-      }
     }
     if (m.not_written > 0)
       return finish(RunStatus::failed, sim::group_digits(m.not_written) + " of " + sim::group_digits(m.output_elements) +
@@ -168,7 +136,7 @@ BenchRow run_case(Backend& backend, const KernelInfo& k, const AttentionProblem&
     if (m.rel_error >= 0 && !(m.rel_error <= bound))
       return finish(RunStatus::failed, "wrong result: relative error " + sci(m.rel_error) + " vs fp64 is above " +
                                            sci(bound) + " (" + m.check_note + ")");
-    return finish(RunStatus::ok, notes);
+    return finish(RunStatus::ok, "");
   } catch (const OutOfMemory& e) {
     return finish(RunStatus::oom, e.what());
   } catch (const Unsupported& e) {
@@ -184,19 +152,20 @@ BenchRow run_case(Backend& backend, const KernelInfo& k, const AttentionProblem&
   }
 }
 
-analysis::BenchResults run_bench(Backend& backend, const std::vector<const KernelInfo*>& kernels,
-                                 const std::vector<AttentionProblem>& problems, const RunOptions& options,
-                                 const Progress& progress) {
-  analysis::BenchResults r;
+sim::MeasuredRuns run_bench(Backend& backend, const std::vector<const KernelInfo*>& kernels,
+                            const std::vector<AttentionProblem>& problems, const RunOptions& options,
+                            const Progress& progress) {
+  sim::MeasuredRuns r;
   const std::size_t total = kernels.size() * problems.size();
   std::string sticky;
   for (std::size_t pi = 0; pi < problems.size(); ++pi) {
     RunOptions o = options;
     o.seed = case_seed(options.seed, pi);
     for (const KernelInfo* k : kernels) {
-      BenchRow row;
+      MeasuredRun row;
       if (!sticky.empty()) {
         row.kernel = k->id;
+        row.model = std::string(sim::to_string(k->model));
         row.problem = problems[pi];
         row.status = RunStatus::failed;
         row.reason = "not run: the CUDA context is unusable after an earlier error (" + sticky + ")";
@@ -204,16 +173,16 @@ analysis::BenchResults run_bench(Backend& backend, const std::vector<const Kerne
         row = run_case(backend, *k, problems[pi], o);
         if (row.status == RunStatus::failed) sticky = backend.sticky_error();
       }
-      r.rows.push_back(row);
-      if (progress) progress(r.rows.size(), total, r.rows.back());
+      r.runs.push_back(row);
+      if (progress) progress(r.runs.size(), total, r.runs.back());
     }
   }
   r.meta = bench_meta(backend, options);
   return r;
 }
 
-analysis::BenchMeta bench_meta(Backend& backend, const RunOptions& options) {
-  analysis::BenchMeta m;
+sim::RunMeta bench_meta(Backend& backend, const RunOptions& options) {
+  sim::RunMeta m;
   const DeviceInfo& d = backend.device();
   m.gpu = d.name;
   m.driver = d.driver;

@@ -22,6 +22,12 @@ std::string group_digits(i64 v) {
   return neg ? "-" + out : out;
 }
 
+std::string fixed(double v, int decimals) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
+  return buf;
+}
+
 std::string si(double v, int digits) {
   static const char* prefixes[] = {"", "K", "M", "G", "T", "P", "E"};
   int k = 0;

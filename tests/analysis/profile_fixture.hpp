@@ -4,16 +4,16 @@
 
 #include <string>
 
-#include "flashlab/analysis/measured_profile.hpp"
+#include "flashlab/sim/measured_profile.hpp"
 
 namespace flashlab::test {
 
-inline analysis::CeilingFigure figure(const std::string& id, double value_in_unit, double median_ms,
+inline sim::CeilingFigure figure(const std::string& id, double value_in_unit, double median_ms,
                                       double clock_mhz = 0) {
-  const analysis::FigureSpec* s = analysis::find_figure_spec(id);
-  analysis::CeilingFigure f;
+  const sim::FigureSpec* s = sim::find_figure_spec(id);
+  sim::CeilingFigure f;
   f.id = id;
-  f.value = value_in_unit * analysis::unit_scale(s->quantity);
+  f.value = value_in_unit * sim::unit_scale(s->quantity);
   f.median_ms = median_ms;
   f.min_ms = 0.97 * median_ms;
   f.max_ms = 1.05 * median_ms;
@@ -24,9 +24,9 @@ inline analysis::CeilingFigure figure(const std::string& id, double value_in_uni
   return f;
 }
 
-inline analysis::MeasuredProfile h100_like_profile() {
-  analysis::MeasuredProfile p;
-  analysis::DeviceFacts& d = p.device;
+inline sim::MeasuredProfile h100_like_profile() {
+  sim::MeasuredProfile p;
+  sim::DeviceFacts& d = p.device;
   d.name = "NVIDIA H100 80GB HBM3";
   d.compute_capability = 90;
   d.sm_count = 132;
@@ -50,7 +50,7 @@ inline analysis::MeasuredProfile h100_like_profile() {
       figure("fp16_cublas", 770, 1.43, 1620), figure("bf16_cublas", 760, 1.45, 1620),
   };
   for (const char* loads : {"ld.global", "ld.global.cg"}) {
-    analysis::SweepSeries s;
+    sim::SweepSeries s;
     s.loads = loads;
     const bool l1 = std::string(loads) == "ld.global";
     for (int k = 10; k <= 32; ++k) {
@@ -65,7 +65,7 @@ inline analysis::MeasuredProfile h100_like_profile() {
   p.wall_s = 41.5;
   p.commit = "abc123def456";
   p.notes = {"the sweep stopped at 4 GiB"};
-  p.hw = analysis::hardware_from_measurements(p.device, p.figures, p.date, p.mode);
+  p.hw = sim::hardware_from_measurements(p.device, p.figures, p.date, p.mode);
   return p;
 }
 

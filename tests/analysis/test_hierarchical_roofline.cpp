@@ -1,4 +1,4 @@
-// The hierarchical roofline (issue 5): ceilings per level and unit, the bytes
+// The hierarchical roofline: ceilings per level and unit, the bytes
 // each level moves, measured runs placed on it with the model beside them,
 // the guards for points above a ceiling, and its charts.
 #include <catch2/catch.hpp>
@@ -13,6 +13,7 @@
 using namespace flashlab;
 using namespace flashlab::analysis;
 using flashlab::test::h100_like_profile;
+using sim::MeasuredProfile;
 
 namespace {
 
@@ -164,9 +165,11 @@ TEST_CASE("a result set placed: forward runs only, every other row accounted for
   const HierarchicalCeilings c = hierarchical_ceilings(prof);
   BenchResults res;
   res.meta.sm_clock_mhz = 1700;
+  // Each row names its model as `flashlab bench` writes it; "mystery" names none.
   auto row = [](const std::string& kernel, const std::string& dir, RunStatus st, double ms) {
     BenchRow r;
     r.kernel = kernel;
+    r.model = kernel == "mystery" ? "" : kernel == "naive" ? "standard" : kernel == "fa2_tc" ? "fa2" : kernel;
     r.direction = dir;
     r.problem = problem(2048, 64);
     r.tiles = {64, 64};

@@ -10,7 +10,7 @@
 #include "flashlab/ceilings/ceilings.hpp"
 
 using namespace flashlab;
-using analysis::CeilingFigure;
+using sim::CeilingFigure;
 
 namespace {
 
@@ -35,20 +35,20 @@ const std::optional<sim::HardwareModel>& datasheet() {
 // The datasheet's figure, else a bound from the device's own numbers where one
 // exists (HBM: 2 × memory clock × bus width; SMEM: 128 bytes per clock per SM;
 // L2 cannot outrun the SMs' load path either).
-std::optional<double> bound_for(const analysis::FigureSpec& s) {
-  const analysis::DeviceFacts& d = session().device();
+std::optional<double> bound_for(const sim::FigureSpec& s) {
+  const sim::DeviceFacts& d = session().device();
   if (datasheet())
     if (const auto v = analysis::datasheet_value(*datasheet(), s)) return v;
   const double smem = 128.0 * static_cast<double>(d.sm_count) * d.max_sm_clock_mhz * 1e6;
   switch (s.quantity) {
-    case analysis::Quantity::hbm_bandwidth:
+    case sim::Quantity::hbm_bandwidth:
       if (d.theoretical_hbm_bandwidth() > 0) return d.theoretical_hbm_bandwidth();
       break;
-    case analysis::Quantity::l2_bandwidth:
-    case analysis::Quantity::smem_bandwidth:
+    case sim::Quantity::l2_bandwidth:
+    case sim::Quantity::smem_bandwidth:
       if (smem > 0) return smem;
       break;
-    case analysis::Quantity::flops:
+    case sim::Quantity::flops:
       if (s.dtype == sim::DType::fp32 && s.unit == sim::ComputeUnit::cuda_core && d.max_sm_clock_mhz > 0)
         return 2.0 * 128 * static_cast<double>(d.sm_count) * d.max_sm_clock_mhz * 1e6;
       break;
@@ -57,11 +57,11 @@ std::optional<double> bound_for(const analysis::FigureSpec& s) {
 }
 
 void check_figure(const std::string& id) {
-  const analysis::FigureSpec* spec = analysis::find_figure_spec(id);
+  const sim::FigureSpec* spec = sim::find_figure_spec(id);
   REQUIRE(spec);
   const CeilingFigure f = session().measure(id);
-  INFO(session().device().name << ": " << id << " = " << f.value / analysis::unit_scale(spec->quantity) << " "
-                               << analysis::unit_of(spec->quantity) << " (" << f.method << ")");
+  INFO(session().device().name << ": " << id << " = " << f.value / sim::unit_scale(spec->quantity) << " "
+                               << sim::unit_of(spec->quantity) << " (" << f.method << ")");
   CHECK(f.id == id);
   CHECK(f.value > 0);
   CHECK(f.work > 0);
@@ -72,13 +72,13 @@ void check_figure(const std::string& id) {
   CHECK(f.value == Approx(f.work / (f.median_ms / 1e3)));
   const std::optional<double> bound = bound_for(*spec);
   if (bound) {
-    INFO("bound " << *bound / analysis::unit_scale(spec->quantity) << " "
+    INFO("bound " << *bound / sim::unit_scale(spec->quantity) << " "
                   << (datasheet() ? "from " + datasheet()->name : std::string("from the device's own numbers")));
     CHECK(f.value <= kOverDatasheet * *bound);
   } else {
     WARN(id << ": no datasheet figure for " << session().device().name << " to bound it; only positivity checked");
   }
-  if (spec->quantity == analysis::Quantity::flops && !spec->reference) {
+  if (spec->quantity == sim::Quantity::flops && !spec->reference) {
     // Measured inside the kernel (clock64 over %globaltimer): a real clock, at most the maximum.
     CHECK(f.sm_clock_mhz > 100);
     CHECK(f.sm_clock_mhz <= kOverDatasheet * session().device().max_sm_clock_mhz);
@@ -103,32 +103,32 @@ TEST_CASE("cuBLAS FP16 GEMM 8192^3", "[gpu][ceilings]") { check_figure("fp16_cub
 TEST_CASE("cuBLAS BF16 GEMM 8192^3", "[gpu][ceilings]") { check_figure("bf16_cublas"); }
 
 TEST_CASE("every figure of the registry has a test above", "[gpu][ceilings]") {
-  CHECK(analysis::figure_specs().size() == 14);
+  CHECK(sim::figure_specs().size() == 14);
 }
 
 TEST_CASE("the working-set sweep: L1, L2 and HBM plateaus", "[gpu][ceilings]") {
-  const analysis::DeviceFacts& d = session().device();
+  const sim::DeviceFacts& d = session().device();
   const double smem_bound = 128.0 * static_cast<double>(d.sm_count) * d.max_sm_clock_mhz * 1e6;
   const double hbm_bound = datasheet() ? datasheet()->hbm_bandwidth : d.theoretical_hbm_bandwidth();
   for (const char* loads : {"ld.global", "ld.global.cg"}) {
     INFO(loads);
-    const analysis::SweepSeries s = session().sweep(loads);
+    const sim::SweepSeries s = session().sweep(loads);
     CHECK(s.loads == loads);
     REQUIRE(s.points.size() >= 5);
     CHECK(s.points.front().working_set_bytes == 1024);
-    for (const analysis::SweepPoint& p : s.points) {
+    for (const sim::SweepPoint& p : s.points) {
       INFO(p.working_set_bytes << " bytes: " << p.bandwidth / 1e9 << " GB/s");
       CHECK(p.bandwidth > 0);
       CHECK(p.bandwidth <= kOverDatasheet * smem_bound);  // no cache outruns the SMs' load path
     }
-    const analysis::SweepPoint& last = s.points.back();
+    const sim::SweepPoint& last = s.points.back();
     REQUIRE(last.working_set_bytes >= 8 * d.l2_bytes);
     if (hbm_bound > 0) CHECK(last.bandwidth <= kOverDatasheet * hbm_bound);
     // Somewhere in the cache-sized working sets the loads run above HBM speed: well
     // above through L1 (aggregate L1 bandwidth is several times HBM's), above through
     // L2 alone (on an H200 L2 is less than twice as fast as its HBM).
     double best_cached = 0;
-    for (const analysis::SweepPoint& p : s.points)
+    for (const sim::SweepPoint& p : s.points)
       if (p.working_set_bytes <= d.l2_bytes / 4) best_cached = std::max(best_cached, p.bandwidth);
     CHECK(best_cached > (s.loads == "ld.global" ? 2.0 : 1.2) * last.bandwidth);
   }
@@ -137,16 +137,16 @@ TEST_CASE("the working-set sweep: L1, L2 and HBM plateaus", "[gpu][ceilings]") {
 TEST_CASE("a quick profile of this GPU round-trips and loads as a preset", "[gpu][ceilings]") {
   ceilings::Options o;
   o.quick = true;
-  const analysis::MeasuredProfile p = ceilings::measure_all(o);
+  const sim::MeasuredProfile p = ceilings::measure_all(o);
   CHECK(p.notes.empty());
-  CHECK(p.figures.size() == analysis::figure_specs().size());
+  CHECK(p.figures.size() == sim::figure_specs().size());
   CHECK(p.hw.kind == "measured");
   CHECK(p.hw.hbm_bandwidth > 0);
   CHECK(p.hw.l2_bandwidth > p.hw.hbm_bandwidth);
   CHECK(p.hw.sram_bandwidth > p.hw.l2_bandwidth);
-  CHECK(p.wall_s < 20);  // issue 5: --quick under 20 s
-  const std::string text = analysis::profile_to_json(p);
-  const analysis::MeasuredProfile q = analysis::profile_from_json(text, "quick.json");
+  CHECK(p.wall_s < 20);  // goal: --quick under 20 s
+  const std::string text = sim::profile_to_json(p);
+  const sim::MeasuredProfile q = sim::profile_from_json(text, "quick.json");
   CHECK(q.figures.size() == p.figures.size());
   CHECK(sim::parse_hardware_json(text, "quick.json").hbm_bandwidth == Approx(p.hw.hbm_bandwidth));
 }

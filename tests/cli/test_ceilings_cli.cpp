@@ -38,7 +38,7 @@ int lines(const std::string& s) { return static_cast<int>(std::count(s.begin(), 
 
 std::string write_profile() {
   const std::string path = (scratch() / "measured.json").string();
-  analysis::write_file_atomic(path, analysis::profile_to_json(flashlab::test::h100_like_profile()));
+  analysis::write_file_atomic(path, sim::profile_to_json(flashlab::test::h100_like_profile()));
   return path;
 }
 
@@ -49,6 +49,7 @@ std::string write_results() {
   for (const char* k : {"fa1", "fa2"}) {
     analysis::BenchRow row;
     row.kernel = k;
+    row.model = k;  // the simulator algorithm of fa1 and fa2 has their name
     row.problem.batch = 8;
     row.problem.heads = 16;
     row.problem.seq_q = 4096;

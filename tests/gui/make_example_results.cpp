@@ -50,6 +50,7 @@ int main(int argc, char** argv) {
             const analysis::RooflineEstimate e = analysis::roofline(s, hw);
             analysis::BenchRow row;
             row.kernel = k.id;
+            row.model = std::string(sim::to_string(k.algo));
             row.direction = dir;
             row.problem = p;
             row.tiles = s.tiles;

@@ -34,6 +34,8 @@
 #include <string>
 #include <vector>
 
+#include "flashlab/kernels/attention_reference.hpp"
+
 // ---------------------------------------------------------------------------
 // Fibers and barriers
 // ---------------------------------------------------------------------------
@@ -288,28 +290,11 @@ bool emulate_grid(const D::Params& p, int grid) {
 // ---------------------------------------------------------------------------
 // Reference and cases
 // ---------------------------------------------------------------------------
+// Every row of one head through the fp64 reference the runner checks against.
 void reference_head(const float* q, const float* k, const float* v, int nq, int nkv, int d, bool causal, double tau,
                     double* o, double* lse) {
-  for (int r = 0; r < nq; ++r) {
-    const int last = causal ? std::min(nkv - 1, r) : nkv - 1;
-    std::vector<double> s(last + 1);
-    double m = -INFINITY;
-    for (int c = 0; c <= last; ++c) {
-      double acc = 0;
-      for (int x = 0; x < d; ++x) acc += double(q[size_t(r) * d + x]) * k[size_t(c) * d + x];
-      s[c] = acc * tau;
-      m = std::max(m, s[c]);
-    }
-    double l = 0;
-    std::vector<double> acc(d, 0.0);
-    for (int c = 0; c <= last; ++c) {
-      const double pr = std::exp(s[c] - m);
-      l += pr;
-      for (int x = 0; x < d; ++x) acc[x] += pr * v[size_t(c) * d + x];
-    }
-    for (int x = 0; x < d; ++x) o[size_t(r) * d + x] = acc[x] / l;
-    lse[r] = m + std::log(l);
-  }
+  const flashlab::kernels::HeadReference head(k, v, nkv, d);
+  for (int r = 0; r < nq; ++r) lse[r] = head.row(q + size_t(r) * d, r, tau, causal, o + size_t(r) * d);
 }
 
 int g_pass = 0, g_fail = 0;
@@ -334,7 +319,7 @@ void run_case(const char* name, int BH, int nq, int nkv, bool causal, float scal
   std::vector<float> lse(size_t(BH) * nq, NAN);
   D::Params p{};
   p.q = q.data(); p.k = k.data(); p.v = v.data(); p.o = o.data(); p.lse = lse.data();
-  p.n_q = nq; p.n_kv = nkv; p.T_r = (nq + Cfg::kBlockM - 1) / Cfg::kBlockM;
+  p.n_q = nq; p.n_kv = nkv; p.T_r = (nq + Cfg::kBr - 1) / Cfg::kBr;
   const double tau = 1.0 / std::sqrt(double(d));
   p.scale_log2 = float(tau * 1.4426950408889634);
   p.causal = causal;

@@ -34,6 +34,8 @@
 #include <thread>
 #include <vector>
 
+#include "cuda_check.hpp"
+#include "flashlab/kernels/attention_reference.hpp"
 #include "flashlab/kernels/fa2_tc.hpp"
 #ifdef FA2_TC_VARIANTS
 #include "fa2_tc_kernel.cuh"
@@ -45,14 +47,16 @@ using flashlab::kernels::Unsupported;
 using flashlab::sim::DType;
 using flashlab::sim::TileShape;
 
-#define CHECK_CUDA(call)                                                                     \
-  do {                                                                                       \
-    const cudaError_t err_ = (call);                                                         \
-    if (err_ != cudaSuccess) {                                                               \
-      std::fprintf(stderr, "%s:%d: %s failed: %s (%s)\n", __FILE__, __LINE__, #call,         \
-                   cudaGetErrorName(err_), cudaGetErrorString(err_));                        \
-      std::exit(2);                                                                          \
-    }                                                                                        \
+// A failed CUDA call ends the checker (exit 2) with the library's message:
+// file:line, the call and CUDA's own words (kernels/cuda_check.hpp).
+#define CHECK_CUDA(call)                             \
+  do {                                               \
+    try {                                            \
+      FLASHLAB_CUDA_CHECK(call);                     \
+    } catch (const CudaError& e) {                   \
+      std::fprintf(stderr, "%s\n", e.what());        \
+      std::exit(2);                                  \
+    }                                                \
   } while (0)
 
 namespace {
@@ -74,7 +78,7 @@ std::vector<Variant> variants() {
   namespace D = flashlab::kernels::fa2_tc_detail;
   auto add = [&v](auto cfg_tag, const char* name) {
     using Cfg = decltype(cfg_tag);
-    v.push_back({name, Cfg::kHeadDim, {Cfg::kBlockM, Cfg::kBlockN}, [](const LaunchArgs& a) {
+    v.push_back({name, Cfg::kHeadDim, {Cfg::kBr, Cfg::kBc}, [](const LaunchArgs& a) {
                    if (a.problem.dtype == DType::bf16)
                      D::launch<Cfg, __nv_bfloat16>(a, "variant");
                    else
@@ -137,29 +141,12 @@ void parallel_for(int n, F f) {
   for (auto& th : pool) th.join();
 }
 
-// fp64 attention of one head: key c is visible to query r iff !causal or c ≤ r.
+// Every row of one head through the fp64 reference the runner checks against
+// (key c is visible to query r iff !causal or c ≤ r), rows in parallel.
 void reference_head(const float* q, const float* k, const float* v, int nq, int nkv, int d,
                     bool causal, double tau, double* o, double* lse) {
-  parallel_for(nq, [&](int r) {
-    const int last = causal ? std::min(nkv - 1, r) : nkv - 1;
-    std::vector<double> s(static_cast<std::size_t>(last) + 1);
-    double m = -INFINITY;
-    for (int c = 0; c <= last; ++c) {
-      double acc = 0;
-      for (int x = 0; x < d; ++x) acc += static_cast<double>(q[std::size_t(r) * d + x]) * k[std::size_t(c) * d + x];
-      s[c] = acc * tau;
-      m = std::max(m, s[c]);
-    }
-    double l = 0;
-    std::vector<double> acc(d, 0.0);
-    for (int c = 0; c <= last; ++c) {
-      const double p = std::exp(s[c] - m);
-      l += p;
-      for (int x = 0; x < d; ++x) acc[x] += p * v[std::size_t(c) * d + x];
-    }
-    for (int x = 0; x < d; ++x) o[std::size_t(r) * d + x] = acc[x] / l;
-    lse[r] = m + std::log(l);
-  });
+  const flashlab::kernels::HeadReference head(k, v, nkv, d);
+  parallel_for(nq, [&](int r) { lse[r] = head.row(q + std::size_t(r) * d, r, tau, causal, o + std::size_t(r) * d); });
 }
 
 // ---------------------------------------------------------------------------
@@ -219,7 +206,7 @@ struct Tally {
 
 // Tolerance on the relative Frobenius error of O: fp32 accumulation lands near
 // 1e-3 (fp16: P rounded to 11 bits before PV) or a few 1e-3 (bf16: 8 bits);
-// 2e-2 is the issue's ceiling for every 16-bit rung. The LSE is computed in
+// 2e-2 is the kernel ladder's ceiling for every 16-bit rung. The LSE is computed in
 // fp32 from fp32 accumulators: 1e-3 relative (to max(1, |L|)) is loose.
 constexpr double kTolO = 2e-2;
 constexpr double kTolLse = 1e-3;

@@ -1,5 +1,5 @@
 // What the GPU tests share: one backend for the process, fresh seeds, and the
-// tolerance rule of issue 3.
+// tolerance rule of the kernel ladder.
 #pragma once
 
 #include <algorithm>
@@ -27,7 +27,7 @@ inline std::uint64_t fresh_seed() {
   return g();
 }
 
-// Relative Frobenius error allowed against fp64 (issue 3):
+// Relative Frobenius error allowed against fp64:
 //   fp32: 1e-5 — the CUDA-core rungs keep fp32 end to end;
 //   fp16/bf16: at most 2× the error of `naive` (which rounds S, P and O to the
 //   dtype with fp32 accumulation) on the same inputs, never above 2e-2. Below

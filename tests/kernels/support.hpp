@@ -8,21 +8,11 @@
 
 #include "flashlab/kernels/registry.hpp"
 #include "flashlab/kernels/runner.hpp"
+#include "../support/problems.hpp"
 
 namespace flashlab::kernels::test {
 
-inline sim::AttentionProblem problem(i64 B, i64 H, i64 N, i64 d, bool causal = false,
-                                     sim::DType t = sim::DType::fp16, i64 n_kv = 0) {
-  sim::AttentionProblem p;
-  p.batch = B;
-  p.heads = H;
-  p.seq_q = N;
-  p.seq_kv = n_kv == 0 ? N : n_kv;
-  p.head_dim = d;
-  p.causal = causal;
-  p.dtype = t;
-  return p;
-}
+using flashlab::test::problem;
 
 // An H100-like device as the runner sees it.
 inline DeviceInfo fake_h100() {

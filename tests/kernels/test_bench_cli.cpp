@@ -12,6 +12,7 @@
 
 #include "../support/run_flashlab.hpp"
 #include "flashlab/kernels/device.hpp"
+#include "flashlab/kernels/registry.hpp"
 
 namespace fs = std::filesystem;
 
@@ -65,6 +66,18 @@ TEST_CASE("bench: listing kernels and sweeps needs no GPU", "[cli][bench]") {
   CHECK(r.code == 0);
   for (const char* s : {"lab-batch-seq", "lab-heads", "lab-emb-dim", "lab-head-dim", "lab-causal", "fa2-paper", "perf"})
     CHECK_THAT(r.out, Catch::Contains(s));
+}
+
+TEST_CASE("the registry listing shows every kernel and whether it can run here", "[cli][bench]") {
+  const Run r = bench("--list");
+  REQUIRE(r.code == 0);
+  const std::string& t = r.out;
+  for (const flashlab::kernels::KernelInfo& k : flashlab::kernels::registry()) {
+    CHECK_THAT(t, Catch::Contains(k.id));
+    CHECK_THAT(t, Catch::Contains(k.name));
+  }
+  CHECK_THAT(t, Catch::Contains("runtime (B_r, B_c)"));
+  CHECK_THAT(t, Catch::Contains("32, 64, 96, 128, 256"));
 }
 
 TEST_CASE("bench: no CUDA device (or no CUDA in the build) is one line and exit 2", "[cli][bench]") {

@@ -52,7 +52,7 @@ TEST_CASE("embedding dim = heads · head dim, from either side", "[kernels][grid
   CHECK(ps[0].heads == 32);
   CHECK(ps[1].heads == 16);
 
-  BenchAxes agree;  // all three, consistent (the issue's `--heads 32 --head-dim 64 --emb-dim 2048`)
+  BenchAxes agree;  // all three, consistent (the lab report's `--heads 32 --head-dim 64 --emb-dim 2048`)
   agree.heads = {32};
   agree.head_dim = {64};
   agree.emb_dim = {2048};

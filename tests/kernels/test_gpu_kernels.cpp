@@ -10,9 +10,9 @@
 
 using namespace flashlab;
 using namespace flashlab::kernels;
-using analysis::RunStatus;
-using test::gpu;
-using test::problem;
+using sim::RunStatus;
+using kernels::test::gpu;
+using kernels::test::problem;
 
 namespace {
 
@@ -33,17 +33,17 @@ RunOptions check_options(std::uint64_t seed, ReferenceCache& cache) {
 // same inputs; checks each against the tolerance rule.
 void check_all_kernels(const sim::AttentionProblem& p, const RunOptions& base) {
   const RunOptions& o = base;
-  INFO(sim::describe(p) << ", " << test::describe_options(o));
-  const analysis::BenchRow naive = run_case(gpu(), *find_kernel("naive"), p, o);
-  INFO("naive: " << analysis::to_string(naive.status) << " " << naive.reason);
+  INFO(sim::describe(p) << ", " << kernels::test::describe_options(o));
+  const sim::MeasuredRun naive = run_case(gpu(), *find_kernel("naive"), p, o);
+  INFO("naive: " << sim::to_string(naive.status) << " " << naive.reason);
   REQUIRE(naive.status == RunStatus::ok);
   REQUIRE(naive.rel_error >= 0);
-  CHECK(naive.rel_error <= test::tolerance(p.dtype, 1.0));  // naive itself: ≤ 2e-2, fp32 ≤ 1e-5
-  const double tol = test::tolerance(p.dtype, naive.rel_error);
+  CHECK(naive.rel_error <= kernels::test::tolerance(p.dtype, 1.0));  // naive itself: ≤ 2e-2, fp32 ≤ 1e-5
+  const double tol = kernels::test::tolerance(p.dtype, naive.rel_error);
   for (const KernelInfo& k : registry()) {
     if (k.id == "naive" || !k.built() || !k.supports(p.dtype) || !k.supports_head_dim(p.head_dim)) continue;
-    const analysis::BenchRow row = run_case(gpu(), k, p, o);
-    INFO(k.id << " tiles " << row.tiles.Br << "x" << row.tiles.Bc << ": " << analysis::to_string(row.status) << " "
+    const sim::MeasuredRun row = run_case(gpu(), k, p, o);
+    INFO(k.id << " tiles " << row.tiles.Br << "x" << row.tiles.Bc << ": " << sim::to_string(row.status) << " "
               << row.reason << "; error " << row.rel_error << ", naive " << naive.rel_error << ", bound " << tol);
     REQUIRE(row.status == RunStatus::ok);
     REQUIRE(row.rel_error >= 0);
@@ -62,7 +62,7 @@ TEST_CASE("every kernel matches fp64: N × head dim × causal × dtype", "[gpu][
   // two at large N, where the reference is the cost.
   const auto p = n < 1000 ? problem(2, 3, n, d, causal, dtype) : problem(1, 2, n, d, causal, dtype);
   ReferenceCache cache;
-  check_all_kernels(p, check_options(test::fresh_seed(), cache));
+  check_all_kernels(p, check_options(kernels::test::fresh_seed(), cache));
 }
 
 TEST_CASE("every kernel matches fp64 with seq_kv ≠ seq_q (non-causal), N_q = 1 included", "[gpu][correctness]") {
@@ -73,7 +73,7 @@ TEST_CASE("every kernel matches fp64 with seq_kv ≠ seq_q (non-causal), N_q = 1
                               std::make_pair(64, 63));
   const auto p = problem(2, 2, shape.first, d, false, dtype, shape.second);
   ReferenceCache cache;
-  check_all_kernels(p, check_options(test::fresh_seed(), cache));
+  check_all_kernels(p, check_options(kernels::test::fresh_seed(), cache));
 }
 
 TEST_CASE("fa1 and fa2 match fp64 with any tiles the GUI may ask for", "[gpu][correctness][tiles]") {
@@ -85,14 +85,14 @@ TEST_CASE("fa1 and fa2 match fp64 with any tiles the GUI may ask for", "[gpu][co
   const int d = GENERATE(32, 128);
   const auto p = problem(1, 3, 300, d, causal, dtype);
   ReferenceCache cache;
-  RunOptions o = check_options(test::fresh_seed(), cache);
-  INFO(sim::describe(p) << " tiles " << tiles.Br << "x" << tiles.Bc << ", " << test::describe_options(o));
-  const analysis::BenchRow naive = run_case(gpu(), *find_kernel("naive"), p, o);
+  RunOptions o = check_options(kernels::test::fresh_seed(), cache);
+  INFO(sim::describe(p) << " tiles " << tiles.Br << "x" << tiles.Bc << ", " << kernels::test::describe_options(o));
+  const sim::MeasuredRun naive = run_case(gpu(), *find_kernel("naive"), p, o);
   REQUIRE(naive.status == RunStatus::ok);
   o.tiles = {TileRule::explicit_tiles, tiles};
   for (const char* id : {"fa1", "fa2"}) {
-    const analysis::BenchRow row = run_case(gpu(), *find_kernel(id), p, o);
-    INFO(id << ": " << analysis::to_string(row.status) << " " << row.reason << " error " << row.rel_error);
+    const sim::MeasuredRun row = run_case(gpu(), *find_kernel(id), p, o);
+    INFO(id << ": " << sim::to_string(row.status) << " " << row.reason << " error " << row.rel_error);
     if (row.status == RunStatus::skipped) {
       // Only a limit of the device or the compiled kernel may refuse tiles.
       CHECK_THAT(row.reason, Catch::Contains("threads per block") || Catch::Contains("shared memory"));
@@ -100,7 +100,7 @@ TEST_CASE("fa1 and fa2 match fp64 with any tiles the GUI may ask for", "[gpu][co
     }
     REQUIRE(row.status == RunStatus::ok);
     CHECK(row.tiles == tiles);
-    CHECK(row.rel_error <= test::tolerance(dtype, naive.rel_error));
+    CHECK(row.rel_error <= kernels::test::tolerance(dtype, naive.rel_error));
   }
 }
 
@@ -114,11 +114,11 @@ TEST_CASE("inputs ×30 stay finite in every kernel (softmax subtracts the maximu
   o.repeats = 0;
   o.check = CheckMode::off;  // only finiteness is asked: the runner counts non-finite outputs
   o.input_scale = 30;
-  o.seed = test::fresh_seed();
+  o.seed = kernels::test::fresh_seed();
   for (const KernelInfo& k : registry()) {
     if (!k.built() || !k.supports(dtype) || !k.supports_head_dim(d)) continue;
-    const analysis::BenchRow row = run_case(gpu(), k, p, o);
-    INFO(k.id << " " << sim::describe(p) << ", " << test::describe_options(o) << ": " << row.reason);
+    const sim::MeasuredRun row = run_case(gpu(), k, p, o);
+    INFO(k.id << " " << sim::describe(p) << ", " << kernels::test::describe_options(o) << ": " << row.reason);
     CHECK(row.status == RunStatus::ok);
   }
 }

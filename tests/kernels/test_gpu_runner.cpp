@@ -2,7 +2,9 @@
 // that makes sense, every element written.
 #include <catch2/catch.hpp>
 
+#include "flashlab/analysis/placement.hpp"
 #include "flashlab/analysis/roofline.hpp"
+#include "flashlab/kernels/device.hpp"
 #include "flashlab/kernels/layouts.hpp"
 #include "flashlab/kernels/registry.hpp"
 #include "gpu_support.hpp"
@@ -10,9 +12,10 @@
 
 using namespace flashlab;
 using namespace flashlab::kernels;
-using analysis::RunStatus;
-using test::gpu;
-using test::problem;
+using sim::MeasuredRun;
+using sim::RunStatus;
+using kernels::test::gpu;
+using kernels::test::problem;
 
 TEST_CASE("a launch with tiles beyond the device's shared memory is refused, naming the limit", "[gpu][limits]") {
   const auto p = problem(1, 1, 256, 128);
@@ -23,7 +26,7 @@ TEST_CASE("a launch with tiles beyond the device's shared memory is refused, nam
     RunOptions o;
     o.repeats = 0;
     o.tiles = {TileRule::explicit_tiles, t};
-    const analysis::BenchRow row = run_case(gpu(), k, p, o);
+    const MeasuredRun row = run_case(gpu(), k, p, o);
     CHECK(row.status == RunStatus::skipped);
     CHECK_THAT(row.reason, Catch::Contains("cudaDevAttrMaxSharedMemoryPerBlockOptin"));
     // And the launch itself, called directly: Unsupported, not a silent failure.
@@ -60,14 +63,14 @@ TEST_CASE("out of memory is a row: the bytes asked for, nothing leaks, the sweep
   const auto small = problem(2, 4, 257, 64);
   RunOptions o;
   o.repeats = 0;
-  o.seed = test::fresh_seed();
+  o.seed = kernels::test::fresh_seed();
   const sim::i64 before = gpu().device_used_bytes();
-  const analysis::BenchRow oom = run_case(gpu(), naive, huge, o);
+  const MeasuredRun oom = run_case(gpu(), naive, huge, o);
   CHECK(oom.status == RunStatus::oom);
   CHECK_THAT(oom.reason, Catch::Contains("out of memory") && Catch::Contains("S and P"));
   CHECK(gpu().device_used_bytes() <= before + (2 << 20));  // everything given back (2 MiB of driver slack)
   const auto after = run_bench(gpu(), {&naive, &fa2}, {small}, o);
-  for (const auto& row : after.rows) {
+  for (const auto& row : after.runs) {
     INFO(row.kernel << ": " << row.reason);
     CHECK(row.status == RunStatus::ok);
   }
@@ -76,7 +79,7 @@ TEST_CASE("out of memory is a row: the bytes asked for, nothing leaks, the sweep
   // The allocation limit on the device: the same path, on purpose.
   RunOptions limited = o;
   limited.mem_limit_bytes = 1 << 20;
-  const analysis::BenchRow capped = run_case(gpu(), fa2, problem(1, 1, 4096, 64), limited);
+  const MeasuredRun capped = run_case(gpu(), fa2, problem(1, 1, 4096, 64), limited);
   CHECK(capped.status == RunStatus::oom);
   CHECK_THAT(capped.reason, Catch::Contains("allocation limit"));
   CHECK(gpu().device_used_bytes() <= before + (2 << 20));
@@ -86,11 +89,13 @@ TEST_CASE("timing: warm-up, at least 10 repeats, median within min and max, rate
           "[gpu][timing]") {
   RunOptions o;
   o.repeats = 10;
-  o.seed = test::fresh_seed();
+  o.seed = kernels::test::fresh_seed();
   const auto p = problem(4, 8, 1024, 64, true);
+  const sim::HardwareModel device = simulator_hardware(gpu().device());
   for (const KernelInfo& k : registry()) {
     if (!k.built() || !k.supports(p.dtype) || !k.supports_head_dim(p.head_dim)) continue;
-    const analysis::BenchRow row = run_case(gpu(), k, p, o);
+    // The measurement, with the rates analysis places beside the model.
+    const analysis::BenchRow row = analysis::bench_row(run_case(gpu(), k, p, o), device);
     INFO(k.id << ": " << row.reason);
     REQUIRE(row.status == RunStatus::ok);
     CHECK(row.repeats >= 10);
@@ -108,7 +113,7 @@ TEST_CASE("timing: warm-up, at least 10 repeats, median within min and max, rate
 
 TEST_CASE("metadata names the device and an observed clock", "[gpu][meta]") {
   RunOptions o;
-  const analysis::BenchMeta m = bench_meta(gpu(), o);
+  const sim::RunMeta m = bench_meta(gpu(), o);
   CHECK_FALSE(m.gpu.empty());
   CHECK(m.sm_count > 0);
   CHECK(m.sm_clock_mhz > 100);

@@ -161,13 +161,13 @@ TEST_CASE("relative Frobenius error, with NaN counted as infinite", "[kernels][r
 }
 
 TEST_CASE("a check covers every row when cheap and spreads rows and heads when not", "[kernels][reference]") {
-  const auto small = test::problem(2, 3, 129, 64);
+  const auto small = kernels::test::problem(2, 3, 129, 64);
   const CheckPlan all = plan_check(small, 2e9, false);
   CHECK(all.all());
   CHECK(all.heads.size() == 6);
   CHECK(all.rows.size() == 129);
 
-  const auto big = test::problem(4, 32, 16384, 128);
+  const auto big = kernels::test::problem(4, 32, 16384, 128);
   const CheckPlan some = plan_check(big, 2e9, false);
   CHECK_FALSE(some.all());
   REQUIRE(some.heads.size() == 2);
@@ -181,7 +181,7 @@ TEST_CASE("a check covers every row when cheap and spreads rows and heads when n
   CHECK(plan_check(big, 2e9, true).all());
 
   // Middle case: whole heads, as many as the budget buys.
-  const auto mid = test::problem(8, 8, 1024, 64);  // 0.27 GFLOP per head
+  const auto mid = kernels::test::problem(8, 8, 1024, 64);  // 0.27 GFLOP per head
   const CheckPlan heads = plan_check(mid, 2e9, false);
   CHECK(heads.rows.size() == 1024);
   CHECK(heads.heads.size() == 7);

@@ -1,18 +1,39 @@
 // The registry as every front end sees it: the ladder in order, what each
-// rung supports, and the checks that turn an impossible case into a reason.
+// rung supports, the checks that turn an impossible case into a reason, and
+// what ties a rung to its model: the rows it reports, the tiles the simulator
+// is given, the workspace that holds the model's intermediate tensors.
 #include <catch2/catch.hpp>
 #include <set>
 
 #include "flashlab/kernels/device.hpp"
 #include "flashlab/kernels/layouts.hpp"
 #include "flashlab/kernels/registry.hpp"
+#include "flashlab/kernels/runner.hpp"
+#include "flashlab/sim/footprint.hpp"
 #include "flashlab/sim/format.hpp"
+#include "flashlab/sim/simulate.hpp"
 #include "flashlab/sim/tiles.hpp"
 #include "support.hpp"
 
 using namespace flashlab;
 using namespace flashlab::kernels;
-using test::problem;
+using kernels::test::problem;
+
+namespace {
+
+// Bytes of one whole tensor of the model, all heads, at the model's element size.
+i64 model_tensor_bytes(sim::Tensor t, const sim::AttentionProblem& p) {
+  const sim::TensorExtent e = sim::tensor_extent(t, p);
+  return p.head_count() * e.rows * e.cols * sim::element_bytes(t, p.dtype);
+}
+
+RunOptions check_only() {
+  RunOptions o;
+  o.repeats = 0;
+  return o;
+}
+
+}  // namespace
 
 TEST_CASE("the registry lists the ladder in lecture order, with or without CUDA", "[kernels][registry]") {
   const auto& r = registry();
@@ -40,14 +61,24 @@ TEST_CASE("the registry lists the ladder in lecture order, with or without CUDA"
   CHECK(kernel_ids().find("naive, naive_cublas, fa1, fa2") == 0);
 }
 
-TEST_CASE("each rung names the simulator algorithm with its HBM traffic", "[kernels][registry]") {
-  CHECK(find_kernel("naive")->model == sim::Algorithm::standard);
-  CHECK(find_kernel("naive_cublas")->model == sim::Algorithm::standard);
-  CHECK(find_kernel("fa1")->model == sim::Algorithm::fa1);
-  CHECK(find_kernel("fa2")->model == sim::Algorithm::fa2);
+TEST_CASE("every row a rung reports names its model, with the tiles that ran", "[kernels][registry]") {
+  const auto p = problem(1, 2, 300, 64);
+  for (const KernelInfo& k : registry()) {
+    INFO(k.id);
+    kernels::test::FakeBackend be;
+    const sim::MeasuredRun row = run_case(be, kernels::test::runnable(k.id), p, check_only());
+    REQUIRE(row.status == sim::RunStatus::ok);
+    CHECK(row.model == sim::to_string(k.model));
+    CHECK(sim::model_algorithm(row) == k.model);
+    // The tiles in the row are the tiles the launch was given: what analysis hands the simulator.
+    REQUIRE(be.cases.size() == 1);
+    CHECK(be.cases[0].tiles == row.tiles);
+    CHECK(row.tiles == resolve_tiles(k, p, {}, be.device().limits()));
+  }
   if (const KernelInfo* tc = find_kernel("fa2_tc")) {
-    CHECK(tc->model == sim::Algorithm::fa2);
-    CHECK(tc->tile_source == TileSource::compiled);
+    // A compiled rung runs its own tiles whatever is asked, and has no fp32 version.
+    const DeviceLimits dev = kernels::test::fake_h100().limits();
+    CHECK(resolve_tiles(*tc, p, {TileRule::explicit_tiles, {33, 17}}, dev) == resolve_tiles(*tc, p, {}, dev));
     CHECK_FALSE(tc->supports(sim::DType::fp32));
   }
 }
@@ -64,7 +95,7 @@ TEST_CASE("the CUDA-core rungs cover fp32/fp16/bf16 and d in {32, 64, 128} at le
 }
 
 TEST_CASE("an impossible case gets a reason naming the limit", "[kernels][registry]") {
-  const DeviceLimits dev = test::fake_h100().limits();
+  const DeviceLimits dev = kernels::test::fake_h100().limits();
   const KernelInfo& fa2 = *find_kernel("fa2");
 
   SECTION("a head dim the rung is not compiled for") {
@@ -77,7 +108,7 @@ TEST_CASE("an impossible case gets a reason naming the limit", "[kernels][regist
     const auto why = unsupported_reason(fa2, problem(1, 1, 64, 128), t, dev);
     REQUIRE(why);
     const i64 need = layout::fa_smem_bytes(128, t);
-    CHECK(need == 4 * (2 * 4096 * 128 + 64 * 4097));
+    CHECK(need > dev.smem_optin_bytes);
     CHECK_THAT(*why, Catch::Contains("cudaDevAttrMaxSharedMemoryPerBlockOptin") && Catch::Contains("232,448") &&
                          Catch::Contains(sim::group_digits(need)));
   }
@@ -105,7 +136,7 @@ TEST_CASE("an impossible case gets a reason naming the limit", "[kernels][regist
 }
 
 TEST_CASE("default tiles fit an H100 and leave room for two or more blocks per SM", "[kernels][registry]") {
-  const DeviceLimits dev = test::fake_h100().limits();
+  const DeviceLimits dev = kernels::test::fake_h100().limits();
   for (int d : layout::fa_head_dims()) {
     INFO("d=" << d);
     const sim::TileShape t = layout::fa_default_tiles(d);
@@ -118,40 +149,74 @@ TEST_CASE("default tiles fit an H100 and leave room for two or more blocks per S
   CHECK(layout::fa_threads_per_block(128, {7, 17}) == 32);
 }
 
-TEST_CASE("tiles come from the request, the rung or the paper's rule", "[kernels][registry]") {
-  const DeviceLimits dev = test::fake_h100().limits();
+TEST_CASE("tiles come from the request, the rung or the paper's rule, and reach the simulator unchanged",
+          "[kernels][registry]") {
+  const DeviceLimits dev = kernels::test::fake_h100().limits();
   const auto p = problem(1, 1, 4096, 64);
   const KernelInfo& fa2 = *find_kernel("fa2");
   CHECK(resolve_tiles(fa2, p, {}, dev) == layout::fa_default_tiles(64));
   CHECK(resolve_tiles(fa2, p, {TileRule::explicit_tiles, {33, 17}}, dev) == sim::TileShape{33, 17});
   const sim::TileShape paper = resolve_tiles(fa2, p, {TileRule::paper, {}}, dev);
   CHECK(paper == sim::paper_tile_rule(dev.smem_per_sm_bytes, p));
-  CHECK(paper.Br == 64);
-  CHECK(paper.Bc == (233472 / 2 + 4 * 64 - 1) / (4 * 64));  // ⌈M/4d⌉, M in fp16 elements
+  // The paper's rule on the device's M is the simulator's own choice there.
+  CHECK(sim::choose_tiles(p, dev.smem_per_sm_bytes, std::nullopt).tiles == paper);
   // The materialising rungs are not tiled in the model's sense.
   CHECK(resolve_tiles(*find_kernel("naive"), p, {TileRule::explicit_tiles, {33, 17}}, dev) == sim::TileShape{0, 0});
+
+  // Whatever the rule, the row carries the resolved tiles and the simulator
+  // counts exactly those (the device as the simulator's hardware).
+  for (const TileRequest& req : {TileRequest{}, TileRequest{TileRule::explicit_tiles, {33, 17}}}) {
+    kernels::test::FakeBackend be;
+    RunOptions o = check_only();
+    o.tiles = req;
+    const sim::MeasuredRun row = run_case(be, kernels::test::runnable("fa2"), p, o);
+    REQUIRE(row.status == sim::RunStatus::ok);
+    CHECK(row.tiles == resolve_tiles(fa2, p, req, dev));
+    sim::SimOptions so;
+    so.tiles = row.tiles;
+    const sim::SimResult r = sim::simulate(fa2.model, p, simulator_hardware(be.device()), so);
+    REQUIRE(r.ok());
+    CHECK(r.tiles == row.tiles);
+  }
 }
 
-TEST_CASE("predicted memory is the model's HBM tensors, exactly", "[kernels][registry]") {
-  const i64 B = 3, H = 5, N = 1000, d = 64;
-  const auto p16 = problem(B, H, N, d, false, sim::DType::fp16);
-  const i64 qkvo = 4 * B * H * N * d * 2;
-  CHECK(predicted_memory_bytes(*find_kernel("naive"), p16) == qkvo + 2 * B * H * N * N * 2);
-  CHECK(predicted_memory_bytes(*find_kernel("naive_cublas"), p16) == qkvo + 2 * B * H * N * N * 2);
-  CHECK(predicted_memory_bytes(*find_kernel("fa1"), p16) == qkvo + 2 * B * H * N * 4);  // ℓ, m fp32
-  CHECK(predicted_memory_bytes(*find_kernel("fa2"), p16) == qkvo + B * H * N * 4);      // logsumexp fp32
-  const auto p32 = problem(B, H, N, d, false, sim::DType::fp32, 17);
-  CHECK(predicted_memory_bytes(*find_kernel("naive"), p32) ==
-        (2 * B * H * N * d + 2 * B * H * 17 * d) * 4 + 2 * B * H * N * 17 * 4);
-}
-
-TEST_CASE("workspaces hold what the rungs put there", "[kernels][registry]") {
+TEST_CASE("a rung's workspace is what the runner allocates and holds its model's intermediate tensors",
+          "[kernels][registry]") {
   const auto p = problem(2, 3, 1001, 64, false, sim::DType::bf16, 17);
-  // S then P, each B·H·N_q·N_kv in the dtype, P starting on a 256-byte boundary.
-  CHECK(layout::score_matrix_bytes(p) == 2 * 3 * 1001 * 17 * 2);
-  CHECK(layout::materialized_workspace_bytes(p) == 2 * layout::align256(2 * 3 * 1001 * 17 * 2));
-  // fa1: O in fp32, ℓ and m in fp32.
-  CHECK(layout::fa1_workspace_bytes(p) ==
-        layout::align256(2 * 3 * 1001 * 64 * 4) + 2 * layout::align256(2 * 3 * 1001 * 4));
-  CHECK(find_kernel("fa2")->workspace_bytes(p, {64, 64}) == 0);
+  const DeviceLimits dev = kernels::test::fake_h100().limits();
+  for (const KernelInfo& k : registry()) {
+    if (!k.supports(p.dtype) || !k.supports_head_dim(p.head_dim)) continue;
+    INFO(k.id);
+    const sim::TileShape t = resolve_tiles(k, p, {}, dev);
+    const i64 ws = k.workspace_bytes(p, t);
+    // The runner hands the launch exactly that much (none at all when it is zero).
+    kernels::test::FakeBackend be;
+    REQUIRE(run_case(be, kernels::test::runnable(k.id), p, check_only()).status == sim::RunStatus::ok);
+    CHECK(be.buffers.at(0).workspace_bytes == ws);
+    CHECK((be.buffers.at(0).workspace != nullptr) == (ws > 0));
+    CHECK((be.buffers.at(0).lse != nullptr) == k.writes_lse);
+
+    const std::vector<sim::Tensor> model = sim::hbm_tensors(k.model, p);
+    auto has = [&](sim::Tensor x) { return std::find(model.begin(), model.end(), x) != model.end(); };
+    if (sim::algorithm_info(k.model).materializes_scores) {
+      // S then P, each the model's whole tensor in the problem dtype, P on a 256-byte boundary.
+      REQUIRE(has(sim::Tensor::S));
+      REQUIRE(has(sim::Tensor::P));
+      CHECK(layout::score_matrix_bytes(p) == model_tensor_bytes(sim::Tensor::S, p));
+      CHECK(layout::score_matrix_bytes(p) == model_tensor_bytes(sim::Tensor::P, p));
+      CHECK(ws == 2 * layout::align256(layout::score_matrix_bytes(p)));
+    } else if (has(sim::Tensor::l)) {
+      // Algorithm 1 keeps O (in fp32 between launches), ℓ and m in HBM.
+      REQUIRE(has(sim::Tensor::m));
+      CHECK(ws == layout::fa1_o_acc_bytes(p) + 2 * layout::fa1_stat_bytes(p));
+      CHECK(layout::fa1_o_acc_bytes(p) >= p.head_count() * p.n_q() * p.head_dim * 4);
+      CHECK(layout::fa1_stat_bytes(p) >= model_tensor_bytes(sim::Tensor::l, p));
+      CHECK(layout::fa1_stat_bytes(p) >= model_tensor_bytes(sim::Tensor::m, p));
+    } else {
+      // FlashAttention-2 keeps nothing beyond O and the logsumexp.
+      CHECK(has(sim::Tensor::LSE));
+      CHECK(k.writes_lse);
+      CHECK(ws == 0);
+    }
+  }
 }

@@ -1,22 +1,22 @@
 // The runner's bookkeeping on a fake device (host memory): skipped rows with
-// reasons, OOM rows that free everything and let the sweep go on, numbers
-// from the simulator, failures that say what failed.
+// reasons, OOM rows that free everything and let the sweep go on, rows of what
+// was measured (the rates beside the model are analysis's: tests/analysis/
+// test_placement.cpp), failures that say what failed.
 #include <catch2/catch.hpp>
 #include <limits>
 
-#include "flashlab/analysis/roofline.hpp"
 #include "flashlab/kernels/layouts.hpp"
 #include "flashlab/kernels/runner.hpp"
 #include "flashlab/sim/format.hpp"
-#include "flashlab/sim/simulate.hpp"
 #include "support.hpp"
 
 using namespace flashlab;
 using namespace flashlab::kernels;
-using analysis::RunStatus;
-using test::FakeBackend;
-using test::problem;
-using test::runnable;
+using sim::MeasuredRun;
+using sim::RunStatus;
+using kernels::test::FakeBackend;
+using kernels::test::problem;
+using kernels::test::runnable;
 
 namespace {
 
@@ -28,15 +28,18 @@ RunOptions quick() {
 
 }  // namespace
 
-TEST_CASE("a case that runs becomes a row with the simulator's FLOPs and bytes", "[kernels][runner]") {
+TEST_CASE("a case that runs becomes a row of what was measured, naming the rung's model", "[kernels][runner]") {
   FakeBackend be;
   be.next.times_ms = {4.0, 1.0, 3.0, 2.0, 5.0, 2.5, 3.5, 1.5, 4.5, 6.0};  // median 3.25
   be.next.rel_error = 1.5e-4;
   const KernelInfo fa2 = runnable("fa2");
   const auto p = problem(4, 8, 1000, 64, true);
-  const analysis::BenchRow row = run_case(be, fa2, p, quick());
+  const MeasuredRun row = run_case(be, fa2, p, quick());
   REQUIRE(row.status == RunStatus::ok);
   CHECK(row.kernel == "fa2");
+  CHECK(row.model == "fa2");
+  CHECK(sim::model_algorithm(row) == fa2.model);
+  CHECK(row.reason.empty());
   CHECK(row.tiles == layout::fa_default_tiles(64));
   CHECK(row.repeats == 10);
   CHECK(row.time_ms_median == Approx(3.25));
@@ -44,24 +47,9 @@ TEST_CASE("a case that runs becomes a row with the simulator's FLOPs and bytes",
   CHECK(row.time_ms_max == 6.0);
   CHECK(row.rel_error == 1.5e-4);
 
-  // One source of truth: the convention from analysis/, the exact FLOPs and
-  // the HBM bytes from the simulator with the tiles that ran.
-  const double s = 3.25e-3;
-  CHECK(row.tflops == Approx(static_cast<double>(analysis::convention_flops(p)) / s / 1e12));
-  sim::SimOptions so;
-  so.tiles = row.tiles;
-  sim::HardwareModel hw;
-  hw.sram_bytes_per_sm = test::fake_h100().smem_per_sm_bytes;
-  const sim::SimResult model = sim::simulate(sim::Algorithm::fa2, p, hw, so);
-  REQUIRE(model.ok());
-  CHECK(row.tflops_exact == Approx(static_cast<double>(analysis::exact_flops(model.total)) / s / 1e12));
-  CHECK(row.gbps == Approx(static_cast<double>(model.total.level(sim::Level::HBM).bytes()) / s / 1e9));
-  CHECK(row.tflops_exact > row.tflops);  // causal: diagonal blocks computed in full, plus softmax
-
   // Memory: Q, K, V, O and the logsumexp, measured as the device saw them.
   const i64 qkvo = 4 * 4 * 8 * 1000 * 64 * 2, lse = 4 * 8 * 1000 * 4;
   CHECK(row.peak_memory_bytes == qkvo + lse);
-  CHECK(row.predicted_memory_bytes == qkvo + lse);
   // The case's buffers went to the backend and came back.
   REQUIRE(be.buffers.size() == 1);
   CHECK(be.buffers[0].lse != nullptr);
@@ -86,11 +74,11 @@ TEST_CASE("measured peak memory includes what libraries allocate on the way", "[
     }
   } lib;
   lib.inner.next.times_ms = std::vector<double>(10, 1.0);
-  const analysis::BenchRow row = run_case(lib, naive, p, quick());
+  const MeasuredRun row = run_case(lib, naive, p, quick());
   REQUIRE(row.status == RunStatus::ok);
   const i64 s_and_p = layout::materialized_workspace_bytes(p);
   CHECK(row.peak_memory_bytes == 4 * 2 * 300 * 64 * 2 + s_and_p + (32 << 20));
-  CHECK(row.predicted_memory_bytes == 4 * 2 * 300 * 64 * 2 + 2 * 2 * 300 * 300 * 2);
+  CHECK(row.model == "standard");
 }
 
 TEST_CASE("out of memory under an allocation limit: a row with the bytes, nothing leaks, the sweep goes on",
@@ -103,7 +91,7 @@ TEST_CASE("out of memory under an allocation limit: a row with the bytes, nothin
   // batch 64 × 32 heads × 2048²: S alone is 16 GiB.
   const auto big = problem(64, 32, 2048, 64), small = problem(16, 32, 512, 64);
 
-  const analysis::BenchRow oom = run_case(be, naive, big, o);
+  const MeasuredRun oom = run_case(be, naive, big, o);
   CHECK(oom.status == RunStatus::oom);
   const i64 ws = layout::materialized_workspace_bytes(big);
   CHECK_THAT(oom.reason, Catch::Contains("out of memory") && Catch::Contains("S and P") &&
@@ -112,15 +100,15 @@ TEST_CASE("out of memory under an allocation limit: a row with the bytes, nothin
   CHECK(be.fake_allocator().outstanding() == 0);
   CHECK(be.fake_allocator().used() == 0);
   CHECK(be.cases.empty());  // never launched
-  CHECK(oom.predicted_memory_bytes > (15ll << 30));
+  CHECK(oom.model == "standard");  // analysis places its footprint beside the limit
 
   // The sweep goes on: the next cases run, with their own memory.
   const auto rows = run_bench(be, {&naive, &fa2}, {big, small}, o);
-  REQUIRE(rows.rows.size() == 4);
-  CHECK(rows.rows[0].status == RunStatus::oom);
-  CHECK(rows.rows[1].status == RunStatus::ok);  // fa2 fits where naive did not
-  CHECK(rows.rows[2].status == RunStatus::ok);
-  CHECK(rows.rows[3].status == RunStatus::ok);
+  REQUIRE(rows.runs.size() == 4);
+  CHECK(rows.runs[0].status == RunStatus::oom);
+  CHECK(rows.runs[1].status == RunStatus::ok);  // fa2 fits where naive did not
+  CHECK(rows.runs[2].status == RunStatus::ok);
+  CHECK(rows.runs[3].status == RunStatus::ok);
   CHECK(be.fake_allocator().outstanding() == 0);
 }
 
@@ -129,7 +117,7 @@ TEST_CASE("out of device memory: the allocator's refusal is a row too", "[kernel
   be.next.times_ms = std::vector<double>(10, 1.0);
   const KernelInfo naive = runnable("naive");
   const auto p = problem(8, 16, 2048, 64);  // S and P: 2 GiB
-  const analysis::BenchRow row = run_case(be, naive, p, quick());
+  const MeasuredRun row = run_case(be, naive, p, quick());
   CHECK(row.status == RunStatus::oom);
   CHECK_THAT(row.reason, Catch::Contains("the device has no more") && Catch::Contains("asks for"));
   CHECK(be.fake_allocator().outstanding() == 0);
@@ -137,7 +125,7 @@ TEST_CASE("out of device memory: the allocator's refusal is a row too", "[kernel
 }
 
 TEST_CASE("the arena frees everything, in every way a case can end", "[kernels][runner][oom]") {
-  test::FakeAllocator a(1000);
+  kernels::test::FakeAllocator a(1000);
   {
     DeviceArena arena(a, 600);
     CHECK(arena.allocate(0, "nothing") == nullptr);
@@ -170,34 +158,34 @@ TEST_CASE("impossible cases are skipped with the reason and allocate nothing", "
   RunOptions o = quick();
 
   SECTION("a head dim the rung lacks") {
-    const analysis::BenchRow row = run_case(be, runnable("fa2"), problem(1, 1, 64, 48), o);
+    const MeasuredRun row = run_case(be, runnable("fa2"), problem(1, 1, 64, 48), o);
     CHECK(row.status == RunStatus::skipped);
     CHECK_THAT(row.reason, Catch::Contains("d=48"));
   }
   SECTION("a dtype the rung lacks") {
     if (find_kernel("fa2_tc") == nullptr) return;
-    const analysis::BenchRow row =
+    const MeasuredRun row =
         run_case(be, runnable("fa2_tc"), problem(1, 1, 64, 64, false, sim::DType::fp32), o);
     CHECK(row.status == RunStatus::skipped);
     CHECK_THAT(row.reason, Catch::Contains("fp32"));
   }
   SECTION("tiles too large for shared memory") {
     o.tiles = {TileRule::explicit_tiles, {64, 4096}};
-    const analysis::BenchRow row = run_case(be, runnable("fa1"), problem(1, 1, 64, 128), o);
+    const MeasuredRun row = run_case(be, runnable("fa1"), problem(1, 1, 64, 128), o);
     CHECK(row.status == RunStatus::skipped);
     CHECK(row.tiles == sim::TileShape{64, 4096});
     CHECK_THAT(row.reason, Catch::Contains("cudaDevAttrMaxSharedMemoryPerBlockOptin"));
   }
   SECTION("the paper's tiles in fp32 shared memory") {
     o.tiles = {TileRule::paper, {}};
-    const analysis::BenchRow row = run_case(be, runnable("fa2"), problem(1, 1, 4096, 64), o);
+    const MeasuredRun row = run_case(be, runnable("fa2"), problem(1, 1, 4096, 64), o);
     CHECK(row.status == RunStatus::skipped);
     CHECK(row.tiles == sim::TileShape{64, 456});
     CHECK_THAT(row.reason, Catch::Contains("shared memory"));
   }
   SECTION("the launch itself refuses") {
     be.throw_unsupported = true;
-    const analysis::BenchRow row = run_case(be, runnable("fa2"), problem(1, 1, 64, 64), o);
+    const MeasuredRun row = run_case(be, runnable("fa2"), problem(1, 1, 64, 64), o);
     CHECK(row.status == RunStatus::skipped);
     CHECK_THAT(row.reason, Catch::Contains("fake refusal"));
     CHECK(be.fake_allocator().outstanding() == 0);
@@ -206,7 +194,7 @@ TEST_CASE("impossible cases are skipped with the reason and allocate nothing", "
   SECTION("a build without CUDA") {
     KernelInfo unbuilt = *find_kernel("fa2");
     unbuilt.launch = nullptr;
-    const analysis::BenchRow row = run_case(be, unbuilt, problem(1, 1, 64, 64), o);
+    const MeasuredRun row = run_case(be, unbuilt, problem(1, 1, 64, 64), o);
     CHECK(row.status == RunStatus::skipped);
     CHECK_THAT(row.reason, Catch::Contains("no CUDA support"));
   }
@@ -220,7 +208,7 @@ TEST_CASE("wrong or unwritten output fails the row, saying so", "[kernels][runne
   const auto p = problem(1, 2, 100, 64, false, sim::DType::bf16);
 
   be.next.not_written = 64;
-  analysis::BenchRow row = run_case(be, runnable("fa2"), p, quick());
+  MeasuredRun row = run_case(be, runnable("fa2"), p, quick());
   CHECK(row.status == RunStatus::failed);
   CHECK_THAT(row.reason, Catch::Contains("64 of 12,800 output elements were not written"));
 
@@ -247,11 +235,12 @@ TEST_CASE("after an error that poisons the device, the remaining cases are marke
   be.sticky = "cudaErrorIllegalAddress: an illegal memory access was encountered";
   const KernelInfo a = runnable("fa1"), b = runnable("fa2");
   const auto r = run_bench(be, {&a, &b}, {problem(1, 1, 64, 64), problem(1, 1, 128, 64)}, quick());
-  REQUIRE(r.rows.size() == 4);
-  CHECK(r.rows[0].status == RunStatus::failed);
+  REQUIRE(r.runs.size() == 4);
+  CHECK(r.runs[0].status == RunStatus::failed);
   for (int k = 1; k < 4; ++k) {
-    CHECK(r.rows[k].status == RunStatus::failed);
-    CHECK_THAT(r.rows[k].reason, Catch::Contains("not run") && Catch::Contains("cudaErrorIllegalAddress"));
+    CHECK(r.runs[k].status == RunStatus::failed);
+    CHECK_THAT(r.runs[k].reason, Catch::Contains("not run") && Catch::Contains("cudaErrorIllegalAddress"));
+    CHECK(r.runs[k].model == std::string(sim::to_string(k % 2 == 0 ? a.model : b.model)));
   }
   CHECK(be.cases.size() == 1);
 }
@@ -264,7 +253,7 @@ TEST_CASE("each problem gets fresh inputs, shared by its kernels", "[kernels][ru
   o.seed = 42;
   std::vector<std::size_t> seen;
   const auto r = run_bench(be, {&a, &b}, {problem(1, 1, 64, 64), problem(1, 1, 65, 64), problem(1, 1, 66, 64)}, o,
-                           [&](std::size_t done, std::size_t total, const analysis::BenchRow&) {
+                           [&](std::size_t done, std::size_t total, const MeasuredRun&) {
                              CHECK(total == 6);
                              seen.push_back(done);
                            });
@@ -296,16 +285,15 @@ TEST_CASE("results carry the metadata a lab report needs", "[kernels][runner]") 
   CHECK_FALSE(r.meta.l2_flush);
 }
 
-TEST_CASE("a check-only run has no times and no rates", "[kernels][runner]") {
+TEST_CASE("a check-only run has no times", "[kernels][runner]") {
   FakeBackend be;
   be.next.times_ms = std::vector<double>(10, 1.0);
   be.next.rel_error = 1e-3;
   RunOptions o = quick();
   o.repeats = 0;
-  const analysis::BenchRow row = run_case(be, runnable("fa1"), problem(1, 1, 64, 64), o);
+  const MeasuredRun row = run_case(be, runnable("fa1"), problem(1, 1, 64, 64), o);
   CHECK(row.status == RunStatus::ok);
   CHECK(row.repeats == 0);
   CHECK(row.time_ms_median == 0);
-  CHECK(row.tflops == 0);
   CHECK(row.rel_error == 1e-3);
 }

@@ -35,3 +35,10 @@ TEST_CASE("numbers people read", "[sim][format]") {
   CHECK(bytes_iec(196608) == "192 KiB");
   CHECK(bytes_iec(1536) == "1.50 KiB");
 }
+
+TEST_CASE("fixed decimals, as printf writes them", "[sim][format]") {
+  CHECK(fixed(3.14159, 2) == "3.14");
+  CHECK(fixed(1755.4, 0) == "1755");
+  CHECK(fixed(2.5, 0) == "2");  // round half to even, as printf
+  CHECK(fixed(-0.25, 1) == "-0.2");
+}

@@ -1,20 +1,13 @@
 #include "cublas_gemm.hpp"
 
-#include <cublas_v2.h>
-
+#include "../../cublas_check.hpp"
 #include "check.hpp"
+
+#define CEILINGS_CUBLAS_CHECK(call) FLASHLAB_CUBLAS_CHECK_AS(::flashlab::ceilings::MeasureError, call)
 
 namespace flashlab::ceilings::detail {
 
 namespace {
-
-void check_cublas(cublasStatus_t st, const char* call, const char* file, int line) {
-  if (st == CUBLAS_STATUS_SUCCESS) return;
-  throw MeasureError(short_path(file) + ":" + std::to_string(line) + ": " + call + " failed: " +
-                     cublasGetStatusName(st) + " (" + cublasGetStatusString(st) + ")");
-}
-
-#define CEILINGS_CUBLAS_CHECK(call) check_cublas((call), #call, __FILE__, __LINE__)
 
 cublasHandle_t as_handle(void* h) { return static_cast<cublasHandle_t>(h); }
 cudaDataType_t data_type(Element e) { return e == Element::fp16 ? CUDA_R_16F : CUDA_R_16BF; }

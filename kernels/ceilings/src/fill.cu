@@ -1,4 +1,4 @@
-// Inputs for the micro-benchmarks: never zero (issue 5: no measuring on zeros;
+// Inputs for the micro-benchmarks: never zero (the analyzer never measures on zeros;
 // some units also draw less power on zeros, which would flatter the clock).
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>

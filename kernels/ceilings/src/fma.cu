@@ -79,7 +79,7 @@ template <class T>
 void launch(const ComputeConfig& c, int sm_count, int iters, T x, T y, void* out, ClockProbe clocks, cudaStream_t s,
             const char* name) {
   fma_kernel<T><<<sm_count * c.blocks_per_sm, c.threads, 0, s>>>(iters, x, y, static_cast<float*>(out), clocks);
-  check_cuda(cudaGetLastError(), name, __FILE__, __LINE__);
+  kernels::detail::check_cuda<MeasureError>(cudaGetLastError(), name, __FILE__, __LINE__);
 }
 
 }  // namespace

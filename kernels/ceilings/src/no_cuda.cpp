@@ -11,7 +11,7 @@ const char* const kNoCuda =
 }
 
 struct Session::Impl {
-  analysis::DeviceFacts facts;
+  sim::DeviceFacts facts;
 };
 
 bool built_with_cuda() { return false; }
@@ -19,12 +19,12 @@ std::string unavailable_reason() { return kNoCuda; }
 
 Session::Session(const Options&) { throw Unavailable(kNoCuda); }
 Session::~Session() = default;
-const analysis::DeviceFacts& Session::device() const { return impl_->facts; }
+const sim::DeviceFacts& Session::device() const { return impl_->facts; }
 int Session::repeats() const { return 0; }
-analysis::CeilingFigure Session::measure(const std::string&) { throw Unavailable(kNoCuda); }
-analysis::SweepSeries Session::sweep(const std::string&) { throw Unavailable(kNoCuda); }
+sim::CeilingFigure Session::measure(const std::string&) { throw Unavailable(kNoCuda); }
+sim::SweepSeries Session::sweep(const std::string&) { throw Unavailable(kNoCuda); }
 double Session::nvml_sm_clock_mhz() { return 0; }
 
-analysis::MeasuredProfile measure_all(const Options&, const Progress&) { throw Unavailable(kNoCuda); }
+sim::MeasuredProfile measure_all(const Options&, const Progress&) { throw Unavailable(kNoCuda); }
 
 }  // namespace flashlab::ceilings

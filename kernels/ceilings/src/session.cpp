@@ -1,8 +1,6 @@
 // The host driver of the micro-benchmarks: device facts, buffers, CUDA-event
 // timing (median of ≥ 10 runs after warm-up), one function per figure, the
 // working-set sweep, and measure_all() turning it all into a profile.
-#include <dlfcn.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -13,32 +11,45 @@
 
 #include "check.hpp"
 #include "cublas_gemm.hpp"
-#include "flashlab/analysis/report.hpp"
 #include "flashlab/ceilings/ceilings.hpp"
+#include "flashlab/kernels/device.hpp"
+#include "flashlab/kernels/nvml.hpp"
+#include "flashlab/sim/format.hpp"
 #include "micro_kernels.hpp"
-#include "nvml.hpp"
 
 namespace flashlab::ceilings {
 
-using analysis::CeilingFigure;
-using analysis::DeviceFacts;
-using analysis::SweepPoint;
-using analysis::SweepSeries;
+using sim::CeilingFigure;
+using sim::DeviceFacts;
+using sim::SweepPoint;
+using sim::SweepSeries;
 using detail::i64;
 
 namespace {
 
 constexpr i64 KiB = 1024, MiB = 1024 * KiB, GiB = 1024 * MiB;
-constexpr int kMinRepeats = 10;         // issue 5: median of at least 10 runs
+constexpr int kMinRepeats = 10;         // every figure is the median of at least 10 runs
 constexpr int kProbeEntries = 1 << 16;  // blocks a clock probe can record
 constexpr int kGemmN = 8192;            // the cuBLAS yardstick, 8192³
 constexpr i64 kSweepMaxBytes = 4 * GiB;
 
-std::string version_string(int v) { return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10); }
-
-int attribute_or_zero(cudaDeviceAttr a, int dev) {
-  int v = 0;
-  return cudaDeviceGetAttribute(&v, a, dev) == cudaSuccess ? v : 0;
+// The device as the kernels' device query describes it, in the profile's terms.
+DeviceFacts device_facts(const kernels::DeviceInfo& d) {
+  DeviceFacts f;
+  f.name = d.name;
+  f.compute_capability = d.compute_capability;
+  f.sm_count = d.sm_count;
+  f.smem_per_sm_bytes = d.smem_per_sm_bytes;
+  f.smem_optin_bytes = d.smem_optin_bytes;
+  f.l2_bytes = d.l2_bytes;
+  f.total_memory_bytes = d.total_memory_bytes;
+  f.max_sm_clock_mhz = d.max_sm_clock_mhz;
+  f.mem_clock_mhz = d.mem_clock_mhz;
+  f.mem_bus_bits = d.mem_bus_bits;
+  f.driver = d.nvidia_driver;
+  f.cuda_driver = d.cuda_driver;
+  f.cuda_runtime = d.runtime;
+  return f;
 }
 
 // One device allocation, freed on scope exit.
@@ -92,12 +103,7 @@ std::string iso_now() {
   return buf;
 }
 
-std::string size_text(i64 bytes) {
-  if (bytes >= GiB && bytes % GiB == 0) return std::to_string(bytes / GiB) + " GiB";
-  if (bytes >= MiB && bytes % MiB == 0) return std::to_string(bytes / MiB) + " MiB";
-  if (bytes >= KiB && bytes % KiB == 0) return std::to_string(bytes / KiB) + " KiB";
-  return std::to_string(bytes) + " B";
-}
+std::string size_text(i64 bytes) { return sim::bytes_iec(static_cast<double>(bytes)); }
 
 detail::Op op_of(const std::string& id) {
   using detail::Op;
@@ -116,21 +122,7 @@ detail::Op op_of(const std::string& id) {
 bool built_with_cuda() { return true; }
 
 std::string unavailable_reason() {
-  int n = 0;
-  const cudaError_t e = cudaGetDeviceCount(&n);
-  if (e != cudaSuccess) {
-    // Without any driver the runtime reports an "insufficient" one; say what is really missing.
-    if (void* driver = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL)) {
-      dlclose(driver);
-    } else {
-      return std::string("no CUDA device: no NVIDIA driver on this machine (libcuda.so.1 not found; "
-                         "cudaGetDeviceCount returned ") +
-             cudaGetErrorName(e) + ")";
-    }
-    return std::string("no CUDA device: cudaGetDeviceCount returned ") + cudaGetErrorName(e) + " (" +
-           cudaGetErrorString(e) + ")";
-  }
-  if (n < 1) return "no CUDA device: cudaGetDeviceCount found none";
+  if (std::string why = kernels::cuda_unavailable_reason(); !why.empty()) return why;
   const cudaError_t k = detail::probe_kernel_image();
   if (k != cudaSuccess) {
     cudaDeviceProp p{};
@@ -155,7 +147,7 @@ struct Session::Impl {
   DeviceBuffer src, dst;  // HBM buffers, allocated on first use
   i64 hbm_bytes = 0;
   std::unique_ptr<detail::CublasGemm> gemm;
-  std::unique_ptr<detail::Nvml> nvml;
+  std::unique_ptr<kernels::Nvml> nvml;
   std::uint32_t sentinel = 0, seed = 0;
   bool warm = false;
 
@@ -169,26 +161,13 @@ struct Session::Impl {
 
     const int dev = 0;
     CEILINGS_CHECK(cudaSetDevice(dev));
-    cudaDeviceProp p{};
-    CEILINGS_CHECK(cudaGetDeviceProperties(&p, dev));
-    facts.name = p.name;
-    facts.compute_capability = p.major * 10 + p.minor;
-    facts.sm_count = p.multiProcessorCount;
-    facts.smem_per_sm_bytes = attribute_or_zero(cudaDevAttrMaxSharedMemoryPerMultiprocessor, dev);
-    facts.smem_optin_bytes = attribute_or_zero(cudaDevAttrMaxSharedMemoryPerBlockOptin, dev);
-    facts.l2_bytes = attribute_or_zero(cudaDevAttrL2CacheSize, dev);
-    facts.total_memory_bytes = static_cast<i64>(p.totalGlobalMem);
-    facts.max_sm_clock_mhz = attribute_or_zero(cudaDevAttrClockRate, dev) / 1000.0;
-    facts.mem_clock_mhz = attribute_or_zero(cudaDevAttrMemoryClockRate, dev) / 1000.0;
-    facts.mem_bus_bits = attribute_or_zero(cudaDevAttrGlobalMemoryBusWidth, dev);
-    int driver = 0, runtime = 0;
-    CEILINGS_CHECK(cudaDriverGetVersion(&driver));
-    CEILINGS_CHECK(cudaRuntimeGetVersion(&runtime));
-    facts.cuda_driver = version_string(driver);
-    facts.cuda_runtime = version_string(runtime);
-    char pci[64] = {};
-    if (cudaDeviceGetPCIBusId(pci, sizeof pci, dev) == cudaSuccess) nvml = std::make_unique<detail::Nvml>(pci);
-    if (nvml) facts.driver = nvml->driver_version();
+    try {
+      const kernels::DeviceInfo info = kernels::query_device(dev);
+      facts = device_facts(info);
+      if (!info.pci_bus_id.empty()) nvml = std::make_unique<kernels::Nvml>(info.pci_bus_id);
+    } catch (const kernels::CudaError& e) {
+      throw MeasureError(e.what());
+    }
 
     CEILINGS_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
     starts.resize(static_cast<size_t>(repeats), nullptr);
@@ -322,7 +301,7 @@ struct Session::Impl {
   std::string stream_method(const char* kernel, i64 bytes) const {
     return std::string(kernel) + ": " + std::to_string(stream_grid.blocks) + " blocks x " +
            std::to_string(stream_grid.threads) + " threads (every SM full), 16-byte accesses, " + size_text(bytes) +
-           " per buffer (" + analysis::fixed(static_cast<double>(bytes) / static_cast<double>(facts.l2_bytes), 0) +
+           " per buffer (" + sim::fixed(static_cast<double>(bytes) / static_cast<double>(facts.l2_bytes), 0) +
            "x L2)";
   }
 
@@ -426,8 +405,8 @@ struct Session::Impl {
                std::to_string(best.chains) + (detail::is_mma(op) ? " accumulators per warp" : " chains per thread") +
                ", " + std::to_string(best_iters) + " iterations" +
                (configs.size() > 1 ? " (fastest of " + std::to_string(configs.size()) + " launch shapes)" : "") +
-               "; SM clock " + analysis::fixed(f.sm_clock_mhz, 0) + " MHz from clock64/%globaltimer" +
-               (nv > 0 ? ", NVML " + analysis::fixed(nv, 0) + " MHz after the run" : "");
+               "; SM clock " + sim::fixed(f.sm_clock_mhz, 0) + " MHz from clock64/%globaltimer" +
+               (nv > 0 ? ", NVML " + sim::fixed(nv, 0) + " MHz after the run" : "");
     return f;
   }
 
@@ -437,7 +416,7 @@ struct Session::Impl {
     const Timing t = time([&] { gemm->run(); }, 2);
     CeilingFigure f = figure(id, t, gemm->flops(), gemm->method());
     f.sm_clock_mhz = nvml ? nvml->sm_clock_mhz() : 0;  // no probe inside cuBLAS: NVML right after
-    if (f.sm_clock_mhz > 0) f.method += "; SM clock " + analysis::fixed(f.sm_clock_mhz, 0) + " MHz (NVML after the run)";
+    if (f.sm_clock_mhz > 0) f.method += "; SM clock " + sim::fixed(f.sm_clock_mhz, 0) + " MHz (NVML after the run)";
     return f;
   }
 
@@ -481,14 +460,14 @@ int Session::repeats() const { return impl_->repeats; }
 double Session::nvml_sm_clock_mhz() { return impl_->nvml ? impl_->nvml->sm_clock_mhz() : 0; }
 
 CeilingFigure Session::measure(const std::string& id) {
-  const analysis::FigureSpec* spec = analysis::find_figure_spec(id);
+  const sim::FigureSpec* spec = sim::find_figure_spec(id);
   if (!spec) throw std::invalid_argument("unknown ceiling figure '" + id + "'");
   impl_->ensure_warm();
   switch (spec->quantity) {
-    case analysis::Quantity::hbm_bandwidth: return impl_->hbm(id);
-    case analysis::Quantity::l2_bandwidth: return impl_->l2();
-    case analysis::Quantity::smem_bandwidth: return impl_->smem();
-    case analysis::Quantity::flops: break;
+    case sim::Quantity::hbm_bandwidth: return impl_->hbm(id);
+    case sim::Quantity::l2_bandwidth: return impl_->l2();
+    case sim::Quantity::smem_bandwidth: return impl_->smem();
+    case sim::Quantity::flops: break;
   }
   if (id == "fp16_cublas" || id == "bf16_cublas") return impl_->cublas(id);
   return impl_->compute(id);
@@ -498,26 +477,26 @@ SweepSeries Session::sweep(const std::string& loads) { return impl_->sweep(loads
 
 // ---- everything ------------------------------------------------------------------------------
 
-analysis::MeasuredProfile measure_all(const Options& o, const Progress& progress) {
+sim::MeasuredProfile measure_all(const Options& o, const Progress& progress) {
   const auto t0 = std::chrono::steady_clock::now();
   auto say = [&](const std::string& line) {
     if (progress) progress(line);
   };
   Session s(o);
-  analysis::MeasuredProfile p;
+  sim::MeasuredProfile p;
   p.device = s.device();
   p.mode = o.quick ? "quick" : "full";
   p.date = iso_now();
   if (const char* c = std::getenv("FLASHLAB_COMMIT")) p.commit = c;
   say("measuring " + p.device.name + " (" + std::to_string(p.device.sm_count) + " SMs), " + p.mode + ", median of " +
       std::to_string(s.repeats()) + " runs per figure");
-  for (const analysis::FigureSpec& spec : analysis::figure_specs()) {
+  for (const sim::FigureSpec& spec : sim::figure_specs()) {
     const std::string id(spec.id);
     try {
       const CeilingFigure f = s.measure(id);
       p.figures.push_back(f);
-      say(id + ": " + analysis::fixed(f.value / analysis::unit_scale(spec.quantity), 1) + " " +
-          std::string(analysis::unit_of(spec.quantity)) + " (median " + analysis::fixed(f.median_ms, 3) + " ms of " +
+      say(id + ": " + sim::fixed(f.value / sim::unit_scale(spec.quantity), 1) + " " +
+          std::string(sim::unit_of(spec.quantity)) + " (median " + sim::fixed(f.median_ms, 3) + " ms of " +
           std::to_string(f.repeats) + ")");
     } catch (const MeasureError& e) {
       // One figure failing (say cuBLAS without its library) leaves the others standing.
@@ -537,7 +516,7 @@ analysis::MeasuredProfile measure_all(const Options& o, const Progress& progress
       say(std::string("sweep ") + loads + ": FAILED: " + e.what());
     }
   }
-  p.hw = analysis::hardware_from_measurements(p.device, p.figures, p.date, p.mode);
+  p.hw = sim::hardware_from_measurements(p.device, p.figures, p.date, p.mode);
   p.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return p;
 }

@@ -15,6 +15,8 @@
 #include "flashlab/sim/format.hpp"
 #include "flashlab/sim/hardware.hpp"
 #include "flashlab/sim/l2.hpp"
+#include "flashlab/sim/measured_profile.hpp"
+#include "flashlab/sim/measurement.hpp"
 #include "flashlab/sim/online_softmax.hpp"
 #include "flashlab/sim/problem.hpp"
 #include "flashlab/sim/schedule.hpp"

@@ -6,38 +6,26 @@
 #include <string>
 #include <vector>
 
-#include "flashlab/sim/problem.hpp"
-#include "flashlab/sim/tiles.hpp"
+#include "flashlab/sim/measurement.hpp"
 
 namespace flashlab::analysis {
 
 using sim::i64;
 
-enum class RunStatus { ok, oom, skipped, failed };
-std::string_view to_string(RunStatus s);  // "ok", "OOM", "skipped", "failed"
+// The measured part of a row is sim::MeasuredRun (what kernels/ and
+// scripts/torch_compare.py report); the names below keep the tree's vocabulary.
+using RunStatus = sim::RunStatus;
+using sim::to_string;
+using BenchMeta = sim::RunMeta;
 
-struct BenchRow {
-  std::string kernel;            // registry id, or "torch_eager", "sdpa_flash", "sdpa_cudnn"
-  std::string direction = "fwd"; // "fwd" or "bwd"
-  sim::AttentionProblem problem;
-  sim::TileShape tiles;          // what ran (0×0 when not applicable)
-  RunStatus status = RunStatus::ok;
-  std::string reason;            // why skipped / failed / OOM (with the bytes asked for)
-  double time_ms_median = 0, time_ms_min = 0, time_ms_max = 0;
-  int repeats = 0;
+// A measured run and the rates analysis derives from it with the model
+// (bench_row() in placement.hpp). Files carry both: the derived fields are
+// written as the run was printed, and read back as written.
+struct BenchRow : sim::MeasuredRun {
   double tflops = 0;             // convention FLOPs / median time
-  double tflops_exact = 0;       // executed FLOPs / median time
-  double gbps = 0;               // simulator HBM bytes / median time
-  i64 peak_memory_bytes = 0;     // measured on the device
-  i64 predicted_memory_bytes = 0;
-  double rel_error = -1;         // relative Frobenius error vs fp64, -1 = not checked
-};
-
-struct BenchMeta {
-  std::string gpu, driver, cuda_runtime, commit, flop_convention, date, host;
-  int sm_count = 0;
-  double sm_clock_mhz = 0, mem_clock_mhz = 0;
-  bool l2_flush = true;
+  double tflops_exact = 0;       // the model's FLOPs / median time
+  double gbps = 0;               // the model's HBM bytes / median time
+  i64 predicted_memory_bytes = 0;  // the model's HBM tensors (sim::hbm_footprint_bytes)
 };
 
 struct BenchResults {

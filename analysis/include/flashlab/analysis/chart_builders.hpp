@@ -25,8 +25,9 @@ struct ChartContext {
 // Roofline of ctx.hw: the HBM slope, a compute ceiling per dtype and unit (the
 // problem's dtype and unit drawn solid), the ridge point labelled, each
 // algorithm's predicted point (exact FLOPs over simulated HBM bytes) and, when
-// `measured` is given, each successful run at its simulated AI and measured
-// FLOP/s (a point above its roof gets a note).
+// `measured` is given, each successful run placed as the hierarchical roofline
+// places it (placement.hpp), at its HBM AI and measured FLOP/s (a point above
+// its roof gets a note; rows that name no model are left out, with a note).
 ChartSpec roofline_chart(const ChartContext& ctx, const BenchResults* measured = nullptr);
 
 // HBM bytes against N (axis seq), M (axis sram) or d (axis head_dim) for every
@@ -91,9 +92,5 @@ bool is_bench_chart(const std::string& id);
 ChartSpec build_chart(const std::string& id, const ChartContext& ctx, const BenchResults* results,
                       const std::string& kernel = "", const std::string& baseline = "",
                       const BenchFilter* filter = nullptr);
-
-// The simulator algorithm whose HBM traffic a measured kernel follows
-// (naive/naive_cublas/torch_eager: standard; fa1: fa1; fa2, fa2_tc, sdpa_*: fa2).
-std::optional<sim::Algorithm> algorithm_of_kernel(const std::string& kernel);
 
 }  // namespace flashlab::analysis

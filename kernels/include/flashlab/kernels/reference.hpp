@@ -1,5 +1,6 @@
-// The fp64 CPU reference (Eigen) that every kernel is checked against, and the
-// host side of the dtypes (fp16 and bf16 bits to float) it reads.
+// The fp64 CPU reference that every kernel is checked against (the arithmetic
+// is attention_reference.hpp, shared with the fa2_tc checkers), and the host
+// side of the dtypes (fp16 and bf16 bits to float) it reads.
 #pragma once
 
 #include <cstdint>

@@ -77,12 +77,6 @@ sim::TileShape resolve_tiles(const KernelInfo& k, const sim::AttentionProblem& p
 std::optional<std::string> unsupported_reason(const KernelInfo& k, const sim::AttentionProblem& p,
                                               sim::TileShape tiles, const DeviceLimits& dev);
 
-// The device memory the rung's simulator algorithm holds: its HBM tensors (Q,
-// K, V, O; S and P when materialised; ℓ and m for Algorithm 1; the logsumexp
-// for FlashAttention-2) at the model's element sizes. The runner prints it
-// beside the measured peak.
-i64 predicted_memory_bytes(const KernelInfo& k, const sim::AttentionProblem& p);
-
 // "fp16, bf16, fp32" and "32, 64, 128" (or "any") for tables and messages.
 std::string dtype_list(const KernelInfo& k);
 std::string head_dim_list(const KernelInfo& k);

@@ -2,8 +2,9 @@
 // case can run (a skipped row names the limit otherwise), allocates every
 // buffer through an arena (an out-of-memory row names the bytes, nothing
 // leaks), and asks a Backend to fill the inputs, run, check against fp64 and
-// time. The FLOPs and bytes that turn times into TFLOP/s and GB/s come from the
-// simulator and analysis/, with the tiles that actually ran.
+// time. A row is what was measured (sim::MeasuredRun: times, memory, error,
+// the tiles that ran, the registry's model); the rates that compare it with
+// the model (TFLOP/s, GB/s) are the analysis library's (placement.hpp).
 #pragma once
 
 #include <cstdint>
@@ -12,11 +13,11 @@
 #include <string>
 #include <vector>
 
-#include "flashlab/analysis/bench_results.hpp"
 #include "flashlab/kernels/device.hpp"
 #include "flashlab/kernels/memory.hpp"
 #include "flashlab/kernels/reference.hpp"
 #include "flashlab/kernels/registry.hpp"
+#include "flashlab/sim/measurement.hpp"
 
 namespace flashlab::kernels {
 
@@ -99,20 +100,20 @@ std::unique_ptr<Backend> open_cuda_backend();
 
 // One case, start to end. Never throws for a case-level problem: the row says
 // skipped (with the reason), OOM (with the bytes) or failed (with the error).
-analysis::BenchRow run_case(Backend& backend, const KernelInfo& kernel, const sim::AttentionProblem& p,
-                            const RunOptions& options);
+sim::MeasuredRun run_case(Backend& backend, const KernelInfo& kernel, const sim::AttentionProblem& p,
+                          const RunOptions& options);
 
-using Progress = std::function<void(std::size_t done, std::size_t total, const analysis::BenchRow& row)>;
+using Progress = std::function<void(std::size_t done, std::size_t total, const sim::MeasuredRun& row)>;
 
 // Every kernel on every problem (problems outer), seeds derived from
 // options.seed so each case has fresh inputs, shared by the kernels of one
 // problem (their errors compare on the same inputs).
-analysis::BenchResults run_bench(Backend& backend, const std::vector<const KernelInfo*>& kernels,
-                                 const std::vector<sim::AttentionProblem>& problems, const RunOptions& options,
-                                 const Progress& progress = {});
+sim::MeasuredRuns run_bench(Backend& backend, const std::vector<const KernelInfo*>& kernels,
+                            const std::vector<sim::AttentionProblem>& problems, const RunOptions& options,
+                            const Progress& progress = {});
 
 // GPU, SM count, clocks, driver, runtime, commit, FLOP convention, date, host.
-analysis::BenchMeta bench_meta(Backend& backend, const RunOptions& options);
+sim::RunMeta bench_meta(Backend& backend, const RunOptions& options);
 
 // The commit this binary was built from (configure time; "-dirty" when the
 // tree had changes), overridden by $FLASHLAB_COMMIT; "unknown" otherwise.

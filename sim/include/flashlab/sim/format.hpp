@@ -11,6 +11,7 @@
 namespace flashlab::sim {
 
 std::string group_digits(i64 v);             // 1234567 -> "1,234,567"
+std::string fixed(double v, int decimals);   // printf("%.*f"): (3.14159, 2) -> "3.14"
 std::string si(double v, int digits = 3);    // 1.5e9 -> "1.50G"
 std::string si_unit(double v, const char* unit);  // (1.5e9, "B") -> "1.50 GB", (0, "B") -> "0 B"
 std::string bytes_iec(double bytes);         // 196608 -> "192 KiB"

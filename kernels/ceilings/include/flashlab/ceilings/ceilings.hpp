@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "flashlab/analysis/measured_profile.hpp"
+#include "flashlab/sim/measured_profile.hpp"
 
 namespace flashlab::ceilings {
 
@@ -48,14 +48,14 @@ class Session {
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
 
-  const analysis::DeviceFacts& device() const;
+  const sim::DeviceFacts& device() const;
   int repeats() const;
-  // One figure by its id (analysis::figure_specs()); throws std::invalid_argument
+  // One figure by its id (sim::figure_specs()); throws std::invalid_argument
   // for an unknown id and MeasureError when the device fails.
-  analysis::CeilingFigure measure(const std::string& id);
+  sim::CeilingFigure measure(const std::string& id);
   // The working-set sweep for "ld.global" (L1 and L2) or "ld.global.cg" (L2 only):
   // 1 KiB to 4 GiB in powers of two (quick: every fourth power), capped by free memory.
-  analysis::SweepSeries sweep(const std::string& loads);
+  sim::SweepSeries sweep(const std::string& loads);
   // The SM clock NVML reports now (0 without NVML).
   double nvml_sm_clock_mhz();
 
@@ -64,8 +64,8 @@ class Session {
   std::unique_ptr<Impl> impl_;
 };
 
-// Everything, in the order of analysis::figure_specs(), then both sweeps, as a
+// Everything, in the order of sim::figure_specs(), then both sweeps, as a
 // profile (kind "measured"). Throws Unavailable or MeasureError.
-analysis::MeasuredProfile measure_all(const Options& o, const Progress& progress = {});
+sim::MeasuredProfile measure_all(const Options& o, const Progress& progress = {});
 
 }  // namespace flashlab::ceilings

@@ -1,11 +1,13 @@
-// NVML, when the machine has it: the driver version and the SM clock now.
-// Loaded at run time (dlopen of libnvidia-ml.so.1), so the binaries have no
-// link dependency on it and run, without these readings, where it is absent.
+// NVML, when the machine has it: the driver version and the clocks now. The
+// one NVML loader of kernels/ (the device query and the ceilings' clock
+// readings). Loaded at run time (dlopen of libnvidia-ml.so.1), so the binaries
+// have no link dependency on it and run, without these readings, where it is
+// absent. Plain C++; built with CUDA only.
 #pragma once
 
 #include <string>
 
-namespace flashlab::ceilings::detail {
+namespace flashlab::kernels {
 
 class Nvml {
  public:
@@ -35,4 +37,4 @@ class Nvml {
   int (*driver_)(char*, unsigned int) = nullptr;
 };
 
-}  // namespace flashlab::ceilings::detail
+}  // namespace flashlab::kernels

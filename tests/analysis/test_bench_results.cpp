@@ -41,11 +41,13 @@ BenchResults random_results() {
   r.meta.mem_clock_mhz = 2619;
   r.meta.l2_flush = false;
   const char* kernels[] = {"naive", "naive_cublas", "fa1", "fa2", "fa2_tc", "torch_eager", "sdpa_flash"};
+  const char* models[] = {"standard", "standard", "fa1", "fa2", "fa2", "pytorch", ""};
   const RunStatus statuses[] = {RunStatus::ok, RunStatus::oom, RunStatus::skipped, RunStatus::failed};
   std::uniform_int_distribution<long long> big(1, 1ll << 40);
   for (int k = 0; k < 40; ++k) {
     BenchRow row;
     row.kernel = kernels[k % 7];
+    row.model = models[k % 7];
     row.direction = k % 5 == 0 ? "bwd" : "fwd";
     row.problem.batch = 1 + k;
     row.problem.heads = 1 + k % 7;
@@ -89,6 +91,7 @@ void require_equal(const BenchResults& a, const BenchResults& b) {
     INFO("row " << k);
     const BenchRow &x = a.rows[k], &y = b.rows[k];
     CHECK(x.kernel == y.kernel);
+    CHECK(x.model == y.model);
     CHECK(x.direction == y.direction);
     CHECK(x.problem.batch == y.problem.batch);
     CHECK(x.problem.heads == y.problem.heads);
@@ -148,13 +151,45 @@ TEST_CASE("the CSV is a spreadsheet's CSV: metadata lines, one header, one row p
   const std::string csv = bench_to_csv(r);
   CHECK(csv.rfind("# format: \"flashlab-bench/1\"\n", 0) == 0);
   CHECK_THAT(csv, Catch::Contains("# gpu: \"G\"\n"));
-  CHECK_THAT(csv, Catch::Contains("\nkernel,direction,batch,heads,seq_q,seq_kv,head_dim,causal,dtype,br,bc,status,"));
-  CHECK_THAT(csv, Catch::Contains("\nfa2,fwd,16,32,1024,1024,64,false,fp16,0,0,ok,,1.5,0,0,0,0,0,0,0,0,-1\n"));
+  CHECK_THAT(csv, Catch::Contains("\nkernel,model,direction,batch,heads,seq_q,seq_kv,head_dim,causal,dtype,br,bc,status,"));
+  CHECK_THAT(csv, Catch::Contains("\nfa2,,fwd,16,32,1024,1024,64,false,fp16,0,0,ok,,1.5,0,0,0,0,0,0,0,0,-1\n"));
   const std::string json = bench_to_json(r);
   CHECK_THAT(json, Catch::Contains("\"format\": \"flashlab-bench/1\""));
   CHECK_THAT(json, Catch::Contains("\"time_ms_median\": 1.5"));
   CHECK_THAT(json, Catch::Contains("\"seq_kv\": 1024"));
   CHECK(to_string(RunStatus::oom) == "OOM");
+}
+
+TEST_CASE("files written before rows carried a model still read, with the model empty", "[analysis][bench_results]") {
+  BenchResults r;
+  BenchRow row;
+  row.kernel = "fa2";
+  row.model = "fa2";
+  row.problem.batch = 2;
+  row.problem.heads = 4;
+  row.problem.seq_q = 512;
+  row.problem.head_dim = 64;
+  row.time_ms_median = 0.25;
+  r.rows.push_back(row);
+
+  std::string csv = bench_to_csv(r);
+  CHECK_THAT(csv, Catch::Contains("\nfa2,fa2,fwd,2,4,512,"));
+  const std::string header = "kernel,model,", data = "\nfa2,fa2,";
+  csv.replace(csv.find(header), header.size(), "kernel,");
+  csv.replace(csv.find(data), data.size(), "\nfa2,");
+  const BenchResults from_csv = bench_from_text(csv, "old.csv");
+  REQUIRE(from_csv.rows.size() == 1);
+  CHECK(from_csv.rows[0].model.empty());
+  CHECK(from_csv.rows[0].time_ms_median == 0.25);
+
+  std::string json = bench_to_json(r);
+  CHECK_THAT(json, Catch::Contains("\"model\": \"fa2\""));
+  const std::string key = "\"model\": \"fa2\",";
+  json.replace(json.find(key), key.size(), "");
+  const BenchResults from_json = bench_from_text(json, "old.json");
+  REQUIRE(from_json.rows.size() == 1);
+  CHECK(from_json.rows[0].model.empty());
+  CHECK(from_json.rows[0].problem.seq_q == 512);
 }
 
 TEST_CASE("bad result files fail with the file, the place and the reason", "[analysis][bench_results]") {

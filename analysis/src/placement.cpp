@@ -1,32 +1,20 @@
-#include "flashlab/analysis/hierarchical_roofline.hpp"
+#include "flashlab/analysis/placement.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <map>
 
-#include "flashlab/analysis/chart_builders.hpp"
 #include "flashlab/analysis/report.hpp"
 #include "flashlab/analysis/roofline.hpp"
+#include "flashlab/sim/checked.hpp"
+#include "flashlab/sim/footprint.hpp"
 #include "flashlab/sim/format.hpp"
 
 namespace flashlab::analysis {
 
-using sim::ComputeUnit;
-using sim::DType;
 using sim::Level;
 
 namespace {
-
-std::string level_name(Level l) { return l == Level::SRAM ? "SMEM" : std::string(sim::to_string(l)); }
-
-std::string unit_label(DType d, ComputeUnit u) {
-  if (d == DType::fp32 && u == ComputeUnit::tensor_core) return "tf32 tensor";
-  return std::string(sim::to_string(d)) + " " + std::string(sim::to_string(u));
-}
-
-std::string gbs(double bytes_per_s) { return sim::group_digits(static_cast<sim::i64>(bytes_per_s / 1e9 + 0.5)) + " GB/s"; }
-std::string tflops(double flops) { return fixed(flops / 1e12, 1) + " TFLOP/s"; }
-
-bool above(double achieved, double limit) { return limit > 0 && achieved > limit * (1 + kAboveCeilingTolerance); }
 
 std::string short_label(const std::string& kernel, const sim::AttentionProblem& p) {
   std::string s = kernel + " N=" + sim::group_digits(p.seq_q) + " d=" + std::to_string(p.head_dim);
@@ -62,7 +50,7 @@ std::string level_reason(Level l) {
 }
 
 bool faster_clock(double run_clock_mhz, double ceiling_clock_mhz) {
-  return run_clock_mhz > 0 && ceiling_clock_mhz > 0 && run_clock_mhz > ceiling_clock_mhz * (1 + kAboveCeilingTolerance);
+  return run_clock_mhz > 0 && ceiling_clock_mhz > 0 && above_ceiling(run_clock_mhz, ceiling_clock_mhz);
 }
 
 std::string clock_clause(double run_clock_mhz, double ceiling_clock_mhz) {
@@ -72,62 +60,89 @@ std::string clock_clause(double run_clock_mhz, double ceiling_clock_mhz) {
   return "";
 }
 
+std::string first_error(const sim::SimResult& r) {
+  return r.errors().empty() ? std::string("not simulated") : r.errors().front();
+}
+
 }  // namespace
 
-// ---- ceilings ------------------------------------------------------------------------
+// ---- the model of a measured run ---------------------------------------------------
 
-const MemoryCeiling* HierarchicalCeilings::memory_of(Level l) const {
-  for (const MemoryCeiling& m : memory)
-    if (m.level == l) return &m;
-  return nullptr;
-}
-
-double HierarchicalCeilings::peak(DType d, ComputeUnit u) const {
-  for (const ComputeCeiling& c : compute)
-    if (!c.secondary && c.dtype == d && c.unit == u) return c.peak;
-  return 0;
-}
-
-HierarchicalCeilings hierarchical_ceilings(const sim::HardwareModel& hw) {
-  HierarchicalCeilings c;
-  c.hardware = hw.display_name.empty() ? hw.name : hw.display_name;
-  c.measured = hw.kind == "measured";
-  c.clock_mhz = hw.clock_mhz;
-  auto add_level = [&](Level l, double bw) {
-    if (bw > 0) c.memory.push_back({l, bw, level_name(l) + " " + gbs(bw)});
-  };
-  add_level(Level::HBM, hw.hbm_bandwidth);
-  add_level(Level::L2, hw.l2_bandwidth);
-  add_level(Level::SRAM, hw.sram_bandwidth);
-  if (hw.hbm_bandwidth <= 0) c.notes.push_back(hw.name + " gives no HBM bandwidth: no HBM ceiling");
-  if (hw.l2_bandwidth <= 0)
-    c.notes.push_back(hw.name + " gives no L2 bandwidth (datasheets do not): the L2 level is left out; "
-                                "`flashlab ceilings` measures it");
-  for (int d = 0; d < sim::kDTypeCount; ++d)
-    for (int u = 0; u < sim::kUnitCount; ++u) {
-      const double p = hw.peak_flops[static_cast<size_t>(d)][static_cast<size_t>(u)];
-      if (p <= 0) continue;
-      const auto dt = static_cast<DType>(d);
-      const auto un = static_cast<ComputeUnit>(u);
-      c.compute.push_back({dt, un, p, unit_label(dt, un) + " " + tflops(p), false});
-    }
-  return c;
-}
-
-HierarchicalCeilings hierarchical_ceilings(const MeasuredProfile& p) {
-  HierarchicalCeilings c = hierarchical_ceilings(p.hw);
-  for (const char* id : {"fp16_mma", "bf16_mma", "tf32_mma"}) {
-    const CeilingFigure* f = p.figure(id);
-    const FigureSpec* s = find_figure_spec(id);
-    if (!f || !s) continue;
-    const double top = c.peak(s->dtype, s->unit);
-    if (f->value < top * (1 - kAboveCeilingTolerance))
-      c.compute.push_back({s->dtype, s->unit, f->value,
-                           (s->dtype == DType::fp32 ? std::string("tf32") : std::string(sim::to_string(s->dtype))) +
-                               " mma.sync " + tflops(f->value),
-                           true});
+RunModel model_of(const sim::MeasuredRun& run, const sim::HardwareModel& hw) {
+  RunModel m;
+  const auto algo = sim::model_algorithm(run);
+  if (!algo) {
+    m.why_not = "no simulator algorithm for kernel '" + run.kernel + "': " +
+                (run.model.empty() ? std::string("the row names no model (written before result rows carried one)")
+                                   : "unknown model '" + run.model + "'");
+    return m;
   }
-  return c;
+  sim::SimOptions opt;
+  opt.stream_event_limit = 0;  // closed forms: equal to the event stream by test, and instant
+  if (run.tiles.Br > 0 && run.tiles.Bc > 0) opt.tiles = run.tiles;
+  try {
+    sim::SimResult r = sim::simulate(*algo, run.problem, hw, opt);
+    if (!r.ok() && !opt.tiles && sim::algorithm_info(*algo).materializes_scores && sim::validate(run.problem).empty()) {
+      // Not tiled in the model's sense: any tiles give the same HBM bytes and FLOPs.
+      sim::SimOptions any = opt;
+      any.tiles = sim::TileShape{1, 1};
+      any.sram_bytes = std::numeric_limits<sim::i64>::max();
+      r = sim::simulate(*algo, run.problem, hw, any);
+    }
+    if (r.ok()) m.result = std::move(r);
+    else m.why_not = first_error(r);
+  } catch (const std::exception& e) {
+    m.why_not = e.what();
+  }
+  return m;
+}
+
+// ---- rates ---------------------------------------------------------------------------
+
+RunRates run_rates(const sim::AttentionProblem& p, double time_ms, const sim::SimResult* model) {
+  RunRates r;
+  const double seconds = time_ms * 1e-3;
+  if (!(seconds > 0)) return r;
+  r.tflops = static_cast<double>(convention_flops(p)) / seconds / 1e12;
+  if (model) {
+    r.tflops_exact = static_cast<double>(exact_flops(model->total)) / seconds / 1e12;
+    r.gbps = static_cast<double>(model->total.level(Level::HBM).bytes()) / seconds / 1e9;
+  }
+  return r;
+}
+
+BenchRow bench_row(const sim::MeasuredRun& run, const sim::HardwareModel& hw) {
+  BenchRow row;
+  static_cast<sim::MeasuredRun&>(row) = run;
+  if (run.status == RunStatus::skipped) return row;
+  if (const auto algo = sim::model_algorithm(run)) {
+    try {
+      row.predicted_memory_bytes = sim::hbm_footprint_bytes(*algo, run.problem);
+    } catch (const sim::OverflowError&) {
+      row.predicted_memory_bytes = 0;
+    }
+  }
+  if (!(run.time_ms_median > 0)) return row;
+  const RunModel model = model_of(run, hw);
+  try {
+    const RunRates rates = run_rates(run.problem, run.time_ms_median, model.result ? &*model.result : nullptr);
+    row.tflops = rates.tflops;
+    row.tflops_exact = rates.tflops_exact;
+    row.gbps = rates.gbps;
+  } catch (const sim::OverflowError&) {
+    // A convention count beyond 64 bits: no rate to give.
+  }
+  if (!model.result && row.status == RunStatus::ok && row.reason.empty())
+    row.reason = "no simulator count (" + model.why_not + "); GB/s and exact FLOPs not given";
+  return row;
+}
+
+BenchResults bench_results(const sim::MeasuredRuns& runs, const sim::HardwareModel& hw) {
+  BenchResults r;
+  r.meta = runs.meta;
+  r.rows.reserve(runs.runs.size());
+  for (const sim::MeasuredRun& run : runs.runs) r.rows.push_back(bench_row(run, hw));
+  return r;
 }
 
 // ---- bytes per level -------------------------------------------------------------------
@@ -152,8 +167,23 @@ LevelBytes level_bytes(const sim::Counters& total) {
 
 // ---- placing runs ------------------------------------------------------------------------
 
-PlacedRun place_run(const std::string& kernel, const sim::SimResult& r, double time_s, const HierarchicalCeilings& c,
-                    double run_clock_mhz) {
+const LevelPoint* PlacedRun::level(Level l) const {
+  for (const LevelPoint& p : levels)
+    if (p.level == l) return &p;
+  return nullptr;
+}
+
+bool PlacedRun::above_flat_roof() const {
+  const std::string hbm = level_name(Level::HBM);
+  return std::any_of(flags.begin(), flags.end(), [&](const CeilingFlag& f) { return f.compute || f.ceiling == hbm; });
+}
+
+namespace {
+
+// place_run with the time in both units as the caller has them: seconds for
+// the FLOP/s on the chart, milliseconds (as files store it) for the rates.
+PlacedRun place(const std::string& kernel, const sim::SimResult& r, double time_s, double time_ms,
+                const HierarchicalCeilings& c, double run_clock_mhz) {
   PlacedRun run;
   run.kernel = kernel;
   run.problem = r.problem;
@@ -163,6 +193,7 @@ PlacedRun place_run(const std::string& kernel, const sim::SimResult& r, double t
   run.flops = static_cast<double>(exact_flops(r.total));
   run.time_s = time_s;
   run.achieved = time_s > 0 ? run.flops / time_s : 0;
+  run.rates = run_rates(r.problem, time_ms, &r);
   run.peak = c.peak(r.problem.dtype, run.unit);
 
   const LevelBytes bytes = level_bytes(r.total);
@@ -182,12 +213,12 @@ PlacedRun place_run(const std::string& kernel, const sim::SimResult& r, double t
       run.predicted_time_s = t;
       run.bound = level_name(m.level);
     }
-    if (above(pt.achieved_bandwidth, m.bandwidth))
+    if (above_ceiling(pt.achieved_bandwidth, m.bandwidth))
       run.flags.push_back({level_name(m.level), false, pt.achieved_bandwidth, m.bandwidth, level_reason(m.level),
                            level_cause(m.level) + clock_clause(run_clock_mhz, c.clock_mhz)});
   }
   run.predicted = run.predicted_time_s > 0 ? run.flops / run.predicted_time_s : 0;
-  if (above(run.achieved, run.peak)) {
+  if (above_ceiling(run.achieved, run.peak)) {
     std::string cause = clock_clause(run_clock_mhz, c.clock_mhz);
     if (!cause.empty()) cause = cause.substr(2) + "; or ";  // clocks first when they explain it
     cause += "the FLOP count: the model counts " + sim::group_digits(static_cast<sim::i64>(run.flops)) +
@@ -199,6 +230,13 @@ PlacedRun place_run(const std::string& kernel, const sim::SimResult& r, double t
                          cause});
   }
   return run;
+}
+
+}  // namespace
+
+PlacedRun place_run(const std::string& kernel, const sim::SimResult& r, double time_s, const HierarchicalCeilings& c,
+                    double run_clock_mhz) {
+  return place(kernel, r, time_s, time_s * 1e3, c, run_clock_mhz);
 }
 
 Placement place_runs(const BenchResults& results, const sim::HardwareModel& hw, const HierarchicalCeilings& c) {
@@ -214,25 +252,16 @@ Placement place_runs(const BenchResults& results, const sim::HardwareModel& hw, 
       out.skipped.push_back(what + ": the simulator models the forward pass only");
       continue;
     }
-    const auto algo = algorithm_of_kernel(row.kernel);
-    if (!algo) {
-      out.skipped.push_back(what + ": no simulator algorithm for kernel '" + row.kernel + "'");
+    if (row.model.empty() &&
+        std::find(out.without_model.begin(), out.without_model.end(), row.kernel) == out.without_model.end())
+      out.without_model.push_back(row.kernel);
+    const RunModel model = model_of(row, hw);
+    if (!model.result) {
+      out.skipped.push_back(what + ": " + model.why_not);
       continue;
     }
-    sim::SimOptions opt;
-    if (row.tiles.Br > 0 && row.tiles.Bc > 0) opt.tiles = row.tiles;
-    sim::SimResult r;
-    try {
-      r = sim::simulate(*algo, row.problem, hw, opt);
-    } catch (const std::exception& e) {
-      out.skipped.push_back(what + ": " + e.what());
-      continue;
-    }
-    if (!r.ok()) {
-      out.skipped.push_back(what + ": " + (r.errors().empty() ? std::string("not simulated") : r.errors().front()));
-      continue;
-    }
-    out.runs.push_back(place_run(row.kernel, r, row.time_ms_median / 1e3, c, results.meta.sm_clock_mhz));
+    out.runs.push_back(
+        place(row.kernel, *model.result, row.time_ms_median / 1e3, row.time_ms_median, c, results.meta.sm_clock_mhz));
   }
   for (const auto& [status, n] : not_ok)
     out.skipped.push_back(std::to_string(n) + " run(s) with status " + status + " have no time to place");

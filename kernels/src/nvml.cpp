@@ -1,8 +1,8 @@
-#include "nvml.hpp"
+#include "flashlab/kernels/nvml.hpp"
 
 #include <dlfcn.h>
 
-namespace flashlab::ceilings::detail {
+namespace flashlab::kernels {
 
 namespace {
 constexpr int kNvmlSuccess = 0;
@@ -61,4 +61,4 @@ double Nvml::clock(int type) const {
 double Nvml::sm_clock_mhz() const { return clock(kClockSm); }
 double Nvml::mem_clock_mhz() const { return clock(kClockMem); }
 
-}  // namespace flashlab::ceilings::detail
+}  // namespace flashlab::kernels

@@ -1,17 +1,14 @@
-#include "flashlab/kernels/printers.hpp"
+#include "flashlab/analysis/bench_table.hpp"
 
 #include <cstdio>
 #include <sstream>
 
 #include "flashlab/analysis/report.hpp"
-#include "flashlab/kernels/registry.hpp"
 #include "flashlab/sim/format.hpp"
 
-namespace flashlab::kernels {
+namespace flashlab::analysis {
 
 namespace {
-
-using analysis::fixed;
 
 std::string mib(sim::i64 bytes) {
   if (bytes <= 0) return "";
@@ -33,27 +30,27 @@ std::string ms(double v) {
 
 }  // namespace
 
-std::string bench_table(const analysis::BenchResults& r) {
+std::string bench_table(const BenchResults& r) {
   std::ostringstream out;
-  const analysis::BenchMeta& m = r.meta;
+  const BenchMeta& m = r.meta;
   out << "GPU " << (m.gpu.empty() ? "unknown" : m.gpu) << " (" << m.sm_count << " SMs";
   if (m.sm_clock_mhz > 0) out << ", SM clock observed " << fixed(m.sm_clock_mhz, 0) << " MHz";
   if (m.mem_clock_mhz > 0) out << ", memory clock " << fixed(m.mem_clock_mhz, 0) << " MHz";
   out << "), driver " << m.driver << ", CUDA runtime " << m.cuda_runtime << ", commit " << m.commit << "\n";
   out << "L2 " << (m.l2_flush ? "flushed before every timed run" : "not flushed (warm cache)") << "; " << m.flop_convention
       << "\n";
-  analysis::TextTable t({"kernel", "B", "H", "N", "d", "dtype", "causal", "B_r×B_c", "status", "ms", "min-max ms",
-                         "TFLOP/s", "exact", "GB/s", "peak MiB", "model MiB", "rel err", "note"});
-  for (const analysis::BenchRow& row : r.rows) {
+  TextTable t({"kernel", "B", "H", "N", "d", "dtype", "causal", "B_r×B_c", "status", "ms", "min-max ms", "TFLOP/s",
+               "exact", "GB/s", "peak MiB", "model MiB", "rel err", "note"});
+  for (const BenchRow& row : r.rows) {
     const sim::AttentionProblem& p = row.problem;
-    const bool ok = row.status == analysis::RunStatus::ok;
+    const bool ok = row.status == RunStatus::ok;
     const bool timed = ok && row.repeats > 0;
     std::string n = std::to_string(p.n_q());
     if (p.n_kv() != p.n_q()) n += "/" + std::to_string(p.n_kv());
     t.add({row.kernel + (row.direction == "fwd" ? "" : " (" + row.direction + ")"), std::to_string(p.batch),
            std::to_string(p.heads), n, std::to_string(p.head_dim), std::string(sim::to_string(p.dtype)),
            p.causal ? "yes" : "no", row.tiles.Br > 0 ? std::to_string(row.tiles.Br) + "×" + std::to_string(row.tiles.Bc) : "",
-           std::string(analysis::to_string(row.status)), timed ? ms(row.time_ms_median) : "",
+           std::string(to_string(row.status)), timed ? ms(row.time_ms_median) : "",
            timed ? ms(row.time_ms_min) + "-" + ms(row.time_ms_max) : "", timed ? fixed(row.tflops, 1) : "",
            timed && row.tflops_exact > 0 ? fixed(row.tflops_exact, 1) : "", timed && row.gbps > 0 ? fixed(row.gbps, 0) : "",
            ok ? mib(row.peak_memory_bytes) : "", mib(row.predicted_memory_bytes), ok ? error_text(row.rel_error) : "",
@@ -63,16 +60,4 @@ std::string bench_table(const analysis::BenchResults& r) {
   return out.str();
 }
 
-std::string registry_table() {
-  analysis::TextTable t({"id", "name", "dtypes", "head dims", "min SM", "tiles", "model", "built"});
-  for (const KernelInfo& k : registry()) {
-    const char* tiles = k.tile_source == TileSource::runtime    ? "runtime (B_r, B_c)"
-                        : k.tile_source == TileSource::compiled ? "compiled"
-                                                                : "-";
-    t.add({k.id, k.name, dtype_list(k), head_dim_list(k), std::to_string(k.min_sm / 10) + "." + std::to_string(k.min_sm % 10),
-           tiles, std::string(sim::to_string(k.model)), k.built() ? "yes" : "no (no CUDA)"});
-  }
-  return t.str();
-}
-
-}  // namespace flashlab::kernels
+}  // namespace flashlab::analysis

@@ -1,14 +1,15 @@
-// The table `flashlab bench` prints and the registry listing.
+// The table `flashlab bench` prints (the registry listing is the CLI's:
+// tests/kernels/test_bench_cli.cpp).
 #include <catch2/catch.hpp>
 
-#include "flashlab/kernels/printers.hpp"
-#include "flashlab/kernels/registry.hpp"
-#include "support.hpp"
+#include <algorithm>
+
+#include "flashlab/analysis/bench_table.hpp"
+#include "support/problems.hpp"
 
 using namespace flashlab;
-using namespace flashlab::kernels;
-using analysis::BenchRow;
-using analysis::RunStatus;
+using namespace flashlab::analysis;
+using flashlab::test::problem;
 
 namespace {
 
@@ -24,7 +25,7 @@ analysis::BenchResults sample() {
   r.meta.flop_convention = "4·B·H·N_q·N_kv·d";
   BenchRow ok;
   ok.kernel = "fa2";
-  ok.problem = test::problem(16, 32, 1024, 64, true);
+  ok.problem = problem(16, 32, 1024, 64, true);
   ok.tiles = {128, 64};
   ok.time_ms_median = 1.23456;
   ok.time_ms_min = 1.2;
@@ -38,13 +39,13 @@ analysis::BenchResults sample() {
   ok.rel_error = 2.5e-4;
   BenchRow oom;
   oom.kernel = "naive";
-  oom.problem = test::problem(64, 32, 2048, 64, false, sim::DType::bf16, 1000);
+  oom.problem = problem(64, 32, 2048, 64, false, sim::DType::bf16, 1000);
   oom.status = RunStatus::oom;
   oom.reason = "out of memory: the workspace (S and P) needs 17,179,869,184 B";
   oom.predicted_memory_bytes = 35433480192;
   BenchRow skipped;
   skipped.kernel = "fa2_tc";
-  skipped.problem = test::problem(1, 1, 64, 32);
+  skipped.problem = problem(1, 1, 64, 32);
   skipped.status = RunStatus::skipped;
   skipped.reason = "fa2_tc is not compiled for head dim d=32";
   r.rows = {ok, oom, skipped};
@@ -53,7 +54,7 @@ analysis::BenchResults sample() {
 
 }  // namespace
 
-TEST_CASE("the bench table shows metadata, numbers and reasons", "[kernels][printers]") {
+TEST_CASE("the bench table shows metadata, numbers and reasons", "[analysis][bench_table]") {
   const std::string t = bench_table(sample());
   CHECK_THAT(t, Catch::Contains("GPU NVIDIA H100 80GB HBM3 (132 SMs, SM clock observed 1755 MHz, memory clock 2619 MHz)"));
   CHECK_THAT(t, Catch::Contains("driver 13.0, CUDA runtime 13.0, commit 0123456789ab"));
@@ -76,14 +77,4 @@ TEST_CASE("the bench table shows metadata, numbers and reasons", "[kernels][prin
   CHECK_THAT(t, Catch::Contains("skipped") && Catch::Contains("d=32"));
   // One line per row after the two metadata lines, the header and its rule.
   CHECK(std::count(t.begin(), t.end(), '\n') == 2 + 2 + 3);
-}
-
-TEST_CASE("the registry listing shows every kernel and whether it can run here", "[kernels][printers]") {
-  const std::string t = registry_table();
-  for (const KernelInfo& k : registry()) {
-    CHECK_THAT(t, Catch::Contains(k.id));
-    CHECK_THAT(t, Catch::Contains(k.name));
-  }
-  CHECK_THAT(t, Catch::Contains("runtime (B_r, B_c)"));
-  CHECK_THAT(t, Catch::Contains("32, 64, 96, 128, 256"));
 }

@@ -1,0 +1,121 @@
+// Where a measured run meets the model: the one place that turns a
+// measurement (sim::MeasuredRun: times, tiles, the kernel's model) into the
+// numbers people compare — TFLOP/s by the convention and exact, GB/s, the
+// arithmetic intensity at each memory level, what bounds the model's
+// prediction, and the points above a ceiling with their likely cause. The
+// bench table, the flat roofline (the HBM slice of the hierarchical one) and
+// the hierarchical roofline all read it; nothing else re-simulates a row.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "flashlab/analysis/bench_results.hpp"
+#include "flashlab/analysis/roofline_ceilings.hpp"
+#include "flashlab/sim/simulate.hpp"
+
+namespace flashlab::analysis {
+
+// ---- the model of a measured run ------------------------------------------------
+
+// The simulator's counts for a run: its model (the algorithm key the row
+// carries) on its problem, with the tiles that ran. A row without tiles (0×0:
+// the materialising rungs, PyTorch's kernels) takes the simulator's own choice
+// on `hw` (the paper's rule, shrunk to fit M), so that the L2 and SMEM levels
+// are those of a tiled model of it. HBM bytes and FLOPs of the materialising
+// algorithms do not depend on tiles: when no tile set fits M for them (a head
+// dim too large for even 1×1 tiles of FlashAttention-1's working set), they
+// are counted with 1×1 tiles on an unbounded SRAM instead of being left out.
+// Counts come from the closed forms (equal to the event stream by test).
+struct RunModel {
+  std::optional<sim::SimResult> result;  // set when the model counted the run
+  std::string why_not;                   // otherwise, one line: why not
+};
+RunModel model_of(const sim::MeasuredRun& run, const sim::HardwareModel& hw);
+
+// ---- rates ----------------------------------------------------------------------
+
+struct RunRates {
+  double tflops = 0;        // convention FLOPs (analysis::convention_flops) / median time
+  double tflops_exact = 0;  // the model's FLOPs / median time; 0 without a model count
+  double gbps = 0;          // the model's HBM bytes / median time; 0 without a model count
+};
+// Rates of a run timed `time_ms` (0 when not timed), the model's counts when given.
+RunRates run_rates(const sim::AttentionProblem& p, double time_ms, const sim::SimResult* model);
+
+// A measured run as a bench row: the measurement, its rates from model_of(run,
+// hw), and the model's device memory (sim::hbm_footprint_bytes) for every row
+// that got past the support checks (not skipped). A timed ok row the model
+// cannot count says so in its reason.
+BenchRow bench_row(const sim::MeasuredRun& run, const sim::HardwareModel& hw);
+BenchResults bench_results(const sim::MeasuredRuns& runs, const sim::HardwareModel& hw);
+
+// ---- placement on the ceilings --------------------------------------------------
+
+// Bytes through each level for a simulated run. L2 carries every HBM byte (on
+// NVIDIA GPUs all DRAM traffic passes through L2) plus the re-reads the model
+// sends to L2; SMEM is the model's tile-granular on-chip traffic.
+struct LevelBytes {
+  double hbm = 0, l2 = 0, smem = 0;
+  double of(sim::Level l) const;
+};
+LevelBytes level_bytes(const sim::Counters& total);
+
+struct LevelPoint {
+  sim::Level level = sim::Level::HBM;
+  double bytes = 0;
+  double ai = 0;          // FLOPs / bytes at this level
+  double roof = 0;        // min(peak, ai · bandwidth)
+  double bandwidth = 0;   // the level's ceiling, bytes/s
+  double achieved_bandwidth = 0;  // bytes / measured time
+};
+
+// A point above a ceiling and the likely cause, in one sentence.
+struct CeilingFlag {
+  std::string ceiling;    // "HBM", "L2", "SMEM" or "fp16 tensor"
+  bool compute = false;   // a compute ceiling (FLOP/s), else a memory level (bytes/s)
+  double achieved = 0, limit = 0;
+  std::string reason;     // the likely cause in a few words (chart notes)
+  std::string cause;      // the same, explained in a sentence (CLI, GUI tooltips)
+};
+
+struct PlacedRun {
+  std::string kernel;       // registry id
+  std::string label;        // "fa2 N=4096 d=64"
+  sim::AttentionProblem problem;
+  sim::Algorithm algorithm = sim::Algorithm::fa2;
+  sim::ComputeUnit unit = sim::ComputeUnit::tensor_core;
+  double flops = 0;         // exact FLOPs of the simulated run (matmul + softmax)
+  double time_s = 0;        // measured median
+  double achieved = 0;      // flops / time_s
+  RunRates rates;           // the row's rates (run_rates), as the bench table prints them
+  double peak = 0;          // the unit's compute ceiling
+  double predicted_time_s = 0;  // the model's lower bound: the slowest level or compute
+  double predicted = 0;         // flops / predicted_time_s
+  std::string bound;            // what binds the prediction: "HBM", "L2", "SMEM" or "compute"
+  std::vector<LevelPoint> levels;  // one per memory ceiling
+  std::vector<CeilingFlag> flags;  // every ceiling the run is above (above_ceiling)
+  bool flagged() const { return !flags.empty(); }
+  const LevelPoint* level(sim::Level l) const;  // null when the ceilings lack the level
+  // Above the flat roofline: over the HBM slope or over the compute peak.
+  bool above_flat_roof() const;
+};
+
+// One run on the ceilings. run_clock_mhz: the SM clock the run reported
+// (BenchMeta), 0 when unknown; used to name clocks as a cause.
+PlacedRun place_run(const std::string& kernel, const sim::SimResult& r, double time_s, const HierarchicalCeilings& c,
+                    double run_clock_mhz = 0);
+
+struct Placement {
+  std::vector<PlacedRun> runs;
+  std::vector<std::string> skipped;  // one line per run left out, with the reason
+  // Rows left out because they name no model (files written before rows
+  // carried one), by kernel: each a one-line note of the charts.
+  std::vector<std::string> without_model;
+};
+// Every successful forward run of a result set, counted by model_of() on `hw`
+// (the simulator has no backward pass).
+Placement place_runs(const BenchResults& results, const sim::HardwareModel& hw, const HierarchicalCeilings& c);
+
+}  // namespace flashlab::analysis

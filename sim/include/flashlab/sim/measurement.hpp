@@ -1,0 +1,59 @@
+// A kernel run as measured: the vocabulary shared by the code that measures
+// (kernels/, scripts/torch_compare.py) and the code that places a measurement
+// beside the model (analysis/). Only what the GPU did — times, memory, error,
+// the tiles that ran — and which simulator algorithm has the kernel's HBM
+// traffic. No rate, FLOP or byte count lives here: those are the model's, and
+// analysis/ derives them (placement.hpp). Plain values; no CUDA.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "flashlab/sim/algorithm.hpp"
+#include "flashlab/sim/problem.hpp"
+#include "flashlab/sim/tiles.hpp"
+
+namespace flashlab::sim {
+
+enum class RunStatus { ok, oom, skipped, failed };
+std::string_view to_string(RunStatus s);  // "ok", "OOM", "skipped", "failed"
+std::optional<RunStatus> parse_run_status(std::string_view s);
+
+struct MeasuredRun {
+  std::string kernel;            // registry id, or "torch_eager", "sdpa_flash", "sdpa_cudnn"
+  // The simulator algorithm with the kernel's HBM traffic, as its key
+  // ("standard", "pytorch", "fa1", "fa2"): the registry's KernelInfo::model for
+  // our kernels, torch_compare.py's for PyTorch's. Empty in files written
+  // before rows carried it; such rows are not placed on a roofline.
+  std::string model;
+  std::string direction = "fwd"; // "fwd" or "bwd"
+  AttentionProblem problem;
+  TileShape tiles;               // what ran (0×0: not tiled, or not reported)
+  RunStatus status = RunStatus::ok;
+  std::string reason;            // why skipped / failed / OOM (with the bytes asked for)
+  double time_ms_median = 0, time_ms_min = 0, time_ms_max = 0;
+  int repeats = 0;               // timed runs; 0: checked only
+  i64 peak_memory_bytes = 0;     // measured on the device
+  double rel_error = -1;         // relative Frobenius error vs fp64, -1 = not checked
+};
+
+// The algorithm of `model`, nullopt when the run names none (or an unknown one).
+std::optional<Algorithm> model_algorithm(const MeasuredRun& r);
+
+// Where and how a set of runs was measured.
+struct RunMeta {
+  std::string gpu, driver, cuda_runtime, commit, flop_convention, date, host;
+  int sm_count = 0;
+  double sm_clock_mhz = 0, mem_clock_mhz = 0;
+  bool l2_flush = true;
+};
+
+// A set of runs and where they were measured: what a benchmark run returns.
+struct MeasuredRuns {
+  RunMeta meta;
+  std::vector<MeasuredRun> runs;
+};
+
+}  // namespace flashlab::sim
