@@ -12,6 +12,8 @@
 #include <nlohmann/json.hpp>
 
 #include "../support/run_flashlab.hpp"
+#include "flashlab/analysis/bench_results.hpp"
+#include "flashlab/analysis/chart_table.hpp"
 #include "flashlab/analysis/csv.hpp"
 
 namespace fs = std::filesystem;
@@ -185,4 +187,47 @@ TEST_CASE("sim --trace writes one row per event of one head", "[cli]") {
   const auto rows = flashlab::analysis::csv_parse(slurp(scratch() / "trace.csv"));
   CHECK(static_cast<long long>(rows.size()) == 1 + j["events_per_head"].get<long long>());
   CHECK(rows[1][1] == "store");  // line 2: O, ℓ, m initialised in HBM
+}
+
+TEST_CASE("export takes exactly the chart table's ids, and says which when given another", "[cli][export]") {
+  // Measured results for the bench charts: two kernels over batch × seq.
+  flashlab::analysis::BenchResults results;
+  results.meta.gpu = "test GPU";
+  for (const char* k : {"torch_eager", "fa2"})
+    for (long long b : {8, 16})
+      for (long long n : {512, 1024}) {
+        flashlab::analysis::BenchRow row;
+        row.kernel = k;
+        row.problem.batch = b;
+        row.problem.heads = 8;
+        row.problem.seq_q = row.problem.seq_kv = n;
+        row.time_ms_median = 0.001 * static_cast<double>(b * n);
+        row.tflops = 10;
+        row.peak_memory_bytes = b * n * 100;
+        results.rows.push_back(row);
+      }
+  flashlab::analysis::write_file_atomic((scratch() / "results.json").string(), flashlab::analysis::bench_to_json(results));
+
+  const Run help = run_flashlab("export --help");
+  REQUIRE(help.code == 0);
+  CHECK_THAT(help.out, Catch::Contains(flashlab::analysis::chart_id_list("|")));
+  for (const flashlab::analysis::ChartEntry& e : flashlab::analysis::chart_table()) {
+    const std::string id(e.id);
+    INFO(id);
+    const Run with = run_flashlab("export --seq 512 --chart " + id + " --results results.json --out " + id + ".csv");
+    CHECK(with.code == 0);
+    CHECK_THAT(with.out, Catch::Contains("wrote " + id));
+    CHECK(fs::exists(scratch() / (id + ".csv")));
+    const Run without = run_flashlab("export --seq 512 --chart " + id + " --out " + id + "-bare.csv");
+    if (e.needs_results) {
+      CHECK(without.code == 2);
+      CHECK_THAT(without.err, Catch::Contains("--results"));
+    } else {
+      CHECK(without.code == 0);
+    }
+  }
+  const Run bad = run_flashlab("export --chart pie --out pie.csv");
+  CHECK(bad.code == 2);
+  CHECK(bad.err.rfind("flashlab: error: --chart: unknown chart 'pie'", 0) == 0);
+  CHECK_THAT(bad.err, Catch::Contains(flashlab::analysis::chart_id_list()));
 }
