@@ -53,16 +53,23 @@ GLuint make_dash_texture(int on) {
 std::string g_glfw_error;
 void on_glfw_error(int code, const char* text) { g_glfw_error = std::to_string(code) + ": " + (text ? text : "?"); }
 
+// Each panel a screenshot can be cropped to, and where the last frame drew it.
+const std::vector<std::pair<std::string, AppState::PanelRect AppState::*>>& panel_rects() {
+  static const std::vector<std::pair<std::string, AppState::PanelRect AppState::*>> panels{
+      {"controls", &AppState::rect_controls}, {"tiling", &AppState::rect_tiling},
+      {"counters", &AppState::rect_counters}, {"plots", &AppState::rect_plots},
+      {"concepts", &AppState::rect_concepts}};
+  return panels;
+}
+
 PixelRect panel_crop(const AppState& s, const std::string& panel, double fb_scale) {
-  AppState::PanelRect r;
-  if (panel == "controls") r = s.rect_controls;
-  else if (panel == "tiling") r = s.rect_tiling;
-  else if (panel == "counters") r = s.rect_counters;
-  else if (panel == "plots") r = s.rect_plots;
-  else if (panel == "concepts") r = s.rect_concepts;
-  else return {};
-  return {static_cast<int>(r.x * fb_scale), static_cast<int>(r.y * fb_scale), static_cast<int>(r.w * fb_scale),
-          static_cast<int>(r.h * fb_scale)};
+  for (const auto& [name, rect] : panel_rects())
+    if (name == panel) {
+      const AppState::PanelRect& r = s.*rect;
+      return {static_cast<int>(r.x * fb_scale), static_cast<int>(r.y * fb_scale), static_cast<int>(r.w * fb_scale),
+              static_cast<int>(r.h * fb_scale)};
+    }
+  return {};
 }
 
 void rebuild_fonts(AppState& s, double scale) {
@@ -94,6 +101,15 @@ void toggle_fullscreen(GLFWwindow* w, AppState& s, int& saved_x, int& saved_y, i
 }
 
 }  // namespace
+
+const std::vector<std::string>& screenshot_panels() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> v;
+    for (const auto& p : panel_rects()) v.push_back(p.first);
+    return v;
+  }();
+  return names;
+}
 
 RunResult run(const Options& opt) {
   AppState s;
