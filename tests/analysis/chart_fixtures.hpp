@@ -1,4 +1,4 @@
-// Inputs the chart tests share: the lecture's problem on an A100, and a small
+// Inputs the chart, GUI and CLI tests share: the lecture's problem on an A100, and a small
 // batch × seq grid of measured runs with OOM cells.
 #pragma once
 

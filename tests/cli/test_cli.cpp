@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "../support/run_flashlab.hpp"
+#include "../analysis/chart_fixtures.hpp"
 #include "flashlab/analysis/bench_results.hpp"
 #include "flashlab/analysis/chart_table.hpp"
 #include "flashlab/analysis/csv.hpp"
@@ -190,22 +191,8 @@ TEST_CASE("sim --trace writes one row per event of one head", "[cli]") {
 }
 
 TEST_CASE("export takes exactly the chart table's ids, and says which when given another", "[cli][export]") {
-  // Measured results for the bench charts: two kernels over batch × seq.
-  flashlab::analysis::BenchResults results;
-  results.meta.gpu = "test GPU";
-  for (const char* k : {"torch_eager", "fa2"})
-    for (long long b : {8, 16})
-      for (long long n : {512, 1024}) {
-        flashlab::analysis::BenchRow row;
-        row.kernel = k;
-        row.problem.batch = b;
-        row.problem.heads = 8;
-        row.problem.seq_q = row.problem.seq_kv = n;
-        row.time_ms_median = 0.001 * static_cast<double>(b * n);
-        row.tflops = 10;
-        row.peak_memory_bytes = b * n * 100;
-        results.rows.push_back(row);
-      }
+  // Measured results for the bench charts: two kernels over batch × seq, with OOM cells.
+  const flashlab::analysis::BenchResults results = flashlab::analysis::test::lab_grid();
   flashlab::analysis::write_file_atomic((scratch() / "results.json").string(), flashlab::analysis::bench_to_json(results));
 
   const Run help = run_flashlab("export --help");

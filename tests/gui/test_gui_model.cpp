@@ -14,7 +14,7 @@
 #include <fstream>
 #include <random>
 
-#include "flashlab/analysis/bench_results.hpp"
+#include "../analysis/chart_fixtures.hpp"
 #include "flashlab/analysis/chart_table.hpp"
 #include "format.hpp"
 #include "model.hpp"
@@ -275,30 +275,6 @@ TEST_CASE("scenarios: unknown keys and bad values are errors naming the file", "
   CHECK(s.inputs.br == "32");
 }
 
-namespace {
-
-// A small result set for the bench charts: two kernels over batch × seq.
-analysis::BenchResults example_results() {
-  analysis::BenchResults r;
-  r.meta.gpu = "test GPU";
-  for (const char* k : {"torch_eager", "fa2"})
-    for (sim::i64 b : {8, 16})
-      for (sim::i64 n : {512, 1024}) {
-        analysis::BenchRow row;
-        row.kernel = k;
-        row.problem.batch = b;
-        row.problem.heads = 8;
-        row.problem.seq_q = row.problem.seq_kv = n;
-        row.time_ms_median = 0.001 * static_cast<double>(b * n);
-        row.tflops = 10;
-        row.peak_memory_bytes = b * n * 100;
-        r.rows.push_back(row);
-      }
-  return r;
-}
-
-}  // namespace
-
 TEST_CASE("plot tabs: the chart table's entries, in order, then the window's own panels", "[gui][charts]") {
   const std::vector<PlotTab>& tabs = plot_tabs();
   const auto& table = analysis::chart_table();
@@ -335,7 +311,7 @@ TEST_CASE("the model holds one chart per table entry, with its id, with and with
       CHECK(s.model.charts.of(e).empty());
       CHECK(s.model.charts.of(e).title == std::string(e.title));  // a placeholder under the table's title
     }
-  s.bench.results = example_results();
+  s.bench.results = analysis::test::lab_grid();
   s.bench.have_results = true;
   s.bench.filter = analysis::default_bench_filter(s.bench.results);
   rebuild_bench_charts(s);
