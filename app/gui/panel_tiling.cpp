@@ -70,8 +70,6 @@ std::string pass_title(const sim::Schedule& sch, int phase) {
   return phase >= 0 && phase < sch.phases() ? std::string(sch.phase_title(phase)) : "done";
 }
 
-
-
 void label(ImDrawList* dl, ImVec2 p, const char* text, ImU32 col) {
   const ImVec2 sz = ImGui::CalcTextSize(text);
   dl->AddRectFilled(ImVec2(p.x - 2, p.y - 1), ImVec2(p.x + sz.x + 2, p.y + sz.y + 1), IM_COL32(0, 0, 0, 170), 3);
