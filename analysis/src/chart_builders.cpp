@@ -1,12 +1,12 @@
 // Model charts: roofline, HBM traffic against N / M / d, arithmetic intensity.
 #include "flashlab/analysis/chart_builders.hpp"
-#include "flashlab/analysis/hierarchical_roofline.hpp"
+#include "flashlab/analysis/placement.hpp"
+#include "flashlab/analysis/roofline_ceilings.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <map>
-#include <stdexcept>
 
 #include "flashlab/sim/format.hpp"
 
@@ -16,25 +16,20 @@ namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-Color algorithm_color(sim::Algorithm a) {
-  switch (a) {
-    case sim::Algorithm::standard: return palette(1);
-    case sim::Algorithm::pytorch: return palette(3);
-    case sim::Algorithm::fa1: return palette(0);
-    case sim::Algorithm::fa2: return palette(2);
-  }
-  return palette(6);
-}
+// How an algorithm is drawn comes from its description record.
+Color algorithm_color(sim::Algorithm a) { return palette(sim::algorithm_info(a).palette_index); }
 
-MarkerShape algorithm_marker(sim::Algorithm a) {
-  switch (a) {
-    case sim::Algorithm::standard: return MarkerShape::square;
-    case sim::Algorithm::pytorch: return MarkerShape::triangle;
-    case sim::Algorithm::fa1: return MarkerShape::circle;
-    case sim::Algorithm::fa2: return MarkerShape::diamond;
+MarkerShape marker_shape(sim::Marker m) {
+  switch (m) {
+    case sim::Marker::circle: return MarkerShape::circle;
+    case sim::Marker::square: return MarkerShape::square;
+    case sim::Marker::diamond: return MarkerShape::diamond;
+    case sim::Marker::triangle: return MarkerShape::triangle;
   }
   return MarkerShape::circle;
 }
+
+MarkerShape algorithm_marker(sim::Algorithm a) { return marker_shape(sim::algorithm_info(a).marker); }
 
 sim::i64 sram_of(const ChartContext& ctx) {
   return ctx.options.sram_bytes > 0 ? ctx.options.sram_bytes : ctx.hw.sram_bytes_per_sm;
@@ -263,6 +258,31 @@ std::vector<SweepRow> sweep(const ChartContext& ctx, SweepAxis axis, const std::
   return run_sweep(ctx.problem, ctx.hw, spec, ctx.algorithms, ctx.options);
 }
 
+bool drawn(const std::vector<sim::Algorithm>& algos, sim::Algorithm a) {
+  return std::find(algos.begin(), algos.end(), a) != algos.end();
+}
+
+// The algorithm Θ(Nd + N²) is fitted through: the paper's standard attention
+// when drawn, else the first drawn algorithm. `algos` is not empty.
+sim::Algorithm standard_fit(const std::vector<sim::Algorithm>& algos) {
+  const sim::Algorithm a = standard_attention();
+  return drawn(algos, a) ? a : algos.front();
+}
+
+// The algorithm Θ(N²d²/M) is fitted through: one that keeps running
+// statistics, preferably with the loop order of the bound's proof (K_j, V_j
+// outside, as FlashAttention-1). None when no such algorithm is drawn.
+std::optional<sim::Algorithm> flash_fit(const std::vector<sim::Algorithm>& algos) {
+  std::optional<sim::Algorithm> any;
+  for (sim::Algorithm a : sim::all_algorithms()) {
+    const sim::AlgorithmInfo& info = sim::algorithm_info(a);
+    if (!info.keeps_running_statistics || !drawn(algos, a)) continue;
+    if (!info.outer_over_rows) return a;
+    if (!any) any = a;
+  }
+  return any;
+}
+
 RefLine current_line(const ChartContext& ctx, SweepAxis axis) {
   const sim::i64 v = current_value(ctx, axis);
   const TickFormat f = axis == SweepAxis::head_dim ? TickFormat::plain : TickFormat::binary;
@@ -319,9 +339,9 @@ ChartSpec io_chart(const ChartContext& ctx_in, SweepAxis axis, const std::vector
     auto it = exact.find(a);
     return it == exact.end() ? 0.0 : fitted_constant(it->second, theta);
   };
-  const bool has_std = exact.count(sim::Algorithm::standard) > 0;
-  const double c_std = fitted(has_std ? sim::Algorithm::standard : ctx.algorithms.front(), theta_std);
-  const double c_fl = fitted(exact.count(sim::Algorithm::fa1) ? sim::Algorithm::fa1 : sim::Algorithm::fa2, theta_fl);
+  const double c_std = fitted(standard_fit(ctx.algorithms), theta_std);
+  const std::optional<sim::Algorithm> flash = flash_fit(ctx.algorithms);
+  const double c_fl = flash ? fitted(*flash, theta_fl) : 0.0;
   auto theta_series = [&](const std::string& name, const std::vector<double>& theta, double k, Dash dash) {
     Series s;
     s.name = name + ", c = " + format_tick(k, TickFormat::plain);
@@ -374,43 +394,6 @@ ChartSpec ai_vs_n_chart(const ChartContext& ctx, const std::vector<sim::i64>* va
   note_errors(rows, SweepAxis::seq, c.notes);
   c.notes.push_back("AI = exact FLOPs (matmul + softmax) / simulated HBM bytes");
   return c;
-}
-
-// ---- dispatch -------------------------------------------------------------------
-
-const std::vector<std::string>& chart_ids() {
-  static const std::vector<std::string> ids{"roofline",     "roofline-hier", "io-vs-n",      "io-vs-m",       "io-vs-d",
-                                            "ai-vs-n",      "bench-time",   "bench-tflops",  "bench-memory",
-                                            "bench-speedup", "bench-heatmap"};
-  return ids;
-}
-
-bool is_bench_chart(const std::string& id) { return id.rfind("bench-", 0) == 0; }
-
-ChartSpec build_chart(const std::string& id, const ChartContext& ctx, const BenchResults* results,
-                      const std::string& kernel, const std::string& baseline, const BenchFilter* filter) {
-  if (is_bench_chart(id) && !results)
-    throw std::invalid_argument("chart '" + id + "' draws measured results: give --results FILE (written by flashlab bench)");
-  if (id == "roofline") return roofline_chart(ctx, results);
-  if (id == "roofline-hier") {
-    // The hierarchical roofline of ctx.hw (HBM, L2 when known, SMEM); measured
-    // runs placed on it at each level's AI when results are given.
-    const HierarchicalCeilings ceilings = hierarchical_ceilings(ctx.hw);
-    const Placement placed = results ? place_runs(*results, ctx.hw, ceilings) : Placement{};
-    return hierarchical_roofline_chart(ceilings, placed, ctx.problem.dtype);
-  }
-  if (id == "io-vs-n") return io_chart(ctx, SweepAxis::seq);
-  if (id == "io-vs-m") return io_chart(ctx, SweepAxis::sram);
-  if (id == "io-vs-d") return io_chart(ctx, SweepAxis::head_dim);
-  if (id == "ai-vs-n") return ai_vs_n_chart(ctx);
-  if (id == "bench-time") return bench_metric_chart(*results, BenchMetric::time, filter);
-  if (id == "bench-tflops") return bench_metric_chart(*results, BenchMetric::tflops, filter);
-  if (id == "bench-memory") return bench_metric_chart(*results, BenchMetric::memory, filter);
-  if (id == "bench-speedup") return bench_speedup_chart(*results, baseline, filter);
-  if (id == "bench-heatmap") return bench_heatmap_chart(*results, kernel, filter);
-  std::string all;
-  for (const std::string& k : chart_ids()) all += (all.empty() ? "" : ", ") + k;
-  throw std::invalid_argument("unknown chart '" + id + "' (expected one of " + all + ")");
 }
 
 }  // namespace flashlab::analysis

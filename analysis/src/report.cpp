@@ -161,4 +161,10 @@ std::string TextTable::str() const {
   return out;
 }
 
+std::string algorithm_keys(const std::vector<sim::Algorithm>& algos, const std::string& separator) {
+  std::string s;
+  for (sim::Algorithm a : algos) s += (s.empty() ? "" : separator) + std::string(sim::algorithm_info(a).key);
+  return s;
+}
+
 }  // namespace flashlab::analysis

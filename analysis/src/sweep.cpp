@@ -6,6 +6,11 @@
 
 namespace flashlab::analysis {
 
+const std::vector<sim::Algorithm>& default_algorithms() {
+  static const std::vector<sim::Algorithm> algos{sim::Algorithm::standard, sim::Algorithm::fa1, sim::Algorithm::fa2};
+  return algos;
+}
+
 std::string_view to_string(SweepAxis a) {
   switch (a) {
     case SweepAxis::seq: return "seq";
@@ -95,6 +100,12 @@ double theta_flash_bytes(const sim::AttentionProblem& p, i64 sram_bytes) {
   if (M <= 0) return 0;
   return n * nk * d * d / M * static_cast<double>(p.batch) * static_cast<double>(p.heads) *
          static_cast<double>(sim::dtype_bytes(p.dtype));
+}
+
+sim::Algorithm standard_attention() {
+  for (sim::Algorithm a : sim::all_algorithms())
+    if (sim::algorithm_info(a).materializes_scores) return a;
+  return sim::all_algorithms().front();
 }
 
 sim::AttentionProblem apply_axis(sim::AttentionProblem p, SweepAxis axis, i64 v) {

@@ -9,25 +9,34 @@
 namespace flashlab::cli {
 namespace {
 
+// Where `flashlab compare` and `flashlab` without a display write by default.
+constexpr const char* kDefaultCsv = "flashlab-comparison.csv";
+
 struct Row {
   std::string label;
   sim::SimResult result;
   analysis::RooflineEstimate roof;
 };
 
-std::vector<Row> compare(const Resolved& r, const std::vector<sim::Algorithm>& algos, bool swapped_fa2) {
+// An algorithm whose outer loop runs over Q_i and streams K_j, V_j inside it
+// (FlashAttention-2): the paper's rule, tuned for the loop order of
+// Algorithm 1, transposed gives it large Q tiles and few K/V re-reads.
+bool gains_from_swapped_tiles(const sim::AlgorithmInfo& info) {
+  return info.outer_over_rows && !info.materializes_scores;
+}
+
+std::vector<Row> compare(const Resolved& r, const std::vector<sim::Algorithm>& algos, bool swapped) {
   std::vector<Row> rows;
   for (sim::Algorithm a : algos) {
-    Row row{std::string(sim::to_string(a)), sim::simulate(a, r.problem, r.hw, r.options), {}};
-    if (!row.result.ok()) throw UsageError(std::string(sim::to_string(a)) + ": " + row.result.errors().front());
+    const sim::AlgorithmInfo& info = sim::algorithm_info(a);
+    Row row{std::string(info.key), sim::simulate(a, r.problem, r.hw, r.options), {}};
+    if (!row.result.ok()) throw UsageError(std::string(info.key) + ": " + row.result.errors().front());
     row.roof = analysis::roofline(row.result, r.hw);
     rows.push_back(row);
-    if (a == sim::Algorithm::fa2 && swapped_fa2 && !r.options.tiles) {
-      // FA2's outer loop runs over Q_i: the paper's rule (tuned for FA1's loop
-      // order) transposed gives it large Q tiles and few K/V re-reads.
+    if (swapped && gains_from_swapped_tiles(info) && !r.options.tiles) {
       sim::SimOptions opt = r.options;
       opt.tiles = sim::TileShape{row.result.tiles.Bc, row.result.tiles.Br};
-      Row sw{"fa2, B_r↔B_c", sim::simulate(a, r.problem, r.hw, opt), {}};
+      Row sw{std::string(info.key) + ", B_r↔B_c", sim::simulate(a, r.problem, r.hw, opt), {}};
       if (sw.result.ok()) {
         sw.roof = analysis::roofline(sw.result, r.hw);
         rows.push_back(sw);
@@ -91,7 +100,7 @@ class CompareCommand : public Command {
   void setup(CLI::App& root) override {
     app = root.add_subcommand("compare", "standard vs FlashAttention-1 vs FlashAttention-2 on one problem "
                                          "(default: GPT-2 medium on an A100, as in the FlashAttention paper)");
-    app->add_option("--algos", algos_, "comma list of standard, pytorch, fa1, fa2")->capture_default_str();
+    app->add_option("--algos", algos_, algorithms_help())->capture_default_str();
     add_problem_flags(*app, flags_);
     app->add_option("--csv", csv_, "CSV output file")->capture_default_str();
     app->add_flag("!--no-swapped", swapped_, "leave out the FA2 row with B_r and B_c swapped");
@@ -103,7 +112,7 @@ class CompareCommand : public Command {
 
  private:
   ProblemFlags flags_;
-  std::string algos_ = "standard,fa1,fa2", csv_ = "flashlab-comparison.csv";
+  std::string algos_ = analysis::algorithm_keys(analysis::default_algorithms(), ","), csv_ = kDefaultCsv;
   bool swapped_ = true;
 };
 
@@ -114,8 +123,7 @@ std::unique_ptr<Command> make_compare_command() { return std::make_unique<Compar
 int run_default_comparison() {
   ProblemFlags f;
   const Resolved r = resolve(f);
-  const std::vector<sim::Algorithm> algos{sim::Algorithm::standard, sim::Algorithm::fa1, sim::Algorithm::fa2};
-  return print_and_write(r, compare(r, algos, true), "flashlab-comparison.csv");
+  return print_and_write(r, compare(r, analysis::default_algorithms(), true), kDefaultCsv);
 }
 
 }  // namespace flashlab::cli

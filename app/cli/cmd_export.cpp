@@ -5,26 +5,21 @@
 
 #include "commands.hpp"
 #include "common.hpp"
-#include "flashlab/analysis/chart_builders.hpp"
+#include "flashlab/analysis/chart_table.hpp"
+#include "flashlab/analysis/report.hpp"
 #include "flashlab/export/chart_export.hpp"
 
 namespace flashlab::cli {
 namespace {
 
-std::string chart_list() {
-  std::string s;
-  for (const std::string& id : analysis::chart_ids()) s += (s.empty() ? "" : "|") + id;
-  return s;
-}
-
 class ExportCommand : public Command {
  public:
   void setup(CLI::App& root) override {
     app = root.add_subcommand("export", "write one chart (the GUI's plots) as SVG, PNG, PDF or CSV, headless");
-    app->add_option("--chart", chart_, chart_list())->required();
+    app->add_option("--chart", chart_, analysis::chart_id_list("|"))->required();
     app->add_option("--out", out_, "output file; the extension picks the format: .svg .png .pdf .csv")->required();
     add_problem_flags(*app, flags_);
-    app->add_option("--algos", algos_, "algorithms of the model charts: comma list of standard, pytorch, fa1, fa2, or all")
+    app->add_option("--algos", algos_, "algorithms of the model charts: " + algorithms_help() + ", or all")
         ->capture_default_str();
     app->add_option("--results", results_, "measured results (JSON or CSV written by flashlab bench): bench charts, "
                                            "and measured points on the roofline");
@@ -91,7 +86,7 @@ class ExportCommand : public Command {
   static analysis::BenchResults load_results(const std::string& path);
 
   ProblemFlags flags_;
-  std::string chart_, out_, algos_ = "standard,fa1,fa2", results_, kernel_, baseline_, filter_;
+  std::string chart_, out_, algos_ = analysis::algorithm_keys(analysis::default_algorithms(), ","), results_, kernel_, baseline_, filter_;
   int width_ = 1200, height_ = 800;
   bool dark_ = false;
 };

@@ -1,7 +1,9 @@
 // flashlab gui: the FlashLab window, and `flashlab` with no arguments (the GUI
 // when a display exists and the GUI is built, the headless comparison otherwise).
+#include <algorithm>
 #include <cstdlib>
 #include <iostream>
+#include <string>
 
 #include "commands.hpp"
 #include "common.hpp"
@@ -19,13 +21,22 @@ namespace {
   return (x && *x) || (w && *w);
 }
 
+// "controls, tiling, counters, plots, concepts": the GUI's list ("" without a GUI).
+std::string panel_list() {
+  std::string s;
+#ifdef FLASHLAB_WITH_GUI
+  for (const std::string& p : gui::screenshot_panels()) s += (s.empty() ? "" : ", ") + p;
+#endif
+  return s;
+}
+
 class GuiCommand : public Command {
  public:
   void setup(CLI::App& root) override {
     app = root.add_subcommand("gui", "open the FlashLab window: step-through tiling, counters, plots, benchmarks");
     app->add_option("--frames", frames_, "draw N frames, then exit (0: until the window is closed)")->capture_default_str();
     app->add_option("--screenshot", screenshot_, "after the last frame, write the window as PNG (default 5 frames)");
-    app->add_option("--screenshot-panel", panel_, "crop the screenshot to one panel: controls, tiling, counters, plots, concepts");
+    app->add_option("--screenshot-panel", panel_, "crop the screenshot to one panel" + (panel_list().empty() ? "" : ": " + panel_list()));
     app->add_option("--ui-scale", scale_, "UI scale 1.0 to 3.0 (projectors: 1.5 to 2)");
     app->add_option("--scenario", scenario_, "a scenario JSON (assets/scenarios/*.json)");
     app->add_flag("--stats", stats_, "print one JSON object: frames, median_frame_ms, p95_frame_ms, ...");
@@ -48,9 +59,9 @@ class GuiCommand : public Command {
       if (ext != ".png") throw UsageError("--screenshot: '" + screenshot_ + "' must end in .png");
       if (frames_ == 0) frames_ = 5;
     }
-    if (!panel_.empty() && panel_ != "controls" && panel_ != "tiling" && panel_ != "counters" && panel_ != "plots" &&
-        panel_ != "concepts")
-      throw UsageError("--screenshot-panel: '" + panel_ + "' is not one of controls, tiling, counters, plots, concepts");
+    const std::vector<std::string>& panels = gui::screenshot_panels();
+    if (!panel_.empty() && std::find(panels.begin(), panels.end(), panel_) == panels.end())
+      throw UsageError("--screenshot-panel: '" + panel_ + "' is not one of " + panel_list());
     if (scale_ != 0 && !(scale_ >= 1.0 && scale_ <= 3.0)) throw UsageError("--ui-scale must be between 1.0 and 3.0");
     if (width_ < 320 || width_ > 8192 || height_ < 240 || height_ > 8192)
       throw UsageError("--width/--height out of range (320×240 to 8192×8192)");

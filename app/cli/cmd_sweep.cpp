@@ -16,7 +16,7 @@ class SweepCommand : public Command {
     app->add_option("--vary", vary_, "axis=start:stop:xK | axis=start:stop:+K | axis=v1,v2,... "
                                      "(axis: seq, head-dim, sram, batch, heads)")
         ->required();
-    app->add_option("--algos", algos_, "comma list of standard, pytorch, fa1, fa2, or all")->capture_default_str();
+    app->add_option("--algos", algos_, algorithms_help() + ", or all")->capture_default_str();
     add_problem_flags(*app, flags_);
     app->add_option("--csv", csv_, "write every row as CSV to FILE");
     app->add_flag("--quiet", quiet_, "no table on stdout");
@@ -70,7 +70,7 @@ class SweepCommand : public Command {
 
  private:
   ProblemFlags flags_;
-  std::string vary_, algos_ = "standard,fa1,fa2", csv_;
+  std::string vary_, algos_ = analysis::algorithm_keys(analysis::default_algorithms(), ","), csv_;
   bool quiet_ = false;
 };
 

@@ -1,5 +1,7 @@
 #include "common.hpp"
 
+#include "flashlab/analysis/report.hpp"
+
 namespace flashlab::cli {
 
 void add_problem_flags(CLI::App& app, ProblemFlags& f, bool with_tiles) {
@@ -19,10 +21,9 @@ void add_problem_flags(CLI::App& app, ProblemFlags& f, bool with_tiles) {
 }
 
 sim::i64 parse_positive(const std::string& flag, const std::string& value) {
-  const auto v = sim::parse_size(value);
-  if (!v) throw UsageError(flag + ": '" + value + "' is not a whole number (examples: 1024, 16K, 100KiB)");
-  if (*v < 1) throw UsageError(flag + ": must be at least 1 (got '" + value + "')");
-  return *v;
+  std::vector<std::string> errors;
+  if (const auto v = sim::parse_positive(flag, value, errors)) return *v;
+  throw UsageError(errors.front());
 }
 
 sim::HardwareModel load_hw(const std::string& name) {
@@ -34,21 +35,26 @@ sim::HardwareModel load_hw(const std::string& name) {
 }
 
 Resolved resolve(const ProblemFlags& f) {
+  // Messages name the flags; an empty flag is one not given.
+  static const sim::ProblemFieldNames names{"--batch", "--heads", "--seq", "--seq-kv", "--head-dim",
+                                            "--dtype", "--sram",  "--br",  "--bc"};
+  const auto given = [](const std::string& v) { return v.empty() ? std::nullopt : std::optional<std::string>(v); };
+  sim::ProblemText text;
+  text.batch = f.batch;
+  text.heads = f.heads;
+  text.seq = f.seq;
+  text.seq_kv = given(f.seq_kv);
+  text.head_dim = f.head_dim;
+  text.dtype = f.dtype;
+  text.causal = f.causal;
+  text.sram = given(f.sram);
+  text.br = given(f.br);
+  text.bc = given(f.bc);
+  const sim::ParsedProblem parsed = sim::parse_problem(text, names);
+  if (!parsed.ok()) throw UsageError(parsed.errors.front());
   Resolved r;
-  sim::AttentionProblem& p = r.problem;
-  p.batch = parse_positive("--batch", f.batch);
-  p.heads = parse_positive("--heads", f.heads);
-  p.seq_q = parse_positive("--seq", f.seq);
-  p.seq_kv = f.seq_kv.empty() ? p.seq_q : parse_positive("--seq-kv", f.seq_kv);
-  p.head_dim = parse_positive("--head-dim", f.head_dim);
-  const auto dt = sim::parse_dtype(f.dtype);
-  if (!dt) throw UsageError("--dtype: unknown dtype '" + f.dtype + "' (expected fp16, bf16 or fp32)");
-  p.dtype = *dt;
-  p.causal = f.causal;
-  for (const std::string& e : sim::validate(p)) throw UsageError(e);
-  if (f.br.empty() != f.bc.empty()) throw UsageError("--br and --bc go together (give both or neither)");
-  if (!f.br.empty()) r.options.tiles = sim::TileShape{parse_positive("--br", f.br), parse_positive("--bc", f.bc)};
-  if (!f.sram.empty()) r.options.sram_bytes = parse_positive("--sram", f.sram);
+  r.problem = parsed.problem;
+  r.options = parsed.options;
   r.hw = load_hw(f.hw);
   return r;
 }
@@ -61,12 +67,14 @@ std::vector<sim::Algorithm> parse_algorithms(const std::string& list) {
     const auto comma = list.find(',', pos);
     const std::string item = list.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
     const auto a = sim::parse_algorithm(item);
-    if (!a) throw UsageError("unknown algorithm '" + item + "' (expected standard, pytorch, fa1, fa2)");
+    if (!a) throw UsageError("unknown algorithm '" + item + "' (expected " + analysis::algorithm_keys(sim::all_algorithms()) + ")");
     out.push_back(*a);
     if (comma == std::string::npos) break;
     pos = comma + 1;
   }
   return out;
 }
+
+std::string algorithms_help() { return "comma list of " + analysis::algorithm_keys(sim::all_algorithms()); }
 
 }  // namespace flashlab::cli

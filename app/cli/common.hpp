@@ -42,5 +42,7 @@ sim::HardwareModel load_hw(const std::string& name);
 
 // The algorithms of a comma list ("standard,fa1,fa2" or "all").
 std::vector<sim::Algorithm> parse_algorithms(const std::string& list);
+// What the --algos flags take: "comma list of standard, pytorch, fa1, fa2".
+std::string algorithms_help();
 
 }  // namespace flashlab::cli

@@ -9,6 +9,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -16,6 +17,7 @@
 #include "flashlab/analysis/bench_results.hpp"
 #include "flashlab/analysis/chart.hpp"
 #include "flashlab/analysis/chart_builders.hpp"
+#include "flashlab/analysis/chart_table.hpp"
 #include "flashlab/analysis/roofline.hpp"
 #include "flashlab/sim.hpp"
 #include "flashlab/sim/online_softmax.hpp"
@@ -84,9 +86,15 @@ struct AlgoView {
   TilingSnapshot snap;
 };
 
+// One chart per entry of analysis::chart_table(), in its order: built, or a
+// placeholder with the entry's id and title (and a note saying why, once the
+// model has tried).
 struct Charts {
-  analysis::ChartSpec roofline, roofline_hier, io_n, io_m, io_d, ai_n;
-  analysis::ChartSpec bench_time, bench_tflops, bench_memory, bench_speedup, bench_heatmap;
+  Charts();
+  std::vector<analysis::ChartSpec> specs;
+  analysis::ChartSpec& of(const analysis::ChartEntry& e);
+  const analysis::ChartSpec& of(const analysis::ChartEntry& e) const;
+  const analysis::ChartSpec& operator[](std::string_view id) const;  // an id of the table; throws otherwise
 };
 
 struct Model {
@@ -109,14 +117,6 @@ struct Playback {
   double events_per_s = 8;
   double carry = 0;  // fractional events owed from earlier frames
 };
-
-enum class PlotTab {
-  roofline, roofline_hier, io_n, io_m, io_d, ai_n, bench_time, bench_tflops, bench_memory, bench_speedup, bench_heatmap, bench_panel,
-  counters  // only on narrow layouts, where the counters panel joins the tabs
-};
-inline constexpr int kPlotTabCount = 13;
-const char* plot_tab_id(PlotTab t);    // "roofline", "io-vs-n", ..., "bench"
-const char* plot_tab_title(PlotTab t);
 
 // A benchmark run on the worker thread; the UI reads it under the mutex.
 struct BenchJob {
@@ -150,7 +150,7 @@ struct BenchState {
 struct ViewState {
   double ui_scale = 1.0;
   double pending_ui_scale = 0;  // applied between frames (the font atlas is rebuilt)
-  PlotTab tab = PlotTab::roofline;
+  std::string tab = "roofline";  // id of the selected plot tab (plot_tabs.hpp)
   bool force_tab = false;       // select `tab` on the next frame (keyboard, scenario)
   bool show_concepts = false;
   bool counters_in_tabs = false;  // narrow layout (set by the layout each frame)

@@ -81,11 +81,10 @@ void export_chart_files(AppState& s, const analysis::ChartSpec& c, const char* e
 void export_all(AppState& s) {
   const std::string dir = (std::filesystem::path(s.view.export_dir) / ("report-" + timestamp())).string();
   if (!ensure_dir(s, dir)) return;
-  const Charts& c = s.model.charts;
-  std::vector<const analysis::ChartSpec*> charts{&c.roofline, &c.roofline_hier, &c.io_n, &c.io_m, &c.io_d, &c.ai_n};
-  if (s.bench.have_results)
-    for (const analysis::ChartSpec* b : {&c.bench_time, &c.bench_tflops, &c.bench_memory, &c.bench_speedup, &c.bench_heatmap})
-      charts.push_back(b);
+  // Every chart of the table; those of measured results when some are loaded.
+  std::vector<const analysis::ChartSpec*> charts;
+  for (const analysis::ChartEntry& e : analysis::chart_table())
+    if (!e.needs_results || s.bench.have_results) charts.push_back(&s.model.charts.of(e));
   int n = 0;
   std::string err;
   std::string index = "# FlashLab report " + timestamp() + "\n\n";

@@ -1,5 +1,7 @@
 #include "format.hpp"
 
+#include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 
@@ -65,6 +67,20 @@ std::string fmt_stat(double v, const char* where) {
   char buf[64];
   std::snprintf(buf, sizeof buf, "%.4f", v);
   return buf;
+}
+
+std::string short_title(sim::Algorithm a) {
+  const std::string_view title = sim::algorithm_info(a).title;
+  return std::string(title.substr(0, title.find(" (")));
+}
+
+std::string title_in_sentence(sim::Algorithm a) {
+  std::string s = short_title(a);
+  const auto word_end = s.begin() + static_cast<std::ptrdiff_t>(std::min(s.find(' '), s.size()));
+  const bool capitalised = s.size() > 1 && std::isupper(static_cast<unsigned char>(s[0])) &&
+                           std::all_of(s.begin() + 1, word_end, [](char c) { return std::islower(static_cast<unsigned char>(c)) != 0; });
+  if (capitalised) s[0] = static_cast<char>(std::tolower(static_cast<unsigned char>(s[0])));
+  return s;
 }
 
 }  // namespace flashlab::gui

@@ -20,4 +20,10 @@ std::string fmt_ms(double ms, const char* where);          // "0.123 ms", "12.3 
 // Running max m_i may legitimately be −∞ (no key folded in yet).
 std::string fmt_stat(double v, const char* where);
 
+// An algorithm's title without its parenthesis: "Standard attention".
+std::string short_title(sim::Algorithm a);
+// The same inside a sentence: a capitalised first word lowered ("standard
+// attention", "eager PyTorch"; "FlashAttention-2" stays as it is).
+std::string title_in_sentence(sim::Algorithm a);
+
 }  // namespace flashlab::gui

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace flashlab::gui {
 
@@ -27,5 +28,8 @@ struct RunResult {
 };
 
 RunResult run(const Options& options);
+
+// The panels a screenshot can be cropped to: controls, tiling, counters, plots, concepts.
+const std::vector<std::string>& screenshot_panels();
 
 }  // namespace flashlab::gui

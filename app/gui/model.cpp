@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 #include <limits>
+#include <stdexcept>
 
 namespace flashlab::gui {
 
@@ -15,45 +16,29 @@ bool Inputs::operator==(const Inputs& o) const {
          lockstep == o.lockstep;
 }
 
-const char* plot_tab_id(PlotTab t) {
-  switch (t) {
-    case PlotTab::roofline: return "roofline";
-    case PlotTab::roofline_hier: return "roofline-hier";
-    case PlotTab::io_n: return "io-vs-n";
-    case PlotTab::io_m: return "io-vs-m";
-    case PlotTab::io_d: return "io-vs-d";
-    case PlotTab::ai_n: return "ai-vs-n";
-    case PlotTab::bench_time: return "bench-time";
-    case PlotTab::bench_tflops: return "bench-tflops";
-    case PlotTab::bench_memory: return "bench-memory";
-    case PlotTab::bench_speedup: return "bench-speedup";
-    case PlotTab::bench_heatmap: return "bench-heatmap";
-    case PlotTab::bench_panel: return "bench";
-    case PlotTab::counters: return "counters";
+Charts::Charts() {
+  for (const analysis::ChartEntry& e : analysis::chart_table()) {
+    analysis::ChartSpec& c = specs.emplace_back();
+    c.id = e.id;
+    c.title = e.title;
   }
-  return "?";
 }
 
-const char* plot_tab_title(PlotTab t) {
-  switch (t) {
-    case PlotTab::roofline: return "Roofline";
-    case PlotTab::roofline_hier: return "HBM/L2/SMEM roofline";
-    case PlotTab::io_n: return "HBM vs N";
-    case PlotTab::io_m: return "HBM vs M";
-    case PlotTab::io_d: return "HBM vs d";
-    case PlotTab::ai_n: return "AI vs N";
-    case PlotTab::bench_time: return "Time";
-    case PlotTab::bench_tflops: return "TFLOP/s";
-    case PlotTab::bench_memory: return "Memory";
-    case PlotTab::bench_speedup: return "Speed-up";
-    case PlotTab::bench_heatmap: return "Batch×N";
-    case PlotTab::bench_panel: return "Benchmarks";
-    case PlotTab::counters: return "Counters";
-  }
-  return "?";
+analysis::ChartSpec& Charts::of(const analysis::ChartEntry& e) {
+  return specs.at(static_cast<size_t>(&e - analysis::chart_table().data()));
 }
 
-bool shows_online_softmax(sim::Algorithm a) { return a == sim::Algorithm::fa1 || a == sim::Algorithm::fa2; }
+const analysis::ChartSpec& Charts::of(const analysis::ChartEntry& e) const {
+  return specs.at(static_cast<size_t>(&e - analysis::chart_table().data()));
+}
+
+const analysis::ChartSpec& Charts::operator[](std::string_view id) const {
+  const analysis::ChartEntry* e = analysis::find_chart(id);
+  if (!e) throw std::invalid_argument("no chart '" + std::string(id) + "' in the chart table");
+  return of(*e);
+}
+
+bool shows_online_softmax(sim::Algorithm a) { return sim::algorithm_info(a).keeps_running_statistics; }
 
 namespace {
 
@@ -63,70 +48,77 @@ using Clock = std::chrono::steady_clock;
 // (the view aggregates rows anyway), so a step stays cheap at any N.
 constexpr i64 kMaxPrefixRows = 4096;
 
-std::optional<i64> parse_positive(const char* what, const std::string& text, std::vector<std::string>& errors) {
-  const auto v = sim::parse_size(text);
-  if (!v) {
-    errors.push_back(std::string(what) + ": '" + text + "' is not a whole number (examples: 1024, 16K, 100KiB)");
-    return std::nullopt;
-  }
-  if (*v < 1) {
-    errors.push_back(std::string(what) + " must be at least 1 (got '" + text + "')");
-    return std::nullopt;
-  }
-  return v;
+// What the window's fields are called in messages.
+const sim::ProblemFieldNames& field_names() {
+  static const sim::ProblemFieldNames names{"batch B", "heads H",     "sequence length N", "key/value length", "head dim d",
+                                            "dtype",   "SRAM size M", "B_r",               "B_c"};
+  return names;
 }
 
+sim::ProblemText problem_text(const Inputs& in) {
+  sim::ProblemText t;
+  t.batch = in.batch;
+  t.heads = in.heads;
+  t.seq = in.seq;
+  t.head_dim = in.head_dim;
+  t.dtype = std::string(sim::to_string(in.dtype));
+  t.causal = in.causal;
+  if (in.sram_override) t.sram = in.sram;
+  if (in.manual_tiles) {
+    t.br = in.br;
+    t.bc = in.bc;
+  }
+  return t;
+}
+
+// The lecture's algorithms, and whichever the user chose besides.
 std::vector<sim::Algorithm> chart_algorithms(const Inputs& in) {
+  const std::vector<sim::Algorithm>& defaults = analysis::default_algorithms();
   std::vector<sim::Algorithm> out;
   for (sim::Algorithm a : sim::all_algorithms()) {
     const bool chosen = a == in.algo_a || (in.compare && a == in.algo_b);
-    if (chosen || a == sim::Algorithm::standard || a == sim::Algorithm::fa1 || a == sim::Algorithm::fa2) out.push_back(a);
+    if (chosen || std::find(defaults.begin(), defaults.end(), a) != defaults.end()) out.push_back(a);
   }
   return out;
 }
 
-analysis::ChartSpec failed_chart(const std::string& id, const std::string& title, const std::string& why) {
+analysis::ChartSpec failed_chart(const analysis::ChartEntry& e, const std::string& why) {
   analysis::ChartSpec c;
-  c.id = id;
-  c.title = title;
+  c.id = e.id;
+  c.title = e.title;
   c.notes.push_back(why);
   return c;
 }
 
-template <class F>
-analysis::ChartSpec guarded(const std::string& id, const std::string& title, F&& build) {
+analysis::ChartSpec guarded(const analysis::ChartEntry& e, const analysis::ChartContext& ctx,
+                            const analysis::BenchResults* results, const analysis::BenchChoice& choice) {
   try {
-    return build();
-  } catch (const std::exception& e) {
-    return failed_chart(id, title, std::string("cannot draw: ") + e.what());
+    return e.build(ctx, results, choice);
+  } catch (const std::exception& ex) {
+    return failed_chart(e, std::string("cannot draw: ") + ex.what());
   }
 }
 
-void build_model_charts(AppState& s, Model& m) {
+analysis::ChartContext chart_context(const AppState& s, const Model& m) {
   analysis::ChartContext ctx;
   ctx.problem = m.problem;
   ctx.hw = m.hw;
   ctx.options = m.options;
   ctx.algorithms = chart_algorithms(s.inputs);
+  return ctx;
+}
+
+void build_model_charts(AppState& s, Model& m) {
+  const analysis::ChartContext ctx = chart_context(s, m);
   const analysis::BenchResults* measured = s.bench.have_results ? &s.bench.results : nullptr;
-  Charts& c = m.charts;
-  c.roofline = guarded("roofline", "Roofline", [&] { return analysis::roofline_chart(ctx, measured); });
-  c.roofline_hier = guarded("roofline-hier", "Hierarchical roofline",
-                            [&] { return analysis::build_chart("roofline-hier", ctx, measured); });
-  c.io_n = guarded("io-vs-n", "HBM accesses vs N", [&] { return analysis::io_chart(ctx, analysis::SweepAxis::seq); });
-  c.io_m = guarded("io-vs-m", "HBM accesses vs M", [&] { return analysis::io_chart(ctx, analysis::SweepAxis::sram); });
-  c.io_d = guarded("io-vs-d", "HBM accesses vs d", [&] { return analysis::io_chart(ctx, analysis::SweepAxis::head_dim); });
-  c.ai_n = guarded("ai-vs-n", "Arithmetic intensity vs N", [&] { return analysis::ai_vs_n_chart(ctx); });
+  for (const analysis::ChartEntry& e : analysis::chart_table())
+    if (!e.needs_results) m.charts.of(e) = guarded(e, ctx, measured, {});
 }
 
 void invalid_charts(Model& m) {
   const std::string why = "no chart: " + (m.errors.empty() ? std::string("the inputs are invalid") : m.errors.front());
-  m.charts.roofline = failed_chart("roofline", "Roofline", why);
-  m.charts.roofline_hier = failed_chart("roofline-hier", "Hierarchical roofline", why);
-  m.charts.io_n = failed_chart("io-vs-n", "HBM accesses vs N", why);
-  m.charts.io_m = failed_chart("io-vs-m", "HBM accesses vs M", why);
-  m.charts.io_d = failed_chart("io-vs-d", "HBM accesses vs d", why);
-  m.charts.ai_n = failed_chart("ai-vs-n", "Arithmetic intensity vs N", why);
+  for (const analysis::ChartEntry& e : analysis::chart_table())
+    if (!e.needs_results) m.charts.of(e) = failed_chart(e, why);
 }
 
 // Blocks whose visit is finished before the cursor: (o, k) below `upto` in the
@@ -157,15 +149,13 @@ struct DoneOrder {
     }
     return lo;
   }
-  bool skips_nothing() const {  // the materialising algorithms compute every block
-    return s->algorithm() == sim::Algorithm::standard || s->algorithm() == sim::Algorithm::pytorch;
-  }
+  bool skips_nothing() const { return !s->info().skips_masked_blocks; }
 };
 
 DoneOrder done_order(const sim::Schedule& s, const sim::Cursor::Where& w) {
   DoneOrder d;
   d.s = &s;
-  d.rows_outer = s.algorithm() != sim::Algorithm::fa1;
+  d.rows_outer = s.info().outer_over_rows;
   using P = sim::Cursor::Part;
   switch (w.part) {
     case P::start:
@@ -187,9 +177,6 @@ DoneOrder done_order(const sim::Schedule& s, const sim::Cursor::Where& w) {
 // New online-softmax work per algorithm per frame (multiply-adds): a jump at a
 // large N is finished over a few frames instead of stalling one.
 constexpr i64 kSoftmaxBudget = 2'000'000;
-
-// The pseudocode line at which the current visit has updated m_i (and ℓ_i).
-int softmax_update_line(sim::Algorithm a) { return a == sim::Algorithm::fa1 ? 11 : 9; }
 
 }  // namespace
 
@@ -247,7 +234,8 @@ void refresh_snapshot(AppState& s, AlgoView& v) {
   if (v.softmax && snap.where.i >= 0 && snap.where.i < g.T_r) {
     const i64 i = snap.where.i;
     i64 visits = order.prefix(i, g);
-    if (snap.where.part == P::visit && snap.where.line >= softmax_update_line(v.algo)) visits += 1;
+    // Once the visit has passed the line where m_i and ℓ_i take the new block in.
+    if (snap.where.part == P::visit && snap.where.line >= sch.info().statistics_update_line) visits += 1;
     snap.softmax = v.softmax->state(i, visits, kSoftmaxBudget);
     snap.softmax_visits_total = v.softmax->visits_total(i);
     snap.has_softmax = true;
@@ -310,11 +298,8 @@ void rebuild_bench_charts(AppState& s) {
   Charts& c = s.model.charts;
   if (!s.bench.have_results) {
     const std::string why = "no results loaded: open a file written by 'flashlab bench --json FILE' in the Benchmarks tab";
-    c.bench_time = failed_chart("bench-time", "Forward time", why);
-    c.bench_tflops = failed_chart("bench-tflops", "Throughput", why);
-    c.bench_memory = failed_chart("bench-memory", "Peak device memory", why);
-    c.bench_speedup = failed_chart("bench-speedup", "Speed-up", why);
-    c.bench_heatmap = failed_chart("bench-heatmap", "Batch × N", why);
+    for (const analysis::ChartEntry& e : analysis::chart_table())
+      if (e.needs_results) c.of(e) = failed_chart(e, why);
   } else {
     const analysis::BenchResults& r = s.bench.results;
     s.bench.kernel_ids.clear();
@@ -325,16 +310,10 @@ void rebuild_bench_charts(AppState& s) {
       return k >= 0 && static_cast<size_t>(k) < s.bench.kernel_ids.size() ? s.bench.kernel_ids[static_cast<size_t>(k)]
                                                                            : std::string();
     };
-    const analysis::BenchFilter* f = &s.bench.filter;
-    c.bench_time = guarded("bench-time", "Time", [&] { return analysis::bench_metric_chart(r, analysis::BenchMetric::time, f); });
-    c.bench_tflops =
-        guarded("bench-tflops", "TFLOP/s", [&] { return analysis::bench_metric_chart(r, analysis::BenchMetric::tflops, f); });
-    c.bench_memory =
-        guarded("bench-memory", "Memory", [&] { return analysis::bench_metric_chart(r, analysis::BenchMetric::memory, f); });
-    c.bench_speedup = guarded("bench-speedup", "Speed-up",
-                              [&] { return analysis::bench_speedup_chart(r, pick(s.bench.baseline_kernel), f); });
-    c.bench_heatmap = guarded("bench-heatmap", "Batch × N",
-                              [&] { return analysis::bench_heatmap_chart(r, pick(s.bench.heatmap_kernel), f); });
+    const analysis::BenchChoice choice{pick(s.bench.heatmap_kernel), pick(s.bench.baseline_kernel), &s.bench.filter};
+    const analysis::ChartContext ctx = chart_context(s, s.model);
+    for (const analysis::ChartEntry& e : analysis::chart_table())
+      if (e.needs_results) c.of(e) = guarded(e, ctx, &r, choice);
   }
   if (s.model.valid) build_model_charts(s, s.model);  // the roofline shows measured points
 }
@@ -353,29 +332,10 @@ void recompute(AppState& s) {
   m.generation = s.model.generation + 1;
   std::vector<std::string>& errors = m.errors;
 
-  sim::AttentionProblem p;
-  const auto B = parse_positive("batch B", in.batch, errors);
-  const auto H = parse_positive("heads H", in.heads, errors);
-  const auto N = parse_positive("sequence length N", in.seq, errors);
-  const auto d = parse_positive("head dim d", in.head_dim, errors);
-  if (B && H && N && d) {
-    p.batch = *B;
-    p.heads = *H;
-    p.seq_q = *N;
-    p.seq_kv = *N;
-    p.head_dim = *d;
-    p.causal = in.causal;
-    p.dtype = in.dtype;
-    for (const std::string& e : sim::validate(p)) errors.push_back(e);
-  }
-  if (in.sram_override) {
-    if (const auto M = parse_positive("SRAM size M", in.sram, errors)) m.options.sram_bytes = *M;
-  }
-  if (in.manual_tiles) {
-    const auto br = parse_positive("B_r", in.br, errors);
-    const auto bc = parse_positive("B_c", in.bc, errors);
-    if (br && bc) m.options.tiles = sim::TileShape{*br, *bc};
-  }
+  sim::ParsedProblem parsed = sim::parse_problem(problem_text(in), field_names());
+  errors = std::move(parsed.errors);
+  const sim::AttentionProblem& p = parsed.problem;
+  m.options = parsed.options;
   const std::string hw_name = in.use_hw_file ? in.hw_file : in.hw_preset;
   if (hw_name.empty()) {
     errors.push_back(in.use_hw_file ? "hardware profile: type the path of a JSON profile" : "choose a hardware preset");
@@ -427,12 +387,8 @@ void recompute(AppState& s) {
     m.algos.clear();
     if (errors.empty()) errors.push_back("nothing to show: choose an algorithm");
   }
-  const Charts old_bench = s.model.charts;
-  m.charts.bench_time = old_bench.bench_time;
-  m.charts.bench_tflops = old_bench.bench_tflops;
-  m.charts.bench_memory = old_bench.bench_memory;
-  m.charts.bench_speedup = old_bench.bench_speedup;
-  m.charts.bench_heatmap = old_bench.bench_heatmap;
+  for (const analysis::ChartEntry& e : analysis::chart_table())
+    if (e.needs_results) m.charts.of(e) = s.model.charts.of(e);  // kept: they do not depend on the inputs
   if (m.valid) build_model_charts(s, m);
   else invalid_charts(m);
 

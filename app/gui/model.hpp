@@ -28,7 +28,8 @@ void continue_softmax(AppState& s);
 // Playback: advances by the events owed for `dt_s` seconds; stops at the end.
 void advance_playback(AppState& s, double dt_s);
 
-// The algorithm a row block's online softmax is shown for (flash ones only).
+// Whether a row block's online softmax is shown: the algorithm keeps running
+// statistics (its description record says so).
 bool shows_online_softmax(sim::Algorithm a);
 
 }  // namespace flashlab::gui

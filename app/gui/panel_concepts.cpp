@@ -14,10 +14,10 @@ namespace {
 
 void docs_link(const char* page) { ImGui::TextColored(ImVec4(0.5f, 0.75f, 1.0f, 1.0f), "→ read more: %s", page); }
 
-const AlgoView* find(const AppState& s, sim::Algorithm a) {
+bool shown(const AppState& s, sim::Algorithm a) {
   for (const AlgoView& v : s.model.algos)
-    if (v.algo == a) return &v;
-  return nullptr;
+    if (v.algo == a) return true;
+  return false;
 }
 
 void concept_online_softmax(const AppState& s) {
@@ -57,7 +57,7 @@ void concept_io_complexity(const AppState& s) {
   ImGui::TextWrapped("Standard attention reads and writes S and P: Θ(Nd + N²) HBM accesses. FlashAttention needs "
                      "Θ(N²d²/M) (Theorem 2): for d² much smaller than M, many times fewer. Counts here are exact "
                      "for the loop nests as written, beside the Θ curves in the HBM vs N / M / d tabs.");
-  const AlgoView* st = find(s, sim::Algorithm::standard);
+  const sim::Algorithm standard = analysis::standard_attention();
   if (s.model.valid) {
     const double theta_std = s.model.theta_standard_bytes, theta_fl = s.model.theta_flash_bytes;
     ImGui::Bullet();
@@ -69,7 +69,9 @@ void concept_io_complexity(const AppState& s) {
                          fmt_bytes(static_cast<double>(v.result.total.level(sim::Level::HBM).bytes()), "concept hbm").c_str());
     }
   }
-  if (!st) ImGui::TextColored(color_dim(), "Choose 'Standard attention' as one of the pair to compare directly.");
+  if (!shown(s, standard))
+    ImGui::TextColored(color_dim(), "Choose '%s' as one of the pair to compare directly.",
+                       short_title(standard).c_str());
   docs_link("docs/user-guide.md#io-complexity and docs/model.md (counts per algorithm line)");
 }
 

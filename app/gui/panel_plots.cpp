@@ -9,31 +9,12 @@
 #include "model.hpp"
 #include "panels.hpp"
 #include "plot.hpp"
+#include "plot_tabs.hpp"
 #include "theme.hpp"
 
 namespace flashlab::gui {
 
 namespace {
-
-const analysis::ChartSpec* chart_of(const AppState& s, PlotTab t) {
-  const Charts& c = s.model.charts;
-  switch (t) {
-    case PlotTab::roofline: return &c.roofline;
-    case PlotTab::roofline_hier: return &c.roofline_hier;
-    case PlotTab::io_n: return &c.io_n;
-    case PlotTab::io_m: return &c.io_m;
-    case PlotTab::io_d: return &c.io_d;
-    case PlotTab::ai_n: return &c.ai_n;
-    case PlotTab::bench_time: return &c.bench_time;
-    case PlotTab::bench_tflops: return &c.bench_tflops;
-    case PlotTab::bench_memory: return &c.bench_memory;
-    case PlotTab::bench_speedup: return &c.bench_speedup;
-    case PlotTab::bench_heatmap: return &c.bench_heatmap;
-    case PlotTab::bench_panel:
-    case PlotTab::counters: return nullptr;
-  }
-  return nullptr;
-}
 
 bool kernel_combo(const char* label, const std::vector<std::string>& ids, int& index, const char* none) {
   bool changed = false;
@@ -90,7 +71,7 @@ bool filter_pickers(AppState& s, bool heatmap) {
   return changed;
 }
 
-void toolbar(AppState& s, const analysis::ChartSpec& c, PlotTab t) {
+void toolbar(AppState& s, const analysis::ChartSpec& c, const analysis::ChartEntry& e) {
   if (ImGui::SmallButton(s.view.plots_large ? "▼ smaller" : "▲ larger")) s.view.plots_large = !s.view.plots_large;
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("give the plots most of the window's height, or give it back");
   ImGui::SameLine();
@@ -112,18 +93,16 @@ void toolbar(AppState& s, const analysis::ChartSpec& c, PlotTab t) {
     ImGui::InputText("##dir", &s.view.export_dir);
     ImGui::EndPopup();
   }
-  if (t < PlotTab::bench_time) {
+  if (!e.needs_results) {
     ImGui::SameLine();
     ImGui::TextColored(color_dim(), "wheel: zoom · drag: pan · double-click: fit · hover: values");
   }
-  const bool bench_tab = t == PlotTab::bench_time || t == PlotTab::bench_tflops || t == PlotTab::bench_memory ||
-                         t == PlotTab::bench_speedup || t == PlotTab::bench_heatmap;
-  if (bench_tab && s.bench.have_results && filter_pickers(s, t == PlotTab::bench_heatmap)) rebuild_bench_charts(s);
-  if (t == PlotTab::bench_speedup && !s.bench.kernel_ids.empty()) {
+  if (e.needs_results && s.bench.have_results && filter_pickers(s, e.batch_is_axis)) rebuild_bench_charts(s);
+  if (e.picks_baseline && !s.bench.kernel_ids.empty()) {
     ImGui::SameLine();
     if (kernel_combo("baseline", s.bench.kernel_ids, s.bench.baseline_kernel, "auto")) rebuild_bench_charts(s);
   }
-  if (t == PlotTab::bench_heatmap && !s.bench.kernel_ids.empty()) {
+  if (e.picks_kernel && !s.bench.kernel_ids.empty()) {
     ImGui::SameLine();
     if (kernel_combo("kernel", s.bench.kernel_ids, s.bench.heatmap_kernel, "auto")) rebuild_bench_charts(s);
   }
@@ -133,30 +112,33 @@ void toolbar(AppState& s, const analysis::ChartSpec& c, PlotTab t) {
 
 void panel_plots(AppState& s) {
   if (!ImGui::BeginTabBar("plots", ImGuiTabBarFlags_FittingPolicyScroll)) return;
-  for (int n = 0; n < kPlotTabCount; ++n) {
+  const std::vector<PlotTab>& tabs = plot_tabs();
+  const int count = static_cast<int>(tabs.size());
+  for (int n = 0; n < count; ++n) {
     // Counters first, and only when the layout moved them here.
-    const int k = s.view.counters_in_tabs ? (n == 0 ? kPlotTabCount - 1 : n - 1) : n;
-    const PlotTab t = static_cast<PlotTab>(k);
-    if (t == PlotTab::counters && !s.view.counters_in_tabs) continue;
-    const ImGuiTabItemFlags flags = s.view.force_tab && s.view.tab == t ? ImGuiTabItemFlags_SetSelected : 0;
-    const std::string title = std::string(plot_tab_title(t)) + "###" + plot_tab_id(t);
+    const int k = s.view.counters_in_tabs ? (n == 0 ? count - 1 : n - 1) : n;
+    const PlotTab& t = tabs[static_cast<size_t>(k)];
+    if (t.id == kCountersTab && !s.view.counters_in_tabs) continue;
+    const ImGuiTabItemFlags flags = s.view.force_tab && s.view.tab == t.id ? ImGuiTabItemFlags_SetSelected : 0;
+    const std::string id(t.id);
+    const std::string title = std::string(t.label) + "###" + id;
     if (!ImGui::BeginTabItem(title.c_str(), nullptr, flags)) continue;
-    if (!s.view.force_tab) s.view.tab = t;
-    const std::string id = plot_tab_id(t);
+    if (!s.view.force_tab) s.view.tab = id;
     if (std::find(s.tabs_visited.begin(), s.tabs_visited.end(), id) == s.tabs_visited.end()) s.tabs_visited.push_back(id);
-    if (t == PlotTab::counters) {
+    if (t.id == kCountersTab) {
       ImGui::BeginChild("counters_tab");
       panel_counters(s);
       ImGui::EndChild();
-    } else if (t == PlotTab::bench_panel) {
+    } else if (t.id == kBenchPanelTab) {
       panel_bench(s);
-    } else if (const analysis::ChartSpec* c = chart_of(s, t)) {
-      toolbar(s, *c, t);
+    } else if (t.chart) {
+      const analysis::ChartSpec& c = s.model.charts.of(*t.chart);
+      toolbar(s, c, *t.chart);
       const ImVec2 avail = ImGui::GetContentRegionAvail();
-      if (plot::BeginPlot(id.c_str(), *c, ImVec2(avail.x, std::max(avail.y, 60.0f)), s.view.ui_scale)) {
-        // AI vs N: where each algorithm's intensity stands at the cursor (it climbs
-        // as the schedule runs: loads first, FLOPs later).
-        if (t == PlotTab::ai_n && s.model.valid)
+      if (plot::BeginPlot(id.c_str(), c, ImVec2(avail.x, std::max(avail.y, 60.0f)), s.view.ui_scale)) {
+        // Where each algorithm's intensity stands at the cursor (it climbs as
+        // the schedule runs: loads first, FLOPs later).
+        if (t.chart->shows_ai_at_cursor && s.model.valid)
           for (const AlgoView& v : s.model.algos) plot::PlotSeries(v.snap.ai_marker);
         plot::EndPlot();
       }

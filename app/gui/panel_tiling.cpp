@@ -8,6 +8,7 @@
 #include <cstdio>
 
 #include "format.hpp"
+#include "imgui_canvas.hpp"
 #include "model.hpp"
 #include "panels.hpp"
 #include "theme.hpp"
@@ -64,22 +65,9 @@ std::string event_text(const sim::TileEvent& e) {
   return buf;
 }
 
-const char* pass_title(sim::Algorithm a, int phase, bool causal) {
-  if (a == sim::Algorithm::standard) {
-    static const char* t[] = {"pass 1/3: S = QKᵀ, written to HBM", "pass 2/3: P = softmax(S), S read, P written",
-                              "pass 3/3: O = PV, P read from HBM"};
-    return phase >= 0 && phase < 3 ? t[phase] : "done";
-  }
-  if (a == sim::Algorithm::pytorch) {
-    static const char* t[] = {"kernel 1: S = Q @ Kᵀ", "kernel 2: S = S·τ", "kernel 3: mask", "kernel 4: P = softmax(S)",
-                              "kernel 5: O = P @ V"};
-    static const char* u[] = {"kernel 1: S = Q @ Kᵀ", "kernel 2: S = S·τ", "kernel 3: P = softmax(S)",
-                              "kernel 4: O = P @ V"};
-    if (causal) return phase >= 0 && phase < 5 ? t[phase] : "done";
-    return phase >= 0 && phase < 4 ? u[phase] : "done";
-  }
-  return a == sim::Algorithm::fa1 ? "S_ij and P̃_ij stay on chip; O_i, ℓ_i, m_i go to HBM each step"
-                                  : "S_ij and P̃_ij stay on chip; O_i written once per row block";
+// What the schedule's current pass does ("pass 2/3: P = softmax(S), ..."); "done" past the last.
+std::string pass_title(const sim::Schedule& sch, int phase) {
+  return phase >= 0 && phase < sch.phases() ? std::string(sch.phase_title(phase)) : "done";
 }
 
 void label(ImDrawList* dl, ImVec2 p, const char* text, ImU32 col) {
@@ -141,13 +129,13 @@ void draw_tiling(const AppState& s, const AlgoView& v, ImVec2 origin, ImVec2 ava
   const int max_cells = std::clamp(static_cast<int>(sw / (6 * scale)), 1, 96);
   const i64 cr = std::min<i64>(g.T_r, max_cells), cc = std::min<i64>(g.T_c, max_cells);
   const bool aggregated = cr < g.T_r || cc < g.T_c;
-  const bool flash = v.algo == sim::Algorithm::fa1 || v.algo == sim::Algorithm::fa2;
+  const sim::AlgorithmInfo& algo = sim::algorithm_info(v.algo);
+  // Blocks wholly above the causal diagonal are never visited: not part of the schedule's work.
+  const bool skips_masked = algo.skips_masked_blocks;
   const i64 stride = g.T_r > 0 ? std::max<i64>(1, (g.T_r + static_cast<i64>(snap.done_cols.size()) - 1) /
                                                       std::max<i64>(1, static_cast<i64>(snap.done_cols.size())))
                                : 1;
-  const ImU32 done_col = v.algo == sim::Algorithm::fa1 ? IM_COL32(70, 130, 200, 255)
-                         : v.algo == sim::Algorithm::fa2 ? IM_COL32(40, 160, 120, 255)
-                                                         : IM_COL32(170, 100, 180, 255);
+  const ImU32 done_col = to_imu32(analysis::palette(algo.palette_index));  // the algorithm's colour in every chart
   dl->AddRectFilled(S0, S1, idle);
   // One rectangle per run of equal cells in a row: llvmpipe pays per vertex.
   for (i64 a = 0; a < cr; ++a) {
@@ -166,7 +154,7 @@ void draw_tiling(const AppState& s, const AlgoView& v, ImVec2 origin, ImVec2 ava
         if (i < r0) continue;
         const size_t k = static_cast<size_t>(i / stride);
         if (k >= snap.done_cols.size()) break;
-        const i64 vis = (flash && g.causal) ? g.last_col(i) + 1 : g.T_c;
+        const i64 vis = (skips_masked && g.causal) ? g.last_col(i) + 1 : g.T_c;
         visitable += static_cast<double>(std::clamp<i64>(vis - c0, 0, c1 - c0));
         done += static_cast<double>(std::clamp<i64>(snap.done_cols[k] - c0, 0, c1 - c0));
       }
@@ -201,7 +189,7 @@ void draw_tiling(const AppState& s, const AlgoView& v, ImVec2 origin, ImVec2 ava
   if (g.causal) {
     // The mask boundary: keys right of the diagonal are masked; blocks it crosses are partially masked.
     dl->AddLine(S0, S1, IM_COL32(230, 90, 80, 220), 1.5f * scale);
-    if (flash) label(dl, ImVec2(S0.x + sw * 0.55f, S0.y + sw * 0.12f), "skipped", IM_COL32(200, 200, 200, 255));
+    if (skips_masked) label(dl, ImVec2(S0.x + sw * 0.55f, S0.y + sw * 0.12f), "skipped", IM_COL32(200, 200, 200, 255));
   }
   if (snap.cur_i >= 0 && snap.cur_j >= 0) {
     const Span sy = span_of(snap.cur_i * g.Br, snap.cur_i * g.Br + g.rows(snap.cur_i), g.n_q, S0.y, sw);
@@ -239,9 +227,7 @@ void draw_tiling(const AppState& s, const AlgoView& v, ImVec2 origin, ImVec2 ava
   label(dl, ImVec2(K1.x + 3, K0.y + (t - lh) / 2), "Kᵀ", name_col);
   label(dl, ImVec2(O0.x, O1.y + 2), "O", name_col);
   label(dl, ImVec2(V0.x - ImGui::CalcTextSize("Vᵀ").x - 5, V0.y + (t - lh) / 2), "Vᵀ", name_col);
-  const char* sname = v.algo == sim::Algorithm::standard || v.algo == sim::Algorithm::pytorch
-                          ? (snap.phase >= 1 ? "P (in HBM)" : "S (in HBM)")
-                          : "S_ij / P̃_ij (on chip)";
+  const char* sname = algo.materializes_scores ? (snap.phase >= 1 ? "P (in HBM)" : "S (in HBM)") : "S_ij / P̃_ij (on chip)";
   if (ImGui::CalcTextSize(sname).x + 12 < sw) label(dl, ImVec2(S0.x + 4, S1.y - ImGui::GetTextLineHeight() - 3), sname, name_col);
   char info[160];
   std::snprintf(info, sizeof info, "%s×%s blocks of %lld×%lld%s%s", fmt_count(g.T_r).c_str(), fmt_count(g.T_c).c_str(),
@@ -313,7 +299,7 @@ void draw_softmax(const AlgoView& v) {
     ImGui::PushTextWrapPos(0);
     ImGui::TextColored(color_dim(), "No running statistics: %s writes S to HBM and softmax reads whole rows back "
                                     "(two passes over HBM instead of online rescaling).",
-                       v.algo == sim::Algorithm::standard ? "standard attention" : "eager PyTorch");
+                       title_in_sentence(v.algo).c_str());
     ImGui::PopTextWrapPos();
     return;
   }
@@ -423,7 +409,7 @@ void algo_strip(AppState& s, AlgoView& v, int index, ImVec2 size) {
   }
   if (!shows_online_softmax(v.algo)) {  // which pass of the materialising algorithm
     ImGui::PushTextWrapPos(0);
-    ImGui::TextColored(color_note(), "%s", pass_title(v.algo, v.snap.phase, v.schedule->problem().causal));
+    ImGui::TextColored(color_note(), "%s", pass_title(*v.schedule, v.snap.phase).c_str());
     ImGui::PopTextWrapPos();
   }
   draw_sram(v, scale);

@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "flashlab/sim.hpp"
+#include "plot_tabs.hpp"
 
 namespace flashlab::gui {
 
@@ -110,12 +111,12 @@ void RandomWalk::mutate_state(AppState& s) {
                        : files[pick(4)];
       break;
     }
-    case 10: in.algo_a = static_cast<sim::Algorithm>(pick(4)); break;
-    case 11: in.algo_b = static_cast<sim::Algorithm>(pick(4)); break;
+    case 10: in.algo_a = random_algorithm(); break;
+    case 11: in.algo_b = random_algorithm(); break;
     case 12: in.compare = !in.compare; break;
     case 13: in.lockstep = uniform() < 0.5 ? Lockstep::progress : Lockstep::block; break;
     case 14:
-      s.view.tab = static_cast<PlotTab>(pick(kPlotTabCount));
+      s.view.tab = plot_tabs()[static_cast<size_t>(pick(static_cast<int>(plot_tabs().size())))].id;
       s.view.force_tab = true;
       if (uniform() < 0.3) s.view.show_concepts = !s.view.show_concepts;
       break;

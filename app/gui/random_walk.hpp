@@ -23,6 +23,10 @@ class RandomWalk {
   double uniform() { return std::uniform_real_distribution<double>(0, 1)(rng_); }
   int pick(int n) { return std::uniform_int_distribution<int>(0, n - 1)(rng_); }
   std::string random_size(bool valid_only);
+  sim::Algorithm random_algorithm() {
+    const auto& all = sim::all_algorithms();
+    return all[static_cast<size_t>(pick(static_cast<int>(all.size())))];
+  }
 
   std::mt19937_64 rng_;
   float x_ = 400, y_ = 300;

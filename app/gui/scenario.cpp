@@ -7,8 +7,10 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "flashlab/analysis/report.hpp"
 #include "model.hpp"
 #include "panels.hpp"
+#include "plot_tabs.hpp"
 
 namespace flashlab::gui {
 
@@ -38,10 +40,17 @@ double number_of(const json& v, const std::string& what) {
   return v.get<double>();
 }
 
+// "roofline, ..., bench-heatmap, bench, counters": every plot tab.
+std::string tab_ids() {
+  std::string s;
+  for (const PlotTab& t : plot_tabs()) s += (s.empty() ? "" : ", ") + std::string(t.id);
+  return s;
+}
+
 sim::Algorithm algorithm_of(const json& v) {
-  if (!v.is_string()) throw std::runtime_error("algorithms must be names (standard, pytorch, fa1, fa2)");
+  if (!v.is_string()) throw std::runtime_error("algorithms must be names (" + analysis::algorithm_keys(sim::all_algorithms()) + ")");
   const auto a = sim::parse_algorithm(v.get<std::string>());
-  if (!a) throw std::runtime_error("unknown algorithm '" + v.get<std::string>() + "' (expected standard, pytorch, fa1, fa2)");
+  if (!a) throw std::runtime_error("unknown algorithm '" + v.get<std::string>() + "' (expected " + analysis::algorithm_keys(sim::all_algorithms()) + ")");
   return *a;
 }
 
@@ -155,15 +164,9 @@ void apply_settings(AppState& s, const json& j, const std::string& base_dir) {
       s.playback.events_per_s = std::clamp(number_of(v, "events_per_s"), 0.25, 1e6);
     } else if (k == "tab") {
       const std::string t = v.is_string() ? v.get<std::string>() : "";
-      bool found = false;
-      for (int n = 0; n < kPlotTabCount; ++n)
-        if (t == plot_tab_id(static_cast<PlotTab>(n))) {
-          s.view.tab = static_cast<PlotTab>(n);
-          s.view.force_tab = true;
-          found = true;
-        }
-      if (!found) throw std::runtime_error("unknown tab '" + t + "' (roofline, roofline-hier, io-vs-n, io-vs-m, io-vs-d, ai-vs-n, bench-time, "
-                                           "bench-tflops, bench-memory, bench-speedup, bench-heatmap, bench)");
+      if (!find_plot_tab(t)) throw std::runtime_error("unknown tab '" + t + "' (" + tab_ids() + ")");
+      s.view.tab = t;
+      s.view.force_tab = true;
     } else if (k == "concepts") {
       s.view.show_concepts = bool_of(v, "concepts");
     } else if (k == "plots_large") {
@@ -188,10 +191,9 @@ void apply_settings(AppState& s, const json& j, const std::string& base_dir) {
       if (!v.is_object() || !v.contains("chart") || !v.contains("format"))
         throw std::runtime_error("export must be {\"chart\": ID, \"format\": png|svg|pdf|csv|all}");
       const std::string id = text_of(v["chart"], "export.chart"), fmt = text_of(v["format"], "export.format");
-      const Charts& c = s.model.charts;
-      for (const analysis::ChartSpec* ch : {&c.roofline, &c.roofline_hier, &c.io_n, &c.io_m, &c.io_d, &c.ai_n, &c.bench_time, &c.bench_tflops,
-                                            &c.bench_memory, &c.bench_speedup, &c.bench_heatmap})
-        if (ch->id == id) export_chart_files(s, *ch, fmt.c_str());
+      const analysis::ChartEntry* chart = analysis::find_chart(id);
+      if (!chart) throw std::runtime_error("unknown chart '" + id + "' (" + analysis::chart_id_list() + ")");
+      export_chart_files(s, s.model.charts.of(*chart), fmt.c_str());
     } else if (k == "frame") {
       // the step's time, handled by the caller
     } else {

@@ -11,9 +11,11 @@
 #include "flashlab/analysis/chart_builders.hpp"
 #include "flashlab/analysis/chart_render.hpp"
 #include "flashlab/sim.hpp"
+#include "chart_fixtures.hpp"
 
 using namespace flashlab;
 using namespace flashlab::analysis;
+using namespace flashlab::analysis::test;
 
 namespace {
 
@@ -41,46 +43,6 @@ class NullCanvas : public Canvas {
   std::vector<std::string> texts;
   int clips = 0;
 };
-
-ChartContext lecture_context() {
-  ChartContext ctx;
-  ctx.problem.batch = 1;
-  ctx.problem.heads = 1;
-  ctx.problem.seq_q = 1024;
-  ctx.problem.head_dim = 64;
-  ctx.hw = sim::load_hardware("A100-PCIe-80GB");
-  return ctx;
-}
-
-BenchRow row(const std::string& kernel, sim::i64 batch, sim::i64 seq, double ms, RunStatus st = RunStatus::ok) {
-  BenchRow r;
-  r.kernel = kernel;
-  r.problem.batch = batch;
-  r.problem.heads = 32;
-  r.problem.seq_q = seq;
-  r.problem.seq_kv = seq;
-  r.problem.head_dim = 64;
-  r.status = st;
-  r.time_ms_median = st == RunStatus::ok ? ms : 0;
-  r.tflops = st == RunStatus::ok ? 10.0 / ms : 0;
-  r.peak_memory_bytes = st == RunStatus::ok ? batch * seq * 1000 : 0;
-  if (st == RunStatus::oom) r.reason = "asked for 17 GiB";
-  return r;
-}
-
-BenchResults lab_grid() {
-  BenchResults r;
-  r.meta.gpu = "test GPU";
-  for (sim::i64 b : {16, 32, 64})
-    for (sim::i64 n : {512, 1024, 2048}) {
-      const bool oom = b * n >= 64 * 1024;
-      r.rows.push_back(row("torch_eager", b, n, 0.01 * static_cast<double>(b * n), oom ? RunStatus::oom : RunStatus::ok));
-      r.rows.back().model = "pytorch";  // each row names its model, as result files do
-      r.rows.push_back(row("fa2", b, n, 0.002 * static_cast<double>(b * n)));
-      r.rows.back().model = "fa2";
-    }
-  return r;
-}
 
 }  // namespace
 
@@ -408,28 +370,6 @@ TEST_CASE("bench filters parse and say what they fix", "[chart][bench]") {
   CHECK_THROWS_AS(parse_bench_filter("batch=0"), std::invalid_argument);
   CHECK_THROWS_AS(parse_bench_filter("causal=maybe"), std::invalid_argument);
   CHECK_THROWS_AS(parse_bench_filter("color=red"), std::invalid_argument);
-}
-
-TEST_CASE("build_chart knows every CLI chart and refuses bench charts without results", "[chart][builders]") {
-  const ChartContext ctx = lecture_context();
-  const BenchResults r = lab_grid();
-  for (const std::string& id : chart_ids()) {
-    const ChartSpec c = build_chart(id, ctx, &r);
-    CHECK(c.id == id);
-    CHECK(!c.empty());
-    if (is_bench_chart(id)) CHECK_THROWS_AS(build_chart(id, ctx, nullptr), std::invalid_argument);
-  }
-  CHECK_THROWS_AS(build_chart("pie", ctx, nullptr), std::invalid_argument);
-}
-
-TEST_CASE("roofline-hier through build_chart: ceilings alone, then the runs placed on them", "[chart][builders]") {
-  const ChartContext ctx = lecture_context();
-  const BenchResults r = lab_grid();
-  const ChartSpec bare = build_chart("roofline-hier", ctx, nullptr);
-  const ChartSpec placed = build_chart("roofline-hier", ctx, &r);
-  CHECK(bare.id == "roofline-hier");
-  CHECK(placed.series.size() > bare.series.size());  // the runs (and the model's crosses) join the ceilings
-  CHECK(placed.title == bare.title);
 }
 
 TEST_CASE("layout and hit test: the nearest point under the pointer, in the axes' formats", "[chart][render]") {

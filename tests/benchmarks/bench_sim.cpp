@@ -1,4 +1,4 @@
-// Micro-benchmarks of the simulator (Google Benchmark). Targets, from issue 2:
+// Micro-benchmarks of the simulator (Google Benchmark). Targets:
 // a sweep of 4 algorithms × 512 points under 16 ms; a cursor jump at
 // N = 65,536 with B_r = B_c = 64 under 1 ms. Figures go to docs/performance.md.
 #include <benchmark/benchmark.h>

@@ -12,6 +12,9 @@
 #include <nlohmann/json.hpp>
 
 #include "../support/run_flashlab.hpp"
+#include "../analysis/chart_fixtures.hpp"
+#include "flashlab/analysis/bench_results.hpp"
+#include "flashlab/analysis/chart_table.hpp"
 #include "flashlab/analysis/csv.hpp"
 
 namespace fs = std::filesystem;
@@ -185,4 +188,33 @@ TEST_CASE("sim --trace writes one row per event of one head", "[cli]") {
   const auto rows = flashlab::analysis::csv_parse(slurp(scratch() / "trace.csv"));
   CHECK(static_cast<long long>(rows.size()) == 1 + j["events_per_head"].get<long long>());
   CHECK(rows[1][1] == "store");  // line 2: O, ℓ, m initialised in HBM
+}
+
+TEST_CASE("export takes exactly the chart table's ids, and says which when given another", "[cli][export]") {
+  // Measured results for the bench charts: two kernels over batch × seq, with OOM cells.
+  const flashlab::analysis::BenchResults results = flashlab::analysis::test::lab_grid();
+  flashlab::analysis::write_file_atomic((scratch() / "results.json").string(), flashlab::analysis::bench_to_json(results));
+
+  const Run help = run_flashlab("export --help");
+  REQUIRE(help.code == 0);
+  CHECK_THAT(help.out, Catch::Contains(flashlab::analysis::chart_id_list("|")));
+  for (const flashlab::analysis::ChartEntry& e : flashlab::analysis::chart_table()) {
+    const std::string id(e.id);
+    INFO(id);
+    const Run with = run_flashlab("export --seq 512 --chart " + id + " --results results.json --out " + id + ".csv");
+    CHECK(with.code == 0);
+    CHECK_THAT(with.out, Catch::Contains("wrote " + id));
+    CHECK(fs::exists(scratch() / (id + ".csv")));
+    const Run without = run_flashlab("export --seq 512 --chart " + id + " --out " + id + "-bare.csv");
+    if (e.needs_results) {
+      CHECK(without.code == 2);
+      CHECK_THAT(without.err, Catch::Contains("--results"));
+    } else {
+      CHECK(without.code == 0);
+    }
+  }
+  const Run bad = run_flashlab("export --chart pie --out pie.csv");
+  CHECK(bad.code == 2);
+  CHECK(bad.err.rfind("flashlab: error: --chart: unknown chart 'pie'", 0) == 0);
+  CHECK_THAT(bad.err, Catch::Contains(flashlab::analysis::chart_id_list()));
 }

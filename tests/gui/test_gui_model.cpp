@@ -1,6 +1,7 @@
 // The GUI's model layer, without a display: inputs -> model (and invalid
 // inputs -> no stale numbers), the tiling snapshot against a brute-force
-// replay, lockstep, playback, scenarios, and the online-softmax numbers.
+// replay, lockstep, playback, scenarios, and the plot tabs, scenario names and
+// chart slots that follow the chart table.
 #include <catch2/catch.hpp>
 
 #include <unistd.h>
@@ -13,9 +14,11 @@
 #include <fstream>
 #include <random>
 
-#include "flashlab/sim/online_softmax.hpp"
+#include "../analysis/chart_fixtures.hpp"
+#include "flashlab/analysis/chart_table.hpp"
 #include "format.hpp"
 #include "model.hpp"
+#include "plot_tabs.hpp"
 #include "scenario.hpp"
 
 using namespace flashlab;
@@ -43,9 +46,9 @@ std::vector<sim::i64> brute_done(const sim::Schedule& sch, const sim::Cursor& c)
   const auto& w = c.where();
   using P = sim::Cursor::Part;
   if (w.part == P::start || w.part == P::prologue) return done;
-  const bool flash = sch.algorithm() == sim::Algorithm::fa1 || sch.algorithm() == sim::Algorithm::fa2;
+  const bool skips_masked = sch.info().skips_masked_blocks;
   if (w.part == P::epilogue) {
-    for (sim::i64 i = 0; i < g.T_r; ++i) done[static_cast<size_t>(i)] = flash && g.causal ? g.last_col(i) + 1 : g.T_c;
+    for (sim::i64 i = 0; i < g.T_r; ++i) done[static_cast<size_t>(i)] = skips_masked && g.causal ? g.last_col(i) + 1 : g.T_c;
     return done;
   }
   const int phase = sch.phase_of(w.outer);
@@ -82,9 +85,8 @@ TEST_CASE("valid inputs give a model: both algorithms, cursors, every chart", "[
     // The totals are the simulator's, for all B·H heads.
     CHECK(v.result.total == v.result.per_head.scaled(s.model.problem.head_count()));
   }
-  for (const analysis::ChartSpec* c : {&s.model.charts.roofline, &s.model.charts.roofline_hier, &s.model.charts.io_n, &s.model.charts.io_m,
-                                       &s.model.charts.io_d, &s.model.charts.ai_n})
-    CHECK(!c->empty());
+  for (const analysis::ChartEntry& e : analysis::chart_table())
+    if (!e.needs_results) CHECK(!s.model.charts.of(e).empty());
   CHECK(s.applied == s.inputs);
 }
 
@@ -120,8 +122,8 @@ TEST_CASE("invalid inputs clear the model and say why: nothing stale", "[gui][mo
     CHECK(t.model.errors.front().find(c.message) != std::string::npos);
     CHECK(t.model.algos.empty());
     // The charts carry the reason instead of old data.
-    CHECK(t.model.charts.io_n.empty());
-    CHECK(t.model.charts.io_n.notes.front().find("no chart") == 0);
+    CHECK(t.model.charts["io-vs-n"].empty());
+    CHECK(t.model.charts["io-vs-n"].notes.front().find("no chart") == 0);
     // And a valid value brings everything back.
     t.inputs = good;
     recompute(t);
@@ -273,91 +275,77 @@ TEST_CASE("scenarios: unknown keys and bad values are errors naming the file", "
   CHECK(s.inputs.br == "32");
 }
 
-// ---- online softmax (sim/online_softmax) --------------------------------------
-
-TEST_CASE("online softmax: Q and K are seeded standard normals", "[softmax]") {
-  sim::AttentionProblem p;
-  p.seq_q = 256;
-  p.head_dim = 64;
-  sim::OnlineSoftmax a(p, {64, 64}, 1), b(p, {64, 64}, 1), c(p, {64, 64}, 2);
-  double sum = 0, sq = 0;
-  int n = 0;
-  for (sim::i64 r = 0; r < 256; ++r)
-    for (sim::i64 k = 0; k < 64; ++k) {
-      const double x = a.k(r, k);
-      sum += x;
-      sq += x * x;
-      ++n;
-      CHECK(x == b.k(r, k));  // the same seed, the same matrix
-    }
-  CHECK(std::fabs(sum / n) < 0.05);
-  CHECK(std::fabs(sq / n - 1) < 0.05);
-  CHECK(a.q(3, 5) == b.q(3, 5));
-  CHECK(a.q(3, 5) != c.q(3, 5));
-  CHECK(a.q(3, 5) != a.k(3, 5));
-}
-
-TEST_CASE("online softmax: after every block, m_i and ℓ_i equal the two-pass softmax", "[softmax]") {
-  for (bool causal : {false, true})
-    for (sim::i64 n : {1, 17, 64, 65, 200}) {
-      sim::AttentionProblem p;
-      p.seq_q = n;
-      p.head_dim = 32;
-      p.causal = causal;
-      const sim::TileShape t{16, 24};
-      sim::OnlineSoftmax os(p, t, 42, 4);
-      const sim::TileGrid& g = os.grid();
-      for (sim::i64 i = 0; i < g.T_r; ++i) {
-        const sim::OnlineSoftmaxState& st = os.state(i, os.visits_total(i));
-        REQUIRE(!st.rows.empty());
-        for (const sim::OnlineSoftmaxRow& r : st.rows) {
-          const sim::OnlineSoftmaxRow e = os.exact(r.row);
-          INFO("N=" << n << " causal=" << causal << " row " << r.row);
-          CHECK(r.m == Approx(e.m).epsilon(1e-12));
-          CHECK(r.l == Approx(e.l).epsilon(1e-10));
-          CHECK(r.keys == e.keys);
-          CHECK(r.keys == (causal ? r.row + 1 : n));
-        }
-      }
-    }
-}
-
-TEST_CASE("online softmax: m_i never decreases and the rescale factor is e^(m_old − m_new)", "[softmax]") {
-  sim::AttentionProblem p;
-  p.seq_q = 512;
-  p.head_dim = 64;
-  sim::OnlineSoftmax os(p, {64, 32}, 9, 4);
-  std::vector<double> prev_m(4, -INFINITY);
-  bool saw_rescale = false;
-  for (sim::i64 v = 1; v <= os.visits_total(3); ++v) {
-    const sim::OnlineSoftmaxState& st = os.state(3, v);  // incremental: one block per step
-    CHECK(st.visits == v);
-    CHECK(st.last_j == v - 1);
-    for (size_t r = 0; r < st.rows.size(); ++r) {
-      const auto& row = st.rows[r];
-      CHECK(row.m >= prev_m[r]);
-      CHECK(row.m_prev == prev_m[r]);
-      if (v == 1) CHECK(row.rescale == 0);  // ℓ_i and O_i were 0
-      else CHECK(row.rescale == Approx(std::exp(row.m_prev - row.m)));
-      CHECK(row.rescale <= 1);
-      saw_rescale = saw_rescale || (v > 1 && row.rescale < 1);
-      prev_m[r] = row.m;
-    }
+TEST_CASE("plot tabs: the chart table's entries, in order, then the window's own panels", "[gui][charts]") {
+  const std::vector<PlotTab>& tabs = plot_tabs();
+  const auto& table = analysis::chart_table();
+  REQUIRE(tabs.size() == table.size() + 2);
+  for (size_t k = 0; k < table.size(); ++k) {
+    CHECK(tabs[k].id == table[k].id);
+    CHECK(tabs[k].label == table[k].tab);
+    CHECK(tabs[k].chart == &table[k]);
   }
-  CHECK(saw_rescale);  // with 16 blocks of random keys the max moves at least once
-  // Going back recomputes from the start and agrees with stepping forward.
-  const sim::OnlineSoftmaxState back = os.state(3, 5);
-  sim::OnlineSoftmax fresh(p, {64, 32}, 9, 4);
-  const sim::OnlineSoftmaxState direct = fresh.state(3, 5);
-  CHECK(back.rows[2].m == direct.rows[2].m);
-  CHECK(back.rows[2].l == direct.rows[2].l);
-  // A small budget spreads the work over calls and ends where one call would.
-  sim::OnlineSoftmax slow(p, {64, 32}, 9, 4);
-  int calls = 0;
-  while (!slow.state(3, 16, 1).complete()) ++calls;
-  CHECK(calls == 15);  // one new block per call
-  CHECK(slow.state(3, 16).rows[1].l == os.state(3, 16).rows[1].l);
-  // Out-of-range requests are clamped, not errors.
-  CHECK(os.state(99, 99).i == os.grid().T_r - 1);
-  CHECK(os.state(0, -5).visits == 0);
+  CHECK(tabs[table.size()].id == "bench");
+  CHECK(tabs[table.size() + 1].id == "counters");
+  CHECK(tabs[table.size()].chart == nullptr);
+  CHECK(tabs[table.size() + 1].chart == nullptr);
+  for (const PlotTab& t : tabs) CHECK(find_plot_tab(t.id) == &t);
+  CHECK(find_plot_tab("pie") == nullptr);
+}
+
+TEST_CASE("the model holds one chart per table entry, with its id, with and without results", "[gui][charts]") {
+  auto ps = make_state("1024", sim::Algorithm::fa1, sim::Algorithm::fa2);
+  AppState& s = *ps;
+  rebuild_bench_charts(s);
+  const auto check_ids = [&](const char* when) {
+    INFO(when);
+    REQUIRE(s.model.charts.specs.size() == analysis::chart_table().size());
+    for (const analysis::ChartEntry& e : analysis::chart_table()) {
+      INFO(std::string(e.id));
+      CHECK(s.model.charts.of(e).id == std::string(e.id));
+      CHECK(&s.model.charts[e.id] == &s.model.charts.of(e));
+    }
+  };
+  check_ids("no results");
+  for (const analysis::ChartEntry& e : analysis::chart_table())
+    if (e.needs_results) {
+      CHECK(s.model.charts.of(e).empty());
+      CHECK(s.model.charts.of(e).title == std::string(e.title));  // a placeholder under the table's title
+    }
+  s.bench.results = analysis::test::lab_grid();
+  s.bench.have_results = true;
+  s.bench.filter = analysis::default_bench_filter(s.bench.results);
+  rebuild_bench_charts(s);
+  check_ids("results loaded");
+  for (const analysis::ChartEntry& e : analysis::chart_table()) CHECK(!s.model.charts.of(e).empty());
+  // An invalid input clears the model charts but keeps the bench charts.
+  s.inputs.seq = "0";
+  recompute(s);
+  REQUIRE(!s.model.valid);
+  check_ids("invalid inputs");
+  for (const analysis::ChartEntry& e : analysis::chart_table())
+    CHECK(s.model.charts.of(e).empty() == !e.needs_results);
+  CHECK_THROWS_AS(s.model.charts["pie"], std::invalid_argument);
+}
+
+TEST_CASE("scenarios take exactly the plot tabs and the chart table's ids", "[gui][scenario][charts]") {
+  auto ps = make_state("256", sim::Algorithm::fa1, sim::Algorithm::fa2);
+  AppState& s = *ps;
+  const fs::path dir = fs::temp_directory_path() / ("flashlab-test-gui-export-" + std::to_string(::getpid()));
+  s.view.export_dir = dir.string();
+  for (const PlotTab& t : plot_tabs()) {
+    INFO(std::string(t.id));
+    apply_settings(s, nlohmann::json{{"tab", std::string(t.id)}}, "");
+    CHECK(s.view.tab == t.id);
+    CHECK(s.view.force_tab);
+  }
+  CHECK_THROWS_WITH(apply_settings(s, nlohmann::json::parse("{\"tab\": \"pie\"}"), ""), Catch::Contains(analysis::chart_id_list()));
+  for (const analysis::ChartEntry& e : analysis::chart_table()) {
+    INFO(std::string(e.id));
+    apply_settings(s, nlohmann::json{{"export", {{"chart", std::string(e.id)}, {"format", "csv"}}}}, "");
+    CHECK(!s.view.status_is_error);
+    CHECK(fs::exists(dir / (std::string(e.id) + ".csv")));
+  }
+  CHECK_THROWS_WITH(apply_settings(s, nlohmann::json::parse("{\"export\": {\"chart\": \"pie\", \"format\": \"csv\"}}"), ""),
+                    Catch::Contains("unknown chart 'pie'"));
+  fs::remove_all(dir);
 }

@@ -19,6 +19,7 @@
 #include "flashlab/sim/measurement.hpp"
 #include "flashlab/sim/online_softmax.hpp"
 #include "flashlab/sim/problem.hpp"
+#include "flashlab/sim/problem_text.hpp"
 #include "flashlab/sim/schedule.hpp"
 #include "flashlab/sim/simulate.hpp"
 #include "flashlab/sim/sram.hpp"

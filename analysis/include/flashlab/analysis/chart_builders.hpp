@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "flashlab/analysis/bench_filter.hpp"
 #include "flashlab/analysis/bench_results.hpp"
 #include "flashlab/analysis/chart.hpp"
 #include "flashlab/analysis/sweep.hpp"
@@ -19,7 +20,7 @@ struct ChartContext {
   sim::AttentionProblem problem;
   sim::HardwareModel hw;
   sim::SimOptions options;  // explicit tiles / SRAM override, as `flashlab sim` takes them
-  std::vector<sim::Algorithm> algorithms{sim::Algorithm::standard, sim::Algorithm::fa1, sim::Algorithm::fa2};
+  std::vector<sim::Algorithm> algorithms = default_algorithms();
 };
 
 // Roofline of ctx.hw: the HBM slope, a compute ceiling per dtype and unit (the
@@ -31,8 +32,12 @@ struct ChartContext {
 ChartSpec roofline_chart(const ChartContext& ctx, const BenchResults* measured = nullptr);
 
 // HBM bytes against N (axis seq), M (axis sram) or d (axis head_dim) for every
-// algorithm, with Θ(Nd + N²) and Θ(N²d²/M) fitted through standard and FA1 at
-// the largest point. `values` replaces the default sweep when given. The
+// algorithm, with Θ(Nd + N²) and Θ(N²d²/M) fitted at the largest point: the
+// first through the paper's standard attention (the first algorithm of
+// sim::all_algorithms() that materialises S and P) when it is drawn, else the
+// first drawn algorithm; the second through a drawn algorithm that keeps
+// running statistics, preferring the loop order of the bound's proof (outer
+// loop over K_j, V_j: FlashAttention-1). `values` replaces the default sweep when given. The
 // current value of the axis is marked.
 ChartSpec io_chart(const ChartContext& ctx, SweepAxis axis, const std::vector<sim::i64>* values = nullptr);
 std::vector<sim::i64> default_sweep_values(SweepAxis axis);
@@ -43,36 +48,6 @@ ChartSpec ai_vs_n_chart(const ChartContext& ctx, const std::vector<sim::i64>* va
 // ---- measured results -----------------------------------------------------------
 
 enum class BenchMetric { time, tflops, memory };
-// What varies across the rows of a result set.
-enum class BenchAxis { seq, batch, heads, head_dim, causal, none };
-std::string_view to_string(BenchAxis a);
-BenchAxis bench_x_axis(const BenchResults& r);  // seq first, then batch, heads, head_dim, causal
-
-// Which rows a bench chart shows: a value per parameter, or any (unset). A
-// chart of every configuration at once (kernels × batch × causal × ...) is
-// unreadable; the lab reports fix all but one parameter.
-struct BenchFilter {
-  std::optional<sim::i64> batch, heads, head_dim;
-  std::optional<bool> causal;
-  std::optional<sim::DType> dtype;
-  bool matches(const BenchRow& r) const;
-  bool any() const { return batch || heads || head_dim || causal || dtype; }
-};
-// Every parameter that varies, except the x axis (and `keep`), fixed to its
-// first value in the results.
-BenchFilter default_bench_filter(const BenchResults& r, BenchAxis keep = BenchAxis::none);
-// "batch=32,causal=yes,heads=16,head-dim=64,dtype=bf16"; "" is no filter.
-// Throws std::invalid_argument with a one-line reason.
-BenchFilter parse_bench_filter(const std::string& text);
-std::string describe(const BenchFilter& f);  // "batch 32, causal"; "" when none
-// The distinct values of each parameter in the results, for pickers.
-struct BenchValues {
-  std::vector<sim::i64> batch, heads, head_dim, seq;
-  std::vector<bool> causal;
-  std::vector<sim::DType> dtype;
-};
-BenchValues bench_values(const BenchResults& r);
-
 // Time, TFLOP/s or peak memory against the swept parameter, one series per
 // kernel (backward rows dashed; one per value of any parameter the filter
 // leaves free); OOM cells marked on the bottom edge. `filter` null: the default.
@@ -83,14 +58,5 @@ ChartSpec bench_speedup_chart(const BenchResults& r, const std::string& baseline
 // Batch × seq grid of one kernel's forward time (default: the first kernel with
 // rows varying in both), OOM cells marked. The filter's batch is ignored.
 ChartSpec bench_heatmap_chart(const BenchResults& r, const std::string& kernel = "", const BenchFilter* filter = nullptr);
-
-// The CLI's --chart names, in menu order, and one dispatcher over them. Bench
-// charts need `results`; a chart that cannot be built throws
-// std::invalid_argument with a one-line reason.
-const std::vector<std::string>& chart_ids();
-bool is_bench_chart(const std::string& id);
-ChartSpec build_chart(const std::string& id, const ChartContext& ctx, const BenchResults* results,
-                      const std::string& kernel = "", const std::string& baseline = "",
-                      const BenchFilter* filter = nullptr);
 
 }  // namespace flashlab::analysis

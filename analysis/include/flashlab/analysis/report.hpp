@@ -36,4 +36,7 @@ class TextTable {
 
 std::string fixed(double v, int decimals);  // printf("%.*f")
 
+// The algorithms' names (their CLI keys) joined: "standard, pytorch, fa1, fa2".
+std::string algorithm_keys(const std::vector<sim::Algorithm>& algos, const std::string& separator = ", ");
+
 }  // namespace flashlab::analysis

@@ -12,6 +12,10 @@ namespace flashlab::analysis {
 enum class SweepAxis { seq, head_dim, sram, batch, heads };
 std::string_view to_string(SweepAxis a);  // "seq", "head-dim", "sram", "batch", "heads"
 
+// What a sweep, a model chart and the lecture comparison show unless told
+// otherwise: the paper's standard attention, FlashAttention-1 and -2.
+const std::vector<sim::Algorithm>& default_algorithms();
+
 struct SweepSpec {
   SweepAxis axis = SweepAxis::seq;
   std::vector<i64> values;
@@ -27,6 +31,9 @@ SweepSpec parse_sweep(const std::string& text);
 // the dtype size.
 double theta_standard_bytes(const sim::AttentionProblem& p);
 double theta_flash_bytes(const sim::AttentionProblem& p, i64 sram_bytes);
+// The algorithm Θ(Nd + N²) is the paper's bound of: its standard attention,
+// the first of sim::all_algorithms() that materialises S and P.
+sim::Algorithm standard_attention();
 
 struct SweepRow {
   i64 value = 0;

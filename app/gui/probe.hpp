@@ -1,0 +1,75 @@
+// What a headless run drives and watches, kept out of the frame loop: a
+// scenario's script (settings at given frames), the random walk (random input
+// and values every frame) and the --stats numbers (frame times, draw-list
+// sizes, recomputes, exceptions, non-finite text in the charts), printed at
+// the end as one JSON object. The frame loop calls it at fixed points.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "app_state.hpp"
+#include "gui.hpp"
+#include "random_walk.hpp"
+#include "scenario.hpp"
+
+struct ImDrawData;
+
+namespace flashlab::gui {
+
+class Probe {
+ public:
+  Probe(const Options& options, std::optional<Scenario> scenario);
+
+  // Before the first frame: the scenario's settings, the walk's export folder.
+  // An error line (the run ends with exit code 2), or empty.
+  std::string start(AppState& s);
+  // Each frame, before the model is brought up to date: the script's steps
+  // due at `frame` and the walk's random values. An error line, or empty.
+  std::string before_frame(AppState& s, int frame);
+  // Between the backends' NewFrame and ImGui::NewFrame: the walk's input, or,
+  // in a headless run, the pointer parked off-window (Xvfb parks it
+  // mid-screen: no stray hover tooltips in a screenshot).
+  void inject_input(AppState& s);
+
+  void frame_begin();
+  void recomputed(AppState& s);       // after each recompute of the model
+  void model_ready(const AppState& s);  // the frame's model, before drawing
+  void exception(const std::string& what);  // a panel threw (the window goes on)
+  void frame_built();                 // ImGui::Render done
+  void frame_drawn(const ImDrawData& dd);  // before the draw data is rasterised
+  void frame_end();                   // after the buffer swap
+
+  // --stats: one JSON object on stdout.
+  void finish(const AppState& s, int width, int height, const std::string& renderer) const;
+
+ private:
+  using Clock = std::chrono::steady_clock;
+
+  Options options_;
+  std::optional<Scenario> scenario_;
+  size_t step_ = 0;  // next script step
+  std::unique_ptr<RandomWalk> walk_;
+
+  Clock::time_point t0_, t_built_;
+  double cpu0_ = 0;
+  std::vector<double> frame_ms_;
+  std::set<std::string> algorithms_;
+  sim::i64 invalid_frames_ = 0, exceptions_ = 0;
+  std::string first_exception_;
+  double max_recompute_ms_ = 0;
+  int recomputes_ = 0;
+  std::vector<double> draw_cmds_, vertices_;         // per frame: what the rasteriser gets
+  std::map<std::string, int> vertices_by_list_;      // of the last frame, per window
+  std::vector<double> build_ms_, raster_ms_;         // per frame: ImGui + panels; GL draw + swap + finish
+  // Per frame: CPU time of every thread (llvmpipe's too); steadier than wall time on a busy machine.
+  std::vector<double> cpu_ms_;
+};
+
+}  // namespace flashlab::gui

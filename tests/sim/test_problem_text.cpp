@@ -1,0 +1,108 @@
+// A problem as typed: the one parser behind the window's fields and the
+// command line's flags — values, every message in field order, the field's
+// name in each, the tiles and SRAM given or not.
+#include <catch2/catch.hpp>
+
+#include "flashlab/sim/problem_text.hpp"
+
+using namespace flashlab::sim;
+
+namespace {
+
+const ProblemFieldNames kNames{"--batch", "--heads", "--seq", "--seq-kv", "--head-dim", "--dtype", "--sram", "--br", "--bc"};
+
+ProblemText text(const char* batch, const char* heads, const char* seq, const char* head_dim) {
+  ProblemText t;
+  t.batch = batch;
+  t.heads = heads;
+  t.seq = seq;
+  t.head_dim = head_dim;
+  return t;
+}
+
+}  // namespace
+
+TEST_CASE("problem text: sizes with suffixes become the problem and the options", "[sim][problem-text]") {
+  ProblemText t = text("4", "16", "16K", "128");
+  t.dtype = "bf16";
+  t.causal = true;
+  t.sram = "100KiB";
+  t.br = "64";
+  t.bc = "32";
+  const ParsedProblem r = parse_problem(t, kNames);
+  REQUIRE(r.ok());
+  CHECK(r.problem.batch == 4);
+  CHECK(r.problem.heads == 16);
+  CHECK(r.problem.seq_q == 16384);
+  CHECK(r.problem.n_kv() == 16384);
+  CHECK(r.problem.head_dim == 128);
+  CHECK(r.problem.dtype == DType::bf16);
+  CHECK(r.problem.causal);
+  CHECK(r.options.sram_bytes == 102400);
+  REQUIRE(r.options.tiles.has_value());
+  CHECK(*r.options.tiles == TileShape{64, 32});
+  // Nothing given: the hardware's SRAM and the paper's tile rule.
+  const ParsedProblem bare = parse_problem(text("1", "1", "1000", "64"), kNames);
+  REQUIRE(bare.ok());
+  CHECK(bare.options.sram_bytes == 0);
+  CHECK(!bare.options.tiles.has_value());
+  ProblemText kv = text("1", "1", "1000", "64");
+  kv.seq_kv = "77";
+  CHECK(parse_problem(kv, kNames).problem.n_kv() == 77);
+}
+
+TEST_CASE("problem text: every problem is reported, in field order, naming the field", "[sim][problem-text]") {
+  ProblemText t = text("abc", "0", "1.5", "64");
+  t.dtype = "fp8";
+  t.sram = "-1";
+  const ParsedProblem r = parse_problem(t, kNames);
+  REQUIRE(r.errors.size() == 5);
+  CHECK(r.errors[0] == "--batch: 'abc' is not a whole number (examples: 1024, 16K, 100KiB)");
+  CHECK(r.errors[1] == "--heads: must be at least 1 (got '0')");
+  CHECK(r.errors[2] == "--seq: '1.5' is not a whole number (examples: 1024, 16K, 100KiB)");
+  CHECK(r.errors[3] == "--dtype: unknown dtype 'fp8' (expected fp16, bf16 or fp32)");
+  CHECK(r.errors[4] == "--sram: '-1' is not a whole number (examples: 1024, 16K, 100KiB)");
+  // The window's names for the same fields.
+  const ProblemFieldNames gui{"batch B", "heads H", "sequence length N", "key/value length", "head dim d",
+                              "dtype",   "SRAM size M", "B_r", "B_c"};
+  const ParsedProblem g = parse_problem(text("1", "1", "12abc", ""), gui);
+  REQUIRE(g.errors.size() == 2);
+  CHECK(g.errors[0] == "sequence length N: '12abc' is not a whole number (examples: 1024, 16K, 100KiB)");
+  CHECK(g.errors[1].rfind("head dim d: ''", 0) == 0);
+}
+
+TEST_CASE("problem text: the problem is validated once its fields parse, and tiles go in pairs", "[sim][problem-text]") {
+  ProblemText causal = text("1", "1", "1000", "64");
+  causal.causal = true;
+  causal.seq_kv = "77";
+  const ParsedProblem c = parse_problem(causal, kNames);
+  REQUIRE(!c.ok());
+  CHECK_THAT(c.errors.front(), Catch::Contains("causal attention needs seq_kv = seq_q"));
+  const ParsedProblem big = parse_problem(text("1M", "1", "4G", "64"), kNames);
+  REQUIRE(!big.ok());
+  CHECK_THAT(big.errors.front(), Catch::Contains("64-bit"));
+  ProblemText half = text("1", "1", "1000", "64");
+  half.br = "64";
+  const ParsedProblem h = parse_problem(half, kNames);
+  REQUIRE(h.errors.size() == 1);
+  CHECK(h.errors.front() == "--br and --bc go together (give both or neither)");
+  CHECK(!h.options.tiles.has_value());
+  ProblemText zero = text("1", "1", "1000", "64");
+  zero.br = "64";
+  zero.bc = "0";
+  const ParsedProblem z = parse_problem(zero, kNames);
+  REQUIRE(z.errors.size() == 1);
+  CHECK(z.errors.front() == "--bc: must be at least 1 (got '0')");
+  CHECK(!z.options.tiles.has_value());
+}
+
+TEST_CASE("problem text: one positive size, the message appended", "[sim][problem-text]") {
+  std::vector<std::string> errors;
+  CHECK(parse_positive("M", "192KiB", errors) == 196608);
+  CHECK(errors.empty());
+  CHECK(!parse_positive("M", "0", errors).has_value());
+  CHECK(!parse_positive("M", "", errors).has_value());
+  REQUIRE(errors.size() == 2);
+  CHECK(errors[0] == "M: must be at least 1 (got '0')");
+  CHECK(errors[1] == "M: '' is not a whole number (examples: 1024, 16K, 100KiB)");
+}
