@@ -274,7 +274,7 @@ struct Cohort {
 };
 
 // Per-member read bytes and DRAM bytes of one step, for the trace of the first head.
-struct StepTally {
+struct StepTraffic {
   std::vector<double> requested, from_dram;
   void reset(size_t n) {
     requested.assign(n, 0.0);
@@ -338,21 +338,21 @@ class Runner {
 
   // Accesses `a` for members [lo, hi) (row block of member k: row_of(k)), grouped into lines.
   template <class RowOf>
-  void group_members(const Access& a, i64 head, i64 j, i64 lo, i64 hi, const RowOf& row_of, StepTally* tally) {
+  void group_members(const Access& a, i64 head, i64 j, i64 lo, i64 hi, const RowOf& row_of, StepTraffic* traffic) {
     const i64 gsz = mem_.group(a);
     std::uint64_t mask = 0;
     i64 cur_line = -1, first = lo, cur_i = 0;
     auto flush = [&](i64 end) {
       if (mask == 0) return;
       const AccessOutcome o = mem_.touch(a, mem_.line_of(a, head, cur_i, j), mask);
-      if (tally != nullptr && !a.write) {
+      if (traffic != nullptr && !a.write) {
         const double frac = o.hit_bytes + o.miss_bytes > 0
                                 ? static_cast<double>(o.miss_bytes) / static_cast<double>(o.hit_bytes + o.miss_bytes)
                                 : 0.0;
         for (i64 k = first; k < end; ++k) {
           const double b = static_cast<double>(mem_.tile_bytes(a, row_of(k), j));
-          tally->requested[static_cast<size_t>(k)] += b;
-          tally->from_dram[static_cast<size_t>(k)] += b * frac;
+          traffic->requested[static_cast<size_t>(k)] += b;
+          traffic->from_dram[static_cast<size_t>(k)] += b * frac;
         }
       }
       mask = 0;
@@ -372,14 +372,14 @@ class Runner {
   }
 
   // One access shared by every member of a cohort (it depends on j only).
-  void shared(const Access& a, i64 head, i64 j, size_t members, StepTally* tally) {
+  void shared(const Access& a, i64 head, i64 j, size_t members, StepTraffic* traffic) {
     const Memory::Line l = mem_.line_of(a, head, -1, j);
     const AccessOutcome o = mem_.touch(a, l, std::uint64_t{1} << l.bit, static_cast<i64>(members));
-    if (tally != nullptr && !a.write) {
+    if (traffic != nullptr && !a.write) {
       const double b = static_cast<double>(o.hit_bytes + o.miss_bytes);
       for (size_t k = 0; k < members; ++k) {
-        tally->requested[k] += b;
-        tally->from_dram[k] += static_cast<double>(o.miss_bytes);
+        traffic->requested[k] += b;
+        traffic->from_dram[k] += static_cast<double>(o.miss_bytes);
       }
     }
   }
@@ -388,14 +388,14 @@ class Runner {
   // cohort. An access that depends on j only is asked for by each member
   // (`per_member`), or once for the launch (the outer iteration's own loads
   // when a launch runs one outer iteration).
-  void piece(const std::vector<Access>& accesses, const Cohort& c, size_t n, i64 j, StepTally* tally,
+  void piece(const std::vector<Access>& accesses, const Cohort& c, size_t n, i64 j, StepTraffic* traffic,
              bool per_member = true) {
     for (const Access& a : accesses) {
       if (a.uses_i)
         group_members(a, c.head, j, 0, static_cast<i64>(n), [&](i64 k) { return c.members[static_cast<size_t>(k)].i; },
-                      tally);
+                      traffic);
       else if (a.uses_j)
-        shared(a, c.head, j, per_member ? n : 1, tally);
+        shared(a, c.head, j, per_member ? n : 1, traffic);
       else
         throw std::logic_error("the L2 model expects per-block accesses inside the loop");
     }
@@ -407,7 +407,7 @@ class Runner {
     i64 total = heads_ * per;
     i64 next = 0, t = 0, free = W_;
     std::vector<Cohort> cohorts;
-    StepTally tally;
+    StepTraffic traffic;
     while (next < total || !cohorts.empty()) {
       // Hand out free slots in grid order; blocks of one head dispatched together form a cohort.
       size_t first_new = cohorts.size();
@@ -438,11 +438,11 @@ class Runner {
       }
       for (Cohort& co : cohorts) {
         const i64 step = t - co.start;
-        StepTally* tl = (trace_ && co.head == 0) ? &tally : nullptr;
-        if (tl) tl->reset(co.active);
+        StepTraffic* step_traffic = (trace_ && co.head == 0) ? &traffic : nullptr;
+        if (step_traffic) step_traffic->reset(co.active);
         const i64 j = s_.visit_block(co.members.front().outer, step).second;  // lo = 0: shared by the cohort
-        if (step == 0) piece(acc.begin, co, co.active, j, tl);
-        piece(acc.visit, co, co.active, j, tl);
+        if (step == 0) piece(acc.begin, co, co.active, j, step_traffic);
+        piece(acc.visit, co, co.active, j, step_traffic);
         size_t still = co.active;
         while (still > 0 && co.members[still - 1].steps <= step + 1) --still;
         if (still < co.active) {
@@ -453,7 +453,7 @@ class Runner {
           piece(acc.end, ending, ending.members.size(), j, nullptr);
           free += static_cast<i64>(co.active - still);
         }
-        if (tl) record_step(out, co, step, tally);
+        if (step_traffic) record_step(out, co, step, traffic);
         co.active = still;
       }
       cohorts.erase(std::remove_if(cohorts.begin(), cohorts.end(), [](const Cohort& c) { return c.active == 0; }),
@@ -468,7 +468,7 @@ class Runner {
     const i64 visits = s_.visit_count(o);
     const i64 j = s_.visit_block(o, 0).second;  // the launch's column block (outer over columns)
     const i64 total = heads_ * visits;
-    StepTally tally;
+    StepTraffic traffic;
     i64 next = 0, t = 0;
     while (next < total) {
       const i64 end = std::min(total, next + W_);
@@ -479,19 +479,19 @@ class Runner {
         const i64 lo = s_.visit_block(o, 0).first;  // a launch's visits are row blocks lo, lo + 1, ...
         for (i64 k = k0; k < k1; ++k) co.members.push_back(Member{k, lo + k, 1});
         co.active = co.members.size();
-        StepTally* tl = nullptr;
+        StepTraffic* step_traffic = nullptr;
         if (trace_ && h == 0) {
           co.wave = new_wave(out, ph, o, t, co.members);
-          tally.reset(co.active);
-          tl = &tally;
+          traffic.reset(co.active);
+          step_traffic = &traffic;
         }
-        if (k0 == 0) piece(acc.begin, co, co.active, j, tl, false);  // the head's first CTA of this launch
-        piece(acc.visit, co, co.active, j, tl);
+        if (k0 == 0) piece(acc.begin, co, co.active, j, step_traffic, false);  // the head's first CTA of this launch
+        piece(acc.visit, co, co.active, j, step_traffic);
         if (k1 == visits) piece(acc.end, co, co.active, j, nullptr, false);
-        if (tl) {
+        if (step_traffic) {
           for (size_t m = 0; m < co.members.size(); ++m) {
             const Member& mb = co.members[m];
-            set_visit(out, o, mb.outer, co.wave, tally, m);
+            set_visit(out, o, mb.outer, co.wave, traffic, m);
           }
         }
         next += k1 - k0;
@@ -517,15 +517,15 @@ class Runner {
     out.waves.push_back(std::move(w));
     return static_cast<std::int32_t>(out.waves.size() - 1);
   }
-  void set_visit(L2Result& out, i64 o, i64 k, std::int32_t wave, const StepTally& tally, size_t m) {
+  void set_visit(L2Result& out, i64 o, i64 k, std::int32_t wave, const StepTraffic& traffic, size_t m) {
     const i64 at = out.visit_index[static_cast<size_t>(o)] + k;
     VisitL2& v = out.visits[static_cast<size_t>(at)];
     v.wave = wave;
-    const double req = tally.requested[m];
-    v.dram_fraction = req > 0 ? static_cast<float>(tally.from_dram[m] / req) : 0.0f;
+    const double req = traffic.requested[m];
+    v.dram_fraction = req > 0 ? static_cast<float>(traffic.from_dram[m] / req) : 0.0f;
   }
-  void record_step(L2Result& out, const Cohort& co, i64 step, const StepTally& tally) {
-    for (size_t m = 0; m < co.active; ++m) set_visit(out, co.members[m].outer, step, co.wave, tally, m);
+  void record_step(L2Result& out, const Cohort& co, i64 step, const StepTraffic& traffic) {
+    for (size_t m = 0; m < co.active; ++m) set_visit(out, co.members[m].outer, step, co.wave, traffic, m);
   }
 
   const Schedule& s_;
