@@ -20,10 +20,6 @@ std::string tiles_str(TileShape t) {
   return "B_r=" + std::to_string(t.Br) + ", B_c=" + std::to_string(t.Bc);
 }
 
-i64 fa1_peak(const AttentionProblem& p, TileShape t) {
-  return sram_peak_probe(Schedule(Algorithm::fa1, p, t));
-}
-
 }  // namespace
 
 bool TileChoice::ok() const { return all_ok(findings); }
@@ -65,7 +61,10 @@ i64 sram_peak_probe(const Schedule& s, i64 capacity, std::optional<SramOverflow>
   return t.peak_bytes();
 }
 
-TileChoice choose_tiles(const AttentionProblem& p, i64 sram_bytes, std::optional<TileShape> explicit_tiles) {
+TileChoice choose_tiles(Algorithm a, const AttentionProblem& p, i64 sram_bytes,
+                        std::optional<TileShape> explicit_tiles) {
+  const AlgorithmInfo& info = algorithm_info(a);
+  auto peak_of = [&](TileShape t) { return sram_peak_probe(Schedule(a, p, t)); };
   TileChoice c;
   if (explicit_tiles) {
     c.tiles = *explicit_tiles;
@@ -74,47 +73,60 @@ TileChoice choose_tiles(const AttentionProblem& p, i64 sram_bytes, std::optional
       c.findings.push_back(error("tile sizes must be at least 1 (got " + tiles_str(c.tiles) + ")"));
       return c;
     }
-    const i64 peak = fa1_peak(p, c.tiles);
+    const i64 peak = peak_of(c.tiles);
     if (peak > sram_bytes)
-      c.findings.push_back(note("these tiles need " + group_digits(peak) +
-                                " B of SRAM for FlashAttention-1's working set, more than M = " +
+      c.findings.push_back(note("these tiles need " + group_digits(peak) + " B of SRAM for " +
+                                std::string(info.title) + "'s working set, more than M = " +
                                 group_digits(sram_bytes) + " B"));
     return c;
   }
-  c.tiles = paper_tile_rule(sram_bytes, p);
-  c.rule = "paper";
-  const TileShape paper = c.tiles;
-  const i64 paper_peak = fa1_peak(p, paper);
-  if (paper_peak <= sram_bytes) return c;
-  // The rule is asymptotic; shrink B_r, then B_c, until the working set fits.
-  while (fa1_peak(p, c.tiles) > sram_bytes && (c.tiles.Br > 1 || c.tiles.Bc > 1)) {
-    if (c.tiles.Br > 1) c.tiles.Br = (c.tiles.Br + 1) / 2;
-    else c.tiles.Bc = (c.tiles.Bc + 1) / 2;
+  c.tiles = tile_rule_shape(info.tile_rule, sram_bytes, p);
+  c.rule = std::string(describe(info.tile_rule));
+  const TileShape rule = c.tiles;
+  const i64 rule_peak = peak_of(rule);
+  if (rule_peak <= sram_bytes) return c;
+  // The rule is asymptotic; shrink the block capped at d (B_r for the paper's
+  // rule, B_c for its transpose), then the other, until the working set fits.
+  const bool transposed = info.tile_rule == TileRule::paper_transposed;
+  i64& first = transposed ? c.tiles.Bc : c.tiles.Br;
+  i64& second = transposed ? c.tiles.Br : c.tiles.Bc;
+  while (peak_of(c.tiles) > sram_bytes && (first > 1 || second > 1)) {
+    if (first > 1) first = (first + 1) / 2;
+    else second = (second + 1) / 2;
   }
-  const i64 peak = fa1_peak(p, c.tiles);
+  const i64 peak = peak_of(c.tiles);
   if (peak > sram_bytes) {
     c.findings.push_back(error("head dim d=" + std::to_string(p.head_dim) +
                                " does not fit: even B_r = B_c = 1 needs " + group_digits(peak) +
                                " B of SRAM, more than M = " + group_digits(sram_bytes) + " B"));
     return c;
   }
-  c.rule = "paper, shrunk to fit";
-  c.findings.push_back(note("the paper's rule gives " + tiles_str(paper) + ", whose working set (" +
-                            group_digits(paper_peak) + " B) exceeds M = " + group_digits(sram_bytes) +
-                            " B; shrunk to " + tiles_str(c.tiles)));
+  c.rule += ", shrunk to fit";
+  c.findings.push_back(note(std::string(transposed ? "the transposed paper rule" : "the paper's rule") + " gives " +
+                            tiles_str(rule) + ", whose working set (" + group_digits(rule_peak) +
+                            " B) exceeds M = " + group_digits(sram_bytes) + " B; shrunk to " + tiles_str(c.tiles)));
   return c;
+}
+
+TileChoice choose_tiles(const AttentionProblem& p, i64 sram_bytes, std::optional<TileShape> explicit_tiles) {
+  return choose_tiles(Algorithm::fa1, p, sram_bytes, explicit_tiles);
 }
 
 bool Plan::ok() const { return all_ok(findings); }
 
 Plan make_plan(const AttentionProblem& p, const HardwareModel& hw, const SimOptions& opt) {
+  return make_plan(Algorithm::fa1, p, hw, opt);
+}
+
+Plan make_plan(Algorithm a, const AttentionProblem& p, const HardwareModel& hw, const SimOptions& opt) {
   Plan plan;
+  plan.algorithm = a;
   plan.problem = p;
   plan.sram_capacity_bytes = opt.sram_bytes > 0 ? opt.sram_bytes : hw.sram_bytes_per_sm;
   for (const std::string& e : validate(p)) plan.findings.push_back(error(e));
   if (plan.sram_capacity_bytes < 1) plan.findings.push_back(error("SRAM size M must be at least 1 byte"));
   if (!plan.ok()) return plan;
-  plan.tiles = choose_tiles(p, plan.sram_capacity_bytes, opt.tiles);
+  plan.tiles = choose_tiles(a, p, plan.sram_capacity_bytes, opt.tiles);
   for (const Finding& f : plan.tiles.findings)
     if (f.severity == Finding::Severity::error || plan.tiles.rule != "explicit") plan.findings.push_back(f);
   if (!plan.ok()) return plan;
@@ -134,10 +146,12 @@ Plan make_plan(const AttentionProblem& p, const HardwareModel& hw, const SimOpti
 }
 
 SimResult simulate(Algorithm a, const AttentionProblem& p, const HardwareModel& hw, const SimOptions& opt) {
-  return simulate(a, make_plan(p, hw, opt), hw, opt);
+  return simulate(a, make_plan(a, p, hw, opt), hw, opt);
 }
 
 SimResult simulate(Algorithm a, const Plan& plan, const HardwareModel& hw, const SimOptions& opt) {
+  // A plan's tiles follow its algorithm's rule; another algorithm gets its own.
+  if (plan.algorithm != a && !opt.tiles && plan.ok()) return simulate(a, make_plan(a, plan.problem, hw, opt), hw, opt);
   SimResult r;
   r.algorithm = a;
   r.problem = plan.problem;

@@ -38,6 +38,13 @@ TileShape paper_tile_rule(i64 sram_bytes, const AttentionProblem& p) {
   return {std::min(Bc, p.head_dim), Bc};
 }
 
+TileShape tile_rule_shape(TileRule r, i64 sram_bytes, const AttentionProblem& p) {
+  const TileShape t = paper_tile_rule(sram_bytes, p);
+  return r == TileRule::paper_transposed ? TileShape{t.Bc, t.Br} : t;
+}
+
+std::string_view describe(TileRule r) { return r == TileRule::paper_transposed ? "paper, transposed" : "paper"; }
+
 TileGrid::TileGrid(const AttentionProblem& p, TileShape t)
     : n_q(p.n_q()), n_kv(p.n_kv()), d(p.head_dim), Br(t.Br), Bc(t.Bc),
       T_r(ceil_div(p.n_q(), t.Br)), T_c(ceil_div(p.n_kv(), t.Bc)), causal(p.causal) {}

@@ -18,6 +18,13 @@ enum class Algorithm : std::uint8_t { standard, pytorch, fa1, fa2 };
 // whose CTAs are its visits — FlashAttention-1 as our fa1 rung runs it.
 enum class GridShape : std::uint8_t { cta_per_outer_iteration, launch_per_outer_iteration };
 
+// The block sizes an algorithm's loop order wants. FlashAttention's Algorithm 1,
+// line 1, sets B_c = ⌈M/4d⌉, B_r = min(⌈M/4d⌉, d): large K_j, V_j blocks for an
+// outer loop over them, so that Q_i and O_i are re-read only T_c times. An
+// outer loop over Q_i wants the transpose — large Q_i blocks, so that K and V
+// are re-read only T_r times.
+enum class TileRule : std::uint8_t { paper, paper_transposed };
+
 // The marker an algorithm's points carry in every chart.
 enum class Marker : std::uint8_t { circle, square, diamond, triangle };
 
@@ -45,6 +52,7 @@ struct AlgorithmInfo {
   Marker marker = Marker::circle;
 
   GridShape grid = GridShape::cta_per_outer_iteration;
+  TileRule tile_rule = TileRule::paper;
 };
 
 const AlgorithmInfo& algorithm_info(Algorithm a);

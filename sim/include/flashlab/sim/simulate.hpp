@@ -31,11 +31,14 @@ struct TileChoice {
 i64 sram_peak_probe(const Schedule& s, i64 capacity = std::numeric_limits<i64>::max(),
                     std::optional<SramOverflow>* overflow = nullptr);
 
-// Tiles for a problem on an SRAM of `sram_bytes`. Explicit tiles are taken as
-// given (an error if they do not fit). Otherwise the paper's rule; when its
-// tile set does not fit (the rule is asymptotic), B_r and then B_c are halved
-// until it does, and a note says so. Fit is judged on FlashAttention-1's
-// working set, the largest of the four algorithms.
+// Tiles for algorithm `a` on an SRAM of `sram_bytes`. Explicit tiles are taken
+// as given (an error later if they do not fit). Otherwise the algorithm's rule
+// (AlgorithmInfo::tile_rule: the paper's for FlashAttention-1, its transpose for
+// an outer loop over Q_i); when its tile set does not fit (the rule is
+// asymptotic), the block capped at d and then the other are halved until the
+// algorithm's own working set fits, and a note says so.
+TileChoice choose_tiles(Algorithm a, const AttentionProblem& p, i64 sram_bytes, std::optional<TileShape> explicit_tiles);
+// The paper's rule for its own algorithm, FlashAttention-1.
 TileChoice choose_tiles(const AttentionProblem& p, i64 sram_bytes, std::optional<TileShape> explicit_tiles);
 
 struct SimOptions {
@@ -67,10 +70,12 @@ struct SimResult {
   std::vector<std::string> messages() const;  // every finding, errors first
 };
 
-// What every algorithm shares on one problem: validated inputs, the chosen
-// tiles and the block grid's statistics. A sweep plans each point once and
-// simulates several algorithms on the plan.
+// One algorithm's inputs on one problem: validated, its tiles chosen, the
+// block grid's statistics. A sweep plans each point once per algorithm;
+// simulate() with a plan of another algorithm (and no explicit tiles) plans
+// again for its own tile rule.
 struct Plan {
+  Algorithm algorithm = Algorithm::fa1;  // whose tile rule chose the tiles
   AttentionProblem problem;
   i64 sram_capacity_bytes = 0;
   TileChoice tiles;
@@ -80,7 +85,8 @@ struct Plan {
   bool ok() const;
 };
 
-Plan make_plan(const AttentionProblem& p, const HardwareModel& hw, const SimOptions& opt = {});
+Plan make_plan(Algorithm a, const AttentionProblem& p, const HardwareModel& hw, const SimOptions& opt = {});
+Plan make_plan(const AttentionProblem& p, const HardwareModel& hw, const SimOptions& opt = {});  // FlashAttention-1's
 SimResult simulate(Algorithm a, const Plan& plan, const HardwareModel& hw, const SimOptions& opt = {});
 SimResult simulate(Algorithm a, const AttentionProblem& p, const HardwareModel& hw, const SimOptions& opt = {});
 

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <string>
 
+#include "flashlab/sim/algorithm.hpp"
 #include "flashlab/sim/problem.hpp"
 
 namespace flashlab::sim {
@@ -29,6 +30,9 @@ i64 sram_elements(i64 sram_bytes, DType t);
 
 // FlashAttention Algorithm 1, line 1: B_c = ⌈M/4d⌉, B_r = min(⌈M/4d⌉, d).
 TileShape paper_tile_rule(i64 sram_bytes, const AttentionProblem& p);
+// The shape a rule gives (paper_transposed swaps B_r and B_c).
+TileShape tile_rule_shape(TileRule r, i64 sram_bytes, const AttentionProblem& p);
+std::string_view describe(TileRule r);  // "paper", "paper, transposed"
 
 // The block grid of one head. Row block i covers rows [i·B_r, min((i+1)·B_r, N_q));
 // column block j covers [j·B_c, min((j+1)·B_c, N_kv)). The last block of each may
