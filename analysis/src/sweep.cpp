@@ -133,11 +133,10 @@ std::vector<SweepRow> run_sweep(const sim::AttentionProblem& base, const sim::Ha
     opt.stream_event_limit = 0;  // closed forms
     if (spec.axis == SweepAxis::sram) opt.sram_bytes = v;
     const i64 M = opt.sram_bytes > 0 ? opt.sram_bytes : hw.sram_bytes_per_sm;
-    const sim::Plan plan = sim::make_plan(p, hw, opt);
     for (sim::Algorithm a : algorithms) {
       SweepRow row;
       row.value = v;
-      row.result = sim::simulate(a, plan, hw, opt);
+      row.result = sim::simulate(a, p, hw, opt);  // each with its own tile rule
       if (row.result.ok()) row.roof = roofline(row.result, hw);
       row.theta_standard = theta_standard_bytes(p);
       row.theta_flash = theta_flash_bytes(p, M);

@@ -18,14 +18,9 @@ struct Row {
   analysis::RooflineEstimate roof;
 };
 
-// An algorithm whose outer loop runs over Q_i and streams K_j, V_j inside it
-// (FlashAttention-2): the paper's rule, tuned for the loop order of
-// Algorithm 1, transposed gives it large Q tiles and few K/V re-reads.
-bool gains_from_swapped_tiles(const sim::AlgorithmInfo& info) {
-  return info.outer_over_rows && !info.materializes_scores;
-}
-
-std::vector<Row> compare(const Resolved& r, const std::vector<sim::Algorithm>& algos, bool swapped) {
+// Each algorithm with the tiles its own loop order wants (the simulator's rule
+// for it), unless --br/--bc fix them for all.
+std::vector<Row> compare(const Resolved& r, const std::vector<sim::Algorithm>& algos) {
   std::vector<Row> rows;
   for (sim::Algorithm a : algos) {
     const sim::AlgorithmInfo& info = sim::algorithm_info(a);
@@ -33,15 +28,6 @@ std::vector<Row> compare(const Resolved& r, const std::vector<sim::Algorithm>& a
     if (!row.result.ok()) throw UsageError(std::string(info.key) + ": " + row.result.errors().front());
     row.roof = analysis::roofline(row.result, r.hw);
     rows.push_back(row);
-    if (swapped && gains_from_swapped_tiles(info) && !r.options.tiles) {
-      sim::SimOptions opt = r.options;
-      opt.tiles = sim::TileShape{row.result.tiles.Bc, row.result.tiles.Br};
-      Row sw{std::string(info.key) + ", B_r↔B_c", sim::simulate(a, r.problem, r.hw, opt), {}};
-      if (sw.result.ok()) {
-        sw.roof = analysis::roofline(sw.result, r.hw);
-        rows.push_back(sw);
-      }
-    }
   }
   return rows;
 }
@@ -103,17 +89,15 @@ class CompareCommand : public Command {
     app->add_option("--algos", algos_, algorithms_help())->capture_default_str();
     add_problem_flags(*app, flags_);
     app->add_option("--csv", csv_, "CSV output file")->capture_default_str();
-    app->add_flag("!--no-swapped", swapped_, "leave out the FA2 row with B_r and B_c swapped");
   }
   int run() override {
     const Resolved r = resolve(flags_);
-    return print_and_write(r, compare(r, parse_algorithms(algos_), swapped_), csv_);
+    return print_and_write(r, compare(r, parse_algorithms(algos_)), csv_);
   }
 
  private:
   ProblemFlags flags_;
   std::string algos_ = analysis::algorithm_keys(analysis::default_algorithms(), ","), csv_ = kDefaultCsv;
-  bool swapped_ = true;
 };
 
 }  // namespace
@@ -123,7 +107,7 @@ std::unique_ptr<Command> make_compare_command() { return std::make_unique<Compar
 int run_default_comparison() {
   ProblemFlags f;
   const Resolved r = resolve(f);
-  return print_and_write(r, compare(r, analysis::default_algorithms(), true), kDefaultCsv);
+  return print_and_write(r, compare(r, analysis::default_algorithms()), kDefaultCsv);
 }
 
 }  // namespace flashlab::cli

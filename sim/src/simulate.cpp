@@ -108,15 +108,7 @@ TileChoice choose_tiles(Algorithm a, const AttentionProblem& p, i64 sram_bytes,
   return c;
 }
 
-TileChoice choose_tiles(const AttentionProblem& p, i64 sram_bytes, std::optional<TileShape> explicit_tiles) {
-  return choose_tiles(Algorithm::fa1, p, sram_bytes, explicit_tiles);
-}
-
 bool Plan::ok() const { return all_ok(findings); }
-
-Plan make_plan(const AttentionProblem& p, const HardwareModel& hw, const SimOptions& opt) {
-  return make_plan(Algorithm::fa1, p, hw, opt);
-}
 
 Plan make_plan(Algorithm a, const AttentionProblem& p, const HardwareModel& hw, const SimOptions& opt) {
   Plan plan;

@@ -159,7 +159,7 @@ TEST_CASE("a run's model comes from the row: any kernel name, tiles as they ran 
   SECTION("no tiles: the simulator's own choice on this hardware") {
     const RunModel m = model_of(run("sdpa_flash", "fa2", p, {}, 1.0), hw);
     REQUIRE(m.result);
-    CHECK(m.result->tiles == sim::choose_tiles(p, hw.sram_bytes_per_sm, std::nullopt).tiles);
+    CHECK(m.result->tiles == sim::choose_tiles(sim::Algorithm::fa2, p, hw.sram_bytes_per_sm, std::nullopt).tiles);
   }
   SECTION("materialising rows never fail on tiles: their HBM bytes and FLOPs do not depend on them") {
     sim::HardwareModel small = hw;

@@ -155,9 +155,14 @@ TEST_CASE("with no arguments and no display: the lecture comparison, printed and
   CHECK_THAT(r.out, Catch::Contains("A100"));
   for (const char* a : {"standard", "fa1", "fa2"}) CHECK_THAT(r.out, Catch::Contains(a));
   const auto rows = flashlab::analysis::csv_parse(slurp(scratch() / "flashlab-comparison.csv"));
-  REQUIRE(rows.size() == 5);  // header, standard, fa1, fa2, fa2 with swapped tiles
+  REQUIRE(rows.size() == 4);  // header, standard, fa1, fa2
   CHECK(rows[1][2] == "standard");
   CHECK(rows[2][2] == "fa1");
+  CHECK(rows[3][2] == "fa2");
+  // Each algorithm with the tiles its loop order wants: the paper's rule for
+  // FlashAttention-1 (B_r = d = 64, B_c = ⌈M/4d⌉ = 384), transposed for FlashAttention-2.
+  CHECK((rows[2][12] == "64" && rows[2][13] == "384"));
+  CHECK((rows[3][12] == "384" && rows[3][13] == "64"));
 }
 
 TEST_CASE("sweep writes one CSV row per point and algorithm", "[cli]") {

@@ -25,14 +25,14 @@ TEST_CASE("default tiles fit, and the rule is shrunk with a note when it does no
   AttentionProblem p;
   p.head_dim = 64;
   const i64 M = 192 * 1024;
-  TileChoice c = choose_tiles(p, M, std::nullopt);
+  TileChoice c = choose_tiles(Algorithm::fa1, p, M, std::nullopt);
   CHECK(c.ok());
   CHECK(c.rule == "paper");
   CHECK(c.tiles == TileShape{64, 384});
   CHECK(c.findings.empty());
 
   p.head_dim = 128;  // 128×192 needs 216,064 B with S_ij resident: more than 196,608
-  c = choose_tiles(p, M, std::nullopt);
+  c = choose_tiles(Algorithm::fa1, p, M, std::nullopt);
   CHECK(c.ok());
   CHECK(c.rule == "paper, shrunk to fit");
   CHECK(c.tiles == TileShape{64, 192});
@@ -41,11 +41,11 @@ TEST_CASE("default tiles fit, and the rule is shrunk with a note when it does no
   CHECK(sram_peak_probe(Schedule(Algorithm::fa1, p, c.tiles)) <= M);
 
   p.head_dim = 30000;  // 4·d·2 bytes alone exceed M
-  c = choose_tiles(p, M, std::nullopt);
+  c = choose_tiles(Algorithm::fa1, p, M, std::nullopt);
   CHECK_FALSE(c.ok());
   CHECK_THAT(c.findings.at(0).message, Catch::Contains("does not fit"));
 
-  c = choose_tiles(p, M, TileShape{0, 4});
+  c = choose_tiles(Algorithm::fa1, p, M, TileShape{0, 4});
   CHECK_FALSE(c.ok());
 }
 
@@ -57,7 +57,7 @@ TEST_CASE("default tiles fit every algorithm on every preset shape", "[sim][tile
         p.dtype = dt;
         p.head_dim = d;
         p.seq_q = 4096;
-        const TileChoice c = choose_tiles(p, sram, std::nullopt);
+        const TileChoice c = choose_tiles(Algorithm::fa1, p, sram, std::nullopt);
         INFO("sram " << sram << " " << to_string(dt) << " d=" << d);
         REQUIRE(c.ok());
         for (Algorithm a : all_algorithms()) CHECK(sram_peak_probe(Schedule(a, p, c.tiles)) <= sram);

@@ -38,8 +38,6 @@ i64 sram_peak_probe(const Schedule& s, i64 capacity = std::numeric_limits<i64>::
 // asymptotic), the block capped at d and then the other are halved until the
 // algorithm's own working set fits, and a note says so.
 TileChoice choose_tiles(Algorithm a, const AttentionProblem& p, i64 sram_bytes, std::optional<TileShape> explicit_tiles);
-// The paper's rule for its own algorithm, FlashAttention-1.
-TileChoice choose_tiles(const AttentionProblem& p, i64 sram_bytes, std::optional<TileShape> explicit_tiles);
 
 struct SimOptions {
   std::optional<TileShape> tiles;
@@ -86,7 +84,6 @@ struct Plan {
 };
 
 Plan make_plan(Algorithm a, const AttentionProblem& p, const HardwareModel& hw, const SimOptions& opt = {});
-Plan make_plan(const AttentionProblem& p, const HardwareModel& hw, const SimOptions& opt = {});  // FlashAttention-1's
 SimResult simulate(Algorithm a, const Plan& plan, const HardwareModel& hw, const SimOptions& opt = {});
 SimResult simulate(Algorithm a, const AttentionProblem& p, const HardwareModel& hw, const SimOptions& opt = {});
 
