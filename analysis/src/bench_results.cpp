@@ -36,13 +36,22 @@ const std::vector<std::string>& columns() {
       "kernel", "model", "direction", "batch",  "heads",          "seq_q",       "seq_kv",
       "head_dim", "causal",  "dtype",          "br",             "bc",          "status",
       "reason", "time_ms_median", "time_ms_min", "time_ms_max",  "repeats",     "tflops",
-      "tflops_exact", "gbps", "peak_memory_bytes", "predicted_memory_bytes", "rel_error"};
+      "tflops_exact", "gbps", "peak_memory_bytes", "predicted_memory_bytes", "rel_error",
+      "ctas_per_sm", "heaviest_first", "dram_read_bytes", "dram_write_bytes", "l2_read_bytes", "l2_write_bytes",
+      "counters_note", "predicted_dram_read_bytes", "predicted_dram_write_bytes"};
   return c;
 }
 
 // Columns a file may lack: written since rows carried them, read as empty
-// from older files.
-bool optional_column(const std::string& c) { return c == "model"; }
+// (their defaults) from older files.
+bool optional_column(const std::string& c) {
+  return c == "model" || c == "ctas_per_sm" || c == "heaviest_first" || c == "dram_read_bytes" ||
+         c == "dram_write_bytes" || c == "l2_read_bytes" || c == "l2_write_bytes" || c == "counters_note" ||
+         c == "predicted_dram_read_bytes" || c == "predicted_dram_write_bytes";
+}
+
+// A whole number that may be empty (an optional column): `fallback` then.
+i64 parse_int_or(const std::string& s, i64 fallback, const std::string& origin, const std::string& where);
 
 // Shortest decimal that reads back to the same double.
 std::string number(double v) {
@@ -78,6 +87,10 @@ i64 parse_int(const std::string& s, const std::string& origin, const std::string
   const long long v = std::strtoll(s.c_str(), &end, 10);
   if (end == s.c_str() || *end != '\0' || errno == ERANGE) fail(origin, where, "'" + s + "' is not a whole number");
   return v;
+}
+
+i64 parse_int_or(const std::string& s, i64 fallback, const std::string& origin, const std::string& where) {
+  return s.empty() ? fallback : parse_int(s, origin, where);
 }
 
 bool parse_bool(const std::string& s, const std::string& origin, const std::string& where) {
@@ -123,7 +136,16 @@ std::vector<std::string> row_fields(const BenchRow& r) {
           number(r.gbps),
           std::to_string(r.peak_memory_bytes),
           std::to_string(r.predicted_memory_bytes),
-          number(r.rel_error)};
+          number(r.rel_error),
+          std::to_string(r.ctas_per_sm),
+          r.heaviest_first ? "true" : "false",
+          std::to_string(r.dram_read_bytes),
+          std::to_string(r.dram_write_bytes),
+          std::to_string(r.l2_read_bytes),
+          std::to_string(r.l2_write_bytes),
+          r.counters_note,
+          std::to_string(r.predicted_dram_read_bytes),
+          std::to_string(r.predicted_dram_write_bytes)};
 }
 
 // The inverse of row_fields; `get(column)` gives the text of a column.
@@ -157,6 +179,17 @@ BenchRow row_from(const std::function<std::string(const std::string&)>& get, con
   r.peak_memory_bytes = parse_int(get("peak_memory_bytes"), origin, at("peak_memory_bytes"));
   r.predicted_memory_bytes = parse_int(get("predicted_memory_bytes"), origin, at("predicted_memory_bytes"));
   r.rel_error = parse_double(get("rel_error"), origin, at("rel_error"));
+  r.ctas_per_sm = parse_int_or(get("ctas_per_sm"), 0, origin, at("ctas_per_sm"));
+  const std::string heaviest = get("heaviest_first");
+  r.heaviest_first = !heaviest.empty() && parse_bool(heaviest, origin, at("heaviest_first"));
+  r.dram_read_bytes = parse_int_or(get("dram_read_bytes"), -1, origin, at("dram_read_bytes"));
+  r.dram_write_bytes = parse_int_or(get("dram_write_bytes"), -1, origin, at("dram_write_bytes"));
+  r.l2_read_bytes = parse_int_or(get("l2_read_bytes"), -1, origin, at("l2_read_bytes"));
+  r.l2_write_bytes = parse_int_or(get("l2_write_bytes"), -1, origin, at("l2_write_bytes"));
+  r.counters_note = get("counters_note");
+  r.predicted_dram_read_bytes = parse_int_or(get("predicted_dram_read_bytes"), -1, origin, at("predicted_dram_read_bytes"));
+  r.predicted_dram_write_bytes =
+      parse_int_or(get("predicted_dram_write_bytes"), -1, origin, at("predicted_dram_write_bytes"));
   return r;
 }
 
@@ -169,6 +202,7 @@ json meta_json(const BenchMeta& m) {
               {"date", m.date},
               {"host", m.host},
               {"sm_count", m.sm_count},
+              {"l2_bytes", m.l2_bytes},
               {"sm_clock_mhz", number_json(m.sm_clock_mhz)},
               {"mem_clock_mhz", number_json(m.mem_clock_mhz)},
               {"l2_flush", m.l2_flush}};
@@ -198,6 +232,10 @@ BenchMeta meta_from(const json& j, const std::string& origin) {
   if (j.contains("sm_count")) {
     if (!j["sm_count"].is_number_integer()) fail(origin, "meta.sm_count", "expected a whole number");
     m.sm_count = j["sm_count"].get<int>();
+  }
+  if (j.contains("l2_bytes")) {
+    if (!j["l2_bytes"].is_number_integer()) fail(origin, "meta.l2_bytes", "expected a whole number");
+    m.l2_bytes = j["l2_bytes"].get<i64>();
   }
   if (j.contains("sm_clock_mhz")) m.sm_clock_mhz = json_double(j["sm_clock_mhz"], origin, "meta.sm_clock_mhz");
   if (j.contains("mem_clock_mhz")) m.mem_clock_mhz = json_double(j["mem_clock_mhz"], origin, "meta.mem_clock_mhz");
@@ -312,10 +350,13 @@ std::string bench_to_json(const BenchResults& r) {
     for (std::size_t c = 0; c < columns().size(); ++c) {
       const std::string& name = columns()[c];
       // Text stays text; numbers become JSON numbers (non-finite ones stay "inf"/"nan").
-      if (name == "kernel" || name == "model" || name == "direction" || name == "dtype" || name == "status" || name == "reason") {
+      if (name == "kernel" || name == "model" || name == "direction" || name == "dtype" || name == "status" ||
+          name == "reason" || name == "counters_note") {
         o[name] = f[c];
       } else if (name == "causal") {
         o[name] = row.problem.causal;
+      } else if (name == "heaviest_first") {
+        o[name] = row.heaviest_first;
       } else if (f[c].find_first_of(".eEn") == std::string::npos) {
         o[name] = std::stoll(f[c]);
       } else {

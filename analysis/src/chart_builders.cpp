@@ -255,7 +255,11 @@ std::vector<SweepRow> sweep(const ChartContext& ctx, SweepAxis axis, const std::
   spec.axis = axis;
   spec.values = values ? *values : default_sweep_values(axis);
   // A causal problem with N_kv ≠ N_q cannot be swept; the sweep keeps N_kv = N_q.
-  return run_sweep(ctx.problem, ctx.hw, spec, ctx.algorithms, ctx.options);
+  // Only the chart against N draws what reaches DRAM; against M, d, B and H the
+  // charts show the paper's quantity, the requests, and skip the L2 model.
+  sim::SimOptions opt = ctx.options;
+  opt.l2 = opt.l2 && axis == SweepAxis::seq;
+  return run_sweep(ctx.problem, ctx.hw, spec, ctx.algorithms, opt);
 }
 
 bool drawn(const std::vector<sim::Algorithm>& algos, sim::Algorithm a) {

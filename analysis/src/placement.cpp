@@ -68,6 +68,15 @@ std::string first_error(const sim::SimResult& r) {
 
 // ---- the model of a measured run ---------------------------------------------------
 
+namespace {
+// Cache accesses the L2 model may spend on one measured run (a results file
+// places dozens at once; the model still follows its minimum of heads).
+constexpr i64 kPlacementL2AccessBudget = 150'000;
+// The tiles a materialising kernel's GEMMs are modelled with: its requests do
+// not depend on them; the L2 walk does, weakly.
+constexpr sim::TileShape kMaterializingTiles{128, 128};
+}  // namespace
+
 RunModel model_of(const sim::MeasuredRun& run, const sim::HardwareModel& hw) {
   RunModel m;
   const auto algo = sim::model_algorithm(run);
@@ -79,14 +88,28 @@ RunModel model_of(const sim::MeasuredRun& run, const sim::HardwareModel& hw) {
   }
   sim::SimOptions opt;
   opt.stream_event_limit = 0;  // closed forms: equal to the event stream by test, and instant
+  opt.l2_options.access_budget = kPlacementL2AccessBudget;
   if (run.tiles.Br > 0 && run.tiles.Bc > 0) opt.tiles = run.tiles;
+  // The launch that ran, when the row reports it: its occupancy and block order
+  // on the hardware's SMs. Otherwise the model's own launch.
+  if (run.ctas_per_sm > 0) {
+    sim::Launch l;
+    l.sm_count = std::max<i64>(1, hw.sm_count);
+    l.ctas_per_sm = run.ctas_per_sm;
+    l.heaviest_first = run.heaviest_first;
+    l.source = run.kernel + "'s occupancy: " + std::to_string(l.sm_count) + " SMs × " + std::to_string(l.ctas_per_sm) +
+               " CTA(s) per SM" + (l.heaviest_first ? ", heaviest row block of each head first" : "");
+    opt.launch = l;
+  }
   try {
     sim::SimResult r = sim::simulate(*algo, run.problem, hw, opt);
     if (!r.ok() && !opt.tiles && sim::algorithm_info(*algo).materializes_scores && sim::validate(run.problem).empty()) {
-      // Not tiled in the model's sense: any tiles give the same HBM bytes and FLOPs.
+      // Not tiled in the model's sense: any tiles give the same requests and
+      // FLOPs. A GEMM-sized tile keeps the L2 model's walk short.
       sim::SimOptions any = opt;
-      any.tiles = sim::TileShape{1, 1};
+      any.tiles = kMaterializingTiles;
       any.sram_bytes = std::numeric_limits<sim::i64>::max();
+      if (!any.launch) any.launch = sim::model_launch(hw, 0);
       r = sim::simulate(*algo, run.problem, hw, any);
     }
     if (r.ok()) m.result = std::move(r);
@@ -106,7 +129,7 @@ RunRates run_rates(const sim::AttentionProblem& p, double time_ms, const sim::Si
   r.tflops = static_cast<double>(convention_flops(p)) / seconds / 1e12;
   if (model) {
     r.tflops_exact = static_cast<double>(exact_flops(model->total)) / seconds / 1e12;
-    r.gbps = static_cast<double>(model->total.level(Level::HBM).bytes()) / seconds / 1e9;
+    r.gbps = static_cast<double>(model->dram_bytes()) / seconds / 1e9;
   }
   return r;
 }
@@ -122,8 +145,14 @@ BenchRow bench_row(const sim::MeasuredRun& run, const sim::HardwareModel& hw) {
       row.predicted_memory_bytes = 0;
     }
   }
-  if (!(run.time_ms_median > 0)) return row;
+  if (!(run.time_ms_median > 0) && !run.has_counters()) return row;
   const RunModel model = model_of(run, hw);
+  if (model.result && model.result->l2.modelled) {
+    const sim::TensorTraffic t = model.result->l2.total();
+    row.predicted_dram_read_bytes = t.dram_read_bytes;
+    row.predicted_dram_write_bytes = t.dram_write_bytes;
+  }
+  if (!(run.time_ms_median > 0)) return row;
   try {
     const RunRates rates = run_rates(run.problem, run.time_ms_median, model.result ? &*model.result : nullptr);
     row.tflops = rates.tflops;

@@ -6,6 +6,11 @@
 
 namespace flashlab::analysis {
 
+// Cache accesses the L2 model may spend per sweep point (see run_sweep).
+constexpr i64 kSweepL2AccessBudget = 150'000;
+// ... and at most (beyond it a point counts requests only, and says so).
+constexpr i64 kSweepL2AccessLimit = 4'000'000;
+
 const std::vector<sim::Algorithm>& default_algorithms() {
   static const std::vector<sim::Algorithm> algos{sim::Algorithm::standard, sim::Algorithm::fa1, sim::Algorithm::fa2};
   return algos;
@@ -131,6 +136,11 @@ std::vector<SweepRow> run_sweep(const sim::AttentionProblem& base, const sim::Ha
     const sim::AttentionProblem p = apply_axis(base, spec.axis, v);
     sim::SimOptions opt = options;
     opt.stream_event_limit = 0;  // closed forms
+    // The L2 model follows fewer heads per point than a single simulation (it
+    // still follows at least its minimum: two heads, three waves, four L2s of
+    // traffic per pass) so that a sweep stays interactive; docs/performance.md.
+    opt.l2_options.access_budget = std::min<i64>(opt.l2_options.access_budget, kSweepL2AccessBudget);
+    opt.l2_options.access_limit = std::min<i64>(opt.l2_options.access_limit, kSweepL2AccessLimit);
     if (spec.axis == SweepAxis::sram) opt.sram_bytes = v;
     const i64 M = opt.sram_bytes > 0 ? opt.sram_bytes : hw.sram_bytes_per_sm;
     for (sim::Algorithm a : algorithms) {

@@ -42,6 +42,11 @@ bool shows_online_softmax(sim::Algorithm a) { return sim::algorithm_info(a).keep
 
 namespace {
 
+// Cache accesses the L2 model may spend per simulated algorithm in the GUI.
+constexpr sim::i64 kGuiL2AccessBudget = 150'000;
+// ... and at most, however large the problem (beyond it the two-level count, said so).
+constexpr sim::i64 kGuiL2AccessLimit = 2'000'000;
+
 using Clock = std::chrono::steady_clock;
 
 // Beyond this many row blocks the done-prefix is kept for every k-th row only
@@ -355,6 +360,12 @@ void recompute(AppState& s) {
     m.theta_standard_bytes = analysis::theta_standard_bytes(p);
     m.theta_flash_bytes = analysis::theta_flash_bytes(p, m.sram_bytes);
     m.options.stream_event_limit = 0;  // closed forms: equal to the streams by test, and instant
+    // The L2 model follows fewer heads than `flashlab sim` would, so that a
+    // slider stays interactive (docs/performance.md); the first head is traced
+    // for the tiling view.
+    m.options.l2_options.access_budget = kGuiL2AccessBudget;
+    m.options.l2_options.access_limit = kGuiL2AccessLimit;
+    m.options.l2_options.trace_first_head = true;
     std::vector<sim::Algorithm> algos{in.algo_a};
     if (in.compare && in.algo_b != in.algo_a) algos.push_back(in.algo_b);
     try {

@@ -5,7 +5,7 @@
 namespace flashlab::sim::detail {
 
 namespace {
-int popcount(std::uint64_t x) { return static_cast<int>(std::bitset<64>(x).count()); }
+int popcount(std::uint64_t x) { return __builtin_popcountll(x); }
 std::uint64_t mix(std::uint64_t k) {
   k ^= k >> 33;
   k *= 0xff51afd7ed558ccdull;

@@ -15,10 +15,13 @@
 // grouped into the L2 lines they fall in. Steps are visits; every block takes
 // one step per visit, so blocks that started together stay together.
 #include <algorithm>
+#include <limits>
 #include <stdexcept>
 
 #include "flashlab/sim/checked.hpp"
 #include "flashlab/sim/l2.hpp"
+
+#include "flashlab/sim/format.hpp"
 #include "l2_cache.hpp"
 #include "loop_nest.hpp"
 
@@ -232,7 +235,7 @@ class Memory {
       t.l2_hit_read_bytes += o.hit_bytes + again;
       t.dram_read_bytes += o.miss_bytes;
     }
-    ++accesses_;
+    if (++accesses_ > limit_) throw AccessLimit{};
     return o;
   }
 
@@ -246,6 +249,8 @@ class Memory {
     return out;
   }
   i64 accesses() const { return accesses_; }
+  struct AccessLimit {};
+  void set_limit(i64 limit) { limit_ = limit; }
 
  private:
   const TileGrid& g_;
@@ -255,6 +260,7 @@ class Memory {
   std::array<TensorTraffic, kTensorCount> traffic_{};
   mutable std::array<i64, kTensorCount * 4> groups_{};
   i64 accesses_ = 0;
+  i64 limit_ = std::numeric_limits<i64>::max();
 };
 
 // ---- the launch -----------------------------------------------------------------
@@ -286,6 +292,7 @@ class Runner {
  public:
   Runner(const Schedule& s, const Launch& l, i64 l2_bytes, const L2Options& o, i64 heads)
       : s_(s), launch_(l), opt_(o), heads_(heads), mem_(s.grid(), s.problem().dtype, l2_bytes) {
+    mem_.set_limit(o.access_limit);
     const LoopNest& nest = s.loop_nest();
     const AttentionProblem& p = s.problem();
     for (int ph = 0; ph < nest.phases(); ++ph) {
@@ -552,21 +559,40 @@ L2Result simulate_l2(const Schedule& s, const Launch& launch, i64 l2_bytes, cons
   const i64 heads = s.problem().head_count();
   const i64 W = std::max<i64>(1, launch.concurrent_ctas());
   const bool per_outer = s.info().grid == GridShape::cta_per_outer_iteration;
-  Runner run(s, launch, l2_bytes, options, heads);
   // Every head runs the same schedule; when following all of them would take too
   // long, the model follows the first few — at least two, at least three waves of
   // the grid, and enough that each pass moves several times the L2 (so nothing is
-  // reused across passes that the whole run would not reuse) — and scales.
-  if (per_outer) {
-    const Counters one = s.closed_form();
-    const i64 head_bytes = std::max<i64>(1, one.level(Level::HBM).bytes() / std::max(1, s.phases()));
-    const i64 for_waves = (3 * W + s.grid().T_r - 1) / s.grid().T_r;
-    const i64 for_bytes = (4 * l2_bytes + head_bytes - 1) / head_bytes;
-    run.min_heads_ = std::max({i64{2}, for_waves, for_bytes});
+  // reused across passes that the whole run would not reuse) — and scales. With
+  // a CTA per outer iteration the first pass decides when the budget is spent;
+  // with a launch per outer iteration (each launch holds every head) the prefix
+  // is chosen up front: each launch must still move several times the L2.
+  const Counters one = s.closed_form();
+  const i64 passes = per_outer ? std::max(1, s.phases()) : std::max<i64>(1, s.outer_count());
+  const i64 pass_bytes = std::max<i64>(1, one.level(Level::HBM).bytes() / passes);
+  const i64 ctas_per_head = per_outer ? s.grid().T_r : std::max<i64>(1, s.grid().T_r);
+  const i64 for_waves = (3 * W + ctas_per_head - 1) / ctas_per_head;
+  const i64 for_bytes = (4 * l2_bytes + pass_bytes - 1) / pass_bytes;
+  const i64 min_heads = std::min(heads, std::max({i64{2}, for_waves, for_bytes}));
+  i64 start_heads = heads;
+  if (!per_outer) {
+    const i64 head_accesses = std::max<i64>(1, one.events);  // an upper bound on the accesses of one head
+    start_heads = std::min(heads, std::max(min_heads, options.access_budget / head_accesses));
   }
+  Runner run(s, launch, l2_bytes, options, start_heads);
+  run.min_heads_ = min_heads;
   run.trace_ = options.trace_first_head &&
                s.closed_form().events <= L2Result::kMaxTracedVisits * 4;  // events ≥ visits
-  run.run(r);
+  try {
+    run.run(r);
+  } catch (const Memory::AccessLimit&) {
+    L2Result none;
+    none.launch = launch;
+    none.l2_bytes = l2_bytes;
+    none.why_not = "the L2 model stops after " + group_digits(options.access_limit) +
+                   " cache accesses and this problem needs more (" + std::to_string(min_heads) +
+                   " head(s) at least): DRAM bytes are taken equal to the requests";
+    return none;
+  }
   const i64 followed = run.followed();
   r.modelled = true;
   const i64 waves = (checked_mul(followed, s.info().outer_over_rows ? s.grid().T_r : s.grid().T_c, "CTAs") + W - 1) / W;

@@ -20,6 +20,26 @@ std::string tiles_str(TileShape t) {
   return "B_r=" + std::to_string(t.Br) + ", B_c=" + std::to_string(t.Bc);
 }
 
+// The requests of `s` through the L2 of `hw`, as `r`'s launch runs them.
+void model_l2(SimResult& r, const Schedule& s, const HardwareModel& hw, const SimOptions& opt) {
+  if (hw.l2_bytes <= 0) {
+    r.l2.why_not = "the hardware model has no L2 size: DRAM bytes are taken equal to the requests "
+                   "(the paper's two-level model)";
+    r.findings.push_back(note(r.l2.why_not));
+    return;
+  }
+  const Launch launch = opt.launch ? *opt.launch : model_launch(hw, r.sram_peak_bytes);
+  try {
+    r.l2 = simulate_l2(s, launch, hw.l2_bytes, opt.l2_options);
+    if (!r.l2.modelled && !r.l2.why_not.empty()) r.findings.push_back(note(r.l2.why_not));
+  } catch (const OverflowError& e) {
+    r.l2 = L2Result{};
+    r.l2.why_not = std::string("the L2 model cannot follow this problem (") + e.what() +
+                   "): DRAM bytes are taken equal to the requests";
+    r.findings.push_back(note(r.l2.why_not));
+  }
+}
+
 }  // namespace
 
 bool TileChoice::ok() const { return all_ok(findings); }
@@ -200,7 +220,19 @@ SimResult simulate(Algorithm a, const Plan& plan, const HardwareModel& hw, const
                               "in full, then masked"));
   if (g.n_q % g.Br != 0 || g.n_kv % g.Bc != 0)
     r.findings.push_back(note("the last row or column block is partial (N is not a multiple of the tile)"));
+  if (opt.l2 && r.ok()) model_l2(r, s, hw, opt);
   return r;
+}
+
+i64 SimResult::dram_read_bytes() const {
+  if (!l2.modelled) return total.level(Level::HBM).read_bytes;
+  return l2.total().dram_read_bytes;
+}
+
+i64 SimResult::dram_write_bytes() const {
+  if (!l2.modelled) return total.level(Level::HBM).write_bytes;
+  const TensorTraffic t = l2.total();
+  return t.dram_write_bytes + t.dirty_at_end_bytes;
 }
 
 }  // namespace flashlab::sim

@@ -70,7 +70,7 @@ int main(int argc, char** argv) {
             row.repeats = 20;
             row.tflops = e.convention_flops * (std::string(dir) == "bwd" ? 2.5 : 1.0) / (row.time_ms_median * 1e-3) / 1e12;
             row.tflops_exact = e.flops / (row.time_ms_median * 1e-3) / 1e12;
-            row.gbps = e.hbm_bytes / (row.time_ms_median * 1e-3) / 1e9;
+            row.gbps = e.dram_bytes / (row.time_ms_median * 1e-3) / 1e9;
             row.peak_memory_bytes = row.predicted_memory_bytes + (64LL << 20);
             row.rel_error = 1e-3;
             r.rows.push_back(row);

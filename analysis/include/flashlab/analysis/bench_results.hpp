@@ -24,8 +24,12 @@ using BenchMeta = sim::RunMeta;
 struct BenchRow : sim::MeasuredRun {
   double tflops = 0;             // convention FLOPs / median time
   double tflops_exact = 0;       // the model's FLOPs / median time
-  double gbps = 0;               // the model's HBM bytes / median time
+  double gbps = 0;               // the model's DRAM bytes (after its L2) / median time
   i64 predicted_memory_bytes = 0;  // the model's HBM tensors (sim::hbm_footprint_bytes)
+  // The model's DRAM bytes for the launch that ran (the L2 model with the
+  // device's L2, SM count and the row's occupancy), as the counters would see
+  // them: written back during the run, not the dirty tail left in L2. -1: none.
+  i64 predicted_dram_read_bytes = -1, predicted_dram_write_bytes = -1;
 };
 
 struct BenchResults {

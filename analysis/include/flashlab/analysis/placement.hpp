@@ -39,7 +39,7 @@ RunModel model_of(const sim::MeasuredRun& run, const sim::HardwareModel& hw);
 struct RunRates {
   double tflops = 0;        // convention FLOPs (analysis::convention_flops) / median time
   double tflops_exact = 0;  // the model's FLOPs / median time; 0 without a model count
-  double gbps = 0;          // the model's HBM bytes / median time; 0 without a model count
+  double gbps = 0;          // the model's DRAM bytes (after its L2) / median time; 0 without a model count
 };
 // Rates of a run timed `time_ms` (0 when not timed), the model's counts when given.
 RunRates run_rates(const sim::AttentionProblem& p, double time_ms, const sim::SimResult* model);

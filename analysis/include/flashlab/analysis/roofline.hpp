@@ -24,10 +24,12 @@ double time_lower_bound_s(double flops, double bytes, double peak_flops, double 
 struct RooflineEstimate {
   double flops = 0;          // exact FLOPs (all heads)
   double convention_flops = 0;
-  double hbm_bytes = 0;
-  double ai = 0;             // exact FLOPs / HBM bytes
+  double request_bytes = 0;  // requests to global memory: the paper's "HBM accesses"
+  double dram_bytes = 0;     // what reaches DRAM after the L2 (= requests when the L2 is not modelled)
+  double ai = 0;             // exact FLOPs / DRAM bytes: what the bound uses
+  double ai_requests = 0;    // exact FLOPs / requests: the paper's intensity
   double peak_flops = 0;     // of the unit used
-  double bandwidth = 0;      // HBM bytes/s
+  double bandwidth = 0;      // DRAM (HBM) bytes/s
   double ridge = 0;
   double attainable = 0;     // FLOP/s
   double time_s = 0;         // lower bound

@@ -37,6 +37,19 @@ struct MeasuredRun {
   int repeats = 0;               // timed runs; 0: checked only
   i64 peak_memory_bytes = 0;     // measured on the device
   double rel_error = -1;         // relative Frobenius error vs fp64, -1 = not checked
+
+  // How the kernel ran, for the L2 model's launch: thread blocks resident per
+  // SM (cudaOccupancyMaxActiveBlocksPerMultiprocessor; 0 = not reported, the
+  // model's own), and whether each head's heaviest row block starts first.
+  i64 ctas_per_sm = 0;
+  bool heaviest_first = false;
+
+  // DRAM and L2 bytes the GPU's counters saw in a separate pass (L2 flushed by
+  // reading before it); -1 = not measured, `counters_note` says why.
+  i64 dram_read_bytes = -1, dram_write_bytes = -1;
+  i64 l2_read_bytes = -1, l2_write_bytes = -1;
+  std::string counters_note;
+  bool has_counters() const { return dram_read_bytes >= 0 && dram_write_bytes >= 0; }
 };
 
 // The algorithm of `model`, nullopt when the run names none (or an unknown one).
@@ -46,6 +59,7 @@ std::optional<Algorithm> model_algorithm(const MeasuredRun& r);
 struct RunMeta {
   std::string gpu, driver, cuda_runtime, commit, flop_convention, date, host;
   int sm_count = 0;
+  i64 l2_bytes = 0;  // the device's L2 (cudaDevAttrL2CacheSize), 0 when unknown
   double sm_clock_mhz = 0, mem_clock_mhz = 0;
   bool l2_flush = true;
 };

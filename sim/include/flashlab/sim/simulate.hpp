@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "flashlab/sim/hardware.hpp"
+#include "flashlab/sim/l2.hpp"
 #include "flashlab/sim/schedule.hpp"
 #include "flashlab/sim/sram.hpp"
 
@@ -45,6 +46,11 @@ struct SimOptions {
   // Above this many events per head the counters come from the closed forms
   // (equal by test) instead of running the stream.
   i64 stream_event_limit = 20'000'000;
+  // The L2 between SRAM and DRAM (l2.hpp): on unless turned off; the launch is
+  // the model's (model_launch) unless a kernel gives its own.
+  bool l2 = true;
+  std::optional<Launch> launch;
+  L2Options l2_options;
 };
 
 struct SimResult {
@@ -62,6 +68,16 @@ struct SimResult {
   i64 events_per_head = 0;
   std::string method;     // "event stream" or "closed form"
   std::vector<Finding> findings;
+  // What reaches DRAM after the L2. Not modelled (l2.modelled false, l2.why_not
+  // says why): DRAM is taken equal to the requests, the paper's two-level model.
+  L2Result l2;
+
+  // Bytes that cross the DRAM interface: L2 misses read, and every byte written
+  // that leaves the L2 (evicted during the run or dirty at its end, written back
+  // later). Equal to the requests (total, HBM level) when the L2 is not modelled.
+  i64 dram_read_bytes() const;
+  i64 dram_write_bytes() const;
+  i64 dram_bytes() const { return dram_read_bytes() + dram_write_bytes(); }
 
   bool ok() const;
   std::vector<std::string> errors() const;
