@@ -38,6 +38,13 @@ __global__ void count_not_finite_kernel(const T* __restrict__ x, i64 n, unsigned
   if ((threadIdx.x & 31) == 0 && mine > 0) atomicAdd(counter, mine);
 }
 
+__global__ void read_flush_kernel(const unsigned long long* __restrict__ x, i64 n, unsigned long long* sink) {
+  unsigned long long mine = 0;
+  const i64 stride = static_cast<i64>(gridDim.x) * blockDim.x;
+  for (i64 i = static_cast<i64>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride) mine ^= x[i];
+  if (mine == 0x5eed5eed5eed5eedull) *sink = mine;  // keeps the reads; practically never stores
+}
+
 __global__ void spin_kernel(long long cycles, long long* out) {
   const long long start = clock64();
   long long now = start;
@@ -73,6 +80,14 @@ i64 count_not_finite(const void* data, i64 n, sim::DType t, unsigned long long* 
   FLASHLAB_CUDA_CHECK(cudaMemcpyAsync(&host, counter, sizeof host, cudaMemcpyDeviceToHost, s));
   FLASHLAB_CUDA_CHECK(cudaStreamSynchronize(s));
   return static_cast<i64>(host);
+}
+
+void read_flush(const void* data, i64 bytes, unsigned long long* sink, void* stream) {
+  const i64 n = bytes / static_cast<i64>(sizeof(unsigned long long));
+  if (n <= 0) return;
+  read_flush_kernel<<<grid_for(n), 256, 0, static_cast<cudaStream_t>(stream)>>>(
+      static_cast<const unsigned long long*>(data), n, sink);
+  FLASHLAB_LAUNCH_CHECK("read_flush_kernel");
 }
 
 void spin_cycles(long long cycles, long long* out_device, void* stream) {

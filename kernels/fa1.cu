@@ -145,6 +145,9 @@ void fa1_forward(const LaunchArgs& a) {
       auto kernel = fa1_step_kernel<T, D>;
       check_threads(kernel, plan.threads, plan.what);
       prepare_smem(kernel, plan.smem, a.device_smem_optin, plan.what);
+      if (a.ctas_per_sm != nullptr)
+        FLASHLAB_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+            a.ctas_per_sm, kernel, static_cast<int>(plan.threads), static_cast<std::size_t>(plan.smem)));
 
       const i64 rows = layout::fa1_rows(p);
       fa1_init_kernel<D><<<static_cast<unsigned>(std::min<i64>((rows * D + 255) / 256, 65535)), 256, 0, stream_of(a)>>>(

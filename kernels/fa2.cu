@@ -114,6 +114,9 @@ void fa2_forward(const LaunchArgs& a) {
       auto kernel = fa2_forward_kernel<T, D>;
       check_threads(kernel, plan.threads, plan.what);
       prepare_smem(kernel, plan.smem, a.device_smem_optin, plan.what);
+      if (a.ctas_per_sm != nullptr)
+        FLASHLAB_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+            a.ctas_per_sm, kernel, static_cast<int>(plan.threads), static_cast<std::size_t>(plan.smem)));
       for_each_head_chunk(p.head_count(), [&](i64 head0, unsigned heads) {
         const dim3 grid(static_cast<unsigned>(plan.grid.T_r), heads);
         kernel<<<grid, static_cast<unsigned>(plan.threads), static_cast<std::size_t>(plan.smem), stream_of(a)>>>(

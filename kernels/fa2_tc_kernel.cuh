@@ -563,6 +563,9 @@ void launch(const LaunchArgs& a, const char* name) {
     FLASHLAB_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                              static_cast<int>(smem)));
 
+  if (a.ctas_per_sm != nullptr)
+    FLASHLAB_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(a.ctas_per_sm, kernel, Cfg::kThreads,
+                                                                      static_cast<std::size_t>(smem)));
   Params p{};
   p.q = a.q;
   p.k = a.k;

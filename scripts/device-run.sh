@@ -12,6 +12,10 @@
 #             same problems, one merged table                    -> bench.txt bench.json torch.json compare.txt
 #   labs      the lab-report sweeps and the FlashAttention-2
 #             paper grid (OOM cells as on a 16 GB T4)            -> labs.txt labs.json
+#   validate  the L2 model against the counters: every rung on the sweep
+#             "validate" with a CUPTI counter pass per case      -> validate.txt validate.json
+#   ncu       CUPTI's DRAM bytes beside Nsight Compute's for three
+#             kernels on one problem                              -> ncu.txt
 #   all       info tests sanitize bench   (labs: a call of its own; 7 files)
 #
 #   bash scripts/device-run.sh all
@@ -30,6 +34,8 @@ TESTS_BUDGET=${TESTS_BUDGET:-240}
 SANITIZE_BUDGET=${SANITIZE_BUDGET:-180}
 BENCH_BUDGET=${BENCH_BUDGET:-200}
 LABS_BUDGET=${LABS_BUDGET:-540}
+VALIDATE_BUDGET=${VALIDATE_BUDGET:-330}
+NCU_BUDGET=${NCU_BUDGET:-120}
 
 export FLASHLAB_ASSETS=$ROOT/assets
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64:/usr/local/cuda/targets/x86_64-linux/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
@@ -113,6 +119,47 @@ stage_sanitize() {
   result sanitize "$status" $((SECONDS - t0)) "$clean clean, $dirty with errors,$details $skipped not run (budget) (sanitize.log)"
 }
 
+stage_validate() {
+  local t0=$SECONDS rc
+  timeout "$VALIDATE_BUDGET" "$BIN/flashlab" bench --sweep validate --counters --check-only \
+    --json "$OUT/validate.json" > "$OUT/validate.txt" 2>&1
+  rc=$?
+  local line
+  line=$(grep -E "median \|error\|" "$OUT/validate.txt" | tr '\n' ';')
+  case $rc in
+    0) result validate ok $((SECONDS - t0)) "$line (validate.txt)" ;;
+    124) result validate TIMEOUT $((SECONDS - t0)) "over ${VALIDATE_BUDGET}s (validate.txt)" ;;
+    *) result validate FAILED $((SECONDS - t0)) "rc=$rc (validate.txt)" ;;
+  esac
+}
+
+stage_ncu() {
+  local t0=$SECONDS log=$OUT/ncu.txt shape="--batch 4 --heads 16 --seq 4096 --head-dim 64 --causal no --dtype fp16"
+  : > "$log"
+  for k in fa1 fa2 fa2_tc; do
+    [ $((SECONDS - t0)) -ge "$NCU_BUDGET" ] && break
+    echo "== $k: CUPTI (flashlab bench --counters)" >> "$log"
+    # shellcheck disable=SC2086
+    "$BIN/flashlab" bench --kernels "$k" $shape --counters --check-only --quiet >> "$log" 2>&1
+    echo "== $k: ncu --metrics dram__bytes_read.sum,dram__bytes_write.sum (kernels named ${k}_*, summed)" >> "$log"
+    # shellcheck disable=SC2086
+    timeout 90 ncu --metrics dram__bytes_read.sum,dram__bytes_write.sum --kernel-name "regex:^${k}_" --csv \
+      "$BIN/flashlab" bench --kernels "$k" $shape --check-only --quiet 2>/dev/null |
+      python3 -c '
+import csv, sys
+rows = [r for r in csv.reader(l for l in sys.stdin if l.startswith("\""))]
+h = rows[0]; idx = {n: i for i, n in enumerate(h)}
+tot = {}
+for r in rows[1:]:
+    name = r[idx["Metric Name"]]; unit = r[idx["Metric Unit"]]; v = float(r[idx["Metric Value"]].replace(",", ""))
+    scale = {"byte": 1, "Kbyte": 1e3, "Mbyte": 1e6, "Gbyte": 1e9, "KB": 1e3, "MB": 1e6, "GB": 1e9}.get(unit, 1)
+    tot[name] = tot.get(name, 0) + v * scale
+for n, v in sorted(tot.items()): print(f"   {n} {v/1e9:.4f} GB")
+' >> "$log" 2>&1
+  done
+  result ncu ok $((SECONDS - t0)) "(ncu.txt)"
+}
+
 stage_bench() {
   local t0=$SECONDS rc
   timeout "$BENCH_BUDGET" "$BIN/flashlab" bench --sweep perf --json "$OUT/bench.json" > "$OUT/bench.txt" 2>&1
@@ -166,7 +213,7 @@ STAGES=("$@")
 for s in "${STAGES[@]}"; do
   case $s in
     all) stage_info; stage_tests; stage_sanitize; stage_bench ;;
-    info | tests | sanitize | bench | labs) "stage_$s" ;;
+    info | tests | sanitize | bench | labs | validate | ncu) "stage_$s" ;;
     *) echo "device-run: unknown stage '$s' (info, tests, sanitize, bench, labs, all)" >&2; exit 2 ;;
   esac
 done

@@ -1,8 +1,11 @@
 #include "flashlab/analysis/bench_table.hpp"
 
+#include <algorithm>
 #include <cstdio>
+#include <map>
 #include <sstream>
 
+#include "flashlab/analysis/placement.hpp"
 #include "flashlab/analysis/report.hpp"
 #include "flashlab/sim/format.hpp"
 
@@ -26,6 +29,52 @@ std::string error_text(double e) {
 std::string ms(double v) {
   if (v <= 0) return "";
   return v < 1 ? fixed(v, 4) : v < 100 ? fixed(v, 3) : fixed(v, 1);
+}
+
+std::string gb(sim::i64 bytes) { return bytes >= 0 ? fixed(static_cast<double>(bytes) / 1e9, 3) : ""; }
+
+bool any_counters(const BenchResults& r) {
+  return std::any_of(r.rows.begin(), r.rows.end(),
+                     [](const BenchRow& row) { return row.has_counters() || !row.counters_note.empty(); });
+}
+
+// Measured DRAM bytes beside the L2 model's, per row, then per kernel: the
+// median and largest error and the points within the target.
+std::string dram_table(const BenchResults& r) {
+  std::ostringstream out;
+  out << "\nDRAM bytes: the counter pass (CUPTI, L2 flushed by reading before it) beside the L2 model's prediction "
+         "for the launch that ran\n";
+  TextTable t({"kernel", "B", "H", "N", "d", "causal", "CTAs/SM", "read GB", "write GB", "model read", "model write",
+               "error", "target", "note"});
+  std::map<std::string, std::vector<double>> errors;
+  std::map<std::string, int> within, counted;
+  std::vector<std::string> order;
+  for (const BenchRow& row : r.rows) {
+    if (row.status != RunStatus::ok) continue;
+    const sim::AttentionProblem& p = row.problem;
+    const DramCheck c = dram_check(row);
+    if (c.available) {
+      if (!errors.count(row.kernel)) order.push_back(row.kernel);
+      errors[row.kernel].push_back(std::abs(c.error));
+      ++counted[row.kernel];
+      within[row.kernel] += c.within() ? 1 : 0;
+    }
+    t.add({row.kernel, std::to_string(p.batch), std::to_string(p.heads), std::to_string(p.n_q()),
+           std::to_string(p.head_dim), p.causal ? "yes" : "no", row.ctas_per_sm > 0 ? std::to_string(row.ctas_per_sm) : "",
+           gb(row.dram_read_bytes), gb(row.dram_write_bytes), gb(row.predicted_dram_read_bytes),
+           gb(row.predicted_dram_write_bytes), c.available ? fixed(100 * c.error, 1) + "%" : "",
+           c.available ? (c.within() ? "within " : "MISSES ") + fixed(100 * c.target, 0) + "%" : "",
+           row.has_counters() ? "" : row.counters_note});
+  }
+  out << t.str();
+  for (const std::string& k : order) {
+    std::vector<double> e = errors[k];
+    std::sort(e.begin(), e.end());
+    const double median = e.size() % 2 ? e[e.size() / 2] : 0.5 * (e[e.size() / 2 - 1] + e[e.size() / 2]);
+    out << k << ": median |error| " << fixed(100 * median, 1) << "%, largest " << fixed(100 * e.back(), 1) << "%, "
+        << within[k] << " of " << counted[k] << " points within the target\n";
+  }
+  return out.str();
 }
 
 }  // namespace
@@ -57,6 +106,7 @@ std::string bench_table(const BenchResults& r) {
            row.reason});
   }
   out << t.str();
+  if (any_counters(r)) out << dram_table(r);
   return out.str();
 }
 

@@ -120,6 +120,19 @@ RunModel model_of(const sim::MeasuredRun& run, const sim::HardwareModel& hw) {
   return m;
 }
 
+DramCheck dram_check(const BenchRow& row) {
+  DramCheck c;
+  const auto algo = sim::model_algorithm(row);
+  c.target = algo && sim::algorithm_info(*algo).materializes_scores ? 0.05 : 0.15;
+  if (!row.has_counters() || row.predicted_dram_read_bytes < 0 || row.predicted_dram_write_bytes < 0) return c;
+  c.measured = static_cast<double>(row.dram_read_bytes + row.dram_write_bytes);
+  c.predicted = static_cast<double>(row.predicted_dram_read_bytes + row.predicted_dram_write_bytes);
+  if (!(c.measured > 0)) return c;
+  c.available = true;
+  c.error = (c.predicted - c.measured) / c.measured;
+  return c;
+}
+
 // ---- rates ---------------------------------------------------------------------------
 
 RunRates run_rates(const sim::AttentionProblem& p, double time_ms, const sim::SimResult* model) {

@@ -74,6 +74,8 @@ class BenchCommand : public Command {
     app->add_option("--warmup", warmup_, "untimed runs before timing")->capture_default_str();
     app->add_flag("--no-l2-flush", no_flush_, "do not flush L2 between timed runs (warm-cache numbers)");
     app->add_flag("--check-only", check_only_, "run each case once and check it; no timing");
+    app->add_flag("--counters", counters_,
+                  "a counter pass per case (CUPTI): DRAM bytes measured beside the L2 model's prediction");
     app->add_option("--check", check_, "fp64 check: sampled (rows/heads within a FLOP budget) | full | off")
         ->capture_default_str();
     app->add_option("--tiles", tiles_, "default | paper (B_c = ⌈M/4d⌉, B_r = min(B_c, d), M = the device's "
@@ -221,6 +223,7 @@ class BenchCommand : public Command {
     o.repeats = check_only_ ? 0 : repeats_;
     o.warmup = warmup_;
     o.l2_flush = !no_flush_;
+    o.counters = counters_;
     if (check_ == "sampled") o.check = kernels::CheckMode::sampled;
     else if (check_ == "full") o.check = kernels::CheckMode::full;
     else if (check_ == "off") o.check = kernels::CheckMode::off;
@@ -256,7 +259,7 @@ class BenchCommand : public Command {
   int repeats_ = 20, warmup_ = 3;
   double input_scale_ = 1.0;
   std::uint64_t seed_ = 0x5eed;
-  bool no_flush_ = false, check_only_ = false, quiet_ = false, list_ = false, list_sweeps_ = false;
+  bool no_flush_ = false, check_only_ = false, counters_ = false, quiet_ = false, list_ = false, list_sweeps_ = false;
 };
 
 }  // namespace

@@ -5,11 +5,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <memory>
 #include <sstream>
 
 #include "../cuda_check.hpp"
 #include "../device_utils.hpp"
 #include "flashlab/kernels/device.hpp"
+#include "flashlab/kernels/memory_counters.hpp"
 #include "flashlab/kernels/rungs.hpp"
 #include "flashlab/kernels/runner.hpp"
 #include "flashlab/sim/format.hpp"
@@ -146,8 +148,10 @@ class CudaBackend final : public Backend {
       c.kernel->launch(a);
     };
 
-    // The correctness run.
+    // The correctness run; it reports the rung's occupancy.
+    a.ctas_per_sm = &m.ctas_per_sm;
     run_once();
+    a.ctas_per_sm = nullptr;
     FLASHLAB_CUDA_CHECK(cudaStreamSynchronize(stream_));
     m.not_written = detail::count_not_finite(b.o, q_elems, p.dtype, counter_, stream_);
     if (m.not_written == 0 && o.check != CheckMode::off) check(c, b, o, m);
@@ -184,7 +188,40 @@ class CudaBackend final : public Backend {
       // The timed runs must have written everything too.
       m.not_written = detail::count_not_finite(b.o, q_elems, p.dtype, counter_, stream_);
     }
+    if (o.counters && m.not_written == 0) count_memory(c, a, b, o_bytes, lse_bytes, m);
     return m;
+  }
+
+  // The counter pass: before each of CUPTI's passes the output is poisoned and
+  // the L2 flushed by reading (a written flush would leave dirty lines that
+  // the pass would count as the kernel's writes); the launch alone is in the range.
+  void count_memory(const Case& c, const LaunchArgs& a, const CaseBuffers& b, std::size_t o_bytes,
+                    std::size_t lse_bytes, Measurement& m) {
+    if (!counters_ && counters_why_not_.empty()) {
+      counters_ = CounterSession::open(0, &counters_why_not_);
+      if (!counters_ && counters_why_not_.empty()) counters_why_not_ = "CUPTI's counters are not available";
+    }
+    if (!counters_) {
+      m.counters_note = counters_why_not_;
+      return;
+    }
+    try {
+      const MemoryCounters mc = counters_->measure(
+          [&] {
+            FLASHLAB_CUDA_CHECK(cudaMemsetAsync(b.o, 0xff, o_bytes, stream_));
+            if (b.lse != nullptr) FLASHLAB_CUDA_CHECK(cudaMemsetAsync(b.lse, 0xff, lse_bytes, stream_));
+            detail::read_flush(flush_, flush_bytes_, counter_, stream_);
+            FLASHLAB_CUDA_CHECK(cudaStreamSynchronize(stream_));
+          },
+          [&] { c.kernel->launch(a); });
+      m.dram_read_bytes = mc.dram_read_bytes;
+      m.dram_write_bytes = mc.dram_write_bytes;
+      m.l2_read_bytes = mc.l2_read_bytes;
+      m.l2_write_bytes = mc.l2_write_bytes;
+      m.counters_note = counters_->description() + ", " + std::to_string(mc.passes) + " pass(es)";
+    } catch (const CounterError& e) {
+      m.counters_note = std::string("counters: ") + e.what();
+    }
   }
 
  private:
@@ -266,6 +303,8 @@ class CudaBackend final : public Backend {
   i64 flush_bytes_ = 0;
   unsigned long long* counter_ = nullptr;
   long long* cycles_ = nullptr;
+  std::unique_ptr<CounterSession> counters_;  // opened at the first counter pass
+  std::string counters_why_not_;
 };
 
 }  // namespace

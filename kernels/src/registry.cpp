@@ -111,6 +111,7 @@ KernelInfo fa2_tc_info() {
   k.summary = "mma.sync m16n8k16 on fp16/bf16 with fp32 accumulation, ldmatrix, cp.async double-buffered "
               "K_j/V_j, exp2 with log2(e) folded into the scale; tiles fixed at compile time";
   k.model = sim::Algorithm::fa2;
+  k.heaviest_first = true;
   k.dtypes = {DType::fp16, DType::bf16};
   k.min_sm = 80;
   k.tile_source = TileSource::compiled;

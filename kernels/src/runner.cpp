@@ -121,6 +121,15 @@ MeasuredRun run_case(Backend& backend, const KernelInfo& k, const AttentionProbl
                                         " B (" + sim::bytes_iec(static_cast<double>(all_bytes)) + ") in all");
     }
     row.peak_memory_bytes = measured_peak;
+    row.ctas_per_sm = m.ctas_per_sm;
+    row.heaviest_first = k.heaviest_first;
+    if (m.dram_read_bytes >= 0 && m.dram_write_bytes >= 0) {
+      row.dram_read_bytes = std::llround(m.dram_read_bytes);
+      row.dram_write_bytes = std::llround(m.dram_write_bytes);
+      row.l2_read_bytes = m.l2_read_bytes >= 0 ? std::llround(m.l2_read_bytes) : -1;
+      row.l2_write_bytes = m.l2_write_bytes >= 0 ? std::llround(m.l2_write_bytes) : -1;
+    }
+    row.counters_note = m.counters_note;
     row.rel_error = m.rel_error;
     row.repeats = static_cast<int>(m.times_ms.size());
     if (!m.times_ms.empty()) {
@@ -188,6 +197,7 @@ sim::RunMeta bench_meta(Backend& backend, const RunOptions& options) {
   m.driver = d.driver;
   m.cuda_runtime = d.runtime;
   m.sm_count = d.sm_count;
+  m.l2_bytes = d.l2_bytes;
   m.sm_clock_mhz = backend.observe_sm_clock_mhz();
   m.mem_clock_mhz = d.mem_clock_mhz;
   m.commit = build_commit();

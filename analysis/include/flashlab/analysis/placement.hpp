@@ -7,6 +7,8 @@
 // the hierarchical roofline all read it; nothing else re-simulates a row.
 #pragma once
 
+#include <cmath>
+
 #include <optional>
 #include <string>
 #include <vector>
@@ -49,6 +51,20 @@ RunRates run_rates(const sim::AttentionProblem& p, double time_ms, const sim::Si
 // that got past the support checks (not skipped). A timed ok row the model
 // cannot count says so in its reason.
 BenchRow bench_row(const sim::MeasuredRun& run, const sim::HardwareModel& hw);
+
+// A row's DRAM bytes, measured by the counters beside the L2 model's
+// prediction. The target is the model's promise for the kind of kernel:
+// within 5% for a kernel that writes S and P to memory (its traffic is
+// streams of whole tensors), within 15% for a FlashAttention kernel (its
+// traffic is L2 reuse between thread blocks).
+struct DramCheck {
+  bool available = false;      // both measured and predicted
+  double measured = 0, predicted = 0;  // read + write bytes
+  double error = 0;            // (predicted − measured) / measured
+  double target = 0;           // 0.05 or 0.15
+  bool within() const { return available && std::abs(error) <= target; }
+};
+DramCheck dram_check(const BenchRow& row);
 BenchResults bench_results(const sim::MeasuredRuns& runs, const sim::HardwareModel& hw);
 
 // ---- placement on the ceilings --------------------------------------------------

@@ -41,6 +41,10 @@ struct LaunchArgs {
   std::size_t workspace_bytes = 0;
   void* stream = nullptr;    // cudaStream_t
   int device_smem_optin = 0; // cudaDevAttrMaxSharedMemoryPerBlockOptin of the device
+  // When set, a rung that launches one kernel shape writes its thread blocks
+  // resident per SM (cudaOccupancyMaxActiveBlocksPerMultiprocessor) here: the
+  // L2 model's launch.
+  int* ctas_per_sm = nullptr;
 };
 
 }  // namespace flashlab::kernels

@@ -44,6 +44,7 @@ struct KernelInfo {
   int min_sm = 0;              // compute capability × 10
   TileSource tile_source = TileSource::none;
   bool writes_lse = false;     // LaunchArgs::lse is filled when set
+  bool heaviest_first = false; // each head's heaviest causal row block is dispatched first (the L2 model's launch)
   LaunchFn launch = nullptr;   // null when this build has no CUDA
   std::function<sim::TileShape(const sim::AttentionProblem&)> default_tiles;  // runtime / compiled rungs
   ShapeFn smem_bytes;          // dynamic shared memory per block, checked before launch

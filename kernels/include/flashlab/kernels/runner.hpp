@@ -39,6 +39,9 @@ struct RunOptions {
   // A checked error above this marks the row failed (0: the dtype's bound,
   // error_bound()).
   double max_rel_error = 0;
+  // A counter pass after the timed runs: DRAM and L2 bytes of one launch from
+  // CUPTI's range profiler, the L2 flushed by reading before it.
+  bool counters = false;
 };
 
 // The sanity bound of a benchmark row: fp32 1e-4, fp16/bf16 2e-2 (the tests
@@ -62,6 +65,10 @@ struct Measurement {
   i64 not_written = 0;           // output elements still NaN (or not finite) after a run
   i64 output_elements = 0;
   std::string check_note;        // "all 2 heads", "rows 64 of 16,384 in 2 of 512 heads"
+  int ctas_per_sm = 0;           // as the rung reported it; 0: not reported
+  // The counter pass (RunOptions::counters): -1 when not measured, the note says why.
+  double dram_read_bytes = -1, dram_write_bytes = -1, l2_read_bytes = -1, l2_write_bytes = -1;
+  std::string counters_note;
 };
 
 struct Case {
