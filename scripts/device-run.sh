@@ -136,14 +136,14 @@ stage_validate() {
 stage_ncu() {
   local t0=$SECONDS log=$OUT/ncu.txt shape="--batch 4 --heads 16 --seq 4096 --head-dim 64 --causal no --dtype fp16"
   : > "$log"
-  for k in fa1 fa2 fa2_tc; do
+  for k in ${NCU_KERNELS:-fa1 fa2 fa2_tc}; do
     [ $((SECONDS - t0)) -ge "$NCU_BUDGET" ] && break
     echo "== $k: CUPTI (flashlab bench --counters)" >> "$log"
     # shellcheck disable=SC2086
     "$BIN/flashlab" bench --kernels "$k" $shape --counters --check-only --quiet >> "$log" 2>&1
     echo "== $k: ncu --metrics dram__bytes_read.sum,dram__bytes_write.sum (kernels named ${k}_*, summed)" >> "$log"
     # shellcheck disable=SC2086
-    timeout 90 ncu --metrics dram__bytes_read.sum,dram__bytes_write.sum --kernel-name "regex:^${k}_" --csv \
+    timeout 90 ncu ${NCU_FLAGS:-} --metrics dram__bytes_read.sum,dram__bytes_write.sum --kernel-name "regex:^${k}_" --csv \
       "$BIN/flashlab" bench --kernels "$k" $shape --check-only --quiet 2>/dev/null |
       python3 -c '
 import csv, sys
