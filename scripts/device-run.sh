@@ -140,7 +140,9 @@ stage_ncu() {
     [ $((SECONDS - t0)) -ge "$NCU_BUDGET" ] && break
     echo "== $k: CUPTI (flashlab bench --counters)" >> "$log"
     # shellcheck disable=SC2086
-    "$BIN/flashlab" bench --kernels "$k" $shape --counters --check-only --quiet >> "$log" 2>&1
+    "$BIN/flashlab" bench --kernels "$k" $shape --counters --check-only --quiet --json /tmp/cupti-$k.json >> "$log" 2>&1
+    python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["rows"][0]; print(f"   CUPTI dram read {r[\"dram_read_bytes\"]/1e9:.4f} GB, write {r[\"dram_write_bytes\"]/1e9:.4f} GB")' \
+      /tmp/cupti-$k.json >> "$log" 2>&1
     echo "== $k: ncu --metrics dram__bytes_read.sum,dram__bytes_write.sum (kernels named ${k}_*, summed)" >> "$log"
     # shellcheck disable=SC2086
     timeout 90 ncu ${NCU_FLAGS:-} --metrics dram__bytes_read.sum,dram__bytes_write.sum --kernel-name "regex:^${k}_" --csv \
