@@ -152,7 +152,7 @@ TEST_CASE("the CSV is a spreadsheet's CSV: metadata lines, one header, one row p
   CHECK(csv.rfind("# format: \"flashlab-bench/1\"\n", 0) == 0);
   CHECK_THAT(csv, Catch::Contains("# gpu: \"G\"\n"));
   CHECK_THAT(csv, Catch::Contains("\nkernel,model,direction,batch,heads,seq_q,seq_kv,head_dim,causal,dtype,br,bc,status,"));
-  CHECK_THAT(csv, Catch::Contains("\nfa2,,fwd,16,32,1024,1024,64,false,fp16,0,0,ok,,1.5,0,0,0,0,0,0,0,0,-1\n"));
+  CHECK_THAT(csv, Catch::Contains("\nfa2,,fwd,16,32,1024,1024,64,false,fp16,0,0,ok,,1.5,0,0,0,0,0,0,0,0,-1,0,false,-1,-1,-1,-1,,-1,-1\n"));
   const std::string json = bench_to_json(r);
   CHECK_THAT(json, Catch::Contains("\"format\": \"flashlab-bench/1\""));
   CHECK_THAT(json, Catch::Contains("\"time_ms_median\": 1.5"));
