@@ -17,16 +17,6 @@ namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-std::string status_word(RunStatus s) {
-  switch (s) {
-    case RunStatus::ok: return "ok";
-    case RunStatus::oom: return "OOM";
-    case RunStatus::skipped: return "skipped";
-    case RunStatus::failed: return "failed";
-  }
-  return "?";
-}
-
 double axis_value(const BenchRow& r, BenchAxis a) {
   switch (a) {
     case BenchAxis::seq: return static_cast<double>(r.problem.seq_q);
@@ -238,7 +228,7 @@ ChartSpec bench_metric_chart(const BenchResults& all, BenchMetric metric, const 
         m.color = s.color;
         c.markers.push_back(m);
       }
-      if (categorical) s.point_labels.push_back(ok ? "" : status_word(row->status));
+      if (categorical) s.point_labels.push_back(ok ? "" : std::string(to_string(row->status)));
     }
     c.series.push_back(std::move(s));
   }
@@ -355,11 +345,11 @@ ChartSpec bench_speedup_chart(const BenchResults& all, const std::string& baseli
       if (kk == ks.end()) {
         label = "";
       } else if (kk->second->status != RunStatus::ok) {
-        label = status_word(kk->second->status);
+        label = std::string(to_string(kk->second->status));
       } else if (kb == ks.end()) {
         label = "no baseline";
       } else if (kb->second->status != RunStatus::ok) {
-        label = "baseline " + status_word(kb->second->status);
+        label = "baseline " + std::string(to_string(kb->second->status));
       } else if (kk->second->time_ms_median > 0) {
         y = kb->second->time_ms_median / kk->second->time_ms_median;
         label = format_tick(y, TickFormat::plain) + "×";
@@ -436,7 +426,7 @@ ChartSpec bench_heatmap_chart(const BenchResults& all, const std::string& kernel
     }
     filled[idx] = true;
     if (row->status == RunStatus::ok) h.values[idx] = row->time_ms_median;
-    else h.cell_text[idx] = status_word(row->status);
+    else h.cell_text[idx] = std::string(to_string(row->status));
   }
   if (duplicates) c.notes.push_back("several runs per cell (causal, heads or d vary): each cell shows the first non-causal one");
   note_status(r, c.notes);
