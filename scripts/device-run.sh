@@ -136,16 +136,23 @@ stage_validate() {
 stage_ncu() {
   local t0=$SECONDS log=$OUT/ncu.txt shape="--batch 4 --heads 16 --seq 4096 --head-dim 64 --causal no --dtype fp16"
   : > "$log"
-  for k in ${NCU_KERNELS:-fa1 fa2 fa2_tc}; do
+  for k in ${NCU_KERNELS:-naive fa1 fa2 fa2_tc}; do
     [ $((SECONDS - t0)) -ge "$NCU_BUDGET" ] && break
     echo "== $k: CUPTI (flashlab bench --counters)" >> "$log"
     # shellcheck disable=SC2086
     "$BIN/flashlab" bench --kernels "$k" $shape --counters --check-only --quiet --json /tmp/cupti-$k.json >> "$log" 2>&1
-    python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["rows"][0]; print(f"   CUPTI dram read {r[\"dram_read_bytes\"]/1e9:.4f} GB, write {r[\"dram_write_bytes\"]/1e9:.4f} GB")' \
-      /tmp/cupti-$k.json >> "$log" 2>&1
-    echo "== $k: ncu --metrics dram__bytes_read.sum,dram__bytes_write.sum (kernels named ${k}_*, summed)" >> "$log"
+    python3 - /tmp/cupti-$k.json >> "$log" 2>&1 <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))["rows"][0]
+rd, wr = r["dram_read_bytes"], r["dram_write_bytes"]
+print("   CUPTI dram read %.5f GB, write %.5f GB" % (rd / 1e9, wr / 1e9))
+PY
+    # The kernels a rung launches: its own (named after it), or for naive its GEMMs and the softmax.
+    local names="^${k}_"
+    [ "$k" = naive ] && names="^(gemm_|softmax_)"
+    echo "== $k: ncu --metrics dram__bytes_read.sum,dram__bytes_write.sum (kernels matching $names, summed)" >> "$log"
     # shellcheck disable=SC2086
-    timeout 90 ncu ${NCU_FLAGS:-} --metrics dram__bytes_read.sum,dram__bytes_write.sum --kernel-name "regex:^${k}_" --csv \
+    timeout 90 ncu ${NCU_FLAGS:-} --metrics dram__bytes_read.sum,dram__bytes_write.sum --kernel-name "regex:$names" --csv \
       "$BIN/flashlab" bench --kernels "$k" $shape --check-only --quiet 2>/dev/null |
       python3 -c '
 import csv, sys
@@ -156,7 +163,7 @@ for r in rows[1:]:
     name = r[idx["Metric Name"]]; unit = r[idx["Metric Unit"]]; v = float(r[idx["Metric Value"]].replace(",", ""))
     scale = {"byte": 1, "Kbyte": 1e3, "Mbyte": 1e6, "Gbyte": 1e9, "KB": 1e3, "MB": 1e6, "GB": 1e9}.get(unit, 1)
     tot[name] = tot.get(name, 0) + v * scale
-for n, v in sorted(tot.items()): print(f"   {n} {v/1e9:.4f} GB")
+for n, v in sorted(tot.items()): print("   %s %.5f GB" % (n, v / 1e9))
 ' >> "$log" 2>&1
   done
   result ncu ok $((SECONDS - t0)) "(ncu.txt)"

@@ -62,7 +62,11 @@ class HwCommand : public Command {
     std::cout << "  SRAM per SM (M)     " << sim::bytes_iec(static_cast<double>(hw.sram_bytes_per_sm)) << "\n";
     if (hw.max_smem_per_block_bytes > 0)
       std::cout << "  shared mem / block  " << sim::bytes_iec(static_cast<double>(hw.max_smem_per_block_bytes)) << "\n";
-    std::cout << "  L2                  " << sim::bytes_iec(static_cast<double>(hw.l2_bytes)) << "\n";
+    std::cout << "  L2                  " << sim::bytes_iec(static_cast<double>(hw.l2_bytes));
+    if (hw.l2_partitions > 1)
+      std::cout << " in " << hw.l2_partitions << " partitions (" << sim::bytes_iec(static_cast<double>(sim::shared_l2_bytes(hw)))
+                << " for data every SM reads)";
+    std::cout << "\n";
     if (hw.hbm_bytes > 0) std::cout << "  HBM                 " << sim::bytes_iec(static_cast<double>(hw.hbm_bytes)) << "\n";
     std::cout << "  HBM bandwidth       " << analysis::fixed(hw.hbm_bandwidth / 1e9, 0) << " GB/s\n";
     if (hw.l2_bandwidth > 0) std::cout << "  L2 bandwidth        " << analysis::fixed(hw.l2_bandwidth / 1e9, 0) << " GB/s\n";

@@ -87,6 +87,7 @@ KernelInfo fa1_info() {
   k.model = sim::Algorithm::fa1;
   k.launch = FLASHLAB_RUNG(fa1_forward);
   k.workspace_bytes = [](const AttentionProblem& p, TileShape) { return layout::fa1_workspace_bytes(p); };
+  k.storage.o_accumulator = sim::DType::fp32;  // O_acc between steps; the last step writes the problem's dtype
   return k;
 }
 

@@ -12,7 +12,7 @@ namespace {
 
 // The counters of one piece emitted on a probe grid of a single r × c block.
 template <class Emit>
-Counters probe(const AttentionProblem& p, i64 r, i64 c, const Emit& emit) {
+Counters probe(const AttentionProblem& p, StorageTypes st, i64 r, i64 c, const Emit& emit) {
   AttentionProblem one;
   one.seq_q = r;
   one.seq_kv = c;
@@ -20,15 +20,15 @@ Counters probe(const AttentionProblem& p, i64 r, i64 c, const Emit& emit) {
   one.dtype = p.dtype;
   const TileGrid g(one, TileShape{r, c});
   CounterSink sink;
-  Emitter e(g, p.dtype, sink);
+  Emitter e(g, p.dtype, sink, st);
   emit(e);
   return sink.counters;
 }
 
 template <class Emit>
-PieceCost derive(const AttentionProblem& p, const char* piece, const Emit& emit) {
-  const Counters f11 = probe(p, 1, 1, emit), f21 = probe(p, 2, 1, emit);
-  const Counters f12 = probe(p, 1, 2, emit), f22 = probe(p, 2, 2, emit);
+PieceCost derive(const AttentionProblem& p, StorageTypes st, const char* piece, const Emit& emit) {
+  const Counters f11 = probe(p, st, 1, 1, emit), f21 = probe(p, st, 2, 1, emit);
+  const Counters f12 = probe(p, st, 1, 2, emit), f22 = probe(p, st, 2, 2, emit);
   PieceCost k;
   k.k_rc = f22 - f21 - f12 + f11;
   k.k_r = f21 - f11 - k.k_rc;
@@ -57,30 +57,32 @@ Counters PieceCost::at(const BlockMoments& m) const {
   return out;
 }
 
-CostModel::CostModel(const LoopNest& nest, const AttentionProblem& p, bool outer_over_rows) {
+CostModel::CostModel(const LoopNest& nest, const AttentionProblem& p, StorageTypes st, bool outer_over_rows) {
   for (int ph = 0; ph < nest.phases(); ++ph) {
     PhaseCosts c;
     // The probe grid holds one block: row block 0 and column block 0 have the probe's extents.
-    c.outer_begin = derive(p, "outer-loop begin", [&](Emitter& e) { nest.outer_begin(ph, 0, e); });
-    c.outer_end = derive(p, "outer-loop end", [&](Emitter& e) { nest.outer_end(ph, 0, e); });
-    c.first_visit = derive(p, "visit", [&](Emitter& e) { nest.visit(ph, 0, 0, true, e); });
-    c.visit = derive(p, "visit", [&](Emitter& e) { nest.visit(ph, 0, 0, false, e); });
+    c.outer_begin = derive(p, st, "outer-loop begin", [&](Emitter& e) { nest.outer_begin(ph, 0, e); });
+    c.outer_end = derive(p, st, "outer-loop end", [&](Emitter& e) { nest.outer_end(ph, 0, e); });
+    c.first_visit = derive(p, st, "visit", [&](Emitter& e) { nest.visit(ph, 0, 0, true, e); });
+    c.visit = derive(p, st, "visit", [&](Emitter& e) { nest.visit(ph, 0, 0, false, e); });
     require_outer_only(c.outer_begin, outer_over_rows, "outer-loop begin");
     require_outer_only(c.outer_end, outer_over_rows, "outer-loop end");
     phases_.push_back(c);
   }
 }
 
-std::shared_ptr<const CostModel> CostModel::shared(Algorithm a, const LoopNest& nest, const AttentionProblem& p) {
-  using Key = std::tuple<int, bool, i64, int>;
+std::shared_ptr<const CostModel> CostModel::shared(Algorithm a, const LoopNest& nest, const AttentionProblem& p,
+                                                   StorageTypes st) {
+  using Key = std::tuple<int, bool, i64, int, int>;
   static std::mutex mutex;
   static std::map<Key, std::shared_ptr<const CostModel>> cache;
-  const Key key{static_cast<int>(a), p.causal, p.head_dim, static_cast<int>(p.dtype)};
+  const Key key{static_cast<int>(a), p.causal, p.head_dim, static_cast<int>(p.dtype),
+                st.o_accumulator ? static_cast<int>(*st.o_accumulator) : -1};
   {
     const std::lock_guard<std::mutex> lock(mutex);
     if (auto it = cache.find(key); it != cache.end()) return it->second;
   }
-  auto model = std::make_shared<const CostModel>(nest, p, algorithm_info(a).outer_over_rows);
+  auto model = std::make_shared<const CostModel>(nest, p, st, algorithm_info(a).outer_over_rows);
   const std::lock_guard<std::mutex> lock(mutex);
   if (cache.size() >= 512) cache.clear();  // a sweep over many head dims; derivation is cheap
   cache.emplace(key, model);

@@ -36,12 +36,13 @@ class CostModel {
   // Derives every phase's piece costs for problems of this head dim, dtype and
   // masking (the loop nest may depend on them); throws std::logic_error when a
   // piece's event count depends on the block size.
-  CostModel(const LoopNest& nest, const AttentionProblem& p, bool outer_over_rows);
+  CostModel(const LoopNest& nest, const AttentionProblem& p, StorageTypes storage, bool outer_over_rows);
   const PhaseCosts& phase(int ph) const { return phases_[static_cast<size_t>(ph)]; }
 
-  // The derived costs of (algorithm, d, dtype, causal), shared: a sweep over N
-  // derives them once.
-  static std::shared_ptr<const CostModel> shared(Algorithm a, const LoopNest& nest, const AttentionProblem& p);
+  // The derived costs of (algorithm, d, dtype, causal, storage), shared: a
+  // sweep over N derives them once.
+  static std::shared_ptr<const CostModel> shared(Algorithm a, const LoopNest& nest, const AttentionProblem& p,
+                                                 StorageTypes storage);
 
  private:
   std::vector<PhaseCosts> phases_;

@@ -13,6 +13,18 @@ TileRef Emitter::tile(Tensor t, i64 ti, i64 tj, i64 rows, i64 cols) const {
   return r;
 }
 
+TileRef Emitter::O_accumulator(i64 i) const {
+  TileRef r = O(i);
+  r.bytes = r.rows * r.cols * dtype_bytes(storage_.o_accumulator.value_or(dt_));
+  return r;
+}
+
+TileRef Emitter::whole_O_accumulator() const {
+  TileRef r = whole(Tensor::O, g_.n_q, g_.d);
+  r.bytes = r.rows * r.cols * dtype_bytes(storage_.o_accumulator.value_or(dt_));
+  return r;
+}
+
 TileEvent Emitter::base(EventKind k, int line) const {
   TileEvent e;
   e.kind = k;

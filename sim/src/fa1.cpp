@@ -52,7 +52,7 @@ class Fa1 final : public LoopNest {
   void prologue(Emitter& e) const override {
     // line 2: initialise O = 0, ℓ = 0, m = −∞ in HBM.
     const TileGrid& g = e.grid();
-    e.store(2, e.whole(Tensor::O, g.n_q, g.d), Level::none);
+    e.store(2, e.whole_O_accumulator(), Level::none);
     e.store(2, e.whole(Tensor::l, g.n_q, 1), Level::none);
     e.store(2, e.whole(Tensor::m, g.n_q, 1), Level::none);
   }
@@ -64,7 +64,7 @@ class Fa1 final : public LoopNest {
 
   void visit(int, i64 i, i64 j, bool, Emitter& e) const override {
     const i64 r = e.rows(i), c = e.cols(j), d = e.d();
-    const TileRef Qi = e.Q(i), Oi = e.O(i), li = e.row_stat(Tensor::l, i), mi = e.row_stat(Tensor::m, i);
+    const TileRef Qi = e.Q(i), Oi = e.O_accumulator(i), li = e.row_stat(Tensor::l, i), mi = e.row_stat(Tensor::m, i);
     const TileRef Kj = e.K(j), Vj = e.V(j), Sij = e.S(i, j), Pij = e.P(i, j);
     const TileRef m_t = e.row_stat(Tensor::m_tilde, i, j), l_t = e.row_stat(Tensor::l_tilde, i, j);
     const TileRef m_n = e.row_stat(Tensor::m_new, i), l_n = e.row_stat(Tensor::l_new, i);

@@ -102,6 +102,7 @@ HardwareModel parse_hardware_json(const std::string& text, const std::string& or
   hw.sm_count = positive_integer(j, "sm_count", origin);
   hw.sram_bytes_per_sm = positive_integer(j, "sram_bytes_per_sm", origin);
   hw.l2_bytes = positive_integer(j, "l2_bytes", origin);
+  if (j.contains("l2_partitions")) hw.l2_partitions = positive_integer(j, "l2_partitions", origin);
   hw.max_smem_per_block_bytes = static_cast<i64>(optional_number(j, "max_smem_per_block_bytes", origin));
   hw.hbm_bytes = static_cast<i64>(optional_number(j, "hbm_bytes", origin));
   hw.hbm_bandwidth = positive_number(j, "hbm_bandwidth_gbs", origin) * 1e9;
@@ -148,6 +149,7 @@ std::string to_hardware_json(const HardwareModel& hw) {
   j["sram_bytes_per_sm"] = hw.sram_bytes_per_sm;
   if (hw.max_smem_per_block_bytes > 0) j["max_smem_per_block_bytes"] = hw.max_smem_per_block_bytes;
   j["l2_bytes"] = hw.l2_bytes;
+  if (hw.l2_partitions > 1) j["l2_partitions"] = hw.l2_partitions;
   if (hw.hbm_bytes > 0) j["hbm_bytes"] = hw.hbm_bytes;
   j["hbm_bandwidth_gbs"] = hw.hbm_bandwidth / 1e9;
   if (hw.l2_bandwidth > 0) j["l2_bandwidth_gbs"] = hw.l2_bandwidth / 1e9;
@@ -164,6 +166,8 @@ std::string to_hardware_json(const HardwareModel& hw) {
   j["sources"] = hw.sources;
   return j.dump(2) + "\n";
 }
+
+i64 shared_l2_bytes(const HardwareModel& hw) { return hw.l2_bytes / std::max<i64>(1, hw.l2_partitions); }
 
 std::string assets_dir() {
   auto has_hw = [](const fs::path& p) {

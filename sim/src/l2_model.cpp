@@ -91,6 +91,7 @@ struct Access {
   bool write = false;
   Extent rows = Extent::r, cols = Extent::d;
   bool uses_i = false, uses_j = false;  // indexed by the row block, the column block
+  i64 element_bytes = 2;                // as emitted (a kernel may keep O in fp32)
 };
 
 // The probe grid: extents that cannot be confused (B_r = 2, B_c = 3, d = 5,
@@ -120,6 +121,7 @@ struct Recorder : EventSink {
     a.cols = extent_of(e.target.cols);
     a.uses_i = e.target.ti >= 0;
     a.uses_j = e.target.tj >= 0;
+    a.element_bytes = e.target.bytes / std::max<i64>(1, e.target.rows * e.target.cols);
     out.push_back(a);
   }
 };
@@ -129,7 +131,7 @@ struct PhaseAccesses {
 };
 
 template <class Emit>
-std::vector<Access> record(const AttentionProblem& p, const Emit& emit) {
+std::vector<Access> record(const AttentionProblem& p, StorageTypes st, const Emit& emit) {
   AttentionProblem probe;
   probe.seq_q = 6;
   probe.seq_kv = 9;
@@ -137,7 +139,7 @@ std::vector<Access> record(const AttentionProblem& p, const Emit& emit) {
   probe.dtype = p.dtype;
   const TileGrid g(probe, TileShape{2, 3});
   Recorder rec;
-  Emitter e(g, p.dtype, rec);
+  Emitter e(g, p.dtype, rec, st);
   emit(e);
   return rec.out;
 }
@@ -149,7 +151,7 @@ constexpr i64 kLinesPerL2 = 256;
 
 class Memory {
  public:
-  Memory(const TileGrid& g, DType dt, i64 l2_bytes) : g_(g), dt_(dt), cache_(l2_bytes) {
+  Memory(const TileGrid& g, i64 l2_bytes) : g_(g), cache_(l2_bytes) {
     // A few hundred lines fill the L2: an LRU of lines that size behaves as an
     // LRU of tiles (capacity effects resolve to a fraction of a percent), at a
     // fraction of the bookkeeping.
@@ -168,7 +170,7 @@ class Memory {
     return 0;
   }
   i64 tile_bytes(const Access& a, i64 i, i64 j) const {
-    return extent(a.rows, i, j) * extent(a.cols, i, j) * element_bytes(a.tensor, dt_);
+    return extent(a.rows, i, j) * extent(a.cols, i, j) * a.element_bytes;
   }
 
   // Tiles per line of an access pattern: by row block when it uses i, else by
@@ -254,7 +256,6 @@ class Memory {
 
  private:
   const TileGrid& g_;
-  DType dt_;
   SectoredLru cache_;
   i64 target_line_ = 4096;
   std::array<TensorTraffic, kTensorCount> traffic_{};
@@ -291,19 +292,19 @@ struct StepTraffic {
 class Runner {
  public:
   Runner(const Schedule& s, const Launch& l, i64 l2_bytes, const L2Options& o, i64 heads)
-      : s_(s), launch_(l), opt_(o), heads_(heads), mem_(s.grid(), s.problem().dtype, l2_bytes) {
+      : s_(s), launch_(l), opt_(o), heads_(heads), mem_(s.grid(), l2_bytes) {
     mem_.set_limit(o.access_limit);
     const LoopNest& nest = s.loop_nest();
     const AttentionProblem& p = s.problem();
     for (int ph = 0; ph < nest.phases(); ++ph) {
       PhaseAccesses a;
-      a.begin = record(p, [&](Emitter& e) { nest.outer_begin(ph, 1, e); });
-      a.visit = record(p, [&](Emitter& e) { nest.visit(ph, 1, 2, false, e); });
-      a.end = record(p, [&](Emitter& e) { nest.outer_end(ph, 1, e); });
+      a.begin = record(p, s.storage(), [&](Emitter& e) { nest.outer_begin(ph, 1, e); });
+      a.visit = record(p, s.storage(), [&](Emitter& e) { nest.visit(ph, 1, 2, false, e); });
+      a.end = record(p, s.storage(), [&](Emitter& e) { nest.outer_end(ph, 1, e); });
       phases_.push_back(a);
     }
-    prologue_ = record(p, [&](Emitter& e) { nest.prologue(e); });
-    epilogue_ = record(p, [&](Emitter& e) { nest.epilogue(e); });
+    prologue_ = record(p, s.storage(), [&](Emitter& e) { nest.prologue(e); });
+    epilogue_ = record(p, s.storage(), [&](Emitter& e) { nest.epilogue(e); });
     W_ = std::max<i64>(1, l.concurrent_ctas());
   }
 

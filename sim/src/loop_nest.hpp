@@ -19,7 +19,8 @@ namespace flashlab::sim::detail {
 // r × c block when costs are derived.
 class Emitter {
  public:
-  Emitter(const TileGrid& g, DType dt, EventSink& sink) : g_(g), dt_(dt), sink_(sink) {}
+  Emitter(const TileGrid& g, DType dt, EventSink& sink, StorageTypes storage = {})
+      : g_(g), dt_(dt), storage_(storage), sink_(sink) {}
 
   const TileGrid& grid() const { return g_; }
   i64 rows(i64 i) const { return g_.rows(i); }  // r: rows of row block i
@@ -36,6 +37,10 @@ class Emitter {
   // Row statistics of row block i (one fp32 per row).
   TileRef row_stat(Tensor t, i64 i, i64 j = -1) const { return tile(t, i, j, g_.rows(i), 1); }
   TileRef whole(Tensor t, i64 rows, i64 cols) const { return tile(t, -1, -1, rows, cols); }
+  // O while it accumulates in global memory between outer iterations (an
+  // algorithm that keeps it there): in StorageTypes::o_accumulator when set.
+  TileRef O_accumulator(i64 i) const;
+  TileRef whole_O_accumulator() const;
 
   // Loop indices of the iteration the next events belong to.
   void at(i64 i, i64 j, bool masked) { i_ = i; j_ = j; masked_ = masked; }
@@ -50,6 +55,7 @@ class Emitter {
   TileEvent base(EventKind k, int line) const;
   const TileGrid& g_;
   DType dt_;
+  StorageTypes storage_;
   EventSink& sink_;
   i64 i_ = -1, j_ = -1;
   bool masked_ = false;

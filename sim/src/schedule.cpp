@@ -13,20 +13,26 @@ namespace {
 
 // The events of one piece, counted as they are emitted.
 template <class Emit>
-Counters emitted(const TileGrid& g, DType dt, const Emit& emit) {
+Counters emitted(const TileGrid& g, DType dt, StorageTypes st, const Emit& emit) {
   CounterSink sink;
-  Emitter e(g, dt, sink);
+  Emitter e(g, dt, sink, st);
   emit(e);
   return sink.counters;
 }
 
 }  // namespace
 
-Schedule::Schedule(Algorithm a, const AttentionProblem& p, TileShape t)
-    : algorithm_(a), info_(&detail::entry(a).info), problem_(p), tiles_(t), grid_(p, t), nest_(detail::entry(a).make(p)) {
-  costs_ = CostModel::shared(a, *nest_, p);
-  prologue_ = emitted(grid_, p.dtype, [&](Emitter& e) { nest_->prologue(e); });
-  epilogue_ = emitted(grid_, p.dtype, [&](Emitter& e) { nest_->epilogue(e); });
+Schedule::Schedule(Algorithm a, const AttentionProblem& p, TileShape t, StorageTypes storage)
+    : algorithm_(a),
+      info_(&detail::entry(a).info),
+      problem_(p),
+      tiles_(t),
+      grid_(p, t),
+      storage_(storage),
+      nest_(detail::entry(a).make(p)) {
+  costs_ = CostModel::shared(a, *nest_, p, storage);
+  prologue_ = emitted(grid_, p.dtype, storage, [&](Emitter& e) { nest_->prologue(e); });
+  epilogue_ = emitted(grid_, p.dtype, storage, [&](Emitter& e) { nest_->epilogue(e); });
 }
 Schedule::~Schedule() = default;
 Schedule::Schedule(Schedule&&) noexcept = default;
@@ -127,18 +133,18 @@ std::pair<i64, i64> Schedule::locate_block(i64 i, i64 j) const {
 // ---- events -----------------------------------------------------------------
 
 void Schedule::emit_prologue(EventSink& sink) const {
-  Emitter e(grid_, problem_.dtype, sink);
+  Emitter e(grid_, problem_.dtype, sink, storage_);
   nest_->prologue(e);
 }
 
 void Schedule::emit_epilogue(EventSink& sink) const {
-  Emitter e(grid_, problem_.dtype, sink);
+  Emitter e(grid_, problem_.dtype, sink, storage_);
   nest_->epilogue(e);
 }
 
 void Schedule::emit_outer_begin(i64 o, EventSink& sink) const {
   const OuterRef r = outer_ref(info(), grid_, o);
-  Emitter e(grid_, problem_.dtype, sink);
+  Emitter e(grid_, problem_.dtype, sink, storage_);
   if (info().outer_over_rows) e.at(r.idx, -1, false);
   else e.at(-1, r.idx, false);
   nest_->outer_begin(r.phase, r.idx, e);
@@ -147,14 +153,14 @@ void Schedule::emit_outer_begin(i64 o, EventSink& sink) const {
 void Schedule::emit_visit(i64 o, i64 k, EventSink& sink) const {
   const OuterRef r = outer_ref(info(), grid_, o);
   const auto [i, j] = visit_block(o, k);
-  Emitter e(grid_, problem_.dtype, sink);
+  Emitter e(grid_, problem_.dtype, sink, storage_);
   e.at(i, j, grid_.has_masked(i, j));
   nest_->visit(r.phase, i, j, r.idx == 0, e);
 }
 
 void Schedule::emit_outer_end(i64 o, EventSink& sink) const {
   const OuterRef r = outer_ref(info(), grid_, o);
-  Emitter e(grid_, problem_.dtype, sink);
+  Emitter e(grid_, problem_.dtype, sink, storage_);
   if (info().outer_over_rows) e.at(r.idx, -1, false);
   else e.at(-1, r.idx, false);
   nest_->outer_end(r.phase, r.idx, e);

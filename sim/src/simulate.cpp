@@ -30,7 +30,11 @@ void model_l2(SimResult& r, const Schedule& s, const HardwareModel& hw, const Si
   }
   const Launch launch = opt.launch ? *opt.launch : model_launch(hw, r.sram_peak_bytes);
   try {
-    r.l2 = simulate_l2(s, launch, hw.l2_bytes, opt.l2_options);
+    r.l2 = simulate_l2(s, launch, shared_l2_bytes(hw), opt.l2_options);
+    r.l2.l2_partitions = std::max<i64>(1, hw.l2_partitions);
+    if (r.l2.modelled && r.l2.l2_partitions > 1)
+      r.l2.method += "; " + bytes_iec(static_cast<double>(r.l2.l2_bytes)) + " modelled: each of the " +
+                     std::to_string(r.l2.l2_partitions) + " L2 partitions keeps its own copy of what every SM reads";
     if (!r.l2.modelled && !r.l2.why_not.empty()) r.findings.push_back(note(r.l2.why_not));
   } catch (const OverflowError& e) {
     r.l2 = L2Result{};
@@ -175,7 +179,7 @@ SimResult simulate(Algorithm a, const Plan& plan, const HardwareModel& hw, const
   r.tile_rule = plan.tiles.rule;
   const AttentionProblem& p = plan.problem;
 
-  const Schedule s(a, p, r.tiles);
+  const Schedule s(a, p, r.tiles, opt.storage);
   const TileGrid& g = s.grid();
   r.T_r = plan.T_r;
   r.T_c = plan.T_c;
@@ -220,6 +224,11 @@ SimResult simulate(Algorithm a, const Plan& plan, const HardwareModel& hw, const
                               "in full, then masked"));
   if (g.n_q % g.Br != 0 || g.n_kv % g.Bc != 0)
     r.findings.push_back(note("the last row or column block is partial (N is not a multiple of the tile)"));
+  // Only an algorithm that reads O back (it accumulates there) is affected.
+  if (r.ok() && opt.storage.o_accumulator && *opt.storage.o_accumulator != p.dtype &&
+      r.total.at(Level::HBM, Tensor::O).read_bytes > 0)
+    r.findings.push_back(note("O accumulates in " + std::string(to_string(*opt.storage.o_accumulator)) +
+                              " in global memory between outer iterations, as the kernel keeps it"));
   if (opt.l2 && r.ok()) model_l2(r, s, hw, opt);
   return r;
 }

@@ -87,6 +87,33 @@ TEST_CASE("HBM traffic equals the paper's formulas (non-causal, any N)", "[sim][
   }
 }
 
+TEST_CASE("fa1 with O accumulated in fp32 moves 4-byte O and nothing else changes", "[sim][closed-form]") {
+  auto rng = flashlab::test::test_rng();
+  StorageTypes fp32_o;
+  fp32_o.o_accumulator = DType::fp32;
+  for (int n = 0; n < 100; ++n) {
+    Case c = flashlab::test::random_case(rng);
+    if (c.problem.dtype == DType::fp32) c.problem.dtype = DType::fp16;
+    const AttentionProblem& p = c.problem;
+    INFO(describe_case(c));
+    const Schedule paper(Algorithm::fa1, p, c.tiles), kernel(Algorithm::fa1, p, c.tiles, fp32_o);
+    const Counters a = paper.closed_form(), b = stream_counters(kernel);
+    REQUIRE(b == kernel.closed_form());
+    // The same elements move; O's bytes double (fp16/bf16 to fp32), in HBM and SRAM.
+    const Traffic o_paper = a.at(Level::HBM, Tensor::O), o_kernel = b.at(Level::HBM, Tensor::O);
+    CHECK(o_kernel.read_elements == o_paper.read_elements);
+    CHECK(o_kernel.write_elements == o_paper.write_elements);
+    CHECK(o_kernel.read_bytes == 2 * o_paper.read_bytes);
+    CHECK(o_kernel.write_bytes == 2 * o_paper.write_bytes);
+    for (Tensor t : {Tensor::Q, Tensor::K, Tensor::V, Tensor::l, Tensor::m})
+      CHECK(b.at(Level::HBM, t) == a.at(Level::HBM, t));
+    CHECK(b.matmul_flops == a.matmul_flops);
+    CHECK(b.events == a.events);
+    // fa2 writes O once and never reads it back: the accumulator type does not apply.
+    CHECK(Schedule(Algorithm::fa2, p, c.tiles, fp32_o).closed_form() == Schedule(Algorithm::fa2, p, c.tiles).closed_form());
+  }
+}
+
 TEST_CASE("HBM traffic with N_kv different from N_q", "[sim][closed-form]") {
   AttentionProblem p;
   p.seq_q = 1;

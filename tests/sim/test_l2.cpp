@@ -31,7 +31,10 @@ TEST_CASE("the L2 model conserves the loop nest's requests on random shapes", "[
     const flashlab::test::Case c = flashlab::test::random_case(rng, 200);
     for (Algorithm a : all_algorithms()) {
       INFO(flashlab::test::describe_case(c) << " " << to_string(a));
-      const Schedule s(a, c.problem, c.tiles);
+      // Every other case with O kept in fp32, as our fa1 kernel keeps it.
+      StorageTypes storage;
+      if (n % 2 == 1) storage.o_accumulator = DType::fp32;
+      const Schedule s(a, c.problem, c.tiles, storage);
       const i64 sms = std::uniform_int_distribution<i64>(1, 8)(rng);
       const i64 l2 = std::uniform_int_distribution<i64>(1, 1 << 20)(rng);
       const L2Result r = simulate_l2(s, launch_of(sms, 2), l2);
@@ -49,6 +52,23 @@ TEST_CASE("the L2 model conserves the loop nest's requests on random shapes", "[
       }
     }
   }
+}
+
+TEST_CASE("an L2 that holds nothing reads fa1's fp32 O back at every step", "[sim][l2]") {
+  AttentionProblem p;
+  p.batch = 2;
+  p.heads = 3;
+  p.seq_q = p.seq_kv = 1000;
+  p.head_dim = 64;
+  StorageTypes storage;
+  storage.o_accumulator = DType::fp32;
+  const Schedule s(Algorithm::fa1, p, TileShape{64, 128}, storage);
+  const L2Result r = simulate_l2(s, launch_of(4, 1), 1);
+  REQUIRE(r.modelled);
+  const TensorTraffic& o = r.tensors[static_cast<size_t>(Tensor::O)];
+  // T_c = 8 steps read O_i (fp32) once each: 8 · N · d · 4 bytes per head.
+  CHECK(o.request_read_bytes == 6 * 8 * 1000 * 64 * 4);
+  CHECK(o.dram_read_bytes == o.request_read_bytes);
 }
 
 TEST_CASE("an L2 that holds everything reads each input once, and one that holds nothing reads every request",

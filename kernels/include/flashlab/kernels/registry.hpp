@@ -45,6 +45,7 @@ struct KernelInfo {
   TileSource tile_source = TileSource::none;
   bool writes_lse = false;     // LaunchArgs::lse is filled when set
   bool heaviest_first = false; // each head's heaviest causal row block is dispatched first (the L2 model's launch)
+  sim::StorageTypes storage;   // what it keeps in global memory in another type than the paper (fa1: O in fp32)
   LaunchFn launch = nullptr;   // null when this build has no CUDA
   std::function<sim::TileShape(const sim::AttentionProblem&)> default_tiles;  // runtime / compiled rungs
   ShapeFn smem_bytes;          // dynamic shared memory per block, checked before launch

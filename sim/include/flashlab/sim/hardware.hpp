@@ -23,6 +23,9 @@ struct HardwareModel {
   i64 max_smem_per_block_bytes = 0;  // what one thread block may allocate (kernels)
   i64 sm_count = 0;
   i64 l2_bytes = 0;
+  // Halves of the L2 that each cache what the SMs wired to them read (A100,
+  // H100, H200: 2). A line read by SMs of both halves is held in both.
+  i64 l2_partitions = 1;
   i64 hbm_bytes = 0;          // device memory capacity
   double hbm_bandwidth = 0;   // bytes/s
   double l2_bandwidth = 0;    // bytes/s, 0 when unknown
@@ -56,6 +59,10 @@ std::string to_hardware_json(const HardwareModel& hw);
 
 // Directory holding hardware/*.json: $FLASHLAB_ASSETS, else the build's
 // configured source assets, else ../assets next to the executable.
+// The L2 a working set read by every SM sees: the L2 divided by its
+// partitions, since each partition keeps its own copy of such lines (docs/model.md).
+i64 shared_l2_bytes(const HardwareModel& hw);
+
 std::string assets_dir();
 std::vector<std::string> list_presets();  // preset ids, sorted
 // A preset id (case-insensitive) or a path to a JSON file.

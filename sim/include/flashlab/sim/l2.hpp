@@ -69,7 +69,8 @@ struct L2Result {
   bool modelled = false;
   std::string why_not;  // e.g. "the hardware model has no L2 size": DRAM is then taken equal to the requests
   Launch launch;
-  i64 l2_bytes = 0;
+  i64 l2_bytes = 0;        // the capacity modelled: the L2 a working set read by every SM sees
+  i64 l2_partitions = 1;   // of an L2 of l2_bytes × l2_partitions (hardware.hpp)
   std::array<TensorTraffic, kTensorCount> tensors{};  // all B·H heads
   std::string method;   // "simulated, 12 waves of 264 CTAs" / "... extrapolated from the first 4 of 64 heads"
 

@@ -43,6 +43,9 @@ struct MeasuredRun {
   // model's own), and whether each head's heaviest row block starts first.
   i64 ctas_per_sm = 0;
   bool heaviest_first = false;
+  // Element types the kernel keeps in global memory where they differ from the
+  // paper's algorithm (its O accumulated in fp32): the model counts them so.
+  StorageTypes storage;
 
   // DRAM and L2 bytes the GPU's counters saw in a separate pass (L2 flushed by
   // reading before it); -1 = not measured, `counters_note` says why.

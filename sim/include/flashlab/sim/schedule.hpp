@@ -33,7 +33,9 @@ class CostModel;
 class Schedule {
  public:
   // Inputs must be valid (validate(p) empty, tiles ≥ 1, causal ⇒ N_q = N_kv).
-  Schedule(Algorithm a, const AttentionProblem& p, TileShape t);
+  // `storage`: element types a kernel keeps in global memory where they differ
+  // from the paper's (types.hpp); the default is the paper's algorithm.
+  Schedule(Algorithm a, const AttentionProblem& p, TileShape t, StorageTypes storage = {});
   ~Schedule();
   Schedule(Schedule&&) noexcept;
   Schedule& operator=(Schedule&&) noexcept;
@@ -43,6 +45,7 @@ class Schedule {
   const AttentionProblem& problem() const { return problem_; }
   TileShape tiles() const { return tiles_; }
   const TileGrid& grid() const { return grid_; }
+  const StorageTypes& storage() const { return storage_; }
 
   // Structure.
   i64 outer_count() const;
@@ -90,6 +93,7 @@ class Schedule {
   AttentionProblem problem_;
   TileShape tiles_;
   TileGrid grid_;
+  StorageTypes storage_;
   std::unique_ptr<detail::LoopNest> nest_;
   std::shared_ptr<const detail::CostModel> costs_;
   Counters prologue_, epilogue_;  // emitted once: they hold whole tensors

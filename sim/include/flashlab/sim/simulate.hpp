@@ -51,6 +51,9 @@ struct SimOptions {
   bool l2 = true;
   std::optional<Launch> launch;
   L2Options l2_options;
+  // Element types a kernel keeps in global memory where they differ from the
+  // paper's (a kernel's O accumulated in fp32); default: the paper's algorithm.
+  StorageTypes storage;
 };
 
 struct SimResult {

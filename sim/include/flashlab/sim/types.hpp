@@ -33,6 +33,16 @@ constexpr bool is_statistic(Tensor t) {
 }
 constexpr i64 element_bytes(Tensor t, DType d) { return is_statistic(t) ? 4 : dtype_bytes(d); }
 
+// What a kernel keeps in global memory in another element type than the
+// paper's. FlashAttention-1 reads and writes O_i at every step of its outer
+// loop; the paper keeps O in the problem's dtype there, a kernel may keep the
+// running O in fp32 (ours does) and write the problem's dtype at its last step.
+struct StorageTypes {
+  std::optional<DType> o_accumulator;  // unset: the problem's dtype
+  bool operator==(const StorageTypes& o) const { return o_accumulator == o.o_accumulator; }
+  bool operator!=(const StorageTypes& o) const { return !(*this == o); }
+};
+
 // Where bytes live. `none` is the register file / a constant: an initialisation
 // written straight to HBM reads nothing that is counted.
 enum class Level : std::uint8_t { HBM, L2, SRAM, none };
