@@ -320,7 +320,8 @@ TEST_CASE("IO and AI charts mark where K and V of a head fill the L2, only insid
   }
   // Off the axis (d = 64: N = 163,840 > 128K): no line.
   ctx.problem.head_dim = 64;
-  CHECK(kv_line(io_chart(ctx, SweepAxis::seq)) == io_chart(ctx, SweepAxis::seq).ref_lines.end());
+  const ChartSpec d64 = io_chart(ctx, SweepAxis::seq);
+  CHECK(kv_line(d64) == d64.ref_lines.end());
   // No L2 size: no line, no DRAM series, and a note says why.
   ctx.problem.head_dim = 128;
   ctx.hw.l2_bytes = 0;
