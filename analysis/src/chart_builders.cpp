@@ -205,7 +205,7 @@ ChartSpec roofline_chart(const ChartContext& ctx, const BenchResults* measured) 
 
 std::vector<sim::i64> default_sweep_values(SweepAxis axis) {
   switch (axis) {
-    case SweepAxis::seq: return {256, 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536};
+    case SweepAxis::seq: return {256, 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072};
     case SweepAxis::sram:
       return {24 << 10, 32 << 10, 48 << 10, 64 << 10, 96 << 10, 128 << 10, 192 << 10, 256 << 10, 384 << 10, 512 << 10};
     case SweepAxis::head_dim: return {16, 32, 48, 64, 96, 128, 160, 192, 256};
@@ -294,6 +294,38 @@ RefLine current_line(const ChartContext& ctx, SweepAxis axis) {
           {150, 150, 150, 255}, Dash::dotted, 1.5, std::nullopt};
 }
 
+// The N at which K and V of one head fill the L2 (sim::seq_where_kv_fill_l2),
+// as a vertical line, when the hardware has an L2 size and the line falls
+// inside the swept values.
+std::optional<RefLine> kv_fills_l2_line(const ChartContext& ctx, const std::vector<double>& xs) {
+  const double n = sim::seq_where_kv_fill_l2(ctx.problem.d(), ctx.problem.dtype, ctx.hw.l2_bytes);
+  if (!(n > 0) || xs.empty() || n < xs.front() || n > xs.back()) return std::nullopt;
+  return RefLine{true, n, "K, V of a head = L2 (" + sim::bytes_iec(static_cast<double>(ctx.hw.l2_bytes)) + ")",
+                 {70, 70, 70, 255}, Dash::dashed, 1.5, std::nullopt};
+}
+
+// Every x of a sweep's rows, once (rows are values outer, algorithms inner).
+std::vector<double> sweep_xs(const std::vector<SweepRow>& rows, size_t algorithms) {
+  std::vector<double> xs;
+  for (size_t k = 0; algorithms > 0 && k < rows.size(); k += algorithms) xs.push_back(static_cast<double>(rows[k].value));
+  return xs;
+}
+
+// Points whose L2 was not modelled (its cache-access limit, or no L2 size),
+// once per algorithm, as a footnote: their DRAM points are left out rather
+// than drawn equal to the requests.
+void note_unmodelled(const std::vector<SweepRow>& rows, std::vector<std::string>& notes) {
+  std::map<sim::Algorithm, std::pair<int, std::string>> miss;
+  for (const SweepRow& r : rows)
+    if (r.result.ok() && !r.result.l2.modelled) {
+      auto& m = miss[r.result.algorithm];
+      if (m.first++ == 0) m.second = "N = " + sim::group_digits(r.value) + ": " + r.result.l2.why_not;
+    }
+  for (const auto& [a, m] : miss)
+    notes.push_back(std::string(sim::to_string(a)) + ": DRAM after the L2 left out at " + std::to_string(m.first) +
+                    " point(s) (" + m.second + ")");
+}
+
 }  // namespace
 
 ChartSpec io_chart(const ChartContext& ctx_in, SweepAxis axis, const std::vector<sim::i64>* values) {
@@ -311,7 +343,7 @@ ChartSpec io_chart(const ChartContext& ctx_in, SweepAxis axis, const std::vector
   c.title = "HBM accesses vs " + axis_symbol(axis);
   c.subtitle = subtitle_of(ctx);
   c.x = sweep_axis(axis);
-  c.y = {"HBM traffic, reads + writes (bytes, all heads)", Scale::log10, TickFormat::bytes, {}, {}, false};
+  c.y = {"requests to global memory, reads + writes (bytes, all heads)", Scale::log10, TickFormat::bytes, {}, {}, false};
   const std::vector<SweepRow> rows = sweep(ctx, axis, values);
   const size_t na = ctx.algorithms.size();
   if (na == 0 || rows.empty()) {
@@ -338,6 +370,34 @@ ChartSpec io_chart(const ChartContext& ctx_in, SweepAxis axis, const std::vector
     s.color = algorithm_color(a);
     s.marker = algorithm_marker(a);
     c.series.push_back(std::move(s));
+  }
+  // Against N the sweep runs the L2 model: what reaches DRAM, beside the
+  // paper's quantity, dashed in the algorithm's colour.
+  if (axis == SweepAxis::seq) {
+    std::map<sim::Algorithm, std::vector<double>> dram;
+    bool any = false;
+    for (const SweepRow& r : rows) {
+      const bool has = r.result.ok() && r.result.l2.modelled;
+      any = any || has;
+      dram[r.result.algorithm].push_back(has ? static_cast<double>(r.result.dram_bytes()) : kNaN);
+    }
+    if (any) {
+      for (sim::Algorithm a : ctx.algorithms) {
+        Series s;
+        s.name = std::string(sim::algorithm_info(a).title) + ", DRAM after the L2";
+        s.x = xs;
+        s.y = dram[a];
+        s.color = algorithm_color(a);
+        s.marker = algorithm_marker(a);
+        s.style = SeriesStyle::line;
+        s.dash = Dash::dashed;
+        s.width = 1.5;
+        c.series.push_back(std::move(s));
+      }
+      c.y.label = "bytes, all heads: requests (solid), DRAM after the L2 (dashed)";
+    }
+    note_unmodelled(rows, c.notes);
+    if (const auto l = kv_fills_l2_line(ctx, xs)) c.ref_lines.push_back(*l);
   }
   auto fitted = [&](sim::Algorithm a, const std::vector<double>& theta) {
     auto it = exact.find(a);
@@ -387,6 +447,22 @@ ChartSpec ai_vs_n_chart(const ChartContext& ctx, const std::vector<sim::i64>* va
     s.y.push_back(r.result.ok() ? r.roof.ai : kNaN);
   }
   for (sim::Algorithm a : ctx.algorithms) c.series.push_back(std::move(by[a]));
+  // The paper's intensity, on the requests, dashed beside the one on DRAM.
+  for (sim::Algorithm a : ctx.algorithms) {
+    Series s;
+    s.name = std::string(sim::to_string(a)) + ", on the requests";
+    s.color = algorithm_color(a);
+    s.marker = algorithm_marker(a);
+    s.style = SeriesStyle::line;
+    s.dash = Dash::dashed;
+    s.width = 1.5;
+    for (const SweepRow& r : rows)
+      if (r.result.algorithm == a) {
+        s.x.push_back(static_cast<double>(r.value));
+        s.y.push_back(r.result.ok() ? r.roof.ai_requests : kNaN);
+      }
+    c.series.push_back(std::move(s));
+  }
   const sim::ComputeUnit unit = unit_of(ctx.problem);
   const double ridge = ridge_point(ctx.hw.peak(ctx.problem.dtype, unit), ctx.hw.hbm_bandwidth);
   if (ridge > 0)
@@ -395,8 +471,10 @@ ChartSpec ai_vs_n_chart(const ChartContext& ctx, const std::vector<sim::i64>* va
                                dtype_unit_label(ctx.problem.dtype, unit) + "): above it, compute-bound",
                            {200, 60, 40, 255}, Dash::dashed, 2.0, std::nullopt});
   c.ref_lines.push_back(current_line(ctx, SweepAxis::seq));
+  if (const auto l = kv_fills_l2_line(ctx, sweep_xs(rows, ctx.algorithms.size()))) c.ref_lines.push_back(*l);
   note_errors(rows, SweepAxis::seq, c.notes);
-  c.notes.push_back("AI = exact FLOPs (matmul + softmax) / simulated HBM bytes");
+  note_unmodelled(rows, c.notes);
+  c.notes.push_back("AI = exact FLOPs / DRAM bytes after the L2 (solid), / requests, the paper's HBM accesses (dashed)");
   return c;
 }
 

@@ -310,13 +310,48 @@ void draw_axes_xy(const ChartSpec& c, Canvas& cv, const ChartLayout& L, const Ch
 
 void draw_ref_lines(const ChartSpec& c, Canvas& cv, const ChartLayout& L, const Metrics& m) {
   const Rect& P = L.plot;
+  std::vector<Rect> placed;  // labels of vertical lines drawn so far
   for (const RefLine& l : c.ref_lines) {
     if (!plottable(l.value, l.vertical ? L.sx : L.sy)) continue;
     if (l.vertical) {
       const double x = L.px_x(l.value);
       if (x < P.x || x > P.right()) continue;
       cv.line({x, P.y}, {x, P.bottom()}, l.color, l.width * m.s, l.dash);
-      if (!l.label.empty()) cv.text({x + m.pad * 0.4, P.y + m.pad * 0.4}, l.label, m.small, ink(l.color, m), HAlign::left, VAlign::top);
+      if (l.label.empty()) continue;
+      // Beside the line at the top, right or left, on the first text row where
+      // it stays inside the frame, covers no other label and crosses no other
+      // vertical line.
+      const Point size = cv.measure(l.label, m.small);
+      const double gap = m.pad * 0.4;
+      auto fits = [&](const Rect& r) {
+        if (r.x < P.x || r.right() > P.right()) return false;
+        for (const Rect& o : placed)
+          if (r.x < o.right() && o.x < r.right() && r.y < o.bottom() && o.y < r.bottom()) return false;
+        for (const RefLine& other : c.ref_lines) {
+          if (&other == &l || !other.vertical || !plottable(other.value, L.sx)) continue;
+          const double ox = L.px_x(other.value);
+          if (ox > r.x && ox < r.right()) return false;
+        }
+        return true;
+      };
+      std::optional<Rect> at;
+      bool left = false;
+      for (int row = 0; row < 4 && !at; ++row)
+        for (bool try_left : {false, true}) {
+          const Rect r{try_left ? x - gap - size.x : x + gap, P.y + gap + row * (size.y + m.s * 2), size.x, size.y};
+          if (fits(r)) {
+            at = r;
+            left = try_left;
+            break;
+          }
+        }
+      if (!at) {
+        left = x + gap + size.x > P.right();
+        at = Rect{left ? x - gap - size.x : x + gap, P.y + gap, size.x, size.y};
+      }
+      placed.push_back(*at);
+      cv.text({left ? x - gap : x + gap, at->y}, l.label, m.small, ink(l.color, m), left ? HAlign::right : HAlign::left,
+              VAlign::top);
     } else {
       const double y = L.px_y(l.value);
       if (y < P.y || y > P.bottom()) continue;

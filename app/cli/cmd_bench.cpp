@@ -3,6 +3,7 @@
 // (kernels/runner); the measurements placed beside the model (rates, the
 // model's memory: analysis/placement); a table on stdout, CSV and JSON on
 // request (analysis/bench_results).
+#include <algorithm>
 #include <iostream>
 #include <sstream>
 
@@ -11,6 +12,8 @@
 #include "flashlab/analysis/bench_results.hpp"
 #include "flashlab/analysis/bench_table.hpp"
 #include "flashlab/analysis/csv.hpp"
+#include "flashlab/analysis/datasheet.hpp"
+#include "flashlab/analysis/measured_checks.hpp"
 #include "flashlab/analysis/placement.hpp"
 #include "flashlab/analysis/report.hpp"
 #include "flashlab/kernels/bench_grid.hpp"
@@ -91,6 +94,11 @@ class BenchCommand : public Command {
     app->add_flag("--quiet", quiet_, "no progress lines on stderr");
     app->add_flag("--list", list_, "list the kernels of the registry and exit");
     app->add_flag("--list-sweeps", list_sweeps_, "list the named sweeps and exit");
+    app->add_option("--results", results_, "with --check-roof: results files (JSON or CSV written by flashlab bench); "
+                                           "repeat the flag for several");
+    app->add_flag("--check-roof", check_roof_,
+                  "check that no timed run of the --results files is above the roofline of its GPU's datasheet "
+                  "preset (exit 1 when one is); runs no kernel");
   }
 
   int run() override {
@@ -99,6 +107,8 @@ class BenchCommand : public Command {
       return 0;
     }
     if (list_sweeps_) return print_sweeps();
+    if (check_roof_) return check_roof();
+    if (!results_.empty()) throw UsageError("--results: goes with --check-roof (bench runs the kernels itself)");
 
     BenchAxes axes;
     std::optional<sim::i64> sweep_mem_limit;
@@ -163,6 +173,58 @@ class BenchCommand : public Command {
   }
 
  private:
+  int check_roof() {
+    if (results_.empty()) throw UsageError("--check-roof: give the results files to check with --results FILE");
+    std::vector<std::pair<std::string, analysis::BenchResults>> files;
+    for (const std::string& path : results_) {
+      try {
+        files.emplace_back(path, analysis::bench_from_file(path));
+      } catch (const std::exception& e) {
+        throw UsageError(std::string("--results: ") + e.what());
+      }
+    }
+    const std::vector<sim::HardwareModel> presets = analysis::datasheet_presets();
+    int checked = 0, above = 0;
+    for (const auto& [path, results] : files) {
+      const analysis::RoofCheck c = analysis::check_roof(results, presets);
+      std::cout << path << ": " << (c.gpu.empty() ? "unknown GPU" : c.gpu);
+      if (!c.why_not.empty()) {
+        std::cout << ": not checked, " << c.why_not << "\n";
+        continue;
+      }
+      int measured = 0;
+      for (const analysis::RoofRun& r : c.runs) measured += r.measured_dram ? 1 : 0;
+      std::cout << " against " << c.hardware << ": " << c.runs.size() << " timed run(s) checked (" << measured
+                << " with measured DRAM bytes), " << c.above << " above the roof\n";
+      for (const std::string& s : c.skipped) std::cout << "  " << s << "\n";
+      const auto closest = std::max_element(c.runs.begin(), c.runs.end(), [](const auto& a, const auto& b) {
+        return a.roof_fraction() < b.roof_fraction();
+      });
+      if (closest != c.runs.end())
+        std::cout << "  closest to its roof: " << closest->kernel << " " << sim::describe(closest->problem) << ", "
+                  << analysis::fixed(100 * closest->roof_fraction(), 1) << "% of it ("
+                  << (closest->compute_s >= closest->memory_s ? "compute" : "memory") << "-bound; "
+                  << analysis::fixed(closest->time_s * 1e3, 4) << " ms measured, "
+                  << analysis::fixed(closest->bound_s * 1e3, 4) << " ms bound)\n";
+      if (c.above > 0) {
+        analysis::TextTable t({"kernel", "problem", "measured ms", "bound ms", "compute ms", "memory ms", "cause"});
+        for (const analysis::RoofRun& r : c.runs)
+          if (r.above())
+            t.add({r.kernel, sim::describe(r.problem), analysis::fixed(r.time_s * 1e3, 4),
+                   analysis::fixed(r.bound_s * 1e3, 4), analysis::fixed(r.compute_s * 1e3, 4),
+                   analysis::fixed(r.memory_s * 1e3, 4), r.cause});
+        std::cout << t.str();
+      }
+      checked += static_cast<int>(c.runs.size());
+      above += c.above;
+    }
+    std::cout << "bound: max(convention FLOPs / the dtype's highest datasheet peak, DRAM bytes / datasheet "
+                 "bandwidth); DRAM bytes measured by the counters, else the L2 model's prediction for the row's "
+                 "kernel and launch\n";
+    std::cout << checked << " run(s) checked, " << above << " above the roof\n";
+    return above > 0 ? 1 : 0;
+  }
+
   int print_sweeps() {
     const std::vector<std::string> names = kernels::list_sweeps();
     if (names.empty()) throw UsageError("no sweeps found (looked in '" + kernels::sweeps_dir() + "'; set FLASHLAB_ASSETS)");
@@ -256,6 +318,8 @@ class BenchCommand : public Command {
 
   std::string kernels_, sweep_, batch_, tokens_, seq_, seq_kv_, heads_, head_dim_, emb_dim_, causal_, dtype_;
   std::string check_ = "sampled", tiles_ = "default", br_, bc_, mem_limit_, csv_, json_;
+  std::vector<std::string> results_;
+  bool check_roof_ = false;
   int repeats_ = 20, warmup_ = 3;
   double input_scale_ = 1.0;
   std::uint64_t seed_ = 0x5eed;

@@ -25,8 +25,8 @@ void print_text(const sim::SimResult& r, const sim::HardwareModel& hw, std::ostr
   out << "  tiles     B_r=" << r.tiles.Br << " B_c=" << r.tiles.Bc << " (" << r.tile_rule << ")  T_r=" << r.T_r
       << " T_c=" << r.T_c << "  blocks " << group_digits(r.total_blocks) << ", visited "
       << group_digits(r.visited_blocks) << ", masked " << group_digits(r.masked_blocks) << "\n";
-  out << "  HBM       read " << gb(hbm.read_bytes) << "  write " << gb(hbm.write_bytes) << "  total "
-      << gb(hbm.bytes()) << "  (" << group_digits(hbm.bytes()) << " B)\n";
+  out << "  requests  to global memory (the paper's HBM accesses): read " << gb(hbm.read_bytes) << "  write "
+      << gb(hbm.write_bytes) << "  total " << gb(hbm.bytes()) << "  (" << group_digits(hbm.bytes()) << " B)\n";
   out << "            per tensor:";
   for (int t = 0; t < sim::kTensorCount; ++t) {
     const sim::Traffic& x = r.total.at(sim::Level::HBM, static_cast<sim::Tensor>(t));
@@ -35,7 +35,37 @@ void print_text(const sim::SimResult& r, const sim::HardwareModel& hw, std::ostr
         << gb(x.write_bytes) << " w;";
   }
   out << "\n";
-  if (l2.bytes() > 0) out << "  L2        read " << gb(l2.read_bytes) << "  (re-reads the model assumes hit L2)\n";
+  if (l2.bytes() > 0)
+    out << "            + " << gb(l2.read_bytes)
+        << " of K_j, V_j re-read by the GEMMs after the first row block, sent to the L2 (not counted above)\n";
+  const sim::L2Result& m = r.l2;
+  if (!m.modelled) {
+    out << "  L2 model  not modelled: " << m.why_not << "\n";
+    out << "  DRAM      taken equal to the requests: read " << gb(r.dram_read_bytes()) << "  write "
+        << gb(r.dram_write_bytes()) << "\n";
+  } else {
+    const sim::TensorTraffic t = m.total();
+    out << "  L2 model  " << bytes_iec(static_cast<double>(m.l2_bytes)) << " LRU: read hits " << gb(t.l2_hit_read_bytes)
+        << " of " << gb(t.request_read_bytes) << " read requests (hit rate "
+        << analysis::fixed(100.0 * m.read_hit_rate(), 1) << "%)\n";
+    out << "            launch: " << group_digits(m.launch.concurrent_ctas()) << " CTAs resident ("
+        << m.launch.sm_count << " SMs × " << m.launch.ctas_per_sm
+        << (m.launch.heaviest_first ? ", heaviest row block first" : "") << "), from " << m.launch.source << "\n";
+    out << "            method: " << m.method << "\n";
+    out << "  DRAM      predicted read " << gb(r.dram_read_bytes()) << "  write " << gb(r.dram_write_bytes())
+        << "  total " << gb(r.dram_bytes()) << "  (" << group_digits(r.dram_bytes()) << " B)\n";
+    out << "            per tensor:";
+    for (int k = 0; k < sim::kTensorCount; ++k) {
+      const sim::TensorTraffic& x = m.tensors[static_cast<size_t>(k)];
+      if (x.request_read_bytes == 0 && x.request_write_bytes == 0) continue;
+      out << "  " << sim::display_name(static_cast<sim::Tensor>(k)) << " " << gb(x.dram_read_bytes) << " r, "
+          << gb(x.dram_write_bytes + x.dirty_at_end_bytes) << " w;";
+    }
+    out << "\n";
+    if (t.dirty_at_end_bytes > 0)
+      out << "            writes include " << gb(t.dirty_at_end_bytes)
+          << " still dirty in the L2 when the run ends (written back later)\n";
+  }
   out << "  SRAM      read " << gb(sram.read_bytes) << "  write " << gb(sram.write_bytes) << "  peak "
       << bytes_iec(static_cast<double>(r.sram_peak_bytes)) << " of M = "
       << bytes_iec(static_cast<double>(r.sram_capacity_bytes)) << "\n";
@@ -43,12 +73,13 @@ void print_text(const sim::SimResult& r, const sim::HardwareModel& hw, std::ostr
       << si(static_cast<double>(r.total.softmax_flops)) << "  convention (4·B·H·N²·d"
       << (r.problem.causal ? "/2" : "") << ") " << si(static_cast<double>(analysis::convention_flops(r.problem)))
       << "  exp " << si(static_cast<double>(r.total.exps)) << "\n";
-  out << "  roofline  AI " << analysis::fixed(roof.ai, 1) << " FLOP/B, ridge " << analysis::fixed(roof.ridge, 1)
+  out << "  roofline  AI " << analysis::fixed(roof.ai, 1) << " FLOP/B of DRAM (" << analysis::fixed(roof.ai_requests, 1)
+      << " on the requests), ridge " << analysis::fixed(roof.ridge, 1)
       << " -> " << (roof.memory_bound ? "memory" : "compute") << "-bound; at least "
       << analysis::fixed(roof.time_s * 1e3, 3) << " ms ("
       << analysis::fixed(roof.attainable / 1e12, 1) << " TFLOP/s attainable)\n";
   out << "  counted   " << group_digits(r.events_per_head) << " events per head, by " << r.method << "\n";
-  for (const std::string& m : r.messages()) out << "  note      " << m << "\n";
+  for (const std::string& msg : r.messages()) out << "  note      " << msg << "\n";
 }
 
 class SimCommand : public Command {

@@ -44,6 +44,11 @@ TensorTraffic& TensorTraffic::operator+=(const TensorTraffic& o) {
   return *this;
 }
 
+double seq_where_kv_fill_l2(i64 head_dim, DType dtype, i64 l2_bytes) {
+  if (l2_bytes <= 0 || head_dim <= 0) return 0;
+  return static_cast<double>(l2_bytes) / static_cast<double>(2 * head_dim * dtype_bytes(dtype));
+}
+
 TensorTraffic L2Result::total() const {
   TensorTraffic t;
   for (const TensorTraffic& x : tensors) t += x;

@@ -257,11 +257,80 @@ TEST_CASE("IO chart: the simulated series equal simulate() at every point", "[ch
     }
   }
   // The Θ curves pass through standard (and FA1) at the largest point.
-  const Series& theta = c.series[ctx.algorithms.size()];
-  CHECK(theta.name.rfind("Θ(Nd + N²)", 0) == 0);
-  CHECK(theta.y.back() == Approx(c.series[0].y.back()));
+  const auto theta = std::find_if(c.series.begin(), c.series.end(),
+                                  [](const Series& x) { return x.name.rfind("Θ(Nd + N²)", 0) == 0; });
+  REQUIRE(theta != c.series.end());
+  CHECK(theta->y.back() == Approx(c.series[0].y.back()));
   // The current N is marked.
   CHECK(std::any_of(c.ref_lines.begin(), c.ref_lines.end(), [](const RefLine& l) { return l.vertical && l.value == 1024; }));
+}
+
+TEST_CASE("IO chart against N: a dashed DRAM series per algorithm, equal to the sweep's L2 model", "[chart][builders]") {
+  const ChartContext ctx = lecture_context();
+  const ChartSpec c = io_chart(ctx, SweepAxis::seq);
+  SweepSpec spec;
+  spec.values = default_sweep_values(SweepAxis::seq);
+  const std::vector<SweepRow> rows = run_sweep(ctx.problem, ctx.hw, spec, ctx.algorithms, ctx.options);
+  const size_t na = ctx.algorithms.size();
+  for (size_t k = 0; k < na; ++k) {
+    const std::string name = std::string(sim::algorithm_info(ctx.algorithms[k]).title) + ", DRAM after the L2";
+    const auto s = std::find_if(c.series.begin(), c.series.end(), [&](const Series& x) { return x.name == name; });
+    INFO(name);
+    REQUIRE(s != c.series.end());
+    CHECK(s->dash == Dash::dashed);
+    CHECK(s->color == c.series[k].color);  // the algorithm's colour
+    REQUIRE(s->y.size() == spec.values.size());
+    for (size_t i = 0; i < spec.values.size(); ++i) {
+      const sim::SimResult& r = rows[i * na + k].result;
+      REQUIRE(r.l2.modelled);
+      CHECK(s->y[i] == static_cast<double>(r.dram_bytes()));
+      CHECK(s->y[i] <= static_cast<double>(r.l2.request_bytes()));
+    }
+  }
+  // FlashAttention-2's K_j, V_j re-reads hit the L2: far below its requests at the largest N.
+  CHECK(c.series[na + 2].y.back() < 0.1 * c.series[2].y.back());
+}
+
+TEST_CASE("seq_where_kv_fill_l2: 2·N·d·s = L2", "[chart][l2]") {
+  CHECK(sim::seq_where_kv_fill_l2(128, sim::DType::fp16, 62914560) == 122880.0);  // H200: 60 MiB
+  CHECK(sim::seq_where_kv_fill_l2(128, sim::DType::fp16, 41943040) == 81920.0);   // A100 40GB: 40 MiB
+  CHECK(sim::seq_where_kv_fill_l2(64, sim::DType::fp32, 41943040) == 81920.0);
+  CHECK(sim::seq_where_kv_fill_l2(96, sim::DType::bf16, 1000) == Approx(1000.0 / 384));
+  CHECK(sim::seq_where_kv_fill_l2(128, sim::DType::fp16, 0) == 0.0);
+  CHECK(sim::seq_where_kv_fill_l2(0, sim::DType::fp16, 41943040) == 0.0);
+}
+
+TEST_CASE("IO and AI charts mark where K and V of a head fill the L2, only inside the axis", "[chart][builders]") {
+  ChartContext ctx = lecture_context();
+  ctx.hw = sim::load_hardware("A100-SXM4-40GB");
+  ctx.problem.head_dim = 128;
+  auto kv_line = [](const ChartSpec& c) {
+    return std::find_if(c.ref_lines.begin(), c.ref_lines.end(),
+                        [](const RefLine& l) { return l.label.rfind("K, V of a head = L2", 0) == 0; });
+  };
+  for (const ChartSpec& c : {io_chart(ctx, SweepAxis::seq), ai_vs_n_chart(ctx)}) {
+    INFO(c.id);
+    const auto l = kv_line(c);
+    REQUIRE(l != c.ref_lines.end());
+    CHECK(l->vertical);
+    CHECK(l->value == 81920.0);  // 40 MiB / (2 · 128 · 2 B)
+    CHECK(l->label == "K, V of a head = L2 (40 MiB)");
+    // The CSV export carries it beside the series.
+    CHECK(chart_to_csv(c).find("ref: K, V of a head = L2 (40 MiB)") != std::string::npos);
+  }
+  // Off the axis (d = 64: N = 163,840 > 128K): no line.
+  ctx.problem.head_dim = 64;
+  const ChartSpec d64 = io_chart(ctx, SweepAxis::seq);
+  CHECK(kv_line(d64) == d64.ref_lines.end());
+  // No L2 size: no line, no DRAM series, and a note says why.
+  ctx.problem.head_dim = 128;
+  ctx.hw.l2_bytes = 0;
+  const ChartSpec bare = io_chart(ctx, SweepAxis::seq);
+  CHECK(kv_line(bare) == bare.ref_lines.end());
+  CHECK(std::none_of(bare.series.begin(), bare.series.end(),
+                     [](const Series& x) { return x.name.find("DRAM after the L2") != std::string::npos; }));
+  CHECK(std::any_of(bare.notes.begin(), bare.notes.end(),
+                    [](const std::string& n) { return n.find("DRAM after the L2 left out") != std::string::npos; }));
 }
 
 TEST_CASE("IO chart vs M leaves out points whose tiles do not fit, with a note", "[chart][builders]") {
@@ -277,7 +346,20 @@ TEST_CASE("IO chart vs M leaves out points whose tiles do not fit, with a note",
 TEST_CASE("AI vs N chart and the ridge line", "[chart][builders]") {
   const ChartContext ctx = lecture_context();
   const ChartSpec c = ai_vs_n_chart(ctx);
-  REQUIRE(c.series.size() == ctx.algorithms.size());
+  // AI on DRAM (solid), then on the requests (dashed), per algorithm.
+  REQUIRE(c.series.size() == 2 * ctx.algorithms.size());
+  for (size_t k = 0; k < ctx.algorithms.size(); ++k) {
+    const Series& dram = c.series[k];
+    const Series& req = c.series[ctx.algorithms.size() + k];
+    CHECK(req.dash == Dash::dashed);
+    CHECK(req.name == std::string(sim::to_string(ctx.algorithms[k])) + ", on the requests");
+    REQUIRE(req.y.size() == dram.y.size());
+    // The L2 only removes traffic: AI on DRAM is at least AI on the requests.
+    // Not for standard attention: its GEMMs' re-reads of K_j, V_j go to the L2
+    // outside the paper's count, and the part that misses reaches DRAM.
+    if (sim::algorithm_info(ctx.algorithms[k]).materializes_scores) continue;
+    for (size_t i = 0; i < req.y.size(); ++i) CHECK(dram.y[i] >= req.y[i] * (1 - 1e-12));
+  }
   CHECK(std::any_of(c.ref_lines.begin(), c.ref_lines.end(),
                     [](const RefLine& l) { return !l.vertical && std::fabs(l.value - 161.24) < 0.1; }));
   // FlashAttention's AI grows with N; standard attention's stays low.

@@ -3,6 +3,7 @@
 #include <sys/wait.h>
 
 #include <catch2/catch.hpp>
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -126,6 +127,11 @@ TEST_CASE("every bad input class: exit code 2 and one clear line", "[cli][errors
       {"sim --causal --seq-kv 77", "causal attention needs seq_kv = seq_q"},
       {"sim --sram 0", "--sram: must be at least 1"},
       {"sim --no-such-flag", "no-such-flag"},
+      {"compare --results /nonexistent-dir/r.json", "--results: /nonexistent-dir/r.json: cannot open for reading"},
+      {"compare --results " + data("malformed.json"), "--results:"},
+      {"bench --check-roof", "--check-roof: give the results files"},
+      {"bench --results x.json", "--results: goes with --check-roof"},
+      {"bench --check-roof --results /nonexistent-dir/r.json", "cannot open for reading"},
       {"sweep --vary seq=8:4:x2", "stop is below start"},
       {"sweep --vary colour=1,2", "unknown sweep axis"},
       {"sweep --vary seq=512,1024 --algos fa1,bogus", "unknown algorithm 'bogus'"},
@@ -222,4 +228,146 @@ TEST_CASE("export takes exactly the chart table's ids, and says which when given
   CHECK(bad.code == 2);
   CHECK(bad.err.rfind("flashlab: error: --chart: unknown chart 'pie'", 0) == 0);
   CHECK_THAT(bad.err, Catch::Contains(flashlab::analysis::chart_id_list()));
+}
+
+TEST_CASE("sim prints three levels: requests, the L2 model, DRAM", "[cli][l2]") {
+  const Run r = run_flashlab("sim --algo fa2 --hw H200-SXM-141GB --batch 1 --heads 16 --seq 8192 --head-dim 128");
+  REQUIRE(r.code == 0);
+  CHECK_THAT(r.out, Catch::Contains("  requests  to global memory (the paper's HBM accesses): read "));
+  CHECK_THAT(r.out, Catch::Contains("  L2 model  60 MiB LRU: read hits "));
+  CHECK_THAT(r.out, Catch::Contains("hit rate "));
+  CHECK_THAT(r.out, Catch::Contains("            launch: 132 CTAs resident (132 SMs × 1)"));
+  CHECK_THAT(r.out, Catch::Contains("            method: simulated"));
+  CHECK_THAT(r.out, Catch::Contains("  DRAM      predicted read "));
+  CHECK_THAT(r.out, Catch::Contains("FLOP/B of DRAM ("));
+  CHECK(r.out.find("HBM       read") == std::string::npos);
+  // Standard attention: the GEMMs' re-reads of K_j, V_j sent to the L2, apart from the requests.
+  const Run s = run_flashlab("sim --algo standard --hw H200-SXM-141GB --batch 1 --heads 16 --seq 8192 --head-dim 128");
+  REQUIRE(s.code == 0);
+  CHECK_THAT(s.out, Catch::Contains("re-read by the GEMMs after the first row block, sent to the L2"));
+}
+
+TEST_CASE("sim --json: the L2 model's section, per tensor and in total", "[cli][l2]") {
+  const Run r = run_flashlab("sim --json --algo fa2 --hw H200-SXM-141GB --batch 2 --heads 4 --seq 4096 --head-dim 64");
+  REQUIRE(r.code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  const auto& l2 = j["l2"];
+  CHECK(l2["modelled"] == true);
+  CHECK(l2["why_not"] == "");
+  CHECK(l2["l2_bytes"] == 62914560);
+  CHECK(l2["launch"]["sm_count"] == 132);
+  CHECK(l2["launch"]["concurrent_ctas"] == l2["launch"]["sm_count"].get<long long>() * l2["launch"]["ctas_per_sm"].get<long long>());
+  CHECK_THAT(l2["method"].get<std::string>(), Catch::Contains("simulated"));
+  // Requests per tensor are the HBM accesses of the same run, and each splits into hits and misses.
+  long long hits = 0, reads = 0;
+  for (const char* t : {"Q", "K", "V", "O", "LSE"}) {
+    INFO(t);
+    const auto& x = l2["per_tensor"][t];
+    CHECK(x["request_read_bytes"] == j["hbm"]["per_tensor"][t]["read_bytes"]);
+    CHECK(x["request_write_bytes"] == j["hbm"]["per_tensor"][t]["write_bytes"]);
+    CHECK(x["l2_hit_read_bytes"].get<long long>() + x["dram_read_bytes"].get<long long>() == x["request_read_bytes"].get<long long>());
+    CHECK(x["dram_write_bytes"].get<long long>() ==
+          x["dram_write_during_run_bytes"].get<long long>() + x["dirty_at_end_bytes"].get<long long>());
+    hits += x["l2_hit_read_bytes"].get<long long>();
+    reads += x["request_read_bytes"].get<long long>();
+  }
+  CHECK(l2["total"]["l2_hit_read_bytes"] == hits);
+  CHECK(l2["read_hit_rate"].get<double>() == Approx(static_cast<double>(hits) / static_cast<double>(reads)));
+  // Compulsory traffic at least: Q, K, V read once per head.
+  CHECK(l2["per_tensor"]["K"]["dram_read_bytes"].get<long long>() >= 2LL * 4 * 4096 * 64 * 2);
+  CHECK(j["dram"]["read_bytes"] == l2["total"]["dram_read_bytes"]);
+  CHECK(j["dram"]["write_bytes"] == l2["total"]["dram_write_bytes"]);
+  // The old key of the event stream's L2 level, renamed: zero for FlashAttention ...
+  CHECK(j["gemm_l2_rereads"]["read_bytes"] == 0);
+  // ... and, for standard attention, K_j and V_j re-read by every row block after the first: 2·(T_r − 1)·N·d elements per head.
+  const Run st = run_flashlab("sim --json --algo standard --batch 2 --heads 3 --seq 1000 --head-dim 64 --br 64 --bc 128");
+  REQUIRE(st.code == 0);
+  const auto js = nlohmann::json::parse(st.out);
+  CHECK(js["gemm_l2_rereads"]["read_bytes"].get<long long>() == 2LL * (ceil_div(1000, 64) - 1) * 1000 * 64 * 2 * 6);
+  CHECK(js["gemm_l2_rereads"]["write_bytes"] == 0);
+}
+
+TEST_CASE("compare --results: DRAM measured per kernel beside the requests and the prediction", "[cli][compare]") {
+  const std::string args = "compare --hw H200-SXM-141GB --batch 128 --heads 8 --seq 1024 --head-dim 64 --csv cmp.csv --results " +
+                           data("h200-validate-excerpt.json");
+  const Run r = run_flashlab(args);
+  REQUIRE(r.code == 0);
+  CHECK_THAT(r.out, Catch::Contains("requests read"));
+  CHECK_THAT(r.out, Catch::Contains("DRAM measured"));
+  CHECK(r.out.find("HBM read") == std::string::npos);
+  // fa2_tc: measured 402,686,208 + 127,651,584 B, predicted 402,653,184 + 121,380,864 B: −1.2%.
+  CHECK_THAT(r.out, Catch::Contains("  fa2_tc         128×64"));
+  CHECK_THAT(r.out, Catch::Contains("0.53 GB (model -1.2%)"));
+  CHECK_THAT(r.out, Catch::Contains("  naive_cublas"));
+  const auto rows = flashlab::analysis::csv_parse(slurp(scratch() / "cmp.csv"));
+  REQUIRE(rows.size() == 1 + 5);  // naive, naive_cublas, fa1, fa2, fa2_tc
+  const auto& h = rows[0];
+  const auto col = [&](const std::string& name) {
+    const auto it = std::find(h.begin(), h.end(), name);
+    REQUIRE(it != h.end());
+    return static_cast<size_t>(it - h.begin());
+  };
+  const auto& tc = rows[5];
+  CHECK(tc[col("algorithm")] == "fa2");
+  CHECK(tc[col("kernel")] == "fa2_tc");
+  CHECK(tc[col("measured_dram_read_bytes")] == "402686208");
+  CHECK(tc[col("measured_dram_write_bytes")] == "127651584");
+  CHECK(tc[col("kernel_predicted_dram_read_bytes")] == "402653184");
+  CHECK(tc[col("measured_note")] == "");
+
+  // Another problem: no run of it. A file without counters: says so.
+  const Run other = run_flashlab("compare --hw H200-SXM-141GB --batch 64 --heads 8 --seq 1024 --head-dim 64 --csv cmp2.csv --results " +
+                                 data("h200-validate-excerpt.json"));
+  REQUIRE(other.code == 0);
+  CHECK_THAT(other.out, Catch::Contains("no run of this problem"));
+  const auto rows2 = flashlab::analysis::csv_parse(slurp(scratch() / "cmp2.csv"));
+  REQUIRE(rows2.size() == 4);
+  CHECK(rows2[1].back() == "no run of this problem");
+  flashlab::analysis::write_file_atomic((scratch() / "no-counters.json").string(),
+                                        flashlab::analysis::bench_to_json(flashlab::analysis::test::lab_grid()));
+  const Run bare = run_flashlab("compare --csv cmp3.csv --results no-counters.json");
+  REQUIRE(bare.code == 0);
+  CHECK_THAT(bare.out, Catch::Contains("no counters in no-counters.json"));
+  CHECK_THAT(bare.out, Catch::Contains("note: the runs were measured on"));
+}
+
+TEST_CASE("sweep CSV: predicted DRAM, the L2 read hit rate and whether it was modelled, beside the requests", "[cli][l2]") {
+  const Run r = run_flashlab("sweep --vary seq=1024,2048 --algos fa2 --hw H200-SXM-141GB --batch 1 --heads 2 --csv l2sweep.csv");
+  REQUIRE(r.code == 0);
+  const auto rows = flashlab::analysis::csv_parse(slurp(scratch() / "l2sweep.csv"));
+  REQUIRE(rows.size() == 3);
+  const auto& h = rows[0];
+  const auto col = [&](const std::string& name) {
+    const auto it = std::find(h.begin(), h.end(), name);
+    REQUIRE(it != h.end());
+    return static_cast<size_t>(it - h.begin());
+  };
+  CHECK(col("l2_modelled") == col("gemm_l2_reread_bytes") + 1);
+  CHECK(col("dram_read_bytes") == col("l2_modelled") + 1);
+  CHECK(col("dram_write_bytes") == col("dram_read_bytes") + 1);
+  CHECK(col("l2_read_hit_rate") == col("dram_write_bytes") + 1);
+  // The row at N = 2048 equals `flashlab sim --json` of the same problem (small enough to follow every head).
+  const Run s = run_flashlab("sim --json --algo fa2 --hw H200-SXM-141GB --batch 1 --heads 2 --seq 2048");
+  REQUIRE(s.code == 0);
+  const auto j = nlohmann::json::parse(s.out);
+  const auto& row = rows[2];
+  CHECK(row[col("value")] == "2048");
+  CHECK(row[col("hbm_bytes")] == std::to_string(j["hbm"]["read_bytes"].get<long long>() + j["hbm"]["write_bytes"].get<long long>()));
+  CHECK(row[col("l2_modelled")] == "1");
+  CHECK(row[col("dram_read_bytes")] == std::to_string(j["dram"]["read_bytes"].get<long long>()));
+  CHECK(row[col("dram_write_bytes")] == std::to_string(j["dram"]["write_bytes"].get<long long>()));
+  CHECK(std::stod(row[col("l2_read_hit_rate")]) == Approx(j["l2"]["read_hit_rate"].get<double>()).epsilon(1e-5));
+  CHECK(std::stod(row[col("l2_read_hit_rate")]) > 0.5);  // K_j, V_j re-read from the L2
+}
+
+TEST_CASE("bench --check-roof: every committed results file, no run above its roof", "[cli][roof]") {
+  std::string args = "bench --check-roof";
+  const fs::path dir = fs::path(FLASHLAB_TEST_DATA) / ".." / ".." / "docs" / "results";
+  for (const auto& e : fs::directory_iterator(dir))
+    if (e.path().extension() == ".json") args += " --results " + e.path().string();
+  const Run r = run_flashlab(args);
+  CHECK(r.code == 0);
+  CHECK_THAT(r.out, Catch::Contains("473 run(s) checked, 0 above the roof"));
+  CHECK_THAT(r.out, Catch::Contains("h200-perf-bench.json: NVIDIA H200 against H200-SXM-141GB: 60 timed run(s) checked"));
+  CHECK_THAT(r.out, Catch::Contains("88 row(s) left out: checked only, not timed"));
 }

@@ -31,8 +31,12 @@ struct ChartContext {
 // its roof gets a note; rows that name no model are left out, with a note).
 ChartSpec roofline_chart(const ChartContext& ctx, const BenchResults* measured = nullptr);
 
-// HBM bytes against N (axis seq), M (axis sram) or d (axis head_dim) for every
-// algorithm, with Θ(Nd + N²) and Θ(N²d²/M) fitted at the largest point: the
+// Requests to global memory (the paper's HBM accesses) against N (axis seq),
+// M (axis sram) or d (axis head_dim) for every algorithm; against N also what
+// reaches DRAM after the L2 model (dashed, the algorithm's colour; points
+// whose L2 is not modelled left out, with a note) and a vertical line where
+// K and V of one head fill the L2 (sim::seq_where_kv_fill_l2), when it falls
+// inside the swept N; with Θ(Nd + N²) and Θ(N²d²/M) fitted at the largest point: the
 // first through the paper's standard attention (the first algorithm of
 // sim::all_algorithms() that materialises S and P) when it is drawn, else the
 // first drawn algorithm; the second through a drawn algorithm that keeps
@@ -42,7 +46,9 @@ ChartSpec roofline_chart(const ChartContext& ctx, const BenchResults* measured =
 ChartSpec io_chart(const ChartContext& ctx, SweepAxis axis, const std::vector<sim::i64>* values = nullptr);
 std::vector<sim::i64> default_sweep_values(SweepAxis axis);
 
-// Arithmetic intensity (exact FLOPs / HBM bytes) against N, with the ridge.
+// Arithmetic intensity against N: exact FLOPs over DRAM bytes after the L2
+// (solid, what the roofline uses) and over the requests (dashed, the paper's),
+// with the ridge and the N where K and V of one head fill the L2.
 ChartSpec ai_vs_n_chart(const ChartContext& ctx, const std::vector<sim::i64>* values = nullptr);
 
 // ---- measured results -----------------------------------------------------------

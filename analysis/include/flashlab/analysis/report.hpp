@@ -12,8 +12,14 @@
 namespace flashlab::analysis {
 
 nlohmann::json problem_json(const sim::AttentionProblem& p);
-// The `flashlab sim --json` object: algorithm, problem, tiles, hbm, l2, sram,
-// flops, arithmetic_intensity, roofline, problems, ...
+// The L2 model's result as JSON: modelled, why_not, l2_bytes, method, launch,
+// per tensor and in total the requests, L2 read hits and DRAM bytes (DRAM
+// writes include what is still dirty at the end), and the read hit rate.
+nlohmann::json l2_json(const sim::L2Result& l2);
+// The `flashlab sim --json` object: algorithm, problem, tiles, hbm (requests
+// to global memory: the paper's HBM accesses), gemm_l2_rereads, l2 (the L2
+// model, l2_json), dram (what reaches DRAM after it), sram, flops,
+// arithmetic_intensity, roofline, problems, ...
 nlohmann::json sim_json(const sim::SimResult& r, const sim::HardwareModel& hw);
 
 // One CSV layout for sweeps and comparisons (header, then one row per result).

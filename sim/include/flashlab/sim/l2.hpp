@@ -99,6 +99,13 @@ struct L2Options {
   bool trace_first_head = false;
 };
 
+// The sequence length N at which K and V of one head fill the L2:
+// 2·N·d·s = l2_bytes (s: the bytes of an element of the dtype), so
+// N = l2_bytes / (2·d·s). Beyond it a head's K_j, V_j no longer stay in the
+// L2 between the row blocks that re-read them. 0 when the hardware has no L2
+// size or d is not positive.
+double seq_where_kv_fill_l2(i64 head_dim, DType dtype, i64 l2_bytes);
+
 // Runs `s` (all B·H heads) as `launch` through an LRU L2 of `l2_bytes`.
 // l2_bytes ≤ 0: not modelled (why_not says so), DRAM taken equal to the requests.
 L2Result simulate_l2(const Schedule& s, const Launch& launch, i64 l2_bytes, const L2Options& options = {});

@@ -1,0 +1,148 @@
+#include "flashlab/analysis/measured_checks.hpp"
+
+#include <algorithm>
+#include <map>
+
+#include "flashlab/analysis/datasheet.hpp"
+#include "flashlab/analysis/placement.hpp"
+#include "flashlab/analysis/report.hpp"
+#include "flashlab/analysis/roofline.hpp"
+#include "flashlab/sim/format.hpp"
+
+namespace flashlab::analysis {
+
+bool same_problem(const sim::AttentionProblem& a, const sim::AttentionProblem& b) {
+  return a.batch == b.batch && a.heads == b.heads && a.n_q() == b.n_q() && a.n_kv() == b.n_kv() && a.d() == b.d() &&
+         a.causal == b.causal && a.dtype == b.dtype;
+}
+
+namespace {
+
+bool forward(const sim::MeasuredRun& r) { return r.direction == "fwd"; }
+
+}  // namespace
+
+MeasuredLookup measured_dram(const BenchResults& results, const std::string& origin, const sim::AttentionProblem& p,
+                             sim::Algorithm a) {
+  MeasuredLookup out;
+  const bool any_counters =
+      std::any_of(results.rows.begin(), results.rows.end(), [](const BenchRow& r) { return r.has_counters(); });
+  if (!any_counters) {
+    out.why_none = "no counters in " + origin;
+    return out;
+  }
+  for (const BenchRow& row : results.rows) {
+    if (!forward(row) || !same_problem(row.problem, p)) continue;
+    const auto model = sim::model_algorithm(row);
+    if (!model || *model != a) continue;
+    MeasuredDram m;
+    m.kernel = row.kernel;
+    m.tiles = row.tiles;
+    m.predicted_read_bytes = row.predicted_dram_read_bytes;
+    m.predicted_write_bytes = row.predicted_dram_write_bytes;
+    if (row.status != RunStatus::ok) {
+      m.why_not = std::string(to_string(row.status)) + (row.reason.empty() ? "" : ": " + row.reason);
+    } else if (!row.has_counters()) {
+      m.why_not = row.counters_note.empty() ? "no counters in this run" : "no counters: " + row.counters_note;
+    } else {
+      m.measured = true;
+      m.read_bytes = row.dram_read_bytes;
+      m.write_bytes = row.dram_write_bytes;
+      const DramCheck c = dram_check(row);
+      m.has_error = c.available;
+      m.error = c.error;
+    }
+    out.runs.push_back(std::move(m));
+  }
+  if (out.runs.empty()) out.why_none = "no run of this problem";
+  return out;
+}
+
+namespace {
+
+double highest_peak(const sim::HardwareModel& hw, sim::DType d) {
+  double p = 0;
+  for (int u = 0; u < sim::kUnitCount; ++u) p = std::max(p, hw.peak(d, static_cast<sim::ComputeUnit>(u)));
+  return p;
+}
+
+std::string tb_s(double bytes_per_s) { return fixed(bytes_per_s / 1e12, 2) + " TB/s"; }
+std::string tflop_s(double f) { return fixed(f / 1e12, 1) + " TFLOP/s"; }
+
+}  // namespace
+
+RoofCheck check_roof(const BenchResults& results, const std::vector<sim::HardwareModel>& presets) {
+  RoofCheck out;
+  out.gpu = results.meta.gpu;
+  const auto hw = match_datasheet(results.meta.gpu, results.meta.sm_count, presets);
+  if (!hw) {
+    out.why_not = "no datasheet preset matches the GPU '" + results.meta.gpu + "' (" +
+                  std::to_string(results.meta.sm_count) + " SMs)";
+    return out;
+  }
+  out.hardware = hw->name;
+  const double clock = results.meta.sm_clock_mhz;
+  std::map<std::string, int> skipped;
+  for (const BenchRow& row : results.rows) {
+    if (!forward(row)) {
+      ++skipped["backward pass (no model)"];
+      continue;
+    }
+    if (row.status != RunStatus::ok) {
+      ++skipped["not run (" + std::string(to_string(row.status)) + ")"];
+      continue;
+    }
+    if (row.repeats <= 0 || !(row.time_ms_median > 0)) {
+      ++skipped["checked only, not timed"];
+      continue;
+    }
+    RoofRun r;
+    r.kernel = row.kernel;
+    r.problem = row.problem;
+    r.time_s = row.time_ms_median * 1e-3;
+    r.flops = static_cast<double>(convention_flops(row.problem));
+    if (row.has_counters()) {
+      r.measured_dram = true;
+      r.dram_bytes = static_cast<double>(row.dram_read_bytes + row.dram_write_bytes);
+    } else {
+      const RunModel m = model_of(row, *hw);
+      if (!m.result) {
+        ++skipped["no counters and no model count (" + m.why_not + ")"];
+        continue;
+      }
+      r.dram_bytes = static_cast<double>(m.result->dram_bytes());
+    }
+    const double peak = highest_peak(*hw, row.problem.dtype);
+    if (!(peak > 0) || !(hw->hbm_bandwidth > 0)) {
+      ++skipped["the preset has no " + std::string(sim::to_string(row.problem.dtype)) + " peak or no bandwidth"];
+      continue;
+    }
+    r.compute_s = r.flops / peak;
+    r.memory_s = r.dram_bytes / hw->hbm_bandwidth;
+    r.bound_s = std::max(r.compute_s, r.memory_s);
+    const double peak_at_clock = rate_at_clock(peak, hw->clock_mhz, clock);
+    r.bound_at_run_clock_s = std::max(r.flops / std::max(peak, peak_at_clock), r.memory_s);
+    if (r.above()) {
+      ++out.above;
+      const bool compute = r.compute_s >= r.memory_s;
+      if (compute) {
+        r.cause = tflop_s(r.flops / r.time_s) + " by the convention's FLOPs, above the " + tflop_s(peak) + " peak";
+        if (clock > hw->clock_mhz && r.time_s >= r.bound_at_run_clock_s)
+          r.cause += ": within the peak at the reported " + fixed(clock, 0) + " MHz SM clock (datasheet " +
+                     fixed(hw->clock_mhz, 0) + " MHz)";
+        else
+          r.cause += ": a FLOP count the kernel does not do, or a peak that is wrong for this GPU";
+      } else {
+        r.cause = tb_s(r.dram_bytes / r.time_s) + " of " + (r.measured_dram ? "measured" : "predicted") +
+                  " DRAM traffic, above the " + tb_s(hw->hbm_bandwidth) + " datasheet bandwidth" +
+                  (r.measured_dram ? ": counters that miss traffic, or a bandwidth above the datasheet's"
+                                   : ": the model predicts more DRAM bytes than the kernel moves (no counters)");
+      }
+    }
+    out.runs.push_back(std::move(r));
+  }
+  for (const auto& [why, n] : skipped) out.skipped.push_back(std::to_string(n) + " row(s) left out: " + why);
+  return out;
+}
+
+}  // namespace flashlab::analysis

@@ -1,0 +1,142 @@
+// Measured runs read against the model: the runs of one problem with their
+// DRAM bytes (compare --results), and no run above its roof.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+
+#include "flashlab/analysis/bench_results.hpp"
+#include "flashlab/analysis/datasheet.hpp"
+#include "flashlab/analysis/measured_checks.hpp"
+#include "flashlab/analysis/roofline.hpp"
+#include "flashlab/sim.hpp"
+
+using namespace flashlab;
+using namespace flashlab::analysis;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string data(const char* name) { return std::string(FLASHLAB_TEST_DATA) + "/" + name; }
+
+sim::AttentionProblem problem(sim::i64 B, sim::i64 H, sim::i64 N, sim::i64 d) {
+  sim::AttentionProblem p;
+  p.batch = B;
+  p.heads = H;
+  p.seq_q = p.seq_kv = N;
+  p.head_dim = d;
+  return p;
+}
+
+}  // namespace
+
+TEST_CASE("measured_dram: every kernel of the model that ran the problem, with its counters", "[measured]") {
+  const BenchResults r = bench_from_file(data("h200-validate-excerpt.json"));
+  const sim::AttentionProblem p = problem(128, 8, 1024, 64);
+  const MeasuredLookup fa2 = measured_dram(r, "x.json", p, sim::Algorithm::fa2);
+  REQUIRE(fa2.runs.size() == 2);  // fa2 and fa2_tc share the model
+  CHECK(fa2.runs[0].kernel == "fa2");
+  CHECK(fa2.runs[1].kernel == "fa2_tc");
+  CHECK(fa2.runs[1].measured);
+  CHECK(fa2.runs[1].read_bytes == 402686208);  // the file's numbers, as written
+  CHECK(fa2.runs[1].write_bytes == 127651584);
+  CHECK(fa2.runs[1].predicted_read_bytes == 402653184);
+  CHECK(fa2.runs[1].predicted_write_bytes == 121380864);
+  REQUIRE(fa2.runs[1].has_error);
+  CHECK(fa2.runs[1].error == Approx((402653184.0 + 121380864.0) / (402686208.0 + 127651584.0) - 1));
+  CHECK(measured_dram(r, "x.json", p, sim::Algorithm::standard).runs.size() == 2);
+  CHECK(measured_dram(r, "x.json", p, sim::Algorithm::pytorch).why_none == "no run of this problem");
+  // Another N: no run. Causal: another problem.
+  CHECK(measured_dram(r, "x.json", problem(128, 8, 2048, 64), sim::Algorithm::fa2).why_none == "no run of this problem");
+  sim::AttentionProblem causal = p;
+  causal.causal = true;
+  CHECK(measured_dram(r, "x.json", causal, sim::Algorithm::fa2).runs.empty());
+  // An OOM row is listed, with why it has no bytes.
+  const MeasuredLookup oom = measured_dram(r, "x.json", problem(2, 8, 65536, 64), sim::Algorithm::standard);
+  REQUIRE(oom.runs.size() == 2);
+  CHECK_FALSE(oom.runs[0].measured);
+  CHECK(oom.runs[0].why_not.rfind("OOM", 0) == 0);
+  // A file without counters says so, whatever the problem.
+  BenchResults bare = r;
+  for (BenchRow& row : bare.rows) row.dram_read_bytes = row.dram_write_bytes = -1;
+  CHECK(measured_dram(bare, "old.json", p, sim::Algorithm::fa2).why_none == "no counters in old.json");
+}
+
+TEST_CASE("check_roof: the bound is max(convention FLOPs / peak, DRAM bytes / bandwidth)", "[measured][roof]") {
+  const std::vector<sim::HardwareModel> presets = datasheet_presets();
+  BenchResults r;
+  r.meta.gpu = "NVIDIA H200";
+  r.meta.sm_count = 132;
+  r.meta.sm_clock_mhz = 1980;
+  BenchRow row;
+  row.kernel = "fa2_tc";
+  row.model = "fa2";
+  row.problem = problem(4, 16, 4096, 128);
+  row.repeats = 20;
+  row.dram_read_bytes = 480'000'000;  // 0.1 ms at 4.8 TB/s
+  row.dram_write_bytes = 0;
+  const double flops = 4.0 * 4 * 16 * 4096.0 * 4096 * 128;  // 137 GFLOP: 0.1389 ms at 989.4 TFLOP/s
+  const double compute_ms = flops / 989.4e12 * 1e3;
+  row.time_ms_median = compute_ms * 1.01;  // just below the roof
+  BenchRow above = row;
+  above.time_ms_median = compute_ms * 0.9;  // 10% faster than the peak allows
+  BenchRow memory = row;
+  memory.kernel = "naive";
+  memory.model = "standard";
+  memory.dram_read_bytes = 48'000'000'000;  // 10 ms at 4.8 TB/s
+  memory.time_ms_median = 9.0;
+  BenchRow untimed = row;
+  untimed.repeats = 0;
+  r.rows = {row, above, memory, untimed};
+  const RoofCheck c = check_roof(r, presets);
+  CHECK(c.hardware == "H200-SXM-141GB");
+  REQUIRE(c.runs.size() == 3);
+  CHECK(c.runs[0].measured_dram);
+  CHECK(c.runs[0].compute_s == Approx(compute_ms * 1e-3));
+  CHECK(c.runs[0].memory_s == Approx(1e-4));
+  CHECK_FALSE(c.runs[0].above());
+  CHECK(c.runs[1].above());
+  CHECK_THAT(c.runs[1].cause, Catch::Contains("above the 989.4 TFLOP/s peak"));
+  CHECK(c.runs[2].above());
+  CHECK(c.runs[2].memory_s == Approx(10e-3));
+  CHECK_THAT(c.runs[2].cause, Catch::Contains("measured DRAM traffic"));
+  CHECK(c.above == 2);
+  REQUIRE(c.skipped.size() == 1);
+  CHECK(c.skipped[0] == "1 row(s) left out: checked only, not timed");
+  // A clock above the datasheet's: the peak at that clock explains the first.
+  r.meta.sm_clock_mhz = 1980 * 1.2;
+  r.rows = {above};
+  const RoofCheck fast = check_roof(r, presets);
+  REQUIRE(fast.runs.size() == 1);
+  CHECK_THAT(fast.runs[0].cause, Catch::Contains("within the peak at the reported 2376 MHz SM clock"));
+  // Without counters the DRAM bytes are the model's for the row's kernel.
+  BenchRow predicted = row;
+  predicted.dram_read_bytes = predicted.dram_write_bytes = -1;
+  r.rows = {predicted};
+  const RoofCheck model = check_roof(r, presets);
+  REQUIRE(model.runs.size() == 1);
+  CHECK_FALSE(model.runs[0].measured_dram);
+  CHECK(model.runs[0].dram_bytes > 0);
+  // A GPU no preset matches is not checked, and says so.
+  r.meta.gpu = "Z80";
+  CHECK_THAT(check_roof(r, presets).why_not, Catch::Contains("no datasheet preset matches the GPU 'Z80'"));
+}
+
+TEST_CASE("no committed run is above its roof", "[measured][roof]") {
+  const fs::path dir = fs::path(FLASHLAB_TEST_DATA) / ".." / ".." / "docs" / "results";
+  const std::vector<sim::HardwareModel> presets = datasheet_presets();
+  int files = 0, runs = 0;
+  for (const auto& e : fs::directory_iterator(dir)) {
+    if (e.path().extension() != ".json") continue;
+    INFO(e.path().string());
+    const RoofCheck c = check_roof(bench_from_file(e.path().string()), presets);
+    CHECK(c.why_not.empty());
+    for (const RoofRun& r : c.runs) {
+      INFO(r.kernel << " " << sim::describe(r.problem) << ": " << r.cause);
+      CHECK_FALSE(r.above());
+    }
+    runs += static_cast<int>(c.runs.size());
+    ++files;
+  }
+  CHECK(files == 7);   // docs/roofline.md lists them
+  CHECK(runs == 473);
+}
