@@ -294,13 +294,16 @@ RefLine current_line(const ChartContext& ctx, SweepAxis axis) {
           {150, 150, 150, 255}, Dash::dotted, 1.5, std::nullopt};
 }
 
-// The N at which K and V of one head fill the L2 (sim::seq_where_kv_fill_l2),
-// as a vertical line, when the hardware has an L2 size and the line falls
-// inside the swept values.
+// The N at which K and V of one head fill the L2 that data read by every SM
+// sees (sim::seq_where_kv_fill_l2 of sim::shared_l2_bytes: one partition of a
+// partitioned L2), as a vertical line, when the hardware has an L2 size and the
+// line falls inside the swept values.
 std::optional<RefLine> kv_fills_l2_line(const ChartContext& ctx, const std::vector<double>& xs) {
-  const double n = sim::seq_where_kv_fill_l2(ctx.problem.d(), ctx.problem.dtype, ctx.hw.l2_bytes);
+  const sim::i64 l2 = sim::shared_l2_bytes(ctx.hw);
+  const double n = sim::seq_where_kv_fill_l2(ctx.problem.d(), ctx.problem.dtype, l2);
   if (!(n > 0) || xs.empty() || n < xs.front() || n > xs.back()) return std::nullopt;
-  return RefLine{true, n, "K, V of a head = L2 (" + sim::bytes_iec(static_cast<double>(ctx.hw.l2_bytes)) + ")",
+  const std::string of = ctx.hw.l2_partitions > 1 ? " of a partition" : "";
+  return RefLine{true, n, "K, V of a head = L2" + of + " (" + sim::bytes_iec(static_cast<double>(l2)) + ")",
                  {70, 70, 70, 255}, Dash::dashed, 1.5, std::nullopt};
 }
 

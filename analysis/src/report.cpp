@@ -30,7 +30,8 @@ json l2_json(const sim::L2Result& l2) {
                 {"dirty_at_end_bytes", t.dirty_at_end_bytes},
                 {"l2_absorbed_write_bytes", t.l2_absorbed_write_bytes}};
   };
-  json j{{"modelled", l2.modelled}, {"why_not", l2.why_not}, {"l2_bytes", l2.l2_bytes}, {"method", l2.method}};
+  json j{{"modelled", l2.modelled}, {"why_not", l2.why_not}, {"l2_bytes", l2.l2_bytes},
+         {"l2_partitions", l2.l2_partitions}, {"method", l2.method}};
   j["launch"] = json{{"sm_count", l2.launch.sm_count},
                      {"ctas_per_sm", l2.launch.ctas_per_sm},
                      {"concurrent_ctas", l2.launch.concurrent_ctas()},

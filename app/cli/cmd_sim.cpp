@@ -45,7 +45,12 @@ void print_text(const sim::SimResult& r, const sim::HardwareModel& hw, std::ostr
         << gb(r.dram_write_bytes()) << "\n";
   } else {
     const sim::TensorTraffic t = m.total();
-    out << "  L2 model  " << bytes_iec(static_cast<double>(m.l2_bytes)) << " LRU: read hits " << gb(t.l2_hit_read_bytes)
+    out << "  L2 model  " << bytes_iec(static_cast<double>(m.l2_bytes)) << " LRU";
+    if (m.l2_partitions > 1)
+      out << " (one of the " << m.l2_partitions << " partitions of a "
+          << bytes_iec(static_cast<double>(m.l2_bytes * m.l2_partitions))
+          << " L2: each keeps its own copy of what every SM reads)";
+    out << ": read hits " << gb(t.l2_hit_read_bytes)
         << " of " << gb(t.request_read_bytes) << " read requests (hit rate "
         << analysis::fixed(100.0 * m.read_hit_rate(), 1) << "%)\n";
     out << "            launch: " << group_digits(m.launch.concurrent_ctas()) << " CTAs resident ("

@@ -32,9 +32,6 @@ void model_l2(SimResult& r, const Schedule& s, const HardwareModel& hw, const Si
   try {
     r.l2 = simulate_l2(s, launch, shared_l2_bytes(hw), opt.l2_options);
     r.l2.l2_partitions = std::max<i64>(1, hw.l2_partitions);
-    if (r.l2.modelled && r.l2.l2_partitions > 1)
-      r.l2.method += "; " + bytes_iec(static_cast<double>(r.l2.l2_bytes)) + " modelled: each of the " +
-                     std::to_string(r.l2.l2_partitions) + " L2 partitions keeps its own copy of what every SM reads";
     if (!r.l2.modelled && !r.l2.why_not.empty()) r.findings.push_back(note(r.l2.why_not));
   } catch (const OverflowError& e) {
     r.l2 = L2Result{};

@@ -313,13 +313,23 @@ TEST_CASE("IO and AI charts mark where K and V of a head fill the L2, only insid
     const auto l = kv_line(c);
     REQUIRE(l != c.ref_lines.end());
     CHECK(l->vertical);
+    CHECK(l->value == 40960.0);  // one of two partitions, 20 MiB / (2 · 128 · 2 B)
+    CHECK(l->label == "K, V of a head = L2 of a partition (20 MiB)");
+    // The CSV export carries it beside the series.
+    CHECK(chart_to_csv(c).find("ref: K, V of a head = L2 of a partition (20 MiB)") != std::string::npos);
+  }
+  // An L2 of one partition: the whole L2.
+  {
+    ChartContext one = ctx;
+    one.hw.l2_partitions = 1;
+    const ChartSpec c = io_chart(one, SweepAxis::seq);
+    const auto l = kv_line(c);
+    REQUIRE(l != c.ref_lines.end());
     CHECK(l->value == 81920.0);  // 40 MiB / (2 · 128 · 2 B)
     CHECK(l->label == "K, V of a head = L2 (40 MiB)");
-    // The CSV export carries it beside the series.
-    CHECK(chart_to_csv(c).find("ref: K, V of a head = L2 (40 MiB)") != std::string::npos);
   }
-  // Off the axis (d = 64: N = 163,840 > 128K): no line.
-  ctx.problem.head_dim = 64;
+  // Off the axis (d = 32: N = 163,840 > 128K): no line.
+  ctx.problem.head_dim = 32;
   const ChartSpec d64 = io_chart(ctx, SweepAxis::seq);
   CHECK(kv_line(d64) == d64.ref_lines.end());
   // No L2 size: no line, no DRAM series, and a note says why.

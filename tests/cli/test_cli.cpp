@@ -234,7 +234,7 @@ TEST_CASE("sim prints three levels: requests, the L2 model, DRAM", "[cli][l2]") 
   const Run r = run_flashlab("sim --algo fa2 --hw H200-SXM-141GB --batch 1 --heads 16 --seq 8192 --head-dim 128");
   REQUIRE(r.code == 0);
   CHECK_THAT(r.out, Catch::Contains("  requests  to global memory (the paper's HBM accesses): read "));
-  CHECK_THAT(r.out, Catch::Contains("  L2 model  60 MiB LRU: read hits "));
+  CHECK_THAT(r.out, Catch::Contains("  L2 model  30 MiB LRU (one of the 2 partitions of a 60 MiB L2: each keeps its own copy of what every SM reads): read hits "));
   CHECK_THAT(r.out, Catch::Contains("hit rate "));
   CHECK_THAT(r.out, Catch::Contains("            launch: 132 CTAs resident (132 SMs × 1)"));
   CHECK_THAT(r.out, Catch::Contains("            method: simulated"));
@@ -254,7 +254,8 @@ TEST_CASE("sim --json: the L2 model's section, per tensor and in total", "[cli][
   const auto& l2 = j["l2"];
   CHECK(l2["modelled"] == true);
   CHECK(l2["why_not"] == "");
-  CHECK(l2["l2_bytes"] == 62914560);
+  CHECK(l2["l2_bytes"] == 31457280);  // one of the H200's two 30 MiB partitions
+  CHECK(l2["l2_partitions"] == 2);
   CHECK(l2["launch"]["sm_count"] == 132);
   CHECK(l2["launch"]["concurrent_ctas"] == l2["launch"]["sm_count"].get<long long>() * l2["launch"]["ctas_per_sm"].get<long long>());
   CHECK_THAT(l2["method"].get<std::string>(), Catch::Contains("simulated"));
