@@ -268,6 +268,9 @@ void l2_at_cursor(const AppState& s, const AlgoView& v, TilingSnapshot& snap) {
                       (f <= 0 ? "100% from the L2" : f >= 1 ? "100% from DRAM" : percent(f) + " from DRAM, " + percent(1 - f) + " from the L2");
   if (at->wave < 0 || static_cast<size_t>(at->wave) >= l2.waves.size()) return;
   const sim::WaveGroup& wave = l2.waves[static_cast<size_t>(at->wave)];
+  // A miss of a tile the wave shares is one DRAM read for all of its CTAs.
+  if (f > 0 && wave.ctas.size() > 1 && at->dram_share < 0.999f * at->dram_fraction)
+    out.visit_caption += ", read once for the wave's " + std::to_string(wave.ctas.size()) + " CTAs";
   std::vector<i64> rows;
   const bool per_outer = sch.info().grid == sim::GridShape::cta_per_outer_iteration;
   for (i64 cta : wave.ctas) {

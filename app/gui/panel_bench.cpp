@@ -198,6 +198,7 @@ void start_pending(AppState& s) {
   auto refuse = [&](const std::string& why) {
     s.view.status = "benchmark not run: " + why;
     s.view.status_is_error = true;
+    b.run_note = s.view.status;
   };
   const BenchBackend* be = bench_backend();
   if (!be) return refuse("this build has no kernels library (configured without CUDA)");
@@ -225,8 +226,10 @@ void poll_bench_job(AppState& s) {
     const std::string status = job.status;
     lock.unlock();
     if (job.worker.joinable()) job.worker.join();
-    if (!r.rows.empty()) take_results(s, std::move(r), "run in this window");
+    const bool rows = !r.rows.empty();
+    if (rows) take_results(s, std::move(r), "run in this window");
     s.view.status = "benchmark " + status;
+    s.bench.run_note = rows ? std::string() : s.view.status;
     s.view.status_is_error = status.rfind("failed", 0) == 0;
   } else {
     lock.unlock();

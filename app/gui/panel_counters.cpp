@@ -63,7 +63,8 @@ std::string gb(double bytes) { return fmt_bytes(bytes, "dram"); }
 
 // Why the measured column is empty for this algorithm ("" when it is not).
 std::string measured_why_none(const AppState& s, const analysis::MeasuredDram& m) {
-  if (!s.bench.have_results) return "no results file with counters open (Benchmarks tab)";
+  if (!s.bench.have_results)
+    return "no results file with counters open (Benchmarks tab)" + (s.bench.run_note.empty() ? "" : "; " + s.bench.run_note);
   return m.why_none;
 }
 
@@ -117,15 +118,7 @@ void three_quantities(const AppState& s, const AlgoView& v) {
     ImGui::EndTable();
   }
   ImGui::PushTextWrapPos(0);
-  ImGui::TextColored(color_dim(), "requests: the paper's HBM accesses, every tile load and store the loop nest issues.");
-  if (l2.modelled)
-    ImGui::TextColored(color_dim(), "DRAM (L2 model): what the L2 model lets through, misses and written-back lines.");
-  else
-    ImGui::TextColored(ImVec4(1.0f, 0.7f, 0.35f, 1), "L2 not modelled: %s", l2.why_not.c_str());
-  ImGui::TextColored(color_dim(), "DRAM measured: counted by the GPU's DRAM counters (CUPTI) in a run of this problem.");
-  if (v.snap.l2.has_reads)
-    ImGui::TextColored(color_dim(), "reads so far: DRAM from the first head's trace × B·H (visits to the cursor); "
-                                    "writes leave the L2 when it evicts them: totals only.");
+  if (!l2.modelled) ImGui::TextColored(ImVec4(1.0f, 0.7f, 0.35f, 1), "L2 not modelled: %s", l2.why_not.c_str());
   if (!m) {
     ImGui::TextColored(color_note(), "measured: %s", why_none.c_str());
   } else {
@@ -223,6 +216,14 @@ void panel_counters(AppState& s) {
   ImGui::TextColored(color_dim(), "B·H = %s heads · 4·B·H·N²·d%s = %s",
                      fmt_count(s.model.problem.head_count()).c_str(), s.model.problem.causal ? "/2" : "",
                      fmt_si(static_cast<double>(analysis::convention_flops(s.model.problem)), "FLOP", "convention").c_str());
+  // What the three columns of each algorithm are, once.
+  ImGui::PushTextWrapPos(0);
+  ImGui::TextColored(color_dim(), "requests: the paper's HBM accesses, every tile load and store the loop nest issues.");
+  ImGui::TextColored(color_dim(), "DRAM (L2 model): what the L2 model lets through, misses and written-back lines.");
+  ImGui::TextColored(color_dim(), "DRAM measured: counted by the GPU's DRAM counters (CUPTI) in a run of this problem.");
+  ImGui::TextColored(color_dim(), "reads so far: to the cursor; DRAM from the first head's L2 trace × B·H. Writes leave "
+                                  "the L2 when it evicts them: totals only.");
+  ImGui::PopTextWrapPos();
   // One bar scale for every algorithm, so their bars compare.
   double bar_max = 0;
   for (const AlgoView& v : s.model.algos)

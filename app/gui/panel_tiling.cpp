@@ -347,8 +347,10 @@ void draw_softmax(const AlgoView& v) {
                        static_cast<long long>(st.i), static_cast<long long>(st.visits), static_cast<long long>(st.target));
     return;
   }
+  ImGui::PushTextWrapPos(0);
   ImGui::Text("Online softmax, row block i = %lld: %lld of %lld key blocks folded in", static_cast<long long>(st.i),
               static_cast<long long>(st.visits), static_cast<long long>(sn.softmax_visits_total));
+  ImGui::PopTextWrapPos();
   if (ImGui::BeginTable("softmax", 4, ImGuiTableFlags_BordersInnerH | ImGuiTableFlags_SizingStretchSame)) {
     ImGui::TableSetupColumn("row");
     ImGui::TableSetupColumn("m_i");
@@ -421,6 +423,7 @@ void algo_strip(AppState& s, AlgoView& v, int index, ImVec2 size) {
   ImGui::EndChild();
   ImGui::SameLine();
   ImGui::BeginChild("info", ImVec2(info_w, avail.y), false);
+  ImGui::PushTextWrapPos(0);  // a narrow column wraps its lines instead of clipping them
   ImGui::PushFont(fonts().big);
   ImGui::TextUnformatted(std::string(sim::algorithm_info(v.algo).title).c_str());
   ImGui::PopFont();
@@ -432,6 +435,7 @@ void algo_strip(AppState& s, AlgoView& v, int index, ImVec2 size) {
     std::snprintf(pos, sizeof pos, "event %s of %s · line %d", fmt_count(c.position()).c_str(), fmt_count(c.size()).c_str(),
                   w.line);
   ImGui::TextColored(color_dim(), "%s", pos);
+  ImGui::PopTextWrapPos();
   if (compact && w.line > 0 && static_cast<size_t>(w.line) <= sim::algorithm_info(v.algo).pseudocode.size()) {
     ImGui::PushTextWrapPos(0);
     ImGui::PushFont(fonts().mono);
