@@ -189,7 +189,7 @@ RunResult run(const Options& opt) {
   int saved_x = 0, saved_y = 0, saved_w = width, saved_h = height;
 
   for (int frame = 0; result.exit_code == 0 && !glfwWindowShouldClose(window); ++frame) {
-    if (opt.frames > 0 && frame >= opt.frames) break;
+    if (opt.frames > 0 && frame - probe.held_frames() >= opt.frames) break;  // frames held by wait_bench do not count
     probe.frame_begin();
     s.frame = static_cast<std::uint64_t>(frame);
     // Interactive and idle (not playing, no benchmark running): sleep until an
@@ -245,7 +245,7 @@ RunResult run(const Options& opt) {
     ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
 
     const double fb_scale = io.DisplaySize.x > 0 ? fbw / static_cast<double>(io.DisplaySize.x) : 1.0;
-    if (opt.frames > 0 && frame + 1 == opt.frames && !opt.screenshot.empty()) {
+    if (opt.frames > 0 && !probe.holding() && frame - probe.held_frames() + 1 == opt.frames && !opt.screenshot.empty()) {
       try {
         write_screenshot(opt.screenshot, fbw, fbh, panel_crop(s, opt.screenshot_panel, fb_scale));
       } catch (const std::exception& e) {

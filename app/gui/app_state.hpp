@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -56,6 +57,22 @@ struct EventLine {
   sim::TileEvent event;
 };
 
+// What the L2 model's trace of the first head says at the cursor (derived
+// when the cursor moves, from SimResult::l2 and sim::TracedReads).
+struct L2AtCursor {
+  // Reads to the cursor, all heads: the first head's trace × B·H (TracedReads).
+  bool has_reads = false;
+  double request_read_bytes = 0, dram_read_bytes = 0;
+  std::string reads_why_not;       // when has_reads is false
+  // The current visit: what it reads, the part that came from DRAM, its wave.
+  bool has_visit = false;
+  float dram_fraction = 0;
+  std::string reads;               // "K_j, V_j" (outer iteration's own loads included at its first visit)
+  std::string visit_caption;       // "K_j, V_j: 100% from the L2"
+  std::vector<std::pair<i64, i64>> wave_rows;  // row blocks [first, last] of the CTAs of the visit's wave
+  std::string wave_caption;        // "wave 3 of 8: CTAs Q_8…Q_15 walk K_j, V_j together"
+};
+
 // What the tiling view needs about one cursor position, derived when the
 // cursor moves (not while drawing).
 struct TilingSnapshot {
@@ -73,6 +90,7 @@ struct TilingSnapshot {
   bool has_softmax = false;
   sim::OnlineSoftmaxState softmax;
   i64 softmax_visits_total = 0;
+  L2AtCursor l2;
 };
 
 struct AlgoView {
@@ -83,6 +101,7 @@ struct AlgoView {
   std::unique_ptr<sim::Cursor> cursor;
   std::unique_ptr<sim::Cursor> scratch;      // for the recent-event log
   std::unique_ptr<sim::OnlineSoftmax> softmax;
+  sim::TracedReads traced;  // the first head's reads along the schedule, from the L2 trace
   TilingSnapshot snap;
 };
 
@@ -106,6 +125,7 @@ struct Model {
   sim::SimOptions options;
   i64 sram_bytes = 0;
   double theta_standard_bytes = 0, theta_flash_bytes = 0;  // the paper's bounds, constant 1
+  i64 kv_head_bytes = 0;            // K and V of one head, beside the L2 (Concepts)
   std::vector<AlgoView> algos;      // 1, or 2 in compare mode
   Charts charts;
   std::uint64_t generation = 0;     // bumps at every recompute
@@ -145,6 +165,12 @@ struct BenchState {
   std::vector<size_t> order;     // results rows in table order
   bool order_dirty = true;
   BenchJob job;
+  // A run asked for by a scenario, started once the model is up to date
+  // (poll_bench_job); `on_current_problem`: the request's problem is the model's.
+  bool counters = false;          // runs from the tab add a DRAM counter pass (CUPTI)
+  std::string run_note;           // how the last run asked for ended when it gave no rows ("benchmark not run: ...")
+  std::optional<BenchRunRequest> pending;
+  bool pending_on_current_problem = false;
 };
 
 struct ViewState {

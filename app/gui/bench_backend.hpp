@@ -27,6 +27,9 @@ struct BenchRunRequest {
   std::vector<std::string> kernels;  // empty: the sweep's, or every kernel
   sim::AttentionProblem problem;
   int repeats = 10;
+  // A counter pass after the timed runs (kernels RunOptions::counters): the
+  // DRAM and L2 bytes of one launch, measured by CUPTI.
+  bool counters = false;
 };
 
 using BenchProgressFn = std::function<void(size_t done, size_t total, const analysis::BenchRow& row)>;

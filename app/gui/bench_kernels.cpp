@@ -28,6 +28,7 @@ analysis::BenchResults run(const BenchRunRequest& req, const BenchProgressFn& pr
   std::unique_ptr<kernels::Backend> backend = kernels::open_cuda_backend();  // throws NoDevice with the reason
   kernels::RunOptions options;
   options.repeats = std::max(1, req.repeats);
+  options.counters = req.counters;
   std::vector<sim::AttentionProblem> problems;
   std::vector<const kernels::KernelInfo*> ks;
   if (!req.sweep.empty()) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <stdexcept>
 
@@ -179,6 +180,117 @@ DoneOrder done_order(const sim::Schedule& s, const sim::Cursor::Where& w) {
   return d;
 }
 
+// A tile of tensor t as the paper names it: Q_i, K_j, S_ij, ℓ_i.
+std::string tile_name(sim::Tensor t) {
+  using T = sim::Tensor;
+  const char* sub = (t == T::K || t == T::V) ? "_j" : (t == T::S || t == T::P) ? "_ij" : "_i";
+  return std::string(sim::display_name(t)) + sub;
+}
+
+// Tensors read (HBM or L2 loads) by a range of pieces, in the tensors' order;
+// only those indexed by j (shared by the CTAs of a wave) when `shared_only`.
+std::string read_names(const sim::Counters& c, bool shared_only) {
+  std::string out;
+  for (int k = 0; k < sim::kTensorCount; ++k) {
+    const auto t = static_cast<sim::Tensor>(k);
+    if (shared_only && t != sim::Tensor::K && t != sim::Tensor::V) continue;
+    if (c.at(sim::Level::HBM, t).read_bytes + c.at(sim::Level::L2, t).read_bytes <= 0) continue;
+    out += (out.empty() ? "" : ", ") + tile_name(t);
+  }
+  return out;
+}
+
+// Row blocks [first, last] of a sorted list, as runs.
+std::vector<std::pair<i64, i64>> runs_of(std::vector<i64> rows) {
+  std::sort(rows.begin(), rows.end());
+  std::vector<std::pair<i64, i64>> out;
+  for (i64 r : rows) {
+    if (!out.empty() && r <= out.back().second + 1) out.back().second = std::max(out.back().second, r);
+    else out.push_back({r, r});
+  }
+  return out;
+}
+
+std::string runs_text(const std::vector<std::pair<i64, i64>>& runs) {
+  std::string out;
+  for (size_t k = 0; k < runs.size() && k < 3; ++k) {
+    const auto [a, b] = runs[k];
+    out += (k ? ", " : "") + ("Q_" + std::to_string(a)) + (b > a ? "…Q_" + std::to_string(b) : "");
+  }
+  if (runs.size() > 3) out += ", …";
+  return out;
+}
+
+std::string percent(double f) {
+  const double p = 100.0 * std::clamp(f, 0.0, 1.0);
+  char buf[32];
+  std::snprintf(buf, sizeof buf, p > 0 && p < 1 ? "%.1f%%" : "%.0f%%", p);
+  return buf;
+}
+
+// The L2 trace at the cursor: reads so far, the current visit's source and wave.
+void l2_at_cursor(const AppState& s, const AlgoView& v, TilingSnapshot& snap) {
+  L2AtCursor& out = snap.l2;
+  out = {};
+  const sim::Schedule& sch = *v.schedule;
+  const sim::L2Result& l2 = v.result.l2;
+  const sim::Cursor::Where& w = snap.where;
+  using P = sim::Cursor::Part;
+  if (v.traced.available()) {
+    i64 o = 0, k = 0;  // visits done: the first k of outer o and every one before it
+    switch (w.part) {
+      case P::start:
+      case P::prologue: break;
+      case P::outer_begin: o = w.outer; break;
+      case P::visit: o = w.outer, k = w.visit + 1; break;
+      case P::outer_end: o = w.outer, k = sch.visit_count(w.outer); break;
+      case P::epilogue: o = sch.outer_count(); break;
+    }
+    const sim::ReadSplit r = v.traced.before(o, k);
+    const double heads = static_cast<double>(s.model.problem.head_count());
+    out.has_reads = true;
+    out.request_read_bytes = r.request_bytes * heads;
+    out.dram_read_bytes = r.dram_bytes * heads;
+  } else {
+    out.reads_why_not = v.traced.why_not();
+  }
+  if (w.part != P::visit || w.outer < 0) return;
+  const sim::VisitL2* at = l2.visit(w.outer, w.visit);
+  if (!at) return;
+  out.has_visit = true;
+  out.dram_fraction = at->dram_fraction;
+  sim::Counters reads = sch.cost_of_visits(w.outer, w.visit, w.visit + 1);
+  if (w.visit == 0) reads += sch.cost_of_outer_begin(w.outer);  // the trace counts the outer iteration's loads here
+  out.reads = read_names(reads, false);
+  if (out.reads.empty()) out.reads = "reads";
+  const double f = static_cast<double>(at->dram_fraction);
+  out.visit_caption = out.reads + ": " +
+                      (f <= 0 ? "100% from the L2" : f >= 1 ? "100% from DRAM" : percent(f) + " from DRAM, " + percent(1 - f) + " from the L2");
+  if (at->wave < 0 || static_cast<size_t>(at->wave) >= l2.waves.size()) return;
+  const sim::WaveGroup& wave = l2.waves[static_cast<size_t>(at->wave)];
+  // A miss of a tile the wave shares is one DRAM read for all of its CTAs.
+  if (f > 0 && wave.ctas.size() > 1 && at->dram_share < 0.999f * at->dram_fraction)
+    out.visit_caption += ", read once for the wave's " + std::to_string(wave.ctas.size()) + " CTAs";
+  std::vector<i64> rows;
+  const bool per_outer = sch.info().grid == sim::GridShape::cta_per_outer_iteration;
+  for (i64 cta : wave.ctas) {
+    if (per_outer) {
+      if (cta >= 0 && cta < sch.outer_count() && sch.visit_count(cta) > 0) rows.push_back(sch.visit_block(cta, 0).first);
+    } else if (wave.launch >= 0 && wave.launch < sch.outer_count() && cta >= 0 && cta < sch.visit_count(wave.launch)) {
+      rows.push_back(sch.visit_block(wave.launch, cta).first);
+    }
+  }
+  out.wave_rows = runs_of(rows);
+  sim::Counters outer_reads = sch.cost_of_outer_begin(w.outer);
+  outer_reads += sch.cost_of_visits(w.outer, 0, std::max<i64>(1, sch.visit_count(w.outer)));
+  const std::string shared = read_names(outer_reads, true);
+  const std::string ctas = std::to_string(wave.ctas.size()) + (wave.ctas.size() == 1 ? " CTA (" : " CTAs (") +
+                           runs_text(out.wave_rows) + ")";
+  out.wave_caption = "wave " + std::to_string(at->wave + 1) + " of " + std::to_string(l2.waves.size()) + ": " + ctas +
+                     (shared.empty() ? " run together" : wave.ctas.size() > 1 ? " walk " + shared + " together"
+                                                                              : " walks " + shared + " alone");
+}
+
 // New online-softmax work per algorithm per frame (multiply-adds): a jump at a
 // large N is finished over a few frames instead of stalling one.
 constexpr i64 kSoftmaxBudget = 2'000'000;
@@ -234,6 +346,8 @@ void refresh_snapshot(AppState& s, AlgoView& v) {
     mk.y.assign(1, snap.ai_now > 0 ? snap.ai_now : std::numeric_limits<double>::quiet_NaN());
     mk.point_labels.assign(1, mk.name);
   }
+
+  l2_at_cursor(s, v, snap);
 
   snap.has_softmax = false;
   if (v.softmax && snap.where.i >= 0 && snap.where.i < g.T_r) {
@@ -359,6 +473,7 @@ void recompute(AppState& s) {
     m.sram_bytes = m.options.sram_bytes > 0 ? m.options.sram_bytes : m.hw.sram_bytes_per_sm;
     m.theta_standard_bytes = analysis::theta_standard_bytes(p);
     m.theta_flash_bytes = analysis::theta_flash_bytes(p, m.sram_bytes);
+    m.kv_head_bytes = 2 * p.n_kv() * p.d() * sim::dtype_bytes(p.dtype);
     m.options.stream_event_limit = 0;  // closed forms: equal to the streams by test, and instant
     // The L2 model follows fewer heads than `flashlab sim` would, so that a
     // slider stays interactive (docs/performance.md); the first head is traced
@@ -385,6 +500,7 @@ void recompute(AppState& s) {
         v.schedule = std::make_unique<sim::Schedule>(a, p, v.result.tiles);
         v.cursor = std::make_unique<sim::Cursor>(*v.schedule, v.result.sram_capacity_bytes);
         v.scratch = std::make_unique<sim::Cursor>(*v.schedule, v.result.sram_capacity_bytes);
+        v.traced = sim::TracedReads(*v.schedule, v.result.l2);
         if (shows_online_softmax(a)) v.softmax = std::make_unique<sim::OnlineSoftmax>(p, v.result.tiles, 1, 4);
         m.algos.push_back(std::move(v));
       }

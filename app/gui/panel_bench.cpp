@@ -186,18 +186,61 @@ void open_results(AppState& s, const std::string& path) {
   }
 }
 
+namespace {
+
+// Starts the scenario's run, or says why it cannot start: never waits, never throws.
+void start_pending(AppState& s) {
+  BenchState& b = s.bench;
+  if (!b.pending) return;
+  BenchRunRequest req = *b.pending;
+  const bool current = b.pending_on_current_problem;
+  b.pending.reset();
+  auto refuse = [&](const std::string& why) {
+    s.view.status = "benchmark not run: " + why;
+    s.view.status_is_error = true;
+    b.run_note = s.view.status;
+  };
+  const BenchBackend* be = bench_backend();
+  if (!be) return refuse("this build has no kernels library (configured without CUDA)");
+  if (const std::string reason = be->unavailable_reason(); !reason.empty()) return refuse(reason);
+  if (b.job.running) return refuse("another benchmark is running");
+  if (current) {
+    if (!s.model.valid)
+      return refuse("the current problem is invalid (" + (s.model.errors.empty() ? std::string("see the red line") : s.model.errors.front()) + ")");
+    req.problem = s.model.problem;
+  }
+  start_job(s, req);
+  s.view.status = "benchmark running: " + (req.sweep.empty() ? sim::describe(req.problem) : "sweep " + req.sweep) +
+                  (req.counters ? ", with DRAM counters" : "");
+  s.view.status_is_error = false;
+}
+
+}  // namespace
+
 void poll_bench_job(AppState& s) {
   BenchJob& job = s.bench.job;
   std::unique_lock<std::mutex> lock(job.mutex);
-  if (!job.finished) return;
-  job.finished = false;
-  analysis::BenchResults r = std::move(job.partial);
-  const std::string status = job.status;
-  lock.unlock();
-  if (job.worker.joinable()) job.worker.join();
-  if (!r.rows.empty()) take_results(s, std::move(r), "run in this window");
-  s.view.status = "benchmark " + status;
-  s.view.status_is_error = status.rfind("failed", 0) == 0;
+  if (job.finished) {
+    job.finished = false;
+    analysis::BenchResults r = std::move(job.partial);
+    const std::string status = job.status;
+    lock.unlock();
+    if (job.worker.joinable()) job.worker.join();
+    const bool rows = !r.rows.empty();
+    if (rows) take_results(s, std::move(r), "run in this window");
+    s.view.status = "benchmark " + status;
+    s.bench.run_note = rows ? std::string() : s.view.status;
+    s.view.status_is_error = status.rfind("failed", 0) == 0;
+  } else {
+    lock.unlock();
+  }
+  start_pending(s);
+}
+
+bool bench_busy(AppState& s) {
+  if (s.bench.pending || s.bench.job.running) return true;
+  std::lock_guard<std::mutex> lock(s.bench.job.mutex);
+  return s.bench.job.finished;
 }
 
 void panel_bench(AppState& s) {
@@ -260,10 +303,14 @@ void panel_bench(AppState& s) {
     }
   }
   const bool can_run = be && reason.empty() && !b.job.running;
+  ImGui::Checkbox("DRAM counters (CUPTI)", &b.counters);
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip("a counter pass per case after the timed runs: the DRAM bytes the counters panel shows as measured");
   ImGui::BeginDisabled(!can_run || sweeps.empty());
   if (ImGui::Button("Run selected sweep") && b.selected_sweep >= 0 && static_cast<size_t>(b.selected_sweep) < sweeps.size()) {
     BenchRunRequest req;
     req.sweep = sweeps[static_cast<size_t>(b.selected_sweep)].name;
+    req.counters = b.counters;
     start_job(s, req);
   }
   ImGui::EndDisabled();
@@ -272,6 +319,7 @@ void panel_bench(AppState& s) {
   if (ImGui::Button("Run current problem")) {
     BenchRunRequest req;
     req.problem = s.model.problem;
+    req.counters = b.counters;
     start_job(s, req);
   }
   ImGui::EndDisabled();

@@ -1,11 +1,15 @@
-// Counters: HBM reads and writes per tensor (bars: to the cursor over the
-// total), SRAM and L2 traffic, FLOPs, arithmetic intensity and the roofline
-// bound, for every algorithm shown. All numbers come from the simulator's
-// counters and analysis::roofline.
+// Counters: for every algorithm shown, three quantities side by side —
+// requests to global memory (the paper's HBM accesses), the DRAM bytes the L2
+// model lets through, and the DRAM bytes measured by the GPU's counters in a
+// run of this problem — then requests per tensor (bars: to the cursor over
+// the total), SRAM traffic, FLOPs, arithmetic intensity on DRAM and on
+// requests, and the roofline bound. All numbers come from SimResult, the
+// cursor's snapshot and analysis (roofline, measured_dram, dram_check).
 #include <imgui.h>
 
 #include <algorithm>
 
+#include "flashlab/analysis/placement.hpp"
 #include "format.hpp"
 #include "model.hpp"
 #include "panels.hpp"
@@ -49,6 +53,93 @@ void row_text(const char* name, const std::string& now, const std::string& total
   ImGui::TextUnformatted(total.c_str());
 }
 
+void cell(const std::string& text, bool dim = false) {
+  ImGui::TableNextColumn();
+  if (dim) ImGui::TextColored(color_dim(), "%s", text.c_str());
+  else ImGui::TextUnformatted(text.c_str());
+}
+
+std::string gb(double bytes) { return fmt_bytes(bytes, "dram"); }
+
+// Why the measured column is empty for this algorithm ("" when it is not).
+std::string measured_why_none(const AppState& s, const analysis::MeasuredDram& m) {
+  if (!s.bench.have_results)
+    return "no results file with counters open (Benchmarks tab)" + (s.bench.run_note.empty() ? "" : "; " + s.bench.run_note);
+  return m.why_none;
+}
+
+// The three quantities side by side: requests to global memory (the paper's
+// HBM accesses), the DRAM bytes the L2 model lets through, and the DRAM bytes
+// the GPU's counters measured for this problem.
+void three_quantities(const AppState& s, const AlgoView& v) {
+  const sim::SimResult& r = v.result;
+  const sim::L2Result& l2 = r.l2;
+  const sim::Traffic req = r.total.level(Level::HBM), req_now = v.snap.cumulative.level(Level::HBM);
+  const analysis::MeasuredDram measured =
+      s.bench.have_results ? analysis::measured_dram(s.bench.results, s.model.problem, v.algo) : analysis::MeasuredDram{};
+  const analysis::BenchRow* m = measured.rows.empty() ? nullptr : measured.rows.front();
+  const std::string why_none = measured_why_none(s, measured);
+
+  if (ImGui::BeginTable("three", 4, ImGuiTableFlags_SizingStretchProp | ImGuiTableFlags_BordersInnerH)) {
+    ImGui::TableSetupColumn("", ImGuiTableColumnFlags_WidthFixed, ImGui::GetFontSize() * 5.2f);
+    ImGui::TableSetupColumn("requests");
+    ImGui::TableSetupColumn(l2.modelled ? "DRAM (L2 model)" : "DRAM (no L2)");
+    ImGui::TableSetupColumn("DRAM measured");
+    ImGui::TableHeadersRow();
+    const double mr = m ? static_cast<double>(m->dram_read_bytes) : 0, mw = m ? static_cast<double>(m->dram_write_bytes) : 0;
+    ImGui::TableNextRow();
+    cell("read", true);
+    cell(gb(bytes_d(req.read_bytes)));
+    cell(gb(bytes_d(r.dram_read_bytes())));
+    cell(m ? gb(mr) : "—", !m);
+    ImGui::TableNextRow();
+    cell("write", true);
+    cell(gb(bytes_d(req.write_bytes)));
+    cell(gb(bytes_d(r.dram_write_bytes())));
+    cell(m ? gb(mw) : "—", !m);
+    ImGui::TableNextRow();
+    cell("total", true);
+    cell(gb(bytes_d(req.bytes())));
+    cell(gb(bytes_d(r.dram_bytes())));
+    cell(m ? gb(mr + mw) : "—", !m);
+    if (l2.modelled) {
+      ImGui::TableNextRow();
+      cell("L2 hits", true);
+      cell("");
+      cell(fmt_fixed(100.0 * l2.read_hit_rate(), 1, "hit rate") + "% of reads");
+      cell("");
+    }
+    ImGui::TableNextRow();
+    cell("reads so far", true);
+    cell(gb(bytes_d(req_now.read_bytes)));
+    cell(v.snap.l2.has_reads ? gb(v.snap.l2.dram_read_bytes) : "totals only", !v.snap.l2.has_reads);
+    if (!v.snap.l2.has_reads && ImGui::IsItemHovered()) ImGui::SetTooltip("%s", v.snap.l2.reads_why_not.c_str());
+    cell("");
+    ImGui::EndTable();
+  }
+  ImGui::PushTextWrapPos(0);
+  if (!l2.modelled) ImGui::TextColored(ImVec4(1.0f, 0.7f, 0.35f, 1), "L2 not modelled: %s", l2.why_not.c_str());
+  if (!m) {
+    ImGui::TextColored(color_note(), "measured: %s", why_none.c_str());
+  } else {
+    for (const analysis::BenchRow* row : measured.rows) {
+      const analysis::DramCheck c = analysis::dram_check(*row);
+      if (c.available)
+        ImGui::TextColored(c.within() ? color_good() : ImVec4(1.0f, 0.7f, 0.35f, 1),
+                           "%s: %s measured, %s predicted for its launch (%s%%, target ±%s%%)", row->kernel.c_str(),
+                           gb(c.measured).c_str(), gb(c.predicted).c_str(), fmt_fixed(100 * c.error, 1, "dram error").c_str(),
+                           fmt_fixed(100 * c.target, 0, "dram target").c_str());
+      else
+        ImGui::TextColored(color_note(), "%s: %s measured", row->kernel.c_str(),
+                           gb(static_cast<double>(row->dram_read_bytes + row->dram_write_bytes)).c_str());
+    }
+    if (measured.rows.size() > 1)
+      ImGui::TextColored(color_dim(), "the column shows %s, the first of %zu kernels modelled as %s", m->kernel.c_str(),
+                         measured.rows.size(), std::string(sim::to_string(v.algo)).c_str());
+  }
+  ImGui::PopTextWrapPos();
+}
+
 void algo_counters(const AppState& s, const AlgoView& v, double bar_max, const AlgoView* reference) {
   const sim::Counters& cum = v.snap.cumulative;
   const sim::Counters& tot = v.result.total;
@@ -56,8 +147,11 @@ void algo_counters(const AppState& s, const AlgoView& v, double bar_max, const A
   if (v.snap.cumulative_overflow)
     ImGui::TextColored(color_error(), "cumulative counts overflow 64 bits for all heads: showing one head");
 
+  three_quantities(s, v);
+
+  ImGui::TextColored(color_dim(), "requests per tensor (bar: to the cursor, of the total)");
   if (ImGui::BeginTable("hbm", 3, ImGuiTableFlags_SizingStretchProp | ImGuiTableFlags_BordersInnerH)) {
-    ImGui::TableSetupColumn("HBM", ImGuiTableColumnFlags_WidthFixed, ImGui::GetFontSize() * 2.2f);
+    ImGui::TableSetupColumn("", ImGuiTableColumnFlags_WidthFixed, ImGui::GetFontSize() * 2.2f);
     ImGui::TableSetupColumn("read");
     ImGui::TableSetupColumn("write");
     ImGui::TableHeadersRow();
@@ -76,36 +170,36 @@ void algo_counters(const AppState& s, const AlgoView& v, double bar_max, const A
     ImGui::EndTable();
   }
 
-  const sim::Traffic hc = cum.level(Level::HBM), ht = tot.level(Level::HBM);
   const sim::Traffic sc = cum.level(Level::SRAM), st = tot.level(Level::SRAM);
   const sim::Traffic lc = cum.level(Level::L2), lt = tot.level(Level::L2);
-  const double ai_now = v.snap.ai_now, t_now = v.snap.time_bound_now_s;
   if (ImGui::BeginTable("sums", 3, ImGuiTableFlags_SizingStretchProp | ImGuiTableFlags_BordersInnerH)) {
-    ImGui::TableSetupColumn("", ImGuiTableColumnFlags_WidthFixed, ImGui::GetFontSize() * 6.5f);
+    ImGui::TableSetupColumn("", ImGuiTableColumnFlags_WidthFixed, ImGui::GetFontSize() * 7.5f);
     ImGui::TableSetupColumn("to the cursor");
     ImGui::TableSetupColumn("total");
     ImGui::TableHeadersRow();
-    row_text("HBM read", fmt_bytes(bytes_d(hc.read_bytes), "hbm"), fmt_bytes(bytes_d(ht.read_bytes), "hbm"));
-    row_text("HBM write", fmt_bytes(bytes_d(hc.write_bytes), "hbm"), fmt_bytes(bytes_d(ht.write_bytes), "hbm"));
-    if (lt.bytes() > 0) row_text("L2 hits", fmt_bytes(bytes_d(lc.bytes()), "l2"), fmt_bytes(bytes_d(lt.bytes()), "l2"));
+    if (lt.bytes() > 0) row_text("GEMM re-reads (L2)", fmt_bytes(bytes_d(lc.bytes()), "l2"), fmt_bytes(bytes_d(lt.bytes()), "l2"));
     row_text("SRAM r+w", fmt_bytes(bytes_d(sc.bytes()), "sram"), fmt_bytes(bytes_d(st.bytes()), "sram"));
     row_text("FLOPs", fmt_si(static_cast<double>(cum.flops()), "FLOP", "flops"), fmt_si(static_cast<double>(tot.flops()), "FLOP", "flops"));
     row_text("  matmul", fmt_si(static_cast<double>(cum.matmul_flops), "FLOP", "flops"),
              fmt_si(static_cast<double>(tot.matmul_flops), "FLOP", "flops"));
     row_text("  softmax", fmt_si(static_cast<double>(cum.softmax_flops), "FLOP", "flops"),
              fmt_si(static_cast<double>(tot.softmax_flops), "FLOP", "flops"));
-    row_text("AI (FLOP/B)", fmt_fixed(ai_now, 1, "ai"), fmt_fixed(v.roof.ai, 1, "ai"));
-    row_text("time ≥", fmt_ms(t_now * 1e3, "time"), fmt_ms(v.roof.time_s * 1e3, "time"));
+    row_text("AI on DRAM", "—", fmt_fixed(v.roof.ai, 1, "ai"));
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("FLOPs per DRAM byte (after the L2): what the bound uses");
+    row_text("AI on requests", fmt_fixed(v.snap.ai_now, 1, "ai"), fmt_fixed(v.roof.ai_requests, 1, "ai"));
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("FLOPs per byte requested from global memory: the paper's intensity");
+    row_text("time ≥ (DRAM)", "—", fmt_ms(v.roof.time_s * 1e3, "time"));
     ImGui::EndTable();
   }
   ImGui::PushTextWrapPos(0);
-  ImGui::TextColored(v.roof.memory_bound ? ImVec4(1.0f, 0.7f, 0.35f, 1) : color_good(), "%s-bound on %s: %s of %s peak",
+  ImGui::TextColored(v.roof.memory_bound ? ImVec4(1.0f, 0.7f, 0.35f, 1) : color_good(), "%s-bound on %s (AI on DRAM): %s of %s peak",
                      v.roof.memory_bound ? "memory" : "compute", hw.name.c_str(),
                      fmt_si(v.roof.attainable, "FLOP/s", "attainable").c_str(), fmt_si(v.roof.peak_flops, "FLOP/s", "peak").c_str());
   if (reference && reference != &v) {
-    const double r = bytes_d(ht.bytes()) / std::max(1.0, bytes_d(reference->result.total.level(Level::HBM).bytes()));
-    ImGui::TextColored(color_note(), "HBM traffic %s× that of %s", fmt_fixed(r, 3, "ratio").c_str(),
-                       std::string(sim::to_string(reference->algo)).c_str());
+    const double r = bytes_d(tot.level(Level::HBM).bytes()) / std::max(1.0, bytes_d(reference->result.total.level(Level::HBM).bytes()));
+    const double d = bytes_d(v.result.dram_bytes()) / std::max(1.0, bytes_d(reference->result.dram_bytes()));
+    ImGui::TextColored(color_note(), "requests %s×, DRAM %s× those of %s", fmt_fixed(r, 3, "ratio").c_str(),
+                       fmt_fixed(d, 3, "ratio").c_str(), std::string(sim::to_string(reference->algo)).c_str());
   }
   ImGui::PopTextWrapPos();
 }
@@ -122,6 +216,14 @@ void panel_counters(AppState& s) {
   ImGui::TextColored(color_dim(), "B·H = %s heads · 4·B·H·N²·d%s = %s",
                      fmt_count(s.model.problem.head_count()).c_str(), s.model.problem.causal ? "/2" : "",
                      fmt_si(static_cast<double>(analysis::convention_flops(s.model.problem)), "FLOP", "convention").c_str());
+  // What the three columns of each algorithm are, once.
+  ImGui::PushTextWrapPos(0);
+  ImGui::TextColored(color_dim(), "requests: the paper's HBM accesses, every tile load and store the loop nest issues.");
+  ImGui::TextColored(color_dim(), "DRAM (L2 model): what the L2 model lets through, misses and written-back lines.");
+  ImGui::TextColored(color_dim(), "DRAM measured: counted by the GPU's DRAM counters (CUPTI) in a run of this problem.");
+  ImGui::TextColored(color_dim(), "reads so far: to the cursor; DRAM from the first head's L2 trace × B·H. Writes leave "
+                                  "the L2 when it evicts them: totals only.");
+  ImGui::PopTextWrapPos();
   // One bar scale for every algorithm, so their bars compare.
   double bar_max = 0;
   for (const AlgoView& v : s.model.algos)

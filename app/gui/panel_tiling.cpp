@@ -70,6 +70,34 @@ std::string pass_title(const sim::Schedule& sch, int phase) {
   return phase >= 0 && phase < sch.phases() ? std::string(sch.phase_title(phase)) : "done";
 }
 
+// The outline of the current wave's row blocks in S, and its caption's swatch.
+constexpr ImU32 kWaveColor = IM_COL32(90, 220, 235, 255);
+
+// Where the current visit's reads came from and which CTAs share them, from
+// the L2 model's trace of the first head (the snapshot's L2AtCursor).
+void draw_l2_caption(const AlgoView& v) {
+  const L2AtCursor& l2 = v.snap.l2;
+  ImGui::PushTextWrapPos(0);
+  if (!v.result.l2.modelled) {
+    ImGui::TextColored(color_dim(), "L2 not modelled: %s", v.result.l2.why_not.c_str());
+  } else if (!l2.has_visit) {
+    ImGui::TextColored(color_dim(), "L2 (first head): step into a visit to see where its reads come from");
+  } else {
+    const float f = l2.dram_fraction;
+    const ImVec4 col = f <= 0.05f ? color_good() : f >= 0.5f ? ImVec4(1.0f, 0.7f, 0.35f, 1) : color_note();
+    ImGui::TextColored(col, "L2: %s", l2.visit_caption.c_str());
+    if (!l2.wave_caption.empty()) {
+      const ImVec2 p = ImGui::GetCursorScreenPos();
+      const float h = ImGui::GetTextLineHeight();
+      ImGui::GetWindowDrawList()->AddRect(ImVec2(p.x + 1, p.y + 2), ImVec2(p.x + h - 3, p.y + h - 2), kWaveColor, 0, 0, 1.5f);
+      ImGui::Dummy(ImVec2(h, h));
+      ImGui::SameLine();
+      ImGui::TextColored(color_dim(), "%s", l2.wave_caption.c_str());
+    }
+  }
+  ImGui::PopTextWrapPos();
+}
+
 void label(ImDrawList* dl, ImVec2 p, const char* text, ImU32 col) {
   const ImVec2 sz = ImGui::CalcTextSize(text);
   dl->AddRectFilled(ImVec2(p.x - 2, p.y - 1), ImVec2(p.x + sz.x + 2, p.y + sz.y + 1), IM_COL32(0, 0, 0, 170), 3);
@@ -200,6 +228,11 @@ void draw_tiling(const AppState& s, const AlgoView& v, ImVec2 origin, ImVec2 ava
     if (g.partially_masked(snap.cur_i, snap.cur_j))
       dl->AddLine(p0, p1, IM_COL32(230, 60, 50, 255), 2 * scale);
   }
+  // The CTAs of the current visit's wave (the L2 model's launch): their row blocks walk K_j together.
+  for (const auto& [a, b] : snap.l2.wave_rows) {
+    const Span sy = span_of(a * g.Br, std::min((b + 1) * g.Br, g.n_q), g.n_q, S0.y, sw);
+    dl->AddRect(ImVec2(S0.x - 1, sy.a), ImVec2(S1.x + 1, std::max(sy.b, sy.a + 2)), kWaveColor, 0, 0, 1.5f * scale);
+  }
   dl->AddRect(S0, S1, frame);
 
   // The transfer happening now, beside its tile.
@@ -314,8 +347,10 @@ void draw_softmax(const AlgoView& v) {
                        static_cast<long long>(st.i), static_cast<long long>(st.visits), static_cast<long long>(st.target));
     return;
   }
+  ImGui::PushTextWrapPos(0);
   ImGui::Text("Online softmax, row block i = %lld: %lld of %lld key blocks folded in", static_cast<long long>(st.i),
               static_cast<long long>(st.visits), static_cast<long long>(sn.softmax_visits_total));
+  ImGui::PopTextWrapPos();
   if (ImGui::BeginTable("softmax", 4, ImGuiTableFlags_BordersInnerH | ImGuiTableFlags_SizingStretchSame)) {
     ImGui::TableSetupColumn("row");
     ImGui::TableSetupColumn("m_i");
@@ -388,6 +423,7 @@ void algo_strip(AppState& s, AlgoView& v, int index, ImVec2 size) {
   ImGui::EndChild();
   ImGui::SameLine();
   ImGui::BeginChild("info", ImVec2(info_w, avail.y), false);
+  ImGui::PushTextWrapPos(0);  // a narrow column wraps its lines instead of clipping them
   ImGui::PushFont(fonts().big);
   ImGui::TextUnformatted(std::string(sim::algorithm_info(v.algo).title).c_str());
   ImGui::PopFont();
@@ -399,6 +435,7 @@ void algo_strip(AppState& s, AlgoView& v, int index, ImVec2 size) {
     std::snprintf(pos, sizeof pos, "event %s of %s · line %d", fmt_count(c.position()).c_str(), fmt_count(c.size()).c_str(),
                   w.line);
   ImGui::TextColored(color_dim(), "%s", pos);
+  ImGui::PopTextWrapPos();
   if (compact && w.line > 0 && static_cast<size_t>(w.line) <= sim::algorithm_info(v.algo).pseudocode.size()) {
     ImGui::PushTextWrapPos(0);
     ImGui::PushFont(fonts().mono);
@@ -412,6 +449,7 @@ void algo_strip(AppState& s, AlgoView& v, int index, ImVec2 size) {
     ImGui::TextColored(color_note(), "%s", pass_title(*v.schedule, v.snap.phase).c_str());
     ImGui::PopTextWrapPos();
   }
+  draw_l2_caption(v);
   draw_sram(v, scale);
   draw_softmax(v);
   ImGui::Spacing();

@@ -29,6 +29,10 @@ void request_screenshot(AppState& s, const std::string& path);
 
 // Results (panel_bench.cpp).
 void open_results(AppState& s, const std::string& path);
-void poll_bench_job(AppState& s);  // takes finished results from the worker
+// Takes finished results from the worker, then starts a pending run (a
+// scenario's "bench"), or says in the status line why it cannot start.
+void poll_bench_job(AppState& s);
+// Whether a benchmark is pending, running, or finished and not yet taken.
+bool bench_busy(AppState& s);
 
 }  // namespace flashlab::gui

@@ -10,8 +10,11 @@
 #include <ctime>
 #include <filesystem>
 #include <iostream>
+#include <thread>
 
 #include <nlohmann/json.hpp>
+
+#include "panels.hpp"
 
 namespace flashlab::gui {
 
@@ -92,10 +95,35 @@ std::string Probe::start(AppState& s) {
 }
 
 std::string Probe::before_frame(AppState& s, int frame) {
+  holding_ = false;
+  if (scenario_ && wait_until_) {
+    if (bench_busy(s)) {
+      if (Clock::now() > *wait_until_) {
+        s.bench.job.cancel = true;
+        wait_until_.reset();
+        return "--scenario " + scenario_->path + ": wait_bench: the benchmark did not finish within " +
+               std::to_string(static_cast<long long>(wait_s_)) + " s (cancelled)";
+      }
+      holding_ = true;
+      ++held_frames_;
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));  // a headless run need not spin while the GPU works
+      return "";
+    }
+    wait_until_.reset();
+  }
   if (scenario_) {
+    const int script_frame = frame - held_frames_;
     try {
-      for (; step_ < scenario_->script.size() && scenario_->script[step_].frame <= frame; ++step_)
-        apply_settings(s, scenario_->script[step_].action, scenario_->base_dir);
+      for (; step_ < scenario_->script.size() && scenario_->script[step_].frame <= script_frame; ++step_) {
+        const nlohmann::json& action = scenario_->script[step_].action;
+        apply_settings(s, action, scenario_->base_dir);
+        if (action.contains("wait_bench")) {
+          wait_s_ = parse_wait_bench(action["wait_bench"]);
+          wait_until_ = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(wait_s_));
+          ++step_;
+          break;  // the steps after it wait for the benchmark
+        }
+      }
     } catch (const std::exception& e) {
       return "--scenario " + scenario_->path + ", step at frame " + std::to_string(scenario_->script[step_].frame) + ": " +
              e.what();

@@ -46,6 +46,11 @@ class Probe {
   void frame_drawn(const ImDrawData& dd);  // before the draw data is rasterised
   void frame_end();                   // after the buffer swap
 
+  // Frames the script was held by "wait_bench" so far: they do not count
+  // towards --frames. holding(): this frame was one of them.
+  int held_frames() const { return held_frames_; }
+  bool holding() const { return holding_; }
+
   // --stats: one JSON object on stdout.
   void finish(const AppState& s, int width, int height, const std::string& renderer) const;
 
@@ -55,6 +60,11 @@ class Probe {
   Options options_;
   std::optional<Scenario> scenario_;
   size_t step_ = 0;  // next script step
+  // "wait_bench": the script waits for the benchmark until this time.
+  std::optional<std::chrono::steady_clock::time_point> wait_until_;
+  double wait_s_ = 0;
+  int held_frames_ = 0;
+  bool holding_ = false;
   std::unique_ptr<RandomWalk> walk_;
 
   Clock::time_point t0_, t_built_;

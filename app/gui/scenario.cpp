@@ -20,8 +20,8 @@ using nlohmann::json;
 
 const std::set<std::string> kSettingKeys{"problem",  "hardware", "sram",   "tiles", "algorithms", "lockstep",
                                          "cursor",   "playing",  "events_per_s", "tab", "concepts", "ui_scale",
-                                         "results",  "export_dir", "plots_large", "hide_controls"};
-const std::set<std::string> kScriptOnlyKeys{"frame", "key", "export_all", "screenshot", "export"};
+                                         "results",  "export_dir", "plots_large", "hide_controls", "bench"};
+const std::set<std::string> kScriptOnlyKeys{"frame", "key", "export_all", "screenshot", "export", "wait_bench"};
 
 std::string text_of(const json& v, const std::string& what) {
   if (v.is_string()) return v.get<std::string>();
@@ -102,6 +102,49 @@ void press(AppState& s, const std::string& key) {
 }
 
 }  // namespace
+
+BenchAction parse_bench_action(const json& v) {
+  if (!v.is_object())
+    throw std::runtime_error("bench must be {\"sweep\": NAME or null, \"kernels\": [...], \"repeats\": N, \"counters\": true}");
+  BenchAction a;
+  a.on_current_problem = true;
+  for (auto it = v.begin(); it != v.end(); ++it) {
+    const std::string& k = it.key();
+    const json& x = *it;
+    if (k == "sweep") {
+      if (x.is_null()) continue;
+      if (!x.is_string() || x.get<std::string>().empty())
+        throw std::runtime_error("bench.sweep must be the name of a sweep in assets/sweeps, or null for the current problem");
+      a.request.sweep = x.get<std::string>();
+      a.on_current_problem = false;
+    } else if (k == "kernels") {
+      if (!x.is_array()) throw std::runtime_error("bench.kernels must be a list of kernel ids, e.g. [\"fa2\", \"fa2_tc\"]");
+      for (const json& id : x) {
+        if (!id.is_string() || id.get<std::string>().empty())
+          throw std::runtime_error("bench.kernels must be a list of kernel ids (strings)");
+        a.request.kernels.push_back(id.get<std::string>());
+      }
+    } else if (k == "repeats") {
+      if (!x.is_number_integer() || x.get<long long>() < 1 || x.get<long long>() > 1000)
+        throw std::runtime_error("bench.repeats must be a whole number from 1 to 1000");
+      a.request.repeats = static_cast<int>(x.get<long long>());
+    } else if (k == "counters") {
+      a.request.counters = bool_of(x, "bench.counters");
+    } else {
+      throw std::runtime_error("unknown key bench." + k + " (expected sweep, kernels, repeats, counters)");
+    }
+  }
+  return a;
+}
+
+double parse_wait_bench(const json& v) {
+  if (v.is_boolean()) {
+    if (!v.get<bool>()) throw std::runtime_error("wait_bench must be true or a timeout in seconds (false waits for nothing)");
+    return kDefaultBenchWaitS;
+  }
+  if (v.is_number() && v.get<double>() > 0 && v.get<double>() <= 86400) return v.get<double>();
+  throw std::runtime_error("wait_bench must be true or a timeout in seconds (above 0, at most 86400)");
+}
 
 void apply_settings(AppState& s, const json& j, const std::string& base_dir) {
   Inputs& in = s.inputs;
@@ -186,7 +229,22 @@ void apply_settings(AppState& s, const json& j, const std::string& base_dir) {
     } else if (k == "export_all") {
       if (bool_of(v, "export_all")) export_all(s);
     } else if (k == "screenshot") {
-      request_screenshot(s, text_of(v, "screenshot"));
+      // A relative path is inside the export folder (created if needed).
+      std::string path = text_of(v, "screenshot");
+      if (path.empty()) throw std::runtime_error("screenshot must be a file name (PNG)");
+      if (!std::filesystem::path(path).is_absolute() && !s.view.export_dir.empty()) {
+        std::error_code ec;
+        std::filesystem::create_directories(s.view.export_dir, ec);
+        if (ec) throw std::runtime_error("screenshot: cannot create the export folder '" + s.view.export_dir + "': " + ec.message());
+        path = (std::filesystem::path(s.view.export_dir) / path).string();
+      }
+      request_screenshot(s, path);
+    } else if (k == "bench") {
+      const BenchAction a = parse_bench_action(v);
+      s.bench.pending = a.request;
+      s.bench.pending_on_current_problem = a.on_current_problem;
+    } else if (k == "wait_bench") {
+      parse_wait_bench(v);  // the probe holds the script (probe.cpp)
     } else if (k == "export") {
       if (!v.is_object() || !v.contains("chart") || !v.contains("format"))
         throw std::runtime_error("export must be {\"chart\": ID, \"format\": png|svg|pdf|csv|all}");
@@ -251,9 +309,22 @@ Scenario load_scenario(const std::string& path) {
         for (auto st = step.begin(); st != step.end(); ++st)
           if (!kSettingKeys.count(st.key()) && !kScriptOnlyKeys.count(st.key()))
             throw std::runtime_error(path + ": unknown key '" + st.key() + "' in a script step");
+        try {
+          if (step.contains("bench")) parse_bench_action(step["bench"]);
+          if (step.contains("wait_bench")) parse_wait_bench(step["wait_bench"]);
+        } catch (const std::exception& e) {
+          throw std::runtime_error(path + ", step at frame " + std::to_string(step["frame"].get<int>()) + ": " + e.what());
+        }
         sc.script.push_back({step["frame"].get<int>(), step});
       }
     } else if (kSettingKeys.count(k)) {
+      if (k == "bench") {
+        try {
+          parse_bench_action(*it);
+        } catch (const std::exception& e) {
+          throw std::runtime_error(path + ": " + e.what());
+        }
+      }
       sc.settings[k] = *it;
     } else {
       throw std::runtime_error(path + ": unknown key '" + k + "'");

@@ -11,9 +11,24 @@
 //    "window": {"width": 1600, "height": 1000},
 //    "script": [{"frame": 10, "tab": "io-vs-n"}, {"frame": 20, "key": "right"}, ...]}
 //
+//    "bench": {"sweep": "validate" | null, "kernels": ["fa2", "fa2_tc"], "repeats": 10, "counters": true},
+//
 // Script steps take the same keys as the top level, plus "key" (space, left,
-// right, home, end, plus, minus), "export_all": true, "screenshot": PATH and
-// "export": {"chart": ID, "format": "svg"}. Unknown keys are errors.
+// right, home, end, plus, minus), "export_all": true, "screenshot": PATH
+// (a relative PATH is inside export_dir), "export": {"chart": ID, "format":
+// "svg"} and "wait_bench": true | SECONDS. Unknown keys are errors.
+//
+// "bench" runs kernels as the Benchmarks tab does, once the model is up to
+// date: a named sweep (assets/sweeps), or with "sweep": null (or absent) the
+// current problem; "kernels" (default: the sweep's, or every kernel of the
+// registry — the ladder), "repeats" (1–1000, default 10), "counters" (a CUPTI
+// pass per case for the DRAM bytes, default false). Its results replace the
+// open results, as a run from the tab does: the counters panel shows their
+// measured DRAM, the roofline their points. When no run can start (no CUDA in
+// this build, no device) the status line says why and the script goes on.
+// "wait_bench" holds the script — its frame counter and the --frames count —
+// until the run has finished, at most SECONDS (true: 600); past that the run
+// is cancelled and the scenario fails with that message.
 #pragma once
 
 #include <optional>
@@ -37,6 +52,16 @@ struct Scenario {
   std::vector<ScriptStep> script;  // sorted by frame
   std::optional<int> width, height;
 };
+
+// A checked "bench" value: the request, and whether its problem is the current one.
+struct BenchAction {
+  BenchRunRequest request;
+  bool on_current_problem = true;
+};
+// Throw std::runtime_error with a one-line reason on a bad value.
+BenchAction parse_bench_action(const nlohmann::json& v);
+inline constexpr double kDefaultBenchWaitS = 600;
+double parse_wait_bench(const nlohmann::json& v);  // seconds
 
 // Throws std::runtime_error "FILE: reason" (missing, malformed, unknown key, bad value).
 Scenario load_scenario(const std::string& path);

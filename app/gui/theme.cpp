@@ -1,5 +1,6 @@
 #include "theme.hpp"
 
+#include <cstdlib>
 #include <filesystem>
 
 namespace flashlab::gui {
@@ -17,6 +18,16 @@ const ImWchar kRanges[] = {0x0020, 0x00FF, 0x0300, 0x036F, 0x0370, 0x03FF, 0x1D0
 
 constexpr const char* kFontDir = "/usr/share/fonts/truetype/dejavu/";
 
+// Where the DejaVu fonts are: FLASHLAB_FONT_DIR when set (a machine without
+// the fonts package, given them in a folder), else the Debian/Ubuntu place.
+std::string font_dir() {
+  const char* env = std::getenv("FLASHLAB_FONT_DIR");
+  if (env == nullptr || *env == '\0') return kFontDir;
+  std::string d = env;
+  if (d.back() != '/') d += '/';
+  return d;
+}
+
 }  // namespace
 
 const Fonts& fonts() { return g_fonts; }
@@ -24,9 +35,10 @@ const Fonts& fonts() { return g_fonts; }
 std::string load_fonts(Fonts& f, double scale) {
   ImGuiIO& io = ImGui::GetIO();
   io.Fonts->Clear();
-  const std::string sans = std::string(kFontDir) + "DejaVuSans.ttf";
-  const std::string mono = std::string(kFontDir) + "DejaVuSansMono.ttf";
-  const std::string bold = std::string(kFontDir) + "DejaVuSans-Bold.ttf";
+  const std::string dir = font_dir();
+  const std::string sans = dir + "DejaVuSans.ttf";
+  const std::string mono = dir + "DejaVuSansMono.ttf";
+  const std::string bold = dir + "DejaVuSans-Bold.ttf";
   std::string note;
   std::error_code ec;
   ImFontConfig cfg;
@@ -49,7 +61,7 @@ std::string load_fonts(Fonts& f, double scale) {
     ImFontConfig d;
     d.SizePixels = 13.0f * static_cast<float>(scale);
     f.ui = io.Fonts->AddFontDefault(&d);
-    note = "DejaVu fonts not found in " + std::string(kFontDir) +
+    note = "DejaVu fonts not found in " + dir +
            " (install fonts-dejavu-core): using ImGui's built-in font, Greek and maths symbols show as '?'";
   }
   if (!f.mono) f.mono = f.ui;

@@ -287,10 +287,14 @@ struct Cohort {
 
 // Per-member read bytes and DRAM bytes of one step, for the trace of the first head.
 struct StepTraffic {
-  std::vector<double> requested, from_dram;
+  // from_dram: what each member found missing (a shared tile's miss, for each
+  // member that asked for it); dram_share: its part of the DRAM reads (a shared
+  // tile's miss split among the members), so that the shares add up to them.
+  std::vector<double> requested, from_dram, dram_share;
   void reset(size_t n) {
     requested.assign(n, 0.0);
     from_dram.assign(n, 0.0);
+    dram_share.assign(n, 0.0);
   }
 };
 
@@ -366,6 +370,7 @@ class Runner {
           const double b = static_cast<double>(mem_.tile_bytes(a, row_of(k), j));
           traffic->requested[static_cast<size_t>(k)] += b;
           traffic->from_dram[static_cast<size_t>(k)] += b * frac;
+          traffic->dram_share[static_cast<size_t>(k)] += b * frac;
         }
       }
       mask = 0;
@@ -393,6 +398,7 @@ class Runner {
       for (size_t k = 0; k < members; ++k) {
         traffic->requested[k] += b;
         traffic->from_dram[k] += static_cast<double>(o.miss_bytes);
+        traffic->dram_share[k] += static_cast<double>(o.miss_bytes) / static_cast<double>(members);
       }
     }
   }
@@ -536,6 +542,7 @@ class Runner {
     v.wave = wave;
     const double req = traffic.requested[m];
     v.dram_fraction = req > 0 ? static_cast<float>(traffic.from_dram[m] / req) : 0.0f;
+    v.dram_share = req > 0 ? static_cast<float>(traffic.dram_share[m] / req) : 0.0f;
   }
   void record_step(L2Result& out, const Cohort& co, i64 step, const StepTraffic& traffic) {
     for (size_t m = 0; m < co.active; ++m) set_visit(out, co.members[m].outer, step, co.wave, traffic, m);

@@ -225,3 +225,48 @@ TEST_CASE("above a ceiling means beyond the timing tolerance", "[analysis][place
   CHECK(above_ceiling(1.0 + 2 * kAboveCeilingTolerance, 1.0));
   CHECK_FALSE(above_ceiling(5.0, 0.0));  // no ceiling, nothing to be above
 }
+
+TEST_CASE("measured DRAM: the forward rows of the problem and the algorithm with counters, or why there are none",
+          "[analysis][placement]") {
+  const sim::AttentionProblem p = problem(4, 16, 4096, 128);
+  auto row = [&](const std::string& kernel, const std::string& model, const sim::AttentionProblem& q, bool counters) {
+    BenchRow r;
+    static_cast<sim::MeasuredRun&>(r) = run(kernel, model, q, {128, 64}, 1.0);
+    if (counters) {
+      r.dram_read_bytes = 900;
+      r.dram_write_bytes = 100;
+    }
+    return r;
+  };
+  BenchResults results;
+  CHECK(measured_dram(results, p, sim::Algorithm::fa2).why_none.find("no DRAM counters") != std::string::npos);
+  results.rows.push_back(row("fa2", "fa2", p, false));
+  results.rows.back().counters_note = "CUPTI: no permission to read the counters";
+  CHECK(measured_dram(results, p, sim::Algorithm::fa2).why_none.find("no permission") != std::string::npos);
+  results.rows.clear();
+
+  sim::AttentionProblem causal = p;
+  causal.causal = true;
+  results.rows.push_back(row("fa2_tc", "fa2", causal, true));
+  CHECK(measured_dram(results, p, sim::Algorithm::fa2).why_none == "no run of this problem in these results");
+  results.rows.push_back(row("naive", "standard", p, true));
+  CHECK(measured_dram(results, p, sim::Algorithm::fa2).why_none.find("no kernel modelled as fa2") != std::string::npos);
+  results.rows.push_back(row("fa2", "fa2", p, true));
+  results.rows.push_back(row("fa2_tc", "fa2", p, true));
+  results.rows.push_back(row("fa2_tc", "fa2", p, true));
+  results.rows.back().direction = "bwd";
+  results.rows.push_back(row("fa2_tc", "fa2", p, true));
+  results.rows.back().status = RunStatus::oom;
+  const MeasuredDram m = measured_dram(results, p, sim::Algorithm::fa2);
+  REQUIRE(m.rows.size() == 2);
+  CHECK(m.rows[0]->kernel == "fa2");
+  CHECK(m.rows[1]->kernel == "fa2_tc");
+  CHECK(m.why_none.empty());
+  CHECK(measured_dram(results, p, sim::Algorithm::standard).rows.size() == 1);
+  sim::AttentionProblem longer_kv = p;
+  longer_kv.seq_kv = 8192;
+  CHECK_FALSE(same_problem(p, longer_kv));
+  sim::AttentionProblem explicit_kv = p;
+  explicit_kv.seq_kv = p.seq_q;
+  CHECK(same_problem(p, explicit_kv));
+}

@@ -28,8 +28,11 @@ shot() {
 
 shot overview "$sc/lecture-fa1-vs-fa2.json"
 shot controls "$sc/lecture-fa1-vs-fa2.json" --screenshot-panel controls
-shot tiling "$sc/lecture-fa1-vs-fa2.json" --screenshot-panel tiling
-shot counters "$sc/lecture-fa1-vs-fa2.json" --screenshot-panel counters
+shot tiling "$sc/lecture-l2-measured.json" --screenshot-panel tiling
+# The counters of FA1 and FA2 with the H200's measured DRAM bytes: a tall window, so both show.
+xvfb-run -a -s "-screen 0 1600x1900x24" "$exe" gui --frames 12 --scenario "$sc/lecture-l2-measured.json" \
+  --width 1600 --height 1800 --screenshot-panel counters --screenshot "$out/counters.png"
+echo docs/images/counters.png
 shot tiling-causal "$sc/lecture-causal.json" --screenshot-panel tiling
 shot tiling-long-sequence "$sc/lecture-long-sequence.json" --screenshot-panel tiling
 for tab in roofline io-vs-n io-vs-m io-vs-d ai-vs-n; do

@@ -18,6 +18,7 @@
 #include "flashlab/analysis/chart_table.hpp"
 #include "format.hpp"
 #include "model.hpp"
+#include "panels.hpp"
 #include "plot_tabs.hpp"
 #include "scenario.hpp"
 
@@ -348,4 +349,116 @@ TEST_CASE("scenarios take exactly the plot tabs and the chart table's ids", "[gu
   CHECK_THROWS_WITH(apply_settings(s, nlohmann::json::parse("{\"export\": {\"chart\": \"pie\", \"format\": \"csv\"}}"), ""),
                     Catch::Contains("unknown chart 'pie'"));
   fs::remove_all(dir);
+}
+
+TEST_CASE("scenarios: the bench and wait_bench keys, and bad values as clear errors", "[gui][scenario]") {
+  using nlohmann::json;
+  const BenchAction ladder = parse_bench_action(json::parse(R"({"sweep": null, "repeats": 5, "counters": true})"));
+  CHECK(ladder.on_current_problem);
+  CHECK(ladder.request.sweep.empty());
+  CHECK(ladder.request.kernels.empty());
+  CHECK(ladder.request.repeats == 5);
+  CHECK(ladder.request.counters);
+  const BenchAction sweep = parse_bench_action(json::parse(R"({"sweep": "validate", "kernels": ["fa2", "fa2_tc"]})"));
+  CHECK_FALSE(sweep.on_current_problem);
+  CHECK(sweep.request.sweep == "validate");
+  CHECK(sweep.request.kernels == std::vector<std::string>{"fa2", "fa2_tc"});
+  CHECK_FALSE(sweep.request.counters);
+  CHECK(parse_bench_action(json::object()).on_current_problem);
+
+  CHECK_THROWS_WITH(parse_bench_action(json::parse("true")), Catch::Contains("bench must be"));
+  CHECK_THROWS_WITH(parse_bench_action(json::parse(R"({"sweep": 3})")), Catch::Contains("bench.sweep"));
+  CHECK_THROWS_WITH(parse_bench_action(json::parse(R"({"kernels": "fa2"})")), Catch::Contains("bench.kernels"));
+  CHECK_THROWS_WITH(parse_bench_action(json::parse(R"({"kernels": [2]})")), Catch::Contains("bench.kernels"));
+  CHECK_THROWS_WITH(parse_bench_action(json::parse(R"({"repeats": 0})")), Catch::Contains("bench.repeats"));
+  CHECK_THROWS_WITH(parse_bench_action(json::parse(R"({"repeats": 2.5})")), Catch::Contains("bench.repeats"));
+  CHECK_THROWS_WITH(parse_bench_action(json::parse(R"({"counters": "yes"})")), Catch::Contains("bench.counters"));
+  CHECK_THROWS_WITH(parse_bench_action(json::parse(R"({"repeat": 3})")), Catch::Contains("unknown key bench.repeat"));
+
+  CHECK(parse_wait_bench(json(true)) == kDefaultBenchWaitS);
+  CHECK(parse_wait_bench(json(30)) == 30);
+  CHECK_THROWS_WITH(parse_wait_bench(json(false)), Catch::Contains("wait_bench"));
+  CHECK_THROWS_WITH(parse_wait_bench(json(-1)), Catch::Contains("above 0"));
+  CHECK_THROWS_WITH(parse_wait_bench(json("long")), Catch::Contains("wait_bench"));
+
+  // Bad values fail when the file loads, naming the file and the step.
+  CHECK_THROWS_WITH(load_scenario(write_temp("bench1.json", R"({"script": [{"frame": 3, "bench": {"repeats": -2}}]})")),
+                    Catch::Contains("step at frame 3") && Catch::Contains("bench.repeats"));
+  CHECK_THROWS_WITH(load_scenario(write_temp("bench2.json", R"({"script": [{"frame": 1, "wait_bench": "soon"}]})")),
+                    Catch::Contains("bench2.json") && Catch::Contains("wait_bench"));
+  CHECK_THROWS_WITH(load_scenario(write_temp("bench3.json", R"({"bench": {"counter": true}})")),
+                    Catch::Contains("bench3.json") && Catch::Contains("unknown key bench.counter"));
+  CHECK_THROWS_WITH(load_scenario(write_temp("bench4.json", R"({"wait_bench": true})")),
+                    Catch::Contains("unknown key 'wait_bench'"));  // a script step, not a setting
+  const Scenario ok = load_scenario(write_temp("bench5.json", R"({"script": [{"frame": 2, "bench": {}, "wait_bench": 60}]})"));
+  REQUIRE(ok.script.size() == 1);
+}
+
+TEST_CASE("a scenario's bench without a backend: a visible status, nothing pending, nothing to wait for", "[gui][scenario]") {
+  auto ps = make_state("1024", sim::Algorithm::fa1, sim::Algorithm::fa2);
+  AppState& s = *ps;
+  register_bench_backend(nullptr);
+  apply_settings(s, nlohmann::json::parse(R"({"bench": {"sweep": null, "counters": true}})"), "");
+  REQUIRE(s.bench.pending.has_value());
+  CHECK(s.bench.pending->counters);
+  CHECK(bench_busy(s));  // pending: a wait_bench holds until it has started or been refused
+  poll_bench_job(s);
+  CHECK_FALSE(s.bench.pending.has_value());
+  CHECK_FALSE(bench_busy(s));
+  CHECK(s.view.status_is_error);
+  CHECK_THAT(s.view.status, Catch::Contains("benchmark not run") && Catch::Contains("no kernels library"));
+  CHECK_THAT(s.bench.run_note, Catch::Contains("no kernels library"));  // the counters panel says it too
+}
+
+TEST_CASE("a scenario's screenshot path is inside the export folder unless absolute", "[gui][scenario]") {
+  auto ps = std::make_unique<AppState>();
+  AppState& s = *ps;
+  const fs::path dir = fs::temp_directory_path() / ("flashlab-test-gui-shots-" + std::to_string(::getpid()));
+  s.view.export_dir = dir.string();
+  apply_settings(s, nlohmann::json{{"screenshot", "counters.png"}}, "");
+  CHECK(s.view.screenshot_requested);
+  CHECK(s.view.screenshot_path == (dir / "counters.png").string());
+  CHECK(fs::is_directory(dir));
+  apply_settings(s, nlohmann::json{{"screenshot", "/tmp/elsewhere.png"}}, "");
+  CHECK(s.view.screenshot_path == "/tmp/elsewhere.png");
+  fs::remove_all(dir);
+}
+
+TEST_CASE("the L2 at the cursor: reads so far from the trace, the visit's source and the CTAs of its wave",
+          "[gui][model]") {
+  auto ps = make_state("4096", sim::Algorithm::fa1, sim::Algorithm::fa2);
+  AppState& s = *ps;
+  s.inputs.heads = "4";
+  s.inputs.hw_preset = "H200-SXM-141GB";
+  recompute(s);
+  REQUIRE(s.model.valid);
+  for (const AlgoView& v : s.model.algos) REQUIRE(v.result.l2.modelled);
+  seek_primary(s, 0);
+  for (const AlgoView& v : s.model.algos) {
+    REQUIRE(v.snap.l2.has_reads);
+    CHECK(v.snap.l2.dram_read_bytes == 0);
+  }
+  // Halfway: every visit lies in its wave, and the reads so far are the trace's, × B·H.
+  int visits_seen = 0;
+  for (i64 pos = s.model.algos[0].cursor->size() / 2; visits_seen < 20; ++pos) {
+    seek_primary(s, pos);
+    for (const AlgoView& v : s.model.algos) {
+      const L2AtCursor& l2 = v.snap.l2;
+      CHECK(l2.dram_read_bytes <= l2.request_read_bytes + 1);
+      if (!l2.has_visit) continue;
+      ++visits_seen;
+      INFO(sim::to_string(v.algo) << " at block " << v.snap.cur_i << ", " << v.snap.cur_j << ": " << l2.wave_caption);
+      CHECK_THAT(l2.visit_caption, Catch::Contains("from"));
+      CHECK_THAT(l2.wave_caption, Catch::Contains("CTA"));
+      bool in_wave = false;
+      for (const auto& [a, b] : l2.wave_rows) in_wave = in_wave || (a <= v.snap.cur_i && v.snap.cur_i <= b);
+      CHECK(in_wave);
+    }
+  }
+  seek_primary(s, s.model.algos[0].cursor->size());
+  for (const AlgoView& v : s.model.algos) {
+    const double heads = static_cast<double>(s.model.problem.head_count());
+    CHECK(v.snap.l2.dram_read_bytes == Approx(v.traced.total().dram_bytes * heads));
+    CHECK(v.snap.l2.request_read_bytes == Approx(v.traced.total().request_bytes * heads));
+  }
 }

@@ -159,7 +159,94 @@ TEST_CASE("the first head's visits are traced with the wave that ran them", "[si
         REQUIRE(static_cast<size_t>(v->wave) < r.waves.size());
         CHECK(v->dram_fraction >= 0.0f);
         CHECK(v->dram_fraction <= 1.0f);
+        CHECK(v->dram_share >= 0.0f);
+        CHECK(v->dram_share <= v->dram_fraction + 1e-6f);  // a shared miss is split, never added to
       }
     CHECK(r.visit(s.outer_count(), 0) == nullptr);
   }
+}
+
+namespace {
+
+double reads_of(const Counters& c) {
+  return static_cast<double>(c.level(Level::HBM).read_bytes + c.level(Level::L2).read_bytes);
+}
+
+// Reads of the pieces the visit trace does not cover: prologue, outer_end, epilogue.
+double untraced_reads(const Schedule& s) {
+  double r = reads_of(s.cost_of_prologue()) + reads_of(s.cost_of_epilogue());
+  for (i64 o = 0; o < s.outer_count(); ++o) r += reads_of(s.cost_of_outer_end(o));
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("the trace's reads add up to the loop nest's reads and to the L2 model's DRAM reads", "[sim][l2]") {
+  auto rng = flashlab::test::test_rng();
+  int compared_dram = 0;
+  for (int n = 0; n < 40; ++n) {
+    flashlab::test::Case c = flashlab::test::random_case(rng, 300);
+    c.problem.batch = c.problem.heads = 1;  // the trace is the first head: here, all of it
+    for (Algorithm a : all_algorithms()) {
+      INFO(flashlab::test::describe_case(c) << " " << to_string(a));
+      const Schedule s(a, c.problem, c.tiles);
+      L2Options o;
+      o.trace_first_head = true;
+      const i64 l2 = std::uniform_int_distribution<i64>(1, 1 << 18)(rng);
+      const L2Result r = simulate_l2(s, launch_of(std::uniform_int_distribution<i64>(1, 6)(rng), 2), l2, o);
+      const TracedReads t(s, r);
+      REQUIRE(t.available());
+      CHECK(t.total().request_bytes == Approx(reads_of(s.closed_form()) - untraced_reads(s)).margin(0.5));
+      if (untraced_reads(s) == 0) {
+        CHECK(t.total().dram_bytes == Approx(static_cast<double>(r.total().dram_read_bytes)).epsilon(1e-5).margin(1));
+        ++compared_dram;
+      }
+      // Along the schedule: never decreasing, DRAM never above the requests.
+      ReadSplit prev;
+      for (i64 outer = 0; outer <= s.outer_count(); ++outer)
+        for (i64 k = 0; k <= (outer < s.outer_count() ? s.visit_count(outer) : 0); ++k) {
+          const ReadSplit b = t.before(outer, k);
+          CHECK(b.request_bytes >= prev.request_bytes);
+          CHECK(b.dram_bytes >= prev.dram_bytes - 1e-3);
+          CHECK(b.dram_bytes <= b.request_bytes + 1e-3);
+          prev = b;
+        }
+    }
+  }
+  CHECK(compared_dram >= 40);  // FlashAttention-1 and -2 read nothing outside their visits
+}
+
+TEST_CASE("the trace's DRAM reads: every request with an L2 that holds nothing and the inputs once with one that holds all",
+          "[sim][l2]") {
+  AttentionProblem p;
+  p.seq_q = 700;
+  p.head_dim = 64;
+  for (Algorithm a : {Algorithm::fa1, Algorithm::fa2}) {
+    INFO(to_string(a));
+    const Schedule s(a, p, {64, 32});
+    L2Options o;
+    o.trace_first_head = true;
+    const TracedReads none(s, simulate_l2(s, launch_of(1, 1), 1, o));
+    REQUIRE(none.available());
+    for (i64 outer = 0; outer < s.outer_count(); outer += 3) {
+      const ReadSplit b = none.before(outer, s.visit_count(outer) / 2);
+      CHECK(b.dram_bytes == Approx(b.request_bytes));
+    }
+    const TracedReads all(s, simulate_l2(s, launch_of(4, 1), i64{1} << 40, o));
+    const double inputs = static_cast<double>((p.n_q() + 2 * p.n_kv()) * p.d() * dtype_bytes(p.dtype));
+    CHECK(all.total().dram_bytes == Approx(inputs));
+    CHECK(all.total().request_bytes > 2 * inputs);  // the re-reads the L2 served
+  }
+}
+
+TEST_CASE("no trace: the derivation says why and returns nothing", "[sim][l2]") {
+  AttentionProblem p;
+  const Schedule s(Algorithm::fa2, p, {64, 64});
+  const TracedReads untraced(s, simulate_l2(s, launch_of(4, 1), 1 << 20));  // not asked to trace
+  CHECK_FALSE(untraced.available());
+  CHECK(untraced.why_not().find("trace") != std::string::npos);
+  const TracedReads no_l2(s, simulate_l2(s, launch_of(4, 1), 0));
+  CHECK_FALSE(no_l2.available());
+  CHECK(no_l2.why_not().find("no L2 size") != std::string::npos);
+  CHECK(no_l2.before(0, 1).dram_bytes == 0);
 }

@@ -67,6 +67,21 @@ struct DramCheck {
 DramCheck dram_check(const BenchRow& row);
 BenchResults bench_results(const sim::MeasuredRuns& runs, const sim::HardwareModel& hw);
 
+// The same problem: B, H, N_q, N_kv, d, causal and dtype all equal.
+bool same_problem(const sim::AttentionProblem& a, const sim::AttentionProblem& b);
+
+// The DRAM bytes the counters measured for algorithm `a` on problem `p`: the
+// forward rows that ran without error, whose problem is `p` and whose kernel's
+// model is `a`, with counters, in the results' order. When there are none,
+// `why_none` says why in one line (no counters in these results, no run of
+// this problem, no kernel of this algorithm on it, the counters' own note).
+struct MeasuredDram {
+  std::vector<const BenchRow*> rows;
+  std::string why_none;
+};
+MeasuredDram measured_dram(const BenchResults& results, const sim::AttentionProblem& p, sim::Algorithm a);
+
+
 // ---- placement on the ceilings --------------------------------------------------
 
 // Bytes through each level for a simulated run. L2 carries every HBM byte (on

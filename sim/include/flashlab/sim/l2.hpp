@@ -52,6 +52,10 @@ struct TensorTraffic {
 // What one step-through visit of the first head found in the L2.
 struct VisitL2 {
   float dram_fraction = 0;  // of the visit's read requests, the part that came from DRAM
+  // The same, with a tile the CTAs of the wave share (K_j, V_j) counted once
+  // for the wave: its miss split among the CTAs that asked for it. Summed over
+  // visits (× their read requests) this gives the first head's DRAM reads.
+  float dram_share = 0;
   std::int32_t wave = -1;   // index into L2Result::waves
 };
 
@@ -105,6 +109,39 @@ struct L2Options {
 // L2 between the row blocks that re-read them. 0 when the hardware has no L2
 // size or d is not positive.
 double seq_where_kv_fill_l2(i64 head_dim, DType dtype, i64 l2_bytes);
+
+// The first head's reads in the schedule's order, split by where they came
+// from, derived from the visit trace (L2Result::visits): visit (o, k) asked for
+// its read requests — with outer iteration o's own loads at k = 0, where the
+// trace counts them — and its part of the DRAM reads is VisitL2::dram_share of
+// them (a tile the wave shares is read from DRAM once, not once per CTA). The
+// prologue, outer_end and epilogue pieces are not in the trace and not here;
+// nor are writes (written-back lines leave the L2 whenever it evicts them).
+// Built once per result, O(visits); a query costs the visits of one outer
+// iteration.
+struct ReadSplit {
+  double request_bytes = 0;  // read requests (HBM and L2 loads of the loop nest)
+  double dram_bytes = 0;     // the part the L2 model took from DRAM
+};
+class TracedReads {
+ public:
+  TracedReads() = default;
+  TracedReads(const Schedule& s, const L2Result& r);
+  // False when the result has no trace (L2 not modelled, or the first head has
+  // more than L2Result::kMaxTracedVisits visits); why_not() says which.
+  bool available() const { return !outer_prefix_.empty(); }
+  const std::string& why_not() const { return why_not_; }
+  // Reads of the first k visits of outer iteration o and of every visit of
+  // the outer iterations before it (k is clamped to o's visit count).
+  ReadSplit before(i64 o, i64 k) const;
+  ReadSplit total() const;
+
+ private:
+  std::vector<i64> visit_index_;              // as L2Result::visit_index
+  std::vector<float> requested_, from_dram_;  // per visit, bytes
+  std::vector<ReadSplit> outer_prefix_;       // per outer iteration o: the sum over outer iterations < o
+  std::string why_not_;
+};
 
 // Runs `s` (all B·H heads) as `launch` through an LRU L2 of `l2_bytes`.
 // l2_bytes ≤ 0: not modelled (why_not says so), DRAM taken equal to the requests.
