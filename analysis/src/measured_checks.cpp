@@ -27,14 +27,13 @@ MeasuredLookup measured_dram(const BenchResults& results, const std::string& ori
   MeasuredLookup out;
   const bool any_counters =
       std::any_of(results.rows.begin(), results.rows.end(), [](const BenchRow& r) { return r.has_counters(); });
-  if (!any_counters) {
-    out.why_none = "no counters in " + origin;
-    return out;
-  }
+  std::string note;  // the first counters note of a matching run: why it has none
   for (const BenchRow& row : results.rows) {
     if (!forward(row) || !same_problem(row.problem, p)) continue;
     const auto model = sim::model_algorithm(row);
     if (!model || *model != a) continue;
+    if (note.empty() && !row.has_counters() && !row.counters_note.empty()) note = row.kernel + ": " + row.counters_note;
+    if (!any_counters) continue;
     MeasuredDram m;
     m.kernel = row.kernel;
     m.tiles = row.tiles;
@@ -54,8 +53,17 @@ MeasuredLookup measured_dram(const BenchResults& results, const std::string& ori
     }
     out.runs.push_back(std::move(m));
   }
-  if (out.runs.empty()) out.why_none = "no run of this problem";
+  if (!any_counters)
+    out.why_none = note.empty() ? "no counters in " + origin : "no counters in " + origin + " (" + note + ")";
+  else if (out.runs.empty())
+    out.why_none = "no run of this problem";
   return out;
+}
+
+const MeasuredDram* first_measured(const MeasuredLookup& m) {
+  for (const MeasuredDram& r : m.runs)
+    if (r.measured) return &r;
+  return nullptr;
 }
 
 namespace {

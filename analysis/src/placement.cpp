@@ -121,10 +121,12 @@ RunModel model_of(const sim::MeasuredRun& run, const sim::HardwareModel& hw) {
   return m;
 }
 
+double dram_target(sim::Algorithm a) { return sim::algorithm_info(a).materializes_scores ? 0.05 : 0.15; }
+
 DramCheck dram_check(const BenchRow& row) {
   DramCheck c;
   const auto algo = sim::model_algorithm(row);
-  c.target = algo && sim::algorithm_info(*algo).materializes_scores ? 0.05 : 0.15;
+  c.target = algo ? dram_target(*algo) : 0.15;
   if (!row.has_counters() || row.predicted_dram_read_bytes < 0 || row.predicted_dram_write_bytes < 0) return c;
   c.measured = static_cast<double>(row.dram_read_bytes + row.dram_write_bytes);
   c.predicted = static_cast<double>(row.predicted_dram_read_bytes + row.predicted_dram_write_bytes);
@@ -132,35 +134,6 @@ DramCheck dram_check(const BenchRow& row) {
   c.available = true;
   c.error = (c.predicted - c.measured) / c.measured;
   return c;
-}
-
-bool same_problem(const sim::AttentionProblem& a, const sim::AttentionProblem& b) {
-  return a.batch == b.batch && a.heads == b.heads && a.n_q() == b.n_q() && a.n_kv() == b.n_kv() &&
-         a.head_dim == b.head_dim && a.causal == b.causal && a.dtype == b.dtype;
-}
-
-MeasuredDram measured_dram(const BenchResults& results, const sim::AttentionProblem& p, sim::Algorithm a) {
-  MeasuredDram out;
-  bool any_counters = false, this_problem = false, this_algorithm = false;
-  std::string note;
-  for (const BenchRow& row : results.rows) {
-    if (row.has_counters()) any_counters = true;
-    if (row.direction != "fwd" || !same_problem(row.problem, p)) continue;
-    this_problem = true;
-    if (sim::model_algorithm(row) != a) continue;
-    this_algorithm = true;
-    if (row.status != RunStatus::ok) continue;
-    if (row.has_counters()) out.rows.push_back(&row);
-    else if (note.empty() && !row.counters_note.empty()) note = row.kernel + ": " + row.counters_note;
-  }
-  if (!out.rows.empty()) return out;
-  const std::string algo(sim::to_string(a));
-  if (!note.empty()) out.why_none = "counters not measured (" + note + ")";
-  else if (!any_counters) out.why_none = "these results have no DRAM counters (run 'flashlab bench --counters')";
-  else if (!this_problem) out.why_none = "no run of this problem in these results";
-  else if (!this_algorithm) out.why_none = "no kernel modelled as " + algo + " ran this problem";
-  else out.why_none = "the " + algo + " runs of this problem have no DRAM counters (or did not finish)";
-  return out;
 }
 
 // ---- rates ---------------------------------------------------------------------------

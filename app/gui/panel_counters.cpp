@@ -9,6 +9,7 @@
 
 #include <algorithm>
 
+#include "flashlab/analysis/measured_checks.hpp"
 #include "flashlab/analysis/placement.hpp"
 #include "format.hpp"
 #include "model.hpp"
@@ -62,10 +63,13 @@ void cell(const std::string& text, bool dim = false) {
 std::string gb(double bytes) { return fmt_bytes(bytes, "dram"); }
 
 // Why the measured column is empty for this algorithm ("" when it is not).
-std::string measured_why_none(const AppState& s, const analysis::MeasuredDram& m) {
+std::string measured_why_none(const AppState& s, const analysis::MeasuredLookup& m) {
   if (!s.bench.have_results)
     return "no results file with counters open (Benchmarks tab)" + (s.bench.run_note.empty() ? "" : "; " + s.bench.run_note);
-  return m.why_none;
+  if (!m.why_none.empty()) return m.why_none;
+  for (const analysis::MeasuredDram& r : m.runs)
+    if (!r.why_not.empty()) return r.kernel + ": " + r.why_not;
+  return "no run of this problem with counters";
 }
 
 // The three quantities side by side: requests to global memory (the paper's
@@ -75,9 +79,10 @@ void three_quantities(const AppState& s, const AlgoView& v) {
   const sim::SimResult& r = v.result;
   const sim::L2Result& l2 = r.l2;
   const sim::Traffic req = r.total.level(Level::HBM), req_now = v.snap.cumulative.level(Level::HBM);
-  const analysis::MeasuredDram measured =
-      s.bench.have_results ? analysis::measured_dram(s.bench.results, s.model.problem, v.algo) : analysis::MeasuredDram{};
-  const analysis::BenchRow* m = measured.rows.empty() ? nullptr : measured.rows.front();
+  const analysis::MeasuredLookup measured =
+      s.bench.have_results ? analysis::measured_dram(s.bench.results, s.bench.source, s.model.problem, v.algo)
+                           : analysis::MeasuredLookup{};
+  const analysis::MeasuredDram* m = analysis::first_measured(measured);
   const std::string why_none = measured_why_none(s, measured);
 
   if (ImGui::BeginTable("three", 4, ImGuiTableFlags_SizingStretchProp | ImGuiTableFlags_BordersInnerH)) {
@@ -86,7 +91,7 @@ void three_quantities(const AppState& s, const AlgoView& v) {
     ImGui::TableSetupColumn(l2.modelled ? "DRAM (L2 model)" : "DRAM (no L2)");
     ImGui::TableSetupColumn("DRAM measured");
     ImGui::TableHeadersRow();
-    const double mr = m ? static_cast<double>(m->dram_read_bytes) : 0, mw = m ? static_cast<double>(m->dram_write_bytes) : 0;
+    const double mr = m ? static_cast<double>(m->read_bytes) : 0, mw = m ? static_cast<double>(m->write_bytes) : 0;
     ImGui::TableNextRow();
     cell("read", true);
     cell(gb(bytes_d(req.read_bytes)));
@@ -122,20 +127,28 @@ void three_quantities(const AppState& s, const AlgoView& v) {
   if (!m) {
     ImGui::TextColored(color_note(), "measured: %s", why_none.c_str());
   } else {
-    for (const analysis::BenchRow* row : measured.rows) {
-      const analysis::DramCheck c = analysis::dram_check(*row);
-      if (c.available)
-        ImGui::TextColored(c.within() ? color_good() : ImVec4(1.0f, 0.7f, 0.35f, 1),
-                           "%s: %s measured, %s predicted for its launch (%s%%, target ±%s%%)", row->kernel.c_str(),
-                           gb(c.measured).c_str(), gb(c.predicted).c_str(), fmt_fixed(100 * c.error, 1, "dram error").c_str(),
-                           fmt_fixed(100 * c.target, 0, "dram target").c_str());
-      else
-        ImGui::TextColored(color_note(), "%s: %s measured", row->kernel.c_str(),
-                           gb(static_cast<double>(row->dram_read_bytes + row->dram_write_bytes)).c_str());
+    size_t with_counters = 0;
+    for (const analysis::MeasuredDram& row : measured.runs) {
+      if (!row.measured) {
+        ImGui::TextColored(color_dim(), "%s: %s", row.kernel.c_str(), row.why_not.c_str());
+        continue;
+      }
+      ++with_counters;
+      const double got = static_cast<double>(row.read_bytes + row.write_bytes);
+      if (row.has_error) {
+        const double predicted = static_cast<double>(row.predicted_read_bytes + row.predicted_write_bytes);
+        const double target = analysis::dram_target(v.algo);
+        ImGui::TextColored(std::abs(row.error) <= target ? color_good() : ImVec4(1.0f, 0.7f, 0.35f, 1),
+                           "%s: %s measured, %s predicted for its launch (%s%%, target ±%s%%)", row.kernel.c_str(),
+                           gb(got).c_str(), gb(predicted).c_str(), fmt_fixed(100 * row.error, 1, "dram error").c_str(),
+                           fmt_fixed(100 * target, 0, "dram target").c_str());
+      } else {
+        ImGui::TextColored(color_note(), "%s: %s measured", row.kernel.c_str(), gb(got).c_str());
+      }
     }
-    if (measured.rows.size() > 1)
+    if (with_counters > 1)
       ImGui::TextColored(color_dim(), "the column shows %s, the first of %zu kernels modelled as %s", m->kernel.c_str(),
-                         measured.rows.size(), std::string(sim::to_string(v.algo)).c_str());
+                         with_counters, std::string(sim::to_string(v.algo)).c_str());
   }
   ImGui::PopTextWrapPos();
 }

@@ -2,6 +2,7 @@
 // the tiles that ran, the model's memory beside the measured peak, rows the
 // model cannot count, and one rule for a point above its roof, shared by the
 // flat roofline (the HBM slice) and the hierarchical one.
+#include "flashlab/analysis/measured_checks.hpp"
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -239,34 +240,43 @@ TEST_CASE("measured DRAM: the forward rows of the problem and the algorithm with
     return r;
   };
   BenchResults results;
-  CHECK(measured_dram(results, p, sim::Algorithm::fa2).why_none.find("no DRAM counters") != std::string::npos);
+  CHECK(measured_dram(results, "r.json", p, sim::Algorithm::fa2).why_none == "no counters in r.json");
   results.rows.push_back(row("fa2", "fa2", p, false));
   results.rows.back().counters_note = "CUPTI: no permission to read the counters";
-  CHECK(measured_dram(results, p, sim::Algorithm::fa2).why_none.find("no permission") != std::string::npos);
+  CHECK(measured_dram(results, "r.json", p, sim::Algorithm::fa2).why_none ==
+        "no counters in r.json (fa2: CUPTI: no permission to read the counters)");
   results.rows.clear();
 
   sim::AttentionProblem causal = p;
   causal.causal = true;
   results.rows.push_back(row("fa2_tc", "fa2", causal, true));
-  CHECK(measured_dram(results, p, sim::Algorithm::fa2).why_none == "no run of this problem in these results");
+  CHECK(measured_dram(results, "r.json", p, sim::Algorithm::fa2).why_none == "no run of this problem");
   results.rows.push_back(row("naive", "standard", p, true));
-  CHECK(measured_dram(results, p, sim::Algorithm::fa2).why_none.find("no kernel modelled as fa2") != std::string::npos);
+  CHECK(measured_dram(results, "r.json", p, sim::Algorithm::fa2).runs.empty());
   results.rows.push_back(row("fa2", "fa2", p, true));
   results.rows.push_back(row("fa2_tc", "fa2", p, true));
   results.rows.push_back(row("fa2_tc", "fa2", p, true));
   results.rows.back().direction = "bwd";
   results.rows.push_back(row("fa2_tc", "fa2", p, true));
   results.rows.back().status = RunStatus::oom;
-  const MeasuredDram m = measured_dram(results, p, sim::Algorithm::fa2);
-  REQUIRE(m.rows.size() == 2);
-  CHECK(m.rows[0]->kernel == "fa2");
-  CHECK(m.rows[1]->kernel == "fa2_tc");
+  const MeasuredLookup m = measured_dram(results, "r.json", p, sim::Algorithm::fa2);
+  REQUIRE(m.runs.size() == 3);  // fa2, fa2_tc, and the OOM run with its reason; the backward row is not a forward run
+  CHECK(m.runs[0].kernel == "fa2");
+  CHECK(m.runs[0].measured);
+  CHECK(m.runs[0].read_bytes == 900);
+  CHECK(m.runs[1].kernel == "fa2_tc");
+  CHECK_FALSE(m.runs[2].measured);
+  CHECK_THAT(m.runs[2].why_not, Catch::StartsWith("OOM"));
   CHECK(m.why_none.empty());
-  CHECK(measured_dram(results, p, sim::Algorithm::standard).rows.size() == 1);
+  REQUIRE(first_measured(m) != nullptr);
+  CHECK(first_measured(m)->kernel == "fa2");
+  CHECK(measured_dram(results, "r.json", p, sim::Algorithm::standard).runs.size() == 1);
   sim::AttentionProblem longer_kv = p;
   longer_kv.seq_kv = 8192;
   CHECK_FALSE(same_problem(p, longer_kv));
   sim::AttentionProblem explicit_kv = p;
   explicit_kv.seq_kv = p.seq_q;
   CHECK(same_problem(p, explicit_kv));
+  CHECK(dram_target(sim::Algorithm::standard) == 0.05);
+  CHECK(dram_target(sim::Algorithm::fa1) == 0.15);
 }

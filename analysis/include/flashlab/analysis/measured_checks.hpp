@@ -41,6 +41,10 @@ struct MeasuredLookup {
 MeasuredLookup measured_dram(const BenchResults& results, const std::string& origin, const sim::AttentionProblem& p,
                              sim::Algorithm a);
 
+// The first run with counters, null when none has them.
+const MeasuredDram* first_measured(const MeasuredLookup& m);
+
+// The same problem: B, H, N_q, N_kv, d, causal and dtype all equal.
 bool same_problem(const sim::AttentionProblem& a, const sim::AttentionProblem& b);
 
 // ---- no measured run above its roof ---------------------------------------------

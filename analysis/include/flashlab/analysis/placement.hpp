@@ -65,21 +65,10 @@ struct DramCheck {
   bool within() const { return available && std::abs(error) <= target; }
 };
 DramCheck dram_check(const BenchRow& row);
+// The error the L2 model is held to: 5% where S and P go through memory, 15% for a flash kernel.
+double dram_target(sim::Algorithm a);
 BenchResults bench_results(const sim::MeasuredRuns& runs, const sim::HardwareModel& hw);
 
-// The same problem: B, H, N_q, N_kv, d, causal and dtype all equal.
-bool same_problem(const sim::AttentionProblem& a, const sim::AttentionProblem& b);
-
-// The DRAM bytes the counters measured for algorithm `a` on problem `p`: the
-// forward rows that ran without error, whose problem is `p` and whose kernel's
-// model is `a`, with counters, in the results' order. When there are none,
-// `why_none` says why in one line (no counters in these results, no run of
-// this problem, no kernel of this algorithm on it, the counters' own note).
-struct MeasuredDram {
-  std::vector<const BenchRow*> rows;
-  std::string why_none;
-};
-MeasuredDram measured_dram(const BenchResults& results, const sim::AttentionProblem& p, sim::Algorithm a);
 
 
 // ---- placement on the ceilings --------------------------------------------------
