@@ -134,7 +134,9 @@ stage_validate() {
 }
 
 stage_ncu() {
-  local t0=$SECONDS log=$OUT/ncu.txt shape="--batch 4 --heads 16 --seq 4096 --head-dim 64 --causal no --dtype fp16"
+  # NCU_SHAPE: the problem (flashlab bench flags). NCU_FLAGS: extra ncu flags
+  # (e.g. --cache-control none: no flush between the launches of a multi-launch rung).
+  local t0=$SECONDS log=$OUT/ncu.txt shape=${NCU_SHAPE:-"--batch 16 --heads 16 --seq 4096 --head-dim 64 --causal no --dtype fp16"}
   : > "$log"
   for k in ${NCU_KERNELS:-naive fa1 fa2 fa2_tc}; do
     [ $((SECONDS - t0)) -ge "$NCU_BUDGET" ] && break
