@@ -15,6 +15,7 @@ sim::HardwareModel simulator_hardware(const DeviceInfo& d) {
   hw.max_smem_per_block_bytes = d.smem_optin_bytes;
   hw.sm_count = d.sm_count;
   hw.l2_bytes = d.l2_bytes;
+  hw.l2_partitions = sim::l2_partitions_of(d.compute_capability);
   hw.hbm_bytes = d.total_memory_bytes;
   return hw;
 }

@@ -167,6 +167,8 @@ std::string to_hardware_json(const HardwareModel& hw) {
   return j.dump(2) + "\n";
 }
 
+i64 l2_partitions_of(int compute_capability) { return compute_capability == 80 || compute_capability == 90 ? 2 : 1; }
+
 i64 shared_l2_bytes(const HardwareModel& hw) { return hw.l2_bytes / std::max<i64>(1, hw.l2_partitions); }
 
 std::string assets_dir() {

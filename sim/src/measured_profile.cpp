@@ -130,8 +130,7 @@ HardwareModel hardware_from_measurements(const DeviceFacts& d, const std::vector
   hw.sram_bytes_per_sm = d.smem_per_sm_bytes;
   hw.max_smem_per_block_bytes = d.smem_optin_bytes;
   hw.l2_bytes = d.l2_bytes;
-  // The CUDA runtime does not report it: A100 (8.0) and Hopper (9.0) have two.
-  hw.l2_partitions = d.compute_capability == 80 || d.compute_capability == 90 ? 2 : 1;
+  hw.l2_partitions = l2_partitions_of(d.compute_capability);
   hw.hbm_bytes = d.total_memory_bytes;
 
   hw.sources.push_back("measured by flashlab ceilings (" + mode + ") on " + d.name + ", " + date +

@@ -57,7 +57,10 @@ TEST_CASE("measured_dram: every kernel of the model that ran the problem, with i
   CHECK(oom.runs[0].why_not.rfind("OOM", 0) == 0);
   // A file without counters says so, whatever the problem.
   BenchResults bare = r;
-  for (BenchRow& row : bare.rows) row.dram_read_bytes = row.dram_write_bytes = -1;
+  for (BenchRow& row : bare.rows) {
+    row.dram_read_bytes = row.dram_write_bytes = -1;
+    row.counters_note.clear();
+  }
   CHECK(measured_dram(bare, "old.json", p, sim::Algorithm::fa2).why_none == "no counters in old.json");
 }
 

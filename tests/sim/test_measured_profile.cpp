@@ -52,6 +52,8 @@ TEST_CASE("the ceilings of a profile are the best figure for each, capacities fr
   CHECK(hw.sm_count == 132);
   CHECK(hw.sram_bytes_per_sm == 233472);
   CHECK(hw.l2_bytes == 52428800);
+  CHECK(hw.l2_partitions == 2);  // Hopper: two partitions (the runtime does not say; the compute capability does)
+  CHECK(l2_partitions_of(89) == 1);
   // HBM: the best of read 3,010, write 2,900, copy 2,750 and cudaMemcpy 2,800 GB/s.
   CHECK(hw.hbm_bandwidth == Approx(3010e9));
   CHECK(hw.l2_bandwidth == Approx(7400e9));

@@ -62,6 +62,9 @@ std::string to_hardware_json(const HardwareModel& hw);
 // The L2 a working set read by every SM sees: the L2 divided by its
 // partitions, since each partition keeps its own copy of such lines (docs/model.md).
 i64 shared_l2_bytes(const HardwareModel& hw);
+// The L2 partitions of a GPU of this compute capability (×10), which the CUDA
+// runtime does not report: 2 on the A100 (80) and Hopper (90), else 1.
+i64 l2_partitions_of(int compute_capability);
 
 std::string assets_dir();
 std::vector<std::string> list_presets();  // preset ids, sorted
