@@ -41,11 +41,24 @@ for prog in /usr/bin/Xvfb /usr/bin/xkbcomp "$TREE/flashlab"; do
   done
 done
 
+# Mesa's software DRI driver and its libraries (LLVM among them): Xvfb's GLX
+# extension does not start without one, even when the client renders through
+# the NVIDIA driver's GLX. The largest part of the carry, so packed apart, hard.
+MESA=$(mktemp -d)
+mkdir -p "$MESA/lib/dri"
+cp -L /usr/lib/x86_64-linux-gnu/dri/swrast_dri.so "$MESA/lib/dri/"
+ldd /usr/lib/x86_64-linux-gnu/dri/swrast_dri.so | awk '/=> \// { print $1, $3 }' | while read -r name path; do
+  if ! [[ $name =~ $skip ]] && [ ! -e "$STAGE/lib/$name" ]; then cp -L "$path" "$MESA/lib/$name"; fi
+done
+
 rm -rf "$DEST"
 mkdir -p "$DEST"
 cp "$TREE/flashlab" "$DEST/flashlab"
 strip "$DEST/flashlab"
+xz -T2 -9 "$DEST/flashlab"   # flashlab.xz: the carry is tight
 tar -C "$STAGE" -cJf "$DEST/gui-bundle.tar.xz" .
+tar -C "$MESA" -cf - . | xz -T2 -9e > "$DEST/mesa-dri.tar.xz"
+rm -rf "$MESA"
 { git -C "$ROOT" rev-parse --short=12 HEAD 2>/dev/null || echo unknown; } | tr -d '\n' > "$DEST/COMMIT"
 if [ -n "$(git -C "$ROOT" status --porcelain --untracked-files=no 2>/dev/null)" ]; then printf -- "-dirty" >> "$DEST/COMMIT"; fi
 echo >> "$DEST/COMMIT"

@@ -5,7 +5,7 @@
 # DRAM counters and takes screenshots. docs/gpu-gui.md has the whole recipe.
 #
 # Needs, in the repository root (device tool: carry ["build-device-gui", ".gl"]):
-#   build-device-gui/flashlab, build-device-gui/gui-bundle.tar.xz  (scripts/device-gui-bundle.sh)
+#   build-device-gui/flashlab.xz, gui-bundle.tar.xz, mesa-dri.tar.xz  (scripts/device-gui-bundle.sh)
 #   .gl/*.deb  (libglvnd0, libgl1, libglx0, libopengl0, libegl1, ...: the GL dispatch)
 #
 #   bash scripts/device-gui.sh [SCENARIO] [FRAMES]
@@ -26,7 +26,8 @@ mkdir -p "$OUT" "$PREFIX"
 say() { echo "device-gui: $*"; }
 fail() { echo "device-gui: FAILED: $*" >&2; exit 1; }
 
-[ -x build-device-gui/flashlab ] || fail "build-device-gui/flashlab is missing (run scripts/device-gui-bundle.sh here, carry build-device-gui)"
+[ -f build-device-gui/flashlab.xz ] || fail "build-device-gui/flashlab.xz is missing (run scripts/device-gui-bundle.sh here, carry build-device-gui)"
+[ -f build-device-gui/mesa-dri.tar.xz ] || fail "build-device-gui/mesa-dri.tar.xz is missing (scripts/device-gui-bundle.sh)"
 [ -f build-device-gui/gui-bundle.tar.xz ] || fail "build-device-gui/gui-bundle.tar.xz is missing (scripts/device-gui-bundle.sh)"
 ls .gl/*.deb >/dev/null 2>&1 || fail "no .gl/*.deb (the GL dispatch packages; docs/gpu-gui.md says how to fetch them; carry .gl)"
 [ -f "$SCENARIO" ] || fail "no scenario $SCENARIO"
@@ -35,11 +36,14 @@ say "commit of the build: $(cat build-device-gui/COMMIT 2>/dev/null || echo unkn
 # 1. The bundle (Xvfb, xkbcomp, xkb data, fonts, their libraries) and the GL
 #    dispatch packages, unpacked into a prefix: nothing is installed in /.
 tar -C "$PREFIX" -xJf build-device-gui/gui-bundle.tar.xz || fail "cannot unpack gui-bundle.tar.xz"
+tar -C "$PREFIX" -xJf build-device-gui/mesa-dri.tar.xz || fail "cannot unpack mesa-dri.tar.xz"
+xz -dc build-device-gui/flashlab.xz > "$PREFIX/flashlab" && chmod +x "$PREFIX/flashlab" || fail "cannot unpack flashlab.xz"
 for f in .gl/*.deb; do dpkg -x "$f" "$PREFIX/gl" || fail "dpkg -x $f"; done
 say "unpacked the bundle ($(ls "$PREFIX/lib" | wc -l) libraries) and $(ls .gl/*.deb | wc -l) GL packages into $PREFIX"
 GL_LIB=$PREFIX/gl/usr/lib/x86_64-linux-gnu
 export LD_LIBRARY_PATH=$GL_LIB:$PREFIX/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 export __GLX_VENDOR_LIBRARY_NAME=nvidia        # glvnd: the driver's GLX, not Mesa's
+export LIBGL_DRIVERS_PATH=$PREFIX/lib/dri       # Xvfb's GLX extension: Mesa's software DRI driver
 export FLASHLAB_FONT_DIR=$PREFIX/fonts
 export FLASHLAB_ASSETS=$ROOT/assets
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | sed 's/^/device-gui: GPU: /'
@@ -70,7 +74,7 @@ say "Xvfb on $DISPLAY (pid $XVFB_PID)"
 #    takes its screenshots into its export_dir, here inside $OUT.
 SCENARIO_ABS=$(readlink -f "$SCENARIO")
 say "flashlab gui --scenario $SCENARIO --frames $FRAMES"
-(cd "$OUT" && timeout 570 "$ROOT/build-device-gui/flashlab" gui --scenario "$SCENARIO_ABS" --frames "$FRAMES" \
+(cd "$OUT" && timeout 570 "$PREFIX/flashlab" gui --scenario "$SCENARIO_ABS" --frames "$FRAMES" \
    --screenshot "$OUT/final.png" --stats) >"$OUT/gui.log" 2>&1
 RC=$?
 cat "$OUT/gui.log"
