@@ -47,8 +47,13 @@ done
 MESA=$(mktemp -d)
 mkdir -p "$MESA/lib/dri"
 cp -L /usr/lib/x86_64-linux-gnu/dri/swrast_dri.so "$MESA/lib/dri/"
-ldd /usr/lib/x86_64-linux-gnu/dri/swrast_dri.so | awk '/=> \// { print $1, $3 }' | while read -r name path; do
-  if ! [[ $name =~ $skip ]] && [ ! -e "$STAGE/lib/$name" ]; then cp -L "$path" "$MESA/lib/$name"; fi
+# And Mesa's client GLX, the fallback when the NVIDIA driver's GLX finds no
+# frame-buffer configuration on Xvfb (scripts/device-gui.sh tries it second).
+cp -L /usr/lib/x86_64-linux-gnu/libGLX_mesa.so.0 "$MESA/lib/"
+for so in /usr/lib/x86_64-linux-gnu/dri/swrast_dri.so /usr/lib/x86_64-linux-gnu/libGLX_mesa.so.0; do
+  ldd "$so" | awk '/=> \// { print $1, $3 }' | while read -r name path; do
+    if ! [[ $name =~ $skip ]] && [ ! -e "$STAGE/lib/$name" ]; then cp -L "$path" "$MESA/lib/$name"; fi
+  done
 done
 
 rm -rf "$DEST"
