@@ -320,6 +320,18 @@ class Runner {
   i64 followed() const { return heads_; }
   i64 min_heads_ = 1;
 
+  // The fewest cache accesses one head can take: every outer iteration's own
+  // accesses, and each visit's shared by at most all resident CTAs at once.
+  i64 least_accesses_per_head() const {
+    i64 n = static_cast<i64>(prologue_.size() + epilogue_.size());
+    for (i64 o = 0; o < s_.outer_count(); ++o) {
+      const PhaseAccesses& a = phases_[static_cast<size_t>(s_.phase_of(o))];
+      n += static_cast<i64>(a.begin.size() + a.end.size());
+      n += (s_.visit_count(o) * static_cast<i64>(a.visit.size()) + W_ - 1) / W_;
+    }
+    return n;
+  }
+
   void run(L2Result& out) {
     const AlgorithmInfo& info = s_.info();
     const TileGrid& g = s_.grid();
@@ -593,11 +605,7 @@ L2Result simulate_l2(const Schedule& s, const Launch& launch, i64 l2_bytes, cons
   }
   Runner run(s, launch, l2_bytes, options, start_heads);
   run.min_heads_ = min_heads;
-  run.trace_ = options.trace_first_head &&
-               s.closed_form().events <= L2Result::kMaxTracedVisits * 4;  // events ≥ visits
-  try {
-    run.run(r);
-  } catch (const Memory::AccessLimit&) {
+  auto not_modelled = [&] {
     L2Result none;
     none.launch = launch;
     none.l2_bytes = l2_bytes;
@@ -605,6 +613,17 @@ L2Result simulate_l2(const Schedule& s, const Launch& launch, i64 l2_bytes, cons
                    " cache accesses and this problem needs more (" + std::to_string(min_heads) +
                    " head(s) at least): DRAM bytes are taken equal to the requests";
     return none;
+  };
+  // Known to exceed the limit before walking: say so at once.
+  if (s.outer_count() <= options.access_limit &&
+      checked_mul(min_heads, run.least_accesses_per_head(), "L2 model") > options.access_limit)
+    return not_modelled();
+  run.trace_ = options.trace_first_head &&
+               s.closed_form().events <= L2Result::kMaxTracedVisits * 4;  // events ≥ visits
+  try {
+    run.run(r);
+  } catch (const Memory::AccessLimit&) {
+    return not_modelled();
   }
   const i64 followed = run.followed();
   r.modelled = true;
