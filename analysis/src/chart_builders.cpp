@@ -80,7 +80,7 @@ ChartSpec roofline_chart(const ChartContext& ctx, const BenchResults* measured) 
   c.id = "roofline";
   c.title = "Roofline — " + (hw.display_name.empty() ? hw.name : hw.display_name);
   c.subtitle = subtitle_of(ctx);
-  c.x = {"arithmetic intensity (FLOP/byte of HBM traffic)", Scale::log10, TickFormat::plain, {}, {}, false};
+  c.x = {"arithmetic intensity (FLOP/byte of DRAM traffic)", Scale::log10, TickFormat::plain, {}, {}, false};
   c.y = {"attainable FLOP/s", Scale::log10, TickFormat::si, {}, {}, false};
   if (bw <= 0 || peak <= 0) {
     c.notes.push_back("this hardware model has no HBM bandwidth or no " + dtype_unit_label(ctx.problem.dtype, unit) +
@@ -120,6 +120,7 @@ ChartSpec roofline_chart(const ChartContext& ctx, const BenchResults* measured) 
 
   const double ridge = ridge_point(peak, bw);
   double ai_lo = ridge, ai_hi = ridge;
+  std::string not_modelled;  // the first model point whose L2 is not modelled, and why
   for (sim::Algorithm a : ctx.algorithms) {
     const sim::SimResult r = sim::simulate(a, ctx.problem, hw, ctx.options);
     if (!r.ok()) {
@@ -127,6 +128,7 @@ ChartSpec roofline_chart(const ChartContext& ctx, const BenchResults* measured) 
       continue;
     }
     const RooflineEstimate e = roofline(r, hw, unit);
+    if (!r.l2.modelled && not_modelled.empty()) not_modelled = std::string(sim::to_string(a)) + ": " + r.l2.why_not;
     Series s;
     s.name = std::string(sim::algorithm_info(a).title) + " — model";
     s.x = {e.ai};
@@ -145,12 +147,14 @@ ChartSpec roofline_chart(const ChartContext& ctx, const BenchResults* measured) 
     // rule for a point above its roof (over the HBM slope or the compute peak).
     const Placement placed = place_runs(*measured, hw, hierarchical_ceilings(hw));
     std::map<std::string, Series> by_kernel;
-    int above = 0;
+    int above = 0, drawn = 0, counted = 0;
     std::string first_above;
     for (const PlacedRun& run : placed.runs) {
       const LevelPoint* hbm = run.level(sim::Level::HBM);
       const double achieved = run.rates.tflops_exact * 1e12;  // the bench table's exact TFLOP/s
       if (!hbm || !(achieved > 0)) continue;
+      ++drawn;
+      counted += hbm->measured ? 1 : 0;
       Series& s = by_kernel[run.kernel];
       if (s.name.empty()) {
         s.name = run.kernel + " — measured";
@@ -169,7 +173,14 @@ ChartSpec roofline_chart(const ChartContext& ctx, const BenchResults* measured) 
     for (auto& [k, s] : by_kernel) c.series.push_back(std::move(s));
     if (above > 0)
       c.notes.push_back(std::to_string(above) + " measured point(s) above the roof, e.g. " + first_above +
-                        ": a FLOP count that differs, L2 hits the model does not count, or clocks above the datasheet");
+                        ": a FLOP count that differs, DRAM bytes the L2 model over-predicts, or clocks above the "
+                        "datasheet");
+    if (drawn > 0)
+      c.notes.push_back("measured points: exact FLOPs / measured time over DRAM bytes " +
+                        (counted == drawn ? std::string("counted by the GPU")
+                         : counted == 0   ? std::string("the L2 model predicts for each kernel's launch (no counters)")
+                                          : "counted by the GPU (" + std::to_string(counted) + " of " +
+                                                std::to_string(drawn) + " runs; the others: the L2 model's prediction)"));
     for (const std::string& k : placed.without_model)
       c.notes.push_back(k + ": left out, its rows name no model (results written before rows carried one)");
     if (by_kernel.empty()) c.notes.push_back("the results hold no successful forward run to place on the roofline");
@@ -196,8 +207,9 @@ ChartSpec roofline_chart(const ChartContext& ctx, const BenchResults* measured) 
   c.markers.push_back(rm);
   c.x.max = std::max(ai_hi, ridge) * 8;
   c.x.min = x0;
-  c.notes.push_back("model points: exact FLOPs over simulated HBM bytes, at min(peak, AI·bandwidth); " +
+  c.notes.push_back("model points: exact FLOPs over the DRAM bytes the L2 model predicts, at min(peak, AI·bandwidth); " +
                     dtype_unit_label(ctx.problem.dtype, unit) + " peak " + flops_label(peak));
+  if (!not_modelled.empty()) c.notes.push_back(not_modelled);
   return c;
 }
 

@@ -51,6 +51,13 @@ std::optional<sim::HardwareModel> match_datasheet(const std::string& gpu_name, s
   return best;
 }
 
+std::optional<sim::HardwareModel> results_hardware(const sim::RunMeta& meta,
+                                                   const std::vector<sim::HardwareModel>& candidates) {
+  std::optional<sim::HardwareModel> hw = match_datasheet(meta.gpu, meta.sm_count, candidates);
+  if (hw && meta.l2_bytes > 0) hw->l2_bytes = meta.l2_bytes;
+  return hw;
+}
+
 std::vector<sim::HardwareModel> datasheet_presets() {
   std::vector<sim::HardwareModel> out;
   for (const std::string& n : sim::list_presets()) {

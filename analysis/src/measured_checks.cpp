@@ -82,7 +82,7 @@ std::string tflop_s(double f) { return fixed(f / 1e12, 1) + " TFLOP/s"; }
 RoofCheck check_roof(const BenchResults& results, const std::vector<sim::HardwareModel>& presets) {
   RoofCheck out;
   out.gpu = results.meta.gpu;
-  const auto hw = match_datasheet(results.meta.gpu, results.meta.sm_count, presets);
+  const auto hw = results_hardware(results.meta, presets);
   if (!hw) {
     out.why_not = "no datasheet preset matches the GPU '" + results.meta.gpu + "' (" +
                   std::to_string(results.meta.sm_count) + " SMs)";

@@ -23,12 +23,19 @@ std::string short_label(const std::string& kernel, const sim::AttentionProblem& 
 }
 
 // Why a point can sit above a roof, per ceiling: the model's known gaps
-// (docs/model.md §8) first, the clock when the run was faster than the ceilings assume.
-std::string level_cause(Level l) {
+// (docs/model.md, sections 7b and 8) first, the clock when the run was faster
+// than the ceilings assume. At HBM the point's bytes are DRAM bytes: measured
+// by the run's counters, or the L2 model's prediction for its launch.
+std::string level_cause(Level l, bool measured) {
   switch (l) {
     case Level::HBM:
-      return "L2 hits the model does not count: the simulator sends every re-read of K_j, V_j (and of Q_i, O_i in "
-             "FA1) to HBM, but thread blocks running at the same time share them through L2 (docs/model.md, section 8)";
+      return measured
+                 ? "a time or a bandwidth that does not hold: the DRAM bytes are the GPU's own counters, so a run "
+                   "above this ceiling ran faster than the ceiling's bandwidth (a clock or a memory faster than the "
+                   "preset's, or a timing that misses part of the run)"
+                 : "DRAM bytes the L2 model over-predicts: thread blocks of this launch share more through the L2 "
+                   "than the model's lockstep cohorts do, or the GPU keeps lines its LRU evicts (docs/model.md, "
+                   "section 7b lists the measured points where the model misses)";
     case Level::L2:
       return "L1 or register reuse the model does not count: bytes the model moves through L2 were served on chip";
     case Level::SRAM:
@@ -39,9 +46,9 @@ std::string level_cause(Level l) {
   return "unknown";
 }
 
-std::string level_reason(Level l) {
+std::string level_reason(Level l, bool measured) {
   switch (l) {
-    case Level::HBM: return "L2 hits the model does not count";
+    case Level::HBM: return measured ? "a bandwidth or time the ceiling does not allow" : "DRAM the L2 model over-predicts";
     case Level::L2: return "L1 or register reuse the model does not count";
     case Level::SRAM: return "tiles kept in registers, not in shared memory";
     case Level::none: break;
@@ -190,6 +197,14 @@ BenchResults bench_results(const sim::MeasuredRuns& runs, const sim::HardwareMod
   return r;
 }
 
+BenchResults replace_results(const BenchResults& file, const sim::HardwareModel& hw) {
+  sim::MeasuredRuns runs;
+  runs.meta = file.meta;
+  runs.runs.reserve(file.rows.size());
+  for (const BenchRow& row : file.rows) runs.runs.push_back(static_cast<const sim::MeasuredRun&>(row));
+  return bench_results(runs, hw);
+}
+
 // ---- bytes per level -------------------------------------------------------------------
 
 double LevelBytes::of(Level l) const {
@@ -202,11 +217,11 @@ double LevelBytes::of(Level l) const {
   return 0;
 }
 
-LevelBytes level_bytes(const sim::Counters& total) {
+LevelBytes level_bytes(const sim::SimResult& r) {
   LevelBytes b;
-  b.hbm = static_cast<double>(total.level(Level::HBM).bytes());
-  b.l2 = b.hbm + static_cast<double>(total.level(Level::L2).bytes());
-  b.smem = static_cast<double>(total.level(Level::SRAM).bytes());
+  b.hbm = static_cast<double>(r.dram_bytes());
+  b.l2 = static_cast<double>(r.total.level(Level::HBM).bytes()) + static_cast<double>(r.total.level(Level::L2).bytes());
+  b.smem = static_cast<double>(r.total.level(Level::SRAM).bytes());
   return b;
 }
 
@@ -228,7 +243,7 @@ namespace {
 // place_run with the time in both units as the caller has them: seconds for
 // the FLOP/s on the chart, milliseconds (as files store it) for the rates.
 PlacedRun place(const std::string& kernel, const sim::SimResult& r, double time_s, double time_ms,
-                const HierarchicalCeilings& c, double run_clock_mhz) {
+                const HierarchicalCeilings& c, double run_clock_mhz, std::optional<double> measured_dram_bytes) {
   PlacedRun run;
   run.kernel = kernel;
   run.problem = r.problem;
@@ -241,26 +256,30 @@ PlacedRun place(const std::string& kernel, const sim::SimResult& r, double time_
   run.rates = run_rates(r.problem, time_ms, &r);
   run.peak = c.peak(r.problem.dtype, run.unit);
 
-  const LevelBytes bytes = level_bytes(r.total);
+  const LevelBytes bytes = level_bytes(r);
   run.predicted_time_s = run.peak > 0 ? run.flops / run.peak : 0;
   run.bound = "compute";
   for (const MemoryCeiling& m : c.memory) {
     LevelPoint pt;
     pt.level = m.level;
-    pt.bytes = bytes.of(m.level);
+    pt.model_bytes = bytes.of(m.level);
+    pt.measured = m.level == Level::HBM && measured_dram_bytes && *measured_dram_bytes > 0;
+    pt.bytes = pt.measured ? *measured_dram_bytes : pt.model_bytes;
     pt.ai = arithmetic_intensity(run.flops, pt.bytes);
+    pt.model_ai = arithmetic_intensity(run.flops, pt.model_bytes);
     pt.bandwidth = m.bandwidth;
     pt.roof = run.peak > 0 ? attainable_flops(pt.ai, run.peak, m.bandwidth) : pt.ai * m.bandwidth;
     pt.achieved_bandwidth = time_s > 0 ? pt.bytes / time_s : 0;
     run.levels.push_back(pt);
-    const double t = pt.bytes / m.bandwidth;
+    const double t = pt.model_bytes / m.bandwidth;
     if (t > run.predicted_time_s) {
       run.predicted_time_s = t;
       run.bound = level_name(m.level);
     }
     if (above_ceiling(pt.achieved_bandwidth, m.bandwidth))
-      run.flags.push_back({level_name(m.level), false, pt.achieved_bandwidth, m.bandwidth, level_reason(m.level),
-                           level_cause(m.level) + clock_clause(run_clock_mhz, c.clock_mhz)});
+      run.flags.push_back({level_name(m.level), false, pt.achieved_bandwidth, m.bandwidth,
+                           level_reason(m.level, pt.measured),
+                           level_cause(m.level, pt.measured) + clock_clause(run_clock_mhz, c.clock_mhz)});
   }
   run.predicted = run.predicted_time_s > 0 ? run.flops / run.predicted_time_s : 0;
   if (above_ceiling(run.achieved, run.peak)) {
@@ -280,8 +299,8 @@ PlacedRun place(const std::string& kernel, const sim::SimResult& r, double time_
 }  // namespace
 
 PlacedRun place_run(const std::string& kernel, const sim::SimResult& r, double time_s, const HierarchicalCeilings& c,
-                    double run_clock_mhz) {
-  return place(kernel, r, time_s, time_s * 1e3, c, run_clock_mhz);
+                    double run_clock_mhz, std::optional<double> measured_dram_bytes) {
+  return place(kernel, r, time_s, time_s * 1e3, c, run_clock_mhz, measured_dram_bytes);
 }
 
 Placement place_runs(const BenchResults& results, const sim::HardwareModel& hw, const HierarchicalCeilings& c) {
@@ -305,8 +324,10 @@ Placement place_runs(const BenchResults& results, const sim::HardwareModel& hw, 
       out.skipped.push_back(what + ": " + model.why_not);
       continue;
     }
-    out.runs.push_back(
-        place(row.kernel, *model.result, row.time_ms_median / 1e3, row.time_ms_median, c, results.meta.sm_clock_mhz));
+    std::optional<double> measured;
+    if (row.has_counters()) measured = static_cast<double>(row.dram_read_bytes + row.dram_write_bytes);
+    out.runs.push_back(place(row.kernel, *model.result, row.time_ms_median / 1e3, row.time_ms_median, c,
+                             results.meta.sm_clock_mhz, measured));
   }
   for (const auto& [status, n] : not_ok)
     out.skipped.push_back(std::to_string(n) + " run(s) with status " + status + " have no time to place");

@@ -52,7 +52,7 @@ ChartSpec hierarchical_roofline_chart(const HierarchicalCeilings& c, const Place
   ch.id = "roofline-hier";
   ch.title = "Hierarchical roofline — " + c.hardware;
   ch.subtitle = std::string(c.measured ? "measured ceilings (flashlab ceilings)" : "datasheet ceilings") +
-                " · points: simulator FLOPs and bytes per level, measured time";
+                " · points: simulator FLOPs, bytes per level, measured time";
   ch.x = {"arithmetic intensity (FLOP/byte at each level)", Scale::log10, TickFormat::plain, {}, {}, false};
   ch.y = {"FLOP/s", Scale::log10, TickFormat::si, {}, {}, false};
   ch.legend = LegendPos::bottom_right;
@@ -107,10 +107,11 @@ ChartSpec hierarchical_roofline_chart(const HierarchicalCeilings& c, const Place
   }
   for (const PlacedRun& r : placed.runs)
     for (const LevelPoint& p : r.levels)
-      if (p.ai > 0) {
-        ai_lo = std::min(ai_lo, p.ai);
-        ai_hi = std::max(ai_hi, p.ai);
-      }
+      for (const double ai : {p.ai, p.model_ai})
+        if (ai > 0) {
+          ai_lo = std::min(ai_lo, ai);
+          ai_hi = std::max(ai_hi, ai);
+        }
   const double x0 = ai_lo / 8;
 
   for (const MemoryCeiling& m : c.memory) {
@@ -152,7 +153,7 @@ ChartSpec hierarchical_roofline_chart(const HierarchicalCeilings& c, const Place
           meas.x.push_back(p.ai);
           meas.y.push_back(r.achieved);
           meas.point_labels.push_back(m.level == Level::HBM ? r.label : "");
-          model.x.push_back(p.ai);
+          model.x.push_back(p.model_ai);
           model.y.push_back(r.predicted);
         }
     if (meas.x.empty()) continue;
@@ -192,8 +193,9 @@ ChartSpec hierarchical_roofline_chart(const HierarchicalCeilings& c, const Place
     ch.notes.push_back("no measured run placed: give a result set written by `flashlab bench --json`");
   if (left_out_n > 0)
     ch.notes.push_back(std::to_string(left_out_n) + " ceiling(s) within 5% of one drawn are not drawn, e.g. " + left_out);
-  ch.notes.push_back("x: FLOPs / bytes per level (simulator; L2 = HBM + the model's L2 re-reads) · y: FLOPs / "
-                     "measured time · crosses: the model's bound");
+  ch.notes.push_back("x: FLOPs / bytes per level (HBM: DRAM bytes, the counters' where the run has them, else the L2 "
+                     "model's; L2: requests to global memory + the model's L2 re-reads; SMEM: the model's) · y: FLOPs "
+                     "/ measured time · crosses: the model's bound at its own bytes");
   return ch;
 }
 

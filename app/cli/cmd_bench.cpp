@@ -94,8 +94,9 @@ class BenchCommand : public Command {
     app->add_flag("--quiet", quiet_, "no progress lines on stderr");
     app->add_flag("--list", list_, "list the kernels of the registry and exit");
     app->add_flag("--list-sweeps", list_sweeps_, "list the named sweeps and exit");
-    app->add_option("--results", results_, "with --check-roof: results files (JSON or CSV written by flashlab bench); "
-                                           "repeat the flag for several");
+    app->add_option("--results", results_, "results files (JSON or CSV written by flashlab bench), repeat the flag "
+                                           "for several: print each again, placed against today's model (DRAM "
+                                           "predicted beside the counters, rates); with --check-roof: check them");
     app->add_flag("--check-roof", check_roof_,
                   "check that no timed run of the --results files is above the roofline of its GPU's datasheet "
                   "preset (exit 1 when one is); runs no kernel");
@@ -108,7 +109,7 @@ class BenchCommand : public Command {
     }
     if (list_sweeps_) return print_sweeps();
     if (check_roof_) return check_roof();
-    if (!results_.empty()) throw UsageError("--results: goes with --check-roof (bench runs the kernels itself)");
+    if (!results_.empty()) return print_results();
 
     BenchAxes axes;
     std::optional<sim::i64> sweep_mem_limit;
@@ -173,8 +174,7 @@ class BenchCommand : public Command {
   }
 
  private:
-  int check_roof() {
-    if (results_.empty()) throw UsageError("--check-roof: give the results files to check with --results FILE");
+  std::vector<std::pair<std::string, analysis::BenchResults>> results_files() const {
     std::vector<std::pair<std::string, analysis::BenchResults>> files;
     for (const std::string& path : results_) {
       try {
@@ -183,6 +183,35 @@ class BenchCommand : public Command {
         throw UsageError(std::string("--results: ") + e.what());
       }
     }
+    return files;
+  }
+
+  // Each file's table again, its rows placed on the datasheet preset of its GPU
+  // with the SM count and L2 the run recorded: what today's model says of
+  // yesterday's measurements.
+  int print_results() {
+    const auto files = results_files();
+    const std::vector<sim::HardwareModel> presets = analysis::datasheet_presets();
+    for (const auto& [path, results] : files) {
+      std::cout << path << "\n";
+      const auto hw = analysis::results_hardware(results.meta, presets);
+      if (!hw) {
+        std::cout << "  the rows as written (no datasheet preset matches the GPU '" << results.meta.gpu << "', "
+                  << results.meta.sm_count << " SMs: nothing placed again)\n";
+        std::cout << analysis::bench_table(results);
+        continue;
+      }
+      std::cout << "  placed against " << hw->name << " (L2 " << sim::bytes_iec(static_cast<double>(hw->l2_bytes))
+                << ", " << hw->sm_count << " SMs, M = " << sim::bytes_iec(static_cast<double>(hw->sram_bytes_per_sm))
+                << ") with today's model\n";
+      std::cout << analysis::bench_table(analysis::replace_results(results, *hw));
+    }
+    return 0;
+  }
+
+  int check_roof() {
+    if (results_.empty()) throw UsageError("--check-roof: give the results files to check with --results FILE");
+    const auto files = results_files();
     const std::vector<sim::HardwareModel> presets = analysis::datasheet_presets();
     int checked = 0, above = 0;
     for (const auto& [path, results] : files) {

@@ -85,16 +85,29 @@ TEST_CASE("a measured profile gives all three levels and mma.sync as a secondary
   CHECK(c.clock_mhz == Approx(1755));
 }
 
-TEST_CASE("bytes per level: L2 carries the HBM bytes and the model's L2 re-reads", "[hier]") {
+TEST_CASE("bytes per level: HBM is the DRAM after the L2 model, L2 the requests and the model's L2 re-reads", "[hier]") {
   const sim::HardwareModel hw = sim::load_hardware("A100-SXM4-40GB");
   const sim::SimResult std_r = sim::simulate(sim::Algorithm::standard, problem(1024, 64), hw);
   REQUIRE(std_r.ok());
-  const LevelBytes b = level_bytes(std_r.total);
-  const double hbm = static_cast<double>(std_r.total.level(sim::Level::HBM).bytes());
+  REQUIRE(std_r.l2.modelled);
+  const LevelBytes b = level_bytes(std_r);
+  const double requests = static_cast<double>(std_r.total.level(sim::Level::HBM).bytes());
   const double l2_only = static_cast<double>(std_r.total.level(sim::Level::L2).bytes());
   CHECK(l2_only > 0);  // standard attention's GEMM re-reads of K_j and V_j
-  CHECK(b.hbm == hbm);
-  CHECK(b.l2 == hbm + l2_only);
+  CHECK(b.hbm == static_cast<double>(std_r.dram_bytes()));
+  CHECK(b.l2 == requests + l2_only);
+  // FlashAttention re-reads K_j, V_j per row block; the L2 keeps most of them from DRAM.
+  const sim::SimResult fa2 = sim::simulate(sim::Algorithm::fa2, problem(4096, 64), hw);
+  REQUIRE(fa2.ok());
+  CHECK(level_bytes(fa2).hbm == static_cast<double>(fa2.dram_bytes()));
+  CHECK(level_bytes(fa2).hbm < static_cast<double>(fa2.total.level(sim::Level::HBM).bytes()) / 2);
+  // A hardware model without an L2: the two-level model, DRAM = the requests.
+  sim::HardwareModel no_l2 = hw;
+  no_l2.l2_bytes = 0;
+  const sim::SimResult two = sim::simulate(sim::Algorithm::standard, problem(1024, 64), no_l2);
+  REQUIRE(two.ok());
+  CHECK_FALSE(two.l2.modelled);
+  CHECK(level_bytes(two).hbm == static_cast<double>(two.total.level(sim::Level::HBM).bytes()));
   CHECK(b.smem == static_cast<double>(std_r.total.level(sim::Level::SRAM).bytes()));
   CHECK(b.of(sim::Level::L2) == b.l2);
   CHECK(b.of(sim::Level::none) == 0);
@@ -106,7 +119,7 @@ TEST_CASE("a run placed on the ceilings: AI per level, achieved and predicted FL
   const sim::SimResult r = sim::simulate(sim::Algorithm::fa2, problem(4096, 64), prof.hw);
   REQUIRE(r.ok());
   const double flops = static_cast<double>(r.total.flops());
-  const LevelBytes b = level_bytes(r.total);
+  const LevelBytes b = level_bytes(r);
   const double peak = 770e12;  // fp16 tensor: the cuBLAS figure
   const double t_model = std::max({flops / peak, b.hbm / 3010e9, b.l2 / 7400e9, b.smem / 30100e9});
 
@@ -126,7 +139,7 @@ TEST_CASE("a run placed on the ceilings: AI per level, achieved and predicted FL
     CHECK(run.label == "fa2 N=4,096 d=64");
     CHECK_FALSE(run.flagged());
   }
-  SECTION("faster than HBM allows: flagged, the likely cause is L2 hits the model does not count") {
+  SECTION("faster than HBM allows on the model's DRAM bytes: flagged, the likely cause is the L2 model's DRAM") {
     const double t = b.hbm / (3010e9 * 1.5);
     const PlacedRun run = place_run("fa2", r, t, c);
     REQUIRE(run.flagged());
@@ -137,9 +150,31 @@ TEST_CASE("a run placed on the ceilings: AI per level, achieved and predicted FL
         CHECK_FALSE(f.compute);
         CHECK(f.achieved == Approx(1.5 * 3010e9));
         CHECK(f.limit == Approx(3010e9));
-        CHECK_THAT(f.cause, Catch::StartsWith("L2 hits the model does not count"));
+        CHECK_THAT(f.cause, Catch::StartsWith("DRAM bytes the L2 model over-predicts"));
       }
     CHECK(hbm);
+  }
+  SECTION("with the DRAM bytes the counters measured: the point sits there, the model's prediction at its own") {
+    const double measured = 3 * b.hbm;
+    const PlacedRun run = place_run("fa2", r, 2 * t_model, c, 0, measured);
+    const LevelPoint* hbm = run.level(sim::Level::HBM);
+    REQUIRE(hbm);
+    CHECK(hbm->measured);
+    CHECK(hbm->bytes == measured);
+    CHECK(hbm->ai == Approx(flops / measured));
+    CHECK(hbm->model_bytes == b.hbm);
+    CHECK(hbm->model_ai == Approx(flops / b.hbm));
+    CHECK(run.predicted_time_s == Approx(t_model));  // the model's bound keeps the model's bytes
+    CHECK_FALSE(run.level(sim::Level::L2)->measured);
+    // Faster than the measured bytes allow: the cause is no longer the model.
+    const PlacedRun fast = place_run("fa2", r, measured / (3010e9 * 1.5), c, 0, measured);
+    bool flagged = false;
+    for (const CeilingFlag& f : fast.flags)
+      if (f.ceiling == "HBM") {
+        flagged = true;
+        CHECK_THAT(f.cause, Catch::StartsWith("a time or a bandwidth that does not hold"));
+      }
+    CHECK(flagged);
   }
   SECTION("above the compute ceiling: the FLOP count, or the clock when the run was faster") {
     const double t = flops / (peak * 1.2);
@@ -195,14 +230,16 @@ TEST_CASE("a result set placed: forward runs only, every other row accounted for
   sim::SimOptions opt;
   opt.tiles = sim::TileShape{64, 64};
   const sim::SimResult fa1 = sim::simulate(sim::Algorithm::fa1, problem(2048, 64), prof.hw, opt);
-  CHECK(p.runs[1].levels[0].bytes == static_cast<double>(fa1.total.level(sim::Level::HBM).bytes()));
+  CHECK(p.runs[1].levels[0].bytes == static_cast<double>(fa1.dram_bytes()));
+  CHECK(p.runs[1].levels[1].bytes == static_cast<double>(fa1.total.level(sim::Level::HBM).bytes() +
+                                                         fa1.total.level(sim::Level::L2).bytes()));
 }
 
 TEST_CASE("the hierarchical roofline chart: slopes, ceilings, runs and their flags", "[hier][chart]") {
   const MeasuredProfile prof = h100_like_profile();
   const HierarchicalCeilings c = hierarchical_ceilings(prof);
   const sim::SimResult r = sim::simulate(sim::Algorithm::fa2, problem(4096, 64), prof.hw);
-  const double hbm = level_bytes(r.total).hbm;
+  const double hbm = level_bytes(r).hbm;
   Placement placed;
   placed.runs.push_back(place_run("fa2", r, 4e-3, c));             // plausible
   placed.runs.push_back(place_run("fa2_tc", r, hbm / 6e12, c));    // twice the HBM ceiling: flagged
@@ -239,8 +276,8 @@ TEST_CASE("the hierarchical roofline chart: slopes, ceilings, runs and their fla
                         m.x == Approx(placed.runs[1].levels[0].ai));
   CHECK(marked);
   CHECK(has_note(ch, "fa2_tc N=4,096 d=64: above the HBM ceiling"));
-  CHECK(has_note(ch, "likely L2 hits the model does not count"));
-  CHECK_THAT(placed.runs[1].flags.front().cause, Catch::Contains("docs/model.md, section 8"));
+  CHECK(has_note(ch, "likely DRAM the L2 model over-predicts"));
+  CHECK_THAT(placed.runs[1].flags.front().cause, Catch::Contains("docs/model.md, section 7b"));
   CHECK(has_note(ch, "left out: fa2 N=1,024 d=64 bwd"));
   CHECK_FALSE(ch.empty());
   // Both renderers take it.

@@ -220,6 +220,51 @@ TEST_CASE("the flat roofline is the HBM slice of the hierarchical one: same poin
   CHECK(has_note(hier, "left out: fa2_old N=2,048 d=64 fwd: no simulator algorithm for kernel 'fa2_old'"));
 }
 
+TEST_CASE("the flat roofline places a run at its DRAM bytes: the counters' when it has them, else the L2 model's",
+          "[analysis][placement][chart]") {
+  ChartContext ctx;
+  ctx.problem = problem(1, 1, 1024, 64);
+  ctx.hw = sim::load_hardware("H200-SXM-141GB");
+  const auto p = problem(4, 16, 4096, 64);
+  const BenchRow predicted = bench_row(run("fa2", "fa2", p, {128, 64}, 5.0), ctx.hw);
+  sim::MeasuredRun with_counters = run("fa2_tc", "fa2", p, {128, 64}, 5.0);
+  with_counters.dram_read_bytes = 400'000'000;
+  with_counters.dram_write_bytes = 130'000'000;
+  BenchResults r;
+  r.rows = {predicted, bench_row(with_counters, ctx.hw)};
+  const Placement placed = place_runs(r, ctx.hw, hierarchical_ceilings(ctx.hw));
+  REQUIRE(placed.runs.size() == 2);
+  const RunModel model = model_of(r.rows[0], ctx.hw);
+  REQUIRE(model.result);
+  REQUIRE(model.result->l2.modelled);
+  const double flops = static_cast<double>(model.result->total.flops());
+  // Not the requests: with 128 × 64 tiles FA2 re-reads K, V per row block, and the L2 keeps most of it.
+  const double requests = static_cast<double>(model.result->total.level(sim::Level::HBM).bytes());
+  const double dram = static_cast<double>(model.result->dram_bytes());
+  CHECK(dram < requests / 2);
+  const LevelPoint* hbm0 = placed.runs[0].level(sim::Level::HBM);
+  const LevelPoint* hbm1 = placed.runs[1].level(sim::Level::HBM);
+  CHECK_FALSE(hbm0->measured);
+  CHECK(hbm0->ai == Approx(flops / dram));
+  CHECK(hbm1->measured);
+  CHECK(hbm1->ai == Approx(flops / 530e6));
+  CHECK(hbm1->model_ai == Approx(flops / dram));
+
+  const ChartSpec flat = roofline_chart(ctx, &r);
+  const std::pair<const char*, double> expected[] = {{"fa2 — measured", hbm0->ai}, {"fa2_tc — measured", hbm1->ai}};
+  for (const auto& [name, ai] : expected) {
+    const auto it = std::find_if(flat.series.begin(), flat.series.end(), [&](const Series& s) { return s.name == name; });
+    REQUIRE(it != flat.series.end());
+    CHECK(it->x.front() == ai);
+  }
+  CHECK(flat.x.label == "arithmetic intensity (FLOP/byte of DRAM traffic)");
+  CHECK(has_note(flat, "measured points: exact FLOPs / measured time over DRAM bytes counted by the GPU (1 of 2 runs"));
+  CHECK(has_note(flat, "model points: exact FLOPs over the DRAM bytes the L2 model predicts"));
+  // Without an L2 size the model points are the two-level model's, and the chart says so.
+  ctx.hw.l2_bytes = 0;
+  CHECK(has_note(roofline_chart(ctx), "the hardware model has no L2 size"));
+}
+
 TEST_CASE("above a ceiling means beyond the timing tolerance", "[analysis][placement]") {
   CHECK_FALSE(above_ceiling(1.0, 1.0));
   CHECK_FALSE(above_ceiling(1.0 + kAboveCeilingTolerance / 2, 1.0));

@@ -130,7 +130,7 @@ TEST_CASE("every bad input class: exit code 2 and one clear line", "[cli][errors
       {"compare --results /nonexistent-dir/r.json", "--results: /nonexistent-dir/r.json: cannot open for reading"},
       {"compare --results " + data("malformed.json"), "--results:"},
       {"bench --check-roof", "--check-roof: give the results files"},
-      {"bench --results x.json", "--results: goes with --check-roof"},
+      {"bench --results x.json", "--results: x.json: cannot open for reading"},
       {"bench --check-roof --results /nonexistent-dir/r.json", "cannot open for reading"},
       {"sweep --vary seq=8:4:x2", "stop is below start"},
       {"sweep --vary colour=1,2", "unknown sweep axis"},
@@ -359,6 +359,23 @@ TEST_CASE("sweep CSV: predicted DRAM, the L2 read hit rate and whether it was mo
   CHECK(row[col("dram_write_bytes")] == std::to_string(j["dram"]["write_bytes"].get<long long>()));
   CHECK(std::stod(row[col("l2_read_hit_rate")]) == Approx(j["l2"]["read_hit_rate"].get<double>()).epsilon(1e-5));
   CHECK(std::stod(row[col("l2_read_hit_rate")]) > 0.5);  // K_j, V_j re-read from the L2
+}
+
+TEST_CASE("bench --results: a results file placed again against today's model, no GPU needed", "[cli][bench]") {
+  const Run r = run_flashlab("bench --results " + data("h200-validate-excerpt.json"));
+  REQUIRE(r.code == 0);
+  CHECK_THAT(r.out, Catch::Contains("placed against H200-SXM-141GB (L2 60 MiB, 132 SMs"));
+  CHECK_THAT(r.out, Catch::Contains("DRAM bytes: the counter pass"));
+  // fa2_tc: measured 402,686,208 + 127,651,584 B beside the model's prediction for its launch.
+  CHECK_THAT(r.out, Catch::Contains("fa2_tc: median |error| "));
+  CHECK_THAT(r.out, Catch::Contains("points within the target"));
+  // A GPU no preset knows: the rows as written, and it says so.
+  auto js = nlohmann::json::parse(slurp(fs::path(data("h200-validate-excerpt.json"))));
+  js["meta"]["gpu"] = "Z80 Turbo";
+  flashlab::analysis::write_file_atomic((scratch() / "z80.json").string(), js.dump());
+  const Run z = run_flashlab("bench --results z80.json");
+  REQUIRE(z.code == 0);
+  CHECK_THAT(z.out, Catch::Contains("no datasheet preset matches the GPU 'Z80 Turbo'"));
 }
 
 TEST_CASE("bench --check-roof: every committed results file, no run above its roof", "[cli][roof]") {

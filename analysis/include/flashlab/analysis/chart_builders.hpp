@@ -25,9 +25,10 @@ struct ChartContext {
 
 // Roofline of ctx.hw: the HBM slope, a compute ceiling per dtype and unit (the
 // problem's dtype and unit drawn solid), the ridge point labelled, each
-// algorithm's predicted point (exact FLOPs over simulated HBM bytes) and, when
-// `measured` is given, each successful run placed as the hierarchical roofline
-// places it (placement.hpp), at its HBM AI and measured FLOP/s (a point above
+// algorithm's predicted point (exact FLOPs over the DRAM bytes the L2 model
+// predicts) and, when `measured` is given, each successful run placed as the
+// hierarchical roofline places it (placement.hpp), at its DRAM AI (the
+// counters' bytes where the run has them) and measured FLOP/s (a point above
 // its roof gets a note; rows that name no model are left out, with a note).
 ChartSpec roofline_chart(const ChartContext& ctx, const BenchResults* measured = nullptr);
 

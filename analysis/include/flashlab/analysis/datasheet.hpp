@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "flashlab/sim/measured_profile.hpp"
+#include "flashlab/sim/measurement.hpp"
 
 namespace flashlab::analysis {
 
@@ -16,6 +17,11 @@ namespace flashlab::analysis {
 // among the candidates are ignored.
 std::optional<sim::HardwareModel> match_datasheet(const std::string& gpu_name, sim::i64 sm_count,
                                                   const std::vector<sim::HardwareModel>& candidates);
+// The hardware a results file ran on, as the model needs it: the datasheet
+// preset of its GPU (match_datasheet) with the SM count and L2 size the run
+// recorded. nullopt when no preset matches.
+std::optional<sim::HardwareModel> results_hardware(const sim::RunMeta& meta,
+                                                   const std::vector<sim::HardwareModel>& candidates);
 // Every datasheet preset of the assets folder (sim::list_presets()).
 std::vector<sim::HardwareModel> datasheet_presets();
 

@@ -68,27 +68,36 @@ DramCheck dram_check(const BenchRow& row);
 // The error the L2 model is held to: 5% where S and P go through memory, 15% for a flash kernel.
 double dram_target(sim::Algorithm a);
 BenchResults bench_results(const sim::MeasuredRuns& runs, const sim::HardwareModel& hw);
+// A results file placed again against today's model: each row's measurement
+// kept, its rates and DRAM prediction recomputed on `hw`.
+BenchResults replace_results(const BenchResults& file, const sim::HardwareModel& hw);
 
 
 
 // ---- placement on the ceilings --------------------------------------------------
 
-// Bytes through each level for a simulated run. L2 carries every HBM byte (on
-// NVIDIA GPUs all DRAM traffic passes through L2) plus the re-reads the model
-// sends to L2; SMEM is the model's tile-granular on-chip traffic.
+// Bytes through each level for a simulated run. HBM is the DRAM the L2 model
+// lets through (misses and written-back lines; the requests when the L2 is not
+// modelled). L2 carries every request to global memory (the paper's "HBM
+// accesses": on NVIDIA GPUs every global load and store goes through the L2)
+// plus the re-reads the model sends to the L2 directly; SMEM is the model's
+// tile-granular on-chip traffic.
 struct LevelBytes {
   double hbm = 0, l2 = 0, smem = 0;
   double of(sim::Level l) const;
 };
-LevelBytes level_bytes(const sim::Counters& total);
+LevelBytes level_bytes(const sim::SimResult& r);
 
 struct LevelPoint {
   sim::Level level = sim::Level::HBM;
-  double bytes = 0;
+  double bytes = 0;       // the run's bytes at this level: measured (HBM, with counters) or the model's
   double ai = 0;          // FLOPs / bytes at this level
   double roof = 0;        // min(peak, ai · bandwidth)
   double bandwidth = 0;   // the level's ceiling, bytes/s
   double achieved_bandwidth = 0;  // bytes / measured time
+  bool measured = false;  // bytes counted by the GPU's DRAM counters, not predicted
+  double model_bytes = 0; // the model's bytes at this level (= bytes unless measured)
+  double model_ai = 0;    // FLOPs / model_bytes: where the model's prediction sits
 };
 
 // A point above a ceiling and the likely cause, in one sentence.
@@ -124,8 +133,11 @@ struct PlacedRun {
 
 // One run on the ceilings. run_clock_mhz: the SM clock the run reported
 // (BenchMeta), 0 when unknown; used to name clocks as a cause.
+// measured_dram_bytes: DRAM read + write counted by the run's counters, when
+// it has them (the point's HBM level then sits at the measured bytes; the
+// model's prediction keeps its own).
 PlacedRun place_run(const std::string& kernel, const sim::SimResult& r, double time_s, const HierarchicalCeilings& c,
-                    double run_clock_mhz = 0);
+                    double run_clock_mhz = 0, std::optional<double> measured_dram_bytes = std::nullopt);
 
 struct Placement {
   std::vector<PlacedRun> runs;
@@ -135,7 +147,8 @@ struct Placement {
   std::vector<std::string> without_model;
 };
 // Every successful forward run of a result set, counted by model_of() on `hw`
-// (the simulator has no backward pass).
+// (the simulator has no backward pass); a run with DRAM counters is placed at
+// its measured DRAM bytes.
 Placement place_runs(const BenchResults& results, const sim::HardwareModel& hw, const HierarchicalCeilings& c);
 
 }  // namespace flashlab::analysis
