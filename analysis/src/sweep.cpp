@@ -3,11 +3,12 @@
 #include <stdexcept>
 
 #include "flashlab/sim/format.hpp"
+#include "parallel.hpp"
 
 namespace flashlab::analysis {
 
 // Cache accesses the L2 model may spend per sweep point (see run_sweep).
-constexpr i64 kSweepL2AccessBudget = 150'000;
+constexpr i64 kSweepL2AccessBudget = 50'000;
 // ... and at most (beyond it a point counts requests only, and says so).
 constexpr i64 kSweepL2AccessLimit = 4'000'000;
 
@@ -130,29 +131,29 @@ sim::AttentionProblem apply_axis(sim::AttentionProblem p, SweepAxis axis, i64 v)
 std::vector<SweepRow> run_sweep(const sim::AttentionProblem& base, const sim::HardwareModel& hw,
                                 const SweepSpec& spec, const std::vector<sim::Algorithm>& algorithms,
                                 const sim::SimOptions& options) {
-  std::vector<SweepRow> rows;
-  rows.reserve(spec.values.size() * algorithms.size());
-  for (i64 v : spec.values) {
+  const std::size_t na = algorithms.size();
+  std::vector<SweepRow> rows(spec.values.size() * na);
+  // Every (point, algorithm) is independent: each on its own core, written to its own row.
+  detail::parallel_for(rows.size(), [&](std::size_t k) {
+    const i64 v = spec.values[k / na];
+    const sim::Algorithm a = algorithms[k % na];
     const sim::AttentionProblem p = apply_axis(base, spec.axis, v);
     sim::SimOptions opt = options;
     opt.stream_event_limit = 0;  // closed forms
     // The L2 model follows fewer heads per point than a single simulation (it
-    // still follows at least its minimum: two heads, three waves, four L2s of
-    // traffic per pass) so that a sweep stays interactive; docs/performance.md.
+    // still follows at least its minimum: three waves of the grid and four L2s
+    // of traffic per pass) so that a sweep stays interactive; docs/performance.md.
     opt.l2_options.access_budget = std::min<i64>(opt.l2_options.access_budget, kSweepL2AccessBudget);
     opt.l2_options.access_limit = std::min<i64>(opt.l2_options.access_limit, kSweepL2AccessLimit);
     if (spec.axis == SweepAxis::sram) opt.sram_bytes = v;
     const i64 M = opt.sram_bytes > 0 ? opt.sram_bytes : hw.sram_bytes_per_sm;
-    for (sim::Algorithm a : algorithms) {
-      SweepRow row;
-      row.value = v;
-      row.result = sim::simulate(a, p, hw, opt);  // each with its own tile rule
-      if (row.result.ok()) row.roof = roofline(row.result, hw);
-      row.theta_standard = theta_standard_bytes(p);
-      row.theta_flash = theta_flash_bytes(p, M);
-      rows.push_back(std::move(row));
-    }
-  }
+    SweepRow& row = rows[k];
+    row.value = v;
+    row.result = sim::simulate(a, p, hw, opt);  // each with its own tile rule
+    if (row.result.ok()) row.roof = roofline(row.result, hw);
+    row.theta_standard = theta_standard_bytes(p);
+    row.theta_flash = theta_flash_bytes(p, M);
+  });
   return rows;
 }
 

@@ -1,10 +1,15 @@
 #include "l2_cache.hpp"
 
+#include <algorithm>
 #include <bitset>
 
 namespace flashlab::sim::detail {
 
 namespace {
+// The L2 walk counts tiles at every access. Without -mpopcnt GCC calls a
+// library routine for __builtin_popcountll; LineShape::bytes is compiled twice
+// instead (target_clones), and the loader picks the popcnt one on every x86-64
+// processor that has the instruction.
 int popcount(std::uint64_t x) { return __builtin_popcountll(x); }
 std::uint64_t mix(std::uint64_t k) {
   k ^= k >> 33;
@@ -17,6 +22,9 @@ std::uint64_t mix(std::uint64_t k) {
 int tag_of(std::uint64_t key) { return static_cast<int>(key >> 60); }
 }  // namespace
 
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+__attribute__((target_clones("popcnt", "default")))
+#endif
 i64 LineShape::bytes(std::uint64_t mask) const {
   if (partial_bit >= 0 && (mask >> partial_bit) & 1u)
     return tile_bytes * (popcount(mask) - 1) + partial_bytes;
@@ -30,15 +38,21 @@ SectoredLru::SectoredLru(i64 capacity_bytes) : capacity_(capacity_bytes) {
 
 std::size_t SectoredLru::slot_of(std::uint64_t key) const { return static_cast<std::size_t>(mix(key)) & mask_; }
 
-std::int32_t SectoredLru::find(std::uint64_t key) const {
+std::int32_t SectoredLru::find(std::uint64_t key, std::size_t& slot) const {
   for (std::size_t s = slot_of(key);; s = (s + 1) & mask_) {
     const std::int32_t v = table_[s];
-    if (v == 0) return -1;
-    if (lines_[static_cast<std::size_t>(v - 1)].key == key) return v - 1;
+    if (v == 0) {
+      slot = s;  // where the key would go
+      return -1;
+    }
+    if (lines_[static_cast<std::size_t>(v - 1)].key == key) {
+      slot = s;
+      return v - 1;
+    }
   }
 }
 
-std::int32_t SectoredLru::insert(std::uint64_t key, const LineShape& shape) {
+std::int32_t SectoredLru::insert(std::uint64_t key, const LineShape& shape, std::size_t slot) {
   if ((used_ + 1) * 2 > table_.size()) {  // keep the load under one half
     std::vector<std::int32_t> old;
     old.swap(table_);
@@ -46,10 +60,14 @@ std::int32_t SectoredLru::insert(std::uint64_t key, const LineShape& shape) {
     mask_ = table_.size() - 1;
     for (std::int32_t v : old)
       if (v != 0) {
-        std::size_t s = slot_of(lines_[static_cast<std::size_t>(v - 1)].key);
+        Line& l = lines_[static_cast<std::size_t>(v - 1)];
+        std::size_t s = slot_of(l.key);
         while (table_[s] != 0) s = (s + 1) & mask_;
         table_[s] = v;
+        l.slot = static_cast<std::uint32_t>(s);
       }
+    slot = slot_of(key);
+    while (table_[slot] != 0) slot = (slot + 1) & mask_;
   }
   std::int32_t n;
   if (!free_.empty()) {
@@ -63,9 +81,8 @@ std::int32_t SectoredLru::insert(std::uint64_t key, const LineShape& shape) {
   l = Line{};
   l.key = key;
   l.shape = shape;
-  std::size_t s = slot_of(key);
-  while (table_[s] != 0) s = (s + 1) & mask_;
-  table_[s] = n + 1;
+  l.slot = static_cast<std::uint32_t>(slot);
+  table_[slot] = n + 1;
   ++used_;
   return n;
 }
@@ -80,6 +97,7 @@ void SectoredLru::erase_slot(std::size_t hole) {
     const bool between = hole <= s ? (home > hole && home <= s) : (home > hole || home <= s);
     if (!between) {
       table_[hole] = table_[s];
+      lines_[static_cast<std::size_t>(table_[s] - 1)].slot = static_cast<std::uint32_t>(hole);
       table_[s] = 0;
       hole = s;
     }
@@ -108,35 +126,60 @@ void SectoredLru::evict_to_capacity() {
   while (resident_ > capacity_ && tail_ >= 0) {
     const std::int32_t n = tail_;
     Line& l = lines_[static_cast<std::size_t>(n)];
-    const i64 dirty = l.shape.bytes(l.dirty);
-    written_back_ += dirty;
-    written_back_by_tag_[static_cast<std::size_t>(tag_of(l.key))] += dirty;
+    if (l.dirty && l.owner != kNoOwner) {
+      const i64 dirty = l.shape.bytes(l.dirty);
+      written_back_ += dirty;
+      const std::size_t at = static_cast<std::size_t>(l.owner) * 16 + static_cast<std::size_t>(tag_of(l.key));
+      if (at >= written_back_by_owner_tag_.size()) written_back_by_owner_tag_.resize(at + 16, 0);
+      written_back_by_owner_tag_[at] += dirty;
+    }
     resident_ -= l.bytes;
     unlink(n);
-    std::size_t s = slot_of(l.key);
-    while (table_[s] != n + 1) s = (s + 1) & mask_;
-    erase_slot(s);
+    erase_slot(l.slot);
     free_.push_back(n);
   }
 }
 
-AccessOutcome SectoredLru::access(std::uint64_t key, const LineShape& shape, std::uint64_t mask, bool write) {
+AccessOutcome SectoredLru::access(std::uint64_t key, const LineShape& shape, std::uint64_t mask, bool write,
+                                  std::int32_t owner) {
   AccessOutcome out;
-  std::int32_t n = find(key);
-  if (n < 0) n = insert(key, shape);
-  else unlink(n);
+  std::size_t slot = 0;
+  std::int32_t n = find(key, slot);
+  if (n < 0) {
+    n = insert(key, shape, slot);
+    lines_[static_cast<std::size_t>(n)].owner = owner;
+  } else {
+    unlink(n);
+  }
   Line& l = lines_[static_cast<std::size_t>(n)];
-  const std::uint64_t miss = mask & ~l.present;
-  out.miss_bytes = l.shape.bytes(miss);
-  out.hit_bytes = l.shape.bytes(mask & l.present);
-  out.dirty_hit_bytes = l.shape.bytes(mask & l.dirty);
+  const std::uint64_t miss = mask & ~l.present, hit = mask & l.present;
+  out.miss_bytes = miss ? l.shape.bytes(miss) : 0;
+  out.hit_bytes = hit ? l.shape.bytes(hit) : 0;
+  out.dirty_hit_bytes = hit & l.dirty ? l.shape.bytes(hit & l.dirty) : 0;
   l.present |= mask;
   l.bytes += out.miss_bytes;
   resident_ += out.miss_bytes;
+  brought_in_ += out.miss_bytes;
   if (write) l.dirty |= mask;
   push_front(n);
   evict_to_capacity();
   return out;
+}
+
+void SectoredLru::bring_in_other(i64 bytes) {
+  // In lines of 1/64 of the L2 at most: other data leaves as it came, a line at a time.
+  const i64 chunk = std::max<i64>(1, capacity_ / 64);
+  for (bytes = std::min(bytes, capacity_); bytes > 0; bytes -= chunk) {
+    LineShape shape;
+    shape.tile_bytes = std::min(chunk, bytes);
+    const std::uint64_t key = (std::uint64_t{15} << 60) | next_other_++;
+    access(key, shape, 1, false, kNoOwner);
+  }
+}
+
+i64 SectoredLru::written_back(std::int32_t owner, int tag) const {
+  const std::size_t at = static_cast<std::size_t>(owner) * 16 + static_cast<std::size_t>(tag);
+  return owner >= 0 && at < written_back_by_owner_tag_.size() ? written_back_by_owner_tag_[at] : 0;
 }
 
 i64 SectoredLru::dirty_bytes() const {

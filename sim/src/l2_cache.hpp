@@ -32,15 +32,29 @@ class SectoredLru {
   explicit SectoredLru(i64 capacity_bytes);
 
   // Touches tiles `mask` of line `key` (shape fixed per key); returns what hit.
-  AccessOutcome access(std::uint64_t key, const LineShape& shape, std::uint64_t mask, bool write);
+  // `owner` (fixed per key) is whose write-backs the line's are, for
+  // written_back(); kNoOwner: another's (a thread block of a head the caller
+  // does not follow), whose line takes its place in the L2 but whose
+  // write-backs are not counted.
+  static constexpr std::int32_t kNoOwner = -1;
+  AccessOutcome access(std::uint64_t key, const LineShape& shape, std::uint64_t mask, bool write,
+                       std::int32_t owner = 0);
+  // `bytes` of other data, each byte touched once (clean, never touched again),
+  // brought in at the most recent end: what the thread blocks of heads the
+  // caller does not follow would bring in between two of its own. Evicts as
+  // any access does.
+  void bring_in_other(i64 bytes);
+  // Bytes brought into the L2 so far (read misses and write allocations).
+  i64 brought_in_bytes() const { return brought_in_; }
 
   i64 capacity() const { return capacity_; }
   i64 resident_bytes() const { return resident_; }
-  i64 dram_write_bytes() const { return written_back_; }  // dirty bytes evicted so far
+  i64 dram_write_bytes() const { return written_back_; }  // dirty bytes of owned lines evicted so far
   i64 dirty_bytes() const;                               // dirty bytes still in L2
   // Dirty bytes still resident, per tensor tag (the top 4 bits of each key).
   std::vector<i64> dirty_bytes_by_tag() const;
-  std::vector<i64> written_back_by_tag() const { return written_back_by_tag_; }
+  // Dirty bytes evicted so far from the lines of `owner` with tag `tag` (the top 4 bits of the key).
+  i64 written_back(std::int32_t owner, int tag) const;
 
  private:
   struct Line {
@@ -49,9 +63,12 @@ class SectoredLru {
     std::uint64_t present = 0, dirty = 0;
     i64 bytes = 0;
     std::int32_t prev = -1, next = -1;  // LRU list: head = most recent
+    std::uint32_t slot = 0;             // where the table holds it
+    std::int32_t owner = 0;
   };
-  std::int32_t find(std::uint64_t key) const;
-  std::int32_t insert(std::uint64_t key, const LineShape& shape);
+  // The line of `key`, or -1 with `slot` where it would be inserted.
+  std::int32_t find(std::uint64_t key, std::size_t& slot) const;
+  std::int32_t insert(std::uint64_t key, const LineShape& shape, std::size_t slot);
   void erase_slot(std::size_t slot);
   void unlink(std::int32_t n);
   void push_front(std::int32_t n);
@@ -59,8 +76,9 @@ class SectoredLru {
   std::size_t slot_of(std::uint64_t key) const;
 
   i64 capacity_;
-  i64 resident_ = 0, written_back_ = 0;
-  std::vector<i64> written_back_by_tag_ = std::vector<i64>(16, 0);
+  i64 resident_ = 0, written_back_ = 0, brought_in_ = 0;
+  std::uint64_t next_other_ = 0;  // keys of other data: tag 15, a counter
+  std::vector<i64> written_back_by_owner_tag_;  // [owner · 16 + tag]
   std::vector<Line> lines_;
   std::vector<std::int32_t> free_;
   std::int32_t head_ = -1, tail_ = -1;

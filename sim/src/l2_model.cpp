@@ -151,15 +151,17 @@ std::vector<Access> record(const AttentionProblem& p, StorageTypes st, const Emi
 
 // ---- the L2 and its lines -----------------------------------------------------
 
-// Lines per L2 capacity (see Memory).
-constexpr i64 kLinesPerL2 = 256;
+// Lines per L2 capacity (see Memory). 64 lines resolve capacity to about 1.5%
+// of the L2; over the 88 points of the H200 validation the DRAM predicted with
+// 64 lines and with 256 differ by at most 1.6 points of error (docs/model.md).
+constexpr i64 kLinesPerL2 = 64;
 
 class Memory {
  public:
   Memory(const TileGrid& g, i64 l2_bytes) : g_(g), cache_(l2_bytes) {
-    // A few hundred lines fill the L2: an LRU of lines that size behaves as an
-    // LRU of tiles (capacity effects resolve to a fraction of a percent), at a
-    // fraction of the bookkeeping.
+    // A few dozen lines fill the L2: an LRU of lines that size behaves as an
+    // LRU of tiles (capacity effects resolve to about 1/kLinesPerL2 of it), at
+    // a fraction of the bookkeeping.
     target_line_ = std::max<i64>(4096, l2_bytes / kLinesPerL2);
   }
 
@@ -198,25 +200,17 @@ class Memory {
   Line line_of(const Access& a, i64 head, i64 i, i64 j) const {
     const i64 gsz = group(a);
     Line l;
-    i64 a_idx = 0, b_idx = 0, index = 0, count = 0;
-    if (a.uses_i) {
-      index = i;
-      count = g_.T_r;
-      a_idx = i / gsz;
-      b_idx = a.uses_j ? j + 1 : 0;
-    } else {
-      index = j;
-      count = g_.T_c;
-      b_idx = j / gsz;
-    }
-    l.bit = static_cast<int>(index % gsz);
+    const i64 index = a.uses_i ? i : j, count = a.uses_i ? g_.T_r : g_.T_c;
+    const i64 line = index / gsz;
+    const i64 a_idx = a.uses_i ? line : 0, b_idx = a.uses_i ? (a.uses_j ? j + 1 : 0) : line;
+    l.bit = static_cast<int>(index - line * gsz);
     if (head >= (i64{1} << 20) || a_idx >= (i64{1} << 20) || b_idx >= (i64{1} << 20))
       throw OverflowError("too many heads or blocks for the L2 model's line index");
     l.key = (static_cast<std::uint64_t>(a.tensor) << 60) | (static_cast<std::uint64_t>(head) << 40) |
-            (static_cast<std::uint64_t>(a_idx) << 20) | static_cast<std::uint64_t>(b_idx);
+            (static_cast<std::uint64_t>(a_idx) << 20) | static_cast<std::uint64_t>(b_idx);  // head_of() reads it back
     l.shape.tile_bytes = a.uses_i ? tile_bytes(a, -1, j) : tile_bytes(a, i, -1);
     const i64 last = count - 1;
-    if (last / gsz == index / gsz) {
+    if ((line + 1) * gsz > last) {  // the line holds the last tile
       const i64 last_bytes = a.uses_i ? tile_bytes(a, last, j) : tile_bytes(a, i, last);
       if (last_bytes != l.shape.tile_bytes) {
         l.shape.partial_bit = static_cast<int>(last % gsz);
@@ -229,9 +223,18 @@ class Memory {
   // Touches the tiles `mask` of a line for `copies` blocks at once: the first
   // finds what the L2 holds, the other copies then hit (blocks of one cohort
   // asking for the same K_j in the same step).
+  static i64 head_of(std::uint64_t key) { return static_cast<i64>((key >> 40) & 0xFFFFF); }
+
+  // Accesses of heads the model does not follow (counting off) take their
+  // place in the L2 but are not counted.
   AccessOutcome touch(const Access& a, const Line& l, std::uint64_t mask, i64 copies = 1) {
-    const AccessOutcome o = cache_.access(l.key, l.shape, mask, a.write);
-    TensorTraffic& t = traffic_[static_cast<size_t>(a.tensor)];
+    const auto head = static_cast<std::int32_t>(head_of(l.key));
+    const AccessOutcome o =
+        cache_.access(l.key, l.shape, mask, a.write, counting_ ? head : SectoredLru::kNoOwner);
+    if (++accesses_ > limit_) throw AccessLimit{};
+    if (!counting_) return o;
+    if (static_cast<size_t>(head) >= per_head_.size()) per_head_.resize(static_cast<size_t>(head) + 1);
+    TensorTraffic& t = per_head_[static_cast<size_t>(head)][static_cast<size_t>(a.tensor)];
     const i64 bytes = o.hit_bytes + o.miss_bytes;
     const i64 again = bytes * (copies - 1);
     if (a.write) {
@@ -242,16 +245,54 @@ class Memory {
       t.l2_hit_read_bytes += o.hit_bytes + again;
       t.dram_read_bytes += o.miss_bytes;
     }
-    if (++accesses_ > limit_) throw AccessLimit{};
     return o;
   }
+  void set_counting(bool on) { counting_ = on; }
+  SectoredLru& cache() { return cache_; }
 
-  std::array<TensorTraffic, kTensorCount> finish() const {
-    std::array<TensorTraffic, kTensorCount> out = traffic_;
-    const std::vector<i64> back = cache_.written_back_by_tag(), dirty = cache_.dirty_bytes_by_tag();
+  // Per tensor, all `heads` of the run from the `followed` first ones. Every
+  // head followed: their sum, as walked. Fewer: the first head, which starts
+  // with an empty L2, plus the others as the heads after it ran (each started
+  // beside the tail of the one before), scaled to the heads not followed; the
+  // writes that left the L2 are then the written requests less what the L2
+  // holds dirty at the end and what later writes absorbed.
+  std::array<TensorTraffic, kTensorCount> finish(i64 followed, i64 heads) const {
+    std::array<TensorTraffic, kTensorCount> out{};
+    const std::vector<i64> dirty = cache_.dirty_bytes_by_tag();
     for (int t = 0; t < kTensorCount; ++t) {
-      out[static_cast<size_t>(t)].dram_write_bytes = back[static_cast<size_t>(t)];
-      out[static_cast<size_t>(t)].dirty_at_end_bytes = dirty[static_cast<size_t>(t)];
+      const auto ti = static_cast<size_t>(t);
+      auto of = [&](i64 h) {
+        TensorTraffic x = static_cast<size_t>(h) < per_head_.size() ? per_head_[static_cast<size_t>(h)][ti] : TensorTraffic{};
+        x.dram_write_bytes = cache_.written_back(static_cast<std::int32_t>(h), t);
+        return x;
+      };
+      TensorTraffic& o = out[ti];
+      if (followed >= heads || followed < 2) {
+        for (i64 h = 0; h < followed; ++h) o += of(h);
+        if (followed < heads) {  // one head of several: the first's, for every head
+          auto scale = [&](i64 v) { return checked_mul(v, heads, "L2 model"); };
+          o.request_read_bytes = scale(o.request_read_bytes);
+          o.request_write_bytes = scale(o.request_write_bytes);
+          o.l2_hit_read_bytes = scale(o.l2_hit_read_bytes);
+          o.l2_absorbed_write_bytes = scale(o.l2_absorbed_write_bytes);
+        }
+      } else {
+        TensorTraffic rest;
+        for (i64 h = 1; h < followed; ++h) rest += of(h);
+        auto scale = [&](i64 first, i64 others) {
+          return first + checked_mul(others, heads - 1, "L2 model") / (followed - 1);
+        };
+        const TensorTraffic first = of(0);
+        o.request_read_bytes = scale(first.request_read_bytes, rest.request_read_bytes);
+        o.request_write_bytes = scale(first.request_write_bytes, rest.request_write_bytes);
+        o.l2_hit_read_bytes = scale(first.l2_hit_read_bytes, rest.l2_hit_read_bytes);
+        o.l2_absorbed_write_bytes = scale(first.l2_absorbed_write_bytes, rest.l2_absorbed_write_bytes);
+      }
+      o.dirty_at_end_bytes = dirty[ti];
+      if (followed < heads) {
+        o.dram_read_bytes = o.request_read_bytes - o.l2_hit_read_bytes;
+        o.dram_write_bytes = std::max<i64>(0, o.request_write_bytes - o.dirty_at_end_bytes - o.l2_absorbed_write_bytes);
+      }
     }
     return out;
   }
@@ -263,10 +304,11 @@ class Memory {
   const TileGrid& g_;
   SectoredLru cache_;
   i64 target_line_ = 4096;
-  std::array<TensorTraffic, kTensorCount> traffic_{};
+  std::vector<std::array<TensorTraffic, kTensorCount>> per_head_;  // of the followed heads
   mutable std::array<i64, kTensorCount * 4> groups_{};
   i64 accesses_ = 0;
   i64 limit_ = std::numeric_limits<i64>::max();
+  bool counting_ = true;
 };
 
 // ---- the launch -----------------------------------------------------------------
@@ -283,6 +325,24 @@ struct Cohort {
   std::vector<Member> members;  // by steps, longest first
   size_t active = 0;            // members still running
   std::int32_t wave = -1;       // in the trace, for the first head
+  bool counted = true;          // a followed head's (else it only takes its place in the L2)
+  // +1 or −1 when the members' rows run consecutively in that direction from
+  // first_row (so do those of any prefix: the active members), else 0.
+  int row_step = 0;
+  i64 first_row = 0;
+  void find_row_step() {
+    row_step = 0;
+    first_row = members.empty() ? 0 : members.front().i;
+    if (members.size() < 2) {
+      row_step = 1;
+      return;
+    }
+    const i64 d = members[1].i - members[0].i;
+    if (d != 1 && d != -1) return;
+    for (size_t k = 1; k < members.size(); ++k)
+      if (members[k].i - members[k - 1].i != d) return;
+    row_step = static_cast<int>(d);
+  }
 };
 
 // Per-member read bytes and DRAM bytes of one step, for the trace of the first head.
@@ -301,7 +361,7 @@ struct StepTraffic {
 class Runner {
  public:
   Runner(const Schedule& s, const Launch& l, i64 l2_bytes, const L2Options& o, i64 heads)
-      : s_(s), launch_(l), opt_(o), heads_(heads), mem_(s.grid(), l2_bytes) {
+      : s_(s), launch_(l), opt_(o), heads_(heads), all_heads_(s.problem().head_count()), mem_(s.grid(), l2_bytes) {
     mem_.set_limit(o.access_limit);
     const LoopNest& nest = s.loop_nest();
     const AttentionProblem& p = s.problem();
@@ -348,7 +408,7 @@ class Runner {
       }
     }
     whole(epilogue_);
-    out.tensors = mem_.finish();
+    out.tensors = mem_.finish(heads_, all_heads_);
   }
 
   bool trace_ = false;
@@ -361,7 +421,7 @@ class Runner {
       if (a.rows != Extent::n_q) throw std::logic_error("the L2 model places whole tensors of N_q rows only");
       a.rows = Extent::r;
       a.uses_i = true;
-      for (i64 h = 0; h < heads_; ++h) group_members(a, h, -1, 0, g.T_r, [](i64 k) { return k; }, nullptr);
+      for (i64 h = 0; h < heads_; ++h) group_rows(a, h, -1, 0, g.T_r, +1);
     }
   }
 
@@ -401,6 +461,44 @@ class Runner {
     flush(hi);
   }
 
+  // The same as group_members for members whose rows run consecutively from
+  // `first`, ascending (step +1) or descending (step −1): the lines they cover
+  // follow from the range alone, touched in the order the members would touch
+  // them, at the cost of one step per line instead of one per member.
+  void group_rows(const Access& a, i64 head, i64 j, i64 first, i64 count, int step) {
+    const i64 gsz = mem_.group(a);
+    const i64 lo = step > 0 ? first : first - count + 1, hi = lo + count;  // rows [lo, hi)
+    auto bits = [](i64 from, i64 to) {                                      // bits [from, to) of a line
+      const std::uint64_t upto = to >= 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << to) - 1;
+      return upto & ~((std::uint64_t{1} << from) - 1);
+    };
+    // Every line but the tensor's last has the shape of the first and a key
+    // that differs in its line index alone (Memory::line_of).
+    const Memory::Line first_line = mem_.line_of(a, head, lo, j);
+    const i64 last_line = (s_.grid().T_r - 1) / gsz;
+    if (last_line >= (i64{1} << 20)) throw OverflowError("too many heads or blocks for the L2 model's line index");
+    auto line = [&](i64 i) {
+      const i64 q = i / gsz;
+      if (q == last_line || q == lo / gsz) return mem_.line_of(a, head, i, j);
+      Memory::Line l = first_line;
+      l.key = (first_line.key & ~(std::uint64_t{0xFFFFF} << 20)) | (static_cast<std::uint64_t>(q) << 20);
+      return l;
+    };
+    if (step > 0) {
+      for (i64 i = lo; i < hi;) {
+        const i64 end = std::min(hi, (i / gsz + 1) * gsz);
+        mem_.touch(a, line(i), bits(i % gsz, i % gsz + (end - i)));
+        i = end;
+      }
+    } else {
+      for (i64 i = hi; i > lo;) {
+        const i64 begin = std::max(lo, ((i - 1) / gsz) * gsz);
+        mem_.touch(a, line(i - 1), bits(begin % gsz, begin % gsz + (i - begin)));
+        i = begin;
+      }
+    }
+  }
+
   // One access shared by every member of a cohort (it depends on j only).
   void shared(const Access& a, i64 head, i64 j, size_t members, StepTraffic* traffic) {
     const Memory::Line l = mem_.line_of(a, head, -1, j);
@@ -422,7 +520,9 @@ class Runner {
   void piece(const std::vector<Access>& accesses, const Cohort& c, size_t n, i64 j, StepTraffic* traffic,
              bool per_member = true) {
     for (const Access& a : accesses) {
-      if (a.uses_i)
+      if (a.uses_i && traffic == nullptr && c.row_step != 0 && n > 0)
+        group_rows(a, c.head, j, c.first_row, static_cast<i64>(n), c.row_step);
+      else if (a.uses_i)
         group_members(a, c.head, j, 0, static_cast<i64>(n), [&](i64 k) { return c.members[static_cast<size_t>(k)].i; },
                       traffic);
       else if (a.uses_j)
@@ -433,28 +533,37 @@ class Runner {
   }
 
   // ---- a CTA per outer iteration (FlashAttention-2, the materialising passes) ----
+  // When the model follows fewer heads than the run has, the blocks of the
+  // next heads still take the slots the followed ones free, as on the GPU, until
+  // the last followed block is done: they compete for the L2 with its tail, and
+  // are not counted (Cohort::counted).
   void run_cta_per_outer(int ph, i64 per, L2Result& out) {
     const PhaseAccesses& acc = phases_[static_cast<size_t>(ph)];
-    i64 total = heads_ * per;
+    i64 total = heads_ * per;               // the followed blocks
+    const i64 grid = all_heads_ * per;      // every block of the run
     i64 next = 0, t = 0, free = W_;
     std::vector<Cohort> cohorts;
     StepTraffic traffic;
-    while (next < total || !cohorts.empty()) {
+    auto followed_running = [&] {
+      return std::any_of(cohorts.begin(), cohorts.end(), [](const Cohort& c) { return c.counted; });
+    };
+    while (next < total || followed_running()) {
       // Hand out free slots in grid order; blocks of one head dispatched together form a cohort.
       size_t first_new = cohorts.size();
-      while (free > 0 && next < total) {
+      while (free > 0 && next < grid) {
         const i64 h = next / per, k = next % per;
         // The first pass decides how many heads to follow: once the budget is
-        // spent, at a head boundary and past the minimum, no new head starts.
-        if (ph == 0 && k == 0 && h >= min_heads_ && mem_.accesses() > opt_.access_budget) {
+        // spent, at a head boundary and past the minimum, no new head is followed.
+        if (ph == 0 && k == 0 && h >= min_heads_ && heads_ == all_heads_ && mem_.accesses() > opt_.access_budget) {
           heads_ = h;
           total = next;
-          break;
         }
+        if (next >= total && !followed_running()) break;  // no followed block left to compete with
         const i64 idx = launch_.heaviest_first ? per - 1 - k : k;
         const i64 o = ph * per + idx;
         if (cohorts.size() == first_new || cohorts.back().head != h) {
           cohorts.push_back(Cohort{h, t, {}, 0, -1});
+          cohorts.back().counted = h < heads_;
         }
         cohorts.back().members.push_back(Member{o, idx, std::max<i64>(1, s_.visit_count(o))});
         ++next;
@@ -465,10 +574,12 @@ class Runner {
         std::stable_sort(co.members.begin(), co.members.end(),
                          [](const Member& a, const Member& b) { return a.steps > b.steps; });
         co.active = co.members.size();
+        co.find_row_step();
         if (trace_ && co.head == 0) co.wave = new_wave(out, ph, 0, t, co.members);
       }
       for (Cohort& co : cohorts) {
         const i64 step = t - co.start;
+        mem_.set_counting(co.counted);
         StepTraffic* step_traffic = (trace_ && co.head == 0) ? &traffic : nullptr;
         if (step_traffic) step_traffic->reset(co.active);
         const i64 j = s_.visit_block(co.members.front().outer, step).second;  // lo = 0: shared by the cohort
@@ -481,6 +592,7 @@ class Runner {
           Cohort ending = co;
           ending.members.assign(co.members.begin() + static_cast<std::ptrdiff_t>(still),
                                 co.members.begin() + static_cast<std::ptrdiff_t>(co.active));
+          ending.find_row_step();
           piece(acc.end, ending, ending.members.size(), j, nullptr);
           free += static_cast<i64>(co.active - still);
         }
@@ -491,27 +603,40 @@ class Runner {
                     cohorts.end());
       ++t;
     }
+    mem_.set_counting(true);
   }
 
   // ---- a launch per outer iteration, a CTA per visit (FlashAttention-1) ----------
+  // When the model follows fewer heads than the run has, the launch's blocks
+  // of the other heads come after the followed ones: those sharing the last
+  // followed wave run in it, uncounted; the rest are the bytes they bring into
+  // the L2 (as many per block as the followed blocks brought) before the next
+  // launch starts.
   void run_launch_per_outer(int ph, i64 o, L2Result& out) {
     const PhaseAccesses& acc = phases_[static_cast<size_t>(ph)];
     const i64 visits = s_.visit_count(o);
     const i64 j = s_.visit_block(o, 0).second;  // the launch's column block (outer over columns)
-    const i64 total = heads_ * visits;
+    const i64 total = heads_ * visits;           // the followed blocks
+    const i64 grid = all_heads_ * visits;        // every block of the launch
+    const i64 brought_before = mem_.cache().brought_in_bytes();
     StepTraffic traffic;
     i64 next = 0, t = 0;
     while (next < total) {
-      const i64 end = std::min(total, next + W_);
+      const i64 end = std::min(grid, next + W_);
       while (next < end) {
         const i64 h = next / visits, k0 = next % visits;
         const i64 k1 = std::min(visits, k0 + (end - next));
-        Cohort co{h, t, {}, 0, -1};
+        mem_.set_counting(h < heads_);
         const i64 lo = s_.visit_block(o, 0).first;  // a launch's visits are row blocks lo, lo + 1, ...
-        for (i64 k = k0; k < k1; ++k) co.members.push_back(Member{k, lo + k, 1});
-        co.active = co.members.size();
+        // The wave's CTAs run row blocks lo + k0 ... lo + k1 − 1: the range is
+        // all the accesses need; the members themselves only for the trace.
+        Cohort co{h, t, {}, static_cast<size_t>(k1 - k0), -1};
+        co.row_step = 1;
+        co.first_row = lo + k0;
         StepTraffic* step_traffic = nullptr;
         if (trace_ && h == 0) {
+          co.members.reserve(co.active);
+          for (i64 k = k0; k < k1; ++k) co.members.push_back(Member{k, lo + k, 1});
           co.wave = new_wave(out, ph, o, t, co.members);
           traffic.reset(co.active);
           step_traffic = &traffic;
@@ -528,6 +653,12 @@ class Runner {
         next += k1 - k0;
       }
       ++t;
+    }
+    mem_.set_counting(true);
+    if (next < grid && next > 0) {
+      const double per_block = static_cast<double>(mem_.cache().brought_in_bytes() - brought_before) /
+                               static_cast<double>(next);
+      mem_.cache().bring_in_other(static_cast<i64>(per_block * static_cast<double>(grid - next)));
     }
   }
 
@@ -563,7 +694,8 @@ class Runner {
   const Schedule& s_;
   Launch launch_;
   L2Options opt_;
-  i64 heads_;
+  i64 heads_;            // followed
+  const i64 all_heads_;  // of the run
   Memory mem_;
   i64 W_ = 1;
   std::vector<PhaseAccesses> phases_;
@@ -585,9 +717,11 @@ L2Result simulate_l2(const Schedule& s, const Launch& launch, i64 l2_bytes, cons
   const i64 W = std::max<i64>(1, launch.concurrent_ctas());
   const bool per_outer = s.info().grid == GridShape::cta_per_outer_iteration;
   // Every head runs the same schedule; when following all of them would take too
-  // long, the model follows the first few — at least two, at least three waves of
-  // the grid, and enough that each pass moves several times the L2 (so nothing is
-  // reused across passes that the whole run would not reuse) — and scales. With
+  // long, the model follows the first few — at least two, three waves of the
+  // grid (so that the hand-over between waves and heads is in what is followed)
+  // and enough that each pass moves several times the L2 (so nothing is reused
+  // across passes that the whole run would not reuse) — and scales (Memory::finish).
+  // The blocks of the heads after the followed ones still run beside them, uncounted. With
   // a CTA per outer iteration the first pass decides when the budget is spent;
   // with a launch per outer iteration (each launch holds every head) the prefix
   // is chosen up front: each launch must still move several times the L2.
@@ -597,6 +731,8 @@ L2Result simulate_l2(const Schedule& s, const Launch& launch, i64 l2_bytes, cons
   const i64 ctas_per_head = per_outer ? s.grid().T_r : std::max<i64>(1, s.grid().T_r);
   const i64 for_waves = (3 * W + ctas_per_head - 1) / ctas_per_head;
   const i64 for_bytes = (4 * l2_bytes + pass_bytes - 1) / pass_bytes;
+  // Two at least: the first head starts with an empty L2, every other beside
+  // the tail of the one before; the second is what the others are scaled from.
   const i64 min_heads = std::min(heads, std::max({i64{2}, for_waves, for_bytes}));
   i64 start_heads = heads;
   if (!per_outer) {
@@ -630,21 +766,10 @@ L2Result simulate_l2(const Schedule& s, const Launch& launch, i64 l2_bytes, cons
   const i64 waves = (checked_mul(followed, s.info().outer_over_rows ? s.grid().T_r : s.grid().T_c, "CTAs") + W - 1) / W;
   r.method = "simulated: " + std::to_string(W) + " resident CTAs (" + launch.source + ")";
   if (per_outer) r.method += ", " + std::to_string(waves) + " wave(s) of the grid";
-  if (followed < heads) {
-    // Scale every head-proportional quantity; the dirty data left at the end is the run's tail, not scaled.
-    for (TensorTraffic& t : r.tensors) {
-      auto scale = [&](i64 v) { return checked_mul(v, heads, "L2 model") / followed; };
-      const i64 dirty = t.dirty_at_end_bytes;
-      t.request_read_bytes = scale(t.request_read_bytes);
-      t.request_write_bytes = scale(t.request_write_bytes);
-      t.l2_hit_read_bytes = scale(t.l2_hit_read_bytes);
-      t.dram_read_bytes = t.request_read_bytes - t.l2_hit_read_bytes;
-      t.l2_absorbed_write_bytes = scale(t.l2_absorbed_write_bytes);
-      t.dram_write_bytes = std::max<i64>(0, t.request_write_bytes - dirty - t.l2_absorbed_write_bytes);
-    }
+  if (followed < heads)
     r.method += "; followed the first " + std::to_string(followed) + " of " + std::to_string(heads) +
-                " heads and scaled (every head runs the same schedule)";
-  }
+                " heads (the next ones' blocks beside them) and scaled: the first head as walked, the others as "
+                "the heads after it (every head runs the same schedule)";
   return r;
 }
 

@@ -96,7 +96,7 @@ struct L2Options {
   // Above this many cache accesses the model follows a prefix of the heads and
   // extrapolates the rest (every head runs the same schedule); the method says so.
   i64 access_budget = 1'000'000;
-  // A hard stop: a problem whose minimum (two heads, three waves, four L2s of
+  // A hard stop: a problem whose minimum (three waves of the grid, four L2s of
   // traffic per pass) needs more cache accesses than this is not modelled, and
   // why_not says so, rather than keep the caller waiting.
   i64 access_limit = 40'000'000;
