@@ -7,9 +7,10 @@
 #   tests     the GPU test binary (Catch2)                       -> gpu-tests.log
 #   sanitize  compute-sanitizer memcheck + racecheck, every
 #             kernel at two sizes                                -> sanitize.log
-#   bench     the 16k-token performance grid (sweep "perf") and
-#             PyTorch eager / SDPA FLASH / SDPA cuDNN on the
-#             same problems, one merged table                    -> bench.txt bench.json torch.json compare.txt
+#   bench     the 16k-token performance grid (sweep "perf"), timed
+#             and with a DRAM counter pass per case, and PyTorch
+#             eager / SDPA FLASH / SDPA cuDNN on the same
+#             problems, one merged table                         -> bench.txt bench.json torch.json compare.txt
 #   labs      the lab-report sweeps and the FlashAttention-2
 #             paper grid (OOM cells as on a 16 GB T4)            -> labs.txt labs.json
 #   validate  the L2 model against the counters: every rung on the sweep
@@ -32,7 +33,7 @@ mkdir -p "$OUT"
 BIN=$ROOT/build-device/bin
 TESTS_BUDGET=${TESTS_BUDGET:-240}
 SANITIZE_BUDGET=${SANITIZE_BUDGET:-180}
-BENCH_BUDGET=${BENCH_BUDGET:-200}
+BENCH_BUDGET=${BENCH_BUDGET:-260}
 LABS_BUDGET=${LABS_BUDGET:-540}
 VALIDATE_BUDGET=${VALIDATE_BUDGET:-330}
 NCU_BUDGET=${NCU_BUDGET:-120}
@@ -173,7 +174,7 @@ for n, v in sorted(tot.items()): print("   %s %.5f GB" % (n, v / 1e9))
 
 stage_bench() {
   local t0=$SECONDS rc
-  timeout "$BENCH_BUDGET" "$BIN/flashlab" bench --sweep perf --json "$OUT/bench.json" > "$OUT/bench.txt" 2>&1
+  timeout "$BENCH_BUDGET" "$BIN/flashlab" bench --sweep perf --counters --json "$OUT/bench.json" > "$OUT/bench.txt" 2>&1
   rc=$?
   if [ $rc -ne 0 ] && [ ! -s "$OUT/bench.json" ]; then
     result bench FAILED $((SECONDS - t0)) "flashlab bench rc=$rc (bench.txt)"
