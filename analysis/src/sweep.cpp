@@ -141,8 +141,8 @@ std::vector<SweepRow> run_sweep(const sim::AttentionProblem& base, const sim::Ha
     sim::SimOptions opt = options;
     opt.stream_event_limit = 0;  // closed forms
     // The L2 model follows fewer heads per point than a single simulation (it
-    // still follows at least its minimum: three waves of the grid and four L2s
-    // of traffic per pass) so that a sweep stays interactive; docs/performance.md.
+    // still follows at least its minimum: two heads, three waves of the grid and
+    // four L2s of traffic per pass) so that a sweep stays interactive; docs/performance.md.
     opt.l2_options.access_budget = std::min<i64>(opt.l2_options.access_budget, kSweepL2AccessBudget);
     opt.l2_options.access_limit = std::min<i64>(opt.l2_options.access_limit, kSweepL2AccessLimit);
     if (spec.axis == SweepAxis::sram) opt.sram_bytes = v;

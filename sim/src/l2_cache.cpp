@@ -1,7 +1,6 @@
 #include "l2_cache.hpp"
 
 #include <algorithm>
-#include <bitset>
 
 namespace flashlab::sim::detail {
 
@@ -128,7 +127,6 @@ void SectoredLru::evict_to_capacity() {
     Line& l = lines_[static_cast<std::size_t>(n)];
     if (l.dirty && l.owner != kNoOwner) {
       const i64 dirty = l.shape.bytes(l.dirty);
-      written_back_ += dirty;
       const std::size_t at = static_cast<std::size_t>(l.owner) * 16 + static_cast<std::size_t>(tag_of(l.key));
       if (at >= written_back_by_owner_tag_.size()) written_back_by_owner_tag_.resize(at + 16, 0);
       written_back_by_owner_tag_[at] += dirty;
@@ -166,9 +164,9 @@ AccessOutcome SectoredLru::access(std::uint64_t key, const LineShape& shape, std
   return out;
 }
 
-void SectoredLru::bring_in_other(i64 bytes) {
-  // In lines of 1/64 of the L2 at most: other data leaves as it came, a line at a time.
-  const i64 chunk = std::max<i64>(1, capacity_ / 64);
+void SectoredLru::bring_in_other(i64 bytes, i64 line_bytes) {
+  // In the caller's lines: other data leaves as it came, a line at a time.
+  const i64 chunk = std::max<i64>(1, line_bytes);
   for (bytes = std::min(bytes, capacity_); bytes > 0; bytes -= chunk) {
     LineShape shape;
     shape.tile_bytes = std::min(chunk, bytes);
@@ -180,13 +178,6 @@ void SectoredLru::bring_in_other(i64 bytes) {
 i64 SectoredLru::written_back(std::int32_t owner, int tag) const {
   const std::size_t at = static_cast<std::size_t>(owner) * 16 + static_cast<std::size_t>(tag);
   return owner >= 0 && at < written_back_by_owner_tag_.size() ? written_back_by_owner_tag_[at] : 0;
-}
-
-i64 SectoredLru::dirty_bytes() const {
-  i64 b = 0;
-  for (std::int32_t n = head_; n >= 0; n = lines_[static_cast<std::size_t>(n)].next)
-    b += lines_[static_cast<std::size_t>(n)].shape.bytes(lines_[static_cast<std::size_t>(n)].dirty);
-  return b;
 }
 
 std::vector<i64> SectoredLru::dirty_bytes_by_tag() const {

@@ -42,15 +42,13 @@ class SectoredLru {
   // `bytes` of other data, each byte touched once (clean, never touched again),
   // brought in at the most recent end: what the thread blocks of heads the
   // caller does not follow would bring in between two of its own. Evicts as
-  // any access does.
-  void bring_in_other(i64 bytes);
+  // any access does. In lines of `line_bytes`.
+  void bring_in_other(i64 bytes, i64 line_bytes);
   // Bytes brought into the L2 so far (read misses and write allocations).
   i64 brought_in_bytes() const { return brought_in_; }
 
   i64 capacity() const { return capacity_; }
   i64 resident_bytes() const { return resident_; }
-  i64 dram_write_bytes() const { return written_back_; }  // dirty bytes of owned lines evicted so far
-  i64 dirty_bytes() const;                               // dirty bytes still in L2
   // Dirty bytes still resident, per tensor tag (the top 4 bits of each key).
   std::vector<i64> dirty_bytes_by_tag() const;
   // Dirty bytes evicted so far from the lines of `owner` with tag `tag` (the top 4 bits of the key).
@@ -76,7 +74,7 @@ class SectoredLru {
   std::size_t slot_of(std::uint64_t key) const;
 
   i64 capacity_;
-  i64 resident_ = 0, written_back_ = 0, brought_in_ = 0;
+  i64 resident_ = 0, brought_in_ = 0;
   std::uint64_t next_other_ = 0;  // keys of other data: tag 15, a counter
   std::vector<i64> written_back_by_owner_tag_;  // [owner · 16 + tag]
   std::vector<Line> lines_;

@@ -248,7 +248,10 @@ class Memory {
     return o;
   }
   void set_counting(bool on) { counting_ = on; }
-  SectoredLru& cache() { return cache_; }
+  // Bytes the L2 took in so far (misses and write allocations), and other
+  // heads' bytes brought in, in this model's lines.
+  i64 brought_in_bytes() const { return cache_.brought_in_bytes(); }
+  void bring_in_other(i64 bytes) { cache_.bring_in_other(bytes, target_line_); }
 
   // Per tensor, all `heads` of the run from the `followed` first ones. Every
   // head followed: their sum, as walked. Fewer: the first head, which starts
@@ -618,7 +621,7 @@ class Runner {
     const i64 j = s_.visit_block(o, 0).second;  // the launch's column block (outer over columns)
     const i64 total = heads_ * visits;           // the followed blocks
     const i64 grid = all_heads_ * visits;        // every block of the launch
-    const i64 brought_before = mem_.cache().brought_in_bytes();
+    const i64 brought_before = mem_.brought_in_bytes();
     StepTraffic traffic;
     i64 next = 0, t = 0;
     while (next < total) {
@@ -656,9 +659,9 @@ class Runner {
     }
     mem_.set_counting(true);
     if (next < grid && next > 0) {
-      const double per_block = static_cast<double>(mem_.cache().brought_in_bytes() - brought_before) /
+      const double per_block = static_cast<double>(mem_.brought_in_bytes() - brought_before) /
                                static_cast<double>(next);
-      mem_.cache().bring_in_other(static_cast<i64>(per_block * static_cast<double>(grid - next)));
+      mem_.bring_in_other(static_cast<i64>(per_block * static_cast<double>(grid - next)));
     }
   }
 
