@@ -25,6 +25,18 @@ TileRef Emitter::whole_O_accumulator() const {
   return r;
 }
 
+TileRef Emitter::dQ_accumulator(i64 i) const {
+  TileRef r = dQ(i);
+  r.bytes = r.rows * r.cols * dtype_bytes(storage_.dq_accumulator.value_or(dt_));
+  return r;
+}
+
+TileRef Emitter::whole_dQ_accumulator() const {
+  TileRef r = whole(Tensor::dQ, g_.n_q, g_.d);
+  r.bytes = r.rows * r.cols * dtype_bytes(storage_.dq_accumulator.value_or(dt_));
+  return r;
+}
+
 TileEvent Emitter::base(EventKind k, int line) const {
   TileEvent e;
   e.kind = k;

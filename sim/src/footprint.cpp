@@ -8,14 +8,21 @@ namespace flashlab::sim {
 TensorExtent tensor_extent(Tensor t, const AttentionProblem& p) {
   switch (t) {
     case Tensor::Q:
-    case Tensor::O: return {p.n_q(), p.head_dim};
+    case Tensor::O:
+    case Tensor::dO:
+    case Tensor::dQ: return {p.n_q(), p.head_dim};
     case Tensor::K:
-    case Tensor::V: return {p.n_kv(), p.head_dim};
+    case Tensor::V:
+    case Tensor::dK:
+    case Tensor::dV: return {p.n_kv(), p.head_dim};
     case Tensor::S:
-    case Tensor::P: return {p.n_q(), p.n_kv()};
+    case Tensor::P:
+    case Tensor::dS:
+    case Tensor::dP: return {p.n_q(), p.n_kv()};
     case Tensor::l:
     case Tensor::m:
-    case Tensor::LSE: return {p.n_q(), 1};
+    case Tensor::LSE:
+    case Tensor::D: return {p.n_q(), 1};
     default: return {0, 0};  // on-chip statistics: never in HBM
   }
 }

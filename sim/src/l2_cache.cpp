@@ -18,7 +18,7 @@ std::uint64_t mix(std::uint64_t k) {
   k ^= k >> 33;
   return k;
 }
-int tag_of(std::uint64_t key) { return static_cast<int>(key >> 60); }
+int tag_of(std::uint64_t key) { return static_cast<int>(key >> SectoredLru::kTagShift); }
 }  // namespace
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
@@ -127,8 +127,8 @@ void SectoredLru::evict_to_capacity() {
     Line& l = lines_[static_cast<std::size_t>(n)];
     if (l.dirty && l.owner != kNoOwner) {
       const i64 dirty = l.shape.bytes(l.dirty);
-      const std::size_t at = static_cast<std::size_t>(l.owner) * 16 + static_cast<std::size_t>(tag_of(l.key));
-      if (at >= written_back_by_owner_tag_.size()) written_back_by_owner_tag_.resize(at + 16, 0);
+      const std::size_t at = static_cast<std::size_t>(l.owner) * kTags + static_cast<std::size_t>(tag_of(l.key));
+      if (at >= written_back_by_owner_tag_.size()) written_back_by_owner_tag_.resize(at + kTags, 0);
       written_back_by_owner_tag_[at] += dirty;
     }
     resident_ -= l.bytes;
@@ -170,18 +170,18 @@ void SectoredLru::bring_in_other(i64 bytes, i64 line_bytes) {
   for (bytes = std::min(bytes, capacity_); bytes > 0; bytes -= chunk) {
     LineShape shape;
     shape.tile_bytes = std::min(chunk, bytes);
-    const std::uint64_t key = (std::uint64_t{15} << 60) | next_other_++;
+    const std::uint64_t key = (static_cast<std::uint64_t>(kOtherTag) << kTagShift) | next_other_++;
     access(key, shape, 1, false, kNoOwner);
   }
 }
 
 i64 SectoredLru::written_back(std::int32_t owner, int tag) const {
-  const std::size_t at = static_cast<std::size_t>(owner) * 16 + static_cast<std::size_t>(tag);
+  const std::size_t at = static_cast<std::size_t>(owner) * kTags + static_cast<std::size_t>(tag);
   return owner >= 0 && at < written_back_by_owner_tag_.size() ? written_back_by_owner_tag_[at] : 0;
 }
 
 std::vector<i64> SectoredLru::dirty_bytes_by_tag() const {
-  std::vector<i64> by(16, 0);
+  std::vector<i64> by(kTags, 0);
   for (std::int32_t n = head_; n >= 0; n = lines_[static_cast<std::size_t>(n)].next) {
     const Line& l = lines_[static_cast<std::size_t>(n)];
     by[static_cast<std::size_t>(tag_of(l.key))] += l.shape.bytes(l.dirty);

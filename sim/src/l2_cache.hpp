@@ -49,9 +49,15 @@ class SectoredLru {
 
   i64 capacity() const { return capacity_; }
   i64 resident_bytes() const { return resident_; }
-  // Dirty bytes still resident, per tensor tag (the top 4 bits of each key).
+  // A key's top 5 bits are its tag: the tensor (Tensor's index, below
+  // kGlobalTensorCount), or kOtherTag for other data brought in.
+  static constexpr int kTagShift = 59;
+  static constexpr int kTags = 32;
+  static constexpr int kOtherTag = kTags - 1;
+  static_assert(kGlobalTensorCount < kOtherTag, "a tensor's tag must not be the other data's");
+  // Dirty bytes still resident, per tensor tag.
   std::vector<i64> dirty_bytes_by_tag() const;
-  // Dirty bytes evicted so far from the lines of `owner` with tag `tag` (the top 4 bits of the key).
+  // Dirty bytes evicted so far from the lines of `owner` with tag `tag`.
   i64 written_back(std::int32_t owner, int tag) const;
 
  private:
@@ -75,8 +81,8 @@ class SectoredLru {
 
   i64 capacity_;
   i64 resident_ = 0, brought_in_ = 0;
-  std::uint64_t next_other_ = 0;  // keys of other data: tag 15, a counter
-  std::vector<i64> written_back_by_owner_tag_;  // [owner · 16 + tag]
+  std::uint64_t next_other_ = 0;  // keys of other data: tag kOtherTag, a counter
+  std::vector<i64> written_back_by_owner_tag_;  // [owner · kTags + tag]
   std::vector<Line> lines_;
   std::vector<std::int32_t> free_;
   std::int32_t head_ = -1, tail_ = -1;

@@ -204,9 +204,12 @@ class Memory {
     const i64 line = index / gsz;
     const i64 a_idx = a.uses_i ? line : 0, b_idx = a.uses_i ? (a.uses_j ? j + 1 : 0) : line;
     l.bit = static_cast<int>(index - line * gsz);
-    if (head >= (i64{1} << 20) || a_idx >= (i64{1} << 20) || b_idx >= (i64{1} << 20))
+    if (static_cast<int>(a.tensor) >= kGlobalTensorCount)
+      throw std::logic_error("the L2 model was asked for an on-chip tensor in global memory");
+    if (head >= (i64{1} << 19) || a_idx >= (i64{1} << 20) || b_idx >= (i64{1} << 20))
       throw OverflowError("too many heads or blocks for the L2 model's line index");
-    l.key = (static_cast<std::uint64_t>(a.tensor) << 60) | (static_cast<std::uint64_t>(head) << 40) |
+    // Key: tensor (5 bits, SectoredLru::kTagShift), head (19), line index a (20), b (20).
+    l.key = (static_cast<std::uint64_t>(a.tensor) << SectoredLru::kTagShift) | (static_cast<std::uint64_t>(head) << 40) |
             (static_cast<std::uint64_t>(a_idx) << 20) | static_cast<std::uint64_t>(b_idx);  // head_of() reads it back
     l.shape.tile_bytes = a.uses_i ? tile_bytes(a, -1, j) : tile_bytes(a, i, -1);
     const i64 last = count - 1;
@@ -223,7 +226,7 @@ class Memory {
   // Touches the tiles `mask` of a line for `copies` blocks at once: the first
   // finds what the L2 holds, the other copies then hit (blocks of one cohort
   // asking for the same K_j in the same step).
-  static i64 head_of(std::uint64_t key) { return static_cast<i64>((key >> 40) & 0xFFFFF); }
+  static i64 head_of(std::uint64_t key) { return static_cast<i64>((key >> 40) & 0x7FFFF); }
 
   // Accesses of heads the model does not follow (counting off) take their
   // place in the L2 but are not counted.
@@ -262,7 +265,7 @@ class Memory {
   std::array<TensorTraffic, kTensorCount> finish(i64 followed, i64 heads) const {
     std::array<TensorTraffic, kTensorCount> out{};
     const std::vector<i64> dirty = cache_.dirty_bytes_by_tag();
-    for (int t = 0; t < kTensorCount; ++t) {
+    for (int t = 0; t < kGlobalTensorCount; ++t) {  // on-chip tensors never reach the L2
       const auto ti = static_cast<size_t>(t);
       auto of = [&](i64 h) {
         TensorTraffic x = static_cast<size_t>(h) < per_head_.size() ? per_head_[static_cast<size_t>(h)][ti] : TensorTraffic{};

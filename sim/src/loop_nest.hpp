@@ -42,6 +42,19 @@ class Emitter {
   TileRef O_accumulator(i64 i) const;
   TileRef whole_O_accumulator() const;
 
+  // The backward pass's tensors: dO_i, dQ_i (N_q × d), dK_j, dV_j (N_kv × d),
+  // dS_ij, dP_ij (B_r × B_c), and D_i = rowsum(dO_i ∘ O_i) as a row statistic.
+  TileRef dO(i64 i) const { return tile(Tensor::dO, i, -1, g_.rows(i), g_.d); }
+  TileRef dQ(i64 i) const { return tile(Tensor::dQ, i, -1, g_.rows(i), g_.d); }
+  TileRef dK(i64 j) const { return tile(Tensor::dK, -1, j, g_.cols(j), g_.d); }
+  TileRef dV(i64 j) const { return tile(Tensor::dV, -1, j, g_.cols(j), g_.d); }
+  TileRef dS(i64 i, i64 j) const { return tile(Tensor::dS, i, j, g_.rows(i), g_.cols(j)); }
+  TileRef dP(i64 i, i64 j) const { return tile(Tensor::dP, i, j, g_.rows(i), g_.cols(j)); }
+  // dQ while the backward adds into it in global memory from every K_j, V_j
+  // block: in StorageTypes::dq_accumulator when set (fp32, FlashAttention-2's dQaccum).
+  TileRef dQ_accumulator(i64 i) const;
+  TileRef whole_dQ_accumulator() const;
+
   // Loop indices of the iteration the next events belong to.
   void at(i64 i, i64 j, bool masked) { i_ = i; j_ = j; masked_ = masked; }
 

@@ -10,7 +10,22 @@
 
 namespace flashlab::sim {
 
-enum class Algorithm : std::uint8_t { standard, pytorch, fa1, fa2 };
+// The forward algorithms, then the backward pass of each: standard_bwd is
+// Algorithm 3 of FlashAttention (S, P, dP, dS through HBM), pytorch_bwd what
+// eager PyTorch's autograd launches, fa1_bwd Algorithm 4 of FlashAttention,
+// fa2_bwd Algorithm 2 of FlashAttention-2.
+enum class Algorithm : std::uint8_t { standard, pytorch, fa1, fa2, standard_bwd, pytorch_bwd, fa1_bwd, fa2_bwd };
+
+// Which pass of training an algorithm computes: the forward O = softmax(τQKᵀ)V,
+// or the backward dQ, dK, dV from dO (and what the forward kept).
+enum class Pass : std::uint8_t { fwd, bwd };
+std::string_view to_string(Pass p);  // "fwd", "bwd"
+
+// What a front end is asked to show (--pass): one pass, or a training step's
+// forward followed by its backward, counted as their sum.
+enum class PassSelection : std::uint8_t { fwd, bwd, fwd_bwd };
+std::string_view to_string(PassSelection p);  // "fwd", "bwd", "fwd+bwd"
+std::optional<PassSelection> parse_pass_selection(std::string_view s);
 
 // How the loop nest runs on a GPU, for the L2 model: each outer iteration is
 // one thread block (CTA) of a launch — FlashAttention-2, the passes of the
@@ -53,10 +68,24 @@ struct AlgorithmInfo {
 
   GridShape grid = GridShape::cta_per_outer_iteration;
   TileRule tile_rule = TileRule::paper;
+
+  // The pass it computes, and the forward algorithm it belongs to (itself for
+  // a forward one): fa2_bwd differentiates fa2, using the L_i fa2 wrote.
+  Pass pass = Pass::fwd;
+  Algorithm forward = Algorithm::standard;
 };
 
 const AlgorithmInfo& algorithm_info(Algorithm a);
+// Every algorithm with a loop nest, forward ones first.
 const std::vector<Algorithm>& all_algorithms();
+// Those of one pass, in the table's order.
+const std::vector<Algorithm>& algorithms_of(Pass p);
+// The forward algorithm `a` belongs to (a itself when it is one).
+Algorithm forward_of(Algorithm a);
+// The backward algorithm of forward algorithm `a`, when the table has one.
+std::optional<Algorithm> backward_of(Algorithm a);
+// The algorithm of `a`'s family that computes pass `p` (a itself when it does).
+std::optional<Algorithm> with_pass(Algorithm a, Pass p);
 std::optional<Algorithm> parse_algorithm(std::string_view s);
 std::string_view to_string(Algorithm a);
 

@@ -17,19 +17,33 @@ constexpr i64 dtype_bytes(DType t) { return t == DType::fp32 ? 4 : 2; }
 std::string_view to_string(DType t);
 std::optional<DType> parse_dtype(std::string_view s);
 
-// Every tensor the algorithms name. Q..O and LSE live in HBM; the others are
-// on-chip statistics of online softmax (m̃_ij, ℓ̃_ij, m_i^new, ℓ_i^new).
-enum class Tensor : std::uint8_t { Q, K, V, S, P, O, l, m, LSE, m_tilde, l_tilde, m_new, l_new };
-inline constexpr int kTensorCount = 13;
+// Every tensor the algorithms name. Q..D may live in global memory: the
+// forward's Q, K, V, S, P, O, ℓ, m and the logsumexp, and the backward's
+// gradients dO, dQ, dK, dV, dS = ∂L/∂S, dP = ∂L/∂P and D = rowsum(dO ∘ O).
+// The rest are on-chip statistics of online softmax (m̃_ij, ℓ̃_ij, m_i^new,
+// ℓ_i^new). The global tensors come first: the L2 model keys a line by a
+// tensor index below kGlobalTensorCount.
+enum class Tensor : std::uint8_t {
+  Q, K, V, S, P, O, l, m, LSE,
+  dO, dQ, dK, dV, dS, dP, D,
+  m_tilde, l_tilde, m_new, l_new
+};
+inline constexpr int kTensorCount = 20;
+inline constexpr int kGlobalTensorCount = 16;  // Q .. D
 
 std::string_view to_string(Tensor t);        // ASCII: "Q", "l", "m_tilde", ...
 std::string_view display_name(Tensor t);     // paper notation: "ℓ", "m̃", ...
 
-// Statistics (ℓ, m, LSE and their on-chip variants) are fp32 whatever the
-// problem dtype; Q, K, V, S, P, O are in the problem dtype.
+// Statistics (ℓ, m, LSE, D and the on-chip variants) are fp32 whatever the
+// problem dtype; Q, K, V, S, P, O and the gradients are in the problem dtype.
 constexpr bool is_statistic(Tensor t) {
-  return t == Tensor::l || t == Tensor::m || t == Tensor::LSE || t == Tensor::m_tilde ||
+  return t == Tensor::l || t == Tensor::m || t == Tensor::LSE || t == Tensor::D || t == Tensor::m_tilde ||
          t == Tensor::l_tilde || t == Tensor::m_new || t == Tensor::l_new;
+}
+// The tensors only the backward pass has.
+constexpr bool is_gradient(Tensor t) {
+  return t == Tensor::dO || t == Tensor::dQ || t == Tensor::dK || t == Tensor::dV || t == Tensor::dS ||
+         t == Tensor::dP || t == Tensor::D;
 }
 constexpr i64 element_bytes(Tensor t, DType d) { return is_statistic(t) ? 4 : dtype_bytes(d); }
 
@@ -37,9 +51,15 @@ constexpr i64 element_bytes(Tensor t, DType d) { return is_statistic(t) ? 4 : dt
 // paper's. FlashAttention-1 reads and writes O_i at every step of its outer
 // loop; the paper keeps O in the problem's dtype there, a kernel may keep the
 // running O in fp32 (ours does) and write the problem's dtype at its last step.
+// The backward passes of FlashAttention add into dQ_i in global memory from
+// every K_j, V_j block; a kernel accumulates them in fp32 (FlashAttention-2's
+// dQaccum) and converts once at the end.
 struct StorageTypes {
-  std::optional<DType> o_accumulator;  // unset: the problem's dtype
-  bool operator==(const StorageTypes& o) const { return o_accumulator == o.o_accumulator; }
+  std::optional<DType> o_accumulator;   // unset: the problem's dtype
+  std::optional<DType> dq_accumulator;  // unset: the problem's dtype
+  bool operator==(const StorageTypes& o) const {
+    return o_accumulator == o.o_accumulator && dq_accumulator == o.dq_accumulator;
+  }
   bool operator!=(const StorageTypes& o) const { return !(*this == o); }
 };
 
