@@ -16,12 +16,6 @@ bool same_problem(const sim::AttentionProblem& a, const sim::AttentionProblem& b
          a.causal == b.causal && a.dtype == b.dtype;
 }
 
-namespace {
-
-bool forward(const sim::MeasuredRun& r) { return r.direction == "fwd"; }
-
-}  // namespace
-
 MeasuredLookup measured_dram(const BenchResults& results, const std::string& origin, const sim::AttentionProblem& p,
                              sim::Algorithm a) {
   MeasuredLookup out;
@@ -29,7 +23,7 @@ MeasuredLookup measured_dram(const BenchResults& results, const std::string& ori
       std::any_of(results.rows.begin(), results.rows.end(), [](const BenchRow& r) { return r.has_counters(); });
   std::string note;  // the first counters note of a matching run: why it has none
   for (const BenchRow& row : results.rows) {
-    if (!forward(row) || !same_problem(row.problem, p)) continue;
+    if (pass_of(row) != sim::algorithm_info(a).pass || !same_problem(row.problem, p)) continue;
     const auto model = sim::model_algorithm(row);
     if (!model || *model != a) continue;
     if (note.empty() && !row.has_counters() && !row.counters_note.empty()) note = row.kernel + ": " + row.counters_note;
@@ -92,10 +86,6 @@ RoofCheck check_roof(const BenchResults& results, const std::vector<sim::Hardwar
   const double clock = results.meta.sm_clock_mhz;
   std::map<std::string, int> skipped;
   for (const BenchRow& row : results.rows) {
-    if (!forward(row)) {
-      ++skipped["backward pass (no model)"];
-      continue;
-    }
     if (row.status != RunStatus::ok) {
       ++skipped["not run (" + std::string(to_string(row.status)) + ")"];
       continue;
@@ -108,7 +98,7 @@ RoofCheck check_roof(const BenchResults& results, const std::vector<sim::Hardwar
     r.kernel = row.kernel;
     r.problem = row.problem;
     r.time_s = row.time_ms_median * 1e-3;
-    r.flops = static_cast<double>(convention_flops(row.problem));
+    r.flops = static_cast<double>(convention_flops(row.problem, pass_of(row)));
     if (row.has_counters()) {
       r.measured_dram = true;
       r.dram_bytes = static_cast<double>(row.dram_read_bytes + row.dram_write_bytes);

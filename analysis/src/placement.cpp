@@ -84,6 +84,8 @@ constexpr i64 kPlacementL2AccessBudget = 150'000;
 constexpr sim::TileShape kMaterializingTiles{128, 128};
 }  // namespace
 
+sim::Pass pass_of(const sim::MeasuredRun& run) { return run.direction == "bwd" ? sim::Pass::bwd : sim::Pass::fwd; }
+
 RunModel model_of(const sim::MeasuredRun& run, const sim::HardwareModel& hw) {
   RunModel m;
   const auto algo = sim::model_algorithm(run);
@@ -91,6 +93,11 @@ RunModel model_of(const sim::MeasuredRun& run, const sim::HardwareModel& hw) {
     m.why_not = "no simulator algorithm for kernel '" + run.kernel + "': " +
                 (run.model.empty() ? std::string("the row names no model (written before result rows carried one)")
                                    : "unknown model '" + run.model + "'");
+    return m;
+  }
+  if (sim::algorithm_info(*algo).pass != pass_of(run)) {
+    m.why_not = "a " + std::string(pass_of(run) == sim::Pass::bwd ? "backward" : "forward") + " run whose model '" +
+                run.model + "' is a " + (pass_of(run) == sim::Pass::bwd ? "forward" : "backward") + " algorithm";
     return m;
   }
   sim::SimOptions opt;
@@ -145,11 +152,11 @@ DramCheck dram_check(const BenchRow& row) {
 
 // ---- rates ---------------------------------------------------------------------------
 
-RunRates run_rates(const sim::AttentionProblem& p, double time_ms, const sim::SimResult* model) {
+RunRates run_rates(const sim::AttentionProblem& p, sim::Pass pass, double time_ms, const sim::SimResult* model) {
   RunRates r;
   const double seconds = time_ms * 1e-3;
   if (!(seconds > 0)) return r;
-  r.tflops = static_cast<double>(convention_flops(p)) / seconds / 1e12;
+  r.tflops = static_cast<double>(convention_flops(p, pass)) / seconds / 1e12;
   if (model) {
     r.tflops_exact = static_cast<double>(exact_flops(model->total)) / seconds / 1e12;
     r.gbps = static_cast<double>(model->dram_bytes()) / seconds / 1e9;
@@ -177,7 +184,8 @@ BenchRow bench_row(const sim::MeasuredRun& run, const sim::HardwareModel& hw) {
   }
   if (!(run.time_ms_median > 0)) return row;
   try {
-    const RunRates rates = run_rates(run.problem, run.time_ms_median, model.result ? &*model.result : nullptr);
+    const RunRates rates =
+        run_rates(run.problem, pass_of(run), run.time_ms_median, model.result ? &*model.result : nullptr);
     row.tflops = rates.tflops;
     row.tflops_exact = rates.tflops_exact;
     row.gbps = rates.gbps;
@@ -253,7 +261,7 @@ PlacedRun place(const std::string& kernel, const sim::SimResult& r, double time_
   run.flops = static_cast<double>(exact_flops(r.total));
   run.time_s = time_s;
   run.achieved = time_s > 0 ? run.flops / time_s : 0;
-  run.rates = run_rates(r.problem, time_ms, &r);
+  run.rates = run_rates(r.problem, sim::algorithm_info(r.algorithm).pass, time_ms, &r);
   run.peak = c.peak(r.problem.dtype, run.unit);
 
   const LevelBytes bytes = level_bytes(r);
@@ -312,10 +320,6 @@ Placement place_runs(const BenchResults& results, const sim::HardwareModel& hw, 
       continue;
     }
     const std::string what = short_label(row.kernel, row.problem) + " " + row.direction;
-    if (row.direction != "fwd") {
-      out.skipped.push_back(what + ": the simulator models the forward pass only");
-      continue;
-    }
     if (row.model.empty() &&
         std::find(out.without_model.begin(), out.without_model.end(), row.kernel) == out.without_model.end())
       out.without_model.push_back(row.kernel);

@@ -94,7 +94,7 @@ json sim_json(const sim::SimResult& r, const sim::HardwareModel& hw) {
   j["flops"] = json{{"matmul", r.total.matmul_flops},
                     {"softmax", r.total.softmax_flops},
                     {"exact", r.total.flops()},
-                    {"convention", convention_flops(r.problem)},
+                    {"convention", convention_flops(r.problem, sim::algorithm_info(r.algorithm).pass)},
                     {"exps", r.total.exps}};
   const RooflineEstimate roof = roofline(r, hw);
   j["arithmetic_intensity"] = roof.ai;
@@ -161,7 +161,7 @@ std::vector<std::string> result_csv_fields(const sim::SimResult& r, const Roofli
           has ? s(r.sram_peak_bytes) : "",
           r.ok() ? s(r.total.matmul_flops) : "",
           r.ok() ? s(r.total.softmax_flops) : "",
-          r.ok() ? s(convention_flops(p)) : "",
+          r.ok() ? s(convention_flops(p, sim::algorithm_info(r.algorithm).pass)) : "",
           r.ok() ? fixed(roof.ai, 4) : "",
           r.ok() ? fixed(roof.attainable / 1e12, 3) : "",
           r.ok() ? fixed(roof.time_s * 1e3, 6) : "",

@@ -6,12 +6,34 @@
 
 namespace flashlab::analysis {
 
-i64 convention_flops(const sim::AttentionProblem& p) {
+namespace {
+// GEMMs of 2·N_q·N_kv·d per head that the convention counts, ×2 (FLOPs per multiply-add).
+i64 convention_factor(sim::PassSelection passes) {
+  switch (passes) {
+    case sim::PassSelection::fwd: return 4;       // S = QKᵀ, O = PV
+    case sim::PassSelection::bwd: return 10;      // S again, dV, dP, dQ, dK
+    case sim::PassSelection::fwd_bwd: return 14;
+  }
+  return 4;
+}
+}  // namespace
+
+i64 convention_flops(const sim::AttentionProblem& p, sim::PassSelection passes) {
   const i64 f = sim::checked_mul(
-      sim::checked_mul(sim::checked_mul(4, p.head_count(), "FLOPs"), sim::checked_mul(p.n_q(), p.n_kv(), "FLOPs"),
-                       "FLOPs"),
+      sim::checked_mul(sim::checked_mul(convention_factor(passes), p.head_count(), "FLOPs"),
+                       sim::checked_mul(p.n_q(), p.n_kv(), "FLOPs"), "FLOPs"),
       p.head_dim, "FLOPs");
   return p.causal ? f / 2 : f;
+}
+
+i64 convention_flops(const sim::AttentionProblem& p) { return convention_flops(p, sim::PassSelection::fwd); }
+
+i64 convention_flops(const sim::AttentionProblem& p, sim::Pass pass) {
+  return convention_flops(p, pass == sim::Pass::fwd ? sim::PassSelection::fwd : sim::PassSelection::bwd);
+}
+
+std::string convention_formula(const sim::AttentionProblem& p, sim::PassSelection passes) {
+  return std::to_string(convention_factor(passes)) + "·B·H·N²·d" + (p.causal ? "/2" : "");
 }
 
 i64 exact_flops(const sim::Counters& c) { return c.flops(); }
@@ -33,7 +55,7 @@ double time_lower_bound_s(double flops, double bytes, double peak_flops, double 
 RooflineEstimate roofline(const sim::SimResult& r, const sim::HardwareModel& hw, sim::ComputeUnit unit) {
   RooflineEstimate e;
   e.flops = static_cast<double>(exact_flops(r.total));
-  e.convention_flops = static_cast<double>(convention_flops(r.problem));
+  e.convention_flops = static_cast<double>(convention_flops(r.problem, sim::algorithm_info(r.algorithm).pass));
   e.request_bytes = static_cast<double>(r.total.level(sim::Level::HBM).bytes());
   e.dram_bytes = static_cast<double>(r.dram_bytes());
   e.ai = arithmetic_intensity(e.flops, e.dram_bytes);

@@ -1,5 +1,7 @@
 // flashlab compare: the lecture's comparison of standard attention,
 // FlashAttention-1 and FlashAttention-2 on one problem (the headless main job).
+#include <algorithm>
+#include <functional>
 #include <iostream>
 #include <optional>
 
@@ -9,6 +11,7 @@
 #include "flashlab/analysis/bench_results.hpp"
 #include "flashlab/analysis/datasheet.hpp"
 #include "flashlab/analysis/measured_checks.hpp"
+#include "flashlab/analysis/placement.hpp"
 
 namespace flashlab::cli {
 namespace {
@@ -18,22 +21,36 @@ constexpr const char* kDefaultCsv = "flashlab-comparison.csv";
 
 struct Row {
   std::string label;
-  sim::SimResult result;
-  analysis::RooflineEstimate roof;
+  analysis::PassRun run;  // one part per pass, each with its own tiles
 };
 
 // Each algorithm with the tiles its own loop order wants (the simulator's rule
-// for it), unless --br/--bc fix them for all.
-std::vector<Row> compare(const Resolved& r, const std::vector<sim::Algorithm>& algos) {
+// for it), unless --br/--bc fix them for all; each pass of the selection
+// simulated on its own and summed.
+std::vector<Row> compare(const Resolved& r, const std::vector<sim::Algorithm>& algos,
+                         const std::optional<sim::PassSelection>& pass) {
   std::vector<Row> rows;
   for (sim::Algorithm a : algos) {
-    const sim::AlgorithmInfo& info = sim::algorithm_info(a);
-    Row row{std::string(info.key), sim::simulate(a, r.problem, r.hw, r.options), {}};
-    if (!row.result.ok()) throw UsageError(std::string(info.key) + ": " + row.result.errors().front());
-    row.roof = analysis::roofline(row.result, r.hw);
+    Row row;
+    try {
+      row.run = analysis::simulate_passes(a, pass_or_own(pass, a), r.problem, r.hw, r.options);
+    } catch (const std::invalid_argument& e) {
+      throw UsageError(std::string("--pass: ") + e.what());
+    }
+    for (const analysis::PassPart& part : row.run.parts)
+      if (!part.result.ok())
+        throw UsageError(std::string(sim::to_string(part.result.algorithm)) + ": " + part.result.errors().front());
+    row.label = row.run.label();
     rows.push_back(row);
   }
   return rows;
+}
+
+std::string tiles_cell(const analysis::PassRun& run) {
+  std::string out;
+  for (const analysis::PassPart& part : run.parts)
+    out += (out.empty() ? "" : " / ") + std::to_string(part.result.tiles.Br) + "×" + std::to_string(part.result.tiles.Bc);
+  return out;
 }
 
 std::string gb_cell(double bytes) { return analysis::fixed(bytes / 1e9, 2) + " GB"; }
@@ -56,6 +73,8 @@ std::vector<std::string> compare_csv_header() {
   return h;
 }
 
+void print_paper_table(const Resolved& r, const std::vector<Row>& rows, const std::optional<Measured>& measured);
+
 int print_and_write(const Resolved& r, const std::vector<Row>& rows, const std::string& csv_path,
                     const std::optional<Measured>& measured) {
   const sim::HardwareModel& hw = r.hw;
@@ -77,25 +96,32 @@ int print_and_write(const Resolved& r, const std::vector<Row>& rows, const std::
                 << ", the model rows are for " << hw.display_name << " (--hw)\n";
   }
   std::cout << "\n";
-  const double std_bytes = static_cast<double>(rows.front().result.total.level(sim::Level::HBM).bytes());
+  const double std_bytes = static_cast<double>(rows.front().run.total.level(sim::Level::HBM).bytes());
   analysis::TextTable t({"algorithm", "B_r×B_c", "requests read", "requests write", "requests total",
                          "vs " + rows.front().label, "DRAM predicted", "DRAM measured", "GFLOP", "AI FLOP/B", "≥ ms",
                          "bound"});
   std::string csv = analysis::csv_row(compare_csv_header());
   size_t csv_rows = 0;
   for (const Row& row : rows) {
-    const sim::SimResult& s = row.result;
-    const sim::Traffic hbm = s.total.level(sim::Level::HBM);
-    analysis::MeasuredLookup runs;
-    if (measured) runs = analysis::measured_dram(measured->results, measured->origin, r.problem, s.algorithm);
-    const std::string measured_cell = !measured ? "-" : !runs.runs.empty() ? "per kernel below" : runs.why_none;
-    t.add({row.label, std::to_string(s.tiles.Br) + "×" + std::to_string(s.tiles.Bc), gb_cell(static_cast<double>(hbm.read_bytes)),
+    const analysis::PassRun& run = row.run;
+    const sim::Traffic hbm = run.total.level(sim::Level::HBM);
+    std::vector<analysis::MeasuredLookup> lookups;
+    if (measured)
+      for (const analysis::PassPart& part : run.parts)
+        lookups.push_back(
+            analysis::measured_dram(measured->results, measured->origin, r.problem, part.result.algorithm));
+    const bool any_run = std::any_of(lookups.begin(), lookups.end(), [](const auto& l) { return !l.runs.empty(); });
+    const std::string measured_cell = !measured ? "-" : any_run ? "per kernel below" : lookups.front().why_none;
+    t.add({row.label, tiles_cell(run), gb_cell(static_cast<double>(hbm.read_bytes)),
            gb_cell(static_cast<double>(hbm.write_bytes)), gb_cell(static_cast<double>(hbm.bytes())),
-           analysis::fixed(static_cast<double>(hbm.bytes()) / std_bytes, 3) + "×", gb_cell(row.roof.dram_bytes),
-           measured_cell, analysis::fixed(static_cast<double>(s.total.flops()) / 1e9, 1), analysis::fixed(row.roof.ai, 1),
-           analysis::fixed(row.roof.time_s * 1e3, 3), row.roof.memory_bound ? "memory" : "compute"});
+           analysis::fixed(static_cast<double>(hbm.bytes()) / std_bytes, 3) + "×", gb_cell(run.roof.dram_bytes),
+           measured_cell, analysis::fixed(static_cast<double>(run.total.flops()) / 1e9, 1), analysis::fixed(run.roof.ai, 1),
+           analysis::fixed(run.roof.time_s * 1e3, 3), run.roof.memory_bound ? "memory" : "compute"});
+   for (size_t part_index = 0; part_index < run.parts.size(); ++part_index) {
+    const sim::SimResult& s = run.parts[part_index].result;
+    const analysis::MeasuredLookup runs = measured ? lookups[part_index] : analysis::MeasuredLookup{};
     const std::vector<std::string> fields =
-        analysis::result_csv_fields(s, row.roof, "compare", 0, analysis::theta_standard_bytes(r.problem),
+        analysis::result_csv_fields(s, run.parts[part_index].roof, "compare", 0, analysis::theta_standard_bytes(r.problem),
                                     analysis::theta_flash_bytes(r.problem, s.sram_capacity_bytes));
     auto i64s = [](sim::i64 v) { return v >= 0 ? std::to_string(v) : std::string(); };
     if (runs.runs.empty()) {
@@ -116,7 +142,8 @@ int print_and_write(const Resolved& r, const std::vector<Row>& rows, const std::
           cell += " (model " + std::string(e[0] == '-' ? "" : "+") + e + "%)";
         }
       }
-      t.add({"  " + k.kernel, kernel_tiles(k.tiles), "", "", "", "",
+      t.add({"  " + k.kernel + (run.parts.size() > 1 ? " (" + std::string(sim::to_string(sim::algorithm_info(s.algorithm).pass)) + ")" : ""),
+             kernel_tiles(k.tiles), "", "", "", "",
              predicted ? gb_cell(static_cast<double>(k.predicted_read_bytes + k.predicted_write_bytes)) : "-", cell, "",
              "", "", ""});
       std::vector<std::string> line = fields;
@@ -131,12 +158,13 @@ int print_and_write(const Resolved& r, const std::vector<Row>& rows, const std::
       csv += analysis::csv_row(line);
       ++csv_rows;
     }
+   }
   }
   std::cout << t.str() << "\n";
+  const sim::PassSelection passes = rows.front().run.passes;
   std::cout << "GFLOP is the exact count of the blocks computed (matmul + softmax); the benchmark convention "
-               "4·B·H·N²·d"
-            << (r.problem.causal ? "/2" : "") << " is "
-            << analysis::fixed(static_cast<double>(analysis::convention_flops(r.problem)) / 1e9, 1)
+            << analysis::convention_formula(r.problem, passes) << " is "
+            << analysis::fixed(static_cast<double>(analysis::convention_flops(r.problem, passes)) / 1e9, 1)
             << " GFLOP.\n"
                "Requests are reads and writes to global memory: the paper's HBM accesses. DRAM predicted is what "
                "the L2 model lets through to DRAM (dirty data left in the L2 at the end included). AI and ≥ ms (the "
@@ -145,8 +173,12 @@ int print_and_write(const Resolved& r, const std::vector<Row>& rows, const std::
     std::cout << "Kernel lines: every kernel of the file whose model is the algorithm, each on its own line, with the "
                  "DRAM bytes its counters measured and the model's prediction for the launch that ran (written back "
                  "during the run, as the counters see it); the error is (model − measured) / measured.\n";
+  if (passes == sim::PassSelection::fwd_bwd)
+    std::cout << "A training step is each pass simulated on its own (its own tiles), summed; its ≥ ms is the sum of "
+                 "the passes' bounds. Tiles read forward / backward.\n";
   for (const Row& row : rows)
-    for (const std::string& m : row.result.messages()) std::cout << "note (" << row.label << "): " << m << "\n";
+    for (const std::string& m : row.run.messages()) std::cout << "note (" << row.label << "): " << m << "\n";
+  if (passes == sim::PassSelection::fwd_bwd) print_paper_table(r, rows, measured);
 
   try {
     analysis::write_file_atomic(csv_path, csv);
@@ -157,12 +189,98 @@ int print_and_write(const Resolved& r, const std::vector<Row>& rows, const std::
   return 0;
 }
 
+// The fastest timed run of `a` on exactly this problem in the results file.
+const analysis::BenchRow* fastest_run(const Measured& m, const sim::AttentionProblem& p, sim::Algorithm a) {
+  const analysis::BenchRow* best = nullptr;
+  for (const analysis::BenchRow& row : m.results.rows) {
+    if (row.status != sim::RunStatus::ok || !(row.time_ms_median > 0) || !analysis::same_problem(row.problem, p)) continue;
+    const auto model = sim::model_algorithm(row);
+    if (!model || *model != a || analysis::pass_of(row) != sim::algorithm_info(a).pass) continue;
+    if (!best || row.time_ms_median < best->time_ms_median) best = &row;
+  }
+  return best;
+}
+
+// The FlashAttention paper's headline table (Dao et al. 2022, Figure 2 left):
+// standard attention against FlashAttention on GPT-2 medium, forward plus
+// backward, on an A100. Its figures beside the model's (and, from a results
+// file, the kernels' measured time and DRAM bytes) for the same quantities.
+void print_paper_table(const Resolved& r, const std::vector<Row>& rows, const std::optional<Measured>& measured) {
+  const sim::AttentionProblem& p = r.problem;
+  const bool paper_problem = p.batch == 64 && p.heads == 16 && p.n_q() == 1024 && p.n_kv() == 1024 &&
+                             p.head_dim == 64 && !p.causal && p.dtype == sim::DType::fp16;
+  std::cout << "\nThe FlashAttention paper's table (Dao et al. 2022, Figure 2 left: GPT-2 medium, B 64, H 16, N 1024, "
+               "d 64, forward + backward, A100)";
+  if (!paper_problem) std::cout << " — this problem is not the paper's, so only FlashLab's columns are shown";
+  std::cout << "\n";
+  std::vector<std::string> header{"quantity"};
+  if (paper_problem) {
+    header.emplace_back("paper: standard");
+    header.emplace_back("paper: FlashAttention");
+  }
+  for (const Row& row : rows) header.push_back(row.label);
+  analysis::TextTable t(header);
+  auto line = [&](const std::string& what, const std::string& paper_std, const std::string& paper_flash,
+                  const std::function<std::string(const Row&)>& cell) {
+    std::vector<std::string> l{what};
+    if (paper_problem) {
+      l.push_back(paper_std);
+      l.push_back(paper_flash);
+    }
+    for (const Row& row : rows) l.push_back(cell(row));
+    t.add(l);
+  };
+  line("GFLOPs (the paper's count)", "66.6", "75.2", [](const Row&) { return std::string("-"); });
+  line("GFLOPs, exact (blocks computed)", "", "",
+       [](const Row& row) { return analysis::fixed(row.run.roof.flops / 1e9, 1); });
+  line("GFLOPs, convention (" + analysis::convention_formula(p, sim::PassSelection::fwd_bwd) + ")", "", "",
+       [](const Row& row) { return analysis::fixed(row.run.roof.convention_flops / 1e9, 1); });
+  line("HBM reads/writes (GB)", "40.3", "4.4", [](const Row& row) {
+    return analysis::fixed(static_cast<double>(row.run.total.level(sim::Level::HBM).bytes()) / 1e9, 1) + " requests";
+  });
+  line("  DRAM after the L2 model (GB)", "", "",
+       [](const Row& row) { return analysis::fixed(static_cast<double>(row.run.dram_bytes()) / 1e9, 1); });
+  line("Runtime (ms)", "41.7", "7.3", [&](const Row& row) {
+    return "≥ " + analysis::fixed(row.run.roof.time_s * 1e3, 2) + " on " + r.hw.name;
+  });
+  if (measured) {
+    auto both = [&](const Row& row, const std::function<std::string(const analysis::BenchRow&)>& of,
+                    const std::function<double(const analysis::BenchRow&)>& value, int decimals) {
+      std::string names;
+      double sum = 0;
+      for (const analysis::PassPart& part : row.run.parts) {
+        const analysis::BenchRow* b = fastest_run(*measured, p, part.result.algorithm);
+        if (!b || of(*b).empty()) return std::string("-");
+        names += (names.empty() ? "" : " + ") + b->kernel;
+        sum += value(*b);
+      }
+      return analysis::fixed(sum, decimals) + " (" + names + ")";
+    };
+    line("  measured time (ms)", "", "", [&](const Row& row) {
+      return both(row, [](const analysis::BenchRow&) { return std::string("t"); },
+                  [](const analysis::BenchRow& b) { return b.time_ms_median; }, 2);
+    });
+    line("  measured DRAM (GB)", "", "", [&](const Row& row) {
+      return both(row, [](const analysis::BenchRow& b) { return b.has_counters() ? std::string("c") : std::string(); },
+                  [](const analysis::BenchRow& b) { return static_cast<double>(b.dram_read_bytes + b.dram_write_bytes) / 1e9; },
+                  1);
+    });
+  }
+  std::cout << t.str();
+  std::cout << "The paper's columns are one implementation measured on an A100 (standard attention in PyTorch with "
+               "dropout and masking kernels; FlashAttention-1), its HBM column the bytes that implementation read and "
+               "wrote. FlashLab's rows are the simulator's loop nests: requests (the paper's \"HBM accesses\" of the "
+               "IO analysis), DRAM after the L2 model, and the roofline lower bound; measured rows are the fastest "
+               "kernel of each pass in the results file. docs/model.md says which quantity each is.\n";
+}
+
 class CompareCommand : public Command {
  public:
   void setup(CLI::App& root) override {
     app = root.add_subcommand("compare", "standard vs FlashAttention-1 vs FlashAttention-2 on one problem "
                                          "(default: GPT-2 medium on an A100, as in the FlashAttention paper)");
     app->add_option("--algos", algos_, algorithms_help())->capture_default_str();
+    add_pass_flag(*app, pass_);
     add_problem_flags(*app, flags_);
     app->add_option("--csv", csv_, "CSV output file")->capture_default_str();
     app->add_option("--results", results_, "measured runs (JSON or CSV written by flashlab bench --counters or "
@@ -178,12 +296,12 @@ class CompareCommand : public Command {
         throw UsageError(std::string("--results: ") + e.what());
       }
     }
-    return print_and_write(r, compare(r, parse_algorithms(algos_)), csv_, measured);
+    return print_and_write(r, compare(r, parse_algorithms(algos_), parse_pass(pass_)), csv_, measured);
   }
 
  private:
   ProblemFlags flags_;
-  std::string algos_ = analysis::algorithm_keys(analysis::default_algorithms(), ","), csv_ = kDefaultCsv, results_;
+  std::string algos_ = analysis::algorithm_keys(analysis::default_algorithms(), ","), csv_ = kDefaultCsv, results_, pass_;
 };
 
 }  // namespace
@@ -193,7 +311,7 @@ std::unique_ptr<Command> make_compare_command() { return std::make_unique<Compar
 int run_default_comparison() {
   ProblemFlags f;
   const Resolved r = resolve(f);
-  return print_and_write(r, compare(r, analysis::default_algorithms()), kDefaultCsv, std::nullopt);
+  return print_and_write(r, compare(r, analysis::default_algorithms(), std::nullopt), kDefaultCsv, std::nullopt);
 }
 
 }  // namespace flashlab::cli

@@ -15,6 +15,9 @@ using sim::si;
 
 std::string gb(sim::i64 bytes) { return sim::si_unit(static_cast<double>(bytes), "B"); }
 
+// A training step: each pass as `flashlab sim` prints it, then their sums.
+void print_step(const analysis::PassRun& run, const sim::HardwareModel& hw, std::ostream& out);
+
 void print_text(const sim::SimResult& r, const sim::HardwareModel& hw, std::ostream& out) {
   const analysis::RooflineEstimate roof = analysis::roofline(r, hw);
   const sim::Traffic hbm = r.total.level(sim::Level::HBM);
@@ -74,10 +77,13 @@ void print_text(const sim::SimResult& r, const sim::HardwareModel& hw, std::ostr
   out << "  SRAM      read " << gb(sram.read_bytes) << "  write " << gb(sram.write_bytes) << "  peak "
       << bytes_iec(static_cast<double>(r.sram_peak_bytes)) << " of M = "
       << bytes_iec(static_cast<double>(r.sram_capacity_bytes)) << "\n";
+  const sim::Pass pass = sim::algorithm_info(r.algorithm).pass;
+  const sim::PassSelection own = pass == sim::Pass::fwd ? sim::PassSelection::fwd : sim::PassSelection::bwd;
   out << "  FLOPs     matmul " << si(static_cast<double>(r.total.matmul_flops)) << "  softmax "
-      << si(static_cast<double>(r.total.softmax_flops)) << "  convention (4·B·H·N²·d"
-      << (r.problem.causal ? "/2" : "") << ") " << si(static_cast<double>(analysis::convention_flops(r.problem)))
-      << "  exp " << si(static_cast<double>(r.total.exps)) << "\n";
+      << si(static_cast<double>(r.total.softmax_flops)) << "  convention ("
+      << analysis::convention_formula(r.problem, own) << ") "
+      << si(static_cast<double>(analysis::convention_flops(r.problem, pass))) << "  exp "
+      << si(static_cast<double>(r.total.exps)) << "\n";
   out << "  roofline  AI " << analysis::fixed(roof.ai, 1) << " FLOP/B of DRAM (" << analysis::fixed(roof.ai_requests, 1)
       << " on the requests), ridge " << analysis::fixed(roof.ridge, 1)
       << " -> " << (roof.memory_bound ? "memory" : "compute") << "-bound; at least "
@@ -87,11 +93,54 @@ void print_text(const sim::SimResult& r, const sim::HardwareModel& hw, std::ostr
   for (const std::string& msg : r.messages()) out << "  note      " << msg << "\n";
 }
 
+void print_step(const analysis::PassRun& run, const sim::HardwareModel& hw, std::ostream& out) {
+  for (const analysis::PassPart& part : run.parts) {
+    print_text(part.result, hw, out);
+    out << "\n";
+  }
+  const analysis::RooflineEstimate& roof = run.roof;
+  const sim::Traffic hbm = run.total.level(sim::Level::HBM);
+  out << "Training step (" << run.label() << ": the passes above, summed)\n";
+  out << "  requests  read " << gb(hbm.read_bytes) << "  write " << gb(hbm.write_bytes) << "  total "
+      << gb(hbm.bytes()) << "  (" << group_digits(hbm.bytes()) << " B)\n";
+  out << "  DRAM      read " << gb(run.dram_read_bytes) << "  write " << gb(run.dram_write_bytes) << "  total "
+      << gb(run.dram_bytes()) << "\n";
+  out << "  FLOPs     exact " << si(roof.flops) << "  convention (" << analysis::convention_formula(run.problem, run.passes)
+      << ") " << si(roof.convention_flops) << "\n";
+  out << "  roofline  AI " << analysis::fixed(roof.ai, 1) << " FLOP/B of DRAM; at least "
+      << analysis::fixed(roof.time_s * 1e3, 3) << " ms (the sum of each pass's bound: ";
+  for (size_t k = 0; k < run.parts.size(); ++k)
+    out << (k ? " + " : "") << analysis::fixed(run.parts[k].roof.time_s * 1e3, 3);
+  out << " ms)\n";
+}
+
+nlohmann::json step_json(const analysis::PassRun& run, const sim::HardwareModel& hw) {
+  nlohmann::json parts = nlohmann::json::array();
+  for (const analysis::PassPart& part : run.parts) parts.push_back(analysis::sim_json(part.result, hw));
+  const sim::Traffic hbm = run.total.level(sim::Level::HBM);
+  return nlohmann::json{{"algorithm", std::string(sim::to_string(run.family))},
+                        {"pass", std::string(sim::to_string(run.passes))},
+                        {"problem", analysis::problem_json(run.problem)},
+                        {"passes", parts},
+                        {"step",
+                         {{"hbm_read_bytes", hbm.read_bytes},
+                          {"hbm_write_bytes", hbm.write_bytes},
+                          {"dram_read_bytes", run.dram_read_bytes},
+                          {"dram_write_bytes", run.dram_write_bytes},
+                          {"matmul_flops", run.total.matmul_flops},
+                          {"softmax_flops", run.total.softmax_flops},
+                          {"convention_flops", run.roof.convention_flops},
+                          {"arithmetic_intensity", run.roof.ai},
+                          {"time_lower_bound_s", run.roof.time_s}}}};
+}
+
 class SimCommand : public Command {
  public:
   void setup(CLI::App& root) override {
     app = root.add_subcommand("sim", "simulate one algorithm on one problem");
-    app->add_option("-a,--algo", algo_, "standard | pytorch | fa1 | fa2")->capture_default_str();
+    app->add_option("-a,--algo", algo_, "one of " + analysis::algorithm_keys(sim::all_algorithms(), " | "))
+        ->capture_default_str();
+    add_pass_flag(*app, pass_);
     add_problem_flags(*app, flags_);
     app->add_flag("--json", json_, "print one JSON object");
     app->add_option("--trace", trace_, "write the event stream of one head as CSV to FILE");
@@ -100,11 +149,18 @@ class SimCommand : public Command {
   int run() override {
     const auto algos = parse_algorithms(algo_);
     if (algos.size() != 1) throw UsageError("--algo takes one algorithm (use `flashlab sweep` for several)");
+    const std::optional<sim::PassSelection> pass = parse_pass(pass_);
     Resolved r = resolve(flags_);
-    const sim::SimResult res = sim::simulate(algos[0], r.problem, r.hw, r.options);
-    if (!res.ok()) {
-      for (const std::string& e : res.errors()) throw UsageError(e);
+    const sim::PassSelection selection = pass_or_own(pass, algos[0]);
+    if (selection == sim::PassSelection::fwd_bwd) {
+      if (!trace_.empty()) throw UsageError("--trace writes one pass: give --pass fwd or --pass bwd");
+      const analysis::PassRun run = simulate(algos[0], selection, r);
+      if (json_) std::cout << step_json(run, r.hw).dump(2) << "\n";
+      else print_step(run, r.hw, std::cout);
+      return 0;
     }
+    const analysis::PassRun run = simulate(algos[0], selection, r);
+    const sim::SimResult& res = run.parts.front().result;
     if (!trace_.empty()) write_trace(res, r);
     if (json_) std::cout << analysis::sim_json(res, r.hw).dump(2) << "\n";
     else print_text(res, r.hw, std::cout);
@@ -112,6 +168,19 @@ class SimCommand : public Command {
   }
 
  private:
+  static analysis::PassRun simulate(sim::Algorithm a, sim::PassSelection selection, const Resolved& r) {
+    analysis::PassRun run;
+    try {
+      run = analysis::simulate_passes(a, selection, r.problem, r.hw, r.options);
+    } catch (const std::invalid_argument& e) {
+      throw UsageError(std::string("--pass: ") + e.what());
+    }
+    for (const analysis::PassPart& part : run.parts)
+      for (const std::string& e : part.result.errors())
+        throw UsageError(run.parts.size() > 1 ? std::string(sim::to_string(part.result.algorithm)) + ": " + e : e);
+    return run;
+  }
+
   void write_trace(const sim::SimResult& res, const Resolved& r) {
     constexpr sim::i64 kMaxTraceEvents = 5'000'000;
     if (res.events_per_head > kMaxTraceEvents)
@@ -129,7 +198,7 @@ class SimCommand : public Command {
   }
 
   ProblemFlags flags_;
-  std::string algo_ = "fa2", trace_;
+  std::string algo_ = "fa2", trace_, pass_;
   bool json_ = false;
 };
 

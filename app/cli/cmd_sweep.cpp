@@ -1,5 +1,6 @@
 // flashlab sweep: the model over one axis for several algorithms, with the
 // IO-complexity reference curves; a table on stdout and CSV on request.
+#include <algorithm>
 #include <iostream>
 
 #include "commands.hpp"
@@ -17,6 +18,7 @@ class SweepCommand : public Command {
                                      "(axis: seq, head-dim, sram, batch, heads)")
         ->required();
     app->add_option("--algos", algos_, algorithms_help() + ", or all")->capture_default_str();
+    add_pass_flag(*app, pass_);
     add_problem_flags(*app, flags_);
     app->add_option("--csv", csv_, "write every row as CSV to FILE");
     app->add_flag("--quiet", quiet_, "no table on stdout");
@@ -29,7 +31,20 @@ class SweepCommand : public Command {
     } catch (const std::invalid_argument& e) {
       throw UsageError(std::string("--vary: ") + e.what());
     }
-    const auto algos = parse_algorithms(algos_);
+    const std::optional<sim::PassSelection> pass = parse_pass(pass_);
+    // Each algorithm's passes: the backward of a forward one with --pass bwd, both with fwd+bwd.
+    std::vector<sim::Algorithm> algos;
+    bool steps = false;
+    for (sim::Algorithm a : parse_algorithms(algos_)) {
+      const sim::PassSelection selection = pass_or_own(pass, a);
+      steps = steps || selection == sim::PassSelection::fwd_bwd;
+      try {
+        for (sim::Algorithm x : analysis::pass_algorithms(a, selection))
+          if (std::find(algos.begin(), algos.end(), x) == algos.end()) algos.push_back(x);
+      } catch (const std::invalid_argument& e) {
+        throw UsageError(std::string("--pass: ") + e.what());
+      }
+    }
     Resolved r = resolve(flags_);
     // Check every point's problem before running any.
     for (sim::i64 v : spec.values)
@@ -41,7 +56,42 @@ class SweepCommand : public Command {
                                "L2 bytes", "AI", "≥ ms", "bound", "note"});
     std::string csv = analysis::csv_row(analysis::result_csv_header());
     size_t ok = 0;
-    for (const auto& row : rows) {
+    // With --pass fwd+bwd, after each point's passes: each family's training step, summed.
+    auto add_steps = [&](size_t first, size_t end) {
+      std::vector<sim::Algorithm> families;
+      for (size_t k = first; k < end; ++k) {
+        const sim::Algorithm f = sim::forward_of(rows[k].result.algorithm);
+        if (std::find(families.begin(), families.end(), f) == families.end()) families.push_back(f);
+      }
+      for (sim::Algorithm f : families) {
+        std::vector<analysis::RooflineEstimate> parts;
+        sim::i64 hbm = 0, l2 = 0;
+        bool all_ok = true;
+        for (size_t k = first; k < end; ++k) {
+          const sim::SimResult& res = rows[k].result;
+          if (sim::forward_of(res.algorithm) != f) continue;
+          all_ok = all_ok && res.ok();
+          if (!res.ok()) continue;
+          parts.push_back(rows[k].roof);
+          hbm += res.total.level(sim::Level::HBM).bytes();
+          l2 += res.total.level(sim::Level::L2).bytes();
+        }
+        if (parts.size() < 2) continue;
+        const analysis::RooflineEstimate step = analysis::sum_estimates(
+            parts, static_cast<double>(analysis::convention_flops(rows[first].result.problem, sim::PassSelection::fwd_bwd)));
+        table.add({sim::group_digits(rows[first].value), std::string(sim::to_string(f)) + " fwd+bwd", "",
+                   all_ok ? sim::si(static_cast<double>(hbm)) : "", all_ok ? sim::si(static_cast<double>(l2)) : "",
+                   all_ok ? analysis::fixed(step.ai, 1) : "", all_ok ? analysis::fixed(step.time_s * 1e3, 3) : "",
+                   all_ok ? (step.memory_bound ? "memory" : "compute") : "", all_ok ? "" : "a pass failed"});
+      }
+    };
+    size_t point_start = 0;
+    for (size_t k = 0; k < rows.size(); ++k) {
+      const auto& row = rows[k];
+      if (steps && k > point_start && row.value != rows[point_start].value) {
+        add_steps(point_start, k);
+        point_start = k;
+      }
       const sim::SimResult& res = row.result;
       csv += analysis::csv_row(analysis::result_csv_fields(res, row.roof, std::string(analysis::to_string(spec.axis)),
                                                            row.value, row.theta_standard, row.theta_flash));
@@ -55,6 +105,7 @@ class SweepCommand : public Command {
                  res.ok() ? (row.roof.memory_bound ? "memory" : "compute") : "",
                  msgs.empty() ? "" : "ERROR: " + msgs.front()});
     }
+    if (steps && !rows.empty()) add_steps(point_start, rows.size());
     if (ok == 0) throw UsageError("no point of the sweep could be simulated: " + rows.front().result.errors().front());
     if (!csv_.empty()) {
       try {
@@ -70,7 +121,7 @@ class SweepCommand : public Command {
 
  private:
   ProblemFlags flags_;
-  std::string vary_, algos_ = analysis::algorithm_keys(analysis::default_algorithms(), ","), csv_;
+  std::string vary_, algos_ = analysis::algorithm_keys(analysis::default_algorithms(), ","), csv_, pass_;
   bool quiet_ = false;
 };
 

@@ -61,7 +61,7 @@ Resolved resolve(const ProblemFlags& f) {
 
 std::vector<sim::Algorithm> parse_algorithms(const std::string& list) {
   std::vector<sim::Algorithm> out;
-  if (list == "all") return sim::all_algorithms();
+  if (list == "all") return sim::algorithms_of(sim::Pass::fwd);
   size_t pos = 0;
   while (pos <= list.size()) {
     const auto comma = list.find(',', pos);
@@ -73,6 +73,23 @@ std::vector<sim::Algorithm> parse_algorithms(const std::string& list) {
     pos = comma + 1;
   }
   return out;
+}
+
+void add_pass_flag(CLI::App& app, std::string& pass) {
+  app.add_option("--pass", pass,
+                 "fwd | bwd | fwd+bwd: the forward, the backward (each algorithm's backward pass), or a training "
+                 "step (both, summed); default: the algorithm's own pass");
+}
+
+std::optional<sim::PassSelection> parse_pass(const std::string& value) {
+  if (value.empty()) return std::nullopt;
+  if (const auto p = sim::parse_pass_selection(value)) return p;
+  throw UsageError("--pass: '" + value + "' is not a pass (expected fwd, bwd or fwd+bwd)");
+}
+
+sim::PassSelection pass_or_own(const std::optional<sim::PassSelection>& pass, sim::Algorithm a) {
+  if (pass) return *pass;
+  return sim::algorithm_info(a).pass == sim::Pass::fwd ? sim::PassSelection::fwd : sim::PassSelection::bwd;
 }
 
 std::string algorithms_help() { return "comma list of " + analysis::algorithm_keys(sim::all_algorithms()); }

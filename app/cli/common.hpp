@@ -40,8 +40,16 @@ Resolved resolve(const ProblemFlags& f);
 sim::i64 parse_positive(const std::string& flag, const std::string& value);
 sim::HardwareModel load_hw(const std::string& name);
 
-// The algorithms of a comma list ("standard,fa1,fa2" or "all").
+// The algorithms of a comma list ("standard,fa1,fa2" or "all": every
+// forward algorithm; a family's pass is chosen with --pass).
 std::vector<sim::Algorithm> parse_algorithms(const std::string& list);
+
+// --pass fwd | bwd | fwd+bwd: which pass of training to show.
+void add_pass_flag(CLI::App& app, std::string& pass);
+// The selection; nullopt when the flag was not given.
+std::optional<sim::PassSelection> parse_pass(const std::string& value);
+// The pass of `a`, unless --pass says otherwise.
+sim::PassSelection pass_or_own(const std::optional<sim::PassSelection>& pass, sim::Algorithm a);
 // What the --algos flags take: "comma list of standard, pytorch, fa1, fa2".
 std::string algorithms_help();
 

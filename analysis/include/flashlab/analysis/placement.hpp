@@ -36,15 +36,18 @@ struct RunModel {
 };
 RunModel model_of(const sim::MeasuredRun& run, const sim::HardwareModel& hw);
 
+// The pass a run measured: its direction ("bwd": the backward, else the forward).
+sim::Pass pass_of(const sim::MeasuredRun& run);
+
 // ---- rates ----------------------------------------------------------------------
 
 struct RunRates {
-  double tflops = 0;        // convention FLOPs (analysis::convention_flops) / median time
+  double tflops = 0;        // convention FLOPs of the pass (analysis::convention_flops) / median time
   double tflops_exact = 0;  // the model's FLOPs / median time; 0 without a model count
   double gbps = 0;          // the model's DRAM bytes (after its L2) / median time; 0 without a model count
 };
 // Rates of a run timed `time_ms` (0 when not timed), the model's counts when given.
-RunRates run_rates(const sim::AttentionProblem& p, double time_ms, const sim::SimResult* model);
+RunRates run_rates(const sim::AttentionProblem& p, sim::Pass pass, double time_ms, const sim::SimResult* model);
 
 // A measured run as a bench row: the measurement, its rates from model_of(run,
 // hw), and the model's device memory (sim::hbm_footprint_bytes) for every row

@@ -2,6 +2,8 @@
 // simulation.
 #pragma once
 
+#include <string>
+
 #include "flashlab/sim/hardware.hpp"
 #include "flashlab/sim/simulate.hpp"
 
@@ -12,6 +14,13 @@ using sim::i64;
 // The FlashAttention benchmark convention: 4·B·H·N_q·N_kv·d forward (two
 // GEMMs of 2·N_q·N_kv·d), halved when causal. Not what runs: see exact_flops.
 i64 convention_flops(const sim::AttentionProblem& p);
+// The same convention for a pass (flash-attn's benchmarks): the backward is
+// 2.5 × the forward — five GEMMs of 2·N_q·N_kv·d (S recomputed, dV, dP, dQ,
+// dK) against the forward's two — and a training step 3.5 ×.
+i64 convention_flops(const sim::AttentionProblem& p, sim::Pass pass);
+i64 convention_flops(const sim::AttentionProblem& p, sim::PassSelection passes);
+// "4·B·H·N²·d/2", "10·B·H·N²·d", ...: the formula as the printers show it.
+std::string convention_formula(const sim::AttentionProblem& p, sim::PassSelection passes);
 // FLOPs of the blocks actually computed, matmul plus softmax/rescaling.
 i64 exact_flops(const sim::Counters& c);
 
@@ -23,7 +32,7 @@ double time_lower_bound_s(double flops, double bytes, double peak_flops, double 
 
 struct RooflineEstimate {
   double flops = 0;          // exact FLOPs (all heads)
-  double convention_flops = 0;
+  double convention_flops = 0;  // of the simulated algorithm's pass
   double request_bytes = 0;  // requests to global memory: the paper's "HBM accesses"
   double dram_bytes = 0;     // what reaches DRAM after the L2 (= requests when the L2 is not modelled)
   double ai = 0;             // exact FLOPs / DRAM bytes: what the bound uses
