@@ -173,7 +173,9 @@ ChartSpec bench_metric_chart(const BenchResults& all, BenchMetric metric, const 
   switch (metric) {
     case BenchMetric::time: c.y = {"time (ms, median)", Scale::linear, TickFormat::plain, {}, {}, true}; break;
     case BenchMetric::tflops:
-      c.y = {"TFLOP/s (4·B·H·N²·d, halved when causal)", Scale::linear, TickFormat::plain, {}, {}, true};
+      c.y = {any_bwd ? "TFLOP/s (forward 4·B·H·N²·d, backward 2.5 × that; halved when causal)"
+                     : "TFLOP/s (4·B·H·N²·d, halved when causal)",
+             Scale::linear, TickFormat::plain, {}, {}, true};
       break;
     case BenchMetric::memory: c.y = {"peak device memory", Scale::linear, TickFormat::bytes, {}, {}, true}; break;
   }
@@ -362,6 +364,85 @@ ChartSpec bench_speedup_chart(const BenchResults& all, const std::string& baseli
   }
   c.ref_lines.push_back({false, 1.0, "1× = " + base, {150, 150, 150, 255}, Dash::dashed, 1.5, std::nullopt});
   if (c.series.empty()) c.notes.push_back("only the baseline kernel is in the results: nothing to compare");
+  note_status(r, c.notes);
+  return c;
+}
+
+ChartSpec bench_passes_chart(const BenchResults& all, BenchMetric metric, const BenchFilter* filter) {
+  const BenchFilter f = filter ? *filter : default_bench_filter(all);
+  const BenchResults shown = filtered(all, f);
+  const BenchResults& r = shown;
+  ChartSpec c;
+  c.id = metric == BenchMetric::time ? "bench-passes-time" : "bench-passes";
+  c.kind = ChartKind::bars;
+  c.subtitle = subtitle_of(r);
+  note_filter(all, f, c);
+  c.title = metric == BenchMetric::time ? "Forward and backward time" : "Forward and backward throughput";
+  c.x = {"configuration", Scale::linear, TickFormat::plain, {}, {}, false};
+  c.y = metric == BenchMetric::time
+            ? Axis{"time (ms, median)", Scale::linear, TickFormat::plain, {}, {}, true}
+            : Axis{"TFLOP/s (forward 4·B·H·N²·d, backward 2.5 × that; halved when causal)", Scale::linear,
+                   TickFormat::plain, {}, {}, true};
+  if (r.rows.empty()) {
+    c.notes.insert(c.notes.begin(), all.rows.empty() ? "the results hold no rows" : "no rows match " + describe(f));
+    return c;
+  }
+  const Varying v = varying(r);
+  const BenchAxis xa = bench_x_axis(all);
+  // One group of bars per configuration (the swept value, then the rest); one
+  // bar per kernel and pass, forward before backward.
+  using Cfg = std::pair<double, std::string>;
+  std::map<Cfg, std::map<std::string, const BenchRow*>> cells;
+  std::vector<std::string> keys;  // "kernel fwd", in first-appearance order, forward first
+  for (const std::string& dir : {std::string("fwd"), std::string("bwd")})
+    for (const BenchRow& row : r.rows)
+      if (row.direction == dir) {
+        const std::string key = row.kernel + " " + row.direction;
+        if (std::find(keys.begin(), keys.end(), key) == keys.end()) keys.push_back(key);
+      }
+  for (const BenchRow& row : r.rows) cells[{axis_value(row, xa), config_label(row, v, xa)}][row.kernel + " " + row.direction] = &row;
+  for (const auto& [cfg, ks] : cells) {
+    std::string label;
+    if (xa != BenchAxis::none && xa != BenchAxis::causal) {
+      const double x = cfg.first;
+      label = xa == BenchAxis::seq ? "N=" + n_label(static_cast<sim::i64>(x))
+              : xa == BenchAxis::batch ? "b=" + format_tick(x, TickFormat::plain)
+              : xa == BenchAxis::heads ? "h=" + format_tick(x, TickFormat::plain)
+                                       : "d=" + format_tick(x, TickFormat::plain);
+    }
+    if (!cfg.second.empty()) label += (label.empty() ? "" : " ") + cfg.second;
+    c.categories.push_back(label.empty() ? "all" : label);
+  }
+  const std::vector<std::string> kernels = kernels_of(all);
+  for (const std::string& key : keys) {
+    const std::string kernel = key.substr(0, key.rfind(' '));
+    const bool bwd = key.substr(key.rfind(' ') + 1) == "bwd";
+    Series s;
+    s.name = kernel + (bwd ? " (backward)" : " (forward)");
+    s.style = SeriesStyle::bars;
+    s.color = palette(kernel_index(kernels, kernel));
+    if (bwd) s.color.a = 150;  // the same kernel's backward: its colour, lighter
+    size_t cat = 0;
+    for (const auto& [cfg, ks] : cells) {
+      const auto it = ks.find(key);
+      double y = kNaN;
+      std::string label;
+      if (it != ks.end()) {
+        if (it->second->status == RunStatus::ok) {
+          y = metric_of(*it->second, metric);
+          label = format_tick(y, TickFormat::plain);
+        } else {
+          label = std::string(to_string(it->second->status));
+        }
+      }
+      s.x.push_back(static_cast<double>(cat++));
+      s.y.push_back(y);
+      s.point_labels.push_back(label);
+    }
+    c.series.push_back(std::move(s));
+  }
+  if (std::none_of(r.rows.begin(), r.rows.end(), [](const BenchRow& x) { return x.direction == "bwd"; }))
+    c.notes.push_back("the results hold no backward runs (flashlab bench --pass fwd+bwd)");
   note_status(r, c.notes);
   return c;
 }

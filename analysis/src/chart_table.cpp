@@ -34,6 +34,11 @@ ChartSpec bench_metric(const ChartContext&, const BenchResults* results, const B
   return bench_metric_chart(*results, metric, c.filter);
 }
 
+template <BenchMetric metric>
+ChartSpec bench_passes(const ChartContext&, const BenchResults* results, const BenchChoice& c) {
+  return bench_passes_chart(*results, metric, c.filter);
+}
+
 ChartSpec bench_speedup(const ChartContext&, const BenchResults* results, const BenchChoice& c) {
   return bench_speedup_chart(*results, c.baseline, c.filter);
 }
@@ -80,6 +85,10 @@ const std::vector<ChartEntry>& chart_table() {
       bench_chart("bench-time", "Time", "Forward time", &bench_metric<BenchMetric::time>),
       bench_chart("bench-tflops", "TFLOP/s", "Throughput", &bench_metric<BenchMetric::tflops>),
       bench_chart("bench-memory", "Memory", "Peak device memory", &bench_metric<BenchMetric::memory>),
+      bench_chart("bench-passes-time", "Fwd/bwd time", "Forward and backward time",
+                  &bench_passes<BenchMetric::time>),
+      bench_chart("bench-passes", "Fwd/bwd TFLOP/s", "Forward and backward throughput",
+                  &bench_passes<BenchMetric::tflops>),
       bench_chart("bench-speedup", "Speed-up", "Speed-up", &bench_speedup, {&ChartEntry::picks_baseline}),
       bench_chart("bench-heatmap", "Batch×N", "Batch × N", &bench_heatmap,
                   {&ChartEntry::picks_kernel, &ChartEntry::batch_is_axis}),

@@ -62,6 +62,11 @@ ChartSpec bench_metric_chart(const BenchResults& r, BenchMetric metric, const Be
 // Speed-up of every kernel over `baseline` (default: torch_eager, else
 // naive_cublas, else naive, else the first kernel) per configuration, as bars.
 ChartSpec bench_speedup_chart(const BenchResults& r, const std::string& baseline = "", const BenchFilter* filter = nullptr);
+// Forward and backward side by side as bars: one group per configuration,
+// one bar per kernel and pass (backward lighter): TFLOP/s by each pass's
+// convention (the lab reports' efficiency summary) or time (forward against
+// backward). `metric` is tflops or time.
+ChartSpec bench_passes_chart(const BenchResults& r, BenchMetric metric, const BenchFilter* filter = nullptr);
 // Batch × seq grid of one kernel's forward time (default: the first kernel with
 // rows varying in both), OOM cells marked. The filter's batch is ignored.
 ChartSpec bench_heatmap_chart(const BenchResults& r, const std::string& kernel = "", const BenchFilter* filter = nullptr);
