@@ -23,7 +23,12 @@ namespace {
 using sim::Level;
 using sim::Tensor;
 
-const Tensor kHbmTensors[] = {Tensor::Q, Tensor::K, Tensor::V, Tensor::S, Tensor::P, Tensor::O, Tensor::l, Tensor::m, Tensor::LSE};
+// Every tensor that may live in global memory, forward's and backward's (rows
+// with no traffic for the algorithm shown are left out).
+const Tensor kHbmTensors[] = {Tensor::Q,  Tensor::K,  Tensor::V,  Tensor::S,  Tensor::P,  Tensor::O,
+                              Tensor::l,  Tensor::m,  Tensor::LSE, Tensor::dO, Tensor::dQ, Tensor::dK,
+                              Tensor::dV, Tensor::dS, Tensor::dP, Tensor::D};
+static_assert(sizeof(kHbmTensors) / sizeof(kHbmTensors[0]) == sim::kGlobalTensorCount, "every global tensor");
 
 // A bar of `total` (ghost) with `now` filled, on a shared scale `max`.
 void bar(double now, double total, double max, ImU32 col) {

@@ -106,7 +106,14 @@ ImU32 tensor_color(sim::Tensor t, int alpha) {
     case sim::Tensor::S: return c(190, 120, 200);
     case sim::Tensor::P: return c(220, 120, 170);
     case sim::Tensor::O: return c(120, 200, 220);
-    default: return c(220, 210, 90);  // ℓ, m, LSE and the on-chip statistics
+    // A gradient takes its tensor's hue, darker: dQ like Q, dK like K, ...
+    case sim::Tensor::dQ: return c(50, 110, 180);
+    case sim::Tensor::dK: return c(175, 115, 0);
+    case sim::Tensor::dV: return c(0, 125, 90);
+    case sim::Tensor::dS: return c(140, 80, 150);
+    case sim::Tensor::dP: return c(165, 80, 125);
+    case sim::Tensor::dO: return c(80, 145, 165);
+    default: return c(220, 210, 90);  // ℓ, m, LSE, D and the on-chip statistics
   }
 }
 
