@@ -173,7 +173,7 @@ ChartSpec bench_metric_chart(const BenchResults& all, BenchMetric metric, const 
   switch (metric) {
     case BenchMetric::time: c.y = {"time (ms, median)", Scale::linear, TickFormat::plain, {}, {}, true}; break;
     case BenchMetric::tflops:
-      c.y = {any_bwd ? "TFLOP/s (forward 4·B·H·N²·d, backward 2.5 × that; halved when causal)"
+      c.y = {any_bwd ? "TFLOP/s (fwd 4·B·H·N²·d, bwd 2.5×; causal /2)"
                      : "TFLOP/s (4·B·H·N²·d, halved when causal)",
              Scale::linear, TickFormat::plain, {}, {}, true};
       break;
@@ -381,7 +381,7 @@ ChartSpec bench_passes_chart(const BenchResults& all, BenchMetric metric, const 
   c.x = {"configuration", Scale::linear, TickFormat::plain, {}, {}, false};
   c.y = metric == BenchMetric::time
             ? Axis{"time (ms, median)", Scale::linear, TickFormat::plain, {}, {}, true}
-            : Axis{"TFLOP/s (forward 4·B·H·N²·d, backward 2.5 × that; halved when causal)", Scale::linear,
+            : Axis{"TFLOP/s (fwd 4·B·H·N²·d, bwd 2.5×; causal /2)", Scale::linear,
                    TickFormat::plain, {}, {}, true};
   if (r.rows.empty()) {
     c.notes.insert(c.notes.begin(), all.rows.empty() ? "the results hold no rows" : "no rows match " + describe(f));

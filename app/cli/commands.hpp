@@ -23,6 +23,7 @@ std::unique_ptr<Command> make_hw_command();
 std::unique_ptr<Command> make_compare_command();
 std::unique_ptr<Command> make_bench_command();  // kernels on the GPU (cmd_bench.cpp)
 std::unique_ptr<Command> make_export_command();  // charts to SVG/PNG/PDF/CSV (cmd_export.cpp)
+std::unique_ptr<Command> make_report_command();  // a lab report bundle (cmd_report.cpp)
 std::unique_ptr<Command> make_gui_command();     // the window (cmd_gui.cpp)
 std::unique_ptr<Command> make_ceilings_command();  // the GPU's ceilings measured (cmd_ceilings.cpp)
 

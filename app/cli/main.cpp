@@ -26,6 +26,7 @@ int main(int argc, char** argv) {
   commands.push_back(make_hw_command());
   commands.push_back(make_bench_command());
   commands.push_back(make_export_command());
+  commands.push_back(make_report_command());
   commands.push_back(make_gui_command());
   commands.push_back(make_ceilings_command());
   for (auto& c : commands) c->setup(root);

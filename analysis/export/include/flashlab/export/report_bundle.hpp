@@ -1,0 +1,76 @@
+// A lab report in one call: every chart the inputs support (PNG, SVG, PDF and
+// CSV), the tables, the metadata, and one document — Markdown and a
+// multi-page PDF — that a student can hand in as the skeleton of a report,
+// each chart with a caption saying what was measured and how. `flashlab
+// report` and the GUI's "Export… → every chart" both write it.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "flashlab/analysis/chart_builders.hpp"
+#include "flashlab/analysis/chart_table.hpp"
+#include "flashlab/export/chart_export.hpp"
+
+namespace flashlab::analysis {
+
+// ---- the document ------------------------------------------------------------------
+
+// A report as blocks, rendered twice: Markdown (charts linked as PNG files)
+// and PDF (charts drawn on their own pages, captions under them).
+struct DocBlock {
+  enum class Kind { heading, paragraph, bullets, table, chart } kind = Kind::paragraph;
+  std::string text;                              // heading, paragraph
+  std::vector<std::string> items;                // bullets
+  std::vector<std::vector<std::string>> rows;    // table: the first row is the header
+  std::optional<ChartSpec> chart;                // chart
+  std::string chart_file;                        // chart: its PNG, relative to the document
+  std::string caption;                           // chart
+};
+
+struct ReportDocument {
+  std::string title, subtitle;
+  std::vector<DocBlock> blocks;
+};
+
+std::string document_markdown(const ReportDocument& doc);
+// A4 landscape pages; throws std::runtime_error without cairo.
+std::string document_pdf(const ReportDocument& doc);
+
+// ---- the bundle --------------------------------------------------------------------
+
+// A set of measured rows to chart under its own heading: the whole results
+// file, or the rows of one named sweep.
+struct ReportSection {
+  std::string name;   // "all runs", or the sweep's name: the charts' file prefix
+  std::string title;  // the sweep's title
+  std::string source; // where its grid comes from
+  BenchResults results;
+};
+
+struct ReportRequest {
+  ChartContext model;                    // the model charts' problem, hardware, algorithms
+  std::string results_origin;            // the file the sections come from ("" when none)
+  std::vector<ReportSection> sections;   // empty: the model charts only
+  std::string command;                   // how the bundle was made, for the metadata
+  ExportOptions chart_size;              // PNG size of each chart
+};
+
+struct ReportBundle {
+  std::vector<std::string> files;  // written, relative to the folder, in writing order
+  std::vector<std::string> notes;  // charts left out and why
+};
+
+// The caption of a chart: what it shows, how it was measured (warm-up,
+// repeats, median, L2 flush, OOM cells) or modelled, and its notes.
+std::string chart_caption(const ChartSpec& c, const ChartEntry& entry, const BenchResults* results,
+                          const ChartContext& model);
+
+// Writes the bundle into `dir` (created if missing): report.md, report.pdf
+// (with cairo), metadata.json, tables/*.csv and *.txt, charts/*.{png,svg,pdf,csv}
+// (PNG and PDF with cairo). Throws std::runtime_error naming the file that
+// could not be written.
+ReportBundle write_report(const ReportRequest& request, const std::string& dir);
+
+}  // namespace flashlab::analysis

@@ -1,0 +1,528 @@
+// The lab report bundle: charts in every format, tables, metadata, and the
+// document as Markdown and as a multi-page PDF.
+#include "flashlab/export/report_bundle.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <ctime>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <stdexcept>
+
+#include <nlohmann/json.hpp>
+
+#include "canvases.hpp"
+#include "flashlab/analysis/bench_table.hpp"
+#include "flashlab/analysis/csv.hpp"
+#include "flashlab/analysis/pass_run.hpp"
+#include "flashlab/analysis/report.hpp"
+#include "flashlab/sim/format.hpp"
+
+#ifdef FLASHLAB_HAVE_CAIRO
+#include <cairo-pdf.h>
+#include <cairo.h>
+#endif
+
+namespace flashlab::analysis {
+
+namespace {
+
+// ---- Markdown ------------------------------------------------------------------------
+
+std::string md_cell(std::string s) {
+  std::string out;
+  for (char ch : s) out += ch == '|' ? std::string("\\|") : std::string(1, ch);
+  return out;
+}
+
+}  // namespace
+
+std::string document_markdown(const ReportDocument& doc) {
+  std::string md = "# " + doc.title + "\n\n";
+  if (!doc.subtitle.empty()) md += "*" + doc.subtitle + "*\n\n";
+  for (const DocBlock& b : doc.blocks) {
+    switch (b.kind) {
+      case DocBlock::Kind::heading: md += "## " + b.text + "\n\n"; break;
+      case DocBlock::Kind::paragraph: md += b.text + "\n\n"; break;
+      case DocBlock::Kind::bullets:
+        for (const std::string& it : b.items) md += "- " + it + "\n";
+        md += "\n";
+        break;
+      case DocBlock::Kind::table:
+        for (size_t r = 0; r < b.rows.size(); ++r) {
+          md += "|";
+          for (const std::string& c : b.rows[r]) md += " " + md_cell(c) + " |";
+          md += "\n";
+          if (r == 0) {
+            md += "|";
+            for (size_t c = 0; c < b.rows[r].size(); ++c) md += c == 0 ? " --- |" : " ---: |";
+            md += "\n";
+          }
+        }
+        md += "\n";
+        break;
+      case DocBlock::Kind::chart:
+        md += "![" + (b.chart ? b.chart->title : std::string("chart")) + "](" + b.chart_file + ")\n\n";
+        md += "*" + b.caption + "*\n\n";
+        break;
+    }
+  }
+  return md;
+}
+
+// ---- PDF -----------------------------------------------------------------------------
+
+#ifdef FLASHLAB_HAVE_CAIRO
+namespace {
+
+cairo_status_t append_bytes(void* closure, const unsigned char* data, unsigned int length) {
+  static_cast<std::string*>(closure)->append(reinterpret_cast<const char*>(data), length);
+  return CAIRO_STATUS_SUCCESS;
+}
+
+// Lays blocks out on A4 landscape pages in px (1 px = 0.75 pt): 1123 × 794.
+class PdfWriter {
+ public:
+  static constexpr double kW = 1123, kH = 794, kMargin = 56;
+
+  explicit PdfWriter(std::string& out) {
+    surface_ = cairo_pdf_surface_create_for_stream(append_bytes, &out, kW * 0.75, kH * 0.75);
+    if (cairo_surface_status(surface_) != CAIRO_STATUS_SUCCESS)
+      throw std::runtime_error(std::string("cairo PDF surface: ") + cairo_status_to_string(cairo_surface_status(surface_)));
+    cairo_pdf_surface_set_metadata(surface_, CAIRO_PDF_METADATA_CREATOR, "FlashLab");
+    cr_ = cairo_create(surface_);
+    cairo_scale(cr_, 0.75, 0.75);
+    canvas_ = std::make_unique<detail::CairoCanvas>(cr_);
+    y_ = kMargin;
+  }
+  ~PdfWriter() {
+    if (cr_) cairo_destroy(cr_);
+    if (surface_) cairo_surface_destroy(surface_);
+  }
+  PdfWriter(const PdfWriter&) = delete;
+  PdfWriter& operator=(const PdfWriter&) = delete;
+
+  void title(const std::string& t, const std::string& sub) {
+    text_lines(t, 30, {20, 20, 20, 255});
+    if (!sub.empty()) text_lines(sub, 15, {90, 90, 90, 255});
+    y_ += 12;
+  }
+  void heading(const std::string& t) {
+    if (y_ > kH - kMargin - 120) new_page();
+    y_ += 10;
+    text_lines(t, 22, {20, 20, 20, 255});
+    y_ += 4;
+  }
+  void paragraph(const std::string& t, double size = 14) {
+    text_lines(t, size, {40, 40, 40, 255});
+    y_ += size * 0.6;
+  }
+  void bullets(const std::vector<std::string>& items) {
+    for (const std::string& it : items) text_lines(it, 14, {40, 40, 40, 255}, 22, "•");
+    y_ += 8;
+  }
+  void table(const std::vector<std::vector<std::string>>& rows) {
+    if (rows.empty()) return;
+    double size = 12;
+    std::vector<double> w;
+    auto widths = [&] {
+      w.assign(rows.front().size(), 0);
+      for (const auto& r : rows)
+        for (size_t c = 0; c < r.size() && c < w.size(); ++c) w[c] = std::max(w[c], canvas_->measure(r[c], size).x + 14);
+    };
+    widths();
+    double total = 0;
+    for (double x : w) total += x;
+    if (total > kW - 2 * kMargin) {  // shrink to the page width
+      size *= (kW - 2 * kMargin) / total;
+      widths();
+    }
+    const double lh = size * 1.55;
+    for (size_t r = 0; r < rows.size(); ++r) {
+      if (y_ + lh > kH - kMargin) new_page();
+      if (r == 0) canvas_->rect_filled({kMargin, y_, kW - 2 * kMargin, lh}, {232, 236, 242, 255});
+      double x = kMargin;
+      for (size_t c = 0; c < rows[r].size() && c < w.size(); ++c) {
+        const bool left = c == 0;
+        canvas_->text({left ? x + 4 : x + w[c] - 8, y_ + lh / 2}, rows[r][c], size, {30, 30, 30, 255},
+                      left ? HAlign::left : HAlign::right, VAlign::middle, false);
+        x += w[c];
+      }
+      canvas_->line({kMargin, y_ + lh}, {kW - kMargin, y_ + lh}, {215, 215, 215, 255}, 0.8, Dash::solid);
+      y_ += lh;
+    }
+    y_ += 12;
+  }
+  // A chart on a page of its own, its caption under it.
+  void chart(const ChartSpec& c, const std::string& caption) {
+    new_page();
+    const double caption_h = static_cast<double>(wrapped(caption, 13, kW - 2 * kMargin).size()) * 13 * 1.4 + 16;
+    const double chart_h = std::max(300.0, kH - 2 * kMargin - caption_h);
+    ChartStyle st;
+    st.scale = 1.0;
+    const Rect outer{kMargin, kMargin, kW - 2 * kMargin, chart_h};
+    const ChartLayout layout = layout_chart(c, *canvas_, outer, st);
+    render_chart(c, *canvas_, layout, st);
+    y_ = kMargin + chart_h + 8;
+    text_lines(caption, 13, {60, 60, 60, 255}, 0, "", /*may_break=*/false);
+  }
+  void finish() {
+    cairo_show_page(cr_);
+    cairo_surface_finish(surface_);
+    if (cairo_surface_status(surface_) != CAIRO_STATUS_SUCCESS)
+      throw std::runtime_error(std::string("PDF writing: ") + cairo_status_to_string(cairo_surface_status(surface_)));
+  }
+
+ private:
+  void new_page() {
+    cairo_show_page(cr_);
+    y_ = kMargin;
+  }
+  std::vector<std::string> wrapped(const std::string& t, double size, double width) {
+    std::vector<std::string> lines;
+    std::string line, word;
+    auto flush_word = [&] {
+      if (word.empty()) return;
+      const std::string cand = line.empty() ? word : line + " " + word;
+      if (!line.empty() && canvas_->measure(cand, size).x > width) {
+        lines.push_back(line);
+        line = word;
+      } else {
+        line = cand;
+      }
+      word.clear();
+    };
+    for (char ch : t) {
+      if (ch == ' ') flush_word();
+      else if (ch == '\n') {
+        flush_word();
+        lines.push_back(line);
+        line.clear();
+      } else {
+        word += ch;
+      }
+    }
+    flush_word();
+    if (!line.empty()) lines.push_back(line);
+    return lines;
+  }
+  // Wrapped lines from y_; a new page when the next one would cross the
+  // bottom margin, unless `may_break` is false (a caption stays with its chart).
+  void text_lines(const std::string& t, double size, Color col, double indent = 0, const std::string& mark = "",
+                  bool may_break = true) {
+    const double lh = size * 1.4;
+    bool first = true;
+    for (const std::string& l : wrapped(t, size, kW - 2 * kMargin - indent)) {
+      if (may_break && y_ + lh > kH - kMargin) new_page();
+      if (first && !mark.empty()) canvas_->text({kMargin + 6, y_}, mark, size, col, HAlign::left, VAlign::top, false);
+      canvas_->text({kMargin + indent, y_}, l, size, col, HAlign::left, VAlign::top, false);
+      y_ += lh;
+      first = false;
+    }
+  }
+
+  cairo_surface_t* surface_ = nullptr;
+  cairo_t* cr_ = nullptr;
+  std::unique_ptr<detail::CairoCanvas> canvas_;
+  double y_ = 0;
+};
+
+}  // namespace
+#endif
+
+std::string document_pdf(const ReportDocument& doc) {
+#ifdef FLASHLAB_HAVE_CAIRO
+  std::string out;
+  {
+    PdfWriter w(out);
+    w.title(doc.title, doc.subtitle);
+    for (const DocBlock& b : doc.blocks) {
+      switch (b.kind) {
+        case DocBlock::Kind::heading: w.heading(b.text); break;
+        case DocBlock::Kind::paragraph: w.paragraph(b.text); break;
+        case DocBlock::Kind::bullets: w.bullets(b.items); break;
+        case DocBlock::Kind::table: w.table(b.rows); break;
+        case DocBlock::Kind::chart:
+          if (b.chart) w.chart(*b.chart, b.caption);
+          break;
+      }
+    }
+    w.finish();
+  }
+  return out;
+#else
+  (void)doc;
+  throw std::runtime_error("this build has no cairo: the PDF report is unavailable (install libcairo2-dev and rebuild)");
+#endif
+}
+
+// ---- captions ------------------------------------------------------------------------
+
+namespace {
+
+std::string mhz(double v) { return v > 0 ? fixed(v, 0) + " MHz" : std::string("unknown"); }
+
+// "3–20 timed runs" over the ok, timed rows of the results.
+std::string repeats_text(const BenchResults& r) {
+  int lo = 0, hi = 0;
+  for (const BenchRow& row : r.rows)
+    if (row.status == RunStatus::ok && row.repeats > 0) {
+      lo = lo == 0 ? row.repeats : std::min(lo, row.repeats);
+      hi = std::max(hi, row.repeats);
+    }
+  if (hi == 0) return "no timed runs (checked only)";
+  return (lo == hi ? std::to_string(lo) : std::to_string(lo) + "–" + std::to_string(hi)) + " timed runs";
+}
+
+std::string where_measured(const BenchMeta& m) {
+  std::string s = "Measured on " + (m.gpu.empty() ? std::string("an unknown GPU") : m.gpu);
+  std::vector<std::string> parts;
+  if (m.sm_count > 0) parts.push_back(std::to_string(m.sm_count) + " SMs");
+  if (!m.driver.empty()) parts.push_back("driver " + m.driver);
+  if (!m.cuda_runtime.empty()) parts.push_back("CUDA " + m.cuda_runtime);
+  if (m.sm_clock_mhz > 0) parts.push_back("SM clock " + mhz(m.sm_clock_mhz) + " observed");
+  if (!parts.empty()) {
+    s += " (";
+    for (size_t k = 0; k < parts.size(); ++k) s += (k ? ", " : "") + parts[k];
+    s += ")";
+  }
+  if (!m.commit.empty()) s += " at commit " + m.commit;
+  if (!m.date.empty()) s += ", " + m.date;
+  return s + ".";
+}
+
+std::string method_text(const BenchResults& r) {
+  const bool torch = std::any_of(r.rows.begin(), r.rows.end(), [](const BenchRow& x) {
+    return x.kernel.rfind("torch", 0) == 0 || x.kernel.rfind("sdpa", 0) == 0;
+  });
+  std::string s = "Each point is the median of " + repeats_text(r) +
+                  " timed with CUDA events after warm-up runs (flashlab bench runs 3 unless told otherwise)";
+  s += r.meta.l2_flush ? ", each after the L2 was flushed by writing a buffer twice its size."
+                       : ", without flushing the L2 between runs (warm cache).";
+  s += " Inputs are N(0, 1) from a seed; the output is poisoned with NaN before every run and checked against an "
+       "fp64 reference. Peak memory is the device memory in use during the case (cudaMemGetInfo)";
+  s += torch ? "; PyTorch's rows report its caching allocator's peak instead." : ".";
+  s += " A case that ran out of memory is a row marked OOM (✕ on the charts), not a missing point.";
+  return s;
+}
+
+}  // namespace
+
+std::string chart_caption(const ChartSpec& c, const ChartEntry& entry, const BenchResults* results,
+                          const ChartContext& model) {
+  std::string s = c.title + ". ";
+  if (results && (entry.needs_results || !results->rows.empty())) {
+    s += where_measured(results->meta) + " " + method_text(*results);
+    if (c.id.find("tflops") != std::string::npos || c.id == "bench-passes")
+      s += " TFLOP/s counts the FlashAttention convention: 4·B·H·N²·d for the forward, 2.5 × that for the backward, "
+           "halved when causal (" + (results->meta.flop_convention.empty() ? std::string("as recorded") : results->meta.flop_convention) + ").";
+    if (!entry.needs_results)
+      s += " The model's lines are FlashLab's simulator for the hardware preset; the measured points are placed at "
+           "their DRAM bytes (the counters' where the run has them, else the L2 model's prediction).";
+  } else {
+    s += "Modelled, not measured: FlashLab's simulator for " + sim::describe(model.problem) + " on " +
+         model.hw.display_name +
+         ". Requests are the loop nest's reads and writes to global memory (the paper's HBM accesses); DRAM is what "
+         "the L2 model lets through; times are roofline lower bounds.";
+  }
+  return s;  // the chart's own notes are drawn under it
+}
+
+// ---- the bundle ----------------------------------------------------------------------
+
+namespace {
+
+std::string now_utc() {
+  const std::time_t t = std::time(nullptr);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
+  return buf;
+}
+
+std::string safe_name(const std::string& s) {
+  std::string out;
+  for (char ch : s) out += (std::isalnum(static_cast<unsigned char>(ch)) || ch == '-' || ch == '_') ? ch : '-';
+  return out.empty() ? std::string("section") : out;
+}
+
+class Writer {
+ public:
+  Writer(std::string dir, ReportBundle& b) : dir_(std::move(dir)), b_(b) {}
+  void file(const std::string& rel, const std::string& bytes) {
+    try {
+      write_file_atomic(dir_ + "/" + rel, bytes);
+    } catch (const std::exception& e) {
+      throw std::runtime_error(dir_ + "/" + rel + ": " + e.what());
+    }
+    b_.files.push_back(rel);
+  }
+
+ private:
+  std::string dir_;
+  ReportBundle& b_;
+};
+
+// Every format of one chart under charts/NAME.*; returns the PNG's (or SVG's) path.
+std::string write_chart(Writer& w, const ChartSpec& c, const std::string& name, const ExportOptions& o) {
+  w.file("charts/" + name + ".svg", render_svg(c, o));
+  w.file("charts/" + name + ".csv", chart_to_csv(c));
+  if (!have_cairo()) return "charts/" + name + ".svg";
+  w.file("charts/" + name + ".png", render_png(c, o));
+  w.file("charts/" + name + ".pdf", render_pdf(c, o));
+  return "charts/" + name + ".png";
+}
+
+std::vector<std::vector<std::string>> bench_rows_table(const BenchResults& r, size_t limit) {
+  std::vector<std::vector<std::string>> rows{
+      {"kernel", "pass", "B", "H", "N", "d", "causal", "dtype", "ms (median)", "TFLOP/s", "peak memory", "status"}};
+  for (const BenchRow& row : r.rows) {
+    if (rows.size() > limit) break;
+    const bool ok = row.status == RunStatus::ok;
+    rows.push_back({row.kernel, row.direction, std::to_string(row.problem.batch), std::to_string(row.problem.heads),
+                    sim::group_digits(row.problem.n_q()), std::to_string(row.problem.head_dim),
+                    row.problem.causal ? "yes" : "no", std::string(sim::to_string(row.problem.dtype)),
+                    ok && row.time_ms_median > 0 ? fixed(row.time_ms_median, 3) : "",
+                    ok && row.tflops > 0 ? fixed(row.tflops, 1) : "",
+                    ok && row.peak_memory_bytes > 0 ? sim::bytes_iec(static_cast<double>(row.peak_memory_bytes)) : "",
+                    std::string(to_string(row.status))});
+  }
+  return rows;
+}
+
+nlohmann::json meta_json(const BenchMeta& m) {
+  return {{"gpu", m.gpu},           {"sm_count", m.sm_count},         {"l2_bytes", m.l2_bytes},
+          {"driver", m.driver},     {"cuda_runtime", m.cuda_runtime}, {"sm_clock_mhz", m.sm_clock_mhz},
+          {"mem_clock_mhz", m.mem_clock_mhz}, {"commit", m.commit},  {"flop_convention", m.flop_convention},
+          {"date", m.date},         {"host", m.host},                 {"l2_flush", m.l2_flush}};
+}
+
+}  // namespace
+
+ReportBundle write_report(const ReportRequest& req, const std::string& dir) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  for (const char* sub : {"", "/charts", "/tables"}) {
+    fs::create_directories(dir + sub, ec);
+    if (ec) throw std::runtime_error(dir + sub + ": cannot create the folder: " + ec.message());
+  }
+  ReportBundle bundle;
+  Writer w(dir, bundle);
+  ReportDocument doc;
+  doc.title = "FlashLab lab report";
+  const BenchResults* first = req.sections.empty() ? nullptr : &req.sections.front().results;
+  doc.subtitle = (first ? (first->meta.gpu.empty() ? std::string("unknown GPU") : first->meta.gpu) + " · "
+                        : std::string("model only · ")) + now_utc();
+
+  // Setup and method.
+  doc.blocks.push_back({DocBlock::Kind::heading, "Setup", {}, {}, {}, {}, {}});
+  std::vector<std::string> setup;
+  if (first) {
+    const BenchMeta& m = first->meta;
+    setup.push_back("GPU: " + (m.gpu.empty() ? std::string("unknown") : m.gpu) +
+                    (m.sm_count > 0 ? ", " + std::to_string(m.sm_count) + " SMs" : "") +
+                    (m.l2_bytes > 0 ? ", L2 " + sim::bytes_iec(static_cast<double>(m.l2_bytes)) : ""));
+    setup.push_back("Driver " + (m.driver.empty() ? std::string("unknown") : m.driver) + ", CUDA runtime " +
+                    (m.cuda_runtime.empty() ? std::string("unknown") : m.cuda_runtime));
+    setup.push_back("Clocks: SM " + mhz(m.sm_clock_mhz) + " (observed), memory " + mhz(m.mem_clock_mhz));
+    setup.push_back("Commit of the measured build: " + (m.commit.empty() ? std::string("unknown") : m.commit) +
+                    "; measured " + (m.date.empty() ? std::string("on an unrecorded date") : m.date) +
+                    (m.host.empty() ? "" : " on " + m.host));
+    setup.push_back("FLOP convention: " + (m.flop_convention.empty() ? std::string("not recorded") : m.flop_convention));
+    setup.push_back("Results file: " + req.results_origin);
+  }
+  setup.push_back("Model charts: " + sim::describe(req.model.problem) + " on " + req.model.hw.display_name);
+  setup.push_back("Made with: " + req.command);
+  doc.blocks.push_back({DocBlock::Kind::bullets, "", setup, {}, {}, {}, {}});
+  if (first) {
+    doc.blocks.push_back({DocBlock::Kind::heading, "Method", {}, {}, {}, {}, {}});
+    doc.blocks.push_back({DocBlock::Kind::paragraph, method_text(*first), {}, {}, {}, {}, {}});
+  }
+
+  // The model: the lecture's comparison on the problem, then every model chart.
+  doc.blocks.push_back({DocBlock::Kind::heading, "The model: " + sim::describe(req.model.problem), {}, {}, {}, {}, {}});
+  {
+    std::vector<std::vector<std::string>> t{{"algorithm", "pass", "requests", "DRAM predicted", "GFLOP (exact)",
+                                             "AI (FLOP/B)", "≥ ms", "bound"}};
+    std::string csv = csv_row(result_csv_header());
+    for (sim::Algorithm a : req.model.algorithms) {
+      const sim::SimResult r = sim::simulate(a, req.model.problem, req.model.hw, req.model.options);
+      if (!r.ok()) {
+        bundle.notes.push_back(std::string(sim::to_string(a)) + ": " + r.errors().front());
+        continue;
+      }
+      const RooflineEstimate roof = roofline(r, req.model.hw);
+      t.push_back({std::string(sim::to_string(a)), std::string(sim::to_string(sim::algorithm_info(a).pass)),
+                   sim::si_unit(roof.request_bytes, "B"), sim::si_unit(roof.dram_bytes, "B"), fixed(roof.flops / 1e9, 1),
+                   fixed(roof.ai, 1), fixed(roof.time_s * 1e3, 3), roof.memory_bound ? "memory" : "compute"});
+      csv += csv_row(result_csv_fields(r, roof, "report", 0, theta_standard_bytes(req.model.problem),
+                                       theta_flash_bytes(req.model.problem, r.sram_capacity_bytes)));
+    }
+    w.file("tables/model-comparison.csv", csv);
+    doc.blocks.push_back({DocBlock::Kind::table, "", {}, t, {}, {}, {}});
+  }
+  for (const ChartEntry& e : chart_table()) {
+    if (e.needs_results) continue;
+    const ChartSpec c = build_chart(std::string(e.id), req.model, nullptr);
+    DocBlock b{DocBlock::Kind::chart, "", {}, {}, c, write_chart(w, c, "model-" + std::string(e.id), req.chart_size),
+               chart_caption(c, e, nullptr, req.model)};
+    doc.blocks.push_back(std::move(b));
+  }
+
+  // Each section of measured rows: its charts, then its table.
+  for (const ReportSection& sec : req.sections) {
+    const std::string prefix = safe_name(sec.name);
+    doc.blocks.push_back({DocBlock::Kind::heading, sec.title.empty() ? sec.name : sec.title, {}, {}, {}, {}, {}});
+    if (!sec.source.empty())
+      doc.blocks.push_back({DocBlock::Kind::paragraph, "Grid: " + sec.source + ".", {}, {}, {}, {}, {}});
+    if (sec.results.rows.empty()) {
+      doc.blocks.push_back({DocBlock::Kind::paragraph, "The results file holds no run of this grid.", {}, {}, {}, {}, {}});
+      bundle.notes.push_back(sec.name + ": no run of this grid in the results");
+      continue;
+    }
+    w.file("tables/" + prefix + "-runs.csv", bench_to_csv(sec.results));
+    w.file("tables/" + prefix + "-runs.txt", bench_table(sec.results));
+    for (const ChartEntry& e : chart_table()) {
+      const bool wants = e.needs_results || e.id == "roofline" || e.id == "roofline-hier";
+      if (!wants) continue;
+      ChartSpec c;
+      try {
+        c = build_chart(std::string(e.id), req.model, &sec.results);
+      } catch (const std::exception& ex) {
+        bundle.notes.push_back(sec.name + " " + std::string(e.id) + ": " + ex.what());
+        continue;
+      }
+      if (e.needs_results && c.series.empty() && c.heatmap.values.empty()) {
+        bundle.notes.push_back(sec.name + " " + std::string(e.id) + ": nothing to draw" +
+                               (c.notes.empty() ? std::string() : " (" + c.notes.front() + ")"));
+        continue;
+      }
+      DocBlock b{DocBlock::Kind::chart, "", {}, {}, c, write_chart(w, c, prefix + "-" + std::string(e.id), req.chart_size),
+                 chart_caption(c, e, &sec.results, req.model)};
+      doc.blocks.push_back(std::move(b));
+    }
+    constexpr size_t kTableRows = 60;
+    doc.blocks.push_back({DocBlock::Kind::paragraph,
+                          "The runs (" + std::to_string(sec.results.rows.size()) + "; every column in tables/" + prefix +
+                              "-runs.csv):",
+                          {}, {}, {}, {}, {}});
+    doc.blocks.push_back({DocBlock::Kind::table, "", {}, bench_rows_table(sec.results, kTableRows), {}, {}, {}});
+  }
+
+  nlohmann::json meta{{"generated", now_utc()},
+                      {"command", req.command},
+                      {"model_problem", problem_json(req.model.problem)},
+                      {"model_hardware", req.model.hw.name},
+                      {"results_file", req.results_origin}};
+  nlohmann::json secs = nlohmann::json::array();
+  for (const ReportSection& sec : req.sections)
+    secs.push_back({{"name", sec.name}, {"title", sec.title}, {"runs", sec.results.rows.size()}, {"measured", meta_json(sec.results.meta)}});
+  meta["sections"] = secs;
+  w.file("metadata.json", meta.dump(2) + "\n");
+  w.file("report.md", document_markdown(doc));
+  if (have_cairo()) w.file("report.pdf", document_pdf(doc));
+  else bundle.notes.push_back("this build has no cairo: report.pdf and the PNG/PDF charts were not written");
+  return bundle;
+}
+
+}  // namespace flashlab::analysis

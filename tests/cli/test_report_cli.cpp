@@ -1,0 +1,131 @@
+// flashlab report: the lab report bundle from a committed results file and
+// from the model alone — the files it promises, a PDF with a page per chart,
+// CSVs with their headers, the metadata — and its errors (exit code 2).
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <filesystem>
+#include <regex>
+
+#include <nlohmann/json.hpp>
+
+#include "../support/run_flashlab.hpp"
+#include "flashlab/analysis/csv.hpp"
+
+namespace fs = std::filesystem;
+using flashlab::test::Run;
+using flashlab::test::slurp;
+
+namespace {
+
+const flashlab::test::ScratchDir& scratch() {
+  static const flashlab::test::ScratchDir dir("flashlab-report-cli");
+  return dir;
+}
+
+Run run_flashlab(const std::string& args) { return flashlab::test::run_flashlab(scratch().path(), args); }
+
+std::string data(const char* name) { return std::string(FLASHLAB_TEST_DATA) + "/" + name; }
+
+std::vector<std::string> files_under(const fs::path& dir) {
+  std::vector<std::string> out;
+  for (const auto& e : fs::recursive_directory_iterator(dir))
+    if (e.is_regular_file()) out.push_back(fs::relative(e.path(), dir).string());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+bool has(const std::vector<std::string>& v, const std::string& x) { return std::find(v.begin(), v.end(), x) != v.end(); }
+
+// Pages of a PDF written by cairo: its page objects.
+size_t pdf_pages(const std::string& pdf) {
+  const std::regex page("/Type\\s*/Page[^s]");
+  return static_cast<size_t>(std::distance(std::sregex_iterator(pdf.begin(), pdf.end(), page), std::sregex_iterator()));
+}
+
+}  // namespace
+
+TEST_CASE("report: a complete bundle from a results file", "[cli][report]") {
+  const Run r = run_flashlab("report --results " + data("h200-validate-excerpt.json") + " --out bundle --width 640 --height 420");
+  INFO(r.out << r.err);
+  REQUIRE(r.code == 0);
+  const fs::path dir = scratch().path() / "bundle";
+  const std::vector<std::string> files = files_under(dir);
+  for (const char* f : {"report.md", "report.pdf", "metadata.json", "tables/model-comparison.csv", "tables/runs-runs.csv",
+                        "tables/runs-runs.txt", "charts/model-roofline.png", "charts/model-io-vs-n.svg",
+                        "charts/model-io-vs-n.csv", "charts/runs-bench-time.png", "charts/runs-bench-time.pdf",
+                        "charts/runs-roofline.png"})
+    CHECK(has(files, f));
+
+  // Every chart in four formats; each PNG is a PNG, each SVG an SVG.
+  size_t charts = 0;
+  for (const std::string& f : files) {
+    if (f.rfind("charts/", 0) != 0 || f.size() < 4 || f.substr(f.size() - 4) != ".csv") continue;
+    ++charts;
+    const std::string stem = f.substr(0, f.size() - 4);
+    for (const char* ext : {".svg", ".png", ".pdf"}) CHECK(has(files, stem + ext));
+    CHECK(slurp(dir / (stem + ".png")).rfind("\x89PNG", 0) == 0);
+    CHECK(slurp(dir / (stem + ".svg")).find("<svg") != std::string::npos);
+    // A chart's CSV: a header, then rows.
+    const auto rows = flashlab::analysis::csv_parse(slurp(dir / f));
+    CHECK(rows.size() >= 2);
+  }
+  CHECK(charts >= 10);  // six model charts and the bench charts the runs support
+
+  // The document: a PDF with a page per chart (and the text pages), the
+  // Markdown linking every chart it captions.
+  const std::string pdf = slurp(dir / "report.pdf");
+  CHECK(pdf.rfind("%PDF-", 0) == 0);
+  CHECK(pdf.find("%%EOF") != std::string::npos);
+  CHECK(pdf_pages(pdf) >= charts + 1);
+  const std::string md = slurp(dir / "report.md");
+  CHECK(md.rfind("# FlashLab lab report", 0) == 0);
+  CHECK(md.find("## Method") != std::string::npos);
+  CHECK(md.find("median of") != std::string::npos);
+  CHECK(md.find("L2 was flushed") != std::string::npos);
+  CHECK(md.find("(charts/runs-bench-time.png)") != std::string::npos);
+  CHECK(md.find("^{") == std::string::npos);
+
+  // Tables with their headers; the metadata names the GPU, commit and convention.
+  const auto runs = flashlab::analysis::csv_parse(slurp(dir / "tables/model-comparison.csv"));
+  REQUIRE(runs.size() == 1 + 3);  // standard, fa1, fa2
+  CHECK(runs[0][0] == "axis");
+  const auto meta = nlohmann::json::parse(slurp(dir / "metadata.json"));
+  CHECK(meta["results_file"] == data("h200-validate-excerpt.json"));
+  REQUIRE(meta["sections"].size() == 1);
+  CHECK(meta["sections"][0]["measured"]["gpu"].get<std::string>().find("H200") != std::string::npos);
+  CHECK_FALSE(meta["sections"][0]["measured"]["flop_convention"].get<std::string>().empty());
+}
+
+TEST_CASE("report: the model alone, and a named sweep's section", "[cli][report]") {
+  const Run model = run_flashlab("report --out model-only --seq 2048 --causal");
+  INFO(model.out << model.err);
+  REQUIRE(model.code == 0);
+  const std::vector<std::string> files = files_under(scratch().path() / "model-only");
+  CHECK(has(files, "report.pdf"));
+  CHECK(has(files, "charts/model-ai-vs-n.png"));
+  CHECK_FALSE(std::any_of(files.begin(), files.end(), [](const std::string& f) { return f.find("bench-") != std::string::npos; }));
+  CHECK(slurp(scratch().path() / "model-only/report.md").find("Modelled, not measured") != std::string::npos);
+
+  // A sweep whose grid holds none of the runs: its section says so.
+  const Run sweep = run_flashlab("report --results " + data("h200-validate-excerpt.json") + " --sweep lab-heads --out swept");
+  INFO(sweep.out << sweep.err);
+  REQUIRE(sweep.code == 0);
+  CHECK_THAT(sweep.out, Catch::Contains("no run of this grid"));
+}
+
+TEST_CASE("report: bad input is one line and exit code 2", "[cli][report]") {
+  const std::pair<std::string, std::string> cases[] = {
+      {"report --out x --sweep lab-heads", "--sweep picks runs of a results file"},
+      {"report --out x --results /nonexistent/r.json", "--results:"},
+      {"report --out x --results " + data("h200-validate-excerpt.json") + " --sweep no-such-sweep", "--sweep no-such-sweep"},
+      {"report --out /proc/flashlab-cannot-write-here", "--out:"},
+      {"report --out x --width 10", "--width/--height"},
+  };
+  for (const auto& [args, message] : cases) {
+    const Run r = run_flashlab(args);
+    INFO(args << "\n" << r.out << r.err);
+    CHECK(r.code == 2);
+    CHECK_THAT(r.err, Catch::Contains(message));
+  }
+}
