@@ -252,14 +252,19 @@ RunResult run(const Options& opt) {
         fail(std::string("--screenshot: ") + e.what());
       }
     }
-    if (s.view.screenshot_requested) {
+    if (s.view.screenshot_requested && s.view.screenshot_delay_frames > 0) {
+      --s.view.screenshot_delay_frames;
+    } else if (s.view.screenshot_requested) {
       s.view.screenshot_requested = false;
+      const bool join = s.view.screenshot_joins_status;
+      s.view.screenshot_joins_status = false;
       try {
         write_screenshot(s.view.screenshot_path, fbw, fbh);
-        s.view.status = "screenshot: " + s.view.screenshot_path;
-        s.view.status_is_error = false;
+        if (join) s.view.status += " · window: " + s.view.screenshot_path;
+        else s.view.status = "screenshot: " + s.view.screenshot_path;
+        if (!join) s.view.status_is_error = false;
       } catch (const std::exception& e) {
-        s.view.status = e.what();
+        s.view.status = join ? s.view.status + " · " + e.what() : std::string(e.what());
         s.view.status_is_error = true;
       }
     }

@@ -189,6 +189,10 @@ struct ViewState {
   bool status_is_error = false;
   bool screenshot_requested = false;
   std::string screenshot_path;
+  // Frames to wait before the screenshot (a menu that asked for it closes
+  // first), and whether its line joins the status instead of replacing it.
+  int screenshot_delay_frames = 0;
+  bool screenshot_joins_status = false;
   std::string font_note;        // set when DejaVu could not be loaded
 };
 

@@ -7,6 +7,7 @@
 #include "flashlab/analysis/report.hpp"
 #include "flashlab/analysis/csv.hpp"
 #include "flashlab/export/chart_export.hpp"
+#include "flashlab/export/report_bundle.hpp"
 #include "model.hpp"
 #include "panels.hpp"
 
@@ -81,42 +82,44 @@ void export_chart_files(AppState& s, const analysis::ChartSpec& c, const char* e
 void export_all(AppState& s) {
   const std::string dir = (std::filesystem::path(s.view.export_dir) / ("report-" + timestamp())).string();
   if (!ensure_dir(s, dir)) return;
-  // Every chart of the table; those of measured results when some are loaded.
-  std::vector<const analysis::ChartSpec*> charts;
-  for (const analysis::ChartEntry& e : analysis::chart_table())
-    if (!e.needs_results || s.bench.have_results) charts.push_back(&s.model.charts.of(e));
-  int n = 0;
-  std::string err;
-  std::string index = "# FlashLab report " + timestamp() + "\n\n";
-  if (s.model.valid) {
-    index += "Problem: " + sim::describe(s.model.problem) + " on " + s.model.hw.name + ", M = " +
-             sim::bytes_iec(static_cast<double>(s.model.sram_bytes)) + "\n\n";
-    nlohmann::json j = nlohmann::json::array();
-    for (const AlgoView& v : s.model.algos) j.push_back(analysis::sim_json(v.result, s.model.hw));
-    try {
-      analysis::write_file_atomic((std::filesystem::path(dir) / "simulation.json").string(), j.dump(2) + "\n");
-      ++n;
-    } catch (const std::exception& e) {
-      err = e.what();
-    }
-  } else {
-    index += "The inputs were invalid: " + (s.model.errors.empty() ? std::string("?") : s.model.errors.front()) + "\n\n";
+  if (!s.model.valid) {
+    s.view.status = "report: the inputs are invalid (" + (s.model.errors.empty() ? std::string("?") : s.model.errors.front()) +
+                    "); fix them first";
+    s.view.status_is_error = true;
+    return;
   }
-  for (const analysis::ChartSpec* ch : charts) {
-    n += write_chart(s, *ch, dir, {"png", "svg", "pdf", "csv"}, err);
-    index += "- " + ch->title + ": `" + ch->id + ".png`, `.svg`, `.pdf`, `.csv`\n";
+  // The bundle `flashlab report` writes: the model charts of the problem on
+  // screen, and the loaded results as a section of their own.
+  analysis::ReportRequest req;
+  req.model.problem = s.model.problem;
+  req.model.hw = s.model.hw;
+  req.model.options = s.model.options;
+  req.model.algorithms = chart_algorithms(s.inputs);
+  req.command = "FlashLab's window, Export… → every chart";
+  req.chart_size.width_px = 1600;
+  req.chart_size.height_px = 1000;
+  if (s.bench.have_results) {
+    req.results_origin = s.bench.source.empty() ? s.bench.results_path : s.bench.source;
+    analysis::ReportSection sec;
+    sec.name = "runs";
+    sec.title = "The runs of " + req.results_origin;
+    sec.results = s.bench.results;
+    req.sections.push_back(std::move(sec));
   }
-  index += "- the whole window: `window.png`\n";
   try {
-    analysis::write_file_atomic((std::filesystem::path(dir) / "README.md").string(), index);
-    ++n;
+    const analysis::ReportBundle b = analysis::write_report(req, dir);
+    s.view.status = "report: " + std::to_string(b.files.size()) + " files in " + dir + " (report.md, report.pdf)";
+    s.view.status_is_error = false;
+    if (!b.notes.empty()) s.view.status += " · " + b.notes.front();
   } catch (const std::exception& e) {
-    if (err.empty()) err = e.what();
+    s.view.status = "report in " + dir + " is incomplete: " + e.what();
+    s.view.status_is_error = true;
+    return;
   }
+  // The whole window too, once the menu that asked for the report has closed.
   request_screenshot(s, (std::filesystem::path(dir) / "window.png").string());
-  s.view.status_is_error = !err.empty();
-  s.view.status = err.empty() ? "report: " + std::to_string(n + 1) + " files in " + dir
-                              : "report in " + dir + " is incomplete: " + err;
+  s.view.screenshot_delay_frames = 2;
+  s.view.screenshot_joins_status = true;
 }
 
 void request_screenshot(AppState& s, const std::string& path) {

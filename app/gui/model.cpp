@@ -77,16 +77,6 @@ sim::ProblemText problem_text(const Inputs& in) {
   return t;
 }
 
-// The lecture's algorithms, and whichever the user chose besides.
-std::vector<sim::Algorithm> chart_algorithms(const Inputs& in) {
-  const std::vector<sim::Algorithm>& defaults = analysis::default_algorithms();
-  std::vector<sim::Algorithm> out;
-  for (sim::Algorithm a : sim::all_algorithms()) {
-    const bool chosen = a == in.algo_a || (in.compare && a == in.algo_b);
-    if (chosen || std::find(defaults.begin(), defaults.end(), a) != defaults.end()) out.push_back(a);
-  }
-  return out;
-}
 
 analysis::ChartSpec failed_chart(const analysis::ChartEntry& e, const std::string& why) {
   analysis::ChartSpec c;
@@ -435,6 +425,16 @@ void rebuild_bench_charts(AppState& s) {
       if (e.needs_results) c.of(e) = guarded(e, ctx, &r, choice);
   }
   if (s.model.valid) build_model_charts(s, s.model);  // the roofline shows measured points
+}
+
+std::vector<sim::Algorithm> chart_algorithms(const Inputs& in) {
+  const std::vector<sim::Algorithm>& defaults = analysis::default_algorithms();
+  std::vector<sim::Algorithm> out;
+  for (sim::Algorithm a : sim::all_algorithms()) {
+    const bool chosen = a == in.algo_a || (in.compare && a == in.algo_b);
+    if (chosen || std::find(defaults.begin(), defaults.end(), a) != defaults.end()) out.push_back(a);
+  }
+  return out;
 }
 
 void recompute(AppState& s) {

@@ -12,6 +12,9 @@ namespace flashlab::gui {
 // position when only the problem changed.
 void recompute(AppState& s);
 
+// The algorithms the model charts draw: the lecture's, and whichever the user chose besides.
+std::vector<sim::Algorithm> chart_algorithms(const Inputs& in);
+
 // Rebuilds the bench charts from s.bench.results (after open, run or a picker change).
 void rebuild_bench_charts(AppState& s);
 

@@ -212,6 +212,8 @@ void Probe::finish(const AppState& s, int width, int height, const std::string& 
   j["concepts_shown"] = s.rect_concepts.w > 0;
   j["random_walk"] = options_.random_walk.has_value();
   j["model_valid"] = s.model.valid;
+  j["status"] = s.view.status;  // the status line as the last frame showed it
+  j["status_is_error"] = s.view.status_is_error;
   if (s.model.valid) {
     j["problem"] = sim::describe(s.model.problem);
     j["events"] = s.model.algos[0].cursor->size();

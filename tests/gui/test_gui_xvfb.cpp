@@ -189,6 +189,39 @@ TEST_CASE("smoke: every panel, tab and algorithm is drawn, and the screenshot is
   fs::remove_all(dir);
 }
 
+TEST_CASE("Export… → every chart writes the lab report bundle, then the window once the menu has closed", "[gui][xvfb]") {
+  const std::string x = x_prefix(1280, 800);
+  const fs::path dir = temp_dir("report");
+  const Run gen = run_shell(quote(FLASHLAB_EXAMPLE_RESULTS_EXE) + " " + quote((dir / "bench.json").string()));
+  REQUIRE(gen.code == 0);
+  json sc = {{"name", "report"},
+             {"problem", {{"batch", 2}, {"heads", 4}, {"seq", 1024}, {"head_dim", 64}}},
+             {"results", (dir / "bench.json").string()},
+             {"export_dir", (dir / "export").string()},
+             {"script", json::array({json{{"frame", 3}, {"export_all", true}}})}};
+  std::ofstream(dir / "report.json") << sc.dump(2);
+  const Run r = run_shell(x + quote(FLASHLAB_EXE) + " gui --frames 10 --stats --width 1280 --height 800 --scenario " +
+                          quote((dir / "report.json").string()));
+  INFO("stderr: " << r.err);
+  REQUIRE(r.code == 0);
+  const json st = stats_of(r);
+  CHECK(st["exceptions"] == 0);
+  // The status line names the report and the window, in that order.
+  const std::string status = st["status"].get<std::string>();
+  INFO("status: " << status);
+  CHECK(st["status_is_error"] == false);
+  CHECK(status.rfind("report: ", 0) == 0);
+  CHECK(status.find(" · window: ") != std::string::npos);
+  fs::path report;
+  for (const auto& e : fs::directory_iterator(dir / "export"))
+    if (e.path().filename().string().rfind("report-", 0) == 0) report = e.path();
+  REQUIRE(!report.empty());
+  for (const char* f : {"report.md", "report.pdf", "metadata.json", "window.png", "charts/model-roofline.png",
+                        "charts/runs-bench-time.png", "charts/runs-bench-passes.csv", "tables/runs-runs.csv"})
+    CHECK(fs::exists(report / f));
+  fs::remove_all(dir);
+}
+
 TEST_CASE("at UI scale 2 on a small window the layout reflows and stays drawn", "[gui][xvfb]") {
   const std::string x = x_prefix(1280, 800);
   const fs::path dir = temp_dir("scale");
