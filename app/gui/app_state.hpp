@@ -119,6 +119,10 @@ struct Charts {
 struct Model {
   bool valid = false;
   std::vector<std::string> errors;  // why nothing is shown (red status line)
+  // The fields an error is about beyond those that do not parse (a size too
+  // large for the counters, a head dim whose tiles cannot fit): drawn red.
+  // Keys: "seq", "head_dim", "batch", "heads", "br", "bc", "sram".
+  std::vector<std::string> bad_fields;
   std::vector<std::string> notes;   // findings that are not errors
   sim::AttentionProblem problem;
   sim::HardwareModel hw;

@@ -437,6 +437,27 @@ std::vector<sim::Algorithm> chart_algorithms(const Inputs& in) {
   return out;
 }
 
+namespace {
+
+// The fields a valid-looking but unusable problem is about: each size field
+// whose reduction to 1 alone makes the problem fit the 64-bit counters.
+std::vector<std::string> fields_too_large(const sim::AttentionProblem& p) {
+  std::vector<std::string> out;
+  if (sim::validate(p).empty()) return out;
+  const std::pair<const char*, i64 sim::AttentionProblem::*> fields[] = {
+      {"seq", &sim::AttentionProblem::seq_q}, {"head_dim", &sim::AttentionProblem::head_dim},
+      {"batch", &sim::AttentionProblem::batch}, {"heads", &sim::AttentionProblem::heads}};
+  for (const auto& [key, member] : fields) {
+    sim::AttentionProblem q = p;
+    q.*member = 1;
+    if (member == &sim::AttentionProblem::seq_q) q.seq_kv = 0;
+    if (sim::validate(q).empty()) out.emplace_back(key);
+  }
+  return out;
+}
+
+}  // namespace
+
 void recompute(AppState& s) {
   const auto t0 = Clock::now();
   // Where the primary cursor was, as a fraction: a new N keeps the place.
@@ -453,6 +474,7 @@ void recompute(AppState& s) {
 
   sim::ParsedProblem parsed = sim::parse_problem(problem_text(in), field_names());
   errors = std::move(parsed.errors);
+  if (!errors.empty()) m.bad_fields = fields_too_large(parsed.problem);
   const sim::AttentionProblem& p = parsed.problem;
   m.options = parsed.options;
   const std::string hw_name = in.use_hw_file ? in.hw_file : in.hw_preset;
@@ -490,6 +512,10 @@ void recompute(AppState& s) {
         v.result = sim::simulate(a, p, m.hw, m.options);
         if (!v.result.ok()) {
           for (const std::string& e : v.result.errors()) errors.push_back(std::string(sim::to_string(a)) + ": " + e);
+          // Tiles that cannot fit: the tiles typed, else the head dim that sizes them (and M when typed).
+          if (in.manual_tiles) m.bad_fields.insert(m.bad_fields.end(), {"br", "bc"});
+          else m.bad_fields.emplace_back("head_dim");
+          if (in.sram_override) m.bad_fields.emplace_back("sram");
           break;
         }
         for (const std::string& n : v.result.messages())

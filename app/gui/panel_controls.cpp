@@ -32,9 +32,10 @@ bool algorithm_combo(const char* label, sim::Algorithm& a) {
   return changed;
 }
 
-// A typed size with its label on the left; red when it does not parse.
-void size_field(const char* label, const char* id, std::string& value, const char* hint, float width) {
-  const bool bad = !sim::parse_size(value) || *sim::parse_size(value) < 1;
+// A typed size with its label on the left; red when it does not parse, or
+// when the model's error is about it (`blamed`).
+void size_field(const char* label, const char* id, std::string& value, const char* hint, float width, bool blamed = false) {
+  const bool bad = blamed || !sim::parse_size(value) || *sim::parse_size(value) < 1;
   ImGui::AlignTextToFramePadding();
   ImGui::TextUnformatted(label);
   ImGui::SameLine(width);
@@ -42,6 +43,25 @@ void size_field(const char* label, const char* id, std::string& value, const cha
   if (bad) ImGui::PushStyleColor(ImGuiCol_FrameBg, ImVec4(0.45f, 0.12f, 0.12f, 1.0f));
   ImGui::InputTextWithHint(id, hint, &value, ImGuiInputTextFlags_CharsNoBlank);
   if (bad) ImGui::PopStyleColor();
+}
+
+// The round size nearest to n on a log scale: four steps per octave
+// (1024, 1280, 1536, 1792, 2048, ...), exact below 8.
+long long snap_round(long long n) {
+  if (n < 8) return n;
+  int k = 0;
+  while ((n >> k) >= 8) ++k;  // n = m·2^k with 4 ≤ m < 8 after rounding
+  const long long unit = 1LL << (k - 1 >= 0 ? k - 1 : 0);
+  long long best = n, best_d = -1;
+  for (long long m = 4; m <= 16; ++m) {
+    const long long v = m * unit;
+    const long long dist = v > n ? v - n : n - v;
+    if (best_d < 0 || dist < best_d) {
+      best = v;
+      best_d = dist;
+    }
+  }
+  return best;
 }
 
 void section(const char* title) {
@@ -98,23 +118,30 @@ void panel_controls(AppState& s) {
   }
 
   section("Problem");
-  // N: a log slider and the typed value, both editing the same text.
+  const auto blamed = [&](const char* key) {
+    return std::find(s.model.bad_fields.begin(), s.model.bad_fields.end(), key) != s.model.bad_fields.end();
+  };
+  // N: a log slider and the typed value, both editing the same text. The
+  // slider snaps to round sizes; while the typed value is not a usable N it
+  // says so instead of showing a stale one.
   {
     const auto parsed = sim::parse_size(in.seq);
-    long long n = parsed && *parsed >= 1 ? static_cast<long long>(std::min<i64>(*parsed, 1 << 20)) : 1024;
-    const long long lo = 1, hi = 1 << 20;
+    const bool usable = parsed && *parsed >= 1 && !blamed("seq");
+    constexpr long long lo = 1, hi = 1 << 20;
+    long long n = usable ? static_cast<long long>(std::min<i64>(*parsed, hi)) : 1024;
     ImGui::AlignTextToFramePadding();
     ImGui::TextUnformatted("N");
     ImGui::SameLine(label_w);
     ImGui::SetNextItemWidth(-1);
-    if (ImGui::SliderScalar("##n_slider", ImGuiDataType_S64, &n, &lo, &hi, "%lld", ImGuiSliderFlags_Logarithmic |
-                                                                                        ImGuiSliderFlags_AlwaysClamp))
-      in.seq = std::to_string(n);
-    size_field("N typed", "##n", in.seq, "e.g. 4096 or 16K", label_w);
+    const std::string shown = usable && *parsed > hi ? fmt_count(*parsed) + " (typed)" : "%lld";
+    if (ImGui::SliderScalar("##n_slider", ImGuiDataType_S64, &n, &lo, &hi, usable ? shown.c_str() : "N typed is not usable",
+                            ImGuiSliderFlags_Logarithmic | ImGuiSliderFlags_AlwaysClamp))
+      in.seq = std::to_string(snap_round(n));
+    size_field("N typed", "##n", in.seq, "e.g. 4096 or 16K", label_w, blamed("seq"));
   }
-  size_field("head dim d", "##d", in.head_dim, "e.g. 64", label_w);
-  size_field("batch B", "##b", in.batch, "e.g. 1", label_w);
-  size_field("heads H", "##h", in.heads, "e.g. 16", label_w);
+  size_field("head dim d", "##d", in.head_dim, "e.g. 64", label_w, blamed("head_dim"));
+  size_field("batch B", "##b", in.batch, "e.g. 1", label_w, blamed("batch"));
+  size_field("heads H", "##h", in.heads, "e.g. 16", label_w, blamed("heads"));
   ImGui::Checkbox("causal mask", &in.causal);
   ImGui::SameLine();
   ImGui::SetNextItemWidth(-1);
@@ -144,7 +171,7 @@ void panel_controls(AppState& s) {
   }
   ImGui::Checkbox("override SRAM M", &in.sram_override);
   if (in.sram_override) {
-    size_field("M (bytes)", "##sram", in.sram, "e.g. 100KiB", label_w);
+    size_field("M (bytes)", "##sram", in.sram, "e.g. 100KiB", label_w, blamed("sram"));
   } else if (s.model.valid) {
     ImGui::SameLine();
     ImGui::TextColored(color_dim(), "M = %s", sim::bytes_iec(static_cast<double>(s.model.sram_bytes)).c_str());
@@ -155,8 +182,8 @@ void panel_controls(AppState& s) {
   ImGui::RadioButton("manual B_r, B_c", &tm, 1);
   in.manual_tiles = tm == 1;
   if (in.manual_tiles) {
-    size_field("B_r", "##br", in.br, "rows of Q_i", label_w);
-    size_field("B_c", "##bc", in.bc, "rows of K_j", label_w);
+    size_field("B_r", "##br", in.br, "rows of Q_i", label_w, blamed("br"));
+    size_field("B_c", "##bc", in.bc, "rows of K_j", label_w, blamed("bc"));
   }
   if (s.model.valid) {
     const sim::SimResult& r = s.model.algos[0].result;

@@ -337,7 +337,9 @@ void draw_softmax(const AlgoView& v) {
     return;
   }
   if (!sn.has_softmax) {
-    ImGui::TextColored(color_dim(), "Online softmax: no row block active yet");
+    const bool ended = v.cursor && v.cursor->position() >= v.cursor->size() && v.cursor->size() > 0;
+    ImGui::TextColored(color_dim(), "%s", ended ? "Online softmax: the schedule has ended; every row block's m_i and ℓ_i are final"
+                                                : "Online softmax: no row block active yet");
     return;
   }
   const auto& st = sn.softmax;
@@ -366,6 +368,14 @@ void draw_softmax(const AlgoView& v) {
       ImGui::TableNextColumn();
       ImGui::TextUnformatted(fmt_stat(r.l, "softmax l").c_str());
       ImGui::TableNextColumn();
+      // e^(m_old − m_new) with m_old = −∞: the row had nothing yet, so nothing
+      // was scaled — say that rather than print a 0 that reads "O scaled to zero".
+      if (r.rescale == 0) {
+        ImGui::TextColored(color_dim(), "— first block");
+        if (ImGui::IsItemHovered())
+          ImGui::SetTooltip("m_i was −∞ before this block: O_i and ℓ_i were still empty, there was nothing to rescale");
+        continue;
+      }
       const bool rescaled = st.visits > 0 && r.rescale < 1;
       ImGui::TextColored(rescaled ? ImVec4(1.0f, 0.7f, 0.3f, 1.0f) : color_dim(), "%s", fmt_stat(r.rescale, "softmax rescale").c_str());
     }
@@ -510,9 +520,9 @@ void transport_bar(AppState& s) {
   long long pos = static_cast<long long>(c.position());
   const long long lo = 0, hi = static_cast<long long>(c.size());
   ImGui::SetNextItemWidth(-1);
-  char fmt[96];
-  std::snprintf(fmt, sizeof fmt, "event %%lld of %s (one head)", fmt_count(c.size()).c_str());
-  if (ImGui::SliderScalar("##scrub", ImGuiDataType_S64, &pos, &lo, &hi, fmt, ImGuiSliderFlags_AlwaysClamp)) {
+  // The format is the whole label, position grouped like the total (a % in it doubled for ImGui).
+  std::string fmt = "event " + fmt_count(c.position()) + " of " + fmt_count(c.size()) + " (one head)";
+  if (ImGui::SliderScalar("##scrub", ImGuiDataType_S64, &pos, &lo, &hi, fmt.c_str(), ImGuiSliderFlags_AlwaysClamp)) {
     s.playback.playing = false;
     seek_primary(s, pos);
   }

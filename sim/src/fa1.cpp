@@ -10,7 +10,7 @@ const AlgorithmInfo& info() {
   static const AlgorithmInfo i{
       Algorithm::fa1,
       "fa1",
-      "FlashAttention-1 (Algorithm 1)",
+      "FlashAttention-1 (Dao et al. 2022, Algorithm 1)",
       "Dao et al., FlashAttention (2022), Algorithm 1",
       {"Set block sizes B_c = ⌈M/4d⌉, B_r = min(⌈M/4d⌉, d).",
        "Initialize O = (0)_{N×d}, ℓ = (0)_N, m = (−∞)_N in HBM.",

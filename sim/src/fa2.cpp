@@ -10,7 +10,7 @@ const AlgorithmInfo& info() {
   static const AlgorithmInfo i{
       Algorithm::fa2,
       "fa2",
-      "FlashAttention-2 forward (Algorithm 1)",
+      "FlashAttention-2 (Dao 2023, Algorithm 1)",
       "Dao, FlashAttention-2 (2023), Algorithm 1",
       {"Divide Q into T_r = ⌈N/B_r⌉ blocks Q_1..Q_{T_r} of size B_r × d each, and divide K, V into "
        "T_c = ⌈N/B_c⌉ blocks of size B_c × d each.",

@@ -93,7 +93,7 @@ const AlgorithmInfo& standard_info() {
   static const AlgorithmInfo i{
       Algorithm::standard,
       "standard",
-      "Standard attention (Algorithm 0)",
+      "Standard attention (Dao et al. 2022, Algorithm 0)",
       "Dao et al., FlashAttention (2022), Algorithm 0",
       {"Load Q, K by blocks from HBM, compute S = QKᵀ, write S to HBM.",
        "Read S from HBM, compute P = softmax(S), write P to HBM.",

@@ -7,6 +7,12 @@ namespace flashlab::sim {
 std::optional<i64> parse_positive(std::string_view name, std::string_view text, std::vector<std::string>& errors) {
   const auto v = parse_size(text);
   const std::string n(name), t(text);
+  // "-5": a number, only not a positive one.
+  const auto first = t.find_first_not_of(" \t");
+  if (!v && first != std::string::npos && t[first] == '-' && parse_size(std::string_view(t).substr(first + 1))) {
+    errors.push_back(n + ": must be at least 1 (got '" + t + "')");
+    return std::nullopt;
+  }
   if (!v) {
     errors.push_back(n + ": '" + t + "' is not a whole number (examples: 1024, 16K, 100KiB)");
     return std::nullopt;

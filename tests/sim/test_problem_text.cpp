@@ -61,7 +61,7 @@ TEST_CASE("problem text: every problem is reported, in field order, naming the f
   CHECK(r.errors[1] == "--heads: must be at least 1 (got '0')");
   CHECK(r.errors[2] == "--seq: '1.5' is not a whole number (examples: 1024, 16K, 100KiB)");
   CHECK(r.errors[3] == "--dtype: unknown dtype 'fp8' (expected fp16, bf16 or fp32)");
-  CHECK(r.errors[4] == "--sram: '-1' is not a whole number (examples: 1024, 16K, 100KiB)");
+  CHECK(r.errors[4] == "--sram: must be at least 1 (got '-1')");  // a number, only not a positive one
   // The window's names for the same fields.
   const ProblemFieldNames gui{"batch B", "heads H", "sequence length N", "key/value length", "head dim d",
                               "dtype",   "SRAM size M", "B_r", "B_c"};
