@@ -4,6 +4,7 @@
 #include <imgui.h>
 
 #include "format.hpp"
+#include "math_view.hpp"
 #include "model.hpp"
 #include "panels.hpp"
 #include "theme.hpp"
@@ -21,10 +22,11 @@ bool shown(const AppState& s, sim::Algorithm a) {
 }
 
 void concept_online_softmax(const AppState& s) {
-  ImGui::TextWrapped("softmax(x)_k = e^{x_k − m} / ℓ with m = max x and ℓ = Σ e^{x − m}. FlashAttention never holds "
-                     "a whole row of S: it keeps a running max m_i and a running sum ℓ_i per row, and when a new key "
-                     "block raises the max it rescales what it has by e^{m_old − m_new}. The result is exact, not "
-                     "an approximation.");
+  math_text("softmax(x)_{k} = e^{x_k − m} / ℓ with m = max x and ℓ = Σ e^{x − m}. FlashAttention never holds "
+            "a whole row of S: it keeps a running max m_i and a running sum ℓ_i per row, and when a new key "
+            "block raises the max it rescales what it has by e^{m_old − m_new}. The result is exact, not "
+            "an approximation.",
+            ImGui::GetStyleColorVec4(ImGuiCol_Text));
   for (const AlgoView& v : s.model.algos)
     if (v.snap.has_softmax && !v.snap.softmax.rows.empty()) {
       const auto& r = v.snap.softmax.rows.front();
@@ -38,14 +40,15 @@ void concept_online_softmax(const AppState& s) {
 }
 
 void concept_tiling(const AppState& s) {
-  ImGui::TextWrapped("Q is cut into T_r = ⌈N/B_r⌉ row blocks Q_i, K and V into T_c = ⌈N/B_c⌉ blocks K_j, V_j, so that "
-                     "the tiles of one step fit in SRAM of size M. The paper's rule is B_c = ⌈M/4d⌉, "
-                     "B_r = min(B_c, d) with M counted in elements. FA1 loops over K_j outside and Q_i inside; "
-                     "FA2 swaps the loops so O_i stays on chip.");
+  math_text("Q is cut into T_r = ⌈N/B_r⌉ row blocks Q_i, K and V into T_c = ⌈N/B_c⌉ blocks K_j, V_j, so that "
+            "the tiles of one step fit in SRAM of size M. The paper's rule is B_c = ⌈M/4d⌉, "
+            "B_r = min(B_c, d) with M counted in elements. FA1 loops over K_j outside and Q_i inside; "
+            "FA2 swaps the loops so O_i stays on chip.",
+            ImGui::GetStyleColorVec4(ImGuiCol_Text));
   if (s.model.valid) {
     const sim::SimResult& r = s.model.algos[0].result;
     ImGui::Bullet();
-    ImGui::TextWrapped("now: B_r × B_c = %lld × %lld, T_r × T_c = %s × %s, SRAM peak %s of %s",
+    math_textf(ImGui::GetStyleColorVec4(ImGuiCol_Text), "now: B_r × B_c = %lld × %lld, T_r × T_c = %s × %s, SRAM peak %s of %s",
                       static_cast<long long>(r.tiles.Br), static_cast<long long>(r.tiles.Bc), fmt_count(r.T_r).c_str(),
                       fmt_count(r.T_c).c_str(), sim::bytes_iec(static_cast<double>(r.sram_peak_bytes)).c_str(),
                       sim::bytes_iec(static_cast<double>(r.sram_capacity_bytes)).c_str());

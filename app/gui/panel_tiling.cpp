@@ -8,6 +8,7 @@
 #include <cstdio>
 
 #include "format.hpp"
+#include "math_view.hpp"
 #include "imgui_canvas.hpp"
 #include "model.hpp"
 #include "panels.hpp"
@@ -386,29 +387,28 @@ void draw_softmax(const AlgoView& v) {
 void draw_pseudocode(const AlgoView& v, int index) {
   const sim::AlgorithmInfo& info = sim::algorithm_info(v.algo);
   const int line = v.snap.where.line;
-  ImGui::PushFont(fonts().mono);
   ImDrawList* dl = ImGui::GetWindowDrawList();
+  const float number_w = ImGui::CalcTextSize("00 ").x;
   for (size_t k = 0; k < info.pseudocode.size(); ++k) {
     const bool cur = static_cast<int>(k + 1) == line;
     const ImVec2 p = ImGui::GetCursorScreenPos();
-    ImGui::PushTextWrapPos(0);
+    const float text_w = std::max(20.0f, ImGui::GetContentRegionAvail().x - number_w);
     if (cur) {
       // Measure the wrapped height first, draw the highlight behind it.
-      const ImVec2 sz = ImGui::CalcTextSize(info.pseudocode[k].c_str(), nullptr, false,
-                                            ImGui::GetContentRegionAvail().x - ImGui::CalcTextSize("00 ").x);
+      const ImVec2 sz = math_text_size(info.pseudocode[k], text_w);
       dl->AddRectFilled(ImVec2(p.x - 2, p.y - 1), ImVec2(p.x + ImGui::GetContentRegionAvail().x, p.y + sz.y + 1),
                         IM_COL32(120, 95, 20, 255));
     }
+    ImGui::AlignTextToFramePadding();
     ImGui::TextColored(cur ? ImVec4(1, 1, 1, 1) : color_dim(), "%2zu", k + 1);
-    ImGui::SameLine();
-    ImGui::TextColored(cur ? ImVec4(1, 0.95f, 0.7f, 1) : ImVec4(0.82f, 0.84f, 0.88f, 1), "%s", info.pseudocode[k].c_str());
-    ImGui::PopTextWrapPos();
+    ImGui::SameLine(0, 0);
+    ImGui::SetCursorScreenPos(ImVec2(p.x + number_w, p.y));
+    math_text(info.pseudocode[k], cur ? ImVec4(1, 0.95f, 0.7f, 1) : ImVec4(0.82f, 0.84f, 0.88f, 1), text_w);
     if (cur && ImGui::GetStateStorage()->GetInt(ImGui::GetID("last_line"), -1) != line) {
       ImGui::SetScrollHereY(0.3f);
       ImGui::GetStateStorage()->SetInt(ImGui::GetID("last_line"), line);
     }
   }
-  ImGui::PopFont();
   (void)index;
 }
 
@@ -446,13 +446,18 @@ void algo_strip(AppState& s, AlgoView& v, int index, ImVec2 size) {
                   w.line);
   ImGui::TextColored(color_dim(), "%s", pos);
   ImGui::PopTextWrapPos();
-  if (compact && w.line > 0 && static_cast<size_t>(w.line) <= sim::algorithm_info(v.algo).pseudocode.size()) {
-    ImGui::PushTextWrapPos(0);
-    ImGui::PushFont(fonts().mono);
-    ImGui::TextColored(ImVec4(1, 0.9f, 0.55f, 1), "%d %s", w.line,
-                       sim::algorithm_info(v.algo).pseudocode[static_cast<size_t>(w.line - 1)].c_str());
-    ImGui::PopFont();
-    ImGui::PopTextWrapPos();
+  if (compact) {
+    // The current line in as many lines as the longest line of the listing
+    // takes, so that nothing under it moves while it changes.
+    const std::vector<std::string>& code = sim::algorithm_info(v.algo).pseudocode;
+    const float width = std::max(20.0f, ImGui::GetContentRegionAvail().x);
+    float tallest = math_line_height();
+    for (const std::string& l : code) tallest = std::max(tallest, math_text_size("00 " + l, width).y);
+    const ImVec2 at = ImGui::GetCursorScreenPos();
+    if (w.line > 0 && static_cast<size_t>(w.line) <= code.size())
+      math_text(std::to_string(w.line) + " " + code[static_cast<size_t>(w.line - 1)], ImVec4(1, 0.9f, 0.55f, 1), width);
+    ImGui::SetCursorScreenPos(ImVec2(at.x, at.y + tallest));
+    ImGui::Dummy(ImVec2(1, 0));
   }
   if (!shows_online_softmax(v.algo)) {  // which pass of the materialising algorithm
     ImGui::PushTextWrapPos(0);
