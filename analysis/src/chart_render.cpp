@@ -365,6 +365,41 @@ void draw_ref_lines(const ChartSpec& c, Canvas& cv, const ChartLayout& L, const 
   }
 }
 
+// Labels beside points (series' point labels, markers, annotations) placed
+// so that no two cover each other: each tries the spot it prefers, then the
+// other sides of its point, then further out; one that finds no free spot
+// inside the plot is left out (the hover read-out and the CSV still carry it).
+class LabelPlacer {
+ public:
+  LabelPlacer(const Rect& plot, double step) : plot_(plot), step_(step) {}
+  // The box's top-left for a label of `size` at point p, preferring `first`
+  // (dx, dy multiples of the step: +x right, +y down); nullopt when none is free.
+  std::optional<Rect> place(Point p, Point size, Point first) {
+    const double s = step_;
+    const Point tries[] = {first,     {1, -1},  {1, 1},   {-1, -1}, {-1, 1},  {0, -2},  {0, 2},
+                           {1, -3},   {1, 3},   {-1, -3}, {-1, 3},  {2, -5},  {2, 5},   {-2, -5}};
+    for (const Point& t : tries) {
+      // dx > 0: the label starts right of p; < 0: it ends left of p; 0: centred.
+      const double x = t.x > 0 ? p.x + t.x * s : t.x < 0 ? p.x + t.x * s - size.x : p.x - size.x / 2;
+      const double y = t.y < 0 ? p.y + t.y * s - size.y : t.y > 0 ? p.y + t.y * s : p.y - size.y / 2;
+      const Rect r{x, y, size.x, size.y};
+      if (r.x < plot_.x || r.right() > plot_.right() || r.y < plot_.y || r.bottom() > plot_.bottom()) continue;
+      if (std::any_of(placed_.begin(), placed_.end(), [&](const Rect& o) {
+            return r.x < o.right() && o.x < r.right() && r.y < o.bottom() && o.y < r.bottom();
+          }))
+        continue;
+      placed_.push_back(r);
+      return r;
+    }
+    return std::nullopt;
+  }
+
+ private:
+  Rect plot_;
+  double step_;
+  std::vector<Rect> placed_;
+};
+
 void draw_series_xy(const Series& s, Canvas& cv, const ChartLayout& L, const Metrics& m, double width_mul) {
   const bool lines = s.style == SeriesStyle::line || s.style == SeriesStyle::line_points;
   const bool points = s.style == SeriesStyle::points || s.style == SeriesStyle::line_points;
@@ -387,23 +422,18 @@ void draw_series_xy(const Series& s, Canvas& cv, const ChartLayout& L, const Met
       if (plottable(s.x[k], L.sx) && plottable(s.y[k], L.sy))
         draw_marker(cv, L.to_px(s.x[k], s.y[k]), s.marker, (s.style == SeriesStyle::points ? 9 : 6.5) * m.s * width_mul,
                     s.color, m.s);
-  // A label that would print over one already drawn is left out: the hover
-  // read-out and the CSV still carry it. Labels go in the series' order.
-  std::vector<Rect> drawn;
-  auto overlaps = [&](const Rect& r) {
-    return std::any_of(drawn.begin(), drawn.end(), [&](const Rect& o) {
-      return r.x < o.right() && o.x < r.right() && r.y < o.bottom() && o.y < r.bottom();
-    });
-  };
+}
+
+// A series' point labels, each in a free spot (LabelPlacer), in the series' order.
+void draw_series_labels(const Series& s, Canvas& cv, const ChartLayout& L, const Metrics& m, LabelPlacer& labels) {
+  const size_t n = std::min(s.x.size(), s.y.size());
   for (size_t k = 0; k < n && k < s.point_labels.size(); ++k)
     if (!s.point_labels[k].empty() && plottable(s.x[k], L.sx) && plottable(s.y[k], L.sy)) {
       const Point p = L.to_px(s.x[k], s.y[k]);
-      const Point at{p.x + 6 * m.s, p.y - 3 * m.s};
       const Point size = cv.measure(s.point_labels[k], m.small);
-      const Rect box{at.x, at.y - size.y, size.x, size.y};
-      if (overlaps(box)) continue;
-      drawn.push_back(box);
-      cv.text(at, s.point_labels[k], m.small, ink(s.color, m), HAlign::left, VAlign::bottom);
+      const auto box = labels.place(p, size, {1.5, -0.75});
+      if (!box) continue;
+      cv.text({box->x, box->bottom()}, s.point_labels[k], m.small, ink(s.color, m), HAlign::left, VAlign::bottom);
     }
 }
 
@@ -567,26 +597,38 @@ void render_chart(const ChartSpec& c, Canvas& cv, const ChartLayout& L, const Ch
     if (extras)
       for (const Series* s : extras->series)
         if (s) draw_series_xy(*s, cv, L, m, 1.0);
+    // Markers and annotations place their labels first (the ridge, measured
+    // runs, OOM cells); the series' point labels then take the free spots.
+    LabelPlacer labels(L.plot, 4 * m.s);
     for (const Marker& mk : c.markers) {
       if (!plottable(mk.x, L.sx)) continue;
       const bool bottom = !mk.y || !plottable(*mk.y, L.sy);
       const Point p{L.px_x(mk.x), bottom ? L.plot.bottom() - mk.size * m.s : L.px_y(*mk.y)};
       draw_marker(cv, p, mk.shape, mk.size * 1.4 * m.s, mk.color, m.s);
-      if (!mk.label.empty())
-        cv.text({p.x + mk.size * m.s, p.y - mk.size * 0.6 * m.s}, mk.label, m.small, ink(mk.color, m), HAlign::left,
-                VAlign::bottom);
+      if (mk.label.empty()) continue;
+      const Point size = cv.measure(mk.label, m.small);
+      if (const auto box = labels.place(p, size, {mk.size / 4, -mk.size / 6}))
+        cv.text({box->x, box->bottom()}, mk.label, m.small, ink(mk.color, m), HAlign::left, VAlign::bottom);
     }
     for (const Annotation& a : c.annotations) {
       if (!plottable(a.x, L.sx) || !plottable(a.y, L.sy)) continue;
       const Point p = L.to_px(a.x, a.y);
-      const double o = 6 * m.s;
+      const Point size = cv.measure(a.text, m.small);
+      Point first{1.5, 0};
       switch (a.anchor) {
-        case Annotation::Anchor::right: cv.text({p.x + o, p.y}, a.text, m.small, ink(a.color, m), HAlign::left, VAlign::middle); break;
-        case Annotation::Anchor::left: cv.text({p.x - o, p.y}, a.text, m.small, ink(a.color, m), HAlign::right, VAlign::middle); break;
-        case Annotation::Anchor::above: cv.text({p.x, p.y - o}, a.text, m.small, ink(a.color, m), HAlign::center, VAlign::bottom); break;
-        case Annotation::Anchor::below: cv.text({p.x, p.y + o}, a.text, m.small, ink(a.color, m), HAlign::center, VAlign::top); break;
+        case Annotation::Anchor::right: first = {1.5, 0}; break;
+        case Annotation::Anchor::left: first = {-1.5, 0}; break;
+        case Annotation::Anchor::above: first = {0, -1.5}; break;
+        case Annotation::Anchor::below: first = {0, 1.5}; break;
       }
+      if (const auto box = labels.place(p, size, first))
+        cv.text({box->x, box->bottom()}, a.text, m.small, ink(a.color, m), HAlign::left, VAlign::bottom);
     }
+    if (c.kind != ChartKind::bars)
+      for (const Series& sr : c.series) draw_series_labels(sr, cv, L, m, labels);
+    if (extras)
+      for (const Series* sr : extras->series)
+        if (sr) draw_series_labels(*sr, cv, L, m, labels);
     cv.pop_clip();
     draw_legend(c, cv, L, st, m, extras ? extras->highlight_series : -1);
   }
