@@ -328,3 +328,96 @@ TEST_CASE("following a prefix of the heads and scaling: within 2% of following e
               Approx(static_cast<double>(x.dram_read_bytes + x.dram_write_bytes + x.dirty_at_end_bytes)).epsilon(within));
       }
 }
+
+TEST_CASE("every backward schedule is modelled; its requests are the loop nest's, tensor by tensor", "[sim][l2][bwd]") {
+  auto rng = flashlab::test::test_rng();
+  for (int n = 0; n < 30; ++n) {
+    flashlab::test::Case c = flashlab::test::random_case(rng, 400);
+    c.problem.batch = 3;  // several heads: the prefix and the uncounted heads beside it
+    c.problem.heads = 7;
+    for (Algorithm a : algorithms_of(Pass::bwd)) {
+      StorageTypes st;
+      if (n % 2 == 1) st.dq_accumulator = DType::fp32;
+      INFO(flashlab::test::describe_case(c) << " " << to_string(a) << (n % 2 ? " dQaccum fp32" : ""));
+      const Schedule s(a, c.problem, c.tiles, st);
+      for (i64 sms : {1, 5, 64}) {
+        L2Options least;
+        least.access_budget = 0;  // follow the fewest heads and scale
+        const L2Result r = simulate_l2(s, launch_of(sms, 2), std::uniform_int_distribution<i64>(1, 1 << 21)(rng), least);
+        REQUIRE(r.modelled);
+        CHECK(r.why_not.empty());
+        const Counters want = s.closed_form().scaled(c.problem.head_count());
+        for (int k = 0; k < kTensorCount; ++k) {
+          const auto t = static_cast<Tensor>(k);
+          INFO(to_string(t));
+          const TensorTraffic& x = r.tensors[static_cast<size_t>(k)];
+          CHECK(x.request_read_bytes == want.at(Level::HBM, t).read_bytes + want.at(Level::L2, t).read_bytes);
+          CHECK(x.request_write_bytes == want.at(Level::HBM, t).write_bytes);
+          CHECK(x.dram_read_bytes <= x.request_read_bytes);
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("a CTA per K_j, V_j: the cohort shares Q_i, dO_i, dQ_i at the same row block, owns its K_j, V_j",
+          "[sim][l2][bwd]") {
+  AttentionProblem p;
+  p.seq_q = 1024;
+  p.head_dim = 64;
+  const i64 nd = p.n_q() * p.d() * 2;  // one N × d fp16 tensor
+  // Non-causal, T_r = 16, T_c = 8. An L2 of one byte keeps nothing from one
+  // access to the next: what the members of a cohort share in a step is all it gives.
+  const Schedule s(Algorithm::fa2_bwd, p, TileShape{64, 128});
+  auto dram = [&](const L2Result& r, Tensor t) { return r.tensors[static_cast<size_t>(t)].dram_read_bytes; };
+  const L2Result one_wave = simulate_l2(s, launch_of(8, 1), 1);  // the 8 column blocks walk the rows together
+  REQUIRE(one_wave.modelled);
+  CHECK(dram(one_wave, Tensor::Q) == nd);
+  CHECK(dram(one_wave, Tensor::dO) == 2 * nd);  // once in the pre-pass, once in the main loop
+  CHECK(dram(one_wave, Tensor::dQ) == nd);      // the atomic adds of a step: one read from DRAM
+  CHECK(dram(one_wave, Tensor::K) == nd);       // each CTA its own K_j, once
+  const L2Result four_waves = simulate_l2(s, launch_of(2, 1), 1);  // 2 at a time: every pair reads Q again
+  CHECK(dram(four_waves, Tensor::Q) == 4 * nd);
+  CHECK(dram(four_waves, Tensor::K) == nd);
+
+  // Causal with B_r = B_c: column block j starts at row block j, so no two CTAs
+  // of a cohort are at the same row block in a step and nothing is shared.
+  p.causal = true;
+  const Schedule c(Algorithm::fa2_bwd, p, TileShape{64, 64});
+  const i64 visited_rows = 16 * 17 / 2 * 64;  // Σ over the visited blocks of r_i
+  const L2Result apart = simulate_l2(c, launch_of(16, 1), 1);
+  CHECK(dram(apart, Tensor::Q) == visited_rows * p.d() * 2);
+  // An L2 that holds the head: every tile comes from DRAM once.
+  const L2Result all = simulate_l2(c, launch_of(16, 1), i64{1} << 30);
+  CHECK(dram(all, Tensor::Q) == nd);
+  CHECK(dram(all, Tensor::K) == nd);
+}
+
+TEST_CASE("the backward's pre- and post-passes run as launches of their own", "[sim][l2][bwd]") {
+  AttentionProblem p;
+  p.seq_q = 2048;
+  p.head_dim = 64;
+  p.heads = 4;
+  StorageTypes st;
+  st.dq_accumulator = DType::fp32;
+  const Schedule s(Algorithm::fa2_bwd, p, TileShape{64, 128}, st);
+  REQUIRE(s.phases() == 3);
+  CHECK(s.outer_over_rows(0));
+  CHECK_FALSE(s.has_visits(0));
+  CHECK_FALSE(s.outer_over_rows(1));
+  CHECK(s.has_visits(1));
+  CHECK(s.outer_over_rows(2));
+  CHECK_FALSE(s.has_visits(2));
+  L2Options o;
+  o.trace_first_head = true;
+  const L2Result r = simulate_l2(s, launch_of(8, 2), 1 << 20, o);
+  REQUIRE(r.modelled);
+  // Traced visits are the main loop's; the passes' CTAs take steps but no visits.
+  CHECK(r.visits.size() == static_cast<size_t>(s.grid().T_r * s.grid().T_c));
+  for (i64 o2 = 0; o2 < s.outer_count(); ++o2)
+    if (!s.has_visits(s.phase_of(o2))) CHECK(r.visit(o2, 0) == nullptr);
+  // The post-pass reads every dQaccum tile once and writes dQ once.
+  const TensorTraffic& dq = r.tensors[static_cast<size_t>(Tensor::dQ)];
+  CHECK(dq.request_read_bytes == 0);
+  CHECK(dq.request_write_bytes == 4 * p.n_q() * p.d() * 2);
+}
