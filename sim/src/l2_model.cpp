@@ -13,7 +13,11 @@
 // first block brings the tile in, the others find it in L2 — and accesses that
 // depend on a block's own row i (Q_i, O_i, S_ij) are made for each member,
 // grouped into the L2 lines they fall in. Steps are visits; every block takes
-// one step per visit, so blocks that started together stay together.
+// one step per visit, so blocks that started together stay together. A phase
+// whose outer loop runs over column blocks (a CTA per K_j, V_j) mirrors it:
+// K_j, V_j, dK_j, dV_j are each member's, and Q_i, dO_i, dQ_i are shared by the
+// members at the same row block in the step (cols_piece). A phase without
+// visits takes one step per block. Each phase is a launch of its own.
 #include <algorithm>
 #include <limits>
 #include <stdexcept>
