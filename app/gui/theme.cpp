@@ -107,7 +107,8 @@ ImU32 tensor_color(sim::Tensor t, int alpha) {
     case sim::Tensor::P: return c(220, 120, 170);
     case sim::Tensor::O: return c(120, 200, 220);
     // A gradient takes its tensor's hue, darker: dQ like Q, dK like K, ...
-    case sim::Tensor::dQ: return c(50, 110, 180);
+    case sim::Tensor::dQ:
+    case sim::Tensor::dQaccum: return c(50, 110, 180);
     case sim::Tensor::dK: return c(175, 115, 0);
     case sim::Tensor::dV: return c(0, 125, 90);
     case sim::Tensor::dS: return c(140, 80, 150);
