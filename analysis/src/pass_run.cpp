@@ -1,5 +1,6 @@
 #include "flashlab/analysis/pass_run.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 
 namespace flashlab::analysis {
@@ -84,10 +85,17 @@ std::vector<std::string> PassRun::errors() const {
 }
 
 std::vector<std::string> PassRun::messages() const {
-  std::vector<std::string> out;
+  // A finding both passes make is said once, naming both.
+  std::vector<std::pair<std::string, std::string>> said;  // (message, algorithms)
   for (const PassPart& p : parts)
-    for (const std::string& m : p.result.messages())
-      out.push_back(parts.size() > 1 ? std::string(sim::to_string(p.result.algorithm)) + ": " + m : m);
+    for (const std::string& m : p.result.messages()) {
+      const std::string who(sim::to_string(p.result.algorithm));
+      auto it = std::find_if(said.begin(), said.end(), [&](const auto& x) { return x.first == m; });
+      if (it == said.end()) said.emplace_back(m, who);
+      else it->second += ", " + who;
+    }
+  std::vector<std::string> out;
+  for (const auto& [m, who] : said) out.push_back(parts.size() > 1 ? who + ": " + m : m);
   return out;
 }
 

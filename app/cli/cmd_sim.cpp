@@ -40,7 +40,7 @@ void print_text(const sim::SimResult& r, const sim::HardwareModel& hw, std::ostr
   out << "\n";
   if (l2.bytes() > 0)
     out << "            + " << gb(l2.read_bytes)
-        << " of K_j, V_j re-read by the GEMMs after the first row block, sent to the L2 (not counted above)\n";
+        << " re-read by the GEMMs from the L2 after their first block (not counted above)\n";
   const sim::L2Result& m = r.l2;
   if (!m.modelled) {
     out << "  L2 model  not modelled: " << m.why_not << "\n";

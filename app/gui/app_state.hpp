@@ -69,7 +69,8 @@ struct L2AtCursor {
   float dram_fraction = 0;
   std::string reads;               // "K_j, V_j" (outer iteration's own loads included at its first visit)
   std::string visit_caption;       // "K_j, V_j: 100% from the L2"
-  std::vector<std::pair<i64, i64>> wave_rows;  // row blocks [first, last] of the CTAs of the visit's wave
+  std::vector<std::pair<i64, i64>> wave_rows;  // blocks [first, last] of the CTAs of the visit's wave
+  bool wave_columns = false;  // ... column blocks K_j (an outer loop over K_j, V_j), else row blocks Q_i
   std::string wave_caption;        // "wave 3 of 8: CTAs Q_8…Q_15 walk K_j, V_j together"
 };
 

@@ -121,15 +121,14 @@ void invalid_charts(Model& m) {
 // schedule's order, for the current pass of a multi-pass algorithm.
 struct DoneOrder {
   const sim::Schedule* s = nullptr;
-  bool rows_outer = true;
-  i64 phase_start = 0;  // first outer iteration of the current pass (rows-outer)
+  int phase = 0;  // the pass the cursor is in: done means done in it
   i64 upto_o = -1, upto_k = 0;
   bool all = false, none = true;
 
+  // For a fixed row i the done blocks are a prefix in j, whichever loop is outside.
   bool done(i64 i, i64 j) const {
-    const auto [o0, k] = s->locate_block(i, j);
-    if (o0 < 0) return false;
-    const i64 o = o0 + phase_start;
+    const auto [o, k] = s->locate_block(i, j, phase);
+    if (o < 0) return false;
     return o < upto_o || (o == upto_o && k < upto_k);
   }
   // Visited column blocks of row i finished before the cursor: a prefix in j.
@@ -151,7 +150,6 @@ struct DoneOrder {
 DoneOrder done_order(const sim::Schedule& s, const sim::Cursor::Where& w) {
   DoneOrder d;
   d.s = &s;
-  d.rows_outer = s.info().outer_over_rows;
   using P = sim::Cursor::Part;
   switch (w.part) {
     case P::start:
@@ -165,25 +163,32 @@ DoneOrder done_order(const sim::Schedule& s, const sim::Cursor::Where& w) {
     case P::outer_end: d.upto_o = w.outer, d.upto_k = std::numeric_limits<i64>::max(); break;
   }
   d.none = false;
-  if (d.rows_outer && w.outer >= 0 && s.visit_count(w.outer) > 0)
-    d.phase_start = w.outer - s.visit_block(w.outer, 0).first;
+  if (w.outer >= 0) d.phase = s.phase_of(w.outer);
   return d;
 }
 
-// A tile of tensor t as the paper names it: Q_i, K_j, S_ij, ℓ_i.
+// Tensors whose tiles are indexed by the column block j (K_j, V_j and their gradients).
+bool indexed_by_column(sim::Tensor t) {
+  using T = sim::Tensor;
+  return t == T::K || t == T::V || t == T::dK || t == T::dV;
+}
+
+// A tile of tensor t as the paper names it: Q_i, K_j, S_ij, ℓ_i, dK_j.
 std::string tile_name(sim::Tensor t) {
   using T = sim::Tensor;
-  const char* sub = (t == T::K || t == T::V) ? "_j" : (t == T::S || t == T::P) ? "_ij" : "_i";
+  const char* sub = indexed_by_column(t) ? "_j" : (t == T::S || t == T::P || t == T::dS || t == T::dP) ? "_ij" : "_i";
   return std::string(sim::display_name(t)) + sub;
 }
 
 // Tensors read (HBM or L2 loads) by a range of pieces, in the tensors' order;
-// only those indexed by j (shared by the CTAs of a wave) when `shared_only`.
-std::string read_names(const sim::Counters& c, bool shared_only) {
+// when `shared_only`, those the CTAs of a wave share: indexed by j when the
+// CTAs are row blocks, by i when they are column blocks (`columns`).
+std::string read_names(const sim::Counters& c, bool shared_only, bool columns = false) {
   std::string out;
   for (int k = 0; k < sim::kTensorCount; ++k) {
     const auto t = static_cast<sim::Tensor>(k);
-    if (shared_only && t != sim::Tensor::K && t != sim::Tensor::V) continue;
+    if (shared_only && (columns ? indexed_by_column(t) || t == sim::Tensor::S || t == sim::Tensor::P : !indexed_by_column(t)))
+      continue;
     if (c.at(sim::Level::HBM, t).read_bytes + c.at(sim::Level::L2, t).read_bytes <= 0) continue;
     out += (out.empty() ? "" : ", ") + tile_name(t);
   }
@@ -201,11 +206,12 @@ std::vector<std::pair<i64, i64>> runs_of(std::vector<i64> rows) {
   return out;
 }
 
-std::string runs_text(const std::vector<std::pair<i64, i64>>& runs) {
+std::string runs_text(const std::vector<std::pair<i64, i64>>& runs, bool columns) {
+  const std::string name = columns ? "K_" : "Q_";
   std::string out;
   for (size_t k = 0; k < runs.size() && k < 3; ++k) {
     const auto [a, b] = runs[k];
-    out += (k ? ", " : "") + ("Q_" + std::to_string(a)) + (b > a ? "…Q_" + std::to_string(b) : "");
+    out += (k ? ", " : "") + (name + std::to_string(a)) + (b > a ? "…" + name + std::to_string(b) : "");
   }
   if (runs.size() > 3) out += ", …";
   return out;
@@ -263,9 +269,11 @@ void l2_at_cursor(const AppState& s, const AlgoView& v, TilingSnapshot& snap) {
     out.visit_caption += ", read once for the wave's " + std::to_string(wave.ctas.size()) + " CTAs";
   std::vector<i64> rows;
   const bool per_outer = sch.info().grid == sim::GridShape::cta_per_outer_iteration;
+  // A CTA per outer iteration runs that iteration's block: a row block, or a column block (outer loop over K_j).
+  out.wave_columns = per_outer && !sch.outer_over_rows(sch.phase_of(w.outer));
   for (i64 cta : wave.ctas) {
     if (per_outer) {
-      if (cta >= 0 && cta < sch.outer_count() && sch.visit_count(cta) > 0) rows.push_back(sch.visit_block(cta, 0).first);
+      if (cta >= 0 && cta < sch.outer_count()) rows.push_back(sch.outer_block(cta));
     } else if (wave.launch >= 0 && wave.launch < sch.outer_count() && cta >= 0 && cta < sch.visit_count(wave.launch)) {
       rows.push_back(sch.visit_block(wave.launch, cta).first);
     }
@@ -273,9 +281,9 @@ void l2_at_cursor(const AppState& s, const AlgoView& v, TilingSnapshot& snap) {
   out.wave_rows = runs_of(rows);
   sim::Counters outer_reads = sch.cost_of_outer_begin(w.outer);
   outer_reads += sch.cost_of_visits(w.outer, 0, std::max<i64>(1, sch.visit_count(w.outer)));
-  const std::string shared = read_names(outer_reads, true);
+  const std::string shared = read_names(outer_reads, true, out.wave_columns);
   const std::string ctas = std::to_string(wave.ctas.size()) + (wave.ctas.size() == 1 ? " CTA (" : " CTAs (") +
-                           runs_text(out.wave_rows) + ")";
+                           runs_text(out.wave_rows, out.wave_columns) + ")";
   out.wave_caption = "wave " + std::to_string(at->wave + 1) + " of " + std::to_string(l2.waves.size()) + ": " + ctas +
                      (shared.empty() ? " run together" : wave.ctas.size() > 1 ? " walk " + shared + " together"
                                                                               : " walks " + shared + " alone");

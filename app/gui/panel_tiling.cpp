@@ -126,33 +126,45 @@ void draw_tiling(const AppState& s, const AlgoView& v, ImVec2 origin, ImVec2 ava
   const ImVec2 V0(S0.x, S1.y + gap), V1(S1.x, S1.y + gap + t);
   const ImU32 frame = IM_COL32(120, 125, 135, 255), idle = IM_COL32(38, 42, 50, 255);
 
-  // Strips: background, current block, resident tiles (in SRAM now).
-  auto strip = [&](ImVec2 a, ImVec2 b, Tensor t_, bool rows) {
+  // Strips: background, current block, resident tiles (in SRAM now). A strip
+  // shows a tensor and, in the backward, its gradient beside it (Q | dQ,
+  // Kᵀ | dKᵀ, O | dO, Vᵀ | dVᵀ), each in a lane of its own.
+  const bool backward = sim::algorithm_info(v.algo).pass == sim::Pass::bwd;
+  auto strip = [&](ImVec2 a, ImVec2 b, std::vector<Tensor> tensors, bool rows) {
     dl->AddRectFilled(a, b, IM_COL32(30, 34, 40, 255));
     dl->AddRect(a, b, frame);
-    auto seg = [&](i64 e0, i64 e1, ImU32 col) {
-      const i64 n = rows ? g.n_q : g.n_kv;
-      if (t_ == Tensor::K || t_ == Tensor::V) {
-        const Span sp = span_of(e0, e1, n, a.x, b.x - a.x);
-        dl->AddRectFilled(ImVec2(sp.a, a.y), ImVec2(std::max(sp.b, sp.a + 2), b.y), col);
-      } else {
-        const Span sp = span_of(e0, e1, n, a.y, b.y - a.y);
-        dl->AddRectFilled(ImVec2(a.x, sp.a), ImVec2(b.x, std::max(sp.b, sp.a + 2)), col);
+    const size_t lanes = tensors.size();
+    for (size_t lane = 0; lane < lanes; ++lane) {
+      const Tensor t_ = tensors[lane];
+      // This lane's share of the strip's thickness.
+      const float f0 = static_cast<float>(lane) / static_cast<float>(lanes), f1 = static_cast<float>(lane + 1) / static_cast<float>(lanes);
+      auto seg = [&](i64 e0, i64 e1, ImU32 col) {
+        const i64 n = rows ? g.n_q : g.n_kv;
+        if (!rows) {
+          const Span sp = span_of(e0, e1, n, a.x, b.x - a.x);
+          const float ya = a.y + (b.y - a.y) * f0, yb = a.y + (b.y - a.y) * f1;
+          dl->AddRectFilled(ImVec2(sp.a, ya), ImVec2(std::max(sp.b, sp.a + 2), yb), col);
+        } else {
+          const Span sp = span_of(e0, e1, n, a.y, b.y - a.y);
+          const float xa = a.x + (b.x - a.x) * f0, xb = a.x + (b.x - a.x) * f1;
+          dl->AddRectFilled(ImVec2(xa, sp.a), ImVec2(xb, std::max(sp.b, sp.a + 2)), col);
+        }
+      };
+      if (rows && snap.cur_i >= 0) seg(snap.cur_i * g.Br, snap.cur_i * g.Br + g.rows(snap.cur_i), tensor_color(t_, 70));
+      if (!rows && snap.cur_j >= 0) seg(snap.cur_j * g.Bc, snap.cur_j * g.Bc + g.cols(snap.cur_j), tensor_color(t_, 70));
+      for (const sim::TileRef& r : v.cursor->sram()) {
+        if (r.tensor != t_) continue;  // ℓ, m and the statistics show in the SRAM bar
+        if (r.ti < 0 && r.tj < 0) seg(0, rows ? g.n_q : g.n_kv, tensor_color(r.tensor, 120));  // a whole tensor
+        else if (rows && r.ti >= 0) seg(r.ti * g.Br, r.ti * g.Br + g.rows(r.ti), tensor_color(r.tensor, 230));
+        else if (!rows && r.tj >= 0) seg(r.tj * g.Bc, r.tj * g.Bc + g.cols(r.tj), tensor_color(r.tensor, 230));
       }
-    };
-    if (rows && snap.cur_i >= 0) seg(snap.cur_i * g.Br, snap.cur_i * g.Br + g.rows(snap.cur_i), tensor_color(t_, 70));
-    if (!rows && snap.cur_j >= 0) seg(snap.cur_j * g.Bc, snap.cur_j * g.Bc + g.cols(snap.cur_j), tensor_color(t_, 70));
-    for (const sim::TileRef& r : v.cursor->sram()) {
-      if (r.tensor != t_) continue;  // ℓ, m and the statistics show in the SRAM bar
-      if (r.ti < 0 && r.tj < 0) seg(0, rows ? g.n_q : g.n_kv, tensor_color(r.tensor, 120));  // a whole tensor
-      else if (rows && r.ti >= 0) seg(r.ti * g.Br, r.ti * g.Br + g.rows(r.ti), tensor_color(r.tensor, 230));
-      else if (!rows && r.tj >= 0) seg(r.tj * g.Bc, r.tj * g.Bc + g.cols(r.tj), tensor_color(r.tensor, 230));
     }
   };
-  strip(Q0, Q1, Tensor::Q, true);
-  strip(K0, K1, Tensor::K, false);
-  strip(O0, O1, Tensor::O, true);
-  strip(V0, V1, Tensor::V, false);
+  using Lanes = std::vector<Tensor>;
+  strip(Q0, Q1, backward ? Lanes{Tensor::Q, Tensor::dQ, Tensor::dQaccum} : Lanes{Tensor::Q}, true);
+  strip(K0, K1, backward ? Lanes{Tensor::K, Tensor::dK} : Lanes{Tensor::K}, false);
+  strip(O0, O1, backward ? Lanes{Tensor::O, Tensor::dO} : Lanes{Tensor::O}, true);
+  strip(V0, V1, backward ? Lanes{Tensor::V, Tensor::dV} : Lanes{Tensor::V}, false);
 
   // S: aggregated cells, each the fraction of its visited blocks already done.
   const int max_cells = std::clamp(static_cast<int>(sw / (6 * scale)), 1, 96);
@@ -229,48 +241,55 @@ void draw_tiling(const AppState& s, const AlgoView& v, ImVec2 origin, ImVec2 ava
     if (g.partially_masked(snap.cur_i, snap.cur_j))
       dl->AddLine(p0, p1, IM_COL32(230, 60, 50, 255), 2 * scale);
   }
-  // The CTAs of the current visit's wave (the L2 model's launch): their row blocks walk K_j together.
+  // The CTAs of the current visit's wave (the L2 model's launch): their row
+  // blocks walk K_j together, or (an outer loop over K_j) their column blocks walk Q_i.
   for (const auto& [a, b] : snap.l2.wave_rows) {
-    const Span sy = span_of(a * g.Br, std::min((b + 1) * g.Br, g.n_q), g.n_q, S0.y, sw);
-    dl->AddRect(ImVec2(S0.x - 1, sy.a), ImVec2(S1.x + 1, std::max(sy.b, sy.a + 2)), kWaveColor, 0, 0, 1.5f * scale);
+    if (snap.l2.wave_columns) {
+      const Span sx = span_of(a * g.Bc, std::min((b + 1) * g.Bc, g.n_kv), g.n_kv, S0.x, sw);
+      dl->AddRect(ImVec2(sx.a, S0.y - 1), ImVec2(std::max(sx.b, sx.a + 2), S1.y + 1), kWaveColor, 0, 0, 1.5f * scale);
+    } else {
+      const Span sy = span_of(a * g.Br, std::min((b + 1) * g.Br, g.n_q), g.n_q, S0.y, sw);
+      dl->AddRect(ImVec2(S0.x - 1, sy.a), ImVec2(S1.x + 1, std::max(sy.b, sy.a + 2)), kWaveColor, 0, 0, 1.5f * scale);
+    }
   }
   dl->AddRect(S0, S1, frame);
 
-  // The transfer happening now, beside its tile.
+  // The transfer happening now: its tile lights up on its strip (above); its
+  // words go under the grid, on a line of their own, never over the data.
+  std::string transfer;
   if (!snap.recent.empty() && is_transfer(snap.recent.back().event)) {
     const sim::TileEvent& e = snap.recent.back().event;
-    const sim::TileRef& r = e.target;
-    ImVec2 at = S0;
-    if ((r.tensor == Tensor::Q || r.tensor == Tensor::O || sim::is_statistic(r.tensor)) && r.ti >= 0)
-      at = ImVec2(Q1.x + 3, span_of(r.ti * g.Br, r.ti * g.Br, g.n_q, S0.y, sw).a);
-    else if ((r.tensor == Tensor::K || r.tensor == Tensor::V) && r.tj >= 0)
-      at = ImVec2(span_of(r.tj * g.Bc, r.tj * g.Bc, g.n_kv, S0.x, sw).a, r.tensor == Tensor::K ? K1.y + 3 : V0.y - 20 * scale);
-    else if ((r.tensor == Tensor::S || r.tensor == Tensor::P) && r.ti >= 0 && r.tj >= 0)
-      at = ImVec2(span_of(r.tj * g.Bc, r.tj * g.Bc, g.n_kv, S0.x, sw).a, span_of(r.ti * g.Br, r.ti * g.Br, g.n_q, S0.y, sw).a);
-    if (r.tensor == Tensor::O && r.ti >= 0) at.x = O0.x - ImGui::CalcTextSize("store O_00 → HBM 00.0 KiB").x;
-    const std::string text = (e.kind == sim::EventKind::load ? "→ SRAM " : "→ HBM ") + sim::tile_label(r) + " " +
-                             sim::bytes_iec(static_cast<double>(r.bytes));
-    at.x = std::clamp(at.x, x0, x0 + side - ImGui::CalcTextSize(text.c_str()).x);
-    label(dl, at, text.c_str(), tensor_color(r.tensor));
+    transfer = (e.kind == sim::EventKind::load ? "→ SRAM " : "→ HBM ") + sim::tile_label(e.target) + " " +
+               sim::bytes_iec(static_cast<double>(e.target.bytes));
   }
 
   // Names in the four corners around S, where no tile is drawn.
   const ImU32 name_col = IM_COL32(235, 235, 235, 255);
   const float lh = ImGui::GetTextLineHeight();
-  label(dl, ImVec2(Q0.x, Q0.y - lh - 2), "Q", name_col);
-  label(dl, ImVec2(K1.x + 3, K0.y + (t - lh) / 2), "Kᵀ", name_col);
-  label(dl, ImVec2(O0.x, O1.y + 2), "O", name_col);
-  label(dl, ImVec2(V0.x - ImGui::CalcTextSize("Vᵀ").x - 5, V0.y + (t - lh) / 2), "Vᵀ", name_col);
-  const char* sname = algo.materializes_scores ? (snap.phase >= 1 ? "P (in HBM)" : "S (in HBM)") : "S_ij / P̃_ij (on chip)";
+  label(dl, ImVec2(Q0.x, Q0.y - lh - 2), backward ? "Q dQ" : "Q", name_col);
+  label(dl, ImVec2(K1.x + 3, K0.y + (t - lh) / 2), backward ? "Kᵀ dKᵀ" : "Kᵀ", name_col);
+  label(dl, ImVec2(O0.x, O1.y + 2), backward ? "O dO" : "O", name_col);
+  label(dl, ImVec2(V0.x - ImGui::CalcTextSize(backward ? "Vᵀ dVᵀ" : "Vᵀ").x - 5, V0.y + (t - lh) / 2), backward ? "Vᵀ dVᵀ" : "Vᵀ",
+        name_col);
+  const char* sname = backward ? (algo.materializes_scores ? "P, dP, dS (in HBM)" : "P_ij, dS_ij recomputed (on chip)")
+                      : algo.materializes_scores ? (snap.phase >= 1 ? "P (in HBM)" : "S (in HBM)")
+                                                 : "S_ij / P̃_ij (on chip)";
   if (ImGui::CalcTextSize(sname).x + 12 < sw) label(dl, ImVec2(S0.x + 4, S1.y - ImGui::GetTextLineHeight() - 3), sname, name_col);
   char info[160];
   std::snprintf(info, sizeof info, "%s×%s blocks of %lld×%lld%s%s", fmt_count(g.T_r).c_str(), fmt_count(g.T_c).c_str(),
                 static_cast<long long>(g.Br), static_cast<long long>(g.Bc),
                 aggregated ? ", drawn as " : "", aggregated ? (std::to_string(cr) + "×" + std::to_string(cc) + " cells").c_str() : "");
   dl->AddText(ImVec2(x0, V1.y + 3), IM_COL32(170, 175, 185, 255), info);
+  const float line2 = V1.y + 3 + ImGui::GetTextLineHeight();
+  if (!transfer.empty()) {
+    const sim::TileEvent& e = snap.recent.back().event;
+    dl->AddText(ImVec2(x0, line2), tensor_color(e.target.tensor), transfer.c_str());
+  }
   if (!to_scale) {
     const char* ns = "d strips not to scale";
-    dl->AddText(ImVec2(x0 + side - ImGui::CalcTextSize(ns).x, V1.y + 3 + ImGui::GetTextLineHeight()), IM_COL32(140, 140, 150, 255), ns);
+    const float nw = ImGui::CalcTextSize(ns).x;
+    if (transfer.empty() || ImGui::CalcTextSize(transfer.c_str()).x + nw + 8 < side)
+      dl->AddText(ImVec2(x0 + side - nw, line2), IM_COL32(140, 140, 150, 255), ns);
   }
   ImGui::Dummy(ImVec2(side, side + 2 * ImGui::GetTextLineHeight()));
 }
@@ -330,6 +349,15 @@ void draw_events(const AlgoView& v) {
 void draw_softmax(const AlgoView& v) {
   const TilingSnapshot& sn = v.snap;
   if (!shows_online_softmax(v.algo)) {
+    const sim::AlgorithmInfo& info = sim::algorithm_info(v.algo);
+    if (info.pass == sim::Pass::bwd && !info.materializes_scores) {
+      // The backward recomputes P_ij from what the forward kept: no running statistics to watch.
+      math_text("No running statistics: " + title_in_sentence(v.algo) +
+                    " recomputes P_ij = exp(S_ij − L_i) from the forward's logsumexp (FlashAttention-1: from ℓ_i and "
+                    "m_i), so each block's softmax is final at once; dK_j and dV_j add up on chip, dQ_i in global memory.",
+                color_dim());
+      return;
+    }
     ImGui::PushTextWrapPos(0);
     ImGui::TextColored(color_dim(), "No running statistics: %s writes S to HBM and softmax reads whole rows back "
                                     "(two passes over HBM instead of online rescaling).",

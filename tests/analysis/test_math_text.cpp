@@ -48,7 +48,7 @@ TEST_CASE("math text: subscripts after a name, superscripts, groups", "[math]") 
   CHECK(flashlab::analysis::math_plain("(0)_{N×d}") == "(0)N×d");
 }
 
-TEST_CASE("math text: a tilde goes over its letter; words with underscores stay words", "[math]") {
+TEST_CASE("math text: a tilde goes over its letter, words with underscores stay words", "[math]") {
   CHECK(parse_math("m̃_ij") == std::vector<MathRun>{run("m", 0, 0, true), run("ij", 1, -0.25)});
   CHECK(parse_math("P̃_i^(j)") ==
         std::vector<MathRun>{run("P", 0, 0, true), run("i", 1, -0.25), run("(j)", 1, 0.42)});

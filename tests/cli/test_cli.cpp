@@ -244,7 +244,7 @@ TEST_CASE("sim prints three levels: requests, the L2 model, DRAM", "[cli][l2]") 
   // Standard attention: the GEMMs' re-reads of K_j, V_j sent to the L2, apart from the requests.
   const Run s = run_flashlab("sim --algo standard --hw H200-SXM-141GB --batch 1 --heads 16 --seq 8192 --head-dim 128");
   REQUIRE(s.code == 0);
-  CHECK_THAT(s.out, Catch::Contains("re-read by the GEMMs after the first row block, sent to the L2"));
+  CHECK_THAT(s.out, Catch::Contains("re-read by the GEMMs from the L2 after their first block"));
 }
 
 TEST_CASE("sim --json: the L2 model's section, per tensor and in total", "[cli][l2]") {
