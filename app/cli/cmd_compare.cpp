@@ -240,6 +240,15 @@ void print_paper_table(const Resolved& r, const std::vector<Row>& rows, const st
   });
   line("  DRAM after the L2 model (GB)", "", "",
        [](const Row& row) { return analysis::fixed(static_cast<double>(row.run.dram_bytes()) / 1e9, 1); });
+  line("Kept for the backward", "", "", [](const Row& row) {
+    const sim::TrainingStepMemory m = sim::training_step_memory(row.run.family, row.run.problem);
+    std::string names;
+    for (const sim::TensorMemory& tm : m.saved) names += (names.empty() ? "" : ", ") + std::string(sim::display_name(tm.tensor));
+    return sim::bytes_iec(static_cast<double>(m.saved_bytes())) + " (" + names + ")";
+  });
+  line("Backward's peak memory", "", "", [](const Row& row) {
+    return sim::bytes_iec(static_cast<double>(sim::training_step_memory(row.run.family, row.run.problem).backward_peak_bytes));
+  });
   line("Runtime (ms)", "41.7", "7.3", [&](const Row& row) {
     return "≥ " + analysis::fixed(row.run.roof.time_s * 1e3, 2) + " on " + r.hw.name;
   });

@@ -93,6 +93,21 @@ void print_text(const sim::SimResult& r, const sim::HardwareModel& hw, std::ostr
   for (const std::string& msg : r.messages()) out << "  note      " << msg << "\n";
 }
 
+// What the forward keeps for the backward, and the backward's peak.
+void print_step_memory(const sim::TrainingStepMemory& m, std::ostream& out) {
+  auto list = [](const std::vector<sim::TensorMemory>& ts) {
+    std::string s;
+    for (const sim::TensorMemory& t : ts)
+      s += (s.empty() ? "" : ", ") + std::string(sim::display_name(t.tensor)) + " " + bytes_iec(static_cast<double>(t.bytes));
+    return s.empty() ? std::string("nothing") : s;
+  };
+  out << "  memory    kept by the forward for the backward: " << list(m.saved) << " ("
+      << bytes_iec(static_cast<double>(m.saved_bytes())) << ")\n";
+  out << "            the backward's peak: " << bytes_iec(static_cast<double>(m.backward_peak_bytes))
+      << " (the saved tensors, the inputs " << bytes_iec(static_cast<double>(m.inputs_bytes()))
+      << ", dO and what it writes: " << list(m.own) << ")\n";
+}
+
 void print_step(const analysis::PassRun& run, const sim::HardwareModel& hw, std::ostream& out) {
   for (const analysis::PassPart& part : run.parts) {
     print_text(part.result, hw, out);
@@ -112,6 +127,20 @@ void print_step(const analysis::PassRun& run, const sim::HardwareModel& hw, std:
   for (size_t k = 0; k < run.parts.size(); ++k)
     out << (k ? " + " : "") << analysis::fixed(run.parts[k].roof.time_s * 1e3, 3);
   out << " ms)\n";
+  print_step_memory(sim::training_step_memory(run.family, run.problem), out);
+}
+
+nlohmann::json memory_json(const sim::TrainingStepMemory& m) {
+  auto list = [](const std::vector<sim::TensorMemory>& ts) {
+    nlohmann::json j = nlohmann::json::object();
+    for (const sim::TensorMemory& t : ts) j[std::string(sim::to_string(t.tensor))] = t.bytes;
+    return j;
+  };
+  return {{"saved", list(m.saved)},
+          {"saved_bytes", m.saved_bytes()},
+          {"inputs", list(m.inputs)},
+          {"own", list(m.own)},
+          {"backward_peak_bytes", m.backward_peak_bytes}};
 }
 
 nlohmann::json step_json(const analysis::PassRun& run, const sim::HardwareModel& hw) {
@@ -131,7 +160,8 @@ nlohmann::json step_json(const analysis::PassRun& run, const sim::HardwareModel&
                           {"softmax_flops", run.total.softmax_flops},
                           {"convention_flops", run.roof.convention_flops},
                           {"arithmetic_intensity", run.roof.ai},
-                          {"time_lower_bound_s", run.roof.time_s}}}};
+                          {"time_lower_bound_s", run.roof.time_s}}},
+                        {"memory", memory_json(sim::training_step_memory(run.family, run.problem))}};
 }
 
 class SimCommand : public Command {
