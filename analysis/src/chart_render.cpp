@@ -308,63 +308,6 @@ void draw_axes_xy(const ChartSpec& c, Canvas& cv, const ChartLayout& L, const Ch
             HAlign::center, VAlign::top, true);
 }
 
-void draw_ref_lines(const ChartSpec& c, Canvas& cv, const ChartLayout& L, const Metrics& m) {
-  const Rect& P = L.plot;
-  std::vector<Rect> placed;  // labels of vertical lines drawn so far
-  for (const RefLine& l : c.ref_lines) {
-    if (!plottable(l.value, l.vertical ? L.sx : L.sy)) continue;
-    if (l.vertical) {
-      const double x = L.px_x(l.value);
-      if (x < P.x || x > P.right()) continue;
-      cv.line({x, P.y}, {x, P.bottom()}, l.color, l.width * m.s, l.dash);
-      if (l.label.empty()) continue;
-      // Beside the line at the top, right or left, on the first text row where
-      // it stays inside the frame, covers no other label and crosses no other
-      // vertical line.
-      const Point size = cv.measure(l.label, m.small);
-      const double gap = m.pad * 0.4;
-      auto fits = [&](const Rect& r) {
-        if (r.x < P.x || r.right() > P.right()) return false;
-        for (const Rect& o : placed)
-          if (r.x < o.right() && o.x < r.right() && r.y < o.bottom() && o.y < r.bottom()) return false;
-        for (const RefLine& other : c.ref_lines) {
-          if (&other == &l || !other.vertical || !plottable(other.value, L.sx)) continue;
-          const double ox = L.px_x(other.value);
-          if (ox > r.x && ox < r.right()) return false;
-        }
-        return true;
-      };
-      std::optional<Rect> at;
-      bool left = false;
-      for (int row = 0; row < 4 && !at; ++row)
-        for (bool try_left : {false, true}) {
-          const Rect r{try_left ? x - gap - size.x : x + gap, P.y + gap + row * (size.y + m.s * 2), size.x, size.y};
-          if (fits(r)) {
-            at = r;
-            left = try_left;
-            break;
-          }
-        }
-      if (!at) {
-        left = x + gap + size.x > P.right();
-        at = Rect{left ? x - gap - size.x : x + gap, P.y + gap, size.x, size.y};
-      }
-      placed.push_back(*at);
-      cv.text({left ? x - gap : x + gap, at->y}, l.label, m.small, ink(l.color, m), left ? HAlign::right : HAlign::left,
-              VAlign::top);
-    } else {
-      const double y = L.px_y(l.value);
-      if (y < P.y || y > P.bottom()) continue;
-      double x0 = P.x;
-      if (l.from_x && plottable(*l.from_x, L.sx)) x0 = std::clamp(L.px_x(*l.from_x), P.x, P.right());
-      cv.line({x0, y}, {P.right(), y}, l.color, l.width * m.s, l.dash);
-      // Below the line: the space above a ceiling belongs to the points that reach it.
-      if (!l.label.empty())
-        cv.text({P.right() - m.pad * 0.5, y + m.s * 3}, l.label, m.small, ink(l.color, m), HAlign::right, VAlign::top);
-    }
-  }
-}
-
 // Labels beside points (series' point labels, markers, annotations) placed
 // so that no two cover each other: each tries the spot it prefers, then the
 // other sides of its point, then further out; one that finds no free spot
@@ -393,12 +336,83 @@ class LabelPlacer {
     }
     return std::nullopt;
   }
+  // A label placed by other means (a reference line's) that the others must avoid.
+  void add(const Rect& r) { placed_.push_back(r); }
+  bool is_free(const Rect& r) const {
+    return std::none_of(placed_.begin(), placed_.end(), [&](const Rect& o) {
+      return r.x < o.right() && o.x < r.right() && r.y < o.bottom() && o.y < r.bottom();
+    });
+  }
 
  private:
   Rect plot_;
   double step_;
   std::vector<Rect> placed_;
 };
+
+void draw_ref_lines(const ChartSpec& c, Canvas& cv, const ChartLayout& L, const Metrics& m, LabelPlacer& labels) {
+  const Rect& P = L.plot;
+  std::vector<Rect> placed;  // labels of vertical lines drawn so far
+  for (const RefLine& l : c.ref_lines) {
+    if (!plottable(l.value, l.vertical ? L.sx : L.sy)) continue;
+    if (l.vertical) {
+      const double x = L.px_x(l.value);
+      if (x < P.x || x > P.right()) continue;
+      cv.line({x, P.y}, {x, P.bottom()}, l.color, l.width * m.s, l.dash);
+      if (l.label.empty()) continue;
+      // Beside the line at the top, right or left, on the first text row where
+      // it stays inside the frame, covers no other label and crosses no other
+      // vertical line.
+      const Point size = cv.measure(l.label, m.small);
+      const double gap = m.pad * 0.4;
+      auto fits = [&](const Rect& r) {
+        if (r.x < P.x || r.right() > P.right()) return false;
+        for (const Rect& o : placed)
+          if (r.x < o.right() && o.x < r.right() && r.y < o.bottom() && o.y < r.bottom()) return false;
+        if (!labels.is_free(r)) return false;
+        for (const RefLine& other : c.ref_lines) {
+          if (&other == &l || !other.vertical || !plottable(other.value, L.sx)) continue;
+          const double ox = L.px_x(other.value);
+          if (ox > r.x && ox < r.right()) return false;
+        }
+        return true;
+      };
+      std::optional<Rect> at;
+      bool left = false;
+      for (int row = 0; row < 4 && !at; ++row)
+        for (bool try_left : {false, true}) {
+          const Rect r{try_left ? x - gap - size.x : x + gap, P.y + gap + row * (size.y + m.s * 2), size.x, size.y};
+          if (fits(r)) {
+            at = r;
+            left = try_left;
+            break;
+          }
+        }
+      if (!at) {
+        left = x + gap + size.x > P.right();
+        at = Rect{left ? x - gap - size.x : x + gap, P.y + gap, size.x, size.y};
+      }
+      placed.push_back(*at);
+      labels.add(*at);
+      cv.text({left ? x - gap : x + gap, at->y}, l.label, m.small, ink(l.color, m), left ? HAlign::right : HAlign::left,
+              VAlign::top);
+    } else {
+      const double y = L.px_y(l.value);
+      if (y < P.y || y > P.bottom()) continue;
+      double x0 = P.x;
+      if (l.from_x && plottable(*l.from_x, L.sx)) x0 = std::clamp(L.px_x(*l.from_x), P.x, P.right());
+      cv.line({x0, y}, {P.right(), y}, l.color, l.width * m.s, l.dash);
+      // Below the line: the space above a ceiling belongs to the points that reach it.
+      if (!l.label.empty()) {
+        const Point size = cv.measure(l.label, m.small);
+        const Rect r{P.right() - m.pad * 0.5 - size.x, y + m.s * 3, size.x, size.y};
+        if (!labels.is_free(r)) continue;  // a ceiling's name over another's: the legend names it too
+        labels.add(r);
+        cv.text({P.right() - m.pad * 0.5, y + m.s * 3}, l.label, m.small, ink(l.color, m), HAlign::right, VAlign::top);
+      }
+    }
+  }
+}
 
 void draw_series_xy(const Series& s, Canvas& cv, const ChartLayout& L, const Metrics& m, double width_mul) {
   const bool lines = s.style == SeriesStyle::line || s.style == SeriesStyle::line_points;
@@ -582,10 +596,11 @@ void render_chart(const ChartSpec& c, Canvas& cv, const ChartLayout& L, const Ch
   } else {
     draw_axes_xy(c, cv, L, st, m);
     cv.push_clip(L.plot);
-    if (c.kind != ChartKind::bars) draw_ref_lines(c, cv, L, m);
+    LabelPlacer labels(L.plot, 4 * m.s);
+    if (c.kind != ChartKind::bars) draw_ref_lines(c, cv, L, m, labels);
     if (c.kind == ChartKind::bars) {
       draw_bars(c, cv, L, st, m);
-      draw_ref_lines(c, cv, L, m);  // over the bars: "1× = baseline" stays visible
+      draw_ref_lines(c, cv, L, m, labels);  // over the bars: "1× = baseline" stays visible
     } else {
       for (size_t k = 0; k < c.series.size(); ++k) {
         cv.begin_group(c.series[k].name);
@@ -599,7 +614,6 @@ void render_chart(const ChartSpec& c, Canvas& cv, const ChartLayout& L, const Ch
         if (s) draw_series_xy(*s, cv, L, m, 1.0);
     // Markers and annotations place their labels first (the ridge, measured
     // runs, OOM cells); the series' point labels then take the free spots.
-    LabelPlacer labels(L.plot, 4 * m.s);
     for (const Marker& mk : c.markers) {
       if (!plottable(mk.x, L.sx)) continue;
       const bool bottom = !mk.y || !plottable(*mk.y, L.sy);

@@ -102,7 +102,17 @@ class Parser {
     const size_t before2 = prev(before);
     const bool gradient = s_[before] == 'd' && is_upper(s_[last]) &&
                           (before2 == std::u32string::npos || !(is_letter(s_[before2]) || is_ascii_alnum(s_[before2])));
-    return gradient;
+    if (gradient) return true;
+    // A short name in capitals (LSE_i).
+    size_t start = last, letters = 1;
+    for (size_t k = prev(last); k != std::u32string::npos && is_upper(s_[k]); k = prev(k)) {
+      start = k;
+      ++letters;
+    }
+    const size_t before_name = prev(start);
+    bool caps = letters <= 3;
+    for (size_t k = start; caps && k <= last; ++k) caps = is_upper(s_[k]) || is_combining(s_[k]);
+    return caps && (before_name == std::u32string::npos || !(is_letter(s_[before_name]) || is_ascii_alnum(s_[before_name])));
   }
 
   void emit(char32_t c, int depth, double rise, bool tilde = false) {

@@ -14,6 +14,8 @@
 #include <thread>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "bench_backend.hpp"
 #include "flashlab/analysis/bench_results.hpp"
 #include "flashlab/analysis/chart.hpp"
@@ -215,8 +217,27 @@ struct CursorRequest {
   i64 position = 0, i = 0, j = 0;
 };
 
+// A lecture as scenes (a scenario's "scenes"): each sets a state and puts one
+// view on the stage, large, under a title readable from the back of the room.
+struct Scene {
+  std::string title;  // the scene's title bar
+  std::string point;  // its one-line talking point
+  std::string stage = "tiling";  // "tiling", "counters" (two algorithms side by side), or a chart id
+  nlohmann::json state = nlohmann::json::object();  // scenario setting keys, applied on entering it
+};
+
+struct Presenter {
+  bool on = false;             // the stage layout instead of the lab's panels
+  std::vector<Scene> scenes;
+  int current = -1;            // index into scenes; -1 before the first
+  std::string base_dir;        // where the scenario's relative paths start
+  std::string error;           // a scene whose state could not be applied: said on the strip
+  int scenes_entered = 0;      // for the stats
+};
+
 struct AppState {
   Inputs inputs;
+  Presenter presenter;
   CursorRequest cursor_request;
   Inputs applied;        // what the model was last computed from
   bool dirty = true;     // recompute before the next frame

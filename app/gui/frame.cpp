@@ -8,6 +8,7 @@
 #include "format.hpp"
 #include "model.hpp"
 #include "panels.hpp"
+#include "presenter.hpp"
 #include "theme.hpp"
 
 namespace flashlab::gui {
@@ -74,6 +75,10 @@ bool pressed(int glfw_key) { return ImGui::IsKeyPressed(glfw_key, true); }
 }  // namespace
 
 void draw_frame(AppState& s) {
+  if (s.presenter.on) {
+    draw_presenter(s);
+    return;
+  }
   // The fixed panels tile the window: their background is the clear colour
   // (app.cpp), not one more full-screen layer of fill for the rasteriser.
   ImGui::PushStyleColor(ImGuiCol_WindowBg, ImVec4(0, 0, 0, 0));
@@ -165,6 +170,20 @@ void handle_keys(AppState& s) {
     return;
   }
   if (pressed(GLFW_KEY_F11)) s.view.toggle_fullscreen = true;
+  // Presenter mode: clickers send PageDown/PageUp; → and ← step, and move
+  // between scenes at the schedule's ends.
+  if (ImGui::IsKeyPressed(GLFW_KEY_F5, false) && !s.presenter.on) presenter_start(s);
+  if (s.presenter.on) {
+    if (ImGui::IsKeyPressed(GLFW_KEY_ESCAPE, false)) s.presenter.on = false;
+    if (pressed(GLFW_KEY_PAGE_DOWN)) presenter_next(s);
+    if (pressed(GLFW_KEY_PAGE_UP)) presenter_previous(s);
+    if (pressed(GLFW_KEY_RIGHT)) presenter_right(s);
+    if (pressed(GLFW_KEY_LEFT)) presenter_left(s);
+    if (!s.model.valid) return;
+    if (ImGui::IsKeyPressed(GLFW_KEY_SPACE, false)) s.playback.playing = !s.playback.playing;
+    if (pressed(GLFW_KEY_F12)) request_screenshot(s, "");
+    return;
+  }
   if (pressed(GLFW_KEY_F9)) s.view.hide_controls = !s.view.hide_controls;
   if (pressed(GLFW_KEY_F12)) request_screenshot(s, "");
   if (!s.model.valid) return;

@@ -117,14 +117,16 @@ void ImGuiCanvas::text(analysis::Point p, const std::string& s, double size_px, 
   }
   // Rotate the glyph quads 90° counter-clockwise about p: the text reads upwards.
   // AddText culls glyphs against the clip rectangle before the rotation, so
-  // the unrotated text is laid out with clipping off.
+  // the unrotated text is laid out at the screen's top-left corner with
+  // clipping off (laid out where it will be drawn, its start could fall left
+  // of the screen and be culled), then moved into place.
   const int first = dl_->VtxBuffer.Size;
   dl_->PushClipRectFullScreen();
-  dl_->AddText(font_, static_cast<float>(size_px), ImVec2(static_cast<float>(p.x + dx), static_cast<float>(p.y + dy)),
-               to_imu32(c), s.c_str(), s.c_str() + s.size());
+  const ImVec2 origin(0, 0);
+  dl_->AddText(font_, static_cast<float>(size_px), origin, to_imu32(c), s.c_str(), s.c_str() + s.size());
   for (int k = first; k < dl_->VtxBuffer.Size; ++k) {
     ImVec2& q = dl_->VtxBuffer[k].pos;
-    const float rx = q.x - static_cast<float>(p.x), ry = q.y - static_cast<float>(p.y);
+    const float rx = q.x - origin.x + static_cast<float>(dx), ry = q.y - origin.y + static_cast<float>(dy);
     q = ImVec2(static_cast<float>(p.x) + ry, static_cast<float>(p.y) - rx);
   }
   dl_->PopClipRect();

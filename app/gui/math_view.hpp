@@ -22,6 +22,11 @@ ImVec2 math_text_size(const std::string& text, float wrap_width = 0);
 ImVec2 math_text(const std::string& text, ImU32 color, float wrap_width = 0);
 ImVec2 math_text(const std::string& text, const ImVec4& color, float wrap_width = 0);
 
+// One line of the notation drawn into a draw list at `pos` (top-left), no
+// wrapping: labels drawn over a view (the tiling's corner names). Its size.
+ImVec2 math_label_size(const std::string& text);
+void math_label(ImDrawList* dl, ImVec2 pos, const std::string& text, ImU32 color);
+
 // The same, formatted with printf first.
 ImVec2 math_textf(const ImVec4& color, const char* fmt, ...) IM_FMTARGS(2);
 

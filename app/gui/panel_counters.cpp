@@ -8,6 +8,7 @@
 #include <imgui.h>
 
 #include <algorithm>
+#include <functional>
 
 #include "flashlab/analysis/measured_checks.hpp"
 #include "flashlab/analysis/placement.hpp"
@@ -223,6 +224,59 @@ void algo_counters(const AppState& s, const AlgoView& v, double bar_max, const A
 }
 
 }  // namespace
+
+void counters_side_by_side(AppState& s) {
+  if (!s.model.valid || s.model.algos.empty()) {
+    ImGui::TextColored(color_error(), "No counters: %s", s.model.errors.empty() ? "invalid inputs" : s.model.errors.front().c_str());
+    return;
+  }
+  const AlgoView& a = s.model.algos[0];
+  const AlgoView* b = s.model.algos.size() > 1 ? &s.model.algos[1] : nullptr;
+  const int columns = b ? 4 : 2;
+  if (!ImGui::BeginTable("side_by_side", columns, ImGuiTableFlags_SizingStretchProp | ImGuiTableFlags_BordersInnerH |
+                                                      ImGuiTableFlags_RowBg))
+    return;
+  ImGui::TableSetupColumn("all B·H heads", ImGuiTableColumnFlags_WidthStretch, 1.4f);
+  const std::string ta = short_title(a.algo), tb = b ? short_title(b->algo) : "";
+  ImGui::TableSetupColumn(ta.c_str(), ImGuiTableColumnFlags_WidthStretch, 1.0f);
+  if (b) {
+    ImGui::TableSetupColumn(tb.c_str(), ImGuiTableColumnFlags_WidthStretch, 1.0f);
+    ImGui::TableSetupColumn("ratio", ImGuiTableColumnFlags_WidthStretch, 0.6f);
+  }
+  ImGui::TableHeadersRow();
+  // One quantity: its value for each algorithm and the second over the first.
+  auto row = [&](const char* name, double va, double vb, const std::function<std::string(double)>& fmt) {
+    ImGui::TableNextRow();
+    cell(name, true);
+    cell(fmt(va));
+    if (!b) return;
+    cell(fmt(vb));
+    cell(va > 0 && vb >= 0 ? fmt_fixed(vb / va, vb / va < 10 ? 2 : 1, "counter ratio") + "×" : "—", true);
+  };
+  auto bytes = [](double v) { return gb(v); };
+  auto flops = [](double v) { return fmt_si(v, "FLOP", "flops"); };
+  const sim::SimResult& ra = a.result;
+  const sim::SimResult* rb = b ? &b->result : nullptr;
+  auto level = [](const sim::SimResult* r, Level l) { return r ? r->total.level(l) : sim::Traffic{}; };
+  row("requests (HBM accesses)", bytes_d(level(&ra, Level::HBM).bytes()), bytes_d(level(rb, Level::HBM).bytes()), bytes);
+  row("  read", bytes_d(level(&ra, Level::HBM).read_bytes), bytes_d(level(rb, Level::HBM).read_bytes), bytes);
+  row("  write", bytes_d(level(&ra, Level::HBM).write_bytes), bytes_d(level(rb, Level::HBM).write_bytes), bytes);
+  row("DRAM after the L2 model", bytes_d(ra.dram_bytes()), rb ? bytes_d(rb->dram_bytes()) : 0, bytes);
+  row("requests to the cursor", bytes_d(a.snap.cumulative.level(Level::HBM).bytes()),
+      b ? bytes_d(b->snap.cumulative.level(Level::HBM).bytes()) : 0, bytes);
+  for (Tensor t : kHbmTensors) {
+    const double xa = bytes_d(ra.total.at(Level::HBM, t).bytes()), xb = rb ? bytes_d(rb->total.at(Level::HBM, t).bytes()) : 0;
+    if (xa <= 0 && xb <= 0) continue;
+    const std::string name = "  " + std::string(sim::display_name(t));
+    row(name.c_str(), xa, xb, bytes);
+  }
+  row("SRAM reads + writes", bytes_d(level(&ra, Level::SRAM).bytes()), bytes_d(level(rb, Level::SRAM).bytes()), bytes);
+  row("FLOPs (exact)", static_cast<double>(ra.total.flops()), rb ? static_cast<double>(rb->total.flops()) : 0, flops);
+  row("AI on DRAM (FLOP/B)", a.roof.ai, b ? b->roof.ai : 0, [](double v) { return fmt_fixed(v, 1, "ai"); });
+  row("lower bound", a.roof.time_s * 1e3, b ? b->roof.time_s * 1e3 : 0, [](double v) { return fmt_ms(v, "bound"); });
+  ImGui::EndTable();
+  ImGui::TextColored(color_dim(), "%s", b ? "ratio: the second algorithm over the first" : "one algorithm shown");
+}
 
 void panel_counters(AppState& s) {
   if (!s.model.valid) {

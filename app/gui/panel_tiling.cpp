@@ -74,35 +74,54 @@ std::string pass_title(const sim::Schedule& sch, int phase) {
 // The outline of the current wave's row blocks in S, and its caption's swatch.
 constexpr ImU32 kWaveColor = IM_COL32(90, 220, 235, 255);
 
+// The height wrapped text takes in the current column, with the spacing after it.
+float text_height(const std::string& text, float width) {
+  return ImGui::CalcTextSize(text.c_str(), nullptr, false, width).y + ImGui::GetStyle().ItemSpacing.y;
+}
+
+// The room left in the current window below the cursor, in pixels.
+float room_left() {
+  return ImGui::GetWindowPos().y + ImGui::GetWindowHeight() - ImGui::GetStyle().WindowPadding.y - ImGui::GetCursorScreenPos().y;
+}
+
 // Where the current visit's reads came from and which CTAs share them, from
-// the L2 model's trace of the first head (the snapshot's L2AtCursor).
-void draw_l2_caption(const AlgoView& v) {
+// the L2 model's trace of the first head (the snapshot's L2AtCursor). Drawn
+// only when it fits in `budget` pixels of height; returns whether it was.
+bool draw_l2_caption(const AlgoView& v, float budget) {
   const L2AtCursor& l2 = v.snap.l2;
-  ImGui::PushTextWrapPos(0);
+  const float width = ImGui::GetContentRegionAvail().x, box = ImGui::GetTextLineHeight() + ImGui::GetStyle().ItemSpacing.x;
+  float need = 0;
+  if (!v.result.l2.modelled) need = math_text_size("L2 not modelled: " + v.result.l2.why_not, width).y;
+  else if (!l2.has_visit) need = math_text_size("L2 (first head): step into a visit to see where its reads come from", width).y;
+  else {
+    need = math_text_size("L2: " + l2.visit_caption, width).y;
+    if (!l2.wave_caption.empty()) need += math_text_size(l2.wave_caption, width - box).y;
+  }
+  need += 2 * ImGui::GetStyle().ItemSpacing.y;
+  if (need > budget) return false;
   if (!v.result.l2.modelled) {
-    ImGui::TextColored(color_dim(), "L2 not modelled: %s", v.result.l2.why_not.c_str());
+    math_text("L2 not modelled: " + v.result.l2.why_not, color_dim(), width);
   } else if (!l2.has_visit) {
-    ImGui::TextColored(color_dim(), "L2 (first head): step into a visit to see where its reads come from");
+    math_text("L2 (first head): step into a visit to see where its reads come from", color_dim(), width);
   } else {
     const float f = l2.dram_fraction;
     const ImVec4 col = f <= 0.05f ? color_good() : f >= 0.5f ? ImVec4(1.0f, 0.7f, 0.35f, 1) : color_note();
-    ImGui::TextColored(col, "L2: %s", l2.visit_caption.c_str());
+    math_text("L2: " + l2.visit_caption, col, width);
     if (!l2.wave_caption.empty()) {
       const ImVec2 p = ImGui::GetCursorScreenPos();
       const float h = ImGui::GetTextLineHeight();
       ImGui::GetWindowDrawList()->AddRect(ImVec2(p.x + 1, p.y + 2), ImVec2(p.x + h - 3, p.y + h - 2), kWaveColor, 0, 0, 1.5f);
-      ImGui::Dummy(ImVec2(h, h));
-      ImGui::SameLine();
-      ImGui::TextColored(color_dim(), "%s", l2.wave_caption.c_str());
+      ImGui::SetCursorScreenPos(ImVec2(p.x + box, p.y));
+      math_text(l2.wave_caption, color_dim(), width - box);
     }
   }
-  ImGui::PopTextWrapPos();
+  return true;
 }
 
 void label(ImDrawList* dl, ImVec2 p, const char* text, ImU32 col) {
-  const ImVec2 sz = ImGui::CalcTextSize(text);
+  const ImVec2 sz = math_label_size(text);
   dl->AddRectFilled(ImVec2(p.x - 2, p.y - 1), ImVec2(p.x + sz.x + 2, p.y + sz.y + 1), IM_COL32(0, 0, 0, 170), 3);
-  dl->AddText(p, col, text);
+  math_label(dl, p, text, col);
 }
 
 // The matrices around S, to scale where the window allows.
@@ -112,7 +131,9 @@ void draw_tiling(const AppState& s, const AlgoView& v, ImVec2 origin, ImVec2 ava
   const TilingSnapshot& snap = v.snap;
   const float scale = static_cast<float>(s.view.ui_scale);
   const float gap = 5 * scale, tmin = 13 * scale;
-  const float side = std::max(40.0f, std::min(avail.x, avail.y - ImGui::GetTextLineHeightWithSpacing()));
+  // Two lines of text go under the grid: its size, and the transfer in progress.
+  // (Lines of the notation: a subscript reaches below a plain line.)
+  const float side = std::max(40.0f, std::min(avail.x, avail.y - 2 * math_line_height() - 4));
   // Strip thickness t = S side · d/N, kept readable and not larger than a third of S.
   float sw = side - 2 * (tmin + gap);
   float t = std::clamp(sw * static_cast<float>(g.d) / static_cast<float>(std::max<i64>(1, g.n_kv)), tmin, 0.33f * sw);
@@ -263,46 +284,68 @@ void draw_tiling(const AppState& s, const AlgoView& v, ImVec2 origin, ImVec2 ava
                sim::bytes_iec(static_cast<double>(e.target.bytes));
   }
 
-  // Names in the four corners around S, where no tile is drawn.
+  // Names in the four corners around S, where no tile is drawn; the longer
+  // backward names only where they fit inside the view.
   const ImU32 name_col = IM_COL32(235, 235, 235, 255);
   const float lh = ImGui::GetTextLineHeight();
-  label(dl, ImVec2(Q0.x, Q0.y - lh - 2), backward ? "Q dQ" : "Q", name_col);
-  label(dl, ImVec2(K1.x + 3, K0.y + (t - lh) / 2), backward ? "Kᵀ dKᵀ" : "Kᵀ", name_col);
-  label(dl, ImVec2(O0.x, O1.y + 2), backward ? "O dO" : "O", name_col);
-  label(dl, ImVec2(V0.x - ImGui::CalcTextSize(backward ? "Vᵀ dVᵀ" : "Vᵀ").x - 5, V0.y + (t - lh) / 2), backward ? "Vᵀ dVᵀ" : "Vᵀ",
-        name_col);
+  const float right_edge = x0 + side;
+  auto fitting = [&](const char* longer, const char* shorter, float room) {
+    return backward && ImGui::CalcTextSize(longer).x <= room ? longer : shorter;
+  };
+  label(dl, ImVec2(Q0.x, Q0.y - lh - 2), fitting("Q dQ", "Q", side), name_col);
+  const char* kname = fitting("Kᵀ dKᵀ", "Kᵀ", right_edge - K1.x - 5);
+  if (ImGui::CalcTextSize(kname).x <= right_edge - K1.x - 5) label(dl, ImVec2(K1.x + 3, K0.y + (t - lh) / 2), kname, name_col);
+  const char* oname = fitting("O dO", "O", right_edge - O0.x - 2);
+  label(dl, ImVec2(std::min(O0.x, right_edge - ImGui::CalcTextSize(oname).x - 2), O1.y + 2), oname, name_col);
+  const char* vname = fitting("Vᵀ dVᵀ", "Vᵀ", V0.x - x0 - 5);
+  if (ImGui::CalcTextSize(vname).x <= V0.x - x0 - 5)
+    label(dl, ImVec2(V0.x - ImGui::CalcTextSize(vname).x - 5, V0.y + (t - lh) / 2), vname, name_col);
   const char* sname = backward ? (algo.materializes_scores ? "P, dP, dS (in HBM)" : "P_ij, dS_ij recomputed (on chip)")
                       : algo.materializes_scores ? (snap.phase >= 1 ? "P (in HBM)" : "S (in HBM)")
                                                  : "S_ij / P̃_ij (on chip)";
-  if (ImGui::CalcTextSize(sname).x + 12 < sw) label(dl, ImVec2(S0.x + 4, S1.y - ImGui::GetTextLineHeight() - 3), sname, name_col);
-  char info[160];
-  std::snprintf(info, sizeof info, "%s×%s blocks of %lld×%lld%s%s", fmt_count(g.T_r).c_str(), fmt_count(g.T_c).c_str(),
-                static_cast<long long>(g.Br), static_cast<long long>(g.Bc),
-                aggregated ? ", drawn as " : "", aggregated ? (std::to_string(cr) + "×" + std::to_string(cc) + " cells").c_str() : "");
-  dl->AddText(ImVec2(x0, V1.y + 3), IM_COL32(170, 175, 185, 255), info);
-  const float line2 = V1.y + 3 + ImGui::GetTextLineHeight();
+  if (math_label_size(sname).x + 12 < sw) label(dl, ImVec2(S0.x + 4, S1.y - ImGui::GetTextLineHeight() - 3), sname, name_col);
+  // Under the grid, each line as long as the view is wide: the longest of
+  // its forms that fits, or nothing (never cut off at the edge).
+  auto line = [&](float y, const std::vector<std::string>& forms, ImU32 col) {
+    for (const std::string& f : forms)
+      if (!f.empty() && math_label_size(f).x <= side) {
+        math_label(dl, ImVec2(x0, y), f, col);
+        return math_label_size(f).x;
+      }
+    return 0.0f;
+  };
+  const std::string blocks = fmt_count(g.T_r) + "×" + fmt_count(g.T_c) + " blocks";
+  const std::string of = " of " + std::to_string(g.Br) + "×" + std::to_string(g.Bc);
+  const std::string drawn = aggregated ? ", drawn as " + std::to_string(cr) + "×" + std::to_string(cc) + " cells" : "";
+  line(V1.y + 3, {blocks + of + drawn, blocks + of, blocks}, IM_COL32(170, 175, 185, 255));
+  const float line2 = V1.y + 3 + math_line_height();
+  float used = 0;
   if (!transfer.empty()) {
     const sim::TileEvent& e = snap.recent.back().event;
-    dl->AddText(ImVec2(x0, line2), tensor_color(e.target.tensor), transfer.c_str());
+    used = line(line2, {transfer, (e.kind == sim::EventKind::load ? "→ SRAM " : "→ HBM ") + sim::tile_label(e.target)},
+                tensor_color(e.target.tensor));
   }
   if (!to_scale) {
     const char* ns = "d strips not to scale";
     const float nw = ImGui::CalcTextSize(ns).x;
-    if (transfer.empty() || ImGui::CalcTextSize(transfer.c_str()).x + nw + 8 < side)
-      dl->AddText(ImVec2(x0 + side - nw, line2), IM_COL32(140, 140, 150, 255), ns);
+    if (used + nw + 8 < side) dl->AddText(ImVec2(x0 + side - nw, line2), IM_COL32(140, 140, 150, 255), ns);
   }
   ImGui::Dummy(ImVec2(side, side + 2 * ImGui::GetTextLineHeight()));
 }
 
-void draw_sram(const AlgoView& v, float scale) {
+bool draw_sram(const AlgoView& v, float scale, float budget) {
+  const ImGuiStyle& style = ImGui::GetStyle();
   const sim::Cursor& c = *v.cursor;
   const i64 cap = std::max<i64>(1, c.sram_capacity());
   const i64 used = c.sram_bytes();
-  ImGui::TextUnformatted("SRAM");
-  ImGui::SameLine();
-  ImGui::TextColored(used > cap ? color_error() : color_dim(), "%s of M = %s (%.0f%%)",
-                     sim::bytes_iec(static_cast<double>(used)).c_str(), sim::bytes_iec(static_cast<double>(cap)).c_str(),
-                     100.0 * static_cast<double>(used) / static_cast<double>(cap));
+  char head[160];
+  std::snprintf(head, sizeof head, "SRAM  %s of M = %s (%.0f%%)", sim::bytes_iec(static_cast<double>(used)).c_str(),
+                sim::bytes_iec(static_cast<double>(cap)).c_str(), 100.0 * static_cast<double>(used) / static_cast<double>(cap));
+  if (text_height(head, ImGui::GetContentRegionAvail().x) + style.ItemSpacing.y + ImGui::GetTextLineHeight() * 1.6f + 2 > budget)
+    return false;
+  ImGui::PushTextWrapPos(0);
+  ImGui::TextColored(used > cap ? color_error() : color_dim(), "%s", head);
+  ImGui::PopTextWrapPos();
   ImDrawList* dl = ImGui::GetWindowDrawList();
   const ImVec2 p = ImGui::GetCursorScreenPos();
   const float w = std::max(20.0f, ImGui::GetContentRegionAvail().x), h = ImGui::GetTextLineHeight() * 1.6f;
@@ -331,61 +374,88 @@ void draw_sram(const AlgoView& v, float scale) {
                   static_cast<long long>(t.cols), sim::bytes_iec(static_cast<double>(t.bytes)).c_str());
     ImGui::EndTooltip();
   }
+  return true;
 }
 
-void draw_events(const AlgoView& v) {
-  ImGui::TextColored(color_dim(), "last events (HBM ↔ SRAM transfers in colour)");
+// The last events, as many of the last four as fit whole in `budget` (the newest kept).
+void draw_events(const AlgoView& v, float budget) {
+  const float width = ImGui::GetContentRegionAvail().x;
+  const std::string head = "last events (HBM ↔ SRAM transfers in colour)";
+  float used = text_height(head, width);
+  if (used > budget) return;
   const auto& recent = v.snap.recent;
-  const size_t first = recent.size() > 4 ? recent.size() - 4 : 0;
-  for (size_t k = first; k < recent.size(); ++k) {
-    const sim::TileEvent& e = recent[k].event;
-    const bool now = k + 1 == recent.size();
+  // Newest first while they fit, then drawn oldest first.
+  std::vector<size_t> shown;
+  for (size_t k = recent.size(); k-- > 0 && shown.size() < 4;) {
+    const float h = text_height("▶ " + event_text(recent[k].event), width);
+    if (used + h > budget) break;
+    used += h;
+    shown.push_back(k);
+  }
+  ImGui::PushTextWrapPos(0);
+  ImGui::TextColored(color_dim(), "%s", head.c_str());
+  for (auto it = shown.rbegin(); it != shown.rend(); ++it) {
+    const sim::TileEvent& e = recent[*it].event;
+    const bool now = *it + 1 == recent.size();
     const ImVec4 col = is_transfer(e) ? ImGui::ColorConvertU32ToFloat4(tensor_color(e.target.tensor)) : color_dim();
     ImGui::TextColored(col, "%s %s", now ? "▶" : " ", event_text(e).c_str());
   }
-  if (recent.empty()) ImGui::TextColored(color_dim(), "  (at the start: press → or Space)");
+  if (recent.empty() && used + text_height("  (at the start: press → or Space)", width) <= budget)
+    ImGui::TextColored(color_dim(), "  (at the start: press → or Space)");
+  ImGui::PopTextWrapPos();
 }
 
-void draw_softmax(const AlgoView& v) {
+// A paragraph of the notation, drawn when it fits in `budget`.
+bool math_paragraph(const std::string& text, const ImVec4& color, float budget) {
+  if (math_text_size(text).y + ImGui::GetStyle().ItemSpacing.y > budget) return false;
+  math_text(text, color);
+  return true;
+}
+
+// The online softmax of the current row block: a table of m_i, ℓ_i and the
+// rescale, when it fits in `budget` (else its one-line summary, or nothing).
+bool draw_softmax(const AlgoView& v, float budget) {
   const TilingSnapshot& sn = v.snap;
   if (!shows_online_softmax(v.algo)) {
     const sim::AlgorithmInfo& info = sim::algorithm_info(v.algo);
-    if (info.pass == sim::Pass::bwd && !info.materializes_scores) {
+    if (info.pass == sim::Pass::bwd && !info.materializes_scores)
       // The backward recomputes P_ij from what the forward kept: no running statistics to watch.
-      math_text("No running statistics: " + title_in_sentence(v.algo) +
-                    " recomputes P_ij = exp(S_ij − L_i) from the forward's logsumexp (FlashAttention-1: from ℓ_i and "
-                    "m_i), so each block's softmax is final at once; dK_j and dV_j add up on chip, dQ_i in global memory.",
-                color_dim());
-      return;
-    }
-    ImGui::PushTextWrapPos(0);
-    ImGui::TextColored(color_dim(), "No running statistics: %s writes S to HBM and softmax reads whole rows back "
-                                    "(two passes over HBM instead of online rescaling).",
-                       title_in_sentence(v.algo).c_str());
-    ImGui::PopTextWrapPos();
-    return;
+      return math_paragraph("No running statistics: " + title_in_sentence(v.algo) +
+                                " recomputes P_ij = exp(S_ij − L_i) from the forward's logsumexp (FlashAttention-1: from "
+                                "ℓ_i and m_i), so each block's softmax is final at once; dK_j and dV_j add up on chip, dQ_i "
+                                "in global memory.",
+                            color_dim(), budget);
+    return math_paragraph("No running statistics: " + title_in_sentence(v.algo) +
+                              " writes S to HBM and softmax reads whole rows back (two passes over HBM instead of online "
+                              "rescaling).",
+                          color_dim(), budget);
   }
   if (!sn.has_softmax) {
     const bool ended = v.cursor && v.cursor->position() >= v.cursor->size() && v.cursor->size() > 0;
-    ImGui::TextColored(color_dim(), "%s", ended ? "Online softmax: the schedule has ended; every row block's m_i and ℓ_i are final"
-                                                : "Online softmax: no row block active yet");
-    return;
+    return math_paragraph(ended ? "Online softmax: the schedule has ended; every row block's m_i and ℓ_i are final"
+                                : "Online softmax: no row block active yet",
+                          color_dim(), budget);
   }
   const auto& st = sn.softmax;
   if (!st.complete()) {
     // Numbers of a half-folded row would be wrong for this position: say what is being computed instead.
-    ImGui::TextColored(color_dim(), "Online softmax, row block i = %lld: computing %lld of %lld key blocks…",
-                       static_cast<long long>(st.i), static_cast<long long>(st.visits), static_cast<long long>(st.target));
-    return;
+    return math_paragraph("Online softmax, row block i = " + std::to_string(st.i) + ": computing " +
+                              std::to_string(st.visits) + " of " + std::to_string(st.target) + " key blocks…",
+                          color_dim(), budget);
   }
+  const std::string head = "Online softmax, row block i = " + std::to_string(st.i) + ": " + std::to_string(st.visits) +
+                           " of " + std::to_string(sn.softmax_visits_total) + " key blocks folded in";
+  const float row_h = ImGui::GetTextLineHeight() + 2 * ImGui::GetStyle().CellPadding.y;
+  const float table_h = row_h * static_cast<float>(1 + st.rows.size()) + ImGui::GetStyle().ItemSpacing.y;
+  if (text_height(head, ImGui::GetContentRegionAvail().x) + table_h > budget)
+    return math_paragraph(head, ImGui::GetStyle().Colors[ImGuiCol_Text], budget);
   ImGui::PushTextWrapPos(0);
-  ImGui::Text("Online softmax, row block i = %lld: %lld of %lld key blocks folded in", static_cast<long long>(st.i),
-              static_cast<long long>(st.visits), static_cast<long long>(sn.softmax_visits_total));
+  ImGui::TextUnformatted(head.c_str());
   ImGui::PopTextWrapPos();
   if (ImGui::BeginTable("softmax", 4, ImGuiTableFlags_BordersInnerH | ImGuiTableFlags_SizingStretchSame)) {
     ImGui::TableSetupColumn("row");
-    ImGui::TableSetupColumn("m_i");
-    ImGui::TableSetupColumn("ℓ_i");
+    ImGui::TableSetupColumn("mᵢ");
+    ImGui::TableSetupColumn("ℓᵢ");
     ImGui::TableSetupColumn("rescale");
     ImGui::TableHeadersRow();
     for (const auto& r : st.rows) {
@@ -410,42 +480,110 @@ void draw_softmax(const AlgoView& v) {
     }
     ImGui::EndTable();
   }
+  return true;
 }
 
+// The listing, as many whole lines as the column holds, the current line
+// among them (with two lines before it where there is room): no line is ever
+// cut at the column's edge, and none scrolls out under the pointer.
 void draw_pseudocode(const AlgoView& v, int index) {
   const sim::AlgorithmInfo& info = sim::algorithm_info(v.algo);
   const int line = v.snap.where.line;
   ImDrawList* dl = ImGui::GetWindowDrawList();
   const float number_w = ImGui::CalcTextSize("00 ").x;
-  for (size_t k = 0; k < info.pseudocode.size(); ++k) {
-    const bool cur = static_cast<int>(k + 1) == line;
-    const ImVec2 p = ImGui::GetCursorScreenPos();
-    const float text_w = std::max(20.0f, ImGui::GetContentRegionAvail().x - number_w);
-    if (cur) {
-      // Measure the wrapped height first, draw the highlight behind it.
-      const ImVec2 sz = math_text_size(info.pseudocode[k], text_w);
-      dl->AddRectFilled(ImVec2(p.x - 2, p.y - 1), ImVec2(p.x + ImGui::GetContentRegionAvail().x, p.y + sz.y + 1),
-                        IM_COL32(120, 95, 20, 255));
-    }
-    ImGui::AlignTextToFramePadding();
-    ImGui::TextColored(cur ? ImVec4(1, 1, 1, 1) : color_dim(), "%2zu", k + 1);
-    ImGui::SameLine(0, 0);
-    ImGui::SetCursorScreenPos(ImVec2(p.x + number_w, p.y));
-    math_text(info.pseudocode[k], cur ? ImVec4(1, 0.95f, 0.7f, 1) : ImVec4(0.82f, 0.84f, 0.88f, 1), text_w);
-    if (cur && ImGui::GetStateStorage()->GetInt(ImGui::GetID("last_line"), -1) != line) {
-      ImGui::SetScrollHereY(0.3f);
-      ImGui::GetStateStorage()->SetInt(ImGui::GetID("last_line"), line);
-    }
+  const float text_w = std::max(20.0f, ImGui::GetContentRegionAvail().x - number_w);
+  const float gap = ImGui::GetStyle().ItemSpacing.y;
+  const int n = static_cast<int>(info.pseudocode.size());
+  std::vector<float> h(static_cast<size_t>(n));
+  for (int k = 0; k < n; ++k) h[static_cast<size_t>(k)] = math_text_size(info.pseudocode[static_cast<size_t>(k)], text_w).y + gap;
+  const float room = room_left();
+  const int cur = std::clamp(line - 1, 0, std::max(0, n - 1));
+  int first = cur, last = cur;  // lines [first, last)
+  float used = 0;
+  auto take = [&](int k) { used += h[static_cast<size_t>(k)]; };
+  if (n > 0 && h[static_cast<size_t>(cur)] <= room) {
+    take(cur);
+    last = cur + 1;
+    while (first > 0 && first > cur - 2 && used + h[static_cast<size_t>(first - 1)] <= room) take(--first);
+    while (last < n && used + h[static_cast<size_t>(last)] <= room) take(last++);
+    while (first > 0 && used + h[static_cast<size_t>(first - 1)] <= room) take(--first);
   }
+  for (int k = first; k < last; ++k) {
+    const bool is_cur = k + 1 == line;
+    const ImVec2 p = ImGui::GetCursorScreenPos();
+    if (is_cur)
+      dl->AddRectFilled(ImVec2(p.x - 2, p.y - 1), ImVec2(p.x + ImGui::GetContentRegionAvail().x, p.y + h[static_cast<size_t>(k)] - gap + 1),
+                        IM_COL32(120, 95, 20, 255));
+    const std::string number = std::to_string(k + 1);
+    dl->AddText(ImVec2(p.x + number_w - ImGui::CalcTextSize((number + " ").c_str()).x,
+                       p.y + (math_line_height() - ImGui::GetTextLineHeight()) * 0.5f),
+                is_cur ? IM_COL32(255, 255, 255, 255) : ImGui::GetColorU32(color_dim()), number.c_str());
+    ImGui::SetCursorScreenPos(ImVec2(p.x + number_w, p.y));
+    math_text(info.pseudocode[static_cast<size_t>(k)], is_cur ? ImVec4(1, 0.95f, 0.7f, 1) : ImVec4(0.82f, 0.84f, 0.88f, 1), text_w);
+    ImGui::SetCursorScreenPos(ImVec2(p.x, p.y + h[static_cast<size_t>(k)]));
+  }
+  ImGui::Dummy(ImVec2(1, 0));
   (void)index;
+}
+
+// The text beside (or under) the grid: the title, where the cursor is, the
+// current line of the pseudocode (compact strips), the pass, the L2 at the
+// visit, SRAM, the online softmax and the last events — each only when it
+// fits whole in what is left of the column, so nothing is ever cut off.
+void draw_info(AppState& s, AlgoView& v, bool compact) {
+  const float scale = static_cast<float>(s.view.ui_scale);
+  const sim::Cursor& c = *v.cursor;
+  const sim::Cursor::Where& w = v.snap.where;
+  const float width = std::max(20.0f, ImGui::GetContentRegionAvail().x);
+  const sim::AlgorithmInfo& info = sim::algorithm_info(v.algo);
+  // The title: the paper named when it fits on two lines, else the short name.
+  ImGui::PushFont(fonts().big);
+  std::string title(info.title);
+  if (math_text_size(title, width).y > 2 * math_line_height()) title = short_title(v.algo);
+  if (math_text_size(title, width).y <= room_left()) math_text(title, ImGui::GetStyle().Colors[ImGuiCol_Text], width);
+  ImGui::PopFont();
+  char pos[200];
+  if (w.part == sim::Cursor::Part::visit)
+    std::snprintf(pos, sizeof pos, "event %s of %s · block i=%lld, j=%lld · line %d", fmt_count(c.position()).c_str(),
+                  fmt_count(c.size()).c_str(), static_cast<long long>(w.i), static_cast<long long>(w.j), w.line);
+  else
+    std::snprintf(pos, sizeof pos, "event %s of %s · line %d", fmt_count(c.position()).c_str(), fmt_count(c.size()).c_str(),
+                  w.line);
+  if (text_height(pos, width) > room_left()) return;
+  ImGui::PushTextWrapPos(0);
+  ImGui::TextColored(color_dim(), "%s", pos);
+  ImGui::PopTextWrapPos();
+  if (compact) {
+    // The current line in as many lines as the longest line of the listing
+    // takes, so that nothing under it moves while it changes.
+    const std::vector<std::string>& code = info.pseudocode;
+    float tallest = math_line_height();
+    for (const std::string& l : code) tallest = std::max(tallest, math_text_size("00 " + l, width).y);
+    if (tallest > room_left()) return;
+    const ImVec2 at = ImGui::GetCursorScreenPos();
+    if (w.line > 0 && static_cast<size_t>(w.line) <= code.size())
+      math_text(std::to_string(w.line) + " " + code[static_cast<size_t>(w.line - 1)], ImVec4(1, 0.9f, 0.55f, 1), width);
+    ImGui::SetCursorScreenPos(ImVec2(at.x, at.y + tallest));
+    ImGui::Dummy(ImVec2(1, 0));
+  }
+  if (!shows_online_softmax(v.algo)) {  // which pass the algorithm is in
+    const std::string pass = pass_title(*v.schedule, v.snap.phase);
+    if (text_height(pass, width) > room_left()) return;
+    ImGui::PushTextWrapPos(0);
+    ImGui::TextColored(color_note(), "%s", pass.c_str());
+    ImGui::PopTextWrapPos();
+  }
+  if (!draw_l2_caption(v, room_left())) return;
+  if (!draw_sram(v, scale, room_left())) return;
+  if (!draw_softmax(v, room_left())) return;
+  ImGui::Spacing();
+  draw_events(v, room_left());
 }
 
 void algo_strip(AppState& s, AlgoView& v, int index, ImVec2 size) {
   ImGui::PushID(index);
   ImGui::BeginChild("strip", size, true, ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
   const float scale = static_cast<float>(s.view.ui_scale);
-  const sim::Cursor& c = *v.cursor;
-  const sim::Cursor::Where& w = v.snap.where;
   const ImVec2 avail = ImGui::GetContentRegionAvail();
   const float spacing = ImGui::GetStyle().ItemSpacing.x;
   // The grid takes a square as tall as the strip; text columns share the rest.
@@ -460,47 +598,12 @@ void algo_strip(AppState& s, AlgoView& v, int index, ImVec2 size) {
   draw_tiling(s, v, ImGui::GetCursorScreenPos(), ImGui::GetContentRegionAvail());
   ImGui::EndChild();
   ImGui::SameLine();
-  ImGui::BeginChild("info", ImVec2(info_w, avail.y), false);
-  ImGui::PushTextWrapPos(0);  // a narrow column wraps its lines instead of clipping them
-  ImGui::PushFont(fonts().big);
-  ImGui::TextUnformatted(std::string(sim::algorithm_info(v.algo).title).c_str());
-  ImGui::PopFont();
-  char pos[200];
-  if (w.part == sim::Cursor::Part::visit)
-    std::snprintf(pos, sizeof pos, "event %s of %s · block i=%lld, j=%lld · line %d", fmt_count(c.position()).c_str(),
-                  fmt_count(c.size()).c_str(), static_cast<long long>(w.i), static_cast<long long>(w.j), w.line);
-  else
-    std::snprintf(pos, sizeof pos, "event %s of %s · line %d", fmt_count(c.position()).c_str(), fmt_count(c.size()).c_str(),
-                  w.line);
-  ImGui::TextColored(color_dim(), "%s", pos);
-  ImGui::PopTextWrapPos();
-  if (compact) {
-    // The current line in as many lines as the longest line of the listing
-    // takes, so that nothing under it moves while it changes.
-    const std::vector<std::string>& code = sim::algorithm_info(v.algo).pseudocode;
-    const float width = std::max(20.0f, ImGui::GetContentRegionAvail().x);
-    float tallest = math_line_height();
-    for (const std::string& l : code) tallest = std::max(tallest, math_text_size("00 " + l, width).y);
-    const ImVec2 at = ImGui::GetCursorScreenPos();
-    if (w.line > 0 && static_cast<size_t>(w.line) <= code.size())
-      math_text(std::to_string(w.line) + " " + code[static_cast<size_t>(w.line - 1)], ImVec4(1, 0.9f, 0.55f, 1), width);
-    ImGui::SetCursorScreenPos(ImVec2(at.x, at.y + tallest));
-    ImGui::Dummy(ImVec2(1, 0));
-  }
-  if (!shows_online_softmax(v.algo)) {  // which pass of the materialising algorithm
-    ImGui::PushTextWrapPos(0);
-    ImGui::TextColored(color_note(), "%s", pass_title(*v.schedule, v.snap.phase).c_str());
-    ImGui::PopTextWrapPos();
-  }
-  draw_l2_caption(v);
-  draw_sram(v, scale);
-  draw_softmax(v);
-  ImGui::Spacing();
-  draw_events(v);
+  ImGui::BeginChild("info", ImVec2(info_w, avail.y), false, ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
+  draw_info(s, v, compact);
   ImGui::EndChild();
   if (!compact) {
     ImGui::SameLine();
-    ImGui::BeginChild("code", ImVec2(0, avail.y), false);
+    ImGui::BeginChild("code", ImVec2(0, avail.y), false, ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
     draw_pseudocode(v, index);
     ImGui::EndChild();
   }
@@ -571,6 +674,15 @@ void panel_tiling(AppState& s) {
   }
   const ImVec2 avail = ImGui::GetContentRegionAvail();
   const int n = static_cast<int>(s.model.algos.size());
+  if (s.presenter.on && n == 2) {
+    // On the stage two algorithms stand side by side: each strip as tall as
+    // the stage, so the grids are as large as the height allows.
+    const float w = (avail.x - ImGui::GetStyle().ItemSpacing.x) / 2;
+    algo_strip(s, s.model.algos[0], 0, ImVec2(w, avail.y));
+    ImGui::SameLine();
+    algo_strip(s, s.model.algos[1], 1, ImVec2(w, avail.y));
+    return;
+  }
   const float h = (avail.y - ImGui::GetStyle().ItemSpacing.y * static_cast<float>(n - 1)) / static_cast<float>(n);
   for (int k = 0; k < n; ++k) algo_strip(s, s.model.algos[static_cast<size_t>(k)], k, ImVec2(avail.x, std::max(h, 40.0f)));
 }

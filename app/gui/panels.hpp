@@ -13,6 +13,8 @@ void draw_frame(AppState& s);
 void panel_controls(AppState& s);
 void panel_tiling(AppState& s);
 void panel_counters(AppState& s);
+// The counters of the two algorithms shown, in columns with the ratio between them.
+void counters_side_by_side(AppState& s);
 void panel_plots(AppState& s);
 void panel_bench(AppState& s);     // inside the plots' "Benchmarks" tab
 void panel_concepts(AppState& s);  // floating window

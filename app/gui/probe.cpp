@@ -1,5 +1,7 @@
 #include "probe.hpp"
 
+#include "presenter.hpp"
+
 #include <GL/gl.h>
 #include <imgui.h>
 
@@ -86,6 +88,12 @@ std::string Probe::start(AppState& s) {
   if (scenario_) {
     try {
       apply_settings(s, scenario_->settings, scenario_->base_dir);
+      s.presenter.scenes = scenario_->scenes;
+      s.presenter.base_dir = scenario_->base_dir;
+      if (scenario_->presenter) {
+        presenter_start(s);
+        if (!s.presenter.error.empty()) error = "--scenario " + scenario_->path + ", " + s.presenter.error;
+      }
     } catch (const std::exception& e) {
       error = "--scenario " + scenario_->path + ": " + e.what();
     }
@@ -169,6 +177,19 @@ void Probe::frame_drawn(const ImDrawData& dd) {
     const char* owner = dd.CmdLists[k]->_OwnerName ? dd.CmdLists[k]->_OwnerName : "?";
     vertices_by_list_[owner] = dd.CmdLists[k]->VtxBuffer.Size;
   }
+  // The text as drawn: cut off at a panel's edge, or printed over other text.
+  // The worst frame of the run is what the stats report.
+  const ImGuiIO& io = ImGui::GetIO();
+  const TextCheck t = check_text(dd, io.Fonts->TexID, io.Fonts->TexUvWhitePixel);
+  text_runs_ = t.runs;
+  if (t.clipped_glyphs > text_.clipped_glyphs) {
+    text_.clipped_glyphs = t.clipped_glyphs;
+    text_.first_clipped = "frame " + std::to_string(frame_ms_.size()) + ": " + t.first_clipped;
+  }
+  if (t.overlapping_runs > text_.overlapping_runs) {
+    text_.overlapping_runs = t.overlapping_runs;
+    text_.first_overlap = "frame " + std::to_string(frame_ms_.size()) + ": " + t.first_overlap;
+  }
 }
 
 void Probe::frame_end() {
@@ -213,6 +234,15 @@ void Probe::finish(const AppState& s, int width, int height, const std::string& 
   j["random_walk"] = options_.random_walk.has_value();
   j["model_valid"] = s.model.valid;
   j["status"] = s.view.status;  // the status line as the last frame showed it
+  j["text_runs"] = text_runs_;
+  j["clipped_glyphs"] = text_.clipped_glyphs;
+  j["first_clipped"] = text_.first_clipped;
+  j["overlapping_text"] = text_.overlapping_runs;
+  j["first_overlap"] = text_.first_overlap;
+  j["presenter"] = s.presenter.on;
+  j["scene"] = s.presenter.current + 1;  // 1-based; 0: none
+  j["scenes"] = s.presenter.scenes.size();
+  j["scenes_entered"] = s.presenter.scenes_entered;
   j["status_is_error"] = s.view.status_is_error;
   if (s.model.valid) {
     j["problem"] = sim::describe(s.model.problem);

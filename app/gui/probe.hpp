@@ -18,6 +18,7 @@
 #include "gui.hpp"
 #include "random_walk.hpp"
 #include "scenario.hpp"
+#include "text_check.hpp"
 
 struct ImDrawData;
 
@@ -80,6 +81,8 @@ class Probe {
   std::vector<double> build_ms_, raster_ms_;         // per frame: ImGui + panels; GL draw + swap + finish
   // Per frame: CPU time of every thread (llvmpipe's too); steadier than wall time on a busy machine.
   std::vector<double> cpu_ms_;
+  TextCheck text_;     // the worst frame's clipped glyphs and overlapping runs
+  int text_runs_ = 0;  // runs of text on the last frame
 };
 
 }  // namespace flashlab::gui

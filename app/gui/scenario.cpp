@@ -11,6 +11,7 @@
 #include "model.hpp"
 #include "panels.hpp"
 #include "plot_tabs.hpp"
+#include "presenter.hpp"
 
 namespace flashlab::gui {
 
@@ -21,7 +22,7 @@ using nlohmann::json;
 const std::set<std::string> kSettingKeys{"problem",  "hardware", "sram",   "tiles", "algorithms", "lockstep",
                                          "cursor",   "playing",  "events_per_s", "tab", "concepts", "ui_scale",
                                          "results",  "export_dir", "plots_large", "hide_controls", "bench"};
-const std::set<std::string> kScriptOnlyKeys{"frame", "key", "export_all", "screenshot", "export", "wait_bench"};
+const std::set<std::string> kScriptOnlyKeys{"frame", "key", "export_all", "screenshot", "export", "wait_bench", "scene"};
 
 std::string text_of(const json& v, const std::string& what) {
   if (v.is_string()) return v.get<std::string>();
@@ -85,9 +86,11 @@ void press(AppState& s, const std::string& key) {
   if (key == "space") {
     s.playback.playing = !s.playback.playing;
   } else if (key == "right") {
-    step_primary(s, 1);
+    if (s.presenter.on) presenter_right(s);
+    else step_primary(s, 1);
   } else if (key == "left") {
-    step_primary(s, -1);
+    if (s.presenter.on) presenter_left(s);
+    else step_primary(s, -1);
   } else if (key == "home") {
     seek_primary(s, 0);
   } else if (key == "end") {
@@ -96,8 +99,17 @@ void press(AppState& s, const std::string& key) {
     s.playback.events_per_s = std::min(1e6, s.playback.events_per_s * 2);
   } else if (key == "minus") {
     s.playback.events_per_s = std::max(0.25, s.playback.events_per_s / 2);
+  } else if (key == "pagedown") {
+    presenter_next(s);
+  } else if (key == "pageup") {
+    presenter_previous(s);
+  } else if (key == "escape") {
+    s.presenter.on = false;
+  } else if (key == "f5") {
+    presenter_start(s);
   } else {
-    throw std::runtime_error("unknown key '" + key + "' (expected space, left, right, home, end, plus, minus)");
+    throw std::runtime_error("unknown key '" + key +
+                             "' (expected space, left, right, home, end, plus, minus, pagedown, pageup, escape, f5)");
   }
 }
 
@@ -252,6 +264,13 @@ void apply_settings(AppState& s, const json& j, const std::string& base_dir) {
       const analysis::ChartEntry* chart = analysis::find_chart(id);
       if (!chart) throw std::runtime_error("unknown chart '" + id + "' (" + analysis::chart_id_list() + ")");
       export_chart_files(s, s.model.charts.of(*chart), fmt.c_str());
+    } else if (k == "scene") {
+      const double n = number_of(v, "scene");
+      const int count = static_cast<int>(s.presenter.scenes.size());
+      if (count == 0) throw std::runtime_error("scene: this scenario has no scenes");
+      if (!(n >= 1 && n <= count)) throw std::runtime_error("scene must be 1 to " + std::to_string(count));
+      s.presenter.on = true;
+      enter_scene(s, static_cast<int>(n) - 1);
     } else if (k == "frame") {
       // the step's time, handled by the caller
     } else {
@@ -277,6 +296,33 @@ void apply_cursor_request(AppState& s) {
   r.kind = CursorRequest::Kind::none;
 }
 
+Scene parse_scene(const json& v) {
+  if (!v.is_object()) throw std::runtime_error("a scene is {\"title\": T, \"point\": P, \"stage\": S, \"state\": {...}}");
+  Scene sc;
+  for (auto it = v.begin(); it != v.end(); ++it) {
+    const std::string& k = it.key();
+    if (k == "title" || k == "point") {
+      if (!it->is_string()) throw std::runtime_error(k + " must be text");
+      (k == "title" ? sc.title : sc.point) = it->get<std::string>();
+    } else if (k == "stage") {
+      sc.stage = it->is_string() ? it->get<std::string>() : "";
+      if (sc.stage != "tiling" && sc.stage != "counters" && !analysis::find_chart(sc.stage))
+        throw std::runtime_error("stage must be tiling, counters or a chart (" + analysis::chart_id_list() + "), not '" +
+                                 sc.stage + "'");
+    } else if (k == "state") {
+      if (!it->is_object()) throw std::runtime_error("state must be an object of setting keys");
+      for (auto st = it->begin(); st != it->end(); ++st)
+        if (!kSettingKeys.count(st.key()) || st.key() == "bench" || st.key() == "ui_scale")
+          throw std::runtime_error("state: '" + st.key() + "' is not a setting a scene can take");
+      sc.state = *it;
+    } else {
+      throw std::runtime_error("unknown key '" + k + "'");
+    }
+  }
+  if (sc.title.empty()) throw std::runtime_error("a scene needs a title");
+  return sc;
+}
+
 Scenario load_scenario(const std::string& path) {
   std::ifstream in(path);
   if (!in) throw std::runtime_error(path + ": cannot open the scenario file");
@@ -293,6 +339,7 @@ Scenario load_scenario(const std::string& path) {
   sc.path = path;
   sc.base_dir = std::filesystem::path(path).parent_path().string();
   sc.settings = json::object();
+  std::optional<bool> presenter;
   for (auto it = j.begin(); it != j.end(); ++it) {
     const std::string& k = it.key();
     if (k == "name" || k == "description") {
@@ -301,6 +348,18 @@ Scenario load_scenario(const std::string& path) {
       if (!it->is_object()) throw std::runtime_error(path + ": window must be {\"width\": W, \"height\": H}");
       if (it->contains("width")) sc.width = (*it)["width"].get<int>();
       if (it->contains("height")) sc.height = (*it)["height"].get<int>();
+    } else if (k == "scenes") {
+      if (!it->is_array() || it->empty()) throw std::runtime_error(path + ": scenes must be a non-empty list");
+      for (size_t n = 0; n < it->size(); ++n) {
+        try {
+          sc.scenes.push_back(parse_scene((*it)[n]));
+        } catch (const std::exception& e) {
+          throw std::runtime_error(path + ", scene " + std::to_string(n + 1) + ": " + e.what());
+        }
+      }
+    } else if (k == "presenter") {
+      if (!it->is_boolean()) throw std::runtime_error(path + ": presenter must be true or false");
+      presenter = it->get<bool>();
     } else if (k == "script") {
       if (!it->is_array()) throw std::runtime_error(path + ": script must be a list of steps");
       for (const json& step : *it) {
@@ -331,6 +390,8 @@ Scenario load_scenario(const std::string& path) {
     }
   }
   std::stable_sort(sc.script.begin(), sc.script.end(), [](const ScriptStep& a, const ScriptStep& b) { return a.frame < b.frame; });
+  if (presenter && *presenter && sc.scenes.empty()) throw std::runtime_error(path + ": presenter needs scenes");
+  sc.presenter = presenter.value_or(!sc.scenes.empty());
   if (sc.width && (*sc.width < 320 || *sc.width > 8192)) throw std::runtime_error(path + ": window.width out of range (320-8192)");
   if (sc.height && (*sc.height < 240 || *sc.height > 8192)) throw std::runtime_error(path + ": window.height out of range (240-8192)");
   return sc;

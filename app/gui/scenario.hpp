@@ -13,8 +13,14 @@
 //
 //    "bench": {"sweep": "validate" | null, "kernels": ["fa2", "fa2_tc"], "repeats": 10, "counters": true},
 //
+// A lecture adds "scenes": [{"title": T, "point": P, "stage": "tiling" |
+// "counters" | CHART_ID, "state": {setting keys}}, ...] and "presenter": true
+// | false (open on the stage; default true with scenes). Presenter mode
+// (presenter.hpp) shows one scene at a time.
+//
 // Script steps take the same keys as the top level, plus "key" (space, left,
-// right, home, end, plus, minus), "export_all": true, "screenshot": PATH
+// right, home, end, plus, minus, pagedown, pageup, escape, f5), "scene": N
+// (go to scene N, from 1), "export_all": true, "screenshot": PATH
 // (a relative PATH is inside export_dir), "export": {"chart": ID, "format":
 // "svg"} and "wait_bench": true | SECONDS. Unknown keys are errors.
 //
@@ -51,7 +57,15 @@ struct Scenario {
   nlohmann::json settings;
   std::vector<ScriptStep> script;  // sorted by frame
   std::optional<int> width, height;
+  // A lecture: its scenes, and whether the window opens on the stage
+  // ("presenter", default true when there are scenes).
+  std::vector<Scene> scenes;
+  bool presenter = false;
 };
+
+// A scene of a scenario's "scenes": {"title": T, "point": P, "stage": S,
+// "state": {setting keys}}. Throws std::runtime_error naming what is wrong.
+Scene parse_scene(const nlohmann::json& v);
 
 // A checked "bench" value: the request, and whether its problem is the current one.
 struct BenchAction {

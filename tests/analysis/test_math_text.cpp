@@ -56,6 +56,8 @@ TEST_CASE("math text: a tilde goes over its letter, words with underscores stay 
   CHECK(flashlab::analysis::math_plain("S = S.masked_fill(mask, -inf)") == "S = S.masked_fill(mask, -inf)");
   CHECK(flashlab::analysis::math_plain("dO_i, dK_j, T_c") == "dOi, dKj, Tc");
   CHECK(flashlab::analysis::math_plain("m_new") == "mnew");
+  CHECK(flashlab::analysis::math_plain("LSE_i, D_i") == "LSEi, Di");
+  CHECK(flashlab::analysis::math_plain("MAXLEN_i") == "MAXLEN_i");
   // An unclosed group is text, not a crash.
   CHECK(flashlab::analysis::math_plain("x^{y") == "x^{y");
 }
