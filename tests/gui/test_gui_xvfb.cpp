@@ -21,6 +21,9 @@
 #ifndef FLASHLAB_EXE
 #error "FLASHLAB_EXE must name the flashlab binary"
 #endif
+#ifndef FLASHLAB_ASSETS
+#error "FLASHLAB_ASSETS must name the assets folder"
+#endif
 #ifndef FLASHLAB_EXAMPLE_RESULTS_EXE
 #error "FLASHLAB_EXAMPLE_RESULTS_EXE must name make_example_results"
 #endif
@@ -219,6 +222,92 @@ TEST_CASE("Export… → every chart writes the lab report bundle, then the wind
   for (const char* f : {"report.md", "report.pdf", "metadata.json", "window.png", "charts/model-roofline.png",
                         "charts/runs-bench-time.png", "charts/runs-bench-passes.csv", "tables/runs-runs.csv"})
     CHECK(fs::exists(report / f));
+  fs::remove_all(dir);
+}
+
+// The shipped lecture in presenter mode on a projector: every scene drawn,
+// none with text cut off at a panel's edge or printed over other text.
+void presenter_run(int width, int height, double scale) {
+  const std::string x = x_prefix(width, height);
+  const fs::path dir = temp_dir("present-" + std::to_string(width));
+  json sc = json::parse(std::ifstream(std::string(FLASHLAB_ASSETS) + "/scenarios/lecture-five-minutes.json"));
+  const int scenes = static_cast<int>(sc["scenes"].size());
+  // The synthetic results of the last scene, by absolute path (the copy lives elsewhere).
+  for (auto& scene : sc["scenes"])
+    if (scene["state"].contains("results"))
+      scene["state"]["results"] = std::string(FLASHLAB_ASSETS) + "/scenarios/" + scene["state"]["results"].get<std::string>();
+  sc["export_dir"] = (dir / "shots").string();
+  json script = json::array();
+  for (int k = 0; k < scenes; ++k) {
+    script.push_back({{"frame", 3 + 3 * k}, {"key", k == 0 ? "home" : "pagedown"}});
+    script.push_back({{"frame", 4 + 3 * k}, {"screenshot", "scene" + std::to_string(k + 1) + ".png"}});
+  }
+  sc["script"] = script;
+  std::ofstream(dir / "present.json") << sc.dump(2);
+  const int frames = 6 + 3 * scenes;
+  const Run r = run_shell(x + quote(FLASHLAB_EXE) + " gui --frames " + std::to_string(frames) + " --stats --width " +
+                          std::to_string(width) + " --height " + std::to_string(height) + " --ui-scale " +
+                          std::to_string(scale) + " --scenario " + quote((dir / "present.json").string()));
+  INFO("stderr: " << r.err);
+  REQUIRE(r.code == 0);
+  const json st = stats_of(r);
+  CHECK(st["exceptions"] == 0);
+  CHECK(st["nonfinite_values"] == 0);
+  CHECK(st["presenter"] == true);
+  CHECK(st["scene"] == scenes);
+  INFO("first clipped: " << st["first_clipped"] << "; first overlap: " << st["first_overlap"]);
+  CHECK(st["clipped_glyphs"] == 0);
+  CHECK(st["overlapping_text"] == 0);
+  CHECK(st["text_runs"].get<int>() > 20);  // the check saw the text
+  for (int k = 1; k <= scenes; ++k) {
+    const Image im = load_png(dir / "shots" / ("scene" + std::to_string(k) + ".png"));
+    CHECK(im.w == width);
+    CHECK(colours_in(im, 0, 0, im.w, im.h / 8) > 10);   // the title bar
+    CHECK(colours_in(im, 0, im.h / 6, im.w, im.h * 5 / 6) > 30);  // the stage
+  }
+  fs::remove_all(dir);
+}
+
+TEST_CASE("presenter mode: the lecture's scenes at 1920 × 1080, UI scale 2, nothing clipped or overlapping", "[gui][xvfb][present]") {
+  presenter_run(1920, 1080, 2.0);
+}
+
+TEST_CASE("presenter mode: the lecture's scenes at 1280 × 720, UI scale 1.5, nothing clipped or overlapping", "[gui][xvfb][present]") {
+  presenter_run(1280, 720, 1.5);
+}
+
+TEST_CASE("presenter mode: the clicker's keys move between scenes, → and ← step first", "[gui][xvfb][present]") {
+  const std::string x = x_prefix(1280, 800);
+  const fs::path dir = temp_dir("present-keys");
+  json sc = {{"name", "keys"},
+             {"problem", {{"batch", 1}, {"heads", 1}, {"seq", 256}, {"head_dim", 64}}},
+             {"tiles", {{"Br", 64}, {"Bc", 64}}},
+             {"scenes", json::array({json{{"title", "First"}, {"stage", "tiling"}, {"state", {{"algorithms", {"fa2"}}}}},
+                                     json{{"title", "Second"}, {"stage", "roofline"}},
+                                     json{{"title", "Third"}, {"stage", "counters"}, {"state", {{"algorithms", {"fa1", "fa2"}}}}}})},
+             // On the first (tiling) scene → steps the schedule; at its end it moves on.
+             {"script", json::array({json{{"frame", 2}, {"key", "right"}},
+                                     json{{"frame", 3}, {"key", "end"}},
+                                     json{{"frame", 4}, {"key", "right"}},   // at the end: the second scene
+                                     json{{"frame", 5}, {"key", "right"}},   // a chart: the third
+                                     json{{"frame", 6}, {"key", "pageup"}},  // back to the second
+                                     json{{"frame", 7}, {"key", "escape"}},  // the lab's panels
+                                     json{{"frame", 8}, {"key", "f5"}}})}};  // back on stage, where it was
+  std::ofstream(dir / "keys.json") << sc.dump(2);
+  const Run r = run_shell(x + quote(FLASHLAB_EXE) + " gui --frames 12 --stats --scenario " + quote((dir / "keys.json").string()));
+  INFO("stderr: " << r.err);
+  REQUIRE(r.code == 0);
+  const json st = stats_of(r);
+  CHECK(st["presenter"] == true);
+  CHECK(st["scene"] == 2);
+  CHECK(st["scenes_entered"] == 4);  // first, second, third, second again
+  // A scene whose view does not exist is an error naming the scene.
+  json broken = sc;
+  broken["scenes"][0]["stage"] = "no-such-view";
+  std::ofstream(dir / "broken.json") << broken.dump(2);
+  const Run b2 = run_shell(x + quote(FLASHLAB_EXE) + " gui --frames 1 --scenario " + quote((dir / "broken.json").string()));
+  CHECK(b2.code == 2);
+  CHECK(b2.err.find("scene 1: stage must be tiling, counters or a chart") != std::string::npos);
   fs::remove_all(dir);
 }
 
