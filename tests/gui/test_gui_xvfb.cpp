@@ -227,10 +227,12 @@ TEST_CASE("Export… → every chart writes the lab report bundle, then the wind
 
 // The shipped lecture in presenter mode on a projector: every scene drawn,
 // none with text cut off at a panel's edge or printed over other text.
-void presenter_run(int width, int height, double scale) {
+void presenter_run(const std::string& scenario, int width, int height, double scale) {
   const std::string x = x_prefix(width, height);
-  const fs::path dir = temp_dir("present-" + std::to_string(width));
-  json sc = json::parse(std::ifstream(std::string(FLASHLAB_ASSETS) + "/scenarios/lecture-five-minutes.json"));
+  const fs::path dir = temp_dir("present-" + scenario + "-" + std::to_string(width));
+  json sc = json::parse(std::ifstream(std::string(FLASHLAB_ASSETS) + "/scenarios/" + scenario + ".json"));
+  if (sc.contains("results"))
+    sc["results"] = std::string(FLASHLAB_ASSETS) + "/scenarios/" + sc["results"].get<std::string>();
   const int scenes = static_cast<int>(sc["scenes"].size());
   // The synthetic results of the last scene, by absolute path (the copy lives elsewhere).
   for (auto& scene : sc["scenes"])
@@ -269,11 +271,18 @@ void presenter_run(int width, int height, double scale) {
 }
 
 TEST_CASE("presenter mode: the lecture's scenes at 1920 × 1080, UI scale 2, nothing clipped or overlapping", "[gui][xvfb][present]") {
-  presenter_run(1920, 1080, 2.0);
+  presenter_run("lecture-five-minutes", 1920, 1080, 2.0);
+}
+
+TEST_CASE("presenter mode: the causal, backward and L2 lectures at 1920 × 1080, UI scale 2", "[gui][xvfb][present]") {
+  for (const char* sc : {"lecture-causal-scenes", "lecture-backward", "lecture-l2"}) {
+    INFO(sc);
+    presenter_run(sc, 1920, 1080, 2.0);
+  }
 }
 
 TEST_CASE("presenter mode: the lecture's scenes at 1280 × 720, UI scale 1.5, nothing clipped or overlapping", "[gui][xvfb][present]") {
-  presenter_run(1280, 720, 1.5);
+  presenter_run("lecture-five-minutes", 1280, 720, 1.5);
 }
 
 TEST_CASE("presenter mode: the clicker's keys move between scenes, → and ← step first", "[gui][xvfb][present]") {
