@@ -14,6 +14,18 @@ namespace flashlab::analysis {
 
 namespace {
 
+// An algorithm in a legend: its title without the paper it names
+// ("FlashAttention-2 (Dao 2023, Algorithm 1)" -> "FlashAttention-2"), which the
+// chart's context and the docs give.
+std::string legend_name(sim::Algorithm a) {
+  const std::string_view t = sim::algorithm_info(a).title;
+  return std::string(t.substr(0, t.find(" (")));
+}
+
+}  // namespace
+
+namespace {
+
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 // How an algorithm is drawn comes from its description record.
@@ -130,7 +142,7 @@ ChartSpec roofline_chart(const ChartContext& ctx, const BenchResults* measured) 
     const RooflineEstimate e = roofline(r, hw, unit);
     if (!r.l2.modelled && not_modelled.empty()) not_modelled = std::string(sim::to_string(a)) + ": " + r.l2.why_not;
     Series s;
-    s.name = std::string(sim::algorithm_info(a).title) + " — model";
+    s.name = legend_name(a) + " — model";
     s.x = {e.ai};
     s.y = {e.attainable};
     s.point_labels = {std::string(sim::to_string(a)) + " " + format_tick(e.ai, TickFormat::plain) + " FLOP/B"};
@@ -379,7 +391,7 @@ ChartSpec io_chart(const ChartContext& ctx_in, SweepAxis axis, const std::vector
   }
   for (sim::Algorithm a : ctx.algorithms) {
     Series s;
-    s.name = std::string(sim::algorithm_info(a).title) + ", simulated";
+    s.name = legend_name(a) + ", simulated";
     s.x = xs;
     s.y = exact[a];
     s.color = algorithm_color(a);
@@ -399,7 +411,7 @@ ChartSpec io_chart(const ChartContext& ctx_in, SweepAxis axis, const std::vector
     if (any) {
       for (sim::Algorithm a : ctx.algorithms) {
         Series s;
-        s.name = std::string(sim::algorithm_info(a).title) + ", DRAM after the L2";
+        s.name = legend_name(a) + ", DRAM after the L2";
         s.x = xs;
         s.y = dram[a];
         s.color = algorithm_color(a);
@@ -452,7 +464,7 @@ ChartSpec ai_vs_n_chart(const ChartContext& ctx, const std::vector<sim::i64>* va
   std::map<sim::Algorithm, Series> by;
   for (sim::Algorithm a : ctx.algorithms) {
     Series& s = by[a];
-    s.name = sim::algorithm_info(a).title;
+    s.name = legend_name(a);
     s.color = algorithm_color(a);
     s.marker = algorithm_marker(a);
   }

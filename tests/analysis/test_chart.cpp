@@ -206,7 +206,8 @@ TEST_CASE("roofline chart: the ridge point and each algorithm's predicted point 
     const sim::SimResult r = sim::simulate(a, ctx.problem, ctx.hw);
     const RooflineEstimate e = roofline(r, ctx.hw);
     const auto it = std::find_if(c.series.begin(), c.series.end(), [&](const Series& s) {
-      return s.name.rfind(std::string(sim::algorithm_info(a).title), 0) == 0;
+      const std::string_view title = sim::algorithm_info(a).title;
+      return s.name.rfind(std::string(title.substr(0, title.find(" ("))) + " — model", 0) == 0;
     });
     REQUIRE(it != c.series.end());
     CHECK(it->x.front() == Approx(e.ai));
@@ -273,7 +274,8 @@ TEST_CASE("IO chart against N: a dashed DRAM series per algorithm, equal to the 
   const std::vector<SweepRow> rows = run_sweep(ctx.problem, ctx.hw, spec, ctx.algorithms, ctx.options);
   const size_t na = ctx.algorithms.size();
   for (size_t k = 0; k < na; ++k) {
-    const std::string name = std::string(sim::algorithm_info(ctx.algorithms[k]).title) + ", DRAM after the L2";
+    const std::string_view title = sim::algorithm_info(ctx.algorithms[k]).title;
+    const std::string name = std::string(title.substr(0, title.find(" ("))) + ", DRAM after the L2";
     const auto s = std::find_if(c.series.begin(), c.series.end(), [&](const Series& x) { return x.name == name; });
     INFO(name);
     REQUIRE(s != c.series.end());

@@ -90,7 +90,7 @@ TEST_CASE("sweep --pass: the backward rows, and the training step's sums", "[cli
   CHECK_THAT(step.out, Catch::Contains("fa2 fwd+bwd"));
 }
 
-TEST_CASE("--pass: bad values are one line and exit code 2", "[cli][pass]") {
+TEST_CASE("pass flag: bad values are one line and exit code 2", "[cli][pass]") {
   const std::pair<std::string, std::string> cases[] = {
       {"sim --pass sideways", "--pass: 'sideways' is not a pass"},
       {"sim --pass fwd+bwd --trace t.csv", "--trace writes one pass"},
