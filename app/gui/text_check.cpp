@@ -76,7 +76,7 @@ TextCheck check_text(const ImDrawData& dd, ImTextureID font_texture, ImVec2 whit
       // A script beside its base touches it by a glyph's side bearing; a label
       // over another covers a real part of it.
       const float area_min = std::min((a.z - a.x) * (a.w - a.y), (b.z - b.x) * (b.w - b.y));
-      if (ox > 0 && oy > 0.4f * hmin && ox * oy > 0.3f * std::max(1.0f, area_min) && wmin > 0) {
+      if (ox > 0.3f * hmin && oy > 0.4f * hmin && ox * oy > 0.3f * std::max(1.0f, area_min) && wmin > 0) {
         if (out.overlapping_runs++ == 0) out.first_overlap = describe(runs[i]) + " and " + describe(runs[j]);
       }
     }
