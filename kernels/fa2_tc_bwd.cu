@@ -12,12 +12,10 @@
 // fa2_tc_bwd_tiles(). The kernel is in fa2_tc_bwd_kernel.cuh.
 // Expected bottleneck: mma.sync issue and ldmatrix bandwidth, then dQ's atomics.
 // Measured: see kernels/README.md (the 16k-token grid beside PyTorch's SDPA FLASH backward).
-#include <limits>
 #include <string>
 #include <vector>
 
 #include "fa2_tc_bwd_kernel.cuh"
-#include "fa_bwd_common.cuh"
 #include "flashlab/kernels/fa2_tc_bwd.hpp"
 
 namespace flashlab::kernels {
@@ -36,79 +34,14 @@ sim::TileShape tiles_of() {
   return sim::TileShape{Cfg::kBr, Cfg::kBc};
 }
 
-int smem_optin_limit(const LaunchArgs& a) {
-  if (a.device_smem_optin > 0) return a.device_smem_optin;
-  int dev = 0, limit = 0;
-  FLASHLAB_CUDA_CHECK(cudaGetDevice(&dev));
-  FLASHLAB_CUDA_CHECK(cudaDeviceGetAttribute(&limit, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
-  return limit;
-}
-
-bool aligned16(const void* ptr) { return reinterpret_cast<std::uintptr_t>(ptr) % 16 == 0; }
-
-template <class Cfg, typename T>
-void launch(const LaunchArgs& a) {
-  const sim::AttentionProblem& pr = a.problem;
-  const std::string who = "fa2_tc_bwd (d=" + std::to_string(Cfg::kHeadDim) + ", B_r=" + std::to_string(Cfg::kBr) +
-                          ", B_c=" + std::to_string(Cfg::kBc) + ")";
-  const detail::FaBwdWorkspace w = detail::check_fa_bwd_args(a, "fa2_tc_bwd");
-  for (const void* ptr : {a.q, a.k, a.v, a.bwd.d_o, static_cast<const void*>(a.bwd.dk), static_cast<const void*>(a.bwd.dv)})
-    if (!aligned16(ptr)) throw Unsupported(who + " needs Q, K, V, dO, dK and dV 16-byte aligned (16-byte copies)");
-  constexpr int64_t kIntMax = std::numeric_limits<int>::max();
-  if (pr.n_q() > kIntMax || pr.n_kv() > kIntMax || w.stat_rows > kIntMax)
-    throw Unsupported(who + " indexes rows with 32-bit ints: seq_q and seq_kv must be below 2^31");
-  const int64_t heads = pr.head_count();
-  const int64_t T_c = (pr.n_kv() + Cfg::kBc - 1) / Cfg::kBc;
-  if (T_c > kIntMax / heads)
-    throw Unsupported(who + ": T_c·B·H = " + std::to_string(T_c) + "·" + std::to_string(heads) +
-                      " blocks exceed the grid limit 2^31-1");
-  const std::size_t smem = Cfg::kSmemBytes;
-  const int limit = smem_optin_limit(a);
-  if (smem > static_cast<std::size_t>(limit))
-    throw Unsupported(who + " needs " + std::to_string(smem) + " bytes of shared memory per block; the device allows " +
-                      std::to_string(limit) + " (cudaDevAttrMaxSharedMemoryPerBlockOptin)");
-  auto* kernel = &bwd::fa2_tc_backward_kernel<Cfg, T>;
-  // Asked once per instantiation: host work between the timing events would be timed.
-  static bool opted_in = false;
-  if (!opted_in && smem > 48 * 1024) {
-    FLASHLAB_CUDA_CHECK(
-        cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
-    opted_in = true;
-  }
-  if (a.ctas_per_sm != nullptr)
-    FLASHLAB_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(a.ctas_per_sm, kernel, Cfg::kThreads, smem));
-
-  detail::fa_bwd_preprocess(a, w);
-  bwd::Params p{};
-  p.q = a.q;
-  p.k = a.k;
-  p.v = a.v;
-  p.d_o = a.bwd.d_o;
-  p.l_log2 = w.l_log2;
-  p.d_row = w.d_row;
-  p.dq_accum = w.dq_accum;
-  p.dk = a.bwd.dk;
-  p.dv = a.bwd.dv;
-  p.n_q = static_cast<int>(pr.n_q());
-  p.n_kv = static_cast<int>(pr.n_kv());
-  p.stat_rows = static_cast<int>(w.stat_rows);
-  p.T_c = static_cast<int>(T_c);
-  p.scale = a.softmax_scale;
-  p.scale_log2 = static_cast<float>(static_cast<double>(a.softmax_scale) * 1.4426950408889634);
-  p.causal = pr.causal ? 1 : 0;
-  kernel<<<static_cast<unsigned>(T_c * heads), Cfg::kThreads, smem, static_cast<cudaStream_t>(a.stream)>>>(p);
-  FLASHLAB_LAUNCH_CHECK("fa2_tc_backward_kernel");
-  detail::fa_bwd_convert_dq(a, w);
-}
-
 template <class Cfg>
 void backward_dtype(const LaunchArgs& a) {
   switch (a.problem.dtype) {
     case sim::DType::fp16:
-      launch<Cfg, __half>(a);
+      bwd::launch<Cfg, __half>(a, "fa2_tc_bwd");
       return;
     case sim::DType::bf16:
-      launch<Cfg, __nv_bfloat16>(a);
+      bwd::launch<Cfg, __nv_bfloat16>(a, "fa2_tc_bwd");
       return;
     case sim::DType::fp32:
       break;
