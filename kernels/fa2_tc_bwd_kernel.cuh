@@ -50,7 +50,10 @@ using fa2_tc_detail::smem_addr;
 // kKVInRegs K_j, V_j A fragments stay in registers for the whole Q_i loop
 //           (else every step reloads them with ldmatrix)
 // kMinBlocks resident blocks per SM asked of the register allocator
-template <int D, int BC, int BR, int NW, bool KVREGS, int MINB>
+// kDeferDq  dQ_i += dS_ij K_j of step i is computed at the top of step i+1,
+//           from a second dS buffer: one barrier per step instead of two, and
+//           the dQ product overlaps the copies and the other warps' products
+template <int D, int BC, int BR, int NW, bool KVREGS, int MINB, bool DEFER = false>
 struct Config {
   static constexpr int kHeadDim = D;
   static constexpr int kBc = BC;
@@ -58,6 +61,7 @@ struct Config {
   static constexpr int kNWarps = NW;
   static constexpr bool kKVInRegs = KVREGS;
   static constexpr int kMinBlocks = MINB;
+  static constexpr bool kDeferDq = DEFER;
   static constexpr int kThreads = NW * 32;
   static constexpr int kWarpKeys = BC / NW;
   static constexpr int kMTiles = kWarpKeys / 16;
@@ -73,10 +77,11 @@ struct Config {
   static constexpr int kDqWarpM = kDqMTiles >= NW ? kDqMTiles / NW : 1;
   static constexpr int kDqSplitN = NW >= kDqMTiles ? NW / kDqMTiles : 1;
   static constexpr int kDqN = D / 8 / kDqSplitN;  // column tiles per warp
-  // K_j, V_j | 2 stages of Q_i, dO_i | dS_ijᵀ (2-byte elements) | 2 stages of L_i, D_i (fp32).
+  // K_j, V_j | 2 stages of Q_i, dO_i | dS_ijᵀ (two with kDeferDq; 2-byte elements) | 2 stages of L_i, D_i (fp32).
   static constexpr std::size_t kSmemKV = static_cast<std::size_t>(2 * BC) * kStride * 2;
   static constexpr std::size_t kSmemQdO = static_cast<std::size_t>(2 * 2 * BR) * kStride * 2;
-  static constexpr std::size_t kSmemDs = static_cast<std::size_t>(BC) * kDsStride * 2;
+  static constexpr int kDsBuffers = DEFER ? 2 : 1;
+  static constexpr std::size_t kSmemDs = static_cast<std::size_t>(kDsBuffers * BC) * kDsStride * 2;
   static constexpr std::size_t kSmemStats = static_cast<std::size_t>(2 * 2 * BR) * 4;
   static constexpr std::size_t kSmemBytes = kSmemKV + kSmemQdO + kSmemDs + kSmemStats;
 
@@ -150,8 +155,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) fa2_tc_backwar
   T* sV = sK + B_c * kStride;                      // (B_c, d) V_j, later dV_j staging
   T* sQ = sV + B_c * kStride;                      // (2, B_r, d) Q_i, double-buffered
   T* sdO = sQ + 2 * B_r * kStride;                 // (2, B_r, d) dO_i
-  T* sdS = sdO + 2 * B_r * kStride;                // (B_c, B_r) dS_ijᵀ: keys are rows
-  float* sL = reinterpret_cast<float*>(sdS + B_c * kDsStride);  // (2, B_r) L_i·log2 e
+  T* sdS0 = sdO + 2 * B_r * kStride;               // (kDsBuffers, B_c, B_r) dS_ijᵀ: keys are rows
+  float* sL = reinterpret_cast<float*>(sdS0 + Cfg::kDsBuffers * B_c * kDsStride);  // (2, B_r) L_i·log2 e
   float* sD = sL + 2 * B_r;                                     // (2, B_r) D_i
 
   const int tid = threadIdx.x;
@@ -232,11 +237,57 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) fa2_tc_backwar
   const uint32_t sK_a = smem_addr(sK + w_key0_local * kStride) + a_lane * 2;
   const uint32_t sV_a = smem_addr(sV + w_key0_local * kStride) + a_lane * 2;
 
+  // ---- dQ_i += dS_ij K_j : (B_r, d), its 16-row tiles and column ranges split over the warps ----
+  const int n_q = p.n_q;  // a copy: the lambda below must not take the address of the kernel parameter
+  const int m_base = (warp / Cfg::kDqSplitN) * Cfg::kDqWarpM;  // first 16-query tile of this warp
+  const int n_base = (warp % Cfg::kDqSplitN) * Cfg::kDqN;     // first 8-column tile of this warp
+  auto dq_product = [&](int q0, const T* sdS) {
+    float dq[Cfg::kDqWarpM][Cfg::kDqN][4];
+#pragma unroll
+    for (int mt = 0; mt < Cfg::kDqWarpM; ++mt)
+#pragma unroll
+      for (int n = 0; n < Cfg::kDqN; ++n)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) dq[mt][n][e] = 0.f;
+    const uint32_t sdS_a = smem_addr(sdS) + ds_lane * 2;
+    const uint32_t sK_b = smem_addr(sK) + bn_lane_k * 2;
+#pragma unroll
+    for (int kk = 0; kk < kCK; ++kk) {
+      uint32_t a[Cfg::kDqWarpM][4];  // (16 queries, 16 keys) of dS_ij
+#pragma unroll
+      for (int mt = 0; mt < Cfg::kDqWarpM; ++mt)
+        ldsm_x4_trans(a[mt], sdS_a + (kk * 16 * kDsStride + (m_base + mt) * 16) * 2);
+#pragma unroll
+      for (int np = 0; np < Cfg::kDqN / 2; ++np) {
+        uint32_t b[4];  // (16 keys, 16 of d) of K_j: two d-tiles
+        ldsm_x4_trans(b, sK_b + (kk * 16 * kStride + (n_base + 2 * np) * 8) * 2);
+#pragma unroll
+        for (int mt = 0; mt < Cfg::kDqWarpM; ++mt) {
+          Ops::mma(dq[mt][2 * np], a[mt], b[0], b[1]);
+          Ops::mma(dq[mt][2 * np + 1], a[mt], b[2], b[3]);
+        }
+      }
+    }
+    // Into dQaccum in L2: every K_j block adds its part (red, no return value).
+#pragma unroll
+    for (int mt = 0; mt < Cfg::kDqWarpM; ++mt)
+#pragma unroll
+      for (int r = 0; r < 2; ++r) {
+        const int query = q0 + (m_base + mt) * 16 + g + r * 8;
+        if (query < n_q) {
+          float* row = dQacc + static_cast<int64_t>(query) * d + n_base * 8 + 2 * t;
+#pragma unroll
+          for (int n = 0; n < Cfg::kDqN; ++n) red_add_f32x2(row + n * 8, dq[mt][n][2 * r], dq[mt][n][2 * r + 1]);
+        }
+      }
+  };
+
   for (int i = i_first; i < T_r; ++i) {
     const int st = (i - i_first) & 1;
     // Block i (and K_j, V_j at the first step) has landed for this thread's
     // copies; the barrier makes everyone's visible and proves every warp is done
-    // with step i-1: its stage (overwritten by the prefetch below) and dS (rewritten below).
+    // with step i-1: its stage (overwritten by the prefetch below) and dS (rewritten
+    // below; with kDeferDq, complete for the dQ product of step i-1).
     cp_async_wait<0>();
     __syncthreads();
     if (i + 1 < T_r) {
@@ -255,6 +306,12 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) fa2_tc_backwar
       }
     }
     const int q0 = i * B_r;
+    // This step's dS_ijᵀ buffer; with kDeferDq the other one holds step i-1's,
+    // whose dQ product runs now (the barrier above made it visible).
+    T* sdS = sdS0 + (Cfg::kDeferDq ? st : 0) * B_c * kDsStride;
+    if constexpr (Cfg::kDeferDq) {
+      if (i > i_first) dq_product(q0 - B_r, sdS0 + (st ^ 1) * B_c * kDsStride);
+    }
     const uint32_t sQ_i = smem_addr(sQ + st * B_r * kStride);    // (B_r, d) Q_i
     const uint32_t sdO_i = smem_addr(sdO + st * B_r * kStride);  // (B_r, d) dO_i
     const float* sL_i = sL + st * B_r;                           // (B_r) L_i·log2 e
@@ -417,52 +474,14 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) fa2_tc_backwar
       }
     }
 
-    // dS_ij is complete in shared memory.
-    __syncthreads();
-
-    // ---- dQ_i += dS_ij K_j : (B_r, d), its 16-row tiles and column ranges split over the warps ----
-    {
-      const int m_base = (warp / Cfg::kDqSplitN) * Cfg::kDqWarpM;  // first 16-query tile of this warp
-      const int n_base = (warp % Cfg::kDqSplitN) * Cfg::kDqN;     // first 8-column tile of this warp
-      float dq[Cfg::kDqWarpM][Cfg::kDqN][4];
-#pragma unroll
-      for (int mt = 0; mt < Cfg::kDqWarpM; ++mt)
-#pragma unroll
-        for (int n = 0; n < Cfg::kDqN; ++n)
-#pragma unroll
-          for (int e = 0; e < 4; ++e) dq[mt][n][e] = 0.f;
-      const uint32_t sdS_a = smem_addr(sdS) + ds_lane * 2;
-      const uint32_t sK_b = smem_addr(sK) + bn_lane_k * 2;
-#pragma unroll
-      for (int kk = 0; kk < kCK; ++kk) {
-        uint32_t a[Cfg::kDqWarpM][4];  // (16 queries, 16 keys) of dS_ij
-#pragma unroll
-        for (int mt = 0; mt < Cfg::kDqWarpM; ++mt)
-          ldsm_x4_trans(a[mt], sdS_a + (kk * 16 * kDsStride + (m_base + mt) * 16) * 2);
-#pragma unroll
-        for (int np = 0; np < Cfg::kDqN / 2; ++np) {
-          uint32_t b[4];  // (16 keys, 16 of d) of K_j: two d-tiles
-          ldsm_x4_trans(b, sK_b + (kk * 16 * kStride + (n_base + 2 * np) * 8) * 2);
-#pragma unroll
-          for (int mt = 0; mt < Cfg::kDqWarpM; ++mt) {
-            Ops::mma(dq[mt][2 * np], a[mt], b[0], b[1]);
-            Ops::mma(dq[mt][2 * np + 1], a[mt], b[2], b[3]);
-          }
-        }
-      }
-      // Into dQaccum in L2: every K_j block adds its part (red, no return value).
-#pragma unroll
-      for (int mt = 0; mt < Cfg::kDqWarpM; ++mt)
-#pragma unroll
-        for (int r = 0; r < 2; ++r) {
-          const int query = q0 + (m_base + mt) * 16 + g + r * 8;
-          if (query < p.n_q) {
-            float* row = dQacc + static_cast<int64_t>(query) * d + n_base * 8 + 2 * t;
-#pragma unroll
-            for (int n = 0; n < Cfg::kDqN; ++n) red_add_f32x2(row + n * 8, dq[mt][n][2 * r], dq[mt][n][2 * r + 1]);
-          }
-        }
+    if constexpr (!Cfg::kDeferDq) {
+      __syncthreads();  // dS_ij is complete in shared memory
+      dq_product(q0, sdS);
     }
+  }
+  if constexpr (Cfg::kDeferDq) {
+    __syncthreads();  // the last dS_ij is complete
+    dq_product((T_r - 1) * B_r, sdS0 + ((T_r - 1 - i_first) & 1) * B_c * kDsStride);
   }
 
   // ---- epilogue: dK_j = τ·dK_j and dV_j to HBM through shared memory ----
