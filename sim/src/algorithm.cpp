@@ -1,5 +1,6 @@
 // The one list of algorithms. Each entry's record and loop nest live in the
-// algorithm's own file (fa1.cpp, fa2.cpp, materialized.cpp).
+// algorithm's own file (fa1.cpp, fa2.cpp, materialized.cpp and the backward
+// ones: fa1_bwd.cpp, fa2_bwd.cpp, materialized_bwd.cpp).
 #include "flashlab/sim/algorithm.hpp"
 
 #include <array>
@@ -13,8 +14,9 @@ namespace detail {
 
 namespace {
 const std::vector<const AlgorithmEntry*>& entries() {
-  static const std::vector<const AlgorithmEntry*> all{&standard_entry(), &pytorch_entry(), &fa1_entry(),
-                                                      &fa2_entry()};
+  static const std::vector<const AlgorithmEntry*> all{
+      &standard_entry(),     &pytorch_entry(),     &fa1_entry(),     &fa2_entry(),
+      &standard_bwd_entry(), &pytorch_bwd_entry(), &fa1_bwd_entry(), &fa2_bwd_entry()};
   return all;
 }
 }  // namespace

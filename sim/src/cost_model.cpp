@@ -57,16 +57,18 @@ Counters PieceCost::at(const BlockMoments& m) const {
   return out;
 }
 
-CostModel::CostModel(const LoopNest& nest, const AttentionProblem& p, StorageTypes st, bool outer_over_rows) {
+CostModel::CostModel(const LoopNest& nest, const AttentionProblem& p, StorageTypes st) {
   for (int ph = 0; ph < nest.phases(); ++ph) {
     PhaseCosts c;
     // The probe grid holds one block: row block 0 and column block 0 have the probe's extents.
     c.outer_begin = derive(p, st, "outer-loop begin", [&](Emitter& e) { nest.outer_begin(ph, 0, e); });
     c.outer_end = derive(p, st, "outer-loop end", [&](Emitter& e) { nest.outer_end(ph, 0, e); });
-    c.first_visit = derive(p, st, "visit", [&](Emitter& e) { nest.visit(ph, 0, 0, true, e); });
-    c.visit = derive(p, st, "visit", [&](Emitter& e) { nest.visit(ph, 0, 0, false, e); });
-    require_outer_only(c.outer_begin, outer_over_rows, "outer-loop begin");
-    require_outer_only(c.outer_end, outer_over_rows, "outer-loop end");
+    if (nest.has_visits(ph)) {
+      c.first_visit = derive(p, st, "visit", [&](Emitter& e) { nest.visit(ph, 0, 0, true, e); });
+      c.visit = derive(p, st, "visit", [&](Emitter& e) { nest.visit(ph, 0, 0, false, e); });
+    }
+    require_outer_only(c.outer_begin, nest.outer_over_rows(ph), "outer-loop begin");
+    require_outer_only(c.outer_end, nest.outer_over_rows(ph), "outer-loop end");
     phases_.push_back(c);
   }
 }
@@ -83,7 +85,7 @@ std::shared_ptr<const CostModel> CostModel::shared(Algorithm a, const LoopNest& 
     const std::lock_guard<std::mutex> lock(mutex);
     if (auto it = cache.find(key); it != cache.end()) return it->second;
   }
-  auto model = std::make_shared<const CostModel>(nest, p, st, algorithm_info(a).outer_over_rows);
+  auto model = std::make_shared<const CostModel>(nest, p, st);
   const std::lock_guard<std::mutex> lock(mutex);
   if (cache.size() >= 512) cache.clear();  // a sweep over many head dims; derivation is cheap
   cache.emplace(key, model);

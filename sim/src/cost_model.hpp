@@ -28,15 +28,17 @@ struct PieceCost {
 struct PhaseCosts {
   PieceCost outer_begin, outer_end;  // evaluated at the outer iteration's extent
   PieceCost first_visit;             // a visit of the phase's first outer iteration
-  PieceCost visit;                   // any later visit
+  PieceCost visit;                   // any later visit (zero in a phase without visits)
 };
 
 class CostModel {
  public:
   // Derives every phase's piece costs for problems of this head dim, dtype and
   // masking (the loop nest may depend on them); throws std::logic_error when a
-  // piece's event count depends on the block size.
-  CostModel(const LoopNest& nest, const AttentionProblem& p, StorageTypes storage, bool outer_over_rows);
+  // piece's event count depends on the block size, or an outer piece on the
+  // inner block's (each phase's own outer loop says which block is inner). A
+  // phase without visits has zero visit costs.
+  CostModel(const LoopNest& nest, const AttentionProblem& p, StorageTypes storage);
   const PhaseCosts& phase(int ph) const { return phases_[static_cast<size_t>(ph)]; }
 
   // The derived costs of (algorithm, d, dtype, causal, storage), shared: a

@@ -25,14 +25,19 @@ TileRef Emitter::whole_O_accumulator() const {
   return r;
 }
 
+bool Emitter::dQ_accumulates_apart() const {
+  return storage_.dq_accumulator.has_value() && *storage_.dq_accumulator != dt_;
+}
+
 TileRef Emitter::dQ_accumulator(i64 i) const {
   TileRef r = dQ(i);
+  if (dQ_accumulates_apart()) r.tensor = Tensor::dQaccum;
   r.bytes = r.rows * r.cols * dtype_bytes(storage_.dq_accumulator.value_or(dt_));
   return r;
 }
 
 TileRef Emitter::whole_dQ_accumulator() const {
-  TileRef r = whole(Tensor::dQ, g_.n_q, g_.d);
+  TileRef r = whole(dQ_accumulates_apart() ? Tensor::dQaccum : Tensor::dQ, g_.n_q, g_.d);
   r.bytes = r.rows * r.cols * dtype_bytes(storage_.dq_accumulator.value_or(dt_));
   return r;
 }

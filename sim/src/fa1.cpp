@@ -47,6 +47,7 @@ const AlgorithmInfo& info() {
 
 class Fa1 final : public LoopNest {
  public:
+  Fa1() : LoopNest(info()) {}
   std::string_view phase_title(int) const override { return info().strategy; }
 
   void prologue(Emitter& e) const override {
@@ -94,7 +95,7 @@ class Fa1 final : public LoopNest {
   void outer_end(int, i64 j, Emitter& e) const override { e.free(15, {e.K(j), e.V(j)}); }
 };
 
-std::unique_ptr<LoopNest> make(const AttentionProblem&) { return std::make_unique<Fa1>(); }
+std::unique_ptr<LoopNest> make(const AttentionProblem&, const StorageTypes&) { return std::make_unique<Fa1>(); }
 
 }  // namespace
 

@@ -48,6 +48,7 @@ const AlgorithmInfo& info() {
 
 class Fa2 final : public LoopNest {
  public:
+  Fa2() : LoopNest(info()) {}
   std::string_view phase_title(int) const override { return info().strategy; }
 
   void outer_begin(int, i64 i, Emitter& e) const override {
@@ -91,7 +92,7 @@ class Fa2 final : public LoopNest {
   }
 };
 
-std::unique_ptr<LoopNest> make(const AttentionProblem&) { return std::make_unique<Fa2>(); }
+std::unique_ptr<LoopNest> make(const AttentionProblem&, const StorageTypes&) { return std::make_unique<Fa2>(); }
 
 }  // namespace
 

@@ -1,5 +1,8 @@
 #include "flashlab/sim/footprint.hpp"
 
+#include <algorithm>
+#include <stdexcept>
+
 #include "flashlab/sim/checked.hpp"
 #include "flashlab/sim/schedule.hpp"
 
@@ -10,7 +13,8 @@ TensorExtent tensor_extent(Tensor t, const AttentionProblem& p) {
     case Tensor::Q:
     case Tensor::O:
     case Tensor::dO:
-    case Tensor::dQ: return {p.n_q(), p.head_dim};
+    case Tensor::dQ:
+    case Tensor::dQaccum: return {p.n_q(), p.head_dim};
     case Tensor::K:
     case Tensor::V:
     case Tensor::dK:
@@ -27,25 +31,105 @@ TensorExtent tensor_extent(Tensor t, const AttentionProblem& p) {
   }
 }
 
-std::vector<Tensor> hbm_tensors(Algorithm a, const AttentionProblem& p) {
-  // One block covers the whole head: the cost is the same set of tensors at any tiles.
-  const Counters c = Schedule(a, p, TileShape{p.n_q(), p.n_kv()}).closed_form();
+namespace {
+
+// One block covers the whole head: the set of tensors is the same at any tiles.
+Counters one_block(Algorithm a, const AttentionProblem& p, StorageTypes storage) {
+  return Schedule(a, p, TileShape{p.n_q(), p.n_kv()}, storage).closed_form();
+}
+
+// The whole tensor, all heads, each element the size the loop nest moves it in.
+i64 whole_bytes(Tensor t, const AttentionProblem& p, const Traffic& moved) {
+  const TensorExtent e = tensor_extent(t, p);
+  const i64 element = moved.elements() > 0 ? moved.bytes() / moved.elements() : element_bytes(t, p.dtype);
+  return checked_mul(checked_mul(checked_mul(p.head_count(), e.rows, "memory"), e.cols, "memory"), element, "memory");
+}
+
+}  // namespace
+
+std::vector<Tensor> hbm_tensors(Algorithm a, const AttentionProblem& p, StorageTypes storage) {
+  const Counters c = one_block(a, p, storage);
   std::vector<Tensor> out;
   for (int t = 0; t < kTensorCount; ++t)
     if (c.at(Level::HBM, static_cast<Tensor>(t)).elements() > 0) out.push_back(static_cast<Tensor>(t));
   return out;
 }
 
-i64 hbm_footprint_bytes(Algorithm a, const AttentionProblem& p) {
-  const i64 heads = p.head_count();
+i64 hbm_footprint_bytes(Algorithm a, const AttentionProblem& p, StorageTypes storage) {
+  const Counters c = one_block(a, p, storage);
   i64 total = 0;
-  for (Tensor t : hbm_tensors(a, p)) {
-    const TensorExtent e = tensor_extent(t, p);
-    const i64 bytes = checked_mul(checked_mul(checked_mul(heads, e.rows, "memory"), e.cols, "memory"),
-                                  element_bytes(t, p.dtype), "memory");
-    total = checked_add(total, bytes, "memory");
-  }
+  for (Tensor t : hbm_tensors(a, p, storage))
+    total = checked_add(total, whole_bytes(t, p, c.at(Level::HBM, t)), "memory");
   return total;
+}
+
+namespace {
+i64 sum(const std::vector<TensorMemory>& v) {
+  i64 s = 0;
+  for (const TensorMemory& t : v) s = checked_add(s, t.bytes, "memory");
+  return s;
+}
+}  // namespace
+
+i64 TrainingStepMemory::saved_bytes() const { return sum(saved); }
+i64 TrainingStepMemory::inputs_bytes() const { return sum(inputs); }
+i64 TrainingStepMemory::own_bytes() const { return sum(own); }
+
+TrainingStepMemory training_step_memory(Algorithm a, const AttentionProblem& p, StorageTypes storage) {
+  TrainingStepMemory m;
+  m.forward = forward_of(a);
+  const std::optional<Algorithm> bwd = backward_of(m.forward);
+  if (!bwd)
+    throw std::invalid_argument("algorithm " + std::string(to_string(a)) + " has no backward pass in the table");
+  m.backward = *bwd;
+
+  const Counters fwd = one_block(m.forward, p, storage);
+  const Schedule b(m.backward, p, TileShape{p.n_q(), p.n_kv()}, storage);
+  // The backward's HBM traffic per phase; the prologue counts with the first, the epilogue with the last.
+  const int phases = b.phases();
+  std::vector<Counters> by_phase(static_cast<size_t>(phases));
+  for (int ph = 0; ph < phases; ++ph)
+    by_phase[static_cast<size_t>(ph)] = b.cost_of_outers(b.phase_begin(ph), b.phase_begin(ph) + b.phase_outer_count(ph));
+  by_phase.front() += b.cost_of_prologue();
+  by_phase.back() += b.cost_of_epilogue();
+  Counters all;
+  for (const Counters& c : by_phase) all += c;
+
+  // Per tensor of the backward: its bytes and the phases it is live in.
+  std::vector<i64> live(static_cast<size_t>(phases), 0);
+  for (int k = 0; k < kGlobalTensorCount; ++k) {
+    const auto t = static_cast<Tensor>(k);
+    const Traffic& moved = all.at(Level::HBM, t);
+    if (moved.elements() == 0) continue;
+    const bool written = moved.write_elements > 0;
+    int first = phases, last = -1;
+    for (int ph = 0; ph < phases; ++ph)
+      if (by_phase[static_cast<size_t>(ph)].at(Level::HBM, t).elements() > 0) {
+        first = std::min(first, ph);
+        last = ph;
+      }
+    const bool result = t == Tensor::dQ || t == Tensor::dK || t == Tensor::dV;
+    int from = 0, to = phases - 1;
+    if (written) {
+      from = first;
+      if (!result) to = last;
+    }
+    TensorMemory x{t, 0};
+    if (!written && fwd.at(Level::HBM, t).write_elements > 0) {
+      x.bytes = whole_bytes(t, p, fwd.at(Level::HBM, t));  // as the forward keeps it
+      m.saved.push_back(x);
+    } else if (!written && !is_gradient(t)) {
+      x.bytes = whole_bytes(t, p, moved);
+      m.inputs.push_back(x);
+    } else {
+      x.bytes = whole_bytes(t, p, moved);
+      m.own.push_back(x);
+    }
+    for (int ph = from; ph <= to; ++ph)
+      live[static_cast<size_t>(ph)] = checked_add(live[static_cast<size_t>(ph)], x.bytes, "memory");
+  }
+  m.backward_peak_bytes = *std::max_element(live.begin(), live.end());
+  return m;
 }
 
 }  // namespace flashlab::sim

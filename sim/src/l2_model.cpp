@@ -135,6 +135,11 @@ struct PhaseAccesses {
   std::vector<Access> begin, visit, end;
 };
 
+// A schedule the model cannot walk: simulate_l2 returns its sentence as why_not.
+struct NotModelled {
+  std::string why;
+};
+
 template <class Emit>
 std::vector<Access> record(const AttentionProblem& p, StorageTypes st, const Emit& emit) {
   AttentionProblem probe;
@@ -321,8 +326,11 @@ class Memory {
 
 struct Member {
   i64 outer = 0;  // the CTA's outer iteration (or, one CTA per visit, its visit index)
-  i64 i = 0;      // its row block
+  i64 i = 0;      // its row block (an outer loop over rows, or a CTA per visit)
   i64 steps = 1;
+  // An outer loop over columns: the CTA's column block, and the row block of
+  // its first visit (first_row(j) when causal); at step t it visits row lo + t.
+  i64 j = -1, lo = 0;
 };
 
 struct Cohort {
@@ -374,7 +382,7 @@ class Runner {
     for (int ph = 0; ph < nest.phases(); ++ph) {
       PhaseAccesses a;
       a.begin = record(p, s.storage(), [&](Emitter& e) { nest.outer_begin(ph, 1, e); });
-      a.visit = record(p, s.storage(), [&](Emitter& e) { nest.visit(ph, 1, 2, false, e); });
+      if (nest.has_visits(ph)) a.visit = record(p, s.storage(), [&](Emitter& e) { nest.visit(ph, 1, 2, false, e); });
       a.end = record(p, s.storage(), [&](Emitter& e) { nest.outer_end(ph, 1, e); });
       phases_.push_back(a);
     }
@@ -399,18 +407,17 @@ class Runner {
   }
 
   void run(L2Result& out) {
-    const AlgorithmInfo& info = s_.info();
-    const TileGrid& g = s_.grid();
-    const i64 per = info.outer_over_rows ? g.T_r : g.T_c;
     if (trace_) begin_trace(out);
     whole(prologue_);
     for (int ph = 0; ph < s_.phases(); ++ph) {
-      if (info.grid == GridShape::cta_per_outer_iteration) {
-        if (!info.outer_over_rows)
-          throw std::logic_error("a CTA per outer iteration needs the outer loop over row blocks");
-        run_cta_per_outer(ph, per, out);
+      if (s_.info().grid == GridShape::cta_per_outer_iteration) {
+        run_cta_per_outer(ph, out);
       } else {
-        for (i64 idx = 0; idx < per; ++idx) run_launch_per_outer(ph, ph * per + idx, out);
+        if (s_.outer_over_rows(ph) || !s_.has_visits(ph))
+          throw NotModelled{"the L2 model runs a launch per outer iteration only for an outer loop over column "
+                            "blocks with visits (a thread block per row block of each K_j, V_j); phase " +
+                            std::to_string(ph + 1) + " of this schedule is not one"};
+        for (i64 idx = 0; idx < s_.phase_outer_count(ph); ++idx) run_launch_per_outer(ph, s_.phase_begin(ph) + idx, out);
       }
     }
     whole(epilogue_);
@@ -420,14 +427,35 @@ class Runner {
   bool trace_ = false;
 
  private:
-  // A whole-tensor access (an initialisation in HBM): every row tile of every head.
+  // A whole-tensor access (an initialisation in HBM): every row tile (N_q
+  // rows: Q, O, dQ) or column tile (N_kv rows: dK, dV) of every head.
   void whole(const std::vector<Access>& accesses) {
     const TileGrid& g = s_.grid();
     for (Access a : accesses) {
-      if (a.rows != Extent::n_q) throw std::logic_error("the L2 model places whole tensors of N_q rows only");
-      a.rows = Extent::r;
-      a.uses_i = true;
-      for (i64 h = 0; h < heads_; ++h) group_rows(a, h, -1, 0, g.T_r, +1);
+      if (a.rows == Extent::n_q) {
+        a.rows = Extent::r;
+        a.uses_i = true;
+        for (i64 h = 0; h < heads_; ++h) group_rows(a, h, -1, 0, g.T_r, +1);
+      } else if (a.rows == Extent::n_kv) {
+        a.rows = Extent::c;
+        a.uses_j = true;
+        for (i64 h = 0; h < heads_; ++h) {
+          std::uint64_t mask = 0;
+          Memory::Line cur;
+          for (i64 j = 0; j < g.T_c; ++j) {
+            const Memory::Line l = mem_.line_of(a, h, -1, j);
+            if (mask != 0 && l.key != cur.key) {
+              mem_.touch(a, cur, mask);
+              mask = 0;
+            }
+            cur = l;
+            mask |= std::uint64_t{1} << l.bit;
+          }
+          if (mask != 0) mem_.touch(a, cur, mask);
+        }
+      } else {
+        throw NotModelled{"the L2 model places whole tensors of N_q or N_kv rows only"};
+      }
     }
   }
 
@@ -538,13 +566,75 @@ class Runner {
     }
   }
 
+  // Every access of one piece template for members [m0, m1) of a cohort whose
+  // outer loop runs over column blocks; member m is at row block lo_m + step
+  // and column block j_m. An access of the row block alone (Q_i, dO_i, L_i,
+  // D_i, dQ_i) is asked for by each member: members at the same row block in
+  // this step (all of them, unless causal starts them apart) share the tile —
+  // the first brings it in, the others find it. An access of the column block
+  // (K_j, V_j, dK_j, dV_j) or of both (P_ij, dS_ij) is each member's own;
+  // members whose tiles fall in one L2 line touch it together.
+  void cols_piece(const std::vector<Access>& accesses, const Cohort& c, size_t m0, size_t m1, i64 step,
+                  StepTraffic* traffic) {
+    for (const Access& a : accesses) {
+      if (!a.uses_i && !a.uses_j) throw NotModelled{"the L2 model expects per-block accesses inside the loop"};
+      auto row_of = [&](size_t k) { return c.members[k].lo + step; };
+      size_t k = m0;
+      while (k < m1) {
+        const i64 i = a.uses_i ? row_of(k) : -1, j = a.uses_j ? c.members[k].j : -1;
+        const Memory::Line l = mem_.line_of(a, c.head, i, j);
+        size_t e = k + 1;
+        if (!a.uses_j) {
+          while (e < m1 && row_of(e) == i) ++e;  // the same tile
+          const auto copies = static_cast<i64>(e - k);
+          const AccessOutcome o = mem_.touch(a, l, std::uint64_t{1} << l.bit, copies);
+          if (traffic != nullptr && !a.write) {
+            const double b = static_cast<double>(o.hit_bytes + o.miss_bytes);
+            for (size_t m = k; m < e; ++m) {
+              traffic->requested[m] += b;
+              traffic->from_dram[m] += static_cast<double>(o.miss_bytes);
+              traffic->dram_share[m] += static_cast<double>(o.miss_bytes) / static_cast<double>(copies);
+            }
+          }
+        } else {
+          std::uint64_t mask = std::uint64_t{1} << l.bit;
+          while (e < m1) {  // other tiles of the same line
+            const Memory::Line n = mem_.line_of(a, c.head, a.uses_i ? row_of(e) : -1, c.members[e].j);
+            if (n.key != l.key || (mask >> n.bit & 1U) != 0) break;
+            mask |= std::uint64_t{1} << n.bit;
+            ++e;
+          }
+          const AccessOutcome o = mem_.touch(a, l, mask);
+          if (traffic != nullptr && !a.write) {
+            const i64 all = o.hit_bytes + o.miss_bytes;
+            const double frac = all > 0 ? static_cast<double>(o.miss_bytes) / static_cast<double>(all) : 0.0;
+            for (size_t m = k; m < e; ++m) {
+              const double b = static_cast<double>(mem_.tile_bytes(a, a.uses_i ? row_of(m) : -1, c.members[m].j));
+              traffic->requested[m] += b;
+              traffic->from_dram[m] += b * frac;
+              traffic->dram_share[m] += b * frac;
+            }
+          }
+        }
+        k = e;
+      }
+    }
+  }
+
   // ---- a CTA per outer iteration (FlashAttention-2, the materialising passes) ----
   // When the model follows fewer heads than the run has, the blocks of the
   // next heads still take the slots the followed ones free, as on the GPU, until
   // the last followed block is done: they compete for the L2 with its tail, and
   // are not counted (Cohort::counted).
-  void run_cta_per_outer(int ph, i64 per, L2Result& out) {
+  //
+  // An outer loop over column blocks (the backward passes: one CTA per K_j,
+  // V_j) is dispatched by column block, ascending — the heaviest causal
+  // blocks first already; its cohort's members walk their row blocks in step
+  // (cols_piece). A phase without visits takes one step per CTA.
+  void run_cta_per_outer(int ph, L2Result& out) {
     const PhaseAccesses& acc = phases_[static_cast<size_t>(ph)];
+    const i64 per = s_.phase_outer_count(ph), base = s_.phase_begin(ph);
+    const bool rows = s_.outer_over_rows(ph), visits = s_.has_visits(ph);
     i64 total = heads_ * per;               // the followed blocks
     const i64 grid = all_heads_ * per;      // every block of the run
     i64 next = 0, t = 0, free = W_;
@@ -565,13 +655,18 @@ class Runner {
           total = next;
         }
         if (next >= total && !followed_running()) break;  // no followed block left to compete with
-        const i64 idx = launch_.heaviest_first ? per - 1 - k : k;
-        const i64 o = ph * per + idx;
+        const i64 idx = launch_.heaviest_first && rows ? per - 1 - k : k;
+        const i64 o = base + idx;
         if (cohorts.size() == first_new || cohorts.back().head != h) {
           cohorts.push_back(Cohort{h, t, {}, 0, -1});
           cohorts.back().counted = h < heads_;
         }
-        cohorts.back().members.push_back(Member{o, idx, std::max<i64>(1, s_.visit_count(o))});
+        Member mb{o, rows ? idx : 0, std::max<i64>(1, s_.visit_count(o))};
+        if (!rows) {
+          mb.j = idx;
+          mb.lo = visits ? s_.visit_block(o, 0).first : 0;
+        }
+        cohorts.back().members.push_back(mb);
         ++next;
         --free;
       }
@@ -588,21 +683,28 @@ class Runner {
         mem_.set_counting(co.counted);
         StepTraffic* step_traffic = (trace_ && co.head == 0) ? &traffic : nullptr;
         if (step_traffic) step_traffic->reset(co.active);
-        const i64 j = s_.visit_block(co.members.front().outer, step).second;  // lo = 0: shared by the cohort
-        if (step == 0) piece(acc.begin, co, co.active, j, step_traffic);
-        piece(acc.visit, co, co.active, j, step_traffic);
         size_t still = co.active;
         while (still > 0 && co.members[still - 1].steps <= step + 1) --still;
-        if (still < co.active) {
-          // Members that ran their last visit write their results; they leave at the end of the step.
-          Cohort ending = co;
-          ending.members.assign(co.members.begin() + static_cast<std::ptrdiff_t>(still),
-                                co.members.begin() + static_cast<std::ptrdiff_t>(co.active));
-          ending.find_row_step();
-          piece(acc.end, ending, ending.members.size(), j, nullptr);
-          free += static_cast<i64>(co.active - still);
+        if (rows) {
+          // lo = 0: the column block is shared by the cohort
+          const i64 j = visits ? s_.visit_block(co.members.front().outer, step).second : -1;
+          if (step == 0) piece(acc.begin, co, co.active, j, step_traffic);
+          piece(acc.visit, co, co.active, j, step_traffic);
+          if (still < co.active) {
+            // Members that ran their last visit write their results; they leave at the end of the step.
+            Cohort ending = co;
+            ending.members.assign(co.members.begin() + static_cast<std::ptrdiff_t>(still),
+                                  co.members.begin() + static_cast<std::ptrdiff_t>(co.active));
+            ending.find_row_step();
+            piece(acc.end, ending, ending.members.size(), j, nullptr);
+          }
+        } else {
+          if (step == 0) cols_piece(acc.begin, co, 0, co.active, step, step_traffic);
+          cols_piece(acc.visit, co, 0, co.active, step, step_traffic);
+          if (still < co.active) cols_piece(acc.end, co, still, co.active, step, nullptr);
         }
-        if (step_traffic) record_step(out, co, step, traffic);
+        if (still < co.active) free += static_cast<i64>(co.active - still);
+        if (step_traffic && visits) record_step(out, co, step, traffic);
         co.active = still;
       }
       cohorts.erase(std::remove_if(cohorts.begin(), cohorts.end(), [](const Cohort& c) { return c.active == 0; }),
@@ -728,20 +830,25 @@ L2Result simulate_l2(const Schedule& s, const Launch& launch, i64 l2_bytes, cons
   // and enough that each pass moves several times the L2 (so nothing is reused
   // across passes that the whole run would not reuse) — and scales (Memory::finish).
   // The blocks of the heads after the followed ones still run beside them, uncounted. With
-  // a CTA per outer iteration the first pass decides when the budget is spent;
-  // with a launch per outer iteration (each launch holds every head) the prefix
-  // is chosen up front: each launch must still move several times the L2.
+  // a CTA per outer iteration the first pass decides when the budget is spent —
+  // unless it has no visits (the backward's pre-pass, whose accesses say
+  // nothing of the main loop's); then, as with a launch per outer iteration
+  // (each launch holds every head), the prefix is chosen up front: each launch
+  // must still move several times the L2.
   const Counters one = s.closed_form();
   const i64 passes = per_outer ? std::max(1, s.phases()) : std::max<i64>(1, s.outer_count());
   const i64 pass_bytes = std::max<i64>(1, one.level(Level::HBM).bytes() / passes);
-  const i64 ctas_per_head = per_outer ? s.grid().T_r : std::max<i64>(1, s.grid().T_r);
+  // CTAs of one head in the largest pass: T_r for an outer loop over rows, T_c over columns.
+  i64 ctas_per_pass = 1;
+  for (int ph = 0; ph < s.phases(); ++ph) ctas_per_pass = std::max(ctas_per_pass, s.phase_outer_count(ph));
+  const i64 ctas_per_head = per_outer ? ctas_per_pass : std::max<i64>(1, s.grid().T_r);
   const i64 for_waves = (3 * W + ctas_per_head - 1) / ctas_per_head;
   const i64 for_bytes = (4 * l2_bytes + pass_bytes - 1) / pass_bytes;
   // Two at least: the first head starts with an empty L2, every other beside
   // the tail of the one before; the second is what the others are scaled from.
   const i64 min_heads = std::min(heads, std::max({i64{2}, for_waves, for_bytes}));
   i64 start_heads = heads;
-  if (!per_outer) {
+  if (!per_outer || (s.phases() > 0 && !s.has_visits(0))) {
     const i64 head_accesses = std::max<i64>(1, one.events);  // an upper bound on the accesses of one head
     start_heads = std::min(heads, std::max(min_heads, options.access_budget / head_accesses));
   }
@@ -766,10 +873,16 @@ L2Result simulate_l2(const Schedule& s, const Launch& launch, i64 l2_bytes, cons
     run.run(r);
   } catch (const Memory::AccessLimit&) {
     return not_modelled();
+  } catch (const NotModelled& e) {
+    L2Result none;
+    none.launch = launch;
+    none.l2_bytes = l2_bytes;
+    none.why_not = e.why + ": DRAM bytes are taken equal to the requests";
+    return none;
   }
   const i64 followed = run.followed();
   r.modelled = true;
-  const i64 waves = (checked_mul(followed, s.info().outer_over_rows ? s.grid().T_r : s.grid().T_c, "CTAs") + W - 1) / W;
+  const i64 waves = (checked_mul(followed, ctas_per_pass, "CTAs") + W - 1) / W;
   r.method = "simulated: " + std::to_string(W) + " resident CTAs (" + launch.source + ")";
   if (per_outer) r.method += ", " + std::to_string(waves) + " wave(s) of the grid";
   if (followed < heads)

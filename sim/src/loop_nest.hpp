@@ -51,9 +51,12 @@ class Emitter {
   TileRef dS(i64 i, i64 j) const { return tile(Tensor::dS, i, j, g_.rows(i), g_.cols(j)); }
   TileRef dP(i64 i, i64 j) const { return tile(Tensor::dP, i, j, g_.rows(i), g_.cols(j)); }
   // dQ while the backward adds into it in global memory from every K_j, V_j
-  // block: in StorageTypes::dq_accumulator when set (fp32, FlashAttention-2's dQaccum).
+  // block. When StorageTypes::dq_accumulator names another type than the
+  // problem's, a buffer of its own in that type (Tensor::dQaccum, fp32 in
+  // FlashAttention-2), which a pass converts to dQ at the end; otherwise dQ itself.
   TileRef dQ_accumulator(i64 i) const;
   TileRef whole_dQ_accumulator() const;
+  bool dQ_accumulates_apart() const;
 
   // Loop indices of the iteration the next events belong to.
   void at(i64 i, i64 j, bool masked) { i_ = i; j_ = j; masked_ = masked; }
@@ -77,38 +80,62 @@ class Emitter {
 // An algorithm's loop nest, cut into the pieces the schedule iterates:
 //
 //   prologue
-//   for each phase (a pass of the materialising algorithms; one otherwise)
-//     for each outer iteration (row block i, or column block j)
+//   for each phase (a pass of the materialising algorithms, a pre- or
+//   post-pass of a backward one; one otherwise)
+//     for each outer iteration (row block i, or column block j: the phase says which)
 //       outer_begin;  for each visited inner block: visit;  outer_end
 //   epilogue
+//
+// A phase's outer loop runs over row blocks or column blocks
+// (outer_over_rows(phase), by default the record's), and a phase may have no
+// inner loop at all (has_visits(phase) false: a pass over row blocks such as
+// FlashAttention-2's D_i = rowsum(dO_i ∘ O_i); visit is never called for it).
+// Per-block work belongs in a phase, never in the prologue or epilogue: those
+// hold whole tensors and the cursor replays them from their start.
 //
 // A piece reads its block sizes from the emitter (e.rows(i), e.cols(j), e.d()),
 // never from the problem, so that its costs can be derived by emitting it on a
 // probe grid. `first_outer` is true for the phase's first outer iteration.
 class LoopNest {
  public:
+  explicit LoopNest(const AlgorithmInfo& info) : info_(info) {}
   virtual ~LoopNest() = default;
   virtual int phases() const { return 1; }
   // A title per phase for the step-through ("pass 1/3: S = QKᵀ, written to HBM").
   virtual std::string_view phase_title(int phase) const = 0;
+  // The phase's outer loop: over row blocks i (Q_i) or column blocks j (K_j, V_j).
+  virtual bool outer_over_rows(int /*phase*/) const { return info_.outer_over_rows; }
+  // Whether the phase has an inner loop; false: outer_begin and outer_end only.
+  virtual bool has_visits(int /*phase*/) const { return true; }
+  const AlgorithmInfo& record() const { return info_; }
 
   virtual void prologue(Emitter&) const {}
   virtual void outer_begin(int phase, i64 idx, Emitter&) const = 0;
   virtual void visit(int phase, i64 i, i64 j, bool first_outer, Emitter&) const = 0;
   virtual void outer_end(int phase, i64 idx, Emitter&) const = 0;
   virtual void epilogue(Emitter&) const {}
+
+ private:
+  const AlgorithmInfo& info_;
 };
 
-// One entry of the algorithm table (algorithm.cpp): the record and the loop nest.
+// One entry of the algorithm table (algorithm.cpp): the record and the loop
+// nest, which may depend on the problem (causal adds a mask pass to eager
+// PyTorch) and on the storage types (an fp32 dQ accumulator adds a pass that
+// converts it).
 struct AlgorithmEntry {
   const AlgorithmInfo& info;
-  std::unique_ptr<LoopNest> (*make)(const AttentionProblem& p);
+  std::unique_ptr<LoopNest> (*make)(const AttentionProblem& p, const StorageTypes& storage);
 };
 
 const AlgorithmEntry& standard_entry();
 const AlgorithmEntry& pytorch_entry();
 const AlgorithmEntry& fa1_entry();
 const AlgorithmEntry& fa2_entry();
+const AlgorithmEntry& standard_bwd_entry();
+const AlgorithmEntry& pytorch_bwd_entry();
+const AlgorithmEntry& fa1_bwd_entry();
+const AlgorithmEntry& fa2_bwd_entry();
 const AlgorithmEntry& entry(Algorithm a);
 
 }  // namespace flashlab::sim::detail

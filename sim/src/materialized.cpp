@@ -23,7 +23,7 @@ struct PassSpec {
 
 class Materialized final : public LoopNest {
  public:
-  explicit Materialized(std::vector<PassSpec> passes) : passes_(std::move(passes)) {}
+  Materialized(const AlgorithmInfo& info, std::vector<PassSpec> passes) : LoopNest(info), passes_(std::move(passes)) {}
 
   int phases() const override { return static_cast<int>(passes_.size()); }
   std::string_view phase_title(int ph) const override { return spec(ph).title; }
@@ -134,21 +134,21 @@ const AlgorithmInfo& pytorch_info() {
   return i;
 }
 
-std::unique_ptr<LoopNest> make_standard(const AttentionProblem&) {
+std::unique_ptr<LoopNest> make_standard(const AttentionProblem&, const StorageTypes&) {
   // The scale τ is fused into the S = QKᵀ pass; the causal mask into softmax.
-  return std::make_unique<Materialized>(std::vector<PassSpec>{
+  return std::make_unique<Materialized>(standard_info(), std::vector<PassSpec>{
       {Pass::gemm_qk, 1, 1, "pass 1/3: S = QKᵀ, written to HBM"},
       {Pass::softmax, 2, kSoftmaxFlopsPerElement, "pass 2/3: P = softmax(S), S read, P written"},
       {Pass::gemm_pv, 3, 0, "pass 3/3: O = PV, P read from HBM"}});
 }
 
-std::unique_ptr<LoopNest> make_pytorch(const AttentionProblem& p) {
+std::unique_ptr<LoopNest> make_pytorch(const AttentionProblem& p, const StorageTypes&) {
   std::vector<PassSpec> passes{{Pass::gemm_qk, 1, 0, "kernel 1: S = Q @ Kᵀ"}, {Pass::scale, 2, 1, "kernel 2: S = S·τ"}};
   if (p.causal) passes.push_back({Pass::mask, 3, 0, "kernel 3: mask"});
   passes.push_back({Pass::softmax, 4, kSoftmaxFlopsPerElement,
                     p.causal ? "kernel 4: P = softmax(S)" : "kernel 3: P = softmax(S)"});
   passes.push_back({Pass::gemm_pv, 5, 0, p.causal ? "kernel 5: O = P @ V" : "kernel 4: O = P @ V"});
-  return std::make_unique<Materialized>(std::move(passes));
+  return std::make_unique<Materialized>(pytorch_info(), std::move(passes));
 }
 
 }  // namespace

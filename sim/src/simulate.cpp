@@ -16,6 +16,16 @@ bool all_ok(const std::vector<Finding>& f) {
 Finding error(std::string m) { return {Finding::Severity::error, std::move(m)}; }
 Finding note(std::string m) { return {Finding::Severity::note, std::move(m)}; }
 
+// The tile rule as a note names it.
+std::string_view rule_name(TileRule r) {
+  switch (r) {
+    case TileRule::paper: return "the paper's rule";
+    case TileRule::paper_transposed: return "the transposed paper rule";
+    case TileRule::paper_backward: return "the backward rule (B_c = ⌈M/8d⌉)";
+  }
+  return "the rule";
+}
+
 std::string tiles_str(TileShape t) {
   return "B_r=" + std::to_string(t.Br) + ", B_c=" + std::to_string(t.Bc);
 }
@@ -62,15 +72,14 @@ std::vector<std::string> SimResult::messages() const {
 
 i64 sram_peak_probe(const Schedule& s, i64 capacity, std::optional<SramOverflow>* overflow) {
   // The visits are independent (each frees what it allocates) and the first
-  // outer iteration of every phase holds the largest tiles, so its first and
-  // last visit bound the peak; later iterations are equal or partial.
+  // outer iteration of every phase holds the largest tiles (row block 0 or
+  // column block 0, whichever the phase's outer loop runs over), so its first
+  // and last visit bound the peak; later iterations are equal or partial.
   SramTracker t(capacity);
   s.emit_prologue(t);
-  const i64 n = s.outer_count();
-  const int phases = n > 0 ? s.phase_of(n - 1) + 1 : 0;
-  const i64 per = phases > 0 ? n / phases : 0;
-  for (int ph = 0; ph < phases; ++ph) {
-    const i64 o = ph * per;
+  for (int ph = 0; ph < s.phases(); ++ph) {
+    if (s.phase_outer_count(ph) == 0) continue;
+    const i64 o = s.phase_begin(ph);
     s.emit_outer_begin(o, t);
     const i64 visits = s.visit_count(o);
     if (visits > 0) s.emit_visit(o, 0, t);
@@ -107,7 +116,8 @@ TileChoice choose_tiles(Algorithm a, const AttentionProblem& p, i64 sram_bytes,
   const i64 rule_peak = peak_of(rule);
   if (rule_peak <= sram_bytes) return c;
   // The rule is asymptotic; shrink the block capped at d (B_r for the paper's
-  // rule, B_c for its transpose), then the other, until the working set fits.
+  // rule and the backward's, B_c for its transpose), then the other, until the
+  // working set fits.
   const bool transposed = info.tile_rule == TileRule::paper_transposed;
   i64& first = transposed ? c.tiles.Bc : c.tiles.Br;
   i64& second = transposed ? c.tiles.Br : c.tiles.Bc;
@@ -123,7 +133,7 @@ TileChoice choose_tiles(Algorithm a, const AttentionProblem& p, i64 sram_bytes,
     return c;
   }
   c.rule += ", shrunk to fit";
-  c.findings.push_back(note(std::string(transposed ? "the transposed paper rule" : "the paper's rule") + " gives " +
+  c.findings.push_back(note(std::string(rule_name(info.tile_rule)) + " gives " +
                             tiles_str(rule) + ", whose working set (" + group_digits(rule_peak) +
                             " B) exceeds M = " + group_digits(sram_bytes) + " B; shrunk to " + tiles_str(c.tiles)));
   return c;
@@ -226,6 +236,10 @@ SimResult simulate(Algorithm a, const Plan& plan, const HardwareModel& hw, const
       r.total.at(Level::HBM, Tensor::O).read_bytes > 0)
     r.findings.push_back(note("O accumulates in " + std::string(to_string(*opt.storage.o_accumulator)) +
                               " in global memory between outer iterations, as the kernel keeps it"));
+  if (r.ok() && opt.storage.dq_accumulator && r.total.at(Level::HBM, Tensor::dQaccum).bytes() > 0)
+    r.findings.push_back(note("dQ accumulates in " + std::string(to_string(*opt.storage.dq_accumulator)) +
+                              " in global memory (dQaccum), which a pass of its own converts to dQ in " +
+                              std::string(to_string(p.dtype)) + ", as the kernel keeps it"));
   if (opt.l2 && r.ok()) model_l2(r, s, hw, opt);
   return r;
 }

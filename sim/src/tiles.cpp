@@ -39,11 +39,23 @@ TileShape paper_tile_rule(i64 sram_bytes, const AttentionProblem& p) {
 }
 
 TileShape tile_rule_shape(TileRule r, i64 sram_bytes, const AttentionProblem& p) {
+  if (r == TileRule::paper_backward) {
+    const i64 M = std::max<i64>(1, sram_elements(sram_bytes, p.dtype));
+    const i64 Bc = ceil_div(M, 8 * p.head_dim);
+    return {std::min(Bc, p.head_dim), Bc};
+  }
   const TileShape t = paper_tile_rule(sram_bytes, p);
   return r == TileRule::paper_transposed ? TileShape{t.Bc, t.Br} : t;
 }
 
-std::string_view describe(TileRule r) { return r == TileRule::paper_transposed ? "paper, transposed" : "paper"; }
+std::string_view describe(TileRule r) {
+  switch (r) {
+    case TileRule::paper: return "paper";
+    case TileRule::paper_transposed: return "paper, transposed";
+    case TileRule::paper_backward: return "paper, backward";
+  }
+  return "?";
+}
 
 TileGrid::TileGrid(const AttentionProblem& p, TileShape t)
     : n_q(p.n_q()), n_kv(p.n_kv()), d(p.head_dim), Br(t.Br), Bc(t.Bc),

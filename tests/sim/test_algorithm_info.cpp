@@ -1,5 +1,7 @@
 // The description record says what the loop nest does: the properties the
 // front ends read are checked against the emitted events, not restated.
+#include <algorithm>
+
 #include "sim/support.hpp"
 
 using namespace flashlab::sim;
@@ -29,15 +31,44 @@ TEST_CASE("each algorithm's record agrees with its loop nest", "[sim][algorithm]
       INFO(info.key << (causal ? " causal" : ""));
       const Schedule s(a, p, {64, 48});
       const Counters c = s.closed_form();
-      CHECK(info.materializes_scores == (c.at(Level::HBM, Tensor::S).elements() > 0));
+      // Score-sized tensors (S, P forward; P, dP, dS backward) in HBM.
+      bool scores_in_hbm = false;
+      for (Tensor t : {Tensor::S, Tensor::P, Tensor::dS, Tensor::dP})
+        scores_in_hbm = scores_in_hbm || c.at(Level::HBM, t).elements() > 0;
+      CHECK(info.materializes_scores == scores_in_hbm);
       const auto update = first_max_update(s);
       CHECK(info.keeps_running_statistics == update.has_value());
       if (update) CHECK(info.statistics_update_line == update->line);
       CHECK(info.statistics_update_line <= static_cast<int>(info.pseudocode.size()));
-      // The skipped blocks are exactly the ones wholly above the diagonal.
-      const i64 visits = s.closed_form().matmul_flops;
-      CHECK((visits < 4 * 200 * 200 * 32) == (causal && info.skips_masked_blocks));
+      // The skipped blocks are exactly the ones wholly above the diagonal: fewer
+      // FLOPs than the same algorithm without the mask.
+      AttentionProblem full = p;
+      full.causal = false;
+      const i64 all_blocks = Schedule(a, full, {64, 48}).closed_form().matmul_flops;
+      CHECK((c.matmul_flops < all_blocks) == (causal && info.skips_masked_blocks));
       for (int ph = 0; ph < s.phases(); ++ph) CHECK_FALSE(s.phase_title(ph).empty());
+      // Every event names a line of the pseudocode.
+      struct Lines : EventSink {
+        int lo = 1 << 30, hi = 0;
+        void on_event(const TileEvent& e) override {
+          lo = std::min(lo, e.line);
+          hi = std::max(hi, e.line);
+        }
+      } lines;
+      s.emit(lines);
+      CHECK(lines.lo >= 1);
+      CHECK(lines.hi <= static_cast<int>(info.pseudocode.size()));
+      // The record's loop order is the main loop's: most visits run under it.
+      i64 under_rows = 0, under_cols = 0;
+      for (int ph = 0; ph < s.phases(); ++ph)
+        for (i64 o = s.phase_begin(ph); o < s.phase_begin(ph) + s.phase_outer_count(ph); ++o)
+          (s.outer_over_rows(ph) ? under_rows : under_cols) += s.visit_count(o);
+      CHECK((under_rows > under_cols) == info.outer_over_rows);
+      // The pair: a backward algorithm names its forward, and the forward finds it.
+      CHECK(forward_of(a) == (info.pass == Pass::fwd ? a : info.forward));
+      CHECK(algorithm_info(forward_of(a)).pass == Pass::fwd);
+      CHECK(backward_of(a).has_value());
+      CHECK(with_pass(a, info.pass) == a);
     }
   }
 }
@@ -51,5 +82,26 @@ TEST_CASE("algorithms parse by key and by alias, case-insensitively", "[sim][alg
   CHECK(parse_algorithm("FA2") == Algorithm::fa2);
   CHECK(parse_algorithm("flash2") == Algorithm::fa2);
   CHECK(parse_algorithm("naive") == Algorithm::standard);
+  CHECK(parse_algorithm("fa2_bwd") == Algorithm::fa2_bwd);
+  CHECK(parse_algorithm("flash1-bwd") == Algorithm::fa1_bwd);
   CHECK_FALSE(parse_algorithm("fa3").has_value());
+}
+
+TEST_CASE("forward algorithms come first, each with its backward", "[sim][algorithm]") {
+  const std::vector<Algorithm>& all = all_algorithms();
+  const std::vector<Algorithm>& fwd = algorithms_of(Pass::fwd);
+  const std::vector<Algorithm>& bwd = algorithms_of(Pass::bwd);
+  REQUIRE(fwd.size() == 4);
+  REQUIRE(bwd.size() == 4);
+  CHECK(std::equal(fwd.begin(), fwd.end(), all.begin()));
+  CHECK(std::equal(bwd.begin(), bwd.end(), all.begin() + 4));
+  for (Algorithm f : fwd) {
+    const auto b = backward_of(f);
+    REQUIRE(b.has_value());
+    CHECK(algorithm_info(*b).pass == Pass::bwd);
+    CHECK(forward_of(*b) == f);
+    CHECK(with_pass(*b, Pass::fwd) == f);
+  }
+  CHECK(backward_of(Algorithm::fa2) == Algorithm::fa2_bwd);
+  CHECK(backward_of(Algorithm::pytorch) == Algorithm::pytorch_bwd);
 }

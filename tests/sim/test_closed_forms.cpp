@@ -1,6 +1,8 @@
 // The event streams equal the closed forms: exactly, for every counter, over
 // random shapes (ragged N, N smaller than a tile, causal, N_q ≠ N_kv); and the
 // HBM counts equal the formulas of docs/model.md.
+#include <array>
+
 #include "sim/support.hpp"
 
 using namespace flashlab::sim;
@@ -203,6 +205,268 @@ TEST_CASE("simulate() gives the same totals by stream and by closed form, times 
       CHECK(r1.total == r2.total);
       CHECK(r1.sram_peak_bytes == r2.sram_peak_bytes);
       CHECK(r1.total == r1.per_head.scaled(c.problem.batch * c.problem.heads));
+    }
+  }
+}
+
+// ---- the backward pass ---------------------------------------------------------
+//
+// Each backward algorithm's HBM reads and writes per tensor, written out from
+// its pseudocode and summed over the blocks by brute force (element-level
+// causal visiting, extents from N and the tiles), independently of the
+// emission; and its exact FLOPs.
+
+namespace {
+
+struct Expected {
+  std::array<i64, kTensorCount> read{}, write{}, element{};
+  void add(Tensor t, i64 r, i64 w, i64 element_bytes) {
+    const auto k = static_cast<size_t>(t);
+    read[k] += r;
+    write[k] += w;
+    element[k] = element_bytes;
+  }
+};
+
+// Σ over the visited blocks (all of them when `skip` is false) of 1, r_i, c_j, r_i·c_j.
+struct BlockSums {
+  i64 n = 0, r = 0, c = 0, rc = 0;
+};
+BlockSums block_sums(const AttentionProblem& p, TileShape t, bool skip) {
+  const i64 Nq = p.n_q(), Nk = p.n_kv();
+  const TileGrid g(p, t);  // for the element-level brute force only
+  BlockSums s;
+  for (i64 i = 0; i * t.Br < Nq; ++i)
+    for (i64 j = 0; j * t.Bc < Nk; ++j) {
+      if (skip && !flashlab::test::brute_visited(g, i, j)) continue;
+      const i64 r = std::min(t.Br, Nq - i * t.Br), c = std::min(t.Bc, Nk - j * t.Bc);
+      s.n += 1;
+      s.r += r;
+      s.c += c;
+      s.rc += r * c;
+    }
+  return s;
+}
+
+void check_hbm(const Counters& got, const Expected& want) {
+  for (int k = 0; k < kTensorCount; ++k) {
+    const Traffic& x = got.at(Level::HBM, static_cast<Tensor>(k));
+    INFO("tensor " << to_string(static_cast<Tensor>(k)));
+    const auto u = static_cast<size_t>(k);
+    CHECK(x.read_elements == want.read[u]);
+    CHECK(x.write_elements == want.write[u]);
+    CHECK(x.read_bytes == want.read[u] * want.element[u]);
+    CHECK(x.write_bytes == want.write[u] * want.element[u]);
+  }
+}
+
+// A random case, with N from the list of awkward lengths half the time.
+Case backward_case(std::mt19937_64& rng) {
+  Case c = flashlab::test::random_case(rng, 300);
+  static const i64 lengths[] = {1, 17, 63, 64, 65, 127, 129, 1000};
+  auto pick = [&](i64 lo, i64 hi) { return std::uniform_int_distribution<i64>(lo, hi)(rng); };
+  if (pick(0, 1) == 0) {
+    c.problem.seq_q = lengths[pick(0, 7)];
+    c.problem.seq_kv = c.problem.causal || pick(0, 1) == 0 ? c.problem.seq_q : lengths[pick(0, 7)];
+  }
+  if (c.problem.seq_q * c.problem.seq_kv > 300 * 300) {  // long: tiles of 17 and more keep the stream short
+    c.problem.head_dim = std::min<i64>(c.problem.head_dim, 32);
+    c.tiles = {pick(17, 130), pick(17, 130)};
+  }
+  return c;
+}
+
+}  // namespace
+
+TEST_CASE("FlashAttention-2 backward: HBM traffic per tensor and FLOPs equal Algorithm 2 as run", "[sim][closed-form][bwd]") {
+  auto rng = flashlab::test::test_rng();
+  for (int n = 0; n < 200; ++n) {
+    const Case c = backward_case(rng);
+    const AttentionProblem& p = c.problem;
+    // Every other case keeps dQ in an fp32 accumulator, as the kernel does.
+    StorageTypes st;
+    if (n % 2 == 1) st.dq_accumulator = DType::fp32;
+    const bool apart = st.dq_accumulator && *st.dq_accumulator != p.dtype;
+    INFO(describe_case(c) << (apart ? " dQaccum fp32" : ""));
+    const i64 Nq = p.n_q(), Nk = p.n_kv(), d = p.d(), s = dtype_bytes(p.dtype);
+    const BlockSums v = block_sums(p, c.tiles, true);  // causal: blocks above the diagonal skipped
+    Expected e;
+    // pre-pass (lines 3, 4): read O_i, dO_i; write D_i and the zeroed dQ_i
+    e.add(Tensor::O, Nq * d, 0, s);
+    e.add(Tensor::dO, Nq * d, 0, s);
+    e.add(Tensor::D, 0, Nq, 4);
+    const Tensor acc = apart ? Tensor::dQaccum : Tensor::dQ;
+    const i64 acc_bytes = apart ? 4 : s;
+    e.add(acc, 0, Nq * d, acc_bytes);
+    // main loop: K_j, V_j once (line 6), dK_j, dV_j once (line 18)
+    e.add(Tensor::K, Nk * d, 0, s);
+    e.add(Tensor::V, Nk * d, 0, s);
+    e.add(Tensor::dK, 0, Nk * d, s);
+    e.add(Tensor::dV, 0, Nk * d, s);
+    // per visited block: Q_i, dO_i, L_i, D_i (line 9), dQ_i read and written (line 15)
+    e.add(Tensor::Q, v.r * d, 0, s);
+    e.add(Tensor::dO, v.r * d, 0, s);
+    e.add(Tensor::LSE, v.r, 0, 4);
+    e.add(Tensor::D, v.r, 0, 4);
+    e.add(acc, v.r * d, v.r * d, acc_bytes);
+    // post-pass (line 20): dQaccum read once, dQ written once in the problem's type
+    if (apart) {
+      e.add(Tensor::dQaccum, Nq * d, 0, 4);
+      e.add(Tensor::dQ, 0, Nq * d, s);
+    }
+    const Counters got = stream_counters(Schedule(Algorithm::fa2_bwd, p, c.tiles, st));
+    check_hbm(got, e);
+    CHECK(got.level(Level::L2).bytes() == 0);
+    // Five GEMMs of 2·r·c·d per visit (S, dV, dP, dQ, dK); τ·S, S − L, dS = τP ∘ (dP − D)
+    // per element; D_i's multiply and add per element of dO.
+    CHECK(got.matmul_flops == 10 * v.rc * d);
+    CHECK(got.softmax_flops == 5 * v.rc + 2 * Nq * d);
+    CHECK(got.exps == v.rc);
+  }
+}
+
+TEST_CASE("FlashAttention-1 backward: HBM traffic per tensor and FLOPs equal Algorithm 4", "[sim][closed-form][bwd]") {
+  auto rng = flashlab::test::test_rng();
+  for (int n = 0; n < 200; ++n) {
+    const Case c = backward_case(rng);
+    const AttentionProblem& p = c.problem;
+    StorageTypes st;
+    if (n % 2 == 1) st.dq_accumulator = DType::fp32;
+    const bool apart = st.dq_accumulator && *st.dq_accumulator != p.dtype;
+    INFO(describe_case(c) << (apart ? " dQaccum fp32" : ""));
+    const i64 Nq = p.n_q(), Nk = p.n_kv(), d = p.d(), s = dtype_bytes(p.dtype);
+    const BlockSums v = block_sums(p, c.tiles, true);
+    const Tensor acc = apart ? Tensor::dQaccum : Tensor::dQ;
+    const i64 acc_bytes = apart ? 4 : s;
+    Expected e;
+    // line 5: dQ, dK, dV = 0 in HBM
+    e.add(acc, 0, Nq * d, acc_bytes);
+    e.add(Tensor::dK, 0, Nk * d, s);
+    e.add(Tensor::dV, 0, Nk * d, s);
+    // line 7: K_j, V_j once; line 24: dK_j, dV_j once
+    e.add(Tensor::K, Nk * d, 0, s);
+    e.add(Tensor::V, Nk * d, 0, s);
+    e.add(Tensor::dK, 0, Nk * d, s);
+    e.add(Tensor::dV, 0, Nk * d, s);
+    // line 10 per visited block: Q_i, O_i, dO_i, dQ_i, ℓ_i, m_i; line 21: dQ_i written
+    e.add(Tensor::Q, v.r * d, 0, s);
+    e.add(Tensor::O, v.r * d, 0, s);
+    e.add(Tensor::dO, v.r * d, 0, s);
+    e.add(acc, v.r * d, v.r * d, acc_bytes);
+    e.add(Tensor::l, v.r, 0, 4);
+    e.add(Tensor::m, v.r, 0, 4);
+    if (apart) {
+      e.add(Tensor::dQaccum, Nq * d, 0, 4);
+      e.add(Tensor::dQ, 0, Nq * d, s);
+    }
+    const Counters got = stream_counters(Schedule(Algorithm::fa1_bwd, p, c.tiles, st));
+    check_hbm(got, e);
+    CHECK(got.level(Level::L2).bytes() == 0);
+    // Per visit: five GEMMs; τS (1), P = exp(S − m)/ℓ (2 per element + a reciprocal per row),
+    // D_i (2 per element of dO_i), dS (2), the τ of lines 21 and 22 (1 each).
+    CHECK(got.matmul_flops == 10 * v.rc * d);
+    CHECK(got.softmax_flops == 7 * v.rc + v.r + 2 * v.r * d);
+    CHECK(got.exps == v.rc);
+  }
+}
+
+TEST_CASE("standard and eager PyTorch backward: every intermediate through HBM", "[sim][closed-form][bwd]") {
+  auto rng = flashlab::test::test_rng();
+  for (int n = 0; n < 200; ++n) {
+    const Case c = backward_case(rng);
+    const AttentionProblem& p = c.problem;
+    INFO(describe_case(c));
+    const i64 Nq = p.n_q(), Nk = p.n_kv(), d = p.d(), s = dtype_bytes(p.dtype);
+    const i64 Tr = (Nq + c.tiles.Br - 1) / c.tiles.Br, Tc = (Nk + c.tiles.Bc - 1) / c.tiles.Bc;
+    const i64 NN = Nq * Nk;
+    // Algorithm 3: (1) P, dO → dV; (2) dO, V → dP; (3) P, dP → dS; (4) dS, K → dQ; (5) dS, Q → dK.
+    Expected e;
+    e.add(Tensor::P, 2 * NN, 0, s);
+    e.add(Tensor::dO, 2 * Nq * d, 0, s);
+    e.add(Tensor::V, Nk * d, 0, s);
+    e.add(Tensor::K, Nk * d, 0, s);
+    e.add(Tensor::Q, Nq * d, 0, s);
+    e.add(Tensor::dP, NN, NN, s);
+    e.add(Tensor::dS, 2 * NN, NN, s);
+    e.add(Tensor::dV, 0, Nk * d, s);
+    e.add(Tensor::dQ, 0, Nq * d, s);
+    e.add(Tensor::dK, 0, Nk * d, s);
+    const Counters st = stream_counters(Schedule(Algorithm::standard_bwd, p, c.tiles));
+    check_hbm(st, e);
+    // The GEMMs' re-reads after the first outer iteration go to the L2: dO_i and Q_i
+    // for every column block but the first, V_j and K_j for every row block but the first.
+    CHECK(st.at(Level::L2, Tensor::dO).read_elements == (Tc - 1) * Nq * d);
+    CHECK(st.at(Level::L2, Tensor::Q).read_elements == (Tc - 1) * Nq * d);
+    CHECK(st.at(Level::L2, Tensor::V).read_elements == (Tr - 1) * Nk * d);
+    CHECK(st.at(Level::L2, Tensor::K).read_elements == (Tr - 1) * Nk * d);
+    CHECK(st.level(Level::L2).read_elements == 2 * (Tc - 1) * Nq * d + 2 * (Tr - 1) * Nk * d);
+    CHECK(st.level(Level::L2).write_bytes == 0);
+    // Four GEMMs of 2·N_q·N_kv·d, every block (the mask is already in P); τ folded into the dS pass.
+    CHECK(st.matmul_flops == 8 * NN * d);
+    CHECK(st.softmax_flops == 5 * NN);
+    CHECK(st.exps == 0);
+
+    // Eager PyTorch: dP, dV, softmax_backward, [masked_fill], ·τ, dQ, dK — one kernel each.
+    const i64 mask = p.causal ? 1 : 0;
+    Expected t = e;
+    t.add(Tensor::dS, (1 + mask) * NN, (1 + mask) * NN, s);  // the mask and scale passes read and write dS
+    const Counters pt = stream_counters(Schedule(Algorithm::pytorch_bwd, p, c.tiles));
+    check_hbm(pt, t);
+    CHECK(pt.level(Level::L2).read_elements == st.level(Level::L2).read_elements);
+    CHECK(pt.matmul_flops == 8 * NN * d);
+    CHECK(pt.softmax_flops == 5 * NN);  // softmax_backward 4 per element, the scale 1, the mask 0
+  }
+}
+
+TEST_CASE("backward FLOPs: 5 GEMMs per visited block where the forward has 2 — the 2.5× convention", "[sim][closed-form][bwd]") {
+  auto rng = flashlab::test::test_rng();
+  for (int n = 0; n < 100; ++n) {
+    const Case c = backward_case(rng);
+    INFO(describe_case(c));
+    for (Algorithm f : {Algorithm::fa1, Algorithm::fa2}) {
+      const Algorithm b = *backward_of(f);
+      // Same tiles for both: the same blocks are visited, causal or not.
+      const i64 fwd = Schedule(f, c.problem, c.tiles).closed_form().matmul_flops;
+      const i64 bwd = Schedule(b, c.problem, c.tiles).closed_form().matmul_flops;
+      CHECK(2 * bwd == 5 * fwd);
+      if (!c.problem.causal) CHECK(bwd == 10 * c.problem.n_q() * c.problem.n_kv() * c.problem.d());
+    }
+    // The materialising backward has no S to recompute: four GEMMs, twice the forward's two.
+    for (Algorithm f : {Algorithm::standard, Algorithm::pytorch}) {
+      const i64 fwd = Schedule(f, c.problem, c.tiles).closed_form().matmul_flops;
+      CHECK(Schedule(*backward_of(f), c.problem, c.tiles).closed_form().matmul_flops == 2 * fwd);
+    }
+  }
+}
+
+TEST_CASE("backward closed forms at N_q ≠ N_kv and at the awkward lengths, fixed shapes", "[sim][closed-form][bwd]") {
+  // A worked example by hand: N_q = 65, N_kv = 1000, d = 64, fp16, B_r = 64, B_c = 96:
+  // T_r = 2 (64 + 1 rows), T_c = 11 (10·96 + 40 keys).
+  AttentionProblem p;
+  p.seq_q = 65;
+  p.seq_kv = 1000;
+  p.head_dim = 64;
+  const TileShape t{64, 96};
+  const Counters f2 = stream_counters(Schedule(Algorithm::fa2_bwd, p, t));
+  // Q_i, dO_i per visit: T_c · N_q · d = 11 · 65 · 64 = 45,760; dO also once in the pre-pass.
+  CHECK(f2.at(Level::HBM, Tensor::Q).read_elements == 45760);
+  CHECK(f2.at(Level::HBM, Tensor::dO).read_elements == 45760 + 65 * 64);
+  CHECK(f2.at(Level::HBM, Tensor::dQ).write_elements == 45760 + 65 * 64);
+  CHECK(f2.at(Level::HBM, Tensor::K).read_elements == 64000);
+  CHECK(f2.at(Level::HBM, Tensor::LSE).read_bytes == 11 * 65 * 4);
+  CHECK(f2.matmul_flops == 10 * 65 * 1000 * 64);
+  const Counters f1 = stream_counters(Schedule(Algorithm::fa1_bwd, p, t));
+  CHECK(f1.at(Level::HBM, Tensor::dK).write_elements == 2 * 64000);  // zeroed, then written
+  CHECK(f1.at(Level::HBM, Tensor::O).read_elements == 45760);
+  // One query row against a long key sequence, and a single key.
+  for (const auto& [nq, nk] : {std::pair<i64, i64>{1, 1000}, std::pair<i64, i64>{1000, 1}, std::pair<i64, i64>{1, 1}}) {
+    p.seq_q = nq;
+    p.seq_kv = nk;
+    for (Algorithm a : algorithms_of(Pass::bwd)) {
+      INFO(to_string(a) << " " << nq << "×" << nk);
+      const Schedule s(a, p, TileShape{17, 63});
+      CHECK(stream_counters(s) == s.closed_form());
+      CHECK(s.closed_form().at(Level::HBM, Tensor::dV).write_elements >= nk * 64);
     }
   }
 }

@@ -93,7 +93,7 @@ TEST_CASE("cursor jumps to a block (i, j) and refuses skipped blocks", "[sim][cu
     CHECK(cur.last_event()->j == 3);
     CHECK(cur.where().part == Cursor::Part::visit);
     const i64 before = cur.position();
-    const bool skips = a == Algorithm::fa1 || a == Algorithm::fa2;
+    const bool skips = algorithm_info(a).skips_masked_blocks;
     CHECK(cur.seek_block(0, 9) == !skips);  // wholly above the diagonal
     if (skips) CHECK(cur.position() == before);
     CHECK_FALSE(cur.seek_block(99, 0));

@@ -23,6 +23,99 @@ TEST_CASE("the HBM footprint is the model's HBM tensors, exactly", "[sim][footpr
   CHECK(hbm_tensors(Algorithm::fa2, p32) == std::vector<Tensor>{Tensor::Q, Tensor::K, Tensor::V, Tensor::O, Tensor::LSE});
 }
 
+TEST_CASE("the backward's HBM footprint: the forward's inputs and what it kept, dO and the gradients", "[sim][footprint][bwd]") {
+  const i64 B = 3, H = 5, N = 1000, d = 64, BH = B * H;
+  for (bool causal : {false, true}) {
+    const auto p = problem(B, H, N, d, causal, DType::fp16);
+    const i64 nd = BH * N * d * 2, nn = BH * N * N * 2, row = BH * N * 4;
+    // Q, K, V, dO, dQ, dK, dV; P read, dP and dS written (no O: Algorithm 3 does not need it).
+    CHECK(hbm_footprint_bytes(Algorithm::standard_bwd, p) == 7 * nd + 3 * nn);
+    CHECK(hbm_footprint_bytes(Algorithm::pytorch_bwd, p) == 7 * nd + 3 * nn);
+    // Q, K, V, O, dO, dQ, dK, dV; ℓ and m.
+    CHECK(hbm_footprint_bytes(Algorithm::fa1_bwd, p) == 8 * nd + 2 * row);
+    // Q, K, V, O, dO, dQ, dK, dV; the logsumexp L and D = rowsum(dO ∘ O).
+    CHECK(hbm_footprint_bytes(Algorithm::fa2_bwd, p) == 8 * nd + 2 * row);
+    StorageTypes fp32_dq;
+    fp32_dq.dq_accumulator = DType::fp32;
+    CHECK(hbm_footprint_bytes(Algorithm::fa2_bwd, p, fp32_dq) == 8 * nd + 2 * row + BH * N * d * 4);  // + dQaccum
+    CHECK(hbm_footprint_bytes(Algorithm::fa1_bwd, p, fp32_dq) == 8 * nd + 2 * row + BH * N * d * 4);
+  }
+  const auto p = problem(1, 1, 100, 16);
+  CHECK(hbm_tensors(Algorithm::fa2_bwd, p) ==
+        std::vector<Tensor>{Tensor::Q, Tensor::K, Tensor::V, Tensor::O, Tensor::LSE, Tensor::dO, Tensor::dQ, Tensor::dK,
+                            Tensor::dV, Tensor::D});
+  StorageTypes fp32_dq;
+  fp32_dq.dq_accumulator = DType::fp32;
+  CHECK(hbm_tensors(Algorithm::fa2_bwd, p, fp32_dq).back() == Tensor::dQaccum);
+  CHECK(hbm_tensors(Algorithm::standard_bwd, p) ==
+        std::vector<Tensor>{Tensor::Q, Tensor::K, Tensor::V, Tensor::P, Tensor::dO, Tensor::dQ, Tensor::dK, Tensor::dV,
+                            Tensor::dS, Tensor::dP});
+}
+
+namespace {
+i64 bytes_of(const std::vector<TensorMemory>& v, Tensor t) {
+  for (const TensorMemory& x : v)
+    if (x.tensor == t) return x.bytes;
+  return -1;
+}
+std::vector<Tensor> tensors_of(const std::vector<TensorMemory>& v) {
+  std::vector<Tensor> out;
+  for (const TensorMemory& x : v) out.push_back(x.tensor);
+  return out;
+}
+}  // namespace
+
+TEST_CASE("a training step: what the forward keeps for the backward, and the backward's peak", "[sim][footprint][bwd]") {
+  const i64 B = 2, H = 4, N = 1000, d = 64, BH = B * H;
+  const auto p = problem(B, H, N, d, true, DType::bf16);
+  const i64 nd = BH * N * d * 2, nn = BH * N * N * 2, row = BH * N * 4;
+  using V = std::vector<Tensor>;
+
+  // Eager PyTorch and standard attention keep P, Θ(N²) per head; the inputs Q, K, V are read again.
+  for (Algorithm a : {Algorithm::pytorch, Algorithm::standard}) {
+    INFO(to_string(a));
+    const TrainingStepMemory m = training_step_memory(a, p);
+    CHECK(m.forward == a);
+    CHECK(m.backward == *backward_of(a));
+    CHECK(tensors_of(m.saved) == V{Tensor::P});
+    CHECK(m.saved_bytes() == nn);
+    CHECK(tensors_of(m.inputs) == V{Tensor::Q, Tensor::K, Tensor::V});
+    CHECK(m.inputs_bytes() == 3 * nd);
+    CHECK(tensors_of(m.own) == V{Tensor::dO, Tensor::dQ, Tensor::dK, Tensor::dV, Tensor::dS, Tensor::dP});
+    // The peak is the dS pass: P, dP and dS at once, dV already written (dQ, dK not yet).
+    CHECK(m.backward_peak_bytes == 3 * nd + nn /* P */ + nd /* dO */ + 2 * nn /* dP, dS */ + nd /* dV */);
+  }
+  // FlashAttention-1 keeps O, ℓ and m; FlashAttention-2 keeps O and the logsumexp L: Θ(N·d).
+  {
+    const TrainingStepMemory m = training_step_memory(Algorithm::fa1_bwd, p);  // either of the pair names it
+    CHECK(m.forward == Algorithm::fa1);
+    CHECK(tensors_of(m.saved) == V{Tensor::O, Tensor::l, Tensor::m});
+    CHECK(m.saved_bytes() == nd + 2 * row);
+    CHECK(tensors_of(m.own) == V{Tensor::dO, Tensor::dQ, Tensor::dK, Tensor::dV});
+    CHECK(m.backward_peak_bytes == m.saved_bytes() + m.inputs_bytes() + m.own_bytes());
+  }
+  {
+    const TrainingStepMemory m = training_step_memory(Algorithm::fa2, p);
+    CHECK(tensors_of(m.saved) == V{Tensor::O, Tensor::LSE});
+    CHECK(m.saved_bytes() == nd + row);
+    CHECK(bytes_of(m.saved, Tensor::LSE) == row);
+    CHECK(tensors_of(m.own) == V{Tensor::dO, Tensor::dQ, Tensor::dK, Tensor::dV, Tensor::D});
+    // All of it at once: Q, K, V, O, L, then dO, dQ, dK, dV and D.
+    CHECK(m.backward_peak_bytes == 3 * nd + nd + row + 4 * nd + row);
+    // With dQ accumulated in fp32: the post-pass holds dQaccum and dQ, D is gone by then.
+    StorageTypes fp32_dq;
+    fp32_dq.dq_accumulator = DType::fp32;
+    const TrainingStepMemory k = training_step_memory(Algorithm::fa2, p, fp32_dq);
+    CHECK(bytes_of(k.own, Tensor::dQaccum) == BH * N * d * 4);
+    CHECK(k.backward_peak_bytes == 3 * nd + nd + row /* Q K V, O, L */ + nd /* dO */ + 2 * nd /* dK, dV */ +
+                                       BH * N * d * 4 /* dQaccum */ + nd /* dQ */);
+  }
+  // What the forward keeps grows as N² for the materialising pair and as N for FlashAttention.
+  const auto p2 = problem(B, H, 2 * N, d, true, DType::bf16);
+  CHECK(training_step_memory(Algorithm::pytorch, p2).saved_bytes() == 4 * nn);
+  CHECK(training_step_memory(Algorithm::fa2, p2).saved_bytes() == 2 * (nd + row));
+}
+
 TEST_CASE("a footprint too large for 64 bits is an error, not a wrapped number", "[sim][footprint]") {
   const auto p = problem(1 << 20, 1 << 10, 1 << 22, 64, false, DType::fp32);
   CHECK_THROWS_AS(hbm_footprint_bytes(Algorithm::standard, p), OverflowError);

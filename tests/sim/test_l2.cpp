@@ -1,6 +1,8 @@
 // The L2 model: what it must conserve exactly, its limits (no L2, an L2 that
 // holds everything), the LRU inclusion property, and the sharing of K_j, V_j
 // by the thread blocks of one wave.
+#include <array>
+
 #include "sim/support.hpp"
 
 using namespace flashlab::sim;
@@ -14,6 +16,31 @@ Launch launch_of(i64 sms, i64 per_sm, bool heaviest_first = false) {
   l.heaviest_first = heaviest_first;
   l.source = "test";
   return l;
+}
+
+// Bytes of the whole tensors of one head whose first global-memory access in
+// the stream is a read, each at the element size it is read in.
+i64 input_bytes(const Schedule& s) {
+  struct First : EventSink {
+    std::array<int, kTensorCount> first{};  // 0 untouched, 1 read first, 2 written first
+    std::array<i64, kTensorCount> element{};
+    void on_event(const TileEvent& e) override {
+      const bool read = e.kind == EventKind::load && (e.from == Level::HBM || e.from == Level::L2);
+      const bool write = e.kind == EventKind::store && e.to == Level::HBM;
+      if (!read && !write) return;
+      const auto t = static_cast<size_t>(e.target.tensor);
+      if (first[t] == 0) first[t] = read ? 1 : 2;
+      element[t] = e.target.bytes / e.target.elements();
+    }
+  } f;
+  s.emit(f);
+  i64 bytes = 0;
+  for (int t = 0; t < kTensorCount; ++t)
+    if (f.first[static_cast<size_t>(t)] == 1) {
+      const TensorExtent x = tensor_extent(static_cast<Tensor>(t), s.problem());
+      bytes += x.rows * x.cols * f.element[static_cast<size_t>(t)];
+    }
+  return bytes;
 }
 
 // Global-memory requests of the loop nest, all heads: what Counters count at HBM and L2.
@@ -77,11 +104,12 @@ TEST_CASE("an L2 that holds everything reads each input once, and one that holds
   for (int n = 0; n < 40; ++n) {
     const flashlab::test::Case c = flashlab::test::random_case(rng, 150);
     const AttentionProblem& p = c.problem;
-    const i64 heads = p.head_count(), s = dtype_bytes(p.dtype);
-    const i64 inputs = heads * (p.n_q() + 2 * p.n_kv()) * p.d() * s;  // Q, K, V: read before anything writes them
     for (Algorithm a : all_algorithms()) {
       INFO(flashlab::test::describe_case(c) << " " << to_string(a));
       const Schedule sch(a, p, c.tiles);
+      // The inputs: tensors read before anything writes them (Q, K, V forward;
+      // also O, dO, the statistics and P backward), whole, every head.
+      const i64 inputs = p.head_count() * input_bytes(sch);
       const L2Result all = simulate_l2(sch, launch_of(4, 1), i64{1} << 40);
       CHECK(all.total().dram_read_bytes == inputs);  // everything else is written before it is read
       CHECK(all.total().dram_write_bytes == 0);        // nothing is evicted: all of it is dirty at the end
@@ -172,10 +200,14 @@ double reads_of(const Counters& c) {
   return static_cast<double>(c.level(Level::HBM).read_bytes + c.level(Level::L2).read_bytes);
 }
 
-// Reads of the pieces the visit trace does not cover: prologue, outer_end, epilogue.
+// Reads of the pieces the visit trace does not cover: prologue, outer_end,
+// epilogue, and the outer iterations without visits (a pre- or post-pass).
 double untraced_reads(const Schedule& s) {
   double r = reads_of(s.cost_of_prologue()) + reads_of(s.cost_of_epilogue());
-  for (i64 o = 0; o < s.outer_count(); ++o) r += reads_of(s.cost_of_outer_end(o));
+  for (i64 o = 0; o < s.outer_count(); ++o) {
+    r += reads_of(s.cost_of_outer_end(o));
+    if (s.visit_count(o) == 0) r += reads_of(s.cost_of_outer_begin(o));
+  }
   return r;
 }
 
@@ -256,7 +288,13 @@ TEST_CASE("following a prefix of the heads and scaling: within 2% of following e
   // decides the answer); launches where a head's grid is shorter and longer
   // than three waves. (On 4 SMs, causal FA2's heads settle into their pattern
   // only after several heads: the minimum of two is 13% high there; with the
-  // default budget that problem is followed whole.)
+  // default budget that problem is followed whole.) The causal backward of
+  // FlashAttention, one CTA per K_j walking its row blocks from the diagonal
+  // down, is held within 8% on 32 and 64 SMs: there a head whose CTAs start
+  // together (each at its own diagonal row, no row tile shared in a step)
+  // and a head whose CTAs start one by one in the slots the light column
+  // blocks free (all at the same row, every row tile shared) alternate, and a
+  // prefix of the heads has one more of the first kind than the run.
   for (const bool causal : {false, true})
     for (const i64 sms : {8, 16, 32, 64})
       for (Algorithm a : all_algorithms()) {
@@ -281,9 +319,105 @@ TEST_CASE("following a prefix of the heads and scaling: within 2% of following e
         CHECK(few.method.find("followed the first") != std::string::npos);
         const TensorTraffic x = all.total(), y = few.total();
         CHECK(y.request_read_bytes == x.request_read_bytes);  // scaled exactly: every head asks the same
+        const AlgorithmInfo& info = algorithm_info(a);
+        const bool alternating = causal && sms >= 32 && info.pass == Pass::bwd && !info.outer_over_rows;
+        const double within = alternating ? 0.08 : 0.02;
         CHECK(static_cast<double>(y.dram_read_bytes) ==
-              Approx(static_cast<double>(x.dram_read_bytes)).epsilon(0.02));
+              Approx(static_cast<double>(x.dram_read_bytes)).epsilon(within));
         CHECK(static_cast<double>(y.dram_read_bytes + y.dram_write_bytes + y.dirty_at_end_bytes) ==
-              Approx(static_cast<double>(x.dram_read_bytes + x.dram_write_bytes + x.dirty_at_end_bytes)).epsilon(0.02));
+              Approx(static_cast<double>(x.dram_read_bytes + x.dram_write_bytes + x.dirty_at_end_bytes)).epsilon(within));
       }
+}
+
+TEST_CASE("every backward schedule is modelled; its requests are the loop nest's, tensor by tensor", "[sim][l2][bwd]") {
+  auto rng = flashlab::test::test_rng();
+  for (int n = 0; n < 30; ++n) {
+    flashlab::test::Case c = flashlab::test::random_case(rng, 400);
+    c.problem.batch = 3;  // several heads: the prefix and the uncounted heads beside it
+    c.problem.heads = 7;
+    for (Algorithm a : algorithms_of(Pass::bwd)) {
+      StorageTypes st;
+      if (n % 2 == 1) st.dq_accumulator = DType::fp32;
+      INFO(flashlab::test::describe_case(c) << " " << to_string(a) << (n % 2 ? " dQaccum fp32" : ""));
+      const Schedule s(a, c.problem, c.tiles, st);
+      for (i64 sms : {1, 5, 64}) {
+        L2Options least;
+        least.access_budget = 0;  // follow the fewest heads and scale
+        const L2Result r = simulate_l2(s, launch_of(sms, 2), std::uniform_int_distribution<i64>(1, 1 << 21)(rng), least);
+        REQUIRE(r.modelled);
+        CHECK(r.why_not.empty());
+        const Counters want = s.closed_form().scaled(c.problem.head_count());
+        for (int k = 0; k < kTensorCount; ++k) {
+          const auto t = static_cast<Tensor>(k);
+          INFO(to_string(t));
+          const TensorTraffic& x = r.tensors[static_cast<size_t>(k)];
+          CHECK(x.request_read_bytes == want.at(Level::HBM, t).read_bytes + want.at(Level::L2, t).read_bytes);
+          CHECK(x.request_write_bytes == want.at(Level::HBM, t).write_bytes);
+          CHECK(x.dram_read_bytes <= x.request_read_bytes);
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("a CTA per K_j, V_j: the cohort shares Q_i, dO_i, dQ_i at the same row block, owns its K_j, V_j",
+          "[sim][l2][bwd]") {
+  AttentionProblem p;
+  p.seq_q = 1024;
+  p.head_dim = 64;
+  const i64 nd = p.n_q() * p.d() * 2;  // one N × d fp16 tensor
+  // Non-causal, T_r = 16, T_c = 8. An L2 of one byte keeps nothing from one
+  // access to the next: what the members of a cohort share in a step is all it gives.
+  const Schedule s(Algorithm::fa2_bwd, p, TileShape{64, 128});
+  auto dram = [&](const L2Result& r, Tensor t) { return r.tensors[static_cast<size_t>(t)].dram_read_bytes; };
+  const L2Result one_wave = simulate_l2(s, launch_of(8, 1), 1);  // the 8 column blocks walk the rows together
+  REQUIRE(one_wave.modelled);
+  CHECK(dram(one_wave, Tensor::Q) == nd);
+  CHECK(dram(one_wave, Tensor::dO) == 2 * nd);  // once in the pre-pass, once in the main loop
+  CHECK(dram(one_wave, Tensor::dQ) == nd);      // the atomic adds of a step: one read from DRAM
+  CHECK(dram(one_wave, Tensor::K) == nd);       // each CTA its own K_j, once
+  const L2Result four_waves = simulate_l2(s, launch_of(2, 1), 1);  // 2 at a time: every pair reads Q again
+  CHECK(dram(four_waves, Tensor::Q) == 4 * nd);
+  CHECK(dram(four_waves, Tensor::K) == nd);
+
+  // Causal with B_r = B_c: column block j starts at row block j, so no two CTAs
+  // of a cohort are at the same row block in a step and nothing is shared.
+  p.causal = true;
+  const Schedule c(Algorithm::fa2_bwd, p, TileShape{64, 64});
+  const i64 visited_rows = 16 * 17 / 2 * 64;  // Σ over the visited blocks of r_i
+  const L2Result apart = simulate_l2(c, launch_of(16, 1), 1);
+  CHECK(dram(apart, Tensor::Q) == visited_rows * p.d() * 2);
+  // An L2 that holds the head: every tile comes from DRAM once.
+  const L2Result all = simulate_l2(c, launch_of(16, 1), i64{1} << 30);
+  CHECK(dram(all, Tensor::Q) == nd);
+  CHECK(dram(all, Tensor::K) == nd);
+}
+
+TEST_CASE("the backward's pre- and post-passes run as launches of their own", "[sim][l2][bwd]") {
+  AttentionProblem p;
+  p.seq_q = 2048;
+  p.head_dim = 64;
+  p.heads = 4;
+  StorageTypes st;
+  st.dq_accumulator = DType::fp32;
+  const Schedule s(Algorithm::fa2_bwd, p, TileShape{64, 128}, st);
+  REQUIRE(s.phases() == 3);
+  CHECK(s.outer_over_rows(0));
+  CHECK_FALSE(s.has_visits(0));
+  CHECK_FALSE(s.outer_over_rows(1));
+  CHECK(s.has_visits(1));
+  CHECK(s.outer_over_rows(2));
+  CHECK_FALSE(s.has_visits(2));
+  L2Options o;
+  o.trace_first_head = true;
+  const L2Result r = simulate_l2(s, launch_of(8, 2), 1 << 20, o);
+  REQUIRE(r.modelled);
+  // Traced visits are the main loop's; the passes' CTAs take steps but no visits.
+  CHECK(r.visits.size() == static_cast<size_t>(s.grid().T_r * s.grid().T_c));
+  for (i64 o2 = 0; o2 < s.outer_count(); ++o2)
+    if (!s.has_visits(s.phase_of(o2))) CHECK(r.visit(o2, 0) == nullptr);
+  // The post-pass reads every dQaccum tile once and writes dQ once.
+  const TensorTraffic& dq = r.tensors[static_cast<size_t>(Tensor::dQ)];
+  CHECK(dq.request_read_bytes == 0);
+  CHECK(dq.request_write_bytes == 4 * p.n_q() * p.d() * 2);
 }

@@ -60,8 +60,43 @@ TEST_CASE("default tiles fit every algorithm on every preset shape", "[sim][tile
         const TileChoice c = choose_tiles(Algorithm::fa1, p, sram, std::nullopt);
         INFO("sram " << sram << " " << to_string(dt) << " d=" << d);
         REQUIRE(c.ok());
-        for (Algorithm a : all_algorithms()) CHECK(sram_peak_probe(Schedule(a, p, c.tiles)) <= sram);
+        // FlashAttention-1's tiles hold every forward working set.
+        for (Algorithm a : algorithms_of(Pass::fwd)) CHECK(sram_peak_probe(Schedule(a, p, c.tiles)) <= sram);
+        // Each algorithm's own rule, shrunk when it must be, fits its own working set.
+        for (Algorithm a : all_algorithms()) {
+          INFO(to_string(a));
+          const TileChoice own = choose_tiles(a, p, sram, std::nullopt);
+          REQUIRE(own.ok());
+          CHECK(sram_peak_probe(Schedule(a, p, own.tiles)) <= sram);
+        }
       }
+}
+
+TEST_CASE("the backward rule: B_c = ⌈M/8d⌉, B_r = min(B_c, d), shrunk to fit with a note", "[sim][tiles]") {
+  AttentionProblem p;
+  p.seq_q = 4096;
+  const i64 M = 192 * 1024;  // 98,304 fp16 elements
+  p.head_dim = 64;
+  CHECK(tile_rule_shape(TileRule::paper_backward, M, p) == TileShape{64, 192});
+  for (Algorithm a : {Algorithm::fa1_bwd, Algorithm::fa2_bwd}) {
+    INFO(to_string(a));
+    const TileChoice c = choose_tiles(a, p, M, std::nullopt);
+    CHECK(c.tiles == TileShape{64, 192});  // K_j, V_j, dK_j, dV_j: 4·192·64·2 = 98,304 B, half of M
+    CHECK(c.rule == "paper, backward");
+    CHECK(c.findings.empty());
+  }
+  // d = 128: 96 × 96 holds four K_j-shaped tiles, but not with fa2_bwd's Q_i, dO_i,
+  // dQ_i (3·96·128·2 B) and the two score tiles beside them: B_r is halved.
+  p.head_dim = 128;
+  CHECK(tile_rule_shape(TileRule::paper_backward, M, p) == TileShape{96, 96});
+  const TileChoice c = choose_tiles(Algorithm::fa2_bwd, p, M, std::nullopt);
+  CHECK(c.tiles == TileShape{48, 96});
+  CHECK(c.rule == "paper, backward, shrunk to fit");
+  REQUIRE(c.findings.size() == 1);
+  CHECK_THAT(c.findings[0].message, Catch::Contains("the backward rule"));
+  CHECK_THAT(c.findings[0].message, Catch::Contains("shrunk to B_r=48, B_c=96"));
+  // The materialising backward passes take the paper's rule: their working set is a few tiles.
+  CHECK(choose_tiles(Algorithm::standard_bwd, p, M, std::nullopt).tiles == paper_tile_rule(M, p));
 }
 
 TEST_CASE("the block grid: sizes, partial tiles and causal visiting match brute force", "[sim][tiles]") {

@@ -37,8 +37,11 @@ enum class GridShape : std::uint8_t { cta_per_outer_iteration, launch_per_outer_
 // line 1, sets B_c = ⌈M/4d⌉, B_r = min(⌈M/4d⌉, d): large K_j, V_j blocks for an
 // outer loop over them, so that Q_i and O_i are re-read only T_c times. An
 // outer loop over Q_i wants the transpose — large Q_i blocks, so that K and V
-// are re-read only T_r times.
-enum class TileRule : std::uint8_t { paper, paper_transposed };
+// are re-read only T_r times. The backward passes of FlashAttention (outer loop
+// over K_j, V_j) hold four B_c × d tiles on chip — K_j, V_j and the dK_j, dV_j
+// they accumulate — where the forward held two: paper_backward gives them the
+// share the forward's two had, B_c = ⌈M/8d⌉, B_r = min(⌈M/8d⌉, d).
+enum class TileRule : std::uint8_t { paper, paper_transposed, paper_backward };
 
 // The marker an algorithm's points carry in every chart.
 enum class Marker : std::uint8_t { circle, square, diamond, triangle };
@@ -52,7 +55,10 @@ struct AlgorithmInfo {
   std::vector<std::string_view> aliases;  // other names the CLI accepts ("flash2", "naive")
 
   // The loop nest's shape. The schedule reads these; they are not restated.
-  bool outer_over_rows = true;       // outer loop over Q_i (for 1 ≤ i ≤ T_r), else over K_j, V_j
+  // The main loop's outer loop: over Q_i (for 1 ≤ i ≤ T_r), else over K_j, V_j.
+  // A phase may run over the other (Schedule::outer_over_rows(phase)): the
+  // dV = PᵀdO pass of standard_bwd, the row-block pre-pass of fa2_bwd.
+  bool outer_over_rows = true;
   bool skips_masked_blocks = false;  // causal: blocks wholly above the diagonal are never visited
   bool materializes_scores = false;  // S and P are written to HBM (and read back)
 

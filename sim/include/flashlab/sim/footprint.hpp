@@ -1,10 +1,13 @@
 // What an algorithm keeps in device memory for one pass: every tensor its
 // loop nest reads or writes in HBM, at full size, for all B·H heads. The set
 // of tensors comes from the emission itself (S and P for the materialising
-// algorithms, ℓ and m for FlashAttention-1, the logsumexp for -2), never from
-// a list kept beside it.
+// algorithms, ℓ and m for FlashAttention-1, the logsumexp for -2; dO, the
+// gradients, D, dQaccum, dP and dS for the backward ones), never from a list
+// kept beside it. And what a training step holds between its forward and its
+// backward, derived the same way from the two loop nests.
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include "flashlab/sim/algorithm.hpp"
@@ -12,17 +15,54 @@
 
 namespace flashlab::sim {
 
-// Rows × columns of a whole tensor of one head: Q, O (N_q × d), K, V (N_kv × d),
-// S, P (N_q × N_kv), ℓ, m, LSE (N_q × 1); 0 × 0 for the on-chip statistics.
+// Rows × columns of a whole tensor of one head: Q, O, dO, dQ, dQaccum (N_q × d),
+// K, V, dK, dV (N_kv × d), S, P, dS, dP (N_q × N_kv), ℓ, m, LSE, D (N_q × 1);
+// 0 × 0 for the on-chip statistics.
 struct TensorExtent {
   i64 rows = 0, cols = 0;
 };
 TensorExtent tensor_extent(Tensor t, const AttentionProblem& p);
 
 // The tensors the algorithm reads or writes in HBM, in Tensor order.
-std::vector<Tensor> hbm_tensors(Algorithm a, const AttentionProblem& p);
+// `storage`: a kernel's storage types (an fp32 dQ accumulator adds dQaccum).
+std::vector<Tensor> hbm_tensors(Algorithm a, const AttentionProblem& p, StorageTypes storage = {});
 
-// Σ over hbm_tensors of rows × cols × element size × B·H. Throws OverflowError.
-i64 hbm_footprint_bytes(Algorithm a, const AttentionProblem& p);
+// Σ over hbm_tensors of rows × cols × element size × B·H, each element as the
+// loop nest moves it (dQaccum in its accumulator type). Throws OverflowError.
+i64 hbm_footprint_bytes(Algorithm a, const AttentionProblem& p, StorageTypes storage = {});
+
+// One tensor at full size, all B·H heads.
+struct TensorMemory {
+  Tensor tensor = Tensor::Q;
+  i64 bytes = 0;
+};
+
+// What a training step keeps in HBM between its forward and its backward, and
+// what the backward holds at its peak. Every set comes from the two loop
+// nests' emissions: a tensor the backward reads and never writes is either
+// saved by the forward (it wrote it: P for standard attention and eager
+// PyTorch, O and ℓ, m for FlashAttention-1, O and the logsumexp L for -2), an
+// input of the forward (Q, K, V, which the layer holds anyway) or the incoming
+// gradient dO; what the backward writes is its own.
+struct TrainingStepMemory {
+  Algorithm forward = Algorithm::fa2, backward = Algorithm::fa2_bwd;  // the pair
+  std::vector<TensorMemory> saved;     // written by the forward, read by the backward
+  std::vector<TensorMemory> inputs;    // the forward's inputs the backward reads again (Q, K, V)
+  std::vector<TensorMemory> own;       // dO and what the backward writes: dQ, dK, dV, D, dQaccum, dP, dS
+  // The most the backward holds at once: over its phases (its passes, pre- and
+  // post-passes), the saved tensors, the inputs and dO throughout; a tensor it
+  // writes from the phase that first touches it — to the end for the
+  // gradients dQ, dK, dV, to its last use for the others (dP, dS, D, dQaccum).
+  i64 backward_peak_bytes = 0;
+
+  i64 saved_bytes() const;
+  i64 inputs_bytes() const;
+  i64 own_bytes() const;
+};
+
+// `a`: a forward algorithm or its backward (either names the pair). Throws
+// std::invalid_argument when the table has no backward for it, OverflowError
+// when a size does not fit in 64 bits.
+TrainingStepMemory training_step_memory(Algorithm a, const AttentionProblem& p, StorageTypes storage = {});
 
 }  // namespace flashlab::sim

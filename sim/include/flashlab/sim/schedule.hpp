@@ -3,10 +3,16 @@
 //
 //   prologue
 //   for each outer iteration o:        (fa1: K_j, V_j; fa2: Q_i; standard and
-//     outer_begin(o)                    pytorch: one pass over row block i)
-//     for each visit k of o: visit(o, k)   (one (i, j) block)
-//     outer_end(o)
+//     outer_begin(o)                    pytorch: one pass over row block i;
+//     for each visit k of o: visit(o, k)   the backward passes: K_j, V_j or Q_i)
+//     outer_end(o)                      (one (i, j) block per visit)
 //   epilogue
+//
+// The outer iterations are numbered through the phases: phase p holds
+// outer iterations [phase_begin(p), phase_begin(p) + phase_outer_count(p)),
+// one per row block when outer_over_rows(p), else one per column block, and
+// a phase without visits (has_visits(p) false: FlashAttention-2's backward
+// pre-pass D_i = rowsum(dO_i ∘ O_i)) runs outer_begin and outer_end only.
 //
 // The loop nest is written once (sim/src/<algorithm>.cpp). The cost of any
 // range of pieces — exact per-head Counters, events included — is derived
@@ -18,6 +24,7 @@
 #include <memory>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include "flashlab/sim/algorithm.hpp"
 #include "flashlab/sim/counters.hpp"
@@ -55,8 +62,21 @@ class Schedule {
   int phases() const;
   // What a phase does, for the step-through ("pass 1/3: S = QKᵀ, written to HBM").
   std::string_view phase_title(int phase) const;
-  // Where block (i, j) is first visited: (o, k), or (-1, -1) if it is skipped.
+  // A phase's outer loop: over row blocks i (Q_i; T_r outer iterations) or
+  // over column blocks j (K_j, V_j; T_c of them). The record's
+  // AlgorithmInfo::outer_over_rows is the main loop's; a phase may differ.
+  bool outer_over_rows(int phase) const;
+  // False for a pass with no inner loop (a backward pre- or post-pass over row blocks).
+  bool has_visits(int phase) const;
+  i64 phase_begin(int phase) const;        // its first outer iteration
+  i64 phase_outer_count(int phase) const;  // T_r or T_c
+  // The row block i (outer loop over rows) or column block j that outer iteration o runs over.
+  i64 outer_block(i64 o) const;
+  // Where block (i, j) is first visited: (o, k), or (-1, -1) if no phase visits it.
   std::pair<i64, i64> locate_block(i64 i, i64 j) const;
+  // Where phase `phase` visits block (i, j): (o, k), o counted from the first
+  // phase as everywhere, or (-1, -1) if that phase skips it or has no visits.
+  std::pair<i64, i64> locate_block(i64 i, i64 j, int phase) const;
 
   // Events.
   void emit(EventSink& sink) const;
@@ -88,6 +108,18 @@ class Schedule {
   const detail::LoopNest& loop_nest() const { return *nest_; }
 
  private:
+  struct PhaseLayout {
+    bool rows = true, visits = true;
+    i64 begin = 0, count = 0;
+  };
+  struct OuterRef {
+    int phase;
+    i64 idx;     // row block i or column block j
+    i64 lo, hi;  // visited inner blocks [lo, hi)
+  };
+  OuterRef outer_ref(i64 o) const;
+  const PhaseLayout& layout(int phase) const { return layout_[static_cast<size_t>(phase)]; }
+
   Algorithm algorithm_;
   const AlgorithmInfo* info_;
   AttentionProblem problem_;
@@ -96,6 +128,7 @@ class Schedule {
   StorageTypes storage_;
   std::unique_ptr<detail::LoopNest> nest_;
   std::shared_ptr<const detail::CostModel> costs_;
+  std::vector<PhaseLayout> layout_;
   Counters prologue_, epilogue_;  // emitted once: they hold whole tensors
 };
 

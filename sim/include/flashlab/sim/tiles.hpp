@@ -30,9 +30,10 @@ i64 sram_elements(i64 sram_bytes, DType t);
 
 // FlashAttention Algorithm 1, line 1: B_c = ⌈M/4d⌉, B_r = min(⌈M/4d⌉, d).
 TileShape paper_tile_rule(i64 sram_bytes, const AttentionProblem& p);
-// The shape a rule gives (paper_transposed swaps B_r and B_c).
+// The shape a rule gives (paper_transposed swaps B_r and B_c; paper_backward
+// is the paper's rule for M/2: B_c = ⌈M/8d⌉, B_r = min(⌈M/8d⌉, d)).
 TileShape tile_rule_shape(TileRule r, i64 sram_bytes, const AttentionProblem& p);
-std::string_view describe(TileRule r);  // "paper", "paper, transposed"
+std::string_view describe(TileRule r);  // "paper", "paper, transposed", "paper, backward"
 
 // The block grid of one head. Row block i covers rows [i·B_r, min((i+1)·B_r, N_q));
 // column block j covers [j·B_c, min((j+1)·B_c, N_kv)). The last block of each may

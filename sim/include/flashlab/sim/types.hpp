@@ -17,19 +17,21 @@ constexpr i64 dtype_bytes(DType t) { return t == DType::fp32 ? 4 : 2; }
 std::string_view to_string(DType t);
 std::optional<DType> parse_dtype(std::string_view s);
 
-// Every tensor the algorithms name. Q..D may live in global memory: the
-// forward's Q, K, V, S, P, O, ℓ, m and the logsumexp, and the backward's
-// gradients dO, dQ, dK, dV, dS = ∂L/∂S, dP = ∂L/∂P and D = rowsum(dO ∘ O).
+// Every tensor the algorithms name. Q..dQaccum may live in global memory:
+// the forward's Q, K, V, S, P, O, ℓ, m and the logsumexp, and the backward's
+// gradients dO, dQ, dK, dV, dS = ∂L/∂S, dP = ∂L/∂P, D = rowsum(dO ∘ O) and
+// dQaccum, the buffer a kernel adds dQ into when it accumulates in another
+// type than the problem's (FlashAttention-2's fp32 dQaccum; StorageTypes).
 // The rest are on-chip statistics of online softmax (m̃_ij, ℓ̃_ij, m_i^new,
 // ℓ_i^new). The global tensors come first: the L2 model keys a line by a
 // tensor index below kGlobalTensorCount.
 enum class Tensor : std::uint8_t {
   Q, K, V, S, P, O, l, m, LSE,
-  dO, dQ, dK, dV, dS, dP, D,
+  dO, dQ, dK, dV, dS, dP, D, dQaccum,
   m_tilde, l_tilde, m_new, l_new
 };
-inline constexpr int kTensorCount = 20;
-inline constexpr int kGlobalTensorCount = 16;  // Q .. D
+inline constexpr int kTensorCount = 21;
+inline constexpr int kGlobalTensorCount = 17;  // Q .. dQaccum
 
 std::string_view to_string(Tensor t);        // ASCII: "Q", "l", "m_tilde", ...
 std::string_view display_name(Tensor t);     // paper notation: "ℓ", "m̃", ...
@@ -43,8 +45,10 @@ constexpr bool is_statistic(Tensor t) {
 // The tensors only the backward pass has.
 constexpr bool is_gradient(Tensor t) {
   return t == Tensor::dO || t == Tensor::dQ || t == Tensor::dK || t == Tensor::dV || t == Tensor::dS ||
-         t == Tensor::dP || t == Tensor::D;
+         t == Tensor::dP || t == Tensor::D || t == Tensor::dQaccum;
 }
+// dQaccum's element is the accumulator's type (StorageTypes::dq_accumulator),
+// which the Emitter gives it; by default it would be the problem's.
 constexpr i64 element_bytes(Tensor t, DType d) { return is_statistic(t) ? 4 : dtype_bytes(d); }
 
 // What a kernel keeps in global memory in another element type than the
@@ -53,7 +57,7 @@ constexpr i64 element_bytes(Tensor t, DType d) { return is_statistic(t) ? 4 : dt
 // running O in fp32 (ours does) and write the problem's dtype at its last step.
 // The backward passes of FlashAttention add into dQ_i in global memory from
 // every K_j, V_j block; a kernel accumulates them in fp32 (FlashAttention-2's
-// dQaccum) and converts once at the end.
+// dQaccum, Tensor::dQaccum) and converts once at the end, in a pass of its own.
 struct StorageTypes {
   std::optional<DType> o_accumulator;   // unset: the problem's dtype
   std::optional<DType> dq_accumulator;  // unset: the problem's dtype
