@@ -26,8 +26,8 @@ namespace bwd = fa2_tc_bwd_detail;
 // The compiled configurations, one per head dim. Alternatives are timed by
 // tests/kernels/bwd_check.cu (FLASHLAB_BWD_VARIANTS); docs/kernels.md has the choice.
 //                            d   B_c  B_r  warps  K_j,V_j in regs  blocks/SM
-using Cfg64 = bwd::Config<64, 128, 64, 8, true, 1>;
-using Cfg128 = bwd::Config<128, 128, 64, 8, false, 1>;
+using Cfg64 = bwd::Config<64, 128, 32, 4, false, 2>;   // 32 keys per warp: B fragments feed two mma rows
+using Cfg128 = bwd::Config<128, 128, 64, 8, false, 1>;  // 16 keys per warp (32 would need 256 accumulators)
 
 template <class Cfg>
 sim::TileShape tiles_of() {

@@ -60,7 +60,8 @@ std::string sci(double v) {
 
 }  // namespace
 
-MeasuredRun run_case(Backend& backend, const KernelInfo& k, const AttentionProblem& p, const RunOptions& o) {
+MeasuredRun run_case(Backend& backend, const KernelInfo& k, const AttentionProblem& p, const RunOptions& o,
+                     const KernelInfo* forward) {
   MeasuredRun row;
   row.kernel = k.id;
   row.model = std::string(sim::to_string(k.model));
@@ -77,7 +78,7 @@ MeasuredRun run_case(Backend& backend, const KernelInfo& k, const AttentionProbl
 
   const DeviceLimits limits = backend.device().limits();
   const bool backward = k.pass() == sim::Pass::bwd;
-  const KernelInfo* fwd = backward ? forward_rung(k) : nullptr;
+  const KernelInfo* fwd = backward ? (forward != nullptr ? forward : forward_rung(k)) : nullptr;
   sim::TileShape tiles, fwd_tiles;
   try {
     // Dtype and head dim first: a compiled rung has no tiles for a head dim it lacks.

@@ -100,12 +100,11 @@ std::vector<Rung> rungs(bool variants) {
              [](int) { return sim::TileShape{Cfg::kBr, Cfg::kBc}; }, layout::fa_bwd_workspace_bytes};
       r.push_back(v);
     };
-    add("tc_d64_128x64_w8", 64, B::Config<64, 128, 64, 8, false, 1>{});
-    add("tc_d64_128x32_w4_m2", 64, B::Config<64, 128, 32, 4, false, 2>{});
-    add("tc_d64_64x64_w4_kvreg", 64, B::Config<64, 64, 64, 4, true, 2>{});
-    add("tc_d128_128x32_w8", 128, B::Config<128, 128, 32, 8, false, 1>{});
-    add("tc_d128_64x64_w4", 128, B::Config<128, 64, 64, 4, false, 2>{});
-    add("tc_d128_64x32_w4", 128, B::Config<128, 64, 32, 4, false, 2>{});
+    // B_r × B_c below is the simulator's naming: B_c keys per block, B_r queries per step.
+    add("tc_d64_32x128_w4_defer", 64, B::Config<64, 128, 32, 4, false, 2, true>{});
+    add("tc_d64_64x128_w8_kvreg", 64, B::Config<64, 128, 64, 8, true, 1>{});
+    add("tc_d128_64x128_w8_defer", 128, B::Config<128, 128, 64, 8, false, 1, true>{});
+    add("tc_d128_32x128_w8", 128, B::Config<128, 128, 32, 8, false, 1>{});
   }
 #else
   (void)variants;

@@ -122,8 +122,9 @@ std::unique_ptr<Backend> open_cuda_backend();
 // skipped (with the reason), OOM (with the bytes) or failed (with the error).
 // A backward rung's row has direction "bwd", and it is skipped (naming why)
 // when its forward rung cannot run the problem.
+// `forward`: the rung run before a backward one (default: forward_rung(kernel)).
 sim::MeasuredRun run_case(Backend& backend, const KernelInfo& kernel, const sim::AttentionProblem& p,
-                          const RunOptions& options);
+                          const RunOptions& options, const KernelInfo* forward = nullptr);
 
 using Progress = std::function<void(std::size_t done, std::size_t total, const sim::MeasuredRun& row)>;
 
