@@ -13,7 +13,11 @@
 // first block brings the tile in, the others find it in L2 — and accesses that
 // depend on a block's own row i (Q_i, O_i, S_ij) are made for each member,
 // grouped into the L2 lines they fall in. Steps are visits; every block takes
-// one step per visit, so blocks that started together stay together.
+// one step per visit, so blocks that started together stay together. A phase
+// whose outer loop runs over column blocks (a CTA per K_j, V_j) mirrors it:
+// K_j, V_j, dK_j, dV_j are each member's, and Q_i, dO_i, dQ_i are shared by the
+// members at the same row block in the step (cols_piece). A phase without
+// visits takes one step per block. Each phase is a launch of its own.
 #include <algorithm>
 #include <limits>
 #include <stdexcept>
@@ -587,13 +591,39 @@ class Runner {
         if (!a.uses_j) {
           while (e < m1 && row_of(e) == i) ++e;  // the same tile
           const auto copies = static_cast<i64>(e - k);
-          const AccessOutcome o = mem_.touch(a, l, std::uint64_t{1} << l.bit, copies);
+          if (copies > 1) {
+            const AccessOutcome o = mem_.touch(a, l, std::uint64_t{1} << l.bit, copies);
+            if (traffic != nullptr && !a.write) {
+              const double b = static_cast<double>(o.hit_bytes + o.miss_bytes);
+              for (size_t m = k; m < e; ++m) {
+                traffic->requested[m] += b;
+                traffic->from_dram[m] += static_cast<double>(o.miss_bytes);
+                traffic->dram_share[m] += static_cast<double>(o.miss_bytes) / static_cast<double>(copies);
+              }
+            }
+            k = e;
+            continue;
+          }
+          // A tile one member asks for alone: the next members' tiles of the
+          // same line that are also theirs alone join the touch (causal members
+          // at consecutive rows).
+          std::uint64_t mask = std::uint64_t{1} << l.bit;
+          while (e < m1) {
+            const i64 r = row_of(e);
+            const Memory::Line n = mem_.line_of(a, c.head, r, -1);
+            if (n.key != l.key || (mask >> n.bit & 1U) != 0 || (e + 1 < m1 && row_of(e + 1) == r)) break;
+            mask |= std::uint64_t{1} << n.bit;
+            ++e;
+          }
+          const AccessOutcome o = mem_.touch(a, l, mask);
           if (traffic != nullptr && !a.write) {
-            const double b = static_cast<double>(o.hit_bytes + o.miss_bytes);
+            const i64 all = o.hit_bytes + o.miss_bytes;
+            const double frac = all > 0 ? static_cast<double>(o.miss_bytes) / static_cast<double>(all) : 0.0;
             for (size_t m = k; m < e; ++m) {
+              const double b = static_cast<double>(mem_.tile_bytes(a, row_of(m), -1));
               traffic->requested[m] += b;
-              traffic->from_dram[m] += static_cast<double>(o.miss_bytes);
-              traffic->dram_share[m] += static_cast<double>(o.miss_bytes) / static_cast<double>(copies);
+              traffic->from_dram[m] += b * frac;
+              traffic->dram_share[m] += b * frac;
             }
           }
         } else {

@@ -329,7 +329,7 @@ TEST_CASE("following a prefix of the heads and scaling: within 2% of following e
       }
 }
 
-TEST_CASE("every backward schedule is modelled; its requests are the loop nest's, tensor by tensor", "[sim][l2][bwd]") {
+TEST_CASE("every backward schedule is modelled, and its requests are the loop nest's, tensor by tensor", "[sim][l2][bwd]") {
   auto rng = flashlab::test::test_rng();
   for (int n = 0; n < 30; ++n) {
     flashlab::test::Case c = flashlab::test::random_case(rng, 400);

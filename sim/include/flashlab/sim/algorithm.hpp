@@ -48,7 +48,7 @@ enum class Marker : std::uint8_t { circle, square, diamond, triangle };
 
 struct AlgorithmInfo {
   Algorithm id = Algorithm::standard;
-  std::string_view key;     // CLI name: "standard", "pytorch", "fa1", "fa2"
+  std::string_view key;     // CLI name: "standard", "pytorch", "fa1", "fa2", "standard_bwd", ... "fa2_bwd"
   std::string_view title;   // "FlashAttention-1 (Algorithm 1)"
   std::string_view source;  // where the loop nest comes from
   std::vector<std::string> pseudocode;  // line k of the paper is pseudocode[k-1]

@@ -22,7 +22,10 @@ namespace flashlab::sim {
 // How a schedule runs on the GPU: how many thread blocks (CTAs) are resident at
 // once and in which order the grid hands them out. Head-major dispatch: every
 // CTA of head 0, then head 1, ...; within a head by outer index, ascending, or
-// descending when the kernel starts the heaviest causal row blocks first.
+// descending when the kernel starts the heaviest causal row blocks first. A
+// phase whose outer loop runs over column blocks (the backward's one CTA per
+// K_j, V_j) is dispatched ascending either way: its heaviest causal blocks
+// are the first. Each phase of a schedule is a launch of its own.
 struct Launch {
   i64 sm_count = 0;
   i64 ctas_per_sm = 1;
@@ -61,7 +64,8 @@ struct VisitL2 {
 
 // A group of CTAs of the first head dispatched together: they walk the same
 // K_j, V_j at the same time, so one of them brings a tile into L2 and the
-// others find it there.
+// others find it there (over column blocks: the same Q_i, dO_i, dQ_i, when
+// they are at the same row block).
 struct WaveGroup {
   int phase = 0;
   i64 launch = 0;                 // outer iteration whose launch this is (one launch per outer iteration), else 0
@@ -115,7 +119,8 @@ double seq_where_kv_fill_l2(i64 head_dim, DType dtype, i64 l2_bytes);
 // its read requests — with outer iteration o's own loads at k = 0, where the
 // trace counts them — and its part of the DRAM reads is VisitL2::dram_share of
 // them (a tile the wave shares is read from DRAM once, not once per CTA). The
-// prologue, outer_end and epilogue pieces are not in the trace and not here;
+// prologue, outer_end and epilogue pieces are not in the trace and not here,
+// nor are the outer iterations without visits (a backward pre- or post-pass);
 // nor are writes (written-back lines leave the L2 whenever it evicts them).
 // Built once per result, O(visits); a query costs the visits of one outer
 // iteration.

@@ -27,15 +27,17 @@ struct TileChoice {
 };
 
 // Peak SRAM bytes of a schedule, from the stream of the pieces that hold the
-// largest tiles (prologue, first and last outer iteration with their first
-// visit). Equal to the full stream's peak; the tests check it.
+// largest tiles: the prologue and epilogue, and the first outer iteration of
+// every phase (row block 0 or column block 0, as the phase's outer loop runs)
+// with its first and last visit. Equal to the full stream's peak; the tests check it.
 i64 sram_peak_probe(const Schedule& s, i64 capacity = std::numeric_limits<i64>::max(),
                     std::optional<SramOverflow>* overflow = nullptr);
 
 // Tiles for algorithm `a` on an SRAM of `sram_bytes`. Explicit tiles are taken
 // as given (an error later if they do not fit). Otherwise the algorithm's rule
 // (AlgorithmInfo::tile_rule: the paper's for FlashAttention-1, its transpose for
-// an outer loop over Q_i); when its tile set does not fit (the rule is
+// an outer loop over Q_i, the backward rule B_c = ⌈M/8d⌉ for the backward
+// passes over K_j, V_j); when its tile set does not fit (the rule is
 // asymptotic), the block capped at d and then the other are halved until the
 // algorithm's own working set fits, and a note says so.
 TileChoice choose_tiles(Algorithm a, const AttentionProblem& p, i64 sram_bytes, std::optional<TileShape> explicit_tiles);
