@@ -8,7 +8,8 @@
 // needs. dQ is accumulated in fp32 with vector reductions (red.global.add.v2.f32)
 // into dQaccum, as FlashAttention-2 does: one pass over K_j per block, at the
 // price of a run-to-run order of additions (not bitwise deterministic).
-// Tiles are fixed at compile time per head dim and reported through
+// Each step's dQ product runs at the top of the next step (one barrier per
+// step). Tiles are fixed at compile time per head dim and reported through
 // fa2_tc_bwd_tiles(). The kernel is in fa2_tc_bwd_kernel.cuh.
 // Expected bottleneck: mma.sync issue and ldmatrix bandwidth, then dQ's atomics.
 // Measured: see kernels/README.md (the 16k-token grid beside PyTorch's SDPA FLASH backward).
@@ -25,9 +26,9 @@ namespace bwd = fa2_tc_bwd_detail;
 
 // The compiled configurations, one per head dim. Alternatives are timed by
 // tests/kernels/bwd_check.cu (FLASHLAB_BWD_VARIANTS); docs/kernels.md has the choice.
-//                            d   B_c  B_r  warps  K_j,V_j in regs  blocks/SM
-using Cfg64 = bwd::Config<64, 128, 32, 4, false, 2>;   // 32 keys per warp: B fragments feed two mma rows
-using Cfg128 = bwd::Config<128, 128, 64, 8, false, 1>;  // 16 keys per warp (32 would need 256 accumulators)
+//                            d   B_c  B_r  warps  K_j,V_j in regs  blocks/SM  dQ deferred
+using Cfg64 = bwd::Config<64, 128, 32, 4, false, 2, true>;   // 32 keys per warp: B fragments feed two mma rows
+using Cfg128 = bwd::Config<128, 128, 64, 8, false, 1, true>;  // 16 keys per warp (32 would need 256 accumulators)
 
 template <class Cfg>
 sim::TileShape tiles_of() {
