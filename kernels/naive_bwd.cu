@@ -16,7 +16,9 @@
 // elementwise pass over N_q × N_kv.
 // Expected bottleneck: HBM traffic of P, dP and dS (Θ(N²) per head: P read
 // three times, dP written and read, dS written and read twice), then the GEMMs.
-// Measured: see kernels/README.md (beside eager PyTorch's backward).
+// Measured (H200, fp16, 16k tokens, hidden 2048, 2026-11-25): 84–357 TFLOP/s by the backward
+// convention (2.5× the forward's FLOPs), 1.47–2.72× eager PyTorch's autograd in the same run,
+// 3.6–4.1 TB/s of DRAM traffic measured — see kernels/README.md.
 #include <cmath>
 
 #include "common.cuh"
