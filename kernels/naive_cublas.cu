@@ -14,6 +14,7 @@
 // kernels/README.md.
 #include "common.cuh"
 #include "cublas_check.hpp"
+#include "cublas_handle.hpp"
 #include "flashlab/kernels/layouts.hpp"
 #include "flashlab/kernels/rungs.hpp"
 #include "softmax.cuh"
@@ -67,6 +68,9 @@ int as_int(i64 v, const char* what) {
 }
 
 }  // namespace
+
+cublasHandle_t shared_cublas_handle() { return cublas().handle; }
+
 }  // namespace detail
 
 void naive_cublas_prepare() { detail::cublas(); }

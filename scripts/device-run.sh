@@ -11,6 +11,12 @@
 #             and with a DRAM counter pass per case, and PyTorch
 #             eager / SDPA FLASH / SDPA cuDNN on the same
 #             problems, one merged table                         -> bench.txt bench.json torch.json compare.txt
+#   bench-bwd the same grid for the backward rungs (--pass bwd; each
+#             case's forward rung untimed), and PyTorch's backward
+#             (eager autograd, SDPA FLASH, SDPA cuDNN)           -> bench-bwd.txt bench-bwd.json torch-bwd.json compare-bwd.txt
+#   bwd-check the backward rungs called directly (flashlab_bwd_check):
+#             every rung and fa2_tc_bwd's alternative
+#             configurations on the grid, against fp64 first    -> bwd-check.txt
 #   labs      the lab-report sweeps and the FlashAttention-2
 #             paper grid (OOM cells as on a 16 GB T4)            -> labs.txt labs.json
 #   validate  the L2 model against the counters: every rung on the sweep
@@ -32,8 +38,10 @@ OUT=${OUT:-$ROOT/device-out}
 mkdir -p "$OUT"
 BIN=$ROOT/build-device/bin
 TESTS_BUDGET=${TESTS_BUDGET:-240}
-SANITIZE_BUDGET=${SANITIZE_BUDGET:-180}
+SANITIZE_BUDGET=${SANITIZE_BUDGET:-300}
 BENCH_BUDGET=${BENCH_BUDGET:-260}
+BENCH_BWD_BUDGET=${BENCH_BWD_BUDGET:-240}
+BWD_CHECK_BUDGET=${BWD_CHECK_BUDGET:-120}
 LABS_BUDGET=${LABS_BUDGET:-540}
 VALIDATE_BUDGET=${VALIDATE_BUDGET:-330}
 NCU_BUDGET=${NCU_BUDGET:-120}
@@ -86,8 +94,9 @@ stage_tests() {
 stage_sanitize() {
   local t0=$SECONDS log=$OUT/sanitize.log clean=0 dirty=0 skipped=0 details=""
   : > "$log"
+  # SANITIZE_KERNELS: a list of ids (default every kernel the build has, backward rungs included).
   local ids
-  ids=$("$BIN/flashlab" bench --list | awk 'NR > 2 && $NF == "yes" { print $1 }')
+  ids=${SANITIZE_KERNELS:-$("$BIN/flashlab" bench --list | awk 'NR > 2 && $NF == "yes" { print $1 }')}
   local shapes=("--batch 1 --heads 2 --seq 65 --head-dim 64 --causal no"
                 "--batch 2 --heads 2 --seq 300 --head-dim 128 --causal yes")
   for k in $ids; do
@@ -195,6 +204,47 @@ stage_bench() {
   fi
 }
 
+stage_bench_bwd() {
+  local t0=$SECONDS rc
+  timeout "$BENCH_BWD_BUDGET" "$BIN/flashlab" bench --sweep perf --pass bwd --counters --json "$OUT/bench-bwd.json" \
+    > "$OUT/bench-bwd.txt" 2>&1
+  rc=$?
+  if [ $rc -ne 0 ] && [ ! -s "$OUT/bench-bwd.json" ]; then
+    result bench-bwd FAILED $((SECONDS - t0)) "flashlab bench rc=$rc (bench-bwd.txt)"
+    return
+  fi
+  local left=$((BENCH_BWD_BUDGET + 120 - (SECONDS - t0)))
+  [ $left -lt 30 ] && left=30
+  echo "== torch_compare.py" >> "$OUT/bench-bwd.txt"
+  timeout "$left" python3 "$ROOT/scripts/torch_compare.py" --ours "$OUT/bench-bwd.json" --json "$OUT/torch-bwd.json" \
+    --table "$OUT/compare-bwd.txt" >> "$OUT/bench-bwd.txt" 2>&1
+  local rc2=$?
+  local goals
+  goals=$(grep -E "points meet" "$OUT/compare-bwd.txt" 2>/dev/null | sed 's/^ *//' | tr '\n' ';')
+  if [ $rc -eq 0 ] && [ $rc2 -eq 0 ]; then
+    result bench-bwd ok $((SECONDS - t0)) "$goals (compare-bwd.txt)"
+  else
+    result bench-bwd FAILED $((SECONDS - t0)) "flashlab rc=$rc, torch_compare rc=$rc2; $goals (bench-bwd.txt)"
+  fi
+}
+
+stage_bwd_check() {
+  local t0=$SECONDS rc
+  if [ ! -x "$BIN/flashlab_bwd_check" ]; then
+    result bwd-check SKIPPED 0 "no $BIN/flashlab_bwd_check in this build"
+    return
+  fi
+  timeout "$BWD_CHECK_BUDGET" "$BIN/flashlab_bwd_check" check time --variants > "$OUT/bwd-check.txt" 2>&1
+  rc=$?
+  local line
+  line=$(tail -1 "$OUT/bwd-check.txt")
+  case $rc in
+    0) result bwd-check ok $((SECONDS - t0)) "$line (bwd-check.txt)" ;;
+    124) result bwd-check TIMEOUT $((SECONDS - t0)) "over ${BWD_CHECK_BUDGET}s (bwd-check.txt)" ;;
+    *) result bwd-check FAILED $((SECONDS - t0)) "$line rc=$rc (bwd-check.txt)" ;;
+  esac
+}
+
 stage_labs() {
   local t0=$SECONDS parts=() failed=0
   : > "$OUT/labs.txt"
@@ -226,7 +276,10 @@ for s in "${STAGES[@]}"; do
   case $s in
     all) stage_info; stage_tests; stage_sanitize; stage_bench ;;
     info | tests | sanitize | bench | labs | validate | ncu) "stage_$s" ;;
-    *) echo "device-run: unknown stage '$s' (info, tests, sanitize, bench, labs, all)" >&2; exit 2 ;;
+    bench-bwd) stage_bench_bwd ;;
+    bwd-check) stage_bwd_check ;;
+    *) echo "device-run: unknown stage '$s' (info, tests, sanitize, bench, bench-bwd, bwd-check, labs, validate, ncu, all)" >&2
+       exit 2 ;;
   esac
 done
 

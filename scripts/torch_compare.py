@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """PyTorch on the problems of a `flashlab bench` run, in the same command, and
-one merged table with the ratios of the performance goals (naive_cublas >= 0.9x
-eager PyTorch, naive >= 0.3x eager, fa2_tc >= 0.7x SDPA FLASH).
+one merged table with the ratios of the performance goals (forward:
+naive_cublas >= 0.9x eager PyTorch, naive >= 0.3x eager, fa2_tc >= 0.7x SDPA
+FLASH; backward: naive_bwd >= 0.9x eager's backward, fa2_tc_bwd >= 0.6x SDPA
+FLASH's backward).
 
     flashlab bench --sweep perf --json bench.json
     python3 scripts/torch_compare.py --ours bench.json --json torch.json --table compare.txt
@@ -17,7 +19,16 @@ same grid); for each one this script times
 the way flashlab times its kernels: inputs N(0, 1) in [B, H, N, d], warm-up,
 then repeats with CUDA events, each after a write of 2x the L2 size (unless
 --no-l2-flush), median/min/max; TFLOP/s by the same convention
-(4*B*H*N_q*N_kv*d, halved when causal). Peak memory is what PyTorch's caching
+(4*B*H*N_q*N_kv*d, halved when causal).
+
+Rows of direction "bwd" in bench.json get the same three timed backward: the
+forward once with requires_grad, then torch.autograd.grad(o, (q, k, v), do,
+retain_graph=True) timed alone after the flush (dO is N(0, 1)); models
+"pytorch_bwd" (eager autograd: P, dP, dS in HBM) and "fa2_bwd" (SDPA). The
+backward's TFLOP/s are by the backward convention, 2.5x the forward's FLOPs
+(two GEMMs forward, five backward), for our rows too: the merged table
+recomputes every backward rate from its median time, so ratios are ratios of
+times whatever a results file's own rate column assumed. Peak memory is what PyTorch's caching
 allocator saw (torch.cuda.max_memory_allocated, inputs included), not
 cudaMemGetInfo as flashlab measures. Out of memory is a row, not a crash.
 
@@ -48,15 +59,26 @@ FORMAT = "flashlab-bench/1"
 DTYPES = {"fp16": torch.float16, "bf16": torch.bfloat16, "fp32": torch.float32}
 TORCH_KERNELS = ["torch_eager", "sdpa_flash", "sdpa_cudnn"]
 # The simulator algorithm whose HBM traffic each kernel has (the "model" of a row).
-MODELS = {"torch_eager": "pytorch", "sdpa_flash": "fa2", "sdpa_cudnn": "fa2"}
+MODELS = {"fwd": {"torch_eager": "pytorch", "sdpa_flash": "fa2", "sdpa_cudnn": "fa2"},
+          "bwd": {"torch_eager": "pytorch_bwd", "sdpa_flash": "fa2_bwd", "sdpa_cudnn": "fa2_bwd"}}
 
-# The performance goals: (ours, theirs, at least)
-GOALS = [("naive_cublas", "torch_eager", 0.9), ("naive", "torch_eager", 0.3), ("fa2_tc", "sdpa_flash", 0.7)]
+# The performance goals: (direction, ours, theirs, at least)
+GOALS = [("fwd", "naive_cublas", "torch_eager", 0.9), ("fwd", "naive", "torch_eager", 0.3),
+         ("fwd", "fa2_tc", "sdpa_flash", 0.7),
+         ("bwd", "naive_bwd", "torch_eager", 0.9), ("bwd", "fa2_tc_bwd", "sdpa_flash", 0.6)]
+# Printed beside the goals, with no bound: the fastest library kernel.
+ASIDE = {"fwd": ("fa2_tc", "sdpa_cudnn"), "bwd": ("fa2_tc_bwd", "sdpa_cudnn")}
 
 
-def convention_flops(p):
+def convention_flops(p, direction="fwd"):
+    """4*B*H*N_q*N_kv*d, halved when causal; the backward 2.5x that (5 GEMMs to 2)."""
     f = 4 * p["batch"] * p["heads"] * p["seq_q"] * p["seq_kv"] * p["head_dim"]
-    return f // 2 if p["causal"] else f
+    f = f // 2 if p["causal"] else f
+    return f * 5 // 2 if direction == "bwd" else f
+
+
+def direction_of(row):
+    return row.get("direction", "fwd") or "fwd"
 
 
 def problem_key(row):
@@ -84,8 +106,9 @@ def sdpa(backend):
     return run
 
 
-def empty_row(kernel, p):
-    return {"kernel": kernel, "model": MODELS[kernel], "direction": "fwd", "batch": p["batch"], "heads": p["heads"],
+def empty_row(kernel, p, direction="fwd"):
+    return {"kernel": kernel, "model": MODELS[direction][kernel], "direction": direction, "batch": p["batch"],
+            "heads": p["heads"],
             "seq_q": p["seq_q"], "seq_kv": p["seq_kv"], "head_dim": p["head_dim"], "causal": p["causal"], "dtype": p["dtype"],
             "br": 0, "bc": 0, "status": "ok", "reason": "", "time_ms_median": 0, "time_ms_min": 0,
             "time_ms_max": 0, "repeats": 0, "tflops": 0, "tflops_exact": 0, "gbps": 0,
@@ -103,7 +126,21 @@ def rel_error_head0(out, q, k, v, causal, scale):
     return (torch.linalg.norm(out[0, 0].double() - ref) / torch.linalg.norm(ref)).item()
 
 
-def measure(kernel, fn, p, args, flush):
+def rel_error_grads_head0(grads, q, k, v, do, causal, scale):
+    """Worst relative Frobenius error of dQ, dK, dV of head (0, 0) against fp64 autograd (on the GPU)."""
+    q0, k0, v0 = (t[0, 0].detach().double().requires_grad_(True) for t in (q, k, v))
+    s = (q0 @ k0.T) * scale
+    if causal:
+        n = s.shape[0]
+        s = s.masked_fill(torch.ones(n, s.shape[1], dtype=torch.bool, device=s.device).triu(1), float("-inf"))
+    o = torch.softmax(s, dim=-1) @ v0
+    refs = torch.autograd.grad(o, (q0, k0, v0), do[0, 0].double())
+    return max((torch.linalg.norm(g[0, 0].double() - r) / torch.linalg.norm(r)).item() for g, r in zip(grads, refs))
+
+
+def measure(kernel, fn, p, args, flush, direction="fwd"):
+    if direction == "bwd":
+        return measure_backward(kernel, fn, p, args, flush)
     row = empty_row(kernel, p)
     dtype = DTYPES[p["dtype"]]
     b, h, nq, nkv, d = p["batch"], p["heads"], p["seq_q"], p["seq_kv"], p["head_dim"]
@@ -161,26 +198,100 @@ def measure(kernel, fn, p, args, flush):
     return row
 
 
+def measure_backward(kernel, fn, p, args, flush):
+    """The backward alone: the forward once with requires_grad, then
+    torch.autograd.grad(o, (q, k, v), do, retain_graph=True) timed after each flush."""
+    row = empty_row(kernel, p, "bwd")
+    dtype = DTYPES[p["dtype"]]
+    b, h, nq, nkv, d = p["batch"], p["heads"], p["seq_q"], p["seq_kv"], p["head_dim"]
+    scale = 1.0 / math.sqrt(d)
+    q = k = v = do = mask = out = grads = None
+    torch.cuda.synchronize()
+    torch.cuda.empty_cache()
+    base = torch.cuda.memory_allocated()
+    try:
+        torch.cuda.reset_peak_memory_stats()
+        gen = torch.Generator(device="cuda").manual_seed(args.seed)
+        q = torch.randn(b, h, nq, d, device="cuda", dtype=dtype, generator=gen).requires_grad_(True)
+        k = torch.randn(b, h, nkv, d, device="cuda", dtype=dtype, generator=gen).requires_grad_(True)
+        v = torch.randn(b, h, nkv, d, device="cuda", dtype=dtype, generator=gen).requires_grad_(True)
+        do = torch.randn(b, h, nq, d, device="cuda", dtype=dtype, generator=gen)
+        if p["causal"]:
+            mask = torch.ones(nq, nkv, dtype=torch.bool, device="cuda").triu(1)
+        out = fn(q, k, v, p["causal"], scale, mask)
+        grads = torch.autograd.grad(out, (q, k, v), do, retain_graph=True)
+        torch.cuda.synchronize()
+        row["peak_memory_bytes"] = int(torch.cuda.max_memory_allocated() - base)
+        if not all(bool(torch.isfinite(g).all()) for g in grads):
+            row["status"], row["reason"] = "failed", "a gradient has NaN or inf"
+            return row
+        if nq * nkv <= 2048 * 2048:
+            row["rel_error"] = rel_error_grads_head0(grads, q, k, v, do, p["causal"], scale)
+        grads = None
+        for _ in range(max(1, args.warmup)):
+            if flush is not None:
+                flush.zero_()
+            torch.autograd.grad(out, (q, k, v), do, retain_graph=True)
+        torch.cuda.synchronize()
+        times = []
+        for _ in range(args.repeats):
+            if flush is not None:
+                flush.zero_()
+            start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            start.record()
+            torch.autograd.grad(out, (q, k, v), do, retain_graph=True)
+            stop.record()
+            times.append((start, stop))
+        torch.cuda.synchronize()
+        ms = [s.elapsed_time(e) for s, e in times]
+        row["time_ms_median"], row["time_ms_min"], row["time_ms_max"] = statistics.median(ms), min(ms), max(ms)
+        row["repeats"] = len(ms)
+        row["tflops"] = convention_flops(p, "bwd") / (row["time_ms_median"] * 1e-3) / 1e12
+    except torch.cuda.OutOfMemoryError as e:
+        first = str(e).splitlines()[0] if str(e) else "CUDA out of memory"
+        row["status"], row["reason"] = "OOM", "torch: " + first
+    except RuntimeError as e:  # a backend that cannot run this case (head dim, dtype, GPU)
+        first = str(e).splitlines()[0] if str(e) else type(e).__name__
+        row["status"], row["reason"] = "skipped", "torch: " + first[:300]
+    finally:
+        q = k = v = do = mask = out = grads = None
+        torch.cuda.synchronize()
+        torch.cuda.empty_cache()
+    return row
+
+
 def fmt(x, digits=1):
     return "" if x is None else f"{x:.{digits}f}"
 
 
-def merged_table(ours, theirs):
-    """One line per problem: TFLOP/s of every kernel, then the ratios of the goals."""
+def rate(r, direction):
+    """TFLOP/s of a row by the convention of its direction, from its median time."""
+    if r is None or r["status"] != "ok" or not r["time_ms_median"] > 0:
+        return None
+    return convention_flops(r, direction) / (r["time_ms_median"] * 1e-3) / 1e12
+
+
+def direction_table(ours, theirs, direction):
+    """One line per problem of one direction: TFLOP/s of every kernel, then the ratios of the goals."""
+    goals = [(a, b, g) for dr, a, b, g in GOALS if dr == direction]
+    aside = ASIDE[direction]
     by_problem = {}
     order = []
+    kernels = []
     for r in ours + theirs:
+        if direction_of(r) != direction:
+            continue
         key = problem_key(r)
         if key not in by_problem:
             by_problem[key] = {}
             order.append(key)
         by_problem[key][r["kernel"]] = r
-    kernels = []
-    for r in ours + theirs:
         if r["kernel"] not in kernels:
             kernels.append(r["kernel"])
-    header = ["B", "H", "N", "d", "causal", "dtype"] + [k for k in kernels] + \
-             [f"{a}/{b}" for a, b, _ in GOALS] + ["fa2_tc/sdpa_cudnn"]
+    if not order:
+        return []
+    header = ["B", "H", "N", "d", "causal", "dtype"] + kernels + [f"{a}/{b}" for a, b, _ in goals] + \
+             [f"{aside[0]}/{aside[1]}"]
     lines = []
     verdicts = []
     for key in order:
@@ -188,10 +299,7 @@ def merged_table(ours, theirs):
         p = problem_of(key)
 
         def tf(k):
-            r = rows.get(k)
-            if r is None:
-                return None
-            return r["tflops"] if r["status"] == "ok" and r["tflops"] > 0 else None
+            return rate(rows.get(k), direction)
 
         def cell(k):
             r = rows.get(k)
@@ -201,7 +309,7 @@ def merged_table(ours, theirs):
 
         cells = [str(p["batch"]), str(p["heads"]), str(p["seq_q"]) + ("" if p["seq_kv"] == p["seq_q"] else f"/{p['seq_kv']}"),
                  str(p["head_dim"]), "yes" if p["causal"] else "no", p["dtype"]] + [cell(k) for k in kernels]
-        for a, b, goal in GOALS + [("fa2_tc", "sdpa_cudnn", None)]:
+        for a, b, goal in goals + [(aside[0], aside[1], None)]:
             ta, tb = tf(a), tf(b)
             if ta is None or tb is None:
                 cells.append("-")
@@ -213,13 +321,16 @@ def merged_table(ours, theirs):
                 verdicts.append((a, b, goal, ratio, p))
         lines.append(cells)
     widths = [max(len(h), *(len(l[i]) for l in lines)) if lines else len(h) for i, h in enumerate(header)]
-    out = ["  ".join(h.rjust(w) for h, w in zip(header, widths)), "-" * (sum(widths) + 2 * (len(widths) - 1))]
+    title = "forward" if direction == "fwd" else "backward"
+    conv = ("4*B*H*N_q*N_kv*d (halved when causal)" if direction == "fwd"
+            else "2.5 x 4*B*H*N_q*N_kv*d (halved when causal), from each row's median time")
+    out = [f"== {title}", "  ".join(h.rjust(w) for h, w in zip(header, widths)),
+           "-" * (sum(widths) + 2 * (len(widths) - 1))]
     out += ["  ".join(c.rjust(w) for c, w in zip(l, widths)) for l in lines]
     out.append("")
-    out.append("TFLOP/s by the convention 4*B*H*N_q*N_kv*d (halved when causal); ratios are TFLOP/s ours / theirs "
-               "(= their time / ours). Goals: " +
-               ", ".join(f"{a} >= {g}x {b}" for a, b, g in GOALS) + ".")
-    for a, b, goal in GOALS:
+    out.append(f"TFLOP/s by the convention {conv}; ratios are TFLOP/s ours / theirs "
+               "(= their time / ours). Goals: " + ", ".join(f"{a} >= {g}x {b}" for a, b, g in goals) + ".")
+    for a, b, goal in goals:
         rs = [v for v in verdicts if v[0] == a and v[1] == b]
         if not rs:
             out.append(f"  {a} vs {b}: no pair measured")
@@ -229,7 +340,16 @@ def merged_table(ours, theirs):
         out.append(f"  {a} vs {b}: {len(rs) - len(low)}/{len(rs)} points meet {goal}x; worst {worst[3]:.2f}x at "
                    f"B={worst[4]['batch']} H={worst[4]['heads']} N={worst[4]['seq_q']} d={worst[4]['head_dim']} "
                    f"causal={'yes' if worst[4]['causal'] else 'no'}")
-    return "\n".join(out) + "\n"
+    out.append("")
+    return out
+
+
+def merged_table(ours, theirs):
+    """One table per direction present: TFLOP/s of every kernel, then the ratios of the goals."""
+    out = []
+    for direction in ("fwd", "bwd"):
+        out += direction_table(ours, theirs, direction)
+    return "\n".join(out)
 
 
 def main():
@@ -252,11 +372,12 @@ def main():
         ours_doc = json.load(f)
     if ours_doc.get("format") != FORMAT:
         sys.exit(f"torch_compare.py: error: {args.ours}: not a {FORMAT} file")
-    ours = [r for r in ours_doc["rows"] if r.get("direction", "fwd") == "fwd"]
-    keys = []
+    ours = [r for r in ours_doc["rows"] if direction_of(r) in ("fwd", "bwd")]
+    keys = []  # (direction, problem), in the order of the file
     for r in ours:
-        if problem_key(r) not in keys:
-            keys.append(problem_key(r))
+        key = (direction_of(r), problem_key(r))
+        if key not in keys:
+            keys.append(key)
 
     fns = {"torch_eager": eager}
     if sdpa_kernel is not None:
@@ -273,18 +394,18 @@ def main():
 
     theirs = []
     total = len(keys) * len(wanted)
-    for key in keys:
+    for direction, key in keys:
         p = problem_of(key)
         for k in wanted:
             if k not in fns:
-                row = empty_row(k, p)
+                row = empty_row(k, p, direction)
                 row["status"], row["reason"] = "skipped", "torch has no torch.nn.attention.sdpa_kernel (torch < 2.3)"
             else:
-                row = measure(k, fns[k], p, args, flush)
+                row = measure(k, fns[k], p, args, flush, direction)
             theirs.append(row)
             done = len(theirs)
             msg = f"{row['time_ms_median']:.4f} ms, {row['tflops']:.1f} TFLOP/s" if row["status"] == "ok" else row["reason"]
-            print(f"[{done}/{total}] {k} B={p['batch']} H={p['heads']} N={p['seq_q']} d={p['head_dim']} "
+            print(f"[{done}/{total}] {k} {direction} B={p['batch']} H={p['heads']} N={p['seq_q']} d={p['head_dim']} "
                   f"{p['dtype']}{' causal' if p['causal'] else ''}: {row['status']} {msg}", file=sys.stderr)
 
     meta = {"gpu": torch.cuda.get_device_name(0), "driver": "", "cuda_runtime": str(torch.version.cuda),

@@ -5,6 +5,7 @@
 // request (analysis/bench_results).
 #include <algorithm>
 #include <iostream>
+#include <optional>
 #include <sstream>
 
 #include "commands.hpp"
@@ -37,14 +38,16 @@ std::vector<std::string> split(const std::string& list) {
 // The list `flashlab bench --list` prints: every registry kernel, its dtypes,
 // head dims, minimum SM and whether this build can run it.
 std::string registry_table() {
-  analysis::TextTable t({"id", "name", "dtypes", "head dims", "min SM", "tiles", "model", "built"});
+  analysis::TextTable t({"id", "name", "dtypes", "head dims", "min SM", "tiles", "model", "pass", "built"});
   for (const kernels::KernelInfo& k : kernels::registry()) {
     const char* tiles = k.tile_source == kernels::TileSource::runtime    ? "runtime (B_r, B_c)"
                         : k.tile_source == kernels::TileSource::compiled ? "compiled"
                                                                          : "-";
     t.add({k.id, k.name, kernels::dtype_list(k), kernels::head_dim_list(k),
            std::to_string(k.min_sm / 10) + "." + std::to_string(k.min_sm % 10), tiles,
-           std::string(sim::to_string(k.model)), k.built() ? "yes" : "no (no CUDA)"});
+           std::string(sim::to_string(k.model)),
+           k.pass() == sim::Pass::bwd ? "bwd (after " + k.forward + ")" : std::string("fwd"),
+           k.built() ? "yes" : "no (no CUDA)"});
   }
   return t.str();
 }
@@ -60,7 +63,11 @@ class BenchCommand : public Command {
  public:
   void setup(CLI::App& root) override {
     app = root.add_subcommand("bench", "run the CUDA kernels: check against fp64, time, measure memory");
-    app->add_option("--kernels", kernels_, "comma list of registry ids (flashlab bench --list), default: all");
+    app->add_option("--kernels", kernels_, "comma list of registry ids (flashlab bench --list), default: every rung "
+                                           "of the --pass");
+    app->add_option("--pass", pass_, "fwd (default) | bwd | fwd+bwd: the forward ladder, the backward rungs (each "
+                                     "after its forward rung, untimed; only the backward is timed), or both; rows "
+                                     "carry their direction. With --kernels: the listed rungs must compute it");
     app->add_option("--sweep", sweep_, "a named sweep of assets/sweeps (flashlab bench --list-sweeps) or a JSON file; "
                                        "the flags below override its axes");
     app->add_option("-b,--batch", batch_, "batch sizes B, comma list (default 16)");
@@ -124,14 +131,24 @@ class BenchCommand : public Command {
       }
     }
     override_axes(axes);
+    std::optional<sim::PassSelection> pass;
+    if (!pass_.empty()) {
+      pass = sim::parse_pass_selection(pass_);
+      if (!pass) throw UsageError("--pass: expected fwd, bwd or fwd+bwd (got '" + pass_ + "')");
+    }
     std::vector<const kernels::KernelInfo*> selected;
     std::vector<sim::AttentionProblem> problems;
     try {
-      selected = kernels::select_kernels(axes.kernels);
+      selected = kernels::select_kernels(axes.kernels, pass.value_or(sim::PassSelection::fwd));
       problems = kernels::expand_axes(axes);
     } catch (const std::invalid_argument& e) {
       throw UsageError(e.what());
     }
+    if (pass && *pass != sim::PassSelection::fwd_bwd)
+      for (const kernels::KernelInfo* k : selected)
+        if ((k->pass() == sim::Pass::fwd) != (*pass == sim::PassSelection::fwd))
+          throw UsageError("--kernels: " + k->id + " computes the " + std::string(sim::to_string(k->pass())) +
+                           " pass, and --pass " + std::string(sim::to_string(*pass)) + " asks for the other");
     kernels::RunOptions o = options();
     if (!mem_limit_.empty()) o.mem_limit_bytes = parse_positive("--mem-limit", mem_limit_);
     else if (sweep_mem_limit) o.mem_limit_bytes = *sweep_mem_limit;
@@ -345,6 +362,7 @@ class BenchCommand : public Command {
     }
   }
 
+  std::string pass_;
   std::string kernels_, sweep_, batch_, tokens_, seq_, seq_kv_, heads_, head_dim_, emb_dim_, causal_, dtype_;
   std::string check_ = "sampled", tiles_ = "default", br_, bc_, mem_limit_, csv_, json_;
   std::vector<std::string> results_;

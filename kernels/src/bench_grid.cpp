@@ -110,12 +110,9 @@ std::vector<AttentionProblem> expand_axes(const BenchAxes& a) {
   return out;
 }
 
-std::vector<const KernelInfo*> select_kernels(const std::vector<std::string>& ids) {
+std::vector<const KernelInfo*> select_kernels(const std::vector<std::string>& ids, sim::PassSelection pass) {
+  if (ids.empty()) return kernels_of(pass);
   std::vector<const KernelInfo*> out;
-  if (ids.empty()) {
-    for (const KernelInfo& k : registry()) out.push_back(&k);
-    return out;
-  }
   for (const std::string& id : ids) {
     const KernelInfo* k = find_kernel(id);
     if (k == nullptr) bad("unknown kernel '" + id + "' (known: " + kernel_ids() + ")");

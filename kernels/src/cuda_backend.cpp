@@ -5,11 +5,14 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <memory>
+#include <iomanip>
 #include <sstream>
 
 #include "../cuda_check.hpp"
 #include "../device_utils.hpp"
+#include "flashlab/kernels/attention_reference.hpp"
 #include "flashlab/kernels/device.hpp"
 #include "flashlab/kernels/memory_counters.hpp"
 #include "flashlab/kernels/rungs.hpp"
@@ -116,6 +119,7 @@ class CudaBackend final : public Backend {
 
   Measurement measure(const Case& c, const CaseBuffers& b, const RunOptions& o) override {
     const sim::AttentionProblem& p = c.problem;
+    const bool backward = c.forward != nullptr;
     LaunchArgs a;
     a.problem = p;
     a.tiles = c.tiles;
@@ -137,32 +141,80 @@ class CudaBackend final : public Backend {
     detail::fill_normal(b.q, q_elems, p.dtype, c.seed ^ 0x1111111111111111ull, scale, stream_);
     detail::fill_normal(b.k, kv_elems, p.dtype, c.seed ^ 0x2222222222222222ull, scale, stream_);
     detail::fill_normal(b.v, kv_elems, p.dtype, c.seed ^ 0x3333333333333333ull, scale, stream_);
-    const std::size_t o_bytes = static_cast<std::size_t>(q_elems * sim::dtype_bytes(p.dtype));
+    const i64 es = sim::dtype_bytes(p.dtype);
+    const std::size_t o_bytes = static_cast<std::size_t>(q_elems * es);
+    const std::size_t kv_bytes = static_cast<std::size_t>(kv_elems * es);
     const std::size_t lse_bytes = static_cast<std::size_t>(bh * p.n_q()) * sizeof(float);
 
     Measurement m;
-    m.output_elements = q_elems;
-    auto run_once = [&] {
-      // NaN in every dtype: an element the kernel forgets stays NaN.
+    // The outputs of the launch that is checked and timed, poisoned before every
+    // run: O (and the logsumexp) of a forward rung; dQ, dK, dV of a backward one.
+    std::function<void()> poison;
+    std::function<i64()> count_unwritten;
+    if (!backward) {
+      m.output_elements = q_elems;
+      poison = [&] {
+        // NaN in every dtype: an element the kernel forgets stays NaN.
+        FLASHLAB_CUDA_CHECK(cudaMemsetAsync(b.o, 0xff, o_bytes, stream_));
+        if (b.lse != nullptr) FLASHLAB_CUDA_CHECK(cudaMemsetAsync(b.lse, 0xff, lse_bytes, stream_));
+      };
+      count_unwritten = [&] { return detail::count_not_finite(b.o, q_elems, p.dtype, counter_, stream_); };
+    } else {
+      // dO is N(0, 1) whatever the input scale: the scale stresses the softmax,
+      // and dP = dO Vᵀ stays within fp16 at ×30.
+      detail::fill_normal(b.d_o, q_elems, p.dtype, c.seed ^ 0x4444444444444444ull, 1.f, stream_);
+      a.bwd.d_o = b.d_o;
+      a.bwd.dq = b.dq;
+      a.bwd.dk = b.dk;
+      a.bwd.dv = b.dv;
+      a.bwd.forward_workspace = b.forward_workspace;
+      a.bwd.forward_workspace_bytes = static_cast<std::size_t>(b.forward_workspace_bytes);
+      // The forward rung once, untimed: O, the logsumexp, its workspace (P).
+      LaunchArgs f = a;
+      f.tiles = c.forward_tiles;
+      f.workspace = b.forward_workspace;
+      f.workspace_bytes = static_cast<std::size_t>(b.forward_workspace_bytes);
+      f.bwd = BackwardTensors{};
       FLASHLAB_CUDA_CHECK(cudaMemsetAsync(b.o, 0xff, o_bytes, stream_));
-      if (b.lse != nullptr) FLASHLAB_CUDA_CHECK(cudaMemsetAsync(b.lse, 0xff, lse_bytes, stream_));
-      c.kernel->launch(a);
-    };
+      c.forward->launch(f);
+      FLASHLAB_CUDA_CHECK(cudaStreamSynchronize(stream_));
+      if (const i64 bad = detail::count_not_finite(b.o, q_elems, p.dtype, counter_, stream_); bad > 0) {
+        m.output_elements = q_elems;
+        m.not_written = bad;
+        m.check_note = "the forward rung " + c.forward->id + " left O unwritten or not finite";
+        return m;
+      }
+      m.output_elements = q_elems + 2 * kv_elems;  // dQ, dK, dV
+      poison = [&] {
+        FLASHLAB_CUDA_CHECK(cudaMemsetAsync(b.dq, 0xff, o_bytes, stream_));
+        FLASHLAB_CUDA_CHECK(cudaMemsetAsync(b.dk, 0xff, kv_bytes, stream_));
+        FLASHLAB_CUDA_CHECK(cudaMemsetAsync(b.dv, 0xff, kv_bytes, stream_));
+      };
+      count_unwritten = [&] {
+        return detail::count_not_finite(b.dq, q_elems, p.dtype, counter_, stream_) +
+               detail::count_not_finite(b.dk, kv_elems, p.dtype, counter_, stream_) +
+               detail::count_not_finite(b.dv, kv_elems, p.dtype, counter_, stream_);
+      };
+    }
 
     // The correctness run; it reports the rung's occupancy.
     a.ctas_per_sm = &m.ctas_per_sm;
-    run_once();
+    poison();
+    c.kernel->launch(a);
     a.ctas_per_sm = nullptr;
     FLASHLAB_CUDA_CHECK(cudaStreamSynchronize(stream_));
-    m.not_written = detail::count_not_finite(b.o, q_elems, p.dtype, counter_, stream_);
-    if (m.not_written == 0 && o.check != CheckMode::off) check(c, b, o, m);
+    m.not_written = count_unwritten();
+    if (m.not_written == 0 && o.check != CheckMode::off) {
+      if (backward) check_backward(c, b, o, m);
+      else check(c, b, o, m);
+    }
 
     if (o.repeats > 0 && m.not_written == 0) {
       // Warm-up, the last one timed to size the number of repeats.
       EventPair warm;
       for (int w = 0; w < std::max(1, o.warmup); ++w) {
         if (o.l2_flush) flush(w);
-        FLASHLAB_CUDA_CHECK(cudaMemsetAsync(b.o, 0xff, o_bytes, stream_));
+        poison();
         FLASHLAB_CUDA_CHECK(cudaEventRecord(warm.start, stream_));
         c.kernel->launch(a);
         FLASHLAB_CUDA_CHECK(cudaEventRecord(warm.stop, stream_));
@@ -178,7 +230,11 @@ class CudaBackend final : public Backend {
       std::vector<EventPair> events(static_cast<std::size_t>(repeats));
       for (int r = 0; r < repeats; ++r) {
         if (o.l2_flush) flush(r);
-        run_once_poisoned_timed(a, b, o_bytes, lse_bytes, events[static_cast<std::size_t>(r)], c);
+        poison();
+        EventPair& ev = events[static_cast<std::size_t>(r)];
+        FLASHLAB_CUDA_CHECK(cudaEventRecord(ev.start, stream_));
+        c.kernel->launch(a);
+        FLASHLAB_CUDA_CHECK(cudaEventRecord(ev.stop, stream_));
       }
       FLASHLAB_CUDA_CHECK(cudaStreamSynchronize(stream_));
       for (const EventPair& e : events) {
@@ -187,9 +243,9 @@ class CudaBackend final : public Backend {
         m.times_ms.push_back(ms);
       }
       // The timed runs must have written everything too.
-      m.not_written = detail::count_not_finite(b.o, q_elems, p.dtype, counter_, stream_);
+      m.not_written = count_unwritten();
     }
-    if (o.counters && m.not_written == 0) count_memory(c, a, b, o_bytes, lse_bytes, m);
+    if (o.counters && m.not_written == 0) count_memory(c, a, poison, m);
     return m;
   }
 
@@ -198,8 +254,7 @@ class CudaBackend final : public Backend {
   // leaves in the L2 is clean (a written flush, or a read of the timed runs'
   // flush buffer whose lines may still be dirty, would leave lines that the
   // pass counts as the kernel's writes); the launch alone is in the range.
-  void count_memory(const Case& c, const LaunchArgs& a, const CaseBuffers& b, std::size_t o_bytes,
-                    std::size_t lse_bytes, Measurement& m) {
+  void count_memory(const Case& c, const LaunchArgs& a, const std::function<void()>& poison, Measurement& m) {
     if (!counters_ && counters_why_not_.empty()) {
       counters_ = CounterSession::open(0, &counters_why_not_);
       if (!counters_ && counters_why_not_.empty()) counters_why_not_ = "CUPTI's counters are not available";
@@ -218,8 +273,7 @@ class CudaBackend final : public Backend {
     try {
       const MemoryCounters mc = counters_->measure(
           [&] {
-            FLASHLAB_CUDA_CHECK(cudaMemsetAsync(b.o, 0xff, o_bytes, stream_));
-            if (b.lse != nullptr) FLASHLAB_CUDA_CHECK(cudaMemsetAsync(b.lse, 0xff, lse_bytes, stream_));
+            poison();
             detail::read_flush(clean_flush_, flush_bytes_, counter_, stream_);
             FLASHLAB_CUDA_CHECK(cudaStreamSynchronize(stream_));
           },
@@ -237,15 +291,6 @@ class CudaBackend final : public Backend {
  private:
   void flush(int r) {
     FLASHLAB_CUDA_CHECK(cudaMemsetAsync(flush_, (r & 1) ? 0x5a : 0xa5, static_cast<std::size_t>(flush_bytes_), stream_));
-  }
-
-  void run_once_poisoned_timed(const LaunchArgs& a, const CaseBuffers& b, std::size_t o_bytes, std::size_t lse_bytes,
-                               EventPair& ev, const Case& c) {
-    FLASHLAB_CUDA_CHECK(cudaMemsetAsync(b.o, 0xff, o_bytes, stream_));
-    if (b.lse != nullptr) FLASHLAB_CUDA_CHECK(cudaMemsetAsync(b.lse, 0xff, lse_bytes, stream_));
-    FLASHLAB_CUDA_CHECK(cudaEventRecord(ev.start, stream_));
-    c.kernel->launch(a);
-    FLASHLAB_CUDA_CHECK(cudaEventRecord(ev.stop, stream_));
   }
 
   // Copies head h (rows × d elements from `base`) to the host as doubles.
@@ -303,6 +348,71 @@ class CudaBackend final : public Backend {
       note << "rows " << sim::group_digits(static_cast<i64>(plan.rows.size())) << " of "
            << sim::group_digits(plan.n_rows_total) << " in " << plan.heads.size() << " of "
            << sim::group_digits(plan.n_heads_total) << " heads";
+    m.check_note = note.str();
+  }
+
+  // The fp64 check of a backward case (plan_check_backward): dQ on the rows of
+  // the plan, dK and dV when whole heads are checked; the worst of the three.
+  void check_backward(const Case& c, const CaseBuffers& b, const RunOptions& o, Measurement& m) {
+    const sim::AttentionProblem& p = c.problem;
+    const BackwardCheckPlan plan = plan_check_backward(p, o.check_flop_budget, o.check == CheckMode::full);
+    const double tau = 1.0 / std::sqrt(static_cast<double>(p.head_dim));
+    const i64 d = p.head_dim, nq = p.n_q(), nkv = p.n_kv();
+    ErrorSums eq, ek, ev;
+    double input_norm2 = 0;
+    for (i64 h : plan.rows.heads) {
+      std::ostringstream key;
+      key << "bwd/" << c.seed << '/' << o.input_scale << '/' << p.batch << 'x' << p.heads << 'x' << nq << 'x' << nkv
+          << 'x' << d << '/' << p.causal << '/' << static_cast<int>(p.dtype) << "/h" << h << "/r"
+          << plan.rows.rows.size() << ':' << plan.rows.rows.front() << '-' << plan.rows.rows.back() << '/'
+          << plan.keys;
+      const std::size_t nrows = plan.rows.rows.size();
+      std::vector<double> ref;  // dQ rows, then dK and dV when checked
+      const std::vector<double>* cached = o.cache != nullptr ? o.cache->find(key.str()) : nullptr;
+      if (cached != nullptr) {
+        ref = *cached;
+        input_norm2 = std::max(input_norm2, 1.0);
+      } else {
+        const std::vector<double> q = download(b.q, h, nq, d, p.dtype), k = download(b.k, h, nkv, d, p.dtype),
+                                  v = download(b.v, h, nkv, d, p.dtype), g = download(b.d_o, h, nq, d, p.dtype);
+        for (double x : q) input_norm2 += x * x;
+        const HeadReference head(k.data(), v.data(), nkv, d);
+        ref.assign(nrows * static_cast<std::size_t>(d) + (plan.keys ? 2 * static_cast<std::size_t>(nkv * d) : 0), 0.0);
+        double* dk = plan.keys ? ref.data() + nrows * d : nullptr;
+        double* dv = plan.keys ? dk + nkv * d : nullptr;
+        for (std::size_t i = 0; i < nrows; ++i) {
+          const i64 r = plan.rows.rows[i];
+          head.backward_row(q.data() + r * d, g.data() + r * d, r, tau, p.causal, ref.data() + i * d, dk, dv);
+        }
+        if (o.cache != nullptr) o.cache->put(key.str(), ref);
+      }
+      const std::vector<double> dq_got = download(b.dq, h, nq, d, p.dtype);
+      std::vector<double> got;
+      got.reserve(nrows * static_cast<std::size_t>(d));
+      for (i64 r : plan.rows.rows) got.insert(got.end(), dq_got.begin() + r * d, dq_got.begin() + (r + 1) * d);
+      eq += error_sums(got, std::vector<double>(ref.begin(), ref.begin() + static_cast<std::ptrdiff_t>(nrows * d)));
+      if (plan.keys) {
+        const auto kv_ref = [&](int which) {
+          const auto first = ref.begin() + static_cast<std::ptrdiff_t>(nrows * d + which * nkv * d);
+          return std::vector<double>(first, first + static_cast<std::ptrdiff_t>(nkv * d));
+        };
+        ek += error_sums(download(b.dk, h, nkv, d, p.dtype), kv_ref(0));
+        ev += error_sums(download(b.dv, h, nkv, d, p.dtype), kv_ref(1));
+      }
+    }
+    if (input_norm2 == 0) throw std::runtime_error("the generated inputs are all zero (input generator broken)");
+    // dQ alone when dK, dV are not checked: a zero dQ reference is then
+    // measured as absolute (relative() gives +inf, flagging it).
+    m.rel_error = plan.keys ? backward_error(eq, ek, ev) : eq.relative();
+    std::ostringstream note;
+    note << "dQ " << std::scientific << std::setprecision(2) << eq.relative();
+    if (plan.keys) note << ", dK " << ek.relative() << ", dV " << ev.relative();
+    if (plan.rows.all()) note << "; all " << plan.rows.n_heads_total << " heads";
+    else
+      note << "; rows " << sim::group_digits(static_cast<i64>(plan.rows.rows.size())) << " of "
+           << sim::group_digits(plan.rows.n_rows_total) << " in " << plan.rows.heads.size() << " of "
+           << sim::group_digits(plan.rows.n_heads_total) << " heads";
+    if (!plan.keys) note << " (dK, dV not checked: whole heads are over the check's budget)";
     m.check_note = note.str();
   }
 

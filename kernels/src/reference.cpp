@@ -116,6 +116,14 @@ double ErrorSums::relative() const {
   return std::sqrt(diff2 / ref2);
 }
 
+double backward_error(const ErrorSums& dq, const ErrorSums& dk, const ErrorSums& dv) {
+  auto rel = [&dv](const ErrorSums& e) {
+    if (e.ref2 == 0 && dv.ref2 > 0) return std::sqrt(e.diff2 / dv.ref2);
+    return e.relative();
+  };
+  return std::max({rel(dq), rel(dk), dv.relative()});
+}
+
 ErrorSums error_sums(const std::vector<double>& got, const std::vector<double>& ref) {
   ErrorSums s;
   const std::size_t n = std::min(got.size(), ref.size());
@@ -182,6 +190,23 @@ CheckPlan plan_check(const sim::AttentionProblem& p, double flop_budget, bool fu
     extra.push_back(last_block - 1);
   }
   plan.rows = spread(n, rows, extra);
+  return plan;
+}
+
+BackwardCheckPlan plan_check_backward(const sim::AttentionProblem& p, double flop_budget, bool full) {
+  BackwardCheckPlan plan;
+  const double per_head = 12.0 * static_cast<double>(p.n_q()) * static_cast<double>(p.n_kv()) *
+                          static_cast<double>(p.head_dim);
+  // plan_check prices a head at 4·N_q·N_kv·d: scale the budget so that it picks
+  // whole heads exactly when their gradients fit.
+  if (full || per_head * 2 <= flop_budget || per_head * static_cast<double>(p.head_count()) <= flop_budget) {
+    plan.rows = plan_check(p, flop_budget * 4.0 / 12.0, full);
+    plan.keys = true;
+    return plan;
+  }
+  // dQ rows: 10·N_kv·d each against the forward's 4.
+  plan.rows = plan_check(p, flop_budget * 4.0 / 10.0, false);
+  plan.keys = false;
   return plan;
 }
 

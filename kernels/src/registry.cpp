@@ -13,6 +13,7 @@
 
 #if defined(FLASHLAB_HAVE_FA2_TC)
 #include "flashlab/kernels/fa2_tc.hpp"
+#include "flashlab/kernels/fa2_tc_bwd.hpp"
 #endif
 
 namespace flashlab::kernels {
@@ -47,6 +48,7 @@ KernelInfo naive_info() {
   k.smem_bytes = zero_shape;
   k.threads_per_block = zero_shape;
   k.workspace_bytes = [](const AttentionProblem& p, TileShape) { return layout::materialized_workspace_bytes(p); };
+  k.workspace_holds = "S and P";
   return k;
 }
 
@@ -87,6 +89,7 @@ KernelInfo fa1_info() {
   k.model = sim::Algorithm::fa1;
   k.launch = FLASHLAB_RUNG(fa1_forward);
   k.workspace_bytes = [](const AttentionProblem& p, TileShape) { return layout::fa1_workspace_bytes(p); };
+  k.workspace_holds = "O, ℓ, m";
   k.storage.o_accumulator = sim::DType::fp32;  // O_acc between steps; the last step writes the problem's dtype
   return k;
 }
@@ -136,10 +139,102 @@ KernelInfo fa2_tc_info() {
 }
 #endif
 
+// ---- the backward rungs: each names the forward rung it reads from ----------------
+
+KernelInfo naive_bwd_info() {
+  KernelInfo k;
+  k.id = "naive_bwd";
+  k.name = "naive backward with cuBLAS (eager PyTorch's autograd)";
+  k.summary = "the backward of standard attention: dV = PᵀdO, dP = dO Vᵀ, dS = P∘(dP − rowsum(P∘dP)), "
+              "dQ = τ dS K, dK = τ dSᵀQ with cuBLAS GEMMs and one softmax-backward kernel; P from the "
+              "naive_cublas forward, dP and dS in HBM in the problem dtype";
+  k.model = sim::Algorithm::standard_bwd;
+  k.forward = "naive_cublas";
+  k.dtypes = {DType::fp16, DType::bf16, DType::fp32};
+  k.min_sm = 70;
+  k.tile_source = TileSource::none;
+  k.launch = FLASHLAB_RUNG(naive_backward);
+  k.smem_bytes = zero_shape;
+  k.threads_per_block = zero_shape;
+  k.workspace_bytes = [](const AttentionProblem& p, TileShape) { return layout::naive_bwd_workspace_bytes(p); };
+  k.workspace_holds = "dP and dS";
+  return k;
+}
+
+KernelInfo fa2_bwd_info() {
+  KernelInfo k;
+  k.id = "fa2_bwd";
+  k.name = "FlashAttention-2 backward (CUDA cores)";
+  k.summary = "one block per K_j, V_j with dK_j, dV_j on chip; the inner loop over Q_i recomputes S_ij and "
+              "P_ij = exp(S_ij − L_i) from the forward's logsumexp; dQ_i += dS_ij K_j by fp32 atomics into "
+              "dQaccum, converted once; D_i = rowsum(dO_i∘O_i) in a pre-pass";
+  k.model = sim::Algorithm::fa2_bwd;
+  k.forward = "fa2";
+  k.dtypes = {DType::fp16, DType::bf16, DType::fp32};
+  k.head_dims = layout::fa_head_dims();
+  k.min_sm = 70;
+  k.tile_source = TileSource::runtime;
+  k.heaviest_first = true;  // column block j = 0 of each head, the one every Q_i visits, is dispatched first
+  k.storage.dq_accumulator = sim::DType::fp32;
+  k.launch = FLASHLAB_RUNG(fa2_backward);
+  k.default_tiles = [](const AttentionProblem& p) { return layout::fa_bwd_default_tiles(p.head_dim); };
+  k.smem_bytes = [](const AttentionProblem& p, TileShape t) { return layout::fa_bwd_smem_bytes(p.head_dim, t); };
+  k.threads_per_block = [](const AttentionProblem& p, TileShape t) {
+    return layout::fa_bwd_threads_per_block(p.head_dim, t);
+  };
+  k.max_threads_per_block = [](const AttentionProblem&) {
+    return static_cast<i64>(layout::fa_bwd_max_threads_per_block());
+  };
+  k.workspace_bytes = [](const AttentionProblem& p, TileShape) { return layout::fa_bwd_workspace_bytes(p); };
+  k.workspace_holds = "dQaccum in fp32, L and D";
+  return k;
+}
+
+#if defined(FLASHLAB_HAVE_FA2_TC) || defined(FLASHLAB_LIST_FA2_TC)
+KernelInfo fa2_tc_bwd_info() {
+  KernelInfo k;
+  k.id = "fa2_tc_bwd";
+  k.name = "FlashAttention-2 backward (tensor cores)";
+  k.summary = "the five products of a step on mma.sync m16n8k16 (fp16/bf16, fp32 accumulation) fed by "
+              "ldmatrix, cp.async double-buffered Q_i/dO_i, P_ij and dS_ij kept in registers (dS_ij once "
+              "through shared memory for dQ), dQ by red.global.add.v2.f32 into dQaccum; tiles fixed at "
+              "compile time";
+  k.model = sim::Algorithm::fa2_bwd;
+  k.forward = "fa2_tc";
+  k.heaviest_first = true;
+  k.dtypes = {DType::fp16, DType::bf16};
+  k.min_sm = 90;  // red.global.add.v2.f32
+  k.tile_source = TileSource::compiled;
+  k.storage.dq_accumulator = sim::DType::fp32;
+  k.threads_per_block = zero_shape;  // fixed by the rung; it checks its own launch
+  k.workspace_bytes = [](const AttentionProblem& p, TileShape) { return layout::fa_bwd_workspace_bytes(p); };
+  k.workspace_holds = "dQaccum in fp32, L and D";
+#if defined(FLASHLAB_HAVE_FA2_TC)
+  k.head_dims = fa2_tc_bwd_head_dims();
+  k.launch = &fa2_tc_backward;
+  k.default_tiles = [](const AttentionProblem& p) { return fa2_tc_bwd_tiles(static_cast<int>(p.head_dim)); };
+  k.smem_bytes = [](const AttentionProblem& p, TileShape) {
+    return static_cast<i64>(fa2_tc_bwd_smem_bytes(static_cast<int>(p.head_dim)));
+  };
+#else
+  // What the contract (kernels/include/flashlab/kernels/fa2_tc_bwd.hpp) promises.
+  k.head_dims = {64, 128};
+  k.smem_bytes = zero_shape;
+#endif
+  return k;
+}
+#endif
+
 std::vector<KernelInfo> make_registry() {
+  // The forward ladder, then the backward rungs: ids never shared, never overwritten.
   std::vector<KernelInfo> r{naive_info(), naive_cublas_info(), fa1_info(), fa2_info()};
 #if defined(FLASHLAB_HAVE_FA2_TC) || defined(FLASHLAB_LIST_FA2_TC)
   r.push_back(fa2_tc_info());
+#endif
+  r.push_back(naive_bwd_info());
+  r.push_back(fa2_bwd_info());
+#if defined(FLASHLAB_HAVE_FA2_TC) || defined(FLASHLAB_LIST_FA2_TC)
+  r.push_back(fa2_tc_bwd_info());
 #endif
   return r;
 }
@@ -151,6 +246,8 @@ std::string join(const std::vector<std::string>& v) {
 }
 
 }  // namespace
+
+sim::Pass KernelInfo::pass() const { return sim::algorithm_info(model).pass; }
 
 bool KernelInfo::supports(sim::DType t) const { return std::find(dtypes.begin(), dtypes.end(), t) != dtypes.end(); }
 
@@ -169,6 +266,17 @@ const KernelInfo* find_kernel(std::string_view id) {
     if (k.id == id) return &k;
   return nullptr;
 }
+
+std::vector<const KernelInfo*> kernels_of(sim::PassSelection s) {
+  std::vector<const KernelInfo*> out;
+  for (const KernelInfo& k : registry()) {
+    const sim::Pass p = k.pass();
+    if (s == sim::PassSelection::fwd_bwd || (s == sim::PassSelection::fwd) == (p == sim::Pass::fwd)) out.push_back(&k);
+  }
+  return out;
+}
+
+const KernelInfo* forward_rung(const KernelInfo& k) { return k.forward.empty() ? nullptr : find_kernel(k.forward); }
 
 std::string kernel_ids() {
   std::vector<std::string> ids;

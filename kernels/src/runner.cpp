@@ -60,10 +60,12 @@ std::string sci(double v) {
 
 }  // namespace
 
-MeasuredRun run_case(Backend& backend, const KernelInfo& k, const AttentionProblem& p, const RunOptions& o) {
+MeasuredRun run_case(Backend& backend, const KernelInfo& k, const AttentionProblem& p, const RunOptions& o,
+                     const KernelInfo* forward) {
   MeasuredRun row;
   row.kernel = k.id;
   row.model = std::string(sim::to_string(k.model));
+  row.direction = std::string(sim::to_string(k.pass()));
   row.problem = p;
   auto finish = [&](RunStatus s, std::string reason) {
     row.status = s;
@@ -75,7 +77,9 @@ MeasuredRun run_case(Backend& backend, const KernelInfo& k, const AttentionProbl
     return finish(RunStatus::skipped, "this build has no CUDA support (configure with nvcc installed)");
 
   const DeviceLimits limits = backend.device().limits();
-  sim::TileShape tiles;
+  const bool backward = k.pass() == sim::Pass::bwd;
+  const KernelInfo* fwd = backward ? (forward != nullptr ? forward : forward_rung(k)) : nullptr;
+  sim::TileShape tiles, fwd_tiles;
   try {
     // Dtype and head dim first: a compiled rung has no tiles for a head dim it lacks.
     if (auto why = unsupported_reason(k, p, k.tile_source == TileSource::runtime ? sim::TileShape{1, 1} : tiles,
@@ -84,6 +88,19 @@ MeasuredRun run_case(Backend& backend, const KernelInfo& k, const AttentionProbl
     tiles = resolve_tiles(k, p, o.tiles, limits);
     row.tiles = tiles;
     if (auto why = unsupported_reason(k, p, tiles, limits)) return finish(RunStatus::skipped, *why);
+    if (backward) {
+      if (fwd == nullptr || !fwd->built())
+        return finish(RunStatus::skipped, k.id + " reads what the forward rung '" + k.forward +
+                                              "' writes, and this build has no such rung");
+      // The forward runs with its own default tiles: what it leaves (O, L, P) does not depend on them.
+      if (auto why = unsupported_reason(*fwd, p, fwd->tile_source == TileSource::runtime ? sim::TileShape{1, 1}
+                                                                                          : sim::TileShape{},
+                                        limits))
+        return finish(RunStatus::skipped, k.id + " reads the output of " + fwd->id + ", which cannot run here: " + *why);
+      fwd_tiles = resolve_tiles(*fwd, p, {}, limits);
+      if (auto why = unsupported_reason(*fwd, p, fwd_tiles, limits))
+        return finish(RunStatus::skipped, k.id + " reads the output of " + fwd->id + ", which cannot run here: " + *why);
+    }
   } catch (const Unsupported& e) {
     return finish(RunStatus::skipped, e.what());
   }
@@ -92,9 +109,13 @@ MeasuredRun run_case(Backend& backend, const KernelInfo& k, const AttentionProbl
     const i64 s = sim::dtype_bytes(p.dtype);
     const i64 q_bytes = tensor_bytes(p, p.n_q(), p.head_dim, s);
     const i64 kv_bytes = tensor_bytes(p, p.n_kv(), p.head_dim, s);
-    const i64 lse_bytes = k.writes_lse ? tensor_bytes(p, p.n_q(), 1, 4) : 0;
+    const KernelInfo& producer = backward ? *fwd : k;  // who writes O and the logsumexp
+    const i64 lse_bytes = producer.writes_lse ? tensor_bytes(p, p.n_q(), 1, 4) : 0;
     const i64 ws_bytes = k.workspace_bytes ? k.workspace_bytes(p, tiles) : 0;
-    const i64 all_bytes = q_bytes * 2 + kv_bytes * 2 + lse_bytes + ws_bytes;
+    const i64 fwd_ws_bytes = backward && fwd->workspace_bytes ? fwd->workspace_bytes(p, fwd_tiles) : 0;
+    // Backward: dO and dQ like Q, dK and dV like K.
+    const i64 grad_bytes = backward ? q_bytes * 2 + kv_bytes * 2 : 0;
+    const i64 all_bytes = q_bytes * 2 + kv_bytes * 2 + lse_bytes + ws_bytes + fwd_ws_bytes + grad_bytes;
 
     Measurement m;
     i64 measured_peak = 0;
@@ -107,10 +128,18 @@ MeasuredRun run_case(Backend& backend, const KernelInfo& k, const AttentionProbl
       b.v = arena.allocate(kv_bytes, "V");
       b.o = arena.allocate(q_bytes, "O");
       b.lse = static_cast<float*>(arena.allocate(lse_bytes, "the logsumexp"));
-      b.workspace = arena.allocate(ws_bytes, k.model == sim::Algorithm::fa1 ? "the workspace (O, ℓ, m)"
-                                                                            : "the workspace (S and P)");
+      if (backward) {
+        b.forward_workspace =
+            arena.allocate(fwd_ws_bytes, "the workspace of " + fwd->id + " (" + fwd->workspace_holds + ")");
+        b.forward_workspace_bytes = fwd_ws_bytes;
+        b.d_o = arena.allocate(q_bytes, "dO");
+        b.dq = arena.allocate(q_bytes, "dQ");
+        b.dk = arena.allocate(kv_bytes, "dK");
+        b.dv = arena.allocate(kv_bytes, "dV");
+      }
+      b.workspace = arena.allocate(ws_bytes, "the workspace (" + k.workspace_holds + ")");
       b.workspace_bytes = ws_bytes;
-      Case c{&k, p, tiles, o.seed};
+      Case c{&k, p, tiles, o.seed, fwd, fwd_tiles};
       m = backend.measure(c, b, o);
       // Kernels allocate nothing, so the memory in use after the runs is the
       // case's peak: its buffers as the driver rounds them, and anything a
@@ -140,8 +169,9 @@ MeasuredRun run_case(Backend& backend, const KernelInfo& k, const AttentionProbl
     }
     if (m.not_written > 0)
       return finish(RunStatus::failed, sim::group_digits(m.not_written) + " of " + sim::group_digits(m.output_elements) +
-                                           " output elements were not written (still NaN after the run) or are not "
-                                           "finite");
+                                           (backward ? " elements of dQ, dK, dV" : " output elements") +
+                                           " were not written (still NaN after the run) or are not finite" +
+                                           (m.check_note.empty() ? "" : " (" + m.check_note + ")"));
     const double bound = o.max_rel_error > 0 ? o.max_rel_error : error_bound(p.dtype);
     if (m.rel_error >= 0 && !(m.rel_error <= bound))
       return finish(RunStatus::failed, "wrong result: relative error " + sci(m.rel_error) + " vs fp64 is above " +
@@ -176,6 +206,7 @@ sim::MeasuredRuns run_bench(Backend& backend, const std::vector<const KernelInfo
       if (!sticky.empty()) {
         row.kernel = k->id;
         row.model = std::string(sim::to_string(k->model));
+        row.direction = std::string(sim::to_string(k->pass()));
         row.problem = problems[pi];
         row.status = RunStatus::failed;
         row.reason = "not run: the CUDA context is unusable after an earlier error (" + sticky + ")";

@@ -56,6 +56,9 @@ TEST_CASE("bench: bad input is one line and exit 2", "[cli][bench]") {
   require_usage_error(bench("--sweep no-such-sweep"), "--sweep: unknown sweep 'no-such-sweep' (known: ");
   require_usage_error(bench("--input-scale -1"), "--input-scale");
   require_usage_error(bench("--no-such-flag"), "no-such-flag");
+  require_usage_error(bench("--pass sideways"), "--pass: expected fwd, bwd or fwd+bwd");
+  require_usage_error(bench("--pass bwd --kernels fa2"), "fa2 computes the fwd pass");
+  require_usage_error(bench("--pass fwd --kernels naive_bwd"), "naive_bwd computes the bwd pass");
 }
 
 TEST_CASE("bench: listing kernels and sweeps needs no GPU", "[cli][bench]") {
@@ -77,6 +80,9 @@ TEST_CASE("the registry listing shows every kernel and whether it can run here",
     CHECK_THAT(t, Catch::Contains(k.name));
   }
   CHECK_THAT(t, Catch::Contains("runtime (B_r, B_c)"));
+  // Each backward rung says which forward rung it runs after.
+  CHECK_THAT(t, Catch::Contains("bwd (after naive_cublas)"));
+  CHECK_THAT(t, Catch::Contains("bwd (after fa2)"));
   CHECK_THAT(t, Catch::Contains("32, 64, 96, 128, 256"));
 }
 

@@ -102,8 +102,19 @@ TEST_CASE("a grid that cannot expand says which axis", "[kernels][grid]") {
 }
 
 TEST_CASE("kernel selection keeps the order given and rejects unknown ids", "[kernels][grid]") {
+  // Nothing named: the rungs of the pass, the forward ladder by default.
   const auto all = select_kernels({});
-  CHECK(all.size() == registry().size());
+  CHECK(all == kernels_of(sim::PassSelection::fwd));
+  for (const KernelInfo* k : all) CHECK(k->pass() == sim::Pass::fwd);
+  const auto bwd = select_kernels({}, sim::PassSelection::bwd);
+  REQUIRE_FALSE(bwd.empty());
+  for (const KernelInfo* k : bwd) CHECK(k->pass() == sim::Pass::bwd);
+  CHECK(select_kernels({}, sim::PassSelection::fwd_bwd).size() == registry().size());
+  CHECK(all.size() + bwd.size() == registry().size());
+  // Named: as named, whatever their pass.
+  const auto mixed = select_kernels({"naive_bwd", "fa2"}, sim::PassSelection::fwd);
+  REQUIRE(mixed.size() == 2);
+  CHECK(mixed[0]->id == "naive_bwd");
   const auto two = select_kernels({"fa2", "naive", "fa2"});
   REQUIRE(two.size() == 2);
   CHECK(two[0]->id == "fa2");

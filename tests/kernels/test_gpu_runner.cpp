@@ -92,7 +92,8 @@ TEST_CASE("timing: warm-up, at least 10 repeats, median within min and max, rate
   o.seed = kernels::test::fresh_seed();
   const auto p = problem(4, 8, 1024, 64, true);
   const sim::HardwareModel device = simulator_hardware(gpu().device());
-  for (const KernelInfo& k : registry()) {
+  for (const KernelInfo* kp : kernels_of(sim::PassSelection::fwd)) {  // the backward rungs: test_gpu_backward.cpp
+    const KernelInfo& k = *kp;
     if (!k.built() || !k.supports(p.dtype) || !k.supports_head_dim(p.head_dim)) continue;
     // The measurement, with the rates analysis places beside the model.
     const analysis::BenchRow row = analysis::bench_row(run_case(gpu(), k, p, o), device);

@@ -4,11 +4,15 @@
 #include <cmath>
 #include <random>
 
+#include <algorithm>
+
+#include "flashlab/kernels/attention_reference.hpp"
 #include "flashlab/kernels/reference.hpp"
 #include "support.hpp"
 
 using namespace flashlab;
 using namespace flashlab::kernels;
+using flashlab::test::problem;
 
 namespace {
 
@@ -195,4 +199,78 @@ TEST_CASE("the reference cache keeps what it was given", "[kernels][reference]")
   REQUIRE(c.find("a") != nullptr);
   CHECK(*c.find("a") == std::vector<double>{1.0, 2.0});
   CHECK(c.size() == 1);
+}
+
+// ---- the backward reference ------------------------------------------------------------
+
+TEST_CASE("the fp64 gradients are the derivatives of Σ O∘dO (central differences)", "[kernels][reference][bwd]") {
+  const bool causal = GENERATE(false, true);
+  const std::int64_t nq = 5, nkv = causal ? 5 : 7, d = 4;
+  std::mt19937_64 g(causal ? 7 : 11);
+  std::normal_distribution<double> n01;
+  auto fill = [&](std::int64_t n) {
+    std::vector<double> v(static_cast<std::size_t>(n));
+    for (double& x : v) x = n01(g);
+    return v;
+  };
+  std::vector<double> q = fill(nq * d), k = fill(nkv * d), v = fill(nkv * d), dO = fill(nq * d);
+  const double tau = 0.7;
+  // L(Q, K, V) = Σ_rx O_rx dO_rx, whose gradients are exactly dQ, dK, dV.
+  auto loss = [&] {
+    const HeadReference head(k.data(), v.data(), nkv, d);
+    std::vector<double> o(static_cast<std::size_t>(d));
+    double l = 0;
+    for (std::int64_t r = 0; r < nq; ++r) {
+      head.row(q.data() + r * d, r, tau, causal, o.data());
+      for (std::int64_t x = 0; x < d; ++x) l += o[x] * dO[r * d + x];
+    }
+    return l;
+  };
+  const HeadGradients grad = head_gradients(q.data(), k.data(), v.data(), dO.data(), nq, nkv, d, tau, causal);
+  auto numeric = [&](std::vector<double>& t, std::size_t i) {
+    const double h = 1e-6, keep = t[i];
+    t[i] = keep + h;
+    const double up = loss();
+    t[i] = keep - h;
+    const double down = loss();
+    t[i] = keep;
+    return (up - down) / (2 * h);
+  };
+  for (std::size_t i = 0; i < q.size(); ++i) CHECK(grad.dq[i] == Approx(numeric(q, i)).margin(1e-7));
+  for (std::size_t i = 0; i < k.size(); ++i) CHECK(grad.dk[i] == Approx(numeric(k, i)).margin(1e-7));
+  for (std::size_t i = 0; i < v.size(); ++i) CHECK(grad.dv[i] == Approx(numeric(v, i)).margin(1e-7));
+}
+
+TEST_CASE("with a single key the true dQ and dK are zero, measured against dV's norm", "[kernels][reference][bwd]") {
+  const std::vector<double> q{1, -2, 0.5, 3, 0.25, 1, -1, 2}, k{0.3, -0.7}, v{2, 1}, dO{1, 2, -1, 0.5, 3, 1, 0, 1};
+  const HeadGradients g = head_gradients(q.data(), k.data(), v.data(), dO.data(), 4, 1, 2, 0.5, false);
+  for (double x : g.dq) CHECK(x == 0.0);
+  for (double x : g.dk) CHECK(x == 0.0);
+  CHECK(g.dv[0] == Approx(1 - 1 + 3 + 0));  // Σ_r dO_r0 (P = 1)
+  // A kernel's rounding leaves ~1e-7 where the truth is 0: relative to dV's reference, not +inf.
+  const ErrorSums dv = error_sums(std::vector<double>{g.dv[0] * (1 + 1e-3), g.dv[1]}, g.dv);
+  const ErrorSums dq = error_sums(std::vector<double>(8, 1e-7), g.dq), dk = error_sums({1e-7, 0}, g.dk);
+  CHECK(std::isinf(dq.relative()));
+  const double e = backward_error(dq, dk, dv);
+  CHECK(std::isfinite(e));
+  CHECK(e < 1e-3 * 1.01);
+  CHECK(e == Approx(std::max(std::sqrt(8e-14 / dv.ref2), dv.relative())));
+}
+
+TEST_CASE("the backward check takes whole heads when their gradients fit, dQ rows beyond", "[kernels][reference][bwd]") {
+  // 12·N²·d per head: 12·300²·64 = 6.9e7, so four heads fit 3e8.
+  BackwardCheckPlan small = plan_check_backward(problem(2, 4, 300, 64), 3e8, false);
+  CHECK(small.keys);
+  CHECK(small.rows.heads.size() == 4);
+  CHECK(small.rows.rows.size() == 300);
+  // One head over the budget: dQ on spread rows of two heads, dK and dV not checked.
+  BackwardCheckPlan large = plan_check_backward(problem(1, 32, 16384, 64), 2e9, false);
+  CHECK_FALSE(large.keys);
+  CHECK(large.rows.heads.size() == 2);
+  CHECK(large.rows.rows.size() < 16384);
+  CHECK(std::find(large.rows.rows.begin(), large.rows.rows.end(), 16383) != large.rows.rows.end());
+  // full: everything.
+  BackwardCheckPlan full = plan_check_backward(problem(1, 32, 16384, 64), 2e9, true);
+  CHECK(full.keys);
+  CHECK(full.rows.all());
 }

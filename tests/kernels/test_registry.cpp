@@ -66,7 +66,11 @@ TEST_CASE("every row a rung reports names its model, with the tiles that ran", "
   for (const KernelInfo& k : registry()) {
     INFO(k.id);
     kernels::test::FakeBackend be;
-    const sim::MeasuredRun row = run_case(be, kernels::test::runnable(k.id), p, check_only());
+    // A backward rung runs after its forward one: made runnable too (no CUDA needed).
+    const KernelInfo fwd = k.forward.empty() ? KernelInfo{} : kernels::test::runnable(k.forward);
+    const sim::MeasuredRun row =
+        run_case(be, kernels::test::runnable(k.id), p, check_only(), k.forward.empty() ? nullptr : &fwd);
+    CHECK(row.direction == sim::to_string(k.pass()));
     REQUIRE(row.status == sim::RunStatus::ok);
     CHECK(row.model == sim::to_string(k.model));
     CHECK(sim::model_algorithm(row) == k.model);
@@ -185,7 +189,8 @@ TEST_CASE("a rung's workspace is what the runner allocates and holds its model's
           "[kernels][registry]") {
   const auto p = problem(2, 3, 1001, 64, false, sim::DType::bf16, 17);
   const DeviceLimits dev = kernels::test::fake_h100().limits();
-  for (const KernelInfo& k : registry()) {
+  for (const KernelInfo* kp : kernels_of(sim::PassSelection::fwd)) {
+    const KernelInfo& k = *kp;
     if (!k.supports(p.dtype) || !k.supports_head_dim(p.head_dim)) continue;
     INFO(k.id);
     const sim::TileShape t = resolve_tiles(k, p, {}, dev);
@@ -220,4 +225,83 @@ TEST_CASE("a rung's workspace is what the runner allocates and holds its model's
       CHECK(ws == 0);
     }
   }
+}
+
+TEST_CASE("backward rungs follow the forward ladder, each naming the forward rung it reads", "[kernels][registry][bwd]") {
+  const auto fwd = kernels_of(sim::PassSelection::fwd);
+  const auto bwd = kernels_of(sim::PassSelection::bwd);
+  REQUIRE(bwd.size() >= 2);
+  // Forward rungs first, in lecture order; no backward rung replaces one.
+  for (std::size_t i = 0; i < fwd.size(); ++i) CHECK(&registry()[i] == fwd[i]);
+  CHECK(bwd[0]->id == "naive_bwd");
+  CHECK(bwd[1]->id == "fa2_bwd");
+  for (const KernelInfo* k : bwd) {
+    INFO(k->id);
+    // The pass is the model's, one definition.
+    CHECK(k->pass() == sim::Pass::bwd);
+    CHECK(sim::algorithm_info(k->model).pass == sim::Pass::bwd);
+    const KernelInfo* f = forward_rung(*k);
+    REQUIRE(f != nullptr);
+    CHECK(f->pass() == sim::Pass::fwd);
+    // The backward differentiates the algorithm its forward rung runs.
+    CHECK(sim::forward_of(k->model) == f->model);
+    // What the backward runs, its forward runs too.
+    for (sim::DType t : k->dtypes) CHECK(f->supports(t));
+    for (int d : k->head_dims) CHECK(f->supports_head_dim(d));
+    if (k->head_dims.empty()) CHECK(f->head_dims.empty());
+    CHECK_FALSE(k->workspace_holds.empty());
+  }
+  CHECK(find_kernel("naive_bwd")->forward == "naive_cublas");
+  CHECK(find_kernel("naive_bwd")->model == sim::Algorithm::standard_bwd);
+  const KernelInfo& fa2_bwd = *find_kernel("fa2_bwd");
+  CHECK(fa2_bwd.forward == "fa2");
+  CHECK(forward_rung(fa2_bwd)->writes_lse);  // P_ij = exp(S_ij − L_i) needs L_i
+  CHECK(fa2_bwd.storage.dq_accumulator == sim::DType::fp32);
+  CHECK(fa2_bwd.tile_source == TileSource::runtime);
+  if (const KernelInfo* tc = find_kernel("fa2_tc_bwd")) {
+    CHECK(tc->forward == "fa2_tc");
+    CHECK(tc->model == sim::Algorithm::fa2_bwd);
+    CHECK(tc->storage.dq_accumulator == sim::DType::fp32);
+    CHECK(tc->tile_source == TileSource::compiled);
+    CHECK_FALSE(tc->supports(sim::DType::fp32));
+  }
+  CHECK(forward_rung(*find_kernel("fa2")) == nullptr);
+}
+
+TEST_CASE("a backward rung's workspace holds its model's intermediate tensors", "[kernels][registry][bwd]") {
+  const auto p = problem(2, 3, 1001, 64, false, sim::DType::bf16, 17);
+  const DeviceLimits dev = kernels::test::fake_h100().limits();
+  const KernelInfo& naive = *find_kernel("naive_bwd");
+  // dP (dS written over it), the model's whole tensor in the problem dtype.
+  const std::vector<sim::Tensor> std_bwd = sim::hbm_tensors(naive.model, p);
+  CHECK(std::find(std_bwd.begin(), std_bwd.end(), sim::Tensor::dP) != std_bwd.end());
+  CHECK(naive.workspace_bytes(p, {0, 0}) == layout::align256(model_tensor_bytes(sim::Tensor::dP, p)));
+  CHECK(model_tensor_bytes(sim::Tensor::dS, p) == model_tensor_bytes(sim::Tensor::dP, p));
+  // fa2_bwd: dQaccum in fp32 and D (and L·log2 e), padded rows of a head.
+  const KernelInfo& fa2 = *find_kernel("fa2_bwd");
+  const std::vector<sim::Tensor> fa = sim::hbm_tensors(fa2.model, p, fa2.storage);
+  CHECK(std::find(fa.begin(), fa.end(), sim::Tensor::dQaccum) != fa.end());
+  CHECK(std::find(fa.begin(), fa.end(), sim::Tensor::D) != fa.end());
+  const i64 ws = fa2.workspace_bytes(p, resolve_tiles(fa2, p, {}, dev));
+  CHECK(ws == layout::fa_bwd_workspace_bytes(p));
+  CHECK(layout::fa_bwd_dq_accum_bytes(p) >= p.head_count() * p.n_q() * p.head_dim * 4);
+  CHECK(layout::fa_bwd_stat_bytes(p) >= model_tensor_bytes(sim::Tensor::D, p));
+  CHECK(layout::fa_bwd_stat_rows(p) == 1024);
+}
+
+TEST_CASE("fa2_bwd's default tiles fit an H100 with two or more blocks per SM", "[kernels][registry][bwd]") {
+  const DeviceLimits dev = kernels::test::fake_h100().limits();
+  const KernelInfo& k = *find_kernel("fa2_bwd");
+  for (int d : layout::fa_head_dims()) {
+    INFO("d=" << d);
+    const sim::TileShape t = layout::fa_bwd_default_tiles(d);
+    CHECK_FALSE(unsupported_reason(k, problem(1, 1, 64, d), t, dev));
+    CHECK(layout::fa_bwd_threads_per_block(d, t) <= layout::fa_bwd_max_threads_per_block());
+    CHECK(2 * layout::fa_bwd_smem_bytes(d, t) <= dev.smem_per_sm_bytes);
+  }
+  // Keys of d/16 lanes, whole warps: 33 keys at d = 128 are 264 lanes, 288 threads.
+  CHECK(layout::fa_bwd_threads_per_block(128, {7, 33}) == 288);
+  const auto why = unsupported_reason(k, problem(1, 1, 64, 128), {16, 128}, dev);
+  REQUIRE(why);
+  CHECK_THAT(*why, Catch::Contains("at most 512"));
 }

@@ -297,3 +297,97 @@ TEST_CASE("a check-only run has no times", "[kernels][runner]") {
   CHECK(row.time_ms_median == 0);
   CHECK(row.rel_error == 1e-3);
 }
+
+// ---- backward cases ----------------------------------------------------------------
+
+TEST_CASE("a backward case runs after its forward rung, with dO, dQ, dK, dV and both workspaces",
+          "[kernels][runner][bwd]") {
+  FakeBackend be;
+  be.next.times_ms = std::vector<double>(10, 2.0);
+  be.next.rel_error = 3e-4;
+  const KernelInfo bwd = runnable("naive_bwd"), fwd = runnable("naive_cublas");
+  const auto p = problem(2, 3, 300, 64, true);
+  const MeasuredRun row = run_case(be, bwd, p, quick(), &fwd);
+  REQUIRE(row.status == RunStatus::ok);
+  CHECK(row.kernel == "naive_bwd");
+  CHECK(row.model == "standard_bwd");
+  CHECK(row.direction == "bwd");
+  CHECK(row.rel_error == 3e-4);
+  REQUIRE(be.cases.size() == 1);
+  CHECK(be.cases[0].forward == &fwd);
+  CHECK(be.cases[0].forward_tiles == sim::TileShape{0, 0});
+  const CaseBuffers& b = be.buffers.at(0);
+  CHECK(b.d_o != nullptr);
+  CHECK(b.dq != nullptr);
+  CHECK(b.dk != nullptr);
+  CHECK(b.dv != nullptr);
+  CHECK(b.lse == nullptr);  // naive_cublas writes none, naive_bwd reads none
+  CHECK(b.forward_workspace != nullptr);
+  CHECK(b.forward_workspace_bytes == layout::materialized_workspace_bytes(p));  // S and P, P read by the backward
+  CHECK(b.workspace_bytes == layout::naive_bwd_workspace_bytes(p));             // dP, then dS
+  // The peak is every buffer of the case: Q, K, V, O, dO, dQ, dK, dV and both workspaces.
+  const i64 t = 2 * 3 * 300 * 64 * 2;
+  CHECK(row.peak_memory_bytes == 8 * t + b.forward_workspace_bytes + b.workspace_bytes);
+  CHECK(be.fake_allocator().outstanding() == 0);
+}
+
+TEST_CASE("fa2_bwd reads fa2's logsumexp and runs with its own tiles", "[kernels][runner][bwd]") {
+  FakeBackend be;
+  const KernelInfo bwd = runnable("fa2_bwd"), fwd = runnable("fa2");
+  const auto p = problem(1, 2, 1000, 128, false, sim::DType::bf16, 17);
+  const MeasuredRun row = run_case(be, bwd, p, quick(), &fwd);
+  REQUIRE(row.status == RunStatus::ok);
+  CHECK(row.tiles == layout::fa_bwd_default_tiles(128));
+  CHECK(be.cases.at(0).forward_tiles == layout::fa_default_tiles(128));
+  CHECK(be.buffers.at(0).lse != nullptr);
+  CHECK(be.buffers.at(0).workspace_bytes == layout::fa_bwd_workspace_bytes(p));
+  CHECK(row.storage.dq_accumulator == sim::DType::fp32);
+  CHECK(row.heaviest_first);
+  // Explicit tiles are the backward's; the forward keeps its default.
+  RunOptions o = quick();
+  o.tiles = {TileRule::explicit_tiles, {33, 17}};
+  const MeasuredRun odd = run_case(be, bwd, p, o, &fwd);
+  REQUIRE(odd.status == RunStatus::ok);
+  CHECK(odd.tiles == sim::TileShape{33, 17});
+  CHECK(be.cases.back().forward_tiles == layout::fa_default_tiles(128));
+}
+
+TEST_CASE("a backward rung whose forward rung cannot run is skipped, naming it", "[kernels][runner][bwd]") {
+  FakeBackend be;
+  const auto p = problem(1, 2, 64, 64);
+  KernelInfo orphan = runnable("naive_bwd");
+  orphan.forward = "no_such_rung";
+  MeasuredRun row = run_case(be, orphan, p, quick());
+  CHECK(row.status == RunStatus::skipped);
+  CHECK(row.direction == "bwd");
+  CHECK_THAT(row.reason, Catch::Contains("no_such_rung"));
+  KernelInfo fp32_only = runnable("naive_cublas");
+  fp32_only.dtypes = {sim::DType::fp32};
+  row = run_case(be, runnable("naive_bwd"), p, quick(), &fp32_only);
+  CHECK(row.status == RunStatus::skipped);
+  CHECK_THAT(row.reason, Catch::Contains("naive_cublas") && Catch::Contains("fp16"));
+  CHECK(be.cases.empty());  // nothing measured, nothing allocated
+  CHECK(be.fake_allocator().allocations() == 0);
+}
+
+TEST_CASE("a backward case out of memory is a row naming its buffers and bytes", "[kernels][runner][bwd]") {
+  const KernelInfo bwd = runnable("naive_bwd"), fwd = runnable("naive_cublas");
+  const auto p = problem(1, 32, 16384, 64);
+  // Room for S and P (the forward's workspace) but not for dP as well.
+  const i64 s_and_p = layout::materialized_workspace_bytes(p);
+  FakeBackend be(s_and_p + (1 << 30));
+  const MeasuredRun row = run_case(be, bwd, p, quick(), &fwd);
+  CHECK(row.status == RunStatus::oom);
+  CHECK_THAT(row.reason, Catch::Contains("dP and dS") && Catch::Contains("in all"));
+  CHECK(be.fake_allocator().outstanding() == 0);
+}
+
+TEST_CASE("run_bench gives every row its direction", "[kernels][runner][bwd]") {
+  FakeBackend be;
+  const auto rows = run_bench(be, kernels_of(sim::PassSelection::fwd_bwd), {problem(1, 1, 64, 64)}, quick());
+  REQUIRE(rows.runs.size() == registry().size());
+  for (std::size_t i = 0; i < rows.runs.size(); ++i) {
+    INFO(rows.runs[i].kernel);
+    CHECK(rows.runs[i].direction == sim::to_string(registry()[i].pass()));
+  }
+}

@@ -30,9 +30,11 @@ struct BenchAxes {
 // std::invalid_argument with a one-line reason naming the axis.
 std::vector<sim::AttentionProblem> expand_axes(const BenchAxes& axes);
 
-// The registry kernels of `axes.kernels` (every kernel when empty). Throws
+// The registry kernels of `axes.kernels`, as named; when empty, every kernel
+// that computes a pass of `pass` (the forward ladder by default). Throws
 // std::invalid_argument for an unknown id.
-std::vector<const KernelInfo*> select_kernels(const std::vector<std::string>& ids);
+std::vector<const KernelInfo*> select_kernels(const std::vector<std::string>& ids,
+                                              sim::PassSelection pass = sim::PassSelection::fwd);
 
 // A named sweep of assets/sweeps/NAME.json (format "flashlab-sweep/1"):
 //   {"format": "flashlab-sweep/1", "name": "lab-batch-seq", "title": "...",

@@ -26,8 +26,24 @@ class Unsupported : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// The backward pass's own tensors. A backward rung reads Q, K, V and, as its
+// forward rung left them, O, the logsumexp and (naive_bwd) the forward's
+// workspace; it reads dO and writes dQ, dK, dV. Same layout and dtype as Q, K, V.
+struct BackwardTensors {
+  const void* d_o = nullptr;  // dO [B, H, N_q, d]
+  void* dq = nullptr;         // dQ [B, H, N_q, d]
+  void* dk = nullptr;         // dK [B, H, N_kv, d]
+  void* dv = nullptr;         // dV [B, H, N_kv, d]
+  // The forward rung's workspace as its launch left it (naive_bwd reads P there).
+  const void* forward_workspace = nullptr;
+  std::size_t forward_workspace_bytes = 0;
+};
+
 // Tensors are [B, H, N, d] row-major in the problem's dtype (fp32 as float,
-// fp16 as __half, bf16 as __nv_bfloat16); lse is [B, H, N_q] fp32.
+// fp16 as __half, bf16 as __nv_bfloat16); lse is [B, H, N_q] fp32 (the natural
+// logarithm of each row's softmax denominator, its maximum included).
+// A forward rung reads q, k, v and writes o (and lse); a backward rung also
+// reads o and lse and works on `bwd`.
 struct LaunchArgs {
   sim::AttentionProblem problem;
   sim::TileShape tiles;      // runtime-tiled rungs use these; compiled-tile rungs ignore them
@@ -45,6 +61,7 @@ struct LaunchArgs {
   // resident per SM (cudaOccupancyMaxActiveBlocksPerMultiprocessor) here: the
   // L2 model's launch.
   int* ctas_per_sm = nullptr;
+  BackwardTensors bwd;       // backward rungs only
 };
 
 }  // namespace flashlab::kernels

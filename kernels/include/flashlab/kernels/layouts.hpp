@@ -87,4 +87,61 @@ inline sim::TileShape fa_default_tiles(i64 d) {
   return {32, 32};
 }
 
+// ---- the backward rungs ----------------------------------------------------------
+
+// naive_bwd: dP, then dS written over it, [B, H, N_q, N_kv] in the problem
+// dtype. P is the forward's (naive_cublas's workspace), read, never written.
+inline i64 naive_bwd_workspace_bytes(const sim::AttentionProblem& p) { return align256(score_matrix_bytes(p)); }
+
+// fa2_bwd and fa2_tc_bwd: dQaccum [B, H, N_q, d] in fp32 (every K_j block adds
+// its dS_ij K_j there; a last kernel converts), then L_i·log2(e) and
+// D_i = rowsum(dO_i ∘ O_i) [B, H, stat_rows] in fp32, the rows of a head padded
+// to a multiple of 128 (L = +inf, D = 0 past N_q) so that a tile of up to 128
+// rows loads them whole.
+inline i64 fa_bwd_stat_rows(const sim::AttentionProblem& p) { return (p.n_q() + 127) / 128 * 128; }
+inline i64 fa_bwd_dq_accum_bytes(const sim::AttentionProblem& p) {
+  using sim::checked_mul;
+  return align256(checked_mul(checked_mul(checked_mul(p.head_count(), p.n_q(), "B·H·N_q"), p.head_dim, "B·H·N_q·d"),
+                              4, "bytes of dQaccum"));
+}
+inline i64 fa_bwd_stat_bytes(const sim::AttentionProblem& p) {
+  return align256(sim::checked_mul(sim::checked_mul(p.head_count(), fa_bwd_stat_rows(p), "B·H·rows"), 4, "bytes of D"));
+}
+inline i64 fa_bwd_workspace_bytes(const sim::AttentionProblem& p) {
+  return sim::checked_add(fa_bwd_dq_accum_bytes(p), sim::checked_mul(fa_bwd_stat_bytes(p), 2, "bytes of L, D"),
+                          "workspace");
+}
+
+// fa2_bwd on CUDA cores: a block owns K_j, V_j (B_c keys) and their dK_j, dV_j;
+// each key row belongs to fa_bwd_lanes_per_row adjacent lanes, each keeping
+// d / lanes elements of k_j, v_j, dk_j, dv_j in registers (at most 16 of each:
+// four rows of state, where the forward keeps two).
+constexpr int fa_bwd_lanes_per_row(i64 d) { return d >= 256 ? 16 : d >= 96 ? 8 : d >= 64 ? 4 : 2; }
+inline i64 fa_bwd_threads_per_block(i64 d, sim::TileShape t) {
+  return (sim::checked_mul(t.Bc, fa_bwd_lanes_per_row(d), "threads") + 31) / 32 * 32;
+}
+// Its __launch_bounds__: 64 floats of row state per lane need up to 128 registers.
+constexpr int fa_bwd_max_threads_per_block() { return 512; }
+// Dynamic shared memory, fp32: Q_i and dO_i (B_r × d each), K_j (B_c × d, for
+// dQ_i = dS_ij K_j), dS_ij (B_r × (B_c + 1), padded as the forward's S_ij), and
+// L_i, D_i (B_r each).
+inline i64 fa_bwd_smem_bytes(i64 d, sim::TileShape t) {
+  using sim::checked_add;
+  using sim::checked_mul;
+  const i64 q_do = checked_mul(checked_mul(2, t.Br, "smem"), d, "smem");
+  const i64 k = checked_mul(t.Bc, d, "smem");
+  const i64 ds = checked_mul(t.Br, checked_add(t.Bc, 1, "smem"), "smem");
+  const i64 stats = checked_mul(2, t.Br, "smem");
+  return checked_mul(checked_add(checked_add(q_do, k, "smem"), checked_add(ds, stats, "smem"), "smem"), 4,
+                     "smem bytes");
+}
+// Default tiles: B_c keys of fa_bwd_lanes_per_row lanes each, up to 512
+// threads, and B_r rows of Q_i, dO_i that keep the block near 64 KiB of shared
+// memory, so two or three blocks share an SM.
+inline sim::TileShape fa_bwd_default_tiles(i64 d) {
+  if (d <= 64) return {64, 64};
+  if (d <= 128) return {32, 64};
+  return {16, 32};
+}
+
 }  // namespace flashlab::kernels::layout

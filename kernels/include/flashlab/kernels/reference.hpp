@@ -45,6 +45,14 @@ struct ErrorSums {
   // ‖a − b‖_F / ‖b‖_F; 0 when both are zero, +inf when only b is.
   double relative() const;
 };
+
+// The backward's error: the worst of dQ, dK and dV, each relative to its own
+// fp64 reference. With a single visible key per query (N_kv = 1, or N = 1)
+// the true dQ and dK are exactly zero (softmax over one key has no gradient
+// with respect to its score) and a kernel's rounding leaves ~1e-7 there: a
+// gradient whose reference is all zeros is measured against the norm of dV's
+// reference instead, the same softmax's gradient that is not zero.
+double backward_error(const ErrorSums& dq, const ErrorSums& dk, const ErrorSums& dv);
 ErrorSums error_sums(const std::vector<double>& got, const std::vector<double>& ref);
 
 // Which (head, query row) pairs a check covers: every head and row when the
@@ -59,6 +67,18 @@ struct CheckPlan {
   i64 n_heads_total = 0, n_rows_total = 0;
 };
 CheckPlan plan_check(const sim::AttentionProblem& p, double flop_budget, bool full);
+
+// The backward's check. A head's whole gradients cost about 12·N_q·N_kv·d fp64
+// FLOPs (the forward's 4, dP's 2, and 2 for each of dQ, dK, dV); when whole
+// heads fit the budget, dQ, dK and dV of those heads are checked (`keys`).
+// Beyond, dQ is checked on the rows plan_check would pick (row r of dQ needs
+// row r alone, 10·N_kv·d FLOPs) and dK, dV are not: each of their rows sums
+// over every query row.
+struct BackwardCheckPlan {
+  CheckPlan rows;     // heads, and the query rows whose dQ is checked
+  bool keys = true;   // dK and dV of those heads checked too (all rows are then in `rows`)
+};
+BackwardCheckPlan plan_check_backward(const sim::AttentionProblem& p, double flop_budget, bool full);
 
 // References already computed in this process, keyed by inputs: a kernel run
 // on the same seed and problem reuses the fp64 result (tests check every rung

@@ -39,6 +39,10 @@ struct KernelInfo {
   std::string name;      // "FlashAttention-2 (CUDA cores)"
   std::string summary;   // what changed from the rung before
   sim::Algorithm model;  // the simulator's algorithm with the same HBM traffic
+  // A backward rung: the forward rung whose outputs it reads (O, the
+  // logsumexp, naive_bwd's P in its workspace). The runner runs that forward,
+  // untimed, before the backward. Empty for a forward rung.
+  std::string forward;
   std::vector<sim::DType> dtypes;
   std::vector<int> head_dims;  // empty: any d ≥ 1
   int min_sm = 0;              // compute capability × 10
@@ -51,8 +55,11 @@ struct KernelInfo {
   ShapeFn smem_bytes;          // dynamic shared memory per block, checked before launch
   ShapeFn threads_per_block;   // 0 when not checked on the host
   std::function<i64(const sim::AttentionProblem&)> max_threads_per_block;  // null: the device's limit
-  ShapeFn workspace_bytes;     // device memory beyond Q, K, V, O, LSE
+  ShapeFn workspace_bytes;     // device memory beyond Q, K, V, O, LSE (and dO, dQ, dK, dV)
+  std::string workspace_holds; // what the workspace holds, for messages: "S and P"
 
+  // The pass it computes: its model's (sim::AlgorithmInfo::pass), the one definition.
+  sim::Pass pass() const;
   bool supports(sim::DType t) const;
   bool supports_head_dim(i64 d) const;
   bool built() const { return launch != nullptr; }
@@ -60,7 +67,12 @@ struct KernelInfo {
 
 const std::vector<KernelInfo>& registry();
 const KernelInfo* find_kernel(std::string_view id);
-std::string kernel_ids();  // "naive, naive_cublas, fa1, fa2, fa2_tc"
+std::string kernel_ids();  // "naive, naive_cublas, fa1, fa2, fa2_tc, naive_bwd, ..."
+// The rungs that compute a pass of the selection, in registry order.
+std::vector<const KernelInfo*> kernels_of(sim::PassSelection s);
+// The forward rung a backward rung reads from (null for a forward rung, or
+// when the registry has no such id).
+const KernelInfo* forward_rung(const KernelInfo& k);
 
 // The tiles a case runs with. Compiled rungs always run their own; the others
 // take the request: the rung's default, the paper's rule (B_c = ⌈M/4d⌉,

@@ -28,4 +28,13 @@ void fa1_forward(const LaunchArgs& a);
 //    O and the logsumexp written once.
 void fa2_forward(const LaunchArgs& a);
 
+// The backward rungs (LaunchArgs::bwd): each reads what its forward rung wrote.
+// 2. naive_bwd: cuBLAS GEMMs and one softmax-backward kernel, dP and dS in HBM
+//    (workspace), P from the naive_cublas forward's workspace.
+void naive_backward(const LaunchArgs& a);
+// 4. fa2_bwd: FlashAttention-2's backward on CUDA cores: one block per K_j, V_j;
+//    S_ij, P_ij recomputed from the forward's logsumexp; dQ added in fp32
+//    (workspace: layout::fa_bwd_workspace_bytes).
+void fa2_backward(const LaunchArgs& a);
+
 }  // namespace flashlab::kernels

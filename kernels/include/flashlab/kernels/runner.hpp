@@ -49,6 +49,8 @@ struct RunOptions {
 double error_bound(sim::DType t);
 
 // Device buffers of one case; the backend reads q, k, v and writes o (and lse).
+// A backward case also has dO (read), dQ, dK, dV (written) and the forward
+// rung's workspace (o, lse and it are then written by the untimed forward).
 struct CaseBuffers {
   void* q = nullptr;
   void* k = nullptr;
@@ -57,11 +59,17 @@ struct CaseBuffers {
   float* lse = nullptr;
   void* workspace = nullptr;
   i64 workspace_bytes = 0;
+  void* d_o = nullptr;
+  void* dq = nullptr;
+  void* dk = nullptr;
+  void* dv = nullptr;
+  void* forward_workspace = nullptr;
+  i64 forward_workspace_bytes = 0;
 };
 
 struct Measurement {
   std::vector<double> times_ms;  // one per timed run
-  double rel_error = -1;         // -1: not checked
+  double rel_error = -1;         // -1: not checked; a backward case: the worst of dQ, dK, dV
   i64 not_written = 0;           // output elements still NaN (or not finite) after a run
   i64 output_elements = 0;
   std::string check_note;        // "all 2 heads", "rows 64 of 16,384 in 2 of 512 heads"
@@ -76,6 +84,9 @@ struct Case {
   sim::AttentionProblem problem;
   sim::TileShape tiles;
   std::uint64_t seed = 0;
+  // A backward case: the forward rung run (untimed) before it, with its tiles.
+  const KernelInfo* forward = nullptr;
+  sim::TileShape forward_tiles;
 };
 
 // What runs the cases: the CUDA device, or a fake in CPU tests.
@@ -87,7 +98,9 @@ class Backend {
   // Bytes of device memory in use now (all processes: total − free).
   virtual i64 device_used_bytes() = 0;
   // Fill q, k, v from the case's seed, poison o, run, count unwritten output,
-  // check against fp64, time. Throws Unsupported, CudaError or OutOfMemory.
+  // check against fp64, time. A backward case also fills dO, runs its forward
+  // rung once (untimed), and poisons, counts and checks dQ, dK, dV; only the
+  // backward launch is timed. Throws Unsupported, CudaError or OutOfMemory.
   virtual Measurement measure(const Case& c, const CaseBuffers& b, const RunOptions& o) = 0;
   // The SM clock observed now (a timed clock64() spin), 0 when unknown.
   virtual double observe_sm_clock_mhz() { return 0; }
@@ -107,8 +120,11 @@ std::unique_ptr<Backend> open_cuda_backend();
 
 // One case, start to end. Never throws for a case-level problem: the row says
 // skipped (with the reason), OOM (with the bytes) or failed (with the error).
+// A backward rung's row has direction "bwd", and it is skipped (naming why)
+// when its forward rung cannot run the problem.
+// `forward`: the rung run before a backward one (default: forward_rung(kernel)).
 sim::MeasuredRun run_case(Backend& backend, const KernelInfo& kernel, const sim::AttentionProblem& p,
-                          const RunOptions& options);
+                          const RunOptions& options, const KernelInfo* forward = nullptr);
 
 using Progress = std::function<void(std::size_t done, std::size_t total, const sim::MeasuredRun& row)>;
 

@@ -1,0 +1,110 @@
+// The pre-pass and the convert kernel of the FlashAttention backward rungs
+// (fa_bwd_common.cuh). Both are memory-bound passes over N_q·d elements:
+// read O and dO once (write D, L and zero dQaccum), then read dQaccum once
+// (write dQ).
+#include <cmath>
+#include <string>
+
+#include "fa_bwd_common.cuh"
+
+namespace flashlab::kernels::detail {
+namespace {
+
+constexpr float kLog2e = 1.4426950408889634f;
+constexpr int kWarpsPerBlock = 8;
+
+// One warp per padded statistics row r of a head. r < N_q: D_r = Σ_x dO_rx·O_rx
+// in fp32 (four elements per lane per step), L_r·log2 e, and dQaccum row r = 0;
+// r ≥ N_q: D = 0, L = +inf (so P = 2^(S − L) = 0 there).
+template <class T>
+__global__ void __launch_bounds__(kWarpsPerBlock * 32)
+    fa_bwd_preprocess_kernel(const T* __restrict__ O, const T* __restrict__ dO, const float* __restrict__ lse,
+                             float* __restrict__ l_log2, float* __restrict__ d_row, float* __restrict__ dq_accum,
+                             i64 n_q, int d, i64 stat_rows, i64 total_rows) {
+  const i64 gr = static_cast<i64>(blockIdx.x) * kWarpsPerBlock + threadIdx.x / 32;  // padded row of all heads
+  const int lane = threadIdx.x % 32;
+  if (gr >= total_rows) return;  // whole warps leave together
+  const i64 head = gr / stat_rows, r = gr % stat_rows;
+  if (r >= n_q) {
+    if (lane == 0) {
+      l_log2[gr] = INFINITY;
+      d_row[gr] = 0.f;
+    }
+    return;
+  }
+  const i64 row = head * n_q + r;
+  const T* o = O + row * d;    // (d) O_r
+  const T* g = dO + row * d;   // (d) dO_r
+  float* acc = dq_accum + row * d;
+  float sum = 0.f;
+  for (int x = lane * 4; x < d; x += 128) {
+    const float4 a = load4(o + x), b = load4(g + x);
+    sum += a.x * b.x + a.y * b.y + a.z * b.z + a.w * b.w;
+    *reinterpret_cast<float4*>(acc + x) = make_float4(0.f, 0.f, 0.f, 0.f);
+  }
+  sum = warp_sum(sum);
+  if (lane == 0) {
+    d_row[gr] = sum;
+    l_log2[gr] = lse[row] * kLog2e;
+  }
+}
+
+// dQ = τ·dQaccum, four elements per thread per step.
+template <class T>
+__global__ void fa_bwd_convert_kernel(const float* __restrict__ acc, T* __restrict__ dq, i64 count4, float scale) {
+  for (i64 w = static_cast<i64>(blockIdx.x) * blockDim.x + threadIdx.x; w < count4;
+       w += static_cast<i64>(gridDim.x) * blockDim.x) {
+    const float4 v = *reinterpret_cast<const float4*>(acc + 4 * w);
+    store4(dq + 4 * w, make_float4(v.x * scale, v.y * scale, v.z * scale, v.w * scale));
+  }
+}
+
+}  // namespace
+
+FaBwdWorkspace check_fa_bwd_args(const LaunchArgs& a, const char* rung) {
+  const sim::AttentionProblem& p = a.problem;
+  const std::string who(rung);
+  if (a.q == nullptr || a.k == nullptr || a.v == nullptr || a.o == nullptr || a.lse == nullptr)
+    throw Unsupported(who + ": Q, K, V, O and the logsumexp of the forward must be device pointers (got null)");
+  if (a.bwd.d_o == nullptr || a.bwd.dq == nullptr || a.bwd.dk == nullptr || a.bwd.dv == nullptr)
+    throw Unsupported(who + ": dO, dQ, dK and dV must be device pointers (got null)");
+  if (p.causal && p.n_kv() != p.n_q()) throw Unsupported(who + ": causal attention needs seq_kv = seq_q");
+  if (!(a.softmax_scale > 0.f) || !std::isfinite(a.softmax_scale))
+    throw Unsupported(who + ": the softmax scale τ must be positive and finite");
+  if (p.head_dim % 4 != 0) throw Unsupported(who + ": d must be a multiple of 4 (vector loads)");
+  char* base = checked_workspace(a, layout::fa_bwd_workspace_bytes(p), rung, "dQaccum, L and D");
+  FaBwdWorkspace w;
+  w.dq_accum = reinterpret_cast<float*>(base);
+  w.l_log2 = reinterpret_cast<float*>(base + layout::fa_bwd_dq_accum_bytes(p));
+  w.d_row = reinterpret_cast<float*>(base + layout::fa_bwd_dq_accum_bytes(p) + layout::fa_bwd_stat_bytes(p));
+  w.stat_rows = layout::fa_bwd_stat_rows(p);
+  return w;
+}
+
+void fa_bwd_preprocess(const LaunchArgs& a, const FaBwdWorkspace& w) {
+  const sim::AttentionProblem& p = a.problem;
+  const i64 total = p.head_count() * w.stat_rows;
+  const i64 blocks = (total + kWarpsPerBlock - 1) / kWarpsPerBlock;
+  if (blocks > 0x7fffffff) throw Unsupported("backward pre-pass: B·H·N_q rows exceed the grid's x limit");
+  dispatch_dtype(p.dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    fa_bwd_preprocess_kernel<T><<<static_cast<unsigned>(blocks), kWarpsPerBlock * 32, 0, stream_of(a)>>>(
+        static_cast<const T*>(a.o), static_cast<const T*>(a.bwd.d_o), a.lse, w.l_log2, w.d_row, w.dq_accum, p.n_q(),
+        static_cast<int>(p.head_dim), w.stat_rows, total);
+    FLASHLAB_LAUNCH_CHECK("fa_bwd_preprocess_kernel");
+  });
+}
+
+void fa_bwd_convert_dq(const LaunchArgs& a, const FaBwdWorkspace& w) {
+  const sim::AttentionProblem& p = a.problem;
+  const i64 count4 = p.head_count() * p.n_q() * p.head_dim / 4;
+  const i64 blocks = std::min<i64>((count4 + 255) / 256, 132 * 16);  // grid-stride beyond a few waves
+  dispatch_dtype(p.dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    fa_bwd_convert_kernel<T><<<static_cast<unsigned>(std::max<i64>(blocks, 1)), 256, 0, stream_of(a)>>>(
+        w.dq_accum, static_cast<T*>(a.bwd.dq), count4, a.softmax_scale);
+    FLASHLAB_LAUNCH_CHECK("fa_bwd_convert_kernel");
+  });
+}
+
+}  // namespace flashlab::kernels::detail

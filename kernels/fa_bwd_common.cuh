@@ -1,0 +1,35 @@
+// What the two FlashAttention backward rungs (fa2_bwd.cu, fa2_tc_bwd.cu) share
+// around their main kernel: the pre-pass (D_i = rowsum(dO_i ∘ O_i), L_i·log2 e,
+// dQaccum = 0) and the last kernel (dQ = τ·dQaccum in the problem dtype), and the
+// checks every backward launch makes. FlashAttention-2's backward (Dao 2023,
+// Algorithm 2) computes D_i in line 4 inside its loop; computing it once per
+// row beforehand is what its implementation does too.
+#pragma once
+
+#include <string>
+
+#include "common.cuh"
+#include "flashlab/kernels/layouts.hpp"
+
+namespace flashlab::kernels::detail {
+
+// The workspace of layout::fa_bwd_workspace_bytes, carved.
+struct FaBwdWorkspace {
+  float* dq_accum = nullptr;  // [B·H, N_q, d] fp32
+  float* l_log2 = nullptr;    // [B·H, stat_rows] L_i·log2 e, +inf past N_q
+  float* d_row = nullptr;     // [B·H, stat_rows] D_i, 0 past N_q
+  i64 stat_rows = 0;
+};
+
+// Refuses (Unsupported, naming the rung and what is missing) a launch without
+// Q, K, V, O, the logsumexp, dO, dQ, dK, dV, or with a workspace too small;
+// causal needs N_q = N_kv, τ must be positive. Returns the carved workspace.
+FaBwdWorkspace check_fa_bwd_args(const LaunchArgs& a, const char* rung);
+
+// D_i and L_i·log2 e for every padded row, dQaccum = 0 (one warp per row).
+void fa_bwd_preprocess(const LaunchArgs& a, const FaBwdWorkspace& w);
+
+// dQ = τ·dQaccum, rounded to the problem dtype.
+void fa_bwd_convert_dq(const LaunchArgs& a, const FaBwdWorkspace& w);
+
+}  // namespace flashlab::kernels::detail

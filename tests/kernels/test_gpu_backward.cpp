@@ -1,0 +1,148 @@
+// Every backward rung against the fp64 gradients on the shapes that break
+// kernels (N not a multiple of any tile, N = 1, N_q ≠ N_kv, causal, every dtype
+// and head dim it supports, odd tiles), inputs ×30 finite, and the runner's
+// backward rows: direction, the worst of dQ/dK/dV, the case's peak memory, OOM.
+// Each case: fresh inputs, the forward rung run first, dQ, dK and dV poisoned
+// with NaN and every element checked written (the CUDA backend does both).
+#include <catch2/catch.hpp>
+
+#include "flashlab/kernels/layouts.hpp"
+#include "flashlab/kernels/registry.hpp"
+#include "gpu_support.hpp"
+#include "support.hpp"
+
+using namespace flashlab;
+using namespace flashlab::kernels;
+using sim::RunStatus;
+using kernels::test::gpu;
+using kernels::test::problem;
+
+namespace {
+
+RunOptions check_options(std::uint64_t seed, ReferenceCache& cache) {
+  RunOptions o;
+  o.repeats = 0;
+  o.check = CheckMode::sampled;
+  o.check_flop_budget = 3e9;  // whole heads (dQ, dK, dV) up to N = 1000 at d = 128
+  o.seed = seed;
+  o.cache = &cache;
+  o.max_rel_error = 1.0;  // the tests apply their own, tighter bounds
+  return o;
+}
+
+// naive_bwd first, then every other built backward rung that supports the
+// problem, on the same inputs; each against the forward tests' rule, with
+// naive_bwd's error as the yardstick (kernels::test::tolerance).
+void check_all_backward(const sim::AttentionProblem& p, const RunOptions& o, RunOptions tiled = {}) {
+  INFO(sim::describe(p) << ", " << kernels::test::describe_options(o));
+  const sim::MeasuredRun naive = run_case(gpu(), *find_kernel("naive_bwd"), p, o);
+  INFO("naive_bwd: " << sim::to_string(naive.status) << " " << naive.reason);
+  REQUIRE(naive.status == RunStatus::ok);
+  REQUIRE(naive.rel_error >= 0);
+  CHECK(naive.direction == "bwd");
+  CHECK(naive.rel_error <= kernels::test::tolerance(p.dtype, 1.0));
+  const double tol = kernels::test::tolerance(p.dtype, naive.rel_error);
+  for (const KernelInfo* k : kernels_of(sim::PassSelection::bwd)) {
+    if (k->id == "naive_bwd" || !k->built() || !k->supports(p.dtype) || !k->supports_head_dim(p.head_dim)) continue;
+    RunOptions ko = o;
+    if (k->tile_source == TileSource::runtime) ko.tiles = tiled.tiles;
+    const sim::MeasuredRun row = run_case(gpu(), *k, p, ko);
+    INFO(k->id << " tiles " << row.tiles.Br << "x" << row.tiles.Bc << ": " << sim::to_string(row.status) << " "
+               << row.reason << "; error " << row.rel_error << ", naive_bwd " << naive.rel_error << ", bound " << tol);
+    REQUIRE(row.status == RunStatus::ok);
+    REQUIRE(row.rel_error >= 0);
+    CHECK(row.direction == "bwd");
+    CHECK(row.rel_error <= tol);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("every backward rung matches the fp64 gradients: N × head dim × causal × dtype", "[gpu][bwd][correctness]") {
+  const sim::DType dtype = GENERATE(sim::DType::fp32, sim::DType::fp16, sim::DType::bf16);
+  const bool causal = GENERATE(false, true);
+  const int d = GENERATE(32, 64, 96, 128, 256);
+  const sim::i64 n = GENERATE(1, 17, 63, 64, 65, 129, 1000);
+  if (n == 1000 && d != 64 && d != 128) return;  // the fp64 gradients cost seconds there
+  const auto p = n < 1000 ? problem(2, 3, n, d, causal, dtype) : problem(1, 1, n, d, causal, dtype);
+  ReferenceCache cache;
+  check_all_backward(p, check_options(kernels::test::fresh_seed(), cache));
+}
+
+TEST_CASE("every backward rung matches fp64 with seq_kv ≠ seq_q (non-causal), a single key included",
+          "[gpu][bwd][correctness]") {
+  const sim::DType dtype = GENERATE(sim::DType::fp16, sim::DType::bf16, sim::DType::fp32);
+  const int d = GENERATE(64, 128);
+  const auto shape = GENERATE(std::make_pair(1, 1), std::make_pair(1, 17), std::make_pair(65, 300),
+                              std::make_pair(300, 65), std::make_pair(1000, 1), std::make_pair(64, 63));
+  const auto p = problem(2, 2, shape.first, d, false, dtype, shape.second);
+  ReferenceCache cache;
+  check_all_backward(p, check_options(kernels::test::fresh_seed(), cache));
+}
+
+TEST_CASE("fa2_bwd matches fp64 with any tiles the GUI may ask for", "[gpu][bwd][correctness][tiles]") {
+  const sim::DType dtype = GENERATE(sim::DType::fp32, sim::DType::fp16);
+  const bool causal = GENERATE(false, true);
+  const sim::TileShape tiles = GENERATE(sim::TileShape{1, 1}, sim::TileShape{7, 33}, sim::TileShape{33, 17},
+                                        sim::TileShape{16, 64}, sim::TileShape{64, 16}, sim::TileShape{100, 3});
+  const int d = GENERATE(32, 128);
+  const auto p = problem(1, 3, 300, d, causal, dtype);
+  ReferenceCache cache;
+  RunOptions o = check_options(kernels::test::fresh_seed(), cache);
+  INFO(sim::describe(p) << " tiles " << tiles.Br << "x" << tiles.Bc << ", " << kernels::test::describe_options(o));
+  const sim::MeasuredRun naive = run_case(gpu(), *find_kernel("naive_bwd"), p, o);
+  REQUIRE(naive.status == RunStatus::ok);
+  o.tiles = {TileRule::explicit_tiles, tiles};
+  const sim::MeasuredRun row = run_case(gpu(), *find_kernel("fa2_bwd"), p, o);
+  INFO(sim::to_string(row.status) << " " << row.reason << " error " << row.rel_error);
+  if (row.status == RunStatus::skipped) {
+    CHECK_THAT(row.reason, Catch::Contains("threads per block") || Catch::Contains("shared memory"));
+    return;
+  }
+  REQUIRE(row.status == RunStatus::ok);
+  CHECK(row.tiles == tiles);
+  CHECK(row.rel_error <= kernels::test::tolerance(dtype, naive.rel_error));
+}
+
+TEST_CASE("backward rows: direction, the worst of dQ/dK/dV, the case's peak memory, timing", "[gpu][bwd][runner]") {
+  RunOptions o;
+  o.repeats = 10;
+  o.seed = kernels::test::fresh_seed();
+  const auto p = problem(2, 8, 1024, 64, true);
+  const sim::i64 t = 2 * 8 * 1024 * 64 * 2;  // one of Q, K, V, O, dO, dQ, dK, dV
+  for (const KernelInfo* k : kernels_of(sim::PassSelection::bwd)) {
+    if (!k->built() || !k->supports(p.dtype) || !k->supports_head_dim(p.head_dim)) continue;
+    const sim::MeasuredRun row = run_case(gpu(), *k, p, o);
+    INFO(k->id << ": " << row.reason);
+    REQUIRE(row.status == RunStatus::ok);
+    CHECK(row.direction == "bwd");
+    CHECK(row.model == sim::to_string(k->model));
+    CHECK(row.repeats >= 10);
+    CHECK(row.time_ms_min > 0);
+    CHECK(row.time_ms_min <= row.time_ms_median);
+    CHECK(row.time_ms_median <= row.time_ms_max);
+    CHECK(row.rel_error >= 0);
+    CHECK(row.rel_error <= 2e-2);
+    // Every buffer of the case, the forward's workspace (naive_cublas's S and P) included.
+    sim::i64 floor = 8 * t + k->workspace_bytes(p, row.tiles);
+    if (const KernelInfo* f = forward_rung(*k)) floor += f->workspace_bytes(p, resolve_tiles(*f, p, {}, gpu().device().limits()));
+    CHECK(row.peak_memory_bytes >= floor);
+  }
+  CHECK(gpu().sticky_error().empty());
+}
+
+TEST_CASE("a backward case out of memory is a row, nothing leaks, the next case runs", "[gpu][bwd][oom]") {
+  const KernelInfo& naive = *find_kernel("naive_bwd");
+  RunOptions o;
+  o.repeats = 0;
+  o.seed = kernels::test::fresh_seed();
+  const sim::i64 before = gpu().device_used_bytes();
+  const sim::MeasuredRun oom = run_case(gpu(), naive, problem(64, 64, 32768, 64), o);
+  CHECK(oom.status == RunStatus::oom);
+  CHECK(oom.direction == "bwd");
+  CHECK_THAT(oom.reason, Catch::Contains("out of memory"));
+  CHECK(gpu().device_used_bytes() <= before + (2 << 20));
+  const sim::MeasuredRun after = run_case(gpu(), naive, problem(1, 2, 257, 64), o);
+  CHECK(after.status == RunStatus::ok);
+  CHECK(gpu().sticky_error().empty());
+}
