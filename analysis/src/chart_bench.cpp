@@ -411,16 +411,27 @@ ChartSpec bench_passes_chart(const BenchResults& all, BenchMetric metric, const 
                                        : "d=" + format_tick(x, TickFormat::plain);
     }
     if (!cfg.second.empty()) label += (label.empty() ? "" : " ") + cfg.second;
-    c.categories.push_back(label.empty() ? "all" : label);
+    // One configuration only: name the problem itself.
+    c.categories.push_back(label.empty() ? sim::describe(r.rows.front().problem) : label);
   }
-  const std::vector<std::string> kernels = kernels_of(all);
+  // A backward rung takes its forward rung's colour, lighter (the registry
+  // names the backward rung of X "X_bwd"; PyTorch's rows share one id).
+  auto family = [](const std::string& k) {
+    const std::string suffix = "_bwd";
+    return k.size() > suffix.size() && k.compare(k.size() - suffix.size(), suffix.size(), suffix) == 0
+               ? k.substr(0, k.size() - suffix.size())
+               : k;
+  };
+  std::vector<std::string> families;
+  for (const std::string& k : kernels_of(all))
+    if (std::find(families.begin(), families.end(), family(k)) == families.end()) families.push_back(family(k));
   for (const std::string& key : keys) {
     const std::string kernel = key.substr(0, key.rfind(' '));
     const bool bwd = key.substr(key.rfind(' ') + 1) == "bwd";
     Series s;
     s.name = kernel + (bwd ? " (backward)" : " (forward)");
     s.style = SeriesStyle::bars;
-    s.color = palette(kernel_index(kernels, kernel));
+    s.color = palette(kernel_index(families, family(kernel)));
     if (bwd) s.color.a = 150;  // the same kernel's backward: its colour, lighter
     size_t cat = 0;
     for (const auto& [cfg, ks] : cells) {

@@ -152,6 +152,22 @@ LegendSize legend_size(const ChartSpec& c, Canvas& cv, const Metrics& m, double 
 // best corner of L.plot; sets *best_pos to that corner.
 std::vector<Point> legend_probes(const ChartSpec& c, const ChartLayout& L, const Metrics& m) {
   std::vector<Point> probes;
+  if (c.kind == ChartKind::bars) {
+    // A group of bars fills its category from the axis up to its tallest bar.
+    std::vector<double> top;
+    for (const Series& s : c.series)
+      for (size_t k = 0; k < std::min(s.x.size(), s.y.size()); ++k) {
+        const auto cat = static_cast<size_t>(std::max(0.0, s.x[k]));
+        if (cat >= top.size()) top.resize(cat + 1, 0.0);
+        if (std::isfinite(s.y[k])) top[cat] = std::max(top[cat], s.y[k]);
+      }
+    for (size_t cat = 0; cat < top.size(); ++cat)
+      for (double f = -0.45; f <= 0.451; f += 0.15)
+        for (double t : {1.0, 0.75, 0.5, 0.25})
+          if (plottable(static_cast<double>(cat) + f, L.sx) && plottable(top[cat] * t, L.sy))
+            probes.push_back(L.to_px(static_cast<double>(cat) + f, top[cat] * t));
+    return probes;
+  }
   for (const Series& s : c.series)
     for (size_t k = 0; k < std::min(s.x.size(), s.y.size()); ++k) {
       if (!plottable(s.x[k], L.sx) || !plottable(s.y[k], L.sy)) continue;
