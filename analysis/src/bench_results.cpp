@@ -38,7 +38,7 @@ const std::vector<std::string>& columns() {
       "reason", "time_ms_median", "time_ms_min", "time_ms_max",  "repeats",     "tflops",
       "tflops_exact", "gbps", "peak_memory_bytes", "predicted_memory_bytes", "rel_error",
       "ctas_per_sm", "heaviest_first", "dram_read_bytes", "dram_write_bytes", "l2_read_bytes", "l2_write_bytes",
-      "counters_note", "predicted_dram_read_bytes", "predicted_dram_write_bytes", "o_accumulator"};
+      "counters_note", "predicted_dram_read_bytes", "predicted_dram_write_bytes", "o_accumulator", "dq_accumulator"};
   return c;
 }
 
@@ -47,7 +47,8 @@ const std::vector<std::string>& columns() {
 bool optional_column(const std::string& c) {
   return c == "model" || c == "ctas_per_sm" || c == "heaviest_first" || c == "dram_read_bytes" ||
          c == "dram_write_bytes" || c == "l2_read_bytes" || c == "l2_write_bytes" || c == "counters_note" ||
-         c == "predicted_dram_read_bytes" || c == "predicted_dram_write_bytes" || c == "o_accumulator";
+         c == "predicted_dram_read_bytes" || c == "predicted_dram_write_bytes" || c == "o_accumulator" ||
+         c == "dq_accumulator";
 }
 
 // A whole number that may be empty (an optional column): `fallback` then.
@@ -146,7 +147,8 @@ std::vector<std::string> row_fields(const BenchRow& r) {
           r.counters_note,
           std::to_string(r.predicted_dram_read_bytes),
           std::to_string(r.predicted_dram_write_bytes),
-          r.storage.o_accumulator ? std::string(sim::to_string(*r.storage.o_accumulator)) : std::string()};
+          r.storage.o_accumulator ? std::string(sim::to_string(*r.storage.o_accumulator)) : std::string(),
+          r.storage.dq_accumulator ? std::string(sim::to_string(*r.storage.dq_accumulator)) : std::string()};
 }
 
 // The inverse of row_fields; `get(column)` gives the text of a column.
@@ -193,6 +195,8 @@ BenchRow row_from(const std::function<std::string(const std::string&)>& get, con
       parse_int_or(get("predicted_dram_write_bytes"), -1, origin, at("predicted_dram_write_bytes"));
   if (const std::string acc = get("o_accumulator"); !acc.empty())
     r.storage.o_accumulator = parse_dtype_field(acc, origin, at("o_accumulator"));
+  if (const std::string acc = get("dq_accumulator"); !acc.empty())
+    r.storage.dq_accumulator = parse_dtype_field(acc, origin, at("dq_accumulator"));
   return r;
 }
 
@@ -354,7 +358,7 @@ std::string bench_to_json(const BenchResults& r) {
       const std::string& name = columns()[c];
       // Text stays text; numbers become JSON numbers (non-finite ones stay "inf"/"nan").
       if (name == "kernel" || name == "model" || name == "direction" || name == "dtype" || name == "status" ||
-          name == "reason" || name == "counters_note" || name == "o_accumulator") {
+          name == "reason" || name == "counters_note" || name == "o_accumulator" || name == "dq_accumulator") {
         o[name] = f[c];
       } else if (name == "causal") {
         o[name] = row.problem.causal;

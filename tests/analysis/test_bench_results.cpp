@@ -152,12 +152,16 @@ TEST_CASE("the CSV is a spreadsheet's CSV: metadata lines, one header, one row p
   CHECK(csv.rfind("# format: \"flashlab-bench/1\"\n", 0) == 0);
   CHECK_THAT(csv, Catch::Contains("# gpu: \"G\"\n"));
   CHECK_THAT(csv, Catch::Contains("\nkernel,model,direction,batch,heads,seq_q,seq_kv,head_dim,causal,dtype,br,bc,status,"));
-  CHECK_THAT(csv, Catch::Contains("\nfa2,,fwd,16,32,1024,1024,64,false,fp16,0,0,ok,,1.5,0,0,0,0,0,0,0,0,-1,0,false,-1,-1,-1,-1,,-1,-1,\n"));
-  // A kernel that keeps O in fp32 between steps says so in the last column, and reads back.
+  CHECK_THAT(csv, Catch::Contains("\nfa2,,fwd,16,32,1024,1024,64,false,fp16,0,0,ok,,1.5,0,0,0,0,0,0,0,0,-1,0,false,-1,-1,-1,-1,,-1,-1,,\n"));
+  // A kernel that keeps O in fp32 between steps says so in its column, and reads back.
   r.rows[0].storage.o_accumulator = flashlab::sim::DType::fp32;
-  CHECK_THAT(bench_to_csv(r), Catch::Contains(",-1,-1,fp32\n"));
+  CHECK_THAT(bench_to_csv(r), Catch::Contains(",-1,-1,fp32,\n"));
   CHECK(bench_from_text(bench_to_csv(r), "t.csv").rows.at(0).storage.o_accumulator == flashlab::sim::DType::fp32);
   CHECK(bench_from_text(bench_to_json(r), "t.json").rows.at(0).storage.o_accumulator == flashlab::sim::DType::fp32);
+  // A backward rung's fp32 dQ accumulator round-trips too.
+  r.rows[0].storage.dq_accumulator = flashlab::sim::DType::fp32;
+  CHECK(bench_from_text(bench_to_csv(r), "t.csv").rows.at(0).storage.dq_accumulator == flashlab::sim::DType::fp32);
+  CHECK(bench_from_text(bench_to_json(r), "t.json").rows.at(0).storage.dq_accumulator == flashlab::sim::DType::fp32);
   r.rows[0].storage = {};
   const std::string json = bench_to_json(r);
   CHECK_THAT(json, Catch::Contains("\"format\": \"flashlab-bench/1\""));
