@@ -156,6 +156,24 @@ void log10_ticks(Range r, TickFormat f, int max_major, std::vector<Tick>& out) {
       else if (minor || m == 1) out.push_back({v, "", false});
     }
   }
+  // A stride that leaves one labelled decade in view (a short plot over many
+  // decades): label the first and the last decade instead, so the axis reads.
+  const auto labelled = std::count_if(out.begin(), out.end(), [](const Tick& t) { return t.major; });
+  if (labelled < 2) {
+    Tick* first = nullptr;
+    Tick* last = nullptr;
+    for (Tick& t : out) {
+      const double lead = t.value / std::pow(10.0, std::floor(std::log10(t.value) + kEps));
+      if (std::fabs(lead - 1) > 1e-6) continue;
+      if (!first) first = &t;
+      last = &t;
+    }
+    for (Tick* t : {first, last})
+      if (t && !t->major) {
+        t->major = true;
+        t->label = format_tick(t->value, f);
+      }
+  }
 }
 
 void log2_ticks(Range r, TickFormat f, int max_major, std::vector<Tick>& out) {

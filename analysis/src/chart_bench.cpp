@@ -82,6 +82,17 @@ Axis bench_axis(BenchAxis a) {
   }
 }
 
+// A result set that is not a measurement says so in the title too: the
+// subtitle is left out of a small plot.
+void mark_synthetic(const BenchResults& r, ChartSpec& c) {
+  if (r.meta.gpu.rfind("SYNTHETIC", 0) == 0 && c.title.rfind("SYNTHETIC", 0) != 0) c.title = "SYNTHETIC — " + c.title;
+}
+
+ChartSpec marked(const BenchResults& r, ChartSpec c) {
+  mark_synthetic(r, c);
+  return c;
+}
+
 std::string subtitle_of(const BenchResults& r) {
   std::string s = r.meta.gpu.empty() ? "unknown GPU" : r.meta.gpu;
   if (!r.meta.date.empty()) s += " · " + r.meta.date;
@@ -181,7 +192,7 @@ ChartSpec bench_metric_chart(const BenchResults& all, BenchMetric metric, const 
   }
   if (r.rows.empty()) {
     c.notes.insert(c.notes.begin(), all.rows.empty() ? "the results hold no rows" : "no rows match " + describe(f));
-    return c;
+    return marked(all, c);
   }
   const std::vector<std::string> kernels = kernels_of(all);
   std::vector<std::string> cats;  // categorical x: one per configuration
@@ -265,7 +276,7 @@ ChartSpec bench_metric_chart(const BenchResults& all, BenchMetric metric, const 
     c.y.include_zero = false;
   }
   note_status(r, c.notes);
-  return c;
+  return marked(all, c);
 }
 
 ChartSpec bench_speedup_chart(const BenchResults& all, const std::string& baseline_in, const BenchFilter* filter) {
@@ -291,11 +302,11 @@ ChartSpec bench_speedup_chart(const BenchResults& all, const std::string& baseli
   c.x = {"configuration", Scale::linear, TickFormat::plain, {}, {}, false};
   if (r.rows.empty()) {
     c.notes.insert(c.notes.begin(), all.rows.empty() ? "the results hold no rows" : "no rows match " + describe(f));
-    return c;
+    return marked(all, c);
   }
   if (std::find(kernels.begin(), kernels.end(), base) == kernels.end()) {
     c.notes.push_back("baseline kernel '" + base + "' is not in the results");
-    return c;
+    return marked(all, c);
   }
   const Varying v = varying(r);
   const BenchAxis xa = bench_x_axis(all);
@@ -365,7 +376,7 @@ ChartSpec bench_speedup_chart(const BenchResults& all, const std::string& baseli
   c.ref_lines.push_back({false, 1.0, "1× = " + base, {150, 150, 150, 255}, Dash::dashed, 1.5, std::nullopt});
   if (c.series.empty()) c.notes.push_back("only the baseline kernel is in the results: nothing to compare");
   note_status(r, c.notes);
-  return c;
+  return marked(all, c);
 }
 
 ChartSpec bench_passes_chart(const BenchResults& all, BenchMetric metric, const BenchFilter* filter) {
@@ -385,7 +396,7 @@ ChartSpec bench_passes_chart(const BenchResults& all, BenchMetric metric, const 
                    TickFormat::plain, {}, {}, true};
   if (r.rows.empty()) {
     c.notes.insert(c.notes.begin(), all.rows.empty() ? "the results hold no rows" : "no rows match " + describe(f));
-    return c;
+    return marked(all, c);
   }
   const Varying v = varying(r);
   const BenchAxis xa = bench_x_axis(all);
@@ -455,7 +466,7 @@ ChartSpec bench_passes_chart(const BenchResults& all, BenchMetric metric, const 
   if (std::none_of(r.rows.begin(), r.rows.end(), [](const BenchRow& x) { return x.direction == "bwd"; }))
     c.notes.push_back("the results hold no backward runs (flashlab bench --pass fwd+bwd)");
   note_status(r, c.notes);
-  return c;
+  return marked(all, c);
 }
 
 ChartSpec bench_heatmap_chart(const BenchResults& all, const std::string& kernel_in, const BenchFilter* filter) {
@@ -488,7 +499,7 @@ ChartSpec bench_heatmap_chart(const BenchResults& all, const std::string& kernel
   if (kernel.empty() || grid[kernel].first.empty()) {
     c.notes.push_back(kernel.empty() ? "needs forward rows of one kernel varying in both batch and sequence length"
                                      : "kernel '" + kernel + "' has no forward rows in the results");
-    return c;
+    return marked(all, c);
   }
   const std::vector<sim::i64> batches(grid[kernel].first.begin(), grid[kernel].first.end());
   const std::vector<sim::i64> seqs(grid[kernel].second.begin(), grid[kernel].second.end());
@@ -522,7 +533,7 @@ ChartSpec bench_heatmap_chart(const BenchResults& all, const std::string& kernel
   }
   if (duplicates) c.notes.push_back("several runs per cell (causal, heads or d vary): each cell shows the first non-causal one");
   note_status(r, c.notes);
-  return c;
+  return marked(all, c);
 }
 
 }  // namespace flashlab::analysis

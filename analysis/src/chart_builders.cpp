@@ -421,7 +421,7 @@ ChartSpec io_chart(const ChartContext& ctx_in, SweepAxis axis, const std::vector
         s.width = 1.5;
         c.series.push_back(std::move(s));
       }
-      c.y.label = "bytes, all heads: requests (solid), DRAM after the L2 (dashed)";
+      c.y.label = "bytes, all heads";  // the legend says which lines are requests and which DRAM
     }
     note_unmodelled(rows, c.notes);
     if (const auto l = kv_fills_l2_line(ctx, xs)) c.ref_lines.push_back(*l);

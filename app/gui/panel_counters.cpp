@@ -258,11 +258,11 @@ void counters_side_by_side(AppState& s) {
   const sim::SimResult& ra = a.result;
   const sim::SimResult* rb = b ? &b->result : nullptr;
   auto level = [](const sim::SimResult* r, Level l) { return r ? r->total.level(l) : sim::Traffic{}; };
-  row("requests (HBM accesses)", bytes_d(level(&ra, Level::HBM).bytes()), bytes_d(level(rb, Level::HBM).bytes()), bytes);
+  row("requests", bytes_d(level(&ra, Level::HBM).bytes()), bytes_d(level(rb, Level::HBM).bytes()), bytes);
   row("  read", bytes_d(level(&ra, Level::HBM).read_bytes), bytes_d(level(rb, Level::HBM).read_bytes), bytes);
   row("  write", bytes_d(level(&ra, Level::HBM).write_bytes), bytes_d(level(rb, Level::HBM).write_bytes), bytes);
-  row("DRAM after the L2 model", bytes_d(ra.dram_bytes()), rb ? bytes_d(rb->dram_bytes()) : 0, bytes);
-  row("requests to the cursor", bytes_d(a.snap.cumulative.level(Level::HBM).bytes()),
+  row("DRAM (L2 model)", bytes_d(ra.dram_bytes()), rb ? bytes_d(rb->dram_bytes()) : 0, bytes);
+  row("to the cursor", bytes_d(a.snap.cumulative.level(Level::HBM).bytes()),
       b ? bytes_d(b->snap.cumulative.level(Level::HBM).bytes()) : 0, bytes);
   for (Tensor t : kHbmTensors) {
     const double xa = bytes_d(ra.total.at(Level::HBM, t).bytes()), xb = rb ? bytes_d(rb->total.at(Level::HBM, t).bytes()) : 0;
@@ -270,9 +270,9 @@ void counters_side_by_side(AppState& s) {
     const std::string name = "  " + std::string(sim::display_name(t));
     row(name.c_str(), xa, xb, bytes);
   }
-  row("SRAM reads + writes", bytes_d(level(&ra, Level::SRAM).bytes()), bytes_d(level(rb, Level::SRAM).bytes()), bytes);
+  row("SRAM r+w", bytes_d(level(&ra, Level::SRAM).bytes()), bytes_d(level(rb, Level::SRAM).bytes()), bytes);
   row("FLOPs (exact)", static_cast<double>(ra.total.flops()), rb ? static_cast<double>(rb->total.flops()) : 0, flops);
-  row("AI on DRAM (FLOP/B)", a.roof.ai, b ? b->roof.ai : 0, [](double v) { return fmt_fixed(v, 1, "ai"); });
+  row("AI (FLOP/B)", a.roof.ai, b ? b->roof.ai : 0, [](double v) { return fmt_fixed(v, 1, "ai"); });
   row("lower bound", a.roof.time_s * 1e3, b ? b->roof.time_s * 1e3 : 0, [](double v) { return fmt_ms(v, "bound"); });
   ImGui::EndTable();
   ImGui::TextColored(color_dim(), "%s", b ? "ratio: the second algorithm over the first" : "one algorithm shown");
@@ -303,6 +303,10 @@ void panel_counters(AppState& s) {
       const sim::Traffic& b = v.result.total.at(Level::HBM, t);
       bar_max = std::max({bar_max, bytes_d(b.read_bytes), bytes_d(b.write_bytes)});
     }
+  // Two algorithms: their totals side by side first, with the ratio, so that
+  // comparing them needs no scrolling; each one's detail below.
+  if (s.model.algos.size() > 1 && ImGui::CollapsingHeader("Side by side##counters", ImGuiTreeNodeFlags_DefaultOpen))
+    counters_side_by_side(s);
   for (size_t k = 0; k < s.model.algos.size(); ++k) {
     const AlgoView& v = s.model.algos[k];
     ImGui::PushID(static_cast<int>(k));
