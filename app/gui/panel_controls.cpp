@@ -8,6 +8,7 @@
 #include <cmath>
 
 #include "format.hpp"
+#include "math_view.hpp"
 #include "model.hpp"
 #include "panels.hpp"
 #include "theme.hpp"
@@ -211,15 +212,14 @@ void panel_controls(AppState& s) {
                                                                                 ImGuiSliderFlags_AlwaysClamp))
     s.playback.events_per_s = speed;
 
-  // The status of the inputs: errors in red, notes below.
+  // The status of the inputs: errors in red, notes below. Wrapped at spaces
+  // only, so "196,608 B" never splits at its comma.
   ImGui::Spacing();
-  ImGui::PushTextWrapPos(0);
   if (!s.model.valid) {
-    for (const std::string& e : s.model.errors) ImGui::TextColored(color_error(), "✕ %s", e.c_str());
+    for (const std::string& e : s.model.errors) math_text("✕ " + e, color_error());
   } else {
-    for (const std::string& n : s.model.notes) ImGui::TextColored(color_dim(), "• %s", n.c_str());
+    for (const std::string& n : s.model.notes) math_text("• " + n, color_dim());
   }
-  ImGui::PopTextWrapPos();
 }
 
 }  // namespace flashlab::gui
