@@ -352,7 +352,8 @@ class LabelPlacer {
     }
     return std::nullopt;
   }
-  // A label placed by other means (a reference line's) that the others must avoid.
+  // A label placed by other means (a reference line's), or a data point: the
+  // labels placed after it must not cover it.
   void add(const Rect& r) { placed_.push_back(r); }
   bool is_free(const Rect& r) const {
     return std::none_of(placed_.begin(), placed_.end(), [&](const Rect& o) {
@@ -628,8 +629,20 @@ void render_chart(const ChartSpec& c, Canvas& cv, const ChartLayout& L, const Ch
     if (extras)
       for (const Series* s : extras->series)
         if (s) draw_series_xy(*s, cv, L, m, 1.0);
-    // Markers and annotations place their labels first (the ridge, measured
-    // runs, OOM cells); the series' point labels then take the free spots.
+    // No label covers a data point: every drawn point is an obstacle first.
+    // Then markers and annotations place their labels (the ridge, measured
+    // runs, OOM cells); the series' point labels take the free spots left.
+    {
+      const double r = 4.5 * m.s;
+      for (const Series& sr : c.series) {
+        if (sr.style == SeriesStyle::line || sr.marker == MarkerShape::none) continue;
+        for (size_t k = 0; k < std::min(sr.x.size(), sr.y.size()); ++k)
+          if (plottable(sr.x[k], L.sx) && plottable(sr.y[k], L.sy)) {
+            const Point p = L.to_px(sr.x[k], sr.y[k]);
+            labels.add({p.x - r, p.y - r, 2 * r, 2 * r});
+          }
+      }
+    }
     for (const Marker& mk : c.markers) {
       if (!plottable(mk.x, L.sx)) continue;
       const bool bottom = !mk.y || !plottable(*mk.y, L.sy);
