@@ -526,15 +526,9 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) fa2_tc_backwar
 // (kernels/fa2_tc_bwd.cu) and the device checker may instantiate the same
 // configuration without clashing.
 // ---------------------------------------------------------------------------
-inline int smem_optin_limit(const LaunchArgs& a) {
-  if (a.device_smem_optin > 0) return a.device_smem_optin;
-  int dev = 0, limit = 0;
-  FLASHLAB_CUDA_CHECK(cudaGetDevice(&dev));
-  FLASHLAB_CUDA_CHECK(cudaDeviceGetAttribute(&limit, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
-  return limit;
-}
-
-inline bool aligned16(const void* ptr) { return reinterpret_cast<std::uintptr_t>(ptr) % 16 == 0; }
+// The forward's checks of the device's limit and of alignment, shared.
+using fa2_tc_detail::aligned16;
+using fa2_tc_detail::smem_optin_limit;
 
 // The whole backward of one configuration on a.stream: the pre-pass, this
 // kernel, the convert kernel. Checks the arguments first and throws Unsupported

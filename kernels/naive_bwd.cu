@@ -132,23 +132,9 @@ void softmax_backward(sim::DType dtype, const void* P, void* dPS, i64 rows, i64 
   });
 }
 
-cudaDataType_t cuda_type(sim::DType t) {
-  switch (t) {
-    case sim::DType::fp32:
-      return CUDA_R_32F;
-    case sim::DType::fp16:
-      return CUDA_R_16F;
-    case sim::DType::bf16:
-      return CUDA_R_16BF;
-  }
-  throw Unsupported("naive_bwd: unknown dtype");
-}
+cudaDataType_t cuda_type(sim::DType t) { return detail::cublas_type(t, "naive_bwd"); }
 
-int as_int(i64 v, const char* what) {
-  if (v > 0x7fffffff)
-    throw Unsupported(std::string("naive_bwd: ") + what + " = " + std::to_string(v) + " exceeds cuBLAS's int arguments");
-  return static_cast<int>(v);
-}
+int as_int(i64 v, const char* what) { return detail::cublas_int(v, "naive_bwd", what); }
 
 }  // namespace
 }  // namespace detail

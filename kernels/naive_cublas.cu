@@ -49,23 +49,9 @@ Cublas& cublas() {
   return c;
 }
 
-cudaDataType_t cuda_type(sim::DType t) {
-  switch (t) {
-    case sim::DType::fp32:
-      return CUDA_R_32F;
-    case sim::DType::fp16:
-      return CUDA_R_16F;
-    case sim::DType::bf16:
-      return CUDA_R_16BF;
-  }
-  throw Unsupported("naive_cublas: unknown dtype");
-}
+cudaDataType_t cuda_type(sim::DType t) { return detail::cublas_type(t, "naive_cublas"); }
 
-int as_int(i64 v, const char* what) {
-  if (v > 0x7fffffff) throw Unsupported(std::string("naive_cublas: ") + what + " = " + std::to_string(v) +
-                                        " exceeds cuBLAS's int arguments");
-  return static_cast<int>(v);
-}
+int as_int(i64 v, const char* what) { return detail::cublas_int(v, "naive_cublas", what); }
 
 }  // namespace
 
