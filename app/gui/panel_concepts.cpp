@@ -135,10 +135,37 @@ void concept_l2(const AppState& s) {
   ImGui::TextWrapped("fa2_tc, B 1, H 8, N 128K, d 64: 1.987 GB read measured, 0.581 GB predicted (read + write: −67%%): one head's K "
                      "and V (32 MiB) near the L2, and the CTAs no longer in step.");
   ImGui::Bullet();
-  ImGui::TextWrapped("Over the validate sweep the model is within target at 17 of 20 points for fa2_tc (median error "
-                     "2.0%%) and 13 of 14 for naive (0.1%%); fa1 is 38–42%% low everywhere: its kernel keeps O_i in "
-                     "fp32 between launches.");
+  ImGui::TextWrapped("Over the validate sweep the model is within target at 18 of 20 points for fa2_tc (median error "
+                     "0.5%%), 20 of 20 for fa1 (0.6%%, counting the O_i its kernel keeps in fp32 between launches) "
+                     "and 13 of 14 for naive (0.1%%).");
   docs_link("docs/model.md §7b and docs/results/h200-validate.txt");
+}
+
+void concept_backward(const AppState& s) {
+  math_text("Training needs dQ, dK and dV from dO. Standard attention's backward reads P back from HBM and writes dP "
+            "and dS there: Θ(N²) per head again, and the forward must keep P until then. FlashAttention keeps only "
+            "O and the logsumexp L_i, and recomputes S_ij and P_ij = exp(S_ij − L_i) block by block: five matrix "
+            "products per block instead of two (S again, dV_j += P_ijᵀ dO_i, dP_ij = dO_i V_jᵀ, dQ_i += dS_ij K_j, "
+            "dK_j += dS_ijᵀ Q_i), which is why the benchmark convention counts the backward as 2.5 × the forward. "
+            "FlashAttention-2 runs one thread block per K_j, V_j: dK_j and dV_j add up on chip, dQ_i is added to in "
+            "global memory from every block.",
+            ImGui::GetStyleColorVec4(ImGuiCol_Text));
+  if (s.model.valid && !s.model.algos.empty()) {
+    const sim::Algorithm a = s.model.algos[0].algo;
+    try {
+      const sim::TrainingStepMemory m = sim::training_step_memory(a, s.model.problem);
+      std::string saved;
+      for (const sim::TensorMemory& t : m.saved) saved += (saved.empty() ? "" : ", ") + std::string(sim::display_name(t.tensor));
+      ImGui::Bullet();
+      math_text(std::string(sim::to_string(sim::forward_of(a))) + " now: the forward keeps " + saved + " (" +
+                    sim::bytes_iec(static_cast<double>(m.saved_bytes())) + ") for the backward, whose peak is " +
+                    sim::bytes_iec(static_cast<double>(m.backward_peak_bytes)),
+                ImGui::GetStyleColorVec4(ImGuiCol_Text));
+    } catch (const std::exception&) {
+      // an algorithm without a backward pair: nothing to add
+    }
+  }
+  docs_link("docs/model.md §3b and the scenario lecture-backward");
 }
 
 }  // namespace
@@ -151,6 +178,7 @@ void panel_concepts(AppState& s) {
   if (ImGui::CollapsingHeader("IO complexity", ImGuiTreeNodeFlags_DefaultOpen)) concept_io_complexity(s);
   if (ImGui::CollapsingHeader("Roofline", ImGuiTreeNodeFlags_DefaultOpen)) concept_roofline(s);
   if (ImGui::CollapsingHeader("Why the L2 matters", ImGuiTreeNodeFlags_DefaultOpen)) concept_l2(s);
+  if (ImGui::CollapsingHeader("The backward pass", ImGuiTreeNodeFlags_DefaultOpen)) concept_backward(s);
   ImGui::PopTextWrapPos();
 }
 
