@@ -107,6 +107,7 @@ class PdfWriter {
     text_lines(t, 30, {20, 20, 20, 255});
     if (!sub.empty()) text_lines(sub, 15, {90, 90, 90, 255});
     y_ += 12;
+    body_ = true;
   }
   void heading(const std::string& t) {
     if (y_ > kH - kMargin - 120) new_page();
@@ -117,13 +118,16 @@ class PdfWriter {
   void paragraph(const std::string& t, double size = 14) {
     text_lines(t, size, {40, 40, 40, 255});
     y_ += size * 0.6;
+    body_ = true;
   }
   void bullets(const std::vector<std::string>& items) {
     for (const std::string& it : items) text_lines(it, 14, {40, 40, 40, 255}, 22, "•");
     y_ += 8;
+    body_ = true;
   }
   void table(const std::vector<std::vector<std::string>>& rows) {
     if (rows.empty()) return;
+    body_ = true;
     double size = 12;
     std::vector<double> w;
     auto widths = [&] {
@@ -154,18 +158,21 @@ class PdfWriter {
     }
     y_ += 12;
   }
-  // A chart on a page of its own, its caption under it.
+  // A chart on a page of its own, its caption under it; a page that holds
+  // only headings so far keeps them above the chart.
   void chart(const ChartSpec& c, const std::string& caption) {
-    new_page();
     const double caption_h = static_cast<double>(wrapped(caption, 13, kW - 2 * kMargin).size()) * 13 * 1.4 + 16;
-    const double chart_h = std::max(300.0, kH - 2 * kMargin - caption_h);
+    if (body_ || kH - kMargin - y_ - caption_h < 420) new_page();
+    const double top = y_;
+    const double chart_h = std::max(300.0, kH - kMargin - top - caption_h);
     ChartStyle st;
     st.scale = 1.0;
-    const Rect outer{kMargin, kMargin, kW - 2 * kMargin, chart_h};
+    const Rect outer{kMargin, top, kW - 2 * kMargin, chart_h};
     const ChartLayout layout = layout_chart(c, *canvas_, outer, st);
     render_chart(c, *canvas_, layout, st);
-    y_ = kMargin + chart_h + 8;
+    y_ = top + chart_h + 8;
     text_lines(caption, 13, {60, 60, 60, 255}, 0, "", /*may_break=*/false);
+    body_ = true;
   }
   void finish() {
     cairo_show_page(cr_);
@@ -178,6 +185,7 @@ class PdfWriter {
   void new_page() {
     cairo_show_page(cr_);
     y_ = kMargin;
+    body_ = false;
   }
   std::vector<std::string> wrapped(const std::string& t, double size, double width) {
     std::vector<std::string> lines;
@@ -226,6 +234,7 @@ class PdfWriter {
   cairo_t* cr_ = nullptr;
   std::unique_ptr<detail::CairoCanvas> canvas_;
   double y_ = 0;
+  bool body_ = false;  // the page holds more than headings
 };
 
 }  // namespace
