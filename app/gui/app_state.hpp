@@ -175,6 +175,7 @@ struct BenchState {
   // A run asked for by a scenario, started once the model is up to date
   // (poll_bench_job); `on_current_problem`: the request's problem is the model's.
   bool counters = false;          // runs from the tab add a DRAM counter pass (CUPTI)
+  int pass = 0;                   // runs from the tab: 0 forward rungs, 1 backward, 2 both
   std::string run_note;           // how the last run asked for ended when it gave no rows ("benchmark not run: ...")
   std::optional<BenchRunRequest> pending;
   bool pending_on_current_problem = false;

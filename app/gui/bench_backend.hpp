@@ -24,7 +24,8 @@ struct BenchSweepEntry {
 
 struct BenchRunRequest {
   std::string sweep;                 // a named sweep (assets/sweeps); empty: `problem`
-  std::vector<std::string> kernels;  // empty: the sweep's, or every kernel
+  std::vector<std::string> kernels;  // empty: the sweep's, or every kernel of `pass`
+  sim::PassSelection pass = sim::PassSelection::fwd;  // which rungs "every kernel" means
   sim::AttentionProblem problem;
   int repeats = 10;
   // A counter pass after the timed runs (kernels RunOptions::counters): the

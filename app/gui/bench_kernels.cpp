@@ -34,11 +34,11 @@ analysis::BenchResults run(const BenchRunRequest& req, const BenchProgressFn& pr
   if (!req.sweep.empty()) {
     const kernels::SweepFile sweep = kernels::load_sweep(req.sweep);
     problems = kernels::expand_axes(sweep.axes);
-    ks = kernels::select_kernels(req.kernels.empty() ? sweep.axes.kernels : req.kernels);
+    ks = kernels::select_kernels(req.kernels.empty() ? sweep.axes.kernels : req.kernels, req.pass);
     if (sweep.mem_limit_bytes) options.mem_limit_bytes = *sweep.mem_limit_bytes;
   } else {
     problems = {req.problem};
-    ks = kernels::select_kernels(req.kernels);
+    ks = kernels::select_kernels(req.kernels, req.pass);
   }
   analysis::BenchResults out;
   out.meta = kernels::bench_meta(*backend, options);

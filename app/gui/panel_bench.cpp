@@ -303,6 +303,17 @@ void panel_bench(AppState& s) {
     }
   }
   const bool can_run = be && reason.empty() && !b.job.running;
+  // Which rungs a run takes when the sweep names none: the forward ladder, the backward rungs, or both.
+  ImGui::AlignTextToFramePadding();
+  ImGui::TextUnformatted("pass");
+  ImGui::SameLine();
+  ImGui::RadioButton("forward", &b.pass, 0);
+  ImGui::SameLine();
+  ImGui::RadioButton("backward", &b.pass, 1);
+  ImGui::SameLine();
+  ImGui::RadioButton("both", &b.pass, 2);
+  const sim::PassSelection pass = b.pass == 1 ? sim::PassSelection::bwd : b.pass == 2 ? sim::PassSelection::fwd_bwd
+                                                                                      : sim::PassSelection::fwd;
   ImGui::Checkbox("DRAM counters (CUPTI)", &b.counters);
   if (ImGui::IsItemHovered())
     ImGui::SetTooltip("a counter pass per case after the timed runs: the DRAM bytes the counters panel shows as measured");
@@ -311,6 +322,7 @@ void panel_bench(AppState& s) {
     BenchRunRequest req;
     req.sweep = sweeps[static_cast<size_t>(b.selected_sweep)].name;
     req.counters = b.counters;
+    req.pass = pass;
     start_job(s, req);
   }
   ImGui::EndDisabled();
@@ -320,6 +332,7 @@ void panel_bench(AppState& s) {
     BenchRunRequest req;
     req.problem = s.model.problem;
     req.counters = b.counters;
+    req.pass = pass;
     start_job(s, req);
   }
   ImGui::EndDisabled();

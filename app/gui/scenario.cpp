@@ -142,8 +142,12 @@ BenchAction parse_bench_action(const json& v) {
       a.request.repeats = static_cast<int>(x.get<long long>());
     } else if (k == "counters") {
       a.request.counters = bool_of(x, "bench.counters");
+    } else if (k == "pass") {
+      const auto p = x.is_string() ? sim::parse_pass_selection(x.get<std::string>()) : std::nullopt;
+      if (!p) throw std::runtime_error("bench.pass must be \"fwd\", \"bwd\" or \"fwd+bwd\"");
+      a.request.pass = *p;
     } else {
-      throw std::runtime_error("unknown key bench." + k + " (expected sweep, kernels, repeats, counters)");
+      throw std::runtime_error("unknown key bench." + k + " (expected sweep, kernels, repeats, counters, pass)");
     }
   }
   return a;

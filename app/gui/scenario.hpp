@@ -11,7 +11,7 @@
 //    "window": {"width": 1600, "height": 1000},
 //    "script": [{"frame": 10, "tab": "io-vs-n"}, {"frame": 20, "key": "right"}, ...]}
 //
-//    "bench": {"sweep": "validate" | null, "kernels": ["fa2", "fa2_tc"], "repeats": 10, "counters": true},
+//    "bench": {"sweep": "validate" | null, "kernels": ["fa2", "fa2_tc"], "repeats": 10, "counters": true, "pass": "bwd"},
 //
 // A lecture adds "scenes": [{"title": T, "point": P, "stage": "tiling" |
 // "counters" | CHART_ID, "state": {setting keys}}, ...] and "presenter": true
