@@ -63,8 +63,36 @@ HierarchicalCeilings hierarchical_ceilings(const sim::HardwareModel& hw) {
   return c;
 }
 
+namespace {
+
+// The instruction or library behind a tensor-core figure, for the labels: "wgmma", "cuBLAS", "mma.sync".
+std::string tensor_source(const std::string& id) {
+  auto ends_with = [&](const char* tail) {
+    const std::string t(tail);
+    return id.size() >= t.size() && id.compare(id.size() - t.size(), t.size(), t) == 0;
+  };
+  if (ends_with("_wgmma")) return "wgmma";
+  if (ends_with("_cublas")) return "cuBLAS";
+  if (ends_with("_mma")) return "mma.sync";
+  return id;
+}
+
+}  // namespace
+
 HierarchicalCeilings hierarchical_ceilings(const sim::MeasuredProfile& p) {
   HierarchicalCeilings c = hierarchical_ceilings(p.hw);
+  // A tensor-core roof names the figure that set it (wgmma or cuBLAS on Hopper).
+  for (ComputeCeiling& k : c.compute) {
+    if (k.unit != ComputeUnit::tensor_core) continue;
+    for (const sim::CeilingFigure& f : p.figures) {
+      const sim::FigureSpec* s = sim::find_figure_spec(f.id);
+      if (s && s->quantity == sim::Quantity::flops && s->dtype == k.dtype && s->unit == k.unit && f.value == k.peak) {
+        k.label += " (" + tensor_source(f.id) + ")";
+        break;
+      }
+    }
+  }
+  // mma.sync, the Ampere path, under a faster roof: drawn beside it, no roof for the guards.
   for (const char* id : {"fp16_mma", "bf16_mma", "tf32_mma"}) {
     const sim::CeilingFigure* f = p.figure(id);
     const sim::FigureSpec* s = sim::find_figure_spec(id);
@@ -73,7 +101,7 @@ HierarchicalCeilings hierarchical_ceilings(const sim::MeasuredProfile& p) {
     if (f->value < top * (1 - kAboveCeilingTolerance))
       c.compute.push_back({s->dtype, s->unit, f->value,
                            (s->dtype == DType::fp32 ? std::string("tf32") : std::string(sim::to_string(s->dtype))) +
-                               " mma.sync " + tflops(f->value),
+                               " mma.sync " + tflops(f->value) + " (Ampere path)",
                            true});
   }
   return c;

@@ -27,6 +27,9 @@ const std::vector<FigureSpec>& figure_specs() {
       {"fp16_mma", "FP16 mma.sync m16n8k16, tensor cores", Q::flops, DType::fp16, ComputeUnit::tensor_core},
       {"bf16_mma", "BF16 mma.sync m16n8k16, tensor cores", Q::flops, DType::bf16, ComputeUnit::tensor_core},
       {"tf32_mma", "TF32 mma.sync m16n8k8, tensor cores", Q::flops, DType::fp32, ComputeUnit::tensor_core},
+      // Hopper's own tensor-core path (sm_90a); not measured elsewhere (the profile says why).
+      {"fp16_wgmma", "FP16 wgmma m64n256k16, tensor cores (sm_90a)", Q::flops, DType::fp16, ComputeUnit::tensor_core},
+      {"bf16_wgmma", "BF16 wgmma m64n256k16, tensor cores (sm_90a)", Q::flops, DType::bf16, ComputeUnit::tensor_core},
       {"fp16_cublas", "cuBLAS GEMM 8192^3 fp16 (fp32 accumulate)", Q::flops, DType::fp16, ComputeUnit::tensor_core,
        true},
       {"bf16_cublas", "cuBLAS GEMM 8192^3 bf16 (fp32 accumulate)", Q::flops, DType::bf16, ComputeUnit::tensor_core,

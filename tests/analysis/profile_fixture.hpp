@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "flashlab/sim/measured_profile.hpp"
 
@@ -65,6 +66,23 @@ inline sim::MeasuredProfile h100_like_profile() {
   p.wall_s = 41.5;
   p.commit = "abc123def456";
   p.notes = {"the sweep stopped at 4 GiB"};
+  p.hw = sim::hardware_from_measurements(p.device, p.figures, p.date, p.mode);
+  return p;
+}
+
+// The same GPU measured by a build with the wgmma figures (Hopper's tensor-core
+// path): wgmma above cuBLAS, mma.sync well below both.
+inline sim::MeasuredProfile hopper_profile_with_wgmma() {
+  sim::MeasuredProfile p = h100_like_profile();
+  std::vector<sim::CeilingFigure> figures;
+  for (const sim::CeilingFigure& f : p.figures) {
+    if (f.id == "fp16_cublas") {
+      figures.push_back(figure("fp16_wgmma", 880, 20.3, 1650));
+      figures.push_back(figure("bf16_wgmma", 870, 20.4, 1650));
+    }
+    figures.push_back(f);
+  }
+  p.figures = figures;
   p.hw = sim::hardware_from_measurements(p.device, p.figures, p.date, p.mode);
   return p;
 }

@@ -1,6 +1,7 @@
 // The hierarchical roofline: ceilings per level and unit, the bytes
 // each level moves, measured runs placed on it with the model beside them,
 // the guards for points above a ceiling, and its charts.
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
 
@@ -83,6 +84,42 @@ TEST_CASE("a measured profile gives all three levels and mma.sync as a secondary
   for (const ComputeCeiling& k : c.compute) secondary += k.secondary;
   CHECK(secondary == 2);  // fp16 and bf16 mma.sync; tf32's mma.sync is the tf32 peak itself
   CHECK(c.clock_mhz == Approx(1755));
+  // Each tensor-core roof names the figure behind it.
+  auto labelled = [&](const HierarchicalCeilings& h, const std::string& label) {
+    return std::any_of(h.compute.begin(), h.compute.end(), [&](const ComputeCeiling& k) { return k.label == label; });
+  };
+  CHECK(labelled(c, "bf16 tensor 760.0 TFLOP/s (cuBLAS)"));
+  CHECK(labelled(c, "tf32 tensor 250.0 TFLOP/s (mma.sync)"));
+  CHECK(labelled(c, "bf16 mma.sync 560.0 TFLOP/s (Ampere path)"));
+}
+
+TEST_CASE("with wgmma measured, wgmma is the tensor roof and mma.sync a labelled line below it", "[hier]") {
+  const HierarchicalCeilings c = hierarchical_ceilings(flashlab::test::hopper_profile_with_wgmma());
+  CHECK(c.peak(sim::DType::fp16, sim::ComputeUnit::tensor_core) == Approx(880e12));
+  const ComputeCeiling* roof = nullptr;
+  const ComputeCeiling* ampere = nullptr;
+  for (const ComputeCeiling& k : c.compute) {
+    if (k.dtype != sim::DType::fp16 || k.unit != sim::ComputeUnit::tensor_core) continue;
+    (k.secondary ? ampere : roof) = &k;
+  }
+  REQUIRE(roof);
+  REQUIRE(ampere);
+  CHECK(roof->label == "fp16 tensor 880.0 TFLOP/s (wgmma)");
+  CHECK(ampere->label == "fp16 mma.sync 570.0 TFLOP/s (Ampere path)");
+  CHECK(ampere->peak == Approx(570e12));
+  // The chart draws both: the roof solid, mma.sync dotted, each with its label.
+  const ChartSpec ch = hierarchical_roofline_chart(c, Placement{}, sim::DType::fp16);
+  const RefLine* top = nullptr;
+  const RefLine* below = nullptr;
+  for (const RefLine& l : ch.ref_lines) {
+    if (l.label == roof->label) top = &l;
+    if (l.label == ampere->label) below = &l;
+  }
+  REQUIRE(top);
+  REQUIRE(below);
+  CHECK(top->dash == Dash::solid);
+  CHECK(below->dash == Dash::dotted);
+  CHECK(below->value == Approx(570e12));
 }
 
 TEST_CASE("bytes per level: HBM is the DRAM after the L2 model, L2 the requests and the model's L2 re-reads", "[hier]") {
@@ -259,7 +296,7 @@ TEST_CASE("the hierarchical roofline chart: slopes, ceilings, runs and their fla
   }
   // fp16 tensor, fp16 mma.sync, fp16 and fp32 CUDA cores, tf32; bf16's lie within 5% of fp16's.
   CHECK(ch.ref_lines.size() == 5);
-  CHECK(has_note(ch, "3 ceiling(s) within 5% of one drawn are not drawn, e.g. bf16 tensor 760.0 TFLOP/s"));
+  CHECK(has_note(ch, "3 ceiling(s) within 5% of one drawn are not drawn, e.g. bf16 tensor 760.0 TFLOP/s (cuBLAS)"));
   const Series* meas = series_named(ch, "measured @ HBM");
   const Series* model = series_named(ch, "model @ HBM");
   REQUIRE(meas);

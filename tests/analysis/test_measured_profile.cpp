@@ -102,6 +102,23 @@ TEST_CASE("the targets of a ceilings run, checked on one run", "[profile]") {
   CHECK_FALSE(v[1].available);
 }
 
+TEST_CASE("on Hopper the tensor-core target is wgmma over cuBLAS, goal 0.90", "[profile]") {
+  const MeasuredProfile p = flashlab::test::hopper_profile_with_wgmma();
+  const sim::HardwareModel h100 = sim::load_hardware("H100-SXM5-80GB");
+  const std::vector<TargetCheck> t = check_targets(p, &h100);
+  REQUIRE(t.size() == 3);
+  CHECK(t[1].name == "bf16 wgmma / cuBLAS bf16 GEMM 8192^3");
+  CHECK(t[1].goal == Approx(0.90));
+  CHECK(t[1].measured == Approx(870e12));
+  CHECK(t[1].ratio == Approx(870.0 / 760.0));
+  CHECK(t[1].met);
+  // A Hopper profile without wgmma (a build without sm_90a) falls back to mma.sync, and says so.
+  const std::vector<TargetCheck> old = check_targets(h100_like_profile(), &h100);
+  CHECK(old[1].name == "bf16 mma.sync / cuBLAS bf16 GEMM 8192^3");
+  CHECK(old[1].goal == Approx(0.85));
+  CHECK_THAT(old[1].detail, Catch::Contains("no wgmma figure"));
+}
+
 TEST_CASE("two hardware models side by side", "[profile]") {
   const sim::HardwareModel h100 = sim::load_hardware("H100-SXM5-80GB");
   const sim::HardwareModel a100 = sim::load_hardware("A100-PCIe-80GB");

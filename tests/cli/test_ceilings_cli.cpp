@@ -122,6 +122,25 @@ TEST_CASE("flashlab ceilings report: a stored profile's figures and targets, pri
   CHECK_THAT(preset.err, Catch::Contains("kind is 'datasheet', not 'measured'"));
 }
 
+TEST_CASE("flashlab ceilings report: on Hopper the tensor-core target is wgmma over cuBLAS", "[cli][ceilings]") {
+  sim::MeasuredProfile hopper = flashlab::test::hopper_profile_with_wgmma();
+  const std::string p = (scratch() / "measured-wgmma.json").string();
+  analysis::write_file_atomic(p, sim::profile_to_json(hopper));
+  const Run r = run_flashlab("ceilings report '" + p + "'");
+  REQUIRE(r.code == 0);
+  CHECK_THAT(r.out, Catch::Matches("[\\s\\S]*bf16_wgmma +870\\.0 +TFLOP/s +989\\.4 +0\\.88[\\s\\S]*"));
+  CHECK_THAT(r.out, Catch::Matches("[\\s\\S]*bf16 wgmma / cuBLAS bf16 GEMM 8192\\^3 +1\\.145 +0\\.90 +yes[\\s\\S]*"));
+  CHECK_THAT(r.out, Catch::Matches("[\\s\\S]*bf16_mma +560\\.0 +TFLOP/s[\\s\\S]*"));  // still a figure
+  // A build without sm_90a on the same GPU: no wgmma figures, a note, the mma.sync target.
+  hopper = flashlab::test::h100_like_profile();
+  hopper.notes.push_back("bf16_wgmma not measured: this build has no sm_90a code");
+  analysis::write_file_atomic(p, sim::profile_to_json(hopper));
+  const Run old = run_flashlab("ceilings report '" + p + "'");
+  REQUIRE(old.code == 0);
+  CHECK_THAT(old.out, Catch::Contains("note: bf16_wgmma not measured: this build has no sm_90a code"));
+  CHECK_THAT(old.out, Catch::Contains("no wgmma figure in this profile"));
+}
+
 TEST_CASE("flashlab hw compare: a measured profile beside its datasheet, figure by figure", "[cli][ceilings]") {
   const std::string p = write_profile();
   const Run r = run_flashlab("hw compare '" + p + "' H100-SXM5-80GB");

@@ -70,6 +70,24 @@ TEST_CASE("the ceilings of a profile are the best figure for each, capacities fr
   CHECK(hw.provenance.find("1755 MHz observed") != std::string::npos);
 }
 
+TEST_CASE("on Hopper the wgmma figures are the tensor-core ceilings, mma.sync stays a figure", "[profile]") {
+  REQUIRE(find_figure_spec("fp16_wgmma"));
+  CHECK(find_figure_spec("bf16_wgmma")->unit == sim::ComputeUnit::tensor_core);
+  CHECK(find_figure_spec("bf16_wgmma")->dtype == sim::DType::bf16);
+  CHECK_FALSE(find_figure_spec("bf16_wgmma")->reference);
+  const MeasuredProfile p = flashlab::test::hopper_profile_with_wgmma();
+  // wgmma 880 / 870 over cuBLAS 770 / 760 and mma.sync 570 / 560 TFLOP/s.
+  CHECK(p.hw.peak(sim::DType::fp16, sim::ComputeUnit::tensor_core) == Approx(880e12));
+  CHECK(p.hw.peak(sim::DType::bf16, sim::ComputeUnit::tensor_core) == Approx(870e12));
+  CHECK(p.hw.peak(sim::DType::fp32, sim::ComputeUnit::tensor_core) == Approx(250e12));  // tf32: mma.sync alone
+  const bool named = std::any_of(p.hw.sources.begin(), p.hw.sources.end(), [](const std::string& s) {
+    return s == "bf16 tensor peak 870.0 TFLOP/s = bf16_wgmma (the best of bf16_mma, bf16_wgmma, bf16_cublas)";
+  });
+  CHECK(named);
+  REQUIRE(p.figure("bf16_mma"));
+  CHECK(p.figure("bf16_mma")->value == Approx(560e12));
+}
+
 TEST_CASE("a profile lacking a ceiling the simulator needs is refused with the reason", "[profile]") {
   MeasuredProfile p = h100_like_profile();
   std::vector<CeilingFigure> no_hbm;

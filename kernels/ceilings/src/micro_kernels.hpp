@@ -51,13 +51,14 @@ i64 smem_bytes_per_rep(Grid g);  // bytes one repetition reads, all blocks toget
 void smem_read(int reps, Grid g, std::uint32_t seed, std::uint32_t sentinel, std::uint32_t* out, cudaStream_t s);
 std::string smem_method(Grid g);
 
-// ---- fma.cu, mma.cu: arithmetic ------------------------------------------------------------
-enum class Op { fp32_fma, fp16_hfma2, bf16_hfma2, fp16_mma, bf16_mma, tf32_mma };
+// ---- fma.cu, mma.cu, wgmma.cu: arithmetic ------------------------------------------------------
+enum class Op { fp32_fma, fp16_hfma2, bf16_hfma2, fp16_mma, bf16_mma, tf32_mma, fp16_wgmma, bf16_wgmma };
 inline bool is_mma(Op op) { return op == Op::fp16_mma || op == Op::bf16_mma || op == Op::tf32_mma; }
+inline bool is_wgmma(Op op) { return op == Op::fp16_wgmma || op == Op::bf16_wgmma; }
 // A launch shape of a compute kernel; the driver keeps the fastest candidate.
 struct ComputeConfig {
   int blocks_per_sm = 0, threads = 0;
-  int chains = 0;  // independent accumulators per thread (FMA) or per warp (mma)
+  int chains = 0;  // independent accumulators per thread (FMA) or per warp (mma); commit groups in flight (wgmma)
 };
 // Where each block writes its cycle count (clock64) and elapsed nanoseconds
 // (%globaltimer) between two barriers: their ratio is the SM clock of the run.
@@ -79,5 +80,15 @@ std::vector<ComputeConfig> mma_configs(Op op);
 double mma_flops(Op op, const ComputeConfig& c, int sm_count, int iters);
 void run_mma(Op op, const ComputeConfig& c, int sm_count, int iters, const std::uint32_t* operands, void* out,
              ClockProbe clocks, cudaStream_t s);
+
+// wgmma.cu: Hopper's tensor cores (sm_90a). threads = 128 × warpgroups per block.
+// Empty when this build and this GPU can run the wgmma kernel, else why not (one line).
+std::string wgmma_unavailable_reason(int compute_capability);
+std::vector<ComputeConfig> wgmma_configs(Op op);
+double wgmma_flops(Op op, const ComputeConfig& c, int sm_count, int iters);
+std::string wgmma_shape(const ComputeConfig& c);  // warpgroups, instruction, groups in flight: for the method line
+// The operands are hashed from `seed` inside the kernel, into shared memory.
+void run_wgmma(Op op, const ComputeConfig& c, int sm_count, int iters, std::uint32_t seed, void* out,
+               ClockProbe clocks, cudaStream_t s);
 
 }  // namespace flashlab::ceilings::detail

@@ -22,6 +22,7 @@ Session::~Session() = default;
 const sim::DeviceFacts& Session::device() const { return impl_->facts; }
 int Session::repeats() const { return 0; }
 sim::CeilingFigure Session::measure(const std::string&) { throw Unavailable(kNoCuda); }
+std::string Session::reason_not_measured(const std::string&) const { return kNoCuda; }
 sim::SweepSeries Session::sweep(const std::string&) { throw Unavailable(kNoCuda); }
 double Session::nvml_sm_clock_mhz() { return 0; }
 

@@ -112,6 +112,8 @@ detail::Op op_of(const std::string& id) {
   if (id == "bf16_hfma2") return Op::bf16_hfma2;
   if (id == "fp16_mma") return Op::fp16_mma;
   if (id == "bf16_mma") return Op::bf16_mma;
+  if (id == "fp16_wgmma") return Op::fp16_wgmma;
+  if (id == "bf16_wgmma") return Op::bf16_wgmma;
   return Op::tf32_mma;
 }
 
@@ -265,7 +267,9 @@ struct Session::Impl {
     const int sms = static_cast<int>(facts.sm_count);
     if (static_cast<i64>(sms) * c.blocks_per_sm > kProbeEntries)
       throw MeasureError("kernels/ceilings: grid larger than the clock probe (" + std::to_string(kProbeEntries) + ")");
-    if (detail::is_mma(op))
+    if (detail::is_wgmma(op))
+      detail::run_wgmma(op, c, sms, iters, seed, out.get(), probe(), stream);
+    else if (detail::is_mma(op))
       detail::run_mma(op, c, sms, iters, operands.as<std::uint32_t>(), out.get(), probe(), stream);
     else
       detail::run_fma(op, c, sms, iters, out.get(), probe(), stream);
@@ -368,14 +372,23 @@ struct Session::Impl {
                   detail::smem_method(smem_grid) + ", " + std::to_string(reps) + " repetitions");
   }
 
+  // Why a figure cannot be measured here (wgmma off Hopper or without sm_90a code); empty when it can.
+  std::string reason_not_measured(const std::string& id) const {
+    if (detail::is_wgmma(op_of(id))) return detail::wgmma_unavailable_reason(facts.compute_capability);
+    return {};
+  }
+
   CeilingFigure compute(const std::string& id) {
     const detail::Op op = op_of(id);
     const int sms = static_cast<int>(facts.sm_count);
-    if (detail::is_mma(op)) detail::init_operands(op, operands.as<std::uint32_t>(), seed, stream);
+    const bool wgmma = detail::is_wgmma(op), mma = detail::is_mma(op);
+    if (mma) detail::init_operands(op, operands.as<std::uint32_t>(), seed, stream);
     const std::vector<detail::ComputeConfig> configs =
-        detail::is_mma(op) ? detail::mma_configs(op) : detail::fma_configs(op);
+        wgmma ? detail::wgmma_configs(op) : mma ? detail::mma_configs(op) : detail::fma_configs(op);
     auto flops = [&](const detail::ComputeConfig& c, int iters) {
-      return detail::is_mma(op) ? detail::mma_flops(op, c, sms, iters) : detail::fma_flops(op, c, sms, iters);
+      return wgmma ? detail::wgmma_flops(op, c, sms, iters)
+             : mma ? detail::mma_flops(op, c, sms, iters)
+                   : detail::fma_flops(op, c, sms, iters);
     };
     // Try each launch shape briefly; keep the fastest.
     detail::ComputeConfig best = configs.front();
@@ -400,10 +413,11 @@ struct Session::Impl {
     CeilingFigure f = figure(id, t, flops(best, best_iters), "");
     f.sm_clock_mhz = probed_clock_mhz(sms * best.blocks_per_sm);
     const double nv = nvml ? nvml->sm_clock_mhz() : 0;
-    f.method = std::string(detail::is_mma(op) ? "mma_kernel" : "fma_kernel") + ": " + std::to_string(sms) + " SMs x " +
-               std::to_string(best.blocks_per_sm) + " blocks x " + std::to_string(best.threads) + " threads, " +
-               std::to_string(best.chains) + (detail::is_mma(op) ? " accumulators per warp" : " chains per thread") +
-               ", " + std::to_string(best_iters) + " iterations" +
+    const std::string shape = wgmma ? detail::wgmma_shape(best)
+                              : std::to_string(best.chains) + (mma ? " accumulators per warp" : " chains per thread");
+    f.method = std::string(wgmma ? "wgmma_kernel" : mma ? "mma_kernel" : "fma_kernel") + ": " + std::to_string(sms) +
+               " SMs x " + std::to_string(best.blocks_per_sm) + " blocks x " + std::to_string(best.threads) +
+               " threads, " + shape + ", " + std::to_string(best_iters) + " iterations" +
                (configs.size() > 1 ? " (fastest of " + std::to_string(configs.size()) + " launch shapes)" : "") +
                "; SM clock " + sim::fixed(f.sm_clock_mhz, 0) + " MHz from clock64/%globaltimer" +
                (nv > 0 ? ", NVML " + sim::fixed(nv, 0) + " MHz after the run" : "");
@@ -470,7 +484,13 @@ CeilingFigure Session::measure(const std::string& id) {
     case sim::Quantity::flops: break;
   }
   if (id == "fp16_cublas" || id == "bf16_cublas") return impl_->cublas(id);
+  if (const std::string why = impl_->reason_not_measured(id); !why.empty()) throw NotMeasured(why);
   return impl_->compute(id);
+}
+
+std::string Session::reason_not_measured(const std::string& id) const {
+  if (!sim::find_figure_spec(id)) throw std::invalid_argument("unknown ceiling figure '" + id + "'");
+  return impl_->reason_not_measured(id);
 }
 
 SweepSeries Session::sweep(const std::string& loads) { return impl_->sweep(loads); }
@@ -498,6 +518,10 @@ sim::MeasuredProfile measure_all(const Options& o, const Progress& progress) {
       say(id + ": " + sim::fixed(f.value / sim::unit_scale(spec.quantity), 1) + " " +
           std::string(sim::unit_of(spec.quantity)) + " (median " + sim::fixed(f.median_ms, 3) + " ms of " +
           std::to_string(f.repeats) + ")");
+    } catch (const NotMeasured& e) {
+      // Not this GPU's instruction (wgmma off Hopper): a note, and the other figures stand.
+      p.notes.push_back(id + " not measured: " + e.what());
+      say(id + ": not measured: " + e.what());
     } catch (const MeasureError& e) {
       // One figure failing (say cuBLAS without its library) leaves the others standing.
       p.notes.push_back(id + " not measured: " + e.what());

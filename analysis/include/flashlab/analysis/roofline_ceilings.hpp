@@ -30,7 +30,7 @@ struct ComputeCeiling {
   double peak = 0;       // FLOP/s
   std::string label;     // "fp16 tensor 989.4 TFLOP/s"
   // A measured figure drawn as an extra, lower ceiling (mma.sync under the
-  // cuBLAS peak): what a kernel without wgmma can reach. Not a roof for the guards.
+  // wgmma or cuBLAS peak): what a kernel without wgmma can reach. Not a roof for the guards.
   bool secondary = false;
 };
 
@@ -47,7 +47,9 @@ struct HierarchicalCeilings {
 };
 
 HierarchicalCeilings hierarchical_ceilings(const sim::HardwareModel& hw);
-// Adds the mma.sync figures as secondary ceilings where they lie below the peak.
+// Names the figure behind each tensor-core roof ("bf16 tensor 870.0 TFLOP/s (wgmma)")
+// and adds the mma.sync figures as secondary ceilings where they lie below it
+// ("bf16 mma.sync 632.0 TFLOP/s (Ampere path)").
 HierarchicalCeilings hierarchical_ceilings(const sim::MeasuredProfile& p);
 
 // "SMEM" for shared memory, "HBM", "L2": the names the roofline charts print.

@@ -94,7 +94,7 @@ struct MeasuredProfile {
 // The ceilings a set of figures gives, as a HardwareModel: HBM = the best of
 // read, write, copy and cudaMemcpy (a ceiling is the highest rate attained);
 // L2 and SRAM from their read figures; each peak = the best figure measuring
-// it (mma.sync or cuBLAS for the tensor cores). Capacities come from the
+// it (mma.sync, wgmma or cuBLAS for the tensor cores). Capacities come from the
 // device. Throws HardwareError when a ceiling the simulator needs (HBM,
 // SRAM, one compute peak) has no figure.
 HardwareModel hardware_from_measurements(const DeviceFacts& d, const std::vector<CeilingFigure>& figures,

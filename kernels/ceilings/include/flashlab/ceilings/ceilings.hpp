@@ -27,6 +27,14 @@ class MeasureError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// A figure this GPU or this build cannot measure at all (wgmma without a Hopper
+// GPU or without sm_90a code in the build): the message is the one-line reason.
+// measure_all() records it as a note and measures the rest.
+class NotMeasured : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
 bool built_with_cuda();
 // Empty when device 0 can be measured, otherwise why not (one line).
 std::string unavailable_reason();
@@ -51,8 +59,11 @@ class Session {
   const sim::DeviceFacts& device() const;
   int repeats() const;
   // One figure by its id (sim::figure_specs()); throws std::invalid_argument
-  // for an unknown id and MeasureError when the device fails.
+  // for an unknown id, NotMeasured when this GPU or build cannot measure it and
+  // MeasureError when the device fails.
   sim::CeilingFigure measure(const std::string& id);
+  // Why measure(id) would throw NotMeasured (one line); empty when it can measure.
+  std::string reason_not_measured(const std::string& id) const;
   // The working-set sweep for "ld.global" (L1 and L2) or "ld.global.cg" (L2 only):
   // 1 KiB to 4 GiB in powers of two (quick: every fourth power), capped by free memory.
   sim::SweepSeries sweep(const std::string& loads);
@@ -65,7 +76,8 @@ class Session {
 };
 
 // Everything, in the order of sim::figure_specs(), then both sweeps, as a
-// profile (kind "measured"). Throws Unavailable or MeasureError.
+// profile (kind "measured"); a figure not measured (NotMeasured, a failed
+// cuBLAS) leaves a note instead. Throws Unavailable or MeasureError.
 sim::MeasuredProfile measure_all(const Options& o, const Progress& progress = {});
 
 }  // namespace flashlab::ceilings
