@@ -50,11 +50,16 @@ std::size_t smem_bytes_of(const Fa3HopperConfig& c) { return fa3_hopper_smem_byt
 
 #if !defined(FLASHLAB_FA3_HOPPER_NO_SM90A)
 namespace detail = fa3_hopper_detail;
-using Cfg64 = detail::Config<kFa3HopperConfigs[0].head_dim, kFa3HopperConfigs[0].Bc, kFa3HopperConfigs[0].stages>;
-using Cfg128 = detail::Config<kFa3HopperConfigs[1].head_dim, kFa3HopperConfigs[1].Bc, kFa3HopperConfigs[1].stages>;
+template <int kIndex>
+using ConfigAt = detail::Config<kFa3HopperConfigs[kIndex].head_dim, kFa3HopperConfigs[kIndex].Br / 64,
+                                kFa3HopperConfigs[kIndex].Bc, kFa3HopperConfigs[kIndex].stages,
+                                kFa3HopperConfigs[kIndex].overlap>;
+using Cfg64 = ConfigAt<0>;
+using Cfg128 = ConfigAt<1>;
 static_assert(Cfg64::kHeadDim == 64 && Cfg128::kHeadDim == 128, "the table lists d = 64 first, then 128");
 static_assert(Cfg64::kBr == kFa3HopperConfigs[0].Br && Cfg128::kBr == kFa3HopperConfigs[1].Br,
               "B_r is 64 rows per consumer warpgroup");
+static_assert(kFa3HopperConfigs[0].Br % 64 == 0 && kFa3HopperConfigs[1].Br % 64 == 0, "whole consumer warpgroups");
 static_assert(Cfg64::kSmemBytes == fa3_hopper_smem_bytes(kFa3HopperConfigs[0]) &&
                   Cfg128::kSmemBytes == fa3_hopper_smem_bytes(kFa3HopperConfigs[1]),
               "the header's shared-memory formula is the kernel's");

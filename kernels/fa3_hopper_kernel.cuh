@@ -32,17 +32,20 @@ namespace flashlab::kernels::fa3_hopper_detail {
 // ---------------------------------------------------------------------------
 // Compile-time configuration.
 // ---------------------------------------------------------------------------
-// kHeadDim  d ∈ {64, 128}
-// kBr       B_r = 64 · kConsumers rows of Q_i per block (64 per consumer warpgroup)
-// kBc       B_c rows of K_j, V_j per step
-// kStages   depth of the K_j/V_j ring in shared memory
-template <int D, int BC, int STAGES>
+// kHeadDim     d ∈ {64, 128}
+// kConsumers   consumer warpgroups; B_r = 64 · kConsumers rows of Q_i per block
+// kBc          B_c rows of K_j, V_j per step
+// kStages      depth of the K_j/V_j ring in shared memory
+// kOverlap     software pipeline inside a warpgroup: the softmax of S_{i,j+1}
+//              runs while P_ij V_j is on the tensor cores
+template <int D, int CONSUMERS, int BC, int STAGES, bool OVERLAP>
 struct Config {
   static constexpr int kHeadDim = D;
-  static constexpr int kConsumers = 2;                 // consumer warpgroups
+  static constexpr int kConsumers = CONSUMERS;
   static constexpr int kBr = 64 * kConsumers;          // B_r
   static constexpr int kBc = BC;                       // B_c
   static constexpr int kStages = STAGES;
+  static constexpr bool kOverlap = OVERLAP;
   static constexpr int kThreads = 128 * (kConsumers + 1);  // producer warpgroup first
   // Shared tiles are stored as d/64 panels of 64 columns (128 bytes a row, the
   // width of the 128-byte swizzle and of one TMA box row); panel p of a tile of
@@ -59,6 +62,12 @@ struct Config {
   static_assert(BC % 16 == 0 && BC >= 16 && BC <= 256, "B_c: a wgmma N of S_ij and a whole number of k-steps of P_ij V_j");
   static_assert(kBc * 128 % 1024 == 0, "every panel starts on a 1024-byte swizzle atom");
   static_assert(kStages >= 2, "at least two stages: K_{j+1}, V_{j+1} arrive while block j is computed");
+  static_assert(kConsumers >= 1 && kConsumers <= 3 && kBr <= 256, "a TMA box has at most 256 rows");
+  // Registers per thread after setmaxnreg: the producer keeps kProducerRegs, the
+  // consumers share the rest of the 64K-register file (multiples of 8).
+  static constexpr int kProducerRegs = kConsumers == 3 ? 32 : 40;
+  static constexpr int kConsumerRegs = ((65536 / 128 - kProducerRegs) / kConsumers) / 8 * 8;
+  static_assert(kConsumerRegs <= 256 && kConsumerRegs >= 65536 / kThreads, "setmaxnreg only raises the consumers");
 };
 
 // Kernel arguments: one block per (row block i, head); heads = B·H.
@@ -280,14 +289,14 @@ struct Wgmma<128, __nv_bfloat16> {
 //   warpgroup 0      producer: one thread issues every TMA copy (Q_i once, then
 //                    K_j and V_j into stage j mod kStages when the consumers
 //                    have released it)
-//   warpgroups 1, 2  consumers: rows [64c, 64c + 64) of Q_i each; S_ij = Q_i K_jᵀ
+//   warpgroups 1..  consumers: rows [64c, 64c + 64) of Q_i each; S_ij = Q_i K_jᵀ
 //                    (wgmma, both from shared memory), online softmax in
 //                    registers, O_i += P_ij V_j (wgmma, P_ij from registers)
 // Shared memory: Q_i, then kStages × K_j, then kStages × V_j, then mbarriers:
 //   bar_q          Q_i has landed (one phase)
 //   full_k[s]      K_j has landed in stage s      (producer's expect_tx + TMA bytes)
 //   full_v[s]      V_j has landed in stage s
-//   empty[s]       every consumer warp is done with stage s (8 arrivals)
+//   empty[s]       every consumer warp is done with stage s (4 · kConsumers arrivals)
 // ---------------------------------------------------------------------------
 namespace {
 
@@ -344,7 +353,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
 
   if (warpgroup == 0) {
     // ---------------- producer ----------------
-    setmaxnreg_dec<40>();
+    setmaxnreg_dec<Cfg::kProducerRegs>();
     if (threadIdx.x == 0) {
       prefetch_tensormap(&tm_q);
       prefetch_tensormap(&tm_k);
@@ -374,7 +383,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   }
 
   // ---------------- consumers ----------------
-  setmaxnreg_inc<232>();
+  setmaxnreg_inc<Cfg::kConsumerRegs>();
   using Mma_S = Wgmma<B_c, T>;  // S_ij: (64, B_c)
   using Mma_O = Wgmma<d, T>;    // O_i:  (64, d)
   const int c = warpgroup - 1;         // consumer index: rows [64c, 64c + 64) of Q_i
@@ -396,17 +405,12 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   mbar_wait(bar_q, 0);
   const uint32_t sQ_c = sQ + 64 * c * 128;  // this warpgroup's 64 rows in panel 0
 
-  for (int j = 0; j < T_c; ++j) {
+  // S_ij = Q_i K_jᵀ : (64, B_c) per warpgroup, fp32, issued (not waited for).
+  float s_acc[kSRegs];
+  auto issue_S = [&](int j) {
     const int s = j % kStages;
-    const uint32_t parity = (j / kStages) & 1;
+    mbar_wait(full_k(s), (j / kStages) & 1);
     const uint32_t sK_j = sK + s * Cfg::kKVBytes;
-    const uint32_t sV_j = sV + s * Cfg::kKVBytes;
-    const int kv0 = j * B_c;
-
-    // ---- S_ij = Q_i K_jᵀ : (64, B_c) per warpgroup, fp32 ----
-    mbar_wait(full_k(s), parity);
-    float s_acc[kSRegs];
-    wgmma_fence();
 #pragma unroll
     for (int kk = 0; kk < d / 16; ++kk) {
       // k-step kk: columns [16kk, 16kk + 16) of d, 32 bytes into a 128-byte panel row.
@@ -416,10 +420,30 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
       Mma_S::ss(s_acc, desc_q, desc_k, kk > 0 ? 1 : 0);
     }
     wgmma_commit();
-    wgmma_wait<0>();
-    fence_regs(s_acc);
-
-    // ---- mask: blocks that cross N_kv or (causal) this warpgroup's diagonal ----
+  };
+  // O_i += P_ij V_j : P_ij (16-bit, in registers) is wgmma's A operand, issued (not waited for).
+  uint32_t p_frag[B_c / 16][4];  // (64, 16 keys) per k-step
+  auto issue_PV = [&](int j) {
+    const int s = j % kStages;
+    mbar_wait(full_v(s), (j / kStages) & 1);
+    const uint32_t sV_j = sV + s * Cfg::kKVBytes;
+#pragma unroll
+    for (int kk = 0; kk < B_c / 16; ++kk) {
+      // k-step kk: keys [16kk, 16kk + 16), 16 rows of 128 bytes; the next 64 of d one panel on.
+      const uint64_t desc_v = make_desc(sV_j + kk * 16 * 128, B_c * 128, 1024);
+      Mma_O::rs(o_acc, p_frag[kk], desc_v, 1);
+    }
+    wgmma_commit();
+  };
+  // Stage j mod kStages is free for K_{j+kStages}, V_{j+kStages}: one arrival per consumer warp.
+  auto release = [&](int j) {
+    __syncwarp();
+    if (lane == 0) mbar_arrive(empty(j % kStages));
+  };
+  // Mask and online softmax of S_ij in base 2, in place: m_i ← max(m_i, rowmax S_ij),
+  // S_ij ← 2^(S·τlog2e − m·τlog2e), ℓ_i ← α ℓ_i + rowsum; returns α per row.
+  auto softmax = [&](int j, float (&alpha)[2]) {
+    const int kv0 = j * B_c;
     const bool need_mask = (kv0 + B_c > p.n_kv) || (p.causal && kv0 + B_c - 1 > wg_row0);
     if (need_mask) {
 #pragma unroll
@@ -431,8 +455,6 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
           if (col >= p.n_kv || (p.causal && col > row)) s_acc[4 * n + e] = -INFINITY;
         }
     }
-
-    // ---- online softmax in base 2: m_i ← max(m_i, rowmax S_ij), P_ij = 2^(S·τlog2e − m·τlog2e) ----
 #pragma unroll
     for (int r = 0; r < 2; ++r) {
       float mx = m_i[r];
@@ -442,7 +464,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
       mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
       mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
       const float m_scaled = (mx == -INFINITY) ? 0.f : mx * p.scale_log2;
-      const float alpha = exp2_approx(m_i[r] * p.scale_log2 - m_scaled);  // 0 on the first block
+      alpha[r] = exp2_approx(m_i[r] * p.scale_log2 - m_scaled);  // 0 on the first block
       m_i[r] = mx;
       float rowsum = 0.f;
 #pragma unroll
@@ -453,16 +475,19 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
           s_acc[4 * n + e] = pe;
           rowsum += pe;
         }
-      l_i[r] = l_i[r] * alpha + rowsum;
-#pragma unroll
-      for (int n = 0; n < d / 8; ++n) {
-        o_acc[4 * n + 2 * r] *= alpha;
-        o_acc[4 * n + 2 * r + 1] *= alpha;
-      }
+      l_i[r] = l_i[r] * alpha[r] + rowsum;
     }
-
-    // ---- O_i += P_ij V_j : P_ij packed to 16 bits in registers, the A operand of wgmma ----
-    uint32_t p_frag[B_c / 16][4];  // (64, 16 keys) per k-step
+  };
+  auto rescale_O = [&](const float (&alpha)[2]) {
+#pragma unroll
+    for (int n = 0; n < d / 8; ++n) {
+      o_acc[4 * n + 0] *= alpha[0];
+      o_acc[4 * n + 1] *= alpha[0];
+      o_acc[4 * n + 2] *= alpha[1];
+      o_acc[4 * n + 3] *= alpha[1];
+    }
+  };
+  auto pack_P = [&] {
 #pragma unroll
     for (int kk = 0; kk < B_c / 16; ++kk) {
       p_frag[kk][0] = pack2<T>(s_acc[8 * kk + 0], s_acc[8 * kk + 1]);  // row g,     keys 2t..
@@ -470,20 +495,57 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
       p_frag[kk][2] = pack2<T>(s_acc[8 * kk + 4], s_acc[8 * kk + 5]);  // row g,     keys 2t + 8..
       p_frag[kk][3] = pack2<T>(s_acc[8 * kk + 6], s_acc[8 * kk + 7]);  // row g + 8, keys 2t + 8..
     }
-    mbar_wait(full_v(s), parity);
+  };
+
+  float alpha[2];
+  if constexpr (Cfg::kOverlap) {
+    // Software pipeline inside the warpgroup: while the tensor cores run
+    // S_{i,j+1} = Q_i K_{j+1}ᵀ and O_i += P_ij V_j, the warpgroup's own threads
+    // compute the softmax of S_{i,j+1}. O_i is rescaled only once P_ij V_j is done.
     wgmma_fence();
-#pragma unroll
-    for (int kk = 0; kk < B_c / 16; ++kk) {
-      // k-step kk: keys [16kk, 16kk + 16), 16 rows of 128 bytes; the next 64 of d one panel on.
-      const uint64_t desc_v = make_desc(sV_j + kk * 16 * 128, B_c * 128, 1024);
-      Mma_O::rs(o_acc, p_frag[kk], desc_v, 1);
+    issue_S(0);
+    wgmma_wait<0>();
+    fence_regs(s_acc);
+    softmax(0, alpha);
+    pack_P();
+    for (int j = 1; j < T_c; ++j) {
+      fence_regs(o_acc);
+      wgmma_fence();
+      issue_S(j);       // S_{i,j}
+      issue_PV(j - 1);  // O_i += P_{i,j−1} V_{j−1}
+      wgmma_wait<1>();  // S_{i,j} is done; P V may still run
+      fence_regs(s_acc);
+      softmax(j, alpha);  // overlaps P_{i,j−1} V_{j−1} on the tensor cores
+      wgmma_wait<0>();
+      fence_regs(o_acc);
+      release(j - 1);
+      rescale_O(alpha);
+      pack_P();
     }
-    wgmma_commit();
+    fence_regs(o_acc);
+    wgmma_fence();
+    issue_PV(T_c - 1);
     wgmma_wait<0>();
     fence_regs(o_acc);
-    // Stage s is free for K_{j+kStages}, V_{j+kStages}: one arrival per consumer warp.
-    __syncwarp();
-    if (lane == 0) mbar_arrive(empty(s));
+    release(T_c - 1);
+  } else {
+    // In order: S_ij, softmax, P_ij V_j; the other consumer warpgroup's products
+    // fill the tensor cores while this one runs its softmax.
+    for (int j = 0; j < T_c; ++j) {
+      wgmma_fence();
+      issue_S(j);
+      wgmma_wait<0>();
+      fence_regs(s_acc);
+      softmax(j, alpha);
+      rescale_O(alpha);
+      pack_P();
+      fence_regs(o_acc);
+      wgmma_fence();
+      issue_PV(j);
+      wgmma_wait<0>();
+      fence_regs(o_acc);
+      release(j);
+    }
   }
 
   // ---- epilogue: O_i = diag(ℓ_i)⁻¹ O_i, L_i = m_i τ + ln ℓ_i ----

@@ -11,18 +11,21 @@
 
 namespace flashlab::kernels {
 
-// One compiled configuration: B_r = 64 × 2 consumer warpgroups, B_c, and the
-// depth of the K_j/V_j ring in shared memory.
+// One compiled configuration: B_r = 64 × the consumer warpgroups, B_c, the
+// depth of the K_j/V_j ring in shared memory, and whether each warpgroup
+// overlaps its softmax with its own P_ij V_j (kernels/README.md has the timings
+// that chose these).
 struct Fa3HopperConfig {
   int head_dim;
   int Br;
   int Bc;
   int stages;
+  bool overlap;
 };
 inline constexpr Fa3HopperConfig kFa3HopperConfigs[] = {
-    //  d   B_r  B_c  stages
-    {64, 128, 128, 3},
-    {128, 128, 128, 2},
+    //  d   B_r  B_c  stages  overlap
+    {64, 192, 128, 3, true},
+    {128, 128, 128, 2, false},
 };
 
 // Dynamic shared memory of a configuration: 1 KiB of slack to align the tiles
