@@ -5,8 +5,8 @@
 #
 #   info      GPU, driver, clocks, toolkit, torch (into summary.txt)
 #   tests     the GPU test binary (Catch2)                       -> gpu-tests.log
-#   sanitize  compute-sanitizer memcheck + racecheck, every
-#             kernel at two sizes                                -> sanitize.log
+#   sanitize  compute-sanitizer memcheck + racecheck (SANITIZE_TOOLS),
+#             every kernel (SANITIZE_KERNELS) at two sizes       -> sanitize.log
 #   bench     the 16k-token performance grid (sweep "perf"), timed
 #             and with a DRAM counter pass per case, and PyTorch
 #             eager / SDPA FLASH / SDPA cuDNN on the same
@@ -97,11 +97,14 @@ stage_sanitize() {
   # SANITIZE_KERNELS: a list of ids (default every kernel the build has, backward rungs included).
   local ids
   ids=${SANITIZE_KERNELS:-$("$BIN/flashlab" bench --list | awk 'NR > 2 && $NF == "yes" { print $1 }')}
+  # SANITIZE_TOOLS: compute-sanitizer tools (default memcheck and racecheck; synccheck too for
+  # kernels with named barriers or mbarriers).
+  local tools=${SANITIZE_TOOLS:-"memcheck racecheck"}
   local shapes=("--batch 1 --heads 2 --seq 65 --head-dim 64 --causal no"
                 "--batch 2 --heads 2 --seq 300 --head-dim 128 --causal yes")
   for k in $ids; do
     for shape in "${shapes[@]}"; do
-      for tool in memcheck racecheck; do
+      for tool in $tools; do
         if [ $((SECONDS - t0)) -ge "$SANITIZE_BUDGET" ]; then
           skipped=$((skipped + 1))
           continue

@@ -2,7 +2,7 @@
 """PyTorch on the problems of a `flashlab bench` run, in the same command, and
 one merged table with the ratios of the performance goals (forward:
 naive_cublas >= 0.9x eager PyTorch, naive >= 0.3x eager, fa2_tc >= 0.7x SDPA
-FLASH; backward: naive_bwd >= 0.9x eager's backward, fa2_tc_bwd >= 0.6x SDPA
+FLASH, fa3_hopper >= 0.8x SDPA cuDNN and >= 1.4x fa2_tc; backward: naive_bwd >= 0.9x eager's backward, fa2_tc_bwd >= 0.6x SDPA
 FLASH's backward).
 
     flashlab bench --sweep perf --json bench.json
@@ -65,6 +65,7 @@ MODELS = {"fwd": {"torch_eager": "pytorch", "sdpa_flash": "fa2", "sdpa_cudnn": "
 # The performance goals: (direction, ours, theirs, at least)
 GOALS = [("fwd", "naive_cublas", "torch_eager", 0.9), ("fwd", "naive", "torch_eager", 0.3),
          ("fwd", "fa2_tc", "sdpa_flash", 0.7),
+         ("fwd", "fa3_hopper", "sdpa_cudnn", 0.8), ("fwd", "fa3_hopper", "fa2_tc", 1.4),
          ("bwd", "naive_bwd", "torch_eager", 0.9), ("bwd", "fa2_tc_bwd", "sdpa_flash", 0.6)]
 # Printed beside the goals, with no bound: the fastest library kernel.
 ASIDE = {"fwd": ("fa2_tc", "sdpa_cudnn"), "bwd": ("fa2_tc_bwd", "sdpa_cudnn")}

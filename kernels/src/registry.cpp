@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <sstream>
 
+#include "flashlab/kernels/fa3_hopper.hpp"
 #include "flashlab/kernels/layouts.hpp"
 #include "flashlab/kernels/rungs.hpp"
 #include "flashlab/sim/checked.hpp"
@@ -139,6 +140,43 @@ KernelInfo fa2_tc_info() {
 }
 #endif
 
+// The Hopper rung: listed in every build (its tiles are a table of the header,
+// kFa3HopperConfigs); it runs where its sm_90a code exists and the device is
+// compute capability 9.0, and says why not elsewhere.
+KernelInfo fa3_hopper_info() {
+  KernelInfo k;
+  k.id = "fa3_hopper";
+  k.name = "FlashAttention forward on Hopper (TMA, wgmma, warp specialisation)";
+  k.summary = "a producer warp copies Q_i once and K_j, V_j through TMA into a multi-stage shared-memory ring "
+              "completed on mbarriers; two consumer warpgroups run S_ij = Q_i K_jᵀ and O_i += P_ij V_j on wgmma "
+              "(P_ij from registers) with the online softmax between; setmaxnreg; sm_90a only";
+  k.model = sim::Algorithm::fa2;
+  k.heaviest_first = true;
+  k.dtypes = {DType::fp16, DType::bf16};
+  k.min_sm = 90;
+  k.tile_source = TileSource::compiled;
+  k.writes_lse = true;
+  k.threads_per_block = zero_shape;  // fixed by the rung (3 warpgroups)
+  k.workspace_bytes = zero_shape;
+  for (const Fa3HopperConfig& c : kFa3HopperConfigs) k.head_dims.push_back(c.head_dim);
+  k.launch = FLASHLAB_RUNG(fa3_hopper_forward);
+  auto config = [](const AttentionProblem& p) -> const Fa3HopperConfig* {
+    for (const Fa3HopperConfig& c : kFa3HopperConfigs)
+      if (c.head_dim == p.head_dim) return &c;
+    return nullptr;
+  };
+  k.default_tiles = [config](const AttentionProblem& p) {
+    const Fa3HopperConfig* c = config(p);
+    if (c == nullptr) throw Unsupported("fa3_hopper is not compiled for head dim d=" + std::to_string(p.head_dim));
+    return TileShape{c->Br, c->Bc};
+  };
+  k.smem_bytes = [config](const AttentionProblem& p, TileShape) -> i64 {
+    const Fa3HopperConfig* c = config(p);
+    return c == nullptr ? i64{0} : static_cast<i64>(fa3_hopper_smem_bytes(*c));
+  };
+  return k;
+}
+
 // ---- the backward rungs: each names the forward rung it reads from ----------------
 
 KernelInfo naive_bwd_info() {
@@ -231,6 +269,7 @@ std::vector<KernelInfo> make_registry() {
 #if defined(FLASHLAB_HAVE_FA2_TC) || defined(FLASHLAB_LIST_FA2_TC)
   r.push_back(fa2_tc_info());
 #endif
+  r.push_back(fa3_hopper_info());
   r.push_back(naive_bwd_info());
   r.push_back(fa2_bwd_info());
 #if defined(FLASHLAB_HAVE_FA2_TC) || defined(FLASHLAB_LIST_FA2_TC)
