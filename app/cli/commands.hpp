@@ -26,6 +26,7 @@ std::unique_ptr<Command> make_export_command();  // charts to SVG/PNG/PDF/CSV (c
 std::unique_ptr<Command> make_report_command();  // a lab report bundle (cmd_report.cpp)
 std::unique_ptr<Command> make_gui_command();     // the window (cmd_gui.cpp)
 std::unique_ptr<Command> make_ceilings_command();  // the GPU's ceilings measured (cmd_ceilings.cpp)
+std::unique_ptr<Command> make_pipeline_command();  // the Hopper rung's schedule (cmd_pipeline.cpp)
 
 // The headless main job: the lecture's comparison, printed and written as CSV.
 int run_default_comparison();

@@ -44,6 +44,9 @@ struct Inputs {
   std::string sram = "96KiB";
   bool manual_tiles = false;
   std::string br = "64", bc = "64";
+  // The Hopper rung's tiles and, for FlashAttention-2's loop nest (the one the
+  // rung follows), its schedule inside a CTA: TMA ring, warpgroups, units.
+  bool hopper = false;
   std::string hw_preset = "A100-PCIe-80GB";
   bool use_hw_file = false;
   std::string hw_file;
@@ -78,6 +81,16 @@ struct L2AtCursor {
 
 // What the tiling view needs about one cursor position, derived when the
 // cursor moves (not while drawing).
+// The Hopper schedule of the current row block at the cursor (derived when
+// the cursor moves): the moment of the current event, the ring and the units then.
+struct PipelineAtCursor {
+  bool has = false;
+  std::string why_not;    // when has is false and the view asked for it
+  double t_ns = 0;        // the current event's moment in the CTA's timeline
+  sim::PipelineState state;
+  std::string caption;    // "row block i = 3 · t = 12.4 µs of 131 µs · ..."
+};
+
 struct TilingSnapshot {
   i64 position = -1;
   sim::Cursor::Where where;
@@ -94,6 +107,7 @@ struct TilingSnapshot {
   sim::OnlineSoftmaxState softmax;
   i64 softmax_visits_total = 0;
   L2AtCursor l2;
+  PipelineAtCursor pipeline;
 };
 
 struct AlgoView {
@@ -105,6 +119,10 @@ struct AlgoView {
   std::unique_ptr<sim::Cursor> scratch;      // for the recent-event log
   std::unique_ptr<sim::OnlineSoftmax> softmax;
   sim::TracedReads traced;  // the first head's reads along the schedule, from the L2 trace
+  // The Hopper rung's configuration when its schedule is drawn for this view,
+  // and the schedule of the row block the cursor is in (rebuilt when i changes).
+  std::optional<sim::HopperConfig> hopper;
+  std::shared_ptr<const sim::HopperPipeline> pipeline;
   TilingSnapshot snap;
 };
 

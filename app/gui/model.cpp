@@ -13,7 +13,7 @@ bool Inputs::operator==(const Inputs& o) const {
   return algo_a == o.algo_a && algo_b == o.algo_b && compare == o.compare && seq == o.seq && batch == o.batch &&
          heads == o.heads && head_dim == o.head_dim && causal == o.causal && dtype == o.dtype &&
          sram_override == o.sram_override && sram == o.sram && manual_tiles == o.manual_tiles && br == o.br &&
-         bc == o.bc && hw_preset == o.hw_preset && use_hw_file == o.use_hw_file && hw_file == o.hw_file &&
+         bc == o.bc && hopper == o.hopper && hw_preset == o.hw_preset && use_hw_file == o.use_hw_file && hw_file == o.hw_file &&
          lockstep == o.lockstep;
 }
 
@@ -70,7 +70,7 @@ sim::ProblemText problem_text(const Inputs& in) {
   t.dtype = std::string(sim::to_string(in.dtype));
   t.causal = in.causal;
   if (in.sram_override) t.sram = in.sram;
-  if (in.manual_tiles) {
+  if (in.manual_tiles && !in.hopper) {
     t.br = in.br;
     t.bc = in.bc;
   }
@@ -293,6 +293,37 @@ void l2_at_cursor(const AppState& s, const AlgoView& v, TilingSnapshot& snap) {
 // large N is finished over a few frames instead of stalling one.
 constexpr i64 kSoftmaxBudget = 2'000'000;
 
+// The Hopper schedule of the row block the cursor is in, and the moment of
+// the cursor's event in it (the schedule is rebuilt only when i changes).
+void pipeline_at_cursor(const AppState& s, AlgoView& v, TilingSnapshot& snap) {
+  PipelineAtCursor& pa = snap.pipeline;
+  pa = PipelineAtCursor{};
+  if (!v.hopper) return;
+  using P = sim::Cursor::Part;
+  const sim::Schedule& sch = *v.schedule;
+  const sim::Cursor::Where& w = snap.where;
+  const i64 i = w.outer >= 0 ? sch.outer_block(w.outer) : (w.part == P::epilogue ? sch.grid().T_r - 1 : 0);
+  try {
+    if (!v.pipeline || v.pipeline->i != i)
+      v.pipeline = std::make_shared<const sim::HopperPipeline>(
+          sim::simulate_hopper_pipeline(s.model.problem, i, *v.hopper, s.model.hw));
+  } catch (const std::exception& e) {
+    v.pipeline.reset();
+    pa.why_not = std::string("the Hopper schedule cannot be drawn: ") + e.what();
+    return;
+  }
+  const sim::HopperPipeline& h = *v.pipeline;
+  double t = 0;
+  if (w.part == P::epilogue || snap.position >= v.cursor->size()) t = h.end_ns;
+  else if (!snap.recent.empty() && snap.recent.back().event.i == i) t = std::max(0.0, h.time_of(snap.recent.back().event));
+  pa.has = true;
+  pa.t_ns = t;
+  pa.state = h.state_at(t);
+  pa.caption = "row block i = " + std::to_string(i) + " · " + std::to_string(h.visits) + " K_j, V_j · t = " +
+               sim::fixed(t * 1e-3, 2) + " µs of " + sim::fixed(h.end_ns * 1e-3, 2) + " µs · tensor cores busy " +
+               std::to_string(static_cast<int>(std::lround(100 * h.tensor_utilisation()))) + "% of the CTA's time (model)";
+}
+
 }  // namespace
 
 void refresh_snapshot(AppState& s, AlgoView& v) {
@@ -346,6 +377,8 @@ void refresh_snapshot(AppState& s, AlgoView& v) {
   }
 
   l2_at_cursor(s, v, snap);
+
+  pipeline_at_cursor(s, v, snap);
 
   snap.has_softmax = false;
   if (v.softmax && snap.where.i >= 0 && snap.where.i < g.T_r) {
@@ -498,6 +531,19 @@ void recompute(AppState& s) {
       errors.push_back(std::string("hardware: ") + e.what());
     }
   }
+  std::optional<sim::HopperConfig> hopper;
+  if (errors.empty() && in.hopper) {
+    hopper = sim::hopper_config(p.head_dim);
+    if (!hopper) {
+      errors.push_back("the Hopper rung is compiled for head dim d = " + sim::hopper_head_dims_text() + ", not d = " +
+                       std::to_string(p.head_dim) + ": choose one of those, or the paper's rule for the tiles");
+      m.bad_fields.emplace_back("head_dim");
+    } else if (p.dtype == sim::DType::fp32) {
+      errors.push_back("the Hopper rung runs fp16 and bf16 (wgmma with fp32 accumulation), not fp32");
+    } else {
+      m.options.tiles = sim::tiles_of(*hopper);
+    }
+  }
   if (errors.empty()) {
     m.problem = p;
     m.sram_bytes = m.options.sram_bytes > 0 ? m.options.sram_bytes : m.hw.sram_bytes_per_sm;
@@ -536,7 +582,17 @@ void recompute(AppState& s) {
         v.scratch = std::make_unique<sim::Cursor>(*v.schedule, v.result.sram_capacity_bytes);
         v.traced = sim::TracedReads(*v.schedule, v.result.l2);
         if (shows_online_softmax(a)) v.softmax = std::make_unique<sim::OnlineSoftmax>(p, v.result.tiles, 1, 4);
+        if (hopper && a == sim::Algorithm::fa2) v.hopper = hopper;
         m.algos.push_back(std::move(v));
+      }
+      if (hopper) {
+        const bool drawn = std::any_of(m.algos.begin(), m.algos.end(), [](const AlgoView& v) { return v.hopper.has_value(); });
+        if (!drawn)
+          m.notes.push_back("the Hopper rung follows FlashAttention-2's loop nest: choose FlashAttention-2 to see its "
+                            "schedule (TMA ring, warpgroups)");
+        else if (m.hw.l2_bandwidth <= 0)
+          m.notes.push_back(m.hw.name + " has no L2 bandwidth: the Hopper schedule gives its copies HBM's share of an SM, "
+                            "slower than the L2 that serves most of K_j, V_j; a measured profile (flashlab ceilings) has it");
       }
     } catch (const std::exception& e) {
       errors.push_back(std::string("cannot model this problem: ") + e.what());

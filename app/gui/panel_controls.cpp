@@ -177,11 +177,16 @@ void panel_controls(AppState& s) {
     ImGui::SameLine();
     ImGui::TextColored(color_dim(), "M = %s", sim::bytes_iec(static_cast<double>(s.model.sram_bytes)).c_str());
   }
-  int tm = in.manual_tiles ? 1 : 0;
+  int tm = in.hopper ? 2 : in.manual_tiles ? 1 : 0;
   ImGui::RadioButton("paper's rule", &tm, 0);
   ImGui::SameLine();
   ImGui::RadioButton("manual B_r, B_c", &tm, 1);
+  ImGui::RadioButton("the Hopper rung's", &tm, 2);
+  help_marker("The tiles fa3_hopper is compiled with (d = 64 or 128, fp16/bf16), and under FlashAttention-2's "
+              "tiling view its schedule inside a CTA: the producer's TMA copies into a ring of shared-memory "
+              "stages, the consumer warpgroups' products on the tensor cores and softmax between them.");
   in.manual_tiles = tm == 1;
+  in.hopper = tm == 2;
   if (in.manual_tiles) {
     size_field("B_r", "##br", in.br, "rows of Q_i", label_w, blamed("br"));
     size_field("B_c", "##bc", in.bc, "rows of K_j", label_w, blamed("bc"));
@@ -189,7 +194,8 @@ void panel_controls(AppState& s) {
   if (s.model.valid) {
     const sim::SimResult& r = s.model.algos[0].result;
     ImGui::TextColored(color_note(), "B_r × B_c = %lld × %lld (%s)", static_cast<long long>(r.tiles.Br),
-                       static_cast<long long>(r.tiles.Bc), r.tile_rule.c_str());
+                       static_cast<long long>(r.tiles.Bc),
+                       s.applied.hopper ? "compiled into fa3_hopper" : r.tile_rule.c_str());
     ImGui::TextColored(color_note(), "T_r × T_c = %s × %s blocks", fmt_count(r.T_r).c_str(), fmt_count(r.T_c).c_str());
   }
 

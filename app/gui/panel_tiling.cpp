@@ -584,8 +584,12 @@ void algo_strip(AppState& s, AlgoView& v, int index, ImVec2 size) {
   ImGui::PushID(index);
   ImGui::BeginChild("strip", size, true, ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
   const float scale = static_cast<float>(s.view.ui_scale);
-  const ImVec2 avail = ImGui::GetContentRegionAvail();
+  ImVec2 avail = ImGui::GetContentRegionAvail();
   const float spacing = ImGui::GetStyle().ItemSpacing.x;
+  // The Hopper schedule takes the bottom of the strip, when the view has one.
+  const float pipe_h = v.hopper ? std::min(avail.y * 0.45f, math_line_height() * 7.6f) : 0.0f;
+  const float full_h = avail.y;
+  if (pipe_h > 0) avail.y -= pipe_h + ImGui::GetStyle().ItemSpacing.y;
   // The grid takes a square as tall as the strip; text columns share the rest.
   // Narrow strips (a projector at 2×) leave the full listing out and show the
   // current line of the pseudocode under the title instead.
@@ -606,6 +610,11 @@ void algo_strip(AppState& s, AlgoView& v, int index, ImVec2 size) {
     ImGui::BeginChild("code", ImVec2(0, avail.y), false, ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
     draw_pseudocode(v, index);
     ImGui::EndChild();
+  }
+  if (pipe_h > 0) {
+    ImGui::SetCursorScreenPos(ImVec2(ImGui::GetWindowPos().x + ImGui::GetStyle().WindowPadding.x,
+                                     ImGui::GetWindowPos().y + ImGui::GetStyle().WindowPadding.y + full_h - pipe_h));
+    draw_pipeline(s, v, pipe_h);
   }
 
   ImGui::EndChild();

@@ -20,6 +20,9 @@ void panel_bench(AppState& s);     // inside the plots' "Benchmarks" tab
 void panel_concepts(AppState& s);  // floating window
 void status_bar(AppState& s);
 void transport_bar(AppState& s);
+// The Hopper schedule of a view that has one, in a child as wide as the
+// window and `height` pixels tall (panel_pipeline.cpp).
+void draw_pipeline(const AppState& s, const AlgoView& v, float height);
 
 // Space, ←/→, Home/End, +/-, F11, Ctrl+=/Ctrl+- (UI scale), F12 (screenshot).
 void handle_keys(AppState& s);

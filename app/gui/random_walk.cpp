@@ -93,6 +93,7 @@ void RandomWalk::mutate_state(AppState& s) {
       break;
     case 7:
       in.manual_tiles = uniform() < 0.5;
+      in.hopper = !in.manual_tiles && uniform() < 0.5;
       in.br = random_size(valid);
       in.bc = random_size(valid);
       break;

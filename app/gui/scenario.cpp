@@ -183,14 +183,18 @@ void apply_settings(AppState& s, const json& j, const std::string& base_dir) {
       in.sram_override = !v.is_null();
       if (!v.is_null()) in.sram = text_of(v, "sram");
     } else if (k == "tiles") {
+      in.hopper = false;
       if (v.is_string() && v.get<std::string>() == "paper") {
         in.manual_tiles = false;
+      } else if (v.is_string() && v.get<std::string>() == "hopper") {
+        in.manual_tiles = false;
+        in.hopper = true;
       } else if (v.is_object() && v.contains("Br") && v.contains("Bc")) {
         in.manual_tiles = true;
         in.br = text_of(v["Br"], "tiles.Br");
         in.bc = text_of(v["Bc"], "tiles.Bc");
       } else {
-        throw std::runtime_error("tiles must be \"paper\" or {\"Br\": R, \"Bc\": C}");
+        throw std::runtime_error("tiles must be \"paper\", \"hopper\" (the Hopper rung's, with its schedule) or {\"Br\": R, \"Bc\": C}");
       }
     } else if (k == "algorithms") {
       if (!v.is_array() || v.empty() || v.size() > 2) throw std::runtime_error("algorithms must list one or two names");

@@ -4,7 +4,7 @@
 //   {"name": "...", "description": "...",
 //    "problem": {"batch": 1, "heads": 1, "seq": 1024, "head_dim": 64, "causal": false, "dtype": "fp16"},
 //    "hardware": "A100-PCIe-80GB" | {"file": "profile.json"}, "sram": "96KiB" | null,
-//    "tiles": "paper" | {"Br": 64, "Bc": 64}, "algorithms": ["fa1", "fa2"], "lockstep": "progress",
+//    "tiles": "paper" | "hopper" | {"Br": 64, "Bc": 64}, "algorithms": ["fa1", "fa2"], "lockstep": "progress",
 //    "cursor": {"fraction": 0.3} | {"position": 120} | {"block": [2, 3]},
 //    "playing": false, "events_per_s": 8, "tab": "roofline", "concepts": false, "ui_scale": 1.5,
 //    "results": "bench.json", "export_dir": "out", "plots_large": false, "hide_controls": false,

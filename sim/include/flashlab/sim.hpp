@@ -14,6 +14,7 @@
 #include "flashlab/sim/footprint.hpp"
 #include "flashlab/sim/format.hpp"
 #include "flashlab/sim/hardware.hpp"
+#include "flashlab/sim/hopper_pipeline.hpp"
 #include "flashlab/sim/l2.hpp"
 #include "flashlab/sim/measured_profile.hpp"
 #include "flashlab/sim/measurement.hpp"

@@ -1,0 +1,147 @@
+// flashlab pipeline: the Hopper rung's schedule inside a CTA (TMA ring,
+// consumer warpgroups, tensor cores and softmax units), the launch it makes,
+// and — from a results file — what fa3_hopper measured on the same problem.
+#include <cmath>
+#include <fstream>
+#include <iostream>
+
+#include "commands.hpp"
+#include "common.hpp"
+#include "flashlab/analysis.hpp"
+#include "flashlab/analysis/bench_results.hpp"
+#include "flashlab/analysis/measured_checks.hpp"
+
+namespace flashlab::cli {
+namespace {
+
+using sim::fixed;
+
+std::string us(double ns) { return fixed(ns * 1e-3, 2) + " µs"; }
+std::string pct(double f) { return fixed(100 * f, 0) + "%"; }
+
+// The measured H200 profile shipped with the assets: its L2 bandwidth feeds the copies.
+std::string default_hardware() {
+  const std::string dir = sim::assets_dir();
+  return dir.empty() ? std::string("H200-SXM-141GB") : dir + "/hardware/measured/H200-SXM-141GB-2026-11-25.json";
+}
+
+void write_csv(const sim::HopperPipeline& h, const std::string& path) {
+  std::ofstream f(path);
+  if (!f) throw UsageError("--csv: cannot write '" + path + "'");
+  f << "op,unit,warpgroup,j,stage,start_ns,busy_ns,end_ns\n";
+  const char* units[] = {"copy_engine", "tensor_cores", "softmax_units"};
+  for (const sim::PipeInterval& iv : h.intervals)
+    f << '"' << sim::to_string(iv.op) << "\"," << units[static_cast<int>(iv.unit)] << ',' << iv.warpgroup << ',' << iv.j
+      << ',' << (iv.j >= 0 && iv.op != sim::PipeOp::gemm_S && iv.op != sim::PipeOp::softmax && iv.op != sim::PipeOp::gemm_PV
+                     ? static_cast<int>(iv.j % h.config.stages)
+                     : -1)
+      << ',' << fixed(iv.start_ns, 3) << ',' << fixed(iv.busy_ns, 3) << ',' << fixed(iv.end_ns, 3) << '\n';
+  if (!f) throw UsageError("--csv: writing '" + path + "' failed");
+}
+
+class PipelineCommand final : public Command {
+ public:
+  void setup(CLI::App& root) override {
+    app = root.add_subcommand("pipeline",
+                              "the Hopper rung's schedule inside a CTA and the launch it makes, beside what fa3_hopper measured");
+    flags_.hw = default_hardware();
+    flags_.batch = "4";
+    flags_.seq = "4096";
+    flags_.head_dim = "128";
+    add_problem_flags(*app, flags_, /*with_tiles=*/false);
+    app->add_option("--row-block", row_block_, "the row block i whose schedule is printed (default: the last, the heaviest)");
+    app->add_option("--csv", csv_, "write that row block's timeline (every op: unit, warpgroup, j, start, busy, end) as CSV");
+    app->add_option("--results", results_, "a results file (flashlab bench) with fa3_hopper rows on this problem");
+  }
+
+  int run() override {
+    const Resolved r = resolve(flags_);
+    const sim::AttentionProblem& p = r.problem;
+    const auto c = sim::hopper_config(p.head_dim);
+    if (!c)
+      throw UsageError("--head-dim: the Hopper rung is compiled for d = " + sim::hopper_head_dims_text() + ", not d = " +
+                       std::to_string(p.head_dim));
+    if (p.dtype == sim::DType::fp32) throw UsageError("--dtype: the Hopper rung runs fp16 and bf16, not fp32");
+    const sim::TileGrid g(p, sim::tiles_of(*c));
+    const sim::i64 i = row_block_ ? *row_block_ : g.T_r - 1;
+    if (i < 0 || i >= g.T_r)
+      throw UsageError("--row-block: " + std::to_string(i) + " is outside 0.." + std::to_string(g.T_r - 1));
+    sim::HopperPipeline h;
+    sim::HopperLaunchEstimate launch;
+    try {
+      h = sim::simulate_hopper_pipeline(p, i, *c, r.hw);
+      launch = sim::estimate_hopper_launch(p, *c, r.hw);
+    } catch (const std::invalid_argument& e) {
+      throw UsageError(e.what());
+    }
+    if (!csv_.empty()) write_csv(h, csv_);
+
+    std::ostream& out = std::cout;
+    const sim::PipelineRates& rt = h.rates;
+    out << "The Hopper rung's schedule (fa3_hopper) on " << r.hw.display_name << "\n";
+    out << "  problem   " << sim::describe(p) << "\n";
+    out << "  config    B_r × B_c = " << c->Br << " × " << c->Bc << " (T_r = " << g.T_r << ", T_c = " << g.T_c << "), "
+        << c->consumers() << " consumer warpgroups, " << c->stages << "-stage K_j/V_j ring"
+        << (c->overlap ? ", each warpgroup's softmax overlapped with its own P̃_ij V_j" : "") << "; shared memory "
+        << sim::bytes_iec(static_cast<double>(sim::hopper_smem_bytes(*c))) << "\n";
+    out << "  rates     one SM: tensor cores " << fixed(rt.mma_flops_per_ns * 1e-3, 2) << " TFLOP/s, exp2 "
+        << fixed(rt.exp_per_ns, 1) << " per ns (" << fixed(sim::kExpPerClockPerSm, 0) << " per clock), copies "
+        << fixed(rt.copy_bytes_per_ns, 1) << " GB/s (the " << rt.copy_source << "'s share), copy latency "
+        << fixed(rt.copy_latency_ns, 0) << " ns (assumed " << fixed(sim::kCopyLatencyCycles, 0) << " cycles)\n";
+    if (rt.copy_source != "L2")
+      out << "            " << r.hw.name
+          << " has no L2 bandwidth: the copies get HBM's share, slower than the L2 that serves most of K_j, V_j\n";
+    const sim::PipeInterval* k0 = h.find(sim::PipeOp::copy_K, 0);
+    out << "  per visit one warpgroup: S_ij = Q_i K_jᵀ and O_i += P̃_ij V_j " << us(h.gemm_ns_per_visit)
+        << " on the tensor cores, softmax " << us(h.softmax_ns_per_visit) << " (" << pct(h.softmax_ns_per_visit / h.gemm_ns_per_visit)
+        << " of the products)";
+    if (k0 != nullptr) out << "; K_j or V_j copied in " << us(k0->busy_ns);
+    out << "\n";
+    out << "  row block i = " << i << ": " << h.visits << " K_j, V_j visited, " << us(h.end_ns)
+        << "; busy: tensor cores " << pct(h.tensor_utilisation()) << ", softmax units "
+        << pct(h.end_ns > 0 ? h.softmax_busy_ns / h.end_ns : 0) << ", copy engine "
+        << pct(h.end_ns > 0 ? h.copy_busy_ns / h.end_ns : 0) << "\n";
+    const double flops = static_cast<double>(analysis::convention_flops(p, sim::Pass::fwd));
+    out << "  launch    " << sim::group_digits(launch.ctas) << " CTAs on " << launch.sms << " SMs ("
+        << fixed(launch.waves, 1) << " waves; " << launch.method << "): " << fixed(launch.time_s * 1e3, 3)
+        << " ms, " << fixed(flops / launch.time_s * 1e-12, 0) << " TFLOP/s (4·B·H·N²·d" << (p.causal ? "/2" : "")
+        << "), tensor cores busy " << pct(launch.tensor_busy_fraction) << " (model)\n";
+    if (!results_.empty()) print_measured(p, launch, flops, out);
+    return 0;
+  }
+
+ private:
+  void print_measured(const sim::AttentionProblem& p, const sim::HopperLaunchEstimate& launch, double flops,
+                      std::ostream& out) const {
+    analysis::BenchResults res;
+    try {
+      res = analysis::bench_from_file(results_);
+    } catch (const std::exception& e) {
+      throw UsageError(std::string("--results: ") + e.what());
+    }
+    int shown = 0;
+    for (const analysis::BenchRow& row : res.rows) {
+      if (row.kernel != "fa3_hopper" || row.direction != "fwd" || !analysis::same_problem(row.problem, p)) continue;
+      ++shown;
+      if (row.status != sim::RunStatus::ok) {
+        out << "  measured  fa3_hopper " << sim::to_string(row.status) << ": " << row.reason << "\n";
+        continue;
+      }
+      const double t = row.time_ms_median * 1e-3;
+      out << "  measured  fa3_hopper " << fixed(row.time_ms_median, 3) << " ms (" << fixed(flops / t * 1e-12, 0)
+          << " TFLOP/s) on " << (res.meta.gpu.empty() ? std::string("the results' GPU") : res.meta.gpu)
+          << ": the model's time is " << fixed(launch.time_s / t, 2) << " of it\n";
+    }
+    if (shown == 0) out << "  measured  no fa3_hopper row on this problem in " << results_ << "\n";
+  }
+
+  ProblemFlags flags_;
+  std::optional<sim::i64> row_block_;
+  std::string csv_, results_;
+};
+
+}  // namespace
+
+std::unique_ptr<Command> make_pipeline_command() { return std::make_unique<PipelineCommand>(); }
+
+}  // namespace flashlab::cli
