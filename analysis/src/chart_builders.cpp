@@ -83,6 +83,10 @@ void note_errors(const std::vector<SweepRow>& rows, SweepAxis axis, std::vector<
 
 // ---- roofline ---------------------------------------------------------------------
 
+HierarchicalCeilings ceilings_of(const ChartContext& ctx) {
+  return ctx.profile ? hierarchical_ceilings(*ctx.profile) : hierarchical_ceilings(ctx.hw);
+}
+
 ChartSpec roofline_chart(const ChartContext& ctx, const BenchResults* measured) {
   const sim::HardwareModel& hw = ctx.hw;
   const sim::ComputeUnit unit = unit_of(ctx.problem);
@@ -130,6 +134,21 @@ ChartSpec roofline_chart(const ChartContext& ctx, const BenchResults* measured) 
     top = std::max(top, p);
   }
 
+  // A measured profile's lower tensor figures of the problem's dtype (mma.sync,
+  // the Ampere path): drawn dotted, beside the roof, never a roof themselves.
+  if (ctx.profile)
+    for (const ComputeCeiling& k : hierarchical_ceilings(*ctx.profile).compute) {
+      if (!k.secondary || k.dtype != ctx.problem.dtype) continue;
+      RefLine l;
+      l.value = k.peak;
+      l.from_x = ridge_point(k.peak, bw);
+      l.label = k.label;
+      l.color = Color{170, 150, 110, 255};
+      l.dash = Dash::dotted;
+      l.width = 1.2;
+      c.ref_lines.insert(c.ref_lines.begin(), l);  // named before the other roofs take the spots
+    }
+
   const double ridge = ridge_point(peak, bw);
   double ai_lo = ridge, ai_hi = ridge;
   std::string not_modelled;  // the first model point whose L2 is not modelled, and why
@@ -157,7 +176,7 @@ ChartSpec roofline_chart(const ChartContext& ctx, const BenchResults* measured) 
   if (measured) {
     // The HBM slice of the hierarchical roofline: the same placement, the same
     // rule for a point above its roof (over the HBM slope or the compute peak).
-    const Placement placed = place_runs(*measured, hw, hierarchical_ceilings(hw));
+    const Placement placed = place_runs(*measured, hw, ceilings_of(ctx));
     std::map<std::string, Series> by_kernel;
     int above = 0, drawn = 0, counted = 0;
     std::string first_above;

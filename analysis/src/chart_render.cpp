@@ -419,13 +419,25 @@ void draw_ref_lines(const ChartSpec& c, Canvas& cv, const ChartLayout& L, const 
       double x0 = P.x;
       if (l.from_x && plottable(*l.from_x, L.sx)) x0 = std::clamp(L.px_x(*l.from_x), P.x, P.right());
       cv.line({x0, y}, {P.right(), y}, l.color, l.width * m.s, l.dash);
-      // Below the line: the space above a ceiling belongs to the points that reach it.
+      // Below the line at the right: the space above a ceiling belongs to the
+      // points that reach it. A solid or dotted line (the problem's own roof,
+      // a secondary one) whose spot holds a point or another name tries above
+      // at the right, below at its left end, then before its left end; a
+      // dashed one (another dtype's) stays unnamed there rather than crowd the plot.
       if (!l.label.empty()) {
         const Point size = cv.measure(l.label, m.small);
-        const Rect r{P.right() - m.pad * 0.5 - size.x, y + m.s * 3, size.x, size.y};
-        if (!labels.is_free(r)) continue;  // a ceiling's name over another's: the legend names it too
-        labels.add(r);
-        cv.text({P.right() - m.pad * 0.5, y + m.s * 3}, l.label, m.small, ink(l.color, m), HAlign::right, VAlign::top);
+        const Rect tries[] = {{P.right() - m.pad * 0.5 - size.x, y + m.s * 3, size.x, size.y},
+                              {P.right() - m.pad * 0.5 - size.x, y - m.s * 3 - size.y, size.x, size.y},
+                              {x0 + m.pad * 0.5, y + m.s * 3, size.x, size.y},
+                              {x0 - m.pad * 0.5 - size.x, y - size.y / 2, size.x, size.y}};
+        const size_t count = l.dash == Dash::dashed ? 1 : 4;
+        for (size_t k = 0; k < count; ++k) {
+          const Rect& r = tries[k];
+          if (r.x < P.x || r.right() > P.right() || r.y < P.y || r.bottom() > P.bottom() || !labels.is_free(r)) continue;
+          labels.add(r);
+          cv.text({r.x, r.y}, l.label, m.small, ink(l.color, m), HAlign::left, VAlign::top);
+          break;
+        }  // none free: a ceiling's name over another's; the legend or the notes name it too
       }
     }
   }
@@ -614,6 +626,21 @@ void render_chart(const ChartSpec& c, Canvas& cv, const ChartLayout& L, const Ch
     draw_axes_xy(c, cv, L, st, m);
     cv.push_clip(L.plot);
     LabelPlacer labels(L.plot, 4 * m.s);
+    // No label covers a data point: every drawn point is an obstacle first.
+    // Then the reference lines' names, markers and annotations place their
+    // labels (ceilings, the ridge, measured runs, OOM cells); the series'
+    // point labels take the free spots left.
+    {
+      const double r = 4.5 * m.s;
+      for (const Series& sr : c.series) {
+        if (sr.style == SeriesStyle::line || sr.marker == MarkerShape::none) continue;
+        for (size_t k = 0; k < std::min(sr.x.size(), sr.y.size()); ++k)
+          if (plottable(sr.x[k], L.sx) && plottable(sr.y[k], L.sy)) {
+            const Point p = L.to_px(sr.x[k], sr.y[k]);
+            labels.add({p.x - r, p.y - r, 2 * r, 2 * r});
+          }
+      }
+    }
     if (c.kind != ChartKind::bars) draw_ref_lines(c, cv, L, m, labels);
     if (c.kind == ChartKind::bars) {
       draw_bars(c, cv, L, st, m);
@@ -629,20 +656,6 @@ void render_chart(const ChartSpec& c, Canvas& cv, const ChartLayout& L, const Ch
     if (extras)
       for (const Series* s : extras->series)
         if (s) draw_series_xy(*s, cv, L, m, 1.0);
-    // No label covers a data point: every drawn point is an obstacle first.
-    // Then markers and annotations place their labels (the ridge, measured
-    // runs, OOM cells); the series' point labels take the free spots left.
-    {
-      const double r = 4.5 * m.s;
-      for (const Series& sr : c.series) {
-        if (sr.style == SeriesStyle::line || sr.marker == MarkerShape::none) continue;
-        for (size_t k = 0; k < std::min(sr.x.size(), sr.y.size()); ++k)
-          if (plottable(sr.x[k], L.sx) && plottable(sr.y[k], L.sy)) {
-            const Point p = L.to_px(sr.x[k], sr.y[k]);
-            labels.add({p.x - r, p.y - r, 2 * r, 2 * r});
-          }
-      }
-    }
     for (const Marker& mk : c.markers) {
       if (!plottable(mk.x, L.sx)) continue;
       const bool bottom = !mk.y || !plottable(*mk.y, L.sy);

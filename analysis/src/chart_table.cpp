@@ -17,7 +17,7 @@ ChartSpec roofline(const ChartContext& ctx, const BenchResults* results, const B
 // The hierarchical roofline of ctx.hw (HBM, L2 when known, SMEM); measured runs
 // placed on it at each level's AI when results are given.
 ChartSpec roofline_hier(const ChartContext& ctx, const BenchResults* results, const BenchChoice&) {
-  const HierarchicalCeilings ceilings = hierarchical_ceilings(ctx.hw);
+  const HierarchicalCeilings ceilings = ceilings_of(ctx);
   const Placement placed = results ? place_runs(*results, ctx.hw, ceilings) : Placement{};
   return hierarchical_roofline_chart(ceilings, placed, ctx.problem.dtype);
 }

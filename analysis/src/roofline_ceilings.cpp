@@ -107,4 +107,16 @@ HierarchicalCeilings hierarchical_ceilings(const sim::MeasuredProfile& p) {
   return c;
 }
 
+std::shared_ptr<const sim::MeasuredProfile> measured_profile_of(const sim::HardwareModel& hw,
+                                                                const std::string& name_or_path) {
+  const bool is_path = name_or_path.find('/') != std::string::npos ||
+                       (name_or_path.size() > 5 && name_or_path.compare(name_or_path.size() - 5, 5, ".json") == 0);
+  if (hw.kind != "measured" || !is_path) return nullptr;
+  try {
+    return std::make_shared<const sim::MeasuredProfile>(sim::load_profile(name_or_path));
+  } catch (const sim::HardwareError&) {
+    return nullptr;  // a hardware file of the preset format: its peaks are all there is
+  }
+}
+
 }  // namespace flashlab::analysis

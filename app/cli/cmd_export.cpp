@@ -45,6 +45,7 @@ class ExportCommand : public Command {
     analysis::ChartContext ctx;
     ctx.problem = r.problem;
     ctx.hw = r.hw;
+    ctx.profile = r.profile;
     ctx.options = r.options;
     ctx.algorithms = parse_algorithms(algos_);
 

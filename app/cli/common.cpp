@@ -1,5 +1,6 @@
 #include "common.hpp"
 
+#include "flashlab/analysis/roofline_ceilings.hpp"
 #include "flashlab/analysis/report.hpp"
 
 namespace flashlab::cli {
@@ -56,6 +57,7 @@ Resolved resolve(const ProblemFlags& f) {
   r.problem = parsed.problem;
   r.options = parsed.options;
   r.hw = load_hw(f.hw);
+  r.profile = analysis::measured_profile_of(r.hw, f.hw);
   return r;
 }
 

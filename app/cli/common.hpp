@@ -2,6 +2,7 @@
 // subcommand takes, and the error type that becomes exit code 2.
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -31,6 +32,8 @@ void add_problem_flags(CLI::App& app, ProblemFlags& f, bool with_tiles = true);
 struct Resolved {
   sim::AttentionProblem problem;
   sim::HardwareModel hw;
+  // The measured profile behind --hw when it names a profile's file (its Ampere path, its roofs' sources).
+  std::shared_ptr<const sim::MeasuredProfile> profile;
   sim::SimOptions options;
 };
 

@@ -147,6 +147,8 @@ struct Model {
   std::vector<std::string> notes;   // findings that are not errors
   sim::AttentionProblem problem;
   sim::HardwareModel hw;
+  // The measured profile behind hw when it is a profile's file: the charts draw its Ampere path.
+  std::shared_ptr<const sim::MeasuredProfile> profile;
   sim::SimOptions options;
   i64 sram_bytes = 0;
   double theta_standard_bytes = 0, theta_flash_bytes = 0;  // the paper's bounds, constant 1

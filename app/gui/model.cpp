@@ -101,6 +101,7 @@ analysis::ChartContext chart_context(const AppState& s, const Model& m) {
   ctx.hw = m.hw;
   ctx.options = m.options;
   ctx.algorithms = chart_algorithms(s.inputs);
+  ctx.profile = m.profile;
   return ctx;
 }
 
@@ -523,10 +524,12 @@ void recompute(AppState& s) {
     errors.push_back(in.use_hw_file ? "hardware profile: type the path of a JSON profile" : "choose a hardware preset");
   } else if (s.model.hw.name == hw_name || (!s.model.hw.provenance.empty() && s.model.hw.provenance == "file:" + hw_name)) {
     m.hw = s.model.hw;  // unchanged: no disk read on every keystroke
+    m.profile = s.model.profile;
   } else {
     try {
       m.hw = sim::load_hardware(hw_name);
       if (in.use_hw_file && m.hw.provenance.empty()) m.hw.provenance = "file:" + hw_name;
+      if (in.use_hw_file) m.profile = analysis::measured_profile_of(m.hw, hw_name);
     } catch (const std::exception& e) {
       errors.push_back(std::string("hardware: ") + e.what());
     }

@@ -510,3 +510,26 @@ TEST_CASE("an empty chart shows its reason instead of axes", "[chart][render]") 
   CHECK(std::find(cv.texts.begin(), cv.texts.end(), "no results loaded") != cv.texts.end());
   CHECK(std::find(cv.texts.begin(), cv.texts.end(), "0.5") == cv.texts.end());  // no tick labels
 }
+
+TEST_CASE("a measured profile draws its mma.sync figure as the Ampere path, dotted, named", "[analysis][chart]") {
+  ChartContext ctx = lecture_context();
+  const std::string path = sim::assets_dir() + "/hardware/measured/H200-SXM-141GB-2026-11-25.json";
+  ctx.hw = sim::load_hardware(path);
+  auto ampere = [](const ChartSpec& c) {
+    int n = 0;
+    for (const RefLine& l : c.ref_lines)
+      if (l.label.find("mma.sync") != std::string::npos && l.label.find("Ampere path") != std::string::npos) {
+        CHECK(l.dash == Dash::dotted);
+        CHECK(l.value == Approx(635.28e12).epsilon(1e-3));  // the H200's fp16 mma.sync, measured
+        ++n;
+      }
+    return n;
+  };
+  CHECK(ampere(roofline_chart(ctx)) == 0);  // the hardware model alone has only its roofs
+  ctx.profile = measured_profile_of(ctx.hw, path);
+  REQUIRE(ctx.profile);
+  CHECK(ampere(roofline_chart(ctx)) == 1);  // the problem's dtype only
+  // A preset name is no profile, nor a preset-format file.
+  CHECK_FALSE(measured_profile_of(sim::load_hardware("H200-SXM-141GB"), "H200-SXM-141GB"));
+  CHECK(ceilings_of(ctx).compute.size() > hierarchical_ceilings(ctx.hw).compute.size());
+}

@@ -233,6 +233,8 @@ void presenter_run(const std::string& scenario, int width, int height, double sc
   json sc = json::parse(std::ifstream(std::string(FLASHLAB_ASSETS) + "/scenarios/" + scenario + ".json"));
   if (sc.contains("results"))
     sc["results"] = std::string(FLASHLAB_ASSETS) + "/scenarios/" + sc["results"].get<std::string>();
+  if (sc.contains("hardware") && sc["hardware"].is_object())  // a profile's file, relative to the scenario
+    sc["hardware"]["file"] = std::string(FLASHLAB_ASSETS) + "/scenarios/" + sc["hardware"]["file"].get<std::string>();
   const int scenes = static_cast<int>(sc["scenes"].size());
   // The synthetic results of the last scene, by absolute path (the copy lives elsewhere).
   for (auto& scene : sc["scenes"])
@@ -274,8 +276,8 @@ TEST_CASE("presenter mode: the lecture's scenes at 1920 × 1080, UI scale 2, not
   presenter_run("lecture-five-minutes", 1920, 1080, 2.0);
 }
 
-TEST_CASE("presenter mode: the causal, backward and L2 lectures at 1920 × 1080, UI scale 2", "[gui][xvfb][present]") {
-  for (const char* sc : {"lecture-causal-scenes", "lecture-backward", "lecture-l2"}) {
+TEST_CASE("presenter mode: the causal, backward, L2 and Hopper lectures at 1920 × 1080, UI scale 2", "[gui][xvfb][present]") {
+  for (const char* sc : {"lecture-causal-scenes", "lecture-backward", "lecture-l2", "lecture-hopper"}) {
     INFO(sc);
     presenter_run(sc, 1920, 1080, 2.0);
   }

@@ -3,6 +3,7 @@
 // from sim/ and analysis/; the builders only arrange it.
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -10,6 +11,7 @@
 #include "flashlab/analysis/bench_filter.hpp"
 #include "flashlab/analysis/bench_results.hpp"
 #include "flashlab/analysis/chart.hpp"
+#include "flashlab/analysis/roofline_ceilings.hpp"
 #include "flashlab/analysis/sweep.hpp"
 
 namespace flashlab::analysis {
@@ -21,7 +23,12 @@ struct ChartContext {
   sim::HardwareModel hw;
   sim::SimOptions options;  // explicit tiles / SRAM override, as `flashlab sim` takes them
   std::vector<sim::Algorithm> algorithms = default_algorithms();
+  // When the hardware is a measured profile's file (measured_profile_of): its
+  // figures name each tensor roof's source and add the Ampere path (mma.sync).
+  std::shared_ptr<const sim::MeasuredProfile> profile;
 };
+// The ceilings of ctx: from its profile when it has one, else from ctx.hw.
+HierarchicalCeilings ceilings_of(const ChartContext& ctx);
 
 // Roofline of ctx.hw: the HBM slope, a compute ceiling per dtype and unit (the
 // problem's dtype and unit drawn solid), the ridge point labelled, each

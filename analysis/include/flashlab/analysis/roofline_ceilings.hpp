@@ -4,6 +4,7 @@
 // mma.sync figures as lower, secondary ceilings. Plain C++ (docs/roofline.md).
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -51,6 +52,11 @@ HierarchicalCeilings hierarchical_ceilings(const sim::HardwareModel& hw);
 // and adds the mma.sync figures as secondary ceilings where they lie below it
 // ("bf16 mma.sync 632.0 TFLOP/s (Ampere path)").
 HierarchicalCeilings hierarchical_ceilings(const sim::MeasuredProfile& p);
+// The measured profile behind `hw` when it was read from a profile's file
+// (kind "measured", `name_or_path` a path): its figures name each roof's source
+// and add the Ampere path. Null for a preset name or a file that is no profile.
+std::shared_ptr<const sim::MeasuredProfile> measured_profile_of(const sim::HardwareModel& hw,
+                                                                const std::string& name_or_path);
 
 // "SMEM" for shared memory, "HBM", "L2": the names the roofline charts print.
 std::string level_name(sim::Level l);
