@@ -15,6 +15,7 @@
 // sm_90a alone (kernels/CMakeLists.txt); with FLASHLAB_FA3_HOPPER_NO_SM90A
 // (an nvcc that cannot target sm_90a) the entry points remain and refuse to run.
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <string>
@@ -53,10 +54,18 @@ std::size_t smem_bytes_of(const Fa3HopperConfig& c) { return fa3_hopper_smem_byt
 
 #if !defined(FLASHLAB_FA3_HOPPER_NO_SM90A)
 namespace detail = fa3_hopper_detail;
+// Every configuration runs its consumer warpgroups in ping-pong (named barriers
+// ordering their products); kPersistentGrid launches one block per SM that walks
+// the tiles instead of one block per tile.
+constexpr bool kPingPong = true;
+constexpr bool kPersistentGrid = false;
+constexpr int kExpPoly64 = 0;  // d = 64: 0, or k: one exp2 in k from the FMA pipe (measured slower: kernels/README.md)
 template <int kIndex>
 using ConfigAt = detail::Config<kFa3HopperConfigs[kIndex].head_dim, kFa3HopperConfigs[kIndex].Br / 64,
                                 kFa3HopperConfigs[kIndex].Bc, kFa3HopperConfigs[kIndex].stages,
-                                kFa3HopperConfigs[kIndex].overlap>;
+                                kFa3HopperConfigs[kIndex].overlap,
+                                kPingPong && kFa3HopperConfigs[kIndex].Br / 64 >= 2, kPersistentGrid,
+                                kFa3HopperConfigs[kIndex].head_dim == 64 ? kExpPoly64 : 0>;
 using Cfg64 = ConfigAt<0>;
 using Cfg128 = ConfigAt<1>;
 static_assert(Cfg64::kHeadDim == 64 && Cfg128::kHeadDim == 128, "the table lists d = 64 first, then 128");
@@ -126,9 +135,17 @@ void launch(const LaunchArgs& a) {
   p.n_q = static_cast<int>(pr.n_q());
   p.n_kv = static_cast<int>(pr.n_kv());
   p.T_r = static_cast<int>(T_r);
+  p.num_tiles = static_cast<int>(T_r * heads);  // ≤ 2^31 − 1: fa3_hopper_forward checks it
+  int64_t blocks = T_r * heads;
+  if constexpr (Cfg::kPersistent) {
+    int dev = 0, sms = 0;
+    FLASHLAB_CUDA_CHECK(cudaGetDevice(&dev));
+    FLASHLAB_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+    blocks = std::min<int64_t>(blocks, sms);  // one block per SM (registers: 1 block fits)
+  }
   p.scale_log2 = static_cast<float>(static_cast<double>(a.softmax_scale) * 1.4426950408889634);
   p.causal = pr.causal ? 1 : 0;
-  kernel<<<dim3(static_cast<unsigned>(T_r * heads)), dim3(Cfg::kThreads), smem, static_cast<cudaStream_t>(a.stream)>>>(
+  kernel<<<dim3(static_cast<unsigned>(blocks)), dim3(Cfg::kThreads), smem, static_cast<cudaStream_t>(a.stream)>>>(
       tm_q, tm_k, tm_v, p);
   FLASHLAB_LAUNCH_CHECK("fa3_hopper_forward_kernel");
 }

@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# Runs ON the GPU machine: fa3_hopper from several flashlab binaries (variants of
+# the kernel built by scripts/device-build.sh and copied, gzipped, to
+# build-variants/flashlab-NAME.gz) checked against fp64 and timed on the
+# 16k-token grid in one run, so that their times share the GPU's state.
+#   AB_VARIANTS  the names, in timing order (default: every build-variants/*.gz,
+#                then the first again, to see the drift between the first and last sweep)
+#   AB_CHECK_VARIANTS  the names checked against fp64 first (default: all; AB_CHECK=0: none)
+# Writes $OUT/ab-summary.txt (checks; ms and TFLOP/s per point and sweep) and
+# $OUT/ab-sweeps.tar.gz (each sweep's JSON, I-NAME.json).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+OUT=${OUT:-$PWD/device-out}
+J=/tmp/ab-json
+rm -rf "$J"; mkdir -p "$OUT" "$J" /tmp/ab-bin
+export FLASHLAB_ASSETS=$PWD/assets
+export LD_LIBRARY_PATH=/usr/local/cuda/lib64:/usr/local/cuda/targets/x86_64-linux/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+for f in build-variants/flashlab-*.gz; do
+  n=$(basename "$f" .gz); n=${n#flashlab-}
+  gzip -dc "$f" > /tmp/ab-bin/$n && chmod +x /tmp/ab-bin/$n
+done
+names=${AB_VARIANTS:-"$(ls /tmp/ab-bin | tr '\n' ' ') $(ls /tmp/ab-bin | head -1)"}
+S=$OUT/ab-summary.txt
+if [ "${AB_CHECK:-1}" = 1 ]; then
+  echo "== fp64 checks of fa3_hopper (ragged N, causal, bf16, N_q != N_kv, > 132 tiles): rows ok / all, worst rel error" >> "$S"
+  for n in ${AB_CHECK_VARIANTS:-$(ls /tmp/ab-bin)}; do
+    rm -f /tmp/ab-check-*.json
+    # A variant that hangs (a barrier never completes) is dropped after one small run.
+    timeout 20 /tmp/ab-bin/$n bench --kernels fa3_hopper --batch 4 --heads 16 --seq 2048 --head-dim 64 --causal yes \
+      --check-only --check off --quiet > /dev/null 2>&1
+    if [ $? -eq 124 ]; then echo "$n: HANG (20 s), dropped" >> "$S"; rm -f /tmp/ab-bin/$n; continue; fi
+    for d in 64 128; do
+      timeout 60 /tmp/ab-bin/$n bench --kernels fa3_hopper --batch 2 --heads 3 --seq 1,17,65,129,300,1000 --head-dim $d \
+        --causal both --dtype fp16,bf16 --check-only --quiet --json /tmp/ab-check-$d-a.json > /dev/null 2>&1
+      timeout 60 /tmp/ab-bin/$n bench --kernels fa3_hopper --batch 4 --heads 16 --seq 1000,2048 --head-dim $d \
+        --causal both --dtype fp16 --check-only --quiet --json /tmp/ab-check-$d-b.json > /dev/null 2>&1
+      timeout 60 /tmp/ab-bin/$n bench --kernels fa3_hopper --batch 2 --heads 2 --seq 1,65,1000 --seq-kv 17,2048 \
+        --head-dim $d --causal no --dtype fp16 --check-only --quiet --json /tmp/ab-check-$d-c.json > /dev/null 2>&1
+    done
+    python3 - "$n" /tmp/ab-check-*.json >> "$S" <<'PY'
+import json, sys
+rows = []
+for f in sys.argv[2:]:
+    try: rows += json.load(open(f))["rows"]
+    except Exception as e: print("  unreadable", f, e)
+ok = [r for r in rows if r["status"] == "ok"]
+bad = [r for r in rows if r["status"] != "ok"]
+worst = max((r["rel_error"] for r in ok), default=float("nan"))
+print("%-10s %d / %d ok, worst %.1e" % (sys.argv[1], len(ok), len(rows), worst))
+for r in bad[:6]:
+    print("   %s B=%d H=%d N=%d/%d d=%d %s causal=%s: %s %s" % (r["status"], r["batch"], r["heads"], r["seq_q"], r["seq_kv"],
+          r["head_dim"], r["dtype"], r["causal"], r.get("reason", ""), r.get("rel_error")))
+PY
+  done
+fi
+echo "== timing: flashlab bench --sweep perf --kernels fa3_hopper --check off" >> "$S"
+i=0
+for n in $names; do
+  [ -x /tmp/ab-bin/$n ] || continue
+  i=$((i + 1))
+  timeout "${AB_SWEEP_TIMEOUT:-90}" /tmp/ab-bin/$n bench --sweep perf --kernels fa3_hopper --check off \
+    --json "$J/$i-$n.json" > /tmp/ab-sweep.txt 2>&1
+  echo "sweep $i $n rc=$? $(grep -m1 -i 'clock' /tmp/ab-sweep.txt)" >> "$S"
+done
+python3 - "$J" >> "$S" <<'PY'
+import glob, json, os, sys
+files = sorted(glob.glob(os.path.join(sys.argv[1], "*.json")), key=lambda f: int(os.path.basename(f).split("-")[0]))
+cols, table = [], {}
+for f in files:
+    name = os.path.basename(f)[:-5]
+    cols.append(name)
+    for r in json.load(open(f))["rows"]:
+        key = (r["batch"], r["heads"], r["seq_q"], r["head_dim"], r["causal"])
+        table.setdefault(key, {})[name] = r["time_ms_median"] if r["status"] == "ok" else None
+print("median ms per point (TFLOP/s 4BHN²d, halved causal)")
+print("%-28s" % "B H N d causal" + "".join("%18s" % c for c in cols))
+for key in sorted(table, key=lambda k: (k[4], k[3], k[2])):
+    b, h, n, d, causal = key
+    fl = 4.0 * b * h * n * n * d / (2 if causal else 1)
+    cells = ""
+    for c in cols:
+        t = table[key].get(c)
+        cells += "%18s" % ("-" if t is None else "%.4f (%5.1f)" % (t, fl / t / 1e9))
+    print("%-28s" % ("%s %s %s %s %s" % key) + cells)
+PY
+tar -czf "$OUT/ab-sweeps.tar.gz" -C "$J" .
+cat "$S"
