@@ -6,9 +6,11 @@
 // (m64nNk16, B from shared memory through descriptors, P_ij from registers);
 // setmaxnreg gives the consumers the producer's registers. HBM traffic is
 // FlashAttention-2's (model fa2).
-// Measured (H200, fp16, the 16k-token grid, 2026-11-25): 235–614 TFLOP/s;
-// 0.80–1.00× PyTorch SDPA cuDNN in the same run except 0.69× at N = 1024,
-// d = 64 causal; 1.46–1.90× fa2_tc at d = 128, 0.97–1.41× at d = 64 (the
+// The consumer warpgroups take turns on the tensor cores (ping-pong on named
+// barriers), so one's softmax runs under another's products.
+// Measured (H200, fp16, the 16k-token grid, 2026-11-25): 266–602 TFLOP/s;
+// 0.85–1.20× PyTorch SDPA cuDNN in the same run except 0.79× at N = 1024,
+// d = 64 causal; 1.48–1.88× fa2_tc at d = 128, 1.10–1.64× at d = 64 (the
 // softmax's exp2 costs as much as the products there) — see kernels/README.md.
 //
 // The kernel itself is in fa3_hopper_kernel.cuh. This file is compiled for

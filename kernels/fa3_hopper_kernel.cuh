@@ -11,10 +11,12 @@
 // from the producer to the consumers). P_ij is still fed to the second product
 // from registers (wgmma's A-from-registers form). HBM traffic is FlashAttention-2's.
 // Expected bottleneck: the softmax between the two products (exp2, row max)
-// serialises with wgmma inside a warpgroup; the two consumer warpgroups overlap
-// each other's softmax with tensor-core work. Measured on an H200 (fp16, the
-// 16k-token grid): 235–614 TFLOP/s, 0.69–1.00× SDPA cuDNN, 0.97–1.90× fa2_tc;
-// the table and the tuning steps are in kernels/README.md.
+// serialises with wgmma inside a warpgroup; the consumer warpgroups take turns
+// (ping-pong) so that one's softmax runs under another's products. Measured on
+// an H200 (fp16, the 16k-token grid): 266–602 TFLOP/s, 0.79–1.20× SDPA cuDNN,
+// 1.10–1.88× fa2_tc; at d = 64 the exponential unit and the tensor cores are
+// each about 55% busy (Nsight Compute); the table, the tuning steps and the
+// counters are in kernels/README.md.
 //
 // This header holds the configurable kernel; kernels/fa3_hopper.cu instantiates
 // the compiled configurations and makes the tensor maps on the host.

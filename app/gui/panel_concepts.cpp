@@ -198,8 +198,8 @@ void concept_hopper(const AppState& s) {
     }
   if (!drawn)
     ImGui::TextColored(color_dim(), "Choose FlashAttention-2 and the Hopper rung's tiles (d = 64 or 128) to see the schedule.");
-  ImGui::TextWrapped("Measured on an H200 (fp16, the 16k-token grid): fa3_hopper 235–614 TFLOP/s, 0.69–1.00× SDPA's "
-                     "cuDNN backend; at d = 128 1.46–1.90× fa2_tc on mma.sync. At d = 64 the exponentials take about "
+  ImGui::TextWrapped("Measured on an H200 (fp16, the 16k-token grid): fa3_hopper 266–602 TFLOP/s, 0.79–1.20× SDPA's "
+                     "cuDNN backend; at d = 128 1.48–1.88× fa2_tc on mma.sync. At d = 64 the exponentials take about "
                      "as long as the products, and the overlap decides.");
   docs_link("docs/model.md (the Hopper schedule), kernels/README.md and the scenario lecture-hopper");
 }
