@@ -1,0 +1,85 @@
+// Sequence-parallel ring attention over P GPUs of one host (Liu et al. 2023),
+// run with the single-GPU rungs: each GPU keeps Q, O (and the logsumexp) of its
+// chunks of the sequence (the layout: sim/ring_partition.hpp, defined once);
+// at each of P steps it computes its queries against the K, V chunks it holds
+// with the rung it would use alone, while those chunks travel on to the next
+// GPU and the next ones arrive (NCCL send/recv on a communication stream, two
+// K/V buffers). Partial outputs merge by the online-softmax rule through the
+// logsumexp. The backward is a second ring carrying K, V and the partial dK,
+// dV, which come home after P steps.
+//
+// Grouped-query attention (H_kv < H): K and V travel as H_kv heads; each step
+// expands its K_j, V_j to H heads for the rung (the rungs read one K/V head per
+// query head), and the backward sums each group's dK, dV back to H_kv heads
+// before they travel.
+//
+// Measure here, model elsewhere: the runner returns what the GPUs did
+// (sim::RingMeasuredRun: CUDA events around every step's compute and transfer,
+// memory, errors against fp64); analysis/ring_results.hpp places it beside the
+// ring's simulation. Plain C++: no CUDA or NCCL headers.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "flashlab/kernels/registry.hpp"
+#include "flashlab/kernels/runner.hpp"
+#include "flashlab/sim/ring_measurement.hpp"
+
+namespace flashlab::kernels {
+
+// How K, V (and dK, dV) travel between the ring's GPUs.
+enum class RingTransport {
+  nccl,   // ncclSend / ncclRecv between P GPUs (one communicator per GPU, one process)
+  local,  // P virtual GPUs on device 0, copies between their buffers: tests the
+          // ring's arithmetic on one GPU; its times say nothing about links
+};
+std::string_view ring_transport_name(RingTransport t);  // "nccl", "local"
+
+struct RingOptions {
+  // The forward rung (it must write the logsumexp) and, for a training step,
+  // the backward rung reading its outputs; null: the fastest this device runs
+  // (fa3_hopper on compute capability 9.0, else fa2_tc) and fa2_tc_bwd.
+  const KernelInfo* forward = nullptr;
+  const KernelInfo* backward = nullptr;
+  RingTransport transport = RingTransport::nccl;
+  std::vector<int> devices;   // CUDA ordinals of the P GPUs (nccl); empty: 0 … P − 1
+  int warmup = 2;
+  int repeats = 10;           // timed runs of each pass; 0: run once and check
+  bool l2_flush = true;       // each GPU's L2 flushed before every timed run
+  CheckMode check = CheckMode::sampled;
+  double check_flop_budget = 2e9;  // fp64 FLOPs of reference per run (sampled)
+  std::uint64_t seed = 0x5eed;     // inputs N(0, 1) from the seed, by global index
+  i64 mem_limit_bytes = 0;         // per GPU; 0: the device's memory
+};
+
+// The whole tensors of a run, gathered from the GPUs to the host in the
+// problem's dtype bits (fp16/bf16) and fp32 (lse): what the tests compare with
+// fp64 and with the single-GPU rung. [B, H or H_kv, N, d] row-major.
+struct RingTensors {
+  std::vector<std::uint16_t> q, k, v, o, d_o, dq, dk, dv;
+  std::vector<float> lse;  // [B, H, N]
+};
+
+// Empty when P GPUs can run the ring with this transport; else one sentence
+// (no CUDA in this build, NCCL not found, fewer GPUs than asked, ...).
+std::string ring_unavailable_reason(int gpus, RingTransport transport, const std::vector<int>& devices = {});
+
+// Runs the forward (and, when problem.backward, the backward) of the ring:
+// fills the inputs on every GPU from the seed (the same values the whole
+// tensors would get from fill_normal), runs untimed warm-ups, then `repeats`
+// timed runs of each pass, checks against fp64. Never throws for a run-level
+// problem: the row says skipped (why), OOM (the bytes) or failed (the error).
+// `gathered`, when set, receives the whole tensors after the last run.
+sim::RingMeasuredRun run_ring(const sim::RingProblem& problem, const RingOptions& options,
+                              RingTensors* gathered = nullptr);
+
+// GPU names, NCCL's version, the environment that matters, the commit.
+sim::RingRunMeta ring_meta(const RingOptions& options, int gpus);
+
+// The rungs the ring uses on this device when none is named.
+const KernelInfo* default_ring_forward(int compute_capability);
+const KernelInfo* default_ring_backward();
+
+}  // namespace flashlab::kernels

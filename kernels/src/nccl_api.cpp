@@ -1,0 +1,108 @@
+#include "nccl_api.hpp"
+
+#include <dlfcn.h>
+
+#include <cstdlib>
+#include <mutex>
+#include <vector>
+
+#include "flashlab/kernels/launch.hpp"
+
+namespace flashlab::kernels::detail {
+
+void keep_nvlink_multicast_off() {
+  ::setenv("NCCL_NVLS_ENABLE", "0", 1);
+  ::setenv("TORCH_SYMM_MEM_DISABLE_MULTICAST", "1", 1);
+  ::setenv("NVSHMEM_DISABLE_NVLS", "1", 1);
+}
+
+#ifdef FLASHLAB_HAVE_NCCL
+namespace {
+
+bool load(NcclApi& api, std::string& why_not) {
+  std::vector<std::string> candidates;
+  if (const char* forced = std::getenv("FLASHLAB_NCCL"); forced && *forced) {
+    candidates.push_back(forced);
+  } else {
+    candidates = {"libnccl.so.2", "libnccl.so"};
+    for (const char* var : {"CUDA_HOME", "CUDA_PATH"})
+      if (const char* root = std::getenv(var); root && *root) candidates.push_back(std::string(root) + "/lib64/libnccl.so.2");
+    candidates.push_back("/usr/local/cuda/lib64/libnccl.so.2");
+  }
+  void* lib = nullptr;
+  std::string first_error;
+  for (const std::string& c : candidates) {
+    lib = dlopen(c.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (lib) {
+      api.path = c;
+      break;
+    }
+    if (first_error.empty()) {
+      const char* e = dlerror();
+      first_error = "dlopen(" + c + ") failed: " + (e ? e : "unknown error");
+    }
+  }
+  if (!lib) {
+    why_not = "NCCL not found: " + first_error;
+    for (std::size_t k = 1; k < candidates.size(); ++k) why_not += (k == 1 ? " (also tried " : ", ") + candidates[k];
+    if (candidates.size() > 1) why_not += "; FLASHLAB_NCCL may name the library)";
+    return false;
+  }
+#define FLASHLAB_BIND(name)                                                   \
+  api.name = reinterpret_cast<decltype(api.name)>(dlsym(lib, #name));         \
+  if (!api.name) {                                                            \
+    why_not = api.path + " lacks " #name " (the ring needs NCCL 2.7 or newer: point-to-point send/recv)"; \
+    return false;                                                             \
+  }
+  FLASHLAB_BIND(ncclGetVersion)
+  FLASHLAB_BIND(ncclCommInitAll)
+  FLASHLAB_BIND(ncclCommDestroy)
+  FLASHLAB_BIND(ncclGroupStart)
+  FLASHLAB_BIND(ncclGroupEnd)
+  FLASHLAB_BIND(ncclSend)
+  FLASHLAB_BIND(ncclRecv)
+  FLASHLAB_BIND(ncclGetErrorString)
+#undef FLASHLAB_BIND
+  api.ncclGetLastError = reinterpret_cast<decltype(api.ncclGetLastError)>(dlsym(lib, "ncclGetLastError"));
+  if (api.ncclGetVersion(&api.version) != ncclSuccess) {
+    why_not = api.path + ": ncclGetVersion failed";
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+const NcclApi* nccl_api(std::string* why_not) {
+  static std::once_flag once;
+  static NcclApi api;
+  static bool ok = false;
+  static std::string why;
+  std::call_once(once, [] {
+    keep_nvlink_multicast_off();
+    ok = load(api, why);
+  });
+  if (!ok && why_not) *why_not = why;
+  return ok ? &api : nullptr;
+}
+
+std::string nccl_version_string(int v) {
+  // NCCL_VERSION(X,Y,Z): X*10000 + Y*100 + Z from 2.9 on, X*1000 + Y*100 + Z before.
+  const int major = v >= 10000 ? v / 10000 : v / 1000;
+  const int minor = v >= 10000 ? (v / 100) % 100 : (v / 100) % 10;
+  return std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(v % 100);
+}
+
+void check_nccl(const NcclApi& api, ncclResult_t r, const char* call, const char* file, int line) {
+  if (r == ncclSuccess || r == ncclInProgress) return;
+  std::string f(file);
+  if (const auto pos = f.rfind("kernels/"); pos != std::string::npos) f = f.substr(pos);
+  std::string what = api.ncclGetErrorString ? api.ncclGetErrorString(r) : "NCCL error";
+  if (api.ncclGetLastError)
+    if (const char* last = api.ncclGetLastError(nullptr); last && *last) what += "; " + std::string(last);
+  throw CudaError(f + ":" + std::to_string(line) + ": " + call + " failed: NCCL error " + std::to_string(r) + " (" +
+                  what + ")");
+}
+#endif
+
+}  // namespace flashlab::kernels::detail

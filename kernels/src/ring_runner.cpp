@@ -1,0 +1,1034 @@
+// The ring over P GPUs, step by step (kernels/include/flashlab/kernels/ring.hpp
+// says what it computes; sim/ring_partition.hpp defines the layout).
+//
+// Per GPU r (a "rank"): its own chunks' Q, O, the logsumexp L (and dO, dQ, dK,
+// dV); a K/V package of its own chunks ("home") and two package buffers that
+// take turns: at step s it computes on the package of GPU (r − s) mod P (home
+// at s = 0, else buffer (s − 1) mod 2) while exchange e_s sends that package to
+// r + 1 and receives the next into buffer s mod 2 (which step s − 1 read, so
+// the exchange waits for that step).
+//
+// The backward's dK, dV travel in fp32 packages: GPU r computes step s's
+// contribution for the package it holds into a scratch buffer; exchange e_s
+// has meanwhile brought the running sum for that package from GPU r − 1 (its
+// step s − 1), the scratch is added to it, and exchange e_{s+1} passes it on.
+// Exchange e_P brings each GPU its own chunks' complete dK, dV: the homecoming.
+//
+// Every step is bracketed by CUDA events on both streams of every GPU, timed
+// from an origin each GPU records after a host barrier.
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <sstream>
+
+#include "../cuda_check.hpp"
+#include "../device_utils.hpp"
+#include "../ring_merge.hpp"
+#include "flashlab/kernels/attention_reference.hpp"
+#include "flashlab/kernels/device.hpp"
+#include "flashlab/kernels/memory.hpp"
+#include "flashlab/kernels/reference.hpp"
+#include "flashlab/kernels/ring.hpp"
+#include "flashlab/sim/format.hpp"
+#include "ring_transport.hpp"
+
+namespace flashlab::kernels {
+namespace {
+
+using sim::ChunkVisibility;
+using sim::RingChunk;
+using sim::RingPass;
+
+// The single-GPU runner's seeds of Q, K, V, dO (cuda_backend.cpp), so that a
+// ring run and a single-GPU case of the same seed see the same inputs.
+constexpr std::uint64_t kSeedQ = 0x1111111111111111ull, kSeedK = 0x2222222222222222ull,
+                        kSeedV = 0x3333333333333333ull, kSeedDO = 0x4444444444444444ull;
+
+class DeviceAllocatorOn final : public DeviceAllocator {
+ public:
+  explicit DeviceAllocatorOn(int device) : device_(device) {}
+  void* allocate(i64 bytes) override {
+    FLASHLAB_CUDA_CHECK(cudaSetDevice(device_));
+    void* p = nullptr;
+    const cudaError_t e = cudaMalloc(&p, static_cast<std::size_t>(bytes));
+    if (e == cudaErrorMemoryAllocation) {
+      (void)cudaGetLastError();
+      return nullptr;
+    }
+    FLASHLAB_CUDA_CHECK(e);
+    return p;
+  }
+  void release(void* p) noexcept override {
+    (void)cudaSetDevice(device_);
+    (void)cudaFree(p);
+  }
+
+ private:
+  int device_;
+};
+
+// The events of one rank in one run of a pass: exchange e_s on the
+// communication stream, step s on the compute stream (the wait for its data
+// before it, and in the backward the wait for the running dK, dV before the fold).
+struct StepEvents {
+  cudaEvent_t x_start = nullptr, x_end = nullptr;       // exchange e_s
+  cudaEvent_t wait = nullptr, start = nullptr;          // compute: before / after waiting for e_{s−1}
+  cudaEvent_t fold_wait = nullptr, fold_go = nullptr;   // backward: before / after waiting for e_s
+  cudaEvent_t done = nullptr;                           // compute of step s finished
+};
+
+// One of the GPU's own chunks and what lives with it.
+struct OwnChunk {
+  RingChunk chunk;
+  int pairs_total = 0;  // visible chunk pairs of its queries over the whole ring
+  bool direct() const { return pairs_total == 1; }  // the rung writes O, L (dQ) itself
+  void* q = nullptr;
+  void* o = nullptr;
+  float* lse = nullptr;      // the final logsumexp; also the running one of the merge
+  float* o_acc = nullptr;    // running O in fp32 (null when direct)
+  void* d_o = nullptr;
+  void* dq = nullptr;
+  float* dq_acc = nullptr;   // (null when direct)
+  void* dk = nullptr;        // this chunk's final dK, dV [B, H_kv, n, d]
+  void* dv = nullptr;
+  int merged = 0;            // partial outputs merged in this pass
+};
+
+struct Rank {
+  int index = 0;
+  int device = 0;
+  cudaStream_t compute = nullptr, comm = nullptr;
+  std::unique_ptr<DeviceAllocatorOn> allocator;
+  std::unique_ptr<DeviceArena> arena;
+  std::vector<OwnChunk> own;
+  void* kv_home = nullptr;
+  std::array<void*, 2> kv_buf{};
+  std::array<float*, 2> dkv_buf{};
+  float* dkv_scratch = nullptr;
+  void* k_exp = nullptr;     // grouped-query attention: K_j, V_j expanded to H heads
+  void* v_exp = nullptr;
+  void* o_part = nullptr;
+  float* lse_part = nullptr;
+  void* dq_part = nullptr;
+  void* dk_part = nullptr;
+  void* dv_part = nullptr;
+  void* fwd_ws = nullptr;
+  i64 fwd_ws_bytes = 0;
+  void* bwd_ws = nullptr;
+  i64 bwd_ws_bytes = 0;
+  void* flush = nullptr;
+  i64 flush_bytes = 0;
+  unsigned long long* counter = nullptr;
+  cudaEvent_t origin = nullptr, end = nullptr;
+  std::vector<StepEvents> steps;
+  i64 peak_device_used = 0;
+};
+
+struct RunTimes {
+  double time_ms = 0;
+  std::vector<sim::RingMeasuredStep> steps;
+  std::vector<double> busy_ms;  // per GPU: its compute stream's work, waits left out
+};
+
+class RingRun {
+ public:
+  RingRun(const sim::RingProblem& p, const RingOptions& o) : p_(p), o_(o) {}
+  ~RingRun() { release(); }
+
+  sim::RingMeasuredRun run(RingTensors* gathered);
+
+ private:
+  // ---- sizes -----------------------------------------------------------------
+  i64 es() const { return sim::dtype_bytes(p_.dtype); }
+  i64 q_elems(i64 n) const { return p_.batch * p_.heads * n * p_.head_dim; }
+  i64 kv_elems(i64 n) const { return p_.batch * p_.kv_heads * n * p_.head_dim; }
+  const RingChunk& chunk(int c) const { return part_.chunks[static_cast<std::size_t>(c)]; }
+  const std::vector<int>& held(int r) const { return part_.held[static_cast<std::size_t>(r)]; }
+  // A package holds, for each chunk of its owner in order, K then V [B, H_kv, n, d].
+  i64 package_elems(int owner) const {
+    i64 e = 0;
+    for (int c : held(owner)) e += 2 * kv_elems(chunk(c).size());
+    return e;
+  }
+  i64 k_offset(int owner, std::size_t j) const {  // elements from the package's start to K of its j-th chunk
+    i64 e = 0;
+    for (std::size_t i = 0; i < j; ++i) e += 2 * kv_elems(chunk(held(owner)[i]).size());
+    return e;
+  }
+  bool grouped() const { return p_.kv_heads != p_.heads; }
+  int P() const { return p_.gpus; }
+  // One GPU holding one chunk, as many K/V heads as query heads: the backward
+  // rung writes dK, dV itself (nothing to sum, nothing travels).
+  bool direct_kv() const { return P() == 1 && !grouped() && held(0).size() == 1; }
+
+  template <class T = char>
+  static T* at(void* base, i64 elems, i64 elem_bytes) {
+    return reinterpret_cast<T*>(static_cast<char*>(base) + elems * elem_bytes);
+  }
+
+  // ---- setup -------------------------------------------------------------------
+  void choose_rungs();
+  void open_ranks();
+  void allocate();
+  void fill_inputs();
+  void release() noexcept;
+
+  // ---- passes ------------------------------------------------------------------
+  void run_forward(bool record);
+  void run_backward(bool record);
+  void compute_forward_step(Rank& g, int s, void* package);
+  void compute_backward_step(Rank& g, int s, void* package, float* dkv_target);
+  void exchange(int s, bool backward);
+  RunTimes read_times(RingPass pass, bool backward);
+  void begin_run(bool backward);
+  sim::RingMeasuredPass time_pass(RingPass pass);
+
+  // ---- checks -----------------------------------------------------------------
+  i64 count_unwritten(bool backward);
+  std::vector<std::uint16_t> gather(int tensor, i64 b, i64 h);  // one head of a whole tensor, [N, d]
+  std::vector<float> gather_lse(i64 b, i64 h);
+  void check_forward(sim::RingMeasuredRun& out);
+  void check_backward(sim::RingMeasuredRun& out);
+  void gather_all(RingTensors& t);
+  void note_device_used();
+
+  sim::RingProblem p_;
+  RingOptions o_;
+  sim::RingPartition part_;
+  const KernelInfo* fwd_ = nullptr;
+  const KernelInfo* bwd_ = nullptr;
+  std::vector<Rank> ranks_;
+  std::unique_ptr<ring::Transport> transport_;
+  int smem_optin_ = 0;
+  float scale_ = 0;
+  std::vector<std::vector<int>> kv_pairs_;  // [chunk]: visible pairs of its keys over the ring
+};
+
+// Tensors a rank holds, by number, for gather(): per own chunk.
+enum Tensor { kQ, kK, kV, kO, kDO, kDQ, kDK, kDV };
+
+void RingRun::choose_rungs() {
+  const DeviceInfo d0 = query_device(o_.devices.empty() ? 0 : o_.devices.front());
+  smem_optin_ = static_cast<int>(d0.smem_optin_bytes);
+  fwd_ = o_.forward != nullptr ? o_.forward : default_ring_forward(d0.compute_capability);
+  if (fwd_ == nullptr) throw Unsupported("no forward rung that writes the logsumexp runs on " + d0.name);
+  if (!fwd_->writes_lse)
+    throw Unsupported(fwd_->id + " does not write the logsumexp, which the ring's merge needs");
+  if (fwd_->pass() != sim::Pass::fwd) throw Unsupported(fwd_->id + " is not a forward rung");
+  if (p_.backward) {
+    bwd_ = o_.backward != nullptr ? o_.backward : default_ring_backward();
+    if (bwd_ == nullptr) throw Unsupported("no backward rung is built");
+    if (bwd_->pass() != sim::Pass::bwd) throw Unsupported(bwd_->id + " is not a backward rung");
+  }
+  // The largest pair each rung will see: the longest chunk against itself.
+  i64 longest = 0;
+  for (const RingChunk& c : part_.chunks) longest = std::max(longest, c.size());
+  sim::AttentionProblem pr{p_.batch, p_.heads, longest, longest, p_.head_dim, false, p_.dtype};
+  for (const KernelInfo* k : {fwd_, bwd_}) {
+    if (k == nullptr) continue;
+    if (!k->built()) throw Unsupported(k->id + " is not built (this build has no CUDA)");
+    const sim::TileShape tiles = k->default_tiles ? k->default_tiles(pr) : sim::TileShape{};
+    if (auto why = unsupported_reason(*k, pr, tiles, d0.limits())) throw Unsupported(*why);
+  }
+}
+
+void RingRun::open_ranks() {
+  ranks_.resize(static_cast<std::size_t>(P()));
+  for (int r = 0; r < P(); ++r) {
+    Rank& g = ranks_[static_cast<std::size_t>(r)];
+    g.index = r;
+    g.device = o_.transport == RingTransport::local ? (o_.devices.empty() ? 0 : o_.devices.front())
+                                                    : (o_.devices.empty() ? r : o_.devices[static_cast<std::size_t>(r)]);
+    FLASHLAB_CUDA_CHECK(cudaSetDevice(g.device));
+    FLASHLAB_CUDA_CHECK(cudaStreamCreateWithFlags(&g.compute, cudaStreamNonBlocking));
+    FLASHLAB_CUDA_CHECK(cudaStreamCreateWithFlags(&g.comm, cudaStreamNonBlocking));
+    FLASHLAB_CUDA_CHECK(cudaEventCreate(&g.origin));
+    FLASHLAB_CUDA_CHECK(cudaEventCreate(&g.end));
+    g.steps.resize(static_cast<std::size_t>(P() + 1));
+    for (StepEvents& e : g.steps)
+      for (cudaEvent_t* ev : {&e.x_start, &e.x_end, &e.wait, &e.start, &e.fold_wait, &e.fold_go, &e.done})
+        FLASHLAB_CUDA_CHECK(cudaEventCreate(ev));
+    g.allocator = std::make_unique<DeviceAllocatorOn>(g.device);
+    g.arena = std::make_unique<DeviceArena>(*g.allocator, o_.mem_limit_bytes);
+  }
+  if (o_.transport == RingTransport::nccl) {
+    std::vector<int> devs;
+    for (const Rank& g : ranks_) devs.push_back(g.device);
+    transport_ = ring::open_nccl_transport(devs);
+  } else {
+    transport_ = ring::open_local_transport(P(), ranks_.front().device);
+  }
+}
+
+void RingRun::allocate() {
+  // Visible pairs per chunk over the ring: a query chunk with one pair is
+  // written by the rung directly; a key chunk's count says nothing more.
+  for (int r = 0; r < P(); ++r) {
+    Rank& g = ranks_[static_cast<std::size_t>(r)];
+    for (int c : held(r)) {
+      OwnChunk oc;
+      oc.chunk = chunk(c);
+      for (const RingChunk& kv : part_.chunks)
+        oc.pairs_total += sim::chunk_visibility(oc.chunk, kv, p_.causal) != ChunkVisibility::none ? 1 : 0;
+      g.own.push_back(oc);
+    }
+  }
+  i64 n_max = 0, pkg_max = 0;
+  for (const RingChunk& c : part_.chunks) n_max = std::max(n_max, c.size());
+  for (int r = 0; r < P(); ++r) pkg_max = std::max(pkg_max, package_elems(r));
+  sim::AttentionProblem biggest{p_.batch, p_.heads, n_max, n_max, p_.head_dim, false, p_.dtype};
+  const sim::TileShape fwd_tiles = fwd_->default_tiles ? fwd_->default_tiles(biggest) : sim::TileShape{};
+
+  for (Rank& g : ranks_) {
+    DeviceArena& a = *g.arena;
+    const std::string on = " on GPU " + std::to_string(g.index);
+    for (OwnChunk& c : g.own) {
+      const i64 n = c.chunk.size();
+      const std::string of = " of chunk " + std::to_string(c.chunk.index) + on;
+      c.q = a.allocate(q_elems(n) * es(), "Q" + of);
+      c.o = a.allocate(q_elems(n) * es(), "O" + of);
+      c.lse = static_cast<float*>(a.allocate(p_.batch * p_.heads * n * 4, "the logsumexp" + of));
+      if (!c.direct()) c.o_acc = static_cast<float*>(a.allocate(q_elems(n) * 4, "the running O (fp32)" + of));
+      if (p_.backward) {
+        c.d_o = a.allocate(q_elems(n) * es(), "dO" + of);
+        c.dq = a.allocate(q_elems(n) * es(), "dQ" + of);
+        if (!c.direct()) c.dq_acc = static_cast<float*>(a.allocate(q_elems(n) * 4, "the running dQ (fp32)" + of));
+        c.dk = a.allocate(kv_elems(n) * es(), "dK" + of);
+        c.dv = a.allocate(kv_elems(n) * es(), "dV" + of);
+      }
+    }
+    g.kv_home = a.allocate(package_elems(g.index) * es(), "K, V of its own chunks" + on);
+    if (P() > 1)
+      for (int b = 0; b < 2; ++b) g.kv_buf[static_cast<std::size_t>(b)] = a.allocate(pkg_max * es(), "a K/V buffer" + on);
+    if (grouped()) {
+      g.k_exp = a.allocate(q_elems(n_max) * es(), "K_j expanded to H heads" + on);
+      g.v_exp = a.allocate(q_elems(n_max) * es(), "V_j expanded to H heads" + on);
+    }
+    g.o_part = a.allocate(q_elems(n_max) * es(), "a partial O" + on);
+    g.lse_part = static_cast<float*>(a.allocate(p_.batch * p_.heads * n_max * 4, "a partial logsumexp" + on));
+    if (fwd_->workspace_bytes) {
+      g.fwd_ws_bytes = fwd_->workspace_bytes(biggest, fwd_tiles);
+      g.fwd_ws = a.allocate(g.fwd_ws_bytes, fwd_->id + "'s workspace" + on);
+    }
+    if (p_.backward) {
+      for (int b = 0; b < 2; ++b)
+        g.dkv_buf[static_cast<std::size_t>(b)] =
+            static_cast<float*>(a.allocate(pkg_max * 4, "a dK/dV buffer (fp32)" + on));
+      if (P() > 1) g.dkv_scratch = static_cast<float*>(a.allocate(pkg_max * 4, "a step's dK/dV (fp32)" + on));
+      g.dq_part = a.allocate(q_elems(n_max) * es(), "a partial dQ" + on);
+      g.dk_part = a.allocate(q_elems(n_max) * es(), "a partial dK" + on);
+      g.dv_part = a.allocate(q_elems(n_max) * es(), "a partial dV" + on);
+      if (bwd_->workspace_bytes) {
+        const sim::TileShape t = bwd_->default_tiles ? bwd_->default_tiles(biggest) : sim::TileShape{};
+        g.bwd_ws_bytes = bwd_->workspace_bytes(biggest, t);
+        g.bwd_ws = a.allocate(g.bwd_ws_bytes, bwd_->id + "'s workspace" + on);
+      }
+    }
+    g.counter = static_cast<unsigned long long*>(a.allocate(sizeof(unsigned long long), "a counter" + on));
+  }
+  // The L2 flush buffers are the runner's, not the ring's: outside the arenas.
+  for (Rank& g : ranks_) {
+    if (!o_.l2_flush) continue;
+    FLASHLAB_CUDA_CHECK(cudaSetDevice(g.device));
+    const DeviceInfo d = query_device(g.device);
+    g.flush_bytes = std::max<i64>(2 * d.l2_bytes, 8 << 20);
+    FLASHLAB_CUDA_CHECK(cudaMalloc(&g.flush, static_cast<std::size_t>(g.flush_bytes)));
+  }
+  note_device_used();
+}
+
+void RingRun::note_device_used() {
+  for (Rank& g : ranks_) {
+    FLASHLAB_CUDA_CHECK(cudaSetDevice(g.device));
+    std::size_t free_b = 0, total_b = 0;
+    FLASHLAB_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
+    g.peak_device_used = std::max(g.peak_device_used, static_cast<i64>(total_b - free_b));
+  }
+}
+
+void RingRun::fill_inputs() {
+  const float scale = 1.0f;
+  for (Rank& g : ranks_) {
+    FLASHLAB_CUDA_CHECK(cudaSetDevice(g.device));
+    for (std::size_t j = 0; j < g.own.size(); ++j) {
+      OwnChunk& c = g.own[j];
+      const i64 n = c.chunk.size(), begin = c.chunk.begin;
+      ring::fill_chunk_normal(c.q, p_.dtype, p_.batch, p_.heads, n, p_.head_dim, p_.seq, begin, o_.seed ^ kSeedQ,
+                              scale, g.compute);
+      void* k = at(g.kv_home, k_offset(g.index, j), es());
+      void* v = at(g.kv_home, k_offset(g.index, j) + kv_elems(n), es());
+      ring::fill_chunk_normal(k, p_.dtype, p_.batch, p_.kv_heads, n, p_.head_dim, p_.seq, begin, o_.seed ^ kSeedK,
+                              scale, g.compute);
+      ring::fill_chunk_normal(v, p_.dtype, p_.batch, p_.kv_heads, n, p_.head_dim, p_.seq, begin, o_.seed ^ kSeedV,
+                              scale, g.compute);
+      if (p_.backward)
+        ring::fill_chunk_normal(c.d_o, p_.dtype, p_.batch, p_.heads, n, p_.head_dim, p_.seq, begin,
+                                o_.seed ^ kSeedDO, 1.0f, g.compute);
+    }
+    FLASHLAB_CUDA_CHECK(cudaStreamSynchronize(g.compute));
+  }
+}
+
+void RingRun::release() noexcept {
+  for (Rank& g : ranks_) {
+    (void)cudaSetDevice(g.device);
+    if (g.compute) (void)cudaStreamSynchronize(g.compute);
+    if (g.comm) (void)cudaStreamSynchronize(g.comm);
+  }
+  transport_.reset();
+  for (Rank& g : ranks_) {
+    (void)cudaSetDevice(g.device);
+    if (g.arena) g.arena->release_all();
+    if (g.flush) (void)cudaFree(g.flush);
+    for (StepEvents& e : g.steps)
+      for (cudaEvent_t ev : {e.x_start, e.x_end, e.wait, e.start, e.fold_wait, e.fold_go, e.done})
+        if (ev) (void)cudaEventDestroy(ev);
+    if (g.origin) (void)cudaEventDestroy(g.origin);
+    if (g.end) (void)cudaEventDestroy(g.end);
+    if (g.compute) (void)cudaStreamDestroy(g.compute);
+    if (g.comm) (void)cudaStreamDestroy(g.comm);
+  }
+  ranks_.clear();
+}
+
+// ---- the forward ring ----------------------------------------------------------
+
+void RingRun::compute_forward_step(Rank& g, int s, void* package) {
+  const int owner = sim::ring_kv_source(g.index, s, P());
+  const std::vector<int>& kv_chunks = held(owner);
+  for (std::size_t j = 0; j < kv_chunks.size(); ++j) {
+    const RingChunk& kv = chunk(kv_chunks[j]);
+    bool any = false;
+    for (const OwnChunk& c : g.own) any |= sim::chunk_visibility(c.chunk, kv, p_.causal) != ChunkVisibility::none;
+    if (!any) continue;  // every pair with this chunk is above the diagonal: never loaded, never computed
+    const void* k = at(package, k_offset(owner, j), es());
+    const void* v = at(package, k_offset(owner, j) + kv_elems(kv.size()), es());
+    if (grouped()) {
+      ring::expand_heads(g.k_exp, k, p_.dtype, p_.batch, p_.heads, p_.kv_heads, kv.size(), p_.head_dim, g.compute);
+      ring::expand_heads(g.v_exp, v, p_.dtype, p_.batch, p_.heads, p_.kv_heads, kv.size(), p_.head_dim, g.compute);
+      k = g.k_exp;
+      v = g.v_exp;
+    }
+    for (OwnChunk& c : g.own) {
+      const ChunkVisibility vis = sim::chunk_visibility(c.chunk, kv, p_.causal);
+      if (vis == ChunkVisibility::none) continue;
+      LaunchArgs a;
+      a.problem = {p_.batch, p_.heads, c.chunk.size(), kv.size(), p_.head_dim, vis == ChunkVisibility::diagonal,
+                   p_.dtype};
+      a.tiles = fwd_->default_tiles ? fwd_->default_tiles(a.problem) : sim::TileShape{};
+      a.softmax_scale = scale_;
+      a.q = c.q;
+      a.k = k;
+      a.v = v;
+      a.o = c.direct() ? c.o : g.o_part;
+      a.lse = c.direct() ? c.lse : g.lse_part;
+      a.workspace = g.fwd_ws;
+      a.workspace_bytes = static_cast<std::size_t>(g.fwd_ws_bytes);
+      a.stream = g.compute;
+      a.device_smem_optin = smem_optin_;
+      fwd_->launch(a);
+      if (!c.direct()) {
+        ring::merge_partial(c.o_acc, c.lse, g.o_part, g.lse_part, p_.dtype, p_.batch * p_.heads * c.chunk.size(),
+                            p_.head_dim, c.merged == 0, g.compute);
+        ++c.merged;
+      }
+    }
+  }
+  if (s == P() - 1)
+    for (OwnChunk& c : g.own)
+      if (!c.direct()) ring::convert_from_f32(c.o, c.o_acc, p_.dtype, q_elems(c.chunk.size()), g.compute);
+}
+
+// The package GPU g computes on at step s, and the buffer it receives into.
+void* package_at(Rank& g, int s) { return s == 0 ? g.kv_home : g.kv_buf[static_cast<std::size_t>((s - 1) % 2)]; }
+
+void RingRun::exchange(int s, bool backward) {
+  // Forward: e_s (s ≤ P − 2) moves the K/V package of step s on. Backward:
+  // also, for 1 ≤ s ≤ P, the running dK, dV of step s − 1; e_P is the homecoming.
+  const bool kv = s <= P() - 2;
+  const bool dkv = backward && s >= 1 && s <= P();
+  if (!kv && !dkv) return;
+  std::vector<ring::RankLink> links(static_cast<std::size_t>(P()));
+  for (Rank& g : ranks_) {
+    ring::RankLink& l = links[static_cast<std::size_t>(g.index)];
+    l.device = g.device;
+    l.stream = g.comm;
+    const int owner_now = sim::ring_kv_source(g.index, s, P());
+    const int owner_next = sim::ring_kv_source(g.index, s + 1, P());
+    if (kv) {
+      l.send.push_back({package_at(g, s), package_elems(owner_now) * es()});
+      l.recv.push_back({g.kv_buf[static_cast<std::size_t>(s % 2)], package_elems(owner_next) * es()});
+    }
+    if (dkv) {
+      const int owner_prev = sim::ring_kv_source(g.index, s - 1, P());
+      l.send.push_back({g.dkv_buf[static_cast<std::size_t>((s - 1) % 2)], package_elems(owner_prev) * 4});
+      l.recv.push_back({g.dkv_buf[static_cast<std::size_t>(s % 2)], package_elems(owner_now) * 4});
+    }
+    FLASHLAB_CUDA_CHECK(cudaSetDevice(g.device));
+    if (s >= 1) FLASHLAB_CUDA_CHECK(cudaStreamWaitEvent(g.comm, g.steps[static_cast<std::size_t>(s - 1)].done, 0));
+    FLASHLAB_CUDA_CHECK(cudaEventRecord(g.steps[static_cast<std::size_t>(s)].x_start, g.comm));
+  }
+  transport_->exchange(links);
+  for (Rank& g : ranks_) {
+    FLASHLAB_CUDA_CHECK(cudaSetDevice(g.device));
+    FLASHLAB_CUDA_CHECK(cudaEventRecord(g.steps[static_cast<std::size_t>(s)].x_end, g.comm));
+  }
+}
+
+void RingRun::begin_run(bool backward) {
+  // Poison the pass's outputs, flush the L2, line the GPUs up, set the origins.
+  for (Rank& g : ranks_) {
+    FLASHLAB_CUDA_CHECK(cudaSetDevice(g.device));
+    for (OwnChunk& c : g.own) {
+      const i64 n = c.chunk.size();
+      if (!backward) {
+        FLASHLAB_CUDA_CHECK(cudaMemsetAsync(c.o, 0xff, static_cast<std::size_t>(q_elems(n) * es()), g.compute));
+        FLASHLAB_CUDA_CHECK(cudaMemsetAsync(c.lse, 0xff, static_cast<std::size_t>(p_.batch * p_.heads * n * 4), g.compute));
+        c.merged = 0;
+      } else {
+        FLASHLAB_CUDA_CHECK(cudaMemsetAsync(c.dq, 0xff, static_cast<std::size_t>(q_elems(n) * es()), g.compute));
+        FLASHLAB_CUDA_CHECK(cudaMemsetAsync(c.dk, 0xff, static_cast<std::size_t>(kv_elems(n) * es()), g.compute));
+        FLASHLAB_CUDA_CHECK(cudaMemsetAsync(c.dv, 0xff, static_cast<std::size_t>(kv_elems(n) * es()), g.compute));
+        if (c.dq_acc) FLASHLAB_CUDA_CHECK(cudaMemsetAsync(c.dq_acc, 0, static_cast<std::size_t>(q_elems(n) * 4), g.compute));
+      }
+    }
+    if (g.flush) FLASHLAB_CUDA_CHECK(cudaMemsetAsync(g.flush, 0x5a, static_cast<std::size_t>(g.flush_bytes), g.compute));
+  }
+  for (Rank& g : ranks_) {
+    FLASHLAB_CUDA_CHECK(cudaSetDevice(g.device));
+    FLASHLAB_CUDA_CHECK(cudaStreamSynchronize(g.compute));
+    FLASHLAB_CUDA_CHECK(cudaStreamSynchronize(g.comm));
+  }
+  for (Rank& g : ranks_) {
+    FLASHLAB_CUDA_CHECK(cudaSetDevice(g.device));
+    FLASHLAB_CUDA_CHECK(cudaEventRecord(g.origin, g.compute));
+    FLASHLAB_CUDA_CHECK(cudaStreamWaitEvent(g.comm, g.origin, 0));
+  }
+}
+
+void RingRun::run_forward(bool) {
+  begin_run(false);
+  for (int s = 0; s < P(); ++s) {
+    exchange(s, false);
+    for (Rank& g : ranks_) {
+      FLASHLAB_CUDA_CHECK(cudaSetDevice(g.device));
+      StepEvents& e = g.steps[static_cast<std::size_t>(s)];
+      FLASHLAB_CUDA_CHECK(cudaEventRecord(e.wait, g.compute));
+      if (s >= 1) FLASHLAB_CUDA_CHECK(cudaStreamWaitEvent(g.compute, g.steps[static_cast<std::size_t>(s - 1)].x_end, 0));
+      FLASHLAB_CUDA_CHECK(cudaEventRecord(e.start, g.compute));
+      compute_forward_step(g, s, package_at(g, s));
+      FLASHLAB_CUDA_CHECK(cudaEventRecord(e.fold_wait, g.compute));
+      FLASHLAB_CUDA_CHECK(cudaEventRecord(e.fold_go, g.compute));
+      FLASHLAB_CUDA_CHECK(cudaEventRecord(e.done, g.compute));
+    }
+  }
+  for (Rank& g : ranks_) {
+    FLASHLAB_CUDA_CHECK(cudaSetDevice(g.device));
+    FLASHLAB_CUDA_CHECK(cudaEventRecord(g.end, g.compute));
+  }
+}
+
+// ---- the backward ring ---------------------------------------------------------
+
+void RingRun::compute_backward_step(Rank& g, int s, void* package, float* dkv_target) {
+  const int owner = sim::ring_kv_source(g.index, s, P());
+  const std::vector<int>& kv_chunks = held(owner);
+  for (std::size_t j = 0; j < kv_chunks.size(); ++j) {
+    const RingChunk& kv = chunk(kv_chunks[j]);
+    bool any = false;
+    for (const OwnChunk& c : g.own) any |= sim::chunk_visibility(c.chunk, kv, p_.causal) != ChunkVisibility::none;
+    if (!any) continue;
+    const void* k = at(package, k_offset(owner, j), es());
+    const void* v = at(package, k_offset(owner, j) + kv_elems(kv.size()), es());
+    float* dk_acc = at<float>(dkv_target, k_offset(owner, j), 4);
+    float* dv_acc = at<float>(dkv_target, k_offset(owner, j) + kv_elems(kv.size()), 4);
+    if (grouped()) {
+      ring::expand_heads(g.k_exp, k, p_.dtype, p_.batch, p_.heads, p_.kv_heads, kv.size(), p_.head_dim, g.compute);
+      ring::expand_heads(g.v_exp, v, p_.dtype, p_.batch, p_.heads, p_.kv_heads, kv.size(), p_.head_dim, g.compute);
+      k = g.k_exp;
+      v = g.v_exp;
+    }
+    for (OwnChunk& c : g.own) {
+      const ChunkVisibility vis = sim::chunk_visibility(c.chunk, kv, p_.causal);
+      if (vis == ChunkVisibility::none) continue;
+      LaunchArgs a;
+      a.problem = {p_.batch, p_.heads, c.chunk.size(), kv.size(), p_.head_dim, vis == ChunkVisibility::diagonal,
+                   p_.dtype};
+      a.tiles = bwd_->default_tiles ? bwd_->default_tiles(a.problem) : sim::TileShape{};
+      a.softmax_scale = scale_;
+      a.q = c.q;
+      a.k = k;
+      a.v = v;
+      a.o = c.o;
+      a.lse = c.lse;
+      a.workspace = g.bwd_ws;
+      a.workspace_bytes = static_cast<std::size_t>(g.bwd_ws_bytes);
+      a.stream = g.compute;
+      a.device_smem_optin = smem_optin_;
+      a.bwd.d_o = c.d_o;
+      a.bwd.dq = c.direct() ? c.dq : g.dq_part;
+      OwnChunk* home = nullptr;  // the chunk's own GPU, when it is this one and the rung writes dK, dV there
+      if (direct_kv())
+        for (OwnChunk& h : g.own)
+          if (h.chunk.index == kv.index) home = &h;
+      a.bwd.dk = home ? home->dk : g.dk_part;
+      a.bwd.dv = home ? home->dv : g.dv_part;
+      bwd_->launch(a);
+      if (!c.direct()) ring::accumulate(c.dq_acc, g.dq_part, p_.dtype, q_elems(c.chunk.size()), g.compute);
+      if (home == nullptr) {
+        if (grouped()) {
+          ring::accumulate_grouped(dk_acc, g.dk_part, p_.dtype, p_.batch, p_.heads, p_.kv_heads, kv.size(),
+                                   p_.head_dim, g.compute);
+          ring::accumulate_grouped(dv_acc, g.dv_part, p_.dtype, p_.batch, p_.heads, p_.kv_heads, kv.size(),
+                                   p_.head_dim, g.compute);
+        } else {
+          ring::accumulate(dk_acc, g.dk_part, p_.dtype, kv_elems(kv.size()), g.compute);
+          ring::accumulate(dv_acc, g.dv_part, p_.dtype, kv_elems(kv.size()), g.compute);
+        }
+      }
+    }
+  }
+}
+
+void RingRun::run_backward(bool) {
+  begin_run(true);
+  for (int s = 0; s <= P(); ++s) {
+    if (s == P() && P() == 1) break;  // one GPU: nothing comes home
+    exchange(s, true);
+    for (Rank& g : ranks_) {
+      FLASHLAB_CUDA_CHECK(cudaSetDevice(g.device));
+      StepEvents& e = g.steps[static_cast<std::size_t>(s)];
+      FLASHLAB_CUDA_CHECK(cudaEventRecord(e.wait, g.compute));
+      if (s >= 1) FLASHLAB_CUDA_CHECK(cudaStreamWaitEvent(g.compute, g.steps[static_cast<std::size_t>(s - 1)].x_end, 0));
+      FLASHLAB_CUDA_CHECK(cudaEventRecord(e.start, g.compute));
+      if (s < P()) {
+        const int owner = sim::ring_kv_source(g.index, s, P());
+        const i64 pkg = package_elems(owner);
+        // Step 0 sums straight into the first running buffer (nothing arrives
+        // for it); later steps into the scratch, folded in once e_s is done.
+        float* target = s == 0 ? g.dkv_buf[0] : g.dkv_scratch;
+        if (!direct_kv()) FLASHLAB_CUDA_CHECK(cudaMemsetAsync(target, 0, static_cast<std::size_t>(pkg * 4), g.compute));
+        compute_backward_step(g, s, package_at(g, s), target);
+        FLASHLAB_CUDA_CHECK(cudaEventRecord(e.fold_wait, g.compute));
+        if (s >= 1) {
+          FLASHLAB_CUDA_CHECK(cudaStreamWaitEvent(g.compute, e.x_end, 0));
+          FLASHLAB_CUDA_CHECK(cudaEventRecord(e.fold_go, g.compute));
+          ring::add_f32(g.dkv_buf[static_cast<std::size_t>(s % 2)], g.dkv_scratch, pkg, g.compute);
+        } else {
+          FLASHLAB_CUDA_CHECK(cudaEventRecord(e.fold_go, g.compute));
+        }
+      } else {
+        FLASHLAB_CUDA_CHECK(cudaEventRecord(e.fold_wait, g.compute));
+        FLASHLAB_CUDA_CHECK(cudaEventRecord(e.fold_go, g.compute));
+      }
+      // The last step: this GPU's own dK, dV (home at e_P, or kept at P = 1), and dQ.
+      if (s == P() || (P() == 1 && s == 0)) {
+        // One GPU summed into buffer 0; otherwise e_P brought them into buffer P mod 2.
+        const float* mine = g.dkv_buf[static_cast<std::size_t>(P() == 1 ? 0 : P() % 2)];
+        for (std::size_t j = 0; j < g.own.size(); ++j) {
+          OwnChunk& c = g.own[j];
+          const i64 n = c.chunk.size();
+          if (!direct_kv()) {
+            ring::convert_from_f32(c.dk, mine + k_offset(g.index, j), p_.dtype, kv_elems(n), g.compute);
+            ring::convert_from_f32(c.dv, mine + k_offset(g.index, j) + kv_elems(n), p_.dtype, kv_elems(n), g.compute);
+          }
+          if (!c.direct()) ring::convert_from_f32(c.dq, c.dq_acc, p_.dtype, q_elems(n), g.compute);
+        }
+      }
+      FLASHLAB_CUDA_CHECK(cudaEventRecord(e.done, g.compute));
+    }
+  }
+  for (Rank& g : ranks_) {
+    FLASHLAB_CUDA_CHECK(cudaSetDevice(g.device));
+    FLASHLAB_CUDA_CHECK(cudaEventRecord(g.end, g.compute));
+  }
+}
+
+// ---- times -------------------------------------------------------------------------
+
+float elapsed(cudaEvent_t from, cudaEvent_t to) {
+  float ms = 0;
+  FLASHLAB_CUDA_CHECK(cudaEventElapsedTime(&ms, from, to));
+  return ms;
+}
+
+RunTimes RingRun::read_times(RingPass pass, bool backward) {
+  RunTimes t;
+  const int last = backward ? (P() == 1 ? 0 : P()) : P() - 1;
+  t.busy_ms.assign(ranks_.size(), 0.0);
+  for (Rank& g : ranks_) {
+    FLASHLAB_CUDA_CHECK(cudaSetDevice(g.device));
+    FLASHLAB_CUDA_CHECK(cudaEventSynchronize(g.end));
+    t.time_ms = std::max<double>(t.time_ms, elapsed(g.origin, g.end));
+    for (int s = 0; s <= last; ++s) {
+      StepEvents& e = g.steps[static_cast<std::size_t>(s)];
+      sim::RingMeasuredStep m;
+      m.gpu = g.index;
+      m.step = s;
+      m.pass = pass;
+      m.kv_owner = sim::ring_kv_source(g.index, std::min(s, P() - 1), P());
+      if (s == P()) m.kv_owner = g.index;  // the homecoming brings the GPU's own dK, dV
+      m.compute_start_ms = elapsed(g.origin, e.start);
+      m.compute_end_ms = elapsed(g.origin, e.done);
+      const double fold_wait = elapsed(e.fold_wait, e.fold_go);
+      m.wait_ms = elapsed(e.wait, e.start) + fold_wait;
+      t.busy_ms[static_cast<std::size_t>(g.index)] += m.compute_end_ms - m.compute_start_ms - fold_wait;
+      const bool kv = s <= P() - 2;
+      const bool dkv = backward && s >= 1 && s <= P();
+      if (kv || dkv) {
+        m.transfer_start_ms = elapsed(g.origin, e.x_start);
+        m.transfer_end_ms = elapsed(g.origin, e.x_end);
+        const int next = sim::ring_kv_source(g.index, s + 1, P());
+        if (kv) m.bytes_received += package_elems(next) * es();
+        if (dkv) m.bytes_received += package_elems(sim::ring_kv_source(g.index, s, P())) * 4;
+      }
+      t.steps.push_back(m);
+    }
+  }
+  return t;
+}
+
+sim::RingMeasuredPass RingRun::time_pass(RingPass pass) {
+  const bool backward = pass == RingPass::backward;
+  auto run_once = [&] {
+    if (backward) run_backward(true);
+    else run_forward(true);
+    return read_times(pass, backward);
+  };
+  for (int w = 0; w < o_.warmup; ++w) run_once();
+  note_device_used();
+  std::vector<RunTimes> runs;
+  for (int r = 0; r < std::max(1, o_.repeats); ++r) runs.push_back(run_once());
+  std::vector<std::size_t> order(runs.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return runs[a].time_ms < runs[b].time_ms; });
+  const RunTimes& med = runs[order[order.size() / 2]];
+  sim::RingMeasuredPass m;
+  m.pass = pass;
+  m.time_ms_median = med.time_ms;
+  m.time_ms_min = runs[order.front()].time_ms;
+  m.time_ms_max = runs[order.back()].time_ms;
+  m.repeats = o_.repeats > 0 ? static_cast<int>(runs.size()) : 0;
+  m.steps = med.steps;
+  std::vector<double> comm(static_cast<std::size_t>(P())), waited(comm);
+  for (const sim::RingMeasuredStep& s : med.steps) {
+    const auto g = static_cast<std::size_t>(s.gpu);
+    if (s.transfer_end_ms >= 0) comm[g] += s.transfer_end_ms - s.transfer_start_ms;
+    waited[g] += s.wait_ms;
+  }
+  m.comm_ms = *std::max_element(comm.begin(), comm.end());
+  m.exposed_comm_ms = *std::max_element(waited.begin(), waited.end());
+  m.compute_ms = *std::max_element(med.busy_ms.begin(), med.busy_ms.end());
+  return m;
+}
+
+// ---- checks -----------------------------------------------------------------------
+
+i64 RingRun::count_unwritten(bool backward) {
+  i64 bad = 0;
+  for (Rank& g : ranks_) {
+    FLASHLAB_CUDA_CHECK(cudaSetDevice(g.device));
+    for (OwnChunk& c : g.own) {
+      const i64 n = c.chunk.size();
+      if (!backward) {
+        bad += detail::count_not_finite(c.o, q_elems(n), p_.dtype, g.counter, g.compute);
+      } else {
+        bad += detail::count_not_finite(c.dq, q_elems(n), p_.dtype, g.counter, g.compute);
+        bad += detail::count_not_finite(c.dk, kv_elems(n), p_.dtype, g.counter, g.compute);
+        bad += detail::count_not_finite(c.dv, kv_elems(n), p_.dtype, g.counter, g.compute);
+      }
+    }
+  }
+  return bad;
+}
+
+std::vector<std::uint16_t> RingRun::gather(int tensor, i64 b, i64 h) {
+  const bool kv_shaped = tensor == kK || tensor == kV || tensor == kDK || tensor == kDV;
+  const i64 heads = kv_shaped ? p_.kv_heads : p_.heads;
+  const i64 d = p_.head_dim;
+  std::vector<std::uint16_t> out(static_cast<std::size_t>(p_.seq * d));
+  for (Rank& g : ranks_) {
+    FLASHLAB_CUDA_CHECK(cudaSetDevice(g.device));
+    FLASHLAB_CUDA_CHECK(cudaStreamSynchronize(g.compute));
+    for (std::size_t j = 0; j < g.own.size(); ++j) {
+      OwnChunk& c = g.own[j];
+      const i64 n = c.chunk.size();
+      const void* base = nullptr;
+      switch (tensor) {
+        case kQ: base = c.q; break;
+        case kO: base = c.o; break;
+        case kDO: base = c.d_o; break;
+        case kDQ: base = c.dq; break;
+        case kDK: base = c.dk; break;
+        case kDV: base = c.dv; break;
+        case kK: base = at(g.kv_home, k_offset(g.index, j), es()); break;
+        case kV: base = at(g.kv_home, k_offset(g.index, j) + kv_elems(n), es()); break;
+        default: break;
+      }
+      const char* src = static_cast<const char*>(base) + ((b * heads + h) * n) * d * es();
+      FLASHLAB_CUDA_CHECK(cudaMemcpy(out.data() + c.chunk.begin * d, src, static_cast<std::size_t>(n * d * es()),
+                                     cudaMemcpyDeviceToHost));
+    }
+  }
+  return out;
+}
+
+std::vector<float> RingRun::gather_lse(i64 b, i64 h) {
+  std::vector<float> out(static_cast<std::size_t>(p_.seq));
+  for (Rank& g : ranks_) {
+    FLASHLAB_CUDA_CHECK(cudaSetDevice(g.device));
+    for (OwnChunk& c : g.own) {
+      const i64 n = c.chunk.size();
+      FLASHLAB_CUDA_CHECK(cudaMemcpy(out.data() + c.chunk.begin, c.lse + (b * p_.heads + h) * n,
+                                     static_cast<std::size_t>(n * 4), cudaMemcpyDeviceToHost));
+    }
+  }
+  return out;
+}
+
+sim::RingMeasuredPass untimed(RingPass pass) {
+  sim::RingMeasuredPass m;
+  m.pass = pass;
+  return m;
+}
+
+sim::AttentionProblem whole_problem(const sim::RingProblem& p) {
+  return {p.batch, p.heads, p.seq, p.seq, p.head_dim, p.causal, p.dtype};
+}
+
+std::vector<double> as_doubles(const std::vector<std::uint16_t>& bits, sim::DType t) {
+  return to_doubles(bits.data(), static_cast<i64>(bits.size()), t);
+}
+
+void RingRun::check_forward(sim::RingMeasuredRun& out) {
+  const CheckPlan plan = plan_check(whole_problem(p_), o_.check_flop_budget, o_.check == CheckMode::full);
+  const i64 d = p_.head_dim, group = p_.heads / p_.kv_heads;
+  ErrorSums err;
+  for (i64 flat : plan.heads) {
+    const i64 b = flat / p_.heads, h = flat % p_.heads, hk = h / group;
+    const std::vector<double> q = as_doubles(gather(kQ, b, h), p_.dtype);
+    const std::vector<double> k = as_doubles(gather(kK, b, hk), p_.dtype);
+    const std::vector<double> v = as_doubles(gather(kV, b, hk), p_.dtype);
+    const std::vector<double> o = as_doubles(gather(kO, b, h), p_.dtype);
+    const HeadReference ref(k.data(), v.data(), p_.seq, d);
+    std::vector<double> got, want;
+    std::vector<double> row(static_cast<std::size_t>(d));
+    for (i64 r : plan.rows) {
+      ref.row(q.data() + r * d, r, scale_, p_.causal, row.data());
+      want.insert(want.end(), row.begin(), row.end());
+      got.insert(got.end(), o.begin() + r * d, o.begin() + (r + 1) * d);
+    }
+    err += error_sums(got, want);
+  }
+  out.rel_error = err.relative();
+  std::ostringstream note;
+  note << (plan.all() ? "O of every row of every head" : "O of " + std::to_string(plan.rows.size()) + " rows in " +
+                                                             std::to_string(plan.heads.size()) + " of " +
+                                                             std::to_string(plan.n_heads_total) + " heads");
+  out.check_note = note.str();
+}
+
+void RingRun::check_backward(sim::RingMeasuredRun& out) {
+  const BackwardCheckPlan plan =
+      plan_check_backward(whole_problem(p_), o_.check_flop_budget, o_.check == CheckMode::full);
+  const i64 d = p_.head_dim, N = p_.seq, group = p_.heads / p_.kv_heads;
+  ErrorSums dq_err, dk_err, dv_err;
+  if (plan.keys) {
+    // Whole K/V heads: every query head of each checked head's group.
+    std::vector<i64> kv_heads;
+    for (i64 flat : plan.rows.heads) {
+      const i64 kvh = (flat / p_.heads) * p_.kv_heads + (flat % p_.heads) / group;
+      if (std::find(kv_heads.begin(), kv_heads.end(), kvh) == kv_heads.end()) kv_heads.push_back(kvh);
+    }
+    for (i64 kvflat : kv_heads) {
+      const i64 b = kvflat / p_.kv_heads, hk = kvflat % p_.kv_heads;
+      const std::vector<double> k = as_doubles(gather(kK, b, hk), p_.dtype);
+      const std::vector<double> v = as_doubles(gather(kV, b, hk), p_.dtype);
+      std::vector<double> dk(static_cast<std::size_t>(N * d), 0.0), dv(dk);
+      for (i64 h = hk * group; h < (hk + 1) * group; ++h) {
+        const std::vector<double> q = as_doubles(gather(kQ, b, h), p_.dtype);
+        const std::vector<double> dO = as_doubles(gather(kDO, b, h), p_.dtype);
+        const HeadGradients g = head_gradients(q.data(), k.data(), v.data(), dO.data(), N, N, d, scale_, p_.causal);
+        dq_err += error_sums(as_doubles(gather(kDQ, b, h), p_.dtype), g.dq);
+        for (std::size_t i = 0; i < dk.size(); ++i) {
+          dk[i] += g.dk[i];
+          dv[i] += g.dv[i];
+        }
+      }
+      dk_err += error_sums(as_doubles(gather(kDK, b, hk), p_.dtype), dk);
+      dv_err += error_sums(as_doubles(gather(kDV, b, hk), p_.dtype), dv);
+    }
+    out.rel_error_grads = backward_error(dq_err, dk_err, dv_err);
+    out.check_note += "; dQ, dK, dV of " + std::to_string(kv_heads.size()) + " K/V head(s) whole";
+    return;
+  }
+  for (i64 flat : plan.rows.heads) {
+    const i64 b = flat / p_.heads, h = flat % p_.heads, hk = h / group;
+    const std::vector<double> q = as_doubles(gather(kQ, b, h), p_.dtype);
+    const std::vector<double> k = as_doubles(gather(kK, b, hk), p_.dtype);
+    const std::vector<double> v = as_doubles(gather(kV, b, hk), p_.dtype);
+    const std::vector<double> dO = as_doubles(gather(kDO, b, h), p_.dtype);
+    const std::vector<double> dq = as_doubles(gather(kDQ, b, h), p_.dtype);
+    const HeadReference ref(k.data(), v.data(), N, d);
+    std::vector<double> row(static_cast<std::size_t>(d)), got, want;
+    for (i64 r : plan.rows.rows) {
+      ref.backward_row(q.data() + r * d, dO.data() + r * d, r, scale_, p_.causal, row.data(), nullptr, nullptr);
+      want.insert(want.end(), row.begin(), row.end());
+      got.insert(got.end(), dq.begin() + r * d, dq.begin() + (r + 1) * d);
+    }
+    dq_err += error_sums(got, want);
+  }
+  out.rel_error_grads = dq_err.relative();
+  out.check_note += "; dQ of " + std::to_string(plan.rows.rows.size()) + " rows in " +
+                    std::to_string(plan.rows.heads.size()) + " heads (dK, dV of a head this long: not checked)";
+}
+
+void RingRun::gather_all(RingTensors& t) {
+  auto whole = [&](int tensor, i64 heads) {
+    std::vector<std::uint16_t> all;
+    for (i64 b = 0; b < p_.batch; ++b)
+      for (i64 h = 0; h < heads; ++h) {
+        const std::vector<std::uint16_t> one = gather(tensor, b, h);
+        all.insert(all.end(), one.begin(), one.end());
+      }
+    return all;
+  };
+  t.q = whole(kQ, p_.heads);
+  t.k = whole(kK, p_.kv_heads);
+  t.v = whole(kV, p_.kv_heads);
+  t.o = whole(kO, p_.heads);
+  t.lse.clear();
+  for (i64 b = 0; b < p_.batch; ++b)
+    for (i64 h = 0; h < p_.heads; ++h) {
+      const std::vector<float> one = gather_lse(b, h);
+      t.lse.insert(t.lse.end(), one.begin(), one.end());
+    }
+  if (p_.backward) {
+    t.d_o = whole(kDO, p_.heads);
+    t.dq = whole(kDQ, p_.heads);
+    t.dk = whole(kDK, p_.kv_heads);
+    t.dv = whole(kDV, p_.kv_heads);
+  }
+}
+
+sim::RingMeasuredRun RingRun::run(RingTensors* gathered) {
+  sim::RingMeasuredRun out;
+  out.problem = p_;
+  out.transport = std::string(ring_transport_name(o_.transport));
+  try {
+    if (const auto why = sim::validate(p_); !why.empty()) throw Unsupported(why.front());
+    if (p_.dtype == sim::DType::fp32) throw Unsupported("the ring runs fp16 and bf16 (the tensor-core rungs)");
+    part_ = sim::ring_partition(p_.seq, p_.gpus, p_.layout);
+    scale_ = static_cast<float>(1.0 / std::sqrt(static_cast<double>(p_.head_dim)));
+    choose_rungs();
+    out.kernel = fwd_->id;
+    out.backward_kernel = bwd_ ? bwd_->id : std::string();
+    if (const std::string why = ring_unavailable_reason(P(), o_.transport, o_.devices); !why.empty())
+      throw Unsupported(why);
+    open_ranks();
+    allocate();
+    fill_inputs();
+
+    // Forward: a checked run, then the timed ones.
+    run_forward(false);
+    if (const i64 bad = count_unwritten(false); bad > 0)
+      throw std::runtime_error(std::to_string(bad) + " elements of O were not written (or not finite)");
+    if (o_.check != CheckMode::off) check_forward(out);
+    out.forward = o_.repeats > 0 ? time_pass(RingPass::forward) : untimed(RingPass::forward);
+    if (const i64 bad = count_unwritten(false); bad > 0)
+      throw std::runtime_error(std::to_string(bad) + " elements of O were not written in the timed runs");
+    if (p_.backward) {
+      run_backward(false);
+      if (const i64 bad = count_unwritten(true); bad > 0)
+        throw std::runtime_error(std::to_string(bad) + " elements of dQ, dK, dV were not written (or not finite)");
+      if (o_.check != CheckMode::off) check_backward(out);
+      out.backward = o_.repeats > 0 ? time_pass(RingPass::backward) : untimed(RingPass::backward);
+      if (const i64 bad = count_unwritten(true); bad > 0)
+        throw std::runtime_error(std::to_string(bad) + " elements of dQ, dK, dV were not written in the timed runs");
+    }
+    note_device_used();
+    for (Rank& g : ranks_) {
+      out.peak_allocated_bytes.push_back(g.arena->peak_bytes());
+      out.peak_device_used_bytes.push_back(g.peak_device_used);
+    }
+    if (gathered) gather_all(*gathered);
+  } catch (const OutOfMemory& e) {
+    out.status = sim::RunStatus::oom;
+    out.reason = e.what();
+  } catch (const Unsupported& e) {
+    out.status = sim::RunStatus::skipped;
+    out.reason = e.what();
+  } catch (const std::invalid_argument& e) {
+    out.status = sim::RunStatus::skipped;
+    out.reason = e.what();
+  } catch (const std::exception& e) {
+    out.status = sim::RunStatus::failed;
+    out.reason = e.what();
+  }
+  if (out.peak_allocated_bytes.empty())  // a run that stopped early: what it had allocated
+    for (Rank& g : ranks_) out.peak_allocated_bytes.push_back(g.arena ? g.arena->peak_bytes() : 0);
+  release();
+  return out;
+}
+
+}  // namespace
+
+std::string ring_unavailable_reason(int gpus, RingTransport transport, const std::vector<int>& devices) {
+  if (const std::string why = cuda_unavailable_reason(); !why.empty()) return why;
+  if (gpus < 1) return "the ring needs at least 1 GPU, not " + std::to_string(gpus);
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess) count = 0;
+  if (transport == RingTransport::local) return {};
+  if (!devices.empty() && static_cast<int>(devices.size()) != gpus)
+    return "the ring on " + std::to_string(gpus) + " GPUs was given " + std::to_string(devices.size()) + " devices";
+  for (std::size_t i = 0; i < devices.size(); ++i) {
+    if (devices[i] < 0 || devices[i] >= count)
+      return "device " + std::to_string(devices[i]) + " does not exist (this machine shows " + std::to_string(count) +
+             " GPU" + (count == 1 ? "" : "s") + ")";
+    for (std::size_t j = 0; j < i; ++j)
+      if (devices[j] == devices[i])
+        return "device " + std::to_string(devices[i]) + " is named twice: NCCL runs one rank per GPU";
+  }
+  if (devices.empty() && gpus > count)
+    return "the ring asks for " + std::to_string(gpus) + " GPUs and this machine shows " + std::to_string(count);
+  return ring::nccl_unavailable_reason();
+}
+
+sim::RingMeasuredRun run_ring(const sim::RingProblem& problem, const RingOptions& options, RingTensors* gathered) {
+  RingRun run(problem, options);
+  return run.run(gathered);
+}
+
+sim::RingRunMeta ring_meta(const RingOptions& options, int gpus) {
+  sim::RingRunMeta m;
+  std::unique_ptr<Backend> b = open_cuda_backend();
+  RunOptions ro;
+  ro.l2_flush = options.l2_flush;
+  m.device = bench_meta(*b, ro);
+  int count = 0;
+  if (cudaGetDeviceCount(&count) == cudaSuccess) m.gpu_count = count;
+  for (int r = 0; r < gpus; ++r) {
+    const int dev = options.transport == RingTransport::local
+                        ? 0
+                        : (options.devices.empty() ? r : options.devices[static_cast<std::size_t>(r)]);
+    if (dev < count) m.gpu_names.push_back(query_device(dev).name);
+  }
+  if (options.transport == RingTransport::nccl) m.nccl_version = ring::nccl_version();
+  for (const char* var : {"NCCL_NVLS_ENABLE", "TORCH_SYMM_MEM_DISABLE_MULTICAST", "NVSHMEM_DISABLE_NVLS",
+                          "NCCL_P2P_LEVEL", "NCCL_PROTO", "NCCL_ALGO", "NCCL_DEBUG", "CUDA_VISIBLE_DEVICES"})
+    if (const char* v = std::getenv(var)) m.environment.push_back(std::string(var) + "=" + v);
+  if (FILE* f = ::popen("nvidia-smi topo -m 2>/dev/null", "r")) {
+    char buf[512];
+    while (std::fgets(buf, sizeof buf, f)) m.topology += buf;
+    ::pclose(f);
+  }
+  return m;
+}
+
+}  // namespace flashlab::kernels

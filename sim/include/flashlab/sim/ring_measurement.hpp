@@ -1,0 +1,89 @@
+// Ring attention over P GPUs as measured: the vocabulary shared by the code
+// that measures (kernels/ring: the GPUs' CUDA events around every step's
+// compute and transfer) and the code that places a measurement beside the
+// ring's simulation (analysis/ring_results.hpp). Only what the GPUs did —
+// times, bytes received, memory, errors; rates, FLOPs and the scaling
+// efficiency are derived in analysis/. Plain values; no CUDA, no NCCL.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "flashlab/sim/measurement.hpp"
+#include "flashlab/sim/ring_schedule.hpp"
+
+namespace flashlab::sim {
+
+// One GPU's step s of one pass, as the CUDA events of its median run saw it.
+// Times are milliseconds from the pass's origin: an event every GPU recorded
+// after a host barrier, so the GPUs' timelines line up to a few microseconds.
+struct RingMeasuredStep {
+  int gpu = 0;
+  int step = 0;                 // 0 … P − 1 (the backward's homecoming transfer of dK, dV: step P)
+  RingPass pass = RingPass::forward;
+  int kv_owner = 0;             // whose K, V chunks the GPU computed on
+  // The compute stream: the visible chunk pairs of the step (rung launches and
+  // the online-softmax merges). Start = end when every pair was skipped.
+  double compute_start_ms = 0, compute_end_ms = 0;
+  // How long the compute stream waited, before this step, for the K, V (and
+  // dK, dV) it needed to arrive: the exposed communication of the step.
+  double wait_ms = 0;
+  // The communication stream: this GPU's send and receive of the step (one
+  // NCCL group); -1 when nothing travelled.
+  double transfer_start_ms = -1, transfer_end_ms = -1;
+  i64 bytes_received = 0;
+};
+
+// One pass (forward, or the backward of a training step) over P GPUs.
+struct RingMeasuredPass {
+  RingPass pass = RingPass::forward;
+  // Wall time of the pass on the GPUs (first GPU's start to last GPU's end),
+  // CUDA events, median / min / max over the timed repeats.
+  double time_ms_median = 0, time_ms_min = 0, time_ms_max = 0;
+  int repeats = 0;
+  // Of the median run: the busiest GPU's time on the communication stream,
+  // the longest a GPU's compute waited for data, the busiest GPU's compute.
+  double comm_ms = 0;
+  double exposed_comm_ms = 0;
+  double compute_ms = 0;
+  std::vector<RingMeasuredStep> steps;  // the median run's, sorted by gpu, then step
+};
+
+struct RingMeasuredRun {
+  RingProblem problem;                  // the whole problem (P = problem.gpus)
+  std::string kernel;                   // forward rung id ("fa3_hopper", "fa2_tc")
+  std::string backward_kernel;          // backward rung id ("fa2_tc_bwd"); empty for a forward-only run
+  std::string transport;                // "nccl" or "local" (P virtual GPUs on one device: tests only)
+  RunStatus status = RunStatus::ok;
+  std::string reason;                   // why skipped / failed / OOM
+  RingMeasuredPass forward;
+  std::optional<RingMeasuredPass> backward;
+  // Bytes each GPU allocated for the ring (its chunks' tensors, the two K/V
+  // buffers, the rung's workspace, ...) at their peak, and the device memory
+  // in use at that moment (cudaMemGetInfo: NCCL's buffers and the context too).
+  std::vector<i64> peak_allocated_bytes;
+  std::vector<i64> peak_device_used_bytes;
+  // Relative Frobenius error against fp64 (O; the worst of dQ, dK, dV), -1 = not checked.
+  double rel_error = -1;
+  double rel_error_grads = -1;
+  std::string check_note;               // which heads and rows were checked
+};
+
+// Where a set of ring runs was measured: the single-GPU meta (GPU 0's name,
+// driver, commit, ...) and what only several GPUs have.
+struct RingRunMeta {
+  RunMeta device;                       // as MeasuredRuns::meta, for GPU 0
+  int gpu_count = 0;                    // GPUs the machine showed
+  std::vector<std::string> gpu_names;   // per GPU used
+  std::string nccl_version;             // "2.28.9"; empty for the local transport
+  std::string topology;                 // `nvidia-smi topo -m` when the run could read it
+  std::vector<std::string> environment; // NCCL_* and the like, "NAME=value"
+};
+
+struct RingMeasuredRuns {
+  RingRunMeta meta;
+  std::vector<RingMeasuredRun> runs;
+};
+
+}  // namespace flashlab::sim

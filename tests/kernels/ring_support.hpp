@@ -1,0 +1,88 @@
+// What the ring's GPU tests share: a run checked against fp64 (the runner's
+// full check) and against the same inputs on one GPU (the ring with P = 1,
+// contiguous: the rung alone on the whole sequence), with the tolerance rule
+// of the kernel ladder taking the single-GPU run's error as the yardstick.
+#pragma once
+
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <sstream>
+#include <string>
+
+#include "flashlab/kernels/reference.hpp"
+#include "flashlab/kernels/ring.hpp"
+#include "gpu_support.hpp"
+
+namespace flashlab::kernels::ring_test {
+
+inline std::string describe(const sim::RingProblem& p) {
+  std::ostringstream s;
+  s << "P=" << p.gpus << " " << sim::ring_layout_name(p.layout) << (p.causal ? " causal" : "") << " B=" << p.batch
+    << " H=" << p.heads << " H_kv=" << p.kv_heads << " N=" << p.seq << " d=" << p.head_dim << " "
+    << sim::to_string(p.dtype) << (p.backward ? " fwd+bwd" : " fwd");
+  return s.str();
+}
+
+// ‖a − b‖_F / ‖b‖_F over two gathered tensors of one dtype.
+inline double relative_difference(const std::vector<std::uint16_t>& a, const std::vector<std::uint16_t>& b,
+                                  sim::DType t) {
+  REQUIRE(a.size() == b.size());
+  const std::vector<double> x = to_doubles(a.data(), static_cast<sim::i64>(a.size()), t);
+  const std::vector<double> y = to_doubles(b.data(), static_cast<sim::i64>(b.size()), t);
+  return error_sums(x, y).relative();
+}
+
+inline void check_against_one_gpu(const sim::RingProblem& p, RingTransport transport, std::uint64_t seed) {
+  RingOptions o;
+  o.transport = transport;
+  o.repeats = 0;
+  o.check = CheckMode::full;
+  o.seed = seed;
+  RingTensors ring, one;
+  const sim::RingMeasuredRun r = run_ring(p, o, &ring);
+  INFO("ring: " << sim::to_string(r.status) << " " << r.reason << " (" << r.check_note << ")");
+  REQUIRE(r.status == sim::RunStatus::ok);
+
+  sim::RingProblem single = p;
+  single.gpus = 1;
+  single.layout = sim::RingLayout::contiguous;
+  RingOptions o1 = o;
+  o1.transport = RingTransport::local;
+  const sim::RingMeasuredRun s = run_ring(single, o1, &one);
+  INFO("one GPU: " << sim::to_string(s.status) << " " << s.reason);
+  REQUIRE(s.status == sim::RunStatus::ok);
+
+  // Against fp64: no worse than the ladder's rule with the one-GPU rung's
+  // error as the yardstick (the merge rounds each partial O to the dtype once).
+  REQUIRE(r.rel_error >= 0);
+  REQUIRE(s.rel_error >= 0);
+  INFO("error against fp64: ring " << r.rel_error << ", one GPU " << s.rel_error);
+  CHECK(r.rel_error <= kernels::test::tolerance(p.dtype, s.rel_error));
+  // The same inputs: the gathered Q, K, V are bit for bit the one-GPU run's.
+  CHECK(ring.q == one.q);
+  CHECK(ring.k == one.k);
+  CHECK(ring.v == one.v);
+  const double o_diff = relative_difference(ring.o, one.o, p.dtype);
+  INFO("O: ring against one GPU " << o_diff);
+  CHECK(o_diff <= kernels::test::tolerance(p.dtype, s.rel_error));
+  // The logsumexp: the merge's against the rung's, to fp32 rounding of a few adds.
+  REQUIRE(ring.lse.size() == one.lse.size());
+  double worst = 0;
+  for (std::size_t i = 0; i < ring.lse.size(); ++i)
+    worst = std::max(worst, static_cast<double>(std::fabs(ring.lse[i] - one.lse[i])));
+  CHECK(worst <= 1e-3);
+  if (!p.backward) return;
+  REQUIRE(r.rel_error_grads >= 0);
+  REQUIRE(s.rel_error_grads >= 0);
+  INFO("gradients against fp64: ring " << r.rel_error_grads << ", one GPU " << s.rel_error_grads);
+  CHECK(r.rel_error_grads <= kernels::test::tolerance(p.dtype, s.rel_error_grads));
+  for (auto [name, a, b] : {std::tuple{"dQ", &ring.dq, &one.dq}, std::tuple{"dK", &ring.dk, &one.dk},
+                            std::tuple{"dV", &ring.dv, &one.dv}}) {
+    const double diff = relative_difference(*a, *b, p.dtype);
+    INFO(name << ": ring against one GPU " << diff);
+    CHECK(diff <= kernels::test::tolerance(p.dtype, s.rel_error_grads));
+  }
+}
+
+}  // namespace flashlab::kernels::ring_test

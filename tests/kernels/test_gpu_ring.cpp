@@ -1,0 +1,167 @@
+// The ring on one GPU: P virtual GPUs whose K/V (and dK/dV) packages travel by
+// copies between their buffers (the local transport), so that the ring's own
+// arithmetic — the layout, the online-softmax merge through the logsumexp,
+// the causal chunk pairs skipped, grouped-query heads, the backward's dK, dV
+// coming home — is checked on every device, against fp64 and against the
+// single-GPU rung on the same inputs. Fresh inputs every run; outputs
+// poisoned before each run and every element checked written (the runner
+// does both). The NCCL transport between real GPUs: test_gpu_ring_multi.cpp.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+
+#include "flashlab/kernels/reference.hpp"
+#include "flashlab/kernels/ring.hpp"
+#include "gpu_support.hpp"
+#include "ring_support.hpp"
+
+using namespace flashlab;
+using namespace flashlab::kernels;
+
+TEST_CASE("ring on virtual GPUs: O (and dQ, dK, dV) equal fp64 and the single-GPU rung") {
+  struct Shape {
+    int gpus;
+    sim::RingLayout layout;
+    bool causal;
+    sim::i64 batch, heads, kv_heads, seq, d;
+    sim::DType dtype;
+    bool backward;
+  };
+  using L = sim::RingLayout;
+  using T = sim::DType;
+  // N not a multiple of the chunks or the tiles, a chunk of a few tokens,
+  // every layout under the mask, grouped heads, both dtypes and head dims.
+  const Shape shape = GENERATE(values<Shape>({
+      {2, L::zigzag, true, 1, 2, 2, 1000, 64, T::bf16, true},
+      {2, L::contiguous, true, 2, 2, 1, 257, 128, T::fp16, true},
+      {3, L::zigzag, true, 1, 4, 2, 1001, 128, T::bf16, true},
+      {3, L::contiguous, false, 1, 3, 3, 65, 64, T::fp16, true},
+      {4, L::zigzag, false, 1, 2, 1, 200, 64, T::bf16, false},
+      {4, L::contiguous, true, 1, 4, 4, 17, 64, T::fp16, false},
+      {4, L::zigzag, true, 1, 2, 2, 8, 128, T::fp16, true},  // one token per chunk
+      {1, L::zigzag, true, 1, 2, 1, 300, 64, T::bf16, true},   // one GPU, two chunks
+      {2, L::zigzag, true, 1, 8, 2, 2048, 128, T::bf16, true},
+  }));
+  sim::RingProblem p;
+  p.gpus = shape.gpus;
+  p.layout = shape.layout;
+  p.causal = shape.causal;
+  p.batch = shape.batch;
+  p.heads = shape.heads;
+  p.kv_heads = shape.kv_heads;
+  p.seq = shape.seq;
+  p.head_dim = shape.d;
+  p.dtype = shape.dtype;
+  p.backward = shape.backward;
+  const std::uint64_t seed = kernels::test::fresh_seed();
+  INFO(ring_test::describe(p) << ", seed " << seed << " (FLASHLAB_TEST_SEED replays it)");
+  ring_test::check_against_one_gpu(p, RingTransport::local, seed);
+}
+
+TEST_CASE("ring on virtual GPUs: every step of the timeline is there and in order") {
+  sim::RingProblem p;
+  p.gpus = 3;
+  p.layout = sim::RingLayout::zigzag;
+  p.causal = true;
+  p.batch = 1;
+  p.heads = 4;
+  p.kv_heads = 2;
+  p.seq = 3000;
+  p.head_dim = 64;
+  p.dtype = sim::DType::bf16;
+  p.backward = true;
+  RingOptions o;
+  o.transport = RingTransport::local;
+  o.repeats = 3;
+  o.warmup = 1;
+  o.check = CheckMode::off;
+  o.seed = kernels::test::fresh_seed();
+  const sim::RingMeasuredRun r = run_ring(p, o);
+  INFO(r.reason);
+  REQUIRE(r.status == sim::RunStatus::ok);
+  CHECK(r.forward.repeats == 3);
+  REQUIRE(r.backward.has_value());
+  // Forward: P steps per GPU, transfers on all but the last. Backward: P + 1
+  // (the homecoming), transfers on every step but the first... and the first
+  // carries K/V.
+  CHECK(r.forward.steps.size() == 3u * 3u);
+  CHECK(r.backward->steps.size() == 3u * 4u);
+  for (const sim::RingMeasuredStep& s : r.forward.steps) {
+    INFO("forward gpu " << s.gpu << " step " << s.step);
+    CHECK(s.compute_end_ms >= s.compute_start_ms);
+    CHECK(s.wait_ms >= 0);
+    CHECK(s.kv_owner == sim::ring_kv_source(s.gpu, s.step, 3));
+    if (s.step < 2) {
+      CHECK(s.transfer_end_ms >= s.transfer_start_ms);
+      CHECK(s.transfer_start_ms >= 0);
+      // K and V of the next owner's two chunks, H_kv heads, bf16.
+      CHECK(s.bytes_received > 0);
+    } else {
+      CHECK(s.transfer_start_ms < 0);
+      CHECK(s.bytes_received == 0);
+    }
+    CHECK(s.compute_end_ms <= r.forward.time_ms_max + 1e-3);
+  }
+  for (const sim::RingMeasuredStep& s : r.backward->steps) {
+    INFO("backward gpu " << s.gpu << " step " << s.step);
+    CHECK((s.transfer_start_ms >= 0) == true);  // every backward step moves K/V or dK/dV
+  }
+  CHECK(r.forward.time_ms_min <= r.forward.time_ms_median);
+  CHECK(r.forward.time_ms_median <= r.forward.time_ms_max);
+  CHECK(r.forward.comm_ms > 0);
+  REQUIRE(r.peak_allocated_bytes.size() == 3u);
+  for (sim::i64 b : r.peak_allocated_bytes) CHECK(b > 0);
+}
+
+TEST_CASE("ring: what cannot run says why") {
+  sim::RingProblem p;
+  p.gpus = 2;
+  p.seq = 4096;
+  p.heads = 4;
+  p.kv_heads = 4;
+  p.head_dim = 96;  // no tensor-core rung is compiled for d = 96
+  p.dtype = sim::DType::bf16;
+  RingOptions o;
+  o.transport = RingTransport::local;
+  o.repeats = 0;
+  sim::RingMeasuredRun r = run_ring(p, o);
+  CHECK(r.status == sim::RunStatus::skipped);
+  CHECK_THAT(r.reason, Catch::Contains("96"));
+
+  p.head_dim = 64;
+  p.kv_heads = 3;  // 4 heads do not split into groups of 3
+  r = run_ring(p, o);
+  CHECK(r.status == sim::RunStatus::skipped);
+  CHECK_FALSE(r.reason.empty());
+
+  p.kv_heads = 4;
+  o.mem_limit_bytes = 1 << 20;  // 1 MiB: far below Q, K, V of 4096 tokens
+  r = run_ring(p, o);
+  CHECK(r.status == sim::RunStatus::oom);
+  CHECK_THAT(r.reason, Catch::Contains("GPU"));
+
+  // NCCL never runs two ranks on one GPU.
+  CHECK_THAT(ring_unavailable_reason(2, RingTransport::nccl, {0, 0}), Catch::Contains("named twice"));
+  CHECK_THAT(ring_unavailable_reason(64, RingTransport::nccl), Catch::Contains("64 GPUs"));
+}
+
+TEST_CASE("ring over NCCL on one GPU: the communicator opens and the one-step ring is the rung") {
+  const std::string why = ring_unavailable_reason(1, RingTransport::nccl);
+  if (!why.empty()) {
+    WARN("SKIPPED: " << why);
+    return;
+  }
+  sim::RingProblem p;
+  p.gpus = 1;
+  p.layout = sim::RingLayout::contiguous;
+  p.batch = 1;
+  p.heads = 2;
+  p.kv_heads = 2;
+  p.seq = 333;
+  p.head_dim = 64;
+  p.dtype = sim::DType::fp16;
+  p.backward = true;
+  const std::uint64_t seed = kernels::test::fresh_seed();
+  INFO("seed " << seed);
+  ring_test::check_against_one_gpu(p, RingTransport::nccl, seed);
+}
