@@ -30,6 +30,7 @@ int main(int argc, char** argv) {
   commands.push_back(make_gui_command());
   commands.push_back(make_ceilings_command());
   commands.push_back(make_pipeline_command());
+  commands.push_back(make_ring_command());
   for (auto& c : commands) c->setup(root);
 
   try {

@@ -1,5 +1,6 @@
 // Sequence-parallel ring attention over P GPUs, simulated step by step
-// (the layout: ring_partition.hpp).
+// (the layout: ring_partition.hpp; the model written out: docs/multi-gpu.md,
+// "The ring's model").
 //
 // Forward: at step s GPU r computes its queries against the K, V chunks of GPU
 // (r − s) mod P (the chunk pairs that are not `none`), while those chunks
@@ -7,24 +8,37 @@
 // buffers: one computed on, one received into). A transfer of step s starts
 // when both ends have started step s (a send meets its receive) and takes
 // latency + bytes / link bandwidth; step s + 1 on GPU r starts when its
-// compute of step s, its send and its receive of step s are done. After the
-// last step the partial outputs are already merged (each step's O, LSE folds
-// into the running ones by the online-softmax rule), so the pass ends with the
-// last compute.
+// compute of step s, its send and its receive of step s are done. The last
+// step (P − 1) sends nothing. A hop carries one message at a time (one NCCL
+// stream): the backward's K, V and dK, dV of a step go one after the other,
+// in the order they are ready (K, V first on a tie). After the last step the partial outputs are
+// already merged (each step's O, LSE folds into the running ones by the
+// online-softmax rule), so the pass ends with the last compute.
 //
-// Backward (a training step's second pass): the same ring, carrying K, V and
-// the partial dK, dV of the chunks (dK, dV accumulate as they travel and come
-// home after P steps: one more transfer), dQ staying at home.
+// Backward (a training step's second pass, starting when the forward has
+// ended on every GPU): the same K/V ring, and the partial dK, dV of the
+// chunks a GPU computed on. GPU r's dK, dV of step s (owner (r − s) mod P) go
+// to GPU r + 1 after its compute of step s, once the partial it adds to has
+// arrived from GPU r − 1 and GPU r + 1 has started step s + 1 (where it posts
+// the receive): they travel during step s + 1, beside that step's compute, and
+// the transfers of step s + 1 (K, V and dK, dV, sent and received) end before
+// step s + 2 starts (two buffers each). After step P − 1 the dK, dV of every
+// chunk are one hop from home: the homecoming transfer (step P) ends the pass.
+// dQ stays at home. dK, dV travel as fp32 accumulators (what the kernels send).
 //
 // The compute time of a chunk pair is the hardware model's time bound of that
-// block (FlashAttention-2's HBM traffic and FLOPs for a q-chunk × kv-chunk
-// problem, causal on the diagonal) divided by an efficiency in (0, 1]: the
-// fraction of its bound the single-GPU rung reaches (1 = the bound; a measured
-// single-GPU run gives it). The link figures come from the interconnect
-// presets, each with its source.
+// block, max(FLOPs / peak, HBM bytes / bandwidth) with FlashAttention-2's
+// FLOPs and HBM requests (the forward: fa2, the backward: fa2_bwd) for a
+// q-chunk × kv-chunk problem of B·H heads, causal on the diagonal, divided by
+// an efficiency in (0, 1]: the fraction of its bound the single-GPU rung
+// reaches (1 = the bound; a measured single-GPU run gives it). The L2 is not
+// modelled here: the bound uses the requests to global memory. The link
+// figures come from the interconnect presets (assets/interconnects/*.json),
+// each with its source, or from a measured link in the same format.
 #pragma once
 
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -35,25 +49,54 @@
 
 namespace flashlab::sim {
 
+// ---- links -------------------------------------------------------------------
+
 // One GPU-to-GPU link, one direction.
 struct InterconnectModel {
-  std::string_view id;       // "nvlink4", "pcie5", "ib-ndr"
-  std::string_view label;    // "NVLink 4 (H100/H200 SXM)"
-  double bandwidth = 0;      // bytes/s, one direction, between two GPUs
-  double latency_s = 0;      // per message
-  std::string_view source;   // datasheet or paper the figures come from
+  std::string id;              // "nvlink4", "pcie5", "ib-ndr"
+  std::string label;           // "NVLink 4 (H100/H200 SXM)"
+  std::string kind = "datasheet";  // "datasheet" or "measured"
+  double bandwidth = 0;        // bytes/s, one direction, between two GPUs
+  double latency_s = 0;        // per message
+  std::string source;          // datasheet or paper the figures come from; "measured on ..." for a measured link
+  std::vector<std::string> notes;  // what the figure leaves out (what NCCL achieves, ...)
 };
+
+class InterconnectError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// JSON (format "flashlab-interconnect/1": id, label, kind, bandwidth_gbs — GB/s
+// one direction —, latency_us, source, notes). Throws InterconnectError naming
+// the origin and the missing or malformed field.
+InterconnectModel parse_interconnect_json(const std::string& text, const std::string& origin);
+std::string to_interconnect_json(const InterconnectModel& link);
+
+// The presets of assets_dir()/interconnects/*.json, sorted by id, read once;
+// empty when the folder cannot be found.
 const std::vector<InterconnectModel>& interconnect_presets();
-const InterconnectModel* find_interconnect(std::string_view id);  // nullptr when unknown
+const InterconnectModel* find_interconnect(std::string_view id);  // case-insensitive; nullptr when unknown
+// A preset id or a path to a JSON file (a measured link); throws
+// InterconnectError naming the known presets or the file's problem.
+InterconnectModel load_interconnect(const std::string& preset_or_path);
 
 // GPUs of one node talk over `intra`; the ring's hops that cross a node
-// boundary (GPU r and r + 1 on different nodes) go over `inter`.
+// boundary (GPU r and r + 1 on different nodes, node = r / gpus_per_node; the
+// hop from P − 1 back to 0 too) go over `inter`.
 struct RingTopology {
   int gpus_per_node = 8;
   InterconnectModel intra;
   InterconnectModel inter;
+  const InterconnectModel& link(int from_gpu, int to_gpu) const;
+  bool crosses_nodes(int from_gpu, int to_gpu) const { return from_gpu / gpus_per_node != to_gpu / gpus_per_node; }
 };
-RingTopology default_ring_topology();  // 8 GPUs a node, NVLink 4 inside, InfiniBand NDR between
+// 8 GPUs a node, NVLink 4 inside, InfiniBand NDR between (the presets; throws
+// InterconnectError when the assets cannot be found).
+RingTopology default_ring_topology();
+std::vector<std::string> validate(const RingTopology& t);  // empty when usable
+
+// ---- the problem ---------------------------------------------------------------
 
 struct RingProblem {
   i64 batch = 1;        // B
@@ -69,17 +112,51 @@ struct RingProblem {
 };
 // Reasons the ring cannot be simulated (empty when it can), one sentence each.
 std::vector<std::string> validate(const RingProblem& p);
+std::string describe(const RingProblem& p);  // "B=1 H=32 H_kv=8 N=32768 d=128 bf16 causal, 8 GPUs zigzag, fwd+bwd"
 
 struct RingComputeModel {
   HardwareModel hw;
-  double efficiency = 1.0;  // fraction of the block's time bound the rung reaches, (0, 1]
+  double efficiency = 1.0;  // fraction of the block's time bound the forward rung reaches, (0, 1]
+  // The backward rung's, when it differs (a measured single-GPU backward gives it); unset: `efficiency`.
+  std::optional<double> backward_efficiency;
 };
+std::vector<std::string> validate(const RingComputeModel& cm, DType dtype);  // empty when usable
 
 enum class RingPass { forward, backward };
 std::string_view ring_pass_name(RingPass p);  // "fwd", "bwd"
 
-enum class RingEventKind { compute, transfer, idle };
-std::string_view ring_event_name(RingEventKind k);  // "compute", "transfer", "idle"
+// One chunk pair's work as the rung does it: a q-chunk × kv-chunk problem of
+// B·H heads (causal for `diagonal`, nothing for `none`) — FlashAttention-2's
+// counts (fa2, or fa2_bwd for the backward) without the L2, the bound from
+// them, the time at the model's efficiency, and the convention's FLOPs
+// (4·B·H·pairs·d forward, 2.5× that backward).
+struct RingBlockCost {
+  double flops = 0;             // exact: matmul and softmax (what the bound uses)
+  double hbm_bytes = 0;         // requests to global memory
+  double bound_s = 0;           // max(flops / peak, hbm_bytes / bandwidth)
+  double time_s = 0;            // bound_s / efficiency
+  i64 pairs = 0;                // visible (query, key) pairs
+  double convention_flops = 0;
+};
+RingBlockCost ring_block_cost(const RingProblem& p, i64 n_q, i64 n_kv, ChunkVisibility v, RingPass pass,
+                              const RingComputeModel& cm);
+// The same whole problem (N × N, B·H heads) on one GPU: the pass's bound
+// from the same counts, at the same efficiency.
+RingBlockCost ring_single_gpu_cost(const RingProblem& p, RingPass pass, const RingComputeModel& cm);
+// The FLOP convention of a pass over `pairs` visible (query, key) pairs:
+// 4·B·H·pairs·d forward, 10·B·H·pairs·d backward.
+double ring_convention_flops(const RingProblem& p, i64 pairs, RingPass pass);
+
+// ---- the schedule --------------------------------------------------------------
+
+// compute: the visible chunk pairs of a step (zero long when every pair is
+// `none`); transfer: a receive (K, V, or dK, dV); wait: the compute stream
+// idle while a transfer it needs before its next step is in flight (exposed
+// communication); idle: the compute stream idle with nothing in flight — a
+// neighbour has not started the step yet, or the pass has not ended
+// elsewhere (the unbalanced layout's bubbles).
+enum class RingEventKind { compute, transfer, wait, idle };
+std::string_view ring_event_name(RingEventKind k);  // "compute", "transfer", "wait", "idle"
 
 // One bar of one GPU's timeline (seconds from the start of the first pass).
 struct RingEvent {
@@ -89,10 +166,25 @@ struct RingEvent {
   RingEventKind kind = RingEventKind::compute;
   double start_s = 0;
   double end_s = 0;
-  int kv_owner = 0;      // compute, transfer: whose K, V chunks
+  int kv_owner = 0;      // compute, transfer: whose K, V chunks (or dK, dV)
+  int peer = -1;         // transfer: the GPU it comes from
+  bool gradients = false;  // transfer: dK, dV (fp32) instead of K, V
+  bool crosses_nodes = false;  // transfer: over the inter-node link
   i64 bytes = 0;         // transfer: bytes GPU `gpu` receives
-  double flops = 0;      // compute: FLOPs of the visible chunk pairs
+  double flops = 0;      // compute: the convention's FLOPs of the visible chunk pairs
   i64 pairs = 0;         // compute: visible (query, key) pairs
+  double duration_s() const { return end_s - start_s; }
+};
+
+// One GPU's sums over a pass.
+struct RingGpuTotals {
+  double compute_s = 0;
+  double comm_s = 0;     // time with a send or a receive of its in flight (the communication stream)
+  double wait_s = 0;     // compute stream waiting for a transfer: exposed communication
+  double tail_wait_s = 0;  // of wait_s, after its last compute: the backward's dK, dV still travelling and coming home
+  double idle_s = 0;     // neither computing nor waiting for data
+  i64 pairs = 0;
+  i64 bytes_received = 0;
 };
 
 struct RingPassResult {
@@ -100,13 +192,35 @@ struct RingPassResult {
   double start_s = 0, end_s = 0;   // time_s = end_s − start_s
   double time_s = 0;
   double compute_s = 0;            // the busiest GPU's compute
-  double comm_s = 0;               // the busiest GPU's transfer time (receives)
+  double comm_s = 0;               // the busiest GPU's time on the communication stream (sends and receives)
   double exposed_comm_s = 0;       // longest time a GPU's compute waited for a transfer
+  // Of that, what the steps expose (a GPU's waits before its last compute):
+  // the K/V ring not hiding under compute. The rest is the backward's tail,
+  // the dK, dV homecoming, which no compute of the pass can hide.
+  double exposed_steps_s = 0;      // the most a GPU waited before its last compute
+  double tail_s = 0;               // end_s − the last compute's end on any GPU
   double overlap = 0;              // 1 − exposed / comm (1 when nothing travelled)
   double idle_s = 0;               // the most idle GPU's time not computing and not waiting for data
   double flops = 0;                // all GPUs together (the per-pass convention: 4·B·H·pairs·d forward, 2.5× backward)
-  i64 bytes_per_step = 0;          // what one GPU receives per step
+  i64 bytes_per_step = 0;          // the most one GPU receives in one step (K, V; and dK, dV backward)
+  std::vector<RingGpuTotals> gpus; // per GPU
 };
+
+// What one GPU holds at the peak of a pass, term by term, so that the
+// kernels' allocation can be printed beside it and compared.
+struct RingMemoryTerm {
+  std::string name;     // "K, V ring buffers (2, H_kv heads)"
+  std::string formula;  // "2·2·B·H_kv·n_max·d·2 B"
+  i64 bytes = 0;
+};
+struct RingMemory {
+  RingPass pass = RingPass::forward;  // the pass these terms are of
+  std::vector<RingMemoryTerm> terms;
+  i64 total_bytes() const;
+};
+// GPU `gpu`'s memory during `pass` (a forward of a training step keeps its K,
+// V for the backward: the ring then needs a buffer more; see the .cpp).
+RingMemory ring_memory(const RingProblem& p, const RingPartition& part, int gpu, RingPass pass);
 
 struct RingSimulation {
   RingProblem problem;
@@ -117,11 +231,16 @@ struct RingSimulation {
   double time_s = 0;               // both passes
   double single_gpu_s = 0;         // the same whole problem on one GPU, same compute model
   double scaling_efficiency = 0;   // single_gpu_s / (P · time_s)
-  std::vector<i64> peak_bytes_per_gpu;  // Q, K, V, O, LSE of its chunks, the second K/V buffer (and the backward's tensors)
+  std::vector<RingMemory> memory;  // per GPU: the terms of its larger pass
+  std::vector<i64> peak_bytes_per_gpu;  // per GPU: memory[r].total_bytes()
+  const RingPassResult& pass(RingPass p) const;  // throws std::out_of_range for a backward not simulated
 };
 
-// Throws std::invalid_argument with validate()'s first reason.
+// Throws std::invalid_argument with the first reason of validate() (problem,
+// topology, compute model).
 RingSimulation simulate_ring(const RingProblem& p, const RingTopology& topo, const RingComputeModel& cm);
+
+// ---- the step-through ------------------------------------------------------------
 
 // What the step-through shows at step s: the K/V owner GPU r holds and, for
 // each of its query chunks against each held K/V chunk, the pair's visibility.
@@ -135,6 +254,7 @@ struct RingStepView {
   std::vector<int> kv_owner;                      // per GPU
   std::vector<std::vector<RingPairView>> blocks;  // per GPU
 };
+// Throws std::invalid_argument unless 0 ≤ step < P.
 RingStepView ring_step_view(const RingPartition& part, int step, bool causal);
 
 }  // namespace flashlab::sim

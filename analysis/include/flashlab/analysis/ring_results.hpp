@@ -1,0 +1,137 @@
+// Ring attention over P GPUs as measured (sim/ring_measurement.hpp): the
+// results file (JSON, "flashlab-ring-results/1"), the rows people read (CSV,
+// the table `flashlab bench --gpus` prints: times, communication, TFLOP/s per
+// GPU by the convention, memory, the scaling efficiency against the P = 1 run
+// of the same problem) and the placement of a run beside the ring's
+// simulation (sim/ring_schedule.hpp): step by step, GPU by GPU, predicted and
+// measured with the error.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "flashlab/sim/ring_measurement.hpp"
+#include "flashlab/sim/ring_schedule.hpp"
+
+namespace flashlab::analysis {
+
+using sim::i64;
+
+inline constexpr const char* kRingResultsFormat = "flashlab-ring-results/1";
+
+// ---- the file ----------------------------------------------------------------------
+
+std::string ring_results_to_json(const sim::RingMeasuredRuns& r);
+// Throws std::runtime_error "ORIGIN: FIELD: why" (FIELD like
+// "runs[2].forward.steps[5].gpu") for anything missing or malformed.
+sim::RingMeasuredRuns ring_results_from_json(const std::string& text, const std::string& origin);
+sim::RingMeasuredRuns ring_results_from_file(const std::string& path);
+
+// A RingProblem as the file writes it: batch, heads, kv_heads, seq, head_dim,
+// causal, dtype, gpus, layout, backward.
+nlohmann::json ring_problem_json(const sim::RingProblem& p);
+
+// ---- what the rows derive ----------------------------------------------------------------
+
+// The id of the attention_models() entry with this H, H_kv and d; "" when none.
+std::string ring_model_id(const sim::RingProblem& p);
+// Visible (query, key) pairs of the whole problem: N² or, causal, N(N+1)/2.
+i64 ring_total_pairs(const sim::RingProblem& p);
+// The convention's FLOPs of a pass (all GPUs): 4·B·H·pairs·d forward, 2.5× backward.
+double ring_pass_flops(const sim::RingProblem& p, sim::RingPass pass);
+// The same attention (B, H, H_kv, N, d, causal, dtype): what P, the layout and the passes leave.
+bool same_ring_attention(const sim::RingProblem& a, const sim::RingProblem& b);
+// The P = 1 run of the same attention in `runs` that measured `pass` (status
+// ok), the same layout preferred; nullptr when there is none.
+const sim::RingMeasuredRun* ring_single_gpu_run(const sim::RingMeasuredRuns& runs, const sim::RingProblem& p,
+                                                sim::RingPass pass);
+
+// One (run, pass) as the CSV and the table show it.
+struct RingRow {
+  std::size_t run = 0;                 // index into RingMeasuredRuns::runs
+  sim::RingPass pass = sim::RingPass::forward;
+  std::string model;                   // ring_model_id
+  bool measured = false;               // status ok and the pass was timed
+  double time_ms = 0, time_ms_min = 0, time_ms_max = 0;
+  int repeats = 0;
+  double compute_ms = 0, comm_ms = 0, exposed_comm_ms = 0;
+  double overlap = 1;                  // 1 − exposed / comm (1 when nothing travelled)
+  double tflops_per_gpu = 0;           // ring_pass_flops / time / P
+  i64 peak_allocated_bytes = 0;        // the largest GPU's
+  i64 peak_device_used_bytes = 0;
+  std::optional<double> scaling_efficiency;  // t(P = 1) / (P · t), when the file has that run
+  double rel_error = -1;               // O (forward), the worst of dQ, dK, dV (backward)
+};
+// Every run's forward, then its backward when it ran, in file order.
+std::vector<RingRow> ring_rows(const sim::RingMeasuredRuns& r);
+
+std::vector<std::string> ring_csv_header();
+// "# format" and "# key: value" metadata lines, the header, one row per RingRow.
+std::string ring_results_csv(const sim::RingMeasuredRuns& r);
+// The text table `flashlab bench --gpus` prints (with the FLOP convention under it).
+std::string ring_table(const sim::RingMeasuredRuns& r);
+
+// ---- a run beside the simulation ----------------------------------------------------------
+
+struct RingStepPlacement {
+  int gpu = 0;
+  int step = 0;               // P: the backward's homecoming transfer
+  sim::RingPass pass = sim::RingPass::forward;
+  int kv_owner = 0;
+  // Durations; starts are from the pass's start. NaN where a side has none
+  // (no compute at the homecoming step, no transfer at the last step).
+  double predicted_compute_ms = 0, measured_compute_ms = 0;
+  double predicted_compute_start_ms = 0, measured_compute_start_ms = 0;
+  double predicted_transfer_ms = 0, measured_transfer_ms = 0;  // the span of the step's sends and receives
+  double predicted_wait_ms = 0, measured_wait_ms = 0;
+  double compute_error = 0, transfer_error = 0;  // (predicted − measured) / measured; NaN when undefined
+};
+
+struct RingPassPlacement {
+  sim::RingPass pass = sim::RingPass::forward;
+  double predicted_time_ms = 0, measured_time_ms = 0, time_error = 0;
+  double predicted_compute_ms = 0, measured_compute_ms = 0, compute_error = 0;
+  double predicted_comm_ms = 0, measured_comm_ms = 0, comm_error = 0;
+  double predicted_exposed_ms = 0, measured_exposed_ms = 0;
+  std::vector<RingStepPlacement> steps;  // sorted by gpu, then step
+};
+
+// Where the prediction's compute efficiency comes from.
+struct RingCalibration {
+  double forward = 1.0;
+  std::optional<double> backward;
+  bool from_single_gpu_run = false;
+  std::string note;  // "calibrated from the P = 1 run (...)" or "as given (no P = 1 run ...)"
+};
+// From the P = 1 run of the same attention in `runs`: its measured time over
+// the simulation's bound (efficiency 1) per pass, capped at 1 (a note says so);
+// else `given`'s efficiencies.
+RingCalibration calibrate_ring_efficiency(const sim::RingMeasuredRuns& runs, const sim::RingProblem& p,
+                                          const sim::RingTopology& topo, const sim::RingComputeModel& given);
+
+struct RingPlacement {
+  sim::RingMeasuredRun run;
+  sim::RingSimulation simulation;
+  RingCalibration calibration;
+  std::vector<RingPassPlacement> passes;  // forward, then backward when both have it
+  std::vector<std::string> notes;
+};
+
+// The run beside simulate_ring(run.problem, topo, cm) with cm as given.
+// Throws std::invalid_argument when the run is not ok or cannot be simulated.
+RingPlacement place_ring_run(const sim::RingMeasuredRun& run, const sim::RingTopology& topo,
+                             const sim::RingComputeModel& cm);
+// runs.runs[index] with the efficiency calibrated from the file's P = 1 run.
+RingPlacement place_ring_run(const sim::RingMeasuredRuns& runs, std::size_t index, const sim::RingTopology& topo,
+                             const sim::RingComputeModel& cm);
+
+std::string ring_placement_text(const RingPlacement& p, bool per_step = true);
+nlohmann::json ring_placement_json(const RingPlacement& p);
+std::vector<std::string> ring_placement_csv_header();
+std::vector<std::vector<std::string>> ring_placement_csv_rows(const RingPlacement& p);  // one per step placement
+
+}  // namespace flashlab::analysis

@@ -1,0 +1,279 @@
+// flashlab ring: sequence-parallel ring attention over P GPUs, simulated step
+// by step (sim/ring_schedule.hpp): the passes, each GPU's timeline, the
+// extrapolation over GPUs and sequence lengths, and measured ring runs placed
+// beside the simulation.
+#include <iostream>
+#include <optional>
+
+#include "commands.hpp"
+#include "common.hpp"
+#include "flashlab/analysis/csv.hpp"
+#include "flashlab/analysis/datasheet.hpp"
+#include "flashlab/analysis/ring_extrapolation.hpp"
+#include "flashlab/analysis/ring_results.hpp"
+#include "flashlab/sim/attention_models.hpp"
+#include "flashlab/sim/ring_schedule.hpp"
+
+namespace flashlab::cli {
+namespace {
+
+std::string model_ids() {
+  std::string s;
+  for (const sim::AttentionModel& m : sim::attention_models()) s += (s.empty() ? "" : " | ") + std::string(m.id);
+  return s;
+}
+
+sim::InterconnectModel load_link(const std::string& flag, const std::string& name) {
+  try {
+    return sim::load_interconnect(name);
+  } catch (const sim::InterconnectError& e) {
+    throw UsageError(flag + ": " + e.what());
+  }
+}
+
+double parse_efficiency(const std::string& flag, const std::string& text) {
+  std::size_t used = 0;
+  double v = 0;
+  try {
+    v = std::stod(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used != text.size() || text.empty() || !(v > 0 && v <= 1))
+    throw UsageError(flag + ": '" + text + "' is not a fraction in (0, 1] (the share of its time bound the rung reaches)");
+  return v;
+}
+
+void write_file(const std::string& path, const std::string& contents) {
+  try {
+    analysis::write_file_atomic(path, contents);
+  } catch (const std::exception& e) {
+    throw UsageError(std::string("--csv: ") + e.what());
+  }
+}
+
+class RingCommand final : public Command {
+ public:
+  void setup(CLI::App& root) override {
+    app = root.add_subcommand("ring",
+                              "ring attention over P GPUs, simulated step by step: the passes, each GPU's timeline, "
+                              "the extrapolation to 32 GPUs, measured runs beside the model");
+    app->add_option("--model", model_, "the attention of " + model_ids() + " (sets H, H_kv, d); all: the three (--extrapolate)");
+    app->add_option("-b,--batch", batch_, "batch size B")->capture_default_str();
+    app->add_option("--heads", heads_, "query heads H (default 32)");
+    app->add_option("--kv-heads", kv_heads_, "key/value heads H_kv (grouped-query attention; default H)");
+    app->add_option("-n,--seq", seq_, "the whole sequence N over all GPUs (suffixes: 128K = 131072)")->capture_default_str();
+    app->add_option("-d,--head-dim", head_dim_, "head dimension d (default 128)");
+    app->add_option("--dtype", dtype_, "fp16 | bf16 | fp32")->capture_default_str();
+    app->add_option("--gpus", gpus_, "GPUs in the ring, P")->capture_default_str();
+    app->add_option("--gpus-per-node", per_node_, "GPUs of a node: hops between nodes take --inter-link")
+        ->capture_default_str();
+    app->add_option("--layout", layout_, "zigzag (balanced under the causal mask) | contiguous")->capture_default_str();
+    app->add_flag("--causal,!--no-causal", causal_, "causal mask (default) or none");
+    app->add_option("--pass", pass_, "fwd | fwd+bwd (a training step: the forward, then the backward's ring)")
+        ->capture_default_str();
+    app->add_option("--hw", hw_, "hardware preset (flashlab hw list) or a JSON file (with --results: default the runs' GPU)")
+        ->capture_default_str();
+    app->add_option("--link", link_, "the link inside a node: a preset (nvlink4, pcie5, ib-ndr) or a JSON file (a measured link)")
+        ->capture_default_str();
+    app->add_option("--inter-link", inter_link_, "the link between nodes: a preset or a JSON file")->capture_default_str();
+    app->add_option("--efficiency", efficiency_, "fraction of a block's time bound the forward rung reaches, (0, 1]")
+        ->capture_default_str();
+    app->add_option("--bwd-efficiency", bwd_efficiency_, "the backward rung's, (0, 1] (default: --efficiency)");
+    app->add_flag("--timeline", timeline_, "print every GPU's events (compute, transfers, waits, idle bubbles)");
+    app->add_flag("--json", json_, "print one JSON object");
+    app->add_option("--csv", csv_,
+                    "write CSV: the events (a simulation), the sweep (--extrapolate) or the steps placed (--results)");
+    app->add_flag("--extrapolate", extrapolate_,
+                  "P = 1, 2, 4, 8 (one node) and 16, 32 (2 and 4 nodes) for N = 8K … 128K: where communication stops hiding");
+    app->add_flag("--markdown", markdown_, "--extrapolate's table in Markdown");
+    app->add_option("--results", results_, "a ring results file (flashlab bench --gpus): its runs beside the simulation");
+  }
+
+  int run() override {
+    if (extrapolate_ && !results_.empty()) throw UsageError("--extrapolate and --results are separate views: give one");
+    if (timeline_ && (extrapolate_ || !results_.empty()))
+      throw UsageError("--timeline prints one simulation's events, not with --extrapolate or --results");
+    if (markdown_ && !extrapolate_) throw UsageError("--markdown formats --extrapolate's table");
+    const sim::RingTopology topo = topology();
+    const sim::RingComputeModel cm = compute_model();
+    if (!results_.empty()) return run_results(topo, cm);
+    if (extrapolate_) return run_extrapolation(topo, cm);
+    if (model_ == "all") throw UsageError("--model all names the three models for --extrapolate; give one model here");
+    const sim::RingProblem p = problem(model_);
+    sim::RingSimulation s;
+    try {
+      s = sim::simulate_ring(p, topo, cm);
+    } catch (const std::invalid_argument& e) {
+      throw UsageError(e.what());
+    }
+    if (!csv_.empty()) write_file(csv_, analysis::ring_events_csv(s));
+    if (json_) {
+      std::cout << analysis::ring_simulation_json(s, topo, cm, timeline_).dump(2) << "\n";
+      return 0;
+    }
+    std::cout << analysis::ring_summary_text(s, topo, cm);
+    if (timeline_) std::cout << "\n" << analysis::ring_timeline_table(s);
+    return 0;
+  }
+
+ private:
+  bool given(const char* flag) const { return app->count(flag) > 0; }
+
+  sim::RingTopology topology() const {
+    sim::RingTopology t;
+    t.gpus_per_node = static_cast<int>(parse_positive("--gpus-per-node", per_node_));
+    t.intra = load_link("--link", link_);
+    t.inter = load_link("--inter-link", inter_link_);
+    return t;
+  }
+
+  sim::RingComputeModel compute_model() const {
+    sim::RingComputeModel cm;
+    cm.hw = load_hw(hw_);
+    cm.efficiency = parse_efficiency("--efficiency", efficiency_);
+    if (!bwd_efficiency_.empty()) cm.backward_efficiency = parse_efficiency("--bwd-efficiency", bwd_efficiency_);
+    return cm;
+  }
+
+  // The problem the flags describe; `model` overrides --model (the sweep's "all").
+  sim::RingProblem problem(const std::string& model) const {
+    sim::RingProblem p;
+    p.batch = parse_positive("--batch", batch_);
+    p.seq = parse_positive("--seq", seq_);
+    const sim::i64 gpus = parse_positive("--gpus", gpus_);
+    if (gpus > 4096) throw UsageError("--gpus: the ring simulates 1 to 4096 GPUs, not " + gpus_);
+    p.gpus = static_cast<int>(gpus);
+    const auto dt = sim::parse_dtype(dtype_);
+    if (!dt) throw UsageError("--dtype: '" + dtype_ + "' is not fp16, bf16 or fp32");
+    p.dtype = *dt;
+    if (!sim::parse_ring_layout(layout_, p.layout))
+      throw UsageError("--layout: '" + layout_ + "' is not zigzag or contiguous");
+    p.causal = causal_;
+    if (pass_ == "fwd") p.backward = false;
+    else if (pass_ == "fwd+bwd") p.backward = true;
+    else if (pass_ == "bwd")
+      throw UsageError("--pass: the ring's backward follows its forward (it needs O and the logsumexp): use fwd+bwd");
+    else throw UsageError("--pass: '" + pass_ + "' is not fwd or fwd+bwd");
+    if (!model.empty()) {
+      const sim::AttentionModel* m = sim::find_attention_model(model);
+      if (m == nullptr) throw UsageError("--model: unknown model '" + model + "' (expected " + model_ids() + ")");
+      for (const char* flag : {"--heads", "--kv-heads", "--head-dim"})
+        if (given(flag))
+          throw UsageError(std::string(flag) + ": --model " + std::string(m->id) +
+                           " sets H, H_kv and d; give the model or the shape, not both");
+      p.heads = m->heads;
+      p.kv_heads = m->kv_heads;
+      p.head_dim = m->head_dim;
+    } else {
+      p.heads = heads_.empty() ? 32 : parse_positive("--heads", heads_);
+      p.kv_heads = kv_heads_.empty() ? p.heads : parse_positive("--kv-heads", kv_heads_);
+      p.head_dim = head_dim_.empty() ? 128 : parse_positive("--head-dim", head_dim_);
+    }
+    if (const auto why = sim::validate(p); !why.empty()) throw UsageError(why.front());
+    return p;
+  }
+
+  int run_extrapolation(const sim::RingTopology& topo, const sim::RingComputeModel& cm) {
+    for (const char* flag : {"--seq", "--gpus"})
+      if (given(flag))
+        throw UsageError(std::string(flag) + ": --extrapolate sweeps P = 1 … 32 and N = 8K … 128K itself");
+    std::vector<analysis::RingScaleShape> shapes;
+    if (model_ == "all") {
+      for (const sim::AttentionModel& m : sim::attention_models()) {
+        shapes.push_back({std::string(m.id), problem(std::string(m.id))});
+      }
+    } else {
+      sim::RingProblem p = problem(model_);
+      std::string name = model_.empty() ? analysis::ring_model_id(p) : model_;
+      shapes.push_back({name.empty() ? std::string("custom") : name, p});
+    }
+    analysis::RingExtrapolation x;
+    try {
+      x = analysis::extrapolate_ring(shapes, analysis::default_extrapolation_seqs(),
+                                     analysis::default_extrapolation_gpus(), topo, cm);
+    } catch (const std::invalid_argument& e) {
+      throw UsageError(e.what());
+    }
+    if (!csv_.empty()) write_file(csv_, analysis::ring_extrapolation_csv(x));
+    if (json_) {
+      std::cout << analysis::ring_extrapolation_json(x).dump(2) << "\n";
+      return 0;
+    }
+    const sim::RingProblem& p = shapes.front().problem;
+    std::cout << "Ring attention extrapolated on " << cm.hw.display_name << ": B=" << p.batch << " "
+              << sim::to_string(p.dtype) << (p.causal ? " causal" : " non-causal") << " "
+              << sim::ring_layout_name(p.layout) << ", " << (p.backward ? "fwd+bwd" : "fwd") << ", efficiency "
+              << sim::fixed(cm.efficiency, 2) << "\n";
+    std::cout << "  inside a node of " << topo.gpus_per_node << ": " << topo.intra.label << ", "
+              << sim::fixed(topo.intra.bandwidth / 1e9, 0) << " GB/s; between nodes: " << topo.inter.label << ", "
+              << sim::fixed(topo.inter.bandwidth / 1e9, 0) << " GB/s (one direction)\n";
+    std::cout << "  each cell: the pass" << (p.backward ? "es'" : "'s") << " time in ms / scaling efficiency (one GPU's "
+              << "time over P × the ring's); * in a pass the steps expose communication above "
+              << sim::fixed(100 * analysis::kExposedCommThreshold, 0) << "% of its time; ! more memory than the GPU has\n\n";
+    std::cout << analysis::ring_extrapolation_table(x, markdown_);
+    return 0;
+  }
+
+  int run_results(const sim::RingTopology& topo, sim::RingComputeModel cm) {
+    sim::RingMeasuredRuns runs;
+    try {
+      runs = analysis::ring_results_from_file(results_);
+    } catch (const std::exception& e) {
+      throw UsageError(std::string("--results: ") + e.what());
+    }
+    // Without --hw, the datasheet preset of the GPU the runs were measured on.
+    if (!given("--hw"))
+      if (auto hw = analysis::results_hardware(runs.meta.device, analysis::datasheet_presets())) cm.hw = *hw;
+    nlohmann::json all = nlohmann::json::array();
+    std::vector<std::string> header = analysis::ring_placement_csv_header();
+    header.insert(header.begin(), "run");
+    std::string csv = analysis::csv_row(header);
+    if (!json_) {
+      std::cout << "Measured ring runs from " << results_;
+      if (!runs.meta.device.gpu.empty()) std::cout << " (" << runs.meta.device.gpu << ")";
+      std::cout << " beside the simulation on " << cm.hw.display_name << ", " << topo.intra.label << "\n\n";
+      std::cout << analysis::ring_table(runs) << "\n";
+    }
+    for (std::size_t k = 0; k < runs.runs.size(); ++k) {
+      const sim::RingMeasuredRun& run = runs.runs[k];
+      if (run.status != sim::RunStatus::ok) {
+        if (!json_)
+          std::cout << "run " << k << ": " << sim::to_string(run.status) << (run.reason.empty() ? "" : ": " + run.reason)
+                    << "; not placed\n\n";
+        continue;
+      }
+      analysis::RingPlacement pl;
+      try {
+        pl = analysis::place_ring_run(runs, k, topo, cm);
+      } catch (const std::invalid_argument& e) {
+        throw UsageError("--results: run " + std::to_string(k) + ": " + e.what());
+      }
+      if (json_) {
+        nlohmann::json j = analysis::ring_placement_json(pl);
+        j["run"] = k;
+        all.push_back(std::move(j));
+      } else {
+        std::cout << "run " << k << ": " << analysis::ring_placement_text(pl) << "\n";
+      }
+      for (std::vector<std::string> row : analysis::ring_placement_csv_rows(pl)) {
+        row.insert(row.begin(), std::to_string(k));
+        csv += analysis::csv_row(row);
+      }
+    }
+    if (!csv_.empty()) write_file(csv_, csv);
+    if (json_) std::cout << all.dump(2) << "\n";
+    return 0;
+  }
+
+  std::string model_, batch_ = "1", heads_, kv_heads_, seq_ = "32K", head_dim_, dtype_ = "bf16", gpus_ = "8",
+                      per_node_ = "8", layout_ = "zigzag", pass_ = "fwd", hw_ = "H200-SXM-141GB", link_ = "nvlink4",
+                      inter_link_ = "ib-ndr", efficiency_ = "1", bwd_efficiency_, csv_, results_;
+  bool causal_ = true, timeline_ = false, json_ = false, extrapolate_ = false, markdown_ = false;
+};
+
+}  // namespace
+
+std::unique_ptr<Command> make_ring_command() { return std::make_unique<RingCommand>(); }
+
+}  // namespace flashlab::cli

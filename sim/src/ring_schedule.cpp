@@ -1,0 +1,561 @@
+// The ring's simulator: each GPU's steps as events under the rules of
+// ring_schedule.hpp. Chunk-pair costs come from the single-GPU simulator's
+// counts (FlashAttention-2's loop nest, closed forms, no L2), each distinct
+// (n_q, n_kv, visibility, pass) derived once per simulation.
+#include "flashlab/sim/ring_schedule.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <stdexcept>
+#include <sstream>
+#include <tuple>
+
+#include "flashlab/sim/simulate.hpp"
+
+namespace flashlab::sim {
+
+namespace {
+
+constexpr double kNever = -std::numeric_limits<double>::infinity();
+
+std::size_t at(int i) { return static_cast<std::size_t>(i); }
+
+int next_gpu(int r, int P) { return (r + 1) % P; }
+int prev_gpu(int r, int P) { return (r + P - 1) % P; }
+
+double efficiency_of(const RingComputeModel& cm, RingPass pass) {
+  return pass == RingPass::backward ? cm.backward_efficiency.value_or(cm.efficiency) : cm.efficiency;
+}
+
+// FLOPs and HBM requests of one FlashAttention-2 pass on `ap`, and the bound.
+RingBlockCost block_cost(const AttentionProblem& ap, RingPass pass, const RingComputeModel& cm) {
+  SimOptions opt;
+  opt.l2 = false;              // plain HBM requests: the L2 model is slow and per launch
+  opt.stream_event_limit = 0;  // the closed forms (equal to the stream by test)
+  const Algorithm a = pass == RingPass::forward ? Algorithm::fa2 : Algorithm::fa2_bwd;
+  const SimResult r = simulate(a, ap, cm.hw, opt);
+  if (!r.ok())
+    throw std::invalid_argument("the rung cannot run a " + describe(ap) + " block on " + cm.hw.name + ": " +
+                                r.errors().front());
+  RingBlockCost c;
+  c.flops = static_cast<double>(r.total.flops());
+  c.hbm_bytes = static_cast<double>(r.total.level(Level::HBM).bytes());
+  const double peak = cm.hw.peak(ap.dtype, HardwareModel::default_unit(ap.dtype));
+  if (!(peak > 0) || !(cm.hw.hbm_bandwidth > 0))
+    throw std::invalid_argument("hardware '" + cm.hw.name + "' has no peak rate for " +
+                                std::string(to_string(ap.dtype)) + " or no HBM bandwidth");
+  c.bound_s = std::max(c.flops / peak, c.hbm_bytes / cm.hw.hbm_bandwidth);
+  c.time_s = c.bound_s / efficiency_of(cm, pass);
+  return c;
+}
+
+AttentionProblem block_problem(const RingProblem& p, i64 n_q, i64 n_kv, bool causal) {
+  AttentionProblem ap;
+  ap.batch = p.batch;
+  ap.heads = p.heads;
+  ap.seq_q = n_q;
+  ap.seq_kv = n_kv;
+  ap.head_dim = p.head_dim;
+  ap.causal = causal;
+  ap.dtype = p.dtype;
+  return ap;
+}
+
+// Bytes of 2 tensors (K and V, or dK and dV) of H_kv heads over `tokens`.
+i64 kv_bytes(const RingProblem& p, i64 tokens, i64 element_bytes) {
+  return 2 * p.batch * p.kv_heads * tokens * p.head_dim * element_bytes;
+}
+
+struct Interval {
+  double start = 0, end = 0;
+};
+
+// The length of the union of intervals (empty ones ignored).
+double union_length(std::vector<Interval> v) {
+  std::sort(v.begin(), v.end(), [](const Interval& a, const Interval& b) { return a.start < b.start; });
+  double total = 0, cur_s = kNever, cur_e = kNever;
+  for (const Interval& i : v) {
+    if (!(i.end > i.start)) continue;
+    if (i.start > cur_e) {
+      if (cur_e > cur_s) total += cur_e - cur_s;
+      cur_s = i.start;
+      cur_e = i.end;
+    } else {
+      cur_e = std::max(cur_e, i.end);
+    }
+  }
+  if (cur_e > cur_s) total += cur_e - cur_s;
+  return total;
+}
+
+// One transfer into GPU `to`: from `from`, of step `step`.
+struct Transfer {
+  int from = 0, to = 0, step = 0, owner = 0;
+  bool gradients = false;
+  double start = 0, end = 0;
+  i64 bytes = 0;
+};
+
+class PassBuilder {
+ public:
+  PassBuilder(const RingProblem& p, const RingPartition& part, const RingTopology& topo, RingPass pass,
+              const std::vector<std::vector<double>>& compute_s, const std::vector<std::vector<i64>>& pairs,
+              double origin)
+      : p_(p), part_(part), topo_(topo), pass_(pass), compute_s_(compute_s), pairs_(pairs), origin_(origin) {}
+
+  RingPassResult run(std::vector<RingEvent>& events) {
+    const int P = p_.gpus;
+    const bool bwd = pass_ == RingPass::backward;
+    start_.assign(at(P), std::vector<double>(at(P + 1), origin_));
+    end_.assign(at(P), std::vector<double>(at(P), origin_));
+    // Transfers into GPU r by step label: K, V of step s (s ≤ P − 2); dK, dV of
+    // step s (1 ≤ s ≤ P, the homecoming at P).
+    kv_.assign(at(P), std::vector<const Transfer*>(at(P + 1), nullptr));
+    dkv_.assign(at(P), std::vector<const Transfer*>(at(P + 1), nullptr));
+    transfers_.reserve(at(2 * P * (P + 1)));
+    for (int s = 0; s < P; ++s) {
+      for (int r = 0; r < P; ++r) end_[at(r)][at(s)] = start_[at(r)][at(s)] + compute_s_[at(r)][at(s)];
+      // The hop into GPU r carries one message at a time (one NCCL stream):
+      // K, V and dK, dV of a step in the order they are ready, K, V first on a tie.
+      for (int r = 0; r < P; ++r) {
+        const bool kv = s < P - 1, dkv = bwd && s >= 1;
+        const int from = prev_gpu(r, P);
+        const double kv_ready = kv ? std::max(start_[at(from)][at(s)], start_[at(r)][at(s)]) : 0.0;
+        const double dkv_ready = dkv ? dkv_ready_at(r, s) : 0.0;
+        double hop_free = kNever;
+        auto send = [&](std::vector<std::vector<const Transfer*>>& table, bool gradients, double ready) {
+          hop_free = add_transfer(table, r, s, gradients, std::max(ready, hop_free))->end;
+        };
+        if (kv && (!dkv || kv_ready <= dkv_ready)) {
+          send(kv_, false, kv_ready);
+          if (dkv) send(dkv_, true, dkv_ready);
+        } else if (dkv) {
+          send(dkv_, true, dkv_ready);
+          if (kv) send(kv_, false, kv_ready);
+        }
+      }
+      // Step s + 1 waits for the compute of step s and every transfer of step s
+      // GPU r sends or receives (its buffers are reused).
+      for (int r = 0; r < P; ++r) {
+        double t = end_[at(r)][at(s)];
+        for (const Transfer* x : step_transfers(r, s)) t = std::max(t, x->end);
+        start_[at(r)][at(s + 1)] = t;
+      }
+    }
+    if (bwd && P > 1)
+      for (int r = 0; r < P; ++r) add_transfer(dkv_, r, P, true, dkv_ready_at(r, P));  // the homecoming
+
+    double last_compute = origin_;
+    for (int r = 0; r < P; ++r) last_compute = std::max(last_compute, end_[at(r)][at(P - 1)]);
+    double pass_end = last_compute;
+    for (const Transfer& x : transfers_) pass_end = std::max(pass_end, x.end);
+
+    RingPassResult res;
+    res.pass = pass_;
+    res.start_s = origin_;
+    res.end_s = pass_end;
+    res.time_s = pass_end - origin_;
+    res.tail_s = pass_end - last_compute;
+    res.gpus.resize(at(P));
+    std::vector<i64> step_bytes(at(P) * at(P + 1), 0);
+    for (const Transfer& x : transfers_) {
+      RingEvent e;
+      e.gpu = x.to;
+      e.step = x.step;
+      e.pass = pass_;
+      e.kind = RingEventKind::transfer;
+      e.start_s = x.start;
+      e.end_s = x.end;
+      e.kv_owner = x.owner;
+      e.peer = x.from;
+      e.gradients = x.gradients;
+      e.crosses_nodes = topo_.crosses_nodes(x.from, x.to);
+      e.bytes = x.bytes;
+      events.push_back(e);
+      res.gpus[at(x.to)].bytes_received += x.bytes;
+      step_bytes[at(x.to) * at(P + 1) + at(x.step)] += x.bytes;
+    }
+    for (i64 b : step_bytes) res.bytes_per_step = std::max(res.bytes_per_step, b);
+
+    for (int r = 0; r < P; ++r) {
+      RingGpuTotals& g = res.gpus[at(r)];
+      for (int s = 0; s < P; ++s) {
+        RingEvent e;
+        e.gpu = r;
+        e.step = s;
+        e.pass = pass_;
+        e.kind = RingEventKind::compute;
+        e.start_s = start_[at(r)][at(s)];
+        e.end_s = end_[at(r)][at(s)];
+        e.kv_owner = ring_kv_source(r, s, P);
+        e.pairs = pairs_[at(r)][at(s)];
+        e.flops = ring_convention_flops(p_, e.pairs, pass_);
+        events.push_back(e);
+        g.compute_s += e.duration_s();
+        g.pairs += e.pairs;
+        res.flops += e.flops;
+        // The gap before the next step (or the pass's end): waiting while a
+        // transfer it needs is in flight, idle otherwise.
+        const bool last = s == P - 1;
+        const double gap_end = last ? pass_end : start_[at(r)][at(s + 1)];
+        std::vector<const Transfer*> blocking = step_transfers(r, s);
+        if (last && bwd)
+          for (const Transfer* x : step_transfers(r, P)) blocking.push_back(x);
+        const double before = g.wait_s;
+        split_gap(r, s, e.end_s, gap_end, blocking, g, events);
+        if (last) g.tail_wait_s = g.wait_s - before;
+      }
+      std::vector<Interval> mine;
+      for (const Transfer& x : transfers_)
+        if (x.to == r || x.from == r) mine.push_back({x.start, x.end});
+      g.comm_s = union_length(std::move(mine));
+      res.compute_s = std::max(res.compute_s, g.compute_s);
+      res.comm_s = std::max(res.comm_s, g.comm_s);
+      res.exposed_comm_s = std::max(res.exposed_comm_s, g.wait_s);
+      res.exposed_steps_s = std::max(res.exposed_steps_s, g.wait_s - g.tail_wait_s);
+      res.idle_s = std::max(res.idle_s, g.idle_s);
+    }
+    res.overlap = res.comm_s > 0 ? std::clamp(1.0 - res.exposed_comm_s / res.comm_s, 0.0, 1.0) : 1.0;
+    return res;
+  }
+
+ private:
+  const Transfer* add_transfer(std::vector<std::vector<const Transfer*>>& table, int to, int step, bool gradients,
+                               double start) {
+    const int P = p_.gpus;
+    Transfer x;
+    x.from = prev_gpu(to, P);
+    x.to = to;
+    x.step = step;
+    x.gradients = gradients;
+    // K, V of step s are those GPU `to` computes on at step s + 1; dK, dV of
+    // step s are those GPU `from` computed on at step s − 1.
+    x.owner = gradients ? ring_kv_source(x.from, step - 1, P) : ring_kv_source(to, step + 1, P);
+    x.bytes = kv_bytes(p_, part_.tokens_of(x.owner), gradients ? 4 : dtype_bytes(p_.dtype));
+    const InterconnectModel& link = topo_.link(x.from, x.to);
+    x.start = start;
+    x.end = start + link.latency_s + static_cast<double>(x.bytes) / link.bandwidth;
+    transfers_.push_back(x);
+    table[at(to)][at(step)] = &transfers_.back();
+    return &transfers_.back();
+  }
+
+  // dK, dV of step s into GPU r: sent when GPU r − 1 has computed step s − 1
+  // and received the partial it adds to (dK, dV of step s − 1), once GPU r has
+  // started step s (the homecoming, s = P: ended step P − 1's transfers).
+  double dkv_ready_at(int r, int s) const {
+    const int from = prev_gpu(r, p_.gpus);
+    double t = std::max(end_[at(from)][at(s - 1)], start_[at(r)][at(s)]);
+    if (const Transfer* partial = dkv_[at(from)][at(s - 1)]) t = std::max(t, partial->end);
+    return t;
+  }
+
+  // Every transfer of step s that GPU r receives or sends.
+  std::vector<const Transfer*> step_transfers(int r, int s) const {
+    std::vector<const Transfer*> out;
+    const int nxt = next_gpu(r, p_.gpus);
+    for (const auto* table : {&kv_, &dkv_})
+      for (int g : {r, nxt})
+        if (const Transfer* x = (*table)[at(g)][at(s)]; x != nullptr && (x->to == r || x->from == r)) out.push_back(x);
+    return out;
+  }
+
+  void split_gap(int r, int step, double a, double b, const std::vector<const Transfer*>& blocking,
+                 RingGpuTotals& g, std::vector<RingEvent>& events) const {
+    if (!(b > a)) return;
+    std::vector<Interval> in;
+    for (const Transfer* x : blocking) {
+      const double s = std::max(a, x->start), e = std::min(b, x->end);
+      if (e > s) in.push_back({s, e});
+    }
+    std::sort(in.begin(), in.end(), [](const Interval& x, const Interval& y) { return x.start < y.start; });
+    auto emit = [&](RingEventKind k, double s, double e) {
+      // Rounding leaves slivers where two times meet: a femtosecond is no bar.
+      if (!(e - s > 1e-15)) return;
+      RingEvent ev;
+      ev.gpu = r;
+      ev.step = step;
+      ev.pass = pass_;
+      ev.kind = k;
+      ev.start_s = s;
+      ev.end_s = e;
+      ev.kv_owner = ring_kv_source(r, step, p_.gpus);
+      events.push_back(ev);
+      (k == RingEventKind::wait ? g.wait_s : g.idle_s) += e - s;
+    };
+    double cur = a;
+    std::size_t k = 0;
+    while (k < in.size()) {
+      double s = in[k].start, e = in[k].end;
+      for (++k; k < in.size() && in[k].start <= e; ++k) e = std::max(e, in[k].end);
+      emit(RingEventKind::idle, cur, s);
+      emit(RingEventKind::wait, std::max(cur, s), e);
+      cur = std::max(cur, e);
+    }
+    emit(RingEventKind::idle, cur, b);
+  }
+
+  const RingProblem& p_;
+  const RingPartition& part_;
+  const RingTopology& topo_;
+  RingPass pass_;
+  const std::vector<std::vector<double>>& compute_s_;
+  const std::vector<std::vector<i64>>& pairs_;
+  double origin_;
+  std::vector<std::vector<double>> start_, end_;  // [gpu][step]: step start (0 … P), compute end (0 … P − 1)
+  std::vector<Transfer> transfers_;               // reserved: the tables point into it
+  std::vector<std::vector<const Transfer*>> kv_, dkv_;  // [gpu receiving][step]
+};
+
+std::string dims(i64 v) { return std::to_string(v); }
+
+std::string number_text(double v) {
+  std::ostringstream s;
+  s << v;
+  return s.str();
+}
+
+}  // namespace
+
+// ---- names ---------------------------------------------------------------------
+
+std::string_view ring_pass_name(RingPass p) { return p == RingPass::backward ? "bwd" : "fwd"; }
+
+std::string_view ring_event_name(RingEventKind k) {
+  switch (k) {
+    case RingEventKind::compute: return "compute";
+    case RingEventKind::transfer: return "transfer";
+    case RingEventKind::wait: return "wait";
+    case RingEventKind::idle: return "idle";
+  }
+  return "idle";
+}
+
+// ---- validation ------------------------------------------------------------------
+
+std::vector<std::string> validate(const RingProblem& p) {
+  std::vector<std::string> out;
+  if (p.gpus < 1 || p.gpus > 4096) out.push_back("the ring needs 1 to 4096 GPUs, not " + std::to_string(p.gpus));
+  if (p.batch < 1) out.push_back("batch B must be at least 1 (got " + dims(p.batch) + ")");
+  if (p.heads < 1) out.push_back("heads H must be at least 1 (got " + dims(p.heads) + ")");
+  if (p.kv_heads < 1) out.push_back("key/value heads H_kv must be at least 1 (got " + dims(p.kv_heads) + ")");
+  if (p.head_dim < 1) out.push_back("head dim d must be at least 1 (got " + dims(p.head_dim) + ")");
+  if (p.seq < 1) out.push_back("sequence length N must be at least 1 (got " + dims(p.seq) + ")");
+  if (p.heads >= 1 && p.kv_heads >= 1) {
+    if (p.kv_heads > p.heads)
+      out.push_back("H_kv = " + dims(p.kv_heads) + " key/value heads exceed the H = " + dims(p.heads) + " query heads");
+    else if (p.heads % p.kv_heads != 0)
+      out.push_back("H = " + dims(p.heads) + " is not a multiple of H_kv = " + dims(p.kv_heads) +
+                    " (each key/value head serves H / H_kv query heads)");
+  }
+  if (p.gpus >= 1 && p.gpus <= 4096 && p.seq >= 1) {
+    try {
+      (void)ring_partition(p.seq, p.gpus, p.layout);
+    } catch (const std::invalid_argument& e) {
+      out.push_back(e.what());
+    }
+  }
+  return out;
+}
+
+std::vector<std::string> validate(const RingComputeModel& cm, DType dtype) {
+  std::vector<std::string> out;
+  if (!(cm.efficiency > 0 && cm.efficiency <= 1))
+    out.push_back("the compute efficiency must be in (0, 1] (got " + number_text(cm.efficiency) + ")");
+  if (cm.backward_efficiency && !(*cm.backward_efficiency > 0 && *cm.backward_efficiency <= 1))
+    out.push_back("the backward's compute efficiency must be in (0, 1] (got " + number_text(*cm.backward_efficiency) +
+                  ")");
+  if (!(cm.hw.peak(dtype, HardwareModel::default_unit(dtype)) > 0))
+    out.push_back("hardware '" + cm.hw.name + "' has no peak rate for " + std::string(to_string(dtype)));
+  if (!(cm.hw.hbm_bandwidth > 0)) out.push_back("hardware '" + cm.hw.name + "' has no HBM bandwidth");
+  return out;
+}
+
+std::string describe(const RingProblem& p) {
+  return "B=" + dims(p.batch) + " H=" + dims(p.heads) + " H_kv=" + dims(p.kv_heads) + " N=" + dims(p.seq) +
+         " d=" + dims(p.head_dim) + " " + std::string(to_string(p.dtype)) + (p.causal ? " causal" : " non-causal") +
+         ", " + std::to_string(p.gpus) + (p.gpus == 1 ? " GPU " : " GPUs ") + std::string(ring_layout_name(p.layout)) +
+         ", " + (p.backward ? "fwd+bwd" : "fwd");
+}
+
+// ---- costs ----------------------------------------------------------------------
+
+double ring_convention_flops(const RingProblem& p, i64 pairs, RingPass pass) {
+  const double fwd = 4.0 * static_cast<double>(p.batch) * static_cast<double>(p.heads) * static_cast<double>(pairs) *
+                     static_cast<double>(p.head_dim);
+  return pass == RingPass::forward ? fwd : 2.5 * fwd;
+}
+
+RingBlockCost ring_block_cost(const RingProblem& p, i64 n_q, i64 n_kv, ChunkVisibility v, RingPass pass,
+                              const RingComputeModel& cm) {
+  if (v == ChunkVisibility::none) return {};
+  const bool diagonal = v == ChunkVisibility::diagonal;
+  if (diagonal && n_q != n_kv)
+    throw std::invalid_argument("a diagonal chunk pair is one chunk against itself (n_q = n_kv), not " + dims(n_q) +
+                                " × " + dims(n_kv));
+  RingBlockCost c = block_cost(block_problem(p, n_q, n_kv, diagonal), pass, cm);
+  c.pairs = diagonal ? n_q * (n_q + 1) / 2 : n_q * n_kv;
+  c.convention_flops = ring_convention_flops(p, c.pairs, pass);
+  return c;
+}
+
+RingBlockCost ring_single_gpu_cost(const RingProblem& p, RingPass pass, const RingComputeModel& cm) {
+  RingBlockCost c = block_cost(block_problem(p, p.seq, p.seq, p.causal), pass, cm);
+  c.pairs = p.causal ? p.seq * (p.seq + 1) / 2 : p.seq * p.seq;
+  c.convention_flops = ring_convention_flops(p, c.pairs, pass);
+  return c;
+}
+
+// ---- memory ---------------------------------------------------------------------
+
+i64 RingMemory::total_bytes() const {
+  i64 t = 0;
+  for (const RingMemoryTerm& x : terms) t += x.bytes;
+  return t;
+}
+
+// GPU r holds n tokens of its own chunks; a travelling K/V (dK/dV) buffer is
+// sized for the largest GPU's chunks, n_max. The ring buffers: one is enough
+// for a forward alone (GPU r's own K, V, sent at step 0, take the next
+// arrivals) and for P = 2; a training step keeps its own K, V for the
+// backward, so from P = 3 on the ring alternates between two buffers beside
+// them. Scratch of the rung between its launches and the merges (the lead's
+// kernels): the partial O (dtype) and LSE of a step, the backward's dQ, dK, dV
+// of a step (dtype; dK, dV of H heads before the group sum), the K/V expanded
+// to H heads when H_kv < H.
+RingMemory ring_memory(const RingProblem& p, const RingPartition& part, int gpu, RingPass pass) {
+  RingMemory m;
+  m.pass = pass;
+  const i64 B = p.batch, H = p.heads, Hkv = p.kv_heads, d = p.head_dim, e = dtype_bytes(p.dtype);
+  const i64 n = part.tokens_of(gpu);
+  i64 n_max = 0;
+  for (int r = 0; r < part.gpus; ++r) n_max = std::max(n_max, part.tokens_of(r));
+  const std::string eb = std::to_string(e);
+  auto add = [&](std::string name, std::string formula, i64 bytes) {
+    if (bytes > 0) m.terms.push_back({std::move(name), std::move(formula), bytes});
+  };
+  const int P = p.gpus;
+  const int ring_buffers = P == 1 ? 0 : (p.backward && P >= 3 ? 2 : 1);
+  const bool gqa = Hkv < H;
+  add("Q", "B·H·n·d·" + eb, B * H * n * d * e);
+  add("O", "B·H·n·d·" + eb, B * H * n * d * e);
+  add("LSE (fp32)", "B·H·n·4", B * H * n * 4);
+  add("K, V of its chunks", "2·B·H_kv·n·d·" + eb, 2 * B * Hkv * n * d * e);
+  add("K, V ring buffers (" + std::to_string(ring_buffers) + ")",
+      std::to_string(ring_buffers) + "·2·B·H_kv·n_max·d·" + eb, ring_buffers * 2 * B * Hkv * n_max * d * e);
+  if (gqa) add("K_j, V_j expanded to H heads", "2·B·H·n_max·d·" + eb, 2 * B * H * n_max * d * e);
+  if (pass == RingPass::forward) {
+    add("O accumulator (fp32)", "B·H·n·d·4", B * H * n * d * 4);
+    add("partial O and LSE of a step", "B·H·n·(d·" + eb + " + 4)", B * H * n * (d * e + 4));
+  } else {
+    add("dO", "B·H·n·d·" + eb, B * H * n * d * e);
+    add("dQ accumulator (fp32)", "B·H·n·d·4", B * H * n * d * 4);
+    const int dkv_buffers = P == 1 ? 1 : 2;
+    add("dK, dV accumulators (fp32, " + std::to_string(dkv_buffers) + (dkv_buffers == 1 ? " buffer)" : " buffers)"),
+        std::to_string(dkv_buffers) + "·2·B·H_kv·n_max·d·4", dkv_buffers * 2 * B * Hkv * n_max * d * 4);
+    add("dQ of a step", "B·H·n·d·" + eb, B * H * n * d * e);
+    add(gqa ? "dK, dV of a step (H heads)" : "dK, dV of a step", "2·B·H·n_max·d·" + eb, 2 * B * H * n_max * d * e);
+  }
+  return m;
+}
+
+// ---- the simulation ----------------------------------------------------------------
+
+const RingPassResult& RingSimulation::pass(RingPass p) const {
+  if (p == RingPass::forward) return forward;
+  if (!backward) throw std::out_of_range("the simulation has no backward pass");
+  return *backward;
+}
+
+RingSimulation simulate_ring(const RingProblem& p, const RingTopology& topo, const RingComputeModel& cm) {
+  std::vector<std::string> why = validate(p);
+  for (std::string& s : validate(topo)) why.push_back(std::move(s));
+  for (std::string& s : validate(cm, p.dtype)) why.push_back(std::move(s));
+  if (!why.empty()) throw std::invalid_argument(why.front());
+
+  RingSimulation sim;
+  sim.problem = p;
+  sim.partition = ring_partition(p.seq, p.gpus, p.layout);
+  const RingPartition& part = sim.partition;
+  const int P = p.gpus;
+
+  // Each distinct block once: zig-zag chunks come in at most two sizes.
+  std::map<std::tuple<i64, i64, int, int>, RingBlockCost> cache;
+  auto cost = [&](i64 nq, i64 nkv, ChunkVisibility v, RingPass pass) -> const RingBlockCost& {
+    const auto key = std::make_tuple(nq, nkv, static_cast<int>(v), static_cast<int>(pass));
+    auto it = cache.find(key);
+    if (it == cache.end()) it = cache.emplace(key, ring_block_cost(p, nq, nkv, v, pass, cm)).first;
+    return it->second;
+  };
+  auto step_work = [&](RingPass pass, std::vector<std::vector<double>>& t, std::vector<std::vector<i64>>& pairs) {
+    t.assign(at(P), std::vector<double>(at(P), 0.0));
+    pairs.assign(at(P), std::vector<i64>(at(P), 0));
+    for (int r = 0; r < P; ++r)
+      for (int s = 0; s < P; ++s) {
+        const int owner = ring_kv_source(r, s, P);
+        for (int qc : part.held[at(r)])
+          for (int kc : part.held[at(owner)]) {
+            const RingChunk& q = part.chunks[at(qc)];
+            const RingChunk& k = part.chunks[at(kc)];
+            const RingBlockCost& c = cost(q.size(), k.size(), chunk_visibility(q, k, p.causal), pass);
+            t[at(r)][at(s)] += c.time_s;
+            pairs[at(r)][at(s)] += c.pairs;
+          }
+      }
+  };
+
+  std::vector<std::vector<double>> t;
+  std::vector<std::vector<i64>> pairs;
+  step_work(RingPass::forward, t, pairs);
+  sim.forward = PassBuilder(p, part, topo, RingPass::forward, t, pairs, 0.0).run(sim.events);
+  sim.single_gpu_s = ring_single_gpu_cost(p, RingPass::forward, cm).time_s;
+  sim.time_s = sim.forward.time_s;
+  if (p.backward) {
+    step_work(RingPass::backward, t, pairs);
+    sim.backward = PassBuilder(p, part, topo, RingPass::backward, t, pairs, sim.forward.end_s).run(sim.events);
+    sim.single_gpu_s += ring_single_gpu_cost(p, RingPass::backward, cm).time_s;
+    sim.time_s += sim.backward->time_s;
+  }
+  sim.scaling_efficiency = sim.time_s > 0 ? sim.single_gpu_s / (P * sim.time_s) : 0.0;
+  std::stable_sort(sim.events.begin(), sim.events.end(), [](const RingEvent& a, const RingEvent& b) {
+    return a.gpu != b.gpu ? a.gpu < b.gpu : a.start_s < b.start_s;
+  });
+
+  for (int r = 0; r < P; ++r) {
+    RingMemory m = ring_memory(p, part, r, RingPass::forward);
+    if (p.backward) {
+      RingMemory b = ring_memory(p, part, r, RingPass::backward);
+      if (b.total_bytes() >= m.total_bytes()) m = std::move(b);
+    }
+    sim.peak_bytes_per_gpu.push_back(m.total_bytes());
+    sim.memory.push_back(std::move(m));
+  }
+  return sim;
+}
+
+// ---- the step-through ------------------------------------------------------------
+
+RingStepView ring_step_view(const RingPartition& part, int step, bool causal) {
+  if (step < 0 || step >= part.gpus)
+    throw std::invalid_argument("the ring of " + std::to_string(part.gpus) + " GPUs has steps 0 to " +
+                                std::to_string(part.gpus - 1) + ", not " + std::to_string(step));
+  RingStepView v;
+  v.step = step;
+  for (int r = 0; r < part.gpus; ++r) {
+    const int owner = ring_kv_source(r, step, part.gpus);
+    v.kv_owner.push_back(owner);
+    std::vector<RingPairView> blocks;
+    for (int qc : part.held[at(r)])
+      for (int kc : part.held[at(owner)]) {
+        const RingChunk& q = part.chunks[at(qc)];
+        const RingChunk& k = part.chunks[at(kc)];
+        blocks.push_back({qc, kc, chunk_visibility(q, k, causal), visible_pairs(q, k, causal)});
+      }
+    v.blocks.push_back(std::move(blocks));
+  }
+  return v;
+}
+
+}  // namespace flashlab::sim

@@ -1,0 +1,478 @@
+// Ring runs as data: the file round trip and its errors, the CSV and the
+// table (the convention's TFLOP/s per GPU, the scaling efficiency paired with
+// the P = 1 run), and a run placed beside the simulation.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <map>
+
+#include "flashlab/analysis/csv.hpp"
+#include "flashlab/analysis/ring_extrapolation.hpp"
+#include "flashlab/analysis/ring_results.hpp"
+#include "flashlab/analysis/roofline.hpp"
+#include "flashlab/sim/hardware.hpp"
+#include "flashlab/sim/simulate.hpp"
+
+using namespace flashlab;
+using namespace flashlab::analysis;
+using sim::RingPass;
+
+namespace {
+
+sim::RingProblem ring_problem(int P, bool backward = false) {
+  sim::RingProblem p;
+  p.batch = 1;
+  p.heads = 24;
+  p.kv_heads = 8;
+  p.seq = 16384;
+  p.head_dim = 128;
+  p.causal = true;
+  p.dtype = sim::DType::bf16;
+  p.gpus = P;
+  p.layout = sim::RingLayout::zigzag;
+  p.backward = backward;
+  return p;
+}
+
+sim::RingMeasuredPass timed(RingPass pass, double ms) {
+  sim::RingMeasuredPass m;
+  m.pass = pass;
+  m.time_ms_median = ms;
+  m.time_ms_min = 0.9 * ms;
+  m.time_ms_max = 1.1 * ms;
+  m.repeats = 10;
+  m.compute_ms = 0.8 * ms;
+  m.comm_ms = 0.25 * ms;
+  m.exposed_comm_ms = 0.05 * ms;
+  return m;
+}
+
+sim::RingMeasuredRuns example_runs() {
+  sim::RingMeasuredRuns r;
+  r.meta.device.gpu = "NVIDIA H100 80GB HBM3";
+  r.meta.device.driver = "580.1";
+  r.meta.device.commit = "abc123";
+  r.meta.device.sm_count = 132;
+  r.meta.device.sm_clock_mhz = 1980;
+  r.meta.gpu_count = 2;
+  r.meta.gpu_names = {"NVIDIA H100 80GB HBM3", "NVIDIA H100 80GB HBM3"};
+  r.meta.nccl_version = "2.28.9";
+  r.meta.topology = "GPU0 NV18";
+  r.meta.environment = {"NCCL_P2P_LEVEL=NVL"};
+
+  sim::RingMeasuredRun one;
+  one.problem = ring_problem(1, true);
+  one.kernel = "fa3_hopper";
+  one.backward_kernel = "fa2_tc_bwd";
+  one.transport = "nccl";
+  one.forward = timed(RingPass::forward, 10.0);
+  one.backward = timed(RingPass::backward, 40.0);
+  one.peak_allocated_bytes = {1000};
+  one.peak_device_used_bytes = {2000};
+  one.rel_error = 1.5e-3;
+  one.rel_error_grads = 4e-3;
+  one.check_note = "heads 0 and 23, 64 rows";
+  r.runs.push_back(one);
+
+  sim::RingMeasuredRun two = one;
+  two.problem = ring_problem(2, true);
+  two.forward = timed(RingPass::forward, 6.25);
+  two.backward = timed(RingPass::backward, 25.0);
+  two.peak_allocated_bytes = {600, 640};
+  two.peak_device_used_bytes = {900, 950};
+  two.rel_error = std::nan("");
+  sim::RingMeasuredStep st;
+  st.gpu = 1;
+  st.step = 0;
+  st.pass = RingPass::forward;
+  st.kv_owner = 1;
+  st.compute_start_ms = 0.01;
+  st.compute_end_ms = 2.5;
+  st.wait_ms = 0;
+  st.transfer_start_ms = 0.01;
+  st.transfer_end_ms = 0.4;
+  st.bytes_received = 33554432;
+  two.forward.steps.push_back(st);
+  st.pass = RingPass::backward;
+  st.step = 2;  // the homecoming
+  st.compute_start_ms = st.compute_end_ms = 9.0;
+  two.backward->steps.push_back(st);
+  r.runs.push_back(two);
+
+  sim::RingMeasuredRun skipped;
+  skipped.problem = ring_problem(4);
+  skipped.kernel = "fa3_hopper";
+  skipped.status = sim::RunStatus::skipped;
+  skipped.reason = "4 GPUs asked, 2 present";
+  r.runs.push_back(skipped);
+  return r;
+}
+
+// The text of a CSV column in a row.
+std::map<std::string, std::string> csv_record(const std::vector<std::string>& header,
+                                              const std::vector<std::string>& row) {
+  std::map<std::string, std::string> m;
+  for (std::size_t k = 0; k < header.size() && k < row.size(); ++k) m[header[k]] = row[k];
+  return m;
+}
+
+std::vector<std::vector<std::string>> csv_body(const std::string& text) {
+  std::string body;
+  std::size_t pos = 0;
+  while (pos < text.size() && text[pos] == '#') pos = text.find('\n', pos) + 1;
+  return csv_parse(text.substr(pos));
+}
+
+sim::RingComputeModel h200(double efficiency = 1.0) {
+  sim::RingComputeModel cm;
+  cm.hw = sim::load_hardware("H200-SXM-141GB");
+  cm.efficiency = efficiency;
+  return cm;
+}
+
+// A measured run that did exactly what the simulation says (every step).
+sim::RingMeasuredRun measured_as_simulated(const sim::RingSimulation& s) {
+  sim::RingMeasuredRun run;
+  run.problem = s.problem;
+  run.kernel = "fa3_hopper";
+  run.transport = "nccl";
+  const int P = s.problem.gpus;
+  for (RingPass pass : {RingPass::forward, RingPass::backward}) {
+    if (pass == RingPass::backward && !s.backward) continue;
+    const sim::RingPassResult& r = s.pass(pass);
+    sim::RingMeasuredPass m = timed(pass, r.time_s * 1e3);
+    m.compute_ms = r.compute_s * 1e3;
+    m.comm_ms = r.comm_s * 1e3;
+    m.exposed_comm_ms = r.exposed_comm_s * 1e3;
+    const int steps = pass == RingPass::backward && P > 1 ? P + 1 : P;
+    std::map<std::pair<int, int>, sim::RingMeasuredStep> grid;
+    for (int g = 0; g < P; ++g)
+      for (int k = 0; k < steps; ++k) {
+        sim::RingMeasuredStep& x = grid[{g, k}];
+        x.gpu = g;
+        x.step = k;
+        x.pass = pass;
+        x.kv_owner = k < P ? sim::ring_kv_source(g, k, P) : g;
+        x.transfer_start_ms = 1e30;
+        x.transfer_end_ms = -1;
+      }
+    for (const sim::RingEvent& e : s.events) {
+      if (e.pass != pass) continue;
+      if (e.kind == sim::RingEventKind::compute) {
+        grid[{e.gpu, e.step}].compute_start_ms = (e.start_s - r.start_s) * 1e3;
+        grid[{e.gpu, e.step}].compute_end_ms = (e.end_s - r.start_s) * 1e3;
+      } else if (e.kind == sim::RingEventKind::transfer) {
+        for (int g : {e.gpu, e.peer}) {
+          sim::RingMeasuredStep& x = grid[{g, e.step}];
+          x.transfer_start_ms = std::min(x.transfer_start_ms, (e.start_s - r.start_s) * 1e3);
+          x.transfer_end_ms = std::max(x.transfer_end_ms, (e.end_s - r.start_s) * 1e3);
+        }
+      }
+    }
+    for (auto& [key, x] : grid) {
+      if (x.transfer_end_ms < 0) x.transfer_start_ms = -1;
+      m.steps.push_back(x);
+    }
+    if (pass == RingPass::forward) run.forward = m;
+    else run.backward = m;
+  }
+  return run;
+}
+
+}  // namespace
+
+TEST_CASE("ring results: JSON round trip keeps every field", "[ring][results]") {
+  const sim::RingMeasuredRuns r = example_runs();
+  const sim::RingMeasuredRuns back = ring_results_from_json(ring_results_to_json(r), "runs.json");
+  CHECK(back.meta.device.gpu == r.meta.device.gpu);
+  CHECK(back.meta.device.commit == "abc123");
+  CHECK(back.meta.device.sm_count == 132);
+  CHECK(back.meta.device.sm_clock_mhz == 1980);
+  CHECK(back.meta.gpu_count == 2);
+  CHECK(back.meta.gpu_names == r.meta.gpu_names);
+  CHECK(back.meta.nccl_version == "2.28.9");
+  CHECK(back.meta.topology == r.meta.topology);
+  CHECK(back.meta.environment == r.meta.environment);
+  REQUIRE(back.runs.size() == 3);
+  const sim::RingMeasuredRun& a = r.runs[1];
+  const sim::RingMeasuredRun& b = back.runs[1];
+  CHECK(b.problem.gpus == 2);
+  CHECK(b.problem.heads == 24);
+  CHECK(b.problem.kv_heads == 8);
+  CHECK(b.problem.seq == 16384);
+  CHECK(b.problem.layout == sim::RingLayout::zigzag);
+  CHECK(b.problem.causal);
+  CHECK(b.problem.backward);
+  CHECK(b.problem.dtype == sim::DType::bf16);
+  CHECK(b.kernel == "fa3_hopper");
+  CHECK(b.backward_kernel == "fa2_tc_bwd");
+  CHECK(b.transport == "nccl");
+  CHECK(b.forward.time_ms_median == a.forward.time_ms_median);
+  CHECK(b.forward.time_ms_min == a.forward.time_ms_min);
+  CHECK(b.forward.exposed_comm_ms == a.forward.exposed_comm_ms);
+  REQUIRE(b.backward);
+  CHECK(b.backward->time_ms_median == 25.0);
+  REQUIRE(b.forward.steps.size() == 1);
+  CHECK(b.forward.steps[0].gpu == 1);
+  CHECK(b.forward.steps[0].pass == RingPass::forward);
+  CHECK(b.forward.steps[0].compute_end_ms == 2.5);
+  CHECK(b.forward.steps[0].transfer_end_ms == 0.4);
+  CHECK(b.forward.steps[0].bytes_received == 33554432);
+  REQUIRE(b.backward->steps.size() == 1);
+  CHECK(b.backward->steps[0].step == 2);
+  CHECK(b.backward->steps[0].pass == RingPass::backward);
+  CHECK(b.peak_allocated_bytes == a.peak_allocated_bytes);
+  CHECK(b.peak_device_used_bytes == a.peak_device_used_bytes);
+  CHECK(std::isnan(b.rel_error));
+  CHECK(b.rel_error_grads == a.rel_error_grads);
+  CHECK(back.runs[0].check_note == "heads 0 and 23, 64 rows");
+  CHECK(back.runs[2].status == sim::RunStatus::skipped);
+  CHECK(back.runs[2].reason == "4 GPUs asked, 2 present");
+  CHECK_FALSE(back.runs[2].backward);
+  // Written again, the same text.
+  CHECK(ring_results_to_json(back) == ring_results_to_json(r));
+}
+
+TEST_CASE("ring results: a malformed file names the file and the field", "[ring][results]") {
+  const std::string good = ring_results_to_json(example_runs());
+  auto edit = [&](const std::function<void(nlohmann::json&)>& f) {
+    nlohmann::json j = nlohmann::json::parse(good);
+    f(j);
+    return j.dump();
+  };
+  auto error_of = [](const std::string& text) -> std::string {
+    try {
+      ring_results_from_json(text, "runs.json");
+    } catch (const std::runtime_error& e) {
+      return e.what();
+    }
+    return "no error";
+  };
+  CHECK_THAT(error_of("{not json"), Catch::StartsWith("runs.json: not valid JSON"));
+  CHECK(error_of("[1, 2]") == "runs.json: top level: expected an object");
+  CHECK(error_of(edit([](auto& j) { j["format"] = "flashlab-bench/1"; })) ==
+        "runs.json: format: expected \"flashlab-ring-results/1\" (got \"flashlab-bench/1\")");
+  CHECK(error_of(edit([](auto& j) { j.erase("runs"); })) == "runs.json: runs: missing");
+  CHECK(error_of(edit([](auto& j) { j["runs"][1]["problem"].erase("seq"); })) == "runs.json: runs[1].problem.seq: missing");
+  CHECK(error_of(edit([](auto& j) { j["runs"][1]["problem"]["seq"] = "16K"; })) ==
+        "runs.json: runs[1].problem.seq: expected a whole number (got \"16K\")");
+  CHECK(error_of(edit([](auto& j) { j["runs"][1]["problem"]["kv_heads"] = 7; })) ==
+        "runs.json: runs[1].problem: H = 24 is not a multiple of H_kv = 7 (each key/value head serves H / H_kv query "
+        "heads)");
+  CHECK(error_of(edit([](auto& j) { j["runs"][1]["problem"]["layout"] = "spiral"; })) ==
+        "runs.json: runs[1].problem.layout: unknown layout 'spiral' (expected contiguous, zigzag)");
+  CHECK(error_of(edit([](auto& j) { j["runs"][1]["forward"]["steps"][0]["gpu"] = 2; })) ==
+        "runs.json: runs[1].forward.steps[0].gpu: 2 is outside 0..1");
+  CHECK(error_of(edit([](auto& j) { j["runs"][1]["forward"]["time_ms_median"] = "fast"; })) ==
+        "runs.json: runs[1].forward.time_ms_median: expected a number (got \"fast\")");
+  CHECK(error_of(edit([](auto& j) { j["runs"][0]["status"] = "great"; })) ==
+        "runs.json: runs[0].status: unknown status 'great' (expected ok, OOM, skipped, failed)");
+  CHECK(error_of(edit([](auto& j) { j["runs"][1].erase("backward"); })) ==
+        "runs.json: runs[1].backward: missing (the problem has a backward pass and the run is ok)");
+  CHECK(error_of(edit([](auto& j) { j["runs"][1]["peak_allocated_bytes"] = {1, 2, 3}; })) ==
+        "runs.json: runs[1].peak_allocated_bytes: has 3 entries for 2 GPUs");
+  CHECK(error_of(edit([](auto& j) { j["runs"][1]["kernel"] = 3; })) ==
+        "runs.json: runs[1].kernel: expected a string (got 3)");
+  // A skipped run needs no times.
+  CHECK(error_of(edit([](auto& j) { j["runs"][2].erase("forward"); })) == "no error");
+  CHECK_THROWS_WITH(ring_results_from_file("/no/such/ring.json"), "/no/such/ring.json: cannot open for reading");
+}
+
+TEST_CASE("ring results: CSV columns, the convention's TFLOP/s per GPU, scaling against the P = 1 run",
+          "[ring][results]") {
+  const sim::RingMeasuredRuns r = example_runs();
+  const auto body = csv_body(ring_results_csv(r));
+  REQUIRE(!body.empty());
+  const std::vector<std::string> header = body.front();
+  CHECK(header == ring_csv_header());
+  const std::vector<std::string> first{"model", "batch", "heads", "kv_heads", "seq", "head_dim", "gpus", "layout",
+                                       "causal", "dtype", "pass", "time_ms", "comm_ms", "exposed_comm_ms", "overlap",
+                                       "tflops_per_gpu", "peak_allocated_bytes_per_gpu", "scaling_efficiency",
+                                       "status", "reason"};
+  CHECK(std::vector<std::string>(header.begin(), header.begin() + static_cast<long>(first.size())) == first);
+  // Two passes of two runs and the skipped run's forward.
+  REQUIRE(body.size() == 1 + 5);
+  const auto fwd2 = csv_record(header, body[3]);
+  const auto bwd2 = csv_record(header, body[4]);
+  CHECK(fwd2.at("model") == "llama3.2-3b");
+  CHECK(fwd2.at("gpus") == "2");
+  CHECK(fwd2.at("pass") == "fwd");
+  CHECK(bwd2.at("pass") == "bwd");
+  const double N = 16384, pairs = N * (N + 1) / 2;
+  const double fwd_tflops = 4 * 1 * 24 * pairs * 128 / 6.25e-3 / 2 * 1e-12;
+  CHECK(std::stod(fwd2.at("tflops_per_gpu")) == Approx(fwd_tflops).epsilon(1e-12));
+  CHECK(std::stod(bwd2.at("tflops_per_gpu")) == Approx(2.5 * 4 * 24 * pairs * 128 / 25e-3 / 2 * 1e-12).epsilon(1e-12));
+  CHECK(std::stod(fwd2.at("scaling_efficiency")) == Approx(10.0 / (2 * 6.25)));
+  CHECK(std::stod(bwd2.at("scaling_efficiency")) == Approx(40.0 / (2 * 25.0)));
+  CHECK(std::stod(fwd2.at("overlap")) == Approx(1 - 0.05 / 0.25));
+  CHECK(fwd2.at("peak_allocated_bytes_per_gpu") == "640");
+  const auto fwd1 = csv_record(header, body[1]);
+  CHECK(std::stod(fwd1.at("scaling_efficiency")) == Approx(1.0));
+  const auto skipped = csv_record(header, body[5]);
+  CHECK(skipped.at("status") == "skipped");
+  CHECK(skipped.at("reason") == "4 GPUs asked, 2 present");
+  CHECK(skipped.at("time_ms").empty());
+  CHECK(skipped.at("scaling_efficiency").empty());
+
+  // Without the P = 1 run of the same attention, no scaling efficiency.
+  sim::RingMeasuredRuns other = r;
+  other.runs[0].problem.seq = 8192;
+  const auto rows = ring_rows(other);
+  CHECK_FALSE(rows[2].scaling_efficiency);
+  CHECK_FALSE(rows[3].scaling_efficiency);
+  // ... nor from a P = 1 run that failed.
+  other = r;
+  other.runs[0].status = sim::RunStatus::failed;
+  CHECK_FALSE(ring_rows(other)[2].scaling_efficiency);
+}
+
+TEST_CASE("ring results: the table names the model, marks what has no P = 1 run", "[ring][results]") {
+  sim::RingMeasuredRuns r = example_runs();
+  const std::string t = ring_table(r);
+  CHECK_THAT(t, Catch::Contains("llama3.2-3b"));
+  CHECK_THAT(t, Catch::Contains("TFLOP/s/GPU"));
+  CHECK_THAT(t, Catch::Contains("80%"));  // 10 / (2 × 6.25)
+  CHECK_THAT(t, Catch::Contains("skipped: 4 GPUs asked, 2 present"));
+  CHECK(ring_model_id(r.runs[0].problem) == "llama3.2-3b");
+  sim::RingProblem p = r.runs[0].problem;
+  p.heads = p.kv_heads = 32;
+  CHECK(ring_model_id(p) == "llama2-7b");
+  p.head_dim = 64;
+  CHECK(ring_model_id(p).empty());
+  p.kv_heads = 8;
+  CHECK(ring_model_id(p) == "llama3.2-1b");
+}
+
+TEST_CASE("ring block bound: the roofline bound of the single-GPU simulator's counts", "[ring][results]") {
+  const sim::RingComputeModel cm = h200();
+  const sim::RingProblem p = ring_problem(4, true);
+  for (const auto& [n_q, n_kv, vis] : {std::tuple{2048L, 2048L, sim::ChunkVisibility::full},
+                                       std::tuple{2048L, 2047L, sim::ChunkVisibility::full},
+                                       std::tuple{2047L, 2047L, sim::ChunkVisibility::diagonal}})
+    for (RingPass pass : {RingPass::forward, RingPass::backward}) {
+      sim::AttentionProblem ap;
+      ap.batch = p.batch;
+      ap.heads = p.heads;
+      ap.seq_q = n_q;
+      ap.seq_kv = n_kv;
+      ap.head_dim = p.head_dim;
+      ap.causal = vis == sim::ChunkVisibility::diagonal;
+      ap.dtype = p.dtype;
+      sim::SimOptions opt;
+      opt.l2 = false;
+      const sim::SimResult r =
+          sim::simulate(pass == RingPass::forward ? sim::Algorithm::fa2 : sim::Algorithm::fa2_bwd, ap, cm.hw, opt);
+      const RooflineEstimate roof = roofline(r, cm.hw);
+      const sim::RingBlockCost c = sim::ring_block_cost(p, n_q, n_kv, vis, pass, cm);
+      CHECK(c.bound_s == Approx(roof.time_s).epsilon(1e-12));
+      CHECK(c.bound_s == Approx(time_lower_bound_s(c.flops, c.hbm_bytes, roof.peak_flops, roof.bandwidth)));
+    }
+}
+
+TEST_CASE("ring placement: a run that did what the model says places with no error", "[ring][placement]") {
+  const sim::RingTopology topo = sim::default_ring_topology();
+  const sim::RingComputeModel cm = h200();
+  const sim::RingProblem p = ring_problem(4, true);
+  const sim::RingSimulation s = sim::simulate_ring(p, topo, cm);
+  sim::RingMeasuredRun run = measured_as_simulated(s);
+  const RingPlacement pl = place_ring_run(run, topo, cm);
+  REQUIRE(pl.passes.size() == 2);
+  for (const RingPassPlacement& pp : pl.passes) {
+    CHECK(pp.time_error == Approx(0).margin(1e-9));
+    CHECK(pp.comm_error == Approx(0).margin(1e-9));
+    CHECK(pp.steps.size() == (pp.pass == RingPass::forward ? 16u : 20u));
+    for (const RingStepPlacement& x : pp.steps) {
+      CAPTURE(x.gpu, x.step);
+      if (x.step < 4) CHECK(x.predicted_compute_ms == Approx(x.measured_compute_ms).margin(1e-9));
+      if (std::isfinite(x.measured_transfer_ms)) CHECK(x.transfer_error == Approx(0).margin(1e-9));
+      else CHECK(std::isnan(x.predicted_transfer_ms));
+    }
+  }
+  // The homecoming is placed as a step of its own, transfer only.
+  const RingStepPlacement& home = pl.passes[1].steps[4];
+  CHECK(home.step == 4);
+  CHECK(std::isfinite(home.predicted_transfer_ms));
+  CHECK(std::isnan(home.predicted_compute_ms));
+
+  // One step measured 25% slower: its error, and only its.
+  run.forward.steps[5].compute_end_ms =
+      run.forward.steps[5].compute_start_ms + 1.25 * (run.forward.steps[5].compute_end_ms - run.forward.steps[5].compute_start_ms);
+  const RingPlacement slow = place_ring_run(run, topo, cm);
+  const RingStepPlacement& x = slow.passes[0].steps[5];
+  CHECK(x.compute_error == Approx(1 / 1.25 - 1));
+  CHECK(slow.passes[0].steps[4].compute_error == Approx(0).margin(1e-9));
+  CHECK_THAT(ring_placement_text(slow), Catch::Contains("-20.0%"));
+
+  sim::RingMeasuredRun failed = run;
+  failed.status = sim::RunStatus::oom;
+  failed.reason = "out of memory";
+  CHECK_THROWS_WITH(place_ring_run(failed, topo, cm), Catch::Contains("the run is OOM: out of memory"));
+}
+
+TEST_CASE("ring placement: the efficiency calibrated from the P = 1 run of the same attention", "[ring][placement]") {
+  const sim::RingTopology topo = sim::default_ring_topology();
+  const sim::RingComputeModel cm = h200();
+  sim::RingProblem one = ring_problem(1, true);
+  const sim::RingSimulation bound = sim::simulate_ring(one, topo, cm);
+  sim::RingMeasuredRuns runs;
+  sim::RingMeasuredRun r1 = measured_as_simulated(bound);
+  r1.forward.time_ms_median = 2 * bound.forward.time_s * 1e3;     // half the bound's rate
+  r1.backward->time_ms_median = 4 * bound.backward->time_s * 1e3;  // a quarter
+  runs.runs.push_back(r1);
+  runs.runs.push_back(measured_as_simulated(sim::simulate_ring(ring_problem(4, true), topo, cm)));
+  const RingCalibration c = calibrate_ring_efficiency(runs, runs.runs[1].problem, topo, cm);
+  CHECK(c.from_single_gpu_run);
+  CHECK(c.forward == Approx(0.5));
+  REQUIRE(c.backward);
+  CHECK(*c.backward == Approx(0.25));
+  CHECK_THAT(c.note, Catch::Contains("calibrated from the P = 1 run"));
+  const RingPlacement pl = place_ring_run(runs, 1, topo, cm);
+  CHECK(pl.simulation.forward.compute_s == Approx(2 * sim::simulate_ring(ring_problem(4, true), topo, cm).forward.compute_s));
+  CHECK_THAT(ring_placement_text(pl), Catch::Contains("calibrated from the P = 1 run"));
+
+  // Faster than the bound: capped at 1, and said.
+  runs.runs[0].forward.time_ms_median = 0.5 * bound.forward.time_s * 1e3;
+  const RingCalibration fast = calibrate_ring_efficiency(runs, runs.runs[1].problem, topo, cm);
+  CHECK(fast.forward == 1.0);
+  CHECK_THAT(fast.note, Catch::Contains("capped at 1"));
+
+  // No P = 1 run: the efficiency as given, and said.
+  runs.runs.erase(runs.runs.begin());
+  const RingCalibration given = calibrate_ring_efficiency(runs, runs.runs[0].problem, topo, h200(0.7));
+  CHECK_FALSE(given.from_single_gpu_run);
+  CHECK(given.forward == 0.7);
+  CHECK_THAT(given.note, Catch::Contains("as given: no P = 1 run"));
+}
+
+TEST_CASE("ring extrapolation: rows per shape and N, the first P whose communication is exposed", "[ring]") {
+  const sim::RingTopology topo = sim::default_ring_topology();
+  const sim::RingComputeModel cm = h200();
+  sim::RingProblem p = ring_problem(1, true);
+  const RingExtrapolation x = extrapolate_ring({{"llama3.2-3b", p}}, default_extrapolation_seqs(),
+                                               default_extrapolation_gpus(), topo, cm);
+  REQUIRE(x.rows.size() == 5);
+  for (const RingScaleRow& r : x.rows) {
+    REQUIRE(r.points.size() == 6);
+    CHECK(r.points.front().scaling_efficiency == Approx(1.0).epsilon(0.05));  // zig-zag on one GPU: three blocks
+    CHECK(r.points.back().gpus == 32);
+    CHECK(r.points.back().nodes == 4);
+    // The first exposed point is the first not hidden, and every earlier one is.
+    if (r.first_exposed_gpus) {
+      for (const RingScalePoint& pt : r.points) {
+        if (pt.gpus == *r.first_exposed_gpus) {
+          CHECK_FALSE(pt.hidden());
+          break;
+        }
+        CHECK(pt.hidden());
+      }
+    }
+  }
+  // Short sequences over InfiniBand cannot hide their transfers.
+  CHECK(x.rows.front().first_exposed_gpus.value_or(64) <= 16);
+  const std::string table = ring_extrapolation_table(x);
+  CHECK_THAT(table, Catch::Contains("P=32 (4 nodes)"));
+  CHECK_THAT(table, Catch::Contains("128K"));
+  const auto body = csv_parse(ring_extrapolation_csv(x));
+  CHECK(body.front() == ring_extrapolation_csv_header());
+  CHECK(body.size() == 1 + 5 * 6);
+}

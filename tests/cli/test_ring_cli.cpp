@@ -1,0 +1,157 @@
+// flashlab ring: the ring's simulation as a user runs it: the summary, JSON
+// that parses and agrees with the closed form, the timeline, the
+// extrapolation to 32 GPUs, measured runs placed beside the model, and one
+// line with exit code 2 for bad input.
+#include <catch2/catch.hpp>
+
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "../support/run_flashlab.hpp"
+#include "flashlab/analysis/ring_results.hpp"
+
+using flashlab::test::Run;
+
+namespace {
+
+const flashlab::test::ScratchDir& scratch() {
+  static const flashlab::test::ScratchDir dir("flashlab-ring-cli");
+  return dir;
+}
+
+Run run_flashlab(const std::string& args) { return flashlab::test::run_flashlab(scratch().path(), args); }
+
+bool has(const std::string& text, const std::string& what) { return text.find(what) != std::string::npos; }
+
+}  // namespace
+
+TEST_CASE("ring prints the passes of a model's attention over P GPUs", "[cli][ring]") {
+  const Run r = run_flashlab("ring --model llama3.2-3b --seq 64K --gpus 8 --pass fwd+bwd");
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  CHECK(has(r.out, "B=1 H=24 H_kv=8 N=65536 d=128 bf16 causal, 8 GPUs zigzag, fwd+bwd"));
+  CHECK(has(r.out, "16 chunks of 4096 tokens"));
+  CHECK(has(r.out, "NVLink 4"));
+  CHECK(has(r.out, "scaling efficiency"));
+  CHECK(has(r.out, "K_j, V_j expanded to H heads"));
+  CHECK(has(r.out, "dK, dV accumulators (fp32, 2 buffers)"));
+  CHECK_FALSE(has(r.out, "between the"));  // one node
+}
+
+TEST_CASE("ring --json parses and carries the bytes of the closed form", "[cli][ring]") {
+  const Run r = run_flashlab("ring --heads 16 --kv-heads 4 --head-dim 64 --seq 8K --gpus 4 --layout contiguous "
+                             "--no-causal --batch 2 --json --timeline");
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  CHECK(j["problem"]["gpus"] == 4);
+  CHECK(j["problem"]["causal"] == false);
+  CHECK(j["problem"]["layout"] == "contiguous");
+  // 2·B·H_kv·(N/P)·d·2 bytes of K and V per step.
+  CHECK(j["forward"]["bytes_per_step"].get<long long>() == 2LL * 2 * 4 * 2048 * 64 * 2);
+  CHECK(j["backward"].is_null());
+  CHECK(j["topology"]["intra"]["id"] == "nvlink4");
+  CHECK_FALSE(j["topology"]["intra"]["source"].get<std::string>().empty());
+  int transfers = 0;
+  for (const auto& e : j["events"])
+    if (e["kind"] == "transfer") ++transfers;
+  CHECK(transfers == 4 * 3);
+  CHECK(j["scaling_efficiency"].get<double>() > 0);
+  CHECK(j["scaling_efficiency"].get<double>() <= 1.0);
+}
+
+TEST_CASE("ring --timeline shows the contiguous layout's idle bubbles; --csv writes the events", "[cli][ring]") {
+  const Run r = run_flashlab("ring --heads 8 --seq 4096 --gpus 4 --layout contiguous --timeline --csv events.csv");
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  CHECK(has(r.out, "idle"));
+  CHECK(has(r.out, "transfer K,V"));
+  std::ifstream f(scratch().path() / "events.csv");
+  REQUIRE(f.good());
+  std::string line;
+  std::getline(f, line);
+  CHECK(line == "pass,gpu,step,kind,start_s,end_s,kv_owner,peer,gradients,crosses_nodes,bytes,pairs,flops");
+}
+
+TEST_CASE("ring --extrapolate prints P = 1 … 32 for N = 8K … 128K and where communication stops hiding",
+          "[cli][ring]") {
+  const Run r = run_flashlab("ring --extrapolate --model all --pass fwd+bwd --csv sweep.csv");
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  CHECK(has(r.out, "P=32 (4 nodes)"));
+  CHECK(has(r.out, "P=16 (2 nodes)"));
+  for (const char* m : {"llama2-7b", "llama3.2-3b", "llama3.2-1b"}) CHECK(has(r.out, m));
+  CHECK(has(r.out, "128K"));
+  CHECK(has(r.out, "exposed from P="));
+  std::ifstream f(scratch().path() / "sweep.csv");
+  REQUIRE(f.good());
+  int lines = 0;
+  std::string line;
+  while (std::getline(f, line)) ++lines;
+  CHECK(lines == 1 + 3 * 5 * 6);
+}
+
+TEST_CASE("ring --results places measured runs beside the simulation", "[cli][ring]") {
+  using namespace flashlab;
+  sim::RingMeasuredRuns runs;
+  runs.meta.device.gpu = "NVIDIA H200";
+  sim::RingMeasuredRun run;
+  run.problem.batch = 1;
+  run.problem.heads = 32;
+  run.problem.kv_heads = 32;
+  run.problem.seq = 16384;
+  run.problem.head_dim = 128;
+  run.problem.gpus = 2;
+  run.kernel = "fa3_hopper";
+  run.transport = "nccl";
+  run.forward.time_ms_median = run.forward.time_ms_min = run.forward.time_ms_max = 2.0;
+  run.forward.compute_ms = 1.9;
+  run.forward.comm_ms = 0.3;
+  runs.runs.push_back(run);
+  run.problem.gpus = 1;
+  run.forward.time_ms_median = 3.6;
+  runs.runs.push_back(run);
+  {
+    std::ofstream f(scratch().path() / "ring.json");
+    f << analysis::ring_results_to_json(runs);
+  }
+  const Run r = run_flashlab("ring --results ring.json");
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  CHECK(has(r.out, "calibrated from the P = 1 run"));
+  CHECK(has(r.out, "predicted"));
+  CHECK(has(r.out, "error"));
+  const Run j = run_flashlab("ring --results ring.json --json");
+  REQUIRE(j.code == 0);
+  const nlohmann::json placed = nlohmann::json::parse(j.out);
+  REQUIRE(placed.size() == 2);
+  CHECK(placed[0]["efficiency"]["from_single_gpu_run"] == true);
+}
+
+TEST_CASE("ring refuses bad input with one line and exit code 2", "[cli][ring]") {
+  const std::vector<std::pair<std::string, std::string>> cases{
+      {"ring --gpus 0", "--gpus"},
+      {"ring --model llama9", "unknown model 'llama9'"},
+      {"ring --model llama2-7b --heads 8", "--heads: --model llama2-7b sets H, H_kv and d"},
+      {"ring --heads 24 --kv-heads 7", "not a multiple of H_kv = 7"},
+      {"ring --seq 7 --gpus 4", "cannot fill the 8 chunks"},
+      {"ring --layout spiral", "--layout: 'spiral'"},
+      {"ring --pass bwd", "use fwd+bwd"},
+      {"ring --link warp", "--link: unknown link 'warp'"},
+      {"ring --efficiency 1.5", "--efficiency: '1.5' is not a fraction in (0, 1]"},
+      {"ring --hw NoSuchGPU", "--hw"},
+      {"ring --extrapolate --seq 8K", "--seq: --extrapolate sweeps"},
+      {"ring --model all", "--model all names the three models for --extrapolate"},
+      {"ring --results no-such-file.json", "--results"},
+      {"ring --seq 12Q", "--seq"},
+  };
+  for (const auto& [args, message] : cases) {
+    CAPTURE(args);
+    const Run r = run_flashlab(args);
+    CHECK(r.code == 2);
+    CHECK(has(r.err, "flashlab: error: "));
+    CHECK(has(r.err, message));
+    CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+  }
+}
