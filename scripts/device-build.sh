@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds, HERE (the machine with Catch2, nlohmann, CLI11), the binaries
-# the GPU machine runs: `flashlab`, the GPU test binaries and the backward
+# the GPU machine runs: `flashlab`, the GPU test binaries (the ring's over
+# several GPUs among them) and the backward
 # rungs' direct checker (flashlab_bwd_check), Release, sm_90,
 # static cudart, no GUI; stripped and copied to build-device/bin.
 #
@@ -24,7 +25,7 @@ cmake -S "$ROOT" -B "$TREE" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURE
       -DFLASHLAB_CUDA=ON -DFLASHLAB_GUI=OFF -DFLASHLAB_BENCHMARKS=OFF -DFLASHLAB_TESTS=ON \
       -DCMAKE_DISABLE_FIND_PACKAGE_PkgConfig=ON -U "CAIRO*" -U "IMGUI*" >/dev/null
 cmake --build "$TREE" -j"$JOBS" --target flashlab flashlab_kernels_gpu_tests flashlab_ceilings_gpu_tests \
-      flashlab_bwd_check
+      flashlab_bwd_check flashlab_ring_gpu_tests
 
 rm -rf "$DEST"
 mkdir -p "$DEST/bin"
@@ -32,6 +33,7 @@ cp "$TREE/flashlab" "$DEST/bin/flashlab"
 cp "$TREE/tests/kernels/flashlab_kernels_gpu_tests" "$DEST/bin/flashlab_kernels_gpu_tests"
 cp "$TREE/tests/ceilings/flashlab_ceilings_gpu_tests" "$DEST/bin/flashlab_ceilings_gpu_tests"
 cp "$TREE/tests/kernels/flashlab_bwd_check" "$DEST/bin/flashlab_bwd_check"
+cp "$TREE/tests/kernels/flashlab_ring_gpu_tests" "$DEST/bin/flashlab_ring_gpu_tests"
 strip "$DEST"/bin/*
 # The commit the binaries were built from, for the metadata of every result set.
 { git -C "$ROOT" rev-parse --short=12 HEAD 2>/dev/null || echo unknown; } | tr -d '\n' > "$DEST/COMMIT"

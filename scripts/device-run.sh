@@ -23,6 +23,15 @@
 #             "validate" with a CUPTI counter pass per case      -> validate.txt validate.json
 #   ncu       CUPTI's DRAM bytes beside Nsight Compute's for three
 #             kernels on one problem                              -> ncu.txt
+#   ring-tests the ring over NCCL between this machine's GPUs (skipped
+#             with fewer than 2)                                 -> ring-tests.log
+#   ring-sanitize compute-sanitizer memcheck + racecheck on a small
+#             ring of virtual GPUs (one device)                  -> ring-sanitize.log
+#   ring-bench the ring sweeps named after the seed project's models
+#             (RING_SWEEPS), on RING_GPUS GPUs (default: all) with
+#             each problem's one-GPU run                         -> ring.txt ring.json
+#   ring-virtual the ring on 2 virtual GPUs of one device (device copies
+#             for links: the timeline and the arithmetic, not a link) -> ring-virtual.txt ring-virtual.json
 #   all       info tests sanitize bench   (labs: a call of its own; 7 files)
 #
 #   bash scripts/device-run.sh all
@@ -45,6 +54,14 @@ BWD_CHECK_BUDGET=${BWD_CHECK_BUDGET:-120}
 LABS_BUDGET=${LABS_BUDGET:-540}
 VALIDATE_BUDGET=${VALIDATE_BUDGET:-330}
 NCU_BUDGET=${NCU_BUDGET:-120}
+RING_TESTS_BUDGET=${RING_TESTS_BUDGET:-240}
+RING_SANITIZE_BUDGET=${RING_SANITIZE_BUDGET:-200}
+RING_BENCH_BUDGET=${RING_BENCH_BUDGET:-420}
+
+# NVLink multicast stays off for everything started here (the ring itself sets
+# these too): a program that creates multicast objects can take a shared
+# host's GPUs out of service.
+export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 
 export FLASHLAB_ASSETS=$ROOT/assets
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64:/usr/local/cuda/targets/x86_64-linux/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
@@ -273,6 +290,73 @@ PY
   result labs "$([ $failed -eq 0 ] && echo ok || echo PARTIAL)" $((SECONDS - t0)) "${#parts[@]} sweeps, $oom OOM cells (labs.txt, labs.json)"
 }
 
+stage_ring_tests() {
+  local t0=$SECONDS rc
+  {
+    nvidia-smi topo -m 2>&1
+    echo
+  } > "$OUT/ring-tests.log"
+  timeout "$RING_TESTS_BUDGET" "$BIN/flashlab_ring_gpu_tests" --durations yes >> "$OUT/ring-tests.log" 2>&1
+  rc=$?
+  local line
+  line=$(grep -E "^(All tests passed|test cases:|SKIPPED)" "$OUT/ring-tests.log" | tail -1)
+  case $rc in
+    0) result ring-tests ok $((SECONDS - t0)) "$line (ring-tests.log)" ;;
+    124) result ring-tests TIMEOUT $((SECONDS - t0)) "over ${RING_TESTS_BUDGET}s (ring-tests.log)" ;;
+    77) result ring-tests SKIPPED $((SECONDS - t0)) "$line" ;;
+    *) result ring-tests FAILED $((SECONDS - t0)) "$line rc=$rc (ring-tests.log)" ;;
+  esac
+}
+
+stage_ring_sanitize() {
+  local t0=$SECONDS log=$OUT/ring-sanitize.log clean=0 dirty=0
+  : > "$log"
+  for tool in memcheck racecheck; do
+    [ $((SECONDS - t0)) -ge "$RING_SANITIZE_BUDGET" ] && break
+    echo "=== $tool: the sanitizers' ring of virtual GPUs" >> "$log"
+    timeout 180 "$SANITIZER" --tool "$tool" --error-exitcode 99 "$BIN/flashlab_kernels_gpu_tests" "[ring-sanitize]" >> "$log" 2>&1
+    local rc=$?
+    echo "=== rc $rc" >> "$log"
+    if [ $rc -eq 0 ]; then clean=$((clean + 1)); else dirty=$((dirty + 1)); fi
+  done
+  result ring-san "$([ $dirty -eq 0 ] && echo ok || echo ERRORS)" $((SECONDS - t0)) "$clean clean, $dirty with errors (ring-sanitize.log)"
+}
+
+stage_ring_bench() {
+  local t0=$SECONDS rc failed=0 parts=()
+  : > "$OUT/ring.txt"
+  local gpus=${RING_GPUS:-$(nvidia-smi -L 2>/dev/null | wc -l)}
+  for s in ${RING_SWEEPS:-ring-llama2-7b ring-llama3.2-3b ring-llama3.2-1b}; do
+    local left=$((RING_BENCH_BUDGET - (SECONDS - t0)))
+    if [ $left -le 10 ]; then echo "== $s: not run (budget)" >> "$OUT/ring.txt"; failed=1; continue; fi
+    echo "== flashlab bench --sweep $s --gpus $gpus" >> "$OUT/ring.txt"
+    timeout "$left" "$BIN/flashlab" bench --sweep "$s" --gpus "$gpus" --json "$OUT/ring-$s.json" >> "$OUT/ring.txt" 2>&1 || failed=1
+    [ -s "$OUT/ring-$s.json" ] && parts+=("$OUT/ring-$s.json")
+  done
+  if [ ${#parts[@]} -gt 0 ]; then
+    # One JSON for all sweeps (the files that come back are few).
+    python3 - "$OUT/ring.json" "${parts[@]}" <<'PY'
+import json, sys
+out, parts = sys.argv[1], sys.argv[2:]
+docs = [json.load(open(p)) for p in parts]
+merged = dict(docs[0])
+merged["runs"] = [r for d in docs for r in d["runs"]]
+json.dump(merged, open(out, "w"), indent=2)
+PY
+    rm -f "${parts[@]}"
+  fi
+  result ring-bench "$([ $failed -eq 0 ] && echo ok || echo PARTIAL)" $((SECONDS - t0)) "${#parts[@]} sweeps on $gpus GPUs (ring.txt, ring.json)"
+}
+
+stage_ring_virtual() {
+  local t0=$SECONDS rc
+  timeout "${RING_VIRTUAL_BUDGET:-150}" "$BIN/flashlab" bench --gpus 2 --virtual-gpus \
+    ${RING_VIRTUAL_FLAGS:---model llama3.2-1b,llama2-7b --seq 8K,32K --layout zigzag,contiguous --pass fwd+bwd} \
+    --json "$OUT/ring-virtual.json" > "$OUT/ring-virtual.txt" 2>&1
+  rc=$?
+  result ring-virt "$([ $rc -eq 0 ] && echo ok || echo FAILED)" $((SECONDS - t0)) "rc=$rc (ring-virtual.txt, ring-virtual.json)"
+}
+
 STAGES=("$@")
 [ ${#STAGES[@]} -eq 0 ] && STAGES=(all)
 for s in "${STAGES[@]}"; do
@@ -281,7 +365,12 @@ for s in "${STAGES[@]}"; do
     info | tests | sanitize | bench | labs | validate | ncu) "stage_$s" ;;
     bench-bwd) stage_bench_bwd ;;
     bwd-check) stage_bwd_check ;;
-    *) echo "device-run: unknown stage '$s' (info, tests, sanitize, bench, bench-bwd, bwd-check, labs, validate, ncu, all)" >&2
+    ring-tests) stage_ring_tests ;;
+    ring-sanitize) stage_ring_sanitize ;;
+    ring-bench) stage_ring_bench ;;
+    ring-virtual) stage_ring_virtual ;;
+    *) echo "device-run: unknown stage '$s' (info, tests, sanitize, bench, bench-bwd, bwd-check, labs, validate, ncu," \
+            "ring-tests, ring-sanitize, ring-bench, ring-virtual, all)" >&2
        exit 2 ;;
   esac
 done

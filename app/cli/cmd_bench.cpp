@@ -8,6 +8,7 @@
 #include <optional>
 #include <sstream>
 
+#include "bench_ring.hpp"
 #include "commands.hpp"
 #include "common.hpp"
 #include "flashlab/analysis/bench_results.hpp"
@@ -104,6 +105,18 @@ class BenchCommand : public Command {
     app->add_option("--results", results_, "results files (JSON or CSV written by flashlab bench), repeat the flag "
                                            "for several: print each again, placed against today's model (DRAM "
                                            "predicted beside the counters, rates); with --check-roof: check them");
+    app->add_option("--gpus", gpus_, "the ring over several GPUs: GPU counts P, comma list (NCCL between this "
+                                     "machine's GPUs; each problem also runs on one GPU for the scaling efficiency). "
+                                     "With a ring sweep (ring-llama2-7b, ...): overrides its GPU counts");
+    app->add_option("--model", model_, "the ring: attention of a model (llama2-7b, llama3.2-3b, llama3.2-1b), comma "
+                                       "list; instead of --heads/--kv-heads/--head-dim");
+    app->add_option("--kv-heads", kv_heads_, "the ring: K/V heads H_kv (grouped-query attention; default H)");
+    app->add_option("--layout", layout_, "the ring: zigzag (balanced under the causal mask, default) | contiguous "
+                                         "(unbalanced), comma list");
+    app->add_flag("--virtual-gpus", virtual_gpus_, "the ring: its P GPUs as virtual GPUs on device 0, K/V passed by "
+                                                   "device copies (checks the ring's arithmetic on one GPU; its "
+                                                   "transfer times say nothing about links)");
+    app->add_option("--devices", devices_, "the ring: CUDA device numbers of its GPUs, comma list (default 0 … P-1)");
     app->add_flag("--check-roof", check_roof_,
                   "check that no timed run of the --results files is above the roofline of its GPU's datasheet "
                   "preset (exit 1 when one is); runs no kernel");
@@ -117,6 +130,7 @@ class BenchCommand : public Command {
     if (list_sweeps_) return print_sweeps();
     if (check_roof_) return check_roof();
     if (!results_.empty()) return print_results();
+    if (ring_asked()) return run_ring_bench(ring_flags());
 
     BenchAxes axes;
     std::optional<sim::i64> sweep_mem_limit;
@@ -191,6 +205,57 @@ class BenchCommand : public Command {
   }
 
  private:
+  // The ring over several GPUs: --gpus, or a ring sweep.
+  bool ring_asked() const {
+    if (!gpus_.empty()) return true;
+    if (sweep_.empty()) {
+      if (!model_.empty() || !kv_heads_.empty() || !layout_.empty() || !devices_.empty() || virtual_gpus_)
+        throw UsageError("--model, --kv-heads, --layout, --devices and --virtual-gpus are the ring's: give --gpus P too");
+      return false;
+    }
+    try {
+      return kernels::load_sweep(sweep_).ring.has_value();
+    } catch (const std::exception& e) {
+      throw UsageError(std::string("--sweep: ") + e.what());
+    }
+  }
+
+  RingBenchFlags ring_flags() const {
+    for (const auto& [set, flag] : {std::pair{!kernels_.empty(), "--kernels"}, std::pair{!tokens_.empty(), "--tokens"},
+                                    std::pair{!seq_kv_.empty(), "--seq-kv"}, std::pair{!emb_dim_.empty(), "--emb-dim"},
+                                    std::pair{counters_, "--counters"}, std::pair{!br_.empty() || !bc_.empty(), "--br/--bc"},
+                                    std::pair{tiles_ != "default", "--tiles"}})
+      if (set)
+        throw UsageError(std::string(flag) + " is not a ring option (the ring runs the fastest tensor-core rung with "
+                         "its own tiles)");
+    RingBenchFlags f;
+    f.gpus = gpus_;
+    f.devices = devices_;
+    f.model = model_;
+    f.kv_heads = kv_heads_;
+    f.layout = layout_;
+    f.sweep = sweep_;
+    f.batch = batch_;
+    f.seq = seq_;
+    f.heads = heads_;
+    f.head_dim = head_dim_;
+    f.causal = causal_;
+    f.dtype = dtype_;
+    f.pass = pass_;
+    f.check = check_;
+    f.mem_limit = mem_limit_;
+    f.csv = csv_;
+    f.json = json_;
+    f.repeats = repeats_;
+    f.warmup = warmup_;
+    f.check_only = check_only_;
+    f.no_flush = no_flush_;
+    f.quiet = quiet_;
+    f.seed = seed_;
+    f.virtual_gpus = virtual_gpus_;
+    return f;
+  }
+
   std::vector<std::pair<std::string, analysis::BenchResults>> results_files() const {
     std::vector<std::pair<std::string, analysis::BenchResults>> files;
     for (const std::string& path : results_) {
@@ -278,7 +343,8 @@ class BenchCommand : public Command {
     for (const std::string& n : names) {
       try {
         const kernels::SweepFile s = kernels::load_sweep(n);
-        t.add({n, s.title, std::to_string(kernels::expand_axes(s.axes).size())});
+        const std::size_t points = s.ring ? kernels::expand_ring_axes(*s.ring).size() : kernels::expand_axes(s.axes).size();
+        t.add({n, s.title + (s.ring ? " (--gpus)" : ""), std::to_string(points)});
       } catch (const std::exception& e) {
         t.add({n, std::string("ERROR: ") + e.what(), ""});
       }
@@ -362,11 +428,11 @@ class BenchCommand : public Command {
     }
   }
 
-  std::string pass_;
+  std::string pass_, gpus_, model_, kv_heads_, layout_, devices_;
   std::string kernels_, sweep_, batch_, tokens_, seq_, seq_kv_, heads_, head_dim_, emb_dim_, causal_, dtype_;
   std::string check_ = "sampled", tiles_ = "default", br_, bc_, mem_limit_, csv_, json_;
   std::vector<std::string> results_;
-  bool check_roof_ = false;
+  bool check_roof_ = false, virtual_gpus_ = false;
   int repeats_ = 20, warmup_ = 3;
   double input_scale_ = 1.0;
   std::uint64_t seed_ = 0x5eed;

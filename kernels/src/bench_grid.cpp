@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "flashlab/sim/attention_models.hpp"
 #include "flashlab/sim/format.hpp"
 #include "flashlab/sim/hardware.hpp"
 
@@ -110,6 +111,56 @@ std::vector<AttentionProblem> expand_axes(const BenchAxes& a) {
   return out;
 }
 
+std::vector<sim::RingProblem> expand_ring_axes(const RingAxes& a) {
+  struct Shape {
+    i64 heads, kv_heads, head_dim;
+  };
+  std::vector<Shape> shapes;
+  if (!a.models.empty()) {
+    if (!a.heads.empty() || !a.kv_heads.empty() || !a.head_dim.empty())
+      bad("give a model or heads / K/V heads / head dim, not both");
+    for (const std::string& id : a.models) {
+      const sim::AttentionModel* m = sim::find_attention_model(id);
+      if (m == nullptr) {
+        std::string known;
+        for (const sim::AttentionModel& x : sim::attention_models()) known += (known.empty() ? "" : ", ") + std::string(x.id);
+        bad("unknown model '" + id + "' (known: " + known + ")");
+      }
+      shapes.push_back({m->heads, m->kv_heads, m->head_dim});
+    }
+  } else {
+    for (i64 h : or_default<i64>(a.heads, 32))
+      for (i64 d : or_default<i64>(a.head_dim, 128))
+        for (i64 kv : a.kv_heads.empty() ? std::vector<i64>{h} : a.kv_heads) shapes.push_back({h, kv, d});
+  }
+  const auto causals = a.causal.empty() ? std::vector<bool>{true} : a.causal;
+  const auto layouts = or_default<sim::RingLayout>(a.layouts, sim::RingLayout::zigzag);
+  const auto dtypes = or_default<sim::DType>(a.dtypes, sim::DType::bf16);
+  std::vector<sim::RingProblem> out;
+  for (sim::DType t : dtypes)
+    for (bool causal : causals)
+      for (sim::RingLayout layout : layouts)
+        for (const Shape& sh : shapes)
+          for (i64 b : or_default<i64>(a.batch, 1))
+            for (i64 s : or_default<i64>(a.seq, 8192))
+              for (int g : or_default<int>(a.gpus, 2)) {
+                sim::RingProblem p;
+                p.batch = b;
+                p.heads = sh.heads;
+                p.kv_heads = sh.kv_heads;
+                p.seq = s;
+                p.head_dim = sh.head_dim;
+                p.causal = causal;
+                p.dtype = t;
+                p.gpus = g;
+                p.layout = layout;
+                p.backward = a.backward;
+                for (const std::string& e : sim::validate(p)) bad(e);
+                out.push_back(p);
+              }
+  return out;
+}
+
 std::vector<const KernelInfo*> select_kernels(const std::vector<std::string>& ids, sim::PassSelection pass) {
   if (ids.empty()) return kernels_of(pass);
   std::vector<const KernelInfo*> out;
@@ -159,6 +210,60 @@ bool causal_value(const json& v, const std::string& where) {
   bad(where + ": expected true/false or \"yes\"/\"no\" (got " + v.dump() + ")");
 }
 
+// A "flashlab-ring-sweep/1" file's axes.
+RingAxes ring_axes(const json& axes) {
+  static const std::set<std::string> keys{"model", "batch", "heads", "kv_heads", "head_dim", "seq",
+                                          "gpus",  "layout", "causal", "dtype", "pass"};
+  RingAxes a;
+  for (const auto& [key, value] : axes.items()) {
+    if (keys.count(key) == 0) bad("unknown axis \"" + key + "\"");
+    const std::string where = "axes." + key;
+    const json list = value.is_array() ? value : json::array({value});
+    if (key == "model") {
+      for (const json& m : list) {
+        if (!m.is_string()) bad(where + ": expected model ids like \"llama2-7b\" (got " + m.dump() + ")");
+        a.models.push_back(m.get<std::string>());
+      }
+    } else if (key == "batch") {
+      a.batch = size_list(value, where);
+    } else if (key == "heads") {
+      a.heads = size_list(value, where);
+    } else if (key == "kv_heads") {
+      a.kv_heads = size_list(value, where);
+    } else if (key == "head_dim") {
+      a.head_dim = size_list(value, where);
+    } else if (key == "seq") {
+      a.seq = size_list(value, where);
+    } else if (key == "gpus") {
+      for (i64 g : size_list(value, where)) {
+        if (g > 4096) bad(where + ": at most 4096 GPUs (got " + n(g) + ")");
+        a.gpus.push_back(static_cast<int>(g));
+      }
+    } else if (key == "layout") {
+      for (const json& l : list) {
+        sim::RingLayout layout{};
+        if (!l.is_string() || !sim::parse_ring_layout(l.get<std::string>(), layout))
+          bad(where + ": expected \"zigzag\" or \"contiguous\" (got " + l.dump() + ")");
+        a.layouts.push_back(layout);
+      }
+    } else if (key == "causal") {
+      for (const json& c : list) a.causal.push_back(causal_value(c, where));
+    } else if (key == "dtype") {
+      for (const json& t : list) {
+        const auto dt = t.is_string() ? sim::parse_dtype(t.get<std::string>()) : std::nullopt;
+        if (!dt || *dt == sim::DType::fp32) bad(where + ": expected \"fp16\" or \"bf16\" (got " + t.dump() + ")");
+        a.dtypes.push_back(*dt);
+      }
+    } else if (key == "pass") {
+      const std::string pass = value.is_string() ? value.get<std::string>() : std::string();
+      if (pass != "fwd" && pass != "fwd+bwd")
+        bad(where + ": expected \"fwd\" or \"fwd+bwd\" (got " + value.dump() + ")");
+      a.backward = pass == "fwd+bwd";
+    }
+  }
+  return a;
+}
+
 }  // namespace
 
 SweepFile parse_sweep(const std::string& text, const std::string& origin) {
@@ -170,7 +275,10 @@ SweepFile parse_sweep(const std::string& text, const std::string& origin) {
       bad(std::string("not valid JSON: ") + e.what());
     }
     if (!j.is_object()) bad("expected a JSON object");
-    if (j.value("format", std::string()) != "flashlab-sweep/1") bad("\"format\" must be \"flashlab-sweep/1\"");
+    const std::string format = j.value("format", std::string());
+    if (format != "flashlab-sweep/1" && format != "flashlab-ring-sweep/1")
+      bad("\"format\" must be \"flashlab-sweep/1\" or \"flashlab-ring-sweep/1\"");
+    const bool ring = format == "flashlab-ring-sweep/1";
     static const std::set<std::string> top{"format", "name", "title", "source", "kernels", "axes", "mem_limit"};
     for (const auto& [key, value] : j.items())
       if (top.count(key) == 0) bad("unknown key \"" + key + "\"");
@@ -189,6 +297,12 @@ SweepFile parse_sweep(const std::string& text, const std::string& origin) {
     }
     if (j.contains("mem_limit")) s.mem_limit_bytes = size_value(j["mem_limit"], "mem_limit");
     if (!j.contains("axes") || !j["axes"].is_object()) bad("\"axes\" (an object of lists) is missing");
+    if (ring) {
+      if (j.contains("kernels")) bad("a ring sweep names no kernels (the ring runs the fastest rung of the device)");
+      s.ring = ring_axes(j["axes"]);
+      expand_ring_axes(*s.ring);  // a grid that cannot expand fails at load
+      return s;
+    }
     static const std::set<std::string> axis_keys{"batch",   "tokens",  "seq",    "seq_kv", "heads",
                                                  "head_dim", "emb_dim", "causal", "dtype"};
     for (const auto& [key, value] : j["axes"].items()) {

@@ -624,7 +624,9 @@ void RingRun::run_backward(bool) {
           FLASHLAB_CUDA_CHECK(cudaEventRecord(e.fold_go, g.compute));
         }
       } else {
+        // The homecoming: this GPU's own dK, dV arrive with e_P.
         FLASHLAB_CUDA_CHECK(cudaEventRecord(e.fold_wait, g.compute));
+        FLASHLAB_CUDA_CHECK(cudaStreamWaitEvent(g.compute, e.x_end, 0));
         FLASHLAB_CUDA_CHECK(cudaEventRecord(e.fold_go, g.compute));
       }
       // The last step: this GPU's own dK, dV (home at e_P, or kept at P = 1), and dQ.
@@ -664,7 +666,8 @@ RunTimes RingRun::read_times(RingPass pass, bool backward) {
   t.busy_ms.assign(ranks_.size(), 0.0);
   for (Rank& g : ranks_) {
     FLASHLAB_CUDA_CHECK(cudaSetDevice(g.device));
-    FLASHLAB_CUDA_CHECK(cudaEventSynchronize(g.end));
+    FLASHLAB_CUDA_CHECK(cudaStreamSynchronize(g.compute));
+    FLASHLAB_CUDA_CHECK(cudaStreamSynchronize(g.comm));
     t.time_ms = std::max<double>(t.time_ms, elapsed(g.origin, g.end));
     for (int s = 0; s <= last; ++s) {
       StepEvents& e = g.steps[static_cast<std::size_t>(s)];

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "flashlab/kernels/registry.hpp"
+#include "flashlab/sim/ring_schedule.hpp"
 
 namespace flashlab::kernels {
 
@@ -36,15 +37,44 @@ std::vector<sim::AttentionProblem> expand_axes(const BenchAxes& axes);
 std::vector<const KernelInfo*> select_kernels(const std::vector<std::string>& ids,
                                               sim::PassSelection pass = sim::PassSelection::fwd);
 
+// The ring over several GPUs as named axes: the attention of a model (or
+// heads, K/V heads and head dim given), total sequence lengths, GPU counts,
+// layouts, masks, dtypes, and whether the backward runs too.
+struct RingAxes {
+  std::vector<std::string> models;   // sim::attention_models() ids; empty: heads / kv_heads / head_dim
+  std::vector<i64> batch;            // empty: 1
+  std::vector<i64> heads;            // without a model: empty 32
+  std::vector<i64> kv_heads;         // without a model: empty = heads
+  std::vector<i64> head_dim;         // without a model: empty 128
+  std::vector<i64> seq;              // total tokens N; empty: 8192
+  std::vector<int> gpus;             // P; empty: 2
+  std::vector<sim::RingLayout> layouts;  // empty: zig-zag
+  std::vector<bool> causal;          // empty: causal
+  std::vector<sim::DType> dtypes;    // empty: bf16
+  bool backward = false;             // fwd+bwd (a training step's attention)
+};
+
+// One ring problem per point, in the order dtype, causal, layout, model (or
+// heads, K/V heads, head dim), batch, seq, gpus (the last varies fastest).
+// Throws std::invalid_argument naming the axis.
+std::vector<sim::RingProblem> expand_ring_axes(const RingAxes& axes);
+
 // A named sweep of assets/sweeps/NAME.json (format "flashlab-sweep/1"):
 //   {"format": "flashlab-sweep/1", "name": "lab-batch-seq", "title": "...",
 //    "source": "where the grid comes from", "kernels": ["naive", ...],
 //    "axes": {"batch": [16, 32, 64], "seq": [512, 1024, 2048], "heads": [32],
 //             "emb_dim": [2048], "causal": [false], "dtype": ["fp16"]},
 //    "mem_limit": "15GiB"}        (optional: emulate a smaller GPU)
+//
+// or, for the ring over several GPUs (format "flashlab-ring-sweep/1"):
+//   {"format": "flashlab-ring-sweep/1", "name": "ring-llama2-7b", ...,
+//    "axes": {"model": ["llama2-7b"], "seq": ["8K", "16K"], "gpus": [2],
+//             "layout": ["zigzag", "contiguous"], "causal": [true],
+//             "dtype": ["bf16"], "pass": "fwd+bwd"}}
 struct SweepFile {
   std::string name, title, source;
   BenchAxes axes;
+  std::optional<RingAxes> ring;  // set for a ring sweep (then `axes` is unused)
   std::optional<i64> mem_limit_bytes;
 };
 

@@ -1,0 +1,229 @@
+#include "bench_ring.hpp"
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <iostream>
+#include <sstream>
+
+#include "common.hpp"
+#include "flashlab/analysis/csv.hpp"
+#include "flashlab/analysis/report.hpp"
+#include "flashlab/analysis/ring_results.hpp"
+#include "flashlab/kernels/bench_grid.hpp"
+#include "flashlab/kernels/ring.hpp"
+#include "flashlab/sim/attention_models.hpp"
+
+namespace flashlab::cli {
+namespace {
+
+std::vector<std::string> split(const std::string& list) {
+  std::vector<std::string> out;
+  std::string item;
+  std::istringstream s(list);
+  while (std::getline(s, item, ',')) out.push_back(item);
+  return out;
+}
+
+std::vector<sim::i64> size_list(const std::string& flag, const std::string& list) {
+  std::vector<sim::i64> out;
+  for (const std::string& item : split(list)) out.push_back(parse_positive(flag, item));
+  if (out.empty()) throw UsageError(flag + ": empty list");
+  return out;
+}
+
+kernels::RingAxes axes_of(const RingBenchFlags& f, bool& quiet_sweep_note) {
+  kernels::RingAxes a;
+  if (!f.sweep.empty()) {
+    kernels::SweepFile s;
+    try {
+      s = kernels::load_sweep(f.sweep);
+    } catch (const std::exception& e) {
+      throw UsageError(std::string("--sweep: ") + e.what());
+    }
+    if (!s.ring)
+      throw UsageError("--sweep: '" + f.sweep + "' is a one-GPU sweep; the ring runs ring sweeps (ring-llama2-7b, " +
+                       "ring-llama3.2-3b, ring-llama3.2-1b, or a file of format flashlab-ring-sweep/1)");
+    a = *s.ring;
+    if (!f.quiet && !quiet_sweep_note) std::cerr << "sweep " << s.name << ": " << s.title << "\n";
+    quiet_sweep_note = true;
+  }
+  if (!f.model.empty()) {
+    a.models = split(f.model);
+    a.heads.clear();
+    a.kv_heads.clear();
+    a.head_dim.clear();
+  }
+  if (!f.heads.empty() || !f.kv_heads.empty() || !f.head_dim.empty()) {
+    if (!f.model.empty()) throw UsageError("--model and --heads / --kv-heads / --head-dim are alternatives (give one)");
+    a.models.clear();
+    a.heads = f.heads.empty() ? std::vector<sim::i64>{} : size_list("--heads", f.heads);
+    a.kv_heads = f.kv_heads.empty() ? std::vector<sim::i64>{} : size_list("--kv-heads", f.kv_heads);
+    a.head_dim = f.head_dim.empty() ? std::vector<sim::i64>{} : size_list("--head-dim", f.head_dim);
+  }
+  if (!f.batch.empty()) a.batch = size_list("--batch", f.batch);
+  if (!f.seq.empty()) a.seq = size_list("--seq", f.seq);
+  if (!f.gpus.empty()) {
+    a.gpus.clear();
+    for (sim::i64 g : size_list("--gpus", f.gpus)) {
+      if (g > 4096) throw UsageError("--gpus: at most 4096 (got " + std::to_string(g) + ")");
+      a.gpus.push_back(static_cast<int>(g));
+    }
+  }
+  if (!f.layout.empty()) {
+    a.layouts.clear();
+    for (const std::string& l : split(f.layout)) {
+      sim::RingLayout layout{};
+      if (!sim::parse_ring_layout(l, layout))
+        throw UsageError("--layout: expected zigzag (balanced) or contiguous (unbalanced), got '" + l + "'");
+      a.layouts.push_back(layout);
+    }
+  }
+  if (!f.causal.empty()) {
+    if (f.causal == "no") a.causal = {false};
+    else if (f.causal == "yes") a.causal = {true};
+    else if (f.causal == "both") a.causal = {false, true};
+    else throw UsageError("--causal: expected no, yes or both (got '" + f.causal + "')");
+  }
+  if (!f.dtype.empty()) {
+    a.dtypes.clear();
+    for (const std::string& t : split(f.dtype)) {
+      const auto dt = sim::parse_dtype(t);
+      if (!dt || *dt == sim::DType::fp32)
+        throw UsageError("--dtype: the ring runs fp16 or bf16 (the tensor-core rungs), got '" + t + "'");
+      a.dtypes.push_back(*dt);
+    }
+  }
+  if (!f.pass.empty()) {
+    if (f.pass == "fwd") a.backward = false;
+    else if (f.pass == "fwd+bwd") a.backward = true;
+    else throw UsageError("--pass: the ring runs fwd or fwd+bwd (the backward needs the forward's O and logsumexp), "
+                          "got '" + f.pass + "'");
+  }
+  return a;
+}
+
+// The one-GPU problem of a ring problem: the rung alone on the whole sequence.
+sim::RingProblem on_one_gpu(sim::RingProblem p) {
+  p.gpus = 1;
+  p.layout = sim::RingLayout::contiguous;
+  return p;
+}
+
+bool same_problem(const sim::RingProblem& a, const sim::RingProblem& b) {
+  return a.batch == b.batch && a.heads == b.heads && a.kv_heads == b.kv_heads && a.seq == b.seq &&
+         a.head_dim == b.head_dim && a.causal == b.causal && a.dtype == b.dtype && a.gpus == b.gpus &&
+         a.layout == b.layout && a.backward == b.backward;
+}
+
+void write(const std::string& path, const std::string& flag, const std::string& contents) {
+  if (path.empty()) return;
+  try {
+    analysis::write_file_atomic(path, contents);
+  } catch (const std::exception& e) {
+    throw UsageError(flag + ": " + e.what());
+  }
+}
+
+}  // namespace
+
+int run_ring_bench(const RingBenchFlags& f) {
+  bool noted = false;
+  const kernels::RingAxes axes = axes_of(f, noted);
+  std::vector<sim::RingProblem> grid;
+  try {
+    grid = kernels::expand_ring_axes(axes);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(e.what());
+  }
+  // Each problem's one-GPU run first (the scaling efficiency's baseline), then its rings.
+  std::vector<sim::RingProblem> problems;
+  for (const sim::RingProblem& p : grid) {
+    const sim::RingProblem one = on_one_gpu(p);
+    if (std::none_of(problems.begin(), problems.end(), [&](const sim::RingProblem& q) { return same_problem(q, one); }))
+      problems.push_back(one);
+    if (p.gpus > 1 && std::none_of(problems.begin(), problems.end(),
+                                   [&](const sim::RingProblem& q) { return same_problem(q, p); }))
+      problems.push_back(p);
+  }
+
+  kernels::RingOptions o;
+  if (f.repeats < 3)
+    throw UsageError("--repeats: at least 3 timed runs of each pass (got " + std::to_string(f.repeats) + ")");
+  if (f.warmup < 0) throw UsageError("--warmup: must be 0 or more");
+  // A ring pass at 128K tokens takes a second: 10 repeats are plenty for a median.
+  o.repeats = f.check_only ? 0 : std::min(f.repeats, 10);
+  o.warmup = std::min(f.warmup, 2);
+  o.l2_flush = !f.no_flush;
+  if (f.check == "sampled") o.check = kernels::CheckMode::sampled;
+  else if (f.check == "full") o.check = kernels::CheckMode::full;
+  else if (f.check == "off") o.check = kernels::CheckMode::off;
+  else throw UsageError("--check: expected sampled, full or off (got '" + f.check + "')");
+  o.seed = f.seed;
+  if (!f.mem_limit.empty()) o.mem_limit_bytes = parse_positive("--mem-limit", f.mem_limit);
+  for (const std::string& d : split(f.devices)) {
+    // CUDA ordinals start at 0.
+    std::size_t used = 0;
+    long long v = -1;
+    try {
+      v = std::stoll(d, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used != d.size() || v < 0 || v > 4095)
+      throw UsageError("--devices: expected CUDA device numbers like 0,1 (got '" + d + "')");
+    o.devices.push_back(static_cast<int>(v));
+  }
+
+  if (f.virtual_gpus) {
+    if (!o.devices.empty()) throw UsageError("--virtual-gpus runs every GPU of the ring on device 0: no --devices");
+    o.transport = kernels::RingTransport::local;
+  }
+
+  // Everything typed is valid; now the machine.
+  int most = 1;
+  for (const sim::RingProblem& p : problems) most = std::max(most, p.gpus);
+  if (!o.devices.empty() && static_cast<int>(o.devices.size()) != most)
+    throw UsageError("--devices: " + std::to_string(o.devices.size()) + " devices for a ring of " +
+                     std::to_string(most) + " GPUs");
+  if (const std::string why = kernels::ring_unavailable_reason(most, o.transport, o.devices);
+      !why.empty())
+    throw UsageError("--gpus " + std::to_string(most) + ": " + why);
+
+  sim::RingMeasuredRuns runs;
+  try {
+    runs.meta = kernels::ring_meta(o, most);
+  } catch (const std::exception& e) {
+    throw UsageError(e.what());
+  }
+  for (std::size_t i = 0; i < problems.size(); ++i) {
+    const sim::RingProblem& p = problems[i];
+    kernels::RingOptions po = o;
+    if (p.gpus < most && !o.devices.empty()) po.devices.resize(static_cast<std::size_t>(p.gpus));
+    const sim::RingMeasuredRun r = kernels::run_ring(p, po);
+    if (!f.quiet) {
+      std::cerr << "[" << (i + 1) << "/" << problems.size() << "] " << sim::describe(p) << ": "
+                << sim::to_string(r.status);
+      if (r.status == sim::RunStatus::ok && r.forward.repeats > 0) {
+        std::cerr << " fwd " << analysis::fixed(r.forward.time_ms_median, 3) << " ms";
+        if (r.backward) std::cerr << ", bwd " << analysis::fixed(r.backward->time_ms_median, 3) << " ms";
+      } else if (!r.reason.empty()) {
+        std::cerr << " (" << r.reason << ")";
+      }
+      std::cerr << "\n";
+    }
+    runs.runs.push_back(r);
+  }
+  std::cout << analysis::ring_table(runs);
+  write(f.csv, "--csv", analysis::ring_results_csv(runs));
+  write(f.json, "--json", analysis::ring_results_to_json(runs));
+  std::size_t failed = 0;
+  for (const sim::RingMeasuredRun& r : runs.runs) failed += r.status == sim::RunStatus::failed ? 1 : 0;
+  if (failed > 0) {
+    std::cerr << "flashlab: " << failed << " ring run(s) failed (see the table)\n";
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace flashlab::cli
