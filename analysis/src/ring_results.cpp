@@ -682,7 +682,8 @@ RingPlacement place_ring_run(const sim::RingMeasuredRun& run, const sim::RingTop
     pl.passes.push_back(std::move(pp));
   }
   if (run.transport == "local")
-    pl.notes.push_back("transport \"local\": P virtual GPUs on one device; its transfer times say nothing about links");
+    pl.notes.push_back("transport \"local\": P virtual GPUs share one device's SMs and memory; neither its compute nor "
+                       "its transfer times are those of P GPUs over links");
   if (run.forward.steps.empty()) pl.notes.push_back("the run recorded no steps: only the pass totals are placed");
   return pl;
 }

@@ -61,7 +61,7 @@ TEST_CASE("ring --json parses and carries the bytes of the closed form", "[cli][
   CHECK(j["scaling_efficiency"].get<double>() <= 1.0);
 }
 
-TEST_CASE("ring --timeline shows the contiguous layout's idle bubbles; --csv writes the events", "[cli][ring]") {
+TEST_CASE("ring --timeline shows the contiguous layout's idle bubbles, --csv writes the events", "[cli][ring]") {
   const Run r = run_flashlab("ring --heads 8 --seq 4096 --gpus 4 --layout contiguous --timeline --csv events.csv");
   INFO(r.err);
   REQUIRE(r.code == 0);
