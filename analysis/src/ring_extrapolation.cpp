@@ -118,13 +118,16 @@ std::string ring_summary_text(const sim::RingSimulation& s, const sim::RingTopol
   out += "  total     " + ms(s.time_s) + " ms; one GPU alone " + ms(s.single_gpu_s) + " ms; scaling efficiency " +
          pct(s.scaling_efficiency) + " (single-GPU time / (P × time))\n";
   const sim::RingMemory& m = largest_memory(s);
-  out += "  memory    " + gib(m.total_bytes()) + " on the largest GPU (its " +
-         std::string(sim::ring_pass_name(m.pass)) + "'s peak)";
+  out += "  memory    " + gib(m.total_bytes()) + " on the largest GPU, as the ring's kernels allocate it (the rungs' "
+         "workspaces not counted)";
   if (cm.hw.hbm_bytes > 0 && m.total_bytes() > cm.hw.hbm_bytes)
     out += ", more than the " + gib(cm.hw.hbm_bytes) + " of " + cm.hw.name;
   out += ":\n";
   for (const sim::RingMemoryTerm& x : m.terms)
-    out += "            " + x.name + ": " + gib(x.bytes) + " (" + x.formula + ")\n";
+    out += "            " + std::string(sim::ring_pass_name(x.pass)) + "  " + x.name + ": " + gib(x.bytes) + " (" +
+           x.formula + ")\n";
+  out += "            (n: its tokens; n_acc: those in chunks with more than one visible pair; n_gpu_max: the most a "
+         "GPU holds; n_chunk_max: the largest chunk)\n";
   out += "  exposed   the longest a GPU waited for a transfer; of it, the tail: after its last compute (the "
          "backward's dK, dV coming home)\n";
   out += "  convention TFLOP/s per GPU: 4·B·H·pairs·d forward, 2.5× backward, over the pass's time and P\n";
@@ -180,9 +183,11 @@ json ring_simulation_json(const sim::RingSimulation& s, const sim::RingTopology&
   for (std::size_t r = 0; r < s.memory.size(); ++r) {
     json terms = json::array();
     for (const sim::RingMemoryTerm& x : s.memory[r].terms)
-      terms.push_back(json{{"name", x.name}, {"formula", x.formula}, {"bytes", x.bytes}});
+      terms.push_back(json{{"name", x.name},
+                           {"formula", x.formula},
+                           {"bytes", x.bytes},
+                           {"pass", std::string(sim::ring_pass_name(x.pass))}});
     memory.push_back(json{{"gpu", r},
-                          {"pass", std::string(sim::ring_pass_name(s.memory[r].pass))},
                           {"bytes", s.memory[r].total_bytes()},
                           {"terms", std::move(terms)}});
   }

@@ -416,48 +416,53 @@ i64 RingMemory::total_bytes() const {
   return t;
 }
 
-// GPU r holds n tokens of its own chunks; a travelling K/V (dK/dV) buffer is
-// sized for the largest GPU's chunks, n_max. The ring buffers: one is enough
-// for a forward alone (GPU r's own K, V, sent at step 0, take the next
-// arrivals) and for P = 2; a training step keeps its own K, V for the
-// backward, so from P = 3 on the ring alternates between two buffers beside
-// them. Scratch of the rung between its launches and the merges (the lead's
-// kernels): the partial O (dtype) and LSE of a step, the backward's dQ, dK, dV
-// of a step (dtype; dK, dV of H heads before the group sum), the K/V expanded
-// to H heads when H_kv < H.
-RingMemory ring_memory(const RingProblem& p, const RingPartition& part, int gpu, RingPass pass) {
+// As the ring's kernels allocate (kernels/src/ring_runner.cpp). GPU r holds n
+// tokens in its own chunks. Per own chunk: Q, O, the logsumexp and, unless the
+// rung writes its O directly (a chunk with one visible pair over the whole
+// ring, e.g. chunk 0 under the causal mask), the running O in fp32; the
+// backward adds dO, dQ (and its fp32 accumulator unless direct), dK, dV of
+// its chunks. Per GPU: its own K, V, two K/V buffers the ring alternates
+// between (sized for the largest GPU's chunks, n_gpu_max), the rung's scratch
+// for one chunk pair (sized for the largest chunk, n_chunk_max): K_j, V_j
+// expanded to H heads (GQA), a partial O and logsumexp; the backward's two
+// travelling dK, dV buffers and a step's dK, dV (fp32), and a chunk pair's
+// partial dQ, dK, dV (dK, dV of H heads before the group sum).
+RingMemory ring_memory(const RingProblem& p, const RingPartition& part, int gpu) {
   RingMemory m;
-  m.pass = pass;
   const i64 B = p.batch, H = p.heads, Hkv = p.kv_heads, d = p.head_dim, e = dtype_bytes(p.dtype);
-  const i64 n = part.tokens_of(gpu);
-  i64 n_max = 0;
-  for (int r = 0; r < part.gpus; ++r) n_max = std::max(n_max, part.tokens_of(r));
   const std::string eb = std::to_string(e);
-  auto add = [&](std::string name, std::string formula, i64 bytes) {
-    if (bytes > 0) m.terms.push_back({std::move(name), std::move(formula), bytes});
-  };
-  const int P = p.gpus;
-  const int ring_buffers = P == 1 ? 0 : (p.backward && P >= 3 ? 2 : 1);
-  const bool gqa = Hkv < H;
-  add("Q", "B·H·n·d·" + eb, B * H * n * d * e);
-  add("O", "B·H·n·d·" + eb, B * H * n * d * e);
-  add("LSE (fp32)", "B·H·n·4", B * H * n * 4);
-  add("K, V of its chunks", "2·B·H_kv·n·d·" + eb, 2 * B * Hkv * n * d * e);
-  add("K, V ring buffers (" + std::to_string(ring_buffers) + ")",
-      std::to_string(ring_buffers) + "·2·B·H_kv·n_max·d·" + eb, ring_buffers * 2 * B * Hkv * n_max * d * e);
-  if (gqa) add("K_j, V_j expanded to H heads", "2·B·H·n_max·d·" + eb, 2 * B * H * n_max * d * e);
-  if (pass == RingPass::forward) {
-    add("O accumulator (fp32)", "B·H·n·d·4", B * H * n * d * 4);
-    add("partial O and LSE of a step", "B·H·n·(d·" + eb + " + 4)", B * H * n * (d * e + 4));
-  } else {
-    add("dO", "B·H·n·d·" + eb, B * H * n * d * e);
-    add("dQ accumulator (fp32)", "B·H·n·d·4", B * H * n * d * 4);
-    const int dkv_buffers = P == 1 ? 1 : 2;
-    add("dK, dV accumulators (fp32, " + std::to_string(dkv_buffers) + (dkv_buffers == 1 ? " buffer)" : " buffers)"),
-        std::to_string(dkv_buffers) + "·2·B·H_kv·n_max·d·4", dkv_buffers * 2 * B * Hkv * n_max * d * 4);
-    add("dQ of a step", "B·H·n·d·" + eb, B * H * n * d * e);
-    add(gqa ? "dK, dV of a step (H heads)" : "dK, dV of a step", "2·B·H·n_max·d·" + eb, 2 * B * H * n_max * d * e);
+  i64 n = 0, n_acc = 0, n_gpu_max = 0, n_chunk_max = 0;
+  for (int c : part.held.at(at(gpu))) {
+    const RingChunk& q = part.chunks[at(c)];
+    n += q.size();
+    int visible = 0;
+    for (const RingChunk& kv : part.chunks) visible += chunk_visibility(q, kv, p.causal) != ChunkVisibility::none;
+    if (visible > 1) n_acc += q.size();
   }
+  for (int r = 0; r < part.gpus; ++r) n_gpu_max = std::max(n_gpu_max, part.tokens_of(r));
+  for (const RingChunk& c : part.chunks) n_chunk_max = std::max(n_chunk_max, c.size());
+  auto add = [&](RingPass pass, std::string name, std::string formula, i64 bytes) {
+    if (bytes > 0) m.terms.push_back({std::move(name), std::move(formula), bytes, pass});
+  };
+  const RingPass F = RingPass::forward, Bw = RingPass::backward;
+  const bool ring = p.gpus > 1, gqa = Hkv < H;
+  add(F, "Q", "B·H·n·d·" + eb, B * H * n * d * e);
+  add(F, "O", "B·H·n·d·" + eb, B * H * n * d * e);
+  add(F, "LSE (fp32)", "B·H·n·4", B * H * n * 4);
+  add(F, "O accumulator (fp32)", "B·H·n_acc·d·4", B * H * n_acc * d * 4);
+  add(F, "K, V of its chunks", "2·B·H_kv·n·d·" + eb, 2 * B * Hkv * n * d * e);
+  if (ring) add(F, "K, V ring buffers (2)", "2·2·B·H_kv·n_gpu_max·d·" + eb, 2 * 2 * B * Hkv * n_gpu_max * d * e);
+  if (gqa) add(F, "K_j, V_j expanded to H heads", "2·B·H·n_chunk_max·d·" + eb, 2 * B * H * n_chunk_max * d * e);
+  add(F, "partial O and LSE of a chunk pair", "B·H·n_chunk_max·(d·" + eb + " + 4)", B * H * n_chunk_max * (d * e + 4));
+  if (!p.backward) return m;
+  add(Bw, "dO", "B·H·n·d·" + eb, B * H * n * d * e);
+  add(Bw, "dQ", "B·H·n·d·" + eb, B * H * n * d * e);
+  add(Bw, "dQ accumulator (fp32)", "B·H·n_acc·d·4", B * H * n_acc * d * 4);
+  add(Bw, "dK, dV of its chunks", "2·B·H_kv·n·d·" + eb, 2 * B * Hkv * n * d * e);
+  add(Bw, "dK, dV travelling (fp32, 2 buffers)", "2·2·B·H_kv·n_gpu_max·d·4", 2 * 2 * B * Hkv * n_gpu_max * d * 4);
+  if (ring) add(Bw, "dK, dV of a step (fp32)", "2·B·H_kv·n_gpu_max·d·4", 2 * B * Hkv * n_gpu_max * d * 4);
+  add(Bw, gqa ? "partial dQ, dK, dV of a chunk pair (H heads)" : "partial dQ, dK, dV of a chunk pair",
+      "3·B·H·n_chunk_max·d·" + eb, 3 * B * H * n_chunk_max * d * e);
   return m;
 }
 
@@ -524,11 +529,7 @@ RingSimulation simulate_ring(const RingProblem& p, const RingTopology& topo, con
   });
 
   for (int r = 0; r < P; ++r) {
-    RingMemory m = ring_memory(p, part, r, RingPass::forward);
-    if (p.backward) {
-      RingMemory b = ring_memory(p, part, r, RingPass::backward);
-      if (b.total_bytes() >= m.total_bytes()) m = std::move(b);
-    }
+    RingMemory m = ring_memory(p, part, r);
     sim.peak_bytes_per_gpu.push_back(m.total_bytes());
     sim.memory.push_back(std::move(m));
   }

@@ -409,37 +409,53 @@ TEST_CASE("ring across nodes: only the hops between nodes take the inter-node li
   CHECK(s.forward.time_s > fast.forward.time_s);
 }
 
-TEST_CASE("ring memory: the named terms of each GPU's peak", "[ring]") {
-  RingProblem p = problem(4, 4096, RingLayout::zigzag, true);
+TEST_CASE("ring memory: the named terms of what each GPU holds, as the ring's kernels allocate", "[ring]") {
+  RingProblem p = problem(4, 4096, RingLayout::zigzag, true);  // 8 chunks of 512: GPU 0 {0, 7}, GPU 1 {1, 6}
   p.batch = 1;
   p.heads = 24;
   p.kv_heads = 8;
   const RingPartition part = ring_partition(p.seq, p.gpus, p.layout);
-  const i64 n = 1024, H = 24, Hkv = 8, d = 128;
-  const RingMemory fwd = ring_memory(p, part, 0, RingPass::forward);
-  std::map<std::string, i64> t;
-  for (const RingMemoryTerm& x : fwd.terms) t[x.name] = x.bytes;
+  const i64 n = 1024, c = 512, H = 24, Hkv = 8, d = 128;
+  auto terms = [&](int gpu) {
+    std::map<std::string, i64> t;
+    for (const RingMemoryTerm& x : ring_memory(p, part, gpu).terms) t[x.name] = x.bytes;
+    return t;
+  };
+  std::map<std::string, i64> t = terms(0);
   CHECK(t["Q"] == H * n * d * 2);
   CHECK(t["O"] == H * n * d * 2);
   CHECK(t["LSE (fp32)"] == H * n * 4);
-  CHECK(t["O accumulator (fp32)"] == H * n * d * 4);
+  // Chunk 0 sees only itself under the mask: the rung writes its O directly.
+  CHECK(t["O accumulator (fp32)"] == H * c * d * 4);
+  CHECK(terms(1)["O accumulator (fp32)"] == H * n * d * 4);
   CHECK(t["K, V of its chunks"] == 2 * Hkv * n * d * 2);
-  CHECK(t["K, V ring buffers (1)"] == 2 * Hkv * n * d * 2);  // a forward alone reuses its own buffer
-  CHECK(t["K_j, V_j expanded to H heads"] == 2 * H * n * d * 2);
+  CHECK(t["K, V ring buffers (2)"] == 2 * 2 * Hkv * n * d * 2);
+  CHECK(t["K_j, V_j expanded to H heads"] == 2 * H * c * d * 2);
+  CHECK(t["partial O and LSE of a chunk pair"] == H * c * (d * 2 + 4));
+  CHECK(t.size() == 8);  // nothing of the backward in a forward alone
   p.backward = true;
-  const RingMemory bwd = ring_memory(p, part, 0, RingPass::backward);
-  t.clear();
-  for (const RingMemoryTerm& x : bwd.terms) t[x.name] = x.bytes;
-  CHECK(t["K, V ring buffers (2)"] == 2 * 2 * Hkv * n * d * 2);  // its own K, V kept for the backward
+  t = terms(0);
+  CHECK(t.size() == 15);
   CHECK(t["dO"] == H * n * d * 2);
-  CHECK(t["dQ accumulator (fp32)"] == H * n * d * 4);
-  CHECK(t["dK, dV accumulators (fp32, 2 buffers)"] == 2 * 2 * Hkv * n * d * 4);
-  CHECK(t.count("O accumulator (fp32)") == 0);
+  CHECK(t["dQ"] == H * n * d * 2);
+  CHECK(t["dQ accumulator (fp32)"] == H * c * d * 4);
+  CHECK(t["dK, dV of its chunks"] == 2 * Hkv * n * d * 2);
+  CHECK(t["dK, dV travelling (fp32, 2 buffers)"] == 2 * 2 * Hkv * n * d * 4);
+  CHECK(t["dK, dV of a step (fp32)"] == 2 * Hkv * n * d * 4);
+  CHECK(t["partial dQ, dK, dV of a chunk pair (H heads)"] == 3 * H * c * d * 2);
+  // Multi-head attention on one GPU: no ring buffers, no expansion.
+  RingProblem one = problem(1, 4096, RingLayout::contiguous, false);
+  one.backward = true;
+  std::map<std::string, i64> u;
+  for (const RingMemoryTerm& x : ring_memory(one, ring_partition(4096, 1, RingLayout::contiguous), 0).terms)
+    u[x.name] = x.bytes;
+  CHECK(u.count("K, V ring buffers (2)") == 0);
+  CHECK(u.count("K_j, V_j expanded to H heads") == 0);
+  CHECK(u.count("dK, dV of a step (fp32)") == 0);
+  CHECK(u.count("O accumulator (fp32)") == 0);  // one pair: the rung writes O itself
   const RingSimulation s = simulate_ring(p, free_links(), compute());
-  for (int r = 0; r < 4; ++r) {
-    CHECK(s.peak_bytes_per_gpu[static_cast<std::size_t>(r)] == s.memory[static_cast<std::size_t>(r)].total_bytes());
-    CHECK(s.memory[static_cast<std::size_t>(r)].pass == RingPass::backward);
-  }
+  for (std::size_t r = 0; r < 4; ++r) CHECK(s.peak_bytes_per_gpu[r] == s.memory[r].total_bytes());
+  CHECK(s.peak_bytes_per_gpu[1] > s.peak_bytes_per_gpu[0]);  // GPU 0's chunk 0 needs no accumulators
 }
 
 TEST_CASE("ring step view: the K/V owner and each chunk pair's visibility", "[ring]") {

@@ -206,21 +206,23 @@ struct RingPassResult {
   std::vector<RingGpuTotals> gpus; // per GPU
 };
 
-// What one GPU holds at the peak of a pass, term by term, so that the
-// kernels' allocation can be printed beside it and compared.
+// What one GPU holds for the ring, term by term, so that the kernels'
+// allocation can be printed beside it and compared. The terms follow the
+// ring's kernels (kernels/src/ring_runner.cpp): one arena per GPU holding the
+// forward's tensors and, for a training step, the backward's, all at once;
+// the rungs' own workspaces are the registry's and are not counted here.
 struct RingMemoryTerm {
-  std::string name;     // "K, V ring buffers (2, H_kv heads)"
-  std::string formula;  // "2·2·B·H_kv·n_max·d·2 B"
+  std::string name;     // "K, V ring buffers (2)"
+  std::string formula;  // "2·2·B·H_kv·n_gpu_max·d·2"
   i64 bytes = 0;
+  RingPass pass = RingPass::forward;  // the pass that needs it (the backward's only in a training step)
 };
 struct RingMemory {
-  RingPass pass = RingPass::forward;  // the pass these terms are of
   std::vector<RingMemoryTerm> terms;
   i64 total_bytes() const;
 };
-// GPU `gpu`'s memory during `pass` (a forward of a training step keeps its K,
-// V for the backward: the ring then needs a buffer more; see the .cpp).
-RingMemory ring_memory(const RingProblem& p, const RingPartition& part, int gpu, RingPass pass);
+// GPU `gpu`'s memory for the ring of `p` (its backward's terms when p.backward).
+RingMemory ring_memory(const RingProblem& p, const RingPartition& part, int gpu);
 
 struct RingSimulation {
   RingProblem problem;
@@ -231,7 +233,7 @@ struct RingSimulation {
   double time_s = 0;               // both passes
   double single_gpu_s = 0;         // the same whole problem on one GPU, same compute model
   double scaling_efficiency = 0;   // single_gpu_s / (P · time_s)
-  std::vector<RingMemory> memory;  // per GPU: the terms of its larger pass
+  std::vector<RingMemory> memory;  // per GPU, term by term
   std::vector<i64> peak_bytes_per_gpu;  // per GPU: memory[r].total_bytes()
   const RingPassResult& pass(RingPass p) const;  // throws std::out_of_range for a backward not simulated
 };
