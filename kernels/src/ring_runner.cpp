@@ -20,6 +20,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -1020,7 +1021,10 @@ sim::RingRunMeta ring_meta(const RingOptions& options, int gpus) {
     const int dev = options.transport == RingTransport::local
                         ? 0
                         : (options.devices.empty() ? r : options.devices[static_cast<std::size_t>(r)]);
-    if (dev < count) m.gpu_names.push_back(query_device(dev).name);
+    if (dev >= count) continue;
+    std::string name = query_device(dev).name;
+    if (options.transport == RingTransport::local) name += " (virtual GPU " + std::to_string(r) + " on device 0)";
+    m.gpu_names.push_back(name);
   }
   if (options.transport == RingTransport::nccl) m.nccl_version = ring::nccl_version();
   for (const char* var : {"NCCL_NVLS_ENABLE", "TORCH_SYMM_MEM_DISABLE_MULTICAST", "NVSHMEM_DISABLE_NVLS",
@@ -1031,6 +1035,16 @@ sim::RingRunMeta ring_meta(const RingOptions& options, int gpus) {
     while (std::fgets(buf, sizeof buf, f)) m.topology += buf;
     ::pclose(f);
   }
+  // nvidia-smi underlines its header with terminal escapes: keep the text.
+  std::string plain;
+  for (std::size_t i = 0; i < m.topology.size(); ++i) {
+    if (m.topology[i] == '\x1b') {
+      while (i < m.topology.size() && !std::isalpha(static_cast<unsigned char>(m.topology[i]))) ++i;
+      continue;
+    }
+    plain += m.topology[i];
+  }
+  m.topology = plain;
   return m;
 }
 
