@@ -9,11 +9,12 @@
 // when both ends have started step s (a send meets its receive) and takes
 // latency + bytes / link bandwidth; step s + 1 on GPU r starts when its
 // compute of step s, its send and its receive of step s are done. The last
-// step (P − 1) sends nothing. A hop carries one message at a time (one NCCL
-// stream): the backward's K, V and dK, dV of a step go one after the other,
-// in the order they are ready (K, V first on a tie). After the last step the partial outputs are
+// step (P − 1) sends nothing. After the last step the partial outputs are
 // already merged (each step's O, LSE folds into the running ones by the
-// online-softmax rule), so the pass ends with the last compute.
+// online-softmax rule), so the pass ends with the last compute. A hop carries
+// one message at a time (one NCCL stream): the backward's K, V and dK, dV of a
+// step go one after the other, in the order they are ready (K, V first on a
+// tie).
 //
 // Backward (a training step's second pass, starting when the forward has
 // ended on every GPU): the same K/V ring, and the partial dK, dV of the
