@@ -61,14 +61,46 @@ TEST_CASE("bench: bad input is one line and exit 2", "[cli][bench]") {
   require_usage_error(bench("--pass fwd --kernels naive_bwd"), "naive_bwd computes the bwd pass");
 }
 
+TEST_CASE("bench --gpus: the ring's bad input is one line and exit 2, before any device", "[cli][bench][ring]") {
+  require_usage_error(bench("--gpus 2 --layout diagonal"), "--layout: expected zigzag");
+  require_usage_error(bench("--gpus 2 --model gpt-5"), "unknown model 'gpt-5' (known: llama2-7b");
+  require_usage_error(bench("--model llama2-7b"), "give --gpus P too");
+  require_usage_error(bench("--virtual-gpus"), "give --gpus P too");
+  require_usage_error(bench("--gpus 2 --kernels fa2"), "--kernels is not a ring option");
+  require_usage_error(bench("--gpus 2 --pass bwd"), "--pass: the ring runs fwd or fwd+bwd");
+  require_usage_error(bench("--gpus 2 --dtype fp32"), "--dtype: the ring runs fp16 or bf16");
+  require_usage_error(bench("--gpus 2 --devices 0,x"), "--devices: expected CUDA device numbers");
+  require_usage_error(bench("--gpus 2 --devices 0"), "--devices: 1 devices for a ring of 2 GPUs");
+  require_usage_error(bench("--gpus 0"), "--gpus: must be at least 1");
+  require_usage_error(bench("--gpus 2 --repeats 2"), "--repeats: at least 3");
+  require_usage_error(bench("--gpus 2 --model llama2-7b --heads 8"), "alternatives");
+  require_usage_error(bench("--gpus 2 --heads 8 --kv-heads 3"), "8");
+  require_usage_error(bench("--sweep perf --gpus 2"), "one-GPU sweep");
+  require_usage_error(bench("--gpus 4 --seq 5"), "5");
+}
+
+TEST_CASE("bench --gpus: a machine that cannot run the ring says why, exit 2", "[cli][bench][ring]") {
+  const std::string why = flashlab::kernels::cuda_unavailable_reason();
+  if (why.empty()) {
+    WARN("SKIPPED: this machine has a GPU; the multi-GPU tests cover the ring");
+    return;
+  }
+  const Run r = bench("--gpus 2 --model llama3.2-1b --seq 8K --quiet");
+  require_usage_error(r, "--gpus 2: ");
+  CHECK_THAT(r.err, Catch::Contains(why));
+  require_usage_error(bench("--sweep ring-llama2-7b --quiet"), why);
+}
+
 TEST_CASE("bench: listing kernels and sweeps needs no GPU", "[cli][bench]") {
   Run r = bench("--list");
   CHECK(r.code == 0);
   for (const char* id : {"naive", "naive_cublas", "fa1", "fa2"}) CHECK_THAT(r.out, Catch::Contains(id));
   r = bench("--list-sweeps");
   CHECK(r.code == 0);
-  for (const char* s : {"lab-batch-seq", "lab-heads", "lab-emb-dim", "lab-head-dim", "lab-causal", "fa2-paper", "perf"})
+  for (const char* s : {"lab-batch-seq", "lab-heads", "lab-emb-dim", "lab-head-dim", "lab-causal", "fa2-paper", "perf",
+                        "ring-llama2-7b", "ring-llama3.2-3b", "ring-llama3.2-1b"})
     CHECK_THAT(r.out, Catch::Contains(s));
+  CHECK_THAT(r.out, !Catch::Contains("ERROR"));
 }
 
 TEST_CASE("the registry listing shows every kernel and whether it can run here", "[cli][bench]") {

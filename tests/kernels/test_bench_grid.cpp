@@ -2,6 +2,8 @@
 // sweep in assets/sweeps valid.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+
 #include "flashlab/kernels/bench_grid.hpp"
 
 using namespace flashlab;
@@ -131,8 +133,88 @@ TEST_CASE("every named sweep parses and expands", "[kernels][grid][assets]") {
     CHECK(s.name == n);
     CHECK_FALSE(s.title.empty());
     CHECK_FALSE(s.source.empty());
-    CHECK_FALSE(expand_axes(s.axes).empty());
+    if (s.ring) CHECK_FALSE(expand_ring_axes(*s.ring).empty());
+    else CHECK_FALSE(expand_axes(s.axes).empty());
   }
+}
+
+TEST_CASE("the ring sweeps: the seed project's models, 8K-128K tokens, both layouts, forward and backward",
+          "[kernels][grid][assets][ring]") {
+  struct Want {
+    const char* sweep;
+    i64 heads, kv_heads, head_dim;
+  };
+  for (const Want& w : {Want{"ring-llama2-7b", 32, 32, 128}, Want{"ring-llama3.2-3b", 24, 8, 128},
+                        Want{"ring-llama3.2-1b", 32, 8, 64}}) {
+    INFO(w.sweep);
+    const SweepFile s = load_sweep(w.sweep);
+    REQUIRE(s.ring.has_value());
+    const std::vector<sim::RingProblem> g = expand_ring_axes(*s.ring);
+    REQUIRE(g.size() == 10u);  // 2 layouts × 5 lengths
+    std::vector<i64> seqs;
+    for (const sim::RingProblem& p : g) {
+      CHECK(p.heads == w.heads);
+      CHECK(p.kv_heads == w.kv_heads);
+      CHECK(p.head_dim == w.head_dim);
+      CHECK(p.causal);
+      CHECK(p.backward);
+      CHECK(p.dtype == sim::DType::bf16);
+      CHECK(p.gpus == 2);
+      seqs.push_back(p.seq);
+    }
+    CHECK(seqs.front() == 8192);
+    CHECK(*std::max_element(seqs.begin(), seqs.end()) == 131072);
+    CHECK(g.front().layout == sim::RingLayout::zigzag);
+    CHECK(g.back().layout == sim::RingLayout::contiguous);
+  }
+}
+
+TEST_CASE("ring axes: GPU counts vary fastest, and what cannot expand says which axis", "[kernels][grid][ring]") {
+  RingAxes a;
+  a.heads = {8};
+  a.kv_heads = {2, 8};
+  a.head_dim = {64};
+  a.seq = {1000, 4096};
+  a.gpus = {1, 3};
+  const std::vector<sim::RingProblem> g = expand_ring_axes(a);
+  REQUIRE(g.size() == 8u);
+  CHECK(g[0].gpus == 1);
+  CHECK(g[1].gpus == 3);
+  CHECK(g[0].seq == 1000);
+  CHECK(g[2].seq == 4096);
+  CHECK(g[0].kv_heads == 2);
+  CHECK(g[4].kv_heads == 8);
+
+  RingAxes both = a;
+  both.models = {"llama2-7b"};
+  CHECK_THROWS_WITH(expand_ring_axes(both), Catch::Contains("not both"));
+  RingAxes unknown;
+  unknown.models = {"gpt-5"};
+  CHECK_THROWS_WITH(expand_ring_axes(unknown), Catch::Contains("unknown model 'gpt-5'") && Catch::Contains("llama2-7b"));
+  RingAxes groups = a;
+  groups.kv_heads = {3};  // 8 heads do not split into groups of 3
+  CHECK_THROWS(expand_ring_axes(groups));
+  RingAxes short_seq = a;
+  short_seq.seq = {5};
+  short_seq.gpus = {4};  // zig-zag: 8 chunks for 5 tokens
+  CHECK_THROWS(expand_ring_axes(short_seq));
+}
+
+TEST_CASE("a bad ring sweep fails at load, naming the key", "[kernels][grid][ring]") {
+  auto parse = [](const std::string& axes) {
+    return parse_sweep(R"({"format": "flashlab-ring-sweep/1", "name": "x", "title": "t", "source": "s", "axes": )" +
+                           axes + "}",
+                       "x.json");
+  };
+  CHECK(parse(R"({"model": "llama3.2-1b", "seq": ["16K"], "gpus": 4})").ring.has_value());
+  CHECK_THROWS_WITH(parse(R"({"modle": "llama3.2-1b"})"), Catch::Contains("x.json") && Catch::Contains("modle"));
+  CHECK_THROWS_WITH(parse(R"({"layout": "diagonal"})"), Catch::Contains("axes.layout"));
+  CHECK_THROWS_WITH(parse(R"({"dtype": "fp32"})"), Catch::Contains("axes.dtype"));
+  CHECK_THROWS_WITH(parse(R"({"pass": "bwd"})"), Catch::Contains("axes.pass"));
+  CHECK_THROWS_WITH(parse(R"({"gpus": 5000})"), Catch::Contains("axes.gpus"));
+  CHECK_THROWS_WITH(parse_sweep(R"({"format": "flashlab-ring-sweep/1", "name": "x", "kernels": ["fa2"], "axes": {}})",
+                                "x.json"),
+                    Catch::Contains("names no kernels"));
 }
 
 TEST_CASE("the lab-report sweeps reproduce the reports' grids", "[kernels][grid][assets]") {
