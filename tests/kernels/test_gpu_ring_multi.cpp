@@ -76,8 +76,19 @@ TEST_CASE("ring over NCCL: the timed run's transfers overlap the compute") {
   CHECK(r.transport == "nccl");
   CHECK(r.rel_error < 2e-2);
   CHECK(r.rel_error_grads < 2e-2);
-  // At 32K tokens a step's compute is milliseconds and a K/V chunk crosses
-  // NVLink in well under one: the exposed part is a fraction of the transfers.
+  // At 32K tokens a GPU's step computes for milliseconds while its K/V
+  // package (2·8 heads·16K tokens·128·2 bytes = 64 MiB) crosses NVLink in a
+  // fraction of one: were the transfers not overlapped, the compute would wait
+  // for all of them (exposed = comm).
+  INFO("forward: comm " << r.forward.comm_ms << " ms, exposed " << r.forward.exposed_comm_ms << " ms of "
+                        << r.forward.time_ms_median);
   CHECK(r.forward.comm_ms > 0);
-  CHECK(r.forward.exposed_comm_ms < r.forward.time_ms_median);
+  CHECK(r.forward.exposed_comm_ms <= 0.5 * r.forward.comm_ms);
+  REQUIRE(r.backward.has_value());
+  for (const sim::RingMeasuredStep& s : r.forward.steps)
+    if (s.transfer_start_ms >= 0) {
+      // The transfer of step s runs beside the compute of step s.
+      INFO("gpu " << s.gpu << " step " << s.step);
+      CHECK(s.transfer_start_ms < s.compute_end_ms);
+    }
 }
