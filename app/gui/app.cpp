@@ -25,6 +25,7 @@
 #include "model.hpp"
 #include "panels.hpp"
 #include "probe.hpp"
+#include "ring_model.hpp"
 #include "scenario.hpp"
 #include "screenshot.hpp"
 #include "theme.hpp"
@@ -60,7 +61,8 @@ const std::vector<std::pair<std::string, AppState::PanelRect AppState::*>>& pane
   static const std::vector<std::pair<std::string, AppState::PanelRect AppState::*>> panels{
       {"controls", &AppState::rect_controls}, {"tiling", &AppState::rect_tiling},
       {"counters", &AppState::rect_counters}, {"plots", &AppState::rect_plots},
-      {"concepts", &AppState::rect_concepts}};
+      {"concepts", &AppState::rect_concepts}, {"ring", &AppState::rect_ring},
+      {"ring-step", &AppState::rect_ring_step}};
   return panels;
 }
 
@@ -210,7 +212,12 @@ RunResult run(const Options& opt) {
       recompute(s);
       probe.recomputed(s);
     }
+    if (ring_needs_recompute(s)) {  // after the one-GPU model: the ring reuses its hardware
+      recompute_ring(s);
+      probe.recomputed(s);
+    }
     apply_cursor_request(s);
+    apply_ring_step_request(s);
     continue_softmax(s);
     poll_bench_job(s);
     probe.model_ready(s);

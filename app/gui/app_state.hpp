@@ -24,6 +24,7 @@
 #include "flashlab/analysis/roofline.hpp"
 #include "flashlab/sim.hpp"
 #include "flashlab/sim/online_softmax.hpp"
+#include "ring_state.hpp"
 
 namespace flashlab::gui {
 
@@ -201,7 +202,12 @@ struct BenchState {
   bool pending_on_current_problem = false;
 };
 
+// What the window shows right of the controls: one GPU's tiling, counters
+// and plots, or the ring of GPUs (ring attention's timeline and step-through).
+enum class Workspace { one_gpu, ring };
+
 struct ViewState {
+  Workspace workspace = Workspace::one_gpu;
   double ui_scale = 1.0;
   double pending_ui_scale = 0;  // applied between frames (the font atlas is rebuilt)
   std::string tab = "roofline";  // id of the selected plot tab (plot_tabs.hpp)
@@ -243,7 +249,9 @@ struct CursorRequest {
 struct Scene {
   std::string title;  // the scene's title bar
   std::string point;  // its one-line talking point
-  std::string stage = "tiling";  // "tiling", "counters" (two algorithms side by side), or a chart id
+  // "tiling", "counters" (two algorithms side by side), a chart id, or the
+  // ring's "ring" (timeline and step-through), "ring-timeline", "ring-step".
+  std::string stage = "tiling";
   nlohmann::json state = nlohmann::json::object();  // scenario setting keys, applied on entering it
 };
 
@@ -266,11 +274,12 @@ struct AppState {
   Playback playback;
   ViewState view;
   BenchState bench;
+  RingState ring;        // the multi-GPU view (ring_model.hpp)
   ScreenChecks checks;
   std::uint64_t frame = 0;
   // Panel rectangles of the last frame (screenshots of one panel, tests).
   struct PanelRect { float x = 0, y = 0, w = 0, h = 0; };
-  PanelRect rect_controls, rect_tiling, rect_counters, rect_plots, rect_concepts;
+  PanelRect rect_controls, rect_tiling, rect_counters, rect_plots, rect_concepts, rect_ring, rect_ring_step;
   std::vector<std::string> tabs_visited;  // plot tabs drawn at least once
 };
 

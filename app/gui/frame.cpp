@@ -9,6 +9,7 @@
 #include "model.hpp"
 #include "panels.hpp"
 #include "presenter.hpp"
+#include "ring_model.hpp"
 #include "theme.hpp"
 
 namespace flashlab::gui {
@@ -45,14 +46,14 @@ Layout compute_layout(ImVec2 display, float scale, bool hide_controls, bool plot
     left = std::min(std::clamp(W * 0.28f, 230.0f * scale, 330.0f * scale), W * 0.4f);
     right = 0;
   } else {
-    left = std::clamp(W * 0.21f, 250.0f * scale, 420.0f * scale);
-    right = std::clamp(W * 0.25f, 280.0f * scale, 470.0f * scale);
-    const float min_mid = 0.36f * W;
-    if (left + right > W - min_mid) {
-      const float k = (W - min_mid) / (left + right);
-      left *= k;
-      right *= k;
-    }
+      left = std::clamp(W * 0.21f, 250.0f * scale, 420.0f * scale);
+      right = std::clamp(W * 0.25f, 280.0f * scale, 470.0f * scale);
+      const float min_mid = 0.36f * W;
+      if (left + right > W - min_mid) {
+        const float k = (W - min_mid) / (left + right);
+        left *= k;
+        right *= k;
+      }
   }
   if (hide_controls) left = 0;
   L.controls = {0, 0, std::floor(left), body_h};
@@ -94,19 +95,37 @@ void draw_frame(AppState& s) {
     if (ImGui::Begin("Controls", nullptr, kPanelFlags)) panel_controls(s);
     ImGui::End();
   }
-  place(L.tiling);
-  if (ImGui::Begin("Tiling — step through the schedule", nullptr, kPanelFlags | ImGuiWindowFlags_NoScrollbar)) panel_tiling(s);
-  ImGui::End();
-  s.view.counters_in_tabs = L.counters_in_tabs;
-  if (!L.counters_in_tabs) {
-    place(L.counters);
-    if (ImGui::Begin("Counters", nullptr, kPanelFlags)) panel_counters(s);
+  if (s.view.workspace == Workspace::ring) {
+    // The ring takes everything right of the controls.
+    const Box ring{L.controls.w, 0, std::max(1.0f, L.plots.w), L.status.y};
+    s.rect_ring = rect_of(ring);
+    place(ring);
+    if (ImGui::Begin("Ring attention across GPUs — the timeline per GPU and the step-through", nullptr,
+                     kPanelFlags | ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse)) {
+      if (L.controls.w <= 0) {
+        if (ImGui::Button("☰ controls")) s.view.hide_controls = false;
+        if (ImGui::IsItemHovered()) ImGui::SetTooltip("show the controls (F9)");
+        ImGui::SameLine();
+        workspace_switch(s, true);
+      }
+      panel_ring(s);
+    }
+    ImGui::End();
+  } else {
+    place(L.tiling);
+    if (ImGui::Begin("Tiling — step through the schedule", nullptr, kPanelFlags | ImGuiWindowFlags_NoScrollbar)) panel_tiling(s);
+    ImGui::End();
+    s.view.counters_in_tabs = L.counters_in_tabs;
+    if (!L.counters_in_tabs) {
+      place(L.counters);
+      if (ImGui::Begin("Counters", nullptr, kPanelFlags)) panel_counters(s);
+      ImGui::End();
+    }
+    place(L.plots);
+    if (ImGui::Begin("Plots", nullptr, kPanelFlags | ImGuiWindowFlags_NoTitleBar | ImGuiWindowFlags_NoScrollbar))
+      panel_plots(s);
     ImGui::End();
   }
-  place(L.plots);
-  if (ImGui::Begin("Plots", nullptr, kPanelFlags | ImGuiWindowFlags_NoTitleBar | ImGuiWindowFlags_NoScrollbar))
-    panel_plots(s);
-  ImGui::End();
   place(L.status);
   if (ImGui::Begin("##status", nullptr,
                    kPanelFlags | ImGuiWindowFlags_NoTitleBar | ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse))
@@ -129,7 +148,19 @@ void status_bar(AppState& s) {
   const Model& m = s.model;
   ImVec4 col = color_note();
   std::string text;
-  if (!m.valid) {
+  const bool ring = s.view.workspace == Workspace::ring;
+  const RingModel& rm = s.ring.model;
+  if (ring && !rm.valid) {
+    col = color_error();
+    text = "✕ " + (rm.errors.empty() ? std::string("invalid inputs") : rm.errors.front());
+  } else if (ring && s.view.status.empty()) {
+    text = sim::describe(rm.simulation.problem) + " on " +
+           (rm.compute.hw.display_name.empty() ? rm.compute.hw.name : rm.compute.hw.display_name) + ", links " +
+           rm.topology.intra.id + " / " + rm.topology.inter.id;
+  } else if (ring) {
+    col = s.view.status_is_error ? color_error() : color_good();
+    text = s.view.status;
+  } else if (!m.valid) {
     col = color_error();
     text = "✕ " + (m.errors.empty() ? std::string("invalid inputs") : m.errors.front());
   } else if (!s.view.status.empty()) {
@@ -144,13 +175,15 @@ void status_bar(AppState& s) {
   }
   ImGui::AlignTextToFramePadding();
   ImGui::TextColored(col, "%s", text.c_str());
-  if (!m.valid && m.errors.size() > 1 && ImGui::IsItemHovered()) {
+  const std::vector<std::string>& all = ring ? rm.errors : m.errors;
+  if ((ring ? !rm.valid : !m.valid) && all.size() > 1 && ImGui::IsItemHovered()) {
     ImGui::BeginTooltip();
-    for (const std::string& e : m.errors) ImGui::TextUnformatted(e.c_str());
+    for (const std::string& e : all) ImGui::TextUnformatted(e.c_str());
     ImGui::EndTooltip();
   }
   // The key reminder, only where it does not cover the message.
-  const char* keys = "Space play · ←/→ step · Home/End · +/- speed · F9 controls · F11 full screen · F12 screenshot";
+  const char* keys = ring ? "←/→ step · Home/End · F6 one GPU · F9 controls · F11 full screen · F12 screenshot"
+                          : "Space play · ←/→ step · Home/End · +/- speed · F6 GPUs · F9 controls · F11 full screen · F12 screenshot";
   const float kw = ImGui::CalcTextSize(keys).x, tw = ImGui::CalcTextSize(text.c_str()).x;
   const float W = ImGui::GetWindowWidth(), pad = ImGui::GetStyle().WindowPadding.x;
   if (tw + kw + 4 * pad < W) {
@@ -186,6 +219,17 @@ void handle_keys(AppState& s) {
   }
   if (pressed(GLFW_KEY_F9)) s.view.hide_controls = !s.view.hide_controls;
   if (pressed(GLFW_KEY_F12)) request_screenshot(s, "");
+  if (ImGui::IsKeyPressed(GLFW_KEY_F6, false))
+    s.view.workspace = s.view.workspace == Workspace::ring ? Workspace::one_gpu : Workspace::ring;
+  if (s.view.workspace == Workspace::ring) {
+    // The ring's step, as the tiling view's cursor.
+    if (!s.ring.model.valid) return;
+    if (pressed(GLFW_KEY_RIGHT)) ring_step_by(s, io.KeyShift ? 4 : 1);
+    if (pressed(GLFW_KEY_LEFT)) ring_step_by(s, io.KeyShift ? -4 : -1);
+    if (pressed(GLFW_KEY_HOME)) ring_seek_step(s, 0);
+    if (pressed(GLFW_KEY_END)) ring_seek_step(s, s.ring.model.simulation.problem.gpus - 1);
+    return;
+  }
   if (!s.model.valid) return;
   if (ImGui::IsKeyPressed(GLFW_KEY_SPACE, false)) {
     s.playback.playing = !s.playback.playing;

@@ -12,7 +12,7 @@ namespace flashlab::gui {
 struct Options {
   int frames = 0;                // 0: until the window is closed
   std::string screenshot;        // PNG of the whole window after the last frame
-  std::string screenshot_panel;  // crop the screenshot to one panel (controls, tiling, counters, plots, concepts)
+  std::string screenshot_panel;  // crop the screenshot to one panel (controls, tiling, counters, plots, concepts, ring, ring-step)
   double ui_scale = 0;           // 0: the scenario's, else 1.0
   std::string scenario;          // JSON file (assets/scenarios/*.json)
   bool stats = false;            // print one JSON object of frame times on stdout
@@ -29,7 +29,7 @@ struct RunResult {
 
 RunResult run(const Options& options);
 
-// The panels a screenshot can be cropped to: controls, tiling, counters, plots, concepts.
+// The panels a screenshot can be cropped to: controls, tiling, counters, plots, concepts, ring, ring-step.
 const std::vector<std::string>& screenshot_panels();
 
 }  // namespace flashlab::gui

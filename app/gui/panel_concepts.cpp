@@ -204,6 +204,37 @@ void concept_hopper(const AppState& s) {
   docs_link("docs/model.md (the Hopper schedule), kernels/README.md and the scenario lecture-hopper");
 }
 
+void concept_ring(const AppState& s) {
+  math_text("Sequence-parallel ring attention (Liu et al. 2023): P GPUs each hold a chunk of the sequence, its "
+            "Q, K, V and O. At each of P steps a GPU computes its queries against the K, V chunk it holds while "
+            "that chunk travels on to the next GPU and the next one arrives; the partial outputs merge through "
+            "the logsumexp, as the online softmax merges key blocks on one GPU. Communication hides under compute "
+            "while a step's compute takes longer than moving a chunk over the link. Under the causal mask the "
+            "contiguous layout leaves GPU 0 idle after its first step while the last GPU computes at every step; "
+            "the zig-zag layout (GPU r holds chunks r and 2P − 1 − r) gives every GPU the same work. The backward "
+            "is a second ring that carries K, V and the partial dK, dV, which come home after P steps.",
+            ImGui::GetStyleColorVec4(ImGuiCol_Text));
+  const RingModel& m = s.ring.model;
+  if (m.valid) {
+    const sim::RingProblem& p = m.simulation.problem;
+    const sim::RingPassResult& f = m.simulation.forward;
+    const sim::RingPartition& part = m.simulation.partition;
+    ImGui::Bullet();
+    math_text("now: " + std::to_string(p.gpus) + " GPUs, " +
+                  (p.layout == sim::RingLayout::zigzag ? "zig-zag" : "contiguous") + ", " +
+                  std::to_string(part.chunks.size()) + " chunks of about " +
+                  fmt_count(p.seq / static_cast<sim::i64>(std::max<size_t>(1, part.chunks.size()))) +
+                  " tokens; a GPU receives up to " + sim::bytes_iec(static_cast<double>(f.bytes_per_step)) +
+                  " of K, V per step; the forward takes " + fmt_ms(f.time_s * 1e3, "concept ring") + ", " +
+                  fmt_ms(f.exposed_comm_s * 1e3, "concept ring") + " of it waiting for data; scaling efficiency " +
+                  fmt_fixed(100 * m.simulation.scaling_efficiency, 0, "concept ring") + "% against one GPU",
+              ImGui::GetStyleColorVec4(ImGuiCol_Text));
+  } else {
+    ImGui::TextColored(color_dim(), "Across GPUs (F6) shows the ring: the timeline per GPU and the step-through.");
+  }
+  docs_link("docs/multi-gpu.md and the scenario lecture-ring");
+}
+
 }  // namespace
 
 void panel_concepts(AppState& s) {
@@ -217,6 +248,7 @@ void panel_concepts(AppState& s) {
   if (ImGui::CollapsingHeader("The backward pass", ImGuiTreeNodeFlags_DefaultOpen)) concept_backward(s);
   if (ImGui::CollapsingHeader("What Hopper changed: TMA, wgmma, warp specialisation", ImGuiTreeNodeFlags_DefaultOpen))
     concept_hopper(s);
+  if (ImGui::CollapsingHeader("Attention across GPUs: the ring", ImGuiTreeNodeFlags_DefaultOpen)) concept_ring(s);
   ImGui::PopTextWrapPos();
 }
 

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "controls.hpp"
 #include "format.hpp"
 #include "math_view.hpp"
 #include "model.hpp"
@@ -33,19 +34,6 @@ bool algorithm_combo(const char* label, sim::Algorithm& a) {
   return changed;
 }
 
-// A typed size with its label on the left; red when it does not parse, or
-// when the model's error is about it (`blamed`).
-void size_field(const char* label, const char* id, std::string& value, const char* hint, float width, bool blamed = false) {
-  const bool bad = blamed || !sim::parse_size(value) || *sim::parse_size(value) < 1;
-  ImGui::AlignTextToFramePadding();
-  ImGui::TextUnformatted(label);
-  ImGui::SameLine(width);
-  ImGui::SetNextItemWidth(-1);
-  if (bad) ImGui::PushStyleColor(ImGuiCol_FrameBg, ImVec4(0.45f, 0.12f, 0.12f, 1.0f));
-  ImGui::InputTextWithHint(id, hint, &value, ImGuiInputTextFlags_CharsNoBlank);
-  if (bad) ImGui::PopStyleColor();
-}
-
 // The round size nearest to n on a log scale: four steps per octave
 // (1024, 1280, 1536, 1792, 2048, ...), exact below 8.
 long long snap_round(long long n) {
@@ -65,12 +53,28 @@ long long snap_round(long long n) {
   return best;
 }
 
+}  // namespace
+
 void section(const char* title) {
   ImGui::Spacing();
   ImGui::PushFont(fonts().big);
   ImGui::TextUnformatted(title);
   ImGui::PopFont();
   ImGui::Separator();
+}
+
+void text_field(const char* label, const char* id, std::string& value, const char* hint, float width, bool bad) {
+  ImGui::AlignTextToFramePadding();
+  ImGui::TextUnformatted(label);
+  ImGui::SameLine(width);
+  ImGui::SetNextItemWidth(-1);
+  if (bad) ImGui::PushStyleColor(ImGuiCol_FrameBg, ImVec4(0.45f, 0.12f, 0.12f, 1.0f));
+  ImGui::InputTextWithHint(id, hint, &value, ImGuiInputTextFlags_CharsNoBlank);
+  if (bad) ImGui::PopStyleColor();
+}
+
+void size_field(const char* label, const char* id, std::string& value, const char* hint, float width, bool blamed) {
+  text_field(label, id, value, hint, width, blamed || !sim::parse_size(value) || *sim::parse_size(value) < 1);
 }
 
 void help_marker(const char* text) {
@@ -85,9 +89,29 @@ void help_marker(const char* text) {
   }
 }
 
-}  // namespace
+void workspace_switch(AppState& s, bool compact) {
+  // Two halves of one row (or two buttons as wide as their text): the selected one lit like a pressed button.
+  const float w = compact ? ImGui::CalcTextSize("Across GPUs").x + 2 * ImGui::GetStyle().FramePadding.x
+                          : (ImGui::GetContentRegionAvail().x - ImGui::GetStyle().ItemSpacing.x) / 2;
+  const std::pair<Workspace, const char*> items[] = {{Workspace::one_gpu, "One GPU"}, {Workspace::ring, "Across GPUs"}};
+  for (int k = 0; k < 2; ++k) {
+    const bool on = s.view.workspace == items[k].first;
+    if (k) ImGui::SameLine();
+    if (on) ImGui::PushStyleColor(ImGuiCol_Button, ImGui::GetStyleColorVec4(ImGuiCol_ButtonActive));
+    if (ImGui::Button(items[k].second, ImVec2(w, 0))) s.view.workspace = items[k].first;
+    if (on) ImGui::PopStyleColor();
+    if (ImGui::IsItemHovered())
+      ImGui::SetTooltip(k ? "ring attention over P GPUs: the timeline per GPU and the step-through (F6)"
+                          : "one GPU: the tiling, the counters and the plots (F6)");
+  }
+}
 
 void panel_controls(AppState& s) {
+  workspace_switch(s);
+  if (s.view.workspace == Workspace::ring) {
+    panel_ring_controls(s);
+    return;
+  }
   Inputs& in = s.inputs;
   // Labels in one column as wide as the widest of them.
   const float label_w = ImGui::CalcTextSize("head dim d").x + ImGui::GetStyle().ItemSpacing.x * 2;

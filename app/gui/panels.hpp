@@ -2,7 +2,11 @@
 // read s.model and edit s.inputs (the main loop recomputes on change).
 #pragma once
 
+#include <string>
+
 #include "app_state.hpp"
+
+struct ImVec2;  // imgui.h: the panels' callers in tests need no ImGui
 
 namespace flashlab::gui {
 
@@ -23,6 +27,29 @@ void transport_bar(AppState& s);
 // The Hopper schedule of a view that has one, in a child as wide as the
 // window and `height` pixels tall (panel_pipeline.cpp).
 void draw_pipeline(const AppState& s, const AlgoView& v, float height);
+
+// The multi-GPU view: ring attention over P GPUs (ring_model.hpp holds its model).
+// The ring's controls (panel_ring_controls.cpp), under the workspace switch.
+void panel_ring_controls(AppState& s);
+// The two halves of the controls' top row: one GPU, or across GPUs (F6);
+// `compact`: two buttons as wide as their text.
+void workspace_switch(AppState& s, bool compact = false);
+// Right of the controls: the timeline per GPU (simulated, the other layout,
+// measured) with the totals, over the step-through (panel_ring.cpp).
+void panel_ring(AppState& s);
+// What a presenter's stage shows of it: "ring", "ring-timeline", "ring-step".
+void ring_stage(AppState& s, const std::string& stage);
+bool is_ring_stage(const std::string& stage);
+// The parts, each in a child of `size` (ring_timeline.cpp, ring_step.cpp).
+void draw_ring_timeline(AppState& s, ImVec2 size);
+// The height the timeline's rows take at a comfortable size (a line and a half each).
+float ring_timeline_wanted_height(const AppState& s, float width);
+// ... and the totals beside it, all their rows and notes.
+float ring_totals_wanted_height(const AppState& s);
+void draw_ring_totals(AppState& s, ImVec2 size);
+void draw_ring_step(AppState& s, ImVec2 size);
+// The step's transport: first, back, the slider, on, last (keys ←/→, Home/End).
+void ring_transport(AppState& s);
 
 // Space, ←/→, Home/End, +/-, F11, Ctrl+=/Ctrl+- (UI scale), F12 (screenshot).
 void handle_keys(AppState& s);

@@ -10,6 +10,7 @@
 #include "model.hpp"
 #include "panels.hpp"
 #include "plot.hpp"
+#include "ring_model.hpp"
 #include "scenario.hpp"
 #include "theme.hpp"
 
@@ -80,8 +81,10 @@ void enter_scene(AppState& s, int k) {
   } catch (const std::exception& e) {
     p.error = "scene " + std::to_string(k + 1) + ": " + e.what();
   }
-  if (sc.stage != "tiling" && sc.stage != "counters") {
-    s.view.tab = sc.stage;  // the lab's panels show the same chart when Esc is pressed
+  // Esc shows the lab's panels with the same view: the ring's, or the same chart.
+  s.view.workspace = is_ring_stage(sc.stage) ? Workspace::ring : Workspace::one_gpu;
+  if (sc.stage != "tiling" && sc.stage != "counters" && !is_ring_stage(sc.stage)) {
+    s.view.tab = sc.stage;
     s.view.force_tab = true;
   }
 }
@@ -96,9 +99,23 @@ void presenter_previous(AppState& s) {
   if (s.presenter.current > 0) enter_scene(s, s.presenter.current - 1);
 }
 
+namespace {
+
+// A ring stage that shows the step-through steps it first, like a tiling stage.
+bool ring_steps(const Scene* sc) { return sc && (sc->stage == "ring" || sc->stage == "ring-step"); }
+
+bool ring_at_end(const AppState& s) {
+  const RingModel& m = s.ring.model;
+  return !m.valid || m.step.step + 1 >= m.simulation.problem.gpus;
+}
+
+}  // namespace
+
 void presenter_right(AppState& s) {
   const Scene* sc = current_scene(s);
-  if (sc && sc->stage == "tiling" && !cursor_at_end(s)) {
+  if (ring_steps(sc) && !ring_at_end(s)) {
+    ring_step_by(s, 1);
+  } else if (sc && sc->stage == "tiling" && !cursor_at_end(s)) {
     s.playback.playing = false;
     step_primary(s, 1);
   } else {
@@ -108,7 +125,9 @@ void presenter_right(AppState& s) {
 
 void presenter_left(AppState& s) {
   const Scene* sc = current_scene(s);
-  if (sc && sc->stage == "tiling" && !cursor_at_start(s)) {
+  if (ring_steps(sc) && s.ring.model.valid && s.ring.model.step.step > 0) {
+    ring_step_by(s, -1);
+  } else if (sc && sc->stage == "tiling" && !cursor_at_start(s)) {
     s.playback.playing = false;
     step_primary(s, -1);
   } else {
@@ -157,8 +176,10 @@ void draw_presenter(AppState& s) {
   const std::string stage = sc ? sc->stage : std::string("tiling");
   if (ImGui::Begin("##stage", nullptr, kStageFlags)) {
     s.rect_tiling = {0, title_h, W, stage_h};
+    s.rect_ring = s.rect_tiling;
     if (stage == "tiling") panel_tiling(s);
     else if (stage == "counters") counters_side_by_side(s);
+    else if (is_ring_stage(stage)) ring_stage(s, stage);
     else chart_stage(s, stage, ImGui::GetContentRegionAvail());
   }
   ImGui::End();
@@ -167,15 +188,23 @@ void draw_presenter(AppState& s) {
   ImGui::SetNextWindowPos(ImVec2(0, title_h + stage_h));
   ImGui::SetNextWindowSize(ImVec2(W, strip_h));
   if (ImGui::Begin("##strip", nullptr, kStageFlags)) {
+    const RingModel& rm = s.ring.model;
     if (!p.error.empty()) {
       ImGui::TextColored(color_error(), "✕ %s", p.error.c_str());
+    } else if (is_ring_stage(stage) && !rm.valid) {
+      ImGui::TextColored(color_error(), "✕ %s", rm.errors.empty() ? "invalid inputs" : rm.errors.front().c_str());
+    } else if (is_ring_stage(stage)) {
+      ImGui::TextColored(color_note(), "%s", (sim::describe(rm.simulation.problem) + " on " + rm.compute.hw.display_name +
+                                              ", links " + rm.topology.intra.id + " / " + rm.topology.inter.id).c_str());
     } else if (!s.model.valid) {
       ImGui::TextColored(color_error(), "✕ %s", s.model.errors.empty() ? "invalid inputs" : s.model.errors.front().c_str());
     } else {
       ImGui::TextColored(color_note(), "%s", (sim::describe(s.model.problem) + " on " + s.model.hw.display_name).c_str());
     }
     const char* keys = stage == "tiling" ? "PgDn / PgUp: scenes · → / ←: step (scenes at the ends) · Space: play · Esc: panels"
-                                         : "PgDn / PgUp or → / ←: scenes · Esc: the lab's panels";
+                       : stage == "ring" || stage == "ring-step"
+                           ? "PgDn / PgUp: scenes · → / ←: the ring's step (scenes at the ends) · Esc: panels"
+                           : "PgDn / PgUp or → / ←: scenes · Esc: the lab's panels";
     ImGui::TextColored(color_dim(), "%s", keys);
   }
   ImGui::End();

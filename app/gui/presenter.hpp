@@ -1,10 +1,12 @@
 // Presenter mode: a lecture as a sequence of scenes (a scenario's "scenes").
-// The stage shows one thing large — the tiling view, a chart, or the counters
-// of two algorithms side by side — under a title bar readable from the back of
+// The stage shows one thing large — the tiling view, a chart, the counters
+// of two algorithms side by side, or the ring of GPUs (its timeline, its
+// step-through, or both) — under a title bar readable from the back of
 // the room, with a thin strip of transport and keys below. PageDown/PageUp
 // (what presentation clickers send) move between scenes; → and ← step the
-// schedule on a tiling stage and move between scenes at its ends, and on any
-// other stage; Esc leaves for the lab's panels, F5 comes back.
+// schedule on a tiling stage (the ring's step on a stage showing its
+// step-through) and move between scenes at its ends, and on any other stage;
+// Esc leaves for the lab's panels, F5 comes back.
 #pragma once
 
 #include "app_state.hpp"

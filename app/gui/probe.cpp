@@ -244,6 +244,17 @@ void Probe::finish(const AppState& s, int width, int height, const std::string& 
   j["scenes"] = s.presenter.scenes.size();
   j["scenes_entered"] = s.presenter.scenes_entered;
   j["status_is_error"] = s.view.status_is_error;
+  j["workspace"] = s.view.workspace == Workspace::ring ? "ring" : "one-gpu";
+  j["ring_valid"] = s.ring.model.valid;
+  if (s.ring.model.valid) {
+    j["ring_problem"] = sim::describe(s.ring.model.simulation.problem);
+    j["ring_step"] = s.ring.model.step.step;
+    j["ring_lanes"] = s.ring.model.lanes.size();
+    j["ring_measured_run"] = s.ring.model.measured.run + 1;  // 0: none
+    j["ring_recompute_ms"] = s.ring.model.recompute_ms;
+  } else {
+    j["ring_error"] = s.ring.model.errors.empty() ? std::string() : s.ring.model.errors.front();
+  }
   if (s.model.valid) {
     j["problem"] = sim::describe(s.model.problem);
     j["events"] = s.model.algos[0].cursor->size();

@@ -79,8 +79,9 @@ void RandomWalk::mutate_state(AppState& s) {
   }
   if (uniform() > 0.2) return;
   Inputs& in = s.inputs;
+  RingInputs& ring = s.ring.inputs;
   const bool valid = uniform() < 0.6;
-  switch (pick(16)) {
+  switch (pick(20)) {
     case 0: in.seq = random_size(valid); break;
     case 1: in.head_dim = valid ? std::to_string(16 * (1 + pick(16))) : random_size(false); break;
     case 2: in.batch = valid ? std::to_string(1 + pick(64)) : random_size(false); break;
@@ -126,6 +127,35 @@ void RandomWalk::mutate_state(AppState& s) {
       s.playback.events_per_s = std::pow(2.0, pick(20) - 2);
       s.playback.playing = uniform() < 0.6;
       break;
+    // The ring of GPUs: its view, and valid and invalid values in its fields.
+    case 16: s.view.workspace = s.view.workspace == Workspace::ring ? Workspace::one_gpu : Workspace::ring; break;
+    case 17:
+      ring.gpus = valid ? std::to_string(1 + pick(64)) : random_size(false);
+      ring.seq = valid ? std::to_string(1 + pick(64)) + "K" : random_size(false);
+      if (uniform() < 0.3) ring.batch = valid ? std::to_string(1 + pick(8)) : random_size(false);
+      break;
+    case 18: {
+      ring.layout = uniform() < 0.5 ? sim::RingLayout::zigzag : sim::RingLayout::contiguous;
+      ring.causal = uniform() < 0.7;
+      ring.backward = uniform() < 0.4;
+      ring.compare_layouts = uniform() < 0.4;
+      const char* models[] = {"llama2-7b", "llama3.2-3b", "llama3.2-1b", "custom", "no-such-model"};
+      ring.model = models[pick(valid ? 4 : 5)];
+      ring.heads = valid ? std::to_string(8 * (1 + pick(8))) : random_size(false);
+      ring.kv_heads = valid ? "8" : random_size(false);
+      ring.head_dim = valid ? std::to_string(32 * (1 + pick(8))) : random_size(false);
+      ring.efficiency = valid ? std::to_string(0.05 + 0.95 * uniform()) : kJunk[pick(static_cast<int>(sizeof kJunk / sizeof kJunk[0]))];
+      break;
+    }
+    case 19: {
+      const char* links[] = {"nvlink4", "pcie5", "ib-ndr", "", "no-such-link", "/nonexistent.json"};
+      ring.intra = links[pick(valid ? 3 : 6)];
+      ring.inter = links[pick(valid ? 3 : 6)];
+      ring.gpus_per_node = valid ? std::to_string(1 + pick(16)) : random_size(false);
+      ring.dtype = static_cast<sim::DType>(pick(3));
+      s.ring.step_request = pick(70);
+      break;
+    }
   }
 }
 

@@ -8,10 +8,12 @@
 #include <stdexcept>
 
 #include "flashlab/analysis/report.hpp"
+#include "flashlab/sim/attention_models.hpp"
 #include "model.hpp"
 #include "panels.hpp"
 #include "plot_tabs.hpp"
 #include "presenter.hpp"
+#include "ring_model.hpp"
 
 namespace flashlab::gui {
 
@@ -21,7 +23,8 @@ using nlohmann::json;
 
 const std::set<std::string> kSettingKeys{"problem",  "hardware", "sram",   "tiles", "algorithms", "lockstep",
                                          "cursor",   "playing",  "events_per_s", "tab", "concepts", "ui_scale",
-                                         "results",  "export_dir", "plots_large", "hide_controls", "bench"};
+                                         "results",  "export_dir", "plots_large", "hide_controls", "bench",
+                                         "workspace", "ring", "ring_results"};
 const std::set<std::string> kScriptOnlyKeys{"frame", "key", "export_all", "screenshot", "export", "wait_bench", "scene"};
 
 std::string text_of(const json& v, const std::string& what) {
@@ -82,7 +85,87 @@ void apply_problem(Inputs& in, const json& p) {
   }
 }
 
+// The ring's settings: {"model": "llama2-7b" | "custom", "heads", "kv_heads",
+// "head_dim", "batch", "seq", "gpus", "gpus_per_node", "layout": "zigzag" |
+// "contiguous", "causal", "pass": "fwd" | "fwd+bwd", "dtype", "intra",
+// "inter", "efficiency", "compare_layouts", "calibrate", "step", "run" (the
+// measured run, from 1)}. Sizes as numbers or text; the ring's model judges them.
+void apply_ring(AppState& s, const json& r, const std::string& base_dir) {
+  if (!r.is_object()) throw std::runtime_error("ring must be an object");
+  RingInputs& in = s.ring.inputs;
+  for (auto it = r.begin(); it != r.end(); ++it) {
+    const std::string& k = it.key();
+    const json& v = *it;
+    if (k == "model") {
+      in.model = text_of(v, "ring.model");
+      if (in.model != "custom") {
+        const sim::AttentionModel* m = sim::find_attention_model(in.model);
+        if (!m) throw std::runtime_error("ring.model: unknown model '" + in.model + "' (llama2-7b, llama3.2-3b, llama3.2-1b or custom)");
+        in.model = std::string(m->id);
+      }
+    } else if (k == "heads") {
+      in.heads = text_of(v, "ring.heads");
+    } else if (k == "kv_heads") {
+      in.kv_heads = text_of(v, "ring.kv_heads");
+    } else if (k == "head_dim") {
+      in.head_dim = text_of(v, "ring.head_dim");
+    } else if (k == "batch") {
+      in.batch = text_of(v, "ring.batch");
+    } else if (k == "seq") {
+      in.seq = text_of(v, "ring.seq");
+    } else if (k == "gpus") {
+      in.gpus = text_of(v, "ring.gpus");
+    } else if (k == "gpus_per_node") {
+      in.gpus_per_node = text_of(v, "ring.gpus_per_node");
+    } else if (k == "layout") {
+      sim::RingLayout l;
+      if (!v.is_string() || !sim::parse_ring_layout(v.get<std::string>(), l))
+        throw std::runtime_error("ring.layout must be \"zigzag\" or \"contiguous\"");
+      in.layout = l;
+    } else if (k == "causal") {
+      in.causal = bool_of(v, "ring.causal");
+    } else if (k == "pass") {
+      const std::string p = v.is_string() ? v.get<std::string>() : "";
+      if (p != "fwd" && p != "fwd+bwd") throw std::runtime_error("ring.pass must be \"fwd\" or \"fwd+bwd\"");
+      in.backward = p == "fwd+bwd";
+    } else if (k == "dtype") {
+      const auto d = v.is_string() ? sim::parse_dtype(v.get<std::string>()) : std::nullopt;
+      if (!d) throw std::runtime_error("ring.dtype must be fp16, bf16 or fp32");
+      in.dtype = *d;
+    } else if (k == "intra" || k == "inter") {
+      (k == "intra" ? in.intra : in.inter) = resolve_path(text_of(v, "ring." + k), base_dir);
+    } else if (k == "efficiency") {
+      in.efficiency = text_of(v, "ring.efficiency");
+    } else if (k == "compare_layouts") {
+      in.compare_layouts = bool_of(v, "ring.compare_layouts");
+    } else if (k == "calibrate") {
+      in.calibrate = bool_of(v, "ring.calibrate");
+    } else if (k == "step") {
+      const double n = number_of(v, "ring.step");
+      if (!(n >= 0 && n < 4096)) throw std::runtime_error("ring.step must be 0 or more (the last is P − 1)");
+      s.ring.step_request = static_cast<int>(n);
+    } else if (k == "run") {
+      const double n = number_of(v, "ring.run");
+      if (!(n >= 1 && n <= 1e6)) throw std::runtime_error("ring.run must be a run's number in the results file, from 1");
+      in.run_choice = static_cast<int>(n) - 1;
+    } else {
+      throw std::runtime_error("unknown key ring." + k +
+                               " (expected model, heads, kv_heads, head_dim, batch, seq, gpus, gpus_per_node, layout, "
+                               "causal, pass, dtype, intra, inter, efficiency, compare_layouts, calibrate, step, run)");
+    }
+  }
+}
+
 void press(AppState& s, const std::string& key) {
+  // In the ring's view the arrows, Home and End move its step, as the keyboard does.
+  const bool ring = s.view.workspace == Workspace::ring && !s.presenter.on;
+  if (ring && (key == "right" || key == "left" || key == "home" || key == "end")) {
+    if (key == "right") ring_step_by(s, 1);
+    else if (key == "left") ring_step_by(s, -1);
+    else if (key == "home") ring_seek_step(s, 0);
+    else if (s.ring.model.valid) ring_seek_step(s, s.ring.model.simulation.problem.gpus - 1);
+    return;
+  }
   if (key == "space") {
     s.playback.playing = !s.playback.playing;
   } else if (key == "right") {
@@ -242,6 +325,16 @@ void apply_settings(AppState& s, const json& j, const std::string& base_dir) {
       s.view.pending_ui_scale = u;
     } else if (k == "results") {
       open_results(s, resolve_path(text_of(v, "results"), base_dir));
+    } else if (k == "ring_results") {
+      // Opened first: a "ring" beside it may name one of its runs.
+      open_ring_results(s, resolve_path(text_of(v, "ring_results"), base_dir));
+      if (s.view.status_is_error) throw std::runtime_error(s.view.status);
+    } else if (k == "ring") {
+      apply_ring(s, v, base_dir);
+    } else if (k == "workspace") {
+      const std::string w = v.is_string() ? v.get<std::string>() : "";
+      if (w != "ring" && w != "one-gpu") throw std::runtime_error("workspace must be \"one-gpu\" or \"ring\"");
+      s.view.workspace = w == "ring" ? Workspace::ring : Workspace::one_gpu;
     } else if (k == "export_dir") {
       s.view.export_dir = text_of(v, "export_dir");
     } else if (k == "key") {
@@ -314,9 +407,9 @@ Scene parse_scene(const json& v) {
       (k == "title" ? sc.title : sc.point) = it->get<std::string>();
     } else if (k == "stage") {
       sc.stage = it->is_string() ? it->get<std::string>() : "";
-      if (sc.stage != "tiling" && sc.stage != "counters" && !analysis::find_chart(sc.stage))
-        throw std::runtime_error("stage must be tiling, counters or a chart (" + analysis::chart_id_list() + "), not '" +
-                                 sc.stage + "'");
+      if (sc.stage != "tiling" && sc.stage != "counters" && !is_ring_stage(sc.stage) && !analysis::find_chart(sc.stage))
+        throw std::runtime_error("stage must be tiling, counters or a chart (" + analysis::chart_id_list() +
+                                 "), or the ring's ring, ring-timeline, ring-step, not '" + sc.stage + "'");
     } else if (k == "state") {
       if (!it->is_object()) throw std::runtime_error("state must be an object of setting keys");
       for (auto st = it->begin(); st != it->end(); ++st)

@@ -13,8 +13,16 @@
 //
 //    "bench": {"sweep": "validate" | null, "kernels": ["fa2", "fa2_tc"], "repeats": 10, "counters": true, "pass": "bwd"},
 //
+// The multi-GPU view: "workspace": "one-gpu" | "ring" (what is right of the
+// controls), "ring": {"model": "llama2-7b", "seq": "32K", "gpus": 8,
+// "gpus_per_node": 8, "layout": "zigzag", "causal": true, "pass": "fwd",
+// "intra": "nvlink4", "inter": "ib-ndr", "efficiency": 0.6, "compare_layouts":
+// true, "step": 2, "run": 1, ...} (scenario.cpp lists every key) and
+// "ring_results": PATH (a "flashlab-ring-results/1" file: its run of the
+// ring's problem is drawn under the simulation).
+//
 // A lecture adds "scenes": [{"title": T, "point": P, "stage": "tiling" |
-// "counters" | CHART_ID, "state": {setting keys}}, ...] and "presenter": true
+// "counters" | CHART_ID | "ring" | "ring-timeline" | "ring-step", "state": {setting keys}}, ...] and "presenter": true
 // | false (open on the stage; default true with scenes). Presenter mode
 // (presenter.hpp) shows one scene at a time.
 //

@@ -49,3 +49,8 @@ xvfb-run -a -s "-screen 0 1920x1080x24" "$exe" gui --frames 12 --scenario "$sc/l
   --width 1920 --height 1080 --screenshot "$out/scale-2.png"
 echo docs/images/scale-2.png
 shot invalid "$(variant lecture-fa1-vs-fa2 invalid '"problem": {"seq": "16x"}, "tiles": {"Br": 64, "Bc": "0"}')"
+# The multi-GPU view: the two layouts on one time axis, the step-through, and
+# the EXAMPLE ring results beside the simulation (labelled so in the view).
+shot multi-gpu-timeline "$sc/ring-layouts.json"
+shot multi-gpu-step "$(variant ring-layouts multi-gpu-step '"ring": {"gpus": 4, "layout": "contiguous", "compare_layouts": false, "step": 1}')" --screenshot-panel ring-step
+shot multi-gpu-measured "$sc/ring-measured-example.json"

@@ -15,6 +15,7 @@
 #include <fstream>
 #include <set>
 #include <sstream>
+#include <tuple>
 
 #include <nlohmann/json.hpp>
 
@@ -23,6 +24,9 @@
 #endif
 #ifndef FLASHLAB_ASSETS
 #error "FLASHLAB_ASSETS must name the assets folder"
+#endif
+#ifndef FLASHLAB_TEST_DATA
+#error "FLASHLAB_TEST_DATA must name tests/data"
 #endif
 #ifndef FLASHLAB_EXAMPLE_RESULTS_EXE
 #error "FLASHLAB_EXAMPLE_RESULTS_EXE must name make_example_results"
@@ -281,6 +285,60 @@ TEST_CASE("presenter mode: the causal, backward, L2 and Hopper lectures at 1920 
     INFO(sc);
     presenter_run(sc, 1920, 1080, 2.0);
   }
+}
+
+TEST_CASE("presenter mode: the ring lecture at 1920 × 1080, UI scale 2, nothing clipped or overlapping", "[gui][xvfb][present][ring]") {
+  presenter_run("lecture-ring", 1920, 1080, 2.0);
+}
+
+// The multi-GPU view in the lab's panels: the example results beside the
+// simulation, both layouts, 8 and 64 GPUs, a step moved by the keys.
+TEST_CASE("the ring's view: simulated beside measured, up to 64 GPUs, drawn whole", "[gui][xvfb][ring]") {
+  const std::string x = x_prefix(1600, 1000);
+  const fs::path dir = temp_dir("ring");
+  const std::string example = std::string(FLASHLAB_TEST_DATA) + "/ring-results-example.json";
+  json sc = {{"name", "ring"},
+             {"hardware", "H100-SXM5-80GB"},
+             {"workspace", "ring"},
+             {"ring_results", example},
+             {"export_dir", (dir / "shots").string()},
+             {"ring", {{"gpus", 8}, {"layout", "zigzag"}, {"pass", "fwd+bwd"}, {"compare_layouts", true}}}};
+  sc["script"] = json::array({json{{"frame", 3}, {"key", "right"}},
+                              json{{"frame", 4}, {"key", "right"}},
+                              json{{"frame", 5}, {"screenshot", "measured.png"}},
+                              json{{"frame", 7}, {"ring", {{"gpus", 64}, {"seq", "128K"}, {"layout", "contiguous"}}}},
+                              json{{"frame", 9}, {"screenshot", "p64.png"}},
+                              json{{"frame", 13}, {"ring", {{"gpus", 4}, {"compare_layouts", false}}}, {"key", "end"}}});
+  std::ofstream(dir / "ring.json") << sc.dump(2);
+  // On a projector the lecturer hides the controls (F9): their column scrolls at UI scale 2.
+  sc["hide_controls"] = true;
+  std::ofstream(dir / "ring-projector.json") << sc.dump(2);
+  for (const auto& [w, h, scale] : {std::tuple<int, int, double>{1600, 1000, 1.0}, {1920, 1080, 2.0}}) {
+    INFO(w << "×" << h << " at " << scale);
+    const fs::path scenario = dir / (scale > 1 ? "ring-projector.json" : "ring.json");
+    const Run r = run_shell(x_prefix(w, h) + quote(FLASHLAB_EXE) + " gui --frames 16 --stats --width " + std::to_string(w) +
+                            " --height " + std::to_string(h) + " --ui-scale " + std::to_string(scale) + " --scenario " +
+                            quote(scenario.string()));
+    INFO("stderr: " << r.err);
+    REQUIRE(r.code == 0);
+    const json st = stats_of(r);
+    CHECK(st["exceptions"] == 0);
+    CHECK(st["nonfinite_values"] == 0);
+    CHECK(st["workspace"] == "ring");
+    CHECK(st["ring_valid"] == true);
+    CHECK(st["ring_step"] == 3);  // End on 4 GPUs
+    INFO("first clipped: " << st["first_clipped"] << "; first overlap: " << st["first_overlap"]);
+    CHECK(st["clipped_glyphs"] == 0);
+    CHECK(st["overlapping_text"] == 0);
+    for (const char* shot : {"measured.png", "p64.png"}) {
+      const Image im = load_png(dir / "shots" / shot);
+      CHECK(im.w == w);
+      CHECK(colours_in(im, im.w / 4, 0, im.w, im.h / 2) > 30);      // the timeline
+      CHECK(colours_in(im, im.w / 4, im.h / 2, im.w, im.h) > 30);   // the step-through
+    }
+  }
+  (void)x;
+  fs::remove_all(dir);
 }
 
 TEST_CASE("presenter mode: the lecture's scenes at 1280 × 720, UI scale 1.5, nothing clipped or overlapping", "[gui][xvfb][present]") {

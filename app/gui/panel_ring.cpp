@@ -1,0 +1,73 @@
+// The multi-GPU view right of the controls: the ring's timeline per GPU with
+// its totals beside it, over the step-through. On a presenter's stage the
+// same parts, one or both ("ring-timeline", "ring-step", "ring").
+#include <imgui.h>
+
+#include <algorithm>
+
+#include "math_view.hpp"
+#include "panels.hpp"
+#include "ring_model.hpp"
+#include "theme.hpp"
+
+namespace flashlab::gui {
+
+namespace {
+
+// Timeline and totals side by side in `size`.
+void timeline_row(AppState& s, ImVec2 size) {
+  const float scale = static_cast<float>(s.view.ui_scale);
+  const float spacing = ImGui::GetStyle().ItemSpacing.x;
+  const float totals_w = std::clamp(size.x * 0.3f, 240 * scale, 560 * scale);
+  if (size.x - totals_w < 300 * scale) {  // too narrow for both: the timeline alone
+    draw_ring_timeline(s, size);
+    return;
+  }
+  draw_ring_timeline(s, ImVec2(size.x - totals_w - spacing, size.y));
+  ImGui::SameLine();
+  draw_ring_totals(s, ImVec2(totals_w, size.y));
+}
+
+void errors(const AppState& s) {
+  const float w = ImGui::GetContentRegionAvail().x;
+  math_text("Nothing to draw: the ring's inputs are invalid.", color_error(), w);
+  for (const std::string& e : s.ring.model.errors) math_text("✕ " + e, color_error(), w);
+}
+
+}  // namespace
+
+bool is_ring_stage(const std::string& stage) { return stage == "ring" || stage == "ring-timeline" || stage == "ring-step"; }
+
+void panel_ring(AppState& s) {
+  if (!s.ring.model.valid) {
+    errors(s);
+    return;
+  }
+  const ImVec2 avail = ImGui::GetContentRegionAvail();
+  const float spacing = ImGui::GetStyle().ItemSpacing.y;
+  const float share = s.ring.model.lanes.size() > 1 ? 0.62f : 0.55f;
+  // No taller than its rows need at a comfortable height: a few GPUs leave
+  // the step-through the rest.
+  const float wanted = std::max(ring_timeline_wanted_height(s, avail.x * 0.7f), ring_totals_wanted_height(s));
+  const float top = std::floor(std::min((avail.y - spacing) * share, wanted));
+  timeline_row(s, ImVec2(avail.x, top));
+  ImGui::Separator();
+  draw_ring_step(s, ImVec2(avail.x, std::max(40.0f, ImGui::GetContentRegionAvail().y)));
+}
+
+void ring_stage(AppState& s, const std::string& stage) {
+  if (!s.ring.model.valid) {
+    errors(s);
+    return;
+  }
+  const ImVec2 avail = ImGui::GetContentRegionAvail();
+  if (stage == "ring-timeline") {
+    timeline_row(s, avail);
+  } else if (stage == "ring-step") {
+    draw_ring_step(s, avail);
+  } else {
+    panel_ring(s);
+  }
+}
+
+}  // namespace flashlab::gui

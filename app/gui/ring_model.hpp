@@ -1,0 +1,47 @@
+// The multi-GPU view's inputs -> model: the ring's problem, links and compute
+// model checked by the simulator's own validate() functions (what `flashlab
+// ring` says about the same mistake), simulate_ring(), the timeline's lanes,
+// the chunk-pair matrix, a measured run matched to the problem and placed
+// beside the prediction (analysis::place_ring_run). The only place the
+// multi-GPU view asks sim/ and analysis/ for numbers; its panels read them.
+#pragma once
+
+#include "app_state.hpp"
+#include "flashlab/sim/attention_models.hpp"
+
+namespace flashlab::gui {
+
+// The hardware the ring uses: the app's current preset or profile file.
+std::string ring_hardware_key(const Inputs& in);
+
+// Whether an input, the hardware or the open results changed since the last recompute.
+bool ring_needs_recompute(const AppState& s);
+
+// Parses and checks the ring's inputs; on success simulates the ring (and the
+// other layout when compared), builds the lanes and the matrix, matches and
+// places a measured run. On failure the model is cleared and errors say why.
+// Keeps the step (clamped to the new P).
+void recompute_ring(AppState& s);
+
+// Moves the step-through to step s (clamped to 0 … P − 1) and derives what it shows.
+void ring_seek_step(AppState& s, int step);
+void ring_step_by(AppState& s, int delta);
+// Applies s.ring.step_request once the model is valid.
+void apply_ring_step_request(AppState& s);
+
+// Opens a ring results file ("flashlab-ring-results/1"); the status line says
+// what happened. The model matches a run to the problem at its next recompute.
+void open_ring_results(AppState& s, const std::string& path);
+
+// The run of `runs` measured for exactly `p` (every field of the problem,
+// passes included) with status ok: `preferred` when it is one, else the first;
+// -1 when none.
+int match_ring_run(const sim::RingMeasuredRuns& runs, const sim::RingProblem& p, int preferred = -1);
+
+// Sets the inputs to a run's problem (the model preset whose shape it has, or custom).
+void ring_inputs_from_problem(RingInputs& in, const sim::RingProblem& p);
+
+// "LLaMA-2-7B (H 32, H_kv 32, d 128)": an attention_models() entry as the picker shows it.
+std::string ring_model_label(const sim::AttentionModel& m);
+
+}  // namespace flashlab::gui
