@@ -39,6 +39,8 @@ class GuiCommand : public Command {
     app->add_option("--screenshot-panel", panel_, "crop the screenshot to one panel" + (panel_list().empty() ? "" : ": " + panel_list()));
     app->add_option("--ui-scale", scale_, "UI scale 1.0 to 3.0 (projectors: 1.5 to 2)");
     app->add_option("--scenario", scenario_, "a scenario JSON (assets/scenarios/*.json)");
+    app->add_option("--ring-results", ring_results_, "open a ring results file (flashlab bench --gpus --json) in the "
+                                                     "Across GPUs view: the measured steps under the simulation");
     app->add_flag("--stats", stats_, "print one JSON object: frames, median_frame_ms, p95_frame_ms, ...");
     app->add_option("--width", width_, "window width in pixels")->capture_default_str();
     app->add_option("--height", height_, "window height in pixels")->capture_default_str();
@@ -73,6 +75,7 @@ class GuiCommand : public Command {
     o.screenshot_panel = panel_;
     o.ui_scale = scale_;
     o.scenario = scenario_;
+    o.ring_results = ring_results_;
     o.stats = stats_;
     o.width = width_;
     o.height = height_;
@@ -90,7 +93,7 @@ class GuiCommand : public Command {
 
  private:
   int frames_ = 0, width_ = 1600, height_ = 1000;
-  std::string screenshot_, panel_, scenario_, walk_seed_;
+  std::string screenshot_, panel_, scenario_, walk_seed_, ring_results_;
   double scale_ = 0;
   bool stats_ = false, fullscreen_ = false;
 };

@@ -15,6 +15,7 @@ struct Options {
   std::string screenshot_panel;  // crop the screenshot to one panel (controls, tiling, counters, plots, concepts, ring, ring-step)
   double ui_scale = 0;           // 0: the scenario's, else 1.0
   std::string scenario;          // JSON file (assets/scenarios/*.json)
+  std::string ring_results;      // a ring results file (flashlab bench --gpus --json): opened in the Across GPUs view
   bool stats = false;            // print one JSON object of frame times on stdout
   std::optional<std::uint64_t> random_walk;  // test: random controls and input every frame, seeded
   int width = 1600, height = 1000;

@@ -54,3 +54,6 @@ shot invalid "$(variant lecture-fa1-vs-fa2 invalid '"problem": {"seq": "16x"}, "
 shot multi-gpu-timeline "$sc/ring-layouts.json"
 shot multi-gpu-step "$(variant ring-layouts multi-gpu-step '"ring": {"gpus": 4, "layout": "contiguous", "compare_layouts": false, "step": 1}')" --screenshot-panel ring-step
 shot multi-gpu-measured "$sc/ring-measured-example.json"
+xvfb-run -a -s "-screen 0 1600x1000x24" "$exe" gui --frames 20 --ring-results "$root/docs/results/ring/h100-virtual-gpus.json" \
+  --screenshot "$out/multi-gpu-virtual.png"
+echo docs/images/multi-gpu-virtual.png
