@@ -4,28 +4,16 @@
 
 #include "common.cuh"
 #include "device_utils.hpp"
+#include "random.cuh"
 
 namespace flashlab::kernels::detail {
 namespace {
 
-__device__ __forceinline__ unsigned long long splitmix64(unsigned long long z) {
-  z += 0x9e3779b97f4a7c15ull;
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
-
-// Box-Muller on two 24-bit uniforms of one 64-bit hash of (seed, i).
 template <class T>
 __global__ void fill_normal_kernel(T* __restrict__ x, i64 n, unsigned long long seed, float scale) {
   const i64 stride = static_cast<i64>(gridDim.x) * blockDim.x;
-  for (i64 i = static_cast<i64>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride) {
-    const unsigned long long h = splitmix64(seed ^ splitmix64(static_cast<unsigned long long>(i)));
-    const float u1 = (static_cast<float>(h >> 40) + 0.5f) * (1.0f / 16777216.0f);  // (0, 1)
-    const float u2 = static_cast<float>((h >> 16) & 0xffffffull) * (1.0f / 16777216.0f);
-    const float z = sqrtf(-2.0f * logf(u1)) * cospif(2.0f * u2);
-    x[i] = from_float<T>(z * scale);
-  }
+  for (i64 i = static_cast<i64>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride)
+    x[i] = from_float<T>(normal_at(seed, static_cast<unsigned long long>(i), scale));
 }
 
 template <class T>

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "common.cuh"
+#include "random.cuh"
 #include "ring_merge.hpp"
 
 namespace flashlab::kernels::ring {
@@ -15,14 +16,6 @@ using detail::to_float;
 
 unsigned grid_for(i64 n) { return static_cast<unsigned>(std::max<i64>(1, std::min<i64>((n + 255) / 256, 8192))); }
 
-// The runner's generator (device_utils.cu), element for element.
-__device__ __forceinline__ unsigned long long splitmix64(unsigned long long z) {
-  z += 0x9e3779b97f4a7c15ull;
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
-
 template <class T>
 __global__ void fill_chunk_kernel(T* __restrict__ x, i64 n_elems, i64 chunk_rows, i64 d, i64 seq, i64 begin,
                                   unsigned long long seed, float scale) {
@@ -32,10 +25,7 @@ __global__ void fill_chunk_kernel(T* __restrict__ x, i64 n_elems, i64 chunk_rows
     const i64 row = i / d;                 // (b·heads + h)·n + t
     const i64 head = row / chunk_rows, t = row % chunk_rows;
     const i64 global = (head * seq + begin + t) * d + x_;
-    const unsigned long long h = splitmix64(seed ^ splitmix64(static_cast<unsigned long long>(global)));
-    const float u1 = (static_cast<float>(h >> 40) + 0.5f) * (1.0f / 16777216.0f);
-    const float u2 = static_cast<float>((h >> 16) & 0xffffffull) * (1.0f / 16777216.0f);
-    x[i] = from_float<T>(sqrtf(-2.0f * logf(u1)) * cospif(2.0f * u2) * scale);
+    x[i] = from_float<T>(detail::normal_at(seed, static_cast<unsigned long long>(global), scale));
   }
 }
 

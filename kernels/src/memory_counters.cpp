@@ -8,6 +8,7 @@
 // Start/PushRange/launch/PopRange/Stop until all are submitted, DecodeData,
 // EvaluateToGpuValues.
 #include "flashlab/kernels/memory_counters.hpp"
+#include "shared_library.hpp"
 
 #ifdef FLASHLAB_HAVE_CUPTI
 #include <cuda.h>
@@ -87,37 +88,10 @@ struct Cupti {
 // libcupti stays loaded for the life of the process: CUPTI hooks into the
 // driver, and unloading it under a live context is not supported.
 bool load_cupti(Cupti& api, std::string& why_not) {
-  std::vector<std::string> candidates;
-  if (const char* forced = std::getenv("FLASHLAB_CUPTI"); forced && *forced) {
-    candidates.push_back(forced);
-  } else {
-    candidates = {"libcupti.so.13", "libcupti.so"};
-    for (const char* var : {"CUDA_HOME", "CUDA_PATH"})
-      if (const char* root = std::getenv(var); root && *root)
-        for (const char* sub : {"/extras/CUPTI/lib64/libcupti.so", "/lib64/libcupti.so"})
-          candidates.push_back(std::string(root) + sub);
-    candidates.push_back("/usr/local/cuda/extras/CUPTI/lib64/libcupti.so");
-    candidates.push_back("/usr/local/cuda/lib64/libcupti.so");
-  }
-  void* lib = nullptr;
-  std::string first_error;
-  for (const std::string& c : candidates) {
-    lib = dlopen(c.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (lib) {
-      api.path = c;
-      break;
-    }
-    if (first_error.empty()) {
-      const char* e = dlerror();
-      first_error = "dlopen(" + c + ") failed: " + (e ? e : "unknown error");
-    }
-  }
-  if (!lib) {
-    why_not = "CUPTI not found: " + first_error;
-    for (std::size_t k = 1; k < candidates.size(); ++k) why_not += (k == 1 ? " (also tried " : ", ") + candidates[k];
-    if (candidates.size() > 1) why_not += "; FLASHLAB_CUPTI may name the library)";
-    return false;
-  }
+  const std::vector<std::string> candidates = detail::library_candidates(
+      "FLASHLAB_CUPTI", {"libcupti.so.13", "libcupti.so"}, {"/extras/CUPTI/lib64/libcupti.so", "/lib64/libcupti.so"});
+  void* lib = detail::open_first_library(candidates, "CUPTI", "FLASHLAB_CUPTI", api.path, why_not);
+  if (!lib) return false;
   bool complete = true;
 #define FLASHLAB_BIND(name)                                                                   \
   api.name = reinterpret_cast<decltype(api.name)>(dlsym(lib, #name));                         \

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "flashlab/kernels/launch.hpp"
+#include "shared_library.hpp"
 
 namespace flashlab::kernels::detail {
 
@@ -20,34 +21,10 @@ void keep_nvlink_multicast_off() {
 namespace {
 
 bool load(NcclApi& api, std::string& why_not) {
-  std::vector<std::string> candidates;
-  if (const char* forced = std::getenv("FLASHLAB_NCCL"); forced && *forced) {
-    candidates.push_back(forced);
-  } else {
-    candidates = {"libnccl.so.2", "libnccl.so"};
-    for (const char* var : {"CUDA_HOME", "CUDA_PATH"})
-      if (const char* root = std::getenv(var); root && *root) candidates.push_back(std::string(root) + "/lib64/libnccl.so.2");
-    candidates.push_back("/usr/local/cuda/lib64/libnccl.so.2");
-  }
-  void* lib = nullptr;
-  std::string first_error;
-  for (const std::string& c : candidates) {
-    lib = dlopen(c.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (lib) {
-      api.path = c;
-      break;
-    }
-    if (first_error.empty()) {
-      const char* e = dlerror();
-      first_error = "dlopen(" + c + ") failed: " + (e ? e : "unknown error");
-    }
-  }
-  if (!lib) {
-    why_not = "NCCL not found: " + first_error;
-    for (std::size_t k = 1; k < candidates.size(); ++k) why_not += (k == 1 ? " (also tried " : ", ") + candidates[k];
-    if (candidates.size() > 1) why_not += "; FLASHLAB_NCCL may name the library)";
-    return false;
-  }
+  const std::vector<std::string> candidates =
+      library_candidates("FLASHLAB_NCCL", {"libnccl.so.2", "libnccl.so"}, {"/lib64/libnccl.so.2"});
+  void* lib = open_first_library(candidates, "NCCL", "FLASHLAB_NCCL", api.path, why_not);
+  if (!lib) return false;
 #define FLASHLAB_BIND(name)                                                   \
   api.name = reinterpret_cast<decltype(api.name)>(dlsym(lib, #name));         \
   if (!api.name) {                                                            \

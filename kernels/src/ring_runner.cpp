@@ -183,6 +183,8 @@ class RingRun {
   // ---- passes ------------------------------------------------------------------
   void run_forward(bool record);
   void run_backward(bool record);
+  template <class Each>
+  void for_each_pair(Rank& g, int s, void* package, const KernelInfo& rung, Each each);
   void compute_forward_step(Rank& g, int s, void* package);
   void compute_backward_step(Rank& g, int s, void* package, float* dkv_target);
   void exchange(int s, bool backward);
@@ -400,14 +402,20 @@ void RingRun::release() noexcept {
 
 // ---- the forward ring ----------------------------------------------------------
 
-void RingRun::compute_forward_step(Rank& g, int s, void* package) {
+// Every visible (own query chunk, held key chunk) pair of GPU g's step s, as
+// the rung's launch arguments (problem, tiles, Q, K, V), K_j and V_j expanded
+// to H heads once per key chunk for grouped-query attention; `each` fills in
+// the rest and launches. Key chunks that no own query chunk sees are never
+// loaded.
+template <class Each>
+void RingRun::for_each_pair(Rank& g, int s, void* package, const KernelInfo& rung, Each each) {
   const int owner = sim::ring_kv_source(g.index, s, P());
   const std::vector<int>& kv_chunks = held(owner);
   for (std::size_t j = 0; j < kv_chunks.size(); ++j) {
     const RingChunk& kv = chunk(kv_chunks[j]);
     bool any = false;
     for (const OwnChunk& c : g.own) any |= sim::chunk_visibility(c.chunk, kv, p_.causal) != ChunkVisibility::none;
-    if (!any) continue;  // every pair with this chunk is above the diagonal: never loaded, never computed
+    if (!any) continue;
     const void* k = at(package, k_offset(owner, j), es());
     const void* v = at(package, k_offset(owner, j) + kv_elems(kv.size()), es());
     if (grouped()) {
@@ -422,25 +430,31 @@ void RingRun::compute_forward_step(Rank& g, int s, void* package) {
       LaunchArgs a;
       a.problem = {p_.batch, p_.heads, c.chunk.size(), kv.size(), p_.head_dim, vis == ChunkVisibility::diagonal,
                    p_.dtype};
-      a.tiles = fwd_->default_tiles ? fwd_->default_tiles(a.problem) : sim::TileShape{};
+      a.tiles = rung.default_tiles ? rung.default_tiles(a.problem) : sim::TileShape{};
       a.softmax_scale = scale_;
       a.q = c.q;
       a.k = k;
       a.v = v;
-      a.o = c.direct() ? c.o : g.o_part;
-      a.lse = c.direct() ? c.lse : g.lse_part;
-      a.workspace = g.fwd_ws;
-      a.workspace_bytes = static_cast<std::size_t>(g.fwd_ws_bytes);
       a.stream = g.compute;
       a.device_smem_optin = smem_optin_;
-      fwd_->launch(a);
-      if (!c.direct()) {
-        ring::merge_partial(c.o_acc, c.lse, g.o_part, g.lse_part, p_.dtype, p_.batch * p_.heads * c.chunk.size(),
-                            p_.head_dim, c.merged == 0, g.compute);
-        ++c.merged;
-      }
+      each(c, kv, k_offset(owner, j), a);
     }
   }
+}
+
+void RingRun::compute_forward_step(Rank& g, int s, void* package) {
+  for_each_pair(g, s, package, *fwd_, [&](OwnChunk& c, const RingChunk&, i64, LaunchArgs& a) {
+    a.o = c.direct() ? c.o : g.o_part;
+    a.lse = c.direct() ? c.lse : g.lse_part;
+    a.workspace = g.fwd_ws;
+    a.workspace_bytes = static_cast<std::size_t>(g.fwd_ws_bytes);
+    fwd_->launch(a);
+    if (!c.direct()) {
+      ring::merge_partial(c.o_acc, c.lse, g.o_part, g.lse_part, p_.dtype, p_.batch * p_.heads * c.chunk.size(),
+                          p_.head_dim, c.merged == 0, g.compute);
+      ++c.merged;
+    }
+  });
   if (s == P() - 1)
     for (OwnChunk& c : g.own)
       if (!c.direct()) ring::convert_from_f32(c.o, c.o_acc, p_.dtype, q_elems(c.chunk.size()), g.compute);
@@ -538,63 +552,34 @@ void RingRun::run_forward(bool) {
 // ---- the backward ring ---------------------------------------------------------
 
 void RingRun::compute_backward_step(Rank& g, int s, void* package, float* dkv_target) {
-  const int owner = sim::ring_kv_source(g.index, s, P());
-  const std::vector<int>& kv_chunks = held(owner);
-  for (std::size_t j = 0; j < kv_chunks.size(); ++j) {
-    const RingChunk& kv = chunk(kv_chunks[j]);
-    bool any = false;
-    for (const OwnChunk& c : g.own) any |= sim::chunk_visibility(c.chunk, kv, p_.causal) != ChunkVisibility::none;
-    if (!any) continue;
-    const void* k = at(package, k_offset(owner, j), es());
-    const void* v = at(package, k_offset(owner, j) + kv_elems(kv.size()), es());
-    float* dk_acc = at<float>(dkv_target, k_offset(owner, j), 4);
-    float* dv_acc = at<float>(dkv_target, k_offset(owner, j) + kv_elems(kv.size()), 4);
+  for_each_pair(g, s, package, *bwd_, [&](OwnChunk& c, const RingChunk& kv, i64 k_at, LaunchArgs& a) {
+    a.o = c.o;
+    a.lse = c.lse;
+    a.workspace = g.bwd_ws;
+    a.workspace_bytes = static_cast<std::size_t>(g.bwd_ws_bytes);
+    a.bwd.d_o = c.d_o;
+    a.bwd.dq = c.direct() ? c.dq : g.dq_part;
+    OwnChunk* home = nullptr;  // the key chunk's own entry, when the rung writes its dK, dV directly
+    if (direct_kv())
+      for (OwnChunk& h : g.own)
+        if (h.chunk.index == kv.index) home = &h;
+    a.bwd.dk = home ? home->dk : g.dk_part;
+    a.bwd.dv = home ? home->dv : g.dv_part;
+    bwd_->launch(a);
+    if (!c.direct()) ring::accumulate(c.dq_acc, g.dq_part, p_.dtype, q_elems(c.chunk.size()), g.compute);
+    if (home != nullptr) return;
+    float* dk_acc = at<float>(dkv_target, k_at, 4);
+    float* dv_acc = at<float>(dkv_target, k_at + kv_elems(kv.size()), 4);
     if (grouped()) {
-      ring::expand_heads(g.k_exp, k, p_.dtype, p_.batch, p_.heads, p_.kv_heads, kv.size(), p_.head_dim, g.compute);
-      ring::expand_heads(g.v_exp, v, p_.dtype, p_.batch, p_.heads, p_.kv_heads, kv.size(), p_.head_dim, g.compute);
-      k = g.k_exp;
-      v = g.v_exp;
+      ring::accumulate_grouped(dk_acc, g.dk_part, p_.dtype, p_.batch, p_.heads, p_.kv_heads, kv.size(), p_.head_dim,
+                               g.compute);
+      ring::accumulate_grouped(dv_acc, g.dv_part, p_.dtype, p_.batch, p_.heads, p_.kv_heads, kv.size(), p_.head_dim,
+                               g.compute);
+    } else {
+      ring::accumulate(dk_acc, g.dk_part, p_.dtype, kv_elems(kv.size()), g.compute);
+      ring::accumulate(dv_acc, g.dv_part, p_.dtype, kv_elems(kv.size()), g.compute);
     }
-    for (OwnChunk& c : g.own) {
-      const ChunkVisibility vis = sim::chunk_visibility(c.chunk, kv, p_.causal);
-      if (vis == ChunkVisibility::none) continue;
-      LaunchArgs a;
-      a.problem = {p_.batch, p_.heads, c.chunk.size(), kv.size(), p_.head_dim, vis == ChunkVisibility::diagonal,
-                   p_.dtype};
-      a.tiles = bwd_->default_tiles ? bwd_->default_tiles(a.problem) : sim::TileShape{};
-      a.softmax_scale = scale_;
-      a.q = c.q;
-      a.k = k;
-      a.v = v;
-      a.o = c.o;
-      a.lse = c.lse;
-      a.workspace = g.bwd_ws;
-      a.workspace_bytes = static_cast<std::size_t>(g.bwd_ws_bytes);
-      a.stream = g.compute;
-      a.device_smem_optin = smem_optin_;
-      a.bwd.d_o = c.d_o;
-      a.bwd.dq = c.direct() ? c.dq : g.dq_part;
-      OwnChunk* home = nullptr;  // the chunk's own GPU, when it is this one and the rung writes dK, dV there
-      if (direct_kv())
-        for (OwnChunk& h : g.own)
-          if (h.chunk.index == kv.index) home = &h;
-      a.bwd.dk = home ? home->dk : g.dk_part;
-      a.bwd.dv = home ? home->dv : g.dv_part;
-      bwd_->launch(a);
-      if (!c.direct()) ring::accumulate(c.dq_acc, g.dq_part, p_.dtype, q_elems(c.chunk.size()), g.compute);
-      if (home == nullptr) {
-        if (grouped()) {
-          ring::accumulate_grouped(dk_acc, g.dk_part, p_.dtype, p_.batch, p_.heads, p_.kv_heads, kv.size(),
-                                   p_.head_dim, g.compute);
-          ring::accumulate_grouped(dv_acc, g.dv_part, p_.dtype, p_.batch, p_.heads, p_.kv_heads, kv.size(),
-                                   p_.head_dim, g.compute);
-        } else {
-          ring::accumulate(dk_acc, g.dk_part, p_.dtype, kv_elems(kv.size()), g.compute);
-          ring::accumulate(dv_acc, g.dv_part, p_.dtype, kv_elems(kv.size()), g.compute);
-        }
-      }
-    }
-  }
+  });
 }
 
 void RingRun::run_backward(bool) {
