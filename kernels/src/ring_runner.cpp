@@ -181,6 +181,7 @@ class RingRun {
   void release() noexcept;
 
   // ---- passes ------------------------------------------------------------------
+  StepEvents& begin_step(Rank& g, int s);
   void run_forward(bool record);
   void run_backward(bool record);
   template <class Each>
@@ -527,16 +528,23 @@ void RingRun::begin_run(bool backward) {
   }
 }
 
+// GPU g's compute stream enters step s: it waits for the exchange that
+// brought the step's K, V (e_{s−1}); the events around the wait time it.
+StepEvents& RingRun::begin_step(Rank& g, int s) {
+  FLASHLAB_CUDA_CHECK(cudaSetDevice(g.device));
+  StepEvents& e = g.steps[static_cast<std::size_t>(s)];
+  FLASHLAB_CUDA_CHECK(cudaEventRecord(e.wait, g.compute));
+  if (s >= 1) FLASHLAB_CUDA_CHECK(cudaStreamWaitEvent(g.compute, g.steps[static_cast<std::size_t>(s - 1)].x_end, 0));
+  FLASHLAB_CUDA_CHECK(cudaEventRecord(e.start, g.compute));
+  return e;
+}
+
 void RingRun::run_forward(bool) {
   begin_run(false);
   for (int s = 0; s < P(); ++s) {
     exchange(s, false);
     for (Rank& g : ranks_) {
-      FLASHLAB_CUDA_CHECK(cudaSetDevice(g.device));
-      StepEvents& e = g.steps[static_cast<std::size_t>(s)];
-      FLASHLAB_CUDA_CHECK(cudaEventRecord(e.wait, g.compute));
-      if (s >= 1) FLASHLAB_CUDA_CHECK(cudaStreamWaitEvent(g.compute, g.steps[static_cast<std::size_t>(s - 1)].x_end, 0));
-      FLASHLAB_CUDA_CHECK(cudaEventRecord(e.start, g.compute));
+      StepEvents& e = begin_step(g, s);
       compute_forward_step(g, s, package_at(g, s));
       FLASHLAB_CUDA_CHECK(cudaEventRecord(e.fold_wait, g.compute));
       FLASHLAB_CUDA_CHECK(cudaEventRecord(e.fold_go, g.compute));
@@ -588,11 +596,7 @@ void RingRun::run_backward(bool) {
     if (s == P() && P() == 1) break;  // one GPU: nothing comes home
     exchange(s, true);
     for (Rank& g : ranks_) {
-      FLASHLAB_CUDA_CHECK(cudaSetDevice(g.device));
-      StepEvents& e = g.steps[static_cast<std::size_t>(s)];
-      FLASHLAB_CUDA_CHECK(cudaEventRecord(e.wait, g.compute));
-      if (s >= 1) FLASHLAB_CUDA_CHECK(cudaStreamWaitEvent(g.compute, g.steps[static_cast<std::size_t>(s - 1)].x_end, 0));
-      FLASHLAB_CUDA_CHECK(cudaEventRecord(e.start, g.compute));
+      StepEvents& e = begin_step(g, s);
       if (s < P()) {
         const int owner = sim::ring_kv_source(g.index, s, P());
         const i64 pkg = package_elems(owner);

@@ -1,5 +1,7 @@
 #include "flashlab/sim/hardware.hpp"
 
+#include "json_fields.hpp"
+
 #include <algorithm>
 #include <cctype>
 #include <cstdlib>
@@ -19,21 +21,15 @@ namespace {
 constexpr const char* kFormat = "flashlab-hardware/1";
 
 [[noreturn]] void fail(const std::string& origin, const std::string& msg) {
-  throw HardwareError(origin + ": " + msg);
+  json_fields::fail<HardwareError>(origin, msg);
 }
 
 const json& field(const json& j, const char* name, const std::string& origin) {
-  auto it = j.find(name);
-  if (it == j.end() || it->is_null()) fail(origin, std::string("missing field '") + name + "'");
-  return *it;
+  return json_fields::field<HardwareError>(j, name, origin);
 }
 
 double positive_number(const json& j, const char* name, const std::string& origin) {
-  const json& v = field(j, name, origin);
-  if (!v.is_number()) fail(origin, std::string("field '") + name + "' must be a number (got " + v.dump() + ")");
-  const double d = v.get<double>();
-  if (!(d > 0)) fail(origin, std::string("field '") + name + "' must be positive (got " + v.dump() + ")");
-  return d;
+  return json_fields::number<HardwareError>(j, name, origin);
 }
 
 i64 positive_integer(const json& j, const char* name, const std::string& origin) {
@@ -63,13 +59,7 @@ std::string lower(std::string s) {
   return s;
 }
 
-std::string read_file(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  if (!in) throw HardwareError("cannot read hardware file '" + p.string() + "'");
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+std::string read_file(const fs::path& p) { return json_fields::read_file<HardwareError>(p, "hardware"); }
 
 fs::path exe_dir() {
   std::error_code ec;
@@ -129,12 +119,7 @@ HardwareModel parse_hardware_json(const std::string& text, const std::string& or
     }
   }
   if (!any) fail(origin, "peak_tflops gives no positive rate");
-  const json& src = field(j, "sources", origin);
-  if (!src.is_array() || src.empty()) fail(origin, "field 'sources' must be a non-empty array of strings");
-  for (const json& s : src) {
-    if (!s.is_string()) fail(origin, "field 'sources' must hold strings");
-    hw.sources.push_back(s.get<std::string>());
-  }
+  hw.sources = json_fields::strings<HardwareError>(field(j, "sources", origin), "sources", origin, true);
   return hw;
 }
 

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "flashlab/sim/ring_schedule.hpp"
+#include "json_fields.hpp"
 
 namespace flashlab::sim {
 
@@ -21,7 +22,7 @@ namespace {
 constexpr const char* kFormat = "flashlab-interconnect/1";
 
 [[noreturn]] void fail(const std::string& origin, const std::string& msg) {
-  throw InterconnectError(origin + ": " + msg);
+  json_fields::fail<InterconnectError>(origin, msg);
 }
 
 std::string required_string(const json& j, const char* name, const std::string& origin) {
@@ -32,29 +33,12 @@ std::string required_string(const json& j, const char* name, const std::string& 
   return it->get<std::string>();
 }
 
-double number_field(const json& j, const char* name, const std::string& origin, bool positive) {
-  auto it = j.find(name);
-  if (it == j.end() || it->is_null()) fail(origin, std::string("missing field '") + name + "'");
-  if (!it->is_number()) fail(origin, std::string("field '") + name + "' must be a number (got " + it->dump() + ")");
-  const double v = it->get<double>();
-  if (positive ? !(v > 0) : !(v >= 0))
-    fail(origin, std::string("field '") + name + "' must be " + (positive ? "positive" : "non-negative") +
-                     " (got " + it->dump() + ")");
-  return v;
-}
-
 std::string lower(std::string s) {
   std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
   return s;
 }
 
-std::string read_file(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  if (!in) throw InterconnectError("cannot read interconnect file '" + p.string() + "'");
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+std::string read_file(const fs::path& p) { return json_fields::read_file<InterconnectError>(p, "interconnect"); }
 
 std::vector<InterconnectModel> read_presets() {
   std::vector<InterconnectModel> out;
@@ -87,16 +71,11 @@ InterconnectModel parse_interconnect_json(const std::string& text, const std::st
   m.kind = j.contains("kind") ? required_string(j, "kind", origin) : "datasheet";
   if (m.kind != "datasheet" && m.kind != "measured")
     fail(origin, "field 'kind' must be \"datasheet\" or \"measured\" (got \"" + m.kind + "\")");
-  m.bandwidth = number_field(j, "bandwidth_gbs", origin, true) * 1e9;
-  m.latency_s = number_field(j, "latency_us", origin, false) * 1e-6;
+  m.bandwidth = json_fields::number<InterconnectError>(j, "bandwidth_gbs", origin, true) * 1e9;
+  m.latency_s = json_fields::number<InterconnectError>(j, "latency_us", origin, false) * 1e-6;
   m.source = required_string(j, "source", origin);
-  if (auto it = j.find("notes"); it != j.end() && !it->is_null()) {
-    if (!it->is_array()) fail(origin, "field 'notes' must be an array of strings");
-    for (const json& n : *it) {
-      if (!n.is_string()) fail(origin, "field 'notes' must hold strings");
-      m.notes.push_back(n.get<std::string>());
-    }
-  }
+  if (auto it = j.find("notes"); it != j.end() && !it->is_null())
+    m.notes = json_fields::strings<InterconnectError>(*it, "notes", origin, false);
   return m;
 }
 

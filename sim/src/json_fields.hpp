@@ -1,0 +1,66 @@
+// Reading the fields of a preset file (hardware, interconnect): one wording
+// for every mistake, each message "ORIGIN: field 'NAME' ...", thrown as the
+// file kind's own error type.
+#pragma once
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace flashlab::sim::json_fields {
+
+using nlohmann::json;
+
+template <class Error>
+[[noreturn]] void fail(const std::string& origin, const std::string& msg) {
+  throw Error(origin + ": " + msg);
+}
+
+template <class Error>
+const json& field(const json& j, const char* name, const std::string& origin) {
+  auto it = j.find(name);
+  if (it == j.end() || it->is_null()) fail<Error>(origin, std::string("missing field '") + name + "'");
+  return *it;
+}
+
+// A number that must be positive (or, with `positive` false, non-negative).
+template <class Error>
+double number(const json& j, const char* name, const std::string& origin, bool positive = true) {
+  const json& v = field<Error>(j, name, origin);
+  if (!v.is_number()) fail<Error>(origin, std::string("field '") + name + "' must be a number (got " + v.dump() + ")");
+  const double d = v.get<double>();
+  if (positive ? !(d > 0) : !(d >= 0))
+    fail<Error>(origin, std::string("field '") + name + "' must be " + (positive ? "positive" : "non-negative") +
+                            " (got " + v.dump() + ")");
+  return d;
+}
+
+// A list of strings; `non_empty`: at least one.
+template <class Error>
+std::vector<std::string> strings(const json& v, const char* name, const std::string& origin, bool non_empty) {
+  if (!v.is_array() || (non_empty && v.empty()))
+    fail<Error>(origin, std::string("field '") + name + "' must be " +
+                            (non_empty ? "a non-empty array of strings" : "an array of strings"));
+  std::vector<std::string> out;
+  for (const json& s : v) {
+    if (!s.is_string()) fail<Error>(origin, std::string("field '") + name + "' must hold strings");
+    out.push_back(s.get<std::string>());
+  }
+  return out;
+}
+
+// The whole file; throws Error "cannot read WHAT file 'PATH'".
+template <class Error>
+std::string read_file(const std::filesystem::path& p, const std::string& what) {
+  std::ifstream in(p, std::ios::binary);
+  if (!in) throw Error("cannot read " + what + " file '" + p.string() + "'");
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+}  // namespace flashlab::sim::json_fields
