@@ -9,11 +9,13 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <map>
 #include <mutex>
 #include <string>
-#include <unordered_map>
+#include <utility>
 
 #include "cuda_check.hpp"
+#include "smem_opt_in.hpp"
 #include "flashlab/kernels/launch.hpp"
 #include "flashlab/kernels/layouts.hpp"
 
@@ -108,6 +110,19 @@ void for_each_head_chunk(i64 heads, F&& f) {
 
 inline cudaStream_t stream_of(const LaunchArgs& a) { return static_cast<cudaStream_t>(a.stream); }
 
+// A rung that reads K/V with the query heads' count, writes O and its
+// gradients plainly and folds nothing refuses a launch asking otherwise
+// (grouped K/V heads, a running output, gradient accumulators), so that no
+// caller gets numbers computed for another layout.
+inline void refuse_launch_extensions(const LaunchArgs& a, const char* rung) {
+  const std::string who(rung);
+  if (a.kv_heads != 0 && a.kv_heads != a.problem.heads)
+    throw Unsupported(who + " reads one K/V head per query head: expand grouped K/V heads first");
+  if (a.running.step != Fold::none) throw Unsupported(who + " does not fold into a running output");
+  if (a.bwd.dq_accum != nullptr || a.bwd.dk_accum != nullptr || a.bwd.dv_accum != nullptr)
+    throw Unsupported(who + " writes dQ, dK, dV; it does not add into accumulators");
+}
+
 // The launch's workspace, refused (naming what it is for) when it is missing or
 // smaller than the `need` bytes the rung's layout asks for.
 inline char* checked_workspace(const LaunchArgs& a, i64 need, const char* rung, const char* holds) {
@@ -130,20 +145,22 @@ inline MaterializedSP materialized_workspace(const LaunchArgs& a, const char* ru
   return {S, S + layout::align256(layout::score_matrix_bytes(p))};
 }
 
-// What a launch checks about a compiled kernel, asked once per kernel: host
-// work between the timing events and the launch would be timed as GPU idle.
+// What a launch checks about a compiled kernel, asked once per kernel and
+// device (host work between the timing events and the launch would be timed
+// as GPU idle); keyed by (device, kernel) like the opt-in (smem_opt_in.hpp):
+// two devices may differ.
 struct KernelFacts {
   int max_threads = 0;          // cudaFuncAttributes::maxThreadsPerBlock
   int regs = 0;
-  i64 smem_opted_in = 48 * 1024;  // dynamic shared memory allowed so far
 };
 
 template <class Kernel>
 KernelFacts& facts_of(Kernel kernel) {
   static std::mutex m;
-  static std::unordered_map<const void*, KernelFacts> facts;
+  static std::map<std::pair<int, const void*>, KernelFacts> facts;
+  const int dev = current_device();
   std::lock_guard<std::mutex> lock(m);
-  KernelFacts& f = facts[reinterpret_cast<const void*>(kernel)];
+  KernelFacts& f = facts[{dev, reinterpret_cast<const void*>(kernel)}];
   if (f.max_threads == 0) {
     cudaFuncAttributes attr{};
     FLASHLAB_CUDA_CHECK(cudaFuncGetAttributes(&attr, kernel));
@@ -158,19 +175,14 @@ KernelFacts& facts_of(Kernel kernel) {
 template <class Kernel>
 void prepare_smem(Kernel kernel, i64 bytes, i64 device_optin, const std::string& what) {
   if (device_optin <= 0) {  // a caller that did not fill LaunchArgs::device_smem_optin: ask the device
-    int dev = 0, optin = 0;
-    FLASHLAB_CUDA_CHECK(cudaGetDevice(&dev));
-    FLASHLAB_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
+    int optin = 0;
+    FLASHLAB_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, current_device()));
     device_optin = optin;
   }
   if (bytes > device_optin)
     throw Unsupported(what + " needs " + std::to_string(bytes) + " B of shared memory per block; the device allows " +
                       std::to_string(device_optin) + " B (cudaDevAttrMaxSharedMemoryPerBlockOptin)");
-  KernelFacts& f = facts_of(kernel);
-  if (bytes > f.smem_opted_in) {
-    FLASHLAB_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)));
-    f.smem_opted_in = bytes;
-  }
+  opt_in_dynamic_smem(reinterpret_cast<const void*>(kernel), static_cast<std::size_t>(bytes));
 }
 
 // Before a launch with `threads` per block: the compiled kernel's register use

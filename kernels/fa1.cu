@@ -128,6 +128,7 @@ __global__ void __launch_bounds__(RowSplit<D>::kMaxThreads)
 }  // namespace detail
 
 void fa1_forward(const LaunchArgs& a) {
+  detail::refuse_launch_extensions(a, "fa1");
   using namespace detail;
   const FaLaunchPlan plan = fa_launch_plan(a, "fa1");
   const sim::TileGrid& G = plan.grid;

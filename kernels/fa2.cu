@@ -103,6 +103,7 @@ __global__ void __launch_bounds__(RowSplit<D>::kMaxThreads)
 }  // namespace detail
 
 void fa2_forward(const LaunchArgs& a) {
+  detail::refuse_launch_extensions(a, "fa2");
   using namespace detail;
   const FaLaunchPlan plan = fa_launch_plan(a, "fa2");
   const sim::AttentionProblem& p = a.problem;

@@ -194,6 +194,7 @@ __global__ void __launch_bounds__(layout::fa_bwd_max_threads_per_block())
 }  // namespace detail
 
 void fa2_backward(const LaunchArgs& a) {
+  detail::refuse_launch_extensions(a, "fa2_bwd");
   using namespace detail;
   const FaBwdWorkspace w = check_fa_bwd_args(a, "fa2_bwd");
   const sim::AttentionProblem& p = a.problem;

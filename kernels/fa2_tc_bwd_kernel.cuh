@@ -107,7 +107,7 @@ struct Params {
   const void* d_o;      // dO [B·H, N_q, d]
   const float* l_log2;  // L_i·log2(e) [B·H, stat_rows]; +inf past N_q
   const float* d_row;   // D_i = rowsum(dO_i ∘ O_i) [B·H, stat_rows]; 0 past N_q
-  float* dq_accum;      // Σ_j dS_ij K_j [B·H, N_q, d], fp32, zeroed by the pre-pass
+  float* dq_accum;      // Σ_j dS_ij K_j [B·H, N_q, d], fp32, zeroed by the pre-pass (or the caller's)
   void* dk;             // dK [B·H, N_kv, d]
   void* dv;             // dV [B·H, N_kv, d]
   int n_q, n_kv;
@@ -116,6 +116,10 @@ struct Params {
   float scale;          // τ
   float scale_log2;     // τ·log2(e)
   int causal;           // key c is visible to query r iff c ≤ r
+  int kv_group;         // H / H_kv: query head h reads K/V head h / kv_group (flat indices); 0 or 1: H_kv = H
+  int dq_scaled;        // the caller's dQ accumulator: add τ·dS_ij K_j (the convert kernel is the caller's)
+  float* dk_accum;      // null, or [B·H_kv, N_kv, d] fp32: τ·dK_j added there instead of writing dk
+  float* dv_accum;      // null, or [B·H_kv, N_kv, d] fp32: dV_j added there instead of writing dv
 };
 
 #ifndef FA2_TC_EMULATE
@@ -172,8 +176,9 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) fa2_tc_backwar
   const int kv0 = j * B_c;
 
   const T* __restrict__ Q = static_cast<const T*>(p.q) + head * p.n_q * static_cast<int64_t>(d);     // (N_q, d)
-  const T* __restrict__ K = static_cast<const T*>(p.k) + head * p.n_kv * static_cast<int64_t>(d);    // (N_kv, d)
-  const T* __restrict__ V = static_cast<const T*>(p.v) + head * p.n_kv * static_cast<int64_t>(d);    // (N_kv, d)
+  const int64_t kv_head = p.kv_group > 1 ? head / p.kv_group : head;  // grouped-query attention: the group's K/V head
+  const T* __restrict__ K = static_cast<const T*>(p.k) + kv_head * p.n_kv * static_cast<int64_t>(d);  // (N_kv, d)
+  const T* __restrict__ V = static_cast<const T*>(p.v) + kv_head * p.n_kv * static_cast<int64_t>(d);  // (N_kv, d)
   const T* __restrict__ dO = static_cast<const T*>(p.d_o) + head * p.n_q * static_cast<int64_t>(d);  // (N_q, d)
   const float* __restrict__ L2 = p.l_log2 + head * p.stat_rows;   // (stat_rows) L_i·log2 e
   const float* __restrict__ Drow = p.d_row + head * p.stat_rows;  // (stat_rows) D_i
@@ -239,6 +244,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) fa2_tc_backwar
 
   // ---- dQ_i += dS_ij K_j : (B_r, d), its 16-row tiles and column ranges split over the warps ----
   const int n_q = p.n_q;  // a copy: the lambda below must not take the address of the kernel parameter
+  const float dq_scale = p.dq_scaled ? p.scale : 1.f;
   const int m_base = (warp / Cfg::kDqSplitN) * Cfg::kDqWarpM;  // first 16-query tile of this warp
   const int n_base = (warp % Cfg::kDqSplitN) * Cfg::kDqN;     // first 8-column tile of this warp
   auto dq_product = [&](int q0, const T* sdS) {
@@ -277,7 +283,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) fa2_tc_backwar
         if (query < n_q) {
           float* row = dQacc + static_cast<int64_t>(query) * d + n_base * 8 + 2 * t;
 #pragma unroll
-          for (int n = 0; n < Cfg::kDqN; ++n) red_add_f32x2(row + n * 8, dq[mt][n][2 * r], dq[mt][n][2 * r + 1]);
+          for (int n = 0; n < Cfg::kDqN; ++n)
+            red_add_f32x2(row + n * 8, dq[mt][n][2 * r] * dq_scale, dq[mt][n][2 * r + 1] * dq_scale);
         }
       }
   };
@@ -485,6 +492,26 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) fa2_tc_backwar
   }
 
   // ---- epilogue: dK_j = τ·dK_j and dV_j to HBM through shared memory ----
+  if (p.dk_accum != nullptr) {
+    // The caller's fp32 accumulators (the ring): added from registers into the
+    // group's K/V head, where every query head of the group adds too.
+    float* __restrict__ dKacc = p.dk_accum + kv_head * p.n_kv * static_cast<int64_t>(d);  // (N_kv, d) fp32
+    float* __restrict__ dVacc = p.dv_accum + kv_head * p.n_kv * static_cast<int64_t>(d);  // (N_kv, d) fp32
+#pragma unroll
+    for (int mt = 0; mt < kMT; ++mt)
+#pragma unroll
+      for (int r = 0; r < 2; ++r) {
+        const int key = w_key0 + mt * 16 + g + r * 8;
+        if (key >= p.n_kv) continue;
+#pragma unroll
+        for (int n = 0; n < kDN; ++n) {
+          const int64_t at = static_cast<int64_t>(key) * d + n * 8 + 2 * t;
+          red_add_f32x2(dKacc + at, dk_acc[mt][n][2 * r] * p.scale, dk_acc[mt][n][2 * r + 1] * p.scale);
+          red_add_f32x2(dVacc + at, dv_acc[mt][n][2 * r], dv_acc[mt][n][2 * r + 1]);
+        }
+      }
+    return;
+  }
   // Every warp is done reading K_j, V_j (the dQ product of the last step).
   __syncthreads();
 #pragma unroll
@@ -540,8 +567,11 @@ void launch(const LaunchArgs& a, const char* name) {
   const std::string who = std::string(name) + " (d=" + std::to_string(Cfg::kHeadDim) + ", B_r=" + std::to_string(Cfg::kBr) +
                           ", B_c=" + std::to_string(Cfg::kBc) + ")";
   const detail::FaBwdWorkspace w = detail::check_fa_bwd_args(a, name);
-  for (const void* ptr : {a.q, a.k, a.v, a.bwd.d_o, static_cast<const void*>(a.bwd.dk), static_cast<const void*>(a.bwd.dv)})
-    if (!aligned16(ptr)) throw Unsupported(who + " needs Q, K, V, dO, dK and dV 16-byte aligned (16-byte copies)");
+  for (const void* ptr : {a.q, a.k, a.v, a.bwd.d_o, static_cast<const void*>(a.bwd.dk), static_cast<const void*>(a.bwd.dv),
+                          static_cast<const void*>(a.bwd.dk_accum), static_cast<const void*>(a.bwd.dv_accum),
+                          static_cast<const void*>(a.bwd.dq_accum)})
+    if (!aligned16(ptr))
+      throw Unsupported(who + " needs Q, K, V, dO, dK, dV and the accumulators 16-byte aligned (16-byte copies)");
   constexpr int64_t kIntMax = std::numeric_limits<int>::max();
   if (pr.n_q() > kIntMax || pr.n_kv() > kIntMax || w.stat_rows > kIntMax)
     throw Unsupported(who + " indexes rows with 32-bit ints: seq_q and seq_kv must be below 2^31");
@@ -556,17 +586,21 @@ void launch(const LaunchArgs& a, const char* name) {
     throw Unsupported(who + " needs " + std::to_string(smem) + " bytes of shared memory per block; the device allows " +
                       std::to_string(limit) + " (cudaDevAttrMaxSharedMemoryPerBlockOptin)");
   auto* kernel = &fa2_tc_backward_kernel<Cfg, T>;
-  // Asked once per instantiation: host work between the timing events would be timed.
-  static bool opted_in = false;
-  if (!opted_in && smem > 48 * 1024) {
-    FLASHLAB_CUDA_CHECK(
-        cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
-    opted_in = true;
-  }
+  detail::opt_in_dynamic_smem(reinterpret_cast<const void*>(kernel), smem);  // per device
   if (a.ctas_per_sm != nullptr)
     FLASHLAB_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(a.ctas_per_sm, kernel, Cfg::kThreads, smem));
 
-  detail::fa_bwd_preprocess(a, w);
+  if (a.running.step != Fold::none) throw Unsupported(who + " is a backward rung: it folds no running output");
+  const int64_t kv_group = kv_group_of(a, who);
+  const bool add_dkv = a.bwd.dk_accum != nullptr;
+  if (add_dkv != (a.bwd.dv_accum != nullptr))
+    throw std::invalid_argument(who + ": dK and dV accumulators come together (got one of them)");
+  if (kv_group > 1 && !add_dkv)
+    throw Unsupported(who + ": with grouped K/V heads the query heads of a group add into one dK, dV head: "
+                            "it needs the fp32 dK, dV accumulators");
+  const bool caller_dq = a.bwd.dq_accum != nullptr;
+
+  detail::fa_bwd_preprocess(a, w, /*zero_dq_accum=*/!caller_dq);
   Params p{};
   p.q = a.q;
   p.k = a.k;
@@ -574,9 +608,13 @@ void launch(const LaunchArgs& a, const char* name) {
   p.d_o = a.bwd.d_o;
   p.l_log2 = w.l_log2;
   p.d_row = w.d_row;
-  p.dq_accum = w.dq_accum;
+  p.dq_accum = caller_dq ? a.bwd.dq_accum : w.dq_accum;
+  p.dq_scaled = caller_dq ? 1 : 0;
   p.dk = a.bwd.dk;
   p.dv = a.bwd.dv;
+  p.kv_group = static_cast<int>(kv_group);
+  p.dk_accum = a.bwd.dk_accum;
+  p.dv_accum = a.bwd.dv_accum;
   p.n_q = static_cast<int>(pr.n_q());
   p.n_kv = static_cast<int>(pr.n_kv());
   p.stat_rows = static_cast<int>(w.stat_rows);
@@ -586,7 +624,7 @@ void launch(const LaunchArgs& a, const char* name) {
   p.causal = pr.causal ? 1 : 0;
   kernel<<<static_cast<unsigned>(T_c * heads), Cfg::kThreads, smem, static_cast<cudaStream_t>(a.stream)>>>(p);
   FLASHLAB_LAUNCH_CHECK("fa2_tc_backward_kernel");
-  detail::fa_bwd_convert_dq(a, w);
+  if (!caller_dq) detail::fa_bwd_convert_dq(a, w);
 }
 #endif  // FA2_TC_EMULATE
 

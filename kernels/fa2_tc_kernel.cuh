@@ -32,10 +32,12 @@
 #include <string>
 
 #include "flashlab/kernels/launch.hpp"
+#include "running_output.cuh"
 
 #ifndef FA2_TC_EMULATE
 // Every CUDA call checked; the message names file:line and the call.
 #include "cuda_check.hpp"
+#include "smem_opt_in.hpp"
 #endif
 
 namespace flashlab::kernels::fa2_tc_detail {
@@ -86,12 +88,15 @@ struct Params {
   const void* k;
   const void* v;
   void* o;
-  float* lse;        // [B·H, N_q] or null
+  float* lse;        // [B·H, N_q] or null; the running logsumexp when folding
   int n_q;           // N_q
   int n_kv;          // N_kv
   int T_r;           // ⌈N_q / B_r⌉
   float scale_log2;  // τ·log2(e): softmax runs in base 2, one FFMA per element
   int causal;        // key c is visible to query r iff c ≤ r (top-left aligned)
+  int kv_group;      // H / H_kv: query head h reads K/V head h / kv_group (flat indices); 0 or 1: H_kv = H
+  int fold;          // kFoldNone, or how this launch folds into the running output
+  float* o_run;      // [B·H, N_q, d] fp32, the running output (fold ≠ kFoldNone)
 };
 
 #ifndef FA2_TC_EMULATE
@@ -272,8 +277,9 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) fa2_tc_forward
   const int q0 = i * B_r;
 
   const T* __restrict__ Q = static_cast<const T*>(p.q) + head * p.n_q * static_cast<int64_t>(d);     // (N_q, d)
-  const T* __restrict__ K = static_cast<const T*>(p.k) + head * p.n_kv * static_cast<int64_t>(d);    // (N_kv, d)
-  const T* __restrict__ V = static_cast<const T*>(p.v) + head * p.n_kv * static_cast<int64_t>(d);    // (N_kv, d)
+  const int64_t kv_head = p.kv_group > 1 ? head / p.kv_group : head;  // grouped-query attention: the group's K/V head
+  const T* __restrict__ K = static_cast<const T*>(p.k) + kv_head * p.n_kv * static_cast<int64_t>(d);  // (N_kv, d)
+  const T* __restrict__ V = static_cast<const T*>(p.v) + kv_head * p.n_kv * static_cast<int64_t>(d);  // (N_kv, d)
   T* __restrict__ O = static_cast<T*>(p.o) + head * p.n_q * static_cast<int64_t>(d);                 // (N_q, d)
 
   // Key blocks this row block visits: causal skips every block above the diagonal.
@@ -460,11 +466,55 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) fa2_tc_forward
   if (!warp_has_rows) return;  // no barrier follows: only warp-local work remains
 
   // ---- epilogue: O_i = diag(ℓ_i)⁻¹ O_i, L_i = m_i τ + ln ℓ_i ----
+  constexpr float kLn2 = 0.693147180559945309f;
+  if (p.fold != kernels::detail::kFoldNone) {
+    // The ring's running output: O_i and L_i fold into O_run and the running
+    // logsumexp (running_output.cuh) from registers. Every lane reads its rows'
+    // running L before the quad's first lane writes the new one.
+    kernels::detail::FoldedRow f[kMT][2];
+#pragma unroll
+    for (int mt = 0; mt < kMT; ++mt)
+#pragma unroll
+      for (int r = 0; r < 2; ++r) {
+        float l = l_i[mt][r];
+        l += __shfl_xor_sync(0xffffffffu, l, 1);
+        l += __shfl_xor_sync(0xffffffffu, l, 2);
+        const float inv_l = l > 0.f ? 1.f / l : 0.f;
+        const float m_scaled = m_i[mt][r] == -INFINITY ? 0.f : m_i[mt][r] * p.scale_log2;
+        const float lse_part = (m_scaled + __log2f(l)) * kLn2;
+        const int row = w_row0 + mt * 16 + g + r * 8;
+        const float lse_run = p.fold != kernels::detail::kFoldStart && row < p.n_q ? p.lse[head * p.n_q + row] : 0.f;
+        f[mt][r] = kernels::detail::fold_row(p.fold, lse_run, lse_part, inv_l);
+      }
+    __syncwarp();
+#pragma unroll
+    for (int mt = 0; mt < kMT; ++mt)
+#pragma unroll
+      for (int r = 0; r < 2; ++r) {
+        const int row = w_row0 + mt * 16 + g + r * 8;
+        if (row >= p.n_q) continue;
+        if (t == 0) p.lse[head * p.n_q + row] = f[mt][r].lse;
+        float* run = p.o_run + (head * p.n_q + row) * static_cast<int64_t>(d);  // (d) fp32
+#pragma unroll
+        for (int n = 0; n < kON; ++n) {
+          const int col = n * 8 + 2 * t;
+          const bool first = p.fold == kernels::detail::kFoldStart;
+          const float x = (first ? 0.f : f[mt][r].w_run * run[col]) + f[mt][r].w_part * o_acc[mt][n][2 * r];
+          const float y = (first ? 0.f : f[mt][r].w_run * run[col + 1]) + f[mt][r].w_part * o_acc[mt][n][2 * r + 1];
+          if (p.fold == kernels::detail::kFoldFinish) {
+            *reinterpret_cast<uint32_t*>(O + static_cast<int64_t>(row) * d + col) = Ops::pack(x, y);
+          } else {
+            run[col] = x;
+            run[col + 1] = y;
+          }
+        }
+      }
+    return;
+  }
   // The warp's own rows of sQ become its O staging buffer: each warp only ever
   // read its own Q rows, and no cp.async targets sQ after the prologue.
   __syncwarp();
   T* sO = sQ + warp * Cfg::kWarpRows * kStride;  // (16·kMT, d) in shared memory, this warp's rows
-  constexpr float kLn2 = 0.693147180559945309f;
 #pragma unroll
   for (int mt = 0; mt < kMT; ++mt) {
 #pragma unroll
@@ -559,9 +609,7 @@ void launch(const LaunchArgs& a, const char* name) {
                       " bytes of shared memory per block; the device allows " + std::to_string(limit) +
                       " (cudaDevAttrMaxSharedMemoryPerBlockOptin)");
   auto* kernel = &fa2_tc_forward_kernel<Cfg, T>;
-  if (smem > 48 * 1024)  // above the default limit a kernel must opt in
-    FLASHLAB_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                             static_cast<int>(smem)));
+  kernels::detail::opt_in_dynamic_smem(reinterpret_cast<const void*>(kernel), smem);  // per device
 
   if (a.ctas_per_sm != nullptr)
     FLASHLAB_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(a.ctas_per_sm, kernel, Cfg::kThreads,
@@ -577,6 +625,10 @@ void launch(const LaunchArgs& a, const char* name) {
   p.T_r = static_cast<int>(T_r);
   p.scale_log2 = static_cast<float>(static_cast<double>(a.softmax_scale) * 1.4426950408889634);
   p.causal = pr.causal ? 1 : 0;
+  p.kv_group = static_cast<int>(kv_group_of(a, who));
+  check_running_output(a, who);
+  p.fold = static_cast<int>(a.running.step);
+  p.o_run = a.running.o;
 
   const dim3 grid(static_cast<unsigned>(T_r * heads));
   const dim3 block(Cfg::kThreads);

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "cuda_check.hpp"
+#include "smem_opt_in.hpp"
 #include "flashlab/kernels/fa3_hopper.hpp"
 
 #if !defined(FLASHLAB_FA3_HOPPER_NO_SM90A)
@@ -122,12 +123,14 @@ void launch(const LaunchArgs& a) {
   const int64_t heads = pr.batch * pr.heads;
   const int64_t T_r = (pr.n_q() + Cfg::kBr - 1) / Cfg::kBr;
   const CUtensorMap tm_q = make_map(a.q, pr.dtype, pr.n_q(), Cfg::kHeadDim, heads, Cfg::kBr);
-  const CUtensorMap tm_k = make_map(a.k, pr.dtype, pr.n_kv(), Cfg::kHeadDim, heads, Cfg::kBc);
-  const CUtensorMap tm_v = make_map(a.v, pr.dtype, pr.n_kv(), Cfg::kHeadDim, heads, Cfg::kBc);
+  const int64_t kv_group = kv_group_of(a, "fa3_hopper");
+  const int64_t kv_heads = heads / kv_group;  // B·H_kv: the K/V tensors' heads
+  const CUtensorMap tm_k = make_map(a.k, pr.dtype, pr.n_kv(), Cfg::kHeadDim, kv_heads, Cfg::kBc);
+  const CUtensorMap tm_v = make_map(a.v, pr.dtype, pr.n_kv(), Cfg::kHeadDim, kv_heads, Cfg::kBc);
 
   const std::size_t smem = Cfg::kSmemBytes;
   auto* kernel = &detail::fa3_hopper_forward_kernel<Cfg, T>;
-  FLASHLAB_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
+  kernels::detail::opt_in_dynamic_smem(reinterpret_cast<const void*>(kernel), smem);  // per device
   if (a.ctas_per_sm != nullptr)
     FLASHLAB_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(a.ctas_per_sm, kernel, Cfg::kThreads, smem));
 
@@ -147,6 +150,9 @@ void launch(const LaunchArgs& a) {
   }
   p.scale_log2 = static_cast<float>(static_cast<double>(a.softmax_scale) * 1.4426950408889634);
   p.causal = pr.causal ? 1 : 0;
+  p.kv_group = static_cast<int>(kv_group);
+  p.fold = static_cast<int>(a.running.step);
+  p.o_run = a.running.o;
   kernel<<<dim3(static_cast<unsigned>(blocks)), dim3(Cfg::kThreads), smem, static_cast<cudaStream_t>(a.stream)>>>(
       tm_q, tm_k, tm_v, p);
   FLASHLAB_LAUNCH_CHECK("fa3_hopper_forward_kernel");
@@ -208,6 +214,8 @@ void fa3_hopper_forward(const LaunchArgs& a) {
     throw Unsupported("fa3_hopper needs q, k, v and o 16-byte aligned (tensor maps, 16-byte stores)");
   if (!(a.softmax_scale > 0.f) || !std::isfinite(a.softmax_scale))
     throw Unsupported("fa3_hopper needs a positive finite softmax scale τ; got " + std::to_string(a.softmax_scale));
+  (void)kv_group_of(a, "fa3_hopper");
+  check_running_output(a, "fa3_hopper");
   constexpr int64_t kIntMax = std::numeric_limits<int>::max();
   if (pr.n_q() > kIntMax || pr.n_kv() > kIntMax)
     throw Unsupported("fa3_hopper indexes rows with 32-bit ints (TMA coordinates too): seq_q and seq_kv must be at most " +

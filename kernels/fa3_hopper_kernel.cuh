@@ -30,7 +30,15 @@
 #include <cstdint>
 #include <cstring>
 
+#include "running_output.cuh"
+
 namespace flashlab::kernels::fa3_hopper_detail {
+
+using kernels::detail::fold_row;
+using kernels::detail::FoldedRow;
+using kernels::detail::kFoldFinish;
+using kernels::detail::kFoldNone;
+using kernels::detail::kFoldStart;
 
 // ---------------------------------------------------------------------------
 // Compile-time configuration.
@@ -90,13 +98,16 @@ struct Config {
 // Kernel arguments: one block per (row block i, head); heads = B·H.
 struct Params {
   void* o;
-  float* lse;        // [B·H, N_q] or null
+  float* lse;        // [B·H, N_q] or null; the running logsumexp when folding
   int n_q;           // N_q
   int n_kv;          // N_kv
   int T_r;           // ⌈N_q / B_r⌉
   int num_tiles;     // T_r · B·H: tiles (row block i, head), one per block unless persistent
   float scale_log2;  // τ·log2(e): the softmax runs in base 2
   int causal;        // key c is visible to query r iff c ≤ r (top-left aligned)
+  int kv_group;      // H / H_kv: query head h reads K/V head h / kv_group (flat indices); 0 or 1: H_kv = H
+  int fold;          // kFoldNone, or how this launch folds into the running output
+  float* o_run;      // [B·H, N_q, d] fp32, the running output (fold ≠ kFoldNone)
 };
 
 // ---------------------------------------------------------------------------
@@ -426,6 +437,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
       int n = 0;   // tiles this block has started
       for (int tile = blockIdx.x; tile < p.num_tiles; tile += gridDim.x, ++n) {
         const Tile tl = tile_at(tile);
+        const int kv_head = p.kv_group > 1 ? tl.head / p.kv_group : tl.head;  // grouped-query attention
         // Q_i: rows past N_q are zero-filled by the copy engine. From the second
         // tile on, its buffer is free once every consumer warp released it; K_0, V_0
         // of the tile go first, so they land while the consumers finish the last one.
@@ -447,11 +459,11 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
           mbar_arrive_expect_tx(full_k(s), Cfg::kKVBytes);
 #pragma unroll
           for (int pn = 0; pn < kPanels; ++pn)
-            tma_load_3d(sK_j + pn * B_c * 128, &tm_k, full_k(s), pn * 64, j * B_c, tl.head);
+            tma_load_3d(sK_j + pn * B_c * 128, &tm_k, full_k(s), pn * 64, j * B_c, kv_head);
           mbar_arrive_expect_tx(full_v(s), Cfg::kKVBytes);
 #pragma unroll
           for (int pn = 0; pn < kPanels; ++pn)
-            tma_load_3d(sV_j + pn * B_c * 128, &tm_v, full_v(s), pn * 64, j * B_c, tl.head);
+            tma_load_3d(sV_j + pn * B_c * 128, &tm_v, full_v(s), pn * 64, j * B_c, kv_head);
           if (j == 0 && n > 0) load_Q();
         }
         if constexpr (!Cfg::kPersistent) break;
@@ -693,6 +705,51 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
 
     // ---- epilogue: O_i = diag(ℓ_i)⁻¹ O_i, L_i = m_i τ + ln ℓ_i ----
     constexpr float kLn2 = 0.693147180559945309f;
+    if (p.fold != kFoldNone) {
+      // The ring's running output: O_i and L_i fold into O_run and the running
+      // logsumexp (running_output.cuh) from registers. Every lane reads its rows'
+      // running L before the quad's first lane writes the new one.
+      FoldedRow f[2];
+#pragma unroll
+      for (int r = 0; r < 2; ++r) {
+        float l = l_i[r];
+        l += __shfl_xor_sync(0xffffffffu, l, 1);
+        l += __shfl_xor_sync(0xffffffffu, l, 2);
+        const float inv = l > 0.f ? 1.f / l : 0.f;
+        const float m_scaled = m_i[r] == -INFINITY ? 0.f : m_i[r] * p.scale_log2;
+        const float lse_part = (m_scaled + __log2f(l)) * kLn2;
+        const int row = r == 0 ? row_a : row_b;
+        const float lse_run =
+            p.fold != kFoldStart && row < p.n_q ? p.lse[static_cast<int64_t>(tl.head) * p.n_q + row] : 0.f;
+        f[r] = fold_row(p.fold, lse_run, lse_part, inv);
+      }
+      __syncwarp();
+      T* __restrict__ O = static_cast<T*>(p.o) + static_cast<int64_t>(tl.head) * p.n_q * d;  // (N_q, d)
+      const bool first = p.fold == kFoldStart;
+#pragma unroll
+      for (int r = 0; r < 2; ++r) {
+        const int row = r == 0 ? row_a : row_b;
+        if (row >= p.n_q) continue;
+        if (t == 0) p.lse[static_cast<int64_t>(tl.head) * p.n_q + row] = f[r].lse;
+        float* run = p.o_run + (static_cast<int64_t>(tl.head) * p.n_q + row) * d;  // (d) fp32
+#pragma unroll
+        for (int nn = 0; nn < d / 8; ++nn) {
+          const int col = 8 * nn + 2 * t;
+          const float2 prev = first ? make_float2(0.f, 0.f) : *reinterpret_cast<const float2*>(run + col);
+          const float x = f[r].w_run * prev.x + f[r].w_part * o_acc[4 * nn + 2 * r];
+          const float y = f[r].w_run * prev.y + f[r].w_part * o_acc[4 * nn + 2 * r + 1];
+          if (p.fold == kFoldFinish)
+            *reinterpret_cast<uint32_t*>(O + static_cast<int64_t>(row) * d + col) = pack2<T>(x, y);
+          else
+            *reinterpret_cast<float2*>(run + col) = make_float2(x, y);
+        }
+      }
+      if constexpr (!kStageO) {
+        kv += T_c;
+        continue;  // a persistent block's Q_i was released after its last S_ij
+      }
+      break;  // one tile per block
+    }
     float inv_l[2];
 #pragma unroll
     for (int r = 0; r < 2; ++r) {

@@ -15,7 +15,7 @@ constexpr int kWarpsPerBlock = 8;
 
 // One warp per padded statistics row r of a head. r < N_q: D_r = Σ_x dO_rx·O_rx
 // in fp32 (four elements per lane per step), L_r·log2 e, and dQaccum row r = 0;
-// r ≥ N_q: D = 0, L = +inf (so P = 2^(S − L) = 0 there).
+// r ≥ N_q: D = 0, L = +inf (so P = 2^(S − L) = 0 there). dq_accum null: not zeroed.
 template <class T>
 __global__ void __launch_bounds__(kWarpsPerBlock * 32)
     fa_bwd_preprocess_kernel(const T* __restrict__ O, const T* __restrict__ dO, const float* __restrict__ lse,
@@ -35,12 +35,12 @@ __global__ void __launch_bounds__(kWarpsPerBlock * 32)
   const i64 row = head * n_q + r;
   const T* o = O + row * d;    // (d) O_r
   const T* g = dO + row * d;   // (d) dO_r
-  float* acc = dq_accum + row * d;
+  float* acc = dq_accum != nullptr ? dq_accum + row * d : nullptr;
   float sum = 0.f;
   for (int x = lane * 4; x < d; x += 128) {
     const float4 a = load4(o + x), b = load4(g + x);
     sum += a.x * b.x + a.y * b.y + a.z * b.z + a.w * b.w;
-    *reinterpret_cast<float4*>(acc + x) = make_float4(0.f, 0.f, 0.f, 0.f);
+    if (acc != nullptr) *reinterpret_cast<float4*>(acc + x) = make_float4(0.f, 0.f, 0.f, 0.f);
   }
   sum = warp_sum(sum);
   if (lane == 0) {
@@ -66,8 +66,10 @@ FaBwdWorkspace check_fa_bwd_args(const LaunchArgs& a, const char* rung) {
   const std::string who(rung);
   if (a.q == nullptr || a.k == nullptr || a.v == nullptr || a.o == nullptr || a.lse == nullptr)
     throw Unsupported(who + ": Q, K, V, O and the logsumexp of the forward must be device pointers (got null)");
-  if (a.bwd.d_o == nullptr || a.bwd.dq == nullptr || a.bwd.dk == nullptr || a.bwd.dv == nullptr)
-    throw Unsupported(who + ": dO, dQ, dK and dV must be device pointers (got null)");
+  const BackwardTensors& b = a.bwd;
+  if (b.d_o == nullptr || (b.dq == nullptr && b.dq_accum == nullptr) || (b.dk == nullptr && b.dk_accum == nullptr) ||
+      (b.dv == nullptr && b.dv_accum == nullptr))
+    throw Unsupported(who + ": dO, dQ, dK and dV (or their accumulators) must be device pointers (got null)");
   if (p.causal && p.n_kv() != p.n_q()) throw Unsupported(who + ": causal attention needs seq_kv = seq_q");
   if (!(a.softmax_scale > 0.f) || !std::isfinite(a.softmax_scale))
     throw Unsupported(who + ": the softmax scale τ must be positive and finite");
@@ -81,7 +83,7 @@ FaBwdWorkspace check_fa_bwd_args(const LaunchArgs& a, const char* rung) {
   return w;
 }
 
-void fa_bwd_preprocess(const LaunchArgs& a, const FaBwdWorkspace& w) {
+void fa_bwd_preprocess(const LaunchArgs& a, const FaBwdWorkspace& w, bool zero_dq_accum) {
   const sim::AttentionProblem& p = a.problem;
   const i64 total = p.head_count() * w.stat_rows;
   const i64 blocks = (total + kWarpsPerBlock - 1) / kWarpsPerBlock;
@@ -89,7 +91,8 @@ void fa_bwd_preprocess(const LaunchArgs& a, const FaBwdWorkspace& w) {
   dispatch_dtype(p.dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     fa_bwd_preprocess_kernel<T><<<static_cast<unsigned>(blocks), kWarpsPerBlock * 32, 0, stream_of(a)>>>(
-        static_cast<const T*>(a.o), static_cast<const T*>(a.bwd.d_o), a.lse, w.l_log2, w.d_row, w.dq_accum, p.n_q(),
+        static_cast<const T*>(a.o), static_cast<const T*>(a.bwd.d_o), a.lse, w.l_log2, w.d_row,
+        zero_dq_accum ? w.dq_accum : nullptr, p.n_q(),
         static_cast<int>(p.head_dim), w.stat_rows, total);
     FLASHLAB_LAUNCH_CHECK("fa_bwd_preprocess_kernel");
   });

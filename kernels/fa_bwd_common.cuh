@@ -22,12 +22,14 @@ struct FaBwdWorkspace {
 };
 
 // Refuses (Unsupported, naming the rung and what is missing) a launch without
-// Q, K, V, O, the logsumexp, dO, dQ, dK, dV, or with a workspace too small;
+// Q, K, V, O, the logsumexp, dO, dQ, dK, dV (or their fp32 accumulators,
+// BackwardTensors::dq_accum, ...), or with a workspace too small;
 // causal needs N_q = N_kv, τ must be positive. Returns the carved workspace.
 FaBwdWorkspace check_fa_bwd_args(const LaunchArgs& a, const char* rung);
 
-// D_i and L_i·log2 e for every padded row, dQaccum = 0 (one warp per row).
-void fa_bwd_preprocess(const LaunchArgs& a, const FaBwdWorkspace& w);
+// D_i and L_i·log2 e for every padded row, and dQaccum = 0 unless the caller
+// brings its own accumulator (one warp per row).
+void fa_bwd_preprocess(const LaunchArgs& a, const FaBwdWorkspace& w, bool zero_dq_accum = true);
 
 // dQ = τ·dQaccum, rounded to the problem dtype.
 void fa_bwd_convert_dq(const LaunchArgs& a, const FaBwdWorkspace& w);

@@ -254,6 +254,7 @@ void gemm(const T* A, const T* B, T* C, GemmArgs g, i64 heads, cudaStream_t stre
 }  // namespace detail
 
 void naive_forward(const LaunchArgs& a) {
+  detail::refuse_launch_extensions(a, "naive");
   using namespace detail;
   const sim::AttentionProblem& p = a.problem;
   const MaterializedSP sp = materialized_workspace(a, "naive");  // S, P: (B, H, N_q, N_kv) in the dtype

@@ -140,6 +140,7 @@ int as_int(i64 v, const char* what) { return detail::cublas_int(v, "naive_bwd", 
 }  // namespace detail
 
 void naive_backward(const LaunchArgs& a) {
+  detail::refuse_launch_extensions(a, "naive_bwd");
   using namespace detail;
   const sim::AttentionProblem& p = a.problem;
   if (a.q == nullptr || a.k == nullptr || a.v == nullptr || a.bwd.d_o == nullptr || a.bwd.dq == nullptr ||

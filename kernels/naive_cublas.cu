@@ -26,21 +26,29 @@ namespace {
 // cuBLAS wants a workspace; 32 MiB is what NVIDIA recommends for Hopper.
 constexpr std::size_t kCublasWorkspaceBytes = 32u << 20;
 
-// One handle per process, made before any measured case (naive_cublas_prepare)
-// and destroyed by the backend that made it (naive_cublas_release), so that
-// compute-sanitizer's leak check sees every byte returned.
+// One handle per device (a cuBLAS handle belongs to the device that was
+// current when it was made), made before any measured case
+// (naive_cublas_prepare, on the backend's device) and destroyed by the backend
+// that made it (naive_cublas_release), so that compute-sanitizer's leak check
+// sees every byte returned.
 struct Cublas {
   cublasHandle_t handle = nullptr;
   void* workspace = nullptr;
 };
 
-Cublas& cublas_state() {
-  static Cublas c;
-  return c;
+std::mutex& cublas_mutex() {
+  static std::mutex m;
+  return m;
+}
+std::map<int, Cublas>& cublas_state() {
+  static std::map<int, Cublas> by_device;
+  return by_device;
 }
 
 Cublas& cublas() {
-  Cublas& c = cublas_state();
+  const int dev = current_device();
+  std::lock_guard<std::mutex> lock(cublas_mutex());
+  Cublas& c = cublas_state()[dev];
   if (c.handle == nullptr) {
     FLASHLAB_CUBLAS_CHECK(cublasCreate(&c.handle));
     FLASHLAB_CUDA_CHECK(cudaMalloc(&c.workspace, kCublasWorkspaceBytes));
@@ -62,13 +70,22 @@ cublasHandle_t shared_cublas_handle() { return cublas().handle; }
 void naive_cublas_prepare() { detail::cublas(); }
 
 void naive_cublas_release() noexcept {
-  detail::Cublas& c = detail::cublas_state();
-  if (c.handle != nullptr) (void)cublasDestroy(c.handle);
-  if (c.workspace != nullptr) (void)cudaFree(c.workspace);
-  c = detail::Cublas{};
+  try {
+    const int dev = detail::current_device();
+    std::lock_guard<std::mutex> lock(detail::cublas_mutex());
+    auto& all = detail::cublas_state();
+    auto it = all.find(dev);
+    if (it == all.end()) return;
+    if (it->second.handle != nullptr) (void)cublasDestroy(it->second.handle);
+    if (it->second.workspace != nullptr) (void)cudaFree(it->second.workspace);
+    all.erase(it);
+  } catch (...) {
+    // No device to ask: nothing was made on it.
+  }
 }
 
 void naive_cublas_forward(const LaunchArgs& a) {
+  detail::refuse_launch_extensions(a, "naive_cublas");
   using namespace detail;
   const sim::AttentionProblem& p = a.problem;
   const MaterializedSP sp = materialized_workspace(a, "naive_cublas");  // S, P: (B, H, N_q, N_kv) in the dtype

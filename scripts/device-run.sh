@@ -32,6 +32,9 @@
 #             each problem's one-GPU run                         -> ring.txt ring.json
 #   ring-virtual the ring on 2 virtual GPUs of one device (device copies
 #             for links: the timeline and the arithmetic, not a link) -> ring-virtual.txt ring-virtual.json
+#   links     the links between this machine's GPUs (flashlab links:
+#             NCCL send/recv and the copy engines, every pair, 8 B
+#             to 1 GiB), as a table, CSV and a measured link preset -> links.txt links.csv links-preset.json
 #   all       info tests sanitize bench   (labs: a call of its own; 7 files)
 #
 #   bash scripts/device-run.sh all
@@ -57,6 +60,7 @@ NCU_BUDGET=${NCU_BUDGET:-120}
 RING_TESTS_BUDGET=${RING_TESTS_BUDGET:-240}
 RING_SANITIZE_BUDGET=${RING_SANITIZE_BUDGET:-200}
 RING_BENCH_BUDGET=${RING_BENCH_BUDGET:-420}
+LINKS_BUDGET=${LINKS_BUDGET:-120}
 
 # NVLink multicast stays off for everything started here (the ring itself sets
 # these too): a program that creates multicast objects can take a shared
@@ -357,6 +361,20 @@ stage_ring_virtual() {
   result ring-virt "$([ $rc -eq 0 ] && echo ok || echo FAILED)" $((SECONDS - t0)) "rc=$rc (ring-virtual.txt, ring-virtual.json)"
 }
 
+stage_links() {
+  local t0=$SECONDS rc
+  timeout "$LINKS_BUDGET" "$BIN/flashlab" links --preset "$OUT/links-preset.json" --csv "$OUT/links.csv" \
+    > "$OUT/links.txt" 2>&1
+  rc=$?
+  local line
+  line=$(grep -E "^Measured link" "$OUT/links.txt" | head -1)
+  case $rc in
+    0) result links ok $((SECONDS - t0)) "$line (links.txt, links.csv, links-preset.json)" ;;
+    124) result links TIMEOUT $((SECONDS - t0)) "over ${LINKS_BUDGET}s (links.txt)" ;;
+    *) result links FAILED $((SECONDS - t0)) "rc=$rc: $(grep -m1 'error' "$OUT/links.txt") (links.txt)" ;;
+  esac
+}
+
 STAGES=("$@")
 [ ${#STAGES[@]} -eq 0 ] && STAGES=(all)
 for s in "${STAGES[@]}"; do
@@ -369,8 +387,9 @@ for s in "${STAGES[@]}"; do
     ring-sanitize) stage_ring_sanitize ;;
     ring-bench) stage_ring_bench ;;
     ring-virtual) stage_ring_virtual ;;
+    links) stage_links ;;
     *) echo "device-run: unknown stage '$s' (info, tests, sanitize, bench, bench-bwd, bwd-check, labs, validate, ncu," \
-            "ring-tests, ring-sanitize, ring-bench, ring-virtual, all)" >&2
+            "ring-tests, ring-sanitize, ring-bench, ring-virtual, links, all)" >&2
        exit 2 ;;
   esac
 done

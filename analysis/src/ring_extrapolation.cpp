@@ -31,8 +31,11 @@ std::string number(double v) {
 }
 
 std::string link_line(const sim::InterconnectModel& l) {
-  return l.label + ": " + sim::fixed(l.bandwidth / 1e9, 0) + " GB/s one direction, " +
-         sim::fixed(l.latency_s * 1e6, 1) + " µs a message (" + l.kind + ")";
+  std::string s = l.label + ": " + sim::fixed(l.bandwidth / 1e9, 0) + " GB/s one direction, " +
+                  sim::fixed(l.latency_s * 1e6, 1) + " µs a message (" + l.kind + ")";
+  if (!l.curve.empty())
+    s += "; transfers follow its measured curve of " + std::to_string(l.curve.size()) + " message sizes";
+  return s;
 }
 
 int nodes_of(int gpus, int per_node) { return (gpus + per_node - 1) / per_node; }
@@ -168,13 +171,15 @@ std::string ring_events_csv(const sim::RingSimulation& s) {
 }
 
 json interconnect_json(const sim::InterconnectModel& l) {
-  return json{{"id", l.id},
-              {"label", l.label},
-              {"kind", l.kind},
-              {"bandwidth_gbs", l.bandwidth / 1e9},
-              {"latency_us", l.latency_s * 1e6},
-              {"source", l.source},
-              {"notes", l.notes}};
+  json j{{"id", l.id},
+         {"label", l.label},
+         {"kind", l.kind},
+         {"bandwidth_gbs", l.bandwidth / 1e9},
+         {"latency_us", l.latency_s * 1e6},
+         {"source", l.source},
+         {"notes", l.notes}};
+  if (!l.curve.empty()) j["curve_points"] = l.curve.size();
+  return j;
 }
 
 json ring_simulation_json(const sim::RingSimulation& s, const sim::RingTopology& topo, const sim::RingComputeModel& cm,

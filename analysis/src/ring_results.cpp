@@ -10,8 +10,12 @@
 // "check_note"}; PASS: {"time_ms_median", "time_ms_min", "time_ms_max",
 // "repeats", "comm_ms", "exposed_comm_ms", "compute_ms", "steps": [{"gpu",
 // "step", "kv_owner", "compute_start_ms", "compute_end_ms", "wait_ms",
-// "transfer_start_ms", "transfer_end_ms", "bytes_received"}]}. Non-finite
-// numbers are written "inf", "-inf", "nan".
+// "transfer_start_ms", "transfer_end_ms", "bytes_received", "rung_ms"}],
+// "rung_ms"}; a run's "steps" is "fused" or "pairwise" (a file without it was
+// measured before the fused steps existed: "pairwise"). Non-finite
+// numbers are written "inf", "-inf", "nan". The meta's "gpu_topology"
+// (sim/gpu_topology_json.hpp) is derived from its "topology" text when the
+// file is written, and derived again when it is read.
 #include "flashlab/analysis/ring_results.hpp"
 
 #include <algorithm>
@@ -28,6 +32,7 @@
 #include "flashlab/analysis/report.hpp"
 #include "flashlab/sim/attention_models.hpp"
 #include "flashlab/sim/format.hpp"
+#include "flashlab/sim/gpu_topology_json.hpp"
 
 namespace flashlab::analysis {
 
@@ -176,7 +181,8 @@ json pass_to_json(const sim::RingMeasuredPass& p) {
                          {"wait_ms", number_json(s.wait_ms)},
                          {"transfer_start_ms", number_json(s.transfer_start_ms)},
                          {"transfer_end_ms", number_json(s.transfer_end_ms)},
-                         {"bytes_received", s.bytes_received}});
+                         {"bytes_received", s.bytes_received},
+                         {"rung_ms", number_json(s.rung_ms)}});
   return json{{"time_ms_median", number_json(p.time_ms_median)},
               {"time_ms_min", number_json(p.time_ms_min)},
               {"time_ms_max", number_json(p.time_ms_max)},
@@ -184,6 +190,7 @@ json pass_to_json(const sim::RingMeasuredPass& p) {
               {"comm_ms", number_json(p.comm_ms)},
               {"exposed_comm_ms", number_json(p.exposed_comm_ms)},
               {"compute_ms", number_json(p.compute_ms)},
+              {"rung_ms", number_json(p.rung_ms)},
               {"steps", std::move(steps)}};
 }
 
@@ -198,6 +205,7 @@ sim::RingMeasuredPass pass_from(const Reader& rd, const json& o, const std::stri
   p.comm_ms = rd.real(o, where, "comm_ms", 0.0);
   p.exposed_comm_ms = rd.real(o, where, "exposed_comm_ms", 0.0);
   p.compute_ms = rd.real(o, where, "compute_ms", 0.0);
+  p.rung_ms = rd.real(o, where, "rung_ms", -1.0);
   if (!rd.has(o, "steps")) return p;
   const json& steps = rd.array(o, where, "steps");
   const int last_step = pass == sim::RingPass::backward ? gpus : gpus - 1;
@@ -222,6 +230,7 @@ sim::RingMeasuredPass pass_from(const Reader& rd, const json& o, const std::stri
     x.transfer_start_ms = rd.real(s, w, "transfer_start_ms", -1.0);
     x.transfer_end_ms = rd.real(s, w, "transfer_end_ms", -1.0);
     x.bytes_received = rd.whole(s, w, "bytes_received", 0);
+    x.rung_ms = rd.real(s, w, "rung_ms", -1.0);
     p.steps.push_back(x);
   }
   return p;
@@ -246,6 +255,7 @@ json meta_to_json(const sim::RingRunMeta& m) {
               {"gpu_names", m.gpu_names},
               {"nccl_version", m.nccl_version},
               {"topology", m.topology},
+              {"gpu_topology", sim::gpu_topology_json(sim::parse_nvidia_smi_topo(m.topology))},
               {"environment", m.environment}};
 }
 
@@ -293,6 +303,8 @@ sim::RingRunMeta meta_from(const Reader& rd, const json& o) {
   m.gpu_names = strings_from(rd, o, w, "gpu_names");
   m.nccl_version = rd.text(o, w, "nccl_version");
   m.topology = rd.text(o, w, "topology");
+  // Derived from the text, in files that have it and in older files alike.
+  m.gpu_topology = sim::parse_nvidia_smi_topo(m.topology);
   m.environment = strings_from(rd, o, w, "environment");
   return m;
 }
@@ -321,6 +333,7 @@ std::string ring_results_to_json(const sim::RingMeasuredRuns& r) {
            {"kernel", run.kernel},
            {"backward_kernel", run.backward_kernel},
            {"transport", run.transport},
+           {"steps", run.steps},
            {"status", std::string(sim::to_string(run.status))},
            {"reason", run.reason},
            {"forward", pass_to_json(run.forward)},
@@ -361,6 +374,9 @@ sim::RingMeasuredRuns ring_results_from_json(const std::string& text, const std:
     if (run.kernel.empty()) rd.error(w + ".kernel", "empty");
     run.backward_kernel = rd.text(o, w, "backward_kernel");
     run.transport = rd.text(o, w, "transport");
+    run.steps = rd.has(o, "steps") ? rd.text(o, w, "steps", true) : std::string("pairwise");
+    if (!sim::parse_ring_steps(run.steps))
+      rd.error(w + ".steps", "expected \"fused\" or \"pairwise\" (got \"" + run.steps + "\")");
     const std::string status = rd.text(o, w, "status", true);
     const auto st = sim::parse_run_status(status);
     if (!st) rd.error(w + ".status", "unknown status '" + status + "' (expected ok, OOM, skipped, failed)");
@@ -454,6 +470,7 @@ std::vector<RingRow> ring_rows(const sim::RingMeasuredRuns& r) {
         row.time_ms_max = m->time_ms_max;
         row.repeats = m->repeats;
         row.compute_ms = m->compute_ms;
+        row.rung_ms = m->rung_ms;
         row.comm_ms = m->comm_ms;
         row.exposed_comm_ms = m->exposed_comm_ms;
         row.overlap = m->comm_ms > 0 ? std::clamp(1.0 - m->exposed_comm_ms / m->comm_ms, 0.0, 1.0) : 1.0;
@@ -477,7 +494,8 @@ std::vector<std::string> ring_csv_header() {
           "peak_allocated_bytes_per_gpu",      "scaling_efficiency",
           "status",         "reason",          "kernel",      "transport",
           "time_ms_min",    "time_ms_max",     "repeats",     "compute_ms",
-          "peak_device_used_bytes_per_gpu",    "rel_error"};
+          "peak_device_used_bytes_per_gpu",    "rel_error",   "steps",
+          "rung_ms"};
 }
 
 std::string ring_results_csv(const sim::RingMeasuredRuns& r) {
@@ -518,14 +536,16 @@ std::string ring_results_csv(const sim::RingMeasuredRuns& r) {
                     row.measured ? std::to_string(row.repeats) : std::string(),
                     num(row.compute_ms),
                     std::to_string(row.peak_device_used_bytes),
-                    number(row.rel_error)});
+                    number(row.rel_error),
+                    run.steps,
+                    row.measured && row.rung_ms >= 0 ? number(row.rung_ms) : std::string()});
   }
   return out;
 }
 
 std::string ring_table(const sim::RingMeasuredRuns& r) {
-  TextTable t({"model", "B", "H", "H_kv", "N", "d", "P", "layout", "mask", "dtype", "pass", "kernel", "ms", "comm ms",
-               "exposed ms", "overlap", "TFLOP/s/GPU", "peak/GPU", "scaling", "status"});
+  TextTable t({"model", "B", "H", "H_kv", "N", "d", "P", "layout", "mask", "dtype", "pass", "kernel", "steps", "ms",
+               "rung ms", "comm ms", "exposed ms", "overlap", "TFLOP/s/GPU", "peak/GPU", "scaling", "status"});
   for (const RingRow& row : ring_rows(r)) {
     const sim::RingMeasuredRun& run = r.runs[row.run];
     const sim::RingProblem& p = run.problem;
@@ -534,8 +554,8 @@ std::string ring_table(const sim::RingMeasuredRuns& r) {
            std::to_string(p.kv_heads), std::to_string(p.seq), std::to_string(p.head_dim), std::to_string(p.gpus),
            std::string(sim::ring_layout_name(p.layout)), p.causal ? "causal" : "full",
            std::string(sim::to_string(p.dtype)), std::string(sim::ring_pass_name(row.pass)),
-           row.pass == sim::RingPass::forward ? run.kernel : run.backward_kernel, m ? ms(row.time_ms) : "-",
-           m ? ms(row.comm_ms) : "-", m ? ms(row.exposed_comm_ms) : "-", m ? pct(row.overlap) : "-",
+           row.pass == sim::RingPass::forward ? run.kernel : run.backward_kernel, run.steps,
+           m ? ms(row.time_ms) : "-", m && row.rung_ms >= 0 ? ms(row.rung_ms) : "-", m ? ms(row.comm_ms) : "-", m ? ms(row.exposed_comm_ms) : "-", m ? pct(row.overlap) : "-",
            m ? sim::fixed(row.tflops_per_gpu, 1) : "-",
            row.peak_allocated_bytes > 0 ? sim::bytes_iec(static_cast<double>(row.peak_allocated_bytes)) : "-",
            row.scaling_efficiency ? pct(*row.scaling_efficiency) : "-",
@@ -545,7 +565,9 @@ std::string ring_table(const sim::RingMeasuredRuns& r) {
   std::string out = t.str();
   out += "TFLOP/s per GPU: 4·B·H·pairs·d forward (pairs = N² or, causal, N(N+1)/2), 2.5× that backward, over the "
          "median time and P; scaling: the P = 1 run's time over P × this time (\"-\": no P = 1 run of the same "
-         "attention in the file); overlap: 1 − exposed / comm\n";
+         "attention in the file); overlap: 1 − exposed / comm; rung ms: the busiest GPU's time inside the rung's "
+         "launches (its compute less the step's other kernels and launch gaps); steps: fused (the rungs read grouped "
+         "K/V heads, fold partial outputs, add gradients) or pairwise (separate kernels)\n";
   return out;
 }
 

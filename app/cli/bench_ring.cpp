@@ -161,19 +161,15 @@ int run_ring_bench(const RingBenchFlags& f) {
   else throw UsageError("--check: expected sampled, full or off (got '" + f.check + "')");
   o.seed = f.seed;
   if (!f.mem_limit.empty()) o.mem_limit_bytes = parse_positive("--mem-limit", f.mem_limit);
-  for (const std::string& d : split(f.devices)) {
-    // CUDA ordinals start at 0.
-    std::size_t used = 0;
-    long long v = -1;
-    try {
-      v = std::stoll(d, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (used != d.size() || v < 0 || v > 4095)
-      throw UsageError("--devices: expected CUDA device numbers like 0,1 (got '" + d + "')");
-    o.devices.push_back(static_cast<int>(v));
+  o.devices = parse_device_list("--devices", f.devices);
+
+  std::vector<kernels::RingSteps> step_modes;
+  for (const std::string& m : split(f.steps)) {
+    const std::optional<sim::RingSteps> v = sim::parse_ring_steps(m);
+    if (!v) throw UsageError("--ring-steps: expected fused or pairwise, comma list (got '" + m + "')");
+    if (std::find(step_modes.begin(), step_modes.end(), *v) == step_modes.end()) step_modes.push_back(*v);
   }
+  if (step_modes.empty()) throw UsageError("--ring-steps: give fused, pairwise or both");
 
   if (f.virtual_gpus) {
     if (!o.devices.empty()) throw UsageError("--virtual-gpus runs every GPU of the ring on device 0: no --devices");
@@ -196,14 +192,30 @@ int run_ring_bench(const RingBenchFlags& f) {
   } catch (const std::exception& e) {
     throw UsageError(e.what());
   }
-  for (std::size_t i = 0; i < problems.size(); ++i) {
-    const sim::RingProblem& p = problems[i];
+  // Each multi-GPU problem once per step mode; one GPU holding one chunk runs
+  // the rung alone whatever the mode, so once.
+  struct Job {
+    sim::RingProblem problem;
+    kernels::RingSteps steps;
+  };
+  std::vector<Job> jobs;
+  for (const sim::RingProblem& p : problems) {
+    const bool one_launch = p.gpus == 1 && p.layout == sim::RingLayout::contiguous;
+    for (kernels::RingSteps m : step_modes) {
+      jobs.push_back({p, m});
+      if (one_launch) break;
+    }
+  }
+  for (std::size_t i = 0; i < jobs.size(); ++i) {
+    const sim::RingProblem& p = jobs[i].problem;
     kernels::RingOptions po = o;
+    po.steps = jobs[i].steps;
     if (p.gpus < most && !o.devices.empty()) po.devices.resize(static_cast<std::size_t>(p.gpus));
     const sim::RingMeasuredRun r = kernels::run_ring(p, po);
     if (!f.quiet) {
-      std::cerr << "[" << (i + 1) << "/" << problems.size() << "] " << sim::describe(p) << ": "
-                << sim::to_string(r.status);
+      std::cerr << "[" << (i + 1) << "/" << jobs.size() << "] " << sim::describe(p)
+                << (step_modes.size() > 1 ? ", " + std::string(kernels::ring_steps_name(po.steps)) + " steps" : "")
+                << ": " << sim::to_string(r.status);
       if (r.status == sim::RunStatus::ok && r.forward.repeats > 0) {
         std::cerr << " fwd " << analysis::fixed(r.forward.time_ms_median, 3) << " ms";
         if (r.backward) std::cerr << ", bwd " << analysis::fixed(r.backward->time_ms_median, 3) << " ms";

@@ -117,6 +117,10 @@ class BenchCommand : public Command {
                                                    "device copies (checks the ring's arithmetic on one GPU; its "
                                                    "transfer times say nothing about links)");
     app->add_option("--devices", devices_, "the ring: CUDA device numbers of its GPUs, comma list (default 0 … P-1)");
+    app->add_option("--ring-steps", ring_steps_, "the ring: how a step launches its work, comma list: fused (default: "
+                                                 "the rungs read grouped K/V heads, fold partial outputs and add "
+                                                 "gradients themselves) | pairwise (expansion, merges and sums as "
+                                                 "separate kernels: the ring as first written)");
     app->add_flag("--check-roof", check_roof_,
                   "check that no timed run of the --results files is above the roofline of its GPU's datasheet "
                   "preset (exit 1 when one is); runs no kernel");
@@ -209,8 +213,10 @@ class BenchCommand : public Command {
   bool ring_asked() const {
     if (!gpus_.empty()) return true;
     if (sweep_.empty()) {
-      if (!model_.empty() || !kv_heads_.empty() || !layout_.empty() || !devices_.empty() || virtual_gpus_)
-        throw UsageError("--model, --kv-heads, --layout, --devices and --virtual-gpus are the ring's: give --gpus P too");
+      if (!model_.empty() || !kv_heads_.empty() || !layout_.empty() || !devices_.empty() || virtual_gpus_ ||
+          !ring_steps_.empty())
+        throw UsageError("--model, --kv-heads, --layout, --devices, --ring-steps and --virtual-gpus are the ring's: "
+                         "give --gpus P too");
       return false;
     }
     try {
@@ -253,6 +259,7 @@ class BenchCommand : public Command {
     f.quiet = quiet_;
     f.seed = seed_;
     f.virtual_gpus = virtual_gpus_;
+    if (!ring_steps_.empty()) f.steps = ring_steps_;
     return f;
   }
 
@@ -428,7 +435,7 @@ class BenchCommand : public Command {
     }
   }
 
-  std::string pass_, gpus_, model_, kv_heads_, layout_, devices_;
+  std::string pass_, gpus_, model_, kv_heads_, layout_, devices_, ring_steps_;
   std::string kernels_, sweep_, batch_, tokens_, seq_, seq_kv_, heads_, head_dim_, emb_dim_, causal_, dtype_;
   std::string check_ = "sampled", tiles_ = "default", br_, bc_, mem_limit_, csv_, json_;
   std::vector<std::string> results_;

@@ -79,10 +79,7 @@ class CeilingsCommand : public Command {
     if (out_.empty()) throw UsageError("ceilings: give --out PROFILE.json (where the measured profile goes)");
     if (!repeats_.empty() && parse_positive("--repeats", repeats_) < 10)
       throw UsageError("--repeats: at least 10 (the figures are medians of at least 10 runs)");
-    // Checked before a minute of measuring, not after.
-    const std::filesystem::path folder = std::filesystem::path(out_).parent_path();
-    if (!folder.empty() && !std::filesystem::is_directory(folder))
-      throw UsageError("--out: folder '" + folder.string() + "' does not exist");
+    require_output_folder("--out", out_);
     std::optional<sim::HardwareModel> datasheet;
     if (!datasheet_.empty()) datasheet = load_datasheet(datasheet_);
     if (const std::string why = ceilings::unavailable_reason(); !why.empty()) throw UsageError("ceilings: " + why);

@@ -44,14 +44,6 @@ double parse_efficiency(const std::string& flag, const std::string& text) {
   return v;
 }
 
-void write_file(const std::string& path, const std::string& contents) {
-  try {
-    analysis::write_file_atomic(path, contents);
-  } catch (const std::exception& e) {
-    throw UsageError(std::string("--csv: ") + e.what());
-  }
-}
-
 class RingCommand final : public Command {
  public:
   void setup(CLI::App& root) override {
@@ -107,7 +99,7 @@ class RingCommand final : public Command {
     } catch (const std::invalid_argument& e) {
       throw UsageError(e.what());
     }
-    if (!csv_.empty()) write_file(csv_, analysis::ring_events_csv(s));
+    write_output("--csv", csv_, analysis::ring_events_csv(s));
     if (json_) {
       std::cout << analysis::ring_simulation_json(s, topo, cm, timeline_).dump(2) << "\n";
       return 0;
@@ -195,7 +187,7 @@ class RingCommand final : public Command {
     } catch (const std::invalid_argument& e) {
       throw UsageError(e.what());
     }
-    if (!csv_.empty()) write_file(csv_, analysis::ring_extrapolation_csv(x));
+    write_output("--csv", csv_, analysis::ring_extrapolation_csv(x));
     if (json_) {
       std::cout << analysis::ring_extrapolation_json(x).dump(2) << "\n";
       return 0;
@@ -261,7 +253,7 @@ class RingCommand final : public Command {
         csv += analysis::csv_row(row);
       }
     }
-    if (!csv_.empty()) write_file(csv_, csv);
+    write_output("--csv", csv_, csv);
     if (json_) std::cout << all.dump(2) << "\n";
     return 0;
   }

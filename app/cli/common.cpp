@@ -1,5 +1,10 @@
 #include "common.hpp"
 
+#include <filesystem>
+#include <sstream>
+
+#include "flashlab/analysis/csv.hpp"
+
 #include "flashlab/analysis/roofline_ceilings.hpp"
 #include "flashlab/analysis/report.hpp"
 
@@ -25,6 +30,41 @@ sim::i64 parse_positive(const std::string& flag, const std::string& value) {
   std::vector<std::string> errors;
   if (const auto v = sim::parse_positive(flag, value, errors)) return *v;
   throw UsageError(errors.front());
+}
+
+std::vector<int> parse_device_list(const std::string& flag, const std::string& list) {
+  std::vector<int> out;
+  std::istringstream items(list);
+  for (std::string d; std::getline(items, d, ',');) {
+    // CUDA ordinals start at 0.
+    std::size_t used = 0;
+    long long v = -1;
+    try {
+      v = std::stoll(d, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used != d.size() || v < 0 || v > 4095)
+      throw UsageError(flag + ": expected CUDA device numbers like 0,1 (got '" + d + "')");
+    out.push_back(static_cast<int>(v));
+  }
+  return out;
+}
+
+void write_output(const std::string& flag, const std::string& path, const std::string& contents) {
+  if (path.empty()) return;
+  try {
+    analysis::write_file_atomic(path, contents);
+  } catch (const std::exception& e) {
+    throw UsageError(flag + ": " + e.what());
+  }
+}
+
+void require_output_folder(const std::string& flag, const std::string& path) {
+  const std::filesystem::path folder = std::filesystem::path(path).parent_path();
+  std::error_code ec;
+  if (!folder.empty() && !std::filesystem::is_directory(folder, ec))
+    throw UsageError(flag + ": folder '" + folder.string() + "' does not exist");
 }
 
 sim::HardwareModel load_hw(const std::string& name) {

@@ -41,6 +41,14 @@ struct Resolved {
 Resolved resolve(const ProblemFlags& f);
 
 sim::i64 parse_positive(const std::string& flag, const std::string& value);
+// CUDA device numbers, a comma list ("0,1"); empty for an empty list.
+std::vector<int> parse_device_list(const std::string& flag, const std::string& list);
+
+// `contents` into `path` whole (analysis::write_file_atomic); a failure is a
+// UsageError naming the flag. Nothing when `path` is empty.
+void write_output(const std::string& flag, const std::string& path, const std::string& contents);
+// The folder `path` would be written in exists (checked before a long run, not after).
+void require_output_folder(const std::string& flag, const std::string& path);
 sim::HardwareModel load_hw(const std::string& name);
 
 // The algorithms of a comma list ("standard,fa1,fa2" or "all": every

@@ -31,6 +31,7 @@ int main(int argc, char** argv) {
   commands.push_back(make_ceilings_command());
   commands.push_back(make_pipeline_command());
   commands.push_back(make_ring_command());
+  commands.push_back(make_links_command());
   for (auto& c : commands) c->setup(root);
 
   try {

@@ -20,8 +20,9 @@ namespace flashlab::gui {
 
 namespace {
 
+// A measured link (assets/interconnects/measured/) says so: its transfers follow its measured curve.
 std::string link_label(const sim::InterconnectModel& l) {
-  return l.id + " · " + sim::fixed(l.bandwidth / 1e9, 0) + " GB/s";
+  return l.id + " · " + sim::fixed(l.bandwidth / 1e9, 0) + " GB/s" + (l.kind == "measured" ? " (measured)" : "");
 }
 
 // A link preset, or the typed file of a measured link, as a combo.

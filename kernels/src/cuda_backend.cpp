@@ -12,6 +12,7 @@
 
 #include "../cuda_check.hpp"
 #include "../device_utils.hpp"
+#include "cuda_allocator.hpp"
 #include "flashlab/kernels/attention_reference.hpp"
 #include "flashlab/kernels/device.hpp"
 #include "flashlab/kernels/memory_counters.hpp"
@@ -22,21 +23,6 @@
 namespace flashlab::kernels {
 
 namespace {
-
-class CudaAllocator final : public DeviceAllocator {
- public:
-  void* allocate(i64 bytes) override {
-    void* p = nullptr;
-    const cudaError_t e = cudaMalloc(&p, static_cast<std::size_t>(bytes));
-    if (e == cudaErrorMemoryAllocation) {
-      (void)cudaGetLastError();  // not sticky: clear it so the next case starts clean
-      return nullptr;
-    }
-    FLASHLAB_CUDA_CHECK(e);
-    return p;
-  }
-  void release(void* p) noexcept override { (void)cudaFree(p); }
-};
 
 // Events for one timed run; destroyed with the measurement.
 struct EventPair {
@@ -54,12 +40,19 @@ struct EventPair {
   EventPair(EventPair&& o) noexcept : start(o.start), stop(o.stop) { o.start = o.stop = nullptr; }
 };
 
+// Every entry point makes the backend's device current first: a process may
+// drive several GPUs (the ring's tests beside the runner's), and the CUDA
+// current device is the calling thread's, not the backend's.
 class CudaBackend final : public Backend {
  public:
-  CudaBackend() {
+  explicit CudaBackend(int dev) : dev_(dev), allocator_(dev) {
     const std::string why = cuda_unavailable_reason();
     if (!why.empty()) throw NoDevice(why);
-    const int dev = 0;
+    int count = 0;
+    FLASHLAB_CUDA_CHECK(cudaGetDeviceCount(&count));
+    if (dev < 0 || dev >= count)
+      throw NoDevice("device " + std::to_string(dev) + " does not exist (this machine shows " + std::to_string(count) +
+                     " GPU" + (count == 1 ? "" : "s") + ")");
     FLASHLAB_CUDA_CHECK(cudaSetDevice(dev));
     info_ = query_device(dev);
 
@@ -74,6 +67,7 @@ class CudaBackend final : public Backend {
   }
 
   ~CudaBackend() override {
+    (void)cudaSetDevice(dev_);
     (void)cudaStreamSynchronize(stream_);
     naive_cublas_release();
     (void)cudaFree(flush_);
@@ -87,12 +81,14 @@ class CudaBackend final : public Backend {
   DeviceAllocator& allocator() override { return allocator_; }
 
   i64 device_used_bytes() override {
+    FLASHLAB_CUDA_CHECK(cudaSetDevice(dev_));
     std::size_t free_b = 0, total_b = 0;
     FLASHLAB_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
     return static_cast<i64>(total_b - free_b);
   }
 
   std::string sticky_error() override {
+    (void)cudaSetDevice(dev_);
     const cudaError_t e = cudaDeviceSynchronize();
     if (e == cudaSuccess) return {};
     return std::string(cudaGetErrorName(e)) + ": " + cudaGetErrorString(e);
@@ -100,6 +96,7 @@ class CudaBackend final : public Backend {
 
   double observe_sm_clock_mhz() override {
     try {
+      FLASHLAB_CUDA_CHECK(cudaSetDevice(dev_));
       EventPair ev;
       constexpr long long kCycles = 20'000'000;  // ~10 ms at 2 GHz
       detail::spin_cycles(kCycles / 10, cycles_, stream_);  // wake the clock up first
@@ -118,6 +115,7 @@ class CudaBackend final : public Backend {
   }
 
   Measurement measure(const Case& c, const CaseBuffers& b, const RunOptions& o) override {
+    FLASHLAB_CUDA_CHECK(cudaSetDevice(dev_));
     const sim::AttentionProblem& p = c.problem;
     const bool backward = c.forward != nullptr;
     LaunchArgs a;
@@ -256,7 +254,7 @@ class CudaBackend final : public Backend {
   // pass counts as the kernel's writes); the launch alone is in the range.
   void count_memory(const Case& c, const LaunchArgs& a, const std::function<void()>& poison, Measurement& m) {
     if (!counters_ && counters_why_not_.empty()) {
-      counters_ = CounterSession::open(0, &counters_why_not_);
+      counters_ = CounterSession::open(dev_, &counters_why_not_);
       if (!counters_ && counters_why_not_.empty()) counters_why_not_ = "CUPTI's counters are not available";
     }
     if (!counters_) {
@@ -416,8 +414,9 @@ class CudaBackend final : public Backend {
     m.check_note = note.str();
   }
 
-  DeviceInfo info_;
+  int dev_;
   CudaAllocator allocator_;
+  DeviceInfo info_;
   cudaStream_t stream_ = nullptr;
   void* flush_ = nullptr;
   void* clean_flush_ = nullptr;  // the counter pass's: read only, after one fill
@@ -430,11 +429,11 @@ class CudaBackend final : public Backend {
 
 }  // namespace
 
-std::unique_ptr<Backend> open_cuda_backend() {
+std::unique_ptr<Backend> open_cuda_backend(int device) {
   try {
-    return std::make_unique<CudaBackend>();
+    return std::make_unique<CudaBackend>(device);
   } catch (const CudaError& e) {
-    throw NoDevice(std::string("cannot use CUDA device 0: ") + e.what());
+    throw NoDevice("cannot use CUDA device " + std::to_string(device) + ": " + e.what());
   }
 }
 

@@ -1,9 +1,23 @@
 #include "flashlab/kernels/device.hpp"
 
+#include <cstdio>
+
+#include "flashlab/sim/gpu_topology.hpp"
+
 namespace flashlab::kernels {
 
 std::string cuda_version_string(int v) {
   return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10);
+}
+
+std::string nvidia_smi_topology() {
+  std::string text;
+  if (FILE* f = ::popen("nvidia-smi topo -m 2>/dev/null", "r")) {
+    char buf[512];
+    while (std::fgets(buf, sizeof buf, f)) text += buf;
+    ::pclose(f);
+  }
+  return sim::strip_terminal_escapes(text);
 }
 
 sim::HardwareModel simulator_hardware(const DeviceInfo& d) {

@@ -17,6 +17,14 @@ void keep_nvlink_multicast_off() {
   ::setenv("NVSHMEM_DISABLE_NVLS", "1", 1);
 }
 
+std::vector<std::string> nccl_environment() {
+  std::vector<std::string> out;
+  for (const char* var : {"NCCL_NVLS_ENABLE", "TORCH_SYMM_MEM_DISABLE_MULTICAST", "NVSHMEM_DISABLE_NVLS",
+                          "NCCL_P2P_LEVEL", "NCCL_PROTO", "NCCL_ALGO", "NCCL_DEBUG", "CUDA_VISIBLE_DEVICES"})
+    if (const char* v = std::getenv(var)) out.push_back(std::string(var) + "=" + v);
+  return out;
+}
+
 #ifdef FLASHLAB_HAVE_NCCL
 namespace {
 

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #ifdef FLASHLAB_HAVE_NCCL
 #include <nccl.h>
@@ -46,5 +47,10 @@ void check_nccl(const NcclApi& api, ncclResult_t r, const char* call, const char
 // uses point-to-point sends, which never need it, and a program that creates
 // multicast objects on a shared host can take its GPUs out of service.
 void keep_nvlink_multicast_off();
+
+// The environment that changes what NCCL does, "NAME=value" for the variables
+// set: the multicast switches above, NCCL_P2P_LEVEL, NCCL_PROTO, NCCL_ALGO,
+// NCCL_DEBUG, CUDA_VISIBLE_DEVICES (what a measurement records beside it).
+std::vector<std::string> nccl_environment();
 
 }  // namespace flashlab::kernels::detail

@@ -1,5 +1,6 @@
 // A build without CUDA: the registry lists the kernels, nothing can run them.
 #include "flashlab/kernels/device.hpp"
+#include "flashlab/kernels/link_bench.hpp"
 #include "flashlab/kernels/ring.hpp"
 #include "flashlab/kernels/runner.hpp"
 
@@ -17,7 +18,7 @@ std::string cuda_unavailable_reason() { return kNoCuda; }
 
 DeviceInfo query_device(int) { throw CudaError(kNoCuda); }
 
-std::unique_ptr<Backend> open_cuda_backend() { throw NoDevice(kNoCuda); }
+std::unique_ptr<Backend> open_cuda_backend(int) { throw NoDevice(kNoCuda); }
 
 std::string ring_unavailable_reason(int, RingTransport, const std::vector<int>&) { return kNoCuda; }
 
@@ -25,11 +26,16 @@ sim::RingMeasuredRun run_ring(const sim::RingProblem& problem, const RingOptions
   sim::RingMeasuredRun r;
   r.problem = problem;
   r.transport = std::string(ring_transport_name(options.transport));
+  r.steps = std::string(ring_steps_name(options.steps));
   r.status = sim::RunStatus::skipped;
   r.reason = kNoCuda;
   return r;
 }
 
 sim::RingRunMeta ring_meta(const RingOptions&, int) { throw NoDevice(kNoCuda); }
+
+std::string link_bench_unavailable_reason(const LinkBenchOptions&) { return kNoCuda; }
+
+sim::LinkMeasurements run_link_bench(const LinkBenchOptions&, const LinkProgress&) { throw Unsupported(kNoCuda); }
 
 }  // namespace flashlab::kernels

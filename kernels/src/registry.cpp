@@ -121,6 +121,8 @@ KernelInfo fa2_tc_info() {
   k.min_sm = 80;
   k.tile_source = TileSource::compiled;
   k.writes_lse = true;
+  k.reads_kv_heads = true;
+  k.folds_running_output = true;
   k.threads_per_block = zero_shape;  // fixed by the rung; it checks its own launch
   k.workspace_bytes = zero_shape;
 #if defined(FLASHLAB_HAVE_FA2_TC)
@@ -156,6 +158,8 @@ KernelInfo fa3_hopper_info() {
   k.min_sm = 90;
   k.tile_source = TileSource::compiled;
   k.writes_lse = true;
+  k.reads_kv_heads = true;
+  k.folds_running_output = true;
   k.threads_per_block = zero_shape;  // fixed by the rung (3 warpgroups)
   k.workspace_bytes = zero_shape;
   for (const Fa3HopperConfig& c : kFa3HopperConfigs) k.head_dims.push_back(c.head_dim);
@@ -244,6 +248,8 @@ KernelInfo fa2_tc_bwd_info() {
   k.min_sm = 90;  // red.global.add.v2.f32
   k.tile_source = TileSource::compiled;
   k.storage.dq_accumulator = sim::DType::fp32;
+  k.reads_kv_heads = true;
+  k.accumulates_gradients = true;
   k.threads_per_block = zero_shape;  // fixed by the rung; it checks its own launch
   k.workspace_bytes = [](const AttentionProblem& p, TileShape) { return layout::fa_bwd_workspace_bytes(p); };
   k.workspace_holds = "dQaccum in fp32, L and D";

@@ -37,6 +37,7 @@
 #include "flashlab/kernels/reference.hpp"
 #include "flashlab/kernels/ring.hpp"
 #include "flashlab/sim/format.hpp"
+#include "cuda_allocator.hpp"
 #include "ring_transport.hpp"
 
 namespace flashlab::kernels {
@@ -51,37 +52,17 @@ using sim::RingPass;
 constexpr std::uint64_t kSeedQ = 0x1111111111111111ull, kSeedK = 0x2222222222222222ull,
                         kSeedV = 0x3333333333333333ull, kSeedDO = 0x4444444444444444ull;
 
-class DeviceAllocatorOn final : public DeviceAllocator {
- public:
-  explicit DeviceAllocatorOn(int device) : device_(device) {}
-  void* allocate(i64 bytes) override {
-    FLASHLAB_CUDA_CHECK(cudaSetDevice(device_));
-    void* p = nullptr;
-    const cudaError_t e = cudaMalloc(&p, static_cast<std::size_t>(bytes));
-    if (e == cudaErrorMemoryAllocation) {
-      (void)cudaGetLastError();
-      return nullptr;
-    }
-    FLASHLAB_CUDA_CHECK(e);
-    return p;
-  }
-  void release(void* p) noexcept override {
-    (void)cudaSetDevice(device_);
-    (void)cudaFree(p);
-  }
-
- private:
-  int device_;
-};
-
 // The events of one rank in one run of a pass: exchange e_s on the
 // communication stream, step s on the compute stream (the wait for its data
-// before it, and in the backward the wait for the running dK, dV before the fold).
+// before it, and in the backward the wait for the running dK, dV before the
+// fold), and a pair around each of the step's rung launches.
 struct StepEvents {
   cudaEvent_t x_start = nullptr, x_end = nullptr;       // exchange e_s
   cudaEvent_t wait = nullptr, start = nullptr;          // compute: before / after waiting for e_{s−1}
   cudaEvent_t fold_wait = nullptr, fold_go = nullptr;   // backward: before / after waiting for e_s
   cudaEvent_t done = nullptr;                           // compute of step s finished
+  std::vector<std::array<cudaEvent_t, 2>> launches;     // before / after each rung launch
+  std::size_t launched = 0;                             // launches bracketed in this run
 };
 
 // One of the GPU's own chunks and what lives with it.
@@ -104,19 +85,20 @@ struct OwnChunk {
 struct Rank {
   int index = 0;
   int device = 0;
+  int smem_optin = 0;  // cudaDevAttrMaxSharedMemoryPerBlockOptin of this rank's device
   cudaStream_t compute = nullptr, comm = nullptr;
-  std::unique_ptr<DeviceAllocatorOn> allocator;
+  std::unique_ptr<CudaAllocator> allocator;
   std::unique_ptr<DeviceArena> arena;
   std::vector<OwnChunk> own;
   void* kv_home = nullptr;
   std::array<void*, 2> kv_buf{};
   std::array<float*, 2> dkv_buf{};
   float* dkv_scratch = nullptr;
-  void* k_exp = nullptr;     // grouped-query attention: K_j, V_j expanded to H heads
+  void* k_exp = nullptr;     // grouped-query attention, a rung without kv_heads: K_j, V_j expanded to H heads
   void* v_exp = nullptr;
-  void* o_part = nullptr;
+  void* o_part = nullptr;    // a rung that does not fold: its partial O and logsumexp
   float* lse_part = nullptr;
-  void* dq_part = nullptr;
+  void* dq_part = nullptr;   // a rung that does not accumulate: its partial dQ, dK, dV
   void* dk_part = nullptr;
   void* dv_part = nullptr;
   void* fwd_ws = nullptr;
@@ -185,7 +167,8 @@ class RingRun {
   void run_forward(bool record);
   void run_backward(bool record);
   template <class Each>
-  void for_each_pair(Rank& g, int s, void* package, const KernelInfo& rung, Each each);
+  void for_each_pair(Rank& g, int s, void* package, const KernelInfo& rung, bool kv_native, Each each);
+  void launch_rung(Rank& g, int s, const KernelInfo& rung, const LaunchArgs& a);
   void compute_forward_step(Rank& g, int s, void* package);
   void compute_backward_step(Rank& g, int s, void* package, float* dkv_target);
   void exchange(int s, bool backward);
@@ -209,8 +192,13 @@ class RingRun {
   const KernelInfo* bwd_ = nullptr;
   std::vector<Rank> ranks_;
   std::unique_ptr<ring::Transport> transport_;
-  int smem_optin_ = 0;
   float scale_ = 0;
+  // What the steps fuse (RingSteps::fused and the rung can; else separate kernels).
+  bool fwd_kv_native_ = false;  // the forward rung reads K, V with H_kv heads
+  bool fwd_folds_ = false;      // ... and folds its partial output into the running one
+  bool bwd_kv_native_ = false;  // the backward rung reads K, V with H_kv heads
+  bool bwd_adds_ = false;       // ... and adds dQ, dK, dV into the fp32 accumulators
+  std::size_t max_pairs_ = 0;   // the most rung launches of one GPU's step
   std::vector<std::vector<int>> kv_pairs_;  // [chunk]: visible pairs of its keys over the ring
 };
 
@@ -219,7 +207,6 @@ enum Tensor { kQ, kK, kV, kO, kDO, kDQ, kDK, kDV };
 
 void RingRun::choose_rungs() {
   const DeviceInfo d0 = query_device(o_.devices.empty() ? 0 : o_.devices.front());
-  smem_optin_ = static_cast<int>(d0.smem_optin_bytes);
   fwd_ = o_.forward != nullptr ? o_.forward : default_ring_forward(d0.compute_capability);
   if (fwd_ == nullptr) throw Unsupported("no forward rung that writes the logsumexp runs on " + d0.name);
   if (!fwd_->writes_lse)
@@ -240,6 +227,24 @@ void RingRun::choose_rungs() {
     const sim::TileShape tiles = k->default_tiles ? k->default_tiles(pr) : sim::TileShape{};
     if (auto why = unsupported_reason(*k, pr, tiles, d0.limits())) throw Unsupported(*why);
   }
+  // The most rung launches one GPU's step makes: the events that bracket them.
+  max_pairs_ = 0;
+  for (int r = 0; r < P(); ++r)
+    for (int s = 0; s < P(); ++s) {
+      std::size_t n = 0;
+      for (int kv : held(sim::ring_kv_source(r, s, P())))
+        for (int q : held(r))
+          n += sim::chunk_visibility(chunk(q), chunk(kv), p_.causal) != ChunkVisibility::none ? 1 : 0;
+      max_pairs_ = std::max(max_pairs_, n);
+    }
+  const bool fused = o_.steps == RingSteps::fused;
+  fwd_kv_native_ = fused && grouped() && fwd_->reads_kv_heads;
+  fwd_folds_ = fused && fwd_->folds_running_output;
+  if (bwd_ != nullptr) {
+    bwd_kv_native_ = fused && grouped() && bwd_->reads_kv_heads;
+    // The accumulators have the K/V heads: a grouped problem needs the rung to read them too.
+    bwd_adds_ = fused && bwd_->accumulates_gradients && (!grouped() || bwd_kv_native_);
+  }
 }
 
 void RingRun::open_ranks() {
@@ -250,15 +255,20 @@ void RingRun::open_ranks() {
     g.device = o_.transport == RingTransport::local ? (o_.devices.empty() ? 0 : o_.devices.front())
                                                     : (o_.devices.empty() ? r : o_.devices[static_cast<std::size_t>(r)]);
     FLASHLAB_CUDA_CHECK(cudaSetDevice(g.device));
+    g.smem_optin = static_cast<int>(query_device(g.device).smem_optin_bytes);
     FLASHLAB_CUDA_CHECK(cudaStreamCreateWithFlags(&g.compute, cudaStreamNonBlocking));
     FLASHLAB_CUDA_CHECK(cudaStreamCreateWithFlags(&g.comm, cudaStreamNonBlocking));
     FLASHLAB_CUDA_CHECK(cudaEventCreate(&g.origin));
     FLASHLAB_CUDA_CHECK(cudaEventCreate(&g.end));
     g.steps.resize(static_cast<std::size_t>(P() + 1));
-    for (StepEvents& e : g.steps)
+    for (StepEvents& e : g.steps) {
       for (cudaEvent_t* ev : {&e.x_start, &e.x_end, &e.wait, &e.start, &e.fold_wait, &e.fold_go, &e.done})
         FLASHLAB_CUDA_CHECK(cudaEventCreate(ev));
-    g.allocator = std::make_unique<DeviceAllocatorOn>(g.device);
+      e.launches.resize(max_pairs_);
+      for (auto& pair : e.launches)
+        for (cudaEvent_t& ev : pair) FLASHLAB_CUDA_CHECK(cudaEventCreate(&ev));
+    }
+    g.allocator = std::make_unique<CudaAllocator>(g.device);
     g.arena = std::make_unique<DeviceArena>(*g.allocator, o_.mem_limit_bytes);
   }
   if (o_.transport == RingTransport::nccl) {
@@ -310,12 +320,14 @@ void RingRun::allocate() {
     g.kv_home = a.allocate(package_elems(g.index) * es(), "K, V of its own chunks" + on);
     if (P() > 1)
       for (int b = 0; b < 2; ++b) g.kv_buf[static_cast<std::size_t>(b)] = a.allocate(pkg_max * es(), "a K/V buffer" + on);
-    if (grouped()) {
+    if (grouped() && (!fwd_kv_native_ || (p_.backward && !bwd_kv_native_))) {
       g.k_exp = a.allocate(q_elems(n_max) * es(), "K_j expanded to H heads" + on);
       g.v_exp = a.allocate(q_elems(n_max) * es(), "V_j expanded to H heads" + on);
     }
-    g.o_part = a.allocate(q_elems(n_max) * es(), "a partial O" + on);
-    g.lse_part = static_cast<float*>(a.allocate(p_.batch * p_.heads * n_max * 4, "a partial logsumexp" + on));
+    if (!fwd_folds_) {
+      g.o_part = a.allocate(q_elems(n_max) * es(), "a partial O" + on);
+      g.lse_part = static_cast<float*>(a.allocate(p_.batch * p_.heads * n_max * 4, "a partial logsumexp" + on));
+    }
     if (fwd_->workspace_bytes) {
       g.fwd_ws_bytes = fwd_->workspace_bytes(biggest, fwd_tiles);
       g.fwd_ws = a.allocate(g.fwd_ws_bytes, fwd_->id + "'s workspace" + on);
@@ -325,9 +337,11 @@ void RingRun::allocate() {
         g.dkv_buf[static_cast<std::size_t>(b)] =
             static_cast<float*>(a.allocate(pkg_max * 4, "a dK/dV buffer (fp32)" + on));
       if (P() > 1) g.dkv_scratch = static_cast<float*>(a.allocate(pkg_max * 4, "a step's dK/dV (fp32)" + on));
-      g.dq_part = a.allocate(q_elems(n_max) * es(), "a partial dQ" + on);
-      g.dk_part = a.allocate(q_elems(n_max) * es(), "a partial dK" + on);
-      g.dv_part = a.allocate(q_elems(n_max) * es(), "a partial dV" + on);
+      if (!bwd_adds_) {
+        g.dq_part = a.allocate(q_elems(n_max) * es(), "a partial dQ" + on);
+        g.dk_part = a.allocate(q_elems(n_max) * es(), "a partial dK" + on);
+        g.dv_part = a.allocate(q_elems(n_max) * es(), "a partial dV" + on);
+      }
       if (bwd_->workspace_bytes) {
         const sim::TileShape t = bwd_->default_tiles ? bwd_->default_tiles(biggest) : sim::TileShape{};
         g.bwd_ws_bytes = bwd_->workspace_bytes(biggest, t);
@@ -390,9 +404,13 @@ void RingRun::release() noexcept {
     (void)cudaSetDevice(g.device);
     if (g.arena) g.arena->release_all();
     if (g.flush) (void)cudaFree(g.flush);
-    for (StepEvents& e : g.steps)
+    for (StepEvents& e : g.steps) {
       for (cudaEvent_t ev : {e.x_start, e.x_end, e.wait, e.start, e.fold_wait, e.fold_go, e.done})
         if (ev) (void)cudaEventDestroy(ev);
+      for (auto& pair : e.launches)
+        for (cudaEvent_t ev : pair)
+          if (ev) (void)cudaEventDestroy(ev);
+    }
     if (g.origin) (void)cudaEventDestroy(g.origin);
     if (g.end) (void)cudaEventDestroy(g.end);
     if (g.compute) (void)cudaStreamDestroy(g.compute);
@@ -404,12 +422,13 @@ void RingRun::release() noexcept {
 // ---- the forward ring ----------------------------------------------------------
 
 // Every visible (own query chunk, held key chunk) pair of GPU g's step s, as
-// the rung's launch arguments (problem, tiles, Q, K, V), K_j and V_j expanded
-// to H heads once per key chunk for grouped-query attention; `each` fills in
-// the rest and launches. Key chunks that no own query chunk sees are never
-// loaded.
+// the rung's launch arguments (problem, tiles, Q, K, V); for grouped-query
+// attention K_j and V_j keep their H_kv heads when the rung reads them so
+// (kv_native), else they are expanded to H heads once per key chunk; `each`
+// fills in the rest and launches. Key chunks that no own query chunk sees are
+// never loaded.
 template <class Each>
-void RingRun::for_each_pair(Rank& g, int s, void* package, const KernelInfo& rung, Each each) {
+void RingRun::for_each_pair(Rank& g, int s, void* package, const KernelInfo& rung, bool kv_native, Each each) {
   const int owner = sim::ring_kv_source(g.index, s, P());
   const std::vector<int>& kv_chunks = held(owner);
   for (std::size_t j = 0; j < kv_chunks.size(); ++j) {
@@ -419,7 +438,7 @@ void RingRun::for_each_pair(Rank& g, int s, void* package, const KernelInfo& run
     if (!any) continue;
     const void* k = at(package, k_offset(owner, j), es());
     const void* v = at(package, k_offset(owner, j) + kv_elems(kv.size()), es());
-    if (grouped()) {
+    if (grouped() && !kv_native) {
       ring::expand_heads(g.k_exp, k, p_.dtype, p_.batch, p_.heads, p_.kv_heads, kv.size(), p_.head_dim, g.compute);
       ring::expand_heads(g.v_exp, v, p_.dtype, p_.batch, p_.heads, p_.kv_heads, kv.size(), p_.head_dim, g.compute);
       k = g.k_exp;
@@ -437,26 +456,48 @@ void RingRun::for_each_pair(Rank& g, int s, void* package, const KernelInfo& run
       a.k = k;
       a.v = v;
       a.stream = g.compute;
-      a.device_smem_optin = smem_optin_;
+      a.device_smem_optin = g.smem_optin;
+      if (kv_native) a.kv_heads = p_.kv_heads;
       each(c, kv, k_offset(owner, j), a);
     }
   }
 }
 
+// One rung launch of GPU g's step s, bracketed by events (the step's rung time).
+void RingRun::launch_rung(Rank& g, int s, const KernelInfo& rung, const LaunchArgs& a) {
+  StepEvents& e = g.steps[static_cast<std::size_t>(s)];
+  if (e.launched >= e.launches.size()) throw std::logic_error("the ring's step has more launches than it counted");
+  const auto& ev = e.launches[e.launched++];
+  FLASHLAB_CUDA_CHECK(cudaEventRecord(ev[0], g.compute));
+  rung.launch(a);
+  FLASHLAB_CUDA_CHECK(cudaEventRecord(ev[1], g.compute));
+}
+
 void RingRun::compute_forward_step(Rank& g, int s, void* package) {
-  for_each_pair(g, s, package, *fwd_, [&](OwnChunk& c, const RingChunk&, i64, LaunchArgs& a) {
-    a.o = c.direct() ? c.o : g.o_part;
-    a.lse = c.direct() ? c.lse : g.lse_part;
+  for_each_pair(g, s, package, *fwd_, fwd_kv_native_, [&](OwnChunk& c, const RingChunk&, i64, LaunchArgs& a) {
     a.workspace = g.fwd_ws;
     a.workspace_bytes = static_cast<std::size_t>(g.fwd_ws_bytes);
-    fwd_->launch(a);
-    if (!c.direct()) {
+    if (c.direct()) {  // the chunk's only pair: the rung writes O and L itself
+      a.o = c.o;
+      a.lse = c.lse;
+      launch_rung(g, s, *fwd_, a);
+    } else if (fwd_folds_) {  // the rung folds its part into O_run, L (and writes O with the last)
+      a.o = c.o;
+      a.lse = c.lse;
+      a.running.o = c.o_acc;
+      a.running.step = c.merged == 0 ? Fold::start : c.merged + 1 == c.pairs_total ? Fold::finish : Fold::fold;
+      launch_rung(g, s, *fwd_, a);
+      ++c.merged;
+    } else {
+      a.o = g.o_part;
+      a.lse = g.lse_part;
+      launch_rung(g, s, *fwd_, a);
       ring::merge_partial(c.o_acc, c.lse, g.o_part, g.lse_part, p_.dtype, p_.batch * p_.heads * c.chunk.size(),
                           p_.head_dim, c.merged == 0, g.compute);
       ++c.merged;
     }
   });
-  if (s == P() - 1)
+  if (s == P() - 1 && !fwd_folds_)
     for (OwnChunk& c : g.own)
       if (!c.direct()) ring::convert_from_f32(c.o, c.o_acc, p_.dtype, q_elems(c.chunk.size()), g.compute);
 }
@@ -533,6 +574,7 @@ void RingRun::begin_run(bool backward) {
 StepEvents& RingRun::begin_step(Rank& g, int s) {
   FLASHLAB_CUDA_CHECK(cudaSetDevice(g.device));
   StepEvents& e = g.steps[static_cast<std::size_t>(s)];
+  e.launched = 0;
   FLASHLAB_CUDA_CHECK(cudaEventRecord(e.wait, g.compute));
   if (s >= 1) FLASHLAB_CUDA_CHECK(cudaStreamWaitEvent(g.compute, g.steps[static_cast<std::size_t>(s - 1)].x_end, 0));
   FLASHLAB_CUDA_CHECK(cudaEventRecord(e.start, g.compute));
@@ -560,24 +602,39 @@ void RingRun::run_forward(bool) {
 // ---- the backward ring ---------------------------------------------------------
 
 void RingRun::compute_backward_step(Rank& g, int s, void* package, float* dkv_target) {
-  for_each_pair(g, s, package, *bwd_, [&](OwnChunk& c, const RingChunk& kv, i64 k_at, LaunchArgs& a) {
+  for_each_pair(g, s, package, *bwd_, bwd_kv_native_, [&](OwnChunk& c, const RingChunk& kv, i64 k_at, LaunchArgs& a) {
     a.o = c.o;
     a.lse = c.lse;
     a.workspace = g.bwd_ws;
     a.workspace_bytes = static_cast<std::size_t>(g.bwd_ws_bytes);
     a.bwd.d_o = c.d_o;
-    a.bwd.dq = c.direct() ? c.dq : g.dq_part;
     OwnChunk* home = nullptr;  // the key chunk's own entry, when the rung writes its dK, dV directly
     if (direct_kv())
       for (OwnChunk& h : g.own)
         if (h.chunk.index == kv.index) home = &h;
+    float* dk_acc = home ? nullptr : at<float>(dkv_target, k_at, 4);
+    float* dv_acc = home ? nullptr : at<float>(dkv_target, k_at + kv_elems(kv.size()), 4);
+    if (bwd_adds_) {
+      // The rung adds dQ into the chunk's running dQ and dK, dV into the
+      // travelling fp32 package itself: nothing written to add afterwards.
+      if (c.direct()) a.bwd.dq = c.dq;
+      else a.bwd.dq_accum = c.dq_acc;
+      if (home != nullptr) {
+        a.bwd.dk = home->dk;
+        a.bwd.dv = home->dv;
+      } else {
+        a.bwd.dk_accum = dk_acc;
+        a.bwd.dv_accum = dv_acc;
+      }
+      launch_rung(g, s, *bwd_, a);
+      return;
+    }
+    a.bwd.dq = c.direct() ? c.dq : g.dq_part;
     a.bwd.dk = home ? home->dk : g.dk_part;
     a.bwd.dv = home ? home->dv : g.dv_part;
-    bwd_->launch(a);
+    launch_rung(g, s, *bwd_, a);
     if (!c.direct()) ring::accumulate(c.dq_acc, g.dq_part, p_.dtype, q_elems(c.chunk.size()), g.compute);
     if (home != nullptr) return;
-    float* dk_acc = at<float>(dkv_target, k_at, 4);
-    float* dv_acc = at<float>(dkv_target, k_at + kv_elems(kv.size()), 4);
     if (grouped()) {
       ring::accumulate_grouped(dk_acc, g.dk_part, p_.dtype, p_.batch, p_.heads, p_.kv_heads, kv.size(), p_.head_dim,
                                g.compute);
@@ -669,6 +726,8 @@ RunTimes RingRun::read_times(RingPass pass, bool backward) {
       if (s == P()) m.kv_owner = g.index;  // the homecoming brings the GPU's own dK, dV
       m.compute_start_ms = elapsed(g.origin, e.start);
       m.compute_end_ms = elapsed(g.origin, e.done);
+      m.rung_ms = 0;
+      for (std::size_t k = 0; k < e.launched; ++k) m.rung_ms += elapsed(e.launches[k][0], e.launches[k][1]);
       const double fold_wait = elapsed(e.fold_wait, e.fold_go);
       m.wait_ms = elapsed(e.wait, e.start) + fold_wait;
       t.busy_ms[static_cast<std::size_t>(g.index)] += m.compute_end_ms - m.compute_start_ms - fold_wait;
@@ -715,9 +774,13 @@ sim::RingMeasuredPass RingRun::time_pass(RingPass pass) {
     if (s.transfer_end_ms >= 0) comm[g] += s.transfer_end_ms - s.transfer_start_ms;
     waited[g] += s.wait_ms;
   }
+  std::vector<double> rung(comm.size(), 0.0);
+  for (const sim::RingMeasuredStep& s : med.steps) rung[static_cast<std::size_t>(s.gpu)] += std::max(0.0, s.rung_ms);
   m.comm_ms = *std::max_element(comm.begin(), comm.end());
   m.exposed_comm_ms = *std::max_element(waited.begin(), waited.end());
-  m.compute_ms = *std::max_element(med.busy_ms.begin(), med.busy_ms.end());
+  const auto busiest = std::max_element(med.busy_ms.begin(), med.busy_ms.end());
+  m.compute_ms = *busiest;
+  m.rung_ms = rung[static_cast<std::size_t>(busiest - med.busy_ms.begin())];
   return m;
 }
 
@@ -914,6 +977,7 @@ sim::RingMeasuredRun RingRun::run(RingTensors* gathered) {
   sim::RingMeasuredRun out;
   out.problem = p_;
   out.transport = std::string(ring_transport_name(o_.transport));
+  out.steps = std::string(ring_steps_name(o_.steps));
   try {
     if (const auto why = sim::validate(p_); !why.empty()) throw Unsupported(why.front());
     if (p_.dtype == sim::DType::fp32) throw Unsupported("the ring runs fp16 and bf16 (the tensor-core rungs)");

@@ -1,14 +1,17 @@
 // The links between GPUs as data: assets/interconnects/*.json
 // ("flashlab-interconnect/1"), each figure with its source, and a measured
-// link in the same format.
+// link in the same format (assets/interconnects/measured/, `flashlab links`).
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
 
+#include "flashlab/sim/format.hpp"
+#include "flashlab/sim/gpu_topology_json.hpp"
 #include "flashlab/sim/ring_schedule.hpp"
 #include "json_fields.hpp"
 
@@ -33,24 +36,104 @@ std::string required_string(const json& j, const char* name, const std::string& 
   return it->get<std::string>();
 }
 
+// Empty when absent.
+std::string optional_string(const json& j, const char* name, const std::string& origin) {
+  auto it = j.find(name);
+  if (it == j.end() || it->is_null()) return {};
+  if (!it->is_string()) fail(origin, std::string("field '") + name + "' must be a string (got " + it->dump() + ")");
+  return it->get<std::string>();
+}
+
+double number_in(const json& j, const char* name, const std::string& origin, bool positive, const std::string& at) {
+  return json_fields::number<InterconnectError>(j, name, origin, positive, at + "." + name);
+}
+
+// A measured curve: points ascending in bytes, each rate its bytes over its time.
+std::vector<LinkCurvePoint> curve_from(const json& j, const std::string& name, const std::string& origin) {
+  std::vector<LinkCurvePoint> out;
+  auto it = j.find(name);
+  if (it == j.end() || it->is_null()) return out;
+  if (!it->is_array() || it->empty())
+    fail(origin, "field '" + name + "' must be a non-empty list of {\"bytes\", \"time_us\", \"gbs\", \"bidir_gbs\"}");
+  for (std::size_t k = 0; k < it->size(); ++k) {
+    const json& p = (*it)[k];
+    const std::string at = name + "[" + std::to_string(k) + "]";
+    if (!p.is_object()) fail(origin, "field '" + at + "' must be an object {\"bytes\", \"time_us\", \"gbs\", \"bidir_gbs\"}");
+    LinkCurvePoint x;
+    x.bytes = number_in(p, "bytes", origin, true, at);
+    x.time_s = number_in(p, "time_us", origin, true, at) * 1e-6;
+    x.bandwidth = number_in(p, "gbs", origin, true, at) * 1e9;
+    if (p.contains("bidir_gbs")) x.bidir_bandwidth = number_in(p, "bidir_gbs", origin, false, at) * 1e9;
+    if (!out.empty() && !(x.bytes > out.back().bytes))
+      fail(origin, "field '" + at + ".bytes' must exceed the point before it (" + sim::fixed(out.back().bytes, 0) +
+                       " bytes): a curve lists each message size once, ascending");
+    const double implied = x.bytes / x.time_s;
+    if (std::abs(x.bandwidth - implied) > 0.01 * implied)
+      fail(origin, "field '" + at + ".gbs' (" + sim::fixed(x.bandwidth / 1e9, 3) + ") is not bytes / time_us (" +
+                       sim::fixed(implied / 1e9, 3) + " GB/s)");
+    out.push_back(x);
+  }
+  return out;
+}
+
+json curve_json(const std::vector<LinkCurvePoint>& curve) {
+  json a = json::array();
+  for (const LinkCurvePoint& p : curve)
+    a.push_back({{"bytes", static_cast<i64>(std::llround(p.bytes))},
+                 {"time_us", p.time_s * 1e6},
+                 {"gbs", p.bandwidth / 1e9},
+                 {"bidir_gbs", p.bidir_bandwidth / 1e9}});
+  return a;
+}
+
+std::vector<LinkPairFigure> pairs_from(const json& j, const std::string& origin) {
+  std::vector<LinkPairFigure> out;
+  auto it = j.find("pairs");
+  if (it == j.end() || it->is_null()) return out;
+  if (!it->is_array()) fail(origin, "field 'pairs' must be a list of {\"gpus\": [a, b], \"gbs\", ...}");
+  for (std::size_t k = 0; k < it->size(); ++k) {
+    const json& p = (*it)[k];
+    const std::string at = "pairs[" + std::to_string(k) + "]";
+    if (!p.is_object()) fail(origin, "field '" + at + "' must be an object");
+    const json& g = json_fields::field<InterconnectError>(p, "gpus", origin, at + ".gpus");
+    if (!g.is_array() || g.size() != 2 || !g[0].is_number_unsigned() || !g[1].is_number_unsigned() || g[0] == g[1])
+      fail(origin, "field '" + at + ".gpus' must be two different GPU ordinals (got " + g.dump() + ")");
+    LinkPairFigure x;
+    x.gpu_a = g[0].get<int>();
+    x.gpu_b = g[1].get<int>();
+    if (auto c = p.find("link"); c != p.end() && !c->is_null()) {
+      if (!c->is_string()) fail(origin, "field '" + at + ".link' must be a string (got " + c->dump() + ")");
+      x.code = c->get<std::string>();
+    }
+    x.bytes = number_in(p, "bytes", origin, true, at);
+    x.bandwidth = number_in(p, "gbs", origin, true, at) * 1e9;
+    x.bidir_bandwidth = number_in(p, "bidir_gbs", origin, false, at) * 1e9;
+    if (p.contains("copy_engine_gbs")) x.copy_engine_bandwidth = number_in(p, "copy_engine_gbs", origin, false, at) * 1e9;
+    out.push_back(x);
+  }
+  return out;
+}
+
+json pairs_json(const std::vector<LinkPairFigure>& pairs) {
+  json a = json::array();
+  for (const LinkPairFigure& p : pairs) {
+    json o{{"gpus", {p.gpu_a, p.gpu_b}},
+           {"bytes", static_cast<i64>(std::llround(p.bytes))},
+           {"gbs", p.bandwidth / 1e9},
+           {"bidir_gbs", p.bidir_bandwidth / 1e9},
+           {"copy_engine_gbs", p.copy_engine_bandwidth / 1e9}};
+    if (!p.code.empty()) o["link"] = p.code;
+    a.push_back(std::move(o));
+  }
+  return a;
+}
+
 std::string lower(std::string s) {
   std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
   return s;
 }
 
 std::string read_file(const fs::path& p) { return json_fields::read_file<InterconnectError>(p, "interconnect"); }
-
-std::vector<InterconnectModel> read_presets() {
-  std::vector<InterconnectModel> out;
-  const std::string dir = assets_dir();
-  if (dir.empty()) return out;
-  std::error_code ec;
-  for (const auto& e : fs::directory_iterator(fs::path(dir) / "interconnects", ec))
-    if (e.is_regular_file() && e.path().extension() == ".json")
-      out.push_back(parse_interconnect_json(read_file(e.path()), e.path().string()));
-  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.id < b.id; });
-  return out;
-}
 
 }  // namespace
 
@@ -76,6 +159,15 @@ InterconnectModel parse_interconnect_json(const std::string& text, const std::st
   m.source = required_string(j, "source", origin);
   if (auto it = j.find("notes"); it != j.end() && !it->is_null())
     m.notes = json_fields::strings<InterconnectError>(*it, "notes", origin, false);
+  m.curve = curve_from(j, "curve", origin);
+  m.copy_engine_curve = curve_from(j, "copy_engine_curve", origin);
+  m.pairs = pairs_from(j, origin);
+  if (auto it = j.find("gpus"); it != j.end() && !it->is_null())
+    m.gpus = json_fields::strings<InterconnectError>(*it, "gpus", origin, false);
+  m.nccl_version = optional_string(j, "nccl_version", origin);
+  // The text is the record; "topology" is derived from it and not read back.
+  m.topology_text = optional_string(j, "topology_text", origin);
+  m.topology = parse_nvidia_smi_topo(m.topology_text);
   return m;
 }
 
@@ -89,11 +181,69 @@ std::string to_interconnect_json(const InterconnectModel& link) {
   j["latency_us"] = link.latency_s * 1e6;
   j["source"] = link.source;
   if (!link.notes.empty()) j["notes"] = link.notes;
+  if (!link.curve.empty()) j["curve"] = curve_json(link.curve);
+  if (!link.copy_engine_curve.empty()) j["copy_engine_curve"] = curve_json(link.copy_engine_curve);
+  if (!link.pairs.empty()) j["pairs"] = pairs_json(link.pairs);
+  if (!link.gpus.empty()) j["gpus"] = link.gpus;
+  if (!link.nccl_version.empty()) j["nccl_version"] = link.nccl_version;
+  if (!link.topology_text.empty()) {
+    j["topology"] = gpu_topology_json(parse_nvidia_smi_topo(link.topology_text));
+    j["topology_text"] = link.topology_text;
+  }
   return j.dump(2) + "\n";
 }
 
+namespace {
+
+// A measured curve's time for one message (InterconnectModel::transfer_s).
+double curve_time_s(const std::vector<LinkCurvePoint>& curve, double bytes) {
+  const LinkCurvePoint& last = curve.back();
+  if (bytes >= last.bytes) return last.time_s * (bytes / last.bytes);
+  if (bytes <= curve.front().bytes) return curve.front().time_s;
+  // The first point above `bytes`, and the one before it.
+  const auto hi = std::upper_bound(curve.begin(), curve.end(), bytes,
+                                   [](double b, const LinkCurvePoint& p) { return b < p.bytes; });
+  const LinkCurvePoint& a = *(hi - 1);
+  const LinkCurvePoint& b = *hi;
+  if (bytes == a.bytes) return a.time_s;
+  const double f = std::log(bytes / a.bytes) / std::log(b.bytes / a.bytes);
+  return a.time_s * std::pow(b.time_s / a.time_s, f);
+}
+
+}  // namespace
+
+double InterconnectModel::arrival_s(double start_s, double bytes) const {
+  if (curve.empty()) return start_s + latency_s + bytes / bandwidth;
+  return start_s + curve_time_s(curve, bytes);
+}
+
+std::vector<InterconnectModel> read_interconnect_presets(const std::string& assets) {
+  std::vector<std::pair<InterconnectModel, std::string>> found;  // with its file
+  for (const bool measured : {false, true}) {
+    const fs::path dir = fs::path(assets) / "interconnects" / (measured ? "measured" : "");
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator(dir, ec)) {
+      if (!e.is_regular_file() || e.path().extension() != ".json") continue;
+      const std::string path = e.path().string();
+      InterconnectModel m = parse_interconnect_json(read_file(e.path()), path);
+      if (measured && m.kind != "measured")
+        fail(path, "a link in interconnects/measured/ must have \"kind\": \"measured\" (got \"" + m.kind + "\")");
+      for (const auto& [other, other_path] : found)
+        if (lower(other.id) == lower(m.id)) fail(path, "id '" + m.id + "' is already the id of " + other_path);
+      found.emplace_back(std::move(m), path);
+    }
+  }
+  std::vector<InterconnectModel> out;
+  for (auto& f : found) out.push_back(std::move(f.first));
+  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.id < b.id; });
+  return out;
+}
+
 const std::vector<InterconnectModel>& interconnect_presets() {
-  static const std::vector<InterconnectModel> presets = read_presets();
+  static const std::vector<InterconnectModel> presets = [] {
+    const std::string dir = assets_dir();
+    return dir.empty() ? std::vector<InterconnectModel>{} : read_interconnect_presets(dir);
+  }();
   return presets;
 }
 

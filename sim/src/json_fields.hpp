@@ -20,22 +20,26 @@ template <class Error>
   throw Error(origin + ": " + msg);
 }
 
+// `shown` names the field in messages when it sits inside a list ("curve[3].gbs").
 template <class Error>
-const json& field(const json& j, const char* name, const std::string& origin) {
+const json& field(const json& j, const char* name, const std::string& origin, const std::string& shown = {}) {
   auto it = j.find(name);
-  if (it == j.end() || it->is_null()) fail<Error>(origin, std::string("missing field '") + name + "'");
+  if (it == j.end() || it->is_null())
+    fail<Error>(origin, "missing field '" + (shown.empty() ? std::string(name) : shown) + "'");
   return *it;
 }
 
 // A number that must be positive (or, with `positive` false, non-negative).
 template <class Error>
-double number(const json& j, const char* name, const std::string& origin, bool positive = true) {
-  const json& v = field<Error>(j, name, origin);
-  if (!v.is_number()) fail<Error>(origin, std::string("field '") + name + "' must be a number (got " + v.dump() + ")");
+double number(const json& j, const char* name, const std::string& origin, bool positive = true,
+              const std::string& shown = {}) {
+  const std::string n = shown.empty() ? std::string(name) : shown;
+  const json& v = field<Error>(j, name, origin, n);
+  if (!v.is_number()) fail<Error>(origin, "field '" + n + "' must be a number (got " + v.dump() + ")");
   const double d = v.get<double>();
   if (positive ? !(d > 0) : !(d >= 0))
-    fail<Error>(origin, std::string("field '") + name + "' must be " + (positive ? "positive" : "non-negative") +
-                            " (got " + v.dump() + ")");
+    fail<Error>(origin, "field '" + n + "' must be " + (positive ? "positive" : "non-negative") + " (got " +
+                            v.dump() + ")");
   return d;
 }
 

@@ -236,7 +236,7 @@ class PassBuilder {
     x.bytes = kv_bytes(p_, part_.tokens_of(x.owner), gradients ? 4 : dtype_bytes(p_.dtype));
     const InterconnectModel& link = topo_.link(x.from, x.to);
     x.start = start;
-    x.end = start + link.latency_s + static_cast<double>(x.bytes) / link.bandwidth;
+    x.end = link.arrival_s(start, static_cast<double>(x.bytes));
     transfers_.push_back(x);
     table[at(to)][at(step)] = &transfers_.back();
     return &transfers_.back();
@@ -416,6 +416,14 @@ i64 RingMemory::total_bytes() const {
   return t;
 }
 
+std::string_view ring_steps_name(RingSteps s) { return s == RingSteps::pairwise ? "pairwise" : "fused"; }
+
+std::optional<RingSteps> parse_ring_steps(std::string_view s) {
+  if (s == "fused") return RingSteps::fused;
+  if (s == "pairwise") return RingSteps::pairwise;
+  return std::nullopt;
+}
+
 // As the ring's kernels allocate (kernels/src/ring_runner.cpp). GPU r holds n
 // tokens in its own chunks. Per own chunk: Q, O, the logsumexp and, unless the
 // rung writes its O directly (a chunk with one visible pair over the whole
@@ -423,11 +431,12 @@ i64 RingMemory::total_bytes() const {
 // backward adds dO, dQ (and its fp32 accumulator unless direct), dK, dV of
 // its chunks. Per GPU: its own K, V, two K/V buffers the ring alternates
 // between (sized for the largest GPU's chunks, n_gpu_max), the rung's scratch
-// for one chunk pair (sized for the largest chunk, n_chunk_max): K_j, V_j
-// expanded to H heads (GQA), a partial O and logsumexp; the backward's two
-// travelling dK, dV buffers and a step's dK, dV (fp32), and a chunk pair's
-// partial dQ, dK, dV (dK, dV of H heads before the group sum).
-RingMemory ring_memory(const RingProblem& p, const RingPartition& part, int gpu) {
+// for one chunk pair (sized for the largest chunk, n_chunk_max) when the
+// steps are pairwise: K_j, V_j expanded to H heads (GQA), a partial O and
+// logsumexp, and in the backward a chunk pair's partial dQ, dK, dV (dK, dV of
+// H heads before the group sum) — fused steps need none of them; the
+// backward's two travelling dK, dV buffers and a step's dK, dV (fp32).
+RingMemory ring_memory(const RingProblem& p, const RingPartition& part, int gpu, RingSteps steps) {
   RingMemory m;
   const i64 B = p.batch, H = p.heads, Hkv = p.kv_heads, d = p.head_dim, e = dtype_bytes(p.dtype);
   const std::string eb = std::to_string(e);
@@ -445,15 +454,17 @@ RingMemory ring_memory(const RingProblem& p, const RingPartition& part, int gpu)
     if (bytes > 0) m.terms.push_back({std::move(name), std::move(formula), bytes, pass});
   };
   const RingPass F = RingPass::forward, Bw = RingPass::backward;
-  const bool ring = p.gpus > 1, gqa = Hkv < H;
+  const bool ring = p.gpus > 1, gqa = Hkv < H, pairwise = steps == RingSteps::pairwise;
   add(F, "Q", "B·H·n·d·" + eb, B * H * n * d * e);
   add(F, "O", "B·H·n·d·" + eb, B * H * n * d * e);
   add(F, "LSE (fp32)", "B·H·n·4", B * H * n * 4);
   add(F, "O accumulator (fp32)", "B·H·n_acc·d·4", B * H * n_acc * d * 4);
   add(F, "K, V of its chunks", "2·B·H_kv·n·d·" + eb, 2 * B * Hkv * n * d * e);
   if (ring) add(F, "K, V ring buffers (2)", "2·2·B·H_kv·n_gpu_max·d·" + eb, 2 * 2 * B * Hkv * n_gpu_max * d * e);
-  if (gqa) add(F, "K_j, V_j expanded to H heads", "2·B·H·n_chunk_max·d·" + eb, 2 * B * H * n_chunk_max * d * e);
-  add(F, "partial O and LSE of a chunk pair", "B·H·n_chunk_max·(d·" + eb + " + 4)", B * H * n_chunk_max * (d * e + 4));
+  if (pairwise && gqa)
+    add(F, "K_j, V_j expanded to H heads", "2·B·H·n_chunk_max·d·" + eb, 2 * B * H * n_chunk_max * d * e);
+  if (pairwise)
+    add(F, "partial O and LSE of a chunk pair", "B·H·n_chunk_max·(d·" + eb + " + 4)", B * H * n_chunk_max * (d * e + 4));
   if (!p.backward) return m;
   add(Bw, "dO", "B·H·n·d·" + eb, B * H * n * d * e);
   add(Bw, "dQ", "B·H·n·d·" + eb, B * H * n * d * e);
@@ -461,8 +472,9 @@ RingMemory ring_memory(const RingProblem& p, const RingPartition& part, int gpu)
   add(Bw, "dK, dV of its chunks", "2·B·H_kv·n·d·" + eb, 2 * B * Hkv * n * d * e);
   add(Bw, "dK, dV travelling (fp32, 2 buffers)", "2·2·B·H_kv·n_gpu_max·d·4", 2 * 2 * B * Hkv * n_gpu_max * d * 4);
   if (ring) add(Bw, "dK, dV of a step (fp32)", "2·B·H_kv·n_gpu_max·d·4", 2 * B * Hkv * n_gpu_max * d * 4);
-  add(Bw, gqa ? "partial dQ, dK, dV of a chunk pair (H heads)" : "partial dQ, dK, dV of a chunk pair",
-      "3·B·H·n_chunk_max·d·" + eb, 3 * B * H * n_chunk_max * d * e);
+  if (pairwise)
+    add(Bw, gqa ? "partial dQ, dK, dV of a chunk pair (H heads)" : "partial dQ, dK, dV of a chunk pair",
+        "3·B·H·n_chunk_max·d·" + eb, 3 * B * H * n_chunk_max * d * e);
   return m;
 }
 
@@ -529,7 +541,7 @@ RingSimulation simulate_ring(const RingProblem& p, const RingTopology& topo, con
   });
 
   for (int r = 0; r < P; ++r) {
-    RingMemory m = ring_memory(p, part, r);
+    RingMemory m = ring_memory(p, part, r, cm.steps);
     sim.peak_bytes_per_gpu.push_back(m.total_bytes());
     sim.memory.push_back(std::move(m));
   }

@@ -233,6 +233,33 @@ TEST_CASE("ring results: JSON round trip keeps every field", "[ring][results]") 
   CHECK(ring_results_to_json(back) == ring_results_to_json(r));
 }
 
+TEST_CASE("ring results: the topology's fields derive from its text, in new files and older ones alike",
+          "[ring][results]") {
+  sim::RingMeasuredRuns r = example_runs();
+  r.meta.topology = "\tGPU0\tGPU1\tCPU Affinity\nGPU0\t X \tNV18\t0-47\nGPU1\tNV18\t X \t48-95\n";
+  const std::string text = ring_results_to_json(r);
+  const nlohmann::json j = nlohmann::json::parse(text);
+  CHECK(j["meta"]["gpu_topology"]["summary"] == "NVLink, 18 links between every pair");
+  CHECK(j["meta"]["gpu_topology"]["links"][1][0] == "NV18");
+  const sim::RingMeasuredRuns back = ring_results_from_json(text, "runs.json");
+  CHECK(back.meta.gpu_topology.gpu_count == 2);
+  CHECK(back.meta.gpu_topology.gpus_per_node == 2);
+  CHECK(back.meta.gpu_topology.link(0, 1) == "NV18");
+
+  // A file written before the field existed gains it from its text; a stale
+  // field is not trusted over the text.
+  nlohmann::json older = j;
+  older["meta"].erase("gpu_topology");
+  CHECK(ring_results_from_json(older.dump(), "old.json").meta.gpu_topology.summary ==
+        "NVLink, 18 links between every pair");
+  nlohmann::json stale = j;
+  stale["meta"]["gpu_topology"]["summary"] = "PCIe";
+  CHECK(ring_results_from_json(stale.dump(), "stale.json").meta.gpu_topology.summary ==
+        "NVLink, 18 links between every pair");
+  // A text that is no matrix: no fields, and the reason.
+  CHECK_FALSE(ring_results_from_json(ring_results_to_json(example_runs()), "x.json").meta.gpu_topology.problem.empty());
+}
+
 TEST_CASE("ring results: a malformed file names the file and the field", "[ring][results]") {
   const std::string good = ring_results_to_json(example_runs());
   auto edit = [&](const std::function<void(nlohmann::json&)>& f) {

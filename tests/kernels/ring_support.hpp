@@ -33,9 +33,11 @@ inline double relative_difference(const std::vector<std::uint16_t>& a, const std
   return error_sums(x, y).relative();
 }
 
-inline void check_against_one_gpu(const sim::RingProblem& p, RingTransport transport, std::uint64_t seed) {
+inline void check_against_one_gpu(const sim::RingProblem& p, RingTransport transport, std::uint64_t seed,
+                                  RingSteps steps = RingSteps::fused) {
   RingOptions o;
   o.transport = transport;
+  o.steps = steps;
   o.repeats = 0;
   // Every row of every head while the fp64 gradients cost at most ~1.5e10
   // FLOPs on the CPU (12·N²·d per head); beyond, the runner's sampled rows.
@@ -46,8 +48,10 @@ inline void check_against_one_gpu(const sim::RingProblem& p, RingTransport trans
   o.seed = seed;
   RingTensors ring, one;
   const sim::RingMeasuredRun r = run_ring(p, o, &ring);
-  INFO("ring: " << sim::to_string(r.status) << " " << r.reason << " (" << r.check_note << ")");
+  INFO("ring (" << ring_steps_name(steps) << " steps): " << sim::to_string(r.status) << " " << r.reason << " ("
+                << r.check_note << ")");
   REQUIRE(r.status == sim::RunStatus::ok);
+  CHECK(r.steps == ring_steps_name(steps));
 
   sim::RingProblem single = p;
   single.gpus = 1;

@@ -53,9 +53,13 @@ TEST_CASE("ring on virtual GPUs: O (and dQ, dK, dV) equal fp64 and the single-GP
   p.head_dim = shape.d;
   p.dtype = shape.dtype;
   p.backward = shape.backward;
+  // Both ways of launching a step: the rungs folding and accumulating
+  // themselves, and the separate merge and sum kernels.
+  const RingSteps steps = GENERATE(RingSteps::fused, RingSteps::pairwise);
   const std::uint64_t seed = kernels::test::fresh_seed();
-  INFO(ring_test::describe(p) << ", seed " << seed << " (FLASHLAB_TEST_SEED replays it)");
-  ring_test::check_against_one_gpu(p, RingTransport::local, seed);
+  INFO(ring_test::describe(p) << ", " << ring_steps_name(steps) << " steps, seed " << seed
+                              << " (FLASHLAB_TEST_SEED replays it)");
+  ring_test::check_against_one_gpu(p, RingTransport::local, seed, steps);
 }
 
 TEST_CASE("ring on virtual GPUs: every step of the timeline is there and in order") {
@@ -101,10 +105,16 @@ TEST_CASE("ring on virtual GPUs: every step of the timeline is there and in orde
       CHECK(s.bytes_received == 0);
     }
     CHECK(s.compute_end_ms <= r.forward.time_ms_max + 1e-3);
+    // The rung's launches are a part of the step's compute, and every GPU's
+    // step computes something under the zig-zag layout.
+    CHECK(s.rung_ms > 0);
+    CHECK(s.rung_ms <= s.compute_end_ms - s.compute_start_ms + 1e-3);
   }
   for (const sim::RingMeasuredStep& s : r.backward->steps) {
     INFO("backward gpu " << s.gpu << " step " << s.step);
     CHECK((s.transfer_start_ms >= 0) == true);  // every backward step moves K/V or dK/dV
+    if (s.step < 3) CHECK(s.rung_ms > 0);
+    else CHECK(s.rung_ms == 0);  // the homecoming launches nothing
   }
   CHECK(r.forward.time_ms_min <= r.forward.time_ms_median);
   CHECK(r.forward.time_ms_median <= r.forward.time_ms_max);

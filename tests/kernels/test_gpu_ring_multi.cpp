@@ -49,9 +49,10 @@ TEST_CASE("ring over NCCL: O, dQ, dK, dV on every GPU equal one GPU and fp64") {
   p.head_dim = shape.d;
   p.dtype = shape.dtype;
   p.backward = true;
+  const RingSteps steps = GENERATE(RingSteps::fused, RingSteps::pairwise);
   const std::uint64_t seed = kernels::test::fresh_seed();
-  INFO(ring_test::describe(p) << ", seed " << seed);
-  ring_test::check_against_one_gpu(p, RingTransport::nccl, seed);
+  INFO(ring_test::describe(p) << ", " << ring_steps_name(steps) << " steps, seed " << seed);
+  ring_test::check_against_one_gpu(p, RingTransport::nccl, seed, steps);
 }
 
 TEST_CASE("ring over NCCL: the timed run's transfers overlap the compute") {

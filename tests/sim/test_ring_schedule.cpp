@@ -296,12 +296,15 @@ TEST_CASE("ring with grouped-query attention: H_kv/H of the bytes travel, the co
   CHECK(b.forward.compute_s == Approx(a.forward.compute_s));
   CHECK(b.backward->compute_s == Approx(a.backward->compute_s));
   CHECK(b.forward.bytes_per_step * 4 == a.forward.bytes_per_step);
-  // The rung reads K, V expanded to H heads: a scratch buffer only GQA needs.
+  // Pairwise steps give the rung K, V expanded to H heads: a scratch buffer
+  // only GQA needs; fused steps read the H_kv heads in place.
   auto has_term = [](const RingMemory& m, const std::string& name) {
     return std::any_of(m.terms.begin(), m.terms.end(), [&](const RingMemoryTerm& t) { return t.name == name; });
   };
-  CHECK(has_term(b.memory[0], "K_j, V_j expanded to H heads"));
-  CHECK_FALSE(has_term(a.memory[0], "K_j, V_j expanded to H heads"));
+  CHECK_FALSE(has_term(b.memory[0], "K_j, V_j expanded to H heads"));
+  const RingPartition part = ring_partition(b.problem.seq, b.problem.gpus, b.problem.layout);
+  CHECK(has_term(ring_memory(b.problem, part, 0, RingSteps::pairwise), "K_j, V_j expanded to H heads"));
+  CHECK_FALSE(has_term(ring_memory(a.problem, part, 0, RingSteps::pairwise), "K_j, V_j expanded to H heads"));
 }
 
 TEST_CASE("ring with N not divisible by P: each transfer carries its owner's tokens, all pairs counted once", "[ring]") {
@@ -416,9 +419,9 @@ TEST_CASE("ring memory: the named terms of what each GPU holds, as the ring's ke
   p.kv_heads = 8;
   const RingPartition part = ring_partition(p.seq, p.gpus, p.layout);
   const i64 n = 1024, c = 512, H = 24, Hkv = 8, d = 128;
-  auto terms = [&](int gpu) {
+  auto terms = [&](int gpu, RingSteps steps = RingSteps::pairwise) {
     std::map<std::string, i64> t;
-    for (const RingMemoryTerm& x : ring_memory(p, part, gpu).terms) t[x.name] = x.bytes;
+    for (const RingMemoryTerm& x : ring_memory(p, part, gpu, steps).terms) t[x.name] = x.bytes;
     return t;
   };
   std::map<std::string, i64> t = terms(0);
@@ -443,6 +446,16 @@ TEST_CASE("ring memory: the named terms of what each GPU holds, as the ring's ke
   CHECK(t["dK, dV travelling (fp32, 2 buffers)"] == 2 * 2 * Hkv * n * d * 4);
   CHECK(t["dK, dV of a step (fp32)"] == 2 * Hkv * n * d * 4);
   CHECK(t["partial dQ, dK, dV of a chunk pair (H heads)"] == 3 * H * c * d * 2);
+  // Fused steps: the rungs read H_kv heads, fold O and add the gradients in
+  // place — none of the chunk pair's scratch, everything else the same.
+  std::map<std::string, i64> f = terms(0, RingSteps::fused);
+  CHECK(f.size() == 12);
+  for (const char* scratch : {"K_j, V_j expanded to H heads", "partial O and LSE of a chunk pair",
+                              "partial dQ, dK, dV of a chunk pair (H heads)"}) {
+    CHECK(f.count(scratch) == 0);
+    f[scratch] = t[scratch];
+  }
+  CHECK(f == t);
   // Multi-head attention on one GPU: no ring buffers, no expansion.
   RingProblem one = problem(1, 4096, RingLayout::contiguous, false);
   one.backward = true;
@@ -544,7 +557,7 @@ TEST_CASE("interconnect presets: the links with their sources, a measured link i
   CHECK(pcie->bandwidth == Approx(63e9));
   for (const InterconnectModel& l : interconnect_presets()) {
     CHECK_FALSE(l.source.empty());
-    CHECK(l.kind == "datasheet");
+    CHECK((l.kind == "datasheet" || l.kind == "measured"));  // measured ones: interconnects/measured/
   }
   const RingTopology t = default_ring_topology();
   CHECK(t.intra.id == "nvlink4");

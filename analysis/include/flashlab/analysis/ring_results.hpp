@@ -59,6 +59,7 @@ struct RingRow {
   double time_ms = 0, time_ms_min = 0, time_ms_max = 0;
   int repeats = 0;
   double compute_ms = 0, comm_ms = 0, exposed_comm_ms = 0;
+  double rung_ms = -1;                 // the busiest GPU's time inside the rung's launches (-1: not recorded)
   double overlap = 1;                  // 1 − exposed / comm (1 when nothing travelled)
   double tflops_per_gpu = 0;           // ring_pass_flops / time / P
   i64 peak_allocated_bytes = 0;        // the largest GPU's

@@ -49,6 +49,10 @@ DeviceInfo query_device(int ordinal);
 // "13.0" from 13000.
 std::string cuda_version_string(int v);
 
+// `nvidia-smi topo -m` as it printed, terminal escapes removed; empty when
+// nvidia-smi cannot run here (sim::parse_nvidia_smi_topo reads it). Needs no CUDA.
+std::string nvidia_smi_topology();
+
 // The device in the simulator's terms, for placing its runs (the analysis
 // library's placement.hpp): M is the shared memory per SM, the capacities are the
 // device's; it has no bandwidths or peaks (nothing was measured), so it

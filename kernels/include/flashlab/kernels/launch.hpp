@@ -26,6 +26,22 @@ class Unsupported : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// The ring's running output: a forward launch whose partial O and logsumexp
+// (one K/V chunk's share) fold into a running result by the online-softmax
+// rule, inside the rung's epilogue, instead of being written alone.
+// L = log(e^{L_run} + e^{L_part}); O_run = e^{L_run − L}·O_run + e^{L_part − L}·O_part.
+// LaunchArgs::lse is the running logsumexp [B, H, N_q] in every step.
+enum class Fold {
+  none,    // a plain launch: O (dtype) and the logsumexp written
+  start,   // the first part: O_run (fp32) = O_part, lse = L_part
+  fold,    // a middle part: lse and O_run read, folded, written back
+  finish,  // the last part: folded as `fold`, the result written to O (dtype); O_run not written
+};
+struct RunningOutput {
+  Fold step = Fold::none;
+  float* o = nullptr;  // O_run [B, H, N_q, d] fp32, normalised (start, fold, finish)
+};
+
 // The backward pass's own tensors. A backward rung reads Q, K, V and, as its
 // forward rung left them, O, the logsumexp and (naive_bwd) the forward's
 // workspace; it reads dO and writes dQ, dK, dV. Same layout and dtype as Q, K, V.
@@ -37,6 +53,13 @@ struct BackwardTensors {
   // The forward rung's workspace as its launch left it (naive_bwd reads P there).
   const void* forward_workspace = nullptr;
   std::size_t forward_workspace_bytes = 0;
+  // Adding instead of writing (the ring, rungs with accumulates_gradients):
+  // when set, the rung adds its contribution in fp32 and leaves the matching
+  // dq / dk / dv alone. dk_accum and dv_accum have the K/V heads
+  // (LaunchArgs::kv_heads): the query heads of a group all add into theirs.
+  float* dq_accum = nullptr;  // [B, H, N_q, d] += dQ (τ applied)
+  float* dk_accum = nullptr;  // [B, H_kv, N_kv, d] += dK (τ applied)
+  float* dv_accum = nullptr;  // [B, H_kv, N_kv, d] += dV
 };
 
 // Tensors are [B, H, N, d] row-major in the problem's dtype (fp32 as float,
@@ -62,6 +85,22 @@ struct LaunchArgs {
   // L2 model's launch.
   int* ctas_per_sm = nullptr;
   BackwardTensors bwd;       // backward rungs only
+  // Grouped-query attention: K and V have kv_heads heads, [B, H_kv, N_kv, d],
+  // and query head h of batch b reads K/V head b·H_kv + h / (H / H_kv) — in
+  // flat head indices (b·H + h) / (H / H_kv). 0: as many as the query heads.
+  // Only rungs whose registry entry says reads_kv_heads take other values.
+  sim::i64 kv_heads = 0;
+  RunningOutput running;     // forward rungs with folds_running_output only
 };
+
+// H / H_kv of a launch (1 without grouped heads); throws Unsupported naming
+// `rung` when kv_heads does not divide the query heads.
+inline sim::i64 kv_group_of(const LaunchArgs& a, const std::string& rung) {
+  const sim::i64 h = a.problem.heads, hk = a.kv_heads == 0 ? h : a.kv_heads;
+  if (hk < 1 || hk > h || h % hk != 0)
+    throw Unsupported(rung + ": " + std::to_string(hk) + " K/V heads do not divide " + std::to_string(h) +
+                      " query heads");
+  return h / hk;
+}
 
 }  // namespace flashlab::kernels

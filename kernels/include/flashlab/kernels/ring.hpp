@@ -8,10 +8,10 @@
 // logsumexp. The backward is a second ring carrying K, V and the partial dK,
 // dV, which come home after P steps.
 //
-// Grouped-query attention (H_kv < H): K and V travel as H_kv heads; each step
-// expands its K_j, V_j to H heads for the rung (the rungs read one K/V head per
-// query head), and the backward sums each group's dK, dV back to H_kv heads
-// before they travel.
+// Grouped-query attention (H_kv < H): K and V travel as H_kv heads; the rungs
+// read them so (LaunchArgs::kv_heads) and the backward adds each group's dK,
+// dV into its K/V head; a rung that cannot gets K_j, V_j expanded to H heads
+// and its dK, dV summed back per group by separate kernels (RingSteps).
 //
 // Measure here, model elsewhere: the runner returns what the GPUs did
 // (sim::RingMeasuredRun: CUDA events around every step's compute and transfer,
@@ -37,6 +37,13 @@ enum class RingTransport {
 };
 std::string_view ring_transport_name(RingTransport t);  // "nccl", "local"
 
+// How a GPU's step launches its work: fused (the rungs read grouped K/V
+// heads, fold partial outputs and add gradients themselves, wherever the rung
+// can: KernelInfo::reads_kv_heads, folds_running_output,
+// accumulates_gradients) or pairwise (separate kernels) — sim/ring_schedule.hpp.
+using sim::RingSteps;
+using sim::ring_steps_name;
+
 struct RingOptions {
   // The forward rung (it must write the logsumexp) and, for a training step,
   // the backward rung reading its outputs; null: the fastest this device runs
@@ -44,6 +51,7 @@ struct RingOptions {
   const KernelInfo* forward = nullptr;
   const KernelInfo* backward = nullptr;
   RingTransport transport = RingTransport::nccl;
+  RingSteps steps = RingSteps::fused;
   std::vector<int> devices;   // CUDA ordinals of the P GPUs (nccl); empty: 0 … P − 1
   int warmup = 2;
   int repeats = 10;           // timed runs of each pass; 0: run once and check

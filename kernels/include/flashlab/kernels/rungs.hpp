@@ -14,10 +14,12 @@ void naive_forward(const LaunchArgs& a);
 
 // 2. The same with cuBLAS GEMMs: what eager PyTorch launches.
 void naive_cublas_forward(const LaunchArgs& a);
-// Creates the cuBLAS handle and its workspace once per process, so that the
-// first measured case does not pay (or count the memory of) their creation.
+// Creates the current device's cuBLAS handle and its workspace (once per
+// device), so that the first measured case does not pay (or count the memory
+// of) their creation.
 void naive_cublas_prepare();
-// Destroys them (the backend does, when it closes); a later call re-creates.
+// Destroys the current device's (the backend does, when it closes); a later
+// call re-creates.
 void naive_cublas_release() noexcept;
 
 // 3. FlashAttention-1, Algorithm 1 as written: one launch per K_j, V_j; O_i,

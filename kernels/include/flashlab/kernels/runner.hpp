@@ -110,13 +110,14 @@ class Backend {
   virtual std::string sticky_error() { return {}; }
 };
 
-// The CUDA backend of device 0. Throws NoDevice with one line (no CUDA in this
-// build, or cudaGetDeviceCount's error) when there is none.
+// The CUDA backend of one device (CUDA ordinal `device`). Throws NoDevice with
+// one line (no CUDA in this build, cudaGetDeviceCount's error, no such device)
+// when there is none.
 class NoDevice : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
 };
-std::unique_ptr<Backend> open_cuda_backend();
+std::unique_ptr<Backend> open_cuda_backend(int device = 0);
 
 // One case, start to end. Never throws for a case-level problem: the row says
 // skipped (with the reason), OOM (with the bytes) or failed (with the error).

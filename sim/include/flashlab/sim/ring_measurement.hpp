@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "flashlab/sim/gpu_topology.hpp"
 #include "flashlab/sim/measurement.hpp"
 #include "flashlab/sim/ring_schedule.hpp"
 
@@ -26,6 +27,10 @@ struct RingMeasuredStep {
   // The compute stream: the visible chunk pairs of the step (rung launches and
   // the online-softmax merges). Start = end when every pair was skipped.
   double compute_start_ms = 0, compute_end_ms = 0;
+  // Of that, the time inside the rung's launches (events around each): the
+  // rest of the compute is the step's other kernels (expansions, merges,
+  // accumulations, conversions) and the gaps between launches. -1: not recorded.
+  double rung_ms = -1;
   // How long the compute stream waited, before this step, for the K, V (and
   // dK, dV) it needed to arrive: the exposed communication of the step.
   double wait_ms = 0;
@@ -47,6 +52,9 @@ struct RingMeasuredPass {
   double comm_ms = 0;
   double exposed_comm_ms = 0;
   double compute_ms = 0;
+  // Of the busiest GPU's compute, the time inside the rung's launches (the
+  // rest: the step's other kernels and the gaps between launches); -1: not recorded.
+  double rung_ms = -1;
   std::vector<RingMeasuredStep> steps;  // the median run's, sorted by gpu, then step
 };
 
@@ -55,6 +63,10 @@ struct RingMeasuredRun {
   std::string kernel;                   // forward rung id ("fa3_hopper", "fa2_tc")
   std::string backward_kernel;          // backward rung id ("fa2_tc_bwd"); empty for a forward-only run
   std::string transport;                // "nccl" or "local" (P virtual GPUs on one device: tests only)
+  // How each step launched its work: "fused" (the rungs read grouped K/V heads,
+  // fold the partial outputs and add the gradients themselves) or "pairwise"
+  // (expansion, merge and accumulation as separate kernels after each pair).
+  std::string steps = "fused";
   RunStatus status = RunStatus::ok;
   std::string reason;                   // why skipped / failed / OOM
   RingMeasuredPass forward;
@@ -78,6 +90,7 @@ struct RingRunMeta {
   std::vector<std::string> gpu_names;   // per GPU used
   std::string nccl_version;             // "2.28.9"; empty for the local transport
   std::string topology;                 // `nvidia-smi topo -m` when the run could read it
+  GpuTopology gpu_topology;             // parsed from `topology` (parse_nvidia_smi_topo)
   std::vector<std::string> environment; // NCCL_* and the like, "NAME=value"
 };
 

@@ -7,7 +7,8 @@
 // travel on to GPU r + 1 and the next ones arrive from GPU r − 1 (two K/V
 // buffers: one computed on, one received into). A transfer of step s starts
 // when both ends have started step s (a send meets its receive) and takes
-// latency + bytes / link bandwidth; step s + 1 on GPU r starts when its
+// the link's transfer_s(bytes) — latency + bytes / bandwidth, or a measured
+// link's curve; step s + 1 on GPU r starts when its
 // compute of step s, its send and its receive of step s are done. The last
 // step (P − 1) sends nothing. After the last step the partial outputs are
 // already merged (each step's O, LSE folds into the running ones by the
@@ -44,6 +45,7 @@
 #include <string_view>
 #include <vector>
 
+#include "flashlab/sim/gpu_topology.hpp"
 #include "flashlab/sim/hardware.hpp"
 #include "flashlab/sim/ring_partition.hpp"
 #include "flashlab/sim/types.hpp"
@@ -51,6 +53,25 @@
 namespace flashlab::sim {
 
 // ---- links -------------------------------------------------------------------
+
+// One message size of a measured link (`flashlab links`): what one message
+// took and the rates that follow from it.
+struct LinkCurvePoint {
+  double bytes = 0;            // one message
+  double time_s = 0;           // one message, one direction, the other direction idle
+  double bandwidth = 0;        // bytes/s one direction: bytes / time_s
+  double bidir_bandwidth = 0;  // bytes/s per direction with both directions busy; 0 when not measured
+};
+
+// One GPU pair of a measured link, at its largest message.
+struct LinkPairFigure {
+  int gpu_a = 0, gpu_b = 0;          // CUDA ordinals
+  std::string code;                  // the pair's link in nvidia-smi topo -m ("NV18"); empty when unknown
+  double bytes = 0;                  // the message size of the figures
+  double bandwidth = 0;              // NCCL send/recv, bytes/s one direction
+  double bidir_bandwidth = 0;        // NCCL, per direction with both busy
+  double copy_engine_bandwidth = 0;  // cudaMemcpyPeerAsync one direction; 0 when not measured
+};
 
 // One GPU-to-GPU link, one direction.
 struct InterconnectModel {
@@ -61,6 +82,25 @@ struct InterconnectModel {
   double latency_s = 0;        // per message
   std::string source;          // datasheet or paper the figures come from; "measured on ..." for a measured link
   std::vector<std::string> notes;  // what the figure leaves out (what NCCL achieves, ...)
+
+  // A measured link's record (`flashlab links`); empty for a datasheet preset.
+  std::vector<LinkCurvePoint> curve;              // NCCL send/recv, ascending bytes: what transfer_s uses
+  std::vector<LinkCurvePoint> copy_engine_curve;  // cudaMemcpyPeerAsync, shown beside it (not used by the ring)
+  std::vector<LinkPairFigure> pairs;              // every pair measured
+  std::vector<std::string> gpus;                  // the GPUs' names
+  std::string nccl_version;                       // "2.28.9"
+  std::string topology_text;                      // `nvidia-smi topo -m`, as captured
+  GpuTopology topology;                           // parsed from topology_text
+
+  // Seconds for one message of `bytes`. Without a curve: latency_s + bytes /
+  // bandwidth. With one: the measured time, interpolated linearly in log(bytes)
+  // and log(time) between the two points around `bytes`; below the smallest
+  // point its time (no message was measured faster); beyond the largest,
+  // bytes at that point's bandwidth (its bytes over its time).
+  double transfer_s(double bytes) const { return arrival_s(0, bytes); }
+  // When a message of `bytes` sent at `start_s` has arrived: start_s +
+  // transfer_s(bytes), summed left to right as the simulator always has.
+  double arrival_s(double start_s, double bytes) const;
 };
 
 class InterconnectError : public std::runtime_error {
@@ -69,14 +109,20 @@ class InterconnectError : public std::runtime_error {
 };
 
 // JSON (format "flashlab-interconnect/1": id, label, kind, bandwidth_gbs — GB/s
-// one direction —, latency_us, source, notes). Throws InterconnectError naming
-// the origin and the missing or malformed field.
+// one direction —, latency_us, source, notes; a measured link also curve and
+// copy_engine_curve — [{"bytes", "time_us", "gbs", "bidir_gbs"}, ...] —, pairs,
+// gpus, nccl_version, topology_text and the topology derived from it). Throws
+// InterconnectError naming the origin and the missing or malformed field.
 InterconnectModel parse_interconnect_json(const std::string& text, const std::string& origin);
 std::string to_interconnect_json(const InterconnectModel& link);
 
-// The presets of assets_dir()/interconnects/*.json, sorted by id, read once;
-// empty when the folder cannot be found.
+// The presets of assets_dir()/interconnects/*.json and of its measured/
+// folder (kind "measured" only), sorted by id, read once; empty when the
+// folder cannot be found. Throws InterconnectError for a malformed file or an
+// id given twice.
 const std::vector<InterconnectModel>& interconnect_presets();
+// The same read from `assets` (a folder holding interconnects/), not cached.
+std::vector<InterconnectModel> read_interconnect_presets(const std::string& assets);
 const InterconnectModel* find_interconnect(std::string_view id);  // case-insensitive; nullptr when unknown
 // A preset id or a path to a JSON file (a measured link); throws
 // InterconnectError naming the known presets or the file's problem.
@@ -111,6 +157,17 @@ struct RingProblem {
   RingLayout layout = RingLayout::zigzag;
   bool backward = false;  // false: the forward pass; true: forward then backward (a training step)
 };
+// How a GPU's step launches its work (kernels/ring.hpp runs both). `fused`:
+// the rungs read K, V with their H_kv heads, fold each partial output into
+// the running one in their epilogue and add dQ, dK, dV into the fp32
+// accumulators themselves. `pairwise`: the ring as first written — K_j, V_j
+// expanded to H heads by a copy, each chunk pair's O, dQ, dK, dV written by
+// the rung and merged or added by separate kernels. The memory differs by the
+// scratch buffers of the second (ring_memory).
+enum class RingSteps { fused, pairwise };
+std::string_view ring_steps_name(RingSteps s);  // "fused", "pairwise"
+std::optional<RingSteps> parse_ring_steps(std::string_view s);
+
 // Reasons the ring cannot be simulated (empty when it can), one sentence each.
 std::vector<std::string> validate(const RingProblem& p);
 std::string describe(const RingProblem& p);  // "B=1 H=32 H_kv=8 N=32768 d=128 bf16 causal, 8 GPUs zigzag, fwd+bwd"
@@ -120,6 +177,7 @@ struct RingComputeModel {
   double efficiency = 1.0;  // fraction of the block's time bound the forward rung reaches, (0, 1]
   // The backward rung's, when it differs (a measured single-GPU backward gives it); unset: `efficiency`.
   std::optional<double> backward_efficiency;
+  RingSteps steps = RingSteps::fused;  // how the kernels launch a step: what scratch memory they hold
 };
 std::vector<std::string> validate(const RingComputeModel& cm, DType dtype);  // empty when usable
 
@@ -223,7 +281,7 @@ struct RingMemory {
   i64 total_bytes() const;
 };
 // GPU `gpu`'s memory for the ring of `p` (its backward's terms when p.backward).
-RingMemory ring_memory(const RingProblem& p, const RingPartition& part, int gpu);
+RingMemory ring_memory(const RingProblem& p, const RingPartition& part, int gpu, RingSteps steps = RingSteps::fused);
 
 struct RingSimulation {
   RingProblem problem;
