@@ -66,7 +66,9 @@ class RingCommand final : public Command {
         ->capture_default_str();
     app->add_option("--hw", hw_, "hardware preset (flashlab hw list) or a JSON file (with --results: default the runs' GPU)")
         ->capture_default_str();
-    app->add_option("--link", link_, "the link inside a node: a preset (nvlink4, pcie5, ib-ndr) or a JSON file (a measured link)")
+    app->add_option("--link", link_,
+                    "the link inside a node: a preset (nvlink4, pcie5, ib-ndr, or a measured one of "
+                    "assets/interconnects/measured) or a JSON file (a measured link: flashlab links --preset)")
         ->capture_default_str();
     app->add_option("--inter-link", inter_link_, "the link between nodes: a preset or a JSON file")->capture_default_str();
     app->add_option("--efficiency", efficiency_, "fraction of a block's time bound the forward rung reaches, (0, 1]")

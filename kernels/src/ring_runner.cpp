@@ -94,6 +94,7 @@ struct Rank {
   std::array<void*, 2> kv_buf{};
   std::array<float*, 2> dkv_buf{};
   float* dkv_scratch = nullptr;
+  void* dkv_home = nullptr;  // fused steps: the finished dK, dV rounded to the dtype for the homecoming
   void* k_exp = nullptr;     // grouped-query attention, a rung without kv_heads: K_j, V_j expanded to H heads
   void* v_exp = nullptr;
   void* o_part = nullptr;    // a rung that does not fold: its partial O and logsumexp
@@ -198,6 +199,9 @@ class RingRun {
   bool fwd_folds_ = false;      // ... and folds its partial output into the running one
   bool bwd_kv_native_ = false;  // the backward rung reads K, V with H_kv heads
   bool bwd_adds_ = false;       // ... and adds dQ, dK, dV into the fp32 accumulators
+  // The homecoming carries the finished dK, dV rounded to the dtype (the
+  // rounding the owner would apply on arrival): half the bytes of the tail.
+  bool dtype_homecoming_ = false;
   std::size_t max_pairs_ = 0;   // the most rung launches of one GPU's step
   std::vector<std::vector<int>> kv_pairs_;  // [chunk]: visible pairs of its keys over the ring
 };
@@ -240,6 +244,7 @@ void RingRun::choose_rungs() {
   const bool fused = o_.steps == RingSteps::fused;
   fwd_kv_native_ = fused && grouped() && fwd_->reads_kv_heads;
   fwd_folds_ = fused && fwd_->folds_running_output;
+  dtype_homecoming_ = fused && p_.backward && P() > 1;
   if (bwd_ != nullptr) {
     bwd_kv_native_ = fused && grouped() && bwd_->reads_kv_heads;
     // The accumulators have the K/V heads: a grouped problem needs the rung to read them too.
@@ -337,6 +342,7 @@ void RingRun::allocate() {
         g.dkv_buf[static_cast<std::size_t>(b)] =
             static_cast<float*>(a.allocate(pkg_max * 4, "a dK/dV buffer (fp32)" + on));
       if (P() > 1) g.dkv_scratch = static_cast<float*>(a.allocate(pkg_max * 4, "a step's dK/dV (fp32)" + on));
+      if (dtype_homecoming_) g.dkv_home = a.allocate(pkg_max * es(), "the finished dK/dV going home" + on);
       if (!bwd_adds_) {
         g.dq_part = a.allocate(q_elems(n_max) * es(), "a partial dQ" + on);
         g.dk_part = a.allocate(q_elems(n_max) * es(), "a partial dK" + on);
@@ -522,7 +528,22 @@ void RingRun::exchange(int s, bool backward) {
       l.send.push_back({package_at(g, s), package_elems(owner_now) * es()});
       l.recv.push_back({g.kv_buf[static_cast<std::size_t>(s % 2)], package_elems(owner_next) * es()});
     }
-    if (dkv) {
+    if (dkv && s == P() && dtype_homecoming_) {
+      // The homecoming, rounded: chunk by chunk of the package (K then V of
+      // each), straight into the owner's dK, dV.
+      const int owner_prev = sim::ring_kv_source(g.index, s - 1, P());
+      i64 at_elem = 0;
+      for (int c : held(owner_prev)) {
+        const i64 kv = kv_elems(chunk(c).size());
+        l.send.push_back({at(g.dkv_home, at_elem, es()), kv * es()});
+        l.send.push_back({at(g.dkv_home, at_elem + kv, es()), kv * es()});
+        at_elem += 2 * kv;
+      }
+      for (OwnChunk& c : g.own) {
+        l.recv.push_back({c.dk, kv_elems(c.chunk.size()) * es()});
+        l.recv.push_back({c.dv, kv_elems(c.chunk.size()) * es()});
+      }
+    } else if (dkv) {
       const int owner_prev = sim::ring_kv_source(g.index, s - 1, P());
       l.send.push_back({g.dkv_buf[static_cast<std::size_t>((s - 1) % 2)], package_elems(owner_prev) * 4});
       l.recv.push_back({g.dkv_buf[static_cast<std::size_t>(s % 2)], package_elems(owner_now) * 4});
@@ -670,14 +691,22 @@ void RingRun::run_backward(bool) {
         } else {
           FLASHLAB_CUDA_CHECK(cudaEventRecord(e.fold_go, g.compute));
         }
+        if (s == P() - 1 && dtype_homecoming_) {
+          // The package's sum is finished: rounded once, it goes home with e_P;
+          // dQ is finished too and need not wait for the homecoming.
+          ring::convert_from_f32(g.dkv_home, g.dkv_buf[static_cast<std::size_t>(s % 2)], p_.dtype, pkg, g.compute);
+          for (OwnChunk& c : g.own)
+            if (!c.direct()) ring::convert_from_f32(c.dq, c.dq_acc, p_.dtype, q_elems(c.chunk.size()), g.compute);
+        }
       } else {
         // The homecoming: this GPU's own dK, dV arrive with e_P.
         FLASHLAB_CUDA_CHECK(cudaEventRecord(e.fold_wait, g.compute));
         FLASHLAB_CUDA_CHECK(cudaStreamWaitEvent(g.compute, e.x_end, 0));
         FLASHLAB_CUDA_CHECK(cudaEventRecord(e.fold_go, g.compute));
       }
-      // The last step: this GPU's own dK, dV (home at e_P, or kept at P = 1), and dQ.
-      if (s == P() || (P() == 1 && s == 0)) {
+      // The last step: this GPU's own dK, dV (home at e_P, or kept at P = 1),
+      // and dQ — unless the homecoming brought dK, dV rounded and dQ was done.
+      if ((s == P() && !dtype_homecoming_) || (P() == 1 && s == 0)) {
         // One GPU summed into buffer 0; otherwise e_P brought them into buffer P mod 2.
         const float* mine = g.dkv_buf[static_cast<std::size_t>(P() == 1 ? 0 : P() % 2)];
         for (std::size_t j = 0; j < g.own.size(); ++j) {
@@ -738,7 +767,9 @@ RunTimes RingRun::read_times(RingPass pass, bool backward) {
         m.transfer_end_ms = elapsed(g.origin, e.x_end);
         const int next = sim::ring_kv_source(g.index, s + 1, P());
         if (kv) m.bytes_received += package_elems(next) * es();
-        if (dkv) m.bytes_received += package_elems(sim::ring_kv_source(g.index, s, P())) * 4;
+        if (dkv)
+          m.bytes_received +=
+              package_elems(sim::ring_kv_source(g.index, s, P())) * (s == P() && dtype_homecoming_ ? es() : 4);
       }
       t.steps.push_back(m);
     }

@@ -102,8 +102,15 @@ class PassBuilder {
  public:
   PassBuilder(const RingProblem& p, const RingPartition& part, const RingTopology& topo, RingPass pass,
               const std::vector<std::vector<double>>& compute_s, const std::vector<std::vector<i64>>& pairs,
-              double origin)
-      : p_(p), part_(part), topo_(topo), pass_(pass), compute_s_(compute_s), pairs_(pairs), origin_(origin) {}
+              double origin, RingSteps steps)
+      : p_(p),
+        part_(part),
+        topo_(topo),
+        pass_(pass),
+        compute_s_(compute_s),
+        pairs_(pairs),
+        origin_(origin),
+        steps_(steps) {}
 
   RingPassResult run(std::vector<RingEvent>& events) {
     const int P = p_.gpus;
@@ -233,7 +240,11 @@ class PassBuilder {
     // K, V of step s are those GPU `to` computes on at step s + 1; dK, dV of
     // step s are those GPU `from` computed on at step s − 1.
     x.owner = gradients ? ring_kv_source(x.from, step - 1, P) : ring_kv_source(to, step + 1, P);
-    x.bytes = kv_bytes(p_, part_.tokens_of(x.owner), gradients ? 4 : dtype_bytes(p_.dtype));
+    // dK, dV travel as fp32 running sums; the homecoming carries a finished sum,
+    // which fused steps round to the dtype before it leaves (the same rounding
+    // the owner would apply on arrival): half the bytes of the pass's tail.
+    const bool in_dtype = !gradients || (step == p_.gpus && steps_ == RingSteps::fused);
+    x.bytes = kv_bytes(p_, part_.tokens_of(x.owner), in_dtype ? dtype_bytes(p_.dtype) : 4);
     const InterconnectModel& link = topo_.link(x.from, x.to);
     x.start = start;
     x.end = link.arrival_s(start, static_cast<double>(x.bytes));
@@ -304,6 +315,7 @@ class PassBuilder {
   const std::vector<std::vector<double>>& compute_s_;
   const std::vector<std::vector<i64>>& pairs_;
   double origin_;
+  RingSteps steps_;
   std::vector<std::vector<double>> start_, end_;  // [gpu][step]: step start (0 … P), compute end (0 … P − 1)
   std::vector<Transfer> transfers_;               // reserved: the tables point into it
   std::vector<std::vector<const Transfer*>> kv_, dkv_;  // [gpu receiving][step]
@@ -526,12 +538,13 @@ RingSimulation simulate_ring(const RingProblem& p, const RingTopology& topo, con
   std::vector<std::vector<double>> t;
   std::vector<std::vector<i64>> pairs;
   step_work(RingPass::forward, t, pairs);
-  sim.forward = PassBuilder(p, part, topo, RingPass::forward, t, pairs, 0.0).run(sim.events);
+  sim.forward = PassBuilder(p, part, topo, RingPass::forward, t, pairs, 0.0, cm.steps).run(sim.events);
   sim.single_gpu_s = ring_single_gpu_cost(p, RingPass::forward, cm).time_s;
   sim.time_s = sim.forward.time_s;
   if (p.backward) {
     step_work(RingPass::backward, t, pairs);
-    sim.backward = PassBuilder(p, part, topo, RingPass::backward, t, pairs, sim.forward.end_s).run(sim.events);
+    sim.backward =
+        PassBuilder(p, part, topo, RingPass::backward, t, pairs, sim.forward.end_s, cm.steps).run(sim.events);
     sim.single_gpu_s += ring_single_gpu_cost(p, RingPass::backward, cm).time_s;
     sim.time_s += sim.backward->time_s;
   }

@@ -1,9 +1,16 @@
 // flashlab links as a user runs it: on a machine that cannot measure (no GPU,
 // one GPU, no NCCL, a build without CUDA) one line naming why and exit code 2;
-// malformed flags named, exit code 2, before anything is measured.
+// malformed flags named, exit code 2, before anything is measured; and a
+// measured link file taken by flashlab ring.
 #include <catch2/catch.hpp>
 
+#include <fstream>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
 #include "../support/run_flashlab.hpp"
+#include "flashlab/sim/ring_schedule.hpp"
 
 using flashlab::test::Run;
 
@@ -63,4 +70,33 @@ TEST_CASE("links: malformed flags are named with exit code 2", "[cli][links]") {
   CHECK(r.code == 2);
   CHECK(lines(r.err) == 1);
   CHECK(has(r.err, bad.message));
+}
+
+TEST_CASE("links: flashlab ring takes a measured link file and follows its curve", "[cli][links][ring]") {
+  flashlab::sim::InterconnectModel l;
+  l.id = "measured-test";
+  l.label = "measured test link";
+  l.kind = "measured";
+  l.source = "measured on 2× Test GPU, 2026-11-26, NCCL 2.28.9";
+  // 8 B in 10 µs, 1 MiB in 13 µs, 1 GiB in 2.9 ms.
+  for (const auto& [bytes, s] : std::vector<std::pair<double, double>>{{8, 10e-6}, {1 << 20, 13e-6}, {1 << 30, 2.9e-3}})
+    l.curve.push_back({bytes, s, bytes / s, 0.9 * bytes / s});
+  l.bandwidth = l.curve.back().bandwidth;
+  l.latency_s = l.curve.front().time_s;
+  std::ofstream(scratch().path() / "measured.json") << flashlab::sim::to_interconnect_json(l);
+
+  const Run j = run_flashlab("ring --gpus 4 --seq 8K --link measured.json --json --timeline");
+  INFO(j.err);
+  REQUIRE(j.code == 0);
+  const nlohmann::json out = nlohmann::json::parse(j.out);
+  CHECK(out["topology"]["intra"]["kind"] == "measured");
+  CHECK(out["topology"]["intra"]["curve_points"] == 3);
+  for (const auto& e : out["events"])
+    if (e["kind"] == "transfer") {
+      const double bytes = e["bytes"].get<double>();
+      CHECK(e["end_s"].get<double>() - e["start_s"].get<double>() == Approx(l.transfer_s(bytes)));
+    }
+  const Run text = run_flashlab("ring --gpus 4 --seq 8K --link measured.json");
+  CHECK(has(text.out, "measured test link"));
+  CHECK(has(text.out, "transfers follow its measured curve of 3 message sizes"));
 }

@@ -177,8 +177,11 @@ TEST_CASE("ring over NCCL on one GPU: the communicator opens and the one-step ri
 }
 
 // Small enough for compute-sanitizer (scripts/device-run.sh ring-sanitize): three
-// virtual GPUs, the zig-zag under the mask, grouped heads, both passes.
+// virtual GPUs, the zig-zag under the mask, grouped heads, both passes, fused
+// steps (the rungs' folding epilogues and gradient accumulators) at both
+// compiled head dims of the Hopper rung.
 TEST_CASE("ring on virtual GPUs: a small ring for the sanitizers", "[ring-sanitize]") {
+  const int d = GENERATE(64, 128);
   sim::RingProblem p;
   p.gpus = 3;
   p.layout = sim::RingLayout::zigzag;
@@ -187,11 +190,12 @@ TEST_CASE("ring on virtual GPUs: a small ring for the sanitizers", "[ring-saniti
   p.heads = 2;
   p.kv_heads = 1;
   p.seq = 300;
-  p.head_dim = 64;
+  p.head_dim = d;
   p.dtype = sim::DType::bf16;
   p.backward = true;
   RingOptions o;
   o.transport = RingTransport::local;
+  o.steps = RingSteps::fused;
   o.repeats = 1;
   o.warmup = 0;
   o.l2_flush = false;

@@ -124,12 +124,17 @@ TEST_CASE("ring, no mask, contiguous: equal steps, K/V bytes per step, pass time
 TEST_CASE("ring backward: K/V ring overlapped, dK and dV in fp32 after each compute, the homecoming at step P", "[ring]") {
   const int P = GENERATE(2, 3, 5);
   const double gbs = GENERATE(2000.0, 20.0, 2.0);
+  // Fused steps round the finished dK, dV to the dtype before the homecoming;
+  // pairwise steps send it as the fp32 running sum it was.
+  const RingSteps steps = GENERATE(RingSteps::fused, RingSteps::pairwise);
   const i64 N = 512 * P;
   RingProblem p = problem(P, N, RingLayout::contiguous, false);
   p.backward = true;
   const RingTopology topo = one_node(gbs, 1.0);
-  const RingSimulation s = simulate_ring(p, topo, compute());
-  CAPTURE(P, gbs);
+  RingComputeModel cm = compute();
+  cm.steps = steps;
+  const RingSimulation s = simulate_ring(p, topo, cm);
+  CAPTURE(P, gbs, ring_steps_name(steps));
   REQUIRE(s.backward);
   const RingPassResult& b = *s.backward;
 
@@ -139,15 +144,17 @@ TEST_CASE("ring backward: K/V ring overlapped, dK and dV in fp32 after each comp
   const i64 dkv = 2 * p.batch * p.kv_heads * n * p.head_dim * 4;  // fp32 accumulators
   const double T_kv = 1e-6 + static_cast<double>(kv) / (gbs * 1e9);
   const double T_d = 1e-6 + static_cast<double>(dkv) / (gbs * 1e9);
+  const i64 home_bytes = steps == RingSteps::fused ? kv : dkv;
+  const double T_home = steps == RingSteps::fused ? T_kv : T_d;
   // Step 0 waits for K, V only; steps 1 … P − 2 also for the dK, dV sent after
   // the previous compute, one after the other on the hop; step P − 1 for those;
   // the homecoming follows.
-  const double expected = std::max(c, T_kv) + (P - 2) * std::max(c, T_kv + T_d) + std::max(c, T_d) + T_d;
+  const double expected = std::max(c, T_kv) + (P - 2) * std::max(c, T_kv + T_d) + std::max(c, T_d) + T_home;
   CHECK(b.start_s == Approx(s.forward.end_s));
   // After the last compute only dK, dV travel: those of step P − 1, then home.
-  CHECK(b.tail_s == Approx(std::max(c, T_d) - c + T_d).epsilon(1e-9));
+  CHECK(b.tail_s == Approx(std::max(c, T_d) - c + T_home).epsilon(1e-9));
   CHECK(b.exposed_steps_s <= b.exposed_comm_s);
-  CHECK(b.exposed_comm_s - b.exposed_steps_s >= T_d * (1 - 1e-9));
+  CHECK(b.exposed_comm_s - b.exposed_steps_s >= T_home * (1 - 1e-9));
   CHECK(s.forward.tail_s == 0);
   CHECK(s.forward.exposed_steps_s == s.forward.exposed_comm_s);
   CHECK(b.time_s == Approx(expected).epsilon(1e-12));
@@ -160,7 +167,7 @@ TEST_CASE("ring backward: K/V ring overlapped, dK and dV in fp32 after each comp
       CHECK(e->bytes == kv);
       continue;
     }
-    CHECK(e->bytes == dkv);
+    CHECK(e->bytes == (e->step == P ? home_bytes : dkv));
     CHECK(e->step >= 1);
     CHECK(e->kv_owner == ring_kv_source(e->peer, e->step - 1, P));
     if (e->step == P) {
