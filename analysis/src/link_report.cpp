@@ -83,6 +83,9 @@ std::string slug(const std::string& text) {
 
 std::string gbs_text(double bytes_per_s) { return sim::fixed(bytes_per_s / 1e9, 1) + " GB/s"; }
 
+// A rate in a table cell: enough decimals that an 8-byte message's is not 0.00.
+std::string gbs_cell(double gbs) { return sim::fixed(gbs, gbs >= 100 ? 1 : gbs >= 1 ? 2 : 4); }
+
 }  // namespace
 
 LinkRate link_rate(const sim::LinkSample& s) {
@@ -201,13 +204,16 @@ std::string link_table(const sim::LinkMeasurements& m) {
     const sim::LinkSeries& nccl = nccl_series(p);
     for (std::size_t k = 0; k < nccl.samples.size(); ++k) {
       const LinkRate r = link_rate(nccl.samples[k]);
-      std::vector<std::string> row{sim::bytes_iec(static_cast<double>(r.bytes)), sim::fixed(r.one_way_us, 2),
-                                   sim::fixed(r.one_way_gbs, 2),           sim::fixed(r.both_us, 2),
-                                   sim::fixed(r.both_per_direction_gbs, 2), sim::fixed(r.both_total_gbs, 2)};
+      std::vector<std::string> row{sim::bytes_iec(static_cast<double>(r.bytes)),
+                                   sim::fixed(r.one_way_us, 2),
+                                   gbs_cell(r.one_way_gbs),
+                                   sim::fixed(r.both_us, 2),
+                                   gbs_cell(r.both_per_direction_gbs),
+                                   gbs_cell(r.both_total_gbs)};
       if (ce != nullptr && k < ce->samples.size() && ce->samples[k].bytes == r.bytes) {
         const LinkRate c = link_rate(ce->samples[k]);
-        for (double v : {c.one_way_us, c.one_way_gbs, c.both_us, c.both_per_direction_gbs, c.both_total_gbs})
-          row.push_back(sim::fixed(v, 2));
+        row.insert(row.end(), {sim::fixed(c.one_way_us, 2), gbs_cell(c.one_way_gbs), sim::fixed(c.both_us, 2),
+                               gbs_cell(c.both_per_direction_gbs), gbs_cell(c.both_total_gbs)});
       } else {
         row.insert(row.end(), 5, "-");
       }

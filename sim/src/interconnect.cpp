@@ -267,9 +267,14 @@ InterconnectModel load_interconnect(const std::string& preset_or_path) {
   if (const InterconnectModel* m = find_interconnect(preset_or_path)) return *m;
   if (interconnect_presets().empty())
     throw InterconnectError("cannot find the assets folder with interconnect presets (set FLASHLAB_ASSETS)");
-  std::string known;
-  for (const InterconnectModel& m : interconnect_presets()) known += (known.empty() ? "" : ", ") + m.id;
-  throw InterconnectError("unknown link '" + preset_or_path + "' (known: " + known + ", or a JSON file)");
+  // The datasheet presets first, then the measured ones.
+  std::string known, measured;
+  for (const InterconnectModel& m : interconnect_presets()) {
+    std::string& list = m.kind == "measured" ? measured : known;
+    list += (list.empty() ? "" : ", ") + m.id;
+  }
+  throw InterconnectError("unknown link '" + preset_or_path + "' (known: " + known +
+                          (measured.empty() ? "" : "; measured: " + measured) + "; or a JSON file)");
 }
 
 const InterconnectModel& RingTopology::link(int from_gpu, int to_gpu) const {
