@@ -61,16 +61,6 @@ std::vector<sim::LinkCurvePoint> curve_of(const sim::LinkSeries& s) {
   return out;
 }
 
-// "NVIDIA H200" for GPUs of one kind, else their names joined.
-std::string gpu_kinds(const std::vector<std::string>& names) {
-  std::vector<std::string> kinds;
-  for (const std::string& n : names)
-    if (std::find(kinds.begin(), kinds.end(), n) == kinds.end()) kinds.push_back(n);
-  std::string s;
-  for (const std::string& k : kinds) s += (s.empty() ? "" : ", ") + k;
-  return s;
-}
-
 std::string slug(const std::string& text) {
   std::string s;
   for (const unsigned char c : text) {
@@ -87,6 +77,20 @@ std::string gbs_text(double bytes_per_s) { return sim::fixed(bytes_per_s / 1e9, 
 std::string gbs_cell(double gbs) { return sim::fixed(gbs, gbs >= 100 ? 1 : gbs >= 1 ? 2 : 4); }
 
 }  // namespace
+
+std::string gpu_kinds(const std::vector<std::string>& names) {
+  std::vector<std::string> kinds;
+  for (const std::string& n : names)
+    if (std::find(kinds.begin(), kinds.end(), n) == kinds.end()) kinds.push_back(n);
+  std::string s;
+  for (const std::string& k : kinds) s += (s.empty() ? "" : ", ") + k;
+  return s;
+}
+
+std::string gpus_and_links(const std::vector<std::string>& names, const sim::GpuTopology& t) {
+  if (names.empty()) return {};
+  return std::to_string(names.size()) + "× " + gpu_kinds(names) + (t.summary.empty() ? "" : " (" + t.summary + ")");
+}
 
 LinkRate link_rate(const sim::LinkSample& s) {
   LinkRate r;
@@ -125,20 +129,19 @@ sim::InterconnectModel measured_link(const sim::LinkMeasurements& m, const Measu
                                      const sim::InterconnectModel* datasheet) {
   const sim::LinkPairMeasurement& slow = slowest_link_pair(m);
   const sim::LinkSeries& nccl = nccl_series(slow);
-  const std::string gpus = std::to_string(m.gpu_names.size()) + "× " + gpu_kinds(m.gpu_names);
-  const std::string topo = m.gpu_topology.summary.empty() ? std::string() : " (" + m.gpu_topology.summary + ")";
+  const std::string gpus = gpus_and_links(m.gpu_names, m.gpu_topology);
   sim::InterconnectModel l;
   l.kind = "measured";
   l.id = !names.id.empty() ? names.id
                            : "measured-" + slug(gpu_kinds(m.gpu_names)) + "-" + std::to_string(m.gpu_names.size()) +
                                  "gpu-" + m.date.substr(0, 10);
-  l.label = !names.label.empty() ? names.label : "NCCL send/recv measured on " + gpus + topo;
+  l.label = !names.label.empty() ? names.label : "NCCL send/recv measured on " + gpus;
   l.curve = curve_of(nccl);
   l.bandwidth = l.curve.back().bandwidth;
   l.latency_s = l.curve.front().time_s;
   if (const sim::LinkSeries* ce = slow.find(LinkTransport::copy_engine); ce && !ce->samples.empty())
     l.copy_engine_curve = curve_of(*ce);
-  l.source = "measured on " + gpus + topo + " by flashlab links: NCCL send/recv between every GPU pair, one " +
+  l.source = "measured on " + gpus + " by flashlab links: NCCL send/recv between every GPU pair, one " +
              "direction and both at once, the median of " + std::to_string(nccl.samples.back().one_way.iterations) +
              " timed iterations of back-to-back messages after " + std::to_string(m.warmup) +
              " warm-ups (CUDA events), the received bytes checked; " + m.date +

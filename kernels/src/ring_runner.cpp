@@ -38,6 +38,7 @@
 #include "flashlab/kernels/ring.hpp"
 #include "flashlab/sim/format.hpp"
 #include "cuda_allocator.hpp"
+#include "nccl_api.hpp"
 #include "ring_transport.hpp"
 
 namespace flashlab::kernels {
@@ -534,10 +535,10 @@ void RingRun::exchange(int s, bool backward) {
       const int owner_prev = sim::ring_kv_source(g.index, s - 1, P());
       i64 at_elem = 0;
       for (int c : held(owner_prev)) {
-        const i64 kv = kv_elems(chunk(c).size());
-        l.send.push_back({at(g.dkv_home, at_elem, es()), kv * es()});
-        l.send.push_back({at(g.dkv_home, at_elem + kv, es()), kv * es()});
-        at_elem += 2 * kv;
+        const i64 one = kv_elems(chunk(c).size());  // dK (or dV) of the chunk
+        l.send.push_back({at(g.dkv_home, at_elem, es()), one * es()});
+        l.send.push_back({at(g.dkv_home, at_elem + one, es()), one * es()});
+        at_elem += 2 * one;
       }
       for (OwnChunk& c : g.own) {
         l.recv.push_back({c.dk, kv_elems(c.chunk.size()) * es()});
@@ -1095,7 +1096,9 @@ sim::RingMeasuredRun run_ring(const sim::RingProblem& problem, const RingOptions
 
 sim::RingRunMeta ring_meta(const RingOptions& options, int gpus) {
   sim::RingRunMeta m;
-  std::unique_ptr<Backend> b = open_cuda_backend();
+  // The meta of the ring's first GPU (its device, clocks, driver).
+  const int first = options.transport == RingTransport::local || options.devices.empty() ? 0 : options.devices.front();
+  std::unique_ptr<Backend> b = open_cuda_backend(first);
   RunOptions ro;
   ro.l2_flush = options.l2_flush;
   m.device = bench_meta(*b, ro);
@@ -1111,24 +1114,9 @@ sim::RingRunMeta ring_meta(const RingOptions& options, int gpus) {
     m.gpu_names.push_back(name);
   }
   if (options.transport == RingTransport::nccl) m.nccl_version = ring::nccl_version();
-  for (const char* var : {"NCCL_NVLS_ENABLE", "TORCH_SYMM_MEM_DISABLE_MULTICAST", "NVSHMEM_DISABLE_NVLS",
-                          "NCCL_P2P_LEVEL", "NCCL_PROTO", "NCCL_ALGO", "NCCL_DEBUG", "CUDA_VISIBLE_DEVICES"})
-    if (const char* v = std::getenv(var)) m.environment.push_back(std::string(var) + "=" + v);
-  if (FILE* f = ::popen("nvidia-smi topo -m 2>/dev/null", "r")) {
-    char buf[512];
-    while (std::fgets(buf, sizeof buf, f)) m.topology += buf;
-    ::pclose(f);
-  }
-  // nvidia-smi underlines its header with terminal escapes: keep the text.
-  std::string plain;
-  for (std::size_t i = 0; i < m.topology.size(); ++i) {
-    if (m.topology[i] == '\x1b') {
-      while (i < m.topology.size() && !std::isalpha(static_cast<unsigned char>(m.topology[i]))) ++i;
-      continue;
-    }
-    plain += m.topology[i];
-  }
-  m.topology = plain;
+  m.environment = detail::nccl_environment();
+  m.topology = nvidia_smi_topology();
+  m.gpu_topology = sim::parse_nvidia_smi_topo(m.topology);
   return m;
 }
 

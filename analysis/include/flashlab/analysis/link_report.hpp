@@ -13,6 +13,13 @@
 
 namespace flashlab::analysis {
 
+// "NVIDIA H200" for GPUs of one kind, else their names joined.
+std::string gpu_kinds(const std::vector<std::string>& names);
+// "4× NVIDIA H200 (NVLink, 18 links between every pair)": the GPUs of a run
+// and the links nvidia-smi showed between them (the GPUs alone without its
+// summary); empty without names.
+std::string gpus_and_links(const std::vector<std::string>& names, const sim::GpuTopology& t);
+
 // One size of one pair and one transport, its rates derived from its median times.
 struct LinkRate {
   sim::i64 bytes = 0;
