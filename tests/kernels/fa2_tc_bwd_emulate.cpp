@@ -49,55 +49,86 @@ double rel(const std::vector<double>& got, const std::vector<double>& ref, size_
   return den > 0 ? std::sqrt(num / den) : std::sqrt(num);
 }
 
-template <class Cfg, typename T>
-void run_case(const char* name, int BH, int nq, int nkv, bool causal, float scale, unsigned seed) {
-  constexpr int d = Cfg::kHeadDim;
-  const bool bf = std::is_same<T, emu_bf16>::value;
+// Q, K, V, dO drawn N(0, scale²) (dO N(0, 1): the scale stresses the softmax)
+// in the dtype and as the floats they round to; then the forward as fa2_tc would
+// leave it (O rounded to the dtype, the logsumexp in fp32) and the pre-pass:
+// D_r = dO_r · O_r, L_r·log2 e. `heads` query heads over `kv_heads` K/V heads.
+template <typename T>
+struct BwdInputs {
+  std::vector<T> q, k, v, dO;
+  std::vector<float> qr, kr, vr, dOr;
+  std::vector<float> l_log2, d_row;  // [heads, stat_rows]
+  int stat_rows = 0;
+};
+inline bool is_bf16(const emu_bf16*) { return true; }
+inline bool is_bf16(const void*) { return false; }
+template <typename T>
+float from_dtype(T v) { return is_bf16(&v) ? bf16_to_float(v.bits) : f16_to_float(v.bits); }
+template <typename T>
+T to_dtype(float x) {
+  T v;
+  v.bits = is_bf16(&v) ? float_to_bf16(x) : float_to_f16(x);
+  return v;
+}
+template <typename T>
+BwdInputs<T> make_bwd_inputs(int heads, int kv_heads, int nq, int nkv, int d, bool causal, float scale, unsigned seed) {
+  BwdInputs<T> in;
   std::mt19937 rng(seed);
   std::normal_distribution<float> nd(0.f, 1.f);
-  auto to_t = [&](float x) { T v; v.bits = bf ? float_to_bf16(x) : float_to_f16(x); return v; };
-  auto from_t = [&](T v) { return bf ? bf16_to_float(v.bits) : f16_to_float(v.bits); };
   auto make = [&](size_t n, float sc, std::vector<T>& dev, std::vector<float>& ref) {
     dev.resize(n);
     ref.resize(n);
     for (size_t i = 0; i < n; ++i) {
-      dev[i] = to_t(nd(rng) * sc);
-      ref[i] = from_t(dev[i]);
+      dev[i] = to_dtype<T>(nd(rng) * sc);
+      ref[i] = from_dtype(dev[i]);
     }
   };
-  std::vector<T> q, k, v, dO;
-  std::vector<float> qr, kr, vr, dOr;
-  make(size_t(BH) * nq * d, scale, q, qr);
-  make(size_t(BH) * nkv * d, scale, k, kr);
-  make(size_t(BH) * nkv * d, scale, v, vr);
-  make(size_t(BH) * nq * d, 1.f, dO, dOr);  // dO is N(0, 1): the scale stresses the softmax
+  make(size_t(heads) * nq * d, scale, in.q, in.qr);
+  make(size_t(kv_heads) * nkv * d, scale, in.k, in.kr);
+  make(size_t(kv_heads) * nkv * d, scale, in.v, in.vr);
+  make(size_t(heads) * nq * d, 1.f, in.dO, in.dOr);
   const double tau = 1.0 / std::sqrt(double(d));
-  const int stat_rows = (nq + 127) / 128 * 128;
-  std::vector<float> l_log2(size_t(BH) * stat_rows, INFINITY), d_row(size_t(BH) * stat_rows, 0.f);
-  // The forward as fa2_tc would leave it (O rounded to the dtype, the logsumexp
-  // in fp32), then the pre-pass: D_r = dO_r · O_r, L_r·log2 e.
+  const int group = heads / kv_heads;
+  in.stat_rows = (nq + 127) / 128 * 128;
+  in.l_log2.assign(size_t(heads) * in.stat_rows, INFINITY);
+  in.d_row.assign(size_t(heads) * in.stat_rows, 0.f);
   std::vector<double> orow(d);
-  for (int h = 0; h < BH; ++h) {
-    const flashlab::kernels::HeadReference ref(kr.data() + size_t(h) * nkv * d, vr.data() + size_t(h) * nkv * d, nkv, d);
+  for (int h = 0; h < heads; ++h) {
+    const int hk = h / group;
+    const flashlab::kernels::HeadReference ref(in.kr.data() + size_t(hk) * nkv * d, in.vr.data() + size_t(hk) * nkv * d,
+                                               nkv, d);
     for (int r = 0; r < nq; ++r) {
-      const double lse = ref.row(qr.data() + (size_t(h) * nq + r) * d, r, tau, causal, orow.data());
+      const double lse = ref.row(in.qr.data() + (size_t(h) * nq + r) * d, r, tau, causal, orow.data());
       double D = 0;
-      for (int x = 0; x < d; ++x) D += double(dOr[(size_t(h) * nq + r) * d + x]) * from_t(to_t(float(orow[x])));
-      d_row[size_t(h) * stat_rows + r] = float(D);
-      l_log2[size_t(h) * stat_rows + r] = float(lse) * 1.4426950408889634f;
+      for (int x = 0; x < d; ++x) D += double(in.dOr[(size_t(h) * nq + r) * d + x]) * from_dtype(to_dtype<T>(float(orow[x])));
+      in.d_row[size_t(h) * in.stat_rows + r] = float(D);
+      in.l_log2[size_t(h) * in.stat_rows + r] = float(lse) * 1.4426950408889634f;
     }
   }
+  return in;
+}
+
+template <class Cfg, typename T>
+void run_case(const char* name, int BH, int nq, int nkv, bool causal, float scale, unsigned seed) {
+  constexpr int d = Cfg::kHeadDim;
+  const bool bf = std::is_same<T, emu_bf16>::value;
+  auto from_t = [](T v) { return from_dtype(v); };
+  auto to_t = [](float x) { return to_dtype<T>(x); };
+  const BwdInputs<T> in = make_bwd_inputs<T>(BH, BH, nq, nkv, d, causal, scale, seed);
+  const std::vector<float>&qr = in.qr, &kr = in.kr, &vr = in.vr, &dOr = in.dOr;
+  const double tau = 1.0 / std::sqrt(double(d));
+  const int stat_rows = in.stat_rows;
   std::vector<float> dq_acc(size_t(BH) * nq * d, 0.f);
   std::vector<T> dk(size_t(BH) * nkv * d), dv(size_t(BH) * nkv * d);
   for (auto& x : dk) x.bits = 0xFFFF;  // NaN: an element never written stays NaN
   for (auto& x : dv) x.bits = 0xFFFF;
   B::Params p{};
-  p.q = q.data();
-  p.k = k.data();
-  p.v = v.data();
-  p.d_o = dO.data();
-  p.l_log2 = l_log2.data();
-  p.d_row = d_row.data();
+  p.q = in.q.data();
+  p.k = in.k.data();
+  p.v = in.v.data();
+  p.d_o = in.dO.data();
+  p.l_log2 = in.l_log2.data();
+  p.d_row = in.d_row.data();
   p.dq_accum = dq_acc.data();
   p.dk = dk.data();
   p.dv = dv.data();
@@ -160,48 +191,18 @@ void run_ring_case(const char* name, int heads, int kv_heads, int nq, int nkv, b
   constexpr int d = Cfg::kHeadDim;
   const bool bf = std::is_same<T, emu_bf16>::value;
   const int group = heads / kv_heads;
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> nd(0.f, 1.f);
-  auto to_t = [&](float x) { T v; v.bits = bf ? float_to_bf16(x) : float_to_f16(x); return v; };
-  auto from_t = [&](T v) { return bf ? bf16_to_float(v.bits) : f16_to_float(v.bits); };
-  auto make = [&](size_t n, std::vector<T>& dev, std::vector<float>& ref) {
-    dev.resize(n);
-    ref.resize(n);
-    for (size_t i = 0; i < n; ++i) {
-      dev[i] = to_t(nd(rng));
-      ref[i] = from_t(dev[i]);
-    }
-  };
-  std::vector<T> q, k, v, dO;
-  std::vector<float> qr, kr, vr, dOr;
-  make(size_t(heads) * nq * d, q, qr);
-  make(size_t(kv_heads) * nkv * d, k, kr);
-  make(size_t(kv_heads) * nkv * d, v, vr);
-  make(size_t(heads) * nq * d, dO, dOr);
+  const BwdInputs<T> in = make_bwd_inputs<T>(heads, kv_heads, nq, nkv, d, causal, 1.f, seed);
   const double tau = 1.0 / std::sqrt(double(d));
-  const int stat_rows = (nq + 127) / 128 * 128;
-  std::vector<float> l_log2(size_t(heads) * stat_rows, INFINITY), d_row(size_t(heads) * stat_rows, 0.f);
-  std::vector<double> orow(d);
-  for (int h = 0; h < heads; ++h) {
-    const int hk = h / group;
-    const flashlab::kernels::HeadReference ref(kr.data() + size_t(hk) * nkv * d, vr.data() + size_t(hk) * nkv * d, nkv, d);
-    for (int r = 0; r < nq; ++r) {
-      const double lse = ref.row(qr.data() + (size_t(h) * nq + r) * d, r, tau, causal, orow.data());
-      double D = 0;
-      for (int x = 0; x < d; ++x) D += double(dOr[(size_t(h) * nq + r) * d + x]) * from_t(to_t(float(orow[x])));
-      d_row[size_t(h) * stat_rows + r] = float(D);
-      l_log2[size_t(h) * stat_rows + r] = float(lse) * 1.4426950408889634f;
-    }
-  }
+  const int stat_rows = in.stat_rows;
   // The running sums start at 1: what the kernel adds is the sum minus 1.
   std::vector<float> dq_acc(size_t(heads) * nq * d, 1.f), dk_acc(size_t(kv_heads) * nkv * d, 1.f), dv_acc(dk_acc);
   B::Params p{};
-  p.q = q.data();
-  p.k = k.data();
-  p.v = v.data();
-  p.d_o = dO.data();
-  p.l_log2 = l_log2.data();
-  p.d_row = d_row.data();
+  p.q = in.q.data();
+  p.k = in.k.data();
+  p.v = in.v.data();
+  p.d_o = in.dO.data();
+  p.l_log2 = in.l_log2.data();
+  p.d_row = in.d_row.data();
   p.dq_accum = dq_acc.data();
   p.dq_scaled = 1;
   p.dk = nullptr;
@@ -221,9 +222,9 @@ void run_ring_case(const char* name, int heads, int kv_heads, int nq, int nkv, b
   std::vector<double> rq, gq, rk(size_t(kv_heads) * nkv * d, 0.0), rv(rk), gk, gv;
   for (int h = 0; h < heads; ++h) {
     const int hk = h / group;
-    const auto g = flashlab::kernels::head_gradients(qr.data() + size_t(h) * nq * d, kr.data() + size_t(hk) * nkv * d,
-                                                     vr.data() + size_t(hk) * nkv * d, dOr.data() + size_t(h) * nq * d,
-                                                     nq, nkv, d, tau, causal);
+    const auto g = flashlab::kernels::head_gradients(
+        in.qr.data() + size_t(h) * nq * d, in.kr.data() + size_t(hk) * nkv * d, in.vr.data() + size_t(hk) * nkv * d,
+        in.dOr.data() + size_t(h) * nq * d, nq, nkv, d, tau, causal);
     rq.insert(rq.end(), g.dq.begin(), g.dq.end());
     for (size_t i = 0; i < g.dk.size(); ++i) {
       rk[size_t(hk) * nkv * d + i] += g.dk[i];
