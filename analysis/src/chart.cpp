@@ -232,6 +232,18 @@ double axis_value(double f, Range r, Scale s) {
   return r.lo * std::pow(r.hi / r.lo, f);
 }
 
+std::vector<double> stack_tops(const ChartSpec& c) {
+  std::vector<double> top;
+  for (const Series& s : c.series)
+    for (size_t k = 0; k < std::min(s.x.size(), s.y.size()); ++k) {
+      if (!(s.x[k] >= 0) || !std::isfinite(s.y[k]) || s.y[k] <= 0) continue;
+      const auto cat = static_cast<size_t>(s.x[k]);
+      if (cat >= top.size()) top.resize(cat + 1, 0.0);
+      top[cat] += s.y[k];
+    }
+  return top;
+}
+
 Range auto_fit(const ChartSpec& c, bool x_axis) {
   const Axis& ax = x_axis ? c.x : c.y;
   if (c.kind == ChartKind::heatmap) {
@@ -249,12 +261,16 @@ Range auto_fit(const ChartSpec& c, bool x_axis) {
     Range r{-0.5, n - 0.5};
     return r;
   }
-  for (const Series& s : c.series) {
-    const std::vector<double>& v = x_axis ? s.x : s.y;
-    const std::vector<double>& other = x_axis ? s.y : s.x;
-    const Axis& oax = x_axis ? c.y : c.x;
-    for (size_t k = 0; k < v.size(); ++k)
-      if (k < other.size() && plottable(other[k], oax.scale)) take(v[k]);
+  if (c.kind == ChartKind::bars && c.stacked && !x_axis) {
+    for (double top : stack_tops(c)) take(top);
+  } else {
+    for (const Series& s : c.series) {
+      const std::vector<double>& v = x_axis ? s.x : s.y;
+      const std::vector<double>& other = x_axis ? s.y : s.x;
+      const Axis& oax = x_axis ? c.y : c.x;
+      for (size_t k = 0; k < v.size(); ++k)
+        if (k < other.size() && plottable(other[k], oax.scale)) take(v[k]);
+    }
   }
   for (const RefLine& l : c.ref_lines)
     if (l.vertical == x_axis) take(l.value);

@@ -1,6 +1,7 @@
 #include "flashlab/analysis/chart_render.hpp"
 
 #include <algorithm>
+#include <tuple>
 #include <cmath>
 
 namespace flashlab::analysis {
@@ -130,6 +131,62 @@ std::string fit_text(Canvas& cv, const std::string& s, double size, double max_w
   return "";
 }
 
+// A label on two lines, broken at the space that makes the wider line
+// narrowest; {label, ""} when it has no space.
+std::pair<std::string, std::string> two_lines(Canvas& cv, const std::string& label, double size) {
+  std::pair<std::string, std::string> best{label, ""};
+  double best_w = cv.measure(label, size).x;
+  for (size_t k = label.find(' '); k != std::string::npos; k = label.find(' ', k + 1)) {
+    std::pair<std::string, std::string> t{label.substr(0, k), label.substr(k + 1)};
+    const double w = std::max(cv.measure(t.first, size).x, cv.measure(t.second, size).x);
+    if (w < best_w) {
+      best = t;
+      best_w = w;
+    }
+  }
+  return best;
+}
+
+// Bar categories as drawn: one line each, or two (broken at a space) where a
+// repeated first line is left out (`grouped`: "LLaMA-2-7B" over "8K", then
+// "32K" alone), with the width each takes.
+struct CategoryLabel {
+  std::string first, second;
+  double width = 0;
+};
+std::vector<CategoryLabel> category_labels(Canvas& cv, const std::vector<std::string>& cats, double size, bool two,
+                                           bool grouped) {
+  std::vector<CategoryLabel> out;
+  std::string previous;
+  for (const std::string& label : cats) {
+    CategoryLabel l;
+    if (two) {
+      std::tie(l.first, l.second) = two_lines(cv, label, size);
+      const std::string group = l.first;
+      if (grouped && !l.second.empty() && group == previous) l.first.clear();
+      previous = group;
+    } else {
+      l.first = label;
+    }
+    l.width = std::max(cv.measure(l.first, size).x, l.second.empty() ? 0.0 : cv.measure(l.second, size).x);
+    out.push_back(std::move(l));
+  }
+  return out;
+}
+
+// Every label clears its neighbour in slots of `slot` pixels.
+bool categories_fit(const std::vector<CategoryLabel>& labels, double slot, double gap) {
+  for (size_t k = 0; k + 1 < labels.size(); ++k)
+    if ((labels[k].width + labels[k + 1].width) / 2 + gap > slot) return false;
+  return true;
+}
+
+double widest_category(const std::vector<CategoryLabel>& labels) {
+  double w = 0;
+  for (const CategoryLabel& l : labels) w = std::max(w, l.width);
+  return w;
+}
+
 struct LegendSize {
   std::vector<size_t> items;
   double w = 0, h = 0, sw = 0, tw = 0, row = 0, pad = 0;
@@ -153,17 +210,20 @@ LegendSize legend_size(const ChartSpec& c, Canvas& cv, const Metrics& m, double 
 std::vector<Point> legend_probes(const ChartSpec& c, const ChartLayout& L, const Metrics& m) {
   std::vector<Point> probes;
   if (c.kind == ChartKind::bars) {
-    // A group of bars fills its category from the axis up to its tallest bar.
+    // A group of bars fills its category from the axis up to its tallest bar (or its stack).
     std::vector<double> top;
-    for (const Series& s : c.series)
-      for (size_t k = 0; k < std::min(s.x.size(), s.y.size()); ++k) {
-        const auto cat = static_cast<size_t>(std::max(0.0, s.x[k]));
-        if (cat >= top.size()) top.resize(cat + 1, 0.0);
-        if (std::isfinite(s.y[k])) top[cat] = std::max(top[cat], s.y[k]);
-      }
+    if (c.stacked) top = stack_tops(c);
+    else
+      for (const Series& s : c.series)
+        for (size_t k = 0; k < std::min(s.x.size(), s.y.size()); ++k) {
+          const auto cat = static_cast<size_t>(std::max(0.0, s.x[k]));
+          if (cat >= top.size()) top.resize(cat + 1, 0.0);
+          if (std::isfinite(s.y[k])) top[cat] = std::max(top[cat], s.y[k]);
+        }
     for (size_t cat = 0; cat < top.size(); ++cat)
       for (double f = -0.45; f <= 0.451; f += 0.15)
-        for (double t : {1.0, 0.75, 0.5, 0.25})
+        for (double t : c.stacked ? std::vector<double>{1.0, 0.75, 0.5, 0.25, 0.05}  // a stack covers its foot too
+                                  : std::vector<double>{1.0, 0.75, 0.5, 0.25})
           if (plottable(static_cast<double>(cat) + f, L.sx) && plottable(top[cat] * t, L.sy))
             probes.push_back(L.to_px(static_cast<double>(cat) + f, top[cat] * t));
     return probes;
@@ -273,6 +333,19 @@ ChartLayout layout_chart(const ChartSpec& c, Canvas& cv, Rect outer, const Chart
     }
   }
   L.plot = {left, top, std::max(1.0, right - left), std::max(1.0, bottom - top)};
+  if (c.kind == ChartKind::bars && !c.categories.empty()) {
+    // Labels wider than their slot go on two lines when every label then
+    // clears its neighbours, or at least the widest gets narrower.
+    const double slot = L.plot.w / static_cast<double>(c.categories.size());
+    const double one = widest_category(category_labels(cv, c.categories, m.font, false, false));
+    const auto grouped = category_labels(cv, c.categories, m.font, true, true);
+    const double two = widest_category(category_labels(cv, c.categories, m.font, true, false));
+    if (one + m.pad > slot && (categories_fit(grouped, slot, m.pad * 0.5) || two < one) &&
+        L.plot.h > min_plot + m.line_h) {
+      L.two_line_categories = true;
+      L.plot.h -= m.line_h;
+    }
+  }
   return L;
 }
 
@@ -295,13 +368,18 @@ void draw_axes_xy(const ChartSpec& c, Canvas& cv, const ChartLayout& L, const Ch
     cv.line({P.x, y}, {P.right(), y}, t.major ? st.grid : st.grid_minor, 1.0 * m.s, Dash::solid);
     if (t.major) cv.text({P.x - m.pad * 0.6, y}, t.label, m.font, st.text, HAlign::right, VAlign::middle);
   }
-  // Bars: thin the category labels so neighbours never overlap.
+  // Bars: on two lines (a repeated first line left out) when the layout says
+  // so; thinned so that neighbours never overlap.
+  const bool two = c.kind == ChartKind::bars && L.two_line_categories;
+  std::vector<CategoryLabel> cats;
   size_t stride = 1;
   if (c.kind == ChartKind::bars && !xt.empty()) {
-    double widest = 0;
-    for (const Tick& t : xt) widest = std::max(widest, cv.measure(t.label, m.font).x);
     const double slot = P.w / static_cast<double>(xt.size());
-    stride = std::max<size_t>(1, static_cast<size_t>(std::ceil((widest + m.pad) / std::max(1.0, slot))));
+    cats = category_labels(cv, c.categories, m.font, two, true);
+    if (!two || !categories_fit(cats, slot, m.pad * 0.5)) {
+      cats = category_labels(cv, c.categories, m.font, two, false);  // thinned: every label whole
+      stride = std::max<size_t>(1, static_cast<size_t>(std::ceil((widest_category(cats) + m.pad) / std::max(1.0, slot))));
+    }
   }
   double last_right = -1e300;
   for (size_t k = 0; k < xt.size(); ++k) {
@@ -310,15 +388,22 @@ void draw_axes_xy(const ChartSpec& c, Canvas& cv, const ChartLayout& L, const Ch
     if (x < P.x - 0.5 || x > P.right() + 0.5) continue;
     if (c.kind != ChartKind::bars) cv.line({x, P.y}, {x, P.bottom()}, t.major ? st.grid : st.grid_minor, 1.0 * m.s, Dash::solid);
     if (!t.major || k % stride != 0) continue;
-    const double w = cv.measure(t.label, m.font).x;
+    const double w = k < cats.size() ? cats[k].width : cv.measure(t.label, m.font).x;
     if (x - w / 2 < last_right + m.pad * 0.5) continue;  // never overlap tick labels
-    cv.text({x, P.bottom() + m.pad * 0.5}, t.label, m.font, st.text, HAlign::center, VAlign::top);
+    if (k < cats.size()) {
+      if (!cats[k].first.empty())
+        cv.text({x, P.bottom() + m.pad * 0.5}, cats[k].first, m.font, st.text, HAlign::center, VAlign::top);
+      if (!cats[k].second.empty())
+        cv.text({x, P.bottom() + m.pad * 0.5 + m.line_h}, cats[k].second, m.font, st.text, HAlign::center, VAlign::top);
+    } else {
+      cv.text({x, P.bottom() + m.pad * 0.5}, t.label, m.font, st.text, HAlign::center, VAlign::top);
+    }
     last_right = x + w / 2;
   }
   cv.rect_outline(P, st.axis, 1.0 * m.s);
   if (!c.x.label.empty())
-    cv.text({P.x + P.w / 2, P.bottom() + m.pad * 0.5 + m.line_h * 1.1}, fit_text(cv, c.x.label, m.font, P.w), m.font,
-            st.text, HAlign::center, VAlign::top);
+    cv.text({P.x + P.w / 2, P.bottom() + m.pad * 0.5 + m.line_h * (two ? 2.1 : 1.1)}, fit_text(cv, c.x.label, m.font, P.w),
+            m.font, st.text, HAlign::center, VAlign::top);
   if (!c.y.label.empty())
     cv.text({L.outer.x + m.pad * 0.5, P.y + P.h / 2}, fit_text(cv, c.y.label, m.font, P.h), m.font, st.text,
             HAlign::center, VAlign::top, true);
@@ -480,9 +565,42 @@ void draw_series_labels(const Series& s, Canvas& cv, const ChartLayout& L, const
     }
 }
 
+// Stacked bars: each category's segments one on another from the axis up, a
+// segment's label inside it where it fits (in black or white, whichever reads).
+void draw_stacked_bars(const ChartSpec& c, Canvas& cv, const ChartLayout& L, const Metrics& m) {
+  const double half = 0.35;
+  const double base = L.sy == Scale::linear ? std::max(L.y.lo, 0.0) : L.y.lo;
+  std::vector<double> below;  // per category: the top of the segments drawn so far
+  for (const Series& s : c.series) {
+    cv.begin_group(s.name);
+    for (size_t k = 0; k < std::min(s.x.size(), s.y.size()); ++k) {
+      if (!(s.x[k] >= 0) || !std::isfinite(s.y[k]) || s.y[k] <= 0) continue;
+      const auto cat = static_cast<size_t>(s.x[k]);
+      if (cat >= below.size()) below.resize(cat + 1, base);
+      const double v0 = below[cat], v1 = v0 + s.y[k];
+      below[cat] = v1;
+      const double px0 = L.px_x(s.x[k] - half), px1 = L.px_x(s.x[k] + half);
+      const double y0 = L.px_y(v0), y1 = L.px_y(v1);
+      const Rect r{px0 + 1, std::min(y0, y1), std::max(1.0, px1 - px0 - 2), std::fabs(y0 - y1)};
+      cv.rect_filled(r, s.color);
+      const std::string label = k < s.point_labels.size() ? s.point_labels[k] : "";
+      if (label.empty()) continue;
+      const Point size = cv.measure(label, m.small);
+      if (size.x + 4 * m.s <= r.w && size.y + 2 * m.s <= r.h)
+        cv.text({r.x + r.w / 2, r.y + r.h / 2}, label, m.small,
+                dark(s.color) ? Color{255, 255, 255, 255} : Color{0, 0, 0, 255}, HAlign::center, VAlign::middle);
+    }
+    cv.end_group();
+  }
+}
+
 void draw_bars(const ChartSpec& c, Canvas& cv, const ChartLayout& L, const ChartStyle& st, const Metrics& m) {
   const size_t ns = c.series.size();
   if (ns == 0) return;
+  if (c.stacked) {
+    draw_stacked_bars(c, cv, L, m);
+    return;
+  }
   const double group = 0.8, bw = group / static_cast<double>(ns);
   const double base = L.sy == Scale::linear ? std::max(L.y.lo, 0.0) : L.y.lo;
   for (size_t si = 0; si < ns; ++si) {
@@ -715,6 +833,32 @@ ChartHit hit_test(const ChartSpec& c, const ChartLayout& L, Point px, double rad
                              : std::isfinite(v) ? format_tick(v, h.value_format) : "no value";
     hit.text = c.y.label + " " + h.row_labels[r] + ", " + c.x.label + " " + h.col_labels[k] + ": " + h.value_label +
                " = " + cell;
+    return hit;
+  }
+  if (c.kind == ChartKind::bars && c.stacked) {
+    // The category under the pointer, then the segment its height falls in.
+    const double x = L.to_data(px).x, y = L.to_data(px).y;
+    const double cat = std::round(x);
+    if (std::fabs(x - cat) > 0.35) return hit;
+    double below = 0;
+    for (size_t si = 0; si < c.series.size(); ++si) {
+      const Series& s = c.series[si];
+      for (size_t k = 0; k < std::min(s.x.size(), s.y.size()); ++k) {
+        if (s.x[k] != cat || !std::isfinite(s.y[k]) || s.y[k] <= 0) continue;
+        if (y >= below && y <= below + s.y[k]) {
+          hit.series = static_cast<int>(si);
+          hit.point = static_cast<int>(k);
+          hit.at = px;
+          const auto ci = static_cast<size_t>(cat);
+          const std::string label = k < s.point_labels.size() && !s.point_labels[k].empty()
+                                        ? format_tick(s.y[k], c.y.format) + " (" + s.point_labels[k] + ")"
+                                        : format_tick(s.y[k], c.y.format);
+          hit.text = s.name + " @ " + (ci < c.categories.size() ? c.categories[ci] : "?") + ": " + label;
+          return hit;
+        }
+        below += s.y[k];
+      }
+    }
     return hit;
   }
   if (c.kind == ChartKind::bars) {

@@ -28,22 +28,11 @@ const sim::LinkSeries& nccl_series(const sim::LinkPairMeasurement& p) {
   return *s;
 }
 
-// The code every pair of the matrix has, or empty.
-std::string uniform_code(const sim::GpuTopology& t) {
-  std::string code;
-  for (int a = 0; a < t.gpu_count; ++a)
-    for (int b = a + 1; b < t.gpu_count; ++b) {
-      if (!code.empty() && t.link(a, b) != code) return {};
-      code = t.link(a, b);
-    }
-  return code;
-}
-
 // The pair's code in nvidia-smi's matrix; empty when unknown. Under
 // CUDA_VISIBLE_DEVICES the CUDA ordinals are not nvidia-smi's GPU numbers,
 // which matters only when the pairs differ.
 std::string pair_code(const sim::LinkMeasurements& m, const sim::LinkPairMeasurement& p) {
-  if (const std::string all = uniform_code(m.gpu_topology); !all.empty()) return all;
+  if (const std::string all = uniform_link_code(m.gpu_topology); !all.empty()) return all;
   for (const std::string& e : m.environment)
     if (e.rfind("CUDA_VISIBLE_DEVICES=", 0) == 0) return {};
   const int n = m.gpu_topology.gpu_count;
@@ -87,9 +76,21 @@ std::string gpu_kinds(const std::vector<std::string>& names) {
   return s;
 }
 
-std::string gpus_and_links(const std::vector<std::string>& names, const sim::GpuTopology& t) {
+std::string uniform_link_code(const sim::GpuTopology& t) {
+  std::string code;
+  for (int a = 0; a < t.gpu_count; ++a)
+    for (int b = a + 1; b < t.gpu_count; ++b) {
+      if (!code.empty() && t.link(a, b) != code) return {};
+      code = t.link(a, b);
+    }
+  return code;
+}
+
+std::string gpus_and_links(const std::vector<std::string>& names, const sim::GpuTopology& t, bool with_code) {
   if (names.empty()) return {};
-  return std::to_string(names.size()) + "× " + gpu_kinds(names) + (t.summary.empty() ? "" : " (" + t.summary + ")");
+  const std::string code = with_code ? uniform_link_code(t) : std::string();
+  return std::to_string(names.size()) + "× " + gpu_kinds(names) +
+         (t.summary.empty() ? "" : " (" + t.summary + (code.empty() ? "" : ": " + code) + ")");
 }
 
 LinkRate link_rate(const sim::LinkSample& s) {

@@ -625,7 +625,11 @@ RingPlacement place_ring_run(const sim::RingMeasuredRun& run, const sim::RingTop
   pl.calibration.note = "compute efficiency " + sim::fixed(cm.efficiency, 3) + " as given";
   sim::RingProblem p = run.problem;
   p.backward = run.backward.has_value();
-  pl.simulation = sim::simulate_ring(p, topo, cm);
+  // The prediction launches its steps as the run did: the scratch memory and
+  // the homecoming's bytes differ between fused and pairwise steps.
+  sim::RingComputeModel as_run = cm;
+  if (const auto steps = sim::parse_ring_steps(run.steps)) as_run.steps = *steps;
+  pl.simulation = sim::simulate_ring(p, topo, as_run);
   const sim::RingSimulation& s = pl.simulation;
   const int P = p.gpus;
   for (sim::RingPass pass : {sim::RingPass::forward, sim::RingPass::backward}) {

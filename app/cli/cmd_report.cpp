@@ -54,9 +54,7 @@ class ReportCommand : public Command {
   }
 
   int run() override {
-    if (width_ < 64 || width_ > 16384 || height_ < 64 || height_ > 16384)
-      throw UsageError("--width/--height: " + std::to_string(width_) + "×" + std::to_string(height_) +
-                       " is out of range (64 to 16384)");
+    check_chart_size(width_, height_);
     if (!sweeps_.empty() && results_.empty()) throw UsageError("--sweep picks runs of a results file: give --results");
     Resolved r = resolve(flags_);
     analysis::ReportRequest req;

@@ -9,6 +9,7 @@
 #include "common.hpp"
 #include "flashlab/analysis/csv.hpp"
 #include "flashlab/analysis/datasheet.hpp"
+#include "flashlab/analysis/ring_charts.hpp"
 #include "flashlab/analysis/ring_extrapolation.hpp"
 #include "flashlab/analysis/ring_results.hpp"
 #include "flashlab/sim/attention_models.hpp"
@@ -82,6 +83,13 @@ class RingCommand final : public Command {
                   "P = 1, 2, 4, 8 (one node) and 16, 32 (2 and 4 nodes) for N = 8K … 128K: where communication stops hiding");
     app->add_flag("--markdown", markdown_, "--extrapolate's table in Markdown");
     app->add_option("--results", results_, "a ring results file (flashlab bench --gpus): its runs beside the simulation");
+    app->add_option("--chart", chart_,
+                    "with --results: write a chart of its runs to --out instead (" + analysis::ring_chart_id_list(" | ") +
+                        "; --layout picks the runs, --pass fwd or bwd the pass)");
+    app->add_option("--steps", steps_,
+                    "--chart: only the runs of these steps, fused | pairwise (default: ring-scaling both, ring-time "
+                    "fused)");
+    add_chart_output_flags(*app, chart_out_, "--chart: the file to write");
   }
 
   int run() override {
@@ -89,6 +97,9 @@ class RingCommand final : public Command {
     if (timeline_ && (extrapolate_ || !results_.empty()))
       throw UsageError("--timeline prints one simulation's events, not with --extrapolate or --results");
     if (markdown_ && !extrapolate_) throw UsageError("--markdown formats --extrapolate's table");
+    if (!chart_.empty()) return run_chart();
+    for (const char* flag : {"--out", "--steps", "--width", "--height", "--dark"})
+      if (given(flag)) throw UsageError(std::string(flag) + " belongs to --chart (flashlab ring --results FILE --chart ID --out FILE)");
     const sim::RingTopology topo = topology();
     const sim::RingComputeModel cm = compute_model();
     if (!results_.empty()) return run_results(topo, cm);
@@ -209,13 +220,47 @@ class RingCommand final : public Command {
     return 0;
   }
 
-  int run_results(const sim::RingTopology& topo, sim::RingComputeModel cm) {
-    sim::RingMeasuredRuns runs;
+  sim::RingMeasuredRuns read_results() const {
     try {
-      runs = analysis::ring_results_from_file(results_);
+      return analysis::ring_results_from_file(results_);
     } catch (const std::exception& e) {
       throw UsageError(std::string("--results: ") + e.what());
     }
+  }
+
+  // A chart of the results file's runs, written to --out; nothing is written when it has nothing to draw.
+  int run_chart() {
+    if (analysis::find_ring_chart(chart_) == nullptr)
+      throw UsageError("--chart: unknown chart '" + chart_ + "' (expected " + analysis::ring_chart_id_list(" or ") + ")");
+    if (results_.empty()) throw UsageError("--chart draws the runs of a results file: give --results FILE");
+    for (const char* flag : {"--json", "--csv", "--extrapolate", "--timeline", "--markdown"})
+      if (given(flag)) throw UsageError(std::string(flag) + ": --chart writes one chart to --out; give one or the other");
+    if (chart_out_.out.empty()) throw UsageError("--chart: give --out FILE (.svg .png .pdf .csv)");
+    check_chart_output(chart_out_);
+    analysis::RingChartOptions opt;
+    if (!sim::parse_ring_layout(layout_, opt.layout))
+      throw UsageError("--layout: '" + layout_ + "' is not zigzag or contiguous");
+    if (given("--pass")) {
+      if (pass_ == "fwd") opt.pass = sim::RingPass::forward;
+      else if (pass_ == "bwd") opt.pass = sim::RingPass::backward;
+      else throw UsageError("--pass: '" + pass_ + "': a ring chart draws one pass, fwd or bwd (ring-scaling: both when not given)");
+    }
+    if (!steps_.empty() && !sim::parse_ring_steps(steps_))
+      throw UsageError("--steps: '" + steps_ + "' is not fused or pairwise");
+    opt.steps = steps_;
+    const sim::RingMeasuredRuns runs = read_results();
+    analysis::ChartSpec chart;
+    try {
+      chart = analysis::build_ring_chart(chart_, runs, opt);
+    } catch (const std::invalid_argument& e) {
+      throw UsageError("--chart " + chart_ + ": " + results_ + ": " + e.what());
+    }
+    write_chart_output(chart, chart_out_);
+    return 0;
+  }
+
+  int run_results(const sim::RingTopology& topo, sim::RingComputeModel cm) {
+    const sim::RingMeasuredRuns runs = read_results();
     // Without --hw, the datasheet preset of the GPU the runs were measured on.
     if (!given("--hw"))
       if (auto hw = analysis::results_hardware(runs.meta.device, analysis::datasheet_presets())) cm.hw = *hw;
@@ -262,7 +307,8 @@ class RingCommand final : public Command {
 
   std::string model_, batch_ = "1", heads_, kv_heads_, seq_ = "32K", head_dim_, dtype_ = "bf16", gpus_ = "8",
                       per_node_ = "8", layout_ = "zigzag", pass_ = "fwd", hw_ = "H200-SXM-141GB", link_ = "nvlink4",
-                      inter_link_ = "ib-ndr", efficiency_ = "1", bwd_efficiency_, csv_, results_;
+                      inter_link_ = "ib-ndr", efficiency_ = "1", bwd_efficiency_, csv_, results_, chart_, steps_;
+  ChartOutput chart_out_;
   bool causal_ = true, timeline_ = false, json_ = false, extrapolate_ = false, markdown_ = false;
 };
 

@@ -1,9 +1,11 @@
 #include "common.hpp"
 
 #include <filesystem>
+#include <iostream>
 #include <sstream>
 
 #include "flashlab/analysis/csv.hpp"
+#include "flashlab/export/chart_export.hpp"
 
 #include "flashlab/analysis/roofline_ceilings.hpp"
 #include "flashlab/analysis/report.hpp"
@@ -65,6 +67,44 @@ void require_output_folder(const std::string& flag, const std::string& path) {
   std::error_code ec;
   if (!folder.empty() && !std::filesystem::is_directory(folder, ec))
     throw UsageError(flag + ": folder '" + folder.string() + "' does not exist");
+}
+
+void check_chart_size(int width, int height) {
+  if (width < 64 || width > 16384 || height < 64 || height > 16384)
+    throw UsageError("--width/--height: " + std::to_string(width) + "×" + std::to_string(height) +
+                     " is out of range (64 to 16384)");
+}
+
+void add_chart_output_flags(CLI::App& app, ChartOutput& o, const std::string& out_help) {
+  app.add_option("--out", o.out, out_help + "; the extension picks the format: .svg .png .pdf .csv");
+  app.add_option("--width", o.width, "width in pixels (PNG; SVG/PDF keep the proportions)")->capture_default_str();
+  app.add_option("--height", o.height, "height in pixels")->capture_default_str();
+  app.add_flag("--dark", o.dark, "the GUI's dark theme instead of white paper");
+}
+
+void check_chart_output(const ChartOutput& o) {
+  const auto format = analysis::export_format_of(o.out);
+  if (!format) throw UsageError("--out: '" + o.out + "' must end in .svg, .png, .pdf or .csv");
+  if ((*format == analysis::ExportFormat::png || *format == analysis::ExportFormat::pdf) && !analysis::have_cairo())
+    throw UsageError("--out: this build has no cairo, so it cannot write " + std::string(analysis::to_string(*format)) +
+                     " (use .svg or .csv, or install libcairo2-dev and rebuild)");
+  check_chart_size(o.width, o.height);
+}
+
+void write_chart_output(const analysis::ChartSpec& c, const ChartOutput& o) {
+  analysis::ExportOptions opt;
+  opt.width_px = o.width;
+  opt.height_px = o.height;
+  opt.dark = o.dark;
+  try {
+    analysis::export_chart(c, o.out, opt);
+  } catch (const std::runtime_error& e) {
+    throw UsageError(std::string("--out: ") + e.what());
+  }
+  const auto format = analysis::export_format_of(o.out);
+  std::cout << "wrote " << c.id << " (" << (format ? analysis::to_string(*format) : std::string_view("?")) << ", "
+            << o.width << "×" << o.height << ") to " << o.out << "\n";
+  for (const std::string& n : c.notes) std::cout << "note: " << n << "\n";
 }
 
 sim::HardwareModel load_hw(const std::string& name) {

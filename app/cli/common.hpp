@@ -9,6 +9,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "flashlab/analysis/chart.hpp"
 #include "flashlab/sim.hpp"
 
 namespace flashlab::cli {
@@ -50,6 +51,24 @@ void write_output(const std::string& flag, const std::string& path, const std::s
 // The folder `path` would be written in exists (checked before a long run, not after).
 void require_output_folder(const std::string& flag, const std::string& path);
 sim::HardwareModel load_hw(const std::string& name);
+
+// --width/--height of a chart: 64 to 16384 pixels, else a UsageError naming them.
+void check_chart_size(int width, int height);
+
+// A command that writes one chart: --out (the extension picks SVG, PNG, PDF
+// or CSV), --width, --height, --dark.
+struct ChartOutput {
+  std::string out;
+  int width = 1200, height = 800;
+  bool dark = false;
+};
+void add_chart_output_flags(CLI::App& app, ChartOutput& o, const std::string& out_help);
+// Checks the flags before any work: the extension of --out, cairo for PNG and
+// PDF, the size. A UsageError naming the flag otherwise.
+void check_chart_output(const ChartOutput& o);
+// Writes the chart atomically and says so ("wrote ID (png, 1200×800) to OUT",
+// then the chart's notes); a failure is a UsageError naming --out.
+void write_chart_output(const analysis::ChartSpec& c, const ChartOutput& o);
 
 // The algorithms of a comma list ("standard,fa1,fa2" or "all": every
 // forward algorithm; a family's pass is chosen with --pass).

@@ -191,21 +191,14 @@ RunResult run(const Options& opt) {
     open_ring_results(s, opt.ring_results);
     if (s.view.status_is_error) fail("--ring-results: " + s.ring.results.error);
     s.view.workspace = Workspace::ring;
-    // The file's GPU as the hardware (its datasheet preset), and its first ring
-    // over more than one GPU as the problem.
+    // The file's GPU as the hardware (its datasheet preset); the run shown is
+    // the one opening the file chose (ring_run_to_open).
     const sim::RingMeasuredRuns& runs = s.ring.results.runs;
     if (const auto hw = analysis::match_datasheet(runs.meta.device.gpu, runs.meta.device.sm_count,
                                                   analysis::datasheet_presets())) {
       s.inputs.hw_preset = hw->name;
       s.inputs.hw_file.clear();
     }
-    RingInputs& in = s.ring.inputs;
-    for (std::size_t k = 0; k < runs.runs.size(); ++k)
-      if (runs.runs[k].problem.gpus > 1 && runs.runs[k].status == sim::RunStatus::ok) {
-        ring_inputs_from_problem(in, runs.runs[k].problem);
-        in.run_choice = static_cast<int>(k);
-        break;
-      }
   }
   if (opt.ui_scale > 0) s.view.pending_ui_scale = 0;  // the command line wins over the scenario
   if (opt.fullscreen) s.view.toggle_fullscreen = true;

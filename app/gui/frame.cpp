@@ -144,6 +144,24 @@ void draw_frame(AppState& s) {
   }
 }
 
+namespace {
+
+// `text` whole when it fits `width`, else cut at a character (not inside a
+// UTF-8 sequence) and ended with "…".
+std::string elided(const std::string& text, float width) {
+  if (ImGui::CalcTextSize(text.c_str()).x <= width) return text;
+  std::size_t n = text.size();
+  while (n > 0) {
+    do --n;
+    while (n > 0 && (static_cast<unsigned char>(text[n]) & 0xC0) == 0x80);
+    const std::string cut = text.substr(0, n) + "…";
+    if (ImGui::CalcTextSize(cut.c_str()).x <= width) return cut;
+  }
+  return {};
+}
+
+}  // namespace
+
 void status_bar(AppState& s) {
   const Model& m = s.model;
   ImVec4 col = color_note();
@@ -174,9 +192,17 @@ void status_bar(AppState& s) {
            ", M = " + sim::bytes_iec(static_cast<double>(m.sram_bytes));
   }
   ImGui::AlignTextToFramePadding();
-  ImGui::TextColored(col, "%s", text.c_str());
+  // A message wider than the window ends in "…"; hovering it shows it whole.
+  const std::string shown = elided(text, ImGui::GetContentRegionAvail().x);
+  ImGui::TextColored(col, "%s", shown.c_str());
   const std::vector<std::string>& all = ring ? rm.errors : m.errors;
-  if ((ring ? !rm.valid : !m.valid) && all.size() > 1 && ImGui::IsItemHovered()) {
+  if (shown != text && ImGui::IsItemHovered()) {
+    ImGui::BeginTooltip();
+    ImGui::PushTextWrapPos(ImGui::GetFontSize() * 40);
+    ImGui::TextUnformatted(text.c_str());
+    ImGui::PopTextWrapPos();
+    ImGui::EndTooltip();
+  } else if ((ring ? !rm.valid : !m.valid) && all.size() > 1 && ImGui::IsItemHovered()) {
     ImGui::BeginTooltip();
     for (const std::string& e : all) ImGui::TextUnformatted(e.c_str());
     ImGui::EndTooltip();
@@ -184,7 +210,7 @@ void status_bar(AppState& s) {
   // The key reminder, only where it does not cover the message.
   const char* keys = ring ? "←/→ step · Home/End · F6 one GPU · F9 controls · F11 full screen · F12 screenshot"
                           : "Space play · ←/→ step · Home/End · +/- speed · F6 GPUs · F9 controls · F11 full screen · F12 screenshot";
-  const float kw = ImGui::CalcTextSize(keys).x, tw = ImGui::CalcTextSize(text.c_str()).x;
+  const float kw = ImGui::CalcTextSize(keys).x, tw = ImGui::CalcTextSize(shown.c_str()).x;
   const float W = ImGui::GetWindowWidth(), pad = ImGui::GetStyle().WindowPadding.x;
   if (tw + kw + 4 * pad < W) {
     ImGui::SameLine(W - kw - pad);

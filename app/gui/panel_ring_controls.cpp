@@ -73,13 +73,6 @@ void gpus_field(RingInputs& in, float label_w, bool blamed) {
   size_field("P typed", "##ring_p_typed", in.gpus, "1 to 64", label_w, blamed);
 }
 
-// "run 2: 4 GPUs zig-zag, fwd+bwd": what tells the runs of one file apart.
-std::string run_label(const sim::RingMeasuredRun& run, size_t k) {
-  const sim::RingProblem& p = run.problem;
-  return "run " + std::to_string(k + 1) + ": " + std::to_string(p.gpus) + (p.gpus == 1 ? " GPU " : " GPUs ") +
-         (p.layout == sim::RingLayout::zigzag ? "zig-zag" : "contiguous") + (p.backward ? ", fwd+bwd" : ", fwd");
-}
-
 }  // namespace
 
 void panel_ring_controls(AppState& s) {
@@ -184,25 +177,43 @@ void panel_ring_controls(AppState& s) {
   if (!r.error.empty()) math_text("✕ " + r.error, color_error());
   if (r.have) {
     const int shown = m.measured.run;
-    const std::string cur = shown >= 0 ? run_label(r.runs.runs[static_cast<size_t>(shown)], static_cast<size_t>(shown))
+    const std::string cur = shown >= 0 ? ring_run_label(r.runs.runs[static_cast<size_t>(shown)], static_cast<size_t>(shown))
                                        : std::string("no run of this problem");
     ImGui::SetNextItemWidth(-1);
     if (ImGui::BeginCombo("##ring_run", cur.c_str())) {
       for (size_t k = 0; k < r.runs.runs.size(); ++k) {
         const sim::RingMeasuredRun& run = r.runs.runs[k];
-        const std::string item = run_label(run, k) + " · " + run.kernel +
-                                 (run.status == sim::RunStatus::ok ? "" : " (" + std::string(sim::to_string(run.status)) + ")");
         ImGui::PushID(static_cast<int>(k));
-        const bool picked = ImGui::Selectable(item.c_str(), static_cast<int>(k) == shown);
-        if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", sim::describe(run.problem).c_str());
-        if (picked) {
-          // The run's problem becomes the ring's: simulated and measured are the same problem.
-          ring_inputs_from_problem(in, run.problem);
-          in.run_choice = static_cast<int>(k);
-        }
+        const bool picked = ImGui::Selectable(ring_run_label(run, k).c_str(), static_cast<int>(k) == shown);
+        if (ImGui::IsItemHovered())
+          ImGui::SetTooltip("%s\n%s%s", sim::describe(run.problem).c_str(), run.kernel.c_str(),
+                            run.backward_kernel.empty() ? "" : (" / " + run.backward_kernel).c_str());
+        // The run's problem and steps become the ring's: simulated and measured are the same problem.
+        if (picked) ring_inputs_from_run(in, r.runs, static_cast<int>(k));
         ImGui::PopID();
       }
       ImGui::EndCombo();
+    }
+    if (ImGui::IsItemHovered() && shown >= 0)
+      ImGui::SetTooltip("%s", ring_run_label(r.runs.runs[static_cast<size_t>(shown)], static_cast<size_t>(shown)).c_str());
+    // A problem the file measured with both step modes: either, by name.
+    if (m.valid && shown >= 0) {
+      const std::vector<std::string> modes = ring_run_steps(r.runs, m.problem);
+      if (modes.size() > 1) {
+        ImGui::AlignTextToFramePadding();
+        ImGui::TextUnformatted("steps");
+        const std::string& current = r.runs.runs[static_cast<size_t>(shown)].steps;
+        for (const std::string& mode : modes) {
+          ImGui::SameLine(mode == modes.front() ? label_w : 0.0f);
+          if (ImGui::RadioButton(mode.c_str(), current == mode) && current != mode) {
+            in.steps = mode;
+            in.run_choice = -1;  // the run of this problem with those steps
+          }
+        }
+        help_marker("The file measured this problem twice. fused: the rungs read K, V with their H_kv heads, fold "
+                    "each partial output in their epilogue and add the gradients themselves. pairwise: K, V expanded "
+                    "to H heads by a copy, each chunk pair's O, dQ, dK, dV merged or added by separate kernels.");
+      }
     }
     ImGui::Checkbox("efficiency from its P = 1 run", &in.calibrate);
     help_marker("The prediction beside a measured run takes its compute efficiency from the file's one-GPU run "

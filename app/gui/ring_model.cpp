@@ -5,9 +5,12 @@
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
+#include <functional>
 #include <limits>
 #include <stdexcept>
 
+#include "flashlab/analysis/chart.hpp"
+#include "flashlab/analysis/link_report.hpp"
 #include "flashlab/sim/attention_models.hpp"
 
 namespace flashlab::gui {
@@ -17,7 +20,7 @@ bool RingInputs::operator==(const RingInputs& o) const {
          batch == o.batch && seq == o.seq && gpus == o.gpus && gpus_per_node == o.gpus_per_node &&
          layout == o.layout && causal == o.causal && backward == o.backward && dtype == o.dtype &&
          intra == o.intra && inter == o.inter && efficiency == o.efficiency && compare_layouts == o.compare_layouts &&
-         calibrate == o.calibrate && run_choice == o.run_choice;
+         calibrate == o.calibrate && run_choice == o.run_choice && steps == o.steps;
 }
 
 std::string ring_hardware_key(const Inputs& in) { return in.use_hw_file ? "file:" + in.hw_file : in.hw_preset; }
@@ -92,6 +95,48 @@ void blame_problem(const std::string& e, bool custom, RingModel& m) {
   if (contains(e, "GPUs")) m.bad_fields.emplace_back("gpus");
 }
 
+// The ring's problem as typed: the model's shape (or the custom one), B, N, P,
+// the layout, the mask, the dtype and the passes; false, with each error and
+// its field in `m`, when a value does not parse (validate() judges the rest).
+bool parse_problem(const RingInputs& in, sim::RingProblem& p, RingModel& m) {
+  std::vector<std::string>& errors = m.errors;
+  bool parsed = true;
+  if (in.model == "custom") {
+    parsed &= parse_count(in.heads, "heads H", "heads", p.heads, m);
+    parsed &= parse_count(in.kv_heads, "key/value heads H_kv", "kv_heads", p.kv_heads, m);
+    parsed &= parse_count(in.head_dim, "head dim d", "head_dim", p.head_dim, m);
+  } else if (const sim::AttentionModel* am = sim::find_attention_model(in.model)) {
+    p.heads = am->heads;
+    p.kv_heads = am->kv_heads;
+    p.head_dim = am->head_dim;
+  } else {
+    std::string known;
+    for (const sim::AttentionModel& x : sim::attention_models()) known += (known.empty() ? "" : ", ") + std::string(x.id);
+    errors.push_back("unknown model '" + in.model + "' (" + known + ", or custom)");
+    m.bad_fields.emplace_back("model");
+    parsed = false;
+  }
+  parsed &= parse_count(in.batch, "batch B", "batch", p.batch, m);
+  parsed &= parse_count(in.seq, "sequence length N", "seq", p.seq, m);
+  sim::i64 gpus = 0;
+  if (parse_count(in.gpus, "GPUs P", "gpus", gpus, m)) {
+    if (gpus > kRingMaxGpus) {
+      errors.push_back("GPUs P: the view draws 1 to " + std::to_string(kRingMaxGpus) + " GPUs (a row each), not " +
+                       std::to_string(gpus));
+      m.bad_fields.emplace_back("gpus");
+      parsed = false;
+    }
+  } else {
+    parsed = false;
+  }
+  p.gpus = static_cast<int>(std::clamp<sim::i64>(gpus, 1, kRingMaxGpus));
+  p.layout = in.layout;
+  p.causal = in.causal;
+  p.dtype = in.dtype;
+  p.backward = in.backward;
+  return parsed;
+}
+
 // The sizes whose product overflows the single-GPU counters the chunk costs come from.
 void blame_too_large(const sim::AttentionProblem& ap, bool custom, RingModel& m) {
   const std::pair<const char*, sim::i64 sim::AttentionProblem::*> fields[] = {
@@ -160,12 +205,6 @@ RingLane simulated_lane(const sim::RingSimulation& sim, const std::string& title
   return lane;
 }
 
-// "runs[3]: P = 8 zig-zag causal fwd (fa3_hopper)" for the list of what a file has.
-std::string run_summary(const sim::RingMeasuredRun& r, size_t k) {
-  return "run " + std::to_string(k + 1) + ": " + sim::describe(r.problem) +
-         (r.status == sim::RunStatus::ok ? "" : " (" + std::string(sim::to_string(r.status)) + ")");
-}
-
 bool is_example(const sim::RingMeasuredRuns& runs, const sim::RingMeasuredRun& r) {
   return contains(lower(r.transport), "example") || contains(lower(runs.meta.device.gpu), "example");
 }
@@ -182,8 +221,11 @@ RingLane measured_lane(const sim::RingMeasuredRuns& runs, const analysis::RingPl
   const std::string what = lane.example ? "EXAMPLE (not measured)"
                            : run.transport == "local" ? "measured on ONE device (" + std::to_string(P) + " virtual GPUs)"
                                                       : "measured";
-  lane.title = what + ": " + run.kernel + (run.backward_kernel.empty() ? "" : " / " + run.backward_kernel) +
-               (run.transport.empty() ? "" : ", transport \"" + run.transport + "\"");
+  // The part before the first ':' is what a narrow timeline keeps.
+  lane.title = what + ", " + run.steps + " steps: " + run.kernel +
+               (run.backward_kernel.empty() ? "" : " / " + run.backward_kernel) +
+               (lane.example || run.transport == "local" ? "" : " on " + ring_run_machine(runs, run)) +
+               (run.transport.empty() || run.transport == "nccl" ? "" : ", transport \"" + run.transport + "\"");
   auto placed = [&](sim::RingPass pass, int gpu, int step) -> const analysis::RingStepPlacement* {
     for (const analysis::RingPassPlacement& pp : pl.passes)
       if (pp.pass == pass)
@@ -316,7 +358,7 @@ void place_measured(AppState& s, RingModel& m) {
   RingMeasuredView& mv = m.measured;
   if (!res.have) return;
   const RingInputs& in = s.ring.inputs;
-  const int k = match_ring_run(res.runs, m.problem, in.run_choice);
+  const int k = match_ring_run(res.runs, m.problem, in.steps, in.run_choice);
   if (k < 0) {
     std::string why = "no run in " + res.source + " measured " + sim::describe(m.problem);
     for (size_t j = 0; j < res.runs.runs.size(); ++j)
@@ -325,7 +367,7 @@ void place_measured(AppState& s, RingModel& m) {
               (res.runs.runs[j].reason.empty() ? "" : ": " + res.runs.runs[j].reason);
     if (!res.runs.runs.empty()) {
       why += "; the file has ";
-      for (size_t j = 0; j < res.runs.runs.size() && j < 3; ++j) why += (j ? "; " : "") + run_summary(res.runs.runs[j], j);
+      for (size_t j = 0; j < res.runs.runs.size() && j < 3; ++j) why += (j ? "; " : "") + ring_run_label(res.runs.runs[j], j);
       if (res.runs.runs.size() > 3) why += "; … (pick one below)";
     }
     mv.why_none = why;
@@ -341,9 +383,9 @@ void place_measured(AppState& s, RingModel& m) {
   }
   mv.run = k;
   const sim::RingRunMeta& meta = res.runs.meta;
-  const std::string gpu = meta.device.gpu.empty() ? std::string("an unnamed GPU") : meta.device.gpu;
   const bool example = is_example(res.runs, run);
-  mv.label = run.kernel + (run.backward_kernel.empty() ? "" : " / " + run.backward_kernel) + (example ? "" : " on " + gpu) +
+  mv.label = run.kernel + (run.backward_kernel.empty() ? "" : " / " + run.backward_kernel) + ", " + run.steps +
+             " steps" + (example ? "" : ", on " + ring_run_machine(res.runs, run, true)) +
              (run.transport == "nccl" ? " over NCCL" + (meta.nccl_version.empty() ? "" : " " + meta.nccl_version) : "");
   if (example)
     mv.warning = "EXAMPLE, NOT A MEASUREMENT (transport \"" + run.transport +
@@ -355,6 +397,18 @@ void place_measured(AppState& s, RingModel& m) {
   else if (run.transport != "nccl")
     mv.warning = "transport \"" + run.transport + "\": not a run over GPU links (flashlab bench --gpus writes \"nccl\")";
   mv.errors = step_errors(*mv.placement);
+  if (const sim::RingMeasuredRun* one = analysis::ring_single_gpu_run(res.runs, run.problem, sim::RingPass::forward)) {
+    double t1 = one->forward.time_ms_median, t = run.forward.time_ms_median;
+    const bool both = !run.backward || (one->backward && one->backward->time_ms_median > 0);
+    if (run.backward && both) {
+      t1 += one->backward->time_ms_median;
+      t += run.backward->time_ms_median;
+    }
+    if (both && t > 0) {
+      mv.single_gpu_ms = t1;
+      mv.scaling_efficiency = t1 / (run.problem.gpus * t);
+    }
+  }
   // The prediction drawn above the run is the placement's: same efficiency as its errors.
   m.simulation = mv.placement->simulation;
   m.compute.efficiency = mv.placement->calibration.forward;
@@ -366,16 +420,83 @@ void place_measured(AppState& s, RingModel& m) {
 
 }  // namespace
 
-int match_ring_run(const sim::RingMeasuredRuns& runs, const sim::RingProblem& p, int preferred) {
+int match_ring_run(const sim::RingMeasuredRuns& runs, const sim::RingProblem& p, const std::string& steps,
+                   int preferred) {
   auto usable = [&](size_t k) {
     const sim::RingMeasuredRun& r = runs.runs[k];
     return r.status == sim::RunStatus::ok && same_problem(r.problem, p);
   };
-  if (preferred >= 0 && static_cast<size_t>(preferred) < runs.runs.size() && usable(static_cast<size_t>(preferred)))
+  if (preferred >= 0 && static_cast<size_t>(preferred) < runs.runs.size() && usable(static_cast<size_t>(preferred)) &&
+      (steps.empty() || runs.runs[static_cast<size_t>(preferred)].steps == steps))
     return preferred;
+  const std::string wanted = steps.empty() ? "fused" : steps;
+  for (size_t k = 0; k < runs.runs.size(); ++k)
+    if (usable(k) && runs.runs[k].steps == wanted) return static_cast<int>(k);
   for (size_t k = 0; k < runs.runs.size(); ++k)
     if (usable(k)) return static_cast<int>(k);
   return -1;
+}
+
+std::vector<std::string> ring_run_steps(const sim::RingMeasuredRuns& runs, const sim::RingProblem& p) {
+  std::vector<std::string> out;
+  for (const char* steps : {"fused", "pairwise"})
+    for (const sim::RingMeasuredRun& r : runs.runs)
+      if (r.status == sim::RunStatus::ok && same_problem(r.problem, p) && r.steps == steps) {
+        out.emplace_back(steps);
+        break;
+      }
+  return out;
+}
+
+int ring_run_to_open(const sim::RingMeasuredRuns& runs, const std::string& steps) {
+  const std::string wanted = steps.empty() ? "fused" : steps;
+  auto first = [&](auto&& take) {
+    for (size_t k = 0; k < runs.runs.size(); ++k)
+      if (runs.runs[k].status == sim::RunStatus::ok && take(runs.runs[k])) return static_cast<int>(k);
+    return -1;
+  };
+  for (const auto& take : std::vector<std::function<bool(const sim::RingMeasuredRun&)>>{
+           [&](const sim::RingMeasuredRun& r) { return r.problem.gpus > 1 && r.steps == wanted; },
+           [](const sim::RingMeasuredRun& r) { return r.problem.gpus > 1; },
+           [](const sim::RingMeasuredRun&) { return true; }})
+    if (const int k = first(take); k >= 0) return k;
+  return -1;
+}
+
+std::string ring_run_label(const sim::RingMeasuredRun& run, size_t k) {
+  const sim::RingProblem& p = run.problem;
+  const std::string id = analysis::ring_model_id(p);
+  const sim::AttentionModel* m = id.empty() ? nullptr : sim::find_attention_model(id);
+  const std::string model = m ? std::string(m->label)
+                              : "H " + std::to_string(p.heads) + ", H_kv " + std::to_string(p.kv_heads) + ", d " +
+                                    std::to_string(p.head_dim);
+  return "run " + std::to_string(k + 1) + ": " + model + ", N " + analysis::format_tick(static_cast<double>(p.seq), analysis::TickFormat::binary) +
+         (p.batch == 1 ? "" : ", B " + std::to_string(p.batch)) + ", " + std::to_string(p.gpus) +
+         (p.gpus == 1 ? " GPU" : " GPUs") + (p.gpus == 1 ? "" : " " + layout_words(p.layout)) +
+         (p.backward ? ", fwd+bwd" : ", fwd") + ", " + run.steps + " steps" +
+         (run.status == sim::RunStatus::ok ? "" : " (" + std::string(sim::to_string(run.status)) + ")");
+}
+
+std::string ring_run_machine(const sim::RingMeasuredRuns& runs, const sim::RingMeasuredRun& run, bool brief) {
+  const sim::RingRunMeta& meta = runs.meta;
+  const std::string gpu = meta.device.gpu.empty() ? std::string("an unnamed GPU") : meta.device.gpu;
+  if (run.transport == "local")
+    return std::to_string(run.problem.gpus) + " virtual GPUs on one " + gpu;
+  if (meta.gpu_names.empty()) return gpu;
+  if (brief) {
+    const std::string code = analysis::uniform_link_code(meta.gpu_topology);
+    return std::to_string(meta.gpu_names.size()) + "× " + analysis::gpu_kinds(meta.gpu_names) +
+           (code.empty() ? "" : ", " + code + " links");
+  }
+  return analysis::gpus_and_links(meta.gpu_names, meta.gpu_topology, true);
+}
+
+void ring_inputs_from_run(RingInputs& in, const sim::RingMeasuredRuns& runs, int k) {
+  if (k < 0 || static_cast<size_t>(k) >= runs.runs.size()) return;
+  const sim::RingMeasuredRun& run = runs.runs[static_cast<size_t>(k)];
+  ring_inputs_from_problem(in, run.problem);
+  in.steps = run.steps;
+  in.run_choice = k;
 }
 
 void ring_inputs_from_problem(RingInputs& in, const sim::RingProblem& p) {
@@ -404,45 +525,13 @@ void recompute_ring(AppState& s) {
 
   sim::RingProblem& p = m.problem;
   const bool custom = in.model == "custom";
-  bool parsed = true;
-  if (custom) {
-    parsed &= parse_count(in.heads, "heads H", "heads", p.heads, m);
-    parsed &= parse_count(in.kv_heads, "key/value heads H_kv", "kv_heads", p.kv_heads, m);
-    parsed &= parse_count(in.head_dim, "head dim d", "head_dim", p.head_dim, m);
-  } else if (const sim::AttentionModel* am = sim::find_attention_model(in.model)) {
-    p.heads = am->heads;
-    p.kv_heads = am->kv_heads;
-    p.head_dim = am->head_dim;
-  } else {
-    std::string known;
-    for (const sim::AttentionModel& x : sim::attention_models()) known += (known.empty() ? "" : ", ") + std::string(x.id);
-    errors.push_back("unknown model '" + in.model + "' (" + known + ", or custom)");
-    m.bad_fields.emplace_back("model");
-    parsed = false;
-  }
-  parsed &= parse_count(in.batch, "batch B", "batch", p.batch, m);
-  parsed &= parse_count(in.seq, "sequence length N", "seq", p.seq, m);
-  sim::i64 gpus = 0, per_node = 0;
-  if (parse_count(in.gpus, "GPUs P", "gpus", gpus, m)) {
-    if (gpus > kRingMaxGpus) {
-      errors.push_back("GPUs P: the view draws 1 to " + std::to_string(kRingMaxGpus) + " GPUs (a row each), not " +
-                       std::to_string(gpus));
-      m.bad_fields.emplace_back("gpus");
-      parsed = false;
-    }
-  } else {
-    parsed = false;
-  }
+  bool parsed = parse_problem(in, p, m);
+  sim::i64 per_node = 0;
   if (parse_count(in.gpus_per_node, "GPUs per node", "gpus_per_node", per_node, m)) {
     per_node = std::min<sim::i64>(per_node, 1 << 20);  // any count above P means one node
   } else {
     parsed = false;
   }
-  p.gpus = static_cast<int>(std::clamp<sim::i64>(gpus, 1, kRingMaxGpus));
-  p.layout = in.layout;
-  p.causal = in.causal;
-  p.dtype = in.dtype;
-  p.backward = in.backward;
 
   m.topology.gpus_per_node = static_cast<int>(std::max<sim::i64>(per_node, 1));
   for (const auto& [text, link, key, name] :
@@ -608,11 +697,27 @@ void open_ring_results(AppState& s, const std::string& path) {
     r.source = path;
     r.path = path;
     r.error.clear();
-    ++r.generation;  // run_choice is kept: it is used only when its run is of the problem on screen
+    ++r.generation;
     bool example = false;
     for (const sim::RingMeasuredRun& run : r.runs.runs) example = example || is_example(r.runs, run);
+    // The problem on screen keeps its run (and the run picked) when the file
+    // has one; else the file's first run of more than one GPU becomes the problem.
+    RingInputs& in = s.ring.inputs;
+    RingModel scratch;
+    sim::RingProblem on_screen;
+    int shown = parse_problem(in, on_screen, scratch) ? match_ring_run(r.runs, on_screen, in.steps, in.run_choice) : -1;
+    if (shown < 0) {
+      // A run named before the file was opened (a scenario's "run"), else the file's first.
+      const bool named = in.run_choice >= 0 && static_cast<size_t>(in.run_choice) < r.runs.runs.size() &&
+                         r.runs.runs[static_cast<size_t>(in.run_choice)].status == sim::RunStatus::ok;
+      shown = named ? in.run_choice : ring_run_to_open(r.runs, in.steps);
+      ring_inputs_from_run(in, r.runs, shown);
+    }
     s.view.status = "opened " + path + ": " + std::to_string(r.runs.runs.size()) + " ring runs" +
-                    (example ? " (an EXAMPLE file: not measured)" : "");
+                    (example ? " (an EXAMPLE file: not measured)" : "") +
+                    (shown >= 0 ? "; showing " + ring_run_label(r.runs.runs[static_cast<size_t>(shown)],
+                                                                static_cast<size_t>(shown))
+                                : "; none of them ok");
     s.view.status_is_error = false;
   } catch (const std::exception& e) {
     r.error = e.what();

@@ -32,6 +32,9 @@ struct RingInputs {
   bool compare_layouts = false;  // the other layout's timeline under this one, on the same axis
   bool calibrate = true;         // a measured run's prediction: efficiency from the file's P = 1 run
   int run_choice = -1;           // the measured run the user picked (index in the file); -1: the first that matches
+  // A run is its problem and its steps: "fused" or "pairwise" (how its steps
+  // launched their kernels); empty: fused when the file has both.
+  std::string steps;
 
   bool operator==(const RingInputs& o) const;
   bool operator!=(const RingInputs& o) const { return !(*this == o); }
@@ -98,6 +101,10 @@ struct RingMeasuredView {
   std::optional<analysis::RingPlacement> placement;
   std::string label;                   // "fa3_hopper / fa2_tc_bwd over NCCL on 8× NVIDIA H200"
   std::string warning;                 // transport "local" or a hand-written example, said plainly
+  // The file's P = 1 run of the same attention (analysis::ring_single_gpu_run):
+  // its passes' median times summed, and that over P × the run's (as the
+  // simulation's scaling_efficiency); -1 when the file has none.
+  double single_gpu_ms = -1, scaling_efficiency = -1;
   // Per pass: the worst per-step errors (compute, transfer) and where they are.
   struct PassErrors {
     sim::RingPass pass = sim::RingPass::forward;

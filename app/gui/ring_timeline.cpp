@@ -612,8 +612,9 @@ void draw_ring_totals(AppState& s, ImVec2 size) {
       sim::i64 peak = 0;
       for (sim::i64 b : pl->run.peak_allocated_bytes) peak = std::max(peak, b);
       const sim::i64 predicted = *std::max_element(m.simulation.peak_bytes_per_gpu.begin(), m.simulation.peak_bytes_per_gpu.end());
-      one.insert(one.end(), {"—", ""});
-      eff.insert(eff.end(), {"—", ""});
+      const RingMeasuredView& mv = m.measured;
+      one.insert(one.end(), {mv.single_gpu_ms > 0 ? dur(mv.single_gpu_ms) : "—", ""});
+      eff.insert(eff.end(), {mv.scaling_efficiency > 0 ? pct(mv.scaling_efficiency, "ring scaling") : "—", ""});
       mem.push_back(peak > 0 ? sim::bytes_iec(static_cast<double>(peak)) : std::string("—"));
       mem.push_back(peak > 0 ? signed_pct((static_cast<double>(predicted) - static_cast<double>(peak)) / static_cast<double>(peak)) : "");
     }

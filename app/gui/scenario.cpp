@@ -89,7 +89,7 @@ void apply_problem(Inputs& in, const json& p) {
 // "head_dim", "batch", "seq", "gpus", "gpus_per_node", "layout": "zigzag" |
 // "contiguous", "causal", "pass": "fwd" | "fwd+bwd", "dtype", "intra",
 // "inter", "efficiency", "compare_layouts", "calibrate", "step", "run" (the
-// measured run, from 1)}. Sizes as numbers or text; the ring's model judges them.
+// measured run, from 1), "steps" (its steps: "fused" | "pairwise")}. Sizes as numbers or text; the ring's model judges them.
 void apply_ring(AppState& s, const json& r, const std::string& base_dir) {
   if (!r.is_object()) throw std::runtime_error("ring must be an object");
   RingInputs& in = s.ring.inputs;
@@ -148,10 +148,14 @@ void apply_ring(AppState& s, const json& r, const std::string& base_dir) {
       const double n = number_of(v, "ring.run");
       if (!(n >= 1 && n <= 1e6)) throw std::runtime_error("ring.run must be a run's number in the results file, from 1");
       in.run_choice = static_cast<int>(n) - 1;
+    } else if (k == "steps") {
+      const std::string st = v.is_string() ? v.get<std::string>() : "";
+      if (!sim::parse_ring_steps(st)) throw std::runtime_error("ring.steps must be \"fused\" or \"pairwise\"");
+      in.steps = st;
     } else {
       throw std::runtime_error("unknown key ring." + k +
                                " (expected model, heads, kv_heads, head_dim, batch, seq, gpus, gpus_per_node, layout, "
-                               "causal, pass, dtype, intra, inter, efficiency, compare_layouts, calibrate, step, run)");
+                               "causal, pass, dtype, intra, inter, efficiency, compare_layouts, calibrate, step, run, steps)");
     }
   }
 }

@@ -533,3 +533,125 @@ TEST_CASE("a measured profile draws its mma.sync figure as the Ampere path, dott
   CHECK_FALSE(measured_profile_of(sim::load_hardware("H200-SXM-141GB"), "H200-SXM-141GB"));
   CHECK(ceilings_of(ctx).compute.size() > hierarchical_ceilings(ctx.hw).compute.size());
 }
+
+namespace {
+
+// Records the filled rectangles and the texts drawn, with where they went.
+class RecordingCanvas : public Canvas {
+ public:
+  struct Text {
+    Point at;
+    std::string s;
+  };
+  void line(Point, Point, Color, double, Dash) override {}
+  void polyline(const std::vector<Point>&, Color, double, Dash) override {}
+  void rect_filled(Rect r, Color c) override { rects.push_back({r, c}); }
+  void rect_outline(Rect, Color, double) override {}
+  void polygon_filled(const std::vector<Point>&, Color) override {}
+  void circle_filled(Point, double, Color) override {}
+  void text(Point p, const std::string& s, double, Color, HAlign, VAlign, bool) override { texts.push_back({p, s}); }
+  Point measure(const std::string& s, double px) override { return {0.6 * px * static_cast<double>(s.size()), px * 1.2}; }
+  void push_clip(Rect) override {}
+  void pop_clip() override {}
+  const Text* find(const std::string& s) const {
+    for (const Text& t : texts)
+      if (t.s == s) return &t;
+    return nullptr;
+  }
+  std::vector<std::pair<Rect, Color>> rects;
+  std::vector<Text> texts;
+};
+
+}  // namespace
+
+TEST_CASE("stacked bars: segments one on another, the stack's height fitted, the segment under the pointer", "[chart][render]") {
+  ChartSpec c;
+  c.kind = ChartKind::bars;
+  c.stacked = true;
+  c.legend = LegendPos::none;
+  c.categories = {"a", "b"};
+  Series low, high;
+  low.name = "low";
+  low.style = high.style = SeriesStyle::bars;
+  low.x = high.x = {0, 1};
+  low.y = {30, 10};
+  low.point_labels = {"thirty", ""};
+  high.name = "high";
+  high.y = {50, 20};
+  low.color = palette(0);
+  high.color = palette(1);
+  c.series = {low, high};
+  CHECK(stack_tops(c) == std::vector<double>{80, 30});
+  // The y axis reaches the tallest stack, not the tallest segment.
+  const Range y = auto_fit(c, false);
+  CHECK(y.lo == 0);
+  CHECK(y.hi >= 80);
+  RecordingCanvas cv;
+  const ChartLayout L = layout_chart(c, cv, {0, 0, 800, 500}, ChartStyle{});
+  render_chart(c, cv, L, ChartStyle{});
+  // Category a: "low" from 0 to 30, "high" from 30 to 80, the same width.
+  auto segment = [&](Color col, size_t nth) {
+    size_t seen = 0;
+    for (const auto& [r, rc] : cv.rects)
+      if (rc == col && seen++ == nth) return r;
+    FAIL("no segment");
+    return Rect{};
+  };
+  const Rect a_low = segment(palette(0), 0), a_high = segment(palette(1), 0);
+  CHECK(a_low.bottom() == Approx(L.px_y(0)));
+  CHECK(a_low.y == Approx(L.px_y(30)));
+  CHECK(a_high.bottom() == Approx(L.px_y(30)));
+  CHECK(a_high.y == Approx(L.px_y(80)));
+  CHECK(a_high.x == Approx(a_low.x));
+  CHECK(a_high.w == Approx(a_low.w));
+  // A segment's label inside it, where it fits.
+  const RecordingCanvas::Text* label = cv.find("thirty");
+  REQUIRE(label);
+  CHECK(a_low.contains(label->at));
+  // The pointer over category b at height 20 is in "high" (10 … 30).
+  const ChartHit hit = hit_test(c, L, L.to_px(1, 20), 5);
+  CHECK(hit.series == 1);
+  CHECK(hit.point == 1);
+  CHECK(hit.text == "high @ b: 20");
+  CHECK(hit_test(c, L, L.to_px(1, 5), 5).series == 0);
+  CHECK_FALSE(hit_test(c, L, L.to_px(0.5, 5), 5).hit());  // between the bars
+}
+
+TEST_CASE("bar categories too wide for their slot go on two lines, a repeated first line once", "[chart][render]") {
+  ChartSpec c;
+  c.kind = ChartKind::bars;
+  c.legend = LegendPos::none;
+  Series s;
+  s.name = "t";
+  s.style = SeriesStyle::bars;
+  for (const char* model : {"Model-Alpha-7B", "Model-Beta-13B"})
+    for (const char* n : {"8K", "32K", "128K"}) {
+      s.x.push_back(static_cast<double>(c.categories.size()));
+      s.y.push_back(1);
+      c.categories.push_back(std::string(model) + " " + n);
+    }
+  c.series = {s};
+  RecordingCanvas wide;
+  const ChartLayout one = layout_chart(c, wide, {0, 0, 2000, 500}, ChartStyle{});
+  CHECK_FALSE(one.two_line_categories);
+  render_chart(c, wide, one, ChartStyle{});
+  CHECK(wide.find("Model-Alpha-7B 8K"));
+  RecordingCanvas narrow;
+  const ChartLayout two = layout_chart(c, narrow, {0, 0, 700, 500}, ChartStyle{});
+  REQUIRE(two.two_line_categories);
+  render_chart(c, narrow, two, ChartStyle{});
+  // Every category's second line, its model once over its first bar.
+  for (const char* n : {"8K", "32K", "128K"}) {
+    int count = 0;
+    for (const auto& t : narrow.texts) count += t.s == n;
+    CHECK(count == 2);
+  }
+  for (const char* model : {"Model-Alpha-7B", "Model-Beta-13B"}) {
+    int count = 0;
+    for (const auto& t : narrow.texts) count += t.s == model;
+    CHECK(count == 1);
+  }
+  CHECK_FALSE(narrow.find("Model-Alpha-7B 8K"));
+  CHECK(narrow.find("8K")->at.y > narrow.find("Model-Alpha-7B")->at.y);
+  CHECK(narrow.find("Model-Alpha-7B")->at.y >= two.plot.bottom());
+}

@@ -503,3 +503,24 @@ TEST_CASE("ring extrapolation: rows per shape and N, the first P whose communica
   CHECK(body.front() == ring_extrapolation_csv_header());
   CHECK(body.size() == 1 + 5 * 6);
 }
+
+TEST_CASE("ring placement: the prediction takes the run's steps (pairwise: the homecoming in fp32)", "[ring][placement]") {
+  const sim::RingTopology topo = sim::default_ring_topology();
+  sim::RingComputeModel cm = h200();
+  cm.steps = sim::RingSteps::fused;  // what the caller gives; the run's own steps win
+  const sim::RingProblem p = ring_problem(2, true);
+  sim::RingMeasuredRun run = measured_as_simulated(sim::simulate_ring(p, topo, cm));
+  run.steps = "pairwise";
+  sim::RingComputeModel pairwise = cm;
+  pairwise.steps = sim::RingSteps::pairwise;
+  const sim::RingSimulation expected = sim::simulate_ring(p, topo, pairwise);
+  const RingPlacement pl = place_ring_run(run, topo, cm);
+  CHECK(pl.simulation.peak_bytes_per_gpu == expected.peak_bytes_per_gpu);
+  CHECK(pl.simulation.time_s == expected.time_s);
+  REQUIRE(pl.passes.size() == 2);
+  const RingStepPlacement& home = pl.passes[1].steps[2];  // GPU 0's homecoming (steps 0, 1, home)
+  REQUIRE(home.step == 2);
+  run.steps = "fused";
+  const RingStepPlacement& fused_home = place_ring_run(run, topo, cm).passes[1].steps[2];
+  CHECK(home.predicted_transfer_ms > fused_home.predicted_transfer_ms);  // dK, dV home in fp32, not bf16
+}

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Regenerates the screenshots of docs/user-guide.md (docs/images/*.png) from a
-# build, under Xvfb at 1600×1000, from the scenarios in assets/scenarios.
+# build, under Xvfb at 1600×1000, from the scenarios in assets/scenarios and
+# the measured ring results of docs/results/ring; then the ring's charts of
+# those results (flashlab ring --chart, no display needed).
 # Usage: tests/gui/make_screenshots.sh [BUILD_DIR]   (default: build)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -50,10 +52,27 @@ xvfb-run -a -s "-screen 0 1920x1080x24" "$exe" gui --frames 12 --scenario "$sc/l
 echo docs/images/scale-2.png
 shot invalid "$(variant lecture-fa1-vs-fa2 invalid '"problem": {"seq": "16x"}, "tiles": {"Br": 64, "Bc": "0"}')"
 # The multi-GPU view: the two layouts on one time axis, the step-through, and
-# the EXAMPLE ring results beside the simulation (labelled so in the view).
+# measured ring results beside the simulation: 4 H200s over NVLink (the file
+# opens on its first fused run of more than one GPU), two virtual GPUs of one H100.
 shot multi-gpu-timeline "$sc/ring-layouts.json"
 shot multi-gpu-step "$(variant ring-layouts multi-gpu-step '"ring": {"gpus": 4, "layout": "contiguous", "compare_layouts": false, "step": 1}')" --screenshot-panel ring-step
-shot multi-gpu-measured "$sc/ring-measured-example.json"
-xvfb-run -a -s "-screen 0 1600x1000x24" "$exe" gui --frames 20 --ring-results "$root/docs/results/ring/h100-virtual-gpus.json" \
-  --screenshot "$out/multi-gpu-virtual.png"
-echo docs/images/multi-gpu-virtual.png
+# ring_shot NAME RESULTS: `flashlab gui --ring-results RESULTS`, as a user opens it from the
+# repository's root (the path in the view reads docs/results/ring/...).
+ring_shot() {
+  (cd "$root" && xvfb-run -a -s "-screen 0 1600x1000x24" "$exe" gui --frames 20 --ring-results "docs/results/ring/$2" \
+    --screenshot "$out/$1.png")
+  echo "docs/images/$1.png"
+}
+ring_shot multi-gpu-measured h200x4-ring.json
+ring_shot multi-gpu-virtual h100-virtual-gpus.json
+
+# The ring's charts of the measured files: scaling efficiency against the
+# tokens per GPU (both step modes), where each pass's time goes (fused).
+ring_chart() {
+  "$exe" ring --results "$root/docs/results/ring/$1" --out "$out/$2.png" "${@:3}" >/dev/null
+  echo "docs/images/$2.png"
+}
+ring_chart h200x4-ring.json ring-scaling-4gpu --chart ring-scaling
+ring_chart h200x4-ring.json ring-time-4gpu-fwd --chart ring-time --steps fused --pass fwd
+ring_chart h200x4-ring.json ring-time-4gpu-bwd --chart ring-time --steps fused --pass bwd
+ring_chart h200x2-ring-homecoming.json ring-scaling-2gpu --chart ring-scaling

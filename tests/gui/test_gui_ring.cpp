@@ -15,6 +15,7 @@
 #include <memory>
 #include <numeric>
 
+#include "../analysis/ring_chart_fixture.hpp"
 #include "flashlab/analysis/ring_results.hpp"
 #include "model.hpp"
 #include "panels.hpp"
@@ -379,6 +380,10 @@ TEST_CASE("scenarios: the ring's keys, its stages, and bad values as errors", "[
   CHECK_THROWS_WITH(apply_settings(s, nlohmann::json::parse(R"({"ring": {"pass": "bwd"}})"), ""), Catch::Contains("ring.pass"));
   CHECK_THROWS_WITH(apply_settings(s, nlohmann::json::parse(R"({"ring": {"model": "gpt-9"}})"), ""), Catch::Contains("ring.model"));
   CHECK_THROWS_WITH(apply_settings(s, nlohmann::json::parse(R"({"ring": {"step": -1}})"), ""), Catch::Contains("ring.step"));
+  CHECK_THROWS_WITH(apply_settings(s, nlohmann::json::parse(R"({"ring": {"steps": "fusion"}})"), ""),
+                    Catch::Contains("ring.steps must be \"fused\" or \"pairwise\""));
+  apply_settings(s, nlohmann::json::parse(R"({"ring": {"steps": "pairwise"}})"), "");
+  CHECK(s.ring.inputs.steps == "pairwise");
   CHECK_THROWS_WITH(apply_settings(s, nlohmann::json::parse(R"({"workspace": "gpus"})"), ""), Catch::Contains("workspace"));
   CHECK_THROWS_WITH(apply_settings(s, nlohmann::json::parse(R"({"ring_results": "/nonexistent/r.json"})"), ""),
                     Catch::Contains("cannot open ring results"));
@@ -446,4 +451,94 @@ TEST_CASE("a run of virtual GPUs on one device is drawn, and said to be one devi
   REQUIRE(m.lanes.size() == 2);
   CHECK(m.lanes[1].title.find("ONE device") != std::string::npos);
   CHECK(!m.lanes[1].example);
+}
+
+TEST_CASE("a run is its problem and its steps: the file opens on a fused run, either mode can be picked", "[gui][ring]") {
+  // The charts' small file: 7B on 1 and 2 GPUs at 8K (fused and pairwise), 16K fused, 1B; NV18 between the pair.
+  const sim::RingMeasuredRuns runs = analysis::test::ring_chart_file();
+  const fs::path file = fs::temp_directory_path() / ("flashlab-gui-ring-steps-" + std::to_string(::getpid()) + ".json");
+  std::ofstream(file) << analysis::ring_results_to_json(runs);
+  auto ps = ring_state();  // the default problem (8 GPUs, 32K): not in the file
+  AppState& s = *ps;
+  open_ring_results(s, file.string());
+  fs::remove(file);
+  REQUIRE(s.ring.results.have);
+  // The file's first fused run of more than one GPU becomes the problem, and the status says which.
+  CHECK(ring_run_to_open(runs) == 1);
+  CHECK(ring_run_to_open(runs, "pairwise") == 2);
+  CHECK(s.ring.inputs.run_choice == 1);
+  CHECK(s.ring.inputs.steps == "fused");
+  CHECK(s.ring.inputs.gpus == "2");
+  CHECK(s.ring.inputs.seq == "8192");
+  CHECK(s.view.status.find("showing run 2: LLaMA-2-7B, N 8K, 2 GPUs zig-zag, fwd+bwd, fused steps") != std::string::npos);
+  recompute_ring(s);
+  RingModel& m = s.ring.model;
+  REQUIRE(m.valid);
+  REQUIRE(m.measured.run == 1);
+  // Labelled with its steps, its GPUs and the links between them (the file's meta).
+  REQUIRE(m.lanes.size() == 2);
+  CHECK(m.lanes[1].title == "measured, fused steps: fa3_hopper / fa2_tc_bwd on 2× NVIDIA H200 (NVLink, 18 links between "
+                            "every pair: NV18)");
+  CHECK(m.measured.label == "fa3_hopper / fa2_tc_bwd, fused steps, on 2× NVIDIA H200, NV18 links over NCCL");
+  // The file's P = 1 run beside it: its time and the scaling, the passes summed.
+  CHECK(m.measured.single_gpu_ms == 10.0 + 30.0);
+  CHECK(m.measured.scaling_efficiency == 40.0 / (2 * (6.0 + 18.0)));
+  // Both modes of this problem are in the file; the pairwise one by name.
+  CHECK(ring_run_steps(runs, m.problem) == std::vector<std::string>{"fused", "pairwise"});
+  s.ring.inputs.steps = "pairwise";
+  s.ring.inputs.run_choice = -1;
+  recompute_ring(s);
+  REQUIRE(m.measured.run == 2);
+  CHECK(m.lanes[1].title.find("measured, pairwise steps:") == 0);
+  // The placement's prediction launches its steps as the run did.
+  CHECK(m.measured.placement->simulation.peak_bytes_per_gpu ==
+        [&] {
+          sim::RingComputeModel cm = m.compute;
+          cm.steps = sim::RingSteps::pairwise;
+          return sim::simulate_ring(m.problem, m.topology, cm).peak_bytes_per_gpu;
+        }());
+  // A problem measured in one mode only: its run, whatever steps were asked for.
+  ring_inputs_from_problem(s.ring.inputs, runs.runs[3].problem);
+  recompute_ring(s);
+  CHECK(m.measured.run == 3);
+  CHECK(ring_run_steps(runs, m.problem) == std::vector<std::string>{"fused"});
+  CHECK(match_ring_run(runs, runs.runs[1].problem) == 1);                  // no steps asked: fused
+  CHECK(match_ring_run(runs, runs.runs[1].problem, "pairwise") == 2);
+  CHECK(match_ring_run(runs, runs.runs[1].problem, "pairwise", 1) == 2);   // the pick has other steps
+  CHECK(match_ring_run(runs, runs.runs[1].problem, "fused", 2) == 1);
+  CHECK(ring_run_label(runs.runs[7], 7) == "run 8: Llama-3.2-1B, N 32K, 2 GPUs zig-zag, fwd+bwd, fused steps (OOM)");
+  CHECK(ring_run_label(runs.runs[0], 0) == "run 1: LLaMA-2-7B, N 8K, 1 GPU, fwd+bwd, pairwise steps");
+
+  // Opening a file again keeps the problem on screen when the file has its run.
+  ring_inputs_from_problem(s.ring.inputs, runs.runs[6].problem);
+  s.ring.inputs.steps.clear();
+  s.ring.inputs.run_choice = -1;
+  const fs::path again = fs::temp_directory_path() / ("flashlab-gui-ring-again-" + std::to_string(::getpid()) + ".json");
+  std::ofstream(again) << analysis::ring_results_to_json(runs);
+  open_ring_results(s, again.string());
+  fs::remove(again);
+  CHECK(s.ring.inputs.model == "llama3.2-1b");
+  recompute_ring(s);
+  CHECK(m.measured.run == 6);
+}
+
+TEST_CASE("the measured 4-GPU file opens on a fused run of 4 H200s, labelled with its links", "[gui][ring]") {
+  const fs::path file = fs::path(FLASHLAB_TEST_DATA) / ".." / ".." / "docs" / "results" / "ring" / "h200x4-ring.json";
+  if (!fs::exists(file)) {
+    WARN("no " << file.string() << ": skipped");
+    return;
+  }
+  auto ps = ring_state();
+  AppState& s = *ps;
+  open_ring_results(s, file.string());
+  recompute_ring(s);
+  const RingModel& m = s.ring.model;
+  REQUIRE(m.valid);
+  REQUIRE(m.measured.run >= 0);
+  const sim::RingMeasuredRun& run = s.ring.results.runs.runs[static_cast<size_t>(m.measured.run)];
+  CHECK(run.problem.gpus == 4);
+  CHECK(run.steps == "fused");
+  CHECK(m.lanes.back().title.find("4× NVIDIA H200 (NVLink, 18 links between every pair: NV18)") != std::string::npos);
+  CHECK(m.measured.warning.empty());
+  CHECK(ring_run_steps(s.ring.results.runs, m.problem).size() == 2);
 }

@@ -291,6 +291,29 @@ TEST_CASE("presenter mode: the ring lecture at 1920 × 1080, UI scale 2, nothing
   presenter_run("lecture-ring", 1920, 1080, 2.0);
 }
 
+namespace {
+
+// `flashlab gui ARGS --stats` at w × h and a UI scale, the ring's view on
+// screen: it ran, valid, with no exception, no "nan", nothing clipped or
+// overlapping; its stats for the caller's own checks.
+json ring_view_stats(int w, int h, double scale, const std::string& args) {
+  const Run r = run_shell(x_prefix(w, h) + quote(FLASHLAB_EXE) + " gui --stats --width " + std::to_string(w) +
+                          " --height " + std::to_string(h) + " --ui-scale " + std::to_string(scale) + " " + args);
+  INFO("stderr: " << r.err);
+  REQUIRE(r.code == 0);
+  const json st = stats_of(r);
+  CHECK(st["exceptions"] == 0);
+  CHECK(st["nonfinite_values"] == 0);
+  CHECK(st["workspace"] == "ring");
+  CHECK(st["ring_valid"] == true);
+  INFO("first clipped: " << st["first_clipped"] << "; first overlap: " << st["first_overlap"]);
+  CHECK(st["clipped_glyphs"] == 0);
+  CHECK(st["overlapping_text"] == 0);
+  return st;
+}
+
+}  // namespace
+
 // The multi-GPU view in the lab's panels: the example results beside the
 // simulation, both layouts, 8 and 64 GPUs, a step moved by the keys.
 TEST_CASE("the ring's view: simulated beside measured, up to 64 GPUs, drawn whole", "[gui][xvfb][ring]") {
@@ -316,20 +339,8 @@ TEST_CASE("the ring's view: simulated beside measured, up to 64 GPUs, drawn whol
   for (const auto& [w, h, scale] : {std::tuple<int, int, double>{1600, 1000, 1.0}, {1920, 1080, 2.0}}) {
     INFO(w << "×" << h << " at " << scale);
     const fs::path scenario = dir / (scale > 1 ? "ring-projector.json" : "ring.json");
-    const Run r = run_shell(x_prefix(w, h) + quote(FLASHLAB_EXE) + " gui --frames 16 --stats --width " + std::to_string(w) +
-                            " --height " + std::to_string(h) + " --ui-scale " + std::to_string(scale) + " --scenario " +
-                            quote(scenario.string()));
-    INFO("stderr: " << r.err);
-    REQUIRE(r.code == 0);
-    const json st = stats_of(r);
-    CHECK(st["exceptions"] == 0);
-    CHECK(st["nonfinite_values"] == 0);
-    CHECK(st["workspace"] == "ring");
-    CHECK(st["ring_valid"] == true);
+    const json st = ring_view_stats(w, h, scale, "--frames 16 --scenario " + quote(scenario.string()));
     CHECK(st["ring_step"] == 3);  // End on 4 GPUs
-    INFO("first clipped: " << st["first_clipped"] << "; first overlap: " << st["first_overlap"]);
-    CHECK(st["clipped_glyphs"] == 0);
-    CHECK(st["overlapping_text"] == 0);
     for (const char* shot : {"measured.png", "p64.png"}) {
       const Image im = load_png(dir / "shots" / shot);
       CHECK(im.w == w);
@@ -339,6 +350,24 @@ TEST_CASE("the ring's view: simulated beside measured, up to 64 GPUs, drawn whol
   }
   (void)x;
   fs::remove_all(dir);
+}
+
+// The measured files, opened as a user opens them: the run shown, its lane
+// and labels (GPUs, links, steps) drawn whole at two window sizes (at UI
+// scale 2 the controls' column scrolls: the projector test above hides it).
+TEST_CASE("the ring's view of measured files: --ring-results opens a run of them, drawn whole", "[gui][xvfb][ring]") {
+  const fs::path results = fs::path(FLASHLAB_TEST_DATA) / ".." / ".." / "docs" / "results" / "ring";
+  for (const char* file : {"h200x4-ring.json", "h200x2-ring-homecoming.json", "h100-virtual-gpus.json"}) {
+    if (!fs::exists(results / file)) {
+      WARN("no " << (results / file).string() << ": skipped");
+      continue;
+    }
+    for (const auto& [w, h, scale] : {std::tuple<int, int, double>{1600, 1000, 1.0}, {1920, 1080, 1.0}}) {
+      INFO(file << " at " << w << "×" << h << ", UI scale " << scale);
+      const json st = ring_view_stats(w, h, scale, "--frames 8 --ring-results " + quote((results / file).string()));
+      CHECK(st["status"].get<std::string>().find("; showing run ") != std::string::npos);
+    }
+  }
 }
 
 TEST_CASE("presenter mode: the lecture's scenes at 1280 × 720, UI scale 1.5, nothing clipped or overlapping", "[gui][xvfb][present]") {

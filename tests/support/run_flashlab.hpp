@@ -66,4 +66,23 @@ inline Run run_flashlab(const std::filesystem::path& cwd, const std::string& arg
   return r;
 }
 
+// A test file's own scratch folder and `flashlab ARGS` run in it.
+class ScratchRuns {
+ public:
+  explicit ScratchRuns(const std::string& tag) : dir_(tag) {}
+  Run operator()(const std::string& args) const { return run_flashlab(dir_.path(), args); }
+  const std::filesystem::path& path() const { return dir_.path(); }
+
+ private:
+  ScratchDir dir_;
+};
+
+inline bool contains(const std::string& text, const std::string& what) { return text.find(what) != std::string::npos; }
+
+inline std::size_t line_count(const std::string& text) {
+  std::size_t n = 0;
+  for (char c : text) n += c == '\n';
+  return n;
+}
+
 }  // namespace flashlab::test

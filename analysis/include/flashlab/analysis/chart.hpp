@@ -126,6 +126,10 @@ struct ChartSpec {
   std::vector<Marker> markers;
   std::vector<Annotation> annotations;
   std::vector<std::string> categories;  // bars: one label per category (x = 0, 1, ...)
+  // Bars: a category's series drawn one on another, in series order from the
+  // axis up (the parts of one whole), instead of side by side. A segment's
+  // point label is written inside it where it fits.
+  bool stacked = false;
   Heatmap heatmap;
   LegendPos legend = LegendPos::best;
   // Footnotes (assumptions, skipped points, OOM cells). When the chart has no
@@ -139,6 +143,10 @@ struct ChartSpec {
 // axes), reference line, marker and annotation, padded so nothing sits on the
 // frame; fixed limits win. Empty data gives [0, 1] (linear) or [1, 10] (log).
 Range auto_fit(const ChartSpec& c, bool x_axis);
+
+// Stacked bars: per category (index = x), the sum of its finite positive
+// segments, the height of its stack.
+std::vector<double> stack_tops(const ChartSpec& c);
 
 // Data <-> [0, 1] along an axis (log axes map log values linearly).
 double axis_fraction(double v, Range r, Scale s);

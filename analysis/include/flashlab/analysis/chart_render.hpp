@@ -73,6 +73,9 @@ struct ChartLayout {
   // A legend that would cover much of a short plot goes right of it instead.
   bool legend_outside = false;
   Rect legend;
+  // Bars whose category labels are wider than their slot: each label on two
+  // lines, broken at a space, under the plot.
+  bool two_line_categories = false;
   Point to_px(double vx, double vy) const;
   double px_x(double vx) const;
   double px_y(double vy) const;

@@ -15,10 +15,14 @@ namespace flashlab::analysis {
 
 // "NVIDIA H200" for GPUs of one kind, else their names joined.
 std::string gpu_kinds(const std::vector<std::string>& names);
+// The link code every GPU pair of the matrix has ("NV18"); empty when they
+// differ or there is no pair.
+std::string uniform_link_code(const sim::GpuTopology& t);
 // "4× NVIDIA H200 (NVLink, 18 links between every pair)": the GPUs of a run
 // and the links nvidia-smi showed between them (the GPUs alone without its
-// summary); empty without names.
-std::string gpus_and_links(const std::vector<std::string>& names, const sim::GpuTopology& t);
+// summary); with_code adds the pairs' code when they share one ("...: NV18)").
+// Empty without names.
+std::string gpus_and_links(const std::vector<std::string>& names, const sim::GpuTopology& t, bool with_code = false);
 
 // One size of one pair and one transport, its rates derived from its median times.
 struct LinkRate {

@@ -1,0 +1,70 @@
+// A small ring results file for the ring charts' tests (analysis and CLI):
+// two models on two GPUs, both step modes, a run of another layout, a run
+// without its P = 1 run, an OOM run. Times in ms, chosen to be exact in binary.
+#pragma once
+
+#include <string>
+
+#include "flashlab/sim/gpu_topology.hpp"
+#include "flashlab/sim/ring_measurement.hpp"
+
+namespace flashlab::analysis::test {
+
+inline sim::RingMeasuredPass ring_pass(sim::RingPass which, double time, double compute, double rung, double exposed) {
+  sim::RingMeasuredPass p;
+  p.pass = which;
+  p.time_ms_median = p.time_ms_min = p.time_ms_max = time;
+  p.repeats = 5;
+  p.compute_ms = compute;
+  p.rung_ms = rung;
+  p.exposed_comm_ms = exposed;
+  p.comm_ms = 2 * exposed;
+  return p;
+}
+
+// LLaMA-2-7B (H 32, H_kv 32, d 128) or Llama-3.2-1B (H 32, H_kv 8, d 64), forward and backward.
+inline sim::RingMeasuredRun ring_run(const char* model, sim::i64 seq, int gpus, const char* steps, double fwd,
+                                     double bwd, sim::RingLayout layout = sim::RingLayout::zigzag) {
+  sim::RingMeasuredRun r;
+  const bool small = std::string(model) == "1b";
+  r.problem.heads = 32;
+  r.problem.kv_heads = small ? 8 : 32;
+  r.problem.head_dim = small ? 64 : 128;
+  r.problem.seq = seq;
+  r.problem.gpus = gpus;
+  r.problem.layout = gpus == 1 ? sim::RingLayout::contiguous : layout;
+  r.problem.backward = true;
+  r.kernel = "fa3_hopper";
+  r.backward_kernel = "fa2_tc_bwd";
+  r.transport = "nccl";
+  r.steps = steps;
+  // compute 5/6 of the time, the rung 4/5 of the compute, 1/12 of the time exposed.
+  r.forward = ring_pass(sim::RingPass::forward, fwd, fwd * 5 / 6, fwd * 4 / 6, fwd / 12);
+  r.backward = ring_pass(sim::RingPass::backward, bwd, bwd * 5 / 6, bwd * 4 / 6, bwd / 12);
+  return r;
+}
+
+// A 2-GPU machine (NVLink between the pair) and runs of two models:
+//   0 7B P=1 8K pairwise     1 7B P=2 8K fused       2 7B P=2 8K pairwise
+//   3 7B P=2 16K fused (no P = 1 run of 16K)         4 7B P=2 8K contiguous fused
+//   5 1B P=1 8K pairwise     6 1B P=2 8K fused       7 1B P=2 32K fused, OOM
+inline sim::RingMeasuredRuns ring_chart_file() {
+  sim::RingMeasuredRuns f;
+  f.meta.gpu_names = {"NVIDIA H200", "NVIDIA H200"};
+  f.meta.topology = "\tGPU0\tGPU1\nGPU0\t X \tNV18\nGPU1\tNV18\t X \n";
+  f.meta.gpu_topology = sim::parse_nvidia_smi_topo(f.meta.topology);
+  f.meta.device.gpu = "NVIDIA H200";
+  f.runs.push_back(ring_run("7b", 8192, 1, "pairwise", 10, 30));
+  f.runs.push_back(ring_run("7b", 8192, 2, "fused", 6, 18));
+  f.runs.push_back(ring_run("7b", 8192, 2, "pairwise", 8, 24));
+  f.runs.push_back(ring_run("7b", 16384, 2, "fused", 20, 60));
+  f.runs.push_back(ring_run("7b", 8192, 2, "fused", 7, 21, sim::RingLayout::contiguous));
+  f.runs.push_back(ring_run("1b", 8192, 1, "pairwise", 4, 12));
+  f.runs.push_back(ring_run("1b", 8192, 2, "fused", 3, 9));
+  f.runs.push_back(ring_run("1b", 32768, 2, "fused", 0, 0));
+  f.runs.back().status = sim::RunStatus::oom;
+  f.runs.back().reason = "asked for 200 GiB";
+  return f;
+}
+
+}  // namespace flashlab::analysis::test
