@@ -192,19 +192,21 @@ int run_ring_bench(const RingBenchFlags& f) {
   } catch (const std::exception& e) {
     throw UsageError(e.what());
   }
-  // Each multi-GPU problem once per step mode; one GPU holding one chunk runs
-  // the rung alone whatever the mode, so once.
+  // Each multi-GPU problem once per step mode. The one-GPU baseline (one GPU
+  // holding one chunk) runs once, fused: the rung alone at its best — pairwise
+  // steps would copy grouped K/V heads to H heads even there, and a slower
+  // baseline flatters every scaling figure measured against it.
   struct Job {
     sim::RingProblem problem;
     kernels::RingSteps steps;
   };
   std::vector<Job> jobs;
   for (const sim::RingProblem& p : problems) {
-    const bool one_launch = p.gpus == 1 && p.layout == sim::RingLayout::contiguous;
-    for (kernels::RingSteps m : step_modes) {
-      jobs.push_back({p, m});
-      if (one_launch) break;
+    if (p.gpus == 1 && p.layout == sim::RingLayout::contiguous) {
+      jobs.push_back({p, kernels::RingSteps::fused});
+      continue;
     }
+    for (kernels::RingSteps m : step_modes) jobs.push_back({p, m});
   }
   for (std::size_t i = 0; i < jobs.size(); ++i) {
     const sim::RingProblem& p = jobs[i].problem;

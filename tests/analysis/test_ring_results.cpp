@@ -351,6 +351,19 @@ TEST_CASE("ring results: CSV columns, the convention's TFLOP/s per GPU, scaling 
   other = r;
   other.runs[0].status = sim::RunStatus::failed;
   CHECK_FALSE(ring_rows(other)[2].scaling_efficiency);
+
+  // Two one-GPU runs of the attention: the fused one is the baseline (the
+  // rung at its best), wherever it stands in the file.
+  other = r;
+  other.runs[0].steps = "pairwise";
+  sim::RingMeasuredRun fused_one = r.runs[0];
+  fused_one.steps = "fused";
+  fused_one.forward.time_ms_median = 8.0;
+  other.runs.push_back(fused_one);
+  const auto with_fused = ring_rows(other);
+  REQUIRE(with_fused[2].scaling_efficiency);
+  CHECK(*with_fused[2].scaling_efficiency == Approx(8.0 / (2 * 6.25)));
+  CHECK(ring_single_gpu_run(other, other.runs[1].problem, sim::RingPass::forward) == &other.runs.back());
 }
 
 TEST_CASE("ring results: the table names the model, marks what has no P = 1 run", "[ring][results]") {
