@@ -108,6 +108,28 @@ BwdInputs<T> make_bwd_inputs(int heads, int kv_heads, int nq, int nkv, int d, bo
   return in;
 }
 
+// The kernel's arguments over `in`: Q, K, V, dO and the pre-pass's L, D; the
+// caller sets where dQ, dK, dV go.
+template <class Cfg, typename T>
+B::Params params_over(const BwdInputs<T>& in, int nq, int nkv, bool causal) {
+  const double tau = 1.0 / std::sqrt(double(Cfg::kHeadDim));
+  B::Params p{};
+  p.q = in.q.data();
+  p.k = in.k.data();
+  p.v = in.v.data();
+  p.d_o = in.dO.data();
+  p.l_log2 = in.l_log2.data();
+  p.d_row = in.d_row.data();
+  p.n_q = nq;
+  p.n_kv = nkv;
+  p.stat_rows = in.stat_rows;
+  p.T_c = (nkv + Cfg::kBc - 1) / Cfg::kBc;
+  p.scale = float(tau);
+  p.scale_log2 = float(tau * 1.4426950408889634);
+  p.causal = causal;
+  return p;
+}
+
 template <class Cfg, typename T>
 void run_case(const char* name, int BH, int nq, int nkv, bool causal, float scale, unsigned seed) {
   constexpr int d = Cfg::kHeadDim;
@@ -117,27 +139,14 @@ void run_case(const char* name, int BH, int nq, int nkv, bool causal, float scal
   const BwdInputs<T> in = make_bwd_inputs<T>(BH, BH, nq, nkv, d, causal, scale, seed);
   const std::vector<float>&qr = in.qr, &kr = in.kr, &vr = in.vr, &dOr = in.dOr;
   const double tau = 1.0 / std::sqrt(double(d));
-  const int stat_rows = in.stat_rows;
   std::vector<float> dq_acc(size_t(BH) * nq * d, 0.f);
   std::vector<T> dk(size_t(BH) * nkv * d), dv(size_t(BH) * nkv * d);
   for (auto& x : dk) x.bits = 0xFFFF;  // NaN: an element never written stays NaN
   for (auto& x : dv) x.bits = 0xFFFF;
-  B::Params p{};
-  p.q = in.q.data();
-  p.k = in.k.data();
-  p.v = in.v.data();
-  p.d_o = in.dO.data();
-  p.l_log2 = in.l_log2.data();
-  p.d_row = in.d_row.data();
+  B::Params p = params_over<Cfg>(in, nq, nkv, causal);
   p.dq_accum = dq_acc.data();
   p.dk = dk.data();
   p.dv = dv.data();
-  p.n_q = nq;
-  p.n_kv = nkv;
-  p.stat_rows = stat_rows;
-  p.T_c = (nkv + Cfg::kBc - 1) / Cfg::kBc;
-  p.scale = float(tau);
-  p.scale_log2 = float(tau * 1.4426950408889634);
   p.causal = causal;
   bool ok = emulate_blocks(Cfg::kThreads, p.T_c * BH, [&p] { B::fa2_tc_backward_kernel<Cfg, T>(p); });
 
@@ -193,30 +202,14 @@ void run_ring_case(const char* name, int heads, int kv_heads, int nq, int nkv, b
   const int group = heads / kv_heads;
   const BwdInputs<T> in = make_bwd_inputs<T>(heads, kv_heads, nq, nkv, d, causal, 1.f, seed);
   const double tau = 1.0 / std::sqrt(double(d));
-  const int stat_rows = in.stat_rows;
   // The running sums start at 1: what the kernel adds is the sum minus 1.
   std::vector<float> dq_acc(size_t(heads) * nq * d, 1.f), dk_acc(size_t(kv_heads) * nkv * d, 1.f), dv_acc(dk_acc);
-  B::Params p{};
-  p.q = in.q.data();
-  p.k = in.k.data();
-  p.v = in.v.data();
-  p.d_o = in.dO.data();
-  p.l_log2 = in.l_log2.data();
-  p.d_row = in.d_row.data();
+  B::Params p = params_over<Cfg>(in, nq, nkv, causal);
   p.dq_accum = dq_acc.data();
   p.dq_scaled = 1;
-  p.dk = nullptr;
-  p.dv = nullptr;
   p.dk_accum = dk_acc.data();
   p.dv_accum = dv_acc.data();
   p.kv_group = group;
-  p.n_q = nq;
-  p.n_kv = nkv;
-  p.stat_rows = stat_rows;
-  p.T_c = (nkv + Cfg::kBc - 1) / Cfg::kBc;
-  p.scale = float(tau);
-  p.scale_log2 = float(tau * 1.4426950408889634);
-  p.causal = causal;
   bool ok = emulate_blocks(Cfg::kThreads, p.T_c * heads, [&p] { B::fa2_tc_backward_kernel<Cfg, T>(p); });
 
   std::vector<double> rq, gq, rk(size_t(kv_heads) * nkv * d, 0.0), rv(rk), gk, gv;
