@@ -487,20 +487,27 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) fa2_tc_forward
         f[mt][r] = kernels::detail::fold_row(p.fold, lse_run, lse_part, inv_l);
       }
     __syncwarp();
+    const bool first = p.fold == kernels::detail::kFoldStart;
+    auto run_of = [&](int row) { return p.o_run + (head * p.n_q + row) * static_cast<int64_t>(d); };  // (d) fp32
 #pragma unroll
-    for (int mt = 0; mt < kMT; ++mt)
+    for (int mt = 0; mt < kMT; ++mt) {
+      float prev[2][2 * kON];  // the two rows' O_run, loaded before anything is stored
+#pragma unroll
+      for (int r = 0; r < 2; ++r) {
+        const int row = w_row0 + mt * 16 + g + r * 8;
+        kernels::detail::load_running_row<kON>(run_of(row), t, first || row >= p.n_q, prev[r]);
+      }
 #pragma unroll
       for (int r = 0; r < 2; ++r) {
         const int row = w_row0 + mt * 16 + g + r * 8;
         if (row >= p.n_q) continue;
         if (t == 0) p.lse[head * p.n_q + row] = f[mt][r].lse;
-        float* run = p.o_run + (head * p.n_q + row) * static_cast<int64_t>(d);  // (d) fp32
+        float* run = run_of(row);
 #pragma unroll
         for (int n = 0; n < kON; ++n) {
           const int col = n * 8 + 2 * t;
-          const bool first = p.fold == kernels::detail::kFoldStart;
-          const float x = (first ? 0.f : f[mt][r].w_run * run[col]) + f[mt][r].w_part * o_acc[mt][n][2 * r];
-          const float y = (first ? 0.f : f[mt][r].w_run * run[col + 1]) + f[mt][r].w_part * o_acc[mt][n][2 * r + 1];
+          const float x = f[mt][r].w_run * prev[r][2 * n] + f[mt][r].w_part * o_acc[mt][n][2 * r];
+          const float y = f[mt][r].w_run * prev[r][2 * n + 1] + f[mt][r].w_part * o_acc[mt][n][2 * r + 1];
           if (p.fold == kernels::detail::kFoldFinish) {
             *reinterpret_cast<uint32_t*>(O + static_cast<int64_t>(row) * d + col) = Ops::pack(x, y);
           } else {
@@ -509,6 +516,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) fa2_tc_forward
           }
         }
       }
+    }
     return;
   }
   // The warp's own rows of sQ become its O staging buffer: each warp only ever

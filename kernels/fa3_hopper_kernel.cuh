@@ -35,6 +35,7 @@
 namespace flashlab::kernels::fa3_hopper_detail {
 
 using kernels::detail::fold_row;
+using kernels::detail::load_running_row;
 using kernels::detail::FoldedRow;
 using kernels::detail::kFoldFinish;
 using kernels::detail::kFoldNone;
@@ -726,18 +727,24 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
       __syncwarp();
       T* __restrict__ O = static_cast<T*>(p.o) + static_cast<int64_t>(tl.head) * p.n_q * d;  // (N_q, d)
       const bool first = p.fold == kFoldStart;
+      auto run_of = [&](int row) { return p.o_run + (static_cast<int64_t>(tl.head) * p.n_q + row) * d; };  // (d) fp32
+      float prev[2][d / 4];  // both rows' O_run, loaded before anything is stored
+#pragma unroll
+      for (int r = 0; r < 2; ++r) {
+        const int row = r == 0 ? row_a : row_b;
+        load_running_row<d / 8>(run_of(row), t, first || row >= p.n_q, prev[r]);
+      }
 #pragma unroll
       for (int r = 0; r < 2; ++r) {
         const int row = r == 0 ? row_a : row_b;
         if (row >= p.n_q) continue;
         if (t == 0) p.lse[static_cast<int64_t>(tl.head) * p.n_q + row] = f[r].lse;
-        float* run = p.o_run + (static_cast<int64_t>(tl.head) * p.n_q + row) * d;  // (d) fp32
+        float* run = run_of(row);
 #pragma unroll
         for (int nn = 0; nn < d / 8; ++nn) {
           const int col = 8 * nn + 2 * t;
-          const float2 prev = first ? make_float2(0.f, 0.f) : *reinterpret_cast<const float2*>(run + col);
-          const float x = f[r].w_run * prev.x + f[r].w_part * o_acc[4 * nn + 2 * r];
-          const float y = f[r].w_run * prev.y + f[r].w_part * o_acc[4 * nn + 2 * r + 1];
+          const float x = f[r].w_run * prev[r][2 * nn] + f[r].w_part * o_acc[4 * nn + 2 * r];
+          const float y = f[r].w_run * prev[r][2 * nn + 1] + f[r].w_part * o_acc[4 * nn + 2 * r + 1];
           if (p.fold == kFoldFinish)
             *reinterpret_cast<uint32_t*>(O + static_cast<int64_t>(row) * d + col) = pack2<T>(x, y);
           else

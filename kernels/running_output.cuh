@@ -45,6 +45,21 @@ FLASHLAB_HOST_DEVICE FoldedRow fold_row(int step, float lse_run, float lse_part,
   return {a / s, b / s * inv_l, m + logf(s)};
 }
 
+// A thread's share of one row of O_run, columns 8n + 2t and 8n + 2t + 1 for
+// n < kN (the mma accumulator's layout), into registers (zeros when the fold
+// starts). An epilogue loads all its rows' shares before it stores any: a load
+// placed after a store the compiler cannot prove apart waits for it, and the
+// fold becomes one memory round trip per column pair instead of one in all.
+template <int kN>
+FLASHLAB_HOST_DEVICE void load_running_row(const float* run, int t, bool first, float (&prev)[2 * kN]) {
+#pragma unroll
+  for (int n = 0; n < kN; ++n) {
+    const int col = 8 * n + 2 * t;
+    prev[2 * n] = first ? 0.f : run[col];
+    prev[2 * n + 1] = first ? 0.f : run[col + 1];
+  }
+}
+
 }  // namespace flashlab::kernels::detail
 
 #if !defined(FA2_TC_EMULATE)

@@ -44,8 +44,11 @@ def main():
         print("bench_ab: no row is in both builds' files", file=sys.stderr)
         return 2
     na, nb = o.names
+    # Columns as wide as the builds' names need, one space between any two.
+    wa, wb = max(10, len(na) + 4), max(10, len(nb) + 4)
+    wr, wt = max(10, len(na) + len(nb) + 2), max(14, len(nb) + 9)
     print(f"{'kernel':<12}{'pass':<5}{'B':>4}{'H':>4}{'N':>7}{'d':>5}{'mask':>8} "
-          f"{na + ' ms':>10}{'spread':>8}{nb + ' ms':>10}{'spread':>8}{nb + '/' + na:>10}{nb + ' TFLOP/s':>14}")
+          f"{na + ' ms':>{wa}}{'spread':>8}{nb + ' ms':>{wb}}{'spread':>8}{nb + '/' + na:>{wr}}{nb + ' TFLOP/s':>{wt}}")
     ratios = []
     for k in keys:
         ta = [m for m, _ in a[k]]
@@ -56,7 +59,7 @@ def main():
         ratios.append(mb / ma)
         tf = statistics.median([t for _, t in b[k]])
         print(f"{k[0]:<12}{k[1]:<5}{k[2]:>4}{k[3]:>4}{k[4]:>7}{k[6]:>5}{'causal' if k[7] else 'full':>8} "
-              f"{ma:>10.3f}{100 * sa:>7.1f}%{mb:>10.3f}{100 * sb:>7.1f}%{mb / ma:>10.3f}{tf:>14.1f}")
+              f"{ma:>{wa}.3f}{100 * sa:>7.1f}%{mb:>{wb}.3f}{100 * sb:>7.1f}%{mb / ma:>{wr}.3f}{tf:>{wt}.1f}")
     print(f"{len(keys)} points: time {nb}/{na} median {statistics.median(ratios):.3f}, "
           f"min {min(ratios):.3f}, max {max(ratios):.3f} (above 1: {nb} slower)")
     return 0
