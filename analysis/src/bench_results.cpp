@@ -22,12 +22,17 @@
 #include <nlohmann/json.hpp>
 
 #include "flashlab/analysis/csv.hpp"
+#include "flashlab/sim/format.hpp"
+#include "results_json.hpp"
 
 namespace flashlab::analysis {
 
 using nlohmann::json;
 
 namespace {
+
+using results_json::fail;
+using results_json::number_json;
 
 constexpr const char* kFormat = "flashlab-bench/1";
 
@@ -53,24 +58,6 @@ bool optional_column(const std::string& c) {
 
 // A whole number that may be empty (an optional column): `fallback` then.
 i64 parse_int_or(const std::string& s, i64 fallback, const std::string& origin, const std::string& where);
-
-// Shortest decimal that reads back to the same double.
-std::string number(double v) {
-  if (std::isnan(v)) return "nan";
-  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
-  char buf[40];
-  for (int precision : {15, 16, 17}) {
-    std::snprintf(buf, sizeof buf, "%.*g", precision, v);
-    if (std::strtod(buf, nullptr) == v) break;
-  }
-  return buf;
-}
-
-json number_json(double v) { return std::isfinite(v) ? json(v) : json(number(v)); }
-
-[[noreturn]] void fail(const std::string& origin, const std::string& where, const std::string& why) {
-  throw std::runtime_error(origin + ": " + where + ": " + why);
-}
 
 double parse_double(const std::string& s, const std::string& origin, const std::string& where) {
   if (s.empty()) fail(origin, where, "empty, expected a number");
@@ -128,16 +115,16 @@ std::vector<std::string> row_fields(const BenchRow& r) {
           std::to_string(r.tiles.Bc),
           std::string(to_string(r.status)),
           r.reason,
-          number(r.time_ms_median),
-          number(r.time_ms_min),
-          number(r.time_ms_max),
+          sim::shortest(r.time_ms_median),
+          sim::shortest(r.time_ms_min),
+          sim::shortest(r.time_ms_max),
           std::to_string(r.repeats),
-          number(r.tflops),
-          number(r.tflops_exact),
-          number(r.gbps),
+          sim::shortest(r.tflops),
+          sim::shortest(r.tflops_exact),
+          sim::shortest(r.gbps),
           std::to_string(r.peak_memory_bytes),
           std::to_string(r.predicted_memory_bytes),
-          number(r.rel_error),
+          sim::shortest(r.rel_error),
           std::to_string(r.ctas_per_sm),
           r.heaviest_first ? "true" : "false",
           std::to_string(r.dram_read_bytes),
@@ -279,7 +266,7 @@ BenchResults from_json(const std::string& text, const std::string& origin) {
       if (v.is_string()) return v.get<std::string>();
       if (v.is_boolean()) return v.get<bool>() ? "true" : "false";
       if (v.is_number_integer()) return std::to_string(v.get<i64>());
-      if (v.is_number()) return number(v.get<double>());
+      if (v.is_number()) return sim::shortest(v.get<double>());
       fail(origin, where + ", " + c, "unexpected value " + v.dump());
     };
     r.rows.push_back(row_from(get, origin, where));

@@ -11,11 +11,6 @@
 
 namespace flashlab::analysis {
 
-bool same_problem(const sim::AttentionProblem& a, const sim::AttentionProblem& b) {
-  return a.batch == b.batch && a.heads == b.heads && a.n_q() == b.n_q() && a.n_kv() == b.n_kv() && a.d() == b.d() &&
-         a.causal == b.causal && a.dtype == b.dtype;
-}
-
 MeasuredLookup measured_dram(const BenchResults& results, const std::string& origin, const sim::AttentionProblem& p,
                              sim::Algorithm a) {
   MeasuredLookup out;
@@ -23,7 +18,7 @@ MeasuredLookup measured_dram(const BenchResults& results, const std::string& ori
       std::any_of(results.rows.begin(), results.rows.end(), [](const BenchRow& r) { return r.has_counters(); });
   std::string note;  // the first counters note of a matching run: why it has none
   for (const BenchRow& row : results.rows) {
-    if (pass_of(row) != sim::algorithm_info(a).pass || !same_problem(row.problem, p)) continue;
+    if (pass_of(row) != sim::algorithm_info(a).pass || row.problem != p) continue;
     const auto model = sim::model_algorithm(row);
     if (!model || *model != a) continue;
     if (note.empty() && !row.has_counters() && !row.counters_note.empty()) note = row.kernel + ": " + row.counters_note;

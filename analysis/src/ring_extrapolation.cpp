@@ -21,15 +21,6 @@ std::string ms(double s, int decimals = 3) { return sim::fixed(s * 1e3, decimals
 std::string pct(double f) { return sim::fixed(100.0 * f, 0) + "%"; }
 std::string gib(i64 b) { return sim::bytes_iec(static_cast<double>(b)); }
 
-std::string number(double v) {
-  char buf[40];
-  for (int precision : {15, 16, 17}) {
-    std::snprintf(buf, sizeof buf, "%.*g", precision, v);
-    if (std::strtod(buf, nullptr) == v) break;
-  }
-  return buf;
-}
-
 std::string link_line(const sim::InterconnectModel& l) {
   std::string s = l.label + ": " + sim::fixed(l.bandwidth / 1e9, 0) + " GB/s one direction, " +
                   sim::fixed(l.latency_s * 1e6, 1) + " µs a message (" + l.kind + ")";
@@ -163,10 +154,10 @@ std::string ring_events_csv(const sim::RingSimulation& s) {
   std::string out = csv_row(ring_events_csv_header());
   for (const sim::RingEvent& e : s.events)
     out += csv_row({std::string(sim::ring_pass_name(e.pass)), std::to_string(e.gpu), std::to_string(e.step),
-                    std::string(sim::ring_event_name(e.kind)), number(e.start_s), number(e.end_s),
+                    std::string(sim::ring_event_name(e.kind)), sim::shortest(e.start_s), sim::shortest(e.end_s),
                     std::to_string(e.kv_owner), std::to_string(e.peer), e.gradients ? "true" : "false",
                     e.crosses_nodes ? "true" : "false", std::to_string(e.bytes), std::to_string(e.pairs),
-                    number(e.flops)});
+                    sim::shortest(e.flops)});
   return out;
 }
 
@@ -364,14 +355,30 @@ std::string ring_extrapolation_csv(const RingExtrapolation& x) {
   for (const RingScaleRow& r : x.rows)
     for (const RingScalePoint& p : r.points) {
       const sim::RingProblem& q = r.problem;
-      out += csv_row({r.model, std::to_string(q.batch), std::to_string(q.heads), std::to_string(q.kv_heads),
-                      std::to_string(q.seq), std::to_string(q.head_dim), q.causal ? "true" : "false",
-                      std::string(sim::to_string(q.dtype)), std::string(sim::ring_layout_name(q.layout)),
-                      q.backward ? "fwd+bwd" : "fwd", std::to_string(p.gpus), std::to_string(p.nodes),
-                      number(p.time_s * 1e3), number(p.compute_s * 1e3), number(p.comm_s * 1e3),
-                      number(p.exposed_comm_s * 1e3), number(p.exposed_steps_s * 1e3), number(p.tail_s * 1e3),
-                      number(p.exposed_fraction), number(p.tail_fraction), p.hidden() ? "true" : "false",
-                      number(p.scaling_efficiency), std::to_string(p.peak_bytes_per_gpu), p.fits ? "true" : "false"});
+      out += csv_row({r.model,
+                      std::to_string(q.batch),
+                      std::to_string(q.heads),
+                      std::to_string(q.kv_heads),
+                      std::to_string(q.seq),
+                      std::to_string(q.head_dim),
+                      q.causal ? "true" : "false",
+                      std::string(sim::to_string(q.dtype)),
+                      std::string(sim::ring_layout_name(q.layout)),
+                      q.backward ? "fwd+bwd" : "fwd",
+                      std::to_string(p.gpus),
+                      std::to_string(p.nodes),
+                      sim::shortest(p.time_s * 1e3),
+                      sim::shortest(p.compute_s * 1e3),
+                      sim::shortest(p.comm_s * 1e3),
+                      sim::shortest(p.exposed_comm_s * 1e3),
+                      sim::shortest(p.exposed_steps_s * 1e3),
+                      sim::shortest(p.tail_s * 1e3),
+                      sim::shortest(p.exposed_fraction),
+                      sim::shortest(p.tail_fraction),
+                      p.hidden() ? "true" : "false",
+                      sim::shortest(p.scaling_efficiency),
+                      std::to_string(p.peak_bytes_per_gpu),
+                      p.fits ? "true" : "false"});
     }
   return out;
 }

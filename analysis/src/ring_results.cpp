@@ -32,6 +32,7 @@
 #include "flashlab/analysis/report.hpp"
 #include "flashlab/sim/attention_models.hpp"
 #include "flashlab/sim/format.hpp"
+#include "results_json.hpp"
 #include "flashlab/sim/gpu_topology_json.hpp"
 
 namespace flashlab::analysis {
@@ -40,25 +41,10 @@ using nlohmann::json;
 
 namespace {
 
+using results_json::fail;
+using results_json::number_json;
+
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-
-// Shortest decimal that reads back to the same double.
-std::string number(double v) {
-  if (std::isnan(v)) return "nan";
-  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
-  char buf[40];
-  for (int precision : {15, 16, 17}) {
-    std::snprintf(buf, sizeof buf, "%.*g", precision, v);
-    if (std::strtod(buf, nullptr) == v) break;
-  }
-  return buf;
-}
-
-json number_json(double v) { return std::isfinite(v) ? json(v) : json(number(v)); }
-
-[[noreturn]] void fail(const std::string& origin, const std::string& where, const std::string& why) {
-  throw std::runtime_error(origin + ": " + where + ": " + why);
-}
 
 // ---- reading: one helper per kind of field, each naming the field ----
 
@@ -428,11 +414,6 @@ double ring_pass_flops(const sim::RingProblem& p, sim::RingPass pass) {
   return sim::ring_convention_flops(p, ring_total_pairs(p), pass);
 }
 
-bool same_ring_attention(const sim::RingProblem& a, const sim::RingProblem& b) {
-  return a.batch == b.batch && a.heads == b.heads && a.kv_heads == b.kv_heads && a.seq == b.seq &&
-         a.head_dim == b.head_dim && a.causal == b.causal && a.dtype == b.dtype;
-}
-
 const sim::RingMeasuredRun* ring_single_gpu_run(const sim::RingMeasuredRuns& runs, const sim::RingProblem& p,
                                                 sim::RingPass pass) {
   // The one-GPU baseline is the rung at its best: a fused run (grouped K/V
@@ -441,7 +422,7 @@ const sim::RingMeasuredRun* ring_single_gpu_run(const sim::RingMeasuredRuns& run
   const sim::RingMeasuredRun* found = nullptr;
   int best = -1;
   for (const sim::RingMeasuredRun& r : runs.runs) {
-    if (r.problem.gpus != 1 || r.status != sim::RunStatus::ok || !same_ring_attention(r.problem, p)) continue;
+    if (r.problem.gpus != 1 || r.status != sim::RunStatus::ok || !sim::same_attention(r.problem, p)) continue;
     if (pass == sim::RingPass::backward && !r.backward) continue;
     const double t = pass == sim::RingPass::forward ? r.forward.time_ms_median : r.backward->time_ms_median;
     if (!(t > 0)) continue;
@@ -515,7 +496,7 @@ std::string ring_results_csv(const sim::RingMeasuredRuns& r) {
   for (const RingRow& row : ring_rows(r)) {
     const sim::RingMeasuredRun& run = r.runs[row.run];
     const sim::RingProblem& p = run.problem;
-    auto num = [&](double v) { return row.measured ? number(v) : std::string(); };
+    auto num = [&](double v) { return row.measured ? sim::shortest(v) : std::string(); };
     out += csv_row({row.model,
                     std::to_string(p.batch),
                     std::to_string(p.heads),
@@ -533,7 +514,7 @@ std::string ring_results_csv(const sim::RingMeasuredRuns& r) {
                     num(row.overlap),
                     num(row.tflops_per_gpu),
                     std::to_string(row.peak_allocated_bytes),
-                    row.scaling_efficiency ? number(*row.scaling_efficiency) : std::string(),
+                    row.scaling_efficiency ? sim::shortest(*row.scaling_efficiency) : std::string(),
                     std::string(sim::to_string(run.status)),
                     run.reason,
                     row.pass == sim::RingPass::forward ? run.kernel : run.backward_kernel,
@@ -543,9 +524,9 @@ std::string ring_results_csv(const sim::RingMeasuredRuns& r) {
                     row.measured ? std::to_string(row.repeats) : std::string(),
                     num(row.compute_ms),
                     std::to_string(row.peak_device_used_bytes),
-                    number(row.rel_error),
+                    sim::shortest(row.rel_error),
                     run.steps,
-                    row.measured && row.rung_ms >= 0 ? number(row.rung_ms) : std::string()});
+                    row.measured && row.rung_ms >= 0 ? sim::shortest(row.rung_ms) : std::string()});
   }
   return out;
 }
@@ -822,7 +803,7 @@ std::vector<std::string> ring_placement_csv_header() {
 
 std::vector<std::vector<std::string>> ring_placement_csv_rows(const RingPlacement& pl) {
   std::vector<std::vector<std::string>> rows;
-  auto opt = [](double v) { return std::isfinite(v) ? number(v) : std::string(); };
+  auto opt = [](double v) { return std::isfinite(v) ? sim::shortest(v) : std::string(); };
   for (const RingPassPlacement& p : pl.passes)
     for (const RingStepPlacement& x : p.steps)
       rows.push_back({std::string(sim::ring_pass_name(p.pass)), std::to_string(x.gpu), std::to_string(x.step),

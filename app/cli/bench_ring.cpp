@@ -103,19 +103,6 @@ kernels::RingAxes axes_of(const RingBenchFlags& f, bool& quiet_sweep_note) {
   return a;
 }
 
-// The one-GPU problem of a ring problem: the rung alone on the whole sequence.
-sim::RingProblem on_one_gpu(sim::RingProblem p) {
-  p.gpus = 1;
-  p.layout = sim::RingLayout::contiguous;
-  return p;
-}
-
-bool same_problem(const sim::RingProblem& a, const sim::RingProblem& b) {
-  return a.batch == b.batch && a.heads == b.heads && a.kv_heads == b.kv_heads && a.seq == b.seq &&
-         a.head_dim == b.head_dim && a.causal == b.causal && a.dtype == b.dtype && a.gpus == b.gpus &&
-         a.layout == b.layout && a.backward == b.backward;
-}
-
 void write(const std::string& path, const std::string& flag, const std::string& contents) {
   if (path.empty()) return;
   try {
@@ -139,11 +126,11 @@ int run_ring_bench(const RingBenchFlags& f) {
   // Each problem's one-GPU run first (the scaling efficiency's baseline), then its rings.
   std::vector<sim::RingProblem> problems;
   for (const sim::RingProblem& p : grid) {
-    const sim::RingProblem one = on_one_gpu(p);
-    if (std::none_of(problems.begin(), problems.end(), [&](const sim::RingProblem& q) { return same_problem(q, one); }))
+    const sim::RingProblem one = sim::on_one_gpu(p);
+    if (std::none_of(problems.begin(), problems.end(), [&](const sim::RingProblem& q) { return q == one; }))
       problems.push_back(one);
     if (p.gpus > 1 && std::none_of(problems.begin(), problems.end(),
-                                   [&](const sim::RingProblem& q) { return same_problem(q, p); }))
+                                   [&](const sim::RingProblem& q) { return q == p; }))
       problems.push_back(p);
   }
 

@@ -193,7 +193,7 @@ int print_and_write(const Resolved& r, const std::vector<Row>& rows, const std::
 const analysis::BenchRow* fastest_run(const Measured& m, const sim::AttentionProblem& p, sim::Algorithm a) {
   const analysis::BenchRow* best = nullptr;
   for (const analysis::BenchRow& row : m.results.rows) {
-    if (row.status != sim::RunStatus::ok || !(row.time_ms_median > 0) || !analysis::same_problem(row.problem, p)) continue;
+    if (row.status != sim::RunStatus::ok || !(row.time_ms_median > 0) || row.problem != p) continue;
     const auto model = sim::model_algorithm(row);
     if (!model || *model != a || analysis::pass_of(row) != sim::algorithm_info(a).pass) continue;
     if (!best || row.time_ms_median < best->time_ms_median) best = &row;

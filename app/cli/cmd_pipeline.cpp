@@ -121,7 +121,7 @@ class PipelineCommand final : public Command {
     }
     int shown = 0;
     for (const analysis::BenchRow& row : res.rows) {
-      if (row.kernel != "fa3_hopper" || row.direction != "fwd" || !analysis::same_problem(row.problem, p)) continue;
+      if (row.kernel != "fa3_hopper" || row.direction != "fwd" || row.problem != p) continue;
       ++shown;
       if (row.status != sim::RunStatus::ok) {
         out << "  measured  fa3_hopper " << sim::to_string(row.status) << ": " << row.reason << "\n";

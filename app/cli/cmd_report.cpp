@@ -27,7 +27,7 @@ analysis::ReportSection sweep_section(const analysis::BenchResults& all, const k
   const std::vector<sim::AttentionProblem> grid = kernels::expand_axes(s.axes);
   for (const analysis::BenchRow& row : all.rows) {
     const bool in_grid = std::any_of(grid.begin(), grid.end(),
-                                     [&](const sim::AttentionProblem& p) { return analysis::same_problem(p, row.problem); });
+                                     [&](const sim::AttentionProblem& p) { return p == row.problem; });
     const bool ours = kernels::find_kernel(row.kernel) != nullptr;
     const bool listed = s.axes.kernels.empty() || !ours ||
                         std::find(s.axes.kernels.begin(), s.axes.kernels.end(), row.kernel) != s.axes.kernels.end();

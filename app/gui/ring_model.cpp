@@ -11,6 +11,7 @@
 
 #include "flashlab/analysis/chart.hpp"
 #include "flashlab/analysis/link_report.hpp"
+#include "flashlab/sim/assets.hpp"
 #include "flashlab/sim/attention_models.hpp"
 
 namespace flashlab::gui {
@@ -41,16 +42,9 @@ namespace {
 using Clock = std::chrono::steady_clock;
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-std::string lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return s;
-}
+using sim::lower;
 
 bool contains(const std::string& text, const char* what) { return text.find(what) != std::string::npos; }
-
-bool same_problem(const sim::RingProblem& a, const sim::RingProblem& b) {
-  return analysis::same_ring_attention(a, b) && a.gpus == b.gpus && a.layout == b.layout && a.backward == b.backward;
-}
 
 // A typed whole number ≥ 1 (sizes take suffixes: "32K"); an error naming the field otherwise.
 bool parse_count(const std::string& text, const std::string& name, const char* key, sim::i64& out, RingModel& m) {
@@ -145,6 +139,7 @@ void blame_too_large(const sim::AttentionProblem& ap, bool custom, RingModel& m)
   for (const auto& [key, member] : fields) {
     sim::AttentionProblem q = ap;
     q.*member = 1;
+    if (member == &sim::AttentionProblem::seq_q) q.seq_kv = 0;  // N is both sides of the ring's whole problem
     if (sim::validate(q).empty())
       m.bad_fields.emplace_back(custom || (std::string(key) != "heads" && std::string(key) != "head_dim") ? key : "model");
   }
@@ -362,7 +357,7 @@ void place_measured(AppState& s, RingModel& m) {
   if (k < 0) {
     std::string why = "no run in " + res.source + " measured " + sim::describe(m.problem);
     for (size_t j = 0; j < res.runs.runs.size(); ++j)
-      if (same_problem(res.runs.runs[j].problem, m.problem))
+      if (res.runs.runs[j].problem == m.problem)
         why = "run " + std::to_string(j + 1) + " of this problem is " + std::string(sim::to_string(res.runs.runs[j].status)) +
               (res.runs.runs[j].reason.empty() ? "" : ": " + res.runs.runs[j].reason);
     if (!res.runs.runs.empty()) {
@@ -424,7 +419,7 @@ int match_ring_run(const sim::RingMeasuredRuns& runs, const sim::RingProblem& p,
                    int preferred) {
   auto usable = [&](size_t k) {
     const sim::RingMeasuredRun& r = runs.runs[k];
-    return r.status == sim::RunStatus::ok && same_problem(r.problem, p);
+    return r.status == sim::RunStatus::ok && r.problem == p;
   };
   if (preferred >= 0 && static_cast<size_t>(preferred) < runs.runs.size() && usable(static_cast<size_t>(preferred)) &&
       (steps.empty() || runs.runs[static_cast<size_t>(preferred)].steps == steps))
@@ -441,7 +436,7 @@ std::vector<std::string> ring_run_steps(const sim::RingMeasuredRuns& runs, const
   std::vector<std::string> out;
   for (const char* steps : {"fused", "pairwise"})
     for (const sim::RingMeasuredRun& r : runs.runs)
-      if (r.status == sim::RunStatus::ok && same_problem(r.problem, p) && r.steps == steps) {
+      if (r.status == sim::RunStatus::ok && r.problem == p && r.steps == steps) {
         out.emplace_back(steps);
         break;
       }
@@ -583,13 +578,7 @@ void recompute_ring(AppState& s) {
     }
     if (errors.empty()) {
       // Sizes whose counts do not fit the single-GPU counters the chunk costs come from.
-      sim::AttentionProblem ap;
-      ap.batch = p.batch;
-      ap.heads = p.heads;
-      ap.seq_q = p.seq;
-      ap.head_dim = p.head_dim;
-      ap.causal = p.causal;
-      ap.dtype = p.dtype;
+      const sim::AttentionProblem ap = sim::whole_problem(p);
       const std::vector<std::string> why = sim::validate(ap);
       if (!why.empty()) {
         errors.insert(errors.end(), why.begin(), why.end());

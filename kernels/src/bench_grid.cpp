@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "flashlab/sim/assets.hpp"
 #include "flashlab/sim/attention_models.hpp"
 #include "flashlab/sim/format.hpp"
 #include "flashlab/sim/hardware.hpp"
@@ -342,33 +343,17 @@ std::string sweeps_dir() {
   return a.empty() ? std::string() : (fs::path(a) / "sweeps").string();
 }
 
-std::vector<std::string> list_sweeps() {
-  std::vector<std::string> names;
-  const std::string dir = sweeps_dir();
-  if (dir.empty()) return names;
-  std::error_code ec;
-  for (const auto& e : fs::directory_iterator(dir, ec))
-    if (e.is_regular_file() && e.path().extension() == ".json") names.push_back(e.path().stem().string());
-  std::sort(names.begin(), names.end());
-  return names;
-}
+std::vector<std::string> list_sweeps() { return sim::asset_names("sweeps"); }
 
 SweepFile load_sweep(const std::string& name_or_path) {
   fs::path path;
-  const bool is_path = name_or_path.find('/') != std::string::npos ||
-                       (name_or_path.size() > 5 && name_or_path.substr(name_or_path.size() - 5) == ".json");
-  if (is_path) {
+  if (sim::names_a_file(name_or_path)) {
     path = name_or_path;
   } else {
-    const std::string dir = sweeps_dir();
-    if (dir.empty()) throw std::runtime_error("cannot find the assets folder with sweeps (set FLASHLAB_ASSETS)");
-    path = fs::path(dir) / (name_or_path + ".json");
-    std::error_code ec;
-    if (!fs::is_regular_file(path, ec)) {
-      std::string known;
-      for (const std::string& s : list_sweeps()) known += (known.empty() ? "" : ", ") + s;
-      throw std::runtime_error("unknown sweep '" + name_or_path + "' (known: " + known + ")");
-    }
+    if (sim::assets_dir().empty())
+      throw std::runtime_error("cannot find the assets folder with sweeps (set FLASHLAB_ASSETS)");
+    path = sim::asset_path("sweeps", name_or_path);
+    if (path.empty()) throw std::runtime_error(sim::unknown_asset_message("sweep", name_or_path, list_sweeps()));
   }
   std::ifstream in(path, std::ios::binary);
   if (!in) throw std::runtime_error("cannot read sweep file '" + path.string() + "'");

@@ -886,16 +886,12 @@ sim::RingMeasuredPass untimed(RingPass pass) {
   return m;
 }
 
-sim::AttentionProblem whole_problem(const sim::RingProblem& p) {
-  return {p.batch, p.heads, p.seq, p.seq, p.head_dim, p.causal, p.dtype};
-}
-
 std::vector<double> as_doubles(const std::vector<std::uint16_t>& bits, sim::DType t) {
   return to_doubles(bits.data(), static_cast<i64>(bits.size()), t);
 }
 
 void RingRun::check_forward(sim::RingMeasuredRun& out) {
-  const CheckPlan plan = plan_check(whole_problem(p_), o_.check_flop_budget, o_.check == CheckMode::full);
+  const CheckPlan plan = plan_check(sim::whole_problem(p_), o_.check_flop_budget, o_.check == CheckMode::full);
   const i64 d = p_.head_dim, group = p_.heads / p_.kv_heads;
   ErrorSums err;
   for (i64 flat : plan.heads) {
@@ -924,7 +920,7 @@ void RingRun::check_forward(sim::RingMeasuredRun& out) {
 
 void RingRun::check_backward(sim::RingMeasuredRun& out) {
   const BackwardCheckPlan plan =
-      plan_check_backward(whole_problem(p_), o_.check_flop_budget, o_.check == CheckMode::full);
+      plan_check_backward(sim::whole_problem(p_), o_.check_flop_budget, o_.check == CheckMode::full);
   const i64 d = p_.head_dim, N = p_.seq, group = p_.heads / p_.kv_heads;
   ErrorSums dq_err, dk_err, dv_err;
   if (plan.keys) {

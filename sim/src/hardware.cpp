@@ -1,5 +1,6 @@
 #include "flashlab/sim/hardware.hpp"
 
+#include "flashlab/sim/assets.hpp"
 #include "json_fields.hpp"
 
 #include <algorithm>
@@ -54,18 +55,7 @@ std::string optional_string(const json& j, const char* name, const std::string& 
   return it->get<std::string>();
 }
 
-std::string lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
-  return s;
-}
-
 std::string read_file(const fs::path& p) { return json_fields::read_file<HardwareError>(p, "hardware"); }
-
-fs::path exe_dir() {
-  std::error_code ec;
-  const fs::path p = fs::read_symlink("/proc/self/exe", ec);
-  return ec ? fs::path() : p.parent_path();
-}
 
 }  // namespace
 
@@ -156,54 +146,21 @@ i64 l2_partitions_of(int compute_capability) { return compute_capability == 80 |
 
 i64 shared_l2_bytes(const HardwareModel& hw) { return hw.l2_bytes / std::max<i64>(1, hw.l2_partitions); }
 
-std::string assets_dir() {
-  auto has_hw = [](const fs::path& p) {
-    std::error_code ec;
-    return !p.empty() && fs::is_directory(p / "hardware", ec);
-  };
-  if (const char* env = std::getenv("FLASHLAB_ASSETS"); env != nullptr && *env != '\0') return env;
-#ifdef FLASHLAB_SOURCE_ASSETS
-  if (has_hw(FLASHLAB_SOURCE_ASSETS)) return FLASHLAB_SOURCE_ASSETS;
-#endif
-  const fs::path exe = exe_dir();
-  for (const fs::path& p : {exe / "assets", exe / ".." / "assets", exe / ".." / "share" / "flashlab" / "assets"})
-    if (has_hw(p)) return p.lexically_normal().string();
-  return {};
-}
-
-std::vector<std::string> list_presets() {
-  std::vector<std::string> names;
-  const std::string dir = assets_dir();
-  if (dir.empty()) return names;
-  std::error_code ec;
-  for (const auto& e : fs::directory_iterator(fs::path(dir) / "hardware", ec))
-    if (e.is_regular_file() && e.path().extension() == ".json") names.push_back(e.path().stem().string());
-  std::sort(names.begin(), names.end());
-  return names;
-}
+std::vector<std::string> list_presets() { return asset_names("hardware"); }
 
 HardwareModel load_hardware(const std::string& preset_or_path) {
   if (preset_or_path.empty()) throw HardwareError("empty hardware name");
-  const bool is_path = preset_or_path.find('/') != std::string::npos ||
-                       (preset_or_path.size() > 5 && preset_or_path.substr(preset_or_path.size() - 5) == ".json");
-  if (is_path) {
+  if (names_a_file(preset_or_path)) {
     std::error_code ec;
     if (!fs::is_regular_file(preset_or_path, ec))
       throw HardwareError("hardware file '" + preset_or_path + "' not found");
     return parse_hardware_json(read_file(preset_or_path), preset_or_path);
   }
-  const std::string dir = assets_dir();
-  if (dir.empty())
+  if (assets_dir().empty())
     throw HardwareError("cannot find the assets folder with hardware presets (set FLASHLAB_ASSETS)");
-  const std::vector<std::string> names = list_presets();
-  for (const std::string& n : names)
-    if (lower(n) == lower(preset_or_path)) {
-      const fs::path p = fs::path(dir) / "hardware" / (n + ".json");
-      return parse_hardware_json(read_file(p), p.string());
-    }
-  std::string known;
-  for (const std::string& n : names) known += (known.empty() ? "" : ", ") + n;
-  throw HardwareError("unknown hardware preset '" + preset_or_path + "' (known: " + known + ")");
+  if (const std::string p = asset_path("hardware", preset_or_path); !p.empty())
+    return parse_hardware_json(read_file(p), p);
+  throw HardwareError(unknown_asset_message("hardware preset", preset_or_path, list_presets()));
 }
 
 }  // namespace flashlab::sim

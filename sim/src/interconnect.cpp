@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "flashlab/sim/assets.hpp"
 #include "flashlab/sim/format.hpp"
 #include "flashlab/sim/gpu_topology_json.hpp"
 #include "flashlab/sim/ring_schedule.hpp"
@@ -128,11 +129,6 @@ json pairs_json(const std::vector<LinkPairFigure>& pairs) {
   return a;
 }
 
-std::string lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
-  return s;
-}
-
 std::string read_file(const fs::path& p) { return json_fields::read_file<InterconnectError>(p, "interconnect"); }
 
 }  // namespace
@@ -248,7 +244,7 @@ const std::vector<InterconnectModel>& interconnect_presets() {
 }
 
 const InterconnectModel* find_interconnect(std::string_view id) {
-  const std::string want = lower(std::string(id));
+  const std::string want = lower(id);
   for (const InterconnectModel& m : interconnect_presets())
     if (lower(m.id) == want) return &m;
   return nullptr;
@@ -256,9 +252,7 @@ const InterconnectModel* find_interconnect(std::string_view id) {
 
 InterconnectModel load_interconnect(const std::string& preset_or_path) {
   if (preset_or_path.empty()) throw InterconnectError("empty link name");
-  const bool is_path = preset_or_path.find('/') != std::string::npos ||
-                       (preset_or_path.size() > 5 && preset_or_path.substr(preset_or_path.size() - 5) == ".json");
-  if (is_path) {
+  if (names_a_file(preset_or_path)) {
     std::error_code ec;
     if (!fs::is_regular_file(preset_or_path, ec))
       throw InterconnectError("interconnect file '" + preset_or_path + "' not found");
@@ -268,13 +262,16 @@ InterconnectModel load_interconnect(const std::string& preset_or_path) {
   if (interconnect_presets().empty())
     throw InterconnectError("cannot find the assets folder with interconnect presets (set FLASHLAB_ASSETS)");
   // The datasheet presets first, then the measured ones.
-  std::string known, measured;
+  std::vector<std::string> datasheet;
+  std::string measured;
   for (const InterconnectModel& m : interconnect_presets()) {
-    std::string& list = m.kind == "measured" ? measured : known;
-    list += (list.empty() ? "" : ", ") + m.id;
+    if (m.kind == "measured")
+      measured += (measured.empty() ? "" : ", ") + m.id;
+    else
+      datasheet.push_back(m.id);
   }
-  throw InterconnectError("unknown link '" + preset_or_path + "' (known: " + known +
-                          (measured.empty() ? "" : "; measured: " + measured) + "; or a JSON file)");
+  throw InterconnectError(unknown_asset_message(
+      "link", preset_or_path, datasheet, (measured.empty() ? "" : "measured: " + measured + "; ") + "or a JSON file"));
 }
 
 const InterconnectModel& RingTopology::link(int from_gpu, int to_gpu) const {

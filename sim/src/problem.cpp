@@ -7,6 +7,11 @@ namespace flashlab::sim {
 
 i64 AttentionProblem::head_count() const { return checked_mul(batch, heads, "B·H"); }
 
+bool operator==(const AttentionProblem& a, const AttentionProblem& b) {
+  return a.batch == b.batch && a.heads == b.heads && a.n_q() == b.n_q() && a.n_kv() == b.n_kv() && a.d() == b.d() &&
+         a.causal == b.causal && a.dtype == b.dtype;
+}
+
 std::vector<std::string> validate(const AttentionProblem& p) {
   std::vector<std::string> errs;
   auto positive = [&](i64 v, const char* what) {

@@ -51,18 +51,6 @@ RingBlockCost block_cost(const AttentionProblem& ap, RingPass pass, const RingCo
   return c;
 }
 
-AttentionProblem block_problem(const RingProblem& p, i64 n_q, i64 n_kv, bool causal) {
-  AttentionProblem ap;
-  ap.batch = p.batch;
-  ap.heads = p.heads;
-  ap.seq_q = n_q;
-  ap.seq_kv = n_kv;
-  ap.head_dim = p.head_dim;
-  ap.causal = causal;
-  ap.dtype = p.dtype;
-  return ap;
-}
-
 // Bytes of 2 tensors (K and V, or dK and dV) of H_kv heads over `tokens`.
 i64 kv_bytes(const RingProblem& p, i64 tokens, i64 element_bytes) {
   return 2 * p.batch * p.kv_heads * tokens * p.head_dim * element_bytes;
@@ -331,6 +319,35 @@ std::string number_text(double v) {
 
 }  // namespace
 
+bool operator==(const RingProblem& a, const RingProblem& b) {
+  return same_attention(a, b) && a.gpus == b.gpus && a.layout == b.layout && a.backward == b.backward;
+}
+
+bool same_attention(const RingProblem& a, const RingProblem& b) {
+  return a.batch == b.batch && a.heads == b.heads && a.kv_heads == b.kv_heads && a.seq == b.seq &&
+         a.head_dim == b.head_dim && a.causal == b.causal && a.dtype == b.dtype;
+}
+
+RingProblem on_one_gpu(RingProblem p) {
+  p.gpus = 1;
+  p.layout = RingLayout::contiguous;
+  return p;
+}
+
+AttentionProblem block_problem(const RingProblem& p, i64 n_q, i64 n_kv, bool causal) {
+  AttentionProblem ap;
+  ap.batch = p.batch;
+  ap.heads = p.heads;
+  ap.seq_q = n_q;
+  ap.seq_kv = n_kv;
+  ap.head_dim = p.head_dim;
+  ap.causal = causal;
+  ap.dtype = p.dtype;
+  return ap;
+}
+
+AttentionProblem whole_problem(const RingProblem& p) { return block_problem(p, p.seq, p.seq, p.causal); }
+
 // ---- names ---------------------------------------------------------------------
 
 std::string_view ring_pass_name(RingPass p) { return p == RingPass::backward ? "bwd" : "fwd"; }
@@ -414,7 +431,7 @@ RingBlockCost ring_block_cost(const RingProblem& p, i64 n_q, i64 n_kv, ChunkVisi
 }
 
 RingBlockCost ring_single_gpu_cost(const RingProblem& p, RingPass pass, const RingComputeModel& cm) {
-  RingBlockCost c = block_cost(block_problem(p, p.seq, p.seq, p.causal), pass, cm);
+  RingBlockCost c = block_cost(whole_problem(p), pass, cm);
   c.pairs = p.causal ? p.seq * (p.seq + 1) / 2 : p.seq * p.seq;
   c.convention_flops = ring_convention_flops(p, c.pairs, pass);
   return c;

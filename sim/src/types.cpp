@@ -3,18 +3,11 @@
 #include <string>
 
 #include "flashlab/sim/algorithm.hpp"
+#include "flashlab/sim/assets.hpp"
 #include "flashlab/sim/hardware.hpp"
 #include "flashlab/sim/types.hpp"
 
 namespace flashlab::sim {
-
-namespace {
-std::string lower(std::string_view s) {
-  std::string r(s);
-  std::transform(r.begin(), r.end(), r.begin(), [](unsigned char c) { return std::tolower(c); });
-  return r;
-}
-}  // namespace
 
 std::string_view to_string(DType t) {
   switch (t) {

@@ -318,10 +318,10 @@ TEST_CASE("measured DRAM: the forward rows of the problem and the algorithm with
   CHECK(measured_dram(results, "r.json", p, sim::Algorithm::standard).runs.size() == 1);
   sim::AttentionProblem longer_kv = p;
   longer_kv.seq_kv = 8192;
-  CHECK_FALSE(same_problem(p, longer_kv));
+  CHECK_FALSE(p == longer_kv);
   sim::AttentionProblem explicit_kv = p;
   explicit_kv.seq_kv = p.seq_q;
-  CHECK(same_problem(p, explicit_kv));
+  CHECK(p == explicit_kv);
   CHECK(dram_target(sim::Algorithm::standard) == 0.05);
   CHECK(dram_target(sim::Algorithm::fa1) == 0.15);
 }

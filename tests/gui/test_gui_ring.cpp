@@ -272,7 +272,7 @@ TEST_CASE("a measured ring run is matched to the problem on screen and placed be
   CHECK(run.problem.gpus == 4);
   CHECK(run.problem.layout == sim::RingLayout::zigzag);
   CHECK(run.problem.backward);
-  CHECK(analysis::same_ring_attention(run.problem, m.problem));
+  CHECK(sim::same_attention(run.problem, m.problem));
   // Drawn under the simulation, labelled as the example it is.
   REQUIRE(m.lanes.size() == 2);
   CHECK(m.lanes[1].measured);

@@ -1,3 +1,7 @@
+#include <cmath>
+#include <cstdlib>
+#include <limits>
+
 #include "sim/support.hpp"
 
 using namespace flashlab::sim;
@@ -41,4 +45,16 @@ TEST_CASE("fixed decimals, as printf writes them", "[sim][format]") {
   CHECK(fixed(1755.4, 0) == "1755");
   CHECK(fixed(2.5, 0) == "2");  // round half to even, as printf
   CHECK(fixed(-0.25, 1) == "-0.2");
+}
+
+TEST_CASE("the shortest decimal reads back to the same double", "[sim][format]") {
+  CHECK(shortest(0.1) == "0.1");
+  CHECK(shortest(2.0) == "2");
+  CHECK(shortest(1e-300) == "1e-300");
+  for (double v : {1.0 / 3.0, 2.0 / 3.0, 1e300 / 7.0, -123456.789e-7, 5.2e-9, 0.30000000000000004})
+    CHECK(std::strtod(shortest(v).c_str(), nullptr) == v);
+  CHECK(shortest(1.0 / 3.0).size() <= 17 + 2);  // "0." and at most 17 digits
+  CHECK(shortest(std::nan("")) == "nan");
+  CHECK(shortest(std::numeric_limits<double>::infinity()) == "inf");
+  CHECK(shortest(-std::numeric_limits<double>::infinity()) == "-inf");
 }

@@ -596,3 +596,31 @@ TEST_CASE("interconnect presets: the links with their sources, a measured link i
   CHECK_THROWS_WITH(parse_interconnect_json(R"({"id": "x"})", "link.json"), Catch::Contains("field 'format'"));
   CHECK_THROWS_WITH(load_interconnect("warp-drive"), Catch::Contains("unknown link 'warp-drive' (known: ib-ndr, nvlink4, pcie5"));
 }
+
+TEST_CASE("ring problems: one equality, the same attention, the one-GPU baseline", "[sim][ring]") {
+  RingProblem p;
+  p.heads = 24;
+  p.kv_heads = 8;
+  p.seq = 32768;
+  p.gpus = 4;
+  p.backward = true;
+  RingProblem q = p;
+  CHECK(p == q);
+  q.layout = RingLayout::contiguous;
+  CHECK(p != q);
+  CHECK(same_attention(p, q));
+  q = p;
+  q.kv_heads = 24;
+  CHECK_FALSE(same_attention(p, q));
+  const RingProblem one = on_one_gpu(p);
+  CHECK(one.gpus == 1);
+  CHECK(one.layout == RingLayout::contiguous);
+  CHECK(same_attention(one, p));
+  CHECK(one.backward == p.backward);
+  const AttentionProblem whole = whole_problem(p);
+  CHECK(whole.n_q() == 32768);
+  CHECK(whole.n_kv() == 32768);
+  CHECK(whole.heads == 24);
+  CHECK(whole.causal == p.causal);
+  CHECK(block_problem(p, 4096, 8192, false).n_kv() == 8192);
+}

@@ -44,9 +44,6 @@ MeasuredLookup measured_dram(const BenchResults& results, const std::string& ori
 // The first run with counters, null when none has them.
 const MeasuredDram* first_measured(const MeasuredLookup& m);
 
-// The same problem: B, H, N_q, N_kv, d, causal and dtype all equal.
-bool same_problem(const sim::AttentionProblem& a, const sim::AttentionProblem& b);
-
 // ---- no measured run above its roof ---------------------------------------------
 
 // One timed forward run against the roofline of its GPU's datasheet preset:

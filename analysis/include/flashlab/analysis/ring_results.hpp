@@ -43,8 +43,6 @@ std::string ring_model_id(const sim::RingProblem& p);
 i64 ring_total_pairs(const sim::RingProblem& p);
 // The convention's FLOPs of a pass (all GPUs): 4·B·H·pairs·d forward, 2.5× backward.
 double ring_pass_flops(const sim::RingProblem& p, sim::RingPass pass);
-// The same attention (B, H, H_kv, N, d, causal, dtype): what P, the layout and the passes leave.
-bool same_ring_attention(const sim::RingProblem& a, const sim::RingProblem& b);
 // The P = 1 run of the same attention in `runs` that measured `pass` (status
 // ok), the same layout preferred; nullptr when there is none.
 const sim::RingMeasuredRun* ring_single_gpu_run(const sim::RingMeasuredRuns& runs, const sim::RingProblem& p,

@@ -15,6 +15,9 @@ std::string fixed(double v, int decimals);   // printf("%.*f"): (3.14159, 2) -> 
 std::string si(double v, int digits = 3);    // 1.5e9 -> "1.50G"
 std::string si_unit(double v, const char* unit);  // (1.5e9, "B") -> "1.50 GB", (0, "B") -> "0 B"
 std::string bytes_iec(double bytes);         // 196608 -> "192 KiB"
+// The shortest decimal that reads back to the same double (at most 17 digits):
+// 0.1 -> "0.1"; "nan", "inf", "-inf" for the values JSON cannot hold.
+std::string shortest(double v);
 
 // "4096", "16K" (= 16·1024), "100KiB", "1.5MB" (= 1.5e6), "2G". K/M/G and
 // KiB/MiB/GiB are powers of 1024; KB/MB/GB are powers of 1000. Integers only:

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "flashlab/sim/assets.hpp"
 #include "flashlab/sim/types.hpp"
 
 namespace flashlab::sim {
@@ -57,8 +58,6 @@ class HardwareError : public std::runtime_error {
 HardwareModel parse_hardware_json(const std::string& text, const std::string& origin);
 std::string to_hardware_json(const HardwareModel& hw);
 
-// Directory holding hardware/*.json: $FLASHLAB_ASSETS, else the build's
-// configured source assets, else ../assets next to the executable.
 // The L2 a working set read by every SM sees: the L2 divided by its
 // partitions, since each partition keeps its own copy of such lines (docs/model.md).
 i64 shared_l2_bytes(const HardwareModel& hw);
@@ -66,8 +65,7 @@ i64 shared_l2_bytes(const HardwareModel& hw);
 // runtime does not report: 2 on the A100 (80) and Hopper (90), else 1.
 i64 l2_partitions_of(int compute_capability);
 
-std::string assets_dir();
-std::vector<std::string> list_presets();  // preset ids, sorted
+std::vector<std::string> list_presets();  // preset ids, sorted (assets.hpp: the folder)
 // A preset id (case-insensitive) or a path to a JSON file.
 HardwareModel load_hardware(const std::string& preset_or_path);
 

@@ -23,6 +23,10 @@ struct AttentionProblem {
   // B·H: every head runs the same schedule; the model follows one and scales.
   i64 head_count() const;  // throws OverflowError
 };
+// The same problem: B, H, N_q, N_kv, d, causal and dtype all equal (seq_kv 0 and
+// seq_kv = seq_q are one problem).
+bool operator==(const AttentionProblem& a, const AttentionProblem& b);
+inline bool operator!=(const AttentionProblem& a, const AttentionProblem& b) { return !(a == b); }
 
 // Reasons the problem cannot be modelled at all (empty when it can). Each is
 // one sentence naming the offending value.

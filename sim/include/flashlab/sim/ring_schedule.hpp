@@ -47,6 +47,7 @@
 
 #include "flashlab/sim/gpu_topology.hpp"
 #include "flashlab/sim/hardware.hpp"
+#include "flashlab/sim/problem.hpp"
 #include "flashlab/sim/ring_partition.hpp"
 #include "flashlab/sim/types.hpp"
 
@@ -157,6 +158,18 @@ struct RingProblem {
   RingLayout layout = RingLayout::zigzag;
   bool backward = false;  // false: the forward pass; true: forward then backward (a training step)
 };
+bool operator==(const RingProblem& a, const RingProblem& b);  // every field
+inline bool operator!=(const RingProblem& a, const RingProblem& b) { return !(a == b); }
+// The same attention (B, H, H_kv, N, d, mask, dtype), on any GPUs, layout or pass.
+bool same_attention(const RingProblem& a, const RingProblem& b);
+// The same attention on one GPU, contiguous: the rung alone on the whole sequence
+// (the ring's baseline).
+RingProblem on_one_gpu(RingProblem p);
+// The single-GPU problem of a chunk pair: n_q query rows against n_kv keys, with
+// the ring problem's batch, H heads (grouped K/V heads are not carried), d, dtype.
+AttentionProblem block_problem(const RingProblem& p, i64 n_q, i64 n_kv, bool causal);
+// ... of the whole sequence: what one GPU computes alone.
+AttentionProblem whole_problem(const RingProblem& p);
 // How a GPU's step launches its work (kernels/ring.hpp runs both). `fused`:
 // the rungs read K, V with their H_kv heads, fold each partial output into
 // the running one in their epilogue and add dQ, dK, dV into the fp32
