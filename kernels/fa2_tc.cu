@@ -5,7 +5,7 @@
 // padded shared memory; K_j, V_j are double-buffered with cp.async; P_ij goes
 // from the S accumulators to the PV A operand without leaving registers; the
 // softmax runs in base 2 with τ·log2(e) folded into one FFMA per element.
-// Tiles are fixed at compile time per head dim (table below) and reported to
+// Tiles are fixed at compile time per head dim (sim::kFa2TcConfigs) and reported to
 // the simulator through fa2_tc_tiles().
 // Expected bottleneck: mma.sync issue rate, then ldmatrix shared-memory
 // bandwidth; exp2 (MUFU) matters at d = 64.
@@ -14,10 +14,13 @@
 //
 // The kernel itself is in fa2_tc_kernel.cuh; design notes in docs/fa2_tc.md.
 
+#include <iterator>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "fa2_tc_kernel.cuh"
+#include "flashlab/sim/tensor_core_configs.hpp"
 #include "flashlab/kernels/fa2_tc.hpp"
 
 namespace flashlab::kernels {
@@ -25,19 +28,22 @@ namespace {
 
 namespace detail = fa2_tc_detail;
 
-// The compiled configurations, one per head dim (registers from ptxas, sm_90,
-// CUDA 13.0; no spills). Alternatives are timed by tests/kernels/fa2_tc_standalone.cu
-// built with -DFA2_TC_VARIANTS; see docs/fa2_tc.md for the choice.
-//                            d   B_r  B_c  warps  Q_i in regs  blocks/SM
-using Cfg64 = detail::Config<64, 128, 64, 4, true, 2>;    // 32 rows/warp; 234 regs
-using Cfg96 = detail::Config<96, 128, 64, 8, true, 1>;    // 16 rows/warp; 178 regs
-using Cfg128 = detail::Config<128, 128, 32, 4, false, 2>;  // 32 rows/warp, Q_i in smem; chosen by the H100 run of 2026-11-22
-using Cfg256 = detail::Config<256, 128, 64, 8, false, 1>; // 16 rows/warp; 247 regs, Q_i reloaded
+// The compiled configurations, one per head dim: sim::kFa2TcConfigs (registers
+// from ptxas, sm_90, CUDA 13.0; no spills: 234 at d 64, 178 at d 96, 247 at d 256).
+// Alternatives are timed by tests/kernels/fa2_tc_standalone.cu built with
+// -DFA2_TC_VARIANTS; see docs/fa2_tc.md for the choice.
+template <std::size_t I>
+using CfgAt = detail::Config<sim::kFa2TcConfigs[I].head_dim, sim::kFa2TcConfigs[I].Br, sim::kFa2TcConfigs[I].Bc,
+                             sim::kFa2TcConfigs[I].warps, sim::kFa2TcConfigs[I].q_in_registers,
+                             sim::kFa2TcConfigs[I].min_blocks>;
+constexpr std::size_t kConfigs = std::size(sim::kFa2TcConfigs);
 
-template <class Cfg>
-sim::TileShape tiles_of() {
-  return sim::TileShape{Cfg::kBr, Cfg::kBc};
+template <std::size_t... I>
+constexpr bool smem_agrees(std::index_sequence<I...>) {
+  return ((CfgAt<I>::kSmemBytes == sim::fa2_tc_smem_bytes(sim::kFa2TcConfigs[I])) && ...);
 }
+static_assert(smem_agrees(std::make_index_sequence<kConfigs>{}),
+              "the kernel's shared memory differs from sim::fa2_tc_smem_bytes");
 
 template <class Cfg>
 void forward_dtype(const LaunchArgs& a) {
@@ -54,51 +60,21 @@ void forward_dtype(const LaunchArgs& a) {
   throw Unsupported("fa2_tc runs fp16 and bf16 only (mma.sync.m16n8k16 takes 16-bit inputs); got fp32");
 }
 
-std::string head_dim_list() {
-  std::string s;
-  for (int d : fa2_tc_head_dims()) s += (s.empty() ? "" : ", ") + std::to_string(d);
-  return s;
-}
-
-[[noreturn]] void unsupported_head_dim(long long d) {
-  throw Unsupported("fa2_tc is compiled for head dims " + head_dim_list() + "; got d=" + std::to_string(d));
+template <std::size_t... I>
+void forward_at(const LaunchArgs& a, std::index_sequence<I...>) {
+  const bool launched = ((sim::kFa2TcConfigs[I].head_dim == a.problem.head_dim ? (forward_dtype<CfgAt<I>>(a), true)
+                                                                                : false) ||
+                         ...);
+  if (!launched) (void)fa2_tc_config(static_cast<int>(a.problem.head_dim));  // throws Unsupported: not compiled
 }
 
 }  // namespace
-
-std::vector<int> fa2_tc_head_dims() { return {64, 96, 128, 256}; }
-
-sim::TileShape fa2_tc_tiles(int head_dim) {
-  switch (head_dim) {
-    case 64: return tiles_of<Cfg64>();
-    case 96: return tiles_of<Cfg96>();
-    case 128: return tiles_of<Cfg128>();
-    case 256: return tiles_of<Cfg256>();
-    default: unsupported_head_dim(head_dim);
-  }
-}
-
-std::size_t fa2_tc_smem_bytes(int head_dim) {
-  switch (head_dim) {
-    case 64: return Cfg64::kSmemBytes;
-    case 96: return Cfg96::kSmemBytes;
-    case 128: return Cfg128::kSmemBytes;
-    case 256: return Cfg256::kSmemBytes;
-    default: unsupported_head_dim(head_dim);
-  }
-}
 
 void fa2_tc_forward(const LaunchArgs& a) {
   // dtype first: fp32 is refused whatever the head dim.
   if (a.problem.dtype == sim::DType::fp32)
     throw Unsupported("fa2_tc runs fp16 and bf16 only (mma.sync.m16n8k16 takes 16-bit inputs); got fp32");
-  switch (a.problem.head_dim) {
-    case 64: return forward_dtype<Cfg64>(a);
-    case 96: return forward_dtype<Cfg96>(a);
-    case 128: return forward_dtype<Cfg128>(a);
-    case 256: return forward_dtype<Cfg256>(a);
-    default: unsupported_head_dim(a.problem.head_dim);
-  }
+  forward_at(a, std::make_index_sequence<kConfigs>{});
 }
 
 }  // namespace flashlab::kernels

@@ -15,10 +15,13 @@
 // Measured (H200, fp16, 16k tokens, hidden 2048, 2026-11-25): 180–294 TFLOP/s by the backward
 // convention (2.5× the forward's FLOPs), 0.85–1.31× PyTorch's SDPA FLASH backward in the same run
 // (d = 64: 1.01–1.31×; d = 128: 0.85–1.06×) — see kernels/README.md.
+#include <iterator>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "fa2_tc_bwd_kernel.cuh"
+#include "flashlab/sim/tensor_core_configs.hpp"
 #include "flashlab/kernels/fa2_tc_bwd.hpp"
 
 namespace flashlab::kernels {
@@ -26,16 +29,20 @@ namespace {
 
 namespace bwd = fa2_tc_bwd_detail;
 
-// The compiled configurations, one per head dim. Alternatives are timed by
-// tests/kernels/bwd_check.cu (FLASHLAB_BWD_VARIANTS); docs/kernels.md has the choice.
-//                            d   B_c  B_r  warps  K_j,V_j in regs  blocks/SM  dQ deferred
-using Cfg64 = bwd::Config<64, 128, 32, 4, false, 2, true>;   // 32 keys per warp: B fragments feed two mma rows
-using Cfg128 = bwd::Config<128, 128, 64, 8, false, 1, true>;  // 16 keys per warp (32 would need 256 accumulators)
+// The compiled configurations, one per head dim: sim::kFa2TcBwdConfigs. Alternatives
+// are timed by tests/kernels/bwd_check.cu (FLASHLAB_BWD_VARIANTS); docs/kernels.md has the choice.
+template <std::size_t I>
+using CfgAt = bwd::Config<sim::kFa2TcBwdConfigs[I].head_dim, sim::kFa2TcBwdConfigs[I].Bc, sim::kFa2TcBwdConfigs[I].Br,
+                          sim::kFa2TcBwdConfigs[I].warps, sim::kFa2TcBwdConfigs[I].kv_in_registers,
+                          sim::kFa2TcBwdConfigs[I].min_blocks, sim::kFa2TcBwdConfigs[I].defer_dq>;
+constexpr std::size_t kConfigs = std::size(sim::kFa2TcBwdConfigs);
 
-template <class Cfg>
-sim::TileShape tiles_of() {
-  return sim::TileShape{Cfg::kBr, Cfg::kBc};
+template <std::size_t... I>
+constexpr bool smem_agrees(std::index_sequence<I...>) {
+  return ((CfgAt<I>::kSmemBytes == sim::fa2_tc_bwd_smem_bytes(sim::kFa2TcBwdConfigs[I])) && ...);
 }
+static_assert(smem_agrees(std::make_index_sequence<kConfigs>{}),
+              "the kernel's shared memory differs from sim::fa2_tc_bwd_smem_bytes");
 
 template <class Cfg>
 void backward_dtype(const LaunchArgs& a) {
@@ -52,44 +59,20 @@ void backward_dtype(const LaunchArgs& a) {
   throw Unsupported("fa2_tc_bwd runs fp16 and bf16 only (mma.sync.m16n8k16 takes 16-bit inputs); got fp32");
 }
 
-std::string head_dim_list() {
-  std::string s;
-  for (int d : fa2_tc_bwd_head_dims()) s += (s.empty() ? "" : ", ") + std::to_string(d);
-  return s;
-}
-
-[[noreturn]] void unsupported_head_dim(long long d) {
-  throw Unsupported("fa2_tc_bwd is compiled for head dims " + head_dim_list() + "; got d=" + std::to_string(d));
+template <std::size_t... I>
+void backward_at(const LaunchArgs& a, std::index_sequence<I...>) {
+  const bool launched =
+      ((sim::kFa2TcBwdConfigs[I].head_dim == a.problem.head_dim ? (backward_dtype<CfgAt<I>>(a), true) : false) ||
+       ...);
+  if (!launched) (void)fa2_tc_bwd_config(static_cast<int>(a.problem.head_dim));  // throws Unsupported: not compiled
 }
 
 }  // namespace
 
-std::vector<int> fa2_tc_bwd_head_dims() { return {64, 128}; }
-
-sim::TileShape fa2_tc_bwd_tiles(int head_dim) {
-  switch (head_dim) {
-    case 64: return tiles_of<Cfg64>();
-    case 128: return tiles_of<Cfg128>();
-    default: unsupported_head_dim(head_dim);
-  }
-}
-
-std::size_t fa2_tc_bwd_smem_bytes(int head_dim) {
-  switch (head_dim) {
-    case 64: return Cfg64::kSmemBytes;
-    case 128: return Cfg128::kSmemBytes;
-    default: unsupported_head_dim(head_dim);
-  }
-}
-
 void fa2_tc_backward(const LaunchArgs& a) {
   if (a.problem.dtype == sim::DType::fp32)
     throw Unsupported("fa2_tc_bwd runs fp16 and bf16 only (mma.sync.m16n8k16 takes 16-bit inputs); got fp32");
-  switch (a.problem.head_dim) {
-    case 64: return backward_dtype<Cfg64>(a);
-    case 128: return backward_dtype<Cfg128>(a);
-    default: unsupported_head_dim(a.problem.head_dim);
-  }
+  backward_at(a, std::make_index_sequence<kConfigs>{});
 }
 
 }  // namespace flashlab::kernels

@@ -12,10 +12,8 @@
 #include "flashlab/sim/checked.hpp"
 #include "flashlab/sim/format.hpp"
 
-#if defined(FLASHLAB_HAVE_FA2_TC)
 #include "flashlab/kernels/fa2_tc.hpp"
 #include "flashlab/kernels/fa2_tc_bwd.hpp"
-#endif
 
 namespace flashlab::kernels {
 
@@ -125,18 +123,14 @@ KernelInfo fa2_tc_info() {
   k.folds_running_output = true;
   k.threads_per_block = zero_shape;  // fixed by the rung; it checks its own launch
   k.workspace_bytes = zero_shape;
-#if defined(FLASHLAB_HAVE_FA2_TC)
+  // What is compiled (sim::kFa2TcConfigs), the same in a build without CUDA.
   k.head_dims = fa2_tc_head_dims();
-  k.launch = &fa2_tc_forward;
   k.default_tiles = [](const AttentionProblem& p) { return fa2_tc_tiles(static_cast<int>(p.head_dim)); };
   k.smem_bytes = [](const AttentionProblem& p, TileShape) {
     return static_cast<i64>(fa2_tc_smem_bytes(static_cast<int>(p.head_dim)));
   };
-#else
-  // A build without CUDA cannot ask the rung; these are the head dims its
-  // contract (kernels/include/flashlab/kernels/fa2_tc.hpp) promises.
-  k.head_dims = {64, 128};
-  k.smem_bytes = zero_shape;
+#if defined(FLASHLAB_HAVE_FA2_TC)
+  k.launch = &fa2_tc_forward;
 #endif
   return k;
 }
@@ -253,17 +247,14 @@ KernelInfo fa2_tc_bwd_info() {
   k.threads_per_block = zero_shape;  // fixed by the rung; it checks its own launch
   k.workspace_bytes = [](const AttentionProblem& p, TileShape) { return layout::fa_bwd_workspace_bytes(p); };
   k.workspace_holds = "dQaccum in fp32, L and D";
-#if defined(FLASHLAB_HAVE_FA2_TC)
+  // What is compiled (sim::kFa2TcBwdConfigs), the same in a build without CUDA.
   k.head_dims = fa2_tc_bwd_head_dims();
-  k.launch = &fa2_tc_backward;
   k.default_tiles = [](const AttentionProblem& p) { return fa2_tc_bwd_tiles(static_cast<int>(p.head_dim)); };
   k.smem_bytes = [](const AttentionProblem& p, TileShape) {
     return static_cast<i64>(fa2_tc_bwd_smem_bytes(static_cast<int>(p.head_dim)));
   };
-#else
-  // What the contract (kernels/include/flashlab/kernels/fa2_tc_bwd.hpp) promises.
-  k.head_dims = {64, 128};
-  k.smem_bytes = zero_shape;
+#if defined(FLASHLAB_HAVE_FA2_TC)
+  k.launch = &fa2_tc_backward;
 #endif
   return k;
 }

@@ -12,6 +12,7 @@
 #include "flashlab/sim/footprint.hpp"
 #include "flashlab/sim/format.hpp"
 #include "flashlab/sim/simulate.hpp"
+#include "flashlab/sim/tensor_core_configs.hpp"
 #include "flashlab/sim/tiles.hpp"
 #include "support.hpp"
 
@@ -304,4 +305,39 @@ TEST_CASE("fa2_bwd's default tiles fit an H100 with two or more blocks per SM", 
   const auto why = unsupported_reason(k, problem(1, 1, 64, 128), {16, 128}, dev);
   REQUIRE(why);
   CHECK_THAT(*why, Catch::Contains("at most 512"));
+}
+
+TEST_CASE("the tensor-core rungs list what is compiled, from the simulator's table, with or without CUDA",
+          "[kernels][registry]") {
+  const KernelInfo* fwd = find_kernel("fa2_tc");
+  const KernelInfo* bwd = find_kernel("fa2_tc_bwd");
+  REQUIRE(fwd != nullptr);  // listed in every build (fa2_tc.cu is part of the tree)
+  REQUIRE(bwd != nullptr);
+  std::vector<int> want;
+  for (const sim::Fa2TcConfig& c : sim::kFa2TcConfigs) want.push_back(c.head_dim);
+  CHECK(fwd->head_dims == want);
+  CHECK(want == std::vector<int>{64, 96, 128, 256});
+  for (const sim::Fa2TcConfig& c : sim::kFa2TcConfigs) {
+    INFO("fa2_tc d " << c.head_dim);
+    const sim::AttentionProblem p = problem(1, 4, 1024, c.head_dim, false, sim::DType::bf16);
+    REQUIRE(fwd->default_tiles);
+    CHECK(fwd->default_tiles(p) == sim::TileShape{c.Br, c.Bc});
+    CHECK(fwd->smem_bytes(p, sim::TileShape{c.Br, c.Bc}) == static_cast<sim::i64>(sim::fa2_tc_smem_bytes(c)));
+  }
+  want.clear();
+  for (const sim::Fa2TcBwdConfig& c : sim::kFa2TcBwdConfigs) want.push_back(c.head_dim);
+  CHECK(bwd->head_dims == want);
+  for (const sim::Fa2TcBwdConfig& c : sim::kFa2TcBwdConfigs) {
+    INFO("fa2_tc_bwd d " << c.head_dim);
+    const sim::AttentionProblem p = problem(1, 4, 1024, c.head_dim, false, sim::DType::bf16);
+    REQUIRE(bwd->default_tiles);
+    CHECK(bwd->default_tiles(p) == sim::TileShape{c.Br, c.Bc});
+    CHECK(bwd->smem_bytes(p, sim::TileShape{c.Br, c.Bc}) == static_cast<sim::i64>(sim::fa2_tc_bwd_smem_bytes(c)));
+  }
+  // A head dim not compiled: the reason names the compiled ones.
+  CHECK_THROWS_WITH(fwd->default_tiles(problem(1, 4, 1024, 48, false, sim::DType::bf16)),
+                    "fa2_tc is compiled for head dims 64, 96, 128, 256; got d=48");
+  // The shared memory the kernels declare (checked against these formulas when
+  // they compile): d 128 forward (128 + 4·32)·136·2 bytes.
+  CHECK(sim::fa2_tc_smem_bytes(*sim::fa2_tc_config(128)) == 69632);
 }

@@ -8,12 +8,15 @@
 #include <vector>
 
 #include "flashlab/kernels/launch.hpp"
+#include "flashlab/sim/tensor_core_configs.hpp"
 
 namespace flashlab::kernels {
 
-std::vector<int> fa2_tc_bwd_head_dims();          // compiled head dims, e.g. {64, 128}
-sim::TileShape fa2_tc_bwd_tiles(int head_dim);    // (B_r, B_c) compiled for d; throws Unsupported
-std::size_t fa2_tc_bwd_smem_bytes(int head_dim);  // dynamic shared memory per block of the main kernel
+// What is compiled, from sim::kFa2TcBwdConfigs (every build).
+std::vector<int> fa2_tc_bwd_head_dims();               // compiled head dims: 64, 128
+sim::Fa2TcBwdConfig fa2_tc_bwd_config(int head_dim);   // the row for d; throws Unsupported naming the compiled ones
+sim::TileShape fa2_tc_bwd_tiles(int head_dim);         // (B_r, B_c) compiled for d; throws Unsupported
+std::size_t fa2_tc_bwd_smem_bytes(int head_dim);       // dynamic shared memory per block of the main kernel
 // Backward pass; fp16 and bf16 only. Reads Q, K, V, O, the logsumexp and dO;
 // writes dQ, dK, dV; the workspace holds dQaccum (fp32), L_i and D_i
 // (layout::fa_bwd_workspace_bytes). Throws Unsupported (naming the limit) or CudaError.
