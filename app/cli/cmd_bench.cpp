@@ -132,6 +132,7 @@ class BenchCommand : public Command {
       return 0;
     }
     if (list_sweeps_) return print_sweeps();
+    if (check_roof_ || !results_.empty()) refuse_run_flags();
     if (check_roof_) return check_roof();
     if (!results_.empty()) return print_results();
     if (ring_asked()) return run_ring_bench(ring_flags());
@@ -278,6 +279,18 @@ class BenchCommand : public Command {
   // Each file's table again, its rows placed on the datasheet preset of its GPU
   // with the SM count and L2 the run recorded: what today's model says of
   // yesterday's measurements.
+  // --results reads files and runs nothing: a run's flag beside it would be
+  // ignored, so it is refused, named.
+  void refuse_run_flags() const {
+    for (const char* flag : {"--kernels", "--sweep", "--batch", "--tokens", "--seq", "--seq-kv", "--heads",
+                             "--head-dim", "--emb-dim", "--causal", "--dtype", "--repeats", "--warmup", "--tiles",
+                             "--br", "--bc", "--mem-limit", "--counters", "--check-only", "--csv", "--json", "--gpus",
+                             "--model", "--kv-heads", "--layout", "--devices", "--ring-steps", "--virtual-gpus"})
+      if (app->count(flag) > 0)
+        throw UsageError(std::string(flag) + " belongs to a run; --results reads results files and runs nothing "
+                         "(give one or the other)");
+  }
+
   int print_results() {
     const auto files = results_files();
     const std::vector<sim::HardwareModel> presets = analysis::datasheet_presets();

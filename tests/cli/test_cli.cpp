@@ -378,6 +378,18 @@ TEST_CASE("bench --results: a results file placed again against today's model, n
   CHECK_THAT(z.out, Catch::Contains("no datasheet preset matches the GPU 'Z80 Turbo'"));
 }
 
+TEST_CASE("bench --results runs nothing: a run's flag beside it is refused, named", "[cli][results]") {
+  const std::string file = data("h200-validate-excerpt.json");
+  for (const char* flag : {"--sweep ring-llama2-7b", "--kernels fa2", "--seq 4K", "--gpus 2", "--json out.json"}) {
+    INFO(flag);
+    const Run r = run_flashlab(std::string("bench --results ") + file + " " + flag);
+    CHECK(r.code == 2);
+    const std::string name = std::string(flag).substr(0, std::string(flag).find(' '));
+    CHECK_THAT(r.err, Catch::Contains(name + " belongs to a run; --results reads results files and runs nothing"));
+  }
+  CHECK(run_flashlab(std::string("bench --check-roof --results ") + file + " --sweep perf").code == 2);
+}
+
 TEST_CASE("bench --check-roof: every committed results file, no run above its roof", "[cli][roof]") {
   std::string args = "bench --check-roof";
   const fs::path dir = fs::path(FLASHLAB_TEST_DATA) / ".." / ".." / "docs" / "results";
