@@ -585,7 +585,7 @@ void recompute(AppState& s) {
         v.scratch = std::make_unique<sim::Cursor>(*v.schedule, v.result.sram_capacity_bytes);
         v.traced = sim::TracedReads(*v.schedule, v.result.l2);
         if (shows_online_softmax(a)) v.softmax = std::make_unique<sim::OnlineSoftmax>(p, v.result.tiles, 1, 4);
-        if (hopper && a == sim::Algorithm::fa2) v.hopper = hopper;
+        if (hopper && sim::algorithm_info(a).hopper_rung_runs_it) v.hopper = hopper;
         m.algos.push_back(std::move(v));
       }
       if (hopper) {

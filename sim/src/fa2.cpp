@@ -42,7 +42,10 @@ const AlgorithmInfo& info() {
       /*palette_index=*/2,
       Marker::diamond,
       GridShape::cta_per_outer_iteration,
-      TileRule::paper_transposed};
+      TileRule::paper_transposed,
+      Pass::fwd,
+      Algorithm::fa2,
+      /*hopper_rung_runs_it=*/true};
   return i;
 }
 

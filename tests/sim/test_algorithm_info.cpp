@@ -105,3 +105,13 @@ TEST_CASE("forward algorithms come first, each with its backward", "[sim][algori
   CHECK(backward_of(Algorithm::fa2) == Algorithm::fa2_bwd);
   CHECK(backward_of(Algorithm::pytorch) == Algorithm::pytorch_bwd);
 }
+
+TEST_CASE("the Hopper rung runs one loop nest, a forward one: FlashAttention-2's", "[sim][algorithm]") {
+  std::vector<Algorithm> runs;
+  for (Algorithm a : all_algorithms())
+    if (algorithm_info(a).hopper_rung_runs_it) runs.push_back(a);
+  REQUIRE(runs.size() == 1);
+  CHECK(runs.front() == Algorithm::fa2);
+  CHECK(algorithm_info(runs.front()).pass == Pass::fwd);
+  CHECK(forward_of(Algorithm::fa2) == Algorithm::fa2);
+}

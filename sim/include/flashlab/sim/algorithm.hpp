@@ -79,6 +79,10 @@ struct AlgorithmInfo {
   // a forward one): fa2_bwd differentiates fa2, using the L_i fa2 wrote.
   Pass pass = Pass::fwd;
   Algorithm forward = Algorithm::standard;
+
+  // The Hopper rung (fa3_hopper) runs this loop nest: its schedule inside a CTA
+  // (hopper_pipeline.hpp) is drawn with this algorithm's.
+  bool hopper_rung_runs_it = false;
 };
 
 const AlgorithmInfo& algorithm_info(Algorithm a);
