@@ -276,9 +276,6 @@ class BenchCommand : public Command {
     return files;
   }
 
-  // Each file's table again, its rows placed on the datasheet preset of its GPU
-  // with the SM count and L2 the run recorded: what today's model says of
-  // yesterday's measurements.
   // --results reads files and runs nothing: a run's flag beside it would be
   // ignored, so it is refused, named.
   void refuse_run_flags() const {
@@ -291,6 +288,9 @@ class BenchCommand : public Command {
                          "(give one or the other)");
   }
 
+  // Each file's table again, its rows placed on the datasheet preset of its GPU
+  // with the SM count and L2 the run recorded: what today's model says of
+  // yesterday's measurements.
   int print_results() {
     const auto files = results_files();
     const std::vector<sim::HardwareModel> presets = analysis::datasheet_presets();

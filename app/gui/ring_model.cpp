@@ -139,7 +139,6 @@ void blame_too_large(const sim::AttentionProblem& ap, bool custom, RingModel& m)
   for (const auto& [key, member] : fields) {
     sim::AttentionProblem q = ap;
     q.*member = 1;
-    if (member == &sim::AttentionProblem::seq_q) q.seq_kv = 0;  // N is both sides of the ring's whole problem
     if (sim::validate(q).empty())
       m.bad_fields.emplace_back(custom || (std::string(key) != "heads" && std::string(key) != "head_dim") ? key : "model");
   }

@@ -346,7 +346,8 @@ AttentionProblem block_problem(const RingProblem& p, i64 n_q, i64 n_kv, bool cau
   return ap;
 }
 
-AttentionProblem whole_problem(const RingProblem& p) { return block_problem(p, p.seq, p.seq, p.causal); }
+// seq_kv 0: N_kv = N_q, the square problem's own form.
+AttentionProblem whole_problem(const RingProblem& p) { return block_problem(p, p.seq, 0, p.causal); }
 
 // ---- names ---------------------------------------------------------------------
 
