@@ -116,7 +116,7 @@ inline cudaStream_t stream_of(const LaunchArgs& a) { return static_cast<cudaStre
 // caller gets numbers computed for another layout.
 inline void refuse_launch_extensions(const LaunchArgs& a, const char* rung) {
   const std::string who(rung);
-  if (a.kv_heads != 0 && a.kv_heads != a.problem.heads)
+  if (a.problem.h_kv() != a.problem.heads)
     throw Unsupported(who + " reads one K/V head per query head: expand grouped K/V heads first");
   if (a.running.step != Fold::none) throw Unsupported(who + " does not fold into a running output");
   if (a.bwd.dq_accum != nullptr || a.bwd.dk_accum != nullptr || a.bwd.dv_accum != nullptr)

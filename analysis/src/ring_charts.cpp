@@ -25,9 +25,9 @@ std::string layout_words(sim::RingLayout l) { return l == sim::RingLayout::zigza
 std::string tokens(sim::i64 n) { return format_tick(static_cast<double>(n), TickFormat::binary); }
 
 // "LLaMA-2-7B", or the shape when no model of attention_models() has it.
-std::string model_label(const sim::RingProblem& p) {
+std::string model_label(const sim::AttentionProblem& p) {
   if (const sim::AttentionModel* m = sim::find_attention_model(ring_model_id(p))) return std::string(m->label);
-  return "H=" + std::to_string(p.heads) + " H_kv=" + std::to_string(p.kv_heads) + " d=" + std::to_string(p.head_dim);
+  return "H=" + std::to_string(p.heads) + " H_kv=" + std::to_string(p.h_kv()) + " d=" + std::to_string(p.head_dim);
 }
 
 // What tells the drawn runs apart besides the model and N: P, B, the mask and
@@ -41,7 +41,7 @@ Varying varying(const std::vector<const sim::RingMeasuredRun*>& shown) {
   std::set<int> causal, dtype;
   std::set<std::string> steps;
   for (const sim::RingMeasuredRun* r : shown) {
-    gpus.insert(r->problem.gpus);
+    gpus.insert(r->problem.gpus());
     batch.insert(r->problem.batch);
     causal.insert(r->problem.causal ? 1 : 0);
     dtype.insert(static_cast<int>(r->problem.dtype));
@@ -51,9 +51,9 @@ Varying varying(const std::vector<const sim::RingMeasuredRun*>& shown) {
 }
 
 // " P=4 B=2": the varying parts of a run's problem.
-std::string varying_suffix(const sim::RingProblem& p, const Varying& v) {
+std::string varying_suffix(const sim::AttentionProblem& p, const Varying& v) {
   std::string s;
-  if (v.gpus) s += " P=" + std::to_string(p.gpus);
+  if (v.gpus) s += " P=" + std::to_string(p.gpus());
   if (v.batch) s += " B=" + std::to_string(p.batch);
   if (v.causal) s += p.causal ? " causal" : " full";
   if (v.dtype) s += " " + std::string(sim::to_string(p.dtype));
@@ -68,9 +68,9 @@ std::string subtitle(const sim::RingMeasuredRuns& runs, const std::vector<const 
   if (machine.empty()) machine = runs.meta.device.gpu;
   if (!machine.empty()) s += " · " + machine;
   if (!shown.empty()) {
-    const sim::RingProblem& p = shown.front()->problem;
+    const sim::AttentionProblem& p = shown.front()->problem;
     std::string same;
-    if (!v.gpus) same += " P=" + std::to_string(p.gpus);
+    if (!v.gpus) same += " P=" + std::to_string(p.gpus());
     if (!v.batch) same += " B=" + std::to_string(p.batch);
     if (!v.dtype) same += " " + std::string(sim::to_string(p.dtype));
     if (!v.causal) same += p.causal ? " causal" : " full";
@@ -88,9 +88,9 @@ std::vector<const sim::RingMeasuredRun*> multi_gpu_runs(const sim::RingMeasuredR
   std::vector<const sim::RingMeasuredRun*> out;
   std::set<std::string> other_layouts, other_steps;
   for (const sim::RingMeasuredRun& r : runs.runs) {
-    if (r.problem.gpus < 2) continue;
-    if (r.problem.layout != layout) {
-      other_layouts.insert(layout_words(r.problem.layout));
+    if (r.problem.gpus() < 2) continue;
+    if (r.problem.layout() != layout) {
+      other_layouts.insert(layout_words(r.problem.layout()));
       continue;
     }
     if (!wanted_steps(r, steps)) {
@@ -157,12 +157,12 @@ ChartSpec ring_scaling_chart(const sim::RingMeasuredRuns& runs, const RingChartO
     }
     const std::string model = model_label(run.problem);
     if (!row.scaling_efficiency) {
-      no_single.insert(model + " N=" + tokens(run.problem.seq));
+      no_single.insert(model + " N=" + tokens(run.problem.seq_q));
       continue;
     }
     if (const sim::RingMeasuredRun* one = ring_single_gpu_run(runs, run.problem, row.pass)) {
       baseline_steps.insert(one->steps);
-      if (one->steps == "pairwise" && one->problem.kv_heads < one->problem.heads) slow_baseline.insert(model);
+      if (one->steps == "pairwise" && one->problem.h_kv() < one->problem.heads) slow_baseline.insert(model);
     }
     if (std::find(models.begin(), models.end(), model) == models.end()) models.push_back(model);
     const Key k{model, run.steps, varying_suffix(run.problem, {v.gpus, v.batch, v.causal, v.dtype, false}), row.pass,
@@ -176,7 +176,7 @@ ChartSpec ring_scaling_chart(const sim::RingMeasuredRuns& runs, const RingChartO
       it = keys.end() - 1;
     }
     points[static_cast<size_t>(it - keys.begin())].emplace_back(
-        static_cast<double>(run.problem.seq) / run.problem.gpus, *row.scaling_efficiency);
+        static_cast<double>(run.problem.seq_q) / run.problem.gpus(), *row.scaling_efficiency);
   }
   std::vector<size_t> order(keys.size());
   for (size_t k = 0; k < order.size(); ++k) order[k] = k;
@@ -290,7 +290,7 @@ ChartSpec ring_time_chart(const sim::RingMeasuredRuns& runs, const RingChartOpti
       continue;
     }
     const double cat = static_cast<double>(c.categories.size());
-    c.categories.push_back(model_label(run.problem) + " " + tokens(run.problem.seq) + varying_suffix(run.problem, v) +
+    c.categories.push_back(model_label(run.problem) + " " + tokens(run.problem.seq_q) + varying_suffix(run.problem, v) +
                            (v.steps ? " " + run.steps : ""));
     const double t = row.time_ms;
     if (row.rung_ms >= 0) {

@@ -72,8 +72,8 @@ json pass_json(const sim::RingPassResult& p) {
 
 std::string ring_summary_text(const sim::RingSimulation& s, const sim::RingTopology& topo,
                               const sim::RingComputeModel& cm) {
-  const sim::RingProblem& p = s.problem;
-  std::string out = "Ring attention on " + std::to_string(p.gpus) + " × " + cm.hw.display_name + "\n";
+  const sim::AttentionProblem& p = s.problem;
+  std::string out = "Ring attention on " + std::to_string(p.gpus()) + " × " + cm.hw.display_name + "\n";
   out += "  problem   " + sim::describe(p) + "\n";
   const std::string model = ring_model_id(p);
   if (!model.empty()) out += "  model     " + model + "'s attention layer (one layer)\n";
@@ -84,8 +84,8 @@ std::string ring_summary_text(const sim::RingSimulation& s, const sim::RingTopol
   }
   out += "  layout    " + std::to_string(s.partition.chunks.size()) + " chunks of " + std::to_string(lo) +
          (hi != lo ? "–" + std::to_string(hi) : std::string()) + " tokens; GPU r holds " +
-         (p.layout == sim::RingLayout::zigzag ? "chunks r and 2P − 1 − r" : "chunk r") + "\n";
-  const int nodes = nodes_of(p.gpus, topo.gpus_per_node);
+         (p.layout() == sim::RingLayout::zigzag ? "chunks r and 2P − 1 − r" : "chunk r") + "\n";
+  const int nodes = nodes_of(p.gpus(), topo.gpus_per_node);
   out += "  links     inside a node (" + std::to_string(topo.gpus_per_node) + " GPUs): " + link_line(topo.intra) + "\n";
   if (nodes > 1)
     out += "            between the " + std::to_string(nodes) + " nodes: " + link_line(topo.inter) + "\n";
@@ -99,7 +99,7 @@ std::string ring_summary_text(const sim::RingSimulation& s, const sim::RingTopol
     if (r == nullptr) continue;
     t.add({std::string(sim::ring_pass_name(r->pass)), ms(r->time_s), ms(r->compute_s), ms(r->comm_s),
            ms(r->exposed_comm_s), ms(r->exposed_comm_s - r->exposed_steps_s), pct(r->overlap), ms(r->idle_s), sim::fixed(static_cast<double>(r->bytes_per_step) / 1e6, 1),
-           r->time_s > 0 ? sim::fixed(r->flops / r->time_s / p.gpus * 1e-12, 1) : std::string("-")});
+           r->time_s > 0 ? sim::fixed(r->flops / r->time_s / p.gpus() * 1e-12, 1) : std::string("-")});
   }
   std::string table = t.str();
   std::string indented;
@@ -197,7 +197,7 @@ json ring_simulation_json(const sim::RingSimulation& s, const sim::RingTopology&
          {"backward_efficiency", cm.backward_efficiency ? json(*cm.backward_efficiency) : json(nullptr)},
          {"topology",
           {{"gpus_per_node", topo.gpus_per_node},
-           {"nodes", nodes_of(s.problem.gpus, topo.gpus_per_node)},
+           {"nodes", nodes_of(s.problem.gpus(), topo.gpus_per_node)},
            {"intra", interconnect_json(topo.intra)},
            {"inter", interconnect_json(topo.inter)}}},
          {"partition", {{"chunks", std::move(chunks)}, {"held", s.partition.held}}},
@@ -253,11 +253,11 @@ RingExtrapolation extrapolate_ring(const std::vector<RingScaleShape>& shapes, co
       RingScaleRow row;
       row.model = shape.model;
       row.problem = shape.problem;
-      row.problem.seq = n;
+      row.problem.seq_q = n;
       for (int g : gpus) {
-        sim::RingProblem p = row.problem;
-        p.gpus = g;
-        const int chunks = p.layout == sim::RingLayout::zigzag ? 2 * g : g;
+        sim::AttentionProblem p = row.problem;
+        p.parallel_part().gpus = g;
+        const int chunks = p.layout() == sim::RingLayout::zigzag ? 2 * g : g;
         if (n < chunks) continue;
         const sim::RingSimulation s = sim::simulate_ring(p, topo, cm);
         RingScalePoint pt;
@@ -280,7 +280,7 @@ RingExtrapolation extrapolate_ring(const std::vector<RingScaleShape>& shapes, co
         if (!pt.hidden() && !row.first_exposed_gpus) row.first_exposed_gpus = g;
         row.points.push_back(pt);
       }
-      if (!row.points.empty()) row.problem.gpus = row.points.front().gpus;
+      if (!row.points.empty()) row.problem.parallel_part().gpus = row.points.front().gpus;
       x.rows.push_back(std::move(row));
     }
   return x;
@@ -295,7 +295,7 @@ std::string ring_extrapolation_table(const RingExtrapolation& x, bool markdown) 
   header.push_back("communication");
   std::vector<std::vector<std::string>> rows;
   for (const RingScaleRow& r : x.rows) {
-    std::vector<std::string> row{r.model, seq_text(r.problem.seq)};
+    std::vector<std::string> row{r.model, seq_text(r.problem.seq_q)};
     for (int g : x.gpus) {
       auto it = std::find_if(r.points.begin(), r.points.end(), [&](const RingScalePoint& p) { return p.gpus == g; });
       if (it == r.points.end()) {
@@ -354,17 +354,17 @@ std::string ring_extrapolation_csv(const RingExtrapolation& x) {
   std::string out = csv_row(ring_extrapolation_csv_header());
   for (const RingScaleRow& r : x.rows)
     for (const RingScalePoint& p : r.points) {
-      const sim::RingProblem& q = r.problem;
+      const sim::AttentionProblem& q = r.problem;
       out += csv_row({r.model,
                       std::to_string(q.batch),
                       std::to_string(q.heads),
-                      std::to_string(q.kv_heads),
-                      std::to_string(q.seq),
+                      std::to_string(q.h_kv()),
+                      std::to_string(q.seq_q),
                       std::to_string(q.head_dim),
                       q.causal ? "true" : "false",
                       std::string(sim::to_string(q.dtype)),
-                      std::string(sim::ring_layout_name(q.layout)),
-                      q.backward ? "fwd+bwd" : "fwd",
+                      std::string(sim::ring_layout_name(q.layout())),
+                      q.backward() ? "fwd+bwd" : "fwd",
                       std::to_string(p.gpus),
                       std::to_string(p.nodes),
                       sim::shortest(p.time_s * 1e3),

@@ -118,27 +118,28 @@ class Reader {
 
 }  // namespace
 
-json ring_problem_json(const sim::RingProblem& p) {
+json ring_problem_json(const sim::AttentionProblem& p) {
   return json{{"batch", p.batch},
               {"heads", p.heads},
-              {"kv_heads", p.kv_heads},
-              {"seq", p.seq},
+              {"kv_heads", p.h_kv()},
+              {"seq", p.seq_q},
               {"head_dim", p.head_dim},
               {"causal", p.causal},
               {"dtype", std::string(sim::to_string(p.dtype))},
-              {"gpus", p.gpus},
-              {"layout", std::string(sim::ring_layout_name(p.layout))},
-              {"backward", p.backward}};
+              {"gpus", p.gpus()},
+              {"layout", std::string(sim::ring_layout_name(p.layout()))},
+              {"backward", p.backward()}};
 }
 
 namespace {
 
-sim::RingProblem problem_from(const Reader& rd, const json& o, const std::string& where) {
-  sim::RingProblem p;
+sim::AttentionProblem problem_from(const Reader& rd, const json& o, const std::string& where) {
+  sim::AttentionProblem p;
+  p.parallel = sim::ParallelPart{};
   p.batch = rd.whole(o, where, "batch");
   p.heads = rd.whole(o, where, "heads");
   p.kv_heads = rd.whole(o, where, "kv_heads", p.heads);
-  p.seq = rd.whole(o, where, "seq");
+  p.seq_q = rd.whole(o, where, "seq");
   p.head_dim = rd.whole(o, where, "head_dim");
   p.causal = rd.flag(o, where, "causal");
   const std::string dt = rd.text(o, where, "dtype", true);
@@ -147,12 +148,12 @@ sim::RingProblem problem_from(const Reader& rd, const json& o, const std::string
   p.dtype = *dtype;
   const i64 gpus = rd.whole(o, where, "gpus");
   if (gpus < 1 || gpus > 4096) rd.error(where + ".gpus", "expected 1 to 4096 GPUs (got " + std::to_string(gpus) + ")");
-  p.gpus = static_cast<int>(gpus);
+  p.parallel_part().gpus = static_cast<int>(gpus);
   const std::string layout = rd.text(o, where, "layout", true);
-  if (!sim::parse_ring_layout(layout, p.layout))
+  if (!sim::parse_ring_layout(layout, p.parallel_part().layout))
     rd.error(where + ".layout", "unknown layout '" + layout + "' (expected contiguous, zigzag)");
-  p.backward = rd.flag(o, where, "backward", false);
-  if (const auto why = sim::validate(p); !why.empty()) rd.error(where, why.front());
+  p.parallel_part().backward = rd.flag(o, where, "backward", false);
+  if (const auto why = sim::validate(p); !why.empty()) rd.error(where, why.front().message);
   return p;
 }
 
@@ -368,13 +369,13 @@ sim::RingMeasuredRuns ring_results_from_json(const std::string& text, const std:
     if (!st) rd.error(w + ".status", "unknown status '" + status + "' (expected ok, OOM, skipped, failed)");
     run.status = *st;
     run.reason = rd.text(o, w, "reason");
-    const int P = run.problem.gpus;
+    const int P = run.problem.gpus();
     // A run that did not finish may have no times.
     if (run.status == sim::RunStatus::ok || rd.has(o, "forward"))
       run.forward = pass_from(rd, rd.object(o, w, "forward"), w + ".forward", sim::RingPass::forward, P);
     if (rd.has(o, "backward"))
       run.backward = pass_from(rd, rd.object(o, w, "backward"), w + ".backward", sim::RingPass::backward, P);
-    else if (run.problem.backward && run.status == sim::RunStatus::ok)
+    else if (run.problem.backward() && run.status == sim::RunStatus::ok)
       rd.error(w + ".backward", "missing (the problem has a backward pass and the run is ok)");
     run.peak_allocated_bytes = wholes_from(rd, o, w, "peak_allocated_bytes");
     run.peak_device_used_bytes = wholes_from(rd, o, w, "peak_device_used_bytes");
@@ -402,19 +403,19 @@ sim::RingMeasuredRuns ring_results_from_file(const std::string& path) {
 
 // ---- rows ----------------------------------------------------------------------------
 
-std::string ring_model_id(const sim::RingProblem& p) {
+std::string ring_model_id(const sim::AttentionProblem& p) {
   for (const sim::AttentionModel& m : sim::attention_models())
-    if (m.heads == p.heads && m.kv_heads == p.kv_heads && m.head_dim == p.head_dim) return std::string(m.id);
+    if (m.heads == p.heads && m.kv_heads == p.h_kv() && m.head_dim == p.head_dim) return std::string(m.id);
   return {};
 }
 
-i64 ring_total_pairs(const sim::RingProblem& p) { return p.causal ? p.seq * (p.seq + 1) / 2 : p.seq * p.seq; }
+i64 ring_total_pairs(const sim::AttentionProblem& p) { return p.causal ? p.seq_q * (p.seq_q + 1) / 2 : p.seq_q * p.seq_q; }
 
-double ring_pass_flops(const sim::RingProblem& p, sim::RingPass pass) {
+double ring_pass_flops(const sim::AttentionProblem& p, sim::RingPass pass) {
   return sim::ring_convention_flops(p, ring_total_pairs(p), pass);
 }
 
-const sim::RingMeasuredRun* ring_single_gpu_run(const sim::RingMeasuredRuns& runs, const sim::RingProblem& p,
+const sim::RingMeasuredRun* ring_single_gpu_run(const sim::RingMeasuredRuns& runs, const sim::AttentionProblem& p,
                                                 sim::RingPass pass) {
   // The one-GPU baseline is the rung at its best: a fused run (grouped K/V
   // heads read in place; pairwise steps copy them to H heads even on one GPU)
@@ -422,11 +423,11 @@ const sim::RingMeasuredRun* ring_single_gpu_run(const sim::RingMeasuredRuns& run
   const sim::RingMeasuredRun* found = nullptr;
   int best = -1;
   for (const sim::RingMeasuredRun& r : runs.runs) {
-    if (r.problem.gpus != 1 || r.status != sim::RunStatus::ok || !sim::same_attention(r.problem, p)) continue;
+    if (r.problem.gpus() != 1 || r.status != sim::RunStatus::ok || !sim::same_attention(r.problem, p)) continue;
     if (pass == sim::RingPass::backward && !r.backward) continue;
     const double t = pass == sim::RingPass::forward ? r.forward.time_ms_median : r.backward->time_ms_median;
     if (!(t > 0)) continue;
-    const int score = (r.steps == "fused" ? 2 : 0) + (r.problem.layout == p.layout ? 1 : 0);
+    const int score = (r.steps == "fused" ? 2 : 0) + (r.problem.layout() == p.layout() ? 1 : 0);
     if (score > best) {
       best = score;
       found = &r;
@@ -439,9 +440,9 @@ std::vector<RingRow> ring_rows(const sim::RingMeasuredRuns& r) {
   std::vector<RingRow> rows;
   for (std::size_t k = 0; k < r.runs.size(); ++k) {
     const sim::RingMeasuredRun& run = r.runs[k];
-    const sim::RingProblem& p = run.problem;
+    const sim::AttentionProblem& p = run.problem;
     for (sim::RingPass pass : {sim::RingPass::forward, sim::RingPass::backward}) {
-      if (pass == sim::RingPass::backward && !run.backward && !p.backward) continue;
+      if (pass == sim::RingPass::backward && !run.backward && !p.backward()) continue;
       RingRow row;
       row.run = k;
       row.pass = pass;
@@ -462,10 +463,10 @@ std::vector<RingRow> ring_rows(const sim::RingMeasuredRuns& r) {
         row.comm_ms = m->comm_ms;
         row.exposed_comm_ms = m->exposed_comm_ms;
         row.overlap = m->comm_ms > 0 ? std::clamp(1.0 - m->exposed_comm_ms / m->comm_ms, 0.0, 1.0) : 1.0;
-        row.tflops_per_gpu = ring_pass_flops(p, pass) / (row.time_ms * 1e-3) / p.gpus * 1e-12;
+        row.tflops_per_gpu = ring_pass_flops(p, pass) / (row.time_ms * 1e-3) / p.gpus() * 1e-12;
         if (const sim::RingMeasuredRun* one = ring_single_gpu_run(r, p, pass)) {
           const double t1 = pass == sim::RingPass::forward ? one->forward.time_ms_median : one->backward->time_ms_median;
-          row.scaling_efficiency = t1 / (p.gpus * row.time_ms);
+          row.scaling_efficiency = t1 / (p.gpus() * row.time_ms);
         }
       }
       rows.push_back(std::move(row));
@@ -495,16 +496,16 @@ std::string ring_results_csv(const sim::RingMeasuredRuns& r) {
   out += csv_row(ring_csv_header());
   for (const RingRow& row : ring_rows(r)) {
     const sim::RingMeasuredRun& run = r.runs[row.run];
-    const sim::RingProblem& p = run.problem;
+    const sim::AttentionProblem& p = run.problem;
     auto num = [&](double v) { return row.measured ? sim::shortest(v) : std::string(); };
     out += csv_row({row.model,
                     std::to_string(p.batch),
                     std::to_string(p.heads),
-                    std::to_string(p.kv_heads),
-                    std::to_string(p.seq),
+                    std::to_string(p.h_kv()),
+                    std::to_string(p.seq_q),
                     std::to_string(p.head_dim),
-                    std::to_string(p.gpus),
-                    std::string(sim::ring_layout_name(p.layout)),
+                    std::to_string(p.gpus()),
+                    std::string(sim::ring_layout_name(p.layout())),
                     p.causal ? "true" : "false",
                     std::string(sim::to_string(p.dtype)),
                     std::string(sim::ring_pass_name(row.pass)),
@@ -536,11 +537,11 @@ std::string ring_table(const sim::RingMeasuredRuns& r) {
                "rung ms", "comm ms", "exposed ms", "overlap", "TFLOP/s/GPU", "peak/GPU", "scaling", "status"});
   for (const RingRow& row : ring_rows(r)) {
     const sim::RingMeasuredRun& run = r.runs[row.run];
-    const sim::RingProblem& p = run.problem;
+    const sim::AttentionProblem& p = run.problem;
     const bool m = row.measured;
     t.add({row.model.empty() ? std::string("-") : row.model, std::to_string(p.batch), std::to_string(p.heads),
-           std::to_string(p.kv_heads), std::to_string(p.seq), std::to_string(p.head_dim), std::to_string(p.gpus),
-           std::string(sim::ring_layout_name(p.layout)), p.causal ? "causal" : "full",
+           std::to_string(p.h_kv()), std::to_string(p.seq_q), std::to_string(p.head_dim), std::to_string(p.gpus()),
+           std::string(sim::ring_layout_name(p.layout())), p.causal ? "causal" : "full",
            std::string(sim::to_string(p.dtype)), std::string(sim::ring_pass_name(row.pass)),
            row.pass == sim::RingPass::forward ? run.kernel : run.backward_kernel, run.steps,
            m ? ms(row.time_ms) : "-", m && row.rung_ms >= 0 ? ms(row.rung_ms) : "-", m ? ms(row.comm_ms) : "-", m ? ms(row.exposed_comm_ms) : "-", m ? pct(row.overlap) : "-",
@@ -561,7 +562,7 @@ std::string ring_table(const sim::RingMeasuredRuns& r) {
 
 // ---- placement -----------------------------------------------------------------------
 
-RingCalibration calibrate_ring_efficiency(const sim::RingMeasuredRuns& runs, const sim::RingProblem& p,
+RingCalibration calibrate_ring_efficiency(const sim::RingMeasuredRuns& runs, const sim::AttentionProblem& p,
                                           const sim::RingTopology& topo, const sim::RingComputeModel& given) {
   RingCalibration c;
   c.forward = given.efficiency;
@@ -575,8 +576,8 @@ RingCalibration calibrate_ring_efficiency(const sim::RingMeasuredRuns& runs, con
   sim::RingComputeModel bound = given;
   bound.efficiency = 1.0;
   bound.backward_efficiency.reset();
-  sim::RingProblem q = one->problem;
-  q.backward = p.backward && one->backward.has_value();
+  sim::AttentionProblem q = one->problem;
+  q.parallel_part().backward = p.backward() && one->backward.has_value();
   const sim::RingSimulation s = sim::simulate_ring(q, topo, bound);
   std::vector<std::string> capped;
   auto eff = [&](double bound_s, double measured_ms, const char* name) {
@@ -591,7 +592,7 @@ RingCalibration calibrate_ring_efficiency(const sim::RingMeasuredRuns& runs, con
     c.backward = eff(s.backward->time_s, one->backward->time_ms_median, "backward");
     what += ", backward " + sim::fixed(*c.backward, 3);
   }
-  c.note = "compute efficiency calibrated from the P = 1 run (" + std::string(sim::ring_layout_name(q.layout)) +
+  c.note = "compute efficiency calibrated from the P = 1 run (" + std::string(sim::ring_layout_name(q.layout())) +
            ", " + one->kernel + "): its bound over its measured time, " + what;
   if (!capped.empty()) {
     std::string list;
@@ -611,15 +612,15 @@ RingPlacement place_ring_run(const sim::RingMeasuredRun& run, const sim::RingTop
   pl.calibration.forward = cm.efficiency;
   pl.calibration.backward = cm.backward_efficiency;
   pl.calibration.note = "compute efficiency " + sim::fixed(cm.efficiency, 3) + " as given";
-  sim::RingProblem p = run.problem;
-  p.backward = run.backward.has_value();
+  sim::AttentionProblem p = run.problem;
+  p.parallel_part().backward = run.backward.has_value();
   // The prediction launches its steps as the run did: the scratch memory and
   // the homecoming's bytes differ between fused and pairwise steps.
   sim::RingComputeModel as_run = cm;
   if (const auto steps = sim::parse_ring_steps(run.steps)) as_run.steps = *steps;
   pl.simulation = sim::simulate_ring(p, topo, as_run);
   const sim::RingSimulation& s = pl.simulation;
-  const int P = p.gpus;
+  const int P = p.gpus();
   for (sim::RingPass pass : {sim::RingPass::forward, sim::RingPass::backward}) {
     const sim::RingMeasuredPass* m =
         pass == sim::RingPass::forward ? &run.forward : (run.backward ? &*run.backward : nullptr);
@@ -740,7 +741,7 @@ std::string ring_placement_text(const RingPlacement& pl, bool per_step) {
     TextTable t({"GPU", "step", "K/V of", "compute ms", "predicted", "error", "transfer ms", "predicted", "error",
                  "wait ms", "predicted"});
     for (const RingStepPlacement& x : p.steps)
-      t.add({std::to_string(x.gpu), x.step == s.problem.gpus ? std::to_string(x.step) + " (home)" : std::to_string(x.step),
+      t.add({std::to_string(x.gpu), x.step == s.problem.gpus() ? std::to_string(x.step) + " (home)" : std::to_string(x.step),
              std::to_string(x.kv_owner), ms(x.measured_compute_ms), ms(x.predicted_compute_ms),
              signed_pct(x.compute_error), ms(x.measured_transfer_ms), ms(x.predicted_transfer_ms),
              signed_pct(x.transfer_error), ms(x.measured_wait_ms), ms(x.predicted_wait_ms)});

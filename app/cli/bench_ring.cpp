@@ -117,20 +117,20 @@ void write(const std::string& path, const std::string& flag, const std::string& 
 int run_ring_bench(const RingBenchFlags& f) {
   bool noted = false;
   const kernels::RingAxes axes = axes_of(f, noted);
-  std::vector<sim::RingProblem> grid;
+  std::vector<sim::AttentionProblem> grid;
   try {
     grid = kernels::expand_ring_axes(axes);
   } catch (const std::invalid_argument& e) {
     throw UsageError(e.what());
   }
   // Each problem's one-GPU run first (the scaling efficiency's baseline), then its rings.
-  std::vector<sim::RingProblem> problems;
-  for (const sim::RingProblem& p : grid) {
-    const sim::RingProblem one = sim::on_one_gpu(p);
-    if (std::none_of(problems.begin(), problems.end(), [&](const sim::RingProblem& q) { return q == one; }))
+  std::vector<sim::AttentionProblem> problems;
+  for (const sim::AttentionProblem& p : grid) {
+    const sim::AttentionProblem one = sim::on_one_gpu(p);
+    if (std::none_of(problems.begin(), problems.end(), [&](const sim::AttentionProblem& q) { return q == one; }))
       problems.push_back(one);
-    if (p.gpus > 1 && std::none_of(problems.begin(), problems.end(),
-                                   [&](const sim::RingProblem& q) { return q == p; }))
+    if (p.gpus() > 1 && std::none_of(problems.begin(), problems.end(),
+                                   [&](const sim::AttentionProblem& q) { return q == p; }))
       problems.push_back(p);
   }
 
@@ -165,7 +165,7 @@ int run_ring_bench(const RingBenchFlags& f) {
 
   // Everything typed is valid; now the machine.
   int most = 1;
-  for (const sim::RingProblem& p : problems) most = std::max(most, p.gpus);
+  for (const sim::AttentionProblem& p : problems) most = std::max(most, p.gpus());
   if (!o.devices.empty() && static_cast<int>(o.devices.size()) != most)
     throw UsageError("--devices: " + std::to_string(o.devices.size()) + " devices for a ring of " +
                      std::to_string(most) + " GPUs");
@@ -184,22 +184,22 @@ int run_ring_bench(const RingBenchFlags& f) {
   // steps would copy grouped K/V heads to H heads even there, and a slower
   // baseline flatters every scaling figure measured against it.
   struct Job {
-    sim::RingProblem problem;
+    sim::AttentionProblem problem;
     kernels::RingSteps steps;
   };
   std::vector<Job> jobs;
-  for (const sim::RingProblem& p : problems) {
-    if (p.gpus == 1 && p.layout == sim::RingLayout::contiguous) {
+  for (const sim::AttentionProblem& p : problems) {
+    if (p.gpus() == 1 && p.layout() == sim::RingLayout::contiguous) {
       jobs.push_back({p, kernels::RingSteps::fused});
       continue;
     }
     for (kernels::RingSteps m : step_modes) jobs.push_back({p, m});
   }
   for (std::size_t i = 0; i < jobs.size(); ++i) {
-    const sim::RingProblem& p = jobs[i].problem;
+    const sim::AttentionProblem& p = jobs[i].problem;
     kernels::RingOptions po = o;
     po.steps = jobs[i].steps;
-    if (p.gpus < most && !o.devices.empty()) po.devices.resize(static_cast<std::size_t>(p.gpus));
+    if (p.gpus() < most && !o.devices.empty()) po.devices.resize(static_cast<std::size_t>(p.gpus()));
     const sim::RingMeasuredRun r = kernels::run_ring(p, po);
     if (!f.quiet) {
       std::cerr << "[" << (i + 1) << "/" << jobs.size() << "] " << sim::describe(p)

@@ -105,7 +105,7 @@ class RingCommand final : public Command {
     if (!results_.empty()) return run_results(topo, cm);
     if (extrapolate_) return run_extrapolation(topo, cm);
     if (model_ == "all") throw UsageError("--model all names the three models for --extrapolate; give one model here");
-    const sim::RingProblem p = problem(model_);
+    const sim::AttentionProblem p = problem(model_);
     sim::RingSimulation s;
     try {
       s = sim::simulate_ring(p, topo, cm);
@@ -142,21 +142,22 @@ class RingCommand final : public Command {
   }
 
   // The problem the flags describe; `model` overrides --model (the sweep's "all").
-  sim::RingProblem problem(const std::string& model) const {
-    sim::RingProblem p;
+  sim::AttentionProblem problem(const std::string& model) const {
+    sim::AttentionProblem p;
+    p.parallel = sim::ParallelPart{};
     p.batch = parse_positive("--batch", batch_);
-    p.seq = parse_positive("--seq", seq_);
+    p.seq_q = parse_positive("--seq", seq_);
     const sim::i64 gpus = parse_positive("--gpus", gpus_);
     if (gpus > 4096) throw UsageError("--gpus: the ring simulates 1 to 4096 GPUs, not " + gpus_);
-    p.gpus = static_cast<int>(gpus);
+    p.parallel_part().gpus = static_cast<int>(gpus);
     const auto dt = sim::parse_dtype(dtype_);
     if (!dt) throw UsageError("--dtype: '" + dtype_ + "' is not fp16, bf16 or fp32");
     p.dtype = *dt;
-    if (!sim::parse_ring_layout(layout_, p.layout))
+    if (!sim::parse_ring_layout(layout_, p.parallel_part().layout))
       throw UsageError("--layout: '" + layout_ + "' is not zigzag or contiguous");
     p.causal = causal_;
-    if (pass_ == "fwd") p.backward = false;
-    else if (pass_ == "fwd+bwd") p.backward = true;
+    if (pass_ == "fwd") p.parallel_part().backward = false;
+    else if (pass_ == "fwd+bwd") p.parallel_part().backward = true;
     else if (pass_ == "bwd")
       throw UsageError("--pass: the ring's backward follows its forward (it needs O and the logsumexp): use fwd+bwd");
     else throw UsageError("--pass: '" + pass_ + "' is not fwd or fwd+bwd");
@@ -175,7 +176,7 @@ class RingCommand final : public Command {
       p.kv_heads = kv_heads_.empty() ? p.heads : parse_positive("--kv-heads", kv_heads_);
       p.head_dim = head_dim_.empty() ? 128 : parse_positive("--head-dim", head_dim_);
     }
-    if (const auto why = sim::validate(p); !why.empty()) throw UsageError(why.front());
+    if (const auto why = sim::validate(p); !why.empty()) throw UsageError(why.front().message);
     return p;
   }
 
@@ -189,7 +190,7 @@ class RingCommand final : public Command {
         shapes.push_back({std::string(m.id), problem(std::string(m.id))});
       }
     } else {
-      sim::RingProblem p = problem(model_);
+      sim::AttentionProblem p = problem(model_);
       std::string name = model_.empty() ? analysis::ring_model_id(p) : model_;
       shapes.push_back({name.empty() ? std::string("custom") : name, p});
     }
@@ -205,15 +206,15 @@ class RingCommand final : public Command {
       std::cout << analysis::ring_extrapolation_json(x).dump(2) << "\n";
       return 0;
     }
-    const sim::RingProblem& p = shapes.front().problem;
+    const sim::AttentionProblem& p = shapes.front().problem;
     std::cout << "Ring attention extrapolated on " << cm.hw.display_name << ": B=" << p.batch << " "
               << sim::to_string(p.dtype) << (p.causal ? " causal" : " non-causal") << " "
-              << sim::ring_layout_name(p.layout) << ", " << (p.backward ? "fwd+bwd" : "fwd") << ", efficiency "
+              << sim::ring_layout_name(p.layout()) << ", " << (p.backward() ? "fwd+bwd" : "fwd") << ", efficiency "
               << sim::fixed(cm.efficiency, 2) << "\n";
     std::cout << "  inside a node of " << topo.gpus_per_node << ": " << topo.intra.label << ", "
               << sim::fixed(topo.intra.bandwidth / 1e9, 0) << " GB/s; between nodes: " << topo.inter.label << ", "
               << sim::fixed(topo.inter.bandwidth / 1e9, 0) << " GB/s (one direction)\n";
-    std::cout << "  each cell: the pass" << (p.backward ? "es'" : "'s") << " time in ms / scaling efficiency (one GPU's "
+    std::cout << "  each cell: the pass" << (p.backward() ? "es'" : "'s") << " time in ms / scaling efficiency (one GPU's "
               << "time over P × the ring's); * in a pass the steps expose communication above "
               << sim::fixed(100 * analysis::kExposedCommThreshold, 0) << "% of its time; ! more memory than the GPU has\n\n";
     std::cout << analysis::ring_extrapolation_table(x, markdown_);

@@ -48,8 +48,9 @@ class SweepCommand : public Command {
     Resolved r = resolve(flags_);
     // Check every point's problem before running any.
     for (sim::i64 v : spec.values)
-      for (const std::string& e : sim::validate(analysis::apply_axis(r.problem, spec.axis, v)))
-        throw UsageError("--vary " + std::string(analysis::to_string(spec.axis)) + "=" + std::to_string(v) + ": " + e);
+      for (const sim::ProblemError& e : sim::validate(analysis::apply_axis(r.problem, spec.axis, v)))
+        throw UsageError("--vary " + std::string(analysis::to_string(spec.axis)) + "=" + std::to_string(v) + ": " +
+                         e.message);
     const auto rows = analysis::run_sweep(r.problem, r.hw, spec, algos, r.options);
 
     analysis::TextTable table({std::string(analysis::to_string(spec.axis)), "algorithm", "B_r×B_c", "HBM bytes",

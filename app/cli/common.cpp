@@ -132,7 +132,7 @@ Resolved resolve(const ProblemFlags& f) {
   text.br = given(f.br);
   text.bc = given(f.bc);
   const sim::ParsedProblem parsed = sim::parse_problem(text, names);
-  if (!parsed.ok()) throw UsageError(parsed.errors.front());
+  if (!parsed.ok()) throw UsageError(parsed.first());
   Resolved r;
   r.problem = parsed.problem;
   r.options = parsed.options;

@@ -253,7 +253,7 @@ void handle_keys(AppState& s) {
     if (pressed(GLFW_KEY_RIGHT)) ring_step_by(s, io.KeyShift ? 4 : 1);
     if (pressed(GLFW_KEY_LEFT)) ring_step_by(s, io.KeyShift ? -4 : -1);
     if (pressed(GLFW_KEY_HOME)) ring_seek_step(s, 0);
-    if (pressed(GLFW_KEY_END)) ring_seek_step(s, s.ring.model.simulation.problem.gpus - 1);
+    if (pressed(GLFW_KEY_END)) ring_seek_step(s, s.ring.model.simulation.problem.gpus() - 1);
     return;
   }
   if (!s.model.valid) return;

@@ -481,20 +481,11 @@ std::vector<sim::Algorithm> chart_algorithms(const Inputs& in) {
 
 namespace {
 
-// The fields a valid-looking but unusable problem is about: each size field
-// whose reduction to 1 alone makes the problem fit the 64-bit counters.
-std::vector<std::string> fields_too_large(const sim::AttentionProblem& p) {
+// The window's keys of the fields the errors are about.
+std::vector<std::string> blamed_fields(const std::vector<sim::ProblemError>& errors) {
   std::vector<std::string> out;
-  if (sim::validate(p).empty()) return out;
-  const std::pair<const char*, i64 sim::AttentionProblem::*> fields[] = {
-      {"seq", &sim::AttentionProblem::seq_q}, {"head_dim", &sim::AttentionProblem::head_dim},
-      {"batch", &sim::AttentionProblem::batch}, {"heads", &sim::AttentionProblem::heads}};
-  for (const auto& [key, member] : fields) {
-    sim::AttentionProblem q = p;
-    q.*member = 1;
-    if (member == &sim::AttentionProblem::seq_q) q.seq_kv = 0;
-    if (sim::validate(q).empty()) out.emplace_back(key);
-  }
+  for (const sim::ProblemError& e : errors)
+    for (sim::ProblemField f : e.fields) out.emplace_back(sim::problem_field_key(f));
   return out;
 }
 
@@ -515,8 +506,8 @@ void recompute(AppState& s) {
   std::vector<std::string>& errors = m.errors;
 
   sim::ParsedProblem parsed = sim::parse_problem(problem_text(in), field_names());
-  errors = std::move(parsed.errors);
-  if (!errors.empty()) m.bad_fields = fields_too_large(parsed.problem);
+  errors = parsed.messages();
+  m.bad_fields = blamed_fields(parsed.errors);
   const sim::AttentionProblem& p = parsed.problem;
   m.options = parsed.options;
   const std::string hw_name = in.use_hw_file ? in.hw_file : in.hw_preset;

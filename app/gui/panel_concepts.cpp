@@ -216,14 +216,14 @@ void concept_ring(const AppState& s) {
             ImGui::GetStyleColorVec4(ImGuiCol_Text));
   const RingModel& m = s.ring.model;
   if (m.valid) {
-    const sim::RingProblem& p = m.simulation.problem;
+    const sim::AttentionProblem& p = m.simulation.problem;
     const sim::RingPassResult& f = m.simulation.forward;
     const sim::RingPartition& part = m.simulation.partition;
     ImGui::Bullet();
-    math_text("now: " + std::to_string(p.gpus) + " GPUs, " +
-                  (p.layout == sim::RingLayout::zigzag ? "zig-zag" : "contiguous") + ", " +
+    math_text("now: " + std::to_string(p.gpus()) + " GPUs, " +
+                  (p.layout() == sim::RingLayout::zigzag ? "zig-zag" : "contiguous") + ", " +
                   std::to_string(part.chunks.size()) + " chunks of about " +
-                  fmt_count(p.seq / static_cast<sim::i64>(std::max<size_t>(1, part.chunks.size()))) +
+                  fmt_count(p.seq_q / static_cast<sim::i64>(std::max<size_t>(1, part.chunks.size()))) +
                   " tokens; a GPU receives up to " + sim::bytes_iec(static_cast<double>(f.bytes_per_step)) +
                   " of K, V per step; the forward takes " + fmt_ms(f.time_s * 1e3, "concept ring") + ", " +
                   fmt_ms(f.exposed_comm_s * 1e3, "concept ring") + " of it waiting for data; scaling efficiency " +

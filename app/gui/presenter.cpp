@@ -106,7 +106,7 @@ bool ring_steps(const Scene* sc) { return sc && (sc->stage == "ring" || sc->stag
 
 bool ring_at_end(const AppState& s) {
   const RingModel& m = s.ring.model;
-  return !m.valid || m.step.step + 1 >= m.simulation.problem.gpus;
+  return !m.valid || m.step.step + 1 >= m.simulation.problem.gpus();
 }
 
 }  // namespace

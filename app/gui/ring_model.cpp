@@ -75,73 +75,67 @@ std::optional<double> parse_fraction(const std::string& text) {
   return percent ? v / 100 : v;
 }
 
-// The fields a message of validate(RingProblem) is about.
-void blame_problem(const std::string& e, bool custom, RingModel& m) {
-  auto add = [&](const char* k) { m.bad_fields.emplace_back(custom ? k : "model"); };
-  if (contains(e, "batch")) m.bad_fields.emplace_back("batch");
-  if (contains(e, "key/value heads") || contains(e, "H_kv")) add("kv_heads");
-  if (contains(e, "heads H ") || contains(e, "query heads")) add("heads");
-  if (contains(e, "head dim")) add("head_dim");
-  if (contains(e, "sequence")) {
-    m.bad_fields.emplace_back("seq");
-    if (contains(e, "chunks")) m.bad_fields.emplace_back("gpus");
+// What the ring's fields are called in messages.
+const sim::ProblemFieldNames& ring_field_names() {
+  static const sim::ProblemFieldNames names{"batch B", "heads H", "sequence length N", "key/value length",
+                                            "head dim d", "dtype", "SRAM size M", "B_r", "B_c",
+                                            "key/value heads H_kv", "GPUs P"};
+  return names;
+}
+
+// A field the problem's errors are about, as the window's key: a model's
+// shape (H, H_kv, d) is the model's choice unless the shape is custom.
+void blame(const sim::ProblemError& e, bool custom, RingModel& m) {
+  for (sim::ProblemField f : e.fields) {
+    const bool shape = f == sim::ProblemField::heads || f == sim::ProblemField::kv_heads ||
+                       f == sim::ProblemField::head_dim;
+    m.bad_fields.emplace_back(shape && !custom ? std::string("model") : std::string(sim::problem_field_key(f)));
   }
-  if (contains(e, "GPUs")) m.bad_fields.emplace_back("gpus");
 }
 
 // The ring's problem as typed: the model's shape (or the custom one), B, N, P,
-// the layout, the mask, the dtype and the passes; false, with each error and
-// its field in `m`, when a value does not parse (validate() judges the rest).
-bool parse_problem(const RingInputs& in, sim::RingProblem& p, RingModel& m) {
-  std::vector<std::string>& errors = m.errors;
-  bool parsed = true;
-  if (in.model == "custom") {
-    parsed &= parse_count(in.heads, "heads H", "heads", p.heads, m);
-    parsed &= parse_count(in.kv_heads, "key/value heads H_kv", "kv_heads", p.kv_heads, m);
-    parsed &= parse_count(in.head_dim, "head dim d", "head_dim", p.head_dim, m);
+// the layout, the mask, the dtype and the passes, parsed and checked by the
+// simulator's own parser (what the one-GPU controls and flashlab ring use);
+// false, with each error and its field in `m`, when it is not a usable problem.
+bool parse_problem(const RingInputs& in, sim::AttentionProblem& p, RingModel& m) {
+  const bool custom = in.model == "custom";
+  sim::ProblemText text;
+  if (custom) {
+    text.heads = in.heads;
+    text.kv_heads = in.kv_heads;
+    text.head_dim = in.head_dim;
   } else if (const sim::AttentionModel* am = sim::find_attention_model(in.model)) {
-    p.heads = am->heads;
-    p.kv_heads = am->kv_heads;
-    p.head_dim = am->head_dim;
+    text.heads = std::to_string(am->heads);
+    text.kv_heads = std::to_string(am->kv_heads);
+    text.head_dim = std::to_string(am->head_dim);
   } else {
     std::string known;
     for (const sim::AttentionModel& x : sim::attention_models()) known += (known.empty() ? "" : ", ") + std::string(x.id);
-    errors.push_back("unknown model '" + in.model + "' (" + known + ", or custom)");
+    m.errors.push_back("unknown model '" + in.model + "' (" + known + ", or custom)");
     m.bad_fields.emplace_back("model");
-    parsed = false;
+    return false;
   }
-  parsed &= parse_count(in.batch, "batch B", "batch", p.batch, m);
-  parsed &= parse_count(in.seq, "sequence length N", "seq", p.seq, m);
-  sim::i64 gpus = 0;
-  if (parse_count(in.gpus, "GPUs P", "gpus", gpus, m)) {
-    if (gpus > kRingMaxGpus) {
-      errors.push_back("GPUs P: the view draws 1 to " + std::to_string(kRingMaxGpus) + " GPUs (a row each), not " +
-                       std::to_string(gpus));
-      m.bad_fields.emplace_back("gpus");
-      parsed = false;
-    }
-  } else {
-    parsed = false;
+  text.batch = in.batch;
+  text.seq = in.seq;
+  text.gpus = in.gpus;
+  text.layout = in.layout;
+  text.backward = in.backward;
+  text.causal = in.causal;
+  text.dtype = std::string(sim::to_string(in.dtype));
+  const sim::ParsedProblem parsed = sim::parse_problem(text, ring_field_names());
+  for (const sim::ProblemError& e : parsed.errors) {
+    m.errors.push_back(e.message);
+    blame(e, custom, m);
   }
-  p.gpus = static_cast<int>(std::clamp<sim::i64>(gpus, 1, kRingMaxGpus));
-  p.layout = in.layout;
-  p.causal = in.causal;
-  p.dtype = in.dtype;
-  p.backward = in.backward;
-  return parsed;
-}
-
-// The sizes whose product overflows the single-GPU counters the chunk costs come from.
-void blame_too_large(const sim::AttentionProblem& ap, bool custom, RingModel& m) {
-  const std::pair<const char*, sim::i64 sim::AttentionProblem::*> fields[] = {
-      {"seq", &sim::AttentionProblem::seq_q}, {"head_dim", &sim::AttentionProblem::head_dim},
-      {"batch", &sim::AttentionProblem::batch}, {"heads", &sim::AttentionProblem::heads}};
-  for (const auto& [key, member] : fields) {
-    sim::AttentionProblem q = ap;
-    q.*member = 1;
-    if (sim::validate(q).empty())
-      m.bad_fields.emplace_back(custom || (std::string(key) != "heads" && std::string(key) != "head_dim") ? key : "model");
+  if (!parsed.ok()) return false;
+  if (parsed.problem.gpus() > kRingMaxGpus) {
+    m.errors.push_back("GPUs P: the view draws 1 to " + std::to_string(kRingMaxGpus) + " GPUs (a row each), not " +
+                       std::to_string(parsed.problem.gpus()));
+    m.bad_fields.emplace_back("gpus");
+    return false;
   }
+  p = parsed.problem;
+  return true;
 }
 
 RingBarKind bar_kind(sim::RingEventKind k) {
@@ -173,7 +167,7 @@ std::string layout_words(sim::RingLayout l) { return l == sim::RingLayout::zigza
 RingLane simulated_lane(const sim::RingSimulation& sim, const std::string& title) {
   RingLane lane;
   lane.title = title;
-  lane.gpus = sim.problem.gpus;
+  lane.gpus = sim.problem.gpus();
   lane.end_s = sim.time_s;
   lane.backward_start_s = sim.backward ? sim.backward->start_s : -1;
   lane.bars.reserve(sim.events.size());
@@ -207,7 +201,7 @@ bool is_example(const sim::RingMeasuredRuns& runs, const sim::RingMeasuredRun& r
 // forward's measured time (each pass's times start at its own origin).
 RingLane measured_lane(const sim::RingMeasuredRuns& runs, const analysis::RingPlacement& pl) {
   const sim::RingMeasuredRun& run = pl.run;
-  const int P = run.problem.gpus;
+  const int P = run.problem.gpus();
   RingLane lane;
   lane.measured = true;
   lane.example = is_example(runs, run);
@@ -385,7 +379,7 @@ void place_measured(AppState& s, RingModel& m) {
     mv.warning = "EXAMPLE, NOT A MEASUREMENT (transport \"" + run.transport +
                  "\"): it shows how a measured run is drawn; a file from flashlab bench --gpus replaces it";
   else if (run.transport == "local")
-    mv.warning = "transport \"local\": " + std::to_string(run.problem.gpus) +
+    mv.warning = "transport \"local\": " + std::to_string(run.problem.gpus()) +
                  " virtual GPUs on ONE device: they share its SMs and memory, and its transfers are device copies, "
                  "not links; neither its compute nor its transfer times are those of GPUs over links";
   else if (run.transport != "nccl")
@@ -400,7 +394,7 @@ void place_measured(AppState& s, RingModel& m) {
     }
     if (both && t > 0) {
       mv.single_gpu_ms = t1;
-      mv.scaling_efficiency = t1 / (run.problem.gpus * t);
+      mv.scaling_efficiency = t1 / (run.problem.gpus() * t);
     }
   }
   // The prediction drawn above the run is the placement's: same efficiency as its errors.
@@ -414,7 +408,7 @@ void place_measured(AppState& s, RingModel& m) {
 
 }  // namespace
 
-int match_ring_run(const sim::RingMeasuredRuns& runs, const sim::RingProblem& p, const std::string& steps,
+int match_ring_run(const sim::RingMeasuredRuns& runs, const sim::AttentionProblem& p, const std::string& steps,
                    int preferred) {
   auto usable = [&](size_t k) {
     const sim::RingMeasuredRun& r = runs.runs[k];
@@ -431,7 +425,7 @@ int match_ring_run(const sim::RingMeasuredRuns& runs, const sim::RingProblem& p,
   return -1;
 }
 
-std::vector<std::string> ring_run_steps(const sim::RingMeasuredRuns& runs, const sim::RingProblem& p) {
+std::vector<std::string> ring_run_steps(const sim::RingMeasuredRuns& runs, const sim::AttentionProblem& p) {
   std::vector<std::string> out;
   for (const char* steps : {"fused", "pairwise"})
     for (const sim::RingMeasuredRun& r : runs.runs)
@@ -450,24 +444,24 @@ int ring_run_to_open(const sim::RingMeasuredRuns& runs, const std::string& steps
     return -1;
   };
   for (const auto& take : std::vector<std::function<bool(const sim::RingMeasuredRun&)>>{
-           [&](const sim::RingMeasuredRun& r) { return r.problem.gpus > 1 && r.steps == wanted; },
-           [](const sim::RingMeasuredRun& r) { return r.problem.gpus > 1; },
+           [&](const sim::RingMeasuredRun& r) { return r.problem.gpus() > 1 && r.steps == wanted; },
+           [](const sim::RingMeasuredRun& r) { return r.problem.gpus() > 1; },
            [](const sim::RingMeasuredRun&) { return true; }})
     if (const int k = first(take); k >= 0) return k;
   return -1;
 }
 
 std::string ring_run_label(const sim::RingMeasuredRun& run, size_t k) {
-  const sim::RingProblem& p = run.problem;
+  const sim::AttentionProblem& p = run.problem;
   const std::string id = analysis::ring_model_id(p);
   const sim::AttentionModel* m = id.empty() ? nullptr : sim::find_attention_model(id);
   const std::string model = m ? std::string(m->label)
-                              : "H " + std::to_string(p.heads) + ", H_kv " + std::to_string(p.kv_heads) + ", d " +
+                              : "H " + std::to_string(p.heads) + ", H_kv " + std::to_string(p.h_kv()) + ", d " +
                                     std::to_string(p.head_dim);
-  return "run " + std::to_string(k + 1) + ": " + model + ", N " + analysis::format_tick(static_cast<double>(p.seq), analysis::TickFormat::binary) +
-         (p.batch == 1 ? "" : ", B " + std::to_string(p.batch)) + ", " + std::to_string(p.gpus) +
-         (p.gpus == 1 ? " GPU" : " GPUs") + (p.gpus == 1 ? "" : " " + layout_words(p.layout)) +
-         (p.backward ? ", fwd+bwd" : ", fwd") + ", " + run.steps + " steps" +
+  return "run " + std::to_string(k + 1) + ": " + model + ", N " + analysis::format_tick(static_cast<double>(p.seq_q), analysis::TickFormat::binary) +
+         (p.batch == 1 ? "" : ", B " + std::to_string(p.batch)) + ", " + std::to_string(p.gpus()) +
+         (p.gpus() == 1 ? " GPU" : " GPUs") + (p.gpus() == 1 ? "" : " " + layout_words(p.layout())) +
+         (p.backward() ? ", fwd+bwd" : ", fwd") + ", " + run.steps + " steps" +
          (run.status == sim::RunStatus::ok ? "" : " (" + std::string(sim::to_string(run.status)) + ")");
 }
 
@@ -475,7 +469,7 @@ std::string ring_run_machine(const sim::RingMeasuredRuns& runs, const sim::RingM
   const sim::RingRunMeta& meta = runs.meta;
   const std::string gpu = meta.device.gpu.empty() ? std::string("an unnamed GPU") : meta.device.gpu;
   if (run.transport == "local")
-    return std::to_string(run.problem.gpus) + " virtual GPUs on one " + gpu;
+    return std::to_string(run.problem.gpus()) + " virtual GPUs on one " + gpu;
   if (meta.gpu_names.empty()) return gpu;
   if (brief) {
     const std::string code = analysis::uniform_link_code(meta.gpu_topology);
@@ -493,19 +487,19 @@ void ring_inputs_from_run(RingInputs& in, const sim::RingMeasuredRuns& runs, int
   in.run_choice = k;
 }
 
-void ring_inputs_from_problem(RingInputs& in, const sim::RingProblem& p) {
+void ring_inputs_from_problem(RingInputs& in, const sim::AttentionProblem& p) {
   const std::string id = analysis::ring_model_id(p);
   in.model = id.empty() ? "custom" : id;
   in.heads = std::to_string(p.heads);
-  in.kv_heads = std::to_string(p.kv_heads);
+  in.kv_heads = std::to_string(p.h_kv());
   in.head_dim = std::to_string(p.head_dim);
   in.batch = std::to_string(p.batch);
-  in.seq = std::to_string(p.seq);
-  in.gpus = std::to_string(p.gpus);
-  in.layout = p.layout;
+  in.seq = std::to_string(p.seq_q);
+  in.gpus = std::to_string(p.gpus());
+  in.layout = p.layout();
   in.causal = p.causal;
   in.dtype = p.dtype;
-  in.backward = p.backward;
+  in.backward = p.backward();
 }
 
 void recompute_ring(AppState& s) {
@@ -517,8 +511,7 @@ void recompute_ring(AppState& s) {
   m.generation = rs.model.generation + 1;
   std::vector<std::string>& errors = m.errors;
 
-  sim::RingProblem& p = m.problem;
-  const bool custom = in.model == "custom";
+  sim::AttentionProblem& p = m.problem;
   bool parsed = parse_problem(in, p, m);
   sim::i64 per_node = 0;
   if (parse_count(in.gpus_per_node, "GPUs per node", "gpus_per_node", per_node, m)) {
@@ -570,20 +563,6 @@ void recompute_ring(AppState& s) {
   }
 
   if (parsed) {
-    // The simulator's own checks, as flashlab ring makes them.
-    for (const std::string& e : sim::validate(p)) {
-      errors.push_back(e);
-      blame_problem(e, custom, m);
-    }
-    if (errors.empty()) {
-      // Sizes whose counts do not fit the single-GPU counters the chunk costs come from.
-      const sim::AttentionProblem ap = sim::whole_problem(p);
-      const std::vector<std::string> why = sim::validate(ap);
-      if (!why.empty()) {
-        errors.insert(errors.end(), why.begin(), why.end());
-        blame_too_large(ap, custom, m);
-      }
-    }
     for (const std::string& e : sim::validate(m.topology)) {
       errors.push_back(e);
       m.bad_fields.emplace_back(contains(e, "node needs") ? "gpus_per_node" : contains(e, "inter") ? "inter" : "intra");
@@ -600,20 +579,20 @@ void recompute_ring(AppState& s) {
       m.efficiency_note = "compute efficiency " + sim::fixed(m.compute.efficiency, 3) + " as typed";
       place_measured(s, m);
       if (in.compare_layouts) {
-        sim::RingProblem q = m.simulation.problem;
-        q.layout = q.layout == sim::RingLayout::zigzag ? sim::RingLayout::contiguous : sim::RingLayout::zigzag;
+        sim::AttentionProblem q = m.simulation.problem;
+        q.parallel_part().layout = q.layout() == sim::RingLayout::zigzag ? sim::RingLayout::contiguous : sim::RingLayout::zigzag;
         m.other_layout = sim::simulate_ring(q, m.topology, m.compute);
       }
-      const sim::RingProblem& sp = m.simulation.problem;
-      m.lanes.push_back(simulated_lane(m.simulation, "simulated: " + layout_words(sp.layout) + " layout, " +
-                                                         std::to_string(sp.gpus) + (sp.gpus == 1 ? " GPU" : " GPUs")));
+      const sim::AttentionProblem& sp = m.simulation.problem;
+      m.lanes.push_back(simulated_lane(m.simulation, "simulated: " + layout_words(sp.layout()) + " layout, " +
+                                                         std::to_string(sp.gpus()) + (sp.gpus() == 1 ? " GPU" : " GPUs")));
       if (m.other_layout)
-        m.lanes.push_back(simulated_lane(*m.other_layout, "simulated: " + layout_words(m.other_layout->problem.layout) +
+        m.lanes.push_back(simulated_lane(*m.other_layout, "simulated: " + layout_words(m.other_layout->problem.layout()) +
                                                               " layout, same problem"));
       if (m.measured.placement) m.lanes.push_back(measured_lane(rs.results.runs, *m.measured.placement));
       for (const RingLane& l : m.lanes) m.axis_end_s = std::max(m.axis_end_s, l.end_s);
       build_cells(m);
-      if (!p.causal && p.layout == sim::RingLayout::zigzag)
+      if (!p.causal && p.layout() == sim::RingLayout::zigzag)
         m.notes.push_back("without the causal mask every chunk pair is full: the zig-zag layout balances nothing "
                           "the contiguous one leaves unbalanced");
       const sim::i64 peak = *std::max_element(m.simulation.peak_bytes_per_gpu.begin(), m.simulation.peak_bytes_per_gpu.end());
@@ -646,7 +625,7 @@ void recompute_ring(AppState& s) {
 void ring_seek_step(AppState& s, int step) {
   RingModel& m = s.ring.model;
   if (!m.valid) return;
-  const int P = m.simulation.problem.gpus;
+  const int P = m.simulation.problem.gpus();
   RingStepState& st = m.step;
   st.step = std::clamp(step, 0, P - 1);
   st.view = sim::ring_step_view(m.simulation.partition, st.step, m.simulation.problem.causal);
@@ -692,7 +671,7 @@ void open_ring_results(AppState& s, const std::string& path) {
     // has one; else the file's first run of more than one GPU becomes the problem.
     RingInputs& in = s.ring.inputs;
     RingModel scratch;
-    sim::RingProblem on_screen;
+    sim::AttentionProblem on_screen;
     int shown = parse_problem(in, on_screen, scratch) ? match_ring_run(r.runs, on_screen, in.steps, in.run_choice) : -1;
     if (shown < 0) {
       // A run named before the file was opened (a scenario's "run"), else the file's first.

@@ -40,17 +40,17 @@ void open_ring_results(AppState& s, const std::string& path);
 // passes included) with status ok, a run being its problem and its steps:
 // `preferred` when it is one with `steps` (any steps when empty), else the
 // first with `steps` (empty: fused), else the first of any steps; -1 when none.
-int match_ring_run(const sim::RingMeasuredRuns& runs, const sim::RingProblem& p, const std::string& steps = "",
+int match_ring_run(const sim::RingMeasuredRuns& runs, const sim::AttentionProblem& p, const std::string& steps = "",
                    int preferred = -1);
 // The step modes of the ok runs of `p` in `runs`, fused first.
-std::vector<std::string> ring_run_steps(const sim::RingMeasuredRuns& runs, const sim::RingProblem& p);
+std::vector<std::string> ring_run_steps(const sim::RingMeasuredRuns& runs, const sim::AttentionProblem& p);
 // The run a file opens on when the problem on screen has none: its first ok
 // run of more than one GPU with `steps` (empty: fused), else of any steps,
 // else its first ok run; -1 when no run is ok.
 int ring_run_to_open(const sim::RingMeasuredRuns& runs, const std::string& steps = "");
 
 // Sets the inputs to a run's problem (the model preset whose shape it has, or custom).
-void ring_inputs_from_problem(RingInputs& in, const sim::RingProblem& p);
+void ring_inputs_from_problem(RingInputs& in, const sim::AttentionProblem& p);
 // ... and to the run itself: its problem, its steps, its index.
 void ring_inputs_from_run(RingInputs& in, const sim::RingMeasuredRuns& runs, int k);
 

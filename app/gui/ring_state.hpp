@@ -124,7 +124,7 @@ struct RingModel {
   // "head_dim", "batch", "seq", "gpus", "gpus_per_node", "intra", "inter", "efficiency".
   std::vector<std::string> bad_fields;
   std::vector<std::string> notes;
-  sim::RingProblem problem;
+  sim::AttentionProblem problem = sim::default_ring_problem();
   sim::RingTopology topology;
   sim::RingComputeModel compute;
   std::string efficiency_note;          // where the drawn prediction's efficiency comes from

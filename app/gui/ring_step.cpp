@@ -131,7 +131,7 @@ void draw_ring_picture(ImDrawList* dl, const AppState& s, ImVec2 o, float side) 
 void draw_matrix(ImDrawList* dl, const AppState& s, ImVec2 o, float side) {
   const RingModel& m = s.ring.model;
   const float scale = static_cast<float>(s.view.ui_scale);
-  const int P = m.simulation.problem.gpus;
+  const int P = m.simulation.problem.gpus();
   const int C = m.chunks;
   const int step = m.step.step;
   const float lh = ImGui::GetTextLineHeight();
@@ -216,7 +216,7 @@ void draw_matrix(ImDrawList* dl, const AppState& s, ImVec2 o, float side) {
 void draw_work(ImDrawList* dl, const AppState& s, ImVec2 o, ImVec2 size) {
   const RingModel& m = s.ring.model;
   const float scale = static_cast<float>(s.view.ui_scale);
-  const int P = m.simulation.problem.gpus;
+  const int P = m.simulation.problem.gpus();
   const RingStepState& st = m.step;
   const float lh = ImGui::GetTextLineHeight();
   sim::i64 most = 1;
@@ -265,7 +265,7 @@ void pane_title(ImDrawList* dl, ImVec2 at, float width, const std::string& text,
 void ring_transport(AppState& s) {
   RingModel& m = s.ring.model;
   if (!m.valid) return;
-  const int P = m.simulation.problem.gpus;
+  const int P = m.simulation.problem.gpus();
   if (ImGui::Button("|◀##ring")) ring_seek_step(s, 0);
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("the first step (Home)");
   ImGui::SameLine();
@@ -298,8 +298,8 @@ void draw_ring_step(AppState& s, ImVec2 size) {
   }
   ring_transport(s);
   const RingStepState& st = m.step;
-  const int P = m.simulation.problem.gpus;
-  const sim::RingProblem& p = m.simulation.problem;
+  const int P = m.simulation.problem.gpus();
+  const sim::AttentionProblem& p = m.simulation.problem;
   const float width = ImGui::GetContentRegionAvail().x;
   // What happens at this step, in one sentence when it fits.
   {
@@ -367,7 +367,7 @@ void draw_ring_step(AppState& s, ImVec2 size) {
     const auto mm = std::minmax_element(m.pairs_total.begin(), m.pairs_total.end());
     const std::string spread = "whole pass: busiest GPU " + sim::si(static_cast<double>(*mm.second)) + " pairs, least " +
                                sim::si(static_cast<double>(*mm.first)) +
-                               (p.causal && p.layout == sim::RingLayout::contiguous && P > 1 ? " (contiguous: unbalanced)" : "");
+                               (p.causal && p.layout() == sim::RingLayout::contiguous && P > 1 ? " (contiguous: unbalanced)" : "");
     const float spread_h = math_text_size(spread, work_w).y;
     const bool with_spread = bottom - (o.y + title_h) - spread_h > P * 3.0f && spread_h < 3 * lh;
     const float bars_h = bottom - (o.y + title_h) - (with_spread ? spread_h + 4 * scale : 0);

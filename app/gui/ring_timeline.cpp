@@ -407,7 +407,7 @@ float ring_timeline_wanted_height(const AppState& s, float width) {
   const float scale = static_cast<float>(s.view.ui_scale), lh = ImGui::GetTextLineHeight();
   const float legend = draw_legend(nullptr, ImVec2(0, 0), width, 1e9f, m.simulation.backward.has_value(), scale);
   const float lanes = static_cast<float>(m.lanes.size());
-  const float rows = static_cast<float>(m.simulation.problem.gpus) * 1.5f * lh;
+  const float rows = static_cast<float>(m.simulation.problem.gpus()) * 1.5f * lh;
   return legend + 4 * scale + lanes * (lh + 2 * scale + rows) + (lanes - 1) * 6 * scale + lh + 6 * scale +
          2 * ImGui::GetStyle().WindowPadding.y;
 }
@@ -434,7 +434,7 @@ void draw_ring_timeline(AppState& s, ImVec2 size) {
   }
   ImDrawList* dl = ImGui::GetWindowDrawList();
   const float lh = ImGui::GetTextLineHeight();
-  const int P = m.simulation.problem.gpus;
+  const int P = m.simulation.problem.gpus();
   const bool backward = m.simulation.backward.has_value();
   float y = o.y;
   const float legend_h = draw_legend(dl, ImVec2(o.x, y), avail.x, avail.y * 0.25f, backward, scale);
@@ -592,7 +592,7 @@ void draw_ring_totals(AppState& s, ImVec2 size) {
   t.head.push_back("");
   for (const sim::RingSimulation* sm : sims)
     t.head.push_back(pl && sm == sims.front() ? "predicted"
-                     : sm->problem.layout == sim::RingLayout::zigzag ? "zig-zag"
+                     : sm->problem.layout() == sim::RingLayout::zigzag ? "zig-zag"
                                                                       : "contiguous");
   if (pl) {
     t.head.push_back(m.lanes.back().example ? "example" : "measured");

@@ -167,7 +167,7 @@ void press(AppState& s, const std::string& key) {
     if (key == "right") ring_step_by(s, 1);
     else if (key == "left") ring_step_by(s, -1);
     else if (key == "home") ring_seek_step(s, 0);
-    else if (s.ring.model.valid) ring_seek_step(s, s.ring.model.simulation.problem.gpus - 1);
+    else if (s.ring.model.valid) ring_seek_step(s, s.ring.model.simulation.problem.gpus() - 1);
     return;
   }
   if (key == "space") {

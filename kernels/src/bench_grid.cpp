@@ -105,14 +105,14 @@ std::vector<AttentionProblem> expand_axes(const BenchAxes& a) {
             p.head_dim = d;
             p.causal = causal;
             p.dtype = t;
-            for (const std::string& e : sim::validate(p)) bad(sim::describe(p) + ": " + e);
+            for (const sim::ProblemError& e : sim::validate(p)) bad(sim::describe(p) + ": " + e.message);
             out.push_back(p);
           }
       }
   return out;
 }
 
-std::vector<sim::RingProblem> expand_ring_axes(const RingAxes& a) {
+std::vector<sim::AttentionProblem> expand_ring_axes(const RingAxes& a) {
   struct Shape {
     i64 heads, kv_heads, head_dim;
   };
@@ -137,7 +137,7 @@ std::vector<sim::RingProblem> expand_ring_axes(const RingAxes& a) {
   const auto causals = a.causal.empty() ? std::vector<bool>{true} : a.causal;
   const auto layouts = or_default<sim::RingLayout>(a.layouts, sim::RingLayout::zigzag);
   const auto dtypes = or_default<sim::DType>(a.dtypes, sim::DType::bf16);
-  std::vector<sim::RingProblem> out;
+  std::vector<sim::AttentionProblem> out;
   for (sim::DType t : dtypes)
     for (bool causal : causals)
       for (sim::RingLayout layout : layouts)
@@ -145,18 +145,19 @@ std::vector<sim::RingProblem> expand_ring_axes(const RingAxes& a) {
           for (i64 b : or_default<i64>(a.batch, 1))
             for (i64 s : or_default<i64>(a.seq, 8192))
               for (int g : or_default<int>(a.gpus, 2)) {
-                sim::RingProblem p;
+                sim::AttentionProblem p;
+                p.parallel = sim::ParallelPart{};
                 p.batch = b;
                 p.heads = sh.heads;
                 p.kv_heads = sh.kv_heads;
-                p.seq = s;
+                p.seq_q = s;
                 p.head_dim = sh.head_dim;
                 p.causal = causal;
                 p.dtype = t;
-                p.gpus = g;
-                p.layout = layout;
-                p.backward = a.backward;
-                for (const std::string& e : sim::validate(p)) bad(e);
+                p.parallel_part().gpus = g;
+                p.parallel_part().layout = layout;
+                p.parallel_part().backward = a.backward;
+                for (const sim::ProblemError& e : sim::validate(p)) bad(e.message);
                 out.push_back(p);
               }
   return out;

@@ -22,7 +22,7 @@ std::unique_ptr<Backend> open_cuda_backend(int) { throw NoDevice(kNoCuda); }
 
 std::string ring_unavailable_reason(int, RingTransport, const std::vector<int>&) { return kNoCuda; }
 
-sim::RingMeasuredRun run_ring(const sim::RingProblem& problem, const RingOptions& options, RingTensors*) {
+sim::RingMeasuredRun run_ring(const sim::AttentionProblem& problem, const RingOptions& options, RingTensors*) {
   sim::RingMeasuredRun r;
   r.problem = problem;
   r.transport = std::string(ring_transport_name(options.transport));

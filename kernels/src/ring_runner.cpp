@@ -123,7 +123,7 @@ struct RunTimes {
 
 class RingRun {
  public:
-  RingRun(const sim::RingProblem& p, const RingOptions& o) : p_(p), o_(o) {}
+  RingRun(const sim::AttentionProblem& p, const RingOptions& o) : p_(p), o_(o) {}
   ~RingRun() { release(); }
 
   sim::RingMeasuredRun run(RingTensors* gathered);
@@ -132,7 +132,7 @@ class RingRun {
   // ---- sizes -----------------------------------------------------------------
   i64 es() const { return sim::dtype_bytes(p_.dtype); }
   i64 q_elems(i64 n) const { return p_.batch * p_.heads * n * p_.head_dim; }
-  i64 kv_elems(i64 n) const { return p_.batch * p_.kv_heads * n * p_.head_dim; }
+  i64 kv_elems(i64 n) const { return p_.batch * p_.h_kv() * n * p_.head_dim; }
   const RingChunk& chunk(int c) const { return part_.chunks[static_cast<std::size_t>(c)]; }
   const std::vector<int>& held(int r) const { return part_.held[static_cast<std::size_t>(r)]; }
   // A package holds, for each chunk of its owner in order, K then V [B, H_kv, n, d].
@@ -146,8 +146,8 @@ class RingRun {
     for (std::size_t i = 0; i < j; ++i) e += 2 * kv_elems(chunk(held(owner)[i]).size());
     return e;
   }
-  bool grouped() const { return p_.kv_heads != p_.heads; }
-  int P() const { return p_.gpus; }
+  bool grouped() const { return p_.h_kv() != p_.heads; }
+  int P() const { return p_.gpus(); }
   // One GPU holding one chunk, as many K/V heads as query heads: the backward
   // rung writes dK, dV itself (nothing to sum, nothing travels).
   bool direct_kv() const { return P() == 1 && !grouped() && held(0).size() == 1; }
@@ -187,7 +187,7 @@ class RingRun {
   void gather_all(RingTensors& t);
   void note_device_used();
 
-  sim::RingProblem p_;
+  sim::AttentionProblem p_;
   RingOptions o_;
   sim::RingPartition part_;
   const KernelInfo* fwd_ = nullptr;
@@ -217,7 +217,7 @@ void RingRun::choose_rungs() {
   if (!fwd_->writes_lse)
     throw Unsupported(fwd_->id + " does not write the logsumexp, which the ring's merge needs");
   if (fwd_->pass() != sim::Pass::fwd) throw Unsupported(fwd_->id + " is not a forward rung");
-  if (p_.backward) {
+  if (p_.backward()) {
     bwd_ = o_.backward != nullptr ? o_.backward : default_ring_backward();
     if (bwd_ == nullptr) throw Unsupported("no backward rung is built");
     if (bwd_->pass() != sim::Pass::bwd) throw Unsupported(bwd_->id + " is not a backward rung");
@@ -245,7 +245,7 @@ void RingRun::choose_rungs() {
   const bool fused = o_.steps == RingSteps::fused;
   fwd_kv_native_ = fused && grouped() && fwd_->reads_kv_heads;
   fwd_folds_ = fused && fwd_->folds_running_output;
-  dtype_homecoming_ = fused && p_.backward && P() > 1;
+  dtype_homecoming_ = fused && p_.backward() && P() > 1;
   if (bwd_ != nullptr) {
     bwd_kv_native_ = fused && grouped() && bwd_->reads_kv_heads;
     // The accumulators have the K/V heads: a grouped problem needs the rung to read them too.
@@ -315,7 +315,7 @@ void RingRun::allocate() {
       c.o = a.allocate(q_elems(n) * es(), "O" + of);
       c.lse = static_cast<float*>(a.allocate(p_.batch * p_.heads * n * 4, "the logsumexp" + of));
       if (!c.direct()) c.o_acc = static_cast<float*>(a.allocate(q_elems(n) * 4, "the running O (fp32)" + of));
-      if (p_.backward) {
+      if (p_.backward()) {
         c.d_o = a.allocate(q_elems(n) * es(), "dO" + of);
         c.dq = a.allocate(q_elems(n) * es(), "dQ" + of);
         if (!c.direct()) c.dq_acc = static_cast<float*>(a.allocate(q_elems(n) * 4, "the running dQ (fp32)" + of));
@@ -326,7 +326,7 @@ void RingRun::allocate() {
     g.kv_home = a.allocate(package_elems(g.index) * es(), "K, V of its own chunks" + on);
     if (P() > 1)
       for (int b = 0; b < 2; ++b) g.kv_buf[static_cast<std::size_t>(b)] = a.allocate(pkg_max * es(), "a K/V buffer" + on);
-    if (grouped() && (!fwd_kv_native_ || (p_.backward && !bwd_kv_native_))) {
+    if (grouped() && (!fwd_kv_native_ || (p_.backward() && !bwd_kv_native_))) {
       g.k_exp = a.allocate(q_elems(n_max) * es(), "K_j expanded to H heads" + on);
       g.v_exp = a.allocate(q_elems(n_max) * es(), "V_j expanded to H heads" + on);
     }
@@ -338,7 +338,7 @@ void RingRun::allocate() {
       g.fwd_ws_bytes = fwd_->workspace_bytes(biggest, fwd_tiles);
       g.fwd_ws = a.allocate(g.fwd_ws_bytes, fwd_->id + "'s workspace" + on);
     }
-    if (p_.backward) {
+    if (p_.backward()) {
       for (int b = 0; b < 2; ++b)
         g.dkv_buf[static_cast<std::size_t>(b)] =
             static_cast<float*>(a.allocate(pkg_max * 4, "a dK/dV buffer (fp32)" + on));
@@ -384,16 +384,16 @@ void RingRun::fill_inputs() {
     for (std::size_t j = 0; j < g.own.size(); ++j) {
       OwnChunk& c = g.own[j];
       const i64 n = c.chunk.size(), begin = c.chunk.begin;
-      ring::fill_chunk_normal(c.q, p_.dtype, p_.batch, p_.heads, n, p_.head_dim, p_.seq, begin, o_.seed ^ kSeedQ,
+      ring::fill_chunk_normal(c.q, p_.dtype, p_.batch, p_.heads, n, p_.head_dim, p_.seq_q, begin, o_.seed ^ kSeedQ,
                               scale, g.compute);
       void* k = at(g.kv_home, k_offset(g.index, j), es());
       void* v = at(g.kv_home, k_offset(g.index, j) + kv_elems(n), es());
-      ring::fill_chunk_normal(k, p_.dtype, p_.batch, p_.kv_heads, n, p_.head_dim, p_.seq, begin, o_.seed ^ kSeedK,
+      ring::fill_chunk_normal(k, p_.dtype, p_.batch, p_.h_kv(), n, p_.head_dim, p_.seq_q, begin, o_.seed ^ kSeedK,
                               scale, g.compute);
-      ring::fill_chunk_normal(v, p_.dtype, p_.batch, p_.kv_heads, n, p_.head_dim, p_.seq, begin, o_.seed ^ kSeedV,
+      ring::fill_chunk_normal(v, p_.dtype, p_.batch, p_.h_kv(), n, p_.head_dim, p_.seq_q, begin, o_.seed ^ kSeedV,
                               scale, g.compute);
-      if (p_.backward)
-        ring::fill_chunk_normal(c.d_o, p_.dtype, p_.batch, p_.heads, n, p_.head_dim, p_.seq, begin,
+      if (p_.backward())
+        ring::fill_chunk_normal(c.d_o, p_.dtype, p_.batch, p_.heads, n, p_.head_dim, p_.seq_q, begin,
                                 o_.seed ^ kSeedDO, 1.0f, g.compute);
     }
     FLASHLAB_CUDA_CHECK(cudaStreamSynchronize(g.compute));
@@ -446,8 +446,8 @@ void RingRun::for_each_pair(Rank& g, int s, void* package, const KernelInfo& run
     const void* k = at(package, k_offset(owner, j), es());
     const void* v = at(package, k_offset(owner, j) + kv_elems(kv.size()), es());
     if (grouped() && !kv_native) {
-      ring::expand_heads(g.k_exp, k, p_.dtype, p_.batch, p_.heads, p_.kv_heads, kv.size(), p_.head_dim, g.compute);
-      ring::expand_heads(g.v_exp, v, p_.dtype, p_.batch, p_.heads, p_.kv_heads, kv.size(), p_.head_dim, g.compute);
+      ring::expand_heads(g.k_exp, k, p_.dtype, p_.batch, p_.heads, p_.h_kv(), kv.size(), p_.head_dim, g.compute);
+      ring::expand_heads(g.v_exp, v, p_.dtype, p_.batch, p_.heads, p_.h_kv(), kv.size(), p_.head_dim, g.compute);
       k = g.k_exp;
       v = g.v_exp;
     }
@@ -464,7 +464,7 @@ void RingRun::for_each_pair(Rank& g, int s, void* package, const KernelInfo& run
       a.v = v;
       a.stream = g.compute;
       a.device_smem_optin = g.smem_optin;
-      if (kv_native) a.kv_heads = p_.kv_heads;
+      if (kv_native) a.problem.kv_heads = p_.h_kv();
       each(c, kv, k_offset(owner, j), a);
     }
   }
@@ -658,9 +658,9 @@ void RingRun::compute_backward_step(Rank& g, int s, void* package, float* dkv_ta
     if (!c.direct()) ring::accumulate(c.dq_acc, g.dq_part, p_.dtype, q_elems(c.chunk.size()), g.compute);
     if (home != nullptr) return;
     if (grouped()) {
-      ring::accumulate_grouped(dk_acc, g.dk_part, p_.dtype, p_.batch, p_.heads, p_.kv_heads, kv.size(), p_.head_dim,
+      ring::accumulate_grouped(dk_acc, g.dk_part, p_.dtype, p_.batch, p_.heads, p_.h_kv(), kv.size(), p_.head_dim,
                                g.compute);
-      ring::accumulate_grouped(dv_acc, g.dv_part, p_.dtype, p_.batch, p_.heads, p_.kv_heads, kv.size(), p_.head_dim,
+      ring::accumulate_grouped(dv_acc, g.dv_part, p_.dtype, p_.batch, p_.heads, p_.h_kv(), kv.size(), p_.head_dim,
                                g.compute);
     } else {
       ring::accumulate(dk_acc, g.dk_part, p_.dtype, kv_elems(kv.size()), g.compute);
@@ -838,9 +838,9 @@ i64 RingRun::count_unwritten(bool backward) {
 
 std::vector<std::uint16_t> RingRun::gather(int tensor, i64 b, i64 h) {
   const bool kv_shaped = tensor == kK || tensor == kV || tensor == kDK || tensor == kDV;
-  const i64 heads = kv_shaped ? p_.kv_heads : p_.heads;
+  const i64 heads = kv_shaped ? p_.h_kv() : p_.heads;
   const i64 d = p_.head_dim;
-  std::vector<std::uint16_t> out(static_cast<std::size_t>(p_.seq * d));
+  std::vector<std::uint16_t> out(static_cast<std::size_t>(p_.seq_q * d));
   for (Rank& g : ranks_) {
     FLASHLAB_CUDA_CHECK(cudaSetDevice(g.device));
     FLASHLAB_CUDA_CHECK(cudaStreamSynchronize(g.compute));
@@ -868,7 +868,7 @@ std::vector<std::uint16_t> RingRun::gather(int tensor, i64 b, i64 h) {
 }
 
 std::vector<float> RingRun::gather_lse(i64 b, i64 h) {
-  std::vector<float> out(static_cast<std::size_t>(p_.seq));
+  std::vector<float> out(static_cast<std::size_t>(p_.seq_q));
   for (Rank& g : ranks_) {
     FLASHLAB_CUDA_CHECK(cudaSetDevice(g.device));
     for (OwnChunk& c : g.own) {
@@ -892,7 +892,7 @@ std::vector<double> as_doubles(const std::vector<std::uint16_t>& bits, sim::DTyp
 
 void RingRun::check_forward(sim::RingMeasuredRun& out) {
   const CheckPlan plan = plan_check(sim::whole_problem(p_), o_.check_flop_budget, o_.check == CheckMode::full);
-  const i64 d = p_.head_dim, group = p_.heads / p_.kv_heads;
+  const i64 d = p_.head_dim, group = p_.heads / p_.h_kv();
   ErrorSums err;
   for (i64 flat : plan.heads) {
     const i64 b = flat / p_.heads, h = flat % p_.heads, hk = h / group;
@@ -900,7 +900,7 @@ void RingRun::check_forward(sim::RingMeasuredRun& out) {
     const std::vector<double> k = as_doubles(gather(kK, b, hk), p_.dtype);
     const std::vector<double> v = as_doubles(gather(kV, b, hk), p_.dtype);
     const std::vector<double> o = as_doubles(gather(kO, b, h), p_.dtype);
-    const HeadReference ref(k.data(), v.data(), p_.seq, d);
+    const HeadReference ref(k.data(), v.data(), p_.seq_q, d);
     std::vector<double> got, want;
     std::vector<double> row(static_cast<std::size_t>(d));
     for (i64 r : plan.rows) {
@@ -921,17 +921,17 @@ void RingRun::check_forward(sim::RingMeasuredRun& out) {
 void RingRun::check_backward(sim::RingMeasuredRun& out) {
   const BackwardCheckPlan plan =
       plan_check_backward(sim::whole_problem(p_), o_.check_flop_budget, o_.check == CheckMode::full);
-  const i64 d = p_.head_dim, N = p_.seq, group = p_.heads / p_.kv_heads;
+  const i64 d = p_.head_dim, N = p_.seq_q, group = p_.heads / p_.h_kv();
   ErrorSums dq_err, dk_err, dv_err;
   if (plan.keys) {
     // Whole K/V heads: every query head of each checked head's group.
     std::vector<i64> kv_heads;
     for (i64 flat : plan.rows.heads) {
-      const i64 kvh = (flat / p_.heads) * p_.kv_heads + (flat % p_.heads) / group;
+      const i64 kvh = (flat / p_.heads) * p_.h_kv() + (flat % p_.heads) / group;
       if (std::find(kv_heads.begin(), kv_heads.end(), kvh) == kv_heads.end()) kv_heads.push_back(kvh);
     }
     for (i64 kvflat : kv_heads) {
-      const i64 b = kvflat / p_.kv_heads, hk = kvflat % p_.kv_heads;
+      const i64 b = kvflat / p_.h_kv(), hk = kvflat % p_.h_kv();
       const std::vector<double> k = as_doubles(gather(kK, b, hk), p_.dtype);
       const std::vector<double> v = as_doubles(gather(kV, b, hk), p_.dtype);
       std::vector<double> dk(static_cast<std::size_t>(N * d), 0.0), dv(dk);
@@ -984,8 +984,8 @@ void RingRun::gather_all(RingTensors& t) {
     return all;
   };
   t.q = whole(kQ, p_.heads);
-  t.k = whole(kK, p_.kv_heads);
-  t.v = whole(kV, p_.kv_heads);
+  t.k = whole(kK, p_.h_kv());
+  t.v = whole(kV, p_.h_kv());
   t.o = whole(kO, p_.heads);
   t.lse.clear();
   for (i64 b = 0; b < p_.batch; ++b)
@@ -993,11 +993,11 @@ void RingRun::gather_all(RingTensors& t) {
       const std::vector<float> one = gather_lse(b, h);
       t.lse.insert(t.lse.end(), one.begin(), one.end());
     }
-  if (p_.backward) {
+  if (p_.backward()) {
     t.d_o = whole(kDO, p_.heads);
     t.dq = whole(kDQ, p_.heads);
-    t.dk = whole(kDK, p_.kv_heads);
-    t.dv = whole(kDV, p_.kv_heads);
+    t.dk = whole(kDK, p_.h_kv());
+    t.dv = whole(kDV, p_.h_kv());
   }
 }
 
@@ -1007,9 +1007,9 @@ sim::RingMeasuredRun RingRun::run(RingTensors* gathered) {
   out.transport = std::string(ring_transport_name(o_.transport));
   out.steps = std::string(ring_steps_name(o_.steps));
   try {
-    if (const auto why = sim::validate(p_); !why.empty()) throw Unsupported(why.front());
+    if (const auto why = sim::validate(p_); !why.empty()) throw Unsupported(why.front().message);
     if (p_.dtype == sim::DType::fp32) throw Unsupported("the ring runs fp16 and bf16 (the tensor-core rungs)");
-    part_ = sim::ring_partition(p_.seq, p_.gpus, p_.layout);
+    part_ = sim::ring_partition(p_.seq_q, p_.gpus(), p_.layout());
     scale_ = static_cast<float>(1.0 / std::sqrt(static_cast<double>(p_.head_dim)));
     choose_rungs();
     out.kernel = fwd_->id;
@@ -1028,7 +1028,7 @@ sim::RingMeasuredRun RingRun::run(RingTensors* gathered) {
     out.forward = o_.repeats > 0 ? time_pass(RingPass::forward) : untimed(RingPass::forward);
     if (const i64 bad = count_unwritten(false); bad > 0)
       throw std::runtime_error(std::to_string(bad) + " elements of O were not written in the timed runs");
-    if (p_.backward) {
+    if (p_.backward()) {
       run_backward(false);
       if (const i64 bad = count_unwritten(true); bad > 0)
         throw std::runtime_error(std::to_string(bad) + " elements of dQ, dK, dV were not written (or not finite)");
@@ -1085,7 +1085,7 @@ std::string ring_unavailable_reason(int gpus, RingTransport transport, const std
   return ring::nccl_unavailable_reason();
 }
 
-sim::RingMeasuredRun run_ring(const sim::RingProblem& problem, const RingOptions& options, RingTensors* gathered) {
+sim::RingMeasuredRun run_ring(const sim::AttentionProblem& problem, const RingOptions& options, RingTensors* gathered) {
   RingRun run(problem, options);
   return run.run(gathered);
 }

@@ -72,7 +72,10 @@ MeasuredRun run_case(Backend& backend, const KernelInfo& k, const AttentionProbl
     row.reason = std::move(reason);
     return row;
   };
-  for (const std::string& e : sim::validate(p)) return finish(RunStatus::skipped, e);
+  for (const sim::ProblemError& e : sim::validate(p)) return finish(RunStatus::skipped, e.message);
+  if (p.gpus() > 1) return finish(RunStatus::skipped, "a problem spread over " + std::to_string(p.gpus()) + " GPUs runs in the ring (bench --gpus)");
+  if (p.h_kv() != p.heads)
+    return finish(RunStatus::skipped, "grouped-query heads (H_kv < H) run in the ring's runner; the single-GPU runner reads one K/V head per query head");
   if (!k.built())
     return finish(RunStatus::skipped, "this build has no CUDA support (configure with nvcc installed)");
 

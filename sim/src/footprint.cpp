@@ -38,11 +38,19 @@ Counters one_block(Algorithm a, const AttentionProblem& p, StorageTypes storage)
   return Schedule(a, p, TileShape{p.n_q(), p.n_kv()}, storage).closed_form();
 }
 
+// The heads a whole tensor holds: B·H_kv for K, V and their gradients
+// (grouped-query attention: H / H_kv query heads share one), B·H otherwise.
+i64 tensor_heads(Tensor t, const AttentionProblem& p) {
+  const bool kv = t == Tensor::K || t == Tensor::V || t == Tensor::dK || t == Tensor::dV;
+  return kv ? checked_mul(p.batch, p.h_kv(), "B·H_kv") : p.head_count();
+}
+
 // The whole tensor, all heads, each element the size the loop nest moves it in.
 i64 whole_bytes(Tensor t, const AttentionProblem& p, const Traffic& moved) {
   const TensorExtent e = tensor_extent(t, p);
   const i64 element = moved.elements() > 0 ? moved.bytes() / moved.elements() : element_bytes(t, p.dtype);
-  return checked_mul(checked_mul(checked_mul(p.head_count(), e.rows, "memory"), e.cols, "memory"), element, "memory");
+  return checked_mul(checked_mul(checked_mul(tensor_heads(t, p), e.rows, "memory"), e.cols, "memory"), element,
+                     "memory");
 }
 
 }  // namespace

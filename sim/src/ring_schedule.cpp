@@ -52,8 +52,8 @@ RingBlockCost block_cost(const AttentionProblem& ap, RingPass pass, const RingCo
 }
 
 // Bytes of 2 tensors (K and V, or dK and dV) of H_kv heads over `tokens`.
-i64 kv_bytes(const RingProblem& p, i64 tokens, i64 element_bytes) {
-  return 2 * p.batch * p.kv_heads * tokens * p.head_dim * element_bytes;
+i64 kv_bytes(const AttentionProblem& p, i64 tokens, i64 element_bytes) {
+  return 2 * p.batch * p.h_kv() * tokens * p.head_dim * element_bytes;
 }
 
 struct Interval {
@@ -88,7 +88,7 @@ struct Transfer {
 
 class PassBuilder {
  public:
-  PassBuilder(const RingProblem& p, const RingPartition& part, const RingTopology& topo, RingPass pass,
+  PassBuilder(const AttentionProblem& p, const RingPartition& part, const RingTopology& topo, RingPass pass,
               const std::vector<std::vector<double>>& compute_s, const std::vector<std::vector<i64>>& pairs,
               double origin, RingSteps steps)
       : p_(p),
@@ -101,7 +101,7 @@ class PassBuilder {
         steps_(steps) {}
 
   RingPassResult run(std::vector<RingEvent>& events) {
-    const int P = p_.gpus;
+    const int P = p_.gpus();
     const bool bwd = pass_ == RingPass::backward;
     start_.assign(at(P), std::vector<double>(at(P + 1), origin_));
     end_.assign(at(P), std::vector<double>(at(P), origin_));
@@ -219,7 +219,7 @@ class PassBuilder {
  private:
   const Transfer* add_transfer(std::vector<std::vector<const Transfer*>>& table, int to, int step, bool gradients,
                                double start) {
-    const int P = p_.gpus;
+    const int P = p_.gpus();
     Transfer x;
     x.from = prev_gpu(to, P);
     x.to = to;
@@ -231,7 +231,7 @@ class PassBuilder {
     // dK, dV travel as fp32 running sums; the homecoming carries a finished sum,
     // which fused steps round to the dtype before it leaves (the same rounding
     // the owner would apply on arrival): half the bytes of the pass's tail.
-    const bool in_dtype = !gradients || (step == p_.gpus && steps_ == RingSteps::fused);
+    const bool in_dtype = !gradients || (step == p_.gpus() && steps_ == RingSteps::fused);
     x.bytes = kv_bytes(p_, part_.tokens_of(x.owner), in_dtype ? dtype_bytes(p_.dtype) : 4);
     const InterconnectModel& link = topo_.link(x.from, x.to);
     x.start = start;
@@ -245,7 +245,7 @@ class PassBuilder {
   // and received the partial it adds to (dK, dV of step s − 1), once GPU r has
   // started step s (the homecoming, s = P: ended step P − 1's transfers).
   double dkv_ready_at(int r, int s) const {
-    const int from = prev_gpu(r, p_.gpus);
+    const int from = prev_gpu(r, p_.gpus());
     double t = std::max(end_[at(from)][at(s - 1)], start_[at(r)][at(s)]);
     if (const Transfer* partial = dkv_[at(from)][at(s - 1)]) t = std::max(t, partial->end);
     return t;
@@ -254,7 +254,7 @@ class PassBuilder {
   // Every transfer of step s that GPU r receives or sends.
   std::vector<const Transfer*> step_transfers(int r, int s) const {
     std::vector<const Transfer*> out;
-    const int nxt = next_gpu(r, p_.gpus);
+    const int nxt = next_gpu(r, p_.gpus());
     for (const auto* table : {&kv_, &dkv_})
       for (int g : {r, nxt})
         if (const Transfer* x = (*table)[at(g)][at(s)]; x != nullptr && (x->to == r || x->from == r)) out.push_back(x);
@@ -280,7 +280,7 @@ class PassBuilder {
       ev.kind = k;
       ev.start_s = s;
       ev.end_s = e;
-      ev.kv_owner = ring_kv_source(r, step, p_.gpus);
+      ev.kv_owner = ring_kv_source(r, step, p_.gpus());
       events.push_back(ev);
       (k == RingEventKind::wait ? g.wait_s : g.idle_s) += e - s;
     };
@@ -296,7 +296,7 @@ class PassBuilder {
     emit(RingEventKind::idle, cur, b);
   }
 
-  const RingProblem& p_;
+  const AttentionProblem& p_;
   const RingPartition& part_;
   const RingTopology& topo_;
   RingPass pass_;
@@ -319,22 +319,25 @@ std::string number_text(double v) {
 
 }  // namespace
 
-bool operator==(const RingProblem& a, const RingProblem& b) {
-  return same_attention(a, b) && a.gpus == b.gpus && a.layout == b.layout && a.backward == b.backward;
-}
-
-bool same_attention(const RingProblem& a, const RingProblem& b) {
-  return a.batch == b.batch && a.heads == b.heads && a.kv_heads == b.kv_heads && a.seq == b.seq &&
-         a.head_dim == b.head_dim && a.causal == b.causal && a.dtype == b.dtype;
-}
-
-RingProblem on_one_gpu(RingProblem p) {
-  p.gpus = 1;
-  p.layout = RingLayout::contiguous;
+AttentionProblem default_ring_problem() {
+  AttentionProblem p;
+  p.heads = 32;
+  p.kv_heads = 32;
+  p.seq_q = 8192;
+  p.head_dim = 128;
+  p.causal = true;
+  p.dtype = DType::bf16;
+  p.parallel = ParallelPart{};
   return p;
 }
 
-AttentionProblem block_problem(const RingProblem& p, i64 n_q, i64 n_kv, bool causal) {
+AttentionProblem on_one_gpu(AttentionProblem p) {
+  const bool backward = p.backward();
+  p.parallel = ParallelPart{1, RingLayout::contiguous, backward};
+  return p;
+}
+
+AttentionProblem block_problem(const AttentionProblem& p, i64 n_q, i64 n_kv, bool causal) {
   AttentionProblem ap;
   ap.batch = p.batch;
   ap.heads = p.heads;
@@ -347,7 +350,7 @@ AttentionProblem block_problem(const RingProblem& p, i64 n_q, i64 n_kv, bool cau
 }
 
 // seq_kv 0: N_kv = N_q, the square problem's own form.
-AttentionProblem whole_problem(const RingProblem& p) { return block_problem(p, p.seq, 0, p.causal); }
+AttentionProblem whole_problem(const AttentionProblem& p) { return block_problem(p, p.seq_q, 0, p.causal); }
 
 // ---- names ---------------------------------------------------------------------
 
@@ -365,31 +368,6 @@ std::string_view ring_event_name(RingEventKind k) {
 
 // ---- validation ------------------------------------------------------------------
 
-std::vector<std::string> validate(const RingProblem& p) {
-  std::vector<std::string> out;
-  if (p.gpus < 1 || p.gpus > 4096) out.push_back("the ring needs 1 to 4096 GPUs, not " + std::to_string(p.gpus));
-  if (p.batch < 1) out.push_back("batch B must be at least 1 (got " + dims(p.batch) + ")");
-  if (p.heads < 1) out.push_back("heads H must be at least 1 (got " + dims(p.heads) + ")");
-  if (p.kv_heads < 1) out.push_back("key/value heads H_kv must be at least 1 (got " + dims(p.kv_heads) + ")");
-  if (p.head_dim < 1) out.push_back("head dim d must be at least 1 (got " + dims(p.head_dim) + ")");
-  if (p.seq < 1) out.push_back("sequence length N must be at least 1 (got " + dims(p.seq) + ")");
-  if (p.heads >= 1 && p.kv_heads >= 1) {
-    if (p.kv_heads > p.heads)
-      out.push_back("H_kv = " + dims(p.kv_heads) + " key/value heads exceed the H = " + dims(p.heads) + " query heads");
-    else if (p.heads % p.kv_heads != 0)
-      out.push_back("H = " + dims(p.heads) + " is not a multiple of H_kv = " + dims(p.kv_heads) +
-                    " (each key/value head serves H / H_kv query heads)");
-  }
-  if (p.gpus >= 1 && p.gpus <= 4096 && p.seq >= 1) {
-    try {
-      (void)ring_partition(p.seq, p.gpus, p.layout);
-    } catch (const std::invalid_argument& e) {
-      out.push_back(e.what());
-    }
-  }
-  return out;
-}
-
 std::vector<std::string> validate(const RingComputeModel& cm, DType dtype) {
   std::vector<std::string> out;
   if (!(cm.efficiency > 0 && cm.efficiency <= 1))
@@ -403,22 +381,15 @@ std::vector<std::string> validate(const RingComputeModel& cm, DType dtype) {
   return out;
 }
 
-std::string describe(const RingProblem& p) {
-  return "B=" + dims(p.batch) + " H=" + dims(p.heads) + " H_kv=" + dims(p.kv_heads) + " N=" + dims(p.seq) +
-         " d=" + dims(p.head_dim) + " " + std::string(to_string(p.dtype)) + (p.causal ? " causal" : " non-causal") +
-         ", " + std::to_string(p.gpus) + (p.gpus == 1 ? " GPU " : " GPUs ") + std::string(ring_layout_name(p.layout)) +
-         ", " + (p.backward ? "fwd+bwd" : "fwd");
-}
-
 // ---- costs ----------------------------------------------------------------------
 
-double ring_convention_flops(const RingProblem& p, i64 pairs, RingPass pass) {
+double ring_convention_flops(const AttentionProblem& p, i64 pairs, RingPass pass) {
   const double fwd = 4.0 * static_cast<double>(p.batch) * static_cast<double>(p.heads) * static_cast<double>(pairs) *
                      static_cast<double>(p.head_dim);
   return pass == RingPass::forward ? fwd : 2.5 * fwd;
 }
 
-RingBlockCost ring_block_cost(const RingProblem& p, i64 n_q, i64 n_kv, ChunkVisibility v, RingPass pass,
+RingBlockCost ring_block_cost(const AttentionProblem& p, i64 n_q, i64 n_kv, ChunkVisibility v, RingPass pass,
                               const RingComputeModel& cm) {
   if (v == ChunkVisibility::none) return {};
   const bool diagonal = v == ChunkVisibility::diagonal;
@@ -431,9 +402,9 @@ RingBlockCost ring_block_cost(const RingProblem& p, i64 n_q, i64 n_kv, ChunkVisi
   return c;
 }
 
-RingBlockCost ring_single_gpu_cost(const RingProblem& p, RingPass pass, const RingComputeModel& cm) {
+RingBlockCost ring_single_gpu_cost(const AttentionProblem& p, RingPass pass, const RingComputeModel& cm) {
   RingBlockCost c = block_cost(whole_problem(p), pass, cm);
-  c.pairs = p.causal ? p.seq * (p.seq + 1) / 2 : p.seq * p.seq;
+  c.pairs = p.causal ? p.seq_q * (p.seq_q + 1) / 2 : p.seq_q * p.seq_q;
   c.convention_flops = ring_convention_flops(p, c.pairs, pass);
   return c;
 }
@@ -466,9 +437,9 @@ std::optional<RingSteps> parse_ring_steps(std::string_view s) {
 // logsumexp, and in the backward a chunk pair's partial dQ, dK, dV (dK, dV of
 // H heads before the group sum) — fused steps need none of them; the
 // backward's two travelling dK, dV buffers and a step's dK, dV (fp32).
-RingMemory ring_memory(const RingProblem& p, const RingPartition& part, int gpu, RingSteps steps) {
+RingMemory ring_memory(const AttentionProblem& p, const RingPartition& part, int gpu, RingSteps steps) {
   RingMemory m;
-  const i64 B = p.batch, H = p.heads, Hkv = p.kv_heads, d = p.head_dim, e = dtype_bytes(p.dtype);
+  const i64 B = p.batch, H = p.heads, Hkv = p.h_kv(), d = p.head_dim, e = dtype_bytes(p.dtype);
   const std::string eb = std::to_string(e);
   i64 n = 0, n_acc = 0, n_gpu_max = 0, n_chunk_max = 0;
   for (int c : part.held.at(at(gpu))) {
@@ -484,7 +455,7 @@ RingMemory ring_memory(const RingProblem& p, const RingPartition& part, int gpu,
     if (bytes > 0) m.terms.push_back({std::move(name), std::move(formula), bytes, pass});
   };
   const RingPass F = RingPass::forward, Bw = RingPass::backward;
-  const bool ring = p.gpus > 1, gqa = Hkv < H, pairwise = steps == RingSteps::pairwise;
+  const bool ring = p.gpus() > 1, gqa = Hkv < H, pairwise = steps == RingSteps::pairwise;
   add(F, "Q", "B·H·n·d·" + eb, B * H * n * d * e);
   add(F, "O", "B·H·n·d·" + eb, B * H * n * d * e);
   add(F, "LSE (fp32)", "B·H·n·4", B * H * n * 4);
@@ -495,7 +466,7 @@ RingMemory ring_memory(const RingProblem& p, const RingPartition& part, int gpu,
     add(F, "K_j, V_j expanded to H heads", "2·B·H·n_chunk_max·d·" + eb, 2 * B * H * n_chunk_max * d * e);
   if (pairwise)
     add(F, "partial O and LSE of a chunk pair", "B·H·n_chunk_max·(d·" + eb + " + 4)", B * H * n_chunk_max * (d * e + 4));
-  if (!p.backward) return m;
+  if (!p.backward()) return m;
   add(Bw, "dO", "B·H·n·d·" + eb, B * H * n * d * e);
   add(Bw, "dQ", "B·H·n·d·" + eb, B * H * n * d * e);
   add(Bw, "dQ accumulator (fp32)", "B·H·n_acc·d·4", B * H * n_acc * d * 4);
@@ -516,17 +487,17 @@ const RingPassResult& RingSimulation::pass(RingPass p) const {
   return *backward;
 }
 
-RingSimulation simulate_ring(const RingProblem& p, const RingTopology& topo, const RingComputeModel& cm) {
-  std::vector<std::string> why = validate(p);
+RingSimulation simulate_ring(const AttentionProblem& p, const RingTopology& topo, const RingComputeModel& cm) {
+  std::vector<std::string> why = messages(validate(p));
   for (std::string& s : validate(topo)) why.push_back(std::move(s));
   for (std::string& s : validate(cm, p.dtype)) why.push_back(std::move(s));
   if (!why.empty()) throw std::invalid_argument(why.front());
 
   RingSimulation sim;
   sim.problem = p;
-  sim.partition = ring_partition(p.seq, p.gpus, p.layout);
+  sim.partition = ring_partition(p.seq_q, p.gpus(), p.layout());
   const RingPartition& part = sim.partition;
-  const int P = p.gpus;
+  const int P = p.gpus();
 
   // Each distinct block once: zig-zag chunks come in at most two sizes.
   std::map<std::tuple<i64, i64, int, int>, RingBlockCost> cache;
@@ -559,7 +530,7 @@ RingSimulation simulate_ring(const RingProblem& p, const RingTopology& topo, con
   sim.forward = PassBuilder(p, part, topo, RingPass::forward, t, pairs, 0.0, cm.steps).run(sim.events);
   sim.single_gpu_s = ring_single_gpu_cost(p, RingPass::forward, cm).time_s;
   sim.time_s = sim.forward.time_s;
-  if (p.backward) {
+  if (p.backward()) {
     step_work(RingPass::backward, t, pairs);
     sim.backward =
         PassBuilder(p, part, topo, RingPass::backward, t, pairs, sim.forward.end_s, cm.steps).run(sim.events);

@@ -146,7 +146,7 @@ Plan make_plan(Algorithm a, const AttentionProblem& p, const HardwareModel& hw, 
   plan.algorithm = a;
   plan.problem = p;
   plan.sram_capacity_bytes = opt.sram_bytes > 0 ? opt.sram_bytes : hw.sram_bytes_per_sm;
-  for (const std::string& e : validate(p)) plan.findings.push_back(error(e));
+  for (const ProblemError& e : validate(p)) plan.findings.push_back(error(e.message));
   if (plan.sram_capacity_bytes < 1) plan.findings.push_back(error("SRAM size M must be at least 1 byte"));
   if (!plan.ok()) return plan;
   plan.tiles = choose_tiles(a, p, plan.sram_capacity_bytes, opt.tiles);

@@ -30,10 +30,10 @@ inline sim::RingMeasuredRun ring_run(const char* model, sim::i64 seq, int gpus, 
   r.problem.heads = 32;
   r.problem.kv_heads = small ? 8 : 32;
   r.problem.head_dim = small ? 64 : 128;
-  r.problem.seq = seq;
-  r.problem.gpus = gpus;
-  r.problem.layout = gpus == 1 ? sim::RingLayout::contiguous : layout;
-  r.problem.backward = true;
+  r.problem.seq_q = seq;
+  r.problem.parallel_part().gpus = gpus;
+  r.problem.parallel_part().layout = gpus == 1 ? sim::RingLayout::contiguous : layout;
+  r.problem.parallel_part().backward = true;
   r.kernel = "fa3_hopper";
   r.backward_kernel = "fa2_tc_bwd";
   r.transport = "nccl";

@@ -171,14 +171,14 @@ TEST_CASE("ring charts with nothing to draw say why, in one line", "[ring][chart
   // Only P = 1 runs: nothing of more than one GPU.
   sim::RingMeasuredRuns single = f;
   single.runs.erase(std::remove_if(single.runs.begin(), single.runs.end(),
-                                   [](const sim::RingMeasuredRun& r) { return r.problem.gpus > 1; }),
+                                   [](const sim::RingMeasuredRun& r) { return r.problem.gpus() > 1; }),
                     single.runs.end());
   for (const RingChartEntry& e : ring_chart_table())
     CHECK(message(std::string(e.id), single) == "the file holds no zig-zag runs of more than one GPU");
   // No P = 1 runs: the time chart draws, the scaling cannot.
   sim::RingMeasuredRuns multi = f;
   multi.runs.erase(std::remove_if(multi.runs.begin(), multi.runs.end(),
-                                  [](const sim::RingMeasuredRun& r) { return r.problem.gpus == 1; }),
+                                  [](const sim::RingMeasuredRun& r) { return r.problem.gpus() == 1; }),
                    multi.runs.end());
   CHECK(message("ring-scaling", multi).find("no P = 1 run of the attention its multi-GPU runs measured") !=
         std::string::npos);

@@ -19,18 +19,18 @@ using sim::RingPass;
 
 namespace {
 
-sim::RingProblem ring_problem(int P, bool backward = false) {
-  sim::RingProblem p;
+sim::AttentionProblem ring_problem(int P, bool backward = false) {
+  sim::AttentionProblem p = sim::default_ring_problem();
   p.batch = 1;
   p.heads = 24;
   p.kv_heads = 8;
-  p.seq = 16384;
+  p.seq_q = 16384;
   p.head_dim = 128;
   p.causal = true;
   p.dtype = sim::DType::bf16;
-  p.gpus = P;
-  p.layout = sim::RingLayout::zigzag;
-  p.backward = backward;
+  p.parallel_part().gpus = P;
+  p.parallel_part().layout = sim::RingLayout::zigzag;
+  p.parallel_part().backward = backward;
   return p;
 }
 
@@ -136,7 +136,7 @@ sim::RingMeasuredRun measured_as_simulated(const sim::RingSimulation& s) {
   run.problem = s.problem;
   run.kernel = "fa3_hopper";
   run.transport = "nccl";
-  const int P = s.problem.gpus;
+  const int P = s.problem.gpus();
   for (RingPass pass : {RingPass::forward, RingPass::backward}) {
     if (pass == RingPass::backward && !s.backward) continue;
     const sim::RingPassResult& r = s.pass(pass);
@@ -196,13 +196,13 @@ TEST_CASE("ring results: JSON round trip keeps every field", "[ring][results]") 
   REQUIRE(back.runs.size() == 3);
   const sim::RingMeasuredRun& a = r.runs[1];
   const sim::RingMeasuredRun& b = back.runs[1];
-  CHECK(b.problem.gpus == 2);
+  CHECK(b.problem.gpus() == 2);
   CHECK(b.problem.heads == 24);
-  CHECK(b.problem.kv_heads == 8);
-  CHECK(b.problem.seq == 16384);
-  CHECK(b.problem.layout == sim::RingLayout::zigzag);
+  CHECK(b.problem.h_kv() == 8);
+  CHECK(b.problem.seq_q == 16384);
+  CHECK(b.problem.layout() == sim::RingLayout::zigzag);
   CHECK(b.problem.causal);
-  CHECK(b.problem.backward);
+  CHECK(b.problem.backward());
   CHECK(b.problem.dtype == sim::DType::bf16);
   CHECK(b.kernel == "fa3_hopper");
   CHECK(b.backward_kernel == "fa2_tc_bwd");
@@ -343,7 +343,7 @@ TEST_CASE("ring results: CSV columns, the convention's TFLOP/s per GPU, scaling 
 
   // Without the P = 1 run of the same attention, no scaling efficiency.
   sim::RingMeasuredRuns other = r;
-  other.runs[0].problem.seq = 8192;
+  other.runs[0].problem.seq_q = 8192;
   const auto rows = ring_rows(other);
   CHECK_FALSE(rows[2].scaling_efficiency);
   CHECK_FALSE(rows[3].scaling_efficiency);
@@ -374,7 +374,7 @@ TEST_CASE("ring results: the table names the model, marks what has no P = 1 run"
   CHECK_THAT(t, Catch::Contains("80%"));  // 10 / (2 × 6.25)
   CHECK_THAT(t, Catch::Contains("skipped: 4 GPUs asked, 2 present"));
   CHECK(ring_model_id(r.runs[0].problem) == "llama3.2-3b");
-  sim::RingProblem p = r.runs[0].problem;
+  sim::AttentionProblem p = r.runs[0].problem;
   p.heads = p.kv_heads = 32;
   CHECK(ring_model_id(p) == "llama2-7b");
   p.head_dim = 64;
@@ -385,7 +385,7 @@ TEST_CASE("ring results: the table names the model, marks what has no P = 1 run"
 
 TEST_CASE("ring block bound: the roofline bound of the single-GPU simulator's counts", "[ring][results]") {
   const sim::RingComputeModel cm = h200();
-  const sim::RingProblem p = ring_problem(4, true);
+  const sim::AttentionProblem p = ring_problem(4, true);
   for (const auto& [n_q, n_kv, vis] : {std::tuple{2048L, 2048L, sim::ChunkVisibility::full},
                                        std::tuple{2048L, 2047L, sim::ChunkVisibility::full},
                                        std::tuple{2047L, 2047L, sim::ChunkVisibility::diagonal}})
@@ -412,7 +412,7 @@ TEST_CASE("ring block bound: the roofline bound of the single-GPU simulator's co
 TEST_CASE("ring placement: a run that did what the model says places with no error", "[ring][placement]") {
   const sim::RingTopology topo = sim::default_ring_topology();
   const sim::RingComputeModel cm = h200();
-  const sim::RingProblem p = ring_problem(4, true);
+  const sim::AttentionProblem p = ring_problem(4, true);
   const sim::RingSimulation s = sim::simulate_ring(p, topo, cm);
   sim::RingMeasuredRun run = measured_as_simulated(s);
   const RingPlacement pl = place_ring_run(run, topo, cm);
@@ -452,7 +452,7 @@ TEST_CASE("ring placement: a run that did what the model says places with no err
 TEST_CASE("ring placement: the efficiency calibrated from the P = 1 run of the same attention", "[ring][placement]") {
   const sim::RingTopology topo = sim::default_ring_topology();
   const sim::RingComputeModel cm = h200();
-  sim::RingProblem one = ring_problem(1, true);
+  sim::AttentionProblem one = ring_problem(1, true);
   const sim::RingSimulation bound = sim::simulate_ring(one, topo, cm);
   sim::RingMeasuredRuns runs;
   sim::RingMeasuredRun r1 = measured_as_simulated(bound);
@@ -487,7 +487,7 @@ TEST_CASE("ring placement: the efficiency calibrated from the P = 1 run of the s
 TEST_CASE("ring extrapolation: rows per shape and N, the first P whose communication is exposed", "[ring]") {
   const sim::RingTopology topo = sim::default_ring_topology();
   const sim::RingComputeModel cm = h200();
-  sim::RingProblem p = ring_problem(1, true);
+  sim::AttentionProblem p = ring_problem(1, true);
   const RingExtrapolation x = extrapolate_ring({{"llama3.2-3b", p}}, default_extrapolation_seqs(),
                                                default_extrapolation_gpus(), topo, cm);
   REQUIRE(x.rows.size() == 5);
@@ -521,7 +521,7 @@ TEST_CASE("ring placement: the prediction takes the run's steps (pairwise: the h
   const sim::RingTopology topo = sim::default_ring_topology();
   sim::RingComputeModel cm = h200();
   cm.steps = sim::RingSteps::fused;  // what the caller gives; the run's own steps win
-  const sim::RingProblem p = ring_problem(2, true);
+  const sim::AttentionProblem p = ring_problem(2, true);
   sim::RingMeasuredRun run = measured_as_simulated(sim::simulate_ring(p, topo, cm));
   run.steps = "pairwise";
   sim::RingComputeModel pairwise = cm;

@@ -39,8 +39,8 @@ std::string results_file(const std::string& name, bool (*keep)(const flashlab::s
 }
 
 bool every(const flashlab::sim::RingMeasuredRun&) { return true; }
-bool multi_gpu(const flashlab::sim::RingMeasuredRun& r) { return r.problem.gpus > 1; }
-bool one_gpu(const flashlab::sim::RingMeasuredRun& r) { return r.problem.gpus == 1; }
+bool multi_gpu(const flashlab::sim::RingMeasuredRun& r) { return r.problem.gpus() > 1; }
+bool one_gpu(const flashlab::sim::RingMeasuredRun& r) { return r.problem.gpus() == 1; }
 
 }  // namespace
 

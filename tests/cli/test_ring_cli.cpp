@@ -101,16 +101,16 @@ TEST_CASE("ring --results places measured runs beside the simulation", "[cli][ri
   run.problem.batch = 1;
   run.problem.heads = 32;
   run.problem.kv_heads = 32;
-  run.problem.seq = 16384;
+  run.problem.seq_q = 16384;
   run.problem.head_dim = 128;
-  run.problem.gpus = 2;
+  run.problem.parallel_part().gpus = 2;
   run.kernel = "fa3_hopper";
   run.transport = "nccl";
   run.forward.time_ms_median = run.forward.time_ms_min = run.forward.time_ms_max = 2.0;
   run.forward.compute_ms = 1.9;
   run.forward.comm_ms = 0.3;
   runs.runs.push_back(run);
-  run.problem.gpus = 1;
+  run.problem.parallel_part().gpus = 1;
   run.forward.time_ms_median = 3.6;
   runs.runs.push_back(run);
   {

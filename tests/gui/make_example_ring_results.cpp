@@ -28,7 +28,7 @@ double wobble(int gpu, int step, sim::RingPass pass) {
 
 sim::RingMeasuredPass pass_of(const sim::RingSimulation& s, sim::RingPass pass) {
   const sim::RingPassResult& pr = s.pass(pass);
-  const int P = s.problem.gpus;
+  const int P = s.problem.gpus();
   const int steps = pass == sim::RingPass::backward && P > 1 ? P + 1 : P;
   sim::RingMeasuredPass m;
   m.pass = pass;
@@ -80,12 +80,12 @@ sim::RingMeasuredPass pass_of(const sim::RingSimulation& s, sim::RingPass pass) 
   return m;
 }
 
-sim::RingMeasuredRun run_of(const sim::RingProblem& p, const sim::RingTopology& topo, const sim::RingComputeModel& cm) {
+sim::RingMeasuredRun run_of(const sim::AttentionProblem& p, const sim::RingTopology& topo, const sim::RingComputeModel& cm) {
   const sim::RingSimulation s = sim::simulate_ring(p, topo, cm);
   sim::RingMeasuredRun r;
   r.problem = p;
   r.kernel = "fa3_hopper";
-  r.backward_kernel = p.backward ? "fa2_tc_bwd" : "";
+  r.backward_kernel = p.backward() ? "fa2_tc_bwd" : "";
   r.transport = "example";
   r.status = sim::RunStatus::ok;
   r.forward = pass_of(s, sim::RingPass::forward);
@@ -123,20 +123,20 @@ int main(int argc, char** argv) {
   runs.meta.gpu_names.assign(8, "EXAMPLE (no GPU)");
   runs.meta.topology = "example: 8 GPUs of one node, NVLink at 180 GB/s in the example's figures";
 
-  sim::RingProblem p;  // LLaMA-2-7B's attention, 32K tokens, a training step
+  sim::AttentionProblem p = sim::default_ring_problem();  // LLaMA-2-7B's attention, 32K tokens, a training step
   p.batch = 1;
   p.heads = 32;
   p.kv_heads = 32;
   p.head_dim = 128;
-  p.seq = 32768;
+  p.seq_q = 32768;
   p.causal = true;
   p.dtype = sim::DType::bf16;
-  p.backward = true;
+  p.parallel_part().backward = true;
   for (int gpus : {1, 4, 8})
     for (sim::RingLayout layout : {sim::RingLayout::zigzag, sim::RingLayout::contiguous}) {
       if (gpus < 8 && layout == sim::RingLayout::contiguous) continue;
-      p.gpus = gpus;
-      p.layout = layout;
+      p.parallel_part().gpus = gpus;
+      p.parallel_part().layout = layout;
       runs.runs.push_back(run_of(p, topo, cm));
     }
   std::ofstream out(argv[1]);

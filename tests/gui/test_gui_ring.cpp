@@ -68,10 +68,10 @@ TEST_CASE("the ring's model follows its inputs: the problem, the lanes, the matr
   const sim::AttentionModel* llama = sim::find_attention_model("llama2-7b");
   REQUIRE(llama);
   CHECK(m.problem.heads == llama->heads);
-  CHECK(m.problem.kv_heads == llama->kv_heads);
+  CHECK(m.problem.h_kv() == llama->kv_heads);
   CHECK(m.problem.head_dim == llama->head_dim);
-  CHECK(m.problem.seq == 32768);
-  CHECK(m.problem.gpus == 8);
+  CHECK(m.problem.seq_q == 32768);
+  CHECK(m.problem.gpus() == 8);
   CHECK(m.compute.hw.name == "H100-SXM5-80GB");
   // What is drawn is the simulator's: one lane of 8 rows, every event a bar (empty computes aside).
   REQUIRE(m.lanes.size() == 1);
@@ -111,9 +111,9 @@ TEST_CASE("the ring's model follows its inputs: the problem, the lanes, the matr
   recompute_ring(s);
   REQUIRE(m.valid);
   CHECK(m.generation == gen + 1);
-  CHECK(m.problem.gpus == 4);
+  CHECK(m.problem.gpus() == 4);
   REQUIRE(m.lanes.size() == 2);  // the other layout beneath
-  CHECK(m.other_layout->problem.layout == sim::RingLayout::contiguous);
+  CHECK(m.other_layout->problem.layout() == sim::RingLayout::contiguous);
   CHECK(m.lanes[0].backward_start_s == Approx(m.simulation.forward.end_s));
   CHECK(m.axis_end_s == Approx(std::max(m.simulation.time_s, m.other_layout->time_s)));
   // The app's hardware: changing it in the one-GPU controls makes the ring stale too.
@@ -130,7 +130,7 @@ TEST_CASE("the ring's model follows its inputs: the problem, the lanes, the matr
   recompute_ring(s);
   REQUIRE(m.valid);
   CHECK(m.problem.heads == 16);
-  CHECK(m.problem.kv_heads == 4);
+  CHECK(m.problem.h_kv() == 4);
   CHECK(m.problem.head_dim == 64);
 }
 
@@ -269,9 +269,9 @@ TEST_CASE("a measured ring run is matched to the problem on screen and placed be
   // The file's run of exactly this problem (P = 4, zig-zag, forward + backward).
   REQUIRE(m.measured.run >= 0);
   const sim::RingMeasuredRun& run = runs.runs[static_cast<size_t>(m.measured.run)];
-  CHECK(run.problem.gpus == 4);
-  CHECK(run.problem.layout == sim::RingLayout::zigzag);
-  CHECK(run.problem.backward);
+  CHECK(run.problem.gpus() == 4);
+  CHECK(run.problem.layout() == sim::RingLayout::zigzag);
+  CHECK(run.problem.backward());
   CHECK(sim::same_attention(run.problem, m.problem));
   // Drawn under the simulation, labelled as the example it is.
   REQUIRE(m.lanes.size() == 2);
@@ -309,11 +309,11 @@ TEST_CASE("a measured ring run is matched to the problem on screen and placed be
   // Matching is on every field of the problem, the passes included.
   for (size_t k = 0; k < runs.runs.size(); ++k) {
     CHECK(match_ring_run(runs, runs.runs[k].problem) == static_cast<int>(k));
-    sim::RingProblem p = runs.runs[k].problem;
-    p.seq *= 2;
+    sim::AttentionProblem p = runs.runs[k].problem;
+    p.seq_q *= 2;
     CHECK(match_ring_run(runs, p) == -1);
     p = runs.runs[k].problem;
-    p.backward = !p.backward;
+    p.parallel_part().backward = !p.backward();
     CHECK(match_ring_run(runs, p) == -1);
   }
   // Picking a run sets the ring's problem to its own: the pick is what is shown.
@@ -321,8 +321,8 @@ TEST_CASE("a measured ring run is matched to the problem on screen and placed be
   s.ring.inputs.run_choice = 3;
   recompute_ring(s);
   CHECK(m.measured.run == 3);
-  CHECK(m.problem.gpus == runs.runs[3].problem.gpus);
-  CHECK(m.problem.layout == runs.runs[3].problem.layout);
+  CHECK(m.problem.gpus() == runs.runs[3].problem.gpus());
+  CHECK(m.problem.layout() == runs.runs[3].problem.layout());
   CHECK(s.ring.inputs.model == "llama2-7b");
 }
 
@@ -422,7 +422,7 @@ TEST_CASE("the ring's lecture loads, and every scene's ring is valid", "[gui][ri
     recompute_ring(s);
     apply_ring_step_request(s);
     REQUIRE(s.ring.model.valid);
-    gpus_seen = std::max(gpus_seen, s.ring.model.problem.gpus);
+    gpus_seen = std::max(gpus_seen, s.ring.model.problem.gpus());
   }
   CHECK(gpus_seen == 32);
 }
@@ -436,7 +436,7 @@ TEST_CASE("a run of virtual GPUs on one device is drawn, and said to be one devi
   const sim::RingMeasuredRuns runs = analysis::ring_results_from_file(file.string());
   // The first run of more than one GPU.
   const auto it = std::find_if(runs.runs.begin(), runs.runs.end(), [](const sim::RingMeasuredRun& r) {
-    return r.problem.gpus > 1 && r.status == sim::RunStatus::ok && r.transport == "local";
+    return r.problem.gpus() > 1 && r.status == sim::RunStatus::ok && r.transport == "local";
   });
   REQUIRE(it != runs.runs.end());
   auto ps = ring_state();
@@ -536,7 +536,7 @@ TEST_CASE("the measured 4-GPU file opens on a fused run of 4 H200s, labelled wit
   REQUIRE(m.valid);
   REQUIRE(m.measured.run >= 0);
   const sim::RingMeasuredRun& run = s.ring.results.runs.runs[static_cast<size_t>(m.measured.run)];
-  CHECK(run.problem.gpus == 4);
+  CHECK(run.problem.gpus() == 4);
   CHECK(run.steps == "fused");
   CHECK(m.lanes.back().title.find("4× NVIDIA H200 (NVLink, 18 links between every pair: NV18)") != std::string::npos);
   CHECK(m.measured.warning.empty());

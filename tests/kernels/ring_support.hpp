@@ -16,11 +16,11 @@
 
 namespace flashlab::kernels::ring_test {
 
-inline std::string describe(const sim::RingProblem& p) {
+inline std::string describe(const sim::AttentionProblem& p) {
   std::ostringstream s;
-  s << "P=" << p.gpus << " " << sim::ring_layout_name(p.layout) << (p.causal ? " causal" : "") << " B=" << p.batch
-    << " H=" << p.heads << " H_kv=" << p.kv_heads << " N=" << p.seq << " d=" << p.head_dim << " "
-    << sim::to_string(p.dtype) << (p.backward ? " fwd+bwd" : " fwd");
+  s << "P=" << p.gpus() << " " << sim::ring_layout_name(p.layout()) << (p.causal ? " causal" : "") << " B=" << p.batch
+    << " H=" << p.heads << " H_kv=" << p.h_kv() << " N=" << p.seq_q << " d=" << p.head_dim << " "
+    << sim::to_string(p.dtype) << (p.backward() ? " fwd+bwd" : " fwd");
   return s.str();
 }
 
@@ -33,7 +33,7 @@ inline double relative_difference(const std::vector<std::uint16_t>& a, const std
   return error_sums(x, y).relative();
 }
 
-inline void check_against_one_gpu(const sim::RingProblem& p, RingTransport transport, std::uint64_t seed,
+inline void check_against_one_gpu(const sim::AttentionProblem& p, RingTransport transport, std::uint64_t seed,
                                   RingSteps steps = RingSteps::fused) {
   RingOptions o;
   o.transport = transport;
@@ -41,7 +41,7 @@ inline void check_against_one_gpu(const sim::RingProblem& p, RingTransport trans
   o.repeats = 0;
   // Every row of every head while the fp64 gradients cost at most ~1.5e10
   // FLOPs on the CPU (12·N²·d per head); beyond, the runner's sampled rows.
-  const double full_cost = 12.0 * static_cast<double>(p.seq) * static_cast<double>(p.seq) *
+  const double full_cost = 12.0 * static_cast<double>(p.seq_q) * static_cast<double>(p.seq_q) *
                            static_cast<double>(p.head_dim) * static_cast<double>(p.batch * p.heads);
   o.check = full_cost <= 1.5e10 ? CheckMode::full : CheckMode::sampled;
   o.check_flop_budget = 3e9;
@@ -53,9 +53,9 @@ inline void check_against_one_gpu(const sim::RingProblem& p, RingTransport trans
   REQUIRE(r.status == sim::RunStatus::ok);
   CHECK(r.steps == ring_steps_name(steps));
 
-  sim::RingProblem single = p;
-  single.gpus = 1;
-  single.layout = sim::RingLayout::contiguous;
+  sim::AttentionProblem single = p;
+  single.parallel_part().gpus = 1;
+  single.parallel_part().layout = sim::RingLayout::contiguous;
   RingOptions o1 = o;
   o1.transport = RingTransport::local;
   const sim::RingMeasuredRun s = run_ring(single, o1, &one);
@@ -81,7 +81,7 @@ inline void check_against_one_gpu(const sim::RingProblem& p, RingTransport trans
   for (std::size_t i = 0; i < ring.lse.size(); ++i)
     worst = std::max(worst, static_cast<double>(std::fabs(ring.lse[i] - one.lse[i])));
   CHECK(worst <= 1e-3);
-  if (!p.backward) return;
+  if (!p.backward()) return;
   REQUIRE(r.rel_error_grads >= 0);
   REQUIRE(s.rel_error_grads >= 0);
   INFO("gradients against fp64: ring " << r.rel_error_grads << ", one GPU " << s.rel_error_grads);

@@ -149,23 +149,23 @@ TEST_CASE("the ring sweeps: the seed project's models, 8K-128K tokens, both layo
     INFO(w.sweep);
     const SweepFile s = load_sweep(w.sweep);
     REQUIRE(s.ring.has_value());
-    const std::vector<sim::RingProblem> g = expand_ring_axes(*s.ring);
+    const std::vector<sim::AttentionProblem> g = expand_ring_axes(*s.ring);
     REQUIRE(g.size() == 10u);  // 2 layouts × 5 lengths
     std::vector<i64> seqs;
-    for (const sim::RingProblem& p : g) {
+    for (const sim::AttentionProblem& p : g) {
       CHECK(p.heads == w.heads);
-      CHECK(p.kv_heads == w.kv_heads);
+      CHECK(p.h_kv() == w.kv_heads);
       CHECK(p.head_dim == w.head_dim);
       CHECK(p.causal);
-      CHECK(p.backward);
+      CHECK(p.backward());
       CHECK(p.dtype == sim::DType::bf16);
-      CHECK(p.gpus == 2);
-      seqs.push_back(p.seq);
+      CHECK(p.gpus() == 2);
+      seqs.push_back(p.seq_q);
     }
     CHECK(seqs.front() == 8192);
     CHECK(*std::max_element(seqs.begin(), seqs.end()) == 131072);
-    CHECK(g.front().layout == sim::RingLayout::zigzag);
-    CHECK(g.back().layout == sim::RingLayout::contiguous);
+    CHECK(g.front().layout() == sim::RingLayout::zigzag);
+    CHECK(g.back().layout() == sim::RingLayout::contiguous);
   }
 }
 
@@ -176,12 +176,12 @@ TEST_CASE("ring axes: GPU counts vary fastest, and what cannot expand says which
   a.head_dim = {64};
   a.seq = {1000, 4096};
   a.gpus = {1, 3};
-  const std::vector<sim::RingProblem> g = expand_ring_axes(a);
+  const std::vector<sim::AttentionProblem> g = expand_ring_axes(a);
   REQUIRE(g.size() == 8u);
-  CHECK(g[0].gpus == 1);
-  CHECK(g[1].gpus == 3);
-  CHECK(g[0].seq == 1000);
-  CHECK(g[2].seq == 4096);
+  CHECK(g[0].gpus() == 1);
+  CHECK(g[1].gpus() == 3);
+  CHECK(g[0].seq_q == 1000);
+  CHECK(g[2].seq_q == 4096);
   CHECK(g[0].kv_heads == 2);
   CHECK(g[4].kv_heads == 8);
 

@@ -42,17 +42,17 @@ TEST_CASE("ring on virtual GPUs: O (and dQ, dK, dV) equal fp64 and the single-GP
       {1, L::zigzag, true, 1, 2, 1, 300, 64, T::bf16, true},   // one GPU, two chunks
       {2, L::zigzag, true, 1, 4, 2, 2048, 128, T::bf16, true},
   }));
-  sim::RingProblem p;
-  p.gpus = shape.gpus;
-  p.layout = shape.layout;
+  sim::AttentionProblem p = sim::default_ring_problem();
+  p.parallel_part().gpus = shape.gpus;
+  p.parallel_part().layout = shape.layout;
   p.causal = shape.causal;
   p.batch = shape.batch;
   p.heads = shape.heads;
   p.kv_heads = shape.kv_heads;
-  p.seq = shape.seq;
+  p.seq_q = shape.seq;
   p.head_dim = shape.d;
   p.dtype = shape.dtype;
-  p.backward = shape.backward;
+  p.parallel_part().backward = shape.backward;
   // Both ways of launching a step: the rungs folding and accumulating
   // themselves, and the separate merge and sum kernels.
   const RingSteps steps = GENERATE(RingSteps::fused, RingSteps::pairwise);
@@ -63,17 +63,17 @@ TEST_CASE("ring on virtual GPUs: O (and dQ, dK, dV) equal fp64 and the single-GP
 }
 
 TEST_CASE("ring on virtual GPUs: every step of the timeline is there and in order") {
-  sim::RingProblem p;
-  p.gpus = 3;
-  p.layout = sim::RingLayout::zigzag;
+  sim::AttentionProblem p = sim::default_ring_problem();
+  p.parallel_part().gpus = 3;
+  p.parallel_part().layout = sim::RingLayout::zigzag;
   p.causal = true;
   p.batch = 1;
   p.heads = 4;
   p.kv_heads = 2;
-  p.seq = 3000;
+  p.seq_q = 3000;
   p.head_dim = 64;
   p.dtype = sim::DType::bf16;
-  p.backward = true;
+  p.parallel_part().backward = true;
   RingOptions o;
   o.transport = RingTransport::local;
   o.repeats = 3;
@@ -124,9 +124,9 @@ TEST_CASE("ring on virtual GPUs: every step of the timeline is there and in orde
 }
 
 TEST_CASE("ring: what cannot run says why") {
-  sim::RingProblem p;
-  p.gpus = 2;
-  p.seq = 4096;
+  sim::AttentionProblem p = sim::default_ring_problem();
+  p.parallel_part().gpus = 2;
+  p.seq_q = 4096;
   p.heads = 4;
   p.kv_heads = 4;
   p.head_dim = 96;  // no tensor-core rung is compiled for d = 96
@@ -161,16 +161,16 @@ TEST_CASE("ring over NCCL on one GPU: the communicator opens and the one-step ri
     WARN("SKIPPED: " << why);
     return;
   }
-  sim::RingProblem p;
-  p.gpus = 1;
-  p.layout = sim::RingLayout::contiguous;
+  sim::AttentionProblem p = sim::default_ring_problem();
+  p.parallel_part().gpus = 1;
+  p.parallel_part().layout = sim::RingLayout::contiguous;
   p.batch = 1;
   p.heads = 2;
   p.kv_heads = 2;
-  p.seq = 333;
+  p.seq_q = 333;
   p.head_dim = 64;
   p.dtype = sim::DType::fp16;
-  p.backward = true;
+  p.parallel_part().backward = true;
   const std::uint64_t seed = kernels::test::fresh_seed();
   INFO("seed " << seed);
   ring_test::check_against_one_gpu(p, RingTransport::nccl, seed);
@@ -182,17 +182,17 @@ TEST_CASE("ring over NCCL on one GPU: the communicator opens and the one-step ri
 // compiled head dims of the Hopper rung.
 TEST_CASE("ring on virtual GPUs: a small ring for the sanitizers", "[ring-sanitize]") {
   const int d = GENERATE(64, 128);
-  sim::RingProblem p;
-  p.gpus = 3;
-  p.layout = sim::RingLayout::zigzag;
+  sim::AttentionProblem p = sim::default_ring_problem();
+  p.parallel_part().gpus = 3;
+  p.parallel_part().layout = sim::RingLayout::zigzag;
   p.causal = true;
   p.batch = 1;
   p.heads = 2;
   p.kv_heads = 1;
-  p.seq = 300;
+  p.seq_q = 300;
   p.head_dim = d;
   p.dtype = sim::DType::bf16;
-  p.backward = true;
+  p.parallel_part().backward = true;
   RingOptions o;
   o.transport = RingTransport::local;
   o.steps = RingSteps::fused;

@@ -38,17 +38,17 @@ TEST_CASE("ring over NCCL: O, dQ, dK, dV on every GPU equal one GPU and fp64") {
       {L::contiguous, false, 2, 2, 515, 128, T::fp16},
       {L::zigzag, true, 8, 2, 8192, 64, T::bf16},
   }));
-  sim::RingProblem p;
-  p.gpus = gpu_count();
-  p.layout = shape.layout;
+  sim::AttentionProblem p = sim::default_ring_problem();
+  p.parallel_part().gpus = gpu_count();
+  p.parallel_part().layout = shape.layout;
   p.causal = shape.causal;
   p.batch = 1;
   p.heads = shape.heads;
   p.kv_heads = shape.kv_heads;
-  p.seq = shape.seq;
+  p.seq_q = shape.seq;
   p.head_dim = shape.d;
   p.dtype = shape.dtype;
-  p.backward = true;
+  p.parallel_part().backward = true;
   const RingSteps steps = GENERATE(RingSteps::fused, RingSteps::pairwise);
   const std::uint64_t seed = kernels::test::fresh_seed();
   INFO(ring_test::describe(p) << ", " << ring_steps_name(steps) << " steps, seed " << seed);
@@ -56,17 +56,17 @@ TEST_CASE("ring over NCCL: O, dQ, dK, dV on every GPU equal one GPU and fp64") {
 }
 
 TEST_CASE("ring over NCCL: the timed run's transfers overlap the compute") {
-  sim::RingProblem p;
-  p.gpus = gpu_count();
-  p.layout = sim::RingLayout::zigzag;
+  sim::AttentionProblem p = sim::default_ring_problem();
+  p.parallel_part().gpus = gpu_count();
+  p.parallel_part().layout = sim::RingLayout::zigzag;
   p.causal = true;
   p.batch = 1;
   p.heads = 32;
   p.kv_heads = 8;
-  p.seq = 32768;
+  p.seq_q = 32768;
   p.head_dim = 128;
   p.dtype = sim::DType::bf16;
-  p.backward = true;
+  p.parallel_part().backward = true;
   RingOptions o;
   o.repeats = 3;
   o.check = CheckMode::sampled;

@@ -13,7 +13,7 @@ TEST_CASE("valid problems have no findings", "[sim][problem]") {
 TEST_CASE("each invalid problem gets one sentence naming the value", "[sim][problem]") {
   auto first = [](AttentionProblem p) {
     const auto e = validate(p);
-    return e.empty() ? std::string() : e.front();
+    return e.empty() ? std::string() : e.front().message;
   };
   AttentionProblem p;
   p.batch = 0;
@@ -63,4 +63,51 @@ TEST_CASE("the largest problem that validates simulates without overflow", "[sim
     const i64 gemms = info.pass == Pass::fwd ? 2 : info.materializes_scores ? 4 : 5;
     CHECK(r.total.matmul_flops == gemms * 2 * p.batch * p.heads * p.seq_q * p.seq_q * p.head_dim);
   }
+}
+
+TEST_CASE("one problem type: grouped K/V heads and the parallel part in ==, validate and describe", "[sim][problem]") {
+  AttentionProblem p;
+  p.heads = 32;
+  AttentionProblem q = p;
+  q.kv_heads = 32;  // 0 and H are one problem
+  CHECK(p == q);
+  q.kv_heads = 8;
+  CHECK(p != q);
+  CHECK(describe(q) == "B=1 H=32 H_kv=8 N=1024 d=64 fp16");
+  CHECK(q.h_kv() == 8);
+  CHECK(validate(q).empty());
+  // The parallel part: absent is one GPU; present, it is part of the problem.
+  CHECK(p.gpus() == 1);
+  CHECK(!p.backward());
+  AttentionProblem r = p;
+  r.parallel_part().gpus = 4;
+  CHECK(r != p);
+  CHECK(same_attention(r, p));
+  CHECK(r.gpus() == 4);
+  CHECK(r.layout() == RingLayout::zigzag);
+  // Each error names its fields.
+  AttentionProblem bad = p;
+  bad.kv_heads = 64;
+  auto e = validate(bad);
+  REQUIRE(e.size() == 1);
+  CHECK(e[0].message == "H_kv = 64 key/value heads exceed the H = 32 query heads");
+  CHECK(e[0].about(ProblemField::kv_heads));
+  bad = r;
+  bad.parallel_part().gpus = 0;
+  e = validate(bad);
+  REQUIRE(!e.empty());
+  CHECK(e[0].fields == std::vector<ProblemField>{ProblemField::gpus});
+  CHECK(e[0].message == "the ring needs 1 to 4096 GPUs, not 0");
+  bad = r;
+  bad.seq_kv = 512;  // the ring cuts one sequence
+  e = validate(bad);
+  REQUIRE(e.size() == 1);
+  CHECK(e[0].fields == std::vector<ProblemField>{ProblemField::seq_kv});
+  bad = r;
+  bad.seq_q = 7;  // 8 zig-zag chunks
+  e = validate(bad);
+  REQUIRE(e.size() == 1);
+  CHECK(e[0].about(ProblemField::seq));
+  CHECK(e[0].about(ProblemField::gpus));
+  CHECK(problem_field_key(ProblemField::kv_heads) == "kv_heads");
 }

@@ -57,18 +57,24 @@ TEST_CASE("problem text: every problem is reported, in field order, naming the f
   t.sram = "-1";
   const ParsedProblem r = parse_problem(t, kNames);
   REQUIRE(r.errors.size() == 5);
-  CHECK(r.errors[0] == "--batch: 'abc' is not a whole number (examples: 1024, 16K, 100KiB)");
-  CHECK(r.errors[1] == "--heads: must be at least 1 (got '0')");
-  CHECK(r.errors[2] == "--seq: '1.5' is not a whole number (examples: 1024, 16K, 100KiB)");
-  CHECK(r.errors[3] == "--dtype: unknown dtype 'fp8' (expected fp16, bf16 or fp32)");
-  CHECK(r.errors[4] == "--sram: must be at least 1 (got '-1')");  // a number, only not a positive one
+  CHECK(r.errors[0].message == "--batch: 'abc' is not a whole number (examples: 1024, 16K, 100KiB)");
+  CHECK(r.errors[1].message == "--heads: must be at least 1 (got '0')");
+  CHECK(r.errors[2].message == "--seq: '1.5' is not a whole number (examples: 1024, 16K, 100KiB)");
+  CHECK(r.errors[3].message == "--dtype: unknown dtype 'fp8' (expected fp16, bf16 or fp32)");
+  CHECK(r.errors[4].message == "--sram: must be at least 1 (got '-1')");  // a number, only not a positive one
+  // Each parse error says which field it is about; the SRAM's is no problem field.
+  CHECK(r.errors[0].fields == std::vector<ProblemField>{ProblemField::batch});
+  CHECK(r.errors[1].fields == std::vector<ProblemField>{ProblemField::heads});
+  CHECK(r.errors[2].fields == std::vector<ProblemField>{ProblemField::seq});
+  CHECK(r.errors[3].fields == std::vector<ProblemField>{ProblemField::dtype});
+  CHECK(r.errors[4].fields.empty());
   // The window's names for the same fields.
   const ProblemFieldNames gui{"batch B", "heads H", "sequence length N", "key/value length", "head dim d",
                               "dtype",   "SRAM size M", "B_r", "B_c"};
   const ParsedProblem g = parse_problem(text("1", "1", "12abc", ""), gui);
   REQUIRE(g.errors.size() == 2);
-  CHECK(g.errors[0] == "sequence length N: '12abc' is not a whole number (examples: 1024, 16K, 100KiB)");
-  CHECK(g.errors[1].rfind("head dim d: ''", 0) == 0);
+  CHECK(g.errors[0].message == "sequence length N: '12abc' is not a whole number (examples: 1024, 16K, 100KiB)");
+  CHECK(g.errors[1].message.rfind("head dim d: ''", 0) == 0);
 }
 
 TEST_CASE("problem text: the problem is validated once its fields parse, and tiles go in pairs", "[sim][problem-text]") {
@@ -77,22 +83,27 @@ TEST_CASE("problem text: the problem is validated once its fields parse, and til
   causal.seq_kv = "77";
   const ParsedProblem c = parse_problem(causal, kNames);
   REQUIRE(!c.ok());
-  CHECK_THAT(c.errors.front(), Catch::Contains("causal attention needs seq_kv = seq_q"));
+  CHECK_THAT(c.first(), Catch::Contains("causal attention needs seq_kv = seq_q"));
   const ParsedProblem big = parse_problem(text("1M", "1", "4G", "64"), kNames);
   REQUIRE(!big.ok());
-  CHECK_THAT(big.errors.front(), Catch::Contains("64-bit"));
+  CHECK_THAT(big.first(), Catch::Contains("64-bit"));
+  // Too large: the sizes whose reduction to 1 alone makes it fit. N = 4G
+  // alone overflows N²; B = 1M does not with N = 1.
+  CHECK(big.errors.front().about(ProblemField::seq));
+  CHECK(!big.errors.front().about(ProblemField::batch));
+  CHECK(!big.errors.front().about(ProblemField::head_dim));
   ProblemText half = text("1", "1", "1000", "64");
   half.br = "64";
   const ParsedProblem h = parse_problem(half, kNames);
   REQUIRE(h.errors.size() == 1);
-  CHECK(h.errors.front() == "--br and --bc go together (give both or neither)");
+  CHECK(h.first() == "--br and --bc go together (give both or neither)");
   CHECK(!h.options.tiles.has_value());
   ProblemText zero = text("1", "1", "1000", "64");
   zero.br = "64";
   zero.bc = "0";
   const ParsedProblem z = parse_problem(zero, kNames);
   REQUIRE(z.errors.size() == 1);
-  CHECK(z.errors.front() == "--bc: must be at least 1 (got '0')");
+  CHECK(z.first() == "--bc: must be at least 1 (got '0')");
   CHECK(!z.options.tiles.has_value());
 }
 
@@ -105,4 +116,50 @@ TEST_CASE("problem text: one positive size, the message appended", "[sim][proble
   REQUIRE(errors.size() == 2);
   CHECK(errors[0] == "M: must be at least 1 (got '0')");
   CHECK(errors[1] == "M: '' is not a whole number (examples: 1024, 16K, 100KiB)");
+}
+
+TEST_CASE("problem text: grouped K/V heads and a ring's GPUs parse into the one problem", "[sim][problem-text]") {
+  ProblemText t = text("1", "32", "32K", "128");
+  t.kv_heads = "8";
+  t.gpus = "4";
+  t.layout = RingLayout::contiguous;
+  t.backward = true;
+  t.causal = true;
+  const ParsedProblem r = parse_problem(t, kNames);
+  REQUIRE(r.ok());
+  CHECK(r.problem.h_kv() == 8);
+  REQUIRE(r.problem.parallel.has_value());
+  CHECK(r.problem.gpus() == 4);
+  CHECK(r.problem.layout() == RingLayout::contiguous);
+  CHECK(r.problem.backward());
+  CHECK(describe(r.problem) == "B=1 H=32 H_kv=8 N=32768 d=128 fp16 causal, 4 GPUs contiguous, fwd+bwd");
+  // No GPUs given: one GPU, no parallel part.
+  CHECK(!parse_problem(text("1", "32", "32K", "128"), kNames).problem.parallel.has_value());
+
+  // The errors name the fields: H_kv against H, N against the GPUs' chunks, P itself.
+  ProblemText bad = t;
+  bad.kv_heads = "5";
+  const ParsedProblem k = parse_problem(bad, kNames);
+  REQUIRE(k.errors.size() == 1);
+  CHECK(k.first() == "H = 32 is not a multiple of H_kv = 5 (each key/value head serves H / H_kv query heads)");
+  CHECK(k.errors[0].about(ProblemField::kv_heads));
+  CHECK(k.errors[0].about(ProblemField::heads));
+  bad = t;
+  bad.seq = "3";
+  const ParsedProblem n = parse_problem(bad, kNames);
+  REQUIRE(n.errors.size() == 1);
+  CHECK(n.errors[0].about(ProblemField::seq));
+  CHECK(n.errors[0].about(ProblemField::gpus));
+  bad = t;
+  bad.gpus = "5000";
+  const ParsedProblem p = parse_problem(bad, kNames);
+  REQUIRE(p.errors.size() == 1);
+  CHECK(p.first() == "the ring needs 1 to 4096 GPUs, not 5000");
+  CHECK(p.errors[0].fields == std::vector<ProblemField>{ProblemField::gpus});
+  bad = t;
+  bad.kv_heads = "x";
+  const ParsedProblem x = parse_problem(bad, kNames);
+  REQUIRE(x.errors.size() == 1);
+  CHECK(x.first() == "key/value heads H_kv: 'x' is not a whole number (examples: 1024, 16K, 100KiB)");
+  CHECK(x.errors[0].fields == std::vector<ProblemField>{ProblemField::kv_heads});
 }

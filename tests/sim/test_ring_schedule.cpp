@@ -50,17 +50,17 @@ RingTopology one_node(double gbs, double latency_us = 0, int per_node = 64) {
 // Links so fast that a transfer takes no time at all.
 RingTopology free_links() { return one_node(1e30, 0); }
 
-RingProblem problem(int P, i64 N, RingLayout layout, bool causal) {
-  RingProblem p;
+AttentionProblem problem(int P, i64 N, RingLayout layout, bool causal) {
+  AttentionProblem p = default_ring_problem();
   p.batch = 2;
   p.heads = 8;
   p.kv_heads = 8;
-  p.seq = N;
+  p.seq_q = N;
   p.head_dim = 128;
   p.causal = causal;
   p.dtype = DType::bf16;
-  p.gpus = P;
-  p.layout = layout;
+  p.parallel_part().gpus = P;
+  p.parallel_part().layout = layout;
   return p;
 }
 
@@ -86,13 +86,13 @@ TEST_CASE("ring, no mask, contiguous: equal steps, K/V bytes per step, pass time
   const int P = GENERATE(2, 3, 4, 8);
   const double gbs = GENERATE(1000.0, 5.0);  // transfers hidden under compute, then exposed
   const i64 N = 1024 * P;
-  const RingProblem p = problem(P, N, RingLayout::contiguous, false);
+  const AttentionProblem p = problem(P, N, RingLayout::contiguous, false);
   const RingTopology topo = one_node(gbs, 2.0);
   const RingSimulation s = simulate_ring(p, topo, compute());
   CAPTURE(P, gbs);
 
   const double c = ring_block_cost(p, N / P, N / P, ChunkVisibility::full, RingPass::forward, compute()).time_s;
-  const i64 bytes = 2 * p.batch * p.kv_heads * (N / P) * p.head_dim * 2;
+  const i64 bytes = 2 * p.batch * p.h_kv() * (N / P) * p.head_dim * 2;
   const double T = 2e-6 + static_cast<double>(bytes) / (gbs * 1e9);
   REQUIRE(c > 0);
 
@@ -128,8 +128,8 @@ TEST_CASE("ring backward: K/V ring overlapped, dK and dV in fp32 after each comp
   // pairwise steps send it as the fp32 running sum it was.
   const RingSteps steps = GENERATE(RingSteps::fused, RingSteps::pairwise);
   const i64 N = 512 * P;
-  RingProblem p = problem(P, N, RingLayout::contiguous, false);
-  p.backward = true;
+  AttentionProblem p = problem(P, N, RingLayout::contiguous, false);
+  p.parallel_part().backward = true;
   const RingTopology topo = one_node(gbs, 1.0);
   RingComputeModel cm = compute();
   cm.steps = steps;
@@ -140,8 +140,8 @@ TEST_CASE("ring backward: K/V ring overlapped, dK and dV in fp32 after each comp
 
   const i64 n = N / P;
   const double c = ring_block_cost(p, n, n, ChunkVisibility::full, RingPass::backward, compute()).time_s;
-  const i64 kv = 2 * p.batch * p.kv_heads * n * p.head_dim * 2;
-  const i64 dkv = 2 * p.batch * p.kv_heads * n * p.head_dim * 4;  // fp32 accumulators
+  const i64 kv = 2 * p.batch * p.h_kv() * n * p.head_dim * 2;
+  const i64 dkv = 2 * p.batch * p.h_kv() * n * p.head_dim * 4;  // fp32 accumulators
   const double T_kv = 1e-6 + static_cast<double>(kv) / (gbs * 1e9);
   const double T_d = 1e-6 + static_cast<double>(dkv) / (gbs * 1e9);
   const i64 home_bytes = steps == RingSteps::fused ? kv : dkv;
@@ -234,7 +234,7 @@ TEST_CASE("ring, contiguous under the causal mask: GPU 0 idles from step 1 on wh
           "[ring]") {
   const int P = GENERATE(2, 4, 8);
   const i64 n = 512;
-  const RingProblem p = problem(P, n * P, RingLayout::contiguous, true);
+  const AttentionProblem p = problem(P, n * P, RingLayout::contiguous, true);
   const RingSimulation s = simulate_ring(p, free_links(), compute());
   CAPTURE(P);
   const double diag = ring_block_cost(p, n, n, ChunkVisibility::diagonal, RingPass::forward, compute()).time_s;
@@ -261,8 +261,8 @@ TEST_CASE("ring, contiguous under the causal mask: GPU 0 idles from step 1 on wh
 TEST_CASE("ring on one GPU: no transfers, the single-GPU time, scaling efficiency 1", "[ring]") {
   const bool causal = GENERATE(false, true);
   const bool backward = GENERATE(false, true);
-  RingProblem p = problem(1, 3000, RingLayout::contiguous, causal);
-  p.backward = backward;
+  AttentionProblem p = problem(1, 3000, RingLayout::contiguous, causal);
+  p.parallel_part().backward = backward;
   const RingSimulation s = simulate_ring(p, one_node(1.0, 100.0), compute(0.5));
   CAPTURE(causal, backward);
   for (const RingEvent& e : s.events) CHECK(e.kind != RingEventKind::transfer);
@@ -279,11 +279,11 @@ TEST_CASE("ring on one GPU: no transfers, the single-GPU time, scaling efficienc
 }
 
 TEST_CASE("ring with grouped-query attention: H_kv/H of the bytes travel, the compute stays", "[ring]") {
-  RingProblem mha = problem(4, 8192, RingLayout::zigzag, true);
+  AttentionProblem mha = problem(4, 8192, RingLayout::zigzag, true);
   mha.heads = 32;
   mha.kv_heads = 32;
-  mha.backward = true;
-  RingProblem gqa = mha;
+  mha.parallel_part().backward = true;
+  AttentionProblem gqa = mha;
   gqa.kv_heads = 8;
   const RingTopology topo = one_node(100.0, 3.0);
   const RingSimulation a = simulate_ring(mha, topo, compute());
@@ -309,7 +309,7 @@ TEST_CASE("ring with grouped-query attention: H_kv/H of the bytes travel, the co
     return std::any_of(m.terms.begin(), m.terms.end(), [&](const RingMemoryTerm& t) { return t.name == name; });
   };
   CHECK_FALSE(has_term(b.memory[0], "K_j, V_j expanded to H heads"));
-  const RingPartition part = ring_partition(b.problem.seq, b.problem.gpus, b.problem.layout);
+  const RingPartition part = ring_partition(b.problem.seq_q, b.problem.gpus(), b.problem.layout());
   CHECK(has_term(ring_memory(b.problem, part, 0, RingSteps::pairwise), "K_j, V_j expanded to H heads"));
   CHECK_FALSE(has_term(ring_memory(a.problem, part, 0, RingSteps::pairwise), "K_j, V_j expanded to H heads"));
 }
@@ -317,20 +317,20 @@ TEST_CASE("ring with grouped-query attention: H_kv/H of the bytes travel, the co
 TEST_CASE("ring with N not divisible by P: each transfer carries its owner's tokens, all pairs counted once", "[ring]") {
   const bool causal = GENERATE(false, true);
   const RingLayout layout = GENERATE(RingLayout::contiguous, RingLayout::zigzag);
-  RingProblem p = problem(4, 1003, layout, causal);
-  p.backward = true;
+  AttentionProblem p = problem(4, 1003, layout, causal);
+  p.parallel_part().backward = true;
   const RingSimulation s = simulate_ring(p, one_node(50.0, 1.0), compute());
   for (const RingEvent& e : s.events) {
     if (e.kind != RingEventKind::transfer) continue;
     const i64 tokens = s.partition.tokens_of(e.kv_owner);
     // dK, dV travel in fp32 but go home rounded to bf16 (fused steps, the default).
-    const bool fp32 = e.gradients && e.step < p.gpus;
-    CHECK(e.bytes == 2 * p.batch * p.kv_heads * tokens * p.head_dim * (fp32 ? 4 : 2));
+    const bool fp32 = e.gradients && e.step < p.gpus();
+    CHECK(e.bytes == 2 * p.batch * p.h_kv() * tokens * p.head_dim * (fp32 ? 4 : 2));
   }
   i64 fwd_pairs = 0, bwd_pairs = 0;
   for (const RingGpuTotals& g : s.forward.gpus) fwd_pairs += g.pairs;
   for (const RingGpuTotals& g : s.backward->gpus) bwd_pairs += g.pairs;
-  const i64 N = p.seq;
+  const i64 N = p.seq_q;
   CHECK(fwd_pairs == (causal ? N * (N + 1) / 2 : N * N));
   CHECK(bwd_pairs == fwd_pairs);
   CHECK(s.forward.flops == Approx(ring_convention_flops(p, fwd_pairs, RingPass::forward)));
@@ -340,15 +340,15 @@ TEST_CASE("ring with N not divisible by P: each transfer carries its owner's tok
 TEST_CASE("ring events follow the rules: a transfer meets both ends' step, a step waits for its transfers", "[ring]") {
   std::mt19937_64 rng(4242);
   for (int trial = 0; trial < 30; ++trial) {
-    RingProblem p = problem(1 + static_cast<int>(rng() % 12), 0, rng() % 2 ? RingLayout::zigzag : RingLayout::contiguous,
+    AttentionProblem p = problem(1 + static_cast<int>(rng() % 12), 0, rng() % 2 ? RingLayout::zigzag : RingLayout::contiguous,
                             rng() % 2 == 0);
-    p.seq = 2 * p.gpus + static_cast<i64>(rng() % 5000);
-    p.backward = rng() % 2 == 0;
+    p.seq_q = 2 * p.gpus() + static_cast<i64>(rng() % 5000);
+    p.parallel_part().backward = rng() % 2 == 0;
     const RingTopology topo = one_node(1.0 + static_cast<double>(rng() % 500), static_cast<double>(rng() % 20),
                                        1 + static_cast<int>(rng() % 8));
     const RingSimulation s = simulate_ring(p, topo, compute(0.7));
-    const int P = p.gpus;
-    CAPTURE(trial, P, p.seq, p.backward, topo.gpus_per_node);
+    const int P = p.gpus();
+    CAPTURE(trial, P, p.seq_q, p.backward(), topo.gpus_per_node);
     std::map<std::tuple<int, int, int>, const RingEvent*> comp;  // (pass, gpu, step)
     for (const RingEvent& e : s.events)
       if (e.kind == RingEventKind::compute) comp[{static_cast<int>(e.pass), e.gpu, e.step}] = &e;
@@ -406,7 +406,7 @@ TEST_CASE("ring events follow the rules: a transfer meets both ends' step, a ste
 }
 
 TEST_CASE("ring across nodes: only the hops between nodes take the inter-node link", "[ring]") {
-  const RingProblem p = problem(16, 16 * 1024, RingLayout::zigzag, true);
+  const AttentionProblem p = problem(16, 16 * 1024, RingLayout::zigzag, true);
   RingTopology topo = one_node(400.0, 3.0, 8);
   topo.inter = link(40.0, 5.0, "inter");
   const RingSimulation s = simulate_ring(p, topo, compute());
@@ -422,11 +422,11 @@ TEST_CASE("ring across nodes: only the hops between nodes take the inter-node li
 }
 
 TEST_CASE("ring memory: the named terms of what each GPU holds, as the ring's kernels allocate", "[ring]") {
-  RingProblem p = problem(4, 4096, RingLayout::zigzag, true);  // 8 chunks of 512: GPU 0 {0, 7}, GPU 1 {1, 6}
+  AttentionProblem p = problem(4, 4096, RingLayout::zigzag, true);  // 8 chunks of 512: GPU 0 {0, 7}, GPU 1 {1, 6}
   p.batch = 1;
   p.heads = 24;
   p.kv_heads = 8;
-  const RingPartition part = ring_partition(p.seq, p.gpus, p.layout);
+  const RingPartition part = ring_partition(p.seq_q, p.gpus(), p.layout());
   const i64 n = 1024, c = 512, H = 24, Hkv = 8, d = 128;
   auto terms = [&](int gpu, RingSteps steps = RingSteps::pairwise) {
     std::map<std::string, i64> t;
@@ -445,7 +445,7 @@ TEST_CASE("ring memory: the named terms of what each GPU holds, as the ring's ke
   CHECK(t["K_j, V_j expanded to H heads"] == 2 * H * c * d * 2);
   CHECK(t["partial O and LSE of a chunk pair"] == H * c * (d * 2 + 4));
   CHECK(t.size() == 8);  // nothing of the backward in a forward alone
-  p.backward = true;
+  p.parallel_part().backward = true;
   t = terms(0);
   CHECK(t.size() == 15);
   CHECK(t["dO"] == H * n * d * 2);
@@ -466,8 +466,8 @@ TEST_CASE("ring memory: the named terms of what each GPU holds, as the ring's ke
   }
   CHECK(f == t);
   // Multi-head attention on one GPU: no ring buffers, no expansion.
-  RingProblem one = problem(1, 4096, RingLayout::contiguous, false);
-  one.backward = true;
+  AttentionProblem one = problem(1, 4096, RingLayout::contiguous, false);
+  one.parallel_part().backward = true;
   std::map<std::string, i64> u;
   for (const RingMemoryTerm& x : ring_memory(one, ring_partition(4096, 1, RingLayout::contiguous), 0).terms)
     u[x.name] = x.bytes;
@@ -500,17 +500,17 @@ TEST_CASE("ring step view: the K/V owner and each chunk pair's visibility", "[ri
 }
 
 TEST_CASE("ring validation: one sentence per problem, and simulate_ring refuses with the first", "[ring]") {
-  auto first = [](RingProblem p) {
+  auto first = [](AttentionProblem p) {
     const auto why = validate(p);
-    return why.empty() ? std::string() : why.front();
+    return why.empty() ? std::string() : why.front().message;
   };
-  RingProblem ok = problem(4, 4096, RingLayout::zigzag, true);
+  AttentionProblem ok = problem(4, 4096, RingLayout::zigzag, true);
   CHECK(validate(ok).empty());
-  RingProblem p = ok;
-  p.gpus = 0;
+  AttentionProblem p = ok;
+  p.parallel_part().gpus = 0;
   CHECK(first(p) == "the ring needs 1 to 4096 GPUs, not 0");
   p = ok;
-  p.seq = 7;
+  p.seq_q = 7;
   CHECK_THAT(first(p), Catch::Contains("cannot fill the 8 chunks of the zigzag layout on 4 GPUs"));
   p = ok;
   p.heads = 24;
@@ -527,7 +527,7 @@ TEST_CASE("ring validation: one sentence per problem, and simulate_ring refuses 
   CHECK_THAT(first(p), Catch::Contains("batch B must be at least 1"));
 
   p = ok;
-  p.gpus = 0;
+  p.parallel_part().gpus = 0;
   CHECK_THROWS_WITH(simulate_ring(p, free_links(), compute()), "the ring needs 1 to 4096 GPUs, not 0");
   CHECK_THROWS_WITH(simulate_ring(ok, free_links(), compute(0.0)), Catch::Contains("efficiency must be in (0, 1]"));
   RingTopology bad = free_links();
@@ -539,11 +539,11 @@ TEST_CASE("ring validation: one sentence per problem, and simulate_ring refuses 
 }
 
 TEST_CASE("ring: a 32-GPU 128K training step is simulated from a handful of distinct blocks", "[ring]") {
-  RingProblem p = problem(32, 131072, RingLayout::zigzag, true);
+  AttentionProblem p = problem(32, 131072, RingLayout::zigzag, true);
   p.batch = 1;
   p.heads = 32;
   p.kv_heads = 32;
-  p.backward = true;
+  p.parallel_part().backward = true;
   const RingSimulation s = simulate_ring(p, default_ring_topology(), compute());
   // 32 GPUs × 32 steps of compute per pass; K, V 31 steps; dK, dV 32 (with the homecoming).
   CHECK(events_of(s, RingPass::forward, RingEventKind::compute).size() == 32 * 32);
@@ -598,25 +598,25 @@ TEST_CASE("interconnect presets: the links with their sources, a measured link i
 }
 
 TEST_CASE("ring problems: one equality, the same attention, the one-GPU baseline", "[sim][ring]") {
-  RingProblem p;
+  AttentionProblem p = default_ring_problem();
   p.heads = 24;
   p.kv_heads = 8;
-  p.seq = 32768;
-  p.gpus = 4;
-  p.backward = true;
-  RingProblem q = p;
+  p.seq_q = 32768;
+  p.parallel_part().gpus = 4;
+  p.parallel_part().backward = true;
+  AttentionProblem q = p;
   CHECK(p == q);
-  q.layout = RingLayout::contiguous;
+  q.parallel_part().layout = RingLayout::contiguous;
   CHECK(p != q);
   CHECK(same_attention(p, q));
   q = p;
   q.kv_heads = 24;
   CHECK_FALSE(same_attention(p, q));
-  const RingProblem one = on_one_gpu(p);
-  CHECK(one.gpus == 1);
-  CHECK(one.layout == RingLayout::contiguous);
+  const AttentionProblem one = on_one_gpu(p);
+  CHECK(one.gpus() == 1);
+  CHECK(one.layout() == RingLayout::contiguous);
   CHECK(same_attention(one, p));
-  CHECK(one.backward == p.backward);
+  CHECK(one.backward() == p.backward());
   const AttentionProblem whole = whole_problem(p);
   CHECK(whole.n_q() == 32768);
   CHECK(whole.n_kv() == 32768);

@@ -58,14 +58,14 @@ struct RingScalePoint {
 
 struct RingScaleRow {
   std::string model;            // an attention_models() id, or "custom"
-  sim::RingProblem problem;     // the shape; gpus is the first point's
+  sim::AttentionProblem problem = sim::default_ring_problem();  // the shape; gpus is the first point's
   std::vector<RingScalePoint> points;  // one per GPU count, in order
   std::optional<int> first_exposed_gpus;  // the smallest P whose communication is not hidden
 };
 
 struct RingScaleShape {
   std::string model;
-  sim::RingProblem problem;     // seq and gpus are replaced by the sweep's
+  sim::AttentionProblem problem = sim::default_ring_problem();  // seq and gpus are replaced by the sweep's
 };
 
 struct RingExtrapolation {

@@ -31,21 +31,21 @@ std::string ring_results_to_json(const sim::RingMeasuredRuns& r);
 sim::RingMeasuredRuns ring_results_from_json(const std::string& text, const std::string& origin);
 sim::RingMeasuredRuns ring_results_from_file(const std::string& path);
 
-// A RingProblem as the file writes it: batch, heads, kv_heads, seq, head_dim,
+// A ring problem as the file writes it: batch, heads, kv_heads, seq, head_dim,
 // causal, dtype, gpus, layout, backward.
-nlohmann::json ring_problem_json(const sim::RingProblem& p);
+nlohmann::json ring_problem_json(const sim::AttentionProblem& p);
 
 // ---- what the rows derive ----------------------------------------------------------------
 
 // The id of the attention_models() entry with this H, H_kv and d; "" when none.
-std::string ring_model_id(const sim::RingProblem& p);
+std::string ring_model_id(const sim::AttentionProblem& p);
 // Visible (query, key) pairs of the whole problem: N² or, causal, N(N+1)/2.
-i64 ring_total_pairs(const sim::RingProblem& p);
+i64 ring_total_pairs(const sim::AttentionProblem& p);
 // The convention's FLOPs of a pass (all GPUs): 4·B·H·pairs·d forward, 2.5× backward.
-double ring_pass_flops(const sim::RingProblem& p, sim::RingPass pass);
+double ring_pass_flops(const sim::AttentionProblem& p, sim::RingPass pass);
 // The P = 1 run of the same attention in `runs` that measured `pass` (status
 // ok), the same layout preferred; nullptr when there is none.
-const sim::RingMeasuredRun* ring_single_gpu_run(const sim::RingMeasuredRuns& runs, const sim::RingProblem& p,
+const sim::RingMeasuredRun* ring_single_gpu_run(const sim::RingMeasuredRuns& runs, const sim::AttentionProblem& p,
                                                 sim::RingPass pass);
 
 // One (run, pass) as the CSV and the table show it.
@@ -109,7 +109,7 @@ struct RingCalibration {
 // From the P = 1 run of the same attention in `runs`: its measured time over
 // the simulation's bound (efficiency 1) per pass, capped at 1 (a note says so);
 // else `given`'s efficiencies.
-RingCalibration calibrate_ring_efficiency(const sim::RingMeasuredRuns& runs, const sim::RingProblem& p,
+RingCalibration calibrate_ring_efficiency(const sim::RingMeasuredRuns& runs, const sim::AttentionProblem& p,
                                           const sim::RingTopology& topo, const sim::RingComputeModel& given);
 
 struct RingPlacement {

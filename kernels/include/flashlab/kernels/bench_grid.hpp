@@ -57,7 +57,7 @@ struct RingAxes {
 // One ring problem per point, in the order dtype, causal, layout, model (or
 // heads, K/V heads, head dim), batch, seq, gpus (the last varies fastest).
 // Throws std::invalid_argument naming the axis.
-std::vector<sim::RingProblem> expand_ring_axes(const RingAxes& axes);
+std::vector<sim::AttentionProblem> expand_ring_axes(const RingAxes& axes);
 
 // A named sweep of assets/sweeps/NAME.json (format "flashlab-sweep/1"):
 //   {"format": "flashlab-sweep/1", "name": "lab-batch-seq", "title": "...",

@@ -56,7 +56,7 @@ struct BackwardTensors {
   // Adding instead of writing (the ring, rungs with accumulates_gradients):
   // when set, the rung adds its contribution in fp32 and leaves the matching
   // dq / dk / dv alone. dk_accum and dv_accum have the K/V heads
-  // (LaunchArgs::kv_heads): the query heads of a group all add into theirs.
+  // (the problem's kv_heads): the query heads of a group all add into theirs.
   float* dq_accum = nullptr;  // [B, H, N_q, d] += dQ (τ applied)
   float* dk_accum = nullptr;  // [B, H_kv, N_kv, d] += dK (τ applied)
   float* dv_accum = nullptr;  // [B, H_kv, N_kv, d] += dV
@@ -68,6 +68,10 @@ struct BackwardTensors {
 // A forward rung reads q, k, v and writes o (and lse); a backward rung also
 // reads o and lse and works on `bwd`.
 struct LaunchArgs {
+  // Grouped-query attention (problem.kv_heads): K and V have H_kv heads,
+  // [B, H_kv, N_kv, d], and query head h of batch b reads K/V head
+  // b·H_kv + h / (H / H_kv) — in flat head indices (b·H + h) / (H / H_kv).
+  // Only rungs whose registry entry says reads_kv_heads take H_kv < H.
   sim::AttentionProblem problem;
   sim::TileShape tiles;      // runtime-tiled rungs use these; compiled-tile rungs ignore them
   float softmax_scale = 0;   // τ, normally 1/√d
@@ -85,18 +89,13 @@ struct LaunchArgs {
   // L2 model's launch.
   int* ctas_per_sm = nullptr;
   BackwardTensors bwd;       // backward rungs only
-  // Grouped-query attention: K and V have kv_heads heads, [B, H_kv, N_kv, d],
-  // and query head h of batch b reads K/V head b·H_kv + h / (H / H_kv) — in
-  // flat head indices (b·H + h) / (H / H_kv). 0: as many as the query heads.
-  // Only rungs whose registry entry says reads_kv_heads take other values.
-  sim::i64 kv_heads = 0;
   RunningOutput running;     // forward rungs with folds_running_output only
 };
 
 // H / H_kv of a launch (1 without grouped heads); throws Unsupported naming
-// `rung` when kv_heads does not divide the query heads.
+// `rung` when H_kv does not divide the query heads.
 inline sim::i64 kv_group_of(const LaunchArgs& a, const std::string& rung) {
-  const sim::i64 h = a.problem.heads, hk = a.kv_heads == 0 ? h : a.kv_heads;
+  const sim::i64 h = a.problem.heads, hk = a.problem.h_kv();
   if (hk < 1 || hk > h || h % hk != 0)
     throw Unsupported(rung + ": " + std::to_string(hk) + " K/V heads do not divide " + std::to_string(h) +
                       " query heads");

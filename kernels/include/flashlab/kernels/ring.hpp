@@ -74,13 +74,13 @@ struct RingTensors {
 // (no CUDA in this build, NCCL not found, fewer GPUs than asked, ...).
 std::string ring_unavailable_reason(int gpus, RingTransport transport, const std::vector<int>& devices = {});
 
-// Runs the forward (and, when problem.backward, the backward) of the ring:
+// Runs the forward (and, when problem.backward(), the backward) of the ring:
 // fills the inputs on every GPU from the seed (the same values the whole
 // tensors would get from fill_normal), runs untimed warm-ups, then `repeats`
 // timed runs of each pass, checks against fp64. Never throws for a run-level
 // problem: the row says skipped (why), OOM (the bytes) or failed (the error).
 // `gathered`, when set, receives the whole tensors after the last run.
-sim::RingMeasuredRun run_ring(const sim::RingProblem& problem, const RingOptions& options,
+sim::RingMeasuredRun run_ring(const sim::AttentionProblem& problem, const RingOptions& options,
                               RingTensors* gathered = nullptr);
 
 // GPU names, NCCL's version, the environment that matters, the commit.

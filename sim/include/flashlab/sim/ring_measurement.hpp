@@ -59,7 +59,7 @@ struct RingMeasuredPass {
 };
 
 struct RingMeasuredRun {
-  RingProblem problem;                  // the whole problem (P = problem.gpus)
+  AttentionProblem problem = default_ring_problem();  // the whole problem with its parallel part (P = problem.gpus())
   std::string kernel;                   // forward rung id ("fa3_hopper", "fa2_tc")
   std::string backward_kernel;          // backward rung id ("fa2_tc_bwd"); empty for a forward-only run
   std::string transport;                // "nccl" or "local" (P virtual GPUs on one device: tests only)

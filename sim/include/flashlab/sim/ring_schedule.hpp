@@ -146,30 +146,21 @@ std::vector<std::string> validate(const RingTopology& t);  // empty when usable
 
 // ---- the problem ---------------------------------------------------------------
 
-struct RingProblem {
-  i64 batch = 1;        // B
-  i64 heads = 32;       // H
-  i64 kv_heads = 32;    // H_kv ≤ H, H mod H_kv = 0: what travels is K, V of H_kv heads
-  i64 seq = 8192;       // N, the whole sequence (all GPUs together)
-  i64 head_dim = 128;   // d
-  bool causal = true;
-  DType dtype = DType::bf16;
-  int gpus = 2;         // P
-  RingLayout layout = RingLayout::zigzag;
-  bool backward = false;  // false: the forward pass; true: forward then backward (a training step)
-};
-bool operator==(const RingProblem& a, const RingProblem& b);  // every field
-inline bool operator!=(const RingProblem& a, const RingProblem& b) { return !(a == b); }
-// The same attention (B, H, H_kv, N, d, mask, dtype), on any GPUs, layout or pass.
-bool same_attention(const RingProblem& a, const RingProblem& b);
+// The ring's problems are attention problems with a parallel part
+// (problem.hpp): P = p.gpus(), the layout, the passes. Its whole sequence is
+// seq_q (seq_kv 0 or equal); K, V travel as H_kv heads.
+//
+// The ring's usual problem: 32 heads of d 128, 8K tokens, bf16, causal, on
+// 2 GPUs zig-zag, the forward.
+AttentionProblem default_ring_problem();
 // The same attention on one GPU, contiguous: the rung alone on the whole sequence
-// (the ring's baseline).
-RingProblem on_one_gpu(RingProblem p);
+// (the ring's baseline). The passes stay.
+AttentionProblem on_one_gpu(AttentionProblem p);
 // The single-GPU problem of a chunk pair: n_q query rows against n_kv keys, with
 // the ring problem's batch, H heads (grouped K/V heads are not carried), d, dtype.
-AttentionProblem block_problem(const RingProblem& p, i64 n_q, i64 n_kv, bool causal);
+AttentionProblem block_problem(const AttentionProblem& p, i64 n_q, i64 n_kv, bool causal);
 // ... of the whole sequence: what one GPU computes alone.
-AttentionProblem whole_problem(const RingProblem& p);
+AttentionProblem whole_problem(const AttentionProblem& p);
 // How a GPU's step launches its work (kernels/ring.hpp runs both). `fused`:
 // the rungs read K, V with their H_kv heads, fold each partial output into
 // the running one in their epilogue and add dQ, dK, dV into the fp32
@@ -181,9 +172,6 @@ enum class RingSteps { fused, pairwise };
 std::string_view ring_steps_name(RingSteps s);  // "fused", "pairwise"
 std::optional<RingSteps> parse_ring_steps(std::string_view s);
 
-// Reasons the ring cannot be simulated (empty when it can), one sentence each.
-std::vector<std::string> validate(const RingProblem& p);
-std::string describe(const RingProblem& p);  // "B=1 H=32 H_kv=8 N=32768 d=128 bf16 causal, 8 GPUs zigzag, fwd+bwd"
 
 struct RingComputeModel {
   HardwareModel hw;
@@ -210,14 +198,14 @@ struct RingBlockCost {
   i64 pairs = 0;                // visible (query, key) pairs
   double convention_flops = 0;
 };
-RingBlockCost ring_block_cost(const RingProblem& p, i64 n_q, i64 n_kv, ChunkVisibility v, RingPass pass,
+RingBlockCost ring_block_cost(const AttentionProblem& p, i64 n_q, i64 n_kv, ChunkVisibility v, RingPass pass,
                               const RingComputeModel& cm);
 // The same whole problem (N × N, B·H heads) on one GPU: the pass's bound
 // from the same counts, at the same efficiency.
-RingBlockCost ring_single_gpu_cost(const RingProblem& p, RingPass pass, const RingComputeModel& cm);
+RingBlockCost ring_single_gpu_cost(const AttentionProblem& p, RingPass pass, const RingComputeModel& cm);
 // The FLOP convention of a pass over `pairs` visible (query, key) pairs:
 // 4·B·H·pairs·d forward, 10·B·H·pairs·d backward.
-double ring_convention_flops(const RingProblem& p, i64 pairs, RingPass pass);
+double ring_convention_flops(const AttentionProblem& p, i64 pairs, RingPass pass);
 
 // ---- the schedule --------------------------------------------------------------
 
@@ -293,11 +281,11 @@ struct RingMemory {
   std::vector<RingMemoryTerm> terms;
   i64 total_bytes() const;
 };
-// GPU `gpu`'s memory for the ring of `p` (its backward's terms when p.backward).
-RingMemory ring_memory(const RingProblem& p, const RingPartition& part, int gpu, RingSteps steps = RingSteps::fused);
+// GPU `gpu`'s memory for the ring of `p` (its backward's terms when p.backward()).
+RingMemory ring_memory(const AttentionProblem& p, const RingPartition& part, int gpu, RingSteps steps = RingSteps::fused);
 
 struct RingSimulation {
-  RingProblem problem;
+  AttentionProblem problem = default_ring_problem();  // with its parallel part
   RingPartition partition;
   std::vector<RingEvent> events;   // every GPU's bars, sorted by gpu, then start
   RingPassResult forward;
@@ -312,7 +300,7 @@ struct RingSimulation {
 
 // Throws std::invalid_argument with the first reason of validate() (problem,
 // topology, compute model).
-RingSimulation simulate_ring(const RingProblem& p, const RingTopology& topo, const RingComputeModel& cm);
+RingSimulation simulate_ring(const AttentionProblem& p, const RingTopology& topo, const RingComputeModel& cm);
 
 // ---- the step-through ------------------------------------------------------------
 
