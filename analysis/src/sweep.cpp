@@ -13,7 +13,12 @@ constexpr i64 kSweepL2AccessBudget = 50'000;
 constexpr i64 kSweepL2AccessLimit = 4'000'000;
 
 const std::vector<sim::Algorithm>& default_algorithms() {
-  static const std::vector<sim::Algorithm> algos{sim::Algorithm::standard, sim::Algorithm::fa1, sim::Algorithm::fa2};
+  static const std::vector<sim::Algorithm> algos = [] {
+    std::vector<sim::Algorithm> out;
+    for (sim::Algorithm a : sim::all_algorithms())
+      if (sim::algorithm_info(a).drawn_by_default) out.push_back(a);
+    return out;
+  }();
   return algos;
 }
 

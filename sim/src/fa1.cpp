@@ -41,7 +41,12 @@ const AlgorithmInfo& info() {
       "S_ij and P̃_ij stay on chip; O_i, ℓ_i, m_i go to HBM each step",
       /*palette_index=*/0,
       Marker::circle,
-      GridShape::launch_per_outer_iteration};
+      GridShape::launch_per_outer_iteration,
+      TileRule::paper,
+      Pass::fwd,
+      Algorithm::fa1,
+      /*hopper_rung_runs_it=*/false,
+      /*drawn_by_default=*/true};
   return i;
 }
 

@@ -45,7 +45,8 @@ const AlgorithmInfo& info() {
       TileRule::paper_transposed,
       Pass::fwd,
       Algorithm::fa2,
-      /*hopper_rung_runs_it=*/true};
+      /*hopper_rung_runs_it=*/true,
+      /*drawn_by_default=*/true};
   return i;
 }
 

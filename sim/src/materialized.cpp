@@ -107,7 +107,13 @@ const AlgorithmInfo& standard_info() {
       /*statistics_update_line=*/0,
       "S and P go to HBM; softmax reads whole rows back",
       /*palette_index=*/1,
-      Marker::square};
+      Marker::square,
+      GridShape::cta_per_outer_iteration,
+      TileRule::paper,
+      sim::Pass::fwd,
+      Algorithm::standard,
+      /*hopper_rung_runs_it=*/false,
+      /*drawn_by_default=*/true};
   return i;
 }
 

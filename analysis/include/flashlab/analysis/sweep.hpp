@@ -13,7 +13,8 @@ enum class SweepAxis { seq, head_dim, sram, batch, heads };
 std::string_view to_string(SweepAxis a);  // "seq", "head-dim", "sram", "batch", "heads"
 
 // What a sweep, a model chart and the lecture comparison show unless told
-// otherwise: the paper's standard attention, FlashAttention-1 and -2.
+// otherwise: the algorithms whose record says drawn_by_default (the paper's
+// standard attention, FlashAttention-1 and -2), in the records' order.
 const std::vector<sim::Algorithm>& default_algorithms();
 
 struct SweepSpec {

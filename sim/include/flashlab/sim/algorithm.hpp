@@ -83,6 +83,10 @@ struct AlgorithmInfo {
   // The Hopper rung (fa3_hopper) runs this loop nest: its schedule inside a CTA
   // (hopper_pipeline.hpp) is drawn with this algorithm's.
   bool hopper_rung_runs_it = false;
+
+  // Drawn when nobody chose: the default set of the charts, sweeps and
+  // exports (the lecture's three: standard, FlashAttention-1 and -2).
+  bool drawn_by_default = false;
 };
 
 const AlgorithmInfo& algorithm_info(Algorithm a);

@@ -28,12 +28,14 @@ inline bool operator!=(const ParallelPart& a, const ParallelPart& b) { return !(
 struct AttentionProblem {
   i64 batch = 1;       // B
   i64 heads = 1;       // H
-  i64 kv_heads = 0;    // H_kv: heads of K, V (grouped-query attention); 0 means "as many as H"
   i64 seq_q = 1024;    // N (rows of Q, O)
   i64 seq_kv = 0;      // rows of K, V; 0 means "same as seq_q"
   i64 head_dim = 64;   // d
   bool causal = false;
   DType dtype = DType::fp16;
+  // Last but one, so that the brace form {B, H, N_q, N_kv, d, causal, dtype}
+  // keeps its meaning.
+  i64 kv_heads = 0;    // H_kv: heads of K, V (grouped-query attention); 0 means "as many as H"
   std::optional<ParallelPart> parallel;  // unset: one GPU
 
   i64 n_q() const { return seq_q; }
