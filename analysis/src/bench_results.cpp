@@ -202,41 +202,22 @@ json meta_json(const BenchMeta& m) {
               {"l2_flush", m.l2_flush}};
 }
 
-double json_double(const json& v, const std::string& origin, const std::string& where) {
-  if (v.is_number()) return v.get<double>();
-  if (v.is_string()) return parse_double(v.get<std::string>(), origin, where);
-  fail(origin, where, "expected a number (got " + v.dump() + ")");
-}
-
 BenchMeta meta_from(const json& j, const std::string& origin) {
   if (!j.is_object()) fail(origin, "meta", "expected an object");
+  const results_json::Reader rd(origin);
   BenchMeta m;
-  auto str = [&](const char* k) -> std::string {
-    if (!j.contains(k)) return {};
-    if (!j[k].is_string()) fail(origin, std::string("meta.") + k, "expected a string (got " + j[k].dump() + ")");
-    return j[k].get<std::string>();
-  };
-  m.gpu = str("gpu");
-  m.driver = str("driver");
-  m.cuda_runtime = str("cuda_runtime");
-  m.commit = str("commit");
-  m.flop_convention = str("flop_convention");
-  m.date = str("date");
-  m.host = str("host");
-  if (j.contains("sm_count")) {
-    if (!j["sm_count"].is_number_integer()) fail(origin, "meta.sm_count", "expected a whole number");
-    m.sm_count = j["sm_count"].get<int>();
-  }
-  if (j.contains("l2_bytes")) {
-    if (!j["l2_bytes"].is_number_integer()) fail(origin, "meta.l2_bytes", "expected a whole number");
-    m.l2_bytes = j["l2_bytes"].get<i64>();
-  }
-  if (j.contains("sm_clock_mhz")) m.sm_clock_mhz = json_double(j["sm_clock_mhz"], origin, "meta.sm_clock_mhz");
-  if (j.contains("mem_clock_mhz")) m.mem_clock_mhz = json_double(j["mem_clock_mhz"], origin, "meta.mem_clock_mhz");
-  if (j.contains("l2_flush")) {
-    if (!j["l2_flush"].is_boolean()) fail(origin, "meta.l2_flush", "expected true or false");
-    m.l2_flush = j["l2_flush"].get<bool>();
-  }
+  m.gpu = rd.text(j, "meta", "gpu");
+  m.driver = rd.text(j, "meta", "driver");
+  m.cuda_runtime = rd.text(j, "meta", "cuda_runtime");
+  m.commit = rd.text(j, "meta", "commit");
+  m.flop_convention = rd.text(j, "meta", "flop_convention");
+  m.date = rd.text(j, "meta", "date");
+  m.host = rd.text(j, "meta", "host");
+  m.sm_count = static_cast<int>(rd.whole(j, "meta", "sm_count", m.sm_count));
+  m.l2_bytes = rd.whole(j, "meta", "l2_bytes", m.l2_bytes);
+  m.sm_clock_mhz = rd.real(j, "meta", "sm_clock_mhz", m.sm_clock_mhz);
+  m.mem_clock_mhz = rd.real(j, "meta", "mem_clock_mhz", m.mem_clock_mhz);
+  m.l2_flush = rd.flag(j, "meta", "l2_flush", m.l2_flush);
   return m;
 }
 

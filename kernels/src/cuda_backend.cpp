@@ -1,6 +1,6 @@
 // The runner's CUDA backend: cudaMalloc'd buffers, seeded normal inputs, the
 // output poisoned with NaN before every run, the fp64 reference, CUDA-event
-// timing with an L2 flush between runs.
+// timing with an L2 flush between runs (device_timing.hpp, the one timed loop).
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
@@ -15,6 +15,7 @@
 #include "cuda_allocator.hpp"
 #include "flashlab/kernels/attention_reference.hpp"
 #include "flashlab/kernels/device.hpp"
+#include "flashlab/kernels/device_timing.hpp"
 #include "flashlab/kernels/memory_counters.hpp"
 #include "flashlab/kernels/rungs.hpp"
 #include "flashlab/kernels/runner.hpp"
@@ -23,22 +24,6 @@
 namespace flashlab::kernels {
 
 namespace {
-
-// Events for one timed run; destroyed with the measurement.
-struct EventPair {
-  cudaEvent_t start = nullptr, stop = nullptr;
-  EventPair() {
-    FLASHLAB_CUDA_CHECK(cudaEventCreate(&start));
-    FLASHLAB_CUDA_CHECK(cudaEventCreate(&stop));
-  }
-  ~EventPair() {
-    (void)cudaEventDestroy(start);
-    (void)cudaEventDestroy(stop);
-  }
-  EventPair(const EventPair&) = delete;
-  EventPair& operator=(const EventPair&) = delete;
-  EventPair(EventPair&& o) noexcept : start(o.start), stop(o.stop) { o.start = o.stop = nullptr; }
-};
 
 // Every entry point makes the backend's device current first: a process may
 // drive several GPUs (the ring's tests beside the runner's), and the CUDA
@@ -57,9 +42,7 @@ class CudaBackend final : public Backend {
     info_ = query_device(dev);
 
     FLASHLAB_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
-    // A write of ≥ 2× L2 evicts everything a previous run left there.
-    flush_bytes_ = std::max<i64>(2 * info_.l2_bytes, 8 << 20);
-    FLASHLAB_CUDA_CHECK(cudaMalloc(&flush_, static_cast<std::size_t>(flush_bytes_)));
+    flush_ = std::make_unique<L2Flush>(dev, info_.l2_bytes);
     FLASHLAB_CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&counter_), sizeof *counter_));
     FLASHLAB_CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&cycles_), sizeof *cycles_));
     // The cuBLAS handle and workspace exist before any case, as PyTorch's do.
@@ -70,7 +53,7 @@ class CudaBackend final : public Backend {
     (void)cudaSetDevice(dev_);
     (void)cudaStreamSynchronize(stream_);
     naive_cublas_release();
-    (void)cudaFree(flush_);
+    flush_.reset();
     (void)cudaFree(clean_flush_);
     (void)cudaFree(counter_);
     (void)cudaFree(cycles_);
@@ -100,15 +83,13 @@ class CudaBackend final : public Backend {
       EventPair ev;
       constexpr long long kCycles = 20'000'000;  // ~10 ms at 2 GHz
       detail::spin_cycles(kCycles / 10, cycles_, stream_);  // wake the clock up first
-      FLASHLAB_CUDA_CHECK(cudaEventRecord(ev.start, stream_));
+      ev.start(stream_);
       detail::spin_cycles(kCycles, cycles_, stream_);
-      FLASHLAB_CUDA_CHECK(cudaEventRecord(ev.stop, stream_));
-      FLASHLAB_CUDA_CHECK(cudaEventSynchronize(ev.stop));
+      ev.stop(stream_);
+      const double ms = ev.elapsed_ms();
       long long counted = 0;
       FLASHLAB_CUDA_CHECK(cudaMemcpy(&counted, cycles_, sizeof counted, cudaMemcpyDeviceToHost));
-      float ms = 0;
-      FLASHLAB_CUDA_CHECK(cudaEventElapsedTime(&ms, ev.start, ev.stop));
-      return ms > 0 ? static_cast<double>(counted) / (static_cast<double>(ms) * 1e3) : 0.0;
+      return ms > 0 ? static_cast<double>(counted) / (ms * 1e3) : 0.0;
     } catch (const CudaError&) {
       return 0;
     }
@@ -208,38 +189,7 @@ class CudaBackend final : public Backend {
     }
 
     if (o.repeats > 0 && m.not_written == 0) {
-      // Warm-up, the last one timed to size the number of repeats.
-      EventPair warm;
-      for (int w = 0; w < std::max(1, o.warmup); ++w) {
-        if (o.l2_flush) flush(w);
-        poison();
-        FLASHLAB_CUDA_CHECK(cudaEventRecord(warm.start, stream_));
-        c.kernel->launch(a);
-        FLASHLAB_CUDA_CHECK(cudaEventRecord(warm.stop, stream_));
-      }
-      FLASHLAB_CUDA_CHECK(cudaEventSynchronize(warm.stop));
-      float warm_ms = 0;
-      FLASHLAB_CUDA_CHECK(cudaEventElapsedTime(&warm_ms, warm.start, warm.stop));
-      int repeats = o.repeats;
-      if (warm_ms > 0 && o.target_ms > 0) {
-        const int wanted = static_cast<int>(std::ceil(o.target_ms / warm_ms));
-        repeats = std::max(repeats, std::min(o.max_repeats, wanted));
-      }
-      std::vector<EventPair> events(static_cast<std::size_t>(repeats));
-      for (int r = 0; r < repeats; ++r) {
-        if (o.l2_flush) flush(r);
-        poison();
-        EventPair& ev = events[static_cast<std::size_t>(r)];
-        FLASHLAB_CUDA_CHECK(cudaEventRecord(ev.start, stream_));
-        c.kernel->launch(a);
-        FLASHLAB_CUDA_CHECK(cudaEventRecord(ev.stop, stream_));
-      }
-      FLASHLAB_CUDA_CHECK(cudaStreamSynchronize(stream_));
-      for (const EventPair& e : events) {
-        float ms = 0;
-        FLASHLAB_CUDA_CHECK(cudaEventElapsedTime(&ms, e.start, e.stop));
-        m.times_ms.push_back(ms);
-      }
+      m.times_ms = time_runs(stream_, o, flush_.get(), [&](int) { poison(); }, [&] { c.kernel->launch(a); });
       // The timed runs must have written everything too.
       m.not_written = count_unwritten();
     }
@@ -262,17 +212,17 @@ class CudaBackend final : public Backend {
       return;
     }
     if (clean_flush_ == nullptr) {
-      FLASHLAB_CUDA_CHECK(cudaMalloc(&clean_flush_, static_cast<std::size_t>(flush_bytes_)));
-      FLASHLAB_CUDA_CHECK(cudaMemsetAsync(clean_flush_, 0x3c, static_cast<std::size_t>(flush_bytes_), stream_));
+      FLASHLAB_CUDA_CHECK(cudaMalloc(&clean_flush_, static_cast<std::size_t>(flush_->bytes())));
+      FLASHLAB_CUDA_CHECK(cudaMemsetAsync(clean_flush_, 0x3c, static_cast<std::size_t>(flush_->bytes()), stream_));
       // Its own writes leave the L2 before any pass: read the other buffer through.
-      detail::read_flush(flush_, flush_bytes_, counter_, stream_);
-      detail::read_flush(clean_flush_, flush_bytes_, counter_, stream_);
+      detail::read_flush(flush_->data(), flush_->bytes(), counter_, stream_);
+      detail::read_flush(clean_flush_, flush_->bytes(), counter_, stream_);
     }
     try {
       const MemoryCounters mc = counters_->measure(
           [&] {
             poison();
-            detail::read_flush(clean_flush_, flush_bytes_, counter_, stream_);
+            detail::read_flush(clean_flush_, flush_->bytes(), counter_, stream_);
             FLASHLAB_CUDA_CHECK(cudaStreamSynchronize(stream_));
           },
           [&] { c.kernel->launch(a); });
@@ -287,10 +237,6 @@ class CudaBackend final : public Backend {
   }
 
  private:
-  void flush(int r) {
-    FLASHLAB_CUDA_CHECK(cudaMemsetAsync(flush_, (r & 1) ? 0x5a : 0xa5, static_cast<std::size_t>(flush_bytes_), stream_));
-  }
-
   // Copies head h (rows × d elements from `base`) to the host as doubles.
   std::vector<double> download(const void* base, i64 head, i64 rows, i64 d, sim::DType t) {
     const i64 elems = rows * d, bytes = elems * sim::dtype_bytes(t);
@@ -418,9 +364,8 @@ class CudaBackend final : public Backend {
   CudaAllocator allocator_;
   DeviceInfo info_;
   cudaStream_t stream_ = nullptr;
-  void* flush_ = nullptr;
-  void* clean_flush_ = nullptr;  // the counter pass's: read only, after one fill
-  i64 flush_bytes_ = 0;
+  std::unique_ptr<L2Flush> flush_;  // the timed runs'
+  void* clean_flush_ = nullptr;     // the counter pass's: read only, after one fill, flush_->bytes() long
   unsigned long long* counter_ = nullptr;
   long long* cycles_ = nullptr;
   std::unique_ptr<CounterSession> counters_;  // opened at the first counter pass

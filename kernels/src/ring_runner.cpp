@@ -33,6 +33,7 @@
 #include "../ring_merge.hpp"
 #include "flashlab/kernels/attention_reference.hpp"
 #include "flashlab/kernels/device.hpp"
+#include "flashlab/kernels/device_timing.hpp"
 #include "flashlab/kernels/memory.hpp"
 #include "flashlab/kernels/reference.hpp"
 #include "flashlab/kernels/ring.hpp"
@@ -107,8 +108,7 @@ struct Rank {
   i64 fwd_ws_bytes = 0;
   void* bwd_ws = nullptr;
   i64 bwd_ws_bytes = 0;
-  void* flush = nullptr;
-  i64 flush_bytes = 0;
+  std::unique_ptr<L2Flush> flush;  // this GPU's (device_timing.hpp); none without the flush
   unsigned long long* counter = nullptr;
   cudaEvent_t origin = nullptr, end = nullptr;
   std::vector<StepEvents> steps;
@@ -360,10 +360,7 @@ void RingRun::allocate() {
   // The L2 flush buffers are the runner's, not the ring's: outside the arenas.
   for (Rank& g : ranks_) {
     if (!o_.l2_flush) continue;
-    FLASHLAB_CUDA_CHECK(cudaSetDevice(g.device));
-    const DeviceInfo d = query_device(g.device);
-    g.flush_bytes = std::max<i64>(2 * d.l2_bytes, 8 << 20);
-    FLASHLAB_CUDA_CHECK(cudaMalloc(&g.flush, static_cast<std::size_t>(g.flush_bytes)));
+    g.flush = std::make_unique<L2Flush>(g.device, query_device(g.device).l2_bytes);
   }
   note_device_used();
 }
@@ -410,7 +407,7 @@ void RingRun::release() noexcept {
   for (Rank& g : ranks_) {
     (void)cudaSetDevice(g.device);
     if (g.arena) g.arena->release_all();
-    if (g.flush) (void)cudaFree(g.flush);
+    g.flush.reset();
     for (StepEvents& e : g.steps) {
       for (cudaEvent_t ev : {e.x_start, e.x_end, e.wait, e.start, e.fold_wait, e.fold_go, e.done})
         if (ev) (void)cudaEventDestroy(ev);
@@ -577,7 +574,7 @@ void RingRun::begin_run(bool backward) {
         if (c.dq_acc) FLASHLAB_CUDA_CHECK(cudaMemsetAsync(c.dq_acc, 0, static_cast<std::size_t>(q_elems(n) * 4), g.compute));
       }
     }
-    if (g.flush) FLASHLAB_CUDA_CHECK(cudaMemsetAsync(g.flush, 0x5a, static_cast<std::size_t>(g.flush_bytes), g.compute));
+    if (g.flush) g.flush->write(g.compute);
   }
   for (Rank& g : ranks_) {
     FLASHLAB_CUDA_CHECK(cudaSetDevice(g.device));
@@ -785,19 +782,21 @@ sim::RingMeasuredPass RingRun::time_pass(RingPass pass) {
     else run_forward(true);
     return read_times(pass, backward);
   };
-  for (int w = 0; w < o_.warmup; ++w) run_once();
+  double warm_ms = 0;
+  for (int w = 0; w < o_.warmup; ++w) warm_ms = run_once().time_ms;
   note_device_used();
   std::vector<RunTimes> runs;
-  for (int r = 0; r < std::max(1, o_.repeats); ++r) runs.push_back(run_once());
-  std::vector<std::size_t> order(runs.size());
-  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return runs[a].time_ms < runs[b].time_ms; });
-  const RunTimes& med = runs[order[order.size() / 2]];
+  const int repeats = std::max(1, sized_repeats(o_, warm_ms));
+  for (int r = 0; r < repeats; ++r) runs.push_back(run_once());
+  std::vector<double> times;
+  for (const RunTimes& r : runs) times.push_back(r.time_ms);
+  // The steps reported are one run's: the one in the middle (timing.hpp).
+  const RunTimes& med = runs[median_run(times)];
   sim::RingMeasuredPass m;
   m.pass = pass;
   m.time_ms_median = med.time_ms;
-  m.time_ms_min = runs[order.front()].time_ms;
-  m.time_ms_max = runs[order.back()].time_ms;
+  m.time_ms_min = *std::min_element(times.begin(), times.end());
+  m.time_ms_max = *std::max_element(times.begin(), times.end());
   m.repeats = o_.repeats > 0 ? static_cast<int>(runs.size()) : 0;
   m.steps = med.steps;
   std::vector<double> comm(static_cast<std::size_t>(P())), waited(comm);
@@ -1095,9 +1094,7 @@ sim::RingRunMeta ring_meta(const RingOptions& options, int gpus) {
   // The meta of the ring's first GPU (its device, clocks, driver).
   const int first = options.transport == RingTransport::local || options.devices.empty() ? 0 : options.devices.front();
   std::unique_ptr<Backend> b = open_cuda_backend(first);
-  RunOptions ro;
-  ro.l2_flush = options.l2_flush;
-  m.device = bench_meta(*b, ro);
+  m.device = bench_meta(*b, options);  // the runner's metadata: the ring's options are its options
   int count = 0;
   if (cudaGetDeviceCount(&count) == cudaSuccess) m.gpu_count = count;
   for (int r = 0; r < gpus; ++r) {

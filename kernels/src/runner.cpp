@@ -46,12 +46,6 @@ i64 tensor_bytes(const AttentionProblem& p, i64 rows, i64 cols, i64 element_byte
   return checked_mul(checked_mul(checked_mul(p.head_count(), rows, "bytes"), cols, "bytes"), element_bytes, "bytes");
 }
 
-double median_of(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 std::string sci(double v) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.3g", v);
@@ -166,7 +160,7 @@ MeasuredRun run_case(Backend& backend, const KernelInfo& k, const AttentionProbl
     row.rel_error = m.rel_error;
     row.repeats = static_cast<int>(m.times_ms.size());
     if (!m.times_ms.empty()) {
-      row.time_ms_median = median_of(m.times_ms);
+      row.time_ms_median = median_ms(m.times_ms);
       row.time_ms_min = *std::min_element(m.times_ms.begin(), m.times_ms.end());
       row.time_ms_max = *std::max_element(m.times_ms.begin(), m.times_ms.end());
     }

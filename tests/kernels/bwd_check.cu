@@ -37,6 +37,7 @@
 #include "device_utils.hpp"
 #include "fa2_tc_bwd_kernel.cuh"
 #include "flashlab/kernels/attention_reference.hpp"
+#include "flashlab/kernels/device_timing.hpp"
 #include "flashlab/kernels/fa2_tc.hpp"
 #include "flashlab/kernels/fa2_tc_bwd.hpp"
 #include "flashlab/kernels/layouts.hpp"
@@ -290,10 +291,13 @@ void check(const std::vector<Rung>& rs, int smem_optin, bool quick) {
 
 // The 16k-token grid, each rung (fa2_bwd on CUDA cores only at N = 1024).
 void time_grid(const std::vector<Rung>& rs, int smem_optin, i64 l2_bytes, int reps, const std::string& json) {
-  Buffer flush(static_cast<std::size_t>(std::max<i64>(2 * l2_bytes, 64 << 20)));
-  cudaEvent_t e0, e1;
-  FLASHLAB_CUDA_CHECK(cudaEventCreate(&e0));
-  FLASHLAB_CUDA_CHECK(cudaEventCreate(&e1));
+  int device = 0;
+  FLASHLAB_CUDA_CHECK(cudaGetDevice(&device));
+  const L2Flush flush(device, l2_bytes);
+  TimingOptions timing;  // the runner's timed loop: two warm-ups, exactly `reps` repeats
+  timing.warmup = 2;
+  timing.repeats = reps;
+  timing.target_ms = 0;
   std::string rows;
   std::printf("\nbackward, fp16, B = 16384/N, H = 2048/d, L2 flushed, median of %d; TFLOP/s = 2.5 x 4BHN^2d/t (/2 causal)\n",
               reps);
@@ -307,20 +311,9 @@ void time_grid(const std::vector<Rung>& rs, int smem_optin, i64 l2_bytes, int re
           if (!r.supports(p.dtype, d)) continue;
           if (r.id == "fa2_bwd" && n > 1024) continue;
           Prepared pr = prepare(r, c, smem_optin);
-          std::vector<float> ms;
-          for (int it = 0; it < reps + 2; ++it) {
-            FLASHLAB_CUDA_CHECK(cudaMemsetAsync(flush.p, it & 0xff, flush.bytes, nullptr));
-            c.poison();
-            FLASHLAB_CUDA_CHECK(cudaEventRecord(e0, nullptr));
-            r.bwd(pr.a);
-            FLASHLAB_CUDA_CHECK(cudaEventRecord(e1, nullptr));
-            FLASHLAB_CUDA_CHECK(cudaEventSynchronize(e1));
-            float t = 0;
-            FLASHLAB_CUDA_CHECK(cudaEventElapsedTime(&t, e0, e1));
-            if (it >= 2) ms.push_back(t);  // two warm-ups
-          }
+          std::vector<double> ms = time_runs(nullptr, timing, &flush, [&](int) { c.poison(); }, [&] { r.bwd(pr.a); });
           std::sort(ms.begin(), ms.end());
-          const double med = ms.size() % 2 ? ms[ms.size() / 2] : 0.5 * (ms[ms.size() / 2 - 1] + ms[ms.size() / 2]);
+          const double med = median_ms(ms);
           double flops = 4.0 * p.batch * p.heads * double(n) * double(n) * d * (causal ? 0.5 : 1.0) * 2.5;
           std::printf("TIME %-22s d=%-3d N=%-5lld B=%-2lld H=%-2lld causal=%d median_ms=%.4f min_ms=%.4f max_ms=%.4f "
                       "tflops=%.1f\n",

@@ -1,7 +1,8 @@
 // Standalone checker and benchmark for the fa2_tc rung (no Catch2, no Eigen):
 //
 //   nvcc -std=c++17 -O3 -arch=sm_90 -Ikernels -Ikernels/include -Isim/include \
-//        [-DFA2_TC_VARIANTS] tests/kernels/fa2_tc_standalone.cu kernels/fa2_tc.cu -o fa2_tc_check
+//        [-DFA2_TC_VARIANTS] tests/kernels/fa2_tc_standalone.cu kernels/fa2_tc.cu \
+//        kernels/src/timing.cpp kernels/src/device_timing.cpp -o fa2_tc_check
 //   ./fa2_tc_check [--quick] [--defaults-only] [--no-check] [--no-perf] [--reps N] [--csv FILE]
 //   --quick: N ∈ {1, 17, 65, 129} only, no timing (sized for compute-sanitizer)
 //   --defaults-only: only the compiled configurations (fa2_tc_forward)
@@ -11,7 +12,8 @@
 // with NaN first and every element checked finite (written), relative
 // Frobenius error of O and relative max error of the LSE per case.
 // Performance: the FlashAttention-2 paper's grid (fp16, 16k tokens, hidden
-// 2048), CUDA events around each launch, L2 flushed before each repeat,
+// 2048), timed as the runner times (flashlab/kernels/device_timing.hpp:
+// CUDA events around each launch, L2 flushed before each, three warm-ups),
 // median of the repeats, TFLOP/s by the convention 4·B·H·N²·d (halved when
 // causal). Built with -DFA2_TC_VARIANTS it also checks and times alternative
 // tile configurations from kernels/fa2_tc_kernel.cuh, to choose the compiled
@@ -36,6 +38,7 @@
 
 #include "cuda_check.hpp"
 #include "flashlab/kernels/attention_reference.hpp"
+#include "flashlab/kernels/device_timing.hpp"
 #include "flashlab/kernels/fa2_tc.hpp"
 #ifdef FA2_TC_VARIANTS
 #include "fa2_tc_kernel.cuh"
@@ -414,31 +417,19 @@ PerfRow bench(const Variant& var, int N, int d, bool causal, int reps) {
   fill_normal_fp16<<<1024, 256>>>(static_cast<__half*>(k.p), el, 12);
   fill_normal_fp16<<<1024, 256>>>(static_cast<__half*>(v.p), el, 13);
   CHECK_CUDA(cudaGetLastError());
-  // Flush: writing twice the L2 evicts what the previous repeat left there.
-  DeviceBuffer flush(std::max<std::size_t>(2 * std::size_t(g_l2_bytes), 64u << 20));
+  int device = 0;
+  CHECK_CUDA(cudaGetDevice(&device));
+  const flashlab::kernels::L2Flush flush(device, g_l2_bytes);
+  flashlab::kernels::TimingOptions timing;
+  timing.warmup = 3;  // also sets the shared-memory attribute
+  timing.repeats = reps;
+  timing.target_ms = 0;
   LaunchArgs a = make_args(row.B, row.H, N, N, d, causal, DType::fp16, q.p, k.p, v.p, o.p,
                            static_cast<float*>(lse.p));
   try {
-    for (int w = 0; w < 3; ++w) var.run(a);  // warm-up (also the smem attribute)
-    CHECK_CUDA(cudaDeviceSynchronize());
-    std::vector<cudaEvent_t> ev(2 * reps);
-    for (auto& e : ev) CHECK_CUDA(cudaEventCreate(&e));
-    for (int r = 0; r < reps; ++r) {
-      CHECK_CUDA(cudaMemsetAsync(flush.p, r & 0xff, flush.bytes, nullptr));
-      CHECK_CUDA(cudaEventRecord(ev[2 * r], nullptr));
-      var.run(a);
-      CHECK_CUDA(cudaEventRecord(ev[2 * r + 1], nullptr));
-    }
-    CHECK_CUDA(cudaDeviceSynchronize());
-    std::vector<double> ms(reps);
-    for (int r = 0; r < reps; ++r) {
-      float t = 0;
-      CHECK_CUDA(cudaEventElapsedTime(&t, ev[2 * r], ev[2 * r + 1]));
-      ms[r] = t;
-    }
-    for (auto& e : ev) CHECK_CUDA(cudaEventDestroy(e));
+    std::vector<double> ms = flashlab::kernels::time_runs(nullptr, timing, &flush, {}, [&] { var.run(a); });
     std::sort(ms.begin(), ms.end());
-    row.median_ms = reps % 2 ? ms[reps / 2] : 0.5 * (ms[reps / 2 - 1] + ms[reps / 2]);
+    row.median_ms = flashlab::kernels::median_ms(ms);
     row.min_ms = ms.front();
     row.max_ms = ms.back();
     const double flops = 4.0 * row.B * row.H * double(N) * N * d * (causal ? 0.5 : 1.0);

@@ -13,6 +13,7 @@
 #include "cublas_gemm.hpp"
 #include "flashlab/ceilings/ceilings.hpp"
 #include "flashlab/kernels/device.hpp"
+#include "flashlab/kernels/device_timing.hpp"
 #include "flashlab/kernels/nvml.hpp"
 #include "flashlab/sim/format.hpp"
 #include "micro_kernels.hpp"
@@ -87,8 +88,7 @@ Timing summarize(std::vector<double> ms) {
   std::sort(ms.begin(), ms.end());
   Timing t;
   t.repeats = static_cast<int>(ms.size());
-  const size_t n = ms.size();
-  t.median_ms = n % 2 ? ms[n / 2] : 0.5 * (ms[n / 2 - 1] + ms[n / 2]);
+  t.median_ms = kernels::median_ms(ms);
   t.min_ms = ms.front();
   t.max_ms = ms.back();
   return t;
@@ -143,7 +143,6 @@ struct Session::Impl {
   int repeats = 0;
   DeviceFacts facts;
   cudaStream_t stream = nullptr;
-  std::vector<cudaEvent_t> starts, stops;
   detail::Grid stream_grid, smem_grid;
   DeviceBuffer out, cycles, ns, operands;
   DeviceBuffer src, dst;  // HBM buffers, allocated on first use
@@ -172,12 +171,6 @@ struct Session::Impl {
     }
 
     CEILINGS_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-    starts.resize(static_cast<size_t>(repeats), nullptr);
-    stops.resize(static_cast<size_t>(repeats), nullptr);
-    for (int k = 0; k < repeats; ++k) {
-      CEILINGS_CHECK(cudaEventCreate(&starts[static_cast<size_t>(k)]));
-      CEILINGS_CHECK(cudaEventCreate(&stops[static_cast<size_t>(k)]));
-    }
     stream_grid = detail::stream_grid(static_cast<int>(facts.sm_count));
     smem_grid = detail::smem_grid(static_cast<int>(facts.sm_count));
     // One float per thread of the largest compute grid (16 blocks of 128 per SM, or 2048 threads per SM).
@@ -190,33 +183,26 @@ struct Session::Impl {
 
   ~Impl() {
     if (stream) (void)cudaStreamSynchronize(stream);
-    for (cudaEvent_t e : starts)
-      if (e) (void)cudaEventDestroy(e);
-    for (cudaEvent_t e : stops)
-      if (e) (void)cudaEventDestroy(e);
     gemm.reset();
     if (stream) (void)cudaStreamDestroy(stream);
   }
 
-  // Times `repeats` launches, each between its own pair of events, after
-  // `warmup` untimed ones; one synchronisation at the end.
+  // Times `n` launches (at most `repeats`), each between its own pair of
+  // events, after `warmup` untimed ones; one synchronisation at the end — the
+  // runner's timed loop (device_timing.hpp) without its L2 flush: these
+  // figures are the caches'.
   template <class F>
   Timing time(F&& launch, int warmup, int n) {
-    n = std::clamp(n, 1, repeats);
-    for (int w = 0; w < warmup; ++w) launch();
-    for (int k = 0; k < n; ++k) {
-      CEILINGS_CHECK(cudaEventRecord(starts[static_cast<size_t>(k)], stream));
-      launch();
-      CEILINGS_CHECK(cudaEventRecord(stops[static_cast<size_t>(k)], stream));
+    kernels::TimingOptions o;
+    o.warmup = warmup;
+    o.repeats = std::clamp(n, 1, repeats);
+    o.target_ms = 0;
+    o.l2_flush = false;
+    try {
+      return summarize(kernels::time_runs(stream, o, nullptr, {}, [&] { launch(); }));
+    } catch (const kernels::CudaError& e) {
+      throw MeasureError(e.what());
     }
-    CEILINGS_CHECK(cudaEventSynchronize(stops[static_cast<size_t>(n - 1)]));
-    std::vector<double> ms(static_cast<size_t>(n));
-    for (int k = 0; k < n; ++k) {
-      float v = 0;
-      CEILINGS_CHECK(cudaEventElapsedTime(&v, starts[static_cast<size_t>(k)], stops[static_cast<size_t>(k)]));
-      ms[static_cast<size_t>(k)] = v;
-    }
-    return summarize(std::move(ms));
   }
   template <class F>
   Timing time(F&& launch, int warmup) {

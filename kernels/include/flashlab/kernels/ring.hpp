@@ -9,7 +9,7 @@
 // dV, which come home after P steps.
 //
 // Grouped-query attention (H_kv < H): K and V travel as H_kv heads; the rungs
-// read them so (LaunchArgs::kv_heads) and the backward adds each group's dK,
+// read them so (the launch problem's kv_heads) and the backward adds each group's dK,
 // dV into its K/V head; a rung that cannot gets K_j, V_j expanded to H heads
 // and its dK, dV summed back per group by separate kernels (RingSteps).
 //
@@ -44,7 +44,18 @@ std::string_view ring_transport_name(RingTransport t);  // "nccl", "local"
 using sim::RingSteps;
 using sim::ring_steps_name;
 
-struct RingOptions {
+// A ring run's options: the runner's (RunOptions: timing, check, seed, memory
+// limit per GPU) and the ring's own. Its timing differs in its defaults: 2
+// warm-ups, exactly 10 timed runs of each pass (target_ms 0: a pass is long
+// enough), each GPU's L2 flushed before each. The tile request, the input
+// scale, the reference cache, the error bound and the counter pass are the
+// single-GPU runner's only.
+struct RingOptions : RunOptions {
+  RingOptions() {
+    warmup = 2;
+    repeats = 10;  // timed runs of each pass; 0: run once and check
+    target_ms = 0;
+  }
   // The forward rung (it must write the logsumexp) and, for a training step,
   // the backward rung reading its outputs; null: the fastest this device runs
   // (fa3_hopper on compute capability 9.0, else fa2_tc) and fa2_tc_bwd.
@@ -53,13 +64,6 @@ struct RingOptions {
   RingTransport transport = RingTransport::nccl;
   RingSteps steps = RingSteps::fused;
   std::vector<int> devices;   // CUDA ordinals of the P GPUs (nccl); empty: 0 … P − 1
-  int warmup = 2;
-  int repeats = 10;           // timed runs of each pass; 0: run once and check
-  bool l2_flush = true;       // each GPU's L2 flushed before every timed run
-  CheckMode check = CheckMode::sampled;
-  double check_flop_budget = 2e9;  // fp64 FLOPs of reference per run (sampled)
-  std::uint64_t seed = 0x5eed;     // inputs N(0, 1) from the seed, by global index
-  i64 mem_limit_bytes = 0;         // per GPU; 0: the device's memory
 };
 
 // The whole tensors of a run, gathered from the GPUs to the host in the

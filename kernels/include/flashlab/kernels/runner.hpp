@@ -17,18 +17,16 @@
 #include "flashlab/kernels/memory.hpp"
 #include "flashlab/kernels/reference.hpp"
 #include "flashlab/kernels/registry.hpp"
+#include "flashlab/kernels/timing.hpp"
 #include "flashlab/sim/measurement.hpp"
 
 namespace flashlab::kernels {
 
 enum class CheckMode { off, sampled, full };
 
-struct RunOptions {
-  int warmup = 3;
-  int repeats = 20;          // 0: run once and check, no timing
-  int max_repeats = 100;     // short kernels get more repeats, up to this
-  double target_ms = 50;     // ... until the repeats add up to about this much
-  bool l2_flush = true;      // write a buffer ≥ 2× L2 before every timed run
+// How a case runs: timed as every run is (timing.hpp: warm-up, repeats, the
+// L2 flush), checked against fp64, inside a memory limit, from a seed.
+struct RunOptions : TimingOptions {
   CheckMode check = CheckMode::sampled;
   double check_flop_budget = 2e9;  // fp64 FLOPs of reference per case (sampled)
   i64 mem_limit_bytes = 0;   // per case; 0: the device's memory
