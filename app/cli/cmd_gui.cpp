@@ -46,6 +46,9 @@ class GuiCommand : public Command {
     app->add_option("--height", height_, "window height in pixels")->capture_default_str();
     app->add_flag("--fullscreen", fullscreen_, "start full screen (F11 toggles)");
     app->add_option("--random-walk", walk_seed_, "testing: random input every frame from this seed");
+    app->add_flag("--list-settings", list_settings_,
+                  "print every scenario setting and script key (the form of its value, what it means) and every "
+                  "presenter stage, then exit");
   }
 
   int run() override {
@@ -53,6 +56,10 @@ class GuiCommand : public Command {
     throw UsageError("this flashlab was built without the GUI (FLASHLAB_GUI=OFF, or GLFW/OpenGL/ImGui missing at "
                      "configure time); the CLI works: try 'flashlab compare'");
 #else
+    if (list_settings_) {
+      gui::write_settings_list(std::cout);
+      return 0;
+    }
     if (frames_ < 0) throw UsageError("--frames must be 0 or more");
     if (!screenshot_.empty()) {
       const auto dot = screenshot_.find_last_of('.');
@@ -95,7 +102,7 @@ class GuiCommand : public Command {
   int frames_ = 0, width_ = 1600, height_ = 1000;
   std::string screenshot_, panel_, scenario_, walk_seed_, ring_results_;
   double scale_ = 0;
-  bool stats_ = false, fullscreen_ = false;
+  bool stats_ = false, fullscreen_ = false, list_settings_ = false;
 };
 
 }  // namespace

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <iosfwd>
 #include <optional>
 #include <string>
 #include <vector>
@@ -29,6 +30,11 @@ struct RunResult {
 };
 
 RunResult run(const Options& options);
+
+// The scenario file's schema: every setting and script key with the form of
+// its value and what it means, every key a script presses, every presenter
+// stage (`flashlab gui --list-settings`).
+void write_settings_list(std::ostream& out);
 
 // The panels a screenshot can be cropped to: controls, tiling, counters, plots, concepts, ring, ring-step.
 const std::vector<std::string>& screenshot_panels();

@@ -1,6 +1,6 @@
 // The multi-GPU view right of the controls: the ring's timeline per GPU with
 // its totals beside it, over the step-through. On a presenter's stage the
-// same parts, one or both ("ring-timeline", "ring-step", "ring").
+// same parts, one or both (presenter_stages.cpp).
 #include <imgui.h>
 
 #include <algorithm>
@@ -36,8 +36,6 @@ void errors(const AppState& s) {
 
 }  // namespace
 
-bool is_ring_stage(const std::string& stage) { return stage == "ring" || stage == "ring-timeline" || stage == "ring-step"; }
-
 void panel_ring(AppState& s) {
   if (!s.ring.model.valid) {
     errors(s);
@@ -55,18 +53,16 @@ void panel_ring(AppState& s) {
   draw_ring_step(s, ImVec2(avail.x, std::max(40.0f, ImGui::GetContentRegionAvail().y)));
 }
 
-void ring_stage(AppState& s, const std::string& stage) {
+void ring_stage(AppState& s, RingParts parts) {
   if (!s.ring.model.valid) {
     errors(s);
     return;
   }
   const ImVec2 avail = ImGui::GetContentRegionAvail();
-  if (stage == "ring-timeline") {
-    timeline_row(s, avail);
-  } else if (stage == "ring-step") {
-    draw_ring_step(s, avail);
-  } else {
-    panel_ring(s);
+  switch (parts) {
+    case RingParts::timeline: timeline_row(s, avail); break;
+    case RingParts::step: draw_ring_step(s, avail); break;
+    case RingParts::timeline_and_step: panel_ring(s); break;
   }
 }
 

@@ -37,9 +37,9 @@ void workspace_switch(AppState& s, bool compact = false);
 // Right of the controls: the timeline per GPU (simulated, the other layout,
 // measured) with the totals, over the step-through (panel_ring.cpp).
 void panel_ring(AppState& s);
-// What a presenter's stage shows of it: "ring", "ring-timeline", "ring-step".
-void ring_stage(AppState& s, const std::string& stage);
-bool is_ring_stage(const std::string& stage);
+// What a presenter's stage shows of it: both parts (as panel_ring), or one.
+enum class RingParts { timeline_and_step, timeline, step };
+void ring_stage(AppState& s, RingParts parts);
 // The parts, each in a child of `size` (ring_timeline.cpp, ring_step.cpp).
 void draw_ring_timeline(AppState& s, ImVec2 size);
 // The height the timeline's rows take at a comfortable size (a line and a half each).

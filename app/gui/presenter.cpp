@@ -7,11 +7,8 @@
 #include <string>
 
 #include "math_view.hpp"
-#include "model.hpp"
-#include "panels.hpp"
-#include "plot.hpp"
-#include "ring_model.hpp"
-#include "scenario.hpp"
+#include "presenter_stages.hpp"
+#include "scenario_settings.hpp"
 #include "theme.hpp"
 
 namespace flashlab::gui {
@@ -29,32 +26,10 @@ const Scene* current_scene(const AppState& s) {
   return &p.scenes[static_cast<size_t>(p.current)];
 }
 
-bool cursor_at_end(const AppState& s) {
-  if (!s.model.valid || s.model.algos.empty() || !s.model.algos[0].cursor) return true;
-  const sim::Cursor& c = *s.model.algos[0].cursor;
-  return c.position() >= c.size();
-}
-
-bool cursor_at_start(const AppState& s) {
-  if (!s.model.valid || s.model.algos.empty() || !s.model.algos[0].cursor) return true;
-  return s.model.algos[0].cursor->position() <= 0;
-}
-
-// The stage's chart, drawn as large as the stage.
-void chart_stage(AppState& s, const std::string& id, ImVec2 size) {
-  const analysis::ChartEntry* e = analysis::find_chart(id);
-  if (!e) return;
-  if (e->needs_results && !s.bench.have_results) {
-    math_text("This scene shows measured results: open a results file (the scene's \"results\") to draw them.",
-              color_error());
-    return;
-  }
-  const analysis::ChartSpec& c = s.model.charts.of(*e);
-  if (plot::BeginPlot(("stage-" + id).c_str(), c, size, s.view.ui_scale)) {
-    if (e->shows_ai_at_cursor && s.model.valid)
-      for (const AlgoView& v : s.model.algos) plot::PlotSeries(v.snap.ai_marker);
-    plot::EndPlot();
-  }
+// The stage of the current scene: the tiling view before the first scene.
+const PresenterStage* current_stage(const AppState& s) {
+  const Scene* sc = current_scene(s);
+  return find_stage(sc ? sc->stage : std::string("tiling"));
 }
 
 }  // namespace
@@ -82,8 +57,9 @@ void enter_scene(AppState& s, int k) {
     p.error = "scene " + std::to_string(k + 1) + ": " + e.what();
   }
   // Esc shows the lab's panels with the same view: the ring's, or the same chart.
-  s.view.workspace = is_ring_stage(sc.stage) ? Workspace::ring : Workspace::one_gpu;
-  if (sc.stage != "tiling" && sc.stage != "counters" && !is_ring_stage(sc.stage)) {
+  const PresenterStage* stage = find_stage(sc.stage);
+  s.view.workspace = stage ? stage->workspace : Workspace::one_gpu;
+  if (!stage || stage->opens_plot_tab) {
     s.view.tab = sc.stage;
     s.view.force_tab = true;
   }
@@ -99,40 +75,16 @@ void presenter_previous(AppState& s) {
   if (s.presenter.current > 0) enter_scene(s, s.presenter.current - 1);
 }
 
-namespace {
-
-// A ring stage that shows the step-through steps it first, like a tiling stage.
-bool ring_steps(const Scene* sc) { return sc && (sc->stage == "ring" || sc->stage == "ring-step"); }
-
-bool ring_at_end(const AppState& s) {
-  const RingModel& m = s.ring.model;
-  return !m.valid || m.step.step + 1 >= m.simulation.problem.gpus();
-}
-
-}  // namespace
-
 void presenter_right(AppState& s) {
   const Scene* sc = current_scene(s);
-  if (ring_steps(sc) && !ring_at_end(s)) {
-    ring_step_by(s, 1);
-  } else if (sc && sc->stage == "tiling" && !cursor_at_end(s)) {
-    s.playback.playing = false;
-    step_primary(s, 1);
-  } else {
-    presenter_next(s);
-  }
+  const PresenterStage* stage = sc ? find_stage(sc->stage) : nullptr;
+  if (!stage || !stage->step(s, 1)) presenter_next(s);
 }
 
 void presenter_left(AppState& s) {
   const Scene* sc = current_scene(s);
-  if (ring_steps(sc) && s.ring.model.valid && s.ring.model.step.step > 0) {
-    ring_step_by(s, -1);
-  } else if (sc && sc->stage == "tiling" && !cursor_at_start(s)) {
-    s.playback.playing = false;
-    step_primary(s, -1);
-  } else {
-    presenter_previous(s);
-  }
+  const PresenterStage* stage = sc ? find_stage(sc->stage) : nullptr;
+  if (!stage || !stage->step(s, -1)) presenter_previous(s);
 }
 
 void draw_presenter(AppState& s) {
@@ -173,14 +125,11 @@ void draw_presenter(AppState& s) {
   ImGui::PushStyleColor(ImGuiCol_WindowBg, ImVec4(0, 0, 0, 0));
   ImGui::SetNextWindowPos(ImVec2(0, title_h));
   ImGui::SetNextWindowSize(ImVec2(W, stage_h));
-  const std::string stage = sc ? sc->stage : std::string("tiling");
+  const PresenterStage* stage = current_stage(s);
   if (ImGui::Begin("##stage", nullptr, kStageFlags)) {
     s.rect_tiling = {0, title_h, W, stage_h};
     s.rect_ring = s.rect_tiling;
-    if (stage == "tiling") panel_tiling(s);
-    else if (stage == "counters") counters_side_by_side(s);
-    else if (is_ring_stage(stage)) ring_stage(s, stage);
-    else chart_stage(s, stage, ImGui::GetContentRegionAvail());
+    if (stage) stage->draw(s, sc ? sc->stage : std::string(stage->name));
   }
   ImGui::End();
 
@@ -189,11 +138,12 @@ void draw_presenter(AppState& s) {
   ImGui::SetNextWindowSize(ImVec2(W, strip_h));
   if (ImGui::Begin("##strip", nullptr, kStageFlags)) {
     const RingModel& rm = s.ring.model;
+    const bool ring = stage && stage->workspace == Workspace::ring;
     if (!p.error.empty()) {
       ImGui::TextColored(color_error(), "✕ %s", p.error.c_str());
-    } else if (is_ring_stage(stage) && !rm.valid) {
+    } else if (ring && !rm.valid) {
       ImGui::TextColored(color_error(), "✕ %s", rm.errors.empty() ? "invalid inputs" : rm.errors.front().c_str());
-    } else if (is_ring_stage(stage)) {
+    } else if (ring) {
       ImGui::TextColored(color_note(), "%s", (sim::describe(rm.simulation.problem) + " on " + rm.compute.hw.display_name +
                                               ", links " + rm.topology.intra.id + " / " + rm.topology.inter.id).c_str());
     } else if (!s.model.valid) {
@@ -201,11 +151,7 @@ void draw_presenter(AppState& s) {
     } else {
       ImGui::TextColored(color_note(), "%s", (sim::describe(s.model.problem) + " on " + s.model.hw.display_name).c_str());
     }
-    const char* keys = stage == "tiling" ? "PgDn / PgUp: scenes · → / ←: step (scenes at the ends) · Space: play · Esc: panels"
-                       : stage == "ring" || stage == "ring-step"
-                           ? "PgDn / PgUp: scenes · → / ←: the ring's step (scenes at the ends) · Esc: panels"
-                           : "PgDn / PgUp or → / ←: scenes · Esc: the lab's panels";
-    ImGui::TextColored(color_dim(), "%s", keys);
+    if (stage) ImGui::TextColored(color_dim(), "%s", std::string(stage->key_hints).c_str());
   }
   ImGui::End();
   ImGui::PopStyleColor();

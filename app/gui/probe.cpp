@@ -124,7 +124,7 @@ std::string Probe::before_frame(AppState& s, int frame) {
     try {
       for (; step_ < scenario_->script.size() && scenario_->script[step_].frame <= script_frame; ++step_) {
         const nlohmann::json& action = scenario_->script[step_].action;
-        apply_settings(s, action, scenario_->base_dir);
+        apply_script_step(s, action, scenario_->base_dir);
         if (action.contains("wait_bench")) {
           wait_s_ = parse_wait_bench(action["wait_bench"]);
           wait_until_ = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(wait_s_));

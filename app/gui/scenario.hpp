@@ -17,14 +17,19 @@
 // controls), "ring": {"model": "llama2-7b", "seq": "32K", "gpus": 8,
 // "gpus_per_node": 8, "layout": "zigzag", "causal": true, "pass": "fwd",
 // "intra": "nvlink4", "inter": "ib-ndr", "efficiency": 0.6, "compare_layouts":
-// true, "step": 2, "run": 1, ...} (scenario.cpp lists every key) and
+// true, "step": 2, "run": 1, ...} (ring_settings.cpp lists every key) and
 // "ring_results": PATH (a "flashlab-ring-results/1" file: its run of the
 // ring's problem is drawn under the simulation).
 //
 // A lecture adds "scenes": [{"title": T, "point": P, "stage": "tiling" |
 // "counters" | CHART_ID | "ring" | "ring-timeline" | "ring-step", "state": {setting keys}}, ...] and "presenter": true
 // | false (open on the stage; default true with scenes). Presenter mode
-// (presenter.hpp) shows one scene at a time.
+// (presenter.hpp) shows one scene at a time; presenter_stages.hpp holds the stages.
+//
+// The keys are tables: the settings (scenario_settings.hpp, with "problem"),
+// "ring" (ring_settings.hpp), "bench" (bench_action.hpp), a script step's
+// own keys (script_steps.hpp) and the keys it presses (script_keys.hpp).
+// `flashlab gui --list-settings` prints them all (settings_list.cpp).
 //
 // Script steps take the same keys as the top level, plus "key" (space, left,
 // right, home, end, plus, minus, pagedown, pageup, escape, f5), "scene": N
@@ -52,6 +57,9 @@
 #include <nlohmann/json.hpp>
 
 #include "app_state.hpp"
+#include "bench_action.hpp"
+#include "scenario_settings.hpp"
+#include "script_steps.hpp"
 
 namespace flashlab::gui {
 
@@ -75,23 +83,7 @@ struct Scenario {
 // "state": {setting keys}}. Throws std::runtime_error naming what is wrong.
 Scene parse_scene(const nlohmann::json& v);
 
-// A checked "bench" value: the request, and whether its problem is the current one.
-struct BenchAction {
-  BenchRunRequest request;
-  bool on_current_problem = true;
-};
-// Throw std::runtime_error with a one-line reason on a bad value.
-BenchAction parse_bench_action(const nlohmann::json& v);
-inline constexpr double kDefaultBenchWaitS = 600;
-double parse_wait_bench(const nlohmann::json& v);  // seconds
-
 // Throws std::runtime_error "FILE: reason" (missing, malformed, unknown key, bad value).
 Scenario load_scenario(const std::string& path);
-
-// Applies settings or one script step. Throws std::runtime_error on a bad value.
-void apply_settings(AppState& s, const nlohmann::json& settings, const std::string& base_dir);
-
-// Applies a pending cursor request once the model is valid.
-void apply_cursor_request(AppState& s);
 
 }  // namespace flashlab::gui

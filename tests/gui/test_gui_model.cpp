@@ -342,11 +342,11 @@ TEST_CASE("scenarios take exactly the plot tabs and the chart table's ids", "[gu
   CHECK_THROWS_WITH(apply_settings(s, nlohmann::json::parse("{\"tab\": \"pie\"}"), ""), Catch::Contains(analysis::chart_id_list()));
   for (const analysis::ChartEntry& e : analysis::chart_table()) {
     INFO(std::string(e.id));
-    apply_settings(s, nlohmann::json{{"export", {{"chart", std::string(e.id)}, {"format", "csv"}}}}, "");
+    apply_script_step(s, nlohmann::json{{"export", {{"chart", std::string(e.id)}, {"format", "csv"}}}}, "");
     CHECK(!s.view.status_is_error);
     CHECK(fs::exists(dir / (std::string(e.id) + ".csv")));
   }
-  CHECK_THROWS_WITH(apply_settings(s, nlohmann::json::parse("{\"export\": {\"chart\": \"pie\", \"format\": \"csv\"}}"), ""),
+  CHECK_THROWS_WITH(apply_script_step(s, nlohmann::json::parse("{\"export\": {\"chart\": \"pie\", \"format\": \"csv\"}}"), ""),
                     Catch::Contains("unknown chart 'pie'"));
   fs::remove_all(dir);
 }
@@ -415,11 +415,11 @@ TEST_CASE("a scenario's screenshot path is inside the export folder unless absol
   AppState& s = *ps;
   const fs::path dir = fs::temp_directory_path() / ("flashlab-test-gui-shots-" + std::to_string(::getpid()));
   s.view.export_dir = dir.string();
-  apply_settings(s, nlohmann::json{{"screenshot", "counters.png"}}, "");
+  apply_script_step(s, nlohmann::json{{"screenshot", "counters.png"}}, "");
   CHECK(s.view.screenshot_requested);
   CHECK(s.view.screenshot_path == (dir / "counters.png").string());
   CHECK(fs::is_directory(dir));
-  apply_settings(s, nlohmann::json{{"screenshot", "/tmp/elsewhere.png"}}, "");
+  apply_script_step(s, nlohmann::json{{"screenshot", "/tmp/elsewhere.png"}}, "");
   CHECK(s.view.screenshot_path == "/tmp/elsewhere.png");
   fs::remove_all(dir);
 }

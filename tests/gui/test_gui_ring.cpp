@@ -19,6 +19,7 @@
 #include "flashlab/analysis/ring_results.hpp"
 #include "model.hpp"
 #include "panels.hpp"
+#include "presenter_stages.hpp"
 #include "ring_model.hpp"
 #include "scenario.hpp"
 
@@ -395,7 +396,7 @@ TEST_CASE("scenarios: the ring's keys, its stages, and bad values as errors", "[
   // The ring's stages, and the results file with a run picked by its number.
   const Scene sc = parse_scene(nlohmann::json::parse(R"({"title": "t", "stage": "ring-step", "state": {"ring": {"step": 1}}})"));
   CHECK(sc.stage == "ring-step");
-  for (const char* st : {"ring", "ring-timeline", "ring-step"}) CHECK(is_ring_stage(st));
+  for (const char* st : {"ring", "ring-timeline", "ring-step"}) CHECK(find_stage(st)->workspace == Workspace::ring);
   CHECK_THROWS_WITH(parse_scene(nlohmann::json::parse(R"({"title": "t", "stage": "rings"})")), Catch::Contains("ring-timeline"));
   auto pt = std::make_unique<AppState>();
   apply_settings(*pt, nlohmann::json{{"ring_results", kExample}, {"ring", {{"gpus", 8}, {"pass", "fwd+bwd"}, {"layout", "contiguous"}, {"run", 4}}}}, "");
@@ -416,7 +417,8 @@ TEST_CASE("the ring's lecture loads, and every scene's ring is valid", "[gui][ri
   int gpus_seen = 0;
   for (const Scene& scene : sc.scenes) {
     INFO(scene.title);
-    CHECK(is_ring_stage(scene.stage));
+    REQUIRE(find_stage(scene.stage));
+    CHECK(find_stage(scene.stage)->workspace == Workspace::ring);
     apply_settings(s, scene.state, sc.base_dir);
     recompute(s);
     recompute_ring(s);

@@ -19,6 +19,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "settings_doc.hpp"
+
 #ifndef FLASHLAB_EXE
 #error "FLASHLAB_EXE must name the flashlab binary"
 #endif
@@ -135,6 +137,19 @@ TEST_CASE("without a display, flashlab gui says so in one line and exits 2", "[g
   const Run shot = run_shell(quote(FLASHLAB_EXE) + " gui --screenshot out.jpg");
   CHECK(shot.code == 2);
   CHECK(shot.err.find(".png") != std::string::npos);
+}
+
+TEST_CASE("flashlab gui --list-settings prints the scenario schema of docs/user-guide.md and exits 0, with no display",
+          "[gui]") {
+  const Run r = run_shell("env -u DISPLAY -u WAYLAND_DISPLAY " + quote(FLASHLAB_EXE) + " gui --list-settings");
+  INFO(r.err);
+  CHECK(r.code == 0);
+  const std::string doc = flashlab::test::settings_block_of(
+      (fs::path(FLASHLAB_TEST_DATA) / ".." / ".." / "docs" / "user-guide.md").string());
+  REQUIRE(!doc.empty());
+  CHECK(r.out == doc);
+  for (const char* key : {"problem", "ring_results", "ring.steps", "bench.pass", "wait_bench", "pagedown", "ring-step", "CHART_ID"})
+    CHECK_THAT(r.out, Catch::Contains(std::string("\n  ") + key + " "));
 }
 
 TEST_CASE("smoke: every panel, tab and algorithm is drawn, and the screenshot is not blank", "[gui][xvfb]") {

@@ -1,0 +1,215 @@
+// The scenario file's key tables and the presenter's stages: unique names,
+// every shipped scenario loading through them, the errors for what they do
+// not know, and the schema they print (`flashlab gui --list-settings`) equal
+// to its copy in docs/user-guide.md.
+#include <catch2/catch.hpp>
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <memory>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "flashlab/analysis/chart_table.hpp"
+#include "flashlab/sim/assets.hpp"
+#include "gui.hpp"
+#include "model.hpp"
+#include "presenter_stages.hpp"
+#include "ring_settings.hpp"
+#include "scenario.hpp"
+#include "script_keys.hpp"
+#include "settings_doc.hpp"
+
+namespace fs = std::filesystem;
+using namespace flashlab;
+using namespace flashlab::gui;
+using nlohmann::json;
+
+namespace {
+
+template <class Row>
+std::vector<std::string> keys_of(const std::vector<Row>& rows) {
+  std::vector<std::string> out;
+  for (const Row& r : rows) out.emplace_back(r.doc.key);
+  return out;
+}
+
+std::vector<std::string> names_of_keys() {
+  std::vector<std::string> out;
+  for (const ScriptKey& k : script_keys()) out.emplace_back(k.name);
+  return out;
+}
+
+std::vector<std::string> names_of_stages() {
+  std::vector<std::string> out;
+  for (const PresenterStage& st : presenter_stages()) out.emplace_back(st.name);
+  return out;
+}
+
+bool unique(const std::vector<std::string>& v) { return std::set<std::string>(v.begin(), v.end()).size() == v.size(); }
+
+std::string schema() {
+  std::ostringstream out;
+  write_settings_list(out);
+  return out.str();
+}
+
+std::string temp_scenario(const std::string& name, const std::string& text) {
+  const fs::path p = fs::temp_directory_path() / ("flashlab-test-tables-" + std::to_string(::getpid()) + "-" + name);
+  std::ofstream(p) << text;
+  return p.string();
+}
+
+std::string message_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+fs::path user_guide() { return fs::path(FLASHLAB_TEST_DATA) / ".." / ".." / "docs" / "user-guide.md"; }
+
+}  // namespace
+
+TEST_CASE("scenario tables: every key and stage name is unique, and no key is both a setting and a step's own",
+          "[gui][scenario][tables]") {
+  const std::vector<std::string> settings = keys_of(setting_rows()), steps = keys_of(step_key_rows());
+  CHECK(unique(settings));
+  CHECK(unique(steps));
+  CHECK(unique(keys_of(problem_key_rows())));
+  CHECK(unique(keys_of(ring_setting_rows())));
+  CHECK(unique(keys_of(bench_key_rows())));
+  CHECK(unique(names_of_keys()));
+  CHECK(unique(names_of_stages()));
+  for (const std::string& k : steps) {
+    INFO(k);
+    CHECK(find_setting(k) == nullptr);
+  }
+  for (const SettingRow& r : setting_rows()) {
+    INFO(std::string(r.doc.key));
+    CHECK(r.apply != nullptr);
+    CHECK(!r.doc.kind.empty());
+    CHECK(!r.doc.meaning.empty());
+  }
+  for (const ScriptKey& k : script_keys()) CHECK(k.press != nullptr);
+}
+
+TEST_CASE("presenter stages: each name finds its row, a chart id the chart stage, anything else the old error",
+          "[gui][scenario][tables]") {
+  for (const PresenterStage& st : presenter_stages()) {
+    INFO(std::string(st.name));
+    CHECK(st.draw != nullptr);
+    CHECK(st.step != nullptr);
+    CHECK(!st.key_hints.empty());
+    if (st.name != kChartStageName) CHECK(find_stage(st.name) == &st);
+  }
+  const PresenterStage* chart = find_stage(analysis::chart_table().front().id);
+  REQUIRE(chart);
+  CHECK(chart->name == kChartStageName);
+  CHECK(chart->opens_plot_tab);
+  for (const analysis::ChartEntry& e : analysis::chart_table()) CHECK(find_stage(e.id) == chart);
+  CHECK(find_stage("rings") == nullptr);
+  CHECK(find_stage(kChartStageName) == nullptr);  // a placeholder in lists, not a name
+  CHECK(find_stage("tiling")->workspace == Workspace::one_gpu);
+  CHECK(find_stage("ring-timeline")->workspace == Workspace::ring);
+  CHECK(unknown_stage_message("rings") == "stage must be tiling, counters or a chart (" + analysis::chart_id_list() +
+                                             "), or the ring's ring, ring-timeline, ring-step, not 'rings'");
+  CHECK_THROWS_WITH(parse_scene(json::parse(R"({"title": "t", "stage": "rings"})")), unknown_stage_message("rings"));
+}
+
+TEST_CASE("scenario tables: every shipped scenario loads, and every scene's state applies without an error",
+          "[gui][scenario][tables]") {
+  const fs::path dir = fs::path(sim::assets_dir()) / "scenarios";
+  int files = 0, scenes = 0;
+  for (const auto& e : fs::directory_iterator(dir)) {
+    if (e.path().extension() != ".json" || e.path().filename().string().find("bench-results") == 0) continue;
+    INFO(e.path().string());
+    const Scenario sc = load_scenario(e.path().string());
+    auto ps = std::make_unique<AppState>();
+    AppState& s = *ps;
+    REQUIRE_NOTHROW(apply_settings(s, sc.settings, sc.base_dir));
+    for (const Scene& scene : sc.scenes) {
+      INFO(scene.title);
+      CHECK(find_stage(scene.stage) != nullptr);
+      CHECK_NOTHROW(apply_settings(s, scene.state, sc.base_dir));
+      ++scenes;
+    }
+    ++files;
+  }
+  CHECK(files >= 10);
+  CHECK(scenes >= 20);
+}
+
+TEST_CASE("scenario tables: unknown keys are rejected with the messages they always had", "[gui][scenario][tables]") {
+  const std::string top = temp_scenario("top.json", R"({"tabb": 1})");
+  CHECK(message_of([&] { load_scenario(top); }) == top + ": unknown key 'tabb'");
+  const std::string step = temp_scenario("step.json", R"({"script": [{"frame": 1, "tabb": 1}]})");
+  CHECK(message_of([&] { load_scenario(step); }) == step + ": unknown key 'tabb' in a script step");
+  const std::string state = temp_scenario("state.json", R"({"scenes": [{"title": "t", "state": {"key": "right"}}]})");
+  CHECK(message_of([&] { load_scenario(state); }) == state + ", scene 1: state: 'key' is not a setting a scene can take");
+  fs::remove(top);
+  fs::remove(step);
+  fs::remove(state);
+
+  auto ps = std::make_unique<AppState>();
+  AppState& s = *ps;
+  CHECK(message_of([&] { apply_settings(s, json{{"tabb", 1}}, ""); }) == "unknown key 'tabb'");
+  CHECK(message_of([&] { apply_settings(s, json{{"key", "right"}}, ""); }) == "unknown key 'key'");  // a step's, not a setting
+  CHECK(message_of([&] { apply_script_step(s, json{{"tabb", 1}}, ""); }) == "unknown key 'tabb'");
+  CHECK(message_of([&] { apply_settings(s, json{{"problem", {{"N", 1}}}}, ""); }) ==
+        "unknown key problem.N (expected batch, heads, seq, head_dim, causal, dtype)");
+  CHECK(message_of([&] { apply_settings(s, json{{"ring", {{"gpu", 4}}}}, ""); }) ==
+        "unknown key ring.gpu (expected model, heads, kv_heads, head_dim, batch, seq, gpus, gpus_per_node, layout, "
+        "causal, pass, dtype, intra, inter, efficiency, compare_layouts, calibrate, step, run, steps)");
+  CHECK(message_of([&] { parse_bench_action(json{{"counter", true}}); }) ==
+        "unknown key bench.counter (expected sweep, kernels, repeats, counters, pass)");
+  CHECK(message_of([&] { apply_script_step(s, json{{"key", "enter"}}, ""); }) ==
+        "unknown key 'enter' (expected space, left, right, home, end, plus, minus, pagedown, pageup, escape, f5)");
+}
+
+TEST_CASE("scenario tables: the schema lists every key, every key press and every stage", "[gui][scenario][tables]") {
+  const std::string text = schema();
+  const auto listed = [&](const std::string& name) { return text.find("\n  " + name + " ") != std::string::npos; };
+  for (const std::string& k : keys_of(setting_rows())) CHECK(listed(k));
+  for (const std::string& k : keys_of(step_key_rows())) CHECK(listed(k));
+  for (const std::string& k : keys_of(problem_key_rows())) CHECK(listed("problem." + k));
+  for (const std::string& k : keys_of(ring_setting_rows())) CHECK(listed("ring." + k));
+  for (const std::string& k : keys_of(bench_key_rows())) CHECK(listed("bench." + k));
+  for (const std::string& k : names_of_keys()) CHECK(listed(k));
+  for (const std::string& k : names_of_stages()) CHECK(listed(k));
+}
+
+TEST_CASE("scenario tables: docs/user-guide.md lists exactly what the tables hold", "[gui][scenario][tables][docs]") {
+  const std::string doc = test::settings_block_of(user_guide().string());
+  INFO("docs/user-guide.md, under " << test::kSettingsDocMarker << ": paste the output of flashlab gui --list-settings");
+  REQUIRE(!doc.empty());
+  // Each entry's name, from the doc's lines "  NAME  ..." (two spaces in, not a meaning's continuation).
+  std::set<std::string> in_doc;
+  std::istringstream lines(doc);
+  for (std::string line; std::getline(lines, line);)
+    if (line.size() > 2 && line.compare(0, 2, "  ") == 0 && line[2] != ' ') in_doc.insert(line.substr(2, line.find(' ', 2) - 2));
+  std::set<std::string> in_tables;
+  for (const std::string& k : keys_of(setting_rows())) in_tables.insert(k);
+  for (const std::string& k : keys_of(step_key_rows())) in_tables.insert(k);
+  for (const std::string& k : keys_of(problem_key_rows())) in_tables.insert("problem." + k);
+  for (const std::string& k : keys_of(ring_setting_rows())) in_tables.insert("ring." + k);
+  for (const std::string& k : keys_of(bench_key_rows())) in_tables.insert("bench." + k);
+  for (const std::string& k : names_of_keys()) in_tables.insert(k);
+  for (const std::string& k : names_of_stages()) in_tables.insert(k);
+  for (const std::string& k : in_tables) {
+    INFO("in the tables, not in the doc: " << k);
+    CHECK(in_doc.count(k));
+  }
+  for (const std::string& k : in_doc) {
+    INFO("in the doc, not in the tables: " << k);
+    CHECK(in_tables.count(k));
+  }
+  CHECK(doc == schema());  // the kinds and meanings too
+}
