@@ -20,7 +20,7 @@ namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-std::string layout_words(sim::RingLayout l) { return l == sim::RingLayout::zigzag ? "zig-zag" : "contiguous"; }
+std::string layout_words(sim::RingLayout l) { return std::string(sim::ring_layout_info(l).words); }
 
 std::string tokens(sim::i64 n) { return format_tick(static_cast<double>(n), TickFormat::binary); }
 

@@ -84,7 +84,7 @@ std::string ring_summary_text(const sim::RingSimulation& s, const sim::RingTopol
   }
   out += "  layout    " + std::to_string(s.partition.chunks.size()) + " chunks of " + std::to_string(lo) +
          (hi != lo ? "–" + std::to_string(hi) : std::string()) + " tokens; GPU r holds " +
-         (p.layout() == sim::RingLayout::zigzag ? "chunks r and 2P − 1 − r" : "chunk r") + "\n";
+         std::string(sim::ring_layout_info(p.layout()).holds) + "\n";
   const int nodes = nodes_of(p.gpus(), topo.gpus_per_node);
   out += "  links     inside a node (" + std::to_string(topo.gpus_per_node) + " GPUs): " + link_line(topo.intra) + "\n";
   if (nodes > 1)
@@ -257,7 +257,7 @@ RingExtrapolation extrapolate_ring(const std::vector<RingScaleShape>& shapes, co
       for (int g : gpus) {
         sim::AttentionProblem p = row.problem;
         p.parallel_part().gpus = g;
-        const int chunks = p.layout() == sim::RingLayout::zigzag ? 2 * g : g;
+        const int chunks = sim::ring_layout_info(p.layout()).chunks_per_gpu * g;
         if (n < chunks) continue;
         const sim::RingSimulation s = sim::simulate_ring(p, topo, cm);
         RingScalePoint pt;

@@ -70,7 +70,7 @@ sim::AttentionProblem problem_from(const Reader& rd, const json& o, const std::s
   p.parallel_part().gpus = static_cast<int>(gpus);
   const std::string layout = rd.text(o, where, "layout", true);
   if (!sim::parse_ring_layout(layout, p.parallel_part().layout))
-    rd.error(where + ".layout", "unknown layout '" + layout + "' (expected contiguous, zigzag)");
+    rd.error(where + ".layout", "unknown layout '" + layout + "' (expected " + sim::ring_layout_names() + ")");
   p.parallel_part().backward = rd.flag(o, where, "backward", false);
   if (const auto why = sim::validate(p); !why.empty()) rd.error(where, why.front().message);
   return p;

@@ -75,7 +75,7 @@ kernels::RingAxes axes_of(const RingBenchFlags& f, bool& quiet_sweep_note) {
     for (const std::string& l : split(f.layout)) {
       sim::RingLayout layout{};
       if (!sim::parse_ring_layout(l, layout))
-        throw UsageError("--layout: expected zigzag (balanced) or contiguous (unbalanced), got '" + l + "'");
+        throw UsageError("--layout: expected one of " + sim::ring_layout_names() + ", got '" + l + "'");
       a.layouts.push_back(layout);
     }
   }

@@ -111,8 +111,7 @@ class BenchCommand : public Command {
     app->add_option("--model", model_, "the ring: attention of a model (llama2-7b, llama3.2-3b, llama3.2-1b), comma "
                                        "list; instead of --heads/--kv-heads/--head-dim");
     app->add_option("--kv-heads", kv_heads_, "the ring: K/V heads H_kv (grouped-query attention; default H)");
-    app->add_option("--layout", layout_, "the ring: zigzag (balanced under the causal mask, default) | contiguous "
-                                         "(unbalanced), comma list");
+    app->add_option("--layout", layout_, "the ring: " + layout_help() + ", comma list");
     app->add_flag("--virtual-gpus", virtual_gpus_, "the ring: its P GPUs as virtual GPUs on device 0, K/V passed by "
                                                    "device copies (checks the ring's arithmetic on one GPU; its "
                                                    "transfer times say nothing about links)");

@@ -61,7 +61,7 @@ class RingCommand final : public Command {
     app->add_option("--gpus", gpus_, "GPUs in the ring, P")->capture_default_str();
     app->add_option("--gpus-per-node", per_node_, "GPUs of a node: hops between nodes take --inter-link")
         ->capture_default_str();
-    app->add_option("--layout", layout_, "zigzag (balanced under the causal mask) | contiguous")->capture_default_str();
+    app->add_option("--layout", layout_, layout_help())->capture_default_str();
     app->add_flag("--causal,!--no-causal", causal_, "causal mask (default) or none");
     app->add_option("--pass", pass_, "fwd | fwd+bwd (a training step: the forward, then the backward's ring)")
         ->capture_default_str();
@@ -154,7 +154,7 @@ class RingCommand final : public Command {
     if (!dt) throw UsageError("--dtype: '" + dtype_ + "' is not fp16, bf16 or fp32");
     p.dtype = *dt;
     if (!sim::parse_ring_layout(layout_, p.parallel_part().layout))
-      throw UsageError("--layout: '" + layout_ + "' is not zigzag or contiguous");
+      throw UsageError("--layout: '" + layout_ + "' is not one of " + sim::ring_layout_names());
     p.causal = causal_;
     if (pass_ == "fwd") p.parallel_part().backward = false;
     else if (pass_ == "fwd+bwd") p.parallel_part().backward = true;
@@ -240,7 +240,7 @@ class RingCommand final : public Command {
     check_chart_output(chart_out_);
     analysis::RingChartOptions opt;
     if (!sim::parse_ring_layout(layout_, opt.layout))
-      throw UsageError("--layout: '" + layout_ + "' is not zigzag or contiguous");
+      throw UsageError("--layout: '" + layout_ + "' is not one of " + sim::ring_layout_names());
     if (given("--pass")) {
       if (pass_ == "fwd") opt.pass = sim::RingPass::forward;
       else if (pass_ == "bwd") opt.pass = sim::RingPass::backward;

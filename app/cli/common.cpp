@@ -176,4 +176,12 @@ sim::PassSelection pass_or_own(const std::optional<sim::PassSelection>& pass, si
 
 std::string algorithms_help() { return "comma list of " + analysis::algorithm_keys(sim::all_algorithms()); }
 
+std::string layout_help() {
+  std::string s;
+  for (const sim::RingLayoutInfo& l : sim::ring_layouts())
+    s += (s.empty() ? "" : " | ") + std::string(l.name) + " (" + std::string(l.summary) +
+         (l.layout == sim::ring_layouts().front().layout ? ", default)" : ")");
+  return s;
+}
+
 }  // namespace flashlab::cli

@@ -82,5 +82,7 @@ std::optional<sim::PassSelection> parse_pass(const std::string& value);
 sim::PassSelection pass_or_own(const std::optional<sim::PassSelection>& pass, sim::Algorithm a);
 // What the --algos flags take: "comma list of standard, pytorch, fa1, fa2".
 std::string algorithms_help();
+// What --layout takes: "zigzag (balanced under the causal mask, default) | contiguous (...)".
+std::string layout_help();
 
 }  // namespace flashlab::cli

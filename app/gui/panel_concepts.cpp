@@ -221,7 +221,7 @@ void concept_ring(const AppState& s) {
     const sim::RingPartition& part = m.simulation.partition;
     ImGui::Bullet();
     math_text("now: " + std::to_string(p.gpus()) + " GPUs, " +
-                  (p.layout() == sim::RingLayout::zigzag ? "zig-zag" : "contiguous") + ", " +
+                  std::string(sim::ring_layout_info(p.layout()).words) + ", " +
                   std::to_string(part.chunks.size()) + " chunks of about " +
                   fmt_count(p.seq_q / static_cast<sim::i64>(std::max<size_t>(1, part.chunks.size()))) +
                   " tokens; a GPU receives up to " + sim::bytes_iec(static_cast<double>(f.bytes_per_step)) +

@@ -137,14 +137,22 @@ void panel_ring_controls(AppState& s) {
   section("The ring");
   gpus_field(in, label_w, blamed("gpus"));
   size_field("per node", "##ring_node", in.gpus_per_node, "GPUs of a node", label_w, blamed("gpus_per_node"));
-  int layout = in.layout == sim::RingLayout::zigzag ? 0 : 1;
-  ImGui::RadioButton("zig-zag", &layout, 0);
-  ImGui::SameLine();
-  ImGui::RadioButton("contiguous", &layout, 1);
-  in.layout = layout == 0 ? sim::RingLayout::zigzag : sim::RingLayout::contiguous;
-  help_marker("contiguous: GPU r holds chunk r of P. zig-zag: 2P chunks, GPU r holds chunks r and 2P − 1 − r, so "
-              "that under the causal mask every GPU has the same work (the contiguous layout leaves GPU 0 idle "
-              "after its first step while the last GPU computes at every step).");
+  const std::vector<sim::RingLayoutInfo>& layouts = sim::ring_layouts();
+  int layout = 0;
+  for (std::size_t k = 0; k < layouts.size(); ++k)
+    if (layouts[k].layout == in.layout) layout = static_cast<int>(k);
+  for (std::size_t k = 0; k < layouts.size(); ++k) {
+    if (k > 0) ImGui::SameLine();
+    ImGui::RadioButton(std::string(layouts[k].words).c_str(), &layout, static_cast<int>(k));
+  }
+  in.layout = layouts[static_cast<std::size_t>(layout)].layout;
+  std::string layout_help;
+  for (const sim::RingLayoutInfo& l : layouts)
+    layout_help += (layout_help.empty() ? "" : " ") + std::string(l.words) + ": " +
+                   (l.chunks_per_gpu == 1 ? std::string("P") : std::to_string(l.chunks_per_gpu) + "P") +
+                   " chunks, GPU r holds " + std::string(l.holds) + "; " + std::string(l.summary) + ".";
+  help_marker((layout_help + " Under the causal mask an unbalanced layout leaves GPU 0 idle after its first step "
+                             "while the last GPU computes at every step.").c_str());
   ImGui::Checkbox("the other layout beneath", &in.compare_layouts);
 
   section("Links");

@@ -135,7 +135,11 @@ void RandomWalk::mutate_state(AppState& s) {
       if (uniform() < 0.3) ring.batch = valid ? std::to_string(1 + pick(8)) : random_size(false);
       break;
     case 18: {
-      ring.layout = uniform() < 0.5 ? sim::RingLayout::zigzag : sim::RingLayout::contiguous;
+      {
+        const std::vector<sim::RingLayoutInfo>& layouts = sim::ring_layouts();
+        const auto k = static_cast<std::size_t>(uniform() * static_cast<double>(layouts.size()));
+        ring.layout = layouts[std::min(k, layouts.size() - 1)].layout;
+      }
       ring.causal = uniform() < 0.7;
       ring.backward = uniform() < 0.4;
       ring.compare_layouts = uniform() < 0.4;

@@ -162,7 +162,7 @@ void index_bars(RingLane& lane) {
     lane.first_bar[static_cast<size_t>(g)] = std::min(lane.first_bar[static_cast<size_t>(g)], lane.first_bar[static_cast<size_t>(g) + 1]);
 }
 
-std::string layout_words(sim::RingLayout l) { return l == sim::RingLayout::zigzag ? "zig-zag" : "contiguous"; }
+std::string layout_words(sim::RingLayout l) { return std::string(sim::ring_layout_info(l).words); }
 
 RingLane simulated_lane(const sim::RingSimulation& sim, const std::string& title) {
   RingLane lane;
@@ -580,7 +580,7 @@ void recompute_ring(AppState& s) {
       place_measured(s, m);
       if (in.compare_layouts) {
         sim::AttentionProblem q = m.simulation.problem;
-        q.parallel_part().layout = q.layout() == sim::RingLayout::zigzag ? sim::RingLayout::contiguous : sim::RingLayout::zigzag;
+        q.parallel_part().layout = sim::next_ring_layout(q.layout());
         m.other_layout = sim::simulate_ring(q, m.topology, m.compute);
       }
       const sim::AttentionProblem& sp = m.simulation.problem;
@@ -592,9 +592,9 @@ void recompute_ring(AppState& s) {
       if (m.measured.placement) m.lanes.push_back(measured_lane(rs.results.runs, *m.measured.placement));
       for (const RingLane& l : m.lanes) m.axis_end_s = std::max(m.axis_end_s, l.end_s);
       build_cells(m);
-      if (!p.causal && p.layout() == sim::RingLayout::zigzag)
-        m.notes.push_back("without the causal mask every chunk pair is full: the zig-zag layout balances nothing "
-                          "the contiguous one leaves unbalanced");
+      if (!p.causal && sim::ring_layout_info(p.layout()).balances_causal)
+        m.notes.push_back("without the causal mask every chunk pair is full: the " + layout_words(p.layout()) +
+                          " layout balances nothing the contiguous one leaves unbalanced");
       const sim::i64 peak = *std::max_element(m.simulation.peak_bytes_per_gpu.begin(), m.simulation.peak_bytes_per_gpu.end());
       if (m.compute.hw.hbm_bytes > 0 && peak > m.compute.hw.hbm_bytes)
         m.notes.push_back("a GPU needs " + sim::bytes_iec(static_cast<double>(peak)) + " at its peak, more than the " +

@@ -23,7 +23,7 @@ void set_model(AppState& s, const json& v, const std::string&) {
 void set_layout(AppState& s, const json& v, const std::string&) {
   sim::RingLayout l;
   if (!v.is_string() || !sim::parse_ring_layout(v.get<std::string>(), l))
-    throw std::runtime_error("ring.layout must be \"zigzag\" or \"contiguous\"");
+    throw std::runtime_error("ring.layout must be one of " + sim::ring_layout_names());
   s.ring.inputs.layout = l;
 }
 

@@ -367,7 +367,9 @@ void draw_ring_step(AppState& s, ImVec2 size) {
     const auto mm = std::minmax_element(m.pairs_total.begin(), m.pairs_total.end());
     const std::string spread = "whole pass: busiest GPU " + sim::si(static_cast<double>(*mm.second)) + " pairs, least " +
                                sim::si(static_cast<double>(*mm.first)) +
-                               (p.causal && p.layout() == sim::RingLayout::contiguous && P > 1 ? " (contiguous: unbalanced)" : "");
+                               (p.causal && !sim::ring_layout_info(p.layout()).balances_causal && P > 1
+                                    ? " (" + std::string(sim::ring_layout_info(p.layout()).words) + ": unbalanced)"
+                                    : std::string());
     const float spread_h = math_text_size(spread, work_w).y;
     const bool with_spread = bottom - (o.y + title_h) - spread_h > P * 3.0f && spread_h < 3 * lh;
     const float bars_h = bottom - (o.y + title_h) - (with_spread ? spread_h + 4 * scale : 0);

@@ -592,8 +592,7 @@ void draw_ring_totals(AppState& s, ImVec2 size) {
   t.head.push_back("");
   for (const sim::RingSimulation* sm : sims)
     t.head.push_back(pl && sm == sims.front() ? "predicted"
-                     : sm->problem.layout() == sim::RingLayout::zigzag ? "zig-zag"
-                                                                      : "contiguous");
+                     : std::string(sim::ring_layout_info(sm->problem.layout()).words));
   if (pl) {
     t.head.push_back(m.lanes.back().example ? "example" : "measured");
     t.head.push_back("error");

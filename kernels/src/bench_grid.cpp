@@ -245,7 +245,7 @@ RingAxes ring_axes(const json& axes) {
       for (const json& l : list) {
         sim::RingLayout layout{};
         if (!l.is_string() || !sim::parse_ring_layout(l.get<std::string>(), layout))
-          bad(where + ": expected \"zigzag\" or \"contiguous\" (got " + l.dump() + ")");
+          bad(where + ": expected one of " + sim::ring_layout_names() + " (got " + l.dump() + ")");
         a.layouts.push_back(layout);
       }
     } else if (key == "causal") {

@@ -4,20 +4,55 @@
 
 namespace flashlab::sim {
 
-std::string_view ring_layout_name(RingLayout l) {
-  return l == RingLayout::zigzag ? "zigzag" : "contiguous";
+namespace {
+
+std::vector<int> contiguous_held(int r, int) { return {r}; }
+std::vector<int> zigzag_held(int r, int gpus) { return {r, 2 * gpus - 1 - r}; }
+
+}  // namespace
+
+const std::vector<RingLayoutInfo>& ring_layouts() {
+  // The default first.
+  static const std::vector<RingLayoutInfo> table{
+      {RingLayout::zigzag, "zigzag", "zig-zag", "balanced under the causal mask", "chunks r and 2P − 1 − r",
+       {"zig-zag", "balanced"}, 2, true, zigzag_held},
+      {RingLayout::contiguous, "contiguous", "contiguous", "unbalanced under the causal mask", "chunk r",
+       {"unbalanced"}, 1, false, contiguous_held},
+  };
+  return table;
 }
 
+const RingLayoutInfo& ring_layout_info(RingLayout l) {
+  for (const RingLayoutInfo& x : ring_layouts())
+    if (x.layout == l) return x;
+  return ring_layouts().front();
+}
+
+RingLayout next_ring_layout(RingLayout l) {
+  const std::vector<RingLayoutInfo>& t = ring_layouts();
+  for (std::size_t k = 0; k < t.size(); ++k)
+    if (t[k].layout == l) return t[(k + 1) % t.size()].layout;
+  return t.front().layout;
+}
+
+std::string_view ring_layout_name(RingLayout l) { return ring_layout_info(l).name; }
+
 bool parse_ring_layout(std::string_view text, RingLayout& out) {
-  if (text == "contiguous" || text == "unbalanced") {
-    out = RingLayout::contiguous;
-    return true;
-  }
-  if (text == "zigzag" || text == "zig-zag" || text == "balanced") {
-    out = RingLayout::zigzag;
-    return true;
+  for (const RingLayoutInfo& x : ring_layouts()) {
+    bool match = text == x.name;
+    for (std::string_view a : x.aliases) match = match || text == a;
+    if (match) {
+      out = x.layout;
+      return true;
+    }
   }
   return false;
+}
+
+std::string ring_layout_names() {
+  std::string s;
+  for (const RingLayoutInfo& x : ring_layouts()) s += (s.empty() ? "" : ", ") + std::string(x.name);
+  return s;
 }
 
 i64 RingPartition::tokens_of(int r) const {
@@ -29,7 +64,8 @@ i64 RingPartition::tokens_of(int r) const {
 RingPartition ring_partition(i64 seq, int gpus, RingLayout layout) {
   if (gpus < 1 || gpus > 4096)
     throw std::invalid_argument("the ring needs 1 to 4096 GPUs, not " + std::to_string(gpus));
-  const int C = layout == RingLayout::zigzag ? 2 * gpus : gpus;
+  const RingLayoutInfo& info = ring_layout_info(layout);
+  const int C = info.chunks_per_gpu * gpus;
   if (seq < C)
     throw std::invalid_argument("a sequence of " + std::to_string(seq) + " tokens cannot fill the " +
                                 std::to_string(C) + " chunks of the " + std::string(ring_layout_name(layout)) +
@@ -46,12 +82,7 @@ RingPartition ring_partition(i64 seq, int gpus, RingLayout layout) {
     p.chunks[static_cast<std::size_t>(c)] = RingChunk{c, edge(c), edge(c + 1)};
   }
   p.held.resize(static_cast<std::size_t>(gpus));
-  for (int g = 0; g < gpus; ++g) {
-    if (layout == RingLayout::zigzag)
-      p.held[static_cast<std::size_t>(g)] = {g, 2 * gpus - 1 - g};
-    else
-      p.held[static_cast<std::size_t>(g)] = {g};
-  }
+  for (int g = 0; g < gpus; ++g) p.held[static_cast<std::size_t>(g)] = info.held(g, gpus);
   return p;
 }
 

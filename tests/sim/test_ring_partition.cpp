@@ -2,6 +2,7 @@
 // exactly one GPU, the zig-zag balancing the causal work, the K/V rotation.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <numeric>
 #include <random>
 #include <vector>
@@ -28,8 +29,9 @@ TEST_CASE("ring partition: every token on exactly one GPU, chunk sizes differ by
   std::mt19937_64 rng(20261125);
   for (int trial = 0; trial < 200; ++trial) {
     const int P = 1 + static_cast<int>(rng() % 9);
-    const RingLayout layout = rng() % 2 ? RingLayout::zigzag : RingLayout::contiguous;
-    const int C = layout == RingLayout::zigzag ? 2 * P : P;
+    const RingLayoutInfo& info = ring_layouts()[rng() % ring_layouts().size()];
+    const RingLayout layout = info.layout;
+    const int C = info.chunks_per_gpu * P;
     const i64 N = C + static_cast<i64>(rng() % 5000);
     const RingPartition p = ring_partition(N, P, layout);
     REQUIRE(p.chunks.size() == static_cast<std::size_t>(C));
@@ -89,4 +91,40 @@ TEST_CASE("ring partition: K/V rotation and refusals") {
   CHECK(parse_ring_layout("balanced", l));
   CHECK(l == RingLayout::zigzag);
   CHECK_FALSE(parse_ring_layout("diagonal", l));
+}
+
+TEST_CASE("ring layouts: one table, each name parsed back, the balance it claims measured") {
+  std::vector<std::string_view> names;
+  for (const RingLayoutInfo& l : ring_layouts()) {
+    INFO(l.name);
+    RingLayout back{};
+    REQUIRE(parse_ring_layout(l.name, back));
+    CHECK(back == l.layout);
+    for (std::string_view a : l.aliases) {
+      REQUIRE(parse_ring_layout(a, back));
+      CHECK(back == l.layout);
+    }
+    CHECK(ring_layout_name(l.layout) == l.name);
+    CHECK(&ring_layout_info(l.layout) == &l);
+    CHECK(l.chunks_per_gpu >= 1);
+    CHECK(!l.words.empty());
+    CHECK(!l.holds.empty());
+    CHECK(std::find(names.begin(), names.end(), l.name) == names.end());
+    names.push_back(l.name);
+    // What the table says of the causal balance is what the work per GPU shows:
+    // balanced, every GPU within one chunk's diagonal of the mean.
+    const int P = 8;
+    const RingPartition p = ring_partition(64 * 1024, P, l.layout);
+    i64 lo = -1, hi = 0;
+    for (int r = 0; r < P; ++r) {
+      const i64 w = work_of(p, r, true);
+      lo = lo < 0 ? w : std::min(lo, w);
+      hi = std::max(hi, w);
+    }
+    CHECK((static_cast<double>(hi - lo) / static_cast<double>(hi) < 0.01) == l.balances_causal);
+  }
+  CHECK(ring_layouts().front().layout == RingLayout::zigzag);  // the default
+  CHECK(ring_layout_names() == "zigzag, contiguous");
+  CHECK(next_ring_layout(RingLayout::zigzag) == RingLayout::contiguous);
+  CHECK(next_ring_layout(RingLayout::contiguous) == RingLayout::zigzag);
 }

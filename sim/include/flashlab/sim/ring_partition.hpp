@@ -31,10 +31,33 @@ namespace flashlab::sim {
 
 enum class RingLayout { contiguous, zigzag };
 
-std::string_view ring_layout_name(RingLayout l);  // "contiguous", "zigzag"
-// Parses "contiguous" / "zigzag" (also "zig-zag", "balanced" → zigzag,
-// "unbalanced" → contiguous); false when the text names neither.
+// Each layout described once, as data: what the front ends call it and accept,
+// how many chunks it cuts and which a GPU holds. The simulator, the kernels'
+// ring, the results files, the CLI and the window read this table.
+struct RingLayoutInfo {
+  RingLayout layout;
+  std::string_view name;     // "zigzag": files, flags, scenarios
+  std::string_view words;    // "zig-zag": charts and the window
+  std::string_view summary;  // "balanced under the causal mask": the flags' help
+  std::string_view holds;    // "chunks r and 2P − 1 − r": what GPU r holds, in words
+  std::vector<std::string_view> aliases;  // other names accepted ("zig-zag", "balanced")
+  int chunks_per_gpu = 1;         // C = chunks_per_gpu · P
+  bool balances_causal = false;   // under the causal mask every GPU has about the same visible pairs
+  std::vector<int> (*held)(int r, int gpus) = nullptr;  // the chunks GPU r of P holds, in sequence order
+};
+// Every layout, the default (zigzag) first.
+const std::vector<RingLayoutInfo>& ring_layouts();
+const RingLayoutInfo& ring_layout_info(RingLayout l);
+// The layout after `l` in the table (the last one's is the first): the one a
+// view compares against.
+RingLayout next_ring_layout(RingLayout l);
+
+std::string_view ring_layout_name(RingLayout l);  // "zigzag", "contiguous"
+// Parses a layout's name or one of its aliases ("zig-zag", "balanced" →
+// zigzag, "unbalanced" → contiguous); false when the text names none.
 bool parse_ring_layout(std::string_view text, RingLayout& out);
+// "zigzag, contiguous": the names, for a message listing them.
+std::string ring_layout_names();
 
 // Tokens [begin, end) of the sequence.
 struct RingChunk {
