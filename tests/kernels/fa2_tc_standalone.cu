@@ -2,6 +2,7 @@
 //
 //   nvcc -std=c++17 -O3 -arch=sm_90 -Ikernels -Ikernels/include -Isim/include \
 //        [-DFA2_TC_VARIANTS] tests/kernels/fa2_tc_standalone.cu kernels/fa2_tc.cu \
+//        kernels/src/tensor_core_rungs.cpp sim/src/tensor_core_configs.cpp \
 //        kernels/src/timing.cpp kernels/src/device_timing.cpp -o fa2_tc_check
 //   ./fa2_tc_check [--quick] [--defaults-only] [--no-check] [--no-perf] [--reps N] [--csv FILE]
 //   --quick: N ∈ {1, 17, 65, 129} only, no timing (sized for compute-sanitizer)

@@ -62,7 +62,7 @@ TEST_CASE("bench: bad input is one line and exit 2", "[cli][bench]") {
 }
 
 TEST_CASE("bench --gpus: the ring's bad input is one line and exit 2, before any device", "[cli][bench][ring]") {
-  require_usage_error(bench("--gpus 2 --layout diagonal"), "--layout: expected zigzag");
+  require_usage_error(bench("--gpus 2 --layout diagonal"), "--layout: expected one of zigzag, contiguous, got 'diagonal'");
   require_usage_error(bench("--gpus 2 --model gpt-5"), "unknown model 'gpt-5' (known: llama2-7b");
   require_usage_error(bench("--model llama2-7b"), "give --gpus P too");
   require_usage_error(bench("--virtual-gpus"), "give --gpus P too");
