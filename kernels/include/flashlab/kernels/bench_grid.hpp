@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "flashlab/kernels/registry.hpp"
-#include "flashlab/sim/ring_schedule.hpp"
+#include "flashlab/sim/ring_problem.hpp"
 
 namespace flashlab::kernels {
 

@@ -12,7 +12,7 @@
 
 #include "flashlab/sim/gpu_topology.hpp"
 #include "flashlab/sim/measurement.hpp"
-#include "flashlab/sim/ring_schedule.hpp"
+#include "flashlab/sim/ring_problem.hpp"
 
 namespace flashlab::sim {
 

@@ -49,6 +49,7 @@
 #include "flashlab/sim/hardware.hpp"
 #include "flashlab/sim/problem.hpp"
 #include "flashlab/sim/ring_partition.hpp"
+#include "flashlab/sim/ring_problem.hpp"
 #include "flashlab/sim/types.hpp"
 
 namespace flashlab::sim {
@@ -146,31 +147,6 @@ std::vector<std::string> validate(const RingTopology& t);  // empty when usable
 
 // ---- the problem ---------------------------------------------------------------
 
-// The ring's problems are attention problems with a parallel part
-// (problem.hpp): P = p.gpus(), the layout, the passes. Its whole sequence is
-// seq_q (seq_kv 0 or equal); K, V travel as H_kv heads.
-//
-// The ring's usual problem: 32 heads of d 128, 8K tokens, bf16, causal, on
-// 2 GPUs zig-zag, the forward.
-AttentionProblem default_ring_problem();
-// The same attention on one GPU, contiguous: the rung alone on the whole sequence
-// (the ring's baseline). The passes stay.
-AttentionProblem on_one_gpu(AttentionProblem p);
-// The single-GPU problem of a chunk pair: n_q query rows against n_kv keys, with
-// the ring problem's batch, H heads (grouped K/V heads are not carried), d, dtype.
-AttentionProblem block_problem(const AttentionProblem& p, i64 n_q, i64 n_kv, bool causal);
-// ... of the whole sequence: what one GPU computes alone.
-AttentionProblem whole_problem(const AttentionProblem& p);
-// How a GPU's step launches its work (kernels/ring.hpp runs both). `fused`:
-// the rungs read K, V with their H_kv heads, fold each partial output into
-// the running one in their epilogue and add dQ, dK, dV into the fp32
-// accumulators themselves. `pairwise`: the ring as first written — K_j, V_j
-// expanded to H heads by a copy, each chunk pair's O, dQ, dK, dV written by
-// the rung and merged or added by separate kernels. The memory differs by the
-// scratch buffers of the second (ring_memory).
-enum class RingSteps { fused, pairwise };
-std::string_view ring_steps_name(RingSteps s);  // "fused", "pairwise"
-std::optional<RingSteps> parse_ring_steps(std::string_view s);
 
 
 struct RingComputeModel {
@@ -181,9 +157,6 @@ struct RingComputeModel {
   RingSteps steps = RingSteps::fused;  // how the kernels launch a step: what scratch memory they hold
 };
 std::vector<std::string> validate(const RingComputeModel& cm, DType dtype);  // empty when usable
-
-enum class RingPass { forward, backward };
-std::string_view ring_pass_name(RingPass p);  // "fwd", "bwd"
 
 // One chunk pair's work as the rung does it: a q-chunk × kv-chunk problem of
 // B·H heads (causal for `diagonal`, nothing for `none`) — FlashAttention-2's
