@@ -10,12 +10,32 @@ namespace {
 
 using nlohmann::json;
 
+// "llama2-7b | llama3.2-3b | llama3.2-1b | custom": the models' table and the custom shape.
+const std::string& model_choices() {
+  static const std::string s = [] {
+    std::string out;
+    for (const sim::AttentionModel& m : sim::attention_models()) out += std::string(m.id) + " | ";
+    return out + "custom";
+  }();
+  return s;
+}
+
+// "zigzag | contiguous": the layouts' table.
+const std::string& layout_choices() {
+  static const std::string s = [] {
+    std::string out;
+    for (const sim::RingLayoutInfo& l : sim::ring_layouts()) out += (out.empty() ? "" : " | ") + std::string(l.name);
+    return out;
+  }();
+  return s;
+}
+
 void set_model(AppState& s, const json& v, const std::string&) {
   RingInputs& in = s.ring.inputs;
   in.model = text_of(v, "ring.model");
   if (in.model != "custom") {
     const sim::AttentionModel* m = sim::find_attention_model(in.model);
-    if (!m) throw std::runtime_error("ring.model: unknown model '" + in.model + "' (llama2-7b, llama3.2-3b, llama3.2-1b or custom)");
+    if (!m) throw std::runtime_error("ring.model: unknown model '" + in.model + "' (" + model_choices() + ")");
     in.model = std::string(m->id);
   }
 }
@@ -67,7 +87,7 @@ void set_steps(AppState& s, const json& v, const std::string&) {
 
 const std::vector<RingSettingRow>& ring_setting_rows() {
   static const std::vector<RingSettingRow> rows{
-      {{"model", "llama2-7b | llama3.2-3b | llama3.2-1b | custom", "the model whose attention layer runs (custom: the heads below)"}, set_model},
+      {{"model", model_choices(), "the model whose attention layer runs (custom: the heads below)"}, set_model},
       {{"heads", "count", "query heads (custom)"}, FLASHLAB_RING_TEXT(heads)},
       {{"kv_heads", "count", "key/value heads (custom; fewer than heads: grouped-query)"}, FLASHLAB_RING_TEXT(kv_heads)},
       {{"head_dim", "count", "head dimension d (custom)"}, FLASHLAB_RING_TEXT(head_dim)},
@@ -75,7 +95,7 @@ const std::vector<RingSettingRow>& ring_setting_rows() {
       {{"seq", "size", "sequence length of the whole ring, e.g. \"32K\""}, FLASHLAB_RING_TEXT(seq)},
       {{"gpus", "count", "GPUs in the ring, P"}, FLASHLAB_RING_TEXT(gpus)},
       {{"gpus_per_node", "count", "GPUs per node: the links inside a node, then between nodes"}, FLASHLAB_RING_TEXT(gpus_per_node)},
-      {{"layout", "zigzag | contiguous", "how the sequence is cut into the GPUs' chunks"}, set_layout},
+      {{"layout", layout_choices(), "how the sequence is cut into the GPUs' chunks"}, set_layout},
       {{"causal", "bool", "a causal mask"}, FLASHLAB_RING_BOOL(causal)},
       {{"pass", "fwd | fwd+bwd", "the forward pass, or a training step's forward and backward"}, set_pass},
       {{"dtype", "fp16 | bf16 | fp32", "element type"}, set_dtype},

@@ -655,3 +655,15 @@ TEST_CASE("bar categories too wide for their slot go on two lines, a repeated fi
   CHECK(narrow.find("8K")->at.y > narrow.find("Model-Alpha-7B")->at.y);
   CHECK(narrow.find("Model-Alpha-7B")->at.y >= two.plot.bottom());
 }
+
+TEST_CASE("every algorithm draws in a colour of its own: the palette does not wrap onto another's", "[chart]") {
+  const std::vector<sim::Algorithm>& all = sim::all_algorithms();
+  for (std::size_t i = 0; i < all.size(); ++i)
+    for (std::size_t j = i + 1; j < all.size(); ++j) {
+      const sim::AlgorithmInfo& a = sim::algorithm_info(all[i]);
+      const sim::AlgorithmInfo& b = sim::algorithm_info(all[j]);
+      INFO(a.key << " and " << b.key << " (add a colour to analysis::palette() when every one is taken)");
+      CHECK(a.palette_index != b.palette_index);
+      CHECK_FALSE(palette(a.palette_index) == palette(b.palette_index));
+    }
+}

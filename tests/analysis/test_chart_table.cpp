@@ -4,6 +4,8 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <fstream>
+#include <sstream>
 #include <set>
 #include <stdexcept>
 
@@ -97,4 +99,12 @@ TEST_CASE("the chart table: the bench choices an entry says it reads reach its c
   // The entries that read a choice are the ones the GUI shows a picker for.
   CHECK(std::count_if(chart_table().begin(), chart_table().end(), [](const ChartEntry& e) { return e.picks_kernel; }) == 1);
   CHECK(std::count_if(chart_table().begin(), chart_table().end(), [](const ChartEntry& e) { return e.picks_baseline; }) == 1);
+}
+
+TEST_CASE("the user guide lists the chart table's ids, in its order", "[chart][table][docs]") {
+  std::ifstream in(FLASHLAB_USER_GUIDE);
+  REQUIRE(in.good());
+  std::stringstream doc;
+  doc << in.rdbuf();
+  CHECK_THAT(doc.str(), Catch::Contains("Charts: `" + chart_id_list(" | ") + "`"));
 }

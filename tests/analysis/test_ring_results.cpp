@@ -287,7 +287,7 @@ TEST_CASE("ring results: a malformed file names the file and the field", "[ring]
         "runs.json: runs[1].problem: H = 24 is not a multiple of H_kv = 7 (each key/value head serves H / H_kv query "
         "heads)");
   CHECK(error_of(edit([](auto& j) { j["runs"][1]["problem"]["layout"] = "spiral"; })) ==
-        "runs.json: runs[1].problem.layout: unknown layout 'spiral' (expected zigzag, contiguous)");
+        "runs.json: runs[1].problem.layout: unknown layout 'spiral' (expected " + sim::ring_layout_names() + ")");
   CHECK(error_of(edit([](auto& j) { j["runs"][1]["forward"]["steps"][0]["gpu"] = 2; })) ==
         "runs.json: runs[1].forward.steps[0].gpu: 2 is outside 0..1");
   CHECK(error_of(edit([](auto& j) { j["runs"][1]["forward"]["time_ms_median"] = "fast"; })) ==

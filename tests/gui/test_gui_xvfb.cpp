@@ -19,6 +19,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "flashlab/analysis/chart_table.hpp"
 #include "settings_doc.hpp"
 
 #ifndef FLASHLAB_EXE
@@ -165,13 +166,18 @@ TEST_CASE("smoke: every panel, tab and algorithm is drawn, and the screenshot is
              {"playing", true},
              {"events_per_s", 400},
              {"tab", "roofline"}};
-  const char* tabs[] = {"io-vs-n", "io-vs-m", "io-vs-d", "ai-vs-n", "bench-time", "bench-tflops",
-                        "bench-memory", "bench-speedup", "bench-heatmap", "bench", "roofline"};
+  // Every chart of the table, the benchmark table, and back to the roofline.
+  std::vector<std::string> tabs;
+  for (const flashlab::analysis::ChartEntry& e : flashlab::analysis::chart_table())
+    if (e.id != "roofline") tabs.emplace_back(e.id);
+  tabs.emplace_back("bench");
+  tabs.emplace_back("roofline");
+  REQUIRE(tabs.size() <= 18);  // two frames each within the 60 drawn, around the other steps
   json script = json::array();
   int frame = 4;
-  for (const char* t : tabs) {
+  for (const std::string& t : tabs) {
     script.push_back({{"frame", frame}, {"tab", t}});
-    frame += 4;
+    frame += 3;
   }
   script.push_back({{"frame", 12}, {"algorithms", {"fa1", "fa2"}}, {"problem", {{"causal", true}}}});
   script.push_back({{"frame", 20}, {"algorithms", {"pytorch", "fa2"}}, {"lockstep", "block"}});
@@ -195,7 +201,7 @@ TEST_CASE("smoke: every panel, tab and algorithm is drawn, and the screenshot is
   CHECK(st["concepts_shown"] == true);
   CHECK(st["model_valid"] == true);
   std::set<std::string> visited = st["tabs_visited"].get<std::set<std::string>>();
-  for (const char* t : tabs) CHECK(visited.count(t) == 1);
+  for (const std::string& t : tabs) CHECK(visited.count(t) == 1);
   const auto algos = st["algorithms_shown"].get<std::set<std::string>>();
   CHECK(algos == std::set<std::string>{"fa1", "fa2", "pytorch", "standard"});
   for (const char* ext : {"png", "svg", "pdf", "csv"}) CHECK(fs::exists(dir / "export" / (std::string("io-vs-n.") + ext)));

@@ -13,6 +13,7 @@
 #include "../support/run_flashlab.hpp"
 #include "flashlab/kernels/device.hpp"
 #include "flashlab/kernels/registry.hpp"
+#include "flashlab/sim/ring_partition.hpp"
 
 namespace fs = std::filesystem;
 
@@ -62,7 +63,7 @@ TEST_CASE("bench: bad input is one line and exit 2", "[cli][bench]") {
 }
 
 TEST_CASE("bench --gpus: the ring's bad input is one line and exit 2, before any device", "[cli][bench][ring]") {
-  require_usage_error(bench("--gpus 2 --layout diagonal"), "--layout: expected one of zigzag, contiguous, got 'diagonal'");
+  require_usage_error(bench("--gpus 2 --layout diagonal"), "--layout: expected one of " + flashlab::sim::ring_layout_names() + ", got 'diagonal'");
   require_usage_error(bench("--gpus 2 --model gpt-5"), "unknown model 'gpt-5' (known: llama2-7b");
   require_usage_error(bench("--model llama2-7b"), "give --gpus P too");
   require_usage_error(bench("--virtual-gpus"), "give --gpus P too");

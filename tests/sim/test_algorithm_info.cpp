@@ -91,10 +91,10 @@ TEST_CASE("forward algorithms come first, each with its backward", "[sim][algori
   const std::vector<Algorithm>& all = all_algorithms();
   const std::vector<Algorithm>& fwd = algorithms_of(Pass::fwd);
   const std::vector<Algorithm>& bwd = algorithms_of(Pass::bwd);
-  REQUIRE(fwd.size() == 4);
-  REQUIRE(bwd.size() == 4);
+  REQUIRE(!fwd.empty());
+  REQUIRE(bwd.size() == fwd.size());  // a backward for every forward
   CHECK(std::equal(fwd.begin(), fwd.end(), all.begin()));
-  CHECK(std::equal(bwd.begin(), bwd.end(), all.begin() + 4));
+  CHECK(std::equal(bwd.begin(), bwd.end(), all.begin() + static_cast<std::ptrdiff_t>(fwd.size())));
   for (Algorithm f : fwd) {
     const auto b = backward_of(f);
     REQUIRE(b.has_value());

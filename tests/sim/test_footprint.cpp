@@ -23,6 +23,18 @@ TEST_CASE("the HBM footprint is the model's HBM tensors, exactly", "[sim][footpr
   CHECK(hbm_tensors(Algorithm::fa2, p32) == std::vector<Tensor>{Tensor::Q, Tensor::K, Tensor::V, Tensor::O, Tensor::LSE});
 }
 
+TEST_CASE("grouped K/V heads: K, V and their gradients hold B·H_kv heads, everything else B·H", "[sim][footprint]") {
+  const i64 B = 2, H = 8, Hkv = 2, N = 1000, d = 64;
+  auto p = problem(B, H, N, d, true, DType::fp16);
+  p.kv_heads = Hkv;
+  CHECK(hbm_footprint_bytes(Algorithm::fa2, p) == (2 * B * H * N * d + 2 * B * Hkv * N * d) * 2 + B * H * N * 4);
+  CHECK(hbm_footprint_bytes(Algorithm::standard, p) ==
+        (2 * B * H * N * d + 2 * B * Hkv * N * d) * 2 + 2 * B * H * N * N * 2);
+  // H_kv = H is the plain problem.
+  p.kv_heads = H;
+  CHECK(hbm_footprint_bytes(Algorithm::fa2, p) == hbm_footprint_bytes(Algorithm::fa2, problem(B, H, N, d, true, DType::fp16)));
+}
+
 TEST_CASE("the backward's HBM footprint: the forward's inputs and what it kept, dO and the gradients", "[sim][footprint][bwd]") {
   const i64 B = 3, H = 5, N = 1000, d = 64, BH = B * H;
   for (bool causal : {false, true}) {

@@ -124,7 +124,13 @@ TEST_CASE("ring layouts: one table, each name parsed back, the balance it claims
     CHECK((static_cast<double>(hi - lo) / static_cast<double>(hi) < 0.01) == l.balances_causal);
   }
   CHECK(ring_layouts().front().layout == RingLayout::zigzag);  // the default
-  CHECK(ring_layout_names() == "zigzag, contiguous");
-  CHECK(next_ring_layout(RingLayout::zigzag) == RingLayout::contiguous);
-  CHECK(next_ring_layout(RingLayout::contiguous) == RingLayout::zigzag);
+  std::string listed;
+  for (std::string_view n : names) listed += (listed.empty() ? "" : ", ") + std::string(n);
+  CHECK(ring_layout_names() == listed);
+  // next_ring_layout walks the table once round.
+  RingLayout l = ring_layouts().front().layout;
+  for (std::size_t k = 1; k <= ring_layouts().size(); ++k) {
+    l = next_ring_layout(l);
+    CHECK(l == ring_layouts()[k % ring_layouts().size()].layout);
+  }
 }

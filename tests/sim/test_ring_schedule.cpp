@@ -316,8 +316,8 @@ TEST_CASE("ring with grouped-query attention: H_kv/H of the bytes travel, the co
 
 TEST_CASE("ring with N not divisible by P: each transfer carries its owner's tokens, all pairs counted once", "[ring]") {
   const bool causal = GENERATE(false, true);
-  const RingLayout layout = GENERATE(RingLayout::contiguous, RingLayout::zigzag);
-  AttentionProblem p = problem(4, 1003, layout, causal);
+  const std::size_t which = GENERATE(range(std::size_t{0}, ring_layouts().size()));
+  AttentionProblem p = problem(4, 1003, ring_layouts()[which].layout, causal);
   p.parallel_part().backward = true;
   const RingSimulation s = simulate_ring(p, one_node(50.0, 1.0), compute());
   for (const RingEvent& e : s.events) {
@@ -340,9 +340,9 @@ TEST_CASE("ring with N not divisible by P: each transfer carries its owner's tok
 TEST_CASE("ring events follow the rules: a transfer meets both ends' step, a step waits for its transfers", "[ring]") {
   std::mt19937_64 rng(4242);
   for (int trial = 0; trial < 30; ++trial) {
-    AttentionProblem p = problem(1 + static_cast<int>(rng() % 12), 0, rng() % 2 ? RingLayout::zigzag : RingLayout::contiguous,
+    AttentionProblem p = problem(1 + static_cast<int>(rng() % 12), 0, ring_layouts()[rng() % ring_layouts().size()].layout,
                             rng() % 2 == 0);
-    p.seq_q = 2 * p.gpus() + static_cast<i64>(rng() % 5000);
+    p.seq_q = ring_layout_info(p.layout()).chunks_per_gpu * p.gpus() + static_cast<i64>(rng() % 5000);
     p.parallel_part().backward = rng() % 2 == 0;
     const RingTopology topo = one_node(1.0 + static_cast<double>(rng() % 500), static_cast<double>(rng() % 20),
                                        1 + static_cast<int>(rng() % 8));
