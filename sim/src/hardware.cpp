@@ -60,13 +60,7 @@ std::string read_file(const fs::path& p) { return json_fields::read_file<Hardwar
 }  // namespace
 
 HardwareModel parse_hardware_json(const std::string& text, const std::string& origin) {
-  json j;
-  try {
-    j = json::parse(text);
-  } catch (const json::parse_error& e) {
-    fail(origin, std::string("not valid JSON (") + e.what() + ")");
-  }
-  if (!j.is_object()) fail(origin, "expected a JSON object");
+  const json j = json_fields::parse_object<HardwareError>(text, origin);
   if (auto it = j.find("format"); it != j.end() && (!it->is_string() || it->get<std::string>() != kFormat))
     fail(origin, std::string("unknown format ") + it->dump() + " (expected \"" + kFormat + "\")");
 

@@ -134,13 +134,7 @@ std::string read_file(const fs::path& p) { return json_fields::read_file<Interco
 }  // namespace
 
 InterconnectModel parse_interconnect_json(const std::string& text, const std::string& origin) {
-  json j;
-  try {
-    j = json::parse(text);
-  } catch (const json::parse_error& e) {
-    fail(origin, std::string("not valid JSON (") + e.what() + ")");
-  }
-  if (!j.is_object()) fail(origin, "expected a JSON object");
+  const json j = json_fields::parse_object<InterconnectError>(text, origin);
   if (auto it = j.find("format"); it == j.end() || !it->is_string() || it->get<std::string>() != kFormat)
     fail(origin, std::string("field 'format' must be \"") + kFormat + "\"" +
                      (it == j.end() ? std::string(" (missing)") : " (got " + it->dump() + ")"));

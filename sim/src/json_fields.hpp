@@ -20,6 +20,20 @@ template <class Error>
   throw Error(origin + ": " + msg);
 }
 
+// The text as one JSON object; throws Error "ORIGIN: not valid JSON (...)" or
+// "ORIGIN: expected a JSON object".
+template <class Error>
+json parse_object(const std::string& text, const std::string& origin) {
+  json j;
+  try {
+    j = json::parse(text);
+  } catch (const json::parse_error& e) {
+    fail<Error>(origin, std::string("not valid JSON (") + e.what() + ")");
+  }
+  if (!j.is_object()) fail<Error>(origin, "expected a JSON object");
+  return j;
+}
+
 // `shown` names the field in messages when it sits inside a list ("curve[3].gbs").
 template <class Error>
 const json& field(const json& j, const char* name, const std::string& origin, const std::string& shown = {}) {
