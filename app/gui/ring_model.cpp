@@ -563,13 +563,13 @@ void recompute_ring(AppState& s) {
   }
 
   if (parsed) {
-    for (const std::string& e : sim::validate(m.topology)) {
-      errors.push_back(e);
-      m.bad_fields.emplace_back(contains(e, "node needs") ? "gpus_per_node" : contains(e, "inter") ? "inter" : "intra");
-    }
-    for (const std::string& e : sim::validate(m.compute, p.dtype)) {
-      errors.push_back(e);
-      if (contains(e, "efficiency")) m.bad_fields.emplace_back("efficiency");
+    // The machine's and the compute model's checks, each naming its field (the
+    // hardware is the one-GPU controls' choice: no field of this panel).
+    std::vector<sim::RingSetupError> setup = sim::validate(m.topology);
+    for (sim::RingSetupError& e : sim::validate(m.compute, p.dtype)) setup.push_back(std::move(e));
+    for (const sim::RingSetupError& e : setup) {
+      errors.push_back(e.message);
+      if (e.field != sim::RingSetupField::hardware) m.bad_fields.emplace_back(sim::ring_setup_field_key(e.field));
     }
   }
 

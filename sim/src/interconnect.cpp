@@ -280,15 +280,28 @@ RingTopology default_ring_topology() {
   return t;
 }
 
-std::vector<std::string> validate(const RingTopology& t) {
-  std::vector<std::string> out;
+std::string_view ring_setup_field_key(RingSetupField f) {
+  switch (f) {
+    case RingSetupField::gpus_per_node: return "gpus_per_node";
+    case RingSetupField::intra: return "intra";
+    case RingSetupField::inter: return "inter";
+    case RingSetupField::efficiency: return "efficiency";
+    case RingSetupField::hardware: return "hardware";
+  }
+  return "hardware";
+}
+
+std::vector<RingSetupError> validate(const RingTopology& t) {
+  std::vector<RingSetupError> out;
   if (t.gpus_per_node < 1)
-    out.push_back("a node needs at least one GPU (gpus per node " + std::to_string(t.gpus_per_node) + ")");
+    out.push_back({RingSetupField::gpus_per_node,
+                   "a node needs at least one GPU (gpus per node " + std::to_string(t.gpus_per_node) + ")"});
   for (const InterconnectModel* l : {&t.intra, &t.inter}) {
+    const RingSetupField field = l == &t.intra ? RingSetupField::intra : RingSetupField::inter;
     const std::string name = l->id.empty() ? std::string(l == &t.intra ? "the intra-node link" : "the inter-node link")
                                            : "link '" + l->id + "'";
-    if (!(l->bandwidth > 0)) out.push_back(name + " needs a positive bandwidth");
-    if (!(l->latency_s >= 0)) out.push_back(name + " needs a non-negative latency");
+    if (!(l->bandwidth > 0)) out.push_back({field, name + " needs a positive bandwidth"});
+    if (!(l->latency_s >= 0)) out.push_back({field, name + " needs a non-negative latency"});
   }
   return out;
 }

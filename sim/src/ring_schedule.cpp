@@ -334,16 +334,19 @@ std::string_view ring_event_name(RingEventKind k) {
 
 // ---- validation ------------------------------------------------------------------
 
-std::vector<std::string> validate(const RingComputeModel& cm, DType dtype) {
-  std::vector<std::string> out;
+std::vector<RingSetupError> validate(const RingComputeModel& cm, DType dtype) {
+  std::vector<RingSetupError> out;
   if (!(cm.efficiency > 0 && cm.efficiency <= 1))
-    out.push_back("the compute efficiency must be in (0, 1] (got " + number_text(cm.efficiency) + ")");
+    out.push_back({RingSetupField::efficiency,
+                   "the compute efficiency must be in (0, 1] (got " + number_text(cm.efficiency) + ")"});
   if (cm.backward_efficiency && !(*cm.backward_efficiency > 0 && *cm.backward_efficiency <= 1))
-    out.push_back("the backward's compute efficiency must be in (0, 1] (got " + number_text(*cm.backward_efficiency) +
-                  ")");
+    out.push_back({RingSetupField::efficiency, "the backward's compute efficiency must be in (0, 1] (got " +
+                                                   number_text(*cm.backward_efficiency) + ")"});
   if (!(cm.hw.peak(dtype, HardwareModel::default_unit(dtype)) > 0))
-    out.push_back("hardware '" + cm.hw.name + "' has no peak rate for " + std::string(to_string(dtype)));
-  if (!(cm.hw.hbm_bandwidth > 0)) out.push_back("hardware '" + cm.hw.name + "' has no HBM bandwidth");
+    out.push_back({RingSetupField::hardware,
+                   "hardware '" + cm.hw.name + "' has no peak rate for " + std::string(to_string(dtype))});
+  if (!(cm.hw.hbm_bandwidth > 0))
+    out.push_back({RingSetupField::hardware, "hardware '" + cm.hw.name + "' has no HBM bandwidth"});
   return out;
 }
 
@@ -448,8 +451,8 @@ const RingPassResult& RingSimulation::pass(RingPass p) const {
 
 RingSimulation simulate_ring(const AttentionProblem& p, const RingTopology& topo, const RingComputeModel& cm) {
   std::vector<std::string> why = messages(validate(p));
-  for (std::string& s : validate(topo)) why.push_back(std::move(s));
-  for (std::string& s : validate(cm, p.dtype)) why.push_back(std::move(s));
+  for (RingSetupError& e : validate(topo)) why.push_back(std::move(e.message));
+  for (RingSetupError& e : validate(cm, p.dtype)) why.push_back(std::move(e.message));
   if (!why.empty()) throw std::invalid_argument(why.front());
 
   RingSimulation sim;

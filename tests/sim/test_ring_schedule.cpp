@@ -624,3 +624,19 @@ TEST_CASE("ring problems: one equality, the same attention, the one-GPU baseline
   CHECK(whole.causal == p.causal);
   CHECK(block_problem(p, 4096, 8192, false).n_kv() == 8192);
 }
+
+TEST_CASE("ring setup validation: each error names the machine's or the compute model's field", "[ring]") {
+  RingTopology t = free_links();
+  t.gpus_per_node = 0;
+  t.inter.bandwidth = 0;
+  const std::vector<RingSetupError> topo = validate(t);
+  REQUIRE(topo.size() == 2);
+  CHECK(topo[0].field == RingSetupField::gpus_per_node);
+  CHECK(topo[1].field == RingSetupField::inter);
+  CHECK(ring_setup_field_key(topo[1].field) == "inter");
+  RingComputeModel cm = compute(1.5);
+  const std::vector<RingSetupError> c = validate(cm, DType::bf16);
+  REQUIRE(c.size() == 1);
+  CHECK(c[0].field == RingSetupField::efficiency);
+  CHECK_THAT(c[0].message, Catch::Contains("efficiency must be in (0, 1]"));
+}

@@ -143,7 +143,15 @@ struct RingTopology {
 // 8 GPUs a node, NVLink 4 inside, InfiniBand NDR between (the presets; throws
 // InterconnectError when the assets cannot be found).
 RingTopology default_ring_topology();
-std::vector<std::string> validate(const RingTopology& t);  // empty when usable
+// What the machine and the compute model of a ring simulation are made of, as
+// the front ends name them: an error says which it is about.
+enum class RingSetupField { gpus_per_node, intra, inter, efficiency, hardware };
+std::string_view ring_setup_field_key(RingSetupField f);  // "gpus_per_node", "intra", "inter", "efficiency", "hardware"
+struct RingSetupError {
+  RingSetupField field;
+  std::string message;
+};
+std::vector<RingSetupError> validate(const RingTopology& t);  // empty when usable
 
 // ---- the problem ---------------------------------------------------------------
 
@@ -156,7 +164,7 @@ struct RingComputeModel {
   std::optional<double> backward_efficiency;
   RingSteps steps = RingSteps::fused;  // how the kernels launch a step: what scratch memory they hold
 };
-std::vector<std::string> validate(const RingComputeModel& cm, DType dtype);  // empty when usable
+std::vector<RingSetupError> validate(const RingComputeModel& cm, DType dtype);  // empty when usable
 
 // One chunk pair's work as the rung does it: a q-chunk × kv-chunk problem of
 // B·H heads (causal for `diagonal`, nothing for `none`) — FlashAttention-2's
