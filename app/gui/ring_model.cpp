@@ -512,7 +512,10 @@ void recompute_ring(AppState& s) {
   std::vector<std::string>& errors = m.errors;
 
   sim::AttentionProblem& p = m.problem;
-  bool parsed = parse_problem(in, p, m);
+  // The problem's errors and the machine's are reported together: one does not
+  // hide the other.
+  const bool problem_ok = parse_problem(in, p, m);
+  bool parsed = true;
   sim::i64 per_node = 0;
   if (parse_count(in.gpus_per_node, "GPUs per node", "gpus_per_node", per_node, m)) {
     per_node = std::min<sim::i64>(per_node, 1 << 20);  // any count above P means one node
@@ -566,14 +569,14 @@ void recompute_ring(AppState& s) {
     // The machine's and the compute model's checks, each naming its field (the
     // hardware is the one-GPU controls' choice: no field of this panel).
     std::vector<sim::RingSetupError> setup = sim::validate(m.topology);
-    for (sim::RingSetupError& e : sim::validate(m.compute, p.dtype)) setup.push_back(std::move(e));
+    for (sim::RingSetupError& e : sim::validate(m.compute, in.dtype)) setup.push_back(std::move(e));
     for (const sim::RingSetupError& e : setup) {
       errors.push_back(e.message);
       if (e.field != sim::RingSetupField::hardware) m.bad_fields.emplace_back(sim::ring_setup_field_key(e.field));
     }
   }
 
-  if (errors.empty()) {
+  if (problem_ok && errors.empty()) {
     try {
       m.simulation = sim::simulate_ring(p, m.topology, m.compute);
       m.efficiency_note = "compute efficiency " + sim::fixed(m.compute.efficiency, 3) + " as typed";

@@ -94,6 +94,8 @@ std::vector<ProblemError> validate(const AttentionProblem& p) {
   positive(p.seq_q, ProblemField::seq, "sequence length N");
   positive(p.head_dim, ProblemField::head_dim, "head dim d");
   if (p.seq_kv < 0) add({ProblemField::seq_kv}, "key/value length must be at least 1 (got " + text(p.seq_kv) + ")");
+  // The checks below need sizes ≥ 1; grouped heads that do not divide do not stop them.
+  const bool sizes_ok = errs.empty();
   if (p.heads >= 1 && p.kv_heads >= 1) {
     if (p.kv_heads > p.heads)
       add({ProblemField::kv_heads, ProblemField::heads},
@@ -103,7 +105,7 @@ std::vector<ProblemError> validate(const AttentionProblem& p) {
           "H = " + text(p.heads) + " is not a multiple of H_kv = " + text(p.kv_heads) +
               " (each key/value head serves H / H_kv query heads)");
   }
-  if (!errs.empty()) return errs;
+  if (!sizes_ok) return errs;
   if (p.parallel && p.n_kv() != p.n_q())
     add({ProblemField::seq_kv}, "the ring cuts one sequence: it needs seq_kv = seq_q (got " + text(p.n_q()) + " and " +
                                     text(p.n_kv()) + ")");

@@ -109,5 +109,13 @@ TEST_CASE("one problem type: grouped K/V heads and the parallel part in ==, vali
   REQUIRE(e.size() == 1);
   CHECK(e[0].about(ProblemField::seq));
   CHECK(e[0].about(ProblemField::gpus));
+  // Grouped heads that do not divide do not hide the other reasons.
+  bad = r;
+  bad.kv_heads = 5;
+  bad.seq_q = 7;
+  e = validate(bad);
+  REQUIRE(e.size() == 2);
+  CHECK(e[0].about(ProblemField::kv_heads));
+  CHECK(e[1].about(ProblemField::gpus));
   CHECK(problem_field_key(ProblemField::kv_heads) == "kv_heads");
 }
