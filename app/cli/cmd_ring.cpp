@@ -18,11 +18,7 @@
 namespace flashlab::cli {
 namespace {
 
-std::string model_ids() {
-  std::string s;
-  for (const sim::AttentionModel& m : sim::attention_models()) s += (s.empty() ? "" : " | ") + std::string(m.id);
-  return s;
-}
+std::string model_ids() { return sim::attention_model_ids(" | "); }
 
 sim::InterconnectModel load_link(const std::string& flag, const std::string& name) {
   try {

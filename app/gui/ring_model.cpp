@@ -109,9 +109,7 @@ bool parse_problem(const RingInputs& in, sim::AttentionProblem& p, RingModel& m)
     text.kv_heads = std::to_string(am->kv_heads);
     text.head_dim = std::to_string(am->head_dim);
   } else {
-    std::string known;
-    for (const sim::AttentionModel& x : sim::attention_models()) known += (known.empty() ? "" : ", ") + std::string(x.id);
-    m.errors.push_back("unknown model '" + in.model + "' (" + known + ", or custom)");
+    m.errors.push_back("unknown model '" + in.model + "' (" + sim::attention_model_ids() + ", or custom)");
     m.bad_fields.emplace_back("model");
     return false;
   }

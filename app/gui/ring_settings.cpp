@@ -12,21 +12,13 @@ using nlohmann::json;
 
 // "llama2-7b | llama3.2-3b | llama3.2-1b | custom": the models' table and the custom shape.
 const std::string& model_choices() {
-  static const std::string s = [] {
-    std::string out;
-    for (const sim::AttentionModel& m : sim::attention_models()) out += std::string(m.id) + " | ";
-    return out + "custom";
-  }();
+  static const std::string s = sim::attention_model_ids(" | ") + " | custom";
   return s;
 }
 
 // "zigzag | contiguous": the layouts' table.
 const std::string& layout_choices() {
-  static const std::string s = [] {
-    std::string out;
-    for (const sim::RingLayoutInfo& l : sim::ring_layouts()) out += (out.empty() ? "" : " | ") + std::string(l.name);
-    return out;
-  }();
+  static const std::string s = sim::ring_layout_names(" | ");
   return s;
 }
 

@@ -123,9 +123,7 @@ std::vector<sim::AttentionProblem> expand_ring_axes(const RingAxes& a) {
     for (const std::string& id : a.models) {
       const sim::AttentionModel* m = sim::find_attention_model(id);
       if (m == nullptr) {
-        std::string known;
-        for (const sim::AttentionModel& x : sim::attention_models()) known += (known.empty() ? "" : ", ") + std::string(x.id);
-        bad("unknown model '" + id + "' (known: " + known + ")");
+        bad("unknown model '" + id + "' (known: " + sim::attention_model_ids() + ")");
       }
       shapes.push_back({m->heads, m->kv_heads, m->head_dim});
     }

@@ -31,4 +31,10 @@ const AttentionModel* find_attention_model(std::string_view id_or_label) {
   return nullptr;
 }
 
+std::string attention_model_ids(std::string_view separator) {
+  std::string s;
+  for (const AttentionModel& m : attention_models()) s += (s.empty() ? "" : std::string(separator)) + std::string(m.id);
+  return s;
+}
+
 }  // namespace flashlab::sim

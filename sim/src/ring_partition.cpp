@@ -49,9 +49,9 @@ bool parse_ring_layout(std::string_view text, RingLayout& out) {
   return false;
 }
 
-std::string ring_layout_names() {
+std::string ring_layout_names(std::string_view separator) {
   std::string s;
-  for (const RingLayoutInfo& x : ring_layouts()) s += (s.empty() ? "" : ", ") + std::string(x.name);
+  for (const RingLayoutInfo& x : ring_layouts()) s += (s.empty() ? "" : std::string(separator)) + std::string(x.name);
   return s;
 }
 

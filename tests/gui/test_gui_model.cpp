@@ -21,6 +21,7 @@
 #include "panels.hpp"
 #include "plot_tabs.hpp"
 #include "scenario.hpp"
+#include "shipped_scenarios.hpp"
 
 using namespace flashlab;
 using namespace flashlab::gui;
@@ -239,12 +240,10 @@ TEST_CASE("non-finite numbers never reach the screen: they are shown as — and 
 }
 
 TEST_CASE("scenarios: every shipped scenario loads and gives a valid model", "[gui][scenario]") {
-  const fs::path dir = fs::path(sim::assets_dir()) / "scenarios";
   int n = 0;
-  for (const auto& e : fs::directory_iterator(dir)) {
-    if (e.path().extension() != ".json" || e.path().filename().string().find("bench-results") == 0) continue;
-    INFO(e.path().string());
-    const Scenario sc = load_scenario(e.path().string());
+  for (const fs::path& path : test::shipped_scenarios()) {
+    INFO(path.string());
+    const Scenario sc = load_scenario(path.string());
     auto ps = std::make_unique<AppState>();
     AppState& s = *ps;
     apply_settings(s, sc.settings, sc.base_dir);

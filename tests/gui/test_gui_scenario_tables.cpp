@@ -24,6 +24,7 @@
 #include "scenario.hpp"
 #include "script_keys.hpp"
 #include "settings_doc.hpp"
+#include "shipped_scenarios.hpp"
 
 namespace fs = std::filesystem;
 using namespace flashlab;
@@ -126,12 +127,10 @@ TEST_CASE("presenter stages: each name finds its row, a chart id the chart stage
 
 TEST_CASE("scenario tables: every shipped scenario loads, and every scene's state applies without an error",
           "[gui][scenario][tables]") {
-  const fs::path dir = fs::path(sim::assets_dir()) / "scenarios";
   int files = 0, scenes = 0;
-  for (const auto& e : fs::directory_iterator(dir)) {
-    if (e.path().extension() != ".json" || e.path().filename().string().find("bench-results") == 0) continue;
-    INFO(e.path().string());
-    const Scenario sc = load_scenario(e.path().string());
+  for (const fs::path& path : test::shipped_scenarios()) {
+    INFO(path.string());
+    const Scenario sc = load_scenario(path.string());
     auto ps = std::make_unique<AppState>();
     AppState& s = *ps;
     REQUIRE_NOTHROW(apply_settings(s, sc.settings, sc.base_dir));

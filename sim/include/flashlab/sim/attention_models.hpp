@@ -2,6 +2,7 @@
 // One table: the ring's simulator, the CLI, the bench sweeps and the GUI read it.
 #pragma once
 
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -25,5 +26,7 @@ struct AttentionModel {
 const std::vector<AttentionModel>& attention_models();
 // By id (case-insensitive; also the label); nullptr when unknown.
 const AttentionModel* find_attention_model(std::string_view id_or_label);
+// The ids in the table's order, joined by `separator`: "llama2-7b, llama3.2-3b, llama3.2-1b".
+std::string attention_model_ids(std::string_view separator = ", ");
 
 }  // namespace flashlab::sim

@@ -56,8 +56,8 @@ std::string_view ring_layout_name(RingLayout l);  // "zigzag", "contiguous"
 // Parses a layout's name or one of its aliases ("zig-zag", "balanced" →
 // zigzag, "unbalanced" → contiguous); false when the text names none.
 bool parse_ring_layout(std::string_view text, RingLayout& out);
-// "zigzag, contiguous": the names, for a message listing them.
-std::string ring_layout_names();
+// "zigzag, contiguous": the names joined by `separator`, for a message or a help text listing them.
+std::string ring_layout_names(std::string_view separator = ", ");
 
 // Tokens [begin, end) of the sequence.
 struct RingChunk {
