@@ -110,14 +110,12 @@ void for_each_head_chunk(i64 heads, F&& f) {
 
 inline cudaStream_t stream_of(const LaunchArgs& a) { return static_cast<cudaStream_t>(a.stream); }
 
-// A rung that reads K/V with the query heads' count, writes O and its
-// gradients plainly and folds nothing refuses a launch asking otherwise
-// (grouped K/V heads, a running output, gradient accumulators), so that no
-// caller gets numbers computed for another layout.
+// A rung that writes O and its gradients plainly and folds nothing refuses a
+// launch asking otherwise (a running output, gradient accumulators), so that
+// no caller gets numbers computed for another layout. Grouped K/V heads are
+// every rung's: each reads them in place (kv_group_of).
 inline void refuse_launch_extensions(const LaunchArgs& a, const char* rung) {
   const std::string who(rung);
-  if (a.problem.h_kv() != a.problem.heads)
-    throw Unsupported(who + " reads one K/V head per query head: expand grouped K/V heads first");
   if (a.running.step != Fold::none) throw Unsupported(who + " does not fold into a running output");
   if (a.bwd.dq_accum != nullptr || a.bwd.dk_accum != nullptr || a.bwd.dv_accum != nullptr)
     throw Unsupported(who + " writes dQ, dK, dV; it does not add into accumulators");

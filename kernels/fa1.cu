@@ -41,7 +41,7 @@ template <class T, int D>
 __global__ void __launch_bounds__(RowSplit<D>::kMaxThreads)
     fa1_step_kernel(const T* __restrict__ Q, const T* __restrict__ K, const T* __restrict__ V, T* __restrict__ O,
                     float* __restrict__ O_acc, float* __restrict__ l_hbm, float* __restrict__ m_hbm, i64 n_q, i64 n_kv,
-                    int Br, int Bc, float scale_log2e, bool causal, i64 j, i64 i_first, i64 head0) {
+                    int Br, int Bc, float scale_log2e, bool causal, i64 j, i64 i_first, i64 head0, i64 kv_group) {
   using Split = RowSplit<D>;
   extern __shared__ float4 smem_f4[];
   float* K_j = reinterpret_cast<float*>(smem_f4);  // (B_c, d) in shared memory
@@ -57,10 +57,11 @@ __global__ void __launch_bounds__(RowSplit<D>::kMaxThreads)
   const i64 row_c = min(row, n_q - 1);  // loads of padding rows stay in bounds
   const int r_S = min(r, Br - 1);
   const i64 stat = head * n_q + row_c;  // index of this row in ℓ, m
+  const i64 kv_head = head / kv_group;   // grouped-query attention: the group's K/V head
 
   // line 6: load K_j, V_j from HBM to on-chip SRAM.
-  load_tile<T, D>(K_j, K + head * n_kv * D, j * Bc, Bc, n_kv);
-  load_tile<T, D>(V_j, V + head * n_kv * D, j * Bc, Bc, n_kv);
+  load_tile<T, D>(K_j, K + kv_head * n_kv * D, j * Bc, Bc, n_kv);
+  load_tile<T, D>(V_j, V + kv_head * n_kv * D, j * Bc, Bc, n_kv);
   __syncthreads();
   const int cols = static_cast<int>(min(static_cast<i64>(Bc), n_kv - j * Bc));
 
@@ -134,6 +135,7 @@ void fa1_forward(const LaunchArgs& a) {
   const sim::TileGrid& G = plan.grid;
   const sim::AttentionProblem& p = a.problem;
   const sim::TileShape t = a.tiles;
+  const i64 kv_group = kv_group_of(a, "fa1");
   char* const base = checked_workspace(a, layout::fa1_workspace_bytes(p), "fa1", "O, ℓ, m");
   auto* O_acc = reinterpret_cast<float*>(base);                                       // (B, H, N_q, d) fp32
   auto* l = reinterpret_cast<float*>(base + layout::fa1_o_acc_bytes(p));              // (B, H, N_q) fp32
@@ -163,7 +165,7 @@ void fa1_forward(const LaunchArgs& a) {
           kernel<<<grid, static_cast<unsigned>(plan.threads), static_cast<std::size_t>(plan.smem), stream_of(a)>>>(
               static_cast<const T*>(a.q), static_cast<const T*>(a.k), static_cast<const T*>(a.v),
               static_cast<T*>(a.o), O_acc, l, m, p.n_q(), p.n_kv(), static_cast<int>(t.Br), static_cast<int>(t.Bc),
-              a.softmax_scale * kLog2e, p.causal, j, i_first, head0);
+              a.softmax_scale * kLog2e, p.causal, j, i_first, head0, kv_group);
           FLASHLAB_LAUNCH_CHECK("fa1_step_kernel");
         });
       }

@@ -29,7 +29,7 @@ template <class T, int D>
 __global__ void __launch_bounds__(RowSplit<D>::kMaxThreads)
     fa2_forward_kernel(const T* __restrict__ Q, const T* __restrict__ K, const T* __restrict__ V, T* __restrict__ O,
                        float* __restrict__ lse, i64 n_q, i64 n_kv, int Br, int Bc, float scale_log2e, bool causal,
-                       i64 head0) {
+                       i64 head0, i64 kv_group) {
   using Split = RowSplit<D>;
   extern __shared__ float4 smem_f4[];
   const FaTiles tiles = carve_fa_tiles<D>(smem_f4, Bc);
@@ -46,8 +46,9 @@ __global__ void __launch_bounds__(RowSplit<D>::kMaxThreads)
   const int r_S = min(r, Br - 1);  // padding lanes read (never write) the last row of S_ij
 
   const T* Q_h = Q + head * n_q * D;    // (N_q, d) of this head
-  const T* K_h = K + head * n_kv * D;   // (N_kv, d)
-  const T* V_h = V + head * n_kv * D;   // (N_kv, d)
+  const i64 kv_head = head / kv_group;  // grouped-query attention: the group's K/V head
+  const T* K_h = K + kv_head * n_kv * D;  // (N_kv, d)
+  const T* V_h = V + kv_head * n_kv * D;  // (N_kv, d)
 
   // line 4: load Q_i (this row, in registers), pre-scaled by τ·log2 e.
   float q[Split::kDims];
@@ -108,6 +109,7 @@ void fa2_forward(const LaunchArgs& a) {
   const FaLaunchPlan plan = fa_launch_plan(a, "fa2");
   const sim::AttentionProblem& p = a.problem;
   const sim::TileShape t = a.tiles;
+  const i64 kv_group = kv_group_of(a, "fa2");
   dispatch_head_dim(p.head_dim, [&](auto dim) {
     constexpr int D = decltype(dim)::value;
     dispatch_dtype(p.dtype, [&](auto tag) {
@@ -123,7 +125,7 @@ void fa2_forward(const LaunchArgs& a) {
         kernel<<<grid, static_cast<unsigned>(plan.threads), static_cast<std::size_t>(plan.smem), stream_of(a)>>>(
             static_cast<const T*>(a.q), static_cast<const T*>(a.k), static_cast<const T*>(a.v), static_cast<T*>(a.o),
             a.lse, p.n_q(), p.n_kv(), static_cast<int>(t.Br), static_cast<int>(t.Bc),
-            a.softmax_scale * kLog2e, p.causal, head0);
+            a.softmax_scale * kLog2e, p.causal, head0, kv_group);
         FLASHLAB_LAUNCH_CHECK("fa2_forward_kernel");
       });
     });

@@ -96,15 +96,18 @@ __device__ __forceinline__ void store_key(T* row, const float (&x)[KeySplit<D>::
            make_float4(x[4 * c] * scale, x[4 * c + 1] * scale, x[4 * c + 2] * scale, x[4 * c + 3] * scale));
 }
 
-// Grid (T_c, heads); block: B_c keys × KeySplit<D>::kLanes lanes, padded to
+// Grid (T_c, K/V heads); block: B_c keys × KeySplit<D>::kLanes lanes, padded to
 // whole warps (padding lanes compute on zeros and store nothing). Dynamic
-// shared memory: layout::fa_bwd_smem_bytes.
+// shared memory: layout::fa_bwd_smem_bytes. With grouped-query heads the block
+// of K/V head kv_head walks the rows of each of the group's kv_group query
+// heads in turn, so that dK_j, dV_j sum over the group on chip.
 template <class T, int D>
 __global__ void __launch_bounds__(layout::fa_bwd_max_threads_per_block())
     fa2_backward_kernel(const T* __restrict__ Q, const T* __restrict__ K, const T* __restrict__ V,
                         const T* __restrict__ dO, const float* __restrict__ l_log2, const float* __restrict__ d_row,
                         float* __restrict__ dq_accum, T* __restrict__ dK, T* __restrict__ dV, i64 n_q, i64 n_kv,
-                        i64 stat_rows, int Br, int Bc, float scale, float scale_log2e, bool causal, i64 head0) {
+                        i64 stat_rows, int Br, int Bc, float scale, float scale_log2e, bool causal, i64 head0,
+                        i64 kv_group) {
   using Split = KeySplit<D>;
   extern __shared__ float4 smem_f4[];
   float* const Q_i = reinterpret_cast<float*>(smem_f4);  // (B_r, d) in shared memory
@@ -115,18 +118,15 @@ __global__ void __launch_bounds__(layout::fa_bwd_max_threads_per_block())
   float* const D_i = L_i + Br;                             // (B_r) rowsum(dO_i ∘ O_i)
   const int ld_S = Bc + 1;
 
-  const i64 head = head0 + blockIdx.y;
+  const i64 kv_head = head0 + blockIdx.y;
   const i64 j = blockIdx.x;  // column block: keys [j·B_c, (j+1)·B_c)
   const int kr = threadIdx.x / Split::kLanes, part = threadIdx.x % Split::kLanes;
   const i64 key = j * Bc + kr;
   const bool key_valid = kr < Bc && key < n_kv;
   const int cols = static_cast<int>(min(static_cast<i64>(Bc), n_kv - j * Bc));  // partial last tile
 
-  const T* Q_h = Q + head * n_q * D;    // (N_q, d) of this head
-  const T* dO_h = dO + head * n_q * D;  // (N_q, d)
-  const T* K_h = K + head * n_kv * D;   // (N_kv, d)
-  const T* V_h = V + head * n_kv * D;   // (N_kv, d)
-  float* dQ_h = dq_accum + head * n_q * D;  // (N_q, d) fp32
+  const T* K_h = K + kv_head * n_kv * D;   // (N_kv, d)
+  const T* V_h = V + kv_head * n_kv * D;   // (N_kv, d)
 
   // Algorithm 2, line 6: load K_j, V_j (this key, in registers; k_j pre-scaled
   // by τ·log2 e so that S comes out in the log2 domain) and K_j again into
@@ -138,10 +138,16 @@ __global__ void __launch_bounds__(layout::fa_bwd_max_threads_per_block())
   for (int c = 0; c < Split::kDims; ++c) dk[c] = dv[c] = 0.f;
   load_tile<T, D>(K_j, K_h, j * Bc, Bc, n_kv);
 
-  // Line 8: for 1 ≤ i ≤ T_r, from the first row block the causal mask leaves.
+  // Line 8: for 1 ≤ i ≤ T_r, from the first row block the causal mask leaves;
+  // with grouped heads, those of each query head of the group in turn.
   const i64 T_r = (n_q + Br - 1) / Br;
   const i64 i_first = causal ? (j * Bc) / Br : 0;  // TileGrid::first_row(j)
-  for (i64 i = i_first; i < T_r; ++i) {
+  const i64 row_blocks = T_r - i_first;
+  for (i64 step = 0; step < kv_group * row_blocks; ++step) {
+    const i64 head = kv_head * kv_group + step / row_blocks, i = i_first + step % row_blocks;
+    const T* Q_h = Q + head * n_q * D;        // (N_q, d) of this query head
+    const T* dO_h = dO + head * n_q * D;      // (N_q, d)
+    float* dQ_h = dq_accum + head * n_q * D;  // (N_q, d) fp32
     // Line 9: load Q_i, dO_i (and L_i, D_i) after everyone is done with the last ones.
     __syncthreads();
     load_tile<T, D>(Q_i, Q_h, i * Br, Br, n_q);
@@ -186,8 +192,8 @@ __global__ void __launch_bounds__(layout::fa_bwd_max_threads_per_block())
 
   // Line 18: write dK_j = τ·dK_j and dV_j.
   if (!key_valid) return;
-  store_key<T, D>(dK + (head * n_kv + key) * D, dk, part, scale);
-  store_key<T, D>(dV + (head * n_kv + key) * D, dv, part, 1.f);
+  store_key<T, D>(dK + (kv_head * n_kv + key) * D, dk, part, scale);
+  store_key<T, D>(dV + (kv_head * n_kv + key) * D, dv, part, 1.f);
 }
 
 }  // namespace
@@ -199,6 +205,7 @@ void fa2_backward(const LaunchArgs& a) {
   const FaBwdWorkspace w = check_fa_bwd_args(a, "fa2_bwd");
   const sim::AttentionProblem& p = a.problem;
   const sim::TileShape t = a.tiles;
+  const i64 kv_group = kv_group_of(a, "fa2_bwd");
   if (t.Br < 1 || t.Bc < 1)
     throw Unsupported("fa2_bwd: tiles must be at least 1×1 (got B_r=" + std::to_string(t.Br) +
                       ", B_c=" + std::to_string(t.Bc) + ")");
@@ -219,13 +226,13 @@ void fa2_backward(const LaunchArgs& a) {
         FLASHLAB_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
             a.ctas_per_sm, kernel, static_cast<int>(threads), static_cast<std::size_t>(smem)));
       fa_bwd_preprocess(a, w);
-      for_each_head_chunk(p.head_count(), [&](i64 head0, unsigned heads) {
-        const dim3 g(static_cast<unsigned>(grid.T_c), heads);
+      for_each_head_chunk(p.head_count() / kv_group, [&](i64 head0, unsigned kv_heads) {
+        const dim3 g(static_cast<unsigned>(grid.T_c), kv_heads);
         kernel<<<g, static_cast<unsigned>(threads), static_cast<std::size_t>(smem), stream_of(a)>>>(
             static_cast<const T*>(a.q), static_cast<const T*>(a.k), static_cast<const T*>(a.v),
             static_cast<const T*>(a.bwd.d_o), w.l_log2, w.d_row, w.dq_accum, static_cast<T*>(a.bwd.dk),
             static_cast<T*>(a.bwd.dv), p.n_q(), p.n_kv(), w.stat_rows, static_cast<int>(t.Br),
-            static_cast<int>(t.Bc), a.softmax_scale, a.softmax_scale * kLog2e, p.causal, head0);
+            static_cast<int>(t.Bc), a.softmax_scale, a.softmax_scale * kLog2e, p.causal, head0, kv_group);
         FLASHLAB_LAUNCH_CHECK("fa2_backward_kernel");
       });
       fa_bwd_convert_dq(a, w);

@@ -595,9 +595,22 @@ void launch(const LaunchArgs& a, const char* name) {
   const bool add_dkv = a.bwd.dk_accum != nullptr;
   if (add_dkv != (a.bwd.dv_accum != nullptr))
     throw std::invalid_argument(who + ": dK and dV accumulators come together (got one of them)");
-  if (kv_group > 1 && !add_dkv)
-    throw Unsupported(who + ": with grouped K/V heads the query heads of a group add into one dK, dV head: "
-                            "it needs the fp32 dK, dV accumulators");
+  // Grouped K/V heads without the caller's accumulators (one GPU): the query
+  // heads of a group add into one dK, dV head, so the rung adds into its own
+  // fp32 dKaccum, dVaccum after the workspace (layout::fa_bwd_kv_accum_bytes)
+  // and converts them at the end.
+  const bool own_dkv = kv_group > 1 && !add_dkv;
+  float* own_dk = nullptr;
+  float* own_dv = nullptr;
+  const int64_t kv_elems = pr.batch * pr.h_kv() * pr.n_kv() * static_cast<int64_t>(Cfg::kHeadDim);
+  if (own_dkv) {
+    char* base = detail::checked_workspace(a, layout::fa2_tc_bwd_workspace_bytes(pr), name,
+                                           "dQaccum, L, D, dKaccum and dVaccum");
+    own_dk = reinterpret_cast<float*>(base + layout::fa_bwd_workspace_bytes(pr));
+    own_dv = reinterpret_cast<float*>(reinterpret_cast<char*>(own_dk) + layout::fa_bwd_kv_accum_bytes(pr) / 2);
+    FLASHLAB_CUDA_CHECK(cudaMemsetAsync(own_dk, 0, static_cast<std::size_t>(layout::fa_bwd_kv_accum_bytes(pr)),
+                                        static_cast<cudaStream_t>(a.stream)));
+  }
   const bool caller_dq = a.bwd.dq_accum != nullptr;
 
   detail::fa_bwd_preprocess(a, w, /*zero_dq_accum=*/!caller_dq);
@@ -613,8 +626,8 @@ void launch(const LaunchArgs& a, const char* name) {
   p.dk = a.bwd.dk;
   p.dv = a.bwd.dv;
   p.kv_group = static_cast<int>(kv_group);
-  p.dk_accum = a.bwd.dk_accum;
-  p.dv_accum = a.bwd.dv_accum;
+  p.dk_accum = own_dkv ? own_dk : a.bwd.dk_accum;
+  p.dv_accum = own_dkv ? own_dv : a.bwd.dv_accum;
   p.n_q = static_cast<int>(pr.n_q());
   p.n_kv = static_cast<int>(pr.n_kv());
   p.stat_rows = static_cast<int>(w.stat_rows);
@@ -625,6 +638,10 @@ void launch(const LaunchArgs& a, const char* name) {
   kernel<<<static_cast<unsigned>(T_c * heads), Cfg::kThreads, smem, static_cast<cudaStream_t>(a.stream)>>>(p);
   FLASHLAB_LAUNCH_CHECK("fa2_tc_backward_kernel");
   if (!caller_dq) detail::fa_bwd_convert_dq(a, w);
+  if (own_dkv) {  // τ is already in dKaccum
+    detail::fa_bwd_convert(a, own_dk, a.bwd.dk, kv_elems, 1.f);
+    detail::fa_bwd_convert(a, own_dv, a.bwd.dv, kv_elems, 1.f);
+  }
 }
 #endif  // FA2_TC_EMULATE
 

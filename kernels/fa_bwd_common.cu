@@ -98,16 +98,20 @@ void fa_bwd_preprocess(const LaunchArgs& a, const FaBwdWorkspace& w, bool zero_d
   });
 }
 
-void fa_bwd_convert_dq(const LaunchArgs& a, const FaBwdWorkspace& w) {
-  const sim::AttentionProblem& p = a.problem;
-  const i64 count4 = p.head_count() * p.n_q() * p.head_dim / 4;
+void fa_bwd_convert(const LaunchArgs& a, const float* acc, void* out, i64 count, float scale) {
+  const i64 count4 = count / 4;
   const i64 blocks = std::min<i64>((count4 + 255) / 256, 132 * 16);  // grid-stride beyond a few waves
-  dispatch_dtype(p.dtype, [&](auto tag) {
+  dispatch_dtype(a.problem.dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     fa_bwd_convert_kernel<T><<<static_cast<unsigned>(std::max<i64>(blocks, 1)), 256, 0, stream_of(a)>>>(
-        w.dq_accum, static_cast<T*>(a.bwd.dq), count4, a.softmax_scale);
+        acc, static_cast<T*>(out), count4, scale);
     FLASHLAB_LAUNCH_CHECK("fa_bwd_convert_kernel");
   });
+}
+
+void fa_bwd_convert_dq(const LaunchArgs& a, const FaBwdWorkspace& w) {
+  const sim::AttentionProblem& p = a.problem;
+  fa_bwd_convert(a, w.dq_accum, a.bwd.dq, p.head_count() * p.n_q() * p.head_dim, a.softmax_scale);
 }
 
 }  // namespace flashlab::kernels::detail

@@ -34,4 +34,9 @@ void fa_bwd_preprocess(const LaunchArgs& a, const FaBwdWorkspace& w, bool zero_d
 // dQ = τ·dQaccum, rounded to the problem dtype.
 void fa_bwd_convert_dq(const LaunchArgs& a, const FaBwdWorkspace& w);
 
+// out = scale·acc for `count` elements (a multiple of 4), rounded to the
+// problem dtype, on a.stream: the convert kernel of dQ, and of dK, dV when a
+// rung added them in fp32.
+void fa_bwd_convert(const LaunchArgs& a, const float* acc, void* out, i64 count, float scale);
+
 }  // namespace flashlab::kernels::detail

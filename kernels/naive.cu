@@ -259,19 +259,22 @@ void naive_forward(const LaunchArgs& a) {
   const sim::AttentionProblem& p = a.problem;
   const MaterializedSP sp = materialized_workspace(a, "naive");  // S, P: (B, H, N_q, N_kv) in the dtype
   const i64 nq = p.n_q(), nkv = p.n_kv(), d = p.head_dim, heads = p.head_count();
+  // The query heads of a K/V head are adjacent ([B, H_kv, H/H_kv, N_q, d]): each
+  // GEMM runs once per K/V head over the G·N_q query rows of its group.
+  const i64 G = kv_group_of(a, "naive"), rows = G * nq, kv_heads = heads / G;
   char* const S = sp.S;
   char* const P = sp.P;
   dispatch_dtype(p.dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     // S = τ Q Kᵀ
-    GemmArgs qk{nq, nkv, d, d, d, nkv, nq * d, nkv * d, nq * nkv, a.softmax_scale, false, false, false};
-    gemm<T, true>(static_cast<const T*>(a.q), static_cast<const T*>(a.k), reinterpret_cast<T*>(S), qk, heads,
+    GemmArgs qk{rows, nkv, d, d, d, nkv, rows * d, nkv * d, rows * nkv, a.softmax_scale, false, false, false};
+    gemm<T, true>(static_cast<const T*>(a.q), static_cast<const T*>(a.k), reinterpret_cast<T*>(S), qk, kv_heads,
                   stream_of(a));
     // P = softmax(S), causal mask fused (τ already applied)
     row_softmax(p.dtype, S, P, heads * nq, nq, nkv, 1.f, p.causal, stream_of(a));
     // O = P V
-    GemmArgs pv{nq, d, nkv, nkv, d, d, nq * nkv, nkv * d, nq * d, 1.f, false, false, false};
-    gemm<T, false>(reinterpret_cast<const T*>(P), static_cast<const T*>(a.v), static_cast<T*>(a.o), pv, heads,
+    GemmArgs pv{rows, d, nkv, nkv, d, d, rows * nkv, nkv * d, rows * d, 1.f, false, false, false};
+    gemm<T, false>(reinterpret_cast<const T*>(P), static_cast<const T*>(a.v), static_cast<T*>(a.o), pv, kv_heads,
                    stream_of(a));
   });
 }

@@ -155,8 +155,12 @@ void naive_backward(const LaunchArgs& a) {
   const char* P = static_cast<const char*>(a.bwd.forward_workspace) + layout::align256(layout::score_matrix_bytes(p));
   char* dPS = checked_workspace(a, layout::naive_bwd_workspace_bytes(p), "naive_bwd", "dP and dS");
 
-  const int nq = as_int(p.n_q(), "N_q"), nkv = as_int(p.n_kv(), "N_kv"), d = as_int(p.head_dim, "d");
-  const int batch = as_int(p.head_count(), "B·H");
+  // Grouped K/V heads: the query heads of a K/V head are adjacent, so each
+  // GEMM's batch is a K/V head and its N_q the G·N_q query rows of the group;
+  // dV = Pᵀ dO and dK = τ dSᵀ Q then sum over the group's heads in the GEMM.
+  const i64 G = kv_group_of(a, "naive_bwd");
+  const int nq = as_int(G * p.n_q(), "H/H_kv·N_q"), nkv = as_int(p.n_kv(), "N_kv"), d = as_int(p.head_dim, "d");
+  const int batch = as_int(p.head_count() / G, "B·H_kv");
   const cudaDataType_t type = cuda_type(p.dtype);
   cublasHandle_t h = shared_cublas_handle();
   FLASHLAB_CUBLAS_CHECK(cublasSetStream(h, stream_of(a)));

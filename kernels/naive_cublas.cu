@@ -89,8 +89,11 @@ void naive_cublas_forward(const LaunchArgs& a) {
   using namespace detail;
   const sim::AttentionProblem& p = a.problem;
   const MaterializedSP sp = materialized_workspace(a, "naive_cublas");  // S, P: (B, H, N_q, N_kv) in the dtype
-  const int nq = as_int(p.n_q(), "N_q"), nkv = as_int(p.n_kv(), "N_kv"), d = as_int(p.head_dim, "d");
-  const int batch = as_int(p.head_count(), "B·H");
+  // The query heads of a K/V head are adjacent ([B, H_kv, H/H_kv, N_q, d]): each
+  // GEMM's batch is a K/V head, its N_q the G·N_q query rows of the group.
+  const i64 G = kv_group_of(a, "naive_cublas");
+  const int nq = as_int(G * p.n_q(), "H/H_kv·N_q"), nkv = as_int(p.n_kv(), "N_kv"), d = as_int(p.head_dim, "d");
+  const int batch = as_int(p.head_count() / G, "B·H_kv");
   const cudaDataType_t type = cuda_type(p.dtype);
   char* const S = sp.S;
   char* const P = sp.P;

@@ -38,6 +38,11 @@ bool any_counters(const BenchResults& r) {
                      [](const BenchRow& row) { return row.has_counters() || !row.counters_note.empty(); });
 }
 
+// The H column: H, or H/H_kv with grouped K/V heads (as N_q/N_kv in the N column).
+std::string heads_text(const sim::AttentionProblem& p) {
+  return p.h_kv() == p.heads ? std::to_string(p.heads) : std::to_string(p.heads) + "/" + std::to_string(p.h_kv());
+}
+
 // Measured DRAM bytes beside the L2 model's, per row, then per kernel: the
 // median and largest error and the points within the target.
 std::string dram_table(const BenchResults& r) {
@@ -59,7 +64,7 @@ std::string dram_table(const BenchResults& r) {
       ++counted[row.kernel];
       within[row.kernel] += c.within() ? 1 : 0;
     }
-    t.add({row.kernel, std::to_string(p.batch), std::to_string(p.heads), std::to_string(p.n_q()),
+    t.add({row.kernel, std::to_string(p.batch), heads_text(p), std::to_string(p.n_q()),
            std::to_string(p.head_dim), p.causal ? "yes" : "no", row.ctas_per_sm > 0 ? std::to_string(row.ctas_per_sm) : "",
            gb(row.dram_read_bytes), gb(row.dram_write_bytes), gb(row.predicted_dram_read_bytes),
            gb(row.predicted_dram_write_bytes), c.available ? fixed(100 * c.error, 1) + "%" : "",
@@ -97,7 +102,7 @@ std::string bench_table(const BenchResults& r) {
     std::string n = std::to_string(p.n_q());
     if (p.n_kv() != p.n_q()) n += "/" + std::to_string(p.n_kv());
     t.add({row.kernel + (row.direction == "fwd" ? "" : " (" + row.direction + ")"), std::to_string(p.batch),
-           std::to_string(p.heads), n, std::to_string(p.head_dim), std::string(sim::to_string(p.dtype)),
+           heads_text(p), n, std::to_string(p.head_dim), std::string(sim::to_string(p.dtype)),
            p.causal ? "yes" : "no", row.tiles.Br > 0 ? std::to_string(row.tiles.Br) + "×" + std::to_string(row.tiles.Bc) : "",
            std::string(to_string(row.status)), timed ? ms(row.time_ms_median) : "",
            timed ? ms(row.time_ms_min) + "-" + ms(row.time_ms_max) : "", timed ? fixed(row.tflops, 1) : "",

@@ -110,7 +110,7 @@ class BenchCommand : public Command {
                                      "With a ring sweep (ring-llama2-7b, ...): overrides its GPU counts");
     app->add_option("--model", model_, "the ring: attention of a model (llama2-7b, llama3.2-3b, llama3.2-1b), comma "
                                        "list; instead of --heads/--kv-heads/--head-dim");
-    app->add_option("--kv-heads", kv_heads_, "the ring: K/V heads H_kv (grouped-query attention; default H)");
+    app->add_option("--kv-heads", kv_heads_, "K/V heads H_kv, comma list (grouped-query attention; default H)");
     app->add_option("--layout", layout_, "the ring: " + layout_help() + ", comma list");
     app->add_flag("--virtual-gpus", virtual_gpus_, "the ring: its P GPUs as virtual GPUs on device 0, K/V passed by "
                                                    "device copies (checks the ring's arithmetic on one GPU; its "
@@ -213,9 +213,8 @@ class BenchCommand : public Command {
   bool ring_asked() const {
     if (!gpus_.empty()) return true;
     if (sweep_.empty()) {
-      if (!model_.empty() || !kv_heads_.empty() || !layout_.empty() || !devices_.empty() || virtual_gpus_ ||
-          !ring_steps_.empty())
-        throw UsageError("--model, --kv-heads, --layout, --devices, --ring-steps and --virtual-gpus are the ring's: "
+      if (!model_.empty() || !layout_.empty() || !devices_.empty() || virtual_gpus_ || !ring_steps_.empty())
+        throw UsageError("--model, --layout, --devices, --ring-steps and --virtual-gpus are the ring's: "
                          "give --gpus P too");
       return false;
     }
@@ -391,6 +390,7 @@ class BenchCommand : public Command {
       a.head_dim = head_dim_.empty() ? std::vector<sim::i64>{} : size_list("--head-dim", head_dim_);
       a.emb_dim = emb_dim_.empty() ? std::vector<sim::i64>{} : size_list("--emb-dim", emb_dim_);
     }
+    if (!kv_heads_.empty()) a.kv_heads = size_list("--kv-heads", kv_heads_);
     if (!causal_.empty()) {
       if (causal_ == "no") a.causal = {false};
       else if (causal_ == "yes") a.causal = {true};

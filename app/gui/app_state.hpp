@@ -39,6 +39,7 @@ struct Inputs {
   sim::Algorithm algo_b = sim::Algorithm::fa2;
   bool compare = true;  // two algorithms side by side in lockstep
   std::string seq = "1024", batch = "1", heads = "1", head_dim = "64";
+  std::string kv_heads;  // H_kv; empty: as many as H (grouped-query attention when fewer)
   bool causal = false;
   sim::DType dtype = sim::DType::fp16;
   bool sram_override = false;

@@ -11,7 +11,7 @@ namespace flashlab::gui {
 
 bool Inputs::operator==(const Inputs& o) const {
   return algo_a == o.algo_a && algo_b == o.algo_b && compare == o.compare && seq == o.seq && batch == o.batch &&
-         heads == o.heads && head_dim == o.head_dim && causal == o.causal && dtype == o.dtype &&
+         heads == o.heads && kv_heads == o.kv_heads && head_dim == o.head_dim && causal == o.causal && dtype == o.dtype &&
          sram_override == o.sram_override && sram == o.sram && manual_tiles == o.manual_tiles && br == o.br &&
          bc == o.bc && hopper == o.hopper && hw_preset == o.hw_preset && use_hw_file == o.use_hw_file && hw_file == o.hw_file &&
          lockstep == o.lockstep;
@@ -65,6 +65,7 @@ sim::ProblemText problem_text(const Inputs& in) {
   sim::ProblemText t;
   t.batch = in.batch;
   t.heads = in.heads;
+  if (!in.kv_heads.empty()) t.kv_heads = in.kv_heads;
   t.seq = in.seq;
   t.head_dim = in.head_dim;
   t.dtype = std::string(sim::to_string(in.dtype));

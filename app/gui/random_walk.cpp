@@ -85,7 +85,11 @@ void RandomWalk::mutate_state(AppState& s) {
     case 0: in.seq = random_size(valid); break;
     case 1: in.head_dim = valid ? std::to_string(16 * (1 + pick(16))) : random_size(false); break;
     case 2: in.batch = valid ? std::to_string(1 + pick(64)) : random_size(false); break;
-    case 3: in.heads = valid ? std::to_string(1 + pick(32)) : random_size(false); break;
+    case 3:
+      in.heads = valid ? std::to_string(1 + pick(32)) : random_size(false);
+      // Grouped K/V heads: a divisor, none, or a value that does not divide.
+      in.kv_heads = uniform() < 0.5 ? std::string() : valid ? std::to_string(1 + pick(4)) : random_size(false);
+      break;
     case 4: in.causal = !in.causal; break;
     case 5: in.dtype = static_cast<sim::DType>(pick(3)); break;
     case 6:

@@ -165,6 +165,8 @@ const std::vector<ProblemKeyRow>& problem_key_rows() {
   static const std::vector<ProblemKeyRow> rows{
       {{"batch", "count", "batch size B"}, [](Inputs& in, const json& v) { in.batch = text_of(v, "problem.batch"); }},
       {{"heads", "count", "heads H"}, [](Inputs& in, const json& v) { in.heads = text_of(v, "problem.heads"); }},
+      {{"kv_heads", "count", "K/V heads H_kv (grouped-query attention; default H)"},
+       [](Inputs& in, const json& v) { in.kv_heads = text_of(v, "problem.kv_heads"); }},
       {{"seq", "size", "sequence length N, e.g. 1024 or \"16K\""}, [](Inputs& in, const json& v) { in.seq = text_of(v, "problem.seq"); }},
       {{"head_dim", "count", "head dimension d"}, [](Inputs& in, const json& v) { in.head_dim = text_of(v, "problem.head_dim"); }},
       {{"causal", "bool", "a causal mask"}, [](Inputs& in, const json& v) { in.causal = bool_of(v, "problem.causal"); }},

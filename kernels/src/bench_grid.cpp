@@ -78,37 +78,41 @@ std::vector<AttentionProblem> expand_axes(const BenchAxes& a) {
   const auto causals = a.causal.empty() ? std::vector<bool>{false} : a.causal;
   const auto dtypes = or_default<sim::DType>(a.dtypes, sim::DType::fp16);
 
+  const auto kv_heads = or_default<i64>(a.kv_heads, 0);  // 0: as many as the heads
+
   std::vector<AttentionProblem> out;
   for (sim::DType t : dtypes)
     for (bool causal : causals)
-      for (const auto& [h, d] : pairs) {
-        // The batch axis: given, or tokens / N per sequence length.
-        std::vector<std::pair<i64, i64>> batch_seq;
-        if (!a.tokens.empty()) {
-          for (i64 tok : a.tokens)
-            for (i64 s : seqs) {
-              if (s < 1 || tok % s != 0 || tok / s < 1)
-                bad(n(tok) + " tokens is not a whole number of sequences of N=" + n(s));
-              batch_seq.emplace_back(tok / s, s);
-            }
-        } else {
-          for (i64 b : or_default<i64>(a.batch, 16))
-            for (i64 s : seqs) batch_seq.emplace_back(b, s);
-        }
-        for (const auto& [b, s] : batch_seq)
-          for (i64 skv : seq_kvs) {
-            AttentionProblem p;
-            p.batch = b;
-            p.heads = h;
-            p.seq_q = s;
-            p.seq_kv = skv == 0 ? s : skv;
-            p.head_dim = d;
-            p.causal = causal;
-            p.dtype = t;
-            for (const sim::ProblemError& e : sim::validate(p)) bad(sim::describe(p) + ": " + e.message);
-            out.push_back(p);
+      for (const auto& [h, d] : pairs)
+        for (i64 kv : kv_heads) {
+          // The batch axis: given, or tokens / N per sequence length.
+          std::vector<std::pair<i64, i64>> batch_seq;
+          if (!a.tokens.empty()) {
+            for (i64 tok : a.tokens)
+              for (i64 s : seqs) {
+                if (s < 1 || tok % s != 0 || tok / s < 1)
+                  bad(n(tok) + " tokens is not a whole number of sequences of N=" + n(s));
+                batch_seq.emplace_back(tok / s, s);
+              }
+          } else {
+            for (i64 b : or_default<i64>(a.batch, 16))
+              for (i64 s : seqs) batch_seq.emplace_back(b, s);
           }
-      }
+          for (const auto& [b, s] : batch_seq)
+            for (i64 skv : seq_kvs) {
+              AttentionProblem p;
+              p.batch = b;
+              p.heads = h;
+              p.kv_heads = kv;
+              p.seq_q = s;
+              p.seq_kv = skv == 0 ? s : skv;
+              p.head_dim = d;
+              p.causal = causal;
+              p.dtype = t;
+              for (const sim::ProblemError& e : sim::validate(p)) bad(sim::describe(p) + ": " + e.message);
+              out.push_back(p);
+            }
+        }
   return out;
 }
 
@@ -303,7 +307,7 @@ SweepFile parse_sweep(const std::string& text, const std::string& origin) {
       expand_ring_axes(*s.ring);  // a grid that cannot expand fails at load
       return s;
     }
-    static const std::set<std::string> axis_keys{"batch",   "tokens",  "seq",    "seq_kv", "heads",
+    static const std::set<std::string> axis_keys{"batch",   "tokens",  "seq",    "seq_kv", "heads",   "kv_heads",
                                                  "head_dim", "emb_dim", "causal", "dtype"};
     for (const auto& [key, value] : j["axes"].items()) {
       if (axis_keys.count(key) == 0) bad("unknown axis \"" + key + "\"");
@@ -314,6 +318,7 @@ SweepFile parse_sweep(const std::string& text, const std::string& origin) {
       else if (key == "seq") a.seq = size_list(value, where);
       else if (key == "seq_kv") a.seq_kv = size_list(value, where);
       else if (key == "heads") a.heads = size_list(value, where);
+      else if (key == "kv_heads") a.kv_heads = size_list(value, where);
       else if (key == "head_dim") a.head_dim = size_list(value, where);
       else if (key == "emb_dim") a.emb_dim = size_list(value, where);
       else if (key == "causal") {

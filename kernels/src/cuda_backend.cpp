@@ -114,7 +114,7 @@ class CudaBackend final : public Backend {
     a.device_smem_optin = static_cast<int>(info_.smem_optin_bytes);
 
     const i64 bh = p.head_count();
-    const i64 q_elems = bh * p.n_q() * p.head_dim, kv_elems = bh * p.n_kv() * p.head_dim;
+    const i64 q_elems = bh * p.n_q() * p.head_dim, kv_elems = p.kv_head_count() * p.n_kv() * p.head_dim;
     const float scale = static_cast<float>(o.input_scale);
     // Three unrelated streams of N(0, scale²) from the case's seed.
     detail::fill_normal(b.q, q_elems, p.dtype, c.seed ^ 0x1111111111111111ull, scale, stream_);
@@ -251,12 +251,13 @@ class CudaBackend final : public Backend {
     const sim::AttentionProblem& p = c.problem;
     const CheckPlan plan = plan_check(p, o.check_flop_budget, o.check == CheckMode::full);
     const double tau = 1.0 / std::sqrt(static_cast<double>(p.head_dim));
-    const i64 d = p.head_dim;
+    const i64 d = p.head_dim, group = p.heads / p.h_kv();  // query head h reads K/V head h / group
     ErrorSums total;
     double input_norm2 = 0;
     for (i64 h : plan.heads) {
       std::ostringstream key;
-      key << c.seed << '/' << o.input_scale << '/' << p.batch << 'x' << p.heads << 'x' << p.n_q() << 'x' << p.n_kv()
+      key << c.seed << '/' << o.input_scale << '/' << p.batch << 'x' << p.heads << '/' << p.h_kv() << 'x' << p.n_q()
+          << 'x' << p.n_kv()
           << 'x' << d << '/' << p.causal << '/' << static_cast<int>(p.dtype) << "/h" << h << "/r" << plan.rows.size()
           << ':' << plan.rows.front() << '-' << plan.rows.back();
       std::vector<double> ref;
@@ -270,8 +271,8 @@ class CudaBackend final : public Backend {
         in.n_kv = p.n_kv();
         in.d = d;
         in.q = download(b.q, h, p.n_q(), d, p.dtype);
-        in.k = download(b.k, h, p.n_kv(), d, p.dtype);
-        in.v = download(b.v, h, p.n_kv(), d, p.dtype);
+        in.k = download(b.k, h / group, p.n_kv(), d, p.dtype);
+        in.v = download(b.v, h / group, p.n_kv(), d, p.dtype);
         for (double x : in.q) input_norm2 += x * x;
         ref = reference_rows(in, plan.rows, tau, p.causal);
         if (o.cache != nullptr) o.cache->put(key.str(), ref);
@@ -297,16 +298,22 @@ class CudaBackend final : public Backend {
 
   // The fp64 check of a backward case (plan_check_backward): dQ on the rows of
   // the plan, dK and dV when whole heads are checked; the worst of the three.
+  // With grouped K/V heads each query head's share of dK, dV is summed over
+  // its group (the plan holds whole groups) before the K/V head is compared.
   void check_backward(const Case& c, const CaseBuffers& b, const RunOptions& o, Measurement& m) {
     const sim::AttentionProblem& p = c.problem;
     const BackwardCheckPlan plan = plan_check_backward(p, o.check_flop_budget, o.check == CheckMode::full);
     const double tau = 1.0 / std::sqrt(static_cast<double>(p.head_dim));
-    const i64 d = p.head_dim, nq = p.n_q(), nkv = p.n_kv();
+    const i64 d = p.head_dim, nq = p.n_q(), nkv = p.n_kv(), group = p.heads / p.h_kv();
     ErrorSums eq, ek, ev;
     double input_norm2 = 0;
+    std::vector<double> dk_sum, dv_sum;  // the group's dK, dV so far
+    i64 summing = -1, members = 0;       // the K/V head summed, its query heads in the sums
     for (i64 h : plan.rows.heads) {
+      const i64 kh = h / group;
       std::ostringstream key;
-      key << "bwd/" << c.seed << '/' << o.input_scale << '/' << p.batch << 'x' << p.heads << 'x' << nq << 'x' << nkv
+      key << "bwd/" << c.seed << '/' << o.input_scale << '/' << p.batch << 'x' << p.heads << '/' << p.h_kv() << 'x'
+          << nq << 'x' << nkv
           << 'x' << d << '/' << p.causal << '/' << static_cast<int>(p.dtype) << "/h" << h << "/r"
           << plan.rows.rows.size() << ':' << plan.rows.rows.front() << '-' << plan.rows.rows.back() << '/'
           << plan.keys;
@@ -317,8 +324,8 @@ class CudaBackend final : public Backend {
         ref = *cached;
         input_norm2 = std::max(input_norm2, 1.0);
       } else {
-        const std::vector<double> q = download(b.q, h, nq, d, p.dtype), k = download(b.k, h, nkv, d, p.dtype),
-                                  v = download(b.v, h, nkv, d, p.dtype), g = download(b.d_o, h, nq, d, p.dtype);
+        const std::vector<double> q = download(b.q, h, nq, d, p.dtype), k = download(b.k, kh, nkv, d, p.dtype),
+                                  v = download(b.v, kh, nkv, d, p.dtype), g = download(b.d_o, h, nq, d, p.dtype);
         for (double x : q) input_norm2 += x * x;
         const HeadReference head(k.data(), v.data(), nkv, d);
         ref.assign(nrows * static_cast<std::size_t>(d) + (plan.keys ? 2 * static_cast<std::size_t>(nkv * d) : 0), 0.0);
@@ -336,14 +343,27 @@ class CudaBackend final : public Backend {
       for (i64 r : plan.rows.rows) got.insert(got.end(), dq_got.begin() + r * d, dq_got.begin() + (r + 1) * d);
       eq += error_sums(got, std::vector<double>(ref.begin(), ref.begin() + static_cast<std::ptrdiff_t>(nrows * d)));
       if (plan.keys) {
-        const auto kv_ref = [&](int which) {
-          const auto first = ref.begin() + static_cast<std::ptrdiff_t>(nrows * d + which * nkv * d);
-          return std::vector<double>(first, first + static_cast<std::ptrdiff_t>(nkv * d));
-        };
-        ek += error_sums(download(b.dk, h, nkv, d, p.dtype), kv_ref(0));
-        ev += error_sums(download(b.dv, h, nkv, d, p.dtype), kv_ref(1));
+        if (kh != summing) {
+          if (summing >= 0 && members != group)
+            throw std::logic_error("the backward check's plan holds part of a group of query heads");
+          dk_sum.assign(static_cast<std::size_t>(nkv * d), 0.0);
+          dv_sum.assign(static_cast<std::size_t>(nkv * d), 0.0);
+          summing = kh;
+          members = 0;
+        }
+        const double* share = ref.data() + nrows * d;  // this query head's dK, then dV
+        for (std::size_t e = 0; e < dk_sum.size(); ++e) {
+          dk_sum[e] += share[e];
+          dv_sum[e] += share[dk_sum.size() + e];
+        }
+        if (++members == group) {
+          ek += error_sums(download(b.dk, kh, nkv, d, p.dtype), dk_sum);
+          ev += error_sums(download(b.dv, kh, nkv, d, p.dtype), dv_sum);
+        }
       }
     }
+    if (plan.keys && summing >= 0 && members != group)
+      throw std::logic_error("the backward check's plan holds part of a group of query heads");
     if (input_norm2 == 0) throw std::runtime_error("the generated inputs are all zero (input generator broken)");
     // dQ alone when dK, dV are not checked: a zero dQ reference is then
     // measured as absolute (relative() gives +inf, flagging it).

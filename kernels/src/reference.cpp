@@ -197,11 +197,29 @@ BackwardCheckPlan plan_check_backward(const sim::AttentionProblem& p, double flo
   BackwardCheckPlan plan;
   const double per_head = 12.0 * static_cast<double>(p.n_q()) * static_cast<double>(p.n_kv()) *
                           static_cast<double>(p.head_dim);
+  // dK, dV of a K/V head sum over its group's G query heads: whole groups are
+  // checked together, G heads' price each.
+  const i64 G = p.heads / p.h_kv();
+  const double per_group = per_head * static_cast<double>(G);
   // plan_check prices a head at 4·N_q·N_kv·d: scale the budget so that it picks
   // whole heads exactly when their gradients fit.
-  if (full || per_head * 2 <= flop_budget || per_head * static_cast<double>(p.head_count()) <= flop_budget) {
-    plan.rows = plan_check(p, flop_budget * 4.0 / 12.0, full);
+  if (full || per_group * 2 <= flop_budget || per_head * static_cast<double>(p.head_count()) <= flop_budget) {
     plan.keys = true;
+    if (G == 1) {
+      plan.rows = plan_check(p, flop_budget * 4.0 / 12.0, full);
+      return plan;
+    }
+    // The plan of the K/V heads (a K/V head priced as its group), each
+    // expanded to its query heads b·H + h, adjacent and in order.
+    sim::AttentionProblem kv_heads = p;
+    kv_heads.heads = p.h_kv();
+    kv_heads.kv_heads = 0;
+    const CheckPlan groups = plan_check(kv_heads, flop_budget * 4.0 / 12.0 / static_cast<double>(G), full);
+    plan.rows.rows = groups.rows;
+    plan.rows.n_heads_total = p.head_count();
+    plan.rows.n_rows_total = p.n_q();
+    for (i64 kh : groups.heads)
+      for (i64 g = 0; g < G; ++g) plan.rows.heads.push_back(kh * G + g);
     return plan;
   }
   // dQ rows: 10·N_kv·d each against the forward's 4.

@@ -119,7 +119,6 @@ KernelInfo fa2_tc_info() {
   k.min_sm = 80;
   k.tile_source = TileSource::compiled;
   k.writes_lse = true;
-  k.reads_kv_heads = true;
   k.folds_running_output = true;
   k.threads_per_block = zero_shape;  // fixed by the rung; it checks its own launch
   k.workspace_bytes = zero_shape;
@@ -152,7 +151,6 @@ KernelInfo fa3_hopper_info() {
   k.min_sm = 90;
   k.tile_source = TileSource::compiled;
   k.writes_lse = true;
-  k.reads_kv_heads = true;
   k.folds_running_output = true;
   k.threads_per_block = zero_shape;  // fixed by the rung (3 warpgroups)
   k.workspace_bytes = zero_shape;
@@ -242,11 +240,10 @@ KernelInfo fa2_tc_bwd_info() {
   k.min_sm = 90;  // red.global.add.v2.f32
   k.tile_source = TileSource::compiled;
   k.storage.dq_accumulator = sim::DType::fp32;
-  k.reads_kv_heads = true;
   k.accumulates_gradients = true;
   k.threads_per_block = zero_shape;  // fixed by the rung; it checks its own launch
-  k.workspace_bytes = [](const AttentionProblem& p, TileShape) { return layout::fa_bwd_workspace_bytes(p); };
-  k.workspace_holds = "dQaccum in fp32, L and D";
+  k.workspace_bytes = [](const AttentionProblem& p, TileShape) { return layout::fa2_tc_bwd_workspace_bytes(p); };
+  k.workspace_holds = "dQaccum in fp32, L and D (with grouped K/V heads, dKaccum and dVaccum in fp32 too)";
   // What is compiled (sim::kFa2TcBwdConfigs), the same in a build without CUDA.
   k.head_dims = fa2_tc_bwd_head_dims();
   k.default_tiles = [](const AttentionProblem& p) { return fa2_tc_bwd_tiles(static_cast<int>(p.head_dim)); };

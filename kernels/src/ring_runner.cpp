@@ -196,7 +196,7 @@ class RingRun {
   std::unique_ptr<ring::Transport> transport_;
   float scale_ = 0;
   // What the steps fuse (RingSteps::fused and the rung can; else separate kernels).
-  bool fwd_kv_native_ = false;  // the forward rung reads K, V with H_kv heads
+  bool fwd_kv_native_ = false;  // the forward rung reads K, V with H_kv heads (fused; pairwise expands them)
   bool fwd_folds_ = false;      // ... and folds its partial output into the running one
   bool bwd_kv_native_ = false;  // the backward rung reads K, V with H_kv heads
   bool bwd_adds_ = false;       // ... and adds dQ, dK, dV into the fp32 accumulators
@@ -243,13 +243,12 @@ void RingRun::choose_rungs() {
       max_pairs_ = std::max(max_pairs_, n);
     }
   const bool fused = o_.steps == RingSteps::fused;
-  fwd_kv_native_ = fused && grouped() && fwd_->reads_kv_heads;
+  fwd_kv_native_ = fused && grouped();
   fwd_folds_ = fused && fwd_->folds_running_output;
   dtype_homecoming_ = fused && p_.backward() && P() > 1;
   if (bwd_ != nullptr) {
-    bwd_kv_native_ = fused && grouped() && bwd_->reads_kv_heads;
-    // The accumulators have the K/V heads: a grouped problem needs the rung to read them too.
-    bwd_adds_ = fused && bwd_->accumulates_gradients && (!grouped() || bwd_kv_native_);
+    bwd_kv_native_ = fused && grouped();
+    bwd_adds_ = fused && bwd_->accumulates_gradients;
   }
 }
 
@@ -654,7 +653,7 @@ void RingRun::compute_backward_step(Rank& g, int s, void* package, float* dkv_ta
     launch_rung(g, s, *bwd_, a);
     if (!c.direct()) ring::accumulate(c.dq_acc, g.dq_part, p_.dtype, q_elems(c.chunk.size()), g.compute);
     if (home != nullptr) return;
-    if (grouped()) {
+    if (grouped() && !bwd_kv_native_) {  // the rung wrote dK, dV of H heads: each group summed here
       ring::accumulate_grouped(dk_acc, g.dk_part, p_.dtype, p_.batch, p_.heads, p_.h_kv(), kv.size(), p_.head_dim,
                                g.compute);
       ring::accumulate_grouped(dv_acc, g.dv_part, p_.dtype, p_.batch, p_.heads, p_.h_kv(), kv.size(), p_.head_dim,

@@ -40,10 +40,11 @@ std::string build_commit() {
 
 namespace {
 
-// Bytes of one buffer of the case: rows × cols elements of every head.
-i64 tensor_bytes(const AttentionProblem& p, i64 rows, i64 cols, i64 element_bytes) {
+// Bytes of one buffer of the case: rows × cols elements of each of `heads`
+// heads (B·H for Q, O, dO, dQ and the logsumexp; B·H_kv for K, V, dK, dV).
+i64 tensor_bytes(i64 heads, i64 rows, i64 cols, i64 element_bytes) {
   using sim::checked_mul;
-  return checked_mul(checked_mul(checked_mul(p.head_count(), rows, "bytes"), cols, "bytes"), element_bytes, "bytes");
+  return checked_mul(checked_mul(checked_mul(heads, rows, "bytes"), cols, "bytes"), element_bytes, "bytes");
 }
 
 std::string sci(double v) {
@@ -68,8 +69,6 @@ MeasuredRun run_case(Backend& backend, const KernelInfo& k, const AttentionProbl
   };
   for (const sim::ProblemError& e : sim::validate(p)) return finish(RunStatus::skipped, e.message);
   if (p.gpus() > 1) return finish(RunStatus::skipped, "a problem spread over " + std::to_string(p.gpus()) + " GPUs runs in the ring (bench --gpus)");
-  if (p.h_kv() != p.heads)
-    return finish(RunStatus::skipped, "grouped-query heads (H_kv < H) run in the ring's runner; the single-GPU runner reads one K/V head per query head");
   if (!k.built())
     return finish(RunStatus::skipped, "this build has no CUDA support (configure with nvcc installed)");
 
@@ -104,10 +103,10 @@ MeasuredRun run_case(Backend& backend, const KernelInfo& k, const AttentionProbl
 
   try {
     const i64 s = sim::dtype_bytes(p.dtype);
-    const i64 q_bytes = tensor_bytes(p, p.n_q(), p.head_dim, s);
-    const i64 kv_bytes = tensor_bytes(p, p.n_kv(), p.head_dim, s);
+    const i64 q_bytes = tensor_bytes(p.head_count(), p.n_q(), p.head_dim, s);
+    const i64 kv_bytes = tensor_bytes(p.kv_head_count(), p.n_kv(), p.head_dim, s);
     const KernelInfo& producer = backward ? *fwd : k;  // who writes O and the logsumexp
-    const i64 lse_bytes = producer.writes_lse ? tensor_bytes(p, p.n_q(), 1, 4) : 0;
+    const i64 lse_bytes = producer.writes_lse ? tensor_bytes(p.head_count(), p.n_q(), 1, 4) : 0;
     const i64 ws_bytes = k.workspace_bytes ? k.workspace_bytes(p, tiles) : 0;
     const i64 fwd_ws_bytes = backward && fwd->workspace_bytes ? fwd->workspace_bytes(p, fwd_tiles) : 0;
     // Backward: dO and dQ like Q, dK and dV like K.

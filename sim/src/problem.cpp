@@ -8,6 +8,7 @@
 namespace flashlab::sim {
 
 i64 AttentionProblem::head_count() const { return checked_mul(batch, heads, "B·H"); }
+i64 AttentionProblem::kv_head_count() const { return checked_mul(batch, h_kv(), "B·H_kv"); }
 
 bool operator==(const ParallelPart& a, const ParallelPart& b) {
   return a.gpus == b.gpus && a.layout == b.layout && a.backward == b.backward;

@@ -50,6 +50,8 @@ TEST_CASE("bench: bad input is one line and exit 2", "[cli][bench]") {
   require_usage_error(bench("--emb-dim 2048 --heads 16 --head-dim 64"), "16 × head dim 64 = 1024");
   require_usage_error(bench("--tokens 1000 --seq 3"), "1000 tokens is not a whole number of sequences of N=3");
   require_usage_error(bench("--seq 64 --seq-kv 32 --causal yes"), "causal attention needs seq_kv = seq_q");
+  require_usage_error(bench("--heads 8 --kv-heads 3"), "not a multiple of H_kv = 3");
+  require_usage_error(bench("--heads 8 --kv-heads 16"), "H_kv");
   require_usage_error(bench("--br 64"), "--br and --bc go together");
   require_usage_error(bench("--tiles huge"), "--tiles: expected default or paper");
   require_usage_error(bench("--mem-limit plenty"), "--mem-limit: 'plenty' is not a whole number");

@@ -36,6 +36,32 @@ TEST_CASE("axes expand with the sequence length varying fastest", "[kernels][gri
   CHECK(ps[6].causal);
 }
 
+TEST_CASE("grouped K/V heads are an axis of the one-GPU grid, after heads and head dim", "[kernels][grid]") {
+  BenchAxes a;
+  a.heads = {8, 16};
+  a.kv_heads = {2, 8};
+  a.seq = {512, 1024};
+  const auto ps = expand_axes(a);
+  REQUIRE(ps.size() == 8);
+  CHECK(ps[0].heads == 8);
+  CHECK(ps[0].h_kv() == 2);
+  CHECK(ps[1].seq_q == 1024);
+  CHECK(ps[2].h_kv() == 8);  // H_kv = H: no groups
+  CHECK(ps[4].heads == 16);
+  CHECK(ps[4].h_kv() == 2);
+  CHECK_FALSE(ps[0].parallel);
+
+  a.kv_heads = {3};  // 8 heads do not split into groups of 3
+  CHECK_THROWS_WITH(expand_axes(a), Catch::Contains("H_kv = 3"));
+  CHECK(expand_axes(BenchAxes{}).front().h_kv() == expand_axes(BenchAxes{}).front().heads);
+
+  const SweepFile s = parse_sweep(
+      R"({"format": "flashlab-sweep/1", "name": "gqa", "axes": {"heads": [32], "kv_heads": [8], "seq": [2048]}})",
+      "gqa.json");
+  REQUIRE(expand_axes(s.axes).size() == 1);
+  CHECK(expand_axes(s.axes).front().h_kv() == 8);
+}
+
 TEST_CASE("embedding dim = heads · head dim, from either side", "[kernels][grid]") {
   BenchAxes a;
   a.emb_dim = {1024, 2048, 4096};

@@ -80,6 +80,25 @@ TEST_CASE("every backward rung matches fp64 with seq_kv ≠ seq_q (non-causal), 
   check_all_backward(p, check_options(kernels::test::fresh_seed(), cache));
 }
 
+TEST_CASE("every backward rung matches fp64 with grouped K/V heads: dK, dV summed over each group",
+          "[gpu][bwd][correctness][grouped]") {
+  const sim::DType dtype = GENERATE(sim::DType::fp16, sim::DType::bf16, sim::DType::fp32);
+  const bool causal = GENERATE(false, true);
+  const int d = GENERATE(64, 128);
+  const sim::i64 n = GENERATE(1, 17, 65, 129, 300);
+  const sim::i64 kv_heads = GENERATE(1, 2, 3);  // of 6 query heads: groups of 6, 3 and 2
+  auto p = problem(2, 6, n, d, causal, dtype);
+  p.kv_heads = kv_heads;
+  ReferenceCache cache;
+  const RunOptions o = check_options(kernels::test::fresh_seed(), cache);
+  REQUIRE(plan_check_backward(p, o.check_flop_budget, false).keys);  // dK and dV checked, not only dQ
+  check_all_backward(p, o);
+  if (causal) return;
+  auto ragged = problem(2, 6, n, d, false, dtype, 65);  // N_kv ≠ N_q
+  ragged.kv_heads = kv_heads;
+  check_all_backward(ragged, check_options(kernels::test::fresh_seed(), cache));
+}
+
 TEST_CASE("fa2_bwd matches fp64 with any tiles the GUI may ask for", "[gpu][bwd][correctness][tiles]") {
   const sim::DType dtype = GENERATE(sim::DType::fp32, sim::DType::fp16);
   const bool causal = GENERATE(false, true);

@@ -77,6 +77,23 @@ TEST_CASE("every kernel matches fp64 with seq_kv ≠ seq_q (non-causal), N_q = 1
   check_all_kernels(p, check_options(kernels::test::fresh_seed(), cache));
 }
 
+TEST_CASE("every kernel matches fp64 with grouped K/V heads: each query head reads its group's K, V",
+          "[gpu][correctness][grouped]") {
+  const sim::DType dtype = GENERATE(sim::DType::fp32, sim::DType::fp16, sim::DType::bf16);
+  const bool causal = GENERATE(false, true);
+  const int d = GENERATE(64, 128);
+  const sim::i64 n = GENERATE(1, 17, 129, 1000);
+  const sim::i64 kv_heads = GENERATE(1, 2, 3);  // of 6 query heads: groups of 6, 3 and 2
+  auto p = problem(2, 6, n, d, causal, dtype);
+  p.kv_heads = kv_heads;
+  ReferenceCache cache;
+  check_all_kernels(p, check_options(kernels::test::fresh_seed(), cache));
+  if (causal) return;
+  auto ragged = problem(2, 6, n, d, false, dtype, 300);  // N_kv ≠ N_q
+  ragged.kv_heads = kv_heads;
+  check_all_kernels(ragged, check_options(kernels::test::fresh_seed(), cache));
+}
+
 TEST_CASE("fa1 and fa2 match fp64 with any tiles the GUI may ask for", "[gpu][correctness][tiles]") {
   const sim::DType dtype = GENERATE(sim::DType::fp32, sim::DType::fp16);
   const bool causal = GENERATE(false, true);

@@ -192,6 +192,31 @@ TEST_CASE("a check covers every row when cheap and spreads rows and heads when n
   CHECK(heads.heads.back() == 63);
 }
 
+TEST_CASE("the backward's check takes grouped query heads whole, so that dK and dV can be summed",
+          "[kernels][reference][bwd]") {
+  auto p = kernels::test::problem(2, 8, 1024, 64);  // 12·N²·d = 0.81 GFLOP per head
+  p.kv_heads = 2;                                   // groups of 4 query heads
+  const BackwardCheckPlan plan = plan_check_backward(p, 8e9, false);
+  REQUIRE(plan.keys);
+  const std::vector<sim::i64>& h = plan.rows.heads;
+  REQUIRE(h.size() % 4 == 0);
+  CHECK(h.size() < 16);  // not every head: the budget buys two groups
+  for (std::size_t at = 0; at < h.size(); at += 4)
+    for (sim::i64 g = 0; g < 4; ++g) CHECK(h[at + g] == h[at] + g);
+  CHECK(h.front() == 0);
+  CHECK(h.back() == 15);  // the last group: batch 1's last K/V head
+  CHECK(plan.rows.rows.size() == 1024);
+  CHECK(plan.rows.n_heads_total == 16);
+  CHECK(12.0 * 1024 * 1024 * 64 * static_cast<double>(h.size()) <= 8e9);
+
+  // One group alone over the budget: dQ rows only, dK and dV not checked.
+  CHECK_FALSE(plan_check_backward(p, 3e9, false).keys);
+  // Without groups the same budget checks whole heads.
+  p.kv_heads = 0;
+  CHECK(plan_check_backward(p, 3e9, false).keys);
+  CHECK(plan_check_backward(p, 3e9, false).rows.heads.size() == 3);
+}
+
 TEST_CASE("the reference cache keeps what it was given", "[kernels][reference]") {
   ReferenceCache c;
   CHECK(c.find("a") == nullptr);

@@ -57,6 +57,34 @@ TEST_CASE("a case that runs becomes a row of what was measured, naming the rung'
   CHECK(be.fake_allocator().outstanding() == 0);
 }
 
+TEST_CASE("grouped K/V heads run on one GPU with K, V, dK and dV of H_kv heads", "[kernels][runner]") {
+  FakeBackend be;
+  auto p = problem(4, 8, 1000, 64, true);
+  p.kv_heads = 2;
+  const MeasuredRun fwd = run_case(be, runnable("fa2"), p, quick());
+  REQUIRE(fwd.status == RunStatus::ok);
+  const i64 q = 4 * 8 * 1000 * 64 * 2, kv = 4 * 2 * 1000 * 64 * 2, lse = 4 * 8 * 1000 * 4;
+  CHECK(fwd.peak_memory_bytes == 2 * q + 2 * kv + lse);
+
+  // The tensor-core backward adds the group's dK, dV in fp32 in its workspace.
+  const KernelInfo bwd = runnable("fa2_tc_bwd");
+  const KernelInfo fa2_tc = runnable("fa2_tc");
+  const MeasuredRun row = run_case(be, bwd, p, quick(), &fa2_tc);
+  REQUIRE(row.status == RunStatus::ok);
+  const i64 accum = 2 * layout::align256(4 * 2 * 1000 * 64 * 4);
+  CHECK(layout::fa_bwd_kv_accum_bytes(p) == accum);
+  CHECK(be.buffers.back().workspace_bytes == layout::fa_bwd_workspace_bytes(p) + accum);
+  CHECK(row.peak_memory_bytes == 4 * q + 4 * kv + lse + layout::fa_bwd_workspace_bytes(p) + accum);
+  p.kv_heads = 0;
+  CHECK(layout::fa_bwd_kv_accum_bytes(p) == 0);
+
+  p.kv_heads = 3;  // 8 heads do not split into groups of 3
+  const MeasuredRun refused = run_case(be, runnable("fa2"), p, quick());
+  CHECK(refused.status == RunStatus::skipped);
+  CHECK_THAT(refused.reason, Catch::Contains("H_kv"));
+  CHECK(be.fake_allocator().outstanding() == 0);
+}
+
 TEST_CASE("measured peak memory includes what libraries allocate on the way", "[kernels][runner]") {
   const KernelInfo naive = runnable("naive_cublas");
   const auto p = problem(1, 2, 300, 64);

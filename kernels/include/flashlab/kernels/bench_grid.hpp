@@ -22,12 +22,13 @@ struct BenchAxes {
   std::vector<i64> heads;            // empty: 16, or emb_dim / head_dim
   std::vector<i64> head_dim;         // empty: 64, or emb_dim / heads
   std::vector<i64> emb_dim;
+  std::vector<i64> kv_heads;         // K/V heads H_kv (grouped-query attention); empty: = heads
   std::vector<bool> causal;          // empty: non-causal
   std::vector<sim::DType> dtypes;    // empty: fp16
 };
 
 // One point of the grid per problem, in the order dtype, causal, (heads,
-// head dim), batch, seq, seq_kv (the last varies fastest). Throws
+// head dim), K/V heads, batch, seq, seq_kv (the last varies fastest). Throws
 // std::invalid_argument with a one-line reason naming the axis.
 std::vector<sim::AttentionProblem> expand_axes(const BenchAxes& axes);
 

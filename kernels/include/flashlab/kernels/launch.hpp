@@ -71,7 +71,6 @@ struct LaunchArgs {
   // Grouped-query attention (problem.kv_heads): K and V have H_kv heads,
   // [B, H_kv, N_kv, d], and query head h of batch b reads K/V head
   // b·H_kv + h / (H / H_kv) — in flat head indices (b·H + h) / (H / H_kv).
-  // Only rungs whose registry entry says reads_kv_heads take H_kv < H.
   sim::AttentionProblem problem;
   sim::TileShape tiles;      // runtime-tiled rungs use these; compiled-tile rungs ignore them
   float softmax_scale = 0;   // τ, normally 1/√d

@@ -111,6 +111,22 @@ inline i64 fa_bwd_workspace_bytes(const sim::AttentionProblem& p) {
   return sim::checked_add(fa_bwd_dq_accum_bytes(p), sim::checked_mul(fa_bwd_stat_bytes(p), 2, "bytes of L, D"),
                           "workspace");
 }
+// fa2_tc_bwd with grouped-query heads (H_kv < H) and no accumulators of the
+// caller's: the query heads of a group add into one dK, dV head, so the rung
+// adds into fp32 dKaccum, dVaccum [B, H_kv, N_kv, d] after the workspace above
+// and converts them at the end. 0 without grouped heads.
+inline i64 fa_bwd_kv_accum_bytes(const sim::AttentionProblem& p) {
+  using sim::checked_mul;
+  if (p.h_kv() == p.heads) return 0;
+  const i64 one = align256(checked_mul(
+      checked_mul(checked_mul(checked_mul(p.batch, p.h_kv(), "B·H_kv"), p.n_kv(), "B·H_kv·N_kv"), p.head_dim,
+                  "B·H_kv·N_kv·d"),
+      4, "bytes of dKaccum"));
+  return checked_mul(one, 2, "bytes of dKaccum, dVaccum");
+}
+inline i64 fa2_tc_bwd_workspace_bytes(const sim::AttentionProblem& p) {
+  return sim::checked_add(fa_bwd_workspace_bytes(p), fa_bwd_kv_accum_bytes(p), "workspace");
+}
 
 // fa2_bwd on CUDA cores: a block owns K_j, V_j (B_c keys) and their dK_j, dV_j;
 // each key row belongs to fa_bwd_lanes_per_row adjacent lanes, each keeping

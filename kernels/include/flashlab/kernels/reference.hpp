@@ -73,7 +73,9 @@ CheckPlan plan_check(const sim::AttentionProblem& p, double flop_budget, bool fu
 // heads fit the budget, dQ, dK and dV of those heads are checked (`keys`).
 // Beyond, dQ is checked on the rows plan_check would pick (row r of dQ needs
 // row r alone, 10·N_kv·d FLOPs) and dK, dV are not: each of their rows sums
-// over every query row.
+// over every query row. With grouped-query heads (H_kv < H) the whole-head
+// plan holds whole groups: the G = H / H_kv query heads of each K/V head
+// checked, adjacent, since dK, dV of that head sum over all of them.
 struct BackwardCheckPlan {
   CheckPlan rows;     // heads, and the query rows whose dQ is checked
   bool keys = true;   // dK and dV of those heads checked too (all rows are then in `rows`)

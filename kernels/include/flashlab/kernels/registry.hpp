@@ -48,12 +48,11 @@ struct KernelInfo {
   int min_sm = 0;              // compute capability × 10
   TileSource tile_source = TileSource::none;
   bool writes_lse = false;     // LaunchArgs::lse is filled when set
-  // What the rung does beyond a plain launch, for the ring (LaunchArgs): K, V
-  // read with H_kv < H heads (kv_heads); the partial output folded into a
-  // running one in its epilogue (running, forward); dQ, dK, dV added into fp32
-  // accumulators (bwd.dq_accum, dk_accum, dv_accum, backward). The others
-  // refuse such a launch.
-  bool reads_kv_heads = false;
+  // What the rung does beyond a plain launch, for the ring (LaunchArgs): the
+  // partial output folded into a running one in its epilogue (running,
+  // forward); dQ, dK, dV added into fp32 accumulators (bwd.dq_accum, dk_accum,
+  // dv_accum, backward). The others refuse such a launch. Every rung reads
+  // grouped K/V heads (H_kv < H, the problem's kv_heads) in place.
   bool folds_running_output = false;
   bool accumulates_gradients = false;
   bool heaviest_first = false; // each head's heaviest causal row block is dispatched first (the L2 model's launch)

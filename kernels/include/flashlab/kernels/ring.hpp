@@ -38,9 +38,10 @@ enum class RingTransport {
 std::string_view ring_transport_name(RingTransport t);  // "nccl", "local"
 
 // How a GPU's step launches its work: fused (the rungs read grouped K/V
-// heads, fold partial outputs and add gradients themselves, wherever the rung
-// can: KernelInfo::reads_kv_heads, folds_running_output,
-// accumulates_gradients) or pairwise (separate kernels) — sim/ring_schedule.hpp.
+// heads in place, and fold partial outputs and add gradients themselves
+// wherever the rung can: KernelInfo::folds_running_output,
+// accumulates_gradients) or pairwise (separate kernels, K/V expanded to H
+// heads) — sim/ring_schedule.hpp.
 using sim::RingSteps;
 using sim::ring_steps_name;
 

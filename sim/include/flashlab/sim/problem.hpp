@@ -44,6 +44,9 @@ struct AttentionProblem {
   i64 h_kv() const { return kv_heads > 0 ? kv_heads : heads; }
   // B·H: every head runs the same schedule; the model follows one and scales.
   i64 head_count() const;  // throws OverflowError
+  // B·H_kv: the heads K, V (and dK, dV) hold; query head h of batch b reads
+  // K/V head b·H_kv + h / (H / H_kv). Throws OverflowError.
+  i64 kv_head_count() const;
   // The parallel part's, or one GPU's: 1, contiguous, the forward.
   int gpus() const { return parallel ? parallel->gpus : 1; }
   RingLayout layout() const { return parallel ? parallel->layout : RingLayout::contiguous; }
