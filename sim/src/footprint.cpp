@@ -31,18 +31,23 @@ TensorExtent tensor_extent(Tensor t, const AttentionProblem& p) {
   }
 }
 
+bool kv_tensor(Tensor t) { return t == Tensor::K || t == Tensor::V || t == Tensor::dK || t == Tensor::dV; }
+
+// Grouped-query attention: H / H_kv query heads share one K/V head.
+i64 tensor_heads(Tensor t, const AttentionProblem& p) {
+  return kv_tensor(t) ? checked_mul(p.batch, p.h_kv(), "B·H_kv") : p.head_count();
+}
+
+i64 memory_head(Tensor t, const AttentionProblem& p, i64 flat_head) {
+  // b·H + h over G is b·H_kv + h / G: H is a multiple of G.
+  return kv_tensor(t) ? flat_head / p.group_size() : flat_head;
+}
+
 namespace {
 
 // One block covers the whole head: the set of tensors is the same at any tiles.
 Counters one_block(Algorithm a, const AttentionProblem& p, StorageTypes storage) {
   return Schedule(a, p, TileShape{p.n_q(), p.n_kv()}, storage).closed_form();
-}
-
-// The heads a whole tensor holds: B·H_kv for K, V and their gradients
-// (grouped-query attention: H / H_kv query heads share one), B·H otherwise.
-i64 tensor_heads(Tensor t, const AttentionProblem& p) {
-  const bool kv = t == Tensor::K || t == Tensor::V || t == Tensor::dK || t == Tensor::dV;
-  return kv ? checked_mul(p.batch, p.h_kv(), "B·H_kv") : p.head_count();
 }
 
 // The whole tensor, all heads, each element the size the loop nest moves it in.

@@ -18,11 +18,17 @@
 // K_j, V_j, dK_j, dV_j are each member's, and Q_i, dO_i, dQ_i are shared by the
 // members at the same row block in the step (cols_piece). A phase without
 // visits takes one step per block. Each phase is a launch of its own.
+//
+// A line is keyed by the head of the tensor's memory it holds (memory_head):
+// with grouped-query attention the G query heads of a group read the same
+// K_j, V_j and add into the same dK_j, dV_j, so they share those lines; the
+// traffic is counted for the head that asks.
 #include <algorithm>
 #include <limits>
 #include <stdexcept>
 
 #include "flashlab/sim/checked.hpp"
+#include "flashlab/sim/footprint.hpp"
 #include "flashlab/sim/l2.hpp"
 
 #include "flashlab/sim/format.hpp"
@@ -167,7 +173,7 @@ constexpr i64 kLinesPerL2 = 64;
 
 class Memory {
  public:
-  Memory(const TileGrid& g, i64 l2_bytes) : g_(g), cache_(l2_bytes) {
+  Memory(const TileGrid& g, const AttentionProblem& p, i64 l2_bytes) : g_(g), p_(p), cache_(l2_bytes) {
     // A few dozen lines fill the L2: an LRU of lines that size behaves as an
     // LRU of tiles (capacity effects resolve to about 1/kLinesPerL2 of it), at
     // a fraction of the bookkeeping.
@@ -201,14 +207,20 @@ class Memory {
     return g;
   }
 
+  // A line is keyed by the head of the tensor's memory (memory_head: the
+  // heads of a group share the lines of K, V, dK, dV) and carries the head
+  // that accesses it, whose traffic it is.
   struct Line {
     std::uint64_t key = 0;
     LineShape shape;
     int bit = 0;
+    i64 head = 0;  // the accessing (query) head
   };
   Line line_of(const Access& a, i64 head, i64 i, i64 j) const {
     const i64 gsz = group(a);
     Line l;
+    l.head = head;
+    const i64 in_memory = memory_head(a.tensor, p_, head);
     const i64 index = a.uses_i ? i : j, count = a.uses_i ? g_.T_r : g_.T_c;
     const i64 line = index / gsz;
     const i64 a_idx = a.uses_i ? line : 0, b_idx = a.uses_i ? (a.uses_j ? j + 1 : 0) : line;
@@ -217,9 +229,10 @@ class Memory {
       throw std::logic_error("the L2 model was asked for an on-chip tensor in global memory");
     if (head >= (i64{1} << 19) || a_idx >= (i64{1} << 20) || b_idx >= (i64{1} << 20))
       throw OverflowError("too many heads or blocks for the L2 model's line index");
-    // Key: tensor (5 bits, SectoredLru::kTagShift), head (19), line index a (20), b (20).
-    l.key = (static_cast<std::uint64_t>(a.tensor) << SectoredLru::kTagShift) | (static_cast<std::uint64_t>(head) << 40) |
-            (static_cast<std::uint64_t>(a_idx) << 20) | static_cast<std::uint64_t>(b_idx);  // head_of() reads it back
+    // Key: tensor (5 bits, SectoredLru::kTagShift), head in memory (19), line index a (20), b (20).
+    l.key = (static_cast<std::uint64_t>(a.tensor) << SectoredLru::kTagShift) |
+            (static_cast<std::uint64_t>(in_memory) << 40) | (static_cast<std::uint64_t>(a_idx) << 20) |
+            static_cast<std::uint64_t>(b_idx);
     l.shape.tile_bytes = a.uses_i ? tile_bytes(a, -1, j) : tile_bytes(a, i, -1);
     const i64 last = count - 1;
     if ((line + 1) * gsz > last) {  // the line holds the last tile
@@ -234,13 +247,12 @@ class Memory {
 
   // Touches the tiles `mask` of a line for `copies` blocks at once: the first
   // finds what the L2 holds, the other copies then hit (blocks of one cohort
-  // asking for the same K_j in the same step).
-  static i64 head_of(std::uint64_t key) { return static_cast<i64>((key >> 40) & 0x7FFFF); }
-
+  // asking for the same K_j in the same step). The traffic is the accessing
+  // head's, and so are the write-backs of a line it brings in.
   // Accesses of heads the model does not follow (counting off) take their
   // place in the L2 but are not counted.
   AccessOutcome touch(const Access& a, const Line& l, std::uint64_t mask, i64 copies = 1) {
-    const auto head = static_cast<std::int32_t>(head_of(l.key));
+    const auto head = static_cast<std::int32_t>(l.head);
     const AccessOutcome o =
         cache_.access(l.key, l.shape, mask, a.write, counting_ ? head : SectoredLru::kNoOwner);
     if (++accesses_ > limit_) throw AccessLimit{};
@@ -266,12 +278,13 @@ class Memory {
   void bring_in_other(i64 bytes) { cache_.bring_in_other(bytes, target_line_); }
 
   // Per tensor, all `heads` of the run from the `followed` first ones. Every
-  // head followed: their sum, as walked. Fewer: the first head, which starts
-  // with an empty L2, plus the others as the heads after it ran (each started
+  // head followed: their sum, as walked. Fewer: the `first` heads (the first
+  // head, or the first group of G heads that share K, V), which start with an
+  // empty L2, plus the others as the heads after them ran (each started
   // beside the tail of the one before), scaled to the heads not followed; the
   // writes that left the L2 are then the written requests less what the L2
   // holds dirty at the end and what later writes absorbed.
-  std::array<TensorTraffic, kTensorCount> finish(i64 followed, i64 heads) const {
+  std::array<TensorTraffic, kTensorCount> finish(i64 followed, i64 heads, i64 first) const {
     std::array<TensorTraffic, kTensorCount> out{};
     const std::vector<i64> dirty = cache_.dirty_bytes_by_tag();
     for (int t = 0; t < kGlobalTensorCount; ++t) {  // on-chip tensors never reach the L2
@@ -282,7 +295,7 @@ class Memory {
         return x;
       };
       TensorTraffic& o = out[ti];
-      if (followed >= heads || followed < 2) {
+      if (followed >= heads || followed < 2 * first) {
         for (i64 h = 0; h < followed; ++h) o += of(h);
         if (followed < heads) {  // one head of several: the first's, for every head
           auto scale = [&](i64 v) { return checked_mul(v, heads, "L2 model"); };
@@ -292,16 +305,16 @@ class Memory {
           o.l2_absorbed_write_bytes = scale(o.l2_absorbed_write_bytes);
         }
       } else {
-        TensorTraffic rest;
-        for (i64 h = 1; h < followed; ++h) rest += of(h);
-        auto scale = [&](i64 first, i64 others) {
-          return first + checked_mul(others, heads - 1, "L2 model") / (followed - 1);
+        TensorTraffic walked, rest;
+        for (i64 h = 0; h < first; ++h) walked += of(h);
+        for (i64 h = first; h < followed; ++h) rest += of(h);
+        auto scale = [&](i64 as_walked, i64 others) {
+          return as_walked + checked_mul(others, heads - first, "L2 model") / (followed - first);
         };
-        const TensorTraffic first = of(0);
-        o.request_read_bytes = scale(first.request_read_bytes, rest.request_read_bytes);
-        o.request_write_bytes = scale(first.request_write_bytes, rest.request_write_bytes);
-        o.l2_hit_read_bytes = scale(first.l2_hit_read_bytes, rest.l2_hit_read_bytes);
-        o.l2_absorbed_write_bytes = scale(first.l2_absorbed_write_bytes, rest.l2_absorbed_write_bytes);
+        o.request_read_bytes = scale(walked.request_read_bytes, rest.request_read_bytes);
+        o.request_write_bytes = scale(walked.request_write_bytes, rest.request_write_bytes);
+        o.l2_hit_read_bytes = scale(walked.l2_hit_read_bytes, rest.l2_hit_read_bytes);
+        o.l2_absorbed_write_bytes = scale(walked.l2_absorbed_write_bytes, rest.l2_absorbed_write_bytes);
       }
       o.dirty_at_end_bytes = dirty[ti];
       if (followed < heads) {
@@ -317,6 +330,7 @@ class Memory {
 
  private:
   const TileGrid& g_;
+  const AttentionProblem& p_;
   SectoredLru cache_;
   i64 target_line_ = 4096;
   std::vector<std::array<TensorTraffic, kTensorCount>> per_head_;  // of the followed heads
@@ -379,7 +393,12 @@ struct StepTraffic {
 class Runner {
  public:
   Runner(const Schedule& s, const Launch& l, i64 l2_bytes, const L2Options& o, i64 heads)
-      : s_(s), launch_(l), opt_(o), heads_(heads), all_heads_(s.problem().head_count()), mem_(s.grid(), l2_bytes) {
+      : s_(s),
+        launch_(l),
+        opt_(o),
+        heads_(heads),
+        all_heads_(s.problem().head_count()),
+        mem_(s.grid(), s.problem(), l2_bytes) {
     mem_.set_limit(o.access_limit);
     const LoopNest& nest = s.loop_nest();
     const AttentionProblem& p = s.problem();
@@ -396,7 +415,15 @@ class Runner {
   }
 
   i64 followed() const { return heads_; }
+  void follow_first(i64 heads) { heads_ = heads; }
   i64 min_heads_ = 1;
+  // The followed heads are a multiple of it: G, the heads of a group, or 1.
+  i64 head_unit_ = 1;
+  // The heads Memory::finish counts apart: the first group, when the followed
+  // heads are at least two groups; else the first head.
+  i64 first_heads() const {
+    return heads_ >= 2 * head_unit_ && heads_ % head_unit_ == 0 ? head_unit_ : 1;
+  }
 
   // The fewest cache accesses one head can take: every outer iteration's own
   // accesses, and each visit's shared by at most all resident CTAs at once.
@@ -425,7 +452,7 @@ class Runner {
       }
     }
     whole(epilogue_);
-    out.tensors = mem_.finish(heads_, all_heads_);
+    out.tensors = mem_.finish(heads_, all_heads_, first_heads());
   }
 
   bool trace_ = false;
@@ -679,8 +706,9 @@ class Runner {
       while (free > 0 && next < grid) {
         const i64 h = next / per, k = next % per;
         // The first pass decides how many heads to follow: once the budget is
-        // spent, at a head boundary and past the minimum, no new head is followed.
-        if (ph == 0 && k == 0 && h >= min_heads_ && heads_ == all_heads_ && mem_.accesses() > opt_.access_budget) {
+        // spent, at a group boundary and past the minimum, no new head is followed.
+        if (ph == 0 && k == 0 && h >= min_heads_ && h % head_unit_ == 0 && heads_ == all_heads_ &&
+            mem_.accesses() > opt_.access_budget) {
           heads_ = h;
           total = next;
         }
@@ -876,14 +904,37 @@ L2Result simulate_l2(const Schedule& s, const Launch& launch, i64 l2_bytes, cons
   const i64 for_bytes = (4 * l2_bytes + pass_bytes - 1) / pass_bytes;
   // Two at least: the first head starts with an empty L2, every other beside
   // the tail of the one before; the second is what the others are scaled from.
-  const i64 min_heads = std::min(heads, std::max({i64{2}, for_waves, for_bytes}));
+  const i64 fewest = std::max({i64{2}, for_waves, for_bytes});
+  // Grouped heads (G = H / H_kv query heads per K/V head) share the lines of
+  // K, V, dK, dV: the first head of a group brings K_j, V_j into the L2, the
+  // other G − 1 may find them there, so a head's traffic depends on its place
+  // in its group. G + 1 heads would put a group boundary in what is followed,
+  // but the heads after the first would be one group's first head too many
+  // for the mean they are scaled by. So the model follows whole groups, two
+  // at least: the first, which starts with an empty L2 and is counted apart,
+  // and the groups after it, from which the others are scaled. When the
+  // access limit does not allow two groups, heads are followed as without
+  // groups. G = 1: the rule above, unchanged.
+  const i64 G = std::max<i64>(1, s.problem().group_size());
+  Runner run(s, launch, l2_bytes, options, heads);
+  auto over_limit = [&](i64 followed_heads) {
+    return s.outer_count() <= options.access_limit &&
+           checked_mul(followed_heads, run.least_accesses_per_head(), "L2 model") > options.access_limit;
+  };
+  i64 unit = G;
+  i64 min_heads = std::min(heads, (std::max(fewest, 2 * G) + G - 1) / G * G);
+  if (G > 1 && over_limit(min_heads)) {
+    unit = 1;
+    min_heads = std::min(heads, fewest);
+  }
   i64 start_heads = heads;
   if (!per_outer || (s.phases() > 0 && !s.has_visits(0))) {
     const i64 head_accesses = std::max<i64>(1, one.events);  // an upper bound on the accesses of one head
-    start_heads = std::min(heads, std::max(min_heads, options.access_budget / head_accesses));
+    start_heads = std::min(heads, std::max(min_heads, options.access_budget / head_accesses / unit * unit));
   }
-  Runner run(s, launch, l2_bytes, options, start_heads);
+  run.follow_first(start_heads);
   run.min_heads_ = min_heads;
+  run.head_unit_ = unit;
   auto not_modelled = [&] {
     L2Result none;
     none.launch = launch;
@@ -894,9 +945,7 @@ L2Result simulate_l2(const Schedule& s, const Launch& launch, i64 l2_bytes, cons
     return none;
   };
   // Known to exceed the limit before walking: say so at once.
-  if (s.outer_count() <= options.access_limit &&
-      checked_mul(min_heads, run.least_accesses_per_head(), "L2 model") > options.access_limit)
-    return not_modelled();
+  if (over_limit(min_heads)) return not_modelled();
   run.trace_ = options.trace_first_head &&
                s.closed_form().events <= L2Result::kMaxTracedVisits * 4;  // events ≥ visits
   try {
@@ -915,7 +964,12 @@ L2Result simulate_l2(const Schedule& s, const Launch& launch, i64 l2_bytes, cons
   const i64 waves = (checked_mul(followed, ctas_per_pass, "CTAs") + W - 1) / W;
   r.method = "simulated: " + std::to_string(W) + " resident CTAs (" + launch.source + ")";
   if (per_outer) r.method += ", " + std::to_string(waves) + " wave(s) of the grid";
-  if (followed < heads)
+  if (followed < heads && run.first_heads() > 1)
+    r.method += "; followed the first " + std::to_string(followed) + " of " + std::to_string(heads) +
+                " heads, whole groups of " + std::to_string(G) +
+                " sharing K, V (the next ones' blocks beside them) and scaled: the first group as walked, the "
+                "others as the groups after it (every group runs the same schedule)";
+  else if (followed < heads)
     r.method += "; followed the first " + std::to_string(followed) + " of " + std::to_string(heads) +
                 " heads (the next ones' blocks beside them) and scaled: the first head as walked, the others as "
                 "the heads after it (every head runs the same schedule)";

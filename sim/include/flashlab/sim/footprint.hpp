@@ -23,6 +23,17 @@ struct TensorExtent {
 };
 TensorExtent tensor_extent(Tensor t, const AttentionProblem& p);
 
+// The tensors of the key/value heads: K, V and their gradients dK, dV. With
+// grouped-query attention they hold B·H_kv heads, the others B·H.
+bool kv_tensor(Tensor t);
+// The heads a whole tensor holds: B·H_kv for the K/V tensors, B·H otherwise.
+// Throws OverflowError.
+i64 tensor_heads(Tensor t, const AttentionProblem& p);
+// The head of tensor t's memory that query head `flat_head` (b·H + h) reads
+// or writes: its K/V head flat_head / G (b·H_kv + h / G) for the K/V
+// tensors, its own for the others.
+i64 memory_head(Tensor t, const AttentionProblem& p, i64 flat_head);
+
 // The tensors the algorithm reads or writes in HBM, in Tensor order.
 // `storage`: a kernel's storage types (an fp32 dQ accumulator adds dQaccum).
 std::vector<Tensor> hbm_tensors(Algorithm a, const AttentionProblem& p, StorageTypes storage = {});

@@ -5,8 +5,9 @@
 // runs the same loop nest as a launch — resident thread blocks stepping
 // through their visits together, in dispatch order — through an LRU L2 of the
 // hardware's capacity, and reports per tensor: requests, L2 hits and DRAM
-// bytes. docs/model.md says what it assumes and how it compares with the
-// DRAM bytes a GPU's counters measure.
+// bytes. The query heads of a group (grouped-query attention) share the L2
+// lines of their K, V, dK, dV. docs/model.md says what it assumes and how it
+// compares with the DRAM bytes a GPU's counters measure.
 #pragma once
 
 #include <array>
@@ -21,8 +22,9 @@ namespace flashlab::sim {
 
 // How a schedule runs on the GPU: how many thread blocks (CTAs) are resident at
 // once and in which order the grid hands them out. Head-major dispatch: every
-// CTA of head 0, then head 1, ...; within a head by outer index, ascending, or
-// descending when the kernel starts the heaviest causal row blocks first. A
+// CTA of head 0, then head 1, ... (the heads of a K/V group one after
+// another); within a head by outer index, ascending, or descending when the
+// kernel starts the heaviest causal row blocks first. A
 // phase whose outer loop runs over column blocks (the backward's one CTA per
 // K_j, V_j) is dispatched ascending either way: its heaviest causal blocks
 // are the first. Each phase of a schedule is a launch of its own.

@@ -42,6 +42,8 @@ struct AttentionProblem {
   i64 n_kv() const { return seq_kv > 0 ? seq_kv : seq_q; }
   i64 d() const { return head_dim; }
   i64 h_kv() const { return kv_heads > 0 ? kv_heads : heads; }
+  // G = H / H_kv: the query heads that share one K/V head (1 without grouping).
+  i64 group_size() const { return h_kv() > 0 && heads >= h_kv() ? heads / h_kv() : 1; }
   // B·H: every head runs the same schedule; the model follows one and scales.
   i64 head_count() const;  // throws OverflowError
   // B·H_kv: the heads K, V (and dK, dV) hold; query head h of batch b reads
