@@ -25,7 +25,11 @@ namespace {
 
 // Grid (T_r, heads); block: B_r query rows × RowSplit<D>::kLanes lanes, padded
 // to whole warps. Dynamic shared memory: layout::fa_smem_bytes.
-template <class T, int D>
+// kGrouped: query head h reads K/V head h / kv_group. Without grouped heads
+// the kernel is compiled without the division: with it, the d = 128 kernel
+// took 127 registers instead of 125 and ran 4.4% slower at N = 16K (one H100,
+// two builds in one run; kernels/README.md).
+template <class T, int D, bool kGrouped>
 __global__ void __launch_bounds__(RowSplit<D>::kMaxThreads)
     fa2_forward_kernel(const T* __restrict__ Q, const T* __restrict__ K, const T* __restrict__ V, T* __restrict__ O,
                        float* __restrict__ lse, i64 n_q, i64 n_kv, int Br, int Bc, float scale_log2e, bool causal,
@@ -46,7 +50,7 @@ __global__ void __launch_bounds__(RowSplit<D>::kMaxThreads)
   const int r_S = min(r, Br - 1);  // padding lanes read (never write) the last row of S_ij
 
   const T* Q_h = Q + head * n_q * D;    // (N_q, d) of this head
-  const i64 kv_head = head / kv_group;  // grouped-query attention: the group's K/V head
+  const i64 kv_head = kGrouped ? head / kv_group : head;  // grouped-query attention: the group's K/V head
   const T* K_h = K + kv_head * n_kv * D;  // (N_kv, d)
   const T* V_h = V + kv_head * n_kv * D;  // (N_kv, d)
 
@@ -114,7 +118,7 @@ void fa2_forward(const LaunchArgs& a) {
     constexpr int D = decltype(dim)::value;
     dispatch_dtype(p.dtype, [&](auto tag) {
       using T = typename decltype(tag)::type;
-      auto kernel = fa2_forward_kernel<T, D>;
+      auto kernel = kv_group > 1 ? fa2_forward_kernel<T, D, true> : fa2_forward_kernel<T, D, false>;
       check_threads(kernel, plan.threads, plan.what);
       prepare_smem(kernel, plan.smem, a.device_smem_optin, plan.what);
       if (a.ctas_per_sm != nullptr)

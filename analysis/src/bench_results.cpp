@@ -43,7 +43,7 @@ const std::vector<std::string>& columns() {
       "reason", "time_ms_median", "time_ms_min", "time_ms_max",  "repeats",     "tflops",
       "tflops_exact", "gbps", "peak_memory_bytes", "predicted_memory_bytes", "rel_error",
       "ctas_per_sm", "heaviest_first", "dram_read_bytes", "dram_write_bytes", "l2_read_bytes", "l2_write_bytes",
-      "counters_note", "predicted_dram_read_bytes", "predicted_dram_write_bytes", "o_accumulator", "dq_accumulator", "kv_heads"};
+      "counters_note", "predicted_dram_read_bytes", "predicted_dram_write_bytes", "o_accumulator", "dq_accumulator", "kv_heads", "dkv_accumulator"};
   return c;
 }
 
@@ -53,7 +53,7 @@ bool optional_column(const std::string& c) {
   return c == "model" || c == "ctas_per_sm" || c == "heaviest_first" || c == "dram_read_bytes" ||
          c == "dram_write_bytes" || c == "l2_read_bytes" || c == "l2_write_bytes" || c == "counters_note" ||
          c == "predicted_dram_read_bytes" || c == "predicted_dram_write_bytes" || c == "o_accumulator" ||
-         c == "dq_accumulator" || c == "kv_heads";
+         c == "dq_accumulator" || c == "kv_heads" || c == "dkv_accumulator";
 }
 
 // A whole number that may be empty (an optional column): `fallback` then.
@@ -136,7 +136,8 @@ std::vector<std::string> row_fields(const BenchRow& r) {
           std::to_string(r.predicted_dram_write_bytes),
           r.storage.o_accumulator ? std::string(sim::to_string(*r.storage.o_accumulator)) : std::string(),
           r.storage.dq_accumulator ? std::string(sim::to_string(*r.storage.dq_accumulator)) : std::string(),
-          std::to_string(p.h_kv())};
+          std::to_string(p.h_kv()),
+          r.storage.dkv_accumulator ? std::string(sim::to_string(*r.storage.dkv_accumulator)) : std::string()};
 }
 
 // The inverse of row_fields; `get(column)` gives the text of a column.
@@ -186,6 +187,8 @@ BenchRow row_from(const std::function<std::string(const std::string&)>& get, con
   if (const std::string acc = get("dq_accumulator"); !acc.empty())
     r.storage.dq_accumulator = parse_dtype_field(acc, origin, at("dq_accumulator"));
   p.kv_heads = parse_int_or(get("kv_heads"), 0, origin, at("kv_heads"));  // older files: H_kv = H
+  if (const std::string acc = get("dkv_accumulator"); !acc.empty())
+    r.storage.dkv_accumulator = parse_dtype_field(acc, origin, at("dkv_accumulator"));
   return r;
 }
 
@@ -328,7 +331,8 @@ std::string bench_to_json(const BenchResults& r) {
       const std::string& name = columns()[c];
       // Text stays text; numbers become JSON numbers (non-finite ones stay "inf"/"nan").
       if (name == "kernel" || name == "model" || name == "direction" || name == "dtype" || name == "status" ||
-          name == "reason" || name == "counters_note" || name == "o_accumulator" || name == "dq_accumulator") {
+          name == "reason" || name == "counters_note" || name == "o_accumulator" || name == "dq_accumulator" ||
+          name == "dkv_accumulator") {
         o[name] = f[c];
       } else if (name == "causal") {
         o[name] = row.problem.causal;

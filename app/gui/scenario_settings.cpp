@@ -177,7 +177,7 @@ const std::vector<ProblemKeyRow>& problem_key_rows() {
 
 const std::vector<SettingRow>& setting_rows() {
   static const std::vector<SettingRow> rows{
-      {{"problem", "{batch, heads, seq, head_dim, causal, dtype}", "the attention problem (keys below)"}, true, set_problem},
+      {{"problem", "{batch, heads, kv_heads, seq, head_dim, causal, dtype}", "the attention problem (keys below)"}, true, set_problem},
       {{"hardware", "preset | {\"file\": PATH}", "the GPU: a preset of assets/hardware, or a profile file"}, true, set_hardware},
       {{"sram", "size | null", "the SRAM per SM instead of the preset's (null: the preset's)"}, true, set_sram},
       {{"tiles", "paper | hopper | {\"Br\": R, \"Bc\": C}", "the tile shape: the paper's rule, the Hopper rung's (with its schedule), or given"}, true, set_tiles},

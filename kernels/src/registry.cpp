@@ -240,6 +240,7 @@ KernelInfo fa2_tc_bwd_info() {
   k.min_sm = 90;  // red.global.add.v2.f32
   k.tile_source = TileSource::compiled;
   k.storage.dq_accumulator = sim::DType::fp32;
+  k.storage.dkv_accumulator = sim::DType::fp32;  // grouped K/V heads on one GPU: the rung's own dKaccum, dVaccum
   k.accumulates_gradients = true;
   k.threads_per_block = zero_shape;  // fixed by the rung; it checks its own launch
   k.workspace_bytes = [](const AttentionProblem& p, TileShape) { return layout::fa2_tc_bwd_workspace_bytes(p); };

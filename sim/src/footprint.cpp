@@ -35,7 +35,7 @@ bool kv_tensor(Tensor t) { return t == Tensor::K || t == Tensor::V || t == Tenso
 
 // Grouped-query attention: H / H_kv query heads share one K/V head.
 i64 tensor_heads(Tensor t, const AttentionProblem& p) {
-  return kv_tensor(t) ? checked_mul(p.batch, p.h_kv(), "B·H_kv") : p.head_count();
+  return kv_tensor(t) ? p.kv_head_count() : p.head_count();
 }
 
 i64 memory_head(Tensor t, const AttentionProblem& p, i64 flat_head) {
@@ -141,7 +141,13 @@ TrainingStepMemory training_step_memory(Algorithm a, const AttentionProblem& p, 
     for (int ph = from; ph <= to; ++ph)
       live[static_cast<size_t>(ph)] = checked_add(live[static_cast<size_t>(ph)], x.bytes, "memory");
   }
-  m.backward_peak_bytes = *std::max_element(live.begin(), live.end());
+  if (storage.dkv_accumulator && p.group_size() > 1) {
+    const i64 one = checked_mul(checked_mul(checked_mul(p.kv_head_count(), p.n_kv(), "memory"), p.head_dim, "memory"),
+                                dtype_bytes(*storage.dkv_accumulator), "memory");
+    m.kv_accumulator_bytes = checked_mul(one, 2, "memory");
+  }
+  m.backward_peak_bytes =
+      checked_add(*std::max_element(live.begin(), live.end()), m.kv_accumulator_bytes, "memory");
   return m;
 }
 

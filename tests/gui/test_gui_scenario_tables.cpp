@@ -163,7 +163,7 @@ TEST_CASE("scenario tables: unknown keys are rejected with the messages they alw
   CHECK(message_of([&] { apply_settings(s, json{{"key", "right"}}, ""); }) == "unknown key 'key'");  // a step's, not a setting
   CHECK(message_of([&] { apply_script_step(s, json{{"tabb", 1}}, ""); }) == "unknown key 'tabb'");
   CHECK(message_of([&] { apply_settings(s, json{{"problem", {{"N", 1}}}}, ""); }) ==
-        "unknown key problem.N (expected batch, heads, seq, head_dim, causal, dtype)");
+        "unknown key problem.N (expected batch, heads, kv_heads, seq, head_dim, causal, dtype)");
   CHECK(message_of([&] { apply_settings(s, json{{"ring", {{"gpu", 4}}}}, ""); }) ==
         "unknown key ring.gpu (expected model, heads, kv_heads, head_dim, batch, seq, gpus, gpus_per_node, layout, "
         "causal, pass, dtype, intra, inter, efficiency, compare_layouts, calibrate, step, run, steps)");

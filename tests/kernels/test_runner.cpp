@@ -7,6 +7,7 @@
 
 #include "flashlab/kernels/layouts.hpp"
 #include "flashlab/kernels/runner.hpp"
+#include "flashlab/sim/footprint.hpp"
 #include "flashlab/sim/format.hpp"
 #include "support.hpp"
 
@@ -75,6 +76,7 @@ TEST_CASE("grouped K/V heads run on one GPU with K, V, dK and dV of H_kv heads",
   CHECK(layout::fa_bwd_kv_accum_bytes(p) == accum);
   CHECK(be.buffers.back().workspace_bytes == layout::fa_bwd_workspace_bytes(p) + accum);
   CHECK(row.peak_memory_bytes == 4 * q + 4 * kv + lse + layout::fa_bwd_workspace_bytes(p) + accum);
+  CHECK(sim::training_step_memory(bwd.model, p, bwd.storage).kv_accumulator_bytes == 2 * 4 * 2 * 1000 * 64 * 4);
   p.kv_heads = 0;
   CHECK(layout::fa_bwd_kv_accum_bytes(p) == 0);
 

@@ -35,6 +35,23 @@ TEST_CASE("grouped K/V heads: K, V and their gradients hold B·H_kv heads, every
   CHECK(hbm_footprint_bytes(Algorithm::fa2, p) == hbm_footprint_bytes(Algorithm::fa2, problem(B, H, N, d, true, DType::fp16)));
 }
 
+TEST_CASE("grouped K/V heads added apart in fp32: dKaccum and dVaccum join the backward's peak", "[sim][footprint][bwd]") {
+  const i64 B = 2, H = 8, Hkv = 2, N = 1000, d = 64;
+  auto p = problem(B, H, N, d, true, DType::fp16);
+  p.kv_heads = Hkv;
+  StorageTypes st;
+  st.dq_accumulator = DType::fp32;
+  const TrainingStepMemory in_place = training_step_memory(Algorithm::fa2_bwd, p, st);
+  CHECK(in_place.kv_accumulator_bytes == 0);
+  st.dkv_accumulator = DType::fp32;
+  const TrainingStepMemory apart = training_step_memory(Algorithm::fa2_bwd, p, st);
+  CHECK(apart.kv_accumulator_bytes == 2 * B * Hkv * N * d * 4);
+  CHECK(apart.backward_peak_bytes == in_place.backward_peak_bytes + 2 * B * Hkv * N * d * 4);
+  // Without groups a rung that would add apart writes dK, dV itself: nothing more.
+  p.kv_heads = 0;
+  CHECK(training_step_memory(Algorithm::fa2_bwd, p, st).kv_accumulator_bytes == 0);
+}
+
 TEST_CASE("the backward's HBM footprint: the forward's inputs and what it kept, dO and the gradients", "[sim][footprint][bwd]") {
   const i64 B = 3, H = 5, N = 1000, d = 64, BH = B * H;
   for (bool causal : {false, true}) {

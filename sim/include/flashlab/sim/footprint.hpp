@@ -64,6 +64,9 @@ struct TrainingStepMemory {
   // post-passes), the saved tensors, the inputs and dO throughout; a tensor it
   // writes from the phase that first touches it — to the end for the
   // gradients dQ, dK, dV, to its last use for the others (dP, dS, D, dQaccum).
+  // Included in the peak: dKaccum and dVaccum of a grouped problem whose
+  // backward adds apart (StorageTypes::dkv_accumulator), live throughout.
+  i64 kv_accumulator_bytes = 0;
   i64 backward_peak_bytes = 0;
 
   i64 saved_bytes() const;

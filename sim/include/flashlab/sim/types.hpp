@@ -58,11 +58,17 @@ constexpr i64 element_bytes(Tensor t, DType d) { return is_statistic(t) ? 4 : dt
 // The backward passes of FlashAttention add into dQ_i in global memory from
 // every K_j, V_j block; a kernel accumulates them in fp32 (FlashAttention-2's
 // dQaccum, Tensor::dQaccum) and converts once at the end, in a pass of its own.
+// With grouped K/V heads (H_kv < H) the query heads of a group add into one
+// dK_j, dV_j; a kernel that runs them in separate blocks adds in fp32 apart
+// (dKaccum, dVaccum: B·H_kv heads, zeroed before, converted after) — memory
+// the backward holds throughout; the loop nest's counts stay those of dK, dV.
 struct StorageTypes {
   std::optional<DType> o_accumulator;   // unset: the problem's dtype
   std::optional<DType> dq_accumulator;  // unset: the problem's dtype
+  std::optional<DType> dkv_accumulator; // grouped heads only; unset: a group's sum stays on chip
   bool operator==(const StorageTypes& o) const {
-    return o_accumulator == o.o_accumulator && dq_accumulator == o.dq_accumulator;
+    return o_accumulator == o.o_accumulator && dq_accumulator == o.dq_accumulator &&
+           dkv_accumulator == o.dkv_accumulator;
   }
   bool operator!=(const StorageTypes& o) const { return !(*this == o); }
 };
