@@ -167,7 +167,12 @@ void panel_controls(AppState& s) {
   size_field("head dim d", "##d", in.head_dim, "e.g. 64", label_w, blamed("head_dim"));
   size_field("batch B", "##b", in.batch, "e.g. 1", label_w, blamed("batch"));
   size_field("heads H", "##h", in.heads, "e.g. 16", label_w, blamed("heads"));
-  size_field("K/V heads H_kv", "##hkv", in.kv_heads, "as many as H", label_w, blamed("kv_heads"));
+  {
+    // H_kv may stay empty: as many K/V heads as query heads.
+    const auto kv = sim::parse_size(in.kv_heads);
+    const bool unusable = !in.kv_heads.empty() && (!kv || *kv < 1);
+    text_field("K/V heads", "##hkv", in.kv_heads, "as many as H", label_w, blamed("kv_heads") || unusable);
+  }
   ImGui::Checkbox("causal mask", &in.causal);
   ImGui::SameLine();
   ImGui::SetNextItemWidth(-1);

@@ -112,6 +112,9 @@ TEST_CASE("invalid inputs clear the model and say why: nothing stale", "[gui][mo
       {"unknown preset", [](Inputs& in) { in.hw_preset = "no-such-gpu"; }, "hardware"},
       {"missing profile", [](Inputs& in) { in.use_hw_file = true; in.hw_file = "/nonexistent/p.json"; }, "hardware"},
       {"not JSON", [](Inputs& in) { in.use_hw_file = true; in.hw_file = "/etc/hostname"; }, "hardware"},
+      {"grouped heads that do not divide", [](Inputs& in) { in.heads = "32"; in.kv_heads = "5"; }, "H_kv = 5"},
+      {"more K/V heads than heads", [](Inputs& in) { in.heads = "4"; in.kv_heads = "8"; }, "exceed"},
+      {"junk H_kv", [](Inputs& in) { in.kv_heads = "many"; }, "key/value heads"},
   };
   for (const Case& c : cases) {
     INFO(c.what);
@@ -131,6 +134,28 @@ TEST_CASE("invalid inputs clear the model and say why: nothing stale", "[gui][mo
     recompute(t);
     CHECK(t.model.valid);
   }
+}
+
+TEST_CASE("grouped K/V heads: the window's H_kv reaches the model; empty means as many as H", "[gui][model]") {
+  auto ps = make_state("4096", sim::Algorithm::fa1, sim::Algorithm::fa2);
+  AppState& s = *ps;
+  s.inputs.heads = "32";
+  s.inputs.batch = "2";
+  recompute(s);
+  REQUIRE(s.model.valid);
+  CHECK(s.model.bad_fields.empty());  // the empty H_kv field is not an error
+  const double plain_k = s.model.algos.at(1).result.l2.tensors[static_cast<std::size_t>(sim::Tensor::K)].dram_read_bytes;
+  s.inputs.kv_heads = "8";
+  recompute(s);
+  REQUIRE(s.model.valid);
+  CHECK(s.model.problem.h_kv() == 8);
+  // Four query heads share each K/V head: the L2 model reads fewer K bytes from DRAM.
+  CHECK(s.model.algos.at(1).result.l2.tensors[static_cast<std::size_t>(sim::Tensor::K)].dram_read_bytes < plain_k);
+  s.inputs.kv_heads = "5";
+  recompute(s);
+  CHECK_FALSE(s.model.valid);
+  CHECK(std::find(s.model.bad_fields.begin(), s.model.bad_fields.end(), "kv_heads") != s.model.bad_fields.end());
+  CHECK(std::find(s.model.bad_fields.begin(), s.model.bad_fields.end(), "heads") != s.model.bad_fields.end());
 }
 
 TEST_CASE("the tiling snapshot's finished blocks equal a brute-force walk of the schedule", "[gui][model]") {
