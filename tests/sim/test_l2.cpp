@@ -9,6 +9,21 @@ using namespace flashlab::sim;
 
 namespace {
 
+// Per tensor, the L2 model's requests are the loop nest's (`want`, all heads),
+// and its reads split into L2 hits and DRAM reads.
+void check_requests_are_the_loop_nests(const L2Result& r, const Counters& want) {
+  for (int k = 0; k < kTensorCount; ++k) {
+    const auto t = static_cast<Tensor>(k);
+    INFO(to_string(t));
+    const TensorTraffic& x = r.tensors[static_cast<size_t>(k)];
+    CHECK(x.request_read_bytes == want.at(Level::HBM, t).read_bytes + want.at(Level::L2, t).read_bytes);
+    CHECK(x.request_write_bytes == want.at(Level::HBM, t).write_bytes);
+    CHECK(x.dram_read_bytes >= 0);
+    CHECK(x.dram_read_bytes <= x.request_read_bytes);
+    CHECK(x.l2_hit_read_bytes + x.dram_read_bytes == x.request_read_bytes);
+  }
+}
+
 Launch launch_of(i64 sms, i64 per_sm, bool heaviest_first = false) {
   Launch l;
   l.sm_count = sms;
@@ -346,15 +361,7 @@ TEST_CASE("every backward schedule is modelled, and its requests are the loop ne
         const L2Result r = simulate_l2(s, launch_of(sms, 2), std::uniform_int_distribution<i64>(1, 1 << 21)(rng), least);
         REQUIRE(r.modelled);
         CHECK(r.why_not.empty());
-        const Counters want = s.closed_form().scaled(c.problem.head_count());
-        for (int k = 0; k < kTensorCount; ++k) {
-          const auto t = static_cast<Tensor>(k);
-          INFO(to_string(t));
-          const TensorTraffic& x = r.tensors[static_cast<size_t>(k)];
-          CHECK(x.request_read_bytes == want.at(Level::HBM, t).read_bytes + want.at(Level::L2, t).read_bytes);
-          CHECK(x.request_write_bytes == want.at(Level::HBM, t).write_bytes);
-          CHECK(x.dram_read_bytes <= x.request_read_bytes);
-        }
+        check_requests_are_the_loop_nests(r, s.closed_form().scaled(c.problem.head_count()));
       }
     }
   }
@@ -535,17 +542,7 @@ TEST_CASE("grouped heads: the requests stay every query head's, tensor by tensor
       const i64 l2 = std::uniform_int_distribution<i64>(1, 1 << 20)(rng);
       const L2Result r = simulate_l2(s, launch_of(std::uniform_int_distribution<i64>(1, 8)(rng), 2), l2, o);
       REQUIRE(r.modelled);
-      const Counters want = s.closed_form().scaled(c.problem.head_count());
-      for (int k = 0; k < kTensorCount; ++k) {
-        const auto t = static_cast<Tensor>(k);
-        INFO(to_string(t));
-        const TensorTraffic& x = r.tensors[static_cast<size_t>(k)];
-        CHECK(x.request_read_bytes == want.at(Level::HBM, t).read_bytes + want.at(Level::L2, t).read_bytes);
-        CHECK(x.request_write_bytes == want.at(Level::HBM, t).write_bytes);
-        CHECK(x.dram_read_bytes >= 0);
-        CHECK(x.dram_read_bytes <= x.request_read_bytes);
-        CHECK(x.l2_hit_read_bytes + x.dram_read_bytes == x.request_read_bytes);
-      }
+      check_requests_are_the_loop_nests(r, s.closed_form().scaled(c.problem.head_count()));
       const TensorTraffic t = r.total();
       CHECK(t.dram_write_bytes + t.dirty_at_end_bytes + t.l2_absorbed_write_bytes == t.request_write_bytes);
     }
