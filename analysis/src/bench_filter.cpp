@@ -4,9 +4,11 @@
 #include "flashlab/analysis/bench_filter.hpp"
 
 #include <algorithm>
+#include <functional>
 #include <set>
 #include <stdexcept>
 
+#include "flashlab/sim/closest_name.hpp"
 #include "flashlab/sim/format.hpp"
 
 namespace flashlab::analysis {
@@ -52,7 +54,9 @@ BenchAxis bench_x_axis(const BenchResults& r) {
 
 bool BenchFilter::matches(const BenchRow& r) const {
   return (!batch || r.problem.batch == *batch) && (!heads || r.problem.heads == *heads) &&
-         (!head_dim || r.problem.head_dim == *head_dim) && (!causal || r.problem.causal == *causal) &&
+         (!head_dim || r.problem.head_dim == *head_dim) &&
+         (!emb_dim || r.problem.heads * r.problem.head_dim == *emb_dim) &&
+         (!kv_heads || r.problem.h_kv() == *kv_heads) && (!causal || r.problem.causal == *causal) &&
          (!dtype || r.problem.dtype == *dtype);
 }
 
@@ -87,6 +91,69 @@ BenchFilter default_bench_filter(const BenchResults& r, BenchAxis keep) {
   return best;
 }
 
+namespace {
+const std::string kKeys = "batch, heads, kv-heads, head-dim, emb-dim (= heads · head-dim), causal, dtype";
+
+template <class T, class Key>
+std::string values_of(const BenchResults& r, Key key) {
+  std::set<T> seen;
+  for (const BenchRow& row : r.rows) seen.insert(key(row));
+  std::string s;
+  for (const T& v : seen) s += (s.empty() ? "" : ", ") + std::to_string(v);
+  return s;
+}
+}  // namespace
+
+std::string filter_misses(const BenchResults& r, const BenchFilter& f) {
+  for (const BenchRow& row : r.rows)
+    if (f.matches(row)) return "";
+  if (r.rows.empty()) return "the results hold no run";
+  // A key no run has at all: name it and the values there are.
+  struct Key {
+    bool set;
+    const char* name;
+    std::string wanted;
+    std::function<bool(const BenchRow&)> has;
+    std::function<std::string()> present;
+  };
+  using sim::i64;
+  const auto n = [](const std::optional<i64>& v) { return v ? std::to_string(*v) : std::string(); };
+  const std::vector<Key> keys{
+      {f.batch.has_value(), "batch", n(f.batch), [&](const BenchRow& x) { return x.problem.batch == *f.batch; },
+       [&] { return values_of<i64>(r, [](const BenchRow& x) { return x.problem.batch; }); }},
+      {f.heads.has_value(), "heads", n(f.heads), [&](const BenchRow& x) { return x.problem.heads == *f.heads; },
+       [&] { return values_of<i64>(r, [](const BenchRow& x) { return x.problem.heads; }); }},
+      {f.kv_heads.has_value(), "kv-heads", n(f.kv_heads), [&](const BenchRow& x) { return x.problem.h_kv() == *f.kv_heads; },
+       [&] { return values_of<i64>(r, [](const BenchRow& x) { return x.problem.h_kv(); }); }},
+      {f.head_dim.has_value(), "head-dim", n(f.head_dim),
+       [&](const BenchRow& x) { return x.problem.head_dim == *f.head_dim; },
+       [&] { return values_of<i64>(r, [](const BenchRow& x) { return x.problem.head_dim; }); }},
+      {f.emb_dim.has_value(), "emb-dim", n(f.emb_dim),
+       [&](const BenchRow& x) { return x.problem.heads * x.problem.head_dim == *f.emb_dim; },
+       [&] { return values_of<i64>(r, [](const BenchRow& x) { return x.problem.heads * x.problem.head_dim; }); }},
+      {f.causal.has_value(), "causal", f.causal ? (*f.causal ? "yes" : "no") : "",
+       [&](const BenchRow& x) { return x.problem.causal == *f.causal; },
+       [&] { return std::string("only ") + (*f.causal ? "non-causal" : "causal") + " runs"; }},
+      {f.dtype.has_value(), "dtype", f.dtype ? std::string(sim::to_string(*f.dtype)) : "",
+       [&](const BenchRow& x) { return x.problem.dtype == *f.dtype; }, [&] {
+         std::set<std::string> t;
+         for (const BenchRow& x : r.rows) t.insert(std::string(sim::to_string(x.problem.dtype)));
+         std::string s;
+         for (const std::string& v : t) s += (s.empty() ? "" : ", ") + v;
+         return s;
+       }}};
+  std::string given;
+  for (const Key& k : keys) {
+    if (!k.set) continue;
+    given += (given.empty() ? "" : ", ") + std::string(k.name) + "=" + k.wanted;
+    if (std::none_of(r.rows.begin(), r.rows.end(), k.has))
+      return std::string("no run has ") + k.name + " " + k.wanted + " (" +
+             (std::string(k.name) == "causal" ? k.present() : k.name + std::string(" in the results: ") + k.present()) +
+             ")";
+  }
+  return "no run has " + given + " together (each alone matches some run)";
+}
+
 BenchFilter parse_bench_filter(const std::string& text) {
   BenchFilter f;
   size_t pos = 0;
@@ -97,7 +164,7 @@ BenchFilter parse_bench_filter(const std::string& text) {
     if (item.empty()) continue;
     const size_t eq = item.find('=');
     if (eq == std::string::npos)
-      throw std::invalid_argument("filter '" + item + "' must look like batch=32 (keys: batch, heads, head-dim, causal, dtype)");
+      throw std::invalid_argument("filter '" + item + "' must look like batch=32 (keys: " + kKeys + ")");
     const std::string k = item.substr(0, eq), v = item.substr(eq + 1);
     auto number = [&] {
       const auto n = sim::parse_size(v);
@@ -107,6 +174,8 @@ BenchFilter parse_bench_filter(const std::string& text) {
     if (k == "batch" || k == "b") f.batch = number();
     else if (k == "heads" || k == "h") f.heads = number();
     else if (k == "head-dim" || k == "head_dim" || k == "d") f.head_dim = number();
+    else if (k == "emb-dim" || k == "emb_dim") f.emb_dim = number();
+    else if (k == "kv-heads" || k == "kv_heads") f.kv_heads = number();
     else if (k == "causal") {
       if (v == "yes" || v == "true" || v == "1") f.causal = true;
       else if (v == "no" || v == "false" || v == "0") f.causal = false;
@@ -116,7 +185,8 @@ BenchFilter parse_bench_filter(const std::string& text) {
       if (!d) throw std::invalid_argument("filter dtype: '" + v + "' must be fp16, bf16 or fp32");
       f.dtype = *d;
     } else {
-      throw std::invalid_argument("unknown filter key '" + k + "' (expected batch, heads, head-dim, causal, dtype)");
+      throw std::invalid_argument("unknown filter key '" + k + "' (expected " + kKeys + ")" +
+                                  sim::did_you_mean(k, {"batch", "heads", "kv-heads", "head-dim", "emb-dim", "causal", "dtype"}));
     }
   }
   return f;
@@ -128,6 +198,8 @@ std::string describe(const BenchFilter& f) {
   if (f.batch) add("batch " + std::to_string(*f.batch));
   if (f.heads) add(std::to_string(*f.heads) + " heads");
   if (f.head_dim) add("d " + std::to_string(*f.head_dim));
+  if (f.emb_dim) add("emb dim " + std::to_string(*f.emb_dim));
+  if (f.kv_heads) add(std::to_string(*f.kv_heads) + " K/V heads");
   if (f.causal) add(*f.causal ? "causal" : "non-causal");
   if (f.dtype) add(std::string(sim::to_string(*f.dtype)));
   return s;

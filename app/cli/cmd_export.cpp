@@ -1,5 +1,6 @@
 // flashlab export: one chart, headless, from the same ChartSpec the GUI draws,
 // to SVG, PNG, PDF or CSV (by the extension of --out), written atomically.
+#include <algorithm>
 #include <iostream>
 #include <optional>
 
@@ -8,6 +9,7 @@
 #include "flashlab/analysis/chart_table.hpp"
 #include "flashlab/analysis/report.hpp"
 #include "flashlab/export/chart_export.hpp"
+#include "flashlab/sim/closest_name.hpp"
 
 namespace flashlab::cli {
 namespace {
@@ -27,7 +29,8 @@ class ExportCommand : public Command {
     app->add_option("--kernel", kernel_, "bench-heatmap: the kernel to show (default: the first with a batch × seq grid)");
     app->add_option("--baseline", baseline_, "bench-speedup: the baseline kernel (default: torch_eager, naive_cublas or naive)");
     app->add_option("--filter", filter_, "bench charts: which configuration, e.g. batch=32,causal=yes (keys: batch, heads, "
-                                         "head-dim, causal, dtype; default: the first value of each that varies)");
+                                         "kv-heads, head-dim, emb-dim = heads·head-dim, causal, dtype; default: the "
+                                         "first value of each that varies)");
   }
 
   int run() override {
@@ -51,6 +54,13 @@ class ExportCommand : public Command {
       } catch (const std::invalid_argument& e) {
         throw UsageError(std::string("--filter: ") + e.what());
       }
+      if (have_results)
+        if (const std::string why = analysis::filter_misses(results, *filter); !why.empty())
+          throw UsageError("--filter: " + why);
+    }
+    if (have_results) {
+      check_kernel_named("--kernel", kernel_, results);
+      check_kernel_named("--baseline", baseline_, results);
     }
     analysis::ChartSpec chart;
     try {
@@ -65,6 +75,9 @@ class ExportCommand : public Command {
 
  private:
   static analysis::BenchResults load_results(const std::string& path);
+  // A kernel named by a flag must have runs in the results: else one line with
+  // the kernels there (and the nearest of them).
+  static void check_kernel_named(const char* flag, const std::string& id, const analysis::BenchResults& r);
 
   ProblemFlags flags_;
   ChartOutput out_;
@@ -77,6 +90,18 @@ analysis::BenchResults ExportCommand::load_results(const std::string& path) {
   } catch (const std::exception& e) {
     throw UsageError(std::string("--results: ") + e.what());
   }
+}
+
+void ExportCommand::check_kernel_named(const char* flag, const std::string& id, const analysis::BenchResults& r) {
+  if (id.empty()) return;
+  std::vector<std::string> there;
+  for (const analysis::BenchRow& row : r.rows)
+    if (std::find(there.begin(), there.end(), row.kernel) == there.end()) there.push_back(row.kernel);
+  if (std::find(there.begin(), there.end(), id) != there.end()) return;
+  std::string list;
+  for (const std::string& k : there) list += (list.empty() ? "" : ", ") + k;
+  throw UsageError(std::string(flag) + ": no run of '" + id + "' in the results (kernels there: " + list + ")" +
+                   sim::did_you_mean(id, there));
 }
 
 }  // namespace

@@ -1,16 +1,43 @@
 // flashlab: the command-line front end. With a display and the GUI built it
 // opens the GUI; without one it prints the lecture's standard comparison.
+#include <algorithm>
 #include <cstdlib>
 #include <iostream>
 
 #include "commands.hpp"
 #include "common.hpp"
+#include "flashlab/sim/closest_name.hpp"
 
 namespace {
 
 int fail(const std::string& msg) {
   std::cerr << "flashlab: error: " << msg << "\n";
   return 2;
+}
+
+// For a flag the command does not know: " (did you mean --causal?)" when one
+// of its flags (or the root's) is a letter or two away, else "".
+std::string flag_suggestion(const CLI::App& root, int argc, char** argv) {
+  const CLI::App* cmd = &root;
+  std::vector<std::string> flags;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (cmd == &root && a.rfind("-", 0) != 0) {
+      for (const CLI::App* sub : root.get_subcommands({}))
+        if (sub->get_name() == a) cmd = sub;
+    }
+  }
+  for (const CLI::App* app : {cmd, &root})
+    for (const CLI::Option* o : app->get_options())
+      for (const std::string& n : o->get_lnames()) flags.push_back("--" + n);
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a.rfind("--", 0) != 0) continue;
+    a = a.substr(0, a.find('='));
+    if (std::find(flags.begin(), flags.end(), a) != flags.end()) continue;
+    if (const std::string hint = flashlab::sim::did_you_mean(a, flags); !hint.empty()) return hint;
+  }
+  return "";
 }
 
 }  // namespace
@@ -43,7 +70,7 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return root.exit(e);
   } catch (const CLI::ParseError& e) {
-    return fail(std::string(e.what()) + " (run 'flashlab --help')");
+    return fail(std::string(e.what()) + flag_suggestion(root, argc, argv) + " (run 'flashlab --help')");
   }
 
   try {

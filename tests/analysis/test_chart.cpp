@@ -464,6 +464,25 @@ TEST_CASE("bench filters parse and say what they fix", "[chart][bench]") {
   CHECK_THROWS_AS(parse_bench_filter("batch=0"), std::invalid_argument);
   CHECK_THROWS_AS(parse_bench_filter("causal=maybe"), std::invalid_argument);
   CHECK_THROWS_AS(parse_bench_filter("color=red"), std::invalid_argument);
+  const BenchFilter e = parse_bench_filter("emb-dim=2048,kv-heads=8");
+  CHECK(e.emb_dim == sim::i64{2048});
+  CHECK(e.kv_heads == sim::i64{8});
+  CHECK(describe(e) == "emb dim 2048, 8 K/V heads");
+}
+
+TEST_CASE("a filter that selects no run says which key and what the results hold", "[chart][bench]") {
+  const BenchResults r = test::lab_grid();  // batch 16, 32, 64; H 32, d 64; non-causal; torch_eager and fa2
+  CHECK(filter_misses(r, parse_bench_filter("batch=32,emb-dim=2048")).empty());
+  CHECK(filter_misses(r, parse_bench_filter("batch=48")) == "no run has batch 48 (batch in the results: 16, 32, 64)");
+  CHECK(filter_misses(r, parse_bench_filter("heads=16")) == "no run has heads 16 (heads in the results: 32)");
+  CHECK(filter_misses(r, parse_bench_filter("causal=yes")) == "no run has causal yes (only non-causal runs)");
+  CHECK(filter_misses(r, parse_bench_filter("dtype=bf16")) == "no run has dtype bf16 (dtype in the results: fp16)");
+  BenchResults two = r;
+  two.rows.back().problem.batch = 48;  // fa2 at batch 48 and N 2048 only
+  two.rows.back().problem.causal = true;
+  CHECK(filter_misses(two, parse_bench_filter("batch=48,causal=no")) ==
+        "no run has batch=48, causal=no together (each alone matches some run)");
+  CHECK(filter_misses(BenchResults{}, BenchFilter{}) == "the results hold no run");
 }
 
 TEST_CASE("layout and hit test: the nearest point under the pointer, in the axes' formats", "[chart][render]") {

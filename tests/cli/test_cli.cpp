@@ -230,6 +230,36 @@ TEST_CASE("export takes exactly the chart table's ids, and says which when given
   CHECK_THAT(bad.err, Catch::Contains(flashlab::analysis::chart_id_list()));
 }
 
+TEST_CASE("export: a filter or kernel the results do not hold is one line naming what they hold, exit 2, no file",
+          "[cli][export][errors]") {
+  const flashlab::analysis::BenchResults results = flashlab::analysis::test::lab_grid();  // batch 16-64, H 32, d 64
+  flashlab::analysis::write_file_atomic((scratch() / "lab.json").string(), flashlab::analysis::bench_to_json(results));
+  struct Bad {
+    std::string args, expect;
+  };
+  const std::vector<Bad> cases = {
+      {"--chart bench-time --filter batch=48", "--filter: no run has batch 48 (batch in the results: 16, 32, 64)"},
+      {"--chart bench-time --filter emb-dim=4096", "--filter: no run has emb-dim 4096 (emb-dim in the results: 2048)"},
+      {"--chart bench-time --filter causal=yes", "--filter: no run has causal yes (only non-causal runs)"},
+      {"--chart bench-time --filter colour=red", "unknown filter key 'colour'"},
+      {"--chart bench-time --filter hads=32", "(did you mean heads?)"},
+      {"--chart bench-heatmap --kernel flash2", "--kernel: no run of 'flash2' in the results (kernels there: torch_eager, fa2)"},
+      {"--chart bench-speedup --baseline torch_eagre", "(did you mean torch_eager?)"},
+      {"--chart bench-time --casual", "(did you mean --causal?)"},
+  };
+  for (const Bad& b : cases) {
+    INFO("flashlab export " << b.args);
+    const Run r = run_flashlab("export " + b.args + " --results lab.json --out bad.png");
+    CHECK(r.code == 2);
+    CHECK(r.out.empty());
+    CHECK(r.err.rfind("flashlab: error: ", 0) == 0);
+    CHECK_THAT(r.err, Catch::Contains(b.expect));
+    CHECK_FALSE(fs::exists(scratch() / "bad.png"));
+  }
+  // The filters that match: emb-dim = heads · head-dim, and the K/V heads (= H without groups).
+  CHECK(run_flashlab("export --chart bench-time --filter emb-dim=2048,kv-heads=32 --results lab.json --out ok.csv").code == 0);
+}
+
 TEST_CASE("sim prints three levels: requests, the L2 model, DRAM", "[cli][l2]") {
   const Run r = run_flashlab("sim --algo fa2 --hw H200-SXM-141GB --batch 1 --heads 16 --seq 8192 --head-dim 128");
   REQUIRE(r.code == 0);

@@ -22,17 +22,22 @@ BenchAxis bench_x_axis(const BenchResults& r);  // seq first, then batch, heads,
 // unreadable; the lab reports fix all but one parameter.
 struct BenchFilter {
   std::optional<sim::i64> batch, heads, head_dim;
+  std::optional<sim::i64> emb_dim;   // H·d, the labs' embedding dim
+  std::optional<sim::i64> kv_heads;  // H_kv (grouped-query attention; = H without groups)
   std::optional<bool> causal;
   std::optional<sim::DType> dtype;
   bool matches(const BenchRow& r) const;
-  bool any() const { return batch || heads || head_dim || causal || dtype; }
+  bool any() const { return batch || heads || head_dim || emb_dim || kv_heads || causal || dtype; }
 };
 // Every parameter that varies, except the x axis (and `keep`), fixed to its
 // first value in the results.
 BenchFilter default_bench_filter(const BenchResults& r, BenchAxis keep = BenchAxis::none);
-// "batch=32,causal=yes,heads=16,head-dim=64,dtype=bf16"; "" is no filter.
-// Throws std::invalid_argument with a one-line reason.
+// "batch=32,causal=yes,heads=16,head-dim=64,emb-dim=2048,kv-heads=8,dtype=bf16";
+// "" is no filter. Throws std::invalid_argument with a one-line reason.
 BenchFilter parse_bench_filter(const std::string& text);
+// Why `f` selects no run of `r` — "no run has batch 48 (batch in the results:
+// 16, 32, 64)", or the keys that exclude each other — or "" when some run matches.
+std::string filter_misses(const BenchResults& r, const BenchFilter& f);
 std::string describe(const BenchFilter& f);  // "batch 32, causal"; "" when none
 // The distinct values of each parameter in the results, for pickers.
 struct BenchValues {
