@@ -136,7 +136,7 @@ TEST_CASE("invalid inputs clear the model and say why: nothing stale", "[gui][mo
   }
 }
 
-TEST_CASE("grouped K/V heads: the window's H_kv reaches the model; empty means as many as H", "[gui][model]") {
+TEST_CASE("grouped K/V heads: the window's H_kv reaches the model, and empty means as many as H", "[gui][model]") {
   auto ps = make_state("4096", sim::Algorithm::fa1, sim::Algorithm::fa2);
   AppState& s = *ps;
   s.inputs.heads = "32";

@@ -5,7 +5,7 @@
 using flashlab::sim::closest_name;
 using flashlab::sim::did_you_mean;
 
-TEST_CASE("a name typed a letter or two wrong finds the known one; a far one finds nothing", "[sim][names]") {
+TEST_CASE("a name typed a letter or two wrong finds the known one and a far one finds nothing", "[sim][names]") {
   const std::vector<std::string> flags{"--causal", "--batch", "--heads", "--head-dim", "--kv-heads"};
   CHECK(closest_name("--casual", flags) == std::string("--causal"));  // two letters swapped
   CHECK(closest_name("--hads", flags) == std::string("--heads"));     // one missing
