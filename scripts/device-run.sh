@@ -17,8 +17,9 @@
 #   bwd-check the backward rungs called directly (flashlab_bwd_check):
 #             every rung and fa2_tc_bwd's alternative
 #             configurations on the grid, against fp64 first    -> bwd-check.txt
-#   labs      the lab-report sweeps and the FlashAttention-2
-#             paper grid (OOM cells as on a 16 GB T4)            -> labs.txt labs.json
+#   labs      every lab of assets/labs (scripts/run-lab.sh): the sweeps
+#             their figures draw, PyTorch on the same problems in
+#             the same run, each lab's report     -> labs-flashlab.json labs-pytorch.json labs.txt run-lab.log
 #   validate  the L2 model against the counters: every rung on the sweep
 #             "validate" with a CUPTI counter pass per case      -> validate.txt validate.json
 #   ncu       CUPTI's DRAM bytes beside Nsight Compute's for three
@@ -270,28 +271,18 @@ stage_bwd_check() {
 }
 
 stage_labs() {
-  local t0=$SECONDS parts=() failed=0
-  : > "$OUT/labs.txt"
-  for s in lab-batch-seq-t4 lab-heads lab-emb-dim lab-head-dim lab-causal fa2-paper; do
-    local left=$((LABS_BUDGET - (SECONDS - t0)))
-    if [ $left -le 10 ]; then echo "== $s: not run (budget)" >> "$OUT/labs.txt"; failed=1; continue; fi
-    echo "== flashlab bench --sweep $s" >> "$OUT/labs.txt"
-    timeout "$left" "$BIN/flashlab" bench --sweep "$s" --repeats 10 --json "$OUT/lab-$s.json" >> "$OUT/labs.txt" 2>&1 || failed=1
-    [ -s "$OUT/lab-$s.json" ] && parts+=("$OUT/lab-$s.json")
-  done
-  # One JSON for all sweeps (the per-sweep files would exceed the 8 files that come back).
-  python3 - "$OUT/labs.json" "${parts[@]}" <<'PY'
-import json, sys
-out, parts = sys.argv[1], sys.argv[2:]
-docs = [json.load(open(p)) for p in parts]
-merged = {"format": "flashlab-bench/1", "meta": docs[0]["meta"] if docs else {}, "rows": [r for d in docs for r in d["rows"]]}
-json.dump(merged, open(out, "w"), indent=2)
-PY
-  rm -f "${parts[@]}"
+  local t0=$SECONDS rc
+  FLASHLAB="$BIN/flashlab" REPEATS=10 timeout "$LABS_BUDGET" bash scripts/run-lab.sh all "$ROOT/lab-out"
+  rc=$?
+  cp "$ROOT/lab-out/labs-flashlab.json" "$ROOT/lab-out/labs-pytorch.json" "$ROOT/lab-out/run-lab.log" "$OUT/" 2>/dev/null
+  cp "$ROOT/lab-out/labs-compare.txt" "$OUT/labs.txt" 2>/dev/null
   local oom
-  oom=$(grep -c '"status": "OOM"' "$OUT/labs.json" 2>/dev/null)
-  oom=${oom:-0}
-  result labs "$([ $failed -eq 0 ] && echo ok || echo PARTIAL)" $((SECONDS - t0)) "${#parts[@]} sweeps, $oom OOM cells (labs.txt, labs.json)"
+  oom=$(cat "$OUT"/labs-*.json 2>/dev/null | grep -c '"status": "OOM"')
+  case $rc in
+    0) result labs ok $((SECONDS - t0)) "$oom OOM cells (labs-flashlab.json, labs-pytorch.json, labs.txt, run-lab.log)" ;;
+    124) result labs TIMEOUT $((SECONDS - t0)) "over ${LABS_BUDGET}s (run-lab.log)" ;;
+    *) result labs FAILED $((SECONDS - t0)) "rc=$rc (run-lab.log)" ;;
+  esac
 }
 
 stage_ring_tests() {

@@ -113,7 +113,8 @@ def empty_row(kernel, p, direction="fwd"):
             "seq_q": p["seq_q"], "seq_kv": p["seq_kv"], "head_dim": p["head_dim"], "causal": p["causal"], "dtype": p["dtype"],
             "br": 0, "bc": 0, "status": "ok", "reason": "", "time_ms_median": 0, "time_ms_min": 0,
             "time_ms_max": 0, "repeats": 0, "tflops": 0, "tflops_exact": 0, "gbps": 0,
-            "peak_memory_bytes": 0, "predicted_memory_bytes": 0, "rel_error": -1}
+            "peak_memory_bytes": 0, "predicted_memory_bytes": 0, "rel_error": -1,
+            "mem_limit_bytes": p.get("mem_limit_bytes", 0)}
 
 
 def rel_error_head0(out, q, k, v, causal, scale):
@@ -374,9 +375,9 @@ def main():
     if ours_doc.get("format") != FORMAT:
         sys.exit(f"torch_compare.py: error: {args.ours}: not a {FORMAT} file")
     ours = [r for r in ours_doc["rows"] if direction_of(r) in ("fwd", "bwd")]
-    keys = []  # (direction, problem), in the order of the file
+    keys = []  # (direction, problem, allocation limit), in the order of the file
     for r in ours:
-        key = (direction_of(r), problem_key(r))
+        key = (direction_of(r), problem_key(r), int(r.get("mem_limit_bytes", 0) or 0))
         if key not in keys:
             keys.append(key)
 
@@ -395,8 +396,13 @@ def main():
 
     theirs = []
     total = len(keys) * len(wanted)
-    for direction, key in keys:
+    total_memory = props.total_memory
+    for direction, key, limit in keys:
         p = problem_of(key)
+        p["mem_limit_bytes"] = limit
+        # A smaller GPU emulated as flashlab bench does (a sweep's mem_limit): the
+        # caching allocator refuses to grow past the limit, the flush buffer included.
+        torch.cuda.set_per_process_memory_fraction(min(1.0, limit / total_memory) if limit > 0 else 1.0)
         for k in wanted:
             if k not in fns:
                 row = empty_row(k, p, direction)
@@ -408,6 +414,7 @@ def main():
             msg = f"{row['time_ms_median']:.4f} ms, {row['tflops']:.1f} TFLOP/s" if row["status"] == "ok" else row["reason"]
             print(f"[{done}/{total}] {k} {direction} B={p['batch']} H={p['heads']} N={p['seq_q']} d={p['head_dim']} "
                   f"{p['dtype']}{' causal' if p['causal'] else ''}: {row['status']} {msg}", file=sys.stderr)
+    torch.cuda.set_per_process_memory_fraction(1.0)
 
     meta = {"gpu": torch.cuda.get_device_name(0), "driver": "", "cuda_runtime": str(torch.version.cuda),
             "commit": "torch " + torch.__version__, "flop_convention": ours_doc.get("meta", {}).get("flop_convention", ""),

@@ -54,7 +54,7 @@ BenchAxis bench_x_axis(const BenchResults& r) {
 
 bool BenchFilter::matches(const BenchRow& r) const {
   return (!batch || r.problem.batch == *batch) && (!heads || r.problem.heads == *heads) &&
-         (!head_dim || r.problem.head_dim == *head_dim) &&
+         (!head_dim || r.problem.head_dim == *head_dim) && (!seq || r.problem.seq_q == *seq) &&
          (!emb_dim || r.problem.heads * r.problem.head_dim == *emb_dim) &&
          (!kv_heads || r.problem.h_kv() == *kv_heads) && (!causal || r.problem.causal == *causal) &&
          (!dtype || r.problem.dtype == *dtype);
@@ -64,12 +64,13 @@ BenchFilter default_bench_filter(const BenchResults& r, BenchAxis keep) {
   const BenchAxis x = bench_x_axis(r);
   const BenchValues v = bench_values(r);
   auto fixed = [&](BenchAxis a, size_t distinct) { return distinct > 1 && a != x && a != keep; };
+  const bool emb = shared_emb_dim(r).has_value();  // heads and d swept together: the x axis takes both
   // The filter that fixes every varying parameter to the values of `row`.
   auto filter_of = [&](const BenchRow& row) {
     BenchFilter f;
     if (fixed(BenchAxis::batch, v.batch.size())) f.batch = row.problem.batch;
-    if (fixed(BenchAxis::heads, v.heads.size())) f.heads = row.problem.heads;
-    if (fixed(BenchAxis::head_dim, v.head_dim.size())) f.head_dim = row.problem.head_dim;
+    if (fixed(BenchAxis::heads, v.heads.size()) && !(x == BenchAxis::head_dim && emb)) f.heads = row.problem.heads;
+    if (fixed(BenchAxis::head_dim, v.head_dim.size()) && !(x == BenchAxis::heads && emb)) f.head_dim = row.problem.head_dim;
     if (fixed(BenchAxis::causal, v.causal.size())) f.causal = row.problem.causal;
     if (v.dtype.size() > 1) f.dtype = row.problem.dtype;
     return f;
@@ -92,7 +93,7 @@ BenchFilter default_bench_filter(const BenchResults& r, BenchAxis keep) {
 }
 
 namespace {
-const std::string kKeys = "batch, heads, kv-heads, head-dim, emb-dim (= heads · head-dim), causal, dtype";
+const std::string kKeys = "batch, seq, heads, kv-heads, head-dim, emb-dim (= heads · head-dim), causal, dtype";
 
 template <class T, class Key>
 std::string values_of(const BenchResults& r, Key key) {
@@ -103,6 +104,16 @@ std::string values_of(const BenchResults& r, Key key) {
   return s;
 }
 }  // namespace
+
+std::optional<sim::i64> shared_emb_dim(const BenchResults& r) {
+  std::set<sim::i64> emb, heads;
+  for (const BenchRow& row : r.rows) {
+    emb.insert(row.problem.heads * row.problem.head_dim);
+    heads.insert(row.problem.heads);
+  }
+  if (emb.size() == 1 && heads.size() > 1) return *emb.begin();
+  return std::nullopt;
+}
 
 std::string filter_misses(const BenchResults& r, const BenchFilter& f) {
   for (const BenchRow& row : r.rows)
@@ -121,6 +132,8 @@ std::string filter_misses(const BenchResults& r, const BenchFilter& f) {
   const std::vector<Key> keys{
       {f.batch.has_value(), "batch", n(f.batch), [&](const BenchRow& x) { return x.problem.batch == *f.batch; },
        [&] { return values_of<i64>(r, [](const BenchRow& x) { return x.problem.batch; }); }},
+      {f.seq.has_value(), "seq", n(f.seq), [&](const BenchRow& x) { return x.problem.seq_q == *f.seq; },
+       [&] { return values_of<i64>(r, [](const BenchRow& x) { return x.problem.seq_q; }); }},
       {f.heads.has_value(), "heads", n(f.heads), [&](const BenchRow& x) { return x.problem.heads == *f.heads; },
        [&] { return values_of<i64>(r, [](const BenchRow& x) { return x.problem.heads; }); }},
       {f.kv_heads.has_value(), "kv-heads", n(f.kv_heads), [&](const BenchRow& x) { return x.problem.h_kv() == *f.kv_heads; },
@@ -172,6 +185,7 @@ BenchFilter parse_bench_filter(const std::string& text) {
       return *n;
     };
     if (k == "batch" || k == "b") f.batch = number();
+    else if (k == "seq" || k == "n") f.seq = number();
     else if (k == "heads" || k == "h") f.heads = number();
     else if (k == "head-dim" || k == "head_dim" || k == "d") f.head_dim = number();
     else if (k == "emb-dim" || k == "emb_dim") f.emb_dim = number();
@@ -186,7 +200,7 @@ BenchFilter parse_bench_filter(const std::string& text) {
       f.dtype = *d;
     } else {
       throw std::invalid_argument("unknown filter key '" + k + "' (expected " + kKeys + ")" +
-                                  sim::did_you_mean(k, {"batch", "heads", "kv-heads", "head-dim", "emb-dim", "causal", "dtype"}));
+                                  sim::did_you_mean(k, {"batch", "seq", "heads", "kv-heads", "head-dim", "emb-dim", "causal", "dtype"}));
     }
   }
   return f;
@@ -196,6 +210,7 @@ std::string describe(const BenchFilter& f) {
   std::string s;
   auto add = [&](const std::string& part) { s += (s.empty() ? "" : ", ") + part; };
   if (f.batch) add("batch " + std::to_string(*f.batch));
+  if (f.seq) add("N " + std::to_string(*f.seq));
   if (f.heads) add(std::to_string(*f.heads) + " heads");
   if (f.head_dim) add("d " + std::to_string(*f.head_dim));
   if (f.emb_dim) add("emb dim " + std::to_string(*f.emb_dim));

@@ -10,6 +10,7 @@
 // same double); ±inf and NaN are written "inf", "-inf", "nan" in both.
 #include "flashlab/analysis/bench_results.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -43,7 +44,8 @@ const std::vector<std::string>& columns() {
       "reason", "time_ms_median", "time_ms_min", "time_ms_max",  "repeats",     "tflops",
       "tflops_exact", "gbps", "peak_memory_bytes", "predicted_memory_bytes", "rel_error",
       "ctas_per_sm", "heaviest_first", "dram_read_bytes", "dram_write_bytes", "l2_read_bytes", "l2_write_bytes",
-      "counters_note", "predicted_dram_read_bytes", "predicted_dram_write_bytes", "o_accumulator", "dq_accumulator", "kv_heads", "dkv_accumulator"};
+      "counters_note", "predicted_dram_read_bytes", "predicted_dram_write_bytes", "o_accumulator", "dq_accumulator", "kv_heads", "dkv_accumulator",
+      "mem_limit_bytes"};
   return c;
 }
 
@@ -53,7 +55,8 @@ bool optional_column(const std::string& c) {
   return c == "model" || c == "ctas_per_sm" || c == "heaviest_first" || c == "dram_read_bytes" ||
          c == "dram_write_bytes" || c == "l2_read_bytes" || c == "l2_write_bytes" || c == "counters_note" ||
          c == "predicted_dram_read_bytes" || c == "predicted_dram_write_bytes" || c == "o_accumulator" ||
-         c == "dq_accumulator" || c == "kv_heads" || c == "dkv_accumulator";
+         c == "dq_accumulator" || c == "kv_heads" || c == "dkv_accumulator" ||
+         c == "mem_limit_bytes";
 }
 
 // A whole number that may be empty (an optional column): `fallback` then.
@@ -137,7 +140,8 @@ std::vector<std::string> row_fields(const BenchRow& r) {
           r.storage.o_accumulator ? std::string(sim::to_string(*r.storage.o_accumulator)) : std::string(),
           r.storage.dq_accumulator ? std::string(sim::to_string(*r.storage.dq_accumulator)) : std::string(),
           std::to_string(p.h_kv()),
-          r.storage.dkv_accumulator ? std::string(sim::to_string(*r.storage.dkv_accumulator)) : std::string()};
+          r.storage.dkv_accumulator ? std::string(sim::to_string(*r.storage.dkv_accumulator)) : std::string(),
+          std::to_string(r.mem_limit_bytes)};
 }
 
 // The inverse of row_fields; `get(column)` gives the text of a column.
@@ -189,6 +193,7 @@ BenchRow row_from(const std::function<std::string(const std::string&)>& get, con
   p.kv_heads = parse_int_or(get("kv_heads"), 0, origin, at("kv_heads"));  // older files: H_kv = H
   if (const std::string acc = get("dkv_accumulator"); !acc.empty())
     r.storage.dkv_accumulator = parse_dtype_field(acc, origin, at("dkv_accumulator"));
+  r.mem_limit_bytes = parse_int_or(get("mem_limit_bytes"), 0, origin, at("mem_limit_bytes"));  // older files: none
   return r;
 }
 
@@ -290,7 +295,9 @@ BenchResults from_csv(const std::string& text, const std::string& origin) {
       meta[key] = v;
     }
   }
-  if (!format_seen) fail(origin, "line 1", std::string("expected '# format: \"") + kFormat + "\"'");
+  // A CSV without metadata lines (bench_rows_to_csv) is the runs alone; one with
+  // them names the format first.
+  if (line > 0 && !format_seen) fail(origin, "line 1", std::string("expected '# format: \"") + kFormat + "\"'");
   r.meta = meta_from(meta, origin);
   const auto rows = csv_parse(text.substr(pos));
   if (rows.empty()) fail(origin, "line " + std::to_string(line + 1), "missing the header row");
@@ -351,13 +358,46 @@ std::string bench_to_json(const BenchResults& r) {
   return j.dump(2) + "\n";
 }
 
+bool same_run(const BenchRow& a, const BenchRow& b) {
+  return a.kernel == b.kernel && a.direction == b.direction && a.problem == b.problem && a.tiles == b.tiles &&
+         a.mem_limit_bytes == b.mem_limit_bytes;
+}
+
+MergedResults merge_results(const std::vector<std::pair<std::string, BenchResults>>& files) {
+  MergedResults m;
+  std::string first_gpu, first_origin;
+  for (const auto& [origin, r] : files) {
+    if (!r.meta.gpu.empty()) {
+      if (first_gpu.empty()) {
+        first_gpu = r.meta.gpu;
+        first_origin = origin;
+      } else if (r.meta.gpu != first_gpu) {
+        throw std::runtime_error(origin + " was measured on " + r.meta.gpu + ", " + first_origin + " on " + first_gpu +
+                                 ": a report draws one GPU's runs (give the files of one GPU)");
+      }
+    }
+    if (&r == &files.front().second) m.results.meta = r.meta;
+    for (const BenchRow& row : r.rows) {
+      const bool again = std::any_of(m.results.rows.begin(), m.results.rows.end(),
+                                     [&](const BenchRow& o) { return same_run(o, row); });
+      if (again) ++m.repeats_dropped;
+      else m.results.rows.push_back(row);
+    }
+  }
+  return m;
+}
+
+std::string bench_rows_to_csv(const BenchResults& r) {
+  std::string out = csv_row(columns());
+  for (const BenchRow& row : r.rows) out += csv_row(row_fields(row));
+  return out;
+}
+
 std::string bench_to_csv(const BenchResults& r) {
   std::string out = std::string("# format: \"") + kFormat + "\"\n";
   const json meta = meta_json(r.meta);  // items() refers into it: keep it alive through the loop
   for (const auto& [key, value] : meta.items()) out += "# " + key + ": " + value.dump() + "\n";
-  out += csv_row(columns());
-  for (const BenchRow& row : r.rows) out += csv_row(row_fields(row));
-  return out;
+  return out + bench_rows_to_csv(r);
 }
 
 BenchResults bench_from_text(const std::string& text, const std::string& origin) {

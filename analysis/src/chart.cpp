@@ -21,6 +21,9 @@ Color palette(int k) {
       {86, 180, 233, 255},  // sky blue
       {120, 120, 120, 255}, // grey (instead of Okabe–Ito black, kept for text)
       {180, 160, 20, 255},  // dark yellow (yellow itself vanishes on white)
+      {150, 30, 70, 255},   // wine
+      {70, 60, 170, 255},   // indigo
+      {120, 80, 40, 255},   // brown
   };
   const int n = static_cast<int>(sizeof colors / sizeof colors[0]);
   return colors[((k % n) + n) % n];

@@ -5,10 +5,12 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <optional>
 #include <set>
 #include <tuple>
 
 #include "flashlab/analysis/chart_builders.hpp"
+#include "flashlab/analysis/implementations.hpp"
 #include "flashlab/sim/format.hpp"
 
 namespace flashlab::analysis {
@@ -66,26 +68,63 @@ std::string config_label(const BenchRow& r, const Varying& v, BenchAxis x) {
 }
 
 std::string series_key(const BenchRow& r, const Varying& v, BenchAxis x) {
-  std::string s = r.kernel;
-  if (r.direction != "fwd") s += " " + r.direction;
+  std::string s = run_name(r.kernel, r.direction);
   const std::string cfg = config_label(r, v, x);
   return cfg.empty() ? s : s + " " + cfg;
 }
 
-Axis bench_axis(BenchAxis a) {
+// `emb`: heads and head dim swept together at this embedding dim (shared_emb_dim).
+Axis bench_axis(BenchAxis a, std::optional<sim::i64> emb = std::nullopt) {
+  const std::string e = emb ? std::to_string(*emb) : "";
   switch (a) {
     case BenchAxis::seq: return {"sequence length N", Scale::log2, TickFormat::binary, {}, {}, false};
     case BenchAxis::batch: return {"batch size B", Scale::log2, TickFormat::plain, {}, {}, false};
-    case BenchAxis::heads: return {"heads H", Scale::log2, TickFormat::plain, {}, {}, false};
-    case BenchAxis::head_dim: return {"head dimension d", Scale::log2, TickFormat::plain, {}, {}, false};
+    case BenchAxis::heads:
+      return {emb ? "heads H (d = " + e + " / H)" : "heads H", Scale::log2, TickFormat::plain, {}, {}, false};
+    case BenchAxis::head_dim:
+      return {emb ? "head dimension d (H = " + e + " / d)" : "head dimension d", Scale::log2, TickFormat::plain, {}, {}, false};
     default: return {"configuration", Scale::linear, TickFormat::plain, {}, {}, false};
   }
+}
+
+// The swept axis of the rows shown: without a filter the results' own (the
+// default filter fixes the rest); with one, the first parameter that varies
+// among the rows it selects.
+BenchAxis shown_x_axis(const BenchResults& all, const BenchResults& shown, const BenchFilter* filter) {
+  return filter ? bench_x_axis(shown) : bench_x_axis(all);
+}
+
+// What varies among the rows shown, less the partner of the x axis when heads
+// and head dim are swept together at one embedding dim: it is the x axis too.
+Varying varying_beside(const BenchResults& shown, BenchAxis xa) {
+  Varying v = varying(shown);
+  if (shared_emb_dim(shown)) {
+    if (xa == BenchAxis::heads) v.head_dim = false;
+    if (xa == BenchAxis::head_dim) v.heads = false;
+  }
+  return v;
 }
 
 // A result set that is not a measurement says so in the title too: the
 // subtitle is left out of a small plot.
 void mark_synthetic(const BenchResults& r, ChartSpec& c) {
   if (r.meta.gpu.rfind("SYNTHETIC", 0) == 0 && c.title.rfind("SYNTHETIC", 0) != 0) c.title = "SYNTHETIC — " + c.title;
+}
+
+// A smaller GPU emulated (an allocation limit per case) is in the title: the
+// OOM cells it causes would not happen on the GPU of the subtitle.
+void title_memory_cap(const BenchResults& shown, ChartSpec& c) {
+  std::set<sim::i64> caps;
+  bool uncapped = false;
+  for (const BenchRow& row : shown.rows) {
+    if (row.mem_limit_bytes > 0) caps.insert(row.mem_limit_bytes);
+    else uncapped = true;
+  }
+  if (caps.empty()) return;
+  std::string limits;
+  for (sim::i64 b : caps) limits += (limits.empty() ? "" : ", ") + sim::bytes_iec(static_cast<double>(b));
+  c.title += uncapped || caps.size() > 1 ? " (some runs with allocations capped at " + limits + ")"
+                                         : " (allocations capped at " + limits + " per case)";
 }
 
 ChartSpec marked(const BenchResults& r, ChartSpec c) {
@@ -110,16 +149,12 @@ double metric_of(const BenchRow& r, BenchMetric m) {
   return kNaN;
 }
 
-// Kernels in first-appearance order, so colours stay put between charts.
+// Kernels in first-appearance order.
 std::vector<std::string> kernels_of(const BenchResults& r) {
   std::vector<std::string> out;
   for (const BenchRow& row : r.rows)
     if (std::find(out.begin(), out.end(), row.kernel) == out.end()) out.push_back(row.kernel);
   return out;
-}
-
-int kernel_index(const std::vector<std::string>& ks, const std::string& k) {
-  return static_cast<int>(std::find(ks.begin(), ks.end(), k) - ks.begin());
 }
 
 void note_status(const BenchResults& r, std::vector<std::string>& notes) {
@@ -136,15 +171,22 @@ void note_status(const BenchResults& r, std::vector<std::string>& notes) {
   if (failed) notes.push_back(std::to_string(failed) + " failed, e.g. " + first_fail);
 }
 
+// The rows `f` selects, each run once: the first of its repeats in the file.
 BenchResults filtered(const BenchResults& all, const BenchFilter& f) {
   BenchResults out;
   out.meta = all.meta;
   for (const BenchRow& row : all.rows)
-    if (f.matches(row)) out.rows.push_back(row);
+    if (f.matches(row) && std::none_of(out.rows.begin(), out.rows.end(), [&](const BenchRow& o) { return same_run(o, row); }))
+      out.rows.push_back(row);
   return out;
 }
 
 void note_filter(const BenchResults& all, const BenchFilter& f, ChartSpec& c) {
+  std::size_t matching = 0;
+  for (const BenchRow& row : all.rows) matching += f.matches(row) ? 1 : 0;
+  if (const std::size_t repeats = matching - filtered(all, f).rows.size(); repeats > 0)
+    c.notes.push_back(std::to_string(repeats) + " run(s) measured again (the same kernel, pass, problem and tiles in "
+                      "several sweeps): each drawn once, from the first in the file");
   const std::string d = describe(f);
   if (d.empty()) return;
   c.subtitle = "showing " + d + " · " + c.subtitle;
@@ -169,7 +211,8 @@ ChartSpec bench_metric_chart(const BenchResults& all, BenchMetric metric, const 
   const BenchResults& r = shown;
   ChartSpec c;
   c.id = metric == BenchMetric::time ? "bench-time" : metric == BenchMetric::tflops ? "bench-tflops" : "bench-memory";
-  const Varying v = varying(r);
+  const BenchAxis xa = shown_x_axis(all, shown, filter);
+  const Varying v = varying_beside(r, xa);
   const bool any_bwd = std::any_of(r.rows.begin(), r.rows.end(), [](const BenchRow& x) { return x.direction != "fwd"; });
   const std::string what = any_bwd ? "Forward and backward" : "Forward";
   c.title = metric == BenchMetric::time     ? what + " time"
@@ -177,9 +220,8 @@ ChartSpec bench_metric_chart(const BenchResults& all, BenchMetric metric, const 
                                             : "Peak device memory";
   c.subtitle = subtitle_of(r);
   note_filter(all, f, c);
-  const BenchAxis xa = bench_x_axis(all);
   const bool categorical = xa == BenchAxis::causal || xa == BenchAxis::none;
-  c.x = bench_axis(xa);
+  c.x = bench_axis(xa, shared_emb_dim(r));
   c.title += categorical ? "" : " vs " + c.x.label;
   switch (metric) {
     case BenchMetric::time: c.y = {"time (ms, median)", Scale::linear, TickFormat::plain, {}, {}, true}; break;
@@ -194,7 +236,6 @@ ChartSpec bench_metric_chart(const BenchResults& all, BenchMetric metric, const 
     c.notes.insert(c.notes.begin(), all.rows.empty() ? "the results hold no rows" : "no rows match " + describe(f));
     return marked(all, c);
   }
-  const std::vector<std::string> kernels = kernels_of(all);
   std::vector<std::string> cats;  // categorical x: one per configuration
   std::map<std::string, Series> by;
   std::vector<std::string> order;
@@ -212,9 +253,9 @@ ChartSpec bench_metric_chart(const BenchResults& all, BenchMetric metric, const 
       order.push_back(key);
       Series& s = by[key];
       s.name = key;
-      const int ki = kernel_index(kernels, row.kernel);
-      s.color = palette(ki);
-      s.marker = static_cast<MarkerShape>(1 + ki % 4);
+      // Colour: the rung; line: the pass; marker: the mask.
+      s.color = implementation_colour(row.kernel);
+      s.marker = row.problem.causal ? MarkerShape::triangle : MarkerShape::circle;
       s.dash = row.direction == "fwd" ? Dash::solid : Dash::dashed;
       if (categorical) s.style = SeriesStyle::bars;
     }
@@ -275,7 +316,10 @@ ChartSpec bench_metric_chart(const BenchResults& all, BenchMetric metric, const 
     c.y.scale = Scale::log10;  // spans of orders of magnitude (naive vs flash at long N)
     c.y.include_zero = false;
   }
+  if (v.causal && !categorical)
+    c.notes.push_back("colour: the rung; line: solid forward, dashed backward; marker: ● non-causal, ▲ causal");
   note_status(r, c.notes);
+  title_memory_cap(r, c);
   return marked(all, c);
 }
 
@@ -297,7 +341,7 @@ ChartSpec bench_speedup_chart(const BenchResults& all, const std::string& baseli
         break;
       }
   if (base.empty() && !kernels.empty()) base = kernels.front();
-  c.title = "Speed-up over " + (base.empty() ? std::string("the baseline") : base);
+  c.title = "Speed-up over " + (base.empty() ? std::string("the baseline") : implementation_name(base));
   c.y = {"speed-up (baseline time / kernel time, ×)", Scale::linear, TickFormat::plain, {}, {}, true};
   c.x = {"configuration", Scale::linear, TickFormat::plain, {}, {}, false};
   if (r.rows.empty()) {
@@ -308,8 +352,8 @@ ChartSpec bench_speedup_chart(const BenchResults& all, const std::string& baseli
     c.notes.push_back("baseline kernel '" + base + "' is not in the results");
     return marked(all, c);
   }
-  const Varying v = varying(r);
-  const BenchAxis xa = bench_x_axis(all);
+  const BenchAxis xa = shown_x_axis(all, shown, filter);
+  const Varying v = varying_beside(r, xa);
   // Configurations in order of the swept value, then of the rest.
   using Key = std::tuple<double, std::string, std::string>;  // x value, config label, direction
   std::map<Key, std::map<std::string, const BenchRow*>> cells;
@@ -342,14 +386,19 @@ ChartSpec bench_speedup_chart(const BenchResults& all, const std::string& baseli
     }
     if (!std::get<1>(key).empty()) label += (label.empty() ? "" : " ") + std::get<1>(key);
     if (several_directions) label += " " + std::get<2>(key);
-    c.categories.push_back(label.empty() ? "all" : label);
+    if (label.empty()) label = "all";
+    // A baseline that did not run leaves the whole group without bars: said
+    // once under the group, not on every bar.
+    if (const BenchRow* b = ks.at(base); b->status != RunStatus::ok)
+      label += " (baseline " + std::string(to_string(b->status)) + ")";
+    c.categories.push_back(label);
   }
   for (const std::string& k : kernels) {
     if (k == base) continue;
     Series s;
-    s.name = k;
+    s.name = implementation_name(k);
     s.style = SeriesStyle::bars;
-    s.color = palette(kernel_index(kernels, k));
+    s.color = implementation_colour(k);
     size_t cat = 0;
     for (const auto& [key, ks] : cells) {
       const auto kb = ks.find(base), kk = ks.find(k);
@@ -362,7 +411,7 @@ ChartSpec bench_speedup_chart(const BenchResults& all, const std::string& baseli
       } else if (kb == ks.end()) {
         label = "no baseline";
       } else if (kb->second->status != RunStatus::ok) {
-        label = "baseline " + std::string(to_string(kb->second->status));
+        label = "";  // in the group's label
       } else if (kk->second->time_ms_median > 0) {
         y = kb->second->time_ms_median / kk->second->time_ms_median;
         label = format_tick(y, TickFormat::plain) + "×";
@@ -373,9 +422,10 @@ ChartSpec bench_speedup_chart(const BenchResults& all, const std::string& baseli
     }
     c.series.push_back(std::move(s));
   }
-  c.ref_lines.push_back({false, 1.0, "1× = " + base, {150, 150, 150, 255}, Dash::dashed, 1.5, std::nullopt});
+  c.ref_lines.push_back({false, 1.0, "1× = " + implementation_name(base), {150, 150, 150, 255}, Dash::dashed, 1.5, std::nullopt});
   if (c.series.empty()) c.notes.push_back("only the baseline kernel is in the results: nothing to compare");
   note_status(r, c.notes);
+  title_memory_cap(r, c);
   return marked(all, c);
 }
 
@@ -398,8 +448,8 @@ ChartSpec bench_passes_chart(const BenchResults& all, BenchMetric metric, const 
     c.notes.insert(c.notes.begin(), all.rows.empty() ? "the results hold no rows" : "no rows match " + describe(f));
     return marked(all, c);
   }
-  const Varying v = varying(r);
-  const BenchAxis xa = bench_x_axis(all);
+  const BenchAxis xa = shown_x_axis(all, shown, filter);
+  const Varying v = varying_beside(r, xa);
   // One group of bars per configuration (the swept value, then the rest); one
   // bar per kernel and pass, forward before backward.
   using Cfg = std::pair<double, std::string>;
@@ -425,25 +475,14 @@ ChartSpec bench_passes_chart(const BenchResults& all, BenchMetric metric, const 
     // One configuration only: name the problem itself.
     c.categories.push_back(label.empty() ? sim::describe(r.rows.front().problem) : label);
   }
-  // A backward rung takes its forward rung's colour, lighter (the registry
-  // names the backward rung of X "X_bwd"; PyTorch's rows share one id).
-  auto family = [](const std::string& k) {
-    const std::string suffix = "_bwd";
-    return k.size() > suffix.size() && k.compare(k.size() - suffix.size(), suffix.size(), suffix) == 0
-               ? k.substr(0, k.size() - suffix.size())
-               : k;
-  };
-  std::vector<std::string> families;
-  for (const std::string& k : kernels_of(all))
-    if (std::find(families.begin(), families.end(), family(k)) == families.end()) families.push_back(family(k));
   for (const std::string& key : keys) {
     const std::string kernel = key.substr(0, key.rfind(' '));
     const bool bwd = key.substr(key.rfind(' ') + 1) == "bwd";
     Series s;
-    s.name = kernel + (bwd ? " (backward)" : " (forward)");
+    s.name = bwd ? run_name(kernel, "bwd") : implementation_name(kernel) + " forward";
     s.style = SeriesStyle::bars;
-    s.color = palette(kernel_index(families, family(kernel)));
-    if (bwd) s.color.a = 150;  // the same kernel's backward: its colour, lighter
+    s.color = implementation_colour(kernel);
+    if (bwd) s.color.a = 150;  // a rung's backward: its forward's colour, lighter
     size_t cat = 0;
     for (const auto& [cfg, ks] : cells) {
       const auto it = ks.find(key);
@@ -466,16 +505,19 @@ ChartSpec bench_passes_chart(const BenchResults& all, BenchMetric metric, const 
   if (std::none_of(r.rows.begin(), r.rows.end(), [](const BenchRow& x) { return x.direction == "bwd"; }))
     c.notes.push_back("the results hold no backward runs (flashlab bench --pass fwd+bwd)");
   note_status(r, c.notes);
+  title_memory_cap(r, c);
   return marked(all, c);
 }
 
-ChartSpec bench_heatmap_chart(const BenchResults& all, const std::string& kernel_in, const BenchFilter* filter) {
+ChartSpec bench_heatmap_chart(const BenchResults& all, const std::string& kernel_in, const BenchFilter* filter,
+                              BenchMetric metric) {
   BenchFilter f = filter ? *filter : default_bench_filter(all, BenchAxis::batch);
   f.batch.reset();  // batch is the heatmap's own axis
   const BenchResults shown = filtered(all, f);
   const BenchResults& r = shown;
   ChartSpec c;
-  c.id = "bench-heatmap";
+  const bool tflops = metric == BenchMetric::tflops;
+  c.id = tflops ? "bench-heatmap-tflops" : "bench-heatmap";
   c.kind = ChartKind::heatmap;
   c.subtitle = subtitle_of(r);
   note_filter(all, f, c);
@@ -495,7 +537,8 @@ ChartSpec bench_heatmap_chart(const BenchResults& all, const std::string& kernel
         kernel = k;
         break;
       }
-  c.title = "Forward time, batch × N" + (kernel.empty() ? "" : " — " + kernel);
+  c.title = std::string(tflops ? "Forward throughput" : "Forward time") + ", batch × N" +
+            (kernel.empty() ? "" : " — " + implementation_name(kernel));
   if (kernel.empty() || grid[kernel].first.empty()) {
     c.notes.push_back(kernel.empty() ? "needs forward rows of one kernel varying in both batch and sequence length"
                                      : "kernel '" + kernel + "' has no forward rows in the results");
@@ -508,7 +551,7 @@ ChartSpec bench_heatmap_chart(const BenchResults& all, const std::string& kernel
   for (sim::i64 n : seqs) h.col_labels.push_back(n_label(n));
   h.values.assign(batches.size() * seqs.size(), kNaN);
   h.cell_text.assign(batches.size() * seqs.size(), "");
-  h.value_label = "time (ms)";
+  h.value_label = tflops ? "TFLOP/s (4·B·H·N²·d, halved when causal)" : "time (ms)";
   h.value_format = TickFormat::plain;
   bool duplicates = false;
   std::vector<bool> filled(h.values.size(), false);
@@ -528,11 +571,20 @@ ChartSpec bench_heatmap_chart(const BenchResults& all, const std::string& kernel
       continue;
     }
     filled[idx] = true;
-    if (row->status == RunStatus::ok) h.values[idx] = row->time_ms_median;
+    if (row->status == RunStatus::ok) h.values[idx] = tflops ? row->tflops : row->time_ms_median;
     else h.cell_text[idx] = std::string(to_string(row->status));
+  }
+  // A grid half empty or worse (two runs on a 2 × 2 grid) is not a heatmap: left empty, saying why.
+  const auto measured = static_cast<size_t>(std::count(filled.begin(), filled.end(), true));
+  if (2 * measured <= filled.size()) {
+    c.heatmap = Heatmap{};
+    c.notes.push_back("only " + std::to_string(measured) + " of the " + std::to_string(filled.size()) +
+                      " batch × N cells were run: too few for a heatmap");
+    return marked(all, c);
   }
   if (duplicates) c.notes.push_back("several runs per cell (causal, heads or d vary): each cell shows the first non-causal one");
   note_status(r, c.notes);
+  title_memory_cap(r, c);
   return marked(all, c);
 }
 

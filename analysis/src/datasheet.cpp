@@ -37,7 +37,8 @@ std::optional<sim::HardwareModel> match_datasheet(const std::string& gpu_name, s
   std::optional<sim::HardwareModel> best;
   size_t best_score = 0;
   for (const sim::HardwareModel& hw : candidates) {
-    if (hw.kind != "datasheet" || hw.sm_count != sm_count) continue;
+    // A file without the SM count (a CSV of PyTorch's) is matched by name alone.
+    if (hw.kind != "datasheet" || (sm_count > 0 && hw.sm_count != sm_count)) continue;
     std::set<std::string> have;
     for (const std::string& t : tokens(hw.name + " " + hw.display_name)) have.insert(t);
     if (!have.count(*model)) continue;

@@ -7,17 +7,30 @@
 
 #include "commands.hpp"
 #include "common.hpp"
+#include <filesystem>
+
+#include "flashlab/analysis/bench_filter.hpp"
+#include "flashlab/analysis/chart_table.hpp"
 #include "flashlab/analysis/datasheet.hpp"
+#include "flashlab/analysis/lab.hpp"
 #include "flashlab/analysis/measured_checks.hpp"
 #include "flashlab/analysis/report.hpp"
 #include "flashlab/export/report_bundle.hpp"
 #include "flashlab/kernels/bench_grid.hpp"
+#include "flashlab/sim/assets.hpp"
 
 namespace flashlab::cli {
 namespace {
 
+// Whether any row records an allocation limit (files written before rows
+// carried one record none: their sweeps' limits cannot be told apart).
+bool records_limits(const analysis::BenchResults& r) {
+  return std::any_of(r.rows.begin(), r.rows.end(), [](const analysis::BenchRow& x) { return x.mem_limit_bytes > 0; });
+}
+
 // The rows of `all` that belong to a named sweep's grid: its problems (and its
-// kernels, when the sweep lists them; PyTorch's rows of those problems too).
+// kernels, when the sweep lists them; PyTorch's rows of those problems too),
+// measured under the sweep's allocation limit where the rows record one.
 analysis::ReportSection sweep_section(const analysis::BenchResults& all, const kernels::SweepFile& s) {
   analysis::ReportSection sec;
   sec.name = s.name;
@@ -31,9 +44,104 @@ analysis::ReportSection sweep_section(const analysis::BenchResults& all, const k
     const bool ours = kernels::find_kernel(row.kernel) != nullptr;
     const bool listed = s.axes.kernels.empty() || !ours ||
                         std::find(s.axes.kernels.begin(), s.axes.kernels.end(), row.kernel) != s.axes.kernels.end();
-    if (in_grid && listed) sec.results.rows.push_back(row);
+    const bool same_limit = !records_limits(all) || row.mem_limit_bytes == s.mem_limit_bytes.value_or(0);
+    if (in_grid && listed && same_limit) sec.results.rows.push_back(row);
   }
   return sec;
+}
+
+// The results files, merged by the stated rule (analysis::merge_results).
+analysis::BenchResults read_results(const std::vector<std::string>& files, std::vector<std::string>& notes) {
+  std::vector<std::pair<std::string, analysis::BenchResults>> read;
+  for (const std::string& f : files) {
+    try {
+      read.emplace_back(f, analysis::bench_from_file(f));
+    } catch (const std::exception& e) {
+      throw UsageError(std::string("--results: ") + e.what());
+    }
+  }
+  analysis::MergedResults m;
+  try {
+    m = analysis::merge_results(read);
+  } catch (const std::runtime_error& e) {
+    throw UsageError(std::string("--results: ") + e.what());
+  }
+  if (m.repeats_dropped > 0)
+    notes.push_back(std::to_string(m.repeats_dropped) + " row(s) repeat a run an earlier row holds (same implementation, "
+                    "pass, problem, tiles and allocation limit): each run kept once, from the first file that holds it");
+  return m.results;
+}
+
+// Why the measured runs cannot be drawn on a roofline, "" when they can: the
+// GPU they name matches no hardware preset, or they name none.
+std::string roof_refusal(const analysis::BenchResults& all, bool matched, bool hw_given) {
+  if (matched || hw_given) return "";
+  if (all.meta.gpu.empty())
+    return "the results do not record their GPU, so no roof is theirs; give --hw with the preset (flashlab hw list) or a "
+           "measured profile of the GPU that ran them";
+  return "the results were measured on " + all.meta.gpu + ", which no hardware preset matches (flashlab hw list); give "
+         "--hw with a preset or a measured profile of that GPU";
+}
+
+// A lab's committed results, relative to the assets folder.
+std::vector<std::string> lab_results(const analysis::Lab& lab) {
+  std::vector<std::string> out;
+  for (const std::string& f : lab.results) {
+    const std::filesystem::path p = std::filesystem::path(sim::assets_dir()) / f;
+    if (!std::filesystem::exists(p))
+      throw UsageError("--lab " + lab.name + ": its results " + p.lexically_normal().string() +
+                       " are not here; give --results (scripts/run-lab.sh measures them on a GPU)");
+    out.push_back(p.lexically_normal().string());
+  }
+  if (out.empty()) throw UsageError("--lab " + lab.name + ": the lab names no results: give --results");
+  return out;
+}
+
+// One figure of a lab: its sweep's rows, of the implementations it names, drawn as its chart.
+analysis::ReportFigure lab_figure(const analysis::LabFigure& fig, const analysis::BenchResults& all,
+                                  const analysis::ChartContext& ctx) {
+  analysis::ReportFigure f;
+  f.item = fig.item;
+  f.note = fig.note;
+  f.chart_id = fig.chart;
+  try {
+    f.runs = sweep_section(all, kernels::load_sweep(fig.sweep)).results;
+  } catch (const std::exception& e) {
+    throw UsageError("the figure '" + fig.item + "': sweep " + fig.sweep + ": " + e.what());
+  }
+  if (!fig.kernels.empty())
+    f.runs.rows.erase(std::remove_if(f.runs.rows.begin(), f.runs.rows.end(),
+                                     [&](const analysis::BenchRow& r) {
+                                       return std::find(fig.kernels.begin(), fig.kernels.end(), r.kernel) ==
+                                              fig.kernels.end();
+                                     }),
+                      f.runs.rows.end());
+  const analysis::BenchFilter filter = analysis::parse_bench_filter(fig.filter);
+  f.chart = analysis::build_chart(fig.chart, ctx, &f.runs, fig.kernel, fig.baseline, fig.filter.empty() ? nullptr : &filter);
+  return f;
+}
+
+analysis::LabReport lab_report(const analysis::Lab& lab, const analysis::BenchResults& all, const analysis::ChartContext& ctx) {
+  analysis::LabReport out;
+  out.name = lab.name;
+  out.title = lab.title;
+  out.measured = lab.measured;
+  out.differences = lab.differences;
+  out.runs.meta = all.meta;
+  for (const analysis::LabFigure& fig : lab.figures) {
+    out.figures.push_back(lab_figure(fig, all, ctx));
+    for (const analysis::BenchRow& row : out.figures.back().runs.rows)
+      if (std::none_of(out.runs.rows.begin(), out.runs.rows.end(),
+                       [&](const analysis::BenchRow& o) { return analysis::same_run(o, row); }))
+        out.runs.rows.push_back(row);
+  }
+  return out;
+}
+
+std::string joined(const std::vector<std::string>& v, const std::string& sep) {
+  std::string s;
+  for (const std::string& x : v) s += (s.empty() ? "" : sep) + x;
+  return s;
 }
 
 class ReportCommand : public Command {
@@ -41,9 +149,15 @@ class ReportCommand : public Command {
   void setup(CLI::App& root) override {
     app = root.add_subcommand("report", "a lab report in one command: every chart (PNG, SVG, PDF, CSV), the tables, "
                                         "the metadata, and report.md + report.pdf with a caption under each chart");
-    app->add_option("--out", out_, "the folder to write (created if missing)")->required();
+    app->add_option("--out", out_, "the folder to write (created if missing)");
     app->add_option("--results", results_, "measured runs (JSON or CSV written by flashlab bench or "
-                                           "scripts/torch_compare.py); without it, the model-only charts");
+                                           "scripts/torch_compare.py; repeatable: the files are merged, a run held "
+                                           "twice kept from the first); without it, the model-only charts")
+        ->take_all();
+    app->add_option("--lab", lab_, "a lab's report: every figure of assets/labs/NAME.json, from its committed "
+                                   "results unless --results gives others (" + joined(analysis::lab_names(), ", ") + ")");
+    app->add_flag("--print-sweeps", print_sweeps_, "with --lab: print the sweeps the lab's figures draw, one per line, "
+                                                   "and stop (what scripts/run-lab.sh measures)");
     app->add_option("--sweep", sweeps_, "a named sweep of assets/sweeps (or a JSON file): a section of its own with "
                                         "the runs of its grid (repeatable)");
     add_problem_flags(*app, flags_);
@@ -54,29 +168,54 @@ class ReportCommand : public Command {
   }
 
   int run() override {
+    std::optional<analysis::Lab> lab;
+    if (!lab_.empty()) {
+      try {
+        lab = analysis::load_lab(lab_);
+      } catch (const std::exception& e) {
+        throw UsageError(std::string("--lab: ") + e.what());
+      }
+      if (!sweeps_.empty()) throw UsageError("--lab draws the lab's own sweeps: leave out --sweep");
+    }
+    if (print_sweeps_) {
+      if (!lab) throw UsageError("--print-sweeps prints a lab's sweeps: give --lab");
+      for (const std::string& s : analysis::lab_sweeps(*lab)) std::cout << s << "\n";
+      return 0;
+    }
+    if (out_.empty()) throw UsageError("--out is required: the folder to write");
     check_chart_size(width_, height_);
     if (!sweeps_.empty() && results_.empty()) throw UsageError("--sweep picks runs of a results file: give --results");
+    if (lab && results_.empty()) results_ = lab_results(*lab);
     Resolved r = resolve(flags_);
     analysis::ReportRequest req;
-    req.command = "flashlab report --out " + out_ + (results_.empty() ? "" : " --results " + results_);
+    req.command = "flashlab report --out " + out_ + (lab ? " --lab " + lab_ : "");
+    for (const std::string& f : results_) req.command += " --results " + f;
     for (const std::string& s : sweeps_) req.command += " --sweep " + s;
     req.chart_size.width_px = width_;
     req.chart_size.height_px = height_;
+    std::vector<std::string> notes;
     if (!results_.empty()) {
-      analysis::BenchResults all;
-      try {
-        all = analysis::bench_from_file(results_);
-      } catch (const std::exception& e) {
-        throw UsageError(std::string("--results: ") + e.what());
-      }
-      req.results_origin = results_;
-      // The model charts on the GPU that ran, unless --hw names another.
-      if (flags_.hw == ProblemFlags{}.hw)
-        if (const auto hw = analysis::results_hardware(all.meta, analysis::datasheet_presets())) r.hw = *hw;
-      if (sweeps_.empty()) {
+      const analysis::BenchResults all = read_results(results_, notes);
+      req.results_origin = joined(results_, ", ");
+      // The charts on the GPU that ran, unless --hw names another.
+      const bool hw_given = flags_.hw != ProblemFlags{}.hw;
+      bool matched = false;
+      if (!hw_given)
+        if (const auto hw = analysis::results_hardware(all.meta, analysis::datasheet_presets())) {
+          r.hw = *hw;
+          matched = true;
+        }
+      req.roof_refusal = roof_refusal(all, matched, hw_given);
+      if (lab) {
+        req.model.problem = r.problem;
+        req.model.hw = r.hw;
+        req.model.options = r.options;
+        req.model.algorithms = parse_algorithms(algos_);
+        req.lab = lab_report(*lab, all, req.model);
+      } else if (sweeps_.empty()) {
         analysis::ReportSection sec;
         sec.name = "runs";
-        sec.title = "The runs of " + results_;
+        sec.title = "The runs of " + req.results_origin;
         sec.results = all;
         req.sections.push_back(std::move(sec));
       }
@@ -103,14 +242,16 @@ class ReportCommand : public Command {
     const auto charts = std::count_if(b.files.begin(), b.files.end(),
                                       [](const std::string& f) { return f.size() > 4 && f.rfind(".csv") == f.size() - 4 && f.rfind("charts/", 0) == 0; });
     std::cout << ", " << charts << " charts (charts/), tables/, metadata.json\n";
+    for (const std::string& n : notes) std::cout << "note: " << n << "\n";
     for (const std::string& n : b.notes) std::cout << "note: " << n << "\n";
     return 0;
   }
 
  private:
   ProblemFlags flags_;
-  std::string out_, results_, algos_ = analysis::algorithm_keys(analysis::default_algorithms(), ",");
-  std::vector<std::string> sweeps_;
+  std::string out_, lab_, algos_ = analysis::algorithm_keys(analysis::default_algorithms(), ",");
+  std::vector<std::string> results_, sweeps_;
+  bool print_sweeps_ = false;
   int width_ = 1200, height_ = 800;
 };
 

@@ -3,6 +3,7 @@
 // extrapolation over GPUs and sequence lengths, and measured ring runs placed
 // beside the simulation.
 #include <iostream>
+#include <sstream>
 #include <optional>
 
 #include "commands.hpp"
@@ -51,7 +52,9 @@ class RingCommand final : public Command {
     app->add_option("-b,--batch", batch_, "batch size B")->capture_default_str();
     app->add_option("--heads", heads_, "query heads H (default 32)");
     app->add_option("--kv-heads", kv_heads_, "key/value heads H_kv (grouped-query attention; default H)");
-    app->add_option("-n,--seq", seq_, "the whole sequence N over all GPUs (suffixes: 128K = 131072)")->capture_default_str();
+    app->add_option("-n,--seq", seq_, "the whole sequence N over all GPUs (suffixes: 128K = 131072); with --extrapolate "
+                                      "a comma list (default 8K,16K,32K,64K,128K)")
+        ->capture_default_str();
     app->add_option("-d,--head-dim", head_dim_, "head dimension d (default 128)");
     app->add_option("--dtype", dtype_, "fp16 | bf16 | fp32")->capture_default_str();
     app->add_option("--gpus", gpus_, "GPUs in the ring, P")->capture_default_str();
@@ -142,7 +145,8 @@ class RingCommand final : public Command {
     sim::AttentionProblem p;
     p.parallel = sim::ParallelPart{};
     p.batch = parse_positive("--batch", batch_);
-    p.seq_q = parse_positive("--seq", seq_);
+    // --extrapolate takes a list; each length is set per row.
+    p.seq_q = parse_positive("--seq", extrapolate_ ? seq_.substr(0, seq_.find(',')) : seq_);
     const sim::i64 gpus = parse_positive("--gpus", gpus_);
     if (gpus > 4096) throw UsageError("--gpus: the ring simulates 1 to 4096 GPUs, not " + gpus_);
     p.parallel_part().gpus = static_cast<int>(gpus);
@@ -177,9 +181,13 @@ class RingCommand final : public Command {
   }
 
   int run_extrapolation(const sim::RingTopology& topo, const sim::RingComputeModel& cm) {
-    for (const char* flag : {"--seq", "--gpus"})
-      if (given(flag))
-        throw UsageError(std::string(flag) + ": --extrapolate sweeps P = 1 … 32 and N = 8K … 128K itself");
+    if (given("--gpus")) throw UsageError("--gpus: --extrapolate sweeps P = 1 … 32 itself");
+    std::vector<sim::i64> seqs = analysis::default_extrapolation_seqs();
+    if (given("--seq")) {
+      seqs.clear();
+      std::stringstream list(seq_);
+      for (std::string item; std::getline(list, item, ',');) seqs.push_back(parse_positive("--seq", item));
+    }
     std::vector<analysis::RingScaleShape> shapes;
     if (model_ == "all") {
       for (const sim::AttentionModel& m : sim::attention_models()) {
@@ -192,7 +200,7 @@ class RingCommand final : public Command {
     }
     analysis::RingExtrapolation x;
     try {
-      x = analysis::extrapolate_ring(shapes, analysis::default_extrapolation_seqs(),
+      x = analysis::extrapolate_ring(shapes, seqs,
                                      analysis::default_extrapolation_gpus(), topo, cm);
     } catch (const std::invalid_argument& e) {
       throw UsageError(e.what());

@@ -11,6 +11,7 @@
 
 #include "flashlab/analysis/chart.hpp"
 #include "flashlab/sim.hpp"
+#include "flashlab/sim/default_hardware.hpp"
 
 namespace flashlab::cli {
 
@@ -24,7 +25,7 @@ class UsageError : public std::runtime_error {
 struct ProblemFlags {
   std::string batch = "64", heads = "16", seq = "1024", seq_kv, head_dim = "64", dtype = "fp16";
   std::string br, bc, sram;
-  std::string hw = "A100-SXM4-40GB";
+  std::string hw = sim::kDefaultHardware;
   bool causal = false;
 };
 

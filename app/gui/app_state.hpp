@@ -19,6 +19,7 @@
 #include "bench_backend.hpp"
 #include "flashlab/analysis/bench_results.hpp"
 #include "flashlab/analysis/chart.hpp"
+#include "flashlab/sim/default_hardware.hpp"
 #include "flashlab/analysis/chart_builders.hpp"
 #include "flashlab/analysis/chart_table.hpp"
 #include "flashlab/analysis/roofline.hpp"
@@ -49,7 +50,7 @@ struct Inputs {
   // The Hopper rung's tiles and, for FlashAttention-2's loop nest (the one the
   // rung follows), its schedule inside a CTA: TMA ring, warpgroups, units.
   bool hopper = false;
-  std::string hw_preset = "A100-PCIe-80GB";
+  std::string hw_preset = sim::kDefaultHardware;
   bool use_hw_file = false;
   std::string hw_file;
   Lockstep lockstep = Lockstep::progress;

@@ -62,6 +62,7 @@ MeasuredRun run_case(Backend& backend, const KernelInfo& k, const AttentionProbl
   row.model = std::string(sim::to_string(k.model));
   row.direction = std::string(sim::to_string(k.pass()));
   row.problem = p;
+  row.mem_limit_bytes = o.mem_limit_bytes;
   auto finish = [&](RunStatus s, std::string reason) {
     row.status = s;
     row.reason = std::move(reason);
@@ -204,6 +205,7 @@ sim::MeasuredRuns run_bench(Backend& backend, const std::vector<const KernelInfo
         row.model = std::string(sim::to_string(k->model));
         row.direction = std::string(sim::to_string(k->pass()));
         row.problem = problems[pi];
+        row.mem_limit_bytes = o.mem_limit_bytes;
         row.status = RunStatus::failed;
         row.reason = "not run: the CUDA context is unusable after an earlier error (" + sticky + ")";
       } else {

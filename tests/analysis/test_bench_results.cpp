@@ -68,6 +68,7 @@ BenchResults random_results() {
     row.gbps = any_double();
     row.peak_memory_bytes = big(rng());
     row.predicted_memory_bytes = big(rng());
+    row.mem_limit_bytes = k % 3 == 0 ? 0 : big(rng());
     row.rel_error = k % 6 == 0 ? -1 : k % 6 == 1 ? std::numeric_limits<double>::infinity() : any_double();
     r.rows.push_back(row);
   }
@@ -112,6 +113,7 @@ void require_equal(const BenchResults& a, const BenchResults& b) {
     CHECK(x.gbps == y.gbps);
     CHECK(x.peak_memory_bytes == y.peak_memory_bytes);
     CHECK(x.predicted_memory_bytes == y.predicted_memory_bytes);
+    CHECK(x.mem_limit_bytes == y.mem_limit_bytes);
     CHECK(x.rel_error == y.rel_error);
   }
 }
@@ -136,6 +138,49 @@ TEST_CASE("bench results round-trip through JSON and CSV exactly", "[analysis][b
   }
 }
 
+TEST_CASE("the runs alone as CSV: the header first, no metadata lines, read back with the method not recorded",
+          "[analysis][bench_results]") {
+  const BenchResults r = random_results();
+  const std::string csv = bench_rows_to_csv(r);
+  CHECK(csv.rfind("kernel,model,direction,", 0) == 0);
+  CHECK(csv.find("\n#") == std::string::npos);  // no metadata line anywhere
+  const BenchResults back = bench_from_text(csv, "plain.csv");
+  CHECK(back.meta.gpu.empty());
+  CHECK(back.meta.date.empty());
+  REQUIRE(back.rows.size() == r.rows.size());
+  CHECK(back.rows.back().mem_limit_bytes == r.rows.back().mem_limit_bytes);
+  CHECK(back.rows.back().time_ms_median == r.rows.back().time_ms_median);
+}
+
+TEST_CASE("results files merge by the stated rule: a run twice kept from the first file, two GPUs refused",
+          "[analysis][bench_results]") {
+  BenchResults ours, torch, other;
+  ours.meta.gpu = torch.meta.gpu = "NVIDIA H100 80GB HBM3";
+  ours.meta.commit = "abc";
+  other.meta.gpu = "Tesla T4";
+  BenchRow a;
+  a.kernel = "fa2_tc";
+  a.problem.batch = 16;
+  a.time_ms_median = 1.0;
+  BenchRow again = a;
+  again.time_ms_median = 2.0;  // the same run measured again
+  BenchRow capped = a;
+  capped.mem_limit_bytes = 15LL << 30;  // under an allocation limit: another run
+  BenchRow eager = a;
+  eager.kernel = "torch_eager";
+  ours.rows = {a, capped};
+  torch.rows = {eager, again};
+  const MergedResults m = merge_results({{"ours.json", ours}, {"torch.json", torch}});
+  REQUIRE(m.results.rows.size() == 3);
+  CHECK(m.repeats_dropped == 1);
+  CHECK(m.results.rows[0].time_ms_median == 1.0);  // the first file's
+  CHECK(m.results.rows[1].mem_limit_bytes == (15LL << 30));
+  CHECK(m.results.rows[2].kernel == "torch_eager");
+  CHECK(m.results.meta.commit == "abc");
+  CHECK_THROWS_WITH(merge_results({{"ours.json", ours}, {"t4.json", other}}),
+                    Catch::Contains("t4.json was measured on Tesla T4") && Catch::Contains("NVIDIA H100"));
+}
+
 TEST_CASE("the CSV is a spreadsheet's CSV: metadata lines, one header, one row per result",
           "[analysis][bench_results]") {
   BenchResults r;
@@ -152,10 +197,10 @@ TEST_CASE("the CSV is a spreadsheet's CSV: metadata lines, one header, one row p
   CHECK(csv.rfind("# format: \"flashlab-bench/1\"\n", 0) == 0);
   CHECK_THAT(csv, Catch::Contains("# gpu: \"G\"\n"));
   CHECK_THAT(csv, Catch::Contains("\nkernel,model,direction,batch,heads,seq_q,seq_kv,head_dim,causal,dtype,br,bc,status,"));
-  CHECK_THAT(csv, Catch::Contains("\nfa2,,fwd,16,32,1024,1024,64,false,fp16,0,0,ok,,1.5,0,0,0,0,0,0,0,0,-1,0,false,-1,-1,-1,-1,,-1,-1,,,32,\n"));
+  CHECK_THAT(csv, Catch::Contains("\nfa2,,fwd,16,32,1024,1024,64,false,fp16,0,0,ok,,1.5,0,0,0,0,0,0,0,0,-1,0,false,-1,-1,-1,-1,,-1,-1,,,32,,0\n"));
   // A kernel that keeps O in fp32 between steps says so in its column, and reads back.
   r.rows[0].storage.o_accumulator = flashlab::sim::DType::fp32;
-  CHECK_THAT(bench_to_csv(r), Catch::Contains(",-1,-1,fp32,,32,\n"));
+  CHECK_THAT(bench_to_csv(r), Catch::Contains(",-1,-1,fp32,,32,,0\n"));
   CHECK(bench_from_text(bench_to_csv(r), "t.csv").rows.at(0).storage.o_accumulator == flashlab::sim::DType::fp32);
   CHECK(bench_from_text(bench_to_json(r), "t.json").rows.at(0).storage.o_accumulator == flashlab::sim::DType::fp32);
   // A backward rung's fp32 dQ accumulator round-trips too.
@@ -165,7 +210,7 @@ TEST_CASE("the CSV is a spreadsheet's CSV: metadata lines, one header, one row p
   // Grouped K/V heads (H_kv) and the fp32 dK, dV of a rung that adds them apart round-trip.
   r.rows[0].problem.kv_heads = 8;
   r.rows[0].storage.dkv_accumulator = flashlab::sim::DType::fp32;
-  CHECK_THAT(bench_to_csv(r), Catch::Contains(",fp32,fp32,8,fp32\n"));
+  CHECK_THAT(bench_to_csv(r), Catch::Contains(",fp32,fp32,8,fp32,0\n"));
   for (const char* name : {"t.csv", "t.json"}) {
     const BenchRow back =
         bench_from_text(std::string(name) == "t.csv" ? bench_to_csv(r) : bench_to_json(r), name).rows.at(0);
@@ -218,7 +263,11 @@ TEST_CASE("bad result files fail with the file, the place and the reason", "[ana
   CHECK_THROWS_WITH(bench_from_text("", "e.csv"), Catch::Contains("e.csv: empty"));
   CHECK_THROWS_WITH(bench_from_text("{\"format\": \"other\"}", "f.json"), Catch::StartsWith("f.json: format"));
   CHECK_THROWS_WITH(bench_from_text("{", "g.json"), Catch::StartsWith("g.json: not valid JSON"));
-  CHECK_THROWS_WITH(bench_from_text("kernel,batch\nfa2,1\n", "h.csv"), Catch::Contains("h.csv") && Catch::Contains("format"));
+  // A CSV without metadata lines is the runs alone, and must hold their columns.
+  CHECK_THROWS_WITH(bench_from_text("kernel,batch\nfa2,1\n", "h.csv"),
+                    Catch::Contains("h.csv: header: missing column 'direction'"));
+  CHECK_THROWS_WITH(bench_from_text("# gpu: \"G\"\nkernel,batch\nfa2,1\n", "i.csv"),
+                    Catch::Contains("i.csv") && Catch::Contains("format"));
 
   std::string csv = bench_to_csv(r);
   const auto at = csv.find(",ok,");

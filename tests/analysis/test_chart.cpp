@@ -10,6 +10,8 @@
 #include "flashlab/analysis/chart.hpp"
 #include "flashlab/analysis/chart_builders.hpp"
 #include "flashlab/analysis/chart_render.hpp"
+#include "flashlab/analysis/chart_table.hpp"
+#include "flashlab/analysis/implementations.hpp"
 #include "flashlab/sim.hpp"
 #include "chart_fixtures.hpp"
 
@@ -387,7 +389,8 @@ TEST_CASE("bench charts: series per kernel, OOM cells marked, default filter", "
   CHECK(f.batch == sim::i64{16});
   const ChartSpec t = bench_metric_chart(r, BenchMetric::time);
   REQUIRE(t.series.size() == 2);
-  CHECK(t.series[0].name == "torch_eager");
+  CHECK(t.series[0].name == "PyTorch eager");  // as a student names it, not the results' id
+  CHECK(t.series[0].color == implementation_colour("torch_eager"));
   REQUIRE(t.series[0].y.size() == 3);
   CHECK(t.series[0].y[0] == Approx(0.01 * 16 * 512));
   CHECK(t.series[0].y[2] == Approx(0.01 * 16 * 2048));
@@ -430,12 +433,13 @@ TEST_CASE("speed-up bars divide the baseline's time", "[chart][bench]") {
   b32.batch = 32;
   const ChartSpec c = bench_speedup_chart(r, "", &b32);
   CHECK(c.kind == ChartKind::bars);
-  CHECK(c.title == "Speed-up over torch_eager");
+  CHECK(c.title == "Speed-up over PyTorch eager");
   REQUIRE(c.series.size() == 1);
-  CHECK(c.categories == std::vector<std::string>{"N=512", "N=1K", "N=2K"});
+  // The baseline ran out of memory at N = 2K: said once under the group, not on every bar.
+  CHECK(c.categories == std::vector<std::string>{"N=512", "N=1K", "N=2K (baseline OOM)"});
   CHECK(c.series[0].y[0] == Approx(5.0));
-  CHECK(std::isnan(c.series[0].y[2]));  // the baseline ran out of memory
-  CHECK(c.series[0].point_labels[2] == "baseline OOM");
+  CHECK(std::isnan(c.series[0].y[2]));
+  CHECK(c.series[0].point_labels[2].empty());
   CHECK(bench_speedup_chart(r, "nope", &b32).empty());
 }
 
@@ -468,6 +472,61 @@ TEST_CASE("bench filters parse and say what they fix", "[chart][bench]") {
   CHECK(e.emb_dim == sim::i64{2048});
   CHECK(e.kv_heads == sim::i64{8});
   CHECK(describe(e) == "emb dim 2048, 8 K/V heads");
+}
+
+TEST_CASE("the heads sweep at one embedding dim is one line per kernel along H, d = E / H", "[chart][bench]") {
+  BenchResults r;  // the labs' heads sweep: H 8..64 at emb dim 2048
+  for (const char* k : {"torch_eager", "fa2"})
+    for (sim::i64 h : {8, 16, 32, 64}) {
+      BenchRow row = test::row(k, 32, 1024, 1.0 + static_cast<double>(h) / 64);
+      row.problem.heads = h;
+      row.problem.head_dim = 2048 / h;
+      r.rows.push_back(row);
+    }
+  REQUIRE(shared_emb_dim(r) == sim::i64{2048});
+  CHECK_FALSE(default_bench_filter(r).head_dim);  // d is not pinned: it follows H
+  const ChartSpec c = bench_metric_chart(r, BenchMetric::time, nullptr);
+  CHECK(c.x.label == "heads H (d = 2048 / H)");
+  REQUIRE(c.series.size() == 2);
+  for (const Series& s : c.series) CHECK(s.x == std::vector<double>{8, 16, 32, 64});
+
+  // The same rows among others (a merged lab file): a filter finds them, and
+  // the x axis is what varies among the rows it selects.
+  BenchResults merged = test::lab_grid();  // batch 16-64 × N 512-2048 at H 32, d 64
+  merged.rows.insert(merged.rows.end(), r.rows.begin(), r.rows.end());
+  const BenchFilter f = parse_bench_filter("seq=1024,batch=32,emb-dim=2048");
+  const ChartSpec m = bench_metric_chart(merged, BenchMetric::time, &f);
+  CHECK(m.x.label == "heads H (d = 2048 / H)");
+  REQUIRE(m.series.size() == 2);
+  // H 32, d 64 at batch 32, N 1024 is in both sweeps: drawn once, and said.
+  for (const Series& s : m.series) CHECK(s.x == std::vector<double>{8, 16, 32, 64});
+  CHECK(std::any_of(m.notes.begin(), m.notes.end(), [](const std::string& n) {
+    return n.rfind("2 run(s) measured again", 0) == 0;
+  }));
+}
+
+TEST_CASE("causal and non-causal runs of a rung differ in marker, passes in line, rungs in colour", "[chart][bench]") {
+  BenchResults r = test::lab_grid();
+  const std::size_t n = r.rows.size();
+  for (std::size_t i = 0; i < n; ++i) {
+    BenchRow c = r.rows[i];
+    c.problem.causal = true;
+    c.time_ms_median *= 0.5;
+    r.rows.push_back(c);
+  }
+  const BenchFilter f = parse_bench_filter("batch=16");
+  const ChartSpec t = bench_metric_chart(r, BenchMetric::time, &f);
+  REQUIRE(t.series.size() == 4);  // two rungs × two masks
+  for (const Series& s : t.series) {
+    INFO(s.name);
+    const bool causal = s.name.find(" causal") != std::string::npos;
+    CHECK(s.marker == (causal ? MarkerShape::triangle : MarkerShape::circle));
+    CHECK(s.dash == Dash::solid);
+  }
+  for (const Series& a : t.series)  // one rung, one colour; two rungs, two
+    for (const Series& b : t.series)
+      CHECK((a.color == b.color) == (a.name.substr(0, a.name.find(' ')) == b.name.substr(0, b.name.find(' '))));
+  CHECK(std::any_of(t.notes.begin(), t.notes.end(), [](const std::string& s) { return s.find("▲ causal") != std::string::npos; }));
 }
 
 TEST_CASE("a filter that selects no run says which key and what the results hold", "[chart][bench]") {
@@ -685,4 +744,59 @@ TEST_CASE("every algorithm draws in a colour of its own: the palette does not wr
       CHECK(a.palette_index != b.palette_index);
       CHECK_FALSE(palette(a.palette_index) == palette(b.palette_index));
     }
+}
+
+TEST_CASE("a grid run under an allocation limit names it in every bench chart's title", "[chart][bench]") {
+  BenchResults r = lab_grid();
+  for (BenchRow& x : r.rows) x.mem_limit_bytes = 15LL << 30;
+  BenchFilter b64;
+  b64.batch = 64;
+  for (const ChartSpec& c : {bench_metric_chart(r, BenchMetric::time, &b64), bench_speedup_chart(r, "", &b64),
+                             bench_heatmap_chart(r, "fa2")}) {
+    INFO(c.id);
+    CHECK_THAT(c.title, Catch::Contains("(allocations capped at 15 GiB per case)"));
+  }
+  r.rows.front().mem_limit_bytes = 0;  // one run on the whole GPU
+  CHECK_THAT(bench_metric_chart(r, BenchMetric::time).title, Catch::Contains("some runs with allocations capped at 15 GiB"));
+  CHECK_THAT(bench_metric_chart(lab_grid(), BenchMetric::time).title, !Catch::Contains("capped"));
+}
+
+TEST_CASE("the throughput heatmap beside the time heatmap: the same cells, TFLOP/s", "[chart][bench]") {
+  const BenchResults r = lab_grid();
+  const ChartSpec time = bench_heatmap_chart(r, "fa2");
+  const ChartSpec rate = bench_heatmap_chart(r, "fa2", nullptr, BenchMetric::tflops);
+  CHECK(rate.id == "bench-heatmap-tflops");
+  CHECK_THAT(rate.title, Catch::StartsWith("Forward throughput, batch × N — FlashAttention-2 (CUDA cores)"));
+  REQUIRE(rate.heatmap.values.size() == time.heatmap.values.size());
+  REQUIRE(rate.heatmap.values.size() == 9);
+  for (size_t k = 0; k < 9; ++k) CHECK(rate.heatmap.values[k] == Approx(10.0 / time.heatmap.values[k]));
+  CHECK(find_chart("bench-heatmap-tflops") != nullptr);
+}
+
+TEST_CASE("implementations keep one colour and one name in every chart", "[chart][bench]") {
+  CHECK(implementation_name("sdpa_cudnn") == "PyTorch SDPA (cuDNN)");
+  CHECK(implementation_name("sdpa_flash") == "PyTorch SDPA (FlashAttention-2)");
+  CHECK(run_name("torch_eager", "bwd") == "PyTorch eager backward");
+  CHECK(run_name("fa2_tc_bwd", "bwd") == "FlashAttention-2 backward (tensor cores)");
+  CHECK(implementation_name("mystery") == "mystery");
+  // A backward rung takes its forward's colour; the families are told apart.
+  CHECK(implementation_colour("fa2_tc_bwd") == implementation_colour("fa2_tc"));
+  CHECK(implementation_colour("fa2_bwd") == implementation_colour("fa2"));
+  std::vector<Color> families;
+  for (const Implementation& i : implementations())
+    if (i.family == i.id) families.push_back(implementation_colour(std::string(i.id)));
+  for (size_t a = 0; a < families.size(); ++a)
+    for (size_t b = a + 1; b < families.size(); ++b) CHECK_FALSE(families[a] == families[b]);
+  CHECK(implementation_colour("mystery") == implementation_colour("mystery"));
+}
+
+TEST_CASE("a heatmap needs most of its cells: two runs on a 2 × 2 grid draw none", "[chart][bench]") {
+  BenchResults r;
+  r.rows = {row("fa2", 16, 512, 1.0), row("fa2", 32, 1024, 2.0)};
+  const ChartSpec c = bench_heatmap_chart(r, "fa2");
+  CHECK(c.empty());
+  CHECK(std::any_of(c.notes.begin(), c.notes.end(),
+                    [](const std::string& n) { return n.find("only 2 of the 4 batch × N cells") != std::string::npos; }));
+  r.rows.push_back(row("fa2", 16, 1024, 1.5));
+  CHECK_FALSE(bench_heatmap_chart(r, "fa2").empty());  // 3 of 4
 }

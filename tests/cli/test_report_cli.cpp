@@ -54,8 +54,14 @@ TEST_CASE("report: a complete bundle from a results file", "[cli][report]") {
   for (const char* f : {"report.md", "report.pdf", "metadata.json", "tables/model-comparison.csv", "tables/runs-runs.csv",
                         "tables/runs-runs.txt", "charts/model-roofline.png", "charts/model-io-vs-n.svg",
                         "charts/model-io-vs-n.csv", "charts/runs-bench-time.png", "charts/runs-bench-time.pdf",
-                        "charts/runs-roofline.png"})
+                        "tables/runs-runs.meta.json"})
     CHECK(has(files, f));
+  // The excerpt's runs are checked, not timed, and forward only: no roofline
+  // point and no backward to chart, so those charts are left out, each with its reason.
+  CHECK_FALSE(has(files, "charts/runs-roofline.png"));
+  CHECK_FALSE(has(files, "charts/runs-bench-passes.png"));
+  CHECK_THAT(r.out, Catch::Contains("note: runs roofline: left out, no measured run placed on the roofline"));
+  CHECK_THAT(r.out, Catch::Contains("note: runs bench-passes: left out, the runs hold no backward pass"));
 
   // Every chart in four formats; each PNG is a PNG, each SVG an SVG.
   size_t charts = 0;
@@ -121,6 +127,12 @@ TEST_CASE("report: bad input is one line and exit code 2", "[cli][report]") {
       {"report --out x --results " + data("h200-validate-excerpt.json") + " --sweep no-such-sweep", "--sweep no-such-sweep"},
       {"report --out /proc/flashlab-cannot-write-here", "--out:"},
       {"report --out x --width 10", "--width/--height"},
+      {"report --out x --lab flash1-scalng", "did you mean flash1-scaling"},
+      {"report --out x --lab flash1-scaling --sweep lab-heads", "--lab draws the lab's own sweeps"},
+      {"report --print-sweeps", "--print-sweeps prints a lab's sweeps: give --lab"},
+      {"report --lab flash1-scaling", "--out is required"},
+      {"report --out x --results " + data("h200-validate-excerpt.json") + " --results " + data("t4-runs.json"),
+       "t4-runs.json was measured on Tesla T4"},
   };
   for (const auto& [args, message] : cases) {
     const Run r = run_flashlab(args);
@@ -128,4 +140,48 @@ TEST_CASE("report: bad input is one line and exit code 2", "[cli][report]") {
     CHECK(r.code == 2);
     CHECK_THAT(r.err, Catch::Contains(message));
   }
+}
+
+TEST_CASE("report: the runs table as pandas reads it, several files merged, the method only as recorded",
+          "[cli][report]") {
+  const Run r = run_flashlab("report --results " + data("h200-validate-excerpt.json") + " --results " +
+                             data("h200-validate-excerpt.json") + " --out merged --width 640 --height 420");
+  INFO(r.out << r.err);
+  REQUIRE(r.code == 0);
+  CHECK_THAT(r.out, Catch::Contains("each run kept once, from the first file that holds it"));
+  const fs::path dir = scratch().path() / "merged";
+  const std::string csv = slurp(dir / "tables/runs-runs.csv");
+  CHECK(csv.rfind("kernel,model,direction,", 0) == 0);  // the header first: no '#' lines
+  const auto meta = nlohmann::json::parse(slurp(dir / "tables/runs-runs.meta.json"));
+  CHECK(meta["gpu"].get<std::string>().find("H200") != std::string::npos);
+  CHECK(meta["method_recorded"] == true);
+
+  // A CSV of runs with no metadata: no method claimed, no GPU's roof assumed.
+  const Run plain = run_flashlab("report --results " + data("t4-runs-plain.csv") + " --out plain --width 640 --height 420");
+  INFO(plain.out << plain.err);
+  REQUIRE(plain.code == 0);
+  const std::string md = slurp(scratch().path() / "plain/report.md");
+  CHECK_THAT(md, Catch::Contains("Method not recorded"));
+  CHECK_THAT(md, !Catch::Contains("median of"));
+  CHECK_THAT(md, !Catch::Contains("L2 was flushed"));
+  CHECK_THAT(md, !Catch::Contains("fp64 reference"));
+  CHECK_THAT(md, Catch::Contains("No roofline: the results do not record their GPU"));
+  CHECK_THAT(plain.out, Catch::Contains("roofline: the results do not record their GPU"));
+  const std::vector<std::string> files = files_under(scratch().path() / "plain");
+  CHECK_FALSE(has(files, "charts/runs-roofline.csv"));
+  CHECK(has(files, "charts/runs-bench-time.csv"));
+  // With the GPU named, its roof: --hw.
+  const Run hw = run_flashlab("report --results " + data("t4-runs-plain.csv") + " --hw T4 --out plain-t4 --width 640 --height 420");
+  REQUIRE(hw.code == 0);
+  CHECK(has(files_under(scratch().path() / "plain-t4"), "charts/runs-roofline.csv"));
+}
+
+TEST_CASE("report: a table cut in the document says how many rows of how many", "[cli][report]") {
+  const Run r = run_flashlab("report --results " + data("h200-validate-excerpt.json") + " --out cut --width 640 --height 420");
+  REQUIRE(r.code == 0);
+  const auto rows = flashlab::analysis::csv_parse(slurp(scratch().path() / "cut/tables/runs-runs.csv"));
+  const size_t n = rows.size() - 1 - (rows.back().size() == 1 ? 1 : 0);
+  const std::string md = slurp(scratch().path() / "cut/report.md");
+  if (n > 60) CHECK_THAT(md, Catch::Contains("the first 60 of " + std::to_string(n) + " rows"));
+  else CHECK_THAT(md, Catch::Contains("The runs (" + std::to_string(n) + ";"));
 }

@@ -4,11 +4,14 @@
 // line with exit code 2 for bad input.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <fstream>
+#include <set>
 
 #include <nlohmann/json.hpp>
 
 #include "../support/run_flashlab.hpp"
+#include "flashlab/analysis/csv.hpp"
 #include "flashlab/analysis/ring_results.hpp"
 
 using flashlab::test::Run;
@@ -130,6 +133,19 @@ TEST_CASE("ring --results places measured runs beside the simulation", "[cli][ri
   CHECK(placed[0]["efficiency"]["from_single_gpu_run"] == true);
 }
 
+TEST_CASE("ring --extrapolate --seq takes the lengths a small model is run at", "[cli][ring]") {
+  const Run r = run_flashlab("ring --extrapolate --model llama3.2-1b --seq 256,512,1024 --csv short.csv");
+  REQUIRE(r.code == 0);
+  const auto rows = flashlab::analysis::csv_parse(flashlab::test::slurp(scratch().path() / "short.csv"));
+  REQUIRE(rows.size() > 1);
+  const auto col = std::find(rows[0].begin(), rows[0].end(), "seq") - rows[0].begin();
+  REQUIRE(col < static_cast<long>(rows[0].size()));
+  std::set<std::string> seqs;
+  for (size_t k = 1; k < rows.size(); ++k)
+    if (rows[k].size() > static_cast<size_t>(col)) seqs.insert(rows[k][static_cast<size_t>(col)]);
+  CHECK(seqs == std::set<std::string>{"256", "512", "1024"});
+}
+
 TEST_CASE("ring refuses bad input with one line and exit code 2", "[cli][ring]") {
   const std::vector<std::pair<std::string, std::string>> cases{
       {"ring --gpus 0", "--gpus"},
@@ -142,7 +158,8 @@ TEST_CASE("ring refuses bad input with one line and exit code 2", "[cli][ring]")
       {"ring --link warp", "--link: unknown link 'warp'"},
       {"ring --efficiency 1.5", "--efficiency: '1.5' is not a fraction in (0, 1]"},
       {"ring --hw NoSuchGPU", "--hw"},
-      {"ring --extrapolate --seq 8K", "--seq: --extrapolate sweeps"},
+      {"ring --extrapolate --gpus 4", "--gpus: --extrapolate sweeps"},
+      {"ring --extrapolate --seq 1K,12Q", "--seq"},
       {"ring --model all", "--model all names the three models for --extrapolate"},
       {"ring --results no-such-file.json", "--results"},
       {"ring --seq 12Q", "--seq"},

@@ -15,6 +15,7 @@
 #include "canvases.hpp"
 #include "flashlab/analysis/bench_table.hpp"
 #include "flashlab/analysis/csv.hpp"
+#include "flashlab/analysis/implementations.hpp"
 #include "flashlab/analysis/pass_run.hpp"
 #include "flashlab/analysis/report.hpp"
 #include "flashlab/sim/format.hpp"
@@ -301,10 +302,17 @@ std::string where_measured(const BenchMeta& m) {
   return s + ".";
 }
 
+}  // namespace
+
+bool method_recorded(const BenchMeta& m) { return !m.gpu.empty() || !m.date.empty() || !m.commit.empty(); }
+
+namespace {
+
 std::string method_text(const BenchResults& r) {
-  const bool torch = std::any_of(r.rows.begin(), r.rows.end(), [](const BenchRow& x) {
-    return x.kernel.rfind("torch", 0) == 0 || x.kernel.rfind("sdpa", 0) == 0;
-  });
+  if (!method_recorded(r.meta))
+    return "Method not recorded: the results carry no metadata (no GPU, date or build), so how the times were taken "
+           "(repeats, warm-up, L2 flush, checking) is unknown; each point is the time the file gives.";
+  const bool torch = std::any_of(r.rows.begin(), r.rows.end(), [](const BenchRow& x) { return is_pytorch(x.kernel); });
   std::string s = "Each point is the median of " + repeats_text(r) +
                   " timed with CUDA events after warm-up runs (flashlab bench runs 3 unless told otherwise)";
   s += r.meta.l2_flush ? ", each after the L2 was flushed by writing a buffer twice its size."
@@ -320,15 +328,16 @@ std::string method_text(const BenchResults& r) {
 
 std::string chart_caption(const ChartSpec& c, const ChartEntry& entry, const BenchResults* results,
                           const ChartContext& model) {
-  std::string s = c.title + ". ";
+  std::string s = c.title + ". " + std::string(entry.reading) + " ";
   if (results && (entry.needs_results || !results->rows.empty())) {
-    s += where_measured(results->meta) + " " + method_text(*results);
-    if (c.id.find("tflops") != std::string::npos || c.id == "bench-passes")
-      s += " TFLOP/s counts the FlashAttention convention: 4·B·H·N²·d for the forward, 2.5 × that for the backward, "
-           "halved when causal (" + (results->meta.flop_convention.empty() ? std::string("as recorded") : results->meta.flop_convention) + ").";
+    s += method_recorded(results->meta)
+             ? "Measured on " + (results->meta.gpu.empty() ? std::string("an unrecorded GPU") : results->meta.gpu) +
+                   " (the Method section says how)."
+             : "Method not recorded: the results carry no metadata.";
     if (!entry.needs_results)
-      s += " The model's lines are FlashLab's simulator for the hardware preset; the measured points are placed at "
-           "their DRAM bytes (the counters' where the run has them, else the L2 model's prediction).";
+      s += " The model's lines are FlashLab's simulator for " + model.hw.display_name +
+           "; the measured points are placed at their DRAM bytes (the counters' where the run has them, else the L2 "
+           "model's prediction).";
   } else {
     s += "Modelled, not measured: FlashLab's simulator for " + sim::describe(model.problem) + " on " +
          model.hw.display_name +
@@ -383,14 +392,15 @@ std::string write_chart(Writer& w, const ChartSpec& c, const std::string& name, 
 }
 
 std::vector<std::vector<std::string>> bench_rows_table(const BenchResults& r, size_t limit) {
-  std::vector<std::vector<std::string>> rows{
-      {"kernel", "pass", "B", "H", "N", "d", "causal", "dtype", "ms (median)", "TFLOP/s", "peak memory", "status"}};
+  std::vector<std::vector<std::string>> rows{{"implementation", "pass", "B", "H", "N", "d", "causal", "dtype",
+                                              "ms (median)", "TFLOP/s", "peak memory", "status"}};
   for (const BenchRow& row : r.rows) {
     if (rows.size() > limit) break;
     const bool ok = row.status == RunStatus::ok;
-    rows.push_back({row.kernel, row.direction, std::to_string(row.problem.batch), std::to_string(row.problem.heads),
-                    sim::group_digits(row.problem.n_q()), std::to_string(row.problem.head_dim),
-                    row.problem.causal ? "yes" : "no", std::string(sim::to_string(row.problem.dtype)),
+    rows.push_back({implementation_name(row.kernel), row.direction, std::to_string(row.problem.batch),
+                    std::to_string(row.problem.heads), sim::group_digits(row.problem.n_q()),
+                    std::to_string(row.problem.head_dim), row.problem.causal ? "yes" : "no",
+                    std::string(sim::to_string(row.problem.dtype)),
                     ok && row.time_ms_median > 0 ? fixed(row.time_ms_median, 3) : "",
                     ok && row.tflops > 0 ? fixed(row.tflops, 1) : "",
                     ok && row.peak_memory_bytes > 0 ? sim::bytes_iec(static_cast<double>(row.peak_memory_bytes)) : "",
@@ -403,7 +413,172 @@ nlohmann::json meta_json(const BenchMeta& m) {
   return {{"gpu", m.gpu},           {"sm_count", m.sm_count},         {"l2_bytes", m.l2_bytes},
           {"driver", m.driver},     {"cuda_runtime", m.cuda_runtime}, {"sm_clock_mhz", m.sm_clock_mhz},
           {"mem_clock_mhz", m.mem_clock_mhz}, {"commit", m.commit},  {"flop_convention", m.flop_convention},
-          {"date", m.date},         {"host", m.host},                 {"l2_flush", m.l2_flush}};
+          {"date", m.date},         {"host", m.host},                 {"l2_flush", m.l2_flush},
+          {"method_recorded", method_recorded(m)}};
+}
+
+DocBlock heading(const std::string& t) { return {DocBlock::Kind::heading, t, {}, {}, {}, {}, {}}; }
+DocBlock paragraph(const std::string& t) { return {DocBlock::Kind::paragraph, t, {}, {}, {}, {}, {}}; }
+DocBlock bullets(std::vector<std::string> items) { return {DocBlock::Kind::bullets, "", std::move(items), {}, {}, {}, {}}; }
+
+// Setup (GPU, driver, clocks, build, files) and Method, from the first results.
+void setup_and_method(const ReportRequest& req, const BenchResults* first, ReportDocument& doc) {
+  doc.blocks.push_back(heading("Setup"));
+  std::vector<std::string> setup;
+  if (first) {
+    const BenchMeta& m = first->meta;
+    setup.push_back("GPU: " + (m.gpu.empty() ? std::string("not recorded") : m.gpu) +
+                    (m.sm_count > 0 ? ", " + std::to_string(m.sm_count) + " SMs" : "") +
+                    (m.l2_bytes > 0 ? ", L2 " + sim::bytes_iec(static_cast<double>(m.l2_bytes)) : ""));
+    if (method_recorded(m)) {
+      setup.push_back("Driver " + (m.driver.empty() ? std::string("not recorded") : m.driver) + ", CUDA runtime " +
+                      (m.cuda_runtime.empty() ? std::string("not recorded") : m.cuda_runtime));
+      setup.push_back("Clocks: SM " + mhz(m.sm_clock_mhz) + " (observed), memory " + mhz(m.mem_clock_mhz));
+      setup.push_back("Build of the measurement: " + (m.commit.empty() ? std::string("not recorded") : m.commit) +
+                      "; measured " + (m.date.empty() ? std::string("on an unrecorded date") : m.date) +
+                      (m.host.empty() ? "" : " on " + m.host));
+    }
+    setup.push_back("FLOP convention: " + (m.flop_convention.empty() ? std::string("not recorded") : m.flop_convention));
+    setup.push_back("Results: " + req.results_origin);
+  }
+  if (!req.lab) setup.push_back("Model charts: " + sim::describe(req.model.problem) + " on " + req.model.hw.display_name);
+  setup.push_back("Made with: " + req.command);
+  doc.blocks.push_back(bullets(setup));
+  if (first) {
+    doc.blocks.push_back(heading("Method"));
+    doc.blocks.push_back(paragraph((method_recorded(first->meta) ? where_measured(first->meta) + " " : std::string()) +
+                                   method_text(*first)));
+  }
+}
+
+// The runs behind a part of the report: plain CSV (pandas reads it as is), its
+// metadata beside it as JSON, a text table, and as many rows as a page holds
+// in the document, saying how many of how many.
+void runs_table(Writer& w, ReportDocument& doc, const std::string& prefix, const BenchResults& r) {
+  w.file("tables/" + prefix + "-runs.csv", bench_rows_to_csv(r));
+  w.file("tables/" + prefix + "-runs.meta.json", meta_json(r.meta).dump(2) + "\n");
+  w.file("tables/" + prefix + "-runs.txt", bench_table(r));
+  constexpr size_t kTableRows = 60;
+  const size_t n = r.rows.size();
+  std::string intro = "The runs (" + std::to_string(n) + "; every column in tables/" + prefix + "-runs.csv, its metadata in tables/" +
+                      prefix + "-runs.meta.json)";
+  intro += n > kTableRows ? ": the first " + std::to_string(kTableRows) + " of " + std::to_string(n) + " rows." : ":";
+  doc.blocks.push_back(paragraph(intro));
+  doc.blocks.push_back({DocBlock::Kind::table, "", {}, bench_rows_table(r, kTableRows), {}, {}, {}});
+}
+
+// The model: the lecture's comparison on the problem, then every model chart.
+void model_part(const ReportRequest& req, Writer& w, ReportDocument& doc, ReportBundle& bundle) {
+  doc.blocks.push_back(heading("The model: " + sim::describe(req.model.problem)));
+  std::vector<std::vector<std::string>> t{{"algorithm", "pass", "requests", "DRAM predicted", "GFLOP (exact)",
+                                           "AI (FLOP/B)", "≥ ms", "bound"}};
+  std::string csv = csv_row(result_csv_header());
+  for (sim::Algorithm a : req.model.algorithms) {
+    const sim::SimResult r = sim::simulate(a, req.model.problem, req.model.hw, req.model.options);
+    if (!r.ok()) {
+      bundle.notes.push_back(std::string(sim::to_string(a)) + ": " + r.errors().front());
+      continue;
+    }
+    const RooflineEstimate roof = roofline(r, req.model.hw);
+    t.push_back({std::string(sim::to_string(a)), std::string(sim::to_string(sim::algorithm_info(a).pass)),
+                 sim::si_unit(roof.request_bytes, "B"), sim::si_unit(roof.dram_bytes, "B"), fixed(roof.flops / 1e9, 1),
+                 fixed(roof.ai, 1), fixed(roof.time_s * 1e3, 3), roof.memory_bound ? "memory" : "compute"});
+    csv += csv_row(result_csv_fields(r, roof, "report", 0, theta_standard_bytes(req.model.problem),
+                                     theta_flash_bytes(req.model.problem, r.sram_capacity_bytes)));
+  }
+  w.file("tables/model-comparison.csv", csv);
+  doc.blocks.push_back({DocBlock::Kind::table, "", {}, t, {}, {}, {}});
+  for (const ChartEntry& e : chart_table()) {
+    if (e.needs_results) continue;
+    const ChartSpec c = build_chart(std::string(e.id), req.model, nullptr);
+    doc.blocks.push_back({DocBlock::Kind::chart, "", {}, {}, c,
+                          write_chart(w, c, "model-" + std::string(e.id), req.chart_size),
+                          chart_caption(c, e, nullptr, req.model)});
+  }
+}
+
+bool is_roofline(std::string_view id) { return id == "roofline" || id == "roofline-hier"; }
+
+// A section of measured rows: its charts, then its runs.
+void section_part(const ReportRequest& req, const ReportSection& sec, Writer& w, ReportDocument& doc,
+                  ReportBundle& bundle) {
+  const std::string prefix = safe_name(sec.name);
+  doc.blocks.push_back(heading(sec.title.empty() ? sec.name : sec.title));
+  if (!sec.source.empty()) doc.blocks.push_back(paragraph("Grid: " + sec.source + "."));
+  if (sec.results.rows.empty()) {
+    doc.blocks.push_back(paragraph("The results hold no run of this grid."));
+    bundle.notes.push_back(sec.name + ": no run of this grid in the results");
+    return;
+  }
+  bool refused = false;
+  for (const ChartEntry& e : chart_table()) {
+    if (!e.needs_results && !is_roofline(e.id)) continue;
+    if (is_roofline(e.id) && !req.roof_refusal.empty()) {
+      if (!refused) {
+        doc.blocks.push_back(paragraph("No roofline: " + req.roof_refusal));
+        bundle.notes.push_back(sec.name + " roofline: " + req.roof_refusal);
+      }
+      refused = true;
+      continue;
+    }
+    ChartSpec c;
+    try {
+      c = build_chart(std::string(e.id), req.model, &sec.results);
+    } catch (const std::exception& ex) {
+      bundle.notes.push_back(sec.name + " " + std::string(e.id) + ": " + ex.what());
+      continue;
+    }
+    // A chart the runs cannot support is left out, with the reason: no run to
+    // place on a roofline, no backward beside the forward, nothing to draw.
+    const bool no_run_placed = is_roofline(e.id) && std::any_of(c.notes.begin(), c.notes.end(), [](const std::string& n) {
+                                 return n.rfind(kNoRunPlaced, 0) == 0;
+                               });
+    const bool no_backward = (e.id == "bench-passes" || e.id == "bench-passes-time") &&
+                             std::none_of(sec.results.rows.begin(), sec.results.rows.end(),
+                                          [](const BenchRow& x) { return x.direction == "bwd"; });
+    if (c.empty() || no_run_placed || no_backward) {
+      const std::string why = no_backward ? std::string("the runs hold no backward pass")
+                              : no_run_placed ? std::string(kNoRunPlaced)
+                              : c.notes.empty() ? std::string("nothing to draw")
+                                                : "nothing to draw (" + c.notes.front() + ")";
+      bundle.notes.push_back(sec.name + " " + std::string(e.id) + ": left out, " + why);
+      continue;
+    }
+    doc.blocks.push_back({DocBlock::Kind::chart, "", {}, {}, c,
+                          write_chart(w, c, prefix + "-" + std::string(e.id), req.chart_size),
+                          chart_caption(c, e, &sec.results, req.model)});
+  }
+  runs_table(w, doc, prefix, sec.results);
+}
+
+// Two digits: the lab's figures sort in its order in charts/.
+std::string figure_number(size_t k) { return (k + 1 < 10 ? "0" : "") + std::to_string(k + 1); }
+
+// A lab: every figure in the lab's order, what FlashLab does differently, the runs.
+void lab_part(const ReportRequest& req, const LabReport& lab, Writer& w, ReportDocument& doc, ReportBundle& bundle) {
+  doc.blocks.push_back(heading("The lab"));
+  doc.blocks.push_back(paragraph(lab.measured));
+  for (size_t k = 0; k < lab.figures.size(); ++k) {
+    const ReportFigure& f = lab.figures[k];
+    doc.blocks.push_back(heading(f.item));
+    const ChartEntry* e = find_chart(f.chart_id);
+    if (!e || f.chart.empty()) {
+      const std::string why = f.chart.notes.empty() ? std::string("no runs to draw") : f.chart.notes.front();
+      doc.blocks.push_back(paragraph("Not drawn: " + why + "."));
+      bundle.notes.push_back(f.item + ": not drawn (" + why + ")");
+      continue;
+    }
+    std::string caption = chart_caption(f.chart, *e, &f.runs, req.model);
+    if (!f.note.empty()) caption += " " + f.note;
+    doc.blocks.push_back({DocBlock::Kind::chart, "", {}, {}, f.chart,
+                          write_chart(w, f.chart, figure_number(k) + "-" + f.chart_id, req.chart_size), caption});
+  }
+  if (!lab.differences.empty()) {
+    doc.blocks.push_back(heading("Where FlashLab's numbers differ from the lab's"));
+    doc.blocks.push_back(bullets(lab.differences));
+  }
+  doc.blocks.push_back(heading("The runs"));
+  runs_table(w, doc, safe_name(lab.name), lab.runs);
 }
 
 }  // namespace
@@ -418,115 +593,40 @@ ReportBundle write_report(const ReportRequest& req, const std::string& dir) {
   ReportBundle bundle;
   Writer w(dir, bundle);
   ReportDocument doc;
-  doc.title = "FlashLab lab report";
-  const BenchResults* first = req.sections.empty() ? nullptr : &req.sections.front().results;
-  doc.subtitle = (first ? (first->meta.gpu.empty() ? std::string("unknown GPU") : first->meta.gpu) + " · "
+  const BenchResults* first = req.lab                    ? &req.lab->runs
+                              : req.sections.empty() ? nullptr
+                                                     : &req.sections.front().results;
+  doc.title = req.lab ? req.lab->title : "FlashLab lab report";
+  doc.subtitle = (first ? (first->meta.gpu.empty() ? std::string("GPU not recorded") : first->meta.gpu) + " · "
                         : std::string("model only · ")) + now_utc();
-
-  // Setup and method.
-  doc.blocks.push_back({DocBlock::Kind::heading, "Setup", {}, {}, {}, {}, {}});
-  std::vector<std::string> setup;
-  if (first) {
-    const BenchMeta& m = first->meta;
-    setup.push_back("GPU: " + (m.gpu.empty() ? std::string("unknown") : m.gpu) +
-                    (m.sm_count > 0 ? ", " + std::to_string(m.sm_count) + " SMs" : "") +
-                    (m.l2_bytes > 0 ? ", L2 " + sim::bytes_iec(static_cast<double>(m.l2_bytes)) : ""));
-    setup.push_back("Driver " + (m.driver.empty() ? std::string("unknown") : m.driver) + ", CUDA runtime " +
-                    (m.cuda_runtime.empty() ? std::string("unknown") : m.cuda_runtime));
-    setup.push_back("Clocks: SM " + mhz(m.sm_clock_mhz) + " (observed), memory " + mhz(m.mem_clock_mhz));
-    setup.push_back("Commit of the measured build: " + (m.commit.empty() ? std::string("unknown") : m.commit) +
-                    "; measured " + (m.date.empty() ? std::string("on an unrecorded date") : m.date) +
-                    (m.host.empty() ? "" : " on " + m.host));
-    setup.push_back("FLOP convention: " + (m.flop_convention.empty() ? std::string("not recorded") : m.flop_convention));
-    setup.push_back("Results file: " + req.results_origin);
-  }
-  setup.push_back("Model charts: " + sim::describe(req.model.problem) + " on " + req.model.hw.display_name);
-  setup.push_back("Made with: " + req.command);
-  doc.blocks.push_back({DocBlock::Kind::bullets, "", setup, {}, {}, {}, {}});
-  if (first) {
-    doc.blocks.push_back({DocBlock::Kind::heading, "Method", {}, {}, {}, {}, {}});
-    doc.blocks.push_back({DocBlock::Kind::paragraph, method_text(*first), {}, {}, {}, {}, {}});
-  }
-
-  // The model: the lecture's comparison on the problem, then every model chart.
-  doc.blocks.push_back({DocBlock::Kind::heading, "The model: " + sim::describe(req.model.problem), {}, {}, {}, {}, {}});
-  {
-    std::vector<std::vector<std::string>> t{{"algorithm", "pass", "requests", "DRAM predicted", "GFLOP (exact)",
-                                             "AI (FLOP/B)", "≥ ms", "bound"}};
-    std::string csv = csv_row(result_csv_header());
-    for (sim::Algorithm a : req.model.algorithms) {
-      const sim::SimResult r = sim::simulate(a, req.model.problem, req.model.hw, req.model.options);
-      if (!r.ok()) {
-        bundle.notes.push_back(std::string(sim::to_string(a)) + ": " + r.errors().front());
-        continue;
-      }
-      const RooflineEstimate roof = roofline(r, req.model.hw);
-      t.push_back({std::string(sim::to_string(a)), std::string(sim::to_string(sim::algorithm_info(a).pass)),
-                   sim::si_unit(roof.request_bytes, "B"), sim::si_unit(roof.dram_bytes, "B"), fixed(roof.flops / 1e9, 1),
-                   fixed(roof.ai, 1), fixed(roof.time_s * 1e3, 3), roof.memory_bound ? "memory" : "compute"});
-      csv += csv_row(result_csv_fields(r, roof, "report", 0, theta_standard_bytes(req.model.problem),
-                                       theta_flash_bytes(req.model.problem, r.sram_capacity_bytes)));
-    }
-    w.file("tables/model-comparison.csv", csv);
-    doc.blocks.push_back({DocBlock::Kind::table, "", {}, t, {}, {}, {}});
-  }
-  for (const ChartEntry& e : chart_table()) {
-    if (e.needs_results) continue;
-    const ChartSpec c = build_chart(std::string(e.id), req.model, nullptr);
-    DocBlock b{DocBlock::Kind::chart, "", {}, {}, c, write_chart(w, c, "model-" + std::string(e.id), req.chart_size),
-               chart_caption(c, e, nullptr, req.model)};
-    doc.blocks.push_back(std::move(b));
-  }
-
-  // Each section of measured rows: its charts, then its table.
-  for (const ReportSection& sec : req.sections) {
-    const std::string prefix = safe_name(sec.name);
-    doc.blocks.push_back({DocBlock::Kind::heading, sec.title.empty() ? sec.name : sec.title, {}, {}, {}, {}, {}});
-    if (!sec.source.empty())
-      doc.blocks.push_back({DocBlock::Kind::paragraph, "Grid: " + sec.source + ".", {}, {}, {}, {}, {}});
-    if (sec.results.rows.empty()) {
-      doc.blocks.push_back({DocBlock::Kind::paragraph, "The results file holds no run of this grid.", {}, {}, {}, {}, {}});
-      bundle.notes.push_back(sec.name + ": no run of this grid in the results");
-      continue;
-    }
-    w.file("tables/" + prefix + "-runs.csv", bench_to_csv(sec.results));
-    w.file("tables/" + prefix + "-runs.txt", bench_table(sec.results));
-    for (const ChartEntry& e : chart_table()) {
-      const bool wants = e.needs_results || e.id == "roofline" || e.id == "roofline-hier";
-      if (!wants) continue;
-      ChartSpec c;
-      try {
-        c = build_chart(std::string(e.id), req.model, &sec.results);
-      } catch (const std::exception& ex) {
-        bundle.notes.push_back(sec.name + " " + std::string(e.id) + ": " + ex.what());
-        continue;
-      }
-      if (e.needs_results && c.series.empty() && c.heatmap.values.empty()) {
-        bundle.notes.push_back(sec.name + " " + std::string(e.id) + ": nothing to draw" +
-                               (c.notes.empty() ? std::string() : " (" + c.notes.front() + ")"));
-        continue;
-      }
-      DocBlock b{DocBlock::Kind::chart, "", {}, {}, c, write_chart(w, c, prefix + "-" + std::string(e.id), req.chart_size),
-                 chart_caption(c, e, &sec.results, req.model)};
-      doc.blocks.push_back(std::move(b));
-    }
-    constexpr size_t kTableRows = 60;
-    doc.blocks.push_back({DocBlock::Kind::paragraph,
-                          "The runs (" + std::to_string(sec.results.rows.size()) + "; every column in tables/" + prefix +
-                              "-runs.csv):",
-                          {}, {}, {}, {}, {}});
-    doc.blocks.push_back({DocBlock::Kind::table, "", {}, bench_rows_table(sec.results, kTableRows), {}, {}, {}});
+  setup_and_method(req, first, doc);
+  if (req.lab) {
+    lab_part(req, *req.lab, w, doc, bundle);
+  } else {
+    model_part(req, w, doc, bundle);
+    for (const ReportSection& sec : req.sections) section_part(req, sec, w, doc, bundle);
   }
 
   nlohmann::json meta{{"generated", now_utc()},
                       {"command", req.command},
-                      {"model_problem", problem_json(req.model.problem)},
-                      {"model_hardware", req.model.hw.name},
                       {"results_file", req.results_origin}};
+  if (!req.lab) {
+    meta["model_problem"] = problem_json(req.model.problem);
+    meta["model_hardware"] = req.model.hw.name;
+  }
   nlohmann::json secs = nlohmann::json::array();
   for (const ReportSection& sec : req.sections)
     secs.push_back({{"name", sec.name}, {"title", sec.title}, {"runs", sec.results.rows.size()}, {"measured", meta_json(sec.results.meta)}});
   meta["sections"] = secs;
+  if (req.lab) {
+    nlohmann::json figs = nlohmann::json::array();
+    for (size_t k = 0; k < req.lab->figures.size(); ++k) {
+      const ReportFigure& f = req.lab->figures[k];
+      figs.push_back({{"item", f.item}, {"chart", f.chart_id}, {"file", "charts/" + figure_number(k) + "-" + f.chart_id},
+                      {"drawn", !f.chart.empty()}, {"series", f.chart.series.size()}});
+    }
+    meta["lab"] = {{"name", req.lab->name}, {"figures", figs}, {"measured", meta_json(req.lab->runs.meta)}};
+  }
   w.file("metadata.json", meta.dump(2) + "\n");
   w.file("report.md", document_markdown(doc));
   if (have_cairo()) w.file("report.pdf", document_pdf(doc));

@@ -21,18 +21,18 @@ BenchAxis bench_x_axis(const BenchResults& r);  // seq first, then batch, heads,
 // chart of every configuration at once (kernels × batch × causal × ...) is
 // unreadable; the lab reports fix all but one parameter.
 struct BenchFilter {
-  std::optional<sim::i64> batch, heads, head_dim;
+  std::optional<sim::i64> batch, heads, head_dim, seq;
   std::optional<sim::i64> emb_dim;   // H·d, the labs' embedding dim
   std::optional<sim::i64> kv_heads;  // H_kv (grouped-query attention; = H without groups)
   std::optional<bool> causal;
   std::optional<sim::DType> dtype;
   bool matches(const BenchRow& r) const;
-  bool any() const { return batch || heads || head_dim || emb_dim || kv_heads || causal || dtype; }
+  bool any() const { return batch || heads || head_dim || seq || emb_dim || kv_heads || causal || dtype; }
 };
 // Every parameter that varies, except the x axis (and `keep`), fixed to its
 // first value in the results.
 BenchFilter default_bench_filter(const BenchResults& r, BenchAxis keep = BenchAxis::none);
-// "batch=32,causal=yes,heads=16,head-dim=64,emb-dim=2048,kv-heads=8,dtype=bf16";
+// "batch=32,seq=1024,causal=yes,heads=16,head-dim=64,emb-dim=2048,kv-heads=8,dtype=bf16";
 // "" is no filter. Throws std::invalid_argument with a one-line reason.
 BenchFilter parse_bench_filter(const std::string& text);
 // Why `f` selects no run of `r` — "no run has batch 48 (batch in the results:
@@ -46,5 +46,9 @@ struct BenchValues {
   std::vector<sim::DType> dtype;
 };
 BenchValues bench_values(const BenchResults& r);
+// Heads and head dim swept together at one embedding dim (the labs' heads
+// sweep: d = E / H): E when every row has H·d = E and H varies, else nullopt.
+// A chart along one of the two then does not fix or split by the other.
+std::optional<sim::i64> shared_emb_dim(const BenchResults& r);
 
 }  // namespace flashlab::analysis

@@ -37,8 +37,24 @@ struct BenchResults {
   std::vector<BenchRow> rows;
 };
 
+// One run of an implementation: its pass, problem, tiles and allocation limit.
+// A file merging several sweeps, or several files, may hold it more than once.
+bool same_run(const BenchRow& a, const BenchRow& b);
+
+// Several results files as one. Rows keep the files' order; a run held by more
+// than one (same_run) is kept once, from the first file that holds it — the
+// stated rule of every merge. The metadata is the first file's. Files
+// measured on different GPUs are refused (std::runtime_error naming both): a
+// report draws one GPU's runs.
+struct MergedResults {
+  BenchResults results;
+  std::size_t repeats_dropped = 0;  // rows left out as runs an earlier row already holds
+};
+MergedResults merge_results(const std::vector<std::pair<std::string, BenchResults>>& files);
+
 std::string bench_to_json(const BenchResults& r);
 std::string bench_to_csv(const BenchResults& r);   // metadata as leading "# key: value" lines
+std::string bench_rows_to_csv(const BenchResults& r);  // the header and the rows only: pandas reads it as is
 // Reads either format (detected by content). Throws std::runtime_error with
 // the origin and a one-line reason.
 BenchResults bench_from_text(const std::string& text, const std::string& origin);

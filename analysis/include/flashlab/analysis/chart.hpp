@@ -17,7 +17,7 @@ struct Color {
   bool operator==(const Color& o) const { return r == o.r && g == o.g && b == o.b && a == o.a; }
 };
 // Okabe–Ito colours: distinguishable for colour-blind students and on a
-// washed-out projector. k wraps around.
+// washed-out projector, then three darker ones. k wraps around.
 Color palette(int k);
 Color with_alpha(Color c, std::uint8_t a);
 

@@ -61,6 +61,9 @@ ChartSpec ai_vs_n_chart(const ChartContext& ctx, const std::vector<sim::i64>* va
 
 // ---- measured results -----------------------------------------------------------
 
+// The note of a roofline given results it cannot place a run of.
+inline constexpr const char* kNoRunPlaced = "no measured run placed on the roofline";
+
 enum class BenchMetric { time, tflops, memory };
 // Time, TFLOP/s or peak memory against the swept parameter, one series per
 // kernel (backward rows dashed; one per value of any parameter the filter
@@ -76,6 +79,7 @@ ChartSpec bench_speedup_chart(const BenchResults& r, const std::string& baseline
 ChartSpec bench_passes_chart(const BenchResults& r, BenchMetric metric, const BenchFilter* filter = nullptr);
 // Batch × seq grid of one kernel's forward time (default: the first kernel with
 // rows varying in both), OOM cells marked. The filter's batch is ignored.
-ChartSpec bench_heatmap_chart(const BenchResults& r, const std::string& kernel = "", const BenchFilter* filter = nullptr);
+ChartSpec bench_heatmap_chart(const BenchResults& r, const std::string& kernel = "", const BenchFilter* filter = nullptr,
+                              BenchMetric metric = BenchMetric::time);
 
 }  // namespace flashlab::analysis

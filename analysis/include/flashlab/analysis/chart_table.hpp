@@ -26,6 +26,7 @@ struct ChartEntry {
   std::string_view id;     // "io-vs-n": --chart, scenario tabs, exported file names, ChartSpec::id
   std::string_view tab;    // the GUI tab's short label: "HBM vs N"
   std::string_view title;  // what a chart that cannot be drawn is called: "HBM accesses vs N"
+  std::string_view reading;  // its caption's first sentences: what it shows and what to read from it
   bool needs_results = false;  // draws measured results (the bench charts)
   // Which bench choices the chart reads (the GUI shows a picker for each).
   bool picks_kernel = false, picks_baseline = false;

@@ -12,7 +12,7 @@
 
 namespace flashlab::analysis {
 
-// The datasheet preset of this GPU: same SM count, and the best overlap of name
+// The datasheet preset of this GPU: same SM count (any, when sm_count is 0), and the best overlap of name
 // tokens that includes the model ("H100", "A100", "4090"). Measured profiles
 // among the candidates are ignored.
 std::optional<sim::HardwareModel> match_datasheet(const std::string& gpu_name, sim::i64 sm_count,

@@ -36,6 +36,9 @@ struct MeasuredRun {
   double time_ms_median = 0, time_ms_min = 0, time_ms_max = 0;
   int repeats = 0;               // timed runs; 0: checked only
   i64 peak_memory_bytes = 0;     // measured on the device
+  // The allocation limit the case ran under (a smaller GPU emulated: flashlab
+  // bench --mem-limit, a sweep's mem_limit); 0: the device's own memory.
+  i64 mem_limit_bytes = 0;
   double rel_error = -1;         // relative Frobenius error vs fp64, -1 = not checked
 
   // How the kernel ran, for the L2 model's launch: thread blocks resident per

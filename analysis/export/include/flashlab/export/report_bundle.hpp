@@ -49,10 +49,33 @@ struct ReportSection {
   BenchResults results;
 };
 
+// One figure of a lab, built: the lab's item, the chart FlashLab draws for it,
+// the runs it was drawn from, and what it does differently from the lab's.
+struct ReportFigure {
+  std::string item;
+  std::string note;
+  ChartSpec chart;
+  std::string chart_id;  // its chart_table() entry
+  BenchResults runs;
+};
+
+// A lab's report (flashlab report --lab): its figures in the lab's order in
+// place of the model charts and the sections.
+struct LabReport {
+  std::string name, title, measured;
+  std::vector<ReportFigure> figures;
+  std::vector<std::string> differences;
+  BenchResults runs;  // every run the figures draw from, for the runs table
+};
+
 struct ReportRequest {
   ChartContext model;                    // the model charts' problem, hardware, algorithms
-  std::string results_origin;            // the file the sections come from ("" when none)
+  std::string results_origin;            // the file(s) the sections come from ("" when none)
   std::vector<ReportSection> sections;   // empty: the model charts only
+  // Not empty: the roofline charts of the sections are left out and this says
+  // why (the results name a GPU no hardware preset matches).
+  std::string roof_refusal;
+  std::optional<LabReport> lab;          // set: a lab's report
   std::string command;                   // how the bundle was made, for the metadata
   ExportOptions chart_size;              // PNG size of each chart
 };
@@ -62,8 +85,12 @@ struct ReportBundle {
   std::vector<std::string> notes;  // charts left out and why
 };
 
-// The caption of a chart: what it shows, how it was measured (warm-up,
-// repeats, median, L2 flush, OOM cells) or modelled, and its notes.
+// Whether the results say where and how they were measured (a GPU, a date
+// or a build); a file without says "method not recorded" instead of a method.
+bool method_recorded(const BenchMeta& m);
+
+// The caption of a chart: its title, what it shows and what to read from it
+// (the chart table's reading), where it was measured or that it is modelled.
 std::string chart_caption(const ChartSpec& c, const ChartEntry& entry, const BenchResults* results,
                           const ChartContext& model);
 
