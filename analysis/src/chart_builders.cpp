@@ -238,8 +238,9 @@ ChartSpec roofline_chart(const ChartContext& ctx, const BenchResults* measured) 
   c.markers.push_back(rm);
   c.x.max = std::max(ai_hi, ridge) * 8;
   c.x.min = x0;
-  c.notes.push_back("model points: exact FLOPs over the DRAM bytes the L2 model predicts, at min(peak, AI·bandwidth); " +
-                    dtype_unit_label(ctx.problem.dtype, unit) + " peak " + flops_label(peak));
+  if (!ctx.algorithms.empty())
+    c.notes.push_back("model points: exact FLOPs over the DRAM bytes the L2 model predicts, at min(peak, AI·bandwidth); " +
+                      dtype_unit_label(ctx.problem.dtype, unit) + " peak " + flops_label(peak));
   if (!not_modelled.empty()) c.notes.push_back(not_modelled);
   return c;
 }

@@ -57,12 +57,6 @@ const MeasuredDram* first_measured(const MeasuredLookup& m) {
 
 namespace {
 
-double highest_peak(const sim::HardwareModel& hw, sim::DType d) {
-  double p = 0;
-  for (int u = 0; u < sim::kUnitCount; ++u) p = std::max(p, hw.peak(d, static_cast<sim::ComputeUnit>(u)));
-  return p;
-}
-
 std::string tb_s(double bytes_per_s) { return fixed(bytes_per_s / 1e12, 2) + " TB/s"; }
 std::string tflop_s(double f) { return fixed(f / 1e12, 1) + " TFLOP/s"; }
 

@@ -46,6 +46,12 @@ double attainable_flops(double ai, double peak_flops, double bandwidth) {
   return std::min(peak_flops, ai * bandwidth);
 }
 
+double highest_peak(const sim::HardwareModel& hw, sim::DType d) {
+  double p = 0;
+  for (int u = 0; u < sim::kUnitCount; ++u) p = std::max(p, hw.peak(d, static_cast<sim::ComputeUnit>(u)));
+  return p;
+}
+
 double time_lower_bound_s(double flops, double bytes, double peak_flops, double bandwidth) {
   const double tc = peak_flops > 0 ? flops / peak_flops : 0.0;
   const double tm = bandwidth > 0 ? bytes / bandwidth : 0.0;

@@ -29,6 +29,7 @@ std::unique_ptr<Command> make_ceilings_command();  // the GPU's ceilings measure
 std::unique_ptr<Command> make_pipeline_command();  // the Hopper rung's schedule (cmd_pipeline.cpp)
 std::unique_ptr<Command> make_ring_command();      // ring attention over P GPUs, simulated (cmd_ring.cpp)
 std::unique_ptr<Command> make_links_command();     // the links between this machine's GPUs, measured (cmd_links.cpp)
+std::unique_ptr<Command> make_check_command();     // a student's own measurements checked (cmd_check.cpp)
 
 // The headless main job: the lecture's comparison, printed and written as CSV.
 int run_default_comparison();

@@ -59,6 +59,7 @@ int main(int argc, char** argv) {
   commands.push_back(make_pipeline_command());
   commands.push_back(make_ring_command());
   commands.push_back(make_links_command());
+  commands.push_back(make_check_command());
   for (auto& c : commands) c->setup(root);
 
   try {

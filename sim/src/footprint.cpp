@@ -44,6 +44,30 @@ i64 memory_head(Tensor t, const AttentionProblem& p, i64 flat_head) {
 }
 
 namespace {
+// rows × cols × heads × the element size given.
+i64 whole_tensor_bytes(Tensor t, const AttentionProblem& p, i64 element) {
+  const TensorExtent e = tensor_extent(t, p);
+  return checked_mul(checked_mul(checked_mul(tensor_heads(t, p), e.rows, "memory"), e.cols, "memory"), element,
+                     "memory");
+}
+}  // namespace
+
+i64 tensor_bytes(Tensor t, const AttentionProblem& p) { return whole_tensor_bytes(t, p, element_bytes(t, p.dtype)); }
+
+const std::vector<Tensor>& pass_tensors(Pass pass) {
+  static const std::vector<Tensor> forward{Tensor::Q, Tensor::K, Tensor::V, Tensor::O};
+  static const std::vector<Tensor> backward{Tensor::Q,  Tensor::K,  Tensor::V,  Tensor::O,
+                                            Tensor::dO, Tensor::dQ, Tensor::dK, Tensor::dV};
+  return pass == Pass::fwd ? forward : backward;
+}
+
+i64 pass_tensor_bytes(const AttentionProblem& p, Pass pass) {
+  i64 total = 0;
+  for (Tensor t : pass_tensors(pass)) total = checked_add(total, tensor_bytes(t, p), "memory");
+  return total;
+}
+
+namespace {
 
 // One block covers the whole head: the set of tensors is the same at any tiles.
 Counters one_block(Algorithm a, const AttentionProblem& p, StorageTypes storage) {
@@ -52,10 +76,8 @@ Counters one_block(Algorithm a, const AttentionProblem& p, StorageTypes storage)
 
 // The whole tensor, all heads, each element the size the loop nest moves it in.
 i64 whole_bytes(Tensor t, const AttentionProblem& p, const Traffic& moved) {
-  const TensorExtent e = tensor_extent(t, p);
   const i64 element = moved.elements() > 0 ? moved.bytes() / moved.elements() : element_bytes(t, p.dtype);
-  return checked_mul(checked_mul(checked_mul(tensor_heads(t, p), e.rows, "memory"), e.cols, "memory"), element,
-                     "memory");
+  return whole_tensor_bytes(t, p, element);
 }
 
 }  // namespace

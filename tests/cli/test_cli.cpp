@@ -433,3 +433,72 @@ TEST_CASE("bench --check-roof: every committed results file, no run above its ro
   CHECK_THAT(r.out, Catch::Contains("h200-perf-torch.json: NVIDIA H200 against H200-SXM-141GB: 36 timed run(s) checked"));
   CHECK_THAT(r.out, Catch::Contains("88 row(s) left out: checked only, not timed"));
 }
+
+TEST_CASE("check: the FlashAttention-2 lab's tables, four rows flagged and exit 1, check.csv and the roofline written", "[cli][check]") {
+  const fs::path out = scratch() / "check-flash2-lab";
+  fs::remove_all(out);
+  const Run r = run_flashlab("check " + data("flash2-lab-tables.csv") + " --out check-flash2-lab");
+  CHECK(r.code == 1);
+  CHECK(r.err.empty());
+  CHECK_THAT(r.out, Catch::Contains("14 row(s) of " + data("flash2-lab-tables.csv") + " against A100-SXM4-40GB"));
+  CHECK_THAT(r.out, Catch::Contains("note: 'Total Flops (FLOPs/s)' read as TFLOP/s"));
+  CHECK_THAT(r.out, Catch::Contains("reported 29.8 TFLOP/s is 1.33× the 22.3 its time gives"));
+  CHECK_THAT(r.out, Catch::Contains("14 rows: 10 consistent, 4 flagged (4 TFLOP/s off its own time by more than 10 %"));
+  const auto rows = flashlab::analysis::csv_parse(slurp(out / "check.csv"));
+  CHECK(rows.size() == 15);
+  CHECK(rows.front().front() == "line");
+  const std::string svg = slurp(out / "check-roofline.svg");
+  CHECK_THAT(svg, Catch::Contains("flagged rows"));
+  CHECK_THAT(svg, Catch::Contains("consistent rows"));
+  CHECK_THAT(r.out, Catch::Contains("wrote check-flash2-lab/check-roofline.svg"));
+}
+
+TEST_CASE("check: every row consistent is exit 0, and FlashLab's own runs join the chart", "[cli][check]") {
+  // Lines 3 and 4 of the FlashAttention-2 lab (batch 32 and 64), within 10 % of their times.
+  const std::string text = slurp(fs::path(data("flash2-lab-tables.csv")));
+  std::istringstream lines(text);
+  std::string header, line2, line3, line4;
+  std::getline(lines, header);
+  std::getline(lines, line2);
+  std::getline(lines, line3);
+  std::getline(lines, line4);
+  flashlab::analysis::write_file_atomic((scratch() / "consistent.csv").string(), header + "\n" + line3 + "\n" + line4 + "\n");
+  // FlashLab's lab sweeps measured on an H100, beside them on the H100's roofline.
+  const fs::path labs = fs::path(FLASHLAB_TEST_DATA) / ".." / ".." / "docs" / "results" / "h100-labs.json";
+  const Run r = run_flashlab("check consistent.csv --hw H100-SXM5-80GB --out check-consistent --results " + labs.string());
+  CHECK(r.code == 0);
+  CHECK_THAT(r.out, Catch::Contains("2 rows: 2 consistent, 0 flagged"));
+  const std::string svg = slurp(scratch() / "check-consistent" / "check-roofline.svg");
+  CHECK_THAT(svg, Catch::Contains("fa2_tc — measured"));
+  CHECK_THAT(svg, Catch::Contains("consistent rows"));
+  // The same rows against a T4 (65 TFLOP/s fp16): still under its roof.
+  CHECK(run_flashlab("check consistent.csv --hw T4").code == 0);
+}
+
+TEST_CASE("check: a column or row it cannot read is exit 2 and one line", "[cli][check]") {
+  flashlab::analysis::write_file_atomic((scratch() / "bad-row.csv").string(),
+                                        "batch,seq,heads,head_dim,time_ms\n32,1024,32,64,8\n32,1O24,32,64,8\n");
+  flashlab::analysis::write_file_atomic((scratch() / "no-unit.csv").string(),
+                                        "batch,seq,heads,head_dim,time\n32,1024,32,64,8\n");
+  struct Bad {
+    std::string args, expect;
+  };
+  const Bad cases[] = {
+      {"check bad-row.csv", "bad-row.csv: line 3, column 'seq': '1O24' is not a whole number"},
+      {"check no-unit.csv", "no-unit.csv: column 'time': no unit in its name"},
+      {"check no-unit.csv --tolerance ten", "--tolerance: 'ten' is not a percentage above 0 (e.g. 10)"},
+      {"check missing.csv", "missing.csv: cannot open for reading"},
+      {"check " + data("flash2-lab-tables.csv") + " --batch 8", "--batch: the file gives the batch in column 'batch_size'"},
+      {"check " + data("flash2-lab-tables.csv") + " --results x.json", "--results draws FlashLab's runs on the chart: give --out"},
+      {"check " + data("flash2-lab-tables.csv") + " --hw Z80", "--hw:"},
+  };
+  for (const Bad& b : cases) {
+    INFO("flashlab " << b.args);
+    const Run r = run_flashlab(b.args);
+    CHECK(r.code == 2);
+    CHECK(r.out.empty());
+    CHECK(r.err.rfind("flashlab: error: ", 0) == 0);
+    CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+    CHECK_THAT(r.err, Catch::Contains(b.expect));
+  }
+}

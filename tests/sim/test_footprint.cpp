@@ -149,3 +149,19 @@ TEST_CASE("a footprint too large for 64 bits is an error, not a wrapped number",
   const auto p = problem(1 << 20, 1 << 10, 1 << 22, 64, false, DType::fp32);
   CHECK_THROWS_AS(hbm_footprint_bytes(Algorithm::standard, p), OverflowError);
 }
+
+TEST_CASE("a pass's own tensors: Q, K, V, O forward, and dO, dQ, dK, dV with them backward", "[sim][footprint]") {
+  const i64 B = 3, H = 8, Hkv = 2, N = 1000, d = 64;
+  auto p = problem(B, H, N, d, false, DType::fp16);
+  CHECK(tensor_bytes(Tensor::Q, p) == B * H * N * d * 2);
+  CHECK(tensor_bytes(Tensor::LSE, p) == B * H * N * 4);  // a statistic: fp32
+  CHECK(pass_tensor_bytes(p, Pass::fwd) == 4 * B * H * N * d * 2);
+  CHECK(pass_tensor_bytes(p, Pass::bwd) == 8 * B * H * N * d * 2);
+  CHECK(pass_tensors(Pass::fwd) == std::vector<Tensor>{Tensor::Q, Tensor::K, Tensor::V, Tensor::O});
+  // Grouped heads: K, V, dK, dV hold B·H_kv heads.
+  p.kv_heads = Hkv;
+  CHECK(pass_tensor_bytes(p, Pass::fwd) == (2 * B * H + 2 * B * Hkv) * N * d * 2);
+  CHECK(pass_tensor_bytes(p, Pass::bwd) == (4 * B * H + 4 * B * Hkv) * N * d * 2);
+  // The forward's tensors are those FlashAttention-2 keeps in HBM, less its logsumexp.
+  CHECK(pass_tensor_bytes(p, Pass::fwd) == hbm_footprint_bytes(Algorithm::fa2, p) - tensor_bytes(Tensor::LSE, p));
+}

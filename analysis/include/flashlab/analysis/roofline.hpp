@@ -27,6 +27,9 @@ i64 exact_flops(const sim::Counters& c);
 double arithmetic_intensity(double flops, double bytes);  // FLOP/byte; 0 when bytes is 0
 double ridge_point(double peak_flops, double bandwidth);  // FLOP/byte where the roofs meet
 double attainable_flops(double ai, double peak_flops, double bandwidth);  // min(peak, AI·BW)
+// The highest peak of the dtype over the units (tf32 tensor cores for fp32):
+// the roof nothing computing in that dtype can pass, whichever unit it used.
+double highest_peak(const sim::HardwareModel& hw, sim::DType d);
 // max(FLOPs/peak, bytes/BW): no implementation runs faster on this machine.
 double time_lower_bound_s(double flops, double bytes, double peak_flops, double bandwidth);
 

@@ -34,6 +34,21 @@ i64 tensor_heads(Tensor t, const AttentionProblem& p);
 // tensors, its own for the others.
 i64 memory_head(Tensor t, const AttentionProblem& p, i64 flat_head);
 
+// One whole tensor, all its heads (tensor_heads), each element in its own type
+// (element_bytes: statistics fp32, the rest the problem's dtype). Throws
+// OverflowError.
+i64 tensor_bytes(Tensor t, const AttentionProblem& p);
+
+// The arguments and results of a pass, whatever computes it: the forward reads
+// Q, K, V and writes O; the backward reads Q, K, V, O, dO and writes dQ, dK,
+// dV. Any implementation moves each of them at least once and holds them all
+// at once: the pass's compulsory HBM traffic and the least device memory it
+// can run in. Statistics (the logsumexp, D) are left out: an implementation's
+// choice, and at N·4 bytes a head small beside N·d.
+const std::vector<Tensor>& pass_tensors(Pass pass);
+// Σ tensor_bytes over pass_tensors(pass). Throws OverflowError.
+i64 pass_tensor_bytes(const AttentionProblem& p, Pass pass);
+
 // The tensors the algorithm reads or writes in HBM, in Tensor order.
 // `storage`: a kernel's storage types (an fp32 dQ accumulator adds dQaccum).
 std::vector<Tensor> hbm_tensors(Algorithm a, const AttentionProblem& p, StorageTypes storage = {});
