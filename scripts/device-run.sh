@@ -272,7 +272,8 @@ stage_bwd_check() {
 
 stage_labs() {
   local t0=$SECONDS rc
-  FLASHLAB="$BIN/flashlab" REPEATS=10 timeout "$LABS_BUDGET" bash scripts/run-lab.sh all "$ROOT/lab-out"
+  FLASHLAB="$BIN/flashlab" REPEATS=10 BUDGET=$LABS_BUDGET timeout $((LABS_BUDGET + 30)) \
+    bash scripts/run-lab.sh all "$ROOT/lab-out"
   rc=$?
   cp "$ROOT/lab-out/labs-flashlab.json" "$ROOT/lab-out/labs-pytorch.json" "$ROOT/lab-out/run-lab.log" "$OUT/" 2>/dev/null
   cp "$ROOT/lab-out/labs-compare.txt" "$OUT/labs.txt" 2>/dev/null

@@ -6,14 +6,17 @@
 #
 #   bash scripts/run-lab.sh LAB OUT          # LAB: a name of assets/labs, or "all"
 #
-# Writes OUT/labs-flashlab.json, OUT/labs-pytorch.json, OUT/run-lab.log and,
-# per lab, OUT/report-LAB/. FLASHLAB (default build/flashlab, else
-# build-device/bin/flashlab) and REPEATS (default 10) may be set.
+# Writes OUT/labs-flashlab.json, OUT/labs-pytorch.json, OUT/labs-compare.txt,
+# OUT/run-lab.log and, per lab, OUT/report-LAB/. FLASHLAB (default
+# build/flashlab, else build-device/bin/flashlab), REPEATS (default 10) and
+# BUDGET (seconds; 0: none — no sweep starts in its last 60 s, so the files are
+# always merged and written) may be set.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 LAB=${1:?usage: run-lab.sh LAB OUT}
 OUT=${2:?usage: run-lab.sh LAB OUT}
 REPEATS=${REPEATS:-10}
+BUDGET=${BUDGET:-0}
 FLASHLAB=${FLASHLAB:-}
 if [ -z "$FLASHLAB" ]; then
   for f in build/flashlab build-device/bin/flashlab; do [ -x "$f" ] && FLASHLAB=$f && break; done
@@ -31,23 +34,37 @@ for l in $labs; do
   mapfile -t s < <("$FLASHLAB" report --lab "$l" --print-sweeps) || exit 2
   for x in "${s[@]}"; do [[ " ${sweeps[*]} " == *" $x "* ]] || sweeps+=("$x"); done
 done
-parts=()
+# Sweep by sweep: FlashLab's rungs, then PyTorch on the same problems, so that
+# a run cut short still holds both sides of every sweep it reached.
+ours=() theirs=()
 for s in "${sweeps[@]}"; do
+  if [ "$BUDGET" -gt 0 ] && [ $((BUDGET - SECONDS)) -le 60 ]; then
+    echo "!! $s not run: the budget of ${BUDGET}s is spent" >> "$LOG"
+    continue
+  fi
   echo "== flashlab bench --sweep $s" >> "$LOG"
-  "$FLASHLAB" bench --sweep "$s" --repeats "$REPEATS" --json "$OUT/bench-$s.json" >> "$LOG" 2>&1 || echo "!! $s failed" >> "$LOG"
-  [ -s "$OUT/bench-$s.json" ] && parts+=("$OUT/bench-$s.json")
+  limit=$([ "$BUDGET" -gt 0 ] && echo $((BUDGET - SECONDS - 30)) || echo 0)  # 0: timeout waits forever
+  timeout "$limit" "$FLASHLAB" bench --sweep "$s" --repeats "$REPEATS" --json "$OUT/bench-$s.json" >> "$LOG" 2>&1 ||
+    echo "!! $s failed or was cut short" >> "$LOG"
+  [ -s "$OUT/bench-$s.json" ] || continue
+  ours+=("$OUT/bench-$s.json")
+  echo "== scripts/torch_compare.py on $s" >> "$LOG"
+  python3 scripts/torch_compare.py --ours "$OUT/bench-$s.json" --json "$OUT/torch-$s.json" --repeats "$REPEATS" \
+    >> "$OUT/labs-compare.txt" 2>> "$LOG" || echo "!! torch_compare.py on $s failed" >> "$LOG"
+  [ -s "$OUT/torch-$s.json" ] && theirs+=("$OUT/torch-$s.json")
 done
-python3 - "$OUT/labs-flashlab.json" "${parts[@]}" <<'PY'
+merge() {
+  python3 - "$@" <<'PY'
 import json, sys
 out, parts = sys.argv[1], sys.argv[2:]
 docs = [json.load(open(p)) for p in parts]
 json.dump({"format": "flashlab-bench/1", "meta": docs[0]["meta"] if docs else {},
            "rows": [r for d in docs for r in d["rows"]]}, open(out, "w"), indent=2)
 PY
-rm -f "${parts[@]}"
-echo "== scripts/torch_compare.py" >> "$LOG"
-python3 scripts/torch_compare.py --ours "$OUT/labs-flashlab.json" --json "$OUT/labs-pytorch.json" \
-  --repeats "$REPEATS" --table "$OUT/labs-compare.txt" >> "$LOG" 2>&1 || echo "!! torch_compare.py failed" >> "$LOG"
+}
+merge "$OUT/labs-flashlab.json" "${ours[@]}"
+merge "$OUT/labs-pytorch.json" "${theirs[@]}"
+rm -f "${ours[@]}" "${theirs[@]}"
 status=0
 for l in $labs; do
   echo "== flashlab report --lab $l" >> "$LOG"
