@@ -5,6 +5,7 @@
 
 #include <string>
 #include <type_traits>
+#include <utility>
 
 #include "common.cuh"
 #include "flashlab/kernels/layouts.hpp"
@@ -137,27 +138,22 @@ __device__ __forceinline__ float score_row(const float (&q)[RowSplit<D>::kDims],
   return row_max;
 }
 
-// Calls f(std::integral_constant<int, D>{}) for the compiled head dims.
-template <class F>
+// Calls f(std::integral_constant<int, D>{}) for d among the compiled head dims
+// (layout::kFaHeadDims, one instantiation each).
+template <std::size_t I = 0, class F>
 void dispatch_head_dim(i64 d, F&& f) {
-  switch (d) {
-    case 32:
-      f(std::integral_constant<int, 32>{});
+  constexpr std::size_t n = sizeof layout::kFaHeadDims / sizeof layout::kFaHeadDims[0];
+  if constexpr (I < n) {
+    constexpr int D = layout::kFaHeadDims[I];
+    if (d == D) {
+      f(std::integral_constant<int, D>{});
       return;
-    case 64:
-      f(std::integral_constant<int, 64>{});
-      return;
-    case 96:
-      f(std::integral_constant<int, 96>{});
-      return;
-    case 128:
-      f(std::integral_constant<int, 128>{});
-      return;
-    case 256:
-      f(std::integral_constant<int, 256>{});
-      return;
-    default:
-      throw Unsupported("not compiled for head dim d=" + std::to_string(d) + " (compiled: 32, 64, 96, 128, 256)");
+    }
+    dispatch_head_dim<I + 1>(d, std::forward<F>(f));
+  } else {
+    std::string compiled;
+    for (int x : layout::kFaHeadDims) compiled += (compiled.empty() ? "" : ", ") + std::to_string(x);
+    throw Unsupported("not compiled for head dim d=" + std::to_string(d) + " (compiled: " + compiled + ")");
   }
 }
 

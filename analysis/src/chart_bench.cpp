@@ -551,7 +551,7 @@ ChartSpec bench_heatmap_chart(const BenchResults& all, const std::string& kernel
   for (sim::i64 n : seqs) h.col_labels.push_back(n_label(n));
   h.values.assign(batches.size() * seqs.size(), kNaN);
   h.cell_text.assign(batches.size() * seqs.size(), "");
-  h.value_label = tflops ? "TFLOP/s (4·B·H·N²·d, halved when causal)" : "time (ms)";
+  h.value_label = tflops ? "TFLOP/s" : "time (ms)";
   h.value_format = TickFormat::plain;
   bool duplicates = false;
   std::vector<bool> filled(h.values.size(), false);

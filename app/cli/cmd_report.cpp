@@ -4,6 +4,7 @@
 // results file: the model-only charts of the given problem.
 #include <algorithm>
 #include <iostream>
+#include <set>
 
 #include "commands.hpp"
 #include "common.hpp"
@@ -12,6 +13,7 @@
 #include "flashlab/analysis/bench_filter.hpp"
 #include "flashlab/analysis/chart_table.hpp"
 #include "flashlab/analysis/datasheet.hpp"
+#include "flashlab/analysis/implementations.hpp"
 #include "flashlab/analysis/lab.hpp"
 #include "flashlab/analysis/measured_checks.hpp"
 #include "flashlab/analysis/report.hpp"
@@ -47,6 +49,17 @@ analysis::ReportSection sweep_section(const analysis::BenchResults& all, const k
     const bool same_limit = !records_limits(all) || row.mem_limit_bytes == s.mem_limit_bytes.value_or(0);
     if (in_grid && listed && same_limit) sec.results.rows.push_back(row);
   }
+  // PyTorch's rows of the grid's problems in the passes the grid's own rungs ran
+  // (its backward rows belong to a backward grid of the same problems).
+  std::set<std::string> passes;
+  for (const analysis::BenchRow& row : sec.results.rows)
+    if (!analysis::is_pytorch(row.kernel)) passes.insert(row.direction);
+  auto& rows = sec.results.rows;
+  rows.erase(std::remove_if(rows.begin(), rows.end(),
+                            [&](const analysis::BenchRow& r) {
+                              return analysis::is_pytorch(r.kernel) && !passes.empty() && !passes.count(r.direction);
+                            }),
+             rows.end());
   return sec;
 }
 
@@ -116,8 +129,10 @@ analysis::ReportFigure lab_figure(const analysis::LabFigure& fig, const analysis
                                               fig.kernels.end();
                                      }),
                       f.runs.rows.end());
+  // The figure's filter as written: "" draws every row of its grid (the lab file
+  // fixes what the figure holds; no default picks a slice of it).
   const analysis::BenchFilter filter = analysis::parse_bench_filter(fig.filter);
-  f.chart = analysis::build_chart(fig.chart, ctx, &f.runs, fig.kernel, fig.baseline, fig.filter.empty() ? nullptr : &filter);
+  f.chart = analysis::build_chart(fig.chart, ctx, &f.runs, fig.kernel, fig.baseline, &filter);
   return f;
 }
 

@@ -274,7 +274,7 @@ sim::AttentionProblem problem(i64 B, i64 H, i64 nq, i64 nkv, i64 d, bool causal,
 void check(const std::vector<Rung>& rs, int smem_optin, bool quick) {
   std::mt19937_64 seeds(std::random_device{}());
   const std::vector<i64> ns = quick ? std::vector<i64>{17, 65} : std::vector<i64>{1, 17, 63, 64, 65, 129, 300, 1000};
-  const std::vector<int> ds = quick ? std::vector<int>{64, 128} : std::vector<int>{32, 64, 96, 128, 256};
+  const std::vector<int> ds = quick ? std::vector<int>{64, 128} : std::vector<int>{16, 32, 64, 96, 128, 256};
   const std::vector<DType> ts = quick ? std::vector<DType>{DType::fp16} : std::vector<DType>{DType::fp16, DType::bf16, DType::fp32};
   for (DType t : ts)
     for (int d : ds)

@@ -118,7 +118,7 @@ TEST_CASE("the registry listing shows every kernel and whether it can run here",
   // Each backward rung says which forward rung it runs after.
   CHECK_THAT(t, Catch::Contains("bwd (after naive_cublas)"));
   CHECK_THAT(t, Catch::Contains("bwd (after fa2)"));
-  CHECK_THAT(t, Catch::Contains("32, 64, 96, 128, 256"));
+  CHECK_THAT(t, Catch::Contains("16, 32, 64, 96, 128, 256"));
 }
 
 TEST_CASE("bench: no CUDA device (or no CUDA in the build) is one line and exit 2", "[cli][bench]") {

@@ -14,7 +14,7 @@ struct LabFigure {
   std::string chart;                 // a bench chart id of chart_table(): "bench-time"
   std::string sweep;                 // the sweep whose grid the figure draws
   std::vector<std::string> kernels;  // the implementations drawn; empty: every one of the grid
-  std::string filter;                // rows: "batch=16,causal=yes" (parse_bench_filter); "" the chart's default
+  std::string filter;                // rows: "batch=16,causal=yes" (parse_bench_filter); "": every row of the grid
   std::string kernel;                // the heatmap's implementation
   std::string baseline;              // the speed-up's baseline
   std::string note;                  // what FlashLab's figure does differently from the lab's, "" when nothing

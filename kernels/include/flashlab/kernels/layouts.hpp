@@ -5,6 +5,7 @@
 // Plain C++: no CUDA headers.
 #pragma once
 
+#include <iterator>
 #include <vector>
 
 #include "flashlab/sim/checked.hpp"
@@ -34,8 +35,10 @@ inline i64 materialized_workspace_bytes(const sim::AttentionProblem& p) {
 
 // ---- fa1 and fa2 on CUDA cores -----------------------------------------------
 
-// The head dims the CUDA-core FlashAttention rungs are compiled for.
-inline std::vector<int> fa_head_dims() { return {32, 64, 96, 128, 256}; }
+// The head dims the CUDA-core FlashAttention rungs are compiled for: the list
+// dispatch_head_dim instantiates and the registry reports (16: the labs' smallest).
+inline constexpr int kFaHeadDims[] = {16, 32, 64, 96, 128, 256};
+inline std::vector<int> fa_head_dims() { return {std::begin(kFaHeadDims), std::end(kFaHeadDims)}; }
 
 // Each query row of a block is owned by a few adjacent lanes of one warp; each
 // lane keeps d / lanes elements of q_i and o_i in registers (at most 48), so
