@@ -3,6 +3,7 @@
 // are marked, never dropped.
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <limits>
 #include <map>
 #include <optional>
@@ -18,6 +19,9 @@ namespace flashlab::analysis {
 namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+// One marker per configuration beside the x axis, when the mask does not vary.
+constexpr MarkerShape kConfigMarkers[] = {MarkerShape::circle, MarkerShape::square, MarkerShape::diamond,
+                                          MarkerShape::triangle, MarkerShape::cross};
 
 double axis_value(const BenchRow& r, BenchAxis a) {
   switch (a) {
@@ -161,7 +165,14 @@ void note_status(const BenchResults& r, std::vector<std::string>& notes) {
   int oom = 0, skipped = 0, failed = 0;
   std::string first_oom, first_skip, first_fail;
   for (const BenchRow& row : r.rows) {
-    const std::string where = row.kernel + " " + sim::describe(row.problem) + (row.reason.empty() ? "" : ": " + row.reason);
+    std::string reason = row.reason;
+    if (reason.size() > 90) {  // cut at a character, not inside one
+      std::size_t cut = 87;
+      while (cut > 0 && (static_cast<unsigned char>(reason[cut]) & 0xC0) == 0x80) --cut;
+      reason = reason.substr(0, cut) + "…";
+    }
+    const std::string where = implementation_name(row.kernel) + " " + sim::describe(row.problem) +
+                              (reason.empty() ? "" : ": " + reason);
     if (row.status == RunStatus::oom && oom++ == 0) first_oom = where;
     if (row.status == RunStatus::skipped && skipped++ == 0) first_skip = where;
     if (row.status == RunStatus::failed && failed++ == 0) first_fail = where;
@@ -240,22 +251,33 @@ ChartSpec bench_metric_chart(const BenchResults& all, BenchMetric metric, const 
   std::map<std::string, Series> by;
   std::vector<std::string> order;
   std::map<std::string, std::vector<std::pair<double, const BenchRow*>>> pts;
+  std::vector<std::string> configs;  // the other parameters' values, in first-appearance order
   for (const BenchRow& row : r.rows) {
     const std::string key = series_key(row, v, categorical ? BenchAxis::none : xa);
     double x = axis_value(row, xa);
     if (categorical) {
-      const std::string cat = config_label(row, v, BenchAxis::none);
+      // One configuration only: the bar is named after the problem itself.
+      std::string cat = config_label(row, v, BenchAxis::none);
+      if (cat.empty()) cat = sim::describe(row.problem);
       auto it = std::find(cats.begin(), cats.end(), cat);
       x = static_cast<double>(it - cats.begin());
-      if (it == cats.end()) cats.push_back(cat.empty() ? "all" : cat);
+      if (it == cats.end()) cats.push_back(cat);
     }
     if (!by.count(key)) {
       order.push_back(key);
       Series& s = by[key];
       s.name = key;
-      // Colour: the rung; line: the pass; marker: the mask.
+      // Colour: the implementation; line: the pass; marker: the mask, or, when
+      // the mask is fixed, the other parameter that varies (b=16, b=32, ...).
       s.color = implementation_colour(row.kernel);
-      s.marker = row.problem.causal ? MarkerShape::triangle : MarkerShape::circle;
+      if (v.causal || categorical) {
+        s.marker = row.problem.causal ? MarkerShape::triangle : MarkerShape::circle;
+      } else {
+        const std::string cfg = config_label(row, v, xa);
+        auto it = std::find(configs.begin(), configs.end(), cfg);
+        if (it == configs.end()) it = configs.insert(configs.end(), cfg);
+        s.marker = kConfigMarkers[static_cast<size_t>(it - configs.begin()) % std::size(kConfigMarkers)];
+      }
       s.dash = row.direction == "fwd" ? Dash::solid : Dash::dashed;
       if (categorical) s.style = SeriesStyle::bars;
     }
@@ -317,7 +339,10 @@ ChartSpec bench_metric_chart(const BenchResults& all, BenchMetric metric, const 
     c.y.include_zero = false;
   }
   if (v.causal && !categorical)
-    c.notes.push_back("colour: the rung; line: solid forward, dashed backward; marker: ● non-causal, ▲ causal");
+    c.notes.push_back("colour: the implementation; line: solid forward, dashed backward; marker: ● non-causal, ▲ causal");
+  else if (configs.size() > 1)
+    c.notes.push_back("colour: the implementation; line: solid forward, dashed backward; marker: the configuration "
+                      "(the legend's ●, ■, ◆, ▲)");
   note_status(r, c.notes);
   title_memory_cap(r, c);
   return marked(all, c);

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <map>
 #include <regex>
 
 #include <nlohmann/json.hpp>
@@ -184,4 +185,106 @@ TEST_CASE("report: a table cut in the document says how many rows of how many", 
   const std::string md = slurp(scratch().path() / "cut/report.md");
   if (n > 60) CHECK_THAT(md, Catch::Contains("the first 60 of " + std::to_string(n) + " rows"));
   else CHECK_THAT(md, Catch::Contains("The runs (" + std::to_string(n) + ";"));
+}
+
+namespace {
+
+// One figure as a chart's CSV holds it: each series (the model's and the
+// reference lines left out) and how many points it has.
+std::map<std::string, size_t> figure_series(const fs::path& csv) {
+  std::map<std::string, size_t> out;
+  const auto rows = flashlab::analysis::csv_parse(slurp(csv));
+  for (size_t k = 1; k < rows.size(); ++k) {
+    if (rows[k].size() < 4) continue;
+    const std::string& name = rows[k][1];
+    if (name.rfind("ref: ", 0) == 0 || name.rfind("marker: ", 0) == 0) continue;
+    ++out[name];
+  }
+  return out;
+}
+
+struct ExpectedFigure {
+  const char* file;      // charts/NN-chart, without extension
+  size_t series;         // series in the chart (a memory chart's dotted predictions included)
+  size_t points;         // points of its first series
+  const char* includes;  // a series it must hold
+};
+
+}  // namespace
+
+TEST_CASE("report --lab: every figure of each lab, from the committed results, with its series and points",
+          "[cli][report][labs]") {
+  const std::map<std::string, std::vector<ExpectedFigure>> labs{
+      {"torch-vs-flash2",
+       {{"01-bench-time", 9, 3, "PyTorch eager b=64"},
+        {"02-bench-tflops", 9, 3, "PyTorch SDPA (FlashAttention-2) b=16"},
+        {"03-bench-memory", 12, 3, "FlashAttention-2 (tensor cores) b=32 (predicted)"},
+        {"04-bench-speedup", 2, 9, "FlashAttention-2 (tensor cores)"},
+        {"05-bench-time", 2, 3, "PyTorch SDPA (FlashAttention-2)"},
+        {"06-bench-tflops", 2, 3, "FlashAttention-2 (tensor cores)"},
+        {"07-bench-memory", 3, 3, "FlashAttention-2 (tensor cores) (predicted)"},
+        {"08-bench-time", 2, 3, "PyTorch SDPA (FlashAttention-2)"},
+        {"09-bench-tflops", 2, 3, "FlashAttention-2 (tensor cores)"},
+        {"10-bench-memory", 3, 3, "PyTorch SDPA (FlashAttention-2)"},
+        {"11-bench-time", 2, 4, "PyTorch SDPA (FlashAttention-2)"},
+        {"12-bench-tflops", 2, 4, "FlashAttention-2 (tensor cores)"},
+        {"13-bench-memory", 3, 4, "PyTorch SDPA (FlashAttention-2)"},
+        {"14-bench-time", 2, 3, "PyTorch SDPA (FlashAttention-2)"},
+        {"15-bench-tflops", 2, 3, "FlashAttention-2 (tensor cores)"},
+        {"16-bench-memory", 3, 3, "PyTorch SDPA (FlashAttention-2)"}}},
+      {"flash2-shapes",
+       {{"01-bench-time", 3, 1, "PyTorch eager"},
+        {"02-bench-tflops", 3, 1, "PyTorch SDPA (FlashAttention-2)"},
+        {"03-bench-memory", 3, 1, "FlashAttention-2 (tensor cores)"},
+        {"04-bench-time", 2, 3, "PyTorch SDPA (FlashAttention-2)"},
+        {"05-bench-tflops", 2, 3, "FlashAttention-2 (tensor cores)"},
+        {"06-bench-memory", 3, 3, "FlashAttention-2 (tensor cores) (predicted)"},
+        {"07-bench-time", 2, 4, "PyTorch SDPA (FlashAttention-2)"},
+        {"08-bench-tflops", 2, 4, "FlashAttention-2 (tensor cores)"},
+        {"09-bench-memory", 3, 4, "PyTorch SDPA (FlashAttention-2)"},
+        {"10-bench-time", 3, 3, "PyTorch eager"},
+        {"11-bench-tflops", 3, 3, "PyTorch eager"},
+        {"12-bench-memory", 4, 3, "PyTorch eager"}}},
+      {"flash1-scaling",
+       {{"01-bench-time", 2, 5, "FlashAttention-1 (CUDA cores)"},
+        {"02-bench-tflops", 2, 5, "PyTorch eager"},
+        {"03-bench-time", 2, 7, "FlashAttention-1 (CUDA cores)"},
+        {"04-bench-speedup", 1, 5, "FlashAttention-1 (CUDA cores)"},
+        {"05-bench-time", 4, 3, "FlashAttention-1 (CUDA cores) non-causal"},
+        {"06-bench-tflops", 2, 6, "FlashAttention-1 (CUDA cores)"},
+        {"07-bench-time", 2, 5, "FlashAttention-1 (CUDA cores)"},
+        {"08-bench-memory", 3, 5, "FlashAttention-1 (CUDA cores) (predicted)"},
+        {"09-bench-passes-time", 5, 6, "FlashAttention-2 backward (CUDA cores)"},
+        {"10-bench-tflops", 2, 4, "FlashAttention-1 (CUDA cores)"},
+        {"11-bench-heatmap-tflops", 7, 5, "64"},   // a row per batch, a cell per N
+        {"12-bench-heatmap", 7, 5, "1"},
+        {"13-bench-passes", 5, 1, "PyTorch eager backward"}}},
+  };
+  for (const auto& [lab, figures] : labs) {
+    INFO(lab);
+    const Run r = run_flashlab("report --lab " + lab + " --out lab-" + lab + " --width 640 --height 420");
+    INFO(r.out << r.err);
+    REQUIRE(r.code == 0);
+    const fs::path dir = scratch().path() / ("lab-" + lab);
+    const auto meta = nlohmann::json::parse(slurp(dir / "metadata.json"));
+    REQUIRE(meta["lab"]["figures"].size() == figures.size());
+    CHECK(meta["lab"]["measured"]["gpu"] == "NVIDIA H200");
+    for (size_t k = 0; k < figures.size(); ++k) {
+      const ExpectedFigure& e = figures[k];
+      INFO(e.file);
+      CHECK(meta["lab"]["figures"][k]["file"] == std::string("charts/") + e.file);
+      CHECK(meta["lab"]["figures"][k]["drawn"] == true);
+      REQUIRE(fs::exists(dir / "charts" / (std::string(e.file) + ".csv")));
+      CHECK(fs::exists(dir / "charts" / (std::string(e.file) + ".svg")));
+      const auto series = figure_series(dir / "charts" / (std::string(e.file) + ".csv"));
+      CHECK(series.size() == e.series);
+      REQUIRE(series.count(e.includes) == 1);
+      CHECK(series.at(e.includes) == e.points);
+    }
+    // The document: the lab, every item, what differs, the runs as pandas reads them.
+    const std::string md = slurp(dir / "report.md");
+    CHECK_THAT(md, Catch::Contains("## The lab"));
+    CHECK_THAT(md, Catch::Contains("## Where FlashLab's numbers differ from the lab's"));
+    CHECK(slurp(dir / ("tables/" + lab + "-runs.csv")).rfind("kernel,model,direction,", 0) == 0);
+  }
 }
