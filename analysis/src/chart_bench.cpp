@@ -233,6 +233,9 @@ ChartSpec bench_metric_chart(const BenchResults& all, BenchMetric metric, const 
   note_filter(all, f, c);
   const bool categorical = xa == BenchAxis::causal || xa == BenchAxis::none;
   c.x = bench_axis(xa, shared_emb_dim(r));
+  // A head-dim sweep at fixed heads is the labs' embedding-dim sweep: the axis says so.
+  if (xa == BenchAxis::head_dim && !shared_emb_dim(r) && !r.rows.empty() && !v.heads)
+    c.x.label += " (embedding dim " + std::to_string(r.rows.front().problem.heads) + "·d)";
   c.title += categorical ? "" : " vs " + c.x.label;
   switch (metric) {
     case BenchMetric::time: c.y = {"time (ms, median)", Scale::linear, TickFormat::plain, {}, {}, true}; break;

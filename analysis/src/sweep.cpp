@@ -2,6 +2,7 @@
 
 #include <stdexcept>
 
+#include "flashlab/sim/closest_name.hpp"
 #include "flashlab/sim/format.hpp"
 #include "parallel.hpp"
 
@@ -43,7 +44,12 @@ SweepAxis parse_axis(const std::string& s) {
   if (s == "sram" || s == "m") return SweepAxis::sram;
   if (s == "batch" || s == "b") return SweepAxis::batch;
   if (s == "heads" || s == "h") return SweepAxis::heads;
-  throw std::invalid_argument("unknown sweep axis '" + s + "' (expected seq, head-dim, sram, batch, heads)");
+  if (s == "emb-dim" || s == "emb_dim" || s == "emb")
+    throw std::invalid_argument("'" + s + "' is not an axis of its own: the embedding dim is heads · head-dim, so vary "
+                                "head-dim at fixed --heads (E = H·d grows with d) or heads at fixed --head-dim");
+  const std::vector<std::string> axes{"seq", "head-dim", "sram", "batch", "heads"};
+  throw std::invalid_argument("unknown sweep axis '" + s + "'" + sim::did_you_mean(s, axes) +
+                              " (expected seq, head-dim, sram, batch, heads)");
 }
 
 i64 size_or_throw(const std::string& s, const std::string& whole) {

@@ -800,3 +800,16 @@ TEST_CASE("a heatmap needs most of its cells: two runs on a 2 × 2 grid draw non
   r.rows.push_back(row("fa2", 16, 1024, 1.5));
   CHECK_FALSE(bench_heatmap_chart(r, "fa2").empty());  // 3 of 4
 }
+
+TEST_CASE("a head-dim sweep at fixed heads says its embedding dim on the axis", "[chart][bench]") {
+  BenchResults r;
+  for (sim::i64 d : {64, 128, 256}) {
+    r.rows.push_back(row("fa2", 32, 1024, 1.0));
+    r.rows.back().problem.heads = 16;
+    r.rows.back().problem.head_dim = d;
+  }
+  const ChartSpec c = bench_metric_chart(r, BenchMetric::time);
+  CHECK(c.x.label == "head dimension d (embedding dim 16·d)");
+  REQUIRE(c.series.size() == 1);
+  CHECK(c.series[0].x == std::vector<double>{64, 128, 256});
+}

@@ -134,6 +134,8 @@ TEST_CASE("every bad input class: exit code 2 and one clear line", "[cli][errors
       {"bench --check-roof --results /nonexistent-dir/r.json", "cannot open for reading"},
       {"sweep --vary seq=8:4:x2", "stop is below start"},
       {"sweep --vary colour=1,2", "unknown sweep axis"},
+      {"sweep --vary haeds=8,16", "did you mean heads"},
+      {"sweep --vary emb-dim=1024,2048", "the embedding dim is heads · head-dim"},
       {"sweep --vary seq=512,1024 --algos fa1,bogus", "unknown algorithm 'bogus'"},
       {"sweep --vary head-dim=100000,200000 --algos fa2", "no point of the sweep could be simulated"},
       {"sweep --vary seq=512,1024 --csv /nonexistent-dir/x.csv", "does not exist"},
@@ -440,7 +442,7 @@ TEST_CASE("check: the FlashAttention-2 lab's tables, four rows flagged and exit 
   const Run r = run_flashlab("check " + data("flash2-lab-tables.csv") + " --out check-flash2-lab");
   CHECK(r.code == 1);
   CHECK(r.err.empty());
-  CHECK_THAT(r.out, Catch::Contains("14 row(s) of " + data("flash2-lab-tables.csv") + " against A100-SXM4-40GB"));
+  CHECK_THAT(r.out, Catch::Contains("14 row(s) of " + data("flash2-lab-tables.csv") + " against A100-PCIe-80GB"));
   CHECK_THAT(r.out, Catch::Contains("note: 'Total Flops (FLOPs/s)' read as TFLOP/s"));
   CHECK_THAT(r.out, Catch::Contains("reported 29.8 TFLOP/s is 1.33× the 22.3 its time gives"));
   CHECK_THAT(r.out, Catch::Contains("14 rows: 10 consistent, 4 flagged (4 TFLOP/s off its own time by more than 10 %"));
