@@ -264,6 +264,8 @@ struct Presenter {
   std::string base_dir;        // where the scenario's relative paths start
   std::string error;           // a scene whose state could not be applied: said on the strip
   int scenes_entered = 0;      // for the stats
+  bool blackout = false;       // the projector shows black (B, or a clicker's blank-screen key '.')
+  bool show_keys = false;      // the keys of the current mode over the stage (? or F1)
 };
 
 struct AppState {

@@ -9,6 +9,7 @@
 #include "model.hpp"
 #include "panels.hpp"
 #include "presenter.hpp"
+#include "script_keys.hpp"
 #include "ring_model.hpp"
 #include "theme.hpp"
 
@@ -218,6 +219,13 @@ void status_bar(AppState& s) {
   }
 }
 
+// A key of the table, pressed this frame: once per press, or repeating while held.
+bool key_pressed(const ScriptKey& k) {
+  for (int code : {k.glfw, k.glfw_alt})
+    if (code != 0 && ImGui::IsKeyPressed(code, k.repeats)) return true;
+  return false;
+}
+
 void handle_keys(AppState& s) {
   const ImGuiIO& io = ImGui::GetIO();
   if (io.WantTextInput) return;  // typing a value: the keys are the field's
@@ -229,53 +237,27 @@ void handle_keys(AppState& s) {
     return;
   }
   if (pressed(GLFW_KEY_F11)) s.view.toggle_fullscreen = true;
-  // Presenter mode: clickers send PageDown/PageUp; → and ← step, and move
-  // between scenes at the schedule's ends.
-  if (ImGui::IsKeyPressed(GLFW_KEY_F5, false) && !s.presenter.on) presenter_start(s);
-  if (s.presenter.on) {
-    if (ImGui::IsKeyPressed(GLFW_KEY_ESCAPE, false)) s.presenter.on = false;
-    if (pressed(GLFW_KEY_PAGE_DOWN)) presenter_next(s);
-    if (pressed(GLFW_KEY_PAGE_UP)) presenter_previous(s);
-    if (pressed(GLFW_KEY_RIGHT)) presenter_right(s);
-    if (pressed(GLFW_KEY_LEFT)) presenter_left(s);
-    if (!s.model.valid) return;
-    if (ImGui::IsKeyPressed(GLFW_KEY_SPACE, false)) s.playback.playing = !s.playback.playing;
-    if (pressed(GLFW_KEY_F12)) request_screenshot(s, "");
+  if (pressed(GLFW_KEY_F12)) request_screenshot(s, "");
+  // Shift with an arrow: a bigger step (10 events; 4 of the ring's steps), lab layout only.
+  if (io.KeyShift && !s.presenter.on && (pressed(GLFW_KEY_RIGHT) || pressed(GLFW_KEY_LEFT))) {
+    const int sign = pressed(GLFW_KEY_RIGHT) ? 1 : -1;
+    if (s.view.workspace == Workspace::ring) {
+      ring_step_by(s, 4 * sign);
+    } else {
+      s.playback.playing = false;
+      step_primary(s, 10 * sign);
+    }
     return;
   }
+  // The table's keys, the same rows a scenario's script presses. Presenter
+  // mode: clickers send PageDown/PageUp; → and ← step the stage and move
+  // between scenes at its ends; the speed keys, Home and End work there too.
+  for (const ScriptKey& k : script_keys())
+    if (key_works(k, s) && key_pressed(k)) press_key(s, k);
+  if (s.presenter.on) return;
   if (pressed(GLFW_KEY_F9)) s.view.hide_controls = !s.view.hide_controls;
-  if (pressed(GLFW_KEY_F12)) request_screenshot(s, "");
   if (ImGui::IsKeyPressed(GLFW_KEY_F6, false))
     s.view.workspace = s.view.workspace == Workspace::ring ? Workspace::one_gpu : Workspace::ring;
-  if (s.view.workspace == Workspace::ring) {
-    // The ring's step, as the tiling view's cursor.
-    if (!s.ring.model.valid) return;
-    if (pressed(GLFW_KEY_RIGHT)) ring_step_by(s, io.KeyShift ? 4 : 1);
-    if (pressed(GLFW_KEY_LEFT)) ring_step_by(s, io.KeyShift ? -4 : -1);
-    if (pressed(GLFW_KEY_HOME)) ring_seek_step(s, 0);
-    if (pressed(GLFW_KEY_END)) ring_seek_step(s, s.ring.model.simulation.problem.gpus() - 1);
-    return;
-  }
-  if (!s.model.valid) return;
-  if (ImGui::IsKeyPressed(GLFW_KEY_SPACE, false)) {
-    s.playback.playing = !s.playback.playing;
-    const sim::Cursor& c = *s.model.algos[0].cursor;
-    if (s.playback.playing && c.position() >= c.size()) seek_primary(s, 0);  // play again from the start
-  }
-  if (pressed(GLFW_KEY_RIGHT)) {
-    s.playback.playing = false;
-    step_primary(s, io.KeyShift ? 10 : 1);
-  }
-  if (pressed(GLFW_KEY_LEFT)) {
-    s.playback.playing = false;
-    step_primary(s, io.KeyShift ? -10 : -1);
-  }
-  if (pressed(GLFW_KEY_HOME)) seek_primary(s, 0);
-  if (pressed(GLFW_KEY_END)) seek_primary(s, s.model.algos[0].cursor->size());
-  if (pressed(GLFW_KEY_EQUAL) || pressed(GLFW_KEY_KP_ADD))  // '+' is Shift+'=' on most layouts
-    s.playback.events_per_s = std::min(1e6, s.playback.events_per_s * 2);
-  if (pressed(GLFW_KEY_MINUS) || pressed(GLFW_KEY_KP_SUBTRACT))
-    s.playback.events_per_s = std::max(0.25, s.playback.events_per_s / 2);
 }
 
 }  // namespace flashlab::gui

@@ -5,9 +5,12 @@
 #include <algorithm>
 #include <cmath>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "math_view.hpp"
 #include "presenter_stages.hpp"
+#include "script_keys.hpp"
 #include "scenario_settings.hpp"
 #include "theme.hpp"
 
@@ -87,11 +90,55 @@ void presenter_left(AppState& s) {
   if (!stage || !stage->step(s, -1)) presenter_previous(s);
 }
 
+namespace {
+
+// The projector shows black until B (or '.') again: the keys still work.
+void draw_blackout(float W, float H) {
+  ImGui::PushStyleColor(ImGuiCol_WindowBg, ImVec4(0, 0, 0, 1));
+  ImGui::SetNextWindowPos(ImVec2(0, 0));
+  ImGui::SetNextWindowSize(ImVec2(W, H));
+  ImGui::Begin("##blackout", nullptr, kStageFlags);
+  ImGui::End();
+  ImGui::PopStyleColor();
+}
+
+// The keys of presenter mode, from the one key table, over the stage.
+void draw_keys_overlay(const AppState& s, float W, float H) {
+  std::vector<std::pair<std::string, std::string>> rows;
+  for (const ScriptKey& k : script_keys())
+    if (key_works(k, s)) rows.emplace_back(std::string(k.label), std::string(k.meaning));
+  rows.emplace_back("F11", "full screen, and back");
+  rows.emplace_back("F12", "a screenshot of the window");
+  ImGui::SetNextWindowPos(ImVec2(W * 0.5f, H * 0.5f), ImGuiCond_Always, ImVec2(0.5f, 0.5f));
+  ImGui::SetNextWindowBgAlpha(0.94f);
+  if (ImGui::Begin("Keys of presenter mode (? to close)", nullptr,
+                   ImGuiWindowFlags_AlwaysAutoResize | ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoCollapse |
+                       ImGuiWindowFlags_NoSavedSettings)) {
+    if (ImGui::BeginTable("##keys", 2, ImGuiTableFlags_RowBg)) {
+      for (const auto& [key, what] : rows) {
+        ImGui::TableNextRow();
+        ImGui::TableNextColumn();
+        ImGui::TextUnformatted(key.c_str());
+        ImGui::TableNextColumn();
+        ImGui::TextUnformatted(what.c_str());
+      }
+      ImGui::EndTable();
+    }
+  }
+  ImGui::End();
+}
+
+}  // namespace
+
 void draw_presenter(AppState& s) {
   const Presenter& p = s.presenter;
   const Scene* sc = current_scene(s);
   const ImVec2 D = ImGui::GetIO().DisplaySize;
   const float W = std::max(D.x, 200.0f), H = std::max(D.y, 200.0f);
+  if (p.blackout) {
+    draw_blackout(W, H);
+    return;
+  }
   const ImGuiStyle& style = ImGui::GetStyle();
   const float pad = style.WindowPadding.x;
 
@@ -151,10 +198,11 @@ void draw_presenter(AppState& s) {
     } else {
       ImGui::TextColored(color_note(), "%s", (sim::describe(s.model.problem) + " on " + s.model.hw.display_name).c_str());
     }
-    if (stage) ImGui::TextColored(color_dim(), "%s", std::string(stage->key_hints).c_str());
+    if (stage) ImGui::TextColored(color_dim(), "%s", (std::string(stage->key_hints) + " · ? keys").c_str());
   }
   ImGui::End();
   ImGui::PopStyleColor();
+  if (p.show_keys) draw_keys_overlay(s, W, H);
 }
 
 }  // namespace flashlab::gui

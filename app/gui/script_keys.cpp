@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include <GLFW/glfw3.h>
+
 #include "model.hpp"
 #include "presenter.hpp"
 #include "ring_model.hpp"
@@ -12,13 +14,30 @@ namespace flashlab::gui {
 namespace {
 
 void right(AppState& s) {
-  if (s.presenter.on) presenter_right(s);
-  else step_primary(s, 1);
+  if (s.presenter.on) {
+    presenter_right(s);
+  } else {
+    s.playback.playing = false;
+    step_primary(s, 1);
+  }
 }
 
 void left(AppState& s) {
-  if (s.presenter.on) presenter_left(s);
-  else step_primary(s, -1);
+  if (s.presenter.on) {
+    presenter_left(s);
+  } else {
+    s.playback.playing = false;
+    step_primary(s, -1);
+  }
+}
+
+// Play or pause; at the schedule's end, play again from the start.
+void play(AppState& s) {
+  s.playback.playing = !s.playback.playing;
+  if (s.playback.playing && s.model.valid && !s.model.algos.empty() && s.model.algos[0].cursor) {
+    const sim::Cursor& c = *s.model.algos[0].cursor;
+    if (c.position() >= c.size()) seek_primary(s, 0);
+  }
 }
 
 void end(AppState& s) {
@@ -32,25 +51,50 @@ void ring_end(AppState& s) {
 }  // namespace
 
 const std::vector<ScriptKey>& script_keys() {
+  using M = KeyMode;
   static const std::vector<ScriptKey> keys{
-      {"space", "play or pause", [](AppState& s) { s.playback.playing = !s.playback.playing; }, nullptr},
-      {"left", "a step back (the presenter: → / ← of its stage; the ring's view: its step)", left,
-       [](AppState& s) { ring_step_by(s, -1); }},
-      {"right", "a step on (the presenter: → / ← of its stage; the ring's view: its step)", right,
-       [](AppState& s) { ring_step_by(s, 1); }},
-      {"home", "the schedule's start (the ring's view: its first step)", [](AppState& s) { seek_primary(s, 0); },
-       [](AppState& s) { ring_seek_step(s, 0); }},
-      {"end", "the schedule's end (the ring's view: its last step)", end, ring_end},
-      {"plus", "playback twice as fast",
-       [](AppState& s) { s.playback.events_per_s = std::min(1e6, s.playback.events_per_s * 2); }, nullptr},
-      {"minus", "playback half as fast",
-       [](AppState& s) { s.playback.events_per_s = std::max(0.25, s.playback.events_per_s / 2); }, nullptr},
-      {"pagedown", "the next scene", presenter_next, nullptr},
-      {"pageup", "the previous scene", presenter_previous, nullptr},
-      {"escape", "leave the presenter for the lab's panels", [](AppState& s) { s.presenter.on = false; }, nullptr},
-      {"f5", "back to the presenter", [](AppState& s) { presenter_start(s); }, nullptr},
+      {"space", "Space", "play or pause (at the end: again from the start)", play, nullptr, GLFW_KEY_SPACE, 0, false},
+      {"left", "←", "a step back (the presenter: → / ← of its stage; the ring's view: its step)", left,
+       [](AppState& s) { ring_step_by(s, -1); }, GLFW_KEY_LEFT},
+      {"right", "→", "a step on (the presenter: → / ← of its stage; the ring's view: its step)", right,
+       [](AppState& s) { ring_step_by(s, 1); }, GLFW_KEY_RIGHT},
+      {"home", "Home", "the schedule's start (the ring's view: its first step)", [](AppState& s) { seek_primary(s, 0); },
+       [](AppState& s) { ring_seek_step(s, 0); }, GLFW_KEY_HOME},
+      {"end", "End", "the schedule's end (the ring's view: its last step)", end, ring_end, GLFW_KEY_END},
+      // '+' is Shift+'=' on most layouts.
+      {"plus", "+", "playback twice as fast",
+       [](AppState& s) { s.playback.events_per_s = std::min(1e6, s.playback.events_per_s * 2); }, nullptr,
+       GLFW_KEY_EQUAL, GLFW_KEY_KP_ADD},
+      {"minus", "-", "playback half as fast",
+       [](AppState& s) { s.playback.events_per_s = std::max(0.25, s.playback.events_per_s / 2); }, nullptr,
+       GLFW_KEY_MINUS, GLFW_KEY_KP_SUBTRACT},
+      {"pagedown", "PgDn", "the next scene", presenter_next, nullptr, GLFW_KEY_PAGE_DOWN, 0, true, M::presenter},
+      {"pageup", "PgUp", "the previous scene", presenter_previous, nullptr, GLFW_KEY_PAGE_UP, 0, true, M::presenter},
+      {"blackout", "B", "a black screen, and back (a clicker's blank-screen key '.' too)",
+       [](AppState& s) { s.presenter.blackout = !s.presenter.blackout; }, nullptr, GLFW_KEY_B, GLFW_KEY_PERIOD, false,
+       M::presenter},
+      {"keys", "?", "the keys of this mode over the stage, and away (F1 too)",
+       [](AppState& s) { s.presenter.show_keys = !s.presenter.show_keys; }, nullptr, GLFW_KEY_SLASH, GLFW_KEY_F1, false,
+       M::presenter},
+      {"escape", "Esc", "leave the presenter for the lab's panels",
+       [](AppState& s) {
+         s.presenter.on = false;
+         s.presenter.blackout = s.presenter.show_keys = false;
+       },
+       nullptr, GLFW_KEY_ESCAPE, 0, false, M::presenter},
+      {"f5", "F5", "back to the presenter", [](AppState& s) { presenter_start(s); }, nullptr, GLFW_KEY_F5, 0, false,
+       M::lab},
   };
   return keys;
+}
+
+bool key_works(const ScriptKey& k, const AppState& s) {
+  return k.mode == KeyMode::always || (k.mode == KeyMode::presenter) == s.presenter.on;
+}
+
+void press_key(AppState& s, const ScriptKey& k) {
+  const bool ring = s.view.workspace == Workspace::ring && !s.presenter.on;
+  (ring && k.press_in_ring ? k.press_in_ring : k.press)(s);
 }
 
 void press_key(AppState& s, const std::string& name) {
@@ -61,8 +105,7 @@ void press_key(AppState& s, const std::string& name) {
     for (const ScriptKey& e : keys) names += (names.empty() ? "" : ", ") + std::string(e.name);
     throw std::runtime_error("unknown key '" + name + "' (expected " + names + ")");
   }
-  const bool ring = s.view.workspace == Workspace::ring && !s.presenter.on;
-  (ring && k->press_in_ring ? k->press_in_ring : k->press)(s);
+  press_key(s, *k);
 }
 
 }  // namespace flashlab::gui

@@ -170,7 +170,49 @@ TEST_CASE("scenario tables: unknown keys are rejected with the messages they alw
   CHECK(message_of([&] { parse_bench_action(json{{"counter", true}}); }) ==
         "unknown key bench.counter (expected sweep, kernels, repeats, counters, pass)");
   CHECK(message_of([&] { apply_script_step(s, json{{"key", "enter"}}, ""); }) ==
-        "unknown key 'enter' (expected space, left, right, home, end, plus, minus, pagedown, pageup, escape, f5)");
+        "unknown key 'enter' (expected space, left, right, home, end, plus, minus, pagedown, pageup, blackout, keys, "
+        "escape, f5)");
+}
+
+TEST_CASE("presenter keys: every key a script presses is one the keyboard reaches, and the speed, Home and End work on "
+          "the stage",
+          "[gui][scenario][tables]") {
+  auto ps = std::make_unique<AppState>();
+  AppState& s = *ps;
+  s.presenter.on = true;
+  for (const ScriptKey& k : script_keys()) {
+    INFO(std::string(k.name));
+    CHECK(k.glfw != 0);  // the keyboard presses the same row
+    CHECK_FALSE(k.label.empty());
+    CHECK_FALSE(k.meaning.empty());
+  }
+  auto works = [&](const char* name) {
+    for (const ScriptKey& k : script_keys())
+      if (k.name == name) return key_works(k, s);
+    FAIL("no key " << name);
+    return false;
+  };
+  // The user guide's lecture: at a scene, Space and + twice.
+  for (const char* name : {"space", "plus", "minus", "home", "end", "left", "right", "pagedown", "blackout", "keys", "escape"})
+    CHECK(works(name));
+  CHECK_FALSE(works("f5"));
+  const double speed = s.playback.events_per_s;
+  press_key(s, "plus");
+  press_key(s, "plus");
+  CHECK(s.playback.events_per_s == Approx(4 * speed));
+  press_key(s, "minus");
+  CHECK(s.playback.events_per_s == Approx(2 * speed));
+  press_key(s, "blackout");
+  CHECK(s.presenter.blackout);
+  press_key(s, "blackout");
+  CHECK_FALSE(s.presenter.blackout);
+  press_key(s, "keys");
+  CHECK(s.presenter.show_keys);
+  press_key(s, "escape");
+  CHECK_FALSE(s.presenter.on);
+  CHECK_FALSE(s.presenter.show_keys);
+  CHECK(works("f5"));
+  CHECK_FALSE(works("pagedown"));  // the lab's panels have no scenes to turn
 }
 
 TEST_CASE("scenario tables: the schema lists every key, every key press and every stage", "[gui][scenario][tables]") {
