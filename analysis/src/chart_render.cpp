@@ -618,8 +618,15 @@ void draw_bars(const ChartSpec& c, Canvas& cv, const ChartLayout& L, const Chart
       const double y0 = L.px_y(base), y1 = L.px_y(s.y[k]);
       cv.rect_filled({px0 + 1, std::min(y0, y1), std::max(1.0, px1 - px0 - 2), std::fabs(y0 - y1)}, s.color);
       const std::string text = label.empty() ? format_tick(s.y[k], c.y.format) : label;
-      if (px1 - px0 >= cv.measure(text, m.small).x * 0.6)
-        cv.text({(px0 + px1) / 2, std::min(y0, y1) - 2 * m.s}, text, m.small, st.text, HAlign::center, VAlign::bottom);
+      const Point size = cv.measure(text, m.small);
+      if (px1 - px0 < size.x * 0.6) continue;
+      // Above the bar; inside its top when above would leave the plot (the tallest bar).
+      const double top = std::min(y0, y1);
+      if (top - 2 * m.s - size.y >= L.plot.y)
+        cv.text({(px0 + px1) / 2, top - 2 * m.s}, text, m.small, st.text, HAlign::center, VAlign::bottom);
+      else if (std::fabs(y0 - y1) >= size.y + 4 * m.s)
+        cv.text({(px0 + px1) / 2, top + 2 * m.s}, text, m.small,
+                dark(s.color) ? Color{255, 255, 255, 255} : Color{0, 0, 0, 255}, HAlign::center, VAlign::top);
     }
     cv.end_group();
   }
