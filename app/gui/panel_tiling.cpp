@@ -527,9 +527,9 @@ void draw_pseudocode(const AlgoView& v, int index) {
 }
 
 // The text beside (or under) the grid: the title, where the cursor is, the
-// current line of the pseudocode (compact strips), the pass, the L2 at the
-// visit, SRAM, the online softmax and the last events — each only when it
-// fits whole in what is left of the column, so nothing is ever cut off.
+// current line of the pseudocode (compact strips), the pass, SRAM, the online
+// softmax, the L2 at the visit and the last events — each only when it fits
+// whole in what is left of the column, so nothing is ever cut off.
 void draw_info(AppState& s, AlgoView& v, bool compact) {
   const float scale = static_cast<float>(s.view.ui_scale);
   const sim::Cursor& c = *v.cursor;
@@ -573,9 +573,11 @@ void draw_info(AppState& s, AlgoView& v, bool compact) {
     ImGui::TextColored(color_note(), "%s", pass.c_str());
     ImGui::PopTextWrapPos();
   }
-  if (!draw_l2_caption(v, room_left())) return;
+  // What the step-through is for comes first: SRAM's contents and the online
+  // softmax's m_i, ℓ_i and rescale; then where the L2 served the reads from.
   if (!draw_sram(v, scale, room_left())) return;
   if (!draw_softmax(v, room_left())) return;
+  if (!draw_l2_caption(v, room_left())) return;
   ImGui::Spacing();
   draw_events(v, room_left());
 }
