@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <vector>
 
 #include "flashlab/analysis/measured_checks.hpp"
 #include "flashlab/analysis/placement.hpp"
@@ -258,22 +259,38 @@ void counters_side_by_side(AppState& s) {
   const sim::SimResult& ra = a.result;
   const sim::SimResult* rb = b ? &b->result : nullptr;
   auto level = [](const sim::SimResult* r, Level l) { return r ? r->total.level(l) : sim::Traffic{}; };
+  // The totals first — requests, DRAM, SRAM, FLOPs, intensity, the bound: what
+  // a lecture's point names — then each tensor's requests, as many as the stage
+  // has room for (the rest said in one row).
   row("requests", bytes_d(level(&ra, Level::HBM).bytes()), bytes_d(level(rb, Level::HBM).bytes()), bytes);
   row("  read", bytes_d(level(&ra, Level::HBM).read_bytes), bytes_d(level(rb, Level::HBM).read_bytes), bytes);
   row("  write", bytes_d(level(&ra, Level::HBM).write_bytes), bytes_d(level(rb, Level::HBM).write_bytes), bytes);
   row("DRAM (L2 model)", bytes_d(ra.dram_bytes()), rb ? bytes_d(rb->dram_bytes()) : 0, bytes);
-  row("to the cursor", bytes_d(a.snap.cumulative.level(Level::HBM).bytes()),
-      b ? bytes_d(b->snap.cumulative.level(Level::HBM).bytes()) : 0, bytes);
-  for (Tensor t : kHbmTensors) {
-    const double xa = bytes_d(ra.total.at(Level::HBM, t).bytes()), xb = rb ? bytes_d(rb->total.at(Level::HBM, t).bytes()) : 0;
-    if (xa <= 0 && xb <= 0) continue;
-    const std::string name = "  " + std::string(sim::display_name(t));
-    row(name.c_str(), xa, xb, bytes);
-  }
   row("SRAM r+w", bytes_d(level(&ra, Level::SRAM).bytes()), bytes_d(level(rb, Level::SRAM).bytes()), bytes);
   row("FLOPs (exact)", static_cast<double>(ra.total.flops()), rb ? static_cast<double>(rb->total.flops()) : 0, flops);
   row("AI (FLOP/B)", a.roof.ai, b ? b->roof.ai : 0, [](double v) { return fmt_fixed(v, 1, "ai"); });
   row("lower bound", a.roof.time_s * 1e3, b ? b->roof.time_s * 1e3 : 0, [](double v) { return fmt_ms(v, "bound"); });
+  row("to the cursor", bytes_d(a.snap.cumulative.level(Level::HBM).bytes()),
+      b ? bytes_d(b->snap.cumulative.level(Level::HBM).bytes()) : 0, bytes);
+  std::vector<Tensor> tensors;
+  for (Tensor t : kHbmTensors)
+    if (ra.total.at(Level::HBM, t).bytes() > 0 || (rb && rb->total.at(Level::HBM, t).bytes() > 0)) tensors.push_back(t);
+  const float row_h = ImGui::GetTextLineHeight() + 2 * ImGui::GetStyle().CellPadding.y;
+  const float bottom = ImGui::GetWindowPos().y + ImGui::GetWindowHeight() - ImGui::GetStyle().WindowPadding.y;
+  // Room for the rows left, the footnote under the table, and a row saying what was left out.
+  const float room = bottom - ImGui::GetCursorScreenPos().y - row_h - ImGui::GetTextLineHeightWithSpacing();
+  const size_t fit = room <= 0 ? 0 : static_cast<size_t>(room / row_h);
+  const size_t shown = tensors.size() <= fit ? tensors.size() : (fit > 0 ? fit - 1 : 0);
+  for (size_t k = 0; k < shown; ++k) {
+    const Tensor t = tensors[k];
+    const double xa = bytes_d(ra.total.at(Level::HBM, t).bytes()), xb = rb ? bytes_d(rb->total.at(Level::HBM, t).bytes()) : 0;
+    const std::string name = "  " + std::string(sim::display_name(t));
+    row(name.c_str(), xa, xb, bytes);
+  }
+  if (shown < tensors.size()) {
+    ImGui::TableNextRow();
+    cell("  + " + std::to_string(tensors.size() - shown) + " more tensors", true);
+  }
   ImGui::EndTable();
   ImGui::TextColored(color_dim(), "%s", b ? "ratio: the second algorithm over the first" : "one algorithm shown");
 }
