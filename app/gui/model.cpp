@@ -492,6 +492,10 @@ std::vector<std::string> blamed_fields(const std::vector<sim::ProblemError>& err
 
 }  // namespace
 
+std::vector<std::string> problem_errors(const Inputs& in) {
+  return sim::parse_problem(problem_text(in), field_names()).messages();
+}
+
 void recompute(AppState& s) {
   const auto t0 = Clock::now();
   // Where the primary cursor was, as a fraction: a new N keeps the place.

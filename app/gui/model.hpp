@@ -12,6 +12,10 @@ namespace flashlab::gui {
 // position when only the problem changed.
 void recompute(AppState& s);
 
+// The window's problem fields parsed and checked, as recompute does first:
+// one message per field it cannot take, none when the problem is valid.
+std::vector<std::string> problem_errors(const Inputs& in);
+
 // The algorithms the model charts draw: the lecture's, and whichever the user chose besides.
 std::vector<sim::Algorithm> chart_algorithms(const Inputs& in);
 

@@ -88,6 +88,8 @@ std::string Probe::start(AppState& s) {
   if (scenario_) {
     try {
       apply_settings(s, scenario_->settings, scenario_->base_dir);
+      if (const std::string bad = check_scene_states(*scenario_); !bad.empty())
+        return "--scenario " + scenario_->path + ", " + bad;
       s.presenter.scenes = scenario_->scenes;
       s.presenter.base_dir = scenario_->base_dir;
       if (scenario_->presenter) {

@@ -3,9 +3,11 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <sstream>
 #include <stdexcept>
 
+#include "model.hpp"
 #include "presenter_stages.hpp"
 
 namespace flashlab::gui {
@@ -109,6 +111,21 @@ Scenario load_scenario(const std::string& path) {
   if (sc.width && (*sc.width < 320 || *sc.width > 8192)) throw std::runtime_error(path + ": window.width out of range (320-8192)");
   if (sc.height && (*sc.height < 240 || *sc.height > 8192)) throw std::runtime_error(path + ": window.height out of range (240-8192)");
   return sc;
+}
+
+std::string check_scene_states(const Scenario& sc) {
+  auto scratch = std::make_unique<AppState>();
+  apply_settings(*scratch, sc.settings, sc.base_dir);
+  for (size_t k = 0; k < sc.scenes.size(); ++k) {
+    const std::string scene = "scene " + std::to_string(k + 1) + " (" + sc.scenes[k].title + "): ";
+    try {
+      apply_settings(*scratch, sc.scenes[k].state, sc.base_dir);
+    } catch (const std::exception& e) {
+      return scene + e.what();
+    }
+    if (const std::vector<std::string> bad = problem_errors(scratch->inputs); !bad.empty()) return scene + bad.front();
+  }
+  return "";
 }
 
 }  // namespace flashlab::gui

@@ -254,3 +254,16 @@ TEST_CASE("scenario tables: docs/user-guide.md lists exactly what the tables hol
   }
   CHECK(doc == schema());  // the kinds and meanings too
 }
+
+TEST_CASE("a scene whose state cannot apply is reported when the file loads, naming the scene", "[gui][scenario][tables]") {
+  const std::string bad = temp_scenario("bad-scene.json", R"({"problem": {"seq": 1024},
+    "scenes": [{"title": "fine", "stage": "tiling", "state": {"cursor": {"fraction": 0.5}}},
+               {"title": "broken", "stage": "tiling", "state": {"problem": {"seq": "many"}}}]})");
+  const Scenario sc = load_scenario(bad);  // the keys are known: the file loads
+  CHECK_THAT(check_scene_states(sc), Catch::StartsWith("scene 2 (broken): ") && Catch::Contains("seq"));
+  fs::remove(bad);
+  for (const fs::path& path : test::shipped_scenarios()) {
+    INFO(path.string());
+    CHECK(check_scene_states(load_scenario(path.string())).empty());
+  }
+}
