@@ -182,12 +182,19 @@ void note_status(const BenchResults& r, std::vector<std::string>& notes) {
   if (failed) notes.push_back(std::to_string(failed) + " failed, e.g. " + first_fail);
 }
 
-// The rows `f` selects, each run once: the first of its repeats in the file.
+// One point of a chart: the implementation, pass, problem and tiles. The same
+// run under another allocation limit (a sweep emulating a smaller GPU) is the
+// same point: a chart draws it once.
+bool same_point(const BenchRow& a, const BenchRow& b) {
+  return a.kernel == b.kernel && a.direction == b.direction && a.problem == b.problem && a.tiles == b.tiles;
+}
+
+// The rows `f` selects, each point once: the first of its repeats in the file.
 BenchResults filtered(const BenchResults& all, const BenchFilter& f) {
   BenchResults out;
   out.meta = all.meta;
   for (const BenchRow& row : all.rows)
-    if (f.matches(row) && std::none_of(out.rows.begin(), out.rows.end(), [&](const BenchRow& o) { return same_run(o, row); }))
+    if (f.matches(row) && std::none_of(out.rows.begin(), out.rows.end(), [&](const BenchRow& o) { return same_point(o, row); }))
       out.rows.push_back(row);
   return out;
 }
