@@ -33,6 +33,11 @@
 #             each problem's one-GPU run                         -> ring.txt ring.json
 #   ring-virtual the ring on 2 virtual GPUs of one device (device copies
 #             for links: the timeline and the arithmetic, not a link) -> ring-virtual.txt ring-virtual.json
+#   ranks     the ring as a process per GPU: the same problems in one
+#             process, with torchrun and with scripts/launch-ranks.sh
+#             (RANKS_FLAGS), the rows side by side; then a missing
+#             variable, an unreachable rank 0 and a rank that never
+#             comes, each timed                                  -> ranks.txt ranks.json
 #   links     the links between this machine's GPUs (flashlab links:
 #             NCCL send/recv and the copy engines, every pair, 8 B
 #             to 1 GiB), as a table, CSV and a measured link preset -> links.txt links.csv links-preset.json
@@ -61,6 +66,7 @@ NCU_BUDGET=${NCU_BUDGET:-120}
 RING_TESTS_BUDGET=${RING_TESTS_BUDGET:-240}
 RING_SANITIZE_BUDGET=${RING_SANITIZE_BUDGET:-200}
 RING_BENCH_BUDGET=${RING_BENCH_BUDGET:-420}
+RANKS_BUDGET=${RANKS_BUDGET:-420}
 LINKS_BUDGET=${LINKS_BUDGET:-120}
 
 # NVLink multicast stays off for everything started here (the ring itself sets
@@ -353,6 +359,98 @@ stage_ring_virtual() {
   result ring-virt "$([ $rc -eq 0 ] && echo ok || echo FAILED)" $((SECONDS - t0)) "rc=$rc (ring-virtual.txt, ring-virtual.json)"
 }
 
+stage_ranks() {
+  local t0=$SECONDS log=$OUT/ranks.txt failed=0
+  local gpus=${RANKS_GPUS:-$(nvidia-smi -L 2>/dev/null | wc -l)}
+  # shellcheck disable=SC2206
+  local flags=(${RANKS_FLAGS:---model llama3.2-3b --seq 16K,64K --layout zigzag --causal both --pass fwd+bwd} --gpus "$gpus")
+  local torchrun=(torchrun)
+  command -v torchrun >/dev/null || torchrun=(python3 -m torch.distributed.run)
+  : > "$log"
+  run_one() {  # NAME COMMAND...: one way of running the same problems
+    local name=$1 s0=$SECONDS rc left
+    shift
+    left=$((RANKS_BUDGET - (SECONDS - t0)))
+    if [ $left -le 20 ]; then echo "== $name: not run (budget)" >> "$log"; failed=1; return; fi
+    echo "== $name: $*" >> "$log"
+    timeout "$left" "$@" --json "$OUT/ranks-$name.json" >> "$log" 2>&1
+    rc=$?
+    echo "   ($name: rc=$rc, $((SECONDS - s0)) s)" >> "$log"
+    [ $rc -eq 0 ] || failed=1
+  }
+  run_one one-process "$BIN/flashlab" bench "${flags[@]}"
+  run_one torchrun "${torchrun[@]}" --standalone --nproc-per-node "$gpus" --no-python "$BIN/flashlab" bench --ranks "${flags[@]}"
+  run_one launch-ranks bash scripts/launch-ranks.sh "$gpus" "$BIN/flashlab" bench --ranks "${flags[@]}"
+  run_one one-process-again "$BIN/flashlab" bench "${flags[@]}"
+  python3 - "$OUT" >> "$log" 2>&1 <<'PY'
+import json, os, sys
+out = sys.argv[1]
+names = ["one-process", "torchrun", "launch-ranks", "one-process-again"]
+docs = {n: json.load(open(os.path.join(out, f"ranks-{n}.json"))) for n in names if os.path.exists(os.path.join(out, f"ranks-{n}.json"))}
+def key(r):
+    p = r["problem"]
+    return json.dumps({k: p[k] for k in sorted(p)}, sort_keys=True)
+print("\n== the same problems, each way (ms: median of the timed runs; ratio to one process)")
+base = docs.get("one-process", {"runs": []})
+for r in base["runs"]:
+    p = r["problem"]
+    head = f"P={p.get('gpus', 1)} N={p.get('seq')} {'causal' if p.get('causal') else 'full'}"
+    for pas in ("forward", "backward"):
+        if not r.get(pas):
+            continue
+        t0 = r[pas]["time_ms_median"]
+        cells = []
+        for n, d in docs.items():
+            m = [x for x in d["runs"] if key(x) == key(r) and x.get(pas)]
+            if not m:
+                cells.append(f"{n} -")
+                continue
+            t = m[0][pas]["time_ms_median"]
+            cells.append(f"{n} {t:.3f} ({t / t0:.3f})")
+        errs = sorted({(x.get("rel_error"), x.get("rel_error_grads")) for d in docs.values() for x in d["runs"] if key(x) == key(r)})
+        print(f"{head:26s} {pas:8s} " + " | ".join(cells) + f"   errors {'equal' if len(errs) == 1 else errs}")
+for n, d in docs.items():
+    pr = d.get("meta", {}).get("processes")
+    print(f"{n}: " + (json.dumps(pr) if pr else "one process"))
+# One file back: the runs of every way, each with how it ran.
+merged = dict(base)
+merged["runs"] = []
+for n, d in docs.items():
+    for r in d["runs"]:
+        r["how"] = n
+        merged["runs"].append(r)
+merged["ways"] = {n: d.get("meta", {}).get("processes") for n, d in docs.items()}
+json.dump(merged, open(os.path.join(out, "ranks.json"), "w"), indent=1)
+for n in docs:
+    os.remove(os.path.join(out, f"ranks-{n}.json"))
+PY
+  # What goes wrong, and how fast it says so (each rank: one line, exit 2).
+  local small=(--gpus 2 --seq 4096 --heads 8 --head-dim 64 --repeats 3)
+  {
+    echo
+    echo "== no launcher's variables"
+    local s0=$SECONDS
+    env -u RANK -u WORLD_SIZE -u SLURM_PROCID -u OMPI_COMM_WORLD_RANK -u PMIX_RANK "$BIN/flashlab" bench --ranks "${small[@]}"
+    echo "   rc=$? after $((SECONDS - s0)) s"
+    echo "== rank 1 of 2, rank 0 at an address nobody answers (10.255.255.1), --rendezvous-timeout 5"
+    s0=$SECONDS
+    RANK=1 WORLD_SIZE=2 LOCAL_RANK=1 MASTER_ADDR=10.255.255.1 MASTER_PORT=29500 \
+      "$BIN/flashlab" bench --ranks "${small[@]}" --rendezvous-timeout 5
+    echo "   rc=$? after $((SECONDS - s0)) s"
+    echo "== a job of 3 ranks where rank 2 never starts, --rendezvous-timeout 5"
+    s0=$SECONDS
+    local pids=()
+    for r in 0 1; do
+      WORLD_SIZE=3 RANK=$r LOCAL_RANK=$r MASTER_ADDR=127.0.0.1 MASTER_PORT=29600 \
+        "$BIN/flashlab" bench --ranks "${small[@]}" --rendezvous-timeout 5 > "$OUT/.rank$r" 2>&1 &
+      pids+=($!)
+    done
+    for r in 0 1; do wait "${pids[$r]}"; echo "   rank $r: rc=$? after $((SECONDS - s0)) s: $(cat "$OUT/.rank$r")"; done
+    rm -f "$OUT"/.rank?
+  } >> "$log" 2>&1
+  result ranks "$([ $failed -eq 0 ] && echo ok || echo FAILED)" $((SECONDS - t0)) "$gpus GPUs, one process / torchrun / launch-ranks.sh (ranks.txt, ranks.json)"
+}
+
 stage_links() {
   local t0=$SECONDS rc
   timeout "$LINKS_BUDGET" "$BIN/flashlab" links --preset "$OUT/links-preset.json" --csv "$OUT/links.csv" \
@@ -380,8 +478,9 @@ for s in "${STAGES[@]}"; do
     ring-bench) stage_ring_bench ;;
     ring-virtual) stage_ring_virtual ;;
     links) stage_links ;;
+    ranks) stage_ranks ;;
     *) echo "device-run: unknown stage '$s' (info, tests, sanitize, bench, bench-bwd, bwd-check, labs, validate, ncu," \
-            "ring-tests, ring-sanitize, ring-bench, ring-virtual, links, all)" >&2
+            "ring-tests, ring-sanitize, ring-bench, ring-virtual, ranks, links, all)" >&2
        exit 2 ;;
   esac
 done

@@ -142,9 +142,36 @@ sim::RingMeasuredPass pass_from(const Reader& rd, const json& o, const std::stri
   return p;
 }
 
+// A process per GPU: the launcher, the GPUs per node and each rank's place.
+json processes_json(const sim::RingRunMeta& m) {
+  json ranks = json::array();
+  for (const sim::RingRank& k : m.ranks)
+    ranks.push_back(
+        {{"rank", k.rank}, {"host", k.host}, {"local_rank", k.local_rank}, {"device", k.device}, {"gpu", k.gpu}});
+  return json{{"launcher", m.launcher}, {"gpus_per_node", m.gpus_per_node}, {"ranks", ranks}};
+}
+
+void processes_from(const Reader& rd, const json& o, sim::RingRunMeta& m) {
+  const std::string w = "meta.processes";
+  const json& p = rd.object(o, "meta", "processes");
+  m.launcher = rd.text(p, w, "launcher", true);
+  m.gpus_per_node = static_cast<int>(rd.whole(p, w, "gpus_per_node", 0));
+  const json& a = rd.array(p, w, "ranks");
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    const std::string wi = w + ".ranks[" + std::to_string(i) + "]";
+    sim::RingRank k;
+    k.rank = static_cast<int>(rd.whole(a[i], wi, "rank"));
+    k.host = rd.text(a[i], wi, "host");
+    k.local_rank = static_cast<int>(rd.whole(a[i], wi, "local_rank", 0));
+    k.device = static_cast<int>(rd.whole(a[i], wi, "device", 0));
+    k.gpu = rd.text(a[i], wi, "gpu");
+    m.ranks.push_back(k);
+  }
+}
+
 json meta_to_json(const sim::RingRunMeta& m) {
   const sim::RunMeta& d = m.device;
-  return json{{"device",
+  json out{{"device",
                {{"gpu", d.gpu},
                 {"driver", d.driver},
                 {"cuda_runtime", d.cuda_runtime},
@@ -163,6 +190,9 @@ json meta_to_json(const sim::RingRunMeta& m) {
               {"topology", m.topology},
               {"gpu_topology", sim::gpu_topology_json(sim::parse_nvidia_smi_topo(m.topology))},
               {"environment", m.environment}};
+  // Only a run that started a process per GPU says so: one process's files are as before.
+  if (!m.launcher.empty()) out["processes"] = processes_json(m);
+  return out;
 }
 
 std::vector<std::string> strings_from(const Reader& rd, const json& o, const std::string& where, const char* key) {
@@ -212,6 +242,7 @@ sim::RingRunMeta meta_from(const Reader& rd, const json& o) {
   // Derived from the text, in files that have it and in older files alike.
   m.gpu_topology = sim::parse_nvidia_smi_topo(m.topology);
   m.environment = strings_from(rd, o, w, "environment");
+  if (rd.has(o, "processes")) processes_from(rd, o, m);
   return m;
 }
 

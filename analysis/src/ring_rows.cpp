@@ -94,6 +94,30 @@ std::vector<RingRow> ring_rows(const sim::RingMeasuredRuns& r) {
   return rows;
 }
 
+namespace {
+
+// How the GPUs were driven, when it was a process per GPU: "a process per GPU
+// (torchrun), 4 ranks on 1 host (h1: ranks 0-3)"; empty for one process.
+std::string processes_line(const sim::RingRunMeta& m) {
+  if (m.launcher.empty()) return {};
+  std::vector<std::pair<std::string, std::vector<int>>> hosts;
+  for (const sim::RingRank& k : m.ranks) {
+    auto h = std::find_if(hosts.begin(), hosts.end(), [&](const auto& x) { return x.first == k.host; });
+    if (h == hosts.end()) hosts.push_back({k.host, {k.rank}});
+    else h->second.push_back(k.rank);
+  }
+  std::string out = "a process per GPU (" + m.launcher + "), " + std::to_string(m.ranks.size()) + " ranks on " +
+                    std::to_string(hosts.size()) + (hosts.size() == 1 ? " host" : " hosts") + " (";
+  for (std::size_t i = 0; i < hosts.size(); ++i) {
+    const std::vector<int>& rs = hosts[i].second;
+    out += (i ? "; " : "") + hosts[i].first + ": rank" + (rs.size() > 1 ? "s " : " ");
+    for (std::size_t k = 0; k < rs.size(); ++k) out += (k ? "," : "") + std::to_string(rs[k]);
+  }
+  return out + ")\n";
+}
+
+}  // namespace
+
 std::string ring_table(const sim::RingMeasuredRuns& r) {
   TextTable t({"model", "B", "H", "H_kv", "N", "d", "P", "layout", "mask", "dtype", "pass", "kernel", "steps", "ms",
                "rung ms", "comm ms", "exposed ms", "overlap", "TFLOP/s/GPU", "peak/GPU", "scaling", "status"});
@@ -119,6 +143,7 @@ std::string ring_table(const sim::RingMeasuredRuns& r) {
          "attention in the file); overlap: 1 − exposed / comm; rung ms: the busiest GPU's time inside the rung's "
          "launches (its compute less the step's other kernels and launch gaps); steps: fused (the rungs read grouped "
          "K/V heads, fold partial outputs, add gradients) or pairwise (separate kernels)\n";
+  out += processes_line(r.meta);
   return out;
 }
 

@@ -1,7 +1,9 @@
 #include "bench_ring.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <iostream>
 #include <sstream>
@@ -11,6 +13,9 @@
 #include "flashlab/analysis/report.hpp"
 #include "flashlab/analysis/ring_results.hpp"
 #include "flashlab/kernels/bench_grid.hpp"
+#include "flashlab/kernels/device.hpp"
+#include "flashlab/kernels/launch_env.hpp"
+#include "flashlab/kernels/rendezvous.hpp"
 #include "flashlab/kernels/ring.hpp"
 #include "flashlab/sim/attention_models.hpp"
 
@@ -103,6 +108,46 @@ kernels::RingAxes axes_of(const RingBenchFlags& f, bool& quiet_sweep_note) {
   return a;
 }
 
+// One rank of a job (--ranks): where it is, the group it joined, its GPU.
+struct RankJob {
+  kernels::RankEnvironment env;
+  std::unique_ptr<kernels::RankGroup> group;
+  int device = 0;
+  int rank() const { return env.rank; }
+};
+
+// Reads the launcher's variables, picks the local GPU and joins the other
+// ranks; every failure is one line (UsageError: exit 2) on the rank that met it.
+std::unique_ptr<RankJob> join_job(const RingBenchFlags& f, int most) {
+  if (!(f.rendezvous_timeout_s > 0 && f.rendezvous_timeout_s <= 3600))
+    throw UsageError("--rendezvous-timeout: seconds from 1 to 3600 (got " + analysis::fixed(f.rendezvous_timeout_s, 1) +
+                     ")");
+  auto job = std::make_unique<RankJob>();
+  try {
+    job->env = kernels::rank_environment(kernels::process_environment());
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(e.what());
+  }
+  const std::string me = "rank " + std::to_string(job->env.rank) + ": ";
+  if (most > job->env.world)
+    throw UsageError(me + "--gpus " + std::to_string(most) + " needs " + std::to_string(most) + " ranks; the job has " +
+                     std::to_string(job->env.world) + " (" + job->env.launcher + ")");
+  // The local GPU: the one this process sees when the launcher gave it one
+  // (Slurm's --gpus-per-task, a CUDA_VISIBLE_DEVICES per rank), else the one of its local rank.
+  const int visible = kernels::visible_gpu_count();
+  job->device = visible == 1 ? 0 : job->env.local_rank;
+  if (const std::string why = kernels::ring_unavailable_reason(1, kernels::RingTransport::nccl, {job->device});
+      !why.empty())
+    throw UsageError(me + why);
+  try {
+    const auto ms = std::chrono::milliseconds(static_cast<long long>(f.rendezvous_timeout_s * 1000));
+    job->group = kernels::RankGroup::join(job->env, ms);
+  } catch (const kernels::RendezvousError& e) {
+    throw UsageError(me + e.what());
+  }
+  return job;
+}
+
 void write(const std::string& path, const std::string& flag, const std::string& contents) {
   if (path.empty()) return;
   try {
@@ -160,8 +205,13 @@ int run_ring_bench(const RingBenchFlags& f) {
 
   if (f.virtual_gpus) {
     if (!o.devices.empty()) throw UsageError("--virtual-gpus runs every GPU of the ring on device 0: no --devices");
+    if (f.ranks)
+      throw UsageError("--virtual-gpus runs the ring's GPUs in one process on device 0, --ranks a process per real "
+                       "GPU: give one");
     o.transport = kernels::RingTransport::local;
   }
+  if (f.ranks && !o.devices.empty())
+    throw UsageError("--ranks: each rank takes its local GPU (the launcher's local rank): no --devices");
 
   // Everything typed is valid; now the machine.
   int most = 1;
@@ -169,13 +219,29 @@ int run_ring_bench(const RingBenchFlags& f) {
   if (!o.devices.empty() && static_cast<int>(o.devices.size()) != most)
     throw UsageError("--devices: " + std::to_string(o.devices.size()) + " devices for a ring of " +
                      std::to_string(most) + " GPUs");
-  if (const std::string why = kernels::ring_unavailable_reason(most, o.transport, o.devices);
-      !why.empty())
+  std::unique_ptr<RankJob> job;
+  if (f.ranks) {
+    job = join_job(f, most);
+    o.devices = {job->device};
+  } else if (const std::string why = kernels::ring_unavailable_reason(most, o.transport, o.devices); !why.empty()) {
     throw UsageError("--gpus " + std::to_string(most) + ": " + why);
+  }
+  // With a process per GPU, rank 0 speaks for the job; the others stay quiet.
+  const bool speaks = !job || job->rank() == 0;
+  const bool quiet = f.quiet || !speaks;
+  if (job && job->rank() >= most) return 0;  // the job has more ranks than the largest ring: nothing to run here
+  if (job && speaks && !quiet && job->env.world > most)
+    std::cerr << "ranks " << most << "-" << (job->env.world - 1) << " of the job stay idle (the largest ring has "
+              << most << " GPUs)\n";
 
   sim::RingMeasuredRuns runs;
   try {
-    runs.meta = kernels::ring_meta(o, most);
+    kernels::RingOptions mo = o;
+    mo.group = job ? job->group.get() : nullptr;
+    runs.meta = kernels::ring_meta(mo, most, job ? &job->env : nullptr);
+  } catch (const kernels::RendezvousError& e) {
+    std::cerr << "flashlab: rank " << job->rank() << ": the job stopped: " << e.what() << "\n";
+    return 1;
   } catch (const std::exception& e) {
     throw UsageError(e.what());
   }
@@ -199,9 +265,22 @@ int run_ring_bench(const RingBenchFlags& f) {
     const sim::AttentionProblem& p = jobs[i].problem;
     kernels::RingOptions po = o;
     po.steps = jobs[i].steps;
-    if (p.gpus() < most && !o.devices.empty()) po.devices.resize(static_cast<std::size_t>(p.gpus()));
-    const sim::RingMeasuredRun r = kernels::run_ring(p, po);
-    if (!f.quiet) {
+    if (job) {
+      // Ranks 0 … P − 1 run a ring of P; a one-GPU run is rank 0's alone.
+      if (job->rank() >= p.gpus()) continue;
+      po.group = p.gpus() > 1 ? job->group.get() : nullptr;
+    } else if (p.gpus() < most && !o.devices.empty()) {
+      po.devices.resize(static_cast<std::size_t>(p.gpus()));
+    }
+    sim::RingMeasuredRun r;
+    try {
+      r = kernels::run_ring(p, po);
+    } catch (const kernels::RendezvousError& e) {
+      std::cerr << "flashlab: rank " << job->rank() << ": the job stopped at " << sim::describe(p) << ": " << e.what()
+                << "\n";
+      return 1;
+    }
+    if (!quiet) {
       std::cerr << "[" << (i + 1) << "/" << jobs.size() << "] " << sim::describe(p)
                 << (step_modes.size() > 1 ? ", " + std::string(kernels::ring_steps_name(po.steps)) + " steps" : "")
                 << ": " << sim::to_string(r.status);
@@ -215,10 +294,13 @@ int run_ring_bench(const RingBenchFlags& f) {
     }
     runs.runs.push_back(r);
   }
+  std::size_t failed = 0;
+  for (const sim::RingMeasuredRun& r : runs.runs) failed += r.status == sim::RunStatus::failed ? 1 : 0;
+  if (!speaks) return failed > 0 ? 1 : 0;
   std::cout << analysis::ring_table(runs);
   write(f.csv, "--csv", analysis::ring_results_csv(runs));
   write(f.json, "--json", analysis::ring_results_to_json(runs));
-  std::size_t failed = 0;
+  failed = 0;
   for (const sim::RingMeasuredRun& r : runs.runs) failed += r.status == sim::RunStatus::failed ? 1 : 0;
   if (failed > 0) {
     std::cerr << "flashlab: " << failed << " ring run(s) failed (see the table)\n";

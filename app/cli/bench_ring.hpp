@@ -17,6 +17,8 @@ struct RingBenchFlags {
   int repeats = 20, warmup = 3;
   bool check_only = false, no_flush = false, quiet = false;
   bool virtual_gpus = false;  // P virtual GPUs on device 0 (local copies): the ring's arithmetic, not its links
+  bool ranks = false;         // one rank of a job, a process per GPU (kernels/launch_env.hpp, rendezvous.hpp)
+  double rendezvous_timeout_s = 60;
   std::uint64_t seed = 0x5eed;
 };
 

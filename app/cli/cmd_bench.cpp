@@ -116,6 +116,12 @@ class BenchCommand : public Command {
                                                    "device copies (checks the ring's arithmetic on one GPU; its "
                                                    "transfer times say nothing about links)");
     app->add_option("--devices", devices_, "the ring: CUDA device numbers of its GPUs, comma list (default 0 … P-1)");
+    app->add_flag("--ranks", ranks_, "the ring: this process is one rank of a job, a process per GPU, started by "
+                                     "torchrun, srun or mpirun (or scripts/launch-ranks.sh): the environment names "
+                                     "the rank, the job's size and where rank 0 listens; each rank takes its local "
+                                     "GPU; rank 0 prints and writes the results");
+    app->add_option("--rendezvous-timeout", rendezvous_timeout_, "with --ranks: seconds to wait for every rank to "
+                                                                 "join (default 60)");
     app->add_option("--ring-steps", ring_steps_, "the ring: how a step launches its work, comma list: fused (default: "
                                                  "the rungs read grouped K/V heads, fold partial outputs and add "
                                                  "gradients themselves) | pairwise (expansion, merges and sums as "
@@ -213,8 +219,9 @@ class BenchCommand : public Command {
   bool ring_asked() const {
     if (!gpus_.empty()) return true;
     if (sweep_.empty()) {
-      if (!model_.empty() || !layout_.empty() || !devices_.empty() || virtual_gpus_ || !ring_steps_.empty())
-        throw UsageError("--model, --layout, --devices, --ring-steps and --virtual-gpus are the ring's: "
+      if (!model_.empty() || !layout_.empty() || !devices_.empty() || virtual_gpus_ || !ring_steps_.empty() ||
+          ranks_)
+        throw UsageError("--model, --layout, --devices, --ring-steps, --virtual-gpus and --ranks are the ring's: "
                          "give --gpus P too");
       return false;
     }
@@ -258,6 +265,8 @@ class BenchCommand : public Command {
     f.quiet = quiet_;
     f.seed = seed_;
     f.virtual_gpus = virtual_gpus_;
+    f.ranks = ranks_;
+    f.rendezvous_timeout_s = rendezvous_timeout_;
     if (!ring_steps_.empty()) f.steps = ring_steps_;
     return f;
   }
@@ -280,7 +289,8 @@ class BenchCommand : public Command {
     for (const char* flag : {"--kernels", "--sweep", "--batch", "--tokens", "--seq", "--seq-kv", "--heads",
                              "--head-dim", "--emb-dim", "--causal", "--dtype", "--repeats", "--warmup", "--tiles",
                              "--br", "--bc", "--mem-limit", "--counters", "--check-only", "--csv", "--json", "--gpus",
-                             "--model", "--kv-heads", "--layout", "--devices", "--ring-steps", "--virtual-gpus"})
+                             "--model", "--kv-heads", "--layout", "--devices", "--ring-steps", "--virtual-gpus",
+                             "--ranks"})
       if (app->count(flag) > 0)
         throw UsageError(std::string(flag) + " belongs to a run; --results reads results files and runs nothing "
                          "(give one or the other)");
@@ -451,7 +461,8 @@ class BenchCommand : public Command {
   std::string kernels_, sweep_, batch_, tokens_, seq_, seq_kv_, heads_, head_dim_, emb_dim_, causal_, dtype_;
   std::string check_ = "sampled", tiles_ = "default", br_, bc_, mem_limit_, csv_, json_;
   std::vector<std::string> results_;
-  bool check_roof_ = false, virtual_gpus_ = false;
+  bool check_roof_ = false, virtual_gpus_ = false, ranks_ = false;
+  double rendezvous_timeout_ = 60;
   int repeats_ = 20, warmup_ = 3;
   double input_scale_ = 1.0;
   std::uint64_t seed_ = 0x5eed;

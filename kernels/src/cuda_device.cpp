@@ -39,6 +39,11 @@ int attribute(cudaDeviceAttr a, int dev) {
 
 }  // namespace
 
+int visible_gpu_count() {
+  int n = 0;
+  return cudaGetDeviceCount(&n) == cudaSuccess ? n : 0;
+}
+
 DeviceInfo query_device(int ordinal) {
   DeviceInfo info;
   cudaDeviceProp prop{};

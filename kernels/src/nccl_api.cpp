@@ -41,6 +41,8 @@ bool load(NcclApi& api, std::string& why_not) {
   }
   FLASHLAB_BIND(ncclGetVersion)
   FLASHLAB_BIND(ncclCommInitAll)
+  FLASHLAB_BIND(ncclGetUniqueId)
+  FLASHLAB_BIND(ncclCommInitRank)
   FLASHLAB_BIND(ncclCommDestroy)
   FLASHLAB_BIND(ncclGroupStart)
   FLASHLAB_BIND(ncclGroupEnd)

@@ -19,6 +19,8 @@ struct NcclApi {
   int version = 0;      // ncclGetVersion: 22809 for 2.28.9
   ncclResult_t (*ncclGetVersion)(int*) = nullptr;
   ncclResult_t (*ncclCommInitAll)(ncclComm_t*, int, const int*) = nullptr;
+  ncclResult_t (*ncclGetUniqueId)(ncclUniqueId*) = nullptr;
+  ncclResult_t (*ncclCommInitRank)(ncclComm_t*, int, ncclUniqueId, int) = nullptr;
   ncclResult_t (*ncclCommDestroy)(ncclComm_t) = nullptr;
   ncclResult_t (*ncclGroupStart)() = nullptr;
   ncclResult_t (*ncclGroupEnd)() = nullptr;

@@ -17,6 +17,7 @@ bool built_with_cuda() { return false; }
 std::string cuda_unavailable_reason() { return kNoCuda; }
 
 DeviceInfo query_device(int) { throw CudaError(kNoCuda); }
+int visible_gpu_count() { return 0; }
 
 std::unique_ptr<Backend> open_cuda_backend(int) { throw NoDevice(kNoCuda); }
 
@@ -32,7 +33,7 @@ sim::RingMeasuredRun run_ring(const sim::AttentionProblem& problem, const RingOp
   return r;
 }
 
-sim::RingRunMeta ring_meta(const RingOptions&, int) { throw NoDevice(kNoCuda); }
+sim::RingRunMeta ring_meta(const RingOptions&, int, const RankEnvironment*) { throw NoDevice(kNoCuda); }
 
 std::string link_bench_unavailable_reason(const LinkBenchOptions&) { return kNoCuda; }
 

@@ -16,6 +16,12 @@
 //
 // Every step is bracketed by CUDA events on both streams of every GPU, timed
 // from an origin each GPU records after a host barrier.
+//
+// One process drives every GPU, or (RingOptions::group) each process drives
+// one: then `ranks_` holds this process's rank alone, and the places where one
+// process used to see every GPU — NCCL's communicators, the barrier before a
+// run, the event times, the rows the check reads, the memory — meet the other
+// ranks through the group, so that every rank ends with the same row.
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
@@ -25,8 +31,12 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <exception>
 #include <memory>
 #include <sstream>
+
+#include <unistd.h>
 
 #include "../cuda_check.hpp"
 #include "../device_utils.hpp"
@@ -157,9 +167,18 @@ class RingRun {
     return reinterpret_cast<T*>(static_cast<char*>(base) + elems * elem_bytes);
   }
 
+  // ---- one process per GPU ---------------------------------------------------------
+  bool ranked() const { return o_.group != nullptr && P() > 1; }
+  std::vector<int> local_ranks() const;
+  void agree(std::exception_ptr mine);
+  void share_rows(char* whole, i64 row_bytes);
+  RunTimes share_times(const RunTimes& mine);
+  i64 sum_over_ranks(i64 mine);
+
   // ---- setup -------------------------------------------------------------------
   void choose_rungs();
   void open_ranks();
+  void open_transport();
   void allocate();
   void fill_inputs();
   void release() noexcept;
@@ -207,6 +226,11 @@ class RingRun {
   std::vector<std::vector<int>> kv_pairs_;  // [chunk]: visible pairs of its keys over the ring
 };
 
+// A failure every rank finds alike (from figures they shared): the ranks go on.
+struct AgreedFailure : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
 // Tensors a rank holds, by number, for gather(): per own chunk.
 enum Tensor { kQ, kK, kV, kO, kDO, kDQ, kDK, kDV };
 
@@ -252,13 +276,23 @@ void RingRun::choose_rungs() {
   }
 }
 
+std::vector<int> RingRun::local_ranks() const {
+  if (ranked()) return {o_.group->rank()};
+  std::vector<int> all(static_cast<std::size_t>(P()));
+  for (int r = 0; r < P(); ++r) all[static_cast<std::size_t>(r)] = r;
+  return all;
+}
+
 void RingRun::open_ranks() {
-  ranks_.resize(static_cast<std::size_t>(P()));
-  for (int r = 0; r < P(); ++r) {
-    Rank& g = ranks_[static_cast<std::size_t>(r)];
+  const std::vector<int> mine = local_ranks();
+  ranks_.resize(mine.size());
+  for (std::size_t k = 0; k < mine.size(); ++k) {
+    Rank& g = ranks_[k];
+    const int r = mine[k];
     g.index = r;
-    g.device = o_.transport == RingTransport::local ? (o_.devices.empty() ? 0 : o_.devices.front())
-                                                    : (o_.devices.empty() ? r : o_.devices[static_cast<std::size_t>(r)]);
+    g.device = o_.transport == RingTransport::local || ranked()
+                   ? (o_.devices.empty() ? 0 : o_.devices.front())
+                   : (o_.devices.empty() ? r : o_.devices[static_cast<std::size_t>(r)]);
     FLASHLAB_CUDA_CHECK(cudaSetDevice(g.device));
     g.smem_optin = static_cast<int>(query_device(g.device).smem_optin_bytes);
     FLASHLAB_CUDA_CHECK(cudaStreamCreateWithFlags(&g.compute, cudaStreamNonBlocking));
@@ -276,7 +310,15 @@ void RingRun::open_ranks() {
     g.allocator = std::make_unique<CudaAllocator>(g.device);
     g.arena = std::make_unique<DeviceArena>(*g.allocator, o_.mem_limit_bytes);
   }
-  if (o_.transport == RingTransport::nccl) {
+}
+
+// NCCL's communicators (or the local copies), once every rank has its memory:
+// making them is collective, so a rank that could not allocate must not leave
+// the others waiting in it.
+void RingRun::open_transport() {
+  if (ranked()) {
+    transport_ = ring::open_nccl_rank_transport(ranks_.front().device, P(), *o_.group);
+  } else if (o_.transport == RingTransport::nccl) {
     std::vector<int> devs;
     for (const Rank& g : ranks_) devs.push_back(g.device);
     transport_ = ring::open_nccl_transport(devs);
@@ -288,9 +330,8 @@ void RingRun::open_ranks() {
 void RingRun::allocate() {
   // Visible pairs per chunk over the ring: a query chunk with one pair is
   // written by the rung directly; a key chunk's count says nothing more.
-  for (int r = 0; r < P(); ++r) {
-    Rank& g = ranks_[static_cast<std::size_t>(r)];
-    for (int c : held(r)) {
+  for (Rank& g : ranks_) {
+    for (int c : held(g.index)) {
       OwnChunk oc;
       oc.chunk = chunk(c);
       for (const RingChunk& kv : part_.chunks)
@@ -422,6 +463,141 @@ void RingRun::release() noexcept {
   ranks_.clear();
 }
 
+// ---- one process per GPU -------------------------------------------------------
+
+// Plain values to bytes and back, for what the ranks hand each other (the
+// same program on the same kind of host: native layout).
+struct Bytes {
+  std::string data;
+  std::size_t at = 0;
+  template <class T>
+  void put(const T& v) {
+    data.append(reinterpret_cast<const char*>(&v), sizeof v);
+  }
+  template <class T>
+  T take() {
+    if (at + sizeof(T) > data.size()) throw std::runtime_error("a rank's message to the ring is cut short");
+    T v;
+    std::memcpy(&v, data.data() + at, sizeof v);
+    at += sizeof v;
+    return v;
+  }
+};
+
+// Every rank's outcome of a phase: the same error thrown on every rank when
+// any failed (the first failing rank's, named when the ranks disagree), so
+// that no rank goes on into a collective the others never reach.
+void RingRun::agree(std::exception_ptr mine) {
+  if (!ranked()) {
+    if (mine) std::rethrow_exception(mine);
+    return;
+  }
+  char kind = 'k';
+  std::string what;
+  i64 asked = 0, in_use = 0;
+  if (mine) {
+    try {
+      std::rethrow_exception(mine);
+    } catch (const OutOfMemory& e) {
+      kind = 'o', what = e.what(), asked = e.bytes_asked, in_use = e.bytes_in_use;
+    } catch (const Unsupported& e) {
+      kind = 's', what = e.what();
+    } catch (const std::invalid_argument& e) {
+      kind = 's', what = e.what();
+    } catch (const std::exception& e) {
+      kind = 'f', what = e.what();
+    }
+  }
+  Bytes b;
+  b.put(kind);
+  b.put(asked);
+  b.put(in_use);
+  b.data += what;
+  const std::vector<std::string> all = o_.group->allgather(b.data, P());
+  int first = -1;
+  bool same = true;
+  for (int r = 0; r < P(); ++r) {
+    const std::string& m = all[static_cast<std::size_t>(r)];
+    if (m.empty() || m[0] == 'k') continue;
+    if (first < 0) first = r;
+    same = same && m == all[static_cast<std::size_t>(first)];
+  }
+  for (int r = 0; r < P() && same && first >= 0; ++r) same = all[static_cast<std::size_t>(r)][0] != 'k';
+  if (first < 0) return;
+  Bytes f{all[static_cast<std::size_t>(first)]};
+  const char k = f.take<char>();
+  const i64 a = f.take<i64>(), u = f.take<i64>();
+  const std::string message = (same ? std::string() : "rank " + std::to_string(first) + ": ") + f.data.substr(f.at);
+  if (k == 'o') throw OutOfMemory(message, a, u);
+  if (k == 's') throw Unsupported(message);
+  throw AgreedFailure(message);
+}
+
+// `whole` is an [N, row] tensor of which this rank filled its own chunks'
+// rows: the other ranks' rows come from them.
+void RingRun::share_rows(char* whole, i64 row_bytes) {
+  if (!ranked()) return;
+  const Rank& me = ranks_.front();
+  std::string mine;
+  for (const OwnChunk& c : me.own)
+    mine.append(whole + c.chunk.begin * row_bytes, static_cast<std::size_t>(c.chunk.size() * row_bytes));
+  const std::vector<std::string> all = o_.group->allgather(mine, P());
+  for (int q = 0; q < P(); ++q) {
+    if (q == me.index) continue;
+    const std::string& got = all[static_cast<std::size_t>(q)];
+    std::size_t at = 0;
+    for (int c : held(q)) {
+      const auto n = static_cast<std::size_t>(chunk(c).size() * row_bytes);
+      if (at + n > got.size()) throw std::runtime_error("rank " + std::to_string(q) + " sent fewer rows than it holds");
+      std::memcpy(whole + chunk(c).begin * row_bytes, got.data() + at, n);
+      at += n;
+    }
+  }
+}
+
+// One run's times from every rank: the pass ends when the last GPU does;
+// each GPU's steps and busy time are its own rank's.
+RunTimes RingRun::share_times(const RunTimes& mine) {
+  const int me = ranks_.front().index;
+  Bytes b;
+  b.put(mine.time_ms);
+  b.put(mine.busy_ms[static_cast<std::size_t>(me)]);
+  b.put(static_cast<i64>(mine.steps.size()));
+  for (const sim::RingMeasuredStep& m : mine.steps) {
+    b.put(m.gpu), b.put(m.step), b.put(m.pass), b.put(m.kv_owner);
+    b.put(m.compute_start_ms), b.put(m.compute_end_ms), b.put(m.rung_ms), b.put(m.wait_ms);
+    b.put(m.transfer_start_ms), b.put(m.transfer_end_ms), b.put(m.bytes_received);
+  }
+  RunTimes t;
+  t.busy_ms.assign(static_cast<std::size_t>(P()), 0.0);
+  const std::vector<std::string> all = o_.group->allgather(b.data, P());
+  for (int q = 0; q < P(); ++q) {
+    Bytes r{all[static_cast<std::size_t>(q)]};
+    t.time_ms = std::max(t.time_ms, r.take<double>());
+    t.busy_ms[static_cast<std::size_t>(q)] = r.take<double>();
+    const i64 n = r.take<i64>();
+    for (i64 k = 0; k < n; ++k) {
+      sim::RingMeasuredStep m;
+      m.gpu = r.take<int>(), m.step = r.take<int>(), m.pass = r.take<RingPass>(), m.kv_owner = r.take<int>();
+      m.compute_start_ms = r.take<double>(), m.compute_end_ms = r.take<double>();
+      m.rung_ms = r.take<double>(), m.wait_ms = r.take<double>();
+      m.transfer_start_ms = r.take<double>(), m.transfer_end_ms = r.take<double>();
+      m.bytes_received = r.take<i64>();
+      t.steps.push_back(m);
+    }
+  }
+  return t;
+}
+
+i64 RingRun::sum_over_ranks(i64 mine) {
+  if (!ranked()) return mine;
+  Bytes b;
+  b.put(mine);
+  i64 sum = 0;
+  for (const std::string& one : o_.group->allgather(b.data, P())) sum += Bytes{one}.take<i64>();
+  return sum;
+}
+
 // ---- the forward ring ----------------------------------------------------------
 
 // Every visible (own query chunk, held key chunk) pair of GPU g's step s, as
@@ -514,9 +690,11 @@ void RingRun::exchange(int s, bool backward) {
   const bool kv = s <= P() - 2;
   const bool dkv = backward && s >= 1 && s <= P();
   if (!kv && !dkv) return;
-  std::vector<ring::RankLink> links(static_cast<std::size_t>(P()));
-  for (Rank& g : ranks_) {
-    ring::RankLink& l = links[static_cast<std::size_t>(g.index)];
+  std::vector<ring::RankLink> links(ranks_.size());
+  for (std::size_t k = 0; k < ranks_.size(); ++k) {
+    Rank& g = ranks_[k];
+    ring::RankLink& l = links[k];
+    l.rank = g.index;
     l.device = g.device;
     l.stream = g.comm;
     const int owner_now = sim::ring_kv_source(g.index, s, P());
@@ -549,7 +727,7 @@ void RingRun::exchange(int s, bool backward) {
     if (s >= 1) FLASHLAB_CUDA_CHECK(cudaStreamWaitEvent(g.comm, g.steps[static_cast<std::size_t>(s - 1)].done, 0));
     FLASHLAB_CUDA_CHECK(cudaEventRecord(g.steps[static_cast<std::size_t>(s)].x_start, g.comm));
   }
-  transport_->exchange(links);
+  transport_->exchange(links, P());
   for (Rank& g : ranks_) {
     FLASHLAB_CUDA_CHECK(cudaSetDevice(g.device));
     FLASHLAB_CUDA_CHECK(cudaEventRecord(g.steps[static_cast<std::size_t>(s)].x_end, g.comm));
@@ -580,6 +758,7 @@ void RingRun::begin_run(bool backward) {
     FLASHLAB_CUDA_CHECK(cudaStreamSynchronize(g.compute));
     FLASHLAB_CUDA_CHECK(cudaStreamSynchronize(g.comm));
   }
+  if (ranked()) o_.group->barrier(P());  // the other processes' GPUs are idle too
   for (Rank& g : ranks_) {
     FLASHLAB_CUDA_CHECK(cudaSetDevice(g.device));
     FLASHLAB_CUDA_CHECK(cudaEventRecord(g.origin, g.compute));
@@ -736,7 +915,7 @@ float elapsed(cudaEvent_t from, cudaEvent_t to) {
 RunTimes RingRun::read_times(RingPass pass, bool backward) {
   RunTimes t;
   const int last = backward ? (P() == 1 ? 0 : P()) : P() - 1;
-  t.busy_ms.assign(ranks_.size(), 0.0);
+  t.busy_ms.assign(static_cast<std::size_t>(P()), 0.0);
   for (Rank& g : ranks_) {
     FLASHLAB_CUDA_CHECK(cudaSetDevice(g.device));
     FLASHLAB_CUDA_CHECK(cudaStreamSynchronize(g.compute));
@@ -771,7 +950,7 @@ RunTimes RingRun::read_times(RingPass pass, bool backward) {
       t.steps.push_back(m);
     }
   }
-  return t;
+  return ranked() ? share_times(t) : t;
 }
 
 sim::RingMeasuredPass RingRun::time_pass(RingPass pass) {
@@ -831,7 +1010,7 @@ i64 RingRun::count_unwritten(bool backward) {
       }
     }
   }
-  return bad;
+  return sum_over_ranks(bad);
 }
 
 std::vector<std::uint16_t> RingRun::gather(int tensor, i64 b, i64 h) {
@@ -862,6 +1041,7 @@ std::vector<std::uint16_t> RingRun::gather(int tensor, i64 b, i64 h) {
                                      cudaMemcpyDeviceToHost));
     }
   }
+  share_rows(reinterpret_cast<char*>(out.data()), d * es());
   return out;
 }
 
@@ -875,6 +1055,7 @@ std::vector<float> RingRun::gather_lse(i64 b, i64 h) {
                                      static_cast<std::size_t>(n * 4), cudaMemcpyDeviceToHost));
     }
   }
+  share_rows(reinterpret_cast<char*>(out.data()), 4);
   return out;
 }
 
@@ -1004,43 +1185,76 @@ sim::RingMeasuredRun RingRun::run(RingTensors* gathered) {
   out.problem = p_;
   out.transport = std::string(ring_transport_name(o_.transport));
   out.steps = std::string(ring_steps_name(o_.steps));
+  bool agreed = false;  // a failure every rank reached alike (nothing left waiting)
   try {
-    if (const auto why = sim::validate(p_); !why.empty()) throw Unsupported(why.front().message);
-    if (p_.dtype == sim::DType::fp32) throw Unsupported("the ring runs fp16 and bf16 (the tensor-core rungs)");
-    part_ = sim::ring_partition(p_.seq_q, p_.gpus(), p_.layout());
-    scale_ = static_cast<float>(1.0 / std::sqrt(static_cast<double>(p_.head_dim)));
-    choose_rungs();
-    out.kernel = fwd_->id;
-    out.backward_kernel = bwd_ ? bwd_->id : std::string();
-    if (const std::string why = ring_unavailable_reason(P(), o_.transport, o_.devices); !why.empty())
-      throw Unsupported(why);
-    open_ranks();
-    allocate();
-    fill_inputs();
+    // Each rank's own setup; with a process per GPU all of them agree on its
+    // outcome before NCCL's collective start, so none is left waiting there.
+    std::exception_ptr setup;
+    try {
+      if (const auto why = sim::validate(p_); !why.empty()) throw Unsupported(why.front().message);
+      if (p_.dtype == sim::DType::fp32) throw Unsupported("the ring runs fp16 and bf16 (the tensor-core rungs)");
+      part_ = sim::ring_partition(p_.seq_q, p_.gpus(), p_.layout());
+      scale_ = static_cast<float>(1.0 / std::sqrt(static_cast<double>(p_.head_dim)));
+      choose_rungs();
+      out.kernel = fwd_->id;
+      out.backward_kernel = bwd_ ? bwd_->id : std::string();
+      if (const std::string why = ranked() ? ring_unavailable_reason(1, o_.transport, o_.devices)
+                                           : ring_unavailable_reason(P(), o_.transport, o_.devices);
+          !why.empty())
+        throw Unsupported(why);
+      if (ranked() && o_.devices.size() != 1)
+        throw std::invalid_argument("a rank of the ring runs on one device (" + std::to_string(o_.devices.size()) +
+                                    " given)");
+      open_ranks();
+      allocate();
+      fill_inputs();
+    } catch (const RendezvousError&) {
+      throw;
+    } catch (...) {
+      setup = std::current_exception();
+    }
+    agree(setup);
+    open_transport();
 
     // Forward: a checked run, then the timed ones.
     run_forward(false);
     if (const i64 bad = count_unwritten(false); bad > 0)
-      throw std::runtime_error(std::to_string(bad) + " elements of O were not written (or not finite)");
+      throw AgreedFailure(std::to_string(bad) + " elements of O were not written (or not finite)");
     if (o_.check != CheckMode::off) check_forward(out);
     out.forward = o_.repeats > 0 ? time_pass(RingPass::forward) : untimed(RingPass::forward);
     if (const i64 bad = count_unwritten(false); bad > 0)
-      throw std::runtime_error(std::to_string(bad) + " elements of O were not written in the timed runs");
+      throw AgreedFailure(std::to_string(bad) + " elements of O were not written in the timed runs");
     if (p_.backward()) {
       run_backward(false);
       if (const i64 bad = count_unwritten(true); bad > 0)
-        throw std::runtime_error(std::to_string(bad) + " elements of dQ, dK, dV were not written (or not finite)");
+        throw AgreedFailure(std::to_string(bad) + " elements of dQ, dK, dV were not written (or not finite)");
       if (o_.check != CheckMode::off) check_backward(out);
       out.backward = o_.repeats > 0 ? time_pass(RingPass::backward) : untimed(RingPass::backward);
       if (const i64 bad = count_unwritten(true); bad > 0)
-        throw std::runtime_error(std::to_string(bad) + " elements of dQ, dK, dV were not written in the timed runs");
+        throw AgreedFailure(std::to_string(bad) + " elements of dQ, dK, dV were not written in the timed runs");
     }
     note_device_used();
     for (Rank& g : ranks_) {
       out.peak_allocated_bytes.push_back(g.arena->peak_bytes());
       out.peak_device_used_bytes.push_back(g.peak_device_used);
     }
+    if (ranked()) {
+      std::vector<i64> allocated, used;
+      Bytes b;
+      b.put(out.peak_allocated_bytes.front());
+      b.put(out.peak_device_used_bytes.front());
+      for (const std::string& one : o_.group->allgather(b.data, P())) {
+        Bytes r{one};
+        allocated.push_back(r.take<i64>());
+        used.push_back(r.take<i64>());
+      }
+      out.peak_allocated_bytes = allocated;
+      out.peak_device_used_bytes = used;
+    }
     if (gathered) gather_all(*gathered);
+  } catch (const RendezvousError&) {
+    release();
+    throw;  // the job's ranks can no longer meet: the caller stops
   } catch (const OutOfMemory& e) {
     out.status = sim::RunStatus::oom;
     out.reason = e.what();
@@ -1050,14 +1264,68 @@ sim::RingMeasuredRun RingRun::run(RingTensors* gathered) {
   } catch (const std::invalid_argument& e) {
     out.status = sim::RunStatus::skipped;
     out.reason = e.what();
+  } catch (const AgreedFailure& e) {
+    out.status = sim::RunStatus::failed;
+    out.reason = e.what();
+    agreed = true;
   } catch (const std::exception& e) {
     out.status = sim::RunStatus::failed;
     out.reason = e.what();
   }
+  // A rank that failed on its own, in a pass, has left the others waiting at
+  // the next exchange: they hear why and stop there.
+  if (ranked() && out.status == sim::RunStatus::failed && !agreed) o_.group->abort(out.reason);
   if (out.peak_allocated_bytes.empty())  // a run that stopped early: what it had allocated
     for (Rank& g : ranks_) out.peak_allocated_bytes.push_back(g.arena ? g.arena->peak_bytes() : 0);
   release();
   return out;
+}
+
+}  // namespace
+
+sim::RingRunMeta ring_meta(const RingOptions& options, int gpus, const RankEnvironment* ranks);
+
+namespace {
+
+std::string host_name() {
+  char buf[256] = {};
+  if (::gethostname(buf, sizeof buf - 1) != 0) return "unknown";
+  return buf;
+}
+
+// A process per GPU: rank 0's machine meta, every rank's host, device and GPU.
+sim::RingRunMeta ranked_ring_meta(const RingOptions& options, int gpus, const RankEnvironment* env) {
+  RankGroup& group = *options.group;
+  RingOptions one = options;
+  one.group = nullptr;
+  sim::RingRunMeta m = ring_meta(one, 1, nullptr);
+  const int device = options.devices.empty() ? 0 : options.devices.front();
+  const std::string mine = std::to_string(env ? env->local_rank : 0) + "\n" + std::to_string(device) + "\n" +
+                           host_name() + "\n" + query_device(device).name;
+  const std::vector<std::string> all = group.allgather(mine, gpus);
+  m.launcher = env ? env->launcher : std::string("ranks");
+  m.gpu_names.clear();
+  std::vector<std::pair<std::string, int>> per_host;
+  for (int r = 0; r < gpus; ++r) {
+    std::istringstream in(all[static_cast<std::size_t>(r)]);
+    sim::RingRank k;
+    k.rank = r;
+    std::string line;
+    std::getline(in, line);
+    k.local_rank = std::atoi(line.c_str());
+    std::getline(in, line);
+    k.device = std::atoi(line.c_str());
+    std::getline(in, k.host);
+    std::getline(in, k.gpu);
+    m.gpu_names.push_back(k.gpu);
+    auto h = std::find_if(per_host.begin(), per_host.end(), [&](const auto& p) { return p.first == k.host; });
+    if (h == per_host.end()) per_host.push_back({k.host, 1});
+    else ++h->second;
+    m.ranks.push_back(k);
+  }
+  for (const auto& h : per_host) m.gpus_per_node = std::max(m.gpus_per_node, h.second);
+  m.nccl_version = ring::nccl_version();
+  return m;
 }
 
 }  // namespace
@@ -1088,7 +1356,8 @@ sim::RingMeasuredRun run_ring(const sim::AttentionProblem& problem, const RingOp
   return run.run(gathered);
 }
 
-sim::RingRunMeta ring_meta(const RingOptions& options, int gpus) {
+sim::RingRunMeta ring_meta(const RingOptions& options, int gpus, const RankEnvironment* ranks) {
+  if (options.group != nullptr && gpus > 1) return ranked_ring_meta(options, gpus, ranks);
   sim::RingRunMeta m;
   // The meta of the ring's first GPU (its device, clocks, driver).
   const int first = options.transport == RingTransport::local || options.devices.empty() ? 0 : options.devices.front();

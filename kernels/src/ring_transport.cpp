@@ -1,5 +1,8 @@
 #include "ring_transport.hpp"
 
+#include <cstring>
+#include <stdexcept>
+
 #include "../cuda_check.hpp"
 #include "nccl_api.hpp"
 
@@ -9,32 +12,43 @@ namespace {
 #ifdef FLASHLAB_HAVE_NCCL
 class NcclTransport final : public Transport {
  public:
-  explicit NcclTransport(const std::vector<int>& devices) : devices_(devices) {
-    std::string why;
-    api_ = detail::nccl_api(&why);
-    if (api_ == nullptr) throw Unsupported(why);
+  // One process, every GPU: comms_[r] is GPU r's.
+  explicit NcclTransport(const std::vector<int>& devices) {
+    open_api();
     comms_.assign(devices.size(), nullptr);
     FLASHLAB_NCCL_CHECK(*api_, ncclCommInitAll(comms_.data(), static_cast<int>(devices.size()), devices.data()));
+  }
+  // One rank of a job: comms_[rank] only.
+  NcclTransport(int device, int P, RankGroup& group) {
+    open_api();
+    ncclUniqueId id{};
+    if (group.rank() == 0) FLASHLAB_NCCL_CHECK(*api_, ncclGetUniqueId(&id));
+    const std::string mine(reinterpret_cast<const char*>(&id), sizeof id);
+    const std::string shared = group.broadcast(mine, P);
+    if (shared.size() != sizeof id) throw CudaError("NCCL's unique id arrived with " + std::to_string(shared.size()) + " bytes");
+    std::memcpy(&id, shared.data(), sizeof id);
+    comms_.assign(static_cast<std::size_t>(P), nullptr);
+    FLASHLAB_CUDA_CHECK(cudaSetDevice(device));
+    FLASHLAB_NCCL_CHECK(*api_, ncclCommInitRank(&comms_[static_cast<std::size_t>(group.rank())], P, id, group.rank()));
   }
   ~NcclTransport() override {
     for (ncclComm_t c : comms_)
       if (c != nullptr) (void)api_->ncclCommDestroy(c);
   }
 
-  void exchange(std::vector<RankLink>& ranks) override {
-    const int P = static_cast<int>(ranks.size());
-    // One thread drives every GPU: all sends and receives of the exchange go
-    // in one group, so that NCCL matches them and none waits on another.
+  void exchange(std::vector<RankLink>& ranks, int P) override {
+    // All sends and receives of the exchange this process makes go in one
+    // group, so that NCCL matches them and none waits on another (one thread
+    // driving every GPU needs it; one rank's send and receive need it too).
     FLASHLAB_NCCL_CHECK(*api_, ncclGroupStart());
-    for (int r = 0; r < P; ++r) {
-      RankLink& l = ranks[static_cast<std::size_t>(r)];
-      const int next = (r + 1) % P, prev = (r + P - 1) % P;
+    for (RankLink& l : ranks) {
+      const int r = l.rank, next = (r + 1) % P, prev = (r + P - 1) % P;
+      ncclComm_t comm = comms_.at(static_cast<std::size_t>(r));
+      if (comm == nullptr) throw std::logic_error("the ring's NCCL transport has no communicator for GPU " + std::to_string(r));
       for (const Region& s : l.send)
-        FLASHLAB_NCCL_CHECK(*api_, ncclSend(s.data, static_cast<size_t>(s.bytes), ncclUint8, next,
-                                            comms_[static_cast<std::size_t>(r)], l.stream));
+        FLASHLAB_NCCL_CHECK(*api_, ncclSend(s.data, static_cast<size_t>(s.bytes), ncclUint8, next, comm, l.stream));
       for (const Region& q : l.recv)
-        FLASHLAB_NCCL_CHECK(*api_, ncclRecv(q.data, static_cast<size_t>(q.bytes), ncclUint8, prev,
-                                            comms_[static_cast<std::size_t>(r)], l.stream));
+        FLASHLAB_NCCL_CHECK(*api_, ncclRecv(q.data, static_cast<size_t>(q.bytes), ncclUint8, prev, comm, l.stream));
     }
     FLASHLAB_NCCL_CHECK(*api_, ncclGroupEnd());
   }
@@ -43,8 +57,13 @@ class NcclTransport final : public Transport {
   std::string version() const override { return detail::nccl_version_string(api_->version); }
 
  private:
+  void open_api() {
+    std::string why;
+    api_ = detail::nccl_api(&why);
+    if (api_ == nullptr) throw Unsupported(why);
+  }
+
   const detail::NcclApi* api_ = nullptr;
-  std::vector<int> devices_;
   std::vector<ncclComm_t> comms_;
 };
 #endif
@@ -65,8 +84,8 @@ class LocalTransport final : public Transport {
     for (cudaEvent_t e : done_) (void)cudaEventDestroy(e);
   }
 
-  void exchange(std::vector<RankLink>& ranks) override {
-    const int P = static_cast<int>(ranks.size());
+  void exchange(std::vector<RankLink>& ranks, int P) override {
+    if (static_cast<int>(ranks.size()) != P) throw std::logic_error("the ring's local transport drives every virtual GPU");
     FLASHLAB_CUDA_CHECK(cudaSetDevice(device_));
     // A send region may be written again only once the next rank has copied
     // it, and a copy may start only once the sender's data is there: each
@@ -110,6 +129,17 @@ std::unique_ptr<Transport> open_nccl_transport(const std::vector<int>& devices) 
   return std::make_unique<NcclTransport>(devices);
 #else
   (void)devices;
+  throw Unsupported(nccl_unavailable_reason());
+#endif
+}
+
+std::unique_ptr<Transport> open_nccl_rank_transport(int device, int P, RankGroup& group) {
+#ifdef FLASHLAB_HAVE_NCCL
+  return std::make_unique<NcclTransport>(device, P, group);
+#else
+  (void)device;
+  (void)P;
+  (void)group;
   throw Unsupported(nccl_unavailable_reason());
 #endif
 }

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "flashlab/kernels/rendezvous.hpp"
 #include "flashlab/kernels/ring.hpp"
 
 namespace flashlab::kernels::ring {
@@ -23,6 +24,7 @@ struct Region {
 };
 
 struct RankLink {
+  int rank = 0;                // the GPU's place in the ring, 0 … P − 1
   int device = 0;              // CUDA ordinal
   cudaStream_t stream = nullptr;  // the rank's communication stream
   std::vector<Region> send;    // to rank r + 1
@@ -32,8 +34,9 @@ struct RankLink {
 class Transport {
  public:
   virtual ~Transport() = default;
-  // Enqueues one exchange on every rank's stream; returns at once.
-  virtual void exchange(std::vector<RankLink>& ranks) = 0;
+  // Enqueues one exchange on the streams of the ranks this process drives
+  // (all P of them, or one); returns at once.
+  virtual void exchange(std::vector<RankLink>& ranks, int P) = 0;
   virtual std::string name() const = 0;
   virtual std::string version() const { return {}; }
 };
@@ -41,6 +44,10 @@ class Transport {
 // NCCL over `devices` (one communicator per GPU, made by ncclCommInitAll).
 // Throws CudaError (naming NCCL's error) or Unsupported (no NCCL).
 std::unique_ptr<Transport> open_nccl_transport(const std::vector<int>& devices);
+// NCCL between the P ranks of a job, this process being rank `group.rank()`
+// on `device`: rank 0 makes NCCL's unique id and the group hands it to the
+// others (ncclCommInitRank).
+std::unique_ptr<Transport> open_nccl_rank_transport(int device, int P, RankGroup& group);
 // P ranks on `device`: cudaMemcpyAsync from each rank's send regions into the
 // next rank's receive regions.
 std::unique_ptr<Transport> open_local_transport(int ranks, int device);

@@ -7,6 +7,13 @@
 
 #include <cuda_runtime_api.h>
 
+#include <chrono>
+#include <memory>
+#include <thread>
+#include <vector>
+
+#include "../support/loopback.hpp"
+#include "flashlab/kernels/rendezvous.hpp"
 #include "flashlab/kernels/ring.hpp"
 #include "gpu_support.hpp"
 #include "ring_support.hpp"
@@ -92,4 +99,106 @@ TEST_CASE("ring over NCCL: the timed run's transfers overlap the compute") {
       INFO("gpu " << s.gpu << " step " << s.step);
       CHECK(s.transfer_start_ms < s.compute_end_ms);
     }
+}
+
+// A process per GPU, as a job's ranks run it (RingOptions::group): here the
+// ranks are threads of this process, each with its own rendezvous connection
+// and NCCL communicator (ncclCommInitRank), so the ranked code runs on the
+// real GPUs in every test run; scripts/device-run.sh ranks starts real
+// processes with torchrun. Every rank returns the same row, and the outputs
+// and gradients are bit for bit those of one process driving every GPU.
+TEST_CASE("ring over NCCL, a process per GPU (ranks as threads): the same row on every rank, the same bits as one "
+          "process") {
+  struct Shape {
+    sim::RingLayout layout;
+    bool causal;
+    sim::i64 heads, kv_heads, seq, d;
+    sim::DType dtype;
+  };
+  using L = sim::RingLayout;
+  using T = sim::DType;
+  const Shape shape = GENERATE(values<Shape>({
+      {L::zigzag, true, 8, 2, 4099, 128, T::bf16},
+      {L::contiguous, false, 3, 3, 1000, 64, T::fp16},
+  }));
+  const int P = gpu_count();
+  sim::AttentionProblem p = sim::default_ring_problem();
+  p.parallel_part().gpus = P;
+  p.parallel_part().layout = shape.layout;
+  p.causal = shape.causal;
+  p.batch = 2;
+  p.heads = shape.heads;
+  p.kv_heads = shape.kv_heads;
+  p.seq_q = shape.seq;
+  p.head_dim = shape.d;
+  p.dtype = shape.dtype;
+  p.parallel_part().backward = true;
+  RingOptions o;
+  o.repeats = 3;
+  o.check = CheckMode::sampled;
+  o.seed = kernels::test::fresh_seed();
+  INFO(ring_test::describe(p) << ", seed " << o.seed);
+
+  RingTensors one;
+  const sim::RingMeasuredRun single = run_ring(p, o, &one);
+  INFO("one process: " << sim::to_string(single.status) << " " << single.reason);
+  REQUIRE(single.status == sim::RunStatus::ok);
+
+  const int port = flashlab::test::free_loopback_port();
+  std::vector<sim::RingMeasuredRun> rows(static_cast<std::size_t>(P));
+  std::vector<RingTensors> tensors(static_cast<std::size_t>(P));
+  std::vector<std::string> errors(static_cast<std::size_t>(P));
+  std::vector<std::thread> ranks;
+  for (int r = 0; r < P; ++r)
+    ranks.emplace_back([&, r] {
+      try {
+        std::unique_ptr<RankGroup> g = RankGroup::join(r, P, "127.0.0.1", port, std::chrono::seconds(60));
+        RingOptions mine = o;
+        mine.group = g.get();
+        mine.devices = {r};
+        rows[static_cast<std::size_t>(r)] = run_ring(p, mine, &tensors[static_cast<std::size_t>(r)]);
+      } catch (const std::exception& e) {
+        errors[static_cast<std::size_t>(r)] = e.what();
+      }
+    });
+  for (std::thread& t : ranks) t.join();
+  for (int r = 0; r < P; ++r) {
+    const sim::RingMeasuredRun& row = rows[static_cast<std::size_t>(r)];
+    INFO("rank " << r << ": " << errors[static_cast<std::size_t>(r)] << sim::to_string(row.status) << " "
+                 << row.reason);
+    REQUIRE(errors[static_cast<std::size_t>(r)].empty());
+    REQUIRE(row.status == sim::RunStatus::ok);
+    // The same row on every rank: the errors, the check, every GPU's steps and memory.
+    CHECK(row.rel_error == single.rel_error);
+    CHECK(row.rel_error_grads == single.rel_error_grads);
+    CHECK(row.check_note == single.check_note);
+    CHECK(row.rel_error == rows[0].rel_error);
+    CHECK(row.forward.time_ms_median == rows[0].forward.time_ms_median);
+    REQUIRE(row.backward.has_value());
+    CHECK(row.backward->time_ms_median == rows[0].backward->time_ms_median);
+    CHECK(row.forward.steps.size() == single.forward.steps.size());
+    CHECK(row.backward->steps.size() == single.backward->steps.size());
+    CHECK(row.peak_allocated_bytes == single.peak_allocated_bytes);
+    CHECK(row.peak_device_used_bytes.size() == static_cast<std::size_t>(P));
+    // The same bits.
+    const RingTensors& t = tensors[static_cast<std::size_t>(r)];
+    CHECK(t.q == one.q);
+    CHECK(t.k == one.k);
+    CHECK(t.o == one.o);
+    CHECK(t.lse == one.lse);
+    CHECK(t.dq == one.dq);
+    CHECK(t.dk == one.dk);
+    CHECK(t.dv == one.dv);
+  }
+  for (std::size_t k = 0; k < rows[0].forward.steps.size(); ++k) {
+    const sim::RingMeasuredStep& s = rows[0].forward.steps[k];
+    INFO("forward step " << s.step << " of GPU " << s.gpu);
+    CHECK(s.gpu == single.forward.steps[k].gpu);
+    CHECK(s.step == single.forward.steps[k].step);
+    CHECK(s.bytes_received == single.forward.steps[k].bytes_received);
+    CHECK(s.compute_end_ms > s.compute_start_ms);
+  }
+  INFO("forward " << single.forward.time_ms_median << " ms in one process, " << rows[0].forward.time_ms_median
+                  << " ms as ranks");
+  CHECK(rows[0].forward.time_ms_median > 0);
 }

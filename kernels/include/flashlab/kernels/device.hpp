@@ -41,6 +41,10 @@ bool built_with_cuda();
 // cudaErrorNoDevice (no CUDA-capable device is detected)".
 std::string cuda_unavailable_reason();
 
+// How many CUDA devices this process sees (CUDA_VISIBLE_DEVICES applied); 0
+// without CUDA or a driver.
+int visible_gpu_count();
+
 // Device `ordinal` as the CUDA runtime and (when present) NVML describe it:
 // the one device query of kernels/ (the runner's backend and the ceilings).
 // Throws CudaError; a build without CUDA throws CudaError saying so.

@@ -23,7 +23,9 @@
 #include <string>
 #include <vector>
 
+#include "flashlab/kernels/launch_env.hpp"
 #include "flashlab/kernels/registry.hpp"
+#include "flashlab/kernels/rendezvous.hpp"
 #include "flashlab/kernels/runner.hpp"
 #include "flashlab/sim/ring_measurement.hpp"
 
@@ -31,7 +33,8 @@ namespace flashlab::kernels {
 
 // How K, V (and dK, dV) travel between the ring's GPUs.
 enum class RingTransport {
-  nccl,   // ncclSend / ncclRecv between P GPUs (one communicator per GPU, one process)
+  nccl,   // ncclSend / ncclRecv between P GPUs: one communicator per GPU, in one
+          // process, or one process per GPU (RingOptions::group)
   local,  // P virtual GPUs on device 0, copies between their buffers: tests the
           // ring's arithmetic on one GPU; its times say nothing about links
 };
@@ -65,6 +68,13 @@ struct RingOptions : RunOptions {
   RingTransport transport = RingTransport::nccl;
   RingSteps steps = RingSteps::fused;
   std::vector<int> devices;   // CUDA ordinals of the P GPUs (nccl); empty: 0 … P − 1
+  // One process per GPU: this process is rank group->rank() of the ring, on
+  // devices.front() (one device); the ranks 0 … P − 1 of the group run the
+  // same call and meet through it (rendezvous.hpp: NCCL's unique id, the
+  // barrier before each timed run, the event times, the rows the check reads),
+  // so every rank returns the same row. Ranks from P on must not call. Null:
+  // this process drives all P GPUs.
+  RankGroup* group = nullptr;
 };
 
 // The whole tensors of a run, gathered from the GPUs to the host in the
@@ -88,8 +98,10 @@ std::string ring_unavailable_reason(int gpus, RingTransport transport, const std
 sim::RingMeasuredRun run_ring(const sim::AttentionProblem& problem, const RingOptions& options,
                               RingTensors* gathered = nullptr);
 
-// GPU names, NCCL's version, the environment that matters, the commit.
-sim::RingRunMeta ring_meta(const RingOptions& options, int gpus);
+// GPU names, NCCL's version, the environment that matters, the commit. With
+// options.group, ranks 0 … gpus − 1 call it together: the GPUs, hosts and
+// devices of all of them (`ranks`: what started them and this rank's place).
+sim::RingRunMeta ring_meta(const RingOptions& options, int gpus, const RankEnvironment* ranks = nullptr);
 
 // The rungs the ring uses on this device when none is named.
 const KernelInfo* default_ring_forward(int compute_capability);

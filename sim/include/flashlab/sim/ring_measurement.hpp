@@ -84,10 +84,29 @@ struct RingMeasuredRun {
 
 // Where a set of ring runs was measured: the single-GPU meta (GPU 0's name,
 // driver, commit, ...) and what only several GPUs have.
+// One process of a job that ran a process per GPU: who it was and where.
+struct RingRank {
+  int rank = 0;           // its GPU's place in the ring
+  std::string host;       // the host's name
+  int local_rank = 0;     // its rank on that host
+  int device = 0;         // the CUDA ordinal it took
+  std::string gpu;        // the GPU's name
+  bool operator==(const RingRank& o) const {
+    return rank == o.rank && host == o.host && local_rank == o.local_rank && device == o.device && gpu == o.gpu;
+  }
+};
+
 struct RingRunMeta {
   RunMeta device;                       // as MeasuredRuns::meta, for GPU 0
-  int gpu_count = 0;                    // GPUs the machine showed
+  int gpu_count = 0;                    // GPUs the machine (rank 0's host) showed
   std::vector<std::string> gpu_names;   // per GPU used
+  // How the GPUs were driven: empty when one process drove them all; else the
+  // launcher that started a process per GPU ("torchrun", "slurm", "mpirun"),
+  // each process (rank) in `ranks`, and the GPUs per node it found (the most
+  // ranks on one host).
+  std::string launcher;
+  std::vector<RingRank> ranks;
+  int gpus_per_node = 0;
   std::string nccl_version;             // "2.28.9"; empty for the local transport
   std::string topology;                 // `nvidia-smi topo -m` when the run could read it
   GpuTopology gpu_topology;             // parsed from `topology` (parse_nvidia_smi_topo)
