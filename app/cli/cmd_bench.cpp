@@ -217,6 +217,8 @@ class BenchCommand : public Command {
  private:
   // The ring over several GPUs: --gpus, or a ring sweep.
   bool ring_asked() const {
+    if (app->count("--rendezvous-timeout") > 0 && !ranks_)
+      throw UsageError("--rendezvous-timeout is for --ranks (a process per GPU)");
     if (!gpus_.empty()) return true;
     if (sweep_.empty()) {
       if (!model_.empty() || !layout_.empty() || !devices_.empty() || virtual_gpus_ || !ring_steps_.empty() ||

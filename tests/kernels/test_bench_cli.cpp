@@ -135,3 +135,41 @@ TEST_CASE("bench: no CUDA device (or no CUDA in the build) is one line and exit 
   if (!flashlab::kernels::built_with_cuda()) CHECK_THAT(r.err, Catch::Contains("this build has no CUDA support"));
   else CHECK_THAT(r.err, Catch::Contains("cudaGetDeviceCount"));
 }
+
+TEST_CASE("bench --ranks: the launcher's variables are read first, each missing one is one line and exit 2") {
+  // The variables a launcher would set, set here for the child and taken back after.
+  struct Var {
+    const char* name;
+    const char* value;
+  };
+  auto with = [](std::initializer_list<Var> vars, const std::string& args) {
+    for (const Var& v : vars) ::setenv(v.name, v.value, 1);
+    const Run r = bench(args);
+    for (const Var& v : vars) ::unsetenv(v.name);
+    return r;
+  };
+  require_usage_error(bench("--ranks"), "give --gpus P too");
+  require_usage_error(bench("--gpus 2 --rendezvous-timeout 5"), "--rendezvous-timeout is for --ranks");
+  require_usage_error(bench("--gpus 2 --ranks --virtual-gpus"), "give one");
+  require_usage_error(bench("--gpus 2 --ranks --devices 0,1"), "--ranks: each rank takes its local GPU");
+  require_usage_error(bench("--gpus 2 --ranks"), "--ranks: no launcher's rank in the environment");
+  require_usage_error(with({{"RANK", "0"}, {"WORLD_SIZE", "2"}}, "--gpus 2 --ranks"),
+                      "--ranks: RANK is set (torchrun) but LOCAL_RANK is not");
+  require_usage_error(with({{"RANK", "0"}, {"WORLD_SIZE", "2"}, {"LOCAL_RANK", "0"}}, "--gpus 2 --ranks"),
+                      "--ranks: MASTER_ADDR is not set");
+  require_usage_error(with({{"SLURM_PROCID", "1"}, {"SLURM_NTASKS", "4"}, {"SLURM_LOCALID", "1"},
+                            {"SLURM_STEP_NODELIST", "gpu[01-02]"}, {"SLURM_JOB_ID", "77"}},
+                           "--gpus 8 --ranks"),
+                      "rank 1: --gpus 8 needs 8 ranks; the job has 4 (slurm)");
+  require_usage_error(with({{"RANK", "0"}, {"WORLD_SIZE", "2"}, {"LOCAL_RANK", "0"}, {"MASTER_ADDR", "127.0.0.1"},
+                            {"MASTER_PORT", "29500"}},
+                           "--gpus 2 --ranks --rendezvous-timeout 0"),
+                      "--rendezvous-timeout: seconds from 1 to 3600");
+  if (!flashlab::kernels::built_with_cuda()) {
+    // Every variable in place: next is the GPU, which a build without CUDA does not have.
+    require_usage_error(with({{"RANK", "0"}, {"WORLD_SIZE", "2"}, {"LOCAL_RANK", "0"}, {"MASTER_ADDR", "127.0.0.1"},
+                              {"MASTER_PORT", "29500"}},
+                             "--gpus 2 --ranks"),
+                        "rank 0: ");
+  }
+}

@@ -10,6 +10,7 @@
 #include <chrono>
 #include <memory>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "../support/loopback.hpp"
@@ -105,9 +106,10 @@ TEST_CASE("ring over NCCL: the timed run's transfers overlap the compute") {
 // ranks are threads of this process, each with its own rendezvous connection
 // and NCCL communicator (ncclCommInitRank), so the ranked code runs on the
 // real GPUs in every test run; scripts/device-run.sh ranks starts real
-// processes with torchrun. Every rank returns the same row, and the outputs
-// and gradients are bit for bit those of one process driving every GPU.
-TEST_CASE("ring over NCCL, a process per GPU (ranks as threads): the same row on every rank, the same bits as one "
+// processes with torchrun. Every rank returns the same row; the forward's
+// outputs are bit for bit those of one process driving every GPU, the
+// gradients equal them to the rounding of the rung's fp32 atomics.
+TEST_CASE("ring over NCCL, a process per GPU (ranks as threads): the same row on every rank, the outputs of one "
           "process") {
   struct Shape {
     sim::RingLayout layout;
@@ -170,9 +172,9 @@ TEST_CASE("ring over NCCL, a process per GPU (ranks as threads): the same row on
     REQUIRE(row.status == sim::RunStatus::ok);
     // The same row on every rank: the errors, the check, every GPU's steps and memory.
     CHECK(row.rel_error == single.rel_error);
-    CHECK(row.rel_error_grads == single.rel_error_grads);
     CHECK(row.check_note == single.check_note);
     CHECK(row.rel_error == rows[0].rel_error);
+    CHECK(row.rel_error_grads == rows[0].rel_error_grads);
     CHECK(row.forward.time_ms_median == rows[0].forward.time_ms_median);
     REQUIRE(row.backward.has_value());
     CHECK(row.backward->time_ms_median == rows[0].backward->time_ms_median);
@@ -180,15 +182,24 @@ TEST_CASE("ring over NCCL, a process per GPU (ranks as threads): the same row on
     CHECK(row.backward->steps.size() == single.backward->steps.size());
     CHECK(row.peak_allocated_bytes == single.peak_allocated_bytes);
     CHECK(row.peak_device_used_bytes.size() == static_cast<std::size_t>(P));
-    // The same bits.
+    // The forward's bits are one process's (comparisons as booleans: a
+    // mismatch of a million elements is not printed).
     const RingTensors& t = tensors[static_cast<std::size_t>(r)];
-    CHECK(t.q == one.q);
-    CHECK(t.k == one.k);
-    CHECK(t.o == one.o);
-    CHECK(t.lse == one.lse);
-    CHECK(t.dq == one.dq);
-    CHECK(t.dk == one.dk);
-    CHECK(t.dv == one.dv);
+    CHECK((t.q == one.q));
+    CHECK((t.k == one.k));
+    CHECK((t.o == one.o));
+    CHECK((t.lse == one.lse));
+    // The backward rung adds dQ (and the ring's dK, dV packages) with fp32
+    // atomics, whose order differs from run to run, in one process too: the
+    // gradients agree to their rounding, not bit for bit.
+    INFO("gradients against fp64: ranks " << row.rel_error_grads << ", one process " << single.rel_error_grads);
+    CHECK(row.rel_error_grads == Approx(single.rel_error_grads).epsilon(0.01));
+    for (auto [name, a, b] : {std::tuple{"dQ", &t.dq, &one.dq}, std::tuple{"dK", &t.dk, &one.dk},
+                              std::tuple{"dV", &t.dv, &one.dv}}) {
+      const double diff = ring_test::relative_difference(*a, *b, p.dtype);
+      INFO(name << ": ranks against one process " << diff);
+      CHECK(diff <= kernels::test::tolerance(p.dtype, single.rel_error_grads));
+    }
   }
   for (std::size_t k = 0; k < rows[0].forward.steps.size(); ++k) {
     const sim::RingMeasuredStep& s = rows[0].forward.steps[k];
