@@ -3,12 +3,16 @@
 // predicts against what the events measured; as text, JSON and CSV.
 #include <algorithm>
 #include <cmath>
+#include <fstream>
+#include <sstream>
 #include <limits>
 
 #include "flashlab/analysis/csv.hpp"
 #include "flashlab/analysis/report.hpp"
 #include "flashlab/analysis/ring_results.hpp"
+#include "flashlab/sim/assets.hpp"
 #include "flashlab/sim/format.hpp"
+#include "flashlab/sim/rung_timing.hpp"
 #include "results_json.hpp"
 #include "ring_text.hpp"
 
@@ -168,11 +172,26 @@ RingPlacement place_ring_run(const sim::RingMeasuredRun& run, const sim::RingTop
 }
 
 RingPlacement place_ring_run(const sim::RingMeasuredRuns& runs, std::size_t index, const sim::RingTopology& topo,
-                             const sim::RingComputeModel& cm) {
+                             const sim::RingComputeModel& cm, const sim::RungTimingSet* rungs) {
   if (index >= runs.runs.size())
     throw std::invalid_argument("run " + std::to_string(index) + " is not in the file (" +
                                 std::to_string(runs.runs.size()) + " runs)");
   const sim::RingMeasuredRun& run = runs.runs[index];
+  const sim::i64 d = run.problem.head_dim;
+  const sim::RungTiming* fwd = rungs ? rungs->find(run.kernel, d) : nullptr;
+  const sim::RungTiming* bwd =
+      rungs && run.backward && !run.backward_kernel.empty() ? rungs->find(run.backward_kernel, d) : nullptr;
+  if (fwd != nullptr && (!run.backward || bwd != nullptr)) {
+    sim::RingComputeModel launched = cm;
+    launched.forward_rung = *fwd;
+    if (bwd) launched.backward_rung = *bwd;
+    RingPlacement pl = place_ring_run(run, topo, launched);
+    pl.calibration = RingCalibration{};
+    pl.calibration.launch_model = true;
+    pl.calibration.note = "the rungs' launch model (" + run.kernel + (bwd ? " and " + run.backward_kernel : "") +
+                          " at d " + std::to_string(d) + "): " + fwd->source;
+    return pl;
+  }
   RingCalibration cal = calibrate_ring_efficiency(runs, run.problem, topo, cm);
   sim::RingComputeModel calibrated = cm;
   calibrated.efficiency = cal.forward;
@@ -254,6 +273,7 @@ nlohmann::json ring_placement_json(const RingPlacement& pl) {
                {{"forward", pl.calibration.forward},
                 {"backward", pl.calibration.backward ? json(*pl.calibration.backward) : json(nullptr)},
                 {"from_single_gpu_run", pl.calibration.from_single_gpu_run},
+                {"launch_model", pl.calibration.launch_model},
                 {"note", pl.calibration.note}}},
               {"notes", pl.notes},
               {"passes", std::move(passes)}};
@@ -276,6 +296,44 @@ std::vector<std::vector<std::string>> ring_placement_csv_rows(const RingPlacemen
                       opt(x.compute_error), opt(x.measured_transfer_ms), opt(x.predicted_transfer_ms),
                       opt(x.transfer_error), opt(x.measured_wait_ms), opt(x.predicted_wait_ms)});
   return rows;
+}
+
+std::optional<sim::RungTimingSet> rung_timing_for(const std::string& gpu) {
+  if (gpu.empty()) return std::nullopt;
+  for (const std::string& name : sim::asset_names("rungs")) {
+    const std::string path = sim::asset_path("rungs", name);
+    std::ifstream in(path);
+    std::ostringstream text;
+    text << in.rdbuf();
+    sim::RungTimingSet set;
+    try {
+      set = sim::parse_rung_timing_json(text.str(), path);
+    } catch (const std::invalid_argument&) {
+      continue;  // a file that is not a rung timing: not this GPU's
+    }
+    if (sim::lower(set.gpu) == sim::lower(gpu)) return set;
+  }
+  return std::nullopt;
+}
+
+std::optional<sim::InterconnectModel> measured_link_for(const sim::RingRunMeta& m) {
+  if (m.gpu_names.empty()) return std::nullopt;
+  const std::string kind = sim::lower(m.gpu_names.front());
+  for (const std::string& g : m.gpu_names)
+    if (sim::lower(g) != kind) return std::nullopt;  // GPUs of two kinds: no one link fits
+  const sim::InterconnectModel* best = nullptr;
+  for (const sim::InterconnectModel& link : sim::interconnect_presets()) {
+    if (link.kind != "measured" || link.gpus.empty()) continue;
+    bool same = true;
+    for (const std::string& g : link.gpus) same = same && sim::lower(g) == kind;
+    if (!same) continue;
+    const bool exact = link.gpus.size() == m.gpu_names.size();
+    if (best == nullptr || exact || (best->gpus.size() != m.gpu_names.size() && link.gpus.size() > best->gpus.size()))
+      best = &link;
+    if (exact) break;
+  }
+  if (best == nullptr) return std::nullopt;
+  return *best;
 }
 
 }  // namespace flashlab::analysis

@@ -17,6 +17,8 @@
 #include "flashlab/analysis/hierarchical_roofline.hpp"
 #include "flashlab/analysis/measured_profile.hpp"
 #include "flashlab/analysis/report.hpp"
+#include "flashlab/analysis/rung_timing_fit.hpp"
+#include "flashlab/sim/rung_timing.hpp"
 #include "flashlab/ceilings/ceilings.hpp"
 #include "flashlab/export/chart_export.hpp"
 
@@ -56,6 +58,14 @@ class CeilingsCommand : public Command {
     report_->add_option("profile", report_profile_, "a profile written by flashlab ceilings --out")->required();
     report_->add_option("--datasheet", report_datasheet_, "the preset to compare with (default: the one matching)");
 
+    rungs_ = app->add_subcommand("rungs", "fit the rungs' launch model (per launch, per CTA, per tile) to one-GPU "
+                                          "runs of a results file; no GPU needed");
+    rungs_->add_option("--results", rungs_results_, "results files of flashlab bench (repeat the flag): the rungs' "
+                                                    "runs on one GPU, e.g. --sweep perf of fa3_hopper, fa2_tc, "
+                                                    "fa2_tc_bwd")
+        ->required();
+    rungs_->add_option("--out", rungs_out_, "write the fitted constants (flashlab-rung-timing/1) to FILE");
+
     chart_ = app->add_subcommand("chart", "draw the hierarchical roofline (or a profile's bandwidth sweep); no GPU needed");
     chart_->add_option("--hw", hw_, "hardware preset or profile (a measured profile adds its mma.sync ceilings)")
         ->required();
@@ -68,11 +78,48 @@ class CeilingsCommand : public Command {
 
   int run() override {
     if (chart_->parsed()) return draw();
+    if (rungs_->parsed()) return fit_rungs();
     if (report_->parsed()) return report();
     return measure();
   }
 
  private:
+  // ---- the rungs' launch model ----
+
+  int fit_rungs() {
+    std::vector<std::pair<std::string, analysis::BenchResults>> files;
+    std::string origin;
+    for (const std::string& path : rungs_results_) {
+      try {
+        files.emplace_back(path, analysis::bench_from_file(path));
+      } catch (const std::exception& e) {
+        throw UsageError(std::string("--results: ") + e.what());
+      }
+      origin += (origin.empty() ? "" : " + ") + std::filesystem::path(path).filename().string();
+    }
+    if (!rungs_out_.empty()) require_output_folder("--out", rungs_out_);
+    analysis::RungTimingFits fits;
+    try {
+      fits = analysis::fit_rung_timings(analysis::merge_results(files).results, origin);
+    } catch (const std::exception& e) {
+      throw UsageError(std::string("--results: ") + e.what());
+    }
+    if (fits.fits.empty())
+      throw UsageError("--results: no rung with 3 or more successful one-GPU runs at one head dim (fa3_hopper, fa2_tc, "
+                       "fa2_tc_bwd) in " + origin);
+    std::cout << analysis::rung_timing_fits_text(fits);
+    if (!rungs_out_.empty()) {
+      try {
+        analysis::write_file_atomic(rungs_out_, sim::to_rung_timing_json(fits.set));
+      } catch (const std::runtime_error& e) {
+        throw UsageError(std::string("--out: ") + e.what());
+      }
+      std::cout << "wrote " << rungs_out_ << " (" << fits.set.rungs.size()
+                << " rungs); flashlab ring --rung-timing " << rungs_out_ << " uses it\n";
+    }
+    return 0;
+  }
+
   // ---- measuring ----
 
   int measure() {
@@ -209,6 +256,9 @@ class CeilingsCommand : public Command {
     for (const std::string& s : placed.skipped) std::cout << "left out: " << s << "\n";
   }
 
+  CLI::App* rungs_ = nullptr;
+  std::vector<std::string> rungs_results_;
+  std::string rungs_out_;
   CLI::App* chart_ = nullptr;
   CLI::App* report_ = nullptr;
   std::string report_profile_, report_datasheet_;

@@ -2,6 +2,7 @@
 // by step (sim/ring_schedule.hpp): the passes, each GPU's timeline, the
 // extrapolation over GPUs and sequence lengths, and measured ring runs placed
 // beside the simulation.
+#include <fstream>
 #include <iostream>
 #include <sstream>
 #include <optional>
@@ -13,6 +14,7 @@
 #include "flashlab/analysis/ring_charts.hpp"
 #include "flashlab/analysis/ring_extrapolation.hpp"
 #include "flashlab/analysis/ring_results.hpp"
+#include "flashlab/sim/rung_timing.hpp"
 #include "flashlab/sim/attention_models.hpp"
 #include "flashlab/sim/ring_schedule.hpp"
 
@@ -82,6 +84,10 @@ class RingCommand final : public Command {
                   "P = 1, 2, 4, 8 (one node) and 16, 32 (2 and 4 nodes) for N = 8K … 128K: where communication stops hiding");
     app->add_flag("--markdown", markdown_, "--extrapolate's table in Markdown");
     app->add_option("--results", results_, "a ring results file (flashlab bench --gpus): its runs beside the simulation");
+    app->add_option("--rung-timing", rung_timing_,
+                    "with --results: the rungs' launch model (flashlab ceilings rungs --out FILE), or 'none' for the "
+                    "efficiency of the file's one-GPU runs (default: the one fitted on the runs' GPU in "
+                    "assets/rungs, if any)");
     app->add_option("--chart", chart_,
                     "with --results: write a chart of its runs to --out instead (" + analysis::ring_chart_id_list(" | ") +
                         "; --layout picks the runs, --pass fwd or bwd the pass)");
@@ -264,19 +270,39 @@ class RingCommand final : public Command {
     return 0;
   }
 
-  int run_results(const sim::RingTopology& topo, sim::RingComputeModel cm) {
+  int run_results(sim::RingTopology topo, sim::RingComputeModel cm) {
     const sim::RingMeasuredRuns runs = read_results();
-    // Without --hw, the datasheet preset of the GPU the runs were measured on.
+    // Without --hw, the datasheet preset of the GPU the runs were measured on;
+    // without --link, the link measured between such GPUs, if there is one.
     if (!given("--hw"))
       if (auto hw = analysis::results_hardware(runs.meta.device, analysis::datasheet_presets())) cm.hw = *hw;
+    if (!given("--link"))
+      if (auto link = analysis::measured_link_for(runs.meta)) topo.intra = *link;
+    std::optional<sim::RungTimingSet> rungs;
+    if (rung_timing_.empty()) {
+      rungs = analysis::rung_timing_for(runs.meta.device.gpu);
+    } else if (rung_timing_ != "none") {
+      std::ifstream in(rung_timing_);
+      if (!in) throw UsageError("--rung-timing: cannot read '" + rung_timing_ + "'");
+      std::ostringstream text;
+      text << in.rdbuf();
+      try {
+        rungs = sim::parse_rung_timing_json(text.str(), rung_timing_);
+      } catch (const std::invalid_argument& e) {
+        throw UsageError(std::string("--rung-timing: ") + e.what());
+      }
+    }
     nlohmann::json all = nlohmann::json::array();
     std::vector<std::string> header = analysis::ring_placement_csv_header();
     header.insert(header.begin(), "run");
     std::string csv = analysis::csv_row(header);
+    std::vector<analysis::RingPlacement> placed;
+    std::vector<std::size_t> placed_index;
     if (!json_) {
       std::cout << "Measured ring runs from " << results_;
       if (!runs.meta.device.gpu.empty()) std::cout << " (" << runs.meta.device.gpu << ")";
-      std::cout << " beside the simulation on " << cm.hw.display_name << ", " << topo.intra.label << "\n\n";
+      std::cout << " beside the simulation on " << cm.hw.display_name << ", " << topo.intra.label
+                << (topo.intra.kind == "measured" ? " (measured)" : "") << "\n\n";
       std::cout << analysis::ring_table(runs) << "\n";
     }
     for (std::size_t k = 0; k < runs.runs.size(); ++k) {
@@ -289,10 +315,12 @@ class RingCommand final : public Command {
       }
       analysis::RingPlacement pl;
       try {
-        pl = analysis::place_ring_run(runs, k, topo, cm);
+        pl = analysis::place_ring_run(runs, k, topo, cm, rungs ? &*rungs : nullptr);
       } catch (const std::invalid_argument& e) {
         throw UsageError("--results: run " + std::to_string(k) + ": " + e.what());
       }
+      placed.push_back(pl);
+      placed_index.push_back(k);
       if (json_) {
         nlohmann::json j = analysis::ring_placement_json(pl);
         j["run"] = k;
@@ -306,13 +334,18 @@ class RingCommand final : public Command {
       }
     }
     write_output("--csv", csv_, csv);
-    if (json_) std::cout << all.dump(2) << "\n";
+    const analysis::RingScore score = analysis::score_ring_placements(placed, placed_index);
+    if (json_) {
+      std::cout << nlohmann::json{{"runs", all}, {"score", analysis::ring_score_json(score)}}.dump(2) << "\n";
+    } else {
+      std::cout << analysis::ring_score_text(score);
+    }
     return 0;
   }
 
   std::string model_, batch_ = "1", heads_, kv_heads_, seq_ = "32K", head_dim_, dtype_ = "bf16", gpus_ = "8",
                       per_node_ = "8", layout_ = "zigzag", pass_ = "fwd", hw_ = "H200-SXM-141GB", link_ = "nvlink4",
-                      inter_link_ = "ib-ndr", efficiency_ = "1", bwd_efficiency_, csv_, results_, chart_, steps_;
+                      inter_link_ = "ib-ndr", efficiency_ = "1", bwd_efficiency_, csv_, results_, chart_, steps_, rung_timing_;
   ChartOutput chart_out_;
   bool causal_ = true, timeline_ = false, json_ = false, extrapolate_ = false, markdown_ = false;
 };

@@ -30,6 +30,11 @@ double efficiency_of(const RingComputeModel& cm, RingPass pass) {
 }
 
 // FLOPs and HBM requests of one FlashAttention-2 pass on `ap`, and the bound.
+const RungTiming* rung_of(const RingComputeModel& cm, RingPass pass) {
+  const std::optional<RungTiming>& t = pass == RingPass::forward ? cm.forward_rung : cm.backward_rung;
+  return t ? &*t : nullptr;
+}
+
 RingBlockCost block_cost(const AttentionProblem& ap, RingPass pass, const RingComputeModel& cm) {
   SimOptions opt;
   opt.l2 = false;              // plain HBM requests: the L2 model is slow and per launch
@@ -359,13 +364,25 @@ double ring_convention_flops(const AttentionProblem& p, i64 pairs, RingPass pass
 }
 
 RingBlockCost ring_block_cost(const AttentionProblem& p, i64 n_q, i64 n_kv, ChunkVisibility v, RingPass pass,
-                              const RingComputeModel& cm) {
+                              const RingComputeModel& cm, bool folds) {
   if (v == ChunkVisibility::none) return {};
   const bool diagonal = v == ChunkVisibility::diagonal;
   if (diagonal && n_q != n_kv)
     throw std::invalid_argument("a diagonal chunk pair is one chunk against itself (n_q = n_kv), not " + dims(n_q) +
                                 " × " + dims(n_kv));
   RingBlockCost c = block_cost(block_problem(p, n_q, n_kv, diagonal), pass, cm);
+  if (const RungTiming* t = rung_of(cm, pass)) {
+    // What the ring adds to each CTA of the rung alone, at its share of the
+    // HBM bandwidth: the forward's epilogue reads and writes the running O
+    // (fp32) and logsumexp; the backward adds dK, dV into the travelling fp32
+    // sums (read and write) instead of writing them in the dtype once.
+    const double per_sm = cm.hw.hbm_bandwidth / static_cast<double>(std::max<i64>(1, cm.hw.sm_count));
+    const double d = static_cast<double>(p.head_dim), e = static_cast<double>(dtype_bytes(p.dtype));
+    double extra_bytes = 0;
+    if (pass == RingPass::forward && folds) extra_bytes = 2.0 * t->geometry.tiles.Br * (d * 4 + 4);
+    if (pass == RingPass::backward && folds) extra_bytes = 2.0 * t->geometry.tiles.Bc * d * (2 * 4 - e);
+    c.time_s = rung_launch(*t, p.batch * p.heads, n_q, n_kv, diagonal, cm.hw.sm_count, extra_bytes / per_sm).time_s;
+  }
   c.pairs = diagonal ? n_q * (n_q + 1) / 2 : n_q * n_kv;
   c.convention_flops = ring_convention_flops(p, c.pairs, pass);
   return c;
@@ -373,6 +390,8 @@ RingBlockCost ring_block_cost(const AttentionProblem& p, i64 n_q, i64 n_kv, Chun
 
 RingBlockCost ring_single_gpu_cost(const AttentionProblem& p, RingPass pass, const RingComputeModel& cm) {
   RingBlockCost c = block_cost(whole_problem(p), pass, cm);
+  if (const RungTiming* t = rung_of(cm, pass))
+    c.time_s = rung_launch(*t, p.batch * p.heads, p.seq_q, p.seq_q, p.causal, cm.hw.sm_count).time_s;
   c.pairs = p.causal ? p.seq_q * (p.seq_q + 1) / 2 : p.seq_q * p.seq_q;
   c.convention_flops = ring_convention_flops(p, c.pairs, pass);
   return c;
@@ -462,12 +481,39 @@ RingSimulation simulate_ring(const AttentionProblem& p, const RingTopology& topo
   const int P = p.gpus();
 
   // Each distinct block once: zig-zag chunks come in at most two sizes.
-  std::map<std::tuple<i64, i64, int, int>, RingBlockCost> cache;
-  auto cost = [&](i64 nq, i64 nkv, ChunkVisibility v, RingPass pass) -> const RingBlockCost& {
-    const auto key = std::make_tuple(nq, nkv, static_cast<int>(v), static_cast<int>(pass));
+  std::map<std::tuple<i64, i64, int, int, bool>, RingBlockCost> cache;
+  auto cost = [&](i64 nq, i64 nkv, ChunkVisibility v, RingPass pass, bool folds) -> const RingBlockCost& {
+    const auto key = std::make_tuple(nq, nkv, static_cast<int>(v), static_cast<int>(pass), folds);
     auto it = cache.find(key);
-    if (it == cache.end()) it = cache.emplace(key, ring_block_cost(p, nq, nkv, v, pass, cm)).first;
+    if (it == cache.end()) it = cache.emplace(key, ring_block_cost(p, nq, nkv, v, pass, cm, folds)).first;
     return it->second;
+  };
+  // A query chunk with more than one visible pair over the ring folds its
+  // partial outputs (and its key chunk's dK, dV travel as fp32 sums).
+  std::vector<bool> folds(part.chunks.size(), false);
+  for (std::size_t c = 0; c < part.chunks.size(); ++c) {
+    int visible = 0;
+    for (const RingChunk& kv : part.chunks) visible += chunk_visibility(part.chunks[c], kv, p.causal) != ChunkVisibility::none;
+    folds[c] = visible > 1;
+  }
+  const bool grouped = p.h_kv() != p.heads;
+  // A step's kernels besides the rung's, with the launch model only (they are
+  // memory-bound: bytes over the HBM bandwidth, a launch each): the backward
+  // zeroes the step's fp32 dK, dV, adds the arriving sum to them (from step
+  // 1), and at its last step rounds the finished package and dQ to the dtype.
+  auto step_kernels_s = [&](int r, int s, RingPass pass) -> double {
+    const RungTiming* t = rung_of(cm, pass);
+    if (t == nullptr || pass != RingPass::backward || P == 1) return 0.0;
+    const double pkg = static_cast<double>(kv_bytes(p, part.tokens_of(ring_kv_source(r, s, P)), 4));
+    const double bw = cm.hw.hbm_bandwidth, launch = t->launch_s;
+    double time = pkg / bw + launch;                     // zero the step's dK, dV
+    if (s >= 1) time += 3 * pkg / bw + launch;           // add the arriving sum
+    if (s == P - 1) {
+      const double e = static_cast<double>(dtype_bytes(p.dtype));
+      const double q = static_cast<double>(p.batch * p.heads * part.tokens_of(r) * p.head_dim);
+      time += pkg * (1 + e / 4) / bw + launch + q * (4 + e) / bw + launch;  // round dK, dV and dQ
+    }
+    return time;
   };
   auto step_work = [&](RingPass pass, std::vector<std::vector<double>>& t, std::vector<std::vector<i64>>& pairs) {
     t.assign(at(P), std::vector<double>(at(P), 0.0));
@@ -479,10 +525,13 @@ RingSimulation simulate_ring(const AttentionProblem& p, const RingTopology& topo
           for (int kc : part.held[at(owner)]) {
             const RingChunk& q = part.chunks[at(qc)];
             const RingChunk& k = part.chunks[at(kc)];
-            const RingBlockCost& c = cost(q.size(), k.size(), chunk_visibility(q, k, p.causal), pass);
+            // The backward sums dK, dV in fp32 whenever they travel or are grouped.
+            const bool f = pass == RingPass::forward ? folds[at(qc)] : (P > 1 || grouped || part.held[at(r)].size() > 1);
+            const RingBlockCost& c = cost(q.size(), k.size(), chunk_visibility(q, k, p.causal), pass, f);
             t[at(r)][at(s)] += c.time_s;
             pairs[at(r)][at(s)] += c.pairs;
           }
+        t[at(r)][at(s)] += step_kernels_s(r, s, pass);
       }
   };
 

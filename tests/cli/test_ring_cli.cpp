@@ -4,6 +4,8 @@
 // line with exit code 2 for bad input.
 #include <catch2/catch.hpp>
 
+#include <cmath>
+
 #include <algorithm>
 #include <fstream>
 #include <set>
@@ -120,17 +122,49 @@ TEST_CASE("ring --results places measured runs beside the simulation", "[cli][ri
     std::ofstream f(scratch().path() / "ring.json");
     f << analysis::ring_results_to_json(runs);
   }
-  const Run r = run_flashlab("ring --results ring.json");
+  const Run r = run_flashlab("ring --results ring.json --rung-timing none");
   INFO(r.err);
   REQUIRE(r.code == 0);
   CHECK(has(r.out, "calibrated from the P = 1 run"));
   CHECK(has(r.out, "predicted"));
   CHECK(has(r.out, "error"));
-  const Run j = run_flashlab("ring --results ring.json --json");
+  const Run j = run_flashlab("ring --results ring.json --json --rung-timing none");
   REQUIRE(j.code == 0);
-  const nlohmann::json placed = nlohmann::json::parse(j.out);
+  const nlohmann::json out = nlohmann::json::parse(j.out);
+  const nlohmann::json& placed = out["runs"];
   REQUIRE(placed.size() == 2);
   CHECK(placed[0]["efficiency"]["from_single_gpu_run"] == true);
+  // The score counts the multi-GPU passes only: the P = 1 run calibrates.
+  const nlohmann::json& score = out["score"];
+  int multi_gpu_passes = 0;
+  for (const nlohmann::json& placed_run : placed)
+    if (placed_run["problem"]["gpus"].get<int>() > 1) multi_gpu_passes += static_cast<int>(placed_run["passes"].size());
+  CHECK(multi_gpu_passes > 0);
+  CHECK(score["time"]["count"] == multi_gpu_passes);
+  CHECK(score["time"]["count"].get<int>() == score["time_long"]["count"].get<int>() + score["time_short"]["count"].get<int>());
+  double worst = 0, sum = 0;
+  for (const nlohmann::json& placed_run : placed)
+    if (placed_run["problem"]["gpus"].get<int>() > 1)
+      for (const nlohmann::json& p : placed_run["passes"]) {
+        const double e = p["time_error"].get<double>();
+        sum += std::fabs(e);
+        if (std::fabs(e) > std::fabs(worst)) worst = e;
+      }
+  CHECK(score["time"]["worst"].get<double>() == Approx(worst));
+  CHECK(score["time"]["mean_abs"].get<double>() == Approx(sum / multi_gpu_passes));
+  CHECK(has(r.out, "The model's score on this file"));
+  // By default the launch model fitted on an H200 (assets/rungs) times the
+  // compute: no efficiency from the file's P = 1 run, which becomes a prediction.
+  const Run l = run_flashlab("ring --results ring.json --json");
+  REQUIRE(l.code == 0);
+  const nlohmann::json lo = nlohmann::json::parse(l.out);
+  CHECK(lo["runs"][0]["efficiency"]["launch_model"] == true);
+  CHECK(lo["runs"][0]["efficiency"]["from_single_gpu_run"] == false);
+  CHECK_THAT(lo["runs"][0]["efficiency"]["note"].get<std::string>(), Catch::Contains("fitted to"));
+  CHECK(lo["score"]["time_one_gpu"]["count"].get<int>() > 0);
+  const Run bad = run_flashlab("ring --results ring.json --rung-timing nowhere.json");
+  CHECK(bad.code == 2);
+  CHECK(has(bad.err, "--rung-timing: cannot read 'nowhere.json'"));
 }
 
 TEST_CASE("ring --extrapolate --seq takes the lengths a small model is run at", "[cli][ring]") {

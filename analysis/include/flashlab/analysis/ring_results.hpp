@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstddef>
+#include <array>
 #include <optional>
 #include <string>
 #include <vector>
@@ -104,6 +105,7 @@ struct RingCalibration {
   double forward = 1.0;
   std::optional<double> backward;
   bool from_single_gpu_run = false;
+  bool launch_model = false;  // the rungs' launch model fitted on one GPU (no efficiency)
   std::string note;  // "calibrated from the P = 1 run (...)" or "as given (no P = 1 run ...)"
 };
 // From the P = 1 run of the same attention in `runs`: its measured time over
@@ -125,10 +127,47 @@ struct RingPlacement {
 RingPlacement place_ring_run(const sim::RingMeasuredRun& run, const sim::RingTopology& topo,
                              const sim::RingComputeModel& cm);
 // runs.runs[index] with the efficiency calibrated from the file's P = 1 run.
+// Where the compute model comes from, in this order: the rungs' launch model
+// (`rungs`, when it has the run's forward and backward rung at its head dim:
+// fitted on one GPU, no run of the file used), else the efficiency calibrated
+// from the file's P = 1 run of the same attention, else `cm` as given.
 RingPlacement place_ring_run(const sim::RingMeasuredRuns& runs, std::size_t index, const sim::RingTopology& topo,
-                             const sim::RingComputeModel& cm);
+                             const sim::RingComputeModel& cm, const sim::RungTimingSet* rungs = nullptr);
+
+// The rungs' launch model fitted on the GPU named `gpu` (assets/rungs/*.json,
+// `flashlab ceilings rungs --out`); nullopt when none is there.
+std::optional<sim::RungTimingSet> rung_timing_for(const std::string& gpu);
+// A measured link between GPUs of the runs' kind (assets/interconnects/measured):
+// the one measured on as many GPUs as the file used, else the one on the most;
+// nullopt when none.
+std::optional<sim::InterconnectModel> measured_link_for(const sim::RingRunMeta& m);
 
 std::string ring_placement_text(const RingPlacement& p, bool per_step = true);
+
+// How well the model did on a file's multi-GPU runs: per measure, the mean
+// and the worst of |predicted − measured| / measured over the passes placed
+// (P ≥ 2; the P = 1 runs calibrate and are left out), overall and split at
+// 16K tokens; the exposed communication, which is often near zero, as the
+// mean and worst absolute difference in ms.
+struct RingErrorStat {
+  int count = 0;
+  double mean_abs = 0;   // mean |error| (a fraction; ms for the exposed time)
+  double worst = 0;      // the error of largest magnitude, signed
+  std::string worst_at;  // "run 3 (P=4, 8K, causal), forward"
+};
+struct RingScore {
+  RingErrorStat time, time_long, time_short;  // every pass; N ≥ 16K; N < 16K
+  RingErrorStat time_one_gpu;                  // P = 1 passes the model did not calibrate on
+  RingErrorStat compute, comm, exposed_ms;
+  // Where the compute model came from: the multi-GPU runs calibrated on their
+  // problem's P = 1 run, the range of efficiencies that gave; the other runs' notes.
+  int from_single_gpu_runs = 0;
+  std::array<double, 2> forward_efficiency{1e9, -1e9}, backward_efficiency{1e9, -1e9};
+  std::vector<std::string> calibrations;
+};
+RingScore score_ring_placements(const std::vector<RingPlacement>& placed, const std::vector<std::size_t>& run_index);
+std::string ring_score_text(const RingScore& s);
+nlohmann::json ring_score_json(const RingScore& s);
 nlohmann::json ring_placement_json(const RingPlacement& p);
 std::vector<std::string> ring_placement_csv_header();
 std::vector<std::vector<std::string>> ring_placement_csv_rows(const RingPlacement& p);  // one per step placement

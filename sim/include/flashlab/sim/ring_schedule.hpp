@@ -50,6 +50,7 @@
 #include "flashlab/sim/problem.hpp"
 #include "flashlab/sim/ring_partition.hpp"
 #include "flashlab/sim/ring_problem.hpp"
+#include "flashlab/sim/rung_timing.hpp"
 #include "flashlab/sim/types.hpp"
 
 namespace flashlab::sim {
@@ -163,6 +164,13 @@ struct RingComputeModel {
   // The backward rung's, when it differs (a measured single-GPU backward gives it); unset: `efficiency`.
   std::optional<double> backward_efficiency;
   RingSteps steps = RingSteps::fused;  // how the kernels launch a step: what scratch memory they hold
+  // The rungs' launch model (rung_timing.hpp), fitted on one GPU: when set, a
+  // chunk pair's time is its launch's — waves of CTAs, each CTA's fixed cost
+  // and tiles, the launch — plus what the ring adds to it (the running O
+  // folded in the forward's epilogue, dK, dV added in fp32 in the
+  // backward's), and each step's other kernels are timed too; the efficiency
+  // is then not used for that pass.
+  std::optional<RungTiming> forward_rung, backward_rung;
 };
 std::vector<RingSetupError> validate(const RingComputeModel& cm, DType dtype);  // empty when usable
 
@@ -179,8 +187,10 @@ struct RingBlockCost {
   i64 pairs = 0;                // visible (query, key) pairs
   double convention_flops = 0;
 };
+// `folds`: the pair's partial output folds into a running one (its query
+// chunk has more pairs over the ring) — what the launch model adds per CTA.
 RingBlockCost ring_block_cost(const AttentionProblem& p, i64 n_q, i64 n_kv, ChunkVisibility v, RingPass pass,
-                              const RingComputeModel& cm);
+                              const RingComputeModel& cm, bool folds = false);
 // The same whole problem (N × N, B·H heads) on one GPU: the pass's bound
 // from the same counts, at the same efficiency.
 RingBlockCost ring_single_gpu_cost(const AttentionProblem& p, RingPass pass, const RingComputeModel& cm);

@@ -1,0 +1,119 @@
+// The rungs' launch model: CTAs, visits and waves from the compiled tiles,
+// the makespan by hand on small launches, the file format; and the fit
+// recovering constants it was given (analysis/rung_timing_fit.hpp).
+#include <catch2/catch.hpp>
+
+#include "flashlab/analysis/rung_timing_fit.hpp"
+#include "flashlab/sim/ring_schedule.hpp"
+#include "flashlab/sim/rung_timing.hpp"
+
+using namespace flashlab;
+using sim::i64;
+
+namespace {
+sim::RungTiming timing(const std::string& rung, i64 d, double launch_us, double cta_us, double tile_us) {
+  sim::RungTiming t;
+  t.geometry = *sim::rung_geometry(rung, d);
+  t.launch_s = launch_us * 1e-6;
+  t.cta_s = cta_us * 1e-6;
+  t.tile_s = tile_us * 1e-6;
+  return t;
+}
+}  // namespace
+
+TEST_CASE("rung timing: the geometry is the compiled configuration's") {
+  const auto f = sim::rung_geometry("fa3_hopper", 128);
+  REQUIRE(f);
+  CHECK(f->tiles.Br == 128);
+  CHECK(f->tiles.Bc == 128);
+  CHECK(f->ctas_per_sm == 1);
+  CHECK(f->axis == sim::CtaAxis::row_blocks);
+  const auto b = sim::rung_geometry("fa2_tc_bwd", 128);
+  REQUIRE(b);
+  CHECK(b->axis == sim::CtaAxis::column_blocks);
+  CHECK(b->pass == sim::Pass::bwd);
+  CHECK_FALSE(sim::rung_geometry("fa3_hopper", 96));
+  CHECK_FALSE(sim::rung_geometry("fa1", 64));
+}
+
+TEST_CASE("rung timing: whole waves when every CTA is alike, the makespan by hand under the mask") {
+  const sim::RungTiming t = timing("fa3_hopper", 128, 5, 3, 2);
+  // 2 heads × 1024 tokens: 8 row blocks of 8 column blocks each, 16 CTAs on 10 SMs: 2 waves of 3 + 2·8 µs.
+  sim::RungLaunch l = sim::rung_launch(t, 2, 1024, 1024, false, 10);
+  CHECK(l.ctas == 16);
+  CHECK(l.slots == 10);
+  CHECK(l.tiles == Approx(128));
+  CHECK(l.time_s == Approx((5 + 2 * (3 + 16)) * 1e-6));
+  // One head, causal, 4 row blocks visiting 4, 3, 2, 1 column blocks (heaviest first) on 2 SMs:
+  // SM a: 4 (11 µs), then 1 (+5) = 16; SM b: 3 (9), then 2 (+7) = 16.
+  l = sim::rung_launch(t, 1, 512, 512, true, 2);
+  CHECK(l.ctas == 4);
+  CHECK(l.tiles == Approx(10));
+  CHECK(l.time_s == Approx((5 + 16) * 1e-6));
+  // The backward's CTAs go over column blocks: column block j sees T_r − j row blocks under the mask.
+  const sim::RungTiming b = timing("fa2_tc_bwd", 128, 0, 0, 1);  // B_c 128, B_r 64: 8 row blocks a 512-token chunk
+  l = sim::rung_launch(b, 1, 512, 512, true, 100);
+  CHECK(l.ctas == 4);
+  CHECK(l.tiles == Approx(8 + 6 + 4 + 2));
+  CHECK(l.time_s == Approx(8e-6));
+  // What the ring adds to each CTA.
+  CHECK(sim::rung_launch(t, 2, 1024, 1024, false, 10, 1e-6).time_s == Approx((5 + 2 * (4 + 16)) * 1e-6));
+  CHECK_THROWS_AS(sim::rung_launch(t, 1, 512, 1024, true, 2), std::invalid_argument);
+}
+
+TEST_CASE("rung timing: the file round-trips, a bad one is refused with its field") {
+  sim::RungTimingSet s;
+  s.gpu = "NVIDIA H200";
+  s.sm_count = 132;
+  s.rungs.push_back(timing("fa3_hopper", 128, 4.9, 3.2, 1.731));
+  s.rungs.back().source = "fitted to 30 runs";
+  const sim::RungTimingSet r = sim::parse_rung_timing_json(sim::to_rung_timing_json(s), "x.json");
+  REQUIRE(r.rungs.size() == 1);
+  CHECK(r.gpu == "NVIDIA H200");
+  CHECK(r.find("fa3_hopper", 128)->tile_s == Approx(1.731e-6));
+  CHECK(r.find("fa3_hopper", 64) == nullptr);
+  CHECK_THROWS_WITH(sim::parse_rung_timing_json(R"({"format":"flashlab-rung-timing/1","gpu":"x","sm_count":1,
+      "rungs":[{"rung":"fa3_hopper","head_dim":96,"launch_us":1,"cta_us":1,"tile_us":1}]})", "y.json"),
+                    Catch::Contains("y.json: rungs[0]: no compiled configuration of 'fa3_hopper' at head dim 96"));
+  CHECK_THROWS_WITH(sim::parse_rung_timing_json(R"({"format":"flashlab-rung-timing/1","gpu":"x","sm_count":1,
+      "rungs":[{"rung":"fa3_hopper","head_dim":128,"launch_us":1,"cta_us":1,"tile_us":0}]})", "y.json"),
+                    Catch::Contains("rungs[0].tile_us"));
+}
+
+TEST_CASE("rung timing: the fit recovers the constants that made its runs") {
+  const sim::RungTiming truth = timing("fa3_hopper", 128, 4.0, 6.0, 1.7);
+  std::vector<analysis::RungTimingPoint> pts;
+  for (i64 heads : {4, 16, 64})
+    for (i64 n : {1024, 4096, 16384})
+      for (bool causal : {false, true})
+        pts.push_back({heads, n, n, causal, sim::rung_launch(truth, heads, n, n, causal, 132).time_s});
+  const analysis::RungTimingFit f = analysis::fit_rung_timing(truth.geometry, pts, 132);
+  CHECK(f.timing.launch_s == Approx(truth.launch_s).epsilon(0.02));
+  CHECK(f.timing.cta_s == Approx(truth.cta_s).epsilon(0.02));
+  CHECK(f.timing.tile_s == Approx(truth.tile_s).epsilon(0.01));
+  CHECK(f.mean_abs_error < 1e-3);
+  CHECK_THROWS_AS(analysis::fit_rung_timing(truth.geometry, {pts[0], pts[1]}, 132), std::invalid_argument);
+}
+
+TEST_CASE("rung timing: with the launch model a ring's one-GPU time is the rung's launch, and a folding pair costs more") {
+  sim::AttentionProblem p = sim::default_ring_problem();
+  p.batch = 1;
+  p.heads = 16;
+  p.kv_heads = 16;
+  p.seq_q = 8192;
+  p.head_dim = 128;
+  p.causal = true;
+  p.parallel_part().gpus = 2;
+  sim::RingComputeModel cm;
+  cm.hw = sim::load_hardware("H200-SXM-141GB");
+  cm.forward_rung = timing("fa3_hopper", 128, 4.9, 3.2, 1.731);
+  const double one = sim::ring_single_gpu_cost(p, sim::RingPass::forward, cm).time_s;
+  CHECK(one == Approx(sim::rung_launch(*cm.forward_rung, 16, 8192, 8192, true, cm.hw.sm_count).time_s));
+  const double plain = sim::ring_block_cost(p, 2048, 2048, sim::ChunkVisibility::full, sim::RingPass::forward, cm).time_s;
+  const double folding =
+      sim::ring_block_cost(p, 2048, 2048, sim::ChunkVisibility::full, sim::RingPass::forward, cm, true).time_s;
+  CHECK(folding > plain);
+  // The efficiency no longer enters the pass it times.
+  cm.efficiency = 0.5;
+  CHECK(sim::ring_single_gpu_cost(p, sim::RingPass::forward, cm).time_s == Approx(one));
+}
