@@ -223,9 +223,10 @@ void panel_ring_controls(AppState& s) {
                     "to H heads by a copy, each chunk pair's O, dQ, dK, dV merged or added by separate kernels.");
       }
     }
-    ImGui::Checkbox("efficiency from its P = 1 run", &in.calibrate);
-    help_marker("The prediction beside a measured run takes its compute efficiency from the file's one-GPU run "
-                "of the same attention (its measured time against the bound), when the file has one.");
+    ImGui::Checkbox("calibrated on the GPU", &in.calibrate);
+    help_marker("The prediction beside a measured run times its chunk pairs with the rungs' launch model fitted on "
+                "that GPU (assets/rungs: waves of CTAs, per CTA, per tile), when there is one; else it takes its "
+                "compute efficiency from the file's one-GPU run of the same attention. Off: the efficiency above.");
   }
 
   // The status of the inputs: errors in red, notes below.

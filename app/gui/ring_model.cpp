@@ -361,7 +361,8 @@ void place_measured(AppState& s, RingModel& m) {
   }
   const sim::RingMeasuredRun& run = res.runs.runs[static_cast<size_t>(k)];
   try {
-    mv.placement = in.calibrate ? analysis::place_ring_run(res.runs, static_cast<size_t>(k), m.topology, m.compute)
+    mv.placement = in.calibrate ? analysis::place_ring_run(res.runs, static_cast<size_t>(k), m.topology, m.compute,
+                                                           res.rungs ? &*res.rungs : nullptr)
                                 : analysis::place_ring_run(run, m.topology, m.compute);
   } catch (const std::exception& e) {
     mv.why_none = "run " + std::to_string(k + 1) + " cannot be placed beside the model: " + e.what();
@@ -661,6 +662,7 @@ void open_ring_results(AppState& s, const std::string& path) {
   RingResults& r = s.ring.results;
   try {
     r.runs = analysis::ring_results_from_file(path);
+    r.rungs = analysis::rung_timing_for(r.runs.meta.device.gpu);
     r.have = true;
     r.source = path;
     r.path = path;

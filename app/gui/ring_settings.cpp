@@ -101,7 +101,7 @@ const std::vector<RingSettingRow>& ring_setting_rows() {
        }},
       {{"efficiency", "number", "fraction of the block's bound the rung reaches"}, FLASHLAB_RING_TEXT(efficiency)},
       {{"compare_layouts", "bool", "the other layout's timeline under this one, on the same axis"}, FLASHLAB_RING_BOOL(compare_layouts)},
-      {{"calibrate", "bool", "a measured run's prediction takes its efficiency from the file's P = 1 run"}, FLASHLAB_RING_BOOL(calibrate)},
+      {{"calibrate", "bool", "a measured run's prediction: the GPU's rung launch model, else the file's P = 1 run"}, FLASHLAB_RING_BOOL(calibrate)},
       {{"step", "number", "the step shown, from 0 (the last is P − 1)"}, set_step},
       {{"run", "number", "the measured run shown: its number in the results file, from 1"}, set_run},
       {{"steps", "fused | pairwise", "the measured run's steps: how they launched their kernels"}, set_steps},

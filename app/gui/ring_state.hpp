@@ -13,6 +13,7 @@
 
 #include "flashlab/analysis/ring_results.hpp"
 #include "flashlab/sim/ring_measurement.hpp"
+#include "flashlab/sim/rung_timing.hpp"
 #include "flashlab/sim/ring_schedule.hpp"
 
 namespace flashlab::gui {
@@ -149,6 +150,9 @@ struct RingResults {
   std::string source;                      // the file opened
   std::string error;                       // the last open's failure
   std::uint64_t generation = 0;            // bumps at every open: the model matches again
+  // The rungs' launch model fitted on the runs' GPU (assets/rungs), if any:
+  // what a calibrated prediction times its chunk pairs with.
+  std::optional<sim::RungTimingSet> rungs;
 };
 
 struct RingState {
