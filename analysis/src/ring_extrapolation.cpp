@@ -89,10 +89,14 @@ std::string ring_summary_text(const sim::RingSimulation& s, const sim::RingTopol
   out += "  links     inside a node (" + std::to_string(topo.gpus_per_node) + " GPUs): " + link_line(topo.intra) + "\n";
   if (nodes > 1)
     out += "            between the " + std::to_string(nodes) + " nodes: " + link_line(topo.inter) + "\n";
-  out += "  compute   FlashAttention-2's FLOPs and HBM requests per chunk pair (no L2), bound max(FLOPs/peak, "
-         "bytes/bandwidth) at efficiency " +
-         sim::fixed(cm.efficiency, 3) +
-         (cm.backward_efficiency ? " (backward " + sim::fixed(*cm.backward_efficiency, 3) + ")" : std::string()) + "\n";
+  if (cm.rung_set)
+    out += "  compute   each chunk pair's launch: waves of CTAs, per CTA, per tile (the rungs' launch model fitted on " +
+           cm.rung_set->gpu + "; docs/multi-gpu.md)\n";
+  else
+    out += "  compute   FlashAttention-2's FLOPs and HBM requests per chunk pair (no L2), bound max(FLOPs/peak, "
+           "bytes/bandwidth) at efficiency " +
+           sim::fixed(cm.efficiency, 3) +
+           (cm.backward_efficiency ? " (backward " + sim::fixed(*cm.backward_efficiency, 3) + ")" : std::string()) + "\n";
   TextTable t({"pass", "time ms", "compute ms", "comm ms", "exposed ms", "of it tail", "overlap", "idle ms",
                "MB received/step", "TFLOP/s/GPU"});
   for (const sim::RingPassResult* r : {&s.forward, s.backward ? &*s.backward : nullptr}) {

@@ -15,6 +15,7 @@
 #include "flashlab/analysis/ring_extrapolation.hpp"
 #include "flashlab/analysis/ring_results.hpp"
 #include "flashlab/sim/rung_timing.hpp"
+#include "flashlab/sim/assets.hpp"
 #include "flashlab/sim/attention_models.hpp"
 #include "flashlab/sim/ring_schedule.hpp"
 
@@ -85,9 +86,9 @@ class RingCommand final : public Command {
     app->add_flag("--markdown", markdown_, "--extrapolate's table in Markdown");
     app->add_option("--results", results_, "a ring results file (flashlab bench --gpus): its runs beside the simulation");
     app->add_option("--rung-timing", rung_timing_,
-                    "with --results: the rungs' launch model (flashlab ceilings rungs --out FILE), or 'none' for the "
-                    "efficiency of the file's one-GPU runs (default: the one fitted on the runs' GPU in "
-                    "assets/rungs, if any)");
+                    "the rungs' launch model (flashlab ceilings rungs --out FILE; a name of assets/rungs): a chunk "
+                    "pair's time from its launch instead of the bound over --efficiency. With --results: default "
+                    "the one fitted on the runs' GPU, 'none' for the efficiency of the file's one-GPU runs");
     app->add_option("--chart", chart_,
                     "with --results: write a chart of its runs to --out instead (" + analysis::ring_chart_id_list(" | ") +
                         "; --layout picks the runs, --pass fwd or bwd the pass)");
@@ -138,8 +139,33 @@ class RingCommand final : public Command {
     return t;
   }
 
+  // --rung-timing FILE (nullopt for 'none' or not given).
+  std::optional<sim::RungTimingSet> load_rung_timing() const {
+    if (rung_timing_.empty() || rung_timing_ == "none") return std::nullopt;
+    std::string path = rung_timing_;
+    if (!sim::names_a_file(path)) {
+      path = sim::asset_path("rungs", rung_timing_);
+      if (path.empty())
+        throw UsageError("--rung-timing: " +
+                         sim::unknown_asset_message("rung timing", rung_timing_, sim::asset_names("rungs"),
+                                                    "or a file written by flashlab ceilings rungs --out, or none"));
+    }
+    std::ifstream in(path);
+    if (!in) throw UsageError("--rung-timing: cannot read '" + path + "'");
+    std::ostringstream text;
+    text << in.rdbuf();
+    try {
+      return sim::parse_rung_timing_json(text.str(), path);
+    } catch (const std::invalid_argument& e) {
+      throw UsageError(std::string("--rung-timing: ") + e.what());
+    }
+  }
+
   sim::RingComputeModel compute_model() const {
     sim::RingComputeModel cm;
+    // A simulation or an extrapolation times its chunk pairs with the launch
+    // model when one is named (with --results each run takes its GPU's).
+    if (results_.empty()) cm.rung_set = load_rung_timing();
     cm.hw = load_hw(hw_);
     cm.efficiency = parse_efficiency("--efficiency", efficiency_);
     if (!bwd_efficiency_.empty()) cm.backward_efficiency = parse_efficiency("--bwd-efficiency", bwd_efficiency_);
@@ -219,8 +245,11 @@ class RingCommand final : public Command {
     const sim::AttentionProblem& p = shapes.front().problem;
     std::cout << "Ring attention extrapolated on " << cm.hw.display_name << ": B=" << p.batch << " "
               << sim::to_string(p.dtype) << (p.causal ? " causal" : " non-causal") << " "
-              << sim::ring_layout_name(p.layout()) << ", " << (p.backward() ? "fwd+bwd" : "fwd") << ", efficiency "
-              << sim::fixed(cm.efficiency, 2) << "\n";
+              << sim::ring_layout_name(p.layout()) << ", " << (p.backward() ? "fwd+bwd" : "fwd") << ", "
+              << (cm.rung_set ? "the rungs' launch model fitted on " + cm.rung_set->gpu + " (--rung-timing " +
+                                    rung_timing_ + ")"
+                              : "efficiency " + sim::fixed(cm.efficiency, 2))
+              << "\n";
     std::cout << "  inside a node of " << topo.gpus_per_node << ": " << topo.intra.label << ", "
               << sim::fixed(topo.intra.bandwidth / 1e9, 0) << " GB/s; between nodes: " << topo.inter.label << ", "
               << sim::fixed(topo.inter.bandwidth / 1e9, 0) << " GB/s (one direction)\n";
@@ -278,20 +307,8 @@ class RingCommand final : public Command {
       if (auto hw = analysis::results_hardware(runs.meta.device, analysis::datasheet_presets())) cm.hw = *hw;
     if (!given("--link"))
       if (auto link = analysis::measured_link_for(runs.meta)) topo.intra = *link;
-    std::optional<sim::RungTimingSet> rungs;
-    if (rung_timing_.empty()) {
-      rungs = analysis::rung_timing_for(runs.meta.device.gpu);
-    } else if (rung_timing_ != "none") {
-      std::ifstream in(rung_timing_);
-      if (!in) throw UsageError("--rung-timing: cannot read '" + rung_timing_ + "'");
-      std::ostringstream text;
-      text << in.rdbuf();
-      try {
-        rungs = sim::parse_rung_timing_json(text.str(), rung_timing_);
-      } catch (const std::invalid_argument& e) {
-        throw UsageError(std::string("--rung-timing: ") + e.what());
-      }
-    }
+    std::optional<sim::RungTimingSet> rungs =
+        rung_timing_.empty() ? analysis::rung_timing_for(runs.meta.device.gpu) : load_rung_timing();
     nlohmann::json all = nlohmann::json::array();
     std::vector<std::string> header = analysis::ring_placement_csv_header();
     header.insert(header.begin(), "run");

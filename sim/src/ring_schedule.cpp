@@ -30,9 +30,13 @@ double efficiency_of(const RingComputeModel& cm, RingPass pass) {
 }
 
 // FLOPs and HBM requests of one FlashAttention-2 pass on `ap`, and the bound.
-const RungTiming* rung_of(const RingComputeModel& cm, RingPass pass) {
+const RungTiming* rung_of(const RingComputeModel& cm, RingPass pass, i64 head_dim) {
   const std::optional<RungTiming>& t = pass == RingPass::forward ? cm.forward_rung : cm.backward_rung;
-  return t ? &*t : nullptr;
+  if (t) return &*t;
+  if (!cm.rung_set) return nullptr;
+  if (pass == RingPass::backward) return cm.rung_set->find("fa2_tc_bwd", head_dim);
+  if (const RungTiming* h = cm.rung_set->find("fa3_hopper", head_dim)) return h;
+  return cm.rung_set->find("fa2_tc", head_dim);
 }
 
 RingBlockCost block_cost(const AttentionProblem& ap, RingPass pass, const RingComputeModel& cm) {
@@ -371,7 +375,7 @@ RingBlockCost ring_block_cost(const AttentionProblem& p, i64 n_q, i64 n_kv, Chun
     throw std::invalid_argument("a diagonal chunk pair is one chunk against itself (n_q = n_kv), not " + dims(n_q) +
                                 " × " + dims(n_kv));
   RingBlockCost c = block_cost(block_problem(p, n_q, n_kv, diagonal), pass, cm);
-  if (const RungTiming* t = rung_of(cm, pass)) {
+  if (const RungTiming* t = rung_of(cm, pass, p.head_dim)) {
     // What the ring adds to each CTA of the rung alone, at its share of the
     // HBM bandwidth: the forward's epilogue reads and writes the running O
     // (fp32) and logsumexp; the backward adds dK, dV into the travelling fp32
@@ -390,7 +394,7 @@ RingBlockCost ring_block_cost(const AttentionProblem& p, i64 n_q, i64 n_kv, Chun
 
 RingBlockCost ring_single_gpu_cost(const AttentionProblem& p, RingPass pass, const RingComputeModel& cm) {
   RingBlockCost c = block_cost(whole_problem(p), pass, cm);
-  if (const RungTiming* t = rung_of(cm, pass))
+  if (const RungTiming* t = rung_of(cm, pass, p.head_dim))
     c.time_s = rung_launch(*t, p.batch * p.heads, p.seq_q, p.seq_q, p.causal, cm.hw.sm_count).time_s;
   c.pairs = p.causal ? p.seq_q * (p.seq_q + 1) / 2 : p.seq_q * p.seq_q;
   c.convention_flops = ring_convention_flops(p, c.pairs, pass);
@@ -502,7 +506,7 @@ RingSimulation simulate_ring(const AttentionProblem& p, const RingTopology& topo
   // zeroes the step's fp32 dK, dV, adds the arriving sum to them (from step
   // 1), and at its last step rounds the finished package and dQ to the dtype.
   auto step_kernels_s = [&](int r, int s, RingPass pass) -> double {
-    const RungTiming* t = rung_of(cm, pass);
+    const RungTiming* t = rung_of(cm, pass, p.head_dim);
     if (t == nullptr || pass != RingPass::backward || P == 1) return 0.0;
     const double pkg = static_cast<double>(kv_bytes(p, part.tokens_of(ring_kv_source(r, s, P)), 4));
     const double bw = cm.hw.hbm_bandwidth, launch = t->launch_s;

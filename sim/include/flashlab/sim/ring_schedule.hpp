@@ -171,6 +171,9 @@ struct RingComputeModel {
   // backward's), and each step's other kernels are timed too; the efficiency
   // is then not used for that pass.
   std::optional<RungTiming> forward_rung, backward_rung;
+  // Or a GPU's whole set: the forward rung the ring runs on Hopper
+  // (fa3_hopper, else fa2_tc) and fa2_tc_bwd, at the problem's head dim.
+  std::optional<RungTimingSet> rung_set;
 };
 std::vector<RingSetupError> validate(const RingComputeModel& cm, DType dtype);  // empty when usable
 
