@@ -1,7 +1,9 @@
-// The ring over NCCL between real GPUs (one communicator per GPU, one
-// process): on every GPU the machine shows (at least 2), the output and the
-// gradients equal the single-GPU result and fp64 — causal and not, both
-// layouts, grouped-query heads, N not divisible by P. Without 2 GPUs the
+// The ring over NCCL between real GPUs, both ways of driving them — one
+// process with a communicator per GPU, and a rank per GPU (here threads, each
+// with its own rendezvous connection and communicator): on every GPU the
+// machine shows (at least 2), the output and the gradients equal the
+// single-GPU result and fp64 — causal and not, both layouts, grouped-query
+// heads, N not divisible by P, fused and pairwise steps. Without 2 GPUs the
 // binary reports SKIPPED (exit 77).
 #include <catch2/catch.hpp>
 
@@ -28,24 +30,25 @@ int gpu_count() {
   if (cudaGetDeviceCount(&n) != cudaSuccess) return 0;
   return n;
 }
+// The shapes both ways of driving the GPUs are tested on: causal and not, both
+// layouts, grouped-query heads, N not divisible by P, both dtypes.
+struct RingShape {
+  sim::RingLayout layout;
+  bool causal;
+  sim::i64 heads, kv_heads, seq, d;
+  sim::DType dtype;
+};
+const std::vector<RingShape> kRingShapes{
+    {sim::RingLayout::zigzag, true, 4, 4, 4097, 128, sim::DType::bf16},
+    {sim::RingLayout::contiguous, true, 4, 2, 1999, 64, sim::DType::bf16},
+    {sim::RingLayout::zigzag, false, 3, 1, 1000, 64, sim::DType::fp16},
+    {sim::RingLayout::contiguous, false, 2, 2, 515, 128, sim::DType::fp16},
+    {sim::RingLayout::zigzag, true, 8, 2, 8192, 64, sim::DType::bf16},
+};
 }  // namespace
 
 TEST_CASE("ring over NCCL: O, dQ, dK, dV on every GPU equal one GPU and fp64") {
-  struct Shape {
-    sim::RingLayout layout;
-    bool causal;
-    sim::i64 heads, kv_heads, seq, d;
-    sim::DType dtype;
-  };
-  using L = sim::RingLayout;
-  using T = sim::DType;
-  const Shape shape = GENERATE(values<Shape>({
-      {L::zigzag, true, 4, 4, 4097, 128, T::bf16},
-      {L::contiguous, true, 4, 2, 1999, 64, T::bf16},
-      {L::zigzag, false, 3, 1, 1000, 64, T::fp16},
-      {L::contiguous, false, 2, 2, 515, 128, T::fp16},
-      {L::zigzag, true, 8, 2, 8192, 64, T::bf16},
-  }));
+  const RingShape shape = GENERATE(from_range(kRingShapes));
   sim::AttentionProblem p = sim::default_ring_problem();
   p.parallel_part().gpus = gpu_count();
   p.parallel_part().layout = shape.layout;
@@ -111,24 +114,18 @@ TEST_CASE("ring over NCCL: the timed run's transfers overlap the compute") {
 // gradients equal them to the rounding of the rung's fp32 atomics.
 TEST_CASE("ring over NCCL, a process per GPU (ranks as threads): the same row on every rank, the outputs of one "
           "process") {
-  struct Shape {
-    sim::RingLayout layout;
-    bool causal;
-    sim::i64 heads, kv_heads, seq, d;
-    sim::DType dtype;
-  };
-  using L = sim::RingLayout;
-  using T = sim::DType;
-  const Shape shape = GENERATE(values<Shape>({
-      {L::zigzag, true, 8, 2, 4099, 128, T::bf16},
-      {L::contiguous, false, 3, 3, 1000, 64, T::fp16},
-  }));
+  // The one-process tests' shapes, and a batch of two over grouped heads.
+  std::vector<RingShape> shapes = kRingShapes;
+  shapes.push_back({sim::RingLayout::zigzag, true, 8, 2, 4099, 128, sim::DType::bf16});
+  const std::size_t which = GENERATE(range<std::size_t>(0, 6));
+  const RingShape shape = shapes.at(which);
+  const RingSteps steps = GENERATE(RingSteps::fused, RingSteps::pairwise);
   const int P = gpu_count();
   sim::AttentionProblem p = sim::default_ring_problem();
   p.parallel_part().gpus = P;
   p.parallel_part().layout = shape.layout;
   p.causal = shape.causal;
-  p.batch = 2;
+  p.batch = which == 5 ? 2 : 1;
   p.heads = shape.heads;
   p.kv_heads = shape.kv_heads;
   p.seq_q = shape.seq;
@@ -138,8 +135,9 @@ TEST_CASE("ring over NCCL, a process per GPU (ranks as threads): the same row on
   RingOptions o;
   o.repeats = 3;
   o.check = CheckMode::sampled;
+  o.steps = steps;
   o.seed = kernels::test::fresh_seed();
-  INFO(ring_test::describe(p) << ", seed " << o.seed);
+  INFO(ring_test::describe(p) << ", " << ring_steps_name(steps) << " steps, seed " << o.seed);
 
   RingTensors one;
   const sim::RingMeasuredRun single = run_ring(p, o, &one);
