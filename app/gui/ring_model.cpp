@@ -683,11 +683,21 @@ void open_ring_results(AppState& s, const std::string& path) {
       shown = named ? in.run_choice : ring_run_to_open(r.runs, in.steps);
       ring_inputs_from_run(in, r.runs, shown);
     }
+    // The link measured between GPUs of the file's kind, when one is in
+    // assets/interconnects/measured, replaces the datasheet's default (as
+    // flashlab ring --results does); a link chosen before stays.
+    std::string link_note;
+    if (in.intra == RingInputs{}.intra)
+      if (const auto link = analysis::measured_link_for(r.runs.meta)) {
+        in.intra = link->id;
+        link_note = "; the link inside a node: " + link->id + " (measured)";
+      }
     s.view.status = "opened " + path + ": " + std::to_string(r.runs.runs.size()) + " ring runs" +
                     (example ? " (an EXAMPLE file: not measured)" : "") +
                     (shown >= 0 ? "; showing " + ring_run_label(r.runs.runs[static_cast<size_t>(shown)],
                                                                 static_cast<size_t>(shown))
-                                : "; none of them ok");
+                                : "; none of them ok") +
+                    link_note;
     s.view.status_is_error = false;
   } catch (const std::exception& e) {
     r.error = e.what();
