@@ -3,8 +3,6 @@
 // predicts against what the events measured; as text, JSON and CSV.
 #include <algorithm>
 #include <cmath>
-#include <fstream>
-#include <sstream>
 #include <limits>
 
 #include "flashlab/analysis/csv.hpp"
@@ -296,24 +294,6 @@ std::vector<std::vector<std::string>> ring_placement_csv_rows(const RingPlacemen
                       opt(x.compute_error), opt(x.measured_transfer_ms), opt(x.predicted_transfer_ms),
                       opt(x.transfer_error), opt(x.measured_wait_ms), opt(x.predicted_wait_ms)});
   return rows;
-}
-
-std::optional<sim::RungTimingSet> rung_timing_for(const std::string& gpu) {
-  if (gpu.empty()) return std::nullopt;
-  for (const std::string& name : sim::asset_names("rungs")) {
-    const std::string path = sim::asset_path("rungs", name);
-    std::ifstream in(path);
-    std::ostringstream text;
-    text << in.rdbuf();
-    sim::RungTimingSet set;
-    try {
-      set = sim::parse_rung_timing_json(text.str(), path);
-    } catch (const std::invalid_argument&) {
-      continue;  // a file that is not a rung timing: not this GPU's
-    }
-    if (sim::lower(set.gpu) == sim::lower(gpu)) return set;
-  }
-  return std::nullopt;
 }
 
 std::optional<sim::InterconnectModel> measured_link_for(const sim::RingRunMeta& m) {

@@ -2,7 +2,6 @@
 // by step (sim/ring_schedule.hpp): the passes, each GPU's timeline, the
 // extrapolation over GPUs and sequence lengths, and measured ring runs placed
 // beside the simulation.
-#include <fstream>
 #include <iostream>
 #include <sstream>
 #include <optional>
@@ -142,20 +141,8 @@ class RingCommand final : public Command {
   // --rung-timing FILE (nullopt for 'none' or not given).
   std::optional<sim::RungTimingSet> load_rung_timing() const {
     if (rung_timing_.empty() || rung_timing_ == "none") return std::nullopt;
-    std::string path = rung_timing_;
-    if (!sim::names_a_file(path)) {
-      path = sim::asset_path("rungs", rung_timing_);
-      if (path.empty())
-        throw UsageError("--rung-timing: " +
-                         sim::unknown_asset_message("rung timing", rung_timing_, sim::asset_names("rungs"),
-                                                    "or a file written by flashlab ceilings rungs --out, or none"));
-    }
-    std::ifstream in(path);
-    if (!in) throw UsageError("--rung-timing: cannot read '" + path + "'");
-    std::ostringstream text;
-    text << in.rdbuf();
     try {
-      return sim::parse_rung_timing_json(text.str(), path);
+      return sim::load_rung_timing(rung_timing_);
     } catch (const std::invalid_argument& e) {
       throw UsageError(std::string("--rung-timing: ") + e.what());
     }
@@ -308,7 +295,7 @@ class RingCommand final : public Command {
     if (!given("--link"))
       if (auto link = analysis::measured_link_for(runs.meta)) topo.intra = *link;
     std::optional<sim::RungTimingSet> rungs =
-        rung_timing_.empty() ? analysis::rung_timing_for(runs.meta.device.gpu) : load_rung_timing();
+        rung_timing_.empty() ? sim::rung_timing_for_gpu(runs.meta.device.gpu) : load_rung_timing();
     nlohmann::json all = nlohmann::json::array();
     std::vector<std::string> header = analysis::ring_placement_csv_header();
     header.insert(header.begin(), "run");

@@ -662,7 +662,7 @@ void open_ring_results(AppState& s, const std::string& path) {
   RingResults& r = s.ring.results;
   try {
     r.runs = analysis::ring_results_from_file(path);
-    r.rungs = analysis::rung_timing_for(r.runs.meta.device.gpu);
+    r.rungs = sim::rung_timing_for_gpu(r.runs.meta.device.gpu);
     r.have = true;
     r.source = path;
     r.path = path;

@@ -1,12 +1,14 @@
 #include "flashlab/sim/rung_timing.hpp"
 
 #include <algorithm>
+#include <filesystem>
 #include <functional>
 #include <queue>
 #include <stdexcept>
 
 #include <nlohmann/json.hpp>
 
+#include "flashlab/sim/assets.hpp"
 #include "flashlab/sim/hopper_pipeline.hpp"
 #include "flashlab/sim/problem.hpp"
 #include "flashlab/sim/tensor_core_configs.hpp"
@@ -141,6 +143,33 @@ RungTimingSet parse_rung_timing_json(const std::string& text, const std::string&
     s.rungs.push_back(t);
   }
   return s;
+}
+
+RungTimingSet load_rung_timing(const std::string& name_or_path) {
+  std::string path = name_or_path;
+  if (!names_a_file(path)) {
+    path = asset_path("rungs", name_or_path);
+    if (path.empty())
+      throw std::invalid_argument(unknown_asset_message("rung timing", name_or_path, asset_names("rungs"),
+                                                        "or a file written by flashlab ceilings rungs --out"));
+  }
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) throw std::invalid_argument("cannot read '" + path + "'");
+  return parse_rung_timing_json(json_fields::read_file<std::invalid_argument>(path, "rung timing"), path);
+}
+
+std::optional<RungTimingSet> rung_timing_for_gpu(const std::string& gpu) {
+  if (gpu.empty()) return std::nullopt;
+  for (const std::string& name : asset_names("rungs")) {
+    RungTimingSet set;
+    try {
+      set = load_rung_timing(asset_path("rungs", name));
+    } catch (const std::invalid_argument&) {
+      continue;  // not a rung timing file: not this GPU's
+    }
+    if (lower(set.gpu) == lower(gpu)) return set;
+  }
+  return std::nullopt;
 }
 
 }  // namespace flashlab::sim

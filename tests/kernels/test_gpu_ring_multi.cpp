@@ -37,6 +37,7 @@ struct RingShape {
   bool causal;
   sim::i64 heads, kv_heads, seq, d;
   sim::DType dtype;
+  sim::i64 batch = 1;
 };
 const std::vector<RingShape> kRingShapes{
     {sim::RingLayout::zigzag, true, 4, 4, 4097, 128, sim::DType::bf16},
@@ -45,21 +46,26 @@ const std::vector<RingShape> kRingShapes{
     {sim::RingLayout::contiguous, false, 2, 2, 515, 128, sim::DType::fp16},
     {sim::RingLayout::zigzag, true, 8, 2, 8192, 64, sim::DType::bf16},
 };
-}  // namespace
 
-TEST_CASE("ring over NCCL: O, dQ, dK, dV on every GPU equal one GPU and fp64") {
-  const RingShape shape = GENERATE(from_range(kRingShapes));
+// A training step (forward and backward) of `shape` over the machine's GPUs.
+sim::AttentionProblem training_step(const RingShape& shape) {
   sim::AttentionProblem p = sim::default_ring_problem();
   p.parallel_part().gpus = gpu_count();
   p.parallel_part().layout = shape.layout;
   p.causal = shape.causal;
-  p.batch = 1;
+  p.batch = shape.batch;
   p.heads = shape.heads;
   p.kv_heads = shape.kv_heads;
   p.seq_q = shape.seq;
   p.head_dim = shape.d;
   p.dtype = shape.dtype;
   p.parallel_part().backward = true;
+  return p;
+}
+}  // namespace
+
+TEST_CASE("ring over NCCL: O, dQ, dK, dV on every GPU equal one GPU and fp64") {
+  const sim::AttentionProblem p = training_step(GENERATE(from_range(kRingShapes)));
   const RingSteps steps = GENERATE(RingSteps::fused, RingSteps::pairwise);
   const std::uint64_t seed = kernels::test::fresh_seed();
   INFO(ring_test::describe(p) << ", " << ring_steps_name(steps) << " steps, seed " << seed);
@@ -116,22 +122,10 @@ TEST_CASE("ring over NCCL, a process per GPU (ranks as threads): the same row on
           "process") {
   // The one-process tests' shapes, and a batch of two over grouped heads.
   std::vector<RingShape> shapes = kRingShapes;
-  shapes.push_back({sim::RingLayout::zigzag, true, 8, 2, 4099, 128, sim::DType::bf16});
-  const std::size_t which = GENERATE(range<std::size_t>(0, 6));
-  const RingShape shape = shapes.at(which);
+  shapes.push_back({sim::RingLayout::zigzag, true, 8, 2, 4099, 128, sim::DType::bf16, 2});
+  const sim::AttentionProblem p = training_step(GENERATE_COPY(from_range(shapes)));
   const RingSteps steps = GENERATE(RingSteps::fused, RingSteps::pairwise);
-  const int P = gpu_count();
-  sim::AttentionProblem p = sim::default_ring_problem();
-  p.parallel_part().gpus = P;
-  p.parallel_part().layout = shape.layout;
-  p.causal = shape.causal;
-  p.batch = which == 5 ? 2 : 1;
-  p.heads = shape.heads;
-  p.kv_heads = shape.kv_heads;
-  p.seq_q = shape.seq;
-  p.head_dim = shape.d;
-  p.dtype = shape.dtype;
-  p.parallel_part().backward = true;
+  const int P = p.gpus();
   RingOptions o;
   o.repeats = 3;
   o.check = CheckMode::sampled;

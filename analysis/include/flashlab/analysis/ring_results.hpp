@@ -134,9 +134,6 @@ RingPlacement place_ring_run(const sim::RingMeasuredRun& run, const sim::RingTop
 RingPlacement place_ring_run(const sim::RingMeasuredRuns& runs, std::size_t index, const sim::RingTopology& topo,
                              const sim::RingComputeModel& cm, const sim::RungTimingSet* rungs = nullptr);
 
-// The rungs' launch model fitted on the GPU named `gpu` (assets/rungs/*.json,
-// `flashlab ceilings rungs --out`); nullopt when none is there.
-std::optional<sim::RungTimingSet> rung_timing_for(const std::string& gpu);
 // A measured link between GPUs of the runs' kind (assets/interconnects/measured):
 // the one measured on as many GPUs as the file used, else the one on the most;
 // nullopt when none.

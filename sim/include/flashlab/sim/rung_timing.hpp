@@ -74,5 +74,12 @@ struct RungTimingSet {
 std::string to_rung_timing_json(const RungTimingSet& s);
 // Throws std::invalid_argument naming the origin and the field.
 RungTimingSet parse_rung_timing_json(const std::string& text, const std::string& origin);
+// A set by name (a file of assets_dir()/rungs, letter case aside) or by path
+// (flashlab ceilings rungs --out). Throws std::invalid_argument: a file that
+// cannot be read, a name not there (the known ones listed), a bad file.
+RungTimingSet load_rung_timing(const std::string& name_or_path);
+// The set of assets_dir()/rungs fitted on the GPU named `gpu` (letter case
+// aside); nullopt when none is.
+std::optional<RungTimingSet> rung_timing_for_gpu(const std::string& gpu);
 
 }  // namespace flashlab::sim
