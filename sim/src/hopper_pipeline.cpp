@@ -10,6 +10,7 @@
 #include <queue>
 #include <stdexcept>
 
+#include "cta_placement.hpp"
 #include "flashlab/sim/checked.hpp"
 #include "flashlab/sim/counters.hpp"
 #include "flashlab/sim/schedule.hpp"
@@ -367,15 +368,7 @@ HopperLaunchEstimate estimate_hopper_launch(const AttentionProblem& p, const Hop
     end_ns = rows.front().first * static_cast<double>((e.ctas + sms - 1) / sms);
     e.method = "every CTA alike: ⌈CTAs / SMs⌉ waves of one CTA's time";
   } else if (e.ctas <= 4'000'000) {  // each CTA to the SM that frees first, heaviest first
-    std::priority_queue<double, std::vector<double>, std::greater<double>> free_at;
-    for (i64 k = 0; k < sms; ++k) free_at.push(0.0);
-    for (const auto& [t, count] : rows)
-      for (i64 k = 0; k < count; ++k) {
-        const double f = free_at.top() + t;
-        free_at.pop();
-        free_at.push(f);
-        end_ns = std::max(end_ns, f);
-      }
+    end_ns = first_free_makespan(rows, sms);
     e.method = "each CTA to the SM that frees first, heaviest row block first";
   } else {
     double total = 0;

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <filesystem>
 #include <functional>
-#include <queue>
 #include <stdexcept>
 
 #include <nlohmann/json.hpp>
@@ -12,6 +11,7 @@
 #include "flashlab/sim/hopper_pipeline.hpp"
 #include "flashlab/sim/problem.hpp"
 #include "flashlab/sim/tensor_core_configs.hpp"
+#include "cta_placement.hpp"
 #include "json_fields.hpp"
 
 namespace flashlab::sim {
@@ -77,15 +77,14 @@ RungLaunch rung_launch(const RungTiming& t, i64 heads, i64 n_q, i64 n_kv, bool c
     end = static_cast<double>((l.ctas + l.slots - 1) / l.slots) * (fixed + t.tile_s * static_cast<double>(visits.front()));
   } else {
     // Each CTA, head by head, to the slot that frees first.
-    std::priority_queue<double, std::vector<double>, std::greater<double>> free_at;
-    for (i64 k = 0; k < std::min(l.slots, l.ctas); ++k) free_at.push(0.0);
+    std::vector<std::pair<double, i64>> runs;
     for (i64 h = 0; h < heads; ++h)
       for (i64 v : visits) {
-        const double f = free_at.top() + fixed + t.tile_s * static_cast<double>(v);
-        free_at.pop();
-        free_at.push(f);
-        end = std::max(end, f);
+        const double time = fixed + t.tile_s * static_cast<double>(v);
+        if (!runs.empty() && runs.back().first == time) ++runs.back().second;
+        else runs.emplace_back(time, 1);
       }
+    end = first_free_makespan(runs, std::min(l.slots, l.ctas));
   }
   l.time_s = t.launch_s + end;
   return l;
