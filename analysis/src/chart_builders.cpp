@@ -1,5 +1,6 @@
 // Model charts: roofline, HBM traffic against N / M / d, arithmetic intensity.
 #include "flashlab/analysis/chart_builders.hpp"
+#include "flashlab/analysis/implementations.hpp"
 #include "flashlab/analysis/placement.hpp"
 #include "flashlab/analysis/roofline_ceilings.hpp"
 
@@ -28,9 +29,6 @@ namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-// How an algorithm is drawn comes from its description record.
-Color algorithm_color(sim::Algorithm a) { return palette(sim::algorithm_info(a).palette_index); }
-
 MarkerShape marker_shape(sim::Marker m) {
   switch (m) {
     case sim::Marker::circle: return MarkerShape::circle;
@@ -42,6 +40,15 @@ MarkerShape marker_shape(sim::Marker m) {
 }
 
 MarkerShape algorithm_marker(sim::Algorithm a) { return marker_shape(sim::algorithm_info(a).marker); }
+
+// How an algorithm is drawn: the colour of the rung that implements it (the
+// implementations table), the marker of its record, open for a backward pass,
+// which shares its forward's colour and marker.
+void draw_as(Series& s, sim::Algorithm a) {
+  s.color = algorithm_colour(a);
+  s.marker = algorithm_marker(a);
+  s.open_marker = sim::algorithm_info(a).pass == sim::Pass::bwd;
+}
 
 sim::i64 sram_of(const ChartContext& ctx) {
   return ctx.options.sram_bytes > 0 ? ctx.options.sram_bytes : ctx.hw.sram_bytes_per_sm;
@@ -166,8 +173,7 @@ ChartSpec roofline_chart(const ChartContext& ctx, const BenchResults* measured) 
     s.y = {e.attainable};
     s.point_labels = {std::string(sim::to_string(a)) + " " + format_tick(e.ai, TickFormat::plain) + " FLOP/B"};
     s.style = SeriesStyle::points;
-    s.marker = algorithm_marker(a);
-    s.color = algorithm_color(a);
+    draw_as(s, a);
     c.series.push_back(std::move(s));
     ai_lo = std::min(ai_lo, e.ai);
     ai_hi = std::max(ai_hi, e.ai);
@@ -190,8 +196,8 @@ ChartSpec roofline_chart(const ChartContext& ctx, const BenchResults* measured) 
       if (s.name.empty()) {
         s.name = run.kernel + " — measured";
         s.style = SeriesStyle::points;
-        s.marker = MarkerShape::triangle;
-        s.color = palette(4 + static_cast<int>(by_kernel.size()));
+        s.marker = MarkerShape::cross;  // measured; the model's points keep their algorithm's marker
+        s.color = implementation_colour(run.kernel);  // its model's colour where the rung gives the model its own
       }
       s.x.push_back(hbm->ai);
       s.y.push_back(achieved);
@@ -414,8 +420,7 @@ ChartSpec io_chart(const ChartContext& ctx_in, SweepAxis axis, const std::vector
     s.name = legend_name(a) + ", simulated";
     s.x = xs;
     s.y = exact[a];
-    s.color = algorithm_color(a);
-    s.marker = algorithm_marker(a);
+    draw_as(s, a);
     c.series.push_back(std::move(s));
   }
   // Against N the sweep runs the L2 model: what reaches DRAM, beside the
@@ -434,8 +439,7 @@ ChartSpec io_chart(const ChartContext& ctx_in, SweepAxis axis, const std::vector
         s.name = legend_name(a) + ", DRAM after the L2";
         s.x = xs;
         s.y = dram[a];
-        s.color = algorithm_color(a);
-        s.marker = algorithm_marker(a);
+        draw_as(s, a);
         s.style = SeriesStyle::line;
         s.dash = Dash::dashed;
         s.width = 1.5;
@@ -485,8 +489,7 @@ ChartSpec ai_vs_n_chart(const ChartContext& ctx, const std::vector<sim::i64>* va
   for (sim::Algorithm a : ctx.algorithms) {
     Series& s = by[a];
     s.name = legend_name(a);
-    s.color = algorithm_color(a);
-    s.marker = algorithm_marker(a);
+    draw_as(s, a);
   }
   for (const SweepRow& r : rows) {
     Series& s = by[r.result.algorithm];
@@ -498,8 +501,7 @@ ChartSpec ai_vs_n_chart(const ChartContext& ctx, const std::vector<sim::i64>* va
   for (sim::Algorithm a : ctx.algorithms) {
     Series s;
     s.name = std::string(sim::to_string(a)) + ", on the requests";
-    s.color = algorithm_color(a);
-    s.marker = algorithm_marker(a);
+    draw_as(s, a);
     s.style = SeriesStyle::line;
     s.dash = Dash::dashed;
     s.width = 1.5;

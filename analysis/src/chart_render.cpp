@@ -30,13 +30,14 @@ namespace {
 struct Metrics {
   double s, font, small, title, pad, line_h;
   bool dark;  // a dark plot background: coloured text is lightened to stay readable
+  Color plot_background;  // the inside of an open marker
 };
 
 Metrics metrics(const ChartStyle& st) {
   const double s = std::clamp(st.scale, 0.25, 8.0);
   const Color b = st.plot_background;
   const bool dark = 0.299 * b.r + 0.587 * b.g + 0.114 * b.b < 100;
-  return {s, st.font_px * s, st.font_px * s * 0.9, st.title_px * s, 8 * s, st.font_px * s * 1.35, dark};
+  return {s, st.font_px * s, st.font_px * s * 0.9, st.title_px * s, 8 * s, st.font_px * s * 1.35, dark, b};
 }
 
 // Text in a series' colour: on a dark background, halfway to white.
@@ -89,7 +90,8 @@ HeatRange heat_range(const Heatmap& h) {
   return r;
 }
 
-void draw_marker(Canvas& cv, Point p, MarkerShape m, double size, Color c, double s) {
+// `hole`: an open marker, its inside in that colour (the plot's background).
+void draw_marker(Canvas& cv, Point p, MarkerShape m, double size, Color c, double s, const Color* hole = nullptr) {
   const double r = size * 0.5;
   switch (m) {
     case MarkerShape::none: break;
@@ -106,6 +108,7 @@ void draw_marker(Canvas& cv, Point p, MarkerShape m, double size, Color c, doubl
       cv.line({p.x - r, p.y + r}, {p.x + r, p.y - r}, c, 2.2 * s, Dash::solid);
       break;
   }
+  if (hole && m != MarkerShape::none && m != MarkerShape::cross) draw_marker(cv, p, m, size * 0.5, *hole, s);
 }
 
 std::vector<std::string> shown_notes(const ChartSpec& c, const ChartStyle& st) {
@@ -549,7 +552,7 @@ void draw_series_xy(const Series& s, Canvas& cv, const ChartLayout& L, const Met
     for (size_t k = 0; k < n; ++k)
       if (plottable(s.x[k], L.sx) && plottable(s.y[k], L.sy))
         draw_marker(cv, L.to_px(s.x[k], s.y[k]), s.marker, (s.style == SeriesStyle::points ? 9 : 6.5) * m.s * width_mul,
-                    s.color, m.s);
+                    s.color, m.s, s.open_marker ? &m.plot_background : nullptr);
 }
 
 // A series' point labels, each in a free spot (LabelPlacer), in the series' order.
@@ -714,7 +717,8 @@ void draw_legend(const ChartSpec& c, Canvas& cv, const ChartLayout& L, const Cha
     } else {
       if (s.style != SeriesStyle::points) cv.line({x + pad, cy}, {x + pad + sw, cy}, s.color, s.width * m.s * mul, s.dash);
       if (s.style != SeriesStyle::line && s.marker != MarkerShape::none)
-        draw_marker(cv, {x + pad + sw / 2, cy}, s.marker, 7 * m.s, s.color, m.s);
+        draw_marker(cv, {x + pad + sw / 2, cy}, s.marker, 7 * m.s, s.color, m.s,
+                    s.open_marker ? &m.plot_background : nullptr);
     }
     std::string name = s.name;
     if (r + 1 == shown && shown < items.size()) name = "+ " + std::to_string(items.size() - shown + 1) + " more";

@@ -1,6 +1,7 @@
 // The Hopper schedule under the tiling view: the CTA's timeline around the
 // cursor's moment — the producer's TMA copies, the tensor cores, the softmax
-// units, each op coloured by the warpgroup that issued it — and the ring of
+// units, each op coloured by the warpgroup that issued it (the producer's
+// copies in its own neutral; the tile's name says which) — and the ring of
 // shared-memory stages as it is at that moment. Every number comes from the
 // snapshot (model.cpp, sim::HopperPipeline); this file only places it.
 #include <imgui.h>
@@ -17,10 +18,13 @@ namespace flashlab::gui {
 
 namespace {
 
-// The consumer warpgroups' colours (at most three in the compiled configurations).
+// The warpgroups' colours, one meaning in every lane and in the legend: the
+// producer (w < 0, its TMA copies) a neutral steel, the consumers (at most three
+// in the compiled configurations) orange, teal, violet. Tensor colours would
+// say "K" in one lane and "warpgroup 1" in the next, so the copies do not take them.
 ImU32 warpgroup_color(int w, int alpha = 255) {
   static const ImU32 base[] = {IM_COL32(245, 160, 60, 255), IM_COL32(80, 200, 170, 255), IM_COL32(175, 130, 240, 255)};
-  const ImU32 c = base[static_cast<size_t>(std::max(0, w) % 3)];
+  const ImU32 c = w < 0 ? IM_COL32(165, 175, 190, 255) : base[static_cast<size_t>(w % 3)];
   return (c & 0x00FFFFFFu) | (static_cast<ImU32>(alpha) << 24);
 }
 
@@ -40,10 +44,10 @@ std::string block_label(const sim::PipeInterval& iv) {
 
 ImU32 fill_of(const sim::PipeInterval& iv) {
   switch (iv.op) {
-    case sim::PipeOp::copy_Q: return tensor_color(sim::Tensor::Q, 200);
-    case sim::PipeOp::copy_K: return tensor_color(sim::Tensor::K, 200);
-    case sim::PipeOp::copy_V: return tensor_color(sim::Tensor::V, 200);
-    case sim::PipeOp::epilogue: return tensor_color(sim::Tensor::O, 200);
+    case sim::PipeOp::copy_Q:
+    case sim::PipeOp::copy_K:
+    case sim::PipeOp::copy_V:
+    case sim::PipeOp::epilogue: return warpgroup_color(-1, 200);  // the producer's, whichever tile
     case sim::PipeOp::gemm_S: return warpgroup_color(iv.warpgroup, 150);
     case sim::PipeOp::softmax: return warpgroup_color(iv.warpgroup, 200);
     case sim::PipeOp::gemm_PV: return warpgroup_color(iv.warpgroup, 235);
@@ -178,12 +182,12 @@ void draw_pipeline(const AppState& s, const AlgoView& v, float height) {
         math_label(dl, ImVec2(a + (hw - tz.x) / 2, ry + (lane_h - tz.y) / 2), t, IM_COL32(235, 235, 235, 255));
     }
   }
-  // A legend of the warpgroups under the ring, where it fits.
+  // A legend of the warpgroups under the ring, the producer first, where it fits.
   float lx = x0;
   const float ly = ry + lane_h + 4 * scale;
   if (ly + ImGui::GetTextLineHeight() <= o.y + avail.y) {
-    for (int wg = 0; wg < c.consumers(); ++wg) {
-      const std::string t = "warpgroup " + std::to_string(wg + 1);
+    for (int wg = -1; wg < c.consumers(); ++wg) {
+      const std::string t = wg < 0 ? "producer (TMA)" : "warpgroup " + std::to_string(wg + 1);
       const float tw = ImGui::CalcTextSize(t.c_str()).x;
       if (lx + tw + 20 * scale > x1) break;
       dl->AddRectFilled(ImVec2(lx, ly + 3 * scale), ImVec2(lx + 10 * scale, ly + ImGui::GetTextLineHeight() - 3 * scale),

@@ -197,7 +197,7 @@ void draw_tiling(const AppState& s, const AlgoView& v, ImVec2 origin, ImVec2 ava
   const i64 stride = g.T_r > 0 ? std::max<i64>(1, (g.T_r + static_cast<i64>(snap.done_cols.size()) - 1) /
                                                       std::max<i64>(1, static_cast<i64>(snap.done_cols.size())))
                                : 1;
-  const ImU32 done_col = to_imu32(analysis::palette(algo.palette_index));  // the algorithm's colour in every chart
+  const ImU32 done_col = finished_block_color();  // no tensor's colour: the strips' Q, K, V, O keep theirs
   dl->AddRectFilled(S0, S1, idle);
   // One rectangle per run of equal cells in a row: llvmpipe pays per vertex.
   for (i64 a = 0; a < cr; ++a) {

@@ -118,6 +118,10 @@ ImU32 tensor_color(sim::Tensor t, int alpha) {
   }
 }
 
+// A grey of middle lightness: every tensor has a hue, and it stands out on a
+// dark grid as on a light one (a light theme turns dark and pale greys over, not this one).
+ImU32 finished_block_color(int alpha) { return IM_COL32(150, 153, 160, alpha); }
+
 ImVec4 color_error() { return ImVec4(1.0f, 0.38f, 0.35f, 1.0f); }
 ImVec4 color_note() { return ImVec4(0.75f, 0.78f, 0.82f, 1.0f); }
 ImVec4 color_good() { return ImVec4(0.45f, 0.85f, 0.55f, 1.0f); }

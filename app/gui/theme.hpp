@@ -25,6 +25,9 @@ const Fonts& fonts();
 constexpr float kBaseFontPx = 15.0f;
 
 ImU32 tensor_color(sim::Tensor t, int alpha = 255);
+// The tiling view's finished blocks: a neutral grey where every tensor (and
+// the current block's yellow) has a hue, so "done" never reads as "Q".
+ImU32 finished_block_color(int alpha = 255);
 ImVec4 color_error();
 ImVec4 color_note();
 ImVec4 color_good();

@@ -39,7 +39,6 @@ const AlgorithmInfo& info() {
       /*keeps_running_statistics=*/true,
       /*statistics_update_line=*/11,
       "S_ij and P̃_ij stay on chip; O_i, ℓ_i, m_i go to HBM each step",
-      /*palette_index=*/0,
       Marker::circle,
       GridShape::launch_per_outer_iteration,
       TileRule::paper,

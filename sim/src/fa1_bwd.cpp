@@ -56,7 +56,6 @@ const AlgorithmInfo& info() {
       /*keeps_running_statistics=*/false,
       /*statistics_update_line=*/0,
       "S_ij, P_ij, dP_ij, dS_ij stay on chip; dQ_i read and written back at every step",
-      /*palette_index=*/5,
       Marker::circle,
       GridShape::cta_per_outer_iteration,  // one thread block per K_j, V_j
       TileRule::paper_backward,

@@ -39,7 +39,6 @@ const AlgorithmInfo& info() {
       /*keeps_running_statistics=*/true,
       /*statistics_update_line=*/9,
       "S_ij and P̃_ij stay on chip; O_i written once per row block",
-      /*palette_index=*/2,
       Marker::diamond,
       GridShape::cta_per_outer_iteration,
       TileRule::paper_transposed,

@@ -58,7 +58,6 @@ const AlgorithmInfo& info() {
       /*keeps_running_statistics=*/false,
       /*statistics_update_line=*/0,
       "S_ij, P_ij, dP_ij, dS_ij stay on chip; dK_j, dV_j accumulate on chip, dQ_i in global memory",
-      /*palette_index=*/7,
       Marker::diamond,
       GridShape::cta_per_outer_iteration,  // one thread block per K_j, V_j (and per row block in the passes)
       TileRule::paper_backward,

@@ -106,7 +106,6 @@ const AlgorithmInfo& standard_info() {
       /*keeps_running_statistics=*/false,
       /*statistics_update_line=*/0,
       "S and P go to HBM; softmax reads whole rows back",
-      /*palette_index=*/1,
       Marker::square,
       GridShape::cta_per_outer_iteration,
       TileRule::paper,
@@ -135,7 +134,6 @@ const AlgorithmInfo& pytorch_info() {
       /*keeps_running_statistics=*/false,
       /*statistics_update_line=*/0,
       "one kernel per op: S and P go to HBM between them",
-      /*palette_index=*/3,
       Marker::triangle};
   return i;
 }

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 
 #include "flashlab/analysis.hpp"
 #include "flashlab/analysis/chart.hpp"
@@ -734,16 +735,54 @@ TEST_CASE("bar categories too wide for their slot go on two lines, a repeated fi
   CHECK(narrow.find("Model-Alpha-7B")->at.y >= two.plot.bottom());
 }
 
-TEST_CASE("every algorithm draws in a colour of its own: the palette does not wrap onto another's", "[chart]") {
-  const std::vector<sim::Algorithm>& all = sim::all_algorithms();
-  for (std::size_t i = 0; i < all.size(); ++i)
-    for (std::size_t j = i + 1; j < all.size(); ++j) {
-      const sim::AlgorithmInfo& a = sim::algorithm_info(all[i]);
-      const sim::AlgorithmInfo& b = sim::algorithm_info(all[j]);
-      INFO(a.key << " and " << b.key << " (add a colour to analysis::palette() when every one is taken)");
-      CHECK(a.palette_index != b.palette_index);
-      CHECK_FALSE(palette(a.palette_index) == palette(b.palette_index));
+TEST_CASE("one table of colours: a model algorithm in its rung's colour, a backward in its forward's", "[chart]") {
+  // The model's algorithm and the rung that implements it read alike in every chart.
+  const std::pair<sim::Algorithm, const char*> pairs[] = {
+      {sim::Algorithm::standard, "naive_cublas"}, {sim::Algorithm::standard_bwd, "naive_bwd"},
+      {sim::Algorithm::fa1, "fa1"},               {sim::Algorithm::fa2, "fa2"},
+      {sim::Algorithm::fa2_bwd, "fa2_bwd"},       {sim::Algorithm::pytorch, "torch_eager"}};
+  for (const auto& [a, id] : pairs) {
+    INFO(sim::to_string(a) << " and " << id);
+    CHECK(algorithm_colour(a) == implementation_colour(id));
+  }
+  // Every row that names a model gives it its colour; no model is named twice.
+  for (const Implementation& i : implementations()) {
+    if (i.model.empty()) continue;
+    INFO(i.id << " names model " << i.model);
+    const std::optional<sim::Algorithm> a = sim::parse_algorithm(i.model);
+    REQUIRE(a);
+    CHECK(sim::algorithm_info(*a).key == i.model);
+    CHECK(implementation_of(*a) == &i);
+    CHECK(algorithm_colour(*a) == implementation_colour(std::string(i.id)));
+  }
+  // Every algorithm has a row, its own or its forward's; a backward shares its forward's colour.
+  for (sim::Algorithm a : sim::all_algorithms()) {
+    INFO(sim::to_string(a));
+    CHECK(implementation_of(a) != nullptr);
+    CHECK(algorithm_colour(a) == algorithm_colour(sim::forward_of(a)));
+  }
+  // The forward algorithms, which one model chart can hold together, are told apart.
+  const std::vector<sim::Algorithm>& fwd = sim::algorithms_of(sim::Pass::fwd);
+  for (size_t i = 0; i < fwd.size(); ++i)
+    for (size_t j = i + 1; j < fwd.size(); ++j) {
+      INFO(sim::to_string(fwd[i]) << " and " << sim::to_string(fwd[j]));
+      CHECK_FALSE(algorithm_colour(fwd[i]) == algorithm_colour(fwd[j]));
     }
+}
+
+TEST_CASE("a model chart tells a backward from its forward by an open marker in the same colour", "[chart][builders]") {
+  ChartContext ctx = lecture_context();
+  ctx.algorithms = {sim::Algorithm::standard, sim::Algorithm::fa2, sim::Algorithm::standard_bwd, sim::Algorithm::fa2_bwd};
+  const ChartSpec c = roofline_chart(ctx);
+  for (sim::Algorithm a : ctx.algorithms) {
+    const std::string_view title = sim::algorithm_info(a).title;
+    const std::string name = std::string(title.substr(0, title.find(" ("))) + " — model";
+    const auto it = std::find_if(c.series.begin(), c.series.end(), [&](const Series& s) { return s.name == name; });
+    INFO(name);
+    REQUIRE(it != c.series.end());
+    CHECK(it->color == algorithm_colour(a));
+    CHECK(it->open_marker == (sim::algorithm_info(a).pass == sim::Pass::bwd));
+  }
 }
 
 TEST_CASE("a grid run under an allocation limit names it in every bench chart's title", "[chart][bench]") {
@@ -782,12 +821,18 @@ TEST_CASE("implementations keep one colour and one name in every chart", "[chart
   // A backward rung takes its forward's colour; the families are told apart.
   CHECK(implementation_colour("fa2_tc_bwd") == implementation_colour("fa2_tc"));
   CHECK(implementation_colour("fa2_bwd") == implementation_colour("fa2"));
-  std::vector<Color> families;
+  CHECK(implementation_colour("naive_bwd") == implementation_colour("naive_cublas"));
+  // Every rung of ours and every PyTorch id in a colour of its own: one bench chart holds them all.
+  std::vector<std::string> families;
   for (const Implementation& i : implementations())
-    if (i.family == i.id) families.push_back(implementation_colour(std::string(i.id)));
+    if (i.family == i.id) families.emplace_back(i.id);
   for (size_t a = 0; a < families.size(); ++a)
-    for (size_t b = a + 1; b < families.size(); ++b) CHECK_FALSE(families[a] == families[b]);
+    for (size_t b = a + 1; b < families.size(); ++b) {
+      INFO(families[a] << " and " << families[b]);
+      CHECK_FALSE(implementation_colour(families[a]) == implementation_colour(families[b]));
+    }
   CHECK(implementation_colour("mystery") == implementation_colour("mystery"));
+  for (const std::string& f : families) CHECK_FALSE(implementation_colour("mystery") == implementation_colour(f));
 }
 
 TEST_CASE("a heatmap needs most of its cells: two runs on a 2 × 2 grid draw none", "[chart][bench]") {

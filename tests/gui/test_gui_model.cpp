@@ -6,6 +6,8 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+#include <array>
 #include <cmath>
 #include <filesystem>
 #include <functional>
@@ -22,6 +24,7 @@
 #include "plot_tabs.hpp"
 #include "scenario.hpp"
 #include "shipped_scenarios.hpp"
+#include "theme.hpp"
 
 using namespace flashlab;
 using namespace flashlab::gui;
@@ -184,6 +187,33 @@ TEST_CASE("the tiling snapshot's finished blocks equal a brute-force walk of the
       CHECK(v.snap.done_cols == brute_done(*v.schedule, *v.cursor));
       CHECK(v.snap.position == p);
     }
+  }
+}
+
+TEST_CASE("the tiling view's finished blocks take no tensor's colour: done never reads as Q", "[gui][model]") {
+  auto channel = [](ImU32 c, int shift) { return static_cast<int>((c >> shift) & 0xFF); };
+  auto rgb = [&](ImU32 c) {
+    return std::array<int, 3>{channel(c, IM_COL32_R_SHIFT), channel(c, IM_COL32_G_SHIFT), channel(c, IM_COL32_B_SHIFT)};
+  };
+  // How far from grey: the spread of the channels.
+  auto chroma = [&](ImU32 c) {
+    const auto x = rgb(c);
+    return *std::max_element(x.begin(), x.end()) - *std::min_element(x.begin(), x.end());
+  };
+  auto distance = [&](ImU32 a, ImU32 b) {
+    const auto x = rgb(a), y = rgb(b);
+    double d2 = 0;
+    for (int k = 0; k < 3; ++k) d2 += static_cast<double>((x[k] - y[k]) * (x[k] - y[k]));
+    return std::sqrt(d2);
+  };
+  const ImU32 done = finished_block_color();
+  CHECK(chroma(done) <= 16);  // grey
+  for (int k = 0; k < sim::kTensorCount; ++k) {
+    const auto t = static_cast<sim::Tensor>(k);
+    INFO(sim::to_string(t));
+    CHECK(chroma(tensor_color(t)) >= 60);  // a hue
+    // Far apart, not merely unequal: a projector washes out near neighbours.
+    CHECK(distance(done, tensor_color(t)) >= 60);
   }
 }
 

@@ -64,6 +64,7 @@ struct Series {
   std::vector<std::string> point_labels;  // empty, or one per point (drawn beside the point)
   SeriesStyle style = SeriesStyle::line_points;
   MarkerShape marker = MarkerShape::circle;
+  bool open_marker = false;     // the marker's outline only: a backward pass beside its forward, in one colour
   Dash dash = Dash::solid;
   Color color;
   double width = 2;             // line width in points at scale 1

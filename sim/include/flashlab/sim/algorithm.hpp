@@ -68,8 +68,8 @@ struct AlgorithmInfo {
   // One line for the tiling view: where S, P and O live.
   std::string_view strategy;
 
-  // How it is drawn, the same in every chart and in the tiling view.
-  int palette_index = 0;  // into analysis::palette
+  // Its marker in every chart. Its colour is analysis's (analysis::algorithm_colour:
+  // the colour of the rung that implements it, one table for models and measurements).
   Marker marker = Marker::circle;
 
   GridShape grid = GridShape::cta_per_outer_iteration;
