@@ -29,6 +29,29 @@ namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
+// Model points that land on one spot (FA1 and FA2 at one head, short N)
+// hide each other's marker: the first names them all ("fa1 = fa2 518
+// FLOP/B"), the others keep no label of their own.
+void merge_coinciding_labels(std::vector<Series>& series) {
+  const auto same_spot = [](const Series& a, const Series& b) {
+    return a.x.size() == 1 && b.x.size() == 1 && a.x[0] > 0 && b.x[0] > 0 && a.y[0] > 0 && b.y[0] > 0 &&
+           std::fabs(std::log10(a.x[0] / b.x[0])) < 0.01 && std::fabs(std::log10(a.y[0] / b.y[0])) < 0.01;
+  };
+  for (size_t i = 0; i < series.size(); ++i) {
+    if (series[i].point_labels.size() != 1 || series[i].point_labels[0].empty()) continue;
+    std::string& label = series[i].point_labels[0];
+    const size_t name_end = label.find(' ');
+    std::string names = label.substr(0, name_end);
+    for (size_t j = i + 1; j < series.size(); ++j)
+      if (series[j].point_labels.size() == 1 && !series[j].point_labels[0].empty() && same_spot(series[i], series[j])) {
+        names += " = " + series[j].point_labels[0].substr(0, series[j].point_labels[0].find(' '));
+        series[j].point_labels[0].clear();
+      }
+    if (name_end != std::string::npos) label = names + label.substr(name_end);
+  }
+}
+
+
 MarkerShape marker_shape(sim::Marker m) {
   switch (m) {
     case sim::Marker::circle: return MarkerShape::circle;
@@ -178,6 +201,7 @@ ChartSpec roofline_chart(const ChartContext& ctx, const BenchResults* measured) 
     ai_lo = std::min(ai_lo, e.ai);
     ai_hi = std::max(ai_hi, e.ai);
   }
+  merge_coinciding_labels(c.series);
 
   if (measured) {
     // The HBM slice of the hierarchical roofline: the same placement, the same

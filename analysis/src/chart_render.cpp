@@ -229,10 +229,9 @@ std::vector<Point> legend_probes(const ChartSpec& c, const ChartLayout& L, const
                                   : std::vector<double>{1.0, 0.75, 0.5, 0.25})
           if (plottable(static_cast<double>(cat) + f, L.sx) && plottable(top[cat] * t, L.sy))
             probes.push_back(L.to_px(static_cast<double>(cat) + f, top[cat] * t));
-    return probes;
   }
   for (const Series& s : c.series)
-    for (size_t k = 0; k < std::min(s.x.size(), s.y.size()); ++k) {
+    for (size_t k = 0; c.kind != ChartKind::bars && k < std::min(s.x.size(), s.y.size()); ++k) {
       if (!plottable(s.x[k], L.sx) || !plottable(s.y[k], L.sy)) continue;
       probes.push_back(L.to_px(s.x[k], s.y[k]));
       if (k + 1 < std::min(s.x.size(), s.y.size()) && plottable(s.x[k + 1], L.sx) && plottable(s.y[k + 1], L.sy)) {
@@ -244,7 +243,9 @@ std::vector<Point> legend_probes(const ChartSpec& c, const ChartLayout& L, const
     if (mk.y && plottable(mk.x, L.sx) && plottable(*mk.y, L.sy)) probes.push_back(L.to_px(mk.x, *mk.y));
   for (const RefLine& l : c.ref_lines)
     if (l.vertical && plottable(l.value, L.sx)) probes.push_back({L.px_x(l.value) + 20 * m.s, L.plot.y + 8 * m.s});
-    else if (!l.vertical && plottable(l.value, L.sy)) probes.push_back({L.plot.right() - 40 * m.s, L.px_y(l.value) + 8 * m.s});
+    else if (!l.vertical && plottable(l.value, L.sy))
+      // A horizontal line's name runs leftwards from the plot's right edge.
+      for (double back : {40.0, 140.0, 240.0}) probes.push_back({L.plot.right() - back * m.s, L.px_y(l.value) + 8 * m.s});
   return probes;
 }
 

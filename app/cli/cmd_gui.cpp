@@ -38,6 +38,7 @@ class GuiCommand : public Command {
     app->add_option("--screenshot", screenshot_, "after the last frame, write the window as PNG (default 5 frames)");
     app->add_option("--screenshot-panel", panel_, "crop the screenshot to one panel" + (panel_list().empty() ? "" : ": " + panel_list()));
     app->add_option("--ui-scale", scale_, "UI scale 1.0 to 3.0 (projectors: 1.5 to 2)");
+    app->add_option("--theme", theme_, "dark or light (dark text on near-white, for a projector in a lit hall; L toggles)");
     app->add_option("--scenario", scenario_, "a scenario JSON (assets/scenarios/*.json)");
     app->add_option("--ring-results", ring_results_, "open a ring results file (flashlab bench --gpus --json) in the "
                                                      "Across GPUs view: the measured steps under the simulation");
@@ -81,6 +82,7 @@ class GuiCommand : public Command {
     o.screenshot = screenshot_;
     o.screenshot_panel = panel_;
     o.ui_scale = scale_;
+    o.theme = theme_;
     o.scenario = scenario_;
     o.ring_results = ring_results_;
     o.stats = stats_;
@@ -100,7 +102,7 @@ class GuiCommand : public Command {
 
  private:
   int frames_ = 0, width_ = 1600, height_ = 1000;
-  std::string screenshot_, panel_, scenario_, walk_seed_, ring_results_;
+  std::string screenshot_, panel_, scenario_, walk_seed_, ring_results_, theme_;
   double scale_ = 0;
   bool stats_ = false, fullscreen_ = false, list_settings_ = false;
 };

@@ -130,6 +130,8 @@ RunResult run(const Options& opt) {
   }
   if (opt.ui_scale != 0 && !(opt.ui_scale >= 1.0 && opt.ui_scale <= 3.0))
     return {2, "--ui-scale must be between 1.0 and 3.0", false};
+  const std::optional<Theme> cli_theme = opt.theme.empty() ? std::nullopt : parse_theme(opt.theme);
+  if (!opt.theme.empty() && !cli_theme) return {2, "--theme must be dark or light, not '" + opt.theme + "'", false};
   const int width = sc && sc->width ? *sc->width : opt.width;
   const int height = sc && sc->height ? *sc->height : opt.height;
 
@@ -201,6 +203,7 @@ RunResult run(const Options& opt) {
     }
   }
   if (opt.ui_scale > 0) s.view.pending_ui_scale = 0;  // the command line wins over the scenario
+  if (cli_theme) s.view.theme = *cli_theme;  // the command line wins over the scenario
   if (opt.fullscreen) s.view.toggle_fullscreen = true;
   int saved_x = 0, saved_y = 0, saved_w = width, saved_h = height;
 
@@ -217,6 +220,10 @@ RunResult run(const Options& opt) {
     if (const std::string e = probe.before_frame(s, frame); !e.empty()) {
       fail(e);
       break;
+    }
+    if (s.view.theme != current_theme()) {  // a key pressed last frame, a script step
+      set_theme(s.view.theme);
+      apply_theme(s.view.ui_scale);
     }
     if (s.view.pending_ui_scale > 0) {
       rebuild_fonts(s, std::clamp(s.view.pending_ui_scale, 1.0, 3.0));
@@ -256,13 +263,14 @@ RunResult run(const Options& opt) {
       s.view.status_is_error = true;
     }
     ImGui::Render();
-    probe.frame_built();
+    probe.frame_built(s.presenter.on && s.presenter.zoom && !s.presenter.blackout);
     int fbw = 0, fbh = 0;
     glfwGetFramebufferSize(window, &fbw, &fbh);
     glViewport(0, 0, fbw, fbh);
-    glClearColor(0.10f, 0.11f, 0.13f, 1.0f);  // = WindowBg of the theme: the panels draw no background
+    const ImVec4 clear = color_background();  // = WindowBg of the theme: the panels draw no background
+    glClearColor(clear.x, clear.y, clear.z, 1.0f);
     glClear(GL_COLOR_BUFFER_BIT);
-    probe.frame_drawn(*ImGui::GetDrawData());
+    probe.frame_drawn(*ImGui::GetDrawData(), s.presenter.on ? s.presenter.current : -1);
     ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
 
     const double fb_scale = io.DisplaySize.x > 0 ? fbw / static_cast<double>(io.DisplaySize.x) : 1.0;

@@ -208,15 +208,23 @@ struct BenchState {
 // and plots, or the ring of GPUs (ring attention's timeline and step-through).
 enum class Workspace { one_gpu, ring };
 
+// The window's colours: dark (the lab's), or light (dark text on near-white:
+// what a projector in a lit hall shows best). theme.hpp applies it.
+enum class Theme { dark, light };
+
 struct ViewState {
   Workspace workspace = Workspace::one_gpu;
   double ui_scale = 1.0;
+  Theme theme = Theme::dark;    // applied between frames (the style is rebuilt)
   double pending_ui_scale = 0;  // applied between frames (the font atlas is rebuilt)
   std::string tab = "roofline";  // id of the selected plot tab (plot_tabs.hpp)
   bool force_tab = false;       // select `tab` on the next frame (keyboard, scenario)
   bool show_concepts = false;
   bool counters_in_tabs = false;  // narrow layout (set by the layout each frame)
   bool hide_controls = false;     // the lecturer's full-width view (F9)
+  // The step-through's text gives the L2's caption (where a read was served
+  // from, the wave walking K_j together) room before the online softmax.
+  bool l2_first = false;
   bool plots_large = false;       // the plots take most of the height (a student's report)
   bool fullscreen = false;
   bool toggle_fullscreen = false;
@@ -230,6 +238,9 @@ struct ViewState {
   int screenshot_delay_frames = 0;
   bool screenshot_joins_status = false;
   std::string font_note;        // set when DejaVu could not be loaded
+  // The mouse pointer a script placed (a headless run otherwise parks it off the window).
+  bool script_mouse = false;
+  float script_mouse_x = 0, script_mouse_y = 0;
 };
 
 // Counts every number the GUI formats that was not finite, so that a test can
@@ -255,6 +266,9 @@ struct Scene {
   // ring's "ring" (timeline and step-through), "ring-timeline", "ring-step".
   std::string stage = "tiling";
   nlohmann::json state = nlohmann::json::object();  // scenario setting keys, applied on entering it
+  // What the point promises is on screen: text the stage must show (a number,
+  // a row's name, a ratio), checked against the frame's glyphs in the tests.
+  std::vector<std::string> shows;
 };
 
 struct Presenter {
@@ -266,6 +280,10 @@ struct Presenter {
   int scenes_entered = 0;      // for the stats
   bool blackout = false;       // the projector shows black (B, or a clicker's blank-screen key '.')
   bool show_keys = false;      // the keys of the current mode over the stage (? or F1)
+  bool pointer = false;        // a ring around the mouse pointer, for the hall (P)
+  bool zoom = false;           // the stage magnified 2× around the mouse pointer (Z)
+  bool clock = false;          // the wall clock and the time since the lecture started, in the title bar (C)
+  double started_s = -1;       // ImGui's clock when the stage was first drawn; -1: not yet
 };
 
 struct AppState {

@@ -1,6 +1,7 @@
 // The window layout, the status line and the keyboard.
 #include <GLFW/glfw3.h>
 #include <imgui.h>
+#include <imgui_internal.h>
 
 #include <algorithm>
 #include <cmath>
@@ -11,6 +12,7 @@
 #include "presenter.hpp"
 #include "script_keys.hpp"
 #include "ring_model.hpp"
+#include "stage_effects.hpp"
 #include "theme.hpp"
 
 namespace flashlab::gui {
@@ -111,11 +113,15 @@ void draw_frame(AppState& s) {
       }
       panel_ring(s);
     }
+    ImGuiWindow* drawn = ImGui::GetCurrentWindow();
     ImGui::End();
+    recolour_for_theme(drawn);
   } else {
     place(L.tiling);
     if (ImGui::Begin("Tiling — step through the schedule", nullptr, kPanelFlags | ImGuiWindowFlags_NoScrollbar)) panel_tiling(s);
+    ImGuiWindow* drawn = ImGui::GetCurrentWindow();
     ImGui::End();
+    recolour_for_theme(drawn);  // the grid and the pipeline are drawn for the dark theme
     s.view.counters_in_tabs = L.counters_in_tabs;
     if (!L.counters_in_tabs) {
       place(L.counters);
@@ -209,13 +215,14 @@ void status_bar(AppState& s) {
     ImGui::EndTooltip();
   }
   // The key reminder, only where it does not cover the message.
-  const char* keys = ring ? "←/→ step · Home/End · F6 one GPU · F9 controls · F11 full screen · F12 screenshot"
-                          : "Space play · ←/→ step · Home/End · +/- speed · F6 GPUs · F9 controls · F11 full screen · F12 screenshot";
-  const float kw = ImGui::CalcTextSize(keys).x, tw = ImGui::CalcTextSize(shown.c_str()).x;
+  const std::string keys = std::string(ring ? "←/→ step · Home/End · F6 one GPU · F9 controls · F11 full screen · F12 screenshot"
+                                             : "Space play · ←/→ step · Home/End · +/- speed · F6 GPUs · F9 controls · F11 full screen · F12 screenshot") +
+                           " · " + key_hints(s);
+  const float kw = ImGui::CalcTextSize(keys.c_str()).x, tw = ImGui::CalcTextSize(shown.c_str()).x;
   const float W = ImGui::GetWindowWidth(), pad = ImGui::GetStyle().WindowPadding.x;
   if (tw + kw + 4 * pad < W) {
     ImGui::SameLine(W - kw - pad);
-    ImGui::TextColored(color_dim(), "%s", keys);
+    ImGui::TextColored(color_dim(), "%s", keys.c_str());
   }
 }
 

@@ -15,6 +15,7 @@ struct Options {
   std::string screenshot;        // PNG of the whole window after the last frame
   std::string screenshot_panel;  // crop the screenshot to one panel (controls, tiling, counters, plots, concepts, ring, ring-step)
   double ui_scale = 0;           // 0: the scenario's, else 1.0
+  std::string theme;             // "dark" or "light"; empty: the scenario's, else dark
   std::string scenario;          // JSON file (assets/scenarios/*.json)
   std::string ring_results;      // a ring results file (flashlab bench --gpus --json): opened in the Across GPUs view
   bool stats = false;            // print one JSON object of frame times on stdout

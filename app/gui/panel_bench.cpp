@@ -251,10 +251,10 @@ void panel_bench(AppState& s) {
   ImGui::BeginChild("bench_left", ImVec2(left_w, 0), true);
   ImGui::PushTextWrapPos(0);
   if (!be) {
-    ImGui::TextColored(ImVec4(1.0f, 0.7f, 0.35f, 1), "Benchmarks cannot run from this window: this build has no kernels "
+    ImGui::TextColored(color_warning(), "Benchmarks cannot run from this window: this build has no kernels "
                                                      "library (configured without CUDA, or the kernels are not built).");
   } else if (!reason.empty()) {
-    ImGui::TextColored(ImVec4(1.0f, 0.7f, 0.35f, 1), "Benchmarks cannot run here: %s", reason.c_str());
+    ImGui::TextColored(color_warning(), "Benchmarks cannot run here: %s", reason.c_str());
   } else {
     ImGui::TextColored(color_good(), "%s: ready", be->name);
   }

@@ -68,7 +68,7 @@ void text_field(const char* label, const char* id, std::string& value, const cha
   ImGui::TextUnformatted(label);
   ImGui::SameLine(width);
   ImGui::SetNextItemWidth(-1);
-  if (bad) ImGui::PushStyleColor(ImGuiCol_FrameBg, ImVec4(0.45f, 0.12f, 0.12f, 1.0f));
+  if (bad) ImGui::PushStyleColor(ImGuiCol_FrameBg, color_bad_field());
   ImGui::InputTextWithHint(id, hint, &value, ImGuiInputTextFlags_CharsNoBlank);
   if (bad) ImGui::PopStyleColor();
 }

@@ -8,6 +8,7 @@
 #include <imgui.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <functional>
 #include <vector>
 
@@ -266,6 +267,48 @@ void counters_side_by_side(AppState& s) {
   row("  read", bytes_d(level(&ra, Level::HBM).read_bytes), bytes_d(level(rb, Level::HBM).read_bytes), bytes);
   row("  write", bytes_d(level(&ra, Level::HBM).write_bytes), bytes_d(level(rb, Level::HBM).write_bytes), bytes);
   row("DRAM (L2 model)", bytes_d(ra.dram_bytes()), rb ? bytes_d(rb->dram_bytes()) : 0, bytes);
+  // With a results file open, what its counters measured for this problem,
+  // beside the model: a lecture that says "measured" shows it.
+  std::string measured_note;
+  if (s.bench.have_results) {
+    // Each algorithm's first run with counters: its bytes, and the model's
+    // bytes for the launch that ran (its CTAs per SM may differ from the
+    // model's own launch above, and the L2 sees more heads at once).
+    struct Measured {
+      double bytes = -1, launch_model = -1;
+      std::string kernel, why;
+    };
+    const auto measured_of = [&](const AlgoView& v) {
+      Measured out;
+      const analysis::MeasuredLookup m = analysis::measured_dram(s.bench.results, s.bench.source, s.model.problem, v.algo);
+      if (const analysis::MeasuredDram* d = analysis::first_measured(m)) {
+        out.bytes = static_cast<double>(d->read_bytes + d->write_bytes);
+        out.kernel = d->kernel;
+        if (d->has_error) out.launch_model = static_cast<double>(d->predicted_read_bytes + d->predicted_write_bytes);
+      } else {
+        out.why = measured_why_none(s, m);
+      }
+      return out;
+    };
+    const Measured ma = measured_of(a), mb = b ? measured_of(*b) : Measured{};
+    ImGui::TableNextRow();
+    cell("DRAM measured", true);
+    cell(ma.bytes >= 0 ? bytes(ma.bytes) : "—", ma.bytes < 0);
+    if (b) {
+      cell(mb.bytes >= 0 ? bytes(mb.bytes) : "—", mb.bytes < 0);
+      cell(ma.bytes > 0 && mb.bytes >= 0 ? fmt_fixed(mb.bytes / ma.bytes, mb.bytes / ma.bytes < 10 ? 2 : 1, "counter ratio") + "×" : "—",
+           true);
+    }
+    if (ma.bytes < 0 || (b && mb.bytes < 0)) {
+      measured_note = "DRAM measured: " + (ma.bytes < 0 ? ma.why : mb.why);
+    } else {
+      std::string launch;
+      for (const Measured* m : {&ma, b ? &mb : nullptr})
+        if (m && m->launch_model >= 0) launch += (launch.empty() ? "" : ", ") + m->kernel + " " + bytes(m->launch_model);
+      measured_note = "DRAM measured: the GPU's counters, " + std::filesystem::path(s.bench.source).filename().string() +
+                      (launch.empty() ? "" : "; the model for each kernel's own launch: " + launch);
+    }
+  }
   row("SRAM r+w", bytes_d(level(&ra, Level::SRAM).bytes()), bytes_d(level(rb, Level::SRAM).bytes()), bytes);
   row("FLOPs (exact)", static_cast<double>(ra.total.flops()), rb ? static_cast<double>(rb->total.flops()) : 0, flops);
   row("AI (FLOP/B)", a.roof.ai, b ? b->roof.ai : 0, [](double v) { return fmt_fixed(v, 1, "ai"); });
@@ -278,7 +321,8 @@ void counters_side_by_side(AppState& s) {
   const float row_h = ImGui::GetTextLineHeight() + 2 * ImGui::GetStyle().CellPadding.y;
   const float bottom = ImGui::GetWindowPos().y + ImGui::GetWindowHeight() - ImGui::GetStyle().WindowPadding.y;
   // Room for the rows left, the footnote under the table, and a row saying what was left out.
-  const float room = bottom - ImGui::GetCursorScreenPos().y - row_h - ImGui::GetTextLineHeightWithSpacing();
+  const float room = bottom - ImGui::GetCursorScreenPos().y - row_h -
+                     ImGui::GetTextLineHeightWithSpacing() * (measured_note.empty() ? 1 : 3);
   const size_t fit = room <= 0 ? 0 : static_cast<size_t>(room / row_h);
   const size_t shown = tensors.size() <= fit ? tensors.size() : (fit > 0 ? fit - 1 : 0);
   for (size_t k = 0; k < shown; ++k) {
@@ -293,6 +337,11 @@ void counters_side_by_side(AppState& s) {
   }
   ImGui::EndTable();
   ImGui::TextColored(color_dim(), "%s", b ? "ratio: the second algorithm over the first" : "one algorithm shown");
+  if (!measured_note.empty()) {
+    ImGui::PushTextWrapPos(0);
+    ImGui::TextColored(color_dim(), "%s", measured_note.c_str());
+    ImGui::PopTextWrapPos();
+  }
 }
 
 void panel_counters(AppState& s) {

@@ -33,7 +33,7 @@ void link_combo(const char* label, const char* id, std::string& value, float wid
   ImGui::SetNextItemWidth(-1);
   const sim::InterconnectModel* cur = sim::find_interconnect(value);
   const std::string shown = cur ? link_label(*cur) : value.empty() ? std::string("(none)") : value;
-  if (bad) ImGui::PushStyleColor(ImGuiCol_FrameBg, ImVec4(0.45f, 0.12f, 0.12f, 1.0f));
+  if (bad) ImGui::PushStyleColor(ImGuiCol_FrameBg, color_bad_field());
   if (ImGui::BeginCombo(id, shown.c_str())) {
     for (const sim::InterconnectModel& l : sim::interconnect_presets()) {
       if (ImGui::Selectable(link_label(l).c_str(), cur && cur->id == l.id)) value = l.id;
@@ -92,7 +92,7 @@ void panel_ring_controls(AppState& s) {
     const sim::AttentionModel* cur = sim::find_attention_model(in.model);
     const std::string shown = cur ? ring_model_label(*cur) : in.model == "custom" ? std::string("custom shape") : in.model;
     ImGui::SetNextItemWidth(-1);
-    if (blamed("model")) ImGui::PushStyleColor(ImGuiCol_FrameBg, ImVec4(0.45f, 0.12f, 0.12f, 1.0f));
+    if (blamed("model")) ImGui::PushStyleColor(ImGuiCol_FrameBg, color_bad_field());
     if (ImGui::BeginCombo("##ring_model", shown.c_str())) {
       for (const sim::AttentionModel& am : sim::attention_models()) {
         if (ImGui::Selectable(ring_model_label(am).c_str(), cur == &am)) in.model = std::string(am.id);

@@ -253,10 +253,12 @@ void draw_tiling(const AppState& s, const AlgoView& v, ImVec2 origin, ImVec2 ava
     dl->AddLine(S0, S1, IM_COL32(230, 90, 80, 220), 1.5f * scale);
     if (skips_masked) label(dl, ImVec2(S0.x + sw * 0.55f, S0.y + sw * 0.12f), "skipped", IM_COL32(200, 200, 200, 255));
   }
+  ImVec4 current_block(0, 0, 0, 0);  // where the current block is drawn: the labels keep off it
   if (snap.cur_i >= 0 && snap.cur_j >= 0) {
     const Span sy = span_of(snap.cur_i * g.Br, snap.cur_i * g.Br + g.rows(snap.cur_i), g.n_q, S0.y, sw);
     const Span sx = span_of(snap.cur_j * g.Bc, snap.cur_j * g.Bc + g.cols(snap.cur_j), g.n_kv, S0.x, sw);
     const ImVec2 p0(sx.a, sy.a), p1(std::max(sx.b, sx.a + 3), std::max(sy.b, sy.a + 3));
+    current_block = ImVec4(p0.x - 2, p0.y - 2, p1.x + 2, p1.y + 2);
     dl->AddRectFilled(p0, p1, IM_COL32(255, 215, 70, 200));
     dl->AddRect(ImVec2(p0.x - 2, p0.y - 2), ImVec2(p1.x + 2, p1.y + 2), IM_COL32(255, 235, 120, 255), 0, 0, 2 * scale);
     if (g.partially_masked(snap.cur_i, snap.cur_j))
@@ -292,7 +294,8 @@ void draw_tiling(const AppState& s, const AlgoView& v, ImVec2 origin, ImVec2 ava
   auto fitting = [&](const char* longer, const char* shorter, float room) {
     return backward && ImGui::CalcTextSize(longer).x <= room ? longer : shorter;
   };
-  label(dl, ImVec2(Q0.x, Q0.y - lh - 2), fitting("Q dQ", "Q", side), name_col);
+  // Above the Q strip, left of the Kᵀ strip.
+  label(dl, ImVec2(Q0.x, Q0.y - lh - 2), fitting("Q dQ", "Q", K0.x - Q0.x - 4), name_col);
   const char* kname = fitting("Kᵀ dKᵀ", "Kᵀ", right_edge - K1.x - 5);
   if (ImGui::CalcTextSize(kname).x <= right_edge - K1.x - 5) label(dl, ImVec2(K1.x + 3, K0.y + (t - lh) / 2), kname, name_col);
   const char* oname = fitting("O dO", "O", right_edge - O0.x - 2);
@@ -303,7 +306,17 @@ void draw_tiling(const AppState& s, const AlgoView& v, ImVec2 origin, ImVec2 ava
   const char* sname = backward ? (algo.materializes_scores ? "P, dP, dS (in HBM)" : "P_ij, dS_ij recomputed (on chip)")
                       : algo.materializes_scores ? (snap.phase >= 1 ? "P (in HBM)" : "S (in HBM)")
                                                  : "S_ij / P̃_ij (on chip)";
-  if (math_label_size(sname).x + 12 < sw) label(dl, ImVec2(S0.x + 4, S1.y - ImGui::GetTextLineHeight() - 3), sname, name_col);
+  // S's name at its bottom-left corner, or its top-left when the current
+  // block is under the bottom one; never over the current block.
+  if (const ImVec2 sz = math_label_size(sname); sz.x + 12 < sw) {
+    const auto covers = [&](ImVec2 at) {
+      return current_block.z > current_block.x && at.x < current_block.z && at.x + sz.x > current_block.x &&
+             at.y < current_block.w && at.y + sz.y > current_block.y;
+    };
+    const ImVec2 bottom(S0.x + 4, S1.y - ImGui::GetTextLineHeight() - 3), top(S0.x + 4, S0.y + 3);
+    if (!covers(bottom)) label(dl, bottom, sname, name_col);
+    else if (!covers(top)) label(dl, top, sname, name_col);
+  }
   // Under the grid, each line as long as the view is wide: the longest of
   // its forms that fits, or nothing (never cut off at the edge).
   auto line = [&](float y, const std::vector<std::string>& forms, ImU32 col) {
@@ -425,6 +438,13 @@ bool draw_softmax(const AlgoView& v, float budget) {
                                 "ℓ_i and m_i), so each block's softmax is final at once; dK_j and dV_j add up on chip, dQ_i "
                                 "in global memory.",
                             color_dim(), budget);
+    if (info.pass == sim::Pass::bwd)
+      // The standard backward reads P from HBM: the forward's softmax is already final.
+      return math_paragraph("No running statistics: " + title_in_sentence(v.algo) +
+                                " reads P, which the forward wrote to HBM, and its row sums Σ_l P_il dP_il come from "
+                                "whole rows of P and dP read back from HBM: each of its passes is a matrix product "
+                                "through HBM.",
+                            color_dim(), budget);
     return math_paragraph("No running statistics: " + title_in_sentence(v.algo) +
                               " writes S to HBM and softmax reads whole rows back (two passes over HBM instead of online "
                               "rescaling).",
@@ -532,6 +552,7 @@ void draw_pseudocode(const AlgoView& v, int index) {
 // whole in what is left of the column, so nothing is ever cut off.
 void draw_info(AppState& s, AlgoView& v, bool compact) {
   const float scale = static_cast<float>(s.view.ui_scale);
+  const bool l2_first = s.view.l2_first;
   const sim::Cursor& c = *v.cursor;
   const sim::Cursor::Where& w = v.snap.where;
   const float width = std::max(20.0f, ImGui::GetContentRegionAvail().x);
@@ -576,8 +597,13 @@ void draw_info(AppState& s, AlgoView& v, bool compact) {
   // What the step-through is for comes first: SRAM's contents and the online
   // softmax's m_i, ℓ_i and rescale; then where the L2 served the reads from.
   if (!draw_sram(v, scale, room_left())) return;
-  if (!draw_softmax(v, room_left())) return;
-  if (!draw_l2_caption(v, room_left())) return;
+  if (l2_first) {  // a scene about the L2: its caption before the softmax
+    if (!draw_l2_caption(v, room_left())) return;
+    if (!draw_softmax(v, room_left())) return;
+  } else {
+    if (!draw_softmax(v, room_left())) return;
+    if (!draw_l2_caption(v, room_left())) return;
+  }
   ImGui::Spacing();
   draw_events(v, room_left());
 }

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "imgui_canvas.hpp"
+#include "theme.hpp"
 
 namespace flashlab::gui::plot {
 
@@ -84,11 +85,19 @@ analysis::ChartHit EndPlot() {
   View& view = c.views[c.id];
   ImDrawList* dl = ImGui::GetWindowDrawList();
   ImGuiCanvas canvas(dl, ImGui::GetFont());
-  analysis::ChartStyle style = analysis::dark_chart_style(c.scale);
+  // The light theme: the exporters' style (dark text and grey grid on white).
+  const bool light = light_theme();
+  analysis::ChartStyle style = light ? analysis::ChartStyle{} : analysis::dark_chart_style(c.scale);
+  style.scale = c.scale;
   // No fills under the chart: the window's colour shows through, and llvmpipe
   // does not shade a few hundred thousand pixels a frame for a slight tint.
+  // Transparent, its colour still the window's: the renderer reads it to tell
+  // a dark background (series-coloured text lightened) from a light one, and
+  // the legend's box is filled with it.
   style.draw_background = false;
-  style.plot_background = {0, 0, 0, 0};
+  const ImVec4 bg = color_background();
+  style.plot_background = {static_cast<std::uint8_t>(bg.x * 255), static_cast<std::uint8_t>(bg.y * 255),
+                           static_cast<std::uint8_t>(bg.z * 255), 0};
   // The atlas is baked at 15 px × scale: chart text at that size stays sharp.
   style.font_px = ImGui::GetFontSize() / c.scale * 0.93;
   style.title_px = ImGui::GetFontSize() / c.scale * 1.1;
@@ -149,12 +158,12 @@ analysis::ChartHit EndPlot() {
     const char* msg = "zoomed: double-click to fit";
     const ImVec2 ts = ImGui::CalcTextSize(msg);
     dl->AddText(ImVec2(static_cast<float>(layout.plot.right()) - ts.x - 6, static_cast<float>(layout.plot.y) + 4),
-                IM_COL32(230, 200, 90, 255), msg);
+                light ? IM_COL32(150, 90, 0, 255) : IM_COL32(230, 200, 90, 255), msg);
   }
   if (hit.hit()) {
     if (hit.series >= 0 && spec.kind == analysis::ChartKind::xy)
       dl->AddCircle(ImVec2(static_cast<float>(hit.at.x), static_cast<float>(hit.at.y)), 7 * static_cast<float>(c.scale),
-                    IM_COL32(255, 255, 255, 230), 16, 2);
+                    light ? IM_COL32(0, 0, 0, 230) : IM_COL32(255, 255, 255, 230), 16, 2);
     ImGui::BeginTooltip();
     ImGui::TextUnformatted(hit.text.c_str());
     ImGui::EndTooltip();
@@ -164,7 +173,7 @@ analysis::ChartHit EndPlot() {
                           analysis::format_tick(d.y, spec.y.format);
     const ImVec2 ts = ImGui::CalcTextSize(r.c_str());
     dl->AddText(ImVec2(static_cast<float>(layout.plot.right()) - ts.x - 6, static_cast<float>(layout.plot.bottom()) - ts.y - 4),
-                IM_COL32(200, 200, 200, 255), r.c_str());
+                ImGui::GetColorU32(color_dim()), r.c_str());
   }
   c.spec = nullptr;
   return hit;

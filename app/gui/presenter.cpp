@@ -1,6 +1,7 @@
 #include "presenter.hpp"
 
 #include <imgui.h>
+#include <imgui_internal.h>
 
 #include <algorithm>
 #include <cmath>
@@ -12,6 +13,7 @@
 #include "presenter_stages.hpp"
 #include "script_keys.hpp"
 #include "scenario_settings.hpp"
+#include "stage_effects.hpp"
 #include "theme.hpp"
 
 namespace flashlab::gui {
@@ -131,23 +133,28 @@ void draw_keys_overlay(const AppState& s, float W, float H) {
 }  // namespace
 
 void draw_presenter(AppState& s) {
-  const Presenter& p = s.presenter;
+  Presenter& p = s.presenter;
   const Scene* sc = current_scene(s);
   const ImVec2 D = ImGui::GetIO().DisplaySize;
   const float W = std::max(D.x, 200.0f), H = std::max(D.y, 200.0f);
+  if (p.started_s < 0) p.started_s = ImGui::GetTime();
   if (p.blackout) {
     draw_blackout(W, H);
     return;
   }
   const ImGuiStyle& style = ImGui::GetStyle();
   const float pad = style.WindowPadding.x;
+  const bool light = light_theme();
 
   // The title bar: the scene's title, large, and its talking point; the
-  // scene's number at the right. Its height is what they take at this width.
+  // scene's number at the right, the clock left of it when shown. Its height
+  // is what they take at this width.
   const std::string counter = std::to_string(p.current + 1) + " / " + std::to_string(p.scenes.size());
+  const std::string clock = p.clock ? clock_text(p.started_s, ImGui::GetTime()) : std::string();
+  const float clock_w = clock.empty() ? 0.0f : ImGui::CalcTextSize(clock.c_str()).x + 2 * pad;
   ImGui::PushFont(fonts().big);
   const float counter_w = ImGui::CalcTextSize(counter.c_str()).x;
-  const float title_w = W - 4 * pad - counter_w;
+  const float title_w = std::max(40.0f, W - 4 * pad - counter_w - clock_w);
   const ImVec2 title_size = math_text_size(sc ? sc->title : std::string("—"), title_w);
   ImGui::PopFont();
   const ImVec2 point_size = sc && !sc->point.empty() ? math_text_size(sc->point, W - 2 * pad) : ImVec2(0, 0);
@@ -155,16 +162,23 @@ void draw_presenter(AppState& s) {
   const float strip_h = std::ceil(ImGui::GetFrameHeight() * 2 + style.ItemSpacing.y + 2 * style.WindowPadding.y);
   const float stage_h = std::max(40.0f, H - title_h - strip_h);
 
-  ImGui::PushStyleColor(ImGuiCol_WindowBg, ImVec4(0.13f, 0.16f, 0.22f, 1.0f));
+  ImGui::PushStyleColor(ImGuiCol_WindowBg, light ? ImVec4(0.84f, 0.88f, 0.94f, 1.0f) : ImVec4(0.13f, 0.16f, 0.22f, 1.0f));
   ImGui::SetNextWindowPos(ImVec2(0, 0));
   ImGui::SetNextWindowSize(ImVec2(W, title_h));
   if (ImGui::Begin("##scene_title", nullptr, kStageFlags)) {
     ImGui::PushFont(fonts().big);
     const ImVec2 at = ImGui::GetCursorScreenPos();
-    math_text(sc ? sc->title : std::string("—"), ImVec4(1, 1, 1, 1), title_w);
-    ImGui::GetWindowDrawList()->AddText(ImVec2(W - pad - counter_w, at.y), IM_COL32(170, 190, 220, 255), counter.c_str());
+    const float big_h = ImGui::GetTextLineHeight();
+    math_text(sc ? sc->title : std::string("—"), light ? ImVec4(0.02f, 0.03f, 0.06f, 1) : ImVec4(1, 1, 1, 1), title_w);
+    ImDrawList* dl = ImGui::GetWindowDrawList();
+    dl->AddText(ImVec2(W - pad - counter_w, at.y), light ? IM_COL32(25, 45, 85, 255) : IM_COL32(170, 190, 220, 255),
+                counter.c_str());
     ImGui::PopFont();
-    if (sc && !sc->point.empty()) math_text(sc->point, ImVec4(0.85f, 0.88f, 0.92f, 1), W - 2 * pad);
+    if (!clock.empty())
+      dl->AddText(ImVec2(W - pad - counter_w - clock_w + pad, at.y + (big_h - ImGui::GetTextLineHeight()) / 2),
+                  ImGui::GetColorU32(light ? ImVec4(0.2f, 0.24f, 0.32f, 1) : ImVec4(0.72f, 0.78f, 0.88f, 1)), clock.c_str());
+    if (sc && !sc->point.empty())
+      math_text(sc->point, light ? ImVec4(0.08f, 0.1f, 0.14f, 1) : ImVec4(0.85f, 0.88f, 0.92f, 1), W - 2 * pad);
   }
   ImGui::End();
   ImGui::PopStyleColor();
@@ -173,12 +187,23 @@ void draw_presenter(AppState& s) {
   ImGui::SetNextWindowPos(ImVec2(0, title_h));
   ImGui::SetNextWindowSize(ImVec2(W, stage_h));
   const PresenterStage* stage = current_stage(s);
-  if (ImGui::Begin("##stage", nullptr, kStageFlags)) {
+  ImGuiWindow* stage_window = nullptr;
+  if (ImGui::Begin(kStageWindow, nullptr, kStageFlags)) {
+    stage_window = ImGui::GetCurrentWindow();
     s.rect_tiling = {0, title_h, W, stage_h};
     s.rect_ring = s.rect_tiling;
     if (stage) stage->draw(s, sc ? sc->stage : std::string(stage->name));
   }
   ImGui::End();
+  // The stage as built, then what the hall needs of it: the light theme's
+  // colours on views drawn for the dark one, the magnifier about the pointer.
+  recolour_for_theme(stage_window);
+  const ImGuiIO& io = ImGui::GetIO();
+  const bool mouse = ImGui::IsMousePosValid(&io.MousePos);
+  if (p.zoom && stage_window) {
+    const ImVec2 centre = mouse ? io.MousePos : ImVec2(W / 2, title_h + stage_h / 2);
+    magnify_drawn(stage_window, centre, 2.0f, ImVec4(0, title_h, W, title_h + stage_h));
+  }
 
   // The strip: what to press, where the lecture is, and the status line.
   ImGui::SetNextWindowPos(ImVec2(0, title_h + stage_h));
@@ -198,11 +223,21 @@ void draw_presenter(AppState& s) {
     } else {
       ImGui::TextColored(color_note(), "%s", (sim::describe(s.model.problem) + " on " + s.model.hw.display_name).c_str());
     }
-    if (stage) ImGui::TextColored(color_dim(), "%s", (std::string(stage->key_hints) + " · ? keys").c_str());
+    if (stage) {
+      // The stage's keys, then the hall's toggles from the key table where the line has room for them.
+      const std::string keys = std::string(stage->key_hints) + " · ? keys";
+      const std::string more = key_hints(s);
+      const float room = ImGui::GetContentRegionAvail().x;
+      const std::string line = !more.empty() && ImGui::CalcTextSize((keys + " · " + more).c_str()).x <= room
+                                   ? keys + " · " + more
+                                   : keys;
+      ImGui::TextColored(color_dim(), "%s", line.c_str());
+    }
   }
   ImGui::End();
   ImGui::PopStyleColor();
   if (p.show_keys) draw_keys_overlay(s, W, H);
+  if (p.pointer && mouse) draw_pointer_ring(ImGui::GetForegroundDrawList(), io.MousePos, static_cast<float>(s.view.ui_scale));
 }
 
 }  // namespace flashlab::gui

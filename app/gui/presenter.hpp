@@ -13,6 +13,10 @@
 
 namespace flashlab::gui {
 
+// The stage's window: what a scene's claims ("shows") are read from, not
+// the title bar above it (the point itself) nor the strip of keys below.
+constexpr const char* kStageWindow = "##stage";
+
 // Starts presenting at the current scene (the first when none yet); false
 // when the scenario has no scenes.
 bool presenter_start(AppState& s);

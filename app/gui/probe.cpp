@@ -12,11 +12,13 @@
 #include <ctime>
 #include <filesystem>
 #include <iostream>
+#include <optional>
 #include <thread>
 
 #include <nlohmann/json.hpp>
 
 #include "panels.hpp"
+#include "theme.hpp"
 
 namespace flashlab::gui {
 
@@ -145,7 +147,8 @@ std::string Probe::before_frame(AppState& s, int frame) {
 
 void Probe::inject_input(AppState& s) {
   if (walk_) walk_->inject_input(s);
-  else if (options_.frames > 0) ImGui::GetIO().MousePos = ImVec2(-FLT_MAX, -FLT_MAX);
+  else if (options_.frames > 0)
+    ImGui::GetIO().MousePos = s.view.script_mouse ? ImVec2(s.view.script_mouse_x, s.view.script_mouse_y) : ImVec2(-FLT_MAX, -FLT_MAX);
 }
 
 void Probe::frame_begin() {
@@ -168,9 +171,13 @@ void Probe::exception(const std::string& what) {
   if (exceptions_++ == 0) first_exception_ = what;
 }
 
-void Probe::frame_built() { t_built_ = Clock::now(); }
+void Probe::frame_built(bool magnified) {
+  t_built_ = Clock::now();
+  magnified_ = magnified;
+  if (magnified) ++magnified_frames_;
+}
 
-void Probe::frame_drawn(const ImDrawData& dd) {
+void Probe::frame_drawn(const ImDrawData& dd, int scene) {
   int cmds = 0;
   for (int k = 0; k < dd.CmdListsCount; ++k) cmds += dd.CmdLists[k]->CmdBuffer.Size;
   draw_cmds_.push_back(cmds);
@@ -179,11 +186,17 @@ void Probe::frame_drawn(const ImDrawData& dd) {
     const char* owner = dd.CmdLists[k]->_OwnerName ? dd.CmdLists[k]->_OwnerName : "?";
     vertices_by_list_[owner] = dd.CmdLists[k]->VtxBuffer.Size;
   }
+  if (magnified_) return;  // the stage magnified: its text is cut at the stage's edge on purpose
   // The text as drawn: cut off at a panel's edge, or printed over other text.
   // The worst frame of the run is what the stats report.
   const ImGuiIO& io = ImGui::GetIO();
-  const TextCheck t = check_text(dd, io.Fonts->TexID, io.Fonts->TexUvWhitePixel);
+  // A scene on stage is read back as characters, for its claims (the atlas is
+  // indexed each time: a UI scale change rebuilds it).
+  const bool read = options_.stats && scene >= 0;
+  const std::optional<GlyphIndex> glyphs = read ? std::optional<GlyphIndex>(GlyphIndex(*io.Fonts)) : std::nullopt;
+  const TextCheck t = check_text(dd, io.Fonts->TexID, io.Fonts->TexUvWhitePixel, glyphs ? &*glyphs : nullptr);
   text_runs_ = t.runs;
+  if (read) scene_text_[scene] = t.lines;
   if (t.clipped_glyphs > text_.clipped_glyphs) {
     text_.clipped_glyphs = t.clipped_glyphs;
     text_.first_clipped = "frame " + std::to_string(frame_ms_.size()) + ": " + t.first_clipped;
@@ -241,6 +254,28 @@ void Probe::finish(const AppState& s, int width, int height, const std::string& 
   j["first_clipped"] = text_.first_clipped;
   j["overlapping_text"] = text_.overlapping_runs;
   j["first_overlap"] = text_.first_overlap;
+  j["magnified_frames"] = magnified_frames_;  // not text-checked
+  j["theme"] = theme_name(s.view.theme);
+  // Each scene's claims ("shows") against the text its stage showed.
+  int claims = 0, missing = 0, unseen = 0;
+  nlohmann::json missing_list = nlohmann::json::array();
+  for (size_t k = 0; k < s.presenter.scenes.size(); ++k) {
+    const Scene& sc = s.presenter.scenes[k];
+    const auto seen = scene_text_.find(static_cast<int>(k));
+    for (const std::string& claim : sc.shows) {
+      ++claims;
+      if (seen == scene_text_.end()) {
+        ++unseen;
+      } else if (!text_shows(seen->second, kStageWindow, claim)) {
+        ++missing;
+        missing_list.push_back("scene " + std::to_string(k + 1) + " (" + sc.title + "): " + claim);
+      }
+    }
+  }
+  j["claims"] = claims;
+  j["claims_missing"] = missing;
+  j["claims_not_on_stage"] = unseen;  // scenes the run never showed
+  j["missing_claims"] = missing_list;
   j["presenter"] = s.presenter.on;
   j["scene"] = s.presenter.current + 1;  // 1-based; 0: none
   j["scenes"] = s.presenter.scenes.size();

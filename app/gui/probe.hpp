@@ -43,8 +43,12 @@ class Probe {
   void recomputed(AppState& s);       // after each recompute of the model
   void model_ready(const AppState& s);  // the frame's model, before drawing
   void exception(const std::string& what);  // a panel threw (the window goes on)
-  void frame_built();                 // ImGui::Render done
-  void frame_drawn(const ImDrawData& dd);  // before the draw data is rasterised
+  // ImGui::Render done; `magnified`: the stage was drawn 2× about the pointer
+  // (its text cut at the stage's edge on purpose: the text check skips it).
+  void frame_built(bool magnified = false);
+  // Before the draw data is rasterised; `scene`: the presenter's scene on
+  // stage (from 0), -1 when none.
+  void frame_drawn(const ImDrawData& dd, int scene);
   void frame_end();                   // after the buffer swap
 
   // Frames the script was held by "wait_bench" so far: they do not count
@@ -83,6 +87,10 @@ class Probe {
   std::vector<double> cpu_ms_;
   TextCheck text_;     // the worst frame's clipped glyphs and overlapping runs
   int text_runs_ = 0;  // runs of text on the last frame
+  bool magnified_ = false;    // this frame's stage is magnified
+  int magnified_frames_ = 0;  // frames the text check skipped for it
+  // The text each scene's stage showed, read from the last frame it was on.
+  std::map<int, std::vector<TextLine>> scene_text_;
 };
 
 }  // namespace flashlab::gui

@@ -18,7 +18,7 @@ const int kKeys[] = {GLFW_KEY_SPACE, GLFW_KEY_LEFT,  GLFW_KEY_RIGHT, GLFW_KEY_HO
                      GLFW_KEY_EQUAL, GLFW_KEY_MINUS, GLFW_KEY_KP_ADD, GLFW_KEY_TAB, GLFW_KEY_ENTER,
                      GLFW_KEY_BACKSPACE, GLFW_KEY_ESCAPE, GLFW_KEY_UP, GLFW_KEY_DOWN,
                      GLFW_KEY_PAGE_DOWN, GLFW_KEY_PAGE_UP, GLFW_KEY_F5, GLFW_KEY_B, GLFW_KEY_PERIOD,
-                     GLFW_KEY_SLASH, GLFW_KEY_F1};
+                     GLFW_KEY_SLASH, GLFW_KEY_F1, GLFW_KEY_L, GLFW_KEY_P, GLFW_KEY_Z, GLFW_KEY_C};
 
 const char* const kJunk[] = {"", "0", "-1", "abc", "1.5", "1e3", "99999999999999999999999", "9223372036854775807",
                              " 64 ", "0x40", "∞", "NaN", "-0", "1..2", "12abc", "4G", "1T"};

@@ -14,11 +14,26 @@ namespace flashlab::gui {
 
 using nlohmann::json;
 
+const std::vector<SceneKeyRow>& scene_key_rows() {
+  static const std::vector<SceneKeyRow> rows{
+      {{"title", "text", "the scene's title, large at the top (required)"}},
+      {{"point", "text", "its talking point, under the title"}},
+      {{"stage", "a stage name", "the view that fills the stage (below); default tiling"}},
+      {{"state", "an object", "setting keys applied on entering the scene (the settings above that a scene can take)"}},
+      {{"shows", "a list of text",
+        "what the point promises is on screen: each text must appear on one line of the stage (spaces aside); "
+        "flashlab gui --stats counts the ones missing"}},
+  };
+  return rows;
+}
+
 Scene parse_scene(const json& v) {
   if (!v.is_object()) throw std::runtime_error("a scene is {\"title\": T, \"point\": P, \"stage\": S, \"state\": {...}}");
   Scene sc;
   for (auto it = v.begin(); it != v.end(); ++it) {
     const std::string& k = it.key();
+    if (!find_key(scene_key_rows(), k))
+      throw std::runtime_error("unknown key '" + k + "' (a scene takes " + key_list(scene_key_rows()) + ")");
     if (k == "title" || k == "point") {
       if (!it->is_string()) throw std::runtime_error(k + " must be text");
       (k == "title" ? sc.title : sc.point) = it->get<std::string>();
@@ -31,8 +46,13 @@ Scene parse_scene(const json& v) {
         if (const SettingRow* row = find_setting(st.key()); !row || !row->in_scene)
           throw std::runtime_error("state: '" + st.key() + "' is not a setting a scene can take");
       sc.state = *it;
-    } else {
-      throw std::runtime_error("unknown key '" + k + "'");
+    } else if (k == "shows") {
+      if (!it->is_array()) throw std::runtime_error("shows must be a list of text");
+      for (const json& t : *it) {
+        if (!t.is_string() || t.get<std::string>().find_first_not_of(" ") == std::string::npos)
+          throw std::runtime_error("shows must be a list of non-empty text");
+        sc.shows.push_back(t.get<std::string>());
+      }
     }
   }
   if (sc.title.empty()) throw std::runtime_error("a scene needs a title");

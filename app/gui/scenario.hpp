@@ -79,8 +79,15 @@ struct Scenario {
   bool presenter = false;
 };
 
+// A scene's own keys, as a table (the schema prints it).
+struct SceneKeyRow {
+  KeyDoc doc;
+};
+const std::vector<SceneKeyRow>& scene_key_rows();
+
 // A scene of a scenario's "scenes": {"title": T, "point": P, "stage": S,
-// "state": {setting keys}}. Throws std::runtime_error naming what is wrong.
+// "state": {setting keys}, "shows": [text, ...]}. Throws std::runtime_error
+// naming what is wrong.
 Scene parse_scene(const nlohmann::json& v);
 
 // Throws std::runtime_error "FILE: reason" (missing, malformed, unknown key, bad value).

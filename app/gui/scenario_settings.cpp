@@ -10,6 +10,7 @@
 #include "plot_tabs.hpp"
 #include "ring_model.hpp"
 #include "ring_settings.hpp"
+#include "theme.hpp"
 
 namespace flashlab::gui {
 
@@ -136,6 +137,12 @@ void set_ui_scale(AppState& s, const json& v, const std::string&) {
   s.view.pending_ui_scale = u;
 }
 
+void set_theme_setting(AppState& s, const json& v, const std::string&) {
+  const std::optional<Theme> t = v.is_string() ? parse_theme(v.get<std::string>()) : std::nullopt;
+  if (!t) throw std::runtime_error("theme must be \"dark\" or \"light\"");
+  s.view.theme = *t;
+}
+
 void set_workspace(AppState& s, const json& v, const std::string&) {
   const std::string w = v.is_string() ? v.get<std::string>() : "";
   if (w != "ring" && w != "one-gpu") throw std::runtime_error("workspace must be \"one-gpu\" or \"ring\"");
@@ -191,6 +198,8 @@ const std::vector<SettingRow>& setting_rows() {
       {{"concepts", "bool", "the Concepts window open"}, true,
        [](AppState& s, const json& v, const std::string&) { s.view.show_concepts = bool_of(v, "concepts"); }},
       {{"ui_scale", "1.0 to 3.0", "the UI scale (projectors: 1.5 to 2)"}, false, set_ui_scale},
+      {{"theme", "dark | light", "the colours: dark, or dark text on near-white for a projector in a lit hall (L toggles)"}, false,
+       set_theme_setting},
       {{"results", "PATH", "a results file opened (flashlab bench --json)"}, true, set_results},
       {{"export_dir", "PATH", "the folder exports and relative screenshots go to"}, true,
        [](AppState& s, const json& v, const std::string&) { s.view.export_dir = text_of(v, "export_dir"); }},
@@ -198,6 +207,9 @@ const std::vector<SettingRow>& setting_rows() {
        [](AppState& s, const json& v, const std::string&) { s.view.plots_large = bool_of(v, "plots_large"); }},
       {{"hide_controls", "bool", "the controls hidden (F9)"}, true,
        [](AppState& s, const json& v, const std::string&) { s.view.hide_controls = bool_of(v, "hide_controls"); }},
+      {{"l2_first", "bool",
+        "the step-through's text shows where the L2 served a read from (the wave's walk) before the online softmax's table"},
+       true, [](AppState& s, const json& v, const std::string&) { s.view.l2_first = bool_of(v, "l2_first"); }},
       {{"bench", "{sweep, kernels, repeats, counters, pass}", "run kernels as the Benchmarks tab does, once the model is up (keys below)"}, false, set_bench},
       {{"workspace", "one-gpu | ring", "what is right of the controls: one GPU, or the ring across GPUs"}, true, set_workspace},
       {{"ring", "{model, seq, gpus, layout, ...}", "the ring's inputs in the Across GPUs view (keys below)"}, true,

@@ -76,6 +76,16 @@ const std::vector<ScriptKey>& script_keys() {
       {"keys", "?", "the keys of this mode over the stage, and away (F1 too)",
        [](AppState& s) { s.presenter.show_keys = !s.presenter.show_keys; }, nullptr, GLFW_KEY_SLASH, GLFW_KEY_F1, false,
        M::presenter},
+      {"light", "L", "the light theme (dark text on near-white, for a lit hall), and back to the dark one",
+       [](AppState& s) { s.view.theme = s.view.theme == Theme::light ? Theme::dark : Theme::light; }, nullptr,
+       GLFW_KEY_L, 0, false, M::always, "light"},
+      {"pointer", "P", "a ring around the mouse pointer, for the hall to follow, and away",
+       [](AppState& s) { s.presenter.pointer = !s.presenter.pointer; }, nullptr, GLFW_KEY_P, 0, false, M::presenter,
+       "pointer"},
+      {"zoom", "Z", "the stage magnified 2× around the mouse pointer, and back",
+       [](AppState& s) { s.presenter.zoom = !s.presenter.zoom; }, nullptr, GLFW_KEY_Z, 0, false, M::presenter, "zoom"},
+      {"clock", "C", "the clock and the time since the lecture began, in the title bar, and away",
+       [](AppState& s) { s.presenter.clock = !s.presenter.clock; }, nullptr, GLFW_KEY_C, 0, false, M::presenter, "clock"},
       {"escape", "Esc", "leave the presenter for the lab's panels",
        [](AppState& s) {
          s.presenter.on = false;
@@ -95,6 +105,14 @@ bool key_works(const ScriptKey& k, const AppState& s) {
 void press_key(AppState& s, const ScriptKey& k) {
   const bool ring = s.view.workspace == Workspace::ring && !s.presenter.on;
   (ring && k.press_in_ring ? k.press_in_ring : k.press)(s);
+}
+
+std::string key_hints(const AppState& s) {
+  std::string out;
+  for (const ScriptKey& k : script_keys())
+    if (!k.hint.empty() && key_works(k, s))
+      out += (out.empty() ? "" : " · ") + std::string(k.label) + " " + std::string(k.hint);
+  return out;
 }
 
 void press_key(AppState& s, const std::string& name) {

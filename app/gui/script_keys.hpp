@@ -25,6 +25,8 @@ struct ScriptKey {
   int glfw = 0, glfw_alt = 0;          // the keyboard's key (GLFW code) and another that does the same; 0: none
   bool repeats = true;                 // held down it repeats (the arrows); false: once a press (Space, Esc)
   KeyMode mode = KeyMode::always;
+  // A word for the footer's line of keys ("zoom": "Z zoom"); empty: the footer leaves it to the ? overlay.
+  std::string_view hint = {};
 };
 
 const std::vector<ScriptKey>& script_keys();
@@ -35,5 +37,8 @@ bool key_works(const ScriptKey& k, const AppState& s);
 // Throws std::runtime_error "unknown key 'K' (expected space, left, ...)".
 void press_key(AppState& s, const std::string& name);
 void press_key(AppState& s, const ScriptKey& k);
+
+// "L light · P pointer · Z zoom · C clock": the keys with a hint that work in the state's mode.
+std::string key_hints(const AppState& s);
 
 }  // namespace flashlab::gui

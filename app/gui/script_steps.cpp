@@ -38,6 +38,20 @@ void export_chart(AppState& s, const json& v, const std::string&) {
   export_chart_files(s, s.model.charts.of(*chart), fmt.c_str());
 }
 
+// The pointer of a headless run, placed for the pointer's ring and the magnifier.
+void place_mouse(AppState& s, const json& v, const std::string&) {
+  if (v.is_null()) {
+    s.view.script_mouse = false;
+    return;
+  }
+  if (!v.is_array() || v.size() != 2) throw std::runtime_error("mouse must be [x, y] in pixels, or null");
+  const double x = number_of(v[0], "mouse"), y = number_of(v[1], "mouse");
+  if (!(x >= 0 && y >= 0 && x <= 1e5 && y <= 1e5)) throw std::runtime_error("mouse must be [x, y] in pixels from the window's top left");
+  s.view.script_mouse = true;
+  s.view.script_mouse_x = static_cast<float>(x);
+  s.view.script_mouse_y = static_cast<float>(y);
+}
+
 void go_to_scene(AppState& s, const json& v, const std::string&) {
   const double n = number_of(v, "scene");
   const int count = static_cast<int>(s.presenter.scenes.size());
@@ -63,6 +77,8 @@ const std::vector<StepKeyRow>& step_key_rows() {
       {{"wait_bench", "true | seconds", "hold the script until the benchmark has finished (true: 600 s)"},
        [](AppState&, const json& v, const std::string&) { parse_wait_bench(v); }},  // the probe holds the script (probe.cpp)
       {{"scene", "number", "go to the presenter's scene N, from 1"}, go_to_scene},
+      {{"mouse", "[x, y] | null", "the mouse pointer at x, y pixels from this frame on (null: off the window, as a headless run starts)"},
+       place_mouse},
   };
   return rows;
 }

@@ -10,6 +10,7 @@
 #include "bench_action.hpp"
 #include "presenter_stages.hpp"
 #include "ring_settings.hpp"
+#include "scenario.hpp"
 #include "scenario_settings.hpp"
 #include "script_keys.hpp"
 #include "script_steps.hpp"
@@ -64,6 +65,8 @@ void write_settings_list(std::ostream& out) {
   std::vector<Line> keys;
   for (const ScriptKey& k : script_keys()) keys.push_back({std::string(k.name), "", std::string(k.meaning)});
   section(out, "A step's \"key\"", keys);
+  out << "\n";
+  section(out, "A scene's keys", lines_of(scene_key_rows(), ""));
   out << "\n";
   std::vector<Line> stages;
   for (const PresenterStage& st : presenter_stages()) stages.push_back({std::string(st.name), "", std::string(st.meaning)});

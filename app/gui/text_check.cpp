@@ -14,11 +14,104 @@ std::string describe(const TextRun& r) {
   return buf;
 }
 
+void append_utf8(std::string& out, unsigned c) {
+  if (c < 0x80) {
+    out += static_cast<char>(c);
+  } else if (c < 0x800) {
+    out += static_cast<char>(0xC0 | (c >> 6));
+    out += static_cast<char>(0x80 | (c & 0x3F));
+  } else if (c < 0x10000) {
+    out += static_cast<char>(0xE0 | (c >> 12));
+    out += static_cast<char>(0x80 | ((c >> 6) & 0x3F));
+    out += static_cast<char>(0x80 | (c & 0x3F));
+  } else {
+    out += static_cast<char>(0xF0 | (c >> 18));
+    out += static_cast<char>(0x80 | ((c >> 12) & 0x3F));
+    out += static_cast<char>(0x80 | ((c >> 6) & 0x3F));
+    out += static_cast<char>(0x80 | (c & 0x3F));
+  }
+}
+
+std::string without_space(const std::string& s) {
+  std::string out;
+  for (char c : s)
+    if (c != ' ' && c != '\t' && c != '\n') out += c;
+  return out;
+}
+
+// The characters of the frame, line by line. A glyph's quad sits at its own
+// offset below the line's top (a '.' low, an 'l' high), so glyphs are joined
+// by the line they were laid out on: the quad's top less the glyph's offset.
+struct LineReader {
+  std::vector<TextLine> lines;
+  std::string window, cur;
+  float top = 0, height = 0, right = 0;
+  bool open = false;
+
+  void add(const GlyphIndex& index, ImVec2 uv, const ImVec4& quad) {
+    const GlyphIndex::Glyph* g = index.find(uv);
+    if (!g || g->y1 <= g->y0) return;
+    const float scale = (quad.w - quad.y) / (g->y1 - g->y0);  // drawn size over baked size
+    const float line_top = quad.y - g->y0 * scale, line_h = g->font_size * scale;
+    const bool same = open && std::fabs(line_top - top) < 0.25f * line_h && quad.x - right < 1.2f * line_h &&
+                      quad.x > right - 0.5f * line_h;
+    if (!same) {
+      end_line();
+      top = line_top;
+      height = line_h;
+      open = true;
+    } else if (quad.x - right > 0.18f * line_h) {
+      cur += ' ';  // glyphs standing apart: a space (or a table's gap) between them
+    }
+    append_utf8(cur, g->codepoint);
+    right = quad.z;
+  }
+  void end_line() {
+    if (open && !cur.empty()) lines.push_back({window, cur});
+    cur.clear();
+    open = false;
+  }
+};
+
 }  // namespace
 
-TextCheck check_text(const ImDrawData& dd, ImTextureID font_texture, ImVec2 white_uv) {
+GlyphIndex::GlyphIndex(const ImFontAtlas& atlas) {
+  for (const ImFont* font : atlas.Fonts)
+    for (const ImFontGlyph& g : font->Glyphs)
+      if (g.Visible) by_uv_.emplace(key(ImVec2(g.U0, g.V0)), Glyph{g.Codepoint, g.Y0, g.Y1, font->FontSize});
+}
+
+std::uint64_t GlyphIndex::key(ImVec2 uv) {
+  // Atlas coordinates are texel edges over a texture of at most a few
+  // thousand texels: a 2^20 grid tells them apart.
+  const auto q = [](float f) { return static_cast<std::uint64_t>(static_cast<std::int64_t>(f * 1048576.0f + 0.5f) & 0xFFFFFFFF); };
+  return q(uv.x) << 32 | q(uv.y);
+}
+
+const GlyphIndex::Glyph* GlyphIndex::find(ImVec2 uv_top_left) const {
+  const auto it = by_uv_.find(key(uv_top_left));
+  return it == by_uv_.end() ? nullptr : &it->second;
+}
+
+bool text_shows(const std::vector<TextLine>& lines, const std::string& window_prefix, const std::string& claim) {
+  const std::string want = without_space(claim);
+  if (want.empty()) return true;
+  // A claim may run over a wrapped line: each line is read with the next one
+  // of its window joined on.
+  const auto in_window = [&](const TextLine& l) { return l.window.rfind(window_prefix, 0) == 0; };
+  for (size_t k = 0; k < lines.size(); ++k) {
+    if (!in_window(lines[k])) continue;
+    std::string text = without_space(lines[k].text);
+    if (k + 1 < lines.size() && lines[k + 1].window == lines[k].window) text += without_space(lines[k + 1].text);
+    if (text.find(want) != std::string::npos) return true;
+  }
+  return false;
+}
+
+TextCheck check_text(const ImDrawData& dd, ImTextureID font_texture, ImVec2 white_uv, const GlyphIndex* glyphs) {
   TextCheck out;
   std::vector<TextRun> runs;
+  LineReader reader;
   for (int l = 0; l < dd.CmdListsCount; ++l) {
     const ImDrawList* list = dd.CmdLists[l];
     const std::string owner = list->_OwnerName ? list->_OwnerName : "?";
@@ -27,6 +120,7 @@ TextCheck check_text(const ImDrawData& dd, ImTextureID font_texture, ImVec2 whit
       const ImDrawIdx* idx = list->IdxBuffer.Data + cmd.IdxOffset;
       const ImDrawVert* vtx = list->VtxBuffer.Data + cmd.VtxOffset;
       TextRun cur{ImVec4(0, 0, 0, 0), owner};
+      reader.window = owner;
       bool open = false;
       for (unsigned k = 0; k + 6 <= cmd.ElemCount; k += 6) {
         const ImDrawIdx a = idx[k];
@@ -60,11 +154,14 @@ TextCheck check_text(const ImDrawData& dd, ImTextureID font_texture, ImVec2 whit
           cur.rect = g;
           open = true;
         }
+        if (glyphs) reader.add(*glyphs, v0.uv, g);
       }
       if (open) runs.push_back(cur);
+      reader.end_line();
     }
   }
   out.runs = static_cast<int>(runs.size());
+  out.lines = std::move(reader.lines);
   // Two runs cover each other when they share most of the smaller one's height
   // and a real part of its width (touching neighbours do not count).
   std::sort(runs.begin(), runs.end(), [](const TextRun& a, const TextRun& b) { return a.rect.x < b.rect.x; });

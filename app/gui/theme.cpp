@@ -8,6 +8,7 @@ namespace flashlab::gui {
 namespace {
 
 Fonts g_fonts;
+Theme g_theme = Theme::dark;
 
 // Latin, Greek, combining marks (m̃), phonetic (ᵀ), punctuation, super- and
 // subscripts (⁻¹), letterlike (ℓ), arrows, maths (≤ ∞), technical (⌈ ⌉),
@@ -72,9 +73,26 @@ std::string load_fonts(Fonts& f, double scale) {
   return note;
 }
 
+void set_theme(Theme t) { g_theme = t; }
+Theme current_theme() { return g_theme; }
+
+std::optional<Theme> parse_theme(std::string_view name) {
+  if (name == "dark") return Theme::dark;
+  if (name == "light") return Theme::light;
+  return std::nullopt;
+}
+
+const char* theme_name(Theme t) { return t == Theme::light ? "light" : "dark"; }
+
+ImVec4 color_background() {
+  return light_theme() ? ImVec4(0.975f, 0.975f, 0.965f, 1.0f) : ImVec4(0.10f, 0.11f, 0.13f, 1.0f);
+}
+
 void apply_theme(double scale) {
+  const bool light = light_theme();
   ImGuiStyle style;
-  ImGui::StyleColorsDark(&style);
+  if (light) ImGui::StyleColorsLight(&style);
+  else ImGui::StyleColorsDark(&style);
   // Square corners everywhere: a rounded frame is ~40 anti-aliased vertices,
   // a square one 4, and llvmpipe pays per vertex (docs/performance.md).
   style.WindowRounding = 0;
@@ -87,12 +105,25 @@ void apply_theme(double scale) {
   style.WindowBorderSize = 1;
   style.FramePadding = ImVec2(6, 4);
   style.ItemSpacing = ImVec2(8, 5);
-  style.Colors[ImGuiCol_WindowBg] = ImVec4(0.10f, 0.11f, 0.13f, 1.0f);
+  style.Colors[ImGuiCol_WindowBg] = color_background();
   // Transparent: on llvmpipe every full layer of fill costs milliseconds (docs/performance.md).
   style.Colors[ImGuiCol_ChildBg] = ImVec4(0, 0, 0, 0);
   style.Colors[ImGuiCol_ScrollbarBg] = ImVec4(0, 0, 0, 0);
-  style.Colors[ImGuiCol_Header] = ImVec4(0.22f, 0.30f, 0.42f, 1.0f);
-  style.Colors[ImGuiCol_TabActive] = ImVec4(0.25f, 0.42f, 0.62f, 1.0f);
+  if (light) {
+    // Black text; frames and borders dark enough to see on a washed-out projector.
+    style.Colors[ImGuiCol_Text] = ImVec4(0.06f, 0.07f, 0.09f, 1.0f);
+    style.Colors[ImGuiCol_TextDisabled] = ImVec4(0.36f, 0.38f, 0.42f, 1.0f);
+    style.Colors[ImGuiCol_PopupBg] = ImVec4(1.0f, 1.0f, 1.0f, 0.98f);
+    style.Colors[ImGuiCol_Border] = ImVec4(0.0f, 0.0f, 0.0f, 0.35f);
+    style.Colors[ImGuiCol_FrameBg] = ImVec4(0.88f, 0.89f, 0.91f, 1.0f);
+    style.Colors[ImGuiCol_Header] = ImVec4(0.74f, 0.83f, 0.95f, 1.0f);
+    style.Colors[ImGuiCol_TabActive] = ImVec4(0.62f, 0.76f, 0.94f, 1.0f);
+    style.Colors[ImGuiCol_TitleBg] = ImVec4(0.86f, 0.88f, 0.92f, 1.0f);
+    style.Colors[ImGuiCol_TitleBgActive] = ImVec4(0.78f, 0.84f, 0.93f, 1.0f);
+  } else {
+    style.Colors[ImGuiCol_Header] = ImVec4(0.22f, 0.30f, 0.42f, 1.0f);
+    style.Colors[ImGuiCol_TabActive] = ImVec4(0.25f, 0.42f, 0.62f, 1.0f);
+  }
   style.ScaleAllSizes(static_cast<float>(scale));
   ImGui::GetStyle() = style;
 }
@@ -122,9 +153,14 @@ ImU32 tensor_color(sim::Tensor t, int alpha) {
 // dark grid as on a light one (a light theme turns dark and pale greys over, not this one).
 ImU32 finished_block_color(int alpha) { return IM_COL32(150, 153, 160, alpha); }
 
-ImVec4 color_error() { return ImVec4(1.0f, 0.38f, 0.35f, 1.0f); }
-ImVec4 color_note() { return ImVec4(0.75f, 0.78f, 0.82f, 1.0f); }
-ImVec4 color_good() { return ImVec4(0.45f, 0.85f, 0.55f, 1.0f); }
-ImVec4 color_dim() { return ImVec4(0.6f, 0.62f, 0.66f, 1.0f); }
+// The light theme's: contrast of 5:1 or more on its near-white background.
+ImVec4 color_error() { return light_theme() ? ImVec4(0.75f, 0.08f, 0.06f, 1.0f) : ImVec4(1.0f, 0.38f, 0.35f, 1.0f); }
+ImVec4 color_note() { return light_theme() ? ImVec4(0.14f, 0.16f, 0.20f, 1.0f) : ImVec4(0.75f, 0.78f, 0.82f, 1.0f); }
+ImVec4 color_good() { return light_theme() ? ImVec4(0.0f, 0.42f, 0.24f, 1.0f) : ImVec4(0.45f, 0.85f, 0.55f, 1.0f); }
+ImVec4 color_dim() { return light_theme() ? ImVec4(0.30f, 0.32f, 0.36f, 1.0f) : ImVec4(0.6f, 0.62f, 0.66f, 1.0f); }
+ImVec4 color_warning() { return light_theme() ? ImVec4(0.66f, 0.31f, 0.0f, 1.0f) : ImVec4(1.0f, 0.7f, 0.35f, 1.0f); }
+ImVec4 color_bad_field() {
+  return light_theme() ? ImVec4(1.0f, 0.78f, 0.76f, 1.0f) : ImVec4(0.45f, 0.12f, 0.12f, 1.0f);
+}
 
 }  // namespace flashlab::gui

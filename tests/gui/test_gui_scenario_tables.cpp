@@ -171,7 +171,7 @@ TEST_CASE("scenario tables: unknown keys are rejected with the messages they alw
         "unknown key bench.counter (expected sweep, kernels, repeats, counters, pass)");
   CHECK(message_of([&] { apply_script_step(s, json{{"key", "enter"}}, ""); }) ==
         "unknown key 'enter' (expected space, left, right, home, end, plus, minus, pagedown, pageup, blackout, keys, "
-        "escape, f5)");
+        "light, pointer, zoom, clock, escape, f5)");
 }
 
 TEST_CASE("presenter keys: every key a script presses is one the keyboard reaches, and the speed, Home and End work on "
@@ -215,7 +215,66 @@ TEST_CASE("presenter keys: every key a script presses is one the keyboard reache
   CHECK_FALSE(works("pagedown"));  // the lab's panels have no scenes to turn
 }
 
-TEST_CASE("scenario tables: the schema lists every key, every key press and every stage", "[gui][scenario][tables]") {
+TEST_CASE("the hall's settings: theme is dark or light for the whole lecture, a script places the mouse, the keys toggle",
+          "[gui][scenario][tables]") {
+  auto ps = std::make_unique<AppState>();
+  AppState& s = *ps;
+  CHECK(s.view.theme == Theme::dark);
+  apply_settings(s, json{{"theme", "light"}}, "");
+  CHECK(s.view.theme == Theme::light);
+  apply_settings(s, json{{"theme", "dark"}}, "");
+  CHECK(s.view.theme == Theme::dark);
+  for (const json& bad : {json("Light"), json("white"), json(1), json(nullptr), json::array({"light"})}) {
+    INFO(bad.dump());
+    CHECK(message_of([&] { apply_settings(s, json{{"theme", bad}}, ""); }) == "theme must be \"dark\" or \"light\"");
+  }
+  CHECK(s.view.theme == Theme::dark);  // a refused value changes nothing
+  apply_script_step(s, json{{"theme", "light"}}, "");  // a script step may switch it mid-lecture
+  CHECK(s.view.theme == Theme::light);
+  // The whole lecture's, as the UI scale: a scene's state does not take it.
+  const std::string state = temp_scenario("theme-scene.json", R"({"scenes": [{"title": "t", "state": {"theme": "light"}}]})");
+  CHECK(message_of([&] { load_scenario(state); }) == state + ", scene 1: state: 'theme' is not a setting a scene can take");
+  fs::remove(state);
+
+  apply_script_step(s, json{{"mouse", {640, 360.5}}}, "");
+  CHECK(s.view.script_mouse);
+  CHECK(s.view.script_mouse_x == 640);
+  CHECK(s.view.script_mouse_y == 360.5f);
+  apply_script_step(s, json{{"mouse", nullptr}}, "");
+  CHECK_FALSE(s.view.script_mouse);
+  for (const json& bad : {json::array({1}), json::array({1, 2, 3}), json("1, 2"), json(3)}) {
+    INFO(bad.dump());
+    CHECK(message_of([&] { apply_script_step(s, json{{"mouse", bad}}, ""); }) == "mouse must be [x, y] in pixels, or null");
+  }
+  CHECK(message_of([&] { apply_script_step(s, json{{"mouse", {-1, 2}}}, ""); }) ==
+        "mouse must be [x, y] in pixels from the window's top left");
+  CHECK(message_of([&] { apply_script_step(s, json{{"mouse", {"a", 2}}}, ""); }).find("mouse") != std::string::npos);
+
+  // The keys: the theme everywhere, the pointer, magnifier and clock on the stage.
+  const auto works = [&](const char* name) {
+    for (const ScriptKey& k : script_keys())
+      if (k.name == name) return key_works(k, s);
+    FAIL("no key " << name);
+    return false;
+  };
+  CHECK(works("light"));
+  for (const char* name : {"pointer", "zoom", "clock"}) CHECK_FALSE(works(name));
+  press_key(s, "light");
+  CHECK(s.view.theme == Theme::dark);
+  s.presenter.on = true;
+  for (const char* name : {"light", "pointer", "zoom", "clock"}) CHECK(works(name));
+  press_key(s, "pointer");
+  press_key(s, "zoom");
+  press_key(s, "clock");
+  CHECK((s.presenter.pointer && s.presenter.zoom && s.presenter.clock));
+  CHECK(key_hints(s) == "L light · P pointer · Z zoom · C clock");
+  press_key(s, "zoom");
+  CHECK_FALSE(s.presenter.zoom);
+  s.presenter.on = false;
+  CHECK(key_hints(s) == "L light");
+}
+
+TEST_CASE("scenario tables: the schema lists every key, every key press, every stage and a scene's keys", "[gui][scenario][tables]") {
   const std::string text = schema();
   const auto listed = [&](const std::string& name) { return text.find("\n  " + name + " ") != std::string::npos; };
   for (const std::string& k : keys_of(setting_rows())) CHECK(listed(k));
@@ -225,6 +284,7 @@ TEST_CASE("scenario tables: the schema lists every key, every key press and ever
   for (const std::string& k : keys_of(bench_key_rows())) CHECK(listed("bench." + k));
   for (const std::string& k : names_of_keys()) CHECK(listed(k));
   for (const std::string& k : names_of_stages()) CHECK(listed(k));
+  for (const std::string& k : keys_of(scene_key_rows())) CHECK(listed(k));
 }
 
 TEST_CASE("scenario tables: docs/user-guide.md lists exactly what the tables hold", "[gui][scenario][tables][docs]") {
@@ -244,6 +304,7 @@ TEST_CASE("scenario tables: docs/user-guide.md lists exactly what the tables hol
   for (const std::string& k : keys_of(bench_key_rows())) in_tables.insert("bench." + k);
   for (const std::string& k : names_of_keys()) in_tables.insert(k);
   for (const std::string& k : names_of_stages()) in_tables.insert(k);
+  for (const std::string& k : keys_of(scene_key_rows())) in_tables.insert(k);
   for (const std::string& k : in_tables) {
     INFO("in the tables, not in the doc: " << k);
     CHECK(in_doc.count(k));
@@ -266,4 +327,17 @@ TEST_CASE("a scene whose state cannot apply is reported when the file loads, nam
     INFO(path.string());
     CHECK(check_scene_states(load_scenario(path.string())).empty());
   }
+}
+
+TEST_CASE("scenario tables: a scene's shows is a list of non-empty text, and a scene's unknown key names the keys", "[gui][scenario][tables]") {
+  const nlohmann::json good = {{"title", "T"}, {"stage", "tiling"}, {"shows", {"9.13 GB", "requests"}}};
+  CHECK(parse_scene(good).shows == std::vector<std::string>{"9.13 GB", "requests"});
+  for (const nlohmann::json& bad : {nlohmann::json{{"title", "T"}, {"shows", "9.13 GB"}},
+                                    nlohmann::json{{"title", "T"}, {"shows", {1}}},
+                                    nlohmann::json{{"title", "T"}, {"shows", {" "}}}}) {
+    INFO(bad.dump());
+    CHECK_THROWS_WITH(parse_scene(bad), Catch::Contains("shows must be a list"));
+  }
+  CHECK_THROWS_WITH(parse_scene(nlohmann::json{{"title", "T"}, {"show", {"x"}}}),
+                    Catch::Contains("unknown key 'show' (a scene takes title, point, stage, state, shows)"));
 }

@@ -1,0 +1,110 @@
+// The light theme's view of colours chosen for the dark one (recolour_for_theme, stage_effects.hpp). A view that
+// draws on its own (the tiling grid, the ring's timeline and step-through)
+// picked its fills and labels for a dark background; in the light theme the
+// same hue is kept and the lightness turned over where it carries the
+// contrast: dark and grey fills become light, white lines dark, light text
+// dark. Saturated fills of middle lightness (the tensors, the GPUs, the
+// algorithms) stay as they are, so a colour means the same in both themes.
+#include <imgui.h>
+#include <imgui_internal.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "stage_effects.hpp"
+#include "theme.hpp"
+
+namespace flashlab::gui {
+
+namespace {
+
+struct Hsl {
+  float h = 0, s = 0, l = 0;
+};
+
+Hsl hsl_of(ImU32 c) {
+  const float r = static_cast<float>((c >> IM_COL32_R_SHIFT) & 0xFF) / 255.0f;
+  const float g = static_cast<float>((c >> IM_COL32_G_SHIFT) & 0xFF) / 255.0f;
+  const float b = static_cast<float>((c >> IM_COL32_B_SHIFT) & 0xFF) / 255.0f;
+  const float hi = std::max({r, g, b}), lo = std::min({r, g, b});
+  Hsl out;
+  out.l = (hi + lo) / 2;
+  const float d = hi - lo;
+  if (d <= 1e-6f) return out;
+  out.s = out.l > 0.5f ? d / (2 - hi - lo) : d / (hi + lo);
+  if (hi == r) out.h = (g - b) / d + (g < b ? 6.0f : 0.0f);
+  else if (hi == g) out.h = (b - r) / d + 2;
+  else out.h = (r - g) / d + 4;
+  out.h /= 6;
+  return out;
+}
+
+float hue_channel(float p, float q, float t) {
+  if (t < 0) t += 1;
+  if (t > 1) t -= 1;
+  if (t < 1.0f / 6) return p + (q - p) * 6 * t;
+  if (t < 0.5f) return q;
+  if (t < 2.0f / 3) return p + (q - p) * (2.0f / 3 - t) * 6;
+  return p;
+}
+
+ImU32 with_lightness(ImU32 c, const Hsl& x, float l) {
+  float r = l, g = l, b = l;
+  if (x.s > 1e-6f) {
+    const float q = l < 0.5f ? l * (1 + x.s) : l + x.s - l * x.s, p = 2 * l - q;
+    r = hue_channel(p, q, x.h + 1.0f / 3);
+    g = hue_channel(p, q, x.h);
+    b = hue_channel(p, q, x.h - 1.0f / 3);
+  }
+  auto byte = [](float v) { return static_cast<ImU32>(std::clamp(v, 0.0f, 1.0f) * 255.0f + 0.5f); };
+  return (byte(r) << IM_COL32_R_SHIFT) | (byte(g) << IM_COL32_G_SHIFT) | (byte(b) << IM_COL32_B_SHIFT) |
+         (c & IM_COL32_A_MASK);
+}
+
+int alpha_of(ImU32 c) { return static_cast<int>((c >> IM_COL32_A_SHIFT) & 0xFF); }
+
+// A fill or a line: a dark one, or a grey one darker than the middle, was a
+// background: it turns light; a white or near-white one was drawn to stand out
+// on the dark: it turns dark. A faint overlay only when it is white (a dark one
+// is a border of the light style already). Alpha 0 is the anti-aliased fringe
+// of a shape: it turns with the shape, or its edge would show a dark halo.
+ImU32 light_paint(ImU32 c) {
+  const Hsl x = hsl_of(c);
+  const bool grey = x.s < 0.25f;
+  const int a = alpha_of(c);
+  const bool turn = a >= 128 || a == 0 ? x.l < 0.3f || (grey && (x.l < 0.5f || x.l > 0.9f)) : grey && x.l > 0.9f;
+  return turn ? with_lightness(c, x, 1 - x.l) : c;
+}
+
+// Text lighter than the middle turns as dark as it was light, of the same
+// hue; coloured text no lighter than 0.36 (amber, sky blue read weakly on white).
+ImU32 light_ink(ImU32 c) {
+  const Hsl x = hsl_of(c);
+  const float l = std::min(x.l > 0.5f ? 1 - x.l : x.l, x.s < 0.25f ? 1.0f : 0.36f);
+  return l != x.l ? with_lightness(c, x, l) : c;
+}
+
+}  // namespace
+
+void recolour_for_theme(ImGuiWindow* window) {
+  if (!light_theme() || window == nullptr) return;
+  const ImVec2 white = ImGui::GetIO().Fonts->TexUvWhitePixel;
+  for (ImGuiWindow* child : window->DC.ChildWindows) {
+    ImDrawList* dl = child->DrawList;
+    // Neighbouring vertices mostly share a colour: remember the last answer of each kind.
+    ImU32 fill_in = 0, fill_out = light_paint(0), text_in = 0, text_out = light_ink(0);
+    for (ImDrawVert& v : dl->VtxBuffer) {
+      const bool shape = v.uv.x == white.x && v.uv.y == white.y;
+      if (shape) {
+        if (v.col != fill_in) fill_out = light_paint(fill_in = v.col);
+        v.col = fill_out;
+      } else {
+        if (v.col != text_in) text_out = light_ink(text_in = v.col);
+        v.col = text_out;
+      }
+    }
+    recolour_for_theme(child);
+  }
+}
+
+}  // namespace flashlab::gui
