@@ -221,6 +221,12 @@ struct ViewState {
   bool force_tab = false;       // select `tab` on the next frame (keyboard, scenario)
   bool show_concepts = false;
   bool counters_in_tabs = false;  // narrow layout (set by the layout each frame)
+  // The hall layout (set by the layout each frame): the window is narrow for
+  // its UI scale (a projector at 2×), so one view takes the stage — the
+  // tiling view, or the plots (plots_large) — and the controls stay closed
+  // until ☰ or F9 opens them (hall_controls).
+  bool hall_layout = false;
+  bool hall_controls = false;
   bool hide_controls = false;     // the lecturer's full-width view (F9)
   // The step-through's text gives the L2's caption (where a read was served
   // from, the wave walking K_j together) room before the online softmax.
@@ -285,6 +291,12 @@ struct Presenter {
   bool clock = false;          // the wall clock and the time since the lecture started, in the title bar (C)
   double started_s = -1;       // ImGui's clock when the stage was first drawn; -1: not yet
 };
+
+struct AppState;
+// Whether the controls are drawn, and ☰ / F9: hide_controls in the lab's
+// layout, hall_controls in the hall layout (closed until opened).
+bool controls_shown(const AppState& s);
+void toggle_controls(AppState& s);
 
 struct AppState {
   Inputs inputs;

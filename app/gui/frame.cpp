@@ -30,18 +30,38 @@ struct Box {
 struct Layout {
   Box controls, tiling, counters, plots, status;
   bool counters_in_tabs = false;
+  bool hall = false;
 };
+
+// Below this many unscaled pixels across, the window is a hall's: a 1920-wide
+// projector at UI scale 2 shows one view at a time, as large as the
+// presenter's stage, instead of four panels of a quarter of the size each.
+constexpr float kHallWidth = 1000.0f;
 
 // Controls left, tiling middle, counters right, plots below, one status line.
 // Side panels keep a readable width (scaled). When the window is narrow for
 // its UI scale (a projector at 2×), the counters join the plot tabs and the
 // tiling view takes the whole width right of the controls.
-Layout compute_layout(ImVec2 display, float scale, bool hide_controls, bool plots_large) {
+Layout compute_layout(ImVec2 display, float scale, bool show_controls, bool plots_large) {
   Layout L;
   const float W = std::max(display.x, 200.0f), H = std::max(display.y, 200.0f);
   const float status_h = ImGui::GetFrameHeight() + 6 * scale;
   const float body_h = H - status_h;
   L.counters_in_tabs = W / scale < 1250.0f;
+  L.hall = W / scale < kHallWidth;
+  if (L.hall) {
+    // One view on the stage: the tiling view over a one-line strip that
+    // opens the plots, or the plots over the whole height.
+    const float left = show_controls ? std::min(std::max(W * 0.34f, 230.0f * scale), W * 0.5f) : 0.0f;
+    const float strip = ImGui::GetFrameHeight() + 2 * ImGui::GetStyle().WindowPadding.y + 2;
+    const float top_h = plots_large ? 0.0f : std::floor(body_h - strip);
+    L.controls = {0, 0, std::floor(left), body_h};
+    L.tiling = {L.controls.w, 0, W - L.controls.w, top_h};
+    L.counters = {W, 0, 0, 0};
+    L.plots = {L.controls.w, top_h, W - L.controls.w, body_h - top_h};
+    L.status = {0, body_h, W, status_h};
+    return L;
+  }
   // The tiling view is the heart of the lecture: more of the height when space is short.
   const float top_h = std::floor(body_h * (plots_large ? 0.34f : L.counters_in_tabs ? 0.68f : 0.62f));
   float left, right;
@@ -58,7 +78,7 @@ Layout compute_layout(ImVec2 display, float scale, bool hide_controls, bool plot
         right *= k;
       }
   }
-  if (hide_controls) left = 0;
+  if (!show_controls) left = 0;
   L.controls = {0, 0, std::floor(left), body_h};
   L.tiling = {L.controls.w, 0, std::floor(W - left - right), top_h};
   L.counters = {L.tiling.x + L.tiling.w, 0, W - L.tiling.x - L.tiling.w, top_h};
@@ -87,7 +107,8 @@ void draw_frame(AppState& s) {
   // (app.cpp), not one more full-screen layer of fill for the rasteriser.
   ImGui::PushStyleColor(ImGuiCol_WindowBg, ImVec4(0, 0, 0, 0));
   const float scale = static_cast<float>(s.view.ui_scale);
-  const Layout L = compute_layout(ImGui::GetIO().DisplaySize, scale, s.view.hide_controls, s.view.plots_large);
+  const Layout L = compute_layout(ImGui::GetIO().DisplaySize, scale, controls_shown(s), s.view.plots_large);
+  s.view.hall_layout = L.hall;
   s.rect_controls = rect_of(L.controls);
   s.rect_tiling = rect_of(L.tiling);
   s.rect_counters = rect_of(L.counters);
@@ -106,7 +127,7 @@ void draw_frame(AppState& s) {
     if (ImGui::Begin("Ring attention across GPUs — the timeline per GPU and the step-through", nullptr,
                      kPanelFlags | ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse)) {
       if (L.controls.w <= 0) {
-        if (ImGui::Button("☰ controls")) s.view.hide_controls = false;
+        if (ImGui::Button("☰ controls")) toggle_controls(s);
         if (ImGui::IsItemHovered()) ImGui::SetTooltip("show the controls (F9)");
         ImGui::SameLine();
         workspace_switch(s, true);
@@ -117,11 +138,13 @@ void draw_frame(AppState& s) {
     ImGui::End();
     recolour_for_theme(drawn);
   } else {
-    place(L.tiling);
-    if (ImGui::Begin("Tiling — step through the schedule", nullptr, kPanelFlags | ImGuiWindowFlags_NoScrollbar)) panel_tiling(s);
-    ImGuiWindow* drawn = ImGui::GetCurrentWindow();
-    ImGui::End();
-    recolour_for_theme(drawn);  // the grid and the pipeline are drawn for the dark theme
+    if (L.tiling.h > 0) {
+      place(L.tiling);
+      if (ImGui::Begin("Tiling — step through the schedule", nullptr, kPanelFlags | ImGuiWindowFlags_NoScrollbar)) panel_tiling(s);
+      ImGuiWindow* drawn = ImGui::GetCurrentWindow();
+      ImGui::End();
+      recolour_for_theme(drawn);  // the grid and the pipeline are drawn for the dark theme
+    }
     s.view.counters_in_tabs = L.counters_in_tabs;
     if (!L.counters_in_tabs) {
       place(L.counters);
@@ -262,9 +285,16 @@ void handle_keys(AppState& s) {
   for (const ScriptKey& k : script_keys())
     if (key_works(k, s) && key_pressed(k)) press_key(s, k);
   if (s.presenter.on) return;
-  if (pressed(GLFW_KEY_F9)) s.view.hide_controls = !s.view.hide_controls;
+  if (pressed(GLFW_KEY_F9)) toggle_controls(s);
   if (ImGui::IsKeyPressed(GLFW_KEY_F6, false))
     s.view.workspace = s.view.workspace == Workspace::ring ? Workspace::one_gpu : Workspace::ring;
+}
+
+bool controls_shown(const AppState& s) { return s.view.hall_layout ? s.view.hall_controls : !s.view.hide_controls; }
+
+void toggle_controls(AppState& s) {
+  if (s.view.hall_layout) s.view.hall_controls = !s.view.hall_controls;
+  else s.view.hide_controls = !s.view.hide_controls;
 }
 
 }  // namespace flashlab::gui

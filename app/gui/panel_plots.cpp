@@ -72,9 +72,11 @@ bool filter_pickers(AppState& s, bool heatmap) {
 }
 
 void toolbar(AppState& s, const analysis::ChartSpec& c, const analysis::ChartEntry& e) {
-  if (ImGui::SmallButton(s.view.plots_large ? "▼ smaller" : "▲ larger")) s.view.plots_large = !s.view.plots_large;
-  if (ImGui::IsItemHovered()) ImGui::SetTooltip("give the plots most of the window's height, or give it back");
-  ImGui::SameLine();
+  if (!s.view.hall_layout) {  // the hall layout's row above has "▼ tiling"
+    if (ImGui::SmallButton(s.view.plots_large ? "▼ smaller" : "▲ larger")) s.view.plots_large = !s.view.plots_large;
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("give the plots most of the window's height, or give it back");
+    ImGui::SameLine();
+  }
   // One button, one menu: the row stays short at any UI scale.
   if (ImGui::SmallButton("Export…")) ImGui::OpenPopup("export");
   if (ImGui::BeginPopup("export")) {
@@ -110,7 +112,71 @@ void toolbar(AppState& s, const analysis::ChartSpec& c, const analysis::ChartEnt
 
 }  // namespace
 
+namespace {
+
+// What a tab shows: the counters, the benchmarks panel, or its chart.
+void draw_plot_tab(AppState& s, const PlotTab& t) {
+  const std::string id(t.id);
+  if (std::find(s.tabs_visited.begin(), s.tabs_visited.end(), id) == s.tabs_visited.end()) s.tabs_visited.push_back(id);
+  if (t.id == kCountersTab) {
+    ImGui::BeginChild("counters_tab");
+    panel_counters(s);
+    ImGui::EndChild();
+  } else if (t.id == kBenchPanelTab) {
+    panel_bench(s);
+  } else if (t.chart) {
+    const analysis::ChartSpec& c = s.model.charts.of(*t.chart);
+    toolbar(s, c, *t.chart);
+    const ImVec2 avail = ImGui::GetContentRegionAvail();
+    if (plot::BeginPlot(id.c_str(), c, ImVec2(avail.x, std::max(avail.y, 60.0f)), s.view.ui_scale)) {
+      // Where each algorithm's intensity stands at the cursor (it climbs as
+      // the schedule runs: loads first, FLOPs later).
+      if (t.chart->shows_ai_at_cursor && s.model.valid)
+        for (const AlgoView& v : s.model.algos) plot::PlotSeries(v.snap.ai_marker);
+      plot::EndPlot();
+    }
+  }
+}
+
+// The hall layout's plots: the tabs as one drop-down (a row of tabs at UI
+// scale 2 would scroll and cut its last one), the chosen one below.
+void hall_plots(AppState& s) {
+  const PlotTab* shown = find_plot_tab(s.view.tab);
+  if (!shown) shown = &plot_tabs().front();
+  if (ImGui::Button("▼ tiling")) s.view.plots_large = false;  // one view at a time: back to the tiling view
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("the tiling view on the stage again");
+  ImGui::SameLine();
+  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 16);
+  if (ImGui::BeginCombo("##plot", std::string(shown->label).c_str())) {
+    for (const PlotTab& t : plot_tabs())
+      if (ImGui::Selectable(std::string(t.label).c_str(), &t == shown)) {
+        s.view.tab = std::string(t.id);
+        shown = &t;
+      }
+    ImGui::EndCombo();
+  }
+  s.view.force_tab = false;
+  draw_plot_tab(s, *shown);
+}
+
+}  // namespace
+
 void panel_plots(AppState& s) {
+  if (s.view.hall_layout && !s.view.plots_large) {
+    // The hall layout's strip under the tiling view: one button to the plots.
+    const PlotTab* shown = nullptr;
+    for (const PlotTab& t : plot_tabs())
+      if (t.id == s.view.tab) shown = &t;
+    const std::string label = "▲ the plots" + (shown ? ": " + std::string(shown->label) : std::string());
+    if (ImGui::SmallButton(label.c_str())) s.view.plots_large = true;
+    ImGui::SameLine();
+    ImGui::TextColored(color_dim(), "one view at a time at this UI scale");
+    return;
+  }
+  if (s.view.hall_layout) {
+    hall_plots(s);
+    return;
+  }
   if (!ImGui::BeginTabBar("plots", ImGuiTabBarFlags_FittingPolicyScroll)) return;
   const std::vector<PlotTab>& tabs = plot_tabs();
   const int count = static_cast<int>(tabs.size());
@@ -124,25 +190,7 @@ void panel_plots(AppState& s) {
     const std::string title = std::string(t.label) + "###" + id;
     if (!ImGui::BeginTabItem(title.c_str(), nullptr, flags)) continue;
     if (!s.view.force_tab) s.view.tab = id;
-    if (std::find(s.tabs_visited.begin(), s.tabs_visited.end(), id) == s.tabs_visited.end()) s.tabs_visited.push_back(id);
-    if (t.id == kCountersTab) {
-      ImGui::BeginChild("counters_tab");
-      panel_counters(s);
-      ImGui::EndChild();
-    } else if (t.id == kBenchPanelTab) {
-      panel_bench(s);
-    } else if (t.chart) {
-      const analysis::ChartSpec& c = s.model.charts.of(*t.chart);
-      toolbar(s, c, *t.chart);
-      const ImVec2 avail = ImGui::GetContentRegionAvail();
-      if (plot::BeginPlot(id.c_str(), c, ImVec2(avail.x, std::max(avail.y, 60.0f)), s.view.ui_scale)) {
-        // Where each algorithm's intensity stands at the cursor (it climbs as
-        // the schedule runs: loads first, FLOPs later).
-        if (t.chart->shows_ai_at_cursor && s.model.valid)
-          for (const AlgoView& v : s.model.algos) plot::PlotSeries(v.snap.ai_marker);
-        plot::EndPlot();
-      }
-    }
+    draw_plot_tab(s, t);
     ImGui::EndTabItem();
   }
   s.view.force_tab = false;

@@ -652,7 +652,7 @@ void algo_strip(AppState& s, AlgoView& v, int index, ImVec2 size) {
 }  // namespace
 
 void transport_bar(AppState& s) {
-  if (ImGui::Button(s.view.hide_controls ? "☰ controls" : "☰")) s.view.hide_controls = !s.view.hide_controls;
+  if (ImGui::Button(controls_shown(s) ? "☰" : "☰ controls")) toggle_controls(s);
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("show or hide the controls (F9)");
   ImGui::SameLine();
   if (!s.model.valid) {
@@ -695,7 +695,15 @@ void transport_bar(AppState& s) {
   ImGui::SetNextItemWidth(-1);
   // The format is the whole label, position grouped like the total (a % in it doubled for ImGui).
   std::string fmt = "event " + fmt_count(c.position()) + " of " + fmt_count(c.size()) + " (one head)";
-  if (ImGui::SliderScalar("##scrub", ImGuiDataType_S64, &pos, &lo, &hi, fmt.c_str(), ImGuiSliderFlags_AlwaysClamp)) {
+  // The counter is printed over the handle: a see-through handle keeps the digit under it readable.
+  ImVec4 grab = ImGui::GetStyleColorVec4(ImGuiCol_SliderGrab), grab_active = ImGui::GetStyleColorVec4(ImGuiCol_SliderGrabActive);
+  grab.w *= 0.45f;
+  grab_active.w *= 0.6f;
+  ImGui::PushStyleColor(ImGuiCol_SliderGrab, grab);
+  ImGui::PushStyleColor(ImGuiCol_SliderGrabActive, grab_active);
+  const bool moved = ImGui::SliderScalar("##scrub", ImGuiDataType_S64, &pos, &lo, &hi, fmt.c_str(), ImGuiSliderFlags_AlwaysClamp);
+  ImGui::PopStyleColor(2);
+  if (moved) {
     s.playback.playing = false;
     seek_primary(s, pos);
   }
@@ -711,9 +719,10 @@ void panel_tiling(AppState& s) {
   }
   const ImVec2 avail = ImGui::GetContentRegionAvail();
   const int n = static_cast<int>(s.model.algos.size());
-  if (s.presenter.on && n == 2) {
-    // On the stage two algorithms stand side by side: each strip as tall as
-    // the stage, so the grids are as large as the height allows.
+  if ((s.presenter.on || s.view.hall_layout) && n == 2) {
+    // On the stage (and in the hall layout, where the view is the stage) two
+    // algorithms stand side by side: each strip as tall as the stage, so the
+    // grids are as large as the height allows.
     const float w = (avail.x - ImGui::GetStyle().ItemSpacing.x) / 2;
     algo_strip(s, s.model.algos[0], 0, ImVec2(w, avail.y));
     ImGui::SameLine();

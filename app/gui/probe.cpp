@@ -281,6 +281,7 @@ void Probe::finish(const AppState& s, int width, int height, const std::string& 
   j["scenes"] = s.presenter.scenes.size();
   j["scenes_entered"] = s.presenter.scenes_entered;
   j["status_is_error"] = s.view.status_is_error;
+  j["hall_layout"] = s.view.hall_layout;
   j["workspace"] = s.view.workspace == Workspace::ring ? "ring" : "one-gpu";
   j["ring_valid"] = s.ring.model.valid;
   if (s.ring.model.valid) {

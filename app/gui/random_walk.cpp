@@ -127,6 +127,9 @@ void RandomWalk::mutate_state(AppState& s) {
       s.view.tab = plot_tabs()[static_cast<size_t>(pick(static_cast<int>(plot_tabs().size())))].id;
       s.view.force_tab = true;
       if (uniform() < 0.3) s.view.show_concepts = !s.view.show_concepts;
+      // A tab picked is a tab looked at: in the hall layout the plots take the stage.
+      s.view.plots_large = uniform() < 0.8;
+      if (uniform() < 0.2) toggle_controls(s);
       break;
     case 15:
       if (uniform() < 0.15) s.view.pending_ui_scale = 1.0 + 0.25 * pick(9);  // font atlas rebuilds are slow: rarely

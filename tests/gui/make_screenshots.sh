@@ -46,10 +46,14 @@ for tab in bench-time bench-tflops bench-memory bench-speedup bench-heatmap benc
   shot "plot-$tab" "$(variant lab-report-h100 "$tab" "\"tab\": \"$tab\", \"plots_large\": true, \"results\": \"$root/docs/results/h100-labs.json\"")" --screenshot-panel plots
 done
 shot concepts "$(variant lecture-fa1-vs-fa2 concepts '"concepts": true')" --screenshot-panel concepts
-# A projector: 1920×1080 at UI scale 2 (the narrow layout: counters join the plot tabs).
+# A projector: 1920×1080 at UI scale 2 (the hall layout: one view on the stage), the tiling view, then the plots.
 xvfb-run -a -s "-screen 0 1920x1080x24" "$exe" gui --frames 12 --scenario "$sc/lecture-fa1-vs-fa2.json" --ui-scale 2 \
   --width 1920 --height 1080 --screenshot "$out/scale-2.png"
 echo docs/images/scale-2.png
+xvfb-run -a -s "-screen 0 1920x1080x24" "$exe" gui --frames 12 \
+  --scenario "$(variant lecture-fa1-vs-fa2 scale-2-plots '"tab": "roofline", "plots_large": true')" --ui-scale 2 \
+  --width 1920 --height 1080 --screenshot "$out/scale-2-plots.png"
+echo docs/images/scale-2-plots.png
 shot invalid "$(variant lecture-fa1-vs-fa2 invalid '"problem": {"seq": "16x"}, "tiles": {"Br": 64, "Bc": "0"}')"
 # The multi-GPU view: the two layouts on one time axis, the step-through, and
 # measured ring results beside the simulation: 4 H200s over NVLink (the file

@@ -564,6 +564,35 @@ TEST_CASE("presenter mode: the clicker's keys move between scenes, → and ← s
   fs::remove_all(dir);
 }
 
+// A 1920-wide projector at UI scale 2: "Start here" opens in the hall layout
+// (one view on the stage, the controls closed), the tiling view and then
+// each kind of plot tab, nothing cut off or printed over other text.
+TEST_CASE("the hall layout: Start here at 1920 × 1080, UI scale 2, one view at a time, drawn whole", "[gui][xvfb]") {
+  const std::string x = x_prefix(1920, 1080);
+  const fs::path dir = temp_dir("hall");
+  for (const char* tab : {"", "roofline", "counters", "io-vs-n", "bench-time"}) {
+    INFO("tab " << tab);
+    json sc = json::parse(std::ifstream(std::string(FLASHLAB_ASSETS) + "/scenarios/lecture-fa1-vs-fa2.json"));
+    if (*tab) sc["script"] = {{{"frame", 2}, {"plots_large", true}, {"tab", tab}}};
+    std::ofstream(dir / "hall.json") << sc.dump(2);
+    const Run r = run_shell(x + quote(FLASHLAB_EXE) + " gui --frames 10 --stats --ui-scale 2 --width 1920 --height 1080 --scenario " +
+                            quote((dir / "hall.json").string()));
+    INFO("stderr: " << r.err);
+    REQUIRE(r.code == 0);
+    const json st = stats_of(r);
+    CHECK(st["exceptions"] == 0);
+    CHECK(st["hall_layout"] == true);
+    INFO("first clipped: " << st["first_clipped"] << "; first overlap: " << st["first_overlap"]);
+    CHECK(st["clipped_glyphs"] == 0);
+    CHECK(st["overlapping_text"] == 0);
+  }
+  // The same window at UI scale 1 keeps the lab's four panels.
+  const Run r = run_shell(x + quote(FLASHLAB_EXE) + " gui --frames 6 --stats --ui-scale 1 --width 1920 --height 1080");
+  REQUIRE(r.code == 0);
+  CHECK(stats_of(r)["hall_layout"] == false);
+  fs::remove_all(dir);
+}
+
 TEST_CASE("at UI scale 2 on a small window the layout reflows and stays drawn", "[gui][xvfb]") {
   const std::string x = x_prefix(1280, 800);
   const fs::path dir = temp_dir("scale");
