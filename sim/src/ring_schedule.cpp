@@ -205,6 +205,9 @@ class PassBuilder {
         const bool last = s == P - 1;
         const double gap_end = last ? pass_end : start_[at(r)][at(s + 1)];
         std::vector<const Transfer*> blocking = step_transfers(r, s);
+        // A next step with no pair to compute (the causal mask's empty chunk
+        // pairs) waits for nothing it needs: the gap is idle, not exposed.
+        if (!last && pairs_[at(r)][at(s + 1)] == 0) blocking.clear();
         if (last && bwd)
           for (const Transfer* x : step_transfers(r, P)) blocking.push_back(x);
         const double before = g.wait_s;

@@ -258,6 +258,23 @@ TEST_CASE("ring, contiguous under the causal mask: GPU 0 idles from step 1 on wh
   CHECK(bars == Approx((P - 1) * full).epsilon(1e-12));
 }
 
+TEST_CASE("ring, contiguous under the causal mask on a slow link: a GPU with nothing to compute waits for nothing",
+          "[ring]") {
+  // Links slow enough that every step waits for its K, V: GPU 0 still relays
+  // the chunks, but from step 1 on it has no pair to compute, so none of its
+  // gap is exposed communication — it is idle (drawn grey, not red).
+  const int P = GENERATE(3, 4, 8);
+  const i64 n = 512;
+  const AttentionProblem p = problem(P, n * P, RingLayout::contiguous, true);
+  const RingSimulation s = simulate_ring(p, one_node(0.001), compute());
+  CAPTURE(P);
+  CHECK(s.forward.gpus.front().wait_s == 0);
+  for (const RingEvent* e : events_of(s, RingPass::forward, RingEventKind::wait)) CHECK(e->gpu != 0);
+  // The GPUs that do compute later still wait for their data.
+  CHECK(s.forward.gpus.back().wait_s > 0);
+  CHECK(s.forward.exposed_comm_s > 0);
+}
+
 TEST_CASE("ring on one GPU: no transfers, the single-GPU time, scaling efficiency 1", "[ring]") {
   const bool causal = GENERATE(false, true);
   const bool backward = GENERATE(false, true);
