@@ -181,9 +181,12 @@ stage_ncu() {
   : > "$log"
   for k in ${NCU_KERNELS:-naive fa1 fa2 fa2_tc}; do
     [ $((SECONDS - t0)) -ge "$NCU_BUDGET" ] && break
+    # A backward rung runs after its forward rung (untimed): --pass bwd.
+    local pass=""
+    case $k in *_bwd) pass="--pass bwd" ;; esac
     echo "== $k: CUPTI (flashlab bench --counters)" >> "$log"
     # shellcheck disable=SC2086
-    "$BIN/flashlab" bench --kernels "$k" $shape --counters --check-only --quiet --json /tmp/cupti-$k.json >> "$log" 2>&1
+    "$BIN/flashlab" bench --kernels "$k" $pass $shape --counters --check-only --quiet --json /tmp/cupti-$k.json >> "$log" 2>&1
     python3 - /tmp/cupti-$k.json >> "$log" 2>&1 <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))["rows"][0]
@@ -193,10 +196,13 @@ PY
     # The kernels a rung launches: its own (named after it), or for naive its GEMMs and the softmax.
     local names="^${k}_"
     [ "$k" = naive ] && names="^(gemm_|softmax_)"
+    # The backward rungs: the pre-pass, the main kernel, the convert kernel(s).
+    [ "$k" = fa2_bwd ] && names="^(fa_bwd_preprocess|fa2_backward|fa_bwd_convert)"
+    [ "$k" = fa2_tc_bwd ] && names="^(fa_bwd_preprocess|fa2_tc_backward|fa_bwd_convert)"
     echo "== $k: ncu --metrics dram__bytes_read.sum,dram__bytes_write.sum (kernels matching $names, summed)" >> "$log"
     # shellcheck disable=SC2086
     timeout 90 ncu ${NCU_FLAGS:-} --metrics dram__bytes_read.sum,dram__bytes_write.sum --kernel-name "regex:$names" --csv \
-      "$BIN/flashlab" bench --kernels "$k" $shape --check-only --quiet 2>/dev/null |
+      "$BIN/flashlab" bench --kernels "$k" $pass $shape --check-only --quiet 2>/dev/null |
       python3 -c '
 import csv, sys
 rows = [r for r in csv.reader(l for l in sys.stdin if l.startswith("\""))]
