@@ -227,6 +227,7 @@ struct ViewState {
   // until ☰ or F9 opens them (hall_controls).
   bool hall_layout = false;
   bool hall_controls = false;
+  bool hall_ring_step = false;  // the hall layout's ring view: the step-through on the stage, else the timeline
   bool hide_controls = false;     // the lecturer's full-width view (F9)
   // The step-through's text gives the L2's caption (where a read was served
   // from, the wave walking K_j together) room before the online softmax.

@@ -107,8 +107,10 @@ void draw_frame(AppState& s) {
   // (app.cpp), not one more full-screen layer of fill for the rasteriser.
   ImGui::PushStyleColor(ImGuiCol_WindowBg, ImVec4(0, 0, 0, 0));
   const float scale = static_cast<float>(s.view.ui_scale);
+  // The hall layout is the window's width at its UI scale: known before the
+  // layout, so the first frame already keeps the controls closed.
+  s.view.hall_layout = ImGui::GetIO().DisplaySize.x / scale < kHallWidth;
   const Layout L = compute_layout(ImGui::GetIO().DisplaySize, scale, controls_shown(s), s.view.plots_large);
-  s.view.hall_layout = L.hall;
   s.rect_controls = rect_of(L.controls);
   s.rect_tiling = rect_of(L.tiling);
   s.rect_counters = rect_of(L.counters);

@@ -41,6 +41,17 @@ void panel_ring(AppState& s) {
     errors(s);
     return;
   }
+  if (s.view.hall_layout && !s.presenter.on) {
+    // One part at a time, as large as a presenter's stage: the timeline with
+    // its totals, or the step-through with every GPU named.
+    if (ImGui::RadioButton("timeline", !s.view.hall_ring_step)) s.view.hall_ring_step = false;
+    ImGui::SameLine();
+    if (ImGui::RadioButton("step-through", s.view.hall_ring_step)) s.view.hall_ring_step = true;
+    ImGui::SameLine();
+    ImGui::TextColored(color_dim(), "one view at a time at this UI scale");
+    ring_stage(s, s.view.hall_ring_step ? RingParts::step : RingParts::timeline);
+    return;
+  }
   const ImVec2 avail = ImGui::GetContentRegionAvail();
   const float spacing = ImGui::GetStyle().ItemSpacing.y;
   const float share = s.ring.model.lanes.size() > 1 ? 0.62f : 0.55f;

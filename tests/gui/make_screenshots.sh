@@ -54,6 +54,10 @@ xvfb-run -a -s "-screen 0 1920x1080x24" "$exe" gui --frames 12 \
   --scenario "$(variant lecture-fa1-vs-fa2 scale-2-plots '"tab": "roofline", "plots_large": true')" --ui-scale 2 \
   --width 1920 --height 1080 --screenshot "$out/scale-2-plots.png"
 echo docs/images/scale-2-plots.png
+xvfb-run -a -s "-screen 0 1920x1080x24" "$exe" gui --frames 12 \
+  --scenario "$(variant ring-layouts scale-2-ring-step '"ring_step_on_stage": true')" --ui-scale 2 \
+  --width 1920 --height 1080 --screenshot "$out/scale-2-ring-step.png"
+echo docs/images/scale-2-ring-step.png
 shot invalid "$(variant lecture-fa1-vs-fa2 invalid '"problem": {"seq": "16x"}, "tiles": {"Br": 64, "Bc": "0"}')"
 # The multi-GPU view: the two layouts on one time axis, the step-through, and
 # measured ring results beside the simulation: 4 H200s over NVLink (the file

@@ -586,6 +586,24 @@ TEST_CASE("the hall layout: Start here at 1920 × 1080, UI scale 2, one view at 
     CHECK(st["clipped_glyphs"] == 0);
     CHECK(st["overlapping_text"] == 0);
   }
+  // The ring's view in the hall layout: the timeline, then the step-through, each on the stage.
+  for (const bool step : {false, true}) {
+    INFO("ring step-through on the stage: " << step);
+    json sc = json::parse(std::ifstream(std::string(FLASHLAB_ASSETS) + "/scenarios/ring-layouts.json"));
+    sc["script"] = {{{"frame", 1}, {"ring_step_on_stage", step}}};
+    std::ofstream(dir / "hall-ring.json") << sc.dump(2);
+    const Run r = run_shell(x + quote(FLASHLAB_EXE) + " gui --frames 10 --stats --ui-scale 2 --width 1920 --height 1080 --scenario " +
+                            quote((dir / "hall-ring.json").string()));
+    INFO("stderr: " << r.err);
+    REQUIRE(r.code == 0);
+    const json st = stats_of(r);
+    CHECK(st["exceptions"] == 0);
+    CHECK(st["hall_layout"] == true);
+    CHECK(st["workspace"] == "ring");
+    INFO("first clipped: " << st["first_clipped"] << "; first overlap: " << st["first_overlap"]);
+    CHECK(st["clipped_glyphs"] == 0);
+    CHECK(st["overlapping_text"] == 0);
+  }
   // The same window at UI scale 1 keeps the lab's four panels.
   const Run r = run_shell(x + quote(FLASHLAB_EXE) + " gui --frames 6 --stats --ui-scale 1 --width 1920 --height 1080");
   REQUIRE(r.code == 0);
