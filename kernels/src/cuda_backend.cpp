@@ -1,10 +1,12 @@
 // The runner's CUDA backend: cudaMalloc'd buffers, seeded normal inputs, the
 // output poisoned with NaN before every run, the fp64 reference, CUDA-event
 // timing with an L2 flush between runs (device_timing.hpp, the one timed loop).
+#include <cuda_profiler_api.h>
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <functional>
 #include <memory>
 #include <iomanip>
@@ -203,6 +205,30 @@ class CudaBackend final : public Backend {
   // flush buffer whose lines may still be dirty, would leave lines that the
   // pass counts as the kernel's writes); the launch alone is in the range.
   void count_memory(const Case& c, const LaunchArgs& a, const std::function<void()>& poison, Measurement& m) {
+    // $FLASHLAB_PROFILER_RANGE (set, not "0"): no CUPTI session; the same
+    // preparation as a pass, then the launch alone between cudaProfilerStart
+    // and cudaProfilerStop, so that an outside profiler counts the range this
+    // pass counts (ncu --replay-mode app-range: one result for all the launch's
+    // kernels, no flush between them).
+    if (const char* env = std::getenv("FLASHLAB_PROFILER_RANGE"); env != nullptr && *env != '\0' &&
+                                                                 std::string(env) != "0") {
+      prepare_clean_flush();
+      poison();
+      detail::read_flush(clean_flush_, flush_->bytes(), counter_, stream_);
+      FLASHLAB_CUDA_CHECK(cudaDeviceSynchronize());
+      FLASHLAB_CUDA_CHECK(cudaProfilerStart());
+      try {
+        c.kernel->launch(a);
+        FLASHLAB_CUDA_CHECK(cudaDeviceSynchronize());
+      } catch (...) {
+        (void)cudaProfilerStop();
+        throw;
+      }
+      FLASHLAB_CUDA_CHECK(cudaProfilerStop());
+      m.counters_note = "FLASHLAB_PROFILER_RANGE: the launch ran between cudaProfilerStart and cudaProfilerStop, "
+                        "counted by the outside profiler (not by CUPTI here)";
+      return;
+    }
     if (!counters_ && counters_why_not_.empty()) {
       counters_ = CounterSession::open(dev_, &counters_why_not_);
       if (!counters_ && counters_why_not_.empty()) counters_why_not_ = "CUPTI's counters are not available";
@@ -211,13 +237,7 @@ class CudaBackend final : public Backend {
       m.counters_note = counters_why_not_;
       return;
     }
-    if (clean_flush_ == nullptr) {
-      FLASHLAB_CUDA_CHECK(cudaMalloc(&clean_flush_, static_cast<std::size_t>(flush_->bytes())));
-      FLASHLAB_CUDA_CHECK(cudaMemsetAsync(clean_flush_, 0x3c, static_cast<std::size_t>(flush_->bytes()), stream_));
-      // Its own writes leave the L2 before any pass: read the other buffer through.
-      detail::read_flush(flush_->data(), flush_->bytes(), counter_, stream_);
-      detail::read_flush(clean_flush_, flush_->bytes(), counter_, stream_);
-    }
+    prepare_clean_flush();
     try {
       const MemoryCounters mc = counters_->measure(
           [&] {
@@ -237,6 +257,16 @@ class CudaBackend final : public Backend {
   }
 
  private:
+  // The counter pass's flush buffer, made once: filled, then its own writes
+  // pushed out of the L2 by reading the other buffer through.
+  void prepare_clean_flush() {
+    if (clean_flush_ != nullptr) return;
+    FLASHLAB_CUDA_CHECK(cudaMalloc(&clean_flush_, static_cast<std::size_t>(flush_->bytes())));
+    FLASHLAB_CUDA_CHECK(cudaMemsetAsync(clean_flush_, 0x3c, static_cast<std::size_t>(flush_->bytes()), stream_));
+    detail::read_flush(flush_->data(), flush_->bytes(), counter_, stream_);
+    detail::read_flush(clean_flush_, flush_->bytes(), counter_, stream_);
+  }
+
   // Copies head h (rows × d elements from `base`) to the host as doubles.
   std::vector<double> download(const void* base, i64 head, i64 rows, i64 d, sim::DType t) {
     const i64 elems = rows * d, bytes = elems * sim::dtype_bytes(t);
