@@ -691,22 +691,41 @@ void draw_heatmap(const ChartSpec& c, Canvas& cv, const ChartLayout& L, const Ch
           VAlign::bottom);
 }
 
-void draw_legend(const ChartSpec& c, Canvas& cv, const ChartLayout& L, const ChartStyle& st, const Metrics& m,
-                 int highlight) {
-  if (c.legend == LegendPos::none || c.kind == ChartKind::heatmap) return;
-  const LegendSize ls = legend_size(c, cv, m, L.legend_outside ? L.legend.w : std::max(40.0, L.plot.w * 0.55 - 22 * m.s));
-  const std::vector<size_t>& items = ls.items;
-  if (items.empty()) return;
-  const double sw = ls.sw, row = ls.row, pad = ls.pad, tw = L.legend_outside ? L.legend.w - sw - 3 * pad : ls.tw;
-  const double w = sw + tw + 3 * pad;
-  const size_t fit_rows = static_cast<size_t>(std::max(1.0, (L.plot.h - 2 * pad) / row));
-  const size_t shown = std::min(items.size(), fit_rows);
-  const double h = row * static_cast<double>(shown) + pad;
+// Where the legend's box goes and how many of its rows fit; none when the
+// chart has no legend. The label placer keeps off it, and draw_legend fills it.
+struct LegendBox {
+  Rect box;
+  size_t shown = 0;
+  LegendSize size;
+};
+
+std::optional<LegendBox> legend_box(const ChartSpec& c, Canvas& cv, const ChartLayout& L, const Metrics& m) {
+  if (c.legend == LegendPos::none || c.kind == ChartKind::heatmap) return std::nullopt;
+  LegendBox out;
+  out.size = legend_size(c, cv, m, L.legend_outside ? L.legend.w : std::max(40.0, L.plot.w * 0.55 - 22 * m.s));
+  const LegendSize& ls = out.size;
+  if (ls.items.empty()) return std::nullopt;
+  const double tw = L.legend_outside ? L.legend.w - ls.sw - 3 * ls.pad : ls.tw;
+  const double w = ls.sw + tw + 3 * ls.pad;
+  const size_t fit_rows = static_cast<size_t>(std::max(1.0, (L.plot.h - 2 * ls.pad) / ls.row));
+  out.shown = std::min(ls.items.size(), fit_rows);
+  const double h = ls.row * static_cast<double>(out.shown) + ls.pad;
   LegendPos pos = c.legend;
   if (pos == LegendPos::best && !L.legend_outside) legend_corner_hits(c, L, m, w, h, &pos);
-  const Rect box0 = legend_corner(L, pos, w, h, pad);
-  const Rect box = L.legend_outside ? Rect{L.legend.x, L.legend.y, w, h} : box0;
-  const double x = box.x, y = box.y;
+  out.box = L.legend_outside ? Rect{L.legend.x, L.legend.y, w, h} : legend_corner(L, pos, w, h, ls.pad);
+  return out;
+}
+
+void draw_legend(const ChartSpec& c, Canvas& cv, const ChartLayout& L, const ChartStyle& st, const Metrics& m,
+                 int highlight) {
+  const std::optional<LegendBox> lb = legend_box(c, cv, L, m);
+  if (!lb) return;
+  const LegendSize& ls = lb->size;
+  const std::vector<size_t>& items = ls.items;
+  const double sw = ls.sw, row = ls.row, pad = ls.pad, tw = L.legend_outside ? L.legend.w - sw - 3 * pad : ls.tw;
+  const double w = lb->box.w, h = lb->box.h;
+  const size_t shown = lb->shown;
+  const double x = lb->box.x, y = lb->box.y;
   cv.rect_filled({x, y, w, h}, with_alpha(st.plot_background, 225));
   cv.rect_outline({x, y, w, h}, st.grid, 1.0 * m.s);
   for (size_t r = 0; r < shown; ++r) {
@@ -756,6 +775,8 @@ void render_chart(const ChartSpec& c, Canvas& cv, const ChartLayout& L, const Ch
     draw_axes_xy(c, cv, L, st, m);
     cv.push_clip(L.plot);
     LabelPlacer labels(L.plot, 4 * m.s);
+    // No label goes under the legend's box, drawn over the plot last.
+    if (const std::optional<LegendBox> lb = legend_box(c, cv, L, m); lb && !L.legend_outside) labels.add(lb->box);
     // No label covers a data point: every drawn point is an obstacle first.
     // Then the reference lines' names, markers and annotations place their
     // labels (ceilings, the ridge, measured runs, OOM cells); the series'
