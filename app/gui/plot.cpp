@@ -171,9 +171,11 @@ analysis::ChartHit EndPlot() {
     const analysis::Point d = layout.to_data(mouse);
     const std::string r = (spec.x.label.empty() ? "x" : spec.x.label) + " " + analysis::format_tick(d.x, spec.x.format) + ", " +
                           analysis::format_tick(d.y, spec.y.format);
-    const ImVec2 ts = ImGui::CalcTextSize(r.c_str());
-    dl->AddText(ImVec2(static_cast<float>(layout.plot.right()) - ts.x - 6, static_cast<float>(layout.plot.bottom()) - ts.y - 4),
-                ImGui::GetColorU32(color_dim()), r.c_str());
+    // Beside the pointer, as a point's values are: printed into the plot it
+    // would lie over the data and the labels there.
+    ImGui::BeginTooltip();
+    ImGui::TextColored(color_dim(), "%s", r.c_str());
+    ImGui::EndTooltip();
   }
   c.spec = nullptr;
   return hit;
