@@ -315,9 +315,16 @@ void counters_side_by_side(AppState& s) {
   row("lower bound", a.roof.time_s * 1e3, b ? b->roof.time_s * 1e3 : 0, [](double v) { return fmt_ms(v, "bound"); });
   row("to the cursor", bytes_d(a.snap.cumulative.level(Level::HBM).bytes()),
       b ? bytes_d(b->snap.cumulative.level(Level::HBM).bytes()) : 0, bytes);
+  // The tensors that move the most bytes first (S and P of standard attention,
+  // K and V re-read by FlashAttention-2): when the stage has room for only a
+  // few rows, those are the ones a point is about.
   std::vector<Tensor> tensors;
   for (Tensor t : kHbmTensors)
     if (ra.total.at(Level::HBM, t).bytes() > 0 || (rb && rb->total.at(Level::HBM, t).bytes() > 0)) tensors.push_back(t);
+  const auto most = [&](Tensor t) {
+    return std::max(ra.total.at(Level::HBM, t).bytes(), rb ? rb->total.at(Level::HBM, t).bytes() : 0);
+  };
+  std::stable_sort(tensors.begin(), tensors.end(), [&](Tensor x, Tensor y) { return most(x) > most(y); });
   const float row_h = ImGui::GetTextLineHeight() + 2 * ImGui::GetStyle().CellPadding.y;
   const float bottom = ImGui::GetWindowPos().y + ImGui::GetWindowHeight() - ImGui::GetStyle().WindowPadding.y;
   // Room for the rows left, the footnote under the table, and a row saying what was left out.
