@@ -231,7 +231,12 @@ ChartSpec roofline_chart(const ChartContext& ctx, const BenchResults* measured) 
         first_above = run.kernel + " at " + sim::describe(run.problem) + " (" + flops_label(achieved) + " > " +
                       flops_label(hbm->roof) + ")";
     }
-    for (auto& [k, s] : by_kernel) c.series.push_back(std::move(s));
+    // A rung measured at one point is named at it (the ladder on one problem);
+    // a grid of points is named by the legend alone.
+    for (auto& [k, s] : by_kernel) {
+      if (s.x.size() == 1) s.point_labels = {k + " " + flops_label(s.y.front())};
+      c.series.push_back(std::move(s));
+    }
     if (above > 0)
       c.notes.push_back(std::to_string(above) + " measured point(s) above the roof, e.g. " + first_above +
                         ": a FLOP count that differs, DRAM bytes the L2 model over-predicts, or clocks above the "

@@ -424,8 +424,8 @@ class LabelPlacer {
   // (dx, dy multiples of the step: +x right, +y down); nullopt when none is free.
   std::optional<Rect> place(Point p, Point size, Point first) {
     const double s = step_;
-    const Point tries[] = {first,     {1, -1},  {1, 1},   {-1, -1}, {-1, 1},  {0, -2},  {0, 2},
-                           {1, -3},   {1, 3},   {-1, -3}, {-1, 3},  {2, -5},  {2, 5},   {-2, -5}};
+    const Point tries[] = {first,   {1, -1},  {1, 1},  {-1, -1}, {-1, 1}, {-1.5, 0}, {0, -2}, {0, 2},
+                           {1, -3}, {1, 3},   {-1, -3}, {-1, 3}, {2, -5},  {2, 5},    {-2, -5}};
     for (const Point& t : tries) {
       // dx > 0: the label starts right of p; < 0: it ends left of p; 0: centred.
       const double x = t.x > 0 ? p.x + t.x * s : t.x < 0 ? p.x + t.x * s - size.x : p.x - size.x / 2;
