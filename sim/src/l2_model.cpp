@@ -682,7 +682,14 @@ class Runner {
   // When the model follows fewer heads than the run has, the blocks of the
   // next heads still take the slots the followed ones free, as on the GPU, until
   // the last followed block is done: they compete for the L2 with its tail, and
-  // are not counted (Cohort::counted).
+  // are not counted (Cohort::counted). Each phase is a launch of its own: the
+  // blocks of the heads not followed that did not run beside the last followed
+  // one still run before the next phase starts, and bring into the L2 as many
+  // bytes per block as the blocks walked brought (as between the launches of
+  // run_launch_per_outer). Without them the next phase of the first heads would
+  // find in the L2 what their own previous phase left there (the backward's
+  // dQaccum zeroed by the pre-pass, O_i and dO_i it read, dQaccum the main loop
+  // added into), which the whole run has evicted by then.
   //
   // An outer loop over column blocks (the backward passes: one CTA per K_j,
   // V_j) is dispatched by column block, ascending — the heaviest causal
@@ -695,6 +702,7 @@ class Runner {
     i64 total = heads_ * per;               // the followed blocks
     const i64 grid = all_heads_ * per;      // every block of the run
     i64 next = 0, t = 0, free = W_;
+    const i64 brought_before = mem_.brought_in_bytes();
     std::vector<Cohort> cohorts;
     StepTraffic traffic;
     auto followed_running = [&] {
@@ -770,6 +778,11 @@ class Runner {
       ++t;
     }
     mem_.set_counting(true);
+    if (ph + 1 < s_.phases() && next < grid && next > 0) {
+      const double per_block = static_cast<double>(mem_.brought_in_bytes() - brought_before) /
+                               static_cast<double>(next);
+      mem_.bring_in_other(static_cast<i64>(per_block * static_cast<double>(grid - next)));
+    }
   }
 
   // ---- a launch per outer iteration, a CTA per visit (FlashAttention-1) ----------

@@ -429,6 +429,47 @@ TEST_CASE("the backward's pre- and post-passes run as launches of their own", "[
   CHECK(dq.request_write_bytes == 4 * p.n_q() * p.d() * 2);
 }
 
+TEST_CASE("the backward's passes of the heads not followed run before the next pass: nothing crosses a pass that "
+          "the run evicts",
+          "[sim][l2][bwd]") {
+  // 64 heads of N = 1024, d = 64, fp16, dQaccum in fp32; tiles 32 × 128 (T_r =
+  // 32, T_c = 8) on 16 SMs × 2: a wave is four whole heads, whose main loop
+  // (Q, K, V, dO, dQaccum: 768 KiB a head) the 8 MiB L2 holds, while a pass of
+  // the run (the pre-pass alone: O, dO, dQaccum, 32 MiB) moves four L2s. So
+  // each pass reads from DRAM what it needs once and finds nothing of the pass
+  // before: O once, dO twice (pre-pass, main loop), dQaccum twice (the main
+  // loop's first add into the zeroed line, the convert pass). Followed whole
+  // and followed as a prefix of the heads (whose own pre-pass fits the L2) and
+  // scaled, the reads are the same.
+  AttentionProblem p;
+  p.batch = 4;
+  p.heads = 16;
+  p.seq_q = 1024;
+  p.head_dim = 64;
+  StorageTypes st;
+  st.dq_accumulator = DType::fp32;
+  const Schedule s(Algorithm::fa2_bwd, p, TileShape{32, 128}, st);
+  const i64 nd = p.head_count() * p.n_q() * p.d();  // elements of one N × d tensor, every head
+  const i64 l2 = i64{8} << 20;
+  L2Options every;
+  every.access_budget = std::numeric_limits<i64>::max();
+  L2Options least;
+  least.access_budget = 0;
+  auto dram = [](const L2Result& r, Tensor t) { return r.tensors[static_cast<size_t>(t)].dram_read_bytes; };
+  for (const L2Options& o : {every, least}) {
+    const L2Result r = simulate_l2(s, launch_of(16, 2), l2, o);
+    REQUIRE(r.modelled);
+    INFO(r.method);
+    CHECK((r.method.find("followed the first") != std::string::npos) == (o.access_budget == 0));
+    CHECK(dram(r, Tensor::Q) == 2 * nd);
+    CHECK(dram(r, Tensor::K) == 2 * nd);
+    CHECK(dram(r, Tensor::V) == 2 * nd);
+    CHECK(dram(r, Tensor::O) == 2 * nd);
+    CHECK(dram(r, Tensor::dO) == 2 * 2 * nd);
+    CHECK(dram(r, Tensor::dQaccum) == 2 * 4 * nd);
+  }
+}
+
 // ---- grouped-query attention: the heads of a group share K, V, dK, dV --------
 
 namespace {
