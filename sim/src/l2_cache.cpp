@@ -139,7 +139,7 @@ void SectoredLru::evict_to_capacity() {
 }
 
 AccessOutcome SectoredLru::access(std::uint64_t key, const LineShape& shape, std::uint64_t mask, bool write,
-                                  std::int32_t owner) {
+                                  std::int32_t owner, i64 held_in) {
   AccessOutcome out;
   std::size_t slot = 0;
   std::int32_t n = find(key, slot);
@@ -155,8 +155,13 @@ AccessOutcome SectoredLru::access(std::uint64_t key, const LineShape& shape, std
   out.hit_bytes = hit ? l.shape.bytes(hit) : 0;
   out.dirty_hit_bytes = hit & l.dirty ? l.shape.bytes(hit & l.dirty) : 0;
   l.present |= mask;
-  l.bytes += out.miss_bytes;
-  resident_ += out.miss_bytes;
+  held_in = std::max<i64>(1, held_in);
+  if (held_in != l.held_in || miss != 0) {
+    resident_ -= l.bytes;
+    l.held_in = held_in;
+    l.bytes = l.shape.bytes(l.present) / held_in;
+    resident_ += l.bytes;
+  }
   brought_in_ += out.miss_bytes;
   if (write) l.dirty |= mask;
   push_front(n);

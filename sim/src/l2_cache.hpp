@@ -37,8 +37,12 @@ class SectoredLru {
   // does not follow), whose line takes its place in the L2 but whose
   // write-backs are not counted.
   static constexpr std::int32_t kNoOwner = -1;
+  // `held_in` > 1: the line is held in one of that many partitions, not in
+  // each (an atomic add is done at its line's home partition), so its tiles
+  // take 1/held_in of their bytes of this capacity. A line takes the share
+  // of its last access.
   AccessOutcome access(std::uint64_t key, const LineShape& shape, std::uint64_t mask, bool write,
-                       std::int32_t owner = 0);
+                       std::int32_t owner = 0, i64 held_in = 1);
   // `bytes` of other data, each byte touched once (clean, never touched again),
   // brought in at the most recent end: what the thread blocks of heads the
   // caller does not follow would bring in between two of its own. Evicts as
@@ -65,7 +69,8 @@ class SectoredLru {
     std::uint64_t key = 0;
     LineShape shape;
     std::uint64_t present = 0, dirty = 0;
-    i64 bytes = 0;
+    i64 bytes = 0;  // of the capacity it takes
+    i64 held_in = 1;
     std::int32_t prev = -1, next = -1;  // LRU list: head = most recent
     std::uint32_t slot = 0;             // where the table holds it
     std::int32_t owner = 0;

@@ -107,6 +107,10 @@ struct Access {
   Extent rows = Extent::r, cols = Extent::d;
   bool uses_i = false, uses_j = false;  // indexed by the row block, the column block
   i64 element_bytes = 2;                // as emitted (a kernel may keep O in fp32)
+  // Read and written by every CTA at the same row block in a step (dQ_i in a
+  // CTA per K_j, V_j): only an atomic add does that, and it is done at the
+  // line's home partition (mark_atomic_adds).
+  bool atomic_add = false;
 };
 
 // The probe grid: extents that cannot be confused (B_r = 2, B_c = 3, d = 5,
@@ -145,6 +149,19 @@ struct PhaseAccesses {
   std::vector<Access> begin, visit, end;
 };
 
+// In a phase with a CTA per column block, the CTAs of a cohort
+// visit the same row block in the same step; a tile of the row block alone
+// that a visit both reads and writes is updated by all of them at once, which
+// only atomic adds do (the backward's dQ_i += dS_ij K_j).
+void mark_atomic_adds(std::vector<Access>& visit) {
+  auto row_tile = [](const Access& a) { return a.uses_i && !a.uses_j; };
+  for (Access& a : visit) {
+    if (!row_tile(a)) continue;
+    for (const Access& b : visit)
+      if (row_tile(b) && b.tensor == a.tensor && b.write != a.write) a.atomic_add = true;
+  }
+}
+
 // A schedule the model cannot walk: simulate_l2 returns its sentence as why_not.
 struct NotModelled {
   std::string why;
@@ -173,7 +190,8 @@ constexpr i64 kLinesPerL2 = 64;
 
 class Memory {
  public:
-  Memory(const TileGrid& g, const AttentionProblem& p, i64 l2_bytes) : g_(g), p_(p), cache_(l2_bytes) {
+  Memory(const TileGrid& g, const AttentionProblem& p, i64 l2_bytes, i64 partitions)
+      : g_(g), p_(p), cache_(l2_bytes), partitions_(std::max<i64>(1, partitions)) {
     // A few dozen lines fill the L2: an LRU of lines that size behaves as an
     // LRU of tiles (capacity effects resolve to about 1/kLinesPerL2 of it), at
     // a fraction of the bookkeeping.
@@ -253,8 +271,8 @@ class Memory {
   // place in the L2 but are not counted.
   AccessOutcome touch(const Access& a, const Line& l, std::uint64_t mask, i64 copies = 1) {
     const auto head = static_cast<std::int32_t>(l.head);
-    const AccessOutcome o =
-        cache_.access(l.key, l.shape, mask, a.write, counting_ ? head : SectoredLru::kNoOwner);
+    const AccessOutcome o = cache_.access(l.key, l.shape, mask, a.write, counting_ ? head : SectoredLru::kNoOwner,
+                                          a.atomic_add ? partitions_ : 1);
     if (++accesses_ > limit_) throw AccessLimit{};
     if (!counting_) return o;
     if (static_cast<size_t>(head) >= per_head_.size()) per_head_.resize(static_cast<size_t>(head) + 1);
@@ -332,6 +350,7 @@ class Memory {
   const TileGrid& g_;
   const AttentionProblem& p_;
   SectoredLru cache_;
+  i64 partitions_ = 1;
   i64 target_line_ = 4096;
   std::vector<std::array<TensorTraffic, kTensorCount>> per_head_;  // of the followed heads
   mutable std::array<i64, kTensorCount * 4> groups_{};
@@ -398,7 +417,7 @@ class Runner {
         opt_(o),
         heads_(heads),
         all_heads_(s.problem().head_count()),
-        mem_(s.grid(), s.problem(), l2_bytes) {
+        mem_(s.grid(), s.problem(), l2_bytes, o.l2_partitions) {
     mem_.set_limit(o.access_limit);
     const LoopNest& nest = s.loop_nest();
     const AttentionProblem& p = s.problem();
@@ -406,6 +425,8 @@ class Runner {
       PhaseAccesses a;
       a.begin = record(p, s.storage(), [&](Emitter& e) { nest.outer_begin(ph, 1, e); });
       if (nest.has_visits(ph)) a.visit = record(p, s.storage(), [&](Emitter& e) { nest.visit(ph, 1, 2, false, e); });
+      // A CTA per K_j, V_j (not a launch per K_j with a CTA per row block, FlashAttention-1's).
+      if (s.info().grid == GridShape::cta_per_outer_iteration && !nest.outer_over_rows(ph)) mark_atomic_adds(a.visit);
       a.end = record(p, s.storage(), [&](Emitter& e) { nest.outer_end(ph, 1, e); });
       phases_.push_back(a);
     }

@@ -40,7 +40,9 @@ void model_l2(SimResult& r, const Schedule& s, const HardwareModel& hw, const Si
   }
   const Launch launch = opt.launch ? *opt.launch : model_launch(hw, r.sram_peak_bytes);
   try {
-    r.l2 = simulate_l2(s, launch, shared_l2_bytes(hw), opt.l2_options);
+    L2Options l2_options = opt.l2_options;
+    l2_options.l2_partitions = std::max<i64>(1, hw.l2_partitions);
+    r.l2 = simulate_l2(s, launch, shared_l2_bytes(hw), l2_options);
     r.l2.l2_partitions = std::max<i64>(1, hw.l2_partitions);
     if (!r.l2.modelled && !r.l2.why_not.empty()) r.findings.push_back(note(r.l2.why_not));
   } catch (const OverflowError& e) {

@@ -625,3 +625,29 @@ TEST_CASE("grouped heads: following two whole groups and scaling stays within 4%
               Approx(static_cast<double>(x.dram_read_bytes + x.dram_write_bytes + x.dirty_at_end_bytes)).epsilon(0.04));
       }
 }
+
+TEST_CASE("the backward's atomic adds into dQ_i are held in their home partition only", "[sim][l2][bwd]") {
+  // T_r = 16, T_c = 8, four SMs: each head's column blocks run in two waves,
+  // and the second finds Q_i, dO_i and dQaccum_i of the first only if a row
+  // block's tiles fit in one partition. With two partitions Q_i, dO_i (read by
+  // every SM) are held in each, the fp32 dQaccum_i the CTAs add into
+  // atomically in its home one: half its bytes of a partition.
+  AttentionProblem p;
+  p.seq_q = 1024;
+  p.head_dim = 64;
+  const i64 nd = p.n_q() * p.d() * 2;  // one N × d fp16 tensor
+  auto q_from_dram = [&](i64 partitions) {
+    HardwareModel hw = load_hardware("H200-SXM-141GB");
+    hw.l2_partitions = partitions;
+    hw.l2_bytes = partitions * 700 * 1024;  // a partition of 700 KiB
+    SimOptions opt;
+    opt.tiles = TileShape{64, 128};
+    opt.storage.dq_accumulator = DType::fp32;
+    opt.launch = launch_of(4, 1);
+    const SimResult r = simulate(Algorithm::fa2_bwd, p, hw, opt);
+    REQUIRE(r.l2.modelled);
+    return r.l2.tensors[static_cast<size_t>(Tensor::Q)].dram_read_bytes;
+  };
+  CHECK(q_from_dram(1) == 2 * nd);  // one L2 of 700 KiB holds every line in full: each wave reads Q
+  CHECK(q_from_dram(2) == nd);      // the adds take half: the second wave finds Q_i
+}

@@ -107,6 +107,12 @@ struct L2Options {
   // why_not says so, rather than keep the caller waiting.
   i64 access_limit = 40'000'000;
   bool trace_first_head = false;
+  // The partitions of the L2 whose one partition l2_bytes is (hardware.hpp,
+  // shared_l2_bytes). A line an SM reads may be held in every partition; the
+  // atomic adds of the thread blocks of a wave into one tile are done at its
+  // line's home partition, so such a line is held once and takes 1/partitions
+  // of its bytes of one partition.
+  i64 l2_partitions = 1;
 };
 
 // The sequence length N at which K and V of one head fill the L2:
