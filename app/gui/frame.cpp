@@ -38,6 +38,8 @@ struct Layout {
 // presenter's stage, instead of four panels of a quarter of the size each.
 constexpr float kHallWidth = 1000.0f;
 
+bool is_hall_layout(float display_width, float scale) { return std::max(display_width, 200.0f) / scale < kHallWidth; }
+
 // Controls left, tiling middle, counters right, plots below, one status line.
 // Side panels keep a readable width (scaled). When the window is narrow for
 // its UI scale (a projector at 2×), the counters join the plot tabs and the
@@ -48,7 +50,7 @@ Layout compute_layout(ImVec2 display, float scale, bool show_controls, bool plot
   const float status_h = ImGui::GetFrameHeight() + 6 * scale;
   const float body_h = H - status_h;
   L.counters_in_tabs = W / scale < 1250.0f;
-  L.hall = W / scale < kHallWidth;
+  L.hall = is_hall_layout(display.x, scale);
   if (L.hall) {
     // One view on the stage: the tiling view over a one-line strip that
     // opens the plots, or the plots over the whole height.
@@ -109,7 +111,7 @@ void draw_frame(AppState& s) {
   const float scale = static_cast<float>(s.view.ui_scale);
   // The hall layout is the window's width at its UI scale: known before the
   // layout, so the first frame already keeps the controls closed.
-  s.view.hall_layout = ImGui::GetIO().DisplaySize.x / scale < kHallWidth;
+  s.view.hall_layout = is_hall_layout(ImGui::GetIO().DisplaySize.x, scale);
   const Layout L = compute_layout(ImGui::GetIO().DisplaySize, scale, controls_shown(s), s.view.plots_large);
   s.rect_controls = rect_of(L.controls);
   s.rect_tiling = rect_of(L.tiling);

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include "flashlab/analysis/math_text.hpp"
+
 namespace flashlab::gui {
 
 namespace {
@@ -12,24 +14,6 @@ std::string describe(const TextRun& r) {
   char buf[160];
   std::snprintf(buf, sizeof buf, "%s at (%.0f, %.0f)–(%.0f, %.0f)", r.window.c_str(), r.rect.x, r.rect.y, r.rect.z, r.rect.w);
   return buf;
-}
-
-void append_utf8(std::string& out, unsigned c) {
-  if (c < 0x80) {
-    out += static_cast<char>(c);
-  } else if (c < 0x800) {
-    out += static_cast<char>(0xC0 | (c >> 6));
-    out += static_cast<char>(0x80 | (c & 0x3F));
-  } else if (c < 0x10000) {
-    out += static_cast<char>(0xE0 | (c >> 12));
-    out += static_cast<char>(0x80 | ((c >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (c & 0x3F));
-  } else {
-    out += static_cast<char>(0xF0 | (c >> 18));
-    out += static_cast<char>(0x80 | ((c >> 12) & 0x3F));
-    out += static_cast<char>(0x80 | ((c >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (c & 0x3F));
-  }
 }
 
 std::string without_space(const std::string& s) {
@@ -63,7 +47,7 @@ struct LineReader {
     } else if (quad.x - right > 0.18f * line_h) {
       cur += ' ';  // glyphs standing apart: a space (or a table's gap) between them
     }
-    append_utf8(cur, g->codepoint);
+    analysis::append_utf8(cur, g->codepoint);
     right = quad.z;
   }
   void end_line() {

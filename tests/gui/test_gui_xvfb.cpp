@@ -572,10 +572,8 @@ TEST_CASE("presenter mode: the clicker's keys move between scenes, → and ← s
 TEST_CASE("the hall layout: Start here at 1920 × 1080, UI scale 2, one view at a time, drawn whole", "[gui][xvfb]") {
   const std::string x = x_prefix(1920, 1080);
   const fs::path dir = temp_dir("hall");
-  for (const char* tab : {"", "roofline", "counters", "io-vs-n", "bench-time"}) {
-    INFO("tab " << tab);
-    json sc = json::parse(std::ifstream(std::string(FLASHLAB_ASSETS) + "/scenarios/lecture-fa1-vs-fa2.json"));
-    if (*tab) sc["script"] = {{{"frame", 2}, {"plots_large", true}, {"tab", tab}}};
+  // One scenario at UI scale 2: in the hall layout, no exception, drawn whole; its stats.
+  const auto hall_run = [&](const json& sc) {
     std::ofstream(dir / "hall.json") << sc.dump(2);
     const Run r = run_shell(x + quote(FLASHLAB_EXE) + " gui --frames 10 --stats --ui-scale 2 --width 1920 --height 1080 --scenario " +
                             quote((dir / "hall.json").string()));
@@ -587,24 +585,20 @@ TEST_CASE("the hall layout: Start here at 1920 × 1080, UI scale 2, one view at 
     INFO("first clipped: " << st["first_clipped"] << "; first overlap: " << st["first_overlap"]);
     CHECK(st["clipped_glyphs"] == 0);
     CHECK(st["overlapping_text"] == 0);
+    return st;
+  };
+  for (const char* tab : {"", "roofline", "counters", "io-vs-n", "bench-time"}) {
+    INFO("tab " << tab);
+    json sc = json::parse(std::ifstream(std::string(FLASHLAB_ASSETS) + "/scenarios/lecture-fa1-vs-fa2.json"));
+    if (*tab) sc["script"] = {{{"frame", 2}, {"plots_large", true}, {"tab", tab}}};
+    hall_run(sc);
   }
   // The ring's view in the hall layout: the timeline, then the step-through, each on the stage.
   for (const bool step : {false, true}) {
     INFO("ring step-through on the stage: " << step);
     json sc = json::parse(std::ifstream(std::string(FLASHLAB_ASSETS) + "/scenarios/ring-layouts.json"));
     sc["script"] = {{{"frame", 1}, {"ring_step_on_stage", step}}};
-    std::ofstream(dir / "hall-ring.json") << sc.dump(2);
-    const Run r = run_shell(x + quote(FLASHLAB_EXE) + " gui --frames 10 --stats --ui-scale 2 --width 1920 --height 1080 --scenario " +
-                            quote((dir / "hall-ring.json").string()));
-    INFO("stderr: " << r.err);
-    REQUIRE(r.code == 0);
-    const json st = stats_of(r);
-    CHECK(st["exceptions"] == 0);
-    CHECK(st["hall_layout"] == true);
-    CHECK(st["workspace"] == "ring");
-    INFO("first clipped: " << st["first_clipped"] << "; first overlap: " << st["first_overlap"]);
-    CHECK(st["clipped_glyphs"] == 0);
-    CHECK(st["overlapping_text"] == 0);
+    CHECK(hall_run(sc)["workspace"] == "ring");
   }
   // The same window at UI scale 1 keeps the lab's four panels.
   const Run r = run_shell(x + quote(FLASHLAB_EXE) + " gui --frames 6 --stats --ui-scale 1 --width 1920 --height 1080");

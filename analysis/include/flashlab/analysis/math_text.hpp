@@ -41,4 +41,7 @@ std::string math_plain(std::string_view s);
 // The size of a script of depth k relative to the base font (1 at depth 0).
 double math_scale(int depth);
 
+// One code point appended to `out` in UTF-8.
+void append_utf8(std::string& out, char32_t cp);
+
 }  // namespace flashlab::analysis
