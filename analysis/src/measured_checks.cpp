@@ -28,6 +28,7 @@ MeasuredLookup measured_dram(const BenchResults& results, const std::string& ori
     m.tiles = row.tiles;
     m.predicted_read_bytes = row.predicted_dram_read_bytes;
     m.predicted_write_bytes = row.predicted_dram_write_bytes;
+    if (row.status == RunStatus::ok && row.time_ms_median > 0) m.time_ms = row.time_ms_median;
     if (row.status != RunStatus::ok) {
       m.why_not = std::string(to_string(row.status)) + (row.reason.empty() ? "" : ": " + row.reason);
     } else if (!row.has_counters()) {
@@ -53,6 +54,46 @@ const MeasuredDram* first_measured(const MeasuredLookup& m) {
   for (const MeasuredDram& r : m.runs)
     if (r.measured) return &r;
   return nullptr;
+}
+
+std::vector<TrainingStepDram> training_step_dram(const MeasuredLookup& forward, const MeasuredLookup& backward,
+                                                 const std::function<std::string(const std::string&)>& forward_of) {
+  std::vector<TrainingStepDram> out;
+  for (const MeasuredDram& b : backward.runs) {
+    TrainingStepDram step;
+    step.backward = b;
+    const std::string partner = forward_of(b.kernel);
+    const auto f = std::find_if(forward.runs.begin(), forward.runs.end(),
+                                [&](const MeasuredDram& m) { return m.kernel == partner; });
+    if (partner.empty()) {
+      step.why_not = b.kernel + " has no forward rung";
+    } else if (f == forward.runs.end()) {
+      step.forward.kernel = partner;
+      step.why_not = "no run of " + partner + " (the forward) of this problem";
+    } else {
+      step.forward = *f;
+      if (!f->measured) step.why_not = partner + ": " + f->why_not;
+      else if (!b.measured) step.why_not = b.kernel + ": " + b.why_not;
+    }
+    if (step.why_not.empty()) {
+      step.measured = true;
+      step.measured_bytes = step.forward.read_bytes + step.forward.write_bytes + b.read_bytes + b.write_bytes;
+      const bool predicted = step.forward.predicted_read_bytes >= 0 && step.forward.predicted_write_bytes >= 0 &&
+                             b.predicted_read_bytes >= 0 && b.predicted_write_bytes >= 0;
+      if (predicted) {
+        step.predicted_bytes = step.forward.predicted_read_bytes + step.forward.predicted_write_bytes +
+                               b.predicted_read_bytes + b.predicted_write_bytes;
+        if (step.measured_bytes > 0) {
+          step.has_error = true;
+          step.error = static_cast<double>(step.predicted_bytes - step.measured_bytes) /
+                       static_cast<double>(step.measured_bytes);
+        }
+      }
+    }
+    if (step.forward.time_ms > 0 && b.time_ms > 0) step.time_ms = step.forward.time_ms + b.time_ms;
+    out.push_back(std::move(step));
+  }
+  return out;
 }
 
 namespace {

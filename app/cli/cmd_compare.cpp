@@ -12,6 +12,7 @@
 #include "flashlab/analysis/datasheet.hpp"
 #include "flashlab/analysis/measured_checks.hpp"
 #include "flashlab/analysis/placement.hpp"
+#include "flashlab/kernels/registry.hpp"
 
 namespace flashlab::cli {
 namespace {
@@ -59,7 +60,70 @@ std::string gb_cell(double bytes) { return analysis::fixed(bytes / 1e9, 2) + " G
 struct Measured {
   std::string origin;  // the file, as given
   analysis::BenchResults results;
+  std::string placed;  // the preset today's model placed the rows on (empty: the rows as written)
 };
+
+// The results file's rows placed again with today's model on the datasheet
+// preset of the GPU they ran on, as `flashlab bench --results` places them;
+// the rows as written when no preset matches.
+Measured read_measured(const std::string& path) {
+  Measured m{path, analysis::bench_from_file(path), ""};
+  if (const auto hw = analysis::results_hardware(m.results.meta, analysis::datasheet_presets())) {
+    m.results = analysis::replace_results(m.results, *hw);
+    m.placed = hw->name;
+  }
+  return m;
+}
+
+// The forward rung a backward rung runs after (the registry's pairing).
+std::string forward_rung_of(const std::string& backward) {
+  const kernels::KernelInfo* k = kernels::find_kernel(backward);
+  const kernels::KernelInfo* f = k ? kernels::forward_rung(*k) : nullptr;
+  return f ? f->id : std::string();
+}
+
+// A training step's two passes measured rung by rung: each backward rung of
+// the file beside its own forward rung, the DRAM bytes summed.
+void print_training_steps(const Resolved& r, const std::vector<Row>& rows, const Measured& measured) {
+  analysis::TextTable t({"algorithm", "rungs", "DRAM predicted fwd", "bwd", "step", "DRAM measured fwd", "bwd", "step",
+                         "model", "measured ms"});
+  size_t lines = 0;
+  for (const Row& row : rows) {
+    if (row.run.parts.size() != 2) continue;
+    const auto fwd = analysis::measured_dram(measured.results, measured.origin, r.problem, row.run.parts[0].result.algorithm);
+    const auto bwd = analysis::measured_dram(measured.results, measured.origin, r.problem, row.run.parts[1].result.algorithm);
+    for (const analysis::TrainingStepDram& s : analysis::training_step_dram(fwd, bwd, forward_rung_of)) {
+      auto gb = [](sim::i64 a, sim::i64 b) { return a >= 0 && b >= 0 ? gb_cell(static_cast<double>(a + b)) : "-"; };
+      std::string model = s.why_not;
+      if (s.has_error) {
+        std::string e = analysis::fixed(100 * s.error, 1);
+        if (e == "-0.0") e = "0.0";
+        model = (e[0] == '-' ? "" : "+") + e + "%";
+      }
+      t.add({row.label, s.forward.kernel + " + " + s.backward.kernel,
+             gb(s.forward.predicted_read_bytes, s.forward.predicted_write_bytes),
+             gb(s.backward.predicted_read_bytes, s.backward.predicted_write_bytes),
+             s.predicted_bytes >= 0 ? gb_cell(static_cast<double>(s.predicted_bytes)) : "-",
+             s.forward.measured ? gb(s.forward.read_bytes, s.forward.write_bytes) : "-",
+             s.backward.measured ? gb(s.backward.read_bytes, s.backward.write_bytes) : "-",
+             s.measured ? gb_cell(static_cast<double>(s.measured_bytes)) : "-", model,
+             s.time_ms > 0 ? analysis::fixed(s.time_ms, 3) : "-"});
+      ++lines;
+    }
+  }
+  std::cout << "\nThe training step rung by rung: each backward rung of " << measured.origin
+            << " beside the forward rung it runs after, DRAM read + write as the counters saw them\n";
+  if (lines == 0) {
+    std::cout << "  no backward run of this problem in the file\n";
+    return;
+  }
+  std::cout << t.str()
+            << "model: (predicted − measured) / measured of the step's bytes; the predictions are today's model's for "
+               "the launches that ran"
+            << (measured.placed.empty() ? " (as written in the file: no datasheet preset matches its GPU)"
+                                        : " on " + measured.placed)
+            << ". measured ms: the two passes' median times, summed.\n";
+}
 
 std::string kernel_tiles(const sim::TileShape& t) {
   return t.Br > 0 && t.Bc > 0 ? std::to_string(t.Br) + "×" + std::to_string(t.Bc) : "-";
@@ -89,7 +153,10 @@ int print_and_write(const Resolved& r, const std::vector<Row>& rows, const std::
   if (measured) {
     const sim::RunMeta& m = measured->results.meta;
     std::cout << "measured " << measured->origin << ": " << (m.gpu.empty() ? "unknown GPU" : m.gpu)
-              << (m.commit.empty() ? "" : ", commit " + m.commit) << "\n";
+              << (m.commit.empty() ? "" : ", commit " + m.commit)
+              << (measured->placed.empty() ? "; the predictions as written in the file"
+                                           : "; placed with today's model on " + measured->placed)
+              << "\n";
     const auto ds = analysis::match_datasheet(m.gpu, m.sm_count, analysis::datasheet_presets());
     if (!ds || ds->name != hw.name)
       std::cout << "note: the runs were measured on " << (m.gpu.empty() ? "an unknown GPU" : m.gpu)
@@ -178,6 +245,7 @@ int print_and_write(const Resolved& r, const std::vector<Row>& rows, const std::
                  "the passes' bounds. Tiles read forward / backward.\n";
   for (const Row& row : rows)
     for (const std::string& m : row.run.messages()) std::cout << "note (" << row.label << "): " << m << "\n";
+  if (passes == sim::PassSelection::fwd_bwd && measured) print_training_steps(r, rows, *measured);
   if (passes == sim::PassSelection::fwd_bwd) print_paper_table(r, rows, measured);
 
   try {
@@ -300,7 +368,7 @@ class CompareCommand : public Command {
     std::optional<Measured> measured;
     if (!results_.empty()) {
       try {
-        measured = Measured{results_, analysis::bench_from_file(results_)};
+        measured = read_measured(results_);
       } catch (const std::exception& e) {
         throw UsageError(std::string("--results: ") + e.what());
       }

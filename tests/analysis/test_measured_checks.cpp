@@ -64,6 +64,53 @@ TEST_CASE("measured_dram: every kernel of the model that ran the problem, with i
   CHECK(measured_dram(bare, "old.json", p, sim::Algorithm::fa2).why_none == "no counters in old.json");
 }
 
+TEST_CASE("training_step_dram: each backward rung beside its own forward rung, the bytes summed", "[measured]") {
+  auto run = [](const std::string& kernel, i64 r, i64 w, i64 pr, i64 pw, double ms) {
+    MeasuredDram m;
+    m.kernel = kernel;
+    m.measured = r >= 0;
+    m.read_bytes = r;
+    m.write_bytes = w;
+    m.predicted_read_bytes = pr;
+    m.predicted_write_bytes = pw;
+    m.time_ms = ms;
+    if (!m.measured) m.why_not = "no counters in this run";
+    return m;
+  };
+  MeasuredLookup fwd, bwd;
+  fwd.runs = {run("fa2", 100, 20, 110, 20, 1.0), run("fa2_tc", 300, 40, 280, 40, 0.5)};
+  bwd.runs = {run("fa2_tc_bwd", 900, 100, 1000, 120, 2.0), run("fa2_bwd", 500, 50, 480, 50, 4.0),
+              run("lonely_bwd", 10, 1, 10, 1, 1.0), run("other_bwd", -1, -1, 5, 5, 1.0)};
+  auto forward_of = [](const std::string& b) -> std::string {
+    if (b == "fa2_bwd") return "fa2";
+    if (b == "fa2_tc_bwd") return "fa2_tc";
+    if (b == "other_bwd") return "fa2";
+    if (b == "lonely_bwd") return "gone";
+    return "";
+  };
+  const std::vector<TrainingStepDram> steps = training_step_dram(fwd, bwd, forward_of);
+  REQUIRE(steps.size() == 4);
+  // Paired by the registry's pairing, not by file order: fa2_tc with fa2_tc_bwd.
+  CHECK(steps[0].forward.kernel == "fa2_tc");
+  REQUIRE(steps[0].measured);
+  CHECK(steps[0].measured_bytes == 300 + 40 + 900 + 100);
+  CHECK(steps[0].predicted_bytes == 280 + 40 + 1000 + 120);
+  REQUIRE(steps[0].has_error);
+  CHECK(steps[0].error == Approx((1440.0 - 1340.0) / 1340.0));
+  CHECK(steps[0].time_ms == Approx(2.5));
+  CHECK(steps[1].forward.kernel == "fa2");
+  CHECK(steps[1].measured_bytes == 670);
+  CHECK(steps[1].predicted_bytes == 110 + 20 + 480 + 50);
+  CHECK(steps[1].error == Approx((660.0 - 670.0) / 670.0));
+  // A forward rung that did not run the problem, and a backward run without counters: said, no bytes.
+  CHECK_FALSE(steps[2].measured);
+  CHECK(steps[2].why_not == "no run of gone (the forward) of this problem");
+  CHECK(steps[2].measured_bytes == -1);
+  CHECK_FALSE(steps[3].measured);
+  CHECK(steps[3].why_not == "other_bwd: no counters in this run");
+  CHECK_FALSE(steps[3].has_error);
+}
+
 TEST_CASE("check_roof: the bound is max(convention FLOPs / peak, DRAM bytes / bandwidth)", "[measured][roof]") {
   const std::vector<sim::HardwareModel> presets = datasheet_presets();
   BenchResults r;

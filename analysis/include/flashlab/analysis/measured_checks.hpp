@@ -4,6 +4,7 @@
 // the GPU it ran on allows. Plain data; the CLI prints it, the tests hold it.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,7 @@ struct MeasuredDram {
   double error = 0;          // (predicted − measured) / measured, when both
   bool has_error = false;
   std::string why_not;       // when not measured: the row's status and reason, or its counters note
+  double time_ms = 0;        // the run's median time (0: not timed)
 };
 
 struct MeasuredLookup {
@@ -43,6 +45,28 @@ MeasuredLookup measured_dram(const BenchResults& results, const std::string& ori
 
 // The first run with counters, null when none has them.
 const MeasuredDram* first_measured(const MeasuredLookup& m);
+
+// ---- a training step, rung by rung ------------------------------------------
+
+// One backward rung's training step: its forward rung's run and its own, of
+// one problem, summed. The bytes are given only when both runs have counters
+// and predictions; the time only when both were timed.
+struct TrainingStepDram {
+  MeasuredDram forward, backward;
+  bool measured = false;  // both have counters
+  i64 measured_bytes = -1, predicted_bytes = -1;
+  double error = 0;  // (predicted − measured) / measured of the sum
+  bool has_error = false;
+  double time_ms = 0;  // forward + backward, both timed; else 0
+  std::string why_not;  // when not measured: which run lacks what
+};
+
+// Each backward run of `backward` beside the run of its forward rung
+// (`forward_of` names it: the registry's pairing) in `forward`, in the
+// backward's file order. A backward rung whose forward did not run this
+// problem is listed with why.
+std::vector<TrainingStepDram> training_step_dram(const MeasuredLookup& forward, const MeasuredLookup& backward,
+                                                 const std::function<std::string(const std::string&)>& forward_of);
 
 // ---- no measured run above its roof ---------------------------------------------
 
