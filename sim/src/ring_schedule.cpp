@@ -508,21 +508,66 @@ RingSimulation simulate_ring(const AttentionProblem& p, const RingTopology& topo
   // memory-bound: bytes over the HBM bandwidth, a launch each): the backward
   // zeroes the step's fp32 dK, dV, adds the arriving sum to them (from step
   // 1), and at its last step rounds the finished package and dQ to the dtype.
+  // Pairwise steps (kernels/src/ring_runner.cpp) also expand a grouped K_j,
+  // V_j to H heads for the rung, and after each pair's launch fold its partial
+  // output into the running one (the forward's merge) or add its dQ, dK, dV
+  // into the fp32 sums (the backward's); the forward rounds the running O at
+  // its last step.
+  const bool pairwise = cm.steps == RingSteps::pairwise;
+  const double e = static_cast<double>(dtype_bytes(p.dtype));
+  const double bh = static_cast<double>(p.batch * p.heads), bhkv = static_cast<double>(p.batch * p.h_kv());
+  const double d = static_cast<double>(p.head_dim);
+  std::vector<int> merged(part.chunks.size(), 0);  // the forward's merges so far, per query chunk
+  auto pairwise_kernels_s = [&](int r, int s, RingPass pass, double launch) -> double {
+    const double bw = cm.hw.hbm_bandwidth;
+    const int owner = ring_kv_source(r, s, P);
+    double time = 0;
+    for (int kc : part.held[at(owner)]) {
+      const RingChunk& k = part.chunks[at(kc)];
+      bool any = false;
+      for (int qc : part.held[at(r)]) any |= chunk_visibility(part.chunks[at(qc)], k, p.causal) != ChunkVisibility::none;
+      if (!any) continue;
+      const double n_kv = static_cast<double>(k.size());
+      if (grouped) time += 2 * ((bhkv + bh) * n_kv * d * e / bw + launch);  // K_j, V_j to H heads
+      for (int qc : part.held[at(r)]) {
+        if (chunk_visibility(part.chunks[at(qc)], k, p.causal) == ChunkVisibility::none) continue;
+        const double rows = bh * static_cast<double>(part.chunks[at(qc)].size());
+        if (pass == RingPass::forward) {
+          if (!folds[at(qc)]) continue;  // the chunk's only pair: the rung writes O itself
+          if (merged[at(qc)]++ == 0) time += rows * (d * (e + 4) + 8) / bw + launch;  // O_run, L = the pair's
+          else time += rows * (d * (e + 8) + 12) / bw + launch + rows * 12 / bw + launch;  // merge, then L
+        } else {
+          if (folds[at(qc)]) time += rows * d * (e + 8) / bw + launch;  // dQ into its fp32 sum
+          // dK, dV (H heads, or summed per group into H_kv) into the step's fp32
+          // package, unless the one GPU's one chunk is written directly.
+          if (!(P == 1 && !grouped && part.held[0].size() == 1))
+            time += 2 * ((bh * e + bhkv * 8) * n_kv * d / bw + launch);
+        }
+      }
+    }
+    if (pass == RingPass::forward && s == P - 1)
+      for (int qc : part.held[at(r)])
+        if (folds[at(qc)]) time += bh * static_cast<double>(part.chunks[at(qc)].size()) * d * (4 + e) / bw + launch;
+    return time;
+  };
   auto step_kernels_s = [&](int r, int s, RingPass pass) -> double {
     const RungTiming* t = rung_of(cm, pass, p.head_dim);
-    if (t == nullptr || pass != RingPass::backward || P == 1) return 0.0;
+    if (t == nullptr) return 0.0;
+    const double launch = t->launch_s;
+    double time = pairwise ? pairwise_kernels_s(r, s, pass, launch) : 0.0;
+    if (pass != RingPass::backward || P == 1) return time;
     const double pkg = static_cast<double>(kv_bytes(p, part.tokens_of(ring_kv_source(r, s, P)), 4));
-    const double bw = cm.hw.hbm_bandwidth, launch = t->launch_s;
-    double time = pkg / bw + launch;                     // zero the step's dK, dV
+    const double bw = cm.hw.hbm_bandwidth;
+    time += pkg / bw + launch;                           // zero the step's dK, dV
     if (s >= 1) time += 3 * pkg / bw + launch;           // add the arriving sum
     if (s == P - 1) {
-      const double e = static_cast<double>(dtype_bytes(p.dtype));
-      const double q = static_cast<double>(p.batch * p.heads * part.tokens_of(r) * p.head_dim);
+      const double q = bh * static_cast<double>(part.tokens_of(r)) * d;
       time += pkg * (1 + e / 4) / bw + launch + q * (4 + e) / bw + launch;  // round dK, dV and dQ
     }
     return time;
   };
   auto step_work = [&](RingPass pass, std::vector<std::vector<double>>& t, std::vector<std::vector<i64>>& pairs) {
+    std::fill(merged.begin(), merged.end(), 0);
     t.assign(at(P), std::vector<double>(at(P), 0.0));
     pairs.assign(at(P), std::vector<i64>(at(P), 0));
     for (int r = 0; r < P; ++r)
