@@ -30,7 +30,7 @@
 #             ring of virtual GPUs (one device)                  -> ring-sanitize.log
 #   ring-bench the ring sweeps named after the seed project's models
 #             (RING_SWEEPS), on RING_GPUS GPUs (default: all) with
-#             each problem's one-GPU run                         -> ring.txt ring.json
+#             each problem's one-GPU run (RING_FLAGS: more flags) -> ring.txt ring.json
 #   ring-virtual the ring on 2 virtual GPUs of one device (device copies
 #             for links: the timeline and the arithmetic, not a link) -> ring-virtual.txt ring-virtual.json
 #   ranks     the ring as a process per GPU: the same problems in one
@@ -338,7 +338,8 @@ stage_ring_bench() {
     local left=$((RING_BENCH_BUDGET - (SECONDS - t0)))
     if [ $left -le 10 ]; then echo "== $s: not run (budget)" >> "$OUT/ring.txt"; failed=1; continue; fi
     echo "== flashlab bench --sweep $s --gpus $gpus" >> "$OUT/ring.txt"
-    timeout "$left" "$BIN/flashlab" bench --sweep "$s" --gpus "$gpus" --json "$OUT/ring-$s.json" >> "$OUT/ring.txt" 2>&1 || failed=1
+    # shellcheck disable=SC2086  # RING_FLAGS: more flags, split on spaces (--ring-steps fused,pairwise)
+    timeout "$left" "$BIN/flashlab" bench --sweep "$s" --gpus "$gpus" ${RING_FLAGS:-} --json "$OUT/ring-$s.json" >> "$OUT/ring.txt" 2>&1 || failed=1
     [ -s "$OUT/ring-$s.json" ] && parts+=("$OUT/ring-$s.json")
   done
   if [ ${#parts[@]} -gt 0 ]; then

@@ -45,7 +45,7 @@ const std::vector<std::string>& columns() {
       "tflops_exact", "gbps", "peak_memory_bytes", "predicted_memory_bytes", "rel_error",
       "ctas_per_sm", "heaviest_first", "dram_read_bytes", "dram_write_bytes", "l2_read_bytes", "l2_write_bytes",
       "counters_note", "predicted_dram_read_bytes", "predicted_dram_write_bytes", "o_accumulator", "dq_accumulator", "kv_heads", "dkv_accumulator",
-      "mem_limit_bytes"};
+      "mem_limit_bytes", "launch_host_us"};
   return c;
 }
 
@@ -56,7 +56,7 @@ bool optional_column(const std::string& c) {
          c == "dram_write_bytes" || c == "l2_read_bytes" || c == "l2_write_bytes" || c == "counters_note" ||
          c == "predicted_dram_read_bytes" || c == "predicted_dram_write_bytes" || c == "o_accumulator" ||
          c == "dq_accumulator" || c == "kv_heads" || c == "dkv_accumulator" ||
-         c == "mem_limit_bytes";
+         c == "mem_limit_bytes" || c == "launch_host_us";
 }
 
 // A whole number that may be empty (an optional column): `fallback` then.
@@ -141,7 +141,8 @@ std::vector<std::string> row_fields(const BenchRow& r) {
           r.storage.dq_accumulator ? std::string(sim::to_string(*r.storage.dq_accumulator)) : std::string(),
           std::to_string(p.h_kv()),
           r.storage.dkv_accumulator ? std::string(sim::to_string(*r.storage.dkv_accumulator)) : std::string(),
-          std::to_string(r.mem_limit_bytes)};
+          std::to_string(r.mem_limit_bytes),
+          sim::shortest(r.launch_host_us)};
 }
 
 // The inverse of row_fields; `get(column)` gives the text of a column.
@@ -194,6 +195,7 @@ BenchRow row_from(const std::function<std::string(const std::string&)>& get, con
   if (const std::string acc = get("dkv_accumulator"); !acc.empty())
     r.storage.dkv_accumulator = parse_dtype_field(acc, origin, at("dkv_accumulator"));
   r.mem_limit_bytes = parse_int_or(get("mem_limit_bytes"), 0, origin, at("mem_limit_bytes"));  // older files: none
+  if (const std::string h = get("launch_host_us"); !h.empty()) r.launch_host_us = parse_double(h, origin, at("launch_host_us"));
   return r;
 }
 

@@ -190,6 +190,11 @@ sim::InterconnectModel measured_link(const sim::LinkMeasurements& m, const Measu
   l.nccl_version = m.nccl_version;
   l.topology_text = m.topology;
   l.topology = m.gpu_topology;
+  if (m.issue.measured()) {
+    l.host = m.issue;
+    l.host.source = "measured on " + std::to_string(m.gpu_names.size()) + "× " + gpu_kinds(m.gpu_names) + ", " +
+                    m.date.substr(0, 10) + ", one host thread, medians of " + std::to_string(m.issue_rounds) + " rounds";
+  }
   return l;
 }
 
@@ -227,6 +232,12 @@ std::string link_table(const sim::LinkMeasurements& m) {
     for (const sim::LinkSeries& s : p.series)
       if (!s.note.empty()) out += "note: " + s.note + "\n";
   }
+  if (m.issue.measured())
+    out += "\nThe host's issuing (one thread, medians of " + std::to_string(m.issue_rounds) + " rounds): " +
+           sim::fixed(m.issue.call_s * 1e6, 2) + " µs a stream call (set the GPU, record an event, wait for one), " +
+           sim::fixed(m.issue.launch_s * 1e6, 2) + " µs a small kernel's launch, " +
+           sim::fixed(m.issue.exchange_s * 1e6, 1) + " µs an exchange of every GPU's send and receive (" +
+           std::to_string(m.issue.gpus) + " GPUs, one NCCL group)\n";
   out += "\nµs: the median time per message over the timed iterations (one way: GPU a sends, GPU b receives; both: "
          "each sends the other one message at once); GB/s = 1e9 bytes/s: a message's bytes over its time, "
          "per direction, and both directions' bytes together; nccl: ncclSend/ncclRecv (kernels on the SMs); "

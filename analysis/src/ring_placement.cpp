@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <tuple>
 
 #include "flashlab/analysis/csv.hpp"
 #include "flashlab/analysis/report.hpp"
@@ -183,11 +184,19 @@ RingPlacement place_ring_run(const sim::RingMeasuredRuns& runs, std::size_t inde
     sim::RingComputeModel launched = cm;
     launched.forward_rung = *fwd;
     if (bwd) launched.backward_rung = *bwd;
+    // The host's issuing, when the link was measured with it: one host for
+    // every GPU, or one per GPU for a run of a process per GPU.
+    if (!launched.host.measured()) launched.host = topo.intra.host;
+    launched.host.host_per_gpu = !runs.meta.launcher.empty();
     RingPlacement pl = place_ring_run(run, topo, launched);
     pl.calibration = RingCalibration{};
     pl.calibration.launch_model = true;
     pl.calibration.note = "the rungs' launch model (" + run.kernel + (bwd ? " and " + run.backward_kernel : "") +
                           " at d " + std::to_string(d) + "): " + fwd->source;
+    if (launched.host.measured())
+      pl.calibration.note += "; the host's issuing (" +
+                             std::string(launched.host.host_per_gpu ? "a process per GPU" : "one process for every GPU") +
+                             "): " + launched.host.source;
     return pl;
   }
   RingCalibration cal = calibrate_ring_efficiency(runs, run.problem, topo, cm);
@@ -301,19 +310,32 @@ std::optional<sim::InterconnectModel> measured_link_for(const sim::RingRunMeta& 
   const std::string kind = sim::lower(m.gpu_names.front());
   for (const std::string& g : m.gpu_names)
     if (sim::lower(g) != kind) return std::nullopt;  // GPUs of two kinds: no one link fits
+  // Of the links measured between such GPUs: one of as many GPUs as the runs
+  // had, else the most GPUs; on a tie the one with the host's issuing, then
+  // the latest (the presets come sorted by id, which ends in the date).
+  auto rank = [&](const sim::InterconnectModel& l) {
+    return std::make_tuple(l.gpus.size() == m.gpu_names.size(), l.gpus.size(), l.host.measured());
+  };
   const sim::InterconnectModel* best = nullptr;
+  const sim::InterconnectModel* with_host = nullptr;  // the same ranking among those that measured the host
   for (const sim::InterconnectModel& link : sim::interconnect_presets()) {
     if (link.kind != "measured" || link.gpus.empty()) continue;
     bool same = true;
     for (const std::string& g : link.gpus) same = same && sim::lower(g) == kind;
     if (!same) continue;
-    const bool exact = link.gpus.size() == m.gpu_names.size();
-    if (best == nullptr || exact || (best->gpus.size() != m.gpu_names.size() && link.gpus.size() > best->gpus.size()))
-      best = &link;
-    if (exact) break;
+    if (best == nullptr || rank(link) >= rank(*best)) best = &link;
+    if (link.host.measured() && (with_host == nullptr || rank(link) >= rank(*with_host))) with_host = &link;
   }
   if (best == nullptr) return std::nullopt;
-  return *best;
+  sim::InterconnectModel out = *best;
+  // A link measured before the host's issuing was: the host of another
+  // machine of the same GPUs, said so in its source.
+  if (!out.host.measured() && with_host != nullptr) {
+    out.host = with_host->host;
+    out.host.source += " (from " + with_host->id + ": " + std::to_string(with_host->gpus.size()) +
+                       " GPUs, another machine of the same kind; the exchange scaled to the GPUs of the run)";
+  }
+  return out;
 }
 
 }  // namespace flashlab::analysis

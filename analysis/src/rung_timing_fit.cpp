@@ -104,6 +104,7 @@ RungTimingFits fit_rung_timings(const BenchResults& r, const std::string& origin
   if (r.meta.sm_count <= 0)
     throw std::invalid_argument(origin + ": the file records no SM count (its metadata): the launch model needs it");
   std::map<std::pair<std::string, sim::i64>, std::vector<RungTimingPoint>> by;
+  std::map<std::pair<std::string, sim::i64>, std::vector<double>> host_us;  // the host's time in each launch call
   for (const BenchRow& row : r.rows) {
     if (row.status != sim::RunStatus::ok || row.repeats == 0 || row.time_ms_median <= 0) continue;
     const sim::AttentionProblem& p = row.problem;
@@ -113,6 +114,7 @@ RungTimingFits fit_rung_timings(const BenchResults& r, const std::string& origin
       continue;
     }
     by[{row.kernel, p.head_dim}].push_back({p.batch * p.heads, p.seq_q, p.seq_kv, p.causal, row.time_ms_median * 1e-3});
+    if (row.launch_host_us > 0) host_us[{row.kernel, p.head_dim}].push_back(row.launch_host_us);
   }
   for (const auto& [key, pts] : by) {
     const sim::RungGeometry g = *sim::rung_geometry(key.first, key.second);
@@ -125,6 +127,11 @@ RungTimingFits fit_rung_timings(const BenchResults& r, const std::string& origin
     f.timing.source = "fitted to " + std::to_string(pts.size()) + " one-GPU runs of " + origin + " (" + r.meta.gpu +
                       ", " + std::to_string(r.meta.sm_count) + " SMs" +
                       (r.meta.commit.empty() ? std::string() : ", build " + r.meta.commit) + ")";
+    if (auto h = host_us.find(key); h != host_us.end()) {
+      std::vector<double> v = h->second;
+      std::sort(v.begin(), v.end());
+      f.timing.host_launch_s = v[v.size() / 2] * 1e-6;  // the runs' median
+    }
     out.set.rungs.push_back(f.timing);
     out.fits.push_back(std::move(f));
   }
@@ -134,14 +141,16 @@ RungTimingFits fit_rung_timings(const BenchResults& r, const std::string& origin
 std::string rung_timing_fits_text(const RungTimingFits& f) {
   std::string out = "The rungs' launch model on " + f.set.gpu + " (" + std::to_string(f.set.sm_count) +
                     " SMs): launch + the makespan of CTAs of (per CTA + per tile × tiles visited)\n";
-  TextTable c({"rung", "d", "B_r x B_c", "CTAs/SM", "launch us", "per CTA us", "per tile us", "fit: mean", "worst"});
+  TextTable c({"rung", "d", "B_r x B_c", "CTAs/SM", "launch us", "per CTA us", "per tile us", "fit: mean", "worst",
+               "host us"});
   for (const RungTimingFit& x : f.fits) {
     const sim::RungTiming& t = x.timing;
     c.add({t.geometry.rung, std::to_string(t.geometry.head_dim),
            std::to_string(t.geometry.tiles.Br) + " x " + std::to_string(t.geometry.tiles.Bc),
            std::to_string(t.geometry.ctas_per_sm), sim::fixed(t.launch_s * 1e6, 2), sim::fixed(t.cta_s * 1e6, 2),
            sim::fixed(t.tile_s * 1e6, 3), sim::fixed(100 * x.mean_abs_error, 1) + " %",
-           (x.worst_error >= 0 ? "+" : "") + sim::fixed(100 * x.worst_error, 1) + " %"});
+           (x.worst_error >= 0 ? "+" : "") + sim::fixed(100 * x.worst_error, 1) + " %",
+           t.host_launch_s > 0 ? sim::fixed(t.host_launch_s * 1e6, 2) : "-"});
   }
   out += c.str();
   TextTable p({"rung", "d", "B·H", "N", "mask", "measured ms", "model ms", "error"});

@@ -106,8 +106,10 @@ class RingCommand final : public Command {
     for (const char* flag : {"--out", "--steps", "--width", "--height", "--dark"})
       if (given(flag)) throw UsageError(std::string(flag) + " belongs to --chart (flashlab ring --results FILE --chart ID --out FILE)");
     const sim::RingTopology topo = topology();
-    const sim::RingComputeModel cm = compute_model();
+    sim::RingComputeModel cm = compute_model();
     if (!results_.empty()) return run_results(topo, cm);
+    // With the launch model, a link measured with its host's issuing times the host too.
+    if (cm.rung_set) cm.host = topo.intra.host;
     if (extrapolate_) return run_extrapolation(topo, cm);
     if (model_ == "all") throw UsageError("--model all names the three models for --extrapolate; give one model here");
     const sim::AttentionProblem p = problem(model_);

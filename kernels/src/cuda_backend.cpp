@@ -5,6 +5,7 @@
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <functional>
@@ -191,7 +192,13 @@ class CudaBackend final : public Backend {
     }
 
     if (o.repeats > 0 && m.not_written == 0) {
-      m.times_ms = time_runs(stream_, o, flush_.get(), [&](int) { poison(); }, [&] { c.kernel->launch(a); });
+      std::vector<double> host_us;  // the host's time in each timed launch call
+      m.times_ms = time_runs(stream_, o, flush_.get(), [&](int) { poison(); }, [&] {
+        const auto t0 = std::chrono::steady_clock::now();
+        c.kernel->launch(a);
+        host_us.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
+      });
+      m.launch_host_us = median_ms(host_us);
       // The timed runs must have written everything too.
       m.not_written = count_unwritten();
     }

@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "../cuda_check.hpp"
+#include "../ring_merge.hpp"
 #include "flashlab/kernels/device.hpp"
 #include "flashlab/kernels/ring.hpp"
 #include "flashlab/kernels/runner.hpp"
@@ -136,6 +137,7 @@ class LinkBench {
         if (o_.copy_engines) pair.series.push_back(measure_series(gpus_[i], gpus_[j], LinkTransport::copy_engine));
         m.pairs.push_back(std::move(pair));
       }
+    measure_host(m);
     return m;
   }
 
@@ -305,6 +307,72 @@ class LinkBench {
     check(a, b, bytes, t);
     if (m == Mode::both) check(b, a, bytes, t);
     return timing;
+  }
+
+  // What one host thread spends issuing the ring's kind of work (the ring's
+  // runner drives every GPU from one thread): host wall time around the calls
+  // only, never around a wait for the GPUs, which are synchronised between
+  // the timed blocks. Medians over the rounds.
+  void measure_host(sim::LinkMeasurements& m) {
+    constexpr int kRounds = 15, kCalls = 300, kLaunches = 100, kExchanges = 10;
+    const i64 exchange_bytes = std::min<i64>(buffer_bytes_, i64{1} << 20);
+    const i64 add_floats = std::min<i64>(buffer_bytes_ / 4, 1024);
+    auto us_since = [](Clock::time_point t0) {
+      return std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
+    };
+    auto sync_all = [&] {
+      for (const Gpu& g : gpus_) {
+        FLASHLAB_CUDA_CHECK(cudaSetDevice(g.device));
+        FLASHLAB_CUDA_CHECK(cudaStreamSynchronize(g.stream));
+      }
+    };
+    std::vector<double> call_us, launch_us, exchange_us;
+    for (int round = 0; round < kRounds; ++round) {
+      // Stream calls as the ring's runner makes them: set the GPU, record an
+      // event, wait for it, GPU after GPU.
+      auto t0 = Clock::now();
+      for (int k = 0; k < kCalls; ++k) {
+        const Gpu& g = gpus_[static_cast<std::size_t>(k) % gpus_.size()];
+        FLASHLAB_CUDA_CHECK(cudaSetDevice(g.device));
+        FLASHLAB_CUDA_CHECK(cudaEventRecord(g.done, g.stream));
+        FLASHLAB_CUDA_CHECK(cudaStreamWaitEvent(g.stream, g.done, 0));
+      }
+      call_us.push_back(us_since(t0) / (3.0 * kCalls));
+      sync_all();
+      // A small kernel's launch: the ring's fp32 sum over a few floats.
+      t0 = Clock::now();
+      for (const Gpu& g : gpus_) {
+        FLASHLAB_CUDA_CHECK(cudaSetDevice(g.device));
+        for (int k = 0; k < kLaunches; ++k)
+          ring::add_f32(static_cast<float*>(g.recv), static_cast<const float*>(g.send), add_floats, g.stream);
+      }
+      launch_us.push_back(us_since(t0) / (static_cast<double>(kLaunches) * static_cast<double>(gpus_.size())));
+      sync_all();
+      // One exchange: every GPU sends to the next and receives from the
+      // previous one, one NCCL group, as the ring's steps do.
+      const auto n = static_cast<std::size_t>(exchange_bytes);
+      const int P = static_cast<int>(gpus_.size());
+      for (int k = 0; k < kExchanges; ++k) {
+        t0 = Clock::now();
+        FLASHLAB_NCCL_CHECK(*api_, ncclGroupStart());
+        for (const Gpu& g : gpus_) {
+          const ncclComm_t c = comms_[static_cast<std::size_t>(g.rank)];
+          FLASHLAB_NCCL_CHECK(*api_, ncclSend(g.send, n, ncclUint8, (g.rank + 1) % P, c, g.stream));
+          FLASHLAB_NCCL_CHECK(*api_, ncclRecv(g.recv, n, ncclUint8, (g.rank + P - 1) % P, c, g.stream));
+        }
+        FLASHLAB_NCCL_CHECK(*api_, ncclGroupEnd());
+        exchange_us.push_back(us_since(t0));
+        sync_all();
+      }
+    }
+    m.issue.call_s = median_of(call_us) * 1e-6;
+    m.issue.launch_s = median_of(launch_us) * 1e-6;
+    m.issue.exchange_s = median_of(exchange_us) * 1e-6;
+    m.issue.gpus = static_cast<int>(gpus_.size());
+    m.issue_rounds = kRounds;
+    say("host: " + sim::fixed(m.issue.call_s * 1e6, 2) + " µs a stream call, " + sim::fixed(m.issue.launch_s * 1e6, 2) +
+        " µs a small launch, " + sim::fixed(m.issue.exchange_s * 1e6, 1) + " µs an exchange over " +
+        std::to_string(gpus_.size()) + " GPUs");
   }
 
   // Copy engines: peer access both ways when the GPUs allow it.

@@ -148,6 +148,7 @@ MeasuredRun run_case(Backend& backend, const KernelInfo& k, const AttentionProbl
     }
     row.peak_memory_bytes = measured_peak;
     row.ctas_per_sm = m.ctas_per_sm;
+    row.launch_host_us = m.launch_host_us;
     row.heaviest_first = k.heaviest_first;
     row.storage = k.storage;
     if (m.dram_read_bytes >= 0 && m.dram_write_bytes >= 0) {

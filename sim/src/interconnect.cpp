@@ -158,6 +158,15 @@ InterconnectModel parse_interconnect_json(const std::string& text, const std::st
   // The text is the record; "topology" is derived from it and not read back.
   m.topology_text = optional_string(j, "topology_text", origin);
   m.topology = parse_nvidia_smi_topo(m.topology_text);
+  if (auto it = j.find("host"); it != j.end() && !it->is_null()) {
+    if (!it->is_object()) fail(origin, "field 'host' must be an object (call_us, launch_us, exchange_us, gpus, source)");
+    const std::string at = origin + ": host";
+    m.host.call_s = json_fields::number<InterconnectError>(*it, "call_us", at, false) * 1e-6;
+    m.host.launch_s = json_fields::number<InterconnectError>(*it, "launch_us", at, false) * 1e-6;
+    m.host.exchange_s = json_fields::number<InterconnectError>(*it, "exchange_us", at, false) * 1e-6;
+    m.host.gpus = static_cast<int>(json_fields::number<InterconnectError>(*it, "gpus", at, false));
+    m.host.source = optional_string(*it, "source", at);
+  }
   return m;
 }
 
@@ -180,6 +189,12 @@ std::string to_interconnect_json(const InterconnectModel& link) {
     j["topology"] = gpu_topology_json(parse_nvidia_smi_topo(link.topology_text));
     j["topology_text"] = link.topology_text;
   }
+  if (link.host.measured())
+    j["host"] = {{"call_us", link.host.call_s * 1e6},
+                 {"launch_us", link.host.launch_s * 1e6},
+                 {"exchange_us", link.host.exchange_s * 1e6},
+                 {"gpus", link.host.gpus},
+                 {"source", link.host.source}};
   return j.dump(2) + "\n";
 }
 

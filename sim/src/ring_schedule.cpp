@@ -87,6 +87,18 @@ double union_length(std::vector<Interval> v) {
   return total;
 }
 
+// What the host issues for one pass (host_issue.hpp), in the order the ring's
+// runner does: for each step the exchange (every GPU's stream calls and the
+// NCCL group), then each GPU's launches and events in turn. Empty: the host
+// is not modelled.
+struct HostPlan {
+  std::vector<double> exchange_s;          // [step 0 … P]: issuing the step's exchange; 0 when it has none
+  std::vector<std::vector<double>> first_s;  // [gpu][step]: from its turn to its first rung launch issued
+  std::vector<std::vector<double>> all_s;    // [gpu][step]: its whole turn
+  bool per_gpu = false;                      // a host per GPU: exchange_s is each one's part
+  bool empty() const { return exchange_s.empty(); }
+};
+
 // One transfer into GPU `to`: from `from`, of step `step`.
 struct Transfer {
   int from = 0, to = 0, step = 0, owner = 0;
@@ -99,7 +111,7 @@ class PassBuilder {
  public:
   PassBuilder(const AttentionProblem& p, const RingPartition& part, const RingTopology& topo, RingPass pass,
               const std::vector<std::vector<double>>& compute_s, const std::vector<std::vector<i64>>& pairs,
-              double origin, RingSteps steps)
+              double origin, RingSteps steps, const HostPlan& host)
       : p_(p),
         part_(part),
         topo_(topo),
@@ -107,7 +119,8 @@ class PassBuilder {
         compute_s_(compute_s),
         pairs_(pairs),
         origin_(origin),
-        steps_(steps) {}
+        steps_(steps),
+        host_(host) {}
 
   RingPassResult run(std::vector<RingEvent>& events) {
     const int P = p_.gpus();
@@ -119,15 +132,37 @@ class PassBuilder {
     kv_.assign(at(P), std::vector<const Transfer*>(at(P + 1), nullptr));
     dkv_.assign(at(P), std::vector<const Transfer*>(at(P + 1), nullptr));
     transfers_.reserve(at(2 * P * (P + 1)));
+    // The hosts' clocks: what each has issued so far (one host drives every
+    // GPU, or each GPU has its own).
+    std::vector<double> host(at(host_.per_gpu ? P : 1), origin_);
+    auto host_of = [&](int r) -> double& { return host[host_.per_gpu ? at(r) : 0]; };
     for (int s = 0; s < P; ++s) {
-      for (int r = 0; r < P; ++r) end_[at(r)][at(s)] = start_[at(r)][at(s)] + compute_s_[at(r)][at(s)];
+      // The host issues the step's exchange, then each GPU's turn: a GPU
+      // starts its step once its first launch is issued, and its step ends
+      // no earlier than its last. A transfer starts once every host has
+      // issued its part of the exchange.
+      double exchange_issued = kNever;
+      if (!host_.empty()) {
+        for (double& h : host) h += host_.exchange_s[at(s)];
+        exchange_issued = *std::max_element(host.begin(), host.end());
+      }
+      for (int r = 0; r < P; ++r) {
+        double& start = start_[at(r)][at(s)];
+        double issued = kNever;
+        if (!host_.empty()) {
+          start = std::max(start, host_of(r) + host_.first_s[at(r)][at(s)]);
+          host_of(r) += host_.all_s[at(r)][at(s)];
+          issued = host_of(r);
+        }
+        end_[at(r)][at(s)] = std::max(start + compute_s_[at(r)][at(s)], issued);
+      }
       // The hop into GPU r carries one message at a time (one NCCL stream):
       // K, V and dK, dV of a step in the order they are ready, K, V first on a tie.
       for (int r = 0; r < P; ++r) {
         const bool kv = s < P - 1, dkv = bwd && s >= 1;
         const int from = prev_gpu(r, P);
-        const double kv_ready = kv ? std::max(start_[at(from)][at(s)], start_[at(r)][at(s)]) : 0.0;
-        const double dkv_ready = dkv ? dkv_ready_at(r, s) : 0.0;
+        const double kv_ready = kv ? std::max({start_[at(from)][at(s)], start_[at(r)][at(s)], exchange_issued}) : 0.0;
+        const double dkv_ready = dkv ? std::max(dkv_ready_at(r, s), exchange_issued) : 0.0;
         double hop_free = kNever;
         auto send = [&](std::vector<std::vector<const Transfer*>>& table, bool gradients, double ready) {
           hop_free = add_transfer(table, r, s, gradients, std::max(ready, hop_free))->end;
@@ -148,8 +183,11 @@ class PassBuilder {
         start_[at(r)][at(s + 1)] = t;
       }
     }
-    if (bwd && P > 1)
-      for (int r = 0; r < P; ++r) add_transfer(dkv_, r, P, true, dkv_ready_at(r, P));  // the homecoming
+    if (bwd && P > 1) {
+      const double issued =
+          host_.empty() ? kNever : *std::max_element(host.begin(), host.end()) + host_.exchange_s[at(P)];
+      for (int r = 0; r < P; ++r) add_transfer(dkv_, r, P, true, std::max(dkv_ready_at(r, P), issued));  // the homecoming
+    }
 
     double last_compute = origin_;
     for (int r = 0; r < P; ++r) last_compute = std::max(last_compute, end_[at(r)][at(P - 1)]);
@@ -316,6 +354,7 @@ class PassBuilder {
   const std::vector<std::vector<i64>>& pairs_;
   double origin_;
   RingSteps steps_;
+  const HostPlan& host_;
   std::vector<std::vector<double>> start_, end_;  // [gpu][step]: step start (0 … P), compute end (0 … P − 1)
   std::vector<Transfer> transfers_;               // reserved: the tables point into it
   std::vector<std::vector<const Transfer*>> kv_, dkv_;  // [gpu receiving][step]
@@ -566,6 +605,65 @@ RingSimulation simulate_ring(const AttentionProblem& p, const RingTopology& topo
     }
     return time;
   };
+  // What the host issues for each GPU's step (kernels/src/ring_runner.cpp, in
+  // calls: stream calls, small kernels' launches and the rung's launches).
+  const HostIssueCosts& hc = cm.host;
+  const bool direct_kv = P == 1 && !grouped && part.held[0].size() == 1;
+  auto host_plan = [&](RingPass pass) {
+    HostPlan h;
+    if (!hc.measured()) return h;
+    h.per_gpu = hc.host_per_gpu;
+    const bool bwd = pass == RingPass::backward;
+    const RungTiming* rt = rung_of(cm, pass, p.head_dim);
+    const double rung_launch = rt != nullptr && rt->host_launch_s > 0 ? rt->host_launch_s : hc.launch_s;
+    h.exchange_s.assign(at(P + 1), 0.0);
+    for (int s = 0; s <= P; ++s) {
+      const bool kv = s <= P - 2, dkv = bwd && s >= 1 && s <= P && P > 1;
+      // Per GPU: set the device, wait for its last step, record the start; then set it again and record the end.
+      const int gpus = hc.host_per_gpu ? 1 : P;
+      if (kv || dkv) h.exchange_s[at(s)] = gpus * (4 + (s >= 1 ? 1 : 0)) * hc.call_s + hc.exchange_over(gpus);
+    }
+    h.first_s.assign(at(P), std::vector<double>(at(P), 0.0));
+    h.all_s = h.first_s;
+    std::vector<int> merges(part.chunks.size(), 0);
+    for (int r = 0; r < P; ++r)
+      for (int s = 0; s < P; ++s) {
+        const int owner = ring_kv_source(r, s, P);
+        double t = (3 + (s >= 1 ? 1 : 0)) * hc.call_s;  // set the device, record, wait for the package, record
+        if (bwd && !direct_kv) t += hc.call_s;          // zero the step's dK, dV
+        double first = -1;
+        for (int kc : part.held[at(owner)]) {
+          const RingChunk& k = part.chunks[at(kc)];
+          bool any = false;
+          for (int qc : part.held[at(r)]) any |= chunk_visibility(part.chunks[at(qc)], k, p.causal) != ChunkVisibility::none;
+          if (!any) continue;
+          if (pairwise && grouped) t += 2 * hc.launch_s;  // K_j, V_j to H heads
+          for (int qc : part.held[at(r)]) {
+            if (chunk_visibility(part.chunks[at(qc)], k, p.causal) == ChunkVisibility::none) continue;
+            t += 2 * hc.call_s + rung_launch;  // the events around the rung's launch
+            if (first < 0) first = t - hc.call_s;
+            if (!pairwise) continue;
+            if (!bwd) t += folds[at(qc)] ? (merges[at(qc)]++ == 0 ? 1 : 2) * hc.launch_s : 0.0;
+            else t += ((folds[at(qc)] ? 1 : 0) + (direct_kv ? 0 : 2)) * hc.launch_s;
+          }
+        }
+        if (!bwd) {
+          if (pairwise && s == P - 1)
+            for (int qc : part.held[at(r)]) t += folds[at(qc)] ? hc.launch_s : 0.0;
+          t += 3 * hc.call_s;  // the step's closing events
+        } else {
+          t += hc.call_s + (s >= 1 ? 2 * hc.call_s + hc.launch_s : hc.call_s);  // fold in the arriving sum
+          if (P > 1 && s == P - 1 && !pairwise) {
+            t += hc.launch_s;  // the finished package rounded
+            for (int qc : part.held[at(r)]) t += folds[at(qc)] ? hc.launch_s : 0.0;
+          }
+          t += hc.call_s;
+        }
+        h.first_s[at(r)][at(s)] = first < 0 ? t : first;
+        h.all_s[at(r)][at(s)] = t;
+      }
+    return h;
+  };
   auto step_work = [&](RingPass pass, std::vector<std::vector<double>>& t, std::vector<std::vector<i64>>& pairs) {
     std::fill(merged.begin(), merged.end(), 0);
     t.assign(at(P), std::vector<double>(at(P), 0.0));
@@ -590,13 +688,15 @@ RingSimulation simulate_ring(const AttentionProblem& p, const RingTopology& topo
   std::vector<std::vector<double>> t;
   std::vector<std::vector<i64>> pairs;
   step_work(RingPass::forward, t, pairs);
-  sim.forward = PassBuilder(p, part, topo, RingPass::forward, t, pairs, 0.0, cm.steps).run(sim.events);
+  const HostPlan fwd_host = host_plan(RingPass::forward);
+  sim.forward = PassBuilder(p, part, topo, RingPass::forward, t, pairs, 0.0, cm.steps, fwd_host).run(sim.events);
   sim.single_gpu_s = ring_single_gpu_cost(p, RingPass::forward, cm).time_s;
   sim.time_s = sim.forward.time_s;
   if (p.backward()) {
     step_work(RingPass::backward, t, pairs);
-    sim.backward =
-        PassBuilder(p, part, topo, RingPass::backward, t, pairs, sim.forward.end_s, cm.steps).run(sim.events);
+    const HostPlan bwd_host = host_plan(RingPass::backward);
+    sim.backward = PassBuilder(p, part, topo, RingPass::backward, t, pairs, sim.forward.end_s, cm.steps, bwd_host)
+                       .run(sim.events);
     sim.single_gpu_s += ring_single_gpu_cost(p, RingPass::backward, cm).time_s;
     sim.time_s += sim.backward->time_s;
   }

@@ -98,13 +98,16 @@ const RungTiming* RungTimingSet::find(const std::string& rung, i64 head_dim) con
 
 std::string to_rung_timing_json(const RungTimingSet& s) {
   nlohmann::json rungs = nlohmann::json::array();
-  for (const RungTiming& t : s.rungs)
-    rungs.push_back({{"rung", t.geometry.rung},
+  for (const RungTiming& t : s.rungs) {
+    nlohmann::json r{{"rung", t.geometry.rung},
                      {"head_dim", t.geometry.head_dim},
                      {"launch_us", t.launch_s * 1e6},
                      {"cta_us", t.cta_s * 1e6},
                      {"tile_us", t.tile_s * 1e6},
-                     {"source", t.source}});
+                     {"source", t.source}};
+    if (t.host_launch_s > 0) r["host_launch_us"] = t.host_launch_s * 1e6;
+    rungs.push_back(std::move(r));
+  }
   return nlohmann::json{{"format", "flashlab-rung-timing/1"}, {"gpu", s.gpu}, {"sm_count", s.sm_count}, {"rungs", rungs}}
              .dump(2) +
          "\n";
@@ -138,6 +141,8 @@ RungTimingSet parse_rung_timing_json(const std::string& text, const std::string&
     t.launch_s = json_fields::number<E>(r, "launch_us", origin, false, at + ".launch_us") * 1e-6;
     t.cta_s = json_fields::number<E>(r, "cta_us", origin, false, at + ".cta_us") * 1e-6;
     t.tile_s = json_fields::number<E>(r, "tile_us", origin, true, at + ".tile_us") * 1e-6;
+    if (r.contains("host_launch_us"))
+      t.host_launch_s = json_fields::number<E>(r, "host_launch_us", origin, false, at + ".host_launch_us") * 1e-6;
     if (r.contains("source") && r["source"].is_string()) t.source = r["source"].get<std::string>();
     s.rungs.push_back(t);
   }

@@ -197,10 +197,10 @@ TEST_CASE("the CSV is a spreadsheet's CSV: metadata lines, one header, one row p
   CHECK(csv.rfind("# format: \"flashlab-bench/1\"\n", 0) == 0);
   CHECK_THAT(csv, Catch::Contains("# gpu: \"G\"\n"));
   CHECK_THAT(csv, Catch::Contains("\nkernel,model,direction,batch,heads,seq_q,seq_kv,head_dim,causal,dtype,br,bc,status,"));
-  CHECK_THAT(csv, Catch::Contains("\nfa2,,fwd,16,32,1024,1024,64,false,fp16,0,0,ok,,1.5,0,0,0,0,0,0,0,0,-1,0,false,-1,-1,-1,-1,,-1,-1,,,32,,0\n"));
+  CHECK_THAT(csv, Catch::Contains("\nfa2,,fwd,16,32,1024,1024,64,false,fp16,0,0,ok,,1.5,0,0,0,0,0,0,0,0,-1,0,false,-1,-1,-1,-1,,-1,-1,,,32,,0,0\n"));
   // A kernel that keeps O in fp32 between steps says so in its column, and reads back.
   r.rows[0].storage.o_accumulator = flashlab::sim::DType::fp32;
-  CHECK_THAT(bench_to_csv(r), Catch::Contains(",-1,-1,fp32,,32,,0\n"));
+  CHECK_THAT(bench_to_csv(r), Catch::Contains(",-1,-1,fp32,,32,,0,0\n"));
   CHECK(bench_from_text(bench_to_csv(r), "t.csv").rows.at(0).storage.o_accumulator == flashlab::sim::DType::fp32);
   CHECK(bench_from_text(bench_to_json(r), "t.json").rows.at(0).storage.o_accumulator == flashlab::sim::DType::fp32);
   // A backward rung's fp32 dQ accumulator round-trips too.
@@ -210,7 +210,7 @@ TEST_CASE("the CSV is a spreadsheet's CSV: metadata lines, one header, one row p
   // Grouped K/V heads (H_kv) and the fp32 dK, dV of a rung that adds them apart round-trip.
   r.rows[0].problem.kv_heads = 8;
   r.rows[0].storage.dkv_accumulator = flashlab::sim::DType::fp32;
-  CHECK_THAT(bench_to_csv(r), Catch::Contains(",fp32,fp32,8,fp32,0\n"));
+  CHECK_THAT(bench_to_csv(r), Catch::Contains(",fp32,fp32,8,fp32,0,0\n"));
   for (const char* name : {"t.csv", "t.json"}) {
     const BenchRow back =
         bench_from_text(std::string(name) == "t.csv" ? bench_to_csv(r) : bench_to_json(r), name).rows.at(0);

@@ -20,6 +20,10 @@ Run run_flashlab(const std::string& args) { return flashlab::test::run_flashlab(
 
 }  // namespace
 
+namespace {
+std::string data(const char* name) { return std::string(FLASHLAB_TEST_DATA) + "/" + name; }
+}  // namespace
+
 TEST_CASE("sim --pass bwd simulates the algorithm's backward, by its convention", "[cli][pass]") {
   const Run r = run_flashlab("sim --algo fa2 --pass bwd --batch 2 --heads 4 --seq 1000 --head-dim 64 --json");
   INFO(r.err);
@@ -78,6 +82,29 @@ TEST_CASE("compare --pass fwd+bwd prints the FlashAttention paper's table beside
   const Run other = run_flashlab("compare --pass fwd+bwd --seq 2048 --csv step2.csv");
   REQUIRE(other.code == 0);
   CHECK_THAT(other.out, Catch::Contains("this problem is not the paper's"));
+}
+
+TEST_CASE("compare --pass fwd+bwd --results: each backward rung beside its own forward rung, the step summed",
+          "[cli][pass][compare]") {
+  // GPT-2 medium's training step measured on an H200, both passes with counters.
+  const Run r = run_flashlab("compare --pass fwd+bwd --hw H200-SXM-141GB --csv step3.csv --results " +
+                             data("h200-paper-step.json"));
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  CHECK_THAT(r.out, Catch::Contains("The training step rung by rung"));
+  CHECK_THAT(r.out, Catch::Contains("placed with today's model on H200-SXM-141GB"));
+  // The registry pairs the rungs: fa2_tc with fa2_tc_bwd, fa2 with fa2_bwd, naive_cublas with naive_bwd.
+  CHECK_THAT(r.out, Catch::Contains("fa2_tc + fa2_tc_bwd"));
+  CHECK_THAT(r.out, Catch::Contains("fa2 + fa2_bwd"));
+  CHECK_THAT(r.out, Catch::Contains("naive_cublas + naive_bwd"));
+  // fa2_tc 0.53 GB and fa2_tc_bwd 2.29 GB measured: the step's 2.82 GB.
+  const auto line = r.out.substr(r.out.find("fa2_tc + fa2_tc_bwd"));
+  CHECK_THAT(line.substr(0, line.find('\n')), Catch::Contains("2.82 GB"));
+  // A file with the backward alone: the forward rung's run is missing, and it says so.
+  const Run half = run_flashlab("compare --pass fwd+bwd --hw H200-SXM-141GB --batch 128 --heads 8 --seq 1024 "
+                                "--head-dim 64 --csv step4.csv --results " + data("h200-validate-excerpt.json"));
+  REQUIRE(half.code == 0);
+  CHECK_THAT(half.out, Catch::Contains("no backward run of this problem in the file"));
 }
 
 TEST_CASE("sweep --pass: the backward rows, and the training step's sums", "[cli][pass]") {

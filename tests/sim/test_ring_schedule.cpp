@@ -657,3 +657,51 @@ TEST_CASE("ring setup validation: each error names the machine's or the compute 
   CHECK(c[0].field == RingSetupField::efficiency);
   CHECK_THAT(c[0].message, Catch::Contains("efficiency must be in (0, 1]"));
 }
+
+TEST_CASE("ring, a slow host: each step waits for the host to issue it, one host for every GPU or one per GPU",
+          "[ring][host]") {
+  // A problem so small that the GPUs' work is nanoseconds: the pass is the
+  // host's issuing. Zig-zag on 2 GPUs, causal, forward: step 0 computes 3
+  // chunk pairs on each GPU, step 1 two; only step 0 has an exchange.
+  AttentionProblem p = problem(2, 64, RingLayout::zigzag, true);
+  p.batch = 1;
+  p.heads = 1;
+  p.kv_heads = 1;
+  RingComputeModel cm = compute();
+  const double c = 10e-6, L = 20e-6, X = 50e-6;
+  cm.host.call_s = c;
+  cm.host.launch_s = L;  // no rung launch model: the rung's launch takes the small kernel's
+  cm.host.exchange_s = X;
+  cm.host.gpus = 2;
+  const RingSimulation s = simulate_ring(p, one_node(400, 1), cm);
+  // The exchange: 4 calls per GPU and the NCCL group; each GPU's turn at
+  // step 0: 3 calls, 3 × (2 calls + a launch), 3 calls; at step 1: 4 calls,
+  // 2 × (2 calls + a launch), 3 calls.
+  const double one_host = X + 8 * c + 2 * (12 * c + 3 * L) + 2 * (11 * c + 2 * L);
+  CHECK(s.forward.time_s == Approx(one_host).epsilon(1e-4));
+  // GPU 1's step 0 starts once GPU 0's turn is issued and its own first launch.
+  CHECK(compute_event(s, RingPass::forward, 1, 0).start_s ==
+        Approx(X + 8 * c + (12 * c + 3 * L) + 4 * c + L).epsilon(1e-6));
+  // A process per GPU: each host issues its own turn and half the exchange.
+  cm.host.host_per_gpu = true;
+  const RingSimulation per_gpu = simulate_ring(p, one_node(400, 1), cm);
+  CHECK(per_gpu.forward.time_s == Approx(X / 2 + 4 * c + (12 * c + 3 * L) + (11 * c + 2 * L)).epsilon(1e-4));
+  // Without the host's costs the same pass is the GPUs' alone: far shorter.
+  cm.host = HostIssueCosts{};
+  CHECK(simulate_ring(p, one_node(400, 1), cm).forward.time_s < one_host / 100);
+}
+
+TEST_CASE("ring, a host far faster than the steps delays only the first step's issue", "[ring][host]") {
+  const AttentionProblem p = problem(4, 32768, RingLayout::zigzag, true);
+  RingComputeModel cm = compute(0.5);
+  const RingSimulation base = simulate_ring(p, one_node(400, 3), cm);
+  cm.host.call_s = 1e-9;
+  cm.host.launch_s = 1e-9;
+  cm.host.exchange_s = 1e-9;
+  cm.host.gpus = 4;
+  const RingSimulation hosted = simulate_ring(p, one_node(400, 3), cm);
+  // The first step starts once its launches are issued (tens of calls of a
+  // nanosecond); after that the GPUs never wait for the host.
+  CHECK(hosted.forward.time_s >= base.forward.time_s);
+  CHECK(hosted.forward.time_s - base.forward.time_s < 200e-9);
+}

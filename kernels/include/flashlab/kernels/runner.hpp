@@ -67,6 +67,7 @@ struct CaseBuffers {
 
 struct Measurement {
   std::vector<double> times_ms;  // one per timed run
+  double launch_host_us = 0;     // the host's time in the launch call, median of the timed runs; 0: not timed
   double rel_error = -1;         // -1: not checked; a backward case: the worst of dQ, dK, dV
   i64 not_written = 0;           // output elements still NaN (or not finite) after a run
   i64 output_elements = 0;

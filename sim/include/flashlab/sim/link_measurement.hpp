@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "flashlab/sim/gpu_topology.hpp"
+#include "flashlab/sim/host_issue.hpp"
 #include "flashlab/sim/types.hpp"
 
 namespace flashlab::sim {
@@ -64,6 +65,11 @@ struct LinkMeasurements {
   std::vector<std::string> environment; // NCCL_* and the like, "NAME=value"
   int warmup = 0;                       // untimed iterations before the timed ones, per size
   std::vector<LinkPairMeasurement> pairs;  // every unordered pair (a < b)
+  // What one host thread spent issuing work to these GPUs (the medians of the
+  // rounds): a stream call, a small kernel's launch, one exchange of every
+  // GPU's send and receive in one NCCL group. Not measured: all zero.
+  HostIssueCosts issue;
+  int issue_rounds = 0;  // rounds the medians are over
 };
 
 }  // namespace flashlab::sim

@@ -35,6 +35,9 @@ struct MeasuredRun {
   std::string reason;            // why skipped / failed / OOM (with the bytes asked for)
   double time_ms_median = 0, time_ms_min = 0, time_ms_max = 0;
   int repeats = 0;               // timed runs; 0: checked only
+  // The host's wall time inside the launch call, the median over the timed
+  // runs (argument checks, descriptors, the launch itself); 0: not measured.
+  double launch_host_us = 0;
   i64 peak_memory_bytes = 0;     // measured on the device
   // The allocation limit the case ran under (a smaller GPU emulated: flashlab
   // bench --mem-limit, a sweep's mem_limit); 0: the device's own memory.

@@ -47,6 +47,7 @@
 
 #include "flashlab/sim/gpu_topology.hpp"
 #include "flashlab/sim/hardware.hpp"
+#include "flashlab/sim/host_issue.hpp"
 #include "flashlab/sim/problem.hpp"
 #include "flashlab/sim/ring_partition.hpp"
 #include "flashlab/sim/ring_problem.hpp"
@@ -94,6 +95,7 @@ struct InterconnectModel {
   std::string nccl_version;                       // "2.28.9"
   std::string topology_text;                      // `nvidia-smi topo -m`, as captured
   GpuTopology topology;                           // parsed from topology_text
+  HostIssueCosts host;                            // what the host spent issuing work on that machine; empty when not measured
 
   // Seconds for one message of `bytes`. Without a curve: latency_s + bytes /
   // bandwidth. With one: the measured time, interpolated linearly in log(bytes)
@@ -174,6 +176,12 @@ struct RingComputeModel {
   // Or a GPU's whole set: the forward rung the ring runs on Hopper
   // (fa3_hopper, else fa2_tc) and fa2_tc_bwd, at the problem's head dim.
   std::optional<RungTimingSet> rung_set;
+  // What one host thread spends issuing each step (host_issue.hpp): when
+  // measured, a GPU's step starts no earlier than the host has issued its
+  // first launch and ends no earlier than its last, and a transfer starts no
+  // earlier than its exchange was issued. The rungs' own launches take their
+  // RungTiming::host_launch_s (or the small kernel's launch_s).
+  HostIssueCosts host;
 };
 std::vector<RingSetupError> validate(const RingComputeModel& cm, DType dtype);  // empty when usable
 

@@ -48,6 +48,7 @@ struct RungTiming {
   double launch_s = 0;  // per launch
   double cta_s = 0;     // per CTA: prologue, epilogue
   double tile_s = 0;    // per B_r × B_c tile a CTA visits (with its slot's share of the SM)
+  double host_launch_s = 0;  // the host's time in one launch call (the median of the runs'; 0: not measured)
   std::string source;   // "fitted to 6 runs of ... (NVIDIA H200, ...)"
 };
 
