@@ -93,7 +93,10 @@ std::string ring_summary_text(const sim::RingSimulation& s, const sim::RingTopol
     out += "  compute   each chunk pair's launch: waves of CTAs, per CTA, per tile (the rungs' launch model fitted on " +
            cm.rung_set->gpu + "; docs/multi-gpu.md)\n";
   if (cm.host.measured())
-    out += "  host      one thread issues every GPU's work: " + sim::fixed(cm.host.call_s * 1e6, 2) +
+    out += std::string("  host      ") +
+           (cm.host.host_per_gpu || p.gpus() > topo.gpus_per_node ? "a process per GPU issues its work: "
+                                                                   : "one thread issues every GPU's work: ") +
+           sim::fixed(cm.host.call_s * 1e6, 2) +
            " µs a stream call, " + sim::fixed(cm.host.launch_s * 1e6, 2) + " µs a launch, " +
            sim::fixed(cm.host.exchange_over(p.gpus()) * 1e6, 1) + " µs an exchange (" + cm.host.source + ")\n";
   else

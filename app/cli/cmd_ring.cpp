@@ -242,6 +242,12 @@ class RingCommand final : public Command {
     std::cout << "  inside a node of " << topo.gpus_per_node << ": " << topo.intra.label << ", "
               << sim::fixed(topo.intra.bandwidth / 1e9, 0) << " GB/s; between nodes: " << topo.inter.label << ", "
               << sim::fixed(topo.inter.bandwidth / 1e9, 0) << " GB/s (one direction)\n";
+    if (cm.host.measured())
+      std::cout << "  host: one process drives the GPUs of one node, a process per GPU across nodes; "
+                << sim::fixed(cm.host.call_s * 1e6, 2) << " µs a stream call, "
+                << sim::fixed(cm.host.launch_s * 1e6, 2) << " µs a launch, "
+                << sim::fixed(cm.host.exchange_s * 1e6, 1) << " µs an exchange over " << cm.host.gpus << " GPUs ("
+                << cm.host.source << ")\n";
     std::cout << "  each cell: the pass" << (p.backward() ? "es'" : "'s") << " time in ms / scaling efficiency (one GPU's "
               << "time over P × the ring's); * in a pass the steps expose communication above "
               << sim::fixed(100 * analysis::kExposedCommThreshold, 0) << "% of its time; ! more memory than the GPU has\n\n";

@@ -612,7 +612,9 @@ RingSimulation simulate_ring(const AttentionProblem& p, const RingTopology& topo
   auto host_plan = [&](RingPass pass) {
     HostPlan h;
     if (!hc.measured()) return h;
-    h.per_gpu = hc.host_per_gpu;
+    // One process cannot drive the GPUs of several nodes: a ring over nodes
+    // runs a process per GPU (flashlab bench --ranks).
+    h.per_gpu = hc.host_per_gpu || P > topo.gpus_per_node;
     const bool bwd = pass == RingPass::backward;
     const RungTiming* rt = rung_of(cm, pass, p.head_dim);
     const double rung_launch = rt != nullptr && rt->host_launch_s > 0 ? rt->host_launch_s : hc.launch_s;
@@ -620,7 +622,7 @@ RingSimulation simulate_ring(const AttentionProblem& p, const RingTopology& topo
     for (int s = 0; s <= P; ++s) {
       const bool kv = s <= P - 2, dkv = bwd && s >= 1 && s <= P && P > 1;
       // Per GPU: set the device, wait for its last step, record the start; then set it again and record the end.
-      const int gpus = hc.host_per_gpu ? 1 : P;
+      const int gpus = h.per_gpu ? 1 : P;
       if (kv || dkv) h.exchange_s[at(s)] = gpus * (4 + (s >= 1 ? 1 : 0)) * hc.call_s + hc.exchange_over(gpus);
     }
     h.first_s.assign(at(P), std::vector<double>(at(P), 0.0));

@@ -101,6 +101,26 @@ TEST_CASE("measured link: the curve and the record read, written and read back",
   CHECK(back.topology_text == m.topology_text);
   CHECK(back.topology.links == m.topology.links);
   CHECK(to_interconnect_json(back) == text);
+  CHECK_FALSE(back.host.measured());  // no host's issuing in this record
+  CHECK(written.find("host") == written.end());
+
+  // The host's issuing, when measured, travels with the link.
+  InterconnectModel hosted = m;
+  hosted.host.call_s = 0.25e-6;
+  hosted.host.launch_s = 4.4e-6;
+  hosted.host.exchange_s = 20.8e-6;
+  hosted.host.gpus = 2;
+  hosted.host.source = "measured on 2× Test GPU";
+  const InterconnectModel hosted_back = parse_interconnect_json(to_interconnect_json(hosted), "hosted.json");
+  CHECK(hosted_back.host.call_s == Approx(0.25e-6));
+  CHECK(hosted_back.host.launch_s == Approx(4.4e-6));
+  CHECK(hosted_back.host.exchange_s == Approx(20.8e-6));
+  CHECK(hosted_back.host.gpus == 2);
+  CHECK(hosted_back.host.source == "measured on 2× Test GPU");
+  CHECK(hosted_back.host.exchange_over(4) == Approx(41.6e-6));
+  json bad = json::parse(to_interconnect_json(hosted));
+  bad["host"].erase("exchange_us");
+  CHECK_THROWS_WITH(parse_interconnect_json(bad.dump(), "bad.json"), Catch::Contains("exchange_us"));
 
   // A datasheet preset writes none of a measured link's fields.
   const json nv = json::parse(to_interconnect_json(load_interconnect("nvlink4")));

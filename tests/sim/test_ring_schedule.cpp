@@ -686,6 +686,9 @@ TEST_CASE("ring, a slow host: each step waits for the host to issue it, one host
   cm.host.host_per_gpu = true;
   const RingSimulation per_gpu = simulate_ring(p, one_node(400, 1), cm);
   CHECK(per_gpu.forward.time_s == Approx(X / 2 + 4 * c + (12 * c + 3 * L) + (11 * c + 2 * L)).epsilon(1e-4));
+  // Two nodes of one GPU: one process cannot drive both, so each has its host.
+  cm.host.host_per_gpu = false;
+  CHECK(simulate_ring(p, one_node(400, 1, 1), cm).forward.time_s == Approx(per_gpu.forward.time_s).epsilon(1e-3));
   // Without the host's costs the same pass is the GPUs' alone: far shorter.
   cm.host = HostIssueCosts{};
   CHECK(simulate_ring(p, one_node(400, 1), cm).forward.time_s < one_host / 100);

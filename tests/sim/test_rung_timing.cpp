@@ -67,8 +67,10 @@ TEST_CASE("rung timing: the file round-trips, a bad one is refused with its fiel
   s.sm_count = 132;
   s.rungs.push_back(timing("fa3_hopper", 128, 4.9, 3.2, 1.731));
   s.rungs.back().source = "fitted to 30 runs";
+  s.rungs.back().host_launch_s = 4.08e-6;
   const sim::RungTimingSet r = sim::parse_rung_timing_json(sim::to_rung_timing_json(s), "x.json");
   REQUIRE(r.rungs.size() == 1);
+  CHECK(r.rungs[0].host_launch_s == Approx(4.08e-6));
   CHECK(r.gpu == "NVIDIA H200");
   CHECK(r.find("fa3_hopper", 128)->tile_s == Approx(1.731e-6));
   CHECK(r.find("fa3_hopper", 64) == nullptr);
@@ -93,6 +95,32 @@ TEST_CASE("rung timing: the fit recovers the constants that made its runs") {
   CHECK(f.timing.tile_s == Approx(truth.tile_s).epsilon(0.01));
   CHECK(f.mean_abs_error < 1e-3);
   CHECK_THROWS_AS(analysis::fit_rung_timing(truth.geometry, {pts[0], pts[1]}, 132), std::invalid_argument);
+}
+
+TEST_CASE("rung timing: a results file's runs give the fit, and the host's launch call is their median") {
+  const sim::RungTiming truth = timing("fa3_hopper", 128, 4.0, 6.0, 1.7);
+  analysis::BenchResults r;
+  r.meta.gpu = "Test GPU";
+  r.meta.sm_count = 132;
+  const double host_us[] = {3.0, 12.0, 4.0, 0, 5.0};  // 0: a run that did not record it
+  int k = 0;
+  for (i64 n : {1024, 2048, 4096, 8192, 16384}) {
+    analysis::BenchRow row;
+    row.kernel = "fa3_hopper";
+    row.problem.batch = 1;
+    row.problem.heads = 16;
+    row.problem.seq_q = row.problem.seq_kv = n;
+    row.problem.head_dim = 128;
+    row.repeats = 10;
+    row.time_ms_median = sim::rung_launch(truth, 16, n, n, false, 132).time_s * 1e3;
+    row.launch_host_us = host_us[k++];
+    r.rows.push_back(row);
+  }
+  const analysis::RungTimingFits f = analysis::fit_rung_timings(r, "t.json");
+  REQUIRE(f.set.rungs.size() == 1);
+  CHECK(f.set.rungs[0].tile_s == Approx(truth.tile_s).epsilon(0.02));
+  CHECK(f.set.rungs[0].host_launch_s == Approx(5.0e-6));  // the median of 3, 12, 4, 5 (the upper middle)
+  CHECK_THAT(analysis::rung_timing_fits_text(f), Catch::Contains("host us"));
 }
 
 TEST_CASE("rung timing: with the launch model a ring's one-GPU time is the rung's launch, and a folding pair costs more") {

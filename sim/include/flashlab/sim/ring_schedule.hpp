@@ -180,7 +180,8 @@ struct RingComputeModel {
   // measured, a GPU's step starts no earlier than the host has issued its
   // first launch and ends no earlier than its last, and a transfer starts no
   // earlier than its exchange was issued. The rungs' own launches take their
-  // RungTiming::host_launch_s (or the small kernel's launch_s).
+  // RungTiming::host_launch_s (or the small kernel's launch_s). A ring over
+  // several nodes has a host per GPU whatever `host.host_per_gpu` says.
   HostIssueCosts host;
 };
 std::vector<RingSetupError> validate(const RingComputeModel& cm, DType dtype);  // empty when usable
