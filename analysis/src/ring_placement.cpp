@@ -7,6 +7,7 @@
 #include <tuple>
 
 #include "flashlab/analysis/csv.hpp"
+#include "flashlab/analysis/datasheet.hpp"
 #include "flashlab/analysis/report.hpp"
 #include "flashlab/analysis/ring_results.hpp"
 #include "flashlab/sim/assets.hpp"
@@ -305,11 +306,22 @@ std::vector<std::vector<std::string>> ring_placement_csv_rows(const RingPlacemen
   return rows;
 }
 
+namespace {
+
+// Every GPU of `names` is of one kind (letter case aside); "" when they differ.
+std::string one_kind(const std::vector<std::string>& names) {
+  if (names.empty()) return "";
+  const std::string kind = sim::lower(names.front());
+  for (const std::string& g : names)
+    if (sim::lower(g) != kind) return "";
+  return kind;
+}
+
+}  // namespace
+
 std::optional<sim::InterconnectModel> measured_link_for(const sim::RingRunMeta& m) {
-  if (m.gpu_names.empty()) return std::nullopt;
-  const std::string kind = sim::lower(m.gpu_names.front());
-  for (const std::string& g : m.gpu_names)
-    if (sim::lower(g) != kind) return std::nullopt;  // GPUs of two kinds: no one link fits
+  const std::string kind = one_kind(m.gpu_names);
+  if (kind.empty()) return std::nullopt;  // no GPUs, or GPUs of two kinds: no one link fits
   // Of the links measured between such GPUs: one of as many GPUs as the runs
   // had, else the most GPUs; on a tie the one with the host's issuing, then
   // the latest (the presets come sorted by id, which ends in the date).
@@ -317,25 +329,48 @@ std::optional<sim::InterconnectModel> measured_link_for(const sim::RingRunMeta& 
     return std::make_tuple(l.gpus.size() == m.gpu_names.size(), l.gpus.size(), l.host.measured());
   };
   const sim::InterconnectModel* best = nullptr;
-  const sim::InterconnectModel* with_host = nullptr;  // the same ranking among those that measured the host
   for (const sim::InterconnectModel& link : sim::interconnect_presets()) {
-    if (link.kind != "measured" || link.gpus.empty()) continue;
-    bool same = true;
-    for (const std::string& g : link.gpus) same = same && sim::lower(g) == kind;
-    if (!same) continue;
+    if (link.kind != "measured" || one_kind(link.gpus) != kind) continue;
     if (best == nullptr || rank(link) >= rank(*best)) best = &link;
-    if (link.host.measured() && (with_host == nullptr || rank(link) >= rank(*with_host))) with_host = &link;
   }
   if (best == nullptr) return std::nullopt;
-  sim::InterconnectModel out = *best;
+  return with_measured_host(*best);
+}
+
+sim::InterconnectModel with_measured_host(sim::InterconnectModel link) {
+  const std::string kind = one_kind(link.gpus);
+  if (link.host.measured() || kind.empty()) return link;
   // A link measured before the host's issuing was: the host of another
-  // machine of the same GPUs, said so in its source.
-  if (!out.host.measured() && with_host != nullptr) {
-    out.host = with_host->host;
-    out.host.source += " (from " + with_host->id + ": " + std::to_string(with_host->gpus.size()) +
-                       " GPUs, another machine of the same kind; the exchange scaled to the GPUs of the run)";
+  // machine of the same GPUs (the most GPUs, then the latest), said so.
+  const sim::InterconnectModel* with_host = nullptr;
+  for (const sim::InterconnectModel& other : sim::interconnect_presets())
+    if (other.kind == "measured" && other.host.measured() && one_kind(other.gpus) == kind &&
+        (with_host == nullptr || other.gpus.size() >= with_host->gpus.size()))
+      with_host = &other;
+  if (with_host == nullptr) return link;
+  link.host = with_host->host;
+  link.host.source += " (from " + with_host->id + ": " + std::to_string(with_host->gpus.size()) +
+                      " GPUs, another machine of the same kind; the exchange scaled to the GPUs of the run)";
+  return link;
+}
+
+RingScore score_ring_file(const sim::RingMeasuredRuns& runs, std::string* model_note) {
+  sim::RingTopology topo = sim::default_ring_topology();
+  sim::RingComputeModel cm;
+  cm.hw = sim::load_hardware("H200-SXM-141GB");
+  if (auto hw = results_hardware(runs.meta.device, datasheet_presets())) cm.hw = *hw;
+  if (auto link = measured_link_for(runs.meta)) topo.intra = *link;
+  const std::optional<sim::RungTimingSet> rungs = sim::rung_timing_for_gpu(runs.meta.device.gpu);
+  std::vector<RingPlacement> placed;
+  std::vector<std::size_t> index;
+  for (std::size_t k = 0; k < runs.runs.size(); ++k) {
+    if (runs.runs[k].status != sim::RunStatus::ok) continue;
+    placed.push_back(place_ring_run(runs, k, topo, cm, rungs ? &*rungs : nullptr));
+    index.push_back(k);
   }
-  return out;
+  if (model_note)
+    *model_note = "on " + cm.hw.name + ", " + topo.intra.id + (rungs ? ", the launch model fitted on " + rungs->gpu : "");
+  return score_ring_placements(placed, index);
 }
 
 }  // namespace flashlab::analysis

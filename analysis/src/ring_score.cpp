@@ -104,6 +104,20 @@ std::string ring_score_text(const RingScore& s) {
   return out;
 }
 
+std::string ring_score_summary(const RingScore& s, const std::string& model) {
+  if (s.time.count == 0) return "the model's score on this file: no multi-GPU pass to score";
+  auto short_stat = [](const RingErrorStat& x) {
+    return "mean " + sim::fixed(100 * x.mean_abs, 1) + " %, worst " + (x.worst >= 0 ? "+" : "") +
+           sim::fixed(100 * x.worst, 1) + " %";
+  };
+  std::string out = "the model on this file (" + std::to_string(s.time.count) + " multi-GPU passes" +
+                    (model.empty() ? "" : ", " + model) + "): pass time " + short_stat(s.time) + " (" + s.time.worst_at +
+                    ")";
+  if (s.time_long.count > 0) out += "; from 16K tokens " + short_stat(s.time_long);
+  if (s.time_one_gpu.count > 0) out += "; one GPU " + short_stat(s.time_one_gpu);
+  return out;
+}
+
 nlohmann::json ring_score_json(const RingScore& s) {
   return {{"time", stat_json(s.time)},         {"time_long", stat_json(s.time_long)},
           {"time_short", stat_json(s.time_short)}, {"time_one_gpu", stat_json(s.time_one_gpu)}, {"compute", stat_json(s.compute)},

@@ -135,7 +135,7 @@ class RingCommand final : public Command {
   sim::RingTopology topology() const {
     sim::RingTopology t;
     t.gpus_per_node = static_cast<int>(parse_positive("--gpus-per-node", per_node_));
-    t.intra = load_link("--link", link_);
+    t.intra = analysis::with_measured_host(load_link("--link", link_));
     t.inter = load_link("--inter-link", inter_link_);
     return t;
   }

@@ -527,7 +527,7 @@ void recompute_ring(AppState& s) {
        {std::tuple<const std::string&, sim::InterconnectModel*, const char*, const char*>{in.intra, &m.topology.intra, "intra", "intra-node link"},
         std::tuple<const std::string&, sim::InterconnectModel*, const char*, const char*>{in.inter, &m.topology.inter, "inter", "inter-node link"}}) {
     try {
-      *link = sim::load_interconnect(text);
+      *link = analysis::with_measured_host(sim::load_interconnect(text));
     } catch (const std::exception& e) {
       errors.push_back(std::string(name) + ": " + e.what());
       m.bad_fields.emplace_back(key);
@@ -663,6 +663,15 @@ void open_ring_results(AppState& s, const std::string& path) {
   try {
     r.runs = analysis::ring_results_from_file(path);
     r.rungs = sim::rung_timing_for_gpu(r.runs.meta.device.gpu);
+    // The model's score on the whole file, as flashlab ring --results gives it.
+    r.score_text.clear();
+    try {
+      std::string model;
+      const analysis::RingScore score = analysis::score_ring_file(r.runs, &model);
+      r.score_text = analysis::ring_score_summary(score, model);
+    } catch (const std::exception& e) {
+      r.score_text = std::string("the model's score on this file: not computed (") + e.what() + ")";
+    }
     r.have = true;
     r.source = path;
     r.path = path;

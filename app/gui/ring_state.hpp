@@ -153,6 +153,9 @@ struct RingResults {
   // The rungs' launch model fitted on the runs' GPU (assets/rungs), if any:
   // what a calibrated prediction times its chunk pairs with.
   std::optional<sim::RungTimingSet> rungs;
+  // The model's score on every run of the file ("pass time: mean 5.9 %, worst
+  // −18.8 % …"), as flashlab ring --results ends; empty when not computed.
+  std::string score_text;
 };
 
 struct RingState {

@@ -138,6 +138,10 @@ RingPlacement place_ring_run(const sim::RingMeasuredRuns& runs, std::size_t inde
 // the one measured on as many GPUs as the file used, else the one on the most;
 // nullopt when none.
 std::optional<sim::InterconnectModel> measured_link_for(const sim::RingRunMeta& m);
+// `link` as given, or — a measured link without the host's issuing — with the
+// host of another measured link between GPUs of the same kind, its source
+// saying so; unchanged when there is none.
+sim::InterconnectModel with_measured_host(sim::InterconnectModel link);
 
 std::string ring_placement_text(const RingPlacement& p, bool per_step = true);
 
@@ -163,7 +167,15 @@ struct RingScore {
   std::vector<std::string> calibrations;
 };
 RingScore score_ring_placements(const std::vector<RingPlacement>& placed, const std::vector<std::size_t>& run_index);
+// Every run of the file placed as `flashlab ring --results FILE` places them
+// by default (the datasheet preset of its GPU, the measured link of its GPUs,
+// the launch model fitted on its GPU), scored; `model_note` says which.
+// Throws std::invalid_argument as place_ring_run does.
+RingScore score_ring_file(const sim::RingMeasuredRuns& runs, std::string* model_note = nullptr);
 std::string ring_score_text(const RingScore& s);
+// One line of it for a panel: the pass times' mean and worst error, from 16K
+// tokens, and the one-GPU runs; `model` names the model scored.
+std::string ring_score_summary(const RingScore& s, const std::string& model);
 nlohmann::json ring_score_json(const RingScore& s);
 nlohmann::json ring_placement_json(const RingPlacement& p);
 std::vector<std::string> ring_placement_csv_header();
