@@ -225,8 +225,10 @@ void panel_ring_controls(AppState& s) {
     }
     ImGui::Checkbox("calibrated on the GPU", &in.calibrate);
     help_marker("The prediction beside a measured run times its chunk pairs with the rungs' launch model fitted on "
-                "that GPU (assets/rungs: waves of CTAs, per CTA, per tile), when there is one; else it takes its "
-                "compute efficiency from the file's one-GPU run of the same attention. Off: the efficiency above.");
+                "that GPU (assets/rungs: waves of CTAs, per CTA, per tile), when there is one, and the host's "
+                "issuing measured with the link; else it takes its compute efficiency from the file's one-GPU run "
+                "of the same attention. Off: the efficiency above.");
+    if (!r.score_text.empty()) math_text(r.score_text, color_dim());
   }
 
   // The status of the inputs: errors in red, notes below.
