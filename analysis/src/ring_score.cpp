@@ -104,17 +104,14 @@ std::string ring_score_text(const RingScore& s) {
   return out;
 }
 
-std::string ring_score_summary(const RingScore& s, const std::string& model) {
-  if (s.time.count == 0) return "the model's score on this file: no multi-GPU pass to score";
-  auto short_stat = [](const RingErrorStat& x) {
+std::string ring_score_summary(const RingScore& s) {
+  if (s.time.count == 0) return "every run of the file: no multi-GPU pass to score";
+  auto stat = [](const RingErrorStat& x) {
     return "mean " + sim::fixed(100 * x.mean_abs, 1) + " %, worst " + (x.worst >= 0 ? "+" : "") +
            sim::fixed(100 * x.worst, 1) + " %";
   };
-  std::string out = "the model on this file (" + std::to_string(s.time.count) + " multi-GPU passes" +
-                    (model.empty() ? "" : ", " + model) + "): pass time " + short_stat(s.time) + " (" + s.time.worst_at +
-                    ")";
-  if (s.time_long.count > 0) out += "; from 16K tokens " + short_stat(s.time_long);
-  if (s.time_one_gpu.count > 0) out += "; one GPU " + short_stat(s.time_one_gpu);
+  std::string out = "every run of the file: pass time " + stat(s.time) + " (" + std::to_string(s.time.count) + ")";
+  if (s.time_long.count > 0) out += "; from 16K tokens " + stat(s.time_long);
   return out;
 }
 

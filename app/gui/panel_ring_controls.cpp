@@ -228,7 +228,6 @@ void panel_ring_controls(AppState& s) {
                 "that GPU (assets/rungs: waves of CTAs, per CTA, per tile), when there is one, and the host's "
                 "issuing measured with the link; else it takes its compute efficiency from the file's one-GPU run "
                 "of the same attention. Off: the efficiency above.");
-    if (!r.score_text.empty()) math_text(r.score_text, color_dim());
   }
 
   // The status of the inputs: errors in red, notes below.

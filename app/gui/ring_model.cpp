@@ -666,11 +666,9 @@ void open_ring_results(AppState& s, const std::string& path) {
     // The model's score on the whole file, as flashlab ring --results gives it.
     r.score_text.clear();
     try {
-      std::string model;
-      const analysis::RingScore score = analysis::score_ring_file(r.runs, &model);
-      r.score_text = analysis::ring_score_summary(score, model);
+      r.score_text = analysis::ring_score_summary(analysis::score_ring_file(r.runs));
     } catch (const std::exception& e) {
-      r.score_text = std::string("the model's score on this file: not computed (") + e.what() + ")";
+      r.score_text = std::string("every run of the file: not scored (") + e.what() + ")";
     }
     r.have = true;
     r.source = path;

@@ -674,6 +674,8 @@ void draw_ring_totals(AppState& s, ImVec2 size) {
       return;
     }
     para("measured: " + m.measured.label + " (run " + std::to_string(m.measured.run + 1) + " of the file)", color_dim());
+    // The model's score on every run of the file, when there is room for it.
+    if (!s.ring.results.score_text.empty()) para(s.ring.results.score_text, color_note());
     for (const RingMeasuredView::PassErrors& e : m.measured.errors) {
       if (e.placed_steps == 0) continue;
       const char* pass = e.pass == sim::RingPass::forward ? "forward" : "backward";

@@ -173,9 +173,9 @@ RingScore score_ring_placements(const std::vector<RingPlacement>& placed, const 
 // Throws std::invalid_argument as place_ring_run does.
 RingScore score_ring_file(const sim::RingMeasuredRuns& runs, std::string* model_note = nullptr);
 std::string ring_score_text(const RingScore& s);
-// One line of it for a panel: the pass times' mean and worst error, from 16K
-// tokens, and the one-GPU runs; `model` names the model scored.
-std::string ring_score_summary(const RingScore& s, const std::string& model);
+// One line of it for a panel: the multi-GPU pass times' mean and worst error
+// (and how many), and from 16K tokens.
+std::string ring_score_summary(const RingScore& s);
 nlohmann::json ring_score_json(const RingScore& s);
 nlohmann::json ring_placement_json(const RingPlacement& p);
 std::vector<std::string> ring_placement_csv_header();
