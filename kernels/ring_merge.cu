@@ -3,6 +3,7 @@
 // the logsumexp, and the fp32 accumulators of dQ, dK, dV. Memory-bound
 // grid-stride loops; the attention itself is the rungs'.
 #include <cmath>
+#include <cstdint>
 
 #include "common.cuh"
 #include "random.cuh"
@@ -39,6 +40,20 @@ __global__ void expand_heads_kernel(T* __restrict__ dst, const T* __restrict__ s
     const i64 kv = b * (heads / group) + h / group;
     dst[i] = src[kv * head_elems + within];
   }
+}
+
+// The same expansion a head at a time: block x copies a slice of destination
+// head bh = x / blocks_per_head from its K/V head, in 16-byte words, so that
+// no thread divides per element (the element-wise kernel above runs at a
+// fraction of the HBM's rate for it). Needs both heads' bytes in whole words.
+__global__ void expand_heads_words_kernel(uint4* __restrict__ dst, const uint4* __restrict__ src, i64 head_words,
+                                          i64 heads, i64 group, i64 blocks_per_head) {
+  const i64 bh = static_cast<i64>(blockIdx.x) / blocks_per_head, part = static_cast<i64>(blockIdx.x) % blocks_per_head;
+  const i64 b = bh / heads, h = bh % heads;
+  const uint4* from = src + (b * (heads / group) + h / group) * head_words;
+  uint4* to = dst + bh * head_words;
+  const i64 stride = blocks_per_head * blockDim.x;
+  for (i64 i = part * blockDim.x + threadIdx.x; i < head_words; i += stride) to[i] = from[i];
 }
 
 // One thread per element; the row's two logsumexps are read by every thread of
@@ -128,6 +143,17 @@ void expand_heads(void* dst, const void* src, sim::DType t, i64 batch, i64 heads
                   void* stream) {
   const i64 elems = batch * heads * n * d;
   if (elems <= 0) return;
+  const i64 head_bytes = n * d * static_cast<i64>(sim::dtype_bytes(t));
+  const bool words = head_bytes % 16 == 0 && reinterpret_cast<std::uintptr_t>(dst) % 16 == 0 &&
+                     reinterpret_cast<std::uintptr_t>(src) % 16 == 0;
+  if (words) {
+    const i64 head_words = head_bytes / 16;
+    const i64 blocks_per_head = std::max<i64>(1, std::min<i64>((head_words + 255) / 256, 64));
+    expand_heads_words_kernel<<<static_cast<unsigned>(batch * heads * blocks_per_head), 256, 0, as_stream(stream)>>>(
+        static_cast<uint4*>(dst), static_cast<const uint4*>(src), head_words, heads, heads / kv_heads, blocks_per_head);
+    FLASHLAB_LAUNCH_CHECK("expand_heads_words_kernel");
+    return;
+  }
   detail::dispatch_dtype(t, [&](auto tag) {
     using T = typename decltype(tag)::type;
     expand_heads_kernel<T><<<grid_for(elems), 256, 0, as_stream(stream)>>>(
