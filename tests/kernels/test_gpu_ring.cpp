@@ -177,11 +177,13 @@ TEST_CASE("ring over NCCL on one GPU: the communicator opens and the one-step ri
 }
 
 // Small enough for compute-sanitizer (scripts/device-run.sh ring-sanitize): three
-// virtual GPUs, the zig-zag under the mask, grouped heads, both passes, fused
-// steps (the rungs' folding epilogues and gradient accumulators) at both
-// compiled head dims of the Hopper rung.
+// virtual GPUs, the zig-zag under the mask, grouped heads, both passes, at both
+// compiled head dims of the Hopper rung; fused steps (the rungs' folding
+// epilogues and gradient accumulators) and pairwise ones (the K/V expansion,
+// the merges and the fp32 sums of ring_merge.cu).
 TEST_CASE("ring on virtual GPUs: a small ring for the sanitizers", "[ring-sanitize]") {
   const int d = GENERATE(64, 128);
+  const RingSteps steps = GENERATE(RingSteps::fused, RingSteps::pairwise);
   sim::AttentionProblem p = sim::default_ring_problem();
   p.parallel_part().gpus = 3;
   p.parallel_part().layout = sim::RingLayout::zigzag;
@@ -195,14 +197,14 @@ TEST_CASE("ring on virtual GPUs: a small ring for the sanitizers", "[ring-saniti
   p.parallel_part().backward = true;
   RingOptions o;
   o.transport = RingTransport::local;
-  o.steps = RingSteps::fused;
+  o.steps = steps;
   o.repeats = 1;
   o.warmup = 0;
   o.l2_flush = false;
   o.check = CheckMode::full;
   o.seed = kernels::test::fresh_seed();
   const sim::RingMeasuredRun r = run_ring(p, o);
-  INFO(r.reason);
+  INFO(r.reason << " (d " << d << ", " << kernels::ring_steps_name(steps) << " steps)");
   REQUIRE(r.status == sim::RunStatus::ok);
   CHECK(r.rel_error < 2e-2);
   CHECK(r.rel_error_grads < 2e-2);
