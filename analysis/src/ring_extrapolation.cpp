@@ -92,18 +92,19 @@ std::string ring_summary_text(const sim::RingSimulation& s, const sim::RingTopol
   if (cm.rung_set)
     out += "  compute   each chunk pair's launch: waves of CTAs, per CTA, per tile (the rungs' launch model fitted on " +
            cm.rung_set->gpu + "; docs/multi-gpu.md)\n";
-  if (cm.host.measured())
-    out += std::string("  host      ") +
-           (cm.host.host_per_gpu || p.gpus() > topo.gpus_per_node ? "a process per GPU issues its work: "
-                                                                   : "one thread issues every GPU's work: ") +
-           sim::fixed(cm.host.call_s * 1e6, 2) +
-           " µs a stream call, " + sim::fixed(cm.host.launch_s * 1e6, 2) + " µs a launch, " +
-           sim::fixed(cm.host.exchange_over(p.gpus()) * 1e6, 1) + " µs an exchange (" + cm.host.source + ")\n";
   else
     out += "  compute   FlashAttention-2's FLOPs and HBM requests per chunk pair (no L2), bound max(FLOPs/peak, "
            "bytes/bandwidth) at efficiency " +
            sim::fixed(cm.efficiency, 3) +
            (cm.backward_efficiency ? " (backward " + sim::fixed(*cm.backward_efficiency, 3) + ")" : std::string()) + "\n";
+  if (cm.host.measured()) {
+    const bool per_gpu = cm.host.host_per_gpu || p.gpus() > topo.gpus_per_node;
+    out += std::string("  host      ") +
+           (per_gpu ? "a process per GPU issues its work: " : "one thread issues every GPU's work: ") +
+           sim::fixed(cm.host.call_s * 1e6, 2) + " µs a stream call, " + sim::fixed(cm.host.launch_s * 1e6, 2) +
+           " µs a launch, " + sim::fixed(cm.host.exchange_over(per_gpu ? 1 : p.gpus()) * 1e6, 1) + " µs " +
+           (per_gpu ? "its part of an exchange (" : "an exchange (") + cm.host.source + ")\n";
+  }
   TextTable t({"pass", "time ms", "compute ms", "comm ms", "exposed ms", "of it tail", "overlap", "idle ms",
                "MB received/step", "TFLOP/s/GPU"});
   for (const sim::RingPassResult* r : {&s.forward, s.backward ? &*s.backward : nullptr}) {
@@ -219,6 +220,15 @@ json ring_simulation_json(const sim::RingSimulation& s, const sim::RingTopology&
          {"scaling_efficiency", s.scaling_efficiency},
          {"peak_bytes_per_gpu", s.peak_bytes_per_gpu},
          {"memory", std::move(memory)}};
+  if (cm.host.measured()) {
+    // One host for the node's GPUs, or a process per GPU issuing its own part of each exchange.
+    const bool per_gpu = cm.host.host_per_gpu || s.problem.gpus() > topo.gpus_per_node;
+    j["host"] = {{"process_per_gpu", per_gpu},
+                 {"call_us", cm.host.call_s * 1e6},
+                 {"launch_us", cm.host.launch_s * 1e6},
+                 {"exchange_us", cm.host.exchange_over(per_gpu ? 1 : s.problem.gpus()) * 1e6},
+                 {"source", cm.host.source}};
+  }
   if (with_events) {
     json events = json::array();
     for (const sim::RingEvent& e : s.events) {

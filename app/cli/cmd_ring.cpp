@@ -84,6 +84,9 @@ class RingCommand final : public Command {
                   "P = 1, 2, 4, 8 (one node) and 16, 32 (2 and 4 nodes) for N = 8K … 128K: where communication stops hiding");
     app->add_flag("--markdown", markdown_, "--extrapolate's table in Markdown");
     app->add_option("--results", results_, "a ring results file (flashlab bench --gpus): its runs beside the simulation");
+    app->add_flag("--ranks", ranks_,
+                  "with the launch model and a link measured with its host: a process per GPU issues that GPU's work "
+                  "(flashlab bench --ranks) instead of one process for the GPUs of a node");
     app->add_option("--rung-timing", rung_timing_,
                     "the rungs' launch model (flashlab ceilings rungs --out FILE; a name of assets/rungs): a chunk "
                     "pair's time from its launch instead of the bound over --efficiency. With --results: default "
@@ -107,9 +110,16 @@ class RingCommand final : public Command {
       if (given(flag)) throw UsageError(std::string(flag) + " belongs to --chart (flashlab ring --results FILE --chart ID --out FILE)");
     const sim::RingTopology topo = topology();
     sim::RingComputeModel cm = compute_model();
-    if (!results_.empty()) return run_results(topo, cm);
+    if (!results_.empty()) {
+      if (ranks_) throw UsageError("--ranks is for a simulation: a results file says how its runs were driven");
+      return run_results(topo, cm);
+    }
     // With the launch model, a link measured with its host's issuing times the host too.
     if (cm.rung_set) cm.host = topo.intra.host;
+    if (ranks_ && !cm.host.measured())
+      throw UsageError("--ranks prices a process per GPU's issuing: give --rung-timing and a --link measured with its "
+                       "host (flashlab links --preset; e.g. measured-nvidia-h200-2gpu-2026-11-27)");
+    cm.host.host_per_gpu = ranks_;
     if (extrapolate_) return run_extrapolation(topo, cm);
     if (model_ == "all") throw UsageError("--model all names the three models for --extrapolate; give one model here");
     const sim::AttentionProblem p = problem(model_);
@@ -243,7 +253,7 @@ class RingCommand final : public Command {
               << sim::fixed(topo.intra.bandwidth / 1e9, 0) << " GB/s; between nodes: " << topo.inter.label << ", "
               << sim::fixed(topo.inter.bandwidth / 1e9, 0) << " GB/s (one direction)\n";
     if (cm.host.measured())
-      std::cout << "  host: one process drives the GPUs of one node, a process per GPU across nodes; "
+      std::cout << (cm.host.host_per_gpu ? "  host: a process per GPU; " : "  host: one process drives the GPUs of one node, a process per GPU across nodes; ")
                 << sim::fixed(cm.host.call_s * 1e6, 2) << " µs a stream call, "
                 << sim::fixed(cm.host.launch_s * 1e6, 2) << " µs a launch, "
                 << sim::fixed(cm.host.exchange_s * 1e6, 1) << " µs an exchange over " << cm.host.gpus << " GPUs ("
@@ -359,7 +369,7 @@ class RingCommand final : public Command {
                       per_node_ = "8", layout_ = "zigzag", pass_ = "fwd", hw_ = "H200-SXM-141GB", link_ = "nvlink4",
                       inter_link_ = "ib-ndr", efficiency_ = "1", bwd_efficiency_, csv_, results_, chart_, steps_, rung_timing_;
   ChartOutput chart_out_;
-  bool causal_ = true, timeline_ = false, json_ = false, extrapolate_ = false, markdown_ = false;
+  bool causal_ = true, timeline_ = false, json_ = false, extrapolate_ = false, markdown_ = false, ranks_ = false;
 };
 
 }  // namespace

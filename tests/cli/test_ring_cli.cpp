@@ -98,6 +98,43 @@ TEST_CASE("ring --extrapolate prints P = 1 … 32 for N = 8K … 128K and where 
   CHECK(lines == 1 + 3 * 5 * 6);
 }
 
+TEST_CASE("ring with the host measured: one process drives a node's GPUs, --ranks gives each GPU its own",
+          "[cli][ring][host]") {
+  const std::string base = "ring --model llama3.2-1b --seq 8K --gpus 8 --pass fwd+bwd --rung-timing measured-nvidia-h200 "
+                           "--link measured-nvidia-h200-2gpu-2026-11-27 --json";
+  const Run one = run_flashlab(base);
+  INFO(one.err);
+  REQUIRE(one.code == 0);
+  const Run ranks = run_flashlab(base + " --ranks");
+  REQUIRE(ranks.code == 0);
+  const auto a = nlohmann::json::parse(one.out), b = nlohmann::json::parse(ranks.out);
+  // 1K tokens a GPU: one thread issuing 8 GPUs' turns is slower than the GPUs; a process per GPU is not.
+  CHECK(b["time_s"].get<double>() < 0.8 * a["time_s"].get<double>());
+  CHECK(a["host"]["process_per_gpu"] == false);
+  CHECK(b["host"]["process_per_gpu"] == true);
+  // The measured 2-GPU exchange scaled: 8 GPUs' parts issued by one host against one GPU's part.
+  CHECK(a["host"]["exchange_us"].get<double>() == Approx(8 * b["host"]["exchange_us"].get<double>()));
+  const Run text = run_flashlab("ring --model llama3.2-1b --seq 8K --gpus 8 --rung-timing measured-nvidia-h200 "
+                                "--link measured-nvidia-h200-2gpu-2026-11-27");
+  REQUIRE(text.code == 0);
+  CHECK(has(text.out, "host      one thread issues every GPU's work: 0.25 µs a stream call"));
+  CHECK(has(text.out, "compute   each chunk pair's launch"));
+  CHECK_FALSE(has(text.out, "FlashAttention-2's FLOPs and HBM requests per chunk pair"));
+  // Without the launch model the host is not timed: the efficiency's line, no host line.
+  const Run plain = run_flashlab("ring --model llama3.2-1b --seq 8K --gpus 8 --link measured-nvidia-h200-2gpu-2026-11-27");
+  REQUIRE(plain.code == 0);
+  CHECK(has(plain.out, "compute   FlashAttention-2's FLOPs and HBM requests per chunk pair"));
+  CHECK_FALSE(has(plain.out, "host      "));
+  // --ranks without the host's prices, or beside a results file: one line, exit 2.
+  const Run bare = run_flashlab("ring --model llama3.2-1b --ranks");
+  CHECK(bare.code == 2);
+  CHECK(has(bare.err, "--ranks prices a process per GPU's issuing"));
+  const Run with_results = run_flashlab("ring --ranks --results " + std::string(FLASHLAB_TEST_DATA) +
+                                        "/ring-results-example.json");
+  CHECK(with_results.code == 2);
+  CHECK(has(with_results.err, "--ranks is for a simulation"));
+}
+
 TEST_CASE("ring --results places measured runs beside the simulation", "[cli][ring]") {
   using namespace flashlab;
   sim::RingMeasuredRuns runs;
