@@ -98,12 +98,12 @@ std::string ring_summary_text(const sim::RingSimulation& s, const sim::RingTopol
            sim::fixed(cm.efficiency, 3) +
            (cm.backward_efficiency ? " (backward " + sim::fixed(*cm.backward_efficiency, 3) + ")" : std::string()) + "\n";
   if (cm.host.measured()) {
-    const bool per_gpu = cm.host.host_per_gpu || p.gpus() > topo.gpus_per_node;
+    const bool per_gpu = cm.host.per_gpu(p.gpus(), topo.gpus_per_node);
     out += std::string("  host      ") +
            (per_gpu ? "a process per GPU issues its work: " : "one thread issues every GPU's work: ") +
-           sim::fixed(cm.host.call_s * 1e6, 2) + " µs a stream call, " + sim::fixed(cm.host.launch_s * 1e6, 2) +
-           " µs a launch, " + sim::fixed(cm.host.exchange_over(per_gpu ? 1 : p.gpus()) * 1e6, 1) + " µs " +
-           (per_gpu ? "its part of an exchange (" : "an exchange (") + cm.host.source + ")\n";
+           host_prices_text(cm.host, cm.host.exchange_share(p.gpus(), topo.gpus_per_node),
+                            per_gpu ? "its part of an exchange" : "an exchange") +
+           "\n";
   }
   TextTable t({"pass", "time ms", "compute ms", "comm ms", "exposed ms", "of it tail", "overlap", "idle ms",
                "MB received/step", "TFLOP/s/GPU"});
@@ -185,6 +185,11 @@ json interconnect_json(const sim::InterconnectModel& l) {
   return j;
 }
 
+std::string host_prices_text(const sim::HostIssueCosts& h, double exchange_s, const std::string& exchange_words) {
+  return sim::fixed(h.call_s * 1e6, 2) + " µs a stream call, " + sim::fixed(h.launch_s * 1e6, 2) + " µs a launch, " +
+         sim::fixed(exchange_s * 1e6, 1) + " µs " + exchange_words + " (" + h.source + ")";
+}
+
 json ring_simulation_json(const sim::RingSimulation& s, const sim::RingTopology& topo, const sim::RingComputeModel& cm,
                           bool with_events) {
   json memory = json::array();
@@ -222,11 +227,10 @@ json ring_simulation_json(const sim::RingSimulation& s, const sim::RingTopology&
          {"memory", std::move(memory)}};
   if (cm.host.measured()) {
     // One host for the node's GPUs, or a process per GPU issuing its own part of each exchange.
-    const bool per_gpu = cm.host.host_per_gpu || s.problem.gpus() > topo.gpus_per_node;
-    j["host"] = {{"process_per_gpu", per_gpu},
+    j["host"] = {{"process_per_gpu", cm.host.per_gpu(s.problem.gpus(), topo.gpus_per_node)},
                  {"call_us", cm.host.call_s * 1e6},
                  {"launch_us", cm.host.launch_s * 1e6},
-                 {"exchange_us", cm.host.exchange_over(per_gpu ? 1 : s.problem.gpus()) * 1e6},
+                 {"exchange_us", cm.host.exchange_share(s.problem.gpus(), topo.gpus_per_node) * 1e6},
                  {"source", cm.host.source}};
   }
   if (with_events) {

@@ -11,6 +11,7 @@
 #include "flashlab/analysis/report.hpp"
 #include "flashlab/analysis/ring_results.hpp"
 #include "flashlab/sim/assets.hpp"
+#include "flashlab/sim/default_hardware.hpp"
 #include "flashlab/sim/format.hpp"
 #include "flashlab/sim/rung_timing.hpp"
 #include "results_json.hpp"
@@ -354,22 +355,30 @@ sim::InterconnectModel with_measured_host(sim::InterconnectModel link) {
   return link;
 }
 
-RingScore score_ring_file(const sim::RingMeasuredRuns& runs, std::string* model_note) {
-  sim::RingTopology topo = sim::default_ring_topology();
-  sim::RingComputeModel cm;
-  cm.hw = sim::load_hardware("H200-SXM-141GB");
-  if (auto hw = results_hardware(runs.meta.device, datasheet_presets())) cm.hw = *hw;
-  if (auto link = measured_link_for(runs.meta)) topo.intra = *link;
-  const std::optional<sim::RungTimingSet> rungs = sim::rung_timing_for_gpu(runs.meta.device.gpu);
+RingFileModel ring_file_model(const sim::RingMeasuredRuns& runs, RingFileModel m, RingFileTakes take) {
+  if (take.hw)
+    if (auto hw = results_hardware(runs.meta.device, datasheet_presets())) m.compute.hw = *hw;
+  if (take.link)
+    if (auto link = measured_link_for(runs.meta)) m.topology.intra = *link;
+  if (take.rungs) m.rungs = sim::rung_timing_for_gpu(runs.meta.device.gpu);
+  return m;
+}
+
+RingFileModel ring_file_model(const sim::RingMeasuredRuns& runs) {
+  RingFileModel m;
+  m.topology = sim::default_ring_topology();
+  m.compute.hw = sim::load_hardware(sim::kDefaultRingHardware);
+  return ring_file_model(runs, std::move(m));
+}
+
+RingScore score_ring_file(const sim::RingMeasuredRuns& runs, const RingFileModel& m) {
   std::vector<RingPlacement> placed;
   std::vector<std::size_t> index;
   for (std::size_t k = 0; k < runs.runs.size(); ++k) {
     if (runs.runs[k].status != sim::RunStatus::ok) continue;
-    placed.push_back(place_ring_run(runs, k, topo, cm, rungs ? &*rungs : nullptr));
+    placed.push_back(place_ring_run(runs, k, m.topology, m.compute, m.rungs ? &*m.rungs : nullptr));
     index.push_back(k);
   }
-  if (model_note)
-    *model_note = "on " + cm.hw.name + ", " + topo.intra.id + (rungs ? ", the launch model fitted on " + rungs->gpu : "");
   return score_ring_placements(placed, index);
 }
 

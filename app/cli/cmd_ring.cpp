@@ -17,6 +17,7 @@
 #include "flashlab/sim/assets.hpp"
 #include "flashlab/sim/attention_models.hpp"
 #include "flashlab/sim/ring_schedule.hpp"
+#include "flashlab/sim/default_hardware.hpp"
 
 namespace flashlab::cli {
 namespace {
@@ -253,11 +254,12 @@ class RingCommand final : public Command {
               << sim::fixed(topo.intra.bandwidth / 1e9, 0) << " GB/s; between nodes: " << topo.inter.label << ", "
               << sim::fixed(topo.inter.bandwidth / 1e9, 0) << " GB/s (one direction)\n";
     if (cm.host.measured())
-      std::cout << (cm.host.host_per_gpu ? "  host: a process per GPU; " : "  host: one process drives the GPUs of one node, a process per GPU across nodes; ")
-                << sim::fixed(cm.host.call_s * 1e6, 2) << " µs a stream call, "
-                << sim::fixed(cm.host.launch_s * 1e6, 2) << " µs a launch, "
-                << sim::fixed(cm.host.exchange_s * 1e6, 1) << " µs an exchange over " << cm.host.gpus << " GPUs ("
-                << cm.host.source << ")\n";
+      std::cout << (cm.host.host_per_gpu ? "  host: a process per GPU; "
+                                         : "  host: one process drives the GPUs of one node, a process per GPU across "
+                                           "nodes; ")
+                << analysis::host_prices_text(cm.host, cm.host.exchange_s,
+                                              "an exchange over " + std::to_string(cm.host.gpus) + " GPUs")
+                << "\n";
     std::cout << "  each cell: the pass" << (p.backward() ? "es'" : "'s") << " time in ms / scaling efficiency (one GPU's "
               << "time over P × the ring's); * in a pass the steps expose communication above "
               << sim::fixed(100 * analysis::kExposedCommThreshold, 0) << "% of its time; ! more memory than the GPU has\n\n";
@@ -306,14 +308,15 @@ class RingCommand final : public Command {
 
   int run_results(sim::RingTopology topo, sim::RingComputeModel cm) {
     const sim::RingMeasuredRuns runs = read_results();
-    // Without --hw, the datasheet preset of the GPU the runs were measured on;
-    // without --link, the link measured between such GPUs, if there is one.
-    if (!given("--hw"))
-      if (auto hw = analysis::results_hardware(runs.meta.device, analysis::datasheet_presets())) cm.hw = *hw;
-    if (!given("--link"))
-      if (auto link = analysis::measured_link_for(runs.meta)) topo.intra = *link;
-    std::optional<sim::RungTimingSet> rungs =
-        rung_timing_.empty() ? sim::rung_timing_for_gpu(runs.meta.device.gpu) : load_rung_timing();
+    // What the file gives where no flag chose: the datasheet preset of the GPU
+    // the runs were measured on, the link measured between such GPUs, the
+    // launch model fitted on that GPU.
+    analysis::RingFileModel given_model{topo, cm, load_rung_timing()};
+    const analysis::RingFileModel model = analysis::ring_file_model(
+        runs, std::move(given_model), {!given("--hw"), !given("--link"), rung_timing_.empty()});
+    topo = model.topology;
+    cm = model.compute;
+    const std::optional<sim::RungTimingSet>& rungs = model.rungs;
     nlohmann::json all = nlohmann::json::array();
     std::vector<std::string> header = analysis::ring_placement_csv_header();
     header.insert(header.begin(), "run");
@@ -366,7 +369,7 @@ class RingCommand final : public Command {
   }
 
   std::string model_, batch_ = "1", heads_, kv_heads_, seq_ = "32K", head_dim_, dtype_ = "bf16", gpus_ = "8",
-                      per_node_ = "8", layout_ = "zigzag", pass_ = "fwd", hw_ = "H200-SXM-141GB", link_ = "nvlink4",
+                      per_node_ = "8", layout_ = "zigzag", pass_ = "fwd", hw_ = sim::kDefaultRingHardware, link_ = "nvlink4",
                       inter_link_ = "ib-ndr", efficiency_ = "1", bwd_efficiency_, csv_, results_, chart_, steps_, rung_timing_;
   ChartOutput chart_out_;
   bool causal_ = true, timeline_ = false, json_ = false, extrapolate_ = false, markdown_ = false, ranks_ = false;

@@ -666,7 +666,7 @@ void open_ring_results(AppState& s, const std::string& path) {
     // The model's score on the whole file, as flashlab ring --results gives it.
     r.score_text.clear();
     try {
-      r.score_text = analysis::ring_score_summary(analysis::score_ring_file(r.runs));
+      r.score_text = analysis::ring_score_summary(analysis::score_ring_file(r.runs, analysis::ring_file_model(r.runs)));
     } catch (const std::exception& e) {
       r.score_text = std::string("every run of the file: not scored (") + e.what() + ")";
     }

@@ -556,34 +556,43 @@ RingSimulation simulate_ring(const AttentionProblem& p, const RingTopology& topo
   const double e = static_cast<double>(dtype_bytes(p.dtype));
   const double bh = static_cast<double>(p.batch * p.heads), bhkv = static_cast<double>(p.batch * p.h_kv());
   const double d = static_cast<double>(p.head_dim);
-  std::vector<int> merged(part.chunks.size(), 0);  // the forward's merges so far, per query chunk
-  auto pairwise_kernels_s = [&](int r, int s, RingPass pass, double launch) -> double {
-    const double bw = cm.hw.hbm_bandwidth;
-    const int owner = ring_kv_source(r, s, P);
-    double time = 0;
-    for (int kc : part.held[at(owner)]) {
+  // The one GPU's one chunk: its dK, dV written directly, not summed in fp32.
+  const bool direct_kv = P == 1 && !grouped && part.held[0].size() == 1;
+  // GPU r's step s as the runner walks it (ring_runner.cpp, for_each_pair):
+  // each key chunk of the package that one of its query chunks sees
+  // (on_key(k)), then each visible pair of it (on_pair(query chunk index, k)).
+  auto walk_step = [&](int r, int s, const auto& on_key, const auto& on_pair) {
+    for (int kc : part.held[at(ring_kv_source(r, s, P))]) {
       const RingChunk& k = part.chunks[at(kc)];
       bool any = false;
       for (int qc : part.held[at(r)]) any |= chunk_visibility(part.chunks[at(qc)], k, p.causal) != ChunkVisibility::none;
       if (!any) continue;
-      const double n_kv = static_cast<double>(k.size());
-      if (grouped) time += 2 * ((bhkv + bh) * n_kv * d * e / bw + launch);  // K_j, V_j to H heads
-      for (int qc : part.held[at(r)]) {
-        if (chunk_visibility(part.chunks[at(qc)], k, p.causal) == ChunkVisibility::none) continue;
-        const double rows = bh * static_cast<double>(part.chunks[at(qc)].size());
-        if (pass == RingPass::forward) {
-          if (!folds[at(qc)]) continue;  // the chunk's only pair: the rung writes O itself
-          if (merged[at(qc)]++ == 0) time += rows * (d * (e + 4) + 8) / bw + launch;  // O_run, L = the pair's
-          else time += rows * (d * (e + 8) + 12) / bw + launch + rows * 12 / bw + launch;  // merge, then L
-        } else {
-          if (folds[at(qc)]) time += rows * d * (e + 8) / bw + launch;  // dQ into its fp32 sum
-          // dK, dV (H heads, or summed per group into H_kv) into the step's fp32
-          // package, unless the one GPU's one chunk is written directly.
-          if (!(P == 1 && !grouped && part.held[0].size() == 1))
-            time += 2 * ((bh * e + bhkv * 8) * n_kv * d / bw + launch);
-        }
-      }
+      on_key(k);
+      for (int qc : part.held[at(r)])
+        if (chunk_visibility(part.chunks[at(qc)], k, p.causal) != ChunkVisibility::none) on_pair(qc, k);
     }
+  };
+  std::vector<int> merged(part.chunks.size(), 0);  // the forward's merges so far, per query chunk
+  auto pairwise_kernels_s = [&](int r, int s, RingPass pass, double launch) -> double {
+    const double bw = cm.hw.hbm_bandwidth;
+    double time = 0;
+    walk_step(
+        r, s,
+        [&](const RingChunk& k) {
+          if (grouped) time += 2 * ((bhkv + bh) * static_cast<double>(k.size()) * d * e / bw + launch);  // K_j, V_j to H heads
+        },
+        [&](int qc, const RingChunk& k) {
+          const double rows = bh * static_cast<double>(part.chunks[at(qc)].size());
+          if (pass == RingPass::forward) {
+            if (!folds[at(qc)]) return;  // the chunk's only pair: the rung writes O itself
+            if (merged[at(qc)]++ == 0) time += rows * (d * (e + 4) + 8) / bw + launch;  // O_run, L = the pair's
+            else time += rows * (d * (e + 8) + 12) / bw + launch + rows * 12 / bw + launch;  // merge, then L
+          } else {
+            if (folds[at(qc)]) time += rows * d * (e + 8) / bw + launch;  // dQ into its fp32 sum
+            // dK, dV (H heads, or summed per group into H_kv) into the step's fp32 package.
+            if (!direct_kv) time += 2 * ((bh * e + bhkv * 8) * static_cast<double>(k.size()) * d / bw + launch);
+          }
+        });
     if (pass == RingPass::forward && s == P - 1)
       for (int qc : part.held[at(r)])
         if (folds[at(qc)]) time += bh * static_cast<double>(part.chunks[at(qc)].size()) * d * (4 + e) / bw + launch;
@@ -608,13 +617,10 @@ RingSimulation simulate_ring(const AttentionProblem& p, const RingTopology& topo
   // What the host issues for each GPU's step (kernels/src/ring_runner.cpp, in
   // calls: stream calls, small kernels' launches and the rung's launches).
   const HostIssueCosts& hc = cm.host;
-  const bool direct_kv = P == 1 && !grouped && part.held[0].size() == 1;
   auto host_plan = [&](RingPass pass) {
     HostPlan h;
     if (!hc.measured()) return h;
-    // One process cannot drive the GPUs of several nodes: a ring over nodes
-    // runs a process per GPU (flashlab bench --ranks).
-    h.per_gpu = hc.host_per_gpu || P > topo.gpus_per_node;
+    h.per_gpu = hc.per_gpu(P, topo.gpus_per_node);
     const bool bwd = pass == RingPass::backward;
     const RungTiming* rt = rung_of(cm, pass, p.head_dim);
     const double rung_launch = rt != nullptr && rt->host_launch_s > 0 ? rt->host_launch_s : hc.launch_s;
@@ -623,32 +629,28 @@ RingSimulation simulate_ring(const AttentionProblem& p, const RingTopology& topo
       const bool kv = s <= P - 2, dkv = bwd && s >= 1 && s <= P && P > 1;
       // Per GPU: set the device, wait for its last step, record the start; then set it again and record the end.
       const int gpus = h.per_gpu ? 1 : P;
-      if (kv || dkv) h.exchange_s[at(s)] = gpus * (4 + (s >= 1 ? 1 : 0)) * hc.call_s + hc.exchange_over(gpus);
+      if (kv || dkv) h.exchange_s[at(s)] = gpus * (4 + (s >= 1 ? 1 : 0)) * hc.call_s + hc.exchange_share(P, topo.gpus_per_node);
     }
     h.first_s.assign(at(P), std::vector<double>(at(P), 0.0));
     h.all_s = h.first_s;
     std::vector<int> merges(part.chunks.size(), 0);
     for (int r = 0; r < P; ++r)
       for (int s = 0; s < P; ++s) {
-        const int owner = ring_kv_source(r, s, P);
         double t = (3 + (s >= 1 ? 1 : 0)) * hc.call_s;  // set the device, record, wait for the package, record
         if (bwd && !direct_kv) t += hc.call_s;          // zero the step's dK, dV
         double first = -1;
-        for (int kc : part.held[at(owner)]) {
-          const RingChunk& k = part.chunks[at(kc)];
-          bool any = false;
-          for (int qc : part.held[at(r)]) any |= chunk_visibility(part.chunks[at(qc)], k, p.causal) != ChunkVisibility::none;
-          if (!any) continue;
-          if (pairwise && grouped) t += 2 * hc.launch_s;  // K_j, V_j to H heads
-          for (int qc : part.held[at(r)]) {
-            if (chunk_visibility(part.chunks[at(qc)], k, p.causal) == ChunkVisibility::none) continue;
-            t += 2 * hc.call_s + rung_launch;  // the events around the rung's launch
-            if (first < 0) first = t - hc.call_s;
-            if (!pairwise) continue;
-            if (!bwd) t += folds[at(qc)] ? (merges[at(qc)]++ == 0 ? 1 : 2) * hc.launch_s : 0.0;
-            else t += ((folds[at(qc)] ? 1 : 0) + (direct_kv ? 0 : 2)) * hc.launch_s;
-          }
-        }
+        walk_step(
+            r, s,
+            [&](const RingChunk&) {
+              if (pairwise && grouped) t += 2 * hc.launch_s;  // K_j, V_j to H heads
+            },
+            [&](int qc, const RingChunk&) {
+              t += 2 * hc.call_s + rung_launch;  // the events around the rung's launch
+              if (first < 0) first = t - hc.call_s;
+              if (!pairwise) return;
+              if (!bwd) t += folds[at(qc)] ? (merges[at(qc)]++ == 0 ? 1 : 2) * hc.launch_s : 0.0;
+              else t += ((folds[at(qc)] ? 1 : 0) + (direct_kv ? 0 : 2)) * hc.launch_s;
+            });
         if (!bwd) {
           if (pairwise && s == P - 1)
             for (int qc : part.held[at(r)]) t += folds[at(qc)] ? hc.launch_s : 0.0;

@@ -264,7 +264,7 @@ TEST_CASE("a measured ring run is matched to the problem on screen and placed be
   CHECK(s.view.status.find("EXAMPLE") != std::string::npos);
   REQUIRE(s.ring.results.have);
   // The model's score on the whole file, as flashlab ring --results ends.
-  const analysis::RingScore score = analysis::score_ring_file(runs);
+  const analysis::RingScore score = analysis::score_ring_file(runs, analysis::ring_file_model(runs));
   REQUIRE(score.time.count > 0);
   CHECK(s.ring.results.score_text.find("every run of the file: pass time mean " +
                                       sim::fixed(100 * score.time.mean_abs, 1) + " %") == 0);

@@ -29,6 +29,10 @@ std::string ring_events_csv(const sim::RingSimulation& s);
 nlohmann::json ring_simulation_json(const sim::RingSimulation& s, const sim::RingTopology& topo,
                                      const sim::RingComputeModel& cm, bool with_events = true);
 nlohmann::json interconnect_json(const sim::InterconnectModel& l);
+// The host's measured prices as the ring's texts give them: "0.25 µs a stream
+// call, 4.40 µs a launch, 20.8 µs an exchange over 2 GPUs (SOURCE)", the
+// exchange's time and words as given.
+std::string host_prices_text(const sim::HostIssueCosts& h, double exchange_s, const std::string& exchange_words);
 
 // ---- the extrapolation -----------------------------------------------------------------
 

@@ -167,11 +167,28 @@ struct RingScore {
   std::vector<std::string> calibrations;
 };
 RingScore score_ring_placements(const std::vector<RingPlacement>& placed, const std::vector<std::size_t>& run_index);
-// Every run of the file placed as `flashlab ring --results FILE` places them
-// by default (the datasheet preset of its GPU, the measured link of its GPUs,
-// the launch model fitted on its GPU), scored; `model_note` says which.
-// Throws std::invalid_argument as place_ring_run does.
-RingScore score_ring_file(const sim::RingMeasuredRuns& runs, std::string* model_note = nullptr);
+// The model a file's runs are placed with: the machine, the compute model and
+// the launch model fitted on a GPU (none: the efficiency of the file's P = 1 runs).
+struct RingFileModel {
+  sim::RingTopology topology;
+  sim::RingComputeModel compute;
+  std::optional<sim::RungTimingSet> rungs;
+};
+// What a file gives when nothing else is chosen: the datasheet preset of the
+// GPU it ran on (`take.hw`), the link measured between such GPUs (`take.link`)
+// and the launch model fitted on that GPU (`take.rungs`), each over `m`'s own
+// where the file has one. `flashlab ring --results` and the GUI place with it.
+struct RingFileTakes {
+  bool hw = true, link = true, rungs = true;
+};
+RingFileModel ring_file_model(const sim::RingMeasuredRuns& runs, RingFileModel m, RingFileTakes take = {});
+// The same over the simulator's own defaults (the default ring topology, the
+// datasheet NVLink, the ring's default hardware where the file names no known
+// GPU), as `flashlab ring --results FILE` without flags.
+RingFileModel ring_file_model(const sim::RingMeasuredRuns& runs);
+// Every run of the file that ran, placed with `m` and scored. Throws
+// std::invalid_argument as place_ring_run does.
+RingScore score_ring_file(const sim::RingMeasuredRuns& runs, const RingFileModel& m);
 std::string ring_score_text(const RingScore& s);
 // One line of it for a panel: the multi-GPU pass times' mean and worst error
 // (and how many), and from 16K tokens.

@@ -6,5 +6,7 @@
 namespace flashlab::sim {
 
 inline constexpr const char* kDefaultHardware = "A100-PCIe-80GB";
+// The ring's: the GPU of the machines it was measured on.
+inline constexpr const char* kDefaultRingHardware = "H200-SXM-141GB";
 
 }  // namespace flashlab::sim

@@ -22,6 +22,15 @@ struct HostIssueCosts {
   // own turn and its own part of the exchange, beside the others.
   bool host_per_gpu = false;
   bool measured() const { return call_s > 0 || launch_s > 0 || exchange_s > 0; }
+  // Whether a ring of `ring_gpus` with `gpus_per_node` a node has a host per
+  // GPU: asked for, or a ring over nodes (one process cannot drive another
+  // node's GPUs).
+  bool per_gpu(int ring_gpus, int gpus_per_node) const { return host_per_gpu || ring_gpus > gpus_per_node; }
+  // What one host issues of an exchange over `ring_gpus`: all of it, or with a
+  // host per GPU its own part.
+  double exchange_share(int ring_gpus, int gpus_per_node) const {
+    return exchange_over(per_gpu(ring_gpus, gpus_per_node) ? 1 : ring_gpus);
+  }
   // One exchange over `p` GPUs: the measured group scaled by p / gpus (each
   // GPU adds its send and receive to the group).
   double exchange_over(int p) const { return gpus > 0 ? exchange_s * static_cast<double>(p) / gpus : exchange_s; }
