@@ -20,7 +20,8 @@
 #   labs      every lab of assets/labs (scripts/run-lab.sh): the sweeps
 #             their figures draw, PyTorch on the same problems in
 #             the same run, each lab's report     -> labs-flashlab.json labs-pytorch.json labs.txt run-lab.log
-#   validate  the L2 model against the counters: every rung on the sweep
+#   validate  the L2 model against the counters: every rung, forward and
+#             backward (--pass fwd+bwd), on the sweep
 #             "validate" with a CUPTI counter pass per case      -> validate.txt validate.json
 #   ncu       CUPTI's DRAM bytes beside Nsight Compute's for three
 #             kernels on one problem                              -> ncu.txt
@@ -162,7 +163,7 @@ stage_sanitize() {
 
 stage_validate() {
   local t0=$SECONDS rc
-  timeout "$VALIDATE_BUDGET" "$BIN/flashlab" bench --sweep validate --counters --check-only \
+  timeout "$VALIDATE_BUDGET" "$BIN/flashlab" bench --sweep validate --pass fwd+bwd --counters --check-only \
     --json "$OUT/validate.json" > "$OUT/validate.txt" 2>&1
   rc=$?
   local line

@@ -290,15 +290,15 @@ TEST_CASE("a backward rung's workspace holds its model's intermediate tensors", 
   CHECK(layout::fa_bwd_stat_rows(p) == 1024);
 }
 
-TEST_CASE("fa2_bwd's default tiles fit an H100 with two or more blocks per SM", "[kernels][registry][bwd]") {
+TEST_CASE("fa2_bwd's default tiles fit an H100 as one block of 512 threads per SM", "[kernels][registry][bwd]") {
   const DeviceLimits dev = kernels::test::fake_h100().limits();
   const KernelInfo& k = *find_kernel("fa2_bwd");
   for (int d : layout::fa_head_dims()) {
     INFO("d=" << d);
     const sim::TileShape t = layout::fa_bwd_default_tiles(d);
     CHECK_FALSE(unsupported_reason(k, problem(1, 1, 64, d), t, dev));
-    CHECK(layout::fa_bwd_threads_per_block(d, t) <= layout::fa_bwd_max_threads_per_block());
-    CHECK(2 * layout::fa_bwd_smem_bytes(d, t) <= dev.smem_per_sm_bytes);
+    CHECK(layout::fa_bwd_threads_per_block(d, t) == layout::fa_bwd_max_threads_per_block());
+    CHECK(layout::fa_bwd_smem_bytes(d, t) <= dev.smem_per_sm_bytes);
   }
   // Keys of d/16 lanes, whole warps: 33 keys at d = 128 are 264 lanes, 288 threads.
   CHECK(layout::fa_bwd_threads_per_block(128, {7, 33}) == 288);

@@ -154,13 +154,15 @@ inline i64 fa_bwd_smem_bytes(i64 d, sim::TileShape t) {
   return checked_mul(checked_add(checked_add(q_do, k, "smem"), checked_add(ds, stats, "smem"), "smem"), 4,
                      "smem bytes");
 }
-// Default tiles: B_c keys of fa_bwd_lanes_per_row lanes each, up to 512
-// threads, and B_r rows of Q_i, dO_i that keep the block near 64 KiB of shared
-// memory, so two or three blocks share an SM.
+// Default tiles: B_c keys of fa_bwd_lanes_per_row lanes each, 512 threads
+// (registers allow one such block per SM), and B_r rows of Q_i, dO_i that fit
+// the rest of shared memory. One block per SM: two blocks of B_c = 64 sharing
+// an SM do not walk their row blocks together, and once a head's Q, dO and
+// dQaccum exceed the L2 each reads them for itself (d 64, N 128K: 9.7 GB of
+// DRAM against 5.6 GB at B_c = 128; docs/model.md).
 inline sim::TileShape fa_bwd_default_tiles(i64 d) {
-  if (d <= 64) return {64, 64};
-  if (d <= 128) return {32, 64};
-  return {16, 32};
+  const i64 Bc = fa_bwd_max_threads_per_block() / fa_bwd_lanes_per_row(d);
+  return {d <= 64 ? 64 : d <= 128 ? 32 : 16, Bc};
 }
 
 }  // namespace flashlab::kernels::layout
