@@ -38,7 +38,7 @@ class SectoredLru {
   // write-backs are not counted.
   static constexpr std::int32_t kNoOwner = -1;
   // `held_in` > 1: the line is held in one of that many partitions, not in
-  // each (an atomic add is done at its line's home partition), so its tiles
+  // each (a write or an atomic add is done at its line's home partition), so its tiles
   // take 1/held_in of their bytes of this capacity. A line takes the share
   // of its last access.
   AccessOutcome access(std::uint64_t key, const LineShape& shape, std::uint64_t mask, bool write,

@@ -269,10 +269,14 @@ class Memory {
   // head's, and so are the write-backs of a line it brings in.
   // Accesses of heads the model does not follow (counting off) take their
   // place in the L2 but are not counted.
+  // A line read by SMs of every partition is held in each; a write, and an
+  // atomic add, is done at the line's home partition, the point of coherence,
+  // and the line is held there alone until it is read again.
   AccessOutcome touch(const Access& a, const Line& l, std::uint64_t mask, i64 copies = 1) {
     const auto head = static_cast<std::int32_t>(l.head);
+    const bool at_home = a.write || a.atomic_add;
     const AccessOutcome o = cache_.access(l.key, l.shape, mask, a.write, counting_ ? head : SectoredLru::kNoOwner,
-                                          a.atomic_add ? partitions_ : 1);
+                                          at_home ? partitions_ : 1);
     if (++accesses_ > limit_) throw AccessLimit{};
     if (!counting_) return o;
     if (static_cast<size_t>(head) >= per_head_.size()) per_head_.resize(static_cast<size_t>(head) + 1);

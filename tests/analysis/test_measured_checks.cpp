@@ -7,6 +7,7 @@
 #include "flashlab/analysis/bench_results.hpp"
 #include "flashlab/analysis/datasheet.hpp"
 #include "flashlab/analysis/measured_checks.hpp"
+#include "flashlab/analysis/placement.hpp"
 #include "flashlab/analysis/roofline.hpp"
 #include "flashlab/sim.hpp"
 
@@ -189,4 +190,57 @@ TEST_CASE("no committed run is above its roof", "[measured][roof]") {
   }
   CHECK(files == 24);  // docs/roofline.md lists them
   CHECK(runs == 1227);  // docs/roofline.md: forward and backward runs
+}
+
+namespace {
+
+// The rows of a committed results file placed on its GPU's datasheet preset
+// with today's model, as `flashlab bench --results` places them.
+BenchResults placed(const std::string& relative) {
+  const fs::path path = fs::path(FLASHLAB_TEST_DATA) / ".." / ".." / "docs" / "results" / relative;
+  const BenchResults file = bench_from_file(path.string());
+  const auto hw = results_hardware(file.meta, datasheet_presets());
+  REQUIRE(hw);
+  return replace_results(file, *hw);
+}
+
+// Of one rung's rows with counters: how many, and how many within the DRAM target.
+std::pair<int, int> within_target(const BenchResults& r, const std::string& kernel) {
+  int rows = 0, within = 0;
+  for (const BenchRow& row : r.rows) {
+    if (row.kernel != kernel || !row.has_counters()) continue;
+    const DramCheck c = dram_check(row);
+    INFO(kernel << " " << sim::describe(row.problem) << ": " << c.error);
+    CHECK(c.available);
+    ++rows;
+    within += c.within() ? 1 : 0;
+  }
+  return {rows, within};
+}
+
+}  // namespace
+
+TEST_CASE("the backward rungs' DRAM on an H200: the validation sweep and ragged shapes off it, within target",
+          "[measured][l2][bwd]") {
+  // docs/results/validate-fwd-bwd: the sweep over both passes, and B 2, H 8,
+  // N 3000 and 10000, d 64 and 128, bf16, causal and not.
+  const BenchResults sweep = placed("validate-fwd-bwd/validate.json");
+  for (const char* k : {"naive_bwd", "fa2_bwd", "fa2_tc_bwd"}) {
+    const auto [rows, within] = within_target(sweep, k);
+    INFO(k);
+    CHECK(rows >= 12);
+    CHECK(within == rows);
+  }
+  // The problems of a few tens of MB, whose writes stay in the L2 unless the
+  // written lines are held at their home partition alone: fa2_bwd at N 3000,
+  // d 64 is +23 % and +29 % with written lines held in both partitions.
+  const BenchResults ragged = placed("validate-fwd-bwd/off-grid-ragged.json");
+  const auto [bwd_rows, bwd_within] = within_target(ragged, "fa2_bwd");
+  CHECK(bwd_rows == 8);
+  CHECK(bwd_within == 8);
+  // fa2_tc_bwd at N 3000, d 64, causal writes 7 MB where the model leaves 6 of
+  // them dirty in the L2 (docs/results/validate-fwd-bwd/README.md).
+  const auto [tc_rows, tc_within] = within_target(ragged, "fa2_tc_bwd");
+  CHECK(tc_rows == 8);
+  CHECK(tc_within >= 7);
 }
