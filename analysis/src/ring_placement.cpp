@@ -27,6 +27,39 @@ using ring_text::ms;
 using ring_text::rel_error;
 using ring_text::signed_pct;
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+// What the runner's events see of a predicted pass, the busiest GPU's: its
+// exchanges from its own posting to their end, summed (the comm stream's
+// x_start to x_end), and its compute stream's stalls on them: after step s's
+// compute until exchange s has ended, and for the backward's homecoming from
+// the last step's end. A GPU waiting for its peer's matching call waits here,
+// as on the GPU, where the simulation calls that time idle.
+struct StreamView {
+  double comm_ms = 0, exposed_ms = 0;
+};
+StreamView stream_view(const std::vector<sim::RingEvent>& events, sim::RingPass pass, int P, int steps,
+                       const std::vector<double>& t0, const std::vector<double>& t1) {
+  auto cell = [&](int g, int st) { return static_cast<std::size_t>(g * steps + st); };
+  std::vector<double> compute_end(t1.size(), kNaN);
+  for (const sim::RingEvent& e : events)
+    if (e.pass == pass && e.kind == sim::RingEventKind::compute && e.step < steps)
+      compute_end[cell(e.gpu, e.step)] = e.end_s;
+  StreamView v;
+  for (int g = 0; g < P; ++g) {
+    double comm = 0, stalled = 0, after = kNaN;
+    for (int st = 0; st < steps; ++st) {
+      const std::size_t c = cell(g, st);
+      if (!std::isnan(compute_end[c])) after = compute_end[c];
+      if (!(t1[c] >= 0)) continue;
+      comm += t1[c] - t0[c];
+      if (!std::isnan(after)) stalled += std::max(0.0, t1[c] - after);
+      after = std::isnan(after) ? t1[c] : std::max(after, t1[c]);
+    }
+    v.comm_ms = std::max(v.comm_ms, comm * 1e3);
+    v.exposed_ms = std::max(v.exposed_ms, stalled * 1e3);
+  }
+  return v;
+}
 }  // namespace
 
 // ---- placement -----------------------------------------------------------------------
@@ -138,15 +171,21 @@ RingPlacement place_ring_run(const sim::RingMeasuredRun& run, const sim::RingTop
         // of a step is the wait before it.
         if (e.step + 1 < P) grid[cell(e.gpu, e.step + 1)].predicted_wait_ms += e.duration_s() * 1e3;
       } else if (e.kind == sim::RingEventKind::transfer) {
+        // Each side's span runs from its own posting, as its comm stream's
+        // events measure it: the wait for the peer's matching call included.
         for (int g : {e.gpu, e.peer}) {
           const std::size_t c = cell(g, e.step);
-          t0[c] = std::min(t0[c], e.start_s);
+          t0[c] = std::min(t0[c], g == e.gpu ? e.posted_s : e.peer_posted_s);
           t1[c] = std::max(t1[c], e.end_s);
         }
       }
     }
     for (std::size_t c = 0; c < grid.size(); ++c)
       if (t1[c] >= 0) grid[c].predicted_transfer_ms = (t1[c] - t0[c]) * 1e3;
+    const StreamView view = stream_view(s.events, pass, P, steps, t0, t1);
+    pp.predicted_comm_ms = view.comm_ms;
+    pp.comm_error = rel_error(pp.predicted_comm_ms, pp.measured_comm_ms);
+    pp.predicted_exposed_ms = view.exposed_ms;
     for (const sim::RingMeasuredStep& ms_ : m->steps) {
       if (ms_.gpu < 0 || ms_.gpu >= P || ms_.step < 0 || ms_.step >= steps) continue;
       RingStepPlacement& x = grid[cell(ms_.gpu, ms_.step)];

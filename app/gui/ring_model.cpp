@@ -186,6 +186,15 @@ RingLane simulated_lane(const sim::RingSimulation& sim, const std::string& title
     b.predicted_s = b.error = kNaN;
     if (b.kind == RingBarKind::compute && !(b.end_s > b.start_s)) continue;  // every pair skipped: nothing to draw
     lane.bars.push_back(b);
+    if (b.kind == RingBarKind::transfer && e.posted_s < e.start_s) {
+      // Before it: the receive posted, the sender not there yet.
+      RingBar w = b;
+      w.kind = RingBarKind::posted;
+      w.start_s = e.posted_s;
+      w.end_s = e.start_s;
+      w.bytes = 0;
+      lane.bars.push_back(w);
+    }
   }
   index_bars(lane);
   return lane;

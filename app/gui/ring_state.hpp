@@ -45,7 +45,10 @@ struct RingInputs {
 inline constexpr int kRingMaxGpus = 64;
 
 // One bar of a timeline row, simulated or measured (seconds from the first pass's start).
-enum class RingBarKind { compute, transfer, wait, idle };
+// posted: a simulated transfer's receiving GPU has posted its receive and the
+// sender's matching call has not come (the measured events count it as transfer
+// time, the simulation as the sender's lateness).
+enum class RingBarKind { compute, transfer, posted, wait, idle };
 struct RingBar {
   int gpu = 0;
   int step = 0;          // a backward's homecoming transfer: P

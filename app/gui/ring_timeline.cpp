@@ -28,6 +28,7 @@ constexpr ImU32 kComputeFwd = IM_COL32(70, 140, 235, 255);
 constexpr ImU32 kComputeBwd = IM_COL32(60, 195, 150, 255);
 constexpr ImU32 kTransferKV = IM_COL32(180, 125, 240, 255);
 constexpr ImU32 kTransferGrad = IM_COL32(240, 130, 185, 255);
+constexpr ImU32 kPosted = IM_COL32(150, 120, 180, 110);
 constexpr ImU32 kWait = IM_COL32(230, 70, 55, 255);
 constexpr ImU32 kIdle = IM_COL32(88, 90, 100, 255);
 constexpr ImU32 kNodeLine = IM_COL32(235, 180, 70, 170);
@@ -36,6 +37,7 @@ ImU32 bar_color(const RingBar& b) {
   switch (b.kind) {
     case RingBarKind::compute: return b.pass == sim::RingPass::forward ? kComputeFwd : kComputeBwd;
     case RingBarKind::transfer: return b.gradients ? kTransferGrad : kTransferKV;
+    case RingBarKind::posted: return kPosted;
     case RingBarKind::wait: return kWait;
     case RingBarKind::idle: return kIdle;
   }
@@ -107,6 +109,12 @@ void bar_tooltip(const RingModel& m, const RingLane& lane, const RingBar& b) {
       if (b.bytes > 0)
         ImGui::TextColored(color_dim(), "%s received%s", sim::bytes_iec(static_cast<double>(b.bytes)).c_str(),
                            lane.measured ? "" : (" over " + link_name(m, b.crosses_nodes)).c_str());
+      break;
+    case RingBarKind::posted:
+      ImGui::Text("GPU %d has posted its receive of %s from GPU %d, which has not sent yet", b.gpu,
+                  b.gradients ? "dK, dV" : "K, V", b.peer);
+      ImGui::TextColored(color_dim(), "the wait for the peer's matching call: a GPU's events count it in its "
+                                      "transfer, as in the measured lane");
       break;
     case RingBarKind::wait:
       ImGui::Text("GPU %d waits for data before its %s step %d: exposed communication", b.gpu, pass,
@@ -206,7 +214,7 @@ const RingBar* draw_lane(ImDrawList* dl, const AppState& s, const RingLane& lane
     const size_t first = lane.first_bar[static_cast<size_t>(r)], last = lane.first_bar[static_cast<size_t>(r) + 1];
     for (size_t k = first; k < last; ++k) {
       const RingBar& b = lane.bars[k];
-      const bool transfer = b.kind == RingBarKind::transfer;
+      const bool transfer = b.kind == RingBarKind::transfer || b.kind == RingBarKind::posted;
       if (transfer && !split) continue;
       const float ya = transfer ? ty0 : y0, yb = transfer ? y1 : cy1;
       const float a = g.to_x(b.start_s), e = g.to_x(b.end_s);
@@ -295,6 +303,7 @@ void draw_lane_grouped(ImDrawList* dl, const AppState& s, const RingLane& lane, 
     for (int r = a; r < b; ++r)
       for (size_t i = lane.first_bar[static_cast<size_t>(r)]; i < lane.first_bar[static_cast<size_t>(r) + 1]; ++i) {
         const RingBar& bar = lane.bars[i];
+        if (bar.kind == RingBarKind::posted) continue;  // not receiving yet
         const int st = bar.kind == RingBarKind::compute ? (bar.pass == sim::RingPass::forward ? 0 : 1)
                        : bar.kind == RingBarKind::wait  ? 2
                        : bar.kind == RingBarKind::idle  ? 3
@@ -371,6 +380,7 @@ float draw_legend(ImDrawList* dl, ImVec2 at, float width, float budget, bool bac
   if (backward) items.push_back({kComputeBwd, "compute (backward)"});
   items.push_back({kTransferKV, "K, V received"});
   if (backward) items.push_back({kTransferGrad, "dK, dV received"});
+  items.push_back({kPosted, "receive posted, sender not ready"});
   items.push_back({kWait, "waiting for data (exposed)"});
   items.push_back({kIdle, "idle", true});
   items.push_back({kNodeLine, "node boundary"});

@@ -104,6 +104,10 @@ struct Transfer {
   int from = 0, to = 0, step = 0, owner = 0;
   bool gradients = false;
   double start = 0, end = 0;
+  // When each side posted its part of the exchange (its own data and buffers
+  // ready, the host's call issued): the transfer starts at the later of the
+  // two, and each side waits from its own posting — the peer's matching call.
+  double posted_from = 0, posted_to = 0;
   i64 bytes = 0;
 };
 
@@ -127,6 +131,7 @@ class PassBuilder {
     const bool bwd = pass_ == RingPass::backward;
     start_.assign(at(P), std::vector<double>(at(P + 1), origin_));
     end_.assign(at(P), std::vector<double>(at(P), origin_));
+    posted_.assign(at(P), std::vector<double>(at(P + 1), origin_));
     // Transfers into GPU r by step label: K, V of step s (s ≤ P − 2); dK, dV of
     // step s (1 ≤ s ≤ P, the homecoming at P).
     kv_.assign(at(P), std::vector<const Transfer*>(at(P + 1), nullptr));
@@ -146,6 +151,10 @@ class PassBuilder {
         for (double& h : host) h += host_.exchange_s[at(s)];
         exchange_issued = *std::max_element(host.begin(), host.end());
       }
+      // GPU r posts exchange s once its step s − 1 and that step's transfers
+      // are done (its comm stream runs one exchange after another) and the
+      // host has issued it.
+      for (int r = 0; r < P; ++r) posted_[at(r)][at(s)] = std::max(start_[at(r)][at(s)], exchange_issued);
       for (int r = 0; r < P; ++r) {
         double& start = start_[at(r)][at(s)];
         double issued = kNever;
@@ -186,6 +195,7 @@ class PassBuilder {
     if (bwd && P > 1) {
       const double issued =
           host_.empty() ? kNever : *std::max_element(host.begin(), host.end()) + host_.exchange_s[at(P)];
+      for (int r = 0; r < P; ++r) posted_[at(r)][at(P)] = std::max(start_[at(r)][at(P)], issued);
       for (int r = 0; r < P; ++r) add_transfer(dkv_, r, P, true, std::max(dkv_ready_at(r, P), issued));  // the homecoming
     }
 
@@ -210,6 +220,8 @@ class PassBuilder {
       e.kind = RingEventKind::transfer;
       e.start_s = x.start;
       e.end_s = x.end;
+      e.posted_s = x.posted_to;
+      e.peer_posted_s = x.posted_from;
       e.kv_owner = x.owner;
       e.peer = x.from;
       e.gradients = x.gradients;
@@ -286,6 +298,8 @@ class PassBuilder {
     const InterconnectModel& link = topo_.link(x.from, x.to);
     x.start = start;
     x.end = link.arrival_s(start, static_cast<double>(x.bytes));
+    x.posted_from = std::min(start, posted_[at(x.from)][at(step)]);
+    x.posted_to = std::min(start, posted_[at(to)][at(step)]);
     transfers_.push_back(x);
     table[at(to)][at(step)] = &transfers_.back();
     return &transfers_.back();
@@ -356,6 +370,7 @@ class PassBuilder {
   RingSteps steps_;
   const HostPlan& host_;
   std::vector<std::vector<double>> start_, end_;  // [gpu][step]: step start (0 … P), compute end (0 … P − 1)
+  std::vector<std::vector<double>> posted_;       // [gpu][step]: when it posted exchange s (0 … P)
   std::vector<Transfer> transfers_;               // reserved: the tables point into it
   std::vector<std::vector<const Transfer*>> kv_, dkv_;  // [gpu receiving][step]
 };

@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <filesystem>
 #include <map>
 
 #include "flashlab/analysis/csv.hpp"
@@ -16,6 +17,8 @@
 using namespace flashlab;
 using namespace flashlab::analysis;
 using sim::RingPass;
+
+namespace fs = std::filesystem;
 
 namespace {
 
@@ -536,4 +539,44 @@ TEST_CASE("ring placement: the prediction takes the run's steps (pairwise: the h
   run.steps = "fused";
   const RingStepPlacement& fused_home = place_ring_run(run, topo, cm).passes[1].steps[2];
   CHECK(home.predicted_transfer_ms > fused_home.predicted_transfer_ms);  // dK, dV home in fp32, not bf16
+}
+
+TEST_CASE("ring placement: transfers and stalls as the runner's events see them, the peer's matching call included",
+          "[ring][placement]") {
+  // 2 H200s, LLaMA-2-7B at 128K tokens laid out contiguously under the causal
+  // mask: GPU 0's last backward step is short, and its own dK, dV come home
+  // only when GPU 1 has done its long one. Its comm stream posted the
+  // homecoming long before: that span, and the compute stream's stall on it,
+  // are what the events measure (about 635 and 641 ms).
+  const fs::path file = fs::path(FLASHLAB_TEST_DATA) / ".." / ".." / "docs" / "results" / "ring" /
+                        "h200x2-ring-models-again.json";
+  const sim::RingMeasuredRuns runs = ring_results_from_file(file.string());
+  const RingFileModel m = ring_file_model(runs);
+  const RingScore score = score_ring_file(runs, m);
+  // Every transfer span and stall of the file, scored like with like.
+  CHECK(score.comm.count == 60);
+  CHECK(score.comm.mean_abs < 0.3);
+  CHECK(std::abs(score.exposed_ms.worst) < 25.0);
+  // The run itself: the contiguous 128K problem on two GPUs.
+  std::size_t index = runs.runs.size();
+  for (std::size_t i = 0; i < runs.runs.size(); ++i) {
+    const sim::RingMeasuredRun& r = runs.runs[i];
+    if (r.problem.gpus() == 2 && r.problem.seq_q == 131072 && r.problem.head_dim == 128 && r.problem.h_kv() == 32 && r.backward &&
+        r.problem.layout() == sim::RingLayout::contiguous)
+      index = i;
+  }
+  REQUIRE(index < runs.runs.size());
+  const RingPlacement pl = place_ring_run(runs, index, m.topology, m.compute, m.rungs ? &*m.rungs : nullptr);
+  const RingPassPlacement* bwd = nullptr;
+  for (const RingPassPlacement& pp : pl.passes)
+    if (pp.pass == sim::RingPass::backward) bwd = &pp;
+  REQUIRE(bwd != nullptr);
+  CHECK(bwd->measured_exposed_ms > 600);
+  CHECK(bwd->predicted_exposed_ms == Approx(bwd->measured_exposed_ms).epsilon(0.05));
+  CHECK(bwd->predicted_comm_ms == Approx(bwd->measured_comm_ms).epsilon(0.05));
+  for (const RingStepPlacement& x : bwd->steps)
+    if (x.gpu == 0 && x.step == 2) {
+      CHECK(x.measured_transfer_ms > 600);
+      CHECK(x.predicted_transfer_ms == Approx(x.measured_transfer_ms).epsilon(0.05));
+    }
 }

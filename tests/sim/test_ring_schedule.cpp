@@ -708,3 +708,36 @@ TEST_CASE("ring, a host far faster than the steps delays only the first step's i
   CHECK(hosted.forward.time_s >= base.forward.time_s);
   CHECK(hosted.forward.time_s - base.forward.time_s < 200e-9);
 }
+
+TEST_CASE("each side posts its part of an exchange when it is ready, and the later posting starts the transfer",
+          "[ring]") {
+  // Contiguous under the causal mask, with the backward: GPU 0 has one chunk
+  // pair and finishes early; GPU 1 has three. Its dK, dV come home only when
+  // GPU 1 is done, so GPU 0 posts the homecoming long before it can start.
+  const int P = 2;
+  AttentionProblem p = problem(P, 4096, RingLayout::contiguous, true);
+  p.parallel_part().backward = true;
+  const RingSimulation s = simulate_ring(p, one_node(1e6, 5.0), compute());
+  int checked = 0;
+  for (const RingEvent* e : events_of(s, RingPass::backward, RingEventKind::transfer)) {
+    CAPTURE(e->gpu, e->peer, e->step);
+    CHECK(e->posted_s <= e->start_s + tol(e->start_s));
+    CHECK(e->peer_posted_s <= e->start_s + tol(e->start_s));
+    // One message at a time on a hop: a transfer starts at the later posting
+    // or when the hop's previous message has arrived.
+    CHECK(std::max(e->posted_s, e->peer_posted_s) <= e->start_s + tol(e->start_s));
+    if (e->step == P && e->gpu == 0) {
+      // GPU 0 posts once its last step and that step's transfers are done ...
+      double ready = compute_event(s, RingPass::backward, 0, P - 1).end_s;
+      for (const RingEvent* x : events_of(s, RingPass::backward, RingEventKind::transfer))
+        if (x->step == P - 1 && (x->gpu == 0 || x->peer == 0)) ready = std::max(ready, x->end_s);
+      CHECK(e->posted_s == Approx(ready).epsilon(1e-12));
+      // ... and GPU 1, the sender, only after its longer last step.
+      CHECK(e->peer_posted_s >= compute_event(s, RingPass::backward, 1, P - 1).end_s - tol(e->start_s));
+      CHECK(e->start_s == Approx(e->peer_posted_s).epsilon(1e-12));
+      CHECK(e->start_s - e->posted_s > 0.5 * compute_event(s, RingPass::backward, 1, P - 1).duration_s());
+      ++checked;
+    }
+  }
+  CHECK(checked == 1);
+}

@@ -231,6 +231,11 @@ struct RingEvent {
   double end_s = 0;
   int kv_owner = 0;      // compute, transfer: whose K, V chunks (or dK, dV)
   int peer = -1;         // transfer: the GPU it comes from
+  // transfer: when GPU `gpu` and its peer posted their parts of the exchange
+  // (at most start_s; the later of the two is when it can start). A GPU's
+  // span of an exchange as its own stream sees it runs from its posting to
+  // end_s: it includes the wait for the peer's matching call.
+  double posted_s = 0, peer_posted_s = 0;
   bool gradients = false;  // transfer: dK, dV (fp32) instead of K, V
   bool crosses_nodes = false;  // transfer: over the inter-node link
   i64 bytes = 0;         // transfer: bytes GPU `gpu` receives
