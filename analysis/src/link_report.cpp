@@ -190,12 +190,16 @@ sim::InterconnectModel measured_link(const sim::LinkMeasurements& m, const Measu
   l.nccl_version = m.nccl_version;
   l.topology_text = m.topology;
   l.topology = m.gpu_topology;
-  if (m.issue.measured()) {
-    l.host = m.issue;
-    l.host.source = "measured on " + std::to_string(m.gpu_names.size()) + "× " + gpu_kinds(m.gpu_names) + ", " +
-                    m.date.substr(0, 10) + ", one host thread, medians of " + std::to_string(m.issue_rounds) + " rounds";
-  }
+  l.host = measured_host(m);
   return l;
+}
+
+sim::HostIssueCosts measured_host(const sim::LinkMeasurements& m) {
+  if (!m.issue.measured()) return {};
+  sim::HostIssueCosts h = m.issue;
+  h.source = "measured on " + std::to_string(m.gpu_names.size()) + "× " + gpu_kinds(m.gpu_names) + ", " +
+             m.date.substr(0, 10) + ", one host thread, medians of " + std::to_string(m.issue_rounds) + " rounds";
+  return h;
 }
 
 std::string link_table(const sim::LinkMeasurements& m) {

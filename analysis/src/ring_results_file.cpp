@@ -192,6 +192,12 @@ json meta_to_json(const sim::RingRunMeta& m) {
               {"environment", m.environment}};
   // Only a run that started a process per GPU says so: one process's files are as before.
   if (!m.launcher.empty()) out["processes"] = processes_json(m);
+  if (m.host.measured())
+    out["host_issue"] = {{"call_us", m.host.call_s * 1e6},
+                         {"launch_us", m.host.launch_s * 1e6},
+                         {"exchange_us", m.host.exchange_s * 1e6},
+                         {"gpus", m.host.gpus},
+                         {"source", m.host.source}};
   return out;
 }
 
@@ -243,6 +249,15 @@ sim::RingRunMeta meta_from(const Reader& rd, const json& o) {
   m.gpu_topology = sim::parse_nvidia_smi_topo(m.topology);
   m.environment = strings_from(rd, o, w, "environment");
   if (rd.has(o, "processes")) processes_from(rd, o, m);
+  if (rd.has(o, "host_issue")) {
+    const json& h = rd.object(o, w, "host_issue");
+    const std::string wh = w + ".host_issue";
+    m.host.call_s = rd.real(h, wh, "call_us", 0.0) * 1e-6;
+    m.host.launch_s = rd.real(h, wh, "launch_us", 0.0) * 1e-6;
+    m.host.exchange_s = rd.real(h, wh, "exchange_us", 0.0) * 1e-6;
+    m.host.gpus = static_cast<int>(rd.whole(h, wh, "gpus", 0));
+    m.host.source = rd.text(h, wh, "source");
+  }
   return m;
 }
 

@@ -10,11 +10,13 @@
 
 #include "common.hpp"
 #include "flashlab/analysis/csv.hpp"
+#include "flashlab/analysis/link_report.hpp"
 #include "flashlab/analysis/report.hpp"
 #include "flashlab/analysis/ring_results.hpp"
 #include "flashlab/kernels/bench_grid.hpp"
 #include "flashlab/kernels/device.hpp"
 #include "flashlab/kernels/launch_env.hpp"
+#include "flashlab/kernels/link_bench.hpp"
 #include "flashlab/kernels/rendezvous.hpp"
 #include "flashlab/kernels/ring.hpp"
 #include "flashlab/sim/attention_models.hpp"
@@ -154,6 +156,32 @@ void write(const std::string& path, const std::string& flag, const std::string& 
     analysis::write_file_atomic(path, contents);
   } catch (const std::exception& e) {
     throw UsageError(flag + ": " + e.what());
+  }
+}
+
+// The host's issuing on the largest ring's GPUs, measured after the runs as
+// `flashlab links` measures it: the model's host prices for this file, from
+// this machine. A failure is a line on stderr, not the sweep's.
+sim::HostIssueCosts measure_ring_host(const kernels::RingOptions& o, int most, bool quiet) {
+  kernels::LinkBenchOptions lo;
+  lo.devices = o.devices;
+  if (lo.devices.empty())
+    for (int d = 0; d < most; ++d) lo.devices.push_back(d);
+  lo.devices.resize(static_cast<std::size_t>(most));
+  lo.host_only = true;
+  lo.copy_engines = false;
+  lo.max_bytes = sim::i64{1} << 20;
+  try {
+    const sim::HostIssueCosts h = analysis::measured_host(kernels::run_link_bench(lo));
+    if (!quiet)
+      std::cerr << "the host's issuing, measured after the runs: " << analysis::fixed(h.call_s * 1e6, 2)
+                << " µs a stream call, " << analysis::fixed(h.launch_s * 1e6, 2) << " µs a small launch, "
+                << analysis::fixed(h.exchange_s * 1e6, 1) << " µs an exchange over " << h.gpus << " GPUs\n";
+    return h;
+  } catch (const std::exception& e) {
+    std::cerr << "flashlab: the host's issuing was not measured (" << e.what()
+              << "): the file's runs will be placed with a link preset's host\n";
+    return {};
   }
 }
 
@@ -297,6 +325,9 @@ int run_ring_bench(const RingBenchFlags& f) {
   std::size_t failed = 0;
   for (const sim::RingMeasuredRun& r : runs.runs) failed += r.status == sim::RunStatus::failed ? 1 : 0;
   if (!speaks) return failed > 0 ? 1 : 0;
+  // One process drove every GPU over NCCL: its host's prices go with the file.
+  if (!job && !f.virtual_gpus && o.transport == kernels::RingTransport::nccl && most >= 2 && !runs.runs.empty())
+    runs.meta.host = measure_ring_host(o, most, quiet);
   std::cout << analysis::ring_table(runs);
   write(f.csv, "--csv", analysis::ring_results_csv(runs));
   write(f.json, "--json", analysis::ring_results_to_json(runs));

@@ -128,7 +128,7 @@ class LinkBench {
     m.commit = build_commit();
     m.environment = detail::nccl_environment();
     m.warmup = o_.warmup;
-    for (std::size_t i = 0; i < gpus_.size(); ++i)
+    for (std::size_t i = 0; i < gpus_.size() && !o_.host_only; ++i)
       for (std::size_t j = i + 1; j < gpus_.size(); ++j) {
         sim::LinkPairMeasurement pair;
         pair.gpu_a = gpus_[i].device;

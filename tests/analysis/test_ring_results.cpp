@@ -185,8 +185,20 @@ sim::RingMeasuredRun measured_as_simulated(const sim::RingSimulation& s) {
 }  // namespace
 
 TEST_CASE("ring results: JSON round trip keeps every field", "[ring][results]") {
-  const sim::RingMeasuredRuns r = example_runs();
+  sim::RingMeasuredRuns r = example_runs();
+  r.meta.host.call_s = 0.37e-6;
+  r.meta.host.launch_s = 6.42e-6;
+  r.meta.host.exchange_s = 30.7e-6;
+  r.meta.host.gpus = 2;
+  r.meta.host.source = "measured on 2× NVIDIA H200, 2026-11-27, one host thread, medians of 15 rounds";
   const sim::RingMeasuredRuns back = ring_results_from_json(ring_results_to_json(r), "runs.json");
+  CHECK(back.meta.host.call_s == Approx(0.37e-6));
+  CHECK(back.meta.host.launch_s == Approx(6.42e-6));
+  CHECK(back.meta.host.exchange_s == Approx(30.7e-6));
+  CHECK(back.meta.host.gpus == 2);
+  CHECK(back.meta.host.source == r.meta.host.source);
+  // A file without it (every file before the sweep measured its host) has none.
+  CHECK_FALSE(ring_results_from_json(ring_results_to_json(example_runs()), "old.json").meta.host.measured());
   CHECK(back.meta.device.gpu == r.meta.device.gpu);
   CHECK(back.meta.device.commit == "abc123");
   CHECK(back.meta.device.sm_count == 132);
@@ -579,4 +591,34 @@ TEST_CASE("ring placement: transfers and stalls as the runner's events see them,
       CHECK(x.measured_transfer_ms > 600);
       CHECK(x.predicted_transfer_ms == Approx(x.measured_transfer_ms).epsilon(0.05));
     }
+}
+
+TEST_CASE("ring placement: a file's own host, measured in its call, over a preset's of another machine",
+          "[ring][placement]") {
+  const fs::path file = fs::path(FLASHLAB_TEST_DATA) / ".." / ".." / "docs" / "results" / "ring" /
+                        "h200x2-ring-models-again.json";
+  sim::RingMeasuredRuns runs = ring_results_from_file(file.string());
+  REQUIRE_FALSE(runs.meta.host.measured());
+  // Without its own: the measured link's host (2 H200s, 20.8 µs an exchange).
+  const RingFileModel preset = ring_file_model(runs);
+  REQUIRE(preset.topology.intra.host.measured());
+  CHECK(preset.topology.intra.host.exchange_s == Approx(20.8e-6).epsilon(0.01));
+  // With its own, that one; unless asked not to.
+  runs.meta.host.call_s = 0.37e-6;
+  runs.meta.host.launch_s = 6.42e-6;
+  runs.meta.host.exchange_s = 30.7e-6;
+  runs.meta.host.gpus = 2;
+  runs.meta.host.source = "measured in the same call";
+  const RingFileModel own = ring_file_model(runs);
+  CHECK(own.topology.intra.host.exchange_s == Approx(30.7e-6));
+  CHECK(own.topology.intra.host.source == "measured in the same call");
+  RingFileModel base;
+  base.topology = sim::default_ring_topology();
+  base.compute.hw = preset.compute.hw;
+  RingFileTakes no_host;
+  no_host.host = false;
+  CHECK(ring_file_model(runs, base, no_host).topology.intra.host.exchange_s == Approx(20.8e-6).epsilon(0.01));
+  // Placed with it, every run of the file still places.
+  const RingScore a = score_ring_file(runs, preset), b = score_ring_file(runs, own);
+  CHECK(b.time.count == a.time.count);
 }

@@ -63,6 +63,10 @@ sim::InterconnectModel measured_link(const sim::LinkMeasurements& m, const Measu
 // both ways (µs, GB/s one direction, GB/s per direction and together), under
 // a header naming the GPUs, NCCL and the topology.
 std::string link_table(const sim::LinkMeasurements& m);
+// The host's issuing of a measurement with its source line ("measured on 2×
+// NVIDIA H200, 2026-11-27, one host thread, medians of 15 rounds"); none when
+// it was not measured.
+sim::HostIssueCosts measured_host(const sim::LinkMeasurements& m);
 
 // One row per pair, transport and size, with the times (median, min, max)
 // and the rates.

@@ -177,9 +177,12 @@ struct RingFileModel {
 // What a file gives when nothing else is chosen: the datasheet preset of the
 // GPU it ran on (`take.hw`), the link measured between such GPUs (`take.link`)
 // and the launch model fitted on that GPU (`take.rungs`), each over `m`'s own
-// where the file has one. `flashlab ring --results` and the GUI place with it.
+// where the file has one; and the host's issuing the file measured in the
+// same call (`take.host`): the host's prices belong to the machine, which a
+// preset of another machine of the same GPUs need not share. `flashlab ring --results` and the GUI place with it.
 struct RingFileTakes {
   bool hw = true, link = true, rungs = true;
+  bool host = true;  // the host's issuing the file measured in its own call, over the link's
 };
 RingFileModel ring_file_model(const sim::RingMeasuredRuns& runs, RingFileModel m, RingFileTakes take = {});
 // The same over the simulator's own defaults (the default ring topology, the

@@ -43,6 +43,9 @@ struct LinkBenchOptions {
   // Off: the GPUs start as the host enqueues, and small messages' times
   // include the host's launch rate.
   bool hold_streams = true;
+  // Only the host's issuing (the stream calls, a small launch, one exchange of
+  // every GPU): no message series. What a ring sweep measures beside its runs.
+  bool host_only = false;
 };
 
 // Reasons `o` is malformed (sizes, step, counts, devices named twice), one

@@ -6,6 +6,7 @@
 // efficiency are derived in analysis/. Plain values; no CUDA, no NCCL.
 #pragma once
 
+#include "flashlab/sim/host_issue.hpp"
 #include <optional>
 #include <string>
 #include <vector>
@@ -111,6 +112,10 @@ struct RingRunMeta {
   std::string topology;                 // `nvidia-smi topo -m` when the run could read it
   GpuTopology gpu_topology;             // parsed from `topology` (parse_nvidia_smi_topo)
   std::vector<std::string> environment; // NCCL_* and the like, "NAME=value"
+  // The host's issuing measured in the same call, after the runs, on the
+  // largest ring's GPUs (flashlab links' host measurement); not measured in
+  // older files, for a process per GPU, and on virtual GPUs.
+  HostIssueCosts host;
 };
 
 struct RingMeasuredRuns {
