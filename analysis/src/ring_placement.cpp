@@ -400,7 +400,10 @@ RingFileModel ring_file_model(const sim::RingMeasuredRuns& runs, RingFileModel m
   if (take.link)
     if (auto link = measured_link_for(runs.meta)) m.topology.intra = *link;
   if (take.rungs) m.rungs = sim::rung_timing_for_gpu(runs.meta.device.gpu);
-  if (take.host && runs.meta.host.measured()) m.topology.intra.host = runs.meta.host;
+  if (take.host && runs.meta.host.measured()) {
+    m.topology.intra.host = runs.meta.host;
+    m.topology.intra.host.source += " (the file's own, measured after its runs)";
+  }
   return m;
 }
 
