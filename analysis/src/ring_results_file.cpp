@@ -23,6 +23,7 @@
 #include "flashlab/analysis/ring_results.hpp"
 #include "flashlab/sim/format.hpp"
 #include "flashlab/sim/gpu_topology_json.hpp"
+#include "flashlab/sim/host_issue_json.hpp"
 #include "results_json.hpp"
 
 namespace flashlab::analysis {
@@ -192,12 +193,7 @@ json meta_to_json(const sim::RingRunMeta& m) {
               {"environment", m.environment}};
   // Only a run that started a process per GPU says so: one process's files are as before.
   if (!m.launcher.empty()) out["processes"] = processes_json(m);
-  if (m.host.measured())
-    out["host_issue"] = {{"call_us", m.host.call_s * 1e6},
-                         {"launch_us", m.host.launch_s * 1e6},
-                         {"exchange_us", m.host.exchange_s * 1e6},
-                         {"gpus", m.host.gpus},
-                         {"source", m.host.source}};
+  if (m.host.measured()) out["host_issue"] = sim::host_issue_json(m.host);
   return out;
 }
 

@@ -12,6 +12,7 @@
 #include "flashlab/analysis/csv.hpp"
 #include "flashlab/analysis/link_report.hpp"
 #include "flashlab/analysis/report.hpp"
+#include "flashlab/analysis/ring_extrapolation.hpp"
 #include "flashlab/analysis/ring_results.hpp"
 #include "flashlab/kernels/bench_grid.hpp"
 #include "flashlab/kernels/device.hpp"
@@ -174,9 +175,9 @@ sim::HostIssueCosts measure_ring_host(const kernels::RingOptions& o, int most, b
   try {
     const sim::HostIssueCosts h = analysis::measured_host(kernels::run_link_bench(lo));
     if (!quiet)
-      std::cerr << "the host's issuing, measured after the runs: " << analysis::fixed(h.call_s * 1e6, 2)
-                << " µs a stream call, " << analysis::fixed(h.launch_s * 1e6, 2) << " µs a small launch, "
-                << analysis::fixed(h.exchange_s * 1e6, 1) << " µs an exchange over " << h.gpus << " GPUs\n";
+      std::cerr << "the host's issuing, measured after the runs: "
+                << analysis::host_prices_text(h, h.exchange_s, "an exchange over " + std::to_string(h.gpus) + " GPUs")
+                << "\n";
     return h;
   } catch (const std::exception& e) {
     std::cerr << "flashlab: the host's issuing was not measured (" << e.what()

@@ -13,6 +13,7 @@
 #include "flashlab/sim/assets.hpp"
 #include "flashlab/sim/format.hpp"
 #include "flashlab/sim/gpu_topology_json.hpp"
+#include "flashlab/sim/host_issue_json.hpp"
 #include "flashlab/sim/ring_schedule.hpp"
 #include "json_fields.hpp"
 
@@ -189,12 +190,7 @@ std::string to_interconnect_json(const InterconnectModel& link) {
     j["topology"] = gpu_topology_json(parse_nvidia_smi_topo(link.topology_text));
     j["topology_text"] = link.topology_text;
   }
-  if (link.host.measured())
-    j["host"] = {{"call_us", link.host.call_s * 1e6},
-                 {"launch_us", link.host.launch_s * 1e6},
-                 {"exchange_us", link.host.exchange_s * 1e6},
-                 {"gpus", link.host.gpus},
-                 {"source", link.host.source}};
+  if (link.host.measured()) j["host"] = host_issue_json(link.host);
   return j.dump(2) + "\n";
 }
 
