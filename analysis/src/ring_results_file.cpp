@@ -11,7 +11,8 @@
 // "step", "kv_owner", "compute_start_ms", "compute_end_ms", "wait_ms",
 // "transfer_start_ms", "transfer_end_ms", "bytes_received", "rung_ms"}],
 // "rung_ms"}; a run's "steps" is "fused" or "pairwise" (a file without it was
-// measured before the fused steps existed: "pairwise"). Non-finite
+// measured before the fused steps existed: "pairwise"); its "comm_stream" is
+// "priority" or "default" (a file without it: "default"). Non-finite
 // numbers are written "inf", "-inf", "nan". The meta's "gpu_topology"
 // (sim/gpu_topology_json.hpp) is derived from its "topology" text when the
 // file is written, and derived again when it is read.
@@ -269,6 +270,7 @@ std::string ring_results_to_json(const sim::RingMeasuredRuns& r) {
            {"backward_kernel", run.backward_kernel},
            {"transport", run.transport},
            {"steps", run.steps},
+           {"comm_stream", run.comm_stream},
            {"status", std::string(sim::to_string(run.status))},
            {"reason", run.reason},
            {"forward", pass_to_json(run.forward)},
@@ -312,6 +314,9 @@ sim::RingMeasuredRuns ring_results_from_json(const std::string& text, const std:
     run.steps = rd.has(o, "steps") ? rd.text(o, w, "steps", true) : std::string("pairwise");
     if (!sim::parse_ring_steps(run.steps))
       rd.error(w + ".steps", "expected \"fused\" or \"pairwise\" (got \"" + run.steps + "\")");
+    run.comm_stream = rd.has(o, "comm_stream") ? rd.text(o, w, "comm_stream", true) : std::string("default");
+    if (run.comm_stream != "priority" && run.comm_stream != "default")
+      rd.error(w + ".comm_stream", "expected \"priority\" or \"default\" (got \"" + run.comm_stream + "\")");
     const std::string status = rd.text(o, w, "status", true);
     const auto st = sim::parse_run_status(status);
     if (!st) rd.error(w + ".status", "unknown status '" + status + "' (expected ok, OOM, skipped, failed)");

@@ -231,6 +231,9 @@ int run_ring_bench(const RingBenchFlags& f) {
     if (std::find(step_modes.begin(), step_modes.end(), *v) == step_modes.end()) step_modes.push_back(*v);
   }
   if (step_modes.empty()) throw UsageError("--ring-steps: give fused, pairwise or both");
+  if (f.comm_stream != "priority" && f.comm_stream != "default")
+    throw UsageError("--comm-stream: expected priority or default (got '" + f.comm_stream + "')");
+  o.comm_priority = f.comm_stream == "priority";
 
   if (f.virtual_gpus) {
     if (!o.devices.empty()) throw UsageError("--virtual-gpus runs every GPU of the ring on device 0: no --devices");

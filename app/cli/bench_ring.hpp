@@ -14,6 +14,7 @@ struct RingBenchFlags {
   std::string batch, seq, heads, head_dim, causal, dtype, pass;
   std::string check = "sampled", mem_limit, csv, json;
   std::string steps = "fused";  // comma list of fused | pairwise: each multi-GPU problem once per value
+  std::string comm_stream = "priority";  // priority | default: the exchange's stream (kernels::RingOptions::comm_priority)
   int repeats = 20, warmup = 3;
   bool check_only = false, no_flush = false, quiet = false;
   bool virtual_gpus = false;  // P virtual GPUs on device 0 (local copies): the ring's arithmetic, not its links

@@ -126,6 +126,10 @@ class BenchCommand : public Command {
                                                  "the rungs read grouped K/V heads, fold partial outputs and add "
                                                  "gradients themselves) | pairwise (expansion, merges and sums as "
                                                  "separate kernels: the ring as first written)");
+    app->add_option("--comm-stream", comm_stream_, "the ring: the exchange's stream, priority (default: the "
+                                                   "device's greatest, so NCCL's CTAs take the first SMs the rung "
+                                                   "frees) | default (both streams alike: a transfer waits for the "
+                                                   "rung's last CTA to be dispatched)");
     app->add_flag("--check-roof", check_roof_,
                   "check that no timed run of the --results files is above the roofline of its GPU's datasheet "
                   "preset (exit 1 when one is); runs no kernel");
@@ -222,9 +226,9 @@ class BenchCommand : public Command {
     if (!gpus_.empty()) return true;
     if (sweep_.empty()) {
       if (!model_.empty() || !layout_.empty() || !devices_.empty() || virtual_gpus_ || !ring_steps_.empty() ||
-          ranks_)
-        throw UsageError("--model, --layout, --devices, --ring-steps, --virtual-gpus and --ranks are the ring's: "
-                         "give --gpus P too");
+          !comm_stream_.empty() || ranks_)
+        throw UsageError("--model, --layout, --devices, --ring-steps, --comm-stream, --virtual-gpus and --ranks are "
+                         "the ring's: give --gpus P too");
       return false;
     }
     try {
@@ -270,6 +274,7 @@ class BenchCommand : public Command {
     f.ranks = ranks_;
     f.rendezvous_timeout_s = rendezvous_timeout_;
     if (!ring_steps_.empty()) f.steps = ring_steps_;
+    if (!comm_stream_.empty()) f.comm_stream = comm_stream_;
     return f;
   }
 
@@ -292,7 +297,7 @@ class BenchCommand : public Command {
                              "--head-dim", "--emb-dim", "--causal", "--dtype", "--repeats", "--warmup", "--tiles",
                              "--br", "--bc", "--mem-limit", "--counters", "--check-only", "--csv", "--json", "--gpus",
                              "--model", "--kv-heads", "--layout", "--devices", "--ring-steps", "--virtual-gpus",
-                             "--ranks"})
+                             "--ranks", "--comm-stream"})
       if (app->count(flag) > 0)
         throw UsageError(std::string(flag) + " belongs to a run; --results reads results files and runs nothing "
                          "(give one or the other)");
@@ -459,7 +464,7 @@ class BenchCommand : public Command {
     }
   }
 
-  std::string pass_, gpus_, model_, kv_heads_, layout_, devices_, ring_steps_;
+  std::string pass_, gpus_, model_, kv_heads_, layout_, devices_, ring_steps_, comm_stream_;
   std::string kernels_, sweep_, batch_, tokens_, seq_, seq_kv_, heads_, head_dim_, emb_dim_, causal_, dtype_;
   std::string check_ = "sampled", tiles_ = "default", br_, bc_, mem_limit_, csv_, json_;
   std::vector<std::string> results_;

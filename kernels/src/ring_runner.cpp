@@ -296,7 +296,14 @@ void RingRun::open_ranks() {
     FLASHLAB_CUDA_CHECK(cudaSetDevice(g.device));
     g.smem_optin = static_cast<int>(query_device(g.device).smem_optin_bytes);
     FLASHLAB_CUDA_CHECK(cudaStreamCreateWithFlags(&g.compute, cudaStreamNonBlocking));
-    FLASHLAB_CUDA_CHECK(cudaStreamCreateWithFlags(&g.comm, cudaStreamNonBlocking));
+    if (o_.comm_priority) {
+      // Numerically lowest is greatest.
+      int least = 0, greatest = 0;
+      FLASHLAB_CUDA_CHECK(cudaDeviceGetStreamPriorityRange(&least, &greatest));
+      FLASHLAB_CUDA_CHECK(cudaStreamCreateWithPriority(&g.comm, cudaStreamNonBlocking, greatest));
+    } else {
+      FLASHLAB_CUDA_CHECK(cudaStreamCreateWithFlags(&g.comm, cudaStreamNonBlocking));
+    }
     FLASHLAB_CUDA_CHECK(cudaEventCreate(&g.origin));
     FLASHLAB_CUDA_CHECK(cudaEventCreate(&g.end));
     g.steps.resize(static_cast<std::size_t>(P() + 1));
@@ -1185,6 +1192,7 @@ sim::RingMeasuredRun RingRun::run(RingTensors* gathered) {
   out.problem = p_;
   out.transport = std::string(ring_transport_name(o_.transport));
   out.steps = std::string(ring_steps_name(o_.steps));
+  out.comm_stream = o_.comm_priority ? "priority" : "default";
   bool agreed = false;  // a failure every rank reached alike (nothing left waiting)
   try {
     // Each rank's own setup; with a process per GPU all of them agree on its

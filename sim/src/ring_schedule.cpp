@@ -114,13 +114,14 @@ struct Transfer {
 class PassBuilder {
  public:
   PassBuilder(const AttentionProblem& p, const RingPartition& part, const RingTopology& topo, RingPass pass,
-              const std::vector<std::vector<double>>& compute_s, const std::vector<std::vector<i64>>& pairs,
-              double origin, RingSteps steps, const HostPlan& host)
+              const std::vector<std::vector<double>>& compute_s, const std::vector<std::vector<double>>& shared_s,
+              const std::vector<std::vector<i64>>& pairs, double origin, RingSteps steps, const HostPlan& host)
       : p_(p),
         part_(part),
         topo_(topo),
         pass_(pass),
         compute_s_(compute_s),
+        shared_s_(shared_s),
         pairs_(pairs),
         origin_(origin),
         steps_(steps),
@@ -155,15 +156,14 @@ class PassBuilder {
       // are done (its comm stream runs one exchange after another) and the
       // host has issued it.
       for (int r = 0; r < P; ++r) posted_[at(r)][at(s)] = std::max(start_[at(r)][at(s)], exchange_issued);
+      std::vector<double> issued(at(P), kNever);
       for (int r = 0; r < P; ++r) {
         double& start = start_[at(r)][at(s)];
-        double issued = kNever;
         if (!host_.empty()) {
           start = std::max(start, host_of(r) + host_.first_s[at(r)][at(s)]);
           host_of(r) += host_.all_s[at(r)][at(s)];
-          issued = host_of(r);
+          issued[at(r)] = host_of(r);
         }
-        end_[at(r)][at(s)] = std::max(start + compute_s_[at(r)][at(s)], issued);
       }
       // The hop into GPU r carries one message at a time (one NCCL stream):
       // K, V and dK, dV of a step in the order they are ready, K, V first on a tie.
@@ -184,6 +184,9 @@ class PassBuilder {
           if (kv) send(kv_, false, kv_ready);
         }
       }
+      // The step's compute, slowed while the exchange's kernel holds SMs.
+      for (int r = 0; r < P; ++r)
+        end_[at(r)][at(s)] = std::max(compute_end(r, s), issued[at(r)]);
       // Step s + 1 waits for the compute of step s and every transfer of step s
       // GPU r sends or receives (its buffers are reused).
       for (int r = 0; r < P; ++r) {
@@ -279,6 +282,26 @@ class PassBuilder {
   }
 
  private:
+  // GPU r's step s ends when the rung has done its work: at full speed
+  // (compute_s) outside the exchange's kernel, at the shared speed
+  // (compute_s / shared_s of it) from the exchange's posting on GPU r to its
+  // last transfer's end.
+  double compute_end(int r, int s) const {
+    const double start = start_[at(r)][at(s)], full = compute_s_[at(r)][at(s)], shared = shared_s_[at(r)][at(s)];
+    double held_from = std::numeric_limits<double>::infinity(), held_to = kNever;
+    for (const Transfer* x : step_transfers(r, s)) {
+      held_from = std::min(held_from, x->to == r ? x->posted_to : x->posted_from);
+      held_to = std::max(held_to, x->end);
+    }
+    if (!(shared > full) || !(held_to > start) || !(held_to > held_from)) return start + full;
+    const double rate = full / shared;  // work per second while the SMs are shared
+    const double a = std::max(start, held_from);
+    if (start + full <= a) return start + full;  // done before the kernel arrives
+    const double left = full - (a - start);      // work left when it does
+    if (a + left / rate <= held_to) return a + left / rate;
+    return held_to + (left - (held_to - a) * rate);
+  }
+
   const Transfer* add_transfer(std::vector<std::vector<const Transfer*>>& table, int to, int step, bool gradients,
                                double start) {
     const int P = p_.gpus();
@@ -365,6 +388,7 @@ class PassBuilder {
   const RingTopology& topo_;
   RingPass pass_;
   const std::vector<std::vector<double>>& compute_s_;
+  const std::vector<std::vector<double>>& shared_s_;  // the same work on the SMs the exchange leaves
   const std::vector<std::vector<i64>>& pairs_;
   double origin_;
   RingSteps steps_;
@@ -541,12 +565,19 @@ RingSimulation simulate_ring(const AttentionProblem& p, const RingTopology& topo
   const RingPartition& part = sim.partition;
   const int P = p.gpus();
 
+  // The rung's launches beside the exchange's kernel: on the SMs it leaves
+  // (at least one).
+  RingComputeModel cm_shared = cm;
+  if (P > 1 && cm.comm_sms > 0)
+    cm_shared.hw.sm_count = std::max<i64>(1, cm.hw.sm_count - static_cast<i64>(cm.comm_sms));
   // Each distinct block once: zig-zag chunks come in at most two sizes.
-  std::map<std::tuple<i64, i64, int, int, bool>, RingBlockCost> cache;
-  auto cost = [&](i64 nq, i64 nkv, ChunkVisibility v, RingPass pass, bool folds) -> const RingBlockCost& {
-    const auto key = std::make_tuple(nq, nkv, static_cast<int>(v), static_cast<int>(pass), folds);
+  std::map<std::tuple<i64, i64, int, int, bool, bool>, RingBlockCost> cache;
+  auto cost = [&](i64 nq, i64 nkv, ChunkVisibility v, RingPass pass, bool folds,
+                  bool shared) -> const RingBlockCost& {
+    const auto key = std::make_tuple(nq, nkv, static_cast<int>(v), static_cast<int>(pass), folds, shared);
     auto it = cache.find(key);
-    if (it == cache.end()) it = cache.emplace(key, ring_block_cost(p, nq, nkv, v, pass, cm, folds)).first;
+    if (it == cache.end())
+      it = cache.emplace(key, ring_block_cost(p, nq, nkv, v, pass, shared ? cm_shared : cm, folds)).first;
     return it->second;
   };
   // A query chunk with more than one visible pair over the ring folds its
@@ -683,9 +714,11 @@ RingSimulation simulate_ring(const AttentionProblem& p, const RingTopology& topo
       }
     return h;
   };
-  auto step_work = [&](RingPass pass, std::vector<std::vector<double>>& t, std::vector<std::vector<i64>>& pairs) {
+  auto step_work = [&](RingPass pass, std::vector<std::vector<double>>& t, std::vector<std::vector<double>>& t_shared,
+                       std::vector<std::vector<i64>>& pairs) {
     std::fill(merged.begin(), merged.end(), 0);
     t.assign(at(P), std::vector<double>(at(P), 0.0));
+    t_shared = t;
     pairs.assign(at(P), std::vector<i64>(at(P), 0));
     for (int r = 0; r < P; ++r)
       for (int s = 0; s < P; ++s) {
@@ -696,25 +729,31 @@ RingSimulation simulate_ring(const AttentionProblem& p, const RingTopology& topo
             const RingChunk& k = part.chunks[at(kc)];
             // The backward sums dK, dV in fp32 whenever they travel or are grouped.
             const bool f = pass == RingPass::forward ? folds[at(qc)] : (P > 1 || grouped || part.held[at(r)].size() > 1);
-            const RingBlockCost& c = cost(q.size(), k.size(), chunk_visibility(q, k, p.causal), pass, f);
+            const ChunkVisibility v = chunk_visibility(q, k, p.causal);
+            const RingBlockCost& c = cost(q.size(), k.size(), v, pass, f, false);
             t[at(r)][at(s)] += c.time_s;
+            t_shared[at(r)][at(s)] += cost(q.size(), k.size(), v, pass, f, true).time_s;
             pairs[at(r)][at(s)] += c.pairs;
           }
-        t[at(r)][at(s)] += step_kernels_s(r, s, pass);
+        const double other = step_kernels_s(r, s, pass);
+        t[at(r)][at(s)] += other;
+        t_shared[at(r)][at(s)] += other;
       }
   };
 
-  std::vector<std::vector<double>> t;
+  std::vector<std::vector<double>> t, t_shared;
   std::vector<std::vector<i64>> pairs;
-  step_work(RingPass::forward, t, pairs);
+  step_work(RingPass::forward, t, t_shared, pairs);
   const HostPlan fwd_host = host_plan(RingPass::forward);
-  sim.forward = PassBuilder(p, part, topo, RingPass::forward, t, pairs, 0.0, cm.steps, fwd_host).run(sim.events);
+  sim.forward =
+      PassBuilder(p, part, topo, RingPass::forward, t, t_shared, pairs, 0.0, cm.steps, fwd_host).run(sim.events);
   sim.single_gpu_s = ring_single_gpu_cost(p, RingPass::forward, cm).time_s;
   sim.time_s = sim.forward.time_s;
   if (p.backward()) {
-    step_work(RingPass::backward, t, pairs);
+    step_work(RingPass::backward, t, t_shared, pairs);
     const HostPlan bwd_host = host_plan(RingPass::backward);
-    sim.backward = PassBuilder(p, part, topo, RingPass::backward, t, pairs, sim.forward.end_s, cm.steps, bwd_host)
+    sim.backward = PassBuilder(p, part, topo, RingPass::backward, t, t_shared, pairs, sim.forward.end_s, cm.steps,
+                               bwd_host)
                        .run(sim.events);
     sim.single_gpu_s += ring_single_gpu_cost(p, RingPass::backward, cm).time_s;
     sim.time_s += sim.backward->time_s;

@@ -222,6 +222,7 @@ TEST_CASE("ring results: JSON round trip keeps every field", "[ring][results]") 
   CHECK(b.kernel == "fa3_hopper");
   CHECK(b.backward_kernel == "fa2_tc_bwd");
   CHECK(b.transport == "nccl");
+  CHECK(b.comm_stream == "priority");
   CHECK(b.forward.time_ms_median == a.forward.time_ms_median);
   CHECK(b.forward.time_ms_min == a.forward.time_ms_min);
   CHECK(b.forward.exposed_comm_ms == a.forward.exposed_comm_ms);
@@ -246,6 +247,10 @@ TEST_CASE("ring results: JSON round trip keeps every field", "[ring][results]") 
   CHECK_FALSE(back.runs[2].backward);
   // Written again, the same text.
   CHECK(ring_results_to_json(back) == ring_results_to_json(r));
+  // A file from before the runner chose its exchange's stream: the default one.
+  nlohmann::json old = nlohmann::json::parse(ring_results_to_json(r));
+  old["runs"][1].erase("comm_stream");
+  CHECK(ring_results_from_json(old.dump(), "old.json").runs[1].comm_stream == "default");
 }
 
 TEST_CASE("ring results: the topology's fields derive from its text, in new files and older ones alike",
@@ -313,6 +318,8 @@ TEST_CASE("ring results: a malformed file names the file and the field", "[ring]
         "runs.json: runs[1].backward: missing (the problem has a backward pass and the run is ok)");
   CHECK(error_of(edit([](auto& j) { j["runs"][1]["peak_allocated_bytes"] = {1, 2, 3}; })) ==
         "runs.json: runs[1].peak_allocated_bytes: has 3 entries for 2 GPUs");
+  CHECK(error_of(edit([](auto& j) { j["runs"][1]["comm_stream"] = "urgent"; })) ==
+        "runs.json: runs[1].comm_stream: expected \"priority\" or \"default\" (got \"urgent\")");
   CHECK(error_of(edit([](auto& j) { j["runs"][1]["kernel"] = 3; })) ==
         "runs.json: runs[1].kernel: expected a string (got 3)");
   // A skipped run needs no times.

@@ -69,6 +69,8 @@ TEST_CASE("bench --gpus: the ring's bad input is one line and exit 2, before any
   require_usage_error(bench("--gpus 2 --model gpt-5"), "unknown model 'gpt-5' (known: llama2-7b");
   require_usage_error(bench("--model llama2-7b"), "give --gpus P too");
   require_usage_error(bench("--virtual-gpus"), "give --gpus P too");
+  require_usage_error(bench("--comm-stream default"), "give --gpus P too");
+  require_usage_error(bench("--gpus 2 --comm-stream high"), "--comm-stream: expected priority or default (got 'high')");
   require_usage_error(bench("--gpus 2 --kernels fa2"), "--kernels is not a ring option");
   require_usage_error(bench("--gpus 2 --pass bwd"), "--pass: the ring runs fwd or fwd+bwd");
   require_usage_error(bench("--gpus 2 --dtype fp32"), "--dtype: the ring runs fp16 or bf16");

@@ -67,6 +67,12 @@ struct RingOptions : RunOptions {
   const KernelInfo* backward = nullptr;
   RingTransport transport = RingTransport::nccl;
   RingSteps steps = RingSteps::fused;
+  // The exchange's stream at the device's greatest priority: the block
+  // scheduler hands NCCL's CTAs the first SMs the rung's running CTAs free,
+  // instead of after the rung's last CTA is dispatched (a transfer posted
+  // beside a launch of several waves would wait for most of it). false: both
+  // streams at the default priority.
+  bool comm_priority = true;
   std::vector<int> devices;   // CUDA ordinals of the P GPUs (nccl); empty: 0 … P − 1
   // One process per GPU: this process is rank group->rank() of the ring, on
   // devices.front() (one device); the ranks 0 … P − 1 of the group run the

@@ -68,6 +68,10 @@ struct RingMeasuredRun {
   // fold the partial outputs and add the gradients themselves) or "pairwise"
   // (expansion, merge and accumulation as separate kernels after each pair).
   std::string steps = "fused";
+  // The exchange's stream: "priority" (the device's greatest: NCCL's CTAs
+  // take the first SMs the rung frees) or "default" (files from before the
+  // runner chose).
+  std::string comm_stream = "priority";
   RunStatus status = RunStatus::ok;
   std::string reason;                   // why skipped / failed / OOM
   RingMeasuredPass forward;

@@ -183,6 +183,12 @@ struct RingComputeModel {
   // RungTiming::host_launch_s (or the small kernel's launch_s). A ring over
   // several nodes has a host per GPU whatever `host.host_per_gpu` says.
   HostIssueCosts host;
+  // The SMs the communication library's kernel holds on a GPU while its
+  // exchange is in flight, from its posting to its last transfer's end
+  // (NCCL's send and receive run as CTAs on the SMs, and a rung's CTA that
+  // fills an SM cannot share one with them): meanwhile the step's rung
+  // launches run on sm_count − comm_sms SMs. 0: the copies take no SMs.
+  int comm_sms = 0;
 };
 std::vector<RingSetupError> validate(const RingComputeModel& cm, DType dtype);  // empty when usable
 
