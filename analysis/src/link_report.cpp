@@ -191,7 +191,26 @@ sim::InterconnectModel measured_link(const sim::LinkMeasurements& m, const Measu
   l.topology_text = m.topology;
   l.topology = m.gpu_topology;
   l.host = measured_host(m);
+  l.ring_curve = ring_exchange_curve(m);
+  if (!l.ring_curve.empty()) {
+    const sim::LinkCurvePoint& r = l.ring_curve.back();
+    l.notes.push_back("The ring's exchange over the " + std::to_string(m.gpu_names.size()) +
+                      " GPUs at once (each sends to the next, receives from the previous): " +
+                      gbs_text(r.bandwidth) + " per GPU and direction at " + sim::bytes_iec(r.bytes) +
+                      " (ring_curve: what the ring's simulator moves its messages with)");
+  }
   return l;
+}
+
+std::vector<sim::LinkCurvePoint> ring_exchange_curve(const sim::LinkMeasurements& m) {
+  std::vector<sim::LinkCurvePoint> out;
+  for (const sim::RingExchangeSample& x : m.ring_exchange) {
+    const double t = x.timing.time_us_median * 1e-6;
+    if (!(t > 0)) continue;
+    const double bw = static_cast<double>(x.bytes) / t;
+    out.push_back({static_cast<double>(x.bytes), t, bw, bw});
+  }
+  return out;
 }
 
 sim::HostIssueCosts measured_host(const sim::LinkMeasurements& m) {
@@ -242,6 +261,9 @@ std::string link_table(const sim::LinkMeasurements& m) {
            sim::fixed(m.issue.launch_s * 1e6, 2) + " µs a small kernel's launch, " +
            sim::fixed(m.issue.exchange_s * 1e6, 1) + " µs an exchange of every GPU's send and receive (" +
            std::to_string(m.issue.gpus) + " GPUs, one NCCL group)\n";
+  if (m.issue.exchange_sms > 0)
+    out += "While an exchange is in flight its kernel holds " + std::to_string(m.issue.exchange_sms) +
+           " SMs of a GPU (the most over the GPUs; one SM-filling CTA per SM launched beside it)\n";
   out += "\nµs: the median time per message over the timed iterations (one way: GPU a sends, GPU b receives; both: "
          "each sends the other one message at once); GB/s = 1e9 bytes/s: a message's bytes over its time, "
          "per direction, and both directions' bytes together; nccl: ncclSend/ncclRecv (kernels on the SMs); "

@@ -187,7 +187,9 @@ json interconnect_json(const sim::InterconnectModel& l) {
 
 std::string host_prices_text(const sim::HostIssueCosts& h, double exchange_s, const std::string& exchange_words) {
   return sim::fixed(h.call_s * 1e6, 2) + " µs a stream call, " + sim::fixed(h.launch_s * 1e6, 2) + " µs a launch, " +
-         sim::fixed(exchange_s * 1e6, 1) + " µs " + exchange_words + " (" + h.source + ")";
+         sim::fixed(exchange_s * 1e6, 1) + " µs " + exchange_words +
+         (h.exchange_sms > 0 ? ", its kernel holding " + std::to_string(h.exchange_sms) + " SMs while in flight" : "") +
+         " (" + h.source + ")";
 }
 
 json ring_simulation_json(const sim::RingSimulation& s, const sim::RingTopology& topo, const sim::RingComputeModel& cm,
@@ -231,6 +233,7 @@ json ring_simulation_json(const sim::RingSimulation& s, const sim::RingTopology&
                  {"call_us", cm.host.call_s * 1e6},
                  {"launch_us", cm.host.launch_s * 1e6},
                  {"exchange_us", cm.host.exchange_share(s.problem.gpus(), topo.gpus_per_node) * 1e6},
+                 {"exchange_sms", cm.host.exchange_sms},
                  {"source", cm.host.source}};
   }
   if (with_events) {

@@ -402,6 +402,7 @@ RingFileModel ring_file_model(const sim::RingMeasuredRuns& runs, RingFileModel m
     m.topology.intra.host = runs.meta.host;
     m.topology.intra.host.source += " (the file's own, measured after its runs)";
   }
+  if (take.host && !runs.meta.ring_exchange.empty()) m.topology.intra.ring_curve = runs.meta.ring_exchange;
   return m;
 }
 

@@ -25,6 +25,7 @@
 #include "flashlab/sim/format.hpp"
 #include "flashlab/sim/gpu_topology_json.hpp"
 #include "flashlab/sim/host_issue_json.hpp"
+#include "flashlab/sim/link_curve_json.hpp"
 #include "results_json.hpp"
 
 namespace flashlab::analysis {
@@ -195,6 +196,7 @@ json meta_to_json(const sim::RingRunMeta& m) {
   // Only a run that started a process per GPU says so: one process's files are as before.
   if (!m.launcher.empty()) out["processes"] = processes_json(m);
   if (m.host.measured()) out["host_issue"] = sim::host_issue_json(m.host);
+  if (!m.ring_exchange.empty()) out["ring_exchange"] = sim::link_curve_json(m.ring_exchange);
   return out;
 }
 
@@ -253,7 +255,13 @@ sim::RingRunMeta meta_from(const Reader& rd, const json& o) {
     m.host.launch_s = rd.real(h, wh, "launch_us", 0.0) * 1e-6;
     m.host.exchange_s = rd.real(h, wh, "exchange_us", 0.0) * 1e-6;
     m.host.gpus = static_cast<int>(rd.whole(h, wh, "gpus", 0));
+    m.host.exchange_sms = static_cast<int>(rd.whole(h, wh, "exchange_sms", 0));
     m.host.source = rd.text(h, wh, "source");
+  }
+  try {
+    m.ring_exchange = sim::parse_link_curve(o, "ring_exchange", rd.origin() + ": " + w);
+  } catch (const sim::InterconnectError& e) {
+    throw std::runtime_error(e.what());
   }
   return m;
 }

@@ -20,6 +20,7 @@
 #include "flashlab/kernels/link_bench.hpp"
 #include "flashlab/kernels/rendezvous.hpp"
 #include "flashlab/kernels/ring.hpp"
+#include "flashlab/sim/format.hpp"
 #include "flashlab/sim/attention_models.hpp"
 
 namespace flashlab::cli {
@@ -160,10 +161,14 @@ void write(const std::string& path, const std::string& flag, const std::string& 
   }
 }
 
-// The host's issuing on the largest ring's GPUs, measured after the runs as
-// `flashlab links` measures it: the model's host prices for this file, from
-// this machine. A failure is a line on stderr, not the sweep's.
-sim::HostIssueCosts measure_ring_host(const kernels::RingOptions& o, int most, bool quiet) {
+// The host's issuing on the largest ring's GPUs, and the SMs an exchange's
+// kernel holds there, measured after the runs as `flashlab links` measures
+// them: the model's host prices for this file, from this machine. A failure is a line on stderr, not the sweep's.
+struct RingHostMeasurement {
+  sim::HostIssueCosts host;
+  std::vector<sim::LinkCurvePoint> ring_exchange;
+};
+RingHostMeasurement measure_ring_host(const kernels::RingOptions& o, int most, bool quiet) {
   kernels::LinkBenchOptions lo;
   lo.devices = o.devices;
   if (lo.devices.empty())
@@ -171,14 +176,23 @@ sim::HostIssueCosts measure_ring_host(const kernels::RingOptions& o, int most, b
   lo.devices.resize(static_cast<std::size_t>(most));
   lo.host_only = true;
   lo.copy_engines = false;
-  lo.max_bytes = sim::i64{1} << 20;
+  // The ring's exchange up to 256 MiB (a 128K-token step's K, V reach it);
+  // the exchange the SMs' probe runs beside then lasts about a millisecond.
+  lo.max_bytes = sim::i64{256} << 20;
   try {
-    const sim::HostIssueCosts h = analysis::measured_host(kernels::run_link_bench(lo));
-    if (!quiet)
+    const sim::LinkMeasurements m = kernels::run_link_bench(lo);
+    RingHostMeasurement out{analysis::measured_host(m), analysis::ring_exchange_curve(m)};
+    const sim::HostIssueCosts& h = out.host;
+    if (!quiet) {
       std::cerr << "the host's issuing, measured after the runs: "
                 << analysis::host_prices_text(h, h.exchange_s, "an exchange over " + std::to_string(h.gpus) + " GPUs")
                 << "\n";
-    return h;
+      if (!out.ring_exchange.empty())
+        std::cerr << "the ring's exchange, measured after the runs: " << out.ring_exchange.size() << " sizes, "
+                  << sim::fixed(out.ring_exchange.back().bandwidth / 1e9, 1) << " GB/s per GPU and direction at "
+                  << sim::bytes_iec(out.ring_exchange.back().bytes) << "\n";
+    }
+    return out;
   } catch (const std::exception& e) {
     std::cerr << "flashlab: the host's issuing was not measured (" << e.what()
               << "): the file's runs will be placed with a link preset's host\n";
@@ -331,7 +345,11 @@ int run_ring_bench(const RingBenchFlags& f) {
   if (!speaks) return failed > 0 ? 1 : 0;
   // One process drove every GPU over NCCL: its host's prices go with the file.
   if (!job && !f.virtual_gpus && o.transport == kernels::RingTransport::nccl && most >= 2 && !runs.runs.empty())
-    runs.meta.host = measure_ring_host(o, most, quiet);
+  {
+    RingHostMeasurement h = measure_ring_host(o, most, quiet);
+    runs.meta.host = h.host;
+    runs.meta.ring_exchange = std::move(h.ring_exchange);
+  }
   std::cout << analysis::ring_table(runs);
   write(f.csv, "--csv", analysis::ring_results_csv(runs));
   write(f.json, "--json", analysis::ring_results_to_json(runs));

@@ -8,12 +8,15 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <ctime>
+#include <set>
 #include <thread>
 
 #include "../cuda_check.hpp"
 #include "../ring_merge.hpp"
+#include "../sm_probe.hpp"
 #include "flashlab/kernels/device.hpp"
 #include "flashlab/kernels/ring.hpp"
 #include "flashlab/kernels/runner.hpp"
@@ -138,6 +141,8 @@ class LinkBench {
         m.pairs.push_back(std::move(pair));
       }
     measure_host(m);
+    measure_exchange_sms(m);
+    measure_ring_exchange(m);
     return m;
   }
 
@@ -373,6 +378,168 @@ class LinkBench {
     say("host: " + sim::fixed(m.issue.call_s * 1e6, 2) + " µs a stream call, " + sim::fixed(m.issue.launch_s * 1e6, 2) +
         " µs a small launch, " + sim::fixed(m.issue.exchange_s * 1e6, 1) + " µs an exchange over " +
         std::to_string(gpus_.size()) + " GPUs");
+  }
+
+  // The SMs an exchange's kernel holds on each GPU: during one long exchange
+  // of every GPU's send and receive (the ring's), a launch of one SM-filling
+  // CTA per SM (sm_probe.hpp) on another stream; the CTAs that start half a
+  // hold or more after the first waited for an SM NCCL's CTAs held. Per GPU
+  // the median over the rounds; the figure is the most over the GPUs.
+  void measure_exchange_sms(sim::LinkMeasurements& m) {
+    constexpr int kRounds = 5;
+    constexpr long long kHoldNs = 50000;  // 50 µs: a fraction of the exchange (64 MiB and more)
+    const i64 bytes = std::min<i64>(buffer_bytes_, i64{256} << 20);
+    if (bytes < (i64{64} << 20)) return;  // too short an exchange to watch
+    const int P = static_cast<int>(gpus_.size());
+    struct Probe {
+      cudaStream_t stream = nullptr;
+      unsigned* smid = nullptr;
+      long long* start = nullptr;
+      int sms = 0, smem = 0;
+      std::vector<int> held;
+    };
+    std::vector<Probe> probes(gpus_.size());
+    auto release = [&] {
+      for (std::size_t k = 0; k < gpus_.size(); ++k) {
+        (void)cudaSetDevice(gpus_[k].device);
+        if (probes[k].stream) (void)cudaStreamSynchronize(probes[k].stream);
+        if (probes[k].smid) (void)cudaFree(probes[k].smid);
+        if (probes[k].start) (void)cudaFree(probes[k].start);
+        if (probes[k].stream) (void)cudaStreamDestroy(probes[k].stream);
+      }
+    };
+    try {
+      for (std::size_t k = 0; k < gpus_.size(); ++k) {
+        Probe& p = probes[k];
+        const DeviceInfo info = query_device(gpus_[k].device);
+        p.sms = info.sm_count;
+        p.smem = static_cast<int>(info.smem_optin_bytes);
+        FLASHLAB_CUDA_CHECK(cudaSetDevice(gpus_[k].device));
+        FLASHLAB_CUDA_CHECK(cudaStreamCreateWithFlags(&p.stream, cudaStreamNonBlocking));
+        FLASHLAB_CUDA_CHECK(cudaMalloc(&p.smid, sizeof(unsigned) * static_cast<std::size_t>(p.sms)));
+        FLASHLAB_CUDA_CHECK(cudaMalloc(&p.start, sizeof(long long) * static_cast<std::size_t>(p.sms)));
+      }
+      const auto n = static_cast<std::size_t>(bytes);
+      for (int round = 0; round < kRounds; ++round) {
+        FLASHLAB_NCCL_CHECK(*api_, ncclGroupStart());
+        for (const Gpu& g : gpus_) {
+          const ncclComm_t c = comms_[static_cast<std::size_t>(g.rank)];
+          FLASHLAB_NCCL_CHECK(*api_, ncclSend(g.send, n, ncclUint8, (g.rank + 1) % P, c, g.stream));
+          FLASHLAB_NCCL_CHECK(*api_, ncclRecv(g.recv, n, ncclUint8, (g.rank + P - 1) % P, c, g.stream));
+        }
+        FLASHLAB_NCCL_CHECK(*api_, ncclGroupEnd());
+        for (std::size_t k = 0; k < gpus_.size(); ++k) {
+          FLASHLAB_CUDA_CHECK(cudaSetDevice(gpus_[k].device));
+          detail::launch_sm_probe(probes[k].sms, probes[k].smem, kHoldNs, probes[k].smid, probes[k].start,
+                                  probes[k].stream);
+        }
+        for (std::size_t k = 0; k < gpus_.size(); ++k) {
+          Probe& p = probes[k];
+          FLASHLAB_CUDA_CHECK(cudaSetDevice(gpus_[k].device));
+          FLASHLAB_CUDA_CHECK(cudaStreamSynchronize(gpus_[k].stream));
+          FLASHLAB_CUDA_CHECK(cudaStreamSynchronize(p.stream));
+          std::vector<unsigned> smid(static_cast<std::size_t>(p.sms));
+          std::vector<long long> start(static_cast<std::size_t>(p.sms));
+          FLASHLAB_CUDA_CHECK(cudaMemcpy(smid.data(), p.smid, sizeof(unsigned) * smid.size(), cudaMemcpyDeviceToHost));
+          FLASHLAB_CUDA_CHECK(
+              cudaMemcpy(start.data(), p.start, sizeof(long long) * start.size(), cudaMemcpyDeviceToHost));
+          const long long first = *std::min_element(start.begin(), start.end());
+          std::set<unsigned> free_sms;
+          for (std::size_t c = 0; c < start.size(); ++c)
+            if (start[c] < first + kHoldNs / 2) free_sms.insert(smid[c]);
+          p.held.push_back(p.sms - static_cast<int>(free_sms.size()));
+        }
+      }
+    } catch (...) {
+      release();
+      throw;
+    }
+    release();
+    std::string per_gpu;
+    int most = 0;
+    for (std::size_t k = 0; k < probes.size(); ++k) {
+      std::vector<double> h(probes[k].held.begin(), probes[k].held.end());
+      const int median = static_cast<int>(std::lround(median_of(h)));
+      most = std::max(most, median);
+      per_gpu += (k == 0 ? "" : ", ") + std::to_string(median);
+    }
+    m.issue.exchange_sms = most;
+    say("exchange: NCCL's kernel holds " + per_gpu + " SMs (GPU 0 … " + std::to_string(P - 1) + ", medians of " +
+        std::to_string(kRounds) + " rounds of " + bytes_text(bytes) + ")");
+  }
+
+  // The ring's exchange as a curve: every GPU sends a message to the next and
+  // receives one from the previous, one NCCL group, from 64 KiB to the
+  // buffer's size (256 MiB at most), each size the median of o_.iterations
+  // iterations after o_.warmup; an iteration from GPU 0's start (the others
+  // wait for it) to the last GPU's end, on GPU 0's clock.
+  void measure_ring_exchange(sim::LinkMeasurements& m) {
+    const auto t_begin = Clock::now();
+    const int P = static_cast<int>(gpus_.size());
+    Gpu& first = gpus_.front();
+    const i64 largest = std::min<i64>(buffer_bytes_, i64{256} << 20);
+    for (i64 bytes = i64{64} << 10; bytes <= largest; bytes *= 2) {
+      const auto n = static_cast<std::size_t>(bytes);
+      std::vector<double> us;
+      for (int it = 0; it < o_.warmup + o_.iterations; ++it) {
+        FLASHLAB_CUDA_CHECK(cudaSetDevice(first.device));
+        if (o_.hold_streams) {
+          hold_.released.store(false);
+          hold_.expired.store(false);
+          FLASHLAB_CUDA_CHECK(cudaLaunchHostFunc(first.stream, hold_until_released, &hold_));
+        }
+        FLASHLAB_CUDA_CHECK(cudaEventRecord(first.start, first.stream));
+        for (const Gpu& g : gpus_) {
+          if (&g == &first) continue;
+          FLASHLAB_CUDA_CHECK(cudaSetDevice(g.device));
+          FLASHLAB_CUDA_CHECK(cudaStreamWaitEvent(g.stream, first.start, 0));
+        }
+        FLASHLAB_NCCL_CHECK(*api_, ncclGroupStart());
+        for (const Gpu& g : gpus_) {
+          const ncclComm_t c = comms_[static_cast<std::size_t>(g.rank)];
+          FLASHLAB_NCCL_CHECK(*api_, ncclSend(g.send, n, ncclUint8, (g.rank + 1) % P, c, g.stream));
+          FLASHLAB_NCCL_CHECK(*api_, ncclRecv(g.recv, n, ncclUint8, (g.rank + P - 1) % P, c, g.stream));
+        }
+        FLASHLAB_NCCL_CHECK(*api_, ncclGroupEnd());
+        for (const Gpu& g : gpus_) {
+          if (&g == &first) continue;
+          FLASHLAB_CUDA_CHECK(cudaSetDevice(g.device));
+          FLASHLAB_CUDA_CHECK(cudaEventRecord(g.done, g.stream));
+          FLASHLAB_CUDA_CHECK(cudaSetDevice(first.device));
+          FLASHLAB_CUDA_CHECK(cudaStreamWaitEvent(first.stream, g.done, 0));
+        }
+        FLASHLAB_CUDA_CHECK(cudaSetDevice(first.device));
+        FLASHLAB_CUDA_CHECK(cudaEventRecord(first.stop, first.stream));
+        hold_.released.store(true, std::memory_order_release);
+        FLASHLAB_CUDA_CHECK(cudaEventSynchronize(first.stop));
+        if (hold_.expired.load())
+          throw CudaError("GPU " + std::to_string(first.device) + "'s stream was held " +
+                          std::to_string(kHoldLimit.count()) + " s while the host enqueued the ring's exchange of " +
+                          bytes_text(bytes) + ": the enqueue waited for the GPU; run again without holding the "
+                          "streams (flashlab links --no-hold)");
+        for (const Gpu& g : gpus_) {
+          FLASHLAB_CUDA_CHECK(cudaSetDevice(g.device));
+          FLASHLAB_CUDA_CHECK(cudaStreamSynchronize(g.stream));
+        }
+        if (it < o_.warmup) continue;
+        float ms = 0;
+        FLASHLAB_CUDA_CHECK(cudaEventElapsedTime(&ms, first.start, first.stop));
+        us.push_back(1e3 * static_cast<double>(ms));
+      }
+      sim::RingExchangeSample x;
+      x.bytes = bytes;
+      x.timing.messages = 1;
+      x.timing.iterations = o_.iterations;
+      x.timing.time_us_median = median_of(us);
+      x.timing.time_us_min = *std::min_element(us.begin(), us.end());
+      x.timing.time_us_max = *std::max_element(us.begin(), us.end());
+      m.ring_exchange.push_back(x);
+    }
+    for (int r = 0; r < P && !m.ring_exchange.empty(); ++r)
+      check(gpus_[static_cast<std::size_t>((r + P - 1) % P)], gpus_[static_cast<std::size_t>(r)],
+            m.ring_exchange.back().bytes, LinkTransport::nccl);
+    say("the ring's exchange over " + std::to_string(P) + " GPUs: " + std::to_string(m.ring_exchange.size()) +
+        " sizes in " + sim::fixed(std::chrono::duration<double>(Clock::now() - t_begin).count(), 1) + " s");
   }
 
   // Copy engines: peer access both ways when the GPUs allow it.

@@ -14,6 +14,7 @@
 #include "flashlab/sim/format.hpp"
 #include "flashlab/sim/gpu_topology_json.hpp"
 #include "flashlab/sim/host_issue_json.hpp"
+#include "flashlab/sim/link_curve_json.hpp"
 #include "flashlab/sim/ring_schedule.hpp"
 #include "json_fields.hpp"
 
@@ -152,6 +153,7 @@ InterconnectModel parse_interconnect_json(const std::string& text, const std::st
     m.notes = json_fields::strings<InterconnectError>(*it, "notes", origin, false);
   m.curve = curve_from(j, "curve", origin);
   m.copy_engine_curve = curve_from(j, "copy_engine_curve", origin);
+  m.ring_curve = curve_from(j, "ring_curve", origin);
   m.pairs = pairs_from(j, origin);
   if (auto it = j.find("gpus"); it != j.end() && !it->is_null())
     m.gpus = json_fields::strings<InterconnectError>(*it, "gpus", origin, false);
@@ -166,6 +168,8 @@ InterconnectModel parse_interconnect_json(const std::string& text, const std::st
     m.host.launch_s = json_fields::number<InterconnectError>(*it, "launch_us", at, false) * 1e-6;
     m.host.exchange_s = json_fields::number<InterconnectError>(*it, "exchange_us", at, false) * 1e-6;
     m.host.gpus = static_cast<int>(json_fields::number<InterconnectError>(*it, "gpus", at, false));
+    if (it->contains("exchange_sms"))  // measured links from before the exchange's SMs were
+      m.host.exchange_sms = static_cast<int>(json_fields::number<InterconnectError>(*it, "exchange_sms", at, false));
     m.host.source = optional_string(*it, "source", at);
   }
   return m;
@@ -183,6 +187,7 @@ std::string to_interconnect_json(const InterconnectModel& link) {
   if (!link.notes.empty()) j["notes"] = link.notes;
   if (!link.curve.empty()) j["curve"] = curve_json(link.curve);
   if (!link.copy_engine_curve.empty()) j["copy_engine_curve"] = curve_json(link.copy_engine_curve);
+  if (!link.ring_curve.empty()) j["ring_curve"] = curve_json(link.ring_curve);
   if (!link.pairs.empty()) j["pairs"] = pairs_json(link.pairs);
   if (!link.gpus.empty()) j["gpus"] = link.gpus;
   if (!link.nccl_version.empty()) j["nccl_version"] = link.nccl_version;
@@ -196,26 +201,53 @@ std::string to_interconnect_json(const InterconnectModel& link) {
 
 namespace {
 
+// A point's time for its message: one direction, or with both directions
+// busy (where measured).
+double point_time_s(const LinkCurvePoint& p, bool both) {
+  return both && p.bidir_bandwidth > 0 ? p.bytes / p.bidir_bandwidth : p.time_s;
+}
+
 // A measured curve's time for one message (InterconnectModel::transfer_s).
-double curve_time_s(const std::vector<LinkCurvePoint>& curve, double bytes) {
+double curve_time_s(const std::vector<LinkCurvePoint>& curve, double bytes, bool both) {
   const LinkCurvePoint& last = curve.back();
-  if (bytes >= last.bytes) return last.time_s * (bytes / last.bytes);
-  if (bytes <= curve.front().bytes) return curve.front().time_s;
+  if (bytes >= last.bytes) return point_time_s(last, both) * (bytes / last.bytes);
+  if (bytes <= curve.front().bytes) return point_time_s(curve.front(), both);
   // The first point above `bytes`, and the one before it.
   const auto hi = std::upper_bound(curve.begin(), curve.end(), bytes,
                                    [](double b, const LinkCurvePoint& p) { return b < p.bytes; });
   const LinkCurvePoint& a = *(hi - 1);
   const LinkCurvePoint& b = *hi;
-  if (bytes == a.bytes) return a.time_s;
+  if (bytes == a.bytes) return point_time_s(a, both);
   const double f = std::log(bytes / a.bytes) / std::log(b.bytes / a.bytes);
-  return a.time_s * std::pow(b.time_s / a.time_s, f);
+  return point_time_s(a, both) * std::pow(point_time_s(b, both) / point_time_s(a, both), f);
 }
 
 }  // namespace
 
 double InterconnectModel::arrival_s(double start_s, double bytes) const {
   if (curve.empty()) return start_s + latency_s + bytes / bandwidth;
-  return start_s + curve_time_s(curve, bytes);
+  return start_s + curve_time_s(curve, bytes, false);
+}
+
+double InterconnectModel::exchange_arrival_s(double start_s, double bytes, int messages) const {
+  const int n = std::max(1, messages);
+  if (!ring_curve.empty()) {
+    const double b = bytes / n, last = ring_curve.back().bytes;
+    // Beyond the ring's largest message, the pair's both-ways curve where it
+    // reaches further: its shape, from the ring's last point.
+    if (b > last && !curve.empty() && curve.back().bytes > last)
+      return start_s + n * ring_curve.back().time_s * curve_time_s(curve, b, true) / curve_time_s(curve, last, true);
+    return start_s + n * curve_time_s(ring_curve, b, false);
+  }
+  if (curve.empty()) return arrival_s(start_s, bytes);
+  return start_s + n * curve_time_s(curve, bytes / n, true);
+}
+
+nlohmann::json link_curve_json(const std::vector<LinkCurvePoint>& curve) { return curve_json(curve); }
+
+std::vector<LinkCurvePoint> parse_link_curve(const nlohmann::json& j, const std::string& name,
+                                             const std::string& origin) {
+  return curve_from(j, name, origin);
 }
 
 std::vector<InterconnectModel> read_interconnect_presets(const std::string& assets) {

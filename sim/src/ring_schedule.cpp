@@ -318,9 +318,14 @@ class PassBuilder {
     // the owner would apply on arrival): half the bytes of the pass's tail.
     const bool in_dtype = !gradients || (step == p_.gpus() && steps_ == RingSteps::fused);
     x.bytes = kv_bytes(p_, part_.tokens_of(x.owner), in_dtype ? dtype_bytes(p_.dtype) : 4);
+    // The fused homecoming leaves chunk by chunk, dK then dV of each: its
+    // messages, one after another (kernels/src/ring_runner.cpp).
+    const int messages = gradients && step == p_.gpus() && steps_ == RingSteps::fused
+                             ? 2 * static_cast<int>(part_.held[at(x.owner)].size())
+                             : 1;
     const InterconnectModel& link = topo_.link(x.from, x.to);
     x.start = start;
-    x.end = link.arrival_s(start, static_cast<double>(x.bytes));
+    x.end = link.exchange_arrival_s(start, static_cast<double>(x.bytes), messages);
     x.posted_from = std::min(start, posted_[at(x.from)][at(step)]);
     x.posted_to = std::min(start, posted_[at(to)][at(step)]);
     transfers_.push_back(x);
@@ -568,16 +573,22 @@ RingSimulation simulate_ring(const AttentionProblem& p, const RingTopology& topo
   // The rung's launches beside the exchange's kernel: on the SMs it leaves
   // (at least one).
   RingComputeModel cm_shared = cm;
-  if (P > 1 && cm.comm_sms > 0)
-    cm_shared.hw.sm_count = std::max<i64>(1, cm.hw.sm_count - static_cast<i64>(cm.comm_sms));
+  if (P > 1 && cm.host.exchange_sms > 0)
+    cm_shared.hw.sm_count = std::max<i64>(1, cm.hw.sm_count - static_cast<i64>(cm.host.exchange_sms));
   // Each distinct block once: zig-zag chunks come in at most two sizes.
   std::map<std::tuple<i64, i64, int, int, bool, bool>, RingBlockCost> cache;
   auto cost = [&](i64 nq, i64 nkv, ChunkVisibility v, RingPass pass, bool folds,
                   bool shared) -> const RingBlockCost& {
     const auto key = std::make_tuple(nq, nkv, static_cast<int>(v), static_cast<int>(pass), folds, shared);
     auto it = cache.find(key);
-    if (it == cache.end())
-      it = cache.emplace(key, ring_block_cost(p, nq, nkv, v, pass, shared ? cm_shared : cm, folds)).first;
+    if (it == cache.end()) {
+      RingBlockCost c = ring_block_cost(p, nq, nkv, v, pass, shared ? cm_shared : cm, folds);
+      // Without the launch model the rate is the whole GPU's: the SMs left
+      // do their share of it.
+      if (shared && rung_of(cm, pass, p.head_dim) == nullptr)
+        c.time_s *= static_cast<double>(cm.hw.sm_count) / static_cast<double>(cm_shared.hw.sm_count);
+      it = cache.emplace(key, c).first;
+    }
     return it->second;
   };
   // A query chunk with more than one visible pair over the ring folds its

@@ -191,7 +191,14 @@ TEST_CASE("ring results: JSON round trip keeps every field", "[ring][results]") 
   r.meta.host.exchange_s = 30.7e-6;
   r.meta.host.gpus = 2;
   r.meta.host.source = "measured on 2× NVIDIA H200, 2026-11-27, one host thread, medians of 15 rounds";
+  r.meta.host.exchange_sms = 16;
+  r.meta.ring_exchange = {{65536, 23.6e-6, 65536 / 23.6e-6, 65536 / 23.6e-6},
+                          {67108864, 437e-6, 67108864 / 437e-6, 67108864 / 437e-6}};
   const sim::RingMeasuredRuns back = ring_results_from_json(ring_results_to_json(r), "runs.json");
+  CHECK(back.meta.host.exchange_sms == 16);
+  REQUIRE(back.meta.ring_exchange.size() == 2);
+  CHECK(back.meta.ring_exchange[1].bytes == 67108864);
+  CHECK(back.meta.ring_exchange[1].time_s == Approx(437e-6));
   CHECK(back.meta.host.call_s == Approx(0.37e-6));
   CHECK(back.meta.host.launch_s == Approx(6.42e-6));
   CHECK(back.meta.host.exchange_s == Approx(30.7e-6));
@@ -199,6 +206,7 @@ TEST_CASE("ring results: JSON round trip keeps every field", "[ring][results]") 
   CHECK(back.meta.host.source == r.meta.host.source);
   // A file without it (every file before the sweep measured its host) has none.
   CHECK_FALSE(ring_results_from_json(ring_results_to_json(example_runs()), "old.json").meta.host.measured());
+  CHECK(ring_results_from_json(ring_results_to_json(example_runs()), "old.json").meta.ring_exchange.empty());
   CHECK(back.meta.device.gpu == r.meta.device.gpu);
   CHECK(back.meta.device.commit == "abc123");
   CHECK(back.meta.device.sm_count == 132);
@@ -606,18 +614,25 @@ TEST_CASE("ring placement: a file's own host, measured in its call, over a prese
                         "h200x2-ring-models-again.json";
   sim::RingMeasuredRuns runs = ring_results_from_file(file.string());
   REQUIRE_FALSE(runs.meta.host.measured());
-  // Without its own: the measured link's host (2 H200s, 20.8 µs an exchange).
+  // Without its own: the latest measured link's host of 2 H200s (23.7 µs an exchange).
+  const double latest = sim::load_interconnect("measured-nvidia-h200-2gpu-2026-11-27-2").host.exchange_s;
+  CHECK(latest == Approx(23.7e-6).epsilon(0.01));
   const RingFileModel preset = ring_file_model(runs);
   REQUIRE(preset.topology.intra.host.measured());
-  CHECK(preset.topology.intra.host.exchange_s == Approx(20.8e-6).epsilon(0.01));
+  CHECK(preset.topology.intra.host.exchange_s == Approx(latest));
   // With its own, that one; unless asked not to.
   runs.meta.host.call_s = 0.37e-6;
   runs.meta.host.launch_s = 6.42e-6;
   runs.meta.host.exchange_s = 30.7e-6;
   runs.meta.host.gpus = 2;
   runs.meta.host.source = "measured in the same call";
+  runs.meta.ring_exchange = {{65536, 20e-6, 65536 / 20e-6, 65536 / 20e-6}};
   const RingFileModel own = ring_file_model(runs);
   CHECK(own.topology.intra.host.exchange_s == Approx(30.7e-6));
+  // Its ring's exchange too, over the preset's.
+  REQUIRE(own.topology.intra.ring_curve.size() == 1);
+  CHECK(own.topology.intra.ring_curve[0].time_s == 20e-6);
+  CHECK(preset.topology.intra.ring_curve.size() > 1);
   CHECK_THAT(own.topology.intra.host.source, Catch::StartsWith("measured in the same call") &&
                                                  Catch::Contains("the file's own"));
   RingFileModel base;
@@ -625,7 +640,7 @@ TEST_CASE("ring placement: a file's own host, measured in its call, over a prese
   base.compute.hw = preset.compute.hw;
   RingFileTakes no_host;
   no_host.host = false;
-  CHECK(ring_file_model(runs, base, no_host).topology.intra.host.exchange_s == Approx(20.8e-6).epsilon(0.01));
+  CHECK(ring_file_model(runs, base, no_host).topology.intra.host.exchange_s == Approx(latest));
   // Placed with it, every run of the file still places.
   const RingScore a = score_ring_file(runs, preset), b = score_ring_file(runs, own);
   CHECK(b.time.count == a.time.count);

@@ -221,9 +221,38 @@ TEST_CASE("measured link: the ring simulated over a measured link file takes its
     if (e.kind == RingEventKind::transfer) {
       // 2·B·H_kv·(N/P)·d·2 bytes = 8 MiB, between the curve's points.
       CHECK(e.bytes == 2LL * 8 * 2048 * 128 * 2);
-      CHECK(e.duration_s() == Approx(topo.intra.transfer_s(static_cast<double>(e.bytes))));
+      // Every GPU sends and receives at once: the curve's both-directions
+      // time, here its one-way time over 0.9 at every point.
+      CHECK(e.duration_s() == Approx(topo.intra.transfer_s(static_cast<double>(e.bytes)) / 0.9));
       CHECK(e.duration_s() != Approx(topo.intra.latency_s + e.bytes / topo.intra.bandwidth));
       ++transfers;
     }
   CHECK(transfers == 4 * 3);
+}
+
+TEST_CASE("measured link: the ring's own exchange curve over a pair's, and messages one after another",
+          "[interconnect][ring]") {
+  InterconnectModel l = parse(measured_json());
+  const double b = 8.0 * (1 << 20);
+  // A pair's curve: both directions at once.
+  CHECK(l.exchange_arrival_s(1.0, b) == Approx(1.0 + l.transfer_s(b) / 0.9));
+  // Four messages of a quarter each, one after another.
+  CHECK(l.exchange_arrival_s(0, b, 4) == Approx(4 * l.transfer_s(b / 4) / 0.9));
+  // The ring's exchange where measured: 2 MiB in 20 µs, 32 MiB in 250 µs.
+  l.ring_curve = {{2.0 * (1 << 20), 20e-6, 0, 0}, {32.0 * (1 << 20), 250e-6, 0, 0}};
+  for (LinkCurvePoint& x : l.ring_curve) x.bandwidth = x.bidir_bandwidth = x.bytes / x.time_s;
+  // Halfway in log(bytes) from 2 to 32 MiB: the geometric mean of the times.
+  CHECK(l.exchange_arrival_s(0, b) == Approx(std::sqrt(20e-6 * 250e-6)));
+  CHECK(l.exchange_arrival_s(0, 2 * b, 2) == Approx(2 * std::sqrt(20e-6 * 250e-6)));
+  // Beyond the ring's largest message: the pair's both-ways shape from there.
+  const double big = 256.0 * (1 << 20), last = 32.0 * (1 << 20);
+  CHECK(l.exchange_arrival_s(0, big) ==
+        Approx(250e-6 * (l.transfer_s(big) / 0.9) / (l.transfer_s(last) / 0.9)));
+  // The one-way pair curve is what transfer_s still reads.
+  CHECK(l.transfer_s(b) == Approx(parse(measured_json()).transfer_s(b)));
+  // Written and read again, the ring's curve stays.
+  const InterconnectModel back = parse_interconnect_json(to_interconnect_json(l), "again.json");
+  REQUIRE(back.ring_curve.size() == 2);
+  CHECK(back.ring_curve[1].time_s == Approx(250e-6));
+  CHECK(back.exchange_arrival_s(0, b) == Approx(l.exchange_arrival_s(0, b)));
 }

@@ -741,3 +741,38 @@ TEST_CASE("each side posts its part of an exchange when it is ready, and the lat
   }
   CHECK(checked == 1);
 }
+
+TEST_CASE("ring, the exchange's kernel holding SMs: the rung slows while a transfer is in flight, not after",
+          "[ring]") {
+  // Two GPUs, no mask: step 0 computes while K, V travel. With a link so slow
+  // that the transfer outlasts the step, step 0 runs wholly beside the
+  // exchange's kernel: on 99 of the H100's 132 SMs, 4/3 of its time. Step 1
+  // has no transfer and runs at full speed.
+  const AttentionProblem p = problem(2, 8192, RingLayout::contiguous, false);
+  const RingTopology slow = one_node(5, 0);
+  RingComputeModel cm = compute(0.5);
+  REQUIRE(cm.hw.sm_count == 132);
+  const RingSimulation base = simulate_ring(p, slow, cm);
+  cm.host.exchange_sms = 33;
+  const RingSimulation held = simulate_ring(p, slow, cm);
+  for (int r = 0; r < 2; ++r) {
+    const double c0 = compute_event(base, RingPass::forward, r, 0).duration_s();
+    REQUIRE(events_of(base, RingPass::forward, RingEventKind::transfer).front()->duration_s() > 2 * c0);
+    CHECK(compute_event(held, RingPass::forward, r, 0).duration_s() == Approx(c0 * 4.0 / 3.0).epsilon(1e-12));
+    CHECK(compute_event(held, RingPass::forward, r, 1).duration_s() ==
+          Approx(compute_event(base, RingPass::forward, r, 1).duration_s()).epsilon(1e-12));
+  }
+  // On free links the transfer takes no time: nothing is slowed.
+  const RingSimulation fast = simulate_ring(p, free_links(), cm);
+  cm.host.exchange_sms = 0;
+  CHECK(fast.forward.time_s == Approx(simulate_ring(p, free_links(), cm).forward.time_s).epsilon(1e-12));
+  // A transfer shorter than the step: the rung is slowed for its span only.
+  cm.host.exchange_sms = 33;
+  const RingTopology quick = one_node(400, 0);
+  const RingSimulation part = simulate_ring(p, quick, cm);
+  const double c0 = compute_event(base, RingPass::forward, 0, 0).duration_s();
+  const double T = events_of(part, RingPass::forward, RingEventKind::transfer).front()->duration_s();
+  REQUIRE(T < c0);
+  // During T it does 3/4 of the work per second: T/4 of the work is left over.
+  CHECK(compute_event(part, RingPass::forward, 0, 0).duration_s() == Approx(c0 + T / 4).epsilon(1e-9));
+}

@@ -67,6 +67,9 @@ std::string link_table(const sim::LinkMeasurements& m);
 // NVIDIA H200, 2026-11-27, one host thread, medians of 15 rounds"); none when
 // it was not measured.
 sim::HostIssueCosts measured_host(const sim::LinkMeasurements& m);
+// The ring's exchange as a curve (message size → time, per GPU and
+// direction); empty when not measured.
+std::vector<sim::LinkCurvePoint> ring_exchange_curve(const sim::LinkMeasurements& m);
 
 // One row per pair, transport and size, with the times (median, min, max)
 // and the rates.

@@ -17,6 +17,10 @@ struct HostIssueCosts {
   double launch_s = 0;    // one launch of a small kernel (the ring's merges, sums, conversions)
   double exchange_s = 0;  // one exchange: an NCCL group of every GPU's send and receive over `gpus` GPUs
   int gpus = 0;           // the GPUs of the measured exchange
+  // The SMs the exchange's kernel held on a GPU while in flight (NCCL's send
+  // and receive run as CTAs on the SMs; the most over the measured GPUs):
+  // meanwhile a rung whose CTA fills an SM runs on the others. 0: not measured.
+  int exchange_sms = 0;
   std::string source;     // "measured on 2× NVIDIA H200, 2026-11-27"
   // A process per GPU (flashlab bench --ranks): each GPU's host issues its
   // own turn and its own part of the exchange, beside the others.

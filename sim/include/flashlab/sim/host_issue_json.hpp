@@ -1,6 +1,7 @@
 // The JSON form of the host's issuing costs, for the files that carry them
 // (measured links' "host", ring results' "host_issue"): {"call_us",
-// "launch_us", "exchange_us", "gpus", "source"}. Each reader checks its own
+// "launch_us", "exchange_us", "gpus", "source", and "exchange_sms" when
+// measured}. Each reader checks its own
 // file's fields. Needs nlohmann-json (the sim library's one dependency).
 #pragma once
 

@@ -53,6 +53,13 @@ struct LinkPairMeasurement {
   const LinkSeries* find(LinkTransport t) const;  // nullptr when not measured
 };
 
+// The ring's exchange at one message size: every GPU sends one message to
+// the next and receives one from the previous, in one NCCL group.
+struct RingExchangeSample {
+  i64 bytes = 0;  // one message
+  LinkTiming timing;
+};
+
 struct LinkMeasurements {
   std::vector<int> devices;             // CUDA ordinals measured
   std::vector<std::string> gpu_names;   // per device, in that order
@@ -70,6 +77,8 @@ struct LinkMeasurements {
   // GPU's send and receive in one NCCL group. Not measured: all zero.
   HostIssueCosts issue;
   int issue_rounds = 0;  // rounds the medians are over
+  // The ring's exchange over all the GPUs, ascending bytes; empty: not measured.
+  std::vector<RingExchangeSample> ring_exchange;
 };
 
 }  // namespace flashlab::sim

@@ -14,6 +14,7 @@
 #include "flashlab/sim/gpu_topology.hpp"
 #include "flashlab/sim/measurement.hpp"
 #include "flashlab/sim/ring_problem.hpp"
+#include "flashlab/sim/ring_schedule.hpp"
 
 namespace flashlab::sim {
 
@@ -120,6 +121,9 @@ struct RingRunMeta {
   // largest ring's GPUs (flashlab links' host measurement); not measured in
   // older files, for a process per GPU, and on virtual GPUs.
   HostIssueCosts host;
+  // The ring's exchange over the same GPUs, measured with it (every GPU sends
+  // to the next and receives from the previous): message size → time.
+  std::vector<LinkCurvePoint> ring_exchange;
 };
 
 struct RingMeasuredRuns {

@@ -90,6 +90,12 @@ struct InterconnectModel {
   // A measured link's record (`flashlab links`); empty for a datasheet preset.
   std::vector<LinkCurvePoint> curve;              // NCCL send/recv, ascending bytes: what transfer_s uses
   std::vector<LinkCurvePoint> copy_engine_curve;  // cudaMemcpyPeerAsync, shown beside it (not used by the ring)
+  // The ring's own exchange, measured over the GPUs at once (every GPU sends
+  // a message to the next and receives one from the previous, one NCCL
+  // group): what exchange_arrival_s uses when present. Over more than two
+  // GPUs each GPU's send and receive go to different peers, which a pair's
+  // curve does not see.
+  std::vector<LinkCurvePoint> ring_curve;
   std::vector<LinkPairFigure> pairs;              // every pair measured
   std::vector<std::string> gpus;                  // the GPUs' names
   std::string nccl_version;                       // "2.28.9"
@@ -106,6 +112,14 @@ struct InterconnectModel {
   // When a message of `bytes` sent at `start_s` has arrived: start_s +
   // transfer_s(bytes), summed left to right as the simulator always has.
   double arrival_s(double start_s, double bytes) const;
+  // As a ring moves its messages: every GPU sends one and receives one at
+  // once, so the time is the ring's exchange curve's where measured (beyond
+  // its largest message, scaled as the pair curve's both-directions time
+  // grows from there, where that reaches further), else a pair curve's
+  // both-directions time (bytes over bidir_bandwidth, where measured);
+  // `messages` equal messages of `bytes` in all, one after another. Without
+  // a curve, arrival_s.
+  double exchange_arrival_s(double start_s, double bytes, int messages = 1) const;
 };
 
 class InterconnectError : public std::runtime_error {
@@ -115,7 +129,8 @@ class InterconnectError : public std::runtime_error {
 
 // JSON (format "flashlab-interconnect/1": id, label, kind, bandwidth_gbs — GB/s
 // one direction —, latency_us, source, notes; a measured link also curve and
-// copy_engine_curve — [{"bytes", "time_us", "gbs", "bidir_gbs"}, ...] —, pairs,
+// copy_engine_curve — [{"bytes", "time_us", "gbs", "bidir_gbs"}, ...] — and
+// ring_curve (the same form), pairs,
 // gpus, nccl_version, topology_text and the topology derived from it). Throws
 // InterconnectError naming the origin and the missing or malformed field.
 InterconnectModel parse_interconnect_json(const std::string& text, const std::string& origin);
@@ -182,13 +197,10 @@ struct RingComputeModel {
   // earlier than its exchange was issued. The rungs' own launches take their
   // RungTiming::host_launch_s (or the small kernel's launch_s). A ring over
   // several nodes has a host per GPU whatever `host.host_per_gpu` says.
+  // With its exchange_sms measured: while a GPU's exchange is in flight, from
+  // its posting to its last transfer's end, NCCL's CTAs hold that many SMs
+  // and the step's rung launches (whose CTAs fill an SM) run on the others.
   HostIssueCosts host;
-  // The SMs the communication library's kernel holds on a GPU while its
-  // exchange is in flight, from its posting to its last transfer's end
-  // (NCCL's send and receive run as CTAs on the SMs, and a rung's CTA that
-  // fills an SM cannot share one with them): meanwhile the step's rung
-  // launches run on sm_count − comm_sms SMs. 0: the copies take no SMs.
-  int comm_sms = 0;
 };
 std::vector<RingSetupError> validate(const RingComputeModel& cm, DType dtype);  // empty when usable
 
