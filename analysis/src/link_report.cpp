@@ -192,6 +192,7 @@ sim::InterconnectModel measured_link(const sim::LinkMeasurements& m, const Measu
   l.topology = m.gpu_topology;
   l.host = measured_host(m);
   l.ring_curve = ring_exchange_curve(m);
+  if (!l.ring_curve.empty()) l.ring_curve_source = "measured with " + l.id;
   if (!l.ring_curve.empty()) {
     const sim::LinkCurvePoint& r = l.ring_curve.back();
     l.notes.push_back("The ring's exchange over the " + std::to_string(m.gpu_names.size()) +

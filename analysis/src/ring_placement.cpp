@@ -236,6 +236,10 @@ RingPlacement place_ring_run(const sim::RingMeasuredRuns& runs, std::size_t inde
       pl.calibration.note += "; the host's issuing (" +
                              std::string(launched.host.host_per_gpu ? "a process per GPU" : "one process for every GPU") +
                              "): " + launched.host.source;
+    if (!topo.intra.ring_curve.empty())
+      pl.calibration.note += "; the ring's exchange: " + topo.intra.ring_curve_source;
+    if (launched.host.exchange_sms > 0)
+      pl.calibration.note += "; " + std::to_string(launched.host.exchange_sms) + " SMs held by the exchange's kernel";
     return pl;
   }
   RingCalibration cal = calibrate_ring_efficiency(runs, run.problem, topo, cm);
@@ -402,7 +406,11 @@ RingFileModel ring_file_model(const sim::RingMeasuredRuns& runs, RingFileModel m
     m.topology.intra.host = runs.meta.host;
     m.topology.intra.host.source += " (the file's own, measured after its runs)";
   }
-  if (take.host && !runs.meta.ring_exchange.empty()) m.topology.intra.ring_curve = runs.meta.ring_exchange;
+  if (take.host && !runs.meta.ring_exchange.empty()) {
+    m.topology.intra.ring_curve = runs.meta.ring_exchange;
+    m.topology.intra.ring_curve_source = "the file's own, measured after its runs over " +
+                                         std::to_string(runs.meta.host.gpus) + " GPUs";
+  }
   return m;
 }
 

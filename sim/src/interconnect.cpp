@@ -154,6 +154,7 @@ InterconnectModel parse_interconnect_json(const std::string& text, const std::st
   m.curve = curve_from(j, "curve", origin);
   m.copy_engine_curve = curve_from(j, "copy_engine_curve", origin);
   m.ring_curve = curve_from(j, "ring_curve", origin);
+  if (!m.ring_curve.empty()) m.ring_curve_source = "measured with " + m.id;
   m.pairs = pairs_from(j, origin);
   if (auto it = j.find("gpus"); it != j.end() && !it->is_null())
     m.gpus = json_fields::strings<InterconnectError>(*it, "gpus", origin, false);

@@ -633,6 +633,15 @@ TEST_CASE("ring placement: a file's own host, measured in its call, over a prese
   REQUIRE(own.topology.intra.ring_curve.size() == 1);
   CHECK(own.topology.intra.ring_curve[0].time_s == 20e-6);
   CHECK(preset.topology.intra.ring_curve.size() > 1);
+  // And the placement says whose exchange it used.
+  std::size_t ring_run = 0;
+  while (ring_run < runs.runs.size() && runs.runs[ring_run].problem.gpus() < 2) ++ring_run;
+  REQUIRE(ring_run < runs.runs.size());
+  const RingPlacement placed = place_ring_run(runs, ring_run, own.topology, own.compute, own.rungs ? &*own.rungs : nullptr);
+  CHECK_THAT(placed.calibration.note, Catch::Contains("the ring's exchange: the file's own"));
+  const RingPlacement by_preset =
+      place_ring_run(runs, ring_run, preset.topology, preset.compute, preset.rungs ? &*preset.rungs : nullptr);
+  CHECK_THAT(by_preset.calibration.note, Catch::Contains("the ring's exchange: measured with measured-nvidia-h200-2gpu"));
   CHECK_THAT(own.topology.intra.host.source, Catch::StartsWith("measured in the same call") &&
                                                  Catch::Contains("the file's own"));
   RingFileModel base;

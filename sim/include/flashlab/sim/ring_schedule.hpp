@@ -96,6 +96,7 @@ struct InterconnectModel {
   // GPUs each GPU's send and receive go to different peers, which a pair's
   // curve does not see.
   std::vector<LinkCurvePoint> ring_curve;
+  std::string ring_curve_source;  // where ring_curve was measured ("measured with the link", "the file's own ...")
   std::vector<LinkPairFigure> pairs;              // every pair measured
   std::vector<std::string> gpus;                  // the GPUs' names
   std::string nccl_version;                       // "2.28.9"
