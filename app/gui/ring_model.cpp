@@ -543,6 +543,15 @@ void recompute_ring(AppState& s) {
       parsed = false;
     }
   }
+  // An open results file's own host and ring exchange, measured in its call,
+  // over a measured link's (as flashlab ring --results places it).
+  if (s.ring.results.have && m.topology.intra.kind == "measured") {
+    analysis::RingFileModel own;
+    own.topology = m.topology;
+    analysis::RingFileTakes takes;
+    takes.hw = takes.link = takes.rungs = false;
+    m.topology = analysis::ring_file_model(s.ring.results.runs, own, takes).topology;
+  }
 
   const auto eff = parse_fraction(in.efficiency);
   if (!eff) {

@@ -550,3 +550,29 @@ TEST_CASE("the measured 4-GPU file opens on a fused run of 4 H200s, labelled wit
   CHECK(m.measured.warning.empty());
   CHECK(ring_run_steps(s.ring.results.runs, m.problem).size() == 2);
 }
+
+TEST_CASE("a results file with its own host and ring exchange is placed with them and says so", "[gui][ring]") {
+  const fs::path file =
+      fs::path(FLASHLAB_TEST_DATA) / ".." / ".." / "docs" / "results" / "ring" / "h200x2-ring-exchange.json";
+  if (!fs::exists(file)) {
+    WARN("no " << file.string() << ": skipped");
+    return;
+  }
+  auto ps = ring_state();
+  AppState& s = *ps;
+  open_ring_results(s, file.string());
+  recompute_ring(s);
+  const RingModel& m = s.ring.model;
+  REQUIRE(m.valid);
+  REQUIRE(m.measured.run >= 0);
+  const sim::RingMeasuredRuns& runs = s.ring.results.runs;
+  REQUIRE(runs.meta.host.measured());
+  REQUIRE_FALSE(runs.meta.ring_exchange.empty());
+  // The simulation's link is the measured preset's, with the file's own host and exchange over it.
+  CHECK(m.topology.intra.kind == "measured");
+  CHECK(m.topology.intra.host.exchange_s == Approx(runs.meta.host.exchange_s));
+  CHECK(m.topology.intra.ring_curve.size() == runs.meta.ring_exchange.size());
+  REQUIRE(m.measured.placement);
+  CHECK_THAT(m.measured.placement->calibration.note, Catch::Contains("the file's own, measured after its runs") &&
+                                                       Catch::Contains("the ring's exchange: the file's own"));
+}
