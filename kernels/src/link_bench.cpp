@@ -314,6 +314,20 @@ class LinkBench {
     return timing;
   }
 
+  // The ring's exchange of `n` bytes on the GPUs' streams: every GPU sends
+  // to the next and receives from the previous, one NCCL group, as the ring's
+  // steps do.
+  void enqueue_ring_exchange(std::size_t n) {
+    const int P = static_cast<int>(gpus_.size());
+    FLASHLAB_NCCL_CHECK(*api_, ncclGroupStart());
+    for (const Gpu& g : gpus_) {
+      const ncclComm_t c = comms_[static_cast<std::size_t>(g.rank)];
+      FLASHLAB_NCCL_CHECK(*api_, ncclSend(g.send, n, ncclUint8, (g.rank + 1) % P, c, g.stream));
+      FLASHLAB_NCCL_CHECK(*api_, ncclRecv(g.recv, n, ncclUint8, (g.rank + P - 1) % P, c, g.stream));
+    }
+    FLASHLAB_NCCL_CHECK(*api_, ncclGroupEnd());
+  }
+
   // What one host thread spends issuing the ring's kind of work (the ring's
   // runner drives every GPU from one thread): host wall time around the calls
   // only, never around a wait for the GPUs, which are synchronised between
@@ -356,16 +370,9 @@ class LinkBench {
       // One exchange: every GPU sends to the next and receives from the
       // previous one, one NCCL group, as the ring's steps do.
       const auto n = static_cast<std::size_t>(exchange_bytes);
-      const int P = static_cast<int>(gpus_.size());
       for (int k = 0; k < kExchanges; ++k) {
         t0 = Clock::now();
-        FLASHLAB_NCCL_CHECK(*api_, ncclGroupStart());
-        for (const Gpu& g : gpus_) {
-          const ncclComm_t c = comms_[static_cast<std::size_t>(g.rank)];
-          FLASHLAB_NCCL_CHECK(*api_, ncclSend(g.send, n, ncclUint8, (g.rank + 1) % P, c, g.stream));
-          FLASHLAB_NCCL_CHECK(*api_, ncclRecv(g.recv, n, ncclUint8, (g.rank + P - 1) % P, c, g.stream));
-        }
-        FLASHLAB_NCCL_CHECK(*api_, ncclGroupEnd());
+        enqueue_ring_exchange(n);
         exchange_us.push_back(us_since(t0));
         sync_all();
       }
@@ -421,13 +428,7 @@ class LinkBench {
       }
       const auto n = static_cast<std::size_t>(bytes);
       for (int round = 0; round < kRounds; ++round) {
-        FLASHLAB_NCCL_CHECK(*api_, ncclGroupStart());
-        for (const Gpu& g : gpus_) {
-          const ncclComm_t c = comms_[static_cast<std::size_t>(g.rank)];
-          FLASHLAB_NCCL_CHECK(*api_, ncclSend(g.send, n, ncclUint8, (g.rank + 1) % P, c, g.stream));
-          FLASHLAB_NCCL_CHECK(*api_, ncclRecv(g.recv, n, ncclUint8, (g.rank + P - 1) % P, c, g.stream));
-        }
-        FLASHLAB_NCCL_CHECK(*api_, ncclGroupEnd());
+        enqueue_ring_exchange(n);
         for (std::size_t k = 0; k < gpus_.size(); ++k) {
           FLASHLAB_CUDA_CHECK(cudaSetDevice(gpus_[k].device));
           detail::launch_sm_probe(probes[k].sms, probes[k].smem, kHoldNs, probes[k].smid, probes[k].start,
@@ -494,13 +495,7 @@ class LinkBench {
           FLASHLAB_CUDA_CHECK(cudaSetDevice(g.device));
           FLASHLAB_CUDA_CHECK(cudaStreamWaitEvent(g.stream, first.start, 0));
         }
-        FLASHLAB_NCCL_CHECK(*api_, ncclGroupStart());
-        for (const Gpu& g : gpus_) {
-          const ncclComm_t c = comms_[static_cast<std::size_t>(g.rank)];
-          FLASHLAB_NCCL_CHECK(*api_, ncclSend(g.send, n, ncclUint8, (g.rank + 1) % P, c, g.stream));
-          FLASHLAB_NCCL_CHECK(*api_, ncclRecv(g.recv, n, ncclUint8, (g.rank + P - 1) % P, c, g.stream));
-        }
-        FLASHLAB_NCCL_CHECK(*api_, ncclGroupEnd());
+        enqueue_ring_exchange(n);
         for (const Gpu& g : gpus_) {
           if (&g == &first) continue;
           FLASHLAB_CUDA_CHECK(cudaSetDevice(g.device));

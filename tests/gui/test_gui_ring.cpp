@@ -56,6 +56,20 @@ int holder(const sim::RingPartition& part, int chunk) {
   return -1;
 }
 
+// A measured file of docs/results/ring opened in the GUI and placed; null
+// (with a warning) when the checkout lacks it.
+std::unique_ptr<AppState> opened_ring_results(const char* name) {
+  const fs::path file = fs::path(FLASHLAB_TEST_DATA) / ".." / ".." / "docs" / "results" / "ring" / name;
+  if (!fs::exists(file)) {
+    WARN("no " << file.string() << ": skipped");
+    return nullptr;
+  }
+  auto s = ring_state();
+  open_ring_results(*s, file.string());
+  recompute_ring(*s);
+  return s;
+}
+
 }  // namespace
 
 TEST_CASE("the ring's model follows its inputs: the problem, the lanes, the matrix", "[gui][ring]") {
@@ -531,15 +545,9 @@ TEST_CASE("a run is its problem and its steps: the file opens on a fused run, ei
 }
 
 TEST_CASE("the measured 4-GPU file opens on a fused run of 4 H200s, labelled with its links", "[gui][ring]") {
-  const fs::path file = fs::path(FLASHLAB_TEST_DATA) / ".." / ".." / "docs" / "results" / "ring" / "h200x4-ring.json";
-  if (!fs::exists(file)) {
-    WARN("no " << file.string() << ": skipped");
-    return;
-  }
-  auto ps = ring_state();
+  auto ps = opened_ring_results("h200x4-ring.json");
+  if (!ps) return;
   AppState& s = *ps;
-  open_ring_results(s, file.string());
-  recompute_ring(s);
   const RingModel& m = s.ring.model;
   REQUIRE(m.valid);
   REQUIRE(m.measured.run >= 0);
@@ -552,16 +560,9 @@ TEST_CASE("the measured 4-GPU file opens on a fused run of 4 H200s, labelled wit
 }
 
 TEST_CASE("a results file with its own host and ring exchange is placed with them and says so", "[gui][ring]") {
-  const fs::path file =
-      fs::path(FLASHLAB_TEST_DATA) / ".." / ".." / "docs" / "results" / "ring" / "h200x2-ring-exchange.json";
-  if (!fs::exists(file)) {
-    WARN("no " << file.string() << ": skipped");
-    return;
-  }
-  auto ps = ring_state();
+  auto ps = opened_ring_results("h200x2-ring-exchange.json");
+  if (!ps) return;
   AppState& s = *ps;
-  open_ring_results(s, file.string());
-  recompute_ring(s);
   const RingModel& m = s.ring.model;
   REQUIRE(m.valid);
   REQUIRE(m.measured.run >= 0);
