@@ -326,6 +326,12 @@ TEST_CASE("ring results: a malformed file names the file and the field", "[ring]
         "runs.json: runs[1].backward: missing (the problem has a backward pass and the run is ok)");
   CHECK(error_of(edit([](auto& j) { j["runs"][1]["peak_allocated_bytes"] = {1, 2, 3}; })) ==
         "runs.json: runs[1].peak_allocated_bytes: has 3 entries for 2 GPUs");
+  CHECK_THAT(error_of(edit([](auto& j) { j["meta"]["ring_exchange"] = "fast"; })),
+             Catch::StartsWith("runs.json: meta: field 'ring_exchange' must be a non-empty list"));
+  CHECK_THAT(error_of(edit([](auto& j) {
+               j["meta"]["ring_exchange"] = {{{"bytes", 1024}, {"time_us", 0}, {"gbs", 1}, {"bidir_gbs", 1}}};
+             })),
+             Catch::StartsWith("runs.json: meta: field 'ring_exchange[0].time_us' must be positive"));
   CHECK(error_of(edit([](auto& j) { j["runs"][1]["comm_stream"] = "urgent"; })) ==
         "runs.json: runs[1].comm_stream: expected \"priority\" or \"default\" (got \"urgent\")");
   CHECK(error_of(edit([](auto& j) { j["runs"][1]["kernel"] = 3; })) ==
