@@ -218,7 +218,7 @@ sim::HostIssueCosts measured_host(const sim::LinkMeasurements& m) {
   if (!m.issue.measured()) return {};
   sim::HostIssueCosts h = m.issue;
   h.source = "measured on " + std::to_string(m.gpu_names.size()) + "× " + gpu_kinds(m.gpu_names) + ", " +
-             m.date.substr(0, 10) + ", one host thread, medians of " + std::to_string(m.issue_rounds) + " rounds";
+             m.date.substr(0, 10) + ", one host thread, timing events on busy streams, medians of " + std::to_string(m.issue_rounds) + " rounds";
   return h;
 }
 

@@ -120,7 +120,24 @@ RingPlacement place_ring_run(const sim::RingMeasuredRun& run, const sim::RingTop
   // the homecoming's bytes differ between fused and pairwise steps.
   sim::RingComputeModel as_run = cm;
   if (const auto steps = sim::parse_ring_steps(run.steps)) as_run.steps = *steps;
-  pl.simulation = sim::simulate_ring(p, topo, as_run);
+  const auto series_of = [](const sim::RingMeasuredPass* m) {
+    sim::TimedSeries t;
+    if (m != nullptr && m->repeats > 0) t.repeats = m->repeats;
+    if (m != nullptr && m->warmup >= 0) t.warmup = m->warmup;
+    return t;
+  };
+  pl.simulation = sim::simulate_ring_timed(p, topo, as_run, series_of(&run.forward),
+                                           series_of(run.backward ? &*run.backward : nullptr), &pl.power_shares);
+  for (sim::RingPass pass : {sim::RingPass::forward, sim::RingPass::backward}) {
+    const sim::SeriesShares& sh = pass == sim::RingPass::forward ? pl.power_shares.forward : pl.power_shares.backward;
+    const sim::RungTiming* rt = sim::ring_rung(as_run, pass, p.head_dim);
+    if (sh.median > 0 && rt != nullptr)
+      pl.notes.push_back(std::string(pass == sim::RingPass::forward ? "the forward's" : "the backward's") +
+                         " median timed run: " +
+                         sim::fixed(100 * sh.median, 0) + " % of its rung time under the power limit (" +
+                         rt->geometry.rung + " at " + sim::fixed(rt->capped_rate, 3) + " of its boost rate), " +
+                         "its fastest " + sim::fixed(100 * sh.fastest, 0) + " %");
+  }
   const sim::RingSimulation& s = pl.simulation;
   const int P = p.gpus();
   for (sim::RingPass pass : {sim::RingPass::forward, sim::RingPass::backward}) {
@@ -240,6 +257,12 @@ RingPlacement place_ring_run(const sim::RingMeasuredRuns& runs, std::size_t inde
       pl.calibration.note += "; the ring's exchange: " + topo.intra.ring_curve_source;
     if (launched.host.exchange_sms > 0)
       pl.calibration.note += "; " + std::to_string(launched.host.exchange_sms) + " SMs held by the exchange's kernel";
+    if (fwd->power_capped())
+      pl.calibration.note += "; the power limit, fitted on one GPU: " + run.kernel + " at " +
+                             sim::fixed(fwd->capped_rate, 3) + " of boost after " + sim::fixed(fwd->boost_s * 1e3, 0) +
+                             " ms" + (bwd != nullptr && bwd->power_capped()
+                                          ? ", " + run.backward_kernel + " at " + sim::fixed(bwd->capped_rate, 3)
+                                          : std::string());
     return pl;
   }
   RingCalibration cal = calibrate_ring_efficiency(runs, run.problem, topo, cm);

@@ -7,9 +7,10 @@
 // forward-only run), "peak_allocated_bytes": [per GPU],
 // "peak_device_used_bytes": [per GPU], "rel_error", "rel_error_grads",
 // "check_note"}; PASS: {"time_ms_median", "time_ms_min", "time_ms_max",
-// "repeats", "comm_ms", "exposed_comm_ms", "compute_ms", "steps": [{"gpu",
+// "repeats", "warmup" (absent: 2), "comm_ms", "exposed_comm_ms", "compute_ms", "steps": [{"gpu",
 // "step", "kv_owner", "compute_start_ms", "compute_end_ms", "wait_ms",
-// "transfer_start_ms", "transfer_end_ms", "bytes_received", "rung_ms"}],
+// "transfer_start_ms", "transfer_end_ms", "bytes_received", "rung_ms",
+// "host_start_ms", "host_end_ms"}],
 // "rung_ms"}; a run's "steps" is "fused" or "pairwise" (a file without it was
 // measured before the fused steps existed: "pairwise"); its "comm_stream" is
 // "priority" or "default" (a file without it: "default"). Non-finite
@@ -91,11 +92,14 @@ json pass_to_json(const sim::RingMeasuredPass& p) {
                          {"transfer_start_ms", number_json(s.transfer_start_ms)},
                          {"transfer_end_ms", number_json(s.transfer_end_ms)},
                          {"bytes_received", s.bytes_received},
-                         {"rung_ms", number_json(s.rung_ms)}});
+                         {"rung_ms", number_json(s.rung_ms)},
+                         {"host_start_ms", number_json(s.host_start_ms)},
+                         {"host_end_ms", number_json(s.host_end_ms)}});
   return json{{"time_ms_median", number_json(p.time_ms_median)},
               {"time_ms_min", number_json(p.time_ms_min)},
               {"time_ms_max", number_json(p.time_ms_max)},
               {"repeats", p.repeats},
+              {"warmup", p.warmup},
               {"comm_ms", number_json(p.comm_ms)},
               {"exposed_comm_ms", number_json(p.exposed_comm_ms)},
               {"compute_ms", number_json(p.compute_ms)},
@@ -111,6 +115,8 @@ sim::RingMeasuredPass pass_from(const Reader& rd, const json& o, const std::stri
   p.time_ms_min = rd.real(o, where, "time_ms_min", p.time_ms_median);
   p.time_ms_max = rd.real(o, where, "time_ms_max", p.time_ms_median);
   p.repeats = static_cast<int>(rd.whole(o, where, "repeats", 0));
+  p.warmup = static_cast<int>(rd.whole(o, where, "warmup", -1));
+  if (p.warmup < -1) rd.error(where + ".warmup", "expected 0 or more untimed runs (got " + std::to_string(p.warmup) + ")");
   p.comm_ms = rd.real(o, where, "comm_ms", 0.0);
   p.exposed_comm_ms = rd.real(o, where, "exposed_comm_ms", 0.0);
   p.compute_ms = rd.real(o, where, "compute_ms", 0.0);
@@ -140,6 +146,8 @@ sim::RingMeasuredPass pass_from(const Reader& rd, const json& o, const std::stri
     x.transfer_end_ms = rd.real(s, w, "transfer_end_ms", -1.0);
     x.bytes_received = rd.whole(s, w, "bytes_received", 0);
     x.rung_ms = rd.real(s, w, "rung_ms", -1.0);
+    x.host_start_ms = rd.real(s, w, "host_start_ms", -1.0);
+    x.host_end_ms = rd.real(s, w, "host_end_ms", -1.0);
     p.steps.push_back(x);
   }
   return p;

@@ -17,6 +17,9 @@
 #include "flashlab/analysis/hierarchical_roofline.hpp"
 #include "flashlab/analysis/measured_profile.hpp"
 #include "flashlab/analysis/report.hpp"
+#include "flashlab/analysis/datasheet.hpp"
+#include "flashlab/analysis/power_cap_fit.hpp"
+#include "flashlab/analysis/ring_results.hpp"
 #include "flashlab/analysis/rung_timing_fit.hpp"
 #include "flashlab/sim/rung_timing.hpp"
 #include "flashlab/ceilings/ceilings.hpp"
@@ -64,6 +67,9 @@ class CeilingsCommand : public Command {
                                                     "runs on one GPU, e.g. --sweep perf of fa3_hopper, fa2_tc, "
                                                     "fa2_tc_bwd")
         ->required();
+    rungs_->add_option("--power", rungs_power_, "a ring results file of one-GPU runs timed as the ring's bench "
+                                                "times them (the sweep ring-power-cap): fit each rung's rate under the "
+                                                "GPU's power limit and the rung time before the limit holds");
     rungs_->add_option("--out", rungs_out_, "write the fitted constants (flashlab-rung-timing/1) to FILE");
 
     chart_ = app->add_subcommand("chart", "draw the hierarchical roofline (or a profile's bandwidth sweep); no GPU needed");
@@ -108,6 +114,7 @@ class CeilingsCommand : public Command {
       throw UsageError("--results: no rung with 3 or more successful one-GPU runs at one head dim (fa3_hopper, fa2_tc, "
                        "fa2_tc_bwd) in " + origin);
     std::cout << analysis::rung_timing_fits_text(fits);
+    if (!rungs_power_.empty()) fits.set = fit_power(fits.set);
     if (!rungs_out_.empty()) {
       try {
         analysis::write_file_atomic(rungs_out_, sim::to_rung_timing_json(fits.set));
@@ -118,6 +125,31 @@ class CeilingsCommand : public Command {
                 << " rungs); flashlab ring --rung-timing " << rungs_out_ << " uses it\n";
     }
     return 0;
+  }
+
+  // The power limit's constants over the launch model's set (--power).
+  sim::RungTimingSet fit_power(const sim::RungTimingSet& launch) const {
+    sim::RingMeasuredRuns runs;
+    try {
+      runs = analysis::ring_results_from_file(rungs_power_);
+    } catch (const std::exception& e) {
+      throw UsageError(std::string("--power: ") + e.what());
+    }
+    const std::optional<sim::HardwareModel> hw = analysis::results_hardware(runs.meta.device, analysis::datasheet_presets());
+    if (!hw)
+      throw UsageError("--power: " + rungs_power_ + ": no datasheet preset matches its GPU '" + runs.meta.device.gpu +
+                       "' (flashlab hw list)");
+    if (!launch.gpu.empty() && !runs.meta.device.gpu.empty() && launch.gpu != runs.meta.device.gpu)
+      throw UsageError("--power: " + rungs_power_ + " was measured on " + runs.meta.device.gpu +
+                       ", the launch model on " + launch.gpu + ": both belong to one GPU");
+    analysis::PowerCapFit fit;
+    try {
+      fit = analysis::fit_power_cap(runs, launch, *hw, std::filesystem::path(rungs_power_).filename().string());
+    } catch (const std::invalid_argument& e) {
+      throw UsageError(std::string("--power: ") + e.what());
+    }
+    std::cout << "\n" << analysis::power_cap_fit_text(fit);
+    return fit.set;
   }
 
   // ---- measuring ----
@@ -259,6 +291,7 @@ class CeilingsCommand : public Command {
   CLI::App* rungs_ = nullptr;
   std::vector<std::string> rungs_results_;
   std::string rungs_out_;
+  std::string rungs_power_;
   CLI::App* chart_ = nullptr;
   CLI::App* report_ = nullptr;
   std::string report_profile_, report_datasheet_;

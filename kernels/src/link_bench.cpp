@@ -345,18 +345,30 @@ class LinkBench {
         FLASHLAB_CUDA_CHECK(cudaStreamSynchronize(g.stream));
       }
     };
+    const i64 busy_floats = std::min<i64>(buffer_bytes_ / 4, i64{16} << 20);
     std::vector<double> call_us, launch_us, exchange_us;
     for (int round = 0; round < kRounds; ++round) {
-      // Stream calls as the ring's runner makes them: set the GPU, record an
-      // event, wait for it, GPU after GPU.
+      // Stream calls as the ring's runner makes them: set the GPU, record a
+      // timing event (the runner times every step with them) on a stream with
+      // work queued, make the stream wait for another event, GPU after GPU.
+      for (const Gpu& g : gpus_) {
+        FLASHLAB_CUDA_CHECK(cudaSetDevice(g.device));
+        FLASHLAB_CUDA_CHECK(cudaEventRecord(g.stop, g.stream));
+        for (int k = 0; k < 4; ++k)
+          ring::add_f32(static_cast<float*>(g.recv), static_cast<const float*>(g.send), busy_floats, g.stream);
+      }
       auto t0 = Clock::now();
+      // The runner's mix: a step sets its GPU once, waits once and records
+      // several events (before and after each rung launch, its opening and
+      // closing ones).
+      constexpr int kRecords = 4;
       for (int k = 0; k < kCalls; ++k) {
         const Gpu& g = gpus_[static_cast<std::size_t>(k) % gpus_.size()];
         FLASHLAB_CUDA_CHECK(cudaSetDevice(g.device));
-        FLASHLAB_CUDA_CHECK(cudaEventRecord(g.done, g.stream));
-        FLASHLAB_CUDA_CHECK(cudaStreamWaitEvent(g.stream, g.done, 0));
+        FLASHLAB_CUDA_CHECK(cudaStreamWaitEvent(g.stream, g.stop, 0));
+        for (int r = 0; r < kRecords; ++r) FLASHLAB_CUDA_CHECK(cudaEventRecord(g.start, g.stream));
       }
-      call_us.push_back(us_since(t0) / (3.0 * kCalls));
+      call_us.push_back(us_since(t0) / ((2.0 + kRecords) * kCalls));
       sync_all();
       // A small kernel's launch: the ring's fp32 sum over a few floats.
       t0 = Clock::now();

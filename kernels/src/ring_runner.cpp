@@ -75,6 +75,7 @@ struct StepEvents {
   cudaEvent_t done = nullptr;                           // compute of step s finished
   std::vector<std::array<cudaEvent_t, 2>> launches;     // before / after each rung launch
   std::size_t launched = 0;                             // launches bracketed in this run
+  double host_start_ms = -1, host_end_ms = -1;          // the host issuing the step, from the run's host origin
 };
 
 // One of the GPU's own chunks and what lives with it.
@@ -212,6 +213,10 @@ class RingRun {
   const KernelInfo* fwd_ = nullptr;
   const KernelInfo* bwd_ = nullptr;
   std::vector<Rank> ranks_;
+  std::chrono::steady_clock::time_point host_origin_;  // the host's clock when the run's origins were recorded
+  double host_ms() const {
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - host_origin_).count();
+  }
   std::unique_ptr<ring::Transport> transport_;
   float scale_ = 0;
   // What the steps fuse (RingSteps::fused and the rung can; else separate kernels).
@@ -771,13 +776,15 @@ void RingRun::begin_run(bool backward) {
     FLASHLAB_CUDA_CHECK(cudaEventRecord(g.origin, g.compute));
     FLASHLAB_CUDA_CHECK(cudaStreamWaitEvent(g.comm, g.origin, 0));
   }
+  host_origin_ = std::chrono::steady_clock::now();
 }
 
 // GPU g's compute stream enters step s: it waits for the exchange that
 // brought the step's K, V (e_{s−1}); the events around the wait time it.
 StepEvents& RingRun::begin_step(Rank& g, int s) {
-  FLASHLAB_CUDA_CHECK(cudaSetDevice(g.device));
   StepEvents& e = g.steps[static_cast<std::size_t>(s)];
+  e.host_start_ms = host_ms();
+  FLASHLAB_CUDA_CHECK(cudaSetDevice(g.device));
   e.launched = 0;
   FLASHLAB_CUDA_CHECK(cudaEventRecord(e.wait, g.compute));
   if (s >= 1) FLASHLAB_CUDA_CHECK(cudaStreamWaitEvent(g.compute, g.steps[static_cast<std::size_t>(s - 1)].x_end, 0));
@@ -795,6 +802,7 @@ void RingRun::run_forward(bool) {
       FLASHLAB_CUDA_CHECK(cudaEventRecord(e.fold_wait, g.compute));
       FLASHLAB_CUDA_CHECK(cudaEventRecord(e.fold_go, g.compute));
       FLASHLAB_CUDA_CHECK(cudaEventRecord(e.done, g.compute));
+      e.host_end_ms = host_ms();
     }
   }
   for (Rank& g : ranks_) {
@@ -903,6 +911,7 @@ void RingRun::run_backward(bool) {
         }
       }
       FLASHLAB_CUDA_CHECK(cudaEventRecord(e.done, g.compute));
+      e.host_end_ms = host_ms();
     }
   }
   for (Rank& g : ranks_) {
@@ -938,6 +947,8 @@ RunTimes RingRun::read_times(RingPass pass, bool backward) {
       if (s == P()) m.kv_owner = g.index;  // the homecoming brings the GPU's own dK, dV
       m.compute_start_ms = elapsed(g.origin, e.start);
       m.compute_end_ms = elapsed(g.origin, e.done);
+      m.host_start_ms = e.host_start_ms;
+      m.host_end_ms = e.host_end_ms;
       m.rung_ms = 0;
       for (std::size_t k = 0; k < e.launched; ++k) m.rung_ms += elapsed(e.launches[k][0], e.launches[k][1]);
       const double fold_wait = elapsed(e.fold_wait, e.fold_go);
@@ -983,6 +994,7 @@ sim::RingMeasuredPass RingRun::time_pass(RingPass pass) {
   m.time_ms_min = *std::min_element(times.begin(), times.end());
   m.time_ms_max = *std::max_element(times.begin(), times.end());
   m.repeats = o_.repeats > 0 ? static_cast<int>(runs.size()) : 0;
+  m.warmup = o_.warmup;
   m.steps = med.steps;
   std::vector<double> comm(static_cast<std::size_t>(P())), waited(comm);
   for (const sim::RingMeasuredStep& s : med.steps) {

@@ -16,6 +16,15 @@
 
 namespace flashlab::sim {
 
+const RungTiming* ring_rung(const RingComputeModel& cm, RingPass pass, i64 head_dim) {
+  const std::optional<RungTiming>& t = pass == RingPass::forward ? cm.forward_rung : cm.backward_rung;
+  if (t) return &*t;
+  if (!cm.rung_set) return nullptr;
+  if (pass == RingPass::backward) return cm.rung_set->find("fa2_tc_bwd", head_dim);
+  if (const RungTiming* h = cm.rung_set->find("fa3_hopper", head_dim)) return h;
+  return cm.rung_set->find("fa2_tc", head_dim);
+}
+
 namespace {
 
 constexpr double kNever = -std::numeric_limits<double>::infinity();
@@ -29,15 +38,11 @@ double efficiency_of(const RingComputeModel& cm, RingPass pass) {
   return pass == RingPass::backward ? cm.backward_efficiency.value_or(cm.efficiency) : cm.efficiency;
 }
 
-// FLOPs and HBM requests of one FlashAttention-2 pass on `ap`, and the bound.
 const RungTiming* rung_of(const RingComputeModel& cm, RingPass pass, i64 head_dim) {
-  const std::optional<RungTiming>& t = pass == RingPass::forward ? cm.forward_rung : cm.backward_rung;
-  if (t) return &*t;
-  if (!cm.rung_set) return nullptr;
-  if (pass == RingPass::backward) return cm.rung_set->find("fa2_tc_bwd", head_dim);
-  if (const RungTiming* h = cm.rung_set->find("fa3_hopper", head_dim)) return h;
-  return cm.rung_set->find("fa2_tc", head_dim);
+  return ring_rung(cm, pass, head_dim);
 }
+
+// FLOPs and HBM requests of one FlashAttention-2 pass on `ap`, and the bound.
 
 RingBlockCost block_cost(const AttentionProblem& ap, RingPass pass, const RingComputeModel& cm) {
   SimOptions opt;

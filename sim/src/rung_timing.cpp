@@ -96,6 +96,13 @@ const RungTiming* RungTimingSet::find(const std::string& rung, i64 head_dim) con
   return nullptr;
 }
 
+RungTiming RungTiming::slowed(double factor) const {
+  RungTiming t = *this;
+  t.cta_s *= factor;
+  t.tile_s *= factor;
+  return t;
+}
+
 std::string to_rung_timing_json(const RungTimingSet& s) {
   nlohmann::json rungs = nlohmann::json::array();
   for (const RungTiming& t : s.rungs) {
@@ -106,6 +113,11 @@ std::string to_rung_timing_json(const RungTimingSet& s) {
                      {"tile_us", t.tile_s * 1e6},
                      {"source", t.source}};
     if (t.host_launch_s > 0) r["host_launch_us"] = t.host_launch_s * 1e6;
+    if (!t.power_source.empty()) {
+      r["capped_rate"] = t.capped_rate;
+      r["boost_ms"] = t.boost_s * 1e3;
+      r["power_source"] = t.power_source;
+    }
     rungs.push_back(std::move(r));
   }
   return nlohmann::json{{"format", "flashlab-rung-timing/1"}, {"gpu", s.gpu}, {"sm_count", s.sm_count}, {"rungs", rungs}}
@@ -144,6 +156,15 @@ RungTimingSet parse_rung_timing_json(const std::string& text, const std::string&
     if (r.contains("host_launch_us"))
       t.host_launch_s = json_fields::number<E>(r, "host_launch_us", origin, false, at + ".host_launch_us") * 1e-6;
     if (r.contains("source") && r["source"].is_string()) t.source = r["source"].get<std::string>();
+    if (r.contains("capped_rate") || r.contains("boost_ms") || r.contains("power_source")) {
+      t.capped_rate = json_fields::number<E>(r, "capped_rate", origin, true, at + ".capped_rate");
+      if (t.capped_rate > 1) json_fields::fail<E>(origin, "field '" + at + ".capped_rate' must be in (0, 1]");
+      t.boost_s = json_fields::number<E>(r, "boost_ms", origin, false, at + ".boost_ms") * 1e-3;
+      const nlohmann::json& ps = json_fields::field<E>(r, "power_source", origin, at + ".power_source");
+      if (!ps.is_string() || ps.get<std::string>().empty())
+        json_fields::fail<E>(origin, "field '" + at + ".power_source' must be a string naming the runs fitted to");
+      t.power_source = ps.get<std::string>();
+    }
     s.rungs.push_back(t);
   }
   return s;

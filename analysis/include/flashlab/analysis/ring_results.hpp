@@ -120,9 +120,14 @@ struct RingPlacement {
   RingCalibration calibration;
   std::vector<RingPassPlacement> passes;  // forward, then backward when both have it
   std::vector<std::string> notes;
+  // Each pass's rung time under the GPU's power limit in the median and the
+  // fastest of the run's timed series (zero without a capped rung).
+  sim::RingSeriesShares power_shares;
 };
 
-// The run beside simulate_ring(run.problem, topo, cm) with cm as given.
+// The run beside simulate_ring_timed(run.problem, topo, cm, its passes'
+// series) with cm as given: each pass timed as the run was, warm-ups and
+// repeats back to back, under the power limit where its rung has one.
 // Throws std::invalid_argument when the run is not ok or cannot be simulated.
 RingPlacement place_ring_run(const sim::RingMeasuredRun& run, const sim::RingTopology& topo,
                              const sim::RingComputeModel& cm);

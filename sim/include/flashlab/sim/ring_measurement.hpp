@@ -40,6 +40,10 @@ struct RingMeasuredStep {
   // NCCL group); -1 when nothing travelled.
   double transfer_start_ms = -1, transfer_end_ms = -1;
   i64 bytes_received = 0;
+  // The host thread issuing this GPU's step (its calls and launches, the
+  // exchange not included), on the host's clock from the run's origins being
+  // recorded; -1: not recorded (a file from before the runner timed its host).
+  double host_start_ms = -1, host_end_ms = -1;
 };
 
 // One pass (forward, or the backward of a training step) over P GPUs.
@@ -49,6 +53,9 @@ struct RingMeasuredPass {
   // CUDA events, median / min / max over the timed repeats.
   double time_ms_median = 0, time_ms_min = 0, time_ms_max = 0;
   int repeats = 0;
+  // Untimed runs before them, back to back with them (-1: not recorded; the
+  // ring's bench has run 2 since it was written).
+  int warmup = -1;
   // Of the median run: the busiest GPU's time on the communication stream,
   // the longest a GPU's compute waited for data, the busiest GPU's compute.
   double comm_ms = 0;

@@ -48,6 +48,7 @@
 #include "flashlab/sim/gpu_topology.hpp"
 #include "flashlab/sim/hardware.hpp"
 #include "flashlab/sim/host_issue.hpp"
+#include "flashlab/sim/power_cap.hpp"
 #include "flashlab/sim/problem.hpp"
 #include "flashlab/sim/ring_partition.hpp"
 #include "flashlab/sim/ring_problem.hpp"
@@ -328,6 +329,22 @@ struct RingSimulation {
 // Throws std::invalid_argument with the first reason of validate() (problem,
 // topology, compute model).
 RingSimulation simulate_ring(const AttentionProblem& p, const RingTopology& topo, const RingComputeModel& cm);
+
+// A pass's rung as the ring's model times it: the model's own (forward_rung,
+// backward_rung), else the set's at the head dim (fa3_hopper, else fa2_tc;
+// fa2_tc_bwd); nullptr without a launch model.
+const RungTiming* ring_rung(const RingComputeModel& cm, RingPass pass, i64 head_dim);
+
+// The passes as a bench times them, a series of runs back to back
+// (power_cap.hpp): simulated at boost; then, where a pass's rung is capped by
+// the GPU's power limit, again with that rung's CTAs and tiles slowed as its
+// median timed run is — a run's busy time being the busiest GPU's compute at
+// boost. Without a capped rung, simulate_ring's result.
+struct RingSeriesShares {
+  SeriesShares forward, backward;
+};
+RingSimulation simulate_ring_timed(const AttentionProblem& p, const RingTopology& topo, const RingComputeModel& cm,
+                                   TimedSeries forward, TimedSeries backward, RingSeriesShares* shares = nullptr);
 
 // ---- the step-through ------------------------------------------------------------
 

@@ -50,6 +50,15 @@ struct RungTiming {
   double tile_s = 0;    // per B_r × B_c tile a CTA visits (with its slot's share of the SM)
   double host_launch_s = 0;  // the host's time in one launch call (the median of the runs'; 0: not measured)
   std::string source;   // "fitted to 6 runs of ... (NVIDIA H200, ...)"
+  // Under the GPU's power limit (power_cap.hpp): the rate its CTAs and tiles
+  // hold once the limit bites, a fraction of the constants' (1: it never
+  // does), and the rung time back to back the GPU runs at boost before that.
+  double capped_rate = 1;
+  double boost_s = 0;
+  std::string power_source;  // "fitted to ... one-GPU runs of ..."; empty: not measured
+  bool power_capped() const { return capped_rate < 1; }
+  // The same rung with its CTAs and tiles `factor` times as long (a clock held down).
+  RungTiming slowed(double factor) const;
 };
 
 // One launch: `heads` (B·H) × an n_q × n_kv problem, causal when `causal`
