@@ -287,7 +287,9 @@ RingExtrapolation extrapolate_ring(const std::vector<RingScaleShape>& shapes, co
         p.parallel_part().gpus = g;
         const int chunks = sim::ring_layout_info(p.layout()).chunks_per_gpu * g;
         if (n < chunks) continue;
-        const sim::RingSimulation s = sim::simulate_ring(p, topo, cm);
+        // Each pass as the ring's bench times it (2 warm-ups, 10 timed runs, the
+        // median): under the power limit where the rung has one.
+        const sim::RingSimulation s = sim::simulate_ring_timed(p, topo, cm, {}, {});
         RingScalePoint pt;
         pt.gpus = g;
         pt.nodes = nodes_of(g, topo.gpus_per_node);

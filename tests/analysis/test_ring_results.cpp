@@ -194,7 +194,15 @@ TEST_CASE("ring results: JSON round trip keeps every field", "[ring][results]") 
   r.meta.host.exchange_sms = 16;
   r.meta.ring_exchange = {{65536, 23.6e-6, 65536 / 23.6e-6, 65536 / 23.6e-6},
                           {67108864, 437e-6, 67108864 / 437e-6, 67108864 / 437e-6}};
+  r.runs[1].forward.warmup = 2;
+  r.runs[1].forward.steps[0].host_start_ms = 0.034;
+  r.runs[1].forward.steps[0].host_end_ms = 0.058;
   const sim::RingMeasuredRuns back = ring_results_from_json(ring_results_to_json(r), "runs.json");
+  CHECK(back.runs[1].forward.warmup == 2);
+  CHECK(back.runs[1].forward.steps[0].host_start_ms == Approx(0.034));
+  CHECK(back.runs[1].forward.steps[0].host_end_ms == Approx(0.058));
+  CHECK(back.runs[1].backward->warmup == -1);               // not recorded
+  CHECK(back.runs[1].backward->steps[0].host_start_ms == -1);
   CHECK(back.meta.host.exchange_sms == 16);
   REQUIRE(back.meta.ring_exchange.size() == 2);
   CHECK(back.meta.ring_exchange[1].bytes == 67108864);

@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <set>
 
@@ -17,6 +18,7 @@
 #include "flashlab/analysis/ring_results.hpp"
 
 using flashlab::test::Run;
+namespace fs = std::filesystem;
 
 namespace {
 
@@ -243,4 +245,32 @@ TEST_CASE("ring refuses bad input with one line and exit code 2", "[cli][ring]")
     CHECK(has(r.err, message));
     CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
   }
+}
+
+// The H200's rung file is what the committed runs give: the launch model from
+// the rung-timing sweep, the power limit from the one-GPU power-cap sweep.
+TEST_CASE("flashlab ceilings rungs --power: the H200's rung file again from its committed runs", "[cli][ring][power]") {
+  const fs::path docs = fs::path(FLASHLAB_TEST_DATA) / ".." / ".." / "docs" / "results";
+  const fs::path launch = docs / "h200-rung-timing.json", power = docs / "power-cap" / "h200-ring-power-cap.json";
+  const fs::path asset = fs::path(FLASHLAB_TEST_DATA) / ".." / ".." / "assets" / "rungs" / "measured-nvidia-h200.json";
+  if (!fs::exists(launch) || !fs::exists(power) || !fs::exists(asset)) {
+    WARN("the H200's committed runs are not here: skipped");
+    return;
+  }
+  const Run r = run_flashlab("ceilings rungs --results '" + launch.string() + "' --power '" + power.string() +
+                             "' --out rungs.json");
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  CHECK_THAT(r.out, Catch::Contains("The rungs under the power limit: after 55 ms"));
+  CHECK(nlohmann::json::parse(flashlab::test::slurp(scratch().path() / "rungs.json")) == nlohmann::json::parse(flashlab::test::slurp(asset)));
+  // A power file of another GPU, and one that is not there: one line, exit 2.
+  const fs::path h100 = docs / "h100-rung-timing.json";
+  if (fs::exists(h100)) {
+    const Run other = run_flashlab("ceilings rungs --results '" + h100.string() + "' --power '" + power.string() + "'");
+    CHECK(other.code == 2);
+    CHECK_THAT(other.err, Catch::Contains("was measured on NVIDIA H200, the launch model on NVIDIA H100"));
+  }
+  const Run missing = run_flashlab("ceilings rungs --results '" + launch.string() + "' --power nowhere.json");
+  CHECK(missing.code == 2);
+  CHECK_THAT(missing.err, Catch::Contains("--power: "));
 }

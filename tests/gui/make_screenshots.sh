@@ -71,7 +71,7 @@ ring_shot() {
     --screenshot "$out/$1.png")
   echo "docs/images/$1.png"
 }
-ring_shot multi-gpu-measured h200x4-ring.json
+ring_shot multi-gpu-measured h200x4-ring-host-calls.json
 ring_shot multi-gpu-virtual h100-virtual-gpus.json
 
 # The ring's charts of the measured files: scaling efficiency against the
