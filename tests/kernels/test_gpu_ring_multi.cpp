@@ -138,7 +138,8 @@ TEST_CASE("ring over NCCL, a process per GPU (ranks as threads): the same row on
   INFO("one process: " << sim::to_string(single.status) << " " << single.reason);
   REQUIRE(single.status == sim::RunStatus::ok);
 
-  const int port = flashlab::test::free_loopback_port();
+  const flashlab::test::HeldLoopbackPort held;  // until every rank has joined
+  const int port = held.port();
   std::vector<sim::RingMeasuredRun> rows(static_cast<std::size_t>(P));
   std::vector<RingTensors> tensors(static_cast<std::size_t>(P));
   std::vector<std::string> errors(static_cast<std::size_t>(P));

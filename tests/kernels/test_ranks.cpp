@@ -46,7 +46,8 @@ std::string refusal(const Env& env) {
 // thread each; returns what each rank's body returned, or its error.
 std::vector<std::string> run_ranks(int world, const std::function<std::string(RankGroup&)>& body,
                                    milliseconds timeout = milliseconds(10000), const std::vector<int>& absent = {}) {
-  const int port = flashlab::test::free_loopback_port();
+  const flashlab::test::HeldLoopbackPort held;
+  const int port = held.port();
   std::vector<std::string> out(static_cast<std::size_t>(world));
   std::vector<std::thread> threads;
   for (int r = 0; r < world; ++r) {
