@@ -349,6 +349,12 @@ nlohmann::json ring_placement_json(const RingPlacement& pl) {
                 {"launch_model", pl.calibration.launch_model},
                 {"note", pl.calibration.note}}},
               {"notes", pl.notes},
+              // The share of each pass's rung time under the power limit in the
+              // median and the fastest timed run (power_cap.hpp).
+              {"power_capped_share",
+               {{"forward", {{"median", pl.power_shares.forward.median}, {"fastest", pl.power_shares.forward.fastest}}},
+                {"backward",
+                 {{"median", pl.power_shares.backward.median}, {"fastest", pl.power_shares.backward.fastest}}}}},
               {"passes", std::move(passes)}};
 }
 

@@ -194,6 +194,7 @@ TEST_CASE("power cap: a measured run is placed beside its passes timed as it was
   bool said = false;
   for (const std::string& n : capped.notes) said = said || n.find("100 % of its rung time under the power limit") != std::string::npos;
   CHECK(said);
+  CHECK(analysis::ring_placement_json(capped)["power_capped_share"]["forward"]["median"] == 1.0);
   // Timed with no warm-ups and 3 runs of a shorter pass, nothing is capped.
   run.problem.seq_q = 8192;
   run.forward.warmup = 0;
