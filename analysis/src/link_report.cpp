@@ -192,8 +192,8 @@ sim::InterconnectModel measured_link(const sim::LinkMeasurements& m, const Measu
   l.topology = m.gpu_topology;
   l.host = measured_host(m);
   l.ring_curve = ring_exchange_curve(m);
-  if (!l.ring_curve.empty()) l.ring_curve_source = "measured with " + l.id;
   if (!l.ring_curve.empty()) {
+    l.ring_curve_source = "measured with " + l.id;
     const sim::LinkCurvePoint& r = l.ring_curve.back();
     l.notes.push_back("The ring's exchange over the " + std::to_string(m.gpu_names.size()) +
                       " GPUs at once (each sends to the next, receives from the previous): " +
@@ -218,7 +218,8 @@ sim::HostIssueCosts measured_host(const sim::LinkMeasurements& m) {
   if (!m.issue.measured()) return {};
   sim::HostIssueCosts h = m.issue;
   h.source = "measured on " + std::to_string(m.gpu_names.size()) + "× " + gpu_kinds(m.gpu_names) + ", " +
-             m.date.substr(0, 10) + ", one host thread, timing events on busy streams, medians of " + std::to_string(m.issue_rounds) + " rounds";
+             m.date.substr(0, 10) + ", one host thread, timing events on busy streams, medians of " +
+             std::to_string(m.issue_rounds) + " rounds";
   return h;
 }
 

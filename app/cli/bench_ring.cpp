@@ -163,7 +163,8 @@ void write(const std::string& path, const std::string& flag, const std::string& 
 
 // The host's issuing on the largest ring's GPUs, and the SMs an exchange's
 // kernel holds there, measured after the runs as `flashlab links` measures
-// them: the model's host prices for this file, from this machine. A failure is a line on stderr, not the sweep's.
+// them: the model's host prices for this file, from this machine. A failure
+// is a line on stderr, not the sweep's.
 struct RingHostMeasurement {
   sim::HostIssueCosts host;
   std::vector<sim::LinkCurvePoint> ring_exchange;
@@ -344,8 +345,7 @@ int run_ring_bench(const RingBenchFlags& f) {
   for (const sim::RingMeasuredRun& r : runs.runs) failed += r.status == sim::RunStatus::failed ? 1 : 0;
   if (!speaks) return failed > 0 ? 1 : 0;
   // One process drove every GPU over NCCL: its host's prices go with the file.
-  if (!job && !f.virtual_gpus && o.transport == kernels::RingTransport::nccl && most >= 2 && !runs.runs.empty())
-  {
+  if (!job && !f.virtual_gpus && o.transport == kernels::RingTransport::nccl && most >= 2 && !runs.runs.empty()) {
     RingHostMeasurement h = measure_ring_host(o, most, quiet);
     runs.meta.host = h.host;
     runs.meta.ring_exchange = std::move(h.ring_exchange);

@@ -38,10 +38,6 @@ double efficiency_of(const RingComputeModel& cm, RingPass pass) {
   return pass == RingPass::backward ? cm.backward_efficiency.value_or(cm.efficiency) : cm.efficiency;
 }
 
-const RungTiming* rung_of(const RingComputeModel& cm, RingPass pass, i64 head_dim) {
-  return ring_rung(cm, pass, head_dim);
-}
-
 // FLOPs and HBM requests of one FlashAttention-2 pass on `ap`, and the bound.
 
 RingBlockCost block_cost(const AttentionProblem& ap, RingPass pass, const RingComputeModel& cm) {
@@ -466,7 +462,7 @@ RingBlockCost ring_block_cost(const AttentionProblem& p, i64 n_q, i64 n_kv, Chun
     throw std::invalid_argument("a diagonal chunk pair is one chunk against itself (n_q = n_kv), not " + dims(n_q) +
                                 " × " + dims(n_kv));
   RingBlockCost c = block_cost(block_problem(p, n_q, n_kv, diagonal), pass, cm);
-  if (const RungTiming* t = rung_of(cm, pass, p.head_dim)) {
+  if (const RungTiming* t = ring_rung(cm, pass, p.head_dim)) {
     // What the ring adds to each CTA of the rung alone, at its share of the
     // HBM bandwidth: the forward's epilogue reads and writes the running O
     // (fp32) and logsumexp; the backward adds dK, dV into the travelling fp32
@@ -485,7 +481,7 @@ RingBlockCost ring_block_cost(const AttentionProblem& p, i64 n_q, i64 n_kv, Chun
 
 RingBlockCost ring_single_gpu_cost(const AttentionProblem& p, RingPass pass, const RingComputeModel& cm) {
   RingBlockCost c = block_cost(whole_problem(p), pass, cm);
-  if (const RungTiming* t = rung_of(cm, pass, p.head_dim))
+  if (const RungTiming* t = ring_rung(cm, pass, p.head_dim))
     c.time_s = rung_launch(*t, p.batch * p.heads, p.seq_q, p.seq_q, p.causal, cm.hw.sm_count).time_s;
   c.pairs = p.causal ? p.seq_q * (p.seq_q + 1) / 2 : p.seq_q * p.seq_q;
   c.convention_flops = ring_convention_flops(p, c.pairs, pass);
@@ -590,7 +586,7 @@ RingSimulation simulate_ring(const AttentionProblem& p, const RingTopology& topo
       RingBlockCost c = ring_block_cost(p, nq, nkv, v, pass, shared ? cm_shared : cm, folds);
       // Without the launch model the rate is the whole GPU's: the SMs left
       // do their share of it.
-      if (shared && rung_of(cm, pass, p.head_dim) == nullptr)
+      if (shared && ring_rung(cm, pass, p.head_dim) == nullptr)
         c.time_s *= static_cast<double>(cm.hw.sm_count) / static_cast<double>(cm_shared.hw.sm_count);
       it = cache.emplace(key, c).first;
     }
@@ -661,7 +657,7 @@ RingSimulation simulate_ring(const AttentionProblem& p, const RingTopology& topo
     return time;
   };
   auto step_kernels_s = [&](int r, int s, RingPass pass) -> double {
-    const RungTiming* t = rung_of(cm, pass, p.head_dim);
+    const RungTiming* t = ring_rung(cm, pass, p.head_dim);
     if (t == nullptr) return 0.0;
     const double launch = t->launch_s;
     double time = pairwise ? pairwise_kernels_s(r, s, pass, launch) : 0.0;
@@ -684,7 +680,7 @@ RingSimulation simulate_ring(const AttentionProblem& p, const RingTopology& topo
     if (!hc.measured()) return h;
     h.per_gpu = hc.per_gpu(P, topo.gpus_per_node);
     const bool bwd = pass == RingPass::backward;
-    const RungTiming* rt = rung_of(cm, pass, p.head_dim);
+    const RungTiming* rt = ring_rung(cm, pass, p.head_dim);
     const double rung_launch = rt != nullptr && rt->host_launch_s > 0 ? rt->host_launch_s : hc.launch_s;
     h.exchange_s.assign(at(P + 1), 0.0);
     for (int s = 0; s <= P; ++s) {

@@ -203,6 +203,10 @@ TEST_CASE("ring results: JSON round trip keeps every field", "[ring][results]") 
   CHECK(back.runs[1].forward.steps[0].host_end_ms == Approx(0.058));
   CHECK(back.runs[1].backward->warmup == -1);               // not recorded
   CHECK(back.runs[1].backward->steps[0].host_start_ms == -1);
+  // A negative count of warm-ups is refused, naming the field.
+  nlohmann::json bad = nlohmann::json::parse(ring_results_to_json(r));
+  bad["runs"][1]["forward"]["warmup"] = -3;
+  CHECK_THROWS_WITH(ring_results_from_json(bad.dump(), "bad.json"), Catch::Contains("warmup") && Catch::Contains("-3"));
   CHECK(back.meta.host.exchange_sms == 16);
   REQUIRE(back.meta.ring_exchange.size() == 2);
   CHECK(back.meta.ring_exchange[1].bytes == 67108864);
