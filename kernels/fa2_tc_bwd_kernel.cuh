@@ -590,30 +590,7 @@ void launch(const LaunchArgs& a, const char* name) {
   if (a.ctas_per_sm != nullptr)
     FLASHLAB_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(a.ctas_per_sm, kernel, Cfg::kThreads, smem));
 
-  if (a.running.step != Fold::none) throw Unsupported(who + " is a backward rung: it folds no running output");
-  const int64_t kv_group = kv_group_of(a, who);
-  const bool add_dkv = a.bwd.dk_accum != nullptr;
-  if (add_dkv != (a.bwd.dv_accum != nullptr))
-    throw std::invalid_argument(who + ": dK and dV accumulators come together (got one of them)");
-  // Grouped K/V heads without the caller's accumulators (one GPU): the query
-  // heads of a group add into one dK, dV head, so the rung adds into its own
-  // fp32 dKaccum, dVaccum after the workspace (layout::fa_bwd_kv_accum_bytes)
-  // and converts them at the end.
-  const bool own_dkv = kv_group > 1 && !add_dkv;
-  float* own_dk = nullptr;
-  float* own_dv = nullptr;
-  const int64_t kv_elems = pr.batch * pr.h_kv() * pr.n_kv() * static_cast<int64_t>(Cfg::kHeadDim);
-  if (own_dkv) {
-    char* base = detail::checked_workspace(a, layout::fa2_tc_bwd_workspace_bytes(pr), name,
-                                           "dQaccum, L, D, dKaccum and dVaccum");
-    own_dk = reinterpret_cast<float*>(base + layout::fa_bwd_workspace_bytes(pr));
-    own_dv = reinterpret_cast<float*>(reinterpret_cast<char*>(own_dk) + layout::fa_bwd_kv_accum_bytes(pr) / 2);
-    FLASHLAB_CUDA_CHECK(cudaMemsetAsync(own_dk, 0, static_cast<std::size_t>(layout::fa_bwd_kv_accum_bytes(pr)),
-                                        static_cast<cudaStream_t>(a.stream)));
-  }
-  const bool caller_dq = a.bwd.dq_accum != nullptr;
-
-  detail::fa_bwd_preprocess(a, w, /*zero_dq_accum=*/!caller_dq);
+  const detail::FaBwdTargets tg = detail::begin_fa_bwd(a, w, who, name);
   Params p{};
   p.q = a.q;
   p.k = a.k;
@@ -621,13 +598,13 @@ void launch(const LaunchArgs& a, const char* name) {
   p.d_o = a.bwd.d_o;
   p.l_log2 = w.l_log2;
   p.d_row = w.d_row;
-  p.dq_accum = caller_dq ? a.bwd.dq_accum : w.dq_accum;
-  p.dq_scaled = caller_dq ? 1 : 0;
+  p.dq_accum = tg.dq_accum;
+  p.dq_scaled = tg.dq_scaled ? 1 : 0;
   p.dk = a.bwd.dk;
   p.dv = a.bwd.dv;
-  p.kv_group = static_cast<int>(kv_group);
-  p.dk_accum = own_dkv ? own_dk : a.bwd.dk_accum;
-  p.dv_accum = own_dkv ? own_dv : a.bwd.dv_accum;
+  p.kv_group = static_cast<int>(tg.kv_group);
+  p.dk_accum = tg.dk_accum;
+  p.dv_accum = tg.dv_accum;
   p.n_q = static_cast<int>(pr.n_q());
   p.n_kv = static_cast<int>(pr.n_kv());
   p.stat_rows = static_cast<int>(w.stat_rows);
@@ -637,11 +614,7 @@ void launch(const LaunchArgs& a, const char* name) {
   p.causal = pr.causal ? 1 : 0;
   kernel<<<static_cast<unsigned>(T_c * heads), Cfg::kThreads, smem, static_cast<cudaStream_t>(a.stream)>>>(p);
   FLASHLAB_LAUNCH_CHECK("fa2_tc_backward_kernel");
-  if (!caller_dq) detail::fa_bwd_convert_dq(a, w);
-  if (own_dkv) {  // τ is already in dKaccum
-    detail::fa_bwd_convert(a, own_dk, a.bwd.dk, kv_elems, 1.f);
-    detail::fa_bwd_convert(a, own_dv, a.bwd.dv, kv_elems, 1.f);
-  }
+  detail::end_fa_bwd(a, w, tg);
 }
 #endif  // FA2_TC_EMULATE
 

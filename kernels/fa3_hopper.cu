@@ -29,6 +29,7 @@
 
 #if !defined(FLASHLAB_FA3_HOPPER_NO_SM90A)
 #include "fa3_hopper_kernel.cuh"
+#include "tensor_map.hpp"
 #endif
 
 namespace flashlab::kernels {
@@ -79,42 +80,8 @@ static_assert(Cfg64::kSmemBytes == fa3_hopper_smem_bytes(kFa3HopperConfigs[0]) &
                   Cfg128::kSmemBytes == fa3_hopper_smem_bytes(kFa3HopperConfigs[1]),
               "the header's shared-memory formula is the kernel's");
 
-// cuTensorMapEncodeTiled, reached through the runtime (cudaGetDriverEntryPointByVersion)
-// so that the static cudart build needs no -lcuda at link time.
-using EncodeTiledFn = CUresult (*)(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*, const cuuint64_t*,
-                                   const cuuint64_t*, const cuuint32_t*, const cuuint32_t*, CUtensorMapInterleave,
-                                   CUtensorMapSwizzle, CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
-
-EncodeTiledFn encode_tiled() {
-  static EncodeTiledFn fn = [] {
-    void* f = nullptr;
-    cudaDriverEntryPointQueryResult q{};
-    FLASHLAB_CUDA_CHECK(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &f, 12000, cudaEnableDefault, &q));
-    if (q != cudaDriverEntryPointSuccess || f == nullptr)
-      throw Unsupported("fa3_hopper needs the driver's cuTensorMapEncodeTiled (CUDA 12.0+); the driver does not "
-                        "provide it");
-    return reinterpret_cast<EncodeTiledFn>(f);
-  }();
-  return fn;
-}
-
-// A [B·H, N, d] tensor as a 3-D map (d, N, B·H): a box is (64 columns, rows,
-// 1 head), so rows past N read as zeros instead of the next head's first rows.
 CUtensorMap make_map(const void* ptr, sim::DType dtype, long long n, int d, long long heads, int box_rows) {
-  CUtensorMap map;
-  const cuuint64_t dims[3] = {static_cast<cuuint64_t>(d), static_cast<cuuint64_t>(n), static_cast<cuuint64_t>(heads)};
-  const cuuint64_t strides[2] = {static_cast<cuuint64_t>(d) * 2, static_cast<cuuint64_t>(n) * d * 2};  // bytes
-  const cuuint32_t box[3] = {64, static_cast<cuuint32_t>(box_rows), 1};
-  const cuuint32_t elem_strides[3] = {1, 1, 1};
-  const CUtensorMapDataType type =
-      dtype == sim::DType::bf16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
-  const CUresult r = encode_tiled()(&map, type, 3, const_cast<void*>(ptr), dims, strides, box, elem_strides,
-                                    CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
-                                    CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-  if (r != CUDA_SUCCESS)
-    throw CudaError("kernels/fa3_hopper.cu: cuTensorMapEncodeTiled failed with CUresult " + std::to_string(r) +
-                    " (N=" + std::to_string(n) + ", d=" + std::to_string(d) + ")");
-  return map;
+  return kernels::detail::make_head_map(ptr, dtype, n, d, heads, box_rows, "fa3_hopper");
 }
 
 template <class Cfg, typename T>

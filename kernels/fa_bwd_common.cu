@@ -3,6 +3,7 @@
 // read O and dO once (write D, L and zero dQaccum), then read dQaccum once
 // (write dQ).
 #include <cmath>
+#include <stdexcept>
 #include <string>
 
 #include "fa_bwd_common.cuh"
@@ -112,6 +113,42 @@ void fa_bwd_convert(const LaunchArgs& a, const float* acc, void* out, i64 count,
 void fa_bwd_convert_dq(const LaunchArgs& a, const FaBwdWorkspace& w) {
   const sim::AttentionProblem& p = a.problem;
   fa_bwd_convert(a, w.dq_accum, a.bwd.dq, p.head_count() * p.n_q() * p.head_dim, a.softmax_scale);
+}
+
+FaBwdTargets begin_fa_bwd(const LaunchArgs& a, const FaBwdWorkspace& w, const std::string& who, const char* rung) {
+  const sim::AttentionProblem& pr = a.problem;
+  if (a.running.step != Fold::none) throw Unsupported(who + " is a backward rung: it folds no running output");
+  FaBwdTargets t;
+  t.kv_group = kv_group_of(a, who);
+  const bool add_dkv = a.bwd.dk_accum != nullptr;
+  if (add_dkv != (a.bwd.dv_accum != nullptr))
+    throw std::invalid_argument(who + ": dK and dV accumulators come together (got one of them)");
+  t.own_dkv = t.kv_group > 1 && !add_dkv;
+  t.dk_accum = a.bwd.dk_accum;
+  t.dv_accum = a.bwd.dv_accum;
+  if (t.own_dkv) {
+    char* base = checked_workspace(a, layout::fa2_tc_bwd_workspace_bytes(pr), rung,
+                                   "dQaccum, L, D, dKaccum and dVaccum");
+    t.dk_accum = reinterpret_cast<float*>(base + layout::fa_bwd_workspace_bytes(pr));
+    t.dv_accum = reinterpret_cast<float*>(reinterpret_cast<char*>(t.dk_accum) + layout::fa_bwd_kv_accum_bytes(pr) / 2);
+    FLASHLAB_CUDA_CHECK(cudaMemsetAsync(t.dk_accum, 0, static_cast<std::size_t>(layout::fa_bwd_kv_accum_bytes(pr)),
+                                        stream_of(a)));
+  }
+  const bool caller_dq = a.bwd.dq_accum != nullptr;
+  t.dq_accum = caller_dq ? a.bwd.dq_accum : w.dq_accum;
+  t.dq_scaled = caller_dq;
+  fa_bwd_preprocess(a, w, /*zero_dq_accum=*/!caller_dq);
+  return t;
+}
+
+void end_fa_bwd(const LaunchArgs& a, const FaBwdWorkspace& w, const FaBwdTargets& t) {
+  if (!t.dq_scaled) fa_bwd_convert_dq(a, w);
+  if (t.own_dkv) {  // τ is already in dKaccum
+    const sim::AttentionProblem& pr = a.problem;
+    const i64 kv_elems = pr.batch * pr.h_kv() * pr.n_kv() * pr.head_dim;
+    fa_bwd_convert(a, t.dk_accum, a.bwd.dk, kv_elems, 1.f);
+    fa_bwd_convert(a, t.dv_accum, a.bwd.dv, kv_elems, 1.f);
+  }
 }
 
 }  // namespace flashlab::kernels::detail

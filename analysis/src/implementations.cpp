@@ -29,6 +29,7 @@ const std::vector<Implementation>& implementations() {
       {"naive_bwd", "standard attention backward (cuBLAS)", "naive_cublas", 3, "standard_bwd"},
       {"fa2_bwd", "FlashAttention-2 backward (CUDA cores)", "fa2", 2, "fa2_bwd"},
       {"fa2_tc_bwd", "FlashAttention-2 backward (tensor cores)", "fa2_tc", 4, ""},
+      {"fa3_hopper_bwd", "FlashAttention-3 backward (Hopper, wgmma)", "fa3_hopper", 8, ""},
       {"torch_eager", "PyTorch eager", "torch_eager", 1, "pytorch"},
       {"sdpa_flash", "PyTorch SDPA (FlashAttention-2)", "sdpa_flash", 5, ""},
       {"sdpa_cudnn", "PyTorch SDPA (cuDNN)", "sdpa_cudnn", 9, ""},

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "flashlab/kernels/fa3_hopper.hpp"
+#include "flashlab/kernels/fa3_hopper_bwd.hpp"
 #include "flashlab/kernels/layouts.hpp"
 #include "flashlab/kernels/rungs.hpp"
 #include "flashlab/sim/checked.hpp"
@@ -258,6 +259,43 @@ KernelInfo fa2_tc_bwd_info() {
 }
 #endif
 
+// The Hopper backward: listed in every build (its tiles are sim::kHopperBwdConfigs);
+// it runs where its sm_90a code exists on a compute capability 9.0 device.
+KernelInfo fa3_hopper_bwd_info() {
+  KernelInfo k;
+  k.id = "fa3_hopper_bwd";
+  k.name = "FlashAttention backward on Hopper (TMA, wgmma, warp specialisation)";
+  k.summary = "one block per K_j, V_j (dK_j, dV_j in two consumer warpgroups' registers); a producer thread "
+              "copies Q_i, dO_i by TMA and L_i, D_i by bulk copies into a ring completed on mbarriers; "
+              "S_ijᵀ, dP_ijᵀ, dV_j += P_ijᵀ dO_i, dK_j += dS_ijᵀ Q_i and dQ_i = dS_ij K_j on wgmma "
+              "(P_ijᵀ, dS_ijᵀ from registers; dS_ijᵀ once through shared memory for dQ), dQ by "
+              "red.global.add.v2.f32 into dQaccum; setmaxnreg; sm_90a only";
+  k.model = sim::Algorithm::fa2_bwd;
+  k.forward = "fa3_hopper";
+  k.heaviest_first = true;
+  k.dtypes = {DType::fp16, DType::bf16};
+  k.min_sm = 90;
+  k.tile_source = TileSource::compiled;
+  k.storage.dq_accumulator = sim::DType::fp32;
+  k.storage.dkv_accumulator = sim::DType::fp32;  // grouped K/V heads on one GPU: the rung's own dKaccum, dVaccum
+  k.accumulates_gradients = true;
+  k.threads_per_block = zero_shape;  // fixed by the rung (3 warpgroups)
+  k.workspace_bytes = [](const AttentionProblem& p, TileShape) { return layout::fa2_tc_bwd_workspace_bytes(p); };
+  k.workspace_holds = "dQaccum in fp32, L and D (with grouped K/V heads, dKaccum and dVaccum in fp32 too)";
+  for (const sim::HopperBwdConfig& c : sim::kHopperBwdConfigs) k.head_dims.push_back(c.head_dim);
+  k.default_tiles = [](const AttentionProblem& p) {
+    const auto c = sim::hopper_bwd_config(p.head_dim);
+    if (!c) throw Unsupported("fa3_hopper_bwd is not compiled for head dim d=" + std::to_string(p.head_dim));
+    return sim::tiles_of(*c);
+  };
+  k.smem_bytes = [](const AttentionProblem& p, TileShape) -> i64 {
+    const auto c = sim::hopper_bwd_config(p.head_dim);
+    return c ? static_cast<i64>(sim::hopper_bwd_smem_bytes(*c)) : i64{0};
+  };
+  k.launch = FLASHLAB_RUNG(fa3_hopper_backward);
+  return k;
+}
+
 std::vector<KernelInfo> make_registry() {
   // The forward ladder, then the backward rungs: ids never shared, never overwritten.
   std::vector<KernelInfo> r{naive_info(), naive_cublas_info(), fa1_info(), fa2_info()};
@@ -270,6 +308,7 @@ std::vector<KernelInfo> make_registry() {
 #if defined(FLASHLAB_HAVE_FA2_TC) || defined(FLASHLAB_LIST_FA2_TC)
   r.push_back(fa2_tc_bwd_info());
 #endif
+  r.push_back(fa3_hopper_bwd_info());
   return r;
 }
 

@@ -29,6 +29,18 @@ std::string hopper_head_dims_text() {
   return s;
 }
 
+std::optional<HopperBwdConfig> hopper_bwd_config(i64 head_dim) {
+  for (const HopperBwdConfig& c : kHopperBwdConfigs)
+    if (c.head_dim == head_dim) return c;
+  return std::nullopt;
+}
+
+std::string hopper_bwd_head_dims_text() {
+  std::string s;
+  for (const HopperBwdConfig& c : kHopperBwdConfigs) s += (s.empty() ? "" : ", ") + std::to_string(c.head_dim);
+  return s;
+}
+
 std::string_view to_string(PipeOp op) {
   switch (op) {
     case PipeOp::copy_Q: return "TMA Q_i";

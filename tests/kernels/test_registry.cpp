@@ -11,6 +11,7 @@
 #include "flashlab/kernels/runner.hpp"
 #include "flashlab/sim/footprint.hpp"
 #include "flashlab/sim/format.hpp"
+#include "flashlab/sim/hopper_pipeline.hpp"
 #include "flashlab/sim/simulate.hpp"
 #include "flashlab/sim/tensor_core_configs.hpp"
 #include "flashlab/sim/tiles.hpp"
@@ -340,4 +341,30 @@ TEST_CASE("the tensor-core rungs list what is compiled, from the simulator's tab
   // The shared memory the kernels declare (checked against these formulas when
   // they compile): d 128 forward (128 + 4·32)·136·2 bytes.
   CHECK(sim::fa2_tc_smem_bytes(*sim::fa2_tc_config(128)) == 69632);
+}
+
+TEST_CASE("the Hopper backward lists what is compiled, from the simulator's table, with or without CUDA",
+          "[kernels][registry]") {
+  const KernelInfo* bwd = find_kernel("fa3_hopper_bwd");
+  REQUIRE(bwd != nullptr);
+  CHECK(bwd->forward == "fa3_hopper");
+  CHECK(bwd->pass() == sim::Pass::bwd);
+  CHECK(bwd->min_sm == 90);
+  std::vector<int> want;
+  for (const sim::HopperBwdConfig& c : sim::kHopperBwdConfigs) want.push_back(c.head_dim);
+  CHECK(bwd->head_dims == want);
+  CHECK(want == std::vector<int>{64, 128});
+  for (const sim::HopperBwdConfig& c : sim::kHopperBwdConfigs) {
+    INFO("fa3_hopper_bwd d " << c.head_dim);
+    const sim::AttentionProblem p = problem(1, 4, 1024, c.head_dim, true, sim::DType::fp16);
+    REQUIRE(bwd->default_tiles);
+    CHECK(bwd->default_tiles(p) == sim::TileShape{c.Br, c.Bc});
+    CHECK(bwd->smem_bytes(p, sim::TileShape{c.Br, c.Bc}) == static_cast<sim::i64>(sim::hopper_bwd_smem_bytes(c)));
+    CHECK(c.consumers() == 2);
+  }
+  // d 128: 1 KiB slack, K_j and V_j (2·128·128·2), two stages of Q_i and dO_i
+  // (4·64·128·2), two dS buffers (2·128·64·2), L and D (4·64·4), 1 KiB of barriers.
+  CHECK(sim::hopper_bwd_smem_bytes(*sim::hopper_bwd_config(128)) == 1024 + 65536 + 65536 + 32768 + 1024 + 1024);
+  CHECK_THROWS_WITH(bwd->default_tiles(problem(1, 4, 1024, 96, false, sim::DType::fp16)),
+                    "fa3_hopper_bwd is not compiled for head dim d=96");
 }

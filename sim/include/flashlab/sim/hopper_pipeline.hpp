@@ -77,6 +77,45 @@ std::optional<HopperConfig> hopper_config(i64 head_dim);
 std::string hopper_head_dims_text();  // "64, 128"
 inline TileShape tiles_of(const HopperConfig& c) { return {c.Br, c.Bc}; }
 
+// The backward on Hopper (kernels/fa3_hopper_bwd.cu), FlashAttention-2's loop
+// nest as FlashAttention-3 runs it: one CTA per K_j, V_j (B_c = 128 keys, 64 to
+// each of two consumer warpgroups, dK_j and dV_j in their registers) streaming
+// Q_i, dO_i, L_i and D_i of B_r rows through a ring of `stages` by TMA. The five
+// products run on wgmma: S_ijᵀ = K_j Q_iᵀ and dP_ijᵀ = V_j dO_iᵀ from shared
+// memory, dV_j += P_ijᵀ dO_i and dK_j += dS_ijᵀ Q_i with P_ijᵀ, dS_ijᵀ from
+// registers, and dQ_i = dS_ij K_j from dS_ijᵀ in shared memory — a 64 × 64
+// block of dQ_i per warpgroup (two d panels when B_r = 64, two row panels when
+// B_r = 128), added into dQaccum in fp32 by vector reductions.
+struct HopperBwdConfig {
+  int head_dim;
+  int Br;
+  int Bc;
+  int stages;
+  constexpr int consumers() const { return Bc / 64; }
+};
+
+inline constexpr HopperBwdConfig kHopperBwdConfigs[] = {
+    //  d   B_r  B_c  stages
+    {64, 128, 128, 2},
+    {128, 64, 128, 2},
+};
+
+// Dynamic shared memory: 1 KiB of slack (the 1024-byte swizzle atom), K_j and
+// V_j, `stages` × (Q_i, dO_i) in 16-bit elements, two buffers of dS_ijᵀ,
+// `stages` × (L_i, D_i) in fp32, 1 KiB of mbarriers. The kernel checks its own
+// count against it.
+constexpr std::size_t hopper_bwd_smem_bytes(const HopperBwdConfig& c) {
+  const std::size_t kv = 2ull * c.Bc * c.head_dim * 2;
+  const std::size_t q_do = 2ull * c.stages * c.Br * c.head_dim * 2;
+  const std::size_t ds = 2ull * c.Bc * c.Br * 2;
+  const std::size_t stats = 2ull * c.stages * c.Br * 4;
+  return 1024 + kv + q_do + ds + stats + 1024;
+}
+
+std::optional<HopperBwdConfig> hopper_bwd_config(i64 head_dim);
+std::string hopper_bwd_head_dims_text();  // "64, 128"
+inline TileShape tiles_of(const HopperBwdConfig& c) { return {c.Br, c.Bc}; }
+
 // What an op of the schedule does.
 enum class PipeOp : std::uint8_t {
   copy_Q,      // TMA: Q_i into shared memory
