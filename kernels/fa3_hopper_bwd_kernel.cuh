@@ -397,7 +397,10 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     fence_regs(dv_acc);
     fence_regs(dk_acc);
     fence_regs(dq_acc);
-    // Stage s (Q_i, dO_i, L_i, D_i) is free for block i + kStages.
+    // Stage s (Q_i, dO_i, L_i, D_i) is free for block i + kStages. L_i and D_i
+    // were read by the generic proxy and the next copies write them through the
+    // async proxy: a proxy fence orders the reads before the arrival.
+    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
     __syncwarp();
     if (lane == 0) mbar_arrive(empty(s));
 #pragma unroll
