@@ -76,15 +76,10 @@ struct Config {
   static constexpr int kQBytes = BR * D * 2;    // Q_i or dO_i
   static constexpr int kStatBytes = BR * 4;     // L_i or D_i
   static constexpr int kDsBytes = BC * BR * 2;  // dS_ijᵀ: B_r/64 panels of (B_c keys, 64 queries)
-  // dQ_i's staging: each consumer warp's 16 rows of its 64-column block in
-  // fp32, rows padded by 16 bytes (two-way bank conflicts at most), copied out
-  // by bulk reduce-adds, a row each.
-  static constexpr int kDqRowBytes = 64 * 4 + 16;
-  static constexpr int kDqStageBytes = 4 * kConsumers * 16 * kDqRowBytes;
   static constexpr int kBarrierBytes = 1024;
   static constexpr std::size_t kSmemBytes = 1024 /* alignment slack */ + 2ull * kKVBytes +
                                             2ull * kStages * kQBytes + 2ull * kDsBytes +
-                                            2ull * kStages * kStatBytes + kDqStageBytes + kBarrierBytes;
+                                            2ull * kStages * kStatBytes + kBarrierBytes;
   // dQ_i (B_r, d) is (B_r/64) × (d/64) blocks of 64 × 64, one per consumer warpgroup.
   static constexpr int kQPanels = BR / 64;
 
@@ -129,19 +124,6 @@ __device__ __forceinline__ void bulk_load(uint32_t dst, const void* src, uint32_
                "l"(reinterpret_cast<uint64_t>(src)), "r"(bytes), "r"(bar)
                : "memory");
 }
-// global[0, bytes) += shared[0, bytes) in fp32 by the copy engine (a bulk
-// reduce-add, tracked by this thread's bulk groups).
-__device__ __forceinline__ void bulk_reduce_add_f32(float* dst, uint32_t src, uint32_t bytes) {
-  asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32 [%0], [%1], %2;\n" ::"l"(
-                   reinterpret_cast<uint64_t>(dst)),
-               "r"(src), "r"(bytes)
-               : "memory");
-}
-__device__ __forceinline__ void bulk_commit() { asm volatile("cp.async.bulk.commit_group;\n" ::: "memory"); }
-// This thread's bulk copies have finished reading shared memory (their writes may still be in flight).
-__device__ __forceinline__ void bulk_wait_read() { asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory"); }
-// This thread's bulk copies are complete.
-__device__ __forceinline__ void bulk_wait() { asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory"); }
 // dQaccum[row, col..col+1] += (x, y): one vector reduction in L2.
 __device__ __forceinline__ void red_add_f32x2(float* addr, float x, float y) {
   asm volatile("red.relaxed.gpu.global.add.v2.f32 [%0], {%1, %2};\n" ::"l"(addr), "f"(x), "f"(y) : "memory");
@@ -222,8 +204,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   const uint32_t sdS = sdO + kStages * Cfg::kQBytes;         // 2 × (B_c, B_r) dS_ijᵀ
   const uint32_t sL = sdS + 2 * Cfg::kDsBytes;               // kStages × (B_r) L_i·log2 e
   const uint32_t sD = sL + kStages * Cfg::kStatBytes;        // kStages × (B_r) D_i
-  const uint32_t sdQ = sD + kStages * Cfg::kStatBytes;       // 8 warps × (16, 64) dQ_i staging, fp32
-  const uint32_t bars = sdQ + Cfg::kDqStageBytes;            // mbarriers, 8 bytes each
+  const uint32_t bars = sD + kStages * Cfg::kStatBytes;      // mbarriers, 8 bytes each
   const uint32_t bar_kv = bars;
   auto full = [&](int s) { return bars + 8u * (1 + s); };
   auto empty = [&](int s) { return bars + 8u * (1 + kStages + s); };
@@ -310,7 +291,6 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   const float* sD_f = reinterpret_cast<const float*>(smem + (sD - base));
   float* __restrict__ dQacc = p.dq_accum + head * p.n_q * static_cast<int64_t>(d);  // (N_q, d) fp32
   const float dq_factor = p.dq_scaled ? p.scale : 1.f;
-  const uint32_t sdQ_w = sdQ + (4 * c + warp) * 16 * Cfg::kDqRowBytes;  // this warp's dQ_i staging
 
   float dv_acc[kKVRegs];
   float dk_acc[kKVRegs];
@@ -423,31 +403,16 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
     __syncwarp();
     if (lane == 0) mbar_arrive(empty(s));
-    // dQ_i's block to dQaccum: the warp stages its 16 rows in shared memory and
-    // 16 lanes each add one row (256 bytes) by a bulk reduce-add, so that the
-    // additions leave the warp in 16 instructions and the copy engine does them
-    // while the next step runs. The staging is free once the last step's
-    // reduce-adds have read it.
-    if (lane < 16) bulk_wait_read();
-    __syncwarp();
 #pragma unroll
-    for (int r = 0; r < 2; ++r)
+    for (int r = 0; r < 2; ++r) {
+      const int q = q0 + 64 * qc + 16 * warp + g + 8 * r;
+      if (q >= p.n_q) continue;
+      float* row = dQacc + static_cast<int64_t>(q) * d + 64 * dc + 2 * t;
 #pragma unroll
-      for (int nn = 0; nn < 8; ++nn) {
-        const uint32_t at = sdQ_w + (g + 8 * r) * Cfg::kDqRowBytes + (8 * nn + 2 * t) * 4;
-        *reinterpret_cast<float2*>(smem + (at - base)) =
-            make_float2(dq_acc[4 * nn + 2 * r] * dq_factor, dq_acc[4 * nn + 2 * r + 1] * dq_factor);
-      }
-    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");  // the stores, visible to the copy engine
-    __syncwarp();
-    if (lane < 16) {
-      const int q = q0 + 64 * qc + 16 * warp + lane;
-      if (q < p.n_q)
-        bulk_reduce_add_f32(dQacc + static_cast<int64_t>(q) * d + 64 * dc, sdQ_w + lane * Cfg::kDqRowBytes, 64 * 4);
-      bulk_commit();
+      for (int nn = 0; nn < 8; ++nn)
+        red_add_f32x2(row + 8 * nn, dq_acc[4 * nn + 2 * r] * dq_factor, dq_acc[4 * nn + 2 * r + 1] * dq_factor);
     }
   }
-  if (lane < 16) bulk_wait();  // the last reduce-adds are done before the block ends
 
   // ---- epilogue: dK_j = τ·dK_j and dV_j, this warpgroup's 64 keys ----
   if (p.dk_accum != nullptr) {

@@ -85,7 +85,7 @@ inline TileShape tiles_of(const HopperConfig& c) { return {c.Br, c.Bc}; }
 // memory, dV_j += P_ijᵀ dO_i and dK_j += dS_ijᵀ Q_i with P_ijᵀ, dS_ijᵀ from
 // registers, and dQ_i = dS_ij K_j from dS_ijᵀ in shared memory — a 64 × 64
 // block of dQ_i per warpgroup (two d panels when B_r = 64, two row panels when
-// B_r = 128), added into dQaccum in fp32 by the copy engine's bulk reduce-adds.
+// B_r = 128), added into dQaccum in fp32 by vector reductions.
 struct HopperBwdConfig {
   int head_dim;
   int Br;
@@ -102,16 +102,14 @@ inline constexpr HopperBwdConfig kHopperBwdConfigs[] = {
 
 // Dynamic shared memory: 1 KiB of slack (the 1024-byte swizzle atom), K_j and
 // V_j, `stages` × (Q_i, dO_i) in 16-bit elements, two buffers of dS_ijᵀ,
-// `stages` × (L_i, D_i) in fp32, dQ_i's staging (16 rows of 64 fp32 columns,
-// padded by 16 bytes, per consumer warp), 1 KiB of mbarriers. The kernel checks
-// its own count against it.
+// `stages` × (L_i, D_i) in fp32, 1 KiB of mbarriers. The kernel checks its own
+// count against it.
 constexpr std::size_t hopper_bwd_smem_bytes(const HopperBwdConfig& c) {
   const std::size_t kv = 2ull * c.Bc * c.head_dim * 2;
   const std::size_t q_do = 2ull * c.stages * c.Br * c.head_dim * 2;
   const std::size_t ds = 2ull * c.Bc * c.Br * 2;
   const std::size_t stats = 2ull * c.stages * c.Br * 4;
-  const std::size_t dq = 4ull * c.consumers() * 16 * (64 * 4 + 16);
-  return 1024 + kv + q_do + ds + stats + dq + 1024;
+  return 1024 + kv + q_do + ds + stats + 1024;
 }
 
 std::optional<HopperBwdConfig> hopper_bwd_config(i64 head_dim);
