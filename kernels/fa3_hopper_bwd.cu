@@ -2,7 +2,7 @@
 //
 // What changed from fa2_tc_bwd: the five products on wgmma (operands from
 // shared memory through descriptors, P_ijᵀ and dS_ijᵀ from registers), Q_i,
-// dO_i by TMA and L_i, D_i by bulk copies into a ring of stages completed on
+// dO_i, L_i and D_i by TMA into a ring of stages completed on
 // mbarriers, one producer thread and two consumer warpgroups (setmaxnreg).
 // dQ is still added in fp32 by vector reductions into dQaccum; HBM traffic is
 // FlashAttention-2's backward (model fa2_bwd, dQ accumulator fp32).
@@ -77,10 +77,10 @@ void launch(const LaunchArgs& a) {
   const CUtensorMap tm_do = detail::make_head_map(a.bwd.d_o, pr.dtype, pr.n_q(), d, heads, Cfg::kBr, kRung);
   const CUtensorMap tm_k = detail::make_head_map(a.k, pr.dtype, pr.n_kv(), d, kv_heads, Cfg::kBc, kRung);
   const CUtensorMap tm_v = detail::make_head_map(a.v, pr.dtype, pr.n_kv(), d, kv_heads, Cfg::kBc, kRung);
+  const CUtensorMap tm_l = detail::make_stat_map(w.l_log2, w.stat_rows, heads, Cfg::kBr, kRung);
+  const CUtensorMap tm_d = detail::make_stat_map(w.d_row, w.stat_rows, heads, Cfg::kBr, kRung);
 
   bwd::Params p{};
-  p.l_log2 = w.l_log2;
-  p.d_row = w.d_row;
   p.dq_accum = tg.dq_accum;
   p.dq_scaled = tg.dq_scaled ? 1 : 0;
   p.dk = a.bwd.dk;
@@ -90,13 +90,12 @@ void launch(const LaunchArgs& a) {
   p.kv_group = static_cast<int>(tg.kv_group);
   p.n_q = static_cast<int>(pr.n_q());
   p.n_kv = static_cast<int>(pr.n_kv());
-  p.stat_rows = static_cast<int>(w.stat_rows);
   p.T_c = static_cast<int>(T_c);
   p.scale = a.softmax_scale;
   p.scale_log2 = static_cast<float>(static_cast<double>(a.softmax_scale) * 1.4426950408889634);
   p.causal = pr.causal ? 1 : 0;
   kernel<<<dim3(static_cast<unsigned>(T_c * heads)), dim3(Cfg::kThreads), Cfg::kSmemBytes,
-           static_cast<cudaStream_t>(a.stream)>>>(tm_q, tm_k, tm_v, tm_do, p);
+           static_cast<cudaStream_t>(a.stream)>>>(tm_q, tm_k, tm_v, tm_do, tm_l, tm_d, p);
   FLASHLAB_LAUNCH_CHECK("fa3_hopper_backward_kernel");
   detail::end_fa_bwd(a, w, tg);
 }

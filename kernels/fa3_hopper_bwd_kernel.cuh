@@ -96,17 +96,15 @@ struct Config {
   static_assert(kProducerRegs * 128 + kConsumerRegs * 128 * kConsumers <= 65536, "the register file");
 };
 
-// Kernel arguments: one block per (column block j, head); heads = B·H.
+// Kernel arguments: one block per (column block j, head); heads = B·H. L_i·log2 e
+// and D_i ([B·H, stat_rows] fp32, +inf and 0 past N_q) come through tensor maps.
 struct Params {
-  const float* l_log2;  // L_i·log2(e) [B·H, stat_rows]; +inf past N_q
-  const float* d_row;   // D_i = rowsum(dO_i ∘ O_i) [B·H, stat_rows]; 0 past N_q
   float* dq_accum;      // Σ_j dS_ij K_j [B·H, N_q, d], fp32 (τ·Σ when dq_scaled)
   void* dk;             // dK [B·H, N_kv, d] (dk_accum null)
   void* dv;             // dV [B·H, N_kv, d]
   float* dk_accum;      // null, or [B·H_kv, N_kv, d] fp32: τ·dK_j added there
   float* dv_accum;      // null, or [B·H_kv, N_kv, d] fp32: dV_j added there
   int n_q, n_kv;
-  int stat_rows;        // N_q rounded up to 128
   int T_c;              // ⌈N_kv / B_c⌉
   float scale;          // τ
   float scale_log2;     // τ·log2(e)
@@ -118,11 +116,13 @@ struct Params {
 // ---------------------------------------------------------------------------
 // PTX wrappers of the backward only.
 // ---------------------------------------------------------------------------
-// 1-D bulk copy global → shared (L_i, D_i: B_r floats), completing `bar`'s transactions.
-__device__ __forceinline__ void bulk_load(uint32_t dst, const void* src, uint32_t bytes, uint32_t bar) {
-  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(dst),
-               "l"(reinterpret_cast<uint64_t>(src)), "r"(bytes), "r"(bar)
-               : "memory");
+// 2-D tensor copy global → shared: box (B_r rows of statistics, 1 head) at
+// (c0 row, c1 head) — L_i or D_i; completes `bar`'s transactions.
+__device__ __forceinline__ void tma_load_2d(uint32_t dst, const CUtensorMap* map, uint32_t bar, int c0, int c1) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4}], [%2];\n" ::"r"(dst),
+      "l"(reinterpret_cast<uint64_t>(map)), "r"(bar), "r"(c0), "r"(c1)
+      : "memory");
 }
 // dQaccum[row, col..col+1] += (x, y): one vector reduction in L2.
 __device__ __forceinline__ void red_add_f32x2(float* addr, float x, float y) {
@@ -164,7 +164,7 @@ struct WgmmaMN<__nv_bfloat16> {
 // inside a head (under the causal mask j = 0 visits every Q_i: the heaviest
 // first); block = 1 + kConsumers warpgroups:
 //   warpgroup 0      producer: one thread copies K_j and V_j once, then Q_i,
-//                    dO_i (TMA) and L_i, D_i (bulk copies) into stage
+//                    dO_i and L_i, D_i (TMA) into stage
 //                    i mod kStages when every consumer warp released it
 //   warpgroups 1, 2  consumers: keys [64c, 64c + 64) of K_j, V_j each, their
 //                    rows of dK_j, dV_j in registers; per Q_i the five products
@@ -183,6 +183,7 @@ template <class Cfg, typename T>
 __global__ void __launch_bounds__(Cfg::kThreads, 1)
     fa3_hopper_backward_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CUtensorMap tm_k,
                                const __grid_constant__ CUtensorMap tm_v, const __grid_constant__ CUtensorMap tm_do,
+                               const __grid_constant__ CUtensorMap tm_l, const __grid_constant__ CUtensorMap tm_d,
                                const Params p) {
 #if defined(__CUDA_ARCH__)
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
@@ -239,14 +240,14 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
       prefetch_tensormap(&tm_k);
       prefetch_tensormap(&tm_v);
       prefetch_tensormap(&tm_do);
+      prefetch_tensormap(&tm_l);
+      prefetch_tensormap(&tm_d);
       mbar_arrive_expect_tx(bar_kv, 2 * Cfg::kKVBytes);
 #pragma unroll
       for (int pn = 0; pn < kPanels; ++pn) {
         tma_load_3d(sK + pn * B_c * 128, &tm_k, bar_kv, pn * 64, kv0, kv_head);
         tma_load_3d(sV + pn * B_c * 128, &tm_v, bar_kv, pn * 64, kv0, kv_head);
       }
-      const float* L_head = p.l_log2 + head * p.stat_rows;
-      const float* D_head = p.d_row + head * p.stat_rows;
       for (int it = 0; it < steps; ++it) {
         const int s = it % kStages;
         const int round = it / kStages;
@@ -259,8 +260,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
           tma_load_3d(sdO + s * Cfg::kQBytes + pn * B_r * 128, &tm_do, full(s), pn * 64, q0, static_cast<int>(head));
         }
         // Statistics rows are padded to a multiple of 128 ≥ q0 + B_r: always in bounds.
-        bulk_load(sL + s * Cfg::kStatBytes, L_head + q0, Cfg::kStatBytes, full(s));
-        bulk_load(sD + s * Cfg::kStatBytes, D_head + q0, Cfg::kStatBytes, full(s));
+        tma_load_2d(sL + s * Cfg::kStatBytes, &tm_l, full(s), q0, static_cast<int>(head));
+        tma_load_2d(sD + s * Cfg::kStatBytes, &tm_d, full(s), q0, static_cast<int>(head));
       }
     }
     return;

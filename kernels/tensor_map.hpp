@@ -52,4 +52,21 @@ inline CUtensorMap make_head_map(const void* ptr, sim::DType dtype, long long n,
   return map;
 }
 
+// The map of a [heads, rows] fp32 array (the backward's statistics L_i·log2 e,
+// D_i) whose box is `box_rows` consecutive rows of one head, no swizzle.
+inline CUtensorMap make_stat_map(const float* ptr, long long rows, long long heads, int box_rows, const char* rung) {
+  CUtensorMap map;
+  const cuuint64_t dims[2] = {static_cast<cuuint64_t>(rows), static_cast<cuuint64_t>(heads)};
+  const cuuint64_t strides[1] = {static_cast<cuuint64_t>(rows) * 4};  // bytes
+  const cuuint32_t box[2] = {static_cast<cuuint32_t>(box_rows), 1};
+  const cuuint32_t elem_strides[2] = {1, 1};
+  const CUresult r = encode_tiled(rung)(&map, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 2, const_cast<float*>(ptr), dims, strides,
+                                        box, elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE,
+                                        CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  if (r != CUDA_SUCCESS)
+    throw CudaError(std::string(rung) + ": cuTensorMapEncodeTiled (statistics) failed with CUresult " +
+                    std::to_string(r) + " (rows=" + std::to_string(rows) + ")");
+  return map;
+}
+
 }  // namespace flashlab::kernels::detail

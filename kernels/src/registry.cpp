@@ -266,7 +266,7 @@ KernelInfo fa3_hopper_bwd_info() {
   k.id = "fa3_hopper_bwd";
   k.name = "FlashAttention backward on Hopper (TMA, wgmma, warp specialisation)";
   k.summary = "one block per K_j, V_j (dK_j, dV_j in two consumer warpgroups' registers); a producer thread "
-              "copies Q_i, dO_i by TMA and L_i, D_i by bulk copies into a ring completed on mbarriers; "
+              "copies Q_i, dO_i, L_i and D_i by TMA into a ring completed on mbarriers; "
               "S_ijᵀ, dP_ijᵀ, dV_j += P_ijᵀ dO_i, dK_j += dS_ijᵀ Q_i and dQ_i = dS_ij K_j on wgmma "
               "(P_ijᵀ, dS_ijᵀ from registers; dS_ijᵀ once through shared memory for dQ), dQ by "
               "red.global.add.v2.f32 into dQaccum; setmaxnreg; sm_90a only";
