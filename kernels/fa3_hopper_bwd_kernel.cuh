@@ -19,13 +19,15 @@
 //                            MN-major): a 64 × 64 block of dQ_i per warpgroup
 //
 // dQ is accumulated in fp32 by vector reductions (red.global.add.v2.f32) into
-// dQaccum, as FlashAttention-2 and -3 do: the blocks of K_j of a head each add
+// dQaccum, as FlashAttention-2 does: the blocks of K_j of a head each add
 // their share of every dQ_i, so dQ is the one result that crosses blocks; one
 // pass over the keys, at the price of an addition order that varies from run
 // to run. Each warpgroup adds the block it computed (32 values a thread a
-// step), once its products are done.
-// Expected bottleneck: the tensor cores (five products, 2.5× the forward's
-// FLOPs per score) beside the exponentials and the dQ reductions.
+// step), once its products are done. (FlashAttention-3 stages the block in
+// shared memory and adds it by the copy engine; measured 0–6 % slower here.)
+// Bottleneck, measured (H200, Nsight Compute): the two warpgroups meet at the
+// dS barrier every step and run their softmax backward at the same time, so
+// the tensor cores wait then; 0.74–0.87× cuDNN's backward (docs/kernels.md).
 //
 // This header holds the configurable kernel; kernels/fa3_hopper_bwd.cu
 // instantiates the configurations of sim::kHopperBwdConfigs and makes the
