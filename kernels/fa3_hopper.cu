@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "cuda_check.hpp"
+#include "hopper_device.hpp"
 #include "smem_opt_in.hpp"
 #include "flashlab/kernels/fa3_hopper.hpp"
 
@@ -134,8 +135,6 @@ void forward_dtype(const LaunchArgs& a) {
 }
 #endif  // !FLASHLAB_FA3_HOPPER_NO_SM90A
 
-bool aligned16(const void* ptr) { return reinterpret_cast<std::uintptr_t>(ptr) % 16 == 0; }
-
 }  // namespace
 
 std::vector<int> fa3_hopper_head_dims() {
@@ -164,20 +163,13 @@ void fa3_hopper_forward(const LaunchArgs& a) {
   if (pr.dtype != sim::DType::fp16 && pr.dtype != sim::DType::bf16)
     throw Unsupported("fa3_hopper runs fp16 and bf16 only (wgmma takes 16-bit inputs here); got fp32");
   const Fa3HopperConfig& cfg = config_or_throw(pr.head_dim);
-  if (!fa3_hopper_compiled())
-    throw Unsupported("fa3_hopper: this build has no sm_90a code (its nvcc cannot target sm_90a)");
-  int dev = 0, major = 0, minor = 0;
-  FLASHLAB_CUDA_CHECK(cudaGetDevice(&dev));
-  FLASHLAB_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
-  FLASHLAB_CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev));
-  if (major != 9 || minor != 0)
-    throw Unsupported("fa3_hopper is sm_90a code (wgmma, setmaxnreg) and runs on compute capability 9.0 only; "
-                      "this device has " + std::to_string(major) + "." + std::to_string(minor));
+  const int dev = kernels::detail::require_hopper_device("fa3_hopper");
   if (pr.batch < 1 || pr.heads < 1 || pr.n_q() < 1 || pr.n_kv() < 1)
     throw std::invalid_argument("fa3_hopper: batch, heads, seq_q and seq_kv must be at least 1");
   if (a.q == nullptr || a.k == nullptr || a.v == nullptr || a.o == nullptr)
     throw std::invalid_argument("fa3_hopper: q, k, v and o must be device pointers, got null");
-  if (!aligned16(a.q) || !aligned16(a.k) || !aligned16(a.v) || !aligned16(a.o))
+  if (!kernels::detail::aligned16(a.q) || !kernels::detail::aligned16(a.k) || !kernels::detail::aligned16(a.v) ||
+      !kernels::detail::aligned16(a.o))
     throw Unsupported("fa3_hopper needs q, k, v and o 16-byte aligned (tensor maps, 16-byte stores)");
   if (!(a.softmax_scale > 0.f) || !std::isfinite(a.softmax_scale))
     throw Unsupported("fa3_hopper needs a positive finite softmax scale τ; got " + std::to_string(a.softmax_scale));
@@ -190,13 +182,7 @@ void fa3_hopper_forward(const LaunchArgs& a) {
   const int64_t heads = pr.batch * pr.heads;
   if (heads > kIntMax || (pr.n_q() + cfg.Br - 1) / cfg.Br > kIntMax / heads)
     throw Unsupported("fa3_hopper: T_r·B·H blocks exceed the grid limit 2^31-1");
-  int limit = a.device_smem_optin;
-  if (limit <= 0) FLASHLAB_CUDA_CHECK(cudaDeviceGetAttribute(&limit, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
-  const std::size_t smem = smem_bytes_of(cfg);
-  if (smem > static_cast<std::size_t>(limit))
-    throw Unsupported("fa3_hopper (d=" + std::to_string(cfg.head_dim) + ") needs " + std::to_string(smem) +
-                      " bytes of shared memory per block; the device allows " + std::to_string(limit) +
-                      " (cudaDevAttrMaxSharedMemoryPerBlockOptin)");
+  kernels::detail::require_hopper_smem(a, dev, "fa3_hopper", cfg.head_dim, smem_bytes_of(cfg));
 #if !defined(FLASHLAB_FA3_HOPPER_NO_SM90A)
   if (cfg.head_dim == 64) return forward_dtype<Cfg64>(a);
   return forward_dtype<Cfg128>(a);

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "cuda_check.hpp"
+#include "hopper_device.hpp"
 #include "fa_bwd_common.cuh"
 #include "smem_opt_in.hpp"
 #include "flashlab/kernels/fa3_hopper.hpp"
@@ -112,53 +113,27 @@ void backward_dtype(const LaunchArgs& a) {
 }
 #endif  // !FLASHLAB_FA3_HOPPER_NO_SM90A
 
-bool aligned16(const void* ptr) { return reinterpret_cast<std::uintptr_t>(ptr) % 16 == 0; }
-
 }  // namespace
-
-std::vector<int> fa3_hopper_bwd_head_dims() {
-  std::vector<int> v;
-  for (const sim::HopperBwdConfig& c : sim::kHopperBwdConfigs) v.push_back(c.head_dim);
-  return v;
-}
-
-sim::TileShape fa3_hopper_bwd_tiles(int head_dim) { return sim::tiles_of(config_or_throw(head_dim)); }
-
-std::size_t fa3_hopper_bwd_smem_bytes(int head_dim) { return sim::hopper_bwd_smem_bytes(config_or_throw(head_dim)); }
 
 void fa3_hopper_backward(const LaunchArgs& a) {
   const sim::AttentionProblem& pr = a.problem;
   if (pr.dtype != sim::DType::fp16 && pr.dtype != sim::DType::bf16)
     throw Unsupported(std::string(kRung) + " runs fp16 and bf16 only (wgmma takes 16-bit inputs here); got fp32");
   const sim::HopperBwdConfig& cfg = config_or_throw(pr.head_dim);
-  if (!fa3_hopper_compiled())
-    throw Unsupported(std::string(kRung) + ": this build has no sm_90a code (its nvcc cannot target sm_90a)");
-  int dev = 0, major = 0, minor = 0;
-  FLASHLAB_CUDA_CHECK(cudaGetDevice(&dev));
-  FLASHLAB_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
-  FLASHLAB_CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev));
-  if (major != 9 || minor != 0)
-    throw Unsupported(std::string(kRung) + " is sm_90a code (wgmma, setmaxnreg) and runs on compute capability 9.0 "
-                      "only; this device has " + std::to_string(major) + "." + std::to_string(minor));
+  const int dev = detail::require_hopper_device(kRung);
   if (pr.batch < 1 || pr.heads < 1 || pr.n_q() < 1 || pr.n_kv() < 1)
     throw std::invalid_argument(std::string(kRung) + ": batch, heads, seq_q and seq_kv must be at least 1");
   for (const void* ptr : {a.q, a.k, a.v, a.bwd.d_o, static_cast<const void*>(a.bwd.dk), static_cast<const void*>(a.bwd.dv),
                           static_cast<const void*>(a.bwd.dk_accum), static_cast<const void*>(a.bwd.dv_accum),
                           static_cast<const void*>(a.bwd.dq_accum)})
-    if (!aligned16(ptr))
+    if (!detail::aligned16(ptr))
       throw Unsupported(std::string(kRung) +
                         " needs Q, K, V, dO, dK, dV and the accumulators 16-byte aligned (tensor maps, vector adds)");
   constexpr int64_t kIntMax = std::numeric_limits<int>::max();
   if (pr.n_q() > kIntMax || pr.n_kv() > kIntMax || layout::fa_bwd_stat_rows(pr) > kIntMax)
     throw Unsupported(std::string(kRung) +
                       " indexes rows with 32-bit ints (TMA coordinates too): seq_q and seq_kv must be below 2^31");
-  int limit = a.device_smem_optin;
-  if (limit <= 0) FLASHLAB_CUDA_CHECK(cudaDeviceGetAttribute(&limit, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
-  const std::size_t smem = sim::hopper_bwd_smem_bytes(cfg);
-  if (smem > static_cast<std::size_t>(limit))
-    throw Unsupported(std::string(kRung) + " (d=" + std::to_string(cfg.head_dim) + ") needs " + std::to_string(smem) +
-                      " bytes of shared memory per block; the device allows " + std::to_string(limit) +
-                      " (cudaDevAttrMaxSharedMemoryPerBlockOptin)");
+  detail::require_hopper_smem(a, dev, kRung, cfg.head_dim, sim::hopper_bwd_smem_bytes(cfg));
 #if !defined(FLASHLAB_FA3_HOPPER_NO_SM90A)
   if (cfg.head_dim == 64) return backward_dtype<Cfg64>(a);
   return backward_dtype<Cfg128>(a);

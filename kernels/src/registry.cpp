@@ -225,17 +225,13 @@ KernelInfo fa2_bwd_info() {
   return k;
 }
 
-#if defined(FLASHLAB_HAVE_FA2_TC) || defined(FLASHLAB_LIST_FA2_TC)
-KernelInfo fa2_tc_bwd_info() {
+// What the tensor-core backward rungs share: FlashAttention-2's backward model
+// with dQ accumulated in fp32 (and, for grouped K/V heads on one GPU, dK, dV in
+// the rung's own fp32 accumulators), fp16/bf16, tiles compiled per head dim,
+// their threads fixed by the rung, the workspace of layout::fa2_tc_bwd_workspace_bytes.
+KernelInfo tensor_core_backward_info() {
   KernelInfo k;
-  k.id = "fa2_tc_bwd";
-  k.name = "FlashAttention-2 backward (tensor cores)";
-  k.summary = "the five products of a step on mma.sync m16n8k16 (fp16/bf16, fp32 accumulation) fed by "
-              "ldmatrix, cp.async double-buffered Q_i/dO_i, P_ij and dS_ij kept in registers (dS_ij once "
-              "through shared memory for dQ), dQ by red.global.add.v2.f32 into dQaccum; tiles fixed at "
-              "compile time";
   k.model = sim::Algorithm::fa2_bwd;
-  k.forward = "fa2_tc";
   k.heaviest_first = true;
   k.dtypes = {DType::fp16, DType::bf16};
   k.min_sm = 90;  // red.global.add.v2.f32
@@ -246,6 +242,19 @@ KernelInfo fa2_tc_bwd_info() {
   k.threads_per_block = zero_shape;  // fixed by the rung; it checks its own launch
   k.workspace_bytes = [](const AttentionProblem& p, TileShape) { return layout::fa2_tc_bwd_workspace_bytes(p); };
   k.workspace_holds = "dQaccum in fp32, L and D (with grouped K/V heads, dKaccum and dVaccum in fp32 too)";
+  return k;
+}
+
+#if defined(FLASHLAB_HAVE_FA2_TC) || defined(FLASHLAB_LIST_FA2_TC)
+KernelInfo fa2_tc_bwd_info() {
+  KernelInfo k = tensor_core_backward_info();
+  k.id = "fa2_tc_bwd";
+  k.name = "FlashAttention-2 backward (tensor cores)";
+  k.summary = "the five products of a step on mma.sync m16n8k16 (fp16/bf16, fp32 accumulation) fed by "
+              "ldmatrix, cp.async double-buffered Q_i/dO_i, P_ij and dS_ij kept in registers (dS_ij once "
+              "through shared memory for dQ), dQ by red.global.add.v2.f32 into dQaccum; tiles fixed at "
+              "compile time";
+  k.forward = "fa2_tc";
   // What is compiled (sim::kFa2TcBwdConfigs), the same in a build without CUDA.
   k.head_dims = fa2_tc_bwd_head_dims();
   k.default_tiles = [](const AttentionProblem& p) { return fa2_tc_bwd_tiles(static_cast<int>(p.head_dim)); };
@@ -262,7 +271,7 @@ KernelInfo fa2_tc_bwd_info() {
 // The Hopper backward: listed in every build (its tiles are sim::kHopperBwdConfigs);
 // it runs where its sm_90a code exists on a compute capability 9.0 device.
 KernelInfo fa3_hopper_bwd_info() {
-  KernelInfo k;
+  KernelInfo k = tensor_core_backward_info();
   k.id = "fa3_hopper_bwd";
   k.name = "FlashAttention backward on Hopper (TMA, wgmma, warp specialisation)";
   k.summary = "one block per K_j, V_j (dK_j, dV_j in two consumer warpgroups' registers); a producer thread "
@@ -270,18 +279,7 @@ KernelInfo fa3_hopper_bwd_info() {
               "S_ijᵀ, dP_ijᵀ, dV_j += P_ijᵀ dO_i, dK_j += dS_ijᵀ Q_i and dQ_i = dS_ij K_j on wgmma "
               "(P_ijᵀ, dS_ijᵀ from registers; dS_ijᵀ once through shared memory for dQ), dQ by "
               "red.global.add.v2.f32 into dQaccum; setmaxnreg; sm_90a only";
-  k.model = sim::Algorithm::fa2_bwd;
   k.forward = "fa3_hopper";
-  k.heaviest_first = true;
-  k.dtypes = {DType::fp16, DType::bf16};
-  k.min_sm = 90;
-  k.tile_source = TileSource::compiled;
-  k.storage.dq_accumulator = sim::DType::fp32;
-  k.storage.dkv_accumulator = sim::DType::fp32;  // grouped K/V heads on one GPU: the rung's own dKaccum, dVaccum
-  k.accumulates_gradients = true;
-  k.threads_per_block = zero_shape;  // fixed by the rung (3 warpgroups)
-  k.workspace_bytes = [](const AttentionProblem& p, TileShape) { return layout::fa2_tc_bwd_workspace_bytes(p); };
-  k.workspace_holds = "dQaccum in fp32, L and D (with grouped K/V heads, dKaccum and dVaccum in fp32 too)";
   for (const sim::HopperBwdConfig& c : sim::kHopperBwdConfigs) k.head_dims.push_back(c.head_dim);
   k.default_tiles = [](const AttentionProblem& p) {
     const auto c = sim::hopper_bwd_config(p.head_dim);

@@ -10,6 +10,7 @@
 #include <queue>
 #include <stdexcept>
 
+#include "config_table.hpp"
 #include "cta_placement.hpp"
 #include "flashlab/sim/checked.hpp"
 #include "flashlab/sim/counters.hpp"
@@ -17,29 +18,10 @@
 
 namespace flashlab::sim {
 
-std::optional<HopperConfig> hopper_config(i64 head_dim) {
-  for (const HopperConfig& c : kHopperConfigs)
-    if (c.head_dim == head_dim) return c;
-  return std::nullopt;
-}
-
-std::string hopper_head_dims_text() {
-  std::string s;
-  for (const HopperConfig& c : kHopperConfigs) s += (s.empty() ? "" : ", ") + std::to_string(c.head_dim);
-  return s;
-}
-
-std::optional<HopperBwdConfig> hopper_bwd_config(i64 head_dim) {
-  for (const HopperBwdConfig& c : kHopperBwdConfigs)
-    if (c.head_dim == head_dim) return c;
-  return std::nullopt;
-}
-
-std::string hopper_bwd_head_dims_text() {
-  std::string s;
-  for (const HopperBwdConfig& c : kHopperBwdConfigs) s += (s.empty() ? "" : ", ") + std::to_string(c.head_dim);
-  return s;
-}
+std::optional<HopperConfig> hopper_config(i64 head_dim) { return detail::config_for(kHopperConfigs, head_dim); }
+std::string hopper_head_dims_text() { return detail::head_dims_text(kHopperConfigs); }
+std::optional<HopperBwdConfig> hopper_bwd_config(i64 head_dim) { return detail::config_for(kHopperBwdConfigs, head_dim); }
+std::string hopper_bwd_head_dims_text() { return detail::head_dims_text(kHopperBwdConfigs); }
 
 std::string_view to_string(PipeOp op) {
   switch (op) {

@@ -5,17 +5,14 @@
 // (sim::kHopperBwdConfigs).
 #pragma once
 
-#include <cstddef>
-#include <vector>
-
 #include "flashlab/kernels/launch.hpp"
 #include "flashlab/sim/hopper_pipeline.hpp"
 
 namespace flashlab::kernels {
 
-std::vector<int> fa3_hopper_bwd_head_dims();          // {64, 128}
-sim::TileShape fa3_hopper_bwd_tiles(int head_dim);    // (B_r, B_c) compiled for d; throws Unsupported
-std::size_t fa3_hopper_bwd_smem_bytes(int head_dim);  // dynamic shared memory per block of the main kernel
+// What is compiled (head dims, tiles, shared memory) is sim::kHopperBwdConfigs,
+// which the registry reads in every build.
+
 // Backward pass; fp16 and bf16, compute capability 9.0 only. Reads Q, K, V, O,
 // the logsumexp and dO; writes dQ, dK, dV (or adds into the caller's fp32
 // accumulators); the workspace holds dQaccum (fp32), L_i and D_i, and with

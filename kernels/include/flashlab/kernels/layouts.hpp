@@ -114,8 +114,9 @@ inline i64 fa_bwd_workspace_bytes(const sim::AttentionProblem& p) {
   return sim::checked_add(fa_bwd_dq_accum_bytes(p), sim::checked_mul(fa_bwd_stat_bytes(p), 2, "bytes of L, D"),
                           "workspace");
 }
-// fa2_tc_bwd with grouped-query heads (H_kv < H) and no accumulators of the
-// caller's: the query heads of a group add into one dK, dV head, so the rung
+// The tensor-core backward rungs (fa2_tc_bwd, fa3_hopper_bwd) with grouped-query
+// heads (H_kv < H) and no accumulators of the caller's: the query heads of a
+// group add into one dK, dV head, so the rung
 // adds into fp32 dKaccum, dVaccum [B, H_kv, N_kv, d] after the workspace above
 // and converts them at the end. 0 without grouped heads.
 inline i64 fa_bwd_kv_accum_bytes(const sim::AttentionProblem& p) {
