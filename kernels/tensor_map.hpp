@@ -20,16 +20,19 @@ using EncodeTiledFn = CUresult (*)(CUtensorMap*, CUtensorMapDataType, cuuint32_t
                                    const cuuint64_t*, const cuuint32_t*, const cuuint32_t*, CUtensorMapInterleave,
                                    CUtensorMapSwizzle, CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
 
+// Looked up once per process (a thread-safe static: the ring launches from
+// several threads); a failed lookup throws, naming the rung, and is tried again
+// by the next call.
 inline EncodeTiledFn encode_tiled(const char* rung) {
-  static EncodeTiledFn fn = nullptr;
-  if (fn != nullptr) return fn;
-  void* f = nullptr;
-  cudaDriverEntryPointQueryResult q{};
-  FLASHLAB_CUDA_CHECK(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &f, 12000, cudaEnableDefault, &q));
-  if (q != cudaDriverEntryPointSuccess || f == nullptr)
-    throw Unsupported(std::string(rung) +
-                      " needs the driver's cuTensorMapEncodeTiled (CUDA 12.0+); the driver does not provide it");
-  fn = reinterpret_cast<EncodeTiledFn>(f);
+  static const EncodeTiledFn fn = [rung] {
+    void* f = nullptr;
+    cudaDriverEntryPointQueryResult q{};
+    FLASHLAB_CUDA_CHECK(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &f, 12000, cudaEnableDefault, &q));
+    if (q != cudaDriverEntryPointSuccess || f == nullptr)
+      throw Unsupported(std::string(rung) +
+                        " needs the driver's cuTensorMapEncodeTiled (CUDA 12.0+); the driver does not provide it");
+    return reinterpret_cast<EncodeTiledFn>(f);
+  }();
   return fn;
 }
 
