@@ -37,9 +37,8 @@ namespace {
 
 constexpr const char* kRung = "fa3_hopper_bwd";
 
-const sim::HopperBwdConfig& config_or_throw(long long head_dim) {
-  for (const sim::HopperBwdConfig& c : sim::kHopperBwdConfigs)
-    if (c.head_dim == head_dim) return c;
+sim::HopperBwdConfig config_or_throw(long long head_dim) {
+  if (const auto c = sim::hopper_bwd_config(head_dim)) return *c;
   throw Unsupported(std::string(kRung) + " is compiled for head dims " + sim::hopper_bwd_head_dims_text() +
                     "; got d=" + std::to_string(head_dim));
 }
@@ -119,7 +118,7 @@ void fa3_hopper_backward(const LaunchArgs& a) {
   const sim::AttentionProblem& pr = a.problem;
   if (pr.dtype != sim::DType::fp16 && pr.dtype != sim::DType::bf16)
     throw Unsupported(std::string(kRung) + " runs fp16 and bf16 only (wgmma takes 16-bit inputs here); got fp32");
-  const sim::HopperBwdConfig& cfg = config_or_throw(pr.head_dim);
+  const sim::HopperBwdConfig cfg = config_or_throw(pr.head_dim);
   const int dev = detail::require_hopper_device(kRung);
   if (pr.batch < 1 || pr.heads < 1 || pr.n_q() < 1 || pr.n_kv() < 1)
     throw std::invalid_argument(std::string(kRung) + ": batch, heads, seq_q and seq_kv must be at least 1");
