@@ -1,6 +1,8 @@
 // flashlab pipeline: the Hopper rung's schedule inside a CTA (TMA ring,
 // consumer warpgroups, tensor cores and softmax units), the launch it makes,
-// and — from a results file — what fa3_hopper measured on the same problem.
+// and — from a results file — what fa3_hopper measured on the same problem;
+// with --pass bwd the backward's CTA (fa3_hopper_bwd, one per K_j, V_j).
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <iostream>
@@ -39,6 +41,83 @@ void write_csv(const sim::HopperPipeline& h, const std::string& path) {
   if (!f) throw UsageError("--csv: writing '" + path + "' failed");
 }
 
+const char* unit_key(sim::PipeUnit u) {
+  switch (u) {
+    case sim::PipeUnit::copy_engine: return "copy_engine";
+    case sim::PipeUnit::tensor_cores: return "tensor_cores";
+    case sim::PipeUnit::softmax_units: return "softmax_units";
+    case sim::PipeUnit::load_store: return "load_store";
+  }
+  return "?";
+}
+
+void write_bwd_csv(const sim::HopperBwdPipeline& h, const std::string& path) {
+  std::ofstream f(path);
+  if (!f) throw UsageError("--csv: cannot write '" + path + "'");
+  f << "op,unit,warpgroup,i,stage,start_ns,busy_ns,work_ns,end_ns\n";
+  for (const sim::PipeInterval& iv : h.intervals)
+    f << '"' << sim::to_string(iv.op) << "\"," << unit_key(iv.unit) << ',' << iv.warpgroup << ',' << iv.i << ','
+      << iv.stage << ',' << fixed(iv.start_ns, 3) << ',' << fixed(iv.busy_ns, 3) << ',' << fixed(iv.work_ns, 3) << ','
+      << fixed(iv.end_ns, 3) << '\n';
+  if (!f) throw UsageError("--csv: writing '" + path + "' failed");
+}
+
+// The backward's schedule of column block j: its configuration, the rates, one
+// warpgroup's work per step, the CTA's time and units, the lockstep, and the
+// ops of one step in the order they start.
+void print_bwd(const Resolved& r, sim::i64 j, const std::string& csv, std::ostream& out) {
+  const sim::AttentionProblem& p = r.problem;
+  const auto c = sim::hopper_bwd_config(p.head_dim);
+  if (!c)
+    throw UsageError("--head-dim: the Hopper backward is compiled for d = " + sim::hopper_bwd_head_dims_text() +
+                     ", not d = " + std::to_string(p.head_dim));
+  if (p.dtype == sim::DType::fp32) throw UsageError("--dtype: the Hopper backward runs fp16 and bf16, not fp32");
+  const sim::TileGrid g(p, sim::tiles_of(*c));
+  if (j < 0 || j >= g.T_c)
+    throw UsageError("--col-block: " + std::to_string(j) + " is outside 0.." + std::to_string(g.T_c - 1));
+  sim::HopperBwdPipeline h;
+  try {
+    h = sim::simulate_hopper_bwd_pipeline(p, j, *c, r.hw);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(e.what());
+  }
+  if (!csv.empty()) write_bwd_csv(h, csv);
+  const sim::PipelineRates& rt = h.rates;
+  out << "The Hopper backward's schedule (fa3_hopper_bwd) on " << r.hw.display_name << "\n";
+  out << "  problem   " << sim::describe(p) << "\n";
+  out << "  config    B_r × B_c = " << c->Br << " × " << c->Bc << " (T_r = " << g.T_r << ", T_c = " << g.T_c << "), "
+      << c->consumers() << " consumer warpgroups of 64 keys, " << c->stages << "-stage Q_i/dO_i/L_i/D_i ring; shared memory "
+      << sim::bytes_iec(static_cast<double>(sim::hopper_bwd_smem_bytes(*c))) << "\n";
+  out << "  rates     one SM: tensor cores " << fixed(rt.mma_flops_per_ns * 1e-3, 2) << " TFLOP/s, exp2 "
+      << fixed(rt.exp_per_ns, 1) << " per ns, copies and dQ reductions " << fixed(rt.copy_bytes_per_ns, 1)
+      << " GB/s (the " << rt.copy_source << "'s share), shared memory " << fixed(rt.smem_bytes_per_ns, 0)
+      << " GB/s, copy latency " << fixed(rt.copy_latency_ns, 0) << " ns (assumed)\n";
+  out << "  per step one warpgroup at the units' full rate: five products " << us(h.gemm_ns_per_step)
+      << ", softmax backward " << us(h.softmax_ns_per_step) << ", dS_ijᵀ to shared memory " << us(h.store_ns_per_step)
+      << ", dQ_i's reductions " << us(h.reduce_ns_per_step) << "\n";
+  out << "  column block j = " << j << ": " << h.visits << " Q_i visited (i = " << h.first_i << ".." << g.T_r - 1 << "), "
+      << us(h.end_ns) << "; busy: tensor cores " << pct(h.tensor_utilisation()) << ", softmax units "
+      << pct(h.end_ns > 0 ? h.softmax_busy_ns / h.end_ns : 0) << ", copy engine "
+      << pct(h.end_ns > 0 ? h.copy_busy_ns / h.end_ns : 0) << ", load/store " << pct(h.end_ns > 0 ? h.load_store_busy_ns / h.end_ns : 0)
+      << "\n";
+  out << "  lockstep  both warpgroups run their softmax backward at once, each at half the units' rate; the tensor cores "
+      << "wait " << us(h.tensor_wait_in_softmax_ns) << " (" << pct(h.end_ns > 0 ? h.tensor_wait_in_softmax_ns / h.end_ns : 0)
+      << " of the CTA's time) while it and the stores of dS_ijᵀ run\n";
+  // One step in the steady state (the second, when there is one): its ops as they start.
+  const sim::i64 step = h.visits > 1 ? 1 : 0;
+  const sim::i64 i = h.first_i + step;
+  std::vector<const sim::PipeInterval*> ops;
+  for (const sim::PipeInterval& iv : h.intervals)
+    if (iv.i == i) ops.push_back(&iv);
+  std::stable_sort(ops.begin(), ops.end(), [](const sim::PipeInterval* a, const sim::PipeInterval* b) { return a->start_ns < b->start_ns; });
+  out << "  step i = " << i << " (µs from the CTA's start; warpgroup −1: the producer):\n";
+  for (const sim::PipeInterval* iv : ops)
+    out << "    " << fixed(iv->start_ns * 1e-3, 3) << " – " << fixed((iv->start_ns + iv->busy_ns) * 1e-3, 3) << "  "
+        << sim::to_string(iv->unit) << ", warpgroup " << iv->warpgroup << ": " << sim::to_string(iv->op) << "\n";
+  out << "    " << fixed(h.barrier_ns[static_cast<size_t>(step)] * 1e-3, 3)
+      << "          both halves of dS_ijᵀ stored: the barrier opens, dQ_i = dS_ij K_j may start\n";
+}
+
 class PipelineCommand final : public Command {
  public:
   void setup(CLI::App& root) override {
@@ -49,13 +128,26 @@ class PipelineCommand final : public Command {
     flags_.seq = "4096";
     flags_.head_dim = "128";
     add_problem_flags(*app, flags_, /*with_tiles=*/false);
+    app->add_option("--pass", pass_, "fwd | bwd: the forward rung's schedule (fa3_hopper, a CTA per Q_i) or the "
+                                     "backward's (fa3_hopper_bwd, a CTA per K_j, V_j); default fwd");
     app->add_option("--row-block", row_block_, "the row block i whose schedule is printed (default: the last, the heaviest)");
+    app->add_option("--col-block", col_block_,
+                    "with --pass bwd: the column block j whose schedule is printed (default: 0, the heaviest)");
     app->add_option("--csv", csv_, "write that row block's timeline (every op: unit, warpgroup, j, start, busy, end) as CSV");
     app->add_option("--results", results_, "a results file (flashlab bench) with fa3_hopper rows on this problem");
   }
 
   int run() override {
     const Resolved r = resolve(flags_);
+    if (pass_ != "fwd" && pass_ != "bwd")
+      throw UsageError("--pass: '" + pass_ + "' is not a pass the pipeline shows (expected fwd or bwd)");
+    if (pass_ == "bwd") {
+      if (row_block_) throw UsageError("--row-block: the backward's CTA owns a column block: use --col-block");
+      if (!results_.empty()) throw UsageError("--results: the backward's launch is not modelled; only its CTA's schedule");
+      print_bwd(r, col_block_ ? *col_block_ : 0, csv_, std::cout);
+      return 0;
+    }
+    if (col_block_) throw UsageError("--col-block: only with --pass bwd (the forward's CTA owns a row block: --row-block)");
     const sim::AttentionProblem& p = r.problem;
     const auto c = sim::hopper_config(p.head_dim);
     if (!c)
@@ -136,7 +228,8 @@ class PipelineCommand final : public Command {
   }
 
   ProblemFlags flags_;
-  std::optional<sim::i64> row_block_;
+  std::string pass_ = "fwd";
+  std::optional<sim::i64> row_block_, col_block_;
   std::string csv_, results_;
 };
 

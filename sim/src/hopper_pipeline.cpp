@@ -1,6 +1,7 @@
 // The Hopper rung's schedule inside one CTA (hopper_pipeline.hpp): a list of
 // ops, each on one unit, with the ops it waits for; every unit serves its ops
-// in the kernel's issue order. The times follow in one topological pass.
+// in the kernel's issue order. The times follow in one topological pass
+// (pipe_builder.hpp).
 #include "flashlab/sim/hopper_pipeline.hpp"
 
 #include <algorithm>
@@ -15,6 +16,7 @@
 #include "flashlab/sim/checked.hpp"
 #include "flashlab/sim/counters.hpp"
 #include "flashlab/sim/schedule.hpp"
+#include "pipe_builder.hpp"
 
 namespace flashlab::sim {
 
@@ -32,6 +34,27 @@ std::string_view to_string(PipeOp op) {
     case PipeOp::softmax: return "softmax";
     case PipeOp::gemm_PV: return "O_i += P̃_ij V_j";
     case PipeOp::epilogue: return "O_i, L_i out";
+    case PipeOp::copy_dO: return "TMA dO_i";
+    case PipeOp::copy_LD: return "TMA L_i, D_i";
+    case PipeOp::gemm_St: return "S_ijᵀ = K_j Q_iᵀ";
+    case PipeOp::gemm_dPt: return "dP_ijᵀ = V_j dO_iᵀ";
+    case PipeOp::softmax_bwd: return "P_ijᵀ, dS_ijᵀ";
+    case PipeOp::store_dS: return "dS_ijᵀ to SMEM";
+    case PipeOp::gemm_dV: return "dV_j += P_ijᵀ dO_i";
+    case PipeOp::gemm_dK: return "dK_j += dS_ijᵀ Q_i";
+    case PipeOp::gemm_dQ: return "dQ_i = dS_ij K_j";
+    case PipeOp::reduce_dQ: return "dQ_i added in L2";
+    case PipeOp::epilogue_dKdV: return "dK_j, dV_j out";
+  }
+  return "?";
+}
+
+std::string_view to_string(PipeUnit u) {
+  switch (u) {
+    case PipeUnit::copy_engine: return "TMA (producer)";
+    case PipeUnit::tensor_cores: return "tensor cores";
+    case PipeUnit::softmax_units: return "softmax (exp2)";
+    case PipeUnit::load_store: return "load/store";
   }
   return "?";
 }
@@ -66,6 +89,7 @@ PipelineRates pipeline_rates(const HardwareModel& hw, DType dt) {
   r.copy_bytes_per_ns = (l2 ? hw.l2_bandwidth : hw.hbm_bandwidth) / sms * 1e-9;
   need(r.copy_bytes_per_ns, "memory bandwidth");
   r.copy_latency_ns = kCopyLatencyCycles / (hw.clock_mhz * 1e-3);
+  r.smem_bytes_per_ns = kSmemBytesPerClockPerSm * hw.clock_mhz * 1e-3;
   return r;
 }
 
@@ -134,82 +158,6 @@ i64 visits_of(const TileGrid& g, i64 i) {
   return lo;
 }
 
-struct Op {
-  PipeInterval iv;
-  std::vector<int> deps;
-  int ready_preds = 0;
-};
-
-class Builder {
- public:
-  int add(PipeOp op, PipeUnit unit, int wg, i64 j, double busy, double latency = 0) {
-    Op o;
-    o.iv.op = op;
-    o.iv.unit = unit;
-    o.iv.warpgroup = wg;
-    o.iv.j = j;
-    o.iv.busy_ns = busy;
-    o.iv.end_ns = latency;  // until scheduled: the latency the result adds
-    ops_.push_back(o);
-    return static_cast<int>(ops_.size()) - 1;
-  }
-  void dep(int op, int on) {
-    if (on >= 0) ops_[static_cast<size_t>(op)].deps.push_back(on);
-  }
-  // Each unit serves in the order given: the previous op of its order is a dependency.
-  void order(const std::vector<int>& seq) {
-    for (size_t k = 1; k < seq.size(); ++k) unit_prev_.push_back({seq[k], seq[k - 1]});
-  }
-  // Times in one topological pass; throws std::logic_error on a cycle (an order that contradicts the waits).
-  std::vector<PipeInterval> run() {
-    const size_t n = ops_.size();
-    std::vector<std::vector<int>> after(n);
-    std::vector<int> indegree(n, 0);
-    std::vector<int> unit_pred(n, -1);
-    for (size_t k = 0; k < n; ++k)
-      for (int d : ops_[k].deps) {
-        after[static_cast<size_t>(d)].push_back(static_cast<int>(k));
-        ++indegree[k];
-      }
-    for (auto [op, pred] : unit_prev_) {
-      unit_pred[static_cast<size_t>(op)] = pred;
-      after[static_cast<size_t>(pred)].push_back(op);
-      ++indegree[static_cast<size_t>(op)];
-    }
-    std::deque<int> ready;
-    for (size_t k = 0; k < n; ++k)
-      if (indegree[k] == 0) ready.push_back(static_cast<int>(k));
-    size_t done = 0;
-    while (!ready.empty()) {
-      const int k = ready.front();
-      ready.pop_front();
-      Op& o = ops_[static_cast<size_t>(k)];
-      double start = 0;
-      for (int d : o.deps) start = std::max(start, ops_[static_cast<size_t>(d)].iv.end_ns);
-      if (unit_pred[static_cast<size_t>(k)] >= 0) {
-        const PipeInterval& p = ops_[static_cast<size_t>(unit_pred[static_cast<size_t>(k)])].iv;
-        start = std::max(start, p.start_ns + p.busy_ns);
-      }
-      const double latency = o.iv.end_ns;
-      o.iv.start_ns = start;
-      o.iv.end_ns = start + o.iv.busy_ns + latency;
-      ++done;
-      for (int a : after[static_cast<size_t>(k)])
-        if (--indegree[static_cast<size_t>(a)] == 0) ready.push_back(a);
-    }
-    if (done != n) throw std::logic_error("the Hopper schedule's issue orders contradict its waits");
-    std::vector<PipeInterval> out;
-    out.reserve(n);
-    for (const Op& o : ops_) out.push_back(o.iv);
-    return out;
-  }
-  const PipeInterval& at(int k) const { return ops_[static_cast<size_t>(k)].iv; }
-
- private:
-  std::vector<Op> ops_;
-  std::vector<std::pair<int, int>> unit_prev_;
-};
-
 }  // namespace
 
 HopperPipeline simulate_hopper_pipeline(const AttentionProblem& p, i64 i, const HopperConfig& c,
@@ -242,7 +190,17 @@ HopperPipeline simulate_hopper_pipeline(const AttentionProblem& p, i64 i, const 
   out.gemm_ns_per_visit = gemm_S + gemm_PV;
   out.softmax_ns_per_visit = softmax;
 
-  Builder b;
+  detail::PipeBuilder pb;
+  struct {
+    detail::PipeBuilder& b;
+    int add(PipeOp op, PipeUnit unit, int wg, i64 j, double busy, double latency = 0) {
+      const int k = b.add(op, unit, wg, busy, latency);
+      b.iv(k).j = j;
+      return k;
+    }
+    void dep(int op, int on) { b.dep(op, on); }
+    void order(const std::vector<int>& seq) { b.order(seq); }
+  } b{pb};
   const int q = b.add(PipeOp::copy_Q, PipeUnit::copy_engine, -1, -1, w.q_bytes / r.copy_bytes_per_ns, r.copy_latency_ns);
   std::vector<int> K(static_cast<size_t>(n)), V(static_cast<size_t>(n));
   std::vector<std::vector<int>> S(static_cast<size_t>(W), std::vector<int>(static_cast<size_t>(n))),
@@ -309,7 +267,7 @@ HopperPipeline simulate_hopper_pipeline(const AttentionProblem& p, i64 i, const 
   b.order(tensor);
   b.order(soft);
 
-  out.intervals = b.run();
+  out.intervals = pb.run();
   for (const PipeInterval& iv : out.intervals) {
     (iv.unit == PipeUnit::tensor_cores ? out.tensor_busy_ns
      : iv.unit == PipeUnit::softmax_units ? out.softmax_busy_ns
@@ -320,10 +278,10 @@ HopperPipeline simulate_hopper_pipeline(const AttentionProblem& p, i64 i, const 
     StageUse u;
     u.stage = static_cast<int>(j % s);
     u.j = j;
-    u.issued_ns = b.at(K[static_cast<size_t>(j)]).start_ns;
-    u.k_arrived_ns = b.at(K[static_cast<size_t>(j)]).end_ns;
-    u.arrived_ns = b.at(V[static_cast<size_t>(j)]).end_ns;
-    for (int wg = 0; wg < W; ++wg) u.released_ns = std::max(u.released_ns, b.at(at(PV, wg, j)).end_ns);
+    u.issued_ns = pb.at(K[static_cast<size_t>(j)]).start_ns;
+    u.k_arrived_ns = pb.at(K[static_cast<size_t>(j)]).end_ns;
+    u.arrived_ns = pb.at(V[static_cast<size_t>(j)]).end_ns;
+    for (int wg = 0; wg < W; ++wg) u.released_ns = std::max(u.released_ns, pb.at(at(PV, wg, j)).end_ns);
     out.stage_uses.push_back(u);
   }
   return out;

@@ -15,6 +15,7 @@
 #include "flashlab/sim/format.hpp"
 #include "flashlab/sim/hardware.hpp"
 #include "flashlab/sim/hopper_pipeline.hpp"
+#include "flashlab/sim/hopper_bwd_pipeline.hpp"
 #include "flashlab/sim/l2.hpp"
 #include "flashlab/sim/measured_profile.hpp"
 #include "flashlab/sim/measurement.hpp"

@@ -125,21 +125,40 @@ enum class PipeOp : std::uint8_t {
   softmax,     // m_i, P̃_ij = exp(S_ij − m_i), ℓ_i, the rescale of O_i
   gemm_PV,     // tensor cores: O_i += P̃_ij V_j
   epilogue,    // O_i = diag(ℓ_i)⁻¹ O_i, L_i = m_i + log ℓ_i, written to HBM
+  // The backward's (hopper_bwd_pipeline.hpp), one CTA per K_j, V_j:
+  copy_dO,      // TMA: dO_i into its stage (Q_i into its stage is copy_Q)
+  copy_LD,      // TMA: L_i and D_i into their stage
+  gemm_St,      // tensor cores: S_ijᵀ = K_j Q_iᵀ (one warpgroup's 64 keys)
+  gemm_dPt,     // tensor cores: dP_ijᵀ = V_j dO_iᵀ
+  softmax_bwd,  // P_ijᵀ = exp(S_ijᵀ − L_i), dS_ijᵀ = P_ijᵀ ∘ (dP_ijᵀ − D_i)
+  store_dS,     // dS_ijᵀ to shared memory, then the named barrier both warpgroups meet at
+  gemm_dV,      // tensor cores: dV_j += P_ijᵀ dO_i
+  gemm_dK,      // tensor cores: dK_j += dS_ijᵀ Q_i
+  gemm_dQ,      // tensor cores: a 64 × 64 block of dQ_i = dS_ij K_j
+  reduce_dQ,    // that block added into dQaccum_i (fp32) by reductions in the L2
+  epilogue_dKdV,  // dK_j, dV_j written
 };
 std::string_view to_string(PipeOp op);  // "TMA Q_i", "S_ij = Q_i K_jᵀ", ...
 
-// The unit an op occupies: one of each per SM.
-enum class PipeUnit : std::uint8_t { copy_engine, tensor_cores, softmax_units };
+// The unit an op occupies: one of each per SM. The load/store path carries
+// the consumers' own shared-memory stores and global reductions and stores
+// (the backward's; the forward's copies are the producer's, by TMA).
+enum class PipeUnit : std::uint8_t { copy_engine, tensor_cores, softmax_units, load_store };
+std::string_view to_string(PipeUnit u);  // "TMA (producer)", "tensor cores", ...
 
 struct PipeInterval {
   PipeOp op = PipeOp::copy_Q;
   PipeUnit unit = PipeUnit::copy_engine;
   int warpgroup = -1;  // consumer warpgroup 0..W−1; −1: the producer
   i64 j = -1;          // column block (−1: Q_i, the epilogue)
+  i64 i = -1;          // row block (the backward's steps; −1 in the forward)
   int stage = -1;      // ring stage of K_j, V_j (copies)
   double start_ns = 0;  // the unit starts it
   double busy_ns = 0;   // the unit is busy until start + busy
   double end_ns = 0;    // its result is usable (a copy adds the latency)
+  // Its work at the unit's full rate: busy_ns, or less when it shared the unit
+  // with ops running at once (the backward's two warpgroups).
+  double work_ns = 0;
 };
 
 enum class StageStatus : std::uint8_t { empty, loading, full, released };
@@ -175,6 +194,7 @@ struct PipelineRates {
   double exp_per_ns = 0;            // 16 exp2 per clock per SM × clock
   double copy_bytes_per_ns = 0;     // L2 (else HBM) bandwidth / SMs
   double copy_latency_ns = 0;       // kCopyLatencyCycles at the clock
+  double smem_bytes_per_ns = 0;     // kSmemBytesPerClockPerSm at the clock
   std::string copy_source;          // "L2" or "HBM": which bandwidth the copies get
 };
 // The exp2 throughput of the special-function units, per clock per SM (CUDA
@@ -184,6 +204,9 @@ inline constexpr double kExpPerClockPerSm = 16;
 // An assumed round trip of a TMA copy, in SM cycles: the order of an L2 hit
 // on Hopper; not measured here (docs/model.md).
 inline constexpr double kCopyLatencyCycles = 600;
+// Shared memory's bandwidth per SM: 32 banks of 4 bytes per clock (CUDA C++
+// Programming Guide, shared memory of compute capability 5.x to 9.0).
+inline constexpr double kSmemBytesPerClockPerSm = 128;
 // Throws std::invalid_argument naming the missing figure.
 PipelineRates pipeline_rates(const HardwareModel& hw, DType dt);
 

@@ -1,0 +1,302 @@
+// The Hopper backward's schedule inside one CTA: one interval per op, step and
+// warpgroup; the work of each unit is the closed form of one B_r × B_c block
+// (five products of 2·B_r·B_c·d FLOPs, B_r·B_c exponentials, the tiles'
+// bytes); the causal visits; the ring never holds more than its stages and a
+// stage is refilled only once released; the two warpgroups run their softmax
+// backward at once while the tensor cores wait; dQ_i waits for the barrier;
+// the step-through's events map onto the timeline.
+#include <algorithm>
+#include <map>
+
+#include "support.hpp"
+
+using namespace flashlab::sim;
+
+namespace {
+
+AttentionProblem problem(i64 n, i64 d, bool causal) {
+  AttentionProblem p;
+  p.seq_q = n;
+  p.head_dim = d;
+  p.causal = causal;
+  p.dtype = DType::fp16;
+  return p;
+}
+
+// The H200 as `flashlab ceilings` measured it: its L2 bandwidth feeds the copies and reductions.
+const HardwareModel& h200() {
+  static const HardwareModel hw = load_hardware(assets_dir() + "/hardware/measured/H200-SXM-141GB-2026-11-25.json");
+  return hw;
+}
+
+const HopperBwdConfig& config(i64 d) {
+  for (const HopperBwdConfig& c : kHopperBwdConfigs)
+    if (c.head_dim == d) return c;
+  FAIL("no backward configuration for d=" << d);
+  return kHopperBwdConfigs[0];
+}
+
+std::vector<PipeInterval> on_unit(const HopperBwdPipeline& h, PipeUnit u) {
+  std::vector<PipeInterval> v;
+  for (const PipeInterval& iv : h.intervals)
+    if (iv.unit == u) v.push_back(iv);
+  std::sort(v.begin(), v.end(), [](const PipeInterval& a, const PipeInterval& b) { return a.start_ns < b.start_ns; });
+  return v;
+}
+
+// The most intervals of one unit running at one moment.
+int most_at_once(const std::vector<PipeInterval>& v) {
+  std::vector<std::pair<double, int>> edges;
+  for (const PipeInterval& iv : v) {
+    if (iv.busy_ns <= 0) continue;
+    edges.push_back({iv.start_ns, 1});
+    edges.push_back({iv.start_ns + iv.busy_ns, -1});
+  }
+  std::sort(edges.begin(), edges.end());  // an end before a start at the same moment
+  int now = 0, most = 0;
+  for (const auto& [t, d] : edges) most = std::max(most, now += d);
+  return most;
+}
+
+}  // namespace
+
+TEST_CASE("the Hopper backward's configurations: two warpgroups of 64 keys, in a Hopper SM", "[sim][hopper][bwd]") {
+  CHECK(hopper_bwd_head_dims_text() == "64, 128");
+  for (const HopperBwdConfig& c : kHopperBwdConfigs) {
+    CAPTURE(c.head_dim);
+    CHECK(c.consumers() == 2);
+    CHECK(c.stages >= 2);
+    CHECK(static_cast<i64>(hopper_bwd_smem_bytes(c)) <= h200().max_smem_per_block_bytes);
+  }
+}
+
+TEST_CASE("the Hopper backward: one interval per op, step and warpgroup, T_r − first_row(j) steps", "[sim][hopper][bwd]") {
+  for (const HopperBwdConfig& c : kHopperBwdConfigs)
+    for (const bool causal : {false, true})
+      for (const i64 n : {i64{1}, i64{100}, i64{1000}, i64{4096}}) {
+        const AttentionProblem p = problem(n, c.head_dim, causal);
+        const i64 T_r = (n + c.Br - 1) / c.Br, T_c = (n + c.Bc - 1) / c.Bc;
+        for (const i64 j : {i64{0}, T_c / 2, T_c - 1}) {
+          CAPTURE(c.head_dim, causal, n, j);
+          const HopperBwdPipeline h = simulate_hopper_bwd_pipeline(p, j, c, h200());
+          // Under the mask column block j starts at the row block of its first key, j·B_c.
+          const i64 first = causal ? (j * c.Bc) / c.Br : 0;
+          CHECK(h.first_i == first);
+          CHECK(h.visits == T_r - first);
+          std::map<PipeOp, i64> count;
+          for (const PipeInterval& iv : h.intervals) ++count[iv.op];
+          const i64 W = c.consumers();
+          for (PipeOp op : {PipeOp::gemm_St, PipeOp::gemm_dPt, PipeOp::softmax_bwd, PipeOp::store_dS, PipeOp::gemm_dV,
+                            PipeOp::gemm_dK, PipeOp::gemm_dQ, PipeOp::reduce_dQ}) {
+            CAPTURE(to_string(op));
+            CHECK(count[op] == h.visits * W);
+          }
+          for (PipeOp op : {PipeOp::copy_Q, PipeOp::copy_dO, PipeOp::copy_LD}) CHECK(count[op] == h.visits);
+          CHECK(count[PipeOp::copy_K] == 1);
+          CHECK(count[PipeOp::copy_V] == 1);
+          CHECK(count[PipeOp::epilogue_dKdV] == W);
+          CHECK(h.intervals.size() == static_cast<size_t>(2 + 3 * h.visits + 8 * W * h.visits + W));
+          CHECK(h.barrier_ns.size() == static_cast<size_t>(h.visits));
+          CHECK(h.stage_uses.size() == static_cast<size_t>(h.visits));
+        }
+      }
+}
+
+TEST_CASE("the Hopper backward's work is the closed form of a B_r × B_c block", "[sim][hopper][bwd]") {
+  for (const HopperBwdConfig& c : kHopperBwdConfigs)
+    for (const bool causal : {false, true}) {
+      CAPTURE(c.head_dim, causal);
+      const AttentionProblem p = problem(1000, c.head_dim, causal);
+      const HopperBwdPipeline h = simulate_hopper_bwd_pipeline(p, 1, c, h200());
+      const PipelineRates& r = h.rates;
+      const double Br = c.Br, Bc = c.Bc, d = c.head_dim, steps = static_cast<double>(h.visits);
+      // Five products of 2·B_r·B_c·d FLOPs each per step, every step whole.
+      CHECK(h.tensor_busy_ns == Approx(steps * 5 * 2 * Br * Bc * d / r.mma_flops_per_ns).epsilon(1e-12));
+      CHECK(h.gemm_ns_per_step * c.consumers() == Approx(5 * 2 * Br * Bc * d / r.mma_flops_per_ns).epsilon(1e-12));
+      // B_r·B_c exponentials and 5·B_r·B_c element-wise operations (τ, S − L_i, dP − D_i, the two products), the
+      // slower of the two; then dS_ij's B_r·B_c 16-bit elements stored to shared memory.
+      const double softmax = std::max(Br * Bc / r.exp_per_ns, 5 * Br * Bc / r.fp32_ops_per_ns);
+      const double store = Br * Bc * 2 / r.smem_bytes_per_ns;
+      CHECK(h.softmax_busy_ns == Approx(steps * (softmax + store)).epsilon(1e-12));
+      // dQaccum_i (B_r × d in fp32) read and written per step by the reductions; dK_j, dV_j (B_c × d) at the end.
+      CHECK(h.load_store_busy_ns ==
+            Approx((steps * 2 * Br * d * 4 + 2 * Bc * d * 2) / r.copy_bytes_per_ns).epsilon(1e-12));
+      // K_j, V_j once; Q_i, dO_i (B_r × d, 16 bits) and L_i, D_i (B_r, fp32) per step.
+      CHECK(h.copy_busy_ns == Approx((2 * Bc * d * 2 + steps * (2 * Br * d * 2 + 2 * Br * 4)) / r.copy_bytes_per_ns)
+                                  .epsilon(1e-12));
+      CHECK(h.tensor_utilisation() > 0);
+      CHECK(h.tensor_utilisation() < 1);
+    }
+}
+
+TEST_CASE("the Hopper backward's units and ring: one op at a time or a shared group, at most `stages` blocks",
+          "[sim][hopper][bwd]") {
+  for (const HopperBwdConfig& c : kHopperBwdConfigs)
+    for (const bool causal : {false, true}) {
+      CAPTURE(c.head_dim, causal);
+      const HopperBwdPipeline h = simulate_hopper_bwd_pipeline(problem(2000, c.head_dim, causal), 0, c, h200());
+      CHECK(most_at_once(on_unit(h, PipeUnit::copy_engine)) == 1);
+      CHECK(most_at_once(on_unit(h, PipeUnit::tensor_cores)) <= c.consumers());
+      CHECK(most_at_once(on_unit(h, PipeUnit::softmax_units)) <= c.consumers());
+      CHECK(most_at_once(on_unit(h, PipeUnit::load_store)) <= c.consumers());
+      // A stage is refilled only once the block before released it.
+      for (size_t k = static_cast<size_t>(c.stages); k < h.stage_uses.size(); ++k) {
+        const BwdStageUse& now = h.stage_uses[k];
+        const BwdStageUse& before = h.stage_uses[k - static_cast<size_t>(c.stages)];
+        CHECK(now.stage == before.stage);
+        CHECK(now.issued_ns >= before.released_ns);
+      }
+      // At every issue and release, the blocks held (issued, not released) are at most `stages`.
+      for (const BwdStageUse& at : h.stage_uses)
+        for (const double t : {at.issued_ns, at.arrived_ns, at.released_ns}) {
+          int held = 0;
+          for (const BwdStageUse& u : h.stage_uses) held += u.issued_ns <= t && t < u.released_ns;
+          CHECK(held <= c.stages);
+        }
+      // Each step's products wait for its stage to be full, and release it afterwards.
+      for (const BwdStageUse& u : h.stage_uses) {
+        CHECK(h.find(PipeOp::gemm_St, u.i)->start_ns >= u.arrived_ns);
+        CHECK(u.released_ns >= h.find(PipeOp::gemm_dQ, u.i, 1)->start_ns);
+      }
+    }
+}
+
+TEST_CASE("the two warpgroups run their softmax backward at once and the tensor cores wait", "[sim][hopper][bwd]") {
+  for (const HopperBwdConfig& c : kHopperBwdConfigs) {
+    CAPTURE(c.head_dim);
+    const HopperBwdPipeline h = simulate_hopper_bwd_pipeline(problem(4096, c.head_dim, false), 3, c, h200());
+    const PipelineRates& r = h.rates;
+    const double alone = std::max(double(c.Br) * c.Bc / 2 / r.exp_per_ns, 5.0 * c.Br * c.Bc / 2 / r.fp32_ops_per_ns);
+    CHECK(h.softmax_ns_per_step == Approx(alone).epsilon(1e-12));
+    for (i64 i = 0; i < h.visits; ++i) {
+      CAPTURE(i);
+      const PipeInterval* a = h.find(PipeOp::softmax_bwd, i, 0);
+      const PipeInterval* b = h.find(PipeOp::softmax_bwd, i, 1);
+      REQUIRE(a != nullptr);
+      REQUIRE(b != nullptr);
+      // Side by side: the same start and end, each at half the units' rate, twice as long as alone.
+      CHECK(a->start_ns == Approx(b->start_ns));
+      CHECK(a->end_ns == Approx(b->end_ns));
+      CHECK(a->busy_ns == Approx(2 * alone).epsilon(1e-9));
+      CHECK(a->work_ns == Approx(alone).epsilon(1e-12));
+      // No product runs meanwhile.
+      for (const PipeInterval& iv : h.intervals)
+        if (iv.unit == PipeUnit::tensor_cores)
+          CHECK((iv.start_ns + iv.busy_ns <= a->start_ns + 1e-6 || iv.start_ns >= a->end_ns - 1e-6));
+      // dQ_i waits for the barrier: both halves of dS_ijᵀ stored.
+      const double stored = std::max(h.find(PipeOp::store_dS, i, 0)->end_ns, h.find(PipeOp::store_dS, i, 1)->end_ns);
+      CHECK(h.barrier_ns[static_cast<size_t>(i)] == Approx(stored));
+      CHECK(h.find(PipeOp::gemm_dQ, i, 0)->start_ns >= stored);
+      CHECK(h.find(PipeOp::gemm_dQ, i, 1)->start_ns >= stored);
+    }
+    // The tensor cores wait through every softmax backward and store of dS_ijᵀ.
+    CHECK(h.tensor_wait_in_softmax_ns == Approx(h.softmax_busy_ns).epsilon(1e-9));
+  }
+}
+
+TEST_CASE("the Hopper backward's state at chosen moments", "[sim][hopper][bwd]") {
+  const HopperBwdConfig& c = config(128);
+  const HopperBwdPipeline h = simulate_hopper_bwd_pipeline(problem(1024, 128, false), 2, c, h200());
+  REQUIRE(h.visits == 16);
+  const BwdPipelineState before = h.state_at(-1);
+  CHECK(before.step == -1);
+  CHECK(before.K == StageStatus::empty);
+  for (const auto& s : before.stages) CHECK(s.i == -1);
+  // While Q_0 is copied: stage 0 loads it, K_j and V_j are in.
+  const PipeInterval* q0 = h.find(PipeOp::copy_Q, 0);
+  const BwdPipelineState loading = h.state_at(q0->end_ns - 1e-3);
+  CHECK(loading.stages[0].i == 0);
+  CHECK(loading.stages[0].Q == StageStatus::loading);
+  // In the middle of step 5's softmax backward: both warpgroups in it, row block 5 held in stage 1, the
+  // tensor cores idle, row block 6 (stage 0) landed or landing.
+  const PipeInterval* x = h.find(PipeOp::softmax_bwd, 5, 0);
+  const BwdPipelineState mid = h.state_at(x->start_ns + x->busy_ns / 2);
+  CHECK(mid.step == 5);
+  CHECK(mid.K == StageStatus::full);
+  CHECK(mid.V == StageStatus::full);
+  CHECK(mid.stages[1].i == 5);
+  CHECK(mid.stages[1].Q == StageStatus::full);
+  CHECK(mid.stages[1].LD == StageStatus::full);
+  CHECK(mid.stages[0].i == 6);
+  for (int w = 0; w < 2; ++w) {
+    REQUIRE(mid.warpgroup_op[static_cast<size_t>(w)] >= 0);
+    CHECK(h.intervals[static_cast<size_t>(mid.warpgroup_op[static_cast<size_t>(w)])].op == PipeOp::softmax_bwd);
+  }
+  for (int k : mid.running) CHECK(h.intervals[static_cast<size_t>(k)].unit != PipeUnit::tensor_cores);
+  // At the end every stage is released.
+  const BwdPipelineState end = h.state_at(h.end_ns + 1);
+  for (const auto& s : end.stages) CHECK(s.Q == StageStatus::released);
+  CHECK(end.running.empty());
+}
+
+TEST_CASE("the step-through's backward events map onto the Hopper backward's timeline", "[sim][hopper][bwd]") {
+  for (const HopperBwdConfig& c : kHopperBwdConfigs) {
+    CAPTURE(c.head_dim);
+    const AttentionProblem p = problem(1000, c.head_dim, true);
+    const Schedule s(Algorithm::fa2_bwd, p, tiles_of(c));
+    int main = -1;
+    for (int ph = 0; ph < s.phases(); ++ph)
+      if (s.has_visits(ph)) main = ph;
+    REQUIRE(main >= 0);
+    const i64 j = 2;
+    const i64 o = s.phase_begin(main) + j;
+    REQUIRE(s.outer_block(o) == j);
+    const HopperBwdPipeline h = simulate_hopper_bwd_pipeline(p, j, c, h200());
+    struct Times final : EventSink {
+      const HopperBwdPipeline* h;
+      std::vector<std::pair<TileEvent, double>> v;
+      void on_event(const TileEvent& e) override { v.emplace_back(e, h->time_of(e)); }
+    } t;
+    t.h = &h;
+    s.emit_outer(o, t);
+    REQUIRE(!t.v.empty());
+    double last = -1;
+    int back = 0;
+    for (const auto& [e, time] : t.v) {
+      CAPTURE(e.line, e.i, static_cast<int>(e.kind));
+      CHECK(time >= 0);
+      CHECK(time <= h.end_ns);
+      // Back in time only where the kernel reorders the paper: dP_ij (line 13) before P_ij's dV_j, dK_j
+      // (line 16) before dQ_i, and a step's first event (its S_ijᵀ starts before the last one's reductions).
+      if (time < last) {
+        ++back;
+        CHECK((e.line == 13 || e.line == 16 || e.line == 9));
+      }
+      last = time;
+    }
+    CHECK(back > 0);
+    CHECK(t.v.back().second == Approx(h.end_ns));
+    // The pre-pass and another column block are not on this timeline.
+    struct First final : EventSink {
+      const HopperBwdPipeline* h;
+      std::vector<double> t;
+      void on_event(const TileEvent& e) override { t.push_back(h->time_of(e)); }
+    } f;
+    f.h = &h;
+    s.emit_outer(0, f);  // the pre-pass: D_0 = rowsum(dO_0 ∘ O_0)
+    s.emit_outer(s.phase_begin(main), f);  // column block 0
+    for (double x : f.t) CHECK(x == -1);
+  }
+}
+
+TEST_CASE("the Hopper backward refuses what it cannot model", "[sim][hopper][bwd]") {
+  const HopperBwdConfig& c = config(128);
+  CHECK_THROWS_AS(simulate_hopper_bwd_pipeline(problem(1024, 64, false), 0, c, h200()), std::invalid_argument);
+  CHECK_THROWS_WITH(simulate_hopper_bwd_pipeline(problem(1024, 64, false), 0, c, h200()),
+                    Catch::Contains("d=128") && Catch::Contains("64, 128"));
+  CHECK_THROWS_AS(simulate_hopper_bwd_pipeline(problem(1024, 128, false), 8, c, h200()), std::invalid_argument);
+  CHECK_THROWS_WITH(simulate_hopper_bwd_pipeline(problem(1024, 128, false), 8, c, h200()),
+                    Catch::Contains("column block 8 is outside 0..7"));
+  CHECK_THROWS_WITH(simulate_hopper_bwd_pipeline(problem(1024, 128, false), -1, c, h200()),
+                    Catch::Contains("column block -1"));
+  HardwareModel none = h200();
+  none.clock_mhz = 0;
+  CHECK_THROWS_WITH(simulate_hopper_bwd_pipeline(problem(1024, 128, false), 0, c, none), Catch::Contains("clock"));
+  HopperBwdConfig one_stage = c;
+  one_stage.stages = 1;
+  CHECK_THROWS_WITH(simulate_hopper_bwd_pipeline(problem(1024, 128, false), 0, one_stage, h200()),
+                    Catch::Contains("two stages"));
+  HopperBwdConfig wide = c;
+  wide.Bc = 192;
+  CHECK_THROWS_AS(simulate_hopper_bwd_pipeline(problem(1024, 128, false), 0, wide, h200()), std::invalid_argument);
+}
