@@ -91,6 +91,8 @@ struct PipelineAtCursor {
   std::string why_not;    // when has is false and the view asked for it
   double t_ns = 0;        // the current event's moment in the CTA's timeline
   sim::PipelineState state;
+  bool backward = false;        // the backward's CTA (AlgoView::bwd_pipeline) and its state
+  sim::BwdPipelineState bwd_state;
   std::string caption;    // "row block i = 3 · t = 12.4 µs of 131 µs · ..."
 };
 
@@ -126,6 +128,11 @@ struct AlgoView {
   // and the schedule of the row block the cursor is in (rebuilt when i changes).
   std::optional<sim::HopperConfig> hopper;
   std::shared_ptr<const sim::HopperPipeline> pipeline;
+  // The same for the backward rung (fa3_hopper_bwd, FlashAttention-2's
+  // backward): the schedule of the column block the cursor is in.
+  std::optional<sim::HopperBwdConfig> hopper_bwd;
+  std::shared_ptr<const sim::HopperBwdPipeline> bwd_pipeline;
+  bool shows_pipeline() const { return hopper.has_value() || hopper_bwd.has_value(); }
   TilingSnapshot snap;
 };
 

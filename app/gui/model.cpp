@@ -295,11 +295,66 @@ void l2_at_cursor(const AppState& s, const AlgoView& v, TilingSnapshot& snap) {
 // large N is finished over a few frames instead of stalling one.
 constexpr i64 kSoftmaxBudget = 2'000'000;
 
+// The Hopper backward's schedule of the column block the cursor is in (its
+// main loop; the pre-pass and the conversion of dQaccum are launches of their
+// own: the first column block's CTA is shown before it starts or after it
+// ended), and the moment of the cursor's event in it (rebuilt when j changes).
+void bwd_pipeline_at_cursor(const AppState& s, AlgoView& v, TilingSnapshot& snap) {
+  PipelineAtCursor& pa = snap.pipeline;
+  pa.backward = true;
+  using P = sim::Cursor::Part;
+  const sim::Schedule& sch = *v.schedule;
+  const sim::Cursor::Where& w = snap.where;
+  int main_phase = 0;
+  while (main_phase + 1 < sch.phases() && !sch.has_visits(main_phase)) ++main_phase;
+  const int phase = w.outer >= 0 ? sch.phase_of(w.outer) : -1;
+  const bool in_main = phase == main_phase;
+  const bool after = !in_main && (w.part == P::epilogue || phase > main_phase);
+  const i64 j = in_main ? sch.outer_block(w.outer) : 0;
+  try {
+    if (!v.bwd_pipeline || v.bwd_pipeline->j != j)
+      v.bwd_pipeline = std::make_shared<const sim::HopperBwdPipeline>(
+          sim::simulate_hopper_bwd_pipeline(s.model.problem, j, *v.hopper_bwd, s.model.hw));
+  } catch (const std::exception& e) {
+    v.bwd_pipeline.reset();
+    pa.why_not = std::string("the Hopper backward's schedule cannot be drawn: ") + e.what();
+    return;
+  }
+  const sim::HopperBwdPipeline& h = *v.bwd_pipeline;
+  double t = 0;
+  std::string where;
+  if (!in_main) {
+    t = after || snap.position >= v.cursor->size() ? h.end_ns : 0;
+    where = after ? " · the main loop is done (this pass is a launch of its own)"
+                  : " · the pre-pass D_i = rowsum(dO_i ∘ O_i) runs first, a launch of its own";
+  } else {
+    for (auto it = snap.recent.rbegin(); it != snap.recent.rend(); ++it) {
+      const double at = h.time_of(it->event);
+      if (at >= 0) {
+        t = at;
+        break;
+      }
+    }
+  }
+  pa.has = true;
+  pa.t_ns = t;
+  pa.bwd_state = h.state_at(t);
+  const auto pct = [](double f) { return std::to_string(static_cast<int>(std::lround(100 * f))) + "%"; };
+  pa.caption = "column block j = " + std::to_string(j) + " · " + std::to_string(h.visits) + " Q_i · t = " +
+               sim::fixed(t * 1e-3, 2) + " µs of " + sim::fixed(h.end_ns * 1e-3, 2) + " µs · tensor cores busy " +
+               pct(h.tensor_utilisation()) + ", waiting " + pct(h.end_ns > 0 ? h.tensor_wait_in_softmax_ns / h.end_ns : 0) +
+               " in the lockstep (model)" + where;
+}
+
 // The Hopper schedule of the row block the cursor is in, and the moment of
 // the cursor's event in it (the schedule is rebuilt only when i changes).
 void pipeline_at_cursor(const AppState& s, AlgoView& v, TilingSnapshot& snap) {
   PipelineAtCursor& pa = snap.pipeline;
   pa = PipelineAtCursor{};
+  if (v.hopper_bwd) {
+    bwd_pipeline_at_cursor(s, v, snap);
+    return;
+  }
   if (!v.hopper) return;
   using P = sim::Cursor::Part;
   const sim::Schedule& sch = *v.schedule;
@@ -531,16 +586,23 @@ void recompute(AppState& s) {
     }
   }
   std::optional<sim::HopperConfig> hopper;
+  std::optional<sim::HopperBwdConfig> hopper_bwd;
   if (errors.empty() && in.hopper) {
     hopper = sim::hopper_config(p.head_dim);
-    if (!hopper) {
-      errors.push_back("the Hopper rung is compiled for head dim d = " + sim::hopper_head_dims_text() + ", not d = " +
+    hopper_bwd = sim::hopper_bwd_config(p.head_dim);
+    const bool backward = sim::algorithm_info(in.algo_a).pass == sim::Pass::bwd &&
+                          (!in.compare || sim::algorithm_info(in.algo_b).pass == sim::Pass::bwd);
+    if (backward ? !hopper_bwd : !hopper) {
+      errors.push_back(std::string(backward ? "the Hopper backward rung" : "the Hopper rung") +
+                       " is compiled for head dim d = " +
+                       (backward ? sim::hopper_bwd_head_dims_text() : sim::hopper_head_dims_text()) + ", not d = " +
                        std::to_string(p.head_dim) + ": choose one of those, or the paper's rule for the tiles");
       m.bad_fields.emplace_back("head_dim");
     } else if (p.dtype == sim::DType::fp32) {
       errors.push_back("the Hopper rung runs fp16 and bf16 (wgmma with fp32 accumulation), not fp32");
     } else {
-      m.options.tiles = sim::tiles_of(*hopper);
+      // The charts' tiles: the backward rung's when only backward algorithms are shown.
+      m.options.tiles = backward || !hopper ? sim::tiles_of(*hopper_bwd) : sim::tiles_of(*hopper);
     }
   }
   if (errors.empty()) {
@@ -562,7 +624,11 @@ void recompute(AppState& s) {
       for (sim::Algorithm a : algos) {
         AlgoView v;
         v.algo = a;
-        v.result = sim::simulate(a, p, m.hw, m.options);
+        // The Hopper rungs' tiles are each pass's own (kHopperConfigs, kHopperBwdConfigs).
+        const bool backward = sim::algorithm_info(a).pass == sim::Pass::bwd;
+        sim::SimOptions options = m.options;
+        if (hopper_bwd && backward) options.tiles = sim::tiles_of(*hopper_bwd);
+        v.result = sim::simulate(a, p, m.hw, options);
         if (!v.result.ok()) {
           for (const std::string& e : v.result.errors()) errors.push_back(std::string(sim::to_string(a)) + ": " + e);
           // Tiles that cannot fit: the tiles typed, else the head dim that sizes them (and M when typed).
@@ -581,14 +647,17 @@ void recompute(AppState& s) {
         v.scratch = std::make_unique<sim::Cursor>(*v.schedule, v.result.sram_capacity_bytes);
         v.traced = sim::TracedReads(*v.schedule, v.result.l2);
         if (shows_online_softmax(a)) v.softmax = std::make_unique<sim::OnlineSoftmax>(p, v.result.tiles, 1, 4);
-        if (hopper && sim::algorithm_info(a).hopper_rung_runs_it) v.hopper = hopper;
+        if (sim::algorithm_info(a).hopper_rung_runs_it) {
+          if (backward) v.hopper_bwd = hopper_bwd;
+          else v.hopper = hopper;
+        }
         m.algos.push_back(std::move(v));
       }
       if (hopper) {
-        const bool drawn = std::any_of(m.algos.begin(), m.algos.end(), [](const AlgoView& v) { return v.hopper.has_value(); });
+        const bool drawn = std::any_of(m.algos.begin(), m.algos.end(), [](const AlgoView& v) { return v.shows_pipeline(); });
         if (!drawn)
-          m.notes.push_back("the Hopper rung follows FlashAttention-2's loop nest: choose FlashAttention-2 to see its "
-                            "schedule (TMA ring, warpgroups)");
+          m.notes.push_back("the Hopper rungs follow FlashAttention-2's loop nests: choose FlashAttention-2 (or its "
+                            "backward) to see their schedule (TMA ring, warpgroups)");
         else if (m.hw.l2_bandwidth <= 0)
           m.notes.push_back(m.hw.name + " has no L2 bandwidth: the Hopper schedule gives its copies HBM's share of an SM, "
                             "slower than the L2 that serves most of K_j, V_j; a measured profile (flashlab ceilings) has it");

@@ -212,9 +212,10 @@ void panel_controls(AppState& s) {
   ImGui::SameLine();
   ImGui::RadioButton("manual B_r, B_c", &tm, 1);
   ImGui::RadioButton("the Hopper rung's", &tm, 2);
-  help_marker("The tiles fa3_hopper is compiled with (d = 64 or 128, fp16/bf16), and under FlashAttention-2's "
-              "tiling view its schedule inside a CTA: the producer's TMA copies into a ring of shared-memory "
-              "stages, the consumer warpgroups' products on the tensor cores and softmax between them.");
+  help_marker("The tiles fa3_hopper (forward) and fa3_hopper_bwd (backward) are compiled with (d = 64 or 128, "
+              "fp16/bf16), and under FlashAttention-2's tiling view — forward or backward — the rung's schedule "
+              "inside a CTA: the producer's TMA copies into a ring of shared-memory stages, the consumer "
+              "warpgroups' products on the tensor cores and softmax between them.");
   in.manual_tiles = tm == 1;
   in.hopper = tm == 2;
   if (in.manual_tiles) {
@@ -225,7 +226,9 @@ void panel_controls(AppState& s) {
     const sim::SimResult& r = s.model.algos[0].result;
     ImGui::TextColored(color_note(), "B_r × B_c = %lld × %lld (%s)", static_cast<long long>(r.tiles.Br),
                        static_cast<long long>(r.tiles.Bc),
-                       s.applied.hopper ? "compiled into fa3_hopper" : r.tile_rule.c_str());
+                       !s.applied.hopper ? r.tile_rule.c_str()
+                       : sim::algorithm_info(s.model.algos[0].algo).pass == sim::Pass::bwd ? "compiled into fa3_hopper_bwd"
+                                                                                          : "compiled into fa3_hopper");
     ImGui::TextColored(color_note(), "T_r × T_c = %s × %s blocks", fmt_count(r.T_r).c_str(), fmt_count(r.T_c).c_str());
   }
 

@@ -615,7 +615,9 @@ void algo_strip(AppState& s, AlgoView& v, int index, ImVec2 size) {
   ImVec2 avail = ImGui::GetContentRegionAvail();
   const float spacing = ImGui::GetStyle().ItemSpacing.x;
   // The Hopper schedule takes the bottom of the strip, when the view has one.
-  const float pipe_h = v.hopper ? std::min(avail.y * 0.45f, math_line_height() * 7.6f) : 0.0f;
+  const float pipe_h = v.hopper ? std::min(avail.y * 0.45f, math_line_height() * 7.6f)
+                       : v.hopper_bwd ? std::min(avail.y * 0.5f, math_line_height() * 9.0f)
+                                      : 0.0f;
   const float full_h = avail.y;
   if (pipe_h > 0) avail.y -= pipe_h + ImGui::GetStyle().ItemSpacing.y;
   // The grid takes a square as tall as the strip; text columns share the rest.

@@ -62,7 +62,8 @@ const AlgorithmInfo& info() {
       GridShape::cta_per_outer_iteration,  // one thread block per K_j, V_j (and per row block in the passes)
       TileRule::paper_backward,
       Pass::bwd,
-      Algorithm::fa2};
+      Algorithm::fa2,
+      /*hopper_rung_runs_it=*/true};  // fa3_hopper_bwd (hopper_bwd_pipeline.hpp)
   return i;
 }
 

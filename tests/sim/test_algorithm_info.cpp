@@ -106,12 +106,14 @@ TEST_CASE("forward algorithms come first, each with its backward", "[sim][algori
   CHECK(backward_of(Algorithm::pytorch) == Algorithm::pytorch_bwd);
 }
 
-TEST_CASE("the Hopper rung runs one loop nest, a forward one: FlashAttention-2's", "[sim][algorithm]") {
+TEST_CASE("the Hopper rungs run FlashAttention-2's loop nests, the forward and its backward", "[sim][algorithm]") {
   std::vector<Algorithm> runs;
   for (Algorithm a : all_algorithms())
     if (algorithm_info(a).hopper_rung_runs_it) runs.push_back(a);
-  REQUIRE(runs.size() == 1);
-  CHECK(runs.front() == Algorithm::fa2);
-  CHECK(algorithm_info(runs.front()).pass == Pass::fwd);
-  CHECK(forward_of(Algorithm::fa2) == Algorithm::fa2);
+  REQUIRE(runs.size() == 2);
+  CHECK(runs[0] == Algorithm::fa2);
+  CHECK(algorithm_info(runs[0]).pass == Pass::fwd);
+  CHECK(runs[1] == Algorithm::fa2_bwd);
+  CHECK(algorithm_info(runs[1]).pass == Pass::bwd);
+  CHECK(forward_of(Algorithm::fa2_bwd) == Algorithm::fa2);
 }

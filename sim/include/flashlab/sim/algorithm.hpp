@@ -80,8 +80,9 @@ struct AlgorithmInfo {
   Pass pass = Pass::fwd;
   Algorithm forward = Algorithm::standard;
 
-  // The Hopper rung (fa3_hopper) runs this loop nest: its schedule inside a CTA
-  // (hopper_pipeline.hpp) is drawn with this algorithm's.
+  // A Hopper rung runs this loop nest — fa3_hopper the forward's, fa3_hopper_bwd
+  // the backward's: its schedule inside a CTA (hopper_pipeline.hpp,
+  // hopper_bwd_pipeline.hpp) is drawn with this algorithm's.
   bool hopper_rung_runs_it = false;
 
   // Drawn when nobody chose: the default set of the charts, sweeps and
