@@ -10,10 +10,12 @@
 #   bench     the 16k-token performance grid (sweep "perf"), timed
 #             and with a DRAM counter pass per case, and PyTorch
 #             eager / SDPA FLASH / SDPA cuDNN on the same
-#             problems, one merged table                         -> bench.txt bench.json torch.json compare.txt
+#             problems, one merged table (BENCH_KERNELS: a comma list
+#             of rungs instead of every forward rung)           -> bench.txt bench.json torch.json compare.txt
 #   bench-bwd the same grid for the backward rungs (--pass bwd; each
 #             case's forward rung untimed), and PyTorch's backward
-#             (eager autograd, SDPA FLASH, SDPA cuDNN)           -> bench-bwd.txt bench-bwd.json torch-bwd.json compare-bwd.txt
+#             (eager autograd, SDPA FLASH, SDPA cuDNN; BENCH_BWD_KERNELS:
+#             the rungs)                                         -> bench-bwd.txt bench-bwd.json torch-bwd.json compare-bwd.txt
 #   bwd-check the backward rungs called directly (flashlab_bwd_check):
 #             every rung and fa2_tc_bwd's alternative
 #             configurations on the grid, against fp64 first    -> bwd-check.txt
@@ -32,6 +34,12 @@
 #   ring-bench the ring sweeps named after the seed project's models
 #             (RING_SWEEPS), on RING_GPUS GPUs (default: all) with
 #             each problem's one-GPU run (RING_FLAGS: more flags) -> ring.txt ring.json
+#   rung-timing the rungs' launch model's sweep "rung-timing" on GPU 0
+#             (RUNG_KERNELS: which of its rungs; default all) and, when
+#             RUNG_POWER=1, the one-GPU power-cap sweep; then `flashlab
+#             ceilings rungs` fitted to them with the committed runs
+#             of the rungs not measured again (RUNG_FIT_RESULTS,
+#             RUNG_FIT_POWER: more files)  -> rung-timing.{txt,json} power-cap.{txt,json} rung-fit.txt rungs.json
 #   ring-virtual the ring on 2 virtual GPUs of one device (device copies
 #             for links: the timeline and the arithmetic, not a link) -> ring-virtual.txt ring-virtual.json
 #   ranks     the ring as a process per GPU: the same problems in one
@@ -67,6 +75,7 @@ NCU_BUDGET=${NCU_BUDGET:-120}
 RING_TESTS_BUDGET=${RING_TESTS_BUDGET:-240}
 RING_SANITIZE_BUDGET=${RING_SANITIZE_BUDGET:-200}
 RING_BENCH_BUDGET=${RING_BENCH_BUDGET:-420}
+RUNG_TIMING_BUDGET=${RUNG_TIMING_BUDGET:-240}
 RANKS_BUDGET=${RANKS_BUDGET:-420}
 LINKS_BUDGET=${LINKS_BUDGET:-120}
 
@@ -221,7 +230,9 @@ for n, v in sorted(tot.items()): print("   %s %.5f GB" % (n, v / 1e9))
 
 stage_bench() {
   local t0=$SECONDS rc
-  timeout "$BENCH_BUDGET" "$BIN/flashlab" bench --sweep perf --counters --json "$OUT/bench.json" > "$OUT/bench.txt" 2>&1
+  # shellcheck disable=SC2086  # BENCH_KERNELS: "--kernels" and its list, or nothing (every forward rung)
+  timeout "$BENCH_BUDGET" "$BIN/flashlab" bench --sweep perf ${BENCH_KERNELS:+--kernels $BENCH_KERNELS} --counters \
+    --json "$OUT/bench.json" > "$OUT/bench.txt" 2>&1
   rc=$?
   if [ $rc -ne 0 ] && [ ! -s "$OUT/bench.json" ]; then
     result bench FAILED $((SECONDS - t0)) "flashlab bench rc=$rc (bench.txt)"
@@ -244,7 +255,9 @@ stage_bench() {
 
 stage_bench_bwd() {
   local t0=$SECONDS rc
-  timeout "$BENCH_BWD_BUDGET" "$BIN/flashlab" bench --sweep perf --pass bwd --counters --json "$OUT/bench-bwd.json" \
+  # shellcheck disable=SC2086  # BENCH_BWD_KERNELS: as BENCH_KERNELS, for the backward rungs
+  timeout "$BENCH_BWD_BUDGET" "$BIN/flashlab" bench --sweep perf --pass bwd ${BENCH_BWD_KERNELS:+--kernels $BENCH_BWD_KERNELS} \
+    --counters --json "$OUT/bench-bwd.json" \
     > "$OUT/bench-bwd.txt" 2>&1
   rc=$?
   if [ $rc -ne 0 ] && [ ! -s "$OUT/bench-bwd.json" ]; then
@@ -356,6 +369,26 @@ PY
     rm -f "${parts[@]}"
   fi
   result ring-bench "$([ $failed -eq 0 ] && echo ok || echo PARTIAL)" $((SECONDS - t0)) "${#parts[@]} sweeps on $gpus GPUs (ring.txt, ring.json)"
+}
+
+stage_rung_timing() {
+  local t0=$SECONDS failed=0 fit=() f
+  local kernels=${RUNG_KERNELS:+--kernels $RUNG_KERNELS}
+  # shellcheck disable=SC2086  # $kernels: a flag and its value, or nothing
+  timeout "$RUNG_TIMING_BUDGET" "$BIN/flashlab" bench --sweep rung-timing $kernels \
+    --json "$OUT/rung-timing.json" > "$OUT/rung-timing.txt" 2>&1 || failed=1
+  fit+=(--results "$OUT/rung-timing.json")
+  for f in ${RUNG_FIT_RESULTS:-}; do fit+=(--results "$f"); done
+  if [ "${RUNG_POWER:-0}" = 1 ]; then
+    local left=$((RUNG_TIMING_BUDGET - (SECONDS - t0)))
+    timeout "$((left > 10 ? left : 10))" "$BIN/flashlab" bench --sweep ring-power-cap --gpus 1 \
+      --json "$OUT/power-cap.json" > "$OUT/power-cap.txt" 2>&1 || failed=1
+    fit+=(--power "$OUT/power-cap.json")
+    for f in ${RUNG_FIT_POWER:-}; do fit+=(--power "$f"); done
+  fi
+  "$BIN/flashlab" ceilings rungs "${fit[@]}" --out "$OUT/rungs.json" > "$OUT/rung-fit.txt" 2>&1 || failed=1
+  result rungs "$([ $failed -eq 0 ] && echo ok || echo FAILED)" $((SECONDS - t0)) \
+    "(rung-timing.txt, power-cap.txt, rung-fit.txt, rungs.json)"
 }
 
 stage_ring_virtual() {
@@ -485,10 +518,11 @@ for s in "${STAGES[@]}"; do
     ring-sanitize) stage_ring_sanitize ;;
     ring-bench) stage_ring_bench ;;
     ring-virtual) stage_ring_virtual ;;
+    rung-timing) stage_rung_timing ;;
     links) stage_links ;;
     ranks) stage_ranks ;;
     *) echo "device-run: unknown stage '$s' (info, tests, sanitize, bench, bench-bwd, bwd-check, labs, validate, ncu," \
-            "ring-tests, ring-sanitize, ring-bench, ring-virtual, ranks, links, all)" >&2
+            "ring-tests, ring-sanitize, ring-bench, ring-virtual, rung-timing, ranks, links, all)" >&2
        exit 2 ;;
   esac
 done

@@ -64,12 +64,13 @@ class CeilingsCommand : public Command {
     rungs_ = app->add_subcommand("rungs", "fit the rungs' launch model (per launch, per CTA, per tile) to one-GPU "
                                           "runs of a results file; no GPU needed");
     rungs_->add_option("--results", rungs_results_, "results files of flashlab bench (repeat the flag): the rungs' "
-                                                    "runs on one GPU, e.g. --sweep perf of fa3_hopper, fa2_tc, "
-                                                    "fa2_tc_bwd")
+                                                    "runs on one GPU, e.g. --sweep rung-timing of fa3_hopper, fa2_tc, "
+                                                    "fa3_hopper_bwd, fa2_tc_bwd")
         ->required();
-    rungs_->add_option("--power", rungs_power_, "a ring results file of one-GPU runs timed as the ring's bench "
-                                                "times them (the sweep ring-power-cap): fit each rung's rate under the "
-                                                "GPU's power limit and the rung time before the limit holds");
+    rungs_->add_option("--power", rungs_power_, "ring results files of one-GPU runs timed as the ring's bench "
+                                                "times them (the sweep ring-power-cap; repeat the flag, one GPU): fit "
+                                                "each rung's rate under the GPU's power limit and the rung time before "
+                                                "the limit holds");
     rungs_->add_option("--out", rungs_out_, "write the fitted constants (flashlab-rung-timing/1) to FILE");
 
     chart_ = app->add_subcommand("chart", "draw the hierarchical roofline (or a profile's bandwidth sweep); no GPU needed");
@@ -112,7 +113,7 @@ class CeilingsCommand : public Command {
     }
     if (fits.fits.empty())
       throw UsageError("--results: no rung with 3 or more successful one-GPU runs at one head dim (fa3_hopper, fa2_tc, "
-                       "fa2_tc_bwd) in " + origin);
+                       "fa3_hopper_bwd, fa2_tc_bwd) in " + origin);
     std::cout << analysis::rung_timing_fits_text(fits);
     if (!rungs_power_.empty()) fits.set = fit_power(fits.set);
     if (!rungs_out_.empty()) {
@@ -129,22 +130,35 @@ class CeilingsCommand : public Command {
 
   // The power limit's constants over the launch model's set (--power).
   sim::RungTimingSet fit_power(const sim::RungTimingSet& launch) const {
+    // Every file's runs in one set: one GPU, the first file's description of it.
     sim::RingMeasuredRuns runs;
-    try {
-      runs = analysis::ring_results_from_file(rungs_power_);
-    } catch (const std::exception& e) {
-      throw UsageError(std::string("--power: ") + e.what());
+    std::string origin;
+    for (const std::string& path : rungs_power_) {
+      sim::RingMeasuredRuns file;
+      try {
+        file = analysis::ring_results_from_file(path);
+      } catch (const std::exception& e) {
+        throw UsageError(std::string("--power: ") + e.what());
+      }
+      if (origin.empty()) {
+        runs.meta = file.meta;
+      } else if (file.meta.device.gpu != runs.meta.device.gpu) {
+        throw UsageError("--power: " + path + " was measured on " + file.meta.device.gpu + ", " + rungs_power_.front() +
+                         " on " + runs.meta.device.gpu + ": the power limit is fitted for one GPU");
+      }
+      runs.runs.insert(runs.runs.end(), file.runs.begin(), file.runs.end());
+      origin += (origin.empty() ? "" : " + ") + std::filesystem::path(path).filename().string();
     }
     const std::optional<sim::HardwareModel> hw = analysis::results_hardware(runs.meta.device, analysis::datasheet_presets());
     if (!hw)
-      throw UsageError("--power: " + rungs_power_ + ": no datasheet preset matches its GPU '" + runs.meta.device.gpu +
+      throw UsageError("--power: " + origin + ": no datasheet preset matches its GPU '" + runs.meta.device.gpu +
                        "' (flashlab hw list)");
     if (!launch.gpu.empty() && !runs.meta.device.gpu.empty() && launch.gpu != runs.meta.device.gpu)
-      throw UsageError("--power: " + rungs_power_ + " was measured on " + runs.meta.device.gpu +
+      throw UsageError("--power: " + origin + " was measured on " + runs.meta.device.gpu +
                        ", the launch model on " + launch.gpu + ": both belong to one GPU");
     analysis::PowerCapFit fit;
     try {
-      fit = analysis::fit_power_cap(runs, launch, *hw, std::filesystem::path(rungs_power_).filename().string());
+      fit = analysis::fit_power_cap(runs, launch, *hw, origin);
     } catch (const std::invalid_argument& e) {
       throw UsageError(std::string("--power: ") + e.what());
     }
@@ -291,7 +305,7 @@ class CeilingsCommand : public Command {
   CLI::App* rungs_ = nullptr;
   std::vector<std::string> rungs_results_;
   std::string rungs_out_;
-  std::string rungs_power_;
+  std::vector<std::string> rungs_power_;
   CLI::App* chart_ = nullptr;
   CLI::App* report_ = nullptr;
   std::string report_profile_, report_datasheet_;

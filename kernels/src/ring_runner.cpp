@@ -241,13 +241,13 @@ enum Tensor { kQ, kK, kV, kO, kDO, kDQ, kDK, kDV };
 
 void RingRun::choose_rungs() {
   const DeviceInfo d0 = query_device(o_.devices.empty() ? 0 : o_.devices.front());
-  fwd_ = o_.forward != nullptr ? o_.forward : default_ring_forward(d0.compute_capability);
+  fwd_ = o_.forward != nullptr ? o_.forward : default_ring_forward(d0.compute_capability, p_.head_dim);
   if (fwd_ == nullptr) throw Unsupported("no forward rung that writes the logsumexp runs on " + d0.name);
   if (!fwd_->writes_lse)
     throw Unsupported(fwd_->id + " does not write the logsumexp, which the ring's merge needs");
   if (fwd_->pass() != sim::Pass::fwd) throw Unsupported(fwd_->id + " is not a forward rung");
   if (p_.backward()) {
-    bwd_ = o_.backward != nullptr ? o_.backward : default_ring_backward();
+    bwd_ = o_.backward != nullptr ? o_.backward : default_ring_backward(d0.compute_capability, p_.head_dim);
     if (bwd_ == nullptr) throw Unsupported("no backward rung is built");
     if (bwd_->pass() != sim::Pass::bwd) throw Unsupported(bwd_->id + " is not a backward rung");
   }

@@ -20,9 +20,11 @@ const RungTiming* ring_rung(const RingComputeModel& cm, RingPass pass, i64 head_
   const std::optional<RungTiming>& t = pass == RingPass::forward ? cm.forward_rung : cm.backward_rung;
   if (t) return &*t;
   if (!cm.rung_set) return nullptr;
-  if (pass == RingPass::backward) return cm.rung_set->find("fa2_tc_bwd", head_dim);
-  if (const RungTiming* h = cm.rung_set->find("fa3_hopper", head_dim)) return h;
-  return cm.rung_set->find("fa2_tc", head_dim);
+  // The rungs the ring runs on the GPU the set was fitted on: the Hopper
+  // rung where the set has it at this head dim, else the mma.sync rung.
+  const bool bwd = pass == RingPass::backward;
+  if (const RungTiming* h = cm.rung_set->find(bwd ? "fa3_hopper_bwd" : "fa3_hopper", head_dim)) return h;
+  return cm.rung_set->find(bwd ? "fa2_tc_bwd" : "fa2_tc", head_dim);
 }
 
 namespace {

@@ -30,6 +30,13 @@ std::optional<RungGeometry> rung_geometry(const std::string& rung, i64 head_dim)
     if (!c) return std::nullopt;
     g.tiles = tiles_of(*c);
     g.ctas_per_sm = c->min_blocks;
+  } else if (rung == "fa3_hopper_bwd") {
+    const auto c = hopper_bwd_config(head_dim);
+    if (!c) return std::nullopt;
+    g.pass = Pass::bwd;
+    g.tiles = tiles_of(*c);
+    g.ctas_per_sm = 1;  // its shared memory leaves room for one
+    g.axis = CtaAxis::column_blocks;
   } else if (rung == "fa2_tc_bwd") {
     const auto c = fa2_tc_bwd_config(head_dim);
     if (!c) return std::nullopt;

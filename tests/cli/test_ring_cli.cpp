@@ -252,16 +252,21 @@ TEST_CASE("ring refuses bad input with one line and exit code 2", "[cli][ring]")
 TEST_CASE("flashlab ceilings rungs --power: the H200's rung file again from its committed runs", "[cli][ring][power]") {
   const fs::path docs = fs::path(FLASHLAB_TEST_DATA) / ".." / ".." / "docs" / "results";
   const fs::path launch = docs / "h200-rung-timing.json", power = docs / "power-cap" / "h200-ring-power-cap.json";
+  // The Hopper backward's runs, measured later on another H200: the same sweeps with that rung.
+  const fs::path launch_bwd = docs / "h200-hopper-bwd-rung-timing.json",
+                 power_bwd = docs / "power-cap" / "h200-hopper-bwd-ring-power-cap.json";
   const fs::path asset = fs::path(FLASHLAB_TEST_DATA) / ".." / ".." / "assets" / "rungs" / "measured-nvidia-h200.json";
-  if (!fs::exists(launch) || !fs::exists(power) || !fs::exists(asset)) {
-    WARN("the H200's committed runs are not here: skipped");
-    return;
-  }
-  const Run r = run_flashlab("ceilings rungs --results '" + launch.string() + "' --power '" + power.string() +
-                             "' --out rungs.json");
+  for (const fs::path& f : {launch, power, launch_bwd, power_bwd, asset})
+    if (!fs::exists(f)) {
+      WARN("the H200's committed runs are not here (" + f.string() + "): skipped");
+      return;
+    }
+  const Run r = run_flashlab("ceilings rungs --results '" + launch.string() + "' --results '" + launch_bwd.string() +
+                             "' --power '" + power.string() + "' --power '" + power_bwd.string() + "' --out rungs.json");
   INFO(r.err);
   REQUIRE(r.code == 0);
-  CHECK_THAT(r.out, Catch::Contains("The rungs under the power limit: after 55 ms"));
+  CHECK_THAT(r.out, Catch::Contains("The rungs under the power limit: after 42 ms"));
+  CHECK_THAT(r.out, Catch::Contains("fa3_hopper_bwd"));
   CHECK(nlohmann::json::parse(flashlab::test::slurp(scratch().path() / "rungs.json")) == nlohmann::json::parse(flashlab::test::slurp(asset)));
   // A power file of another GPU, and one that is not there: one line, exit 2.
   const fs::path h100 = docs / "h100-rung-timing.json";
@@ -269,6 +274,14 @@ TEST_CASE("flashlab ceilings rungs --power: the H200's rung file again from its 
     const Run other = run_flashlab("ceilings rungs --results '" + h100.string() + "' --power '" + power.string() + "'");
     CHECK(other.code == 2);
     CHECK_THAT(other.err, Catch::Contains("was measured on NVIDIA H200, the launch model on NVIDIA H100"));
+  }
+  // Power files of two GPUs: one line, exit 2.
+  const fs::path h100_ring = docs / "ring" / "h100x2-ring.json";
+  if (fs::exists(h100_ring)) {
+    const Run mixed = run_flashlab("ceilings rungs --results '" + launch.string() + "' --power '" + power.string() +
+                                   "' --power '" + h100_ring.string() + "'");
+    CHECK(mixed.code == 2);
+    CHECK_THAT(mixed.err, Catch::Contains("the power limit is fitted for one GPU"));
   }
   const Run missing = run_flashlab("ceilings rungs --results '" + launch.string() + "' --power nowhere.json");
   CHECK(missing.code == 2);

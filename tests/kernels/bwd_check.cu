@@ -9,7 +9,7 @@
 //
 // Correctness: fresh random inputs per case (Q, K, V ~ N(0, 1), dO ~ N(0, 1);
 // never zeros), the forward rung each backward reads (naive_cublas, fa2,
-// fa2_tc) run first, dQ, dK and dV poisoned with NaN before the backward and
+// fa2_tc, fa3_hopper) run first, dQ, dK and dV poisoned with NaN before the backward and
 // every element checked written, the relative Frobenius error of each against
 // the fp64 gradients of attention_reference.hpp on every head. Bound: the
 // GPU tests' rule (2× naive_bwd's error on the same inputs, the dtype's unit
@@ -40,9 +40,12 @@
 #include "flashlab/kernels/device_timing.hpp"
 #include "flashlab/kernels/fa2_tc.hpp"
 #include "flashlab/kernels/fa2_tc_bwd.hpp"
+#include "flashlab/kernels/fa3_hopper.hpp"
+#include "flashlab/kernels/fa3_hopper_bwd.hpp"
 #include "flashlab/kernels/layouts.hpp"
 #include "flashlab/kernels/reference.hpp"
 #include "flashlab/kernels/rungs.hpp"
+#include "flashlab/sim/hopper_pipeline.hpp"
 
 using namespace flashlab;
 using namespace flashlab::kernels;
@@ -67,7 +70,7 @@ using Launch = std::function<void(const LaunchArgs&)>;
 // A backward rung as this checker runs it: its forward, its tiles, its workspace.
 struct Rung {
   std::string id;
-  std::string forward;  // "naive_cublas", "fa2", "fa2_tc"
+  std::string forward;  // "naive_cublas", "fa2", "fa2_tc", "fa3_hopper"
   Launch fwd, bwd;
   std::function<bool(DType, int)> supports;
   std::function<sim::TileShape(int)> tiles;  // fwd and bwd tiles are each rung's own; fa2's default here
@@ -87,6 +90,9 @@ std::vector<Rung> rungs(bool variants) {
   r.push_back({"fa2_tc_bwd", "fa2_tc", fa2_tc_forward, fa2_tc_backward,
                [](DType t, int d) { return tc_dtype(t) && has(fa2_tc_bwd_head_dims(), d); },
                [](int d) { return fa2_tc_bwd_tiles(d); }, layout::fa_bwd_workspace_bytes});
+  r.push_back({"fa3_hopper_bwd", "fa3_hopper", fa3_hopper_forward, fa3_hopper_backward,
+               [](DType t, int d) { return tc_dtype(t) && sim::hopper_bwd_config(d).has_value(); },
+               [](int d) { return sim::tiles_of(*sim::hopper_bwd_config(d)); }, layout::fa2_tc_bwd_workspace_bytes});
 #ifdef FLASHLAB_BWD_VARIANTS
   if (variants) {
     namespace B = fa2_tc_bwd_detail;
@@ -173,6 +179,8 @@ Prepared prepare(const Rung& r, Case& c, int smem_optin) {
     f.workspace_bytes = out.fwd_ws->bytes;
   } else if (r.forward == "fa2") {
     f.tiles = layout::fa_default_tiles(d);
+  } else if (r.forward == "fa3_hopper") {
+    f.tiles = sim::tiles_of(*sim::hopper_config(d));
   } else {
     f.tiles = fa2_tc_tiles(d);
   }

@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include "flashlab/analysis/rung_timing_fit.hpp"
+#include "flashlab/sim/hopper_pipeline.hpp"
 #include "flashlab/sim/ring_schedule.hpp"
 #include "flashlab/sim/rung_timing.hpp"
 
@@ -32,6 +33,16 @@ TEST_CASE("rung timing: the geometry is the compiled configuration's") {
   REQUIRE(b);
   CHECK(b->axis == sim::CtaAxis::column_blocks);
   CHECK(b->pass == sim::Pass::bwd);
+  // The Hopper backward: its table's B_r × B_c, one CTA an SM (its shared memory), over column blocks.
+  const auto hb = sim::rung_geometry("fa3_hopper_bwd", 64);
+  REQUIRE(hb);
+  CHECK(hb->tiles.Br == sim::hopper_bwd_config(64)->Br);
+  CHECK(hb->tiles.Bc == sim::hopper_bwd_config(64)->Bc);
+  CHECK(hb->ctas_per_sm == 1);
+  CHECK(2 * sim::hopper_bwd_smem_bytes(*sim::hopper_bwd_config(64)) > 228 * 1024);
+  CHECK(hb->axis == sim::CtaAxis::column_blocks);
+  CHECK(hb->pass == sim::Pass::bwd);
+  CHECK_FALSE(sim::rung_geometry("fa3_hopper_bwd", 96));
   CHECK_FALSE(sim::rung_geometry("fa3_hopper", 96));
   CHECK_FALSE(sim::rung_geometry("fa1", 64));
 }
@@ -144,4 +155,20 @@ TEST_CASE("rung timing: with the launch model a ring's one-GPU time is the rung'
   // The efficiency no longer enters the pass it times.
   cm.efficiency = 0.5;
   CHECK(sim::ring_single_gpu_cost(p, sim::RingPass::forward, cm).time_s == Approx(one));
+}
+
+TEST_CASE("rung timing: a GPU's set prices the rungs the ring runs there, the Hopper ones where the set has them") {
+  sim::RingComputeModel cm;
+  cm.rung_set = sim::RungTimingSet{};
+  cm.rung_set->rungs = {timing("fa2_tc", 128, 1, 1, 1), timing("fa2_tc_bwd", 128, 1, 1, 2)};
+  CHECK(sim::ring_rung(cm, sim::RingPass::forward, 128)->geometry.rung == "fa2_tc");
+  CHECK(sim::ring_rung(cm, sim::RingPass::backward, 128)->geometry.rung == "fa2_tc_bwd");
+  cm.rung_set->rungs.push_back(timing("fa3_hopper", 128, 1, 1, 3));
+  cm.rung_set->rungs.push_back(timing("fa3_hopper_bwd", 128, 1, 1, 4));
+  CHECK(sim::ring_rung(cm, sim::RingPass::forward, 128)->geometry.rung == "fa3_hopper");
+  CHECK(sim::ring_rung(cm, sim::RingPass::backward, 128)->geometry.rung == "fa3_hopper_bwd");
+  CHECK(sim::ring_rung(cm, sim::RingPass::backward, 64) == nullptr);  // nothing fitted at d 64
+  // A model's own rung comes first.
+  cm.backward_rung = timing("fa2_tc_bwd", 128, 1, 1, 5);
+  CHECK(sim::ring_rung(cm, sim::RingPass::backward, 128)->tile_s == Approx(5e-6));
 }

@@ -109,8 +109,11 @@ sim::RingMeasuredRun run_ring(const sim::AttentionProblem& problem, const RingOp
 // devices of all of them (`ranks`: what started them and this rank's place).
 sim::RingRunMeta ring_meta(const RingOptions& options, int gpus, const RankEnvironment* ranks = nullptr);
 
-// The rungs the ring uses on this device when none is named.
-const KernelInfo* default_ring_forward(int compute_capability);
-const KernelInfo* default_ring_backward();
+// The rungs the ring uses on a device of this compute capability, at this
+// head dim, when none is named: on Hopper (9.0) fa3_hopper and fa3_hopper_bwd
+// where they are compiled for the head dim, else fa2_tc and fa2_tc_bwd. Null
+// when neither is built.
+const KernelInfo* default_ring_forward(int compute_capability, sim::i64 head_dim);
+const KernelInfo* default_ring_backward(int compute_capability, sim::i64 head_dim);
 
 }  // namespace flashlab::kernels

@@ -190,8 +190,9 @@ struct RingComputeModel {
   // backward's), and each step's other kernels are timed too; the efficiency
   // is then not used for that pass.
   std::optional<RungTiming> forward_rung, backward_rung;
-  // Or a GPU's whole set: the forward rung the ring runs on Hopper
-  // (fa3_hopper, else fa2_tc) and fa2_tc_bwd, at the problem's head dim.
+  // Or a GPU's whole set: the rungs the ring runs on Hopper (fa3_hopper and
+  // fa3_hopper_bwd where the set has them, else fa2_tc and fa2_tc_bwd), at the
+  // problem's head dim.
   std::optional<RungTimingSet> rung_set;
   // What one host thread spends issuing each step (host_issue.hpp): when
   // measured, a GPU's step starts no earlier than the host has issued its
@@ -332,7 +333,7 @@ RingSimulation simulate_ring(const AttentionProblem& p, const RingTopology& topo
 
 // A pass's rung as the ring's model times it: the model's own (forward_rung,
 // backward_rung), else the set's at the head dim (fa3_hopper, else fa2_tc;
-// fa2_tc_bwd); nullptr without a launch model.
+// fa3_hopper_bwd, else fa2_tc_bwd); nullptr without a launch model.
 const RungTiming* ring_rung(const RingComputeModel& cm, RingPass pass, i64 head_dim);
 
 // The passes as a bench times them, a series of runs back to back

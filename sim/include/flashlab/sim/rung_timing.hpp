@@ -32,7 +32,7 @@ namespace flashlab::sim {
 enum class CtaAxis { row_blocks, column_blocks };
 
 struct RungGeometry {
-  std::string rung;         // "fa3_hopper", "fa2_tc", "fa2_tc_bwd"
+  std::string rung;         // "fa3_hopper", "fa2_tc", "fa3_hopper_bwd", "fa2_tc_bwd"
   Pass pass = Pass::fwd;
   i64 head_dim = 0;
   TileShape tiles;          // B_r × B_c
