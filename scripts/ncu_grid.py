@@ -78,10 +78,12 @@ def run_cudnn(direction):
 
 
 METRICS = [  # (column, metric, how it reads)
-    ("tensor %", "sm__pipe_tensor_op_gmma_cycles_active.avg.pct_of_peak_sustained_active", "{:.1f}"),
+    # The tensor pipe: on GH100 this ncu counts wgmma under the hmma pipe (the gmma name reads n/a).
+    # sm__pipe_shared_cycles_active is the pipe the FP16 and tensor units share, not shared
+    # memory: on these kernels it reads the same as the tensor pipe, so it is not a column.
+    ("tensor %", "sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active", "{:.1f}"),
     ("issue %", "sm__issue_active.avg.pct_of_peak_sustained_active", "{:.1f}"),
     ("XU %", "sm__inst_executed_pipe_xu.avg.pct_of_peak_sustained_active", "{:.1f}"),
-    ("shared %", "sm__pipe_shared_cycles_active.avg.pct_of_peak_sustained_active", "{:.1f}"),
     ("DRAM %", "dram__throughput.avg.pct_of_peak_sustained_elapsed", "{:.1f}"),
     ("occ %", "sm__warps_active.avg.pct_of_peak_sustained_active", "{:.1f}"),
     ("regs", "launch__registers_per_thread", "{:.0f}"),
@@ -166,7 +168,7 @@ def table(ours_csv, cudnn_csv, direction):
           % (direction, len(pts), len(ours), len(theirs)))
     print("time: every kernel of the pass summed (us); the counters: the pass's longest kernel; stalls: warps stalled "
           "per issued instruction, the three largest")
-    cols = ["point", "side", "kernels", "time us"] + [c for c, _, _ in METRICS] + ["SM busy %", "stalls"]
+    cols = ["point", "side", "kernels", "time us"] + [c for c, _, _ in METRICS] + ["SM busy %", "L2 red GB", "stalls"]
     print(" | ".join(cols))
     for i, p in enumerate(pts):
         for side, groups in (("ours", ours), ("cuDNN", theirs)):
@@ -183,6 +185,9 @@ def table(ours_csv, cudnn_csv, direction):
             # SM busy: cycles an SM was active over the kernel's elapsed cycles (the tail, the waves).
             busy = num(longest, "sm__cycles_active.avg") / num(longest, "sm__cycles_elapsed.avg") * 100
             cells.append("-" if math.isnan(busy) else "%.1f" % busy)
+            # Reductions into L2 (red.global: dQ's fp32 additions), 32-byte sectors, every kernel of the pass.
+            red = sum(num(k, "lts__t_sectors_op_red.sum") for k in g) * 32 / 1e9
+            cells.append("-" if math.isnan(red) else "%.2f" % red)
             cells.append(stall_text(longest))
             print(" | ".join(cells))
         print("%s | ours/cuDNN time | %.2f" % (key(p), (sum(duration_us(k) for k in ours[i]) /

@@ -22,9 +22,9 @@ mkdir -p "$RAW"
 # per-reason warp stalls.
 Q=/tmp/ncu-query-gh100.txt
 [ -s "$Q" ] || "$NCU" --query-metrics --chip gh100 > "$Q" 2>&1
-M="gpu__time_duration.sum,sm__pipe_tensor_op_gmma_cycles_active.avg.pct_of_peak_sustained_active"
+M="gpu__time_duration.sum,sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active,sm__inst_executed_pipe_tensor_op_gmma.sum"
 M+=",sm__issue_active.avg.pct_of_peak_sustained_active,sm__inst_executed_pipe_xu.avg.pct_of_peak_sustained_active"
-M+=",sm__pipe_shared_cycles_active.avg.pct_of_peak_sustained_active,dram__throughput.avg.pct_of_peak_sustained_elapsed"
+M+=",dram__throughput.avg.pct_of_peak_sustained_elapsed"
 M+=",sm__warps_active.avg.pct_of_peak_sustained_active,launch__registers_per_thread,launch__grid_size"
 M+=",launch__waves_per_multiprocessor,sm__cycles_active.avg,sm__cycles_elapsed.avg,lts__t_sectors_op_red.sum"
 for base in $(grep -oE "^[[:space:]]*smsp__average_warps_issue_stalled_[a-z_]+_per_issue_active" "$Q" | tr -d ' '); do
