@@ -8,6 +8,7 @@
 #include "flashlab/kernels/device.hpp"
 #include "flashlab/kernels/layouts.hpp"
 #include "flashlab/kernels/registry.hpp"
+#include "flashlab/kernels/ring.hpp"
 #include "flashlab/kernels/runner.hpp"
 #include "flashlab/sim/footprint.hpp"
 #include "flashlab/sim/format.hpp"
@@ -367,4 +368,28 @@ TEST_CASE("the Hopper backward lists what is compiled, from the simulator's tabl
   CHECK(sim::hopper_bwd_smem_bytes(*sim::hopper_bwd_config(128)) == 1024 + 65536 + 65536 + 32768 + 1024 + 1024);
   CHECK_THROWS_WITH(bwd->default_tiles(problem(1, 4, 1024, 96, false, sim::DType::fp16)),
                     "fa3_hopper_bwd is not compiled for head dim d=96");
+}
+
+TEST_CASE("registry: the ring's rungs when none is named: the Hopper ones on 9.0 where they have the head dim") {
+  const auto built = [](const char* id) {
+    const KernelInfo* k = find_kernel(id);
+    return k != nullptr && k->built();
+  };
+  const auto id = [](const KernelInfo* k) { return k != nullptr ? k->id : std::string("none"); };
+  // What each choice must be in this build (a build without CUDA has none built: none).
+  const std::string bwd_tc = built("fa2_tc_bwd") ? "fa2_tc_bwd" : "none";
+  const std::string fwd_tc = built("fa2_tc") ? "fa2_tc" : "none";
+  for (const int d : {64, 128}) {
+    CAPTURE(d);
+    REQUIRE(sim::hopper_bwd_config(d));
+    REQUIRE(sim::hopper_config(d));
+    CHECK(id(default_ring_backward(90, d)) == (built("fa3_hopper_bwd") ? "fa3_hopper_bwd" : bwd_tc));
+    CHECK(id(default_ring_forward(90, d)) == (built("fa3_hopper") ? "fa3_hopper" : fwd_tc));
+    CHECK(id(default_ring_backward(80, d)) == bwd_tc);  // Ampere: the mma.sync rungs
+    CHECK(id(default_ring_forward(80, d)) == fwd_tc);
+  }
+  // A head dim the Hopper rungs are not compiled for: the mma.sync rungs, whose own check names the limit.
+  REQUIRE_FALSE(sim::hopper_bwd_config(96));
+  CHECK(id(default_ring_backward(90, 96)) == bwd_tc);
+  CHECK(id(default_ring_forward(90, 96)) == fwd_tc);
 }
