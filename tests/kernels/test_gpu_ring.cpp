@@ -129,12 +129,19 @@ TEST_CASE("ring: what cannot run says why") {
   p.seq_q = 4096;
   p.heads = 4;
   p.kv_heads = 4;
-  p.head_dim = 96;  // no tensor-core rung is compiled for d = 96
+  p.head_dim = 96;  // no Hopper rung and no backward rung is compiled for d = 96; fa2_tc is
   p.dtype = sim::DType::bf16;
   RingOptions o;
   o.transport = RingTransport::local;
   o.repeats = 0;
+  // The forward alone runs on the mma.sync rung, on Hopper too.
+  p.parallel_part().backward = false;
   sim::RingMeasuredRun r = run_ring(p, o);
+  CHECK(r.status == sim::RunStatus::ok);
+  CHECK(r.kernel == "fa2_tc");
+  // A training step needs a backward rung at d = 96: none, and the row says so.
+  p.parallel_part().backward = true;
+  r = run_ring(p, o);
   CHECK(r.status == sim::RunStatus::skipped);
   CHECK_THAT(r.reason, Catch::Contains("96"));
 
