@@ -300,12 +300,9 @@ BwdPipelineState HopperBwdPipeline::state_at(double t) const {
     if (u.issued_ns > t) continue;
     BwdPipelineState::Stage& s = st.stages[static_cast<size_t>(u.stage)];
     s.i = u.i;
-    auto status = [&](double arrived) {
-      return t < arrived ? StageStatus::loading : t < u.released_ns ? StageStatus::full : StageStatus::released;
-    };
-    s.Q = status(u.q_arrived_ns);
-    s.dO = status(u.do_arrived_ns);
-    s.LD = status(u.arrived_ns);
+    s.Q = stage_status(t, u.q_arrived_ns, u.released_ns);
+    s.dO = stage_status(t, u.do_arrived_ns, u.released_ns);
+    s.LD = stage_status(t, u.arrived_ns, u.released_ns);
   }
   auto held = [&](PipeOp op) {
     const PipeInterval* iv = find(op, -1);

@@ -341,11 +341,8 @@ PipelineState HopperPipeline::state_at(double t) const {
     if (u.issued_ns > t) continue;
     PipelineState::Stage& s = st.stages[static_cast<size_t>(u.stage)];
     s.j = u.j;
-    auto status = [&](double arrived) {
-      return t < arrived ? StageStatus::loading : t < u.released_ns ? StageStatus::full : StageStatus::released;
-    };
-    s.K = status(u.k_arrived_ns);
-    s.V = status(u.arrived_ns);
+    s.K = stage_status(t, u.k_arrived_ns, u.released_ns);
+    s.V = stage_status(t, u.arrived_ns, u.released_ns);
   }
   st.warpgroup_op.assign(static_cast<size_t>(config.consumers()), -1);
   for (size_t k = 0; k < intervals.size(); ++k) {

@@ -163,6 +163,11 @@ struct PipeInterval {
 
 enum class StageStatus : std::uint8_t { empty, loading, full, released };
 std::string_view to_string(StageStatus s);  // "empty", "loading", "full", "released"
+// A tile's status at t in a stage issued before t: loading until it arrived,
+// full until the stage is released, released after.
+constexpr StageStatus stage_status(double t, double arrived, double released) {
+  return t < arrived ? StageStatus::loading : t < released ? StageStatus::full : StageStatus::released;
+}
 
 // One use of a ring stage: block j's K_j, V_j copied in, read, released.
 struct StageUse {
