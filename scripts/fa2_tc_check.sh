@@ -2,7 +2,7 @@
 # Builds and runs the fa2_tc checker on a GPU machine (sm_90, nvcc 13), from the
 # repository root:   OUT=/some/dir bash scripts/fa2_tc_check.sh
 #
-#  1. build: tests/kernels/fa2_tc_standalone.cu + kernels/fa2_tc.cu, with the
+#  1. build: tests/kernels/fa2_tc_standalone.cu + kernels/src/rungs/fa2_tc.cu, with the
 #     alternative tile configurations (-DFA2_TC_VARIANTS); ptxas resource report
 #     and SASS instruction counts (HMMA, LDSM, LDGSTS, local memory) of the
 #     compiled kernels
@@ -40,7 +40,7 @@ section "build"
 FLAGS=(-std=c++17 -O3 -arch=sm_90 -lineinfo -Ikernels -Ikernels/include -Isim/include)
 BUILD_OK=1
 if ! "$NVCC" "${FLAGS[@]}" -DFA2_TC_VARIANTS --resource-usage tests/kernels/fa2_tc_standalone.cu \
-      kernels/fa2_tc.cu -o "$BUILD/fa2_tc_check" >"$OUT/fa2_tc_build.txt" 2>&1; then
+      kernels/src/rungs/fa2_tc.cu -o "$BUILD/fa2_tc_check" >"$OUT/fa2_tc_build.txt" 2>&1; then
   BUILD_OK=0
 fi
 tail -n 5 "$OUT/fa2_tc_build.txt" >>"$LOG"
@@ -65,7 +65,7 @@ for line in open(sys.argv[1]):
 EOF
 CUOBJDUMP="$CUDA_BIN/cuobjdump"
 if [ "$BUILD_OK" = 1 ] && [ -x "$CUOBJDUMP" ]; then
-  "$NVCC" "${FLAGS[@]}" -cubin kernels/fa2_tc.cu -o "$BUILD/fa2_tc.cubin" >/dev/null 2>&1 &&
+  "$NVCC" "${FLAGS[@]}" -cubin kernels/src/rungs/fa2_tc.cu -o "$BUILD/fa2_tc.cubin" >/dev/null 2>&1 &&
     "$CUOBJDUMP" --dump-sass "$BUILD/fa2_tc.cubin" >"$OUT/fa2_tc.sass" 2>&1
   python3 - "$OUT/fa2_tc.sass" <<'EOF' | tee -a "$LOG"
 import re, sys
@@ -222,7 +222,7 @@ for d in sorted({k[0] for k in table}):
     import re
     m = re.match(r"d(\d+)_(\d+)x(\d+)_w(\d+)_(qreg|qsmem)_b(\d+)", ranked[0][0]) if ranked else None
     if m and ranked[0][1] > 1.03 * gm.get("fa2_tc", 0):
-        print(f"  -> faster than the compiled one: in kernels/fa2_tc.cu set Cfg{d} = detail::Config<{m.group(1)}, "
+        print(f"  -> faster than the compiled one: in kernels/src/rungs/fa2_tc.cu set Cfg{d} = detail::Config<{m.group(1)}, "
               f"{m.group(2)}, {m.group(3)}, {m.group(4)}, {'true' if m.group(5) == 'qreg' else 'false'}, {m.group(6)}>")
 print(f"worst fa2_tc / SDPA-FLASH ratio: {worst:.2f}" if worst else "no SDPA ratio (PyTorch missing?)")
 EOF

@@ -9,19 +9,19 @@
 #include <sstream>
 
 #include "common.hpp"
-#include "flashlab/analysis/csv.hpp"
-#include "flashlab/analysis/link_report.hpp"
-#include "flashlab/analysis/report.hpp"
-#include "flashlab/analysis/ring_extrapolation.hpp"
-#include "flashlab/analysis/ring_results.hpp"
-#include "flashlab/kernels/bench_grid.hpp"
-#include "flashlab/kernels/device.hpp"
-#include "flashlab/kernels/launch_env.hpp"
-#include "flashlab/kernels/link_bench.hpp"
-#include "flashlab/kernels/rendezvous.hpp"
-#include "flashlab/kernels/ring.hpp"
-#include "flashlab/sim/format.hpp"
-#include "flashlab/sim/attention_models.hpp"
+#include "flashlab/analysis/text/csv.hpp"
+#include "flashlab/analysis/ring/link_report.hpp"
+#include "flashlab/analysis/model/report.hpp"
+#include "flashlab/analysis/ring/ring_extrapolation.hpp"
+#include "flashlab/analysis/results/ring_results.hpp"
+#include "flashlab/kernels/runner/bench_grid.hpp"
+#include "flashlab/kernels/runner/device.hpp"
+#include "flashlab/kernels/launch/launch_env.hpp"
+#include "flashlab/kernels/links/link_bench.hpp"
+#include "flashlab/kernels/ring/rendezvous.hpp"
+#include "flashlab/kernels/ring/ring.hpp"
+#include "flashlab/sim/core/format.hpp"
+#include "flashlab/sim/problem/attention_models.hpp"
 
 namespace flashlab::cli {
 namespace {

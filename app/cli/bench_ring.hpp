@@ -1,7 +1,7 @@
-// `flashlab bench --gpus P`: the ring over several GPUs (kernels/ring.hpp) on a
+// `flashlab bench --gpus P`: the ring over several GPUs (kernels/ring/ring.hpp) on a
 // grid of problems — the flags or a ring sweep of assets/sweeps — each problem
 // also run on one GPU for the scaling efficiency; the table, CSV and JSON of
-// analysis/ring_results.hpp.
+// analysis/results/ring_results.hpp.
 #pragma once
 
 #include <string>
@@ -18,7 +18,7 @@ struct RingBenchFlags {
   int repeats = 20, warmup = 3;
   bool check_only = false, no_flush = false, quiet = false;
   bool virtual_gpus = false;  // P virtual GPUs on device 0 (local copies): the ring's arithmetic, not its links
-  bool ranks = false;         // one rank of a job, a process per GPU (kernels/launch_env.hpp, rendezvous.hpp)
+  bool ranks = false;         // one rank of a job, a process per GPU (kernels/launch/launch_env.hpp, rendezvous.hpp)
   double rendezvous_timeout_s = 60;
   std::uint64_t seed = 0x5eed;
 };

@@ -12,7 +12,7 @@
 
 #include "commands.hpp"
 #include "common.hpp"
-#include "flashlab/analysis/student_check.hpp"
+#include "flashlab/analysis/student/student_check.hpp"
 #include "flashlab/export/chart_export.hpp"
 
 namespace flashlab::cli {

@@ -8,11 +8,11 @@
 #include "commands.hpp"
 #include "common.hpp"
 #include "flashlab/analysis.hpp"
-#include "flashlab/analysis/bench_results.hpp"
-#include "flashlab/analysis/datasheet.hpp"
-#include "flashlab/analysis/measured_checks.hpp"
-#include "flashlab/analysis/placement.hpp"
-#include "flashlab/kernels/registry.hpp"
+#include "flashlab/analysis/results/bench_results.hpp"
+#include "flashlab/analysis/profiles/datasheet.hpp"
+#include "flashlab/analysis/placement/measured_checks.hpp"
+#include "flashlab/analysis/placement/placement.hpp"
+#include "flashlab/kernels/rungs/registry.hpp"
 
 namespace flashlab::cli {
 namespace {

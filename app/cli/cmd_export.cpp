@@ -6,10 +6,10 @@
 
 #include "commands.hpp"
 #include "common.hpp"
-#include "flashlab/analysis/chart_table.hpp"
-#include "flashlab/analysis/report.hpp"
+#include "flashlab/analysis/charts/chart_table.hpp"
+#include "flashlab/analysis/model/report.hpp"
 #include "flashlab/export/chart_export.hpp"
-#include "flashlab/sim/closest_name.hpp"
+#include "flashlab/sim/core/closest_name.hpp"
 
 namespace flashlab::cli {
 namespace {

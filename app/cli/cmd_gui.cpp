@@ -9,7 +9,7 @@
 #include "common.hpp"
 
 #ifdef FLASHLAB_WITH_GUI
-#include "gui.hpp"
+#include "state/gui.hpp"
 #endif
 
 namespace flashlab::cli {

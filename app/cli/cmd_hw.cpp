@@ -7,7 +7,7 @@
 #include "commands.hpp"
 #include "common.hpp"
 #include "flashlab/analysis.hpp"
-#include "flashlab/analysis/measured_profile.hpp"
+#include "flashlab/analysis/profiles/measured_profile.hpp"
 
 namespace flashlab::cli {
 namespace {

@@ -8,10 +8,10 @@
 
 #include "commands.hpp"
 #include "common.hpp"
-#include "flashlab/analysis/link_report.hpp"
-#include "flashlab/kernels/launch.hpp"
-#include "flashlab/kernels/link_bench.hpp"
-#include "flashlab/sim/format.hpp"
+#include "flashlab/analysis/ring/link_report.hpp"
+#include "flashlab/kernels/launch/launch.hpp"
+#include "flashlab/kernels/links/link_bench.hpp"
+#include "flashlab/sim/core/format.hpp"
 
 namespace flashlab::cli {
 namespace {

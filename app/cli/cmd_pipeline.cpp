@@ -10,8 +10,8 @@
 #include "commands.hpp"
 #include "common.hpp"
 #include "flashlab/analysis.hpp"
-#include "flashlab/analysis/bench_results.hpp"
-#include "flashlab/analysis/measured_checks.hpp"
+#include "flashlab/analysis/results/bench_results.hpp"
+#include "flashlab/analysis/placement/measured_checks.hpp"
 
 namespace flashlab::cli {
 namespace {

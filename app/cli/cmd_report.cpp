@@ -10,16 +10,16 @@
 #include "common.hpp"
 #include <filesystem>
 
-#include "flashlab/analysis/bench_filter.hpp"
-#include "flashlab/analysis/chart_table.hpp"
-#include "flashlab/analysis/datasheet.hpp"
-#include "flashlab/analysis/implementations.hpp"
-#include "flashlab/analysis/lab.hpp"
-#include "flashlab/analysis/measured_checks.hpp"
-#include "flashlab/analysis/report.hpp"
+#include "flashlab/analysis/results/bench_filter.hpp"
+#include "flashlab/analysis/charts/chart_table.hpp"
+#include "flashlab/analysis/profiles/datasheet.hpp"
+#include "flashlab/analysis/charts/implementations.hpp"
+#include "flashlab/analysis/student/lab.hpp"
+#include "flashlab/analysis/placement/measured_checks.hpp"
+#include "flashlab/analysis/model/report.hpp"
 #include "flashlab/export/report_bundle.hpp"
-#include "flashlab/kernels/bench_grid.hpp"
-#include "flashlab/sim/assets.hpp"
+#include "flashlab/kernels/runner/bench_grid.hpp"
+#include "flashlab/sim/core/assets.hpp"
 
 namespace flashlab::cli {
 namespace {

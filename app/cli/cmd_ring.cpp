@@ -1,5 +1,5 @@
 // flashlab ring: sequence-parallel ring attention over P GPUs, simulated step
-// by step (sim/ring_schedule.hpp): the passes, each GPU's timeline, the
+// by step (sim/ring/ring_schedule.hpp): the passes, each GPU's timeline, the
 // extrapolation over GPUs and sequence lengths, and measured ring runs placed
 // beside the simulation.
 #include <iostream>
@@ -8,16 +8,16 @@
 
 #include "commands.hpp"
 #include "common.hpp"
-#include "flashlab/analysis/csv.hpp"
-#include "flashlab/analysis/datasheet.hpp"
-#include "flashlab/analysis/ring_charts.hpp"
-#include "flashlab/analysis/ring_extrapolation.hpp"
-#include "flashlab/analysis/ring_results.hpp"
-#include "flashlab/sim/rung_timing.hpp"
-#include "flashlab/sim/assets.hpp"
-#include "flashlab/sim/attention_models.hpp"
-#include "flashlab/sim/ring_schedule.hpp"
-#include "flashlab/sim/default_hardware.hpp"
+#include "flashlab/analysis/text/csv.hpp"
+#include "flashlab/analysis/profiles/datasheet.hpp"
+#include "flashlab/analysis/charts/ring_charts.hpp"
+#include "flashlab/analysis/ring/ring_extrapolation.hpp"
+#include "flashlab/analysis/results/ring_results.hpp"
+#include "flashlab/sim/calibration/rung_timing.hpp"
+#include "flashlab/sim/core/assets.hpp"
+#include "flashlab/sim/problem/attention_models.hpp"
+#include "flashlab/sim/ring/ring_schedule.hpp"
+#include "flashlab/sim/hardware/default_hardware.hpp"
 
 namespace flashlab::cli {
 namespace {

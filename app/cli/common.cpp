@@ -4,11 +4,11 @@
 #include <iostream>
 #include <sstream>
 
-#include "flashlab/analysis/csv.hpp"
+#include "flashlab/analysis/text/csv.hpp"
 #include "flashlab/export/chart_export.hpp"
 
-#include "flashlab/analysis/roofline_ceilings.hpp"
-#include "flashlab/analysis/report.hpp"
+#include "flashlab/analysis/model/roofline_ceilings.hpp"
+#include "flashlab/analysis/model/report.hpp"
 
 namespace flashlab::cli {
 

@@ -9,9 +9,9 @@
 
 #include <CLI/CLI.hpp>
 
-#include "flashlab/analysis/chart.hpp"
+#include "flashlab/analysis/charts/chart.hpp"
 #include "flashlab/sim.hpp"
-#include "flashlab/sim/default_hardware.hpp"
+#include "flashlab/sim/hardware/default_hardware.hpp"
 
 namespace flashlab::cli {
 

@@ -6,7 +6,7 @@
 
 #include "commands.hpp"
 #include "common.hpp"
-#include "flashlab/sim/closest_name.hpp"
+#include "flashlab/sim/core/closest_name.hpp"
 
 namespace {
 

@@ -16,9 +16,9 @@
 #include <string>
 #include <vector>
 
-#include "../cuda_check.hpp"
+#include "device/cuda_check.hpp"
 #include "dram_probe_kernels.hpp"
-#include "flashlab/kernels/memory_counters.hpp"
+#include "flashlab/kernels/device/memory_counters.hpp"
 
 namespace {
 

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <cstdint>
 
-#include "../cuda_check.hpp"
+#include "device/cuda_check.hpp"
 #include "dram_probe_kernels.hpp"
 
 namespace {

@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "flashlab/analysis/chart_builders.hpp"
+#include "flashlab/analysis/charts/chart_builders.hpp"
 #include "flashlab/sim.hpp"
 
 namespace flashlab::analysis::test {

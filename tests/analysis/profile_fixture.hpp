@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "flashlab/sim/measured_profile.hpp"
+#include "flashlab/sim/hardware/measured_profile.hpp"
 
 namespace flashlab::test {
 

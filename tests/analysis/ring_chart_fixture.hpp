@@ -5,8 +5,8 @@
 
 #include <string>
 
-#include "flashlab/sim/gpu_topology.hpp"
-#include "flashlab/sim/ring_measurement.hpp"
+#include "flashlab/sim/ring/gpu_topology.hpp"
+#include "flashlab/sim/ring/ring_measurement.hpp"
 
 namespace flashlab::analysis::test {
 

@@ -8,8 +8,8 @@
 #include <random>
 #include <unistd.h>
 
-#include "flashlab/analysis/bench_results.hpp"
-#include "flashlab/analysis/csv.hpp"
+#include "flashlab/analysis/results/bench_results.hpp"
+#include "flashlab/analysis/text/csv.hpp"
 
 using namespace flashlab;
 using namespace flashlab::analysis;

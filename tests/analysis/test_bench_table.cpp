@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-#include "flashlab/analysis/bench_table.hpp"
+#include "flashlab/analysis/placement/bench_table.hpp"
 #include "support/problems.hpp"
 
 using namespace flashlab;

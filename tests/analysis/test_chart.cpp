@@ -8,11 +8,11 @@
 #include <optional>
 
 #include "flashlab/analysis.hpp"
-#include "flashlab/analysis/chart.hpp"
-#include "flashlab/analysis/chart_builders.hpp"
-#include "flashlab/analysis/chart_render.hpp"
-#include "flashlab/analysis/chart_table.hpp"
-#include "flashlab/analysis/implementations.hpp"
+#include "flashlab/analysis/charts/chart.hpp"
+#include "flashlab/analysis/charts/chart_builders.hpp"
+#include "flashlab/analysis/charts/chart_render.hpp"
+#include "flashlab/analysis/charts/chart_table.hpp"
+#include "flashlab/analysis/charts/implementations.hpp"
 #include "flashlab/sim.hpp"
 #include "chart_fixtures.hpp"
 

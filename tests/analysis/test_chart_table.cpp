@@ -10,7 +10,7 @@
 #include <stdexcept>
 
 #include "chart_fixtures.hpp"
-#include "flashlab/analysis/chart_table.hpp"
+#include "flashlab/analysis/charts/chart_table.hpp"
 
 using namespace flashlab;
 using namespace flashlab::analysis;

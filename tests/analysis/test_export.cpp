@@ -16,7 +16,7 @@
 #include <set>
 #include <sstream>
 
-#include "flashlab/analysis/chart_builders.hpp"
+#include "flashlab/analysis/charts/chart_builders.hpp"
 #include "flashlab/export/chart_export.hpp"
 #include "flashlab/sim.hpp"
 

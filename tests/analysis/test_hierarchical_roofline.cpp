@@ -5,9 +5,9 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 
-#include "flashlab/analysis/chart.hpp"
-#include "flashlab/analysis/hierarchical_roofline.hpp"
-#include "flashlab/analysis/roofline.hpp"
+#include "flashlab/analysis/charts/chart.hpp"
+#include "flashlab/analysis/charts/hierarchical_roofline.hpp"
+#include "flashlab/analysis/model/roofline.hpp"
 #include "flashlab/export/chart_export.hpp"
 #include "profile_fixture.hpp"
 

@@ -6,9 +6,9 @@
 
 #include <tuple>
 
-#include "flashlab/analysis/csv.hpp"
-#include "flashlab/analysis/link_report.hpp"
-#include "flashlab/sim/format.hpp"
+#include "flashlab/analysis/text/csv.hpp"
+#include "flashlab/analysis/ring/link_report.hpp"
+#include "flashlab/sim/core/format.hpp"
 
 using namespace flashlab;
 using namespace flashlab::analysis;

@@ -2,8 +2,8 @@
 // letter, ℝ; no markup left in any text FlashLab shows.
 #include <catch2/catch.hpp>
 
-#include "flashlab/analysis/chart_table.hpp"
-#include "flashlab/analysis/math_text.hpp"
+#include "flashlab/analysis/charts/chart_table.hpp"
+#include "flashlab/analysis/text/math_text.hpp"
 #include "flashlab/sim.hpp"
 
 using flashlab::analysis::MathRun;

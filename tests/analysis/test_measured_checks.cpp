@@ -4,11 +4,11 @@
 
 #include <filesystem>
 
-#include "flashlab/analysis/bench_results.hpp"
-#include "flashlab/analysis/datasheet.hpp"
-#include "flashlab/analysis/measured_checks.hpp"
-#include "flashlab/analysis/placement.hpp"
-#include "flashlab/analysis/roofline.hpp"
+#include "flashlab/analysis/results/bench_results.hpp"
+#include "flashlab/analysis/profiles/datasheet.hpp"
+#include "flashlab/analysis/placement/measured_checks.hpp"
+#include "flashlab/analysis/placement/placement.hpp"
+#include "flashlab/analysis/model/roofline.hpp"
 #include "flashlab/sim.hpp"
 
 using namespace flashlab;

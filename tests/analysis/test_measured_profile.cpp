@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <catch2/catch.hpp>
 
-#include "flashlab/analysis/measured_profile.hpp"
+#include "flashlab/analysis/profiles/measured_profile.hpp"
 #include "profile_fixture.hpp"
 
 using namespace flashlab;

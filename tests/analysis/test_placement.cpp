@@ -2,18 +2,18 @@
 // the tiles that ran, the model's memory beside the measured peak, rows the
 // model cannot count, and one rule for a point above its roof, shared by the
 // flat roofline (the HBM slice) and the hierarchical one.
-#include "flashlab/analysis/measured_checks.hpp"
+#include "flashlab/analysis/placement/measured_checks.hpp"
 #include <catch2/catch.hpp>
 
 #include <algorithm>
 #include <limits>
 
-#include "flashlab/analysis/chart_builders.hpp"
-#include "flashlab/analysis/hierarchical_roofline.hpp"
-#include "flashlab/analysis/placement.hpp"
-#include "flashlab/analysis/roofline.hpp"
-#include "flashlab/sim/footprint.hpp"
-#include "flashlab/sim/simulate.hpp"
+#include "flashlab/analysis/charts/chart_builders.hpp"
+#include "flashlab/analysis/charts/hierarchical_roofline.hpp"
+#include "flashlab/analysis/placement/placement.hpp"
+#include "flashlab/analysis/model/roofline.hpp"
+#include "flashlab/sim/memory/footprint.hpp"
+#include "flashlab/sim/memory/simulate.hpp"
 #include "support/problems.hpp"
 
 using namespace flashlab;

@@ -7,9 +7,9 @@
 #include <cmath>
 #include <stdexcept>
 
-#include "flashlab/analysis/link_report.hpp"
-#include "flashlab/analysis/ring_charts.hpp"
-#include "flashlab/analysis/ring_results.hpp"
+#include "flashlab/analysis/ring/link_report.hpp"
+#include "flashlab/analysis/charts/ring_charts.hpp"
+#include "flashlab/analysis/results/ring_results.hpp"
 #include "ring_chart_fixture.hpp"
 
 using namespace flashlab;

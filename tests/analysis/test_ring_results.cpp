@@ -7,12 +7,12 @@
 #include <filesystem>
 #include <map>
 
-#include "flashlab/analysis/csv.hpp"
-#include "flashlab/analysis/ring_extrapolation.hpp"
-#include "flashlab/analysis/ring_results.hpp"
-#include "flashlab/analysis/roofline.hpp"
-#include "flashlab/sim/hardware.hpp"
-#include "flashlab/sim/simulate.hpp"
+#include "flashlab/analysis/text/csv.hpp"
+#include "flashlab/analysis/ring/ring_extrapolation.hpp"
+#include "flashlab/analysis/results/ring_results.hpp"
+#include "flashlab/analysis/model/roofline.hpp"
+#include "flashlab/sim/hardware/hardware.hpp"
+#include "flashlab/sim/memory/simulate.hpp"
 
 using namespace flashlab;
 using namespace flashlab::analysis;

@@ -8,9 +8,9 @@
 #include <fstream>
 #include <sstream>
 
-#include "flashlab/analysis/csv.hpp"
-#include "flashlab/analysis/student_check.hpp"
-#include "flashlab/sim/hardware.hpp"
+#include "flashlab/analysis/text/csv.hpp"
+#include "flashlab/analysis/student/student_check.hpp"
+#include "flashlab/sim/hardware/hardware.hpp"
 
 using namespace flashlab;
 using analysis::CheckedStudentRow;

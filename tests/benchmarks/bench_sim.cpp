@@ -8,7 +8,7 @@
 #include <random>
 
 #include "flashlab/analysis.hpp"
-#include "flashlab/analysis/chart_builders.hpp"
+#include "flashlab/analysis/charts/chart_builders.hpp"
 #include "flashlab/sim.hpp"
 
 using namespace flashlab;

@@ -7,7 +7,7 @@
 #include <catch2/catch.hpp>
 #include <optional>
 
-#include "flashlab/analysis/measured_profile.hpp"
+#include "flashlab/analysis/profiles/measured_profile.hpp"
 #include "flashlab/ceilings/ceilings.hpp"
 
 using namespace flashlab;

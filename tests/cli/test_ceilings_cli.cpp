@@ -15,8 +15,8 @@
 
 #include "../analysis/profile_fixture.hpp"
 #include "../support/run_flashlab.hpp"
-#include "flashlab/analysis/bench_results.hpp"
-#include "flashlab/analysis/csv.hpp"
+#include "flashlab/analysis/results/bench_results.hpp"
+#include "flashlab/analysis/text/csv.hpp"
 #include "flashlab/ceilings/ceilings.hpp"
 
 namespace fs = std::filesystem;

@@ -14,9 +14,9 @@
 
 #include "../support/run_flashlab.hpp"
 #include "../analysis/chart_fixtures.hpp"
-#include "flashlab/analysis/bench_results.hpp"
-#include "flashlab/analysis/chart_table.hpp"
-#include "flashlab/analysis/csv.hpp"
+#include "flashlab/analysis/results/bench_results.hpp"
+#include "flashlab/analysis/charts/chart_table.hpp"
+#include "flashlab/analysis/text/csv.hpp"
 
 namespace fs = std::filesystem;
 

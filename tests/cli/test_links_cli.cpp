@@ -10,7 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "../support/run_flashlab.hpp"
-#include "flashlab/sim/ring_schedule.hpp"
+#include "flashlab/sim/ring/ring_schedule.hpp"
 
 using flashlab::test::Run;
 

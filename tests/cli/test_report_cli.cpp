@@ -11,7 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "../support/run_flashlab.hpp"
-#include "flashlab/analysis/csv.hpp"
+#include "flashlab/analysis/text/csv.hpp"
 
 namespace fs = std::filesystem;
 using flashlab::test::Run;

@@ -9,8 +9,8 @@
 
 #include "../analysis/ring_chart_fixture.hpp"
 #include "../support/run_flashlab.hpp"
-#include "flashlab/analysis/chart.hpp"
-#include "flashlab/analysis/ring_results.hpp"
+#include "flashlab/analysis/charts/chart.hpp"
+#include "flashlab/analysis/results/ring_results.hpp"
 
 using flashlab::test::contains;
 using flashlab::test::line_count;

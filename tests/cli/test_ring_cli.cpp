@@ -14,8 +14,8 @@
 #include <nlohmann/json.hpp>
 
 #include "../support/run_flashlab.hpp"
-#include "flashlab/analysis/csv.hpp"
-#include "flashlab/analysis/ring_results.hpp"
+#include "flashlab/analysis/text/csv.hpp"
+#include "flashlab/analysis/results/ring_results.hpp"
 
 using flashlab::test::Run;
 namespace fs = std::filesystem;

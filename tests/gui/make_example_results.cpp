@@ -8,7 +8,7 @@
 #include <iostream>
 
 #include "flashlab/analysis.hpp"
-#include "flashlab/analysis/bench_results.hpp"
+#include "flashlab/analysis/results/bench_results.hpp"
 #include "flashlab/sim.hpp"
 
 using namespace flashlab;

@@ -11,9 +11,9 @@
 #include <fstream>
 #include <iostream>
 
-#include "flashlab/analysis/ring_results.hpp"
+#include "flashlab/analysis/results/ring_results.hpp"
 #include "flashlab/sim.hpp"
-#include "flashlab/sim/ring_schedule.hpp"
+#include "flashlab/sim/ring/ring_schedule.hpp"
 
 using namespace flashlab;
 

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "flashlab/sim/assets.hpp"
+#include "flashlab/sim/core/assets.hpp"
 
 namespace flashlab::test {
 

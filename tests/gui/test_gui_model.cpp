@@ -17,14 +17,14 @@
 #include <random>
 
 #include "../analysis/chart_fixtures.hpp"
-#include "flashlab/analysis/chart_table.hpp"
-#include "format.hpp"
-#include "model.hpp"
-#include "panels.hpp"
-#include "plot_tabs.hpp"
-#include "scenario.hpp"
+#include "flashlab/analysis/charts/chart_table.hpp"
+#include "state/format.hpp"
+#include "model/model.hpp"
+#include "panels/panels.hpp"
+#include "draw/plot_tabs.hpp"
+#include "presenter/scenario.hpp"
 #include "shipped_scenarios.hpp"
-#include "theme.hpp"
+#include "draw/theme.hpp"
 
 using namespace flashlab;
 using namespace flashlab::gui;

@@ -16,12 +16,12 @@
 #include <numeric>
 
 #include "../analysis/ring_chart_fixture.hpp"
-#include "flashlab/analysis/ring_results.hpp"
-#include "model.hpp"
-#include "panels.hpp"
-#include "presenter_stages.hpp"
-#include "ring_model.hpp"
-#include "scenario.hpp"
+#include "flashlab/analysis/results/ring_results.hpp"
+#include "model/model.hpp"
+#include "panels/panels.hpp"
+#include "presenter/presenter_stages.hpp"
+#include "model/ring_model.hpp"
+#include "presenter/scenario.hpp"
 
 #ifndef FLASHLAB_TEST_DATA
 #error "FLASHLAB_TEST_DATA must name tests/data"

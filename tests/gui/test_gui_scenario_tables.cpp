@@ -15,14 +15,14 @@
 #include <string>
 #include <vector>
 
-#include "flashlab/analysis/chart_table.hpp"
-#include "flashlab/sim/assets.hpp"
-#include "gui.hpp"
-#include "model.hpp"
-#include "presenter_stages.hpp"
-#include "ring_settings.hpp"
-#include "scenario.hpp"
-#include "script_keys.hpp"
+#include "flashlab/analysis/charts/chart_table.hpp"
+#include "flashlab/sim/core/assets.hpp"
+#include "state/gui.hpp"
+#include "model/model.hpp"
+#include "presenter/presenter_stages.hpp"
+#include "ring/ring_settings.hpp"
+#include "presenter/scenario.hpp"
+#include "presenter/script_keys.hpp"
 #include "settings_doc.hpp"
 #include "shipped_scenarios.hpp"
 

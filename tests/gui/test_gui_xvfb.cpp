@@ -19,7 +19,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "flashlab/analysis/chart_table.hpp"
+#include "flashlab/analysis/charts/chart_table.hpp"
 #include "settings_doc.hpp"
 
 #ifndef FLASHLAB_EXE

@@ -19,7 +19,7 @@
 // repeats; TFLOP/s by the backward convention 2.5 × 4·B·H·N²·d (halved when
 // causal). --json writes the rows as flashlab-bench/1 (direction "bwd") for
 // scripts/torch_compare.py. Built with FLASHLAB_BWD_VARIANTS it also times
-// alternative fa2_tc_bwd configurations from kernels/fa2_tc_bwd_kernel.cuh.
+// alternative fa2_tc_bwd configurations from kernels/src/rungs/fa2_tc_bwd_kernel.cuh.
 // Exit status: 0 when every case passes, 1 otherwise, 77 without a device.
 #include <cuda_runtime.h>
 
@@ -33,19 +33,19 @@
 #include <string>
 #include <vector>
 
-#include "cuda_check.hpp"
-#include "device_utils.hpp"
-#include "fa2_tc_bwd_kernel.cuh"
-#include "flashlab/kernels/attention_reference.hpp"
-#include "flashlab/kernels/device_timing.hpp"
-#include "flashlab/kernels/fa2_tc.hpp"
-#include "flashlab/kernels/fa2_tc_bwd.hpp"
-#include "flashlab/kernels/fa3_hopper.hpp"
-#include "flashlab/kernels/fa3_hopper_bwd.hpp"
-#include "flashlab/kernels/layouts.hpp"
-#include "flashlab/kernels/reference.hpp"
-#include "flashlab/kernels/rungs.hpp"
-#include "flashlab/sim/hopper_pipeline.hpp"
+#include "device/cuda_check.hpp"
+#include "device/device_utils.hpp"
+#include "rungs/fa2_tc_bwd_kernel.cuh"
+#include "flashlab/kernels/runner/attention_reference.hpp"
+#include "flashlab/kernels/device/device_timing.hpp"
+#include "flashlab/kernels/rungs/fa2_tc.hpp"
+#include "flashlab/kernels/rungs/fa2_tc_bwd.hpp"
+#include "flashlab/kernels/rungs/fa3_hopper.hpp"
+#include "flashlab/kernels/rungs/fa3_hopper_bwd.hpp"
+#include "flashlab/kernels/launch/layouts.hpp"
+#include "flashlab/kernels/runner/reference.hpp"
+#include "flashlab/kernels/rungs/rungs.hpp"
+#include "flashlab/sim/hopper/hopper_pipeline.hpp"
 
 using namespace flashlab;
 using namespace flashlab::kernels;

@@ -1,6 +1,6 @@
 // CPU emulation of the fa2_tc_bwd kernel, for machines without a GPU (CI).
 //
-// The kernel body of kernels/fa2_tc_bwd_kernel.cuh is compiled here with plain
+// The kernel body of kernels/src/rungs/fa2_tc_bwd_kernel.cuh is compiled here with plain
 // C++ (FA2_TC_EMULATE) and run on the emulated GPU of tc_emulator.hpp (every
 // thread a fiber; ldmatrix, mma.m16n8k16, barriers and cp.async from the PTX
 // ISA text; shared memory starts as NaN). The pre-pass (D_i, L_i) and the
@@ -32,7 +32,7 @@ inline void cp_async_stats_16(std::uint32_t dst, const float* src) {
 #define FA2_TC_EMULATE 1
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wunknown-pragmas"  // #pragma unroll is for nvcc
-#include "fa2_tc_bwd_kernel.cuh"
+#include "rungs/fa2_tc_bwd_kernel.cuh"
 #pragma GCC diagnostic pop
 
 namespace B = flashlab::kernels::fa2_tc_bwd_detail;
@@ -264,7 +264,7 @@ void suite(const char* name, bool full) {
 int main(int argc, char** argv) {
   const std::string which = argc > 1 ? argv[1] : "defaults";
   if (which == "defaults" || which == "all") {
-    // The compiled configurations (kernels/fa2_tc_bwd.cu).
+    // The compiled configurations (kernels/src/rungs/fa2_tc_bwd.cu).
     suite<B::Config<64, 128, 32, 4, false, 2, true>>("d64_128x32_w4_m2_defer", true);
     suite<B::Config<128, 128, 64, 8, false, 1, true>>("d128_128x64_w8_defer", true);
   }

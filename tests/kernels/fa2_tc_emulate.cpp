@@ -1,6 +1,6 @@
 // CPU emulation of the fa2_tc kernel, for machines without a GPU (CI).
 //
-// The kernel body of kernels/fa2_tc_kernel.cuh is compiled here with plain C++
+// The kernel body of kernels/src/rungs/fa2_tc_kernel.cuh is compiled here with plain C++
 // (FA2_TC_EMULATE) and run on the emulated GPU of tc_emulator.hpp: every CUDA
 // thread a fiber; ldmatrix, mma.m16n8k16, shuffles, barriers and cp.async
 // emulated from the PTX ISA text. Shared memory starts as NaN, so a read of
@@ -19,7 +19,7 @@
 #define FA2_TC_EMULATE 1
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wunknown-pragmas"  // #pragma unroll is for nvcc
-#include "fa2_tc_kernel.cuh"
+#include "rungs/fa2_tc_kernel.cuh"
 #pragma GCC diagnostic pop
 
 namespace D = flashlab::kernels::fa2_tc_detail;

@@ -1,9 +1,9 @@
 // Standalone checker and benchmark for the fa2_tc rung (no Catch2, no Eigen):
 //
 //   nvcc -std=c++17 -O3 -arch=sm_90 -Ikernels -Ikernels/include -Isim/include \
-//        [-DFA2_TC_VARIANTS] tests/kernels/fa2_tc_standalone.cu kernels/fa2_tc.cu \
-//        kernels/src/tensor_core_rungs.cpp sim/src/tensor_core_configs.cpp \
-//        kernels/src/timing.cpp kernels/src/device_timing.cpp -o fa2_tc_check
+//        [-DFA2_TC_VARIANTS] tests/kernels/fa2_tc_standalone.cu kernels/src/rungs/fa2_tc.cu \
+//        kernels/src/rungs/tensor_core_rungs.cpp sim/src/problem/tensor_core_configs.cpp \
+//        kernels/src/device/timing.cpp kernels/src/device/device_timing.cpp -o fa2_tc_check
 //   ./fa2_tc_check [--quick] [--defaults-only] [--no-check] [--no-perf] [--reps N] [--csv FILE]
 //   --quick: N ∈ {1, 17, 65, 129} only, no timing (sized for compute-sanitizer)
 //   --defaults-only: only the compiled configurations (fa2_tc_forward)
@@ -13,11 +13,11 @@
 // with NaN first and every element checked finite (written), relative
 // Frobenius error of O and relative max error of the LSE per case.
 // Performance: the FlashAttention-2 paper's grid (fp16, 16k tokens, hidden
-// 2048), timed as the runner times (flashlab/kernels/device_timing.hpp:
+// 2048), timed as the runner times (flashlab/kernels/device/device_timing.hpp:
 // CUDA events around each launch, L2 flushed before each, three warm-ups),
 // median of the repeats, TFLOP/s by the convention 4·B·H·N²·d (halved when
 // causal). Built with -DFA2_TC_VARIANTS it also checks and times alternative
-// tile configurations from kernels/fa2_tc_kernel.cuh, to choose the compiled
+// tile configurations from kernels/src/rungs/fa2_tc_kernel.cuh, to choose the compiled
 // ones from measurements.
 // Exit status: 0 when every case passes.
 
@@ -37,12 +37,12 @@
 #include <thread>
 #include <vector>
 
-#include "cuda_check.hpp"
-#include "flashlab/kernels/attention_reference.hpp"
-#include "flashlab/kernels/device_timing.hpp"
-#include "flashlab/kernels/fa2_tc.hpp"
+#include "device/cuda_check.hpp"
+#include "flashlab/kernels/runner/attention_reference.hpp"
+#include "flashlab/kernels/device/device_timing.hpp"
+#include "flashlab/kernels/rungs/fa2_tc.hpp"
 #ifdef FA2_TC_VARIANTS
-#include "fa2_tc_kernel.cuh"
+#include "rungs/fa2_tc_kernel.cuh"
 #endif
 
 using flashlab::kernels::CudaError;
@@ -52,7 +52,7 @@ using flashlab::sim::DType;
 using flashlab::sim::TileShape;
 
 // A failed CUDA call ends the checker (exit 2) with the library's message:
-// file:line, the call and CUDA's own words (kernels/cuda_check.hpp).
+// file:line, the call and CUDA's own words (kernels/src/device/cuda_check.hpp).
 #define CHECK_CUDA(call)                             \
   do {                                               \
     try {                                            \

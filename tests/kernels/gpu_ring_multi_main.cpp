@@ -3,7 +3,7 @@
 #include <cuda_runtime_api.h>
 
 #include "../support/gpu_test_main.hpp"
-#include "flashlab/kernels/ring.hpp"
+#include "flashlab/kernels/ring/ring.hpp"
 
 int main(int argc, char** argv) {
   return flashlab::test::run_gpu_tests(argc, argv, [] {

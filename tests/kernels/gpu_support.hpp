@@ -8,7 +8,7 @@
 #include <random>
 #include <string>
 
-#include "flashlab/kernels/runner.hpp"
+#include "flashlab/kernels/runner/runner.hpp"
 
 namespace flashlab::kernels::test {
 

@@ -10,8 +10,8 @@
 #include <sstream>
 #include <string>
 
-#include "flashlab/kernels/reference.hpp"
-#include "flashlab/kernels/ring.hpp"
+#include "flashlab/kernels/runner/reference.hpp"
+#include "flashlab/kernels/ring/ring.hpp"
 #include "gpu_support.hpp"
 
 namespace flashlab::kernels::ring_test {

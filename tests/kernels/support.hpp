@@ -6,8 +6,8 @@
 #include <map>
 #include <vector>
 
-#include "flashlab/kernels/registry.hpp"
-#include "flashlab/kernels/runner.hpp"
+#include "flashlab/kernels/rungs/registry.hpp"
+#include "flashlab/kernels/runner/runner.hpp"
 #include "../support/problems.hpp"
 
 namespace flashlab::kernels::test {

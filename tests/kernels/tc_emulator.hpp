@@ -27,7 +27,7 @@
 #include <string>
 #include <vector>
 
-#include "flashlab/kernels/attention_reference.hpp"
+#include "flashlab/kernels/runner/attention_reference.hpp"
 
 // ---------------------------------------------------------------------------
 // Fibers and barriers
@@ -127,7 +127,7 @@ inline std::uint16_t float_to_bf16(float x) {
   return std::uint16_t(u >> 16);
 }
 
-#include "flashlab/kernels/launch.hpp"
+#include "flashlab/kernels/launch/launch.hpp"
 
 namespace flashlab::kernels::fa2_tc_detail {
 inline std::uint32_t smem_addr(const void* p) {

@@ -11,9 +11,9 @@
 #include <sstream>
 
 #include "../support/run_flashlab.hpp"
-#include "flashlab/kernels/device.hpp"
-#include "flashlab/kernels/registry.hpp"
-#include "flashlab/sim/ring_partition.hpp"
+#include "flashlab/kernels/runner/device.hpp"
+#include "flashlab/kernels/rungs/registry.hpp"
+#include "flashlab/sim/problem/ring_partition.hpp"
 
 namespace fs = std::filesystem;
 

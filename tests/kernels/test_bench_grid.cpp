@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-#include "flashlab/kernels/bench_grid.hpp"
+#include "flashlab/kernels/runner/bench_grid.hpp"
 
 using namespace flashlab;
 using namespace flashlab::kernels;

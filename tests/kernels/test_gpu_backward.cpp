@@ -6,8 +6,8 @@
 // with NaN and every element checked written (the CUDA backend does both).
 #include <catch2/catch.hpp>
 
-#include "flashlab/kernels/layouts.hpp"
-#include "flashlab/kernels/registry.hpp"
+#include "flashlab/kernels/launch/layouts.hpp"
+#include "flashlab/kernels/rungs/registry.hpp"
 #include "gpu_support.hpp"
 #include "support.hpp"
 

@@ -3,8 +3,8 @@
 // dtype it supports, odd tiles, and inputs ×30.
 #include <catch2/catch.hpp>
 
-#include "flashlab/kernels/layouts.hpp"
-#include "flashlab/kernels/registry.hpp"
+#include "flashlab/kernels/launch/layouts.hpp"
+#include "flashlab/kernels/rungs/registry.hpp"
 #include "gpu_support.hpp"
 #include "support.hpp"
 

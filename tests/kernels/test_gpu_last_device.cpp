@@ -11,7 +11,7 @@
 
 #include <memory>
 
-#include "flashlab/kernels/registry.hpp"
+#include "flashlab/kernels/rungs/registry.hpp"
 #include "gpu_support.hpp"
 #include "support.hpp"
 

@@ -6,8 +6,8 @@
 
 #include <cuda_runtime_api.h>
 
-#include "flashlab/analysis/link_report.hpp"
-#include "flashlab/kernels/link_bench.hpp"
+#include "flashlab/analysis/ring/link_report.hpp"
+#include "flashlab/kernels/links/link_bench.hpp"
 
 using namespace flashlab;
 using namespace flashlab::kernels;

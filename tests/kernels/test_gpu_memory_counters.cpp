@@ -10,7 +10,7 @@
 #include <string>
 
 #include "dram_probe_kernels.hpp"
-#include "flashlab/kernels/memory_counters.hpp"
+#include "flashlab/kernels/device/memory_counters.hpp"
 
 using namespace flashlab::kernels;
 

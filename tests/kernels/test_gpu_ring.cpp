@@ -10,8 +10,8 @@
 
 #include <cmath>
 
-#include "flashlab/kernels/reference.hpp"
-#include "flashlab/kernels/ring.hpp"
+#include "flashlab/kernels/runner/reference.hpp"
+#include "flashlab/kernels/ring/ring.hpp"
 #include "gpu_support.hpp"
 #include "ring_support.hpp"
 

@@ -16,8 +16,8 @@
 #include <vector>
 
 #include "../support/loopback.hpp"
-#include "flashlab/kernels/rendezvous.hpp"
-#include "flashlab/kernels/ring.hpp"
+#include "flashlab/kernels/ring/rendezvous.hpp"
+#include "flashlab/kernels/ring/ring.hpp"
 #include "gpu_support.hpp"
 #include "ring_support.hpp"
 

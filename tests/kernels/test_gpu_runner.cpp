@@ -2,11 +2,11 @@
 // that makes sense, every element written.
 #include <catch2/catch.hpp>
 
-#include "flashlab/analysis/placement.hpp"
-#include "flashlab/analysis/roofline.hpp"
-#include "flashlab/kernels/device.hpp"
-#include "flashlab/kernels/layouts.hpp"
-#include "flashlab/kernels/registry.hpp"
+#include "flashlab/analysis/placement/placement.hpp"
+#include "flashlab/analysis/model/roofline.hpp"
+#include "flashlab/kernels/runner/device.hpp"
+#include "flashlab/kernels/launch/layouts.hpp"
+#include "flashlab/kernels/rungs/registry.hpp"
 #include "gpu_support.hpp"
 #include "support.hpp"
 

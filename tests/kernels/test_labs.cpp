@@ -6,11 +6,11 @@
 
 #include <algorithm>
 
-#include "flashlab/analysis/bench_filter.hpp"
-#include "flashlab/analysis/implementations.hpp"
-#include "flashlab/analysis/lab.hpp"
-#include "flashlab/kernels/bench_grid.hpp"
-#include "flashlab/kernels/registry.hpp"
+#include "flashlab/analysis/results/bench_filter.hpp"
+#include "flashlab/analysis/charts/implementations.hpp"
+#include "flashlab/analysis/student/lab.hpp"
+#include "flashlab/kernels/runner/bench_grid.hpp"
+#include "flashlab/kernels/rungs/registry.hpp"
 
 using namespace flashlab;
 

@@ -7,8 +7,8 @@
 #include <cstring>
 #include <vector>
 
-#include "flashlab/kernels/launch.hpp"
-#include "flashlab/kernels/link_bench.hpp"
+#include "flashlab/kernels/launch/launch.hpp"
+#include "flashlab/kernels/links/link_bench.hpp"
 
 using namespace flashlab;
 using namespace flashlab::kernels;

@@ -4,8 +4,8 @@
 #include <cstdlib>
 #include <string>
 
-#include "flashlab/kernels/device.hpp"
-#include "flashlab/kernels/memory_counters.hpp"
+#include "flashlab/kernels/runner/device.hpp"
+#include "flashlab/kernels/device/memory_counters.hpp"
 
 using namespace flashlab::kernels;
 

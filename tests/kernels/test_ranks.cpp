@@ -15,8 +15,8 @@
 #include <thread>
 #include <vector>
 
-#include "flashlab/kernels/launch_env.hpp"
-#include "flashlab/kernels/rendezvous.hpp"
+#include "flashlab/kernels/launch/launch_env.hpp"
+#include "flashlab/kernels/ring/rendezvous.hpp"
 #include "../support/loopback.hpp"
 
 using namespace flashlab::kernels;

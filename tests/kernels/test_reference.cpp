@@ -6,8 +6,8 @@
 
 #include <algorithm>
 
-#include "flashlab/kernels/attention_reference.hpp"
-#include "flashlab/kernels/reference.hpp"
+#include "flashlab/kernels/runner/attention_reference.hpp"
+#include "flashlab/kernels/runner/reference.hpp"
 #include "support.hpp"
 
 using namespace flashlab;

@@ -5,17 +5,17 @@
 #include <catch2/catch.hpp>
 #include <set>
 
-#include "flashlab/kernels/device.hpp"
-#include "flashlab/kernels/layouts.hpp"
-#include "flashlab/kernels/registry.hpp"
-#include "flashlab/kernels/ring.hpp"
-#include "flashlab/kernels/runner.hpp"
-#include "flashlab/sim/footprint.hpp"
-#include "flashlab/sim/format.hpp"
-#include "flashlab/sim/hopper_pipeline.hpp"
-#include "flashlab/sim/simulate.hpp"
-#include "flashlab/sim/tensor_core_configs.hpp"
-#include "flashlab/sim/tiles.hpp"
+#include "flashlab/kernels/runner/device.hpp"
+#include "flashlab/kernels/launch/layouts.hpp"
+#include "flashlab/kernels/rungs/registry.hpp"
+#include "flashlab/kernels/ring/ring.hpp"
+#include "flashlab/kernels/runner/runner.hpp"
+#include "flashlab/sim/memory/footprint.hpp"
+#include "flashlab/sim/core/format.hpp"
+#include "flashlab/sim/hopper/hopper_pipeline.hpp"
+#include "flashlab/sim/memory/simulate.hpp"
+#include "flashlab/sim/problem/tensor_core_configs.hpp"
+#include "flashlab/sim/problem/tiles.hpp"
 #include "support.hpp"
 
 using namespace flashlab;

@@ -5,10 +5,10 @@
 #include <catch2/catch.hpp>
 #include <limits>
 
-#include "flashlab/kernels/layouts.hpp"
-#include "flashlab/kernels/runner.hpp"
-#include "flashlab/sim/footprint.hpp"
-#include "flashlab/sim/format.hpp"
+#include "flashlab/kernels/launch/layouts.hpp"
+#include "flashlab/kernels/runner/runner.hpp"
+#include "flashlab/sim/memory/footprint.hpp"
+#include "flashlab/sim/core/format.hpp"
 #include "support.hpp"
 
 using namespace flashlab;

@@ -1,6 +1,6 @@
 #include <catch2/catch.hpp>
 
-#include "flashlab/sim/closest_name.hpp"
+#include "flashlab/sim/core/closest_name.hpp"
 
 using flashlab::sim::closest_name;
 using flashlab::sim::did_you_mean;

@@ -12,8 +12,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "flashlab/sim/hardware.hpp"
-#include "flashlab/sim/ring_schedule.hpp"
+#include "flashlab/sim/hardware/hardware.hpp"
+#include "flashlab/sim/ring/ring_schedule.hpp"
 
 using namespace flashlab::sim;
 using nlohmann::json;

@@ -9,7 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "analysis/profile_fixture.hpp"
-#include "flashlab/sim/measured_profile.hpp"
+#include "flashlab/sim/hardware/measured_profile.hpp"
 
 using namespace flashlab;
 using namespace flashlab::sim;

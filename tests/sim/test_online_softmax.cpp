@@ -6,7 +6,7 @@
 #include <cmath>
 #include <vector>
 
-#include "flashlab/sim/online_softmax.hpp"
+#include "flashlab/sim/schedule/online_softmax.hpp"
 
 using namespace flashlab;
 

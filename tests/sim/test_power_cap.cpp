@@ -1,13 +1,13 @@
 // The power limit: a timed series' capped shares by hand, the ring's passes
 // as a bench times them, the rung file's power fields, and the fit recovering
-// the constants that made its runs (analysis/power_cap_fit.hpp).
+// the constants that made its runs (analysis/fits/power_cap_fit.hpp).
 #include <catch2/catch.hpp>
 
-#include "flashlab/analysis/power_cap_fit.hpp"
-#include "flashlab/analysis/ring_results.hpp"
-#include "flashlab/sim/power_cap.hpp"
-#include "flashlab/sim/ring_schedule.hpp"
-#include "flashlab/sim/rung_timing.hpp"
+#include "flashlab/analysis/fits/power_cap_fit.hpp"
+#include "flashlab/analysis/results/ring_results.hpp"
+#include "flashlab/sim/calibration/power_cap.hpp"
+#include "flashlab/sim/ring/ring_schedule.hpp"
+#include "flashlab/sim/calibration/rung_timing.hpp"
 
 using namespace flashlab;
 using sim::i64;

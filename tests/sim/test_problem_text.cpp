@@ -3,7 +3,7 @@
 // name in each, the tiles and SRAM given or not.
 #include <catch2/catch.hpp>
 
-#include "flashlab/sim/problem_text.hpp"
+#include "flashlab/sim/input/problem_text.hpp"
 
 using namespace flashlab::sim;
 

@@ -7,7 +7,7 @@
 #include <random>
 #include <vector>
 
-#include "flashlab/sim/ring_partition.hpp"
+#include "flashlab/sim/problem/ring_partition.hpp"
 
 using namespace flashlab::sim;
 

@@ -10,8 +10,8 @@
 #include <map>
 #include <random>
 
-#include "flashlab/sim/hardware.hpp"
-#include "flashlab/sim/ring_schedule.hpp"
+#include "flashlab/sim/hardware/hardware.hpp"
+#include "flashlab/sim/ring/ring_schedule.hpp"
 
 using namespace flashlab::sim;
 

@@ -1,12 +1,12 @@
 // The rungs' launch model: CTAs, visits and waves from the compiled tiles,
 // the makespan by hand on small launches, the file format; and the fit
-// recovering constants it was given (analysis/rung_timing_fit.hpp).
+// recovering constants it was given (analysis/fits/rung_timing_fit.hpp).
 #include <catch2/catch.hpp>
 
-#include "flashlab/analysis/rung_timing_fit.hpp"
-#include "flashlab/sim/hopper_pipeline.hpp"
-#include "flashlab/sim/ring_schedule.hpp"
-#include "flashlab/sim/rung_timing.hpp"
+#include "flashlab/analysis/fits/rung_timing_fit.hpp"
+#include "flashlab/sim/hopper/hopper_pipeline.hpp"
+#include "flashlab/sim/ring/ring_schedule.hpp"
+#include "flashlab/sim/calibration/rung_timing.hpp"
 
 using namespace flashlab;
 using sim::i64;

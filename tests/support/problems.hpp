@@ -2,7 +2,7 @@
 // most tests leave at its default.
 #pragma once
 
-#include "flashlab/sim/problem.hpp"
+#include "flashlab/sim/problem/problem.hpp"
 
 namespace flashlab::test {
 

@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "flashlab/analysis/chart_render.hpp"
+#include "flashlab/analysis/charts/chart_render.hpp"
 
 typedef struct _cairo cairo_t;
 

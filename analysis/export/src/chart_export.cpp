@@ -6,7 +6,7 @@
 #include <stdexcept>
 
 #include "canvases.hpp"
-#include "flashlab/analysis/csv.hpp"
+#include "flashlab/analysis/text/csv.hpp"
 
 #ifdef FLASHLAB_HAVE_CAIRO
 #include <cairo-pdf.h>

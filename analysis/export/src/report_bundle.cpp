@@ -13,12 +13,12 @@
 #include <nlohmann/json.hpp>
 
 #include "canvases.hpp"
-#include "flashlab/analysis/bench_table.hpp"
-#include "flashlab/analysis/csv.hpp"
-#include "flashlab/analysis/implementations.hpp"
-#include "flashlab/analysis/pass_run.hpp"
-#include "flashlab/analysis/report.hpp"
-#include "flashlab/sim/format.hpp"
+#include "flashlab/analysis/placement/bench_table.hpp"
+#include "flashlab/analysis/text/csv.hpp"
+#include "flashlab/analysis/charts/implementations.hpp"
+#include "flashlab/analysis/model/pass_run.hpp"
+#include "flashlab/analysis/model/report.hpp"
+#include "flashlab/sim/core/format.hpp"
 
 #ifdef FLASHLAB_HAVE_CAIRO
 #include <cairo-pdf.h>

@@ -1,6 +1,6 @@
 #include "cublas_gemm.hpp"
 
-#include "../../cublas_check.hpp"
+#include "device/cublas_check.hpp"
 #include "check.hpp"
 
 #define CEILINGS_CUBLAS_CHECK(call) FLASHLAB_CUBLAS_CHECK_AS(::flashlab::ceilings::MeasureError, call)

@@ -12,10 +12,10 @@
 #include "check.hpp"
 #include "cublas_gemm.hpp"
 #include "flashlab/ceilings/ceilings.hpp"
-#include "flashlab/kernels/device.hpp"
-#include "flashlab/kernels/device_timing.hpp"
-#include "flashlab/kernels/nvml.hpp"
-#include "flashlab/sim/format.hpp"
+#include "flashlab/kernels/runner/device.hpp"
+#include "flashlab/kernels/device/device_timing.hpp"
+#include "flashlab/kernels/device/nvml.hpp"
+#include "flashlab/sim/core/format.hpp"
 #include "micro_kernels.hpp"
 
 namespace flashlab::ceilings {

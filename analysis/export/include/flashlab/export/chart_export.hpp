@@ -5,8 +5,8 @@
 #include <optional>
 #include <string>
 
-#include "flashlab/analysis/chart.hpp"
-#include "flashlab/analysis/chart_render.hpp"
+#include "flashlab/analysis/charts/chart.hpp"
+#include "flashlab/analysis/charts/chart_render.hpp"
 
 namespace flashlab::analysis {
 

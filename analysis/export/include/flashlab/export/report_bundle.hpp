@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "flashlab/analysis/chart_builders.hpp"
-#include "flashlab/analysis/chart_table.hpp"
+#include "flashlab/analysis/charts/chart_builders.hpp"
+#include "flashlab/analysis/charts/chart_table.hpp"
 #include "flashlab/export/chart_export.hpp"
 
 namespace flashlab::analysis {

@@ -1,0 +1,111 @@
+// One layout and drawing routine for a ChartSpec, over an abstract Canvas: the
+// ImGui draw list (app/gui) and cairo/SVG (analysis/export) implement Canvas,
+// so the on-screen chart and the exported file are drawn by the same code.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "flashlab/analysis/charts/chart.hpp"
+
+namespace flashlab::analysis {
+
+struct Point {
+  double x = 0, y = 0;
+};
+struct Rect {
+  double x = 0, y = 0, w = 0, h = 0;
+  double right() const { return x + w; }
+  double bottom() const { return y + h; }
+  bool contains(Point p) const { return p.x >= x && p.x <= x + w && p.y >= y && p.y <= y + h; }
+};
+
+enum class HAlign { left, center, right };
+enum class VAlign { top, middle, bottom };
+
+// Pixel coordinates, y down. Text sizes are in pixels.
+class Canvas {
+ public:
+  virtual ~Canvas() = default;
+  virtual void line(Point a, Point b, Color c, double width, Dash dash) = 0;
+  virtual void polyline(const std::vector<Point>& pts, Color c, double width, Dash dash) = 0;
+  virtual void rect_filled(Rect r, Color c) = 0;
+  virtual void rect_outline(Rect r, Color c, double width) = 0;
+  virtual void polygon_filled(const std::vector<Point>& pts, Color c) = 0;
+  virtual void circle_filled(Point center, double radius, Color c) = 0;
+  // Text anchored at p; `vertical` rotates it 90° counter-clockwise (y-axis labels).
+  virtual void text(Point p, const std::string& s, double size_px, Color c, HAlign h, VAlign v,
+                    bool vertical = false) = 0;
+  virtual Point measure(const std::string& s, double size_px) = 0;  // (width, height)
+  virtual void push_clip(Rect r) = 0;
+  virtual void pop_clip() = 0;
+  // Structure for formats that keep it (SVG groups named after series).
+  virtual void begin_group(const std::string& /*name*/) {}
+  virtual void end_group() {}
+};
+
+struct ChartStyle {
+  double scale = 1.0;        // UI scale: fonts, lines, margins
+  double font_px = 13;       // at scale 1
+  double title_px = 16;
+  Color background{255, 255, 255, 255};
+  Color plot_background{255, 255, 255, 255};
+  Color text{30, 30, 30, 255};
+  Color axis{60, 60, 60, 255};
+  Color grid{225, 225, 225, 255};
+  Color grid_minor{242, 242, 242, 255};
+  bool draw_background = true;
+  bool draw_title = true;
+  bool draw_notes = true;
+};
+ChartStyle dark_chart_style(double scale);  // the GUI's dark theme
+
+// Where everything goes: the plot area inside `outer`, and the axis ranges.
+struct ChartLayout {
+  Rect outer, plot;
+  Range x, y;
+  Scale sx = Scale::linear, sy = Scale::linear;
+  double notes_top = 0;  // first footnote baseline
+  // What fits: a short chart drops its notes, then subtitle, then title, so
+  // that the plot itself keeps a readable height.
+  bool show_title = true, show_subtitle = true, show_notes = true;
+  // A legend that would cover much of a short plot goes right of it instead.
+  bool legend_outside = false;
+  Rect legend;
+  // Bars whose category labels are wider than their slot: each label on two
+  // lines, broken at a space, under the plot.
+  bool two_line_categories = false;
+  Point to_px(double vx, double vy) const;
+  double px_x(double vx) const;
+  double px_y(double vy) const;
+  Point to_data(Point px) const;
+};
+
+// Ranges: the view's when given (zoom), else auto_fit.
+ChartLayout layout_chart(const ChartSpec& c, Canvas& canvas, Rect outer, const ChartStyle& style,
+                         const std::optional<Range>& x_view = std::nullopt,
+                         const std::optional<Range>& y_view = std::nullopt);
+
+// Extra series drawn over the chart's own (the GUI's cursor marker); not exported.
+struct RenderExtras {
+  std::vector<const Series*> series;
+  int highlight_series = -1;  // drawn thicker (hovered legend entry)
+};
+
+void render_chart(const ChartSpec& c, Canvas& canvas, const ChartLayout& layout, const ChartStyle& style,
+                  const RenderExtras* extras = nullptr);
+
+// What is under a pixel: the nearest point of a series within `radius_px`, a
+// bar, or a heatmap cell; a one-line read-out in the axes' formats.
+struct ChartHit {
+  int series = -1;    // index into c.series (-1: none)
+  int point = -1;
+  int row = -1, col = -1;  // heatmap cell
+  Point at;           // pixel position of the point
+  std::string text;   // "fa2: N = 4K, HBM = 1.2 GB"
+  bool hit() const { return series >= 0 || row >= 0; }
+};
+ChartHit hit_test(const ChartSpec& c, const ChartLayout& layout, Point px, double radius_px);
+
+}  // namespace flashlab::analysis

@@ -1,0 +1,942 @@
+#include "flashlab/analysis/charts/chart_render.hpp"
+
+#include <algorithm>
+#include <tuple>
+#include <cmath>
+
+namespace flashlab::analysis {
+
+ChartStyle dark_chart_style(double scale) {
+  ChartStyle s;
+  s.scale = scale;
+  s.background = {30, 32, 36, 255};
+  s.plot_background = {22, 24, 28, 255};
+  s.text = {230, 230, 230, 255};
+  s.axis = {170, 170, 170, 255};
+  s.grid = {62, 66, 74, 255};
+  s.grid_minor = {40, 43, 49, 255};
+  return s;
+}
+
+double ChartLayout::px_x(double vx) const { return plot.x + axis_fraction(vx, x, sx) * plot.w; }
+double ChartLayout::px_y(double vy) const { return plot.bottom() - axis_fraction(vy, y, sy) * plot.h; }
+Point ChartLayout::to_px(double vx, double vy) const { return {px_x(vx), px_y(vy)}; }
+Point ChartLayout::to_data(Point p) const {
+  return {axis_value((p.x - plot.x) / plot.w, x, sx), axis_value((plot.bottom() - p.y) / plot.h, y, sy)};
+}
+
+namespace {
+
+struct Metrics {
+  double s, font, small, title, pad, line_h;
+  bool dark;  // a dark plot background: coloured text is lightened to stay readable
+  Color plot_background;  // the inside of an open marker
+};
+
+Metrics metrics(const ChartStyle& st) {
+  const double s = std::clamp(st.scale, 0.25, 8.0);
+  const Color b = st.plot_background;
+  const bool dark = 0.299 * b.r + 0.587 * b.g + 0.114 * b.b < 100;
+  return {s, st.font_px * s, st.font_px * s * 0.9, st.title_px * s, 8 * s, st.font_px * s * 1.35, dark, b};
+}
+
+// Text in a series' colour: on a dark background, halfway to white.
+Color ink(Color c, const Metrics& m) {
+  if (!m.dark) return c;
+  auto up = [](std::uint8_t v) { return static_cast<std::uint8_t>(v + (255 - v) / 2); };
+  return {up(c.r), up(c.g), up(c.b), c.a};
+}
+
+int max_ticks_for(double length_px, double label_px) {
+  return std::max(2, static_cast<int>(length_px / std::max(1.0, label_px)));
+}
+
+// Heatmap colour: a perceptually ordered dark-blue → teal → yellow ramp (viridis stops).
+Color ramp(double t) {
+  static const Color stops[] = {{68, 1, 84, 255}, {59, 82, 139, 255}, {33, 145, 140, 255},
+                                {94, 201, 98, 255}, {253, 231, 37, 255}};
+  t = std::clamp(std::isfinite(t) ? t : 0.0, 0.0, 1.0) * 4;
+  const int k = std::min(3, static_cast<int>(t));
+  const double f = t - k;
+  auto mix = [&](std::uint8_t a, std::uint8_t b) { return static_cast<std::uint8_t>(a + (b - a) * f + 0.5); };
+  return {mix(stops[k].r, stops[k + 1].r), mix(stops[k].g, stops[k + 1].g), mix(stops[k].b, stops[k + 1].b), 255};
+}
+
+bool dark(Color c) { return 0.299 * c.r + 0.587 * c.g + 0.114 * c.b < 140; }
+
+struct HeatRange {
+  double lo = 0, hi = 1;
+  bool log = false;
+  double t(double v) const {
+    if (!std::isfinite(v)) return 0;
+    if (log && v > 0 && lo > 0) return hi > lo ? std::log(v / lo) / std::log(hi / lo) : 0.5;
+    return hi > lo ? (v - lo) / (hi - lo) : 0.5;
+  }
+};
+
+HeatRange heat_range(const Heatmap& h) {
+  HeatRange r;
+  double lo = INFINITY, hi = -INFINITY;
+  for (double v : h.values)
+    if (std::isfinite(v) && (!h.log_color || v > 0)) {
+      lo = std::min(lo, v);
+      hi = std::max(hi, v);
+    }
+  if (lo <= hi) {
+    r.lo = lo;
+    r.hi = hi;
+  }
+  r.log = h.log_color && r.lo > 0;
+  return r;
+}
+
+// `hole`: an open marker, its inside in that colour (the plot's background).
+void draw_marker(Canvas& cv, Point p, MarkerShape m, double size, Color c, double s, const Color* hole = nullptr) {
+  const double r = size * 0.5;
+  switch (m) {
+    case MarkerShape::none: break;
+    case MarkerShape::circle: cv.circle_filled(p, r, c); break;
+    case MarkerShape::square: cv.rect_filled({p.x - r, p.y - r, 2 * r, 2 * r}, c); break;
+    case MarkerShape::diamond:
+      cv.polygon_filled({{p.x, p.y - r * 1.3}, {p.x + r * 1.3, p.y}, {p.x, p.y + r * 1.3}, {p.x - r * 1.3, p.y}}, c);
+      break;
+    case MarkerShape::triangle:
+      cv.polygon_filled({{p.x, p.y - r * 1.3}, {p.x + r * 1.2, p.y + r}, {p.x - r * 1.2, p.y + r}}, c);
+      break;
+    case MarkerShape::cross:
+      cv.line({p.x - r, p.y - r}, {p.x + r, p.y + r}, c, 2.2 * s, Dash::solid);
+      cv.line({p.x - r, p.y + r}, {p.x + r, p.y - r}, c, 2.2 * s, Dash::solid);
+      break;
+  }
+  if (hole && m != MarkerShape::none && m != MarkerShape::cross) draw_marker(cv, p, m, size * 0.5, *hole, s);
+}
+
+std::vector<std::string> shown_notes(const ChartSpec& c, const ChartStyle& st) {
+  if (!st.draw_notes) return {};
+  std::vector<std::string> n;
+  // The first note of an empty chart is drawn inside the plot instead.
+  for (size_t k = c.empty() ? 1 : 0; k < c.notes.size() && n.size() < 3; ++k) n.push_back(c.notes[k]);
+  if (c.notes.size() > n.size() + (c.empty() ? 1 : 0)) n.back() += "  (+ more in the CSV/notes)";
+  return n;
+}
+
+// Text that fits `max_w` pixels, cut with an ellipsis.
+std::string fit_text(Canvas& cv, const std::string& s, double size, double max_w) {
+  if (cv.measure(s, size).x <= max_w) return s;
+  std::string t = s;
+  while (!t.empty()) {
+    // Drop whole UTF-8 code points.
+    do t.pop_back();
+    while (!t.empty() && (static_cast<unsigned char>(t.back()) & 0xC0) == 0x80);
+    if (!t.empty()) t.pop_back();
+    if (cv.measure(t + "…", size).x <= max_w) return t + "…";
+  }
+  return "";
+}
+
+// A label on two lines, broken at the space that makes the wider line
+// narrowest; {label, ""} when it has no space.
+std::pair<std::string, std::string> two_lines(Canvas& cv, const std::string& label, double size) {
+  std::pair<std::string, std::string> best{label, ""};
+  double best_w = cv.measure(label, size).x;
+  for (size_t k = label.find(' '); k != std::string::npos; k = label.find(' ', k + 1)) {
+    std::pair<std::string, std::string> t{label.substr(0, k), label.substr(k + 1)};
+    const double w = std::max(cv.measure(t.first, size).x, cv.measure(t.second, size).x);
+    if (w < best_w) {
+      best = t;
+      best_w = w;
+    }
+  }
+  return best;
+}
+
+// Bar categories as drawn: one line each, or two (broken at a space) where a
+// repeated first line is left out (`grouped`: "LLaMA-2-7B" over "8K", then
+// "32K" alone), with the width each takes.
+struct CategoryLabel {
+  std::string first, second;
+  double width = 0;
+};
+std::vector<CategoryLabel> category_labels(Canvas& cv, const std::vector<std::string>& cats, double size, bool two,
+                                           bool grouped) {
+  std::vector<CategoryLabel> out;
+  std::string previous;
+  for (const std::string& label : cats) {
+    CategoryLabel l;
+    if (two) {
+      std::tie(l.first, l.second) = two_lines(cv, label, size);
+      const std::string group = l.first;
+      if (grouped && !l.second.empty() && group == previous) l.first.clear();
+      previous = group;
+    } else {
+      l.first = label;
+    }
+    l.width = std::max(cv.measure(l.first, size).x, l.second.empty() ? 0.0 : cv.measure(l.second, size).x);
+    out.push_back(std::move(l));
+  }
+  return out;
+}
+
+// Every label clears its neighbour in slots of `slot` pixels.
+bool categories_fit(const std::vector<CategoryLabel>& labels, double slot, double gap) {
+  for (size_t k = 0; k + 1 < labels.size(); ++k)
+    if ((labels[k].width + labels[k + 1].width) / 2 + gap > slot) return false;
+  return true;
+}
+
+double widest_category(const std::vector<CategoryLabel>& labels) {
+  double w = 0;
+  for (const CategoryLabel& l : labels) w = std::max(w, l.width);
+  return w;
+}
+
+struct LegendSize {
+  std::vector<size_t> items;
+  double w = 0, h = 0, sw = 0, tw = 0, row = 0, pad = 0;
+};
+
+LegendSize legend_size(const ChartSpec& c, Canvas& cv, const Metrics& m, double max_text) {
+  LegendSize L;
+  for (size_t k = 0; k < c.series.size(); ++k)
+    if (c.series[k].in_legend && !c.series[k].name.empty()) L.items.push_back(k);
+  L.sw = 22 * m.s;
+  L.row = m.line_h;
+  L.pad = m.pad * 0.7;
+  for (size_t k : L.items) L.tw = std::min(max_text, std::max(L.tw, cv.measure(c.series[k].name, m.small).x));
+  L.w = L.sw + L.tw + 3 * L.pad;
+  L.h = L.row * static_cast<double>(L.items.size()) + L.pad;
+  return L;
+}
+
+// Data points, line midpoints and labels a legend of w×h would cover in the
+// best corner of L.plot; sets *best_pos to that corner.
+std::vector<Point> legend_probes(const ChartSpec& c, const ChartLayout& L, const Metrics& m) {
+  std::vector<Point> probes;
+  if (c.kind == ChartKind::bars) {
+    // A group of bars fills its category from the axis up to its tallest bar (or its stack).
+    std::vector<double> top;
+    if (c.stacked) top = stack_tops(c);
+    else
+      for (const Series& s : c.series)
+        for (size_t k = 0; k < std::min(s.x.size(), s.y.size()); ++k) {
+          const auto cat = static_cast<size_t>(std::max(0.0, s.x[k]));
+          if (cat >= top.size()) top.resize(cat + 1, 0.0);
+          if (std::isfinite(s.y[k])) top[cat] = std::max(top[cat], s.y[k]);
+        }
+    for (size_t cat = 0; cat < top.size(); ++cat)
+      for (double f = -0.45; f <= 0.451; f += 0.15)
+        for (double t : c.stacked ? std::vector<double>{1.0, 0.75, 0.5, 0.25, 0.05}  // a stack covers its foot too
+                                  : std::vector<double>{1.0, 0.75, 0.5, 0.25})
+          if (plottable(static_cast<double>(cat) + f, L.sx) && plottable(top[cat] * t, L.sy))
+            probes.push_back(L.to_px(static_cast<double>(cat) + f, top[cat] * t));
+  }
+  for (const Series& s : c.series)
+    for (size_t k = 0; c.kind != ChartKind::bars && k < std::min(s.x.size(), s.y.size()); ++k) {
+      if (!plottable(s.x[k], L.sx) || !plottable(s.y[k], L.sy)) continue;
+      probes.push_back(L.to_px(s.x[k], s.y[k]));
+      if (k + 1 < std::min(s.x.size(), s.y.size()) && plottable(s.x[k + 1], L.sx) && plottable(s.y[k + 1], L.sy)) {
+        const Point b = L.to_px(s.x[k + 1], s.y[k + 1]), a = probes.back();
+        for (int t = 1; t < 4; ++t) probes.push_back({a.x + (b.x - a.x) * t / 4, a.y + (b.y - a.y) * t / 4});
+      }
+    }
+  for (const Marker& mk : c.markers)
+    if (mk.y && plottable(mk.x, L.sx) && plottable(*mk.y, L.sy)) probes.push_back(L.to_px(mk.x, *mk.y));
+  for (const RefLine& l : c.ref_lines)
+    if (l.vertical && plottable(l.value, L.sx)) probes.push_back({L.px_x(l.value) + 20 * m.s, L.plot.y + 8 * m.s});
+    else if (!l.vertical && plottable(l.value, L.sy))
+      // A horizontal line's name runs leftwards from the plot's right edge.
+      for (double back : {40.0, 140.0, 240.0}) probes.push_back({L.plot.right() - back * m.s, L.px_y(l.value) + 8 * m.s});
+  return probes;
+}
+
+Rect legend_corner(const ChartLayout& L, LegendPos p, double w, double h, double pad) {
+  const bool left = p == LegendPos::top_left || p == LegendPos::bottom_left;
+  const bool top = p == LegendPos::top_left || p == LegendPos::top_right;
+  return Rect{left ? L.plot.x + pad : L.plot.right() - pad - w, top ? L.plot.y + pad : L.plot.bottom() - pad - h, w, h};
+}
+
+int legend_corner_hits(const ChartSpec& c, const ChartLayout& L, const Metrics& m, double w, double h,
+                       LegendPos* best_pos = nullptr) {
+  const std::vector<Point> probes = legend_probes(c, L, m);
+  int best = -1;
+  for (LegendPos p : {LegendPos::top_left, LegendPos::bottom_right, LegendPos::top_right, LegendPos::bottom_left}) {
+    const Rect r = legend_corner(L, p, w, h, m.pad * 0.7);
+    int n = 0;
+    for (const Point& q : probes) n += r.contains(q) ? 1 : 0;
+    if (best < 0 || n < best) {
+      best = n;
+      if (best_pos) *best_pos = p;
+    }
+  }
+  return best;
+}
+
+}  // namespace
+
+ChartLayout layout_chart(const ChartSpec& c, Canvas& cv, Rect outer, const ChartStyle& st,
+                         const std::optional<Range>& x_view, const std::optional<Range>& y_view) {
+  const Metrics m = metrics(st);
+  ChartLayout L;
+  L.outer = outer;
+  L.sx = c.kind == ChartKind::xy ? c.x.scale : Scale::linear;
+  L.sy = c.kind == ChartKind::heatmap ? Scale::linear : c.y.scale;
+  L.x = x_view && x_view->valid() && c.kind == ChartKind::xy ? *x_view : auto_fit(c, true);
+  L.y = y_view && y_view->valid() && c.kind != ChartKind::heatmap ? *y_view : auto_fit(c, false);
+  if (L.sx != Scale::linear && L.x.lo <= 0) L.x = auto_fit(c, true);
+  if (L.sy != Scale::linear && L.y.lo <= 0) L.y = auto_fit(c, false);
+
+  L.show_title = st.draw_title && !c.title.empty();
+  L.show_subtitle = st.draw_title && !c.subtitle.empty();
+  L.show_notes = !shown_notes(c, st).empty();
+  const double axes_h = m.line_h * (c.x.label.empty() ? 1.2 : 2.3) + 2 * m.pad;
+  const double min_plot = 6 * m.line_h;
+  auto head_h = [&] { return (L.show_title ? m.title * 1.35 : 0) + (L.show_subtitle ? m.line_h : 0); };
+  auto notes_h = [&] { return L.show_notes ? static_cast<double>(shown_notes(c, st).size()) * m.small * 1.3 : 0; };
+  if (outer.h - head_h() - notes_h() - axes_h < min_plot) L.show_notes = false;
+  if (outer.h - head_h() - notes_h() - axes_h < min_plot) L.show_subtitle = false;
+  if (outer.h - head_h() - notes_h() - axes_h < min_plot) L.show_title = false;
+  double top = outer.y + m.pad + head_h();
+  double bottom = outer.bottom() - m.pad - notes_h();
+  L.notes_top = bottom + m.small * 0.3;
+
+  double left = outer.x + m.pad, right = outer.right() - m.pad;
+  if (c.kind == ChartKind::heatmap) {
+    double w = 0;
+    for (const std::string& r : c.heatmap.row_labels) w = std::max(w, cv.measure(r, m.font).x);
+    left += w + m.pad;
+    if (!c.y.label.empty()) left += m.line_h;
+    right -= 70 * m.s;  // colour bar and its labels
+    bottom -= m.line_h * (c.x.label.empty() ? 1.2 : 2.3);
+  } else {
+    // Widest y tick label, at a tick density that fits the height.
+    const double est_h = std::max(10.0, bottom - top);
+    double w = 0;
+    for (const Tick& t : make_ticks(L.y, L.sy, c.y.format, max_ticks_for(est_h, m.line_h * 2.2)))
+      if (t.major) w = std::max(w, cv.measure(t.label, m.font).x);
+    left += w + m.pad * 0.8;
+    if (!c.y.label.empty()) left += m.line_h;
+    bottom -= m.line_h * (c.x.label.empty() ? 1.2 : 2.3);
+    right -= m.pad;
+  }
+  if (c.legend != LegendPos::none && c.kind != ChartKind::heatmap) {
+    const LegendSize ls = legend_size(c, cv, m, std::max(40.0, (right - left) * 0.3));
+    // Outside when it would cover more than 40% of the plot's height and the
+    // plot stays wide enough without it.
+    bool covers = false;
+    if (!ls.items.empty() && c.legend == LegendPos::best) {
+      ChartLayout probe = L;
+      probe.plot = {left, top, std::max(1.0, right - left), std::max(1.0, bottom - top)};
+      covers = legend_corner_hits(c, probe, m, ls.w, ls.h) > 0;
+    }
+    // (and only when at least two entries fit beside the plot: "+ 5 more" alone says nothing)
+    if (!ls.items.empty() && (ls.h > 0.4 * (bottom - top) || covers) && (right - left) - ls.w - m.pad > 280 * m.s &&
+        (bottom - top) >= 2.2 * ls.row) {
+      L.legend_outside = true;
+      right -= ls.w + m.pad;
+      L.legend = {right + m.pad, top, ls.w, std::min(ls.h, bottom - top)};
+    }
+  }
+  L.plot = {left, top, std::max(1.0, right - left), std::max(1.0, bottom - top)};
+  if (c.kind == ChartKind::bars && !c.categories.empty()) {
+    // Labels wider than their slot go on two lines when every label then
+    // clears its neighbours, or at least the widest gets narrower.
+    const double slot = L.plot.w / static_cast<double>(c.categories.size());
+    const double one = widest_category(category_labels(cv, c.categories, m.font, false, false));
+    const auto grouped = category_labels(cv, c.categories, m.font, true, true);
+    const double two = widest_category(category_labels(cv, c.categories, m.font, true, false));
+    if (one + m.pad > slot && (categories_fit(grouped, slot, m.pad * 0.5) || two < one) &&
+        L.plot.h > min_plot + m.line_h) {
+      L.two_line_categories = true;
+      L.plot.h -= m.line_h;
+    }
+  }
+  return L;
+}
+
+namespace {
+
+void draw_axes_xy(const ChartSpec& c, Canvas& cv, const ChartLayout& L, const ChartStyle& st, const Metrics& m) {
+  const Rect& P = L.plot;
+  const auto yt = make_ticks(L.y, L.sy, c.y.format, max_ticks_for(P.h, m.line_h * 2.2));
+  std::vector<Tick> xt;
+  if (c.kind == ChartKind::bars) {
+    for (size_t k = 0; k < c.categories.size(); ++k) xt.push_back({static_cast<double>(k), c.categories[k], true});
+  } else {
+    // Label width decides density: measure a typical label.
+    const std::string probe = format_tick(L.x.hi, c.x.format) + "00";
+    xt = make_ticks(L.x, L.sx, c.x.format, max_ticks_for(P.w, cv.measure(probe, m.font).x * 1.6));
+  }
+  for (const Tick& t : yt) {
+    const double y = L.px_y(t.value);
+    if (y < P.y - 0.5 || y > P.bottom() + 0.5) continue;
+    cv.line({P.x, y}, {P.right(), y}, t.major ? st.grid : st.grid_minor, 1.0 * m.s, Dash::solid);
+    if (t.major) cv.text({P.x - m.pad * 0.6, y}, t.label, m.font, st.text, HAlign::right, VAlign::middle);
+  }
+  // Bars: on two lines (a repeated first line left out) when the layout says
+  // so; thinned so that neighbours never overlap.
+  const bool two = c.kind == ChartKind::bars && L.two_line_categories;
+  std::vector<CategoryLabel> cats;
+  size_t stride = 1;
+  if (c.kind == ChartKind::bars && !xt.empty()) {
+    const double slot = P.w / static_cast<double>(xt.size());
+    cats = category_labels(cv, c.categories, m.font, two, true);
+    if (!two || !categories_fit(cats, slot, m.pad * 0.5)) {
+      cats = category_labels(cv, c.categories, m.font, two, false);  // thinned: every label whole
+      stride = std::max<size_t>(1, static_cast<size_t>(std::ceil((widest_category(cats) + m.pad) / std::max(1.0, slot))));
+    }
+  }
+  double last_right = -1e300;
+  for (size_t k = 0; k < xt.size(); ++k) {
+    const Tick& t = xt[k];
+    const double x = L.px_x(t.value);
+    if (x < P.x - 0.5 || x > P.right() + 0.5) continue;
+    if (c.kind != ChartKind::bars) cv.line({x, P.y}, {x, P.bottom()}, t.major ? st.grid : st.grid_minor, 1.0 * m.s, Dash::solid);
+    if (!t.major || k % stride != 0) continue;
+    const double w = k < cats.size() ? cats[k].width : cv.measure(t.label, m.font).x;
+    if (x - w / 2 < last_right + m.pad * 0.5) continue;  // never overlap tick labels
+    if (k < cats.size()) {
+      if (!cats[k].first.empty())
+        cv.text({x, P.bottom() + m.pad * 0.5}, cats[k].first, m.font, st.text, HAlign::center, VAlign::top);
+      if (!cats[k].second.empty())
+        cv.text({x, P.bottom() + m.pad * 0.5 + m.line_h}, cats[k].second, m.font, st.text, HAlign::center, VAlign::top);
+    } else {
+      cv.text({x, P.bottom() + m.pad * 0.5}, t.label, m.font, st.text, HAlign::center, VAlign::top);
+    }
+    last_right = x + w / 2;
+  }
+  cv.rect_outline(P, st.axis, 1.0 * m.s);
+  if (!c.x.label.empty())
+    cv.text({P.x + P.w / 2, P.bottom() + m.pad * 0.5 + m.line_h * (two ? 2.1 : 1.1)}, fit_text(cv, c.x.label, m.font, P.w),
+            m.font, st.text, HAlign::center, VAlign::top);
+  if (!c.y.label.empty())
+    cv.text({L.outer.x + m.pad * 0.5, P.y + P.h / 2}, fit_text(cv, c.y.label, m.font, P.h), m.font, st.text,
+            HAlign::center, VAlign::top, true);
+}
+
+// Labels beside points (series' point labels, markers, annotations) placed
+// so that no two cover each other: each tries the spot it prefers, then the
+// other sides of its point, then further out; one that finds no free spot
+// inside the plot is left out (the hover read-out and the CSV still carry it).
+class LabelPlacer {
+ public:
+  LabelPlacer(const Rect& plot, double step) : plot_(plot), step_(step) {}
+  // The box's top-left for a label of `size` at point p, preferring `first`
+  // (dx, dy multiples of the step: +x right, +y down); nullopt when none is free.
+  std::optional<Rect> place(Point p, Point size, Point first) {
+    const double s = step_;
+    const Point tries[] = {first,   {1, -1},  {1, 1},  {-1, -1}, {-1, 1}, {-1.5, 0}, {0, -2}, {0, 2},
+                           {1, -3}, {1, 3},   {-1, -3}, {-1, 3}, {2, -5},  {2, 5},    {-2, -5}};
+    for (const Point& t : tries) {
+      // dx > 0: the label starts right of p; < 0: it ends left of p; 0: centred.
+      const double x = t.x > 0 ? p.x + t.x * s : t.x < 0 ? p.x + t.x * s - size.x : p.x - size.x / 2;
+      const double y = t.y < 0 ? p.y + t.y * s - size.y : t.y > 0 ? p.y + t.y * s : p.y - size.y / 2;
+      const Rect r{x, y, size.x, size.y};
+      if (r.x < plot_.x || r.right() > plot_.right() || r.y < plot_.y || r.bottom() > plot_.bottom()) continue;
+      if (std::any_of(placed_.begin(), placed_.end(), [&](const Rect& o) {
+            return r.x < o.right() && o.x < r.right() && r.y < o.bottom() && o.y < r.bottom();
+          }))
+        continue;
+      placed_.push_back(r);
+      return r;
+    }
+    return std::nullopt;
+  }
+  // A label placed by other means (a reference line's), or a data point: the
+  // labels placed after it must not cover it.
+  void add(const Rect& r) { placed_.push_back(r); }
+  bool is_free(const Rect& r) const {
+    return std::none_of(placed_.begin(), placed_.end(), [&](const Rect& o) {
+      return r.x < o.right() && o.x < r.right() && r.y < o.bottom() && o.y < r.bottom();
+    });
+  }
+
+ private:
+  Rect plot_;
+  double step_;
+  std::vector<Rect> placed_;
+};
+
+void draw_ref_lines(const ChartSpec& c, Canvas& cv, const ChartLayout& L, const Metrics& m, LabelPlacer& labels) {
+  const Rect& P = L.plot;
+  std::vector<Rect> placed;  // labels of vertical lines drawn so far
+  for (const RefLine& l : c.ref_lines) {
+    if (!plottable(l.value, l.vertical ? L.sx : L.sy)) continue;
+    if (l.vertical) {
+      const double x = L.px_x(l.value);
+      if (x < P.x || x > P.right()) continue;
+      cv.line({x, P.y}, {x, P.bottom()}, l.color, l.width * m.s, l.dash);
+      if (l.label.empty()) continue;
+      // Beside the line at the top, right or left, on the first text row where
+      // it stays inside the frame, covers no other label and crosses no other
+      // vertical line.
+      const Point size = cv.measure(l.label, m.small);
+      const double gap = m.pad * 0.4;
+      auto fits = [&](const Rect& r) {
+        if (r.x < P.x || r.right() > P.right()) return false;
+        for (const Rect& o : placed)
+          if (r.x < o.right() && o.x < r.right() && r.y < o.bottom() && o.y < r.bottom()) return false;
+        if (!labels.is_free(r)) return false;
+        for (const RefLine& other : c.ref_lines) {
+          if (&other == &l || !other.vertical || !plottable(other.value, L.sx)) continue;
+          const double ox = L.px_x(other.value);
+          if (ox > r.x && ox < r.right()) return false;
+        }
+        return true;
+      };
+      std::optional<Rect> at;
+      bool left = false;
+      for (int row = 0; row < 4 && !at; ++row)
+        for (bool try_left : {false, true}) {
+          const Rect r{try_left ? x - gap - size.x : x + gap, P.y + gap + row * (size.y + m.s * 2), size.x, size.y};
+          if (fits(r)) {
+            at = r;
+            left = try_left;
+            break;
+          }
+        }
+      if (!at) {
+        left = x + gap + size.x > P.right();
+        at = Rect{left ? x - gap - size.x : x + gap, P.y + gap, size.x, size.y};
+      }
+      placed.push_back(*at);
+      labels.add(*at);
+      cv.text({left ? x - gap : x + gap, at->y}, l.label, m.small, ink(l.color, m), left ? HAlign::right : HAlign::left,
+              VAlign::top);
+    } else {
+      const double y = L.px_y(l.value);
+      if (y < P.y || y > P.bottom()) continue;
+      double x0 = P.x;
+      if (l.from_x && plottable(*l.from_x, L.sx)) x0 = std::clamp(L.px_x(*l.from_x), P.x, P.right());
+      cv.line({x0, y}, {P.right(), y}, l.color, l.width * m.s, l.dash);
+      // Below the line at the right: the space above a ceiling belongs to the
+      // points that reach it. A solid or dotted line (the problem's own roof,
+      // a secondary one) whose spot holds a point or another name tries above
+      // at the right, below at its left end, then before its left end; a
+      // dashed one (another dtype's) stays unnamed there rather than crowd the plot.
+      if (!l.label.empty()) {
+        const Point size = cv.measure(l.label, m.small);
+        const Rect tries[] = {{P.right() - m.pad * 0.5 - size.x, y + m.s * 3, size.x, size.y},
+                              {P.right() - m.pad * 0.5 - size.x, y - m.s * 3 - size.y, size.x, size.y},
+                              {x0 + m.pad * 0.5, y + m.s * 3, size.x, size.y},
+                              {x0 - m.pad * 0.5 - size.x, y - size.y / 2, size.x, size.y}};
+        const size_t count = l.dash == Dash::dashed ? 1 : 4;
+        for (size_t k = 0; k < count; ++k) {
+          const Rect& r = tries[k];
+          if (r.x < P.x || r.right() > P.right() || r.y < P.y || r.bottom() > P.bottom() || !labels.is_free(r)) continue;
+          labels.add(r);
+          cv.text({r.x, r.y}, l.label, m.small, ink(l.color, m), HAlign::left, VAlign::top);
+          break;
+        }  // none free: a ceiling's name over another's; the legend or the notes name it too
+      }
+    }
+  }
+}
+
+void draw_series_xy(const Series& s, Canvas& cv, const ChartLayout& L, const Metrics& m, double width_mul) {
+  const bool lines = s.style == SeriesStyle::line || s.style == SeriesStyle::line_points;
+  const bool points = s.style == SeriesStyle::points || s.style == SeriesStyle::line_points;
+  std::vector<Point> run;
+  auto flush = [&] {
+    if (run.size() >= 2) cv.polyline(run, s.color, s.width * m.s * width_mul, s.dash);
+    run.clear();
+  };
+  const size_t n = std::min(s.x.size(), s.y.size());
+  for (size_t k = 0; k < n; ++k) {
+    if (!plottable(s.x[k], L.sx) || !plottable(s.y[k], L.sy)) {
+      flush();
+      continue;
+    }
+    if (lines) run.push_back(L.to_px(s.x[k], s.y[k]));
+  }
+  flush();
+  if (points && s.marker != MarkerShape::none)
+    for (size_t k = 0; k < n; ++k)
+      if (plottable(s.x[k], L.sx) && plottable(s.y[k], L.sy))
+        draw_marker(cv, L.to_px(s.x[k], s.y[k]), s.marker, (s.style == SeriesStyle::points ? 9 : 6.5) * m.s * width_mul,
+                    s.color, m.s, s.open_marker ? &m.plot_background : nullptr);
+}
+
+// A series' point labels, each in a free spot (LabelPlacer), in the series' order.
+void draw_series_labels(const Series& s, Canvas& cv, const ChartLayout& L, const Metrics& m, LabelPlacer& labels) {
+  const size_t n = std::min(s.x.size(), s.y.size());
+  for (size_t k = 0; k < n && k < s.point_labels.size(); ++k)
+    if (!s.point_labels[k].empty() && plottable(s.x[k], L.sx) && plottable(s.y[k], L.sy)) {
+      const Point p = L.to_px(s.x[k], s.y[k]);
+      const Point size = cv.measure(s.point_labels[k], m.small);
+      const auto box = labels.place(p, size, {1.5, -0.75});
+      if (!box) continue;
+      cv.text({box->x, box->bottom()}, s.point_labels[k], m.small, ink(s.color, m), HAlign::left, VAlign::bottom);
+    }
+}
+
+// Stacked bars: each category's segments one on another from the axis up, a
+// segment's label inside it where it fits (in black or white, whichever reads).
+void draw_stacked_bars(const ChartSpec& c, Canvas& cv, const ChartLayout& L, const Metrics& m) {
+  const double half = 0.35;
+  const double base = L.sy == Scale::linear ? std::max(L.y.lo, 0.0) : L.y.lo;
+  std::vector<double> below;  // per category: the top of the segments drawn so far
+  for (const Series& s : c.series) {
+    cv.begin_group(s.name);
+    for (size_t k = 0; k < std::min(s.x.size(), s.y.size()); ++k) {
+      if (!(s.x[k] >= 0) || !std::isfinite(s.y[k]) || s.y[k] <= 0) continue;
+      const auto cat = static_cast<size_t>(s.x[k]);
+      if (cat >= below.size()) below.resize(cat + 1, base);
+      const double v0 = below[cat], v1 = v0 + s.y[k];
+      below[cat] = v1;
+      const double px0 = L.px_x(s.x[k] - half), px1 = L.px_x(s.x[k] + half);
+      const double y0 = L.px_y(v0), y1 = L.px_y(v1);
+      const Rect r{px0 + 1, std::min(y0, y1), std::max(1.0, px1 - px0 - 2), std::fabs(y0 - y1)};
+      cv.rect_filled(r, s.color);
+      const std::string label = k < s.point_labels.size() ? s.point_labels[k] : "";
+      if (label.empty()) continue;
+      const Point size = cv.measure(label, m.small);
+      if (size.x + 4 * m.s <= r.w && size.y + 2 * m.s <= r.h)
+        cv.text({r.x + r.w / 2, r.y + r.h / 2}, label, m.small,
+                dark(s.color) ? Color{255, 255, 255, 255} : Color{0, 0, 0, 255}, HAlign::center, VAlign::middle);
+    }
+    cv.end_group();
+  }
+}
+
+void draw_bars(const ChartSpec& c, Canvas& cv, const ChartLayout& L, const ChartStyle& st, const Metrics& m) {
+  const size_t ns = c.series.size();
+  if (ns == 0) return;
+  if (c.stacked) {
+    draw_stacked_bars(c, cv, L, m);
+    return;
+  }
+  const double group = 0.8, bw = group / static_cast<double>(ns);
+  const double base = L.sy == Scale::linear ? std::max(L.y.lo, 0.0) : L.y.lo;
+  for (size_t si = 0; si < ns; ++si) {
+    const Series& s = c.series[si];
+    cv.begin_group(s.name);
+    for (size_t k = 0; k < std::min(s.x.size(), s.y.size()); ++k) {
+      const double x0 = s.x[k] - group / 2 + bw * static_cast<double>(si);
+      const double px0 = L.px_x(x0), px1 = L.px_x(x0 + bw);
+      const std::string label = k < s.point_labels.size() ? s.point_labels[k] : "";
+      if (!plottable(s.y[k], L.sy)) {
+        if (!label.empty())  // e.g. "OOM": say so where the bar would be
+          cv.text({(px0 + px1) / 2, L.px_y(base) - 3 * m.s}, label, m.small, st.text, HAlign::center, VAlign::bottom);
+        continue;
+      }
+      const double y0 = L.px_y(base), y1 = L.px_y(s.y[k]);
+      cv.rect_filled({px0 + 1, std::min(y0, y1), std::max(1.0, px1 - px0 - 2), std::fabs(y0 - y1)}, s.color);
+      const std::string text = label.empty() ? format_tick(s.y[k], c.y.format) : label;
+      const Point size = cv.measure(text, m.small);
+      if (px1 - px0 < size.x * 0.6) continue;
+      // Above the bar; inside its top when above would leave the plot (the tallest bar).
+      const double top = std::min(y0, y1);
+      if (top - 2 * m.s - size.y >= L.plot.y)
+        cv.text({(px0 + px1) / 2, top - 2 * m.s}, text, m.small, st.text, HAlign::center, VAlign::bottom);
+      else if (std::fabs(y0 - y1) >= size.y + 4 * m.s)
+        cv.text({(px0 + px1) / 2, top + 2 * m.s}, text, m.small,
+                dark(s.color) ? Color{255, 255, 255, 255} : Color{0, 0, 0, 255}, HAlign::center, VAlign::top);
+    }
+    cv.end_group();
+  }
+}
+
+void draw_heatmap(const ChartSpec& c, Canvas& cv, const ChartLayout& L, const ChartStyle& st, const Metrics& m) {
+  const Heatmap& h = c.heatmap;
+  const size_t nr = h.row_labels.size(), nc = h.col_labels.size();
+  if (nr == 0 || nc == 0) return;
+  const Rect& P = L.plot;
+  const double cw = P.w / static_cast<double>(nc), ch = P.h / static_cast<double>(nr);
+  const HeatRange hr = heat_range(h);
+  const double cell_font = std::min(m.font, ch * 0.45);
+  cv.begin_group("heatmap");
+  for (size_t r = 0; r < nr; ++r)
+    for (size_t k = 0; k < nc; ++k) {
+      const size_t idx = r * nc + k;
+      const double v = idx < h.values.size() ? h.values[idx] : NAN;
+      // Row 0 at the top, as the table reads.
+      const Rect cell{P.x + cw * static_cast<double>(k), P.y + ch * static_cast<double>(r), cw, ch};
+      const Color col = std::isfinite(v) ? ramp(hr.t(v)) : Color{150, 150, 150, 255};
+      cv.rect_filled({cell.x + 1, cell.y + 1, cell.w - 2, cell.h - 2}, col);
+      std::string text = idx < h.cell_text.size() && !h.cell_text[idx].empty() ? h.cell_text[idx]
+                         : std::isfinite(v)                                    ? format_tick(v, h.value_format)
+                                                                               : "—";
+      if (cv.measure(text, cell_font).x < cell.w - 4)
+        cv.text({cell.x + cell.w / 2, cell.y + cell.h / 2}, text, cell_font,
+                std::isfinite(v) ? (dark(col) ? Color{255, 255, 255, 255} : Color{0, 0, 0, 255}) : Color{200, 0, 0, 255},
+                HAlign::center, VAlign::middle);
+    }
+  cv.end_group();
+  for (size_t r = 0; r < nr; ++r)
+    cv.text({P.x - m.pad * 0.6, P.y + ch * (static_cast<double>(r) + 0.5)}, h.row_labels[r], m.font, st.text, HAlign::right,
+            VAlign::middle);
+  double last_right = -1e300;
+  for (size_t k = 0; k < nc; ++k) {
+    const double x = P.x + cw * (static_cast<double>(k) + 0.5), w = cv.measure(h.col_labels[k], m.font).x;
+    if (x - w / 2 < last_right + m.pad * 0.5) continue;
+    cv.text({x, P.bottom() + m.pad * 0.5}, h.col_labels[k], m.font, st.text, HAlign::center, VAlign::top);
+    last_right = x + w / 2;
+  }
+  if (!c.x.label.empty())
+    cv.text({P.x + P.w / 2, P.bottom() + m.pad * 0.5 + m.line_h * 1.1}, c.x.label, m.font, st.text, HAlign::center, VAlign::top);
+  if (!c.y.label.empty())
+    cv.text({L.outer.x + m.pad * 0.5, P.y + P.h / 2}, c.y.label, m.font, st.text, HAlign::center, VAlign::top, true);
+  // Colour bar.
+  const Rect bar{P.right() + 14 * m.s, P.y, 14 * m.s, P.h};
+  const int steps = 32;
+  for (int k = 0; k < steps; ++k) {
+    const double t0 = static_cast<double>(k) / steps;
+    cv.rect_filled({bar.x, bar.bottom() - bar.h * (t0 + 1.0 / steps), bar.w, bar.h / steps + 0.5}, ramp(t0 + 0.5 / steps));
+  }
+  cv.rect_outline(bar, st.axis, 1.0 * m.s);
+  if (!h.value_label.empty())
+    cv.text({bar.x + bar.w / 2, bar.y - 3 * m.s}, h.value_label, m.small, st.text, HAlign::center, VAlign::bottom);
+  cv.text({bar.right() + 4 * m.s, bar.y}, format_tick(hr.hi, h.value_format), m.small, st.text, HAlign::left, VAlign::top);
+  cv.text({bar.right() + 4 * m.s, bar.bottom()}, format_tick(hr.lo, h.value_format), m.small, st.text, HAlign::left,
+          VAlign::bottom);
+}
+
+// Where the legend's box goes and how many of its rows fit; none when the
+// chart has no legend. The label placer keeps off it, and draw_legend fills it.
+struct LegendBox {
+  Rect box;
+  size_t shown = 0;
+  LegendSize size;
+};
+
+std::optional<LegendBox> legend_box(const ChartSpec& c, Canvas& cv, const ChartLayout& L, const Metrics& m) {
+  if (c.legend == LegendPos::none || c.kind == ChartKind::heatmap) return std::nullopt;
+  LegendBox out;
+  out.size = legend_size(c, cv, m, L.legend_outside ? L.legend.w : std::max(40.0, L.plot.w * 0.55 - 22 * m.s));
+  const LegendSize& ls = out.size;
+  if (ls.items.empty()) return std::nullopt;
+  const double tw = L.legend_outside ? L.legend.w - ls.sw - 3 * ls.pad : ls.tw;
+  const double w = ls.sw + tw + 3 * ls.pad;
+  const size_t fit_rows = static_cast<size_t>(std::max(1.0, (L.plot.h - 2 * ls.pad) / ls.row));
+  out.shown = std::min(ls.items.size(), fit_rows);
+  const double h = ls.row * static_cast<double>(out.shown) + ls.pad;
+  LegendPos pos = c.legend;
+  if (pos == LegendPos::best && !L.legend_outside) legend_corner_hits(c, L, m, w, h, &pos);
+  out.box = L.legend_outside ? Rect{L.legend.x, L.legend.y, w, h} : legend_corner(L, pos, w, h, ls.pad);
+  return out;
+}
+
+void draw_legend(const ChartSpec& c, Canvas& cv, const ChartLayout& L, const ChartStyle& st, const Metrics& m,
+                 int highlight) {
+  const std::optional<LegendBox> lb = legend_box(c, cv, L, m);
+  if (!lb) return;
+  const LegendSize& ls = lb->size;
+  const std::vector<size_t>& items = ls.items;
+  const double sw = ls.sw, row = ls.row, pad = ls.pad, tw = L.legend_outside ? L.legend.w - sw - 3 * pad : ls.tw;
+  const double w = lb->box.w, h = lb->box.h;
+  const size_t shown = lb->shown;
+  const double x = lb->box.x, y = lb->box.y;
+  cv.rect_filled({x, y, w, h}, with_alpha(st.plot_background, 225));
+  cv.rect_outline({x, y, w, h}, st.grid, 1.0 * m.s);
+  for (size_t r = 0; r < shown; ++r) {
+    const Series& s = c.series[items[r]];
+    const double cy = y + pad * 0.5 + row * (static_cast<double>(r) + 0.5);
+    const double mul = static_cast<int>(items[r]) == highlight ? 1.8 : 1.0;
+    if (s.style == SeriesStyle::bars) {
+      cv.rect_filled({x + pad, cy - row * 0.3, sw, row * 0.6}, s.color);
+    } else {
+      if (s.style != SeriesStyle::points) cv.line({x + pad, cy}, {x + pad + sw, cy}, s.color, s.width * m.s * mul, s.dash);
+      if (s.style != SeriesStyle::line && s.marker != MarkerShape::none)
+        draw_marker(cv, {x + pad + sw / 2, cy}, s.marker, 7 * m.s, s.color, m.s,
+                    s.open_marker ? &m.plot_background : nullptr);
+    }
+    std::string name = s.name;
+    if (r + 1 == shown && shown < items.size()) name = "+ " + std::to_string(items.size() - shown + 1) + " more";
+    cv.text({x + 2 * pad + sw, cy}, fit_text(cv, name, m.small, tw), m.small, st.text, HAlign::left, VAlign::middle);
+  }
+}
+
+}  // namespace
+
+void render_chart(const ChartSpec& c, Canvas& cv, const ChartLayout& L, const ChartStyle& st, const RenderExtras* extras) {
+  const Metrics m = metrics(st);
+  if (L.outer.w < 4 || L.outer.h < 4) return;
+  if (st.draw_background) cv.rect_filled(L.outer, st.background);
+  double ty = L.outer.y + m.pad;
+  if (L.show_title) {
+    cv.text({L.outer.x + m.pad, ty}, fit_text(cv, c.title, m.title, L.outer.w - 2 * m.pad), m.title, st.text,
+            HAlign::left, VAlign::top);
+    ty += m.title * 1.35;
+  }
+  if (L.show_subtitle)
+    cv.text({L.outer.x + m.pad, ty}, fit_text(cv, c.subtitle, m.small, L.outer.w - 2 * m.pad), m.small, st.axis,
+            HAlign::left, VAlign::top);
+  if (L.plot.w < 8 || L.plot.h < 8) return;  // a window too small to draw into: title only
+
+  cv.rect_filled(L.plot, st.plot_background);
+  if (c.empty()) {
+    // No axes for no data: the reason, in the middle of the plot.
+    const std::string why = c.notes.empty() ? "no data" : c.notes.front();
+    cv.text({L.plot.x + L.plot.w / 2, L.plot.y + L.plot.h / 2}, fit_text(cv, why, m.font, L.plot.w - 2 * m.pad), m.font,
+            st.text, HAlign::center, VAlign::middle);
+  } else if (c.kind == ChartKind::heatmap) {
+    draw_heatmap(c, cv, L, st, m);
+  } else {
+    draw_axes_xy(c, cv, L, st, m);
+    cv.push_clip(L.plot);
+    LabelPlacer labels(L.plot, 4 * m.s);
+    // No label goes under the legend's box, drawn over the plot last.
+    if (const std::optional<LegendBox> lb = legend_box(c, cv, L, m); lb && !L.legend_outside) labels.add(lb->box);
+    // No label covers a data point: every drawn point is an obstacle first.
+    // Then the reference lines' names, markers and annotations place their
+    // labels (ceilings, the ridge, measured runs, OOM cells); the series'
+    // point labels take the free spots left.
+    {
+      const double r = 4.5 * m.s;
+      for (const Series& sr : c.series) {
+        if (sr.style == SeriesStyle::line || sr.marker == MarkerShape::none) continue;
+        for (size_t k = 0; k < std::min(sr.x.size(), sr.y.size()); ++k)
+          if (plottable(sr.x[k], L.sx) && plottable(sr.y[k], L.sy)) {
+            const Point p = L.to_px(sr.x[k], sr.y[k]);
+            labels.add({p.x - r, p.y - r, 2 * r, 2 * r});
+          }
+      }
+    }
+    if (c.kind != ChartKind::bars) draw_ref_lines(c, cv, L, m, labels);
+    if (c.kind == ChartKind::bars) {
+      draw_bars(c, cv, L, st, m);
+      draw_ref_lines(c, cv, L, m, labels);  // over the bars: "1× = baseline" stays visible
+    } else {
+      for (size_t k = 0; k < c.series.size(); ++k) {
+        cv.begin_group(c.series[k].name);
+        const bool hl = extras && extras->highlight_series == static_cast<int>(k);
+        draw_series_xy(c.series[k], cv, L, m, hl ? 1.8 : 1.0);
+        cv.end_group();
+      }
+    }
+    if (extras)
+      for (const Series* s : extras->series)
+        if (s) draw_series_xy(*s, cv, L, m, 1.0);
+    for (const Marker& mk : c.markers) {
+      if (!plottable(mk.x, L.sx)) continue;
+      const bool bottom = !mk.y || !plottable(*mk.y, L.sy);
+      const Point p{L.px_x(mk.x), bottom ? L.plot.bottom() - mk.size * m.s : L.px_y(*mk.y)};
+      draw_marker(cv, p, mk.shape, mk.size * 1.4 * m.s, mk.color, m.s);
+      if (mk.label.empty()) continue;
+      const Point size = cv.measure(mk.label, m.small);
+      if (const auto box = labels.place(p, size, {mk.size / 4, -mk.size / 6}))
+        cv.text({box->x, box->bottom()}, mk.label, m.small, ink(mk.color, m), HAlign::left, VAlign::bottom);
+    }
+    for (const Annotation& a : c.annotations) {
+      if (!plottable(a.x, L.sx) || !plottable(a.y, L.sy)) continue;
+      const Point p = L.to_px(a.x, a.y);
+      const Point size = cv.measure(a.text, m.small);
+      Point first{1.5, 0};
+      switch (a.anchor) {
+        case Annotation::Anchor::right: first = {1.5, 0}; break;
+        case Annotation::Anchor::left: first = {-1.5, 0}; break;
+        case Annotation::Anchor::above: first = {0, -1.5}; break;
+        case Annotation::Anchor::below: first = {0, 1.5}; break;
+      }
+      if (const auto box = labels.place(p, size, first))
+        cv.text({box->x, box->bottom()}, a.text, m.small, ink(a.color, m), HAlign::left, VAlign::bottom);
+    }
+    if (c.kind != ChartKind::bars)
+      for (const Series& sr : c.series) draw_series_labels(sr, cv, L, m, labels);
+    if (extras)
+      for (const Series* sr : extras->series)
+        if (sr) draw_series_labels(*sr, cv, L, m, labels);
+    cv.pop_clip();
+    draw_legend(c, cv, L, st, m, extras ? extras->highlight_series : -1);
+  }
+  if (!L.show_notes) return;
+  double ny = L.notes_top;
+  for (const std::string& n : shown_notes(c, st)) {
+    cv.text({L.outer.x + m.pad, ny}, fit_text(cv, n, m.small, L.outer.w - 2 * m.pad), m.small, st.axis, HAlign::left,
+            VAlign::top);
+    ny += m.small * 1.3;
+  }
+}
+
+ChartHit hit_test(const ChartSpec& c, const ChartLayout& L, Point px, double radius) {
+  ChartHit hit;
+  if (!L.plot.contains(px)) return hit;
+  if (c.kind == ChartKind::heatmap) {
+    const Heatmap& h = c.heatmap;
+    const size_t nr = h.row_labels.size(), nc = h.col_labels.size();
+    if (nr == 0 || nc == 0) return hit;
+    const size_t k = std::min(nc - 1, static_cast<size_t>((px.x - L.plot.x) / L.plot.w * static_cast<double>(nc)));
+    const size_t r = std::min(nr - 1, static_cast<size_t>((px.y - L.plot.y) / L.plot.h * static_cast<double>(nr)));
+    hit.row = static_cast<int>(r);
+    hit.col = static_cast<int>(k);
+    hit.at = px;
+    const size_t idx = r * nc + k;
+    const double v = idx < h.values.size() ? h.values[idx] : NAN;
+    const std::string cell = idx < h.cell_text.size() && !h.cell_text[idx].empty() ? h.cell_text[idx]
+                             : std::isfinite(v) ? format_tick(v, h.value_format) : "no value";
+    hit.text = c.y.label + " " + h.row_labels[r] + ", " + c.x.label + " " + h.col_labels[k] + ": " + h.value_label +
+               " = " + cell;
+    return hit;
+  }
+  if (c.kind == ChartKind::bars && c.stacked) {
+    // The category under the pointer, then the segment its height falls in.
+    const double x = L.to_data(px).x, y = L.to_data(px).y;
+    const double cat = std::round(x);
+    if (std::fabs(x - cat) > 0.35) return hit;
+    double below = 0;
+    for (size_t si = 0; si < c.series.size(); ++si) {
+      const Series& s = c.series[si];
+      for (size_t k = 0; k < std::min(s.x.size(), s.y.size()); ++k) {
+        if (s.x[k] != cat || !std::isfinite(s.y[k]) || s.y[k] <= 0) continue;
+        if (y >= below && y <= below + s.y[k]) {
+          hit.series = static_cast<int>(si);
+          hit.point = static_cast<int>(k);
+          hit.at = px;
+          const auto ci = static_cast<size_t>(cat);
+          const std::string label = k < s.point_labels.size() && !s.point_labels[k].empty()
+                                        ? format_tick(s.y[k], c.y.format) + " (" + s.point_labels[k] + ")"
+                                        : format_tick(s.y[k], c.y.format);
+          hit.text = s.name + " @ " + (ci < c.categories.size() ? c.categories[ci] : "?") + ": " + label;
+          return hit;
+        }
+        below += s.y[k];
+      }
+    }
+    return hit;
+  }
+  if (c.kind == ChartKind::bars) {
+    const size_t ns = c.series.size();
+    for (size_t si = 0; si < ns; ++si) {
+      const Series& s = c.series[si];
+      const double bw = 0.8 / static_cast<double>(ns);
+      for (size_t k = 0; k < std::min(s.x.size(), s.y.size()); ++k) {
+        const double x0 = L.px_x(s.x[k] - 0.4 + bw * static_cast<double>(si)), x1 = L.px_x(s.x[k] - 0.4 + bw * (static_cast<double>(si) + 1));
+        if (px.x < x0 || px.x > x1) continue;
+        hit.series = static_cast<int>(si);
+        hit.point = static_cast<int>(k);
+        hit.at = px;
+        const size_t cat = static_cast<size_t>(std::max(0.0, s.x[k]));
+        const std::string label = k < s.point_labels.size() && !s.point_labels[k].empty() ? s.point_labels[k]
+                                                                                           : format_tick(s.y[k], c.y.format);
+        hit.text = s.name + " @ " + (cat < c.categories.size() ? c.categories[cat] : "?") + ": " + label;
+        return hit;
+      }
+    }
+    return hit;
+  }
+  double best = radius * radius;
+  for (size_t si = 0; si < c.series.size(); ++si) {
+    const Series& s = c.series[si];
+    for (size_t k = 0; k < std::min(s.x.size(), s.y.size()); ++k) {
+      if (!plottable(s.x[k], L.sx) || !plottable(s.y[k], L.sy)) continue;
+      const Point p = L.to_px(s.x[k], s.y[k]);
+      const double d2 = (p.x - px.x) * (p.x - px.x) + (p.y - px.y) * (p.y - px.y);
+      if (d2 <= best) {
+        best = d2;
+        hit.series = static_cast<int>(si);
+        hit.point = static_cast<int>(k);
+        hit.at = p;
+      }
+    }
+  }
+  if (hit.series >= 0) {
+    const Series& s = c.series[static_cast<size_t>(hit.series)];
+    const size_t k = static_cast<size_t>(hit.point);
+    hit.text = s.name + ": " + (c.x.label.empty() ? "x" : c.x.label) + " = " + format_tick(s.x[k], c.x.format) + ", " +
+               (c.y.label.empty() ? "y" : c.y.label) + " = " + format_tick(s.y[k], c.y.format);
+    if (k < s.point_labels.size() && !s.point_labels[k].empty()) hit.text += " (" + s.point_labels[k] + ")";
+  }
+  return hit;
+}
+
+}  // namespace flashlab::analysis

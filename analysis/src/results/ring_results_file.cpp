@@ -1,0 +1,432 @@
+// Ring runs as data: the results file, written and read, and its rows as CSV.
+//
+//   JSON  {"format": "flashlab-ring-results/1", "meta": {...}, "runs": [{...}, ...]}
+//
+// A run: {"problem": {...}, "kernel", "backward_kernel", "transport",
+// "status", "reason", "forward": PASS, "backward": PASS (absent for a
+// forward-only run), "peak_allocated_bytes": [per GPU],
+// "peak_device_used_bytes": [per GPU], "rel_error", "rel_error_grads",
+// "check_note"}; PASS: {"time_ms_median", "time_ms_min", "time_ms_max",
+// "repeats", "warmup" (absent: 2), "comm_ms", "exposed_comm_ms", "compute_ms", "steps": [{"gpu",
+// "step", "kv_owner", "compute_start_ms", "compute_end_ms", "wait_ms",
+// "transfer_start_ms", "transfer_end_ms", "bytes_received", "rung_ms",
+// "host_start_ms", "host_end_ms"}],
+// "rung_ms"}; a run's "steps" is "fused" or "pairwise" (a file without it was
+// measured before the fused steps existed: "pairwise"); its "comm_stream" is
+// "priority" or "default" (a file without it: "default"). Non-finite
+// numbers are written "inf", "-inf", "nan". The meta's "gpu_topology"
+// (sim/ring/gpu_topology_json.hpp) is derived from its "topology" text when the
+// file is written, and derived again when it is read.
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+#include "flashlab/analysis/text/csv.hpp"
+#include "flashlab/analysis/results/ring_results.hpp"
+#include "flashlab/sim/core/format.hpp"
+#include "flashlab/sim/ring/gpu_topology_json.hpp"
+#include "flashlab/sim/calibration/host_issue_json.hpp"
+#include "flashlab/sim/ring/link_curve_json.hpp"
+#include "text/results_json.hpp"
+
+namespace flashlab::analysis {
+
+using nlohmann::json;
+
+namespace {
+
+using results_json::fail;
+using results_json::number_json;
+using results_json::Reader;
+
+}  // namespace
+
+json ring_problem_json(const sim::AttentionProblem& p) {
+  return json{{"batch", p.batch},
+              {"heads", p.heads},
+              {"kv_heads", p.h_kv()},
+              {"seq", p.seq_q},
+              {"head_dim", p.head_dim},
+              {"causal", p.causal},
+              {"dtype", std::string(sim::to_string(p.dtype))},
+              {"gpus", p.gpus()},
+              {"layout", std::string(sim::ring_layout_name(p.layout()))},
+              {"backward", p.backward()}};
+}
+
+namespace {
+
+sim::AttentionProblem problem_from(const Reader& rd, const json& o, const std::string& where) {
+  sim::AttentionProblem p;
+  p.parallel = sim::ParallelPart{};
+  p.batch = rd.whole(o, where, "batch");
+  p.heads = rd.whole(o, where, "heads");
+  p.kv_heads = rd.whole(o, where, "kv_heads", p.heads);
+  p.seq_q = rd.whole(o, where, "seq");
+  p.head_dim = rd.whole(o, where, "head_dim");
+  p.causal = rd.flag(o, where, "causal");
+  const std::string dt = rd.text(o, where, "dtype", true);
+  const auto dtype = sim::parse_dtype(dt);
+  if (!dtype) rd.error(where + ".dtype", "unknown dtype '" + dt + "' (expected fp16, bf16, fp32)");
+  p.dtype = *dtype;
+  const i64 gpus = rd.whole(o, where, "gpus");
+  if (gpus < 1 || gpus > 4096) rd.error(where + ".gpus", "expected 1 to 4096 GPUs (got " + std::to_string(gpus) + ")");
+  p.parallel_part().gpus = static_cast<int>(gpus);
+  const std::string layout = rd.text(o, where, "layout", true);
+  if (!sim::parse_ring_layout(layout, p.parallel_part().layout))
+    rd.error(where + ".layout", "unknown layout '" + layout + "' (expected " + sim::ring_layout_names() + ")");
+  p.parallel_part().backward = rd.flag(o, where, "backward", false);
+  if (const auto why = sim::validate(p); !why.empty()) rd.error(where, why.front().message);
+  return p;
+}
+
+json pass_to_json(const sim::RingMeasuredPass& p) {
+  json steps = json::array();
+  for (const sim::RingMeasuredStep& s : p.steps)
+    steps.push_back(json{{"gpu", s.gpu},
+                         {"step", s.step},
+                         {"kv_owner", s.kv_owner},
+                         {"compute_start_ms", number_json(s.compute_start_ms)},
+                         {"compute_end_ms", number_json(s.compute_end_ms)},
+                         {"wait_ms", number_json(s.wait_ms)},
+                         {"transfer_start_ms", number_json(s.transfer_start_ms)},
+                         {"transfer_end_ms", number_json(s.transfer_end_ms)},
+                         {"bytes_received", s.bytes_received},
+                         {"rung_ms", number_json(s.rung_ms)},
+                         {"host_start_ms", number_json(s.host_start_ms)},
+                         {"host_end_ms", number_json(s.host_end_ms)}});
+  return json{{"time_ms_median", number_json(p.time_ms_median)},
+              {"time_ms_min", number_json(p.time_ms_min)},
+              {"time_ms_max", number_json(p.time_ms_max)},
+              {"repeats", p.repeats},
+              {"warmup", p.warmup},
+              {"comm_ms", number_json(p.comm_ms)},
+              {"exposed_comm_ms", number_json(p.exposed_comm_ms)},
+              {"compute_ms", number_json(p.compute_ms)},
+              {"rung_ms", number_json(p.rung_ms)},
+              {"steps", std::move(steps)}};
+}
+
+sim::RingMeasuredPass pass_from(const Reader& rd, const json& o, const std::string& where, sim::RingPass pass,
+                                int gpus) {
+  sim::RingMeasuredPass p;
+  p.pass = pass;
+  p.time_ms_median = rd.real(o, where, "time_ms_median");
+  p.time_ms_min = rd.real(o, where, "time_ms_min", p.time_ms_median);
+  p.time_ms_max = rd.real(o, where, "time_ms_max", p.time_ms_median);
+  p.repeats = static_cast<int>(rd.whole(o, where, "repeats", 0));
+  p.warmup = static_cast<int>(rd.whole(o, where, "warmup", -1));
+  if (p.warmup < -1) rd.error(where + ".warmup", "expected 0 or more untimed runs (got " + std::to_string(p.warmup) + ")");
+  p.comm_ms = rd.real(o, where, "comm_ms", 0.0);
+  p.exposed_comm_ms = rd.real(o, where, "exposed_comm_ms", 0.0);
+  p.compute_ms = rd.real(o, where, "compute_ms", 0.0);
+  p.rung_ms = rd.real(o, where, "rung_ms", -1.0);
+  if (!rd.has(o, "steps")) return p;
+  const json& steps = rd.array(o, where, "steps");
+  const int last_step = pass == sim::RingPass::backward ? gpus : gpus - 1;
+  for (std::size_t k = 0; k < steps.size(); ++k) {
+    const std::string w = where + ".steps[" + std::to_string(k) + "]";
+    const json& s = steps[k];
+    if (!s.is_object()) rd.error(w, "expected an object");
+    sim::RingMeasuredStep x;
+    x.pass = pass;
+    auto index = [&](const char* key, int hi) {
+      const i64 v = rd.whole(s, w, key);
+      if (v < 0 || v > hi)
+        rd.error(w + "." + key, std::to_string(v) + " is outside 0.." + std::to_string(hi));
+      return static_cast<int>(v);
+    };
+    x.gpu = index("gpu", gpus - 1);
+    x.step = index("step", last_step);
+    x.kv_owner = index("kv_owner", gpus - 1);
+    x.compute_start_ms = rd.real(s, w, "compute_start_ms", 0.0);
+    x.compute_end_ms = rd.real(s, w, "compute_end_ms", x.compute_start_ms);
+    x.wait_ms = rd.real(s, w, "wait_ms", 0.0);
+    x.transfer_start_ms = rd.real(s, w, "transfer_start_ms", -1.0);
+    x.transfer_end_ms = rd.real(s, w, "transfer_end_ms", -1.0);
+    x.bytes_received = rd.whole(s, w, "bytes_received", 0);
+    x.rung_ms = rd.real(s, w, "rung_ms", -1.0);
+    x.host_start_ms = rd.real(s, w, "host_start_ms", -1.0);
+    x.host_end_ms = rd.real(s, w, "host_end_ms", -1.0);
+    p.steps.push_back(x);
+  }
+  return p;
+}
+
+// A process per GPU: the launcher, the GPUs per node and each rank's place.
+json processes_json(const sim::RingRunMeta& m) {
+  json ranks = json::array();
+  for (const sim::RingRank& k : m.ranks)
+    ranks.push_back(
+        {{"rank", k.rank}, {"host", k.host}, {"local_rank", k.local_rank}, {"device", k.device}, {"gpu", k.gpu}});
+  return json{{"launcher", m.launcher}, {"gpus_per_node", m.gpus_per_node}, {"ranks", ranks}};
+}
+
+void processes_from(const Reader& rd, const json& o, sim::RingRunMeta& m) {
+  const std::string w = "meta.processes";
+  const json& p = rd.object(o, "meta", "processes");
+  m.launcher = rd.text(p, w, "launcher", true);
+  m.gpus_per_node = static_cast<int>(rd.whole(p, w, "gpus_per_node", 0));
+  const json& a = rd.array(p, w, "ranks");
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    const std::string wi = w + ".ranks[" + std::to_string(i) + "]";
+    sim::RingRank k;
+    k.rank = static_cast<int>(rd.whole(a[i], wi, "rank"));
+    k.host = rd.text(a[i], wi, "host");
+    k.local_rank = static_cast<int>(rd.whole(a[i], wi, "local_rank", 0));
+    k.device = static_cast<int>(rd.whole(a[i], wi, "device", 0));
+    k.gpu = rd.text(a[i], wi, "gpu");
+    m.ranks.push_back(k);
+  }
+}
+
+json meta_to_json(const sim::RingRunMeta& m) {
+  const sim::RunMeta& d = m.device;
+  json out{{"device",
+               {{"gpu", d.gpu},
+                {"driver", d.driver},
+                {"cuda_runtime", d.cuda_runtime},
+                {"commit", d.commit},
+                {"flop_convention", d.flop_convention},
+                {"date", d.date},
+                {"host", d.host},
+                {"sm_count", d.sm_count},
+                {"l2_bytes", d.l2_bytes},
+                {"sm_clock_mhz", number_json(d.sm_clock_mhz)},
+                {"mem_clock_mhz", number_json(d.mem_clock_mhz)},
+                {"l2_flush", d.l2_flush}}},
+              {"gpu_count", m.gpu_count},
+              {"gpu_names", m.gpu_names},
+              {"nccl_version", m.nccl_version},
+              {"topology", m.topology},
+              {"gpu_topology", sim::gpu_topology_json(sim::parse_nvidia_smi_topo(m.topology))},
+              {"environment", m.environment}};
+  // Only a run that started a process per GPU says so: one process's files are as before.
+  if (!m.launcher.empty()) out["processes"] = processes_json(m);
+  if (m.host.measured()) out["host_issue"] = sim::host_issue_json(m.host);
+  if (!m.ring_exchange.empty()) out["ring_exchange"] = sim::link_curve_json(m.ring_exchange);
+  return out;
+}
+
+std::vector<std::string> strings_from(const Reader& rd, const json& o, const std::string& where, const char* key) {
+  std::vector<std::string> out;
+  if (!rd.has(o, key)) return out;
+  const json& a = rd.array(o, where, key);
+  for (std::size_t k = 0; k < a.size(); ++k) {
+    if (!a[k].is_string()) rd.error(where + "." + key + "[" + std::to_string(k) + "]", "expected a string");
+    out.push_back(a[k].get<std::string>());
+  }
+  return out;
+}
+
+std::vector<i64> wholes_from(const Reader& rd, const json& o, const std::string& where, const char* key) {
+  std::vector<i64> out;
+  if (!rd.has(o, key)) return out;
+  const json& a = rd.array(o, where, key);
+  for (std::size_t k = 0; k < a.size(); ++k)
+    out.push_back(rd.whole_value(a[k], where + "." + key + "[" + std::to_string(k) + "]"));
+  return out;
+}
+
+sim::RingRunMeta meta_from(const Reader& rd, const json& o) {
+  sim::RingRunMeta m;
+  const std::string w = "meta";
+  if (rd.has(o, "device")) {
+    const json& d = rd.object(o, w, "device");
+    const std::string wd = w + ".device";
+    sim::RunMeta& x = m.device;
+    x.gpu = rd.text(d, wd, "gpu");
+    x.driver = rd.text(d, wd, "driver");
+    x.cuda_runtime = rd.text(d, wd, "cuda_runtime");
+    x.commit = rd.text(d, wd, "commit");
+    x.flop_convention = rd.text(d, wd, "flop_convention");
+    x.date = rd.text(d, wd, "date");
+    x.host = rd.text(d, wd, "host");
+    x.sm_count = static_cast<int>(rd.whole(d, wd, "sm_count", 0));
+    x.l2_bytes = rd.whole(d, wd, "l2_bytes", 0);
+    x.sm_clock_mhz = rd.real(d, wd, "sm_clock_mhz", 0.0);
+    x.mem_clock_mhz = rd.real(d, wd, "mem_clock_mhz", 0.0);
+    x.l2_flush = rd.flag(d, wd, "l2_flush", true);
+  }
+  m.gpu_count = static_cast<int>(rd.whole(o, w, "gpu_count", 0));
+  m.gpu_names = strings_from(rd, o, w, "gpu_names");
+  m.nccl_version = rd.text(o, w, "nccl_version");
+  m.topology = rd.text(o, w, "topology");
+  // Derived from the text, in files that have it and in older files alike.
+  m.gpu_topology = sim::parse_nvidia_smi_topo(m.topology);
+  m.environment = strings_from(rd, o, w, "environment");
+  if (rd.has(o, "processes")) processes_from(rd, o, m);
+  if (rd.has(o, "host_issue")) {
+    const json& h = rd.object(o, w, "host_issue");
+    const std::string wh = w + ".host_issue";
+    m.host.call_s = rd.real(h, wh, "call_us", 0.0) * 1e-6;
+    m.host.launch_s = rd.real(h, wh, "launch_us", 0.0) * 1e-6;
+    m.host.exchange_s = rd.real(h, wh, "exchange_us", 0.0) * 1e-6;
+    m.host.gpus = static_cast<int>(rd.whole(h, wh, "gpus", 0));
+    m.host.exchange_sms = static_cast<int>(rd.whole(h, wh, "exchange_sms", 0));
+    m.host.source = rd.text(h, wh, "source");
+  }
+  try {
+    m.ring_exchange = sim::parse_link_curve(o, "ring_exchange", rd.origin() + ": " + w);
+  } catch (const sim::InterconnectError& e) {
+    throw std::runtime_error(e.what());
+  }
+  return m;
+}
+
+}  // namespace
+
+// ---- the file ------------------------------------------------------------------------
+
+std::string ring_results_to_json(const sim::RingMeasuredRuns& r) {
+  json runs = json::array();
+  for (const sim::RingMeasuredRun& run : r.runs) {
+    json o{{"problem", ring_problem_json(run.problem)},
+           {"kernel", run.kernel},
+           {"backward_kernel", run.backward_kernel},
+           {"transport", run.transport},
+           {"steps", run.steps},
+           {"comm_stream", run.comm_stream},
+           {"status", std::string(sim::to_string(run.status))},
+           {"reason", run.reason},
+           {"forward", pass_to_json(run.forward)},
+           {"peak_allocated_bytes", run.peak_allocated_bytes},
+           {"peak_device_used_bytes", run.peak_device_used_bytes},
+           {"rel_error", number_json(run.rel_error)},
+           {"rel_error_grads", number_json(run.rel_error_grads)},
+           {"check_note", run.check_note}};
+    if (run.backward) o["backward"] = pass_to_json(*run.backward);
+    runs.push_back(std::move(o));
+  }
+  const json j{{"format", kRingResultsFormat}, {"meta", meta_to_json(r.meta)}, {"runs", std::move(runs)}};
+  return j.dump(2) + "\n";
+}
+
+sim::RingMeasuredRuns ring_results_from_json(const std::string& text, const std::string& origin) {
+  json j;
+  try {
+    j = json::parse(text);
+  } catch (const json::parse_error& e) {
+    throw std::runtime_error(origin + ": not valid JSON: " + e.what());
+  }
+  const Reader rd(origin);
+  if (!j.is_object()) rd.error("top level", "expected an object");
+  if (!j.contains("format") || !j["format"].is_string() || j["format"].get<std::string>() != kRingResultsFormat)
+    rd.error("format", std::string("expected \"") + kRingResultsFormat + "\"" +
+                           (j.contains("format") ? " (got " + j["format"].dump() + ")" : std::string(" (missing)")));
+  sim::RingMeasuredRuns r;
+  if (rd.has(j, "meta")) r.meta = meta_from(rd, rd.object(j, "", "meta"));
+  const json& runs = rd.array(j, "", "runs");
+  for (std::size_t k = 0; k < runs.size(); ++k) {
+    const std::string w = "runs[" + std::to_string(k) + "]";
+    const json& o = runs[k];
+    if (!o.is_object()) rd.error(w, "expected an object");
+    sim::RingMeasuredRun run;
+    run.problem = problem_from(rd, rd.object(o, w, "problem"), w + ".problem");
+    run.kernel = rd.text(o, w, "kernel", true);
+    if (run.kernel.empty()) rd.error(w + ".kernel", "empty");
+    run.backward_kernel = rd.text(o, w, "backward_kernel");
+    run.transport = rd.text(o, w, "transport");
+    run.steps = rd.has(o, "steps") ? rd.text(o, w, "steps", true) : std::string("pairwise");
+    if (!sim::parse_ring_steps(run.steps))
+      rd.error(w + ".steps", "expected \"fused\" or \"pairwise\" (got \"" + run.steps + "\")");
+    run.comm_stream = rd.has(o, "comm_stream") ? rd.text(o, w, "comm_stream", true) : std::string("default");
+    if (run.comm_stream != "priority" && run.comm_stream != "default")
+      rd.error(w + ".comm_stream", "expected \"priority\" or \"default\" (got \"" + run.comm_stream + "\")");
+    const std::string status = rd.text(o, w, "status", true);
+    const auto st = sim::parse_run_status(status);
+    if (!st) rd.error(w + ".status", "unknown status '" + status + "' (expected ok, OOM, skipped, failed)");
+    run.status = *st;
+    run.reason = rd.text(o, w, "reason");
+    const int P = run.problem.gpus();
+    // A run that did not finish may have no times.
+    if (run.status == sim::RunStatus::ok || rd.has(o, "forward"))
+      run.forward = pass_from(rd, rd.object(o, w, "forward"), w + ".forward", sim::RingPass::forward, P);
+    if (rd.has(o, "backward"))
+      run.backward = pass_from(rd, rd.object(o, w, "backward"), w + ".backward", sim::RingPass::backward, P);
+    else if (run.problem.backward() && run.status == sim::RunStatus::ok)
+      rd.error(w + ".backward", "missing (the problem has a backward pass and the run is ok)");
+    run.peak_allocated_bytes = wholes_from(rd, o, w, "peak_allocated_bytes");
+    run.peak_device_used_bytes = wholes_from(rd, o, w, "peak_device_used_bytes");
+    for (const auto* v : {&run.peak_allocated_bytes, &run.peak_device_used_bytes})
+      if (!v->empty() && v->size() != static_cast<std::size_t>(P))
+        rd.error(w + (v == &run.peak_allocated_bytes ? ".peak_allocated_bytes" : ".peak_device_used_bytes"),
+                 "has " + std::to_string(v->size()) + " entries for " + std::to_string(P) + " GPUs");
+    run.rel_error = rd.real(o, w, "rel_error", -1.0);
+    run.rel_error_grads = rd.real(o, w, "rel_error_grads", -1.0);
+    run.check_note = rd.text(o, w, "check_note");
+    r.runs.push_back(std::move(run));
+  }
+  return r;
+}
+
+sim::RingMeasuredRuns ring_results_from_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::runtime_error(path + ": cannot open for reading");
+  std::ostringstream s;
+  s << in.rdbuf();
+  const std::string text = s.str();
+  if (text.find_first_not_of(" \t\r\n") == std::string::npos) throw std::runtime_error(path + ": empty file");
+  return ring_results_from_json(text, path);
+}
+
+// ---- CSV ------------------------------------------------------------------------------
+
+std::vector<std::string> ring_csv_header() {
+  return {"model",          "batch",           "heads",       "kv_heads",
+          "seq",            "head_dim",        "gpus",        "layout",
+          "causal",         "dtype",           "pass",        "time_ms",
+          "comm_ms",        "exposed_comm_ms", "overlap",     "tflops_per_gpu",
+          "peak_allocated_bytes_per_gpu",      "scaling_efficiency",
+          "status",         "reason",          "kernel",      "transport",
+          "time_ms_min",    "time_ms_max",     "repeats",     "compute_ms",
+          "peak_device_used_bytes_per_gpu",    "rel_error",   "steps",
+          "rung_ms"};
+}
+
+std::string ring_results_csv(const sim::RingMeasuredRuns& r) {
+  std::string out = std::string("# format: \"") + kRingResultsFormat + "\"\n";
+  const json meta = meta_to_json(r.meta);
+  for (const auto& [key, value] : meta.items()) out += "# " + key + ": " + value.dump() + "\n";
+  out += "# flop_convention: \"4·B·H·pairs·d forward (pairs = N² or, causal, N(N+1)/2), 2.5× that backward; "
+         "TFLOP/s per GPU = FLOPs / time / P\"\n";
+  out += csv_row(ring_csv_header());
+  for (const RingRow& row : ring_rows(r)) {
+    const sim::RingMeasuredRun& run = r.runs[row.run];
+    const sim::AttentionProblem& p = run.problem;
+    auto num = [&](double v) { return row.measured ? sim::shortest(v) : std::string(); };
+    out += csv_row({row.model,
+                    std::to_string(p.batch),
+                    std::to_string(p.heads),
+                    std::to_string(p.h_kv()),
+                    std::to_string(p.seq_q),
+                    std::to_string(p.head_dim),
+                    std::to_string(p.gpus()),
+                    std::string(sim::ring_layout_name(p.layout())),
+                    p.causal ? "true" : "false",
+                    std::string(sim::to_string(p.dtype)),
+                    std::string(sim::ring_pass_name(row.pass)),
+                    num(row.time_ms),
+                    num(row.comm_ms),
+                    num(row.exposed_comm_ms),
+                    num(row.overlap),
+                    num(row.tflops_per_gpu),
+                    std::to_string(row.peak_allocated_bytes),
+                    row.scaling_efficiency ? sim::shortest(*row.scaling_efficiency) : std::string(),
+                    std::string(sim::to_string(run.status)),
+                    run.reason,
+                    row.pass == sim::RingPass::forward ? run.kernel : run.backward_kernel,
+                    run.transport,
+                    num(row.time_ms_min),
+                    num(row.time_ms_max),
+                    row.measured ? std::to_string(row.repeats) : std::string(),
+                    num(row.compute_ms),
+                    std::to_string(row.peak_device_used_bytes),
+                    sim::shortest(row.rel_error),
+                    run.steps,
+                    row.measured && row.rung_ms >= 0 ? sim::shortest(row.rung_ms) : std::string()});
+  }
+  return out;
+}
+
+}  // namespace flashlab::analysis

@@ -1,0 +1,52 @@
+// Fonts (DejaVu, baked at the UI scale so text stays sharp on a projector),
+// the dark and light themes, and the colours the views share.
+#pragma once
+
+#include <imgui.h>
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "state/app_state.hpp"
+#include "flashlab/sim/core/types.hpp"
+
+namespace flashlab::gui {
+
+struct Fonts {
+  ImFont* ui = nullptr;    // DejaVu Sans
+  ImFont* mono = nullptr;  // DejaVu Sans Mono (pseudocode)
+  ImFont* big = nullptr;   // headings
+};
+
+// Rebuilds the atlas and style for `scale` (call between frames). Returns a
+// note when DejaVu is missing (ImGui's built-in font is used instead).
+std::string load_fonts(Fonts& fonts, double scale);
+// ImGui's style for the current theme at `scale` (call between frames).
+void apply_theme(double scale);
+const Fonts& fonts();
+
+// The theme the colours below and apply_theme follow (the app sets it from
+// ViewState::theme between frames).
+void set_theme(Theme t);
+Theme current_theme();
+inline bool light_theme() { return current_theme() == Theme::light; }
+std::optional<Theme> parse_theme(std::string_view name);  // "dark" or "light"
+const char* theme_name(Theme t);
+// What the window is cleared to: WindowBg of the theme (the panels draw no background).
+ImVec4 color_background();
+
+constexpr float kBaseFontPx = 15.0f;
+
+ImU32 tensor_color(sim::Tensor t, int alpha = 255);
+// The tiling view's finished blocks: a neutral grey where every tensor (and
+// the current block's yellow) has a hue, so "done" never reads as "Q".
+ImU32 finished_block_color(int alpha = 255);
+ImVec4 color_error();
+ImVec4 color_note();
+ImVec4 color_good();
+ImVec4 color_dim();
+ImVec4 color_warning();  // orange: a caveat, memory-bound
+ImVec4 color_bad_field(); // the frame of a field whose value is refused
+
+}  // namespace flashlab::gui

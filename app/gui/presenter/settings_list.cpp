@@ -1,0 +1,76 @@
+// The scenario file's schema as text (gui.hpp): what `flashlab gui --list-settings` prints and
+// docs/user-guide.md quotes, a test holding the two equal.
+#include "state/gui.hpp"
+
+#include <algorithm>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "bench/bench_action.hpp"
+#include "presenter_stages.hpp"
+#include "ring/ring_settings.hpp"
+#include "scenario.hpp"
+#include "scenario_settings.hpp"
+#include "script_keys.hpp"
+#include "script_steps.hpp"
+
+namespace flashlab::gui {
+
+namespace {
+
+// One entry: its name (a key, "ring.seq", a stage), the form of its value
+// (empty: none), what it means.
+struct Line {
+  std::string name, kind, meaning;
+};
+
+// A heading, then each entry as "  NAME  KIND" over its meaning (or "  NAME  MEANING"
+// when it takes no value), names padded to one column.
+void section(std::ostream& out, const std::string& heading, const std::vector<Line>& lines) {
+  size_t w = 0;
+  for (const Line& l : lines) w = std::max(w, l.name.size());
+  out << heading << "\n";
+  for (const Line& l : lines) {
+    out << "  " << l.name << std::string(w - l.name.size() + 2, ' ');
+    if (l.kind.empty()) out << l.meaning << "\n";
+    else out << l.kind << "\n  " << std::string(w + 2, ' ') << l.meaning << "\n";
+  }
+}
+
+template <class Row>
+std::vector<Line> lines_of(const std::vector<Row>& rows, const std::string& prefix) {
+  std::vector<Line> out;
+  for (const Row& r : rows) out.push_back({prefix + std::string(r.doc.key), std::string(r.doc.kind), std::string(r.doc.meaning)});
+  return out;
+}
+
+}  // namespace
+
+void write_settings_list(std::ostream& out) {
+  std::vector<Line> settings;
+  for (const SettingRow& r : setting_rows())
+    settings.push_back({std::string(r.doc.key), std::string(r.doc.kind) + (r.in_scene ? "" : "  (not in a scene's state)"),
+                        std::string(r.doc.meaning)});
+  section(out, "Settings: a scenario's top level, a scene's \"state\", a script step", settings);
+  out << "\n";
+  section(out, "\"problem\"", lines_of(problem_key_rows(), "problem."));
+  out << "\n";
+  section(out, "\"ring\"", lines_of(ring_setting_rows(), "ring."));
+  out << "\n";
+  section(out, "\"bench\"", lines_of(bench_key_rows(), "bench."));
+  out << "\n";
+  section(out, "A script step's own keys", lines_of(step_key_rows(), ""));
+  out << "\n";
+  std::vector<Line> keys;
+  for (const ScriptKey& k : script_keys()) keys.push_back({std::string(k.name), "", std::string(k.meaning)});
+  section(out, "A step's \"key\"", keys);
+  out << "\n";
+  section(out, "A scene's keys", lines_of(scene_key_rows(), ""));
+  out << "\n";
+  std::vector<Line> stages;
+  for (const PresenterStage& st : presenter_stages()) stages.push_back({std::string(st.name), "", std::string(st.meaning)});
+  section(out, "A scene's \"stage\"", stages);
+}
+
+}  // namespace flashlab::gui

@@ -1,0 +1,80 @@
+// Rung 5 of the ladder, fa2_tc: FlashAttention-2 forward on tensor cores.
+//
+// What changed from fa2: the two products run on tensor cores
+// (mma.sync.m16n8k16, fp16/bf16 in, fp32 accumulate) fed by ldmatrix from
+// padded shared memory; K_j, V_j are double-buffered with cp.async; P_ij goes
+// from the S accumulators to the PV A operand without leaving registers; the
+// softmax runs in base 2 with τ·log2(e) folded into one FFMA per element.
+// Tiles are fixed at compile time per head dim (sim::kFa2TcConfigs) and reported to
+// the simulator through fa2_tc_tiles().
+// Expected bottleneck: mma.sync issue rate, then ldmatrix shared-memory
+// bandwidth; exp2 (MUFU) matters at d = 64.
+// Measured (H100, fp16, 16k tokens, hidden 2048, 2026-11-22): 244–346 TFLOP/s,
+// 0.94–1.15× PyTorch SDPA FLASH in the same run — see kernels/README.md.
+//
+// The kernel itself is in fa2_tc_kernel.cuh; design notes in docs/fa2_tc.md.
+
+#include <iterator>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "fa2_tc_kernel.cuh"
+#include "flashlab/sim/problem/tensor_core_configs.hpp"
+#include "flashlab/kernels/rungs/fa2_tc.hpp"
+
+namespace flashlab::kernels {
+namespace {
+
+namespace detail = fa2_tc_detail;
+
+// The compiled configurations, one per head dim: sim::kFa2TcConfigs (registers
+// from ptxas, sm_90, CUDA 13.0; no spills: 234 at d 64, 178 at d 96, 247 at d 256).
+// Alternatives are timed by tests/kernels/fa2_tc_standalone.cu built with
+// -DFA2_TC_VARIANTS; see docs/fa2_tc.md for the choice.
+template <std::size_t I>
+using CfgAt = detail::Config<sim::kFa2TcConfigs[I].head_dim, sim::kFa2TcConfigs[I].Br, sim::kFa2TcConfigs[I].Bc,
+                             sim::kFa2TcConfigs[I].warps, sim::kFa2TcConfigs[I].q_in_registers,
+                             sim::kFa2TcConfigs[I].min_blocks>;
+constexpr std::size_t kConfigs = std::size(sim::kFa2TcConfigs);
+
+template <std::size_t... I>
+constexpr bool smem_agrees(std::index_sequence<I...>) {
+  return ((CfgAt<I>::kSmemBytes == sim::fa2_tc_smem_bytes(sim::kFa2TcConfigs[I])) && ...);
+}
+static_assert(smem_agrees(std::make_index_sequence<kConfigs>{}),
+              "the kernel's shared memory differs from sim::fa2_tc_smem_bytes");
+
+template <class Cfg>
+void forward_dtype(const LaunchArgs& a) {
+  switch (a.problem.dtype) {
+    case sim::DType::fp16:
+      detail::launch<Cfg, __half>(a, "fa2_tc");
+      return;
+    case sim::DType::bf16:
+      detail::launch<Cfg, __nv_bfloat16>(a, "fa2_tc");
+      return;
+    case sim::DType::fp32:
+      break;
+  }
+  throw Unsupported("fa2_tc runs fp16 and bf16 only (mma.sync.m16n8k16 takes 16-bit inputs); got fp32");
+}
+
+template <std::size_t... I>
+void forward_at(const LaunchArgs& a, std::index_sequence<I...>) {
+  const bool launched = ((sim::kFa2TcConfigs[I].head_dim == a.problem.head_dim ? (forward_dtype<CfgAt<I>>(a), true)
+                                                                                : false) ||
+                         ...);
+  if (!launched) (void)fa2_tc_config(static_cast<int>(a.problem.head_dim));  // throws Unsupported: not compiled
+}
+
+}  // namespace
+
+void fa2_tc_forward(const LaunchArgs& a) {
+  // dtype first: fp32 is refused whatever the head dim.
+  if (a.problem.dtype == sim::DType::fp32)
+    throw Unsupported("fa2_tc runs fp16 and bf16 only (mma.sync.m16n8k16 takes 16-bit inputs); got fp32");
+  forward_at(a, std::make_index_sequence<kConfigs>{});
+}
+
+}  // namespace flashlab::kernels

@@ -1,0 +1,78 @@
+// Rung 5, backward — fa2_tc_bwd: FlashAttention-2 backward on tensor cores.
+//
+// What changed from fa2_bwd: S_ijᵀ = K_j Q_iᵀ, dP_ijᵀ = V_j dO_iᵀ, dV_j += P_ijᵀ dO_i,
+// dK_j += dS_ijᵀ Q_i and dQ_i += dS_ij K_j run on tensor cores (mma.sync.m16n8k16,
+// fp16/bf16 in, fp32 accumulate) fed by ldmatrix; Q_i, dO_i, L_i, D_i are
+// double-buffered with cp.async; P_ij and dS_ij stay in registers between
+// products except for the one trip of dS_ij through shared memory that dQ
+// needs. dQ is accumulated in fp32 with vector reductions (red.global.add.v2.f32)
+// into dQaccum, as FlashAttention-2 does: one pass over K_j per block, at the
+// price of a run-to-run order of additions (not bitwise deterministic).
+// Each step's dQ product runs at the top of the next step (one barrier per
+// step). Tiles are fixed at compile time per head dim and reported through
+// fa2_tc_bwd_tiles(). The kernel is in fa2_tc_bwd_kernel.cuh.
+// Expected bottleneck: mma.sync issue and ldmatrix bandwidth, then dQ's atomics.
+// Measured (H200, fp16, 16k tokens, hidden 2048, 2026-11-25): 180–294 TFLOP/s by the backward
+// convention (2.5× the forward's FLOPs), 0.85–1.31× PyTorch's SDPA FLASH backward in the same run
+// (d = 64: 1.01–1.31×; d = 128: 0.85–1.06×) — see kernels/README.md.
+#include <iterator>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "fa2_tc_bwd_kernel.cuh"
+#include "flashlab/sim/problem/tensor_core_configs.hpp"
+#include "flashlab/kernels/rungs/fa2_tc_bwd.hpp"
+
+namespace flashlab::kernels {
+namespace {
+
+namespace bwd = fa2_tc_bwd_detail;
+
+// The compiled configurations, one per head dim: sim::kFa2TcBwdConfigs. Alternatives
+// are timed by tests/kernels/bwd_check.cu (FLASHLAB_BWD_VARIANTS); docs/kernels.md has the choice.
+template <std::size_t I>
+using CfgAt = bwd::Config<sim::kFa2TcBwdConfigs[I].head_dim, sim::kFa2TcBwdConfigs[I].Bc, sim::kFa2TcBwdConfigs[I].Br,
+                          sim::kFa2TcBwdConfigs[I].warps, sim::kFa2TcBwdConfigs[I].kv_in_registers,
+                          sim::kFa2TcBwdConfigs[I].min_blocks, sim::kFa2TcBwdConfigs[I].defer_dq>;
+constexpr std::size_t kConfigs = std::size(sim::kFa2TcBwdConfigs);
+
+template <std::size_t... I>
+constexpr bool smem_agrees(std::index_sequence<I...>) {
+  return ((CfgAt<I>::kSmemBytes == sim::fa2_tc_bwd_smem_bytes(sim::kFa2TcBwdConfigs[I])) && ...);
+}
+static_assert(smem_agrees(std::make_index_sequence<kConfigs>{}),
+              "the kernel's shared memory differs from sim::fa2_tc_bwd_smem_bytes");
+
+template <class Cfg>
+void backward_dtype(const LaunchArgs& a) {
+  switch (a.problem.dtype) {
+    case sim::DType::fp16:
+      bwd::launch<Cfg, __half>(a, "fa2_tc_bwd");
+      return;
+    case sim::DType::bf16:
+      bwd::launch<Cfg, __nv_bfloat16>(a, "fa2_tc_bwd");
+      return;
+    case sim::DType::fp32:
+      break;
+  }
+  throw Unsupported("fa2_tc_bwd runs fp16 and bf16 only (mma.sync.m16n8k16 takes 16-bit inputs); got fp32");
+}
+
+template <std::size_t... I>
+void backward_at(const LaunchArgs& a, std::index_sequence<I...>) {
+  const bool launched =
+      ((sim::kFa2TcBwdConfigs[I].head_dim == a.problem.head_dim ? (backward_dtype<CfgAt<I>>(a), true) : false) ||
+       ...);
+  if (!launched) (void)fa2_tc_bwd_config(static_cast<int>(a.problem.head_dim));  // throws Unsupported: not compiled
+}
+
+}  // namespace
+
+void fa2_tc_backward(const LaunchArgs& a) {
+  if (a.problem.dtype == sim::DType::fp32)
+    throw Unsupported("fa2_tc_bwd runs fp16 and bf16 only (mma.sync.m16n8k16 takes 16-bit inputs); got fp32");
+  backward_at(a, std::make_index_sequence<kConfigs>{});
+}
+
+}  // namespace flashlab::kernels

@@ -1,0 +1,828 @@
+// fa3_hopper: FlashAttention forward on Hopper (sm_90a) — the kernel template.
+//
+// What changed from fa2_tc: the two products run on wgmma (warpgroup MMA,
+// m64nNk16, fp32 accumulation) reading K_j and V_j straight from shared memory
+// through matrix descriptors instead of ldmatrix + mma.sync; Q_i, K_j, V_j are
+// copied by the tensor memory accelerator (cp.async.bulk.tensor, 128-byte
+// swizzle, out-of-bounds rows zero-filled) into a ring of kStages stages that
+// completes on mbarriers; one producer warp issues every copy while two
+// consumer warpgroups (64 rows of Q_i each) compute, so K_{j+1}, V_{j+1} land
+// while block j is computed (warp specialisation, setmaxnreg moves registers
+// from the producer to the consumers). P_ij is still fed to the second product
+// from registers (wgmma's A-from-registers form). HBM traffic is FlashAttention-2's.
+// Expected bottleneck: the softmax between the two products (exp2, row max)
+// serialises with wgmma inside a warpgroup; the consumer warpgroups take turns
+// (ping-pong) so that one's softmax runs under another's products. Measured on
+// an H200 (fp16, the 16k-token grid): 266–602 TFLOP/s, 0.79–1.20× SDPA cuDNN,
+// 1.10–1.88× fa2_tc; at d = 64 the exponential unit and the tensor cores are
+// each about 55% busy (Nsight Compute); the table, the tuning steps and the
+// counters are in kernels/README.md.
+//
+// This header holds the configurable kernel; kernels/src/rungs/fa3_hopper.cu instantiates
+// the compiled configurations and makes the tensor maps on the host.
+#pragma once
+
+#include <cuda.h>  // CUtensorMap (the type only; the driver is reached through the runtime)
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <cstring>
+
+#include "running_output.cuh"
+
+namespace flashlab::kernels::fa3_hopper_detail {
+
+using kernels::detail::fold_row;
+using kernels::detail::load_running_row;
+using kernels::detail::FoldedRow;
+using kernels::detail::kFoldFinish;
+using kernels::detail::kFoldNone;
+using kernels::detail::kFoldStart;
+
+// ---------------------------------------------------------------------------
+// Compile-time configuration.
+// ---------------------------------------------------------------------------
+// kHeadDim     d ∈ {64, 128}
+// kConsumers   consumer warpgroups; B_r = 64 · kConsumers rows of Q_i per block
+// kBc          B_c rows of K_j, V_j per step
+// kStages      depth of the K_j/V_j ring in shared memory
+// kOverlap     software pipeline inside a warpgroup: the softmax of S_{i,j+1}
+//              runs while P_ij V_j is on the tensor cores
+// kPingPong    the consumer warpgroups take turns to issue their products
+//              (named barriers in a ring): while one warpgroup's S_ij and
+//              P_ij V_j run on the tensor cores the others run their softmax
+// kPersistent  one block per SM walks the tiles (row block i, head) with a
+//              stride of the grid: the next tile's K_j, V_j and Q_i copies
+//              start while this one finishes; O goes from registers to HBM
+// kExpPoly     0, or k: one column group of 8 in every k takes its exp2 from a
+//              polynomial on the FMA pipe instead of MUFU (ex2.approx), which
+//              at d = 64 is as busy as the tensor cores
+template <int D, int CONSUMERS, int BC, int STAGES, bool OVERLAP, bool PINGPONG = (CONSUMERS >= 2),
+          bool PERSISTENT = false, int EXP_POLY = 0>
+struct Config {
+  static constexpr int kHeadDim = D;
+  static constexpr int kConsumers = CONSUMERS;
+  static constexpr int kBr = 64 * kConsumers;          // B_r
+  static constexpr int kBc = BC;                       // B_c
+  static constexpr int kStages = STAGES;
+  static constexpr bool kOverlap = OVERLAP;
+  static constexpr bool kPingPong = PINGPONG;
+  static constexpr bool kPersistent = PERSISTENT;
+  static constexpr int kExpPoly = EXP_POLY;
+  static constexpr int kThreads = 128 * (kConsumers + 1);  // producer warpgroup first
+  // Shared tiles are stored as d/64 panels of 64 columns (128 bytes a row, the
+  // width of the 128-byte swizzle and of one TMA box row); panel p of a tile of
+  // R rows holds columns [64p, 64p + 64) of every row, R·128 bytes.
+  static constexpr int kPanels = D / 64;
+  static constexpr int kQBytes = kBr * D * 2;          // (B_r, d) Q_i
+  static constexpr int kKVBytes = kBc * D * 2;         // (B_c, d) K_j or V_j
+  static constexpr int kBarrierBytes = 1024;           // mbarriers, after the tiles
+  static constexpr std::size_t kSmemBytes =
+      1024 /* alignment slack: the swizzle pattern repeats every 1024 bytes */ +
+      static_cast<std::size_t>(kQBytes) + 2ull * kStages * kKVBytes + kBarrierBytes;
+
+  static_assert(D == 64 || D == 128, "d must be 64 or 128 (whole 128-byte panels, O accumulator in registers)");
+  static_assert(BC % 16 == 0 && BC >= 16 && BC <= 256, "B_c: a wgmma N of S_ij and a whole number of k-steps of P_ij V_j");
+  static_assert(kBc * 128 % 1024 == 0, "every panel starts on a 1024-byte swizzle atom");
+  static_assert(kStages >= 2, "at least two stages: K_{j+1}, V_{j+1} arrive while block j is computed");
+  static_assert(kConsumers >= 1 && kConsumers <= 3 && kBr <= 256, "a TMA box has at most 256 rows");
+  static_assert(!kPingPong || kConsumers >= 2, "ping-pong needs two or three consumer warpgroups");
+  // Registers per thread after setmaxnreg: the producer keeps kProducerRegs, the
+  // consumers share the rest of the 64K-register file (multiples of 8).
+  static constexpr int kProducerRegs = kConsumers == 3 ? 32 : 40;
+  static constexpr int kConsumerRegs = ((65536 / 128 - kProducerRegs) / kConsumers) / 8 * 8;
+  static_assert(kConsumerRegs <= 256 && kConsumerRegs >= 65536 / kThreads, "setmaxnreg only raises the consumers");
+};
+
+// Kernel arguments: one block per (row block i, head); heads = B·H.
+struct Params {
+  void* o;
+  float* lse;        // [B·H, N_q] or null; the running logsumexp when folding
+  int n_q;           // N_q
+  int n_kv;          // N_kv
+  int T_r;           // ⌈N_q / B_r⌉
+  int num_tiles;     // T_r · B·H: tiles (row block i, head), one per block unless persistent
+  float scale_log2;  // τ·log2(e): the softmax runs in base 2
+  int causal;        // key c is visible to query r iff c ≤ r (top-left aligned)
+  int kv_group;      // H / H_kv: query head h reads K/V head h / kv_group (flat indices); 0 or 1: H_kv = H
+  int fold;          // kFoldNone, or how this launch folds into the running output
+  float* o_run;      // [B·H, N_q, d] fp32, the running output (fold ≠ kFoldNone)
+};
+
+// ---------------------------------------------------------------------------
+// PTX wrappers (sm_90a).
+// ---------------------------------------------------------------------------
+__device__ __forceinline__ uint32_t smem_addr(const void* p) {
+  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
+}
+
+__device__ __forceinline__ void mbar_init(uint32_t bar, uint32_t count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
+}
+// One arrival that also announces `bytes` of transactions (the TMA copies to come).
+__device__ __forceinline__ void mbar_arrive_expect_tx(uint32_t bar, uint32_t bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
+}
+__device__ __forceinline__ void mbar_arrive(uint32_t bar) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
+}
+// Spins until the phase with the given parity has completed.
+__device__ __forceinline__ void mbar_wait(uint32_t bar, uint32_t parity) {
+  asm volatile(
+      "{\n"
+      ".reg .pred done;\n"
+      "WAIT_%=:\n"
+      "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
+      "@!done bra WAIT_%=;\n"
+      "}\n" ::"r"(bar),
+      "r"(parity)
+      : "memory");
+}
+
+// 3-D tensor copy global → shared: box (64 columns, rows, 1 head) at
+// coordinates (c0 column, c1 row, c2 head); completes `bar`'s transactions.
+__device__ __forceinline__ void tma_load_3d(uint32_t dst, const CUtensorMap* map, uint32_t bar, int c0, int c1,
+                                            int c2) {
+  asm volatile(
+      "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4, %5}], [%2];\n" ::"r"(dst),
+      "l"(reinterpret_cast<uint64_t>(map)), "r"(bar), "r"(c0), "r"(c1), "r"(c2)
+      : "memory");
+}
+__device__ __forceinline__ void prefetch_tensormap(const CUtensorMap* map) {
+  asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<uint64_t>(map)) : "memory");
+}
+
+__device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
+__device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
+template <int N>
+__device__ __forceinline__ void wgmma_wait() {
+  asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
+}
+// Keeps the compiler from moving accumulator reads/writes across wgmma boundaries.
+template <int N>
+__device__ __forceinline__ void fence_regs(float (&r)[N]) {
+#pragma unroll
+  for (int i = 0; i < N; ++i) asm volatile("" : "+f"(r[i])::"memory");
+}
+
+template <int kRegs>
+__device__ __forceinline__ void setmaxnreg_inc() {
+  asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(kRegs));
+}
+template <int kRegs>
+__device__ __forceinline__ void setmaxnreg_dec() {
+  asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(kRegs));
+}
+
+// Named barrier among the 128 threads of one warpgroup (id 0 is __syncthreads).
+__device__ __forceinline__ void warpgroup_sync(int id) {
+  asm volatile("bar.sync %0, 128;\n" ::"r"(id) : "memory");
+}
+// Named barrier of two warpgroups: one waits (bar.sync), the other signals (bar.arrive).
+__device__ __forceinline__ void named_bar_sync(int id, int threads) {
+  asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+}
+__device__ __forceinline__ void named_bar_arrive(int id, int threads) {
+  asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+}
+
+// wgmma shared-memory matrix descriptor, 128-byte swizzle. K-major tiles (Q_i,
+// K_j: d contiguous) step 8-row groups by SBO = 1024 bytes (LBO unused);
+// N-major V_j (d contiguous, keys are k) steps 8 keys by SBO = 1024 bytes and
+// the next 64 columns of d (the next panel) by LBO.
+__device__ __forceinline__ uint64_t make_desc(uint32_t addr, uint32_t lbo_bytes, uint32_t sbo_bytes) {
+  uint64_t desc = 0;
+  desc |= static_cast<uint64_t>((addr & 0x3FFFF) >> 4);
+  desc |= static_cast<uint64_t>((lbo_bytes >> 4) & 0x3FFF) << 16;
+  desc |= static_cast<uint64_t>((sbo_bytes >> 4) & 0x3FFF) << 32;
+  desc |= 1ull << 62;  // 128-byte swizzle
+  return desc;
+}
+
+__device__ __forceinline__ float exp2_approx(float x) {
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
+  return y;
+}
+// 2^x for x ≤ 0 without MUFU: x = j + f with j = round(x), f ∈ [−0.5, 0.5];
+// 2^f from a degree-3 polynomial (relative error 7.5e-5, below fp16's half ulp,
+// fitted to 2^f in relative error), 2^j added to the exponent field. x is
+// clamped at −126 (−∞ of a masked entry included): the result is then at
+// least a denormal near 2^−126 (0 once P is fp16; beside the row maximum's 1
+// in ℓ_i, nothing), never a wrapped exponent (2^f ≥ 0.707 has exponent ≥ −1).
+__device__ __forceinline__ float exp2_poly(float x) {
+  constexpr float kRound = 12582912.f;  // 1.5 · 2^23: x + kRound holds round(x) in its low mantissa bits
+  x = fmaxf(x, -126.f);
+  const float t = __fadd_rn(x, kRound);
+  const float f = __fsub_rn(x, __fsub_rn(t, kRound));
+  float p = fmaf(0.0551716313f, f, 0.24261117f);
+  p = fmaf(p, f, 0.693260968f);
+  p = fmaf(p, f, 0.999928057f);
+  return __int_as_float(__float_as_int(p) + (__float_as_int(t) << 23));
+}
+
+template <typename T>
+__device__ __forceinline__ uint32_t pack2(float lo, float hi);
+template <>
+__device__ __forceinline__ uint32_t pack2<__half>(float lo, float hi) {
+  const __half2 h = __floats2half2_rn(lo, hi);
+  uint32_t u;
+  memcpy(&u, &h, sizeof(u));
+  return u;
+}
+template <>
+__device__ __forceinline__ uint32_t pack2<__nv_bfloat16>(float lo, float hi) {
+  const __nv_bfloat162 h = __floats2bfloat162_rn(lo, hi);
+  uint32_t u;
+  memcpy(&u, &h, sizeof(u));
+  return u;
+}
+
+// wgmma.mma_async m64nNk16 with fp32 accumulators; ss: A and B from shared
+// memory, rs: A from registers (P_ij). Accumulator element 4n + e of a thread
+// (warp w of the warpgroup, lane = 4g + t) is row 16w + g + 8·(e/2), column
+// 8n + 2t + (e%2) — per 8 columns the layout of mma.sync's C fragment, so the
+// S accumulators of columns [16k, 16k + 16) are P_ij's A fragment for k-step k.
+template <int N, typename T>
+struct Wgmma;
+
+// (generated: one asm statement per N, dtype and operand form)
+template <>
+struct Wgmma<64, __half> {
+  // D(64×64, f32) (+)= A(64×16, smem, K-major) · B(64×16, smem, K-major)ᵀ
+  __device__ __forceinline__ static void ss(float (&d)[32], uint64_t desc_a, uint64_t desc_b, int accumulate) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 "
+        "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, %32, %33, p, 1, 1, 0, 0;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+        : "l"(desc_a), "l"(desc_b), "r"(accumulate));
+  }
+  // D(64×64, f32) += A(64×16, registers) · B(16×64, smem, N-major: imm-trans-b = 1)
+  __device__ __forceinline__ static void rs(float (&d)[32], const uint32_t (&a)[4], uint64_t desc_b, int accumulate) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 "
+        "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, {%32, %33, %34, %35}, %36, p, 1, 1, 1;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(accumulate));
+  }
+};
+
+template <>
+struct Wgmma<64, __nv_bfloat16> {
+  // D(64×64, f32) (+)= A(64×16, smem, K-major) · B(64×16, smem, K-major)ᵀ
+  __device__ __forceinline__ static void ss(float (&d)[32], uint64_t desc_a, uint64_t desc_b, int accumulate) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 "
+        "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, %32, %33, p, 1, 1, 0, 0;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+        : "l"(desc_a), "l"(desc_b), "r"(accumulate));
+  }
+  // D(64×64, f32) += A(64×16, registers) · B(16×64, smem, N-major: imm-trans-b = 1)
+  __device__ __forceinline__ static void rs(float (&d)[32], const uint32_t (&a)[4], uint64_t desc_b, int accumulate) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 "
+        "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, {%32, %33, %34, %35}, %36, p, 1, 1, 1;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(accumulate));
+  }
+};
+
+template <>
+struct Wgmma<128, __half> {
+  // D(64×128, f32) (+)= A(64×16, smem, K-major) · B(128×16, smem, K-major)ᵀ
+  __device__ __forceinline__ static void ss(float (&d)[64], uint64_t desc_a, uint64_t desc_b, int accumulate) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 "
+        "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, %64, %65, p, 1, 1, 0, 0;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+        : "l"(desc_a), "l"(desc_b), "r"(accumulate));
+  }
+  // D(64×128, f32) += A(64×16, registers) · B(16×128, smem, N-major: imm-trans-b = 1)
+  __device__ __forceinline__ static void rs(float (&d)[64], const uint32_t (&a)[4], uint64_t desc_b, int accumulate) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %69, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 "
+        "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, {%64, %65, %66, %67}, %68, p, 1, 1, 1;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(accumulate));
+  }
+};
+
+template <>
+struct Wgmma<128, __nv_bfloat16> {
+  // D(64×128, f32) (+)= A(64×16, smem, K-major) · B(128×16, smem, K-major)ᵀ
+  __device__ __forceinline__ static void ss(float (&d)[64], uint64_t desc_a, uint64_t desc_b, int accumulate) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 "
+        "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, %64, %65, p, 1, 1, 0, 0;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+        : "l"(desc_a), "l"(desc_b), "r"(accumulate));
+  }
+  // D(64×128, f32) += A(64×16, registers) · B(16×128, smem, N-major: imm-trans-b = 1)
+  __device__ __forceinline__ static void rs(float (&d)[64], const uint32_t (&a)[4], uint64_t desc_b, int accumulate) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %69, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 "
+        "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, {%64, %65, %66, %67}, %68, p, 1, 1, 1;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(accumulate));
+  }
+};
+
+// ---------------------------------------------------------------------------
+// The kernel. Grid: T_r · (B·H) blocks, 1-D, one tile (row block i, head) each,
+// or (kPersistent) one block per SM taking tiles blockIdx.x, + gridDim.x, ...;
+// block = 1 + kConsumers warpgroups:
+//   warpgroup 0      producer: one thread issues every TMA copy (Q_i once per
+//                    tile, then K_j and V_j into the ring when the consumers
+//                    have released a stage; the ring runs on across tiles)
+//   warpgroups 1..  consumers: rows [64c, 64c + 64) of Q_i each; S_ij = Q_i K_jᵀ
+//                    (wgmma, both from shared memory), online softmax in
+//                    registers, O_i += P_ij V_j (wgmma, P_ij from registers);
+//                    under the causal mask a warpgroup skips the key blocks
+//                    its own 64 rows cannot see (and rows past N_q see none)
+// Shared memory: Q_i, then kStages × K_j, then kStages × V_j, then mbarriers:
+//   bar_q          Q_i has landed (one phase per tile)
+//   full_k[s]      K_j has landed in stage s      (producer's expect_tx + TMA bytes)
+//   full_v[s]      V_j has landed in stage s
+//   empty[s]       every consumer warp is done with stage s (4 · kConsumers arrivals)
+//   q_empty        every consumer warp is done with Q_i (and its O staging)
+// Named barriers: 1 + c, warpgroup c alone (the O staging); kTurnBarrier + c,
+// the ping-pong ring (warpgroup c waits for its turn, c − 1 signals it).
+// ---------------------------------------------------------------------------
+namespace {
+
+constexpr int kTurnBarrier = 4;  // named barriers 4, 5, 6: the consumers' turns
+
+template <class Cfg, typename T>
+__global__ void __launch_bounds__(Cfg::kThreads, 1)
+    fa3_hopper_forward_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CUtensorMap tm_k,
+                              const __grid_constant__ CUtensorMap tm_v, const Params p) {
+#if defined(__CUDA_ARCH__)
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  constexpr int d = Cfg::kHeadDim;
+  constexpr int B_r = Cfg::kBr;
+  constexpr int B_c = Cfg::kBc;
+  constexpr int kStages = Cfg::kStages;
+  constexpr int kPanels = Cfg::kPanels;
+  constexpr int kConsumers = Cfg::kConsumers;
+  constexpr int kSRegs = B_c / 2;  // S_ij accumulators per thread: (64, B_c) over 128 threads
+  constexpr int kORegs = d / 2;    // O_i accumulators per thread: (64, d) over 128 threads
+  // O leaves through the Q_i tile in shared memory (16-byte rows) when each block
+  // has one tile; a persistent block stores it from registers instead, so that
+  // Q_i of its next tile can land while this one finishes.
+  constexpr bool kStageO = !Cfg::kPersistent;
+
+  extern __shared__ unsigned char smem_raw[];
+  // The 128-byte swizzle repeats every 1024 bytes: tiles start on that boundary.
+  const uint32_t raw = smem_addr(smem_raw);
+  const uint32_t base = (raw + 1023u) & ~1023u;
+  unsigned char* smem = smem_raw + (base - raw);  // generic pointer to the same byte
+  const uint32_t sQ = base;                                      // (B_r, d) Q_i, kPanels × (B_r, 64)
+  const uint32_t sK = sQ + Cfg::kQBytes;                         // kStages × (B_c, d) K_j
+  const uint32_t sV = sK + kStages * Cfg::kKVBytes;              // kStages × (B_c, d) V_j
+  const uint32_t bars = sV + kStages * Cfg::kKVBytes;            // mbarriers, 8 bytes each
+  const uint32_t bar_q = bars;
+  auto full_k = [&](int s) { return bars + 8u * (1 + s); };
+  auto full_v = [&](int s) { return bars + 8u * (1 + kStages + s); };
+  auto empty = [&](int s) { return bars + 8u * (1 + 2 * kStages + s); };
+  const uint32_t q_empty = bars + 8u * (1 + 3 * kStages);
+
+  // Tile → (head, first row q0, key blocks T_c). Head-major order, heaviest
+  // row block of a head first (as fa2_tc).
+  struct Tile {
+    int head, q0, T_c;
+  };
+  auto tile_at = [&](int tile) {
+    Tile tl;
+    tl.head = tile / p.T_r;
+    tl.q0 = (p.T_r - 1 - tile % p.T_r) * B_r;
+    // Key blocks this row block visits: causal never loads a block above the diagonal.
+    const int q_last = min(tl.q0 + B_r, p.n_q) - 1;
+    const int kv_end = p.causal ? min(p.n_kv, q_last + 1) : p.n_kv;
+    tl.T_c = (kv_end + B_c - 1) / B_c;  // ≥ 1: key 0 is visible to every row
+    return tl;
+  };
+
+  const int warpgroup = threadIdx.x / 128;
+  if (threadIdx.x == 0) {
+    mbar_init(bar_q, 1);
+    for (int s = 0; s < kStages; ++s) {
+      mbar_init(full_k(s), 1);
+      mbar_init(full_v(s), 1);
+      mbar_init(empty(s), kConsumers * 4);
+    }
+    mbar_init(q_empty, kConsumers * 4);
+    // The barriers are read next by the copy engine (async proxy).
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+  }
+  __syncthreads();
+
+  if (warpgroup == 0) {
+    // ---------------- producer ----------------
+    setmaxnreg_dec<Cfg::kProducerRegs>();
+    if (threadIdx.x == 0) {
+      prefetch_tensormap(&tm_q);
+      prefetch_tensormap(&tm_k);
+      prefetch_tensormap(&tm_v);
+      int kv = 0;  // K_j, V_j blocks this block has issued: the ring's position
+      int n = 0;   // tiles this block has started
+      for (int tile = blockIdx.x; tile < p.num_tiles; tile += gridDim.x, ++n) {
+        const Tile tl = tile_at(tile);
+        const int kv_head = p.kv_group > 1 ? tl.head / p.kv_group : tl.head;  // grouped-query attention
+        // Q_i: rows past N_q are zero-filled by the copy engine. From the second
+        // tile on, its buffer is free once every consumer warp released it; K_0, V_0
+        // of the tile go first, so they land while the consumers finish the last one.
+        auto load_Q = [&] {
+          if (n > 0) mbar_wait(q_empty, (n - 1) & 1);
+          mbar_arrive_expect_tx(bar_q, Cfg::kQBytes);
+#pragma unroll
+          for (int pn = 0; pn < kPanels; ++pn)
+            tma_load_3d(sQ + pn * B_r * 128, &tm_q, bar_q, pn * 64, tl.q0, tl.head);
+        };
+        if (n == 0) load_Q();
+        for (int j = 0; j < tl.T_c; ++j, ++kv) {
+          const int s = kv % kStages;
+          const int round = kv / kStages;
+          // Stage s held the block kStages before: wait until every consumer warp released it.
+          if (round > 0) mbar_wait(empty(s), (round - 1) & 1);
+          const uint32_t sK_j = sK + s * Cfg::kKVBytes;
+          const uint32_t sV_j = sV + s * Cfg::kKVBytes;
+          mbar_arrive_expect_tx(full_k(s), Cfg::kKVBytes);
+#pragma unroll
+          for (int pn = 0; pn < kPanels; ++pn)
+            tma_load_3d(sK_j + pn * B_c * 128, &tm_k, full_k(s), pn * 64, j * B_c, kv_head);
+          mbar_arrive_expect_tx(full_v(s), Cfg::kKVBytes);
+#pragma unroll
+          for (int pn = 0; pn < kPanels; ++pn)
+            tma_load_3d(sV_j + pn * B_c * 128, &tm_v, full_v(s), pn * 64, j * B_c, kv_head);
+          if (j == 0 && n > 0) load_Q();
+        }
+        if constexpr (!Cfg::kPersistent) break;
+      }
+    }
+    return;
+  }
+
+  // ---------------- consumers ----------------
+  setmaxnreg_inc<Cfg::kConsumerRegs>();
+  using Mma_S = Wgmma<B_c, T>;  // S_ij: (64, B_c)
+  using Mma_O = Wgmma<d, T>;    // O_i:  (64, d)
+  const int c = warpgroup - 1;         // consumer index: rows [64c, 64c + 64) of Q_i
+  const int tid = threadIdx.x % 128;   // thread in the warpgroup
+  const int warp = tid / 32;
+  const int lane = tid % 32;
+  const int g = lane >> 2;  // accumulator rows g and g + 8 of the warp's 16
+  const int t = lane & 3;   // accumulator columns 2t, 2t + 1 of every 8
+  const uint32_t sQ_c = sQ + 64 * c * 128;  // this warpgroup's 64 rows in panel 0
+
+  float o_acc[kORegs];  // (64, d) of O_i, fp32, unnormalised
+  float m_i[2];         // running row max of S (unscaled)
+  float l_i[2];         // running row sum, this thread's columns only
+  float s_acc[kSRegs];  // S_ij: (64, B_c) per warpgroup, fp32
+  uint32_t p_frag[B_c / 16][4];  // P_ij (16-bit) as wgmma's A operand: (64, 16 keys) per k-step
+
+  int kv = 0;  // K_j, V_j blocks of earlier tiles: the ring's position
+  int n = 0;   // tiles this block has done
+  for (int tile = blockIdx.x; tile < p.num_tiles; tile += gridDim.x, ++n) {
+    const Tile tl = tile_at(tile);
+    const int T_c = tl.T_c;
+    const bool last_tile = !Cfg::kPersistent || tile + static_cast<int>(gridDim.x) >= p.num_tiles;
+    const int wg_row0 = tl.q0 + 64 * c;           // first row of Q_i this warpgroup owns
+    const int row_a = wg_row0 + warp * 16 + g;    // this thread's two rows
+    const int row_b = row_a + 8;
+    // Key blocks this warpgroup computes: its own rows see fewer keys than the
+    // tile's last row under the causal mask; rows past N_q compute nothing. The
+    // blocks past it are only released (the others still read them).
+    const int wg_last = min(wg_row0 + 64, p.n_q) - 1;
+    const int T_c_wg =
+        wg_row0 >= p.n_q ? 0 : (p.causal ? (min(p.n_kv, wg_last + 1) + B_c - 1) / B_c : T_c);
+
+#pragma unroll
+    for (int k = 0; k < kORegs; ++k) o_acc[k] = 0.f;
+    m_i[0] = m_i[1] = -INFINITY;
+    l_i[0] = l_i[1] = 0.f;
+
+    mbar_wait(bar_q, n & 1);
+
+    // Waits for block j of this tile to land (K_j for S_ij, V_j for P_ij V_j).
+    auto wait_K = [&](int j) { mbar_wait(full_k((kv + j) % kStages), ((kv + j) / kStages) & 1); };
+    auto wait_V = [&](int j) { mbar_wait(full_v((kv + j) % kStages), ((kv + j) / kStages) & 1); };
+    // S_ij = Q_i K_jᵀ, issued (not waited for).
+    auto issue_S = [&](int j) {
+      const uint32_t sK_j = sK + ((kv + j) % kStages) * Cfg::kKVBytes;
+#pragma unroll
+      for (int kk = 0; kk < d / 16; ++kk) {
+        // k-step kk: columns [16kk, 16kk + 16) of d, 32 bytes into a 128-byte panel row.
+        const uint32_t off = (kk % 4) * 32;
+        const uint64_t desc_q = make_desc(sQ_c + (kk / 4) * B_r * 128 + off, 16, 1024);
+        const uint64_t desc_k = make_desc(sK_j + (kk / 4) * B_c * 128 + off, 16, 1024);
+        Mma_S::ss(s_acc, desc_q, desc_k, kk > 0 ? 1 : 0);
+      }
+      wgmma_commit();
+    };
+    // O_i += P_ij V_j, issued (not waited for).
+    auto issue_PV = [&](int j) {
+      const uint32_t sV_j = sV + ((kv + j) % kStages) * Cfg::kKVBytes;
+#pragma unroll
+      for (int kk = 0; kk < B_c / 16; ++kk) {
+        // k-step kk: keys [16kk, 16kk + 16), 16 rows of 128 bytes; the next 64 of d one panel on.
+        const uint64_t desc_v = make_desc(sV_j + kk * 16 * 128, B_c * 128, 1024);
+        Mma_O::rs(o_acc, p_frag[kk], desc_v, 1);
+      }
+      wgmma_commit();
+    };
+    // The stage of block j is free for the block kStages later: one arrival per consumer warp.
+    auto release = [&](int j) {
+      __syncwarp();
+      if (lane == 0) mbar_arrive(empty((kv + j) % kStages));
+    };
+    // Q_i (and, staged, its O) is no longer read by this warp.
+    auto release_Q = [&] {
+      if constexpr (kStageO) asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+      __syncwarp();
+      if (lane == 0) mbar_arrive(q_empty);
+    };
+    // Ping-pong: turn j of this warpgroup comes after turn j of the one before
+    // (warpgroup 0: after turn j − 1 of the last); the ring runs on across tiles,
+    // so only the block's very first wait and very last signal are left out.
+    auto turn_begin = [&](int j) {
+      if constexpr (Cfg::kPingPong) {
+        if (!(c == 0 && n == 0 && j == 0)) named_bar_sync(kTurnBarrier + c, 256);
+      }
+    };
+    auto turn_end = [&](int j) {
+      if constexpr (Cfg::kPingPong) {
+        if (!(c == kConsumers - 1 && last_tile && j == T_c - 1))
+          named_bar_arrive(kTurnBarrier + (c + 1) % kConsumers, 256);
+      }
+    };
+    // Mask and online softmax of S_ij in base 2, in place: m_i ← max(m_i, rowmax S_ij),
+    // S_ij ← 2^(S·τlog2e − m·τlog2e), ℓ_i ← α ℓ_i + rowsum; returns α per row.
+    auto softmax = [&](int j, float (&alpha)[2]) {
+      const int kv0 = j * B_c;
+      const bool need_mask = (kv0 + B_c > p.n_kv) || (p.causal && kv0 + B_c - 1 > wg_row0);
+      if (need_mask) {
+#pragma unroll
+        for (int nn = 0; nn < B_c / 8; ++nn)
+#pragma unroll
+          for (int e = 0; e < 4; ++e) {
+            const int row = (e < 2) ? row_a : row_b;
+            const int col = kv0 + nn * 8 + 2 * t + (e & 1);
+            if (col >= p.n_kv || (p.causal && col > row)) s_acc[4 * nn + e] = -INFINITY;
+          }
+      }
+#pragma unroll
+      for (int r = 0; r < 2; ++r) {
+        float mx = m_i[r];
+#pragma unroll
+        for (int nn = 0; nn < B_c / 8; ++nn) mx = fmaxf(mx, fmaxf(s_acc[4 * nn + 2 * r], s_acc[4 * nn + 2 * r + 1]));
+        // The 4 threads of a quad hold the B_c columns of one row.
+        mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
+        mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+        const float m_scaled = (mx == -INFINITY) ? 0.f : mx * p.scale_log2;
+        alpha[r] = exp2_approx(m_i[r] * p.scale_log2 - m_scaled);  // 0 on the first block
+        m_i[r] = mx;
+        float rowsum = 0.f;
+#pragma unroll
+        for (int nn = 0; nn < B_c / 8; ++nn)
+#pragma unroll
+          for (int e = 2 * r; e < 2 * r + 2; ++e) {
+            const float x = fmaf(s_acc[4 * nn + e], p.scale_log2, -m_scaled);
+            const float pe = (Cfg::kExpPoly > 0 && nn % Cfg::kExpPoly == Cfg::kExpPoly - 1) ? exp2_poly(x) : exp2_approx(x);
+            s_acc[4 * nn + e] = pe;
+            rowsum += pe;
+          }
+        l_i[r] = l_i[r] * alpha[r] + rowsum;
+      }
+    };
+    auto rescale_O = [&](const float (&alpha)[2]) {
+#pragma unroll
+      for (int nn = 0; nn < d / 8; ++nn) {
+        o_acc[4 * nn + 0] *= alpha[0];
+        o_acc[4 * nn + 1] *= alpha[0];
+        o_acc[4 * nn + 2] *= alpha[1];
+        o_acc[4 * nn + 3] *= alpha[1];
+      }
+    };
+    auto pack_P = [&] {
+#pragma unroll
+      for (int kk = 0; kk < B_c / 16; ++kk) {
+        p_frag[kk][0] = pack2<T>(s_acc[8 * kk + 0], s_acc[8 * kk + 1]);  // row g,     keys 2t..
+        p_frag[kk][1] = pack2<T>(s_acc[8 * kk + 2], s_acc[8 * kk + 3]);  // row g + 8, keys 2t..
+        p_frag[kk][2] = pack2<T>(s_acc[8 * kk + 4], s_acc[8 * kk + 5]);  // row g,     keys 2t + 8..
+        p_frag[kk][3] = pack2<T>(s_acc[8 * kk + 6], s_acc[8 * kk + 7]);  // row g + 8, keys 2t + 8..
+      }
+    };
+
+    float alpha[2];
+    if (T_c_wg > 0) {
+      if constexpr (Cfg::kOverlap) {
+        // Software pipeline inside the warpgroup: while the tensor cores run
+        // S_{i,j+1} = Q_i K_{j+1}ᵀ and O_i += P_ij V_j, the warpgroup's own threads
+        // compute the softmax of S_{i,j+1}. O_i is rescaled only once P_ij V_j is done.
+        wait_K(0);
+        turn_begin(0);
+        wgmma_fence();
+        issue_S(0);
+        turn_end(0);
+        wgmma_wait<0>();
+        fence_regs(s_acc);
+        softmax(0, alpha);
+        pack_P();
+        for (int j = 1; j < T_c_wg; ++j) {
+          wait_K(j);
+          wait_V(j - 1);
+          turn_begin(j);
+          fence_regs(o_acc);
+          wgmma_fence();
+          issue_S(j);       // S_{i,j}
+          issue_PV(j - 1);  // O_i += P_{i,j−1} V_{j−1}
+          turn_end(j);
+          wgmma_wait<1>();  // S_{i,j} is done; P V may still run
+          fence_regs(s_acc);
+          softmax(j, alpha);  // overlaps P_{i,j−1} V_{j−1} on the tensor cores
+          wgmma_wait<0>();
+          fence_regs(o_acc);
+          release(j - 1);
+          rescale_O(alpha);
+          pack_P();
+        }
+        if constexpr (!kStageO) release_Q();  // every S_ij of the tile is done
+        wait_V(T_c_wg - 1);
+        fence_regs(o_acc);
+        wgmma_fence();
+        issue_PV(T_c_wg - 1);
+        wgmma_wait<0>();
+        fence_regs(o_acc);
+        release(T_c_wg - 1);
+      } else {
+        // In order: S_ij, softmax, P_ij V_j; the other consumer warpgroups' products
+        // fill the tensor cores while this one runs its softmax.
+        for (int j = 0; j < T_c_wg; ++j) {
+          wait_K(j);
+          turn_begin(j);
+          wgmma_fence();
+          issue_S(j);
+          turn_end(j);
+          wgmma_wait<0>();
+          fence_regs(s_acc);
+          softmax(j, alpha);
+          rescale_O(alpha);
+          pack_P();
+          wait_V(j);
+          fence_regs(o_acc);
+          wgmma_fence();
+          issue_PV(j);
+          wgmma_wait<0>();
+          fence_regs(o_acc);
+          release(j);
+        }
+        if constexpr (!kStageO) release_Q();
+      }
+    } else if constexpr (!kStageO) {
+      release_Q();
+    }
+    // Blocks this warpgroup's rows cannot see: released once landed, turns passed
+    // on. Waiting on both copies keeps every phase of every barrier waited in
+    // order (a parity wait can only tell the current phase from the one before)
+    // and orders the arrival after the stage's previous round.
+    for (int j = T_c_wg; j < T_c; ++j) {
+      wait_K(j);
+      wait_V(j);
+      release(j);
+      turn_begin(j);
+      turn_end(j);
+    }
+
+    // ---- epilogue: O_i = diag(ℓ_i)⁻¹ O_i, L_i = m_i τ + ln ℓ_i ----
+    constexpr float kLn2 = 0.693147180559945309f;
+    if (p.fold != kFoldNone) {
+      // The ring's running output: O_i and L_i fold into O_run and the running
+      // logsumexp (running_output.cuh) from registers. Every lane reads its rows'
+      // running L before the quad's first lane writes the new one.
+      FoldedRow f[2];
+#pragma unroll
+      for (int r = 0; r < 2; ++r) {
+        float l = l_i[r];
+        l += __shfl_xor_sync(0xffffffffu, l, 1);
+        l += __shfl_xor_sync(0xffffffffu, l, 2);
+        const float inv = l > 0.f ? 1.f / l : 0.f;
+        const float m_scaled = m_i[r] == -INFINITY ? 0.f : m_i[r] * p.scale_log2;
+        const float lse_part = (m_scaled + __log2f(l)) * kLn2;
+        const int row = r == 0 ? row_a : row_b;
+        const float lse_run =
+            p.fold != kFoldStart && row < p.n_q ? p.lse[static_cast<int64_t>(tl.head) * p.n_q + row] : 0.f;
+        f[r] = fold_row(p.fold, lse_run, lse_part, inv);
+      }
+      __syncwarp();
+      T* __restrict__ O = static_cast<T*>(p.o) + static_cast<int64_t>(tl.head) * p.n_q * d;  // (N_q, d)
+      const bool first = p.fold == kFoldStart;
+      auto run_of = [&](int row) { return p.o_run + (static_cast<int64_t>(tl.head) * p.n_q + row) * d; };  // (d) fp32
+      float prev[2][d / 4];  // both rows' O_run, loaded before anything is stored
+#pragma unroll
+      for (int r = 0; r < 2; ++r) {
+        const int row = r == 0 ? row_a : row_b;
+        load_running_row<d / 8>(run_of(row), t, first || row >= p.n_q, prev[r]);
+      }
+#pragma unroll
+      for (int r = 0; r < 2; ++r) {
+        const int row = r == 0 ? row_a : row_b;
+        if (row >= p.n_q) continue;
+        if (t == 0) p.lse[static_cast<int64_t>(tl.head) * p.n_q + row] = f[r].lse;
+        float* run = run_of(row);
+#pragma unroll
+        for (int nn = 0; nn < d / 8; ++nn) {
+          const int col = 8 * nn + 2 * t;
+          const float x = f[r].w_run * prev[r][2 * nn] + f[r].w_part * o_acc[4 * nn + 2 * r];
+          const float y = f[r].w_run * prev[r][2 * nn + 1] + f[r].w_part * o_acc[4 * nn + 2 * r + 1];
+          if (p.fold == kFoldFinish)
+            *reinterpret_cast<uint32_t*>(O + static_cast<int64_t>(row) * d + col) = pack2<T>(x, y);
+          else
+            *reinterpret_cast<float2*>(run + col) = make_float2(x, y);
+        }
+      }
+      if constexpr (!kStageO) {
+        kv += T_c;
+        continue;  // a persistent block's Q_i was released after its last S_ij
+      }
+      break;  // one tile per block
+    }
+    float inv_l[2];
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      float l = l_i[r];
+      l += __shfl_xor_sync(0xffffffffu, l, 1);
+      l += __shfl_xor_sync(0xffffffffu, l, 2);
+      inv_l[r] = l > 0.f ? 1.f / l : 0.f;
+      const int row = r == 0 ? row_a : row_b;
+      if (p.lse != nullptr && t == 0 && row < p.n_q) {
+        const float m_scaled = m_i[r] == -INFINITY ? 0.f : m_i[r] * p.scale_log2;
+        p.lse[static_cast<int64_t>(tl.head) * p.n_q + row] = (m_scaled + __log2f(l)) * kLn2;  // natural log
+      }
+    }
+    T* __restrict__ O = static_cast<T*>(p.o) + static_cast<int64_t>(tl.head) * p.n_q * d;  // (N_q, d)
+    if constexpr (kStageO) {
+      // This warpgroup's own rows of Q_i in shared memory become its O staging
+      // buffer (same swizzled layout: rows of one 8-row group hit distinct banks),
+      // then 16-byte rows go out to HBM.
+      warpgroup_sync(1 + c);  // every warp of this warpgroup is past its last read of Q_i
+      // Byte offset of (row rl of this warpgroup, column col) in the swizzled Q_i tile.
+      auto staged = [&](int rl, int col) {
+        const int row = 64 * c + rl;
+        return (col / 64) * B_r * 128 + row * 128 + ((((col % 64) / 8) ^ (row % 8)) * 16) + (col % 8) * 2;
+      };
+#pragma unroll
+      for (int nn = 0; nn < d / 8; ++nn)
+#pragma unroll
+        for (int r = 0; r < 2; ++r) {
+          const int rl = warp * 16 + g + 8 * r;
+          *reinterpret_cast<uint32_t*>(smem + staged(rl, 8 * nn + 2 * t)) =
+              pack2<T>(o_acc[4 * nn + 2 * r] * inv_l[r], o_acc[4 * nn + 2 * r + 1] * inv_l[r]);
+        }
+      warpgroup_sync(1 + c);
+      constexpr int kChunksPerRow = d / 8;
+#pragma unroll
+      for (int it = 0; it < 64 * kChunksPerRow / 128; ++it) {
+        const int chunk = tid + it * 128;
+        const int rl = chunk / kChunksPerRow;
+        const int col = (chunk % kChunksPerRow) * 8;
+        const int row = wg_row0 + rl;
+        if (row < p.n_q)
+          *reinterpret_cast<uint4*>(O + static_cast<int64_t>(row) * d + col) =
+              *reinterpret_cast<const uint4*>(smem + staged(rl, col));
+      }
+      if (!last_tile) release_Q();  // a persistent grid's next Q_i may land
+    } else {
+      // From registers: per row, the 4 threads of a quad write 16 contiguous bytes.
+#pragma unroll
+      for (int r = 0; r < 2; ++r) {
+        const int row = r == 0 ? row_a : row_b;
+        if (row < p.n_q) {
+#pragma unroll
+          for (int nn = 0; nn < d / 8; ++nn)
+            *reinterpret_cast<uint32_t*>(O + static_cast<int64_t>(row) * d + 8 * nn + 2 * t) =
+                pack2<T>(o_acc[4 * nn + 2 * r] * inv_l[r], o_acc[4 * nn + 2 * r + 1] * inv_l[r]);
+        }
+      }
+    }
+    kv += T_c;
+    if constexpr (!Cfg::kPersistent) break;  // one tile per block
+  }
+#else
+  __trap();  // built without the sm_90a target: the host refuses to launch this
+#endif
+#endif
+}
+
+}  // namespace
+}  // namespace flashlab::kernels::fa3_hopper_detail

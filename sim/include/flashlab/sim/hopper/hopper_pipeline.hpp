@@ -1,0 +1,273 @@
+// The Hopper rung's schedule inside one thread block (CTA): FlashAttention-2's
+// loop nest — one CTA per Q_i streaming K_j, V_j, so the HBM traffic is
+// FlashAttention-2's — run as FlashAttention-3 runs it (Shah et al. 2024,
+// Algorithms 1 and 2):
+//
+//   a producer warp issues asynchronous copies through the tensor memory
+//   accelerator (TMA): Q_i once, then K_j and V_j into stage j mod s of a ring
+//   of s shared-memory stages, each waiting until the consumers released the
+//   block that held the stage before (K_{j−s}, V_{j−s});
+//   W consumer warpgroups (64 rows of Q_i each) compute S_ij = Q_i K_jᵀ on the
+//   tensor cores (wgmma), the online softmax on the CUDA cores and the
+//   special-function units (exp2), and O_i += P_ij V_j on the tensor cores;
+//   a stage is released when every warpgroup's P_ij V_j is done.
+//
+// The tensor cores, the exponential units and the copy engine are each one
+// per SM and serve in the kernel's issue order, so that the warpgroups
+// alternate (one's softmax while another's products run: the ping-pong), and
+// K_{j+1}, V_{j+1} arrive while S_ij is computed. With `overlap` each
+// warpgroup also issues S_{i,j+1} before P_ij V_j and runs the softmax of
+// S_{i,j+1} while P_ij V_j is on the tensor cores (Algorithm 2).
+//
+// The configurations compiled into the rung (kernels/src/rungs/fa3_hopper.cu) are
+// defined here, once: the kernel instantiates them, the registry reports
+// their tiles, the step-through draws their ring.
+//
+// The times are a model, not a measurement: every op's work comes from the
+// loop nest's own emission of one full B_r × B_c block (the FLOPs of S_ij and
+// P_ij V_j, the softmax's exponentials and other FLOPs, the bytes of K_j and
+// V_j), divided by the rates of one SM of the hardware model (its tensor-core
+// and CUDA-core peaks over its SMs, 16 exp2 per clock per SM, the L2 — else
+// HBM — bandwidth over its SMs, one CTA per SM), plus an assumed copy latency.
+// docs/model.md ("The Hopper schedule") says what it leaves out.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "flashlab/sim/schedule/event.hpp"
+#include "flashlab/sim/hardware/hardware.hpp"
+#include "flashlab/sim/problem/problem.hpp"
+#include "flashlab/sim/problem/tiles.hpp"
+
+namespace flashlab::sim {
+
+// One configuration of the rung: B_r = 64 × the consumer warpgroups, B_c, the
+// depth of the K_j/V_j ring, and whether each warpgroup overlaps its softmax
+// with its own P_ij V_j (kernels/README.md has the timings that chose these).
+struct HopperConfig {
+  int head_dim;
+  int Br;
+  int Bc;
+  int stages;
+  bool overlap;
+  constexpr int consumers() const { return Br / 64; }
+};
+
+inline constexpr HopperConfig kHopperConfigs[] = {
+    //  d   B_r  B_c  stages  overlap
+    {64, 192, 128, 3, true},
+    {128, 128, 128, 2, false},
+};
+
+// Dynamic shared memory of a configuration: 1 KiB of slack to align the tiles
+// to the 1024-byte swizzle atom, Q_i, stages × (K_j, V_j) in 16-bit elements,
+// 1 KiB of mbarriers. The kernel's own count is checked against it.
+constexpr std::size_t hopper_smem_bytes(const HopperConfig& c) {
+  return 1024 + static_cast<std::size_t>(c.Br) * c.head_dim * 2 +
+         2ull * c.stages * static_cast<std::size_t>(c.Bc) * c.head_dim * 2 + 1024;
+}
+
+// The configuration compiled for head dim d, if any.
+std::optional<HopperConfig> hopper_config(i64 head_dim);
+std::string hopper_head_dims_text();  // "64, 128"
+inline TileShape tiles_of(const HopperConfig& c) { return {c.Br, c.Bc}; }
+
+// The backward on Hopper (kernels/src/rungs/fa3_hopper_bwd.cu), FlashAttention-2's loop
+// nest as FlashAttention-3 runs it: one CTA per K_j, V_j (B_c = 128 keys, 64 to
+// each of two consumer warpgroups, dK_j and dV_j in their registers) streaming
+// Q_i, dO_i, L_i and D_i of B_r rows through a ring of `stages` by TMA. The five
+// products run on wgmma: S_ijᵀ = K_j Q_iᵀ and dP_ijᵀ = V_j dO_iᵀ from shared
+// memory, dV_j += P_ijᵀ dO_i and dK_j += dS_ijᵀ Q_i with P_ijᵀ, dS_ijᵀ from
+// registers, and dQ_i = dS_ij K_j from dS_ijᵀ in shared memory — a 64 × 64
+// block of dQ_i per warpgroup (two d panels when B_r = 64, two row panels when
+// B_r = 128), added into dQaccum in fp32 by vector reductions.
+struct HopperBwdConfig {
+  int head_dim;
+  int Br;
+  int Bc;
+  int stages;
+  constexpr int consumers() const { return Bc / 64; }
+};
+
+inline constexpr HopperBwdConfig kHopperBwdConfigs[] = {
+    //  d   B_r  B_c  stages
+    {64, 128, 128, 2},
+    {128, 64, 128, 2},
+};
+
+// Dynamic shared memory: 1 KiB of slack (the 1024-byte swizzle atom), K_j and
+// V_j, `stages` × (Q_i, dO_i) in 16-bit elements, two buffers of dS_ijᵀ,
+// `stages` × (L_i, D_i) in fp32, 1 KiB of mbarriers. The kernel checks its own
+// count against it.
+constexpr std::size_t hopper_bwd_smem_bytes(const HopperBwdConfig& c) {
+  const std::size_t kv = 2ull * c.Bc * c.head_dim * 2;
+  const std::size_t q_do = 2ull * c.stages * c.Br * c.head_dim * 2;
+  const std::size_t ds = 2ull * c.Bc * c.Br * 2;
+  const std::size_t stats = 2ull * c.stages * c.Br * 4;
+  return 1024 + kv + q_do + ds + stats + 1024;
+}
+
+std::optional<HopperBwdConfig> hopper_bwd_config(i64 head_dim);
+std::string hopper_bwd_head_dims_text();  // "64, 128"
+inline TileShape tiles_of(const HopperBwdConfig& c) { return {c.Br, c.Bc}; }
+
+// What an op of the schedule does.
+enum class PipeOp : std::uint8_t {
+  copy_Q,      // TMA: Q_i into shared memory
+  copy_K,      // TMA: K_j into its stage
+  copy_V,      // TMA: V_j into its stage
+  gemm_S,      // tensor cores: S_ij = τ Q_i K_jᵀ (one warpgroup's 64 rows)
+  softmax,     // m_i, P̃_ij = exp(S_ij − m_i), ℓ_i, the rescale of O_i
+  gemm_PV,     // tensor cores: O_i += P̃_ij V_j
+  epilogue,    // O_i = diag(ℓ_i)⁻¹ O_i, L_i = m_i + log ℓ_i, written to HBM
+  // The backward's (hopper_bwd_pipeline.hpp), one CTA per K_j, V_j:
+  copy_dO,      // TMA: dO_i into its stage (Q_i into its stage is copy_Q)
+  copy_LD,      // TMA: L_i and D_i into their stage
+  gemm_St,      // tensor cores: S_ijᵀ = K_j Q_iᵀ (one warpgroup's 64 keys)
+  gemm_dPt,     // tensor cores: dP_ijᵀ = V_j dO_iᵀ
+  softmax_bwd,  // P_ijᵀ = exp(S_ijᵀ − L_i), dS_ijᵀ = P_ijᵀ ∘ (dP_ijᵀ − D_i)
+  store_dS,     // dS_ijᵀ to shared memory, then the named barrier both warpgroups meet at
+  gemm_dV,      // tensor cores: dV_j += P_ijᵀ dO_i
+  gemm_dK,      // tensor cores: dK_j += dS_ijᵀ Q_i
+  gemm_dQ,      // tensor cores: a 64 × 64 block of dQ_i = dS_ij K_j
+  reduce_dQ,    // that block added into dQaccum_i (fp32) by reductions in the L2
+  epilogue_dKdV,  // dK_j, dV_j written
+};
+std::string_view to_string(PipeOp op);  // "TMA Q_i", "S_ij = Q_i K_jᵀ", ...
+
+// The unit an op occupies: one of each per SM. The load/store path carries
+// the consumers' own shared-memory stores and global reductions and stores
+// (the backward's; the forward's copies are the producer's, by TMA).
+enum class PipeUnit : std::uint8_t { copy_engine, tensor_cores, softmax_units, load_store };
+std::string_view to_string(PipeUnit u);  // "TMA (producer)", "tensor cores", ...
+
+struct PipeInterval {
+  PipeOp op = PipeOp::copy_Q;
+  PipeUnit unit = PipeUnit::copy_engine;
+  int warpgroup = -1;  // consumer warpgroup 0..W−1; −1: the producer
+  i64 j = -1;          // column block (−1: Q_i, the epilogue)
+  i64 i = -1;          // row block (the backward's steps; −1 in the forward)
+  int stage = -1;      // ring stage of K_j, V_j (copies)
+  double start_ns = 0;  // the unit starts it
+  double busy_ns = 0;   // the unit is busy until start + busy
+  double end_ns = 0;    // its result is usable (a copy adds the latency)
+  // Its work at the unit's full rate: busy_ns, or less when it shared the unit
+  // with ops running at once (the backward's two warpgroups).
+  double work_ns = 0;
+};
+
+enum class StageStatus : std::uint8_t { empty, loading, full, released };
+std::string_view to_string(StageStatus s);  // "empty", "loading", "full", "released"
+// A tile's status at t in a stage issued before t: loading until it arrived,
+// full until the stage is released, released after.
+constexpr StageStatus stage_status(double t, double arrived, double released) {
+  return t < arrived ? StageStatus::loading : t < released ? StageStatus::full : StageStatus::released;
+}
+
+// One use of a ring stage: block j's K_j, V_j copied in, read, released.
+struct StageUse {
+  int stage = 0;
+  i64 j = 0;
+  double issued_ns = 0;    // the producer issues K_j's copy
+  double k_arrived_ns = 0; // K_j has landed: S_ij may start
+  double arrived_ns = 0;   // V_j has landed too
+  double released_ns = 0;  // every warpgroup's P_ij V_j is done
+};
+
+// The ring and the units at one moment.
+struct PipelineState {
+  double t_ns = 0;
+  struct Stage {
+    i64 j = -1;  // the block it holds or loads
+    StageStatus K = StageStatus::empty, V = StageStatus::empty;  // its two halves: K_j and V_j
+  };
+  std::vector<Stage> stages;
+  // What each unit runs at t (an index into HopperPipeline::intervals), −1 idle.
+  int copy = -1, tensor = -1, softmax = -1;
+  std::vector<int> warpgroup_op;  // per consumer warpgroup: its op at t on any unit, −1 waiting
+};
+
+// Rates of one SM, from the hardware model.
+struct PipelineRates {
+  double mma_flops_per_ns = 0;      // tensor-core peak / SMs
+  double fp32_ops_per_ns = 0;       // CUDA-core fp32 instructions: half the fp32 peak (an FMA is two FLOPs) / SMs
+  double exp_per_ns = 0;            // 16 exp2 per clock per SM × clock
+  double copy_bytes_per_ns = 0;     // L2 (else HBM) bandwidth / SMs
+  double copy_latency_ns = 0;       // kCopyLatencyCycles at the clock
+  double smem_bytes_per_ns = 0;     // kSmemBytesPerClockPerSm at the clock
+  std::string copy_source;          // "L2" or "HBM": which bandwidth the copies get
+};
+// The exp2 throughput of the special-function units, per clock per SM (CUDA
+// C++ Programming Guide, arithmetic instruction throughput: compute
+// capability 7.5 to 9.0).
+inline constexpr double kExpPerClockPerSm = 16;
+// An assumed round trip of a TMA copy, in SM cycles: the order of an L2 hit
+// on Hopper; not measured here (docs/model.md).
+inline constexpr double kCopyLatencyCycles = 600;
+// Shared memory's bandwidth per SM: 32 banks of 4 bytes per clock (CUDA C++
+// Programming Guide, shared memory of compute capability 5.x to 9.0).
+inline constexpr double kSmemBytesPerClockPerSm = 128;
+// Throws std::invalid_argument naming the missing figure.
+PipelineRates pipeline_rates(const HardwareModel& hw, DType dt);
+
+struct HopperPipeline {
+  HopperConfig config{};
+  PipelineRates rates;
+  i64 i = 0;        // the row block this CTA computes
+  i64 visits = 0;   // column blocks it visits (fewer under causal masking)
+  std::vector<PipeInterval> intervals;  // in issue order
+  std::vector<StageUse> stage_uses;     // one per visit, in j order
+  double end_ns = 0;  // the epilogue is done
+  // Busy time of each unit, and the sums a bound reads.
+  double tensor_busy_ns = 0, softmax_busy_ns = 0, copy_busy_ns = 0;
+  // Per visit, for one warpgroup: the two products and the softmax.
+  double gemm_ns_per_visit = 0, softmax_ns_per_visit = 0;
+
+  PipelineState state_at(double t_ns) const;
+  // The interval of op `op` of block j run by warpgroup w (−1: the producer's
+  // copies, the first warpgroup otherwise); null when there is none.
+  const PipeInterval* find(PipeOp op, i64 j, int warpgroup = 0) const;
+  double tensor_utilisation() const { return end_ns > 0 ? tensor_busy_ns / end_ns : 0; }
+  // The moment the step-through's event of FlashAttention-2's loop nest (the
+  // one the rung follows) happens in this schedule, for the first warpgroup:
+  // the loads of K_j, V_j and S_ij when S_ij starts (K_j, V_j are in their
+  // stage by then: they arrived while earlier blocks were computed), the
+  // softmax lines when the softmax starts, O_i += P̃_ij V_j when that product
+  // starts, the free of K_j, V_j when it ends, the end of the row block at the
+  // epilogue. Without overlap the times never decrease along the loop nest;
+  // with it S_{i,j+1} is issued before P̃_ij V_j, so the first event of a visit
+  // may come earlier than the last of the one before. Another row block: −1.
+  double time_of(const TileEvent& e) const;
+};
+
+// The schedule of row block i of `p` under configuration `c` on `hw`. Throws
+// std::invalid_argument for a head dim other than c's, a row block out of
+// range, or a hardware model without the rates.
+HopperPipeline simulate_hopper_pipeline(const AttentionProblem& p, i64 i, const HopperConfig& c,
+                                        const HardwareModel& hw);
+
+// The whole launch from the CTAs' schedules: B·H·T_r CTAs, one per SM at a
+// time (a configuration's shared memory leaves no room for a second), handed
+// to the SMs heaviest row block first as the rung does; each CTA takes its
+// row block's schedule (the same for every row block without causal masking;
+// with it, the visits grow with i). A model of the kernel's time, shown
+// beside what the GPU measures.
+struct HopperLaunchEstimate {
+  i64 ctas = 0;
+  i64 sms = 0;
+  double waves = 0;           // CTAs / SMs
+  double time_s = 0;          // when the last SM finishes
+  double cta_time_min_s = 0, cta_time_max_s = 0;
+  double tensor_busy_fraction = 0;  // Σ tensor-core time / (SMs × time)
+  std::string method;         // how the CTAs were placed
+};
+// Throws std::invalid_argument as simulate_hopper_pipeline does, or when the
+// launch is too large to place CTA by CTA and the row blocks differ.
+HopperLaunchEstimate estimate_hopper_launch(const AttentionProblem& p, const HopperConfig& c, const HardwareModel& hw);
+
+}  // namespace flashlab::sim

@@ -1,0 +1,163 @@
+// FlashAttention-2 backward, Algorithm 2 of Dao (2023), as implementations run
+// it (flash-attn's flash_bwd kernels):
+//   a pre-pass over the row blocks, a launch of its own: D_i = rowsum(dO_i ∘ O_i)
+//     written to HBM, dQ_i zeroed (the paper's lines 3 and 4);
+//   the main loop, one thread block per K_j, V_j: dK_j, dV_j accumulate on
+//     chip; every visit loads Q_i, dO_i, L_i, D_i, recomputes S_ij and P_ij,
+//     and adds dS_ij K_j into dQ_i in global memory — an atomic add, counted as
+//     a read and a write of the dQ_i tile per visit;
+//   when dQ accumulates in another type than the problem's (fp32 dQaccum,
+//     StorageTypes::dq_accumulator), a post-pass over the row blocks converts it.
+// Causal: column block j visits row blocks first_row(j) … T_r − 1, ascending.
+#include "schedule/loop_nest.hpp"
+
+namespace flashlab::sim::detail {
+namespace {
+
+const AlgorithmInfo& info() {
+  static const AlgorithmInfo i{
+      Algorithm::fa2_bwd,
+      "fa2_bwd",
+      "FlashAttention-2 backward (Dao 2023, Algorithm 2)",
+      "Dao, FlashAttention-2 (2023), Algorithm 2, as implementations run it: D and the zeroed dQ in a pre-pass "
+      "launch of their own; each visit loads Q_i, dO_i, L_i, D_i (not O_i, dQ_i) and adds into dQ_i in global "
+      "memory atomically; an fp32 dQ accumulator is converted by a post-pass",
+      {"Divide Q into T_r = ⌈N/B_r⌉ blocks Q_1..Q_{T_r} of size B_r × d each, and divide K, V into "
+       "T_c = ⌈N/B_c⌉ blocks K_1..K_{T_c} and V_1..V_{T_c}, of size B_c × d each.",
+       "Divide O into T_r blocks O_i of size B_r × d each, divide dO into T_r blocks dO_i of size B_r × d each, "
+       "and divide L into T_r blocks L_i of size B_r each.",
+       "Initialize dQ = (0)_{N×d} in HBM and divide it into T_r blocks dQ_1..dQ_{T_r} of size B_r × d each. "
+       "Divide dK, dV ∈ R^{N×d} into T_c blocks dK_1..dK_{T_c} and dV_1..dV_{T_c}, of size B_c × d each. "
+       "(As run: the pre-pass zeroes dQ_i, or dQaccum_i in fp32, beside D_i.)",
+       "Compute D = rowsum(dO ∘ O) ∈ R^N (pointwise multiply), write D to HBM and divide it into T_r blocks "
+       "D_1..D_{T_r} of size B_r each. (As run: a pre-pass launch over the row blocks.)",
+       "for 1 ≤ j ≤ T_c do",
+       "  Load K_j, V_j from HBM to on-chip SRAM.",
+       "  Initialize dK_j = (0)_{B_c×d}, dV_j = (0)_{B_c×d} on SRAM.",
+       "  for 1 ≤ i ≤ T_r do",
+       "    Load Q_i, O_i, dO_i, dQ_i, L_i, D_i from HBM to on-chip SRAM. (As run: Q_i, dO_i, L_i, D_i; O_i "
+       "entered through D_i at line 4, dQ_i is added to in global memory at line 15.)",
+       "    On chip, compute S_i^(j) = τ Q_i K_jᵀ ∈ R^{B_r×B_c}.",
+       "    On chip, compute P_i^(j) = exp(S_ij − L_i) ∈ R^{B_r×B_c}.",
+       "    On chip, compute dV_j ← dV_j + (P_i^(j))ᵀ dO_i ∈ R^{B_c×d}.",
+       "    On chip, compute dP_i^(j) = dO_i V_jᵀ ∈ R^{B_r×B_c}.",
+       "    On chip, compute dS_i^(j) = P_i^(j) ∘ (dP_i^(j) − D_i) ∈ R^{B_r×B_c}. (τ, which dQ and dK carry, "
+       "is folded in here: one multiply per element.)",
+       "    Load dQ_i from HBM to SRAM, then on chip, update dQ_i ← dQ_i + dS_i^(j) K_j ∈ R^{B_r×d}, and write "
+       "back to HBM. (As run: an atomic add into dQ_i, or dQaccum_i in fp32, in global memory.)",
+       "    On chip, compute dK_j ← dK_j + dS_i^(j)ᵀ Q_i ∈ R^{B_c×d}.",
+       "  end for",
+       "  Write dK_j, dV_j to HBM.",
+       "end for",
+       "Return dQ, dK, dV. (As run: when dQ accumulates in fp32, a post-pass over the row blocks converts "
+       "dQaccum to dQ first.)"},
+      {"flash2_bwd", "flash2-bwd", "fa2-bwd"},
+      /*outer_over_rows=*/false,  // the main loop: for 1 ≤ j ≤ T_c
+      /*skips_masked_blocks=*/true,
+      /*materializes_scores=*/false,
+      /*keeps_running_statistics=*/false,
+      /*statistics_update_line=*/0,
+      "S_ij, P_ij, dP_ij, dS_ij stay on chip; dK_j, dV_j accumulate on chip, dQ_i in global memory",
+      Marker::diamond,
+      GridShape::cta_per_outer_iteration,  // one thread block per K_j, V_j (and per row block in the passes)
+      TileRule::paper_backward,
+      Pass::bwd,
+      Algorithm::fa2,
+      /*hopper_rung_runs_it=*/true};  // fa3_hopper_bwd (hopper_bwd_pipeline.hpp)
+  return i;
+}
+
+enum Phase { pre_pass = 0, main_loop = 1, convert = 2 };
+
+class Fa2Bwd final : public LoopNest {
+ public:
+  explicit Fa2Bwd(bool convert_dq) : LoopNest(info()), convert_(convert_dq) {}
+
+  int phases() const override { return convert_ ? 3 : 2; }
+  std::string_view phase_title(int ph) const override {
+    switch (ph) {
+      case pre_pass: return "pre-pass: D_i = rowsum(dO_i ∘ O_i) written, dQ_i zeroed (a launch over the row blocks)";
+      case main_loop: return "main loop: one thread block per K_j, V_j; dK_j, dV_j on chip, dQ_i added to in HBM";
+      default: return "post-pass: dQaccum_i (fp32) converted to dQ_i";
+    }
+  }
+  bool outer_over_rows(int ph) const override { return ph != main_loop; }
+  bool has_visits(int ph) const override { return ph == main_loop; }
+
+  void outer_begin(int ph, i64 idx, Emitter& e) const override {
+    if (ph == pre_pass) {
+      const i64 i = idx, r = e.rows(i), d = e.d();
+      const TileRef Oi = e.O(i), dOi = e.dO(i), Di = e.row_stat(Tensor::D, i);
+      e.store(3, e.dQ_accumulator(i), Level::none);  // line 3: dQ_i = 0 in HBM
+      e.load(4, Oi);                                  // line 4: D_i = rowsum(dO_i ∘ O_i)
+      e.load(4, dOi);
+      e.compute(4, Di, {dOi, Oi}, 0, 2 * r * d, 0);
+      e.store(4, Di);
+    } else if (ph == main_loop) {
+      const i64 j = idx;
+      e.load(6, e.K(j));  // line 6: load K_j, V_j
+      e.load(6, e.V(j));
+      e.compute(7, e.dK(j), {}, 0, 0, 0);  // line 7: dK_j = 0, dV_j = 0 on chip
+      e.compute(7, e.dV(j), {}, 0, 0, 0);
+    } else {
+      const i64 i = idx;
+      const TileRef acc = e.dQ_accumulator(i), dQi = e.dQ(i);
+      e.load(20, acc);  // line 20: dQ_i = dQaccum_i in the problem's type
+      e.compute(20, dQi, {acc}, 0, 0, 0, &acc);
+      e.store(20, dQi);
+    }
+  }
+
+  void visit(int, i64 i, i64 j, bool, Emitter& e) const override {
+    const i64 r = e.rows(i), c = e.cols(j), d = e.d();
+    const TileRef Qi = e.Q(i), dOi = e.dO(i), Li = e.row_stat(Tensor::LSE, i), Di = e.row_stat(Tensor::D, i);
+    const TileRef Kj = e.K(j), Vj = e.V(j), dKj = e.dK(j), dVj = e.dV(j);
+    const TileRef Sij = e.S(i, j), Pij = e.P(i, j), dPij = e.dP(i, j), dSij = e.dS(i, j);
+    const TileRef dQi = e.dQ_accumulator(i);
+    // line 9 (as run): load Q_i, dO_i, L_i, D_i
+    e.load(9, Qi);
+    e.load(9, dOi);
+    e.load(9, Li);
+    e.load(9, Di);
+    e.compute(10, Sij, {Qi, Kj}, 2 * r * c * d, r * c, 0);        // line 10: S = τ Q_i K_jᵀ
+    e.compute(11, Pij, {Sij, Li}, 0, r * c, r * c, &Sij);         // line 11: P = exp(S − L_i)
+    e.compute(12, dVj, {dVj, Pij, dOi}, 2 * r * c * d, 0, 0);      // line 12: dV_j += Pᵀ dO_i
+    e.compute(13, dPij, {dOi, Vj}, 2 * r * c * d, 0, 0);           // line 13: dP = dO_i V_jᵀ
+    e.compute(14, dSij, {Pij, dPij, Di}, 0, 3 * r * c, 0, &dPij);  // line 14: dS = τ P ∘ (dP − D_i)
+    // line 15: dQ_i += dS K_j, added in global memory: a read and a write of the tile
+    e.load(15, dQi);
+    e.compute(15, dQi, {dQi, dSij, Kj}, 2 * r * c * d, 0, 0);
+    e.store(15, dQi);
+    e.compute(16, dKj, {dKj, dSij, Qi}, 2 * r * c * d, 0, 0);  // line 16: dK_j += dSᵀ Q_i
+    e.free(17, {Qi, dOi, Li, Di, Pij, dSij, dQi});
+  }
+
+  void outer_end(int ph, i64 idx, Emitter& e) const override {
+    if (ph == pre_pass) {
+      e.free(4, {e.O(idx), e.dO(idx), e.row_stat(Tensor::D, idx)});
+    } else if (ph == main_loop) {
+      const TileRef dKj = e.dK(idx), dVj = e.dV(idx);
+      e.store(18, dKj);  // line 18: write dK_j, dV_j
+      e.store(18, dVj);
+      e.free(19, {e.K(idx), e.V(idx), dKj, dVj});
+    } else {
+      e.free(20, {e.dQ(idx)});
+    }
+  }
+
+ private:
+  bool convert_;
+};
+
+std::unique_ptr<LoopNest> make(const AttentionProblem& p, const StorageTypes& st) {
+  return std::make_unique<Fa2Bwd>(st.dq_accumulator.has_value() && *st.dq_accumulator != p.dtype);
+}
+
+}  // namespace
+
+const AlgorithmEntry& fa2_bwd_entry() {
+  static const AlgorithmEntry e{info(), &make};
+  return e;
+}
+
+}  // namespace flashlab::sim::detail

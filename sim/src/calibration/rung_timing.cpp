@@ -1,0 +1,207 @@
+#include "flashlab/sim/calibration/rung_timing.hpp"
+
+#include <algorithm>
+#include <filesystem>
+#include <functional>
+#include <stdexcept>
+
+#include <nlohmann/json.hpp>
+
+#include "flashlab/sim/core/assets.hpp"
+#include "flashlab/sim/hopper/hopper_pipeline.hpp"
+#include "flashlab/sim/problem/problem.hpp"
+#include "flashlab/sim/problem/tensor_core_configs.hpp"
+#include "hopper/cta_placement.hpp"
+#include "core/json_fields.hpp"
+
+namespace flashlab::sim {
+
+std::optional<RungGeometry> rung_geometry(const std::string& rung, i64 head_dim) {
+  RungGeometry g;
+  g.rung = rung;
+  g.head_dim = head_dim;
+  if (rung == "fa3_hopper") {
+    const auto c = hopper_config(head_dim);
+    if (!c) return std::nullopt;
+    g.tiles = tiles_of(*c);
+    g.ctas_per_sm = 1;  // its shared memory leaves room for one
+  } else if (rung == "fa2_tc") {
+    const auto c = fa2_tc_config(head_dim);
+    if (!c) return std::nullopt;
+    g.tiles = tiles_of(*c);
+    g.ctas_per_sm = c->min_blocks;
+  } else if (rung == "fa3_hopper_bwd") {
+    const auto c = hopper_bwd_config(head_dim);
+    if (!c) return std::nullopt;
+    g.pass = Pass::bwd;
+    g.tiles = tiles_of(*c);
+    g.ctas_per_sm = 1;  // its shared memory leaves room for one
+    g.axis = CtaAxis::column_blocks;
+  } else if (rung == "fa2_tc_bwd") {
+    const auto c = fa2_tc_bwd_config(head_dim);
+    if (!c) return std::nullopt;
+    g.pass = Pass::bwd;
+    g.tiles = tiles_of(*c);
+    g.ctas_per_sm = c->min_blocks;
+    g.axis = CtaAxis::column_blocks;
+  } else {
+    return std::nullopt;
+  }
+  return g;
+}
+
+RungLaunch rung_launch(const RungTiming& t, i64 heads, i64 n_q, i64 n_kv, bool causal, i64 sm_count,
+                       double extra_cta_s) {
+  if (heads < 1 || n_q < 1 || n_kv < 1) throw std::invalid_argument("a launch needs heads and tokens");
+  if (causal && n_q != n_kv) throw std::invalid_argument("a causal launch here is a chunk against itself (n_q = n_kv)");
+  const RungGeometry& g = t.geometry;
+  AttentionProblem p;
+  p.batch = 1;
+  p.heads = 1;
+  p.seq_q = n_q;
+  p.seq_kv = n_kv;
+  p.head_dim = g.head_dim;
+  p.causal = causal;
+  const TileGrid grid(p, g.tiles);
+  // Visits of each CTA of one head, heaviest first: the rungs number their
+  // CTAs head by head, and inside a head the heaviest block (most tiles under
+  // the mask) first; the GPU hands the CTAs out in that order.
+  std::vector<i64> visits;
+  if (g.axis == CtaAxis::row_blocks) {
+    for (i64 i = 0; i < grid.T_r; ++i) visits.push_back(grid.last_col(i) + 1);
+  } else {
+    for (i64 j = 0; j < grid.T_c; ++j) visits.push_back(grid.T_r - grid.first_row(j));
+  }
+  std::sort(visits.begin(), visits.end(), std::greater<>());
+  RungLaunch l;
+  l.slots = std::max<i64>(1, sm_count) * std::max(1, g.ctas_per_sm);
+  l.ctas = heads * static_cast<i64>(visits.size());
+  l.waves = static_cast<double>(l.ctas) / static_cast<double>(l.slots);
+  for (i64 v : visits) l.tiles += static_cast<double>(v) * static_cast<double>(heads);
+  const double fixed = t.cta_s + extra_cta_s;
+  double end = 0;
+  if (visits.front() == visits.back()) {  // every CTA alike: whole waves
+    end = static_cast<double>((l.ctas + l.slots - 1) / l.slots) * (fixed + t.tile_s * static_cast<double>(visits.front()));
+  } else {
+    // Each CTA, head by head, to the slot that frees first.
+    std::vector<std::pair<double, i64>> runs;
+    for (i64 h = 0; h < heads; ++h)
+      for (i64 v : visits) {
+        const double time = fixed + t.tile_s * static_cast<double>(v);
+        if (!runs.empty() && runs.back().first == time) ++runs.back().second;
+        else runs.emplace_back(time, 1);
+      }
+    end = first_free_makespan(runs, std::min(l.slots, l.ctas));
+  }
+  l.time_s = t.launch_s + end;
+  return l;
+}
+
+const RungTiming* RungTimingSet::find(const std::string& rung, i64 head_dim) const {
+  for (const RungTiming& t : rungs)
+    if (t.geometry.rung == rung && t.geometry.head_dim == head_dim) return &t;
+  return nullptr;
+}
+
+RungTiming RungTiming::slowed(double factor) const {
+  RungTiming t = *this;
+  t.cta_s *= factor;
+  t.tile_s *= factor;
+  return t;
+}
+
+std::string to_rung_timing_json(const RungTimingSet& s) {
+  nlohmann::json rungs = nlohmann::json::array();
+  for (const RungTiming& t : s.rungs) {
+    nlohmann::json r{{"rung", t.geometry.rung},
+                     {"head_dim", t.geometry.head_dim},
+                     {"launch_us", t.launch_s * 1e6},
+                     {"cta_us", t.cta_s * 1e6},
+                     {"tile_us", t.tile_s * 1e6},
+                     {"source", t.source}};
+    if (t.host_launch_s > 0) r["host_launch_us"] = t.host_launch_s * 1e6;
+    if (!t.power_source.empty()) {
+      r["capped_rate"] = t.capped_rate;
+      r["boost_ms"] = t.boost_s * 1e3;
+      r["power_source"] = t.power_source;
+    }
+    rungs.push_back(std::move(r));
+  }
+  return nlohmann::json{{"format", "flashlab-rung-timing/1"}, {"gpu", s.gpu}, {"sm_count", s.sm_count}, {"rungs", rungs}}
+             .dump(2) +
+         "\n";
+}
+
+RungTimingSet parse_rung_timing_json(const std::string& text, const std::string& origin) {
+  using E = std::invalid_argument;
+  const nlohmann::json j = json_fields::parse_object<E>(text, origin);
+  const nlohmann::json& f = json_fields::field<E>(j, "format", origin);
+  if (!f.is_string() || f.get<std::string>() != "flashlab-rung-timing/1")
+    json_fields::fail<E>(origin, "field 'format' must be \"flashlab-rung-timing/1\" (got " + f.dump() + ")");
+  RungTimingSet s;
+  const nlohmann::json& gpu = json_fields::field<E>(j, "gpu", origin);
+  if (!gpu.is_string()) json_fields::fail<E>(origin, "field 'gpu' must be a string");
+  s.gpu = gpu.get<std::string>();
+  s.sm_count = static_cast<int>(json_fields::number<E>(j, "sm_count", origin));
+  const nlohmann::json& rungs = json_fields::field<E>(j, "rungs", origin);
+  if (!rungs.is_array()) json_fields::fail<E>(origin, "field 'rungs' must be a list");
+  for (std::size_t k = 0; k < rungs.size(); ++k) {
+    const std::string at = "rungs[" + std::to_string(k) + "]";
+    const nlohmann::json& r = rungs[k];
+    const nlohmann::json& name = json_fields::field<E>(r, "rung", origin, at + ".rung");
+    if (!name.is_string()) json_fields::fail<E>(origin, "field '" + at + ".rung' must be a string");
+    const i64 d = static_cast<i64>(json_fields::number<E>(r, "head_dim", origin, true, at + ".head_dim"));
+    const auto g = rung_geometry(name.get<std::string>(), d);
+    if (!g)
+      json_fields::fail<E>(origin, at + ": no compiled configuration of '" + name.get<std::string>() + "' at head dim " +
+                                       std::to_string(d));
+    RungTiming t;
+    t.geometry = *g;
+    t.launch_s = json_fields::number<E>(r, "launch_us", origin, false, at + ".launch_us") * 1e-6;
+    t.cta_s = json_fields::number<E>(r, "cta_us", origin, false, at + ".cta_us") * 1e-6;
+    t.tile_s = json_fields::number<E>(r, "tile_us", origin, true, at + ".tile_us") * 1e-6;
+    if (r.contains("host_launch_us"))
+      t.host_launch_s = json_fields::number<E>(r, "host_launch_us", origin, false, at + ".host_launch_us") * 1e-6;
+    if (r.contains("source") && r["source"].is_string()) t.source = r["source"].get<std::string>();
+    if (r.contains("capped_rate") || r.contains("boost_ms") || r.contains("power_source")) {
+      t.capped_rate = json_fields::number<E>(r, "capped_rate", origin, true, at + ".capped_rate");
+      if (t.capped_rate > 1) json_fields::fail<E>(origin, "field '" + at + ".capped_rate' must be in (0, 1]");
+      t.boost_s = json_fields::number<E>(r, "boost_ms", origin, false, at + ".boost_ms") * 1e-3;
+      const nlohmann::json& ps = json_fields::field<E>(r, "power_source", origin, at + ".power_source");
+      if (!ps.is_string() || ps.get<std::string>().empty())
+        json_fields::fail<E>(origin, "field '" + at + ".power_source' must be a string naming the runs fitted to");
+      t.power_source = ps.get<std::string>();
+    }
+    s.rungs.push_back(t);
+  }
+  return s;
+}
+
+RungTimingSet load_rung_timing(const std::string& name_or_path) {
+  std::string path = name_or_path;
+  if (!names_a_file(path)) {
+    path = asset_path("rungs", name_or_path);
+    if (path.empty())
+      throw std::invalid_argument(unknown_asset_message("rung timing", name_or_path, asset_names("rungs"),
+                                                        "or a file written by flashlab ceilings rungs --out"));
+  }
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) throw std::invalid_argument("cannot read '" + path + "'");
+  return parse_rung_timing_json(json_fields::read_file<std::invalid_argument>(path, "rung timing"), path);
+}
+
+std::optional<RungTimingSet> rung_timing_for_gpu(const std::string& gpu) {
+  if (gpu.empty()) return std::nullopt;
+  for (const std::string& name : asset_names("rungs")) {
+    RungTimingSet set;
+    try {
+      set = load_rung_timing(asset_path("rungs", name));
+    } catch (const std::invalid_argument&) {
+      continue;  // not a rung timing file: not this GPU's
+    }
+    if (lower(set.gpu) == lower(gpu)) return set;
+  }
+  return std::nullopt;
+}
+
+}  // namespace flashlab::sim

@@ -1,0 +1,379 @@
+// The Hopper backward's schedule inside one CTA (hopper_bwd_pipeline.hpp): the
+// ops of fa3_hopper_bwd's loop, each on one unit, with the waits of its
+// mbarriers, wgmma waits and named barrier; timed by pipe_builder.hpp.
+#include "flashlab/sim/hopper/hopper_bwd_pipeline.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+
+#include "flashlab/sim/schedule/schedule.hpp"
+#include "pipe_builder.hpp"
+
+namespace flashlab::sim {
+
+namespace {
+
+// The work of one full B_r × B_c step and of the CTA's ends, from fa2_bwd's
+// own emission (its main loop on a one-block problem, dQ added in fp32 as the
+// kernel adds it into dQaccum).
+struct BwdBlockWork {
+  double k_bytes = 0, v_bytes = 0;                   // K_j, V_j: once per CTA
+  double q_bytes = 0, do_bytes = 0, ld_bytes = 0;    // per step: Q_i, dO_i, L_i + D_i
+  double s_flops = 0, dp_flops = 0, dv_flops = 0, dk_flops = 0, dq_flops = 0;  // the five products
+  double softmax_flops = 0, exps = 0;                // P_ij and dS_ij
+  double ds_bytes = 0;                               // the dS_ij tile
+  double dq_bytes = 0;                               // dQaccum_i read and written: the reductions
+  double out_bytes = 0;                              // dK_j, dV_j
+};
+
+enum class Piece { outer_begin, visit, outer_end };
+
+class BwdWorkSink final : public EventSink {
+ public:
+  BwdWorkSink(BwdBlockWork& w, Piece piece) : w_(w), piece_(piece) {}
+  void on_event(const TileEvent& e) override {
+    const double bytes = static_cast<double>(e.target.bytes);
+    const Tensor t = e.target.tensor;
+    switch (e.kind) {
+      case EventKind::load:
+        if (t == Tensor::K) w_.k_bytes += bytes;
+        if (t == Tensor::V) w_.v_bytes += bytes;
+        if (t == Tensor::Q) w_.q_bytes += bytes;
+        if (t == Tensor::dO) w_.do_bytes += bytes;
+        if (t == Tensor::LSE || t == Tensor::D) w_.ld_bytes += bytes;
+        if (t == Tensor::dQ || t == Tensor::dQaccum) w_.dq_bytes += bytes;
+        break;
+      case EventKind::store:
+        if (piece_ == Piece::visit) w_.dq_bytes += bytes;
+        if (piece_ == Piece::outer_end) w_.out_bytes += bytes;
+        break;
+      case EventKind::compute: {
+        const double mm = static_cast<double>(e.matmul_flops);
+        if (t == Tensor::S) w_.s_flops += mm;
+        if (t == Tensor::dP) w_.dp_flops += mm;
+        if (t == Tensor::dV) w_.dv_flops += mm;
+        if (t == Tensor::dK) w_.dk_flops += mm;
+        if (t == Tensor::dQ || t == Tensor::dQaccum) w_.dq_flops += mm;
+        if (t == Tensor::dS) w_.ds_bytes += bytes;
+        if (piece_ == Piece::visit) {
+          w_.softmax_flops += static_cast<double>(e.softmax_flops);
+          w_.exps += static_cast<double>(e.exps);
+        }
+        break;
+      }
+      case EventKind::free: break;
+    }
+  }
+
+ private:
+  BwdBlockWork& w_;
+  Piece piece_;
+};
+
+// The phase of fa2_bwd with inner visits: its main loop over K_j, V_j.
+int main_loop_phase(const Schedule& s) {
+  for (int ph = 0; ph < s.phases(); ++ph)
+    if (s.has_visits(ph)) return ph;
+  throw std::logic_error("fa2_bwd has no main loop");
+}
+
+BwdBlockWork bwd_block_work(const HopperBwdConfig& c, DType dt) {
+  AttentionProblem one;
+  one.seq_q = c.Br;
+  one.seq_kv = c.Bc;
+  one.head_dim = c.head_dim;
+  one.dtype = dt;
+  StorageTypes st;
+  st.dq_accumulator = DType::fp32;  // dQaccum, as the kernel adds
+  const Schedule s(Algorithm::fa2_bwd, one, TileShape{c.Br, c.Bc}, st);
+  const i64 o = s.phase_begin(main_loop_phase(s));
+  BwdBlockWork w;
+  BwdWorkSink begin(w, Piece::outer_begin), visit(w, Piece::visit), end(w, Piece::outer_end);
+  s.emit_outer_begin(o, begin);
+  s.emit_visit(o, 0, visit);
+  s.emit_outer_end(o, end);
+  return w;
+}
+
+// The time the tensor cores are idle while the softmax units run: the measure
+// of (∪ softmax intervals) ∖ (∪ tensor-core intervals).
+double tensor_wait_in_softmax(const std::vector<PipeInterval>& ivs) {
+  std::vector<std::pair<double, int>> edges;  // (t, +1/−1 softmax, +2/−2 tensor)
+  for (const PipeInterval& iv : ivs) {
+    if (iv.busy_ns <= 0) continue;
+    const int w = iv.unit == PipeUnit::softmax_units ? 1 : iv.unit == PipeUnit::tensor_cores ? 2 : 0;
+    if (w == 0) continue;
+    edges.push_back({iv.start_ns, w});
+    edges.push_back({iv.start_ns + iv.busy_ns, -w});
+  }
+  std::sort(edges.begin(), edges.end());
+  double total = 0, last = 0;
+  int soft = 0, tensor = 0;
+  for (const auto& [t, w] : edges) {
+    if (soft > 0 && tensor == 0) total += t - last;
+    last = t;
+    if (w == 1 || w == -1) soft += w;
+    else tensor += w / 2;
+  }
+  return total;
+}
+
+}  // namespace
+
+HopperBwdPipeline simulate_hopper_bwd_pipeline(const AttentionProblem& p, i64 j, const HopperBwdConfig& c,
+                                               const HardwareModel& hw) {
+  if (p.head_dim != c.head_dim)
+    throw std::invalid_argument("the Hopper backward's configuration is for d=" + std::to_string(c.head_dim) +
+                                ", the problem has d=" + std::to_string(p.head_dim) + " (compiled: d = " +
+                                hopper_bwd_head_dims_text() + ")");
+  if (c.stages < 2 || c.Bc != 128 || c.Br < 64 || c.Br % 64 != 0)
+    throw std::invalid_argument(
+        "a Hopper backward configuration needs at least two stages, B_c = 128 (two warpgroups of 64 keys) and whole "
+        "64-row panels of Q_i");
+  const TileGrid g(p, TileShape{c.Br, c.Bc});
+  if (j < 0 || j >= g.T_c)
+    throw std::invalid_argument("column block " + std::to_string(j) + " is outside 0.." + std::to_string(g.T_c - 1));
+
+  HopperBwdPipeline out;
+  out.config = c;
+  out.rates = pipeline_rates(hw, p.dtype);
+  out.j = j;
+  out.first_i = g.first_row(j);
+  out.visits = g.T_r - out.first_i;
+  const i64 n = out.visits;
+  const int W = c.consumers();
+  const int s = c.stages;
+  const PipelineRates& r = out.rates;
+
+  // Every step is computed whole: TMA fills rows past N with zeros and wgmma
+  // has no partial shapes. Each warpgroup does 1/W of every product and of the
+  // softmax backward (its keys), stores its half of dS_ijᵀ and adds its block of dQ_i.
+  const BwdBlockWork w = bwd_block_work(c, p.dtype);
+  const double wg = static_cast<double>(W);
+  const double t_S = w.s_flops / wg / r.mma_flops_per_ns, t_dP = w.dp_flops / wg / r.mma_flops_per_ns;
+  const double t_dV = w.dv_flops / wg / r.mma_flops_per_ns, t_dK = w.dk_flops / wg / r.mma_flops_per_ns;
+  const double t_dQ = w.dq_flops / wg / r.mma_flops_per_ns;
+  const double t_soft = std::max(w.exps / wg / r.exp_per_ns, w.softmax_flops / wg / r.fp32_ops_per_ns);
+  const double t_store = w.ds_bytes / wg / r.smem_bytes_per_ns;
+  const double t_reduce = w.dq_bytes / wg / r.copy_bytes_per_ns;
+  out.gemm_ns_per_step = t_S + t_dP + t_dV + t_dK + t_dQ;
+  out.softmax_ns_per_step = t_soft;
+  out.store_ns_per_step = t_store;
+  out.reduce_ns_per_step = t_reduce;
+
+  detail::PipeBuilder b;
+  auto add = [&](PipeOp op, PipeUnit unit, int warpgroup, i64 i, double busy, double latency = 0) {
+    const int k = b.add(op, unit, warpgroup, busy, latency);
+    b.iv(k).i = i;
+    b.iv(k).j = j;
+    return k;
+  };
+  const int K = add(PipeOp::copy_K, PipeUnit::copy_engine, -1, -1, w.k_bytes / r.copy_bytes_per_ns, r.copy_latency_ns);
+  const int V = add(PipeOp::copy_V, PipeUnit::copy_engine, -1, -1, w.v_bytes / r.copy_bytes_per_ns, r.copy_latency_ns);
+  using Grid = std::vector<std::vector<int>>;  // [warpgroup][step]
+  const Grid per_wg(static_cast<size_t>(W), std::vector<int>(static_cast<size_t>(n)));
+  Grid S = per_wg, dP = per_wg, X = per_wg, st = per_wg, dV = per_wg, dK = per_wg, dQ = per_wg, red = per_wg;
+  std::vector<int> cQ(static_cast<size_t>(n)), cdO(cQ), cLD(cQ), barrier(cQ);
+  auto at = [](const Grid& m, int warpgroup, i64 k) { return m[static_cast<size_t>(warpgroup)][static_cast<size_t>(k)]; };
+  for (i64 k = 0; k < n; ++k) {
+    const i64 i = out.first_i + k;
+    const size_t u = static_cast<size_t>(k);
+    cQ[u] = add(PipeOp::copy_Q, PipeUnit::copy_engine, -1, i, w.q_bytes / r.copy_bytes_per_ns, r.copy_latency_ns);
+    cdO[u] = add(PipeOp::copy_dO, PipeUnit::copy_engine, -1, i, w.do_bytes / r.copy_bytes_per_ns, r.copy_latency_ns);
+    cLD[u] = add(PipeOp::copy_LD, PipeUnit::copy_engine, -1, i, w.ld_bytes / r.copy_bytes_per_ns, r.copy_latency_ns);
+    for (int c_ = 0; c_ < W; ++c_) {
+      const size_t v = static_cast<size_t>(c_);
+      S[v][u] = add(PipeOp::gemm_St, PipeUnit::tensor_cores, c_, i, t_S);
+      dP[v][u] = add(PipeOp::gemm_dPt, PipeUnit::tensor_cores, c_, i, t_dP);
+      X[v][u] = add(PipeOp::softmax_bwd, PipeUnit::softmax_units, c_, i, t_soft);
+      st[v][u] = add(PipeOp::store_dS, PipeUnit::softmax_units, c_, i, t_store);
+      dV[v][u] = add(PipeOp::gemm_dV, PipeUnit::tensor_cores, c_, i, t_dV);
+      dK[v][u] = add(PipeOp::gemm_dK, PipeUnit::tensor_cores, c_, i, t_dK);
+      dQ[v][u] = add(PipeOp::gemm_dQ, PipeUnit::tensor_cores, c_, i, t_dQ);
+      red[v][u] = add(PipeOp::reduce_dQ, PipeUnit::load_store, c_, i, t_reduce);
+    }
+    // The named barrier: no unit, no work; dropped from the intervals below.
+    barrier[u] = b.add(PipeOp::store_dS, PipeUnit::softmax_units, -1, 0);
+  }
+  std::vector<int> epi(static_cast<size_t>(W));
+  for (int c_ = 0; c_ < W; ++c_)
+    epi[static_cast<size_t>(c_)] =
+        add(PipeOp::epilogue_dKdV, PipeUnit::load_store, c_, -1, w.out_bytes / wg / r.copy_bytes_per_ns);
+
+  // The waits: mbarriers (bar_kv, full, empty), wgmma.wait_group, the named barrier.
+  for (i64 k = 0; k < n; ++k) {
+    const size_t u = static_cast<size_t>(k);
+    if (k >= s)  // the producer waits until step k − s left the stage (empty[s])
+      for (int c_ = 0; c_ < W; ++c_)
+        for (int copy : {cQ[u], cdO[u], cLD[u]}) {
+          b.dep(copy, at(dV, c_, k - s));
+          b.dep(copy, at(dK, c_, k - s));
+          b.dep(copy, at(dQ, c_, k - s));
+        }
+    for (int c_ = 0; c_ < W; ++c_) {
+      for (int gemm : {at(S, c_, k), at(dP, c_, k)}) {
+        for (int copy : {K, V, cQ[u], cdO[u], cLD[u]}) b.dep(gemm, copy);  // bar_kv, full[s]
+        if (k >= 1) b.dep(gemm, at(dQ, c_, k - 1));  // wgmma.wait_group 0 of the step before
+      }
+      b.dep(at(X, c_, k), at(S, c_, k));  // wgmma.wait_group 0: S_ijᵀ and dP_ijᵀ in registers
+      b.dep(at(X, c_, k), at(dP, c_, k));
+      b.dep(at(st, c_, k), at(X, c_, k));
+      b.dep(at(dV, c_, k), at(st, c_, k));  // issued after the stores of dS_ijᵀ and their fence
+      b.dep(at(dK, c_, k), at(st, c_, k));
+      b.dep(barrier[u], at(st, c_, k));
+      b.dep(at(dQ, c_, k), barrier[u]);
+      for (int prod : {at(dV, c_, k), at(dK, c_, k), at(dQ, c_, k)}) b.dep(at(red, c_, k), prod);
+    }
+  }
+  for (int c_ = 0; c_ < W; ++c_) {
+    b.dep(epi[static_cast<size_t>(c_)], V);
+    if (n > 0) b.dep(epi[static_cast<size_t>(c_)], at(red, c_, n - 1));
+  }
+
+  // The issue order of each unit, and the ops two warpgroups run at once.
+  std::vector<int> copies{K, V}, tensor, soft, lsu;
+  auto group = [&](const Grid& m, i64 k, std::vector<int>& unit) {
+    std::vector<int> members;
+    for (int c_ = 0; c_ < W; ++c_) members.push_back(at(m, c_, k));
+    b.share(members);
+    unit.insert(unit.end(), members.begin(), members.end());
+  };
+  for (i64 k = 0; k < n; ++k) {
+    const size_t u = static_cast<size_t>(k);
+    copies.insert(copies.end(), {cQ[u], cdO[u], cLD[u]});
+    for (const Grid* m : {&S, &dP, &dV, &dK, &dQ}) group(*m, k, tensor);
+    group(X, k, soft);
+    group(st, k, soft);
+    group(red, k, lsu);
+  }
+  b.share(epi);
+  lsu.insert(lsu.end(), epi.begin(), epi.end());
+  b.order(copies);
+  b.order(tensor);
+  b.order(soft);
+  b.order(lsu);
+
+  const std::vector<PipeInterval> all = b.run();
+  std::vector<bool> is_barrier(all.size(), false);
+  for (int k : barrier) is_barrier[static_cast<size_t>(k)] = true;
+  for (size_t k = 0; k < all.size(); ++k) {
+    if (is_barrier[k]) continue;
+    PipeInterval iv = all[k];
+    if (iv.op == PipeOp::copy_Q || iv.op == PipeOp::copy_dO || iv.op == PipeOp::copy_LD)
+      iv.stage = static_cast<int>((iv.i - out.first_i) % s);
+    out.intervals.push_back(iv);
+    switch (iv.unit) {
+      case PipeUnit::tensor_cores: out.tensor_busy_ns += iv.work_ns; break;
+      case PipeUnit::softmax_units: out.softmax_busy_ns += iv.work_ns; break;
+      case PipeUnit::copy_engine: out.copy_busy_ns += iv.work_ns; break;
+      case PipeUnit::load_store: out.load_store_busy_ns += iv.work_ns; break;
+    }
+    out.end_ns = std::max(out.end_ns, iv.end_ns);
+  }
+  out.kv_arrived_ns = std::max(b.at(K).end_ns, b.at(V).end_ns);
+  for (i64 k = 0; k < n; ++k) {
+    const size_t u = static_cast<size_t>(k);
+    out.barrier_ns.push_back(b.at(barrier[u]).end_ns);
+    BwdStageUse su;
+    su.stage = static_cast<int>(k % s);
+    su.i = out.first_i + k;
+    su.step = k;
+    su.issued_ns = b.at(cQ[u]).start_ns;
+    su.q_arrived_ns = b.at(cQ[u]).end_ns;
+    su.do_arrived_ns = b.at(cdO[u]).end_ns;
+    su.arrived_ns = b.at(cLD[u]).end_ns;
+    for (int c_ = 0; c_ < W; ++c_)
+      for (int prod : {at(dV, c_, k), at(dK, c_, k), at(dQ, c_, k)})
+        su.released_ns = std::max(su.released_ns, b.at(prod).end_ns);
+    out.stage_uses.push_back(su);
+  }
+  out.tensor_wait_in_softmax_ns = tensor_wait_in_softmax(out.intervals);
+  return out;
+}
+
+BwdPipelineState HopperBwdPipeline::state_at(double t) const {
+  BwdPipelineState st;
+  st.t_ns = t;
+  st.stages.resize(static_cast<size_t>(config.stages));
+  for (const BwdStageUse& u : stage_uses) {  // in step order: the last use issued by t wins
+    if (u.issued_ns > t) continue;
+    BwdPipelineState::Stage& s = st.stages[static_cast<size_t>(u.stage)];
+    s.i = u.i;
+    s.Q = stage_status(t, u.q_arrived_ns, u.released_ns);
+    s.dO = stage_status(t, u.do_arrived_ns, u.released_ns);
+    s.LD = stage_status(t, u.arrived_ns, u.released_ns);
+  }
+  auto held = [&](PipeOp op) {
+    const PipeInterval* iv = find(op, -1);
+    if (iv == nullptr || t < iv->start_ns) return StageStatus::empty;
+    return t < iv->end_ns ? StageStatus::loading : StageStatus::full;
+  };
+  st.K = held(PipeOp::copy_K);
+  st.V = held(PipeOp::copy_V);
+  const int W = config.consumers();
+  st.warpgroup_op.assign(static_cast<size_t>(W), -1);
+  st.at_barrier.assign(static_cast<size_t>(W), false);
+  for (size_t k = 0; k < intervals.size(); ++k) {
+    const PipeInterval& iv = intervals[k];
+    if (iv.i >= 0 && iv.warpgroup >= 0 && iv.start_ns <= t) st.step = std::max(st.step, iv.i - first_i);
+    if (!(iv.start_ns <= t && t < iv.start_ns + iv.busy_ns)) continue;
+    st.running.push_back(static_cast<int>(k));
+    if (iv.warpgroup >= 0) st.warpgroup_op[static_cast<size_t>(iv.warpgroup)] = static_cast<int>(k);
+  }
+  for (const PipeInterval& iv : intervals) {
+    if (iv.op != PipeOp::store_dS || iv.warpgroup < 0) continue;
+    const double stored = iv.start_ns + iv.busy_ns, met = barrier_ns[static_cast<size_t>(iv.i - first_i)];
+    if (stored <= t && t < met) st.at_barrier[static_cast<size_t>(iv.warpgroup)] = true;
+  }
+  return st;
+}
+
+const PipeInterval* HopperBwdPipeline::find(PipeOp op, i64 i, int warpgroup) const {
+  const bool producer = op == PipeOp::copy_K || op == PipeOp::copy_V || op == PipeOp::copy_Q ||
+                        op == PipeOp::copy_dO || op == PipeOp::copy_LD;
+  for (const PipeInterval& iv : intervals)
+    if (iv.op == op && iv.i == i && (producer || iv.warpgroup == warpgroup)) return &iv;
+  return nullptr;
+}
+
+double HopperBwdPipeline::time_of(const TileEvent& e) const {
+  if (e.j != j) return -1;  // another CTA, or a pass over the row blocks (j = −1)
+  auto start = [&](PipeOp op, i64 i) {
+    const PipeInterval* iv = find(op, i);
+    return iv ? iv->start_ns : -1.0;
+  };
+  auto end = [&](PipeOp op, i64 i) {
+    const PipeInterval* iv = find(op, i);
+    return iv ? iv->end_ns : -1.0;
+  };
+  if (e.i < 0) {  // the CTA's ends: K_j, V_j and dK_j = dV_j = 0, or the writes of dK_j, dV_j
+    if (e.kind == EventKind::load) return end(e.target.tensor == Tensor::K ? PipeOp::copy_K : PipeOp::copy_V, -1);
+    if (e.kind == EventKind::compute) return kv_arrived_ns;
+    if (e.kind == EventKind::store) return start(PipeOp::epilogue_dKdV, -1);
+    return end_ns;
+  }
+  if (e.i < first_i) return -1;
+  switch (e.kind) {
+    case EventKind::load:
+      if (e.target.tensor == Tensor::dQ || e.target.tensor == Tensor::dQaccum) return start(PipeOp::gemm_dQ, e.i);
+      return start(PipeOp::gemm_St, e.i);  // Q_i, dO_i, L_i, D_i are in their stage: S_ijᵀ starts
+    case EventKind::store: return start(PipeOp::reduce_dQ, e.i);
+    case EventKind::free: return stage_uses[static_cast<size_t>(e.i - first_i)].released_ns;
+    case EventKind::compute:
+      switch (e.target.tensor) {
+        case Tensor::S: return start(PipeOp::gemm_St, e.i);
+        case Tensor::P: return start(PipeOp::softmax_bwd, e.i);
+        case Tensor::dV: return start(PipeOp::gemm_dV, e.i);
+        case Tensor::dP: return start(PipeOp::gemm_dPt, e.i);
+        case Tensor::dS: return start(PipeOp::store_dS, e.i);
+        case Tensor::dK: return start(PipeOp::gemm_dK, e.i);
+        case Tensor::dQ:
+        case Tensor::dQaccum: return start(PipeOp::gemm_dQ, e.i);
+        default: return -1;
+      }
+  }
+  return -1;
+}
+
+}  // namespace flashlab::sim

@@ -1,0 +1,93 @@
+#include "flashlab/sim/input/problem_text.hpp"
+
+#include <utility>
+
+#include "flashlab/sim/core/format.hpp"
+
+namespace flashlab::sim {
+
+std::optional<i64> parse_positive(std::string_view name, std::string_view text, std::vector<std::string>& errors) {
+  const auto v = parse_size(text);
+  const std::string n(name), t(text);
+  // "-5": a number, only not a positive one.
+  const auto first = t.find_first_not_of(" \t");
+  if (!v && first != std::string::npos && t[first] == '-' && parse_size(std::string_view(t).substr(first + 1))) {
+    errors.push_back(n + ": must be at least 1 (got '" + t + "')");
+    return std::nullopt;
+  }
+  if (!v) {
+    errors.push_back(n + ": '" + t + "' is not a whole number (examples: 1024, 16K, 100KiB)");
+    return std::nullopt;
+  }
+  if (*v < 1) {
+    errors.push_back(n + ": must be at least 1 (got '" + t + "')");
+    return std::nullopt;
+  }
+  return v;
+}
+
+namespace {
+
+// parse_positive, its message kept with the field it is about (none: the
+// tiles, the SRAM).
+std::optional<i64> positive(std::vector<ProblemField> fields, std::string_view name, std::string_view text,
+                            std::vector<ProblemError>& errors) {
+  std::vector<std::string> why;
+  const auto v = parse_positive(name, text, why);
+  for (std::string& m : why) errors.push_back(ProblemError{fields, std::move(m)});
+  return v;
+}
+
+}  // namespace
+
+ParsedProblem parse_problem(const ProblemText& text, const ProblemFieldNames& names) {
+  ParsedProblem out;
+  std::vector<ProblemError>& errors = out.errors;
+  const auto B = positive({ProblemField::batch}, names.batch, text.batch, errors);
+  const auto H = positive({ProblemField::heads}, names.heads, text.heads, errors);
+  const auto H_kv = text.kv_heads ? positive({ProblemField::kv_heads}, names.kv_heads, *text.kv_heads, errors) : H;
+  const auto N = positive({ProblemField::seq}, names.seq, text.seq, errors);
+  const auto N_kv = text.seq_kv ? positive({ProblemField::seq_kv}, names.seq_kv, *text.seq_kv, errors) : N;
+  const auto d = positive({ProblemField::head_dim}, names.head_dim, text.head_dim, errors);
+  const auto dtype = parse_dtype(text.dtype);
+  if (!dtype)
+    errors.push_back(ProblemError{{ProblemField::dtype},
+                                  names.dtype + ": unknown dtype '" + text.dtype + "' (expected fp16, bf16 or fp32)"});
+  i64 P = 1;
+  bool gpus_ok = true;
+  if (text.gpus) {
+    const auto typed = positive({ProblemField::gpus}, names.gpus, *text.gpus, errors);
+    gpus_ok = typed && *typed <= 4096;
+    if (typed && !gpus_ok)
+      errors.push_back(ProblemError{{ProblemField::gpus}, "the ring needs 1 to 4096 GPUs, not " + *text.gpus});
+    if (gpus_ok) P = *typed;
+  }
+  if (B && H && H_kv && N && N_kv && d && dtype && gpus_ok) {
+    AttentionProblem& p = out.problem;
+    p.batch = *B;
+    p.heads = *H;
+    if (text.kv_heads) p.kv_heads = *H_kv;
+    p.seq_q = *N;
+    p.seq_kv = *N_kv;
+    p.head_dim = *d;
+    p.dtype = *dtype;
+    p.causal = text.causal;
+    if (text.gpus) p.parallel = ParallelPart{static_cast<int>(P), text.layout, text.backward};
+    for (ProblemError& e : validate(p)) errors.push_back(std::move(e));
+  }
+  std::vector<std::string> tile_errors;
+  if (text.br.has_value() != text.bc.has_value()) {
+    tile_errors.push_back(names.br + " and " + names.bc + " go together (give both or neither)");
+  } else if (text.br) {
+    const auto br = parse_positive(names.br, *text.br, tile_errors);
+    const auto bc = parse_positive(names.bc, *text.bc, tile_errors);
+    if (br && bc) out.options.tiles = TileShape{*br, *bc};
+  }
+  if (text.sram) {
+    if (const auto M = parse_positive(names.sram, *text.sram, tile_errors)) out.options.sram_bytes = *M;
+  }
+  for (std::string& m : tile_errors) errors.push_back(ProblemError{{}, std::move(m)});
+  return out;
+}
+
+}  // namespace flashlab::sim

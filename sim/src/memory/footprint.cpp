@@ -1,0 +1,176 @@
+#include "flashlab/sim/memory/footprint.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "flashlab/sim/core/checked.hpp"
+#include "flashlab/sim/schedule/schedule.hpp"
+
+namespace flashlab::sim {
+
+TensorExtent tensor_extent(Tensor t, const AttentionProblem& p) {
+  switch (t) {
+    case Tensor::Q:
+    case Tensor::O:
+    case Tensor::dO:
+    case Tensor::dQ:
+    case Tensor::dQaccum: return {p.n_q(), p.head_dim};
+    case Tensor::K:
+    case Tensor::V:
+    case Tensor::dK:
+    case Tensor::dV: return {p.n_kv(), p.head_dim};
+    case Tensor::S:
+    case Tensor::P:
+    case Tensor::dS:
+    case Tensor::dP: return {p.n_q(), p.n_kv()};
+    case Tensor::l:
+    case Tensor::m:
+    case Tensor::LSE:
+    case Tensor::D: return {p.n_q(), 1};
+    default: return {0, 0};  // on-chip statistics: never in HBM
+  }
+}
+
+bool kv_tensor(Tensor t) { return t == Tensor::K || t == Tensor::V || t == Tensor::dK || t == Tensor::dV; }
+
+// Grouped-query attention: H / H_kv query heads share one K/V head.
+i64 tensor_heads(Tensor t, const AttentionProblem& p) {
+  return kv_tensor(t) ? p.kv_head_count() : p.head_count();
+}
+
+i64 memory_head(Tensor t, const AttentionProblem& p, i64 flat_head) {
+  // b·H + h over G is b·H_kv + h / G: H is a multiple of G.
+  return kv_tensor(t) ? flat_head / p.group_size() : flat_head;
+}
+
+namespace {
+// rows × cols × heads × the element size given.
+i64 whole_tensor_bytes(Tensor t, const AttentionProblem& p, i64 element) {
+  const TensorExtent e = tensor_extent(t, p);
+  return checked_mul(checked_mul(checked_mul(tensor_heads(t, p), e.rows, "memory"), e.cols, "memory"), element,
+                     "memory");
+}
+}  // namespace
+
+i64 tensor_bytes(Tensor t, const AttentionProblem& p) { return whole_tensor_bytes(t, p, element_bytes(t, p.dtype)); }
+
+const std::vector<Tensor>& pass_tensors(Pass pass) {
+  static const std::vector<Tensor> forward{Tensor::Q, Tensor::K, Tensor::V, Tensor::O};
+  static const std::vector<Tensor> backward{Tensor::Q,  Tensor::K,  Tensor::V,  Tensor::O,
+                                            Tensor::dO, Tensor::dQ, Tensor::dK, Tensor::dV};
+  return pass == Pass::fwd ? forward : backward;
+}
+
+i64 pass_tensor_bytes(const AttentionProblem& p, Pass pass) {
+  i64 total = 0;
+  for (Tensor t : pass_tensors(pass)) total = checked_add(total, tensor_bytes(t, p), "memory");
+  return total;
+}
+
+namespace {
+
+// One block covers the whole head: the set of tensors is the same at any tiles.
+Counters one_block(Algorithm a, const AttentionProblem& p, StorageTypes storage) {
+  return Schedule(a, p, TileShape{p.n_q(), p.n_kv()}, storage).closed_form();
+}
+
+// The whole tensor, all heads, each element the size the loop nest moves it in.
+i64 whole_bytes(Tensor t, const AttentionProblem& p, const Traffic& moved) {
+  const i64 element = moved.elements() > 0 ? moved.bytes() / moved.elements() : element_bytes(t, p.dtype);
+  return whole_tensor_bytes(t, p, element);
+}
+
+}  // namespace
+
+std::vector<Tensor> hbm_tensors(Algorithm a, const AttentionProblem& p, StorageTypes storage) {
+  const Counters c = one_block(a, p, storage);
+  std::vector<Tensor> out;
+  for (int t = 0; t < kTensorCount; ++t)
+    if (c.at(Level::HBM, static_cast<Tensor>(t)).elements() > 0) out.push_back(static_cast<Tensor>(t));
+  return out;
+}
+
+i64 hbm_footprint_bytes(Algorithm a, const AttentionProblem& p, StorageTypes storage) {
+  const Counters c = one_block(a, p, storage);
+  i64 total = 0;
+  for (Tensor t : hbm_tensors(a, p, storage))
+    total = checked_add(total, whole_bytes(t, p, c.at(Level::HBM, t)), "memory");
+  return total;
+}
+
+namespace {
+i64 sum(const std::vector<TensorMemory>& v) {
+  i64 s = 0;
+  for (const TensorMemory& t : v) s = checked_add(s, t.bytes, "memory");
+  return s;
+}
+}  // namespace
+
+i64 TrainingStepMemory::saved_bytes() const { return sum(saved); }
+i64 TrainingStepMemory::inputs_bytes() const { return sum(inputs); }
+i64 TrainingStepMemory::own_bytes() const { return sum(own); }
+
+TrainingStepMemory training_step_memory(Algorithm a, const AttentionProblem& p, StorageTypes storage) {
+  TrainingStepMemory m;
+  m.forward = forward_of(a);
+  const std::optional<Algorithm> bwd = backward_of(m.forward);
+  if (!bwd)
+    throw std::invalid_argument("algorithm " + std::string(to_string(a)) + " has no backward pass in the table");
+  m.backward = *bwd;
+
+  const Counters fwd = one_block(m.forward, p, storage);
+  const Schedule b(m.backward, p, TileShape{p.n_q(), p.n_kv()}, storage);
+  // The backward's HBM traffic per phase; the prologue counts with the first, the epilogue with the last.
+  const int phases = b.phases();
+  std::vector<Counters> by_phase(static_cast<size_t>(phases));
+  for (int ph = 0; ph < phases; ++ph)
+    by_phase[static_cast<size_t>(ph)] = b.cost_of_outers(b.phase_begin(ph), b.phase_begin(ph) + b.phase_outer_count(ph));
+  by_phase.front() += b.cost_of_prologue();
+  by_phase.back() += b.cost_of_epilogue();
+  Counters all;
+  for (const Counters& c : by_phase) all += c;
+
+  // Per tensor of the backward: its bytes and the phases it is live in.
+  std::vector<i64> live(static_cast<size_t>(phases), 0);
+  for (int k = 0; k < kGlobalTensorCount; ++k) {
+    const auto t = static_cast<Tensor>(k);
+    const Traffic& moved = all.at(Level::HBM, t);
+    if (moved.elements() == 0) continue;
+    const bool written = moved.write_elements > 0;
+    int first = phases, last = -1;
+    for (int ph = 0; ph < phases; ++ph)
+      if (by_phase[static_cast<size_t>(ph)].at(Level::HBM, t).elements() > 0) {
+        first = std::min(first, ph);
+        last = ph;
+      }
+    const bool result = t == Tensor::dQ || t == Tensor::dK || t == Tensor::dV;
+    int from = 0, to = phases - 1;
+    if (written) {
+      from = first;
+      if (!result) to = last;
+    }
+    TensorMemory x{t, 0};
+    if (!written && fwd.at(Level::HBM, t).write_elements > 0) {
+      x.bytes = whole_bytes(t, p, fwd.at(Level::HBM, t));  // as the forward keeps it
+      m.saved.push_back(x);
+    } else if (!written && !is_gradient(t)) {
+      x.bytes = whole_bytes(t, p, moved);
+      m.inputs.push_back(x);
+    } else {
+      x.bytes = whole_bytes(t, p, moved);
+      m.own.push_back(x);
+    }
+    for (int ph = from; ph <= to; ++ph)
+      live[static_cast<size_t>(ph)] = checked_add(live[static_cast<size_t>(ph)], x.bytes, "memory");
+  }
+  if (storage.dkv_accumulator && p.group_size() > 1) {
+    const i64 one = checked_mul(checked_mul(checked_mul(p.kv_head_count(), p.n_kv(), "memory"), p.head_dim, "memory"),
+                                dtype_bytes(*storage.dkv_accumulator), "memory");
+    m.kv_accumulator_bytes = checked_mul(one, 2, "memory");
+  }
+  m.backward_peak_bytes =
+      checked_add(*std::max_element(live.begin(), live.end()), m.kv_accumulator_bytes, "memory");
+  return m;
+}
+
+}  // namespace flashlab::sim

@@ -1,0 +1,48 @@
+#include "flashlab/sim/ring/ring_problem.hpp"
+
+namespace flashlab::sim {
+
+AttentionProblem default_ring_problem() {
+  AttentionProblem p;
+  p.heads = 32;
+  p.kv_heads = 32;
+  p.seq_q = 8192;
+  p.head_dim = 128;
+  p.causal = true;
+  p.dtype = DType::bf16;
+  p.parallel = ParallelPart{};
+  return p;
+}
+
+AttentionProblem on_one_gpu(AttentionProblem p) {
+  const bool backward = p.backward();
+  p.parallel = ParallelPart{1, RingLayout::contiguous, backward};
+  return p;
+}
+
+AttentionProblem block_problem(const AttentionProblem& p, i64 n_q, i64 n_kv, bool causal) {
+  AttentionProblem ap;
+  ap.batch = p.batch;
+  ap.heads = p.heads;
+  ap.seq_q = n_q;
+  ap.seq_kv = n_kv;
+  ap.head_dim = p.head_dim;
+  ap.causal = causal;
+  ap.dtype = p.dtype;
+  return ap;
+}
+
+// seq_kv 0: N_kv = N_q, the square problem's own form.
+AttentionProblem whole_problem(const AttentionProblem& p) { return block_problem(p, p.seq_q, 0, p.causal); }
+
+std::string_view ring_pass_name(RingPass p) { return p == RingPass::backward ? "bwd" : "fwd"; }
+
+std::string_view ring_steps_name(RingSteps s) { return s == RingSteps::pairwise ? "pairwise" : "fused"; }
+
+std::optional<RingSteps> parse_ring_steps(std::string_view s) {
+  if (s == "fused") return RingSteps::fused;
+  if (s == "pairwise") return RingSteps::pairwise;
+  return std::nullopt;
+}
+
+}  // namespace flashlab::sim
