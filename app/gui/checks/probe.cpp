@@ -1,6 +1,7 @@
 #include "probe.hpp"
 
 #include "presenter/presenter.hpp"
+#include "presenter/scene_base.hpp"
 
 #include <GL/gl.h>
 #include <imgui.h>
@@ -94,6 +95,7 @@ std::string Probe::start(AppState& s) {
         return "--scenario " + scenario_->path + ", " + bad;
       s.presenter.scenes = scenario_->scenes;
       s.presenter.base_dir = scenario_->base_dir;
+      if (!s.presenter.scenes.empty()) s.presenter.base = capture_scene_base(s);
       if (scenario_->presenter) {
         presenter_start(s);
         if (!s.presenter.error.empty()) error = "--scenario " + scenario_->path + ", " + s.presenter.error;

@@ -186,6 +186,21 @@ void open_results(AppState& s, const std::string& path) {
   }
 }
 
+void close_results(AppState& s) {
+  BenchState& b = s.bench;
+  b.results = {};
+  b.have_results = false;
+  b.source.clear();
+  b.error.clear();
+  b.order_dirty = true;
+  b.heatmap_kernel = 0;
+  b.baseline_kernel = -1;
+  b.filter = {};
+  b.values = {};
+  b.kernel_ids.clear();
+  rebuild_bench_charts(s);
+}
+
 namespace {
 
 // Starts the scenario's run, or says why it cannot start: never waits, never throws.

@@ -11,6 +11,7 @@
 
 #include "draw/math_view.hpp"
 #include "presenter_stages.hpp"
+#include "scene_base.hpp"
 #include "script_keys.hpp"
 #include "scenario_settings.hpp"
 #include "draw/stage_effects.hpp"
@@ -57,6 +58,8 @@ void enter_scene(AppState& s, int k) {
   const Scene& sc = p.scenes[static_cast<size_t>(k)];
   s.playback.playing = false;
   try {
+    // Whole: the scenario's settings first, then the scene's own.
+    if (p.base) restore_scene_base(s, *p.base, sc.state);
     apply_settings(s, sc.state, p.base_dir);
   } catch (const std::exception& e) {
     p.error = "scene " + std::to_string(k + 1) + ": " + e.what();

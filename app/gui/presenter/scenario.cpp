@@ -9,6 +9,7 @@
 
 #include "model/model.hpp"
 #include "presenter_stages.hpp"
+#include "scene_base.hpp"
 
 namespace flashlab::gui {
 
@@ -136,9 +137,11 @@ Scenario load_scenario(const std::string& path) {
 std::string check_scene_states(const Scenario& sc) {
   auto scratch = std::make_unique<AppState>();
   apply_settings(*scratch, sc.settings, sc.base_dir);
+  const SceneBase base = capture_scene_base(*scratch);
   for (size_t k = 0; k < sc.scenes.size(); ++k) {
     const std::string scene = "scene " + std::to_string(k + 1) + " (" + sc.scenes[k].title + "): ";
     try {
+      restore_scene_base(*scratch, base, sc.scenes[k].state);
       apply_settings(*scratch, sc.scenes[k].state, sc.base_dir);
     } catch (const std::exception& e) {
       return scene + e.what();

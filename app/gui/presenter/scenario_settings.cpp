@@ -151,11 +151,23 @@ void set_workspace(AppState& s, const json& v, const std::string&) {
 
 // ---- files and runs ------------------------------------------------------------------
 
+// A file that cannot be opened is an error naming the key (a scene's state is
+// checked when the lecture loads); null closes the file open.
 void set_results(AppState& s, const json& v, const std::string& base_dir) {
-  open_results(s, resolve_path(text_of(v, "results"), base_dir));
+  if (v.is_null()) {
+    close_results(s);
+    return;
+  }
+  const std::string path = resolve_path(text_of(v, "results"), base_dir);
+  open_results(s, path);
+  if (!s.bench.have_results || s.bench.source != path) throw std::runtime_error("results: " + s.bench.error);
 }
 
 void set_ring_results(AppState& s, const json& v, const std::string& base_dir) {
+  if (v.is_null()) {
+    close_ring_results(s);
+    return;
+  }
   open_ring_results(s, resolve_path(text_of(v, "ring_results"), base_dir));
   if (s.view.status_is_error) throw std::runtime_error(s.view.status);
 }
@@ -200,7 +212,7 @@ const std::vector<SettingRow>& setting_rows() {
       {{"ui_scale", "1.0 to 3.0", "the UI scale (projectors: 1.5 to 2)"}, false, set_ui_scale},
       {{"theme", "dark | light", "the colours: dark, or dark text on near-white for a projector in a lit hall (L toggles)"}, false,
        set_theme_setting},
-      {{"results", "PATH", "a results file opened (flashlab bench --json)"}, true, set_results},
+      {{"results", "PATH | null", "a results file opened (flashlab bench --json); null: none open"}, true, set_results},
       {{"export_dir", "PATH", "the folder exports and relative screenshots go to"}, true,
        [](AppState& s, const json& v, const std::string&) { s.view.export_dir = text_of(v, "export_dir"); }},
       {{"plots_large", "bool", "the plots given most of the window"}, true,
@@ -217,7 +229,7 @@ const std::vector<SettingRow>& setting_rows() {
       {{"workspace", "one-gpu | ring", "what is right of the controls: one GPU, or the ring across GPUs"}, true, set_workspace},
       {{"ring", "{model, seq, gpus, layout, ...}", "the ring's inputs in the Across GPUs view (keys below)"}, true,
        [](AppState& s, const json& v, const std::string& base_dir) { apply_ring_settings(s, v, base_dir); }},
-      {{"ring_results", "PATH", "a ring results file (flashlab bench --gpus --json) under the ring's simulation"}, true, set_ring_results},
+      {{"ring_results", "PATH | null", "a ring results file (flashlab bench --gpus --json) under the ring's simulation; null: none"}, true, set_ring_results},
   };
   return rows;
 }

@@ -285,9 +285,27 @@ struct Scene {
   std::vector<std::string> shows;
 };
 
+// What a scene starts from before its own "state" is applied: the scenario's
+// settings over the window's defaults, taken when the lecture loads. A scene
+// is whole: what it does not set comes from here, never from the scene shown
+// before it (presenter/scene_base.hpp captures and restores it).
+struct SceneBase {
+  Inputs inputs;
+  RingInputs ring;
+  int ring_step = 0;
+  CursorRequest cursor;  // none: the schedule's start
+  double events_per_s = 8;
+  std::string tab;
+  bool show_concepts = false, plots_large = false, hide_controls = false, hall_ring_step = false, l2_first = false;
+  Workspace workspace = Workspace::one_gpu;
+  std::string export_dir;
+  std::string results, ring_results;  // the files open; empty: none
+};
+
 struct Presenter {
   bool on = false;             // the stage layout instead of the lab's panels
   std::vector<Scene> scenes;
+  std::optional<SceneBase> base;  // the scenario's settings, under every scene's state
   int current = -1;            // index into scenes; -1 before the first
   std::string base_dir;        // where the scenario's relative paths start
   std::string error;           // a scene whose state could not be applied: said on the strip
