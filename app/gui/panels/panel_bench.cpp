@@ -37,6 +37,8 @@ void take_results(AppState& s, analysis::BenchResults r, const std::string& sour
   s.bench.baseline_kernel = -1;
   s.bench.filter = analysis::default_bench_filter(s.bench.results);
   s.bench.values = analysis::bench_values(s.bench.results);
+  s.bench.shared.reset();
+  ++s.bench.generation;
   rebuild_bench_charts(s);
 }
 
@@ -198,6 +200,8 @@ void close_results(AppState& s) {
   b.filter = {};
   b.values = {};
   b.kernel_ids.clear();
+  b.shared.reset();
+  ++b.generation;
   rebuild_bench_charts(s);
 }
 
