@@ -197,3 +197,53 @@ TEST_CASE("\"results\": null closes the file open; the next scene opens the scen
   apply_settings(*s, json{{"ring_results", nullptr}}, "");
   CHECK_FALSE(s->ring.results.have);
 }
+
+// Every scenario value is checked when the lecture loads, as the hall would
+// meet it: one line naming the scene and the key, never a scene that shows an
+// error (or nothing) in front of the hall.
+TEST_CASE("every scene's values are checked at load: one line naming the scene and the key", "[gui][scenario][scenes]") {
+  struct Case {
+    json state;
+    std::string stage, says;
+  };
+  const std::vector<Case> cases{
+      {{{"hardware", "H900-SXM-1TB"}}, "roofline", "hardware"},
+      {{{"results", "no-such-results.json"}}, "bench-time", "results: "},
+      {{{"ring", {{"gpus", 0}}}}, "ring", "ring.gpus: "},
+      {{{"problem", {{"head_dim", 1000}}}}, "tiling", "problem.head_dim: "},
+      {{{"tiles", {{"Br", 512}, {"Bc", 512}}}}, "tiling", "tiles: "},
+      {{{"sram", "4KiB"}}, "tiling", "sram: "},
+      {{{"cursor", {{"block", {40, 5}}}}}, "tiling", "cursor.block: [40, 5] is outside the 16 × 16 blocks"},
+      {{{"cursor", {{"position", 1000000}}}}, "tiling", "cursor.position: "},
+      {{{"problem", {{"seq", "99999999999999999999"}}}}, "tiling", "problem.seq: "},
+  };
+  for (const Case& c : cases) {
+    INFO(c.state.dump());
+    const json lecture = {{"problem", {{"seq", 1024}, {"head_dim", 64}}},
+                          {"hardware", "A100-PCIe-80GB"},
+                          {"tiles", {{"Br", 64}, {"Bc", 64}}},
+                          {"algorithms", {"fa1", "fa2"}},
+                          {"scenes",
+                           {{{"title", "fine"}, {"stage", "tiling"}},
+                            {{"title", "broken"}, {"stage", c.stage}, {"state", c.state}}}}};
+    const std::string path = temp_scenario("broken.json", lecture);
+    const Scenario sc = load_scenario(path);  // the keys are known: the file loads
+    fs::remove(path);
+    const std::string error = check_scene_states(sc);
+    CHECK_THAT(error, Catch::StartsWith("scene 2 (broken): " + c.says));
+    CHECK(error.find('\n') == std::string::npos);
+  }
+  // A number past a 64-bit count is said to be too large, not "not a whole number".
+  const json huge = {{"scenes", {{{"title", "huge"}, {"state", {{"problem", {{"seq", "99999999999999999999"}}}}}}}}};
+  const std::string path = temp_scenario("huge.json", huge);
+  const std::string error = check_scene_states(load_scenario(path));
+  fs::remove(path);
+  CHECK_THAT(error, Catch::Contains("'99999999999999999999' is too large"));
+  // At run time a cursor outside the schedule stays where it was, and the status line says why.
+  auto s = std::make_unique<AppState>();
+  apply_settings(*s, json{{"tiles", {{"Br", 64}, {"Bc", 64}}}, {"cursor", {{"block", {40, 5}}}}}, "");
+  recompute(*s);
+  CHECK_THAT(apply_cursor_request(*s), Catch::StartsWith("cursor.block: "));
+  CHECK(s->view.status_is_error);
+  CHECK(s->model.algos[0].cursor->position() == 0);
+}

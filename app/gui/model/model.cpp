@@ -687,8 +687,9 @@ void recompute(AppState& s) {
         if (!v.result.ok()) {
           for (const std::string& e : v.result.errors()) errors.push_back(std::string(sim::to_string(a)) + ": " + e);
           // Tiles that cannot fit: the tiles typed, else the head dim that sizes them (and M when typed).
+          // (d sizes every tile's bytes: it is blamed too.)
           if (in.manual_tiles) m.bad_fields.insert(m.bad_fields.end(), {"br", "bc"});
-          else m.bad_fields.emplace_back("head_dim");
+          m.bad_fields.emplace_back("head_dim");
           if (in.sram_override) m.bad_fields.emplace_back("sram");
           break;
         }

@@ -244,21 +244,42 @@ void apply_settings(AppState& s, const json& j, const std::string& base_dir) {
   }
 }
 
-void apply_cursor_request(AppState& s) {
+std::string apply_cursor_request(AppState& s) {
   CursorRequest& r = s.cursor_request;
-  if (r.kind == CursorRequest::Kind::none || !s.model.valid) return;
-  sim::Cursor& c = *s.model.algos[0].cursor;
+  if (r.kind == CursorRequest::Kind::none || !s.model.valid) return "";
+  const AlgoView& v = s.model.algos[0];
+  sim::Cursor& c = *v.cursor;
+  std::string error;
   switch (r.kind) {
     case CursorRequest::Kind::fraction:
       seek_primary(s, static_cast<i64>(r.fraction * static_cast<double>(c.size()) + 0.5));
       break;
-    case CursorRequest::Kind::position: seek_primary(s, r.position); break;
-    case CursorRequest::Kind::block:
-      if (c.seek_block(r.i, r.j)) seek_primary(s, c.position());
+    case CursorRequest::Kind::position:
+      if (r.position < 0 || r.position > c.size())
+        error = "cursor.position: " + std::to_string(r.position) + " is outside the schedule of " +
+                std::string(sim::to_string(v.algo)) + " (0 to " + std::to_string(c.size()) + " events)";
+      else seek_primary(s, r.position);
       break;
+    case CursorRequest::Kind::block: {
+      const sim::TileGrid& g = v.schedule->grid();
+      if (r.i < 0 || r.j < 0 || r.i >= g.T_r || r.j >= g.T_c)
+        error = "cursor.block: [" + std::to_string(r.i) + ", " + std::to_string(r.j) + "] is outside the " +
+                std::to_string(g.T_r) + " × " + std::to_string(g.T_c) + " blocks (i < T_r = " + std::to_string(g.T_r) +
+                ", j < T_c = " + std::to_string(g.T_c) + ")";
+      else if (c.seek_block(r.i, r.j)) seek_primary(s, c.position());
+      else
+        error = "cursor.block: " + std::string(sim::to_string(v.algo)) + " never visits block [" + std::to_string(r.i) +
+                ", " + std::to_string(r.j) + "]" + (s.model.problem.causal ? " (above the causal mask's diagonal)" : "");
+      break;
+    }
     case CursorRequest::Kind::none: break;
   }
   r.kind = CursorRequest::Kind::none;
+  if (!error.empty()) {  // the cursor stays where it was, and the window says why
+    s.view.status = error;
+    s.view.status_is_error = true;
+  }
+  return error;
 }
 
 }  // namespace flashlab::gui
