@@ -172,7 +172,7 @@ TEST_CASE("a scene that sets nothing gets the scenario's settings, not the previ
   }
 }
 
-TEST_CASE("\"results\": null closes the file open; the next scene opens the scenario's again", "[gui][scenario][scenes]") {
+TEST_CASE("a results of null closes the file open, and the next scene opens the scenario's again", "[gui][scenario][scenes]") {
   const std::string results =
       (fs::path(FLASHLAB_TEST_DATA) / ".." / ".." / "docs" / "results" / "h100-labs.json").lexically_normal().string();
   const json lecture = {{"results", results},
