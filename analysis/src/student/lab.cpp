@@ -123,27 +123,9 @@ Lab parse_lab(const std::string& body, const std::string& origin) {
 }
 
 Lab load_lab(const std::string& name_or_path) {
-  std::string path;
-  if (sim::names_a_file(name_or_path)) {
-    path = name_or_path;
-  } else {
-    if (sim::assets_dir().empty()) throw std::runtime_error("cannot find the assets folder with labs (set FLASHLAB_ASSETS)");
-    path = sim::asset_path("labs", name_or_path);
-    if (path.empty()) {
-      const std::vector<std::string> known = lab_names();
-      throw std::runtime_error("unknown lab '" + name_or_path + "'" + sim::did_you_mean(name_or_path, known) +
-                               " (known: " + [&] {
-                                 std::string s;
-                                 for (const std::string& n : known) s += (s.empty() ? "" : ", ") + n;
-                                 return s;
-                               }() + ")");
-    }
-  }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::runtime_error("cannot read lab file '" + path + "'");
-  std::ostringstream s;
-  s << in.rdbuf();
-  return parse_lab(s.str(), path);
+  static constexpr sim::AssetKind kLabs{"labs", "lab", "lab", "labs", {}, true, sim::AssetKind::AbsentPath::read};
+  const std::string path = sim::asset_file<std::runtime_error>(kLabs, name_or_path);
+  return parse_lab(sim::read_asset<std::runtime_error>(kLabs, path), path);
 }
 
 }  // namespace flashlab::analysis

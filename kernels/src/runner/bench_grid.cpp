@@ -350,20 +350,10 @@ std::string sweeps_dir() {
 std::vector<std::string> list_sweeps() { return sim::asset_names("sweeps"); }
 
 SweepFile load_sweep(const std::string& name_or_path) {
-  fs::path path;
-  if (sim::names_a_file(name_or_path)) {
-    path = name_or_path;
-  } else {
-    if (sim::assets_dir().empty())
-      throw std::runtime_error("cannot find the assets folder with sweeps (set FLASHLAB_ASSETS)");
-    path = sim::asset_path("sweeps", name_or_path);
-    if (path.empty()) throw std::runtime_error(sim::unknown_asset_message("sweep", name_or_path, list_sweeps()));
-  }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::runtime_error("cannot read sweep file '" + path.string() + "'");
-  std::ostringstream s;
-  s << in.rdbuf();
-  return parse_sweep(s.str(), path.string());
+  static constexpr sim::AssetKind kSweeps{"sweeps", "sweep", "sweep", "sweeps", {}, false,
+                                          sim::AssetKind::AbsentPath::read};
+  const std::string path = sim::asset_file<std::runtime_error>(kSweeps, name_or_path);
+  return parse_sweep(sim::read_asset<std::runtime_error>(kSweeps, path), path);
 }
 
 }  // namespace flashlab::kernels

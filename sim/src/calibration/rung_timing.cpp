@@ -177,25 +177,22 @@ RungTimingSet parse_rung_timing_json(const std::string& text, const std::string&
   return s;
 }
 
+namespace {
+const AssetKind kRungTimings{"rungs", "rung timing", "rung timing", {}, "or a file written by flashlab ceilings rungs --out",
+                             false, AssetKind::AbsentPath::unreadable};
+}  // namespace
+
 RungTimingSet load_rung_timing(const std::string& name_or_path) {
-  std::string path = name_or_path;
-  if (!names_a_file(path)) {
-    path = asset_path("rungs", name_or_path);
-    if (path.empty())
-      throw std::invalid_argument(unknown_asset_message("rung timing", name_or_path, asset_names("rungs"),
-                                                        "or a file written by flashlab ceilings rungs --out"));
-  }
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec)) throw std::invalid_argument("cannot read '" + path + "'");
-  return parse_rung_timing_json(json_fields::read_file<std::invalid_argument>(path, "rung timing"), path);
+  const std::string path = asset_file<std::invalid_argument>(kRungTimings, name_or_path);
+  return parse_rung_timing_json(read_asset<std::invalid_argument>(kRungTimings, path), path);
 }
 
 std::optional<RungTimingSet> rung_timing_for_gpu(const std::string& gpu) {
   if (gpu.empty()) return std::nullopt;
-  for (const std::string& name : asset_names("rungs")) {
+  for (const std::string& path : asset_files(assets_dir(), kRungTimings.folder)) {
     RungTimingSet set;
     try {
-      set = load_rung_timing(asset_path("rungs", name));
+      set = load_rung_timing(path);
     } catch (const std::invalid_argument&) {
       continue;  // not a rung timing file: not this GPU's
     }

@@ -59,7 +59,8 @@ std::string optional_string(const json& j, const char* name, const std::string& 
   return it->get<std::string>();
 }
 
-std::string read_file(const fs::path& p) { return json_fields::read_file<HardwareError>(p, "hardware"); }
+const AssetKind kPresets{"hardware", "hardware preset", "hardware", "hardware presets", {}, false,
+                         AssetKind::AbsentPath::not_found};
 
 }  // namespace
 
@@ -148,17 +149,8 @@ std::vector<std::string> list_presets() { return asset_names("hardware"); }
 
 HardwareModel load_hardware(const std::string& preset_or_path) {
   if (preset_or_path.empty()) throw HardwareError("empty hardware name");
-  if (names_a_file(preset_or_path)) {
-    std::error_code ec;
-    if (!fs::is_regular_file(preset_or_path, ec))
-      throw HardwareError("hardware file '" + preset_or_path + "' not found");
-    return parse_hardware_json(read_file(preset_or_path), preset_or_path);
-  }
-  if (assets_dir().empty())
-    throw HardwareError("cannot find the assets folder with hardware presets (set FLASHLAB_ASSETS)");
-  if (const std::string p = asset_path("hardware", preset_or_path); !p.empty())
-    return parse_hardware_json(read_file(p), p);
-  throw HardwareError(unknown_asset_message("hardware preset", preset_or_path, list_presets()));
+  const std::string path = asset_file<HardwareError>(kPresets, preset_or_path);
+  return parse_hardware_json(read_asset<HardwareError>(kPresets, path), path);
 }
 
 }  // namespace flashlab::sim

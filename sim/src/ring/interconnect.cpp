@@ -131,7 +131,8 @@ json pairs_json(const std::vector<LinkPairFigure>& pairs) {
   return a;
 }
 
-std::string read_file(const fs::path& p) { return json_fields::read_file<InterconnectError>(p, "interconnect"); }
+// Read by id (read_interconnect_presets): the kind names the files' folder and their messages.
+const AssetKind kLinks{"interconnects", "link", "interconnect", {}, {}, false, AssetKind::AbsentPath::not_found};
 
 }  // namespace
 
@@ -254,12 +255,8 @@ std::vector<LinkCurvePoint> parse_link_curve(const nlohmann::json& j, const std:
 std::vector<InterconnectModel> read_interconnect_presets(const std::string& assets) {
   std::vector<std::pair<InterconnectModel, std::string>> found;  // with its file
   for (const bool measured : {false, true}) {
-    const fs::path dir = fs::path(assets) / "interconnects" / (measured ? "measured" : "");
-    std::error_code ec;
-    for (const auto& e : fs::directory_iterator(dir, ec)) {
-      if (!e.is_regular_file() || e.path().extension() != ".json") continue;
-      const std::string path = e.path().string();
-      InterconnectModel m = parse_interconnect_json(read_file(e.path()), path);
+    for (const std::string& path : asset_files(assets, measured ? "interconnects/measured" : kLinks.folder)) {
+      InterconnectModel m = parse_interconnect_json(read_asset<InterconnectError>(kLinks, path), path);
       if (measured && m.kind != "measured")
         fail(path, "a link in interconnects/measured/ must have \"kind\": \"measured\" (got \"" + m.kind + "\")");
       for (const auto& [other, other_path] : found)
@@ -291,10 +288,8 @@ const InterconnectModel* find_interconnect(std::string_view id) {
 InterconnectModel load_interconnect(const std::string& preset_or_path) {
   if (preset_or_path.empty()) throw InterconnectError("empty link name");
   if (names_a_file(preset_or_path)) {
-    std::error_code ec;
-    if (!fs::is_regular_file(preset_or_path, ec))
-      throw InterconnectError("interconnect file '" + preset_or_path + "' not found");
-    return parse_interconnect_json(read_file(preset_or_path), preset_or_path);
+    const std::string path = asset_file<InterconnectError>(kLinks, preset_or_path);
+    return parse_interconnect_json(read_asset<InterconnectError>(kLinks, path), path);
   }
   if (const InterconnectModel* m = find_interconnect(preset_or_path)) return *m;
   if (interconnect_presets().empty())
