@@ -1,7 +1,7 @@
 #include "flashlab/sim/hardware/hardware.hpp"
 
 #include "flashlab/sim/core/assets.hpp"
-#include "core/json_fields.hpp"
+#include "flashlab/sim/core/json_fields.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -25,38 +25,40 @@ namespace {
 
 constexpr const char* kFormat = "flashlab-hardware/1";
 
-[[noreturn]] void fail(const std::string& origin, const std::string& msg) {
-  json_fields::fail<HardwareError>(origin, msg);
-}
+using Fields = JsonFields<HardwareError>;
+Fields fields(const std::string& origin) { return Fields(origin, FieldWording::quoted); }
+
+[[noreturn]] void fail(const std::string& origin, const std::string& msg) { fields(origin).fail(msg); }
 
 const json& field(const json& j, const char* name, const std::string& origin) {
-  return json_fields::field<HardwareError>(j, name, origin);
+  return fields(origin).member(j, "", name);
 }
 
 double positive_number(const json& j, const char* name, const std::string& origin) {
-  return json_fields::number<HardwareError>(j, name, origin);
+  return fields(origin).number(j, "", name);
 }
 
 i64 positive_integer(const json& j, const char* name, const std::string& origin) {
-  const json& v = field(j, name, origin);
-  if (!v.is_number_integer() || v.get<i64>() < 1)
-    fail(origin, std::string("field '") + name + "' must be a positive integer (got " + v.dump() + ")");
+  const Fields f = fields(origin);
+  const json& v = f.member(j, "", name);
+  if (!v.is_number_integer() || v.get<i64>() < 1) f.wrong(name, "a positive integer", v.dump());
   return v.get<i64>();
 }
 
 double optional_number(const json& j, const char* name, const std::string& origin) {
-  auto it = j.find(name);
-  if (it == j.end() || it->is_null()) return 0;
-  if (!it->is_number() || it->get<double>() < 0)
-    fail(origin, std::string("field '") + name + "' must be a non-negative number (got " + it->dump() + ")");
-  return it->get<double>();
+  const Fields f = fields(origin);
+  const json* v = f.find(j, name);
+  if (v == nullptr) return 0;
+  if (!v->is_number() || v->get<double>() < 0) f.wrong(name, "a non-negative number", v->dump());
+  return v->get<double>();
 }
 
 std::string optional_string(const json& j, const char* name, const std::string& origin) {
-  auto it = j.find(name);
-  if (it == j.end() || it->is_null()) return {};
-  if (!it->is_string()) fail(origin, std::string("field '") + name + "' must be a string");
-  return it->get<std::string>();
+  const Fields f = fields(origin);
+  const json* v = f.find(j, name);
+  if (v == nullptr) return {};
+  if (!v->is_string()) f.wrong(name, "a string");
+  return v->get<std::string>();
 }
 
 const AssetKind kPresets{"hardware", "hardware preset", "hardware", "hardware presets", {}, false,
@@ -65,7 +67,7 @@ const AssetKind kPresets{"hardware", "hardware preset", "hardware", "hardware pr
 }  // namespace
 
 HardwareModel parse_hardware_json(const std::string& text, const std::string& origin) {
-  const json j = json_fields::parse_object<HardwareError>(text, origin);
+  const json j = fields(origin).parse_object(text);
   if (auto it = j.find("format"); it != j.end() && (!it->is_string() || it->get<std::string>() != kFormat))
     fail(origin, std::string("unknown format ") + it->dump() + " (expected \"" + kFormat + "\")");
 
@@ -108,7 +110,7 @@ HardwareModel parse_hardware_json(const std::string& text, const std::string& or
     }
   }
   if (!any) fail(origin, "peak_tflops gives no positive rate");
-  hw.sources = json_fields::strings<HardwareError>(field(j, "sources", origin), "sources", origin, true);
+  hw.sources = fields(origin).strings(field(j, "sources", origin), "sources", true);
   return hw;
 }
 
