@@ -148,19 +148,6 @@ void forward_at(const LaunchArgs& a, const Fa3HopperConfig& cfg, std::index_sequ
 
 }  // namespace
 
-std::vector<int> fa3_hopper_head_dims() {
-  std::vector<int> v;
-  for (const Fa3HopperConfig& c : kFa3HopperConfigs) v.push_back(c.head_dim);
-  return v;
-}
-
-sim::TileShape fa3_hopper_tiles(int head_dim) {
-  const Fa3HopperConfig& c = config_or_throw(head_dim);
-  return sim::TileShape{c.Br, c.Bc};
-}
-
-std::size_t fa3_hopper_smem_bytes(int head_dim) { return smem_bytes_of(config_or_throw(head_dim)); }
-
 bool fa3_hopper_compiled() {
 #if defined(FLASHLAB_FA3_HOPPER_NO_SM90A)
   return false;

@@ -26,7 +26,6 @@ class EventPair {
   void wait() const;          // until `stop` has completed
   double elapsed_ms() const;  // waits for `stop`
   void* start_event() const { return start_; }  // cudaEvent_t: another stream may wait for it
-  void* stop_event() const { return stop_; }
 
  private:
   void* start_ = nullptr;
