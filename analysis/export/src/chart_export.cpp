@@ -82,8 +82,6 @@ bool have_cairo() {
 #endif
 }
 
-Point measure_text_export(const std::string& s, double size_px) { return detail::measure_dejavu(s, size_px); }
-
 std::string render_svg(const ChartSpec& c, const ExportOptions& o) {
   check_size(o);
   detail::SvgCanvas cv(o.width_px, o.height_px);

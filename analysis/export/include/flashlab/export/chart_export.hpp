@@ -34,8 +34,4 @@ std::string render_pdf(const ChartSpec& c, const ExportOptions& o = {});
 // folder that does not exist, a size out of range, no cairo for PNG/PDF).
 void export_chart(const ChartSpec& c, const std::string& path, const ExportOptions& o = {});
 
-// Text metrics of the exporters' font (DejaVu Sans), for layouts made outside a
-// canvas; an approximation when cairo is missing.
-Point measure_text_export(const std::string& s, double size_px);
-
 }  // namespace flashlab::analysis
