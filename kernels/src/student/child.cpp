@@ -81,15 +81,34 @@ int run_fake(const detail::ChildRequest& req, const std::string& spec, const Rep
     if (what == "crash") ::raise(SIGSEGV);
     if (what == "hang") std::this_thread::sleep_for(std::chrono::hours(1));
     if (what == "exit") return 5;
+    // Every field set, none to its default: the parent's tests see each come back through the pipe.
     sim::MeasuredRun r;
-    r.kernel = "user:fake";
-    r.model = "fa2";
+    try {
+      r.kernel = load_kernel_file(req.kernel_path).id();
+    } catch (const std::exception&) {
+      r.kernel = "user:fake";
+    }
+    r.model = "fa1";
     r.problem = req.problems[index];
-    r.tiles = {64, 64};
+    r.tiles = {64, 32};
     r.status = sim::RunStatus::ok;
-    r.time_ms_median = r.time_ms_min = r.time_ms_max = 1.0 + static_cast<double>(index);
-    r.repeats = 10;
-    r.rel_error = 0;
+    r.time_ms_min = 1.0 + static_cast<double>(index);
+    r.time_ms_median = r.time_ms_min + 0.25;
+    r.time_ms_max = r.time_ms_min + 0.5;
+    r.repeats = 11;
+    r.launch_host_us = 3.5;
+    r.peak_memory_bytes = 123456789;
+    r.mem_limit_bytes = req.options.mem_limit_bytes;
+    r.rel_error = 1.5e-5;
+    r.ctas_per_sm = 3;
+    r.heaviest_first = true;
+    r.storage.o_accumulator = sim::DType::fp32;
+    r.storage.dq_accumulator = sim::DType::bf16;
+    r.dram_read_bytes = 1001;
+    r.dram_write_bytes = 1002;
+    r.l2_read_bytes = 1003;
+    r.l2_write_bytes = 1004;
+    r.counters_note = "fake counters";
     r.reason = "fake row of case " + std::to_string(index) + ", seed " + std::to_string(seed);
     if (what == "sticky") {
       r.status = sim::RunStatus::failed;

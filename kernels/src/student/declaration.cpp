@@ -171,7 +171,11 @@ class Parser {
       if (std::find(names_.begin(), names_.end(), word) == names_.end()) {
         std::string known;
         for (const std::string& k : names_) known += (known.empty() ? "" : ", ") + k;
-        throw std::invalid_argument("unknown name '" + word + "'" + sim::did_you_mean(word, names_) +
+        // N is the paper's one length; here queries and keys have their own.
+        const std::string hint = word == "N" && std::find(names_.begin(), names_.end(), "N_q") != names_.end()
+                                     ? " (did you mean N_q? N_kv for the keys)"
+                                     : sim::did_you_mean(word, names_);
+        throw std::invalid_argument("unknown name '" + word + "'" + hint +
                                     " (here an expression may use " + known + ", numbers, + - * / %, "
                                     "cdiv(a, b), min(a, b), max(a, b))");
       }
