@@ -1,5 +1,6 @@
 #include "bench_kernel_files.hpp"
 
+#include <algorithm>
 #include <iostream>
 
 #include "common.hpp"
@@ -46,20 +47,30 @@ void write(const std::string& path, const std::string& flag, const std::string& 
 void print_prepared(const std::vector<student::PreparedKernel>& files, std::ostream& ok_out) {
   for (const student::PreparedKernel& k : files) {
     if (!k.ok()) {
-      std::cerr << (k.message.empty() ? k.error : k.message) << "\n";
+      std::cerr << (k.message.empty() ? k.error : k.message) << std::endl;
       continue;
     }
-    if (!k.message.empty()) std::cerr << k.message << "\n";
+    if (!k.message.empty()) std::cerr << k.message << std::endl;
+    // "sm_90: fp16 d = 64, 128; fp32 d = 64" in the order compiled.
+    std::vector<std::pair<std::string, std::string>> by_dtype;
+    std::string target;
+    for (const student::CompiledVersion& v : k.versions) {
+      const std::string t(sim::to_string(v.dtype));
+      auto it = std::find_if(by_dtype.begin(), by_dtype.end(), [&](const auto& x) { return x.first == t; });
+      if (it == by_dtype.end()) it = by_dtype.insert(by_dtype.end(), {t, "d = "});
+      else it->second += ", ";
+      it->second += std::to_string(v.head_dim);
+      if (target.find(v.target) == std::string::npos) target += (target.empty() ? "" : ", ") + v.target;
+    }
     std::string versions;
-    for (const student::CompiledVersion& v : k.versions)
-      versions += (versions.empty() ? "" : ", ") + std::string(sim::to_string(v.dtype)) + " d=" +
-                  std::to_string(v.head_dim) + " (" + v.target + ", " + std::to_string(v.block.threads) +
-                  " threads)";
+    for (const auto& [t, ds] : by_dtype) versions += (versions.empty() ? "" : "; ") + t + " " + ds;
     const student::KernelDeclaration& d = k.file->declaration;
-    ok_out << k.path << ": " << k.id() << ", " << sim::to_string(d.algorithm);
-    if (d.tiles.Br > 0) ok_out << " " << d.tiles.Br << " x " << d.tiles.Bc;
-    ok_out << ": " << (versions.empty() ? "nothing of this grid to compile (its dtypes and head dims)" : versions)
-           << "\n";
+    ok_out << k.path << ": " << k.id() << " (" << sim::to_string(d.algorithm);
+    if (d.tiles.Br > 0) ok_out << ", " << d.tiles.Br << " x " << d.tiles.Bc << " tiles";
+    ok_out << ") ";
+    if (versions.empty()) ok_out << "declares none of this grid's dtypes and head dims: nothing compiled";
+    else ok_out << "compiled for " << target << ": " << versions;
+    ok_out << std::endl;
   }
 }
 

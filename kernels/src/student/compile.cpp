@@ -158,7 +158,15 @@ Log rewrite_log(const std::string& raw, const KernelFile& f) {
     lines.push_back(line);
   }
   if (!entry.empty()) lines.insert(lines.begin(), entry);
+  bool blank = false;
   for (const std::string& l : lines) {
+    // One blank line between messages, where dropping lines left two.
+    if (l.find_first_not_of(' ') == std::string::npos) {
+      if (blank) continue;
+      blank = true;
+    } else {
+      blank = false;
+    }
     out.text += l + "\n";
     if (out.first_error.empty() &&
         (l.find(": error") != std::string::npos || l.find("catastrophic error") != std::string::npos || l == entry))
