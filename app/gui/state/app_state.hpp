@@ -190,6 +190,7 @@ struct BenchState {
   bool have_results = false;
   analysis::BenchResults results;
   std::string results_path = "bench.json";
+  std::string kernel_file_path;  // a student's kernel file (.cu) to run beside the rungs
   std::string source;            // where the results came from
   std::string error;             // last open/run error
   std::vector<std::string> kernel_ids;  // for the heatmap/baseline pickers
