@@ -223,7 +223,7 @@ std::string grades_text(const std::vector<KernelGrade>& grades) {
     for (const std::string& n : g.notes) out << "  ! " << n << "\n";
     for (const ShapeGrade& s : g.shapes)
       if (!s.correct && !s.reason.empty())
-        out << "  " << sim::describe(s.problem) << (s.problem.causal ? " causal" : "") << ": "
+        out << "  " << sim::describe(s.problem) << ": "
             << to_string(s.status) << ": " << s.reason << "\n";
   }
   return out.str();
