@@ -157,7 +157,13 @@ Log rewrite_log(const std::string& raw, const KernelFile& f) {
     if (line.rfind("Remark: The warnings can be suppressed", 0) == 0) continue;
     lines.push_back(line);
   }
-  if (!entry.empty()) lines.insert(lines.begin(), entry);
+  if (!entry.empty()) {
+    // NVRTC's count of errors counts the check's too.
+    lines.erase(std::remove_if(lines.begin(), lines.end(),
+                               [](const std::string& l) { return l.find(" detected in the compilation of ") != std::string::npos; }),
+                lines.end());
+    lines.insert(lines.begin(), entry);
+  }
   bool blank = false;
   for (const std::string& l : lines) {
     // One blank line between messages, where dropping lines left two.

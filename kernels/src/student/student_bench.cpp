@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <future>
+#include <thread>
 #include <set>
 
 #include "driver.hpp"
@@ -44,24 +46,45 @@ std::vector<PreparedKernel> prepare_kernel_files(const std::vector<std::string>&
           std::find(needed.begin(), needed.end(), v) == needed.end())
         needed.push_back(v);
     }
-    for (const auto& [dtype, d] : needed) {
+    // The versions compile side by side (NVRTC compiles separate programs on
+    // separate threads), a few at a time; their messages come in order.
+    struct Outcome {
+      std::optional<CompiledVersion> version;
+      std::string error, message;
+    };
+    auto compile = [&](sim::DType dtype, i64 d) {
+      Outcome o;
       try {
-        CompiledVersion v = compile_version(*k.file, dtype, d, cc);
-        if (!v.warnings.empty() && k.message.find(v.warnings) == std::string::npos)
-          k.message += (k.message.empty() ? "" : "\n") + path + " compiles with warnings (" +
-                       std::string(sim::to_string(dtype)) + ", d = " + std::to_string(d) + "):\n" + v.warnings;
-        k.versions.push_back(std::move(v));
+        o.version = compile_version(*k.file, dtype, d, cc);
       } catch (const CompileError& e) {
-        k.error = "does not compile: " + e.first_error();
-        k.message = e.what();
-        k.versions.clear();
-        break;
+        o.error = "does not compile: " + e.first_error();
+        o.message = e.what();
       } catch (const std::exception& e) {
-        k.error = std::string("cannot compile: ") + e.what();
-        k.message = k.error;
+        o.error = std::string("cannot compile: ") + e.what();
+        o.message = o.error;
+      }
+      return o;
+    };
+    const std::size_t width = std::max(1u, std::min(8u, std::thread::hardware_concurrency()));
+    std::vector<Outcome> outcomes;
+    for (std::size_t first = 0; first < needed.size(); first += width) {
+      std::vector<std::future<Outcome>> running;
+      for (std::size_t i = first; i < std::min(needed.size(), first + width); ++i)
+        running.push_back(std::async(std::launch::async, compile, needed[i].first, needed[i].second));
+      for (auto& f : running) outcomes.push_back(f.get());
+    }
+    for (Outcome& o : outcomes) {
+      if (!o.error.empty()) {
+        k.error = o.error;
+        k.message = o.message;
         k.versions.clear();
         break;
       }
+      const CompiledVersion& v = *o.version;
+      if (!v.warnings.empty() && k.message.find(v.warnings) == std::string::npos)
+        k.message += (k.message.empty() ? "" : "\n") + path + " compiles with warnings (" +
+                     std::string(sim::to_string(v.dtype)) + ", d = " + std::to_string(v.head_dim) + "):\n" + v.warnings;
+      k.versions.push_back(std::move(*o.version));
     }
     out.push_back(std::move(k));
   }
