@@ -45,7 +45,7 @@ extern "C" __global__ void flashlab_attention(FlashLabArgs a) {
   float* m = ell + rows;
   const int t = threadIdx.x;  // this thread's row of Q_i: row i·B_r + t of Q
 
-  // TODO: Algorithm 1, lines 5-13.
+  // Yours to write: Algorithm 1, lines 5-13.
   //   for j = 0 … T_c − 1:                          (line 5)
   //     K_j, V_j to Kj, Vj (zeros past N_kv)         (line 6; __syncthreads() around it)
   //     for i = 0 … T_r − 1:                         (line 7)

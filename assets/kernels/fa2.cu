@@ -45,7 +45,7 @@ extern "C" __global__ void flashlab_attention(FlashLabArgs a) {
   for (int x = 0; x < d; ++x) o_acc[x] = 0.f;
   float m_i = flashlab::neg_infinity(), l_i = 0.f;
 
-  // TODO: the loop over the column blocks j = 0 … T_c − 1.
+  // Yours to write: the loop over the column blocks j = 0 … T_c − 1.
   //   1. __syncthreads(); K_j and V_j to Kj, Vj (rows j·B_c + c, zeros past N_kv),
   //      every thread a column in turn as Q_i above; __syncthreads().
   //   2. This thread's row of S_ij = τ Q_i K_jᵀ (τ = a.scale), B_c values; an entry
