@@ -731,4 +731,15 @@ void open_ring_results(AppState& s, const std::string& path) {
   }
 }
 
+void close_ring_results(AppState& s) {
+  RingResults& r = s.ring.results;
+  r.have = false;
+  r.runs = {};
+  r.source.clear();
+  r.error.clear();
+  r.rungs.reset();
+  r.score_text.clear();
+  ++r.generation;  // the model matches again: no run beside it
+}
+
 }  // namespace flashlab::gui

@@ -37,6 +37,8 @@ void take_results(AppState& s, analysis::BenchResults r, const std::string& sour
   s.bench.baseline_kernel = -1;
   s.bench.filter = analysis::default_bench_filter(s.bench.results);
   s.bench.values = analysis::bench_values(s.bench.results);
+  s.bench.shared.reset();
+  ++s.bench.generation;
   rebuild_bench_charts(s);
 }
 
@@ -184,6 +186,23 @@ void open_results(AppState& s, const std::string& path) {
     s.view.status = std::string("cannot open results: ") + e.what();
     s.view.status_is_error = true;
   }
+}
+
+void close_results(AppState& s) {
+  BenchState& b = s.bench;
+  b.results = {};
+  b.have_results = false;
+  b.source.clear();
+  b.error.clear();
+  b.order_dirty = true;
+  b.heatmap_kernel = 0;
+  b.baseline_kernel = -1;
+  b.filter = {};
+  b.values = {};
+  b.kernel_ids.clear();
+  b.shared.reset();
+  ++b.generation;
+  rebuild_bench_charts(s);
 }
 
 namespace {
