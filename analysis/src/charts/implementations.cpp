@@ -9,6 +9,22 @@ namespace {
 // The palette() slots no family of the table takes: unknown ids share them.
 constexpr int kFreeColours[] = {7, 10};
 
+// Students' kernels: colours neither the palette nor the table use, chosen by
+// the kernel's name (two names may meet in one colour; legends name each).
+constexpr Color kUserColours[] = {
+    {20, 20, 20, 255},    // near-black: "yours" against the ladder's colours
+    {200, 30, 160, 255},  // magenta
+    {0, 130, 130, 255},   // teal
+    {140, 90, 200, 255},  // lavender
+};
+constexpr std::string_view kUserPrefix = "user:";
+
+unsigned name_hash(const std::string& s) {
+  unsigned h = 0;
+  for (char ch : s) h = h * 31 + static_cast<unsigned char>(ch);
+  return h;
+}
+
 }  // namespace
 
 const std::vector<Implementation>& implementations() {
@@ -44,6 +60,7 @@ const Implementation* find_implementation(const std::string& id) {
 }
 
 std::string implementation_name(const std::string& id) {
+  if (is_user_kernel(id)) return id.substr(kUserPrefix.size()) + " (your kernel)";
   const Implementation* i = find_implementation(id);
   return i ? std::string(i->name) : id;
 }
@@ -56,9 +73,9 @@ std::string run_name(const std::string& id, const std::string& direction) {
 
 Color implementation_colour(const std::string& id) {
   if (const Implementation* i = find_implementation(id)) return palette(i->colour);
-  unsigned h = 0;
-  for (char ch : id) h = h * 31 + static_cast<unsigned char>(ch);
-  return palette(kFreeColours[h % (sizeof kFreeColours / sizeof kFreeColours[0])]);
+  if (is_user_kernel(id))
+    return kUserColours[name_hash(id.substr(kUserPrefix.size())) % (sizeof kUserColours / sizeof kUserColours[0])];
+  return palette(kFreeColours[name_hash(id) % (sizeof kFreeColours / sizeof kFreeColours[0])]);
 }
 
 const Implementation* implementation_of(sim::Algorithm a) {
@@ -77,5 +94,7 @@ Color algorithm_colour(sim::Algorithm a) {
 }
 
 bool is_pytorch(const std::string& id) { return id.rfind("torch", 0) == 0 || id.rfind("sdpa", 0) == 0; }
+
+bool is_user_kernel(const std::string& id) { return id.size() > kUserPrefix.size() && id.rfind(kUserPrefix, 0) == 0; }
 
 }  // namespace flashlab::analysis
