@@ -105,6 +105,8 @@ void write_chart_output(const analysis::ChartSpec& c, const ChartOutput& o) {
   std::cout << "wrote " << c.id << " (" << (format ? analysis::to_string(*format) : std::string_view("?")) << ", "
             << o.width << "×" << o.height << ") to " << o.out << "\n";
   for (const std::string& n : c.notes) std::cout << "note: " << n << "\n";
+  if (format && *format != analysis::ExportFormat::csv)
+    for (const std::string& p : analysis::chart_layout_problems(c, opt)) std::cout << "note: layout: " << p << "\n";
 }
 
 sim::HardwareModel load_hw(const std::string& name) {

@@ -381,8 +381,12 @@ class Writer {
   ReportBundle& b_;
 };
 
-// Every format of one chart under charts/NAME.*; returns the PNG's (or SVG's) path.
-std::string write_chart(Writer& w, const ChartSpec& c, const std::string& name, const ExportOptions& o) {
+// Every format of one chart under charts/NAME.*; returns the PNG's (or SVG's)
+// path. What the layout check finds in the chart at that size is a note of
+// the bundle: a label over another is a defect to see, not to hand in.
+std::string write_chart(Writer& w, ReportBundle& bundle, const ChartSpec& c, const std::string& name,
+                        const ExportOptions& o) {
+  for (const std::string& p : chart_layout_problems(c, o)) bundle.notes.push_back("layout: charts/" + name + ": " + p);
   w.file("charts/" + name + ".svg", render_svg(c, o));
   w.file("charts/" + name + ".csv", chart_to_csv(c));
   if (!have_cairo()) return "charts/" + name + ".svg";
@@ -492,7 +496,7 @@ void model_part(const ReportRequest& req, Writer& w, ReportDocument& doc, Report
     if (e.needs_results) continue;
     const ChartSpec c = build_chart(std::string(e.id), req.model, nullptr);
     doc.blocks.push_back({DocBlock::Kind::chart, "", {}, {}, c,
-                          write_chart(w, c, "model-" + std::string(e.id), req.chart_size),
+                          write_chart(w, bundle, c, "model-" + std::string(e.id), req.chart_size),
                           chart_caption(c, e, nullptr, req.model)});
   }
 }
