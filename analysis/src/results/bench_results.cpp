@@ -39,6 +39,8 @@ using results_json::fail;
 using results_json::number_json;
 
 constexpr const char* kFormat = "flashlab-bench/1";
+// What a CSV that is not ours most likely is, and what reads it.
+constexpr const char* kOwnTable = ": a table of your own measurements is checked by flashlab check ";
 
 const std::vector<std::string>& columns() {
   static const std::vector<std::string> c{
@@ -300,9 +302,14 @@ BenchResults from_csv(const std::string& text, const std::string& origin) {
     const std::string l = text.substr(pos + 1, end == std::string::npos ? std::string::npos : end - pos - 1);
     pos = end == std::string::npos ? text.size() : end + 1;
     const std::size_t colon = l.find(':');
+    std::string key = colon == std::string::npos ? std::string() : l.substr(0, colon);
+    key.erase(0, std::min(key.size(), key.find_first_not_of(' ')));
+    // Results of flashlab bench name their format first: a file that does not
+    // is someone's own table (a comment line over a header), not ours.
+    if (line == 1 && key != "format")
+      fail(origin, "line 1", std::string("not a results file of flashlab bench (those begin with '# format: \"") +
+                                 kFormat + "\"' or with the header kernel,model,…)" + kOwnTable + origin);
     if (colon == std::string::npos) fail(origin, "line " + std::to_string(line), "expected '# key: value'");
-    std::string key = l.substr(0, colon);
-    key.erase(0, key.find_first_not_of(' '));
     const std::string value = l.substr(colon + 1);
     json v;
     try {
@@ -328,6 +335,13 @@ BenchResults from_csv(const std::string& text, const std::string& origin) {
   for (std::size_t c = 0; c < columns().size(); ++c)
     for (std::size_t h = 0; h < header.size(); ++h)
       if (header[h] == columns()[c]) index[c] = static_cast<int>(h);
+  // Without a kernel column it is no file of ours missing a column: it is another table.
+  if (std::find(header.begin(), header.end(), "kernel") == header.end()) {
+    const bool semicolons = header.size() == 1 && header.front().find(';') != std::string::npos;
+    fail(origin, "header", std::string("not a results file of flashlab bench or scripts/torch_compare.py (no kernel ") +
+                               "column" + (semicolons ? "; its columns are separated by ';'" : "") + ")" + kOwnTable +
+                               origin);
+  }
   for (std::size_t c = 0; c < columns().size(); ++c)
     if (index[c] < 0 && !optional_column(columns()[c])) fail(origin, "header", "missing column '" + columns()[c] + "'");
   for (std::size_t k = 1; k < rows.size(); ++k) {
