@@ -63,28 +63,6 @@ analysis::ReportSection sweep_section(const analysis::BenchResults& all, const k
   return sec;
 }
 
-// The results files, merged by the stated rule (analysis::merge_results).
-analysis::BenchResults read_results(const std::vector<std::string>& files, std::vector<std::string>& notes) {
-  std::vector<std::pair<std::string, analysis::BenchResults>> read;
-  for (const std::string& f : files) {
-    try {
-      read.emplace_back(f, analysis::bench_from_file(f));
-    } catch (const std::exception& e) {
-      throw UsageError(std::string("--results: ") + e.what());
-    }
-  }
-  analysis::MergedResults m;
-  try {
-    m = analysis::merge_results(read);
-  } catch (const std::runtime_error& e) {
-    throw UsageError(std::string("--results: ") + e.what());
-  }
-  if (m.repeats_dropped > 0)
-    notes.push_back(std::to_string(m.repeats_dropped) + " row(s) repeat a run an earlier row holds (same implementation, "
-                    "pass, problem, tiles and allocation limit): each run kept once, from the first file that holds it");
-  return m.results;
-}
-
 // Why the measured runs cannot be drawn on a roofline, "" when they can: the
 // GPU they name matches no hardware preset, or they name none.
 std::string roof_refusal(const analysis::BenchResults& all, bool matched, bool hw_given) {
@@ -210,7 +188,7 @@ class ReportCommand : public Command {
     req.chart_size.height_px = height_;
     std::vector<std::string> notes;
     if (!results_.empty()) {
-      const analysis::BenchResults all = read_results(results_, notes);
+      const analysis::BenchResults all = read_results_files("--results", results_, notes);
       req.results_origin = joined(results_, ", ");
       // The charts on the GPU that ran, unless --hw names another.
       const bool hw_given = flags_.hw != ProblemFlags{}.hw;
