@@ -39,6 +39,7 @@ analysis::ReportSection sweep_section(const analysis::BenchResults& all, const k
   sec.title = s.title;
   sec.source = s.source;
   sec.results.meta = all.meta;
+  sec.results.sources = all.sources;
   const std::vector<sim::AttentionProblem> grid = kernels::expand_axes(s.axes);
   for (const analysis::BenchRow& row : all.rows) {
     const bool in_grid = std::any_of(grid.begin(), grid.end(),
@@ -121,6 +122,7 @@ analysis::LabReport lab_report(const analysis::Lab& lab, const analysis::BenchRe
   out.measured = lab.measured;
   out.differences = lab.differences;
   out.runs.meta = all.meta;
+  out.runs.sources = all.sources;
   for (const analysis::LabFigure& fig : lab.figures) {
     out.figures.push_back(lab_figure(fig, all, ctx));
     for (const analysis::BenchRow& row : out.figures.back().runs.rows)

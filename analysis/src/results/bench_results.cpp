@@ -235,6 +235,15 @@ json meta_json(const BenchMeta& m) {
               {"l2_flush", m.l2_flush}};
 }
 
+// The fields only some writers record, written where they hold something.
+void add_optional_meta(json& j, const BenchMeta& m) {
+  for (const auto& [key, value] : {std::pair<const char*, const std::string*>{"torch_version", &m.torch_version},
+                                   {"torch_cuda", &m.torch_cuda},
+                                   {"cudnn_version", &m.cudnn_version},
+                                   {"method", &m.method}})
+    if (!value->empty()) j[key] = *value;
+}
+
 BenchMeta meta_from(const json& j, const std::string& origin) {
   if (!j.is_object()) fail(origin, "meta", "expected an object");
   const results_json::Reader rd(origin);
@@ -251,6 +260,10 @@ BenchMeta meta_from(const json& j, const std::string& origin) {
   m.sm_clock_mhz = rd.real(j, "meta", "sm_clock_mhz", m.sm_clock_mhz);
   m.mem_clock_mhz = rd.real(j, "meta", "mem_clock_mhz", m.mem_clock_mhz);
   m.l2_flush = rd.flag(j, "meta", "l2_flush", m.l2_flush);
+  m.torch_version = rd.text(j, "meta", "torch_version");
+  m.torch_cuda = rd.text(j, "meta", "torch_cuda");
+  m.cudnn_version = rd.text(j, "meta", "cudnn_version");
+  m.method = rd.text(j, "meta", "method");
   return m;
 }
 
@@ -392,7 +405,9 @@ std::string bench_to_json(const BenchResults& r) {
     }
     rows.push_back(std::move(o));
   }
-  json j{{"format", kFormat}, {"meta", meta_json(r.meta)}, {"rows", std::move(rows)}};
+  json meta = meta_json(r.meta);
+  add_optional_meta(meta, r.meta);
+  json j{{"format", kFormat}, {"meta", std::move(meta)}, {"rows", std::move(rows)}};
   return j.dump(2) + "\n";
 }
 
@@ -415,11 +430,22 @@ MergedResults merge_results(const std::vector<std::pair<std::string, BenchResult
       }
     }
     if (&r == &files.front().second) m.results.meta = r.meta;
+    // A merged file's sources stay its own: merging merged results keeps them all.
+    const std::size_t first_source = m.results.sources.size();
+    if (r.sources.empty()) m.results.sources.push_back({origin, r.meta, {}});
+    else m.results.sources.insert(m.results.sources.end(), r.sources.begin(), r.sources.end());
     for (const BenchRow& row : r.rows) {
+      const std::size_t src = first_source + (r.sources.empty() ? 0 : std::min(row.source, r.sources.size() - 1));
+      std::vector<std::string>& kernels = m.results.sources[src].kernels;
+      if (std::find(kernels.begin(), kernels.end(), row.kernel) == kernels.end()) kernels.push_back(row.kernel);
       const bool again = std::any_of(m.results.rows.begin(), m.results.rows.end(),
                                      [&](const BenchRow& o) { return same_run(o, row); });
-      if (again) ++m.repeats_dropped;
-      else m.results.rows.push_back(row);
+      if (again) {
+        ++m.repeats_dropped;
+      } else {
+        m.results.rows.push_back(row);
+        m.results.rows.back().source = src;
+      }
     }
   }
   return m;
@@ -433,7 +459,8 @@ std::string bench_rows_to_csv(const BenchResults& r) {
 
 std::string bench_to_csv(const BenchResults& r) {
   std::string out = std::string("# format: \"") + kFormat + "\"\n";
-  const json meta = meta_json(r.meta);  // items() refers into it: keep it alive through the loop
+  json meta = meta_json(r.meta);  // items() refers into it: keep it alive through the loop
+  add_optional_meta(meta, r.meta);
   for (const auto& [key, value] : meta.items()) out += "# " + key + ": " + value.dump() + "\n";
   return out + bench_rows_to_csv(r);
 }

@@ -85,6 +85,15 @@ struct ReportBundle {
   std::vector<std::string> notes;  // charts left out and why
 };
 
+// PyTorch's version, the CUDA it was built with and cuDNN's version as a
+// results file records them; "not recorded" for what it does not (a file of
+// the first torch_compare.py names the version in its build field and the
+// CUDA in its CUDA runtime field).
+struct PyTorchVersions {
+  std::string torch, cuda, cudnn;
+};
+PyTorchVersions pytorch_versions(const BenchMeta& m);
+
 // Whether the results say where and how they were measured (a GPU, a date
 // or a build); a file without says "method not recorded" instead of a method.
 bool method_recorded(const BenchMeta& m);
