@@ -89,6 +89,12 @@ std::vector<std::string> lab_results(const analysis::Lab& lab) {
   return out;
 }
 
+std::string joined(const std::vector<std::string>& v, const std::string& sep) {
+  std::string s;
+  for (const std::string& x : v) s += (s.empty() ? "" : sep) + x;
+  return s;
+}
+
 // One figure of a lab: its sweep's rows, of the implementations it names, drawn as its chart.
 analysis::ReportFigure lab_figure(const analysis::LabFigure& fig, const analysis::BenchResults& all,
                                   const analysis::ChartContext& ctx) {
@@ -96,8 +102,11 @@ analysis::ReportFigure lab_figure(const analysis::LabFigure& fig, const analysis
   f.item = fig.item;
   f.note = fig.note;
   f.chart_id = fig.chart;
+  f.sweep = fig.sweep;
+  kernels::SweepFile sweep;
   try {
-    f.runs = sweep_section(all, kernels::load_sweep(fig.sweep)).results;
+    sweep = kernels::load_sweep(fig.sweep);
+    f.runs = sweep_section(all, sweep).results;
   } catch (const std::exception& e) {
     throw UsageError("the figure '" + fig.item + "': sweep " + fig.sweep + ": " + e.what());
   }
@@ -111,7 +120,18 @@ analysis::ReportFigure lab_figure(const analysis::LabFigure& fig, const analysis
   // The figure's filter as written: "" draws every row of its grid (the lab file
   // fixes what the figure holds; no default picks a slice of it).
   const analysis::BenchFilter filter = analysis::parse_bench_filter(fig.filter);
+  // The grid's problems the figure draws that no run of its implementations
+  // holds: not measured yet, said in the chart and the report, never drawn as 0.
+  for (const sim::AttentionProblem& p : kernels::expand_axes(sweep.axes)) {
+    analysis::BenchRow probe;
+    probe.problem = p;
+    if (!filter.matches(probe)) continue;
+    if (std::none_of(f.runs.rows.begin(), f.runs.rows.end(), [&](const analysis::BenchRow& r) { return r.problem == p; }))
+      f.unmeasured.push_back(sim::describe(p));
+  }
   f.chart = analysis::build_chart(fig.chart, ctx, &f.runs, fig.kernel, fig.baseline, &filter);
+  if (!f.unmeasured.empty() && !f.chart.empty())
+    f.chart.notes.push_back("not in these results: " + joined(f.unmeasured, "; ") + " (the sweep " + fig.sweep + ")");
   return f;
 }
 
@@ -131,12 +151,6 @@ analysis::LabReport lab_report(const analysis::Lab& lab, const analysis::BenchRe
         out.runs.rows.push_back(row);
   }
   return out;
-}
-
-std::string joined(const std::vector<std::string>& v, const std::string& sep) {
-  std::string s;
-  for (const std::string& x : v) s += (s.empty() ? "" : sep) + x;
-  return s;
 }
 
 class ReportCommand : public Command {

@@ -658,11 +658,13 @@ void section_part(const ReportRequest& req, const ReportSection& sec, Writer& w,
       continue;
     }
     doc.blocks.push_back({DocBlock::Kind::chart, "", {}, {}, c,
-                          write_chart(w, c, prefix + "-" + std::string(e.id), req.chart_size),
+                          write_chart(w, bundle, c, prefix + "-" + std::string(e.id), req.chart_size),
                           chart_caption(c, e, &sec.results, req.model)});
   }
   runs_table(w, doc, prefix, sec.results);
 }
+
+std::string c_title_or_item(const ReportFigure& f) { return f.chart.title.empty() ? f.item : f.chart.title; }
 
 // Two digits: the lab's figures sort in its order in charts/.
 std::string figure_number(size_t k) { return (k + 1 < 10 ? "0" : "") + std::to_string(k + 1); }
@@ -675,16 +677,33 @@ void lab_part(const ReportRequest& req, const LabReport& lab, Writer& w, ReportD
     const ReportFigure& f = lab.figures[k];
     doc.blocks.push_back(heading(f.item));
     const ChartEntry* e = find_chart(f.chart_id);
-    if (!e || f.chart.empty()) {
-      const std::string why = f.chart.notes.empty() ? std::string("no runs to draw") : f.chart.notes.front();
-      doc.blocks.push_back(paragraph("Not drawn: " + why + "."));
-      bundle.notes.push_back(f.item + ": not drawn (" + why + ")");
+    // Problems of the item's grid without a run: measured nowhere yet, said plainly.
+    std::string missing;
+    if (!f.unmeasured.empty()) {
+      missing = "Not in these results: no run yet of ";
+      for (size_t j = 0; j < f.unmeasured.size(); ++j) missing += (j ? "; " : "") + f.unmeasured[j];
+      missing += " (the sweep " + f.sweep + "): the chart draws what was measured and nothing in its place. `bash "
+                 "scripts/run-lab.sh " + lab.name + " OUT` measures the lab's sweeps, and PyTorch on the same problems, "
+                 "on a GPU, then writes this report from them.";
+      doc.blocks.push_back(paragraph(missing));
+      bundle.notes.push_back(f.item + ": " + std::to_string(f.unmeasured.size()) + " problem(s) of " + f.sweep +
+                             " not measured in these results");
+    }
+    if (!e) {
+      doc.blocks.push_back(paragraph("Not drawn: '" + f.chart_id + "' is not a chart of FlashLab's."));
       continue;
     }
-    std::string caption = chart_caption(f.chart, *e, &f.runs, req.model);
+    if (f.chart.empty()) {
+      // The chart still goes in, its plot saying why it is empty: an item without runs is not a figure of zeros.
+      const std::string why = f.chart.notes.empty() ? std::string("no runs to draw") : f.chart.notes.front();
+      if (missing.empty()) doc.blocks.push_back(paragraph("No runs to draw: " + why + "."));
+      bundle.notes.push_back(f.item + ": no runs to draw (" + why + ")");
+    }
+    std::string caption = f.chart.empty() ? c_title_or_item(f) + ". No runs in these results: nothing is drawn."
+                                          : chart_caption(f.chart, *e, &f.runs, req.model);
     if (!f.note.empty()) caption += " " + f.note;
     doc.blocks.push_back({DocBlock::Kind::chart, "", {}, {}, f.chart,
-                          write_chart(w, f.chart, figure_number(k) + "-" + f.chart_id, req.chart_size), caption});
+                          write_chart(w, bundle, f.chart, figure_number(k) + "-" + f.chart_id, req.chart_size), caption});
   }
   if (!lab.differences.empty()) {
     doc.blocks.push_back(heading("Where FlashLab's numbers differ from the lab's"));

@@ -57,6 +57,8 @@ struct ReportFigure {
   ChartSpec chart;
   std::string chart_id;  // its chart_table() entry
   BenchResults runs;
+  std::string sweep;                    // the grid it draws
+  std::vector<std::string> unmeasured;  // problems of that grid (within its filter) no run of it holds
 };
 
 // A lab's report (flashlab report --lab): its figures in the lab's order in
