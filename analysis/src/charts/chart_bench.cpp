@@ -445,16 +445,17 @@ ChartSpec bench_speedup_chart(const BenchResults& all, const std::string& baseli
       const auto kb = ks.find(base), kk = ks.find(k);
       double y = kNaN;
       std::string label, note;
-      if (kk == ks.end()) {
+      if (kb != ks.end() && kb->second->status != RunStatus::ok) {
+        // No bar of the group can be drawn: the renderer says why once over it.
+        label = implementation_name(base) + " " + std::string(to_string(kb->second->status));
+        note = (kk != ks.end() && kk->second->status != RunStatus::ok ? std::string(to_string(kk->second->status)) + ", " : "") +
+               "baseline " + std::string(to_string(kb->second->status));
+      } else if (kk == ks.end()) {
         note = "not run";
       } else if (kk->second->status != RunStatus::ok) {
         label = std::string(to_string(kk->second->status));
       } else if (kb == ks.end()) {
         label = "no baseline";
-      } else if (kb->second->status != RunStatus::ok) {
-        // The group has no bar: the renderer says why once over it.
-        label = implementation_name(base) + " " + std::string(to_string(kb->second->status));
-        note = "baseline " + std::string(to_string(kb->second->status));
       } else if (kk->second->time_ms_median > 0) {
         y = kb->second->time_ms_median / kk->second->time_ms_median;
         label = format_tick(y, TickFormat::plain) + "×";

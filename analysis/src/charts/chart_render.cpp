@@ -1,6 +1,7 @@
 #include "flashlab/analysis/charts/chart_render.hpp"
 
 #include <algorithm>
+#include <functional>
 #include <tuple>
 #include <cmath>
 
@@ -278,9 +279,9 @@ struct LegendSize {
   std::vector<size_t> items;   // series in the legend
   std::vector<LegendRow> rows;
   double w = 0, h = 0, sw = 0, tw = 0, row = 0, pad = 0;
-  size_t entries_before(size_t row) const {  // legend entries whose first row comes before `row`
+  size_t entries_before(size_t upto) const {  // legend entries whose first row comes before row `upto`
     size_t n = 0;
-    for (size_t k = 0; k < row && k < rows.size(); ++k) n += rows[k].series >= 0 ? 1 : 0;
+    for (size_t k = 0; k < upto && k < rows.size(); ++k) n += rows[k].series >= 0 ? 1 : 0;
     return n;
   }
 };
@@ -801,12 +802,19 @@ void place_bar_label(Canvas& cv, const ChartLayout& L, const Metrics& m, LabelPl
     cv.text({cx, top + gap}, text, m.small, on_bar, HAlign::right, VAlign::middle, true);
 }
 
+// `over_bars` draws what goes over the bars and takes its labels' places
+// first (the reference lines: "1× = baseline" stays named), before the
+// bars' own labels take the free spots left.
 void draw_bars(const ChartSpec& c, Canvas& cv, const ChartLayout& L, const ChartStyle& st, const Metrics& m,
-               LabelPlacer& labels) {
+               LabelPlacer& labels, const std::function<void()>& over_bars) {
   const size_t ns = c.series.size();
-  if (ns == 0) return;
+  if (ns == 0) {
+    over_bars();
+    return;
+  }
   if (c.stacked) {
     draw_stacked_bars(c, cv, L, m);
+    over_bars();
     return;
   }
   const double group = 0.8, bw = group / static_cast<double>(ns);
@@ -846,20 +854,26 @@ void draw_bars(const ChartSpec& c, Canvas& cv, const ChartLayout& L, const Chart
     for (size_t k = 0; k < std::min(s.x.size(), s.y.size()); ++k) {
       const double x0 = s.x[k] - group / 2 + bw * static_cast<double>(si);
       const double px0 = L.px_x(x0), px1 = L.px_x(x0 + bw);
-      const std::string label = k < s.point_labels.size() ? s.point_labels[k] : "";
-      const size_t cat = static_cast<size_t>(std::max(0.0, s.x[k]));
-      if (!plottable(s.y[k], L.sy)) {
-        // e.g. "OOM": said where the bar would be, or once for the group.
-        if (cat < group_reason.size() && !group_reason[cat].empty()) continue;
-        if (!label.empty())
-          place_bar_label(cv, L, m, labels, label, (px0 + px1) / 2, L.px_y(base), 0, s.color, st.text, true, bars, nullptr,
-                          px1 - px0);
-        continue;
-      }
+      if (!plottable(s.y[k], L.sy)) continue;  // its reason, with the labels below
       const double y0 = L.px_y(base), y1 = L.px_y(s.y[k]);
       cv.rect_filled({px0 + 1, std::min(y0, y1), std::max(1.0, px1 - px0 - 2), std::fabs(y0 - y1)}, s.color);
     }
     cv.end_group();
+  }
+  over_bars();
+  // A bar without a value says why where it would stand ("OOM"), or once for its group.
+  for (size_t si = 0; si < ns; ++si) {
+    const Series& s = c.series[si];
+    for (size_t k = 0; k < std::min(s.x.size(), s.y.size()); ++k) {
+      const std::string label = k < s.point_labels.size() ? s.point_labels[k] : "";
+      const size_t cat = static_cast<size_t>(std::max(0.0, s.x[k]));
+      if (plottable(s.y[k], L.sy) || label.empty() || (cat < group_reason.size() && !group_reason[cat].empty()))
+        continue;
+      const double x0 = s.x[k] - group / 2 + bw * static_cast<double>(si);
+      const double px0 = L.px_x(x0), px1 = L.px_x(x0 + bw);
+      place_bar_label(cv, L, m, labels, label, (px0 + px1) / 2, L.px_y(base), 0, s.color, st.text, true, bars, nullptr,
+                      px1 - px0);
+    }
   }
   for (size_t cat = 0; cat < group_reason.size(); ++cat)
     if (!group_reason[cat].empty())
@@ -1077,8 +1091,8 @@ void render_chart(const ChartSpec& c, Canvas& cv, const ChartLayout& L, const Ch
     }
     if (c.kind != ChartKind::bars) draw_ref_lines(c, cv, L, m, labels);
     if (c.kind == ChartKind::bars) {
-      draw_bars(c, cv, L, st, m, labels);
-      draw_ref_lines(c, cv, L, m, labels);  // over the bars: "1× = baseline" stays visible
+      // The reference lines over the bars ("1× = baseline" stays visible), named before the bars' values.
+      draw_bars(c, cv, L, st, m, labels, [&] { draw_ref_lines(c, cv, L, m, labels); });
     } else {
       for (size_t k = 0; k < c.series.size(); ++k) {
         cv.begin_group(c.series[k].name);
