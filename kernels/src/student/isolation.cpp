@@ -278,9 +278,10 @@ struct KernelProcess::Impl {
       if (ended.empty()) {
         kill_child();
         row.reason = "hung: no answer within " + fixed1(isolation.case_timeout_s) +
-                     " s (--kernel-timeout), so its process was stopped: an endless loop, or a __syncthreads() "
-                     "that some threads never reach? find it: compute-sanitizer --tool synccheck " + rerun +
-                     ", or cuda-gdb --args " + rerun + " and Ctrl-C while it hangs";
+                     " s (--kernel-timeout) for the whole case (its checked run and every timed run), so its "
+                     "process was stopped: an endless loop, or a __syncthreads() that some threads never reach? "
+                     "find it: compute-sanitizer --tool synccheck " + rerun + ", or cuda-gdb --args " + rerun +
+                     " and Ctrl-C while it hangs; a kernel that is only slow at this size: a larger --kernel-timeout";
         return row;
       }
       if (attempt == 0 && !sent) continue;  // it had ended before this case: a new child takes it

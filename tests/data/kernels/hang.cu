@@ -1,4 +1,5 @@
-// Never returns: the loop's condition reads a value nothing changes.
+// Never returns: a loop that sleeps forever (__nanosleep is an instruction of
+// its own, so no compiler removes the loop as it may an empty one).
 // flashlab kernel
 //   algorithm: fa2
 //   tiles:     64 x 64
@@ -8,8 +9,6 @@
 //   head_dims: 64
 
 extern "C" __global__ void flashlab_attention(FlashLabArgs a) {
-  volatile int keep_going = 1;
-  while (keep_going) {
-  }
+  for (;;) __nanosleep(1000);
   store(a.o, 0.f);
 }
