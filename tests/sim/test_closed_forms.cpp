@@ -306,10 +306,16 @@ FlashBwdCase flash_bwd_case(std::mt19937_64& rng, int n) {
 }
 
 // The algorithm run on the case against `e` and what every FlashAttention
-// backward shares: dQaccum read once and dQ written once in the problem's type
-// after the loop, nothing through the L2 model, five GEMMs of 2·r·c·d per
-// visit and one exp per score. The counters, for the checks of each algorithm.
+// backward shares: K_j, V_j read once and dK_j, dV_j written once by the
+// outer loop over column blocks, dQaccum read once and dQ written once in the
+// problem's type after the loop, nothing through the L2 model, five GEMMs of
+// 2·r·c·d per visit and one exp per score. The counters, for the checks of
+// each algorithm.
 Counters check_flash_bwd(Algorithm a, const FlashBwdCase& b, Expected e) {
+  e.add(Tensor::K, b.Nk * b.d, 0, b.s);
+  e.add(Tensor::V, b.Nk * b.d, 0, b.s);
+  e.add(Tensor::dK, 0, b.Nk * b.d, b.s);
+  e.add(Tensor::dV, 0, b.Nk * b.d, b.s);
   if (b.apart) {
     e.add(Tensor::dQaccum, b.Nq * b.d, 0, 4);
     e.add(Tensor::dQ, 0, b.Nq * b.d, b.s);
@@ -329,25 +335,21 @@ TEST_CASE("FlashAttention-2 backward: HBM traffic per tensor and FLOPs equal Alg
   for (int n = 0; n < 200; ++n) {
     const FlashBwdCase b = flash_bwd_case(rng, n);
     INFO(describe_case(b.c) << (b.apart ? " dQaccum fp32" : ""));
-    const i64 Nq = b.Nq, Nk = b.Nk, d = b.d, s = b.s;
+    const i64 Nq = b.Nq, d = b.d, s = b.s;
     Expected e;
     // pre-pass (lines 3, 4): read O_i, dO_i; write D_i and the zeroed dQ_i
     e.add(Tensor::O, Nq * d, 0, s);
     e.add(Tensor::dO, Nq * d, 0, s);
     e.add(Tensor::D, 0, Nq, 4);
     e.add(b.acc, 0, Nq * d, b.acc_bytes);
-    // main loop: K_j, V_j once (line 6), dK_j, dV_j once (line 18)
-    e.add(Tensor::K, Nk * d, 0, s);
-    e.add(Tensor::V, Nk * d, 0, s);
-    e.add(Tensor::dK, 0, Nk * d, s);
-    e.add(Tensor::dV, 0, Nk * d, s);
+    // main loop: K_j, V_j once (line 6), dK_j, dV_j once (line 18): check_flash_bwd
     // per visited block: Q_i, dO_i, L_i, D_i (line 9), dQ_i read and written (line 15)
     e.add(Tensor::Q, b.v.r * d, 0, s);
     e.add(Tensor::dO, b.v.r * d, 0, s);
     e.add(Tensor::LSE, b.v.r, 0, 4);
     e.add(Tensor::D, b.v.r, 0, 4);
     e.add(b.acc, b.v.r * d, b.v.r * d, b.acc_bytes);
-    // post-pass (line 20): dQaccum read once, dQ written once in the problem's type
+    // post-pass (line 20): dQaccum read once, dQ written once in the problem's type: check_flash_bwd
     const Counters got = check_flash_bwd(Algorithm::fa2_bwd, b, e);
     // τ·S, S − L, dS = τP ∘ (dP − D) per element; D_i's multiply and add per element of dO.
     CHECK(got.softmax_flops == 5 * b.v.rc + 2 * Nq * d);
@@ -365,11 +367,7 @@ TEST_CASE("FlashAttention-1 backward: HBM traffic per tensor and FLOPs equal Alg
     e.add(b.acc, 0, Nq * d, b.acc_bytes);
     e.add(Tensor::dK, 0, Nk * d, s);
     e.add(Tensor::dV, 0, Nk * d, s);
-    // line 7: K_j, V_j once; line 24: dK_j, dV_j once
-    e.add(Tensor::K, Nk * d, 0, s);
-    e.add(Tensor::V, Nk * d, 0, s);
-    e.add(Tensor::dK, 0, Nk * d, s);
-    e.add(Tensor::dV, 0, Nk * d, s);
+    // line 7: K_j, V_j once; line 24: dK_j, dV_j once: check_flash_bwd
     // line 10 per visited block: Q_i, O_i, dO_i, dQ_i, ℓ_i, m_i; line 21: dQ_i written
     e.add(Tensor::Q, b.v.r * d, 0, s);
     e.add(Tensor::O, b.v.r * d, 0, s);
