@@ -1,9 +1,11 @@
 // What the tests of the Hopper forward and backward pipelines share: their
 // problem (one head, N, d), the measured H200 whose L2 bandwidth feeds the
-// copies, a rung's configuration for a head dim, one unit's intervals.
+// copies, a rung's configuration for a head dim, one unit's intervals, the
+// step-through's events with their times on the timeline.
 #pragma once
 
 #include <algorithm>
+#include <utility>
 #include <vector>
 
 #include "support.hpp"
@@ -38,6 +40,20 @@ std::vector<PipeInterval> on_unit(const Pipeline& h, PipeUnit u) {
     if (iv.unit == u) v.push_back(iv);
   std::sort(v.begin(), v.end(), [](const PipeInterval& a, const PipeInterval& b) { return a.start_ns < b.start_ns; });
   return v;
+}
+
+// The events of outer iteration o of `s`, each with its time on the pipeline
+// (time_of), in the order the loop nest emits them.
+template <class Pipeline>
+std::vector<std::pair<TileEvent, double>> timed_events(const Schedule& s, i64 o, const Pipeline& h) {
+  struct Times final : EventSink {
+    const Pipeline* h = nullptr;
+    std::vector<std::pair<TileEvent, double>> v;
+    void on_event(const TileEvent& e) override { v.emplace_back(e, h->time_of(e)); }
+  } t;
+  t.h = &h;
+  s.emit_outer(o, t);
+  return t.v;
 }
 
 }  // namespace flashlab::test

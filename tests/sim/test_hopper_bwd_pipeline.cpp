@@ -217,17 +217,11 @@ TEST_CASE("the step-through's backward events map onto the Hopper backward's tim
     const i64 o = s.phase_begin(main) + j;
     REQUIRE(s.outer_block(o) == j);
     const HopperBwdPipeline h = simulate_hopper_bwd_pipeline(p, j, c, h200());
-    struct Times final : EventSink {
-      const HopperBwdPipeline* h;
-      std::vector<std::pair<TileEvent, double>> v;
-      void on_event(const TileEvent& e) override { v.emplace_back(e, h->time_of(e)); }
-    } t;
-    t.h = &h;
-    s.emit_outer(o, t);
-    REQUIRE(!t.v.empty());
+    const auto events = flashlab::test::timed_events(s, o, h);
+    REQUIRE(!events.empty());
     double last = -1;
     int back = 0;
-    for (const auto& [e, time] : t.v) {
+    for (const auto& [e, time] : events) {
       CAPTURE(e.line, e.i, static_cast<int>(e.kind));
       CHECK(time >= 0);
       CHECK(time <= h.end_ns);
@@ -240,7 +234,7 @@ TEST_CASE("the step-through's backward events map onto the Hopper backward's tim
       last = time;
     }
     CHECK(back > 0);
-    CHECK(t.v.back().second == Approx(h.end_ns));
+    CHECK(events.back().second == Approx(h.end_ns));
     // The pre-pass and another column block are not on this timeline.
     struct First final : EventSink {
       const HopperBwdPipeline* h;

@@ -166,17 +166,11 @@ TEST_CASE("the step-through's events map onto the Hopper timeline", "[sim][hoppe
     const Schedule s(Algorithm::fa2, p, tiles_of(c));
     const i64 i = s.grid().T_r - 1;
     const HopperPipeline h = simulate_hopper_pipeline(p, i, c, h200());
-    struct Times final : EventSink {
-      const HopperPipeline* h;
-      std::vector<std::pair<TileEvent, double>> v;
-      void on_event(const TileEvent& e) override { v.emplace_back(e, h->time_of(e)); }
-    } t;
-    t.h = &h;
-    s.emit_outer(i, t);
-    REQUIRE(!t.v.empty());
+    const auto events = flashlab::test::timed_events(s, i, h);
+    REQUIRE(!events.empty());
     double last = -1;
     i64 last_j = -2;
-    for (const auto& [e, time] : t.v) {
+    for (const auto& [e, time] : events) {
       CAPTURE(e.line, e.j, static_cast<int>(e.kind));
       CHECK(time >= 0);
       CHECK(time <= h.end_ns);
@@ -185,7 +179,7 @@ TEST_CASE("the step-through's events map onto the Hopper timeline", "[sim][hoppe
       last = time;
       last_j = e.j;
     }
-    CHECK(t.v.back().second == Approx(h.end_ns));
+    CHECK(events.back().second == Approx(h.end_ns));
     // Another row block's events are not on this timeline.
     if (s.grid().T_r > 1) {
       struct First final : EventSink {
