@@ -128,13 +128,7 @@ int run_kernel_file_bench(const KernelFileBench& b) {
   write_output("--csv", b.csv, analysis::bench_to_csv(results));
   write_output("--json", b.json, analysis::bench_json_with_grades(results, grades));
 
-  std::size_t failed = 0;
-  for (const analysis::BenchRow& r : results.rows) failed += r.status == analysis::RunStatus::failed ? 1 : 0;
-  if (failed > 0) {
-    std::cerr << "flashlab: " << failed << " case(s) failed (see the table)\n";
-    return 1;
-  }
-  return 0;
+  return bench_exit_code(results);
 }
 
 }  // namespace flashlab::cli

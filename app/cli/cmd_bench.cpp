@@ -218,13 +218,7 @@ class BenchCommand : public Command {
     write_output("--csv", csv_, analysis::bench_to_csv(results));
     write_output("--json", json_, analysis::bench_to_json(results));
 
-    std::size_t failed = 0;
-    for (const analysis::BenchRow& r : results.rows) failed += r.status == analysis::RunStatus::failed ? 1 : 0;
-    if (failed > 0) {
-      std::cerr << "flashlab: " << failed << " case(s) failed (see the table)\n";
-      return 1;
-    }
-    return 0;
+    return bench_exit_code(results);
   }
 
  private:
