@@ -11,11 +11,7 @@
 #include "hopper_fixture.hpp"
 
 using namespace flashlab::sim;
-
-using flashlab::test::config_of;
-using flashlab::test::hopper_problem;
-using flashlab::test::h200;
-using flashlab::test::on_unit;
+using namespace flashlab::test;  // hopper_fixture.hpp
 
 namespace {
 
@@ -217,7 +213,7 @@ TEST_CASE("the step-through's backward events map onto the Hopper backward's tim
     const i64 o = s.phase_begin(main) + j;
     REQUIRE(s.outer_block(o) == j);
     const HopperBwdPipeline h = simulate_hopper_bwd_pipeline(p, j, c, h200());
-    const auto events = flashlab::test::timed_events(s, o, h);
+    const auto events = timed_events(s, o, h);
     REQUIRE(!events.empty());
     double last = -1;
     int back = 0;

@@ -8,11 +8,7 @@
 #include "hopper_fixture.hpp"
 
 using namespace flashlab::sim;
-
-using flashlab::test::config_of;
-using flashlab::test::hopper_problem;
-using flashlab::test::h200;
-using flashlab::test::on_unit;
+using namespace flashlab::test;  // hopper_fixture.hpp
 
 namespace {
 
@@ -166,7 +162,7 @@ TEST_CASE("the step-through's events map onto the Hopper timeline", "[sim][hoppe
     const Schedule s(Algorithm::fa2, p, tiles_of(c));
     const i64 i = s.grid().T_r - 1;
     const HopperPipeline h = simulate_hopper_pipeline(p, i, c, h200());
-    const auto events = flashlab::test::timed_events(s, i, h);
+    const auto events = timed_events(s, i, h);
     REQUIRE(!events.empty());
     double last = -1;
     i64 last_j = -2;
