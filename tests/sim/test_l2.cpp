@@ -65,35 +65,44 @@ std::pair<i64, i64> requests(const Schedule& s) {
           c.level(Level::HBM).write_bytes + c.level(Level::L2).write_bytes};
 }
 
+// Each of `count` random cases (N up to max_n) with every algorithm, the
+// case and the algorithm named in the messages: f(n, case, algorithm).
+template <class F>
+void each_case_and_algorithm(std::mt19937_64& rng, int count, i64 max_n, F f) {
+  for (int n = 0; n < count; ++n) {
+    const flashlab::test::Case c = flashlab::test::random_case(rng, max_n);
+    for (Algorithm a : all_algorithms()) {
+      INFO(flashlab::test::describe_case(c) << " " << to_string(a));
+      f(n, c, a);
+    }
+  }
+}
+
 }  // namespace
 
 TEST_CASE("the L2 model conserves the loop nest's requests on random shapes", "[sim][l2]") {
   auto rng = flashlab::test::test_rng();
-  for (int n = 0; n < 60; ++n) {
-    const flashlab::test::Case c = flashlab::test::random_case(rng, 200);
-    for (Algorithm a : all_algorithms()) {
-      INFO(flashlab::test::describe_case(c) << " " << to_string(a));
-      // Every other case with O kept in fp32, as our fa1 kernel keeps it.
-      StorageTypes storage;
-      if (n % 2 == 1) storage.o_accumulator = DType::fp32;
-      const Schedule s(a, c.problem, c.tiles, storage);
-      const i64 sms = std::uniform_int_distribution<i64>(1, 8)(rng);
-      const i64 l2 = std::uniform_int_distribution<i64>(1, 1 << 20)(rng);
-      const L2Result r = simulate_l2(s, launch_of(sms, 2), l2);
-      REQUIRE(r.modelled);
-      const TensorTraffic t = r.total();
-      const auto [rd, wr] = requests(s);
-      CHECK(t.request_read_bytes == rd);
-      CHECK(t.request_write_bytes == wr);
-      CHECK(t.l2_hit_read_bytes + t.dram_read_bytes == t.request_read_bytes);
-      CHECK(t.dram_write_bytes + t.dirty_at_end_bytes + t.l2_absorbed_write_bytes == t.request_write_bytes);
-      for (int k = 0; k < kTensorCount; ++k) {
-        const TensorTraffic& x = r.tensors[static_cast<size_t>(k)];
-        CHECK(x.dram_read_bytes >= 0);
-        CHECK(x.dram_read_bytes <= x.request_read_bytes);
-      }
+  each_case_and_algorithm(rng, 60, 200, [&](int n, const flashlab::test::Case& c, Algorithm a) {
+    // Every other case with O kept in fp32, as our fa1 kernel keeps it.
+    StorageTypes storage;
+    if (n % 2 == 1) storage.o_accumulator = DType::fp32;
+    const Schedule s(a, c.problem, c.tiles, storage);
+    const i64 sms = std::uniform_int_distribution<i64>(1, 8)(rng);
+    const i64 l2 = std::uniform_int_distribution<i64>(1, 1 << 20)(rng);
+    const L2Result r = simulate_l2(s, launch_of(sms, 2), l2);
+    REQUIRE(r.modelled);
+    const TensorTraffic t = r.total();
+    const auto [rd, wr] = requests(s);
+    CHECK(t.request_read_bytes == rd);
+    CHECK(t.request_write_bytes == wr);
+    CHECK(t.l2_hit_read_bytes + t.dram_read_bytes == t.request_read_bytes);
+    CHECK(t.dram_write_bytes + t.dirty_at_end_bytes + t.l2_absorbed_write_bytes == t.request_write_bytes);
+    for (int k = 0; k < kTensorCount; ++k) {
+      const TensorTraffic& x = r.tensors[static_cast<size_t>(k)];
+      CHECK(x.dram_read_bytes >= 0);
+      CHECK(x.dram_read_bytes <= x.request_read_bytes);
     }
-  }
+  });
 }
 
 TEST_CASE("an L2 that holds nothing reads fa1's fp32 O back at every step", "[sim][l2]") {
@@ -116,42 +125,34 @@ TEST_CASE("an L2 that holds nothing reads fa1's fp32 O back at every step", "[si
 TEST_CASE("an L2 that holds everything reads each input once, and one that holds nothing reads every request",
           "[sim][l2]") {
   auto rng = flashlab::test::test_rng();
-  for (int n = 0; n < 40; ++n) {
-    const flashlab::test::Case c = flashlab::test::random_case(rng, 150);
+  each_case_and_algorithm(rng, 40, 150, [](int, const flashlab::test::Case& c, Algorithm a) {
     const AttentionProblem& p = c.problem;
-    for (Algorithm a : all_algorithms()) {
-      INFO(flashlab::test::describe_case(c) << " " << to_string(a));
-      const Schedule sch(a, p, c.tiles);
-      // The inputs: tensors read before anything writes them (Q, K, V forward;
-      // also O, dO, the statistics and P backward), whole, every head.
-      const i64 inputs = p.head_count() * input_bytes(sch);
-      const L2Result all = simulate_l2(sch, launch_of(4, 1), i64{1} << 40);
-      CHECK(all.total().dram_read_bytes == inputs);  // everything else is written before it is read
-      CHECK(all.total().dram_write_bytes == 0);        // nothing is evicted: all of it is dirty at the end
-      // One block at a time (nothing shared in a step) through an L2 of one byte.
-      const L2Result none = simulate_l2(sch, launch_of(1, 1), 1);
-      CHECK(none.total().dram_read_bytes == none.total().request_read_bytes);
-      CHECK(none.total().l2_absorbed_write_bytes == 0);  // every line is evicted before the next write
-      CHECK(none.total().dram_write_bytes + none.total().dirty_at_end_bytes == none.total().request_write_bytes);
-    }
-  }
+    const Schedule sch(a, p, c.tiles);
+    // The inputs: tensors read before anything writes them (Q, K, V forward;
+    // also O, dO, the statistics and P backward), whole, every head.
+    const i64 inputs = p.head_count() * input_bytes(sch);
+    const L2Result all = simulate_l2(sch, launch_of(4, 1), i64{1} << 40);
+    CHECK(all.total().dram_read_bytes == inputs);  // everything else is written before it is read
+    CHECK(all.total().dram_write_bytes == 0);        // nothing is evicted: all of it is dirty at the end
+    // One block at a time (nothing shared in a step) through an L2 of one byte.
+    const L2Result none = simulate_l2(sch, launch_of(1, 1), 1);
+    CHECK(none.total().dram_read_bytes == none.total().request_read_bytes);
+    CHECK(none.total().l2_absorbed_write_bytes == 0);  // every line is evicted before the next write
+    CHECK(none.total().dram_write_bytes + none.total().dirty_at_end_bytes == none.total().request_write_bytes);
+  });
 }
 
 TEST_CASE("a larger L2 never reads more from DRAM (LRU inclusion)", "[sim][l2]") {
   auto rng = flashlab::test::test_rng();
-  for (int n = 0; n < 25; ++n) {
-    const flashlab::test::Case c = flashlab::test::random_case(rng, 200);
-    for (Algorithm a : all_algorithms()) {
-      INFO(flashlab::test::describe_case(c) << " " << to_string(a));
-      const Schedule s(a, c.problem, c.tiles);
-      i64 before = -1;
-      for (i64 l2 : {i64{2048}, i64{16384}, i64{65536}, i64{1} << 19, i64{1} << 22}) {
-        const i64 dram = simulate_l2(s, launch_of(3, 2), l2).total().dram_read_bytes;
-        if (before >= 0) CHECK(dram <= before);
-        before = dram;
-      }
+  each_case_and_algorithm(rng, 25, 200, [](int, const flashlab::test::Case& c, Algorithm a) {
+    const Schedule s(a, c.problem, c.tiles);
+    i64 before = -1;
+    for (i64 l2 : {i64{2048}, i64{16384}, i64{65536}, i64{1} << 19, i64{1} << 22}) {
+      const i64 dram = simulate_l2(s, launch_of(3, 2), l2).total().dram_read_bytes;
+      if (before >= 0) CHECK(dram <= before);
+      before = dram;
     }
-  }
+  });
 }
 
 TEST_CASE("no L2 size: the model says so and is not applied", "[sim][l2]") {
