@@ -33,15 +33,6 @@ kernels::Progress bench_progress(const sim::HardwareModel& device) {
 
 namespace {
 
-void write(const std::string& path, const std::string& flag, const std::string& contents) {
-  if (path.empty()) return;
-  try {
-    analysis::write_file_atomic(path, contents);
-  } catch (const std::exception& e) {
-    throw UsageError(flag + ": " + e.what());
-  }
-}
-
 // What a student reads before anything runs: each file's compile log, or
 // what it compiled to.
 void print_prepared(const std::vector<student::PreparedKernel>& files, std::ostream& ok_out) {
@@ -134,16 +125,10 @@ int run_kernel_file_bench(const KernelFileBench& b) {
   const std::vector<analysis::KernelGrade> grades = analysis::grade_kernels(results, device);
   std::cout << analysis::bench_table(results);
   std::cout << analysis::grades_text(grades);
-  write(b.csv, "--csv", analysis::bench_to_csv(results));
-  write(b.json, "--json", analysis::bench_json_with_grades(results, grades));
+  write_output("--csv", b.csv, analysis::bench_to_csv(results));
+  write_output("--json", b.json, analysis::bench_json_with_grades(results, grades));
 
-  std::size_t failed = 0;
-  for (const analysis::BenchRow& r : results.rows) failed += r.status == analysis::RunStatus::failed ? 1 : 0;
-  if (failed > 0) {
-    std::cerr << "flashlab: " << failed << " case(s) failed (see the table)\n";
-    return 1;
-  }
-  return 0;
+  return bench_exit_code(results);
 }
 
 }  // namespace flashlab::cli

@@ -215,16 +215,10 @@ class BenchCommand : public Command {
     const sim::MeasuredRuns runs = kernels::run_bench(*backend, selected, problems, o, progress);
     const analysis::BenchResults results = analysis::bench_results(runs, device);
     std::cout << analysis::bench_table(results);
-    write(csv_, "--csv", analysis::bench_to_csv(results));
-    write(json_, "--json", analysis::bench_to_json(results));
+    write_output("--csv", csv_, analysis::bench_to_csv(results));
+    write_output("--json", json_, analysis::bench_to_json(results));
 
-    std::size_t failed = 0;
-    for (const analysis::BenchRow& r : results.rows) failed += r.status == analysis::RunStatus::failed ? 1 : 0;
-    if (failed > 0) {
-      std::cerr << "flashlab: " << failed << " case(s) failed (see the table)\n";
-      return 1;
-    }
-    return 0;
+    return bench_exit_code(results);
   }
 
  private:
@@ -507,15 +501,6 @@ class BenchCommand : public Command {
       throw UsageError("--tiles: expected default or paper (got '" + tiles_ + "'); explicit tiles are --br and --bc");
     }
     return o;
-  }
-
-  static void write(const std::string& path, const std::string& flag, const std::string& contents) {
-    if (path.empty()) return;
-    try {
-      analysis::write_file_atomic(path, contents);
-    } catch (const std::exception& e) {
-      throw UsageError(flag + ": " + e.what());
-    }
   }
 
   std::string pass_, gpus_, model_, kv_heads_, layout_, devices_, ring_steps_, comm_stream_;

@@ -186,6 +186,14 @@ std::string layout_help() {
   return s;
 }
 
+int bench_exit_code(const analysis::BenchResults& results) {
+  std::size_t failed = 0;
+  for (const analysis::BenchRow& r : results.rows) failed += r.status == analysis::RunStatus::failed ? 1 : 0;
+  if (failed == 0) return 0;
+  std::cerr << "flashlab: " << failed << " case(s) failed (see the table)\n";
+  return 1;
+}
+
 analysis::BenchResults read_results_files(const std::string& flag, const std::vector<std::string>& files,
                                           std::vector<std::string>& notes) {
   std::vector<std::pair<std::string, analysis::BenchResults>> read;

@@ -79,6 +79,10 @@ void write_chart_output(const analysis::ChartSpec& c, const ChartOutput& o);
 analysis::BenchResults read_results_files(const std::string& flag, const std::vector<std::string>& files,
                                           std::vector<std::string>& notes);
 
+// The exit code of a bench run: 1, with a line on stderr counting them, when a
+// case failed (the table says which); 0 otherwise.
+int bench_exit_code(const analysis::BenchResults& results);
+
 // The algorithms of a comma list ("standard,fa1,fa2" or "all": every
 // forward algorithm; a family's pass is chosen with --pass).
 std::vector<sim::Algorithm> parse_algorithms(const std::string& list);

@@ -51,19 +51,12 @@ int main(int argc, char** argv) {
   CLI::App root{"FlashLab: FlashAttention kernels beside a memory-hierarchy simulator", "flashlab"};
   root.set_version_flag("--version", "flashlab 0.1.0");
   std::vector<std::unique_ptr<Command>> commands;
-  commands.push_back(make_sim_command());
-  commands.push_back(make_sweep_command());
-  commands.push_back(make_compare_command());
-  commands.push_back(make_hw_command());
-  commands.push_back(make_bench_command());
-  commands.push_back(make_export_command());
-  commands.push_back(make_report_command());
-  commands.push_back(make_gui_command());
-  commands.push_back(make_ceilings_command());
-  commands.push_back(make_pipeline_command());
-  commands.push_back(make_ring_command());
-  commands.push_back(make_links_command());
-  commands.push_back(make_check_command());
+  // In the order `flashlab --help` lists them.
+  for (auto make : {&make_sim_command, &make_sweep_command, &make_compare_command, &make_hw_command,
+                    &make_bench_command, &make_export_command, &make_report_command, &make_gui_command,
+                    &make_ceilings_command, &make_pipeline_command, &make_ring_command, &make_links_command,
+                    &make_check_command})
+    commands.push_back(make());
   for (auto& c : commands) c->setup(root);
 
   try {

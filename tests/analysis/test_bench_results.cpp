@@ -11,6 +11,7 @@
 
 #include "flashlab/analysis/results/bench_results.hpp"
 #include "flashlab/analysis/text/csv.hpp"
+#include "support/problems.hpp"
 
 using namespace flashlab;
 using namespace flashlab::analysis;
@@ -188,10 +189,7 @@ TEST_CASE("the CSV is a spreadsheet's CSV: metadata lines, one header, one row p
   r.meta.gpu = "G";
   BenchRow row;
   row.kernel = "fa2";
-  row.problem.batch = 16;
-  row.problem.heads = 32;
-  row.problem.seq_q = 1024;
-  row.problem.head_dim = 64;
+  row.problem = flashlab::test::problem(16, 32, 1024, 64);
   row.time_ms_median = 1.5;
   r.rows.push_back(row);
   const std::string csv = bench_to_csv(r);
@@ -233,10 +231,7 @@ TEST_CASE("files written before rows carried a model still read, with the model 
   BenchRow row;
   row.kernel = "fa2";
   row.model = "fa2";
-  row.problem.batch = 2;
-  row.problem.heads = 4;
-  row.problem.seq_q = 512;
-  row.problem.head_dim = 64;
+  row.problem = flashlab::test::problem(2, 4, 512, 64);
   row.time_ms_median = 0.25;
   r.rows.push_back(row);
 
@@ -296,10 +291,7 @@ TEST_CASE("missing is not zero: an OOM row's measured cells are empty in CSV and
   r.meta.gpu = "G";
   BenchRow oom;
   oom.kernel = "torch_eager";
-  oom.problem.batch = 64;
-  oom.problem.heads = 32;
-  oom.problem.seq_q = 2048;
-  oom.problem.head_dim = 64;
+  oom.problem = flashlab::test::problem(64, 32, 2048, 64);
   oom.status = RunStatus::oom;
   oom.reason = "torch: CUDA out of memory. Tried to allocate 16.00 GiB.";
   oom.mem_limit_bytes = 15LL << 30;

@@ -11,6 +11,7 @@
 #include "flashlab/analysis/placement/placement.hpp"
 #include "flashlab/analysis/student/kernel_grade.hpp"
 #include "flashlab/sim/memory/simulate.hpp"
+#include "measured_run_fixture.hpp"
 #include "support/problems.hpp"
 
 using namespace flashlab;
@@ -20,15 +21,10 @@ using sim::i64;
 
 namespace {
 
+// Checked against fp64 (a relative error of 1e-3), as a grade's shapes are.
 sim::MeasuredRun timed(const std::string& kernel, const std::string& model, const sim::AttentionProblem& p,
                        sim::TileShape tiles, double ms) {
-  sim::MeasuredRun r;
-  r.kernel = kernel;
-  r.model = model;
-  r.problem = p;
-  r.tiles = tiles;
-  r.time_ms_median = r.time_ms_min = r.time_ms_max = ms;
-  r.repeats = 10;
+  sim::MeasuredRun r = flashlab::test::measured_run(kernel, model, p, tiles, ms);
   r.rel_error = 1e-3;
   return r;
 }

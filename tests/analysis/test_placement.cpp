@@ -14,27 +14,16 @@
 #include "flashlab/analysis/model/roofline.hpp"
 #include "flashlab/sim/memory/footprint.hpp"
 #include "flashlab/sim/memory/simulate.hpp"
+#include "measured_run_fixture.hpp"
 #include "support/problems.hpp"
 
 using namespace flashlab;
 using namespace flashlab::analysis;
+using flashlab::test::measured_run;
 using flashlab::test::problem;
 using sim::i64;
 
 namespace {
-
-sim::MeasuredRun run(const std::string& kernel, const std::string& model, const sim::AttentionProblem& p,
-                     sim::TileShape tiles, double ms, RunStatus status = RunStatus::ok) {
-  sim::MeasuredRun r;
-  r.kernel = kernel;
-  r.model = model;
-  r.problem = p;
-  r.tiles = tiles;
-  r.status = status;
-  r.time_ms_median = r.time_ms_min = r.time_ms_max = ms;
-  r.repeats = ms > 0 ? 10 : 0;
-  return r;
-}
 
 // The device of the runner's CPU tests, as the simulator sees it: an H100's M.
 sim::HardwareModel h100_device() {
@@ -53,7 +42,7 @@ bool has_note(const ChartSpec& c, const std::string& part) {
 TEST_CASE("a timed run's rates: the convention, and the simulator's FLOPs and bytes with the tiles that ran",
           "[analysis][placement]") {
   const auto p = problem(4, 8, 1000, 64, true);
-  const sim::MeasuredRun measured = run("fa2", "fa2", p, {128, 64}, 3.25);
+  const sim::MeasuredRun measured = measured_run("fa2", "fa2", p, {128, 64}, 3.25);
   const BenchRow row = bench_row(measured, h100_device());
   CHECK(row.kernel == "fa2");
   CHECK(row.time_ms_median == 3.25);
@@ -90,7 +79,7 @@ TEST_CASE("the model's memory is its HBM tensors, exactly, for every row past th
   const auto p16 = problem(B, H, N, d, false, sim::DType::fp16);
   const i64 qkvo = 4 * B * H * N * d * 2;
   auto predicted = [&](const char* kernel, const char* model, const sim::AttentionProblem& p) {
-    return bench_row(run(kernel, model, p, {}, 1.0), hw).predicted_memory_bytes;
+    return bench_row(measured_run(kernel, model, p, {}, 1.0), hw).predicted_memory_bytes;
   };
   CHECK(predicted("naive", "standard", p16) == qkvo + 2 * B * H * N * N * 2);
   CHECK(predicted("naive_cublas", "standard", p16) == qkvo + 2 * B * H * N * N * 2);
@@ -105,16 +94,17 @@ TEST_CASE("the model's memory is its HBM tensors, exactly, for every row past th
   CHECK(predicted("naive_cublas", "standard", problem(1, 2, 300, 64)) ==
         4 * 2 * 300 * 64 * 2 + 2 * 2 * 300 * 300 * 2);
   // An OOM row keeps the model's memory: that is why it ran out.
-  const BenchRow oom = bench_row(run("naive", "standard", problem(64, 32, 2048, 64), {}, 0, RunStatus::oom), hw);
+  const BenchRow oom =
+      bench_row(measured_run("naive", "standard", problem(64, 32, 2048, 64), {}, 0, RunStatus::oom), hw);
   CHECK(oom.predicted_memory_bytes > (15ll << 30));
   CHECK(oom.tflops == 0);
   // A skipped row never got that far; a row without a model has none.
-  CHECK(bench_row(run("fa2", "fa2", p16, {}, 0, RunStatus::skipped), hw).predicted_memory_bytes == 0);
-  CHECK(bench_row(run("fa2", "", p16, {}, 1.0), hw).predicted_memory_bytes == 0);
+  CHECK(bench_row(measured_run("fa2", "fa2", p16, {}, 0, RunStatus::skipped), hw).predicted_memory_bytes == 0);
+  CHECK(bench_row(measured_run("fa2", "", p16, {}, 1.0), hw).predicted_memory_bytes == 0);
 }
 
 TEST_CASE("a check-only run has no rates", "[analysis][placement]") {
-  const BenchRow row = bench_row(run("fa1", "fa1", problem(1, 1, 64, 64), {64, 64}, 0), h100_device());
+  const BenchRow row = bench_row(measured_run("fa1", "fa1", problem(1, 1, 64, 64), {64, 64}, 0), h100_device());
   CHECK(row.repeats == 0);
   CHECK(row.tflops == 0);
   CHECK(row.tflops_exact == 0);
@@ -125,7 +115,7 @@ TEST_CASE("a run the model cannot count keeps its measurement and says why", "[a
   const sim::HardwareModel hw = h100_device();
   const auto p = problem(1, 2, 4096, 128, false, sim::DType::fp32);
   SECTION("tiles the model's SRAM cannot hold") {
-    const BenchRow row = bench_row(run("fa1", "fa1", p, {512, 512}, 2.0), hw);
+    const BenchRow row = bench_row(measured_run("fa1", "fa1", p, {512, 512}, 2.0), hw);
     CHECK(row.tflops > 0);
     CHECK(row.tflops_exact == 0);
     CHECK(row.gbps == 0);
@@ -133,15 +123,16 @@ TEST_CASE("a run the model cannot count keeps its measurement and says why", "[a
                                Catch::EndsWith("GB/s and exact FLOPs not given"));
   }
   SECTION("no model in the row: no algorithm, and no guess from the kernel's name") {
-    const BenchRow row = bench_row(run("fa2", "", p, {64, 64}, 2.0), hw);
+    const BenchRow row = bench_row(measured_run("fa2", "", p, {64, 64}, 2.0), hw);
     CHECK(row.tflops > 0);
     CHECK(row.gbps == 0);
     CHECK_THAT(row.reason, Catch::Contains("no simulator algorithm for kernel 'fa2'") &&
                                Catch::Contains("names no model"));
-    CHECK_THAT(bench_row(run("fa2", "fa3", p, {64, 64}, 2.0), hw).reason, Catch::Contains("unknown model 'fa3'"));
+    CHECK_THAT(bench_row(measured_run("fa2", "fa3", p, {64, 64}, 2.0), hw).reason,
+               Catch::Contains("unknown model 'fa3'"));
   }
   SECTION("a failed row keeps its own reason") {
-    sim::MeasuredRun failed = run("fa1", "fa1", p, {512, 512}, 2.0, RunStatus::failed);
+    sim::MeasuredRun failed = measured_run("fa1", "fa1", p, {512, 512}, 2.0, RunStatus::failed);
     failed.reason = "wrong result";
     CHECK(bench_row(failed, hw).reason == "wrong result");
   }
@@ -152,13 +143,13 @@ TEST_CASE("a run's model comes from the row: any kernel name, tiles as they ran 
   const sim::HardwareModel hw = sim::load_hardware("H100-SXM5-80GB");
   const auto p = problem(2, 4, 2048, 64);
   SECTION("the model key, whatever the kernel is called") {
-    const RunModel m = model_of(run("my_kernel_v7", "fa1", p, {64, 64}, 1.0), hw);
+    const RunModel m = model_of(measured_run("my_kernel_v7", "fa1", p, {64, 64}, 1.0), hw);
     REQUIRE(m.result);
     CHECK(m.result->algorithm == sim::Algorithm::fa1);
     CHECK(m.result->tiles == sim::TileShape{64, 64});
   }
   SECTION("no tiles: the simulator's own choice on this hardware") {
-    const RunModel m = model_of(run("sdpa_flash", "fa2", p, {}, 1.0), hw);
+    const RunModel m = model_of(measured_run("sdpa_flash", "fa2", p, {}, 1.0), hw);
     REQUIRE(m.result);
     CHECK(m.result->tiles == sim::choose_tiles(sim::Algorithm::fa2, p, hw.sram_bytes_per_sm, std::nullopt).tiles);
   }
@@ -166,8 +157,8 @@ TEST_CASE("a run's model comes from the row: any kernel name, tiles as they ran 
     sim::HardwareModel small = hw;
     small.sram_bytes_per_sm = 48 << 10;
     const auto wide = problem(1, 2, 256, 4096, false, sim::DType::fp32);  // even 1×1 tiles of FA1 exceed 48 KiB
-    CHECK_FALSE(model_of(run("fa2", "fa2", wide, {}, 1.0), small).result);
-    const RunModel m = model_of(run("naive", "standard", wide, {}, 1.0), small);
+    CHECK_FALSE(model_of(measured_run("fa2", "fa2", wide, {}, 1.0), small).result);
+    const RunModel m = model_of(measured_run("naive", "standard", wide, {}, 1.0), small);
     REQUIRE(m.result);
     sim::HardwareModel big = hw;
     big.sram_bytes_per_sm = i64{1} << 40;
@@ -187,9 +178,10 @@ TEST_CASE("the flat roofline is the HBM slice of the hierarchical one: same poin
   ctx.hw = sim::load_hardware("A100-PCIe-80GB");
   BenchResults r;
   const auto p = problem(4, 16, 2048, 64);
-  const BenchRow slow = bench_row(run("fa2", "fa2", p, {128, 64}, 5.0), ctx.hw);
-  BenchRow fast = bench_row(run("fa2", "fa2", problem(4, 16, 4096, 64), {128, 64}, 1e-3), ctx.hw);  // far above any roof
-  BenchRow old = bench_row(run("fa2_old", "", p, {128, 64}, 5.0), ctx.hw);                        // a file without models
+  const BenchRow slow = bench_row(measured_run("fa2", "fa2", p, {128, 64}, 5.0), ctx.hw);
+  // far above any roof
+  BenchRow fast = bench_row(measured_run("fa2", "fa2", problem(4, 16, 4096, 64), {128, 64}, 1e-3), ctx.hw);
+  BenchRow old = bench_row(measured_run("fa2_old", "", p, {128, 64}, 5.0), ctx.hw);  // a file without models
   r.rows = {slow, fast, old};
 
   const HierarchicalCeilings c = hierarchical_ceilings(ctx.hw);
@@ -226,8 +218,8 @@ TEST_CASE("the flat roofline places a run at its DRAM bytes: the counters' when 
   ctx.problem = problem(1, 1, 1024, 64);
   ctx.hw = sim::load_hardware("H200-SXM-141GB");
   const auto p = problem(4, 16, 4096, 64);
-  const BenchRow predicted = bench_row(run("fa2", "fa2", p, {128, 64}, 5.0), ctx.hw);
-  sim::MeasuredRun with_counters = run("fa2_tc", "fa2", p, {128, 64}, 5.0);
+  const BenchRow predicted = bench_row(measured_run("fa2", "fa2", p, {128, 64}, 5.0), ctx.hw);
+  sim::MeasuredRun with_counters = measured_run("fa2_tc", "fa2", p, {128, 64}, 5.0);
   with_counters.dram_read_bytes = 400'000'000;
   with_counters.dram_write_bytes = 130'000'000;
   BenchResults r;
@@ -277,7 +269,7 @@ TEST_CASE("measured DRAM: the forward rows of the problem and the algorithm with
   const sim::AttentionProblem p = problem(4, 16, 4096, 128);
   auto row = [&](const std::string& kernel, const std::string& model, const sim::AttentionProblem& q, bool counters) {
     BenchRow r;
-    static_cast<sim::MeasuredRun&>(r) = run(kernel, model, q, {128, 64}, 1.0);
+    static_cast<sim::MeasuredRun&>(r) = measured_run(kernel, model, q, {128, 64}, 1.0);
     if (counters) {
       r.dram_read_bytes = 900;
       r.dram_write_bytes = 100;

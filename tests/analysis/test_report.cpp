@@ -73,15 +73,3 @@ TEST_CASE("atomic writes leave no partial file behind", "[analysis][csv]") {
   fs::remove_all(dir);
 }
 
-TEST_CASE("l2_json: a result without an L2 model says why, and its DRAM equals the requests", "[analysis][l2]") {
-  sim::HardwareModel hw = sim::load_hardware("A100-SXM4-40GB");
-  hw.l2_bytes = 0;
-  sim::AttentionProblem p;
-  const sim::SimResult r = sim::simulate(sim::Algorithm::fa2, p, hw);
-  REQUIRE(r.ok());
-  const nlohmann::json j = analysis::sim_json(r, hw);
-  CHECK(j["l2"]["modelled"] == false);
-  CHECK_THAT(j["l2"]["why_not"].get<std::string>(), Catch::Contains("no L2 size"));
-  CHECK(j["dram"]["read_bytes"] == j["hbm"]["read_bytes"]);
-  CHECK(j["dram"]["write_bytes"] == j["hbm"]["write_bytes"]);
-}

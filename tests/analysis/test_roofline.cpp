@@ -84,7 +84,8 @@ TEST_CASE("the bound uses what reaches DRAM: FlashAttention-2 at 16k tokens, d 1
   CHECK(two_level.dram_bytes() == two_level.total.level(sim::Level::HBM).bytes());
 }
 
-TEST_CASE("hardware without an L2 size: the two-level model, said so", "[analysis][roofline][l2]") {
+TEST_CASE("hardware without an L2 size: the two-level model, said so in the messages and the JSON",
+          "[analysis][roofline][l2]") {
   sim::HardwareModel hw = sim::load_hardware("A100-SXM4-40GB");
   hw.l2_bytes = 0;
   sim::AttentionProblem p;
@@ -96,4 +97,10 @@ TEST_CASE("hardware without an L2 size: the two-level model, said so", "[analysi
   for (const std::string& m : r.messages()) said = said || m.find("two-level") != std::string::npos;
   CHECK(said);
   CHECK(analysis::roofline(r, hw).dram_bytes == Approx(static_cast<double>(r.total.level(sim::Level::HBM).bytes())));
+  // The JSON says why, and its DRAM equals the requests.
+  const nlohmann::json j = analysis::sim_json(r, hw);
+  CHECK(j["l2"]["modelled"] == false);
+  CHECK_THAT(j["l2"]["why_not"].get<std::string>(), Catch::Contains("no L2 size"));
+  CHECK(j["dram"]["read_bytes"] == j["hbm"]["read_bytes"]);
+  CHECK(j["dram"]["write_bytes"] == j["hbm"]["write_bytes"]);
 }

@@ -27,17 +27,13 @@ namespace {
 using flashlab::test::Run;
 using flashlab::test::slurp;
 
-fs::path scratch() {
-  static const flashlab::test::ScratchDir dir("flashlab-ceilings-cli");
-  return dir.path();
-}
-
-Run run_flashlab(const std::string& args) { return flashlab::test::run_flashlab(scratch(), args); }
+// `flashlab ARGS` in this file's own scratch folder (run_flashlab.path()).
+const flashlab::test::ScratchRuns run_flashlab("flashlab-ceilings-cli");
 
 int lines(const std::string& s) { return static_cast<int>(std::count(s.begin(), s.end(), '\n')); }
 
 std::string write_profile() {
-  const std::string path = (scratch() / "measured.json").string();
+  const std::string path = (run_flashlab.path() / "measured.json").string();
   analysis::write_file_atomic(path, sim::profile_to_json(flashlab::test::h100_like_profile()));
   return path;
 }
@@ -59,7 +55,7 @@ std::string write_results() {
     row.repeats = 10;
     r.rows.push_back(row);
   }
-  const std::string path = (scratch() / "bench.json").string();
+  const std::string path = (run_flashlab.path() / "bench.json").string();
   analysis::write_file_atomic(path, analysis::bench_to_json(r));
   return path;
 }
@@ -89,7 +85,7 @@ TEST_CASE("flashlab ceilings where nothing can be measured: one line, exit 2, no
   CHECK(lines(r.err) == 1);
   CHECK(r.err == "flashlab: error: ceilings: " + why + "\n");
   CHECK(r.out.empty());
-  CHECK_FALSE(fs::exists(scratch() / "p.json"));
+  CHECK_FALSE(fs::exists(run_flashlab.path() / "p.json"));
   if (!ceilings::built_with_cuda()) CHECK_THAT(r.err, Catch::Contains("this build has no CUDA support"));
 }
 
@@ -124,7 +120,7 @@ TEST_CASE("flashlab ceilings report: a stored profile's figures and targets, pri
 
 TEST_CASE("flashlab ceilings report: on Hopper the tensor-core target is wgmma over cuBLAS", "[cli][ceilings]") {
   sim::MeasuredProfile hopper = flashlab::test::hopper_profile_with_wgmma();
-  const std::string p = (scratch() / "measured-wgmma.json").string();
+  const std::string p = (run_flashlab.path() / "measured-wgmma.json").string();
   analysis::write_file_atomic(p, sim::profile_to_json(hopper));
   const Run r = run_flashlab("ceilings report '" + p + "'");
   REQUIRE(r.code == 0);
@@ -164,13 +160,13 @@ TEST_CASE("flashlab ceilings chart: the hierarchical roofline and the sweep, no 
   REQUIRE(r.code == 0);
   CHECK_THAT(r.out, Catch::Contains("wrote hier.svg (roofline-hier"));
   CHECK_THAT(r.out, Catch::Contains("fa1 N=4,096 d=64"));
-  CHECK_THAT(slurp(scratch() / "hier.svg"), Catch::Contains("<svg"));
+  CHECK_THAT(slurp(run_flashlab.path() / "hier.svg"), Catch::Contains("<svg"));
   const Run csv = run_flashlab("ceilings chart --hw '" + p + "' --chart bandwidth-sweep --out sweep.csv");
   REQUIRE(csv.code == 0);
-  CHECK_THAT(slurp(scratch() / "sweep.csv"), Catch::Contains("ld.global.cg (L2 only)"));
+  CHECK_THAT(slurp(run_flashlab.path() / "sweep.csv"), Catch::Contains("ld.global.cg (L2 only)"));
   const Run datasheet = run_flashlab("ceilings chart --hw A100-PCIe-80GB --out a100.csv");
   CHECK(datasheet.code == 0);
-  CHECK_THAT(slurp(scratch() / "a100.csv"), Catch::Contains("HBM 1,935 GB/s"));
+  CHECK_THAT(slurp(run_flashlab.path() / "a100.csv"), Catch::Contains("HBM 1,935 GB/s"));
 
   const Run no_sweep = run_flashlab("ceilings chart --hw H100-SXM5-80GB --chart bandwidth-sweep --out s.svg");
   CHECK(no_sweep.code == 2);
@@ -184,10 +180,10 @@ TEST_CASE("flashlab ceilings chart: the hierarchical roofline and the sweep, no 
   // A measured profile with a broken figure: the field named, exit 2.
   auto j = nlohmann::json::parse(slurp(p));
   j["measurements"][4]["value"] = "fast";
-  analysis::write_file_atomic((scratch() / "broken.json").string(), j.dump());
+  analysis::write_file_atomic((run_flashlab.path() / "broken.json").string(), j.dump());
   const Run broken = run_flashlab("ceilings chart --hw broken.json --out b.svg");
   CHECK(broken.code == 2);
   CHECK(lines(broken.err) == 1);
   CHECK_THAT(broken.err, Catch::Contains("field 'measurements[4].value' must be a positive number"));
-  CHECK_FALSE(fs::exists(scratch() / "b.svg"));
+  CHECK_FALSE(fs::exists(run_flashlab.path() / "b.svg"));
 }

@@ -25,13 +25,8 @@ namespace {
 using flashlab::test::Run;
 using flashlab::test::slurp;
 
-fs::path scratch() {
-  static const flashlab::test::ScratchDir dir("flashlab-cli-test");
-  return dir.path();
-}
-
-// Runs `flashlab ARGS` in the scratch folder with no display.
-Run run_flashlab(const std::string& args) { return flashlab::test::run_flashlab(scratch(), args); }
+// `flashlab ARGS` in this file's own scratch folder (run_flashlab.path()).
+const flashlab::test::ScratchRuns run_flashlab("flashlab-cli-test");
 
 std::string data(const char* name) { return std::string(FLASHLAB_TEST_DATA) + "/" + name; }
 
@@ -146,23 +141,18 @@ TEST_CASE("every bad input class: exit code 2 and one clear line", "[cli][errors
   };
   for (const Bad& b : cases) {
     INFO("flashlab " << b.args);
-    const Run r = run_flashlab(b.args);
-    CHECK(r.code == 2);
-    CHECK(r.out.empty());
-    CHECK(r.err.rfind("flashlab: error: ", 0) == 0);
-    CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
-    CHECK_THAT(r.err, Catch::Contains(b.expect));
+    flashlab::test::check_refused(run_flashlab(b.args), b.expect);
   }
 }
 
 TEST_CASE("with no arguments and no display: the lecture comparison, printed and written as CSV", "[cli]") {
-  fs::remove(scratch() / "flashlab-comparison.csv");
+  fs::remove(run_flashlab.path() / "flashlab-comparison.csv");
   const Run r = run_flashlab("");
   REQUIRE(r.code == 0);
   CHECK_THAT(r.out, Catch::Contains("B=64 H=16 N=1024 d=64 fp16"));
   CHECK_THAT(r.out, Catch::Contains("A100"));
   for (const char* a : {"standard", "fa1", "fa2"}) CHECK_THAT(r.out, Catch::Contains(a));
-  const auto rows = flashlab::analysis::csv_parse(slurp(scratch() / "flashlab-comparison.csv"));
+  const auto rows = flashlab::analysis::csv_parse(slurp(run_flashlab.path() / "flashlab-comparison.csv"));
   REQUIRE(rows.size() == 4);  // header, standard, fa1, fa2
   CHECK(rows[1][2] == "standard");
   CHECK(rows[2][2] == "fa1");
@@ -176,7 +166,7 @@ TEST_CASE("with no arguments and no display: the lecture comparison, printed and
 TEST_CASE("sweep writes one CSV row per point and algorithm", "[cli]") {
   const Run r = run_flashlab("sweep --vary seq=512:65536:x2 --algos standard,fa1,fa2 --csv sweep.csv");
   REQUIRE(r.code == 0);
-  const auto rows = flashlab::analysis::csv_parse(slurp(scratch() / "sweep.csv"));
+  const auto rows = flashlab::analysis::csv_parse(slurp(run_flashlab.path() / "sweep.csv"));
   CHECK(rows.size() == 1 + 8 * 3);
   CHECK_THAT(r.out, Catch::Contains("65,536"));
 }
@@ -198,7 +188,7 @@ TEST_CASE("sim --trace writes one row per event of one head", "[cli]") {
   const Run r = run_flashlab("sim --algo fa1 --seq 100 --head-dim 16 --br 32 --bc 48 --trace trace.csv --json");
   REQUIRE(r.code == 0);
   const auto j = nlohmann::json::parse(r.out);
-  const auto rows = flashlab::analysis::csv_parse(slurp(scratch() / "trace.csv"));
+  const auto rows = flashlab::analysis::csv_parse(slurp(run_flashlab.path() / "trace.csv"));
   CHECK(static_cast<long long>(rows.size()) == 1 + j["events_per_head"].get<long long>());
   CHECK(rows[1][1] == "store");  // line 2: O, ℓ, m initialised in HBM
 }
@@ -206,7 +196,7 @@ TEST_CASE("sim --trace writes one row per event of one head", "[cli]") {
 TEST_CASE("export takes exactly the chart table's ids, and says which when given another", "[cli][export]") {
   // Measured results for the bench charts: two kernels over batch × seq, with OOM cells.
   const flashlab::analysis::BenchResults results = flashlab::analysis::test::lab_grid();
-  flashlab::analysis::write_file_atomic((scratch() / "results.json").string(), flashlab::analysis::bench_to_json(results));
+  flashlab::analysis::write_file_atomic((run_flashlab.path() / "results.json").string(), flashlab::analysis::bench_to_json(results));
 
   const Run help = run_flashlab("export --help");
   REQUIRE(help.code == 0);
@@ -217,7 +207,7 @@ TEST_CASE("export takes exactly the chart table's ids, and says which when given
     const Run with = run_flashlab("export --seq 512 --chart " + id + " --results results.json --out " + id + ".csv");
     CHECK(with.code == 0);
     CHECK_THAT(with.out, Catch::Contains("wrote " + id));
-    CHECK(fs::exists(scratch() / (id + ".csv")));
+    CHECK(fs::exists(run_flashlab.path() / (id + ".csv")));
     const Run without = run_flashlab("export --seq 512 --chart " + id + " --out " + id + "-bare.csv");
     if (e.needs_results) {
       CHECK(without.code == 2);
@@ -235,7 +225,7 @@ TEST_CASE("export takes exactly the chart table's ids, and says which when given
 TEST_CASE("export: a filter or kernel the results do not hold is one line naming what they hold, exit 2, no file",
           "[cli][export][errors]") {
   const flashlab::analysis::BenchResults results = flashlab::analysis::test::lab_grid();  // batch 16-64, H 32, d 64
-  flashlab::analysis::write_file_atomic((scratch() / "lab.json").string(), flashlab::analysis::bench_to_json(results));
+  flashlab::analysis::write_file_atomic((run_flashlab.path() / "lab.json").string(), flashlab::analysis::bench_to_json(results));
   struct Bad {
     std::string args, expect;
   };
@@ -251,12 +241,8 @@ TEST_CASE("export: a filter or kernel the results do not hold is one line naming
   };
   for (const Bad& b : cases) {
     INFO("flashlab export " << b.args);
-    const Run r = run_flashlab("export " + b.args + " --results lab.json --out bad.png");
-    CHECK(r.code == 2);
-    CHECK(r.out.empty());
-    CHECK(r.err.rfind("flashlab: error: ", 0) == 0);
-    CHECK_THAT(r.err, Catch::Contains(b.expect));
-    CHECK_FALSE(fs::exists(scratch() / "bad.png"));
+    flashlab::test::check_refused(run_flashlab("export " + b.args + " --results lab.json --out bad.png"), b.expect);
+    CHECK_FALSE(fs::exists(run_flashlab.path() / "bad.png"));
   }
   // The filters that match: emb-dim = heads · head-dim, and the K/V heads (= H without groups).
   CHECK(run_flashlab("export --chart bench-time --filter emb-dim=2048,kv-heads=32 --results lab.json --out ok.csv").code == 0);
@@ -335,7 +321,7 @@ TEST_CASE("compare --results: DRAM measured per kernel beside the requests and t
   CHECK_THAT(r.out, Catch::Contains("  fa2_tc         128×64"));
   CHECK_THAT(r.out, Catch::Contains("0.53 GB (model +0.3%)"));
   CHECK_THAT(r.out, Catch::Contains("  naive_cublas"));
-  const auto rows = flashlab::analysis::csv_parse(slurp(scratch() / "cmp.csv"));
+  const auto rows = flashlab::analysis::csv_parse(slurp(run_flashlab.path() / "cmp.csv"));
   REQUIRE(rows.size() == 1 + 5);  // naive, naive_cublas, fa1, fa2, fa2_tc
   const auto& h = rows[0];
   const auto col = [&](const std::string& name) {
@@ -357,10 +343,10 @@ TEST_CASE("compare --results: DRAM measured per kernel beside the requests and t
                                  data("h200-validate-excerpt.json"));
   REQUIRE(other.code == 0);
   CHECK_THAT(other.out, Catch::Contains("no run of this problem"));
-  const auto rows2 = flashlab::analysis::csv_parse(slurp(scratch() / "cmp2.csv"));
+  const auto rows2 = flashlab::analysis::csv_parse(slurp(run_flashlab.path() / "cmp2.csv"));
   REQUIRE(rows2.size() == 4);
   CHECK(rows2[1].back() == "no run of this problem");
-  flashlab::analysis::write_file_atomic((scratch() / "no-counters.json").string(),
+  flashlab::analysis::write_file_atomic((run_flashlab.path() / "no-counters.json").string(),
                                         flashlab::analysis::bench_to_json(flashlab::analysis::test::lab_grid()));
   const Run bare = run_flashlab("compare --csv cmp3.csv --results no-counters.json");
   REQUIRE(bare.code == 0);
@@ -371,7 +357,7 @@ TEST_CASE("compare --results: DRAM measured per kernel beside the requests and t
 TEST_CASE("sweep CSV: predicted DRAM, the L2 read hit rate and whether it was modelled, beside the requests", "[cli][l2]") {
   const Run r = run_flashlab("sweep --vary seq=1024,2048 --algos fa2 --hw H200-SXM-141GB --batch 1 --heads 2 --csv l2sweep.csv");
   REQUIRE(r.code == 0);
-  const auto rows = flashlab::analysis::csv_parse(slurp(scratch() / "l2sweep.csv"));
+  const auto rows = flashlab::analysis::csv_parse(slurp(run_flashlab.path() / "l2sweep.csv"));
   REQUIRE(rows.size() == 3);
   const auto& h = rows[0];
   const auto col = [&](const std::string& name) {
@@ -408,7 +394,7 @@ TEST_CASE("bench --results: a results file placed again against today's model, n
   // A GPU no preset knows: the rows as written, and it says so.
   auto js = nlohmann::json::parse(slurp(fs::path(data("h200-validate-excerpt.json"))));
   js["meta"]["gpu"] = "Z80 Turbo";
-  flashlab::analysis::write_file_atomic((scratch() / "z80.json").string(), js.dump());
+  flashlab::analysis::write_file_atomic((run_flashlab.path() / "z80.json").string(), js.dump());
   const Run z = run_flashlab("bench --results z80.json");
   REQUIRE(z.code == 0);
   CHECK_THAT(z.out, Catch::Contains("no datasheet preset matches the GPU 'Z80 Turbo'"));
@@ -441,7 +427,7 @@ TEST_CASE("bench --check-roof: every committed results file, no run above its ro
 }
 
 TEST_CASE("check: the FlashAttention-2 lab's tables, rows flagged and exit 1, check.csv and the roofline written", "[cli][check]") {
-  const fs::path out = scratch() / "check-flash2-lab";
+  const fs::path out = run_flashlab.path() / "check-flash2-lab";
   fs::remove_all(out);
   const Run r = run_flashlab("check " + data("flash2-lab-tables.csv") + " --out check-flash2-lab");
   CHECK(r.code == 1);
@@ -468,13 +454,13 @@ TEST_CASE("check: every row consistent is exit 0, and FlashLab's own runs join t
   std::getline(lines, line2);
   std::getline(lines, line3);
   std::getline(lines, line4);
-  flashlab::analysis::write_file_atomic((scratch() / "consistent.csv").string(), header + "\n" + line3 + "\n" + line4 + "\n");
+  flashlab::analysis::write_file_atomic((run_flashlab.path() / "consistent.csv").string(), header + "\n" + line3 + "\n" + line4 + "\n");
   // FlashLab's lab sweeps measured on an H100, beside them on the H100's roofline.
   const fs::path labs = fs::path(FLASHLAB_TEST_DATA) / ".." / ".." / "docs" / "results" / "h100-labs.json";
   const Run r = run_flashlab("check consistent.csv --hw H100-SXM5-80GB --out check-consistent --results " + labs.string());
   CHECK(r.code == 0);
   CHECK_THAT(r.out, Catch::Contains("2 rows: 2 consistent, 0 flagged"));
-  const std::string svg = slurp(scratch() / "check-consistent" / "check-roofline.svg");
+  const std::string svg = slurp(run_flashlab.path() / "check-consistent" / "check-roofline.svg");
   CHECK_THAT(svg, Catch::Contains("fa2_tc — measured"));
   CHECK_THAT(svg, Catch::Contains("consistent rows"));
   // The same rows against a T4 (65 TFLOP/s fp16): still under its roof.
@@ -502,14 +488,14 @@ TEST_CASE("check: one configuration timed again is flagged when its times spread
 }
 
 TEST_CASE("check: OOM rows stay in check.csv with their status, nothing measured written as 0", "[cli][check]") {
-  flashlab::analysis::write_file_atomic((scratch() / "with-oom.csv").string(),
+  flashlab::analysis::write_file_atomic((run_flashlab.path() / "with-oom.csv").string(),
                                         "batch_size,seq_len,num_heads,emb_dim,Forward Time (s),Peak Memory (MB)\n"
                                         "16,1024,32,2048,0.006150229772,644.0004883\n"
                                         "64,2048,32,2048,OOM,OOM\n");
   const Run r = run_flashlab("check with-oom.csv --out check-oom");
   INFO(r.out << r.err);
   REQUIRE(r.code <= 1);
-  const auto rows = flashlab::analysis::csv_parse(slurp(scratch() / "check-oom" / "check.csv"));
+  const auto rows = flashlab::analysis::csv_parse(slurp(run_flashlab.path() / "check-oom" / "check.csv"));
   REQUIRE(rows.size() >= 3);
   const auto& h = rows[0];
   auto col = [&](const char* name) { return static_cast<size_t>(std::find(h.begin(), h.end(), name) - h.begin()); };
@@ -522,13 +508,13 @@ TEST_CASE("check: OOM rows stay in check.csv with their status, nothing measured
 }
 
 TEST_CASE("check: a column or row it cannot read is exit 2 and one line", "[cli][check]") {
-  flashlab::analysis::write_file_atomic((scratch() / "bad-row.csv").string(),
+  flashlab::analysis::write_file_atomic((run_flashlab.path() / "bad-row.csv").string(),
                                         "batch,seq,heads,head_dim,time_ms\n32,1024,32,64,8\n32,1O24,32,64,8\n");
-  flashlab::analysis::write_file_atomic((scratch() / "all-oom.csv").string(),
+  flashlab::analysis::write_file_atomic((run_flashlab.path() / "all-oom.csv").string(),
                                         "batch,seq,heads,head_dim,time_ms\n64,1024,32,64,OOM\n64,2048,32,64,OOM\n");
-  flashlab::analysis::write_file_atomic((scratch() / "semicolons.csv").string(),
+  flashlab::analysis::write_file_atomic((run_flashlab.path() / "semicolons.csv").string(),
                                         "batch;seq;heads;head_dim;time_ms\n32;1024;32;64;8,5\n");
-  flashlab::analysis::write_file_atomic((scratch() / "no-unit.csv").string(),
+  flashlab::analysis::write_file_atomic((run_flashlab.path() / "no-unit.csv").string(),
                                         "batch,seq,heads,head_dim,time\n32,1024,32,64,8\n");
   struct Bad {
     std::string args, expect;
@@ -546,11 +532,6 @@ TEST_CASE("check: a column or row it cannot read is exit 2 and one line", "[cli]
   };
   for (const Bad& b : cases) {
     INFO("flashlab " << b.args);
-    const Run r = run_flashlab(b.args);
-    CHECK(r.code == 2);
-    CHECK(r.out.empty());
-    CHECK(r.err.rfind("flashlab: error: ", 0) == 0);
-    CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
-    CHECK_THAT(r.err, Catch::Contains(b.expect));
+    flashlab::test::check_refused(run_flashlab(b.args), b.expect);
   }
 }

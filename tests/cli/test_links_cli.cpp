@@ -12,41 +12,27 @@
 #include "../support/run_flashlab.hpp"
 #include "flashlab/sim/ring/ring_schedule.hpp"
 
+using flashlab::test::contains;
+using flashlab::test::line_count;
 using flashlab::test::Run;
 
-namespace {
-
-const flashlab::test::ScratchDir& scratch() {
-  static const flashlab::test::ScratchDir dir("flashlab-links-cli");
-  return dir;
-}
-
-Run run_flashlab(const std::string& args) { return flashlab::test::run_flashlab(scratch().path(), args); }
-
-bool has(const std::string& text, const std::string& what) { return text.find(what) != std::string::npos; }
-
-std::size_t lines(const std::string& text) {
-  std::size_t n = 0;
-  for (char c : text) n += c == '\n';
-  return n;
-}
-
-}  // namespace
+// `flashlab ARGS` in this file's own scratch folder (run_flashlab.path()).
+const flashlab::test::ScratchRuns run_flashlab("flashlab-links-cli");
 
 TEST_CASE("links: without 2 GPUs and NCCL, one line naming why and exit code 2", "[cli][links]") {
   const Run r = run_flashlab("links --max-bytes 64 --warmup 0 --iterations 1 --preset preset.json --csv links.csv");
   if (r.code == 0) {
     // A machine with 2 GPUs and NCCL measures instead (the GPU tests cover it).
-    CHECK(has(r.out, "Measured link"));
+    CHECK(contains(r.out, "Measured link"));
     return;
   }
   INFO(r.out << r.err);
   CHECK(r.code == 2);
   CHECK(r.out.empty());
-  CHECK(lines(r.err) == 1);
-  CHECK(has(r.err, "flashlab: error: links: "));
-  CHECK((has(r.err, "CUDA") || has(r.err, "GPU") || has(r.err, "NCCL")));
-  CHECK_FALSE(std::filesystem::exists(scratch().path() / "preset.json"));
+  CHECK(line_count(r.err) == 1);
+  CHECK(contains(r.err, "flashlab: error: links: "));
+  CHECK((contains(r.err, "CUDA") || contains(r.err, "GPU") || contains(r.err, "NCCL")));
+  CHECK_FALSE(std::filesystem::exists(run_flashlab.path() / "preset.json"));
 }
 
 TEST_CASE("links: malformed flags are named with exit code 2", "[cli][links]") {
@@ -68,8 +54,8 @@ TEST_CASE("links: malformed flags are named with exit code 2", "[cli][links]") {
   const Run r = run_flashlab(bad.args);
   INFO(bad.args << "\n" << r.err);
   CHECK(r.code == 2);
-  CHECK(lines(r.err) == 1);
-  CHECK(has(r.err, bad.message));
+  CHECK(line_count(r.err) == 1);
+  CHECK(contains(r.err, bad.message));
 }
 
 TEST_CASE("links: flashlab ring takes a measured link file and follows its curve", "[cli][links][ring]") {
@@ -83,7 +69,7 @@ TEST_CASE("links: flashlab ring takes a measured link file and follows its curve
     l.curve.push_back({bytes, s, bytes / s, 0.9 * bytes / s});
   l.bandwidth = l.curve.back().bandwidth;
   l.latency_s = l.curve.front().time_s;
-  std::ofstream(scratch().path() / "measured.json") << flashlab::sim::to_interconnect_json(l);
+  std::ofstream(run_flashlab.path() / "measured.json") << flashlab::sim::to_interconnect_json(l);
 
   const Run j = run_flashlab("ring --gpus 4 --seq 8K --link measured.json --json --timeline");
   INFO(j.err);
@@ -98,6 +84,6 @@ TEST_CASE("links: flashlab ring takes a measured link file and follows its curve
       CHECK(e["end_s"].get<double>() - e["start_s"].get<double>() == Approx(l.transfer_s(bytes) / 0.9));
     }
   const Run text = run_flashlab("ring --gpus 4 --seq 8K --link measured.json");
-  CHECK(has(text.out, "measured test link"));
-  CHECK(has(text.out, "transfers follow its measured curve of 3 message sizes"));
+  CHECK(contains(text.out, "measured test link"));
+  CHECK(contains(text.out, "transfers follow its measured curve of 3 message sizes"));
 }

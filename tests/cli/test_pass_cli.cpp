@@ -11,16 +11,9 @@ using flashlab::test::Run;
 
 namespace {
 
-const flashlab::test::ScratchDir& scratch() {
-  static const flashlab::test::ScratchDir dir("flashlab-pass-cli");
-  return dir;
-}
+// `flashlab ARGS` in this file's own scratch folder (run_flashlab.path()).
+const flashlab::test::ScratchRuns run_flashlab("flashlab-pass-cli");
 
-Run run_flashlab(const std::string& args) { return flashlab::test::run_flashlab(scratch().path(), args); }
-
-}  // namespace
-
-namespace {
 std::string data(const char* name) { return std::string(FLASHLAB_TEST_DATA) + "/" + name; }
 }  // namespace
 

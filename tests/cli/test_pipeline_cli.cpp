@@ -9,16 +9,8 @@
 
 using flashlab::test::Run;
 
-namespace {
-
-const flashlab::test::ScratchDir& scratch() {
-  static const flashlab::test::ScratchDir dir("flashlab-pipeline-cli");
-  return dir;
-}
-
-Run run_flashlab(const std::string& args) { return flashlab::test::run_flashlab(scratch().path(), args); }
-
-}  // namespace
+// `flashlab ARGS` in this file's own scratch folder (run_flashlab.path()).
+const flashlab::test::ScratchRuns run_flashlab("flashlab-pipeline-cli");
 
 TEST_CASE("pipeline prints the schedule of a row block and the launch", "[cli][hopper]") {
   const Run r = run_flashlab("pipeline --batch 2 --heads 4 --seq 1000 --head-dim 128 --causal --row-block 3 --csv timeline.csv");
@@ -28,7 +20,7 @@ TEST_CASE("pipeline prints the schedule of a row block and the launch", "[cli][h
   CHECK(r.out.find("row block i = 3: 4 K_j, V_j visited") != std::string::npos);
   CHECK(r.out.find("64 CTAs on 132 SMs") != std::string::npos);  // 2·4·⌈1000/128⌉
   CHECK(r.out.find("the L2's share") != std::string::npos);
-  std::ifstream f(scratch().path() / "timeline.csv");
+  std::ifstream f(run_flashlab.path() / "timeline.csv");
   REQUIRE(f.good());
   std::string line;
   std::getline(f, line);
@@ -62,7 +54,7 @@ TEST_CASE("pipeline --pass bwd prints the backward's CTA and its timeline", "[cl
   CHECK(r.out.find("column block j = 3: 10 Q_i visited (i = 6..15)") != std::string::npos);
   CHECK(r.out.find("lockstep") != std::string::npos);
   CHECK(r.out.find("the barrier opens") != std::string::npos);
-  std::ifstream f(scratch().path() / "bwd-timeline.csv");
+  std::ifstream f(run_flashlab.path() / "bwd-timeline.csv");
   REQUIRE(f.good());
   std::string line;
   std::getline(f, line);

@@ -19,12 +19,8 @@ using flashlab::test::slurp;
 
 namespace {
 
-const flashlab::test::ScratchDir& scratch() {
-  static const flashlab::test::ScratchDir dir("flashlab-report-cli");
-  return dir;
-}
-
-Run run_flashlab(const std::string& args) { return flashlab::test::run_flashlab(scratch().path(), args); }
+// `flashlab ARGS` in this file's own scratch folder (run_flashlab.path()).
+const flashlab::test::ScratchRuns run_flashlab("flashlab-report-cli");
 
 std::string data(const char* name) { return std::string(FLASHLAB_TEST_DATA) + "/" + name; }
 
@@ -50,7 +46,7 @@ TEST_CASE("report: a complete bundle from a results file", "[cli][report]") {
   const Run r = run_flashlab("report --results " + data("h200-validate-excerpt.json") + " --out bundle --width 640 --height 420");
   INFO(r.out << r.err);
   REQUIRE(r.code == 0);
-  const fs::path dir = scratch().path() / "bundle";
+  const fs::path dir = run_flashlab.path() / "bundle";
   const std::vector<std::string> files = files_under(dir);
   for (const char* f : {"report.md", "report.pdf", "metadata.json", "tables/model-comparison.csv", "tables/runs-runs.csv",
                         "tables/runs-runs.txt", "charts/model-roofline.png", "charts/model-io-vs-n.svg",
@@ -108,11 +104,11 @@ TEST_CASE("report: the model alone, and a named sweep's section", "[cli][report]
   const Run model = run_flashlab("report --out model-only --seq 2048 --causal");
   INFO(model.out << model.err);
   REQUIRE(model.code == 0);
-  const std::vector<std::string> files = files_under(scratch().path() / "model-only");
+  const std::vector<std::string> files = files_under(run_flashlab.path() / "model-only");
   CHECK(has(files, "report.pdf"));
   CHECK(has(files, "charts/model-ai-vs-n.png"));
   CHECK_FALSE(std::any_of(files.begin(), files.end(), [](const std::string& f) { return f.find("bench-") != std::string::npos; }));
-  CHECK(slurp(scratch().path() / "model-only/report.md").find("Modelled, not measured") != std::string::npos);
+  CHECK(slurp(run_flashlab.path() / "model-only/report.md").find("Modelled, not measured") != std::string::npos);
 
   // A sweep whose grid holds none of the runs: its section says so.
   const Run sweep = run_flashlab("report --results " + data("h200-validate-excerpt.json") + " --sweep lab-heads --out swept");
@@ -154,7 +150,7 @@ TEST_CASE("report: the runs table as pandas reads it, several files merged, the 
   INFO(r.out << r.err);
   REQUIRE(r.code == 0);
   CHECK_THAT(r.out, Catch::Contains("each run kept once, from the first file that holds it"));
-  const fs::path dir = scratch().path() / "merged";
+  const fs::path dir = run_flashlab.path() / "merged";
   const std::string csv = slurp(dir / "tables/runs-runs.csv");
   CHECK(csv.rfind("kernel,model,direction,", 0) == 0);  // the header first: no '#' lines
   const auto meta = nlohmann::json::parse(slurp(dir / "tables/runs-runs.meta.json"));
@@ -165,28 +161,28 @@ TEST_CASE("report: the runs table as pandas reads it, several files merged, the 
   const Run plain = run_flashlab("report --results " + data("t4-runs-plain.csv") + " --out plain --width 640 --height 420");
   INFO(plain.out << plain.err);
   REQUIRE(plain.code == 0);
-  const std::string md = slurp(scratch().path() / "plain/report.md");
+  const std::string md = slurp(run_flashlab.path() / "plain/report.md");
   CHECK_THAT(md, Catch::Contains("Method not recorded"));
   CHECK_THAT(md, !Catch::Contains("median of"));
   CHECK_THAT(md, !Catch::Contains("L2 was flushed"));
   CHECK_THAT(md, !Catch::Contains("fp64 reference"));
   CHECK_THAT(md, Catch::Contains("No roofline: the results do not record their GPU"));
   CHECK_THAT(plain.out, Catch::Contains("roofline: the results do not record their GPU"));
-  const std::vector<std::string> files = files_under(scratch().path() / "plain");
+  const std::vector<std::string> files = files_under(run_flashlab.path() / "plain");
   CHECK_FALSE(has(files, "charts/runs-roofline.csv"));
   CHECK(has(files, "charts/runs-bench-time.csv"));
   // With the GPU named, its roof: --hw.
   const Run hw = run_flashlab("report --results " + data("t4-runs-plain.csv") + " --hw T4 --out plain-t4 --width 640 --height 420");
   REQUIRE(hw.code == 0);
-  CHECK(has(files_under(scratch().path() / "plain-t4"), "charts/runs-roofline.csv"));
+  CHECK(has(files_under(run_flashlab.path() / "plain-t4"), "charts/runs-roofline.csv"));
 }
 
 TEST_CASE("report: a table cut in the document says how many rows of how many", "[cli][report]") {
   const Run r = run_flashlab("report --results " + data("h200-validate-excerpt.json") + " --out cut --width 640 --height 420");
   REQUIRE(r.code == 0);
-  const auto rows = flashlab::analysis::csv_parse(slurp(scratch().path() / "cut/tables/runs-runs.csv"));
+  const auto rows = flashlab::analysis::csv_parse(slurp(run_flashlab.path() / "cut/tables/runs-runs.csv"));
   const size_t n = rows.size() - 1 - (rows.back().size() == 1 ? 1 : 0);
-  const std::string md = slurp(scratch().path() / "cut/report.md");
+  const std::string md = slurp(run_flashlab.path() / "cut/report.md");
   if (n > 60) CHECK_THAT(md, Catch::Contains("the first 60 of " + std::to_string(n) + " rows"));
   else CHECK_THAT(md, Catch::Contains("The runs (" + std::to_string(n) + ";"));
 }
@@ -273,7 +269,7 @@ TEST_CASE("report --lab: every figure of each lab, from the committed results, w
     const Run r = run_flashlab("report --lab " + lab + " --out lab-" + lab + " --width 640 --height 420");
     INFO(r.out << r.err);
     REQUIRE(r.code == 0);
-    const fs::path dir = scratch().path() / ("lab-" + lab);
+    const fs::path dir = run_flashlab.path() / ("lab-" + lab);
     const auto meta = nlohmann::json::parse(slurp(dir / "metadata.json"));
     REQUIRE(meta["lab"]["figures"].size() == figures.size());
     CHECK(meta["lab"]["measured"]["gpu"] == "NVIDIA H200");
@@ -318,7 +314,7 @@ TEST_CASE("report --lab: an item whose runs are not in the results says so and n
                              " --out lab-causal --width 640 --height 420");
   INFO(r.out << r.err);
   REQUIRE(r.code == 0);
-  const fs::path dir = scratch().path() / "lab-causal";
+  const fs::path dir = run_flashlab.path() / "lab-causal";
   const std::string md = slurp(dir / "report.md");
   CHECK_THAT(md, Catch::Contains("## Table 'Causal Attention': forward time, not causal and causal"));
   CHECK_THAT(md, Catch::Contains("Not in these results: no run yet of B=32 H=32 N=1024 d=64 fp16 causal (the sweep "
@@ -349,7 +345,7 @@ TEST_CASE("export --results takes several files and merges them as report does",
   INFO(r.out << r.err);
   REQUIRE(r.code == 0);
   CHECK_THAT(r.out, Catch::Contains("each run kept once, from the first file that holds it"));
-  const auto series = figure_series(scratch().path() / "merged-time.csv");
+  const auto series = figure_series(run_flashlab.path() / "merged-time.csv");
   CHECK(series.count("PyTorch eager") == 1);
   CHECK(series.count("FlashAttention-2 (tensor cores)") == 1);
   // Two GPUs' files are refused, as report refuses them.

@@ -276,97 +276,109 @@ Case backward_case(std::mt19937_64& rng) {
   return c;
 }
 
+// A FlashAttention backward case: every other one keeps dQ in an fp32
+// accumulator (`acc`, `acc_bytes`), as the kernels do; its sizes and the sums
+// over the blocks it visits (causal: blocks above the diagonal skipped).
+struct FlashBwdCase {
+  Case c;
+  StorageTypes st;
+  bool apart = false;
+  i64 Nq = 0, Nk = 0, d = 0, s = 0;
+  Tensor acc = Tensor::dQ;
+  i64 acc_bytes = 0;
+  BlockSums v;
+};
+
+FlashBwdCase flash_bwd_case(std::mt19937_64& rng, int n) {
+  FlashBwdCase b;
+  b.c = backward_case(rng);
+  const AttentionProblem& p = b.c.problem;
+  if (n % 2 == 1) b.st.dq_accumulator = DType::fp32;
+  b.apart = b.st.dq_accumulator && *b.st.dq_accumulator != p.dtype;
+  b.Nq = p.n_q();
+  b.Nk = p.n_kv();
+  b.d = p.d();
+  b.s = dtype_bytes(p.dtype);
+  b.acc = b.apart ? Tensor::dQaccum : Tensor::dQ;
+  b.acc_bytes = b.apart ? 4 : b.s;
+  b.v = block_sums(p, b.c.tiles, true);
+  return b;
+}
+
+// The algorithm run on the case against `e` and what every FlashAttention
+// backward shares: K_j, V_j read once and dK_j, dV_j written once by the
+// outer loop over column blocks, dQaccum read once and dQ written once in the
+// problem's type after the loop, nothing through the L2 model, five GEMMs of
+// 2·r·c·d per visit and one exp per score. The counters, for the checks of
+// each algorithm.
+Counters check_flash_bwd(Algorithm a, const FlashBwdCase& b, Expected e) {
+  e.add(Tensor::K, b.Nk * b.d, 0, b.s);
+  e.add(Tensor::V, b.Nk * b.d, 0, b.s);
+  e.add(Tensor::dK, 0, b.Nk * b.d, b.s);
+  e.add(Tensor::dV, 0, b.Nk * b.d, b.s);
+  if (b.apart) {
+    e.add(Tensor::dQaccum, b.Nq * b.d, 0, 4);
+    e.add(Tensor::dQ, 0, b.Nq * b.d, b.s);
+  }
+  const Counters got = stream_counters(Schedule(a, b.c.problem, b.c.tiles, b.st));
+  check_hbm(got, e);
+  CHECK(got.level(Level::L2).bytes() == 0);
+  CHECK(got.matmul_flops == 10 * b.v.rc * b.d);
+  CHECK(got.exps == b.v.rc);
+  return got;
+}
+
 }  // namespace
 
 TEST_CASE("FlashAttention-2 backward: HBM traffic per tensor and FLOPs equal Algorithm 2 as run", "[sim][closed-form][bwd]") {
   auto rng = flashlab::test::test_rng();
   for (int n = 0; n < 200; ++n) {
-    const Case c = backward_case(rng);
-    const AttentionProblem& p = c.problem;
-    // Every other case keeps dQ in an fp32 accumulator, as the kernel does.
-    StorageTypes st;
-    if (n % 2 == 1) st.dq_accumulator = DType::fp32;
-    const bool apart = st.dq_accumulator && *st.dq_accumulator != p.dtype;
-    INFO(describe_case(c) << (apart ? " dQaccum fp32" : ""));
-    const i64 Nq = p.n_q(), Nk = p.n_kv(), d = p.d(), s = dtype_bytes(p.dtype);
-    const BlockSums v = block_sums(p, c.tiles, true);  // causal: blocks above the diagonal skipped
+    const FlashBwdCase b = flash_bwd_case(rng, n);
+    INFO(describe_case(b.c) << (b.apart ? " dQaccum fp32" : ""));
+    const i64 Nq = b.Nq, d = b.d, s = b.s;
     Expected e;
     // pre-pass (lines 3, 4): read O_i, dO_i; write D_i and the zeroed dQ_i
     e.add(Tensor::O, Nq * d, 0, s);
     e.add(Tensor::dO, Nq * d, 0, s);
     e.add(Tensor::D, 0, Nq, 4);
-    const Tensor acc = apart ? Tensor::dQaccum : Tensor::dQ;
-    const i64 acc_bytes = apart ? 4 : s;
-    e.add(acc, 0, Nq * d, acc_bytes);
-    // main loop: K_j, V_j once (line 6), dK_j, dV_j once (line 18)
-    e.add(Tensor::K, Nk * d, 0, s);
-    e.add(Tensor::V, Nk * d, 0, s);
-    e.add(Tensor::dK, 0, Nk * d, s);
-    e.add(Tensor::dV, 0, Nk * d, s);
+    e.add(b.acc, 0, Nq * d, b.acc_bytes);
+    // main loop: K_j, V_j once (line 6), dK_j, dV_j once (line 18): check_flash_bwd
     // per visited block: Q_i, dO_i, L_i, D_i (line 9), dQ_i read and written (line 15)
-    e.add(Tensor::Q, v.r * d, 0, s);
-    e.add(Tensor::dO, v.r * d, 0, s);
-    e.add(Tensor::LSE, v.r, 0, 4);
-    e.add(Tensor::D, v.r, 0, 4);
-    e.add(acc, v.r * d, v.r * d, acc_bytes);
-    // post-pass (line 20): dQaccum read once, dQ written once in the problem's type
-    if (apart) {
-      e.add(Tensor::dQaccum, Nq * d, 0, 4);
-      e.add(Tensor::dQ, 0, Nq * d, s);
-    }
-    const Counters got = stream_counters(Schedule(Algorithm::fa2_bwd, p, c.tiles, st));
-    check_hbm(got, e);
-    CHECK(got.level(Level::L2).bytes() == 0);
-    // Five GEMMs of 2·r·c·d per visit (S, dV, dP, dQ, dK); τ·S, S − L, dS = τP ∘ (dP − D)
-    // per element; D_i's multiply and add per element of dO.
-    CHECK(got.matmul_flops == 10 * v.rc * d);
-    CHECK(got.softmax_flops == 5 * v.rc + 2 * Nq * d);
-    CHECK(got.exps == v.rc);
+    e.add(Tensor::Q, b.v.r * d, 0, s);
+    e.add(Tensor::dO, b.v.r * d, 0, s);
+    e.add(Tensor::LSE, b.v.r, 0, 4);
+    e.add(Tensor::D, b.v.r, 0, 4);
+    e.add(b.acc, b.v.r * d, b.v.r * d, b.acc_bytes);
+    // post-pass (line 20): dQaccum read once, dQ written once in the problem's type: check_flash_bwd
+    const Counters got = check_flash_bwd(Algorithm::fa2_bwd, b, e);
+    // τ·S, S − L, dS = τP ∘ (dP − D) per element; D_i's multiply and add per element of dO.
+    CHECK(got.softmax_flops == 5 * b.v.rc + 2 * Nq * d);
   }
 }
 
 TEST_CASE("FlashAttention-1 backward: HBM traffic per tensor and FLOPs equal Algorithm 4", "[sim][closed-form][bwd]") {
   auto rng = flashlab::test::test_rng();
   for (int n = 0; n < 200; ++n) {
-    const Case c = backward_case(rng);
-    const AttentionProblem& p = c.problem;
-    StorageTypes st;
-    if (n % 2 == 1) st.dq_accumulator = DType::fp32;
-    const bool apart = st.dq_accumulator && *st.dq_accumulator != p.dtype;
-    INFO(describe_case(c) << (apart ? " dQaccum fp32" : ""));
-    const i64 Nq = p.n_q(), Nk = p.n_kv(), d = p.d(), s = dtype_bytes(p.dtype);
-    const BlockSums v = block_sums(p, c.tiles, true);
-    const Tensor acc = apart ? Tensor::dQaccum : Tensor::dQ;
-    const i64 acc_bytes = apart ? 4 : s;
+    const FlashBwdCase b = flash_bwd_case(rng, n);
+    INFO(describe_case(b.c) << (b.apart ? " dQaccum fp32" : ""));
+    const i64 Nq = b.Nq, Nk = b.Nk, d = b.d, s = b.s;
     Expected e;
     // line 5: dQ, dK, dV = 0 in HBM
-    e.add(acc, 0, Nq * d, acc_bytes);
+    e.add(b.acc, 0, Nq * d, b.acc_bytes);
     e.add(Tensor::dK, 0, Nk * d, s);
     e.add(Tensor::dV, 0, Nk * d, s);
-    // line 7: K_j, V_j once; line 24: dK_j, dV_j once
-    e.add(Tensor::K, Nk * d, 0, s);
-    e.add(Tensor::V, Nk * d, 0, s);
-    e.add(Tensor::dK, 0, Nk * d, s);
-    e.add(Tensor::dV, 0, Nk * d, s);
+    // line 7: K_j, V_j once; line 24: dK_j, dV_j once: check_flash_bwd
     // line 10 per visited block: Q_i, O_i, dO_i, dQ_i, ℓ_i, m_i; line 21: dQ_i written
-    e.add(Tensor::Q, v.r * d, 0, s);
-    e.add(Tensor::O, v.r * d, 0, s);
-    e.add(Tensor::dO, v.r * d, 0, s);
-    e.add(acc, v.r * d, v.r * d, acc_bytes);
-    e.add(Tensor::l, v.r, 0, 4);
-    e.add(Tensor::m, v.r, 0, 4);
-    if (apart) {
-      e.add(Tensor::dQaccum, Nq * d, 0, 4);
-      e.add(Tensor::dQ, 0, Nq * d, s);
-    }
-    const Counters got = stream_counters(Schedule(Algorithm::fa1_bwd, p, c.tiles, st));
-    check_hbm(got, e);
-    CHECK(got.level(Level::L2).bytes() == 0);
-    // Per visit: five GEMMs; τS (1), P = exp(S − m)/ℓ (2 per element + a reciprocal per row),
+    e.add(Tensor::Q, b.v.r * d, 0, s);
+    e.add(Tensor::O, b.v.r * d, 0, s);
+    e.add(Tensor::dO, b.v.r * d, 0, s);
+    e.add(b.acc, b.v.r * d, b.v.r * d, b.acc_bytes);
+    e.add(Tensor::l, b.v.r, 0, 4);
+    e.add(Tensor::m, b.v.r, 0, 4);
+    const Counters got = check_flash_bwd(Algorithm::fa1_bwd, b, e);
+    // Per visit: τS (1), P = exp(S − m)/ℓ (2 per element + a reciprocal per row),
     // D_i (2 per element of dO_i), dS (2), the τ of lines 21 and 22 (1 each).
-    CHECK(got.matmul_flops == 10 * v.rc * d);
-    CHECK(got.softmax_flops == 7 * v.rc + v.r + 2 * v.r * d);
-    CHECK(got.exps == v.rc);
+    CHECK(got.softmax_flops == 7 * b.v.rc + b.v.r + 2 * b.v.r * d);
   }
 }
 

@@ -2,6 +2,7 @@
 #include <algorithm>
 
 #include "sim/support.hpp"
+#include "support/problems.hpp"
 
 using namespace flashlab::sim;
 
@@ -52,10 +53,7 @@ TEST_CASE("cursor state at random steps equals a replay from the start", "[sim][
 }
 
 TEST_CASE("cursor steps forward and back consistently", "[sim][cursor]") {
-  AttentionProblem p;
-  p.seq_q = 70;
-  p.head_dim = 16;
-  p.causal = true;
+  const AttentionProblem p = flashlab::test::problem(1, 1, 70, 16, true);
   const Schedule s(Algorithm::fa2, p, {16, 32});
   Cursor cur(s, 1 << 20);
   Counters prev;
@@ -80,10 +78,7 @@ TEST_CASE("cursor steps forward and back consistently", "[sim][cursor]") {
 }
 
 TEST_CASE("cursor jumps to a block (i, j) and refuses skipped blocks", "[sim][cursor]") {
-  AttentionProblem p;
-  p.seq_q = 300;
-  p.head_dim = 32;
-  p.causal = true;
+  const AttentionProblem p = flashlab::test::problem(1, 1, 300, 32, true);
   for (Algorithm a : all_algorithms()) {
     const Schedule s(a, p, {64, 32});
     Cursor cur(s, 1 << 20);
@@ -103,10 +98,7 @@ TEST_CASE("cursor jumps to a block (i, j) and refuses skipped blocks", "[sim][cu
 TEST_CASE("a cursor jump replays at most one outer begin and one piece, at any N", "[sim][cursor]") {
   // The time of a jump is the benchmark's business (tests/benchmarks, CursorJump);
   // here the work it does is bounded, which is what keeps it cheap at N = 65,536.
-  AttentionProblem p;
-  p.seq_q = 65536;
-  p.head_dim = 64;
-  p.causal = true;
+  const AttentionProblem p = flashlab::test::problem(1, 1, 65536, 64, true);
   for (Algorithm a : all_algorithms()) {
     const Schedule s(a, p, {64, 64});
     Cursor cur(s, 1 << 20);

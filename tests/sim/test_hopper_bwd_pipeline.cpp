@@ -8,41 +8,12 @@
 #include <algorithm>
 #include <map>
 
-#include "support.hpp"
+#include "hopper_fixture.hpp"
 
 using namespace flashlab::sim;
+using namespace flashlab::test;  // hopper_fixture.hpp
 
 namespace {
-
-AttentionProblem problem(i64 n, i64 d, bool causal) {
-  AttentionProblem p;
-  p.seq_q = n;
-  p.head_dim = d;
-  p.causal = causal;
-  p.dtype = DType::fp16;
-  return p;
-}
-
-// The H200 as `flashlab ceilings` measured it: its L2 bandwidth feeds the copies and reductions.
-const HardwareModel& h200() {
-  static const HardwareModel hw = load_hardware(assets_dir() + "/hardware/measured/H200-SXM-141GB-2026-11-25.json");
-  return hw;
-}
-
-const HopperBwdConfig& config(i64 d) {
-  for (const HopperBwdConfig& c : kHopperBwdConfigs)
-    if (c.head_dim == d) return c;
-  FAIL("no backward configuration for d=" << d);
-  return kHopperBwdConfigs[0];
-}
-
-std::vector<PipeInterval> on_unit(const HopperBwdPipeline& h, PipeUnit u) {
-  std::vector<PipeInterval> v;
-  for (const PipeInterval& iv : h.intervals)
-    if (iv.unit == u) v.push_back(iv);
-  std::sort(v.begin(), v.end(), [](const PipeInterval& a, const PipeInterval& b) { return a.start_ns < b.start_ns; });
-  return v;
-}
 
 // The most intervals of one unit running at one moment.
 int most_at_once(const std::vector<PipeInterval>& v) {
@@ -74,7 +45,7 @@ TEST_CASE("the Hopper backward: one interval per op, step and warpgroup, T_r −
   for (const HopperBwdConfig& c : kHopperBwdConfigs)
     for (const bool causal : {false, true})
       for (const i64 n : {i64{1}, i64{100}, i64{1000}, i64{4096}}) {
-        const AttentionProblem p = problem(n, c.head_dim, causal);
+        const AttentionProblem p = hopper_problem(n, c.head_dim, causal);
         const i64 T_r = (n + c.Br - 1) / c.Br, T_c = (n + c.Bc - 1) / c.Bc;
         for (const i64 j : {i64{0}, T_c / 2, T_c - 1}) {
           CAPTURE(c.head_dim, causal, n, j);
@@ -106,7 +77,7 @@ TEST_CASE("the Hopper backward's work is the closed form of a B_r × B_c block",
   for (const HopperBwdConfig& c : kHopperBwdConfigs)
     for (const bool causal : {false, true}) {
       CAPTURE(c.head_dim, causal);
-      const AttentionProblem p = problem(1000, c.head_dim, causal);
+      const AttentionProblem p = hopper_problem(1000, c.head_dim, causal);
       const HopperBwdPipeline h = simulate_hopper_bwd_pipeline(p, 1, c, h200());
       const PipelineRates& r = h.rates;
       const double Br = c.Br, Bc = c.Bc, d = c.head_dim, steps = static_cast<double>(h.visits);
@@ -134,7 +105,7 @@ TEST_CASE("the Hopper backward's units and ring: one op at a time or a shared gr
   for (const HopperBwdConfig& c : kHopperBwdConfigs)
     for (const bool causal : {false, true}) {
       CAPTURE(c.head_dim, causal);
-      const HopperBwdPipeline h = simulate_hopper_bwd_pipeline(problem(2000, c.head_dim, causal), 0, c, h200());
+      const HopperBwdPipeline h = simulate_hopper_bwd_pipeline(hopper_problem(2000, c.head_dim, causal), 0, c, h200());
       CHECK(most_at_once(on_unit(h, PipeUnit::copy_engine)) == 1);
       CHECK(most_at_once(on_unit(h, PipeUnit::tensor_cores)) <= c.consumers());
       CHECK(most_at_once(on_unit(h, PipeUnit::softmax_units)) <= c.consumers());
@@ -164,7 +135,7 @@ TEST_CASE("the Hopper backward's units and ring: one op at a time or a shared gr
 TEST_CASE("the two warpgroups run their softmax backward at once and the tensor cores wait", "[sim][hopper][bwd]") {
   for (const HopperBwdConfig& c : kHopperBwdConfigs) {
     CAPTURE(c.head_dim);
-    const HopperBwdPipeline h = simulate_hopper_bwd_pipeline(problem(4096, c.head_dim, false), 3, c, h200());
+    const HopperBwdPipeline h = simulate_hopper_bwd_pipeline(hopper_problem(4096, c.head_dim, false), 3, c, h200());
     const PipelineRates& r = h.rates;
     const double alone = std::max(double(c.Br) * c.Bc / 2 / r.exp_per_ns, 5.0 * c.Br * c.Bc / 2 / r.fp32_ops_per_ns);
     CHECK(h.softmax_ns_per_step == Approx(alone).epsilon(1e-12));
@@ -195,8 +166,8 @@ TEST_CASE("the two warpgroups run their softmax backward at once and the tensor 
 }
 
 TEST_CASE("the Hopper backward's state at chosen moments", "[sim][hopper][bwd]") {
-  const HopperBwdConfig& c = config(128);
-  const HopperBwdPipeline h = simulate_hopper_bwd_pipeline(problem(1024, 128, false), 2, c, h200());
+  const HopperBwdConfig& c = config_of(kHopperBwdConfigs, 128);
+  const HopperBwdPipeline h = simulate_hopper_bwd_pipeline(hopper_problem(1024, 128, false), 2, c, h200());
   REQUIRE(h.visits == 16);
   const BwdPipelineState before = h.state_at(-1);
   CHECK(before.step == -1);
@@ -232,7 +203,7 @@ TEST_CASE("the Hopper backward's state at chosen moments", "[sim][hopper][bwd]")
 TEST_CASE("the step-through's backward events map onto the Hopper backward's timeline", "[sim][hopper][bwd]") {
   for (const HopperBwdConfig& c : kHopperBwdConfigs) {
     CAPTURE(c.head_dim);
-    const AttentionProblem p = problem(1000, c.head_dim, true);
+    const AttentionProblem p = hopper_problem(1000, c.head_dim, true);
     const Schedule s(Algorithm::fa2_bwd, p, tiles_of(c));
     int main = -1;
     for (int ph = 0; ph < s.phases(); ++ph)
@@ -242,17 +213,11 @@ TEST_CASE("the step-through's backward events map onto the Hopper backward's tim
     const i64 o = s.phase_begin(main) + j;
     REQUIRE(s.outer_block(o) == j);
     const HopperBwdPipeline h = simulate_hopper_bwd_pipeline(p, j, c, h200());
-    struct Times final : EventSink {
-      const HopperBwdPipeline* h;
-      std::vector<std::pair<TileEvent, double>> v;
-      void on_event(const TileEvent& e) override { v.emplace_back(e, h->time_of(e)); }
-    } t;
-    t.h = &h;
-    s.emit_outer(o, t);
-    REQUIRE(!t.v.empty());
+    const auto events = timed_events(s, o, h);
+    REQUIRE(!events.empty());
     double last = -1;
     int back = 0;
-    for (const auto& [e, time] : t.v) {
+    for (const auto& [e, time] : events) {
       CAPTURE(e.line, e.i, static_cast<int>(e.kind));
       CHECK(time >= 0);
       CHECK(time <= h.end_ns);
@@ -265,7 +230,7 @@ TEST_CASE("the step-through's backward events map onto the Hopper backward's tim
       last = time;
     }
     CHECK(back > 0);
-    CHECK(t.v.back().second == Approx(h.end_ns));
+    CHECK(events.back().second == Approx(h.end_ns));
     // The pre-pass and another column block are not on this timeline.
     struct First final : EventSink {
       const HopperBwdPipeline* h;
@@ -280,23 +245,25 @@ TEST_CASE("the step-through's backward events map onto the Hopper backward's tim
 }
 
 TEST_CASE("the Hopper backward refuses what it cannot model", "[sim][hopper][bwd]") {
-  const HopperBwdConfig& c = config(128);
-  CHECK_THROWS_AS(simulate_hopper_bwd_pipeline(problem(1024, 64, false), 0, c, h200()), std::invalid_argument);
-  CHECK_THROWS_WITH(simulate_hopper_bwd_pipeline(problem(1024, 64, false), 0, c, h200()),
+  const HopperBwdConfig& c = config_of(kHopperBwdConfigs, 128);
+  CHECK_THROWS_AS(simulate_hopper_bwd_pipeline(hopper_problem(1024, 64, false), 0, c, h200()), std::invalid_argument);
+  CHECK_THROWS_WITH(simulate_hopper_bwd_pipeline(hopper_problem(1024, 64, false), 0, c, h200()),
                     Catch::Contains("d=128") && Catch::Contains("64, 128"));
-  CHECK_THROWS_AS(simulate_hopper_bwd_pipeline(problem(1024, 128, false), 8, c, h200()), std::invalid_argument);
-  CHECK_THROWS_WITH(simulate_hopper_bwd_pipeline(problem(1024, 128, false), 8, c, h200()),
+  CHECK_THROWS_AS(simulate_hopper_bwd_pipeline(hopper_problem(1024, 128, false), 8, c, h200()), std::invalid_argument);
+  CHECK_THROWS_WITH(simulate_hopper_bwd_pipeline(hopper_problem(1024, 128, false), 8, c, h200()),
                     Catch::Contains("column block 8 is outside 0..7"));
-  CHECK_THROWS_WITH(simulate_hopper_bwd_pipeline(problem(1024, 128, false), -1, c, h200()),
+  CHECK_THROWS_WITH(simulate_hopper_bwd_pipeline(hopper_problem(1024, 128, false), -1, c, h200()),
                     Catch::Contains("column block -1"));
   HardwareModel none = h200();
   none.clock_mhz = 0;
-  CHECK_THROWS_WITH(simulate_hopper_bwd_pipeline(problem(1024, 128, false), 0, c, none), Catch::Contains("clock"));
+  CHECK_THROWS_WITH(simulate_hopper_bwd_pipeline(hopper_problem(1024, 128, false), 0, c, none),
+                    Catch::Contains("clock"));
   HopperBwdConfig one_stage = c;
   one_stage.stages = 1;
-  CHECK_THROWS_WITH(simulate_hopper_bwd_pipeline(problem(1024, 128, false), 0, one_stage, h200()),
+  CHECK_THROWS_WITH(simulate_hopper_bwd_pipeline(hopper_problem(1024, 128, false), 0, one_stage, h200()),
                     Catch::Contains("two stages"));
   HopperBwdConfig wide = c;
   wide.Bc = 192;
-  CHECK_THROWS_AS(simulate_hopper_bwd_pipeline(problem(1024, 128, false), 0, wide, h200()), std::invalid_argument);
+  CHECK_THROWS_AS(simulate_hopper_bwd_pipeline(hopper_problem(1024, 128, false), 0, wide, h200()),
+                  std::invalid_argument);
 }

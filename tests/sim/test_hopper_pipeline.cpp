@@ -5,42 +5,12 @@
 #include <algorithm>
 #include <map>
 
-#include "support.hpp"
+#include "hopper_fixture.hpp"
 
 using namespace flashlab::sim;
+using namespace flashlab::test;  // hopper_fixture.hpp
 
 namespace {
-
-AttentionProblem problem(i64 n, i64 d, bool causal, DType dt = DType::fp16) {
-  AttentionProblem p;
-  p.seq_q = n;
-  p.head_dim = d;
-  p.causal = causal;
-  p.dtype = dt;
-  return p;
-}
-
-// The H200 as `flashlab ceilings` measured it: its L2 bandwidth feeds the copies.
-const HardwareModel& h200() {
-  static const HardwareModel hw = load_hardware(assets_dir() + "/hardware/measured/H200-SXM-141GB-2026-11-25.json");
-  return hw;
-}
-
-const HopperConfig& config(i64 d) {
-  for (const HopperConfig& c : kHopperConfigs)
-    if (c.head_dim == d) return c;
-  FAIL("no configuration for d=" << d);
-  return kHopperConfigs[0];
-}
-
-// Every interval of one unit, in start order.
-std::vector<PipeInterval> on_unit(const HopperPipeline& h, PipeUnit u) {
-  std::vector<PipeInterval> v;
-  for (const PipeInterval& iv : h.intervals)
-    if (iv.unit == u) v.push_back(iv);
-  std::sort(v.begin(), v.end(), [](const PipeInterval& a, const PipeInterval& b) { return a.start_ns < b.start_ns; });
-  return v;
-}
 
 bool overlaps(const PipeInterval& a, const PipeInterval& b) {
   return a.start_ns < b.start_ns + b.busy_ns && b.start_ns < a.start_ns + a.busy_ns;
@@ -68,8 +38,8 @@ TEST_CASE("the Hopper schedule: waits, one op per unit, a ring of s stages", "[s
     for (bool causal : {false, true})
       for (i64 n : {1, 100, 1000, 4096}) {
         CAPTURE(d, causal, n);
-        const AttentionProblem p = problem(n, d, causal);
-        const HopperConfig& c = config(d);
+        const AttentionProblem p = hopper_problem(n, d, causal);
+        const HopperConfig& c = config_of(kHopperConfigs, d);
         const TileGrid g(p, tiles_of(c));
         for (i64 i : {i64{0}, g.T_r - 1}) {
           const HopperPipeline h = simulate_hopper_pipeline(p, i, c, h200());
@@ -122,7 +92,7 @@ TEST_CASE("the Hopper schedule: waits, one op per unit, a ring of s stages", "[s
 TEST_CASE("the work of each op is the loop nest's: 4·B_r·B_c·d FLOPs per visit on the tensor cores", "[sim][hopper]") {
   for (const HopperConfig& c : kHopperConfigs)
     for (DType dt : {DType::fp16, DType::bf16}) {
-      const AttentionProblem p = problem(4096, c.head_dim, false, dt);
+      const AttentionProblem p = hopper_problem(4096, c.head_dim, false, dt);
       const HopperPipeline h = simulate_hopper_pipeline(p, 0, c, h200());
       const double per_sm = h200().peak(dt, ComputeUnit::tensor_core) / static_cast<double>(h200().sm_count) * 1e-9;
       const double flops = 4.0 * c.Br * c.Bc * c.head_dim;  // S_ij and P̃_ij V_j of one full block
@@ -137,8 +107,10 @@ TEST_CASE("the work of each op is the loop nest's: 4·B_r·B_c·d FLOPs per visi
 
 TEST_CASE("d = 64 spends twice d = 128's share of a visit on the exponentials", "[sim][hopper]") {
   // The FlashAttention-3 argument: the products scale with d, the exponentials do not.
-  const HopperPipeline h64 = simulate_hopper_pipeline(problem(16384, 64, false), 0, config(64), h200());
-  const HopperPipeline h128 = simulate_hopper_pipeline(problem(16384, 128, false), 0, config(128), h200());
+  const HopperPipeline h64 =
+      simulate_hopper_pipeline(hopper_problem(16384, 64, false), 0, config_of(kHopperConfigs, 64), h200());
+  const HopperPipeline h128 =
+      simulate_hopper_pipeline(hopper_problem(16384, 128, false), 0, config_of(kHopperConfigs, 128), h200());
   const double r64 = h64.softmax_ns_per_visit / h64.gemm_ns_per_visit;
   const double r128 = h128.softmax_ns_per_visit / h128.gemm_ns_per_visit;
   CHECK(r64 / r128 == Approx(2.0).epsilon(0.02));
@@ -149,7 +121,7 @@ TEST_CASE("d = 64 spends twice d = 128's share of a visit on the exponentials", 
 TEST_CASE("K_{j+1} lands while S_ij is computed, and the warpgroups alternate", "[sim][hopper]") {
   for (const HopperConfig& c : kHopperConfigs) {
     CAPTURE(c.head_dim);
-    const HopperPipeline h = simulate_hopper_pipeline(problem(16384, c.head_dim, false), 0, c, h200());
+    const HopperPipeline h = simulate_hopper_pipeline(hopper_problem(16384, c.head_dim, false), 0, c, h200());
     REQUIRE(h.visits == 128);
     i64 prefetched = 0, ping_pong = 0;
     const int last = c.consumers() - 1;
@@ -186,21 +158,15 @@ TEST_CASE("K_{j+1} lands while S_ij is computed, and the warpgroups alternate", 
 TEST_CASE("the step-through's events map onto the Hopper timeline", "[sim][hopper]") {
   for (const HopperConfig& c : kHopperConfigs) {
     CAPTURE(c.head_dim);
-    const AttentionProblem p = problem(1000, c.head_dim, true);
+    const AttentionProblem p = hopper_problem(1000, c.head_dim, true);
     const Schedule s(Algorithm::fa2, p, tiles_of(c));
     const i64 i = s.grid().T_r - 1;
     const HopperPipeline h = simulate_hopper_pipeline(p, i, c, h200());
-    struct Times final : EventSink {
-      const HopperPipeline* h;
-      std::vector<std::pair<TileEvent, double>> v;
-      void on_event(const TileEvent& e) override { v.emplace_back(e, h->time_of(e)); }
-    } t;
-    t.h = &h;
-    s.emit_outer(i, t);
-    REQUIRE(!t.v.empty());
+    const auto events = timed_events(s, i, h);
+    REQUIRE(!events.empty());
     double last = -1;
     i64 last_j = -2;
-    for (const auto& [e, time] : t.v) {
+    for (const auto& [e, time] : events) {
       CAPTURE(e.line, e.j, static_cast<int>(e.kind));
       CHECK(time >= 0);
       CHECK(time <= h.end_ns);
@@ -209,7 +175,7 @@ TEST_CASE("the step-through's events map onto the Hopper timeline", "[sim][hoppe
       last = time;
       last_j = e.j;
     }
-    CHECK(t.v.back().second == Approx(h.end_ns));
+    CHECK(events.back().second == Approx(h.end_ns));
     // Another row block's events are not on this timeline.
     if (s.grid().T_r > 1) {
       struct First final : EventSink {
@@ -225,22 +191,23 @@ TEST_CASE("the step-through's events map onto the Hopper timeline", "[sim][hoppe
 }
 
 TEST_CASE("the Hopper schedule refuses what it cannot model", "[sim][hopper]") {
-  const HopperConfig& c = config(128);
-  CHECK_THROWS_WITH(simulate_hopper_pipeline(problem(1024, 64, false), 0, c, h200()), Catch::Contains("d=128"));
-  CHECK_THROWS_WITH(simulate_hopper_pipeline(problem(1024, 128, false), 8, c, h200()), Catch::Contains("row block 8"));
+  const HopperConfig& c = config_of(kHopperConfigs, 128);
+  CHECK_THROWS_WITH(simulate_hopper_pipeline(hopper_problem(1024, 64, false), 0, c, h200()), Catch::Contains("d=128"));
+  CHECK_THROWS_WITH(simulate_hopper_pipeline(hopper_problem(1024, 128, false), 8, c, h200()),
+                    Catch::Contains("row block 8"));
   HardwareModel none = h200();
   none.clock_mhz = 0;
-  CHECK_THROWS_WITH(simulate_hopper_pipeline(problem(1024, 128, false), 0, c, none), Catch::Contains("clock"));
+  CHECK_THROWS_WITH(simulate_hopper_pipeline(hopper_problem(1024, 128, false), 0, c, none), Catch::Contains("clock"));
   HopperConfig one_stage = c;
   one_stage.stages = 1;
-  CHECK_THROWS_WITH(simulate_hopper_pipeline(problem(1024, 128, false), 0, one_stage, h200()),
+  CHECK_THROWS_WITH(simulate_hopper_pipeline(hopper_problem(1024, 128, false), 0, one_stage, h200()),
                     Catch::Contains("two stages"));
 }
 
 TEST_CASE("the launch: whole waves without masking, within the list-scheduling bounds with it", "[sim][hopper]") {
   for (const HopperConfig& c : kHopperConfigs) {
     CAPTURE(c.head_dim);
-    AttentionProblem p = problem(4096, c.head_dim, false);
+    AttentionProblem p = hopper_problem(4096, c.head_dim, false);
     p.batch = 4;
     p.heads = 2048 / c.head_dim;
     const TileGrid g(p, tiles_of(c));

@@ -4,6 +4,7 @@
 #include <array>
 
 #include "sim/support.hpp"
+#include "support/problems.hpp"
 
 using namespace flashlab::sim;
 
@@ -65,43 +66,48 @@ std::pair<i64, i64> requests(const Schedule& s) {
           c.level(Level::HBM).write_bytes + c.level(Level::L2).write_bytes};
 }
 
-}  // namespace
-
-TEST_CASE("the L2 model conserves the loop nest's requests on random shapes", "[sim][l2]") {
-  auto rng = flashlab::test::test_rng();
-  for (int n = 0; n < 60; ++n) {
-    const flashlab::test::Case c = flashlab::test::random_case(rng, 200);
+// Each of `count` random cases (N up to max_n) with every algorithm, the
+// case and the algorithm named in the messages: f(n, case, algorithm).
+template <class F>
+void each_case_and_algorithm(std::mt19937_64& rng, int count, i64 max_n, F f) {
+  for (int n = 0; n < count; ++n) {
+    const flashlab::test::Case c = flashlab::test::random_case(rng, max_n);
     for (Algorithm a : all_algorithms()) {
       INFO(flashlab::test::describe_case(c) << " " << to_string(a));
-      // Every other case with O kept in fp32, as our fa1 kernel keeps it.
-      StorageTypes storage;
-      if (n % 2 == 1) storage.o_accumulator = DType::fp32;
-      const Schedule s(a, c.problem, c.tiles, storage);
-      const i64 sms = std::uniform_int_distribution<i64>(1, 8)(rng);
-      const i64 l2 = std::uniform_int_distribution<i64>(1, 1 << 20)(rng);
-      const L2Result r = simulate_l2(s, launch_of(sms, 2), l2);
-      REQUIRE(r.modelled);
-      const TensorTraffic t = r.total();
-      const auto [rd, wr] = requests(s);
-      CHECK(t.request_read_bytes == rd);
-      CHECK(t.request_write_bytes == wr);
-      CHECK(t.l2_hit_read_bytes + t.dram_read_bytes == t.request_read_bytes);
-      CHECK(t.dram_write_bytes + t.dirty_at_end_bytes + t.l2_absorbed_write_bytes == t.request_write_bytes);
-      for (int k = 0; k < kTensorCount; ++k) {
-        const TensorTraffic& x = r.tensors[static_cast<size_t>(k)];
-        CHECK(x.dram_read_bytes >= 0);
-        CHECK(x.dram_read_bytes <= x.request_read_bytes);
-      }
+      f(n, c, a);
     }
   }
 }
 
+}  // namespace
+
+TEST_CASE("the L2 model conserves the loop nest's requests on random shapes", "[sim][l2]") {
+  auto rng = flashlab::test::test_rng();
+  each_case_and_algorithm(rng, 60, 200, [&](int n, const flashlab::test::Case& c, Algorithm a) {
+    // Every other case with O kept in fp32, as our fa1 kernel keeps it.
+    StorageTypes storage;
+    if (n % 2 == 1) storage.o_accumulator = DType::fp32;
+    const Schedule s(a, c.problem, c.tiles, storage);
+    const i64 sms = std::uniform_int_distribution<i64>(1, 8)(rng);
+    const i64 l2 = std::uniform_int_distribution<i64>(1, 1 << 20)(rng);
+    const L2Result r = simulate_l2(s, launch_of(sms, 2), l2);
+    REQUIRE(r.modelled);
+    const TensorTraffic t = r.total();
+    const auto [rd, wr] = requests(s);
+    CHECK(t.request_read_bytes == rd);
+    CHECK(t.request_write_bytes == wr);
+    CHECK(t.l2_hit_read_bytes + t.dram_read_bytes == t.request_read_bytes);
+    CHECK(t.dram_write_bytes + t.dirty_at_end_bytes + t.l2_absorbed_write_bytes == t.request_write_bytes);
+    for (int k = 0; k < kTensorCount; ++k) {
+      const TensorTraffic& x = r.tensors[static_cast<size_t>(k)];
+      CHECK(x.dram_read_bytes >= 0);
+      CHECK(x.dram_read_bytes <= x.request_read_bytes);
+    }
+  });
+}
+
 TEST_CASE("an L2 that holds nothing reads fa1's fp32 O back at every step", "[sim][l2]") {
-  AttentionProblem p;
-  p.batch = 2;
-  p.heads = 3;
-  p.seq_q = p.seq_kv = 1000;
-  p.head_dim = 64;
+  AttentionProblem p = flashlab::test::problem(2, 3, 1000, 64);
   StorageTypes storage;
   storage.o_accumulator = DType::fp32;
   const Schedule s(Algorithm::fa1, p, TileShape{64, 128}, storage);
@@ -116,42 +122,34 @@ TEST_CASE("an L2 that holds nothing reads fa1's fp32 O back at every step", "[si
 TEST_CASE("an L2 that holds everything reads each input once, and one that holds nothing reads every request",
           "[sim][l2]") {
   auto rng = flashlab::test::test_rng();
-  for (int n = 0; n < 40; ++n) {
-    const flashlab::test::Case c = flashlab::test::random_case(rng, 150);
+  each_case_and_algorithm(rng, 40, 150, [](int, const flashlab::test::Case& c, Algorithm a) {
     const AttentionProblem& p = c.problem;
-    for (Algorithm a : all_algorithms()) {
-      INFO(flashlab::test::describe_case(c) << " " << to_string(a));
-      const Schedule sch(a, p, c.tiles);
-      // The inputs: tensors read before anything writes them (Q, K, V forward;
-      // also O, dO, the statistics and P backward), whole, every head.
-      const i64 inputs = p.head_count() * input_bytes(sch);
-      const L2Result all = simulate_l2(sch, launch_of(4, 1), i64{1} << 40);
-      CHECK(all.total().dram_read_bytes == inputs);  // everything else is written before it is read
-      CHECK(all.total().dram_write_bytes == 0);        // nothing is evicted: all of it is dirty at the end
-      // One block at a time (nothing shared in a step) through an L2 of one byte.
-      const L2Result none = simulate_l2(sch, launch_of(1, 1), 1);
-      CHECK(none.total().dram_read_bytes == none.total().request_read_bytes);
-      CHECK(none.total().l2_absorbed_write_bytes == 0);  // every line is evicted before the next write
-      CHECK(none.total().dram_write_bytes + none.total().dirty_at_end_bytes == none.total().request_write_bytes);
-    }
-  }
+    const Schedule sch(a, p, c.tiles);
+    // The inputs: tensors read before anything writes them (Q, K, V forward;
+    // also O, dO, the statistics and P backward), whole, every head.
+    const i64 inputs = p.head_count() * input_bytes(sch);
+    const L2Result all = simulate_l2(sch, launch_of(4, 1), i64{1} << 40);
+    CHECK(all.total().dram_read_bytes == inputs);  // everything else is written before it is read
+    CHECK(all.total().dram_write_bytes == 0);        // nothing is evicted: all of it is dirty at the end
+    // One block at a time (nothing shared in a step) through an L2 of one byte.
+    const L2Result none = simulate_l2(sch, launch_of(1, 1), 1);
+    CHECK(none.total().dram_read_bytes == none.total().request_read_bytes);
+    CHECK(none.total().l2_absorbed_write_bytes == 0);  // every line is evicted before the next write
+    CHECK(none.total().dram_write_bytes + none.total().dirty_at_end_bytes == none.total().request_write_bytes);
+  });
 }
 
 TEST_CASE("a larger L2 never reads more from DRAM (LRU inclusion)", "[sim][l2]") {
   auto rng = flashlab::test::test_rng();
-  for (int n = 0; n < 25; ++n) {
-    const flashlab::test::Case c = flashlab::test::random_case(rng, 200);
-    for (Algorithm a : all_algorithms()) {
-      INFO(flashlab::test::describe_case(c) << " " << to_string(a));
-      const Schedule s(a, c.problem, c.tiles);
-      i64 before = -1;
-      for (i64 l2 : {i64{2048}, i64{16384}, i64{65536}, i64{1} << 19, i64{1} << 22}) {
-        const i64 dram = simulate_l2(s, launch_of(3, 2), l2).total().dram_read_bytes;
-        if (before >= 0) CHECK(dram <= before);
-        before = dram;
-      }
+  each_case_and_algorithm(rng, 25, 200, [](int, const flashlab::test::Case& c, Algorithm a) {
+    const Schedule s(a, c.problem, c.tiles);
+    i64 before = -1;
+    for (i64 l2 : {i64{2048}, i64{16384}, i64{65536}, i64{1} << 19, i64{1} << 22}) {
+      const i64 dram = simulate_l2(s, launch_of(3, 2), l2).total().dram_read_bytes;
+      if (before >= 0) CHECK(dram <= before);
+      before = dram;
     }
-  }
+  });
 }
 
 TEST_CASE("no L2 size: the model says so and is not applied", "[sim][l2]") {
@@ -164,9 +162,7 @@ TEST_CASE("no L2 size: the model says so and is not applied", "[sim][l2]") {
 
 TEST_CASE("FlashAttention-2: the blocks of one wave share K_j, V_j, and the next wave finds them only if they fit",
           "[sim][l2]") {
-  AttentionProblem p;
-  p.seq_q = 4096;
-  p.head_dim = 64;
+  AttentionProblem p = flashlab::test::problem(1, 1, 4096, 64);
   const TileShape t{64, 64};                                    // T_r = 64 row blocks
   const Schedule s(Algorithm::fa2, p, t);
   const i64 kv = 2 * p.n_kv() * p.d() * dtype_bytes(p.dtype);  // K and V of the head: 1 MiB
@@ -182,11 +178,7 @@ TEST_CASE("FlashAttention-2: the blocks of one wave share K_j, V_j, and the next
 }
 
 TEST_CASE("the first head's visits are traced with the wave that ran them", "[sim][l2]") {
-  AttentionProblem p;
-  p.seq_q = 1000;
-  p.head_dim = 32;
-  p.heads = 3;
-  p.causal = true;
+  AttentionProblem p = flashlab::test::problem(1, 3, 1000, 32, true);
   for (Algorithm a : all_algorithms()) {
     INFO(to_string(a));
     const Schedule s(a, p, {64, 48});
@@ -265,9 +257,7 @@ TEST_CASE("the trace's reads add up to the loop nest's reads and to the L2 model
 
 TEST_CASE("the trace's DRAM reads: every request with an L2 that holds nothing and the inputs once with one that holds all",
           "[sim][l2]") {
-  AttentionProblem p;
-  p.seq_q = 700;
-  p.head_dim = 64;
+  AttentionProblem p = flashlab::test::problem(1, 1, 700, 64);
   for (Algorithm a : {Algorithm::fa1, Algorithm::fa2}) {
     INFO(to_string(a));
     const Schedule s(a, p, {64, 32});
@@ -313,12 +303,7 @@ TEST_CASE("following a prefix of the heads and scaling: within 2% of following e
   for (const bool causal : {false, true})
     for (const i64 sms : {8, 16, 32, 64})
       for (Algorithm a : all_algorithms()) {
-        AttentionProblem p;
-        p.batch = 2;
-        p.heads = 8;
-        p.seq_q = p.seq_kv = 2048;
-        p.head_dim = 64;
-        p.causal = causal;
+        AttentionProblem p = flashlab::test::problem(2, 8, 2048, 64, causal);
         const Schedule s(a, p, TileShape{64, 64});
         const i64 kv = 2 * p.n_kv() * p.d() * dtype_bytes(p.dtype);  // 512 KiB
         INFO(to_string(a) << (causal ? " causal" : "") << ", " << sms << " SMs");
@@ -369,9 +354,7 @@ TEST_CASE("every backward schedule is modelled, and its requests are the loop ne
 
 TEST_CASE("a CTA per K_j, V_j: the cohort shares Q_i, dO_i, dQ_i at the same row block, owns its K_j, V_j",
           "[sim][l2][bwd]") {
-  AttentionProblem p;
-  p.seq_q = 1024;
-  p.head_dim = 64;
+  AttentionProblem p = flashlab::test::problem(1, 1, 1024, 64);
   const i64 nd = p.n_q() * p.d() * 2;  // one N × d fp16 tensor
   // Non-causal, T_r = 16, T_c = 8. An L2 of one byte keeps nothing from one
   // access to the next: what the members of a cohort share in a step is all it gives.
@@ -401,10 +384,7 @@ TEST_CASE("a CTA per K_j, V_j: the cohort shares Q_i, dO_i, dQ_i at the same row
 }
 
 TEST_CASE("the backward's pre- and post-passes run as launches of their own", "[sim][l2][bwd]") {
-  AttentionProblem p;
-  p.seq_q = 2048;
-  p.head_dim = 64;
-  p.heads = 4;
+  AttentionProblem p = flashlab::test::problem(1, 4, 2048, 64);
   StorageTypes st;
   st.dq_accumulator = DType::fp32;
   const Schedule s(Algorithm::fa2_bwd, p, TileShape{64, 128}, st);
@@ -441,11 +421,7 @@ TEST_CASE("the backward's passes of the heads not followed run before the next p
   // loop's first add into the zeroed line, the convert pass). Followed whole
   // and followed as a prefix of the heads (whose own pre-pass fits the L2) and
   // scaled, the reads are the same.
-  AttentionProblem p;
-  p.batch = 4;
-  p.heads = 16;
-  p.seq_q = 1024;
-  p.head_dim = 64;
+  AttentionProblem p = flashlab::test::problem(4, 16, 1024, 64);
   StorageTypes st;
   st.dq_accumulator = DType::fp32;
   const Schedule s(Algorithm::fa2_bwd, p, TileShape{32, 128}, st);
@@ -477,12 +453,7 @@ namespace {
 // B·H query heads of N = 1024, d = 64, fp16; H_kv = 2 in the grouped one
 // (G = 4), H_kv = H in the other.
 std::pair<AttentionProblem, AttentionProblem> grouped_and_not(i64 batch, bool causal = false) {
-  AttentionProblem p;
-  p.batch = batch;
-  p.heads = 8;
-  p.seq_q = 1024;
-  p.head_dim = 64;
-  p.causal = causal;
+  AttentionProblem p = flashlab::test::problem(batch, 8, 1024, 64, causal);
   AttentionProblem g = p;
   g.kv_heads = 2;
   return {g, p};
@@ -632,9 +603,7 @@ TEST_CASE("the backward's atomic adds into dQ_i are held in their home partition
   // block's tiles fit in one partition. With two partitions Q_i, dO_i (read by
   // every SM) are held in each, the fp32 dQaccum_i the CTAs add into
   // atomically in its home one: half its bytes of a partition.
-  AttentionProblem p;
-  p.seq_q = 1024;
-  p.head_dim = 64;
+  AttentionProblem p = flashlab::test::problem(1, 1, 1024, 64);
   const i64 nd = p.n_q() * p.d() * 2;  // one N × d fp16 tensor
   auto q_from_dram = [&](i64 partitions) {
     HardwareModel hw = load_hardware("H200-SXM-141GB");

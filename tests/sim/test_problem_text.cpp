@@ -145,29 +145,25 @@ TEST_CASE("problem text: grouped K/V heads and a ring's GPUs parse into the one 
   CHECK(!parse_problem(text("1", "32", "32K", "128"), kNames).problem.parallel.has_value());
 
   // The errors name the fields: H_kv against H, N against the GPUs' chunks, P itself.
-  ProblemText bad = t;
-  bad.kv_heads = "5";
-  const ParsedProblem k = parse_problem(bad, kNames);
-  REQUIRE(k.errors.size() == 1);
+  // `t` with one field changed: exactly one error.
+  auto one_error = [&](void (*change)(ProblemText&)) {
+    ProblemText bad = t;
+    change(bad);
+    ParsedProblem parsed = parse_problem(bad, kNames);
+    REQUIRE(parsed.errors.size() == 1);
+    return parsed;
+  };
+  const ParsedProblem k = one_error([](ProblemText& b) { b.kv_heads = "5"; });
   CHECK(k.first() == "H = 32 is not a multiple of H_kv = 5 (each key/value head serves H / H_kv query heads)");
   CHECK(k.errors[0].about(ProblemField::kv_heads));
   CHECK(k.errors[0].about(ProblemField::heads));
-  bad = t;
-  bad.seq = "3";
-  const ParsedProblem n = parse_problem(bad, kNames);
-  REQUIRE(n.errors.size() == 1);
+  const ParsedProblem n = one_error([](ProblemText& b) { b.seq = "3"; });
   CHECK(n.errors[0].about(ProblemField::seq));
   CHECK(n.errors[0].about(ProblemField::gpus));
-  bad = t;
-  bad.gpus = "5000";
-  const ParsedProblem p = parse_problem(bad, kNames);
-  REQUIRE(p.errors.size() == 1);
+  const ParsedProblem p = one_error([](ProblemText& b) { b.gpus = "5000"; });
   CHECK(p.first() == "the ring needs 1 to 4096 GPUs, not 5000");
   CHECK(p.errors[0].fields == std::vector<ProblemField>{ProblemField::gpus});
-  bad = t;
-  bad.kv_heads = "x";
-  const ParsedProblem x = parse_problem(bad, kNames);
-  REQUIRE(x.errors.size() == 1);
+  const ParsedProblem x = one_error([](ProblemText& b) { b.kv_heads = "x"; });
   CHECK(x.first() == "key/value heads H_kv: 'x' is not a whole number (examples: 1024, 16K, 100KiB)");
   CHECK(x.errors[0].fields == std::vector<ProblemField>{ProblemField::kv_heads});
 }

@@ -7,6 +7,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <catch2/catch.hpp>
+
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -83,6 +85,16 @@ inline std::size_t line_count(const std::string& text) {
   std::size_t n = 0;
   for (char c : text) n += c == '\n';
   return n;
+}
+
+// A refusal as every command makes it: exit code 2, nothing on stdout, one
+// line on stderr that starts "flashlab: error: " and says `expect`.
+inline void check_refused(const Run& r, const std::string& expect) {
+  CHECK(r.code == 2);
+  CHECK(r.out.empty());
+  CHECK(r.err.rfind("flashlab: error: ", 0) == 0);
+  CHECK(line_count(r.err) == 1);
+  CHECK_THAT(r.err, Catch::Contains(expect));
 }
 
 }  // namespace flashlab::test

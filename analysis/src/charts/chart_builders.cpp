@@ -444,14 +444,19 @@ ChartSpec io_chart(const ChartContext& ctx_in, SweepAxis axis, const std::vector
     exact[r.result.algorithm].push_back(r.result.ok() ? static_cast<double>(r.result.total.level(sim::Level::HBM).bytes())
                                                       : kNaN);
   }
-  for (sim::Algorithm a : ctx.algorithms) {
-    Series s;
-    s.name = legend_name(a) + ", simulated";
-    s.x = xs;
-    s.y = exact[a];
-    draw_as(s, a);
-    c.series.push_back(std::move(s));
-  }
+  // A series per algorithm along the axis, drawn as the algorithm is, then `restyle`d.
+  auto per_algorithm = [&](const std::string& what, std::map<sim::Algorithm, std::vector<double>>& ys, auto restyle) {
+    for (sim::Algorithm a : ctx.algorithms) {
+      Series s;
+      s.name = legend_name(a) + ", " + what;
+      s.x = xs;
+      s.y = ys[a];
+      draw_as(s, a);
+      restyle(s);
+      c.series.push_back(std::move(s));
+    }
+  };
+  per_algorithm("simulated", exact, [](Series&) {});
   // Against N the sweep runs the L2 model: what reaches DRAM, beside the
   // paper's quantity, dashed in the algorithm's colour.
   if (axis == SweepAxis::seq) {
@@ -463,17 +468,11 @@ ChartSpec io_chart(const ChartContext& ctx_in, SweepAxis axis, const std::vector
       dram[r.result.algorithm].push_back(has ? static_cast<double>(r.result.dram_bytes()) : kNaN);
     }
     if (any) {
-      for (sim::Algorithm a : ctx.algorithms) {
-        Series s;
-        s.name = legend_name(a) + ", DRAM after the L2";
-        s.x = xs;
-        s.y = dram[a];
-        draw_as(s, a);
+      per_algorithm("DRAM after the L2", dram, [](Series& s) {
         s.style = SeriesStyle::line;
         s.dash = Dash::dashed;
         s.width = 1.5;
-        c.series.push_back(std::move(s));
-      }
+      });
       c.y.label = "bytes, all heads";  // the legend says which lines are requests and which DRAM
     }
     note_unmodelled(rows, c.notes);

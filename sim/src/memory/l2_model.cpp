@@ -380,6 +380,21 @@ class Runner {
     for (const Access& a : accesses) {
       if (!a.uses_i && !a.uses_j) throw NotModelled{"the L2 model expects per-block accesses inside the loop"};
       auto row_of = [&](size_t k) { return c.members[k].lo + step; };
+      // One touch of the tiles of members [from, to) in one line: each member
+      // asked for its own tile's bytes, and the line's misses fall on them in
+      // proportion.
+      auto share_touch = [&](const AccessOutcome& o, size_t from, size_t to) {
+        if (traffic == nullptr || a.write) return;
+        const i64 all = o.hit_bytes + o.miss_bytes;
+        const double frac = all > 0 ? static_cast<double>(o.miss_bytes) / static_cast<double>(all) : 0.0;
+        for (size_t m = from; m < to; ++m) {
+          const double b =
+              static_cast<double>(mem_.tile_bytes(a, a.uses_i ? row_of(m) : -1, a.uses_j ? c.members[m].j : -1));
+          traffic->requested[m] += b;
+          traffic->from_dram[m] += b * frac;
+          traffic->dram_share[m] += b * frac;
+        }
+      };
       size_t k = m0;
       while (k < m1) {
         const i64 i = a.uses_i ? row_of(k) : -1, j = a.uses_j ? c.members[k].j : -1;
@@ -412,17 +427,7 @@ class Runner {
             mask |= std::uint64_t{1} << n.bit;
             ++e;
           }
-          const AccessOutcome o = mem_.touch(a, l, mask);
-          if (traffic != nullptr && !a.write) {
-            const i64 all = o.hit_bytes + o.miss_bytes;
-            const double frac = all > 0 ? static_cast<double>(o.miss_bytes) / static_cast<double>(all) : 0.0;
-            for (size_t m = k; m < e; ++m) {
-              const double b = static_cast<double>(mem_.tile_bytes(a, row_of(m), -1));
-              traffic->requested[m] += b;
-              traffic->from_dram[m] += b * frac;
-              traffic->dram_share[m] += b * frac;
-            }
-          }
+          share_touch(mem_.touch(a, l, mask), k, e);
         } else {
           std::uint64_t mask = std::uint64_t{1} << l.bit;
           while (e < m1) {  // other tiles of the same line
@@ -431,17 +436,7 @@ class Runner {
             mask |= std::uint64_t{1} << n.bit;
             ++e;
           }
-          const AccessOutcome o = mem_.touch(a, l, mask);
-          if (traffic != nullptr && !a.write) {
-            const i64 all = o.hit_bytes + o.miss_bytes;
-            const double frac = all > 0 ? static_cast<double>(o.miss_bytes) / static_cast<double>(all) : 0.0;
-            for (size_t m = k; m < e; ++m) {
-              const double b = static_cast<double>(mem_.tile_bytes(a, a.uses_i ? row_of(m) : -1, c.members[m].j));
-              traffic->requested[m] += b;
-              traffic->from_dram[m] += b * frac;
-              traffic->dram_share[m] += b * frac;
-            }
-          }
+          share_touch(mem_.touch(a, l, mask), k, e);
         }
         k = e;
       }

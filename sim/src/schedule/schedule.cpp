@@ -20,6 +20,15 @@ Counters emitted(const TileGrid& g, DType dt, StorageTypes st, const Emit& emit)
   return sink.counters;
 }
 
+// An emitter at outer iteration idx's own block, before and after its visits:
+// row block idx (outer loop over rows) or column block idx.
+Emitter outer_emitter(const TileGrid& g, DType dt, EventSink& sink, const StorageTypes& st, bool rows, i64 idx) {
+  Emitter e(g, dt, sink, st);
+  if (rows) e.at(idx, -1, false);
+  else e.at(-1, idx, false);
+  return e;
+}
+
 }  // namespace
 
 Schedule::Schedule(Algorithm a, const AttentionProblem& p, TileShape t, StorageTypes storage)
@@ -167,9 +176,7 @@ void Schedule::emit_epilogue(EventSink& sink) const {
 
 void Schedule::emit_outer_begin(i64 o, EventSink& sink) const {
   const OuterRef r = outer_ref(o);
-  Emitter e(grid_, problem_.dtype, sink, storage_);
-  if (layout(r.phase).rows) e.at(r.idx, -1, false);
-  else e.at(-1, r.idx, false);
+  Emitter e = outer_emitter(grid_, problem_.dtype, sink, storage_, layout(r.phase).rows, r.idx);
   nest_->outer_begin(r.phase, r.idx, e);
 }
 
@@ -183,9 +190,7 @@ void Schedule::emit_visit(i64 o, i64 k, EventSink& sink) const {
 
 void Schedule::emit_outer_end(i64 o, EventSink& sink) const {
   const OuterRef r = outer_ref(o);
-  Emitter e(grid_, problem_.dtype, sink, storage_);
-  if (layout(r.phase).rows) e.at(r.idx, -1, false);
-  else e.at(-1, r.idx, false);
+  Emitter e = outer_emitter(grid_, problem_.dtype, sink, storage_, layout(r.phase).rows, r.idx);
   nest_->outer_end(r.phase, r.idx, e);
 }
 
