@@ -8,9 +8,11 @@
 #
 # Writes OUT/labs-flashlab.json, OUT/labs-pytorch.json, OUT/labs-compare.txt,
 # OUT/run-lab.log and, per lab, OUT/report-LAB/. FLASHLAB (default
-# build/flashlab, else build-device/bin/flashlab), REPEATS (default 10) and
+# build/flashlab, else build-device/bin/flashlab), REPEATS (default 10),
 # BUDGET (seconds; 0: none — no sweep starts in its last 60 s, so the files are
-# always merged and written) may be set.
+# always merged and written) and KERNEL_FILES (your own kernels, .cu files
+# separated by spaces: each runs on every sweep beside the rungs, as
+# flashlab bench --kernel-file runs it) may be set.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 LAB=${1:?usage: run-lab.sh LAB OUT}
@@ -24,6 +26,11 @@ fi
 [ -x "${FLASHLAB:-}" ] || { echo "run-lab.sh: no flashlab binary (set FLASHLAB)" >&2; exit 2; }
 mkdir -p "$OUT"
 LOG=$OUT/run-lab.log
+kernel_files=()
+for f in ${KERNEL_FILES:-}; do
+  [ -f "$f" ] || { echo "run-lab.sh: KERNEL_FILES: $f is not a file" >&2; exit 2; }
+  kernel_files+=(--kernel-file "$f")
+done
 if [ "$LAB" = all ]; then
   labs=$(ls assets/labs/*.json | xargs -n1 basename | sed 's/\.json$//')
 else
@@ -44,7 +51,7 @@ for s in "${sweeps[@]}"; do
   fi
   echo "== flashlab bench --sweep $s" >> "$LOG"
   limit=$([ "$BUDGET" -gt 0 ] && echo $((BUDGET - SECONDS - 30)) || echo 0)  # 0: timeout waits forever
-  timeout "$limit" "$FLASHLAB" bench --sweep "$s" --repeats "$REPEATS" --json "$OUT/bench-$s.json" >> "$LOG" 2>&1 ||
+  timeout "$limit" "$FLASHLAB" bench --sweep "$s" --repeats "$REPEATS" "${kernel_files[@]}" --json "$OUT/bench-$s.json" >> "$LOG" 2>&1 ||
     echo "!! $s failed or was cut short" >> "$LOG"
   [ -s "$OUT/bench-$s.json" ] || continue
   ours+=("$OUT/bench-$s.json")

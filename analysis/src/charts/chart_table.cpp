@@ -172,7 +172,24 @@ ChartSpec build_chart(const std::string& id, const ChartContext& ctx, const Benc
   if (!e) throw std::invalid_argument("unknown chart '" + id + "' (expected one of " + chart_id_list() + ")");
   if (e->needs_results && !results)
     throw std::invalid_argument("chart '" + id + "' draws measured results: give --results FILE (written by flashlab bench)");
-  return e->build(ctx, results, BenchChoice{kernel, baseline, filter});
+  return build_chart(*e, ctx, results, BenchChoice{kernel, baseline, filter});
+}
+
+ChartSpec build_chart(const ChartEntry& e, const ChartContext& ctx, const BenchResults* results,
+                      const BenchChoice& choice) {
+  ChartSpec c = e.build(ctx, results, choice);
+  // Each kernel file in a colour of its own, in the order they first appear (a
+  // name's hash alone may give two of them one colour).
+  std::vector<std::string> files;
+  for (Series& s : c.series) {
+    const auto at = s.name.find(" (your kernel)");
+    if (at == std::string::npos) continue;
+    const std::string who = s.name.substr(0, at);
+    auto it = std::find(files.begin(), files.end(), who);
+    if (it == files.end()) it = files.insert(files.end(), who);
+    s.color = user_kernel_colour(static_cast<std::size_t>(it - files.begin()));
+  }
+  return c;
 }
 
 namespace {

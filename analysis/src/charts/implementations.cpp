@@ -10,12 +10,13 @@ namespace {
 constexpr int kFreeColours[] = {7, 10};
 
 // Students' kernels: colours neither the palette nor the table use, chosen by
-// the kernel's name (two names may meet in one colour; legends name each).
+// the kernel's name; a chart with several gives each its own
+// (user_kernel_colour, in the order they first appear).
 constexpr Color kUserColours[] = {
-    {20, 20, 20, 255},    // near-black: "yours" against the ladder's colours
-    {200, 30, 160, 255},  // magenta
+    {200, 30, 160, 255},  // magenta: "yours" against the ladder's colours
     {0, 130, 130, 255},   // teal
-    {140, 90, 200, 255},  // lavender
+    {128, 128, 0, 255},   // olive
+    {140, 90, 200, 255},  // lavender (beside fa2_tc's violet: the fourth file only)
 };
 constexpr std::string_view kUserPrefix = "user:";
 
@@ -80,6 +81,8 @@ Color implementation_colour(const std::string& id) {
     return kUserColours[name_hash(id.substr(kUserPrefix.size())) % (sizeof kUserColours / sizeof kUserColours[0])];
   return palette(kFreeColours[name_hash(id) % (sizeof kFreeColours / sizeof kFreeColours[0])]);
 }
+
+Color user_kernel_colour(std::size_t k) { return kUserColours[k % (sizeof kUserColours / sizeof kUserColours[0])]; }
 
 const Implementation* implementation_of(sim::Algorithm a) {
   const auto& t = implementations();

@@ -26,7 +26,7 @@ ChartCache::~ChartCache() {
 
 analysis::ChartSpec ChartCache::build(const Job& job) {
   try {
-    return job.entry->build(job.context, job.results.get(), {});
+    return analysis::build_chart(*job.entry, job.context, job.results.get(), {});
   } catch (const std::exception& e) {
     analysis::ChartSpec c;
     c.id = job.entry->id;

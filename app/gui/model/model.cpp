@@ -93,7 +93,7 @@ analysis::ChartSpec failed_chart(const analysis::ChartEntry& e, const std::strin
 analysis::ChartSpec guarded(const analysis::ChartEntry& e, const analysis::ChartContext& ctx,
                             const analysis::BenchResults* results, const analysis::BenchChoice& choice) {
   try {
-    return e.build(ctx, results, choice);
+    return analysis::build_chart(e, ctx, results, choice);
   } catch (const std::exception& ex) {
     return failed_chart(e, std::string("cannot draw: ") + ex.what());
   }

@@ -59,5 +59,9 @@ bool is_bench_chart(const std::string& id);  // needs measured results
 ChartSpec build_chart(const std::string& id, const ChartContext& ctx, const BenchResults* results,
                       const std::string& kernel = "", const std::string& baseline = "",
                       const BenchFilter* filter = nullptr);
+// The entry's chart, each kernel file in a colour of its own (what every front
+// end draws: the GUI's tabs, flashlab export and report).
+ChartSpec build_chart(const ChartEntry& e, const ChartContext& ctx, const BenchResults* results,
+                      const BenchChoice& choice);
 
 }  // namespace flashlab::analysis

@@ -11,6 +11,8 @@
 // table's and the unknown ids'.
 #pragma once
 
+#include <cstddef>
+
 #include <string>
 #include <string_view>
 #include <vector>
@@ -41,6 +43,9 @@ std::string implementation_name(const std::string& id);
 std::string run_name(const std::string& id, const std::string& direction);
 // The family's colour; an unknown id a colour outside the table's, the same in every chart.
 Color implementation_colour(const std::string& id);
+// The k-th of the colours kept for kernel files (k from 0; they repeat past the
+// fourth): a chart that draws several gives each its own in turn.
+Color user_kernel_colour(std::size_t k);
 // A model algorithm's colour in every chart and in the GUI: the colour of the
 // row whose `model` it is, else its forward's (fa1_bwd: fa1's).
 Color algorithm_colour(sim::Algorithm a);
