@@ -1,2 +1,4 @@
-#define CATCH_CONFIG_MAIN
-#include <catch2/catch.hpp>
+// The default main of the test binaries: Catch2's own (support/catch_run.hpp).
+#include "support/catch_run.hpp"
+
+int main(int argc, char* argv[]) { return flashlab::test::run_catch(argc, argv); }

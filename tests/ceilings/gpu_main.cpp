@@ -1,6 +1,5 @@
 // The ceilings' GPU tests: SKIPPED (exit 77) without a usable device or
 // without CUDA in the build.
-#define CATCH_CONFIG_RUNNER
 #include "../support/gpu_test_main.hpp"
 #include "flashlab/ceilings/ceilings.hpp"
 

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Configures FlashLab with one combination of the optional parts, and with
-# BUILD=1 builds the CLI and runs its headless main job. Exit 77 (skipped) when
+# BUILD=1 builds the CLI, runs its headless main job, and checks that the parts
+# left out refuse in one line (exit 2). Exit 77 (skipped) when
 # the combination needs a toolchain this machine does not have.
 # usage: check-config.sh SOURCE_DIR BINARY_DIR CUDA(ON|OFF) GUI(ON|OFF) BUILD(0|1)
 set -euo pipefail
@@ -19,5 +20,20 @@ if [ "$build" = 1 ]; then
   cd "$bin"
   env -u DISPLAY -u WAYLAND_DISPLAY ./flashlab compare --csv comparison.csv | head -12
   test -s comparison.csv
+  # What the build left out says so in one line and exit 2, never a crash.
+  refused() {  # refused MESSAGE COMMAND...
+    local message=$1 code=0; shift
+    "$@" > refused.out 2>&1 || code=$?
+    if [ "$code" != 2 ] || ! grep -q "$message" refused.out; then
+      echo "FAIL: '$*' exited $code, expected 2 and '$message':"; cat refused.out; exit 1
+    fi
+    echo "refused as expected: $*"
+  }
+  if [ "$cuda" = OFF ]; then
+    refused "this build has no CUDA support" ./flashlab bench --kernels fa1 --batch 1 --heads 1 --seq 256 --head-dim 64
+  fi
+  if [ "$gui" = OFF ]; then
+    refused "built without the GUI" env -u DISPLAY -u WAYLAND_DISPLAY ./flashlab gui
+  fi
 fi
 echo "OK: FLASHLAB_CUDA=$cuda FLASHLAB_GUI=$gui"

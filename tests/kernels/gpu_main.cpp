@@ -1,5 +1,4 @@
 // The kernels' GPU tests: SKIPPED (exit 77) without a usable device.
-#define CATCH_CONFIG_RUNNER
 #include "../support/gpu_test_main.hpp"
 #include "flashlab/kernels/runner/device.hpp"
 

@@ -1,5 +1,4 @@
 // The ring's multi-GPU tests: SKIPPED (exit 77) without 2 GPUs and NCCL.
-#define CATCH_CONFIG_RUNNER
 #include <cuda_runtime_api.h>
 
 #include "../support/gpu_test_main.hpp"

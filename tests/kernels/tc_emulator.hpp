@@ -1,6 +1,6 @@
 // The emulated GPU that the tensor-core kernels' CPU checks run on
 // (fa2_tc_emulate.cpp, fa2_tc_bwd_emulate.cpp): every CUDA thread of a block is
-// a fiber (ucontext), and the warp-level instructions the kernels use are
+// a fiber, and the warp-level instructions the kernels use are
 // emulated from the PTX ISA text:
 //   ldmatrix.m8n8.x4[.trans]: lane l receives, from matrix m (row addresses given
 //     by lanes 8m..8m+7), row l/4, columns 2(l%4), 2(l%4)+1 (.trans: rows
@@ -14,8 +14,6 @@
 // Include it, then define FA2_TC_EMULATE and include the kernel header.
 #pragma once
 
-#include <ucontext.h>
-
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -23,6 +21,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <deque>
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
@@ -32,6 +31,40 @@
 // ---------------------------------------------------------------------------
 // Fibers and barriers
 // ---------------------------------------------------------------------------
+// A fiber switch saves only what the x86-64 System V ABI makes a callee keep
+// (rbx, rbp, r12–r15, the MXCSR and x87 control words) and swaps stacks.
+// swapcontext also saves the signal mask, a system call at every switch: with
+// a switch at every barrier, shuffle and mma, that call was most of the run.
+extern "C" void flashlab_emu_switch(void** save_sp, void* load_sp);
+asm(R"(
+  .text
+  .weak flashlab_emu_switch
+  .type flashlab_emu_switch, @function
+flashlab_emu_switch:
+  pushq %rbp
+  pushq %rbx
+  pushq %r12
+  pushq %r13
+  pushq %r14
+  pushq %r15
+  subq $8, %rsp
+  stmxcsr (%rsp)
+  fnstcw 4(%rsp)
+  movq %rsp, (%rdi)
+  movq %rsi, %rsp
+  ldmxcsr (%rsp)
+  fldcw 4(%rsp)
+  addq $8, %rsp
+  popq %r15
+  popq %r14
+  popq %r13
+  popq %r12
+  popq %rbx
+  popq %rbp
+  ret
+  .size flashlab_emu_switch, .-flashlab_emu_switch
+)");
+
 namespace emu {
 struct Barrier {
   int count = 0;
@@ -39,8 +72,7 @@ struct Barrier {
   int expected = 0;
 };
 struct Fiber {
-  ucontext_t ctx;
-  std::vector<char> stack;
+  void* sp = nullptr;  // the saved stack pointer while switched out
   bool done = false;
   Barrier* waiting = nullptr;
   std::uint64_t wait_gen = 0;
@@ -51,8 +83,12 @@ struct Fiber {
   std::vector<Copy> open;
   std::deque<std::vector<Copy>> groups;
 };
-inline ucontext_t sched;
+inline void* sched_sp = nullptr;
 inline std::vector<Fiber> fibers;
+// One stack per thread of a block, kept from block to block: allocating (and
+// zeroing) 256 KiB per fiber per block cost more than the kernel's own work.
+constexpr std::size_t kStackBytes = 256 * 1024;
+inline std::vector<std::unique_ptr<unsigned char[]>> stacks;
 inline int cur = 0;
 inline int block_idx = 0;
 inline Barrier block_bar;
@@ -75,7 +111,7 @@ inline void wait(Barrier& b) {
   }
   me().waiting = &b;
   me().wait_gen = my;
-  swapcontext(&me().ctx, &sched);
+  flashlab_emu_switch(&me().sp, sched_sp);
   me().waiting = nullptr;
 }
 
@@ -215,17 +251,19 @@ template <> struct Dtype<emu_bf16> : EmuOps<bf16_to_float, float_to_bf16> {};
 namespace emu {
 // The kernel body every fiber of a block runs (a lambda calling the kernel).
 inline std::function<void()> g_body;
-inline void trampoline() {
+[[noreturn]] inline void trampoline() {
   g_body();
   me().done = true;
   ++progress;
+  void* unused = nullptr;
+  flashlab_emu_switch(&unused, sched_sp);  // never resumed: run_fibers skips a fiber that is done
+  std::abort();
 }
 }  // namespace emu
 
 // Runs every fiber of the current block until all have returned. A pass over
 // the fibers in which none arrives at a barrier or returns is a deadlock (a
-// barrier that not every thread reaches). Kept apart from the loop over blocks:
-// swapcontext, like setjmp, may clobber the caller's locals.
+// barrier that not every thread reaches).
 __attribute__((noinline)) inline bool run_fibers() {
   for (;;) {
     bool all_done = true;
@@ -236,22 +274,32 @@ __attribute__((noinline)) inline bool run_fibers() {
       all_done = false;
       if (f.waiting && f.waiting->gen == f.wait_gen) continue;
       emu::cur = static_cast<int>(t);
-      swapcontext(&emu::sched, &f.ctx);
+      flashlab_emu_switch(&emu::sched_sp, f.sp);
     }
     if (all_done) return true;
     if (emu::progress == before) return false;
   }
 }
 
-__attribute__((noinline)) inline void make_fiber(int t, void (*entry)()) {
+// A fresh fiber's stack, as flashlab_emu_switch leaves one it switches out of:
+// the control words, six registers, then `entry` as the return address, with
+// the stack 16-byte aligned at entry's first instruction as after a call.
+inline void make_fiber(int t, void (*entry)()) {
   auto& f = emu::fibers[t];
   f.tid = t;
-  f.stack.resize(256 * 1024);
-  getcontext(&f.ctx);
-  f.ctx.uc_stack.ss_sp = f.stack.data();
-  f.ctx.uc_stack.ss_size = f.stack.size();
-  f.ctx.uc_link = &emu::sched;
-  makecontext(&f.ctx, entry, 0);
+  if (emu::stacks.size() <= static_cast<std::size_t>(t)) emu::stacks.resize(t + 1);
+  if (!emu::stacks[t]) emu::stacks[t].reset(new unsigned char[emu::kStackBytes]);
+  auto top = reinterpret_cast<std::uintptr_t>(emu::stacks[t].get() + emu::kStackBytes) & ~std::uintptr_t(15);
+  auto* slot = reinterpret_cast<std::uint64_t*>(top);
+  *--slot = 0;                                        // entry's own return address: it never returns
+  *--slot = reinterpret_cast<std::uint64_t>(entry);   // where the first switch "returns"
+  for (int r = 0; r < 6; ++r) *--slot = 0;            // rbp, rbx, r12–r15
+  std::uint32_t mxcsr = 0;
+  std::uint16_t fcw = 0;
+  asm volatile("stmxcsr %0" : "=m"(mxcsr));
+  asm volatile("fnstcw %0" : "=m"(fcw));
+  *--slot = std::uint64_t(mxcsr) | std::uint64_t(fcw) << 32;
+  f.sp = slot;
 }
 
 // The grid, one block after another (blocks share nothing but global memory):

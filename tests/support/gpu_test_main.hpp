@@ -1,12 +1,13 @@
 // The main of a GPU test binary: without a usable device every test reports
 // SKIPPED and the binary exits 77, which ctest counts as skipped, not passed.
 // Listing the tests (what catch_discover_tests does at build time) needs no
-// device. Include once, from the file that defines CATCH_CONFIG_RUNNER.
+// device. Include once, from the file that defines main; link flashlab_catch (the framework).
 #pragma once
 
-#include <catch2/catch.hpp>
 #include <cstdio>
 #include <string>
+
+#include "catch_run.hpp"
 
 namespace flashlab::test {
 
@@ -30,7 +31,7 @@ int run_gpu_tests(int argc, char** argv, WhyUnavailable unavailable) {
       return kSkipExitCode;
     }
   }
-  return Catch::Session().run(argc, argv);
+  return run_catch(argc, argv);
 }
 
 }  // namespace flashlab::test
