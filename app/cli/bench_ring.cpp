@@ -75,7 +75,8 @@ kernels::RingAxes axes_of(const RingBenchFlags& f, bool& quiet_sweep_note) {
   if (!f.gpus.empty()) {
     a.gpus.clear();
     for (sim::i64 g : size_list("--gpus", f.gpus)) {
-      if (g > 4096) throw UsageError("--gpus: at most 4096 (got " + std::to_string(g) + ")");
+      if (g > sim::kMaxRingGpus)
+        throw UsageError("--gpus: at most " + std::to_string(sim::kMaxRingGpus) + " (got " + std::to_string(g) + ")");
       a.gpus.push_back(static_cast<int>(g));
     }
   }

@@ -180,7 +180,8 @@ class RingCommand final : public Command {
     // --extrapolate takes a list; each length is set per row.
     p.seq_q = parse_positive("--seq", extrapolate_ ? seq_.substr(0, seq_.find(',')) : seq_);
     const sim::i64 gpus = parse_positive("--gpus", gpus_);
-    if (gpus > 4096) throw UsageError("--gpus: the ring simulates 1 to 4096 GPUs, not " + gpus_);
+    if (gpus > sim::kMaxRingGpus)
+      throw UsageError("--gpus: the ring simulates 1 to " + std::to_string(sim::kMaxRingGpus) + " GPUs, not " + gpus_);
     p.parallel_part().gpus = static_cast<int>(gpus);
     const auto dt = sim::parse_dtype(dtype_);
     if (!dt) throw UsageError("--dtype: '" + dtype_ + "' is not fp16, bf16 or fp32");

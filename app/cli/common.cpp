@@ -46,7 +46,7 @@ std::vector<int> parse_device_list(const std::string& flag, const std::string& l
     } catch (const std::exception&) {
       used = 0;
     }
-    if (used != d.size() || v < 0 || v > 4095)
+    if (used != d.size() || v < 0 || v >= sim::kMaxRingGpus)
       throw UsageError(flag + ": expected CUDA device numbers like 0,1 (got '" + d + "')");
     out.push_back(static_cast<int>(v));
   }

@@ -70,7 +70,9 @@ sim::AttentionProblem problem_from(const Reader& rd, const json& o, const std::s
   if (!dtype) rd.error(where + ".dtype", "unknown dtype '" + dt + "' (expected fp16, bf16, fp32)");
   p.dtype = *dtype;
   const i64 gpus = rd.whole(o, where, "gpus");
-  if (gpus < 1 || gpus > 4096) rd.error(where + ".gpus", "expected 1 to 4096 GPUs (got " + std::to_string(gpus) + ")");
+  if (gpus < 1 || gpus > sim::kMaxRingGpus)
+    rd.error(where + ".gpus",
+             "expected 1 to " + std::to_string(sim::kMaxRingGpus) + " GPUs (got " + std::to_string(gpus) + ")");
   p.parallel_part().gpus = static_cast<int>(gpus);
   const std::string layout = rd.text(o, where, "layout", true);
   if (!sim::parse_ring_layout(layout, p.parallel_part().layout))

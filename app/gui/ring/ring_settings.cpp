@@ -53,7 +53,7 @@ void set_dtype(AppState& s, const json& v, const std::string&) {
 
 void set_step(AppState& s, const json& v, const std::string&) {
   const double n = number_of(v, "ring.step");
-  if (!(n >= 0 && n < 4096)) throw std::runtime_error("ring.step must be 0 or more (the last is P − 1)");
+  if (!(n >= 0 && n < sim::kMaxRingGpus)) throw std::runtime_error("ring.step must be 0 or more (the last is P − 1)");
   s.ring.step_request = static_cast<int>(n);
 }
 

@@ -240,7 +240,7 @@ RingAxes ring_axes(const json& axes) {
       a.seq = size_list(value, where);
     } else if (key == "gpus") {
       for (i64 g : size_list(value, where)) {
-        if (g > 4096) bad(where + ": at most 4096 GPUs (got " + n(g) + ")");
+        if (g > sim::kMaxRingGpus) bad(where + ": at most " + n(sim::kMaxRingGpus) + " GPUs (got " + n(g) + ")");
         a.gpus.push_back(static_cast<int>(g));
       }
     } else if (key == "layout") {

@@ -57,9 +57,10 @@ ParsedProblem parse_problem(const ProblemText& text, const ProblemFieldNames& na
   bool gpus_ok = true;
   if (text.gpus) {
     const auto typed = positive({ProblemField::gpus}, names.gpus, *text.gpus, errors);
-    gpus_ok = typed && *typed <= 4096;
+    gpus_ok = typed && *typed <= kMaxRingGpus;
     if (typed && !gpus_ok)
-      errors.push_back(ProblemError{{ProblemField::gpus}, "the ring needs 1 to 4096 GPUs, not " + *text.gpus});
+      errors.push_back(ProblemError{{ProblemField::gpus},
+                                    "the ring needs 1 to " + std::to_string(kMaxRingGpus) + " GPUs, not " + *text.gpus});
     if (gpus_ok) P = *typed;
   }
   if (B && H && H_kv && N && N_kv && d && dtype && gpus_ok) {

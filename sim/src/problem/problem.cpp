@@ -84,8 +84,10 @@ std::vector<ProblemError> validate(const AttentionProblem& p) {
   auto add = [&](std::vector<ProblemField> fields, std::string message) {
     errs.push_back(ProblemError{std::move(fields), std::move(message)});
   };
-  const bool gpus_ok = !p.parallel || (p.parallel->gpus >= 1 && p.parallel->gpus <= 4096);
-  if (!gpus_ok) add({ProblemField::gpus}, "the ring needs 1 to 4096 GPUs, not " + std::to_string(p.parallel->gpus));
+  const bool gpus_ok = !p.parallel || (p.parallel->gpus >= 1 && p.parallel->gpus <= kMaxRingGpus);
+  if (!gpus_ok)
+    add({ProblemField::gpus},
+        "the ring needs 1 to " + std::to_string(kMaxRingGpus) + " GPUs, not " + std::to_string(p.parallel->gpus));
   auto positive = [&](i64 v, ProblemField f, const char* what) {
     if (v < 1) add({f}, std::string(what) + " must be at least 1 (got " + text(v) + ")");
   };
