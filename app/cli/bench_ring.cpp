@@ -105,8 +105,8 @@ kernels::RingAxes axes_of(const RingBenchFlags& f, bool& quiet_sweep_note) {
     }
   }
   if (!f.pass.empty()) {
-    if (f.pass == "fwd") a.backward = false;
-    else if (f.pass == "fwd+bwd") a.backward = true;
+    const std::optional<sim::PassSelection> pass = sim::parse_pass_selection(f.pass);
+    if (pass && *pass != sim::PassSelection::bwd) a.passes = *pass;
     else throw UsageError("--pass: the ring runs fwd or fwd+bwd (the backward needs the forward's O and logsumexp), "
                           "got '" + f.pass + "'");
   }

@@ -174,7 +174,7 @@ class BenchCommand : public Command {
     }
     if (pass && *pass != sim::PassSelection::fwd_bwd)
       for (const kernels::KernelInfo* k : selected)
-        if ((k->pass() == sim::Pass::fwd) != (*pass == sim::PassSelection::fwd))
+        if (!sim::includes(*pass, k->pass()))
           throw UsageError("--kernels: " + k->id + " computes the " + std::string(sim::to_string(k->pass())) +
                            " pass, and --pass " + std::string(sim::to_string(*pass)) + " asks for the other");
     kernels::RunOptions o = options();

@@ -189,11 +189,11 @@ class RingCommand final : public Command {
     if (!sim::parse_ring_layout(layout_, p.parallel_part().layout))
       throw UsageError("--layout: '" + layout_ + "' is not one of " + sim::ring_layout_names());
     p.causal = causal_;
-    if (pass_ == "fwd") p.parallel_part().backward = false;
-    else if (pass_ == "fwd+bwd") p.parallel_part().backward = true;
-    else if (pass_ == "bwd")
+    const std::optional<sim::PassSelection> passes = sim::parse_pass_selection(pass_);
+    if (passes == sim::PassSelection::bwd)
       throw UsageError("--pass: the ring's backward follows its forward (it needs O and the logsumexp): use fwd+bwd");
-    else throw UsageError("--pass: '" + pass_ + "' is not fwd or fwd+bwd");
+    if (!passes) throw UsageError("--pass: '" + pass_ + "' is not fwd or fwd+bwd");
+    p.parallel_part().passes = *passes;
     if (!model.empty()) {
       const sim::AttentionModel* m = sim::find_attention_model(model);
       if (m == nullptr) throw UsageError("--model: unknown model '" + model + "' (expected " + model_ids() + ")");
@@ -246,7 +246,7 @@ class RingCommand final : public Command {
     const sim::AttentionProblem& p = shapes.front().problem;
     std::cout << "Ring attention extrapolated on " << cm.hw.display_name << ": B=" << p.batch << " "
               << sim::to_string(p.dtype) << (p.causal ? " causal" : " non-causal") << " "
-              << sim::ring_layout_name(p.layout()) << ", " << (p.backward() ? "fwd+bwd" : "fwd") << ", "
+              << sim::ring_layout_name(p.layout()) << ", " << sim::to_string(p.passes()) << ", "
               << (cm.rung_set ? "the rungs' launch model fitted on " + cm.rung_set->gpu + " (--rung-timing " +
                                     rung_timing_ + ")"
                               : "efficiency " + sim::fixed(cm.efficiency, 2))
@@ -289,8 +289,9 @@ class RingCommand final : public Command {
     if (!sim::parse_ring_layout(layout_, opt.layout))
       throw UsageError("--layout: '" + layout_ + "' is not one of " + sim::ring_layout_names());
     if (given("--pass")) {
-      if (pass_ == "fwd") opt.pass = sim::RingPass::forward;
-      else if (pass_ == "bwd") opt.pass = sim::RingPass::backward;
+      const std::optional<sim::PassSelection> pass = sim::parse_pass_selection(pass_);
+      if (pass == sim::PassSelection::fwd) opt.pass = sim::Pass::fwd;
+      else if (pass == sim::PassSelection::bwd) opt.pass = sim::Pass::bwd;
       else throw UsageError("--pass: '" + pass_ + "': a ring chart draws one pass, fwd or bwd (ring-scaling: both when not given)");
     }
     if (!steps_.empty() && !sim::parse_ring_steps(steps_))

@@ -171,7 +171,7 @@ std::optional<sim::PassSelection> parse_pass(const std::string& value) {
 
 sim::PassSelection pass_or_own(const std::optional<sim::PassSelection>& pass, sim::Algorithm a) {
   if (pass) return *pass;
-  return sim::algorithm_info(a).pass == sim::Pass::fwd ? sim::PassSelection::fwd : sim::PassSelection::bwd;
+  return sim::selection_of(sim::algorithm_info(a).pass);
 }
 
 std::string algorithms_help() { return "comma list of " + analysis::algorithm_keys(sim::all_algorithms()); }

@@ -10,7 +10,7 @@
 
 namespace flashlab::analysis::test {
 
-inline sim::RingMeasuredPass ring_pass(sim::RingPass which, double time, double compute, double rung, double exposed) {
+inline sim::RingMeasuredPass ring_pass(sim::Pass which, double time, double compute, double rung, double exposed) {
   sim::RingMeasuredPass p;
   p.pass = which;
   p.time_ms_median = p.time_ms_min = p.time_ms_max = time;
@@ -33,14 +33,14 @@ inline sim::RingMeasuredRun ring_run(const char* model, sim::i64 seq, int gpus, 
   r.problem.seq_q = seq;
   r.problem.parallel_part().gpus = gpus;
   r.problem.parallel_part().layout = gpus == 1 ? sim::RingLayout::contiguous : layout;
-  r.problem.parallel_part().backward = true;
+  r.problem.parallel_part().passes = sim::PassSelection::fwd_bwd;
   r.kernel = "fa3_hopper";
   r.backward_kernel = "fa2_tc_bwd";
   r.transport = "nccl";
   r.steps = steps;
   // compute 5/6 of the time, the rung 4/5 of the compute, 1/12 of the time exposed.
-  r.forward = ring_pass(sim::RingPass::forward, fwd, fwd * 5 / 6, fwd * 4 / 6, fwd / 12);
-  r.backward = ring_pass(sim::RingPass::backward, bwd, bwd * 5 / 6, bwd * 4 / 6, bwd / 12);
+  r.forward = ring_pass(sim::Pass::fwd, fwd, fwd * 5 / 6, fwd * 4 / 6, fwd / 12);
+  r.backward = ring_pass(sim::Pass::bwd, bwd, bwd * 5 / 6, bwd * 4 / 6, bwd / 12);
   return r;
 }
 

@@ -60,7 +60,7 @@ TEST_CASE("ring-scaling: a series per model, steps and pass, at N / P, the rows'
   CHECK(named(c, "LLaMA-2-7B fwd, pairwise").y == std::vector<double>{10.0 / (2 * 8.0)});
   CHECK(named(c, "Llama-3.2-1B bwd, fused").y == std::vector<double>{12.0 / (2 * 9.0)});
   for (const RingRow& row : ring_rows(f))
-    if (row.run == 1 && row.pass == sim::RingPass::forward) CHECK(fwd.y[0] == *row.scaling_efficiency);
+    if (row.run == 1 && row.pass == sim::Pass::fwd) CHECK(fwd.y[0] == *row.scaling_efficiency);
   // Styles: forward solid, backward dashed; pairwise fainter and dotted; a colour per model.
   CHECK(fwd.dash == Dash::solid);
   CHECK(named(c, "LLaMA-2-7B bwd, fused").dash == Dash::dashed);
@@ -81,7 +81,7 @@ TEST_CASE("ring-scaling: a series per model, steps and pass, at N / P, the rows'
 TEST_CASE("ring-scaling: one pass, one step mode, another layout", "[ring][chart]") {
   const sim::RingMeasuredRuns f = ring_chart_file();
   RingChartOptions bwd;
-  bwd.pass = sim::RingPass::backward;
+  bwd.pass = sim::Pass::bwd;
   CHECK(names(ring_scaling_chart(f, bwd)) ==
         std::vector<std::string>{"LLaMA-2-7B bwd, fused", "LLaMA-2-7B bwd, pairwise", "Llama-3.2-1B bwd, fused"});
   // One step mode: named in the subtitle, not in the series, drawn in full colour.
@@ -136,7 +136,7 @@ TEST_CASE("ring-time: the backward, a wait longer than the compute leaves, a run
   f.runs[1].backward->exposed_comm_ms = 4;
   f.runs[6].backward->rung_ms = -1;  // an older file: the rung's time not recorded
   RingChartOptions o;
-  o.pass = sim::RingPass::backward;
+  o.pass = sim::Pass::bwd;
   const ChartSpec c = ring_time_chart(f, o);
   CHECK(c.title.find("backward") != std::string::npos);
   CHECK(names(c) == std::vector<std::string>{"rung", "compute (rung not recorded)", "other compute",

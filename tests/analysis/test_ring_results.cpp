@@ -16,7 +16,7 @@
 
 using namespace flashlab;
 using namespace flashlab::analysis;
-using sim::RingPass;
+using sim::Pass;
 
 namespace fs = std::filesystem;
 
@@ -33,11 +33,11 @@ sim::AttentionProblem ring_problem(int P, bool backward = false) {
   p.dtype = sim::DType::bf16;
   p.parallel_part().gpus = P;
   p.parallel_part().layout = sim::RingLayout::zigzag;
-  p.parallel_part().backward = backward;
+  p.parallel_part().passes = backward ? sim::PassSelection::fwd_bwd : sim::PassSelection::fwd;
   return p;
 }
 
-sim::RingMeasuredPass timed(RingPass pass, double ms) {
+sim::RingMeasuredPass timed(Pass pass, double ms) {
   sim::RingMeasuredPass m;
   m.pass = pass;
   m.time_ms_median = ms;
@@ -68,8 +68,8 @@ sim::RingMeasuredRuns example_runs() {
   one.kernel = "fa3_hopper";
   one.backward_kernel = "fa2_tc_bwd";
   one.transport = "nccl";
-  one.forward = timed(RingPass::forward, 10.0);
-  one.backward = timed(RingPass::backward, 40.0);
+  one.forward = timed(Pass::fwd, 10.0);
+  one.backward = timed(Pass::bwd, 40.0);
   one.peak_allocated_bytes = {1000};
   one.peak_device_used_bytes = {2000};
   one.rel_error = 1.5e-3;
@@ -79,15 +79,15 @@ sim::RingMeasuredRuns example_runs() {
 
   sim::RingMeasuredRun two = one;
   two.problem = ring_problem(2, true);
-  two.forward = timed(RingPass::forward, 6.25);
-  two.backward = timed(RingPass::backward, 25.0);
+  two.forward = timed(Pass::fwd, 6.25);
+  two.backward = timed(Pass::bwd, 25.0);
   two.peak_allocated_bytes = {600, 640};
   two.peak_device_used_bytes = {900, 950};
   two.rel_error = std::nan("");
   sim::RingMeasuredStep st;
   st.gpu = 1;
   st.step = 0;
-  st.pass = RingPass::forward;
+  st.pass = Pass::fwd;
   st.kv_owner = 1;
   st.compute_start_ms = 0.01;
   st.compute_end_ms = 2.5;
@@ -96,7 +96,7 @@ sim::RingMeasuredRuns example_runs() {
   st.transfer_end_ms = 0.4;
   st.bytes_received = 33554432;
   two.forward.steps.push_back(st);
-  st.pass = RingPass::backward;
+  st.pass = Pass::bwd;
   st.step = 2;  // the homecoming
   st.compute_start_ms = st.compute_end_ms = 9.0;
   two.backward->steps.push_back(st);
@@ -140,14 +140,14 @@ sim::RingMeasuredRun measured_as_simulated(const sim::RingSimulation& s) {
   run.kernel = "fa3_hopper";
   run.transport = "nccl";
   const int P = s.problem.gpus();
-  for (RingPass pass : {RingPass::forward, RingPass::backward}) {
-    if (pass == RingPass::backward && !s.backward) continue;
+  for (Pass pass : {Pass::fwd, Pass::bwd}) {
+    if (pass == Pass::bwd && !s.backward) continue;
     const sim::RingPassResult& r = s.pass(pass);
     sim::RingMeasuredPass m = timed(pass, r.time_s * 1e3);
     m.compute_ms = r.compute_s * 1e3;
     m.comm_ms = r.comm_s * 1e3;
     m.exposed_comm_ms = r.exposed_comm_s * 1e3;
-    const int steps = pass == RingPass::backward && P > 1 ? P + 1 : P;
+    const int steps = pass == Pass::bwd && P > 1 ? P + 1 : P;
     std::map<std::pair<int, int>, sim::RingMeasuredStep> grid;
     for (int g = 0; g < P; ++g)
       for (int k = 0; k < steps; ++k) {
@@ -176,7 +176,7 @@ sim::RingMeasuredRun measured_as_simulated(const sim::RingSimulation& s) {
       if (x.transfer_end_ms < 0) x.transfer_start_ms = -1;
       m.steps.push_back(x);
     }
-    if (pass == RingPass::forward) run.forward = m;
+    if (pass == Pass::fwd) run.forward = m;
     else run.backward = m;
   }
   return run;
@@ -250,13 +250,13 @@ TEST_CASE("ring results: JSON round trip keeps every field", "[ring][results]") 
   CHECK(b.backward->time_ms_median == 25.0);
   REQUIRE(b.forward.steps.size() == 1);
   CHECK(b.forward.steps[0].gpu == 1);
-  CHECK(b.forward.steps[0].pass == RingPass::forward);
+  CHECK(b.forward.steps[0].pass == Pass::fwd);
   CHECK(b.forward.steps[0].compute_end_ms == 2.5);
   CHECK(b.forward.steps[0].transfer_end_ms == 0.4);
   CHECK(b.forward.steps[0].bytes_received == 33554432);
   REQUIRE(b.backward->steps.size() == 1);
   CHECK(b.backward->steps[0].step == 2);
-  CHECK(b.backward->steps[0].pass == RingPass::backward);
+  CHECK(b.backward->steps[0].pass == Pass::bwd);
   CHECK(b.peak_allocated_bytes == a.peak_allocated_bytes);
   CHECK(b.peak_device_used_bytes == a.peak_device_used_bytes);
   CHECK(std::isnan(b.rel_error));
@@ -411,7 +411,7 @@ TEST_CASE("ring results: CSV columns, the convention's TFLOP/s per GPU, scaling 
   const auto with_fused = ring_rows(other);
   REQUIRE(with_fused[2].scaling_efficiency);
   CHECK(*with_fused[2].scaling_efficiency == Approx(8.0 / (2 * 6.25)));
-  CHECK(ring_single_gpu_run(other, other.runs[1].problem, sim::RingPass::forward) == &other.runs.back());
+  CHECK(ring_single_gpu_run(other, other.runs[1].problem, sim::Pass::fwd) == &other.runs.back());
 }
 
 TEST_CASE("ring results: the table names the model, marks what has no P = 1 run", "[ring][results]") {
@@ -437,7 +437,7 @@ TEST_CASE("ring block bound: the roofline bound of the single-GPU simulator's co
   for (const auto& [n_q, n_kv, vis] : {std::tuple{2048L, 2048L, sim::ChunkVisibility::full},
                                        std::tuple{2048L, 2047L, sim::ChunkVisibility::full},
                                        std::tuple{2047L, 2047L, sim::ChunkVisibility::diagonal}})
-    for (RingPass pass : {RingPass::forward, RingPass::backward}) {
+    for (Pass pass : {Pass::fwd, Pass::bwd}) {
       sim::AttentionProblem ap;
       ap.batch = p.batch;
       ap.heads = p.heads;
@@ -449,7 +449,7 @@ TEST_CASE("ring block bound: the roofline bound of the single-GPU simulator's co
       sim::SimOptions opt;
       opt.l2 = false;
       const sim::SimResult r =
-          sim::simulate(pass == RingPass::forward ? sim::Algorithm::fa2 : sim::Algorithm::fa2_bwd, ap, cm.hw, opt);
+          sim::simulate(pass == Pass::fwd ? sim::Algorithm::fa2 : sim::Algorithm::fa2_bwd, ap, cm.hw, opt);
       const RooflineEstimate roof = roofline(r, cm.hw);
       const sim::RingBlockCost c = sim::ring_block_cost(p, n_q, n_kv, vis, pass, cm);
       CHECK(c.bound_s == Approx(roof.time_s).epsilon(1e-12));
@@ -468,7 +468,7 @@ TEST_CASE("ring placement: a run that did what the model says places with no err
   for (const RingPassPlacement& pp : pl.passes) {
     CHECK(pp.time_error == Approx(0).margin(1e-9));
     CHECK(pp.comm_error == Approx(0).margin(1e-9));
-    CHECK(pp.steps.size() == (pp.pass == RingPass::forward ? 16u : 20u));
+    CHECK(pp.steps.size() == (pp.pass == Pass::fwd ? 16u : 20u));
     for (const RingStepPlacement& x : pp.steps) {
       CAPTURE(x.gpu, x.step);
       if (x.step < 4) CHECK(x.predicted_compute_ms == Approx(x.measured_compute_ms).margin(1e-9));
@@ -614,7 +614,7 @@ TEST_CASE("ring placement: transfers and stalls as the runner's events see them,
   const RingPlacement pl = place_ring_run(runs, index, m.topology, m.compute, m.rungs ? &*m.rungs : nullptr);
   const RingPassPlacement* bwd = nullptr;
   for (const RingPassPlacement& pp : pl.passes)
-    if (pp.pass == sim::RingPass::backward) bwd = &pp;
+    if (pp.pass == sim::Pass::bwd) bwd = &pp;
   REQUIRE(bwd != nullptr);
   CHECK(bwd->measured_exposed_ms > 600);
   CHECK(bwd->predicted_exposed_ms == Approx(bwd->measured_exposed_ms).epsilon(0.05));

@@ -228,6 +228,7 @@ TEST_CASE("ring refuses bad input with one line and exit code 2", "[cli][ring]")
       {"ring --seq 7 --gpus 4", "cannot fill the 8 chunks"},
       {"ring --layout spiral", "--layout: 'spiral'"},
       {"ring --pass bwd", "use fwd+bwd"},
+      {"ring --pass twice", "--pass: 'twice' is not fwd or fwd+bwd"},
       {"ring --link warp", "--link: unknown link 'warp'"},
       {"ring --efficiency 1.5", "--efficiency: '1.5' is not a fraction in (0, 1]"},
       {"ring --hw NoSuchGPU", "--hw"},

@@ -20,16 +20,16 @@ using namespace flashlab;
 namespace {
 
 // ±4%, the same for the same (gpu, step, pass) on every run of the tool.
-double wobble(int gpu, int step, sim::RingPass pass) {
+double wobble(int gpu, int step, sim::Pass pass) {
   const unsigned h = static_cast<unsigned>(gpu * 73856093) ^ static_cast<unsigned>(step * 19349663) ^
-                     (pass == sim::RingPass::backward ? 83492791u : 0u);
+                     (pass == sim::Pass::bwd ? 83492791u : 0u);
   return 1.0 + 0.04 * (static_cast<double>(h % 2001) / 1000.0 - 1.0);
 }
 
-sim::RingMeasuredPass pass_of(const sim::RingSimulation& s, sim::RingPass pass) {
+sim::RingMeasuredPass pass_of(const sim::RingSimulation& s, sim::Pass pass) {
   const sim::RingPassResult& pr = s.pass(pass);
   const int P = s.problem.gpus();
-  const int steps = pass == sim::RingPass::backward && P > 1 ? P + 1 : P;
+  const int steps = pass == sim::Pass::bwd && P > 1 ? P + 1 : P;
   sim::RingMeasuredPass m;
   m.pass = pass;
   const double origin = pr.start_s;
@@ -88,8 +88,8 @@ sim::RingMeasuredRun run_of(const sim::AttentionProblem& p, const sim::RingTopol
   r.backward_kernel = p.backward() ? "fa2_tc_bwd" : "";
   r.transport = "example";
   r.status = sim::RunStatus::ok;
-  r.forward = pass_of(s, sim::RingPass::forward);
-  if (s.backward) r.backward = pass_of(s, sim::RingPass::backward);
+  r.forward = pass_of(s, sim::Pass::fwd);
+  if (s.backward) r.backward = pass_of(s, sim::Pass::bwd);
   for (sim::i64 b : s.peak_bytes_per_gpu) {
     r.peak_allocated_bytes.push_back(b + b / 20);  // the rung's workspace beside the model's terms
     r.peak_device_used_bytes.push_back(b + b / 20 + (600LL << 20));
@@ -131,7 +131,7 @@ int main(int argc, char** argv) {
   p.seq_q = 32768;
   p.causal = true;
   p.dtype = sim::DType::bf16;
-  p.parallel_part().backward = true;
+  p.parallel_part().passes = sim::PassSelection::fwd_bwd;
   for (int gpus : {1, 4, 8})
     for (sim::RingLayout layout : {sim::RingLayout::zigzag, sim::RingLayout::contiguous}) {
       if (gpus < 8 && layout == sim::RingLayout::contiguous) continue;

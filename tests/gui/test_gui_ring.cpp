@@ -120,7 +120,7 @@ TEST_CASE("the ring's model follows its inputs: the problem, the lanes, the matr
   // An input changed: the model is stale until recomputed, then follows.
   s.ring.inputs.gpus = "4";
   s.ring.inputs.compare_layouts = true;
-  s.ring.inputs.backward = true;
+  s.ring.inputs.passes = sim::PassSelection::fwd_bwd;
   CHECK(ring_needs_recompute(s));
   const auto gen = m.generation;
   recompute_ring(s);
@@ -270,7 +270,7 @@ TEST_CASE("a measured ring run is matched to the problem on screen and placed be
   const sim::RingMeasuredRuns runs = analysis::ring_results_from_file(kExample);
   auto ps = ring_state([](RingInputs& in) {
     in.gpus = "4";
-    in.backward = true;
+    in.passes = sim::PassSelection::fwd_bwd;
   });
   AppState& s = *ps;
   open_ring_results(s, kExample);
@@ -320,7 +320,7 @@ TEST_CASE("a measured ring run is matched to the problem on screen and placed be
   CHECK(m.compute.efficiency == Approx(0.8));
 
   // Another problem: no run of it, and the view says why.
-  s.ring.inputs.backward = false;
+  s.ring.inputs.passes = sim::PassSelection::fwd;
   recompute_ring(s);
   REQUIRE(m.valid);
   CHECK(m.measured.run == -1);
@@ -334,7 +334,7 @@ TEST_CASE("a measured ring run is matched to the problem on screen and placed be
     p.seq_q *= 2;
     CHECK(match_ring_run(runs, p) == -1);
     p = runs.runs[k].problem;
-    p.parallel_part().backward = !p.backward();
+    p.parallel_part().passes = p.backward() ? sim::PassSelection::fwd : sim::PassSelection::fwd_bwd;
     CHECK(match_ring_run(runs, p) == -1);
   }
   // Picking a run sets the ring's problem to its own: the pick is what is shown.
@@ -382,7 +382,7 @@ TEST_CASE("scenarios: the ring's keys, its stages, and bad values as errors", "[
   CHECK(in.gpus_per_node == "4");
   CHECK(in.layout == sim::RingLayout::contiguous);
   CHECK(!in.causal);
-  CHECK(in.backward);
+  CHECK(in.passes == sim::PassSelection::fwd_bwd);
   CHECK(in.dtype == sim::DType::fp16);
   CHECK(in.intra == "pcie5");
   CHECK(in.efficiency == "0.5");

@@ -52,7 +52,7 @@ TEST_CASE("ring on virtual GPUs: O (and dQ, dK, dV) equal fp64 and the single-GP
   p.seq_q = shape.seq;
   p.head_dim = shape.d;
   p.dtype = shape.dtype;
-  p.parallel_part().backward = shape.backward;
+  p.parallel_part().passes = shape.backward ? sim::PassSelection::fwd_bwd : sim::PassSelection::fwd;
   // Both ways of launching a step: the rungs folding and accumulating
   // themselves, and the separate merge and sum kernels.
   const RingSteps steps = GENERATE(RingSteps::fused, RingSteps::pairwise);
@@ -73,7 +73,7 @@ TEST_CASE("ring on virtual GPUs: every step of the timeline is there and in orde
   p.seq_q = 3000;
   p.head_dim = 64;
   p.dtype = sim::DType::bf16;
-  p.parallel_part().backward = true;
+  p.parallel_part().passes = sim::PassSelection::fwd_bwd;
   RingOptions o;
   o.transport = RingTransport::local;
   o.repeats = 3;
@@ -135,12 +135,12 @@ TEST_CASE("ring: what cannot run says why") {
   o.transport = RingTransport::local;
   o.repeats = 0;
   // The forward alone runs on the mma.sync rung, on Hopper too.
-  p.parallel_part().backward = false;
+  p.parallel_part().passes = sim::PassSelection::fwd;
   sim::RingMeasuredRun r = run_ring(p, o);
   CHECK(r.status == sim::RunStatus::ok);
   CHECK(r.kernel == "fa2_tc");
   // A training step needs a backward rung at d = 96: none, and the row says so.
-  p.parallel_part().backward = true;
+  p.parallel_part().passes = sim::PassSelection::fwd_bwd;
   r = run_ring(p, o);
   CHECK(r.status == sim::RunStatus::skipped);
   CHECK_THAT(r.reason, Catch::Contains("96"));
@@ -177,7 +177,7 @@ TEST_CASE("ring over NCCL on one GPU: the communicator opens and the one-step ri
   p.seq_q = 333;
   p.head_dim = 64;
   p.dtype = sim::DType::fp16;
-  p.parallel_part().backward = true;
+  p.parallel_part().passes = sim::PassSelection::fwd_bwd;
   const std::uint64_t seed = kernels::test::fresh_seed();
   INFO("seed " << seed);
   ring_test::check_against_one_gpu(p, RingTransport::nccl, seed);
@@ -201,7 +201,7 @@ TEST_CASE("ring on virtual GPUs: a small ring for the sanitizers", "[ring-saniti
   p.seq_q = 300;
   p.head_dim = d;
   p.dtype = sim::DType::bf16;
-  p.parallel_part().backward = true;
+  p.parallel_part().passes = sim::PassSelection::fwd_bwd;
   RingOptions o;
   o.transport = RingTransport::local;
   o.steps = steps;

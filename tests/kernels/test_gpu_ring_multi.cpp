@@ -59,7 +59,7 @@ sim::AttentionProblem training_step(const RingShape& shape) {
   p.seq_q = shape.seq;
   p.head_dim = shape.d;
   p.dtype = shape.dtype;
-  p.parallel_part().backward = true;
+  p.parallel_part().passes = sim::PassSelection::fwd_bwd;
   return p;
 }
 }  // namespace
@@ -83,7 +83,7 @@ TEST_CASE("ring over NCCL: the timed run's transfers overlap the compute") {
   p.seq_q = 32768;
   p.head_dim = 128;
   p.dtype = sim::DType::bf16;
-  p.parallel_part().backward = true;
+  p.parallel_part().passes = sim::PassSelection::fwd_bwd;
   RingOptions o;
   o.repeats = 3;
   o.check = CheckMode::sampled;

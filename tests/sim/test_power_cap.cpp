@@ -35,7 +35,7 @@ sim::AttentionProblem problem(int gpus, i64 n) {
   p.head_dim = 128;
   p.causal = true;
   p.parallel_part().gpus = gpus;
-  p.parallel_part().backward = true;
+  p.parallel_part().passes = sim::PassSelection::fwd_bwd;
   return p;
 }
 
@@ -128,10 +128,10 @@ TEST_CASE("power cap: the fit recovers the boost time and the rates that made it
   const sim::TimedSeries series{2, 10};
   sim::RingMeasuredRuns runs;
   runs.meta.device.gpu = "NVIDIA H200";
-  auto pass_of = [&](const sim::AttentionProblem& p, sim::RingPass pass, double rate) {
+  auto pass_of = [&](const sim::AttentionProblem& p, sim::Pass pass, double rate) {
     sim::RingComputeModel cm;
     cm.hw = hw;
-    if (pass == sim::RingPass::forward) cm.forward_rung = launch.rungs[0];
+    if (pass == sim::Pass::fwd) cm.forward_rung = launch.rungs[0];
     else cm.backward_rung = launch.rungs[1];
     const double busy = sim::ring_single_gpu_cost(p, pass, cm).time_s;
     const sim::SeriesShares s = sim::capped_shares(busy, boost, rate, series);
@@ -149,8 +149,8 @@ TEST_CASE("power cap: the fit recovers the boost time and the rates that made it
     run.problem = problem(1, n);
     run.kernel = "fa3_hopper";
     run.backward_kernel = "fa2_tc_bwd";
-    run.forward = pass_of(run.problem, sim::RingPass::forward, f_rate);
-    run.backward = pass_of(run.problem, sim::RingPass::backward, b_rate);
+    run.forward = pass_of(run.problem, sim::Pass::fwd, f_rate);
+    run.backward = pass_of(run.problem, sim::Pass::bwd, b_rate);
     runs.runs.push_back(run);
   }
   const analysis::PowerCapFit f = analysis::fit_power_cap(runs, launch, hw, "synthetic.json");
@@ -175,11 +175,11 @@ TEST_CASE("power cap: a measured run is placed beside its passes timed as it was
   run.problem = problem(1, 65536);
   run.kernel = "fa3_hopper";
   run.backward_kernel = "fa2_tc_bwd";
-  run.forward.pass = sim::RingPass::forward;
+  run.forward.pass = sim::Pass::fwd;
   run.forward.time_ms_median = run.forward.time_ms_min = run.forward.time_ms_max = 20.0;
   run.forward.repeats = 10;
   run.forward.warmup = 2;
-  run.problem.parallel_part().backward = false;
+  run.problem.parallel_part().passes = sim::PassSelection::fwd;
   const sim::RingTopology topo = sim::default_ring_topology();
   sim::RingComputeModel cm;
   cm.hw = sim::load_hardware("H200-SXM-141GB");

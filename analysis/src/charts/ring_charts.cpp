@@ -137,7 +137,7 @@ ChartSpec ring_scaling_chart(const sim::RingMeasuredRuns& runs, const RingChartO
   // One series per model (first appearance), step mode (fused first), pass, and what else varies.
   struct Key {
     std::string model, steps, rest;
-    sim::RingPass pass;
+    sim::Pass pass;
     int model_index;
   };
   std::vector<std::string> models;
@@ -185,13 +185,13 @@ ChartSpec ring_scaling_chart(const sim::RingMeasuredRuns& runs, const RingChartO
     if (x.model_index != y.model_index) return x.model_index < y.model_index;
     if (x.rest != y.rest) return x.rest < y.rest;
     if (x.steps != y.steps) return x.steps == "fused";
-    return x.pass == sim::RingPass::forward && y.pass == sim::RingPass::backward;
+    return x.pass == sim::Pass::fwd && y.pass == sim::Pass::bwd;
   });
   for (size_t k : order) {
     const Key& key = keys[k];
     std::vector<std::pair<double, double>>& pts = points[k];
     std::stable_sort(pts.begin(), pts.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-    const bool bwd = key.pass == sim::RingPass::backward;
+    const bool bwd = key.pass == sim::Pass::bwd;
     const bool pairwise = key.steps == "pairwise";
     Series s;
     s.name = key.model + key.rest + (bwd ? " bwd" : " fwd") + (v.steps ? ", " + key.steps : "");
@@ -241,8 +241,8 @@ ChartSpec ring_scaling_chart(const sim::RingMeasuredRuns& runs, const RingChartO
 // ---- ring-time -----------------------------------------------------------------------
 
 ChartSpec ring_time_chart(const sim::RingMeasuredRuns& runs, const RingChartOptions& opt) {
-  const sim::RingPass pass = opt.pass.value_or(sim::RingPass::forward);
-  const bool bwd = pass == sim::RingPass::backward;
+  const sim::Pass pass = opt.pass.value_or(sim::Pass::fwd);
+  const bool bwd = pass == sim::Pass::bwd;
   ChartSpec c;
   c.id = "ring-time";
   c.kind = ChartKind::bars;

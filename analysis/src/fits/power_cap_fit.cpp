@@ -43,12 +43,12 @@ PowerCapFit fit_power_cap(const sim::RingMeasuredRuns& runs, const sim::RungTimi
   std::map<RungKey, std::vector<std::size_t>> groups;
   for (const sim::RingMeasuredRun& run : runs.runs) {
     if (run.status != sim::RunStatus::ok || run.problem.gpus() != 1) continue;
-    for (sim::RingPass pass : {sim::RingPass::forward, sim::RingPass::backward}) {
-      const sim::RingMeasuredPass* m = pass == sim::RingPass::forward ? &run.forward
+    for (sim::Pass pass : {sim::Pass::fwd, sim::Pass::bwd}) {
+      const sim::RingMeasuredPass* m = pass == sim::Pass::fwd ? &run.forward
                                        : run.backward                 ? &*run.backward
                                                                       : nullptr;
       if (m == nullptr || m->repeats < 1 || !(m->time_ms_min > 0) || !(m->time_ms_median >= m->time_ms_min)) continue;
-      const std::string& rung = pass == sim::RingPass::forward ? run.kernel : run.backward_kernel;
+      const std::string& rung = pass == sim::Pass::fwd ? run.kernel : run.backward_kernel;
       const sim::RungTiming* t = launch.find(rung, run.problem.head_dim);
       if (t == nullptr) {
         const std::string note = rung + " at d " + std::to_string(run.problem.head_dim) + ": not in the launch model's set";
@@ -64,7 +64,7 @@ PowerCapFit fit_power_cap(const sim::RingMeasuredRuns& runs, const sim::RungTimi
       if (m->warmup >= 0) p.series.warmup = m->warmup;
       sim::RingComputeModel cm;
       cm.hw = hw;
-      if (pass == sim::RingPass::forward) cm.forward_rung = *t;
+      if (pass == sim::Pass::fwd) cm.forward_rung = *t;
       else cm.backward_rung = *t;
       p.busy_s = sim::ring_single_gpu_cost(run.problem, pass, cm).time_s;
       p.median_ms = m->time_ms_median;

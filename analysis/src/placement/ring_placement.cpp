@@ -37,7 +37,7 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 struct StreamView {
   double comm_ms = 0, exposed_ms = 0;
 };
-StreamView stream_view(const std::vector<sim::RingEvent>& events, sim::RingPass pass, int P, int steps,
+StreamView stream_view(const std::vector<sim::RingEvent>& events, sim::Pass pass, int P, int steps,
                        const std::vector<double>& t0, const std::vector<double>& t1) {
   auto cell = [&](int g, int st) { return static_cast<std::size_t>(g * steps + st); };
   std::vector<double> compute_end(t1.size(), kNaN);
@@ -69,7 +69,7 @@ RingCalibration calibrate_ring_efficiency(const sim::RingMeasuredRuns& runs, con
   RingCalibration c;
   c.forward = given.efficiency;
   c.backward = given.backward_efficiency;
-  const sim::RingMeasuredRun* one = ring_single_gpu_run(runs, p, sim::RingPass::forward);
+  const sim::RingMeasuredRun* one = ring_single_gpu_run(runs, p, sim::Pass::fwd);
   if (one == nullptr) {
     c.note = "compute efficiency " + sim::fixed(given.efficiency, 3) +
              " as given: no P = 1 run of the same attention in the file to calibrate it";
@@ -79,7 +79,7 @@ RingCalibration calibrate_ring_efficiency(const sim::RingMeasuredRuns& runs, con
   bound.efficiency = 1.0;
   bound.backward_efficiency.reset();
   sim::AttentionProblem q = one->problem;
-  q.parallel_part().backward = p.backward() && one->backward.has_value();
+  q.parallel_part().passes = p.backward() && one->backward ? sim::PassSelection::fwd_bwd : sim::PassSelection::fwd;
   const sim::RingSimulation s = sim::simulate_ring(q, topo, bound);
   std::vector<std::string> capped;
   auto eff = [&](double bound_s, double measured_ms, const char* name) {
@@ -115,7 +115,7 @@ RingPlacement place_ring_run(const sim::RingMeasuredRun& run, const sim::RingTop
   pl.calibration.backward = cm.backward_efficiency;
   pl.calibration.note = "compute efficiency " + sim::fixed(cm.efficiency, 3) + " as given";
   sim::AttentionProblem p = run.problem;
-  p.parallel_part().backward = run.backward.has_value();
+  p.parallel_part().passes = run.backward ? sim::PassSelection::fwd_bwd : sim::PassSelection::fwd;
   // The prediction launches its steps as the run did: the scratch memory and
   // the homecoming's bytes differ between fused and pairwise steps.
   sim::RingComputeModel as_run = cm;
@@ -128,11 +128,11 @@ RingPlacement place_ring_run(const sim::RingMeasuredRun& run, const sim::RingTop
   };
   pl.simulation = sim::simulate_ring_timed(p, topo, as_run, series_of(&run.forward),
                                            series_of(run.backward ? &*run.backward : nullptr), &pl.power_shares);
-  for (sim::RingPass pass : {sim::RingPass::forward, sim::RingPass::backward}) {
-    const sim::SeriesShares& sh = pass == sim::RingPass::forward ? pl.power_shares.forward : pl.power_shares.backward;
+  for (sim::Pass pass : {sim::Pass::fwd, sim::Pass::bwd}) {
+    const sim::SeriesShares& sh = pass == sim::Pass::fwd ? pl.power_shares.forward : pl.power_shares.backward;
     const sim::RungTiming* rt = sim::ring_rung(as_run, pass, p.head_dim);
     if (sh.median > 0 && rt != nullptr)
-      pl.notes.push_back(std::string(pass == sim::RingPass::forward ? "the forward's" : "the backward's") +
+      pl.notes.push_back(std::string(pass == sim::Pass::fwd ? "the forward's" : "the backward's") +
                          " median timed run: " +
                          sim::fixed(100 * sh.median, 0) + " % of its rung time under the power limit (" +
                          rt->geometry.rung + " at " + sim::fixed(rt->capped_rate, 3) + " of its boost rate), " +
@@ -140,9 +140,9 @@ RingPlacement place_ring_run(const sim::RingMeasuredRun& run, const sim::RingTop
   }
   const sim::RingSimulation& s = pl.simulation;
   const int P = p.gpus();
-  for (sim::RingPass pass : {sim::RingPass::forward, sim::RingPass::backward}) {
+  for (sim::Pass pass : {sim::Pass::fwd, sim::Pass::bwd}) {
     const sim::RingMeasuredPass* m =
-        pass == sim::RingPass::forward ? &run.forward : (run.backward ? &*run.backward : nullptr);
+        pass == sim::Pass::fwd ? &run.forward : (run.backward ? &*run.backward : nullptr);
     if (m == nullptr) continue;
     const sim::RingPassResult& sp = s.pass(pass);
     RingPassPlacement pp;
@@ -158,7 +158,7 @@ RingPlacement place_ring_run(const sim::RingMeasuredRun& run, const sim::RingTop
     pp.measured_exposed_ms = m->exposed_comm_ms;
     // The prediction per (gpu, step): its compute bar, the wait before the
     // next step, and the span of the transfers it sends or receives.
-    const int steps = pass == sim::RingPass::backward && P > 1 ? P + 1 : P;
+    const int steps = pass == sim::Pass::bwd && P > 1 ? P + 1 : P;
     std::vector<RingStepPlacement> grid(static_cast<std::size_t>(P * steps));
     std::vector<double> t0(grid.size(), std::numeric_limits<double>::infinity()), t1(grid.size(), -1.0);
     for (int g = 0; g < P; ++g)
@@ -285,14 +285,14 @@ std::string ring_placement_text(const RingPlacement& pl, bool per_step) {
   TextTable totals({"pass", "time ms", "predicted", "error", "compute ms", "predicted", "error", "comm ms", "predicted",
                     "error", "exposed ms", "predicted"});
   for (const RingPassPlacement& p : pl.passes)
-    totals.add({std::string(sim::ring_pass_name(p.pass)), ms(p.measured_time_ms), ms(p.predicted_time_ms),
+    totals.add({std::string(sim::to_string(p.pass)), ms(p.measured_time_ms), ms(p.predicted_time_ms),
                 signed_pct(p.time_error), ms(p.measured_compute_ms), ms(p.predicted_compute_ms),
                 signed_pct(p.compute_error), ms(p.measured_comm_ms), ms(p.predicted_comm_ms),
                 signed_pct(p.comm_error), ms(p.measured_exposed_ms), ms(p.predicted_exposed_ms)});
   out += totals.str();
   if (!per_step) return out;
   for (const RingPassPlacement& p : pl.passes) {
-    out += "\n" + std::string(p.pass == sim::RingPass::forward ? "Forward" : "Backward") +
+    out += "\n" + std::string(p.pass == sim::Pass::fwd ? "Forward" : "Backward") +
            ", per GPU and step (measured beside predicted; transfer: the span of the step's sends and receives)\n";
     TextTable t({"GPU", "step", "K/V of", "compute ms", "predicted", "error", "transfer ms", "predicted", "error",
                  "wait ms", "predicted"});
@@ -324,7 +324,7 @@ nlohmann::json ring_placement_json(const RingPlacement& pl) {
                            {"transfer_error", number_json(x.transfer_error)},
                            {"predicted_wait_ms", number_json(x.predicted_wait_ms)},
                            {"measured_wait_ms", number_json(x.measured_wait_ms)}});
-    passes.push_back(json{{"pass", std::string(sim::ring_pass_name(p.pass))},
+    passes.push_back(json{{"pass", std::string(sim::to_string(p.pass))},
                           {"predicted_time_ms", number_json(p.predicted_time_ms)},
                           {"measured_time_ms", number_json(p.measured_time_ms)},
                           {"time_error", number_json(p.time_error)},
@@ -370,7 +370,7 @@ std::vector<std::vector<std::string>> ring_placement_csv_rows(const RingPlacemen
   auto opt = [](double v) { return std::isfinite(v) ? sim::shortest(v) : std::string(); };
   for (const RingPassPlacement& p : pl.passes)
     for (const RingStepPlacement& x : p.steps)
-      rows.push_back({std::string(sim::ring_pass_name(p.pass)), std::to_string(x.gpu), std::to_string(x.step),
+      rows.push_back({std::string(sim::to_string(p.pass)), std::to_string(x.gpu), std::to_string(x.step),
                       std::to_string(x.kv_owner), opt(x.measured_compute_ms), opt(x.predicted_compute_ms),
                       opt(x.compute_error), opt(x.measured_transfer_ms), opt(x.predicted_transfer_ms),
                       opt(x.transfer_error), opt(x.measured_wait_ms), opt(x.predicted_wait_ms)});

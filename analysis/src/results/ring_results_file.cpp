@@ -77,7 +77,7 @@ sim::AttentionProblem problem_from(const Reader& rd, const json& o, const std::s
   const std::string layout = rd.text(o, where, "layout", true);
   if (!sim::parse_ring_layout(layout, p.parallel_part().layout))
     rd.error(where + ".layout", "unknown layout '" + layout + "' (expected " + sim::ring_layout_names() + ")");
-  p.parallel_part().backward = rd.flag(o, where, "backward", false);
+  p.parallel_part().passes = rd.flag(o, where, "backward", false) ? sim::PassSelection::fwd_bwd : sim::PassSelection::fwd;
   if (const auto why = sim::validate(p); !why.empty()) rd.error(where, why.front().message);
   return p;
 }
@@ -109,7 +109,7 @@ json pass_to_json(const sim::RingMeasuredPass& p) {
               {"steps", std::move(steps)}};
 }
 
-sim::RingMeasuredPass pass_from(const Reader& rd, const json& o, const std::string& where, sim::RingPass pass,
+sim::RingMeasuredPass pass_from(const Reader& rd, const json& o, const std::string& where, sim::Pass pass,
                                 int gpus) {
   sim::RingMeasuredPass p;
   p.pass = pass;
@@ -125,7 +125,7 @@ sim::RingMeasuredPass pass_from(const Reader& rd, const json& o, const std::stri
   p.rung_ms = rd.real(o, where, "rung_ms", -1.0);
   if (!rd.has(o, "steps")) return p;
   const json& steps = rd.array(o, where, "steps");
-  const int last_step = pass == sim::RingPass::backward ? gpus : gpus - 1;
+  const int last_step = pass == sim::Pass::bwd ? gpus : gpus - 1;
   for (std::size_t k = 0; k < steps.size(); ++k) {
     const std::string w = where + ".steps[" + std::to_string(k) + "]";
     const json& s = steps[k];
@@ -343,9 +343,9 @@ sim::RingMeasuredRuns ring_results_from_json(const std::string& text, const std:
     const int P = run.problem.gpus();
     // A run that did not finish may have no times.
     if (run.status == sim::RunStatus::ok || rd.has(o, "forward"))
-      run.forward = pass_from(rd, rd.object(o, w, "forward"), w + ".forward", sim::RingPass::forward, P);
+      run.forward = pass_from(rd, rd.object(o, w, "forward"), w + ".forward", sim::Pass::fwd, P);
     if (rd.has(o, "backward"))
-      run.backward = pass_from(rd, rd.object(o, w, "backward"), w + ".backward", sim::RingPass::backward, P);
+      run.backward = pass_from(rd, rd.object(o, w, "backward"), w + ".backward", sim::Pass::bwd, P);
     else if (run.problem.backward() && run.status == sim::RunStatus::ok)
       rd.error(w + ".backward", "missing (the problem has a backward pass and the run is ok)");
     run.peak_allocated_bytes = wholes_from(rd, o, w, "peak_allocated_bytes");
@@ -407,7 +407,7 @@ std::string ring_results_csv(const sim::RingMeasuredRuns& r) {
                     std::string(sim::ring_layout_name(p.layout())),
                     p.causal ? "true" : "false",
                     std::string(sim::to_string(p.dtype)),
-                    std::string(sim::ring_pass_name(row.pass)),
+                    std::string(sim::to_string(row.pass)),
                     num(row.time_ms),
                     num(row.comm_ms),
                     num(row.exposed_comm_ms),
@@ -417,7 +417,7 @@ std::string ring_results_csv(const sim::RingMeasuredRuns& r) {
                     row.scaling_efficiency ? sim::shortest(*row.scaling_efficiency) : std::string(),
                     std::string(sim::to_string(run.status)),
                     run.reason,
-                    row.pass == sim::RingPass::forward ? run.kernel : run.backward_kernel,
+                    row.pass == sim::Pass::fwd ? run.kernel : run.backward_kernel,
                     run.transport,
                     num(row.time_ms_min),
                     num(row.time_ms_max),

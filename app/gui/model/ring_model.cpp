@@ -19,7 +19,7 @@ namespace flashlab::gui {
 bool RingInputs::operator==(const RingInputs& o) const {
   return model == o.model && heads == o.heads && kv_heads == o.kv_heads && head_dim == o.head_dim &&
          batch == o.batch && seq == o.seq && gpus == o.gpus && gpus_per_node == o.gpus_per_node &&
-         layout == o.layout && causal == o.causal && backward == o.backward && dtype == o.dtype &&
+         layout == o.layout && causal == o.causal && passes == o.passes && dtype == o.dtype &&
          intra == o.intra && inter == o.inter && efficiency == o.efficiency && compare_layouts == o.compare_layouts &&
          calibrate == o.calibrate && run_choice == o.run_choice && steps == o.steps;
 }
@@ -117,7 +117,7 @@ bool parse_problem(const RingInputs& in, sim::AttentionProblem& p, RingModel& m)
   text.seq = in.seq;
   text.gpus = in.gpus;
   text.layout = in.layout;
-  text.backward = in.backward;
+  text.passes = in.passes;
   text.causal = in.causal;
   text.dtype = std::string(sim::to_string(in.dtype));
   const sim::ParsedProblem parsed = sim::parse_problem(text, ring_field_names());
@@ -221,7 +221,7 @@ RingLane measured_lane(const sim::RingMeasuredRuns& runs, const analysis::RingPl
                (run.backward_kernel.empty() ? "" : " / " + run.backward_kernel) +
                (lane.example || run.transport == "local" ? "" : " on " + ring_run_machine(runs, run)) +
                (run.transport.empty() || run.transport == "nccl" ? "" : ", transport \"" + run.transport + "\"");
-  auto placed = [&](sim::RingPass pass, int gpu, int step) -> const analysis::RingStepPlacement* {
+  auto placed = [&](sim::Pass pass, int gpu, int step) -> const analysis::RingStepPlacement* {
     for (const analysis::RingPassPlacement& pp : pl.passes)
       if (pp.pass == pass)
         for (const analysis::RingStepPlacement& x : pp.steps)
@@ -229,10 +229,10 @@ RingLane measured_lane(const sim::RingMeasuredRuns& runs, const analysis::RingPl
     return nullptr;
   };
   double offset = 0;
-  for (sim::RingPass pass : {sim::RingPass::forward, sim::RingPass::backward}) {
-    const sim::RingMeasuredPass* mp = pass == sim::RingPass::forward ? &run.forward : (run.backward ? &*run.backward : nullptr);
+  for (sim::Pass pass : {sim::Pass::fwd, sim::Pass::bwd}) {
+    const sim::RingMeasuredPass* mp = pass == sim::Pass::fwd ? &run.forward : (run.backward ? &*run.backward : nullptr);
     if (!mp) continue;
-    if (pass == sim::RingPass::backward) lane.backward_start_s = offset;
+    if (pass == sim::Pass::bwd) lane.backward_start_s = offset;
     for (const sim::RingMeasuredStep& st : mp->steps) {
       if (st.gpu < 0 || st.gpu >= P) continue;
       const analysis::RingStepPlacement* x = placed(pass, st.gpu, st.step);
@@ -269,7 +269,7 @@ RingLane measured_lane(const sim::RingMeasuredRuns& runs, const analysis::RingPl
         t.start_s = offset + st.transfer_start_ms * 1e-3;
         t.end_s = offset + st.transfer_end_ms * 1e-3;
         t.bytes = st.bytes_received;
-        t.gradients = pass == sim::RingPass::backward && st.step >= P;
+        t.gradients = pass == sim::Pass::bwd && st.step >= P;
         t.placed = false;
         t.predicted_s = t.error = kNaN;
         if (x) {
@@ -393,7 +393,7 @@ void place_measured(AppState& s, RingModel& m) {
   else if (run.transport != "nccl")
     mv.warning = "transport \"" + run.transport + "\": not a run over GPU links (flashlab bench --gpus writes \"nccl\")";
   mv.errors = step_errors(*mv.placement);
-  if (const sim::RingMeasuredRun* one = analysis::ring_single_gpu_run(res.runs, run.problem, sim::RingPass::forward)) {
+  if (const sim::RingMeasuredRun* one = analysis::ring_single_gpu_run(res.runs, run.problem, sim::Pass::fwd)) {
     double t1 = one->forward.time_ms_median, t = run.forward.time_ms_median;
     const bool both = !run.backward || (one->backward && one->backward->time_ms_median > 0);
     if (run.backward && both) {
@@ -469,7 +469,7 @@ std::string ring_run_label(const sim::RingMeasuredRun& run, size_t k) {
   return "run " + std::to_string(k + 1) + ": " + model + ", N " + analysis::format_tick(static_cast<double>(p.seq_q), analysis::TickFormat::binary) +
          (p.batch == 1 ? "" : ", B " + std::to_string(p.batch)) + ", " + std::to_string(p.gpus()) +
          (p.gpus() == 1 ? " GPU" : " GPUs") + (p.gpus() == 1 ? "" : " " + layout_words(p.layout())) +
-         (p.backward() ? ", fwd+bwd" : ", fwd") + ", " + run.steps + " steps" +
+         ", " + std::string(sim::to_string(p.passes())) + ", " + run.steps + " steps" +
          (run.status == sim::RunStatus::ok ? "" : " (" + std::string(sim::to_string(run.status)) + ")");
 }
 
@@ -507,7 +507,7 @@ void ring_inputs_from_problem(RingInputs& in, const sim::AttentionProblem& p) {
   in.layout = p.layout();
   in.causal = p.causal;
   in.dtype = p.dtype;
-  in.backward = p.backward();
+  in.passes = p.passes();
 }
 
 void recompute_ring(AppState& s) {
@@ -661,7 +661,7 @@ void ring_seek_step(AppState& s, int step) {
   }
   st.time_s = 0;
   for (const sim::RingEvent& e : m.simulation.events)
-    if (e.pass == sim::RingPass::forward && e.kind == sim::RingEventKind::compute && e.step == st.step)
+    if (e.pass == sim::Pass::fwd && e.kind == sim::RingEventKind::compute && e.step == st.step)
       st.time_s = std::max(st.time_s, e.end_s);
 }
 

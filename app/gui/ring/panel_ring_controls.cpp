@@ -128,11 +128,11 @@ void panel_ring_controls(AppState& s) {
   size_field("batch B", "##ring_b", in.batch, "e.g. 1", label_w, blamed("batch"));
   size_field("N (all)", "##ring_n", in.seq, "e.g. 32K", label_w, blamed("seq"));
   ImGui::Checkbox("causal mask", &in.causal);
-  int pass = in.backward ? 1 : 0;
+  int pass = in.passes == sim::PassSelection::fwd_bwd ? 1 : 0;
   ImGui::RadioButton("forward", &pass, 0);
   ImGui::SameLine();
   ImGui::RadioButton("forward + backward", &pass, 1);
-  in.backward = pass == 1;
+  in.passes = pass == 1 ? sim::PassSelection::fwd_bwd : sim::PassSelection::fwd;
 
   section("The ring");
   gpus_field(in, label_w, blamed("gpus"));

@@ -40,9 +40,9 @@ void set_layout(AppState& s, const json& v, const std::string&) {
 }
 
 void set_pass(AppState& s, const json& v, const std::string&) {
-  const std::string p = v.is_string() ? v.get<std::string>() : "";
-  if (p != "fwd" && p != "fwd+bwd") throw std::runtime_error("ring.pass must be \"fwd\" or \"fwd+bwd\"");
-  s.ring.inputs.backward = p == "fwd+bwd";
+  const auto p = v.is_string() ? sim::parse_pass_selection(v.get<std::string>()) : std::nullopt;
+  if (!p || *p == sim::PassSelection::bwd) throw std::runtime_error("ring.pass must be \"fwd\" or \"fwd+bwd\"");
+  s.ring.inputs.passes = *p;
 }
 
 void set_dtype(AppState& s, const json& v, const std::string&) {

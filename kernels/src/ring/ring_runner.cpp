@@ -57,7 +57,7 @@ namespace {
 
 using sim::ChunkVisibility;
 using sim::RingChunk;
-using sim::RingPass;
+using sim::Pass;
 
 // The single-GPU runner's seeds of Q, K, V, dO (cuda_backend.cpp), so that a
 // ring run and a single-GPU case of the same seed see the same inputs.
@@ -194,9 +194,9 @@ class RingRun {
   void compute_forward_step(Rank& g, int s, void* package);
   void compute_backward_step(Rank& g, int s, void* package, float* dkv_target);
   void exchange(int s, bool backward);
-  RunTimes read_times(RingPass pass, bool backward);
+  RunTimes read_times(Pass pass, bool backward);
   void begin_run(bool backward);
-  sim::RingMeasuredPass time_pass(RingPass pass);
+  sim::RingMeasuredPass time_pass(Pass pass);
 
   // ---- checks -----------------------------------------------------------------
   i64 count_unwritten(bool backward);
@@ -590,7 +590,7 @@ RunTimes RingRun::share_times(const RunTimes& mine) {
     const i64 n = r.take<i64>();
     for (i64 k = 0; k < n; ++k) {
       sim::RingMeasuredStep m;
-      m.gpu = r.take<int>(), m.step = r.take<int>(), m.pass = r.take<RingPass>(), m.kv_owner = r.take<int>();
+      m.gpu = r.take<int>(), m.step = r.take<int>(), m.pass = r.take<Pass>(), m.kv_owner = r.take<int>();
       m.compute_start_ms = r.take<double>(), m.compute_end_ms = r.take<double>();
       m.rung_ms = r.take<double>(), m.wait_ms = r.take<double>();
       m.transfer_start_ms = r.take<double>(), m.transfer_end_ms = r.take<double>();
@@ -928,7 +928,7 @@ float elapsed(cudaEvent_t from, cudaEvent_t to) {
   return ms;
 }
 
-RunTimes RingRun::read_times(RingPass pass, bool backward) {
+RunTimes RingRun::read_times(Pass pass, bool backward) {
   RunTimes t;
   const int last = backward ? (P() == 1 ? 0 : P()) : P() - 1;
   t.busy_ms.assign(static_cast<std::size_t>(P()), 0.0);
@@ -971,8 +971,8 @@ RunTimes RingRun::read_times(RingPass pass, bool backward) {
   return ranked() ? share_times(t) : t;
 }
 
-sim::RingMeasuredPass RingRun::time_pass(RingPass pass) {
-  const bool backward = pass == RingPass::backward;
+sim::RingMeasuredPass RingRun::time_pass(Pass pass) {
+  const bool backward = pass == Pass::bwd;
   auto run_once = [&] {
     if (backward) run_backward(true);
     else run_forward(true);
@@ -1078,7 +1078,7 @@ std::vector<float> RingRun::gather_lse(i64 b, i64 h) {
   return out;
 }
 
-sim::RingMeasuredPass untimed(RingPass pass) {
+sim::RingMeasuredPass untimed(Pass pass) {
   sim::RingMeasuredPass m;
   m.pass = pass;
   return m;
@@ -1241,7 +1241,7 @@ sim::RingMeasuredRun RingRun::run(RingTensors* gathered) {
     if (const i64 bad = count_unwritten(false); bad > 0)
       throw AgreedFailure(std::to_string(bad) + " elements of O were not written (or not finite)");
     if (o_.check != CheckMode::off) check_forward(out);
-    out.forward = o_.repeats > 0 ? time_pass(RingPass::forward) : untimed(RingPass::forward);
+    out.forward = o_.repeats > 0 ? time_pass(Pass::fwd) : untimed(Pass::fwd);
     if (const i64 bad = count_unwritten(false); bad > 0)
       throw AgreedFailure(std::to_string(bad) + " elements of O were not written in the timed runs");
     if (p_.backward()) {
@@ -1249,7 +1249,7 @@ sim::RingMeasuredRun RingRun::run(RingTensors* gathered) {
       if (const i64 bad = count_unwritten(true); bad > 0)
         throw AgreedFailure(std::to_string(bad) + " elements of dQ, dK, dV were not written (or not finite)");
       if (o_.check != CheckMode::off) check_backward(out);
-      out.backward = o_.repeats > 0 ? time_pass(RingPass::backward) : untimed(RingPass::backward);
+      out.backward = o_.repeats > 0 ? time_pass(Pass::bwd) : untimed(Pass::bwd);
       if (const i64 bad = count_unwritten(true); bad > 0)
         throw AgreedFailure(std::to_string(bad) + " elements of dQ, dK, dV were not written in the timed runs");
     }

@@ -158,7 +158,7 @@ std::vector<sim::AttentionProblem> expand_ring_axes(const RingAxes& a) {
                 p.dtype = t;
                 p.parallel_part().gpus = g;
                 p.parallel_part().layout = layout;
-                p.parallel_part().backward = a.backward;
+                p.parallel_part().passes = a.passes;
                 for (const sim::ProblemError& e : sim::validate(p)) bad(e.message);
                 out.push_back(p);
               }
@@ -259,10 +259,10 @@ RingAxes ring_axes(const json& axes) {
         a.dtypes.push_back(*dt);
       }
     } else if (key == "pass") {
-      const std::string pass = value.is_string() ? value.get<std::string>() : std::string();
-      if (pass != "fwd" && pass != "fwd+bwd")
+      const auto pass = value.is_string() ? sim::parse_pass_selection(value.get<std::string>()) : std::nullopt;
+      if (!pass || *pass == sim::PassSelection::bwd)
         bad(where + ": expected \"fwd\" or \"fwd+bwd\" (got " + value.dump() + ")");
-      a.backward = pass == "fwd+bwd";
+      a.passes = *pass;
     }
   }
   return a;

@@ -73,7 +73,7 @@ ParsedProblem parse_problem(const ProblemText& text, const ProblemFieldNames& na
     p.head_dim = *d;
     p.dtype = *dtype;
     p.causal = text.causal;
-    if (text.gpus) p.parallel = ParallelPart{static_cast<int>(P), text.layout, text.backward};
+    if (text.gpus) p.parallel = ParallelPart{static_cast<int>(P), text.layout, text.passes};
     for (ProblemError& e : validate(p)) errors.push_back(std::move(e));
   }
   std::vector<std::string> tile_errors;

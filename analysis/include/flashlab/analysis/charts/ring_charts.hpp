@@ -17,7 +17,7 @@ namespace flashlab::analysis {
 // Which runs a ring chart draws. A run is its problem and its steps.
 struct RingChartOptions {
   // ring-scaling: one pass, or both when unset; ring-time: the pass drawn (unset: the forward).
-  std::optional<sim::RingPass> pass;
+  std::optional<sim::Pass> pass;
   sim::RingLayout layout = sim::RingLayout::zigzag;  // runs of this layout only
   // "fused" or "pairwise": runs with those steps only. Empty: ring-scaling
   // draws every step mode of the file (pairwise fainter, dotted), ring-time

@@ -22,7 +22,7 @@ namespace flashlab::analysis {
 struct PowerCapPoint {
   std::string rung;
   sim::i64 head_dim = 0;
-  sim::RingPass pass = sim::RingPass::forward;
+  sim::Pass pass = sim::Pass::fwd;
   sim::AttentionProblem problem;
   sim::TimedSeries series;
   double busy_s = 0;                   // the rung's launch at boost (the launch model)

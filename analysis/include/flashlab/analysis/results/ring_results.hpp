@@ -43,16 +43,16 @@ std::string ring_model_id(const sim::AttentionProblem& p);
 // Visible (query, key) pairs of the whole problem: N² or, causal, N(N+1)/2.
 i64 ring_total_pairs(const sim::AttentionProblem& p);
 // The convention's FLOPs of a pass (all GPUs): 4·B·H·pairs·d forward, 2.5× backward.
-double ring_pass_flops(const sim::AttentionProblem& p, sim::RingPass pass);
+double ring_pass_flops(const sim::AttentionProblem& p, sim::Pass pass);
 // The P = 1 run of the same attention in `runs` that measured `pass` (status
 // ok), the same layout preferred; nullptr when there is none.
 const sim::RingMeasuredRun* ring_single_gpu_run(const sim::RingMeasuredRuns& runs, const sim::AttentionProblem& p,
-                                                sim::RingPass pass);
+                                                sim::Pass pass);
 
 // One (run, pass) as the CSV and the table show it.
 struct RingRow {
   std::size_t run = 0;                 // index into RingMeasuredRuns::runs
-  sim::RingPass pass = sim::RingPass::forward;
+  sim::Pass pass = sim::Pass::fwd;
   std::string model;                   // ring_model_id
   bool measured = false;               // status ok and the pass was timed
   double time_ms = 0, time_ms_min = 0, time_ms_max = 0;
@@ -80,7 +80,7 @@ std::string ring_table(const sim::RingMeasuredRuns& r);
 struct RingStepPlacement {
   int gpu = 0;
   int step = 0;               // P: the backward's homecoming transfer
-  sim::RingPass pass = sim::RingPass::forward;
+  sim::Pass pass = sim::Pass::fwd;
   int kv_owner = 0;
   // Durations; starts are from the pass's start. NaN where a side has none
   // (no compute at the homecoming step, no transfer at the last step).
@@ -92,7 +92,7 @@ struct RingStepPlacement {
 };
 
 struct RingPassPlacement {
-  sim::RingPass pass = sim::RingPass::forward;
+  sim::Pass pass = sim::Pass::fwd;
   double predicted_time_ms = 0, measured_time_ms = 0, time_error = 0;
   double predicted_compute_ms = 0, measured_compute_ms = 0, compute_error = 0;
   double predicted_comm_ms = 0, measured_comm_ms = 0, comm_error = 0;

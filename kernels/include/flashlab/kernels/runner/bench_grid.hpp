@@ -52,7 +52,7 @@ struct RingAxes {
   std::vector<sim::RingLayout> layouts;  // empty: zig-zag
   std::vector<bool> causal;          // empty: causal
   std::vector<sim::DType> dtypes;    // empty: bf16
-  bool backward = false;             // fwd+bwd (a training step's attention)
+  sim::PassSelection passes = sim::PassSelection::fwd;  // fwd, or fwd+bwd (a training step's attention)
 };
 
 // One ring problem per point, in the order dtype, causal, layout, model (or

@@ -24,7 +24,7 @@ namespace flashlab::sim {
 struct RingMeasuredStep {
   int gpu = 0;
   int step = 0;                 // 0 … P − 1 (the backward's homecoming transfer of dK, dV: step P)
-  RingPass pass = RingPass::forward;
+  Pass pass = Pass::fwd;
   int kv_owner = 0;             // whose K, V chunks the GPU computed on
   // The compute stream: the visible chunk pairs of the step (rung launches and
   // the online-softmax merges). Start = end when every pair was skipped.
@@ -48,7 +48,7 @@ struct RingMeasuredStep {
 
 // One pass (forward, or the backward of a training step) over P GPUs.
 struct RingMeasuredPass {
-  RingPass pass = RingPass::forward;
+  Pass pass = Pass::fwd;
   // Wall time of the pass on the GPUs (first GPU's start to last GPU's end),
   // CUDA events, median / min / max over the timed repeats.
   double time_ms_median = 0, time_ms_min = 0, time_ms_max = 0;
