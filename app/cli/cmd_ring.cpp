@@ -268,7 +268,7 @@ class RingCommand final : public Command {
     return 0;
   }
 
-  sim::RingMeasuredRuns read_results() const {
+  sim::MeasuredRuns read_results() const {
     try {
       return analysis::ring_results_from_file(results_);
     } catch (const std::exception& e) {
@@ -297,7 +297,7 @@ class RingCommand final : public Command {
     if (!steps_.empty() && !sim::parse_ring_steps(steps_))
       throw UsageError("--steps: '" + steps_ + "' is not fused or pairwise");
     opt.steps = steps_;
-    const sim::RingMeasuredRuns runs = read_results();
+    const sim::MeasuredRuns runs = read_results();
     analysis::ChartSpec chart;
     try {
       chart = analysis::build_ring_chart(chart_, runs, opt);
@@ -309,7 +309,7 @@ class RingCommand final : public Command {
   }
 
   int run_results(sim::RingTopology topo, sim::RingComputeModel cm) {
-    const sim::RingMeasuredRuns runs = read_results();
+    const sim::MeasuredRuns runs = read_results();
     // What the file gives where no flag chose: the datasheet preset of the GPU
     // the runs were measured on, the link measured between such GPUs, the
     // launch model fitted on that GPU.
@@ -327,13 +327,13 @@ class RingCommand final : public Command {
     std::vector<std::size_t> placed_index;
     if (!json_) {
       std::cout << "Measured ring runs from " << results_;
-      if (!runs.meta.device.gpu.empty()) std::cout << " (" << runs.meta.device.gpu << ")";
+      if (!runs.meta.gpu.empty()) std::cout << " (" << runs.meta.gpu << ")";
       std::cout << " beside the simulation on " << cm.hw.display_name << ", " << topo.intra.label
                 << (topo.intra.kind == "measured" ? " (measured)" : "") << "\n\n";
       std::cout << analysis::ring_table(runs) << "\n";
     }
     for (std::size_t k = 0; k < runs.runs.size(); ++k) {
-      const sim::RingMeasuredRun& run = runs.runs[k];
+      const sim::MeasuredRun& run = runs.runs[k];
       if (run.status != sim::RunStatus::ok) {
         if (!json_)
           std::cout << "run " << k << ": " << sim::to_string(run.status) << (run.reason.empty() ? "" : ": " + run.reason)

@@ -24,11 +24,42 @@
 
 #include "flashlab/analysis/text/csv.hpp"
 #include "flashlab/sim/core/format.hpp"
+#include "results/run_meta_json.hpp"
 #include "text/results_json.hpp"
 
 namespace flashlab::analysis {
 
 using nlohmann::json;
+
+json run_meta_json(const sim::RunMeta& m) {
+  return json{{"gpu", m.gpu},
+              {"driver", m.driver},
+              {"cuda_runtime", m.cuda_runtime},
+              {"commit", m.commit},
+              {"flop_convention", m.flop_convention},
+              {"date", m.date},
+              {"host", m.host},
+              {"sm_count", m.sm_count},
+              {"l2_bytes", m.l2_bytes},
+              {"sm_clock_mhz", results_json::number_json(m.sm_clock_mhz)},
+              {"mem_clock_mhz", results_json::number_json(m.mem_clock_mhz)},
+              {"l2_flush", m.l2_flush}};
+}
+
+void run_meta_from(const results_json::Reader& rd, const json& o, const std::string& where, sim::RunMeta& m) {
+  m.gpu = rd.text(o, where, "gpu");
+  m.driver = rd.text(o, where, "driver");
+  m.cuda_runtime = rd.text(o, where, "cuda_runtime");
+  m.commit = rd.text(o, where, "commit");
+  m.flop_convention = rd.text(o, where, "flop_convention");
+  m.date = rd.text(o, where, "date");
+  m.host = rd.text(o, where, "host");
+  m.sm_count = static_cast<int>(rd.whole(o, where, "sm_count", m.sm_count));
+  m.l2_bytes = rd.whole(o, where, "l2_bytes", m.l2_bytes);
+  m.sm_clock_mhz = rd.real(o, where, "sm_clock_mhz", m.sm_clock_mhz);
+  m.mem_clock_mhz = rd.real(o, where, "mem_clock_mhz", m.mem_clock_mhz);
+  m.l2_flush = rd.flag(o, where, "l2_flush", m.l2_flush);
+}
 
 namespace {
 
@@ -199,37 +230,12 @@ BenchRow row_from(const std::function<std::string(const std::string&)>& get, con
   return r;
 }
 
-json meta_json(const BenchMeta& m) {
-  return json{{"gpu", m.gpu},
-              {"driver", m.driver},
-              {"cuda_runtime", m.cuda_runtime},
-              {"commit", m.commit},
-              {"flop_convention", m.flop_convention},
-              {"date", m.date},
-              {"host", m.host},
-              {"sm_count", m.sm_count},
-              {"l2_bytes", m.l2_bytes},
-              {"sm_clock_mhz", number_json(m.sm_clock_mhz)},
-              {"mem_clock_mhz", number_json(m.mem_clock_mhz)},
-              {"l2_flush", m.l2_flush}};
-}
+json meta_json(const BenchMeta& m) { return run_meta_json(m); }
 
 BenchMeta meta_from(const json& j, const std::string& origin) {
   if (!j.is_object()) fail(origin, "meta", "expected an object");
-  const results_json::Reader rd(origin);
   BenchMeta m;
-  m.gpu = rd.text(j, "meta", "gpu");
-  m.driver = rd.text(j, "meta", "driver");
-  m.cuda_runtime = rd.text(j, "meta", "cuda_runtime");
-  m.commit = rd.text(j, "meta", "commit");
-  m.flop_convention = rd.text(j, "meta", "flop_convention");
-  m.date = rd.text(j, "meta", "date");
-  m.host = rd.text(j, "meta", "host");
-  m.sm_count = static_cast<int>(rd.whole(j, "meta", "sm_count", m.sm_count));
-  m.l2_bytes = rd.whole(j, "meta", "l2_bytes", m.l2_bytes);
-  m.sm_clock_mhz = rd.real(j, "meta", "sm_clock_mhz", m.sm_clock_mhz);
-  m.mem_clock_mhz = rd.real(j, "meta", "mem_clock_mhz", m.mem_clock_mhz);
-  m.l2_flush = rd.flag(j, "meta", "l2_flush", m.l2_flush);
+  run_meta_from(results_json::Reader(origin), j, "meta", m);
   return m;
 }
 

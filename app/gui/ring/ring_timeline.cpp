@@ -619,7 +619,7 @@ void draw_ring_totals(AppState& s, ImVec2 size) {
     }
     if (pl) {
       sim::i64 peak = 0;
-      for (sim::i64 b : pl->run.peak_allocated_bytes) peak = std::max(peak, b);
+      for (sim::i64 b : pl->run.parallel_part().peak_allocated_bytes) peak = std::max(peak, b);
       const sim::i64 predicted = *std::max_element(m.simulation.peak_bytes_per_gpu.begin(), m.simulation.peak_bytes_per_gpu.end());
       const RingMeasuredView& mv = m.measured;
       one.insert(one.end(), {mv.single_gpu_ms > 0 ? dur(mv.single_gpu_ms) : "—", ""});

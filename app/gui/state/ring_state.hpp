@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "flashlab/analysis/results/ring_results.hpp"
-#include "flashlab/sim/ring/ring_measurement.hpp"
+#include "flashlab/sim/measurement/measurement.hpp"
 #include "flashlab/sim/calibration/rung_timing.hpp"
 #include "flashlab/sim/ring/ring_schedule.hpp"
 
@@ -148,7 +148,7 @@ struct RingModel {
 
 struct RingResults {
   bool have = false;
-  sim::RingMeasuredRuns runs;
+  sim::MeasuredRuns runs;
   std::string path = "ring-results.json";  // the field's text
   std::string source;                      // the file opened
   std::string error;                       // the last open's failure

@@ -128,7 +128,7 @@ struct Rank {
 
 struct RunTimes {
   double time_ms = 0;
-  std::vector<sim::RingMeasuredStep> steps;
+  std::vector<sim::MeasuredStep> steps;
   std::vector<double> busy_ms;  // per GPU: its compute stream's work, waits left out
 };
 
@@ -137,7 +137,7 @@ class RingRun {
   RingRun(const sim::AttentionProblem& p, const RingOptions& o) : p_(p), o_(o) {}
   ~RingRun() { release(); }
 
-  sim::RingMeasuredRun run(RingTensors* gathered);
+  sim::MeasuredRun run(RingTensors* gathered);
 
  private:
   // ---- sizes -----------------------------------------------------------------
@@ -196,14 +196,14 @@ class RingRun {
   void exchange(int s, bool backward);
   RunTimes read_times(Pass pass, bool backward);
   void begin_run(bool backward);
-  sim::RingMeasuredPass time_pass(Pass pass);
+  void time_pass(Pass pass, sim::PassTimes& times, sim::PassTimeline& m);
 
   // ---- checks -----------------------------------------------------------------
   i64 count_unwritten(bool backward);
   std::vector<std::uint16_t> gather(int tensor, i64 b, i64 h);  // one head of a whole tensor, [N, d]
   std::vector<float> gather_lse(i64 b, i64 h);
-  void check_forward(sim::RingMeasuredRun& out);
-  void check_backward(sim::RingMeasuredRun& out);
+  void check_forward(sim::MeasuredRun& out);
+  void check_backward(sim::MeasuredRun& out);
   void gather_all(RingTensors& t);
   void note_device_used();
 
@@ -575,7 +575,7 @@ RunTimes RingRun::share_times(const RunTimes& mine) {
   b.put(mine.time_ms);
   b.put(mine.busy_ms[static_cast<std::size_t>(me)]);
   b.put(static_cast<i64>(mine.steps.size()));
-  for (const sim::RingMeasuredStep& m : mine.steps) {
+  for (const sim::MeasuredStep& m : mine.steps) {
     b.put(m.gpu), b.put(m.step), b.put(m.pass), b.put(m.kv_owner);
     b.put(m.compute_start_ms), b.put(m.compute_end_ms), b.put(m.rung_ms), b.put(m.wait_ms);
     b.put(m.transfer_start_ms), b.put(m.transfer_end_ms), b.put(m.bytes_received);
@@ -589,7 +589,7 @@ RunTimes RingRun::share_times(const RunTimes& mine) {
     t.busy_ms[static_cast<std::size_t>(q)] = r.take<double>();
     const i64 n = r.take<i64>();
     for (i64 k = 0; k < n; ++k) {
-      sim::RingMeasuredStep m;
+      sim::MeasuredStep m;
       m.gpu = r.take<int>(), m.step = r.take<int>(), m.pass = r.take<Pass>(), m.kv_owner = r.take<int>();
       m.compute_start_ms = r.take<double>(), m.compute_end_ms = r.take<double>();
       m.rung_ms = r.take<double>(), m.wait_ms = r.take<double>();
@@ -939,7 +939,7 @@ RunTimes RingRun::read_times(Pass pass, bool backward) {
     t.time_ms = std::max<double>(t.time_ms, elapsed(g.origin, g.end));
     for (int s = 0; s <= last; ++s) {
       StepEvents& e = g.steps[static_cast<std::size_t>(s)];
-      sim::RingMeasuredStep m;
+      sim::MeasuredStep m;
       m.gpu = g.index;
       m.step = s;
       m.pass = pass;
@@ -971,7 +971,7 @@ RunTimes RingRun::read_times(Pass pass, bool backward) {
   return ranked() ? share_times(t) : t;
 }
 
-sim::RingMeasuredPass RingRun::time_pass(Pass pass) {
+void RingRun::time_pass(Pass pass, sim::PassTimes& times_out, sim::PassTimeline& m) {
   const bool backward = pass == Pass::bwd;
   auto run_once = [&] {
     if (backward) run_backward(true);
@@ -988,28 +988,26 @@ sim::RingMeasuredPass RingRun::time_pass(Pass pass) {
   for (const RunTimes& r : runs) times.push_back(r.time_ms);
   // The steps reported are one run's: the one in the middle (timing.hpp).
   const RunTimes& med = runs[median_run(times)];
-  sim::RingMeasuredPass m;
+  times_out.time_ms_median = med.time_ms;
+  times_out.time_ms_min = *std::min_element(times.begin(), times.end());
+  times_out.time_ms_max = *std::max_element(times.begin(), times.end());
+  times_out.repeats = o_.repeats > 0 ? static_cast<int>(runs.size()) : 0;
   m.pass = pass;
-  m.time_ms_median = med.time_ms;
-  m.time_ms_min = *std::min_element(times.begin(), times.end());
-  m.time_ms_max = *std::max_element(times.begin(), times.end());
-  m.repeats = o_.repeats > 0 ? static_cast<int>(runs.size()) : 0;
   m.warmup = o_.warmup;
   m.steps = med.steps;
   std::vector<double> comm(static_cast<std::size_t>(P())), waited(comm);
-  for (const sim::RingMeasuredStep& s : med.steps) {
+  for (const sim::MeasuredStep& s : med.steps) {
     const auto g = static_cast<std::size_t>(s.gpu);
     if (s.transfer_end_ms >= 0) comm[g] += s.transfer_end_ms - s.transfer_start_ms;
     waited[g] += s.wait_ms;
   }
   std::vector<double> rung(comm.size(), 0.0);
-  for (const sim::RingMeasuredStep& s : med.steps) rung[static_cast<std::size_t>(s.gpu)] += std::max(0.0, s.rung_ms);
+  for (const sim::MeasuredStep& s : med.steps) rung[static_cast<std::size_t>(s.gpu)] += std::max(0.0, s.rung_ms);
   m.comm_ms = *std::max_element(comm.begin(), comm.end());
   m.exposed_comm_ms = *std::max_element(waited.begin(), waited.end());
   const auto busiest = std::max_element(med.busy_ms.begin(), med.busy_ms.end());
   m.compute_ms = *busiest;
   m.rung_ms = rung[static_cast<std::size_t>(busiest - med.busy_ms.begin())];
-  return m;
 }
 
 // ---- checks -----------------------------------------------------------------------
@@ -1078,17 +1076,11 @@ std::vector<float> RingRun::gather_lse(i64 b, i64 h) {
   return out;
 }
 
-sim::RingMeasuredPass untimed(Pass pass) {
-  sim::RingMeasuredPass m;
-  m.pass = pass;
-  return m;
-}
-
 std::vector<double> as_doubles(const std::vector<std::uint16_t>& bits, sim::DType t) {
   return to_doubles(bits.data(), static_cast<i64>(bits.size()), t);
 }
 
-void RingRun::check_forward(sim::RingMeasuredRun& out) {
+void RingRun::check_forward(sim::MeasuredRun& out) {
   const CheckPlan plan = plan_check(sim::whole_problem(p_), o_.check_flop_budget, o_.check == CheckMode::full);
   const i64 d = p_.head_dim, group = p_.heads / p_.h_kv();
   ErrorSums err;
@@ -1113,10 +1105,11 @@ void RingRun::check_forward(sim::RingMeasuredRun& out) {
   note << (plan.all() ? "O of every row of every head" : "O of " + std::to_string(plan.rows.size()) + " rows in " +
                                                              std::to_string(plan.heads.size()) + " of " +
                                                              std::to_string(plan.n_heads_total) + " heads");
-  out.check_note = note.str();
+  out.parallel_part().check_note = note.str();
 }
 
-void RingRun::check_backward(sim::RingMeasuredRun& out) {
+void RingRun::check_backward(sim::MeasuredRun& out) {
+  sim::ParallelRun& pr = out.parallel_part();
   const BackwardCheckPlan plan =
       plan_check_backward(sim::whole_problem(p_), o_.check_flop_budget, o_.check == CheckMode::full);
   const i64 d = p_.head_dim, N = p_.seq_q, group = p_.heads / p_.h_kv();
@@ -1146,8 +1139,8 @@ void RingRun::check_backward(sim::RingMeasuredRun& out) {
       dk_err += error_sums(as_doubles(gather(kDK, b, hk), p_.dtype), dk);
       dv_err += error_sums(as_doubles(gather(kDV, b, hk), p_.dtype), dv);
     }
-    out.rel_error_grads = backward_error(dq_err, dk_err, dv_err);
-    out.check_note += "; dQ, dK, dV of " + std::to_string(kv_heads.size()) + " K/V head(s) whole";
+    pr.rel_error_grads = backward_error(dq_err, dk_err, dv_err);
+    pr.check_note += "; dQ, dK, dV of " + std::to_string(kv_heads.size()) + " K/V head(s) whole";
     return;
   }
   for (i64 flat : plan.rows.heads) {
@@ -1166,8 +1159,8 @@ void RingRun::check_backward(sim::RingMeasuredRun& out) {
     }
     dq_err += error_sums(got, want);
   }
-  out.rel_error_grads = dq_err.relative();
-  out.check_note += "; dQ of " + std::to_string(plan.rows.rows.size()) + " rows in " +
+  pr.rel_error_grads = dq_err.relative();
+  pr.check_note += "; dQ of " + std::to_string(plan.rows.rows.size()) + " rows in " +
                     std::to_string(plan.rows.heads.size()) + " heads (dK, dV of a head this long: not checked)";
 }
 
@@ -1199,12 +1192,13 @@ void RingRun::gather_all(RingTensors& t) {
   }
 }
 
-sim::RingMeasuredRun RingRun::run(RingTensors* gathered) {
-  sim::RingMeasuredRun out;
+sim::MeasuredRun RingRun::run(RingTensors* gathered) {
+  sim::MeasuredRun out;
+  sim::ParallelRun& pr = out.parallel_part();
   out.problem = p_;
-  out.transport = std::string(ring_transport_name(o_.transport));
-  out.steps = std::string(ring_steps_name(o_.steps));
-  out.comm_stream = o_.comm_priority ? "priority" : "default";
+  pr.transport = std::string(ring_transport_name(o_.transport));
+  pr.steps = std::string(ring_steps_name(o_.steps));
+  pr.comm_stream = o_.comm_priority ? "priority" : "default";
   bool agreed = false;  // a failure every rank reached alike (nothing left waiting)
   try {
     // Each rank's own setup; with a process per GPU all of them agree on its
@@ -1217,7 +1211,7 @@ sim::RingMeasuredRun RingRun::run(RingTensors* gathered) {
       scale_ = static_cast<float>(1.0 / std::sqrt(static_cast<double>(p_.head_dim)));
       choose_rungs();
       out.kernel = fwd_->id;
-      out.backward_kernel = bwd_ ? bwd_->id : std::string();
+      pr.backward_kernel = bwd_ ? bwd_->id : std::string();
       if (const std::string why = ranked() ? ring_unavailable_reason(1, o_.transport, o_.devices)
                                            : ring_unavailable_reason(P(), o_.transport, o_.devices);
           !why.empty())
@@ -1241,7 +1235,7 @@ sim::RingMeasuredRun RingRun::run(RingTensors* gathered) {
     if (const i64 bad = count_unwritten(false); bad > 0)
       throw AgreedFailure(std::to_string(bad) + " elements of O were not written (or not finite)");
     if (o_.check != CheckMode::off) check_forward(out);
-    out.forward = o_.repeats > 0 ? time_pass(Pass::fwd) : untimed(Pass::fwd);
+    if (o_.repeats > 0) time_pass(Pass::fwd, out, pr.forward);
     if (const i64 bad = count_unwritten(false); bad > 0)
       throw AgreedFailure(std::to_string(bad) + " elements of O were not written in the timed runs");
     if (p_.backward()) {
@@ -1249,27 +1243,28 @@ sim::RingMeasuredRun RingRun::run(RingTensors* gathered) {
       if (const i64 bad = count_unwritten(true); bad > 0)
         throw AgreedFailure(std::to_string(bad) + " elements of dQ, dK, dV were not written (or not finite)");
       if (o_.check != CheckMode::off) check_backward(out);
-      out.backward = o_.repeats > 0 ? time_pass(Pass::bwd) : untimed(Pass::bwd);
+      sim::MeasuredBackward& b = pr.backward.emplace();
+      if (o_.repeats > 0) time_pass(Pass::bwd, b, b.timeline);
       if (const i64 bad = count_unwritten(true); bad > 0)
         throw AgreedFailure(std::to_string(bad) + " elements of dQ, dK, dV were not written in the timed runs");
     }
     note_device_used();
     for (Rank& g : ranks_) {
-      out.peak_allocated_bytes.push_back(g.arena->peak_bytes());
-      out.peak_device_used_bytes.push_back(g.peak_device_used);
+      pr.peak_allocated_bytes.push_back(g.arena->peak_bytes());
+      pr.peak_device_used_bytes.push_back(g.peak_device_used);
     }
     if (ranked()) {
       std::vector<i64> allocated, used;
       Bytes b;
-      b.put(out.peak_allocated_bytes.front());
-      b.put(out.peak_device_used_bytes.front());
+      b.put(pr.peak_allocated_bytes.front());
+      b.put(pr.peak_device_used_bytes.front());
       for (const std::string& one : o_.group->allgather(b.data, P())) {
         Bytes r{one};
         allocated.push_back(r.take<i64>());
         used.push_back(r.take<i64>());
       }
-      out.peak_allocated_bytes = allocated;
-      out.peak_device_used_bytes = used;
+      pr.peak_allocated_bytes = allocated;
+      pr.peak_device_used_bytes = used;
     }
     if (gathered) gather_all(*gathered);
   } catch (const RendezvousError&) {
@@ -1295,15 +1290,16 @@ sim::RingMeasuredRun RingRun::run(RingTensors* gathered) {
   // A rank that failed on its own, in a pass, has left the others waiting at
   // the next exchange: they hear why and stop there.
   if (ranked() && out.status == sim::RunStatus::failed && !agreed) o_.group->abort(out.reason);
-  if (out.peak_allocated_bytes.empty())  // a run that stopped early: what it had allocated
-    for (Rank& g : ranks_) out.peak_allocated_bytes.push_back(g.arena ? g.arena->peak_bytes() : 0);
+  if (pr.peak_allocated_bytes.empty())  // a run that stopped early: what it had allocated
+    for (Rank& g : ranks_) pr.peak_allocated_bytes.push_back(g.arena ? g.arena->peak_bytes() : 0);
+  for (i64 b : pr.peak_allocated_bytes) out.peak_memory_bytes = std::max(out.peak_memory_bytes, b);
   release();
   return out;
 }
 
 }  // namespace
 
-sim::RingRunMeta ring_meta(const RingOptions& options, int gpus, const RankEnvironment* ranks);
+sim::RunMeta ring_meta(const RingOptions& options, int gpus, const RankEnvironment* ranks);
 
 namespace {
 
@@ -1314,11 +1310,12 @@ std::string host_name() {
 }
 
 // A process per GPU: rank 0's machine meta, every rank's host, device and GPU.
-sim::RingRunMeta ranked_ring_meta(const RingOptions& options, int gpus, const RankEnvironment* env) {
+sim::RunMeta ranked_ring_meta(const RingOptions& options, int gpus, const RankEnvironment* env) {
   RankGroup& group = *options.group;
   RingOptions one = options;
   one.group = nullptr;
-  sim::RingRunMeta m = ring_meta(one, 1, nullptr);
+  sim::RunMeta meta = ring_meta(one, 1, nullptr);
+  sim::ParallelMeta& m = meta.parallel_part();
   const int device = options.devices.empty() ? 0 : options.devices.front();
   const std::string mine = std::to_string(env ? env->local_rank : 0) + "\n" + std::to_string(device) + "\n" +
                            host_name() + "\n" + query_device(device).name;
@@ -1328,7 +1325,7 @@ sim::RingRunMeta ranked_ring_meta(const RingOptions& options, int gpus, const Ra
   std::vector<std::pair<std::string, int>> per_host;
   for (int r = 0; r < gpus; ++r) {
     std::istringstream in(all[static_cast<std::size_t>(r)]);
-    sim::RingRank k;
+    sim::ProcessRank k;
     k.rank = r;
     std::string line;
     std::getline(in, line);
@@ -1345,7 +1342,7 @@ sim::RingRunMeta ranked_ring_meta(const RingOptions& options, int gpus, const Ra
   }
   for (const auto& h : per_host) m.gpus_per_node = std::max(m.gpus_per_node, h.second);
   m.nccl_version = ring::nccl_version();
-  return m;
+  return meta;
 }
 
 }  // namespace
@@ -1371,18 +1368,18 @@ std::string ring_unavailable_reason(int gpus, RingTransport transport, const std
   return ring::nccl_unavailable_reason();
 }
 
-sim::RingMeasuredRun run_ring(const sim::AttentionProblem& problem, const RingOptions& options, RingTensors* gathered) {
+sim::MeasuredRun run_ring(const sim::AttentionProblem& problem, const RingOptions& options, RingTensors* gathered) {
   RingRun run(problem, options);
   return run.run(gathered);
 }
 
-sim::RingRunMeta ring_meta(const RingOptions& options, int gpus, const RankEnvironment* ranks) {
+sim::RunMeta ring_meta(const RingOptions& options, int gpus, const RankEnvironment* ranks) {
   if (options.group != nullptr && gpus > 1) return ranked_ring_meta(options, gpus, ranks);
-  sim::RingRunMeta m;
   // The meta of the ring's first GPU (its device, clocks, driver).
   const int first = options.transport == RingTransport::local || options.devices.empty() ? 0 : options.devices.front();
   std::unique_ptr<Backend> b = open_cuda_backend(first);
-  m.device = bench_meta(*b, options);  // the runner's metadata: the ring's options are its options
+  sim::RunMeta meta = bench_meta(*b, options);  // the runner's metadata: the ring's options are its options
+  sim::ParallelMeta& m = meta.parallel_part();
   int count = 0;
   if (cudaGetDeviceCount(&count) == cudaSuccess) m.gpu_count = count;
   for (int r = 0; r < gpus; ++r) {
@@ -1398,7 +1395,7 @@ sim::RingRunMeta ring_meta(const RingOptions& options, int gpus, const RankEnvir
   m.environment = detail::nccl_environment();
   m.topology = nvidia_smi_topology();
   m.gpu_topology = sim::parse_nvidia_smi_topo(m.topology);
-  return m;
+  return meta;
 }
 
 }  // namespace flashlab::kernels

@@ -45,9 +45,10 @@
 #include <string_view>
 #include <vector>
 
-#include "flashlab/sim/ring/gpu_topology.hpp"
+#include "flashlab/sim/hardware/gpu_topology.hpp"
 #include "flashlab/sim/hardware/hardware.hpp"
-#include "flashlab/sim/calibration/host_issue.hpp"
+#include "flashlab/sim/hardware/host_issue.hpp"
+#include "flashlab/sim/hardware/link_curve.hpp"
 #include "flashlab/sim/calibration/power_cap.hpp"
 #include "flashlab/sim/problem/problem.hpp"
 #include "flashlab/sim/problem/ring_partition.hpp"
@@ -58,15 +59,6 @@
 namespace flashlab::sim {
 
 // ---- links -------------------------------------------------------------------
-
-// One message size of a measured link (`flashlab links`): what one message
-// took and the rates that follow from it.
-struct LinkCurvePoint {
-  double bytes = 0;            // one message
-  double time_s = 0;           // one message, one direction, the other direction idle
-  double bandwidth = 0;        // bytes/s one direction: bytes / time_s
-  double bidir_bandwidth = 0;  // bytes/s per direction with both directions busy; 0 when not measured
-};
 
 // One GPU pair of a measured link, at its largest message.
 struct LinkPairFigure {
