@@ -19,7 +19,6 @@
 #include <iostream>
 #include <map>
 #include <optional>
-#include <regex>
 #include <set>
 #include <sstream>
 #include <string>
@@ -44,13 +43,6 @@ const std::vector<PublicPrefix> kPublic = {
     {"flashlab/analysis.hpp", "analysis", ""},
 };
 const std::vector<std::string> kLibraries = {"sim", "analysis", "kernels", "app"};
-
-std::string read(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 std::vector<std::string> split_names(std::string s) {
   std::vector<std::string> out;
@@ -90,6 +82,20 @@ struct Tree {
   std::map<std::pair<std::string, std::string>, Concept> concepts;  // (library, name)
   std::vector<std::string> problems;
 };
+
+// The file of a line `#include "file"` (spaces allowed around '#'); nullopt for any other line.
+std::optional<std::string> quoted_include(const std::string& line) {
+  std::size_t i = line.find_first_not_of(" \t");
+  if (i == std::string::npos || line[i] != '#') return std::nullopt;
+  i = line.find_first_not_of(" \t", i + 1);
+  const std::string key = "include";
+  if (i == std::string::npos || line.compare(i, key.size(), key) != 0) return std::nullopt;
+  i = line.find_first_not_of(" \t", i + key.size());
+  if (i == std::string::npos || line[i] != '"') return std::nullopt;
+  const std::size_t end = line.find('"', i + 1);
+  if (end == std::string::npos) return std::nullopt;
+  return line.substr(i + 1, end - i - 1);
+}
 
 bool is_source(const fs::path& p) {
   static const std::set<std::string> ext = {".cpp", ".hpp", ".cu", ".cuh", ".h"};
@@ -226,7 +232,6 @@ int main(int argc, char** argv) {
   std::map<std::string, std::map<std::string, int>> lib_floors;
   for (const auto& lib : kLibraries) lib_floors[lib] = floors(t, lib);
 
-  const std::regex include_re(R"re(^\s*#\s*include\s*"([^"]+)")re");
   std::map<std::string, int> files_in_folder;
   int arrows = 0, arrows_up = 0, unplaced = 0;
   for (const auto& lib : kLibraries) {
@@ -250,9 +255,9 @@ int main(int argc, char** argv) {
       int line_no = 0;
       for (std::string line; std::getline(in, line);) {
         ++line_no;
-        std::smatch m;
-        if (!std::regex_search(line, m, include_re)) continue;
-        const std::string inc = m[1];
+        const auto inc_or = quoted_include(line);
+        if (!inc_or) continue;
+        const std::string& inc = *inc_or;
         const auto to = resolve(t, rel, inc);
         if (!to || to->library.empty()) continue;  // a system or third-party header
         const std::string where = rel.generic_string() + ":" + std::to_string(line_no) + ": ";

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <array>
+#include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <functional>
@@ -15,10 +16,12 @@
 #include <memory>
 #include <fstream>
 #include <random>
+#include <thread>
 
 #include "../analysis/chart_fixtures.hpp"
 #include "flashlab/analysis/charts/chart_table.hpp"
 #include "state/format.hpp"
+#include "model/chart_cache.hpp"
 #include "model/model.hpp"
 #include "panels/panels.hpp"
 #include "draw/plot_tabs.hpp"
@@ -90,9 +93,44 @@ TEST_CASE("valid inputs give a model: both algorithms, cursors, every chart", "[
     // The totals are the simulator's, for all B·H heads.
     CHECK(v.result.total == v.result.per_head.scaled(s.model.problem.head_count()));
   }
+  build_all_charts(s);
   for (const analysis::ChartEntry& e : analysis::chart_table())
     if (!e.needs_results) CHECK(!s.model.charts.of(e).empty());
   CHECK(s.applied == s.inputs);
+}
+
+// A model chart is built when a view shows it, and kept by what it was built
+// from: the same inputs and results give it back without building it again.
+TEST_CASE("model charts are built when shown, and the chart cache gives them back", "[gui][model][charts]") {
+  auto ps = make_state("1024", sim::Algorithm::fa1, sim::Algorithm::fa2);
+  AppState& s = *ps;
+  const analysis::ChartEntry& io = *analysis::find_chart("io-vs-n");
+  CHECK(s.model.charts.of(io).empty());  // a placeholder until shown
+  CHECK(need_chart(s, io));
+  CHECK_FALSE(need_chart(s, io));  // built for this model
+  const analysis::ChartSpec first = s.model.charts.of(io);
+  REQUIRE(!first.empty());
+  const int built = chart_cache(s).built();
+  s.inputs.seq = "2048";
+  recompute(s);
+  CHECK(s.model.charts.of(io).empty());
+  CHECK(need_chart(s, io));
+  CHECK(chart_cache(s).built() == built + 1);
+  CHECK(s.model.charts.of(io).subtitle != first.subtitle);
+  s.inputs.seq = "1024";  // back: from the cache, not built again
+  recompute(s);
+  CHECK(need_chart(s, io));
+  CHECK(chart_cache(s).built() == built + 1);
+  CHECK(s.model.charts.of(io).subtitle == first.subtitle);
+  CHECK(s.model.charts.of(io).series.size() == first.series.size());
+  // Built ahead by the worker, then taken without building it here.
+  const analysis::ChartEntry& ai = *analysis::find_chart("ai-vs-n");
+  chart_ahead(s, ai);
+  while (!chart_cache(s).idle()) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  CHECK(chart_cache(s).built() == built + 2);
+  CHECK(need_chart(s, ai));
+  CHECK(chart_cache(s).built() == built + 2);
+  CHECK(!s.model.charts.of(ai).empty());
 }
 
 TEST_CASE("invalid inputs clear the model and say why: nothing stale", "[gui][model]") {
@@ -371,6 +409,7 @@ TEST_CASE("the model holds one chart per table entry, with its id, with and with
   s.bench.filter = analysis::default_bench_filter(s.bench.results);
   rebuild_bench_charts(s);
   check_ids("results loaded");
+  build_all_charts(s);
   for (const analysis::ChartEntry& e : analysis::chart_table()) CHECK(!s.model.charts.of(e).empty());
   // An invalid input clears the model charts but keeps the bench charts.
   s.inputs.seq = "0";

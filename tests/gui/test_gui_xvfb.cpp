@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
 #include <tuple>
@@ -30,6 +31,9 @@
 #endif
 #ifndef FLASHLAB_TEST_DATA
 #error "FLASHLAB_TEST_DATA must name tests/data"
+#endif
+#ifndef FLASHLAB_PRESS_KEYS_EXE
+#error "FLASHLAB_PRESS_KEYS_EXE must name flashlab_press_keys (empty without Xlib)"
 #endif
 #ifndef FLASHLAB_EXAMPLE_RESULTS_EXE
 #error "FLASHLAB_EXAMPLE_RESULTS_EXE must name make_example_results"
@@ -65,7 +69,12 @@ Run run_shell(const std::string& cmd) {
   return r;
 }
 
-std::string quote(const std::string& s) { return "'" + s + "'"; }
+// A word for sh: in single quotes, its own single quotes escaped (a quoted command inside another).
+std::string quote(const std::string& s) {
+  std::string out = "'";
+  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
 
 // How to reach an X server: xvfb-run (preferred: a known screen size), else
 // the display of the session. Neither: skip, saying why.
@@ -259,16 +268,29 @@ double mean_level(const Image& im) {
   return im.rgb.empty() ? 0 : sum / static_cast<double>(im.rgb.size());
 }
 
+// A shipped scenario, its files named by absolute paths (the copy a test runs lives elsewhere).
+json shipped_lecture(const std::string& scenario) {
+  json sc = json::parse(std::ifstream(std::string(FLASHLAB_ASSETS) + "/scenarios/" + scenario + ".json"));
+  const std::string dir = std::string(FLASHLAB_ASSETS) + "/scenarios/";
+  const auto absolute = [&](json& settings) {
+    for (const char* key : {"results", "ring_results"})
+      if (settings.contains(key) && settings[key].is_string()) settings[key] = dir + settings[key].get<std::string>();
+    if (settings.contains("hardware") && settings["hardware"].is_object())  // a profile's file, relative to the scenario
+      settings["hardware"]["file"] = dir + settings["hardware"]["file"].get<std::string>();
+  };
+  absolute(sc);
+  if (sc.contains("scenes"))
+    for (auto& scene : sc["scenes"])
+      if (scene.contains("state")) absolute(scene["state"]);
+  return sc;
+}
+
 // `theme`: "light" runs the lecture with --theme light and holds every
 // screenshot's background light; empty: as the scenario says (dark).
 void presenter_run(const std::string& scenario, int width, int height, double scale, const std::string& theme = "") {
   const std::string x = x_prefix(width, height);
   const fs::path dir = temp_dir("present-" + scenario + "-" + std::to_string(width) + theme);
-  json sc = json::parse(std::ifstream(std::string(FLASHLAB_ASSETS) + "/scenarios/" + scenario + ".json"));
-  if (sc.contains("results"))
-    sc["results"] = std::string(FLASHLAB_ASSETS) + "/scenarios/" + sc["results"].get<std::string>();
-  if (sc.contains("hardware") && sc["hardware"].is_object())  // a profile's file, relative to the scenario
-    sc["hardware"]["file"] = std::string(FLASHLAB_ASSETS) + "/scenarios/" + sc["hardware"]["file"].get<std::string>();
+  json sc = shipped_lecture(scenario);
   const int scenes = static_cast<int>(sc["scenes"].size());
   // Every shipped scene says what its stage must show for its point to be true.
   int claims = 0;
@@ -278,10 +300,6 @@ void presenter_run(const std::string& scenario, int width, int height, double sc
     CHECK(!scene["shows"].empty());
     claims += static_cast<int>(scene["shows"].size());
   }
-  // The synthetic results of the last scene, by absolute path (the copy lives elsewhere).
-  for (auto& scene : sc["scenes"])
-    if (scene["state"].contains("results"))
-      scene["state"]["results"] = std::string(FLASHLAB_ASSETS) + "/scenarios/" + scene["state"]["results"].get<std::string>();
   sc["export_dir"] = (dir / "shots").string();
   json script = json::array();
   for (int k = 0; k < scenes; ++k) {
@@ -334,6 +352,61 @@ TEST_CASE("presenter mode: the lecture's scenes at 1920 × 1080, UI scale 2, not
   presenter_run("lecture-five-minutes", 1920, 1080, 2.0);
 }
 
+// A scene is whole: every shipped lecture played with the clicker forward,
+// back and forward again, each scene's picture the same at every visit.
+TEST_CASE("presenter mode: every shipped lecture forward, back and forward again, each scene's picture the same",
+          "[gui][xvfb][present][scenes]") {
+  const std::string x = x_prefix(1920, 1080);
+  int lectures = 0;
+  for (const auto& entry : fs::directory_iterator(std::string(FLASHLAB_ASSETS) + "/scenarios")) {
+    const std::string name = entry.path().stem().string();
+    if (entry.path().extension() != ".json" || name.rfind("bench-results", 0) == 0) continue;
+    json sc = shipped_lecture(name);
+    if (!sc.contains("scenes")) continue;
+    INFO(name);
+    const fs::path dir = temp_dir("whole-" + name);
+    sc["export_dir"] = (dir / "shots").string();
+    const int n = static_cast<int>(sc["scenes"].size());
+    // Scenes 1 … n, back to 1, forward to n: a screenshot at each visit.
+    std::vector<int> visits{1};
+    for (int k = 2; k <= n; ++k) visits.push_back(k);
+    for (int k = n - 1; k >= 1; --k) visits.push_back(k);
+    for (int k = 2; k <= n; ++k) visits.push_back(k);
+    // The lecture's charts built ahead (as while the lecturer speaks to the first scene), then the clicker.
+    json script = json::array({json{{"frame", 2}, {"scene", 1}}, json{{"frame", 4}, {"screenshot", "v0.png"}},
+                               json{{"frame", 4}, {"wait_prepared", true}}});
+    for (size_t v = 1; v < visits.size(); ++v) {
+      const int frame = 4 + 3 * static_cast<int>(v);
+      script.push_back({{"frame", frame - 2}, {"key", visits[v] > visits[v - 1] ? "pagedown" : "pageup"}});
+      script.push_back({{"frame", frame}, {"screenshot", "v" + std::to_string(v) + ".png"}});
+    }
+    sc["script"] = script;
+    std::ofstream(dir / "whole.json") << sc.dump(2);
+    const Run r = run_shell(x + quote(FLASHLAB_EXE) + " gui --frames " + std::to_string(8 + 3 * static_cast<int>(visits.size())) +
+                            " --stats --width 1920 --height 1080 --ui-scale 2 --scenario " + quote((dir / "whole.json").string()));
+    INFO("stderr: " << r.err);
+    REQUIRE(r.code == 0);
+    const json st = stats_of(r);
+    CHECK(st["exceptions"] == 0);
+    CHECK(st["scene"] == n);
+    // A clicker never waits: from the key to the frame that shows the scene.
+    INFO("scene changes (ms): " << st["scene_change_ms"]);
+    CHECK(st["scene_changes"] == static_cast<int>(visits.size()));
+    CHECK(st["max_scene_change_ms"].get<double>() < 300);
+    std::map<int, Image> first;
+    for (size_t v = 0; v < visits.size(); ++v) {
+      INFO("scene " << visits[v] << ", visit " << v + 1 << " of the run");
+      const Image im = load_png(dir / "shots" / ("v" + std::to_string(v) + ".png"));
+      const auto seen = first.find(visits[v]);
+      if (seen == first.end()) first.emplace(visits[v], im);
+      else CHECK((im.w == seen->second.w && im.h == seen->second.h && im.rgb == seen->second.rgb));
+    }
+    fs::remove_all(dir);
+    ++lectures;
+  }
+  CHECK(lectures >= 7);
+}
+
 TEST_CASE("presenter mode: the lecture in the light theme at 1920 × 1080, UI scale 2, nothing clipped or overlapping",
           "[gui][xvfb][present][theme]") {
   presenter_run("lecture-five-minutes", 1920, 1080, 2.0, "light");
@@ -342,10 +415,7 @@ TEST_CASE("presenter mode: the lecture in the light theme at 1920 × 1080, UI sc
 TEST_CASE("presenter mode: the pointer, the magnifier, the clock and the theme pressed by a script, on every kind of stage",
           "[gui][xvfb][present][theme]") {
   const fs::path dir = temp_dir("present-hall");
-  json sc = json::parse(std::ifstream(std::string(FLASHLAB_ASSETS) + "/scenarios/lecture-five-minutes.json"));
-  for (auto& scene : sc["scenes"])
-    if (scene["state"].contains("results"))
-      scene["state"]["results"] = std::string(FLASHLAB_ASSETS) + "/scenarios/" + scene["state"]["results"].get<std::string>();
+  json sc = shipped_lecture("lecture-five-minutes");
   sc["export_dir"] = (dir / "shots").string();
   const int scenes = static_cast<int>(sc["scenes"].size());
   // Every shipped scene says what its stage must show for its point to be true.
@@ -529,6 +599,39 @@ TEST_CASE("presenter mode: the five-minute, L2 and H100 lectures at 1280 × 720,
     INFO(sc);
     presenter_run(sc, 1280, 720, 1.5);
   }
+}
+
+// A clicker's taps as an X keyboard sends them (XTEST: each press and its
+// release together), some while a frame is long (a scene whose chart is built
+// on the spot): every tap moves a scene, none is lost.
+TEST_CASE("presenter mode: no key press is lost, however quick the tap or long the frame", "[gui][xvfb][present][keys]") {
+  const std::string presser = FLASHLAB_PRESS_KEYS_EXE;
+  if (presser.empty()) {
+    WARN("no Xlib in this build: flashlab_press_keys was not built");
+    return;
+  }
+  const std::string x = x_prefix(1280, 800);
+  const fs::path dir = temp_dir("lost-keys");
+  std::ofstream(dir / "lecture.json") << shipped_lecture("lecture-five-minutes").dump(2);
+  // Seven taps forward, three of them 30 ms apart, and three back (a tap
+  // within the same millisecond as the last is one tap to X: GLFW drops it).
+  const std::string taps = "Next:400 Next:30 Next:30 Next:400 Next:200 Next:30 Next:600 Prior:30 Prior:300 Prior:300";
+  // The window is closed once the taps are in; a presser that fails ends the window too.
+  const Run r = run_shell(x + "sh -c " +
+                          quote(quote(FLASHLAB_EXE) + " gui --frames 5000 --stats --width 1280 --height 800 --scenario " +
+                                quote((dir / "lecture.json").string()) + " & app=$!; " + quote(presser) + " FlashLab 1500 " +
+                                taps + "; status=$?; [ $status -eq 0 ] || kill $app; wait $app; exit $status"));
+  INFO("stdout: " << r.out << "\nstderr: " << r.err);
+  if (r.code == kSkip || r.out.find("SKIPPED:") != std::string::npos) {
+    WARN("skipped: " << r.out);
+    return;
+  }
+  REQUIRE(r.code == 0);
+  const json st = stats_of(r);
+  CHECK(st["exceptions"] == 0);
+  CHECK(st["scenes_entered"] == 1 + 10);
+  CHECK(st["scene"] == 5);
+  fs::remove_all(dir);
 }
 
 TEST_CASE("presenter mode: the clicker's keys move between scenes, → and ← step first", "[gui][xvfb][present]") {

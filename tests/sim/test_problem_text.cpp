@@ -51,6 +51,14 @@ TEST_CASE("problem text: sizes with suffixes become the problem and the options"
   CHECK(parse_problem(kv, kNames).problem.n_kv() == 77);
 }
 
+TEST_CASE("problem text: a whole number past a 64-bit count is too large, not 'not a whole number'", "[sim][problem-text]") {
+  const ParsedProblem r = parse_problem(text("1", "1", "99999999999999999999", "9000000T"), kNames);
+  REQUIRE(r.errors.size() == 2);
+  CHECK(r.errors[0].message == "--seq: '99999999999999999999' is too large (at most 9.2 × 10^18)");
+  CHECK(r.errors[1].message == "--head-dim: '9000000T' is too large (at most 9.2 × 10^18)");
+  CHECK(parse_problem(text("1", "1", "1.5", "64"), kNames).errors[0].message.find("not a whole number") != std::string::npos);
+}
+
 TEST_CASE("problem text: every problem is reported, in field order, naming the field", "[sim][problem-text]") {
   ProblemText t = text("abc", "0", "1.5", "64");
   t.dtype = "fp8";

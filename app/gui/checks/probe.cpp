@@ -1,6 +1,7 @@
 #include "probe.hpp"
 
 #include "presenter/presenter.hpp"
+#include "presenter/scene_base.hpp"
 
 #include <GL/gl.h>
 #include <imgui.h>
@@ -94,10 +95,13 @@ std::string Probe::start(AppState& s) {
         return "--scenario " + scenario_->path + ", " + bad;
       s.presenter.scenes = scenario_->scenes;
       s.presenter.base_dir = scenario_->base_dir;
+      if (!s.presenter.scenes.empty()) s.presenter.base = capture_scene_base(s);
       if (scenario_->presenter) {
         presenter_start(s);
         if (!s.presenter.error.empty()) error = "--scenario " + scenario_->path + ", " + s.presenter.error;
       }
+      scenes_entered_ = s.presenter.scenes_entered;
+      prepare_scenes(s);
     } catch (const std::exception& e) {
       error = "--scenario " + scenario_->path + ": " + e.what();
     }
@@ -123,12 +127,26 @@ std::string Probe::before_frame(AppState& s, int frame) {
     }
     wait_until_.reset();
   }
+  if (scenario_ && wait_prepared_) {
+    if (!scenes_prepared(s)) {
+      holding_ = true;
+      ++held_frames_;
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      return "";
+    }
+    wait_prepared_ = false;
+  }
   if (scenario_) {
     const int script_frame = frame - held_frames_;
     try {
       for (; step_ < scenario_->script.size() && scenario_->script[step_].frame <= script_frame; ++step_) {
         const nlohmann::json& action = scenario_->script[step_].action;
         apply_script_step(s, action, scenario_->base_dir);
+        if (action.contains("wait_prepared") && action["wait_prepared"].get<bool>()) {
+          wait_prepared_ = true;
+          ++step_;
+          break;  // the steps after it wait for the charts
+        }
         if (action.contains("wait_bench")) {
           wait_s_ = parse_wait_bench(action["wait_bench"]);
           wait_until_ = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(wait_s_));
@@ -160,6 +178,15 @@ void Probe::recomputed(AppState& s) {
   check_chart_text(s);
   ++recomputes_;
   max_recompute_ms_ = std::max(max_recompute_ms_, s.model.recompute_ms);
+}
+
+void Probe::charts_built(AppState& s) { check_chart_text(s); }
+
+void Probe::input_handled(const AppState& s) {
+  if (s.presenter.scenes_entered != scenes_entered_) {
+    scenes_entered_ = s.presenter.scenes_entered;
+    change_started_ = t0_;  // the frame's start: the key was handled in it
+  }
 }
 
 void Probe::model_ready(const AppState& s) {
@@ -211,6 +238,10 @@ void Probe::frame_end() {
   if (options_.stats) glFinish();  // count the rendering in the frame, not in the next one
   const Clock::time_point t1 = Clock::now();
   frame_ms_.push_back(ms_between(t0_, t1));
+  if (change_started_ && !holding_) {
+    scene_change_ms_.push_back(ms_between(*change_started_, t1));
+    change_started_.reset();
+  }
   build_ms_.push_back(ms_between(t0_, t_built_));
   raster_ms_.push_back(frame_ms_.back() - build_ms_.back());
   cpu_ms_.push_back(process_cpu_ms() - cpu0_);
@@ -280,6 +311,11 @@ void Probe::finish(const AppState& s, int width, int height, const std::string& 
   j["scene"] = s.presenter.current + 1;  // 1-based; 0: none
   j["scenes"] = s.presenter.scenes.size();
   j["scenes_entered"] = s.presenter.scenes_entered;
+  // From a key that changed the scene to the end of the frame that showed it.
+  j["scene_changes"] = scene_change_ms_.size();
+  j["max_scene_change_ms"] = scene_change_ms_.empty() ? 0.0 : *std::max_element(scene_change_ms_.begin(), scene_change_ms_.end());
+  j["scene_change_ms"] = scene_change_ms_;
+  j["charts_built"] = charts_built_so_far(s);
   j["status_is_error"] = s.view.status_is_error;
   j["hall_layout"] = s.view.hall_layout;
   j["workspace"] = s.view.workspace == Workspace::ring ? "ring" : "one-gpu";

@@ -41,6 +41,10 @@ class Probe {
 
   void frame_begin();
   void recomputed(AppState& s);       // after each recompute of the model
+  void charts_built(AppState& s);     // after a model chart was built (or taken from the cache) for the screen
+  // After the keys (and the script) were handled: a scene entered starts the
+  // clock of its change, which the frame that shows it stops.
+  void input_handled(const AppState& s);
   void model_ready(const AppState& s);  // the frame's model, before drawing
   void exception(const std::string& what);  // a panel threw (the window goes on)
   // ImGui::Render done; `magnified`: the stage was drawn 2× about the pointer
@@ -91,6 +95,12 @@ class Probe {
   int magnified_frames_ = 0;  // frames the text check skipped for it
   // The text each scene's stage showed, read from the last frame it was on.
   std::map<int, std::vector<TextLine>> scene_text_;
+  // Scene changes: from the key (or step) that entered a scene to the end of
+  // the frame that showed it, in ms.
+  int scenes_entered_ = 0;
+  std::optional<Clock::time_point> change_started_;
+  std::vector<double> scene_change_ms_;
+  bool wait_prepared_ = false;  // the script holds until the lecture's charts are built ahead
 };
 
 }  // namespace flashlab::gui

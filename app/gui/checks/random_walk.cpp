@@ -62,6 +62,7 @@ void RandomWalk::inject_input(AppState& s) {
     key_down_ = kKeys[pick(static_cast<int>(sizeof kKeys / sizeof kKeys[0]))];
     io.KeysDown[key_down_] = true;
     io.KeyShift = uniform() < 0.2;
+    s.keys.push_back({key_down_, io.KeyShift ? GLFW_MOD_SHIFT : 0, false});  // as GLFW's key callback queues it
   } else {
     io.KeyShift = false;
   }
@@ -70,7 +71,6 @@ void RandomWalk::inject_input(AppState& s) {
     static const char chars[] = "0123456789KMGkib.- x";
     io.AddInputCharacter(static_cast<unsigned>(chars[pick(static_cast<int>(sizeof chars) - 1)]));
   }
-  (void)s;
 }
 
 void RandomWalk::mutate_state(AppState& s) {

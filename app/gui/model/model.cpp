@@ -1,9 +1,12 @@
 #include "model.hpp"
 
+#include "chart_cache.hpp"
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <limits>
 #include <stdexcept>
 
@@ -106,11 +109,27 @@ analysis::ChartContext chart_context(const AppState& s, const Model& m) {
   return ctx;
 }
 
-void build_model_charts(AppState& s, Model& m) {
-  const analysis::ChartContext ctx = chart_context(s, m);
-  const analysis::BenchResults* measured = s.bench.have_results ? &s.bench.results : nullptr;
+// The model charts of a valid model are built when a view shows them: until
+// then each is its entry's placeholder, and the key says what it will be built from.
+void defer_model_charts(AppState& s, Model& m, const Inputs& in) {
+  m.chart_context = chart_context(s, m);
+  m.chart_key = chart_key(in, s.bench);
+  m.charts.built.assign(analysis::chart_table().size(), 0);
   for (const analysis::ChartEntry& e : analysis::chart_table())
-    if (!e.needs_results) m.charts.of(e) = guarded(e, ctx, measured, {});
+    if (!e.needs_results) m.charts.of(e) = failed_chart(e, "the chart is built when it is shown");
+}
+
+ChartCache::Job chart_job(AppState& s, const analysis::ChartEntry& e) {
+  ChartCache::Job job;
+  job.key = std::string(e.id) + "|" + s.model.chart_key;
+  job.entry = &e;
+  job.context = s.model.chart_context;
+  if (s.bench.have_results) {
+    // The worker reads a copy of its own, made once per results taken.
+    if (!s.bench.shared) s.bench.shared = std::make_shared<const analysis::BenchResults>(s.bench.results);
+    job.results = s.bench.shared;
+  }
+  return job;
 }
 
 void invalid_charts(Model& m) {
@@ -522,7 +541,43 @@ void rebuild_bench_charts(AppState& s) {
     for (const analysis::ChartEntry& e : analysis::chart_table())
       if (e.needs_results) c.of(e) = guarded(e, ctx, &r, choice);
   }
-  if (s.model.valid) build_model_charts(s, s.model);  // the roofline shows measured points
+  if (s.model.valid) defer_model_charts(s, s.model, s.applied);  // the roofline shows measured points
+}
+
+std::string chart_key(const Inputs& in, const BenchState& b) {
+  std::string k;
+  for (const std::string* t : {&in.seq, &in.batch, &in.heads, &in.kv_heads, &in.head_dim, &in.sram, &in.br, &in.bc,
+                               &in.hw_preset, &in.hw_file})
+    k += *t + ",";
+  for (int v : {static_cast<int>(in.algo_a), static_cast<int>(in.algo_b), int(in.compare), int(in.causal),
+                static_cast<int>(in.dtype), int(in.sram_override), int(in.manual_tiles), int(in.hopper),
+                int(in.use_hw_file), static_cast<int>(in.lockstep)})
+    k += std::to_string(v) + ",";
+  // A file is itself wherever it is opened (a lecture's scratch states open
+  // their own copies); a run's results are this state's alone.
+  std::error_code ec;
+  if (!b.have_results) k += "|no results";
+  else if (std::filesystem::is_regular_file(b.source, ec)) k += "|file " + b.source;
+  else k += "|run " + b.source + " #" + std::to_string(b.generation);
+  return k;
+}
+
+bool need_chart(AppState& s, const analysis::ChartEntry& e) {
+  const size_t k = static_cast<size_t>(&e - analysis::chart_table().data());
+  if (e.needs_results || !s.model.valid || k >= s.model.charts.built.size() || s.model.charts.built[k]) return false;
+  s.model.charts.of(e) = chart_cache(s).get(chart_job(s, e));
+  s.model.charts.built[k] = 1;
+  return true;
+}
+
+void chart_ahead(AppState& s, const analysis::ChartEntry& e) {
+  const size_t k = static_cast<size_t>(&e - analysis::chart_table().data());
+  if (e.needs_results || !s.model.valid || k >= s.model.charts.built.size() || s.model.charts.built[k]) return;
+  chart_cache(s).ahead(chart_job(s, e));
+}
+
+void build_all_charts(AppState& s) {
+  for (const analysis::ChartEntry& e : analysis::chart_table()) need_chart(s, e);
 }
 
 std::vector<sim::Algorithm> chart_algorithms(const Inputs& in) {
@@ -632,8 +687,9 @@ void recompute(AppState& s) {
         if (!v.result.ok()) {
           for (const std::string& e : v.result.errors()) errors.push_back(std::string(sim::to_string(a)) + ": " + e);
           // Tiles that cannot fit: the tiles typed, else the head dim that sizes them (and M when typed).
+          // (d sizes every tile's bytes: it is blamed too.)
           if (in.manual_tiles) m.bad_fields.insert(m.bad_fields.end(), {"br", "bc"});
-          else m.bad_fields.emplace_back("head_dim");
+          m.bad_fields.emplace_back("head_dim");
           if (in.sram_override) m.bad_fields.emplace_back("sram");
           break;
         }
@@ -674,7 +730,7 @@ void recompute(AppState& s) {
   }
   for (const analysis::ChartEntry& e : analysis::chart_table())
     if (e.needs_results) m.charts.of(e) = s.model.charts.of(e);  // kept: they do not depend on the inputs
-  if (m.valid) build_model_charts(s, m);
+  if (m.valid) defer_model_charts(s, m, s.inputs);
   else invalid_charts(m);
 
   s.model = std::move(m);

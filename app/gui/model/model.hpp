@@ -19,8 +19,22 @@ std::vector<std::string> problem_errors(const Inputs& in);
 // The algorithms the model charts draw: the lecture's, and whichever the user chose besides.
 std::vector<sim::Algorithm> chart_algorithms(const Inputs& in);
 
-// Rebuilds the bench charts from s.bench.results (after open, run or a picker change).
+// Rebuilds the bench charts from s.bench.results (after open, run or a picker
+// change); the model charts are built again when next shown (the roofline's
+// measured points).
 void rebuild_bench_charts(AppState& s);
+
+// A model chart of a valid model: built when a view shows it — from the chart
+// cache when it was built before or ahead (a lecture's scenes), else now.
+// True when it was not built before this call.
+bool need_chart(AppState& s, const analysis::ChartEntry& e);
+// Asks the chart cache's worker to build it ahead of time (never waits).
+void chart_ahead(AppState& s, const analysis::ChartEntry& e);
+// Every model chart built now (exports, tests).
+void build_all_charts(AppState& s);
+// What a model chart is built from, as a key of the chart cache: the inputs
+// and the results open.
+std::string chart_key(const Inputs& in, const BenchState& b);
 
 // Moves the primary cursor (algos[0]) and brings the other along (lockstep),
 // then refreshes both snapshots.

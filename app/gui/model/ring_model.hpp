@@ -35,6 +35,8 @@ void apply_ring_step_request(AppState& s);
 // scenario's "run"), else the file's first (ring_run_to_open); the inputs
 // become that run's. The model places it at its next recompute.
 void open_ring_results(AppState& s, const std::string& path);
+// No ring results open: the simulation alone (the inputs stay as they are).
+void close_ring_results(AppState& s);
 
 // The run of `runs` measured for exactly `p` (every field of the problem,
 // passes included) with status ok, a run being its problem and its steps:

@@ -37,6 +37,8 @@ void take_results(AppState& s, analysis::BenchResults r, const std::string& sour
   s.bench.baseline_kernel = -1;
   s.bench.filter = analysis::default_bench_filter(s.bench.results);
   s.bench.values = analysis::bench_values(s.bench.results);
+  s.bench.shared.reset();
+  ++s.bench.generation;
   rebuild_bench_charts(s);
 }
 
@@ -186,6 +188,23 @@ void open_results(AppState& s, const std::string& path) {
   }
 }
 
+void close_results(AppState& s) {
+  BenchState& b = s.bench;
+  b.results = {};
+  b.have_results = false;
+  b.source.clear();
+  b.error.clear();
+  b.order_dirty = true;
+  b.heatmap_kernel = 0;
+  b.baseline_kernel = -1;
+  b.filter = {};
+  b.values = {};
+  b.kernel_ids.clear();
+  b.shared.reset();
+  ++b.generation;
+  rebuild_bench_charts(s);
+}
+
 namespace {
 
 // Starts the scenario's run, or says why it cannot start: never waits, never throws.
@@ -333,6 +352,40 @@ void panel_bench(AppState& s) {
     req.problem = s.model.problem;
     req.counters = b.counters;
     req.pass = pass;
+    start_job(s, req);
+  }
+  ImGui::EndDisabled();
+  // A student's own kernel file: what `flashlab bench --kernel-file` runs, the same backend function.
+  ImGui::AlignTextToFramePadding();
+  ImGui::TextUnformatted("your kernel");
+  ImGui::SameLine();
+  ImGui::SetNextItemWidth(-1);
+  ImGui::InputTextWithHint("##kernel_file", "my_fa1.cu (assets/kernels has starters)", &b.kernel_file_path);
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip("a .cu file with its declaration (kernels/README.md, \"Your own kernel\"): compiled for this "
+                      "GPU and run in a process of its own beside its comparison rungs, checked, timed and, with DRAM "
+                      "counters, its bytes placed beside the model");
+  const bool have_file = !b.kernel_file_path.empty();
+  auto kernel_request = [&] {
+    BenchRunRequest req;
+    req.kernel_files = {b.kernel_file_path};
+    req.counters = b.counters;
+    req.pass = sim::PassSelection::fwd;
+    return req;
+  };
+  ImGui::BeginDisabled(!can_run || !have_file || !s.model.valid);
+  if (ImGui::Button("Run kernel on current problem")) {
+    BenchRunRequest req = kernel_request();
+    req.problem = s.model.problem;
+    start_job(s, req);
+  }
+  ImGui::EndDisabled();
+  ImGui::SameLine();
+  ImGui::BeginDisabled(!can_run || !have_file || sweeps.empty());
+  if (ImGui::Button("Run kernel on selected sweep") && b.selected_sweep >= 0 &&
+      static_cast<size_t>(b.selected_sweep) < sweeps.size()) {
+    BenchRunRequest req = kernel_request();
+    req.sweep = sweeps[static_cast<size_t>(b.selected_sweep)].name;
     start_job(s, req);
   }
   ImGui::EndDisabled();

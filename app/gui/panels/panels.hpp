@@ -61,6 +61,8 @@ void request_screenshot(AppState& s, const std::string& path);
 
 // Results (panel_bench.cpp).
 void open_results(AppState& s, const std::string& path);
+// No results open: the bench charts say so, the roofline has no measured points.
+void close_results(AppState& s);
 // Takes finished results from the worker, then starts a pending run (a
 // scenario's "bench"), or says in the status line why it cannot start.
 void poll_bench_job(AppState& s);

@@ -10,7 +10,12 @@
 #include <vector>
 
 #include "draw/math_view.hpp"
+#include "draw/plot_tabs.hpp"
+#include "flashlab/analysis/charts/chart_table.hpp"
+#include "model/chart_cache.hpp"
+#include "model/model.hpp"
 #include "presenter_stages.hpp"
+#include "scene_base.hpp"
 #include "script_keys.hpp"
 #include "scenario_settings.hpp"
 #include "draw/stage_effects.hpp"
@@ -57,6 +62,8 @@ void enter_scene(AppState& s, int k) {
   const Scene& sc = p.scenes[static_cast<size_t>(k)];
   s.playback.playing = false;
   try {
+    // Whole: the scenario's settings first, then the scene's own.
+    if (p.base) restore_scene_base(s, *p.base, sc.state);
     apply_settings(s, sc.state, p.base_dir);
   } catch (const std::exception& e) {
     p.error = "scene " + std::to_string(k + 1) + ": " + e.what();
@@ -91,6 +98,42 @@ void presenter_left(AppState& s) {
   const PresenterStage* stage = sc ? find_stage(sc->stage) : nullptr;
   if (!stage || !stage->step(s, -1)) presenter_previous(s);
 }
+
+const analysis::ChartEntry* shown_chart(const AppState& s) {
+  if (s.presenter.on) {
+    const Scene* sc = current_scene(s);
+    return sc ? analysis::find_chart(sc->stage) : nullptr;
+  }
+  if (s.view.workspace == Workspace::ring || (s.view.hall_layout && !s.view.plots_large)) return nullptr;
+  const PlotTab* t = find_plot_tab(s.view.tab);
+  return t ? t->chart : nullptr;
+}
+
+void prepare_scenes(AppState& s) {
+  const Presenter& p = s.presenter;
+  if (!p.base || p.scenes.empty()) return;
+  chart_cache(s);
+  const int n = static_cast<int>(p.scenes.size()), from = std::max(0, p.current);
+  for (int step = 0; step < n; ++step) {
+    const Scene& sc = p.scenes[static_cast<size_t>((from + step) % n)];
+    const analysis::ChartEntry* e = analysis::find_chart(sc.stage);
+    if (!e || e->needs_results) continue;
+    auto scratch = std::make_unique<AppState>();
+    scratch->chart_cache = s.chart_cache;
+    try {
+      restore_scene_base(*scratch, *p.base, sc.state);
+      apply_settings(*scratch, sc.state, p.base_dir);
+    } catch (const std::exception&) {
+      continue;  // said when the scene is entered
+    }
+    recompute(*scratch);
+    chart_ahead(*scratch, *e);
+  }
+}
+
+bool scenes_prepared(const AppState& s) { return !s.chart_cache || s.chart_cache->idle(); }
+
+int charts_built_so_far(const AppState& s) { return s.chart_cache ? s.chart_cache->built() : 0; }
 
 namespace {
 

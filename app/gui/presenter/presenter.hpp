@@ -32,4 +32,15 @@ void presenter_left(AppState& s);
 // Draws the whole window as the stage (instead of draw_frame's panels).
 void draw_presenter(AppState& s);
 
+// The model chart on screen: the stage's, or the lab's plot tab's; nullptr when none.
+const analysis::ChartEntry* shown_chart(const AppState& s);
+
+// Asks the chart cache's worker for every scene's chart ahead of the hall
+// reaching it, from the current scene on: each scene entered on a scratch
+// state (the scenario's settings, then its own), its chart queued.
+void prepare_scenes(AppState& s);
+// Whether every chart asked for ahead is built; how many model charts were built in all.
+bool scenes_prepared(const AppState& s);
+int charts_built_so_far(const AppState& s);
+
 }  // namespace flashlab::gui

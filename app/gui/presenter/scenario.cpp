@@ -3,12 +3,15 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <memory>
 #include <sstream>
 #include <stdexcept>
 
 #include "model/model.hpp"
+#include "model/ring_model.hpp"
 #include "presenter_stages.hpp"
+#include "scene_base.hpp"
 
 namespace flashlab::gui {
 
@@ -133,17 +136,67 @@ Scenario load_scenario(const std::string& path) {
   return sc;
 }
 
+namespace {
+
+// The scenario key a model error is about: the window's field it blames.
+std::string key_of_field(const std::string& field) {
+  static const std::map<std::string, std::string> keys{
+      {"seq", "problem.seq"},         {"head_dim", "problem.head_dim"}, {"batch", "problem.batch"},
+      {"heads", "problem.heads"},     {"kv_heads", "problem.kv_heads"}, {"br", "tiles"},
+      {"bc", "tiles"},                {"sram", "sram"}};
+  const auto it = keys.find(field);
+  return it == keys.end() ? field : it->second;
+}
+
+// "KEY: reason" for the first thing the scene's state would show wrong: a
+// problem, hardware, tiles or SRAM the model refuses, a cursor outside the
+// schedule, ring inputs the ring's model refuses (where the scene shows the
+// ring or its lecture sets it); "" when the scene is whole.
+std::string scene_state_error(AppState& s, const Scene& scene, bool lecture_sets_ring) {
+  recompute(s);
+  if (!s.model.valid) {
+    const std::string why = s.model.errors.empty() ? std::string("invalid inputs") : s.model.errors.front();
+    if (why.rfind("hardware", 0) == 0) return why;
+    if (s.model.bad_fields.empty()) return why;
+    // The key the scene wrote, when it wrote one the model blames (an SRAM too small for the tiles: "sram").
+    for (const std::string& f : s.model.bad_fields) {
+      const std::string key = key_of_field(f);
+      const bool problem_key = key.rfind("problem.", 0) == 0;
+      if (problem_key ? scene.state.contains("problem") && scene.state["problem"].contains(key.substr(8))
+                      : scene.state.contains(key))
+        return key + ": " + why;
+    }
+    return key_of_field(s.model.bad_fields.front()) + ": " + why;
+  }
+  if (std::string e = apply_cursor_request(s); !e.empty()) return e;
+  const PresenterStage* stage = find_stage(scene.stage);
+  const bool ring = (stage && stage->workspace == Workspace::ring) || scene.state.contains("ring") ||
+                    s.view.workspace == Workspace::ring || lecture_sets_ring;
+  if (!ring) return "";
+  recompute_ring(s);
+  if (!s.ring.model.valid) {
+    const std::string why = s.ring.model.errors.empty() ? std::string("invalid inputs") : s.ring.model.errors.front();
+    return s.ring.model.bad_fields.empty() ? "ring: " + why : "ring." + s.ring.model.bad_fields.front() + ": " + why;
+  }
+  return "";
+}
+
+}  // namespace
+
 std::string check_scene_states(const Scenario& sc) {
   auto scratch = std::make_unique<AppState>();
   apply_settings(*scratch, sc.settings, sc.base_dir);
+  const SceneBase base = capture_scene_base(*scratch);
   for (size_t k = 0; k < sc.scenes.size(); ++k) {
     const std::string scene = "scene " + std::to_string(k + 1) + " (" + sc.scenes[k].title + "): ";
     try {
+      restore_scene_base(*scratch, base, sc.scenes[k].state);
       apply_settings(*scratch, sc.scenes[k].state, sc.base_dir);
     } catch (const std::exception& e) {
       return scene + e.what();
     }
-    if (const std::vector<std::string> bad = problem_errors(scratch->inputs); !bad.empty()) return scene + bad.front();
+    if (const std::string bad = scene_state_error(*scratch, sc.scenes[k], sc.settings.contains("ring")); !bad.empty())
+      return scene + bad;
   }
   return "";
 }

@@ -93,10 +93,10 @@ Scene parse_scene(const nlohmann::json& v);
 // Throws std::runtime_error "FILE: reason" (missing, malformed, unknown key, bad value).
 Scenario load_scenario(const std::string& path);
 
-// Every scene's state applied in order, as paging through the lecture would,
-// to a scratch state that starts from the scenario's settings: "" when all
-// apply, else "scene N (TITLE): reason" for the first that does not — found
-// when the file loads, not when the scene is reached in front of the hall.
+// Every scene entered in order, as paging through the lecture would (the
+// scenario's settings, then the scene's state), on a scratch state: "" when
+// all apply, else "scene N (TITLE): reason" for the first that does not —
+// found when the file loads, not when the scene is reached in front of the hall.
 std::string check_scene_states(const Scenario& sc);
 
 }  // namespace flashlab::gui

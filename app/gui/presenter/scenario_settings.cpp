@@ -151,11 +151,23 @@ void set_workspace(AppState& s, const json& v, const std::string&) {
 
 // ---- files and runs ------------------------------------------------------------------
 
+// A file that cannot be opened is an error naming the key (a scene's state is
+// checked when the lecture loads); null closes the file open.
 void set_results(AppState& s, const json& v, const std::string& base_dir) {
-  open_results(s, resolve_path(text_of(v, "results"), base_dir));
+  if (v.is_null()) {
+    close_results(s);
+    return;
+  }
+  const std::string path = resolve_path(text_of(v, "results"), base_dir);
+  open_results(s, path);
+  if (!s.bench.have_results || s.bench.source != path) throw std::runtime_error("results: " + s.bench.error);
 }
 
 void set_ring_results(AppState& s, const json& v, const std::string& base_dir) {
+  if (v.is_null()) {
+    close_ring_results(s);
+    return;
+  }
   open_ring_results(s, resolve_path(text_of(v, "ring_results"), base_dir));
   if (s.view.status_is_error) throw std::runtime_error(s.view.status);
 }
@@ -200,7 +212,7 @@ const std::vector<SettingRow>& setting_rows() {
       {{"ui_scale", "1.0 to 3.0", "the UI scale (projectors: 1.5 to 2)"}, false, set_ui_scale},
       {{"theme", "dark | light", "the colours: dark, or dark text on near-white for a projector in a lit hall (L toggles)"}, false,
        set_theme_setting},
-      {{"results", "PATH", "a results file opened (flashlab bench --json)"}, true, set_results},
+      {{"results", "PATH | null", "a results file opened (flashlab bench --json); null: none open"}, true, set_results},
       {{"export_dir", "PATH", "the folder exports and relative screenshots go to"}, true,
        [](AppState& s, const json& v, const std::string&) { s.view.export_dir = text_of(v, "export_dir"); }},
       {{"plots_large", "bool", "the plots given most of the window"}, true,
@@ -217,7 +229,7 @@ const std::vector<SettingRow>& setting_rows() {
       {{"workspace", "one-gpu | ring", "what is right of the controls: one GPU, or the ring across GPUs"}, true, set_workspace},
       {{"ring", "{model, seq, gpus, layout, ...}", "the ring's inputs in the Across GPUs view (keys below)"}, true,
        [](AppState& s, const json& v, const std::string& base_dir) { apply_ring_settings(s, v, base_dir); }},
-      {{"ring_results", "PATH", "a ring results file (flashlab bench --gpus --json) under the ring's simulation"}, true, set_ring_results},
+      {{"ring_results", "PATH | null", "a ring results file (flashlab bench --gpus --json) under the ring's simulation; null: none"}, true, set_ring_results},
   };
   return rows;
 }
@@ -232,21 +244,42 @@ void apply_settings(AppState& s, const json& j, const std::string& base_dir) {
   }
 }
 
-void apply_cursor_request(AppState& s) {
+std::string apply_cursor_request(AppState& s) {
   CursorRequest& r = s.cursor_request;
-  if (r.kind == CursorRequest::Kind::none || !s.model.valid) return;
-  sim::Cursor& c = *s.model.algos[0].cursor;
+  if (r.kind == CursorRequest::Kind::none || !s.model.valid) return "";
+  const AlgoView& v = s.model.algos[0];
+  sim::Cursor& c = *v.cursor;
+  std::string error;
   switch (r.kind) {
     case CursorRequest::Kind::fraction:
       seek_primary(s, static_cast<i64>(r.fraction * static_cast<double>(c.size()) + 0.5));
       break;
-    case CursorRequest::Kind::position: seek_primary(s, r.position); break;
-    case CursorRequest::Kind::block:
-      if (c.seek_block(r.i, r.j)) seek_primary(s, c.position());
+    case CursorRequest::Kind::position:
+      if (r.position < 0 || r.position > c.size())
+        error = "cursor.position: " + std::to_string(r.position) + " is outside the schedule of " +
+                std::string(sim::to_string(v.algo)) + " (0 to " + std::to_string(c.size()) + " events)";
+      else seek_primary(s, r.position);
       break;
+    case CursorRequest::Kind::block: {
+      const sim::TileGrid& g = v.schedule->grid();
+      if (r.i < 0 || r.j < 0 || r.i >= g.T_r || r.j >= g.T_c)
+        error = "cursor.block: [" + std::to_string(r.i) + ", " + std::to_string(r.j) + "] is outside the " +
+                std::to_string(g.T_r) + " × " + std::to_string(g.T_c) + " blocks (i < T_r = " + std::to_string(g.T_r) +
+                ", j < T_c = " + std::to_string(g.T_c) + ")";
+      else if (c.seek_block(r.i, r.j)) seek_primary(s, c.position());
+      else
+        error = "cursor.block: " + std::string(sim::to_string(v.algo)) + " never visits block [" + std::to_string(r.i) +
+                ", " + std::to_string(r.j) + "]" + (s.model.problem.causal ? " (above the causal mask's diagonal)" : "");
+      break;
+    }
     case CursorRequest::Kind::none: break;
   }
   r.kind = CursorRequest::Kind::none;
+  if (!error.empty()) {  // the cursor stays where it was, and the window says why
+    s.view.status = error;
+    s.view.status_is_error = true;
+  }
+  return error;
 }
 
 }  // namespace flashlab::gui

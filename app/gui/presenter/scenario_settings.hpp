@@ -35,7 +35,9 @@ const std::vector<ProblemKeyRow>& problem_key_rows();
 // value, and "unknown key 'K'" on a key that is not a setting.
 void apply_settings(AppState& s, const nlohmann::json& settings, const std::string& base_dir);
 
-// Applies a pending cursor request once the model is valid.
-void apply_cursor_request(AppState& s);
+// Applies a pending cursor request once the model is valid: "" when done,
+// else why not ("cursor.block: [40, 5] is outside the 16 × 16 blocks …"),
+// said in the status line too; the cursor then stays where it was.
+std::string apply_cursor_request(AppState& s);
 
 }  // namespace flashlab::gui

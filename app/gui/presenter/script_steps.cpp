@@ -5,6 +5,7 @@
 
 #include "bench/bench_action.hpp"
 #include "flashlab/analysis/charts/chart_table.hpp"
+#include "model/model.hpp"
 #include "panels/panels.hpp"
 #include "presenter.hpp"
 #include "scenario_settings.hpp"
@@ -35,6 +36,7 @@ void export_chart(AppState& s, const json& v, const std::string&) {
   const std::string id = text_of(v["chart"], "export.chart"), fmt = text_of(v["format"], "export.format");
   const analysis::ChartEntry* chart = analysis::find_chart(id);
   if (!chart) throw std::runtime_error("unknown chart '" + id + "' (" + analysis::chart_id_list() + ")");
+  need_chart(s, *chart);
   export_chart_files(s, s.model.charts.of(*chart), fmt.c_str());
 }
 
@@ -76,6 +78,8 @@ const std::vector<StepKeyRow>& step_key_rows() {
       {{"export", "{\"chart\": ID, \"format\": png | svg | pdf | csv | all}", "one chart written to export_dir"}, export_chart},
       {{"wait_bench", "true | seconds", "hold the script until the benchmark has finished (true: 600 s)"},
        [](AppState&, const json& v, const std::string&) { parse_wait_bench(v); }},  // the probe holds the script (probe.cpp)
+      {{"wait_prepared", "bool", "hold the script until every scene's chart is built ahead of the hall reaching it"},
+       [](AppState&, const json& v, const std::string&) { bool_of(v, "wait_prepared"); }},  // the probe holds the script (probe.cpp)
       {{"scene", "number", "go to the presenter's scene N, from 1"}, go_to_scene},
       {{"mouse", "[x, y] | null", "the mouse pointer at x, y pixels from this frame on (null: off the window, as a headless run starts)"},
        place_mouse},

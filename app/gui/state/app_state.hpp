@@ -138,10 +138,12 @@ struct AlgoView {
 
 // One chart per entry of analysis::chart_table(), in its order: built, or a
 // placeholder with the entry's id and title (and a note saying why, once the
-// model has tried).
+// model has tried). A model chart is built when a view shows it (model.hpp:
+// need_chart), from the chart cache when it was built before or ahead of time.
 struct Charts {
   Charts();
   std::vector<analysis::ChartSpec> specs;
+  std::vector<char> built;  // per entry: specs[k] is the chart of this model (else a placeholder)
   analysis::ChartSpec& of(const analysis::ChartEntry& e);
   const analysis::ChartSpec& of(const analysis::ChartEntry& e) const;
   const analysis::ChartSpec& operator[](std::string_view id) const;  // an id of the table; throws otherwise
@@ -165,6 +167,10 @@ struct Model {
   i64 kv_head_bytes = 0;            // K and V of one head, beside the L2 (Concepts)
   std::vector<AlgoView> algos;      // 1, or 2 in compare mode
   Charts charts;
+  // What the model charts are built from, and the key they are cached under
+  // (the inputs and the open results: chart_cache.hpp).
+  analysis::ChartContext chart_context;
+  std::string chart_key;
   std::uint64_t generation = 0;     // bumps at every recompute
   double recompute_ms = 0;
 };
@@ -189,7 +195,10 @@ struct BenchJob {
 struct BenchState {
   bool have_results = false;
   analysis::BenchResults results;
+  std::uint64_t generation = 0;  // bumps when other results are taken (opened, run, closed)
+  std::shared_ptr<const analysis::BenchResults> shared;  // a copy for the chart worker; null: none open
   std::string results_path = "bench.json";
+  std::string kernel_file_path;  // a student's kernel file (.cu) to run beside the rungs
   std::string source;            // where the results came from
   std::string error;             // last open/run error
   std::vector<std::string> kernel_ids;  // for the heatmap/baseline pickers
@@ -285,9 +294,27 @@ struct Scene {
   std::vector<std::string> shows;
 };
 
+// What a scene starts from before its own "state" is applied: the scenario's
+// settings over the window's defaults, taken when the lecture loads. A scene
+// is whole: what it does not set comes from here, never from the scene shown
+// before it (presenter/scene_base.hpp captures and restores it).
+struct SceneBase {
+  Inputs inputs;
+  RingInputs ring;
+  int ring_step = 0;
+  CursorRequest cursor;  // none: the schedule's start
+  double events_per_s = 8;
+  std::string tab;
+  bool show_concepts = false, plots_large = false, hide_controls = false, hall_ring_step = false, l2_first = false;
+  Workspace workspace = Workspace::one_gpu;
+  std::string export_dir;
+  std::string results, ring_results;  // the files open; empty: none
+};
+
 struct Presenter {
   bool on = false;             // the stage layout instead of the lab's panels
   std::vector<Scene> scenes;
+  std::optional<SceneBase> base;  // the scenario's settings, under every scene's state
   int current = -1;            // index into scenes; -1 before the first
   std::string base_dir;        // where the scenario's relative paths start
   std::string error;           // a scene whose state could not be applied: said on the strip
@@ -299,6 +326,19 @@ struct Presenter {
   bool clock = false;          // the wall clock and the time since the lecture started, in the title bar (C)
   double started_s = -1;       // ImGui's clock when the stage was first drawn; -1: not yet
 };
+
+// A key pressed, as GLFW's key callback reported it: queued so that no press
+// is lost however long a frame takes (a press and its release within one
+// frame never show in the key-down state a frame polls).
+struct KeyPress {
+  int key = 0;        // GLFW_KEY_*
+  int mods = 0;       // GLFW_MOD_*
+  bool repeat = false;  // held down: the key repeating
+};
+
+// The model charts built so far, by what they were built from, and the
+// worker that builds a lecture's charts ahead of its scenes (model/chart_cache.hpp).
+class ChartCache;
 
 struct AppState;
 // Whether the controls are drawn, and ☰ / F9: hide_controls in the lab's
@@ -317,6 +357,8 @@ struct AppState {
   ViewState view;
   BenchState bench;
   RingState ring;        // the multi-GPU view (ring_model.hpp)
+  std::vector<KeyPress> keys;  // pressed and not handled yet, oldest first
+  std::shared_ptr<ChartCache> chart_cache;  // shared with the lecture's scratch states
   ScreenChecks checks;
   std::uint64_t frame = 0;
   // Panel rectangles of the last frame (screenshots of one panel, tests).

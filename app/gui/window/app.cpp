@@ -27,6 +27,7 @@
 #include "panels/panels.hpp"
 #include "checks/probe.hpp"
 #include "model/ring_model.hpp"
+#include "presenter/presenter.hpp"
 #include "presenter/scenario.hpp"
 #include "checks/screenshot.hpp"
 #include "draw/theme.hpp"
@@ -56,6 +57,15 @@ GLuint make_dash_texture(int on) {
 
 std::string g_glfw_error;
 void on_glfw_error(int code, const char* text) { g_glfw_error = std::to_string(code) + ": " + (text ? text : "?"); }
+
+// Every key press queued as GLFW reports it (ImGui's backend sees it too): a
+// press and its release inside one long frame would otherwise never show.
+std::vector<KeyPress>* g_keys = nullptr;
+GLFWkeyfun g_imgui_key = nullptr;
+void on_key(GLFWwindow* w, int key, int scancode, int action, int mods) {
+  if (g_imgui_key) g_imgui_key(w, key, scancode, action, mods);
+  if (g_keys && action != GLFW_RELEASE && key != GLFW_KEY_UNKNOWN) g_keys->push_back({key, mods, action == GLFW_REPEAT});
+}
 
 // Each panel a screenshot can be cropped to, and where the last frame drew it.
 const std::vector<std::pair<std::string, AppState::PanelRect AppState::*>>& panel_rects() {
@@ -157,6 +167,8 @@ RunResult run(const Options& opt) {
   io.IniFilename = nullptr;  // the layout is fixed: no imgui.ini in the user's folder
   io.LogFilename = nullptr;
   ImGui_ImplGlfw_InitForOpenGL(window, true);
+  g_keys = &s.keys;
+  g_imgui_key = glfwSetKeyCallback(window, on_key);
   if (!ImGui_ImplOpenGL3_Init("#version 330 core")) {
     ImGui_ImplGlfw_Shutdown();
     ImGui::DestroyContext();
@@ -229,16 +241,32 @@ RunResult run(const Options& opt) {
       rebuild_fonts(s, std::clamp(s.view.pending_ui_scale, 1.0, 3.0));
       s.view.pending_ui_scale = 0;
     }
-    if (s.dirty || s.inputs != s.applied) {
-      recompute(s);
-      probe.recomputed(s);
+    const auto bring_model_up_to_date = [&] {
+      if (s.dirty || s.inputs != s.applied) {
+        recompute(s);
+        probe.recomputed(s);
+      }
+      if (ring_needs_recompute(s)) {  // after the one-GPU model: the ring reuses its hardware
+        recompute_ring(s);
+        probe.recomputed(s);
+      }
+      apply_cursor_request(s);
+      apply_ring_step_request(s);
+    };
+    bring_model_up_to_date();
+    // The keys pressed since the last frame, before it is built: the frame
+    // shows the scene a clicker moved to, with its model.
+    try {
+      handle_keys(s);
+    } catch (const std::exception& e) {
+      probe.exception(e.what());
+      s.view.status = std::string("internal error (please report): ") + e.what();
+      s.view.status_is_error = true;
     }
-    if (ring_needs_recompute(s)) {  // after the one-GPU model: the ring reuses its hardware
-      recompute_ring(s);
-      probe.recomputed(s);
-    }
-    apply_cursor_request(s);
-    apply_ring_step_request(s);
+    bring_model_up_to_date();
+    probe.input_handled(s);
+    // The chart on screen, from the chart cache when it was built ahead.
+    if (const analysis::ChartEntry* shown = shown_chart(s); shown && need_chart(s, *shown)) probe.charts_built(s);
     continue_softmax(s);
     poll_bench_job(s);
     probe.model_ready(s);
@@ -252,7 +280,6 @@ RunResult run(const Options& opt) {
     probe.inject_input(s);
     ImGui::NewFrame();
     try {
-      handle_keys(s);
       advance_playback(s, static_cast<double>(io.DeltaTime));
       draw_frame(s);
     } catch (const std::exception& e) {
@@ -301,6 +328,7 @@ RunResult run(const Options& opt) {
     probe.frame_end();
   }
 
+  g_keys = nullptr;
   if (s.bench.job.running) s.bench.job.cancel = true;
   if (s.bench.job.worker.joinable()) s.bench.job.worker.join();
   probe.finish(s, width, height, renderer);

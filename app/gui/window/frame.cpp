@@ -96,8 +96,6 @@ void place(const Box& b) {
 
 AppState::PanelRect rect_of(const Box& b) { return {b.x, b.y, b.w, b.h}; }
 
-bool pressed(int glfw_key) { return ImGui::IsKeyPressed(glfw_key, true); }
-
 }  // namespace
 
 void draw_frame(AppState& s) {
@@ -253,28 +251,29 @@ void status_bar(AppState& s) {
   }
 }
 
-// A key of the table, pressed this frame: once per press, or repeating while held.
-bool key_pressed(const ScriptKey& k) {
-  for (int code : {k.glfw, k.glfw_alt})
-    if (code != 0 && ImGui::IsKeyPressed(code, k.repeats)) return true;
-  return false;
+namespace {
+
+// Whether what a key changed must reach the model before the next key is
+// handled: → after PageDown steps the new scene's schedule, not the old one's.
+bool model_behind(const AppState& s) {
+  return s.dirty || s.inputs != s.applied || (s.model.valid && s.cursor_request.kind != CursorRequest::Kind::none) ||
+         ring_needs_recompute(s) || (s.ring.model.valid && s.ring.step_request >= 0);
 }
 
-void handle_keys(AppState& s) {
-  const ImGuiIO& io = ImGui::GetIO();
-  if (io.WantTextInput) return;  // typing a value: the keys are the field's
-  if (io.KeyCtrl) {
-    if (pressed(GLFW_KEY_EQUAL) || pressed(GLFW_KEY_KP_ADD))
-      s.view.pending_ui_scale = std::min(3.0, s.view.ui_scale + 0.25);
-    if (pressed(GLFW_KEY_MINUS) || pressed(GLFW_KEY_KP_SUBTRACT))
+// One key press: the window's own keys, then the table's (the rows a scenario's script presses).
+void handle_key(AppState& s, const KeyPress& k) {
+  const bool ctrl = (k.mods & GLFW_MOD_CONTROL) != 0, shift = (k.mods & GLFW_MOD_SHIFT) != 0;
+  if (ctrl) {
+    if (k.key == GLFW_KEY_EQUAL || k.key == GLFW_KEY_KP_ADD) s.view.pending_ui_scale = std::min(3.0, s.view.ui_scale + 0.25);
+    if (k.key == GLFW_KEY_MINUS || k.key == GLFW_KEY_KP_SUBTRACT)
       s.view.pending_ui_scale = std::max(1.0, s.view.ui_scale - 0.25);
     return;
   }
-  if (pressed(GLFW_KEY_F11)) s.view.toggle_fullscreen = true;
-  if (pressed(GLFW_KEY_F12)) request_screenshot(s, "");
+  if (k.key == GLFW_KEY_F11 && !k.repeat) s.view.toggle_fullscreen = true;
+  if (k.key == GLFW_KEY_F12 && !k.repeat) request_screenshot(s, "");
   // Shift with an arrow: a bigger step (10 events; 4 of the ring's steps), lab layout only.
-  if (io.KeyShift && !s.presenter.on && (pressed(GLFW_KEY_RIGHT) || pressed(GLFW_KEY_LEFT))) {
-    const int sign = pressed(GLFW_KEY_RIGHT) ? 1 : -1;
+  if (shift && !s.presenter.on && (k.key == GLFW_KEY_RIGHT || k.key == GLFW_KEY_LEFT)) {
+    const int sign = k.key == GLFW_KEY_RIGHT ? 1 : -1;
     if (s.view.workspace == Workspace::ring) {
       ring_step_by(s, 4 * sign);
     } else {
@@ -283,15 +282,30 @@ void handle_keys(AppState& s) {
     }
     return;
   }
-  // The table's keys, the same rows a scenario's script presses. Presenter
-  // mode: clickers send PageDown/PageUp; → and ← step the stage and move
-  // between scenes at its ends; the speed keys, Home and End work there too.
-  for (const ScriptKey& k : script_keys())
-    if (key_works(k, s) && key_pressed(k)) press_key(s, k);
-  if (s.presenter.on) return;
-  if (pressed(GLFW_KEY_F9)) toggle_controls(s);
-  if (ImGui::IsKeyPressed(GLFW_KEY_F6, false))
-    s.view.workspace = s.view.workspace == Workspace::ring ? Workspace::one_gpu : Workspace::ring;
+  // Presenter mode: clickers send PageDown/PageUp; → and ← step the stage and
+  // move between scenes at its ends; the speed keys, Home and End work there too.
+  for (const ScriptKey& row : script_keys())
+    if ((k.key == row.glfw || (row.glfw_alt != 0 && k.key == row.glfw_alt)) && (!k.repeat || row.repeats) && key_works(row, s)) {
+      press_key(s, row);
+      return;
+    }
+  if (s.presenter.on || k.repeat) return;
+  if (k.key == GLFW_KEY_F9) toggle_controls(s);
+  if (k.key == GLFW_KEY_F6) s.view.workspace = s.view.workspace == Workspace::ring ? Workspace::one_gpu : Workspace::ring;
+}
+
+}  // namespace
+
+void handle_keys(AppState& s) {
+  if (ImGui::GetIO().WantTextInput) {  // typing a value: the keys are the field's
+    s.keys.clear();
+    return;
+  }
+  // Every press in the order pressed, however long the last frame took; a key
+  // that changed what the model is made from waits for the next frame.
+  size_t n = 0;
+  while (n < s.keys.size() && !model_behind(s)) handle_key(s, s.keys[n++]);
+  s.keys.erase(s.keys.begin(), s.keys.begin() + static_cast<std::ptrdiff_t>(n));
 }
 
 bool controls_shown(const AppState& s) { return s.view.hall_layout ? s.view.hall_controls : !s.view.hide_controls; }

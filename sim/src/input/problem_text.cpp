@@ -1,10 +1,31 @@
 #include "flashlab/sim/input/problem_text.hpp"
 
+#include <cctype>
+#include <cstdlib>
+#include <string>
 #include <utility>
 
 #include "flashlab/sim/core/format.hpp"
 
 namespace flashlab::sim {
+
+namespace {
+
+// A size parse_size refuses only for being past a 64-bit count ("99999999999999999999", "9000000T").
+bool too_large(std::string_view t) {
+  while (!t.empty() && std::isspace(static_cast<unsigned char>(t.front()))) t.remove_prefix(1);
+  while (!t.empty() && std::isspace(static_cast<unsigned char>(t.back()))) t.remove_suffix(1);
+  size_t pos = 0;
+  while (pos < t.size() && (std::isdigit(static_cast<unsigned char>(t[pos])) || t[pos] == '.')) ++pos;
+  if (pos == 0) return false;
+  const auto unit = parse_size("1" + std::string(t.substr(pos)));
+  const std::string number(t.substr(0, pos));
+  char* end = nullptr;
+  const long double value = std::strtold(number.c_str(), &end);
+  return unit && end && *end == '\0' && value * static_cast<long double>(*unit) >= 9.2e18L;
+}
+
+}  // namespace
 
 std::optional<i64> parse_positive(std::string_view name, std::string_view text, std::vector<std::string>& errors) {
   const auto v = parse_size(text);
@@ -13,6 +34,10 @@ std::optional<i64> parse_positive(std::string_view name, std::string_view text, 
   const auto first = t.find_first_not_of(" \t");
   if (!v && first != std::string::npos && t[first] == '-' && parse_size(std::string_view(t).substr(first + 1))) {
     errors.push_back(n + ": must be at least 1 (got '" + t + "')");
+    return std::nullopt;
+  }
+  if (!v && too_large(t)) {
+    errors.push_back(n + ": '" + t + "' is too large (at most 9.2 × 10^18)");
     return std::nullopt;
   }
   if (!v) {
