@@ -41,8 +41,8 @@ std::vector<sim::i64> size_list(const std::string& flag, const std::string& list
   return out;
 }
 
-kernels::RingAxes axes_of(const RingBenchFlags& f, bool& quiet_sweep_note) {
-  kernels::RingAxes a;
+kernels::BenchAxes axes_of(const RingBenchFlags& f, bool& quiet_sweep_note) {
+  kernels::BenchAxes a;
   if (!f.sweep.empty()) {
     kernels::SweepFile s;
     try {
@@ -53,7 +53,7 @@ kernels::RingAxes axes_of(const RingBenchFlags& f, bool& quiet_sweep_note) {
     if (!s.ring)
       throw UsageError("--sweep: '" + f.sweep + "' is a one-GPU sweep; the ring runs ring sweeps (ring-llama2-7b, " +
                        "ring-llama3.2-3b, ring-llama3.2-1b, or a file of format flashlab-ring-sweep/1)");
-    a = *s.ring;
+    a = s.axes;
     if (!f.quiet && !quiet_sweep_note) std::cerr << "sweep " << s.name << ": " << s.title << "\n";
     quiet_sweep_note = true;
   }
@@ -206,7 +206,7 @@ RingHostMeasurement measure_ring_host(const kernels::RingOptions& o, int most, b
 
 int run_ring_bench(const RingBenchFlags& f) {
   bool noted = false;
-  const kernels::RingAxes axes = axes_of(f, noted);
+  const kernels::BenchAxes axes = axes_of(f, noted);
   std::vector<sim::AttentionProblem> grid;
   try {
     grid = kernels::expand_ring_axes(axes);
