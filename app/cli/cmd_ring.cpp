@@ -13,6 +13,7 @@
 #include "flashlab/analysis/charts/ring_charts.hpp"
 #include "flashlab/analysis/ring/ring_extrapolation.hpp"
 #include "flashlab/analysis/results/ring_results.hpp"
+#include "flashlab/sim/input/problem_text.hpp"
 #include "flashlab/sim/calibration/rung_timing.hpp"
 #include "flashlab/sim/core/assets.hpp"
 #include "flashlab/sim/problem/attention_models.hpp"
@@ -174,26 +175,24 @@ class RingCommand final : public Command {
 
   // The problem the flags describe; `model` overrides --model (the sweep's "all").
   sim::AttentionProblem problem(const std::string& model) const {
-    sim::AttentionProblem p;
-    p.parallel = sim::ParallelPart{};
-    p.batch = parse_positive("--batch", batch_);
+    // Parsed as every front end parses a problem (sim::parse_problem); the
+    // messages name the flags.
+    static const sim::ProblemFieldNames names{"--batch", "--heads", "--seq", "--seq-kv", "--head-dim", "--dtype",
+                                              "--sram",  "--br",    "--bc",  "--kv-heads", "--gpus"};
+    sim::ProblemText text;
+    text.batch = batch_;
     // --extrapolate takes a list; each length is set per row.
-    p.seq_q = parse_positive("--seq", extrapolate_ ? seq_.substr(0, seq_.find(',')) : seq_);
-    const sim::i64 gpus = parse_positive("--gpus", gpus_);
-    if (gpus > sim::kMaxRingGpus)
-      throw UsageError("--gpus: the ring simulates 1 to " + std::to_string(sim::kMaxRingGpus) + " GPUs, not " + gpus_);
-    p.parallel_part().gpus = static_cast<int>(gpus);
-    const auto dt = sim::parse_dtype(dtype_);
-    if (!dt) throw UsageError("--dtype: '" + dtype_ + "' is not fp16, bf16 or fp32");
-    p.dtype = *dt;
-    if (!sim::parse_ring_layout(layout_, p.parallel_part().layout))
+    text.seq = extrapolate_ ? seq_.substr(0, seq_.find(',')) : seq_;
+    text.gpus = gpus_;
+    text.dtype = dtype_;
+    text.causal = causal_;
+    if (!sim::parse_ring_layout(layout_, text.layout))
       throw UsageError("--layout: '" + layout_ + "' is not one of " + sim::ring_layout_names());
-    p.causal = causal_;
     const std::optional<sim::PassSelection> passes = sim::parse_pass_selection(pass_);
     if (passes == sim::PassSelection::bwd)
       throw UsageError("--pass: the ring's backward follows its forward (it needs O and the logsumexp): use fwd+bwd");
     if (!passes) throw UsageError("--pass: '" + pass_ + "' is not fwd or fwd+bwd");
-    p.parallel_part().passes = *passes;
+    text.passes = *passes;
     if (!model.empty()) {
       const sim::AttentionModel* m = sim::find_attention_model(model);
       if (m == nullptr) throw UsageError("--model: unknown model '" + model + "' (expected " + model_ids() + ")");
@@ -201,15 +200,20 @@ class RingCommand final : public Command {
         if (given(flag))
           throw UsageError(std::string(flag) + ": --model " + std::string(m->id) +
                            " sets H, H_kv and d; give the model or the shape, not both");
-      p.heads = m->heads;
-      p.kv_heads = m->kv_heads;
-      p.head_dim = m->head_dim;
+      text.heads = std::to_string(m->heads);
+      text.kv_heads = std::to_string(m->kv_heads);
+      text.head_dim = std::to_string(m->head_dim);
     } else {
-      p.heads = heads_.empty() ? 32 : parse_positive("--heads", heads_);
-      p.kv_heads = kv_heads_.empty() ? p.heads : parse_positive("--kv-heads", kv_heads_);
-      p.head_dim = head_dim_.empty() ? 128 : parse_positive("--head-dim", head_dim_);
+      text.heads = heads_.empty() ? "32" : heads_;
+      text.kv_heads = kv_heads_.empty() ? text.heads : kv_heads_;
+      text.head_dim = head_dim_.empty() ? "128" : head_dim_;
     }
-    if (const auto why = sim::validate(p); !why.empty()) throw UsageError(why.front().message);
+    const sim::ParsedProblem parsed = sim::parse_problem(text, names);
+    if (!parsed.ok()) throw UsageError(parsed.first());
+    // One sequence cut over the GPUs: K, V have its length whatever seq_q an
+    // extrapolation's row sets ("0: the same as seq_q").
+    sim::AttentionProblem p = parsed.problem;
+    p.seq_kv = 0;
     return p;
   }
 

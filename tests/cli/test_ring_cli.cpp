@@ -238,6 +238,10 @@ TEST_CASE("ring refuses bad input with one line and exit code 2", "[cli][ring]")
       {"ring --model all", "--model all names the three models for --extrapolate"},
       {"ring --results no-such-file.json", "--results"},
       {"ring --seq 12Q", "--seq"},
+      // The problem's fields as every front end parses them (sim::parse_problem).
+      {"ring --dtype fp8", "--dtype: unknown dtype 'fp8' (expected fp16, bf16 or fp32)"},
+      {"ring --batch 0", "--batch: must be at least 1 (got '0')"},
+      {"ring --gpus 5000", "the ring needs 1 to 4096 GPUs, not 5000"},
   };
   for (const auto& [args, message] : cases) {
     CAPTURE(args);

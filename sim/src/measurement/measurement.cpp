@@ -25,25 +25,27 @@ std::optional<Algorithm> model_algorithm(const MeasuredRun& r) {
   return parse_algorithm(r.model);
 }
 
-ParallelRun& MeasuredRun::parallel_part() {
-  if (!parallel) parallel.emplace();
-  return *parallel;
+namespace {
+
+// A part made when absent, and read as an empty one when absent.
+template <class T>
+T& made(std::optional<T>& part) {
+  if (!part) part.emplace();
+  return *part;
 }
 
-const ParallelRun& MeasuredRun::parallel_part() const {
-  static const ParallelRun none;
-  return parallel ? *parallel : none;
+template <class T>
+const T& or_empty(const std::optional<T>& part) {
+  static const T none;
+  return part ? *part : none;
 }
 
-ParallelMeta& RunMeta::parallel_part() {
-  if (!parallel) parallel.emplace();
-  return *parallel;
-}
+}  // namespace
 
-const ParallelMeta& RunMeta::parallel_part() const {
-  static const ParallelMeta none;
-  return parallel ? *parallel : none;
-}
+ParallelRun& MeasuredRun::parallel_part() { return made(parallel); }
+const ParallelRun& MeasuredRun::parallel_part() const { return or_empty(parallel); }
+ParallelMeta& RunMeta::parallel_part() { return made(parallel); }
+const ParallelMeta& RunMeta::parallel_part() const { return or_empty(parallel); }
 
 const PassTimes* pass_times(const MeasuredRun& r, Pass p) {
   if (!r.parallel) return (r.direction == "bwd") == (p == Pass::bwd) ? &r : nullptr;
