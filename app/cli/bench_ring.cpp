@@ -41,8 +41,8 @@ std::vector<sim::i64> size_list(const std::string& flag, const std::string& list
   return out;
 }
 
-kernels::RingAxes axes_of(const RingBenchFlags& f, bool& quiet_sweep_note) {
-  kernels::RingAxes a;
+kernels::BenchAxes axes_of(const RingBenchFlags& f, bool& quiet_sweep_note) {
+  kernels::BenchAxes a;
   if (!f.sweep.empty()) {
     kernels::SweepFile s;
     try {
@@ -53,7 +53,7 @@ kernels::RingAxes axes_of(const RingBenchFlags& f, bool& quiet_sweep_note) {
     if (!s.ring)
       throw UsageError("--sweep: '" + f.sweep + "' is a one-GPU sweep; the ring runs ring sweeps (ring-llama2-7b, " +
                        "ring-llama3.2-3b, ring-llama3.2-1b, or a file of format flashlab-ring-sweep/1)");
-    a = *s.ring;
+    a = s.axes;
     if (!f.quiet && !quiet_sweep_note) std::cerr << "sweep " << s.name << ": " << s.title << "\n";
     quiet_sweep_note = true;
   }
@@ -75,7 +75,8 @@ kernels::RingAxes axes_of(const RingBenchFlags& f, bool& quiet_sweep_note) {
   if (!f.gpus.empty()) {
     a.gpus.clear();
     for (sim::i64 g : size_list("--gpus", f.gpus)) {
-      if (g > 4096) throw UsageError("--gpus: at most 4096 (got " + std::to_string(g) + ")");
+      if (g > sim::kMaxRingGpus)
+        throw UsageError("--gpus: at most " + std::to_string(sim::kMaxRingGpus) + " (got " + std::to_string(g) + ")");
       a.gpus.push_back(static_cast<int>(g));
     }
   }
@@ -104,8 +105,8 @@ kernels::RingAxes axes_of(const RingBenchFlags& f, bool& quiet_sweep_note) {
     }
   }
   if (!f.pass.empty()) {
-    if (f.pass == "fwd") a.backward = false;
-    else if (f.pass == "fwd+bwd") a.backward = true;
+    const std::optional<sim::PassSelection> pass = sim::parse_pass_selection(f.pass);
+    if (pass && *pass != sim::PassSelection::bwd) a.passes = *pass;
     else throw UsageError("--pass: the ring runs fwd or fwd+bwd (the backward needs the forward's O and logsumexp), "
                           "got '" + f.pass + "'");
   }
@@ -205,7 +206,7 @@ RingHostMeasurement measure_ring_host(const kernels::RingOptions& o, int most, b
 
 int run_ring_bench(const RingBenchFlags& f) {
   bool noted = false;
-  const kernels::RingAxes axes = axes_of(f, noted);
+  const kernels::BenchAxes axes = axes_of(f, noted);
   std::vector<sim::AttentionProblem> grid;
   try {
     grid = kernels::expand_ring_axes(axes);
@@ -281,7 +282,7 @@ int run_ring_bench(const RingBenchFlags& f) {
     std::cerr << "ranks " << most << "-" << (job->env.world - 1) << " of the job stay idle (the largest ring has "
               << most << " GPUs)\n";
 
-  sim::RingMeasuredRuns runs;
+  sim::MeasuredRuns runs;
   try {
     kernels::RingOptions mo = o;
     mo.group = job ? job->group.get() : nullptr;
@@ -319,7 +320,7 @@ int run_ring_bench(const RingBenchFlags& f) {
     } else if (p.gpus() < most && !o.devices.empty()) {
       po.devices.resize(static_cast<std::size_t>(p.gpus()));
     }
-    sim::RingMeasuredRun r;
+    sim::MeasuredRun r;
     try {
       r = kernels::run_ring(p, po);
     } catch (const kernels::RendezvousError& e) {
@@ -331,9 +332,10 @@ int run_ring_bench(const RingBenchFlags& f) {
       std::cerr << "[" << (i + 1) << "/" << jobs.size() << "] " << sim::describe(p)
                 << (step_modes.size() > 1 ? ", " + std::string(kernels::ring_steps_name(po.steps)) + " steps" : "")
                 << ": " << sim::to_string(r.status);
-      if (r.status == sim::RunStatus::ok && r.forward.repeats > 0) {
-        std::cerr << " fwd " << analysis::fixed(r.forward.time_ms_median, 3) << " ms";
-        if (r.backward) std::cerr << ", bwd " << analysis::fixed(r.backward->time_ms_median, 3) << " ms";
+      if (r.status == sim::RunStatus::ok && r.repeats > 0) {
+        std::cerr << " fwd " << analysis::fixed(r.time_ms_median, 3) << " ms";
+        if (const sim::PassTimes* b = sim::pass_times(r, sim::Pass::bwd))
+          std::cerr << ", bwd " << analysis::fixed(b->time_ms_median, 3) << " ms";
       } else if (!r.reason.empty()) {
         std::cerr << " (" << r.reason << ")";
       }
@@ -342,19 +344,19 @@ int run_ring_bench(const RingBenchFlags& f) {
     runs.runs.push_back(r);
   }
   std::size_t failed = 0;
-  for (const sim::RingMeasuredRun& r : runs.runs) failed += r.status == sim::RunStatus::failed ? 1 : 0;
+  for (const sim::MeasuredRun& r : runs.runs) failed += r.status == sim::RunStatus::failed ? 1 : 0;
   if (!speaks) return failed > 0 ? 1 : 0;
   // One process drove every GPU over NCCL: its host's prices go with the file.
   if (!job && !f.virtual_gpus && o.transport == kernels::RingTransport::nccl && most >= 2 && !runs.runs.empty()) {
     RingHostMeasurement h = measure_ring_host(o, most, quiet);
-    runs.meta.host = h.host;
-    runs.meta.ring_exchange = std::move(h.ring_exchange);
+    runs.meta.parallel_part().host = h.host;
+    runs.meta.parallel_part().ring_exchange = std::move(h.ring_exchange);
   }
   std::cout << analysis::ring_table(runs);
   write(f.csv, "--csv", analysis::ring_results_csv(runs));
   write(f.json, "--json", analysis::ring_results_to_json(runs));
   failed = 0;
-  for (const sim::RingMeasuredRun& r : runs.runs) failed += r.status == sim::RunStatus::failed ? 1 : 0;
+  for (const sim::MeasuredRun& r : runs.runs) failed += r.status == sim::RunStatus::failed ? 1 : 0;
   if (failed > 0) {
     std::cerr << "flashlab: " << failed << " ring run(s) failed (see the table)\n";
     return 1;

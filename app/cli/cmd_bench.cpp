@@ -194,7 +194,7 @@ class BenchCommand : public Command {
     }
     if (pass && *pass != sim::PassSelection::fwd_bwd)
       for (const kernels::KernelInfo* k : selected)
-        if ((k->pass() == sim::Pass::fwd) != (*pass == sim::PassSelection::fwd))
+        if (!sim::includes(*pass, k->pass()))
           throw UsageError("--kernels: " + k->id + " computes the " + std::string(sim::to_string(k->pass())) +
                            " pass, and --pass " + std::string(sim::to_string(*pass)) + " asks for the other");
     kernels::RunOptions o = options();
@@ -235,7 +235,7 @@ class BenchCommand : public Command {
       return false;
     }
     try {
-      return kernels::load_sweep(sweep_).ring.has_value();
+      return kernels::load_sweep(sweep_).ring;
     } catch (const std::exception& e) {
       throw UsageError(std::string("--sweep: ") + e.what());
     }
@@ -426,7 +426,7 @@ class BenchCommand : public Command {
     for (const std::string& n : names) {
       try {
         const kernels::SweepFile s = kernels::load_sweep(n);
-        const std::size_t points = s.ring ? kernels::expand_ring_axes(*s.ring).size() : kernels::expand_axes(s.axes).size();
+        const std::size_t points = s.ring ? kernels::expand_ring_axes(s.axes).size() : kernels::expand_axes(s.axes).size();
         t.add({n, s.title + (s.ring ? " (--gpus)" : ""), std::to_string(points)});
       } catch (const std::exception& e) {
         t.add({n, std::string("ERROR: ") + e.what(), ""});

@@ -131,10 +131,10 @@ class CeilingsCommand : public Command {
   // The power limit's constants over the launch model's set (--power).
   sim::RungTimingSet fit_power(const sim::RungTimingSet& launch) const {
     // Every file's runs in one set: one GPU, the first file's description of it.
-    sim::RingMeasuredRuns runs;
+    sim::MeasuredRuns runs;
     std::string origin;
     for (const std::string& path : rungs_power_) {
-      sim::RingMeasuredRuns file;
+      sim::MeasuredRuns file;
       try {
         file = analysis::ring_results_from_file(path);
       } catch (const std::exception& e) {
@@ -142,19 +142,19 @@ class CeilingsCommand : public Command {
       }
       if (origin.empty()) {
         runs.meta = file.meta;
-      } else if (file.meta.device.gpu != runs.meta.device.gpu) {
-        throw UsageError("--power: " + path + " was measured on " + file.meta.device.gpu + ", " + rungs_power_.front() +
-                         " on " + runs.meta.device.gpu + ": the power limit is fitted for one GPU");
+      } else if (file.meta.gpu != runs.meta.gpu) {
+        throw UsageError("--power: " + path + " was measured on " + file.meta.gpu + ", " + rungs_power_.front() +
+                         " on " + runs.meta.gpu + ": the power limit is fitted for one GPU");
       }
       runs.runs.insert(runs.runs.end(), file.runs.begin(), file.runs.end());
       origin += (origin.empty() ? "" : " + ") + std::filesystem::path(path).filename().string();
     }
-    const std::optional<sim::HardwareModel> hw = analysis::results_hardware(runs.meta.device, analysis::datasheet_presets());
+    const std::optional<sim::HardwareModel> hw = analysis::results_hardware(runs.meta, analysis::datasheet_presets());
     if (!hw)
-      throw UsageError("--power: " + origin + ": no datasheet preset matches its GPU '" + runs.meta.device.gpu +
+      throw UsageError("--power: " + origin + ": no datasheet preset matches its GPU '" + runs.meta.gpu +
                        "' (flashlab hw list)");
-    if (!launch.gpu.empty() && !runs.meta.device.gpu.empty() && launch.gpu != runs.meta.device.gpu)
-      throw UsageError("--power: " + origin + " was measured on " + runs.meta.device.gpu +
+    if (!launch.gpu.empty() && !runs.meta.gpu.empty() && launch.gpu != runs.meta.gpu)
+      throw UsageError("--power: " + origin + " was measured on " + runs.meta.gpu +
                        ", the launch model on " + launch.gpu + ": both belong to one GPU");
     analysis::PowerCapFit fit;
     try {

@@ -139,9 +139,10 @@ class PipelineCommand final : public Command {
 
   int run() override {
     const Resolved r = resolve(flags_);
-    if (pass_ != "fwd" && pass_ != "bwd")
+    const std::optional<sim::PassSelection> pass = sim::parse_pass_selection(pass_);
+    if (pass != sim::PassSelection::fwd && pass != sim::PassSelection::bwd)
       throw UsageError("--pass: '" + pass_ + "' is not a pass the pipeline shows (expected fwd or bwd)");
-    if (pass_ == "bwd") {
+    if (pass == sim::PassSelection::bwd) {
       if (row_block_) throw UsageError("--row-block: the backward's CTA owns a column block: use --col-block");
       if (!results_.empty()) throw UsageError("--results: the backward's launch is not modelled; only its CTA's schedule");
       print_bwd(r, col_block_ ? *col_block_ : 0, csv_, std::cout);

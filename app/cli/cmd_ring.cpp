@@ -13,6 +13,7 @@
 #include "flashlab/analysis/charts/ring_charts.hpp"
 #include "flashlab/analysis/ring/ring_extrapolation.hpp"
 #include "flashlab/analysis/results/ring_results.hpp"
+#include "flashlab/sim/input/problem_text.hpp"
 #include "flashlab/sim/calibration/rung_timing.hpp"
 #include "flashlab/sim/core/assets.hpp"
 #include "flashlab/sim/problem/attention_models.hpp"
@@ -174,25 +175,24 @@ class RingCommand final : public Command {
 
   // The problem the flags describe; `model` overrides --model (the sweep's "all").
   sim::AttentionProblem problem(const std::string& model) const {
-    sim::AttentionProblem p;
-    p.parallel = sim::ParallelPart{};
-    p.batch = parse_positive("--batch", batch_);
+    // Parsed as every front end parses a problem (sim::parse_problem); the
+    // messages name the flags.
+    static const sim::ProblemFieldNames names{"--batch", "--heads", "--seq", "--seq-kv", "--head-dim", "--dtype",
+                                              "--sram",  "--br",    "--bc",  "--kv-heads", "--gpus"};
+    sim::ProblemText text;
+    text.batch = batch_;
     // --extrapolate takes a list; each length is set per row.
-    p.seq_q = parse_positive("--seq", extrapolate_ ? seq_.substr(0, seq_.find(',')) : seq_);
-    const sim::i64 gpus = parse_positive("--gpus", gpus_);
-    if (gpus > 4096) throw UsageError("--gpus: the ring simulates 1 to 4096 GPUs, not " + gpus_);
-    p.parallel_part().gpus = static_cast<int>(gpus);
-    const auto dt = sim::parse_dtype(dtype_);
-    if (!dt) throw UsageError("--dtype: '" + dtype_ + "' is not fp16, bf16 or fp32");
-    p.dtype = *dt;
-    if (!sim::parse_ring_layout(layout_, p.parallel_part().layout))
+    text.seq = extrapolate_ ? seq_.substr(0, seq_.find(',')) : seq_;
+    text.gpus = gpus_;
+    text.dtype = dtype_;
+    text.causal = causal_;
+    if (!sim::parse_ring_layout(layout_, text.layout))
       throw UsageError("--layout: '" + layout_ + "' is not one of " + sim::ring_layout_names());
-    p.causal = causal_;
-    if (pass_ == "fwd") p.parallel_part().backward = false;
-    else if (pass_ == "fwd+bwd") p.parallel_part().backward = true;
-    else if (pass_ == "bwd")
+    const std::optional<sim::PassSelection> passes = sim::parse_pass_selection(pass_);
+    if (passes == sim::PassSelection::bwd)
       throw UsageError("--pass: the ring's backward follows its forward (it needs O and the logsumexp): use fwd+bwd");
-    else throw UsageError("--pass: '" + pass_ + "' is not fwd or fwd+bwd");
+    if (!passes) throw UsageError("--pass: '" + pass_ + "' is not fwd or fwd+bwd");
+    text.passes = *passes;
     if (!model.empty()) {
       const sim::AttentionModel* m = sim::find_attention_model(model);
       if (m == nullptr) throw UsageError("--model: unknown model '" + model + "' (expected " + model_ids() + ")");
@@ -200,15 +200,20 @@ class RingCommand final : public Command {
         if (given(flag))
           throw UsageError(std::string(flag) + ": --model " + std::string(m->id) +
                            " sets H, H_kv and d; give the model or the shape, not both");
-      p.heads = m->heads;
-      p.kv_heads = m->kv_heads;
-      p.head_dim = m->head_dim;
+      text.heads = std::to_string(m->heads);
+      text.kv_heads = std::to_string(m->kv_heads);
+      text.head_dim = std::to_string(m->head_dim);
     } else {
-      p.heads = heads_.empty() ? 32 : parse_positive("--heads", heads_);
-      p.kv_heads = kv_heads_.empty() ? p.heads : parse_positive("--kv-heads", kv_heads_);
-      p.head_dim = head_dim_.empty() ? 128 : parse_positive("--head-dim", head_dim_);
+      text.heads = heads_.empty() ? "32" : heads_;
+      text.kv_heads = kv_heads_.empty() ? text.heads : kv_heads_;
+      text.head_dim = head_dim_.empty() ? "128" : head_dim_;
     }
-    if (const auto why = sim::validate(p); !why.empty()) throw UsageError(why.front().message);
+    const sim::ParsedProblem parsed = sim::parse_problem(text, names);
+    if (!parsed.ok()) throw UsageError(parsed.first());
+    // One sequence cut over the GPUs: K, V have its length whatever seq_q an
+    // extrapolation's row sets ("0: the same as seq_q").
+    sim::AttentionProblem p = parsed.problem;
+    p.seq_kv = 0;
     return p;
   }
 
@@ -245,7 +250,7 @@ class RingCommand final : public Command {
     const sim::AttentionProblem& p = shapes.front().problem;
     std::cout << "Ring attention extrapolated on " << cm.hw.display_name << ": B=" << p.batch << " "
               << sim::to_string(p.dtype) << (p.causal ? " causal" : " non-causal") << " "
-              << sim::ring_layout_name(p.layout()) << ", " << (p.backward() ? "fwd+bwd" : "fwd") << ", "
+              << sim::ring_layout_name(p.layout()) << ", " << sim::to_string(p.passes()) << ", "
               << (cm.rung_set ? "the rungs' launch model fitted on " + cm.rung_set->gpu + " (--rung-timing " +
                                     rung_timing_ + ")"
                               : "efficiency " + sim::fixed(cm.efficiency, 2))
@@ -267,7 +272,7 @@ class RingCommand final : public Command {
     return 0;
   }
 
-  sim::RingMeasuredRuns read_results() const {
+  sim::MeasuredRuns read_results() const {
     try {
       return analysis::ring_results_from_file(results_);
     } catch (const std::exception& e) {
@@ -288,14 +293,15 @@ class RingCommand final : public Command {
     if (!sim::parse_ring_layout(layout_, opt.layout))
       throw UsageError("--layout: '" + layout_ + "' is not one of " + sim::ring_layout_names());
     if (given("--pass")) {
-      if (pass_ == "fwd") opt.pass = sim::RingPass::forward;
-      else if (pass_ == "bwd") opt.pass = sim::RingPass::backward;
+      const std::optional<sim::PassSelection> pass = sim::parse_pass_selection(pass_);
+      if (pass == sim::PassSelection::fwd) opt.pass = sim::Pass::fwd;
+      else if (pass == sim::PassSelection::bwd) opt.pass = sim::Pass::bwd;
       else throw UsageError("--pass: '" + pass_ + "': a ring chart draws one pass, fwd or bwd (ring-scaling: both when not given)");
     }
     if (!steps_.empty() && !sim::parse_ring_steps(steps_))
       throw UsageError("--steps: '" + steps_ + "' is not fused or pairwise");
     opt.steps = steps_;
-    const sim::RingMeasuredRuns runs = read_results();
+    const sim::MeasuredRuns runs = read_results();
     analysis::ChartSpec chart;
     try {
       chart = analysis::build_ring_chart(chart_, runs, opt);
@@ -307,7 +313,7 @@ class RingCommand final : public Command {
   }
 
   int run_results(sim::RingTopology topo, sim::RingComputeModel cm) {
-    const sim::RingMeasuredRuns runs = read_results();
+    const sim::MeasuredRuns runs = read_results();
     // What the file gives where no flag chose: the datasheet preset of the GPU
     // the runs were measured on, the link measured between such GPUs, the
     // launch model fitted on that GPU.
@@ -325,13 +331,13 @@ class RingCommand final : public Command {
     std::vector<std::size_t> placed_index;
     if (!json_) {
       std::cout << "Measured ring runs from " << results_;
-      if (!runs.meta.device.gpu.empty()) std::cout << " (" << runs.meta.device.gpu << ")";
+      if (!runs.meta.gpu.empty()) std::cout << " (" << runs.meta.gpu << ")";
       std::cout << " beside the simulation on " << cm.hw.display_name << ", " << topo.intra.label
                 << (topo.intra.kind == "measured" ? " (measured)" : "") << "\n\n";
       std::cout << analysis::ring_table(runs) << "\n";
     }
     for (std::size_t k = 0; k < runs.runs.size(); ++k) {
-      const sim::RingMeasuredRun& run = runs.runs[k];
+      const sim::MeasuredRun& run = runs.runs[k];
       if (run.status != sim::RunStatus::ok) {
         if (!json_)
           std::cout << "run " << k << ": " << sim::to_string(run.status) << (run.reason.empty() ? "" : ": " + run.reason)

@@ -78,7 +78,7 @@ void print_text(const sim::SimResult& r, const sim::HardwareModel& hw, std::ostr
       << bytes_iec(static_cast<double>(r.sram_peak_bytes)) << " of M = "
       << bytes_iec(static_cast<double>(r.sram_capacity_bytes)) << "\n";
   const sim::Pass pass = sim::algorithm_info(r.algorithm).pass;
-  const sim::PassSelection own = pass == sim::Pass::fwd ? sim::PassSelection::fwd : sim::PassSelection::bwd;
+  const sim::PassSelection own = sim::selection_of(pass);
   out << "  FLOPs     matmul " << si(static_cast<double>(r.total.matmul_flops)) << "  softmax "
       << si(static_cast<double>(r.total.softmax_flops)) << "  convention ("
       << analysis::convention_formula(r.problem, own) << ") "

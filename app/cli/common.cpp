@@ -46,7 +46,7 @@ std::vector<int> parse_device_list(const std::string& flag, const std::string& l
     } catch (const std::exception&) {
       used = 0;
     }
-    if (used != d.size() || v < 0 || v > 4095)
+    if (used != d.size() || v < 0 || v >= sim::kMaxRingGpus)
       throw UsageError(flag + ": expected CUDA device numbers like 0,1 (got '" + d + "')");
     out.push_back(static_cast<int>(v));
   }
@@ -173,7 +173,7 @@ std::optional<sim::PassSelection> parse_pass(const std::string& value) {
 
 sim::PassSelection pass_or_own(const std::optional<sim::PassSelection>& pass, sim::Algorithm a) {
   if (pass) return *pass;
-  return sim::algorithm_info(a).pass == sim::Pass::fwd ? sim::PassSelection::fwd : sim::PassSelection::bwd;
+  return sim::selection_of(sim::algorithm_info(a).pass);
 }
 
 std::string algorithms_help() { return "comma list of " + analysis::algorithm_keys(sim::all_algorithms()); }

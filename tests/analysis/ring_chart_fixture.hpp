@@ -5,27 +5,30 @@
 
 #include <string>
 
-#include "flashlab/sim/ring/gpu_topology.hpp"
-#include "flashlab/sim/ring/ring_measurement.hpp"
+#include "flashlab/sim/hardware/gpu_topology.hpp"
+#include "flashlab/sim/measurement/measurement.hpp"
+#include "flashlab/sim/ring/ring_problem.hpp"
 
 namespace flashlab::analysis::test {
 
-inline sim::RingMeasuredPass ring_pass(sim::RingPass which, double time, double compute, double rung, double exposed) {
-  sim::RingMeasuredPass p;
-  p.pass = which;
-  p.time_ms_median = p.time_ms_min = p.time_ms_max = time;
-  p.repeats = 5;
+inline void set_ring_pass(sim::MeasuredRun& r, sim::Pass which, double time, double compute, double rung,
+                          double exposed) {
+  sim::PassTimes t;
+  t.time_ms_median = t.time_ms_min = t.time_ms_max = time;
+  t.repeats = 5;
+  sim::PassTimeline p;
   p.compute_ms = compute;
   p.rung_ms = rung;
   p.exposed_comm_ms = exposed;
   p.comm_ms = 2 * exposed;
-  return p;
+  sim::set_pass(r, which, t, p);
 }
 
 // LLaMA-2-7B (H 32, H_kv 32, d 128) or Llama-3.2-1B (H 32, H_kv 8, d 64), forward and backward.
-inline sim::RingMeasuredRun ring_run(const char* model, sim::i64 seq, int gpus, const char* steps, double fwd,
-                                     double bwd, sim::RingLayout layout = sim::RingLayout::zigzag) {
-  sim::RingMeasuredRun r;
+inline sim::MeasuredRun ring_run(const char* model, sim::i64 seq, int gpus, const char* steps, double fwd,
+                                 double bwd, sim::RingLayout layout = sim::RingLayout::zigzag) {
+  sim::MeasuredRun r;
+  r.problem = sim::default_ring_problem();
   const bool small = std::string(model) == "1b";
   r.problem.heads = 32;
   r.problem.kv_heads = small ? 8 : 32;
@@ -33,14 +36,14 @@ inline sim::RingMeasuredRun ring_run(const char* model, sim::i64 seq, int gpus, 
   r.problem.seq_q = seq;
   r.problem.parallel_part().gpus = gpus;
   r.problem.parallel_part().layout = gpus == 1 ? sim::RingLayout::contiguous : layout;
-  r.problem.parallel_part().backward = true;
+  r.problem.parallel_part().passes = sim::PassSelection::fwd_bwd;
   r.kernel = "fa3_hopper";
-  r.backward_kernel = "fa2_tc_bwd";
-  r.transport = "nccl";
-  r.steps = steps;
+  r.parallel_part().backward_kernel = "fa2_tc_bwd";
+  r.parallel_part().transport = "nccl";
+  r.parallel_part().steps = steps;
   // compute 5/6 of the time, the rung 4/5 of the compute, 1/12 of the time exposed.
-  r.forward = ring_pass(sim::RingPass::forward, fwd, fwd * 5 / 6, fwd * 4 / 6, fwd / 12);
-  r.backward = ring_pass(sim::RingPass::backward, bwd, bwd * 5 / 6, bwd * 4 / 6, bwd / 12);
+  set_ring_pass(r, sim::Pass::fwd, fwd, fwd * 5 / 6, fwd * 4 / 6, fwd / 12);
+  set_ring_pass(r, sim::Pass::bwd, bwd, bwd * 5 / 6, bwd * 4 / 6, bwd / 12);
   return r;
 }
 
@@ -48,12 +51,13 @@ inline sim::RingMeasuredRun ring_run(const char* model, sim::i64 seq, int gpus, 
 //   0 7B P=1 8K pairwise     1 7B P=2 8K fused       2 7B P=2 8K pairwise
 //   3 7B P=2 16K fused (no P = 1 run of 16K)         4 7B P=2 8K contiguous fused
 //   5 1B P=1 8K pairwise     6 1B P=2 8K fused       7 1B P=2 32K fused, OOM
-inline sim::RingMeasuredRuns ring_chart_file() {
-  sim::RingMeasuredRuns f;
-  f.meta.gpu_names = {"NVIDIA H200", "NVIDIA H200"};
-  f.meta.topology = "\tGPU0\tGPU1\nGPU0\t X \tNV18\nGPU1\tNV18\t X \n";
-  f.meta.gpu_topology = sim::parse_nvidia_smi_topo(f.meta.topology);
-  f.meta.device.gpu = "NVIDIA H200";
+inline sim::MeasuredRuns ring_chart_file() {
+  sim::MeasuredRuns f;
+  sim::ParallelMeta& m = f.meta.parallel_part();
+  m.gpu_names = {"NVIDIA H200", "NVIDIA H200"};
+  m.topology = "\tGPU0\tGPU1\nGPU0\t X \tNV18\nGPU1\tNV18\t X \n";
+  m.gpu_topology = sim::parse_nvidia_smi_topo(m.topology);
+  f.meta.gpu = "NVIDIA H200";
   f.runs.push_back(ring_run("7b", 8192, 1, "pairwise", 10, 30));
   f.runs.push_back(ring_run("7b", 8192, 2, "fused", 6, 18));
   f.runs.push_back(ring_run("7b", 8192, 2, "pairwise", 8, 24));

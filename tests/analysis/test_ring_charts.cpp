@@ -37,7 +37,7 @@ bool has_note(const ChartSpec& c, const std::string& text) {
 }  // namespace
 
 TEST_CASE("ring-scaling: a series per model, steps and pass, at N / P, the rows' efficiency", "[ring][chart]") {
-  const sim::RingMeasuredRuns f = ring_chart_file();
+  const sim::MeasuredRuns f = ring_chart_file();
   const ChartSpec c = ring_scaling_chart(f);
   CHECK(c.id == "ring-scaling");
   CHECK(c.x.scale == Scale::log2);
@@ -60,7 +60,7 @@ TEST_CASE("ring-scaling: a series per model, steps and pass, at N / P, the rows'
   CHECK(named(c, "LLaMA-2-7B fwd, pairwise").y == std::vector<double>{10.0 / (2 * 8.0)});
   CHECK(named(c, "Llama-3.2-1B bwd, fused").y == std::vector<double>{12.0 / (2 * 9.0)});
   for (const RingRow& row : ring_rows(f))
-    if (row.run == 1 && row.pass == sim::RingPass::forward) CHECK(fwd.y[0] == *row.scaling_efficiency);
+    if (row.run == 1 && row.pass == sim::Pass::fwd) CHECK(fwd.y[0] == *row.scaling_efficiency);
   // Styles: forward solid, backward dashed; pairwise fainter and dotted; a colour per model.
   CHECK(fwd.dash == Dash::solid);
   CHECK(named(c, "LLaMA-2-7B bwd, fused").dash == Dash::dashed);
@@ -79,9 +79,9 @@ TEST_CASE("ring-scaling: a series per model, steps and pass, at N / P, the rows'
 }
 
 TEST_CASE("ring-scaling: one pass, one step mode, another layout", "[ring][chart]") {
-  const sim::RingMeasuredRuns f = ring_chart_file();
+  const sim::MeasuredRuns f = ring_chart_file();
   RingChartOptions bwd;
-  bwd.pass = sim::RingPass::backward;
+  bwd.pass = sim::Pass::bwd;
   CHECK(names(ring_scaling_chart(f, bwd)) ==
         std::vector<std::string>{"LLaMA-2-7B bwd, fused", "LLaMA-2-7B bwd, pairwise", "Llama-3.2-1B bwd, fused"});
   // One step mode: named in the subtitle, not in the series, drawn in full colour.
@@ -102,7 +102,7 @@ TEST_CASE("ring-scaling: one pass, one step mode, another layout", "[ring][chart
 }
 
 TEST_CASE("ring-time: a stacked bar per run, shares of its time, the parts in ms", "[ring][chart]") {
-  const sim::RingMeasuredRuns f = ring_chart_file();
+  const sim::MeasuredRuns f = ring_chart_file();
   const ChartSpec c = ring_time_chart(f);
   CHECK(c.id == "ring-time");
   CHECK(c.kind == ChartKind::bars);
@@ -131,12 +131,12 @@ TEST_CASE("ring-time: a stacked bar per run, shares of its time, the parts in ms
 }
 
 TEST_CASE("ring-time: the backward, a wait longer than the compute leaves, a run without rung times", "[ring][chart]") {
-  sim::RingMeasuredRuns f = ring_chart_file();
+  sim::MeasuredRuns f = ring_chart_file();
   // Run 1's backward: 18 ms, compute 15, and another GPU waited 4 ms: at most 3 ms can be exposed on the time.
-  f.runs[1].backward->exposed_comm_ms = 4;
-  f.runs[6].backward->rung_ms = -1;  // an older file: the rung's time not recorded
+  f.runs[1].parallel_part().backward->timeline.exposed_comm_ms = 4;
+  f.runs[6].parallel_part().backward->timeline.rung_ms = -1;  // an older file: the rung's time not recorded
   RingChartOptions o;
-  o.pass = sim::RingPass::backward;
+  o.pass = sim::Pass::bwd;
   const ChartSpec c = ring_time_chart(f, o);
   CHECK(c.title.find("backward") != std::string::npos);
   CHECK(names(c) == std::vector<std::string>{"rung", "compute (rung not recorded)", "other compute",
@@ -158,8 +158,8 @@ TEST_CASE("ring-time: the backward, a wait longer than the compute leaves, a run
 }
 
 TEST_CASE("ring charts with nothing to draw say why, in one line", "[ring][chart]") {
-  const sim::RingMeasuredRuns f = ring_chart_file();
-  auto message = [](const std::string& id, const sim::RingMeasuredRuns& runs, const RingChartOptions& o = {}) {
+  const sim::MeasuredRuns f = ring_chart_file();
+  auto message = [](const std::string& id, const sim::MeasuredRuns& runs, const RingChartOptions& o = {}) {
     try {
       build_ring_chart(id, runs, o);
     } catch (const std::invalid_argument& e) {
@@ -169,16 +169,16 @@ TEST_CASE("ring charts with nothing to draw say why, in one line", "[ring][chart
   };
   CHECK(message("ring-heatmap", f) == "unknown chart 'ring-heatmap' (expected ring-scaling or ring-time)");
   // Only P = 1 runs: nothing of more than one GPU.
-  sim::RingMeasuredRuns single = f;
+  sim::MeasuredRuns single = f;
   single.runs.erase(std::remove_if(single.runs.begin(), single.runs.end(),
-                                   [](const sim::RingMeasuredRun& r) { return r.problem.gpus() > 1; }),
+                                   [](const sim::MeasuredRun& r) { return r.problem.gpus() > 1; }),
                     single.runs.end());
   for (const RingChartEntry& e : ring_chart_table())
     CHECK(message(std::string(e.id), single) == "the file holds no zig-zag runs of more than one GPU");
   // No P = 1 runs: the time chart draws, the scaling cannot.
-  sim::RingMeasuredRuns multi = f;
+  sim::MeasuredRuns multi = f;
   multi.runs.erase(std::remove_if(multi.runs.begin(), multi.runs.end(),
-                                  [](const sim::RingMeasuredRun& r) { return r.problem.gpus() == 1; }),
+                                  [](const sim::MeasuredRun& r) { return r.problem.gpus() == 1; }),
                    multi.runs.end());
   CHECK(message("ring-scaling", multi).find("no P = 1 run of the attention its multi-GPU runs measured") !=
         std::string::npos);
@@ -196,14 +196,14 @@ TEST_CASE("ring charts with nothing to draw say why, in one line", "[ring][chart
 }
 
 TEST_CASE("the GPUs and links of a run: names, count, the topology's summary", "[ring][chart]") {
-  const sim::RingMeasuredRuns f = ring_chart_file();
-  CHECK(gpus_and_links(f.meta.gpu_names, f.meta.gpu_topology) == "2× NVIDIA H200 (NVLink, 18 links between every pair)");
-  CHECK(gpus_and_links(f.meta.gpu_names, f.meta.gpu_topology, true) ==
+  const sim::MeasuredRuns f = ring_chart_file();
+  CHECK(gpus_and_links(f.meta.parallel_part().gpu_names, f.meta.parallel_part().gpu_topology) == "2× NVIDIA H200 (NVLink, 18 links between every pair)");
+  CHECK(gpus_and_links(f.meta.parallel_part().gpu_names, f.meta.parallel_part().gpu_topology, true) ==
         "2× NVIDIA H200 (NVLink, 18 links between every pair: NV18)");
-  CHECK(uniform_link_code(f.meta.gpu_topology) == "NV18");
+  CHECK(uniform_link_code(f.meta.parallel_part().gpu_topology) == "NV18");
   CHECK(uniform_link_code(sim::parse_nvidia_smi_topo("\tGPU0\tGPU1\tGPU2\nGPU0\t X \tNV18\tSYS\nGPU1\tNV18\t X \tSYS\n"
                                                      "GPU2\tSYS\tSYS\t X \n"))
             .empty());
   CHECK(gpus_and_links({"A", "B", "A"}, {}) == "3× A, B");
-  CHECK(gpus_and_links({}, f.meta.gpu_topology).empty());
+  CHECK(gpus_and_links({}, f.meta.parallel_part().gpu_topology).empty());
 }

@@ -16,7 +16,7 @@
 
 using namespace flashlab;
 using namespace flashlab::analysis;
-using sim::RingPass;
+using sim::Pass;
 
 namespace fs = std::filesystem;
 
@@ -33,61 +33,67 @@ sim::AttentionProblem ring_problem(int P, bool backward = false) {
   p.dtype = sim::DType::bf16;
   p.parallel_part().gpus = P;
   p.parallel_part().layout = sim::RingLayout::zigzag;
-  p.parallel_part().backward = backward;
+  p.parallel_part().passes = backward ? sim::PassSelection::fwd_bwd : sim::PassSelection::fwd;
   return p;
 }
 
-sim::RingMeasuredPass timed(RingPass pass, double ms) {
-  sim::RingMeasuredPass m;
-  m.pass = pass;
-  m.time_ms_median = ms;
-  m.time_ms_min = 0.9 * ms;
-  m.time_ms_max = 1.1 * ms;
-  m.repeats = 10;
+sim::PassTimes times(double ms) {
+  sim::PassTimes t;
+  t.time_ms_median = ms;
+  t.time_ms_min = 0.9 * ms;
+  t.time_ms_max = 1.1 * ms;
+  t.repeats = 10;
+  return t;
+}
+
+sim::PassTimeline timeline(double ms) {
+  sim::PassTimeline m;
   m.compute_ms = 0.8 * ms;
   m.comm_ms = 0.25 * ms;
   m.exposed_comm_ms = 0.05 * ms;
   return m;
 }
 
-sim::RingMeasuredRuns example_runs() {
-  sim::RingMeasuredRuns r;
-  r.meta.device.gpu = "NVIDIA H100 80GB HBM3";
-  r.meta.device.driver = "580.1";
-  r.meta.device.commit = "abc123";
-  r.meta.device.sm_count = 132;
-  r.meta.device.sm_clock_mhz = 1980;
-  r.meta.gpu_count = 2;
-  r.meta.gpu_names = {"NVIDIA H100 80GB HBM3", "NVIDIA H100 80GB HBM3"};
-  r.meta.nccl_version = "2.28.9";
-  r.meta.topology = "GPU0 NV18";
-  r.meta.environment = {"NCCL_P2P_LEVEL=NVL"};
+void timed(sim::MeasuredRun& run, Pass pass, double ms) { sim::set_pass(run, pass, times(ms), timeline(ms)); }
 
-  sim::RingMeasuredRun one;
+sim::MeasuredRuns example_runs() {
+  sim::MeasuredRuns r;
+  r.meta.gpu = "NVIDIA H100 80GB HBM3";
+  r.meta.driver = "580.1";
+  r.meta.commit = "abc123";
+  r.meta.sm_count = 132;
+  r.meta.sm_clock_mhz = 1980;
+  r.meta.parallel_part().gpu_count = 2;
+  r.meta.parallel_part().gpu_names = {"NVIDIA H100 80GB HBM3", "NVIDIA H100 80GB HBM3"};
+  r.meta.parallel_part().nccl_version = "2.28.9";
+  r.meta.parallel_part().topology = "GPU0 NV18";
+  r.meta.parallel_part().environment = {"NCCL_P2P_LEVEL=NVL"};
+
+  sim::MeasuredRun one;
   one.problem = ring_problem(1, true);
   one.kernel = "fa3_hopper";
-  one.backward_kernel = "fa2_tc_bwd";
-  one.transport = "nccl";
-  one.forward = timed(RingPass::forward, 10.0);
-  one.backward = timed(RingPass::backward, 40.0);
-  one.peak_allocated_bytes = {1000};
-  one.peak_device_used_bytes = {2000};
+  one.parallel_part().backward_kernel = "fa2_tc_bwd";
+  one.parallel_part().transport = "nccl";
+  timed(one, Pass::fwd, 10.0);
+  timed(one, Pass::bwd, 40.0);
+  one.parallel_part().peak_allocated_bytes = {1000};
+  one.parallel_part().peak_device_used_bytes = {2000};
   one.rel_error = 1.5e-3;
-  one.rel_error_grads = 4e-3;
-  one.check_note = "heads 0 and 23, 64 rows";
+  one.parallel_part().rel_error_grads = 4e-3;
+  one.parallel_part().check_note = "heads 0 and 23, 64 rows";
   r.runs.push_back(one);
 
-  sim::RingMeasuredRun two = one;
+  sim::MeasuredRun two = one;
   two.problem = ring_problem(2, true);
-  two.forward = timed(RingPass::forward, 6.25);
-  two.backward = timed(RingPass::backward, 25.0);
-  two.peak_allocated_bytes = {600, 640};
-  two.peak_device_used_bytes = {900, 950};
+  timed(two, Pass::fwd, 6.25);
+  timed(two, Pass::bwd, 25.0);
+  two.parallel_part().peak_allocated_bytes = {600, 640};
+  two.parallel_part().peak_device_used_bytes = {900, 950};
   two.rel_error = std::nan("");
-  sim::RingMeasuredStep st;
+  sim::MeasuredStep st;
   st.gpu = 1;
   st.step = 0;
-  st.pass = RingPass::forward;
+  st.pass = Pass::fwd;
   st.kv_owner = 1;
   st.compute_start_ms = 0.01;
   st.compute_end_ms = 2.5;
@@ -95,14 +101,14 @@ sim::RingMeasuredRuns example_runs() {
   st.transfer_start_ms = 0.01;
   st.transfer_end_ms = 0.4;
   st.bytes_received = 33554432;
-  two.forward.steps.push_back(st);
-  st.pass = RingPass::backward;
+  two.parallel_part().forward.steps.push_back(st);
+  st.pass = Pass::bwd;
   st.step = 2;  // the homecoming
   st.compute_start_ms = st.compute_end_ms = 9.0;
-  two.backward->steps.push_back(st);
+  two.parallel_part().backward->timeline.steps.push_back(st);
   r.runs.push_back(two);
 
-  sim::RingMeasuredRun skipped;
+  sim::MeasuredRun skipped;
   skipped.problem = ring_problem(4);
   skipped.kernel = "fa3_hopper";
   skipped.status = sim::RunStatus::skipped;
@@ -134,24 +140,24 @@ sim::RingComputeModel h200(double efficiency = 1.0) {
 }
 
 // A measured run that did exactly what the simulation says (every step).
-sim::RingMeasuredRun measured_as_simulated(const sim::RingSimulation& s) {
-  sim::RingMeasuredRun run;
+sim::MeasuredRun measured_as_simulated(const sim::RingSimulation& s) {
+  sim::MeasuredRun run;
   run.problem = s.problem;
   run.kernel = "fa3_hopper";
-  run.transport = "nccl";
+  run.parallel_part().transport = "nccl";
   const int P = s.problem.gpus();
-  for (RingPass pass : {RingPass::forward, RingPass::backward}) {
-    if (pass == RingPass::backward && !s.backward) continue;
+  for (Pass pass : {Pass::fwd, Pass::bwd}) {
+    if (pass == Pass::bwd && !s.backward) continue;
     const sim::RingPassResult& r = s.pass(pass);
-    sim::RingMeasuredPass m = timed(pass, r.time_s * 1e3);
+    sim::PassTimeline m = timeline(r.time_s * 1e3);
     m.compute_ms = r.compute_s * 1e3;
     m.comm_ms = r.comm_s * 1e3;
     m.exposed_comm_ms = r.exposed_comm_s * 1e3;
-    const int steps = pass == RingPass::backward && P > 1 ? P + 1 : P;
-    std::map<std::pair<int, int>, sim::RingMeasuredStep> grid;
+    const int steps = pass == Pass::bwd && P > 1 ? P + 1 : P;
+    std::map<std::pair<int, int>, sim::MeasuredStep> grid;
     for (int g = 0; g < P; ++g)
       for (int k = 0; k < steps; ++k) {
-        sim::RingMeasuredStep& x = grid[{g, k}];
+        sim::MeasuredStep& x = grid[{g, k}];
         x.gpu = g;
         x.step = k;
         x.pass = pass;
@@ -166,7 +172,7 @@ sim::RingMeasuredRun measured_as_simulated(const sim::RingSimulation& s) {
         grid[{e.gpu, e.step}].compute_end_ms = (e.end_s - r.start_s) * 1e3;
       } else if (e.kind == sim::RingEventKind::transfer) {
         for (int g : {e.gpu, e.peer}) {
-          sim::RingMeasuredStep& x = grid[{g, e.step}];
+          sim::MeasuredStep& x = grid[{g, e.step}];
           x.transfer_start_ms = std::min(x.transfer_start_ms, (e.start_s - r.start_s) * 1e3);
           x.transfer_end_ms = std::max(x.transfer_end_ms, (e.end_s - r.start_s) * 1e3);
         }
@@ -176,8 +182,7 @@ sim::RingMeasuredRun measured_as_simulated(const sim::RingSimulation& s) {
       if (x.transfer_end_ms < 0) x.transfer_start_ms = -1;
       m.steps.push_back(x);
     }
-    if (pass == RingPass::forward) run.forward = m;
-    else run.backward = m;
+    sim::set_pass(run, pass, times(r.time_s * 1e3), m);
   }
   return run;
 }
@@ -185,52 +190,52 @@ sim::RingMeasuredRun measured_as_simulated(const sim::RingSimulation& s) {
 }  // namespace
 
 TEST_CASE("ring results: JSON round trip keeps every field", "[ring][results]") {
-  sim::RingMeasuredRuns r = example_runs();
-  r.meta.host.call_s = 0.37e-6;
-  r.meta.host.launch_s = 6.42e-6;
-  r.meta.host.exchange_s = 30.7e-6;
-  r.meta.host.gpus = 2;
-  r.meta.host.source = "measured on 2× NVIDIA H200, 2026-11-27, one host thread, medians of 15 rounds";
-  r.meta.host.exchange_sms = 16;
-  r.meta.ring_exchange = {{65536, 23.6e-6, 65536 / 23.6e-6, 65536 / 23.6e-6},
+  sim::MeasuredRuns r = example_runs();
+  r.meta.parallel_part().host.call_s = 0.37e-6;
+  r.meta.parallel_part().host.launch_s = 6.42e-6;
+  r.meta.parallel_part().host.exchange_s = 30.7e-6;
+  r.meta.parallel_part().host.gpus = 2;
+  r.meta.parallel_part().host.source = "measured on 2× NVIDIA H200, 2026-11-27, one host thread, medians of 15 rounds";
+  r.meta.parallel_part().host.exchange_sms = 16;
+  r.meta.parallel_part().ring_exchange = {{65536, 23.6e-6, 65536 / 23.6e-6, 65536 / 23.6e-6},
                           {67108864, 437e-6, 67108864 / 437e-6, 67108864 / 437e-6}};
-  r.runs[1].forward.warmup = 2;
-  r.runs[1].forward.steps[0].host_start_ms = 0.034;
-  r.runs[1].forward.steps[0].host_end_ms = 0.058;
-  const sim::RingMeasuredRuns back = ring_results_from_json(ring_results_to_json(r), "runs.json");
-  CHECK(back.runs[1].forward.warmup == 2);
-  CHECK(back.runs[1].forward.steps[0].host_start_ms == Approx(0.034));
-  CHECK(back.runs[1].forward.steps[0].host_end_ms == Approx(0.058));
-  CHECK(back.runs[1].backward->warmup == -1);               // not recorded
-  CHECK(back.runs[1].backward->steps[0].host_start_ms == -1);
+  r.runs[1].parallel_part().forward.warmup = 2;
+  r.runs[1].parallel_part().forward.steps[0].host_start_ms = 0.034;
+  r.runs[1].parallel_part().forward.steps[0].host_end_ms = 0.058;
+  const sim::MeasuredRuns back = ring_results_from_json(ring_results_to_json(r), "runs.json");
+  CHECK(back.runs[1].parallel_part().forward.warmup == 2);
+  CHECK(back.runs[1].parallel_part().forward.steps[0].host_start_ms == Approx(0.034));
+  CHECK(back.runs[1].parallel_part().forward.steps[0].host_end_ms == Approx(0.058));
+  CHECK(back.runs[1].parallel_part().backward->timeline.warmup == -1);               // not recorded
+  CHECK(back.runs[1].parallel_part().backward->timeline.steps[0].host_start_ms == -1);
   // A negative count of warm-ups is refused, naming the field.
   nlohmann::json bad = nlohmann::json::parse(ring_results_to_json(r));
   bad["runs"][1]["forward"]["warmup"] = -3;
   CHECK_THROWS_WITH(ring_results_from_json(bad.dump(), "bad.json"), Catch::Contains("warmup") && Catch::Contains("-3"));
-  CHECK(back.meta.host.exchange_sms == 16);
-  REQUIRE(back.meta.ring_exchange.size() == 2);
-  CHECK(back.meta.ring_exchange[1].bytes == 67108864);
-  CHECK(back.meta.ring_exchange[1].time_s == Approx(437e-6));
-  CHECK(back.meta.host.call_s == Approx(0.37e-6));
-  CHECK(back.meta.host.launch_s == Approx(6.42e-6));
-  CHECK(back.meta.host.exchange_s == Approx(30.7e-6));
-  CHECK(back.meta.host.gpus == 2);
-  CHECK(back.meta.host.source == r.meta.host.source);
+  CHECK(back.meta.parallel_part().host.exchange_sms == 16);
+  REQUIRE(back.meta.parallel_part().ring_exchange.size() == 2);
+  CHECK(back.meta.parallel_part().ring_exchange[1].bytes == 67108864);
+  CHECK(back.meta.parallel_part().ring_exchange[1].time_s == Approx(437e-6));
+  CHECK(back.meta.parallel_part().host.call_s == Approx(0.37e-6));
+  CHECK(back.meta.parallel_part().host.launch_s == Approx(6.42e-6));
+  CHECK(back.meta.parallel_part().host.exchange_s == Approx(30.7e-6));
+  CHECK(back.meta.parallel_part().host.gpus == 2);
+  CHECK(back.meta.parallel_part().host.source == r.meta.parallel_part().host.source);
   // A file without it (every file before the sweep measured its host) has none.
-  CHECK_FALSE(ring_results_from_json(ring_results_to_json(example_runs()), "old.json").meta.host.measured());
-  CHECK(ring_results_from_json(ring_results_to_json(example_runs()), "old.json").meta.ring_exchange.empty());
-  CHECK(back.meta.device.gpu == r.meta.device.gpu);
-  CHECK(back.meta.device.commit == "abc123");
-  CHECK(back.meta.device.sm_count == 132);
-  CHECK(back.meta.device.sm_clock_mhz == 1980);
-  CHECK(back.meta.gpu_count == 2);
-  CHECK(back.meta.gpu_names == r.meta.gpu_names);
-  CHECK(back.meta.nccl_version == "2.28.9");
-  CHECK(back.meta.topology == r.meta.topology);
-  CHECK(back.meta.environment == r.meta.environment);
+  CHECK_FALSE(ring_results_from_json(ring_results_to_json(example_runs()), "old.json").meta.parallel_part().host.measured());
+  CHECK(ring_results_from_json(ring_results_to_json(example_runs()), "old.json").meta.parallel_part().ring_exchange.empty());
+  CHECK(back.meta.gpu == r.meta.gpu);
+  CHECK(back.meta.commit == "abc123");
+  CHECK(back.meta.sm_count == 132);
+  CHECK(back.meta.sm_clock_mhz == 1980);
+  CHECK(back.meta.parallel_part().gpu_count == 2);
+  CHECK(back.meta.parallel_part().gpu_names == r.meta.parallel_part().gpu_names);
+  CHECK(back.meta.parallel_part().nccl_version == "2.28.9");
+  CHECK(back.meta.parallel_part().topology == r.meta.parallel_part().topology);
+  CHECK(back.meta.parallel_part().environment == r.meta.parallel_part().environment);
   REQUIRE(back.runs.size() == 3);
-  const sim::RingMeasuredRun& a = r.runs[1];
-  const sim::RingMeasuredRun& b = back.runs[1];
+  const sim::MeasuredRun& a = r.runs[1];
+  const sim::MeasuredRun& b = back.runs[1];
   CHECK(b.problem.gpus() == 2);
   CHECK(b.problem.heads == 24);
   CHECK(b.problem.h_kv() == 8);
@@ -240,64 +245,64 @@ TEST_CASE("ring results: JSON round trip keeps every field", "[ring][results]") 
   CHECK(b.problem.backward());
   CHECK(b.problem.dtype == sim::DType::bf16);
   CHECK(b.kernel == "fa3_hopper");
-  CHECK(b.backward_kernel == "fa2_tc_bwd");
-  CHECK(b.transport == "nccl");
-  CHECK(b.comm_stream == "priority");
-  CHECK(b.forward.time_ms_median == a.forward.time_ms_median);
-  CHECK(b.forward.time_ms_min == a.forward.time_ms_min);
-  CHECK(b.forward.exposed_comm_ms == a.forward.exposed_comm_ms);
-  REQUIRE(b.backward);
-  CHECK(b.backward->time_ms_median == 25.0);
-  REQUIRE(b.forward.steps.size() == 1);
-  CHECK(b.forward.steps[0].gpu == 1);
-  CHECK(b.forward.steps[0].pass == RingPass::forward);
-  CHECK(b.forward.steps[0].compute_end_ms == 2.5);
-  CHECK(b.forward.steps[0].transfer_end_ms == 0.4);
-  CHECK(b.forward.steps[0].bytes_received == 33554432);
-  REQUIRE(b.backward->steps.size() == 1);
-  CHECK(b.backward->steps[0].step == 2);
-  CHECK(b.backward->steps[0].pass == RingPass::backward);
-  CHECK(b.peak_allocated_bytes == a.peak_allocated_bytes);
-  CHECK(b.peak_device_used_bytes == a.peak_device_used_bytes);
+  CHECK(b.parallel_part().backward_kernel == "fa2_tc_bwd");
+  CHECK(b.parallel_part().transport == "nccl");
+  CHECK(b.parallel_part().comm_stream == "priority");
+  CHECK(b.time_ms_median == a.time_ms_median);
+  CHECK(b.time_ms_min == a.time_ms_min);
+  CHECK(b.parallel_part().forward.exposed_comm_ms == a.parallel_part().forward.exposed_comm_ms);
+  REQUIRE(b.parallel_part().backward);
+  CHECK(b.parallel_part().backward->time_ms_median == 25.0);
+  REQUIRE(b.parallel_part().forward.steps.size() == 1);
+  CHECK(b.parallel_part().forward.steps[0].gpu == 1);
+  CHECK(b.parallel_part().forward.steps[0].pass == Pass::fwd);
+  CHECK(b.parallel_part().forward.steps[0].compute_end_ms == 2.5);
+  CHECK(b.parallel_part().forward.steps[0].transfer_end_ms == 0.4);
+  CHECK(b.parallel_part().forward.steps[0].bytes_received == 33554432);
+  REQUIRE(b.parallel_part().backward->timeline.steps.size() == 1);
+  CHECK(b.parallel_part().backward->timeline.steps[0].step == 2);
+  CHECK(b.parallel_part().backward->timeline.steps[0].pass == Pass::bwd);
+  CHECK(b.parallel_part().peak_allocated_bytes == a.parallel_part().peak_allocated_bytes);
+  CHECK(b.parallel_part().peak_device_used_bytes == a.parallel_part().peak_device_used_bytes);
   CHECK(std::isnan(b.rel_error));
-  CHECK(b.rel_error_grads == a.rel_error_grads);
-  CHECK(back.runs[0].check_note == "heads 0 and 23, 64 rows");
+  CHECK(b.parallel_part().rel_error_grads == a.parallel_part().rel_error_grads);
+  CHECK(back.runs[0].parallel_part().check_note == "heads 0 and 23, 64 rows");
   CHECK(back.runs[2].status == sim::RunStatus::skipped);
   CHECK(back.runs[2].reason == "4 GPUs asked, 2 present");
-  CHECK_FALSE(back.runs[2].backward);
+  CHECK_FALSE(back.runs[2].parallel_part().backward);
   // Written again, the same text.
   CHECK(ring_results_to_json(back) == ring_results_to_json(r));
   // A file from before the runner chose its exchange's stream: the default one.
   nlohmann::json old = nlohmann::json::parse(ring_results_to_json(r));
   old["runs"][1].erase("comm_stream");
-  CHECK(ring_results_from_json(old.dump(), "old.json").runs[1].comm_stream == "default");
+  CHECK(ring_results_from_json(old.dump(), "old.json").runs[1].parallel_part().comm_stream == "default");
 }
 
 TEST_CASE("ring results: the topology's fields derive from its text, in new files and older ones alike",
           "[ring][results]") {
-  sim::RingMeasuredRuns r = example_runs();
-  r.meta.topology = "\tGPU0\tGPU1\tCPU Affinity\nGPU0\t X \tNV18\t0-47\nGPU1\tNV18\t X \t48-95\n";
+  sim::MeasuredRuns r = example_runs();
+  r.meta.parallel_part().topology = "\tGPU0\tGPU1\tCPU Affinity\nGPU0\t X \tNV18\t0-47\nGPU1\tNV18\t X \t48-95\n";
   const std::string text = ring_results_to_json(r);
   const nlohmann::json j = nlohmann::json::parse(text);
   CHECK(j["meta"]["gpu_topology"]["summary"] == "NVLink, 18 links between every pair");
   CHECK(j["meta"]["gpu_topology"]["links"][1][0] == "NV18");
-  const sim::RingMeasuredRuns back = ring_results_from_json(text, "runs.json");
-  CHECK(back.meta.gpu_topology.gpu_count == 2);
-  CHECK(back.meta.gpu_topology.gpus_per_node == 2);
-  CHECK(back.meta.gpu_topology.link(0, 1) == "NV18");
+  const sim::MeasuredRuns back = ring_results_from_json(text, "runs.json");
+  CHECK(back.meta.parallel_part().gpu_topology.gpu_count == 2);
+  CHECK(back.meta.parallel_part().gpu_topology.gpus_per_node == 2);
+  CHECK(back.meta.parallel_part().gpu_topology.link(0, 1) == "NV18");
 
   // A file written before the field existed gains it from its text; a stale
   // field is not trusted over the text.
   nlohmann::json older = j;
   older["meta"].erase("gpu_topology");
-  CHECK(ring_results_from_json(older.dump(), "old.json").meta.gpu_topology.summary ==
+  CHECK(ring_results_from_json(older.dump(), "old.json").meta.parallel_part().gpu_topology.summary ==
         "NVLink, 18 links between every pair");
   nlohmann::json stale = j;
   stale["meta"]["gpu_topology"]["summary"] = "PCIe";
-  CHECK(ring_results_from_json(stale.dump(), "stale.json").meta.gpu_topology.summary ==
+  CHECK(ring_results_from_json(stale.dump(), "stale.json").meta.parallel_part().gpu_topology.summary ==
         "NVLink, 18 links between every pair");
   // A text that is no matrix: no fields, and the reason.
-  CHECK_FALSE(ring_results_from_json(ring_results_to_json(example_runs()), "x.json").meta.gpu_topology.problem.empty());
+  CHECK_FALSE(ring_results_from_json(ring_results_to_json(example_runs()), "x.json").meta.parallel_part().gpu_topology.problem.empty());
 }
 
 TEST_CASE("ring results: a malformed file names the file and the field", "[ring][results]") {
@@ -355,7 +360,7 @@ TEST_CASE("ring results: a malformed file names the file and the field", "[ring]
 
 TEST_CASE("ring results: CSV columns, the convention's TFLOP/s per GPU, scaling against the P = 1 run",
           "[ring][results]") {
-  const sim::RingMeasuredRuns r = example_runs();
+  const sim::MeasuredRuns r = example_runs();
   const auto body = csv_body(ring_results_csv(r));
   REQUIRE(!body.empty());
   const std::vector<std::string> header = body.front();
@@ -390,7 +395,7 @@ TEST_CASE("ring results: CSV columns, the convention's TFLOP/s per GPU, scaling 
   CHECK(skipped.at("scaling_efficiency").empty());
 
   // Without the P = 1 run of the same attention, no scaling efficiency.
-  sim::RingMeasuredRuns other = r;
+  sim::MeasuredRuns other = r;
   other.runs[0].problem.seq_q = 8192;
   const auto rows = ring_rows(other);
   CHECK_FALSE(rows[2].scaling_efficiency);
@@ -403,19 +408,19 @@ TEST_CASE("ring results: CSV columns, the convention's TFLOP/s per GPU, scaling 
   // Two one-GPU runs of the attention: the fused one is the baseline (the
   // rung at its best), wherever it stands in the file.
   other = r;
-  other.runs[0].steps = "pairwise";
-  sim::RingMeasuredRun fused_one = r.runs[0];
-  fused_one.steps = "fused";
-  fused_one.forward.time_ms_median = 8.0;
+  other.runs[0].parallel_part().steps = "pairwise";
+  sim::MeasuredRun fused_one = r.runs[0];
+  fused_one.parallel_part().steps = "fused";
+  fused_one.time_ms_median = 8.0;
   other.runs.push_back(fused_one);
   const auto with_fused = ring_rows(other);
   REQUIRE(with_fused[2].scaling_efficiency);
   CHECK(*with_fused[2].scaling_efficiency == Approx(8.0 / (2 * 6.25)));
-  CHECK(ring_single_gpu_run(other, other.runs[1].problem, sim::RingPass::forward) == &other.runs.back());
+  CHECK(ring_single_gpu_run(other, other.runs[1].problem, sim::Pass::fwd) == &other.runs.back());
 }
 
 TEST_CASE("ring results: the table names the model, marks what has no P = 1 run", "[ring][results]") {
-  sim::RingMeasuredRuns r = example_runs();
+  sim::MeasuredRuns r = example_runs();
   const std::string t = ring_table(r);
   CHECK_THAT(t, Catch::Contains("llama3.2-3b"));
   CHECK_THAT(t, Catch::Contains("TFLOP/s/GPU"));
@@ -437,7 +442,7 @@ TEST_CASE("ring block bound: the roofline bound of the single-GPU simulator's co
   for (const auto& [n_q, n_kv, vis] : {std::tuple{2048L, 2048L, sim::ChunkVisibility::full},
                                        std::tuple{2048L, 2047L, sim::ChunkVisibility::full},
                                        std::tuple{2047L, 2047L, sim::ChunkVisibility::diagonal}})
-    for (RingPass pass : {RingPass::forward, RingPass::backward}) {
+    for (Pass pass : {Pass::fwd, Pass::bwd}) {
       sim::AttentionProblem ap;
       ap.batch = p.batch;
       ap.heads = p.heads;
@@ -449,7 +454,7 @@ TEST_CASE("ring block bound: the roofline bound of the single-GPU simulator's co
       sim::SimOptions opt;
       opt.l2 = false;
       const sim::SimResult r =
-          sim::simulate(pass == RingPass::forward ? sim::Algorithm::fa2 : sim::Algorithm::fa2_bwd, ap, cm.hw, opt);
+          sim::simulate(pass == Pass::fwd ? sim::Algorithm::fa2 : sim::Algorithm::fa2_bwd, ap, cm.hw, opt);
       const RooflineEstimate roof = roofline(r, cm.hw);
       const sim::RingBlockCost c = sim::ring_block_cost(p, n_q, n_kv, vis, pass, cm);
       CHECK(c.bound_s == Approx(roof.time_s).epsilon(1e-12));
@@ -462,13 +467,13 @@ TEST_CASE("ring placement: a run that did what the model says places with no err
   const sim::RingComputeModel cm = h200();
   const sim::AttentionProblem p = ring_problem(4, true);
   const sim::RingSimulation s = sim::simulate_ring(p, topo, cm);
-  sim::RingMeasuredRun run = measured_as_simulated(s);
+  sim::MeasuredRun run = measured_as_simulated(s);
   const RingPlacement pl = place_ring_run(run, topo, cm);
   REQUIRE(pl.passes.size() == 2);
   for (const RingPassPlacement& pp : pl.passes) {
     CHECK(pp.time_error == Approx(0).margin(1e-9));
     CHECK(pp.comm_error == Approx(0).margin(1e-9));
-    CHECK(pp.steps.size() == (pp.pass == RingPass::forward ? 16u : 20u));
+    CHECK(pp.steps.size() == (pp.pass == Pass::fwd ? 16u : 20u));
     for (const RingStepPlacement& x : pp.steps) {
       CAPTURE(x.gpu, x.step);
       if (x.step < 4) CHECK(x.predicted_compute_ms == Approx(x.measured_compute_ms).margin(1e-9));
@@ -483,15 +488,15 @@ TEST_CASE("ring placement: a run that did what the model says places with no err
   CHECK(std::isnan(home.predicted_compute_ms));
 
   // One step measured 25% slower: its error, and only its.
-  run.forward.steps[5].compute_end_ms =
-      run.forward.steps[5].compute_start_ms + 1.25 * (run.forward.steps[5].compute_end_ms - run.forward.steps[5].compute_start_ms);
+  run.parallel_part().forward.steps[5].compute_end_ms =
+      run.parallel_part().forward.steps[5].compute_start_ms + 1.25 * (run.parallel_part().forward.steps[5].compute_end_ms - run.parallel_part().forward.steps[5].compute_start_ms);
   const RingPlacement slow = place_ring_run(run, topo, cm);
   const RingStepPlacement& x = slow.passes[0].steps[5];
   CHECK(x.compute_error == Approx(1 / 1.25 - 1));
   CHECK(slow.passes[0].steps[4].compute_error == Approx(0).margin(1e-9));
   CHECK_THAT(ring_placement_text(slow), Catch::Contains("-20.0%"));
 
-  sim::RingMeasuredRun failed = run;
+  sim::MeasuredRun failed = run;
   failed.status = sim::RunStatus::oom;
   failed.reason = "out of memory";
   CHECK_THROWS_WITH(place_ring_run(failed, topo, cm), Catch::Contains("the run is OOM: out of memory"));
@@ -502,10 +507,10 @@ TEST_CASE("ring placement: the efficiency calibrated from the P = 1 run of the s
   const sim::RingComputeModel cm = h200();
   sim::AttentionProblem one = ring_problem(1, true);
   const sim::RingSimulation bound = sim::simulate_ring(one, topo, cm);
-  sim::RingMeasuredRuns runs;
-  sim::RingMeasuredRun r1 = measured_as_simulated(bound);
-  r1.forward.time_ms_median = 2 * bound.forward.time_s * 1e3;     // half the bound's rate
-  r1.backward->time_ms_median = 4 * bound.backward->time_s * 1e3;  // a quarter
+  sim::MeasuredRuns runs;
+  sim::MeasuredRun r1 = measured_as_simulated(bound);
+  r1.time_ms_median = 2 * bound.forward.time_s * 1e3;     // half the bound's rate
+  r1.parallel_part().backward->time_ms_median = 4 * bound.backward->time_s * 1e3;  // a quarter
   runs.runs.push_back(r1);
   runs.runs.push_back(measured_as_simulated(sim::simulate_ring(ring_problem(4, true), topo, cm)));
   const RingCalibration c = calibrate_ring_efficiency(runs, runs.runs[1].problem, topo, cm);
@@ -519,7 +524,7 @@ TEST_CASE("ring placement: the efficiency calibrated from the P = 1 run of the s
   CHECK_THAT(ring_placement_text(pl), Catch::Contains("calibrated from the P = 1 run"));
 
   // Faster than the bound: capped at 1, and said.
-  runs.runs[0].forward.time_ms_median = 0.5 * bound.forward.time_s * 1e3;
+  runs.runs[0].time_ms_median = 0.5 * bound.forward.time_s * 1e3;
   const RingCalibration fast = calibrate_ring_efficiency(runs, runs.runs[1].problem, topo, cm);
   CHECK(fast.forward == 1.0);
   CHECK_THAT(fast.note, Catch::Contains("capped at 1"));
@@ -570,8 +575,8 @@ TEST_CASE("ring placement: the prediction takes the run's steps (pairwise: the h
   sim::RingComputeModel cm = h200();
   cm.steps = sim::RingSteps::fused;  // what the caller gives; the run's own steps win
   const sim::AttentionProblem p = ring_problem(2, true);
-  sim::RingMeasuredRun run = measured_as_simulated(sim::simulate_ring(p, topo, cm));
-  run.steps = "pairwise";
+  sim::MeasuredRun run = measured_as_simulated(sim::simulate_ring(p, topo, cm));
+  run.parallel_part().steps = "pairwise";
   sim::RingComputeModel pairwise = cm;
   pairwise.steps = sim::RingSteps::pairwise;
   const sim::RingSimulation expected = sim::simulate_ring(p, topo, pairwise);
@@ -581,7 +586,7 @@ TEST_CASE("ring placement: the prediction takes the run's steps (pairwise: the h
   REQUIRE(pl.passes.size() == 2);
   const RingStepPlacement& home = pl.passes[1].steps[2];  // GPU 0's homecoming (steps 0, 1, home)
   REQUIRE(home.step == 2);
-  run.steps = "fused";
+  run.parallel_part().steps = "fused";
   const RingStepPlacement& fused_home = place_ring_run(run, topo, cm).passes[1].steps[2];
   CHECK(home.predicted_transfer_ms > fused_home.predicted_transfer_ms);  // dK, dV home in fp32, not bf16
 }
@@ -595,7 +600,7 @@ TEST_CASE("ring placement: transfers and stalls as the runner's events see them,
   // are what the events measure (about 635 and 641 ms).
   const fs::path file = fs::path(FLASHLAB_TEST_DATA) / ".." / ".." / "docs" / "results" / "ring" /
                         "h200x2-ring-models-again.json";
-  const sim::RingMeasuredRuns runs = ring_results_from_file(file.string());
+  const sim::MeasuredRuns runs = ring_results_from_file(file.string());
   const RingFileModel m = ring_file_model(runs);
   const RingScore score = score_ring_file(runs, m);
   // Every transfer span and stall of the file, scored like with like.
@@ -605,8 +610,8 @@ TEST_CASE("ring placement: transfers and stalls as the runner's events see them,
   // The run itself: the contiguous 128K problem on two GPUs.
   std::size_t index = runs.runs.size();
   for (std::size_t i = 0; i < runs.runs.size(); ++i) {
-    const sim::RingMeasuredRun& r = runs.runs[i];
-    if (r.problem.gpus() == 2 && r.problem.seq_q == 131072 && r.problem.head_dim == 128 && r.problem.h_kv() == 32 && r.backward &&
+    const sim::MeasuredRun& r = runs.runs[i];
+    if (r.problem.gpus() == 2 && r.problem.seq_q == 131072 && r.problem.head_dim == 128 && r.problem.h_kv() == 32 && r.parallel_part().backward &&
         r.problem.layout() == sim::RingLayout::contiguous)
       index = i;
   }
@@ -614,7 +619,7 @@ TEST_CASE("ring placement: transfers and stalls as the runner's events see them,
   const RingPlacement pl = place_ring_run(runs, index, m.topology, m.compute, m.rungs ? &*m.rungs : nullptr);
   const RingPassPlacement* bwd = nullptr;
   for (const RingPassPlacement& pp : pl.passes)
-    if (pp.pass == sim::RingPass::backward) bwd = &pp;
+    if (pp.pass == sim::Pass::bwd) bwd = &pp;
   REQUIRE(bwd != nullptr);
   CHECK(bwd->measured_exposed_ms > 600);
   CHECK(bwd->predicted_exposed_ms == Approx(bwd->measured_exposed_ms).epsilon(0.05));
@@ -630,8 +635,8 @@ TEST_CASE("ring placement: a file's own host, measured in its call, over a prese
           "[ring][placement]") {
   const fs::path file = fs::path(FLASHLAB_TEST_DATA) / ".." / ".." / "docs" / "results" / "ring" /
                         "h200x2-ring-models-again.json";
-  sim::RingMeasuredRuns runs = ring_results_from_file(file.string());
-  REQUIRE_FALSE(runs.meta.host.measured());
+  sim::MeasuredRuns runs = ring_results_from_file(file.string());
+  REQUIRE_FALSE(runs.meta.parallel_part().host.measured());
   // Without its own: the latest measured link's host of 2 H200s (23.7 µs an exchange).
   const double latest = sim::load_interconnect("measured-nvidia-h200-2gpu-2026-11-27-2").host.exchange_s;
   CHECK(latest == Approx(23.7e-6).epsilon(0.01));
@@ -639,12 +644,12 @@ TEST_CASE("ring placement: a file's own host, measured in its call, over a prese
   REQUIRE(preset.topology.intra.host.measured());
   CHECK(preset.topology.intra.host.exchange_s == Approx(latest));
   // With its own, that one; unless asked not to.
-  runs.meta.host.call_s = 0.37e-6;
-  runs.meta.host.launch_s = 6.42e-6;
-  runs.meta.host.exchange_s = 30.7e-6;
-  runs.meta.host.gpus = 2;
-  runs.meta.host.source = "measured in the same call";
-  runs.meta.ring_exchange = {{65536, 20e-6, 65536 / 20e-6, 65536 / 20e-6}};
+  runs.meta.parallel_part().host.call_s = 0.37e-6;
+  runs.meta.parallel_part().host.launch_s = 6.42e-6;
+  runs.meta.parallel_part().host.exchange_s = 30.7e-6;
+  runs.meta.parallel_part().host.gpus = 2;
+  runs.meta.parallel_part().host.source = "measured in the same call";
+  runs.meta.parallel_part().ring_exchange = {{65536, 20e-6, 65536 / 20e-6, 65536 / 20e-6}};
   const RingFileModel own = ring_file_model(runs);
   CHECK(own.topology.intra.host.exchange_s == Approx(30.7e-6));
   // Its ring's exchange too, over the preset's.

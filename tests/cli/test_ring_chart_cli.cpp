@@ -28,9 +28,9 @@ Run run_flashlab(const std::string& args) { return flashlab_in_scratch()(args); 
 fs::path scratch_file(const std::string& name) { return flashlab_in_scratch().path() / name; }
 
 // The fixture's runs as a results file in the scratch folder; `keep` picks the runs.
-std::string results_file(const std::string& name, bool (*keep)(const flashlab::sim::RingMeasuredRun&)) {
-  flashlab::sim::RingMeasuredRuns f = flashlab::analysis::test::ring_chart_file();
-  std::vector<flashlab::sim::RingMeasuredRun> kept;
+std::string results_file(const std::string& name, bool (*keep)(const flashlab::sim::MeasuredRun&)) {
+  flashlab::sim::MeasuredRuns f = flashlab::analysis::test::ring_chart_file();
+  std::vector<flashlab::sim::MeasuredRun> kept;
   for (const auto& r : f.runs)
     if (keep(r)) kept.push_back(r);
   f.runs = kept;
@@ -38,9 +38,9 @@ std::string results_file(const std::string& name, bool (*keep)(const flashlab::s
   return name;
 }
 
-bool every(const flashlab::sim::RingMeasuredRun&) { return true; }
-bool multi_gpu(const flashlab::sim::RingMeasuredRun& r) { return r.problem.gpus() > 1; }
-bool one_gpu(const flashlab::sim::RingMeasuredRun& r) { return r.problem.gpus() == 1; }
+bool every(const flashlab::sim::MeasuredRun&) { return true; }
+bool multi_gpu(const flashlab::sim::MeasuredRun& r) { return r.problem.gpus() > 1; }
+bool one_gpu(const flashlab::sim::MeasuredRun& r) { return r.problem.gpus() == 1; }
 
 }  // namespace
 

@@ -139,9 +139,10 @@ TEST_CASE("ring with the host measured: one process drives a node's GPUs, --rank
 
 TEST_CASE("ring --results places measured runs beside the simulation", "[cli][ring]") {
   using namespace flashlab;
-  sim::RingMeasuredRuns runs;
-  runs.meta.device.gpu = "NVIDIA H200";
-  sim::RingMeasuredRun run;
+  sim::MeasuredRuns runs;
+  runs.meta.gpu = "NVIDIA H200";
+  sim::MeasuredRun run;
+  run.problem = sim::default_ring_problem();
   run.problem.batch = 1;
   run.problem.heads = 32;
   run.problem.kv_heads = 32;
@@ -149,13 +150,13 @@ TEST_CASE("ring --results places measured runs beside the simulation", "[cli][ri
   run.problem.head_dim = 128;
   run.problem.parallel_part().gpus = 2;
   run.kernel = "fa3_hopper";
-  run.transport = "nccl";
-  run.forward.time_ms_median = run.forward.time_ms_min = run.forward.time_ms_max = 2.0;
-  run.forward.compute_ms = 1.9;
-  run.forward.comm_ms = 0.3;
+  run.parallel_part().transport = "nccl";
+  run.time_ms_median = run.time_ms_min = run.time_ms_max = 2.0;
+  run.parallel_part().forward.compute_ms = 1.9;
+  run.parallel_part().forward.comm_ms = 0.3;
   runs.runs.push_back(run);
   run.problem.parallel_part().gpus = 1;
-  run.forward.time_ms_median = 3.6;
+  run.time_ms_median = 3.6;
   runs.runs.push_back(run);
   {
     std::ofstream f(scratch().path() / "ring.json");
@@ -228,6 +229,7 @@ TEST_CASE("ring refuses bad input with one line and exit code 2", "[cli][ring]")
       {"ring --seq 7 --gpus 4", "cannot fill the 8 chunks"},
       {"ring --layout spiral", "--layout: 'spiral'"},
       {"ring --pass bwd", "use fwd+bwd"},
+      {"ring --pass twice", "--pass: 'twice' is not fwd or fwd+bwd"},
       {"ring --link warp", "--link: unknown link 'warp'"},
       {"ring --efficiency 1.5", "--efficiency: '1.5' is not a fraction in (0, 1]"},
       {"ring --hw NoSuchGPU", "--hw"},
@@ -236,6 +238,10 @@ TEST_CASE("ring refuses bad input with one line and exit code 2", "[cli][ring]")
       {"ring --model all", "--model all names the three models for --extrapolate"},
       {"ring --results no-such-file.json", "--results"},
       {"ring --seq 12Q", "--seq"},
+      // The problem's fields as every front end parses them (sim::parse_problem).
+      {"ring --dtype fp8", "--dtype: unknown dtype 'fp8' (expected fp16, bf16 or fp32)"},
+      {"ring --batch 0", "--batch: must be at least 1 (got '0')"},
+      {"ring --gpus 5000", "the ring needs 1 to 4096 GPUs, not 5000"},
   };
   for (const auto& [args, message] : cases) {
     CAPTURE(args);

@@ -20,23 +20,24 @@ using namespace flashlab;
 namespace {
 
 // ±4%, the same for the same (gpu, step, pass) on every run of the tool.
-double wobble(int gpu, int step, sim::RingPass pass) {
+double wobble(int gpu, int step, sim::Pass pass) {
   const unsigned h = static_cast<unsigned>(gpu * 73856093) ^ static_cast<unsigned>(step * 19349663) ^
-                     (pass == sim::RingPass::backward ? 83492791u : 0u);
+                     (pass == sim::Pass::bwd ? 83492791u : 0u);
   return 1.0 + 0.04 * (static_cast<double>(h % 2001) / 1000.0 - 1.0);
 }
 
-sim::RingMeasuredPass pass_of(const sim::RingSimulation& s, sim::RingPass pass) {
+// Pass `pass` of run r as the simulation `s` times it.
+void set_pass_of(sim::MeasuredRun& r, const sim::RingSimulation& s, sim::Pass pass) {
   const sim::RingPassResult& pr = s.pass(pass);
   const int P = s.problem.gpus();
-  const int steps = pass == sim::RingPass::backward && P > 1 ? P + 1 : P;
-  sim::RingMeasuredPass m;
-  m.pass = pass;
+  const int steps = pass == sim::Pass::bwd && P > 1 ? P + 1 : P;
+  sim::PassTimeline m;
+  sim::PassTimes t;
   const double origin = pr.start_s;
-  std::vector<sim::RingMeasuredStep> grid(static_cast<size_t>(P * steps));
+  std::vector<sim::MeasuredStep> grid(static_cast<size_t>(P * steps));
   for (int g = 0; g < P; ++g)
     for (int st = 0; st < steps; ++st) {
-      sim::RingMeasuredStep& x = grid[static_cast<size_t>(g * steps + st)];
+      sim::MeasuredStep& x = grid[static_cast<size_t>(g * steps + st)];
       x.gpu = g;
       x.step = st;
       x.pass = pass;
@@ -47,7 +48,7 @@ sim::RingMeasuredPass pass_of(const sim::RingSimulation& s, sim::RingPass pass) 
     if (e.pass != pass) continue;
     const double a = (e.start_s - origin) * 1e3, b = (e.end_s - origin) * 1e3;
     if (e.kind == sim::RingEventKind::compute && e.step < P) {
-      sim::RingMeasuredStep& x = grid[static_cast<size_t>(e.gpu * steps + e.step)];
+      sim::MeasuredStep& x = grid[static_cast<size_t>(e.gpu * steps + e.step)];
       x.compute_start_ms = a;
       x.compute_end_ms = a + (b - a) * wobble(e.gpu, e.step, pass);
       end = std::max(end, x.compute_end_ms);
@@ -55,7 +56,7 @@ sim::RingMeasuredPass pass_of(const sim::RingSimulation& s, sim::RingPass pass) 
       grid[static_cast<size_t>(e.gpu * steps + e.step + 1)].wait_ms += b - a;
     } else if (e.kind == sim::RingEventKind::transfer && e.step < steps) {
       for (int g : {e.gpu, e.peer}) {
-        sim::RingMeasuredStep& x = grid[static_cast<size_t>(g * steps + e.step)];
+        sim::MeasuredStep& x = grid[static_cast<size_t>(g * steps + e.step)];
         x.transfer_start_ms = x.transfer_start_ms < 0 ? a : std::min(x.transfer_start_ms, a);
         x.transfer_end_ms = std::max(x.transfer_end_ms, b);
       }
@@ -65,36 +66,36 @@ sim::RingMeasuredPass pass_of(const sim::RingSimulation& s, sim::RingPass pass) 
   }
   // To a tenth of a microsecond, as CUDA events would give them.
   const auto tenth_us = [](double ms) { return ms < 0 ? ms : std::round(ms * 1e4) / 1e4; };
-  for (sim::RingMeasuredStep& x : grid) {
+  for (sim::MeasuredStep& x : grid) {
     for (double* v : {&x.compute_start_ms, &x.compute_end_ms, &x.wait_ms, &x.transfer_start_ms, &x.transfer_end_ms})
       *v = tenth_us(*v);
   }
   m.steps = grid;
-  m.time_ms_median = tenth_us(std::max(end, pr.time_s * 1e3));
-  m.time_ms_min = tenth_us(m.time_ms_median * 0.99);
-  m.time_ms_max = tenth_us(m.time_ms_median * 1.03);
-  m.repeats = 10;
+  t.time_ms_median = tenth_us(std::max(end, pr.time_s * 1e3));
+  t.time_ms_min = tenth_us(t.time_ms_median * 0.99);
+  t.time_ms_max = tenth_us(t.time_ms_median * 1.03);
+  t.repeats = 10;
   m.comm_ms = tenth_us(pr.comm_s * 1e3);
   m.exposed_comm_ms = tenth_us(pr.exposed_comm_s * 1e3);
   m.compute_ms = tenth_us(pr.compute_s * 1e3);
-  return m;
+  sim::set_pass(r, pass, t, std::move(m));
 }
 
-sim::RingMeasuredRun run_of(const sim::AttentionProblem& p, const sim::RingTopology& topo, const sim::RingComputeModel& cm) {
+sim::MeasuredRun run_of(const sim::AttentionProblem& p, const sim::RingTopology& topo, const sim::RingComputeModel& cm) {
   const sim::RingSimulation s = sim::simulate_ring(p, topo, cm);
-  sim::RingMeasuredRun r;
+  sim::MeasuredRun r;
   r.problem = p;
   r.kernel = "fa3_hopper";
-  r.backward_kernel = p.backward() ? "fa2_tc_bwd" : "";
-  r.transport = "example";
+  r.parallel_part().backward_kernel = p.backward() ? "fa2_tc_bwd" : "";
+  r.parallel_part().transport = "example";
   r.status = sim::RunStatus::ok;
-  r.forward = pass_of(s, sim::RingPass::forward);
-  if (s.backward) r.backward = pass_of(s, sim::RingPass::backward);
+  set_pass_of(r, s, sim::Pass::fwd);
+  if (s.backward) set_pass_of(r, s, sim::Pass::bwd);
   for (sim::i64 b : s.peak_bytes_per_gpu) {
-    r.peak_allocated_bytes.push_back(b + b / 20);  // the rung's workspace beside the model's terms
-    r.peak_device_used_bytes.push_back(b + b / 20 + (600LL << 20));
+    r.parallel_part().peak_allocated_bytes.push_back(b + b / 20);  // the rung's workspace beside the model's terms
+    r.parallel_part().peak_device_used_bytes.push_back(b + b / 20 + (600LL << 20));
   }
-  r.check_note = "EXAMPLE: not run on a GPU, nothing was checked";
+  r.parallel_part().check_note = "EXAMPLE: not run on a GPU, nothing was checked";
   return r;
 }
 
@@ -112,16 +113,16 @@ int main(int argc, char** argv) {
   sim::RingTopology topo = sim::default_ring_topology();
   topo.intra.bandwidth = 180e9;
 
-  sim::RingMeasuredRuns runs;
-  sim::RunMeta& d = runs.meta.device;
+  sim::MeasuredRuns runs;
+  sim::RunMeta& d = runs.meta;
   d.gpu = "EXAMPLE, not measured: written by tests/gui/make_example_ring_results from the ring's simulator";
   d.flop_convention = "4·B·H·pairs·d forward, 2.5× that backward";
   d.date = "example";
   d.commit = "example";
   d.host = "example";
-  runs.meta.gpu_count = 8;
-  runs.meta.gpu_names.assign(8, "EXAMPLE (no GPU)");
-  runs.meta.topology = "example: 8 GPUs of one node, NVLink at 180 GB/s in the example's figures";
+  runs.meta.parallel_part().gpu_count = 8;
+  runs.meta.parallel_part().gpu_names.assign(8, "EXAMPLE (no GPU)");
+  runs.meta.parallel_part().topology = "example: 8 GPUs of one node, NVLink at 180 GB/s in the example's figures";
 
   sim::AttentionProblem p = sim::default_ring_problem();  // LLaMA-2-7B's attention, 32K tokens, a training step
   p.batch = 1;
@@ -131,7 +132,7 @@ int main(int argc, char** argv) {
   p.seq_q = 32768;
   p.causal = true;
   p.dtype = sim::DType::bf16;
-  p.parallel_part().backward = true;
+  p.parallel_part().passes = sim::PassSelection::fwd_bwd;
   for (int gpus : {1, 4, 8})
     for (sim::RingLayout layout : {sim::RingLayout::zigzag, sim::RingLayout::contiguous}) {
       if (gpus < 8 && layout == sim::RingLayout::contiguous) continue;

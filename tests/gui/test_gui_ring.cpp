@@ -120,7 +120,7 @@ TEST_CASE("the ring's model follows its inputs: the problem, the lanes, the matr
   // An input changed: the model is stale until recomputed, then follows.
   s.ring.inputs.gpus = "4";
   s.ring.inputs.compare_layouts = true;
-  s.ring.inputs.backward = true;
+  s.ring.inputs.passes = sim::PassSelection::fwd_bwd;
   CHECK(ring_needs_recompute(s));
   const auto gen = m.generation;
   recompute_ring(s);
@@ -267,10 +267,10 @@ TEST_CASE("the step-through: which K, V each GPU holds, the pairs so far, the co
 
 TEST_CASE("a measured ring run is matched to the problem on screen and placed beside it", "[gui][ring]") {
   REQUIRE(fs::exists(kExample));
-  const sim::RingMeasuredRuns runs = analysis::ring_results_from_file(kExample);
+  const sim::MeasuredRuns runs = analysis::ring_results_from_file(kExample);
   auto ps = ring_state([](RingInputs& in) {
     in.gpus = "4";
-    in.backward = true;
+    in.passes = sim::PassSelection::fwd_bwd;
   });
   AppState& s = *ps;
   open_ring_results(s, kExample);
@@ -289,7 +289,7 @@ TEST_CASE("a measured ring run is matched to the problem on screen and placed be
   REQUIRE(m.valid);
   // The file's run of exactly this problem (P = 4, zig-zag, forward + backward).
   REQUIRE(m.measured.run >= 0);
-  const sim::RingMeasuredRun& run = runs.runs[static_cast<size_t>(m.measured.run)];
+  const sim::MeasuredRun& run = runs.runs[static_cast<size_t>(m.measured.run)];
   CHECK(run.problem.gpus() == 4);
   CHECK(run.problem.layout() == sim::RingLayout::zigzag);
   CHECK(run.problem.backward());
@@ -300,7 +300,7 @@ TEST_CASE("a measured ring run is matched to the problem on screen and placed be
   CHECK(m.lanes[1].example);
   CHECK(m.lanes[1].title.find("EXAMPLE") == 0);
   CHECK(m.measured.warning.find("EXAMPLE, NOT A MEASUREMENT") == 0);
-  CHECK(m.lanes[1].backward_start_s == Approx(run.forward.time_ms_median * 1e-3));
+  CHECK(m.lanes[1].backward_start_s == Approx(run.time_ms_median * 1e-3));
   // The prediction drawn is the placement's: calibrated from the file's P = 1 run, with its errors.
   REQUIRE(m.measured.placement);
   CHECK(m.measured.placement->calibration.from_single_gpu_run);
@@ -320,7 +320,7 @@ TEST_CASE("a measured ring run is matched to the problem on screen and placed be
   CHECK(m.compute.efficiency == Approx(0.8));
 
   // Another problem: no run of it, and the view says why.
-  s.ring.inputs.backward = false;
+  s.ring.inputs.passes = sim::PassSelection::fwd;
   recompute_ring(s);
   REQUIRE(m.valid);
   CHECK(m.measured.run == -1);
@@ -334,7 +334,7 @@ TEST_CASE("a measured ring run is matched to the problem on screen and placed be
     p.seq_q *= 2;
     CHECK(match_ring_run(runs, p) == -1);
     p = runs.runs[k].problem;
-    p.parallel_part().backward = !p.backward();
+    p.parallel_part().passes = p.backward() ? sim::PassSelection::fwd : sim::PassSelection::fwd_bwd;
     CHECK(match_ring_run(runs, p) == -1);
   }
   // Picking a run sets the ring's problem to its own: the pick is what is shown.
@@ -382,7 +382,7 @@ TEST_CASE("scenarios: the ring's keys, its stages, and bad values as errors", "[
   CHECK(in.gpus_per_node == "4");
   CHECK(in.layout == sim::RingLayout::contiguous);
   CHECK(!in.causal);
-  CHECK(in.backward);
+  CHECK(in.passes == sim::PassSelection::fwd_bwd);
   CHECK(in.dtype == sim::DType::fp16);
   CHECK(in.intra == "pcie5");
   CHECK(in.efficiency == "0.5");
@@ -455,10 +455,10 @@ TEST_CASE("a run of virtual GPUs on one device is drawn, and said to be one devi
     WARN("no " << file.string() << ": skipped");
     return;
   }
-  const sim::RingMeasuredRuns runs = analysis::ring_results_from_file(file.string());
+  const sim::MeasuredRuns runs = analysis::ring_results_from_file(file.string());
   // The first run of more than one GPU.
-  const auto it = std::find_if(runs.runs.begin(), runs.runs.end(), [](const sim::RingMeasuredRun& r) {
-    return r.problem.gpus() > 1 && r.status == sim::RunStatus::ok && r.transport == "local";
+  const auto it = std::find_if(runs.runs.begin(), runs.runs.end(), [](const sim::MeasuredRun& r) {
+    return r.problem.gpus() > 1 && r.status == sim::RunStatus::ok && r.parallel_part().transport == "local";
   });
   REQUIRE(it != runs.runs.end());
   auto ps = ring_state();
@@ -477,7 +477,7 @@ TEST_CASE("a run of virtual GPUs on one device is drawn, and said to be one devi
 
 TEST_CASE("a run is its problem and its steps: the file opens on a fused run, either mode can be picked", "[gui][ring]") {
   // The charts' small file: 7B on 1 and 2 GPUs at 8K (fused and pairwise), 16K fused, 1B; NV18 between the pair.
-  const sim::RingMeasuredRuns runs = analysis::test::ring_chart_file();
+  const sim::MeasuredRuns runs = analysis::test::ring_chart_file();
   const fs::path file = fs::temp_directory_path() / ("flashlab-gui-ring-steps-" + std::to_string(::getpid()) + ".json");
   std::ofstream(file) << analysis::ring_results_to_json(runs);
   auto ps = ring_state();  // the default problem (8 GPUs, 32K): not in the file
@@ -551,9 +551,9 @@ TEST_CASE("the measured 4-GPU file opens on a fused run of 4 H200s, labelled wit
   const RingModel& m = s.ring.model;
   REQUIRE(m.valid);
   REQUIRE(m.measured.run >= 0);
-  const sim::RingMeasuredRun& run = s.ring.results.runs.runs[static_cast<size_t>(m.measured.run)];
+  const sim::MeasuredRun& run = s.ring.results.runs.runs[static_cast<size_t>(m.measured.run)];
   CHECK(run.problem.gpus() == 4);
-  CHECK(run.steps == "fused");
+  CHECK(run.parallel_part().steps == "fused");
   CHECK(m.lanes.back().title.find("4× NVIDIA H200 (NVLink, 18 links between every pair: NV18)") != std::string::npos);
   CHECK(m.measured.warning.empty());
   CHECK(ring_run_steps(s.ring.results.runs, m.problem).size() == 2);
@@ -566,13 +566,13 @@ TEST_CASE("a results file with its own host and ring exchange is placed with the
   const RingModel& m = s.ring.model;
   REQUIRE(m.valid);
   REQUIRE(m.measured.run >= 0);
-  const sim::RingMeasuredRuns& runs = s.ring.results.runs;
-  REQUIRE(runs.meta.host.measured());
-  REQUIRE_FALSE(runs.meta.ring_exchange.empty());
+  const sim::MeasuredRuns& runs = s.ring.results.runs;
+  REQUIRE(runs.meta.parallel_part().host.measured());
+  REQUIRE_FALSE(runs.meta.parallel_part().ring_exchange.empty());
   // The simulation's link is the measured preset's, with the file's own host and exchange over it.
   CHECK(m.topology.intra.kind == "measured");
-  CHECK(m.topology.intra.host.exchange_s == Approx(runs.meta.host.exchange_s));
-  CHECK(m.topology.intra.ring_curve.size() == runs.meta.ring_exchange.size());
+  CHECK(m.topology.intra.host.exchange_s == Approx(runs.meta.parallel_part().host.exchange_s));
+  CHECK(m.topology.intra.ring_curve.size() == runs.meta.parallel_part().ring_exchange.size());
   REQUIRE(m.measured.placement);
   CHECK_THAT(m.measured.placement->calibration.note, Catch::Contains("the file's own, measured after its runs") &&
                                                        Catch::Contains("the ring's exchange: the file's own"));

@@ -39,8 +39,8 @@ json inputs_digest(const Inputs& in) {
 json ring_digest(const RingInputs& r) {
   return {{"model", r.model}, {"heads", r.heads}, {"kv_heads", r.kv_heads}, {"head_dim", r.head_dim}, {"batch", r.batch},
           {"seq", r.seq}, {"gpus", r.gpus}, {"gpus_per_node", r.gpus_per_node}, {"layout", static_cast<int>(r.layout)},
-          {"causal", r.causal}, {"backward", r.backward}, {"dtype", sim::to_string(r.dtype)}, {"intra", r.intra},
-          {"inter", r.inter}, {"efficiency", r.efficiency}, {"compare_layouts", r.compare_layouts},
+          {"causal", r.causal}, {"passes", std::string(sim::to_string(r.passes))}, {"dtype", sim::to_string(r.dtype)},
+          {"intra", r.intra}, {"inter", r.inter}, {"efficiency", r.efficiency}, {"compare_layouts", r.compare_layouts},
           {"calibrate", r.calibrate}, {"run_choice", r.run_choice}, {"steps", r.steps}};
 }
 

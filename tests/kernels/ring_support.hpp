@@ -47,18 +47,18 @@ inline void check_against_one_gpu(const sim::AttentionProblem& p, RingTransport 
   o.check_flop_budget = 3e9;
   o.seed = seed;
   RingTensors ring, one;
-  const sim::RingMeasuredRun r = run_ring(p, o, &ring);
+  const sim::MeasuredRun r = run_ring(p, o, &ring);
   INFO("ring (" << ring_steps_name(steps) << " steps): " << sim::to_string(r.status) << " " << r.reason << " ("
-                << r.check_note << ")");
+                << r.parallel_part().check_note << ")");
   REQUIRE(r.status == sim::RunStatus::ok);
-  CHECK(r.steps == ring_steps_name(steps));
+  CHECK(r.parallel_part().steps == ring_steps_name(steps));
 
   sim::AttentionProblem single = p;
   single.parallel_part().gpus = 1;
   single.parallel_part().layout = sim::RingLayout::contiguous;
   RingOptions o1 = o;
   o1.transport = RingTransport::local;
-  const sim::RingMeasuredRun s = run_ring(single, o1, &one);
+  const sim::MeasuredRun s = run_ring(single, o1, &one);
   INFO("one GPU: " << sim::to_string(s.status) << " " << s.reason);
   REQUIRE(s.status == sim::RunStatus::ok);
 
@@ -82,15 +82,15 @@ inline void check_against_one_gpu(const sim::AttentionProblem& p, RingTransport 
     worst = std::max(worst, static_cast<double>(std::fabs(ring.lse[i] - one.lse[i])));
   CHECK(worst <= 1e-3);
   if (!p.backward()) return;
-  REQUIRE(r.rel_error_grads >= 0);
-  REQUIRE(s.rel_error_grads >= 0);
-  INFO("gradients against fp64: ring " << r.rel_error_grads << ", one GPU " << s.rel_error_grads);
-  CHECK(r.rel_error_grads <= kernels::test::tolerance(p.dtype, s.rel_error_grads));
+  REQUIRE(r.parallel_part().rel_error_grads >= 0);
+  REQUIRE(s.parallel_part().rel_error_grads >= 0);
+  INFO("gradients against fp64: ring " << r.parallel_part().rel_error_grads << ", one GPU " << s.parallel_part().rel_error_grads);
+  CHECK(r.parallel_part().rel_error_grads <= kernels::test::tolerance(p.dtype, s.parallel_part().rel_error_grads));
   for (auto [name, a, b] : {std::tuple{"dQ", &ring.dq, &one.dq}, std::tuple{"dK", &ring.dk, &one.dk},
                             std::tuple{"dV", &ring.dv, &one.dv}}) {
     const double diff = relative_difference(*a, *b, p.dtype);
     INFO(name << ": ring against one GPU " << diff);
-    CHECK(diff <= kernels::test::tolerance(p.dtype, s.rel_error_grads));
+    CHECK(diff <= kernels::test::tolerance(p.dtype, s.parallel_part().rel_error_grads));
   }
 }
 

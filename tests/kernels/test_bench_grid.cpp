@@ -159,7 +159,7 @@ TEST_CASE("every named sweep parses and expands", "[kernels][grid][assets]") {
     CHECK(s.name == n);
     CHECK_FALSE(s.title.empty());
     CHECK_FALSE(s.source.empty());
-    if (s.ring) CHECK_FALSE(expand_ring_axes(*s.ring).empty());
+    if (s.ring) CHECK_FALSE(expand_ring_axes(s.axes).empty());
     else CHECK_FALSE(expand_axes(s.axes).empty());
   }
 }
@@ -174,8 +174,8 @@ TEST_CASE("the ring sweeps: the seed project's models, 8K-128K tokens, both layo
                         Want{"ring-llama3.2-1b", 32, 8, 64}}) {
     INFO(w.sweep);
     const SweepFile s = load_sweep(w.sweep);
-    REQUIRE(s.ring.has_value());
-    const std::vector<sim::AttentionProblem> g = expand_ring_axes(*s.ring);
+    REQUIRE(s.ring);
+    const std::vector<sim::AttentionProblem> g = expand_ring_axes(s.axes);
     REQUIRE(g.size() == 10u);  // 2 layouts × 5 lengths
     std::vector<i64> seqs;
     for (const sim::AttentionProblem& p : g) {
@@ -196,7 +196,7 @@ TEST_CASE("the ring sweeps: the seed project's models, 8K-128K tokens, both layo
 }
 
 TEST_CASE("ring axes: GPU counts vary fastest, and what cannot expand says which axis", "[kernels][grid][ring]") {
-  RingAxes a;
+  BenchAxes a;
   a.heads = {8};
   a.kv_heads = {2, 8};
   a.head_dim = {64};
@@ -211,16 +211,16 @@ TEST_CASE("ring axes: GPU counts vary fastest, and what cannot expand says which
   CHECK(g[0].kv_heads == 2);
   CHECK(g[4].kv_heads == 8);
 
-  RingAxes both = a;
+  BenchAxes both = a;
   both.models = {"llama2-7b"};
   CHECK_THROWS_WITH(expand_ring_axes(both), Catch::Contains("not both"));
-  RingAxes unknown;
+  BenchAxes unknown;
   unknown.models = {"gpt-5"};
   CHECK_THROWS_WITH(expand_ring_axes(unknown), Catch::Contains("unknown model 'gpt-5'") && Catch::Contains("llama2-7b"));
-  RingAxes groups = a;
+  BenchAxes groups = a;
   groups.kv_heads = {3};  // 8 heads do not split into groups of 3
   CHECK_THROWS(expand_ring_axes(groups));
-  RingAxes short_seq = a;
+  BenchAxes short_seq = a;
   short_seq.seq = {5};
   short_seq.gpus = {4};  // zig-zag: 8 chunks for 5 tokens
   CHECK_THROWS(expand_ring_axes(short_seq));
@@ -232,12 +232,22 @@ TEST_CASE("a bad ring sweep fails at load, naming the key", "[kernels][grid][rin
                            axes + "}",
                        "x.json");
   };
-  CHECK(parse(R"({"model": "llama3.2-1b", "seq": ["16K"], "gpus": 4})").ring.has_value());
+  CHECK(parse(R"({"model": "llama3.2-1b", "seq": ["16K"], "gpus": 4})").ring);
   CHECK_THROWS_WITH(parse(R"({"modle": "llama3.2-1b"})"), Catch::Contains("x.json") && Catch::Contains("modle"));
   CHECK_THROWS_WITH(parse(R"({"layout": "diagonal"})"), Catch::Contains("axes.layout"));
   CHECK_THROWS_WITH(parse(R"({"dtype": "fp32"})"), Catch::Contains("axes.dtype"));
   CHECK_THROWS_WITH(parse(R"({"pass": "bwd"})"), Catch::Contains("axes.pass"));
   CHECK_THROWS_WITH(parse(R"({"gpus": 5000})"), Catch::Contains("axes.gpus"));
+  // One table of axes: a one-GPU axis is no ring axis, a ring axis no one-GPU axis.
+  CHECK_THROWS_WITH(parse(R"({"tokens": [16384]})"), Catch::Contains("unknown axis \"tokens\""));
+  CHECK_THROWS_WITH(parse_sweep(R"({"format": "flashlab-sweep/1", "name": "x", "axes": {"gpus": [2]}})", "x.json"),
+                    Catch::Contains("unknown axis \"gpus\""));
+  BenchAxes one_gpu;
+  one_gpu.gpus = {2};
+  CHECK_THROWS_WITH(expand_axes(one_gpu), Catch::Contains("the ring's axes"));
+  BenchAxes ring;
+  ring.emb_dim = {2048};
+  CHECK_THROWS_WITH(expand_ring_axes(ring), Catch::Contains("one GPU's"));
   CHECK_THROWS_WITH(parse_sweep(R"({"format": "flashlab-ring-sweep/1", "name": "x", "kernels": ["fa2"], "axes": {}})",
                                 "x.json"),
                     Catch::Contains("names no kernels"));

@@ -52,7 +52,7 @@ TEST_CASE("ring on virtual GPUs: O (and dQ, dK, dV) equal fp64 and the single-GP
   p.seq_q = shape.seq;
   p.head_dim = shape.d;
   p.dtype = shape.dtype;
-  p.parallel_part().backward = shape.backward;
+  p.parallel_part().passes = shape.backward ? sim::PassSelection::fwd_bwd : sim::PassSelection::fwd;
   // Both ways of launching a step: the rungs folding and accumulating
   // themselves, and the separate merge and sum kernels.
   const RingSteps steps = GENERATE(RingSteps::fused, RingSteps::pairwise);
@@ -73,24 +73,24 @@ TEST_CASE("ring on virtual GPUs: every step of the timeline is there and in orde
   p.seq_q = 3000;
   p.head_dim = 64;
   p.dtype = sim::DType::bf16;
-  p.parallel_part().backward = true;
+  p.parallel_part().passes = sim::PassSelection::fwd_bwd;
   RingOptions o;
   o.transport = RingTransport::local;
   o.repeats = 3;
   o.warmup = 1;
   o.check = CheckMode::off;
   o.seed = kernels::test::fresh_seed();
-  const sim::RingMeasuredRun r = run_ring(p, o);
+  const sim::MeasuredRun r = run_ring(p, o);
   INFO(r.reason);
   REQUIRE(r.status == sim::RunStatus::ok);
-  CHECK(r.forward.repeats == 3);
-  REQUIRE(r.backward.has_value());
+  CHECK(r.repeats == 3);
+  REQUIRE(r.parallel_part().backward.has_value());
   // Forward: P steps per GPU, transfers on all but the last. Backward: P + 1
   // (the homecoming), transfers on every step but the first... and the first
   // carries K/V.
-  CHECK(r.forward.steps.size() == 3u * 3u);
-  CHECK(r.backward->steps.size() == 3u * 4u);
-  for (const sim::RingMeasuredStep& s : r.forward.steps) {
+  CHECK(r.parallel_part().forward.steps.size() == 3u * 3u);
+  CHECK(r.parallel_part().backward->timeline.steps.size() == 3u * 4u);
+  for (const sim::MeasuredStep& s : r.parallel_part().forward.steps) {
     INFO("forward gpu " << s.gpu << " step " << s.step);
     CHECK(s.compute_end_ms >= s.compute_start_ms);
     CHECK(s.wait_ms >= 0);
@@ -104,23 +104,23 @@ TEST_CASE("ring on virtual GPUs: every step of the timeline is there and in orde
       CHECK(s.transfer_start_ms < 0);
       CHECK(s.bytes_received == 0);
     }
-    CHECK(s.compute_end_ms <= r.forward.time_ms_max + 1e-3);
+    CHECK(s.compute_end_ms <= r.time_ms_max + 1e-3);
     // The rung's launches are a part of the step's compute, and every GPU's
     // step computes something under the zig-zag layout.
     CHECK(s.rung_ms > 0);
     CHECK(s.rung_ms <= s.compute_end_ms - s.compute_start_ms + 1e-3);
   }
-  for (const sim::RingMeasuredStep& s : r.backward->steps) {
+  for (const sim::MeasuredStep& s : r.parallel_part().backward->timeline.steps) {
     INFO("backward gpu " << s.gpu << " step " << s.step);
     CHECK((s.transfer_start_ms >= 0) == true);  // every backward step moves K/V or dK/dV
     if (s.step < 3) CHECK(s.rung_ms > 0);
     else CHECK(s.rung_ms == 0);  // the homecoming launches nothing
   }
-  CHECK(r.forward.time_ms_min <= r.forward.time_ms_median);
-  CHECK(r.forward.time_ms_median <= r.forward.time_ms_max);
-  CHECK(r.forward.comm_ms > 0);
-  REQUIRE(r.peak_allocated_bytes.size() == 3u);
-  for (sim::i64 b : r.peak_allocated_bytes) CHECK(b > 0);
+  CHECK(r.time_ms_min <= r.time_ms_median);
+  CHECK(r.time_ms_median <= r.time_ms_max);
+  CHECK(r.parallel_part().forward.comm_ms > 0);
+  REQUIRE(r.parallel_part().peak_allocated_bytes.size() == 3u);
+  for (sim::i64 b : r.parallel_part().peak_allocated_bytes) CHECK(b > 0);
 }
 
 TEST_CASE("ring: what cannot run says why") {
@@ -135,12 +135,12 @@ TEST_CASE("ring: what cannot run says why") {
   o.transport = RingTransport::local;
   o.repeats = 0;
   // The forward alone runs on the mma.sync rung, on Hopper too.
-  p.parallel_part().backward = false;
-  sim::RingMeasuredRun r = run_ring(p, o);
+  p.parallel_part().passes = sim::PassSelection::fwd;
+  sim::MeasuredRun r = run_ring(p, o);
   CHECK(r.status == sim::RunStatus::ok);
   CHECK(r.kernel == "fa2_tc");
   // A training step needs a backward rung at d = 96: none, and the row says so.
-  p.parallel_part().backward = true;
+  p.parallel_part().passes = sim::PassSelection::fwd_bwd;
   r = run_ring(p, o);
   CHECK(r.status == sim::RunStatus::skipped);
   CHECK_THAT(r.reason, Catch::Contains("96"));
@@ -177,7 +177,7 @@ TEST_CASE("ring over NCCL on one GPU: the communicator opens and the one-step ri
   p.seq_q = 333;
   p.head_dim = 64;
   p.dtype = sim::DType::fp16;
-  p.parallel_part().backward = true;
+  p.parallel_part().passes = sim::PassSelection::fwd_bwd;
   const std::uint64_t seed = kernels::test::fresh_seed();
   INFO("seed " << seed);
   ring_test::check_against_one_gpu(p, RingTransport::nccl, seed);
@@ -201,7 +201,7 @@ TEST_CASE("ring on virtual GPUs: a small ring for the sanitizers", "[ring-saniti
   p.seq_q = 300;
   p.head_dim = d;
   p.dtype = sim::DType::bf16;
-  p.parallel_part().backward = true;
+  p.parallel_part().passes = sim::PassSelection::fwd_bwd;
   RingOptions o;
   o.transport = RingTransport::local;
   o.steps = steps;
@@ -210,9 +210,9 @@ TEST_CASE("ring on virtual GPUs: a small ring for the sanitizers", "[ring-saniti
   o.l2_flush = false;
   o.check = CheckMode::full;
   o.seed = kernels::test::fresh_seed();
-  const sim::RingMeasuredRun r = run_ring(p, o);
+  const sim::MeasuredRun r = run_ring(p, o);
   INFO(r.reason << " (d " << d << ", " << kernels::ring_steps_name(steps) << " steps)");
   REQUIRE(r.status == sim::RunStatus::ok);
   CHECK(r.rel_error < 2e-2);
-  CHECK(r.rel_error_grads < 2e-2);
+  CHECK(r.parallel_part().rel_error_grads < 2e-2);
 }

@@ -59,7 +59,7 @@ sim::AttentionProblem training_step(const RingShape& shape) {
   p.seq_q = shape.seq;
   p.head_dim = shape.d;
   p.dtype = shape.dtype;
-  p.parallel_part().backward = true;
+  p.parallel_part().passes = sim::PassSelection::fwd_bwd;
   return p;
 }
 }  // namespace
@@ -83,27 +83,27 @@ TEST_CASE("ring over NCCL: the timed run's transfers overlap the compute") {
   p.seq_q = 32768;
   p.head_dim = 128;
   p.dtype = sim::DType::bf16;
-  p.parallel_part().backward = true;
+  p.parallel_part().passes = sim::PassSelection::fwd_bwd;
   RingOptions o;
   o.repeats = 3;
   o.check = CheckMode::sampled;
   o.seed = kernels::test::fresh_seed();
-  const sim::RingMeasuredRun r = run_ring(p, o);
+  const sim::MeasuredRun r = run_ring(p, o);
   INFO(r.reason);
   REQUIRE(r.status == sim::RunStatus::ok);
-  CHECK(r.transport == "nccl");
+  CHECK(r.parallel_part().transport == "nccl");
   CHECK(r.rel_error < 2e-2);
-  CHECK(r.rel_error_grads < 2e-2);
+  CHECK(r.parallel_part().rel_error_grads < 2e-2);
   // At 32K tokens a GPU's step computes for milliseconds while its K/V
   // package (2·8 heads·16K tokens·128·2 bytes = 64 MiB) crosses NVLink in a
   // fraction of one: were the transfers not overlapped, the compute would wait
   // for all of them (exposed = comm).
-  INFO("forward: comm " << r.forward.comm_ms << " ms, exposed " << r.forward.exposed_comm_ms << " ms of "
-                        << r.forward.time_ms_median);
-  CHECK(r.forward.comm_ms > 0);
-  CHECK(r.forward.exposed_comm_ms <= 0.5 * r.forward.comm_ms);
-  REQUIRE(r.backward.has_value());
-  for (const sim::RingMeasuredStep& s : r.forward.steps)
+  INFO("forward: comm " << r.parallel_part().forward.comm_ms << " ms, exposed " << r.parallel_part().forward.exposed_comm_ms << " ms of "
+                        << r.time_ms_median);
+  CHECK(r.parallel_part().forward.comm_ms > 0);
+  CHECK(r.parallel_part().forward.exposed_comm_ms <= 0.5 * r.parallel_part().forward.comm_ms);
+  REQUIRE(r.parallel_part().backward.has_value());
+  for (const sim::MeasuredStep& s : r.parallel_part().forward.steps)
     if (s.transfer_start_ms >= 0) {
       // The transfer of step s runs beside the compute of step s.
       INFO("gpu " << s.gpu << " step " << s.step);
@@ -134,13 +134,13 @@ TEST_CASE("ring over NCCL, a process per GPU (ranks as threads): the same row on
   INFO(ring_test::describe(p) << ", " << ring_steps_name(steps) << " steps, seed " << o.seed);
 
   RingTensors one;
-  const sim::RingMeasuredRun single = run_ring(p, o, &one);
+  const sim::MeasuredRun single = run_ring(p, o, &one);
   INFO("one process: " << sim::to_string(single.status) << " " << single.reason);
   REQUIRE(single.status == sim::RunStatus::ok);
 
   const flashlab::test::HeldLoopbackPort held;  // until every rank has joined
   const int port = held.port();
-  std::vector<sim::RingMeasuredRun> rows(static_cast<std::size_t>(P));
+  std::vector<sim::MeasuredRun> rows(static_cast<std::size_t>(P));
   std::vector<RingTensors> tensors(static_cast<std::size_t>(P));
   std::vector<std::string> errors(static_cast<std::size_t>(P));
   std::vector<std::thread> ranks;
@@ -158,23 +158,23 @@ TEST_CASE("ring over NCCL, a process per GPU (ranks as threads): the same row on
     });
   for (std::thread& t : ranks) t.join();
   for (int r = 0; r < P; ++r) {
-    const sim::RingMeasuredRun& row = rows[static_cast<std::size_t>(r)];
+    const sim::MeasuredRun& row = rows[static_cast<std::size_t>(r)];
     INFO("rank " << r << ": " << errors[static_cast<std::size_t>(r)] << sim::to_string(row.status) << " "
                  << row.reason);
     REQUIRE(errors[static_cast<std::size_t>(r)].empty());
     REQUIRE(row.status == sim::RunStatus::ok);
     // The same row on every rank: the errors, the check, every GPU's steps and memory.
     CHECK(row.rel_error == single.rel_error);
-    CHECK(row.check_note == single.check_note);
+    CHECK(row.parallel_part().check_note == single.parallel_part().check_note);
     CHECK(row.rel_error == rows[0].rel_error);
-    CHECK(row.rel_error_grads == rows[0].rel_error_grads);
-    CHECK(row.forward.time_ms_median == rows[0].forward.time_ms_median);
-    REQUIRE(row.backward.has_value());
-    CHECK(row.backward->time_ms_median == rows[0].backward->time_ms_median);
-    CHECK(row.forward.steps.size() == single.forward.steps.size());
-    CHECK(row.backward->steps.size() == single.backward->steps.size());
-    CHECK(row.peak_allocated_bytes == single.peak_allocated_bytes);
-    CHECK(row.peak_device_used_bytes.size() == static_cast<std::size_t>(P));
+    CHECK(row.parallel_part().rel_error_grads == rows[0].parallel_part().rel_error_grads);
+    CHECK(row.time_ms_median == rows[0].time_ms_median);
+    REQUIRE(row.parallel_part().backward.has_value());
+    CHECK(row.parallel_part().backward->time_ms_median == rows[0].parallel_part().backward->time_ms_median);
+    CHECK(row.parallel_part().forward.steps.size() == single.parallel_part().forward.steps.size());
+    CHECK(row.parallel_part().backward->timeline.steps.size() == single.parallel_part().backward->timeline.steps.size());
+    CHECK(row.parallel_part().peak_allocated_bytes == single.parallel_part().peak_allocated_bytes);
+    CHECK(row.parallel_part().peak_device_used_bytes.size() == static_cast<std::size_t>(P));
     // The forward's bits are one process's (comparisons as booleans: a
     // mismatch of a million elements is not printed).
     const RingTensors& t = tensors[static_cast<std::size_t>(r)];
@@ -185,24 +185,24 @@ TEST_CASE("ring over NCCL, a process per GPU (ranks as threads): the same row on
     // The backward rung adds dQ (and the ring's dK, dV packages) with fp32
     // atomics, whose order differs from run to run, in one process too: the
     // gradients agree to their rounding, not bit for bit.
-    INFO("gradients against fp64: ranks " << row.rel_error_grads << ", one process " << single.rel_error_grads);
-    CHECK(row.rel_error_grads == Approx(single.rel_error_grads).epsilon(0.01));
+    INFO("gradients against fp64: ranks " << row.parallel_part().rel_error_grads << ", one process " << single.parallel_part().rel_error_grads);
+    CHECK(row.parallel_part().rel_error_grads == Approx(single.parallel_part().rel_error_grads).epsilon(0.01));
     for (auto [name, a, b] : {std::tuple{"dQ", &t.dq, &one.dq}, std::tuple{"dK", &t.dk, &one.dk},
                               std::tuple{"dV", &t.dv, &one.dv}}) {
       const double diff = ring_test::relative_difference(*a, *b, p.dtype);
       INFO(name << ": ranks against one process " << diff);
-      CHECK(diff <= kernels::test::tolerance(p.dtype, single.rel_error_grads));
+      CHECK(diff <= kernels::test::tolerance(p.dtype, single.parallel_part().rel_error_grads));
     }
   }
-  for (std::size_t k = 0; k < rows[0].forward.steps.size(); ++k) {
-    const sim::RingMeasuredStep& s = rows[0].forward.steps[k];
+  for (std::size_t k = 0; k < rows[0].parallel_part().forward.steps.size(); ++k) {
+    const sim::MeasuredStep& s = rows[0].parallel_part().forward.steps[k];
     INFO("forward step " << s.step << " of GPU " << s.gpu);
-    CHECK(s.gpu == single.forward.steps[k].gpu);
-    CHECK(s.step == single.forward.steps[k].step);
-    CHECK(s.bytes_received == single.forward.steps[k].bytes_received);
+    CHECK(s.gpu == single.parallel_part().forward.steps[k].gpu);
+    CHECK(s.step == single.parallel_part().forward.steps[k].step);
+    CHECK(s.bytes_received == single.parallel_part().forward.steps[k].bytes_received);
     CHECK(s.compute_end_ms > s.compute_start_ms);
   }
-  INFO("forward " << single.forward.time_ms_median << " ms in one process, " << rows[0].forward.time_ms_median
+  INFO("forward " << single.time_ms_median << " ms in one process, " << rows[0].time_ms_median
                   << " ms as ranks");
-  CHECK(rows[0].forward.time_ms_median > 0);
+  CHECK(rows[0].time_ms_median > 0);
 }

@@ -4,8 +4,8 @@
 // text that is not a matrix, which gives a reason rather than a guess.
 #include <catch2/catch.hpp>
 
-#include "flashlab/sim/ring/gpu_topology.hpp"
-#include "flashlab/sim/ring/gpu_topology_json.hpp"
+#include "flashlab/sim/hardware/gpu_topology.hpp"
+#include "flashlab/sim/hardware/gpu_topology_json.hpp"
 
 using namespace flashlab::sim;
 

@@ -35,7 +35,7 @@ sim::AttentionProblem problem(int gpus, i64 n) {
   p.head_dim = 128;
   p.causal = true;
   p.parallel_part().gpus = gpus;
-  p.parallel_part().backward = true;
+  p.parallel_part().passes = sim::PassSelection::fwd_bwd;
   return p;
 }
 
@@ -126,31 +126,32 @@ TEST_CASE("power cap: the fit recovers the boost time and the rates that made it
   const sim::HardwareModel hw = sim::load_hardware("H200-SXM-141GB");
   const double boost = 0.040, f_rate = 0.9, b_rate = 1.0;
   const sim::TimedSeries series{2, 10};
-  sim::RingMeasuredRuns runs;
-  runs.meta.device.gpu = "NVIDIA H200";
-  auto pass_of = [&](const sim::AttentionProblem& p, sim::RingPass pass, double rate) {
+  sim::MeasuredRuns runs;
+  runs.meta.gpu = "NVIDIA H200";
+  auto set_pass_of = [&](sim::MeasuredRun& run, sim::Pass pass, double rate) {
+    const sim::AttentionProblem& p = run.problem;
     sim::RingComputeModel cm;
     cm.hw = hw;
-    if (pass == sim::RingPass::forward) cm.forward_rung = launch.rungs[0];
+    if (pass == sim::Pass::fwd) cm.forward_rung = launch.rungs[0];
     else cm.backward_rung = launch.rungs[1];
     const double busy = sim::ring_single_gpu_cost(p, pass, cm).time_s;
     const sim::SeriesShares s = sim::capped_shares(busy, boost, rate, series);
-    sim::RingMeasuredPass m;
-    m.pass = pass;
-    m.repeats = series.repeats;
+    sim::PassTimes t;
+    t.repeats = series.repeats;
+    t.time_ms_median = busy * sim::capped_factor(s.median, rate) * 1e3;
+    t.time_ms_min = busy * sim::capped_factor(s.fastest, rate) * 1e3;
+    t.time_ms_max = t.time_ms_median;
+    sim::PassTimeline m;
     m.warmup = series.warmup;
-    m.time_ms_median = busy * sim::capped_factor(s.median, rate) * 1e3;
-    m.time_ms_min = busy * sim::capped_factor(s.fastest, rate) * 1e3;
-    m.time_ms_max = m.time_ms_median;
-    return m;
+    sim::set_pass(run, pass, t, m);
   };
   for (i64 n : {4096, 8192, 12288, 16384, 24576, 32768, 49152}) {
-    sim::RingMeasuredRun run;
+    sim::MeasuredRun run;
     run.problem = problem(1, n);
     run.kernel = "fa3_hopper";
-    run.backward_kernel = "fa2_tc_bwd";
-    run.forward = pass_of(run.problem, sim::RingPass::forward, f_rate);
-    run.backward = pass_of(run.problem, sim::RingPass::backward, b_rate);
+    run.parallel_part().backward_kernel = "fa2_tc_bwd";
+    set_pass_of(run, sim::Pass::fwd, f_rate);
+    set_pass_of(run, sim::Pass::bwd, b_rate);
     runs.runs.push_back(run);
   }
   const analysis::PowerCapFit f = analysis::fit_power_cap(runs, launch, hw, "synthetic.json");
@@ -171,15 +172,14 @@ TEST_CASE("power cap: the fit recovers the boost time and the rates that made it
 
 TEST_CASE("power cap: a measured run is placed beside its passes timed as it was, and says how much was capped",
           "[power][ring]") {
-  sim::RingMeasuredRun run;
+  sim::MeasuredRun run;
   run.problem = problem(1, 65536);
   run.kernel = "fa3_hopper";
-  run.backward_kernel = "fa2_tc_bwd";
-  run.forward.pass = sim::RingPass::forward;
-  run.forward.time_ms_median = run.forward.time_ms_min = run.forward.time_ms_max = 20.0;
-  run.forward.repeats = 10;
-  run.forward.warmup = 2;
-  run.problem.parallel_part().backward = false;
+  run.parallel_part().backward_kernel = "fa2_tc_bwd";
+  run.time_ms_median = run.time_ms_min = run.time_ms_max = 20.0;
+  run.repeats = 10;
+  run.parallel_part().forward.warmup = 2;
+  run.problem.parallel_part().passes = sim::PassSelection::fwd;
   const sim::RingTopology topo = sim::default_ring_topology();
   sim::RingComputeModel cm;
   cm.hw = sim::load_hardware("H200-SXM-141GB");
@@ -197,7 +197,7 @@ TEST_CASE("power cap: a measured run is placed beside its passes timed as it was
   CHECK(analysis::ring_placement_json(capped)["power_capped_share"]["forward"]["median"] == 1.0);
   // Timed with no warm-ups and 3 runs of a shorter pass, nothing is capped.
   run.problem.seq_q = 8192;
-  run.forward.warmup = 0;
-  run.forward.repeats = 3;
+  run.parallel_part().forward.warmup = 0;
+  run.repeats = 3;
   CHECK(analysis::place_ring_run(run, topo, cm).power_shares.forward.median == 0);
 }

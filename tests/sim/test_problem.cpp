@@ -1,4 +1,5 @@
 #include "sim/support.hpp"
+#include "flashlab/sim/ring/ring_problem.hpp"
 
 using namespace flashlab::sim;
 
@@ -118,4 +119,28 @@ TEST_CASE("one problem type: grouped K/V heads and the parallel part in ==, vali
   CHECK(e[0].about(ProblemField::kv_heads));
   CHECK(e[1].about(ProblemField::gpus));
   CHECK(problem_field_key(ProblemField::kv_heads) == "kv_heads");
+}
+
+TEST_CASE("one pass vocabulary: parsed once, printed once, the ring's passes in its parallel part", "[sim][problem]") {
+  for (PassSelection s : {PassSelection::fwd, PassSelection::bwd, PassSelection::fwd_bwd})
+    CHECK(parse_pass_selection(to_string(s)) == s);
+  CHECK(parse_pass_selection("training") == PassSelection::fwd_bwd);
+  CHECK_FALSE(parse_pass_selection("fwd+"));
+  CHECK(includes(PassSelection::fwd_bwd, Pass::bwd));
+  CHECK_FALSE(includes(PassSelection::fwd, Pass::bwd));
+  CHECK(includes(selection_of(Pass::bwd), Pass::bwd));
+  AttentionProblem r = default_ring_problem();
+  CHECK(r.passes() == PassSelection::fwd);
+  CHECK_FALSE(r.backward());
+  r.parallel_part().passes = PassSelection::fwd_bwd;
+  CHECK(r.backward());
+  CHECK(describe(r).substr(describe(r).size() - 9) == ", fwd+bwd");
+  CHECK(on_one_gpu(r).passes() == PassSelection::fwd_bwd);
+  // The ring's backward needs its forward's O and logsumexp: bwd alone is refused.
+  r.parallel_part().passes = PassSelection::bwd;
+  const auto e = validate(r);
+  REQUIRE(e.size() == 1);
+  CHECK(e[0].message == "the ring's backward follows its forward (it needs O and the logsumexp): its passes are fwd or fwd+bwd");
+  // One GPU has no passes of its own: its front ends ask for them.
+  CHECK(AttentionProblem{}.passes() == PassSelection::fwd);
 }

@@ -131,7 +131,7 @@ TEST_CASE("problem text: grouped K/V heads and a ring's GPUs parse into the one 
   t.kv_heads = "8";
   t.gpus = "4";
   t.layout = RingLayout::contiguous;
-  t.backward = true;
+  t.passes = PassSelection::fwd_bwd;
   t.causal = true;
   const ParsedProblem r = parse_problem(t, kNames);
   REQUIRE(r.ok());

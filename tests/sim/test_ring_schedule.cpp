@@ -64,14 +64,14 @@ AttentionProblem problem(int P, i64 N, RingLayout layout, bool causal) {
   return p;
 }
 
-std::vector<const RingEvent*> events_of(const RingSimulation& s, RingPass pass, RingEventKind kind) {
+std::vector<const RingEvent*> events_of(const RingSimulation& s, Pass pass, RingEventKind kind) {
   std::vector<const RingEvent*> out;
   for (const RingEvent& e : s.events)
     if (e.pass == pass && e.kind == kind) out.push_back(&e);
   return out;
 }
 
-const RingEvent& compute_event(const RingSimulation& s, RingPass pass, int gpu, int step) {
+const RingEvent& compute_event(const RingSimulation& s, Pass pass, int gpu, int step) {
   for (const RingEvent& e : s.events)
     if (e.pass == pass && e.kind == RingEventKind::compute && e.gpu == gpu && e.step == step) return e;
   FAIL("no compute event for GPU " << gpu << " step " << step);
@@ -91,18 +91,18 @@ TEST_CASE("ring, no mask, contiguous: equal steps, K/V bytes per step, pass time
   const RingSimulation s = simulate_ring(p, topo, compute());
   CAPTURE(P, gbs);
 
-  const double c = ring_block_cost(p, N / P, N / P, ChunkVisibility::full, RingPass::forward, compute()).time_s;
+  const double c = ring_block_cost(p, N / P, N / P, ChunkVisibility::full, Pass::fwd, compute()).time_s;
   const i64 bytes = 2 * p.batch * p.h_kv() * (N / P) * p.head_dim * 2;
   const double T = 2e-6 + static_cast<double>(bytes) / (gbs * 1e9);
   REQUIRE(c > 0);
 
-  const auto computes = events_of(s, RingPass::forward, RingEventKind::compute);
+  const auto computes = events_of(s, Pass::fwd, RingEventKind::compute);
   REQUIRE(computes.size() == static_cast<std::size_t>(P * P));
   for (const RingEvent* e : computes) {
     CHECK(e->duration_s() == Approx(c).epsilon(1e-12));
     CHECK(e->pairs == (N / P) * (N / P));
   }
-  const auto transfers = events_of(s, RingPass::forward, RingEventKind::transfer);
+  const auto transfers = events_of(s, Pass::fwd, RingEventKind::transfer);
   REQUIRE(transfers.size() == static_cast<std::size_t>(P * (P - 1)));
   for (const RingEvent* e : transfers) {
     CHECK(e->bytes == bytes);
@@ -129,7 +129,7 @@ TEST_CASE("ring backward: K/V ring overlapped, dK and dV in fp32 after each comp
   const RingSteps steps = GENERATE(RingSteps::fused, RingSteps::pairwise);
   const i64 N = 512 * P;
   AttentionProblem p = problem(P, N, RingLayout::contiguous, false);
-  p.parallel_part().backward = true;
+  p.parallel_part().passes = PassSelection::fwd_bwd;
   const RingTopology topo = one_node(gbs, 1.0);
   RingComputeModel cm = compute();
   cm.steps = steps;
@@ -139,7 +139,7 @@ TEST_CASE("ring backward: K/V ring overlapped, dK and dV in fp32 after each comp
   const RingPassResult& b = *s.backward;
 
   const i64 n = N / P;
-  const double c = ring_block_cost(p, n, n, ChunkVisibility::full, RingPass::backward, compute()).time_s;
+  const double c = ring_block_cost(p, n, n, ChunkVisibility::full, Pass::bwd, compute()).time_s;
   const i64 kv = 2 * p.batch * p.h_kv() * n * p.head_dim * 2;
   const i64 dkv = 2 * p.batch * p.h_kv() * n * p.head_dim * 4;  // fp32 accumulators
   const double T_kv = 1e-6 + static_cast<double>(kv) / (gbs * 1e9);
@@ -162,7 +162,7 @@ TEST_CASE("ring backward: K/V ring overlapped, dK and dV in fp32 after each comp
 
   int home = 0;
   double last_home = 0;
-  for (const RingEvent* e : events_of(s, RingPass::backward, RingEventKind::transfer)) {
+  for (const RingEvent* e : events_of(s, Pass::bwd, RingEventKind::transfer)) {
     if (!e->gradients) {
       CHECK(e->bytes == kv);
       continue;
@@ -194,7 +194,7 @@ TEST_CASE("ring, zig-zag under the causal mask: every GPU's pairs equal to withi
   // step two full pairs (one of its chunks sees both K/V chunks or each sees one).
   for (int r = 0; r < P; ++r)
     for (int st = 0; st < P; ++st) {
-      const RingEvent& e = compute_event(s, RingPass::forward, r, st);
+      const RingEvent& e = compute_event(s, Pass::fwd, r, st);
       CHECK(e.pairs == (st == 0 ? 2 * chunk * chunk + chunk : 2 * chunk * chunk));
     }
   for (const RingGpuTotals& g : s.forward.gpus) CHECK(g.pairs == s.forward.gpus.front().pairs);
@@ -237,14 +237,14 @@ TEST_CASE("ring, contiguous under the causal mask: GPU 0 idles from step 1 on wh
   const AttentionProblem p = problem(P, n * P, RingLayout::contiguous, true);
   const RingSimulation s = simulate_ring(p, free_links(), compute());
   CAPTURE(P);
-  const double diag = ring_block_cost(p, n, n, ChunkVisibility::diagonal, RingPass::forward, compute()).time_s;
-  const double full = ring_block_cost(p, n, n, ChunkVisibility::full, RingPass::forward, compute()).time_s;
+  const double diag = ring_block_cost(p, n, n, ChunkVisibility::diagonal, Pass::fwd, compute()).time_s;
+  const double full = ring_block_cost(p, n, n, ChunkVisibility::full, Pass::fwd, compute()).time_s;
   for (int st = 1; st < P; ++st) {
-    const RingEvent& e = compute_event(s, RingPass::forward, 0, st);
+    const RingEvent& e = compute_event(s, Pass::fwd, 0, st);
     CHECK(e.pairs == 0);
     CHECK(e.duration_s() == 0);
   }
-  CHECK(compute_event(s, RingPass::forward, 0, 0).duration_s() == Approx(diag));
+  CHECK(compute_event(s, Pass::fwd, 0, 0).duration_s() == Approx(diag));
   // The last GPU sees every earlier chunk: it sets the pass's time and never waits.
   CHECK(s.forward.time_s == Approx(diag + (P - 1) * full).epsilon(1e-12));
   CHECK(s.forward.gpus.back().idle_s == Approx(0).margin(1e-15));
@@ -253,7 +253,7 @@ TEST_CASE("ring, contiguous under the causal mask: GPU 0 idles from step 1 on wh
   CHECK(s.forward.idle_s == Approx((P - 1) * full).epsilon(1e-12));
   // ... shown as idle bars on its timeline.
   double bars = 0;
-  for (const RingEvent* e : events_of(s, RingPass::forward, RingEventKind::idle))
+  for (const RingEvent* e : events_of(s, Pass::fwd, RingEventKind::idle))
     if (e->gpu == 0) bars += e->duration_s();
   CHECK(bars == Approx((P - 1) * full).epsilon(1e-12));
 }
@@ -269,7 +269,7 @@ TEST_CASE("ring, contiguous under the causal mask on a slow link: a GPU with not
   const RingSimulation s = simulate_ring(p, one_node(0.001), compute());
   CAPTURE(P);
   CHECK(s.forward.gpus.front().wait_s == 0);
-  for (const RingEvent* e : events_of(s, RingPass::forward, RingEventKind::wait)) CHECK(e->gpu != 0);
+  for (const RingEvent* e : events_of(s, Pass::fwd, RingEventKind::wait)) CHECK(e->gpu != 0);
   // The GPUs that do compute later still wait for their data.
   CHECK(s.forward.gpus.back().wait_s > 0);
   CHECK(s.forward.exposed_comm_s > 0);
@@ -279,12 +279,12 @@ TEST_CASE("ring on one GPU: no transfers, the single-GPU time, scaling efficienc
   const bool causal = GENERATE(false, true);
   const bool backward = GENERATE(false, true);
   AttentionProblem p = problem(1, 3000, RingLayout::contiguous, causal);
-  p.parallel_part().backward = backward;
+  p.parallel_part().passes = backward ? PassSelection::fwd_bwd : PassSelection::fwd;
   const RingSimulation s = simulate_ring(p, one_node(1.0, 100.0), compute(0.5));
   CAPTURE(causal, backward);
   for (const RingEvent& e : s.events) CHECK(e.kind != RingEventKind::transfer);
-  const double fwd = ring_single_gpu_cost(p, RingPass::forward, compute(0.5)).time_s;
-  const double bwd = backward ? ring_single_gpu_cost(p, RingPass::backward, compute(0.5)).time_s : 0.0;
+  const double fwd = ring_single_gpu_cost(p, Pass::fwd, compute(0.5)).time_s;
+  const double bwd = backward ? ring_single_gpu_cost(p, Pass::bwd, compute(0.5)).time_s : 0.0;
   CHECK(s.forward.time_s == Approx(fwd).epsilon(1e-12));
   CHECK(s.time_s == Approx(fwd + bwd).epsilon(1e-12));
   CHECK(s.single_gpu_s == Approx(fwd + bwd).epsilon(1e-12));
@@ -292,14 +292,14 @@ TEST_CASE("ring on one GPU: no transfers, the single-GPU time, scaling efficienc
   CHECK(s.forward.comm_s == 0);
   CHECK(s.forward.overlap == 1.0);
   // Efficiency 0.5 doubles the bound.
-  CHECK(fwd == Approx(2 * ring_single_gpu_cost(p, RingPass::forward, compute(1.0)).time_s));
+  CHECK(fwd == Approx(2 * ring_single_gpu_cost(p, Pass::fwd, compute(1.0)).time_s));
 }
 
 TEST_CASE("ring with grouped-query attention: H_kv/H of the bytes travel, the compute stays", "[ring]") {
   AttentionProblem mha = problem(4, 8192, RingLayout::zigzag, true);
   mha.heads = 32;
   mha.kv_heads = 32;
-  mha.parallel_part().backward = true;
+  mha.parallel_part().passes = PassSelection::fwd_bwd;
   AttentionProblem gqa = mha;
   gqa.kv_heads = 8;
   const RingTopology topo = one_node(100.0, 3.0);
@@ -335,7 +335,7 @@ TEST_CASE("ring with N not divisible by P: each transfer carries its owner's tok
   const bool causal = GENERATE(false, true);
   const std::size_t which = GENERATE(range(std::size_t{0}, ring_layouts().size()));
   AttentionProblem p = problem(4, 1003, ring_layouts()[which].layout, causal);
-  p.parallel_part().backward = true;
+  p.parallel_part().passes = PassSelection::fwd_bwd;
   const RingSimulation s = simulate_ring(p, one_node(50.0, 1.0), compute());
   for (const RingEvent& e : s.events) {
     if (e.kind != RingEventKind::transfer) continue;
@@ -350,7 +350,7 @@ TEST_CASE("ring with N not divisible by P: each transfer carries its owner's tok
   const i64 N = p.seq_q;
   CHECK(fwd_pairs == (causal ? N * (N + 1) / 2 : N * N));
   CHECK(bwd_pairs == fwd_pairs);
-  CHECK(s.forward.flops == Approx(ring_convention_flops(p, fwd_pairs, RingPass::forward)));
+  CHECK(s.forward.flops == Approx(ring_convention_flops(p, fwd_pairs, Pass::fwd)));
   CHECK(s.backward->flops == Approx(2.5 * s.forward.flops));
 }
 
@@ -360,7 +360,7 @@ TEST_CASE("ring events follow the rules: a transfer meets both ends' step, a ste
     AttentionProblem p = problem(1 + static_cast<int>(rng() % 12), 0, ring_layouts()[rng() % ring_layouts().size()].layout,
                             rng() % 2 == 0);
     p.seq_q = ring_layout_info(p.layout()).chunks_per_gpu * p.gpus() + static_cast<i64>(rng() % 5000);
-    p.parallel_part().backward = rng() % 2 == 0;
+    p.parallel_part().passes = (rng() % 2 == 0) ? PassSelection::fwd_bwd : PassSelection::fwd;
     const RingTopology topo = one_node(1.0 + static_cast<double>(rng() % 500), static_cast<double>(rng() % 20),
                                        1 + static_cast<int>(rng() % 8));
     const RingSimulation s = simulate_ring(p, topo, compute(0.7));
@@ -427,7 +427,7 @@ TEST_CASE("ring across nodes: only the hops between nodes take the inter-node li
   RingTopology topo = one_node(400.0, 3.0, 8);
   topo.inter = link(40.0, 5.0, "inter");
   const RingSimulation s = simulate_ring(p, topo, compute());
-  for (const RingEvent* e : events_of(s, RingPass::forward, RingEventKind::transfer)) {
+  for (const RingEvent* e : events_of(s, Pass::fwd, RingEventKind::transfer)) {
     const bool crossing = e->gpu == 0 || e->gpu == 8;  // from 15 and from 7
     CHECK(e->crosses_nodes == crossing);
     const InterconnectModel& l = crossing ? topo.inter : topo.intra;
@@ -462,7 +462,7 @@ TEST_CASE("ring memory: the named terms of what each GPU holds, as the ring's ke
   CHECK(t["K_j, V_j expanded to H heads"] == 2 * H * c * d * 2);
   CHECK(t["partial O and LSE of a chunk pair"] == H * c * (d * 2 + 4));
   CHECK(t.size() == 8);  // nothing of the backward in a forward alone
-  p.parallel_part().backward = true;
+  p.parallel_part().passes = PassSelection::fwd_bwd;
   t = terms(0);
   CHECK(t.size() == 15);
   CHECK(t["dO"] == H * n * d * 2);
@@ -484,7 +484,7 @@ TEST_CASE("ring memory: the named terms of what each GPU holds, as the ring's ke
   CHECK(f == t);
   // Multi-head attention on one GPU: no ring buffers, no expansion.
   AttentionProblem one = problem(1, 4096, RingLayout::contiguous, false);
-  one.parallel_part().backward = true;
+  one.parallel_part().passes = PassSelection::fwd_bwd;
   std::map<std::string, i64> u;
   for (const RingMemoryTerm& x : ring_memory(one, ring_partition(4096, 1, RingLayout::contiguous), 0).terms)
     u[x.name] = x.bytes;
@@ -560,11 +560,11 @@ TEST_CASE("ring: a 32-GPU 128K training step is simulated from a handful of dist
   p.batch = 1;
   p.heads = 32;
   p.kv_heads = 32;
-  p.parallel_part().backward = true;
+  p.parallel_part().passes = PassSelection::fwd_bwd;
   const RingSimulation s = simulate_ring(p, default_ring_topology(), compute());
   // 32 GPUs × 32 steps of compute per pass; K, V 31 steps; dK, dV 32 (with the homecoming).
-  CHECK(events_of(s, RingPass::forward, RingEventKind::compute).size() == 32 * 32);
-  CHECK(events_of(s, RingPass::backward, RingEventKind::transfer).size() == 32 * 31 + 32 * 32);
+  CHECK(events_of(s, Pass::fwd, RingEventKind::compute).size() == 32 * 32);
+  CHECK(events_of(s, Pass::bwd, RingEventKind::transfer).size() == 32 * 31 + 32 * 32);
   CHECK(s.scaling_efficiency > 0);
   CHECK(s.scaling_efficiency <= 1.0 + 1e-9);
 }
@@ -620,7 +620,7 @@ TEST_CASE("ring problems: one equality, the same attention, the one-GPU baseline
   p.kv_heads = 8;
   p.seq_q = 32768;
   p.parallel_part().gpus = 4;
-  p.parallel_part().backward = true;
+  p.parallel_part().passes = PassSelection::fwd_bwd;
   AttentionProblem q = p;
   CHECK(p == q);
   q.parallel_part().layout = RingLayout::contiguous;
@@ -680,7 +680,7 @@ TEST_CASE("ring, a slow host: each step waits for the host to issue it, one host
   const double one_host = X + 8 * c + 2 * (12 * c + 3 * L) + 2 * (11 * c + 2 * L);
   CHECK(s.forward.time_s == Approx(one_host).epsilon(1e-4));
   // GPU 1's step 0 starts once GPU 0's turn is issued and its own first launch.
-  CHECK(compute_event(s, RingPass::forward, 1, 0).start_s ==
+  CHECK(compute_event(s, Pass::fwd, 1, 0).start_s ==
         Approx(X + 8 * c + (12 * c + 3 * L) + 4 * c + L).epsilon(1e-6));
   // A process per GPU: each host issues its own turn and half the exchange.
   cm.host.host_per_gpu = true;
@@ -716,10 +716,10 @@ TEST_CASE("each side posts its part of an exchange when it is ready, and the lat
   // GPU 1 is done, so GPU 0 posts the homecoming long before it can start.
   const int P = 2;
   AttentionProblem p = problem(P, 4096, RingLayout::contiguous, true);
-  p.parallel_part().backward = true;
+  p.parallel_part().passes = PassSelection::fwd_bwd;
   const RingSimulation s = simulate_ring(p, one_node(1e6, 5.0), compute());
   int checked = 0;
-  for (const RingEvent* e : events_of(s, RingPass::backward, RingEventKind::transfer)) {
+  for (const RingEvent* e : events_of(s, Pass::bwd, RingEventKind::transfer)) {
     CAPTURE(e->gpu, e->peer, e->step);
     CHECK(e->posted_s <= e->start_s + tol(e->start_s));
     CHECK(e->peer_posted_s <= e->start_s + tol(e->start_s));
@@ -728,14 +728,14 @@ TEST_CASE("each side posts its part of an exchange when it is ready, and the lat
     CHECK(std::max(e->posted_s, e->peer_posted_s) <= e->start_s + tol(e->start_s));
     if (e->step == P && e->gpu == 0) {
       // GPU 0 posts once its last step and that step's transfers are done ...
-      double ready = compute_event(s, RingPass::backward, 0, P - 1).end_s;
-      for (const RingEvent* x : events_of(s, RingPass::backward, RingEventKind::transfer))
+      double ready = compute_event(s, Pass::bwd, 0, P - 1).end_s;
+      for (const RingEvent* x : events_of(s, Pass::bwd, RingEventKind::transfer))
         if (x->step == P - 1 && (x->gpu == 0 || x->peer == 0)) ready = std::max(ready, x->end_s);
       CHECK(e->posted_s == Approx(ready).epsilon(1e-12));
       // ... and GPU 1, the sender, only after its longer last step.
-      CHECK(e->peer_posted_s >= compute_event(s, RingPass::backward, 1, P - 1).end_s - tol(e->start_s));
+      CHECK(e->peer_posted_s >= compute_event(s, Pass::bwd, 1, P - 1).end_s - tol(e->start_s));
       CHECK(e->start_s == Approx(e->peer_posted_s).epsilon(1e-12));
-      CHECK(e->start_s - e->posted_s > 0.5 * compute_event(s, RingPass::backward, 1, P - 1).duration_s());
+      CHECK(e->start_s - e->posted_s > 0.5 * compute_event(s, Pass::bwd, 1, P - 1).duration_s());
       ++checked;
     }
   }
@@ -756,11 +756,11 @@ TEST_CASE("ring, the exchange's kernel holding SMs: the rung slows while a trans
   cm.host.exchange_sms = 33;
   const RingSimulation held = simulate_ring(p, slow, cm);
   for (int r = 0; r < 2; ++r) {
-    const double c0 = compute_event(base, RingPass::forward, r, 0).duration_s();
-    REQUIRE(events_of(base, RingPass::forward, RingEventKind::transfer).front()->duration_s() > 2 * c0);
-    CHECK(compute_event(held, RingPass::forward, r, 0).duration_s() == Approx(c0 * 4.0 / 3.0).epsilon(1e-12));
-    CHECK(compute_event(held, RingPass::forward, r, 1).duration_s() ==
-          Approx(compute_event(base, RingPass::forward, r, 1).duration_s()).epsilon(1e-12));
+    const double c0 = compute_event(base, Pass::fwd, r, 0).duration_s();
+    REQUIRE(events_of(base, Pass::fwd, RingEventKind::transfer).front()->duration_s() > 2 * c0);
+    CHECK(compute_event(held, Pass::fwd, r, 0).duration_s() == Approx(c0 * 4.0 / 3.0).epsilon(1e-12));
+    CHECK(compute_event(held, Pass::fwd, r, 1).duration_s() ==
+          Approx(compute_event(base, Pass::fwd, r, 1).duration_s()).epsilon(1e-12));
   }
   // On free links the transfer takes no time: nothing is slowed.
   const RingSimulation fast = simulate_ring(p, free_links(), cm);
@@ -770,9 +770,9 @@ TEST_CASE("ring, the exchange's kernel holding SMs: the rung slows while a trans
   cm.host.exchange_sms = 33;
   const RingTopology quick = one_node(400, 0);
   const RingSimulation part = simulate_ring(p, quick, cm);
-  const double c0 = compute_event(base, RingPass::forward, 0, 0).duration_s();
-  const double T = events_of(part, RingPass::forward, RingEventKind::transfer).front()->duration_s();
+  const double c0 = compute_event(base, Pass::fwd, 0, 0).duration_s();
+  const double T = events_of(part, Pass::fwd, RingEventKind::transfer).front()->duration_s();
   REQUIRE(T < c0);
   // During T it does 3/4 of the work per second: T/4 of the work is left over.
-  CHECK(compute_event(part, RingPass::forward, 0, 0).duration_s() == Approx(c0 + T / 4).epsilon(1e-9));
+  CHECK(compute_event(part, Pass::fwd, 0, 0).duration_s() == Approx(c0 + T / 4).epsilon(1e-9));
 }

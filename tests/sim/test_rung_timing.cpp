@@ -146,29 +146,29 @@ TEST_CASE("rung timing: with the launch model a ring's one-GPU time is the rung'
   sim::RingComputeModel cm;
   cm.hw = sim::load_hardware("H200-SXM-141GB");
   cm.forward_rung = timing("fa3_hopper", 128, 4.9, 3.2, 1.731);
-  const double one = sim::ring_single_gpu_cost(p, sim::RingPass::forward, cm).time_s;
+  const double one = sim::ring_single_gpu_cost(p, sim::Pass::fwd, cm).time_s;
   CHECK(one == Approx(sim::rung_launch(*cm.forward_rung, 16, 8192, 8192, true, cm.hw.sm_count).time_s));
-  const double plain = sim::ring_block_cost(p, 2048, 2048, sim::ChunkVisibility::full, sim::RingPass::forward, cm).time_s;
+  const double plain = sim::ring_block_cost(p, 2048, 2048, sim::ChunkVisibility::full, sim::Pass::fwd, cm).time_s;
   const double folding =
-      sim::ring_block_cost(p, 2048, 2048, sim::ChunkVisibility::full, sim::RingPass::forward, cm, true).time_s;
+      sim::ring_block_cost(p, 2048, 2048, sim::ChunkVisibility::full, sim::Pass::fwd, cm, true).time_s;
   CHECK(folding > plain);
   // The efficiency no longer enters the pass it times.
   cm.efficiency = 0.5;
-  CHECK(sim::ring_single_gpu_cost(p, sim::RingPass::forward, cm).time_s == Approx(one));
+  CHECK(sim::ring_single_gpu_cost(p, sim::Pass::fwd, cm).time_s == Approx(one));
 }
 
 TEST_CASE("rung timing: a GPU's set prices the rungs the ring runs there, the Hopper ones where the set has them") {
   sim::RingComputeModel cm;
   cm.rung_set = sim::RungTimingSet{};
   cm.rung_set->rungs = {timing("fa2_tc", 128, 1, 1, 1), timing("fa2_tc_bwd", 128, 1, 1, 2)};
-  CHECK(sim::ring_rung(cm, sim::RingPass::forward, 128)->geometry.rung == "fa2_tc");
-  CHECK(sim::ring_rung(cm, sim::RingPass::backward, 128)->geometry.rung == "fa2_tc_bwd");
+  CHECK(sim::ring_rung(cm, sim::Pass::fwd, 128)->geometry.rung == "fa2_tc");
+  CHECK(sim::ring_rung(cm, sim::Pass::bwd, 128)->geometry.rung == "fa2_tc_bwd");
   cm.rung_set->rungs.push_back(timing("fa3_hopper", 128, 1, 1, 3));
   cm.rung_set->rungs.push_back(timing("fa3_hopper_bwd", 128, 1, 1, 4));
-  CHECK(sim::ring_rung(cm, sim::RingPass::forward, 128)->geometry.rung == "fa3_hopper");
-  CHECK(sim::ring_rung(cm, sim::RingPass::backward, 128)->geometry.rung == "fa3_hopper_bwd");
-  CHECK(sim::ring_rung(cm, sim::RingPass::backward, 64) == nullptr);  // nothing fitted at d 64
+  CHECK(sim::ring_rung(cm, sim::Pass::fwd, 128)->geometry.rung == "fa3_hopper");
+  CHECK(sim::ring_rung(cm, sim::Pass::bwd, 128)->geometry.rung == "fa3_hopper_bwd");
+  CHECK(sim::ring_rung(cm, sim::Pass::bwd, 64) == nullptr);  // nothing fitted at d 64
   // A model's own rung comes first.
   cm.backward_rung = timing("fa2_tc_bwd", 128, 1, 1, 5);
-  CHECK(sim::ring_rung(cm, sim::RingPass::backward, 128)->tile_s == Approx(5e-6));
+  CHECK(sim::ring_rung(cm, sim::Pass::bwd, 128)->tile_s == Approx(5e-6));
 }

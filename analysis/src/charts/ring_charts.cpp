@@ -36,16 +36,16 @@ struct Varying {
   bool gpus = false, batch = false, causal = false, dtype = false, steps = false;
 };
 
-Varying varying(const std::vector<const sim::RingMeasuredRun*>& shown) {
+Varying varying(const std::vector<const sim::MeasuredRun*>& shown) {
   std::set<sim::i64> gpus, batch;
   std::set<int> causal, dtype;
   std::set<std::string> steps;
-  for (const sim::RingMeasuredRun* r : shown) {
+  for (const sim::MeasuredRun* r : shown) {
     gpus.insert(r->problem.gpus());
     batch.insert(r->problem.batch);
     causal.insert(r->problem.causal ? 1 : 0);
     dtype.insert(static_cast<int>(r->problem.dtype));
-    steps.insert(r->steps);
+    steps.insert(r->parallel_part().steps);
   }
   return {gpus.size() > 1, batch.size() > 1, causal.size() > 1, dtype.size() > 1, steps.size() > 1};
 }
@@ -61,11 +61,12 @@ std::string varying_suffix(const sim::AttentionProblem& p, const Varying& v) {
 }
 
 // "zig-zag · 4× NVIDIA H200 (NVLink, 18 links between every pair) · B=1 bf16 causal · fused steps".
-std::string subtitle(const sim::RingMeasuredRuns& runs, const std::vector<const sim::RingMeasuredRun*>& shown,
+std::string subtitle(const sim::MeasuredRuns& runs, const std::vector<const sim::MeasuredRun*>& shown,
                      sim::RingLayout layout, const Varying& v) {
   std::string s = layout_words(layout);
-  std::string machine = gpus_and_links(runs.meta.gpu_names, runs.meta.gpu_topology, true);
-  if (machine.empty()) machine = runs.meta.device.gpu;
+  const sim::ParallelMeta& m = runs.meta.parallel_part();
+  std::string machine = gpus_and_links(m.gpu_names, m.gpu_topology, true);
+  if (machine.empty()) machine = runs.meta.gpu;
   if (!machine.empty()) s += " · " + machine;
   if (!shown.empty()) {
     const sim::AttentionProblem& p = shown.front()->problem;
@@ -75,26 +76,26 @@ std::string subtitle(const sim::RingMeasuredRuns& runs, const std::vector<const 
     if (!v.dtype) same += " " + std::string(sim::to_string(p.dtype));
     if (!v.causal) same += p.causal ? " causal" : " full";
     if (!same.empty()) s += " ·" + same;
-    s += " · " + (v.steps ? std::string("fused and pairwise") : shown.front()->steps) + " steps";
+    s += " · " + (v.steps ? std::string("fused and pairwise") : shown.front()->parallel_part().steps) + " steps";
   }
   return s;
 }
 
-bool wanted_steps(const sim::RingMeasuredRun& r, const std::string& steps) { return steps.empty() || r.steps == steps; }
+bool wanted_steps(const sim::MeasuredRun& r, const std::string& steps) { return steps.empty() || r.parallel_part().steps == steps; }
 
 // The runs of more than one GPU a chart draws, in file order; `why` says why none are.
-std::vector<const sim::RingMeasuredRun*> multi_gpu_runs(const sim::RingMeasuredRuns& runs, sim::RingLayout layout,
+std::vector<const sim::MeasuredRun*> multi_gpu_runs(const sim::MeasuredRuns& runs, sim::RingLayout layout,
                                                         const std::string& steps, std::string& why) {
-  std::vector<const sim::RingMeasuredRun*> out;
+  std::vector<const sim::MeasuredRun*> out;
   std::set<std::string> other_layouts, other_steps;
-  for (const sim::RingMeasuredRun& r : runs.runs) {
+  for (const sim::MeasuredRun& r : runs.runs) {
     if (r.problem.gpus() < 2) continue;
     if (r.problem.layout() != layout) {
       other_layouts.insert(layout_words(r.problem.layout()));
       continue;
     }
     if (!wanted_steps(r, steps)) {
-      other_steps.insert(r.steps);
+      other_steps.insert(r.parallel_part().steps);
       continue;
     }
     out.push_back(&r);
@@ -108,7 +109,7 @@ std::vector<const sim::RingMeasuredRun*> multi_gpu_runs(const sim::RingMeasuredR
   return out;
 }
 
-bool shown_run(const std::vector<const sim::RingMeasuredRun*>& shown, const sim::RingMeasuredRun& r) {
+bool shown_run(const std::vector<const sim::MeasuredRun*>& shown, const sim::MeasuredRun& r) {
   return std::find(shown.begin(), shown.end(), &r) != shown.end();
 }
 
@@ -118,7 +119,7 @@ std::string ms_text(double v) { return format_tick(v, TickFormat::plain) + " ms"
 
 // ---- ring-scaling --------------------------------------------------------------------
 
-ChartSpec ring_scaling_chart(const sim::RingMeasuredRuns& runs, const RingChartOptions& opt) {
+ChartSpec ring_scaling_chart(const sim::MeasuredRuns& runs, const RingChartOptions& opt) {
   ChartSpec c;
   c.id = "ring-scaling";
   c.title = "Ring attention: scaling efficiency against the tokens each GPU holds";
@@ -126,7 +127,7 @@ ChartSpec ring_scaling_chart(const sim::RingMeasuredRuns& runs, const RingChartO
   c.y = {"scaling efficiency  t(P = 1) / (P · t)", Scale::linear, TickFormat::plain, 0.0, {}, true};
   c.ref_lines.push_back({false, 1.0, "1: P GPUs, P times faster", Color{90, 90, 90, 255}, Dash::dashed, 1.5, {}});
   std::string why;
-  const std::vector<const sim::RingMeasuredRun*> shown = multi_gpu_runs(runs, opt.layout, opt.steps, why);
+  const std::vector<const sim::MeasuredRun*> shown = multi_gpu_runs(runs, opt.layout, opt.steps, why);
   const Varying v = varying(shown);
   c.subtitle = subtitle(runs, shown, opt.layout, v);
   if (shown.empty()) {
@@ -137,7 +138,7 @@ ChartSpec ring_scaling_chart(const sim::RingMeasuredRuns& runs, const RingChartO
   // One series per model (first appearance), step mode (fused first), pass, and what else varies.
   struct Key {
     std::string model, steps, rest;
-    sim::RingPass pass;
+    sim::Pass pass;
     int model_index;
   };
   std::vector<std::string> models;
@@ -149,7 +150,7 @@ ChartSpec ring_scaling_chart(const sim::RingMeasuredRuns& runs, const RingChartO
   // copies K, V to H heads, a slower baseline than the rung alone.
   std::set<std::string> slow_baseline;
   for (const RingRow& row : ring_rows(runs)) {
-    const sim::RingMeasuredRun& run = runs.runs[row.run];
+    const sim::MeasuredRun& run = runs.runs[row.run];
     if (!shown_run(shown, run) || (opt.pass && row.pass != *opt.pass)) continue;
     if (!row.measured) {
       ++not_measured;
@@ -160,12 +161,12 @@ ChartSpec ring_scaling_chart(const sim::RingMeasuredRuns& runs, const RingChartO
       no_single.insert(model + " N=" + tokens(run.problem.seq_q));
       continue;
     }
-    if (const sim::RingMeasuredRun* one = ring_single_gpu_run(runs, run.problem, row.pass)) {
-      baseline_steps.insert(one->steps);
-      if (one->steps == "pairwise" && one->problem.h_kv() < one->problem.heads) slow_baseline.insert(model);
+    if (const sim::MeasuredRun* one = ring_single_gpu_run(runs, run.problem, row.pass)) {
+      baseline_steps.insert(one->parallel_part().steps);
+      if (one->parallel_part().steps == "pairwise" && one->problem.h_kv() < one->problem.heads) slow_baseline.insert(model);
     }
     if (std::find(models.begin(), models.end(), model) == models.end()) models.push_back(model);
-    const Key k{model, run.steps, varying_suffix(run.problem, {v.gpus, v.batch, v.causal, v.dtype, false}), row.pass,
+    const Key k{model, run.parallel_part().steps, varying_suffix(run.problem, {v.gpus, v.batch, v.causal, v.dtype, false}), row.pass,
                 static_cast<int>(std::find(models.begin(), models.end(), model) - models.begin())};
     auto it = std::find_if(keys.begin(), keys.end(), [&](const Key& x) {
       return x.model == k.model && x.steps == k.steps && x.rest == k.rest && x.pass == k.pass;
@@ -185,13 +186,13 @@ ChartSpec ring_scaling_chart(const sim::RingMeasuredRuns& runs, const RingChartO
     if (x.model_index != y.model_index) return x.model_index < y.model_index;
     if (x.rest != y.rest) return x.rest < y.rest;
     if (x.steps != y.steps) return x.steps == "fused";
-    return x.pass == sim::RingPass::forward && y.pass == sim::RingPass::backward;
+    return x.pass == sim::Pass::fwd && y.pass == sim::Pass::bwd;
   });
   for (size_t k : order) {
     const Key& key = keys[k];
     std::vector<std::pair<double, double>>& pts = points[k];
     std::stable_sort(pts.begin(), pts.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-    const bool bwd = key.pass == sim::RingPass::backward;
+    const bool bwd = key.pass == sim::Pass::bwd;
     const bool pairwise = key.steps == "pairwise";
     Series s;
     s.name = key.model + key.rest + (bwd ? " bwd" : " fwd") + (v.steps ? ", " + key.steps : "");
@@ -240,9 +241,9 @@ ChartSpec ring_scaling_chart(const sim::RingMeasuredRuns& runs, const RingChartO
 
 // ---- ring-time -----------------------------------------------------------------------
 
-ChartSpec ring_time_chart(const sim::RingMeasuredRuns& runs, const RingChartOptions& opt) {
-  const sim::RingPass pass = opt.pass.value_or(sim::RingPass::forward);
-  const bool bwd = pass == sim::RingPass::backward;
+ChartSpec ring_time_chart(const sim::MeasuredRuns& runs, const RingChartOptions& opt) {
+  const sim::Pass pass = opt.pass.value_or(sim::Pass::fwd);
+  const bool bwd = pass == sim::Pass::bwd;
   ChartSpec c;
   c.id = "ring-time";
   c.kind = ChartKind::bars;
@@ -256,7 +257,7 @@ ChartSpec ring_time_chart(const sim::RingMeasuredRuns& runs, const RingChartOpti
     if (!multi_gpu_runs(runs, opt.layout, "fused", unused).empty()) steps = "fused";  // else the runs there are
   }
   std::string why;
-  const std::vector<const sim::RingMeasuredRun*> shown = multi_gpu_runs(runs, opt.layout, steps, why);
+  const std::vector<const sim::MeasuredRun*> shown = multi_gpu_runs(runs, opt.layout, steps, why);
   const Varying v = varying(shown);
   c.subtitle = subtitle(runs, shown, opt.layout, v);
   if (shown.empty()) {
@@ -283,7 +284,7 @@ ChartSpec ring_time_chart(const sim::RingMeasuredRuns& runs, const RingChartOpti
   };
   int not_measured = 0, clipped = 0;
   for (const RingRow& row : ring_rows(runs)) {
-    const sim::RingMeasuredRun& run = runs.runs[row.run];
+    const sim::MeasuredRun& run = runs.runs[row.run];
     if (!shown_run(shown, run) || row.pass != pass) continue;
     if (!row.measured) {
       ++not_measured;
@@ -291,7 +292,7 @@ ChartSpec ring_time_chart(const sim::RingMeasuredRuns& runs, const RingChartOpti
     }
     const double cat = static_cast<double>(c.categories.size());
     c.categories.push_back(model_label(run.problem) + " " + tokens(run.problem.seq_q) + varying_suffix(run.problem, v) +
-                           (v.steps ? " " + run.steps : ""));
+                           (v.steps ? " " + run.parallel_part().steps : ""));
     const double t = row.time_ms;
     if (row.rung_ms >= 0) {
       add(rung, cat, row.rung_ms, t);
@@ -350,7 +351,7 @@ const RingChartEntry* find_ring_chart(std::string_view id) {
   return nullptr;
 }
 
-ChartSpec build_ring_chart(const std::string& id, const sim::RingMeasuredRuns& runs, const RingChartOptions& opt) {
+ChartSpec build_ring_chart(const std::string& id, const sim::MeasuredRuns& runs, const RingChartOptions& opt) {
   const RingChartEntry* e = find_ring_chart(id);
   if (e == nullptr) throw std::invalid_argument("unknown chart '" + id + "' (expected " + ring_chart_id_list(" or ") + ")");
   ChartSpec c = e->build(runs, opt);

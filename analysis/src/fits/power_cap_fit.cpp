@@ -36,19 +36,20 @@ using RungKey = std::tuple<std::string, sim::i64>;
 
 }  // namespace
 
-PowerCapFit fit_power_cap(const sim::RingMeasuredRuns& runs, const sim::RungTimingSet& launch,
+PowerCapFit fit_power_cap(const sim::MeasuredRuns& runs, const sim::RungTimingSet& launch,
                           const sim::HardwareModel& hw, const std::string& origin) {
   PowerCapFit f;
   f.set = launch;
   std::map<RungKey, std::vector<std::size_t>> groups;
-  for (const sim::RingMeasuredRun& run : runs.runs) {
+  for (const sim::MeasuredRun& run : runs.runs) {
     if (run.status != sim::RunStatus::ok || run.problem.gpus() != 1) continue;
-    for (sim::RingPass pass : {sim::RingPass::forward, sim::RingPass::backward}) {
-      const sim::RingMeasuredPass* m = pass == sim::RingPass::forward ? &run.forward
-                                       : run.backward                 ? &*run.backward
-                                                                      : nullptr;
-      if (m == nullptr || m->repeats < 1 || !(m->time_ms_min > 0) || !(m->time_ms_median >= m->time_ms_min)) continue;
-      const std::string& rung = pass == sim::RingPass::forward ? run.kernel : run.backward_kernel;
+    for (sim::Pass pass : {sim::Pass::fwd, sim::Pass::bwd}) {
+      const sim::PassTimes* m = sim::pass_times(run, pass);
+      const sim::PassTimeline* steps = sim::pass_timeline(run, pass);
+      if (m == nullptr || steps == nullptr || m->repeats < 1 || !(m->time_ms_min > 0) ||
+          !(m->time_ms_median >= m->time_ms_min))
+        continue;
+      const std::string& rung = pass == sim::Pass::fwd ? run.kernel : run.parallel_part().backward_kernel;
       const sim::RungTiming* t = launch.find(rung, run.problem.head_dim);
       if (t == nullptr) {
         const std::string note = rung + " at d " + std::to_string(run.problem.head_dim) + ": not in the launch model's set";
@@ -61,10 +62,10 @@ PowerCapFit fit_power_cap(const sim::RingMeasuredRuns& runs, const sim::RungTimi
       p.pass = pass;
       p.problem = run.problem;
       p.series.repeats = m->repeats;
-      if (m->warmup >= 0) p.series.warmup = m->warmup;
+      if (steps->warmup >= 0) p.series.warmup = steps->warmup;
       sim::RingComputeModel cm;
       cm.hw = hw;
-      if (pass == sim::RingPass::forward) cm.forward_rung = *t;
+      if (pass == sim::Pass::fwd) cm.forward_rung = *t;
       else cm.backward_rung = *t;
       p.busy_s = sim::ring_single_gpu_cost(run.problem, pass, cm).time_s;
       p.median_ms = m->time_ms_median;
@@ -99,7 +100,7 @@ PowerCapFit fit_power_cap(const sim::RingMeasuredRuns& runs, const sim::RungTimi
     if (total < best) best = total, f.boost_s = boost_s, best_rates = rates;
   }
   const std::string source = "fitted to the median over the fastest of " + std::to_string(f.points.size()) +
-                             " one-GPU passes of " + origin + " (" + runs.meta.device.gpu + ")";
+                             " one-GPU passes of " + origin + " (" + runs.meta.gpu + ")";
   for (sim::RungTiming& t : f.set.rungs) {
     const auto it = best_rates.find({t.geometry.rung, t.geometry.head_dim});
     if (it == best_rates.end()) continue;

@@ -37,7 +37,7 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 struct StreamView {
   double comm_ms = 0, exposed_ms = 0;
 };
-StreamView stream_view(const std::vector<sim::RingEvent>& events, sim::RingPass pass, int P, int steps,
+StreamView stream_view(const std::vector<sim::RingEvent>& events, sim::Pass pass, int P, int steps,
                        const std::vector<double>& t0, const std::vector<double>& t1) {
   auto cell = [&](int g, int st) { return static_cast<std::size_t>(g * steps + st); };
   std::vector<double> compute_end(t1.size(), kNaN);
@@ -64,12 +64,12 @@ StreamView stream_view(const std::vector<sim::RingEvent>& events, sim::RingPass 
 
 // ---- placement -----------------------------------------------------------------------
 
-RingCalibration calibrate_ring_efficiency(const sim::RingMeasuredRuns& runs, const sim::AttentionProblem& p,
+RingCalibration calibrate_ring_efficiency(const sim::MeasuredRuns& runs, const sim::AttentionProblem& p,
                                           const sim::RingTopology& topo, const sim::RingComputeModel& given) {
   RingCalibration c;
   c.forward = given.efficiency;
   c.backward = given.backward_efficiency;
-  const sim::RingMeasuredRun* one = ring_single_gpu_run(runs, p, sim::RingPass::forward);
+  const sim::MeasuredRun* one = ring_single_gpu_run(runs, p, sim::Pass::fwd);
   if (one == nullptr) {
     c.note = "compute efficiency " + sim::fixed(given.efficiency, 3) +
              " as given: no P = 1 run of the same attention in the file to calibrate it";
@@ -79,7 +79,8 @@ RingCalibration calibrate_ring_efficiency(const sim::RingMeasuredRuns& runs, con
   bound.efficiency = 1.0;
   bound.backward_efficiency.reset();
   sim::AttentionProblem q = one->problem;
-  q.parallel_part().backward = p.backward() && one->backward.has_value();
+  const sim::PassTimes* one_bwd = sim::pass_times(*one, sim::Pass::bwd);
+  q.parallel_part().passes = p.backward() && one_bwd ? sim::PassSelection::fwd_bwd : sim::PassSelection::fwd;
   const sim::RingSimulation s = sim::simulate_ring(q, topo, bound);
   std::vector<std::string> capped;
   auto eff = [&](double bound_s, double measured_ms, const char* name) {
@@ -88,10 +89,10 @@ RingCalibration calibrate_ring_efficiency(const sim::RingMeasuredRuns& runs, con
     return std::min(e, 1.0);
   };
   c.from_single_gpu_run = true;
-  c.forward = eff(s.forward.time_s, one->forward.time_ms_median, "forward");
+  c.forward = eff(s.forward.time_s, one->time_ms_median, "forward");
   std::string what = "forward " + sim::fixed(c.forward, 3);
   if (s.backward) {
-    c.backward = eff(s.backward->time_s, one->backward->time_ms_median, "backward");
+    c.backward = eff(s.backward->time_s, one_bwd->time_ms_median, "backward");
     what += ", backward " + sim::fixed(*c.backward, 3);
   }
   c.note = "compute efficiency calibrated from the P = 1 run (" + std::string(sim::ring_layout_name(q.layout())) +
@@ -104,7 +105,7 @@ RingCalibration calibrate_ring_efficiency(const sim::RingMeasuredRuns& runs, con
   return c;
 }
 
-RingPlacement place_ring_run(const sim::RingMeasuredRun& run, const sim::RingTopology& topo,
+RingPlacement place_ring_run(const sim::MeasuredRun& run, const sim::RingTopology& topo,
                              const sim::RingComputeModel& cm) {
   if (run.status != sim::RunStatus::ok)
     throw std::invalid_argument("the run is " + std::string(sim::to_string(run.status)) +
@@ -115,24 +116,27 @@ RingPlacement place_ring_run(const sim::RingMeasuredRun& run, const sim::RingTop
   pl.calibration.backward = cm.backward_efficiency;
   pl.calibration.note = "compute efficiency " + sim::fixed(cm.efficiency, 3) + " as given";
   sim::AttentionProblem p = run.problem;
-  p.parallel_part().backward = run.backward.has_value();
+  const sim::ParallelRun& pr = run.parallel_part();
+  p.parallel_part().passes = pr.backward ? sim::PassSelection::fwd_bwd : sim::PassSelection::fwd;
   // The prediction launches its steps as the run did: the scratch memory and
   // the homecoming's bytes differ between fused and pairwise steps.
   sim::RingComputeModel as_run = cm;
-  if (const auto steps = sim::parse_ring_steps(run.steps)) as_run.steps = *steps;
-  const auto series_of = [](const sim::RingMeasuredPass* m) {
+  if (const auto steps = sim::parse_ring_steps(pr.steps)) as_run.steps = *steps;
+  const auto series_of = [&](sim::Pass pass) {
     sim::TimedSeries t;
-    if (m != nullptr && m->repeats > 0) t.repeats = m->repeats;
+    const sim::PassTimes* times = sim::pass_times(run, pass);
+    const sim::PassTimeline* m = sim::pass_timeline(run, pass);
+    if (times != nullptr && times->repeats > 0) t.repeats = times->repeats;
     if (m != nullptr && m->warmup >= 0) t.warmup = m->warmup;
     return t;
   };
-  pl.simulation = sim::simulate_ring_timed(p, topo, as_run, series_of(&run.forward),
-                                           series_of(run.backward ? &*run.backward : nullptr), &pl.power_shares);
-  for (sim::RingPass pass : {sim::RingPass::forward, sim::RingPass::backward}) {
-    const sim::SeriesShares& sh = pass == sim::RingPass::forward ? pl.power_shares.forward : pl.power_shares.backward;
+  pl.simulation = sim::simulate_ring_timed(p, topo, as_run, series_of(sim::Pass::fwd), series_of(sim::Pass::bwd),
+                                           &pl.power_shares);
+  for (sim::Pass pass : {sim::Pass::fwd, sim::Pass::bwd}) {
+    const sim::SeriesShares& sh = pass == sim::Pass::fwd ? pl.power_shares.forward : pl.power_shares.backward;
     const sim::RungTiming* rt = sim::ring_rung(as_run, pass, p.head_dim);
     if (sh.median > 0 && rt != nullptr)
-      pl.notes.push_back(std::string(pass == sim::RingPass::forward ? "the forward's" : "the backward's") +
+      pl.notes.push_back(std::string(pass == sim::Pass::fwd ? "the forward's" : "the backward's") +
                          " median timed run: " +
                          sim::fixed(100 * sh.median, 0) + " % of its rung time under the power limit (" +
                          rt->geometry.rung + " at " + sim::fixed(rt->capped_rate, 3) + " of its boost rate), " +
@@ -140,15 +144,15 @@ RingPlacement place_ring_run(const sim::RingMeasuredRun& run, const sim::RingTop
   }
   const sim::RingSimulation& s = pl.simulation;
   const int P = p.gpus();
-  for (sim::RingPass pass : {sim::RingPass::forward, sim::RingPass::backward}) {
-    const sim::RingMeasuredPass* m =
-        pass == sim::RingPass::forward ? &run.forward : (run.backward ? &*run.backward : nullptr);
-    if (m == nullptr) continue;
+  for (sim::Pass pass : {sim::Pass::fwd, sim::Pass::bwd}) {
+    const sim::PassTimes* t = sim::pass_times(run, pass);
+    const sim::PassTimeline* m = sim::pass_timeline(run, pass);
+    if (t == nullptr || m == nullptr) continue;
     const sim::RingPassResult& sp = s.pass(pass);
     RingPassPlacement pp;
     pp.pass = pass;
     pp.predicted_time_ms = sp.time_s * 1e3;
-    pp.measured_time_ms = m->time_ms_median;
+    pp.measured_time_ms = t->time_ms_median;
     pp.time_error = rel_error(pp.predicted_time_ms, pp.measured_time_ms);
     pp.predicted_compute_ms = sp.compute_s * 1e3;
     pp.measured_compute_ms = m->compute_ms;
@@ -158,7 +162,7 @@ RingPlacement place_ring_run(const sim::RingMeasuredRun& run, const sim::RingTop
     pp.measured_exposed_ms = m->exposed_comm_ms;
     // The prediction per (gpu, step): its compute bar, the wait before the
     // next step, and the span of the transfers it sends or receives.
-    const int steps = pass == sim::RingPass::backward && P > 1 ? P + 1 : P;
+    const int steps = pass == sim::Pass::bwd && P > 1 ? P + 1 : P;
     std::vector<RingStepPlacement> grid(static_cast<std::size_t>(P * steps));
     std::vector<double> t0(grid.size(), std::numeric_limits<double>::infinity()), t1(grid.size(), -1.0);
     for (int g = 0; g < P; ++g)
@@ -201,7 +205,7 @@ RingPlacement place_ring_run(const sim::RingMeasuredRun& run, const sim::RingTop
     pp.predicted_comm_ms = view.comm_ms;
     pp.comm_error = rel_error(pp.predicted_comm_ms, pp.measured_comm_ms);
     pp.predicted_exposed_ms = view.exposed_ms;
-    for (const sim::RingMeasuredStep& ms_ : m->steps) {
+    for (const sim::MeasuredStep& ms_ : m->steps) {
       if (ms_.gpu < 0 || ms_.gpu >= P || ms_.step < 0 || ms_.step >= steps) continue;
       RingStepPlacement& x = grid[cell(ms_.gpu, ms_.step)];
       if (ms_.step < P) {
@@ -219,35 +223,36 @@ RingPlacement place_ring_run(const sim::RingMeasuredRun& run, const sim::RingTop
     pp.steps = std::move(grid);
     pl.passes.push_back(std::move(pp));
   }
-  if (run.transport == "local")
+  if (pr.transport == "local")
     pl.notes.push_back("transport \"local\": P virtual GPUs share one device's SMs and memory; neither its compute nor "
                        "its transfer times are those of P GPUs over links");
-  if (run.forward.steps.empty()) pl.notes.push_back("the run recorded no steps: only the pass totals are placed");
+  if (pr.forward.steps.empty()) pl.notes.push_back("the run recorded no steps: only the pass totals are placed");
   return pl;
 }
 
-RingPlacement place_ring_run(const sim::RingMeasuredRuns& runs, std::size_t index, const sim::RingTopology& topo,
+RingPlacement place_ring_run(const sim::MeasuredRuns& runs, std::size_t index, const sim::RingTopology& topo,
                              const sim::RingComputeModel& cm, const sim::RungTimingSet* rungs) {
   if (index >= runs.runs.size())
     throw std::invalid_argument("run " + std::to_string(index) + " is not in the file (" +
                                 std::to_string(runs.runs.size()) + " runs)");
-  const sim::RingMeasuredRun& run = runs.runs[index];
+  const sim::MeasuredRun& run = runs.runs[index];
+  const sim::ParallelRun& pr = run.parallel_part();
   const sim::i64 d = run.problem.head_dim;
   const sim::RungTiming* fwd = rungs ? rungs->find(run.kernel, d) : nullptr;
   const sim::RungTiming* bwd =
-      rungs && run.backward && !run.backward_kernel.empty() ? rungs->find(run.backward_kernel, d) : nullptr;
-  if (fwd != nullptr && (!run.backward || bwd != nullptr)) {
+      rungs && pr.backward && !pr.backward_kernel.empty() ? rungs->find(pr.backward_kernel, d) : nullptr;
+  if (fwd != nullptr && (!pr.backward || bwd != nullptr)) {
     sim::RingComputeModel launched = cm;
     launched.forward_rung = *fwd;
     if (bwd) launched.backward_rung = *bwd;
     // The host's issuing, when the link was measured with it: one host for
     // every GPU, or one per GPU for a run of a process per GPU.
     if (!launched.host.measured()) launched.host = topo.intra.host;
-    launched.host.host_per_gpu = !runs.meta.launcher.empty();
+    launched.host.host_per_gpu = !runs.meta.parallel_part().launcher.empty();
     RingPlacement pl = place_ring_run(run, topo, launched);
     pl.calibration = RingCalibration{};
     pl.calibration.launch_model = true;
-    pl.calibration.note = "the rungs' launch model (" + run.kernel + (bwd ? " and " + run.backward_kernel : "") +
+    pl.calibration.note = "the rungs' launch model (" + run.kernel + (bwd ? " and " + pr.backward_kernel : "") +
                           " at d " + std::to_string(d) + "): " + fwd->source;
     if (launched.host.measured())
       pl.calibration.note += "; the host's issuing (" +
@@ -261,7 +266,7 @@ RingPlacement place_ring_run(const sim::RingMeasuredRuns& runs, std::size_t inde
       pl.calibration.note += "; the power limit, fitted on one GPU: " + run.kernel + " at " +
                              sim::fixed(fwd->capped_rate, 3) + " of boost after " + sim::fixed(fwd->boost_s * 1e3, 0) +
                              " ms" + (bwd != nullptr && bwd->power_capped()
-                                          ? ", " + run.backward_kernel + " at " + sim::fixed(bwd->capped_rate, 3)
+                                          ? ", " + pr.backward_kernel + " at " + sim::fixed(bwd->capped_rate, 3)
                                           : std::string());
     return pl;
   }
@@ -275,24 +280,25 @@ RingPlacement place_ring_run(const sim::RingMeasuredRuns& runs, std::size_t inde
 }
 
 std::string ring_placement_text(const RingPlacement& pl, bool per_step) {
-  const sim::RingMeasuredRun& run = pl.run;
+  const sim::MeasuredRun& run = pl.run;
+  const sim::ParallelRun& pr = run.parallel_part();
   const sim::RingSimulation& s = pl.simulation;
   std::string out = "Ring run " + sim::describe(s.problem) + " (" + run.kernel +
-                    (run.backward_kernel.empty() ? "" : " / " + run.backward_kernel) +
-                    (run.transport.empty() ? "" : ", " + run.transport) + ")\n";
+                    (pr.backward_kernel.empty() ? "" : " / " + pr.backward_kernel) +
+                    (pr.transport.empty() ? "" : ", " + pr.transport) + ")\n";
   out += "  model     " + pl.calibration.note + "\n";
   for (const std::string& n : pl.notes) out += "  note      " + n + "\n";
   TextTable totals({"pass", "time ms", "predicted", "error", "compute ms", "predicted", "error", "comm ms", "predicted",
                     "error", "exposed ms", "predicted"});
   for (const RingPassPlacement& p : pl.passes)
-    totals.add({std::string(sim::ring_pass_name(p.pass)), ms(p.measured_time_ms), ms(p.predicted_time_ms),
+    totals.add({std::string(sim::to_string(p.pass)), ms(p.measured_time_ms), ms(p.predicted_time_ms),
                 signed_pct(p.time_error), ms(p.measured_compute_ms), ms(p.predicted_compute_ms),
                 signed_pct(p.compute_error), ms(p.measured_comm_ms), ms(p.predicted_comm_ms),
                 signed_pct(p.comm_error), ms(p.measured_exposed_ms), ms(p.predicted_exposed_ms)});
   out += totals.str();
   if (!per_step) return out;
   for (const RingPassPlacement& p : pl.passes) {
-    out += "\n" + std::string(p.pass == sim::RingPass::forward ? "Forward" : "Backward") +
+    out += "\n" + std::string(p.pass == sim::Pass::fwd ? "Forward" : "Backward") +
            ", per GPU and step (measured beside predicted; transfer: the span of the step's sends and receives)\n";
     TextTable t({"GPU", "step", "K/V of", "compute ms", "predicted", "error", "transfer ms", "predicted", "error",
                  "wait ms", "predicted"});
@@ -324,7 +330,7 @@ nlohmann::json ring_placement_json(const RingPlacement& pl) {
                            {"transfer_error", number_json(x.transfer_error)},
                            {"predicted_wait_ms", number_json(x.predicted_wait_ms)},
                            {"measured_wait_ms", number_json(x.measured_wait_ms)}});
-    passes.push_back(json{{"pass", std::string(sim::ring_pass_name(p.pass))},
+    passes.push_back(json{{"pass", std::string(sim::to_string(p.pass))},
                           {"predicted_time_ms", number_json(p.predicted_time_ms)},
                           {"measured_time_ms", number_json(p.measured_time_ms)},
                           {"time_error", number_json(p.time_error)},
@@ -340,8 +346,8 @@ nlohmann::json ring_placement_json(const RingPlacement& pl) {
   }
   return json{{"problem", ring_problem_json(pl.simulation.problem)},
               {"kernel", pl.run.kernel},
-              {"backward_kernel", pl.run.backward_kernel},
-              {"transport", pl.run.transport},
+              {"backward_kernel", pl.run.parallel_part().backward_kernel},
+              {"transport", pl.run.parallel_part().transport},
               {"efficiency",
                {{"forward", pl.calibration.forward},
                 {"backward", pl.calibration.backward ? json(*pl.calibration.backward) : json(nullptr)},
@@ -370,7 +376,7 @@ std::vector<std::vector<std::string>> ring_placement_csv_rows(const RingPlacemen
   auto opt = [](double v) { return std::isfinite(v) ? sim::shortest(v) : std::string(); };
   for (const RingPassPlacement& p : pl.passes)
     for (const RingStepPlacement& x : p.steps)
-      rows.push_back({std::string(sim::ring_pass_name(p.pass)), std::to_string(x.gpu), std::to_string(x.step),
+      rows.push_back({std::string(sim::to_string(p.pass)), std::to_string(x.gpu), std::to_string(x.step),
                       std::to_string(x.kv_owner), opt(x.measured_compute_ms), opt(x.predicted_compute_ms),
                       opt(x.compute_error), opt(x.measured_transfer_ms), opt(x.predicted_transfer_ms),
                       opt(x.transfer_error), opt(x.measured_wait_ms), opt(x.predicted_wait_ms)});
@@ -390,7 +396,8 @@ std::string one_kind(const std::vector<std::string>& names) {
 
 }  // namespace
 
-std::optional<sim::InterconnectModel> measured_link_for(const sim::RingRunMeta& m) {
+std::optional<sim::InterconnectModel> measured_link_for(const sim::RunMeta& meta) {
+  const sim::ParallelMeta& m = meta.parallel_part();
   const std::string kind = one_kind(m.gpu_names);
   if (kind.empty()) return std::nullopt;  // no GPUs, or GPUs of two kinds: no one link fits
   // Of the links measured between such GPUs: one of as many GPUs as the runs
@@ -425,32 +432,33 @@ sim::InterconnectModel with_measured_host(sim::InterconnectModel link) {
   return link;
 }
 
-RingFileModel ring_file_model(const sim::RingMeasuredRuns& runs, RingFileModel m, RingFileTakes take) {
+RingFileModel ring_file_model(const sim::MeasuredRuns& runs, RingFileModel m, RingFileTakes take) {
+  const sim::ParallelMeta& pm = runs.meta.parallel_part();
   if (take.hw)
-    if (auto hw = results_hardware(runs.meta.device, datasheet_presets())) m.compute.hw = *hw;
+    if (auto hw = results_hardware(runs.meta, datasheet_presets())) m.compute.hw = *hw;
   if (take.link)
     if (auto link = measured_link_for(runs.meta)) m.topology.intra = *link;
-  if (take.rungs) m.rungs = sim::rung_timing_for_gpu(runs.meta.device.gpu);
-  if (take.host && runs.meta.host.measured()) {
-    m.topology.intra.host = runs.meta.host;
+  if (take.rungs) m.rungs = sim::rung_timing_for_gpu(runs.meta.gpu);
+  if (take.host && pm.host.measured()) {
+    m.topology.intra.host = pm.host;
     m.topology.intra.host.source += " (the file's own, measured after its runs)";
   }
-  if (take.host && !runs.meta.ring_exchange.empty()) {
-    m.topology.intra.ring_curve = runs.meta.ring_exchange;
+  if (take.host && !pm.ring_exchange.empty()) {
+    m.topology.intra.ring_curve = pm.ring_exchange;
     m.topology.intra.ring_curve_source = "the file's own, measured after its runs over " +
-                                         std::to_string(runs.meta.host.gpus) + " GPUs";
+                                         std::to_string(pm.host.gpus) + " GPUs";
   }
   return m;
 }
 
-RingFileModel ring_file_model(const sim::RingMeasuredRuns& runs) {
+RingFileModel ring_file_model(const sim::MeasuredRuns& runs) {
   RingFileModel m;
   m.topology = sim::default_ring_topology();
   m.compute.hw = sim::load_hardware(sim::kDefaultRingHardware);
   return ring_file_model(runs, std::move(m));
 }
 
-RingScore score_ring_file(const sim::RingMeasuredRuns& runs, const RingFileModel& m) {
+RingScore score_ring_file(const sim::MeasuredRuns& runs, const RingFileModel& m) {
   std::vector<RingPlacement> placed;
   std::vector<std::size_t> index;
   for (std::size_t k = 0; k < runs.runs.size(); ++k) {

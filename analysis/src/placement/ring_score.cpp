@@ -50,7 +50,7 @@ RingScore score_ring_placements(const std::vector<RingPlacement>& placed, const 
         for (const RingPassPlacement& pp : pl.passes)
           add(s.time_one_gpu, pp.time_error,
               "run " + std::to_string(k < run_index.size() ? run_index[k] : k) + " (P=1, " + tokens(p.seq_q) +
-                  (p.causal ? ", causal" : "") + "), " + (pp.pass == sim::RingPass::forward ? "forward" : "backward"));
+                  (p.causal ? ", causal" : "") + "), " + (pp.pass == sim::Pass::fwd ? "forward" : "backward"));
       continue;
     }
     if (c.from_single_gpu_run) {
@@ -67,7 +67,7 @@ RingScore score_ring_placements(const std::vector<RingPlacement>& placed, const 
     const std::string run = "run " + std::to_string(k < run_index.size() ? run_index[k] : k) + " (P=" +
                             std::to_string(p.gpus()) + ", " + tokens(p.seq_q) + (p.causal ? ", causal" : "") + ")";
     for (const RingPassPlacement& pp : pl.passes) {
-      const std::string at = run + ", " + (pp.pass == sim::RingPass::forward ? "forward" : "backward");
+      const std::string at = run + ", " + (pp.pass == sim::Pass::fwd ? "forward" : "backward");
       add(s.time, pp.time_error, at);
       add(p.seq_q >= kLongTokens ? s.time_long : s.time_short, pp.time_error, at);
       add(s.compute, pp.compute_error, at);

@@ -27,11 +27,53 @@
 
 #include "flashlab/analysis/text/csv.hpp"
 #include "flashlab/sim/core/format.hpp"
+#include "results/run_meta_json.hpp"
 #include "text/results_json.hpp"
 
 namespace flashlab::analysis {
 
 using nlohmann::json;
+
+json run_meta_json(const sim::RunMeta& m) {
+  json j{{"gpu", m.gpu},
+         {"driver", m.driver},
+         {"cuda_runtime", m.cuda_runtime},
+         {"commit", m.commit},
+         {"flop_convention", m.flop_convention},
+         {"date", m.date},
+         {"host", m.host},
+         {"sm_count", m.sm_count},
+         {"l2_bytes", m.l2_bytes},
+         {"sm_clock_mhz", results_json::number_json(m.sm_clock_mhz)},
+         {"mem_clock_mhz", results_json::number_json(m.mem_clock_mhz)},
+         {"l2_flush", m.l2_flush}};
+  // The fields only some writers record, written where they hold something.
+  for (const auto& [key, value] : {std::pair<const char*, const std::string*>{"torch_version", &m.torch_version},
+                                   {"torch_cuda", &m.torch_cuda},
+                                   {"cudnn_version", &m.cudnn_version},
+                                   {"method", &m.method}})
+    if (!value->empty()) j[key] = *value;
+  return j;
+}
+
+void run_meta_from(const results_json::Reader& rd, const json& o, const std::string& where, sim::RunMeta& m) {
+  m.gpu = rd.text(o, where, "gpu");
+  m.driver = rd.text(o, where, "driver");
+  m.cuda_runtime = rd.text(o, where, "cuda_runtime");
+  m.commit = rd.text(o, where, "commit");
+  m.flop_convention = rd.text(o, where, "flop_convention");
+  m.date = rd.text(o, where, "date");
+  m.host = rd.text(o, where, "host");
+  m.sm_count = static_cast<int>(rd.whole(o, where, "sm_count", m.sm_count));
+  m.l2_bytes = rd.whole(o, where, "l2_bytes", m.l2_bytes);
+  m.sm_clock_mhz = rd.real(o, where, "sm_clock_mhz", m.sm_clock_mhz);
+  m.mem_clock_mhz = rd.real(o, where, "mem_clock_mhz", m.mem_clock_mhz);
+  m.l2_flush = rd.flag(o, where, "l2_flush", m.l2_flush);
+  m.torch_version = rd.text(o, where, "torch_version");
+  m.torch_cuda = rd.text(o, where, "torch_cuda");
+  m.cudnn_version = rd.text(o, where, "cudnn_version");
+  m.method = rd.text(o, where, "method");
+}
 
 namespace {
 
@@ -220,50 +262,12 @@ BenchRow row_from(const std::function<std::string(const std::string&)>& get, con
   return r;
 }
 
-json meta_json(const BenchMeta& m) {
-  return json{{"gpu", m.gpu},
-              {"driver", m.driver},
-              {"cuda_runtime", m.cuda_runtime},
-              {"commit", m.commit},
-              {"flop_convention", m.flop_convention},
-              {"date", m.date},
-              {"host", m.host},
-              {"sm_count", m.sm_count},
-              {"l2_bytes", m.l2_bytes},
-              {"sm_clock_mhz", number_json(m.sm_clock_mhz)},
-              {"mem_clock_mhz", number_json(m.mem_clock_mhz)},
-              {"l2_flush", m.l2_flush}};
-}
-
-// The fields only some writers record, written where they hold something.
-void add_optional_meta(json& j, const BenchMeta& m) {
-  for (const auto& [key, value] : {std::pair<const char*, const std::string*>{"torch_version", &m.torch_version},
-                                   {"torch_cuda", &m.torch_cuda},
-                                   {"cudnn_version", &m.cudnn_version},
-                                   {"method", &m.method}})
-    if (!value->empty()) j[key] = *value;
-}
+json meta_json(const BenchMeta& m) { return run_meta_json(m); }
 
 BenchMeta meta_from(const json& j, const std::string& origin) {
   if (!j.is_object()) fail(origin, "meta", "expected an object");
-  const results_json::Reader rd(origin);
   BenchMeta m;
-  m.gpu = rd.text(j, "meta", "gpu");
-  m.driver = rd.text(j, "meta", "driver");
-  m.cuda_runtime = rd.text(j, "meta", "cuda_runtime");
-  m.commit = rd.text(j, "meta", "commit");
-  m.flop_convention = rd.text(j, "meta", "flop_convention");
-  m.date = rd.text(j, "meta", "date");
-  m.host = rd.text(j, "meta", "host");
-  m.sm_count = static_cast<int>(rd.whole(j, "meta", "sm_count", m.sm_count));
-  m.l2_bytes = rd.whole(j, "meta", "l2_bytes", m.l2_bytes);
-  m.sm_clock_mhz = rd.real(j, "meta", "sm_clock_mhz", m.sm_clock_mhz);
-  m.mem_clock_mhz = rd.real(j, "meta", "mem_clock_mhz", m.mem_clock_mhz);
-  m.l2_flush = rd.flag(j, "meta", "l2_flush", m.l2_flush);
-  m.torch_version = rd.text(j, "meta", "torch_version");
-  m.torch_cuda = rd.text(j, "meta", "torch_cuda");
-  m.cudnn_version = rd.text(j, "meta", "cudnn_version");
-  m.method = rd.text(j, "meta", "method");
+  run_meta_from(results_json::Reader(origin), j, "meta", m);
   return m;
 }
 
@@ -406,7 +410,6 @@ std::string bench_to_json(const BenchResults& r) {
     rows.push_back(std::move(o));
   }
   json meta = meta_json(r.meta);
-  add_optional_meta(meta, r.meta);
   json j{{"format", kFormat}, {"meta", std::move(meta)}, {"rows", std::move(rows)}};
   return j.dump(2) + "\n";
 }
@@ -460,7 +463,6 @@ std::string bench_rows_to_csv(const BenchResults& r) {
 std::string bench_to_csv(const BenchResults& r) {
   std::string out = std::string("# format: \"") + kFormat + "\"\n";
   json meta = meta_json(r.meta);  // items() refers into it: keep it alive through the loop
-  add_optional_meta(meta, r.meta);
   for (const auto& [key, value] : meta.items()) out += "# " + key + ": " + value.dump() + "\n";
   return out + bench_rows_to_csv(r);
 }

@@ -15,8 +15,9 @@
 // measured before the fused steps existed: "pairwise"); its "comm_stream" is
 // "priority" or "default" (a file without it: "default"). Non-finite
 // numbers are written "inf", "-inf", "nan". The meta's "gpu_topology"
-// (sim/ring/gpu_topology_json.hpp) is derived from its "topology" text when the
+// (sim/hardware/gpu_topology_json.hpp) is derived from its "topology" text when the
 // file is written, and derived again when it is read.
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
@@ -24,9 +25,10 @@
 #include "flashlab/analysis/text/csv.hpp"
 #include "flashlab/analysis/results/ring_results.hpp"
 #include "flashlab/sim/core/format.hpp"
-#include "flashlab/sim/ring/gpu_topology_json.hpp"
-#include "flashlab/sim/calibration/host_issue_json.hpp"
+#include "flashlab/sim/hardware/gpu_topology_json.hpp"
+#include "flashlab/sim/hardware/host_issue_json.hpp"
 #include "flashlab/sim/ring/link_curve_json.hpp"
+#include "results/run_meta_json.hpp"
 #include "text/results_json.hpp"
 
 namespace flashlab::analysis {
@@ -70,19 +72,21 @@ sim::AttentionProblem problem_from(const Reader& rd, const json& o, const std::s
   if (!dtype) rd.error(where + ".dtype", "unknown dtype '" + dt + "' (expected fp16, bf16, fp32)");
   p.dtype = *dtype;
   const i64 gpus = rd.whole(o, where, "gpus");
-  if (gpus < 1 || gpus > 4096) rd.error(where + ".gpus", "expected 1 to 4096 GPUs (got " + std::to_string(gpus) + ")");
+  if (gpus < 1 || gpus > sim::kMaxRingGpus)
+    rd.error(where + ".gpus",
+             "expected 1 to " + std::to_string(sim::kMaxRingGpus) + " GPUs (got " + std::to_string(gpus) + ")");
   p.parallel_part().gpus = static_cast<int>(gpus);
   const std::string layout = rd.text(o, where, "layout", true);
   if (!sim::parse_ring_layout(layout, p.parallel_part().layout))
     rd.error(where + ".layout", "unknown layout '" + layout + "' (expected " + sim::ring_layout_names() + ")");
-  p.parallel_part().backward = rd.flag(o, where, "backward", false);
+  p.parallel_part().passes = rd.flag(o, where, "backward", false) ? sim::PassSelection::fwd_bwd : sim::PassSelection::fwd;
   if (const auto why = sim::validate(p); !why.empty()) rd.error(where, why.front().message);
   return p;
 }
 
-json pass_to_json(const sim::RingMeasuredPass& p) {
+json pass_to_json(const sim::PassTimes& t, const sim::PassTimeline& p) {
   json steps = json::array();
-  for (const sim::RingMeasuredStep& s : p.steps)
+  for (const sim::MeasuredStep& s : p.steps)
     steps.push_back(json{{"gpu", s.gpu},
                          {"step", s.step},
                          {"kv_owner", s.kv_owner},
@@ -95,10 +99,10 @@ json pass_to_json(const sim::RingMeasuredPass& p) {
                          {"rung_ms", number_json(s.rung_ms)},
                          {"host_start_ms", number_json(s.host_start_ms)},
                          {"host_end_ms", number_json(s.host_end_ms)}});
-  return json{{"time_ms_median", number_json(p.time_ms_median)},
-              {"time_ms_min", number_json(p.time_ms_min)},
-              {"time_ms_max", number_json(p.time_ms_max)},
-              {"repeats", p.repeats},
+  return json{{"time_ms_median", number_json(t.time_ms_median)},
+              {"time_ms_min", number_json(t.time_ms_min)},
+              {"time_ms_max", number_json(t.time_ms_max)},
+              {"repeats", t.repeats},
               {"warmup", p.warmup},
               {"comm_ms", number_json(p.comm_ms)},
               {"exposed_comm_ms", number_json(p.exposed_comm_ms)},
@@ -107,28 +111,27 @@ json pass_to_json(const sim::RingMeasuredPass& p) {
               {"steps", std::move(steps)}};
 }
 
-sim::RingMeasuredPass pass_from(const Reader& rd, const json& o, const std::string& where, sim::RingPass pass,
-                                int gpus) {
-  sim::RingMeasuredPass p;
+void pass_from(const Reader& rd, const json& o, const std::string& where, sim::Pass pass, int gpus, sim::PassTimes& t,
+               sim::PassTimeline& p) {
   p.pass = pass;
-  p.time_ms_median = rd.real(o, where, "time_ms_median");
-  p.time_ms_min = rd.real(o, where, "time_ms_min", p.time_ms_median);
-  p.time_ms_max = rd.real(o, where, "time_ms_max", p.time_ms_median);
-  p.repeats = static_cast<int>(rd.whole(o, where, "repeats", 0));
+  t.time_ms_median = rd.real(o, where, "time_ms_median");
+  t.time_ms_min = rd.real(o, where, "time_ms_min", t.time_ms_median);
+  t.time_ms_max = rd.real(o, where, "time_ms_max", t.time_ms_median);
+  t.repeats = static_cast<int>(rd.whole(o, where, "repeats", 0));
   p.warmup = static_cast<int>(rd.whole(o, where, "warmup", -1));
   if (p.warmup < -1) rd.error(where + ".warmup", "expected 0 or more untimed runs (got " + std::to_string(p.warmup) + ")");
   p.comm_ms = rd.real(o, where, "comm_ms", 0.0);
   p.exposed_comm_ms = rd.real(o, where, "exposed_comm_ms", 0.0);
   p.compute_ms = rd.real(o, where, "compute_ms", 0.0);
   p.rung_ms = rd.real(o, where, "rung_ms", -1.0);
-  if (!rd.has(o, "steps")) return p;
+  if (!rd.has(o, "steps")) return;
   const json& steps = rd.array(o, where, "steps");
-  const int last_step = pass == sim::RingPass::backward ? gpus : gpus - 1;
+  const int last_step = pass == sim::Pass::bwd ? gpus : gpus - 1;
   for (std::size_t k = 0; k < steps.size(); ++k) {
     const std::string w = where + ".steps[" + std::to_string(k) + "]";
     const json& s = steps[k];
     if (!s.is_object()) rd.error(w, "expected an object");
-    sim::RingMeasuredStep x;
+    sim::MeasuredStep x;
     x.pass = pass;
     auto index = [&](const char* key, int hi) {
       const i64 v = rd.whole(s, w, key);
@@ -150,19 +153,18 @@ sim::RingMeasuredPass pass_from(const Reader& rd, const json& o, const std::stri
     x.host_end_ms = rd.real(s, w, "host_end_ms", -1.0);
     p.steps.push_back(x);
   }
-  return p;
 }
 
 // A process per GPU: the launcher, the GPUs per node and each rank's place.
-json processes_json(const sim::RingRunMeta& m) {
+json processes_json(const sim::ParallelMeta& m) {
   json ranks = json::array();
-  for (const sim::RingRank& k : m.ranks)
+  for (const sim::ProcessRank& k : m.ranks)
     ranks.push_back(
         {{"rank", k.rank}, {"host", k.host}, {"local_rank", k.local_rank}, {"device", k.device}, {"gpu", k.gpu}});
   return json{{"launcher", m.launcher}, {"gpus_per_node", m.gpus_per_node}, {"ranks", ranks}};
 }
 
-void processes_from(const Reader& rd, const json& o, sim::RingRunMeta& m) {
+void processes_from(const Reader& rd, const json& o, sim::ParallelMeta& m) {
   const std::string w = "meta.processes";
   const json& p = rd.object(o, "meta", "processes");
   m.launcher = rd.text(p, w, "launcher", true);
@@ -170,7 +172,7 @@ void processes_from(const Reader& rd, const json& o, sim::RingRunMeta& m) {
   const json& a = rd.array(p, w, "ranks");
   for (std::size_t i = 0; i < a.size(); ++i) {
     const std::string wi = w + ".ranks[" + std::to_string(i) + "]";
-    sim::RingRank k;
+    sim::ProcessRank k;
     k.rank = static_cast<int>(rd.whole(a[i], wi, "rank"));
     k.host = rd.text(a[i], wi, "host");
     k.local_rank = static_cast<int>(rd.whole(a[i], wi, "local_rank", 0));
@@ -180,21 +182,9 @@ void processes_from(const Reader& rd, const json& o, sim::RingRunMeta& m) {
   }
 }
 
-json meta_to_json(const sim::RingRunMeta& m) {
-  const sim::RunMeta& d = m.device;
-  json out{{"device",
-               {{"gpu", d.gpu},
-                {"driver", d.driver},
-                {"cuda_runtime", d.cuda_runtime},
-                {"commit", d.commit},
-                {"flop_convention", d.flop_convention},
-                {"date", d.date},
-                {"host", d.host},
-                {"sm_count", d.sm_count},
-                {"l2_bytes", d.l2_bytes},
-                {"sm_clock_mhz", number_json(d.sm_clock_mhz)},
-                {"mem_clock_mhz", number_json(d.mem_clock_mhz)},
-                {"l2_flush", d.l2_flush}}},
+json meta_to_json(const sim::RunMeta& device) {
+  const sim::ParallelMeta& m = device.parallel_part();
+  json out{{"device", run_meta_json(device)},
               {"gpu_count", m.gpu_count},
               {"gpu_names", m.gpu_names},
               {"nccl_version", m.nccl_version},
@@ -228,26 +218,11 @@ std::vector<i64> wholes_from(const Reader& rd, const json& o, const std::string&
   return out;
 }
 
-sim::RingRunMeta meta_from(const Reader& rd, const json& o) {
-  sim::RingRunMeta m;
+sim::RunMeta meta_from(const Reader& rd, const json& o) {
+  sim::RunMeta device;
   const std::string w = "meta";
-  if (rd.has(o, "device")) {
-    const json& d = rd.object(o, w, "device");
-    const std::string wd = w + ".device";
-    sim::RunMeta& x = m.device;
-    x.gpu = rd.text(d, wd, "gpu");
-    x.driver = rd.text(d, wd, "driver");
-    x.cuda_runtime = rd.text(d, wd, "cuda_runtime");
-    x.commit = rd.text(d, wd, "commit");
-    x.flop_convention = rd.text(d, wd, "flop_convention");
-    x.date = rd.text(d, wd, "date");
-    x.host = rd.text(d, wd, "host");
-    x.sm_count = static_cast<int>(rd.whole(d, wd, "sm_count", 0));
-    x.l2_bytes = rd.whole(d, wd, "l2_bytes", 0);
-    x.sm_clock_mhz = rd.real(d, wd, "sm_clock_mhz", 0.0);
-    x.mem_clock_mhz = rd.real(d, wd, "mem_clock_mhz", 0.0);
-    x.l2_flush = rd.flag(d, wd, "l2_flush", true);
-  }
+  if (rd.has(o, "device")) run_meta_from(rd, rd.object(o, w, "device"), w + ".device", device);
+  sim::ParallelMeta& m = device.parallel_part();
   m.gpu_count = static_cast<int>(rd.whole(o, w, "gpu_count", 0));
   m.gpu_names = strings_from(rd, o, w, "gpu_names");
   m.nccl_version = rd.text(o, w, "nccl_version");
@@ -271,38 +246,39 @@ sim::RingRunMeta meta_from(const Reader& rd, const json& o) {
   } catch (const sim::InterconnectError& e) {
     throw std::runtime_error(e.what());
   }
-  return m;
+  return device;
 }
 
 }  // namespace
 
 // ---- the file ------------------------------------------------------------------------
 
-std::string ring_results_to_json(const sim::RingMeasuredRuns& r) {
+std::string ring_results_to_json(const sim::MeasuredRuns& r) {
   json runs = json::array();
-  for (const sim::RingMeasuredRun& run : r.runs) {
+  for (const sim::MeasuredRun& run : r.runs) {
+    const sim::ParallelRun& pr = run.parallel_part();
     json o{{"problem", ring_problem_json(run.problem)},
            {"kernel", run.kernel},
-           {"backward_kernel", run.backward_kernel},
-           {"transport", run.transport},
-           {"steps", run.steps},
-           {"comm_stream", run.comm_stream},
+           {"backward_kernel", pr.backward_kernel},
+           {"transport", pr.transport},
+           {"steps", pr.steps},
+           {"comm_stream", pr.comm_stream},
            {"status", std::string(sim::to_string(run.status))},
            {"reason", run.reason},
-           {"forward", pass_to_json(run.forward)},
-           {"peak_allocated_bytes", run.peak_allocated_bytes},
-           {"peak_device_used_bytes", run.peak_device_used_bytes},
+           {"forward", pass_to_json(run, pr.forward)},
+           {"peak_allocated_bytes", pr.peak_allocated_bytes},
+           {"peak_device_used_bytes", pr.peak_device_used_bytes},
            {"rel_error", number_json(run.rel_error)},
-           {"rel_error_grads", number_json(run.rel_error_grads)},
-           {"check_note", run.check_note}};
-    if (run.backward) o["backward"] = pass_to_json(*run.backward);
+           {"rel_error_grads", number_json(pr.rel_error_grads)},
+           {"check_note", pr.check_note}};
+    if (pr.backward) o["backward"] = pass_to_json(*pr.backward, pr.backward->timeline);
     runs.push_back(std::move(o));
   }
   const json j{{"format", kRingResultsFormat}, {"meta", meta_to_json(r.meta)}, {"runs", std::move(runs)}};
   return j.dump(2) + "\n";
 }
 
-sim::RingMeasuredRuns ring_results_from_json(const std::string& text, const std::string& origin) {
+sim::MeasuredRuns ring_results_from_json(const std::string& text, const std::string& origin) {
   json j;
   try {
     j = json::parse(text);
@@ -314,25 +290,26 @@ sim::RingMeasuredRuns ring_results_from_json(const std::string& text, const std:
   if (!j.contains("format") || !j["format"].is_string() || j["format"].get<std::string>() != kRingResultsFormat)
     rd.error("format", std::string("expected \"") + kRingResultsFormat + "\"" +
                            (j.contains("format") ? " (got " + j["format"].dump() + ")" : std::string(" (missing)")));
-  sim::RingMeasuredRuns r;
-  if (rd.has(j, "meta")) r.meta = meta_from(rd, rd.object(j, "", "meta"));
+  sim::MeasuredRuns r;
+  r.meta = rd.has(j, "meta") ? meta_from(rd, rd.object(j, "", "meta")) : meta_from(rd, json::object());
   const json& runs = rd.array(j, "", "runs");
   for (std::size_t k = 0; k < runs.size(); ++k) {
     const std::string w = "runs[" + std::to_string(k) + "]";
     const json& o = runs[k];
     if (!o.is_object()) rd.error(w, "expected an object");
-    sim::RingMeasuredRun run;
+    sim::MeasuredRun run;
+    sim::ParallelRun& pr = run.parallel_part();
     run.problem = problem_from(rd, rd.object(o, w, "problem"), w + ".problem");
     run.kernel = rd.text(o, w, "kernel", true);
     if (run.kernel.empty()) rd.error(w + ".kernel", "empty");
-    run.backward_kernel = rd.text(o, w, "backward_kernel");
-    run.transport = rd.text(o, w, "transport");
-    run.steps = rd.has(o, "steps") ? rd.text(o, w, "steps", true) : std::string("pairwise");
-    if (!sim::parse_ring_steps(run.steps))
-      rd.error(w + ".steps", "expected \"fused\" or \"pairwise\" (got \"" + run.steps + "\")");
-    run.comm_stream = rd.has(o, "comm_stream") ? rd.text(o, w, "comm_stream", true) : std::string("default");
-    if (run.comm_stream != "priority" && run.comm_stream != "default")
-      rd.error(w + ".comm_stream", "expected \"priority\" or \"default\" (got \"" + run.comm_stream + "\")");
+    pr.backward_kernel = rd.text(o, w, "backward_kernel");
+    pr.transport = rd.text(o, w, "transport");
+    pr.steps = rd.has(o, "steps") ? rd.text(o, w, "steps", true) : std::string("pairwise");
+    if (!sim::parse_ring_steps(pr.steps))
+      rd.error(w + ".steps", "expected \"fused\" or \"pairwise\" (got \"" + pr.steps + "\")");
+    pr.comm_stream = rd.has(o, "comm_stream") ? rd.text(o, w, "comm_stream", true) : std::string("default");
+    if (pr.comm_stream != "priority" && pr.comm_stream != "default")
+      rd.error(w + ".comm_stream", "expected \"priority\" or \"default\" (got \"" + pr.comm_stream + "\")");
     const std::string status = rd.text(o, w, "status", true);
     const auto st = sim::parse_run_status(status);
     if (!st) rd.error(w + ".status", "unknown status '" + status + "' (expected ok, OOM, skipped, failed)");
@@ -341,26 +318,28 @@ sim::RingMeasuredRuns ring_results_from_json(const std::string& text, const std:
     const int P = run.problem.gpus();
     // A run that did not finish may have no times.
     if (run.status == sim::RunStatus::ok || rd.has(o, "forward"))
-      run.forward = pass_from(rd, rd.object(o, w, "forward"), w + ".forward", sim::RingPass::forward, P);
-    if (rd.has(o, "backward"))
-      run.backward = pass_from(rd, rd.object(o, w, "backward"), w + ".backward", sim::RingPass::backward, P);
-    else if (run.problem.backward() && run.status == sim::RunStatus::ok)
+      pass_from(rd, rd.object(o, w, "forward"), w + ".forward", sim::Pass::fwd, P, run, pr.forward);
+    if (rd.has(o, "backward")) {
+      sim::MeasuredBackward& b = pr.backward.emplace();
+      pass_from(rd, rd.object(o, w, "backward"), w + ".backward", sim::Pass::bwd, P, b, b.timeline);
+    } else if (run.problem.backward() && run.status == sim::RunStatus::ok)
       rd.error(w + ".backward", "missing (the problem has a backward pass and the run is ok)");
-    run.peak_allocated_bytes = wholes_from(rd, o, w, "peak_allocated_bytes");
-    run.peak_device_used_bytes = wholes_from(rd, o, w, "peak_device_used_bytes");
-    for (const auto* v : {&run.peak_allocated_bytes, &run.peak_device_used_bytes})
+    pr.peak_allocated_bytes = wholes_from(rd, o, w, "peak_allocated_bytes");
+    pr.peak_device_used_bytes = wholes_from(rd, o, w, "peak_device_used_bytes");
+    for (const auto* v : {&pr.peak_allocated_bytes, &pr.peak_device_used_bytes})
       if (!v->empty() && v->size() != static_cast<std::size_t>(P))
-        rd.error(w + (v == &run.peak_allocated_bytes ? ".peak_allocated_bytes" : ".peak_device_used_bytes"),
+        rd.error(w + (v == &pr.peak_allocated_bytes ? ".peak_allocated_bytes" : ".peak_device_used_bytes"),
                  "has " + std::to_string(v->size()) + " entries for " + std::to_string(P) + " GPUs");
+    for (i64 b : pr.peak_allocated_bytes) run.peak_memory_bytes = std::max(run.peak_memory_bytes, b);
     run.rel_error = rd.real(o, w, "rel_error", -1.0);
-    run.rel_error_grads = rd.real(o, w, "rel_error_grads", -1.0);
-    run.check_note = rd.text(o, w, "check_note");
+    pr.rel_error_grads = rd.real(o, w, "rel_error_grads", -1.0);
+    pr.check_note = rd.text(o, w, "check_note");
     r.runs.push_back(std::move(run));
   }
   return r;
 }
 
-sim::RingMeasuredRuns ring_results_from_file(const std::string& path) {
+sim::MeasuredRuns ring_results_from_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw std::runtime_error(path + ": cannot open for reading");
   std::ostringstream s;
@@ -384,7 +363,7 @@ std::vector<std::string> ring_csv_header() {
           "rung_ms"};
 }
 
-std::string ring_results_csv(const sim::RingMeasuredRuns& r) {
+std::string ring_results_csv(const sim::MeasuredRuns& r) {
   std::string out = std::string("# format: \"") + kRingResultsFormat + "\"\n";
   const json meta = meta_to_json(r.meta);
   for (const auto& [key, value] : meta.items()) out += "# " + key + ": " + value.dump() + "\n";
@@ -392,7 +371,7 @@ std::string ring_results_csv(const sim::RingMeasuredRuns& r) {
          "TFLOP/s per GPU = FLOPs / time / P\"\n";
   out += csv_row(ring_csv_header());
   for (const RingRow& row : ring_rows(r)) {
-    const sim::RingMeasuredRun& run = r.runs[row.run];
+    const sim::MeasuredRun& run = r.runs[row.run];
     const sim::AttentionProblem& p = run.problem;
     auto num = [&](double v) { return row.measured ? sim::shortest(v) : std::string(); };
     out += csv_row({row.model,
@@ -405,7 +384,7 @@ std::string ring_results_csv(const sim::RingMeasuredRuns& r) {
                     std::string(sim::ring_layout_name(p.layout())),
                     p.causal ? "true" : "false",
                     std::string(sim::to_string(p.dtype)),
-                    std::string(sim::ring_pass_name(row.pass)),
+                    std::string(sim::to_string(row.pass)),
                     num(row.time_ms),
                     num(row.comm_ms),
                     num(row.exposed_comm_ms),
@@ -415,8 +394,8 @@ std::string ring_results_csv(const sim::RingMeasuredRuns& r) {
                     row.scaling_efficiency ? sim::shortest(*row.scaling_efficiency) : std::string(),
                     std::string(sim::to_string(run.status)),
                     run.reason,
-                    row.pass == sim::RingPass::forward ? run.kernel : run.backward_kernel,
-                    run.transport,
+                    row.pass == sim::Pass::fwd ? run.kernel : run.parallel_part().backward_kernel,
+                    run.parallel_part().transport,
                     num(row.time_ms_min),
                     num(row.time_ms_max),
                     row.measured ? std::to_string(row.repeats) : std::string(),
@@ -424,7 +403,7 @@ std::string ring_results_csv(const sim::RingMeasuredRuns& r) {
                     row.measured && row.peak_device_used_bytes > 0 ? std::to_string(row.peak_device_used_bytes)
                                                                    : std::string(),
                     row.rel_error >= 0 ? sim::shortest(row.rel_error) : std::string(),  // empty: not checked
-                    run.steps,
+                    run.parallel_part().steps,
                     row.measured && row.rung_ms >= 0 ? sim::shortest(row.rung_ms) : std::string()});
   }
   return out;

@@ -50,7 +50,7 @@ json pass_json(const sim::RingPassResult& p) {
                         {"idle_s", g.idle_s},
                         {"pairs", g.pairs},
                         {"bytes_received", g.bytes_received}});
-  return json{{"pass", std::string(sim::ring_pass_name(p.pass))},
+  return json{{"pass", std::string(sim::to_string(p.pass))},
               {"start_s", p.start_s},
               {"end_s", p.end_s},
               {"time_s", p.time_s},
@@ -109,7 +109,7 @@ std::string ring_summary_text(const sim::RingSimulation& s, const sim::RingTopol
                "MB received/step", "TFLOP/s/GPU"});
   for (const sim::RingPassResult* r : {&s.forward, s.backward ? &*s.backward : nullptr}) {
     if (r == nullptr) continue;
-    t.add({std::string(sim::ring_pass_name(r->pass)), ms(r->time_s), ms(r->compute_s), ms(r->comm_s),
+    t.add({std::string(sim::to_string(r->pass)), ms(r->time_s), ms(r->compute_s), ms(r->comm_s),
            ms(r->exposed_comm_s), ms(r->exposed_comm_s - r->exposed_steps_s), pct(r->overlap), ms(r->idle_s), sim::fixed(static_cast<double>(r->bytes_per_step) / 1e6, 1),
            r->time_s > 0 ? sim::fixed(r->flops / r->time_s / p.gpus() * 1e-12, 1) : std::string("-")});
   }
@@ -130,7 +130,7 @@ std::string ring_summary_text(const sim::RingSimulation& s, const sim::RingTopol
     out += ", more than the " + gib(cm.hw.hbm_bytes) + " of " + cm.hw.name;
   out += ":\n";
   for (const sim::RingMemoryTerm& x : m.terms)
-    out += "            " + std::string(sim::ring_pass_name(x.pass)) + "  " + x.name + ": " + gib(x.bytes) + " (" +
+    out += "            " + std::string(sim::to_string(x.pass)) + "  " + x.name + ": " + gib(x.bytes) + " (" +
            x.formula + ")\n";
   out += "            (n: its tokens; n_acc: those in chunks with more than one visible pair; n_gpu_max: the most a "
          "GPU holds; n_chunk_max: the largest chunk)\n";
@@ -147,7 +147,7 @@ std::string ring_timeline_table(const sim::RingSimulation& s) {
     std::string what(sim::ring_event_name(e.kind));
     if (xfer) what += e.gradients ? " dK,dV" : " K,V";
     if (xfer && e.crosses_nodes) what += " (inter)";
-    t.add({std::string(sim::ring_pass_name(e.pass)), std::to_string(e.gpu), std::to_string(e.step), what,
+    t.add({std::string(sim::to_string(e.pass)), std::to_string(e.gpu), std::to_string(e.step), what,
            ms(e.start_s), ms(e.end_s), ms(e.duration_s()),
            e.kind == sim::RingEventKind::compute || xfer ? std::to_string(e.kv_owner) : std::string(),
            xfer ? std::to_string(e.peer) : std::string(),
@@ -165,7 +165,7 @@ std::vector<std::string> ring_events_csv_header() {
 std::string ring_events_csv(const sim::RingSimulation& s) {
   std::string out = csv_row(ring_events_csv_header());
   for (const sim::RingEvent& e : s.events)
-    out += csv_row({std::string(sim::ring_pass_name(e.pass)), std::to_string(e.gpu), std::to_string(e.step),
+    out += csv_row({std::string(sim::to_string(e.pass)), std::to_string(e.gpu), std::to_string(e.step),
                     std::string(sim::ring_event_name(e.kind)), sim::shortest(e.start_s), sim::shortest(e.end_s),
                     std::to_string(e.kv_owner), std::to_string(e.peer), e.gradients ? "true" : "false",
                     e.crosses_nodes ? "true" : "false", std::to_string(e.bytes), std::to_string(e.pairs),
@@ -201,7 +201,7 @@ json ring_simulation_json(const sim::RingSimulation& s, const sim::RingTopology&
       terms.push_back(json{{"name", x.name},
                            {"formula", x.formula},
                            {"bytes", x.bytes},
-                           {"pass", std::string(sim::ring_pass_name(x.pass))}});
+                           {"pass", std::string(sim::to_string(x.pass))}});
     memory.push_back(json{{"gpu", r},
                           {"bytes", s.memory[r].total_bytes()},
                           {"terms", std::move(terms)}});
@@ -239,7 +239,7 @@ json ring_simulation_json(const sim::RingSimulation& s, const sim::RingTopology&
   if (with_events) {
     json events = json::array();
     for (const sim::RingEvent& e : s.events) {
-      json o{{"pass", std::string(sim::ring_pass_name(e.pass))},
+      json o{{"pass", std::string(sim::to_string(e.pass))},
              {"gpu", e.gpu},
              {"step", e.step},
              {"kind", std::string(sim::ring_event_name(e.kind))},
@@ -394,7 +394,7 @@ std::string ring_extrapolation_csv(const RingExtrapolation& x) {
                       q.causal ? "true" : "false",
                       std::string(sim::to_string(q.dtype)),
                       std::string(sim::ring_layout_name(q.layout())),
-                      q.backward() ? "fwd+bwd" : "fwd",
+                      std::string(sim::to_string(q.passes())),
                       std::to_string(p.gpus),
                       std::to_string(p.nodes),
                       sim::shortest(p.time_s * 1e3),

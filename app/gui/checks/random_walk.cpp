@@ -150,7 +150,7 @@ void RandomWalk::mutate_state(AppState& s) {
         ring.layout = layouts[std::min(k, layouts.size() - 1)].layout;
       }
       ring.causal = uniform() < 0.7;
-      ring.backward = uniform() < 0.4;
+      ring.passes = uniform() < 0.4 ? sim::PassSelection::fwd_bwd : sim::PassSelection::fwd;
       ring.compare_layouts = uniform() < 0.4;
       const char* models[] = {"llama2-7b", "llama3.2-3b", "llama3.2-1b", "custom", "no-such-model"};
       ring.model = models[pick(valid ? 4 : 5)];

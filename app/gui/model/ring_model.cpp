@@ -20,7 +20,7 @@ namespace flashlab::gui {
 bool RingInputs::operator==(const RingInputs& o) const {
   return model == o.model && heads == o.heads && kv_heads == o.kv_heads && head_dim == o.head_dim &&
          batch == o.batch && seq == o.seq && gpus == o.gpus && gpus_per_node == o.gpus_per_node &&
-         layout == o.layout && causal == o.causal && backward == o.backward && dtype == o.dtype &&
+         layout == o.layout && causal == o.causal && passes == o.passes && dtype == o.dtype &&
          intra == o.intra && inter == o.inter && efficiency == o.efficiency && compare_layouts == o.compare_layouts &&
          calibrate == o.calibrate && run_choice == o.run_choice && steps == o.steps;
 }
@@ -118,7 +118,7 @@ bool parse_problem(const RingInputs& in, sim::AttentionProblem& p, RingModel& m)
   text.seq = in.seq;
   text.gpus = in.gpus;
   text.layout = in.layout;
-  text.backward = in.backward;
+  text.passes = in.passes;
   text.causal = in.causal;
   text.dtype = std::string(sim::to_string(in.dtype));
   const sim::ParsedProblem parsed = sim::parse_problem(text, ring_field_names());
@@ -201,28 +201,29 @@ RingLane simulated_lane(const sim::RingSimulation& sim, const std::string& title
   return lane;
 }
 
-bool is_example(const sim::RingMeasuredRuns& runs, const sim::RingMeasuredRun& r) {
-  return contains(lower(r.transport), "example") || contains(lower(runs.meta.device.gpu), "example");
+bool is_example(const sim::MeasuredRuns& runs, const sim::MeasuredRun& r) {
+  return contains(lower(r.parallel_part().transport), "example") || contains(lower(runs.meta.gpu), "example");
 }
 
 // The measured run's bars: the median run's steps, the backward's after the
 // forward's measured time (each pass's times start at its own origin).
-RingLane measured_lane(const sim::RingMeasuredRuns& runs, const analysis::RingPlacement& pl) {
-  const sim::RingMeasuredRun& run = pl.run;
+RingLane measured_lane(const sim::MeasuredRuns& runs, const analysis::RingPlacement& pl) {
+  const sim::MeasuredRun& run = pl.run;
+  const sim::ParallelRun& pr = run.parallel_part();
   const int P = run.problem.gpus();
   RingLane lane;
   lane.measured = true;
   lane.example = is_example(runs, run);
   lane.gpus = P;
   const std::string what = lane.example ? "EXAMPLE (not measured)"
-                           : run.transport == "local" ? "measured on ONE device (" + std::to_string(P) + " virtual GPUs)"
+                           : pr.transport == "local" ? "measured on ONE device (" + std::to_string(P) + " virtual GPUs)"
                                                       : "measured";
   // The part before the first ':' is what a narrow timeline keeps.
-  lane.title = what + ", " + run.steps + " steps: " + run.kernel +
-               (run.backward_kernel.empty() ? "" : " / " + run.backward_kernel) +
-               (lane.example || run.transport == "local" ? "" : " on " + ring_run_machine(runs, run)) +
-               (run.transport.empty() || run.transport == "nccl" ? "" : ", transport \"" + run.transport + "\"");
-  auto placed = [&](sim::RingPass pass, int gpu, int step) -> const analysis::RingStepPlacement* {
+  lane.title = what + ", " + pr.steps + " steps: " + run.kernel +
+               (pr.backward_kernel.empty() ? "" : " / " + pr.backward_kernel) +
+               (lane.example || pr.transport == "local" ? "" : " on " + ring_run_machine(runs, run)) +
+               (pr.transport.empty() || pr.transport == "nccl" ? "" : ", transport \"" + pr.transport + "\"");
+  auto placed = [&](sim::Pass pass, int gpu, int step) -> const analysis::RingStepPlacement* {
     for (const analysis::RingPassPlacement& pp : pl.passes)
       if (pp.pass == pass)
         for (const analysis::RingStepPlacement& x : pp.steps)
@@ -230,11 +231,12 @@ RingLane measured_lane(const sim::RingMeasuredRuns& runs, const analysis::RingPl
     return nullptr;
   };
   double offset = 0;
-  for (sim::RingPass pass : {sim::RingPass::forward, sim::RingPass::backward}) {
-    const sim::RingMeasuredPass* mp = pass == sim::RingPass::forward ? &run.forward : (run.backward ? &*run.backward : nullptr);
-    if (!mp) continue;
-    if (pass == sim::RingPass::backward) lane.backward_start_s = offset;
-    for (const sim::RingMeasuredStep& st : mp->steps) {
+  for (sim::Pass pass : {sim::Pass::fwd, sim::Pass::bwd}) {
+    const sim::PassTimes* times = sim::pass_times(run, pass);
+    const sim::PassTimeline* mp = sim::pass_timeline(run, pass);
+    if (!times || !mp) continue;
+    if (pass == sim::Pass::bwd) lane.backward_start_s = offset;
+    for (const sim::MeasuredStep& st : mp->steps) {
       if (st.gpu < 0 || st.gpu >= P) continue;
       const analysis::RingStepPlacement* x = placed(pass, st.gpu, st.step);
       RingBar b;
@@ -270,7 +272,7 @@ RingLane measured_lane(const sim::RingMeasuredRuns& runs, const analysis::RingPl
         t.start_s = offset + st.transfer_start_ms * 1e-3;
         t.end_s = offset + st.transfer_end_ms * 1e-3;
         t.bytes = st.bytes_received;
-        t.gradients = pass == sim::RingPass::backward && st.step >= P;
+        t.gradients = pass == sim::Pass::bwd && st.step >= P;
         t.placed = false;
         t.predicted_s = t.error = kNaN;
         if (x) {
@@ -281,7 +283,7 @@ RingLane measured_lane(const sim::RingMeasuredRuns& runs, const analysis::RingPl
         lane.bars.push_back(t);
       }
     }
-    offset += mp->time_ms_median * 1e-3;
+    offset += times->time_ms_median * 1e-3;
     lane.end_s = offset;
   }
   for (const RingBar& b : lane.bars) lane.end_s = std::max(lane.end_s, b.end_s);
@@ -362,7 +364,8 @@ void place_measured(AppState& s, RingModel& m) {
     mv.why_none = why;
     return;
   }
-  const sim::RingMeasuredRun& run = res.runs.runs[static_cast<size_t>(k)];
+  const sim::MeasuredRun& run = res.runs.runs[static_cast<size_t>(k)];
+  const sim::ParallelRun& pr = run.parallel_part();
   try {
     mv.placement = in.calibrate ? analysis::place_ring_run(res.runs, static_cast<size_t>(k), m.topology, m.compute,
                                                            res.rungs ? &*res.rungs : nullptr)
@@ -372,27 +375,28 @@ void place_measured(AppState& s, RingModel& m) {
     return;
   }
   mv.run = k;
-  const sim::RingRunMeta& meta = res.runs.meta;
+  const sim::ParallelMeta& meta = res.runs.meta.parallel_part();
   const bool example = is_example(res.runs, run);
-  mv.label = run.kernel + (run.backward_kernel.empty() ? "" : " / " + run.backward_kernel) + ", " + run.steps +
+  mv.label = run.kernel + (pr.backward_kernel.empty() ? "" : " / " + pr.backward_kernel) + ", " + pr.steps +
              " steps" + (example ? "" : ", on " + ring_run_machine(res.runs, run, true)) +
-             (run.transport == "nccl" ? " over NCCL" + (meta.nccl_version.empty() ? "" : " " + meta.nccl_version) : "");
+             (pr.transport == "nccl" ? " over NCCL" + (meta.nccl_version.empty() ? "" : " " + meta.nccl_version) : "");
   if (example)
-    mv.warning = "EXAMPLE, NOT A MEASUREMENT (transport \"" + run.transport +
+    mv.warning = "EXAMPLE, NOT A MEASUREMENT (transport \"" + pr.transport +
                  "\"): it shows how a measured run is drawn; a file from flashlab bench --gpus replaces it";
-  else if (run.transport == "local")
+  else if (pr.transport == "local")
     mv.warning = "transport \"local\": " + std::to_string(run.problem.gpus()) +
                  " virtual GPUs on ONE device: they share its SMs and memory, and its transfers are device copies, "
                  "not links; neither its compute nor its transfer times are those of GPUs over links";
-  else if (run.transport != "nccl")
-    mv.warning = "transport \"" + run.transport + "\": not a run over GPU links (flashlab bench --gpus writes \"nccl\")";
+  else if (pr.transport != "nccl")
+    mv.warning = "transport \"" + pr.transport + "\": not a run over GPU links (flashlab bench --gpus writes \"nccl\")";
   mv.errors = step_errors(*mv.placement);
-  if (const sim::RingMeasuredRun* one = analysis::ring_single_gpu_run(res.runs, run.problem, sim::RingPass::forward)) {
-    double t1 = one->forward.time_ms_median, t = run.forward.time_ms_median;
-    const bool both = !run.backward || (one->backward && one->backward->time_ms_median > 0);
-    if (run.backward && both) {
-      t1 += one->backward->time_ms_median;
-      t += run.backward->time_ms_median;
+  if (const sim::MeasuredRun* one = analysis::ring_single_gpu_run(res.runs, run.problem, sim::Pass::fwd)) {
+    double t1 = one->time_ms_median, t = run.time_ms_median;
+    const sim::PassTimes* one_bwd = sim::pass_times(*one, sim::Pass::bwd);
+    const bool both = !pr.backward || (one_bwd && one_bwd->time_ms_median > 0);
+    if (pr.backward && both) {
+      t1 += one_bwd->time_ms_median;
+      t += pr.backward->time_ms_median;
     }
     if (both && t > 0) {
       mv.single_gpu_ms = t1;
@@ -405,55 +409,55 @@ void place_measured(AppState& s, RingModel& m) {
   m.compute.backward_efficiency = mv.placement->calibration.backward;
   m.efficiency_note = mv.placement->calibration.note;
   for (const std::string& n : mv.placement->notes)
-    if (run.transport != "local" || !contains(n, "local")) m.notes.push_back(n);
+    if (pr.transport != "local" || !contains(n, "local")) m.notes.push_back(n);
 }
 
 }  // namespace
 
-int match_ring_run(const sim::RingMeasuredRuns& runs, const sim::AttentionProblem& p, const std::string& steps,
+int match_ring_run(const sim::MeasuredRuns& runs, const sim::AttentionProblem& p, const std::string& steps,
                    int preferred) {
   auto usable = [&](size_t k) {
-    const sim::RingMeasuredRun& r = runs.runs[k];
+    const sim::MeasuredRun& r = runs.runs[k];
     return r.status == sim::RunStatus::ok && r.problem == p;
   };
   if (preferred >= 0 && static_cast<size_t>(preferred) < runs.runs.size() && usable(static_cast<size_t>(preferred)) &&
-      (steps.empty() || runs.runs[static_cast<size_t>(preferred)].steps == steps))
+      (steps.empty() || runs.runs[static_cast<size_t>(preferred)].parallel_part().steps == steps))
     return preferred;
   const std::string wanted = steps.empty() ? "fused" : steps;
   for (size_t k = 0; k < runs.runs.size(); ++k)
-    if (usable(k) && runs.runs[k].steps == wanted) return static_cast<int>(k);
+    if (usable(k) && runs.runs[k].parallel_part().steps == wanted) return static_cast<int>(k);
   for (size_t k = 0; k < runs.runs.size(); ++k)
     if (usable(k)) return static_cast<int>(k);
   return -1;
 }
 
-std::vector<std::string> ring_run_steps(const sim::RingMeasuredRuns& runs, const sim::AttentionProblem& p) {
+std::vector<std::string> ring_run_steps(const sim::MeasuredRuns& runs, const sim::AttentionProblem& p) {
   std::vector<std::string> out;
   for (const char* steps : {"fused", "pairwise"})
-    for (const sim::RingMeasuredRun& r : runs.runs)
-      if (r.status == sim::RunStatus::ok && r.problem == p && r.steps == steps) {
+    for (const sim::MeasuredRun& r : runs.runs)
+      if (r.status == sim::RunStatus::ok && r.problem == p && r.parallel_part().steps == steps) {
         out.emplace_back(steps);
         break;
       }
   return out;
 }
 
-int ring_run_to_open(const sim::RingMeasuredRuns& runs, const std::string& steps) {
+int ring_run_to_open(const sim::MeasuredRuns& runs, const std::string& steps) {
   const std::string wanted = steps.empty() ? "fused" : steps;
   auto first = [&](auto&& take) {
     for (size_t k = 0; k < runs.runs.size(); ++k)
       if (runs.runs[k].status == sim::RunStatus::ok && take(runs.runs[k])) return static_cast<int>(k);
     return -1;
   };
-  for (const auto& take : std::vector<std::function<bool(const sim::RingMeasuredRun&)>>{
-           [&](const sim::RingMeasuredRun& r) { return r.problem.gpus() > 1 && r.steps == wanted; },
-           [](const sim::RingMeasuredRun& r) { return r.problem.gpus() > 1; },
-           [](const sim::RingMeasuredRun&) { return true; }})
+  for (const auto& take : std::vector<std::function<bool(const sim::MeasuredRun&)>>{
+           [&](const sim::MeasuredRun& r) { return r.problem.gpus() > 1 && r.parallel_part().steps == wanted; },
+           [](const sim::MeasuredRun& r) { return r.problem.gpus() > 1; },
+           [](const sim::MeasuredRun&) { return true; }})
     if (const int k = first(take); k >= 0) return k;
   return -1;
 }
 
-std::string ring_run_label(const sim::RingMeasuredRun& run, size_t k) {
+std::string ring_run_label(const sim::MeasuredRun& run, size_t k) {
   const sim::AttentionProblem& p = run.problem;
   const std::string id = analysis::ring_model_id(p);
   const sim::AttentionModel* m = id.empty() ? nullptr : sim::find_attention_model(id);
@@ -463,14 +467,14 @@ std::string ring_run_label(const sim::RingMeasuredRun& run, size_t k) {
   return "run " + std::to_string(k + 1) + ": " + model + ", N " + analysis::format_tick(static_cast<double>(p.seq_q), analysis::TickFormat::binary) +
          (p.batch == 1 ? "" : ", B " + std::to_string(p.batch)) + ", " + std::to_string(p.gpus()) +
          (p.gpus() == 1 ? " GPU" : " GPUs") + (p.gpus() == 1 ? "" : " " + layout_words(p.layout())) +
-         (p.backward() ? ", fwd+bwd" : ", fwd") + ", " + run.steps + " steps" +
+         ", " + std::string(sim::to_string(p.passes())) + ", " + run.parallel_part().steps + " steps" +
          (run.status == sim::RunStatus::ok ? "" : " (" + std::string(sim::to_string(run.status)) + ")");
 }
 
-std::string ring_run_machine(const sim::RingMeasuredRuns& runs, const sim::RingMeasuredRun& run, bool brief) {
-  const sim::RingRunMeta& meta = runs.meta;
-  const std::string gpu = meta.device.gpu.empty() ? std::string("an unnamed GPU") : meta.device.gpu;
-  if (run.transport == "local")
+std::string ring_run_machine(const sim::MeasuredRuns& runs, const sim::MeasuredRun& run, bool brief) {
+  const sim::ParallelMeta& meta = runs.meta.parallel_part();
+  const std::string gpu = runs.meta.gpu.empty() ? std::string("an unnamed GPU") : runs.meta.gpu;
+  if (run.parallel_part().transport == "local")
     return std::to_string(run.problem.gpus()) + " virtual GPUs on one " + gpu;
   if (meta.gpu_names.empty()) return gpu;
   if (brief) {
@@ -481,11 +485,11 @@ std::string ring_run_machine(const sim::RingMeasuredRuns& runs, const sim::RingM
   return analysis::gpus_and_links(meta.gpu_names, meta.gpu_topology, true);
 }
 
-void ring_inputs_from_run(RingInputs& in, const sim::RingMeasuredRuns& runs, int k) {
+void ring_inputs_from_run(RingInputs& in, const sim::MeasuredRuns& runs, int k) {
   if (k < 0 || static_cast<size_t>(k) >= runs.runs.size()) return;
-  const sim::RingMeasuredRun& run = runs.runs[static_cast<size_t>(k)];
+  const sim::MeasuredRun& run = runs.runs[static_cast<size_t>(k)];
   ring_inputs_from_problem(in, run.problem);
-  in.steps = run.steps;
+  in.steps = run.parallel_part().steps;
   in.run_choice = k;
 }
 
@@ -501,7 +505,7 @@ void ring_inputs_from_problem(RingInputs& in, const sim::AttentionProblem& p) {
   in.layout = p.layout();
   in.causal = p.causal;
   in.dtype = p.dtype;
-  in.backward = p.backward();
+  in.passes = p.passes();
 }
 
 void recompute_ring(AppState& s) {
@@ -655,7 +659,7 @@ void ring_seek_step(AppState& s, int step) {
   }
   st.time_s = 0;
   for (const sim::RingEvent& e : m.simulation.events)
-    if (e.pass == sim::RingPass::forward && e.kind == sim::RingEventKind::compute && e.step == st.step)
+    if (e.pass == sim::Pass::fwd && e.kind == sim::RingEventKind::compute && e.step == st.step)
       st.time_s = std::max(st.time_s, e.end_s);
 }
 
@@ -674,7 +678,7 @@ void open_ring_results(AppState& s, const std::string& path) {
   RingResults& r = s.ring.results;
   try {
     r.runs = analysis::ring_results_from_file(path);
-    r.rungs = sim::rung_timing_for_gpu(r.runs.meta.device.gpu);
+    r.rungs = sim::rung_timing_for_gpu(r.runs.meta.gpu);
     // The model's score on the whole file, as flashlab ring --results gives it.
     r.score_text.clear();
     try {
@@ -688,7 +692,7 @@ void open_ring_results(AppState& s, const std::string& path) {
     r.error.clear();
     ++r.generation;
     bool example = false;
-    for (const sim::RingMeasuredRun& run : r.runs.runs) example = example || is_example(r.runs, run);
+    for (const sim::MeasuredRun& run : r.runs.runs) example = example || is_example(r.runs, run);
     // The problem on screen keeps its run (and the run picked) when the file
     // has one; else the file's first run of more than one GPU becomes the problem.
     RingInputs& in = s.ring.inputs;

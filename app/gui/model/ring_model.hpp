@@ -42,27 +42,27 @@ void close_ring_results(AppState& s);
 // passes included) with status ok, a run being its problem and its steps:
 // `preferred` when it is one with `steps` (any steps when empty), else the
 // first with `steps` (empty: fused), else the first of any steps; -1 when none.
-int match_ring_run(const sim::RingMeasuredRuns& runs, const sim::AttentionProblem& p, const std::string& steps = "",
+int match_ring_run(const sim::MeasuredRuns& runs, const sim::AttentionProblem& p, const std::string& steps = "",
                    int preferred = -1);
 // The step modes of the ok runs of `p` in `runs`, fused first.
-std::vector<std::string> ring_run_steps(const sim::RingMeasuredRuns& runs, const sim::AttentionProblem& p);
+std::vector<std::string> ring_run_steps(const sim::MeasuredRuns& runs, const sim::AttentionProblem& p);
 // The run a file opens on when the problem on screen has none: its first ok
 // run of more than one GPU with `steps` (empty: fused), else of any steps,
 // else its first ok run; -1 when no run is ok.
-int ring_run_to_open(const sim::RingMeasuredRuns& runs, const std::string& steps = "");
+int ring_run_to_open(const sim::MeasuredRuns& runs, const std::string& steps = "");
 
 // Sets the inputs to a run's problem (the model preset whose shape it has, or custom).
 void ring_inputs_from_problem(RingInputs& in, const sim::AttentionProblem& p);
 // ... and to the run itself: its problem, its steps, its index.
-void ring_inputs_from_run(RingInputs& in, const sim::RingMeasuredRuns& runs, int k);
+void ring_inputs_from_run(RingInputs& in, const sim::MeasuredRuns& runs, int k);
 
 // "run 3: LLaMA-2-7B, N 8K, 4 GPUs zig-zag, fwd+bwd, fused steps": what tells
 // the runs of a file apart (the status of one not ok after it).
-std::string ring_run_label(const sim::RingMeasuredRun& run, size_t k);
+std::string ring_run_label(const sim::MeasuredRun& run, size_t k);
 // "4× NVIDIA H200 (NVLink, 18 links between every pair: NV18)" (brief: "4×
 // NVIDIA H200, NV18 links") or "2 virtual GPUs on one NVIDIA H100 80GB HBM3":
 // where a run of the file was measured, from its meta (gpu_names, gpu_topology).
-std::string ring_run_machine(const sim::RingMeasuredRuns& runs, const sim::RingMeasuredRun& run, bool brief = false);
+std::string ring_run_machine(const sim::MeasuredRuns& runs, const sim::MeasuredRun& run, bool brief = false);
 
 // "LLaMA-2-7B (H 32, H_kv 32, d 128)": an attention_models() entry as the picker shows it.
 std::string ring_model_label(const sim::AttentionModel& m);

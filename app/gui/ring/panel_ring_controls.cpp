@@ -128,11 +128,11 @@ void panel_ring_controls(AppState& s) {
   size_field("batch B", "##ring_b", in.batch, "e.g. 1", label_w, blamed("batch"));
   size_field("N (all)", "##ring_n", in.seq, "e.g. 32K", label_w, blamed("seq"));
   ImGui::Checkbox("causal mask", &in.causal);
-  int pass = in.backward ? 1 : 0;
+  int pass = in.passes == sim::PassSelection::fwd_bwd ? 1 : 0;
   ImGui::RadioButton("forward", &pass, 0);
   ImGui::SameLine();
   ImGui::RadioButton("forward + backward", &pass, 1);
-  in.backward = pass == 1;
+  in.passes = pass == 1 ? sim::PassSelection::fwd_bwd : sim::PassSelection::fwd;
 
   section("The ring");
   gpus_field(in, label_w, blamed("gpus"));
@@ -190,12 +190,12 @@ void panel_ring_controls(AppState& s) {
     ImGui::SetNextItemWidth(-1);
     if (ImGui::BeginCombo("##ring_run", cur.c_str())) {
       for (size_t k = 0; k < r.runs.runs.size(); ++k) {
-        const sim::RingMeasuredRun& run = r.runs.runs[k];
+        const sim::MeasuredRun& run = r.runs.runs[k];
         ImGui::PushID(static_cast<int>(k));
         const bool picked = ImGui::Selectable(ring_run_label(run, k).c_str(), static_cast<int>(k) == shown);
         if (ImGui::IsItemHovered())
           ImGui::SetTooltip("%s\n%s%s", sim::describe(run.problem).c_str(), run.kernel.c_str(),
-                            run.backward_kernel.empty() ? "" : (" / " + run.backward_kernel).c_str());
+                            run.parallel_part().backward_kernel.empty() ? "" : (" / " + run.parallel_part().backward_kernel).c_str());
         // The run's problem and steps become the ring's: simulated and measured are the same problem.
         if (picked) ring_inputs_from_run(in, r.runs, static_cast<int>(k));
         ImGui::PopID();
@@ -210,7 +210,7 @@ void panel_ring_controls(AppState& s) {
       if (modes.size() > 1) {
         ImGui::AlignTextToFramePadding();
         ImGui::TextUnformatted("steps");
-        const std::string& current = r.runs.runs[static_cast<size_t>(shown)].steps;
+        const std::string& current = r.runs.runs[static_cast<size_t>(shown)].parallel_part().steps;
         for (const std::string& mode : modes) {
           ImGui::SameLine(mode == modes.front() ? label_w : 0.0f);
           if (ImGui::RadioButton(mode.c_str(), current == mode) && current != mode) {

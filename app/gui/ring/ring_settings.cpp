@@ -40,9 +40,9 @@ void set_layout(AppState& s, const json& v, const std::string&) {
 }
 
 void set_pass(AppState& s, const json& v, const std::string&) {
-  const std::string p = v.is_string() ? v.get<std::string>() : "";
-  if (p != "fwd" && p != "fwd+bwd") throw std::runtime_error("ring.pass must be \"fwd\" or \"fwd+bwd\"");
-  s.ring.inputs.backward = p == "fwd+bwd";
+  const auto p = v.is_string() ? sim::parse_pass_selection(v.get<std::string>()) : std::nullopt;
+  if (!p || *p == sim::PassSelection::bwd) throw std::runtime_error("ring.pass must be \"fwd\" or \"fwd+bwd\"");
+  s.ring.inputs.passes = *p;
 }
 
 void set_dtype(AppState& s, const json& v, const std::string&) {
@@ -53,7 +53,7 @@ void set_dtype(AppState& s, const json& v, const std::string&) {
 
 void set_step(AppState& s, const json& v, const std::string&) {
   const double n = number_of(v, "ring.step");
-  if (!(n >= 0 && n < 4096)) throw std::runtime_error("ring.step must be 0 or more (the last is P − 1)");
+  if (!(n >= 0 && n < sim::kMaxRingGpus)) throw std::runtime_error("ring.step must be 0 or more (the last is P − 1)");
   s.ring.step_request = static_cast<int>(n);
 }
 

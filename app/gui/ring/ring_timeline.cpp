@@ -35,7 +35,7 @@ constexpr ImU32 kNodeLine = IM_COL32(235, 180, 70, 170);
 
 ImU32 bar_color(const RingBar& b) {
   switch (b.kind) {
-    case RingBarKind::compute: return b.pass == sim::RingPass::forward ? kComputeFwd : kComputeBwd;
+    case RingBarKind::compute: return b.pass == sim::Pass::fwd ? kComputeFwd : kComputeBwd;
     case RingBarKind::transfer: return b.gradients ? kTransferGrad : kTransferKV;
     case RingBarKind::posted: return kPosted;
     case RingBarKind::wait: return kWait;
@@ -88,7 +88,7 @@ std::string link_name(const RingModel& m, bool crosses) {
 
 void bar_tooltip(const RingModel& m, const RingLane& lane, const RingBar& b) {
   const int P = lane.gpus;
-  const char* pass = b.pass == sim::RingPass::forward ? "forward" : "backward";
+  const char* pass = b.pass == sim::Pass::fwd ? "forward" : "backward";
   ImGui::BeginTooltip();
   ImGui::PushTextWrapPos(ImGui::GetFontSize() * 34);
   const std::string when = fmt_ms(b.start_s * 1e3, "ring tip") + " – " + fmt_ms(b.end_s * 1e3, "ring tip") + " (" +
@@ -242,7 +242,7 @@ const RingBar* draw_lane(ImDrawList* dl, const AppState& s, const RingLane& lane
           dl->AddLine(ImVec2(x, yb), ImVec2(x + h, ya), IM_COL32(140, 142, 155, 255), std::max(1.0f, scale));
         dl->PopClipRect();
       }
-      if (b.kind == RingBarKind::compute && b.pass == sim::RingPass::forward && b.step == step)
+      if (b.kind == RingBarKind::compute && b.pass == sim::Pass::fwd && b.step == step)
         dl->AddRect(ImVec2(a + 1, ya), ImVec2(e, yb), IM_COL32(255, 255, 255, 255), 0, 0, std::max(1.5f, 1.5f * scale));
       if (b.kind == RingBarKind::transfer && b.crosses_nodes)
         dl->AddRect(ImVec2(a + 1, ya), ImVec2(e, yb), kNodeLine, 0, 0, std::max(1.0f, scale));
@@ -304,7 +304,7 @@ void draw_lane_grouped(ImDrawList* dl, const AppState& s, const RingLane& lane, 
       for (size_t i = lane.first_bar[static_cast<size_t>(r)]; i < lane.first_bar[static_cast<size_t>(r) + 1]; ++i) {
         const RingBar& bar = lane.bars[i];
         if (bar.kind == RingBarKind::posted) continue;  // not receiving yet
-        const int st = bar.kind == RingBarKind::compute ? (bar.pass == sim::RingPass::forward ? 0 : 1)
+        const int st = bar.kind == RingBarKind::compute ? (bar.pass == sim::Pass::fwd ? 0 : 1)
                        : bar.kind == RingBarKind::wait  ? 2
                        : bar.kind == RingBarKind::idle  ? 3
                                                         : 4;
@@ -546,10 +546,10 @@ PassNumbers numbers(const analysis::RingPassPlacement& p) {
 }
 
 void add_pass_rows(TotalsGrid& t, const std::vector<const sim::RingSimulation*>& sims,
-                   const analysis::RingPlacement* pl, sim::RingPass pass) {
+                   const analysis::RingPlacement* pl, sim::Pass pass) {
   std::vector<std::optional<PassNumbers>> cols;
   for (const sim::RingSimulation* sm : sims)
-    cols.push_back(sm->backward || pass == sim::RingPass::forward ? std::optional<PassNumbers>(numbers(sm->pass(pass)))
+    cols.push_back(sm->backward || pass == sim::Pass::fwd ? std::optional<PassNumbers>(numbers(sm->pass(pass)))
                                                                    : std::nullopt);
   const analysis::RingPassPlacement* pp = nullptr;
   if (pl)
@@ -566,7 +566,7 @@ void add_pass_rows(TotalsGrid& t, const std::vector<const sim::RingSimulation*>&
   };
   const auto ms = [](double v) { return dur(v); };
   const double nan = std::numeric_limits<double>::quiet_NaN();
-  row(pass == sim::RingPass::forward ? "forward" : "backward", [](const PassNumbers& n) { return n.time; }, ms,
+  row(pass == sim::Pass::fwd ? "forward" : "backward", [](const PassNumbers& n) { return n.time; }, ms,
       pp ? pp->time_error : nan, true, 0);
   row("  compute", [](const PassNumbers& n) { return n.compute; }, ms, pp ? pp->compute_error : nan, false, 1);
   row("  comm.", [](const PassNumbers& n) { return n.comm; }, ms, pp ? pp->comm_error : nan, false, 1);
@@ -607,8 +607,8 @@ void draw_ring_totals(AppState& s, ImVec2 size) {
     t.head.push_back(m.lanes.back().example ? "example" : "measured");
     t.head.push_back("error");
   }
-  add_pass_rows(t, sims, pl, sim::RingPass::forward);
-  if (m.simulation.backward) add_pass_rows(t, sims, pl, sim::RingPass::backward);
+  add_pass_rows(t, sims, pl, sim::Pass::fwd);
+  if (m.simulation.backward) add_pass_rows(t, sims, pl, sim::Pass::bwd);
   {
     std::vector<std::string> one{"one GPU"}, eff{"scaling"}, mem{"peak / GPU"};
     for (const sim::RingSimulation* sm : sims) {
@@ -619,7 +619,7 @@ void draw_ring_totals(AppState& s, ImVec2 size) {
     }
     if (pl) {
       sim::i64 peak = 0;
-      for (sim::i64 b : pl->run.peak_allocated_bytes) peak = std::max(peak, b);
+      for (sim::i64 b : pl->run.parallel_part().peak_allocated_bytes) peak = std::max(peak, b);
       const sim::i64 predicted = *std::max_element(m.simulation.peak_bytes_per_gpu.begin(), m.simulation.peak_bytes_per_gpu.end());
       const RingMeasuredView& mv = m.measured;
       one.insert(one.end(), {mv.single_gpu_ms > 0 ? dur(mv.single_gpu_ms) : "—", ""});
@@ -688,7 +688,7 @@ void draw_ring_totals(AppState& s, ImVec2 size) {
     if (!s.ring.results.score_text.empty()) para(s.ring.results.score_text, color_note());
     for (const RingMeasuredView::PassErrors& e : m.measured.errors) {
       if (e.placed_steps == 0) continue;
-      const char* pass = e.pass == sim::RingPass::forward ? "forward" : "backward";
+      const char* pass = e.pass == sim::Pass::fwd ? "forward" : "backward";
       std::string line = std::string(pass) + " per step: compute error median " + signed_pct(e.median_compute_error);
       if (e.worst_compute_gpu >= 0)
         line += ", worst " + signed_pct(e.worst_compute_error) + " (GPU " + std::to_string(e.worst_compute_gpu) + ", step " +

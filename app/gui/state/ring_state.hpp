@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "flashlab/analysis/results/ring_results.hpp"
-#include "flashlab/sim/ring/ring_measurement.hpp"
+#include "flashlab/sim/measurement/measurement.hpp"
 #include "flashlab/sim/calibration/rung_timing.hpp"
 #include "flashlab/sim/ring/ring_schedule.hpp"
 
@@ -26,7 +26,7 @@ struct RingInputs {
   std::string batch = "1", seq = "32K", gpus = "8", gpus_per_node = "8";
   sim::RingLayout layout = sim::RingLayout::zigzag;
   bool causal = true;
-  bool backward = false;  // false: the forward; true: forward + backward (a training step)
+  sim::PassSelection passes = sim::PassSelection::fwd;  // the forward, or forward + backward (a training step)
   sim::DType dtype = sim::DType::bf16;
   std::string intra = "nvlink4", inter = "ib-ndr";  // interconnect preset ids (or a JSON file)
   std::string efficiency = "1";                      // fraction of the block's bound the rung reaches (flashlab ring: 1)
@@ -52,7 +52,7 @@ enum class RingBarKind { compute, transfer, posted, wait, idle };
 struct RingBar {
   int gpu = 0;
   int step = 0;          // a backward's homecoming transfer: P
-  sim::RingPass pass = sim::RingPass::forward;
+  sim::Pass pass = sim::Pass::fwd;
   RingBarKind kind = RingBarKind::compute;
   double start_s = 0, end_s = 0;
   int kv_owner = 0;      // whose K, V (dK, dV) chunks
@@ -111,7 +111,7 @@ struct RingMeasuredView {
   double single_gpu_ms = -1, scaling_efficiency = -1;
   // Per pass: the worst per-step errors (compute, transfer) and where they are.
   struct PassErrors {
-    sim::RingPass pass = sim::RingPass::forward;
+    sim::Pass pass = sim::Pass::fwd;
     double median_compute_error = 0, worst_compute_error = 0;
     int worst_compute_gpu = -1, worst_compute_step = -1;
     double median_transfer_error = 0, worst_transfer_error = 0;
@@ -148,7 +148,7 @@ struct RingModel {
 
 struct RingResults {
   bool have = false;
-  sim::RingMeasuredRuns runs;
+  sim::MeasuredRuns runs;
   std::string path = "ring-results.json";  // the field's text
   std::string source;                      // the file opened
   std::string error;                       // the last open's failure

@@ -207,8 +207,8 @@ RunResult run(const Options& opt) {
     s.view.workspace = Workspace::ring;
     // The file's GPU as the hardware (its datasheet preset); the run shown is
     // the one opening the file chose (ring_run_to_open).
-    const sim::RingMeasuredRuns& runs = s.ring.results.runs;
-    if (const auto hw = analysis::match_datasheet(runs.meta.device.gpu, runs.meta.device.sm_count,
+    const sim::MeasuredRuns& runs = s.ring.results.runs;
+    if (const auto hw = analysis::match_datasheet(runs.meta.gpu, runs.meta.sm_count,
                                                   analysis::datasheet_presets())) {
       s.inputs.hw_preset = hw->name;
       s.inputs.hw_file.clear();

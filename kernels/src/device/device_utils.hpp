@@ -10,6 +10,10 @@ namespace flashlab::kernels::detail {
 
 // n elements of N(0, scale²) in dtype t, from a counter-based generator: the
 // same (seed, index) gives the same value on any GPU and launch shape.
+// What a run's seed is mixed with for each input (seed ^ kSeedQ, ...): one set,
+// so that a ring run and a one-GPU case of the same seed see the same inputs.
+constexpr std::uint64_t kSeedQ = 0x1111111111111111ull, kSeedK = 0x2222222222222222ull,
+                        kSeedV = 0x3333333333333333ull, kSeedDO = 0x4444444444444444ull;
 void fill_normal(void* data, sim::i64 n, sim::DType t, std::uint64_t seed, float scale, void* stream);
 
 // How many of n elements are NaN or ±inf. `counter` is one device

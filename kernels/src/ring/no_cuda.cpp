@@ -6,16 +6,16 @@ namespace flashlab::kernels {
 
 std::string ring_unavailable_reason(int, RingTransport, const std::vector<int>&) { return cuda_unavailable_reason(); }
 
-sim::RingMeasuredRun run_ring(const sim::AttentionProblem& problem, const RingOptions& options, RingTensors*) {
-  sim::RingMeasuredRun r;
+sim::MeasuredRun run_ring(const sim::AttentionProblem& problem, const RingOptions& options, RingTensors*) {
+  sim::MeasuredRun r;
   r.problem = problem;
-  r.transport = std::string(ring_transport_name(options.transport));
-  r.steps = std::string(ring_steps_name(options.steps));
+  r.parallel_part().transport = std::string(ring_transport_name(options.transport));
+  r.parallel_part().steps = std::string(ring_steps_name(options.steps));
   r.status = sim::RunStatus::skipped;
   r.reason = cuda_unavailable_reason();
   return r;
 }
 
-sim::RingRunMeta ring_meta(const RingOptions&, int, const RankEnvironment*) { throw NoDevice(cuda_unavailable_reason()); }
+sim::RunMeta ring_meta(const RingOptions&, int, const RankEnvironment*) { throw NoDevice(cuda_unavailable_reason()); }
 
 }  // namespace flashlab::kernels

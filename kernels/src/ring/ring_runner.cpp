@@ -25,219 +25,27 @@
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
-#include <array>
-#include <cctype>
-#include <chrono>
 #include <cmath>
-#include <cstdio>
-#include <cstdlib>
-#include <cstring>
+#include <cstdint>
 #include <exception>
 #include <memory>
-#include <sstream>
-
-#include <unistd.h>
+#include <string>
 
 #include "device/cuda_check.hpp"
 #include "device/device_utils.hpp"
-#include "ring_merge.hpp"
-#include "flashlab/kernels/runner/attention_reference.hpp"
 #include "flashlab/kernels/runner/device.hpp"
-#include "flashlab/kernels/device/device_timing.hpp"
-#include "flashlab/kernels/device/memory.hpp"
-#include "flashlab/kernels/runner/reference.hpp"
-#include "flashlab/kernels/ring/ring.hpp"
-#include "flashlab/sim/core/format.hpp"
-#include "device/cuda_allocator.hpp"
-#include "nccl_api.hpp"
+#include "ring_merge.hpp"
+#include "ring_run.hpp"
 #include "ring_transport.hpp"
+#include "nccl_api.hpp"
 
 namespace flashlab::kernels {
-namespace {
+namespace ring {
 
-using sim::ChunkVisibility;
-using sim::RingChunk;
-using sim::RingPass;
-
-// The single-GPU runner's seeds of Q, K, V, dO (cuda_backend.cpp), so that a
-// ring run and a single-GPU case of the same seed see the same inputs.
-constexpr std::uint64_t kSeedQ = 0x1111111111111111ull, kSeedK = 0x2222222222222222ull,
-                        kSeedV = 0x3333333333333333ull, kSeedDO = 0x4444444444444444ull;
-
-// The events of one rank in one run of a pass: exchange e_s on the
-// communication stream, step s on the compute stream (the wait for its data
-// before it, and in the backward the wait for the running dK, dV before the
-// fold), and a pair around each of the step's rung launches.
-struct StepEvents {
-  cudaEvent_t x_start = nullptr, x_end = nullptr;       // exchange e_s
-  cudaEvent_t wait = nullptr, start = nullptr;          // compute: before / after waiting for e_{s−1}
-  cudaEvent_t fold_wait = nullptr, fold_go = nullptr;   // backward: before / after waiting for e_s
-  cudaEvent_t done = nullptr;                           // compute of step s finished
-  std::vector<std::array<cudaEvent_t, 2>> launches;     // before / after each rung launch
-  std::size_t launched = 0;                             // launches bracketed in this run
-  double host_start_ms = -1, host_end_ms = -1;          // the host issuing the step, from the run's host origin
-};
-
-// One of the GPU's own chunks and what lives with it.
-struct OwnChunk {
-  RingChunk chunk;
-  int pairs_total = 0;  // visible chunk pairs of its queries over the whole ring
-  bool direct() const { return pairs_total == 1; }  // the rung writes O, L (dQ) itself
-  void* q = nullptr;
-  void* o = nullptr;
-  float* lse = nullptr;      // the final logsumexp; also the running one of the merge
-  float* o_acc = nullptr;    // running O in fp32 (null when direct)
-  void* d_o = nullptr;
-  void* dq = nullptr;
-  float* dq_acc = nullptr;   // (null when direct)
-  void* dk = nullptr;        // this chunk's final dK, dV [B, H_kv, n, d]
-  void* dv = nullptr;
-  int merged = 0;            // partial outputs merged in this pass
-};
-
-struct Rank {
-  int index = 0;
-  int device = 0;
-  int smem_optin = 0;  // cudaDevAttrMaxSharedMemoryPerBlockOptin of this rank's device
-  cudaStream_t compute = nullptr, comm = nullptr;
-  std::unique_ptr<CudaAllocator> allocator;
-  std::unique_ptr<DeviceArena> arena;
-  std::vector<OwnChunk> own;
-  void* kv_home = nullptr;
-  std::array<void*, 2> kv_buf{};
-  std::array<float*, 2> dkv_buf{};
-  float* dkv_scratch = nullptr;
-  void* dkv_home = nullptr;  // fused steps: the finished dK, dV rounded to the dtype for the homecoming
-  void* k_exp = nullptr;     // grouped-query attention, a rung without kv_heads: K_j, V_j expanded to H heads
-  void* v_exp = nullptr;
-  void* o_part = nullptr;    // a rung that does not fold: its partial O and logsumexp
-  float* lse_part = nullptr;
-  void* dq_part = nullptr;   // a rung that does not accumulate: its partial dQ, dK, dV
-  void* dk_part = nullptr;
-  void* dv_part = nullptr;
-  void* fwd_ws = nullptr;
-  i64 fwd_ws_bytes = 0;
-  void* bwd_ws = nullptr;
-  i64 bwd_ws_bytes = 0;
-  std::unique_ptr<L2Flush> flush;  // this GPU's (device_timing.hpp); none without the flush
-  unsigned long long* counter = nullptr;
-  cudaEvent_t origin = nullptr, end = nullptr;
-  std::vector<StepEvents> steps;
-  i64 peak_device_used = 0;
-};
-
-struct RunTimes {
-  double time_ms = 0;
-  std::vector<sim::RingMeasuredStep> steps;
-  std::vector<double> busy_ms;  // per GPU: its compute stream's work, waits left out
-};
-
-class RingRun {
- public:
-  RingRun(const sim::AttentionProblem& p, const RingOptions& o) : p_(p), o_(o) {}
-  ~RingRun() { release(); }
-
-  sim::RingMeasuredRun run(RingTensors* gathered);
-
- private:
-  // ---- sizes -----------------------------------------------------------------
-  i64 es() const { return sim::dtype_bytes(p_.dtype); }
-  i64 q_elems(i64 n) const { return p_.batch * p_.heads * n * p_.head_dim; }
-  i64 kv_elems(i64 n) const { return p_.batch * p_.h_kv() * n * p_.head_dim; }
-  const RingChunk& chunk(int c) const { return part_.chunks[static_cast<std::size_t>(c)]; }
-  const std::vector<int>& held(int r) const { return part_.held[static_cast<std::size_t>(r)]; }
-  // A package holds, for each chunk of its owner in order, K then V [B, H_kv, n, d].
-  i64 package_elems(int owner) const {
-    i64 e = 0;
-    for (int c : held(owner)) e += 2 * kv_elems(chunk(c).size());
-    return e;
-  }
-  i64 k_offset(int owner, std::size_t j) const {  // elements from the package's start to K of its j-th chunk
-    i64 e = 0;
-    for (std::size_t i = 0; i < j; ++i) e += 2 * kv_elems(chunk(held(owner)[i]).size());
-    return e;
-  }
-  bool grouped() const { return p_.h_kv() != p_.heads; }
-  int P() const { return p_.gpus(); }
-  // One GPU holding one chunk, as many K/V heads as query heads: the backward
-  // rung writes dK, dV itself (nothing to sum, nothing travels).
-  bool direct_kv() const { return P() == 1 && !grouped() && held(0).size() == 1; }
-
-  template <class T = char>
-  static T* at(void* base, i64 elems, i64 elem_bytes) {
-    return reinterpret_cast<T*>(static_cast<char*>(base) + elems * elem_bytes);
-  }
-
-  // ---- one process per GPU ---------------------------------------------------------
-  bool ranked() const { return o_.group != nullptr && P() > 1; }
-  std::vector<int> local_ranks() const;
-  void agree(std::exception_ptr mine);
-  void share_rows(char* whole, i64 row_bytes);
-  RunTimes share_times(const RunTimes& mine);
-  i64 sum_over_ranks(i64 mine);
-
-  // ---- setup -------------------------------------------------------------------
-  void choose_rungs();
-  void open_ranks();
-  void open_transport();
-  void allocate();
-  void fill_inputs();
-  void release() noexcept;
-
-  // ---- passes ------------------------------------------------------------------
-  StepEvents& begin_step(Rank& g, int s);
-  void run_forward(bool record);
-  void run_backward(bool record);
-  template <class Each>
-  void for_each_pair(Rank& g, int s, void* package, const KernelInfo& rung, bool kv_native, Each each);
-  void launch_rung(Rank& g, int s, const KernelInfo& rung, const LaunchArgs& a);
-  void compute_forward_step(Rank& g, int s, void* package);
-  void compute_backward_step(Rank& g, int s, void* package, float* dkv_target);
-  void exchange(int s, bool backward);
-  RunTimes read_times(RingPass pass, bool backward);
-  void begin_run(bool backward);
-  sim::RingMeasuredPass time_pass(RingPass pass);
-
-  // ---- checks -----------------------------------------------------------------
-  i64 count_unwritten(bool backward);
-  std::vector<std::uint16_t> gather(int tensor, i64 b, i64 h);  // one head of a whole tensor, [N, d]
-  std::vector<float> gather_lse(i64 b, i64 h);
-  void check_forward(sim::RingMeasuredRun& out);
-  void check_backward(sim::RingMeasuredRun& out);
-  void gather_all(RingTensors& t);
-  void note_device_used();
-
-  sim::AttentionProblem p_;
-  RingOptions o_;
-  sim::RingPartition part_;
-  const KernelInfo* fwd_ = nullptr;
-  const KernelInfo* bwd_ = nullptr;
-  std::vector<Rank> ranks_;
-  std::chrono::steady_clock::time_point host_origin_;  // the host's clock when the run's origins were recorded
-  double host_ms() const {
-    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - host_origin_).count();
-  }
-  std::unique_ptr<ring::Transport> transport_;
-  float scale_ = 0;
-  // What the steps fuse (RingSteps::fused and the rung can; else separate kernels).
-  bool fwd_kv_native_ = false;  // the forward rung reads K, V with H_kv heads (fused; pairwise expands them)
-  bool fwd_folds_ = false;      // ... and folds its partial output into the running one
-  bool bwd_kv_native_ = false;  // the backward rung reads K, V with H_kv heads
-  bool bwd_adds_ = false;       // ... and adds dQ, dK, dV into the fp32 accumulators
-  // The homecoming carries the finished dK, dV rounded to the dtype (the
-  // rounding the owner would apply on arrival): half the bytes of the tail.
-  bool dtype_homecoming_ = false;
-  std::size_t max_pairs_ = 0;   // the most rung launches of one GPU's step
-  std::vector<std::vector<int>> kv_pairs_;  // [chunk]: visible pairs of its keys over the ring
-};
-
-// A failure every rank finds alike (from figures they shared): the ranks go on.
-struct AgreedFailure : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
-
-// Tensors a rank holds, by number, for gather(): per own chunk.
-enum Tensor { kQ, kK, kV, kO, kDO, kDQ, kDK, kDV };
+using detail::kSeedDO;
+using detail::kSeedK;
+using detail::kSeedQ;
+using detail::kSeedV;
 
 void RingRun::choose_rungs() {
   const DeviceInfo d0 = query_device(o_.devices.empty() ? 0 : o_.devices.front());
@@ -363,48 +171,45 @@ void RingRun::allocate() {
     for (OwnChunk& c : g.own) {
       const i64 n = c.chunk.size();
       const std::string of = " of chunk " + std::to_string(c.chunk.index) + on;
-      c.q = a.allocate(q_elems(n) * es(), "Q" + of);
-      c.o = a.allocate(q_elems(n) * es(), "O" + of);
-      c.lse = static_cast<float*>(a.allocate(p_.batch * p_.heads * n * 4, "the logsumexp" + of));
-      if (!c.direct()) c.o_acc = static_cast<float*>(a.allocate(q_elems(n) * 4, "the running O (fp32)" + of));
+      const sim::DType t = p_.dtype;
+      c.q = allocate_dtype(a, q_elems(n), t, "Q" + of);
+      c.o = allocate_dtype(a, q_elems(n), t, "O" + of);
+      c.lse = allocate_f32(a, p_.batch * p_.heads * n, "the logsumexp" + of);
+      if (!c.direct()) c.o_acc = allocate_f32(a, q_elems(n), "the running O (fp32)" + of);
       if (p_.backward()) {
-        c.d_o = a.allocate(q_elems(n) * es(), "dO" + of);
-        c.dq = a.allocate(q_elems(n) * es(), "dQ" + of);
-        if (!c.direct()) c.dq_acc = static_cast<float*>(a.allocate(q_elems(n) * 4, "the running dQ (fp32)" + of));
-        c.dk = a.allocate(kv_elems(n) * es(), "dK" + of);
-        c.dv = a.allocate(kv_elems(n) * es(), "dV" + of);
+        c.d_o = allocate_dtype(a, q_elems(n), t, "dO" + of);
+        c.dq = allocate_dtype(a, q_elems(n), t, "dQ" + of);
+        if (!c.direct()) c.dq_acc = allocate_f32(a, q_elems(n), "the running dQ (fp32)" + of);
+        c.dk = allocate_dtype(a, kv_elems(n), t, "dK" + of);
+        c.dv = allocate_dtype(a, kv_elems(n), t, "dV" + of);
       }
     }
-    g.kv_home = a.allocate(package_elems(g.index) * es(), "K, V of its own chunks" + on);
+    const sim::DType t = p_.dtype;
+    g.kv_home = allocate_dtype(a, package_elems(g.index), t, "K, V of its own chunks" + on);
     if (P() > 1)
-      for (int b = 0; b < 2; ++b) g.kv_buf[static_cast<std::size_t>(b)] = a.allocate(pkg_max * es(), "a K/V buffer" + on);
+      for (DtypeBuffer& b : g.kv_buf) b = allocate_dtype(a, pkg_max, t, "a K/V buffer" + on);
     if (grouped() && (!fwd_kv_native_ || (p_.backward() && !bwd_kv_native_))) {
-      g.k_exp = a.allocate(q_elems(n_max) * es(), "K_j expanded to H heads" + on);
-      g.v_exp = a.allocate(q_elems(n_max) * es(), "V_j expanded to H heads" + on);
+      g.k_exp = allocate_dtype(a, q_elems(n_max), t, "K_j expanded to H heads" + on);
+      g.v_exp = allocate_dtype(a, q_elems(n_max), t, "V_j expanded to H heads" + on);
     }
     if (!fwd_folds_) {
-      g.o_part = a.allocate(q_elems(n_max) * es(), "a partial O" + on);
-      g.lse_part = static_cast<float*>(a.allocate(p_.batch * p_.heads * n_max * 4, "a partial logsumexp" + on));
+      g.o_part = allocate_dtype(a, q_elems(n_max), t, "a partial O" + on);
+      g.lse_part = allocate_f32(a, p_.batch * p_.heads * n_max, "a partial logsumexp" + on);
     }
-    if (fwd_->workspace_bytes) {
-      g.fwd_ws_bytes = fwd_->workspace_bytes(biggest, fwd_tiles);
-      g.fwd_ws = a.allocate(g.fwd_ws_bytes, fwd_->id + "'s workspace" + on);
-    }
+    if (fwd_->workspace_bytes)
+      g.fwd_ws = allocate_workspace(a, fwd_->workspace_bytes(biggest, fwd_tiles), fwd_->id + "'s workspace" + on);
     if (p_.backward()) {
-      for (int b = 0; b < 2; ++b)
-        g.dkv_buf[static_cast<std::size_t>(b)] =
-            static_cast<float*>(a.allocate(pkg_max * 4, "a dK/dV buffer (fp32)" + on));
-      if (P() > 1) g.dkv_scratch = static_cast<float*>(a.allocate(pkg_max * 4, "a step's dK/dV (fp32)" + on));
-      if (dtype_homecoming_) g.dkv_home = a.allocate(pkg_max * es(), "the finished dK/dV going home" + on);
+      for (F32Buffer& b : g.dkv_buf) b = allocate_f32(a, pkg_max, "a dK/dV buffer (fp32)" + on);
+      if (P() > 1) g.dkv_scratch = allocate_f32(a, pkg_max, "a step's dK/dV (fp32)" + on);
+      if (dtype_homecoming_) g.dkv_home = allocate_dtype(a, pkg_max, t, "the finished dK/dV going home" + on);
       if (!bwd_adds_) {
-        g.dq_part = a.allocate(q_elems(n_max) * es(), "a partial dQ" + on);
-        g.dk_part = a.allocate(q_elems(n_max) * es(), "a partial dK" + on);
-        g.dv_part = a.allocate(q_elems(n_max) * es(), "a partial dV" + on);
+        g.dq_part = allocate_dtype(a, q_elems(n_max), t, "a partial dQ" + on);
+        g.dk_part = allocate_dtype(a, q_elems(n_max), t, "a partial dK" + on);
+        g.dv_part = allocate_dtype(a, q_elems(n_max), t, "a partial dV" + on);
       }
       if (bwd_->workspace_bytes) {
-        const sim::TileShape t = bwd_->default_tiles ? bwd_->default_tiles(biggest) : sim::TileShape{};
-        g.bwd_ws_bytes = bwd_->workspace_bytes(biggest, t);
-        g.bwd_ws = a.allocate(g.bwd_ws_bytes, bwd_->id + "'s workspace" + on);
+        const sim::TileShape bt = bwd_->default_tiles ? bwd_->default_tiles(biggest) : sim::TileShape{};
+        g.bwd_ws = allocate_workspace(a, bwd_->workspace_bytes(biggest, bt), bwd_->id + "'s workspace" + on);
       }
     }
     g.counter = static_cast<unsigned long long*>(a.allocate(sizeof(unsigned long long), "a counter" + on));
@@ -433,16 +238,16 @@ void RingRun::fill_inputs() {
     for (std::size_t j = 0; j < g.own.size(); ++j) {
       OwnChunk& c = g.own[j];
       const i64 n = c.chunk.size(), begin = c.chunk.begin;
-      ring::fill_chunk_normal(c.q, p_.dtype, p_.batch, p_.heads, n, p_.head_dim, p_.seq_q, begin, o_.seed ^ kSeedQ,
+      ring::fill_chunk_normal(c.q.data, p_.dtype, p_.batch, p_.heads, n, p_.head_dim, p_.seq_q, begin, o_.seed ^ kSeedQ,
                               scale, g.compute);
-      void* k = at(g.kv_home, k_offset(g.index, j), es());
-      void* v = at(g.kv_home, k_offset(g.index, j) + kv_elems(n), es());
+      void* k = g.kv_home.at(k_offset(g.index, j));
+      void* v = g.kv_home.at(k_offset(g.index, j) + kv_elems(n));
       ring::fill_chunk_normal(k, p_.dtype, p_.batch, p_.h_kv(), n, p_.head_dim, p_.seq_q, begin, o_.seed ^ kSeedK,
                               scale, g.compute);
       ring::fill_chunk_normal(v, p_.dtype, p_.batch, p_.h_kv(), n, p_.head_dim, p_.seq_q, begin, o_.seed ^ kSeedV,
                               scale, g.compute);
       if (p_.backward())
-        ring::fill_chunk_normal(c.d_o, p_.dtype, p_.batch, p_.heads, n, p_.head_dim, p_.seq_q, begin,
+        ring::fill_chunk_normal(c.d_o.data, p_.dtype, p_.batch, p_.heads, n, p_.head_dim, p_.seq_q, begin,
                                 o_.seed ^ kSeedDO, 1.0f, g.compute);
     }
     FLASHLAB_CUDA_CHECK(cudaStreamSynchronize(g.compute));
@@ -475,141 +280,6 @@ void RingRun::release() noexcept {
   ranks_.clear();
 }
 
-// ---- one process per GPU -------------------------------------------------------
-
-// Plain values to bytes and back, for what the ranks hand each other (the
-// same program on the same kind of host: native layout).
-struct Bytes {
-  std::string data;
-  std::size_t at = 0;
-  template <class T>
-  void put(const T& v) {
-    data.append(reinterpret_cast<const char*>(&v), sizeof v);
-  }
-  template <class T>
-  T take() {
-    if (at + sizeof(T) > data.size()) throw std::runtime_error("a rank's message to the ring is cut short");
-    T v;
-    std::memcpy(&v, data.data() + at, sizeof v);
-    at += sizeof v;
-    return v;
-  }
-};
-
-// Every rank's outcome of a phase: the same error thrown on every rank when
-// any failed (the first failing rank's, named when the ranks disagree), so
-// that no rank goes on into a collective the others never reach.
-void RingRun::agree(std::exception_ptr mine) {
-  if (!ranked()) {
-    if (mine) std::rethrow_exception(mine);
-    return;
-  }
-  char kind = 'k';
-  std::string what;
-  i64 asked = 0, in_use = 0;
-  if (mine) {
-    try {
-      std::rethrow_exception(mine);
-    } catch (const OutOfMemory& e) {
-      kind = 'o', what = e.what(), asked = e.bytes_asked, in_use = e.bytes_in_use;
-    } catch (const Unsupported& e) {
-      kind = 's', what = e.what();
-    } catch (const std::invalid_argument& e) {
-      kind = 's', what = e.what();
-    } catch (const std::exception& e) {
-      kind = 'f', what = e.what();
-    }
-  }
-  Bytes b;
-  b.put(kind);
-  b.put(asked);
-  b.put(in_use);
-  b.data += what;
-  const std::vector<std::string> all = o_.group->allgather(b.data, P());
-  int first = -1;
-  bool same = true;
-  for (int r = 0; r < P(); ++r) {
-    const std::string& m = all[static_cast<std::size_t>(r)];
-    if (m.empty() || m[0] == 'k') continue;
-    if (first < 0) first = r;
-    same = same && m == all[static_cast<std::size_t>(first)];
-  }
-  for (int r = 0; r < P() && same && first >= 0; ++r) same = all[static_cast<std::size_t>(r)][0] != 'k';
-  if (first < 0) return;
-  Bytes f{all[static_cast<std::size_t>(first)]};
-  const char k = f.take<char>();
-  const i64 a = f.take<i64>(), u = f.take<i64>();
-  const std::string message = (same ? std::string() : "rank " + std::to_string(first) + ": ") + f.data.substr(f.at);
-  if (k == 'o') throw OutOfMemory(message, a, u);
-  if (k == 's') throw Unsupported(message);
-  throw AgreedFailure(message);
-}
-
-// `whole` is an [N, row] tensor of which this rank filled its own chunks'
-// rows: the other ranks' rows come from them.
-void RingRun::share_rows(char* whole, i64 row_bytes) {
-  if (!ranked()) return;
-  const Rank& me = ranks_.front();
-  std::string mine;
-  for (const OwnChunk& c : me.own)
-    mine.append(whole + c.chunk.begin * row_bytes, static_cast<std::size_t>(c.chunk.size() * row_bytes));
-  const std::vector<std::string> all = o_.group->allgather(mine, P());
-  for (int q = 0; q < P(); ++q) {
-    if (q == me.index) continue;
-    const std::string& got = all[static_cast<std::size_t>(q)];
-    std::size_t at = 0;
-    for (int c : held(q)) {
-      const auto n = static_cast<std::size_t>(chunk(c).size() * row_bytes);
-      if (at + n > got.size()) throw std::runtime_error("rank " + std::to_string(q) + " sent fewer rows than it holds");
-      std::memcpy(whole + chunk(c).begin * row_bytes, got.data() + at, n);
-      at += n;
-    }
-  }
-}
-
-// One run's times from every rank: the pass ends when the last GPU does;
-// each GPU's steps and busy time are its own rank's.
-RunTimes RingRun::share_times(const RunTimes& mine) {
-  const int me = ranks_.front().index;
-  Bytes b;
-  b.put(mine.time_ms);
-  b.put(mine.busy_ms[static_cast<std::size_t>(me)]);
-  b.put(static_cast<i64>(mine.steps.size()));
-  for (const sim::RingMeasuredStep& m : mine.steps) {
-    b.put(m.gpu), b.put(m.step), b.put(m.pass), b.put(m.kv_owner);
-    b.put(m.compute_start_ms), b.put(m.compute_end_ms), b.put(m.rung_ms), b.put(m.wait_ms);
-    b.put(m.transfer_start_ms), b.put(m.transfer_end_ms), b.put(m.bytes_received);
-  }
-  RunTimes t;
-  t.busy_ms.assign(static_cast<std::size_t>(P()), 0.0);
-  const std::vector<std::string> all = o_.group->allgather(b.data, P());
-  for (int q = 0; q < P(); ++q) {
-    Bytes r{all[static_cast<std::size_t>(q)]};
-    t.time_ms = std::max(t.time_ms, r.take<double>());
-    t.busy_ms[static_cast<std::size_t>(q)] = r.take<double>();
-    const i64 n = r.take<i64>();
-    for (i64 k = 0; k < n; ++k) {
-      sim::RingMeasuredStep m;
-      m.gpu = r.take<int>(), m.step = r.take<int>(), m.pass = r.take<RingPass>(), m.kv_owner = r.take<int>();
-      m.compute_start_ms = r.take<double>(), m.compute_end_ms = r.take<double>();
-      m.rung_ms = r.take<double>(), m.wait_ms = r.take<double>();
-      m.transfer_start_ms = r.take<double>(), m.transfer_end_ms = r.take<double>();
-      m.bytes_received = r.take<i64>();
-      t.steps.push_back(m);
-    }
-  }
-  return t;
-}
-
-i64 RingRun::sum_over_ranks(i64 mine) {
-  if (!ranked()) return mine;
-  Bytes b;
-  b.put(mine);
-  i64 sum = 0;
-  for (const std::string& one : o_.group->allgather(b.data, P())) sum += Bytes{one}.take<i64>();
-  return sum;
-}
-
 // ---- the forward ring ----------------------------------------------------------
 
 // Every visible (own query chunk, held key chunk) pair of GPU g's step s, as
@@ -619,7 +289,8 @@ i64 RingRun::sum_over_ranks(i64 mine) {
 // fills in the rest and launches. Key chunks that no own query chunk sees are
 // never loaded.
 template <class Each>
-void RingRun::for_each_pair(Rank& g, int s, void* package, const KernelInfo& rung, bool kv_native, Each each) {
+void RingRun::for_each_pair(Rank& g, int s, const DtypeBuffer& package, const KernelInfo& rung, bool kv_native,
+                            Each each) {
   const int owner = sim::ring_kv_source(g.index, s, P());
   const std::vector<int>& kv_chunks = held(owner);
   for (std::size_t j = 0; j < kv_chunks.size(); ++j) {
@@ -627,13 +298,13 @@ void RingRun::for_each_pair(Rank& g, int s, void* package, const KernelInfo& run
     bool any = false;
     for (const OwnChunk& c : g.own) any |= sim::chunk_visibility(c.chunk, kv, p_.causal) != ChunkVisibility::none;
     if (!any) continue;
-    const void* k = at(package, k_offset(owner, j), es());
-    const void* v = at(package, k_offset(owner, j) + kv_elems(kv.size()), es());
+    const void* k = package.at(k_offset(owner, j));
+    const void* v = package.at(k_offset(owner, j) + kv_elems(kv.size()));
     if (grouped() && !kv_native) {
-      ring::expand_heads(g.k_exp, k, p_.dtype, p_.batch, p_.heads, p_.h_kv(), kv.size(), p_.head_dim, g.compute);
-      ring::expand_heads(g.v_exp, v, p_.dtype, p_.batch, p_.heads, p_.h_kv(), kv.size(), p_.head_dim, g.compute);
-      k = g.k_exp;
-      v = g.v_exp;
+      ring::expand_heads(g.k_exp.data, k, p_.dtype, p_.batch, p_.heads, p_.h_kv(), kv.size(), p_.head_dim, g.compute);
+      ring::expand_heads(g.v_exp.data, v, p_.dtype, p_.batch, p_.heads, p_.h_kv(), kv.size(), p_.head_dim, g.compute);
+      k = g.k_exp.data;
+      v = g.v_exp.data;
     }
     for (OwnChunk& c : g.own) {
       const ChunkVisibility vis = sim::chunk_visibility(c.chunk, kv, p_.causal);
@@ -643,7 +314,7 @@ void RingRun::for_each_pair(Rank& g, int s, void* package, const KernelInfo& run
                    p_.dtype};
       a.tiles = rung.default_tiles ? rung.default_tiles(a.problem) : sim::TileShape{};
       a.softmax_scale = scale_;
-      a.q = c.q;
+      a.q = c.q.data;
       a.k = k;
       a.v = v;
       a.stream = g.compute;
@@ -664,37 +335,34 @@ void RingRun::launch_rung(Rank& g, int s, const KernelInfo& rung, const LaunchAr
   FLASHLAB_CUDA_CHECK(cudaEventRecord(ev[1], g.compute));
 }
 
-void RingRun::compute_forward_step(Rank& g, int s, void* package) {
+void RingRun::compute_forward_step(Rank& g, int s, const DtypeBuffer& package) {
   for_each_pair(g, s, package, *fwd_, fwd_kv_native_, [&](OwnChunk& c, const RingChunk&, i64, LaunchArgs& a) {
-    a.workspace = g.fwd_ws;
-    a.workspace_bytes = static_cast<std::size_t>(g.fwd_ws_bytes);
+    a.workspace = g.fwd_ws.data;
+    a.workspace_bytes = static_cast<std::size_t>(g.fwd_ws.bytes);
     if (c.direct()) {  // the chunk's only pair: the rung writes O and L itself
-      a.o = c.o;
-      a.lse = c.lse;
+      a.o = c.o.data;
+      a.lse = c.lse.data;
       launch_rung(g, s, *fwd_, a);
     } else if (fwd_folds_) {  // the rung folds its part into O_run, L (and writes O with the last)
-      a.o = c.o;
-      a.lse = c.lse;
-      a.running.o = c.o_acc;
+      a.o = c.o.data;
+      a.lse = c.lse.data;
+      a.running.o = c.o_acc.data;
       a.running.step = c.merged == 0 ? Fold::start : c.merged + 1 == c.pairs_total ? Fold::finish : Fold::fold;
       launch_rung(g, s, *fwd_, a);
       ++c.merged;
     } else {
-      a.o = g.o_part;
-      a.lse = g.lse_part;
+      a.o = g.o_part.data;
+      a.lse = g.lse_part.data;
       launch_rung(g, s, *fwd_, a);
-      ring::merge_partial(c.o_acc, c.lse, g.o_part, g.lse_part, p_.dtype, p_.batch * p_.heads * c.chunk.size(),
+      ring::merge_partial(c.o_acc.data, c.lse.data, g.o_part.data, g.lse_part.data, p_.dtype, p_.batch * p_.heads * c.chunk.size(),
                           p_.head_dim, c.merged == 0, g.compute);
       ++c.merged;
     }
   });
   if (s == P() - 1 && !fwd_folds_)
     for (OwnChunk& c : g.own)
-      if (!c.direct()) ring::convert_from_f32(c.o, c.o_acc, p_.dtype, q_elems(c.chunk.size()), g.compute);
+      if (!c.direct()) ring::convert_from_f32(c.o.data, c.o_acc.data, p_.dtype, c.o.elems, g.compute);
 }
-
-// The package GPU g computes on at step s, and the buffer it receives into.
-void* package_at(Rank& g, int s) { return s == 0 ? g.kv_home : g.kv_buf[static_cast<std::size_t>((s - 1) % 2)]; }
 
 void RingRun::exchange(int s, bool backward) {
   // Forward: e_s (s ≤ P − 2) moves the K/V package of step s on. Backward:
@@ -712,8 +380,8 @@ void RingRun::exchange(int s, bool backward) {
     const int owner_now = sim::ring_kv_source(g.index, s, P());
     const int owner_next = sim::ring_kv_source(g.index, s + 1, P());
     if (kv) {
-      l.send.push_back({package_at(g, s), package_elems(owner_now) * es()});
-      l.recv.push_back({g.kv_buf[static_cast<std::size_t>(s % 2)], package_elems(owner_next) * es()});
+      l.send.push_back({package_at(g, s).data, package_elems(owner_now) * es()});
+      l.recv.push_back({g.kv_buf[static_cast<std::size_t>(s % 2)].data, package_elems(owner_next) * es()});
     }
     if (dkv && s == P() && dtype_homecoming_) {
       // The homecoming, rounded: chunk by chunk of the package (K then V of
@@ -722,18 +390,18 @@ void RingRun::exchange(int s, bool backward) {
       i64 at_elem = 0;
       for (int c : held(owner_prev)) {
         const i64 one = kv_elems(chunk(c).size());  // dK (or dV) of the chunk
-        l.send.push_back({at(g.dkv_home, at_elem, es()), one * es()});
-        l.send.push_back({at(g.dkv_home, at_elem + one, es()), one * es()});
+        l.send.push_back({g.dkv_home.at(at_elem), one * es()});
+        l.send.push_back({g.dkv_home.at(at_elem + one), one * es()});
         at_elem += 2 * one;
       }
       for (OwnChunk& c : g.own) {
-        l.recv.push_back({c.dk, kv_elems(c.chunk.size()) * es()});
-        l.recv.push_back({c.dv, kv_elems(c.chunk.size()) * es()});
+        l.recv.push_back({c.dk.data, c.dk.bytes()});
+        l.recv.push_back({c.dv.data, c.dv.bytes()});
       }
     } else if (dkv) {
       const int owner_prev = sim::ring_kv_source(g.index, s - 1, P());
-      l.send.push_back({g.dkv_buf[static_cast<std::size_t>((s - 1) % 2)], package_elems(owner_prev) * 4});
-      l.recv.push_back({g.dkv_buf[static_cast<std::size_t>(s % 2)], package_elems(owner_now) * 4});
+      l.send.push_back({g.dkv_buf[static_cast<std::size_t>((s - 1) % 2)].data, package_elems(owner_prev) * 4});
+      l.recv.push_back({g.dkv_buf[static_cast<std::size_t>(s % 2)].data, package_elems(owner_now) * 4});
     }
     FLASHLAB_CUDA_CHECK(cudaSetDevice(g.device));
     if (s >= 1) FLASHLAB_CUDA_CHECK(cudaStreamWaitEvent(g.comm, g.steps[static_cast<std::size_t>(s - 1)].done, 0));
@@ -744,52 +412,6 @@ void RingRun::exchange(int s, bool backward) {
     FLASHLAB_CUDA_CHECK(cudaSetDevice(g.device));
     FLASHLAB_CUDA_CHECK(cudaEventRecord(g.steps[static_cast<std::size_t>(s)].x_end, g.comm));
   }
-}
-
-void RingRun::begin_run(bool backward) {
-  // Poison the pass's outputs, flush the L2, line the GPUs up, set the origins.
-  for (Rank& g : ranks_) {
-    FLASHLAB_CUDA_CHECK(cudaSetDevice(g.device));
-    for (OwnChunk& c : g.own) {
-      const i64 n = c.chunk.size();
-      if (!backward) {
-        FLASHLAB_CUDA_CHECK(cudaMemsetAsync(c.o, 0xff, static_cast<std::size_t>(q_elems(n) * es()), g.compute));
-        FLASHLAB_CUDA_CHECK(cudaMemsetAsync(c.lse, 0xff, static_cast<std::size_t>(p_.batch * p_.heads * n * 4), g.compute));
-        c.merged = 0;
-      } else {
-        FLASHLAB_CUDA_CHECK(cudaMemsetAsync(c.dq, 0xff, static_cast<std::size_t>(q_elems(n) * es()), g.compute));
-        FLASHLAB_CUDA_CHECK(cudaMemsetAsync(c.dk, 0xff, static_cast<std::size_t>(kv_elems(n) * es()), g.compute));
-        FLASHLAB_CUDA_CHECK(cudaMemsetAsync(c.dv, 0xff, static_cast<std::size_t>(kv_elems(n) * es()), g.compute));
-        if (c.dq_acc) FLASHLAB_CUDA_CHECK(cudaMemsetAsync(c.dq_acc, 0, static_cast<std::size_t>(q_elems(n) * 4), g.compute));
-      }
-    }
-    if (g.flush) g.flush->write(g.compute);
-  }
-  for (Rank& g : ranks_) {
-    FLASHLAB_CUDA_CHECK(cudaSetDevice(g.device));
-    FLASHLAB_CUDA_CHECK(cudaStreamSynchronize(g.compute));
-    FLASHLAB_CUDA_CHECK(cudaStreamSynchronize(g.comm));
-  }
-  if (ranked()) o_.group->barrier(P());  // the other processes' GPUs are idle too
-  for (Rank& g : ranks_) {
-    FLASHLAB_CUDA_CHECK(cudaSetDevice(g.device));
-    FLASHLAB_CUDA_CHECK(cudaEventRecord(g.origin, g.compute));
-    FLASHLAB_CUDA_CHECK(cudaStreamWaitEvent(g.comm, g.origin, 0));
-  }
-  host_origin_ = std::chrono::steady_clock::now();
-}
-
-// GPU g's compute stream enters step s: it waits for the exchange that
-// brought the step's K, V (e_{s−1}); the events around the wait time it.
-StepEvents& RingRun::begin_step(Rank& g, int s) {
-  StepEvents& e = g.steps[static_cast<std::size_t>(s)];
-  e.host_start_ms = host_ms();
-  FLASHLAB_CUDA_CHECK(cudaSetDevice(g.device));
-  e.launched = 0;
-  FLASHLAB_CUDA_CHECK(cudaEventRecord(e.wait, g.compute));
-  if (s >= 1) FLASHLAB_CUDA_CHECK(cudaStreamWaitEvent(g.compute, g.steps[static_cast<std::size_t>(s - 1)].x_end, 0));
-  FLASHLAB_CUDA_CHECK(cudaEventRecord(e.start, g.compute));
-  return e;
 }
 
 void RingRun::run_forward(bool) {
@@ -813,27 +435,27 @@ void RingRun::run_forward(bool) {
 
 // ---- the backward ring ---------------------------------------------------------
 
-void RingRun::compute_backward_step(Rank& g, int s, void* package, float* dkv_target) {
+void RingRun::compute_backward_step(Rank& g, int s, const DtypeBuffer& package, const F32Buffer& dkv_target) {
   for_each_pair(g, s, package, *bwd_, bwd_kv_native_, [&](OwnChunk& c, const RingChunk& kv, i64 k_at, LaunchArgs& a) {
-    a.o = c.o;
-    a.lse = c.lse;
-    a.workspace = g.bwd_ws;
-    a.workspace_bytes = static_cast<std::size_t>(g.bwd_ws_bytes);
-    a.bwd.d_o = c.d_o;
+    a.o = c.o.data;
+    a.lse = c.lse.data;
+    a.workspace = g.bwd_ws.data;
+    a.workspace_bytes = static_cast<std::size_t>(g.bwd_ws.bytes);
+    a.bwd.d_o = c.d_o.data;
     OwnChunk* home = nullptr;  // the key chunk's own entry, when the rung writes its dK, dV directly
     if (direct_kv())
       for (OwnChunk& h : g.own)
         if (h.chunk.index == kv.index) home = &h;
-    float* dk_acc = home ? nullptr : at<float>(dkv_target, k_at, 4);
-    float* dv_acc = home ? nullptr : at<float>(dkv_target, k_at + kv_elems(kv.size()), 4);
+    float* dk_acc = home ? nullptr : dkv_target.at(k_at);
+    float* dv_acc = home ? nullptr : dkv_target.at(k_at + kv_elems(kv.size()));
     if (bwd_adds_) {
       // The rung adds dQ into the chunk's running dQ and dK, dV into the
       // travelling fp32 package itself: nothing written to add afterwards.
-      if (c.direct()) a.bwd.dq = c.dq;
-      else a.bwd.dq_accum = c.dq_acc;
+      if (c.direct()) a.bwd.dq = c.dq.data;
+      else a.bwd.dq_accum = c.dq_acc.data;
       if (home != nullptr) {
-        a.bwd.dk = home->dk;
-        a.bwd.dv = home->dv;
+        a.bwd.dk = home->dk.data;
+        a.bwd.dv = home->dv.data;
       } else {
         a.bwd.dk_accum = dk_acc;
         a.bwd.dv_accum = dv_acc;
@@ -841,20 +463,20 @@ void RingRun::compute_backward_step(Rank& g, int s, void* package, float* dkv_ta
       launch_rung(g, s, *bwd_, a);
       return;
     }
-    a.bwd.dq = c.direct() ? c.dq : g.dq_part;
-    a.bwd.dk = home ? home->dk : g.dk_part;
-    a.bwd.dv = home ? home->dv : g.dv_part;
+    a.bwd.dq = c.direct() ? c.dq.data : g.dq_part.data;
+    a.bwd.dk = home ? home->dk.data : g.dk_part.data;
+    a.bwd.dv = home ? home->dv.data : g.dv_part.data;
     launch_rung(g, s, *bwd_, a);
-    if (!c.direct()) ring::accumulate(c.dq_acc, g.dq_part, p_.dtype, q_elems(c.chunk.size()), g.compute);
+    if (!c.direct()) ring::accumulate(c.dq_acc.data, g.dq_part.data, p_.dtype, q_elems(c.chunk.size()), g.compute);
     if (home != nullptr) return;
     if (grouped() && !bwd_kv_native_) {  // the rung wrote dK, dV of H heads: each group summed here
-      ring::accumulate_grouped(dk_acc, g.dk_part, p_.dtype, p_.batch, p_.heads, p_.h_kv(), kv.size(), p_.head_dim,
+      ring::accumulate_grouped(dk_acc, g.dk_part.data, p_.dtype, p_.batch, p_.heads, p_.h_kv(), kv.size(), p_.head_dim,
                                g.compute);
-      ring::accumulate_grouped(dv_acc, g.dv_part, p_.dtype, p_.batch, p_.heads, p_.h_kv(), kv.size(), p_.head_dim,
+      ring::accumulate_grouped(dv_acc, g.dv_part.data, p_.dtype, p_.batch, p_.heads, p_.h_kv(), kv.size(), p_.head_dim,
                                g.compute);
     } else {
-      ring::accumulate(dk_acc, g.dk_part, p_.dtype, kv_elems(kv.size()), g.compute);
-      ring::accumulate(dv_acc, g.dv_part, p_.dtype, kv_elems(kv.size()), g.compute);
+      ring::accumulate(dk_acc, g.dk_part.data, p_.dtype, kv_elems(kv.size()), g.compute);
+      ring::accumulate(dv_acc, g.dv_part.data, p_.dtype, kv_elems(kv.size()), g.compute);
     }
   });
 }
@@ -871,23 +493,25 @@ void RingRun::run_backward(bool) {
         const i64 pkg = package_elems(owner);
         // Step 0 sums straight into the first running buffer (nothing arrives
         // for it); later steps into the scratch, folded in once e_s is done.
-        float* target = s == 0 ? g.dkv_buf[0] : g.dkv_scratch;
-        if (!direct_kv()) FLASHLAB_CUDA_CHECK(cudaMemsetAsync(target, 0, static_cast<std::size_t>(pkg * 4), g.compute));
+        const F32Buffer& target = s == 0 ? g.dkv_buf[0] : g.dkv_scratch;
+        if (!direct_kv())
+          FLASHLAB_CUDA_CHECK(cudaMemsetAsync(target.data, 0, static_cast<std::size_t>(pkg * 4), g.compute));
         compute_backward_step(g, s, package_at(g, s), target);
         FLASHLAB_CUDA_CHECK(cudaEventRecord(e.fold_wait, g.compute));
         if (s >= 1) {
           FLASHLAB_CUDA_CHECK(cudaStreamWaitEvent(g.compute, e.x_end, 0));
           FLASHLAB_CUDA_CHECK(cudaEventRecord(e.fold_go, g.compute));
-          ring::add_f32(g.dkv_buf[static_cast<std::size_t>(s % 2)], g.dkv_scratch, pkg, g.compute);
+          ring::add_f32(g.dkv_buf[static_cast<std::size_t>(s % 2)].data, g.dkv_scratch.data, pkg, g.compute);
         } else {
           FLASHLAB_CUDA_CHECK(cudaEventRecord(e.fold_go, g.compute));
         }
         if (s == P() - 1 && dtype_homecoming_) {
           // The package's sum is finished: rounded once, it goes home with e_P;
           // dQ is finished too and need not wait for the homecoming.
-          ring::convert_from_f32(g.dkv_home, g.dkv_buf[static_cast<std::size_t>(s % 2)], p_.dtype, pkg, g.compute);
+          ring::convert_from_f32(g.dkv_home.data, g.dkv_buf[static_cast<std::size_t>(s % 2)].data, p_.dtype, pkg,
+                                 g.compute);
           for (OwnChunk& c : g.own)
-            if (!c.direct()) ring::convert_from_f32(c.dq, c.dq_acc, p_.dtype, q_elems(c.chunk.size()), g.compute);
+            if (!c.direct()) ring::convert_from_f32(c.dq.data, c.dq_acc.data, p_.dtype, c.dq.elems, g.compute);
         }
       } else {
         // The homecoming: this GPU's own dK, dV arrive with e_P.
@@ -899,15 +523,16 @@ void RingRun::run_backward(bool) {
       // and dQ — unless the homecoming brought dK, dV rounded and dQ was done.
       if ((s == P() && !dtype_homecoming_) || (P() == 1 && s == 0)) {
         // One GPU summed into buffer 0; otherwise e_P brought them into buffer P mod 2.
-        const float* mine = g.dkv_buf[static_cast<std::size_t>(P() == 1 ? 0 : P() % 2)];
+        const F32Buffer& mine = g.dkv_buf[static_cast<std::size_t>(P() == 1 ? 0 : P() % 2)];
         for (std::size_t j = 0; j < g.own.size(); ++j) {
           OwnChunk& c = g.own[j];
           const i64 n = c.chunk.size();
           if (!direct_kv()) {
-            ring::convert_from_f32(c.dk, mine + k_offset(g.index, j), p_.dtype, kv_elems(n), g.compute);
-            ring::convert_from_f32(c.dv, mine + k_offset(g.index, j) + kv_elems(n), p_.dtype, kv_elems(n), g.compute);
+            ring::convert_from_f32(c.dk.data, mine.at(k_offset(g.index, j)), p_.dtype, kv_elems(n), g.compute);
+            ring::convert_from_f32(c.dv.data, mine.at(k_offset(g.index, j) + kv_elems(n)), p_.dtype, kv_elems(n),
+                                   g.compute);
           }
-          if (!c.direct()) ring::convert_from_f32(c.dq, c.dq_acc, p_.dtype, q_elems(n), g.compute);
+          if (!c.direct()) ring::convert_from_f32(c.dq.data, c.dq_acc.data, p_.dtype, q_elems(n), g.compute);
         }
       }
       FLASHLAB_CUDA_CHECK(cudaEventRecord(e.done, g.compute));
@@ -920,291 +545,13 @@ void RingRun::run_backward(bool) {
   }
 }
 
-// ---- times -------------------------------------------------------------------------
-
-float elapsed(cudaEvent_t from, cudaEvent_t to) {
-  float ms = 0;
-  FLASHLAB_CUDA_CHECK(cudaEventElapsedTime(&ms, from, to));
-  return ms;
-}
-
-RunTimes RingRun::read_times(RingPass pass, bool backward) {
-  RunTimes t;
-  const int last = backward ? (P() == 1 ? 0 : P()) : P() - 1;
-  t.busy_ms.assign(static_cast<std::size_t>(P()), 0.0);
-  for (Rank& g : ranks_) {
-    FLASHLAB_CUDA_CHECK(cudaSetDevice(g.device));
-    FLASHLAB_CUDA_CHECK(cudaStreamSynchronize(g.compute));
-    FLASHLAB_CUDA_CHECK(cudaStreamSynchronize(g.comm));
-    t.time_ms = std::max<double>(t.time_ms, elapsed(g.origin, g.end));
-    for (int s = 0; s <= last; ++s) {
-      StepEvents& e = g.steps[static_cast<std::size_t>(s)];
-      sim::RingMeasuredStep m;
-      m.gpu = g.index;
-      m.step = s;
-      m.pass = pass;
-      m.kv_owner = sim::ring_kv_source(g.index, std::min(s, P() - 1), P());
-      if (s == P()) m.kv_owner = g.index;  // the homecoming brings the GPU's own dK, dV
-      m.compute_start_ms = elapsed(g.origin, e.start);
-      m.compute_end_ms = elapsed(g.origin, e.done);
-      m.host_start_ms = e.host_start_ms;
-      m.host_end_ms = e.host_end_ms;
-      m.rung_ms = 0;
-      for (std::size_t k = 0; k < e.launched; ++k) m.rung_ms += elapsed(e.launches[k][0], e.launches[k][1]);
-      const double fold_wait = elapsed(e.fold_wait, e.fold_go);
-      m.wait_ms = elapsed(e.wait, e.start) + fold_wait;
-      t.busy_ms[static_cast<std::size_t>(g.index)] += m.compute_end_ms - m.compute_start_ms - fold_wait;
-      const bool kv = s <= P() - 2;
-      const bool dkv = backward && s >= 1 && s <= P();
-      if (kv || dkv) {
-        m.transfer_start_ms = elapsed(g.origin, e.x_start);
-        m.transfer_end_ms = elapsed(g.origin, e.x_end);
-        const int next = sim::ring_kv_source(g.index, s + 1, P());
-        if (kv) m.bytes_received += package_elems(next) * es();
-        if (dkv)
-          m.bytes_received +=
-              package_elems(sim::ring_kv_source(g.index, s, P())) * (s == P() && dtype_homecoming_ ? es() : 4);
-      }
-      t.steps.push_back(m);
-    }
-  }
-  return ranked() ? share_times(t) : t;
-}
-
-sim::RingMeasuredPass RingRun::time_pass(RingPass pass) {
-  const bool backward = pass == RingPass::backward;
-  auto run_once = [&] {
-    if (backward) run_backward(true);
-    else run_forward(true);
-    return read_times(pass, backward);
-  };
-  double warm_ms = 0;
-  for (int w = 0; w < o_.warmup; ++w) warm_ms = run_once().time_ms;
-  note_device_used();
-  std::vector<RunTimes> runs;
-  const int repeats = std::max(1, sized_repeats(o_, warm_ms));
-  for (int r = 0; r < repeats; ++r) runs.push_back(run_once());
-  std::vector<double> times;
-  for (const RunTimes& r : runs) times.push_back(r.time_ms);
-  // The steps reported are one run's: the one in the middle (timing.hpp).
-  const RunTimes& med = runs[median_run(times)];
-  sim::RingMeasuredPass m;
-  m.pass = pass;
-  m.time_ms_median = med.time_ms;
-  m.time_ms_min = *std::min_element(times.begin(), times.end());
-  m.time_ms_max = *std::max_element(times.begin(), times.end());
-  m.repeats = o_.repeats > 0 ? static_cast<int>(runs.size()) : 0;
-  m.warmup = o_.warmup;
-  m.steps = med.steps;
-  std::vector<double> comm(static_cast<std::size_t>(P())), waited(comm);
-  for (const sim::RingMeasuredStep& s : med.steps) {
-    const auto g = static_cast<std::size_t>(s.gpu);
-    if (s.transfer_end_ms >= 0) comm[g] += s.transfer_end_ms - s.transfer_start_ms;
-    waited[g] += s.wait_ms;
-  }
-  std::vector<double> rung(comm.size(), 0.0);
-  for (const sim::RingMeasuredStep& s : med.steps) rung[static_cast<std::size_t>(s.gpu)] += std::max(0.0, s.rung_ms);
-  m.comm_ms = *std::max_element(comm.begin(), comm.end());
-  m.exposed_comm_ms = *std::max_element(waited.begin(), waited.end());
-  const auto busiest = std::max_element(med.busy_ms.begin(), med.busy_ms.end());
-  m.compute_ms = *busiest;
-  m.rung_ms = rung[static_cast<std::size_t>(busiest - med.busy_ms.begin())];
-  return m;
-}
-
-// ---- checks -----------------------------------------------------------------------
-
-i64 RingRun::count_unwritten(bool backward) {
-  i64 bad = 0;
-  for (Rank& g : ranks_) {
-    FLASHLAB_CUDA_CHECK(cudaSetDevice(g.device));
-    for (OwnChunk& c : g.own) {
-      const i64 n = c.chunk.size();
-      if (!backward) {
-        bad += detail::count_not_finite(c.o, q_elems(n), p_.dtype, g.counter, g.compute);
-      } else {
-        bad += detail::count_not_finite(c.dq, q_elems(n), p_.dtype, g.counter, g.compute);
-        bad += detail::count_not_finite(c.dk, kv_elems(n), p_.dtype, g.counter, g.compute);
-        bad += detail::count_not_finite(c.dv, kv_elems(n), p_.dtype, g.counter, g.compute);
-      }
-    }
-  }
-  return sum_over_ranks(bad);
-}
-
-std::vector<std::uint16_t> RingRun::gather(int tensor, i64 b, i64 h) {
-  const bool kv_shaped = tensor == kK || tensor == kV || tensor == kDK || tensor == kDV;
-  const i64 heads = kv_shaped ? p_.h_kv() : p_.heads;
-  const i64 d = p_.head_dim;
-  std::vector<std::uint16_t> out(static_cast<std::size_t>(p_.seq_q * d));
-  for (Rank& g : ranks_) {
-    FLASHLAB_CUDA_CHECK(cudaSetDevice(g.device));
-    FLASHLAB_CUDA_CHECK(cudaStreamSynchronize(g.compute));
-    for (std::size_t j = 0; j < g.own.size(); ++j) {
-      OwnChunk& c = g.own[j];
-      const i64 n = c.chunk.size();
-      const void* base = nullptr;
-      switch (tensor) {
-        case kQ: base = c.q; break;
-        case kO: base = c.o; break;
-        case kDO: base = c.d_o; break;
-        case kDQ: base = c.dq; break;
-        case kDK: base = c.dk; break;
-        case kDV: base = c.dv; break;
-        case kK: base = at(g.kv_home, k_offset(g.index, j), es()); break;
-        case kV: base = at(g.kv_home, k_offset(g.index, j) + kv_elems(n), es()); break;
-        default: break;
-      }
-      const char* src = static_cast<const char*>(base) + ((b * heads + h) * n) * d * es();
-      FLASHLAB_CUDA_CHECK(cudaMemcpy(out.data() + c.chunk.begin * d, src, static_cast<std::size_t>(n * d * es()),
-                                     cudaMemcpyDeviceToHost));
-    }
-  }
-  share_rows(reinterpret_cast<char*>(out.data()), d * es());
-  return out;
-}
-
-std::vector<float> RingRun::gather_lse(i64 b, i64 h) {
-  std::vector<float> out(static_cast<std::size_t>(p_.seq_q));
-  for (Rank& g : ranks_) {
-    FLASHLAB_CUDA_CHECK(cudaSetDevice(g.device));
-    for (OwnChunk& c : g.own) {
-      const i64 n = c.chunk.size();
-      FLASHLAB_CUDA_CHECK(cudaMemcpy(out.data() + c.chunk.begin, c.lse + (b * p_.heads + h) * n,
-                                     static_cast<std::size_t>(n * 4), cudaMemcpyDeviceToHost));
-    }
-  }
-  share_rows(reinterpret_cast<char*>(out.data()), 4);
-  return out;
-}
-
-sim::RingMeasuredPass untimed(RingPass pass) {
-  sim::RingMeasuredPass m;
-  m.pass = pass;
-  return m;
-}
-
-std::vector<double> as_doubles(const std::vector<std::uint16_t>& bits, sim::DType t) {
-  return to_doubles(bits.data(), static_cast<i64>(bits.size()), t);
-}
-
-void RingRun::check_forward(sim::RingMeasuredRun& out) {
-  const CheckPlan plan = plan_check(sim::whole_problem(p_), o_.check_flop_budget, o_.check == CheckMode::full);
-  const i64 d = p_.head_dim, group = p_.heads / p_.h_kv();
-  ErrorSums err;
-  for (i64 flat : plan.heads) {
-    const i64 b = flat / p_.heads, h = flat % p_.heads, hk = h / group;
-    const std::vector<double> q = as_doubles(gather(kQ, b, h), p_.dtype);
-    const std::vector<double> k = as_doubles(gather(kK, b, hk), p_.dtype);
-    const std::vector<double> v = as_doubles(gather(kV, b, hk), p_.dtype);
-    const std::vector<double> o = as_doubles(gather(kO, b, h), p_.dtype);
-    const HeadReference ref(k.data(), v.data(), p_.seq_q, d);
-    std::vector<double> got, want;
-    std::vector<double> row(static_cast<std::size_t>(d));
-    for (i64 r : plan.rows) {
-      ref.row(q.data() + r * d, r, scale_, p_.causal, row.data());
-      want.insert(want.end(), row.begin(), row.end());
-      got.insert(got.end(), o.begin() + r * d, o.begin() + (r + 1) * d);
-    }
-    err += error_sums(got, want);
-  }
-  out.rel_error = err.relative();
-  std::ostringstream note;
-  note << (plan.all() ? "O of every row of every head" : "O of " + std::to_string(plan.rows.size()) + " rows in " +
-                                                             std::to_string(plan.heads.size()) + " of " +
-                                                             std::to_string(plan.n_heads_total) + " heads");
-  out.check_note = note.str();
-}
-
-void RingRun::check_backward(sim::RingMeasuredRun& out) {
-  const BackwardCheckPlan plan =
-      plan_check_backward(sim::whole_problem(p_), o_.check_flop_budget, o_.check == CheckMode::full);
-  const i64 d = p_.head_dim, N = p_.seq_q, group = p_.heads / p_.h_kv();
-  ErrorSums dq_err, dk_err, dv_err;
-  if (plan.keys) {
-    // Whole K/V heads: every query head of each checked head's group.
-    std::vector<i64> kv_heads;
-    for (i64 flat : plan.rows.heads) {
-      const i64 kvh = (flat / p_.heads) * p_.h_kv() + (flat % p_.heads) / group;
-      if (std::find(kv_heads.begin(), kv_heads.end(), kvh) == kv_heads.end()) kv_heads.push_back(kvh);
-    }
-    for (i64 kvflat : kv_heads) {
-      const i64 b = kvflat / p_.h_kv(), hk = kvflat % p_.h_kv();
-      const std::vector<double> k = as_doubles(gather(kK, b, hk), p_.dtype);
-      const std::vector<double> v = as_doubles(gather(kV, b, hk), p_.dtype);
-      std::vector<double> dk(static_cast<std::size_t>(N * d), 0.0), dv(dk);
-      for (i64 h = hk * group; h < (hk + 1) * group; ++h) {
-        const std::vector<double> q = as_doubles(gather(kQ, b, h), p_.dtype);
-        const std::vector<double> dO = as_doubles(gather(kDO, b, h), p_.dtype);
-        const HeadGradients g = head_gradients(q.data(), k.data(), v.data(), dO.data(), N, N, d, scale_, p_.causal);
-        dq_err += error_sums(as_doubles(gather(kDQ, b, h), p_.dtype), g.dq);
-        for (std::size_t i = 0; i < dk.size(); ++i) {
-          dk[i] += g.dk[i];
-          dv[i] += g.dv[i];
-        }
-      }
-      dk_err += error_sums(as_doubles(gather(kDK, b, hk), p_.dtype), dk);
-      dv_err += error_sums(as_doubles(gather(kDV, b, hk), p_.dtype), dv);
-    }
-    out.rel_error_grads = backward_error(dq_err, dk_err, dv_err);
-    out.check_note += "; dQ, dK, dV of " + std::to_string(kv_heads.size()) + " K/V head(s) whole";
-    return;
-  }
-  for (i64 flat : plan.rows.heads) {
-    const i64 b = flat / p_.heads, h = flat % p_.heads, hk = h / group;
-    const std::vector<double> q = as_doubles(gather(kQ, b, h), p_.dtype);
-    const std::vector<double> k = as_doubles(gather(kK, b, hk), p_.dtype);
-    const std::vector<double> v = as_doubles(gather(kV, b, hk), p_.dtype);
-    const std::vector<double> dO = as_doubles(gather(kDO, b, h), p_.dtype);
-    const std::vector<double> dq = as_doubles(gather(kDQ, b, h), p_.dtype);
-    const HeadReference ref(k.data(), v.data(), N, d);
-    std::vector<double> row(static_cast<std::size_t>(d)), got, want;
-    for (i64 r : plan.rows.rows) {
-      ref.backward_row(q.data() + r * d, dO.data() + r * d, r, scale_, p_.causal, row.data(), nullptr, nullptr);
-      want.insert(want.end(), row.begin(), row.end());
-      got.insert(got.end(), dq.begin() + r * d, dq.begin() + (r + 1) * d);
-    }
-    dq_err += error_sums(got, want);
-  }
-  out.rel_error_grads = dq_err.relative();
-  out.check_note += "; dQ of " + std::to_string(plan.rows.rows.size()) + " rows in " +
-                    std::to_string(plan.rows.heads.size()) + " heads (dK, dV of a head this long: not checked)";
-}
-
-void RingRun::gather_all(RingTensors& t) {
-  auto whole = [&](int tensor, i64 heads) {
-    std::vector<std::uint16_t> all;
-    for (i64 b = 0; b < p_.batch; ++b)
-      for (i64 h = 0; h < heads; ++h) {
-        const std::vector<std::uint16_t> one = gather(tensor, b, h);
-        all.insert(all.end(), one.begin(), one.end());
-      }
-    return all;
-  };
-  t.q = whole(kQ, p_.heads);
-  t.k = whole(kK, p_.h_kv());
-  t.v = whole(kV, p_.h_kv());
-  t.o = whole(kO, p_.heads);
-  t.lse.clear();
-  for (i64 b = 0; b < p_.batch; ++b)
-    for (i64 h = 0; h < p_.heads; ++h) {
-      const std::vector<float> one = gather_lse(b, h);
-      t.lse.insert(t.lse.end(), one.begin(), one.end());
-    }
-  if (p_.backward()) {
-    t.d_o = whole(kDO, p_.heads);
-    t.dq = whole(kDQ, p_.heads);
-    t.dk = whole(kDK, p_.h_kv());
-    t.dv = whole(kDV, p_.h_kv());
-  }
-}
-
-sim::RingMeasuredRun RingRun::run(RingTensors* gathered) {
-  sim::RingMeasuredRun out;
+sim::MeasuredRun RingRun::run(RingTensors* gathered) {
+  sim::MeasuredRun out;
+  sim::ParallelRun& pr = out.parallel_part();
   out.problem = p_;
-  out.transport = std::string(ring_transport_name(o_.transport));
-  out.steps = std::string(ring_steps_name(o_.steps));
-  out.comm_stream = o_.comm_priority ? "priority" : "default";
+  pr.transport = std::string(ring_transport_name(o_.transport));
+  pr.steps = std::string(ring_steps_name(o_.steps));
+  pr.comm_stream = o_.comm_priority ? "priority" : "default";
   bool agreed = false;  // a failure every rank reached alike (nothing left waiting)
   try {
     // Each rank's own setup; with a process per GPU all of them agree on its
@@ -1217,7 +564,7 @@ sim::RingMeasuredRun RingRun::run(RingTensors* gathered) {
       scale_ = static_cast<float>(1.0 / std::sqrt(static_cast<double>(p_.head_dim)));
       choose_rungs();
       out.kernel = fwd_->id;
-      out.backward_kernel = bwd_ ? bwd_->id : std::string();
+      pr.backward_kernel = bwd_ ? bwd_->id : std::string();
       if (const std::string why = ranked() ? ring_unavailable_reason(1, o_.transport, o_.devices)
                                            : ring_unavailable_reason(P(), o_.transport, o_.devices);
           !why.empty())
@@ -1241,7 +588,7 @@ sim::RingMeasuredRun RingRun::run(RingTensors* gathered) {
     if (const i64 bad = count_unwritten(false); bad > 0)
       throw AgreedFailure(std::to_string(bad) + " elements of O were not written (or not finite)");
     if (o_.check != CheckMode::off) check_forward(out);
-    out.forward = o_.repeats > 0 ? time_pass(RingPass::forward) : untimed(RingPass::forward);
+    if (o_.repeats > 0) time_pass(Pass::fwd, out, pr.forward);
     if (const i64 bad = count_unwritten(false); bad > 0)
       throw AgreedFailure(std::to_string(bad) + " elements of O were not written in the timed runs");
     if (p_.backward()) {
@@ -1249,28 +596,13 @@ sim::RingMeasuredRun RingRun::run(RingTensors* gathered) {
       if (const i64 bad = count_unwritten(true); bad > 0)
         throw AgreedFailure(std::to_string(bad) + " elements of dQ, dK, dV were not written (or not finite)");
       if (o_.check != CheckMode::off) check_backward(out);
-      out.backward = o_.repeats > 0 ? time_pass(RingPass::backward) : untimed(RingPass::backward);
+      sim::MeasuredBackward& b = pr.backward.emplace();
+      if (o_.repeats > 0) time_pass(Pass::bwd, b, b.timeline);
       if (const i64 bad = count_unwritten(true); bad > 0)
         throw AgreedFailure(std::to_string(bad) + " elements of dQ, dK, dV were not written in the timed runs");
     }
     note_device_used();
-    for (Rank& g : ranks_) {
-      out.peak_allocated_bytes.push_back(g.arena->peak_bytes());
-      out.peak_device_used_bytes.push_back(g.peak_device_used);
-    }
-    if (ranked()) {
-      std::vector<i64> allocated, used;
-      Bytes b;
-      b.put(out.peak_allocated_bytes.front());
-      b.put(out.peak_device_used_bytes.front());
-      for (const std::string& one : o_.group->allgather(b.data, P())) {
-        Bytes r{one};
-        allocated.push_back(r.take<i64>());
-        used.push_back(r.take<i64>());
-      }
-      out.peak_allocated_bytes = allocated;
-      out.peak_device_used_bytes = used;
-    }
+    note_peaks(pr);
     if (gathered) gather_all(*gathered);
   } catch (const RendezvousError&) {
     release();
@@ -1295,60 +627,14 @@ sim::RingMeasuredRun RingRun::run(RingTensors* gathered) {
   // A rank that failed on its own, in a pass, has left the others waiting at
   // the next exchange: they hear why and stop there.
   if (ranked() && out.status == sim::RunStatus::failed && !agreed) o_.group->abort(out.reason);
-  if (out.peak_allocated_bytes.empty())  // a run that stopped early: what it had allocated
-    for (Rank& g : ranks_) out.peak_allocated_bytes.push_back(g.arena ? g.arena->peak_bytes() : 0);
+  if (pr.peak_allocated_bytes.empty())  // a run that stopped early: what it had allocated
+    for (Rank& g : ranks_) pr.peak_allocated_bytes.push_back(g.arena ? g.arena->peak_bytes() : 0);
+  for (i64 b : pr.peak_allocated_bytes) out.peak_memory_bytes = std::max(out.peak_memory_bytes, b);
   release();
   return out;
 }
 
-}  // namespace
-
-sim::RingRunMeta ring_meta(const RingOptions& options, int gpus, const RankEnvironment* ranks);
-
-namespace {
-
-std::string host_name() {
-  char buf[256] = {};
-  if (::gethostname(buf, sizeof buf - 1) != 0) return "unknown";
-  return buf;
-}
-
-// A process per GPU: rank 0's machine meta, every rank's host, device and GPU.
-sim::RingRunMeta ranked_ring_meta(const RingOptions& options, int gpus, const RankEnvironment* env) {
-  RankGroup& group = *options.group;
-  RingOptions one = options;
-  one.group = nullptr;
-  sim::RingRunMeta m = ring_meta(one, 1, nullptr);
-  const int device = options.devices.empty() ? 0 : options.devices.front();
-  const std::string mine = std::to_string(env ? env->local_rank : 0) + "\n" + std::to_string(device) + "\n" +
-                           host_name() + "\n" + query_device(device).name;
-  const std::vector<std::string> all = group.allgather(mine, gpus);
-  m.launcher = env ? env->launcher : std::string("ranks");
-  m.gpu_names.clear();
-  std::vector<std::pair<std::string, int>> per_host;
-  for (int r = 0; r < gpus; ++r) {
-    std::istringstream in(all[static_cast<std::size_t>(r)]);
-    sim::RingRank k;
-    k.rank = r;
-    std::string line;
-    std::getline(in, line);
-    k.local_rank = std::atoi(line.c_str());
-    std::getline(in, line);
-    k.device = std::atoi(line.c_str());
-    std::getline(in, k.host);
-    std::getline(in, k.gpu);
-    m.gpu_names.push_back(k.gpu);
-    auto h = std::find_if(per_host.begin(), per_host.end(), [&](const auto& p) { return p.first == k.host; });
-    if (h == per_host.end()) per_host.push_back({k.host, 1});
-    else ++h->second;
-    m.ranks.push_back(k);
-  }
-  for (const auto& h : per_host) m.gpus_per_node = std::max(m.gpus_per_node, h.second);
-  m.nccl_version = ring::nccl_version();
-  return m;
-}
-
-}  // namespace
+}  // namespace ring
 
 std::string ring_unavailable_reason(int gpus, RingTransport transport, const std::vector<int>& devices) {
   if (const std::string why = cuda_unavailable_reason(); !why.empty()) return why;
@@ -1371,34 +657,9 @@ std::string ring_unavailable_reason(int gpus, RingTransport transport, const std
   return ring::nccl_unavailable_reason();
 }
 
-sim::RingMeasuredRun run_ring(const sim::AttentionProblem& problem, const RingOptions& options, RingTensors* gathered) {
-  RingRun run(problem, options);
+sim::MeasuredRun run_ring(const sim::AttentionProblem& problem, const RingOptions& options, RingTensors* gathered) {
+  ring::RingRun run(problem, options);
   return run.run(gathered);
-}
-
-sim::RingRunMeta ring_meta(const RingOptions& options, int gpus, const RankEnvironment* ranks) {
-  if (options.group != nullptr && gpus > 1) return ranked_ring_meta(options, gpus, ranks);
-  sim::RingRunMeta m;
-  // The meta of the ring's first GPU (its device, clocks, driver).
-  const int first = options.transport == RingTransport::local || options.devices.empty() ? 0 : options.devices.front();
-  std::unique_ptr<Backend> b = open_cuda_backend(first);
-  m.device = bench_meta(*b, options);  // the runner's metadata: the ring's options are its options
-  int count = 0;
-  if (cudaGetDeviceCount(&count) == cudaSuccess) m.gpu_count = count;
-  for (int r = 0; r < gpus; ++r) {
-    const int dev = options.transport == RingTransport::local
-                        ? 0
-                        : (options.devices.empty() ? r : options.devices[static_cast<std::size_t>(r)]);
-    if (dev >= count) continue;
-    std::string name = query_device(dev).name;
-    if (options.transport == RingTransport::local) name += " (virtual GPU " + std::to_string(r) + " on device 0)";
-    m.gpu_names.push_back(name);
-  }
-  if (options.transport == RingTransport::nccl) m.nccl_version = ring::nccl_version();
-  m.environment = detail::nccl_environment();
-  m.topology = nvidia_smi_topology();
-  m.gpu_topology = sim::parse_nvidia_smi_topo(m.topology);
-  return m;
 }
 
 }  // namespace flashlab::kernels

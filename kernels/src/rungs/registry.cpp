@@ -341,8 +341,7 @@ const KernelInfo* find_kernel(std::string_view id) {
 std::vector<const KernelInfo*> kernels_of(sim::PassSelection s) {
   std::vector<const KernelInfo*> out;
   for (const KernelInfo& k : registry()) {
-    const sim::Pass p = k.pass();
-    if (s == sim::PassSelection::fwd_bwd || (s == sim::PassSelection::fwd) == (p == sim::Pass::fwd)) out.push_back(&k);
+    if (sim::includes(s, k.pass())) out.push_back(&k);
   }
   return out;
 }

@@ -72,6 +72,8 @@ std::vector<std::pair<i64, i64>> heads_and_dims(const BenchAxes& a) {
 }  // namespace
 
 std::vector<AttentionProblem> expand_axes(const BenchAxes& a) {
+  if (!a.models.empty() || !a.gpus.empty() || !a.layouts.empty())
+    bad("models, GPUs and layouts are the ring's axes (flashlab bench --gpus)");
   if (!a.batch.empty() && !a.tokens.empty()) bad("give batch or tokens (B = tokens / N), not both");
   const auto pairs = heads_and_dims(a);
   const auto seqs = or_default<i64>(a.seq, 1024);
@@ -117,7 +119,10 @@ std::vector<AttentionProblem> expand_axes(const BenchAxes& a) {
   return out;
 }
 
-std::vector<sim::AttentionProblem> expand_ring_axes(const RingAxes& a) {
+std::vector<sim::AttentionProblem> expand_ring_axes(const BenchAxes& a) {
+  if (!a.tokens.empty() || !a.seq_kv.empty() || !a.emb_dim.empty())
+    bad("the ring's axes are a model or heads / K/V heads / head dim, batch, seq, gpus, layout, causal, dtype and "
+        "pass (tokens, seq_kv and emb_dim are one GPU's)");
   struct Shape {
     i64 heads, kv_heads, head_dim;
   };
@@ -159,7 +164,7 @@ std::vector<sim::AttentionProblem> expand_ring_axes(const RingAxes& a) {
                 p.dtype = t;
                 p.parallel_part().gpus = g;
                 p.parallel_part().layout = layout;
-                p.parallel_part().backward = a.backward;
+                p.parallel_part().passes = a.passes;
                 for (const sim::ProblemError& e : sim::validate(p)) bad(e.message);
                 out.push_back(p);
               }
@@ -218,58 +223,86 @@ bool causal_value(const json& v, const std::string& where) {
   kSweepFields.error(where, "expected true/false or \"yes\"/\"no\" (got " + v.dump() + ")");
 }
 
-// A "flashlab-ring-sweep/1" file's axes.
-RingAxes ring_axes(const json& axes) {
-  static const std::set<std::string> keys{"model", "batch", "heads", "kv_heads", "head_dim", "seq",
-                                          "gpus",  "layout", "causal", "dtype", "pass"};
-  RingAxes a;
-  for (const auto& [key, value] : axes.items()) {
-    if (keys.count(key) == 0) bad("unknown axis \"" + key + "\"");
-    const std::string where = "axes." + key;
-    const json list = value.is_array() ? value : json::array({value});
-    if (key == "model") {
-      for (const json& m : list) {
-        if (!m.is_string()) kSweepFields.error(where, "expected model ids like \"llama2-7b\" (got " + m.dump() + ")");
-        a.models.push_back(m.get<std::string>());
-      }
-    } else if (key == "batch") {
-      a.batch = size_list(value, where);
-    } else if (key == "heads") {
-      a.heads = size_list(value, where);
-    } else if (key == "kv_heads") {
-      a.kv_heads = size_list(value, where);
-    } else if (key == "head_dim") {
-      a.head_dim = size_list(value, where);
-    } else if (key == "seq") {
-      a.seq = size_list(value, where);
-    } else if (key == "gpus") {
-      for (i64 g : size_list(value, where)) {
-        if (g > 4096) kSweepFields.error(where, "at most 4096 GPUs (got " + n(g) + ")");
-        a.gpus.push_back(static_cast<int>(g));
-      }
-    } else if (key == "layout") {
-      for (const json& l : list) {
-        sim::RingLayout layout{};
-        if (!l.is_string() || !sim::parse_ring_layout(l.get<std::string>(), layout))
-          kSweepFields.error(where, "expected one of " + sim::ring_layout_names() + " (got " + l.dump() + ")");
-        a.layouts.push_back(layout);
-      }
-    } else if (key == "causal") {
-      for (const json& c : list) a.causal.push_back(causal_value(c, where));
-    } else if (key == "dtype") {
-      for (const json& t : list) {
-        const auto dt = t.is_string() ? sim::parse_dtype(t.get<std::string>()) : std::nullopt;
-        if (!dt || *dt == sim::DType::fp32) kSweepFields.error(where, "expected \"fp16\" or \"bf16\" (got " + t.dump() + ")");
-        a.dtypes.push_back(*dt);
-      }
-    } else if (key == "pass") {
-      const std::string pass = value.is_string() ? value.get<std::string>() : std::string();
-      if (pass != "fwd" && pass != "fwd+bwd")
-        kSweepFields.error(where, "expected \"fwd\" or \"fwd+bwd\" (got " + value.dump() + ")");
-      a.backward = pass == "fwd+bwd";
-    }
+std::vector<std::string> model_list(const json& value, const std::string& where) {
+  std::vector<std::string> out;
+  for (const json& m : value.is_array() ? value : json::array({value})) {
+    if (!m.is_string()) kSweepFields.error(where, "expected model ids like \"llama2-7b\" (got " + m.dump() + ")");
+    out.push_back(m.get<std::string>());
   }
-  return a;
+  return out;
+}
+
+// The axes a sweep file may give: one table for both formats. `one_gpu`,
+// `ring`: the formats that take the key; `read` sets it (`ring`: the file is
+// a ring sweep).
+struct AxisKey {
+  const char* key;
+  bool one_gpu, ring;
+  void (*read)(const json& value, const std::string& where, bool ring, BenchAxes& a);
+};
+
+const AxisKey kAxisKeys[] = {
+    {"model", false, true, [](const json& v, const std::string& w, bool, BenchAxes& a) { a.models = model_list(v, w); }},
+    {"batch", true, true, [](const json& v, const std::string& w, bool, BenchAxes& a) { a.batch = size_list(v, w); }},
+    {"tokens", true, false, [](const json& v, const std::string& w, bool, BenchAxes& a) { a.tokens = size_list(v, w); }},
+    {"seq", true, true, [](const json& v, const std::string& w, bool, BenchAxes& a) { a.seq = size_list(v, w); }},
+    {"seq_kv", true, false, [](const json& v, const std::string& w, bool, BenchAxes& a) { a.seq_kv = size_list(v, w); }},
+    {"heads", true, true, [](const json& v, const std::string& w, bool, BenchAxes& a) { a.heads = size_list(v, w); }},
+    {"kv_heads", true, true,
+     [](const json& v, const std::string& w, bool, BenchAxes& a) { a.kv_heads = size_list(v, w); }},
+    {"head_dim", true, true,
+     [](const json& v, const std::string& w, bool, BenchAxes& a) { a.head_dim = size_list(v, w); }},
+    {"emb_dim", true, false, [](const json& v, const std::string& w, bool, BenchAxes& a) { a.emb_dim = size_list(v, w); }},
+    {"gpus", false, true,
+     [](const json& v, const std::string& w, bool, BenchAxes& a) {
+       for (i64 g : size_list(v, w)) {
+         if (g > sim::kMaxRingGpus)
+           kSweepFields.error(w, "at most " + n(sim::kMaxRingGpus) + " GPUs (got " + n(g) + ")");
+         a.gpus.push_back(static_cast<int>(g));
+       }
+     }},
+    {"layout", false, true,
+     [](const json& v, const std::string& w, bool, BenchAxes& a) {
+       for (const json& l : v.is_array() ? v : json::array({v})) {
+         sim::RingLayout layout{};
+         if (!l.is_string() || !sim::parse_ring_layout(l.get<std::string>(), layout))
+           kSweepFields.error(w, "expected one of " + sim::ring_layout_names() + " (got " + l.dump() + ")");
+         a.layouts.push_back(layout);
+       }
+     }},
+    {"causal", true, true,
+     [](const json& v, const std::string& w, bool, BenchAxes& a) {
+       for (const json& c : v.is_array() ? v : json::array({v})) a.causal.push_back(causal_value(c, w));
+     }},
+    {"dtype", true, true,
+     [](const json& v, const std::string& w, bool ring, BenchAxes& a) {
+       // The ring runs the tensor-core rungs: fp16 and bf16.
+       for (const json& t : v.is_array() ? v : json::array({v})) {
+         const auto dt = t.is_string() ? sim::parse_dtype(t.get<std::string>()) : std::nullopt;
+         if (ring && (!dt || *dt == sim::DType::fp32))
+           kSweepFields.error(w, "expected \"fp16\" or \"bf16\" (got " + t.dump() + ")");
+         if (!dt) kSweepFields.error(w, "expected \"fp16\", \"bf16\" or \"fp32\" (got " + t.dump() + ")");
+         a.dtypes.push_back(*dt);
+       }
+     }},
+    {"pass", false, true,
+     [](const json& v, const std::string& w, bool, BenchAxes& a) {
+       const auto pass = v.is_string() ? sim::parse_pass_selection(v.get<std::string>()) : std::nullopt;
+       if (!pass || *pass == sim::PassSelection::bwd)
+         kSweepFields.error(w, "expected \"fwd\" or \"fwd+bwd\" (got " + v.dump() + ")");
+       a.passes = *pass;
+     }},
+};
+
+// A sweep file's "axes" object, through kAxisKeys.
+void read_axes(const json& axes, bool ring, BenchAxes& a) {
+  for (const auto& [key, value] : axes.items()) {
+    const AxisKey* k = nullptr;
+    for (const AxisKey& x : kAxisKeys)
+      if (key == x.key && (ring ? x.ring : x.one_gpu)) k = &x;
+    if (k == nullptr) bad("unknown axis \"" + key + "\"");
+    k->read(value, "axes." + key, ring, a);
+  }
 }
 
 }  // namespace
@@ -305,37 +338,13 @@ SweepFile parse_sweep(const std::string& text, const std::string& origin) {
     }
     if (j.contains("mem_limit")) s.mem_limit_bytes = size_value(j["mem_limit"], "mem_limit");
     if (!j.contains("axes") || !j["axes"].is_object()) bad("\"axes\" (an object of lists) is missing");
+    if (ring && j.contains("kernels"))
+      bad("a ring sweep names no kernels (the ring runs the fastest rung of the device)");
+    s.ring = ring;
+    read_axes(j["axes"], ring, s.axes);
     if (ring) {
-      if (j.contains("kernels")) bad("a ring sweep names no kernels (the ring runs the fastest rung of the device)");
-      s.ring = ring_axes(j["axes"]);
-      expand_ring_axes(*s.ring);  // a grid that cannot expand fails at load
+      expand_ring_axes(s.axes);  // a grid that cannot expand fails at load
       return s;
-    }
-    static const std::set<std::string> axis_keys{"batch",   "tokens",  "seq",    "seq_kv", "heads",   "kv_heads",
-                                                 "head_dim", "emb_dim", "causal", "dtype"};
-    for (const auto& [key, value] : j["axes"].items()) {
-      if (axis_keys.count(key) == 0) bad("unknown axis \"" + key + "\"");
-      const std::string where = "axes." + key;
-      BenchAxes& a = s.axes;
-      if (key == "batch") a.batch = size_list(value, where);
-      else if (key == "tokens") a.tokens = size_list(value, where);
-      else if (key == "seq") a.seq = size_list(value, where);
-      else if (key == "seq_kv") a.seq_kv = size_list(value, where);
-      else if (key == "heads") a.heads = size_list(value, where);
-      else if (key == "kv_heads") a.kv_heads = size_list(value, where);
-      else if (key == "head_dim") a.head_dim = size_list(value, where);
-      else if (key == "emb_dim") a.emb_dim = size_list(value, where);
-      else if (key == "causal") {
-        const json list = value.is_array() ? value : json::array({value});
-        for (const json& c : list) a.causal.push_back(causal_value(c, where));
-      } else if (key == "dtype") {
-        const json list = value.is_array() ? value : json::array({value});
-        for (const json& t : list) {
-          const auto dt = t.is_string() ? sim::parse_dtype(t.get<std::string>()) : std::nullopt;
-          if (!dt) kSweepFields.error(where, "expected \"fp16\", \"bf16\" or \"fp32\" (got " + t.dump() + ")");
-          a.dtypes.push_back(*dt);
-        }
-      }
     }
     expand_axes(s.axes);  // a grid that cannot expand fails at load
     return s;

@@ -121,9 +121,9 @@ class CudaBackend final : public Backend {
     const i64 q_elems = bh * p.n_q() * p.head_dim, kv_elems = p.kv_head_count() * p.n_kv() * p.head_dim;
     const float scale = static_cast<float>(o.input_scale);
     // Three unrelated streams of N(0, scale²) from the case's seed.
-    detail::fill_normal(b.q, q_elems, p.dtype, c.seed ^ 0x1111111111111111ull, scale, stream_);
-    detail::fill_normal(b.k, kv_elems, p.dtype, c.seed ^ 0x2222222222222222ull, scale, stream_);
-    detail::fill_normal(b.v, kv_elems, p.dtype, c.seed ^ 0x3333333333333333ull, scale, stream_);
+    detail::fill_normal(b.q, q_elems, p.dtype, c.seed ^ detail::kSeedQ, scale, stream_);
+    detail::fill_normal(b.k, kv_elems, p.dtype, c.seed ^ detail::kSeedK, scale, stream_);
+    detail::fill_normal(b.v, kv_elems, p.dtype, c.seed ^ detail::kSeedV, scale, stream_);
     const i64 es = sim::dtype_bytes(p.dtype);
     const std::size_t o_bytes = static_cast<std::size_t>(q_elems * es);
     const std::size_t kv_bytes = static_cast<std::size_t>(kv_elems * es);
@@ -145,7 +145,7 @@ class CudaBackend final : public Backend {
     } else {
       // dO is N(0, 1) whatever the input scale: the scale stresses the softmax,
       // and dP = dO Vᵀ stays within fp16 at ×30.
-      detail::fill_normal(b.d_o, q_elems, p.dtype, c.seed ^ 0x4444444444444444ull, 1.f, stream_);
+      detail::fill_normal(b.d_o, q_elems, p.dtype, c.seed ^ detail::kSeedDO, 1.f, stream_);
       a.bwd.d_o = b.d_o;
       a.bwd.dq = b.dq;
       a.bwd.dk = b.dk;

@@ -2,7 +2,7 @@
 
 #include <cstdio>
 
-#include "flashlab/sim/ring/gpu_topology.hpp"
+#include "flashlab/sim/hardware/gpu_topology.hpp"
 
 namespace flashlab::kernels {
 

@@ -14,6 +14,7 @@
 #include "flashlab/sim/core/checked.hpp"
 #include "flashlab/sim/core/closest_name.hpp"
 #include "flashlab/sim/core/format.hpp"
+#include "flashlab/sim/problem/pass.hpp"
 
 namespace flashlab::kernels::student {
 
@@ -392,7 +393,7 @@ KernelDeclaration parse_declaration(std::string_view source, const std::string& 
 
   // pass: forward only
   if (auto it = values.find("pass"); it != values.end() && it->second.first != "fwd") {
-    if (it->second.first == "bwd" || it->second.first == "fwd+bwd")
+    if (const auto pass = sim::parse_pass_selection(it->second.first); pass && *pass != sim::PassSelection::fwd)
       throw error(it->second.second, "pass: " + it->second.first + ": FlashLab runs forward kernels only (a backward "
                                      "kernel is not taken yet); declare pass: fwd");
     throw error(it->second.second, "pass: expected fwd (got '" + it->second.first + "')");

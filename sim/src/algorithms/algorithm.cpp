@@ -66,24 +66,6 @@ std::optional<Algorithm> with_pass(Algorithm a, Pass p) {
   return std::nullopt;
 }
 
-std::string_view to_string(Pass p) { return p == Pass::fwd ? "fwd" : "bwd"; }
-
-std::string_view to_string(PassSelection p) {
-  switch (p) {
-    case PassSelection::fwd: return "fwd";
-    case PassSelection::bwd: return "bwd";
-    case PassSelection::fwd_bwd: return "fwd+bwd";
-  }
-  return "?";
-}
-
-std::optional<PassSelection> parse_pass_selection(std::string_view s) {
-  if (s == "fwd" || s == "forward") return PassSelection::fwd;
-  if (s == "bwd" || s == "backward") return PassSelection::bwd;
-  if (s == "fwd+bwd" || s == "fwd_bwd" || s == "both" || s == "train" || s == "training") return PassSelection::fwd_bwd;
-  return std::nullopt;
-}
-
 std::string_view to_string(Algorithm a) { return algorithm_info(a).key; }
 
 std::optional<Algorithm> parse_algorithm(std::string_view s) {

@@ -82,9 +82,10 @@ ParsedProblem parse_problem(const ProblemText& text, const ProblemFieldNames& na
   bool gpus_ok = true;
   if (text.gpus) {
     const auto typed = positive({ProblemField::gpus}, names.gpus, *text.gpus, errors);
-    gpus_ok = typed && *typed <= 4096;
+    gpus_ok = typed && *typed <= kMaxRingGpus;
     if (typed && !gpus_ok)
-      errors.push_back(ProblemError{{ProblemField::gpus}, "the ring needs 1 to 4096 GPUs, not " + *text.gpus});
+      errors.push_back(ProblemError{{ProblemField::gpus},
+                                    "the ring needs 1 to " + std::to_string(kMaxRingGpus) + " GPUs, not " + *text.gpus});
     if (gpus_ok) P = *typed;
   }
   if (B && H && H_kv && N && N_kv && d && dtype && gpus_ok) {
@@ -97,7 +98,7 @@ ParsedProblem parse_problem(const ProblemText& text, const ProblemFieldNames& na
     p.head_dim = *d;
     p.dtype = *dtype;
     p.causal = text.causal;
-    if (text.gpus) p.parallel = ParallelPart{static_cast<int>(P), text.layout, text.backward};
+    if (text.gpus) p.parallel = ParallelPart{static_cast<int>(P), text.layout, text.passes};
     for (ProblemError& e : validate(p)) errors.push_back(std::move(e));
   }
   std::vector<std::string> tile_errors;

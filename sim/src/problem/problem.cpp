@@ -11,7 +11,7 @@ i64 AttentionProblem::head_count() const { return checked_mul(batch, heads, "B·
 i64 AttentionProblem::kv_head_count() const { return checked_mul(batch, h_kv(), "B·H_kv"); }
 
 bool operator==(const ParallelPart& a, const ParallelPart& b) {
-  return a.gpus == b.gpus && a.layout == b.layout && a.backward == b.backward;
+  return a.gpus == b.gpus && a.layout == b.layout && a.passes == b.passes;
 }
 
 bool same_attention(const AttentionProblem& a, const AttentionProblem& b) {
@@ -84,8 +84,10 @@ std::vector<ProblemError> validate(const AttentionProblem& p) {
   auto add = [&](std::vector<ProblemField> fields, std::string message) {
     errs.push_back(ProblemError{std::move(fields), std::move(message)});
   };
-  const bool gpus_ok = !p.parallel || (p.parallel->gpus >= 1 && p.parallel->gpus <= 4096);
-  if (!gpus_ok) add({ProblemField::gpus}, "the ring needs 1 to 4096 GPUs, not " + std::to_string(p.parallel->gpus));
+  const bool gpus_ok = !p.parallel || (p.parallel->gpus >= 1 && p.parallel->gpus <= kMaxRingGpus);
+  if (!gpus_ok)
+    add({ProblemField::gpus},
+        "the ring needs 1 to " + std::to_string(kMaxRingGpus) + " GPUs, not " + std::to_string(p.parallel->gpus));
   auto positive = [&](i64 v, ProblemField f, const char* what) {
     if (v < 1) add({f}, std::string(what) + " must be at least 1 (got " + text(v) + ")");
   };
@@ -115,6 +117,8 @@ std::vector<ProblemError> validate(const AttentionProblem& p) {
         "causal attention needs seq_kv = seq_q (got " + text(p.n_q()) + " and " + text(p.n_kv()) + ")");
   if (const std::string why = counters_overflow(p); !why.empty())
     add(too_large_fields(p), "problem too large for 64-bit counters: " + why);
+  if (p.parallel && p.parallel->passes == PassSelection::bwd)
+    add({}, "the ring's backward follows its forward (it needs O and the logsumexp): its passes are fwd or fwd+bwd");
   if (p.parallel) {
     try {
       (void)ring_partition(p.seq_q, p.parallel->gpus, p.parallel->layout);
@@ -138,8 +142,7 @@ std::string describe(const AttentionProblem& p) {
     const ParallelPart& pp = *p.parallel;
     s << "B=" << p.batch << " H=" << p.heads << " H_kv=" << p.h_kv() << " N=" << p.n_q() << " d=" << p.head_dim << ' '
       << to_string(p.dtype) << (p.causal ? " causal" : " non-causal") << ", " << pp.gpus
-      << (pp.gpus == 1 ? " GPU " : " GPUs ") << ring_layout_name(pp.layout) << ", "
-      << (pp.backward ? "fwd+bwd" : "fwd");
+      << (pp.gpus == 1 ? " GPU " : " GPUs ") << ring_layout_name(pp.layout) << ", " << to_string(pp.passes);
     return s.str();
   }
   s << "B=" << p.batch << " H=" << p.heads;

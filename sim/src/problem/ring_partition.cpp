@@ -62,8 +62,9 @@ i64 RingPartition::tokens_of(int r) const {
 }
 
 RingPartition ring_partition(i64 seq, int gpus, RingLayout layout) {
-  if (gpus < 1 || gpus > 4096)
-    throw std::invalid_argument("the ring needs 1 to 4096 GPUs, not " + std::to_string(gpus));
+  if (gpus < 1 || gpus > kMaxRingGpus)
+    throw std::invalid_argument("the ring needs 1 to " + std::to_string(kMaxRingGpus) + " GPUs, not " +
+                                std::to_string(gpus));
   const RingLayoutInfo& info = ring_layout_info(layout);
   const int C = info.chunks_per_gpu * gpus;
   if (seq < C)
@@ -76,7 +77,7 @@ RingPartition ring_partition(i64 seq, int gpus, RingLayout layout) {
   p.layout = layout;
   p.chunks.resize(static_cast<std::size_t>(C));
   for (int c = 0; c < C; ++c) {
-    // ⌊cN/C⌋ without overflow: seq ≤ 2^62 in practice, C ≤ 8192.
+    // ⌊cN/C⌋ without overflow: seq ≤ 2^62 in practice, C ≤ 2·kMaxRingGpus.
     const i64 q = seq / C, r = seq % C;
     auto edge = [&](i64 k) { return k * q + (k * r) / C; };
     p.chunks[static_cast<std::size_t>(c)] = RingChunk{c, edge(c), edge(c + 1)};

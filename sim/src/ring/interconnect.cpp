@@ -13,8 +13,8 @@
 #include "flashlab/sim/core/assets.hpp"
 #include "flashlab/sim/core/format.hpp"
 #include "flashlab/sim/core/json_fields.hpp"
-#include "flashlab/sim/ring/gpu_topology_json.hpp"
-#include "flashlab/sim/calibration/host_issue_json.hpp"
+#include "flashlab/sim/hardware/gpu_topology_json.hpp"
+#include "flashlab/sim/hardware/host_issue_json.hpp"
 #include "flashlab/sim/ring/link_curve_json.hpp"
 #include "flashlab/sim/ring/ring_schedule.hpp"
 

@@ -15,8 +15,7 @@ AttentionProblem default_ring_problem() {
 }
 
 AttentionProblem on_one_gpu(AttentionProblem p) {
-  const bool backward = p.backward();
-  p.parallel = ParallelPart{1, RingLayout::contiguous, backward};
+  p.parallel = ParallelPart{1, RingLayout::contiguous, p.passes()};
   return p;
 }
 
@@ -35,7 +34,6 @@ AttentionProblem block_problem(const AttentionProblem& p, i64 n_q, i64 n_kv, boo
 // seq_kv 0: N_kv = N_q, the square problem's own form.
 AttentionProblem whole_problem(const AttentionProblem& p) { return block_problem(p, p.seq_q, 0, p.causal); }
 
-std::string_view ring_pass_name(RingPass p) { return p == RingPass::backward ? "bwd" : "fwd"; }
 
 std::string_view ring_steps_name(RingSteps s) { return s == RingSteps::pairwise ? "pairwise" : "fused"; }
 

@@ -16,13 +16,13 @@
 
 namespace flashlab::sim {
 
-const RungTiming* ring_rung(const RingComputeModel& cm, RingPass pass, i64 head_dim) {
-  const std::optional<RungTiming>& t = pass == RingPass::forward ? cm.forward_rung : cm.backward_rung;
+const RungTiming* ring_rung(const RingComputeModel& cm, Pass pass, i64 head_dim) {
+  const std::optional<RungTiming>& t = pass == Pass::fwd ? cm.forward_rung : cm.backward_rung;
   if (t) return &*t;
   if (!cm.rung_set) return nullptr;
   // The rungs the ring runs on the GPU the set was fitted on: the Hopper
   // rung where the set has it at this head dim, else the mma.sync rung.
-  const bool bwd = pass == RingPass::backward;
+  const bool bwd = pass == Pass::bwd;
   if (const RungTiming* h = cm.rung_set->find(bwd ? "fa3_hopper_bwd" : "fa3_hopper", head_dim)) return h;
   return cm.rung_set->find(bwd ? "fa2_tc_bwd" : "fa2_tc", head_dim);
 }
@@ -36,17 +36,17 @@ std::size_t at(int i) { return static_cast<std::size_t>(i); }
 int next_gpu(int r, int P) { return (r + 1) % P; }
 int prev_gpu(int r, int P) { return (r + P - 1) % P; }
 
-double efficiency_of(const RingComputeModel& cm, RingPass pass) {
-  return pass == RingPass::backward ? cm.backward_efficiency.value_or(cm.efficiency) : cm.efficiency;
+double efficiency_of(const RingComputeModel& cm, Pass pass) {
+  return pass == Pass::bwd ? cm.backward_efficiency.value_or(cm.efficiency) : cm.efficiency;
 }
 
 // FLOPs and HBM requests of one FlashAttention-2 pass on `ap`, and the bound.
 
-RingBlockCost block_cost(const AttentionProblem& ap, RingPass pass, const RingComputeModel& cm) {
+RingBlockCost block_cost(const AttentionProblem& ap, Pass pass, const RingComputeModel& cm) {
   SimOptions opt;
   opt.l2 = false;              // plain HBM requests: the L2 model is slow and per launch
   opt.stream_event_limit = 0;  // the closed forms (equal to the stream by test)
-  const Algorithm a = pass == RingPass::forward ? Algorithm::fa2 : Algorithm::fa2_bwd;
+  const Algorithm a = pass == Pass::fwd ? Algorithm::fa2 : Algorithm::fa2_bwd;
   const SimResult r = simulate(a, ap, cm.hw, opt);
   if (!r.ok())
     throw std::invalid_argument("the rung cannot run a " + describe(ap) + " block on " + cm.hw.name + ": " +
@@ -116,7 +116,7 @@ struct Transfer {
 
 class PassBuilder {
  public:
-  PassBuilder(const AttentionProblem& p, const RingPartition& part, const RingTopology& topo, RingPass pass,
+  PassBuilder(const AttentionProblem& p, const RingPartition& part, const RingTopology& topo, Pass pass,
               const std::vector<std::vector<double>>& compute_s, const std::vector<std::vector<double>>& shared_s,
               const std::vector<std::vector<i64>>& pairs, double origin, RingSteps steps, const HostPlan& host)
       : p_(p),
@@ -132,7 +132,7 @@ class PassBuilder {
 
   RingPassResult run(std::vector<RingEvent>& events) {
     const int P = p_.gpus();
-    const bool bwd = pass_ == RingPass::backward;
+    const bool bwd = pass_ == Pass::bwd;
     start_.assign(at(P), std::vector<double>(at(P + 1), origin_));
     end_.assign(at(P), std::vector<double>(at(P), origin_));
     posted_.assign(at(P), std::vector<double>(at(P + 1), origin_));
@@ -394,7 +394,7 @@ class PassBuilder {
   const AttentionProblem& p_;
   const RingPartition& part_;
   const RingTopology& topo_;
-  RingPass pass_;
+  Pass pass_;
   const std::vector<std::vector<double>>& compute_s_;
   const std::vector<std::vector<double>>& shared_s_;  // the same work on the SMs the exchange leaves
   const std::vector<std::vector<i64>>& pairs_;
@@ -450,13 +450,13 @@ std::vector<RingSetupError> validate(const RingComputeModel& cm, DType dtype) {
 
 // ---- costs ----------------------------------------------------------------------
 
-double ring_convention_flops(const AttentionProblem& p, i64 pairs, RingPass pass) {
+double ring_convention_flops(const AttentionProblem& p, i64 pairs, Pass pass) {
   const double fwd = 4.0 * static_cast<double>(p.batch) * static_cast<double>(p.heads) * static_cast<double>(pairs) *
                      static_cast<double>(p.head_dim);
-  return pass == RingPass::forward ? fwd : 2.5 * fwd;
+  return pass == Pass::fwd ? fwd : 2.5 * fwd;
 }
 
-RingBlockCost ring_block_cost(const AttentionProblem& p, i64 n_q, i64 n_kv, ChunkVisibility v, RingPass pass,
+RingBlockCost ring_block_cost(const AttentionProblem& p, i64 n_q, i64 n_kv, ChunkVisibility v, Pass pass,
                               const RingComputeModel& cm, bool folds) {
   if (v == ChunkVisibility::none) return {};
   const bool diagonal = v == ChunkVisibility::diagonal;
@@ -472,8 +472,8 @@ RingBlockCost ring_block_cost(const AttentionProblem& p, i64 n_q, i64 n_kv, Chun
     const double per_sm = cm.hw.hbm_bandwidth / static_cast<double>(std::max<i64>(1, cm.hw.sm_count));
     const double d = static_cast<double>(p.head_dim), e = static_cast<double>(dtype_bytes(p.dtype));
     double extra_bytes = 0;
-    if (pass == RingPass::forward && folds) extra_bytes = 2.0 * t->geometry.tiles.Br * (d * 4 + 4);
-    if (pass == RingPass::backward && folds) extra_bytes = 2.0 * t->geometry.tiles.Bc * d * (2 * 4 - e);
+    if (pass == Pass::fwd && folds) extra_bytes = 2.0 * t->geometry.tiles.Br * (d * 4 + 4);
+    if (pass == Pass::bwd && folds) extra_bytes = 2.0 * t->geometry.tiles.Bc * d * (2 * 4 - e);
     c.time_s = rung_launch(*t, p.batch * p.heads, n_q, n_kv, diagonal, cm.hw.sm_count, extra_bytes / per_sm).time_s;
   }
   c.pairs = diagonal ? n_q * (n_q + 1) / 2 : n_q * n_kv;
@@ -481,7 +481,7 @@ RingBlockCost ring_block_cost(const AttentionProblem& p, i64 n_q, i64 n_kv, Chun
   return c;
 }
 
-RingBlockCost ring_single_gpu_cost(const AttentionProblem& p, RingPass pass, const RingComputeModel& cm) {
+RingBlockCost ring_single_gpu_cost(const AttentionProblem& p, Pass pass, const RingComputeModel& cm) {
   RingBlockCost c = block_cost(whole_problem(p), pass, cm);
   if (const RungTiming* t = ring_rung(cm, pass, p.head_dim))
     c.time_s = rung_launch(*t, p.batch * p.heads, p.seq_q, p.seq_q, p.causal, cm.hw.sm_count).time_s;
@@ -525,10 +525,10 @@ RingMemory ring_memory(const AttentionProblem& p, const RingPartition& part, int
   }
   for (int r = 0; r < part.gpus; ++r) n_gpu_max = std::max(n_gpu_max, part.tokens_of(r));
   for (const RingChunk& c : part.chunks) n_chunk_max = std::max(n_chunk_max, c.size());
-  auto add = [&](RingPass pass, std::string name, std::string formula, i64 bytes) {
+  auto add = [&](Pass pass, std::string name, std::string formula, i64 bytes) {
     if (bytes > 0) m.terms.push_back({std::move(name), std::move(formula), bytes, pass});
   };
-  const RingPass F = RingPass::forward, Bw = RingPass::backward;
+  const Pass F = Pass::fwd, Bw = Pass::bwd;
   const bool ring = p.gpus() > 1, gqa = Hkv < H, pairwise = steps == RingSteps::pairwise;
   add(F, "Q", "B·H·n·d·" + eb, B * H * n * d * e);
   add(F, "O", "B·H·n·d·" + eb, B * H * n * d * e);
@@ -555,8 +555,8 @@ RingMemory ring_memory(const AttentionProblem& p, const RingPartition& part, int
 
 // ---- the simulation ----------------------------------------------------------------
 
-const RingPassResult& RingSimulation::pass(RingPass p) const {
-  if (p == RingPass::forward) return forward;
+const RingPassResult& RingSimulation::pass(Pass p) const {
+  if (p == Pass::fwd) return forward;
   if (!backward) throw std::out_of_range("the simulation has no backward pass");
   return *backward;
 }
@@ -580,7 +580,7 @@ RingSimulation simulate_ring(const AttentionProblem& p, const RingTopology& topo
     cm_shared.hw.sm_count = std::max<i64>(1, cm.hw.sm_count - static_cast<i64>(cm.host.exchange_sms));
   // Each distinct block once: zig-zag chunks come in at most two sizes.
   std::map<std::tuple<i64, i64, int, int, bool, bool>, RingBlockCost> cache;
-  auto cost = [&](i64 nq, i64 nkv, ChunkVisibility v, RingPass pass, bool folds,
+  auto cost = [&](i64 nq, i64 nkv, ChunkVisibility v, Pass pass, bool folds,
                   bool shared) -> const RingBlockCost& {
     const auto key = std::make_tuple(nq, nkv, static_cast<int>(v), static_cast<int>(pass), folds, shared);
     auto it = cache.find(key);
@@ -633,7 +633,7 @@ RingSimulation simulate_ring(const AttentionProblem& p, const RingTopology& topo
     }
   };
   std::vector<int> merged(part.chunks.size(), 0);  // the forward's merges so far, per query chunk
-  auto pairwise_kernels_s = [&](int r, int s, RingPass pass, double launch) -> double {
+  auto pairwise_kernels_s = [&](int r, int s, Pass pass, double launch) -> double {
     const double bw = cm.hw.hbm_bandwidth;
     double time = 0;
     walk_step(
@@ -643,7 +643,7 @@ RingSimulation simulate_ring(const AttentionProblem& p, const RingTopology& topo
         },
         [&](int qc, const RingChunk& k) {
           const double rows = bh * static_cast<double>(part.chunks[at(qc)].size());
-          if (pass == RingPass::forward) {
+          if (pass == Pass::fwd) {
             if (!folds[at(qc)]) return;  // the chunk's only pair: the rung writes O itself
             if (merged[at(qc)]++ == 0) time += rows * (d * (e + 4) + 8) / bw + launch;  // O_run, L = the pair's
             else time += rows * (d * (e + 8) + 12) / bw + launch + rows * 12 / bw + launch;  // merge, then L
@@ -653,17 +653,17 @@ RingSimulation simulate_ring(const AttentionProblem& p, const RingTopology& topo
             if (!direct_kv) time += 2 * ((bh * e + bhkv * 8) * static_cast<double>(k.size()) * d / bw + launch);
           }
         });
-    if (pass == RingPass::forward && s == P - 1)
+    if (pass == Pass::fwd && s == P - 1)
       for (int qc : part.held[at(r)])
         if (folds[at(qc)]) time += bh * static_cast<double>(part.chunks[at(qc)].size()) * d * (4 + e) / bw + launch;
     return time;
   };
-  auto step_kernels_s = [&](int r, int s, RingPass pass) -> double {
+  auto step_kernels_s = [&](int r, int s, Pass pass) -> double {
     const RungTiming* t = ring_rung(cm, pass, p.head_dim);
     if (t == nullptr) return 0.0;
     const double launch = t->launch_s;
     double time = pairwise ? pairwise_kernels_s(r, s, pass, launch) : 0.0;
-    if (pass != RingPass::backward || P == 1) return time;
+    if (pass != Pass::bwd || P == 1) return time;
     const double pkg = static_cast<double>(kv_bytes(p, part.tokens_of(ring_kv_source(r, s, P)), 4));
     const double bw = cm.hw.hbm_bandwidth;
     time += pkg / bw + launch;                           // zero the step's dK, dV
@@ -677,11 +677,11 @@ RingSimulation simulate_ring(const AttentionProblem& p, const RingTopology& topo
   // What the host issues for each GPU's step (kernels/src/ring/ring_runner.cpp, in
   // calls: stream calls, small kernels' launches and the rung's launches).
   const HostIssueCosts& hc = cm.host;
-  auto host_plan = [&](RingPass pass) {
+  auto host_plan = [&](Pass pass) {
     HostPlan h;
     if (!hc.measured()) return h;
     h.per_gpu = hc.per_gpu(P, topo.gpus_per_node);
-    const bool bwd = pass == RingPass::backward;
+    const bool bwd = pass == Pass::bwd;
     const RungTiming* rt = ring_rung(cm, pass, p.head_dim);
     const double rung_launch = rt != nullptr && rt->host_launch_s > 0 ? rt->host_launch_s : hc.launch_s;
     h.exchange_s.assign(at(P + 1), 0.0);
@@ -728,7 +728,7 @@ RingSimulation simulate_ring(const AttentionProblem& p, const RingTopology& topo
       }
     return h;
   };
-  auto step_work = [&](RingPass pass, std::vector<std::vector<double>>& t, std::vector<std::vector<double>>& t_shared,
+  auto step_work = [&](Pass pass, std::vector<std::vector<double>>& t, std::vector<std::vector<double>>& t_shared,
                        std::vector<std::vector<i64>>& pairs) {
     std::fill(merged.begin(), merged.end(), 0);
     t.assign(at(P), std::vector<double>(at(P), 0.0));
@@ -742,7 +742,7 @@ RingSimulation simulate_ring(const AttentionProblem& p, const RingTopology& topo
             const RingChunk& q = part.chunks[at(qc)];
             const RingChunk& k = part.chunks[at(kc)];
             // The backward sums dK, dV in fp32 whenever they travel or are grouped.
-            const bool f = pass == RingPass::forward ? folds[at(qc)] : (P > 1 || grouped || part.held[at(r)].size() > 1);
+            const bool f = pass == Pass::fwd ? folds[at(qc)] : (P > 1 || grouped || part.held[at(r)].size() > 1);
             const ChunkVisibility v = chunk_visibility(q, k, p.causal);
             const RingBlockCost& c = cost(q.size(), k.size(), v, pass, f, false);
             t[at(r)][at(s)] += c.time_s;
@@ -757,19 +757,19 @@ RingSimulation simulate_ring(const AttentionProblem& p, const RingTopology& topo
 
   std::vector<std::vector<double>> t, t_shared;
   std::vector<std::vector<i64>> pairs;
-  step_work(RingPass::forward, t, t_shared, pairs);
-  const HostPlan fwd_host = host_plan(RingPass::forward);
+  step_work(Pass::fwd, t, t_shared, pairs);
+  const HostPlan fwd_host = host_plan(Pass::fwd);
   sim.forward =
-      PassBuilder(p, part, topo, RingPass::forward, t, t_shared, pairs, 0.0, cm.steps, fwd_host).run(sim.events);
-  sim.single_gpu_s = ring_single_gpu_cost(p, RingPass::forward, cm).time_s;
+      PassBuilder(p, part, topo, Pass::fwd, t, t_shared, pairs, 0.0, cm.steps, fwd_host).run(sim.events);
+  sim.single_gpu_s = ring_single_gpu_cost(p, Pass::fwd, cm).time_s;
   sim.time_s = sim.forward.time_s;
   if (p.backward()) {
-    step_work(RingPass::backward, t, t_shared, pairs);
-    const HostPlan bwd_host = host_plan(RingPass::backward);
-    sim.backward = PassBuilder(p, part, topo, RingPass::backward, t, t_shared, pairs, sim.forward.end_s, cm.steps,
+    step_work(Pass::bwd, t, t_shared, pairs);
+    const HostPlan bwd_host = host_plan(Pass::bwd);
+    sim.backward = PassBuilder(p, part, topo, Pass::bwd, t, t_shared, pairs, sim.forward.end_s, cm.steps,
                                bwd_host)
                        .run(sim.events);
-    sim.single_gpu_s += ring_single_gpu_cost(p, RingPass::backward, cm).time_s;
+    sim.single_gpu_s += ring_single_gpu_cost(p, Pass::bwd, cm).time_s;
     sim.time_s += sim.backward->time_s;
   }
   sim.scaling_efficiency = sim.time_s > 0 ? sim.single_gpu_s / (P * sim.time_s) : 0.0;

@@ -9,8 +9,8 @@ RingSimulation simulate_ring_timed(const AttentionProblem& p, const RingTopology
                                    TimedSeries forward, TimedSeries backward, RingSeriesShares* shares) {
   RingSimulation at_boost = simulate_ring(p, topo, cm);
   if (shares) *shares = {};
-  const RungTiming* f = ring_rung(cm, RingPass::forward, p.head_dim);
-  const RungTiming* b = at_boost.backward ? ring_rung(cm, RingPass::backward, p.head_dim) : nullptr;
+  const RungTiming* f = ring_rung(cm, Pass::fwd, p.head_dim);
+  const RungTiming* b = at_boost.backward ? ring_rung(cm, Pass::bwd, p.head_dim) : nullptr;
   const bool f_capped = f != nullptr && f->power_capped();
   const bool b_capped = b != nullptr && b->power_capped();
   if (!f_capped && !b_capped) return at_boost;

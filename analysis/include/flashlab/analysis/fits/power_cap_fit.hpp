@@ -14,7 +14,7 @@
 
 #include "flashlab/sim/hardware/hardware.hpp"
 #include "flashlab/sim/calibration/power_cap.hpp"
-#include "flashlab/sim/ring/ring_measurement.hpp"
+#include "flashlab/sim/measurement/measurement.hpp"
 #include "flashlab/sim/calibration/rung_timing.hpp"
 
 namespace flashlab::analysis {
@@ -22,7 +22,7 @@ namespace flashlab::analysis {
 struct PowerCapPoint {
   std::string rung;
   sim::i64 head_dim = 0;
-  sim::RingPass pass = sim::RingPass::forward;
+  sim::Pass pass = sim::Pass::fwd;
   sim::AttentionProblem problem;
   sim::TimedSeries series;
   double busy_s = 0;                   // the rung's launch at boost (the launch model)
@@ -41,7 +41,7 @@ struct PowerCapFit {
 // Every successful P = 1 pass of `runs` whose rung `launch` has at its head
 // dim is a point. Throws std::invalid_argument when a rung has fewer than 3
 // points or none at all is usable.
-PowerCapFit fit_power_cap(const sim::RingMeasuredRuns& runs, const sim::RungTimingSet& launch,
+PowerCapFit fit_power_cap(const sim::MeasuredRuns& runs, const sim::RungTimingSet& launch,
                           const sim::HardwareModel& hw, const std::string& origin);
 
 // The constants, then per point measured beside fitted.

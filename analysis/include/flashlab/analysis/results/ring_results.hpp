@@ -1,10 +1,10 @@
-// Ring attention over P GPUs as measured (sim/ring/ring_measurement.hpp): the
-// results file (JSON, "flashlab-ring-results/1"), the rows people read (CSV,
-// the table `flashlab bench --gpus` prints: times, communication, TFLOP/s per
-// GPU by the convention, memory, the scaling efficiency against the P = 1 run
-// of the same problem) and the placement of a run beside the ring's
-// simulation (sim/ring/ring_schedule.hpp): step by step, GPU by GPU, predicted and
-// measured with the error.
+// Ring attention over P GPUs as measured (sim/measurement/measurement.hpp: runs
+// with their parallel part): the results file (JSON, "flashlab-ring-results/1"),
+// the rows people read (CSV, the table `flashlab bench --gpus` prints: times,
+// communication, TFLOP/s per GPU by the convention, memory, the scaling
+// efficiency against the P = 1 run of the same problem) and the placement of a
+// run beside the ring's simulation (sim/ring/ring_schedule.hpp): step by step,
+// GPU by GPU, predicted and measured with the error.
 #pragma once
 
 #include <cstddef>
@@ -15,7 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "flashlab/sim/ring/ring_measurement.hpp"
+#include "flashlab/sim/measurement/measurement.hpp"
 #include "flashlab/sim/ring/ring_schedule.hpp"
 
 namespace flashlab::analysis {
@@ -26,11 +26,11 @@ inline constexpr const char* kRingResultsFormat = "flashlab-ring-results/1";
 
 // ---- the file ----------------------------------------------------------------------
 
-std::string ring_results_to_json(const sim::RingMeasuredRuns& r);
+std::string ring_results_to_json(const sim::MeasuredRuns& r);
 // Throws std::runtime_error "ORIGIN: FIELD: why" (FIELD like
 // "runs[2].forward.steps[5].gpu") for anything missing or malformed.
-sim::RingMeasuredRuns ring_results_from_json(const std::string& text, const std::string& origin);
-sim::RingMeasuredRuns ring_results_from_file(const std::string& path);
+sim::MeasuredRuns ring_results_from_json(const std::string& text, const std::string& origin);
+sim::MeasuredRuns ring_results_from_file(const std::string& path);
 
 // A ring problem as the file writes it: batch, heads, kv_heads, seq, head_dim,
 // causal, dtype, gpus, layout, backward.
@@ -43,16 +43,16 @@ std::string ring_model_id(const sim::AttentionProblem& p);
 // Visible (query, key) pairs of the whole problem: N² or, causal, N(N+1)/2.
 i64 ring_total_pairs(const sim::AttentionProblem& p);
 // The convention's FLOPs of a pass (all GPUs): 4·B·H·pairs·d forward, 2.5× backward.
-double ring_pass_flops(const sim::AttentionProblem& p, sim::RingPass pass);
+double ring_pass_flops(const sim::AttentionProblem& p, sim::Pass pass);
 // The P = 1 run of the same attention in `runs` that measured `pass` (status
 // ok), the same layout preferred; nullptr when there is none.
-const sim::RingMeasuredRun* ring_single_gpu_run(const sim::RingMeasuredRuns& runs, const sim::AttentionProblem& p,
-                                                sim::RingPass pass);
+const sim::MeasuredRun* ring_single_gpu_run(const sim::MeasuredRuns& runs, const sim::AttentionProblem& p,
+                                                sim::Pass pass);
 
 // One (run, pass) as the CSV and the table show it.
 struct RingRow {
-  std::size_t run = 0;                 // index into RingMeasuredRuns::runs
-  sim::RingPass pass = sim::RingPass::forward;
+  std::size_t run = 0;                 // index into MeasuredRuns::runs
+  sim::Pass pass = sim::Pass::fwd;
   std::string model;                   // ring_model_id
   bool measured = false;               // status ok and the pass was timed
   double time_ms = 0, time_ms_min = 0, time_ms_max = 0;
@@ -67,20 +67,20 @@ struct RingRow {
   double rel_error = -1;               // O (forward), the worst of dQ, dK, dV (backward)
 };
 // Every run's forward, then its backward when it ran, in file order.
-std::vector<RingRow> ring_rows(const sim::RingMeasuredRuns& r);
+std::vector<RingRow> ring_rows(const sim::MeasuredRuns& r);
 
 std::vector<std::string> ring_csv_header();
 // "# format" and "# key: value" metadata lines, the header, one row per RingRow.
-std::string ring_results_csv(const sim::RingMeasuredRuns& r);
+std::string ring_results_csv(const sim::MeasuredRuns& r);
 // The text table `flashlab bench --gpus` prints (with the FLOP convention under it).
-std::string ring_table(const sim::RingMeasuredRuns& r);
+std::string ring_table(const sim::MeasuredRuns& r);
 
 // ---- a run beside the simulation ----------------------------------------------------------
 
 struct RingStepPlacement {
   int gpu = 0;
   int step = 0;               // P: the backward's homecoming transfer
-  sim::RingPass pass = sim::RingPass::forward;
+  sim::Pass pass = sim::Pass::fwd;
   int kv_owner = 0;
   // Durations; starts are from the pass's start. NaN where a side has none
   // (no compute at the homecoming step, no transfer at the last step).
@@ -92,7 +92,7 @@ struct RingStepPlacement {
 };
 
 struct RingPassPlacement {
-  sim::RingPass pass = sim::RingPass::forward;
+  sim::Pass pass = sim::Pass::fwd;
   double predicted_time_ms = 0, measured_time_ms = 0, time_error = 0;
   double predicted_compute_ms = 0, measured_compute_ms = 0, compute_error = 0;
   double predicted_comm_ms = 0, measured_comm_ms = 0, comm_error = 0;
@@ -111,11 +111,11 @@ struct RingCalibration {
 // From the P = 1 run of the same attention in `runs`: its measured time over
 // the simulation's bound (efficiency 1) per pass, capped at 1 (a note says so);
 // else `given`'s efficiencies.
-RingCalibration calibrate_ring_efficiency(const sim::RingMeasuredRuns& runs, const sim::AttentionProblem& p,
+RingCalibration calibrate_ring_efficiency(const sim::MeasuredRuns& runs, const sim::AttentionProblem& p,
                                           const sim::RingTopology& topo, const sim::RingComputeModel& given);
 
 struct RingPlacement {
-  sim::RingMeasuredRun run;
+  sim::MeasuredRun run;
   sim::RingSimulation simulation;
   RingCalibration calibration;
   std::vector<RingPassPlacement> passes;  // forward, then backward when both have it
@@ -129,20 +129,20 @@ struct RingPlacement {
 // series) with cm as given: each pass timed as the run was, warm-ups and
 // repeats back to back, under the power limit where its rung has one.
 // Throws std::invalid_argument when the run is not ok or cannot be simulated.
-RingPlacement place_ring_run(const sim::RingMeasuredRun& run, const sim::RingTopology& topo,
+RingPlacement place_ring_run(const sim::MeasuredRun& run, const sim::RingTopology& topo,
                              const sim::RingComputeModel& cm);
 // runs.runs[index] with the efficiency calibrated from the file's P = 1 run.
 // Where the compute model comes from, in this order: the rungs' launch model
 // (`rungs`, when it has the run's forward and backward rung at its head dim:
 // fitted on one GPU, no run of the file used), else the efficiency calibrated
 // from the file's P = 1 run of the same attention, else `cm` as given.
-RingPlacement place_ring_run(const sim::RingMeasuredRuns& runs, std::size_t index, const sim::RingTopology& topo,
+RingPlacement place_ring_run(const sim::MeasuredRuns& runs, std::size_t index, const sim::RingTopology& topo,
                              const sim::RingComputeModel& cm, const sim::RungTimingSet* rungs = nullptr);
 
 // A measured link between GPUs of the runs' kind (assets/interconnects/measured):
 // the one measured on as many GPUs as the file used, else the one on the most;
 // nullopt when none.
-std::optional<sim::InterconnectModel> measured_link_for(const sim::RingRunMeta& m);
+std::optional<sim::InterconnectModel> measured_link_for(const sim::RunMeta& m);
 // `link` as given, or — a measured link without the host's issuing — with the
 // host of another measured link between GPUs of the same kind, its source
 // saying so; unchanged when there is none.
@@ -189,14 +189,14 @@ struct RingFileTakes {
   bool hw = true, link = true, rungs = true;
   bool host = true;  // the host's issuing the file measured in its own call, over the link's
 };
-RingFileModel ring_file_model(const sim::RingMeasuredRuns& runs, RingFileModel m, RingFileTakes take = {});
+RingFileModel ring_file_model(const sim::MeasuredRuns& runs, RingFileModel m, RingFileTakes take = {});
 // The same over the simulator's own defaults (the default ring topology, the
 // datasheet NVLink, the ring's default hardware where the file names no known
 // GPU), as `flashlab ring --results FILE` without flags.
-RingFileModel ring_file_model(const sim::RingMeasuredRuns& runs);
+RingFileModel ring_file_model(const sim::MeasuredRuns& runs);
 // Every run of the file that ran, placed with `m` and scored. Throws
 // std::invalid_argument as place_ring_run does.
-RingScore score_ring_file(const sim::RingMeasuredRuns& runs, const RingFileModel& m);
+RingScore score_ring_file(const sim::MeasuredRuns& runs, const RingFileModel& m);
 std::string ring_score_text(const RingScore& s);
 // One line of it for a panel: the multi-GPU pass times' mean and worst error
 // (and how many), and from 16K tokens.

@@ -14,7 +14,7 @@
 // and its dK, dV summed back per group by separate kernels (RingSteps).
 //
 // Measure here, model elsewhere: the runner returns what the GPUs did
-// (sim::RingMeasuredRun: CUDA events around every step's compute and transfer,
+// (sim::MeasuredRun with its parallel part: CUDA events around every step's compute and transfer,
 // memory, errors against fp64); analysis/results/ring_results.hpp places it beside the
 // ring's simulation. Plain C++: no CUDA or NCCL headers.
 #pragma once
@@ -27,7 +27,8 @@
 #include "flashlab/kernels/rungs/registry.hpp"
 #include "flashlab/kernels/ring/rendezvous.hpp"
 #include "flashlab/kernels/runner/runner.hpp"
-#include "flashlab/sim/ring/ring_measurement.hpp"
+#include "flashlab/sim/measurement/measurement.hpp"
+#include "flashlab/sim/ring/ring_problem.hpp"
 
 namespace flashlab::kernels {
 
@@ -101,13 +102,13 @@ std::string ring_unavailable_reason(int gpus, RingTransport transport, const std
 // timed runs of each pass, checks against fp64. Never throws for a run-level
 // problem: the row says skipped (why), OOM (the bytes) or failed (the error).
 // `gathered`, when set, receives the whole tensors after the last run.
-sim::RingMeasuredRun run_ring(const sim::AttentionProblem& problem, const RingOptions& options,
-                              RingTensors* gathered = nullptr);
+sim::MeasuredRun run_ring(const sim::AttentionProblem& problem, const RingOptions& options,
+                          RingTensors* gathered = nullptr);
 
 // GPU names, NCCL's version, the environment that matters, the commit. With
 // options.group, ranks 0 … gpus − 1 call it together: the GPUs, hosts and
 // devices of all of them (`ranks`: what started them and this rank's place).
-sim::RingRunMeta ring_meta(const RingOptions& options, int gpus, const RankEnvironment* ranks = nullptr);
+sim::RunMeta ring_meta(const RingOptions& options, int gpus, const RankEnvironment* ranks = nullptr);
 
 // The rungs the ring uses on a device of this compute capability, at this
 // head dim, when none is named: on Hopper (9.0) fa3_hopper and fa3_hopper_bwd

@@ -14,17 +14,25 @@ namespace flashlab::kernels {
 
 struct BenchAxes {
   std::vector<std::string> kernels;  // registry ids; empty: every kernel
-  std::vector<i64> batch;            // empty: 16, or tokens / N when `tokens` is set
+  std::vector<i64> batch;            // empty: 16, or tokens / N when `tokens` is set (the ring: 1)
   std::vector<i64> tokens;           // B = tokens / N (the FlashAttention-2 paper's grid)
-  std::vector<i64> seq;              // empty: 1024
+  std::vector<i64> seq;              // empty: 1024 (the ring: 8192 tokens over all GPUs)
   std::vector<i64> seq_kv;           // empty: = seq (non-causal only)
   // emb_dim = heads · head_dim: give any two (all three when they agree).
-  std::vector<i64> heads;            // empty: 16, or emb_dim / head_dim
-  std::vector<i64> head_dim;         // empty: 64, or emb_dim / heads
+  std::vector<i64> heads;            // empty: 16, or emb_dim / head_dim (the ring: 32)
+  std::vector<i64> head_dim;         // empty: 64, or emb_dim / heads (the ring: 128)
   std::vector<i64> emb_dim;
   std::vector<i64> kv_heads;         // K/V heads H_kv (grouped-query attention); empty: = heads
-  std::vector<bool> causal;          // empty: non-causal
-  std::vector<sim::DType> dtypes;    // empty: fp16
+  std::vector<bool> causal;          // empty: non-causal (the ring: causal)
+  std::vector<sim::DType> dtypes;    // empty: fp16 (the ring: bf16)
+
+  // The ring over several GPUs (expand_ring_axes): the attention of a model
+  // in place of heads, K/V heads and head dim, GPU counts, layouts, and
+  // whether the backward runs too.
+  std::vector<std::string> models;   // sim::attention_models() ids
+  std::vector<int> gpus;             // P; empty: 2
+  std::vector<sim::RingLayout> layouts;  // empty: zig-zag
+  sim::PassSelection passes = sim::PassSelection::fwd;  // fwd, or fwd+bwd (a training step's attention)
 };
 
 // One point of the grid per problem, in the order dtype, causal, (heads,
@@ -38,27 +46,10 @@ std::vector<sim::AttentionProblem> expand_axes(const BenchAxes& axes);
 std::vector<const KernelInfo*> select_kernels(const std::vector<std::string>& ids,
                                               sim::PassSelection pass = sim::PassSelection::fwd);
 
-// The ring over several GPUs as named axes: the attention of a model (or
-// heads, K/V heads and head dim given), total sequence lengths, GPU counts,
-// layouts, masks, dtypes, and whether the backward runs too.
-struct RingAxes {
-  std::vector<std::string> models;   // sim::attention_models() ids; empty: heads / kv_heads / head_dim
-  std::vector<i64> batch;            // empty: 1
-  std::vector<i64> heads;            // without a model: empty 32
-  std::vector<i64> kv_heads;         // without a model: empty = heads
-  std::vector<i64> head_dim;         // without a model: empty 128
-  std::vector<i64> seq;              // total tokens N; empty: 8192
-  std::vector<int> gpus;             // P; empty: 2
-  std::vector<sim::RingLayout> layouts;  // empty: zig-zag
-  std::vector<bool> causal;          // empty: causal
-  std::vector<sim::DType> dtypes;    // empty: bf16
-  bool backward = false;             // fwd+bwd (a training step's attention)
-};
-
 // One ring problem per point, in the order dtype, causal, layout, model (or
 // heads, K/V heads, head dim), batch, seq, gpus (the last varies fastest).
 // Throws std::invalid_argument naming the axis.
-std::vector<sim::AttentionProblem> expand_ring_axes(const RingAxes& axes);
+std::vector<sim::AttentionProblem> expand_ring_axes(const BenchAxes& axes);
 
 // A named sweep of assets/sweeps/NAME.json (format "flashlab-sweep/1"):
 //   {"format": "flashlab-sweep/1", "name": "lab-batch-seq", "title": "...",
@@ -75,7 +66,7 @@ std::vector<sim::AttentionProblem> expand_ring_axes(const RingAxes& axes);
 struct SweepFile {
   std::string name, title, source;
   BenchAxes axes;
-  std::optional<RingAxes> ring;  // set for a ring sweep (then `axes` is unused)
+  bool ring = false;  // a ring sweep: `axes` expand with expand_ring_axes
   std::optional<i64> mem_limit_bytes;
 };
 

@@ -26,7 +26,7 @@ struct ProblemText {
   // The parallel part: set, the sequence is cut over this many GPUs in a ring.
   std::optional<std::string> gpus;
   RingLayout layout = RingLayout::zigzag;
-  bool backward = false;  // the ring's passes: forward, or forward then backward
+  PassSelection passes = PassSelection::fwd;  // the ring's passes (validate() refuses bwd alone)
 };
 
 // What each field is called in messages.

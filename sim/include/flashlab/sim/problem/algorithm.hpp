@@ -8,6 +8,8 @@
 #include <string_view>
 #include <vector>
 
+#include "flashlab/sim/problem/pass.hpp"
+
 namespace flashlab::sim {
 
 // The forward algorithms, then the backward pass of each: standard_bwd is
@@ -15,17 +17,6 @@ namespace flashlab::sim {
 // eager PyTorch's autograd launches, fa1_bwd Algorithm 4 of FlashAttention,
 // fa2_bwd Algorithm 2 of FlashAttention-2.
 enum class Algorithm : std::uint8_t { standard, pytorch, fa1, fa2, standard_bwd, pytorch_bwd, fa1_bwd, fa2_bwd };
-
-// Which pass of training an algorithm computes: the forward O = softmax(τQKᵀ)V,
-// or the backward dQ, dK, dV from dO (and what the forward kept).
-enum class Pass : std::uint8_t { fwd, bwd };
-std::string_view to_string(Pass p);  // "fwd", "bwd"
-
-// What a front end is asked to show (--pass): one pass, or a training step's
-// forward followed by its backward, counted as their sum.
-enum class PassSelection : std::uint8_t { fwd, bwd, fwd_bwd };
-std::string_view to_string(PassSelection p);  // "fwd", "bwd", "fwd+bwd"
-std::optional<PassSelection> parse_pass_selection(std::string_view s);
 
 // How the loop nest runs on a GPU, for the L2 model: each outer iteration is
 // one thread block (CTA) of a launch — FlashAttention-2, the passes of the

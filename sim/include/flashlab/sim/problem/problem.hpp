@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "flashlab/sim/problem/pass.hpp"
 #include "flashlab/sim/problem/ring_partition.hpp"
 #include "flashlab/sim/core/types.hpp"
 
@@ -20,7 +21,9 @@ namespace flashlab::sim {
 struct ParallelPart {
   int gpus = 2;                            // P
   RingLayout layout = RingLayout::zigzag;  // which chunks each GPU holds (ring_partition.hpp)
-  bool backward = false;                   // the passes: the forward; true: forward then backward (a training step)
+  // The passes: the forward, or a training step's forward then backward (the
+  // ring's backward needs the forward's O and logsumexp: bwd alone is refused).
+  PassSelection passes = PassSelection::fwd;
 };
 bool operator==(const ParallelPart& a, const ParallelPart& b);
 inline bool operator!=(const ParallelPart& a, const ParallelPart& b) { return !(a == b); }
@@ -52,7 +55,8 @@ struct AttentionProblem {
   // The parallel part's, or one GPU's: 1, contiguous, the forward.
   int gpus() const { return parallel ? parallel->gpus : 1; }
   RingLayout layout() const { return parallel ? parallel->layout : RingLayout::contiguous; }
-  bool backward() const { return parallel && parallel->backward; }
+  PassSelection passes() const { return parallel ? parallel->passes : PassSelection::fwd; }
+  bool backward() const { return includes(passes(), Pass::bwd); }
   // The parallel part to set, made (2 GPUs, zig-zag, the forward) when absent.
   ParallelPart& parallel_part() {
     if (!parallel) parallel.emplace();
@@ -84,7 +88,7 @@ struct ProblemError {
 // Every reason the problem cannot be modelled (empty when it can): the sizes,
 // grouped heads, the mask against N_kv, the 64-bit counters (blaming each size
 // whose reduction to 1 alone would make the problem fit) and, with a parallel
-// part, the GPUs and the layout's chunks.
+// part, the GPUs, the passes and the layout's chunks.
 std::vector<ProblemError> validate(const AttentionProblem& p);
 // The messages alone, in order.
 std::vector<std::string> messages(const std::vector<ProblemError>& errors);

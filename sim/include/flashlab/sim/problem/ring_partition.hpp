@@ -76,8 +76,11 @@ struct RingPartition {
   i64 tokens_of(int r) const;               // Σ sizes of GPU r's chunks
 };
 
+// The most GPUs a ring holds: every front end, file and parser caps P here.
+inline constexpr int kMaxRingGpus = 4096;
+
 // Throws std::invalid_argument (one sentence naming the value) unless
-// 1 ≤ P ≤ 4096 and N ≥ C (every chunk holds at least one token).
+// 1 ≤ P ≤ kMaxRingGpus and N ≥ C (every chunk holds at least one token).
 RingPartition ring_partition(i64 seq, int gpus, RingLayout layout);
 
 // Which GPU's K, V chunks GPU r holds at step s: (r − s) mod P.

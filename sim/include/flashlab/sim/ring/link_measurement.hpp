@@ -10,8 +10,8 @@
 #include <string_view>
 #include <vector>
 
-#include "flashlab/sim/ring/gpu_topology.hpp"
-#include "flashlab/sim/calibration/host_issue.hpp"
+#include "flashlab/sim/hardware/gpu_topology.hpp"
+#include "flashlab/sim/hardware/host_issue.hpp"
 #include "flashlab/sim/core/types.hpp"
 
 namespace flashlab::sim {

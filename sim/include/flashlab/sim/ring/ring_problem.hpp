@@ -37,7 +37,4 @@ enum class RingSteps { fused, pairwise };
 std::string_view ring_steps_name(RingSteps s);  // "fused", "pairwise"
 std::optional<RingSteps> parse_ring_steps(std::string_view s);
 
-enum class RingPass { forward, backward };
-std::string_view ring_pass_name(RingPass p);  // "fwd", "bwd"
-
 }  // namespace flashlab::sim

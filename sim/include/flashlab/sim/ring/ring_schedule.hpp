@@ -45,9 +45,10 @@
 #include <string_view>
 #include <vector>
 
-#include "flashlab/sim/ring/gpu_topology.hpp"
+#include "flashlab/sim/hardware/gpu_topology.hpp"
 #include "flashlab/sim/hardware/hardware.hpp"
-#include "flashlab/sim/calibration/host_issue.hpp"
+#include "flashlab/sim/hardware/host_issue.hpp"
+#include "flashlab/sim/hardware/link_curve.hpp"
 #include "flashlab/sim/calibration/power_cap.hpp"
 #include "flashlab/sim/problem/problem.hpp"
 #include "flashlab/sim/problem/ring_partition.hpp"
@@ -58,15 +59,6 @@
 namespace flashlab::sim {
 
 // ---- links -------------------------------------------------------------------
-
-// One message size of a measured link (`flashlab links`): what one message
-// took and the rates that follow from it.
-struct LinkCurvePoint {
-  double bytes = 0;            // one message
-  double time_s = 0;           // one message, one direction, the other direction idle
-  double bandwidth = 0;        // bytes/s one direction: bytes / time_s
-  double bidir_bandwidth = 0;  // bytes/s per direction with both directions busy; 0 when not measured
-};
 
 // One GPU pair of a measured link, at its largest message.
 struct LinkPairFigure {
@@ -222,14 +214,14 @@ struct RingBlockCost {
 };
 // `folds`: the pair's partial output folds into a running one (its query
 // chunk has more pairs over the ring) — what the launch model adds per CTA.
-RingBlockCost ring_block_cost(const AttentionProblem& p, i64 n_q, i64 n_kv, ChunkVisibility v, RingPass pass,
+RingBlockCost ring_block_cost(const AttentionProblem& p, i64 n_q, i64 n_kv, ChunkVisibility v, Pass pass,
                               const RingComputeModel& cm, bool folds = false);
 // The same whole problem (N × N, B·H heads) on one GPU: the pass's bound
 // from the same counts, at the same efficiency.
-RingBlockCost ring_single_gpu_cost(const AttentionProblem& p, RingPass pass, const RingComputeModel& cm);
+RingBlockCost ring_single_gpu_cost(const AttentionProblem& p, Pass pass, const RingComputeModel& cm);
 // The FLOP convention of a pass over `pairs` visible (query, key) pairs:
 // 4·B·H·pairs·d forward, 10·B·H·pairs·d backward.
-double ring_convention_flops(const AttentionProblem& p, i64 pairs, RingPass pass);
+double ring_convention_flops(const AttentionProblem& p, i64 pairs, Pass pass);
 
 // ---- the schedule --------------------------------------------------------------
 
@@ -246,7 +238,7 @@ std::string_view ring_event_name(RingEventKind k);  // "compute", "transfer", "w
 struct RingEvent {
   int gpu = 0;
   int step = 0;          // 0 … P − 1 (a backward's homecoming transfer of dK, dV: step P)
-  RingPass pass = RingPass::forward;
+  Pass pass = Pass::fwd;
   RingEventKind kind = RingEventKind::compute;
   double start_s = 0;
   double end_s = 0;
@@ -277,7 +269,7 @@ struct RingGpuTotals {
 };
 
 struct RingPassResult {
-  RingPass pass = RingPass::forward;
+  Pass pass = Pass::fwd;
   double start_s = 0, end_s = 0;   // time_s = end_s − start_s
   double time_s = 0;
   double compute_s = 0;            // the busiest GPU's compute
@@ -304,7 +296,7 @@ struct RingMemoryTerm {
   std::string name;     // "K, V ring buffers (2)"
   std::string formula;  // "2·2·B·H_kv·n_gpu_max·d·2"
   i64 bytes = 0;
-  RingPass pass = RingPass::forward;  // the pass that needs it (the backward's only in a training step)
+  Pass pass = Pass::fwd;  // the pass that needs it (the backward's only in a training step)
 };
 struct RingMemory {
   std::vector<RingMemoryTerm> terms;
@@ -324,7 +316,7 @@ struct RingSimulation {
   double scaling_efficiency = 0;   // single_gpu_s / (P · time_s)
   std::vector<RingMemory> memory;  // per GPU, term by term
   std::vector<i64> peak_bytes_per_gpu;  // per GPU: memory[r].total_bytes()
-  const RingPassResult& pass(RingPass p) const;  // throws std::out_of_range for a backward not simulated
+  const RingPassResult& pass(Pass p) const;  // throws std::out_of_range for a backward not simulated
 };
 
 // Throws std::invalid_argument with the first reason of validate() (problem,
@@ -334,7 +326,7 @@ RingSimulation simulate_ring(const AttentionProblem& p, const RingTopology& topo
 // A pass's rung as the ring's model times it: the model's own (forward_rung,
 // backward_rung), else the set's at the head dim (fa3_hopper, else fa2_tc;
 // fa3_hopper_bwd, else fa2_tc_bwd); nullptr without a launch model.
-const RungTiming* ring_rung(const RingComputeModel& cm, RingPass pass, i64 head_dim);
+const RungTiming* ring_rung(const RingComputeModel& cm, Pass pass, i64 head_dim);
 
 // The passes as a bench times them, a series of runs back to back
 // (power_cap.hpp): simulated at boost; then, where a pass's rung is capped by

@@ -1,4 +1,4 @@
-#include "flashlab/sim/calibration/host_issue_json.hpp"
+#include "flashlab/sim/hardware/host_issue_json.hpp"
 
 namespace flashlab::sim {
 

@@ -7,7 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "flashlab/sim/calibration/host_issue.hpp"
+#include "flashlab/sim/hardware/host_issue.hpp"
 
 namespace flashlab::sim {
 

@@ -1,5 +1,5 @@
 // `nvidia-smi topo -m` read into a matrix of link codes and a one-line summary.
-#include "flashlab/sim/ring/gpu_topology.hpp"
+#include "flashlab/sim/hardware/gpu_topology.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -9,7 +9,7 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "flashlab/sim/ring/gpu_topology_json.hpp"
+#include "flashlab/sim/hardware/gpu_topology_json.hpp"
 
 namespace flashlab::sim {
 

@@ -7,7 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "flashlab/sim/ring/gpu_topology.hpp"
+#include "flashlab/sim/hardware/gpu_topology.hpp"
 
 namespace flashlab::sim {
 
