@@ -19,6 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include "panels/panels.hpp"
+#include "draw/drawn_marks.hpp"
 #include "draw/theme.hpp"
 
 namespace flashlab::gui {
@@ -107,6 +108,7 @@ std::string Probe::start(AppState& s) {
     }
   }
   if (walk_) s.view.export_dir = (std::filesystem::temp_directory_path() / "flashlab-random-walk").string();
+  record_marks(options_.stats);
   return error;
 }
 
@@ -170,6 +172,7 @@ void Probe::inject_input(AppState& s) {
 }
 
 void Probe::frame_begin() {
+  clear_drawn_marks();
   t0_ = Clock::now();
   cpu0_ = process_cpu_ms();
 }
@@ -234,6 +237,25 @@ void Probe::frame_drawn(const ImDrawData& dd, int scene) {
   }
 }
 
+void Probe::frame_rendered(const ImDrawData& dd, int fb_width, int fb_height, float fb_scale) {
+  if (!options_.stats || magnified_) return;
+  const ImGuiIO& io = ImGui::GetIO();
+  const GlyphIndex glyphs(*io.Fonts);
+  const ContrastCheck c = check_contrast(dd, io.Fonts->TexID, io.Fonts->TexUvWhitePixel, read_frame(fb_width, fb_height),
+                                         fb_scale, drawn_marks(), &glyphs);
+  contrast_.texts += c.texts;
+  contrast_.marks += c.marks;
+  if (c.worst_text < contrast_.worst_text) contrast_.worst_text = c.worst_text, contrast_.worst_text_at = c.worst_text_at;
+  if (c.worst_mark < contrast_.worst_mark) contrast_.worst_mark = c.worst_mark, contrast_.worst_mark_at = c.worst_mark_at;
+  // Each low run or mark once, whatever the frames that showed it: its message less where it was drawn.
+  for (const std::string& l : c.low) {
+    const std::string key = l.substr(0, l.rfind(" at ("));
+    if (!low_contrast_.insert(key).second) continue;
+    (l.rfind("text ", 0) == 0 ? contrast_.low_texts : contrast_.low_marks)++;
+    if (contrast_.low.size() < 40) contrast_.low.push_back(l);
+  }
+}
+
 void Probe::frame_end() {
   if (options_.stats) glFinish();  // count the rendering in the frame, not in the next one
   const Clock::time_point t1 = Clock::now();
@@ -286,6 +308,17 @@ void Probe::finish(const AppState& s, int width, int height, const std::string& 
   j["overlapping_text"] = text_.overlapping_runs;
   j["first_overlap"] = text_.first_overlap;
   j["magnified_frames"] = magnified_frames_;  // not text-checked
+  // WCAG AA on the frames as drawn: text 4.5 : 1, lines and markers 3 : 1.
+  const auto two = [](double v) { return std::round(v * 100) / 100; };
+  j["contrast_texts"] = contrast_.texts;
+  j["contrast_marks"] = contrast_.marks;
+  j["worst_text_contrast"] = two(contrast_.worst_text);
+  j["worst_text_at"] = contrast_.worst_text_at;
+  j["worst_mark_contrast"] = two(contrast_.worst_mark);
+  j["worst_mark_at"] = contrast_.worst_mark_at;
+  j["low_contrast_texts"] = contrast_.low_texts;
+  j["low_contrast_marks"] = contrast_.low_marks;
+  j["low_contrast"] = contrast_.low;
   j["theme"] = theme_name(s.view.theme);
   // Each scene's claims ("shows") against the text its stage showed.
   int claims = 0, missing = 0, unseen = 0;

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <vector>
 
+#include "drawn_marks.hpp"
 #include "flashlab/analysis/text/math_text.hpp"
 
 namespace flashlab::gui {
@@ -80,7 +81,9 @@ void draw_tilde(ImDrawList* dl, const Piece& pc, float x, float baseline, ImU32 
     const float t = static_cast<float>(k) / 8.0f;
     pts[k] = ImVec2(x0 + (x1 - x0) * t, top - amp * std::sin(t * 6.2831853f));
   }
+  const int first = dl->VtxBuffer.Size;
   dl->AddPolyline(pts, 9, color, 0, std::max(1.0f, pc.size * 0.07f));
+  mark_line(dl, first, pts, 9, std::max(1.0f, pc.size * 0.07f), "a tilde");
 }
 
 struct Placed {

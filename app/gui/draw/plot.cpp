@@ -101,6 +101,7 @@ analysis::ChartHit EndPlot() {
   // The atlas is baked at 15 px × scale: chart text at that size stays sharp.
   style.font_px = ImGui::GetFontSize() / c.scale * 0.93;
   style.title_px = ImGui::GetFontSize() / c.scale * 1.1;
+  canvas.set_decor(style.plot_background, style.grid, style.grid_minor);
   const analysis::Rect outer{c.pos.x, c.pos.y, c.size.x, c.size.y};
 
   ImGui::PushID(static_cast<int>(c.id));

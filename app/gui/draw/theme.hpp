@@ -38,6 +38,9 @@ ImVec4 color_background();
 
 constexpr float kBaseFontPx = 15.0f;
 
+// WCAG's contrast ratio of two colours (alpha ignored): 1 to 21.
+double contrast_ratio(ImU32 a, ImU32 b);
+
 ImU32 tensor_color(sim::Tensor t, int alpha = 255);
 // The tiling view's finished blocks: a neutral grey where every tensor (and
 // the current block's yellow) has a hue, so "done" never reads as "Q".

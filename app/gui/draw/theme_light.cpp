@@ -84,7 +84,22 @@ ImU32 light_ink(ImU32 c) {
   return l != x.l ? with_lightness(c, x, l) : c;
 }
 
+double channel_luminance(unsigned v) {
+  const double c = static_cast<double>(v & 0xFF) / 255.0;
+  return c <= 0.04045 ? c / 12.92 : std::pow((c + 0.055) / 1.055, 2.4);
+}
+
+double luminance(ImU32 c) {
+  return 0.2126 * channel_luminance(c >> IM_COL32_R_SHIFT) + 0.7152 * channel_luminance(c >> IM_COL32_G_SHIFT) +
+         0.0722 * channel_luminance(c >> IM_COL32_B_SHIFT);
+}
+
 }  // namespace
+
+double contrast_ratio(ImU32 a, ImU32 b) {
+  const double la = luminance(a), lb = luminance(b);
+  return (std::max(la, lb) + 0.05) / (std::min(la, lb) + 0.05);
+}
 
 void recolour_for_theme(ImGuiWindow* window) {
   if (!light_theme() || window == nullptr) return;

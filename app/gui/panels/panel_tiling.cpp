@@ -9,6 +9,7 @@
 
 #include "state/format.hpp"
 #include "draw/math_view.hpp"
+#include "draw/drawn_marks.hpp"
 #include "draw/imgui_canvas.hpp"
 #include "model/model.hpp"
 #include "panels.hpp"
@@ -159,25 +160,34 @@ void draw_tiling(const AppState& s, const AlgoView& v, ImVec2 origin, ImVec2 ava
       const Tensor t_ = tensors[lane];
       // This lane's share of the strip's thickness.
       const float f0 = static_cast<float>(lane) / static_cast<float>(lanes), f1 = static_cast<float>(lane + 1) / static_cast<float>(lanes);
-      auto seg = [&](i64 e0, i64 e1, ImU32 col) {
+      auto seg = [&](i64 e0, i64 e1, ImU32 col, const char* what) {
         const i64 n = rows ? g.n_q : g.n_kv;
+        const int first = dl->VtxBuffer.Size;
+        ImVec2 p0, p1;
         if (!rows) {
           const Span sp = span_of(e0, e1, n, a.x, b.x - a.x);
           const float ya = a.y + (b.y - a.y) * f0, yb = a.y + (b.y - a.y) * f1;
-          dl->AddRectFilled(ImVec2(sp.a, ya), ImVec2(std::max(sp.b, sp.a + 2), yb), col);
+          p0 = ImVec2(sp.a, ya), p1 = ImVec2(std::max(sp.b, sp.a + 2), yb);
         } else {
           const Span sp = span_of(e0, e1, n, a.y, b.y - a.y);
           const float xa = a.x + (b.x - a.x) * f0, xb = a.x + (b.x - a.x) * f1;
-          dl->AddRectFilled(ImVec2(xa, sp.a), ImVec2(xb, std::max(sp.b, sp.a + 2)), col);
+          p0 = ImVec2(xa, sp.a), p1 = ImVec2(xb, std::max(sp.b, sp.a + 2));
         }
+        dl->AddRectFilled(p0, p1, col);
+        mark_area(dl, first, ImVec4(p0.x, p0.y, p1.x, p1.y), what);
       };
-      if (rows && snap.cur_i >= 0) seg(snap.cur_i * g.Br, snap.cur_i * g.Br + g.rows(snap.cur_i), tensor_color(t_, 70));
-      if (!rows && snap.cur_j >= 0) seg(snap.cur_j * g.Bc, snap.cur_j * g.Bc + g.cols(snap.cur_j), tensor_color(t_, 70));
+      if (rows && snap.cur_i >= 0)
+        seg(snap.cur_i * g.Br, snap.cur_i * g.Br + g.rows(snap.cur_i), tensor_color(t_, 70), "the current block on a strip");
+      if (!rows && snap.cur_j >= 0)
+        seg(snap.cur_j * g.Bc, snap.cur_j * g.Bc + g.cols(snap.cur_j), tensor_color(t_, 70), "the current block on a strip");
       for (const sim::TileRef& r : v.cursor->sram()) {
         if (r.tensor != t_) continue;  // ℓ, m and the statistics show in the SRAM bar
-        if (r.ti < 0 && r.tj < 0) seg(0, rows ? g.n_q : g.n_kv, tensor_color(r.tensor, 120));  // a whole tensor
-        else if (rows && r.ti >= 0) seg(r.ti * g.Br, r.ti * g.Br + g.rows(r.ti), tensor_color(r.tensor, 230));
-        else if (!rows && r.tj >= 0) seg(r.tj * g.Bc, r.tj * g.Bc + g.cols(r.tj), tensor_color(r.tensor, 230));
+        if (r.ti < 0 && r.tj < 0)
+          seg(0, rows ? g.n_q : g.n_kv, tensor_color(r.tensor, 120), "a whole tensor in SRAM on its strip");
+        else if (rows && r.ti >= 0)
+          seg(r.ti * g.Br, r.ti * g.Br + g.rows(r.ti), tensor_color(r.tensor, 230), "a tile in SRAM on its strip");
+        else if (!rows && r.tj >= 0)
+          seg(r.tj * g.Bc, r.tj * g.Bc + g.cols(r.tj), tensor_color(r.tensor, 230), "a tile in SRAM on its strip");
       }
     }
   };
@@ -250,7 +260,10 @@ void draw_tiling(const AppState& s, const AlgoView& v, ImVec2 origin, ImVec2 ava
   }
   if (g.causal) {
     // The mask boundary: keys right of the diagonal are masked; blocks it crosses are partially masked.
+    const int first = dl->VtxBuffer.Size;
     dl->AddLine(S0, S1, IM_COL32(230, 90, 80, 220), 1.5f * scale);
+    const ImVec2 diagonal[2] = {S0, S1};
+    mark_line(dl, first, diagonal, 2, 1.5f * scale, "the causal diagonal");
     if (skips_masked) label(dl, ImVec2(S0.x + sw * 0.55f, S0.y + sw * 0.12f), "skipped", IM_COL32(200, 200, 200, 255));
   }
   ImVec4 current_block(0, 0, 0, 0);  // where the current block is drawn: the labels keep off it
@@ -259,8 +272,10 @@ void draw_tiling(const AppState& s, const AlgoView& v, ImVec2 origin, ImVec2 ava
     const Span sx = span_of(snap.cur_j * g.Bc, snap.cur_j * g.Bc + g.cols(snap.cur_j), g.n_kv, S0.x, sw);
     const ImVec2 p0(sx.a, sy.a), p1(std::max(sx.b, sx.a + 3), std::max(sy.b, sy.a + 3));
     current_block = ImVec4(p0.x - 2, p0.y - 2, p1.x + 2, p1.y + 2);
+    const int first = dl->VtxBuffer.Size;
     dl->AddRectFilled(p0, p1, IM_COL32(255, 215, 70, 200));
     dl->AddRect(ImVec2(p0.x - 2, p0.y - 2), ImVec2(p1.x + 2, p1.y + 2), IM_COL32(255, 235, 120, 255), 0, 0, 2 * scale);
+    mark_area(dl, first, current_block, "the current block");
     if (g.partially_masked(snap.cur_i, snap.cur_j))
       dl->AddLine(p0, p1, IM_COL32(230, 60, 50, 255), 2 * scale);
   }
