@@ -79,6 +79,13 @@ TEST_CASE("contrast: WCAG's ratios of known pairs", "[gui][contrast]") {
   CHECK(contrast_ratio(IM_COL32(0, 0, 0, 255), IM_COL32(255, 255, 255, 255)) == Approx(21.0));
   CHECK(contrast_ratio(IM_COL32(119, 119, 119, 255), IM_COL32(255, 255, 255, 255)) == Approx(4.48).epsilon(0.01));
   CHECK(contrast_ratio(IM_COL32(10, 20, 30, 255), IM_COL32(10, 20, 30, 255)) == Approx(1.0));
+  // Readable: the nearest lightness that reaches the ratio, the hue kept.
+  const ImU32 wine = IM_COL32(150, 30, 70, 255), dark = IM_COL32(26, 28, 33, 255);
+  CHECK(contrast_ratio(wine, dark) < 3.0);
+  const ImU32 lifted = flashlab::gui::readable_on(wine, dark, 3.1);
+  CHECK(contrast_ratio(lifted, dark) >= 3.1);
+  CHECK(contrast_ratio(lifted, dark) < 3.3);
+  CHECK(flashlab::gui::readable_on(IM_COL32(255, 255, 255, 255), dark, 4.5) == IM_COL32(255, 255, 255, 255));
 }
 
 TEST_CASE("contrast: text under 4.5 : 1 is counted, named, and text over it is not", "[gui][contrast]") {

@@ -327,6 +327,12 @@ void presenter_run(const std::string& scenario, int width, int height, double sc
   CHECK(st["clipped_glyphs"] == 0);
   CHECK(st["overlapping_text"] == 0);
   CHECK(st["text_runs"].get<int>() > 20);  // the check saw the text
+  // WCAG AA on every frame as drawn: text 4.5 : 1, lines and markers 3 : 1.
+  INFO("low contrast: " << st["low_contrast"]);
+  CHECK(st["contrast_texts"].get<int>() > 20);
+  CHECK(st["low_contrast_texts"] == 0);
+  CHECK(st["low_contrast_marks"] == 0);
+  CHECK(st["worst_text_contrast"].get<double>() >= 4.5);
   // Each scene's talking point against the text its stage showed.
   INFO("missing claims: " << st["missing_claims"]);
   CHECK(st["claims"] == claims);
@@ -410,6 +416,15 @@ TEST_CASE("presenter mode: every shipped lecture forward, back and forward again
 TEST_CASE("presenter mode: the lecture in the light theme at 1920 × 1080, UI scale 2, nothing clipped or overlapping",
           "[gui][xvfb][present][theme]") {
   presenter_run("lecture-five-minutes", 1920, 1080, 2.0, "light");
+}
+
+TEST_CASE("presenter mode: the causal, backward, L2, Hopper, H100 and ring lectures in the light theme, readable",
+          "[gui][xvfb][present][theme]") {
+  for (const char* sc :
+       {"lecture-causal-scenes", "lecture-backward", "lecture-l2", "lecture-hopper", "lecture-h100-in-five", "lecture-ring"}) {
+    INFO(sc);
+    presenter_run(sc, 1920, 1080, 2.0, "light");
+  }
 }
 
 TEST_CASE("presenter mode: the pointer, the magnifier, the clock and the theme pressed by a script, on every kind of stage",

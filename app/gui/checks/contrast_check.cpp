@@ -246,7 +246,7 @@ ContrastCheck check_contrast(const ImDrawData& dd, ImTextureID font_texture, ImV
           const float t = (static_cast<float>(q) + 0.5f) / static_cast<float>(n);
           const float x = a.x + dx * t, y = a.y + dy * t;
           for (float side : {-1.0f, 1.0f})
-            for (float d : {off, off + 3}) {
+            for (float d : {off, off + 3, off + 6}) {
               const ImVec2 at_side(x + side * nx * d, y + side * ny * d);
               if (!inside(at_side.x, at_side.y)) continue;
               ++sampled;

@@ -43,12 +43,13 @@ struct LineReader {
       end_line();
       top = line_top;
       height = line_h;
+      right = quad.x;
       open = true;
     } else if (quad.x - right > 0.18f * line_h) {
       cur += ' ';  // glyphs standing apart: a space (or a table's gap) between them
     }
     analysis::append_utf8(cur, g->codepoint);
-    right = quad.z;
+    right = std::max(right, quad.z);  // a combining mark (a tilde) lies over its letter, not after it
   }
   void end_line() {
     if (open && !cur.empty()) lines.push_back({window, cur});

@@ -106,7 +106,7 @@ bool draw_l2_caption(const AlgoView& v, float budget) {
     math_text("L2 (first head): step into a visit to see where its reads come from", color_dim(), width);
   } else {
     const float f = l2.dram_fraction;
-    const ImVec4 col = f <= 0.05f ? color_good() : f >= 0.5f ? ImVec4(1.0f, 0.7f, 0.35f, 1) : color_note();
+    const ImVec4 col = f <= 0.05f ? color_good() : f >= 0.5f ? color_warning() : color_note();
     math_text("L2: " + l2.visit_caption, col, width);
     if (!l2.wave_caption.empty()) {
       const ImVec2 p = ImGui::GetCursorScreenPos();
@@ -160,7 +160,9 @@ void draw_tiling(const AppState& s, const AlgoView& v, ImVec2 origin, ImVec2 ava
       const Tensor t_ = tensors[lane];
       // This lane's share of the strip's thickness.
       const float f0 = static_cast<float>(lane) / static_cast<float>(lanes), f1 = static_cast<float>(lane + 1) / static_cast<float>(lanes);
-      auto seg = [&](i64 e0, i64 e1, ImU32 col, const char* what) {
+      // The block the loop is at: outlined in the tensor's colour; a tile in
+      // SRAM: filled with it.
+      auto seg = [&](i64 e0, i64 e1, ImU32 col, bool outline, const char* what) {
         const i64 n = rows ? g.n_q : g.n_kv;
         const int first = dl->VtxBuffer.Size;
         ImVec2 p0, p1;
@@ -173,21 +175,26 @@ void draw_tiling(const AppState& s, const AlgoView& v, ImVec2 origin, ImVec2 ava
           const float xa = a.x + (b.x - a.x) * f0, xb = a.x + (b.x - a.x) * f1;
           p0 = ImVec2(xa, sp.a), p1 = ImVec2(xb, std::max(sp.b, sp.a + 2));
         }
-        dl->AddRectFilled(p0, p1, col);
+        if (outline) {
+          const float w = std::min(2 * scale, std::min(p1.x - p0.x, p1.y - p0.y) / 3);
+          dl->AddRect(ImVec2(p0.x + w / 2, p0.y + w / 2), ImVec2(p1.x - w / 2, p1.y - w / 2), col, 0, 0, w);
+        } else {
+          dl->AddRectFilled(p0, p1, col);
+        }
         mark_area(dl, first, ImVec4(p0.x, p0.y, p1.x, p1.y), what);
       };
       if (rows && snap.cur_i >= 0)
-        seg(snap.cur_i * g.Br, snap.cur_i * g.Br + g.rows(snap.cur_i), tensor_color(t_, 70), "the current block on a strip");
+        seg(snap.cur_i * g.Br, snap.cur_i * g.Br + g.rows(snap.cur_i), tensor_color(t_), true, "the current block on a strip");
       if (!rows && snap.cur_j >= 0)
-        seg(snap.cur_j * g.Bc, snap.cur_j * g.Bc + g.cols(snap.cur_j), tensor_color(t_, 70), "the current block on a strip");
+        seg(snap.cur_j * g.Bc, snap.cur_j * g.Bc + g.cols(snap.cur_j), tensor_color(t_), true, "the current block on a strip");
       for (const sim::TileRef& r : v.cursor->sram()) {
         if (r.tensor != t_) continue;  // ℓ, m and the statistics show in the SRAM bar
         if (r.ti < 0 && r.tj < 0)
-          seg(0, rows ? g.n_q : g.n_kv, tensor_color(r.tensor, 120), "a whole tensor in SRAM on its strip");
+          seg(0, rows ? g.n_q : g.n_kv, tensor_color(r.tensor), false, "a whole tensor in SRAM on its strip");
         else if (rows && r.ti >= 0)
-          seg(r.ti * g.Br, r.ti * g.Br + g.rows(r.ti), tensor_color(r.tensor, 230), "a tile in SRAM on its strip");
+          seg(r.ti * g.Br, r.ti * g.Br + g.rows(r.ti), tensor_color(r.tensor), false, "a tile in SRAM on its strip");
         else if (!rows && r.tj >= 0)
-          seg(r.tj * g.Bc, r.tj * g.Bc + g.cols(r.tj), tensor_color(r.tensor, 230), "a tile in SRAM on its strip");
+          seg(r.tj * g.Bc, r.tj * g.Bc + g.cols(r.tj), tensor_color(r.tensor), false, "a tile in SRAM on its strip");
       }
     }
   };
@@ -260,8 +267,10 @@ void draw_tiling(const AppState& s, const AlgoView& v, ImVec2 origin, ImVec2 ava
   }
   if (g.causal) {
     // The mask boundary: keys right of the diagonal are masked; blocks it crosses are partially masked.
+    // On a casing of the view's ground: it reads over finished and idle blocks alike.
+    dl->AddLine(S0, S1, IM_COL32(0, 0, 0, 255), 5 * scale);
     const int first = dl->VtxBuffer.Size;
-    dl->AddLine(S0, S1, IM_COL32(230, 90, 80, 220), 1.5f * scale);
+    dl->AddLine(S0, S1, light_theme() ? IM_COL32(175, 30, 20, 255) : IM_COL32(240, 100, 90, 255), 1.5f * scale);
     const ImVec2 diagonal[2] = {S0, S1};
     mark_line(dl, first, diagonal, 2, 1.5f * scale, "the causal diagonal");
     if (skips_masked) label(dl, ImVec2(S0.x + sw * 0.55f, S0.y + sw * 0.12f), "skipped", IM_COL32(200, 200, 200, 255));
@@ -274,7 +283,7 @@ void draw_tiling(const AppState& s, const AlgoView& v, ImVec2 origin, ImVec2 ava
     current_block = ImVec4(p0.x - 2, p0.y - 2, p1.x + 2, p1.y + 2);
     const int first = dl->VtxBuffer.Size;
     dl->AddRectFilled(p0, p1, IM_COL32(255, 215, 70, 200));
-    dl->AddRect(ImVec2(p0.x - 2, p0.y - 2), ImVec2(p1.x + 2, p1.y + 2), IM_COL32(255, 235, 120, 255), 0, 0, 2 * scale);
+    dl->AddRect(ImVec2(p0.x - 2, p0.y - 2), ImVec2(p1.x + 2, p1.y + 2), current_block_outline(), 0, 0, 2 * scale);
     mark_area(dl, first, current_block, "the current block");
     if (g.partially_masked(snap.cur_i, snap.cur_j))
       dl->AddLine(p0, p1, IM_COL32(230, 60, 50, 255), 2 * scale);
@@ -351,7 +360,7 @@ void draw_tiling(const AppState& s, const AlgoView& v, ImVec2 origin, ImVec2 ava
   if (!transfer.empty()) {
     const sim::TileEvent& e = snap.recent.back().event;
     used = line(line2, {transfer, (e.kind == sim::EventKind::load ? "→ SRAM " : "→ HBM ") + sim::tile_label(e.target)},
-                tensor_color(e.target.tensor));
+                tensor_ink(e.target.tensor));
   }
   if (!to_scale) {
     const char* ns = "d strips not to scale";
@@ -425,7 +434,7 @@ void draw_events(const AlgoView& v, float budget) {
   for (auto it = shown.rbegin(); it != shown.rend(); ++it) {
     const sim::TileEvent& e = recent[*it].event;
     const bool now = *it + 1 == recent.size();
-    const ImVec4 col = is_transfer(e) ? ImGui::ColorConvertU32ToFloat4(tensor_color(e.target.tensor)) : color_dim();
+    const ImVec4 col = is_transfer(e) ? ImGui::ColorConvertU32ToFloat4(tensor_ink(e.target.tensor)) : color_dim();
     ImGui::TextColored(col, "%s %s", now ? "▶" : " ", event_text(e).c_str());
   }
   if (recent.empty() && used + text_height("  (at the start: press → or Space)", width) <= budget)
@@ -548,7 +557,7 @@ void draw_pseudocode(const AlgoView& v, int index) {
     const ImVec2 p = ImGui::GetCursorScreenPos();
     if (is_cur)
       dl->AddRectFilled(ImVec2(p.x - 2, p.y - 1), ImVec2(p.x + ImGui::GetContentRegionAvail().x, p.y + h[static_cast<size_t>(k)] - gap + 1),
-                        IM_COL32(120, 95, 20, 255));
+                        light_theme() ? IM_COL32(240, 214, 130, 255) : IM_COL32(120, 95, 20, 255));
     const std::string number = std::to_string(k + 1);
     dl->AddText(ImVec2(p.x + number_w - ImGui::CalcTextSize((number + " ").c_str()).x,
                        p.y + (math_line_height() - ImGui::GetTextLineHeight()) * 0.5f),
