@@ -8,6 +8,7 @@ packages=(
   nlohmann-json3-dev libcli11-dev libeigen3-dev catch2 libbenchmark-dev
   libimgui-dev libstb-dev libglfw3-dev libgl-dev libcairo2-dev fonts-dejavu-core
   xvfb xauth libgl1-mesa-dri ccache
+  python3
 )
 
 missing=()

@@ -21,6 +21,16 @@ then repeats with CUDA events, each after a write of 2x the L2 size (unless
 --no-l2-flush), median/min/max; TFLOP/s by the same convention
 (4*B*H*N_q*N_kv*d, halved when causal).
 
+It checks them as flashlab bench checks its rungs (--check sampled): before
+every run the output is poisoned with NaN — PyTorch allocates each output
+itself, so a NaN block of the output's size is freed just before the call
+and the caching allocator hands that block to the output (the script prints
+in how many runs the output's address shows it did); an output with a NaN or inf after the checked run or the timed
+ones fails the row; and the checked run is compared against an fp64
+reference on the heads and rows flashlab bench's plan picks within 2 GFLOP
+of reference per case (all of them for a small case), a relative error over
+2e-2 (fp16, bf16) or 1e-4 (fp32) failing the row.
+
 Rows of direction "bwd" in bench.json get the same three timed backward: the
 forward once with requires_grad, then torch.autograd.grad(o, (q, k, v), do,
 retain_graph=True) timed alone after the flush (dO is N(0, 1)); models
@@ -30,7 +40,12 @@ backward's TFLOP/s are by the backward convention, 2.5x the forward's FLOPs
 recomputes every backward rate from its median time, so ratios are ratios of
 times whatever a results file's own rate column assumed. Peak memory is what PyTorch's caching
 allocator saw (torch.cuda.max_memory_allocated, inputs included), not
-cudaMemGetInfo as flashlab measures. Out of memory is a row, not a crash.
+cudaMemGetInfo as flashlab measures. Out of memory is a row, not a crash; a
+value nobody measured (the time of an OOM row) is null, never 0.
+
+The metadata records PyTorch's version, the CUDA it was built with and
+cuDNN's version (torch_version, torch_cuda, cudnn_version) and, in `method`,
+how the rows were taken and checked.
 
 Writes the torch rows in flashlab's bench format (flashlab-bench/1, JSON), so
 `flashlab` and the GUI read them beside our kernels; each row names its model,
@@ -108,37 +123,167 @@ def sdpa(backend):
     return run
 
 
+# What a row holds until it is measured: null (missing), never 0.
+MEASURED = ("time_ms_median", "time_ms_min", "time_ms_max", "repeats", "tflops", "peak_memory_bytes", "rel_error")
+
+
 def empty_row(kernel, p, direction="fwd"):
-    return {"kernel": kernel, "model": MODELS[direction][kernel], "direction": direction, "batch": p["batch"],
-            "heads": p["heads"],
-            "seq_q": p["seq_q"], "seq_kv": p["seq_kv"], "head_dim": p["head_dim"], "causal": p["causal"], "dtype": p["dtype"],
-            "br": 0, "bc": 0, "status": "ok", "reason": "", "time_ms_median": 0, "time_ms_min": 0,
-            "time_ms_max": 0, "repeats": 0, "tflops": 0, "tflops_exact": 0, "gbps": 0,
-            "peak_memory_bytes": 0, "predicted_memory_bytes": 0, "rel_error": -1,
-            "mem_limit_bytes": p.get("mem_limit_bytes", 0)}
+    row = {"kernel": kernel, "model": MODELS[direction][kernel], "direction": direction, "batch": p["batch"],
+           "heads": p["heads"],
+           "seq_q": p["seq_q"], "seq_kv": p["seq_kv"], "head_dim": p["head_dim"], "causal": p["causal"], "dtype": p["dtype"],
+           "br": 0, "bc": 0, "status": "ok", "reason": "",
+           # Not computed here: flashlab derives them from the model where it places a row.
+           "tflops_exact": None, "gbps": None, "predicted_memory_bytes": None,
+           "mem_limit_bytes": p.get("mem_limit_bytes", 0) or None}
+    for k in MEASURED:
+        row[k] = None
+    return row
 
 
-def rel_error_head0(out, q, k, v, causal, scale):
-    """Relative Frobenius error of head (0, 0) against fp64 (on the GPU)."""
-    q0, k0, v0 = (t[0, 0].double() for t in (q, k, v))
-    s = (q0 @ k0.T) * scale
-    if causal:
-        n = s.shape[0]
-        s = s.masked_fill(torch.ones(n, n, dtype=torch.bool, device=s.device).triu(1), float("-inf"))
-    ref = torch.softmax(s, dim=-1) @ v0
-    return (torch.linalg.norm(out[0, 0].double() - ref) / torch.linalg.norm(ref)).item()
+# flashlab bench's check (kernels/src/runner/reference.cpp): the same heads
+# and rows within the same budget of fp64 FLOPs per case, the same bounds.
+CHECK_FLOP_BUDGET = 2e9
 
 
-def rel_error_grads_head0(grads, q, k, v, do, causal, scale):
-    """Worst relative Frobenius error of dQ, dK, dV of head (0, 0) against fp64 autograd (on the GPU)."""
-    q0, k0, v0 = (t[0, 0].detach().double().requires_grad_(True) for t in (q, k, v))
-    s = (q0 @ k0.T) * scale
-    if causal:
-        n = s.shape[0]
-        s = s.masked_fill(torch.ones(n, s.shape[1], dtype=torch.bool, device=s.device).triu(1), float("-inf"))
-    o = torch.softmax(s, dim=-1) @ v0
-    refs = torch.autograd.grad(o, (q0, k0, v0), do[0, 0].double())
-    return max((torch.linalg.norm(g[0, 0].double() - r) / torch.linalg.norm(r)).item() for g, r in zip(grads, refs))
+def error_bound(dtype):
+    return 1e-4 if dtype == "fp32" else 2e-2
+
+
+def spread(n, count, extra=()):
+    """`count` indices spread evenly over [0, n), first and last included, plus `extra`; sorted, unique."""
+    if count >= n:
+        return list(range(n))
+    v = set(extra)
+    v.update(0 if count == 1 else i * (n - 1) // (count - 1) for i in range(count))
+    return sorted(x for x in v if 0 <= x < n)
+
+
+def plan_check(p, budget):
+    """(flat heads b*H + h, rows): plan_check of reference.cpp."""
+    n_heads, n = p["batch"] * p["heads"], p["seq_q"]
+    per_row = 4.0 * p["seq_kv"] * p["head_dim"]
+    per_head = per_row * n
+    if per_head * n_heads <= budget:
+        return list(range(n_heads)), list(range(n))
+    if per_head * 2 <= budget:
+        return spread(n_heads, max(2, int(budget / per_head))), list(range(n))
+    extra = [0, 1, n - 2, n - 1]
+    for b in (64, 128):
+        last = (n - 1) // b * b
+        extra += [last, last - 1]
+    return spread(n_heads, 2), spread(n, max(8, int(budget / (2 * per_row))), extra)
+
+
+def plan_check_backward(p, budget):
+    """(heads, rows, keys): plan_check_backward of reference.cpp for H_kv = H."""
+    per_head = 12.0 * p["seq_q"] * p["seq_kv"] * p["head_dim"]
+    if per_head * 2 <= budget or per_head * p["batch"] * p["heads"] <= budget:
+        heads, rows = plan_check(p, budget * 4.0 / 12.0)
+        return heads, rows, True
+    heads, rows = plan_check(p, budget * 4.0 / 10.0)
+    return heads, rows, False
+
+
+def causal_mask(rows, n_kv, device):
+    """Key j is hidden from query row r when j > r (PyTorch's is_causal, top-left aligned)."""
+    r = torch.as_tensor(rows, device=device).unsqueeze(1)
+    return torch.arange(n_kv, device=device).unsqueeze(0) > r
+
+
+def rel_error_fwd(out, q, k, v, causal, scale, p):
+    """Relative Frobenius error against fp64 over the heads and rows of flashlab's plan (on the GPU)."""
+    heads, rows = plan_check(p, CHECK_FLOP_BUDGET)
+    H = p["heads"]
+    idx = torch.as_tensor(rows, device=q.device)
+    diff2 = ref2 = 0.0
+    for flat in heads:
+        b, h = divmod(flat, H)
+        q0, k0, v0 = (t[b, h].double() for t in (q, k, v))
+        s = (q0[idx] @ k0.T) * scale
+        if causal:
+            s = s.masked_fill(causal_mask(rows, k0.shape[0], s.device), float("-inf"))
+        ref = torch.softmax(s, dim=-1) @ v0
+        got = out[b, h].double()[idx]
+        diff2 += float(((got - ref) ** 2).sum())
+        ref2 += float((ref ** 2).sum())
+    return math.sqrt(diff2 / ref2) if ref2 > 0 else (0.0 if diff2 == 0 else math.inf)
+
+
+def rel_error_bwd(grads, q, k, v, do, causal, scale, p):
+    """The worst relative Frobenius error of dQ (plan rows) and, when whole heads fit, dK and dV against fp64."""
+    heads, rows, keys = plan_check_backward(p, CHECK_FLOP_BUDGET)
+    H = p["heads"]
+    idx = torch.as_tensor(rows, device=q.device)
+    sums = {"dq": [0.0, 0.0], "dk": [0.0, 0.0], "dv": [0.0, 0.0]}
+
+    def add(name, got, ref):
+        sums[name][0] += float(((got - ref) ** 2).sum())
+        sums[name][1] += float((ref ** 2).sum())
+
+    for flat in heads:
+        b, h = divmod(flat, H)
+        q0, k0, v0, g0 = (t[b, h].detach().double() for t in (q, k, v, do))
+        if keys:
+            q0, k0, v0 = (t.requires_grad_(True) for t in (q0, k0, v0))
+            s = (q0 @ k0.T) * scale
+            if causal:
+                s = s.masked_fill(causal_mask(list(range(q0.shape[0])), k0.shape[0], s.device), float("-inf"))
+            o = torch.softmax(s, dim=-1) @ v0
+            rq, rk, rv = torch.autograd.grad(o, (q0, k0, v0), g0)
+            add("dq", grads[0][b, h].double()[idx], rq[idx])
+            add("dk", grads[1][b, h].double(), rk)
+            add("dv", grads[2][b, h].double(), rv)
+        else:
+            # dQ rows alone: dS = P (dP - rowsum(dO * O)), dQ = dS K scale, from the rows' own P.
+            s = (q0[idx] @ k0.T) * scale
+            if causal:
+                s = s.masked_fill(causal_mask(rows, k0.shape[0], s.device), float("-inf"))
+            pr = torch.softmax(s, dim=-1)
+            o = pr @ v0
+            dp = g0[idx] @ v0.T
+            ds = pr * (dp - (g0[idx] * o).sum(dim=-1, keepdim=True))
+            add("dq", grads[0][b, h].double()[idx], (ds @ k0) * scale)
+
+    def rel(name):
+        d2, r2 = sums[name]
+        return math.sqrt(d2 / r2) if r2 > 0 else (0.0 if d2 == 0 else math.inf)
+
+    return max(rel("dq"), rel("dk"), rel("dv")) if keys else rel("dq")
+
+
+class Poison:
+    """NaN in the block the next output of `shape` gets: the caching allocator
+    hands a freed block of the same size to the next allocation of that size.
+    `hit` counts the runs where the output's address shows it got that block."""
+
+    def __init__(self):
+        self.runs = 0
+        self.hit = 0
+
+    def before(self, shapes, dtype):
+        blocks = [torch.full(shape, float("nan"), dtype=dtype, device="cuda") for shape in shapes]
+        ptrs = [b.data_ptr() for b in blocks]
+        del blocks  # freed together: each output takes one of them
+        return ptrs
+
+    def after(self, ptrs, outs):
+        self.runs += 1
+        self.hit += int(sorted(ptrs) == sorted(o.data_ptr() for o in outs))
+
+
+POISON = Poison()
+
+
+def finite(*ts):
+    return all(bool(torch.isfinite(t).all()) for t in ts)
+
+
+def failed(row, why):
+    row["status"], row["reason"] = "failed", why
+    for k in MEASURED:
+        if k != "peak_memory_bytes" and k != "rel_error":
+            row[k] = None
+    return row
 
 
 def measure(kernel, fn, p, args, flush, direction="fwd"):
@@ -160,14 +305,18 @@ def measure(kernel, fn, p, args, flush, direction="fwd"):
         v = torch.randn(b, h, nkv, d, device="cuda", dtype=dtype, generator=gen)
         if p["causal"]:
             mask = torch.ones(nq, nkv, dtype=torch.bool, device="cuda").triu(1)
+        o_shape = (b, h, nq, d)
+        ptrs = POISON.before([o_shape], dtype)
         out = fn(q, k, v, p["causal"], scale, mask)
+        POISON.after(ptrs, [out])
         torch.cuda.synchronize()
         row["peak_memory_bytes"] = int(torch.cuda.max_memory_allocated() - base)
-        if not bool(torch.isfinite(out).all()):
-            row["status"], row["reason"] = "failed", "output has NaN or inf"
-            return row
-        if nq * nkv <= 4096 * 4096:
-            row["rel_error"] = rel_error_head0(out, q, k, v, p["causal"], scale)
+        if not finite(out):
+            return failed(row, "output has NaN or inf (unwritten elements stay NaN)")
+        row["rel_error"] = rel_error_fwd(out, q, k, v, p["causal"], scale, p)
+        if not row["rel_error"] <= error_bound(p["dtype"]):
+            return failed(row, f"wrong result: relative error {row['rel_error']:.2e} vs fp64 is above "
+                               f"{error_bound(p['dtype']):.0e}")
         out = None
         for _ in range(max(1, args.warmup)):
             if flush is not None:
@@ -178,12 +327,16 @@ def measure(kernel, fn, p, args, flush, direction="fwd"):
         for _ in range(args.repeats):
             if flush is not None:
                 flush.zero_()
+            ptrs = POISON.before([o_shape], dtype)
             start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
             start.record()
-            fn(q, k, v, p["causal"], scale, mask)
+            out = fn(q, k, v, p["causal"], scale, mask)
             stop.record()
+            POISON.after(ptrs, [out])
             times.append((start, stop))
         torch.cuda.synchronize()
+        if not finite(out):
+            return failed(row, "a timed run's output has NaN or inf")
         ms = [s.elapsed_time(e) for s, e in times]
         row["time_ms_median"], row["time_ms_min"], row["time_ms_max"] = statistics.median(ms), min(ms), max(ms)
         row["repeats"] = len(ms)
@@ -191,9 +344,11 @@ def measure(kernel, fn, p, args, flush, direction="fwd"):
     except torch.cuda.OutOfMemoryError as e:
         first = str(e).splitlines()[0] if str(e) else "CUDA out of memory"
         row["status"], row["reason"] = "OOM", "torch: " + first
+        row["peak_memory_bytes"] = row["rel_error"] = None
     except RuntimeError as e:  # a backend that cannot run this case (head dim, dtype, GPU)
         first = str(e).splitlines()[0] if str(e) else type(e).__name__
         row["status"], row["reason"] = "skipped", "torch: " + first[:300]
+        row["peak_memory_bytes"] = row["rel_error"] = None
     finally:
         q = k = v = mask = out = None
         torch.cuda.synchronize()
@@ -222,14 +377,18 @@ def measure_backward(kernel, fn, p, args, flush):
         if p["causal"]:
             mask = torch.ones(nq, nkv, dtype=torch.bool, device="cuda").triu(1)
         out = fn(q, k, v, p["causal"], scale, mask)
+        shapes = [(b, h, nq, d), (b, h, nkv, d), (b, h, nkv, d)]
+        ptrs = POISON.before(shapes, dtype)
         grads = torch.autograd.grad(out, (q, k, v), do, retain_graph=True)
+        POISON.after(ptrs, grads)
         torch.cuda.synchronize()
         row["peak_memory_bytes"] = int(torch.cuda.max_memory_allocated() - base)
-        if not all(bool(torch.isfinite(g).all()) for g in grads):
-            row["status"], row["reason"] = "failed", "a gradient has NaN or inf"
-            return row
-        if nq * nkv <= 2048 * 2048:
-            row["rel_error"] = rel_error_grads_head0(grads, q, k, v, do, p["causal"], scale)
+        if not finite(*grads):
+            return failed(row, "a gradient has NaN or inf (unwritten elements stay NaN)")
+        row["rel_error"] = rel_error_bwd(grads, q, k, v, do, p["causal"], scale, p)
+        if not row["rel_error"] <= error_bound(p["dtype"]):
+            return failed(row, f"wrong result: relative error {row['rel_error']:.2e} vs fp64 is above "
+                               f"{error_bound(p['dtype']):.0e}")
         grads = None
         for _ in range(max(1, args.warmup)):
             if flush is not None:
@@ -240,12 +399,16 @@ def measure_backward(kernel, fn, p, args, flush):
         for _ in range(args.repeats):
             if flush is not None:
                 flush.zero_()
+            ptrs = POISON.before(shapes, dtype)
             start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
             start.record()
-            torch.autograd.grad(out, (q, k, v), do, retain_graph=True)
+            grads = torch.autograd.grad(out, (q, k, v), do, retain_graph=True)
             stop.record()
+            POISON.after(ptrs, grads)
             times.append((start, stop))
         torch.cuda.synchronize()
+        if not finite(*grads):
+            return failed(row, "a timed run's gradient has NaN or inf")
         ms = [s.elapsed_time(e) for s, e in times]
         row["time_ms_median"], row["time_ms_min"], row["time_ms_max"] = statistics.median(ms), min(ms), max(ms)
         row["repeats"] = len(ms)
@@ -253,9 +416,11 @@ def measure_backward(kernel, fn, p, args, flush):
     except torch.cuda.OutOfMemoryError as e:
         first = str(e).splitlines()[0] if str(e) else "CUDA out of memory"
         row["status"], row["reason"] = "OOM", "torch: " + first
+        row["peak_memory_bytes"] = row["rel_error"] = None
     except RuntimeError as e:  # a backend that cannot run this case (head dim, dtype, GPU)
         first = str(e).splitlines()[0] if str(e) else type(e).__name__
         row["status"], row["reason"] = "skipped", "torch: " + first[:300]
+        row["peak_memory_bytes"] = row["rel_error"] = None
     finally:
         q = k = v = do = mask = out = grads = None
         torch.cuda.synchronize()
@@ -416,12 +581,25 @@ def main():
             print(f"[{done}/{total}] {k} {direction} B={p['batch']} H={p['heads']} N={p['seq_q']} d={p['head_dim']} "
                   f"{p['dtype']}{' causal' if p['causal'] else ''}: {row['status']} {msg}", file=sys.stderr)
     torch.cuda.set_per_process_memory_fraction(1.0)
+    print(f"poisoned outputs: {POISON.hit} of {POISON.runs} runs took the freed NaN block (by address)", file=sys.stderr)
 
+    cudnn = torch.backends.cudnn.version() if torch.backends.cudnn.is_available() else None
+    method = (f"PyTorch's rows (scripts/torch_compare.py): the median of --repeats {args.repeats} timed runs after "
+              f"--warmup {args.warmup}, CUDA events, " +
+              ("the L2 flushed before each; " if flush is not None else "no L2 flush; ") +
+              "each output poisoned with NaN before the run through the caching allocator (a freed NaN block of the "
+              "output's size, which the output takes: the script prints in how many runs its address showed it did); "
+              "a NaN or inf after the checked or the timed runs fails the row; the checked run against fp64 "
+              "on the heads and rows flashlab bench's sampled check picks (2 GFLOP of reference per case), "
+              "failing above 2e-2 (fp16, bf16) or 1e-4 (fp32)")
     meta = {"gpu": torch.cuda.get_device_name(0), "driver": "", "cuda_runtime": str(torch.version.cuda),
-            "commit": "torch " + torch.__version__, "flop_convention": ours_doc.get("meta", {}).get("flop_convention", ""),
+            "commit": ours_doc.get("meta", {}).get("commit", ""),
+            "flop_convention": ours_doc.get("meta", {}).get("flop_convention", ""),
             "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
             "host": socket.gethostname(), "sm_count": props.multi_processor_count, "sm_clock_mhz": 0,
-            "mem_clock_mhz": 0, "l2_flush": flush is not None}
+            "mem_clock_mhz": 0, "l2_flush": flush is not None,
+            "torch_version": torch.__version__, "torch_cuda": str(torch.version.cuda),
+            "cudnn_version": str(cudnn) if cudnn is not None else "none", "method": method}
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"format": FORMAT, "meta": meta, "rows": theirs}, f, indent=2)

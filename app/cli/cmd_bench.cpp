@@ -8,6 +8,7 @@
 #include <optional>
 #include <sstream>
 
+#include "bench_kernel_files.hpp"
 #include "bench_ring.hpp"
 #include "commands.hpp"
 #include "common.hpp"
@@ -130,6 +131,21 @@ class BenchCommand : public Command {
                                                    "device's greatest, so NCCL's CTAs take the first SMs the rung "
                                                    "frees) | default (both streams alike: a transfer waits for the "
                                                    "rung's last CTA to be dispatched)");
+    app->add_option("--kernel-file", kernel_files_,
+                    "your own kernel (a .cu file with its declaration; kernels/README.md, \"Your own kernel\"): "
+                    "compiled for this GPU, run in a process of its own beside the ladder on every problem, checked, "
+                    "timed and graded; repeat the flag for several. Its comparison rungs (its algorithm's and fa2) "
+                    "run unless --kernels names others (none: only the files)");
+    app->add_option("--kernel-timeout", kernel_timeout_,
+                    "with --kernel-file: seconds a case of a kernel file may go without an answer before its "
+                    "process is stopped (an endless loop)")
+        ->capture_default_str();
+    app->add_flag("--compile-only", compile_only_,
+                  "with --kernel-file: compile the files for every dtype and head dim of the grid and stop (NVRTC "
+                  "alone: no GPU needed)");
+    app->add_flag("--no-isolation", no_isolation_,
+                  "with --kernel-file: run the kernels in this process (for cuda-gdb and compute-sanitizer; a crash "
+                  "then ends the run and a hang is not stopped)");
     app->add_flag("--check-roof", check_roof_,
                   "check that no timed run of the --results files is above the roofline of its GPU's datasheet "
                   "preset (exit 1 when one is); runs no kernel");
@@ -144,6 +160,10 @@ class BenchCommand : public Command {
     if (check_roof_ || !results_.empty()) refuse_run_flags();
     if (check_roof_) return check_roof();
     if (!results_.empty()) return print_results();
+    if (!kernel_files_.empty()) return run_kernel_files();
+    for (const char* flag : {"--kernel-timeout", "--compile-only", "--no-isolation"})
+      if (app->count(flag) > 0) throw UsageError(std::string(flag) + " belongs to --kernel-file");
+    if (kernels_ == "none") throw UsageError("--kernels none leaves nothing to run without --kernel-file");
     if (ring_asked()) return run_ring_bench(ring_flags());
 
     BenchAxes axes;
@@ -191,18 +211,7 @@ class BenchCommand : public Command {
     // The rows as the model places them: with the device's M, as the kernels ran.
     const sim::HardwareModel device = kernels::simulator_hardware(backend->device());
     kernels::Progress progress;
-    if (!quiet_)
-      progress = [&device](std::size_t done, std::size_t total, const sim::MeasuredRun& run) {
-        const analysis::BenchRow r = analysis::bench_row(run, device);
-        std::cerr << "[" << done << "/" << total << "] " << r.kernel << " " << sim::describe(r.problem) << ": "
-                  << analysis::to_string(r.status);
-        if (r.status == analysis::RunStatus::ok && r.repeats > 0)
-          std::cerr << " " << analysis::fixed(r.time_ms_median, 4) << " ms, " << analysis::fixed(r.tflops, 1)
-                    << " TFLOP/s";
-        else if (!r.reason.empty())
-          std::cerr << " (" << r.reason << ")";
-        std::cerr << "\n";
-      };
+    if (!quiet_) progress = bench_progress(device);
     const sim::MeasuredRuns runs = kernels::run_bench(*backend, selected, problems, o, progress);
     const analysis::BenchResults results = analysis::bench_results(runs, device);
     std::cout << analysis::bench_table(results);
@@ -297,7 +306,7 @@ class BenchCommand : public Command {
                              "--head-dim", "--emb-dim", "--causal", "--dtype", "--repeats", "--warmup", "--tiles",
                              "--br", "--bc", "--mem-limit", "--counters", "--check-only", "--csv", "--json", "--gpus",
                              "--model", "--kv-heads", "--layout", "--devices", "--ring-steps", "--virtual-gpus",
-                             "--ranks", "--comm-stream"})
+                             "--ranks", "--comm-stream", "--kernel-file"})
       if (app->count(flag) > 0)
         throw UsageError(std::string(flag) + " belongs to a run; --results reads results files and runs nothing "
                          "(give one or the other)");
@@ -369,6 +378,51 @@ class BenchCommand : public Command {
                  "kernel and launch\n";
     std::cout << checked << " run(s) checked, " << above << " above the roof\n";
     return above > 0 ? 1 : 0;
+  }
+
+  // --kernel-file: the grid of the flags (or a sweep), the files beside the
+  // rungs they are compared with; bench_kernel_files.cpp runs it.
+  int run_kernel_files() {
+    if (!gpus_.empty() || ranks_) throw UsageError("--kernel-file runs on one GPU; --gpus and --ranks are the ring's");
+    if (!pass_.empty() && pass_ != "fwd")
+      throw UsageError("--pass " + pass_ + ": a kernel file is a forward kernel (backward kernels are not taken "
+                       "yet); leave --pass out or give fwd");
+    if (!(kernel_timeout_ > 0) || kernel_timeout_ > 3600)
+      throw UsageError("--kernel-timeout: expected seconds above 0, at most 3600");
+    if (compile_only_ && no_isolation_) throw UsageError("--compile-only runs nothing; --no-isolation has no effect");
+    BenchAxes axes;
+    std::optional<sim::i64> sweep_mem_limit;
+    if (!sweep_.empty()) {
+      try {
+        const kernels::SweepFile s = kernels::load_sweep(sweep_);
+        if (s.ring) throw UsageError("--sweep " + sweep_ + " is a ring sweep; --kernel-file runs on one GPU");
+        axes = s.axes;
+        sweep_mem_limit = s.mem_limit_bytes;
+      } catch (const UsageError&) {
+        throw;
+      } catch (const std::exception& e) {
+        throw UsageError(std::string("--sweep: ") + e.what());
+      }
+    }
+    override_axes(axes);
+    KernelFileBench b;
+    b.paths = kernel_files_;
+    try {
+      b.problems = kernels::expand_axes(axes);
+    } catch (const std::invalid_argument& e) {
+      throw UsageError(e.what());
+    }
+    if (app->count("--kernels") > 0) b.rungs = kernels_ == "none" ? std::vector<std::string>{} : split(kernels_);
+    b.options = options();
+    if (!mem_limit_.empty()) b.options.mem_limit_bytes = parse_positive("--mem-limit", mem_limit_);
+    else if (sweep_mem_limit) b.options.mem_limit_bytes = *sweep_mem_limit;
+    b.timeout_s = kernel_timeout_;
+    b.compile_only = compile_only_;
+    b.in_process = no_isolation_;
+    b.csv = csv_;
+    b.json = json_;
+    b.quiet = quiet_;
+    return run_kernel_file_bench(b);
   }
 
   int print_sweeps() {
@@ -467,7 +521,9 @@ class BenchCommand : public Command {
   std::string pass_, gpus_, model_, kv_heads_, layout_, devices_, ring_steps_, comm_stream_;
   std::string kernels_, sweep_, batch_, tokens_, seq_, seq_kv_, heads_, head_dim_, emb_dim_, causal_, dtype_;
   std::string check_ = "sampled", tiles_ = "default", br_, bc_, mem_limit_, csv_, json_;
-  std::vector<std::string> results_;
+  std::vector<std::string> results_, kernel_files_;
+  double kernel_timeout_ = 10;
+  bool compile_only_ = false, no_isolation_ = false;
   bool check_roof_ = false, virtual_gpus_ = false, ranks_ = false;
   double rendezvous_timeout_ = 60;
   int repeats_ = 20, warmup_ = 3;

@@ -31,13 +31,13 @@ std::string read_table_file(const std::string& path) {
 }
 
 // "10" or "10%": a percentage above 0, as a fraction.
-double parse_tolerance(const std::string& text) {
+double parse_percent(const std::string& flag, const std::string& text) {
   std::string t = text;
   if (!t.empty() && t.back() == '%') t.pop_back();
   char* end = nullptr;
   const double v = std::strtod(t.c_str(), &end);
   if (t.empty() || end != t.c_str() + t.size() || !std::isfinite(v) || v <= 0 || v >= 1000)
-    throw UsageError("--tolerance: '" + text + "' is not a percentage above 0 (e.g. 10)");
+    throw UsageError(flag + ": '" + text + "' is not a percentage above 0 (e.g. 10)");
   return v / 100;
 }
 
@@ -62,6 +62,9 @@ class CheckCommand : public Command {
     app->add_option("--hw", hw_, "the GPU: hardware preset (flashlab hw list) or a JSON file")->capture_default_str();
     app->add_option("--tolerance", tolerance_, "percent by which a reported TFLOP/s may differ from its time's")
         ->capture_default_str();
+    app->add_option("--spread", spread_, "percent by which the times of one configuration timed more than once may "
+                                         "spread, (max − min) / min")
+        ->capture_default_str();
     app->add_option("--out", out_, "folder for check.csv and check-roofline.svg (and .png with cairo); created if "
                                    "missing");
     app->add_option("--results", results_, "FlashLab's own measured runs (flashlab bench JSON or CSV) drawn beside "
@@ -69,7 +72,8 @@ class CheckCommand : public Command {
   }
 
   int run() override {
-    const double tolerance = parse_tolerance(tolerance_);
+    const double tolerance = parse_percent("--tolerance", tolerance_);
+    const double spread = parse_percent("--spread", spread_);
     if (!results_.empty() && out_.empty()) throw UsageError("--results draws FlashLab's runs on the chart: give --out");
     analysis::StudentDefaults defaults;
     defaults.batch = given(batch_);
@@ -90,7 +94,7 @@ class CheckCommand : public Command {
     } catch (const analysis::StudentTableError& e) {
       throw UsageError(file_ + ": " + e.what());
     }
-    const analysis::StudentCheck check = analysis::check_student_table(table, hw, {tolerance});
+    const analysis::StudentCheck check = analysis::check_student_table(table, hw, {tolerance, spread});
     std::cout << analysis::student_check_text(check, file_);
     if (!out_.empty()) write_outputs(check, hw, results_.empty() ? nullptr : &runs);
     return check.flagged() > 0 ? 1 : 0;
@@ -127,7 +131,7 @@ class CheckCommand : public Command {
     }
   }
 
-  std::string file_, hw_ = ProblemFlags{}.hw, tolerance_ = "10", out_, results_;
+  std::string file_, hw_ = ProblemFlags{}.hw, tolerance_ = "10", spread_ = "10", out_, results_;
   std::string batch_, seq_, heads_, head_dim_, emb_dim_, dtype_, pass_;
   bool causal_ = false;
 };

@@ -24,8 +24,11 @@ class ExportCommand : public Command {
     add_problem_flags(*app, flags_);
     app->add_option("--algos", algos_, "algorithms of the model charts: " + algorithms_help() + ", or all")
         ->capture_default_str();
-    app->add_option("--results", results_, "measured results (JSON or CSV written by flashlab bench): bench charts, "
-                                           "and measured points on the roofline");
+    app->add_option("--results", results_, "measured results (JSON or CSV written by flashlab bench or "
+                                           "scripts/torch_compare.py): bench charts, and measured points on the "
+                                           "roofline; repeatable: the files are merged as flashlab report merges "
+                                           "them, a run held twice kept from the first")
+        ->take_all();
     app->add_option("--kernel", kernel_, "bench-heatmap: the kernel to show (default: the first with a batch × seq grid)");
     app->add_option("--baseline", baseline_, "bench-speedup: the baseline kernel (default: torch_eager, naive_cublas or naive)");
     app->add_option("--filter", filter_, "bench charts: which configuration, e.g. batch=32,causal=yes (keys: batch, heads, "
@@ -44,8 +47,9 @@ class ExportCommand : public Command {
     ctx.algorithms = parse_algorithms(algos_);
 
     analysis::BenchResults results;
+    std::vector<std::string> notes;
     const bool have_results = !results_.empty();
-    if (have_results) results = load_results(results_);
+    if (have_results) results = read_results_files("--results", results_, notes);
 
     std::optional<analysis::BenchFilter> filter;
     if (!filter_.empty()) {
@@ -70,27 +74,20 @@ class ExportCommand : public Command {
       throw UsageError(std::string("--chart: ") + e.what());
     }
     write_chart_output(chart, out_);
+    for (const std::string& n : notes) std::cout << "note: " << n << "\n";
     return 0;
   }
 
  private:
-  static analysis::BenchResults load_results(const std::string& path);
   // A kernel named by a flag must have runs in the results: else one line with
   // the kernels there (and the nearest of them).
   static void check_kernel_named(const char* flag, const std::string& id, const analysis::BenchResults& r);
 
   ProblemFlags flags_;
   ChartOutput out_;
-  std::string chart_, algos_ = analysis::algorithm_keys(analysis::default_algorithms(), ","), results_, kernel_, baseline_, filter_;
+  std::string chart_, algos_ = analysis::algorithm_keys(analysis::default_algorithms(), ","), kernel_, baseline_, filter_;
+  std::vector<std::string> results_;
 };
-
-analysis::BenchResults ExportCommand::load_results(const std::string& path) {
-  try {
-    return analysis::bench_from_file(path);
-  } catch (const std::exception& e) {
-    throw UsageError(std::string("--results: ") + e.what());
-  }
-}
 
 void ExportCommand::check_kernel_named(const char* flag, const std::string& id, const analysis::BenchResults& r) {
   if (id.empty()) return;

@@ -39,6 +39,7 @@ analysis::ReportSection sweep_section(const analysis::BenchResults& all, const k
   sec.title = s.title;
   sec.source = s.source;
   sec.results.meta = all.meta;
+  sec.results.sources = all.sources;
   const std::vector<sim::AttentionProblem> grid = kernels::expand_axes(s.axes);
   for (const analysis::BenchRow& row : all.rows) {
     const bool in_grid = std::any_of(grid.begin(), grid.end(),
@@ -61,28 +62,6 @@ analysis::ReportSection sweep_section(const analysis::BenchResults& all, const k
                             }),
              rows.end());
   return sec;
-}
-
-// The results files, merged by the stated rule (analysis::merge_results).
-analysis::BenchResults read_results(const std::vector<std::string>& files, std::vector<std::string>& notes) {
-  std::vector<std::pair<std::string, analysis::BenchResults>> read;
-  for (const std::string& f : files) {
-    try {
-      read.emplace_back(f, analysis::bench_from_file(f));
-    } catch (const std::exception& e) {
-      throw UsageError(std::string("--results: ") + e.what());
-    }
-  }
-  analysis::MergedResults m;
-  try {
-    m = analysis::merge_results(read);
-  } catch (const std::runtime_error& e) {
-    throw UsageError(std::string("--results: ") + e.what());
-  }
-  if (m.repeats_dropped > 0)
-    notes.push_back(std::to_string(m.repeats_dropped) + " row(s) repeat a run an earlier row holds (same implementation, "
-                    "pass, problem, tiles and allocation limit): each run kept once, from the first file that holds it");
-  return m.results;
 }
 
 // Why the measured runs cannot be drawn on a roofline, "" when they can: the
@@ -110,6 +89,12 @@ std::vector<std::string> lab_results(const analysis::Lab& lab) {
   return out;
 }
 
+std::string joined(const std::vector<std::string>& v, const std::string& sep) {
+  std::string s;
+  for (const std::string& x : v) s += (s.empty() ? "" : sep) + x;
+  return s;
+}
+
 // One figure of a lab: its sweep's rows, of the implementations it names, drawn as its chart.
 analysis::ReportFigure lab_figure(const analysis::LabFigure& fig, const analysis::BenchResults& all,
                                   const analysis::ChartContext& ctx) {
@@ -117,8 +102,11 @@ analysis::ReportFigure lab_figure(const analysis::LabFigure& fig, const analysis
   f.item = fig.item;
   f.note = fig.note;
   f.chart_id = fig.chart;
+  f.sweep = fig.sweep;
+  kernels::SweepFile sweep;
   try {
-    f.runs = sweep_section(all, kernels::load_sweep(fig.sweep)).results;
+    sweep = kernels::load_sweep(fig.sweep);
+    f.runs = sweep_section(all, sweep).results;
   } catch (const std::exception& e) {
     throw UsageError("the figure '" + fig.item + "': sweep " + fig.sweep + ": " + e.what());
   }
@@ -132,7 +120,18 @@ analysis::ReportFigure lab_figure(const analysis::LabFigure& fig, const analysis
   // The figure's filter as written: "" draws every row of its grid (the lab file
   // fixes what the figure holds; no default picks a slice of it).
   const analysis::BenchFilter filter = analysis::parse_bench_filter(fig.filter);
+  // The grid's problems the figure draws that no run of its implementations
+  // holds: not measured yet, said in the chart and the report, never drawn as 0.
+  for (const sim::AttentionProblem& p : kernels::expand_axes(sweep.axes)) {
+    analysis::BenchRow probe;
+    probe.problem = p;
+    if (!filter.matches(probe)) continue;
+    if (std::none_of(f.runs.rows.begin(), f.runs.rows.end(), [&](const analysis::BenchRow& r) { return r.problem == p; }))
+      f.unmeasured.push_back(sim::describe(p));
+  }
   f.chart = analysis::build_chart(fig.chart, ctx, &f.runs, fig.kernel, fig.baseline, &filter);
+  if (!f.unmeasured.empty() && !f.chart.empty())
+    f.chart.notes.push_back("not in these results: " + joined(f.unmeasured, "; ") + " (the sweep " + fig.sweep + ")");
   return f;
 }
 
@@ -143,6 +142,7 @@ analysis::LabReport lab_report(const analysis::Lab& lab, const analysis::BenchRe
   out.measured = lab.measured;
   out.differences = lab.differences;
   out.runs.meta = all.meta;
+  out.runs.sources = all.sources;
   for (const analysis::LabFigure& fig : lab.figures) {
     out.figures.push_back(lab_figure(fig, all, ctx));
     for (const analysis::BenchRow& row : out.figures.back().runs.rows)
@@ -151,12 +151,6 @@ analysis::LabReport lab_report(const analysis::Lab& lab, const analysis::BenchRe
         out.runs.rows.push_back(row);
   }
   return out;
-}
-
-std::string joined(const std::vector<std::string>& v, const std::string& sep) {
-  std::string s;
-  for (const std::string& x : v) s += (s.empty() ? "" : sep) + x;
-  return s;
 }
 
 class ReportCommand : public Command {
@@ -210,7 +204,7 @@ class ReportCommand : public Command {
     req.chart_size.height_px = height_;
     std::vector<std::string> notes;
     if (!results_.empty()) {
-      const analysis::BenchResults all = read_results(results_, notes);
+      const analysis::BenchResults all = read_results_files("--results", results_, notes);
       req.results_origin = joined(results_, ", ");
       // The charts on the GPU that ran, unless --hw names another.
       const bool hw_given = flags_.hw != ProblemFlags{}.hw;

@@ -105,6 +105,8 @@ void write_chart_output(const analysis::ChartSpec& c, const ChartOutput& o) {
   std::cout << "wrote " << c.id << " (" << (format ? analysis::to_string(*format) : std::string_view("?")) << ", "
             << o.width << "×" << o.height << ") to " << o.out << "\n";
   for (const std::string& n : c.notes) std::cout << "note: " << n << "\n";
+  if (format && *format != analysis::ExportFormat::csv)
+    for (const std::string& p : analysis::chart_layout_problems(c, opt)) std::cout << "note: layout: " << p << "\n";
 }
 
 sim::HardwareModel load_hw(const std::string& name) {
@@ -182,6 +184,28 @@ std::string layout_help() {
     s += (s.empty() ? "" : " | ") + std::string(l.name) + " (" + std::string(l.summary) +
          (l.layout == sim::ring_layouts().front().layout ? ", default)" : ")");
   return s;
+}
+
+analysis::BenchResults read_results_files(const std::string& flag, const std::vector<std::string>& files,
+                                          std::vector<std::string>& notes) {
+  std::vector<std::pair<std::string, analysis::BenchResults>> read;
+  for (const std::string& f : files) {
+    try {
+      read.emplace_back(f, analysis::bench_from_file(f));
+    } catch (const std::exception& e) {
+      throw UsageError(flag + ": " + e.what());
+    }
+  }
+  analysis::MergedResults m;
+  try {
+    m = analysis::merge_results(read);
+  } catch (const std::runtime_error& e) {
+    throw UsageError(flag + ": " + e.what());
+  }
+  if (m.repeats_dropped > 0)
+    notes.push_back(std::to_string(m.repeats_dropped) + " row(s) repeat a run an earlier row holds (same implementation, "
+                    "pass, problem, tiles and allocation limit): each run kept once, from the first file that holds it");
+  return m.results;
 }
 
 }  // namespace flashlab::cli

@@ -10,6 +10,7 @@
 #include <CLI/CLI.hpp>
 
 #include "flashlab/analysis/charts/chart.hpp"
+#include "flashlab/analysis/results/bench_results.hpp"
 #include "flashlab/sim.hpp"
 #include "flashlab/sim/hardware/default_hardware.hpp"
 
@@ -70,6 +71,13 @@ void check_chart_output(const ChartOutput& o);
 // Writes the chart atomically and says so ("wrote ID (png, 1200×800) to OUT",
 // then the chart's notes); a failure is a UsageError naming --out.
 void write_chart_output(const analysis::ChartSpec& c, const ChartOutput& o);
+
+// The results files of a --results flag, merged by the one stated rule
+// (analysis::merge_results: a run held twice kept from the first file, two
+// GPUs refused). A file that cannot be read is a UsageError naming the flag;
+// a note says how many repeated rows were left out.
+analysis::BenchResults read_results_files(const std::string& flag, const std::vector<std::string>& files,
+                                          std::vector<std::string>& notes);
 
 // The algorithms of a comma list ("standard,fa1,fa2" or "all": every
 // forward algorithm; a family's pass is chosen with --pass).

@@ -6,6 +6,7 @@
 
 #include "commands.hpp"
 #include "common.hpp"
+#include "flashlab/kernels/student/isolation.hpp"
 #include "flashlab/sim/core/closest_name.hpp"
 
 namespace {
@@ -44,6 +45,9 @@ std::string flag_suggestion(const CLI::App& root, int argc, char** argv) {
 
 int main(int argc, char** argv) {
   using namespace flashlab::cli;
+  // A kernel file's child process (flashlab bench --kernel-file starts it): not a subcommand a person types.
+  if (argc > 1 && std::string(argv[1]) == flashlab::kernels::student::kKernelFileChildFlag)
+    return flashlab::kernels::student::kernel_file_child_main(argc, argv);
   CLI::App root{"FlashLab: FlashAttention kernels beside a memory-hierarchy simulator", "flashlab"};
   root.set_version_flag("--version", "flashlab 0.1.0");
   std::vector<std::unique_ptr<Command>> commands;

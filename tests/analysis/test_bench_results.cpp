@@ -1,6 +1,7 @@
 // Benchmark results as files: what `flashlab bench` writes, the GUI reads
 // back. Both encodings round-trip every field exactly.
 #include <catch2/catch.hpp>
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -197,10 +198,11 @@ TEST_CASE("the CSV is a spreadsheet's CSV: metadata lines, one header, one row p
   CHECK(csv.rfind("# format: \"flashlab-bench/1\"\n", 0) == 0);
   CHECK_THAT(csv, Catch::Contains("# gpu: \"G\"\n"));
   CHECK_THAT(csv, Catch::Contains("\nkernel,model,direction,batch,heads,seq_q,seq_kv,head_dim,causal,dtype,br,bc,status,"));
-  CHECK_THAT(csv, Catch::Contains("\nfa2,,fwd,16,32,1024,1024,64,false,fp16,0,0,ok,,1.5,0,0,0,0,0,0,0,0,-1,0,false,-1,-1,-1,-1,,-1,-1,,,32,,0,0\n"));
+  // Nothing measured but the median: every other measured cell empty, not 0 or -1.
+  CHECK_THAT(csv, Catch::Contains("\nfa2,,fwd,16,32,1024,1024,64,false,fp16,0,0,ok,,1.5,,,0,,,,,,,,false,,,,,,,,,,32,,,\n"));
   // A kernel that keeps O in fp32 between steps says so in its column, and reads back.
   r.rows[0].storage.o_accumulator = flashlab::sim::DType::fp32;
-  CHECK_THAT(bench_to_csv(r), Catch::Contains(",-1,-1,fp32,,32,,0,0\n"));
+  CHECK_THAT(bench_to_csv(r), Catch::Contains(",,fp32,,32,,,\n"));
   CHECK(bench_from_text(bench_to_csv(r), "t.csv").rows.at(0).storage.o_accumulator == flashlab::sim::DType::fp32);
   CHECK(bench_from_text(bench_to_json(r), "t.json").rows.at(0).storage.o_accumulator == flashlab::sim::DType::fp32);
   // A backward rung's fp32 dQ accumulator round-trips too.
@@ -210,7 +212,7 @@ TEST_CASE("the CSV is a spreadsheet's CSV: metadata lines, one header, one row p
   // Grouped K/V heads (H_kv) and the fp32 dK, dV of a rung that adds them apart round-trip.
   r.rows[0].problem.kv_heads = 8;
   r.rows[0].storage.dkv_accumulator = flashlab::sim::DType::fp32;
-  CHECK_THAT(bench_to_csv(r), Catch::Contains(",fp32,fp32,8,fp32,0,0\n"));
+  CHECK_THAT(bench_to_csv(r), Catch::Contains(",fp32,fp32,8,fp32,,\n"));
   for (const char* name : {"t.csv", "t.json"}) {
     const BenchRow back =
         bench_from_text(std::string(name) == "t.csv" ? bench_to_csv(r) : bench_to_json(r), name).rows.at(0);
@@ -286,4 +288,84 @@ TEST_CASE("bad result files fail with the file, the place and the reason", "[ana
   CHECK_THROWS_WITH(bench_from_text(json, "b.json"),
                     Catch::Contains("b.json: rows[0], batch") && Catch::Contains("'one' is not a whole number"));
   CHECK_THROWS_WITH(bench_from_file("/nonexistent/x.json"), Catch::Contains("cannot open"));
+}
+
+TEST_CASE("missing is not zero: an OOM row's measured cells are empty in CSV and null in JSON, and read back",
+          "[analysis][bench_results]") {
+  BenchResults r;
+  r.meta.gpu = "G";
+  BenchRow oom;
+  oom.kernel = "torch_eager";
+  oom.problem.batch = 64;
+  oom.problem.heads = 32;
+  oom.problem.seq_q = 2048;
+  oom.problem.head_dim = 64;
+  oom.status = RunStatus::oom;
+  oom.reason = "torch: CUDA out of memory. Tried to allocate 16.00 GiB.";
+  oom.mem_limit_bytes = 15LL << 30;
+  r.rows.push_back(oom);
+  const auto rows = csv_parse(bench_rows_to_csv(r));
+  REQUIRE(rows.size() >= 2);
+  const std::vector<std::string>& header = rows[0];
+  for (const char* c : {"time_ms_median", "time_ms_min", "time_ms_max", "repeats", "tflops", "tflops_exact", "gbps",
+                        "peak_memory_bytes", "rel_error", "ctas_per_sm", "dram_read_bytes", "l2_write_bytes",
+                        "launch_host_us"}) {
+    INFO(c);
+    const auto at = std::find(header.begin(), header.end(), c);
+    REQUIRE(at != header.end());
+    CHECK(rows[1][static_cast<size_t>(at - header.begin())].empty());
+  }
+  const auto status = std::find(header.begin(), header.end(), "status");
+  CHECK(rows[1][static_cast<size_t>(status - header.begin())] == "OOM");
+  const std::string json = bench_to_json(r);
+  CHECK_THAT(json, Catch::Contains("\"time_ms_median\": null"));
+  CHECK_THAT(json, Catch::Contains("\"peak_memory_bytes\": null"));
+  CHECK_THAT(json, Catch::Contains("\"mem_limit_bytes\": 16106127360"));
+  for (const BenchResults& back : {bench_from_text(bench_to_csv(r), "oom.csv"), bench_from_text(json, "oom.json")}) {
+    REQUIRE(back.rows.size() == 1);
+    CHECK(back.rows[0].status == RunStatus::oom);
+    CHECK(back.rows[0].time_ms_median == 0);
+    CHECK(back.rows[0].rel_error == -1);
+    CHECK(back.rows[0].dram_read_bytes == -1);
+    CHECK(back.rows[0].mem_limit_bytes == (15LL << 30));
+  }
+}
+
+TEST_CASE("PyTorch's versions and a writer's method round-trip in the metadata, and a merge keeps every file's",
+          "[analysis][bench_results]") {
+  BenchResults torch, ours;
+  torch.meta.gpu = ours.meta.gpu = "NVIDIA H200";
+  torch.meta.torch_version = "2.11.0+cu130";
+  torch.meta.torch_cuda = "13.0";
+  torch.meta.cudnn_version = "91002";
+  torch.meta.method = "outputs poisoned with NaN";
+  BenchRow a;
+  a.kernel = "sdpa_flash";
+  torch.rows = {a};
+  a.kernel = "fa2_tc";
+  ours.rows = {a};
+  for (const std::string& text : {bench_to_json(torch), bench_to_csv(torch)}) {
+    const BenchMeta m = bench_from_text(text, text[0] == '{' ? "t.json" : "t.csv").meta;
+    CHECK(m.torch_version == "2.11.0+cu130");
+    CHECK(m.torch_cuda == "13.0");
+    CHECK(m.cudnn_version == "91002");
+    CHECK(m.method == "outputs poisoned with NaN");
+  }
+  CHECK_THAT(bench_to_json(ours), !Catch::Contains("torch_version"));  // written only where recorded
+  const MergedResults m = merge_results({{"ours.json", ours}, {"torch.json", torch}});
+  REQUIRE(m.results.sources.size() == 2);
+  CHECK(m.results.sources[0].origin == "ours.json");
+  CHECK(m.results.sources[0].kernels == std::vector<std::string>{"fa2_tc"});
+  CHECK(m.results.sources[1].meta.cudnn_version == "91002");
+}
+
+TEST_CASE("a table that is not a results file says what it is and what reads it", "[analysis][bench_results]") {
+  CHECK_THROWS_WITH(bench_from_text("batch_size,seq_len,Forward Time (s)\n16,1024,0.006\n", "mine.csv"),
+                    Catch::Contains("mine.csv: header: not a results file of flashlab bench") &&
+                        Catch::Contains("flashlab check mine.csv"));
+  CHECK_THROWS_WITH(bench_from_text("# my lab, run on a T4\nbatch,time_ms\n16,6.1\n", "lab.csv"),
+                    Catch::Contains("lab.csv: line 1: not a results file of flashlab bench") &&
+                        Catch::Contains("flashlab check lab.csv"));
+  CHECK_THROWS_WITH(bench_from_text("batch;seq;time_ms\n16;1024;6,1\n", "semi.csv"),
+                    Catch::Contains("separated by ';'"));
 }

@@ -400,7 +400,7 @@ TEST_CASE("bench charts: series per kernel, OOM cells marked, default filter", "
   b64.batch = 64;
   const ChartSpec t64 = bench_metric_chart(r, BenchMetric::time, &b64);
   REQUIRE(t64.markers.size() == 2);  // torch_eager at N = 1K and 2K
-  CHECK(t64.markers[0].label == "OOM");
+  CHECK(t64.markers[0].label == "OOM");  // one batch shown: no configuration to name
   CHECK(t64.markers[0].x == 1024);
   CHECK(std::isnan(t64.series[0].y[1]));
   CHECK(std::any_of(t64.notes.begin(), t64.notes.end(), [](const std::string& n) { return n.find("OOM") != std::string::npos; }));
@@ -436,11 +436,14 @@ TEST_CASE("speed-up bars divide the baseline's time", "[chart][bench]") {
   CHECK(c.kind == ChartKind::bars);
   CHECK(c.title == "Speed-up over PyTorch eager");
   REQUIRE(c.series.size() == 1);
-  // The baseline ran out of memory at N = 2K: said once under the group, not on every bar.
-  CHECK(c.categories == std::vector<std::string>{"N=512", "N=1K", "N=2K (baseline OOM)"});
+  // The baseline ran out of memory at N = 2K: the group keeps its name and no
+  // bar, the reason in the bar's place (drawn once over the group) and in the CSV.
+  CHECK(c.categories == std::vector<std::string>{"N=512", "N=1K", "N=2K"});
   CHECK(c.series[0].y[0] == Approx(5.0));
   CHECK(std::isnan(c.series[0].y[2]));
-  CHECK(c.series[0].point_labels[2].empty());
+  CHECK(c.series[0].point_labels[2] == "PyTorch eager OOM");
+  CHECK(c.series[0].point_notes[2] == "baseline OOM");
+  CHECK_THAT(chart_to_csv(c), Catch::Contains(",2,,N=2K,baseline OOM\n"));
   CHECK(bench_speedup_chart(r, "nope", &b32).empty());
 }
 
@@ -857,4 +860,125 @@ TEST_CASE("a head-dim sweep at fixed heads says its embedding dim on the axis", 
   CHECK(c.x.label == "head dimension d (embedding dim 16·d)");
   REQUIRE(c.series.size() == 1);
   CHECK(c.series[0].x == std::vector<double>{64, 128, 256});
+}
+
+TEST_CASE("memory ticks in powers of 1024, as the report's tables write memory", "[chart][ticks]") {
+  CHECK(format_tick(1536.0 * 1048576, TickFormat::bytes_iec) == "1.5 GiB");
+  CHECK(format_tick(512.0 * 1048576, TickFormat::bytes_iec) == "512 MiB");
+  // A linear axis: one unit for every label.
+  const auto lin = major_labels(make_ticks({0, 3.2 * 1073741824.0}, Scale::linear, TickFormat::bytes_iec, 6));
+  REQUIRE(lin.size() >= 3);
+  CHECK(lin.front() == "0");
+  for (size_t k = 1; k < lin.size(); ++k) CHECK_THAT(lin[k], Catch::EndsWith(" GiB"));
+  // A log axis: powers of two.
+  const auto log = major_labels(make_ticks({100.0 * 1048576, 10.0 * 1073741824}, Scale::log10, TickFormat::bytes_iec, 8));
+  CHECK(std::find(log.begin(), log.end(), "1 GiB") != log.end());
+  CHECK(std::find(log.begin(), log.end(), "256 MiB") != log.end());
+}
+
+TEST_CASE("a series on another's points is found, and named '=' only when the numbers are the same", "[chart][render]") {
+  ChartSpec c;
+  Series a, b, close, other;
+  a.name = "fa2_tc";
+  a.x = b.x = close.x = other.x = {1, 2, 3};
+  a.y = {100, 200, 400};
+  b.name = "sdpa";
+  b.y = a.y;
+  close.name = "sdpa, a byte more";
+  close.y = {100, 200, 400.01};
+  other.name = "eager";
+  other.y = {300, 600, 1200};
+  c.series = {a, b, close, other};
+  const std::vector<int> on = coinciding_series(c);
+  CHECK(on == std::vector<int>{-1, 0, 0, -1});
+  CHECK(same_points(a, b));
+  CHECK_FALSE(same_points(a, close));
+  // Drawn so that both show: the legend says who lies on whom, and no text covers a point.
+  NullCanvas base;
+  LayoutRecorder drawn(base);
+  const ChartLayout L = layout_chart(c, drawn, {0, 0, 800, 500}, ChartStyle{});
+  render_chart(c, drawn, L, ChartStyle{});
+  std::vector<std::string> texts;
+  for (const DrawnText& t : drawn.texts) texts.push_back(t.text);
+  CHECK(std::find(texts.begin(), texts.end(), "= sdpa") != texts.end());
+  CHECK(std::find(texts.begin(), texts.end(), "≈ sdpa, a byte more") != texts.end());
+  CHECK(drawn.marks.size() == 12);  // every point of every series is a data mark
+  CHECK(layout_problems(drawn, L.outer).empty());
+}
+
+TEST_CASE("the layout check names text over text, over a data point, outside the chart and cut short", "[chart][render]") {
+  NullCanvas base;
+  LayoutRecorder drawn(base);
+  drawn.text({100, 100}, "OOM", 12, {}, HAlign::left, VAlign::top);
+  drawn.text({105, 102}, "OOM", 12, {}, HAlign::left, VAlign::top);
+  drawn.text({300, 300}, "label", 12, {}, HAlign::left, VAlign::top);
+  drawn.data_mark({305, 303, 6, 6});
+  drawn.text({790, 10}, "a long footnote", 12, {}, HAlign::left, VAlign::top);
+  drawn.text({10, 200}, "GPU 0 has a total capaci…", 12, {}, HAlign::left, VAlign::top);
+  drawn.text({50, 450}, "vertical", 12, {}, HAlign::left, VAlign::middle, true);  // runs up from y = 450
+  const std::vector<std::string> p = layout_problems(drawn, {0, 0, 800, 500});
+  auto has = [&](const std::string& s) {
+    return std::any_of(p.begin(), p.end(), [&](const std::string& x) { return x.find(s) != std::string::npos; });
+  };
+  CHECK(has("'OOM' overlaps 'OOM'"));
+  CHECK(has("'label' covers a data point"));
+  CHECK(has("'a long footnote' reaches outside the chart"));
+  CHECK(has("is cut short"));
+  CHECK_FALSE(has("'vertical'"));
+  REQUIRE(drawn.texts.size() == 6);
+  const Rect v = drawn.texts.back().box;  // a vertical text's box stands up from its anchor
+  CHECK(v.w < v.h);
+  CHECK(v.bottom() == Approx(450));
+}
+
+TEST_CASE("bar values never run together: crowded labels turn or step aside", "[chart][render]") {
+  ChartSpec c;
+  c.kind = ChartKind::bars;
+  c.categories = {"N=512 b=16", "N=512 b=8", "N=1K b=16", "N=1K b=8"};
+  for (int k = 0; k < 5; ++k) {
+    Series s;
+    s.name = "kernel " + std::to_string(k);
+    s.style = SeriesStyle::bars;
+    s.color = palette(k);
+    for (int cat = 0; cat < 4; ++cat) {
+      s.x.push_back(cat);
+      s.y.push_back(0.3 + 0.01 * k + cat);
+      s.point_labels.push_back(format_tick(0.3 + 0.01 * k + cat, TickFormat::plain) + "5");
+    }
+    c.series.push_back(s);
+  }
+  // A category none of whose bars ran, one reason: said once over the group.
+  Series& last = c.series.back();
+  for (Series& s : c.series) {
+    s.y[3] = std::numeric_limits<double>::quiet_NaN();
+    s.point_labels[3] = "PyTorch eager OOM";
+  }
+  (void)last;
+  NullCanvas base;
+  LayoutRecorder drawn(base);
+  const ChartLayout L = layout_chart(c, drawn, {0, 0, 640, 420}, ChartStyle{});
+  render_chart(c, drawn, L, ChartStyle{});
+  const std::vector<std::string> problems = layout_problems(drawn, L.outer);
+  for (const std::string& p : problems) UNSCOPED_INFO(p);
+  CHECK(problems.empty());
+  CHECK(std::count_if(drawn.texts.begin(), drawn.texts.end(), [](const DrawnText& t) { return t.text == "PyTorch eager OOM"; }) == 1);
+  // Every category named.
+  for (const std::string& cat : c.categories) {
+    const bool named = std::any_of(drawn.texts.begin(), drawn.texts.end(), [&](const DrawnText& t) {
+      return cat.rfind(t.text, 0) == 0 || cat.find(t.text) != std::string::npos;
+    });
+    CHECK(named);
+  }
+}
+
+TEST_CASE("a point without a value says why in the CSV's note, and an OOM cell's ✕ is drawn once per cell and colour",
+          "[chart][csv]") {
+  const BenchResults r = lab_grid();
+  // Two batches out of memory at the same N: one ✕, both named.
+  BenchFilter all;
+  const ChartSpec c = bench_metric_chart(r, BenchMetric::time, &all);
+  const std::string csv = chart_to_csv(c);
+  CHECK_THAT(csv, Catch::Contains("PyTorch eager b=64,1024,,,OOM\n"));
+  REQUIRE(c.markers.size() == 2);
+  for (const Marker& m : c.markers) CHECK(m.label == (m.x == 2048 ? "OOM b=32, b=64" : "OOM b=64"));
 }

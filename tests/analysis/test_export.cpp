@@ -16,7 +16,10 @@
 #include <set>
 #include <sstream>
 
+#include "chart_fixtures.hpp"
 #include "flashlab/analysis/charts/chart_builders.hpp"
+#include "flashlab/analysis/charts/chart_table.hpp"
+#include "flashlab/analysis/results/bench_filter.hpp"
 #include "flashlab/export/chart_export.hpp"
 #include "flashlab/sim.hpp"
 
@@ -202,4 +205,25 @@ TEST_CASE("export failures name the problem and leave no file", "[export]") {
   CHECK(export_format_of("a.b/c") == std::nullopt);
   CHECK(export_format_of("x.Svg") == ExportFormat::svg);
   fs::remove_all(dir);
+}
+
+TEST_CASE("every chart of the chart table reads at every export size: no text over text or a point, none cut",
+          "[export][layout]") {
+  const ChartContext ctx = test::lecture_context();
+  const BenchResults r = test::lab_grid();
+  BenchFilter all;  // every configuration: the most crowded each bench chart gets
+  for (const ChartEntry& e : chart_table())
+    for (const BenchFilter* filter : {static_cast<const BenchFilter*>(nullptr), static_cast<const BenchFilter*>(&all)})
+      for (const auto& [w, h] : {std::pair<int, int>{1200, 800}, {900, 560}, {640, 420}}) {
+        if (filter && !e.needs_results) continue;
+        const ChartSpec c = build_chart(std::string(e.id), ctx, &r, "", "", filter);
+        ExportOptions o;
+        o.width_px = w;
+        o.height_px = h;
+        const std::vector<std::string> p = chart_layout_problems(c, o);
+        std::string all_problems;
+        for (const std::string& x : p) all_problems += "\n  " + x;
+        INFO(e.id << (filter ? " (every configuration)" : "") << " at " << w << "×" << h << all_problems);
+        CHECK(p.empty());
+      }
 }

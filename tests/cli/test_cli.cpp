@@ -440,7 +440,7 @@ TEST_CASE("bench --check-roof: every committed results file, no run above its ro
   CHECK_THAT(r.out, Catch::Contains("88 row(s) left out: checked only, not timed"));
 }
 
-TEST_CASE("check: the FlashAttention-2 lab's tables, four rows flagged and exit 1, check.csv and the roofline written", "[cli][check]") {
+TEST_CASE("check: the FlashAttention-2 lab's tables, rows flagged and exit 1, check.csv and the roofline written", "[cli][check]") {
   const fs::path out = scratch() / "check-flash2-lab";
   fs::remove_all(out);
   const Run r = run_flashlab("check " + data("flash2-lab-tables.csv") + " --out check-flash2-lab");
@@ -449,7 +449,7 @@ TEST_CASE("check: the FlashAttention-2 lab's tables, four rows flagged and exit 
   CHECK_THAT(r.out, Catch::Contains("14 row(s) of " + data("flash2-lab-tables.csv") + " against A100-PCIe-80GB"));
   CHECK_THAT(r.out, Catch::Contains("note: 'Total Flops (FLOPs/s)' read as TFLOP/s"));
   CHECK_THAT(r.out, Catch::Contains("reported 29.8 TFLOP/s is 1.33× the 22.3 its time gives"));
-  CHECK_THAT(r.out, Catch::Contains("14 rows: 10 consistent, 4 flagged (4 TFLOP/s off its own time by more than 10 %"));
+  CHECK_THAT(r.out, Catch::Contains("14 rows: 5 consistent, 9 flagged (4 TFLOP/s off its own time by more than 10 %"));
   const auto rows = flashlab::analysis::csv_parse(slurp(out / "check.csv"));
   CHECK(rows.size() == 15);
   CHECK(rows.front().front() == "line");
@@ -481,9 +481,53 @@ TEST_CASE("check: every row consistent is exit 0, and FlashLab's own runs join t
   CHECK(run_flashlab("check consistent.csv --hw T4").code == 0);
 }
 
+TEST_CASE("check: one configuration timed again is flagged when its times spread over the threshold it states",
+          "[cli][check]") {
+  // The lab's default shape (B=32, N=1024, H=32, d=64) is timed in four of its
+  // tables, 6.95–9.38 ms; 16 heads at emb 2048 in two, 6.87–8.72 ms.
+  const Run r = run_flashlab("check " + data("flash2-lab-tables.csv"));
+  INFO(r.out << r.err);
+  CHECK(r.code == 1);
+  CHECK_THAT(r.out, Catch::Contains("repeats: a configuration timed more than once is flagged when its times spread "
+                                    "more than 10 % ((max − min) / min)"));
+  CHECK_THAT(r.out, Catch::Contains("B=32 H=32 N=1024 d=64 fp16 fwd: lines 3, 6, 10, 14, 6.95–9.38 ms, spread 35 % — flagged"));
+  CHECK_THAT(r.out, Catch::Contains("one of 4 times of its configuration, 6.95–9.38 ms: spread 35 % > 10 %"));
+  CHECK_THAT(r.out, Catch::Contains("lines 9, 12, 6.87–8.72 ms, spread 27 % — flagged"));
+  CHECK_THAT(r.out, Catch::Contains("6 timed again with a spread over 10 %"));
+  // A threshold of 30 %: the 27 % pair passes, named without the flag.
+  const Run wide = run_flashlab("check " + data("flash2-lab-tables.csv") + " --spread 30");
+  CHECK_THAT(wide.out, Catch::Contains("lines 9, 12, 6.87–8.72 ms, spread 27 %\n"));
+  CHECK_THAT(wide.out, Catch::Contains("4 timed again with a spread over 30 %"));
+  CHECK(run_flashlab("check " + data("flash2-lab-tables.csv") + " --spread x").code == 2);
+}
+
+TEST_CASE("check: OOM rows stay in check.csv with their status, nothing measured written as 0", "[cli][check]") {
+  flashlab::analysis::write_file_atomic((scratch() / "with-oom.csv").string(),
+                                        "batch_size,seq_len,num_heads,emb_dim,Forward Time (s),Peak Memory (MB)\n"
+                                        "16,1024,32,2048,0.006150229772,644.0004883\n"
+                                        "64,2048,32,2048,OOM,OOM\n");
+  const Run r = run_flashlab("check with-oom.csv --out check-oom");
+  INFO(r.out << r.err);
+  REQUIRE(r.code <= 1);
+  const auto rows = flashlab::analysis::csv_parse(slurp(scratch() / "check-oom" / "check.csv"));
+  REQUIRE(rows.size() >= 3);
+  const auto& h = rows[0];
+  auto col = [&](const char* name) { return static_cast<size_t>(std::find(h.begin(), h.end(), name) - h.begin()); };
+  REQUIRE(col("status") < h.size());
+  CHECK(rows[1][col("status")] == "ok");
+  CHECK(rows[2][col("line")] == "3");
+  CHECK(rows[2][col("status")] == "OOM");
+  for (const char* c : {"time_s", "recomputed_tflops", "memory_bytes", "rate_mismatch"}) CHECK(rows[2][col(c)].empty());
+  CHECK_FALSE(rows[2][col("convention_flops")].empty());  // the model's count of the shape, not a measurement
+}
+
 TEST_CASE("check: a column or row it cannot read is exit 2 and one line", "[cli][check]") {
   flashlab::analysis::write_file_atomic((scratch() / "bad-row.csv").string(),
                                         "batch,seq,heads,head_dim,time_ms\n32,1024,32,64,8\n32,1O24,32,64,8\n");
+  flashlab::analysis::write_file_atomic((scratch() / "all-oom.csv").string(),
+                                        "batch,seq,heads,head_dim,time_ms\n64,1024,32,64,OOM\n64,2048,32,64,OOM\n");
+  flashlab::analysis::write_file_atomic((scratch() / "semicolons.csv").string(),
+                                        "batch;seq;heads;head_dim;time_ms\n32;1024;32;64;8,5\n");
   flashlab::analysis::write_file_atomic((scratch() / "no-unit.csv").string(),
                                         "batch,seq,heads,head_dim,time\n32,1024,32,64,8\n");
   struct Bad {
@@ -497,6 +541,8 @@ TEST_CASE("check: a column or row it cannot read is exit 2 and one line", "[cli]
       {"check " + data("flash2-lab-tables.csv") + " --batch 8", "--batch: the file gives the batch in column 'batch_size'"},
       {"check " + data("flash2-lab-tables.csv") + " --results x.json", "--results draws FlashLab's runs on the chart: give --out"},
       {"check " + data("flash2-lab-tables.csv") + " --hw Z80", "--hw:"},
+      {"check all-oom.csv", "all-oom.csv: no row to check: all 2 data row(s) say OOM, so none has a time (lines 2–3)"},
+      {"check semicolons.csv", "semicolons.csv: line 1: the columns are separated by ';'"},
   };
   for (const Bad& b : cases) {
     INFO("flashlab " << b.args);

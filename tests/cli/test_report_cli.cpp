@@ -134,6 +134,10 @@ TEST_CASE("report: bad input is one line and exit code 2", "[cli][report]") {
       {"report --lab flash1-scaling", "--out is required"},
       {"report --out x --results " + data("h200-validate-excerpt.json") + " --results " + data("t4-runs.json"),
        "t4-runs.json was measured on Tesla T4"},
+      // A student's own table is not a results file: said, and what reads it.
+      {"report --out x --results " + data("flash2-lab-tables.csv"),
+       "not a results file of flashlab bench or scripts/torch_compare.py (no kernel column): a table of your own "
+       "measurements is checked by flashlab check"},
   };
   for (const auto& [args, message] : cases) {
     const Run r = run_flashlab(args);
@@ -231,7 +235,12 @@ TEST_CASE("report --lab: every figure of each lab, from the committed results, w
         {"13-bench-memory", 3, 4, "PyTorch SDPA (FlashAttention-2)"},
         {"14-bench-time", 2, 3, "PyTorch SDPA (FlashAttention-2)"},
         {"15-bench-tflops", 2, 3, "FlashAttention-2 (tensor cores)"},
-        {"16-bench-memory", 3, 3, "PyTorch SDPA (FlashAttention-2)"}}},
+        {"16-bench-memory", 3, 3, "PyTorch SDPA (FlashAttention-2)"},
+        // The 'Causal Attention' table: the non-causal runs are in the results (the heads grid holds
+        // that problem), the causal ones not yet: one bar each, the causal ones said to be missing.
+        {"17-bench-time", 2, 1, "PyTorch SDPA (FlashAttention-2)"},
+        {"18-bench-tflops", 2, 1, "FlashAttention-2 (tensor cores)"},
+        {"19-bench-memory", 2, 1, "PyTorch SDPA (FlashAttention-2)"}}},
       {"flash2-shapes",
        {{"01-bench-time", 3, 1, "PyTorch eager"},
         {"02-bench-tflops", 3, 1, "PyTorch SDPA (FlashAttention-2)"},
@@ -286,5 +295,57 @@ TEST_CASE("report --lab: every figure of each lab, from the committed results, w
     CHECK_THAT(md, Catch::Contains("## The lab"));
     CHECK_THAT(md, Catch::Contains("## Where FlashLab's numbers differ from the lab's"));
     CHECK(slurp(dir / ("tables/" + lab + "-runs.csv")).rfind("kernel,model,direction,", 0) == 0);
+    // Every chart reads: the layout check found no text over text or a point, none cut.
+    CHECK_THAT(r.out, !Catch::Contains("layout:"));
+    // The method of each side as its rows were taken: FlashLab's medians as each row records
+    // them, what the PyTorch script of these files did and did not do, its versions.
+    CHECK_THAT(md, Catch::Contains("FlashLab's rows (labs-flashlab.json), flashlab bench: each point is the median of 10–100 timed runs"));
+    CHECK_THAT(md, Catch::Contains("PyTorch's rows (labs-pytorch.json)"));
+    CHECK_THAT(md, Catch::Contains("only head (0, 0) of the first batch was checked against fp64"));
+    CHECK_THAT(md, Catch::Contains("PyTorch 2.11.0+cu130 (the file's build field), built with CUDA 13.0 (the file's CUDA runtime field), cuDNN not recorded"));
+    CHECK_THAT(md, !Catch::Contains("medians of 10 timed runs"));
+    REQUIRE(meta["sources"].size() == 2);
+    CHECK(meta["sources"][1]["pytorch"]["cudnn"] == "not recorded");
+    CHECK(meta["sources"][1]["pytorch"]["torch"] == "2.11.0+cu130 (the file's build field)");
+    CHECK_FALSE(meta["sources"][0].contains("pytorch"));
   }
+}
+
+TEST_CASE("report --lab: an item whose runs are not in the results says so and names the command that measures them",
+          "[cli][report][labs]") {
+  const Run r = run_flashlab("report --lab torch-vs-flash2 --out lab-causal --width 640 --height 420");
+  REQUIRE(r.code == 0);
+  const fs::path dir = scratch().path() / "lab-causal";
+  const std::string md = slurp(dir / "report.md");
+  CHECK_THAT(md, Catch::Contains("## Table 'Causal Attention': forward time, not causal and causal"));
+  CHECK_THAT(md, Catch::Contains("Not in these results: no run yet of B=32 H=32 N=1024 d=64 fp16 causal (the sweep "
+                                 "lab-fa2-causal)"));
+  CHECK_THAT(md, Catch::Contains("`bash scripts/run-lab.sh torch-vs-flash2 OUT`"));
+  CHECK_THAT(r.out, Catch::Contains("1 problem(s) of lab-fa2-causal not measured in these results"));
+  const auto meta = nlohmann::json::parse(slurp(dir / "metadata.json"));
+  CHECK(meta["lab"]["figures"][16]["sweep"] == "lab-fa2-causal");
+  CHECK(meta["lab"]["figures"][16]["not_measured"].size() == 1);
+  // The chart holds the measured bars only, and its note names what is missing: no bar of 0.
+  const auto rows = flashlab::analysis::csv_parse(slurp(dir / "charts/17-bench-time.csv"));
+  for (size_t k = 1; k < rows.size(); ++k)
+    if (rows[k].size() >= 4 && rows[k][1].rfind("ref: ", 0) != 0) CHECK(rows[k][3] != "0");
+  CHECK(meta["lab"]["figures"][16]["drawn"] == true);
+}
+
+TEST_CASE("export --results takes several files and merges them as report does", "[cli][report][export]") {
+  const fs::path labs = fs::path(FLASHLAB_TEST_DATA) / ".." / ".." / "docs" / "results" / "labs";
+  const Run r = run_flashlab("export --chart bench-time --results " + (labs / "labs-flashlab.json").string() +
+                             " --results " + (labs / "labs-pytorch.json").string() +
+                             " --filter batch=32,heads=32,head-dim=64,causal=no --out merged-time.csv");
+  INFO(r.out << r.err);
+  REQUIRE(r.code == 0);
+  CHECK_THAT(r.out, Catch::Contains("each run kept once, from the first file that holds it"));
+  const auto series = figure_series(scratch().path() / "merged-time.csv");
+  CHECK(series.count("PyTorch eager") == 1);
+  CHECK(series.count("FlashAttention-2 (tensor cores)") == 1);
+  // Two GPUs' files are refused, as report refuses them.
+  const Run two = run_flashlab("export --chart bench-time --results " + data("h200-validate-excerpt.json") +
+                               " --results " + data("t4-runs.json") + " --out x.csv");
+  CHECK(two.code == 2);
+  CHECK_THAT(two.err, Catch::Contains("t4-runs.json was measured on Tesla T4"));
 }

@@ -45,6 +45,7 @@
 #include "flashlab/kernels/launch/layouts.hpp"
 #include "flashlab/kernels/runner/reference.hpp"
 #include "flashlab/kernels/rungs/rungs.hpp"
+#include "flashlab/sim/core/median.hpp"
 #include "flashlab/sim/hopper/hopper_pipeline.hpp"
 
 using namespace flashlab;
@@ -319,14 +320,15 @@ void time_grid(const std::vector<Rung>& rs, int smem_optin, i64 l2_bytes, int re
           if (!r.supports(p.dtype, d)) continue;
           if (r.id == "fa2_bwd" && n > 1024) continue;
           Prepared pr = prepare(r, c, smem_optin);
-          std::vector<double> ms = time_runs(nullptr, timing, &flush, [&](int) { c.poison(); }, [&] { r.bwd(pr.a); });
-          std::sort(ms.begin(), ms.end());
-          const double med = median_ms(ms);
+          const std::vector<double> times =
+              time_runs(nullptr, timing, &flush, [&](int) { c.poison(); }, [&] { r.bwd(pr.a); });
+          const sim::Spread ms = sim::spread(times);
+          const double med = ms.median;
           double flops = 4.0 * p.batch * p.heads * double(n) * double(n) * d * (causal ? 0.5 : 1.0) * 2.5;
           std::printf("TIME %-22s d=%-3d N=%-5lld B=%-2lld H=%-2lld causal=%d median_ms=%.4f min_ms=%.4f max_ms=%.4f "
                       "tflops=%.1f\n",
-                      r.id.c_str(), d, (long long)n, (long long)p.batch, (long long)p.heads, int(causal), med, ms.front(),
-                      ms.back(), flops / (med * 1e-3) / 1e12);
+                      r.id.c_str(), d, (long long)n, (long long)p.batch, (long long)p.heads, int(causal), med, ms.min,
+                      ms.max, flops / (med * 1e-3) / 1e12);
           std::fflush(stdout);
           char buf[640];
           std::snprintf(buf, sizeof buf,
@@ -338,7 +340,7 @@ void time_grid(const std::vector<Rung>& rs, int smem_optin, i64 l2_bytes, int re
                         "\"rel_error\": -1}",
                         rows.empty() ? "" : ",\n", r.id.c_str(), r.id == "naive_bwd" ? "standard_bwd" : "fa2_bwd",
                         (long long)p.batch, (long long)p.heads, (long long)n, (long long)n, d, causal ? "true" : "false",
-                        med, ms.front(), ms.back(), ms.size());
+                        med, ms.min, ms.max, times.size());
           rows += buf;
         }
       }

@@ -41,6 +41,7 @@
 #include "flashlab/kernels/runner/attention_reference.hpp"
 #include "flashlab/kernels/device/device_timing.hpp"
 #include "flashlab/kernels/rungs/fa2_tc.hpp"
+#include "flashlab/sim/core/median.hpp"
 #ifdef FA2_TC_VARIANTS
 #include "rungs/fa2_tc_kernel.cuh"
 #endif
@@ -428,11 +429,11 @@ PerfRow bench(const Variant& var, int N, int d, bool causal, int reps) {
   LaunchArgs a = make_args(row.B, row.H, N, N, d, causal, DType::fp16, q.p, k.p, v.p, o.p,
                            static_cast<float*>(lse.p));
   try {
-    std::vector<double> ms = flashlab::kernels::time_runs(nullptr, timing, &flush, {}, [&] { var.run(a); });
-    std::sort(ms.begin(), ms.end());
-    row.median_ms = flashlab::kernels::median_ms(ms);
-    row.min_ms = ms.front();
-    row.max_ms = ms.back();
+    const flashlab::sim::Spread ms =
+        flashlab::sim::spread(flashlab::kernels::time_runs(nullptr, timing, &flush, {}, [&] { var.run(a); }));
+    row.median_ms = ms.median;
+    row.min_ms = ms.min;
+    row.max_ms = ms.max;
     const double flops = 4.0 * row.B * row.H * double(N) * N * d * (causal ? 0.5 : 1.0);
     row.tflops = flops / (row.median_ms * 1e-3) / 1e12;
   } catch (const std::exception& e) {

@@ -84,6 +84,33 @@ bool have_cairo() {
 
 Point measure_text_export(const std::string& s, double size_px) { return detail::measure_dejavu(s, size_px); }
 
+namespace {
+
+// Draws nothing; measures as the exporters' font does.
+class MeasuringCanvas : public Canvas {
+ public:
+  void line(Point, Point, Color, double, Dash) override {}
+  void polyline(const std::vector<Point>&, Color, double, Dash) override {}
+  void rect_filled(Rect, Color) override {}
+  void rect_outline(Rect, Color, double) override {}
+  void polygon_filled(const std::vector<Point>&, Color) override {}
+  void circle_filled(Point, double, Color) override {}
+  void text(Point, const std::string&, double, Color, HAlign, VAlign, bool) override {}
+  Point measure(const std::string& s, double size_px) override { return detail::measure_dejavu(s, size_px); }
+  void push_clip(Rect) override {}
+  void pop_clip() override {}
+};
+
+}  // namespace
+
+std::vector<std::string> chart_layout_problems(const ChartSpec& c, const ExportOptions& o) {
+  check_size(o);
+  MeasuringCanvas measuring;
+  LayoutRecorder drawn(measuring);
+  draw(c, drawn, o);
+  return layout_problems(drawn, {0, 0, static_cast<double>(o.width_px), static_cast<double>(o.height_px)});
+}
+
 std::string render_svg(const ChartSpec& c, const ExportOptions& o) {
   check_size(o);
   detail::SvgCanvas cv(o.width_px, o.height_px);

@@ -273,13 +273,13 @@ namespace {
 
 std::string mhz(double v) { return v > 0 ? fixed(v, 0) + " MHz" : std::string("unknown"); }
 
-// "3–20 timed runs" over the ok, timed rows of the results.
-std::string repeats_text(const BenchResults& r) {
+// "10–100 timed runs" over the ok, timed rows given.
+std::string repeats_text(const std::vector<const BenchRow*>& rows) {
   int lo = 0, hi = 0;
-  for (const BenchRow& row : r.rows)
-    if (row.status == RunStatus::ok && row.repeats > 0) {
-      lo = lo == 0 ? row.repeats : std::min(lo, row.repeats);
-      hi = std::max(hi, row.repeats);
+  for (const BenchRow* row : rows)
+    if (row->status == RunStatus::ok && row->repeats > 0) {
+      lo = lo == 0 ? row->repeats : std::min(lo, row->repeats);
+      hi = std::max(hi, row->repeats);
     }
   if (hi == 0) return "no timed runs (checked only)";
   return (lo == hi ? std::to_string(lo) : std::to_string(lo) + "–" + std::to_string(hi)) + " timed runs";
@@ -308,27 +308,119 @@ bool method_recorded(const BenchMeta& m) { return !m.gpu.empty() || !m.date.empt
 
 namespace {
 
-std::string method_text(const BenchResults& r) {
-  if (!method_recorded(r.meta))
-    return "Method not recorded: the results carry no metadata (no GPU, date or build), so how the times were taken "
+// The runs of one side of a report — FlashLab's rungs or PyTorch's rows —
+// and the file they came from (its metadata says how they were measured).
+struct Side {
+  bool pytorch = false;
+  std::string origin;  // "" when the results name no file of their own
+  BenchMeta meta;
+  std::vector<const BenchRow*> rows;
+};
+
+// One side per file and kind of row, in the files' order: FlashLab's rows of
+// one file, PyTorch's of another; a file of each script's version says what
+// that version did.
+std::vector<Side> sides_of(const BenchResults& r) {
+  std::vector<Side> out;
+  const std::size_t files = std::max<std::size_t>(1, r.sources.size());
+  for (std::size_t f = 0; f < files; ++f)
+    for (bool torch : {false, true}) {
+      Side side;
+      side.pytorch = torch;
+      side.meta = r.sources.empty() ? r.meta : r.sources[f].meta;
+      side.origin = r.sources.empty() ? "" : r.sources[f].origin;
+      for (const BenchRow& row : r.rows)
+        if (is_pytorch(row.kernel) == torch && (r.sources.empty() || row.source == f)) side.rows.push_back(&row);
+      if (!side.rows.empty()) out.push_back(std::move(side));
+    }
+  return out;
+}
+
+std::string checked_text(const Side& side) {
+  size_t ok = 0, checked = 0;
+  for (const BenchRow* row : side.rows)
+    if (row->status == RunStatus::ok) {
+      ++ok;
+      checked += row->rel_error >= 0 ? 1 : 0;
+    }
+  return std::to_string(checked) + " of its " + std::to_string(ok) + " measured rows carry that error";
+}
+
+std::string flush_text(const BenchMeta& m) {
+  return m.l2_flush ? "each after the L2 was flushed by writing a buffer twice its size"
+                    : "without flushing the L2 between runs (warm cache)";
+}
+
+std::string file_name(const std::string& path) { return std::filesystem::path(path).filename().string(); }
+
+}  // namespace
+
+PyTorchVersions pytorch_versions(const BenchMeta& m) {
+  PyTorchVersions v;
+  const std::string none = "not recorded";
+  v.torch = m.torch_version;
+  // Files of the first torch_compare.py name the version only in their build field.
+  if (v.torch.empty() && m.commit.rfind("torch ", 0) == 0) v.torch = m.commit.substr(6) + " (the file's build field)";
+  if (v.torch.empty()) v.torch = none;
+  // The first torch_compare.py wrote torch.version.cuda as the file's CUDA runtime.
+  v.cuda = !m.torch_cuda.empty()                                        ? m.torch_cuda
+           : m.commit.rfind("torch ", 0) == 0 && !m.cuda_runtime.empty() ? m.cuda_runtime + " (the file's CUDA runtime field)"
+                                                                         : none;
+  v.cudnn = !m.cudnn_version.empty() ? m.cudnn_version : none;
+  return v;
+}
+
+namespace {
+
+std::string versions_text(const BenchMeta& m) {
+  const PyTorchVersions v = pytorch_versions(m);
+  return "PyTorch " + v.torch + ", built with CUDA " + v.cuda + ", cuDNN " + v.cudnn;
+}
+
+// What was done to each side's rows, in sentences true of every row.
+std::string side_method(const Side& side) {
+  const std::string from = side.origin.empty() ? "" : " (" + file_name(side.origin) + ")";
+  if (!method_recorded(side.meta))
+    return std::string(side.pytorch ? "PyTorch's" : "FlashLab's") + " rows" + from +
+           ": method not recorded — the file carries no metadata (no GPU, date or build), so how the times were taken "
            "(repeats, warm-up, L2 flush, checking) is unknown; each point is the time the file gives.";
-  const bool torch = std::any_of(r.rows.begin(), r.rows.end(), [](const BenchRow& x) { return is_pytorch(x.kernel); });
-  std::string s = "Each point is the median of " + repeats_text(r) +
-                  " timed with CUDA events after warm-up runs (flashlab bench runs 3 unless told otherwise)";
-  s += r.meta.l2_flush ? ", each after the L2 was flushed by writing a buffer twice its size."
-                       : ", without flushing the L2 between runs (warm cache).";
-  s += " Inputs are N(0, 1) from a seed; the output is poisoned with NaN before every run and checked against an "
-       "fp64 reference. Peak memory is the device memory in use during the case (cudaMemGetInfo)";
-  s += torch ? "; PyTorch's rows report its caching allocator's peak instead." : ".";
-  s += " A case that ran out of memory is a row marked OOM (✕ on the charts), not a missing point.";
+  const std::string median = "each point is the median of " + repeats_text(side.rows) + " (as each row records)";
+  if (!side.pytorch)
+    return "FlashLab's rows" + from + ", flashlab bench: " + median +
+           ", timed with CUDA events after warm-up runs (flashlab bench runs 3 unless told otherwise), " +
+           flush_text(side.meta) +
+           ". Inputs are N(0, 1) from a seed; the output is poisoned with NaN before every run, so an element a "
+           "kernel leaves unwritten stays NaN and fails the row, and the first run is checked against an fp64 "
+           "reference on the heads and rows its sampled check picks (every one for a small case; " +
+           checked_text(side) +
+           "). Peak memory is the larger of the bytes the case's buffers take and what the device memory in use grew "
+           "by during the case (cudaMemGetInfo).";
+  std::string s = "PyTorch's rows" + from + ", scripts/torch_compare.py on the same problems: ";
+  if (!side.meta.method.empty()) {
+    s += median + ". " + side.meta.method + ".";
+  } else {
+    s += median + ", timed with CUDA events after warm-up runs, " + flush_text(side.meta) +
+         ". The outputs were not poisoned (PyTorch allocates each output itself) and only head (0, 0) of the first "
+         "batch was checked against fp64, where N_q·N_kv is at most 4096² forward or 2048² backward (" +
+         checked_text(side) + "): the script that wrote this file did not record its method, and checked no more.";
+  }
+  s += " Peak memory is torch.cuda.max_memory_allocated(): the caching allocator's peak of PyTorch's own tensors, "
+       "inputs included. " + versions_text(side.meta) + ".";
   return s;
+}
+
+std::string method_text(const BenchResults& r) {
+  std::string s;
+  for (const Side& side : sides_of(r)) s += (s.empty() ? "" : "\n\n") + side_method(side);
+  return s + "\n\nA case that ran out of memory, was skipped or failed is a row with that status and its reason: ✕ on "
+             "the line charts, the reason in place of a bar, an empty cell beside its status in the CSV files.";
 }
 
 }  // namespace
 
 std::string chart_caption(const ChartSpec& c, const ChartEntry& entry, const BenchResults* results,
                           const ChartContext& model) {
-  std::string s = c.title + ". " + std::string(entry.reading) + " ";
+  std::string s = c.title + ". " + chart_reading(entry, c) + " ";
   if (results && (entry.needs_results || !results->rows.empty())) {
     s += method_recorded(results->meta)
              ? "Measured on " + (results->meta.gpu.empty() ? std::string("an unrecorded GPU") : results->meta.gpu) +
@@ -381,8 +473,12 @@ class Writer {
   ReportBundle& b_;
 };
 
-// Every format of one chart under charts/NAME.*; returns the PNG's (or SVG's) path.
-std::string write_chart(Writer& w, const ChartSpec& c, const std::string& name, const ExportOptions& o) {
+// Every format of one chart under charts/NAME.*; returns the PNG's (or SVG's)
+// path. What the layout check finds in the chart at that size is a note of
+// the bundle: a label over another is a defect to see, not to hand in.
+std::string write_chart(Writer& w, ReportBundle& bundle, const ChartSpec& c, const std::string& name,
+                        const ExportOptions& o) {
+  for (const std::string& p : chart_layout_problems(c, o)) bundle.notes.push_back("layout: charts/" + name + ": " + p);
   w.file("charts/" + name + ".svg", render_svg(c, o));
   w.file("charts/" + name + ".csv", chart_to_csv(c));
   if (!have_cairo()) return "charts/" + name + ".svg";
@@ -421,7 +517,9 @@ DocBlock heading(const std::string& t) { return {DocBlock::Kind::heading, t, {},
 DocBlock paragraph(const std::string& t) { return {DocBlock::Kind::paragraph, t, {}, {}, {}, {}, {}}; }
 DocBlock bullets(std::vector<std::string> items) { return {DocBlock::Kind::bullets, "", std::move(items), {}, {}, {}, {}}; }
 
-// Setup (GPU, driver, clocks, build, files) and Method, from the first results.
+// Setup (GPU, driver, clocks, build, files) and Method: the GPU from the first
+// results, each file's own build and date, PyTorch's versions where PyTorch's
+// rows are drawn, what was done to each side's rows.
 void setup_and_method(const ReportRequest& req, const BenchResults* first, ReportDocument& doc) {
   doc.blocks.push_back(heading("Setup"));
   std::vector<std::string> setup;
@@ -434,9 +532,17 @@ void setup_and_method(const ReportRequest& req, const BenchResults* first, Repor
       setup.push_back("Driver " + (m.driver.empty() ? std::string("not recorded") : m.driver) + ", CUDA runtime " +
                       (m.cuda_runtime.empty() ? std::string("not recorded") : m.cuda_runtime));
       setup.push_back("Clocks: SM " + mhz(m.sm_clock_mhz) + " (observed), memory " + mhz(m.mem_clock_mhz));
-      setup.push_back("Build of the measurement: " + (m.commit.empty() ? std::string("not recorded") : m.commit) +
-                      "; measured " + (m.date.empty() ? std::string("on an unrecorded date") : m.date) +
-                      (m.host.empty() ? "" : " on " + m.host));
+    }
+    for (const Side& side : sides_of(*first)) {
+      const BenchMeta& sm = side.meta;
+      std::string line = std::string(side.pytorch ? "PyTorch's rows" : "FlashLab's rows") +
+                         (side.origin.empty() ? "" : " (" + file_name(side.origin) + ")") + ": " +
+                         std::to_string(side.rows.size()) + " runs; build " +
+                         (sm.commit.empty() ? std::string("not recorded") : sm.commit) + "; measured " +
+                         (sm.date.empty() ? std::string("on an unrecorded date") : sm.date) +
+                         (sm.host.empty() ? "" : " on " + sm.host);
+      if (side.pytorch) line += "; " + versions_text(sm);
+      setup.push_back(line);
     }
     setup.push_back("FLOP convention: " + (m.flop_convention.empty() ? std::string("not recorded") : m.flop_convention));
     setup.push_back("Results: " + req.results_origin);
@@ -446,8 +552,15 @@ void setup_and_method(const ReportRequest& req, const BenchResults* first, Repor
   doc.blocks.push_back(bullets(setup));
   if (first) {
     doc.blocks.push_back(heading("Method"));
-    doc.blocks.push_back(paragraph((method_recorded(first->meta) ? where_measured(first->meta) + " " : std::string()) +
-                                   method_text(*first)));
+    std::string text = method_text(*first);
+    if (method_recorded(first->meta)) text = where_measured(first->meta) + "\n\n" + text;
+    size_t k = 0;
+    while (k <= text.size()) {  // one paragraph per side
+      const size_t e = text.find("\n\n", k);
+      doc.blocks.push_back(paragraph(text.substr(k, e == std::string::npos ? std::string::npos : e - k)));
+      if (e == std::string::npos) break;
+      k = e + 2;
+    }
   }
 }
 
@@ -492,7 +605,7 @@ void model_part(const ReportRequest& req, Writer& w, ReportDocument& doc, Report
     if (e.needs_results) continue;
     const ChartSpec c = build_chart(std::string(e.id), req.model, nullptr);
     doc.blocks.push_back({DocBlock::Kind::chart, "", {}, {}, c,
-                          write_chart(w, c, "model-" + std::string(e.id), req.chart_size),
+                          write_chart(w, bundle, c, "model-" + std::string(e.id), req.chart_size),
                           chart_caption(c, e, nullptr, req.model)});
   }
 }
@@ -545,11 +658,13 @@ void section_part(const ReportRequest& req, const ReportSection& sec, Writer& w,
       continue;
     }
     doc.blocks.push_back({DocBlock::Kind::chart, "", {}, {}, c,
-                          write_chart(w, c, prefix + "-" + std::string(e.id), req.chart_size),
+                          write_chart(w, bundle, c, prefix + "-" + std::string(e.id), req.chart_size),
                           chart_caption(c, e, &sec.results, req.model)});
   }
   runs_table(w, doc, prefix, sec.results);
 }
+
+std::string c_title_or_item(const ReportFigure& f) { return f.chart.title.empty() ? f.item : f.chart.title; }
 
 // Two digits: the lab's figures sort in its order in charts/.
 std::string figure_number(size_t k) { return (k + 1 < 10 ? "0" : "") + std::to_string(k + 1); }
@@ -562,16 +677,33 @@ void lab_part(const ReportRequest& req, const LabReport& lab, Writer& w, ReportD
     const ReportFigure& f = lab.figures[k];
     doc.blocks.push_back(heading(f.item));
     const ChartEntry* e = find_chart(f.chart_id);
-    if (!e || f.chart.empty()) {
-      const std::string why = f.chart.notes.empty() ? std::string("no runs to draw") : f.chart.notes.front();
-      doc.blocks.push_back(paragraph("Not drawn: " + why + "."));
-      bundle.notes.push_back(f.item + ": not drawn (" + why + ")");
+    // Problems of the item's grid without a run: measured nowhere yet, said plainly.
+    std::string missing;
+    if (!f.unmeasured.empty()) {
+      missing = "Not in these results: no run yet of ";
+      for (size_t j = 0; j < f.unmeasured.size(); ++j) missing += (j ? "; " : "") + f.unmeasured[j];
+      missing += " (the sweep " + f.sweep + "): the chart draws what was measured and nothing in its place. `bash "
+                 "scripts/run-lab.sh " + lab.name + " OUT` measures the lab's sweeps, and PyTorch on the same problems, "
+                 "on a GPU, then writes this report from them.";
+      doc.blocks.push_back(paragraph(missing));
+      bundle.notes.push_back(f.item + ": " + std::to_string(f.unmeasured.size()) + " problem(s) of " + f.sweep +
+                             " not measured in these results");
+    }
+    if (!e) {
+      doc.blocks.push_back(paragraph("Not drawn: '" + f.chart_id + "' is not a chart of FlashLab's."));
       continue;
     }
-    std::string caption = chart_caption(f.chart, *e, &f.runs, req.model);
+    if (f.chart.empty()) {
+      // The chart still goes in, its plot saying why it is empty: an item without runs is not a figure of zeros.
+      const std::string why = f.chart.notes.empty() ? std::string("no runs to draw") : f.chart.notes.front();
+      if (missing.empty()) doc.blocks.push_back(paragraph("No runs to draw: " + why + "."));
+      bundle.notes.push_back(f.item + ": no runs to draw (" + why + ")");
+    }
+    std::string caption = f.chart.empty() ? c_title_or_item(f) + ". No runs in these results: nothing is drawn."
+                                          : chart_caption(f.chart, *e, &f.runs, req.model);
     if (!f.note.empty()) caption += " " + f.note;
     doc.blocks.push_back({DocBlock::Kind::chart, "", {}, {}, f.chart,
-                          write_chart(w, f.chart, figure_number(k) + "-" + f.chart_id, req.chart_size), caption});
+                          write_chart(w, bundle, f.chart, figure_number(k) + "-" + f.chart_id, req.chart_size), caption});
   }
   if (!lab.differences.empty()) {
     doc.blocks.push_back(heading("Where FlashLab's numbers differ from the lab's"));
@@ -623,9 +755,24 @@ ReportBundle write_report(const ReportRequest& req, const std::string& dir) {
     for (size_t k = 0; k < req.lab->figures.size(); ++k) {
       const ReportFigure& f = req.lab->figures[k];
       figs.push_back({{"item", f.item}, {"chart", f.chart_id}, {"file", "charts/" + figure_number(k) + "-" + f.chart_id},
-                      {"drawn", !f.chart.empty()}, {"series", f.chart.series.size()}});
+                      {"drawn", !f.chart.empty()}, {"series", f.chart.series.size()}, {"sweep", f.sweep},
+                      {"not_measured", f.unmeasured}});
     }
     meta["lab"] = {{"name", req.lab->name}, {"figures", figs}, {"measured", meta_json(req.lab->runs.meta)}};
+  }
+  // Every results file with its own metadata; PyTorch's versions where it holds PyTorch's rows.
+  if (first) {
+    nlohmann::json sources = nlohmann::json::array();
+    for (const ResultsSource& src : first->sources) {
+      nlohmann::json j{{"file", src.origin}, {"kernels", src.kernels}, {"measured", meta_json(src.meta)}};
+      if (std::any_of(src.kernels.begin(), src.kernels.end(), [](const std::string& k) { return is_pytorch(k); })) {
+        const PyTorchVersions v = pytorch_versions(src.meta);
+        j["pytorch"] = {{"torch", v.torch}, {"cuda", v.cuda}, {"cudnn", v.cudnn}};
+      }
+      if (!src.meta.method.empty()) j["method"] = src.meta.method;
+      sources.push_back(std::move(j));
+    }
+    meta["sources"] = std::move(sources);
   }
   w.file("metadata.json", meta.dump(2) + "\n");
   w.file("report.md", document_markdown(doc));

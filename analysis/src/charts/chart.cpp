@@ -24,6 +24,7 @@ Color palette(int k) {
       {150, 30, 70, 255},   // wine
       {70, 60, 170, 255},   // indigo
       {120, 80, 40, 255},   // brown
+      {140, 0, 250, 255},   // violet: apart from vermillion, orange and the blues, also to colour-blind eyes
   };
   const int n = static_cast<int>(sizeof colors / sizeof colors[0]);
   return colors[((k % n) + n) % n];
@@ -85,6 +86,7 @@ std::string with_prefix(double v, double base, const char* const* prefixes, int 
 std::string format_tick(double v, TickFormat f) {
   static const char* const si_prefixes[] = {"", "K", "M", "G", "T", "P", "E"};
   static const char* const byte_units[] = {"B", "KB", "MB", "GB", "TB", "PB", "EB"};
+  static const char* const iec_units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
   if (!std::isfinite(v)) return std::isnan(v) ? "NaN" : (v > 0 ? "∞" : "−∞");
   const double a = std::fabs(v);
   switch (f) {
@@ -99,6 +101,7 @@ std::string format_tick(double v, TickFormat f) {
       if (a < 1024) return sig3(v);
       return with_prefix(v, 1024.0, si_prefixes, 7, "");
     case TickFormat::bytes: return with_prefix(v, 1000.0, byte_units, 7, " ");
+    case TickFormat::bytes_iec: return with_prefix(v, 1024.0, iec_units, 7, " ");
     case TickFormat::plain:
       if (a != 0 && (a < 1e-3 || a >= 1e5)) {
         if (a >= 1e5) return with_prefix(v, 1000.0, si_prefixes, 7, "");
@@ -123,7 +126,26 @@ double nice_step(double raw) {
 
 constexpr double kEps = 1e-9;
 
+// Memory on a linear axis: steps of 1-2-5 in the largest unit the span holds
+// twice, every label in that unit ("0.5 GiB", "1 GiB", "1.5 GiB").
+void iec_linear_ticks(Range r, int max_major, std::vector<Tick>& out) {
+  static const char* const units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
+  const double span = r.hi - r.lo;
+  int k = 0;
+  while (k < 5 && span / std::pow(1024.0, k + 1) >= 2) ++k;
+  const double unit = std::pow(1024.0, k);
+  const double step = nice_step(span / unit / max_major) * unit;
+  const double first = std::ceil(r.lo / step - kEps) * step;
+  for (int n = 0; n < 1000; ++n) {
+    double v = first + n * step;
+    if (v > r.hi + step * kEps) break;
+    if (std::fabs(v) < step * 1e-9) v = 0;
+    out.push_back({v, v == 0 ? std::string("0") : sig3(v / unit) + " " + units[k], true});
+  }
+}
+
 void linear_ticks(Range r, TickFormat f, int max_major, std::vector<Tick>& out) {
+  if (f == TickFormat::bytes_iec) return iec_linear_ticks(r, max_major, out);
   const double span = r.hi - r.lo;
   double step;
   if (f == TickFormat::binary && span >= 1024) {
@@ -202,7 +224,7 @@ std::vector<Tick> make_ticks(Range r, Scale s, TickFormat f, int max_major) {
   if (!r.valid()) return out;
   max_major = std::clamp(max_major, 2, 50);
   if (s != Scale::linear && r.lo > 0) {
-    if (s == Scale::log10) log10_ticks(r, f, max_major, out);
+    if (s == Scale::log10 && f != TickFormat::bytes_iec) log10_ticks(r, f, max_major, out);
     else log2_ticks(r, f, max_major, out);
     // Short log ranges: label 3 as well (1-2-3-5), so a decade is never bare.
     if (s == Scale::log10 && major_count(out) < 4 && r.hi / r.lo < 200)
@@ -233,6 +255,48 @@ double axis_fraction(double v, Range r, Scale s) {
 double axis_value(double f, Range r, Scale s) {
   if (s == Scale::linear) return r.lo + f * (r.hi - r.lo);
   return r.lo * std::pow(r.hi / r.lo, f);
+}
+
+namespace {
+
+// The plottable points of a series, in order.
+std::vector<std::pair<double, double>> plotted(const Series& s, Scale sx, Scale sy) {
+  std::vector<std::pair<double, double>> out;
+  for (size_t k = 0; k < std::min(s.x.size(), s.y.size()); ++k)
+    if (plottable(s.x[k], sx) && plottable(s.y[k], sy)) out.emplace_back(s.x[k], s.y[k]);
+  return out;
+}
+
+}  // namespace
+
+bool same_points(const Series& a, const Series& b) {
+  const auto pa = plotted(a, Scale::linear, Scale::linear), pb = plotted(b, Scale::linear, Scale::linear);
+  if (pa.size() != pb.size()) return false;
+  for (size_t k = 0; k < pa.size(); ++k)
+    if (pa[k].first != pb[k].first || std::fabs(pa[k].second - pb[k].second) > 1e-9 * std::fabs(pa[k].second))
+      return false;
+  return true;
+}
+
+std::vector<int> coinciding_series(const ChartSpec& c) {
+  std::vector<int> out(c.series.size(), -1);
+  if (c.kind != ChartKind::xy) return out;
+  const Range y = auto_fit(c, false);
+  const Scale sy = c.y.scale;
+  std::vector<std::vector<std::pair<double, double>>> pts;
+  for (const Series& s : c.series) pts.push_back(plotted(s, c.x.scale, sy));
+  for (size_t k = 0; k < c.series.size(); ++k) {
+    if (pts[k].empty() || c.series[k].style == SeriesStyle::bars) continue;
+    for (size_t j = 0; j < k && out[k] < 0; ++j) {
+      if (pts[j].size() != pts[k].size() || c.series[j].style == SeriesStyle::bars) continue;
+      bool all = true;
+      for (size_t n = 0; n < pts[k].size() && all; ++n)
+        all = pts[j][n].first == pts[k][n].first &&
+              std::fabs(axis_fraction(pts[j][n].second, y, sy) - axis_fraction(pts[k][n].second, y, sy)) < 0.004;
+      if (all) out[k] = static_cast<int>(j);
+    }
+  }
+  return out;
 }
 
 std::vector<double> stack_tops(const ChartSpec& c) {
@@ -355,7 +419,9 @@ std::string chart_to_csv(const ChartSpec& c) {
         label = cat < c.categories.size() ? c.categories[cat] : "";
         note = point;
       }
-      out += csv_row({c.id, s.name, num(s.x[k]), num(k < s.y.size() ? s.y[k] : nan), label, note});
+      const double y = k < s.y.size() ? s.y[k] : nan;
+      if (std::isnan(y) && k < s.point_notes.size() && !s.point_notes[k].empty()) note = s.point_notes[k];
+      out += csv_row({c.id, s.name, num(s.x[k]), num(y), label, note});
     }
   for (const RefLine& l : c.ref_lines)
     out += csv_row({c.id, "ref: " + l.label, l.vertical ? num(l.value) : (l.from_x ? num(*l.from_x) : ""),

@@ -165,12 +165,12 @@ void note_status(const BenchResults& r, std::vector<std::string>& notes) {
   int oom = 0, skipped = 0, failed = 0;
   std::string first_oom, first_skip, first_fail;
   for (const BenchRow& row : r.rows) {
+    // A long reason (PyTorch's OOM message runs on for lines) up to the end of
+    // a sentence; one without a sentence's end whole (the notes wrap).
     std::string reason = row.reason;
-    if (reason.size() > 90) {  // cut at a character, not inside one
-      std::size_t cut = 87;
-      while (cut > 0 && (static_cast<unsigned char>(reason[cut]) & 0xC0) == 0x80) --cut;
-      reason = reason.substr(0, cut) + "…";
-    }
+    if (reason.size() > 90)
+      if (const std::size_t end = reason.rfind(". ", 90); end != std::string::npos && end >= 20)
+        reason = reason.substr(0, end + 1);
     const std::string where = implementation_name(row.kernel) + " " + sim::describe(row.problem) +
                               (reason.empty() ? "" : ": " + reason);
     if (row.status == RunStatus::oom && oom++ == 0) first_oom = where;
@@ -251,7 +251,7 @@ ChartSpec bench_metric_chart(const BenchResults& all, BenchMetric metric, const 
                      : "TFLOP/s (4·B·H·N²·d, halved when causal)",
              Scale::linear, TickFormat::plain, {}, {}, true};
       break;
-    case BenchMetric::memory: c.y = {"peak device memory", Scale::linear, TickFormat::bytes, {}, {}, true}; break;
+    case BenchMetric::memory: c.y = {"peak device memory", Scale::linear, TickFormat::bytes_iec, {}, {}, true}; break;
   }
   if (r.rows.empty()) {
     c.notes.insert(c.notes.begin(), all.rows.empty() ? "the results hold no rows" : "no rows match " + describe(f));
@@ -303,16 +303,26 @@ ChartSpec bench_metric_chart(const BenchResults& all, BenchMetric metric, const 
       const double y = ok ? metric_of(*row, metric) : kNaN;
       s.x.push_back(x);
       s.y.push_back(y);
+      s.point_notes.push_back(ok ? "" : std::string(to_string(row->status)));
       if (ok && y > 0) {
         lo = std::min(lo, y);
         hi = std::max(hi, y);
       }
       if (row->status == RunStatus::oom && !categorical) {
-        Marker m;
-        m.x = x;
-        m.label = "OOM";
-        m.color = s.color;
-        c.markers.push_back(m);
+        // One ✕ per cell and colour: the configurations that ran out of memory there named beside it.
+        const std::string cfg = config_label(*row, v, xa);
+        const auto same = std::find_if(c.markers.begin(), c.markers.end(), [&](const Marker& o) {
+          return o.x == x && !o.y && o.color == s.color;
+        });
+        if (same != c.markers.end()) {
+          if (!cfg.empty()) same->label += (same->label == "OOM" ? " " : ", ") + cfg;
+        } else {
+          Marker m;
+          m.x = x;
+          m.label = cfg.empty() ? "OOM" : "OOM " + cfg;
+          m.color = s.color;
+          c.markers.push_back(m);
+        }
       }
       if (categorical) s.point_labels.push_back(ok ? "" : std::string(to_string(row->status)));
     }
@@ -422,10 +432,6 @@ ChartSpec bench_speedup_chart(const BenchResults& all, const std::string& baseli
     if (!std::get<1>(key).empty()) label += (label.empty() ? "" : " ") + std::get<1>(key);
     if (several_directions) label += " " + std::get<2>(key);
     if (label.empty()) label = "all";
-    // A baseline that did not run leaves the whole group without bars: said
-    // once under the group, not on every bar.
-    if (const BenchRow* b = ks.at(base); b->status != RunStatus::ok)
-      label += " (baseline " + std::string(to_string(b->status)) + ")";
     c.categories.push_back(label);
   }
   for (const std::string& k : kernels) {
@@ -438,15 +444,18 @@ ChartSpec bench_speedup_chart(const BenchResults& all, const std::string& baseli
     for (const auto& [key, ks] : cells) {
       const auto kb = ks.find(base), kk = ks.find(k);
       double y = kNaN;
-      std::string label;
-      if (kk == ks.end()) {
-        label = "";
+      std::string label, note;
+      if (kb != ks.end() && kb->second->status != RunStatus::ok) {
+        // No bar of the group can be drawn: the renderer says why once over it.
+        label = implementation_name(base) + " " + std::string(to_string(kb->second->status));
+        note = (kk != ks.end() && kk->second->status != RunStatus::ok ? std::string(to_string(kk->second->status)) + ", " : "") +
+               "baseline " + std::string(to_string(kb->second->status));
+      } else if (kk == ks.end()) {
+        note = "not run";
       } else if (kk->second->status != RunStatus::ok) {
         label = std::string(to_string(kk->second->status));
       } else if (kb == ks.end()) {
         label = "no baseline";
-      } else if (kb->second->status != RunStatus::ok) {
-        label = "";  // in the group's label
       } else if (kk->second->time_ms_median > 0) {
         y = kb->second->time_ms_median / kk->second->time_ms_median;
         label = format_tick(y, TickFormat::plain) + "×";
@@ -454,6 +463,7 @@ ChartSpec bench_speedup_chart(const BenchResults& all, const std::string& baseli
       s.x.push_back(static_cast<double>(cat++));
       s.y.push_back(y);
       s.point_labels.push_back(label);
+      s.point_notes.push_back(note);
     }
     c.series.push_back(std::move(s));
   }

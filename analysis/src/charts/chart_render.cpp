@@ -1,6 +1,7 @@
 #include "flashlab/analysis/charts/chart_render.hpp"
 
 #include <algorithm>
+#include <functional>
 #include <tuple>
 #include <cmath>
 
@@ -111,17 +112,92 @@ void draw_marker(Canvas& cv, Point p, MarkerShape m, double size, Color c, doubl
   if (hole && m != MarkerShape::none && m != MarkerShape::cross) draw_marker(cv, p, m, size * 0.5, *hole, s);
 }
 
-std::vector<std::string> shown_notes(const ChartSpec& c, const ChartStyle& st) {
+// A marker's outline only, larger than the filled one under it: a series
+// drawn on another's points (coinciding_series) rings them.
+void draw_marker_ring(Canvas& cv, Point p, MarkerShape m, double size, Color c, double width) {
+  const double r = size * 0.5;
+  std::vector<Point> pts;
+  switch (m) {
+    case MarkerShape::none: return;
+    case MarkerShape::circle:
+      for (int k = 0; k <= 24; ++k) {
+        const double a = 2 * 3.14159265358979323846 * k / 24;
+        pts.push_back({p.x + r * std::cos(a), p.y + r * std::sin(a)});
+      }
+      break;
+    case MarkerShape::square: pts = {{p.x - r, p.y - r}, {p.x + r, p.y - r}, {p.x + r, p.y + r}, {p.x - r, p.y + r}, {p.x - r, p.y - r}}; break;
+    case MarkerShape::diamond:
+      pts = {{p.x, p.y - r * 1.3}, {p.x + r * 1.3, p.y}, {p.x, p.y + r * 1.3}, {p.x - r * 1.3, p.y}, {p.x, p.y - r * 1.3}};
+      break;
+    case MarkerShape::triangle:
+      pts = {{p.x, p.y - r * 1.3}, {p.x + r * 1.2, p.y + r}, {p.x - r * 1.2, p.y + r}, {p.x, p.y - r * 1.3}};
+      break;
+    case MarkerShape::cross:
+      cv.line({p.x - r, p.y - r}, {p.x + r, p.y + r}, c, width, Dash::solid);
+      cv.line({p.x - r, p.y + r}, {p.x + r, p.y - r}, c, width, Dash::solid);
+      return;
+  }
+  cv.polyline(pts, c, width, Dash::solid);
+}
+
+// The box a marker of `size` at p covers (diamonds and triangles reach 1.3 r).
+Rect marker_box(Point p, MarkerShape m, double size) {
+  const double r = size * 0.5 * (m == MarkerShape::diamond || m == MarkerShape::triangle ? 1.3 : 1.0);
+  return {p.x - r, p.y - r, 2 * r, 2 * r};
+}
+
+// `s` broken at spaces into lines no wider than `max_w` (a word wider than it
+// stays whole on its own line), at most `max_lines`: the last one then takes
+// the rest of the text. Empty text: no line.
+std::vector<std::string> wrap_lines(Canvas& cv, const std::string& s, double size, double max_w, size_t max_lines) {
+  if (s.empty()) return {};
+  if (cv.measure(s, size).x <= max_w) return {s};  // whole, as written
+  std::vector<std::string> lines;
+  std::string line;
+  size_t k = 0;
+  while (k < s.size()) {
+    size_t e = s.find(' ', k);
+    if (e == std::string::npos) e = s.size();
+    const std::string word = s.substr(k, e - k);
+    k = e + 1;
+    if (word.empty()) continue;
+    const std::string cand = line.empty() ? word : line + " " + word;
+    if (!line.empty() && cv.measure(cand, size).x > max_w && lines.size() + 1 < max_lines) {
+      lines.push_back(line);
+      line = word;
+    } else {
+      line = cand;
+    }
+  }
+  if (!line.empty()) lines.push_back(line);
+  return lines;
+}
+
+// The footnotes as drawn: each wrapped to the width, at most `max_lines` in
+// all; the last line says when notes were left out (the CSV and the report
+// keep them).
+std::vector<std::string> shown_notes(const ChartSpec& c, const ChartStyle& st, Canvas& cv, double size, double width) {
   if (!st.draw_notes) return {};
-  std::vector<std::string> n;
+  constexpr size_t kMaxLines = 5;
+  std::vector<std::string> lines;
   // The first note of an empty chart is drawn inside the plot instead.
-  for (size_t k = c.empty() ? 1 : 0; k < c.notes.size() && n.size() < 3; ++k) n.push_back(c.notes[k]);
-  if (c.notes.size() > n.size() + (c.empty() ? 1 : 0)) n.back() += "  (+ more in the CSV/notes)";
-  return n;
+  size_t k = c.empty() ? 1 : 0;
+  for (; k < c.notes.size(); ++k) {
+    const std::vector<std::string> w = wrap_lines(cv, c.notes[k], size, width, kMaxLines);
+    if (lines.size() + w.size() > kMaxLines) break;
+    lines.insert(lines.end(), w.begin(), w.end());
+  }
+  if (k < c.notes.size()) {
+    const std::string more = "(+ " + std::to_string(c.notes.size() - k) + " more note(s) in the report and the CSV)";
+    if (lines.size() >= kMaxLines) lines.resize(kMaxLines - 1);
+    lines.push_back(more);
+  }
+  return lines;
 }
 
 // Text that fits `max_w` pixels, cut with an ellipsis.
 std::string fit_text(Canvas& cv, const std::string& s, double size, double max_w) {
+  max_w += 0.5;  // a width computed as the text's own, give or take rounding
   if (cv.measure(s, size).x <= max_w) return s;
   std::string t = s;
   while (!t.empty()) {
@@ -190,10 +266,34 @@ double widest_category(const std::vector<CategoryLabel>& labels) {
   return w;
 }
 
-struct LegendSize {
-  std::vector<size_t> items;
-  double w = 0, h = 0, sw = 0, tw = 0, row = 0, pad = 0;
+// The legend as drawn: a row per line of text. An entry's first row has its
+// swatch; a name too wide for the legend goes on more rows; under the first
+// entry of series drawn on one another, a row per other one ("= name").
+struct LegendRow {
+  int series = -1;    // the row's swatch; -1: a row without one
+  std::string text;
+  double indent = 0;  // continuation rows of a coincidence start further in
 };
+
+struct LegendSize {
+  std::vector<size_t> items;   // series in the legend
+  std::vector<LegendRow> rows;
+  double w = 0, h = 0, sw = 0, tw = 0, row = 0, pad = 0;
+  size_t entries_before(size_t upto) const {  // legend entries whose first row comes before row `upto`
+    size_t n = 0;
+    for (size_t k = 0; k < upto && k < rows.size(); ++k) n += rows[k].series >= 0 ? 1 : 0;
+    return n;
+  }
+};
+
+// For each series, the first of the series it coincides with, following the
+// chain (coinciding_series gives the first earlier one).
+std::vector<int> coincidence_roots(const ChartSpec& c) {
+  std::vector<int> root = coinciding_series(c);
+  for (size_t k = 0; k < root.size(); ++k)
+    while (root[k] >= 0 && root[static_cast<size_t>(root[k])] >= 0) root[k] = root[static_cast<size_t>(root[k])];
+  return root;
+}
 
 LegendSize legend_size(const ChartSpec& c, Canvas& cv, const Metrics& m, double max_text) {
   LegendSize L;
@@ -202,9 +302,39 @@ LegendSize legend_size(const ChartSpec& c, Canvas& cv, const Metrics& m, double 
   L.sw = 22 * m.s;
   L.row = m.line_h;
   L.pad = m.pad * 0.7;
-  for (size_t k : L.items) L.tw = std::min(max_text, std::max(L.tw, cv.measure(c.series[k].name, m.small).x));
+  const std::vector<int> root = coincidence_roots(c);
+  const double indent = 10 * m.s;
+  std::vector<bool> told(c.series.size(), false);  // a coincidence already said under an entry
+  for (size_t k : L.items) {
+    bool first = true;
+    for (const std::string& line : wrap_lines(cv, c.series[k].name, m.small, max_text, 3)) {
+      L.rows.push_back({first ? static_cast<int>(k) : -1, line, 0});
+      first = false;
+    }
+    // Under the first legend entry of a group of series drawn on one another:
+    // each other member, "=" (the same numbers) or "≈" (closer than the eye tells).
+    const int r = root[k] >= 0 ? root[k] : static_cast<int>(k);
+    if (told[static_cast<size_t>(r)]) continue;
+    bool any = false;
+    for (size_t j = 0; j < c.series.size(); ++j) {
+      const int rj = root[j] >= 0 ? root[j] : static_cast<int>(j);
+      if (j == k || rj != r || c.series[j].name.empty()) continue;
+      any = true;
+      // A member named after the entry ("X (predicted)" under "X"): its own part only.
+      const std::string& own = c.series[k].name;
+      const std::string& name = c.series[j].name;
+      const bool named_after = name.size() > own.size() + 1 && name.compare(0, own.size() + 1, own + " ") == 0;
+      const std::string text =
+          (same_points(c.series[j], c.series[k]) ? "= " : "≈ ") + (named_after ? name.substr(own.size() + 1) : name);
+      for (const std::string& line : wrap_lines(cv, text, m.small, max_text - indent, 3))
+        L.rows.push_back({-1, line, indent});
+    }
+    told[static_cast<size_t>(r)] = any;
+  }
+  for (const LegendRow& row : L.rows) L.tw = std::max(L.tw, row.indent + cv.measure(row.text, m.small).x);
+  L.tw = std::min(L.tw, max_text);
   L.w = L.sw + L.tw + 3 * L.pad;
-  L.h = L.row * static_cast<double>(L.items.size()) + L.pad;
+  L.h = L.row * static_cast<double>(L.rows.size()) + L.pad;
   return L;
 }
 
@@ -239,8 +369,15 @@ std::vector<Point> legend_probes(const ChartSpec& c, const ChartLayout& L, const
         for (int t = 1; t < 4; ++t) probes.push_back({a.x + (b.x - a.x) * t / 4, a.y + (b.y - a.y) * t / 4});
       }
     }
-  for (const Marker& mk : c.markers)
-    if (mk.y && plottable(mk.x, L.sx) && plottable(*mk.y, L.sy)) probes.push_back(L.to_px(mk.x, *mk.y));
+  for (const Marker& mk : c.markers) {
+    if (!plottable(mk.x, L.sx)) continue;
+    // A marker without a value (an OOM cell) sits on the bottom edge, its label beside it.
+    const bool bottom = !mk.y || !plottable(*mk.y, L.sy);
+    const Point p{L.px_x(mk.x), bottom ? L.plot.bottom() - mk.size * m.s : L.px_y(*mk.y)};
+    probes.push_back(p);
+    if (!mk.label.empty())
+      for (double dx : {10.0, 30.0, 50.0}) probes.push_back({p.x + dx * m.s, p.y - 6 * m.s});
+  }
   for (const RefLine& l : c.ref_lines)
     if (l.vertical && plottable(l.value, L.sx)) probes.push_back({L.px_x(l.value) + 20 * m.s, L.plot.y + 8 * m.s});
     else if (!l.vertical && plottable(l.value, L.sy))
@@ -285,16 +422,26 @@ ChartLayout layout_chart(const ChartSpec& c, Canvas& cv, Rect outer, const Chart
   if (L.sx != Scale::linear && L.x.lo <= 0) L.x = auto_fit(c, true);
   if (L.sy != Scale::linear && L.y.lo <= 0) L.y = auto_fit(c, false);
 
-  L.show_title = st.draw_title && !c.title.empty();
-  L.show_subtitle = st.draw_title && !c.subtitle.empty();
-  L.show_notes = !shown_notes(c, st).empty();
+  const double text_w = std::max(1.0, outer.w - 2 * m.pad);
+  L.title_lines = st.draw_title ? wrap_lines(cv, c.title, m.title, text_w, 2) : std::vector<std::string>{};
+  L.subtitle_lines = st.draw_title ? wrap_lines(cv, c.subtitle, m.small, text_w, 2) : std::vector<std::string>{};
+  L.note_lines = shown_notes(c, st, cv, m.small, text_w);
+  L.show_title = !L.title_lines.empty();
+  L.show_subtitle = !L.subtitle_lines.empty();
+  L.show_notes = !L.note_lines.empty();
   const double axes_h = m.line_h * (c.x.label.empty() ? 1.2 : 2.3) + 2 * m.pad;
   const double min_plot = 6 * m.line_h;
-  auto head_h = [&] { return (L.show_title ? m.title * 1.35 : 0) + (L.show_subtitle ? m.line_h : 0); };
-  auto notes_h = [&] { return L.show_notes ? static_cast<double>(shown_notes(c, st).size()) * m.small * 1.3 : 0; };
+  auto head_h = [&] {
+    return (L.show_title ? m.title * 1.35 * static_cast<double>(L.title_lines.size()) : 0) +
+           (L.show_subtitle ? m.small * 1.3 * static_cast<double>(L.subtitle_lines.size()) + m.line_h - m.small * 1.3 : 0);
+  };
+  auto notes_h = [&] { return L.show_notes ? static_cast<double>(L.note_lines.size()) * m.small * 1.3 : 0; };
   if (outer.h - head_h() - notes_h() - axes_h < min_plot) L.show_notes = false;
   if (outer.h - head_h() - notes_h() - axes_h < min_plot) L.show_subtitle = false;
   if (outer.h - head_h() - notes_h() - axes_h < min_plot) L.show_title = false;
+  if (!L.show_notes) L.note_lines.clear();
+  if (!L.show_subtitle) L.subtitle_lines.clear();
+  if (!L.show_title) L.title_lines.clear();
   double top = outer.y + m.pad + head_h();
   double bottom = outer.bottom() - m.pad - notes_h();
   L.notes_top = bottom + m.small * 0.3;
@@ -314,8 +461,9 @@ ChartLayout layout_chart(const ChartSpec& c, Canvas& cv, Rect outer, const Chart
     for (const Tick& t : make_ticks(L.y, L.sy, c.y.format, max_ticks_for(est_h, m.line_h * 2.2)))
       if (t.major) w = std::max(w, cv.measure(t.label, m.font).x);
     left += w + m.pad * 0.8;
-    if (!c.y.label.empty()) left += m.line_h;
     bottom -= m.line_h * (c.x.label.empty() ? 1.2 : 2.3);
+    L.y_label_lines = wrap_lines(cv, c.y.label, m.font, std::max(10.0, bottom - top), 2);
+    left += m.line_h * static_cast<double>(L.y_label_lines.size());
     right -= m.pad;
   }
   if (c.legend != LegendPos::none && c.kind != ChartKind::heatmap) {
@@ -370,7 +518,10 @@ void draw_axes_xy(const ChartSpec& c, Canvas& cv, const ChartLayout& L, const Ch
     const double y = L.px_y(t.value);
     if (y < P.y - 0.5 || y > P.bottom() + 0.5) continue;
     cv.line({P.x, y}, {P.right(), y}, t.major ? st.grid : st.grid_minor, 1.0 * m.s, Dash::solid);
-    if (t.major) cv.text({P.x - m.pad * 0.6, y}, t.label, m.font, st.text, HAlign::right, VAlign::middle);
+    // A label at the top edge stays under it: above lies the subtitle.
+    if (t.major)
+      cv.text({P.x - m.pad * 0.6, std::max(y, P.y + cv.measure(t.label, m.font).y / 2)}, t.label, m.font, st.text,
+              HAlign::right, VAlign::middle);
   }
   // Bars: on two lines (a repeated first line left out) when the layout says
   // so; thinned so that neighbours never overlap.
@@ -408,9 +559,9 @@ void draw_axes_xy(const ChartSpec& c, Canvas& cv, const ChartLayout& L, const Ch
   if (!c.x.label.empty())
     cv.text({P.x + P.w / 2, P.bottom() + m.pad * 0.5 + m.line_h * (two ? 2.1 : 1.1)}, fit_text(cv, c.x.label, m.font, P.w),
             m.font, st.text, HAlign::center, VAlign::top);
-  if (!c.y.label.empty())
-    cv.text({L.outer.x + m.pad * 0.5, P.y + P.h / 2}, fit_text(cv, c.y.label, m.font, P.h), m.font, st.text,
-            HAlign::center, VAlign::top, true);
+  for (size_t k = 0; k < L.y_label_lines.size(); ++k)
+    cv.text({L.outer.x + m.pad * 0.5 + m.line_h * static_cast<double>(k), P.y + P.h / 2},
+            fit_text(cv, L.y_label_lines[k], m.font, P.h), m.font, st.text, HAlign::center, VAlign::top, true);
 }
 
 // Labels beside points (series' point labels, markers, annotations) placed
@@ -532,12 +683,16 @@ void draw_ref_lines(const ChartSpec& c, Canvas& cv, const ChartLayout& L, const 
   }
 }
 
-void draw_series_xy(const Series& s, Canvas& cv, const ChartLayout& L, const Metrics& m, double width_mul) {
+// `on_another`: the series lies on an earlier one's points (coinciding_series):
+// its line dashed and its markers rings around the other's, so that both show.
+void draw_series_xy(const Series& s, Canvas& cv, const ChartLayout& L, const Metrics& m, double width_mul,
+                    bool on_another = false) {
   const bool lines = s.style == SeriesStyle::line || s.style == SeriesStyle::line_points;
   const bool points = s.style == SeriesStyle::points || s.style == SeriesStyle::line_points;
+  const Dash dash = on_another && s.dash == Dash::solid ? Dash::dashed : s.dash;
   std::vector<Point> run;
   auto flush = [&] {
-    if (run.size() >= 2) cv.polyline(run, s.color, s.width * m.s * width_mul, s.dash);
+    if (run.size() >= 2) cv.polyline(run, s.color, s.width * m.s * width_mul, dash);
     run.clear();
   };
   const size_t n = std::min(s.x.size(), s.y.size());
@@ -549,11 +704,19 @@ void draw_series_xy(const Series& s, Canvas& cv, const ChartLayout& L, const Met
     if (lines) run.push_back(L.to_px(s.x[k], s.y[k]));
   }
   flush();
-  if (points && s.marker != MarkerShape::none)
-    for (size_t k = 0; k < n; ++k)
-      if (plottable(s.x[k], L.sx) && plottable(s.y[k], L.sy))
-        draw_marker(cv, L.to_px(s.x[k], s.y[k]), s.marker, (s.style == SeriesStyle::points ? 9 : 6.5) * m.s * width_mul,
-                    s.color, m.s, s.open_marker ? &m.plot_background : nullptr);
+  if (!points || s.marker == MarkerShape::none) return;
+  const double size = (s.style == SeriesStyle::points ? 9 : 6.5) * m.s * width_mul;
+  for (size_t k = 0; k < n; ++k) {
+    if (!plottable(s.x[k], L.sx) || !plottable(s.y[k], L.sy)) continue;
+    const Point p = L.to_px(s.x[k], s.y[k]);
+    if (on_another) {
+      draw_marker_ring(cv, p, s.marker, size * 1.9, s.color, 1.6 * m.s);
+      cv.data_mark(marker_box(p, s.marker, size * 1.9));
+    } else {
+      draw_marker(cv, p, s.marker, size, s.color, m.s, s.open_marker ? &m.plot_background : nullptr);
+      cv.data_mark(marker_box(p, s.marker, size));
+    }
+  }
 }
 
 // A series' point labels, each in a free spot (LabelPlacer), in the series' order.
@@ -598,41 +761,138 @@ void draw_stacked_bars(const ChartSpec& c, Canvas& cv, const ChartLayout& L, con
   }
 }
 
-void draw_bars(const ChartSpec& c, Canvas& cv, const ChartLayout& L, const ChartStyle& st, const Metrics& m) {
+// A bar's label where it reads and covers no other: above the bar, then
+// turned up along it above, then inside its top, then turned inside it; none
+// free: left out (the hover read-out and the CSV keep it). `base`: a bar
+// without a value says why where the bar would stand, from the axis up.
+void place_bar_label(Canvas& cv, const ChartLayout& L, const Metrics& m, LabelPlacer& labels, const std::string& text,
+                     double cx, double top, double bar_h, Color fill, Color ink_color, bool base,
+                     const std::vector<Rect>& bars, const Rect* own, double slot_w = 1e300) {
+  const Point size = cv.measure(text, m.small);
+  const double gap = 2 * m.s;
+  auto inside_plot = [&](const Rect& r) {
+    return r.x >= L.plot.x && r.right() <= L.plot.right() && r.y >= L.plot.y && r.bottom() <= L.plot.bottom();
+  };
+  auto over_a_bar = [&](const Rect& r) {
+    return std::any_of(bars.begin(), bars.end(), [&](const Rect& b) {
+      return &b != own && r.x < b.right() - 0.5 && b.x + 0.5 < r.right() && r.y < b.bottom() - 0.5 && b.y + 0.5 < r.bottom();
+    });
+  };
+  auto take = [&](const Rect& r) {
+    if (!inside_plot(r) || !labels.is_free(r) || over_a_bar(r)) return false;
+    labels.add(r);
+    return true;
+  };
+  const Color on_bar = dark(fill) ? Color{255, 255, 255, 255} : Color{0, 0, 0, 255};
+  if (base) {
+    // Across the bar's (or the group's) own width, else turned up along it.
+    if (size.x <= slot_w && take({cx - size.x / 2, top - gap - size.y, size.x, size.y}))
+      cv.text({cx, top - gap}, text, m.small, ink_color, HAlign::center, VAlign::bottom);
+    else if (take({cx - size.y / 2, top - gap - size.x, size.y, size.x}))
+      cv.text({cx, top - gap}, text, m.small, ink_color, HAlign::left, VAlign::middle, true);
+    return;
+  }
+  if (take({cx - size.x / 2, top - gap - size.y, size.x, size.y}))
+    cv.text({cx, top - gap}, text, m.small, ink_color, HAlign::center, VAlign::bottom);
+  else if (take({cx - size.y / 2, top - gap - size.x, size.y, size.x}))
+    cv.text({cx, top - gap}, text, m.small, ink_color, HAlign::left, VAlign::middle, true);
+  else if (bar_h >= size.y + 2 * gap && take({cx - size.x / 2, top + gap, size.x, size.y}))
+    cv.text({cx, top + gap}, text, m.small, on_bar, HAlign::center, VAlign::top);
+  else if (bar_h >= size.x + 2 * gap && take({cx - size.y / 2, top + gap, size.y, size.x}))
+    cv.text({cx, top + gap}, text, m.small, on_bar, HAlign::right, VAlign::middle, true);
+}
+
+// `over_bars` draws what goes over the bars and takes its labels' places
+// first (the reference lines: "1× = baseline" stays named), before the
+// bars' own labels take the free spots left.
+void draw_bars(const ChartSpec& c, Canvas& cv, const ChartLayout& L, const ChartStyle& st, const Metrics& m,
+               LabelPlacer& labels, const std::function<void()>& over_bars) {
   const size_t ns = c.series.size();
-  if (ns == 0) return;
+  if (ns == 0) {
+    over_bars();
+    return;
+  }
   if (c.stacked) {
     draw_stacked_bars(c, cv, L, m);
+    over_bars();
     return;
   }
   const double group = 0.8, bw = group / static_cast<double>(ns);
   const double base = L.sy == Scale::linear ? std::max(L.y.lo, 0.0) : L.y.lo;
+  // Every bar's rectangle first: a label goes over none but its own.
+  std::vector<Rect> bars;
+  std::vector<std::vector<int>> bar_of(ns);
+  for (size_t si = 0; si < ns; ++si) {
+    const Series& s = c.series[si];
+    for (size_t k = 0; k < std::min(s.x.size(), s.y.size()); ++k) {
+      bar_of[si].push_back(-1);
+      if (!plottable(s.y[k], L.sy)) continue;
+      const double x0 = s.x[k] - group / 2 + bw * static_cast<double>(si);
+      const double px0 = L.px_x(x0), px1 = L.px_x(x0 + bw), y0 = L.px_y(base), y1 = L.px_y(s.y[k]);
+      bar_of[si].back() = static_cast<int>(bars.size());
+      bars.push_back({px0 + 1, std::min(y0, y1), std::max(1.0, px1 - px0 - 2), std::fabs(y0 - y1)});
+    }
+  }
+  // A category none of whose bars has a value, all for one reason (the
+  // baseline ran out of memory): the reason once, over the whole group.
+  std::vector<std::string> group_reason(c.categories.size());
+  for (size_t cat = 0; cat < c.categories.size(); ++cat) {
+    std::optional<std::string> same;
+    bool all = true;
+    for (const Series& s : c.series)
+      for (size_t k = 0; k < std::min(s.x.size(), s.y.size()); ++k) {
+        if (static_cast<size_t>(std::max(0.0, s.x[k])) != cat) continue;
+        const std::string why = k < s.point_labels.size() ? s.point_labels[k] : "";
+        if (plottable(s.y[k], L.sy) || why.empty() || (same && *same != why)) all = false;
+        same = why;
+      }
+    if (all && same) group_reason[cat] = *same;
+  }
   for (size_t si = 0; si < ns; ++si) {
     const Series& s = c.series[si];
     cv.begin_group(s.name);
     for (size_t k = 0; k < std::min(s.x.size(), s.y.size()); ++k) {
       const double x0 = s.x[k] - group / 2 + bw * static_cast<double>(si);
       const double px0 = L.px_x(x0), px1 = L.px_x(x0 + bw);
-      const std::string label = k < s.point_labels.size() ? s.point_labels[k] : "";
-      if (!plottable(s.y[k], L.sy)) {
-        if (!label.empty())  // e.g. "OOM": say so where the bar would be
-          cv.text({(px0 + px1) / 2, L.px_y(base) - 3 * m.s}, label, m.small, st.text, HAlign::center, VAlign::bottom);
-        continue;
-      }
+      if (!plottable(s.y[k], L.sy)) continue;  // its reason, with the labels below
       const double y0 = L.px_y(base), y1 = L.px_y(s.y[k]);
       cv.rect_filled({px0 + 1, std::min(y0, y1), std::max(1.0, px1 - px0 - 2), std::fabs(y0 - y1)}, s.color);
-      const std::string text = label.empty() ? format_tick(s.y[k], c.y.format) : label;
-      const Point size = cv.measure(text, m.small);
-      if (px1 - px0 < size.x * 0.6) continue;
-      // Above the bar; inside its top when above would leave the plot (the tallest bar).
-      const double top = std::min(y0, y1);
-      if (top - 2 * m.s - size.y >= L.plot.y)
-        cv.text({(px0 + px1) / 2, top - 2 * m.s}, text, m.small, st.text, HAlign::center, VAlign::bottom);
-      else if (std::fabs(y0 - y1) >= size.y + 4 * m.s)
-        cv.text({(px0 + px1) / 2, top + 2 * m.s}, text, m.small,
-                dark(s.color) ? Color{255, 255, 255, 255} : Color{0, 0, 0, 255}, HAlign::center, VAlign::top);
     }
     cv.end_group();
+  }
+  over_bars();
+  // A bar without a value says why where it would stand ("OOM"), or once for its group.
+  for (size_t si = 0; si < ns; ++si) {
+    const Series& s = c.series[si];
+    for (size_t k = 0; k < std::min(s.x.size(), s.y.size()); ++k) {
+      const std::string label = k < s.point_labels.size() ? s.point_labels[k] : "";
+      const size_t cat = static_cast<size_t>(std::max(0.0, s.x[k]));
+      if (plottable(s.y[k], L.sy) || label.empty() || (cat < group_reason.size() && !group_reason[cat].empty()))
+        continue;
+      const double x0 = s.x[k] - group / 2 + bw * static_cast<double>(si);
+      const double px0 = L.px_x(x0), px1 = L.px_x(x0 + bw);
+      place_bar_label(cv, L, m, labels, label, (px0 + px1) / 2, L.px_y(base), 0, s.color, st.text, true, bars, nullptr,
+                      px1 - px0);
+    }
+  }
+  for (size_t cat = 0; cat < group_reason.size(); ++cat)
+    if (!group_reason[cat].empty())
+      place_bar_label(cv, L, m, labels, group_reason[cat], L.px_x(static_cast<double>(cat)), L.px_y(base), 0,
+                      st.plot_background, st.text, true, bars, nullptr,
+                      L.px_x(static_cast<double>(cat) + group / 2) - L.px_x(static_cast<double>(cat) - group / 2));
+  // Values after every bar is drawn: a label may reach over a neighbour's slot, never under its bar.
+  for (size_t si = 0; si < ns; ++si) {
+    const Series& s = c.series[si];
+    for (size_t k = 0; k < std::min(s.x.size(), s.y.size()); ++k) {
+      if (!plottable(s.y[k], L.sy)) continue;
+      const double x0 = s.x[k] - group / 2 + bw * static_cast<double>(si);
+      const double px0 = L.px_x(x0), px1 = L.px_x(x0 + bw);
+      const std::string label = k < s.point_labels.size() ? s.point_labels[k] : "";
+      const std::string text = label.empty() ? format_tick(s.y[k], c.y.format) : label;
+      const double y0 = L.px_y(base), y1 = L.px_y(s.y[k]);
+      place_bar_label(cv, L, m, labels, text, (px0 + px1) / 2, std::min(y0, y1), std::fabs(y0 - y1), s.color, st.text,
+                      false, bars, &bars[static_cast<size_t>(bar_of[si][k])]);
+    }
   }
 }
 
@@ -702,13 +962,15 @@ struct LegendBox {
 std::optional<LegendBox> legend_box(const ChartSpec& c, Canvas& cv, const ChartLayout& L, const Metrics& m) {
   if (c.legend == LegendPos::none || c.kind == ChartKind::heatmap) return std::nullopt;
   LegendBox out;
-  out.size = legend_size(c, cv, m, L.legend_outside ? L.legend.w : std::max(40.0, L.plot.w * 0.55 - 22 * m.s));
+  const double max_text = L.legend_outside ? L.legend.w - 22 * m.s - 3 * m.pad * 0.7
+                                           : std::max(40.0, L.plot.w * 0.55 - 22 * m.s);
+  out.size = legend_size(c, cv, m, max_text);
   const LegendSize& ls = out.size;
   if (ls.items.empty()) return std::nullopt;
-  const double tw = L.legend_outside ? L.legend.w - ls.sw - 3 * ls.pad : ls.tw;
+  const double tw = L.legend_outside ? max_text : ls.tw;
   const double w = ls.sw + tw + 3 * ls.pad;
   const size_t fit_rows = static_cast<size_t>(std::max(1.0, (L.plot.h - 2 * ls.pad) / ls.row));
-  out.shown = std::min(ls.items.size(), fit_rows);
+  out.shown = std::min(ls.rows.size(), fit_rows);
   const double h = ls.row * static_cast<double>(out.shown) + ls.pad;
   LegendPos pos = c.legend;
   if (pos == LegendPos::best && !L.legend_outside) legend_corner_hits(c, L, m, w, h, &pos);
@@ -716,33 +978,50 @@ std::optional<LegendBox> legend_box(const ChartSpec& c, Canvas& cv, const ChartL
   return out;
 }
 
+// A series as its legend swatch shows it, and as it is drawn: one drawn on
+// another's points (`ring`) dashed, its markers rings around the other's.
+void draw_swatch(Canvas& cv, const Series& s, Point at, double sw, double row, const Metrics& m, double mul, bool ring) {
+  if (s.style == SeriesStyle::bars) {
+    cv.rect_filled({at.x, at.y - row * 0.3, sw, row * 0.6}, s.color);
+    return;
+  }
+  const Dash dash = ring && s.dash == Dash::solid ? Dash::dashed : s.dash;
+  if (s.style != SeriesStyle::points) cv.line(at, {at.x + sw, at.y}, s.color, s.width * m.s * mul, dash);
+  if (s.style == SeriesStyle::line || s.marker == MarkerShape::none) return;
+  const Point c{at.x + sw / 2, at.y};
+  if (ring) draw_marker_ring(cv, c, s.marker, 11 * m.s, s.color, 1.6 * m.s);
+  else draw_marker(cv, c, s.marker, 7 * m.s, s.color, m.s, s.open_marker ? &m.plot_background : nullptr);
+}
+
 void draw_legend(const ChartSpec& c, Canvas& cv, const ChartLayout& L, const ChartStyle& st, const Metrics& m,
                  int highlight) {
   const std::optional<LegendBox> lb = legend_box(c, cv, L, m);
   if (!lb) return;
   const LegendSize& ls = lb->size;
-  const std::vector<size_t>& items = ls.items;
-  const double sw = ls.sw, row = ls.row, pad = ls.pad, tw = L.legend_outside ? L.legend.w - sw - 3 * pad : ls.tw;
+  const double sw = ls.sw, row = ls.row, pad = ls.pad;
+  const double tw = lb->box.w - sw - 3 * pad;
   const double w = lb->box.w, h = lb->box.h;
   const size_t shown = lb->shown;
   const double x = lb->box.x, y = lb->box.y;
+  const std::vector<int> drawn_on = coinciding_series(c);
   cv.rect_filled({x, y, w, h}, with_alpha(st.plot_background, 225));
   cv.rect_outline({x, y, w, h}, st.grid, 1.0 * m.s);
   for (size_t r = 0; r < shown; ++r) {
-    const Series& s = c.series[items[r]];
+    const LegendRow& lr = ls.rows[r];
     const double cy = y + pad * 0.5 + row * (static_cast<double>(r) + 0.5);
-    const double mul = static_cast<int>(items[r]) == highlight ? 1.8 : 1.0;
-    if (s.style == SeriesStyle::bars) {
-      cv.rect_filled({x + pad, cy - row * 0.3, sw, row * 0.6}, s.color);
-    } else {
-      if (s.style != SeriesStyle::points) cv.line({x + pad, cy}, {x + pad + sw, cy}, s.color, s.width * m.s * mul, s.dash);
-      if (s.style != SeriesStyle::line && s.marker != MarkerShape::none)
-        draw_marker(cv, {x + pad + sw / 2, cy}, s.marker, 7 * m.s, s.color, m.s,
-                    s.open_marker ? &m.plot_background : nullptr);
+    if (r + 1 == shown && shown < ls.rows.size()) {
+      const size_t left = ls.items.size() - ls.entries_before(r);
+      cv.text({x + 2 * pad + sw, cy}, fit_text(cv, "+ " + std::to_string(left) + " more", m.small, tw),
+              m.small, st.text, HAlign::left, VAlign::middle);
+      break;
     }
-    std::string name = s.name;
-    if (r + 1 == shown && shown < items.size()) name = "+ " + std::to_string(items.size() - shown + 1) + " more";
-    cv.text({x + 2 * pad + sw, cy}, fit_text(cv, name, m.small, tw), m.small, st.text, HAlign::left, VAlign::middle);
+    if (lr.series >= 0) {
+      const Series& s = c.series[static_cast<size_t>(lr.series)];
+      draw_swatch(cv, s, {x + pad, cy}, sw, row, m, lr.series == highlight ? 1.8 : 1.0,
+                  drawn_on[static_cast<size_t>(lr.series)] >= 0);
+    }
+    cv.text({x + 2 * pad + sw + lr.indent, cy}, fit_text(cv, lr.text, m.small, tw - lr.indent), m.small,
+            lr.series >= 0 || lr.indent == 0 ? st.text : st.axis, HAlign::left, VAlign::middle);
   }
 }
 
@@ -753,22 +1032,29 @@ void render_chart(const ChartSpec& c, Canvas& cv, const ChartLayout& L, const Ch
   if (L.outer.w < 4 || L.outer.h < 4) return;
   if (st.draw_background) cv.rect_filled(L.outer, st.background);
   double ty = L.outer.y + m.pad;
-  if (L.show_title) {
-    cv.text({L.outer.x + m.pad, ty}, fit_text(cv, c.title, m.title, L.outer.w - 2 * m.pad), m.title, st.text,
+  for (const std::string& line : L.title_lines) {
+    cv.text({L.outer.x + m.pad, ty}, fit_text(cv, line, m.title, L.outer.w - 2 * m.pad), m.title, st.text,
             HAlign::left, VAlign::top);
     ty += m.title * 1.35;
   }
-  if (L.show_subtitle)
-    cv.text({L.outer.x + m.pad, ty}, fit_text(cv, c.subtitle, m.small, L.outer.w - 2 * m.pad), m.small, st.axis,
+  for (const std::string& line : L.subtitle_lines) {
+    cv.text({L.outer.x + m.pad, ty}, fit_text(cv, line, m.small, L.outer.w - 2 * m.pad), m.small, st.axis,
             HAlign::left, VAlign::top);
+    ty += m.small * 1.3;
+  }
   if (L.plot.w < 8 || L.plot.h < 8) return;  // a window too small to draw into: title only
 
   cv.rect_filled(L.plot, st.plot_background);
   if (c.empty()) {
     // No axes for no data: the reason, in the middle of the plot.
     const std::string why = c.notes.empty() ? "no data" : c.notes.front();
-    cv.text({L.plot.x + L.plot.w / 2, L.plot.y + L.plot.h / 2}, fit_text(cv, why, m.font, L.plot.w - 2 * m.pad), m.font,
-            st.text, HAlign::center, VAlign::middle);
+    const std::vector<std::string> lines = wrap_lines(cv, why, m.font, L.plot.w - 2 * m.pad, 4);
+    double y = L.plot.y + L.plot.h / 2 - m.line_h * (static_cast<double>(lines.size()) - 1) / 2;
+    for (const std::string& line : lines) {
+      cv.text({L.plot.x + L.plot.w / 2, y}, fit_text(cv, line, m.font, L.plot.w - 2 * m.pad), m.font, st.text,
+              HAlign::center, VAlign::middle);
+      y += m.line_h;
+    }
   } else if (c.kind == ChartKind::heatmap) {
     draw_heatmap(c, cv, L, st, m);
   } else {
@@ -781,26 +1067,37 @@ void render_chart(const ChartSpec& c, Canvas& cv, const ChartLayout& L, const Ch
     // Then the reference lines' names, markers and annotations place their
     // labels (ceilings, the ridge, measured runs, OOM cells); the series'
     // point labels take the free spots left.
+    const std::vector<int> drawn_on = coinciding_series(c);
     {
-      const double r = 4.5 * m.s;
-      for (const Series& sr : c.series) {
-        if (sr.style == SeriesStyle::line || sr.marker == MarkerShape::none) continue;
+      for (size_t si = 0; si < c.series.size(); ++si) {
+        const Series& sr = c.series[si];
+        if (c.kind == ChartKind::bars || sr.style == SeriesStyle::line || sr.marker == MarkerShape::none) continue;
+        // As large as the marker drawn (a ring around another's point is larger), at least 4.5 px.
+        const double r = std::max(4.5 * m.s, (sr.style == SeriesStyle::points ? 9 : 6.5) * m.s *
+                                                 (drawn_on[si] >= 0 ? 1.9 : 1.0) * 0.5 * 1.3);
         for (size_t k = 0; k < std::min(sr.x.size(), sr.y.size()); ++k)
           if (plottable(sr.x[k], L.sx) && plottable(sr.y[k], L.sy)) {
             const Point p = L.to_px(sr.x[k], sr.y[k]);
             labels.add({p.x - r, p.y - r, 2 * r, 2 * r});
           }
       }
+      // The markers of cells without a value (OOM on the bottom edge) and of runs too.
+      for (const Marker& mk : c.markers) {
+        if (!plottable(mk.x, L.sx)) continue;
+        const bool bottom = !mk.y || !plottable(*mk.y, L.sy);
+        const Point p{L.px_x(mk.x), bottom ? L.plot.bottom() - mk.size * m.s : L.px_y(*mk.y)};
+        labels.add(marker_box(p, mk.shape, mk.size * 1.4 * m.s));
+      }
     }
     if (c.kind != ChartKind::bars) draw_ref_lines(c, cv, L, m, labels);
     if (c.kind == ChartKind::bars) {
-      draw_bars(c, cv, L, st, m);
-      draw_ref_lines(c, cv, L, m, labels);  // over the bars: "1× = baseline" stays visible
+      // The reference lines over the bars ("1× = baseline" stays visible), named before the bars' values.
+      draw_bars(c, cv, L, st, m, labels, [&] { draw_ref_lines(c, cv, L, m, labels); });
     } else {
       for (size_t k = 0; k < c.series.size(); ++k) {
         cv.begin_group(c.series[k].name);
         const bool hl = extras && extras->highlight_series == static_cast<int>(k);
-        draw_series_xy(c.series[k], cv, L, m, hl ? 1.8 : 1.0);
+        draw_series_xy(c.series[k], cv, L, m, hl ? 1.8 : 1.0, drawn_on[k] >= 0);
         cv.end_group();
       }
     }
@@ -812,6 +1109,7 @@ void render_chart(const ChartSpec& c, Canvas& cv, const ChartLayout& L, const Ch
       const bool bottom = !mk.y || !plottable(*mk.y, L.sy);
       const Point p{L.px_x(mk.x), bottom ? L.plot.bottom() - mk.size * m.s : L.px_y(*mk.y)};
       draw_marker(cv, p, mk.shape, mk.size * 1.4 * m.s, mk.color, m.s);
+      cv.data_mark(marker_box(p, mk.shape, mk.size * 1.4 * m.s));
       if (mk.label.empty()) continue;
       const Point size = cv.measure(mk.label, m.small);
       if (const auto box = labels.place(p, size, {mk.size / 4, -mk.size / 6}))
@@ -839,9 +1137,8 @@ void render_chart(const ChartSpec& c, Canvas& cv, const ChartLayout& L, const Ch
     cv.pop_clip();
     draw_legend(c, cv, L, st, m, extras ? extras->highlight_series : -1);
   }
-  if (!L.show_notes) return;
   double ny = L.notes_top;
-  for (const std::string& n : shown_notes(c, st)) {
+  for (const std::string& n : L.note_lines) {
     cv.text({L.outer.x + m.pad, ny}, fit_text(cv, n, m.small, L.outer.w - 2 * m.pad), m.small, st.axis, HAlign::left,
             VAlign::top);
     ny += m.small * 1.3;
@@ -937,6 +1234,45 @@ ChartHit hit_test(const ChartSpec& c, const ChartLayout& L, Point px, double rad
     if (k < s.point_labels.size() && !s.point_labels[k].empty()) hit.text += " (" + s.point_labels[k] + ")";
   }
   return hit;
+}
+
+// ---- the layout check ----------------------------------------------------------------
+
+void LayoutRecorder::text(Point p, const std::string& s, double size_px, Color c, HAlign h, VAlign v, bool vertical) {
+  inner_.text(p, s, size_px, c, h, v, vertical);
+  if (s.empty()) return;
+  const Point size = inner_.measure(s, size_px);
+  // The box along the text's own direction, from its anchor...
+  const double x0 = h == HAlign::left ? 0 : h == HAlign::center ? -size.x / 2 : -size.x;
+  const double y0 = v == VAlign::top ? 0 : v == VAlign::middle ? -size.y / 2 : -size.y;
+  // ...turned a quarter counter-clockwise for a vertical text: (x, y) -> (y, -x).
+  const Rect box = vertical ? Rect{p.x + y0, p.y - x0 - size.x, size.y, size.x} : Rect{p.x + x0, p.y + y0, size.x, size.y};
+  texts.push_back({box, s});
+}
+
+std::vector<std::string> layout_problems(const LayoutRecorder& d, Rect canvas) {
+  constexpr double kSlack = 1.0;  // px: glyph boxes hold the font's whole ascent and descent
+  auto overlap = [&](const Rect& a, const Rect& b) {
+    return a.x + kSlack < b.right() && b.x + kSlack < a.right() && a.y + kSlack < b.bottom() && b.y + kSlack < a.bottom();
+  };
+  auto quoted = [](const std::string& s) { return "'" + s + "'"; };
+  std::vector<std::string> out;
+  for (size_t k = 0; k < d.texts.size(); ++k) {
+    const DrawnText& t = d.texts[k];
+    if (t.text.size() >= 3 && t.text.compare(t.text.size() - 3, 3, "…") == 0)
+      out.push_back(quoted(t.text) + " is cut short");
+    if (t.box.x < canvas.x - kSlack || t.box.right() > canvas.right() + kSlack || t.box.y < canvas.y - kSlack ||
+        t.box.bottom() > canvas.bottom() + kSlack)
+      out.push_back(quoted(t.text) + " reaches outside the chart");
+    for (size_t j = k + 1; j < d.texts.size(); ++j)
+      if (overlap(t.box, d.texts[j].box)) out.push_back(quoted(t.text) + " overlaps " + quoted(d.texts[j].text));
+    for (const Rect& mark : d.marks)
+      if (overlap(t.box, mark)) {
+        out.push_back(quoted(t.text) + " covers a data point");
+        break;
+      }
+  }
+  return out;
 }
 
 }  // namespace flashlab::analysis

@@ -1,10 +1,12 @@
 // The chart table: every chart's id, labels, what it needs and its builder.
 #include "flashlab/analysis/charts/chart_table.hpp"
 
+#include <algorithm>
 #include <initializer_list>
 #include <stdexcept>
 
 #include "flashlab/analysis/charts/hierarchical_roofline.hpp"
+#include "flashlab/analysis/charts/implementations.hpp"
 
 namespace flashlab::analysis {
 
@@ -171,6 +173,94 @@ ChartSpec build_chart(const std::string& id, const ChartContext& ctx, const Benc
   if (e->needs_results && !results)
     throw std::invalid_argument("chart '" + id + "' draws measured results: give --results FILE (written by flashlab bench)");
   return e->build(ctx, results, BenchChoice{kernel, baseline, filter});
+}
+
+namespace {
+
+bool starts_with(const std::string& s, const std::string& prefix) { return s.rfind(prefix, 0) == 0; }
+
+// Series of standard attention (S and P in memory): eager PyTorch and the naive rungs.
+bool shows_standard(const ChartSpec& c) {
+  return std::any_of(c.series.begin(), c.series.end(), [](const Series& s) {
+    for (const char* id : {"torch_eager", "naive", "naive_cublas", "naive_bwd"})
+      if (starts_with(s.name, implementation_name(id))) return true;
+    return false;
+  });
+}
+
+bool shows_flash(const ChartSpec& c) {
+  return std::any_of(c.series.begin(), c.series.end(),
+                     [](const Series& s) { return s.name.find("FlashAttention") != std::string::npos; });
+}
+
+bool marks_oom(const ChartSpec& c) {
+  return std::any_of(c.markers.begin(), c.markers.end(), [](const Marker& m) { return starts_with(m.label, "OOM"); });
+}
+
+bool predicted(const ChartSpec& c) {
+  return std::any_of(c.series.begin(), c.series.end(), [](const Series& s) {
+    return s.name.size() > 12 && s.name.compare(s.name.size() - 11, 11, "(predicted)") == 0 && !s.x.empty();
+  });
+}
+
+bool some_without_value(const ChartSpec& c) {
+  for (const Series& s : c.series)
+    for (const std::string& n : s.point_notes)
+      if (!n.empty()) return true;
+  return false;
+}
+
+std::string drawn_on_text(const ChartSpec& c) {
+  const std::vector<int> on = coinciding_series(c);
+  if (std::none_of(on.begin(), on.end(), [](int k) { return k >= 0; })) return "";
+  return " Series that lie on one another are drawn dashed with ringed markers over the first, and the legend names "
+         "them under it ('=' the same numbers, '≈' closer than the eye can tell).";
+}
+
+}  // namespace
+
+std::string chart_reading(const ChartEntry& e, const ChartSpec& c) {
+  const std::string id(e.id);
+  const std::string oom = marks_oom(c) ? ", ✕ on the bottom edge a run that ran out of memory" : "";
+  const std::string along = c.kind == ChartKind::bars ? ", a bar per configuration" : " along the swept parameter";
+  if (id == "bench-time")
+    return "The median time of each implementation" + along + "; lower is better" + oom + "." + drawn_on_text(c);
+  if (id == "bench-tflops")
+    return "Throughput by the FlashAttention convention of each implementation" + along +
+           "; higher is better, and the gap to the GPU's peak is what the kernel leaves on the table" + oom + "." +
+           drawn_on_text(c);
+  if (id == "bench-memory") {
+    std::string s = "Peak device memory of each run";
+    if (predicted(c)) s += " (solid) beside the simulator's count of the tensors the pass keeps in memory (dotted)";
+    s += oom + ".";
+    const std::string x = c.x.label;
+    if (starts_with(x, "sequence length")) {
+      if (shows_standard(c)) s += " Standard attention holds S and P, B·H·N² elements each, so its memory grows as N²";
+      if (shows_flash(c))
+        s += std::string(shows_standard(c) ? "; " : " ") + "FlashAttention holds Q, K, V and O alone, so its memory " +
+             "grows linearly in N";
+      if (shows_standard(c) || shows_flash(c)) s += ".";
+    } else if (starts_with(x, "batch")) {
+      s += " Every tensor of the pass grows linearly with the batch.";
+    } else if (starts_with(x, "heads") && x.find("d = ") != std::string::npos) {
+      s += " At a fixed embedding dim H·d, Q, K, V and O keep their size whatever the heads" +
+           std::string(shows_standard(c) ? "; S and P, B·H·N² each, grow with H." : ".");
+    } else if (starts_with(x, "head dimension")) {
+      s += " Q, K, V and O grow linearly with d" +
+           std::string(shows_standard(c) ? "; S and P, B·H·N² each, do not." : ".");
+    }
+    return s + drawn_on_text(c);
+  }
+  if (id == "bench-speedup")
+    return "The baseline's time divided by each implementation's: above 1 × it is faster" +
+           std::string(some_without_value(c) ? "; where the baseline or an implementation did not run, the reason "
+                                               "stands in place of its bars"
+                                             : "") +
+           ".";
+  if (id == "bench-heatmap")
+    return "The median forward time of one implementation over batch × N; the FLOPs grow linearly in the batch and "
+           "quadratically in N, and the time with them once the GPU is full.";
+  return std::string(e.reading);
 }
 
 }  // namespace flashlab::analysis

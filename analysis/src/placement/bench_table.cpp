@@ -8,6 +8,7 @@
 #include "flashlab/analysis/placement/placement.hpp"
 #include "flashlab/analysis/model/report.hpp"
 #include "flashlab/sim/core/format.hpp"
+#include "flashlab/sim/core/median.hpp"
 
 namespace flashlab::analysis {
 
@@ -86,10 +87,8 @@ std::string dram_table(const BenchResults& r) {
   }
   out << t.str();
   for (const std::string& k : order) {
-    std::vector<double> e = errors[k];
-    std::sort(e.begin(), e.end());
-    const double median = e.size() % 2 ? e[e.size() / 2] : 0.5 * (e[e.size() / 2 - 1] + e[e.size() / 2]);
-    out << k << ": median |error| " << fixed(100 * median, 1) << "%, largest " << fixed(100 * e.back(), 1) << "%, "
+    const sim::Spread e = sim::spread(errors[k]);
+    out << k << ": median |error| " << fixed(100 * e.median, 1) << "%, largest " << fixed(100 * e.max, 1) << "%, "
         << within[k] << " of " << counted[k] << " points within the target\n";
   }
   return out.str();

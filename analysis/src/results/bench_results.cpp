@@ -7,7 +7,10 @@
 //         metadata field, then a header row and one row per result.
 //
 // Numbers round-trip exactly (shortest representation that reads back to the
-// same double); ±inf and NaN are written "inf", "-inf", "nan" in both.
+// same double); ±inf and NaN are written "inf", "-inf", "nan" in both. A value
+// nobody measured — the time of an OOM row, a counter that did not run, an
+// error never checked — is an empty cell (JSON: null), never 0 or -1: the
+// status and reason columns say why. Reading gives it the field's default.
 #include "flashlab/analysis/results/bench_results.hpp"
 
 #include <algorithm>
@@ -36,6 +39,8 @@ using results_json::fail;
 using results_json::number_json;
 
 constexpr const char* kFormat = "flashlab-bench/1";
+// What a CSV that is not ours most likely is, and what reads it.
+constexpr const char* kOwnTable = ": a table of your own measurements is checked by flashlab check ";
 
 const std::vector<std::string>& columns() {
   static const std::vector<std::string> c{
@@ -101,9 +106,20 @@ sim::DType parse_dtype_field(const std::string& s, const std::string& origin, co
   return *t;
 }
 
+// A measured quantity's cell: empty where the row holds its "not measured"
+// default (0 for a time, rate or size; below 0 for an error or a counter).
+std::string real_cell(double v) {
+  if (!std::isfinite(v)) return sim::shortest(v);  // as measured: "inf", "nan"
+  return v > 0 ? sim::shortest(v) : std::string();
+}
+std::string count_cell(i64 v) { return v > 0 ? std::to_string(v) : std::string(); }
+std::string counter_cell(i64 v) { return v >= 0 ? std::to_string(v) : std::string(); }
+std::string error_cell(double v) { return v >= 0 ? sim::shortest(v) : std::string(); }
+
 // A row as (column, text) pairs: the one place that knows the schema.
 std::vector<std::string> row_fields(const BenchRow& r) {
   const sim::AttentionProblem& p = r.problem;
+  const bool ok = r.status == RunStatus::ok;
   return {r.kernel,
           r.model,
           r.direction,
@@ -118,31 +134,31 @@ std::vector<std::string> row_fields(const BenchRow& r) {
           std::to_string(r.tiles.Bc),
           std::string(to_string(r.status)),
           r.reason,
-          sim::shortest(r.time_ms_median),
-          sim::shortest(r.time_ms_min),
-          sim::shortest(r.time_ms_max),
-          std::to_string(r.repeats),
-          sim::shortest(r.tflops),
-          sim::shortest(r.tflops_exact),
-          sim::shortest(r.gbps),
-          std::to_string(r.peak_memory_bytes),
-          std::to_string(r.predicted_memory_bytes),
-          sim::shortest(r.rel_error),
-          std::to_string(r.ctas_per_sm),
+          real_cell(r.time_ms_median),
+          real_cell(r.time_ms_min),
+          real_cell(r.time_ms_max),
+          ok || r.repeats > 0 ? std::to_string(r.repeats) : std::string(),  // 0 on an ok row: checked only
+          real_cell(r.tflops),
+          real_cell(r.tflops_exact),
+          real_cell(r.gbps),
+          count_cell(r.peak_memory_bytes),
+          count_cell(r.predicted_memory_bytes),
+          error_cell(r.rel_error),
+          count_cell(r.ctas_per_sm),
           r.heaviest_first ? "true" : "false",
-          std::to_string(r.dram_read_bytes),
-          std::to_string(r.dram_write_bytes),
-          std::to_string(r.l2_read_bytes),
-          std::to_string(r.l2_write_bytes),
+          counter_cell(r.dram_read_bytes),
+          counter_cell(r.dram_write_bytes),
+          counter_cell(r.l2_read_bytes),
+          counter_cell(r.l2_write_bytes),
           r.counters_note,
-          std::to_string(r.predicted_dram_read_bytes),
-          std::to_string(r.predicted_dram_write_bytes),
+          counter_cell(r.predicted_dram_read_bytes),
+          counter_cell(r.predicted_dram_write_bytes),
           r.storage.o_accumulator ? std::string(sim::to_string(*r.storage.o_accumulator)) : std::string(),
           r.storage.dq_accumulator ? std::string(sim::to_string(*r.storage.dq_accumulator)) : std::string(),
           std::to_string(p.h_kv()),
           r.storage.dkv_accumulator ? std::string(sim::to_string(*r.storage.dkv_accumulator)) : std::string(),
-          std::to_string(r.mem_limit_bytes),
-          sim::shortest(r.launch_host_us)};
+          count_cell(r.mem_limit_bytes),  // empty: the device's own memory
+          real_cell(r.launch_host_us)};
 }
 
 // The inverse of row_fields; `get(column)` gives the text of a column.
@@ -166,16 +182,21 @@ BenchRow row_from(const std::function<std::string(const std::string&)>& get, con
   r.tiles.Bc = parse_int(get("bc"), origin, at("bc"));
   r.status = parse_status(get("status"), origin, at("status"));
   r.reason = get("reason");
-  r.time_ms_median = parse_double(get("time_ms_median"), origin, at("time_ms_median"));
-  r.time_ms_min = parse_double(get("time_ms_min"), origin, at("time_ms_min"));
-  r.time_ms_max = parse_double(get("time_ms_max"), origin, at("time_ms_max"));
-  r.repeats = static_cast<int>(parse_int(get("repeats"), origin, at("repeats")));
-  r.tflops = parse_double(get("tflops"), origin, at("tflops"));
-  r.tflops_exact = parse_double(get("tflops_exact"), origin, at("tflops_exact"));
-  r.gbps = parse_double(get("gbps"), origin, at("gbps"));
-  r.peak_memory_bytes = parse_int(get("peak_memory_bytes"), origin, at("peak_memory_bytes"));
-  r.predicted_memory_bytes = parse_int(get("predicted_memory_bytes"), origin, at("predicted_memory_bytes"));
-  r.rel_error = parse_double(get("rel_error"), origin, at("rel_error"));
+  // Measured cells may be empty (not measured): the field keeps its default.
+  auto real_or = [&](const char* c, double fallback) {
+    const std::string s = get(c);
+    return s.empty() ? fallback : parse_double(s, origin, at(c));
+  };
+  r.time_ms_median = real_or("time_ms_median", 0);
+  r.time_ms_min = real_or("time_ms_min", 0);
+  r.time_ms_max = real_or("time_ms_max", 0);
+  r.repeats = static_cast<int>(parse_int_or(get("repeats"), 0, origin, at("repeats")));
+  r.tflops = real_or("tflops", 0);
+  r.tflops_exact = real_or("tflops_exact", 0);
+  r.gbps = real_or("gbps", 0);
+  r.peak_memory_bytes = parse_int_or(get("peak_memory_bytes"), 0, origin, at("peak_memory_bytes"));
+  r.predicted_memory_bytes = parse_int_or(get("predicted_memory_bytes"), 0, origin, at("predicted_memory_bytes"));
+  r.rel_error = real_or("rel_error", -1);
   r.ctas_per_sm = parse_int_or(get("ctas_per_sm"), 0, origin, at("ctas_per_sm"));
   const std::string heaviest = get("heaviest_first");
   r.heaviest_first = !heaviest.empty() && parse_bool(heaviest, origin, at("heaviest_first"));
@@ -195,7 +216,7 @@ BenchRow row_from(const std::function<std::string(const std::string&)>& get, con
   if (const std::string acc = get("dkv_accumulator"); !acc.empty())
     r.storage.dkv_accumulator = parse_dtype_field(acc, origin, at("dkv_accumulator"));
   r.mem_limit_bytes = parse_int_or(get("mem_limit_bytes"), 0, origin, at("mem_limit_bytes"));  // older files: none
-  if (const std::string h = get("launch_host_us"); !h.empty()) r.launch_host_us = parse_double(h, origin, at("launch_host_us"));
+  r.launch_host_us = real_or("launch_host_us", 0);
   return r;
 }
 
@@ -214,6 +235,15 @@ json meta_json(const BenchMeta& m) {
               {"l2_flush", m.l2_flush}};
 }
 
+// The fields only some writers record, written where they hold something.
+void add_optional_meta(json& j, const BenchMeta& m) {
+  for (const auto& [key, value] : {std::pair<const char*, const std::string*>{"torch_version", &m.torch_version},
+                                   {"torch_cuda", &m.torch_cuda},
+                                   {"cudnn_version", &m.cudnn_version},
+                                   {"method", &m.method}})
+    if (!value->empty()) j[key] = *value;
+}
+
 BenchMeta meta_from(const json& j, const std::string& origin) {
   if (!j.is_object()) fail(origin, "meta", "expected an object");
   const results_json::Reader rd(origin);
@@ -230,6 +260,10 @@ BenchMeta meta_from(const json& j, const std::string& origin) {
   m.sm_clock_mhz = rd.real(j, "meta", "sm_clock_mhz", m.sm_clock_mhz);
   m.mem_clock_mhz = rd.real(j, "meta", "mem_clock_mhz", m.mem_clock_mhz);
   m.l2_flush = rd.flag(j, "meta", "l2_flush", m.l2_flush);
+  m.torch_version = rd.text(j, "meta", "torch_version");
+  m.torch_cuda = rd.text(j, "meta", "torch_cuda");
+  m.cudnn_version = rd.text(j, "meta", "cudnn_version");
+  m.method = rd.text(j, "meta", "method");
   return m;
 }
 
@@ -256,6 +290,7 @@ BenchResults from_json(const std::string& text, const std::string& origin) {
         fail(origin, where, "missing \"" + c + "\"");
       }
       const json& v = row[c];
+      if (v.is_null()) return {};  // not measured
       if (v.is_string()) return v.get<std::string>();
       if (v.is_boolean()) return v.get<bool>() ? "true" : "false";
       if (v.is_number_integer()) return std::to_string(v.get<i64>());
@@ -280,9 +315,14 @@ BenchResults from_csv(const std::string& text, const std::string& origin) {
     const std::string l = text.substr(pos + 1, end == std::string::npos ? std::string::npos : end - pos - 1);
     pos = end == std::string::npos ? text.size() : end + 1;
     const std::size_t colon = l.find(':');
+    std::string key = colon == std::string::npos ? std::string() : l.substr(0, colon);
+    key.erase(0, std::min(key.size(), key.find_first_not_of(' ')));
+    // Results of flashlab bench name their format first: a file that does not
+    // is someone's own table (a comment line over a header), not ours.
+    if (line == 1 && key != "format")
+      fail(origin, "line 1", std::string("not a results file of flashlab bench (those begin with '# format: \"") +
+                                 kFormat + "\"' or with the header kernel,model,…)" + kOwnTable + origin);
     if (colon == std::string::npos) fail(origin, "line " + std::to_string(line), "expected '# key: value'");
-    std::string key = l.substr(0, colon);
-    key.erase(0, key.find_first_not_of(' '));
     const std::string value = l.substr(colon + 1);
     json v;
     try {
@@ -308,6 +348,13 @@ BenchResults from_csv(const std::string& text, const std::string& origin) {
   for (std::size_t c = 0; c < columns().size(); ++c)
     for (std::size_t h = 0; h < header.size(); ++h)
       if (header[h] == columns()[c]) index[c] = static_cast<int>(h);
+  // Without a kernel column it is no file of ours missing a column: it is another table.
+  if (std::find(header.begin(), header.end(), "kernel") == header.end()) {
+    const bool semicolons = header.size() == 1 && header.front().find(';') != std::string::npos;
+    fail(origin, "header", std::string("not a results file of flashlab bench or scripts/torch_compare.py (no kernel ") +
+                               "column" + (semicolons ? "; its columns are separated by ';'" : "") + ")" + kOwnTable +
+                               origin);
+  }
   for (std::size_t c = 0; c < columns().size(); ++c)
     if (index[c] < 0 && !optional_column(columns()[c])) fail(origin, "header", "missing column '" + columns()[c] + "'");
   for (std::size_t k = 1; k < rows.size(); ++k) {
@@ -347,6 +394,8 @@ std::string bench_to_json(const BenchResults& r) {
         o[name] = row.problem.causal;
       } else if (name == "heaviest_first") {
         o[name] = row.heaviest_first;
+      } else if (f[c].empty()) {
+        o[name] = nullptr;  // not measured
       } else if (f[c].find_first_of(".eEn") == std::string::npos) {
         o[name] = std::stoll(f[c]);
       } else {
@@ -356,7 +405,9 @@ std::string bench_to_json(const BenchResults& r) {
     }
     rows.push_back(std::move(o));
   }
-  json j{{"format", kFormat}, {"meta", meta_json(r.meta)}, {"rows", std::move(rows)}};
+  json meta = meta_json(r.meta);
+  add_optional_meta(meta, r.meta);
+  json j{{"format", kFormat}, {"meta", std::move(meta)}, {"rows", std::move(rows)}};
   return j.dump(2) + "\n";
 }
 
@@ -379,11 +430,22 @@ MergedResults merge_results(const std::vector<std::pair<std::string, BenchResult
       }
     }
     if (&r == &files.front().second) m.results.meta = r.meta;
+    // A merged file's sources stay its own: merging merged results keeps them all.
+    const std::size_t first_source = m.results.sources.size();
+    if (r.sources.empty()) m.results.sources.push_back({origin, r.meta, {}});
+    else m.results.sources.insert(m.results.sources.end(), r.sources.begin(), r.sources.end());
     for (const BenchRow& row : r.rows) {
+      const std::size_t src = first_source + (r.sources.empty() ? 0 : std::min(row.source, r.sources.size() - 1));
+      std::vector<std::string>& kernels = m.results.sources[src].kernels;
+      if (std::find(kernels.begin(), kernels.end(), row.kernel) == kernels.end()) kernels.push_back(row.kernel);
       const bool again = std::any_of(m.results.rows.begin(), m.results.rows.end(),
                                      [&](const BenchRow& o) { return same_run(o, row); });
-      if (again) ++m.repeats_dropped;
-      else m.results.rows.push_back(row);
+      if (again) {
+        ++m.repeats_dropped;
+      } else {
+        m.results.rows.push_back(row);
+        m.results.rows.back().source = src;
+      }
     }
   }
   return m;
@@ -397,7 +459,8 @@ std::string bench_rows_to_csv(const BenchResults& r) {
 
 std::string bench_to_csv(const BenchResults& r) {
   std::string out = std::string("# format: \"") + kFormat + "\"\n";
-  const json meta = meta_json(r.meta);  // items() refers into it: keep it alive through the loop
+  json meta = meta_json(r.meta);  // items() refers into it: keep it alive through the loop
+  add_optional_meta(meta, r.meta);
   for (const auto& [key, value] : meta.items()) out += "# " + key + ": " + value.dump() + "\n";
   return out + bench_rows_to_csv(r);
 }

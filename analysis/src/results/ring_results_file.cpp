@@ -411,7 +411,7 @@ std::string ring_results_csv(const sim::RingMeasuredRuns& r) {
                     num(row.exposed_comm_ms),
                     num(row.overlap),
                     num(row.tflops_per_gpu),
-                    std::to_string(row.peak_allocated_bytes),
+                    row.measured && row.peak_allocated_bytes > 0 ? std::to_string(row.peak_allocated_bytes) : std::string(),
                     row.scaling_efficiency ? sim::shortest(*row.scaling_efficiency) : std::string(),
                     std::string(sim::to_string(run.status)),
                     run.reason,
@@ -421,8 +421,9 @@ std::string ring_results_csv(const sim::RingMeasuredRuns& r) {
                     num(row.time_ms_max),
                     row.measured ? std::to_string(row.repeats) : std::string(),
                     num(row.compute_ms),
-                    std::to_string(row.peak_device_used_bytes),
-                    sim::shortest(row.rel_error),
+                    row.measured && row.peak_device_used_bytes > 0 ? std::to_string(row.peak_device_used_bytes)
+                                                                   : std::string(),
+                    row.rel_error >= 0 ? sim::shortest(row.rel_error) : std::string(),  // empty: not checked
                     run.steps,
                     row.measured && row.rung_ms >= 0 ? sim::shortest(row.rung_ms) : std::string()});
   }

@@ -13,6 +13,7 @@
 #include "flashlab/analysis/charts/implementations.hpp"
 #include "flashlab/sim/core/assets.hpp"
 #include "flashlab/sim/core/closest_name.hpp"
+#include "flashlab/sim/core/json_fields.hpp"
 
 namespace flashlab::analysis {
 
@@ -22,8 +23,10 @@ using nlohmann::json;
 
 constexpr const char* kFormat = "flashlab-lab/1";
 
+using Fields = sim::JsonFields<std::runtime_error>;
+
 [[noreturn]] void fail(const std::string& origin, const std::string& where, const std::string& why) {
-  throw std::runtime_error(origin + ": " + where + ": " + why);
+  Fields(origin).error(where, why);
 }
 
 void only_keys(const json& j, const std::set<std::string>& known, const std::string& origin, const std::string& where) {
@@ -41,16 +44,17 @@ std::string text(const json& j, const char* key, const std::string& origin, cons
     if (required) fail(origin, where, std::string("missing \"") + key + "\"");
     return {};
   }
-  if (!j[key].is_string()) fail(origin, where + "." + key, "expected text");
+  if (!j[key].is_string()) Fields(origin).wrong(Fields::join(where, key), "text");
   return j[key].get<std::string>();
 }
 
 std::vector<std::string> texts(const json& j, const char* key, const std::string& origin, const std::string& where) {
   std::vector<std::string> out;
   if (!j.contains(key)) return out;
-  if (!j[key].is_array()) fail(origin, where + "." + key, "expected a list of text");
+  const Fields f(origin);
+  if (!j[key].is_array()) f.wrong(Fields::join(where, key), "a list of text");
   for (const json& v : j[key]) {
-    if (!v.is_string()) fail(origin, where + "." + key, "expected a list of text");
+    if (!v.is_string()) f.wrong(Fields::join(where, key), "a list of text");
     out.push_back(v.get<std::string>());
   }
   return out;
@@ -123,27 +127,9 @@ Lab parse_lab(const std::string& body, const std::string& origin) {
 }
 
 Lab load_lab(const std::string& name_or_path) {
-  std::string path;
-  if (sim::names_a_file(name_or_path)) {
-    path = name_or_path;
-  } else {
-    if (sim::assets_dir().empty()) throw std::runtime_error("cannot find the assets folder with labs (set FLASHLAB_ASSETS)");
-    path = sim::asset_path("labs", name_or_path);
-    if (path.empty()) {
-      const std::vector<std::string> known = lab_names();
-      throw std::runtime_error("unknown lab '" + name_or_path + "'" + sim::did_you_mean(name_or_path, known) +
-                               " (known: " + [&] {
-                                 std::string s;
-                                 for (const std::string& n : known) s += (s.empty() ? "" : ", ") + n;
-                                 return s;
-                               }() + ")");
-    }
-  }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::runtime_error("cannot read lab file '" + path + "'");
-  std::ostringstream s;
-  s << in.rdbuf();
-  return parse_lab(s.str(), path);
+  static constexpr sim::AssetKind kLabs{"labs", "lab", "lab", "labs", {}, true, sim::AssetKind::AbsentPath::read};
+  const std::string path = sim::asset_file<std::runtime_error>(kLabs, name_or_path);
+  return parse_lab(sim::read_asset<std::runtime_error>(kLabs, path), path);
 }
 
 }  // namespace flashlab::analysis

@@ -369,12 +369,18 @@ class RowReader {
                                                                                           : where() + ": " + message);
   }
 
-  StudentRow read() const {
+  // The row's implementation, shape and pass: all an OOM row has.
+  StudentRow read_shape() const {
     StudentRow r;
     r.line = line_;
     if (given(Quantity::impl)) r.impl = text(Quantity::impl);
     r.problem = problem();
     r.pass = pass();
+    return r;
+  }
+
+  StudentRow read() const {
+    StudentRow r = read_shape();
     const std::string t = text(Quantity::time);
     const auto time = parse_real(t);
     if (!time || *time <= 0) fail(name(Quantity::time) + ": " + quoted(t) + " is not a positive time (or OOM)");
@@ -491,6 +497,10 @@ StudentTable read_student_table(const std::string& text, const StudentDefaults& 
   if (k == rows.size()) throw StudentTableError("no header: the file is empty");
   std::vector<std::string> header;
   for (const std::string& h : rows[k]) header.push_back(trimmed(h));
+  if (header.size() == 1 && header.front().find(';') != std::string::npos)
+    throw StudentTableError("line " + std::to_string(k + 1) +
+                            ": the columns are separated by ';' (a spreadsheet's CSV in a comma-decimal locale): "
+                            "save it with ',' between columns and '.' in numbers, or as tab-separated text");
   const Columns columns = match_columns(header);
   check_sources(columns, defaults);
   StudentTable out;
@@ -504,10 +514,15 @@ StudentTable read_student_table(const std::string& text, const StudentDefaults& 
     if (says_oom(trimmed(rows[k][static_cast<size_t>(columns.of(Quantity::time))]))) {
       ++out.left_out;
       out.notes.push_back("line " + std::to_string(line) + ": OOM, not checked");
+      out.oom_rows.push_back(RowReader(columns, defaults, rows[k], line).read_shape());
       continue;
     }
     out.rows.push_back(RowReader(columns, defaults, rows[k], line).read());
   }
+  if (out.rows.empty() && out.left_out > 0)
+    throw StudentTableError("no row to check: all " + std::to_string(out.left_out) + " data row(s) say OOM, so none " +
+                            "has a time (lines " + std::to_string(out.oom_rows.front().line) + "–" +
+                            std::to_string(out.oom_rows.back().line) + ")");
   if (out.rows.empty()) throw StudentTableError("no rows to check: the file has a header only");
   return out;
 }
@@ -588,6 +603,9 @@ int StudentCheck::above_roof() const {
 int StudentCheck::memory_below_inputs() const {
   return static_cast<int>(std::count_if(rows.begin(), rows.end(), [](const auto& r) { return r.memory_below_inputs; }));
 }
+int StudentCheck::spread_over() const {
+  return static_cast<int>(std::count_if(rows.begin(), rows.end(), [](const auto& r) { return r.spread_over; }));
+}
 
 StudentCheck check_student_table(const StudentTable& t, const sim::HardwareModel& hw, const StudentCheckOptions& options) {
   StudentCheck c;
@@ -596,8 +614,10 @@ StudentCheck check_student_table(const StudentTable& t, const sim::HardwareModel
   c.bandwidth = hw.hbm_bandwidth;
   c.l2_bytes = hw.l2_bytes;
   c.tolerance = options.tolerance;
+  c.spread = options.spread;
   c.notes = t.notes;
   c.left_out = t.left_out;
+  c.oom_rows = t.oom_rows;
   for (const StudentRow& row : t.rows) {
     c.rows.push_back(check_row(row, hw, c));
     const sim::DType d = row.problem.dtype;
@@ -605,6 +625,32 @@ StudentCheck check_student_table(const StudentTable& t, const sim::HardwareModel
       const std::string why = hw.name + " has no " + std::string(sim::to_string(d)) + " peak: its rows are not checked against the roof";
       if (std::find(c.notes.begin(), c.notes.end(), why) == c.notes.end()) c.notes.push_back(why);
     }
+  }
+  // One configuration timed more than once: the file's own repeats show how
+  // far apart its runs are; beyond the spread, a single time of it means little.
+  for (size_t k = 0; k < c.rows.size(); ++k) {
+    const StudentRow& row = c.rows[k].row;
+    auto same = [&](const RepeatedConfiguration& g) { return g.impl == row.impl && g.problem == row.problem && g.pass == row.pass; };
+    auto it = std::find_if(c.repeats.begin(), c.repeats.end(), same);
+    if (it == c.repeats.end()) {
+      it = c.repeats.insert(c.repeats.end(), RepeatedConfiguration{row.impl, row.problem, row.pass, {}, row.time_s, row.time_s});
+    }
+    it->lines.push_back(row.line);
+    it->min_s = std::min(it->min_s, row.time_s);
+    it->max_s = std::max(it->max_s, row.time_s);
+  }
+  c.repeats.erase(std::remove_if(c.repeats.begin(), c.repeats.end(),
+                                 [](const RepeatedConfiguration& g) { return g.lines.size() < 2; }),
+                  c.repeats.end());
+  for (const RepeatedConfiguration& g : c.repeats) {
+    if (!(g.spread() > c.spread)) continue;
+    for (CheckedStudentRow& r : c.rows)
+      if (std::find(g.lines.begin(), g.lines.end(), r.row.line) != g.lines.end()) {
+        r.spread_over = true;
+        r.flags.push_back("one of " + std::to_string(g.lines.size()) + " times of its configuration, " +
+                          sim::fixed(g.min_s * 1e3, 2) + "–" + sim::fixed(g.max_s * 1e3, 2) + " ms: spread " +
+                          sim::fixed(g.spread() * 100, 0) + " % > " + sim::fixed(c.spread * 100, 0) + " %");
+      }
   }
   return c;
 }
@@ -672,7 +718,8 @@ std::string student_check_summary(const StudentCheck& c) {
                   " consistent, " + std::to_string(c.flagged()) + " flagged (" + std::to_string(c.rate_mismatches()) +
                   " TFLOP/s off its own time by more than " + percent(c.tolerance) + ", " +
                   std::to_string(c.above_roof()) + " above the roof, " + std::to_string(c.memory_below_inputs()) +
-                  " memory below the inputs)";
+                  " memory below the inputs, " + std::to_string(c.spread_over()) +
+                  " timed again with a spread over " + percent(c.spread) + ")";
   if (c.left_out > 0) s += "; " + std::to_string(c.left_out) + " OOM row(s) left out";
   return s;
 }
@@ -686,6 +733,8 @@ std::string student_check_text(const StudentCheck& c, const std::string& origin)
   out += "roof: the dtype's peak, and HBM moving the compulsory bytes (" + tensor_list(sim::Pass::fwd) +
          " forward; " + tensor_list(sim::Pass::bwd) + " backward; each once)\n";
   out += "memory: flagged below the size of those tensors (inputs MiB)\n";
+  out += "repeats: a configuration timed more than once is flagged when its times spread more than " +
+         percent(c.spread) + " ((max − min) / min)\n";
   for (const std::string& n : c.notes) out += "note: " + n + "\n";
   out += "\n";
   TextTable t({"line  shape", "pass", "time ms", "TFLOP/s reported", "recomputed", "ratio", "roof", "memory MiB",
@@ -704,28 +753,68 @@ std::string student_check_text(const StudentCheck& c, const std::string& origin)
     verdicts.push_back(verdict(r));
   }
   out += with_verdicts(t.str(), verdicts);
+  if (!c.repeats.empty()) {
+    out += "\nrepeated configurations (spread = (max − min) / min of their times; over " + percent(c.spread) +
+           " is flagged):\n";
+    for (const RepeatedConfiguration& g : c.repeats) {
+      std::string lines;
+      for (int l : g.lines) lines += (lines.empty() ? "" : ", ") + std::to_string(l);
+      out += "  " + (g.impl.empty() ? "" : g.impl + " ") + sim::describe(g.problem) + " " +
+             std::string(sim::to_string(g.pass)) + ": lines " + lines + ", " + sim::fixed(g.min_s * 1e3, 2) + "–" +
+             sim::fixed(g.max_s * 1e3, 2) + " ms, spread " + percent(g.spread()) +
+             (g.spread() > c.spread ? " — flagged" : "") + "\n";
+    }
+  }
   out += "\n" + student_check_summary(c) + "\n";
   return out;
 }
 
 std::string student_check_csv(const StudentCheck& c) {
-  std::string out = csv_row({"line", "impl", "batch", "heads", "seq", "head_dim", "causal", "dtype", "pass", "time_s",
-                             "reported_tflops", "recomputed_tflops", "ratio", "convention_flops", "compulsory_bytes",
-                             "arithmetic_intensity", "peak_tflops", "roof_tflops", "bound_s", "memory_bytes",
-                             "rate_mismatch", "above_roof", "memory_below_inputs", "verdict"});
+  std::string out = csv_row({"line", "impl", "batch", "heads", "seq", "head_dim", "causal", "dtype", "pass", "status",
+                             "time_s", "reported_tflops", "recomputed_tflops", "ratio", "convention_flops",
+                             "compulsory_bytes", "arithmetic_intensity", "peak_tflops", "roof_tflops", "bound_s",
+                             "memory_bytes", "rate_mismatch", "above_roof", "memory_below_inputs", "repeat_spread",
+                             "verdict"});
   const auto opt = [](const std::optional<double>& v) { return v ? sim::shortest(*v) : std::string(); };
   const auto flag = [](bool b) { return std::string(b ? "1" : "0"); };
+  auto shape = [](const StudentRow& r) -> std::vector<std::string> {
+    const sim::AttentionProblem& p = r.problem;
+    return {std::to_string(r.line), r.impl, std::to_string(p.batch), std::to_string(p.heads), std::to_string(p.seq_q),
+            std::to_string(p.head_dim), p.causal ? "true" : "false", std::string(sim::to_string(p.dtype)),
+            std::string(sim::to_string(r.pass))};
+  };
+  auto spread_of = [&](int line) {
+    for (const RepeatedConfiguration& g : c.repeats)
+      if (std::find(g.lines.begin(), g.lines.end(), line) != g.lines.end()) return sim::shortest(g.spread());
+    return std::string();
+  };
+  // The file's order: checked rows and OOM rows by line.
+  std::vector<std::pair<int, std::vector<std::string>>> lines;
   for (const CheckedStudentRow& r : c.rows) {
-    const sim::AttentionProblem& p = r.row.problem;
-    out += csv_row({std::to_string(r.row.line), r.row.impl, std::to_string(p.batch), std::to_string(p.heads),
-                    std::to_string(p.seq_q), std::to_string(p.head_dim), p.causal ? "true" : "false",
-                    std::string(sim::to_string(p.dtype)), std::string(sim::to_string(r.row.pass)),
-                    sim::shortest(r.row.time_s), opt(r.row.reported_tflops), sim::shortest(r.recomputed_tflops),
-                    r.row.reported_tflops ? sim::shortest(r.ratio) : "", sim::shortest(r.flops),
-                    sim::shortest(r.compulsory_bytes), sim::shortest(r.ai), sim::shortest(r.peak_tflops),
-                    sim::shortest(r.roof_tflops), sim::shortest(r.bound_s), opt(r.row.memory_bytes),
-                    flag(r.rate_mismatch), flag(r.above_roof), flag(r.memory_below_inputs), verdict(r)});
+    std::vector<std::string> f = shape(r.row);
+    for (std::string v : {std::string("ok"), sim::shortest(r.row.time_s), opt(r.row.reported_tflops),
+                          sim::shortest(r.recomputed_tflops), r.row.reported_tflops ? sim::shortest(r.ratio) : "",
+                          sim::shortest(r.flops), sim::shortest(r.compulsory_bytes), sim::shortest(r.ai),
+                          sim::shortest(r.peak_tflops), sim::shortest(r.roof_tflops), sim::shortest(r.bound_s),
+                          opt(r.row.memory_bytes), flag(r.rate_mismatch), flag(r.above_roof),
+                          flag(r.memory_below_inputs), spread_of(r.row.line), verdict(r)})
+      f.push_back(std::move(v));
+    lines.emplace_back(r.row.line, std::move(f));
   }
+  // An OOM row: its shape and the model's numbers of it; nothing measured, nothing checked.
+  for (const StudentRow& r : c.oom_rows) {
+    const double flops = static_cast<double>(convention_flops(r.problem, r.pass));
+    const double bytes = static_cast<double>(sim::pass_tensor_bytes(r.problem, r.pass));
+    std::vector<std::string> f = shape(r);
+    for (std::string v : {std::string("OOM"), std::string(), std::string(), std::string(), std::string(),
+                          sim::shortest(flops), sim::shortest(bytes), sim::shortest(arithmetic_intensity(flops, bytes)),
+                          std::string(), std::string(), std::string(), std::string(), std::string(), std::string(),
+                          std::string(), std::string(), std::string("OOM: not checked")})
+      f.push_back(std::move(v));
+    lines.emplace_back(r.line, std::move(f));
+  }
+  std::stable_sort(lines.begin(), lines.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (const auto& [line, f] : lines) out += csv_row(f);
   return out;
 }
 

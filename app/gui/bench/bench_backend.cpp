@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "flashlab/sim/core/assets.hpp"
 #include "flashlab/sim/hardware/hardware.hpp"
 
 namespace flashlab::gui {
@@ -21,14 +22,10 @@ const BenchBackend* bench_backend() { return g_backend; }
 std::vector<BenchSweepEntry> list_sweep_files() {
   namespace fs = std::filesystem;
   std::vector<BenchSweepEntry> out;
-  std::error_code ec;
-  const fs::path dir = fs::path(sim::assets_dir()) / "sweeps";
-  if (!fs::is_directory(dir, ec)) return out;
-  for (const auto& entry : fs::directory_iterator(dir, ec)) {
-    if (entry.path().extension() != ".json") continue;
+  for (const std::string& path : sim::asset_files(sim::assets_dir(), "sweeps")) {
     BenchSweepEntry e;
-    e.name = entry.path().stem().string();
-    std::ifstream in(entry.path());
+    e.name = fs::path(path).stem().string();
+    std::ifstream in(path);
     std::stringstream ss;
     ss << in.rdbuf();
     const auto j = nlohmann::json::parse(ss.str(), nullptr, false);
@@ -40,7 +37,6 @@ std::vector<BenchSweepEntry> list_sweep_files() {
     }
     out.push_back(std::move(e));
   }
-  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
   return out;
 }
 

@@ -12,6 +12,7 @@
 #include "flashlab/analysis/charts/chart.hpp"
 #include "flashlab/analysis/ring/link_report.hpp"
 #include "flashlab/sim/core/assets.hpp"
+#include "flashlab/sim/core/median.hpp"
 #include "flashlab/sim/problem/attention_models.hpp"
 
 namespace flashlab::gui {
@@ -288,13 +289,6 @@ RingLane measured_lane(const sim::RingMeasuredRuns& runs, const analysis::RingPl
   return lane;
 }
 
-double median(std::vector<double> v) {
-  if (v.empty()) return kNaN;
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 std::vector<RingMeasuredView::PassErrors> step_errors(const analysis::RingPlacement& pl) {
   std::vector<RingMeasuredView::PassErrors> out;
   for (const analysis::RingPassPlacement& pp : pl.passes) {
@@ -320,8 +314,8 @@ std::vector<RingMeasuredView::PassErrors> step_errors(const analysis::RingPlacem
       }
     }
     e.placed_steps = static_cast<int>(std::max(ce.size(), te.size()));
-    e.median_compute_error = median(ce);
-    e.median_transfer_error = median(te);
+    e.median_compute_error = sim::median(ce);
+    e.median_transfer_error = sim::median(te);
     out.push_back(e);
   }
   return out;

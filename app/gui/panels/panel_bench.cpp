@@ -355,6 +355,40 @@ void panel_bench(AppState& s) {
     start_job(s, req);
   }
   ImGui::EndDisabled();
+  // A student's own kernel file: what `flashlab bench --kernel-file` runs, the same backend function.
+  ImGui::AlignTextToFramePadding();
+  ImGui::TextUnformatted("your kernel");
+  ImGui::SameLine();
+  ImGui::SetNextItemWidth(-1);
+  ImGui::InputTextWithHint("##kernel_file", "my_fa1.cu (assets/kernels has starters)", &b.kernel_file_path);
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip("a .cu file with its declaration (kernels/README.md, \"Your own kernel\"): compiled for this "
+                      "GPU and run in a process of its own beside its comparison rungs, checked, timed and, with DRAM "
+                      "counters, its bytes placed beside the model");
+  const bool have_file = !b.kernel_file_path.empty();
+  auto kernel_request = [&] {
+    BenchRunRequest req;
+    req.kernel_files = {b.kernel_file_path};
+    req.counters = b.counters;
+    req.pass = sim::PassSelection::fwd;
+    return req;
+  };
+  ImGui::BeginDisabled(!can_run || !have_file || !s.model.valid);
+  if (ImGui::Button("Run kernel on current problem")) {
+    BenchRunRequest req = kernel_request();
+    req.problem = s.model.problem;
+    start_job(s, req);
+  }
+  ImGui::EndDisabled();
+  ImGui::SameLine();
+  ImGui::BeginDisabled(!can_run || !have_file || sweeps.empty());
+  if (ImGui::Button("Run kernel on selected sweep") && b.selected_sweep >= 0 &&
+      static_cast<size_t>(b.selected_sweep) < sweeps.size()) {
+    BenchRunRequest req = kernel_request();
+    req.sweep = sweeps[static_cast<size_t>(b.selected_sweep)].name;
+    start_job(s, req);
+  }
+  ImGui::EndDisabled();
   if (b.job.running) {
     ImGui::SameLine();
     if (ImGui::Button("Cancel")) b.job.cancel = true;

@@ -198,6 +198,7 @@ struct BenchState {
   std::uint64_t generation = 0;  // bumps when other results are taken (opened, run, closed)
   std::shared_ptr<const analysis::BenchResults> shared;  // a copy for the chart worker; null: none open
   std::string results_path = "bench.json";
+  std::string kernel_file_path;  // a student's kernel file (.cu) to run beside the rungs
   std::string source;            // where the results came from
   std::string error;             // last open/run error
   std::vector<std::string> kernel_ids;  // for the heatmap/baseline pickers

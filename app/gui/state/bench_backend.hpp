@@ -31,6 +31,11 @@ struct BenchRunRequest {
   // A counter pass after the timed runs (kernels RunOptions::counters): the
   // DRAM and L2 bytes of one launch, measured by CUPTI.
   bool counters = false;
+  // Students' own kernel files (flashlab bench --kernel-file), each compiled
+  // and run in a process of its own beside the rungs; with `kernels` empty,
+  // beside their comparison rungs (their algorithm's and fa2).
+  std::vector<std::string> kernel_files;
+  double kernel_timeout_s = 10;  // a case of a kernel file that answers nothing this long is stopped
 };
 
 using BenchProgressFn = std::function<void(size_t done, size_t total, const analysis::BenchRow& row)>;

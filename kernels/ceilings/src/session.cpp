@@ -16,6 +16,7 @@
 #include "flashlab/kernels/device/device_timing.hpp"
 #include "flashlab/kernels/device/nvml.hpp"
 #include "flashlab/sim/core/format.hpp"
+#include "flashlab/sim/core/median.hpp"
 #include "micro_kernels.hpp"
 
 namespace flashlab::ceilings {
@@ -84,13 +85,13 @@ struct Timing {
   int repeats = 0;
 };
 
-Timing summarize(std::vector<double> ms) {
-  std::sort(ms.begin(), ms.end());
+Timing summarize(const std::vector<double>& ms) {
+  const sim::Spread s = sim::spread(ms);
   Timing t;
   t.repeats = static_cast<int>(ms.size());
-  t.median_ms = kernels::median_ms(ms);
-  t.min_ms = ms.front();
-  t.max_ms = ms.back();
+  t.median_ms = s.median;
+  t.min_ms = s.min;
+  t.max_ms = s.max;
   return t;
 }
 

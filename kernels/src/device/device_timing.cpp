@@ -32,8 +32,10 @@ EventPair::EventPair(EventPair&& o) noexcept : start_(o.start_), stop_(o.stop_) 
 void EventPair::start(void* stream) { FLASHLAB_CUDA_CHECK(cudaEventRecord(as_event(start_), as_stream(stream))); }
 void EventPair::stop(void* stream) { FLASHLAB_CUDA_CHECK(cudaEventRecord(as_event(stop_), as_stream(stream))); }
 
+void EventPair::wait() const { FLASHLAB_CUDA_CHECK(cudaEventSynchronize(as_event(stop_))); }
+
 double EventPair::elapsed_ms() const {
-  FLASHLAB_CUDA_CHECK(cudaEventSynchronize(as_event(stop_)));
+  wait();
   float ms = 0;
   FLASHLAB_CUDA_CHECK(cudaEventElapsedTime(&ms, as_event(start_), as_event(stop_)));
   return ms;
@@ -57,36 +59,33 @@ void L2Flush::write(void* stream, int run) const {
       cudaMemsetAsync(buffer_, (run & 1) ? 0x5a : 0xa5, static_cast<std::size_t>(bytes_), as_stream(stream)));
 }
 
-std::vector<double> time_runs(void* stream, const TimingOptions& o, const L2Flush* flush,
-                              const std::function<void(int)>& before, const std::function<void()>& run) {
+std::vector<double> time_runs(void* stream, const TimingOptions& o, const L2Flush* flush, const TimedRun& r) {
   std::vector<double> times;
   if (o.repeats <= 0) return times;
-  auto prepare = [&](int k) {
-    if (o.l2_flush && flush != nullptr) flush->write(stream, k);
-    if (before) before(k);
-  };
   // One warm-up at least when the repeats are sized from it.
   const int warmups = o.target_ms > 0 ? std::max(1, o.warmup) : std::max(0, o.warmup);
-  EventPair warm;
-  for (int w = 0; w < warmups; ++w) {
-    prepare(w);
-    warm.start(stream);
-    run();
-    warm.stop(stream);
-  }
-  const int repeats = warmups > 0 ? sized_repeats(o, warm.elapsed_ms()) : o.repeats;
-  std::vector<EventPair> events(static_cast<std::size_t>(repeats));
-  for (int r = 0; r < repeats; ++r) {
-    prepare(r);
-    EventPair& ev = events[static_cast<std::size_t>(r)];
-    ev.start(stream);
-    run();
-    ev.stop(stream);
-  }
+  const std::vector<EventPair> events = timed_loop(
+      o, warmups,
+      [&](int k) {
+        if (o.l2_flush && flush != nullptr) flush->write(stream, k);
+        if (r.before) r.before(k);
+        EventPair ev;
+        ev.start(stream);
+        r.run(ev);
+        ev.stop(stream);
+        if (r.after) r.after(ev);
+        return ev;
+      },
+      [](const EventPair& ev) { return ev.elapsed_ms(); });
   FLASHLAB_CUDA_CHECK(cudaStreamSynchronize(as_stream(stream)));
   times.reserve(events.size());
   for (const EventPair& e : events) times.push_back(e.elapsed_ms());
   return times;
+}
+
+std::vector<double> time_runs(void* stream, const TimingOptions& o, const L2Flush* flush,
+                              const std::function<void(int)>& before, const std::function<void()>& run) {
+  return time_runs(stream, o, flush, TimedRun{before, [&](const EventPair&) { run(); }, {}});
 }
 
 }  // namespace flashlab::kernels

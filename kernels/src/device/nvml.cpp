@@ -18,26 +18,17 @@ bool bind(void* lib, const char* name, F& fn) {
 
 Nvml::Nvml(const std::string& pci_bus_id) {
   lib_ = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
-  if (!lib_) {
-    why_ = "libnvidia-ml.so.1 not found";
-    return;
-  }
+  if (!lib_) return;  // no libnvidia-ml.so.1
   if (!bind(lib_, "nvmlInit_v2", init_) || !bind(lib_, "nvmlShutdown", shutdown_) ||
       !bind(lib_, "nvmlDeviceGetHandleByPciBusId_v2", by_pci_) || !bind(lib_, "nvmlDeviceGetClockInfo", clock_info_) ||
-      !bind(lib_, "nvmlSystemGetDriverVersion", driver_)) {
-    why_ = "libnvidia-ml.so.1 lacks an expected entry point";
-    return;
-  }
+      !bind(lib_, "nvmlSystemGetDriverVersion", driver_))
+    return;  // a library without the entry points used
   if (init_() != kNvmlSuccess) {
-    why_ = "nvmlInit failed";
     init_ = nullptr;
     return;
   }
   void* dev = nullptr;
-  if (by_pci_(pci_bus_id.c_str(), &dev) != kNvmlSuccess || dev == nullptr) {
-    why_ = "NVML does not know the device at PCI " + pci_bus_id;
-    return;
-  }
+  if (by_pci_(pci_bus_id.c_str(), &dev) != kNvmlSuccess || dev == nullptr) return;  // NVML does not know the device
   device_ = dev;
 }
 

@@ -16,11 +16,8 @@ int sized_repeats(const TimingOptions& o, double one_run_ms) {
   return repeats;
 }
 
-double median_ms(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+int repeats_after_warmups(const TimingOptions& o, int warmups, double last_warmup_ms) {
+  return warmups > 0 ? sized_repeats(o, last_warmup_ms) : o.repeats;
 }
 
 std::size_t median_run(const std::vector<double>& times_ms) {

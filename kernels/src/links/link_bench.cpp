@@ -15,6 +15,8 @@
 #include <thread>
 
 #include "device/cuda_check.hpp"
+#include "flashlab/kernels/device/device_timing.hpp"
+#include "flashlab/sim/core/median.hpp"
 #include "ring/ring_merge.hpp"
 #include "device/sm_probe.hpp"
 #include "flashlab/kernels/runner/device.hpp"
@@ -78,15 +80,9 @@ struct Gpu {
   cudaStream_t stream = nullptr;
   void* send = nullptr;  // its pattern, max_bytes
   void* recv = nullptr;  // what arrives, max_bytes
-  cudaEvent_t start = nullptr, stop = nullptr;  // an iteration's ends, when this GPU is the pair's first
-  cudaEvent_t done = nullptr;                   // its last work of an iteration, when it is the second
+  cudaEvent_t start = nullptr, stop = nullptr;  // what the host's issue test records and waits for
+  cudaEvent_t done = nullptr;                   // its last work of an iteration, when another GPU times it
 };
-
-double median_of(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 #ifdef FLASHLAB_HAVE_NCCL
 
@@ -267,6 +263,57 @@ class LinkBench {
     }
   }
 
+  // The iterations of one figure, timed on `first`'s stream (time_runs,
+  // device_timing.hpp): o_.warmup untimed, then o_.iterations timed, each
+  // between events on `first` — the other GPUs' streams wait for the start
+  // one, `enqueue_messages` queues the messages, `first`'s stream waits for
+  // the others' last work — and complete before the next (then `settle`,
+  // when given). A stream held past kHoldLimit while the host enqueued
+  // `what` throws. Each timed iteration's ms, in order.
+  std::vector<double> time_iterations(const Gpu& first, const std::vector<const Gpu*>& others,
+                                      const std::function<void()>& enqueue_messages, const std::string& what,
+                                      const std::string& no_hold_note, const std::function<void()>& settle) {
+    TimingOptions timing;
+    timing.warmup = o_.warmup;
+    timing.repeats = o_.iterations;
+    timing.target_ms = 0;
+    timing.l2_flush = false;
+    TimedRun r;
+    r.before = [&](int) {
+      FLASHLAB_CUDA_CHECK(cudaSetDevice(first.device));
+      if (o_.hold_streams) {
+        hold_.released.store(false);
+        hold_.expired.store(false);
+        FLASHLAB_CUDA_CHECK(cudaLaunchHostFunc(first.stream, hold_until_released, &hold_));
+      }
+    };
+    r.run = [&](const EventPair& events) {
+      for (const Gpu* g : others) {
+        FLASHLAB_CUDA_CHECK(cudaSetDevice(g->device));
+        FLASHLAB_CUDA_CHECK(cudaStreamWaitEvent(g->stream, static_cast<cudaEvent_t>(events.start_event()), 0));
+      }
+      enqueue_messages();
+      for (const Gpu* g : others) {
+        FLASHLAB_CUDA_CHECK(cudaSetDevice(g->device));
+        FLASHLAB_CUDA_CHECK(cudaEventRecord(g->done, g->stream));
+        FLASHLAB_CUDA_CHECK(cudaSetDevice(first.device));
+        FLASHLAB_CUDA_CHECK(cudaStreamWaitEvent(first.stream, g->done, 0));
+      }
+      FLASHLAB_CUDA_CHECK(cudaSetDevice(first.device));
+    };
+    r.after = [&](const EventPair& events) {
+      hold_.released.store(true, std::memory_order_release);
+      events.wait();
+      if (hold_.expired.load())
+        throw CudaError("GPU " + std::to_string(first.device) + "'s stream was held " +
+                        std::to_string(kHoldLimit.count()) + " s while the host enqueued " + what +
+                        ": the enqueue waited for the GPU; run again without holding the streams (flashlab links "
+                        "--no-hold" + no_hold_note + ")");
+      if (settle) settle();
+    };
+    return time_runs(first.stream, timing, nullptr, r);
+  }
+
   // Zeroed receive buffers, the warm-ups, the timed iterations, the check.
   sim::LinkTiming time_mode(Gpu& a, Gpu& b, LinkTransport t, Mode m, i64 bytes) {
     sim::LinkTiming timing;
@@ -277,38 +324,15 @@ class LinkBench {
       FLASHLAB_CUDA_CHECK(cudaMemsetAsync(g->recv, 0, static_cast<std::size_t>(bytes), g->stream));
     }
     std::vector<double> per_message_us;
-    for (int it = 0; it < o_.warmup + o_.iterations; ++it) {
-      FLASHLAB_CUDA_CHECK(cudaSetDevice(a.device));
-      if (o_.hold_streams) {
-        hold_.released.store(false);
-        hold_.expired.store(false);
-        FLASHLAB_CUDA_CHECK(cudaLaunchHostFunc(a.stream, hold_until_released, &hold_));
-      }
-      FLASHLAB_CUDA_CHECK(cudaEventRecord(a.start, a.stream));
-      FLASHLAB_CUDA_CHECK(cudaSetDevice(b.device));
-      FLASHLAB_CUDA_CHECK(cudaStreamWaitEvent(b.stream, a.start, 0));
-      enqueue(a, b, t, m, bytes, timing.messages);
-      FLASHLAB_CUDA_CHECK(cudaSetDevice(b.device));
-      FLASHLAB_CUDA_CHECK(cudaEventRecord(b.done, b.stream));
-      FLASHLAB_CUDA_CHECK(cudaSetDevice(a.device));
-      FLASHLAB_CUDA_CHECK(cudaStreamWaitEvent(a.stream, b.done, 0));
-      FLASHLAB_CUDA_CHECK(cudaEventRecord(a.stop, a.stream));
-      hold_.released.store(true, std::memory_order_release);
-      FLASHLAB_CUDA_CHECK(cudaEventSynchronize(a.stop));
-      if (hold_.expired.load())
-        throw CudaError("GPU " + std::to_string(a.device) + "'s stream was held " +
-                        std::to_string(kHoldLimit.count()) + " s while the host enqueued " +
-                        std::string(sim::link_transport_name(t)) + " messages of " + bytes_text(bytes) +
-                        ": the enqueue waited for the GPU; run again without holding the streams (flashlab links "
-                        "--no-hold: small messages' times then include the host's launch time)");
-      if (it < o_.warmup) continue;
-      float ms = 0;
-      FLASHLAB_CUDA_CHECK(cudaEventElapsedTime(&ms, a.start, a.stop));
-      per_message_us.push_back(1e3 * static_cast<double>(ms) / timing.messages);
-    }
-    timing.time_us_median = median_of(per_message_us);
-    timing.time_us_min = *std::min_element(per_message_us.begin(), per_message_us.end());
-    timing.time_us_max = *std::max_element(per_message_us.begin(), per_message_us.end());
+    for (const double ms : time_iterations(
+             a, {&b}, [&] { enqueue(a, b, t, m, bytes, timing.messages); },
+             std::string(sim::link_transport_name(t)) + " messages of " + bytes_text(bytes),
+             ": small messages' times then include the host's launch time", {}))
+      per_message_us.push_back(1e3 * ms / timing.messages);
+    const sim::Spread us = sim::spread(per_message_us);
+    timing.time_us_median = us.median;
+    timing.time_us_min = us.min;
+    timing.time_us_max = us.max;
     check(a, b, bytes, t);
     if (m == Mode::both) check(b, a, bytes, t);
     return timing;
@@ -389,9 +413,9 @@ class LinkBench {
         sync_all();
       }
     }
-    m.issue.call_s = median_of(call_us) * 1e-6;
-    m.issue.launch_s = median_of(launch_us) * 1e-6;
-    m.issue.exchange_s = median_of(exchange_us) * 1e-6;
+    m.issue.call_s = sim::median(call_us) * 1e-6;
+    m.issue.launch_s = sim::median(launch_us) * 1e-6;
+    m.issue.exchange_s = sim::median(exchange_us) * 1e-6;
     m.issue.gpus = static_cast<int>(gpus_.size());
     m.issue_rounds = kRounds;
     say("host: " + sim::fixed(m.issue.call_s * 1e6, 2) + " µs a stream call, " + sim::fixed(m.issue.launch_s * 1e6, 2) +
@@ -472,7 +496,7 @@ class LinkBench {
     int most = 0;
     for (std::size_t k = 0; k < probes.size(); ++k) {
       std::vector<double> h(probes[k].held.begin(), probes[k].held.end());
-      const int median = static_cast<int>(std::lround(median_of(h)));
+      const int median = static_cast<int>(std::lround(sim::median(h)));
       most = std::max(most, median);
       per_gpu += (k == 0 ? "" : ", ") + std::to_string(median);
     }
@@ -493,53 +517,27 @@ class LinkBench {
     const i64 largest = std::min<i64>(buffer_bytes_, i64{256} << 20);
     for (i64 bytes = i64{64} << 10; bytes <= largest; bytes *= 2) {
       const auto n = static_cast<std::size_t>(bytes);
+      std::vector<const Gpu*> others;
+      for (const Gpu& g : gpus_)
+        if (&g != &first) others.push_back(&g);
       std::vector<double> us;
-      for (int it = 0; it < o_.warmup + o_.iterations; ++it) {
-        FLASHLAB_CUDA_CHECK(cudaSetDevice(first.device));
-        if (o_.hold_streams) {
-          hold_.released.store(false);
-          hold_.expired.store(false);
-          FLASHLAB_CUDA_CHECK(cudaLaunchHostFunc(first.stream, hold_until_released, &hold_));
-        }
-        FLASHLAB_CUDA_CHECK(cudaEventRecord(first.start, first.stream));
-        for (const Gpu& g : gpus_) {
-          if (&g == &first) continue;
-          FLASHLAB_CUDA_CHECK(cudaSetDevice(g.device));
-          FLASHLAB_CUDA_CHECK(cudaStreamWaitEvent(g.stream, first.start, 0));
-        }
-        enqueue_ring_exchange(n);
-        for (const Gpu& g : gpus_) {
-          if (&g == &first) continue;
-          FLASHLAB_CUDA_CHECK(cudaSetDevice(g.device));
-          FLASHLAB_CUDA_CHECK(cudaEventRecord(g.done, g.stream));
-          FLASHLAB_CUDA_CHECK(cudaSetDevice(first.device));
-          FLASHLAB_CUDA_CHECK(cudaStreamWaitEvent(first.stream, g.done, 0));
-        }
-        FLASHLAB_CUDA_CHECK(cudaSetDevice(first.device));
-        FLASHLAB_CUDA_CHECK(cudaEventRecord(first.stop, first.stream));
-        hold_.released.store(true, std::memory_order_release);
-        FLASHLAB_CUDA_CHECK(cudaEventSynchronize(first.stop));
-        if (hold_.expired.load())
-          throw CudaError("GPU " + std::to_string(first.device) + "'s stream was held " +
-                          std::to_string(kHoldLimit.count()) + " s while the host enqueued the ring's exchange of " +
-                          bytes_text(bytes) + ": the enqueue waited for the GPU; run again without holding the "
-                          "streams (flashlab links --no-hold)");
-        for (const Gpu& g : gpus_) {
-          FLASHLAB_CUDA_CHECK(cudaSetDevice(g.device));
-          FLASHLAB_CUDA_CHECK(cudaStreamSynchronize(g.stream));
-        }
-        if (it < o_.warmup) continue;
-        float ms = 0;
-        FLASHLAB_CUDA_CHECK(cudaEventElapsedTime(&ms, first.start, first.stop));
-        us.push_back(1e3 * static_cast<double>(ms));
-      }
+      for (const double ms : time_iterations(
+               first, others, [&] { enqueue_ring_exchange(n); }, "the ring's exchange of " + bytes_text(bytes), "",
+               [&] {
+                 for (const Gpu& g : gpus_) {
+                   FLASHLAB_CUDA_CHECK(cudaSetDevice(g.device));
+                   FLASHLAB_CUDA_CHECK(cudaStreamSynchronize(g.stream));
+                 }
+               }))
+        us.push_back(1e3 * ms);
+      const sim::Spread spread = sim::spread(us);
       sim::RingExchangeSample x;
       x.bytes = bytes;
       x.timing.messages = 1;
       x.timing.iterations = o_.iterations;
-      x.timing.time_us_median = median_of(us);
-      x.timing.time_us_min = *std::min_element(us.begin(), us.end());
-      x.timing.time_us_max = *std::max_element(us.begin(), us.end());
+      x.timing.time_us_median = spread.median;
+      x.timing.time_us_min = spread.min;
+      x.timing.time_us_max = spread.max;
       m.ring_exchange.push_back(x);
     }
     for (int r = 0; r < P && !m.ring_exchange.empty(); ++r)

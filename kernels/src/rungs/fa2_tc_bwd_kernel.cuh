@@ -20,12 +20,13 @@
 // FA2_TC_EMULATE, as it does the forward's.
 #pragma once
 
-#include "fa2_tc_kernel.cuh"  // the PTX wrappers (ldmatrix, cp.async, mma, exp2) and load_tile
+#include "ptx_mma.cuh"  // the PTX wrappers (ldmatrix, cp.async, mma, exp2) and load_tile
 
 #ifndef FA2_TC_EMULATE
 #include <limits>
 
 #include "fa_bwd_common.cuh"  // pre-pass, convert, argument checks
+#include "launch_checks.hpp"
 #endif
 
 namespace flashlab::kernels::fa2_tc_bwd_detail {
@@ -554,8 +555,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) fa2_tc_backwar
 // configuration without clashing.
 // ---------------------------------------------------------------------------
 // The forward's checks of the device's limit and of alignment, shared.
-using fa2_tc_detail::aligned16;
-using fa2_tc_detail::smem_optin_limit;
+using kernels::detail::aligned16;
+using kernels::detail::smem_optin_limit;
 
 // The whole backward of one configuration on a.stream: the pre-pass, this
 // kernel, the convert kernel. Checks the arguments first and throws Unsupported

@@ -20,7 +20,9 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <iterator>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "device/cuda_check.hpp"
@@ -71,15 +73,18 @@ using ConfigAt = detail::Config<kFa3HopperConfigs[kIndex].head_dim, kFa3HopperCo
                                 kFa3HopperConfigs[kIndex].overlap,
                                 kPingPong && kFa3HopperConfigs[kIndex].Br / 64 >= 2, kPersistentGrid,
                                 kFa3HopperConfigs[kIndex].head_dim == 64 ? kExpPoly64 : 0>;
-using Cfg64 = ConfigAt<0>;
-using Cfg128 = ConfigAt<1>;
-static_assert(Cfg64::kHeadDim == 64 && Cfg128::kHeadDim == 128, "the table lists d = 64 first, then 128");
-static_assert(Cfg64::kBr == kFa3HopperConfigs[0].Br && Cfg128::kBr == kFa3HopperConfigs[1].Br,
-              "B_r is 64 rows per consumer warpgroup");
-static_assert(kFa3HopperConfigs[0].Br % 64 == 0 && kFa3HopperConfigs[1].Br % 64 == 0, "whole consumer warpgroups");
-static_assert(Cfg64::kSmemBytes == fa3_hopper_smem_bytes(kFa3HopperConfigs[0]) &&
-                  Cfg128::kSmemBytes == fa3_hopper_smem_bytes(kFa3HopperConfigs[1]),
-              "the header's shared-memory formula is the kernel's");
+constexpr std::size_t kConfigs = std::size(kFa3HopperConfigs);
+
+template <std::size_t... I>
+constexpr bool whole_warpgroups(std::index_sequence<I...>) {
+  return ((kFa3HopperConfigs[I].Br % 64 == 0 && ConfigAt<I>::kBr == kFa3HopperConfigs[I].Br) && ...);
+}
+static_assert(whole_warpgroups(std::make_index_sequence<kConfigs>{}), "B_r is 64 rows per consumer warpgroup");
+template <std::size_t... I>
+constexpr bool smem_agrees(std::index_sequence<I...>) {
+  return ((ConfigAt<I>::kSmemBytes == fa3_hopper_smem_bytes(kFa3HopperConfigs[I])) && ...);
+}
+static_assert(smem_agrees(std::make_index_sequence<kConfigs>{}), "the header's shared-memory formula is the kernel's");
 
 CUtensorMap make_map(const void* ptr, sim::DType dtype, long long n, int d, long long heads, int box_rows) {
   return kernels::detail::make_head_map(ptr, dtype, n, d, heads, box_rows, "fa3_hopper");
@@ -133,22 +138,15 @@ void forward_dtype(const LaunchArgs& a) {
   else
     launch<Cfg, __half>(a);
 }
+
+// The row of the table whose head dim `cfg` has (config_or_throw found it).
+template <std::size_t... I>
+void forward_at(const LaunchArgs& a, const Fa3HopperConfig& cfg, std::index_sequence<I...>) {
+  (void)((kFa3HopperConfigs[I].head_dim == cfg.head_dim ? (forward_dtype<ConfigAt<I>>(a), true) : false) || ...);
+}
 #endif  // !FLASHLAB_FA3_HOPPER_NO_SM90A
 
 }  // namespace
-
-std::vector<int> fa3_hopper_head_dims() {
-  std::vector<int> v;
-  for (const Fa3HopperConfig& c : kFa3HopperConfigs) v.push_back(c.head_dim);
-  return v;
-}
-
-sim::TileShape fa3_hopper_tiles(int head_dim) {
-  const Fa3HopperConfig& c = config_or_throw(head_dim);
-  return sim::TileShape{c.Br, c.Bc};
-}
-
-std::size_t fa3_hopper_smem_bytes(int head_dim) { return smem_bytes_of(config_or_throw(head_dim)); }
 
 bool fa3_hopper_compiled() {
 #if defined(FLASHLAB_FA3_HOPPER_NO_SM90A)
@@ -184,8 +182,7 @@ void fa3_hopper_forward(const LaunchArgs& a) {
     throw Unsupported("fa3_hopper: T_r·B·H blocks exceed the grid limit 2^31-1");
   kernels::detail::require_hopper_smem(a, dev, "fa3_hopper", cfg.head_dim, smem_bytes_of(cfg));
 #if !defined(FLASHLAB_FA3_HOPPER_NO_SM90A)
-  if (cfg.head_dim == 64) return forward_dtype<Cfg64>(a);
-  return forward_dtype<Cfg128>(a);
+  forward_at(a, cfg, std::make_index_sequence<kConfigs>{});
 #endif
 }
 

@@ -16,8 +16,10 @@
 
 #include <cmath>
 #include <cstdint>
+#include <iterator>
 #include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "device/cuda_check.hpp"
@@ -48,12 +50,12 @@ namespace bwd = fa3_hopper_bwd_detail;
 template <int kIndex>
 using ConfigAt = bwd::Config<sim::kHopperBwdConfigs[kIndex].head_dim, sim::kHopperBwdConfigs[kIndex].Br,
                              sim::kHopperBwdConfigs[kIndex].Bc, sim::kHopperBwdConfigs[kIndex].stages>;
-using Cfg64 = ConfigAt<0>;
-using Cfg128 = ConfigAt<1>;
-static_assert(Cfg64::kHeadDim == 64 && Cfg128::kHeadDim == 128, "the table lists d = 64 first, then 128");
-static_assert(Cfg64::kSmemBytes == sim::hopper_bwd_smem_bytes(sim::kHopperBwdConfigs[0]) &&
-                  Cfg128::kSmemBytes == sim::hopper_bwd_smem_bytes(sim::kHopperBwdConfigs[1]),
-              "the table's shared-memory formula is the kernel's");
+constexpr std::size_t kConfigs = std::size(sim::kHopperBwdConfigs);
+template <std::size_t... I>
+constexpr bool smem_agrees(std::index_sequence<I...>) {
+  return ((ConfigAt<I>::kSmemBytes == sim::hopper_bwd_smem_bytes(sim::kHopperBwdConfigs[I])) && ...);
+}
+static_assert(smem_agrees(std::make_index_sequence<kConfigs>{}), "the table's shared-memory formula is the kernel's");
 
 template <class Cfg, typename T>
 void launch(const LaunchArgs& a) {
@@ -110,6 +112,12 @@ void backward_dtype(const LaunchArgs& a) {
   else
     launch<Cfg, __half>(a);
 }
+
+// The row of the table whose head dim `cfg` has (config_or_throw found it).
+template <std::size_t... I>
+void backward_at(const LaunchArgs& a, const sim::HopperBwdConfig& cfg, std::index_sequence<I...>) {
+  (void)((sim::kHopperBwdConfigs[I].head_dim == cfg.head_dim ? (backward_dtype<ConfigAt<I>>(a), true) : false) || ...);
+}
 #endif  // !FLASHLAB_FA3_HOPPER_NO_SM90A
 
 }  // namespace
@@ -134,8 +142,7 @@ void fa3_hopper_backward(const LaunchArgs& a) {
                       " indexes rows with 32-bit ints (TMA coordinates too): seq_q and seq_kv must be below 2^31");
   detail::require_hopper_smem(a, dev, kRung, cfg.head_dim, sim::hopper_bwd_smem_bytes(cfg));
 #if !defined(FLASHLAB_FA3_HOPPER_NO_SM90A)
-  if (cfg.head_dim == 64) return backward_dtype<Cfg64>(a);
-  return backward_dtype<Cfg128>(a);
+  backward_at(a, cfg, std::make_index_sequence<kConfigs>{});
 #endif
 }
 

@@ -34,28 +34,30 @@
 // tensor maps on the host.
 #pragma once
 
-#include "fa3_hopper_kernel.cuh"  // the PTX wrappers: mbarriers, TMA, wgmma, descriptors
+#include <cstddef>
+
+#include "ptx_hopper.cuh"  // mbarriers, TMA, wgmma, descriptors, setmaxnreg, exp2
 
 namespace flashlab::kernels::fa3_hopper_bwd_detail {
 
-using fa3_hopper_detail::exp2_approx;
-using fa3_hopper_detail::fence_regs;
-using fa3_hopper_detail::make_desc;
-using fa3_hopper_detail::mbar_arrive;
-using fa3_hopper_detail::mbar_arrive_expect_tx;
-using fa3_hopper_detail::mbar_init;
-using fa3_hopper_detail::mbar_wait;
-using fa3_hopper_detail::named_bar_sync;
-using fa3_hopper_detail::pack2;
-using fa3_hopper_detail::prefetch_tensormap;
-using fa3_hopper_detail::setmaxnreg_dec;
-using fa3_hopper_detail::setmaxnreg_inc;
-using fa3_hopper_detail::smem_addr;
-using fa3_hopper_detail::tma_load_3d;
-using fa3_hopper_detail::Wgmma;
-using fa3_hopper_detail::wgmma_commit;
-using fa3_hopper_detail::wgmma_fence;
-using fa3_hopper_detail::wgmma_wait;
+using hopper_ptx::exp2_approx;
+using hopper_ptx::fence_regs;
+using hopper_ptx::make_desc;
+using hopper_ptx::mbar_arrive;
+using hopper_ptx::mbar_arrive_expect_tx;
+using hopper_ptx::mbar_init;
+using hopper_ptx::mbar_wait;
+using hopper_ptx::named_bar_sync;
+using hopper_ptx::pack2;
+using hopper_ptx::prefetch_tensormap;
+using hopper_ptx::setmaxnreg_dec;
+using hopper_ptx::setmaxnreg_inc;
+using hopper_ptx::smem_addr;
+using hopper_ptx::tma_load_3d;
+using hopper_ptx::Wgmma;
+using hopper_ptx::wgmma_commit;
+using hopper_ptx::wgmma_fence;
+using hopper_ptx::wgmma_wait;
 
 // ---------------------------------------------------------------------------
 // Compile-time configuration (a row of sim::kHopperBwdConfigs).

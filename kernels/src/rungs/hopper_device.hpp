@@ -14,10 +14,9 @@
 #include "device/cuda_check.hpp"
 #include "flashlab/kernels/rungs/fa3_hopper.hpp"
 #include "flashlab/kernels/launch/launch.hpp"
+#include "launch_checks.hpp"
 
 namespace flashlab::kernels::detail {
-
-inline bool aligned16(const void* ptr) { return reinterpret_cast<std::uintptr_t>(ptr) % 16 == 0; }
 
 // The current device, once it is known to run the rung's sm_90a code.
 inline int require_hopper_device(const char* rung) {

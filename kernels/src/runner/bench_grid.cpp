@@ -12,6 +12,7 @@
 #include "flashlab/sim/core/assets.hpp"
 #include "flashlab/sim/problem/attention_models.hpp"
 #include "flashlab/sim/core/format.hpp"
+#include "flashlab/sim/core/json_fields.hpp"
 #include "flashlab/sim/hardware/hardware.hpp"
 
 namespace flashlab::kernels {
@@ -182,25 +183,28 @@ namespace {
 
 using nlohmann::json;
 
+// A sweep file's mistakes, "WHERE: WHY" (parse_sweep puts the file's name before them).
+const sim::JsonFields<std::invalid_argument> kSweepFields{std::string()};
+
 i64 size_value(const json& v, const std::string& where) {
   if (v.is_number_integer()) {
     const i64 x = v.get<i64>();
-    if (x < 1) bad(where + ": must be at least 1 (got " + n(x) + ")");
+    if (x < 1) kSweepFields.error(where, "must be at least 1 (got " + n(x) + ")");
     return x;
   }
   if (v.is_string()) {
     const auto x = sim::parse_size(v.get<std::string>());
-    if (!x || *x < 1) bad(where + ": '" + v.get<std::string>() + "' is not a positive whole number");
+    if (!x || *x < 1) kSweepFields.error(where, "'" + v.get<std::string>() + "' is not a positive whole number");
     return *x;
   }
-  bad(where + ": expected a whole number or a size string like \"16K\" (got " + v.dump() + ")");
+  kSweepFields.error(where, "expected a whole number or a size string like \"16K\" (got " + v.dump() + ")");
 }
 
 std::vector<i64> size_list(const json& v, const std::string& where) {
   std::vector<i64> out;
   if (!v.is_array()) return {size_value(v, where)};
   for (std::size_t i = 0; i < v.size(); ++i) out.push_back(size_value(v[i], where + "[" + std::to_string(i) + "]"));
-  if (out.empty()) bad(where + ": empty list");
+  if (out.empty()) kSweepFields.error(where, "empty list");
   return out;
 }
 
@@ -211,7 +215,7 @@ bool causal_value(const json& v, const std::string& where) {
     if (s == "yes" || s == "true") return true;
     if (s == "no" || s == "false") return false;
   }
-  bad(where + ": expected true/false or \"yes\"/\"no\" (got " + v.dump() + ")");
+  kSweepFields.error(where, "expected true/false or \"yes\"/\"no\" (got " + v.dump() + ")");
 }
 
 // A "flashlab-ring-sweep/1" file's axes.
@@ -225,7 +229,7 @@ RingAxes ring_axes(const json& axes) {
     const json list = value.is_array() ? value : json::array({value});
     if (key == "model") {
       for (const json& m : list) {
-        if (!m.is_string()) bad(where + ": expected model ids like \"llama2-7b\" (got " + m.dump() + ")");
+        if (!m.is_string()) kSweepFields.error(where, "expected model ids like \"llama2-7b\" (got " + m.dump() + ")");
         a.models.push_back(m.get<std::string>());
       }
     } else if (key == "batch") {
@@ -240,14 +244,14 @@ RingAxes ring_axes(const json& axes) {
       a.seq = size_list(value, where);
     } else if (key == "gpus") {
       for (i64 g : size_list(value, where)) {
-        if (g > 4096) bad(where + ": at most 4096 GPUs (got " + n(g) + ")");
+        if (g > 4096) kSweepFields.error(where, "at most 4096 GPUs (got " + n(g) + ")");
         a.gpus.push_back(static_cast<int>(g));
       }
     } else if (key == "layout") {
       for (const json& l : list) {
         sim::RingLayout layout{};
         if (!l.is_string() || !sim::parse_ring_layout(l.get<std::string>(), layout))
-          bad(where + ": expected one of " + sim::ring_layout_names() + " (got " + l.dump() + ")");
+          kSweepFields.error(where, "expected one of " + sim::ring_layout_names() + " (got " + l.dump() + ")");
         a.layouts.push_back(layout);
       }
     } else if (key == "causal") {
@@ -255,13 +259,13 @@ RingAxes ring_axes(const json& axes) {
     } else if (key == "dtype") {
       for (const json& t : list) {
         const auto dt = t.is_string() ? sim::parse_dtype(t.get<std::string>()) : std::nullopt;
-        if (!dt || *dt == sim::DType::fp32) bad(where + ": expected \"fp16\" or \"bf16\" (got " + t.dump() + ")");
+        if (!dt || *dt == sim::DType::fp32) kSweepFields.error(where, "expected \"fp16\" or \"bf16\" (got " + t.dump() + ")");
         a.dtypes.push_back(*dt);
       }
     } else if (key == "pass") {
       const std::string pass = value.is_string() ? value.get<std::string>() : std::string();
       if (pass != "fwd" && pass != "fwd+bwd")
-        bad(where + ": expected \"fwd\" or \"fwd+bwd\" (got " + value.dump() + ")");
+        kSweepFields.error(where, "expected \"fwd\" or \"fwd+bwd\" (got " + value.dump() + ")");
       a.backward = pass == "fwd+bwd";
     }
   }
@@ -328,7 +332,7 @@ SweepFile parse_sweep(const std::string& text, const std::string& origin) {
         const json list = value.is_array() ? value : json::array({value});
         for (const json& t : list) {
           const auto dt = t.is_string() ? sim::parse_dtype(t.get<std::string>()) : std::nullopt;
-          if (!dt) bad(where + ": expected \"fp16\", \"bf16\" or \"fp32\" (got " + t.dump() + ")");
+          if (!dt) kSweepFields.error(where, "expected \"fp16\", \"bf16\" or \"fp32\" (got " + t.dump() + ")");
           a.dtypes.push_back(*dt);
         }
       }
@@ -350,20 +354,10 @@ std::string sweeps_dir() {
 std::vector<std::string> list_sweeps() { return sim::asset_names("sweeps"); }
 
 SweepFile load_sweep(const std::string& name_or_path) {
-  fs::path path;
-  if (sim::names_a_file(name_or_path)) {
-    path = name_or_path;
-  } else {
-    if (sim::assets_dir().empty())
-      throw std::runtime_error("cannot find the assets folder with sweeps (set FLASHLAB_ASSETS)");
-    path = sim::asset_path("sweeps", name_or_path);
-    if (path.empty()) throw std::runtime_error(sim::unknown_asset_message("sweep", name_or_path, list_sweeps()));
-  }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::runtime_error("cannot read sweep file '" + path.string() + "'");
-  std::ostringstream s;
-  s << in.rdbuf();
-  return parse_sweep(s.str(), path.string());
+  static constexpr sim::AssetKind kSweeps{"sweeps", "sweep", "sweep", "sweeps", {}, false,
+                                          sim::AssetKind::AbsentPath::read};
+  const std::string path = sim::asset_file<std::runtime_error>(kSweeps, name_or_path);
+  return parse_sweep(sim::read_asset<std::runtime_error>(kSweeps, path), path);
 }
 
 }  // namespace flashlab::kernels

@@ -23,6 +23,7 @@
 #include "flashlab/kernels/rungs/rungs.hpp"
 #include "flashlab/kernels/runner/runner.hpp"
 #include "flashlab/sim/core/format.hpp"
+#include "flashlab/sim/core/median.hpp"
 
 namespace flashlab::kernels {
 
@@ -198,7 +199,7 @@ class CudaBackend final : public Backend {
         c.kernel->launch(a);
         host_us.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
       });
-      m.launch_host_us = median_ms(host_us);
+      m.launch_host_us = sim::median(host_us);
       // The timed runs must have written everything too.
       m.not_written = count_unwritten();
     }

@@ -13,6 +13,7 @@
 
 #include "flashlab/sim/core/checked.hpp"
 #include "flashlab/sim/core/format.hpp"
+#include "flashlab/sim/core/median.hpp"
 
 namespace flashlab::kernels {
 
@@ -161,9 +162,10 @@ MeasuredRun run_case(Backend& backend, const KernelInfo& k, const AttentionProbl
     row.rel_error = m.rel_error;
     row.repeats = static_cast<int>(m.times_ms.size());
     if (!m.times_ms.empty()) {
-      row.time_ms_median = median_ms(m.times_ms);
-      row.time_ms_min = *std::min_element(m.times_ms.begin(), m.times_ms.end());
-      row.time_ms_max = *std::max_element(m.times_ms.begin(), m.times_ms.end());
+      const sim::Spread ms = sim::spread(m.times_ms);
+      row.time_ms_median = ms.median;
+      row.time_ms_min = ms.min;
+      row.time_ms_max = ms.max;
     }
     if (m.not_written > 0)
       return finish(RunStatus::failed, sim::group_digits(m.not_written) + " of " + sim::group_digits(m.output_elements) +

@@ -8,11 +8,11 @@
 #include <nlohmann/json.hpp>
 
 #include "flashlab/sim/core/assets.hpp"
+#include "flashlab/sim/core/json_fields.hpp"
 #include "flashlab/sim/hopper/hopper_pipeline.hpp"
 #include "flashlab/sim/problem/problem.hpp"
 #include "flashlab/sim/problem/tensor_core_configs.hpp"
 #include "hopper/cta_placement.hpp"
-#include "core/json_fields.hpp"
 
 namespace flashlab::sim {
 
@@ -133,43 +133,43 @@ std::string to_rung_timing_json(const RungTimingSet& s) {
 }
 
 RungTimingSet parse_rung_timing_json(const std::string& text, const std::string& origin) {
-  using E = std::invalid_argument;
-  const nlohmann::json j = json_fields::parse_object<E>(text, origin);
-  const nlohmann::json& f = json_fields::field<E>(j, "format", origin);
+  const JsonFields<std::invalid_argument> F(origin, FieldWording::quoted);
+  const nlohmann::json j = F.parse_object(text);
+  const nlohmann::json& f = F.member(j, "", "format");
   if (!f.is_string() || f.get<std::string>() != "flashlab-rung-timing/1")
-    json_fields::fail<E>(origin, "field 'format' must be \"flashlab-rung-timing/1\" (got " + f.dump() + ")");
+    F.fail("field 'format' must be \"flashlab-rung-timing/1\" (got " + f.dump() + ")");
   RungTimingSet s;
-  const nlohmann::json& gpu = json_fields::field<E>(j, "gpu", origin);
-  if (!gpu.is_string()) json_fields::fail<E>(origin, "field 'gpu' must be a string");
+  const nlohmann::json& gpu = F.member(j, "", "gpu");
+  if (!gpu.is_string()) F.fail("field 'gpu' must be a string");
   s.gpu = gpu.get<std::string>();
-  s.sm_count = static_cast<int>(json_fields::number<E>(j, "sm_count", origin));
-  const nlohmann::json& rungs = json_fields::field<E>(j, "rungs", origin);
-  if (!rungs.is_array()) json_fields::fail<E>(origin, "field 'rungs' must be a list");
+  s.sm_count = static_cast<int>(F.number(j, "", "sm_count"));
+  const nlohmann::json& rungs = F.member(j, "", "rungs");
+  if (!rungs.is_array()) F.fail("field 'rungs' must be a list");
   for (std::size_t k = 0; k < rungs.size(); ++k) {
     const std::string at = "rungs[" + std::to_string(k) + "]";
     const nlohmann::json& r = rungs[k];
-    const nlohmann::json& name = json_fields::field<E>(r, "rung", origin, at + ".rung");
-    if (!name.is_string()) json_fields::fail<E>(origin, "field '" + at + ".rung' must be a string");
-    const i64 d = static_cast<i64>(json_fields::number<E>(r, "head_dim", origin, true, at + ".head_dim"));
+    const nlohmann::json& name = F.member(r, at, "rung");
+    if (!name.is_string()) F.fail("field '" + at + ".rung' must be a string");
+    const i64 d = static_cast<i64>(F.number(r, at, "head_dim", true));
     const auto g = rung_geometry(name.get<std::string>(), d);
     if (!g)
-      json_fields::fail<E>(origin, at + ": no compiled configuration of '" + name.get<std::string>() + "' at head dim " +
+      F.fail(at + ": no compiled configuration of '" + name.get<std::string>() + "' at head dim " +
                                        std::to_string(d));
     RungTiming t;
     t.geometry = *g;
-    t.launch_s = json_fields::number<E>(r, "launch_us", origin, false, at + ".launch_us") * 1e-6;
-    t.cta_s = json_fields::number<E>(r, "cta_us", origin, false, at + ".cta_us") * 1e-6;
-    t.tile_s = json_fields::number<E>(r, "tile_us", origin, true, at + ".tile_us") * 1e-6;
+    t.launch_s = F.number(r, at, "launch_us", false) * 1e-6;
+    t.cta_s = F.number(r, at, "cta_us", false) * 1e-6;
+    t.tile_s = F.number(r, at, "tile_us", true) * 1e-6;
     if (r.contains("host_launch_us"))
-      t.host_launch_s = json_fields::number<E>(r, "host_launch_us", origin, false, at + ".host_launch_us") * 1e-6;
+      t.host_launch_s = F.number(r, at, "host_launch_us", false) * 1e-6;
     if (r.contains("source") && r["source"].is_string()) t.source = r["source"].get<std::string>();
     if (r.contains("capped_rate") || r.contains("boost_ms") || r.contains("power_source")) {
-      t.capped_rate = json_fields::number<E>(r, "capped_rate", origin, true, at + ".capped_rate");
-      if (t.capped_rate > 1) json_fields::fail<E>(origin, "field '" + at + ".capped_rate' must be in (0, 1]");
-      t.boost_s = json_fields::number<E>(r, "boost_ms", origin, false, at + ".boost_ms") * 1e-3;
-      const nlohmann::json& ps = json_fields::field<E>(r, "power_source", origin, at + ".power_source");
+      t.capped_rate = F.number(r, at, "capped_rate", true);
+      if (t.capped_rate > 1) F.fail("field '" + at + ".capped_rate' must be in (0, 1]");
+      t.boost_s = F.number(r, at, "boost_ms", false) * 1e-3;
+      const nlohmann::json& ps = F.member(r, at, "power_source");
       if (!ps.is_string() || ps.get<std::string>().empty())
-        json_fields::fail<E>(origin, "field '" + at + ".power_source' must be a string naming the runs fitted to");
+        F.fail("field '" + at + ".power_source' must be a string naming the runs fitted to");
       t.power_source = ps.get<std::string>();
     }
     s.rungs.push_back(t);
@@ -177,25 +177,22 @@ RungTimingSet parse_rung_timing_json(const std::string& text, const std::string&
   return s;
 }
 
+namespace {
+const AssetKind kRungTimings{"rungs", "rung timing", "rung timing", {}, "or a file written by flashlab ceilings rungs --out",
+                             false, AssetKind::AbsentPath::unreadable};
+}  // namespace
+
 RungTimingSet load_rung_timing(const std::string& name_or_path) {
-  std::string path = name_or_path;
-  if (!names_a_file(path)) {
-    path = asset_path("rungs", name_or_path);
-    if (path.empty())
-      throw std::invalid_argument(unknown_asset_message("rung timing", name_or_path, asset_names("rungs"),
-                                                        "or a file written by flashlab ceilings rungs --out"));
-  }
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec)) throw std::invalid_argument("cannot read '" + path + "'");
-  return parse_rung_timing_json(json_fields::read_file<std::invalid_argument>(path, "rung timing"), path);
+  const std::string path = asset_file<std::invalid_argument>(kRungTimings, name_or_path);
+  return parse_rung_timing_json(read_asset<std::invalid_argument>(kRungTimings, path), path);
 }
 
 std::optional<RungTimingSet> rung_timing_for_gpu(const std::string& gpu) {
   if (gpu.empty()) return std::nullopt;
-  for (const std::string& name : asset_names("rungs")) {
+  for (const std::string& path : asset_files(assets_dir(), kRungTimings.folder)) {
     RungTimingSet set;
     try {
-      set = load_rung_timing(asset_path("rungs", name));
+      set = load_rung_timing(path);
     } catch (const std::invalid_argument&) {
       continue;  // not a rung timing file: not this GPU's
     }

@@ -4,7 +4,12 @@
 #include <cctype>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <system_error>
+#include <utility>
+
+#include "flashlab/sim/core/closest_name.hpp"
 
 namespace flashlab::sim {
 
@@ -47,15 +52,32 @@ bool names_a_file(std::string_view s) {
          (s.size() > kJson.size() && s.substr(s.size() - kJson.size()) == kJson);
 }
 
+namespace {
+
+// The *.json files of root/folder as (name, path), sorted by name.
+std::vector<std::pair<std::string, std::string>> json_files(const std::string& root, std::string_view folder) {
+  std::vector<std::pair<std::string, std::string>> files;
+  if (root.empty()) return files;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(fs::path(root) / folder, ec))
+    if (e.is_regular_file() && e.path().extension() == ".json")
+      files.emplace_back(e.path().stem().string(), e.path().string());
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+}  // namespace
+
 std::vector<std::string> asset_names(std::string_view folder) {
   std::vector<std::string> names;
-  const std::string dir = assets_dir();
-  if (dir.empty()) return names;
-  std::error_code ec;
-  for (const auto& e : fs::directory_iterator(fs::path(dir) / folder, ec))
-    if (e.is_regular_file() && e.path().extension() == ".json") names.push_back(e.path().stem().string());
-  std::sort(names.begin(), names.end());
+  for (auto& f : json_files(assets_dir(), folder)) names.push_back(std::move(f.first));
   return names;
+}
+
+std::vector<std::string> asset_files(const std::string& root, std::string_view folder) {
+  std::vector<std::string> paths;
+  for (auto& f : json_files(root, folder)) paths.push_back(std::move(f.second));
+  return paths;
 }
 
 std::string asset_path(std::string_view folder, std::string_view name) {
@@ -72,6 +94,43 @@ std::string unknown_asset_message(std::string_view what, std::string_view name, 
   std::string m = "unknown " + std::string(what) + " '" + std::string(name) + "' (known: " + list;
   if (!more.empty()) m += "; " + std::string(more);
   return m + ")";
+}
+
+std::string find_asset(const AssetKind& kind, std::string_view name_or_path, std::string* why) {
+  const std::string given(name_or_path);
+  if (names_a_file(name_or_path)) {
+    std::error_code ec;
+    if (kind.absent_path != AssetKind::AbsentPath::read && !fs::is_regular_file(given, ec)) {
+      *why = kind.absent_path == AssetKind::AbsentPath::not_found
+                 ? std::string(kind.file) + " file '" + given + "' not found"
+                 : "cannot read '" + given + "'";
+      return {};
+    }
+    return given;
+  }
+  if (!kind.plural.empty() && assets_dir().empty()) {
+    *why = "cannot find the assets folder with " + std::string(kind.plural) + " (set FLASHLAB_ASSETS)";
+    return {};
+  }
+  std::string path = asset_path(kind.folder, name_or_path);
+  if (path.empty()) {
+    const std::vector<std::string> known = asset_names(kind.folder);
+    *why = unknown_asset_message(kind.what, name_or_path, known, kind.more);
+    if (kind.suggest) why->insert(("unknown " + std::string(kind.what) + " '" + given + "'").size(), did_you_mean(given, known));
+  }
+  return path;
+}
+
+bool read_asset_text(const AssetKind& kind, const std::string& path, std::string* text, std::string* why) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    *why = "cannot read " + std::string(kind.file) + " file '" + path + "'";
+    return false;
+  }
+  std::ostringstream s;
+  s << in.rdbuf();
+  *text = s.str();
+  return true;
 }
 
 }  // namespace flashlab::sim

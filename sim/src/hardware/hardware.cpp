@@ -1,7 +1,7 @@
 #include "flashlab/sim/hardware/hardware.hpp"
 
 #include "flashlab/sim/core/assets.hpp"
-#include "core/json_fields.hpp"
+#include "flashlab/sim/core/json_fields.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -25,46 +25,49 @@ namespace {
 
 constexpr const char* kFormat = "flashlab-hardware/1";
 
-[[noreturn]] void fail(const std::string& origin, const std::string& msg) {
-  json_fields::fail<HardwareError>(origin, msg);
-}
+using Fields = JsonFields<HardwareError>;
+Fields fields(const std::string& origin) { return Fields(origin, FieldWording::quoted); }
+
+[[noreturn]] void fail(const std::string& origin, const std::string& msg) { fields(origin).fail(msg); }
 
 const json& field(const json& j, const char* name, const std::string& origin) {
-  return json_fields::field<HardwareError>(j, name, origin);
+  return fields(origin).member(j, "", name);
 }
 
 double positive_number(const json& j, const char* name, const std::string& origin) {
-  return json_fields::number<HardwareError>(j, name, origin);
+  return fields(origin).number(j, "", name);
 }
 
 i64 positive_integer(const json& j, const char* name, const std::string& origin) {
-  const json& v = field(j, name, origin);
-  if (!v.is_number_integer() || v.get<i64>() < 1)
-    fail(origin, std::string("field '") + name + "' must be a positive integer (got " + v.dump() + ")");
+  const Fields f = fields(origin);
+  const json& v = f.member(j, "", name);
+  if (!v.is_number_integer() || v.get<i64>() < 1) f.wrong(name, "a positive integer", v.dump());
   return v.get<i64>();
 }
 
 double optional_number(const json& j, const char* name, const std::string& origin) {
-  auto it = j.find(name);
-  if (it == j.end() || it->is_null()) return 0;
-  if (!it->is_number() || it->get<double>() < 0)
-    fail(origin, std::string("field '") + name + "' must be a non-negative number (got " + it->dump() + ")");
-  return it->get<double>();
+  const Fields f = fields(origin);
+  const json* v = f.find(j, name);
+  if (v == nullptr) return 0;
+  if (!v->is_number() || v->get<double>() < 0) f.wrong(name, "a non-negative number", v->dump());
+  return v->get<double>();
 }
 
 std::string optional_string(const json& j, const char* name, const std::string& origin) {
-  auto it = j.find(name);
-  if (it == j.end() || it->is_null()) return {};
-  if (!it->is_string()) fail(origin, std::string("field '") + name + "' must be a string");
-  return it->get<std::string>();
+  const Fields f = fields(origin);
+  const json* v = f.find(j, name);
+  if (v == nullptr) return {};
+  if (!v->is_string()) f.wrong(name, "a string");
+  return v->get<std::string>();
 }
 
-std::string read_file(const fs::path& p) { return json_fields::read_file<HardwareError>(p, "hardware"); }
+const AssetKind kPresets{"hardware", "hardware preset", "hardware", "hardware presets", {}, false,
+                         AssetKind::AbsentPath::not_found};
 
 }  // namespace
 
 HardwareModel parse_hardware_json(const std::string& text, const std::string& origin) {
-  const json j = json_fields::parse_object<HardwareError>(text, origin);
+  const json j = fields(origin).parse_object(text);
   if (auto it = j.find("format"); it != j.end() && (!it->is_string() || it->get<std::string>() != kFormat))
     fail(origin, std::string("unknown format ") + it->dump() + " (expected \"" + kFormat + "\")");
 
@@ -107,7 +110,7 @@ HardwareModel parse_hardware_json(const std::string& text, const std::string& or
     }
   }
   if (!any) fail(origin, "peak_tflops gives no positive rate");
-  hw.sources = json_fields::strings<HardwareError>(field(j, "sources", origin), "sources", origin, true);
+  hw.sources = fields(origin).strings(field(j, "sources", origin), "sources", true);
   return hw;
 }
 
@@ -148,17 +151,8 @@ std::vector<std::string> list_presets() { return asset_names("hardware"); }
 
 HardwareModel load_hardware(const std::string& preset_or_path) {
   if (preset_or_path.empty()) throw HardwareError("empty hardware name");
-  if (names_a_file(preset_or_path)) {
-    std::error_code ec;
-    if (!fs::is_regular_file(preset_or_path, ec))
-      throw HardwareError("hardware file '" + preset_or_path + "' not found");
-    return parse_hardware_json(read_file(preset_or_path), preset_or_path);
-  }
-  if (assets_dir().empty())
-    throw HardwareError("cannot find the assets folder with hardware presets (set FLASHLAB_ASSETS)");
-  if (const std::string p = asset_path("hardware", preset_or_path); !p.empty())
-    return parse_hardware_json(read_file(p), p);
-  throw HardwareError(unknown_asset_message("hardware preset", preset_or_path, list_presets()));
+  const std::string path = asset_file<HardwareError>(kPresets, preset_or_path);
+  return parse_hardware_json(read_asset<HardwareError>(kPresets, path), path);
 }
 
 }  // namespace flashlab::sim

@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "flashlab/sim/core/json_fields.hpp"
 #include "flashlab/sim/hardware/measured_profile.hpp"
 
 namespace flashlab::sim {
@@ -14,51 +15,56 @@ using nlohmann::json;
 
 namespace {
 
-[[noreturn]] void fail(const std::string& origin, const std::string& msg) { throw HardwareError(origin + ": " + msg); }
+// The fields of a profile: `path` ("device.", "run.", …) is written before a
+// field's name in messages.
+using Fields = JsonFields<HardwareError>;
+Fields fields(const std::string& origin) { return Fields(origin, FieldWording::quoted); }
+
+[[noreturn]] void fail(const std::string& origin, const std::string& msg) { fields(origin).fail(msg); }
 
 const json& need(const json& j, const std::string& path, const char* name, const std::string& origin) {
-  auto it = j.find(name);
-  if (it == j.end() || it->is_null()) fail(origin, "missing field '" + path + name + "'");
-  return *it;
+  const Fields f = fields(origin);
+  if (const json* v = f.find(j, name)) return *v;
+  f.missing(path + name);
 }
 
 double positive(const json& j, const std::string& path, const char* name, const std::string& origin) {
   const json& v = need(j, path, name, origin);
-  if (!v.is_number() || !(v.get<double>() > 0))
-    fail(origin, "field '" + path + name + "' must be a positive number (got " + v.dump() + ")");
+  if (!v.is_number() || !(v.get<double>() > 0)) fields(origin).wrong(path + name, "a positive number", v.dump());
   return v.get<double>();
 }
 
 double non_negative_or(const json& j, const std::string& path, const char* name, const std::string& origin) {
-  auto it = j.find(name);
-  if (it == j.end() || it->is_null()) return 0;
-  if (!it->is_number() || it->get<double>() < 0)
-    fail(origin, "field '" + path + name + "' must be a non-negative number (got " + it->dump() + ")");
-  return it->get<double>();
+  const Fields f = fields(origin);
+  const json* v = f.find(j, name);
+  if (v == nullptr) return 0;
+  if (!v->is_number() || v->get<double>() < 0) f.wrong(path + name, "a non-negative number", v->dump());
+  return v->get<double>();
 }
 
 i64 integer_or(const json& j, const std::string& path, const char* name, const std::string& origin, bool required) {
-  auto it = j.find(name);
-  if (it == j.end() || it->is_null()) {
-    if (required) fail(origin, "missing field '" + path + name + "'");
+  const Fields f = fields(origin);
+  const json* v = f.find(j, name);
+  if (v == nullptr) {
+    if (required) f.missing(path + name);
     return 0;
   }
-  if (!it->is_number_integer() || it->get<i64>() < (required ? 1 : 0))
-    fail(origin, "field '" + path + name + "' must be a " + (required ? "positive" : "non-negative") +
-                     " integer (got " + it->dump() + ")");
-  return it->get<i64>();
+  if (!v->is_number_integer() || v->get<i64>() < (required ? 1 : 0))
+    f.wrong(path + name, std::string("a ") + (required ? "positive" : "non-negative") + " integer", v->dump());
+  return v->get<i64>();
 }
 
 std::string string_or(const json& j, const std::string& path, const char* name, const std::string& origin,
                       bool required) {
-  auto it = j.find(name);
-  if (it == j.end() || it->is_null()) {
-    if (required) fail(origin, "missing field '" + path + name + "'");
+  const Fields f = fields(origin);
+  const json* v = f.find(j, name);
+  if (v == nullptr) {
+    if (required) f.missing(path + name);
     return {};
   }
-  if (!it->is_string() || (required && it->get<std::string>().empty()))
-    fail(origin, "field '" + path + name + "' must be a " + (required ? "non-empty " : "") + "string");
-  return it->get<std::string>();
+  if (!v->is_string() || (required && v->get<std::string>().empty()))
+    f.wrong(path + name, std::string("a ") + (required ? "non-empty " : "") + "string");
+  return v->get<std::string>();
 }
 
 json device_json(const DeviceFacts& d) {

@@ -91,15 +91,6 @@ int ring_kv_source(int r, int step, int gpus) {
   return s;
 }
 
-std::string_view chunk_visibility_name(ChunkVisibility v) {
-  switch (v) {
-    case ChunkVisibility::full: return "full";
-    case ChunkVisibility::diagonal: return "diagonal";
-    case ChunkVisibility::none: return "none";
-  }
-  return "none";
-}
-
 ChunkVisibility chunk_visibility(const RingChunk& q, const RingChunk& kv, bool causal) {
   if (!causal || kv.index < q.index) return ChunkVisibility::full;
   if (kv.index == q.index) return ChunkVisibility::diagonal;

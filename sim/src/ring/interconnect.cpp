@@ -12,11 +12,11 @@
 
 #include "flashlab/sim/core/assets.hpp"
 #include "flashlab/sim/core/format.hpp"
+#include "flashlab/sim/core/json_fields.hpp"
 #include "flashlab/sim/ring/gpu_topology_json.hpp"
 #include "flashlab/sim/calibration/host_issue_json.hpp"
 #include "flashlab/sim/ring/link_curve_json.hpp"
 #include "flashlab/sim/ring/ring_schedule.hpp"
-#include "core/json_fields.hpp"
 
 namespace flashlab::sim {
 
@@ -27,28 +27,27 @@ namespace {
 
 constexpr const char* kFormat = "flashlab-interconnect/1";
 
-[[noreturn]] void fail(const std::string& origin, const std::string& msg) {
-  json_fields::fail<InterconnectError>(origin, msg);
-}
+using Fields = JsonFields<InterconnectError>;
+Fields fields(const std::string& origin) { return Fields(origin, FieldWording::quoted); }
+
+[[noreturn]] void fail(const std::string& origin, const std::string& msg) { fields(origin).fail(msg); }
 
 std::string required_string(const json& j, const char* name, const std::string& origin) {
-  auto it = j.find(name);
-  if (it == j.end() || it->is_null()) fail(origin, std::string("missing field '") + name + "'");
-  if (!it->is_string() || it->get<std::string>().empty())
-    fail(origin, std::string("field '") + name + "' must be a non-empty string (got " + it->dump() + ")");
-  return it->get<std::string>();
+  const Fields f = fields(origin);
+  const json& v = f.member(j, "", name);
+  if (!v.is_string() || v.get<std::string>().empty()) f.wrong(name, "a non-empty string", v.dump());
+  return v.get<std::string>();
 }
 
 // Empty when absent.
 std::string optional_string(const json& j, const char* name, const std::string& origin) {
-  auto it = j.find(name);
-  if (it == j.end() || it->is_null()) return {};
-  if (!it->is_string()) fail(origin, std::string("field '") + name + "' must be a string (got " + it->dump() + ")");
-  return it->get<std::string>();
+  const Fields f = fields(origin);
+  const json* v = f.find(j, name);
+  return v == nullptr ? std::string() : f.text_of(*v, name);
 }
 
 double number_in(const json& j, const char* name, const std::string& origin, bool positive, const std::string& at) {
-  return json_fields::number<InterconnectError>(j, name, origin, positive, at + "." + name);
+  return fields(origin).number(j, at, name, positive);
 }
 
 // A measured curve: points ascending in bytes, each rate its bytes over its time.
@@ -98,7 +97,7 @@ std::vector<LinkPairFigure> pairs_from(const json& j, const std::string& origin)
     const json& p = (*it)[k];
     const std::string at = "pairs[" + std::to_string(k) + "]";
     if (!p.is_object()) fail(origin, "field '" + at + "' must be an object");
-    const json& g = json_fields::field<InterconnectError>(p, "gpus", origin, at + ".gpus");
+    const json& g = fields(origin).member(p, at, "gpus");
     if (!g.is_array() || g.size() != 2 || !g[0].is_number_unsigned() || !g[1].is_number_unsigned() || g[0] == g[1])
       fail(origin, "field '" + at + ".gpus' must be two different GPU ordinals (got " + g.dump() + ")");
     LinkPairFigure x;
@@ -131,12 +130,13 @@ json pairs_json(const std::vector<LinkPairFigure>& pairs) {
   return a;
 }
 
-std::string read_file(const fs::path& p) { return json_fields::read_file<InterconnectError>(p, "interconnect"); }
+// Read by id (read_interconnect_presets): the kind names the files' folder and their messages.
+const AssetKind kLinks{"interconnects", "link", "interconnect", {}, {}, false, AssetKind::AbsentPath::not_found};
 
 }  // namespace
 
 InterconnectModel parse_interconnect_json(const std::string& text, const std::string& origin) {
-  const json j = json_fields::parse_object<InterconnectError>(text, origin);
+  const json j = fields(origin).parse_object(text);
   if (auto it = j.find("format"); it == j.end() || !it->is_string() || it->get<std::string>() != kFormat)
     fail(origin, std::string("field 'format' must be \"") + kFormat + "\"" +
                      (it == j.end() ? std::string(" (missing)") : " (got " + it->dump() + ")"));
@@ -146,18 +146,18 @@ InterconnectModel parse_interconnect_json(const std::string& text, const std::st
   m.kind = j.contains("kind") ? required_string(j, "kind", origin) : "datasheet";
   if (m.kind != "datasheet" && m.kind != "measured")
     fail(origin, "field 'kind' must be \"datasheet\" or \"measured\" (got \"" + m.kind + "\")");
-  m.bandwidth = json_fields::number<InterconnectError>(j, "bandwidth_gbs", origin, true) * 1e9;
-  m.latency_s = json_fields::number<InterconnectError>(j, "latency_us", origin, false) * 1e-6;
+  m.bandwidth = fields(origin).number(j, "", "bandwidth_gbs", true) * 1e9;
+  m.latency_s = fields(origin).number(j, "", "latency_us", false) * 1e-6;
   m.source = required_string(j, "source", origin);
   if (auto it = j.find("notes"); it != j.end() && !it->is_null())
-    m.notes = json_fields::strings<InterconnectError>(*it, "notes", origin, false);
+    m.notes = fields(origin).strings(*it, "notes", false);
   m.curve = curve_from(j, "curve", origin);
   m.copy_engine_curve = curve_from(j, "copy_engine_curve", origin);
   m.ring_curve = curve_from(j, "ring_curve", origin);
   if (!m.ring_curve.empty()) m.ring_curve_source = "measured with " + m.id;
   m.pairs = pairs_from(j, origin);
   if (auto it = j.find("gpus"); it != j.end() && !it->is_null())
-    m.gpus = json_fields::strings<InterconnectError>(*it, "gpus", origin, false);
+    m.gpus = fields(origin).strings(*it, "gpus", false);
   m.nccl_version = optional_string(j, "nccl_version", origin);
   // The text is the record; "topology" is derived from it and not read back.
   m.topology_text = optional_string(j, "topology_text", origin);
@@ -165,12 +165,12 @@ InterconnectModel parse_interconnect_json(const std::string& text, const std::st
   if (auto it = j.find("host"); it != j.end() && !it->is_null()) {
     if (!it->is_object()) fail(origin, "field 'host' must be an object (call_us, launch_us, exchange_us, gpus, source)");
     const std::string at = origin + ": host";
-    m.host.call_s = json_fields::number<InterconnectError>(*it, "call_us", at, false) * 1e-6;
-    m.host.launch_s = json_fields::number<InterconnectError>(*it, "launch_us", at, false) * 1e-6;
-    m.host.exchange_s = json_fields::number<InterconnectError>(*it, "exchange_us", at, false) * 1e-6;
-    m.host.gpus = static_cast<int>(json_fields::number<InterconnectError>(*it, "gpus", at, false));
+    m.host.call_s = fields(at).number(*it, "", "call_us", false) * 1e-6;
+    m.host.launch_s = fields(at).number(*it, "", "launch_us", false) * 1e-6;
+    m.host.exchange_s = fields(at).number(*it, "", "exchange_us", false) * 1e-6;
+    m.host.gpus = static_cast<int>(fields(at).number(*it, "", "gpus", false));
     if (it->contains("exchange_sms"))  // measured links from before the exchange's SMs were
-      m.host.exchange_sms = static_cast<int>(json_fields::number<InterconnectError>(*it, "exchange_sms", at, false));
+      m.host.exchange_sms = static_cast<int>(fields(at).number(*it, "", "exchange_sms", false));
     m.host.source = optional_string(*it, "source", at);
   }
   return m;
@@ -254,12 +254,8 @@ std::vector<LinkCurvePoint> parse_link_curve(const nlohmann::json& j, const std:
 std::vector<InterconnectModel> read_interconnect_presets(const std::string& assets) {
   std::vector<std::pair<InterconnectModel, std::string>> found;  // with its file
   for (const bool measured : {false, true}) {
-    const fs::path dir = fs::path(assets) / "interconnects" / (measured ? "measured" : "");
-    std::error_code ec;
-    for (const auto& e : fs::directory_iterator(dir, ec)) {
-      if (!e.is_regular_file() || e.path().extension() != ".json") continue;
-      const std::string path = e.path().string();
-      InterconnectModel m = parse_interconnect_json(read_file(e.path()), path);
+    for (const std::string& path : asset_files(assets, measured ? "interconnects/measured" : kLinks.folder)) {
+      InterconnectModel m = parse_interconnect_json(read_asset<InterconnectError>(kLinks, path), path);
       if (measured && m.kind != "measured")
         fail(path, "a link in interconnects/measured/ must have \"kind\": \"measured\" (got \"" + m.kind + "\")");
       for (const auto& [other, other_path] : found)
@@ -291,10 +287,8 @@ const InterconnectModel* find_interconnect(std::string_view id) {
 InterconnectModel load_interconnect(const std::string& preset_or_path) {
   if (preset_or_path.empty()) throw InterconnectError("empty link name");
   if (names_a_file(preset_or_path)) {
-    std::error_code ec;
-    if (!fs::is_regular_file(preset_or_path, ec))
-      throw InterconnectError("interconnect file '" + preset_or_path + "' not found");
-    return parse_interconnect_json(read_file(preset_or_path), preset_or_path);
+    const std::string path = asset_file<InterconnectError>(kLinks, preset_or_path);
+    return parse_interconnect_json(read_asset<InterconnectError>(kLinks, path), path);
   }
   if (const InterconnectModel* m = find_interconnect(preset_or_path)) return *m;
   if (interconnect_presets().empty())

@@ -4,6 +4,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "flashlab/analysis/charts/chart.hpp"
 #include "flashlab/analysis/charts/chart_render.hpp"
@@ -33,6 +34,12 @@ std::string render_pdf(const ChartSpec& c, const ExportOptions& o = {});
 // std::runtime_error naming the path and the reason (unknown extension, a
 // folder that does not exist, a size out of range, no cairo for PNG/PDF).
 void export_chart(const ChartSpec& c, const std::string& path, const ExportOptions& o = {});
+
+// The layout check of a chart at the export's size: the chart laid out and
+// drawn as render_png would, with the exporters' font metrics, and what reads
+// wrong in it (layout_problems: text over text or over a data point, outside
+// the chart, cut short). Empty when the chart reads.
+std::vector<std::string> chart_layout_problems(const ChartSpec& c, const ExportOptions& o = {});
 
 // Text metrics of the exporters' font (DejaVu Sans), for layouts made outside a
 // canvas; an approximation when cairo is missing.

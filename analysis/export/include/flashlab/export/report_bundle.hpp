@@ -57,6 +57,8 @@ struct ReportFigure {
   ChartSpec chart;
   std::string chart_id;  // its chart_table() entry
   BenchResults runs;
+  std::string sweep;                    // the grid it draws
+  std::vector<std::string> unmeasured;  // problems of that grid (within its filter) no run of it holds
 };
 
 // A lab's report (flashlab report --lab): its figures in the lab's order in
@@ -84,6 +86,15 @@ struct ReportBundle {
   std::vector<std::string> files;  // written, relative to the folder, in writing order
   std::vector<std::string> notes;  // charts left out and why
 };
+
+// PyTorch's version, the CUDA it was built with and cuDNN's version as a
+// results file records them; "not recorded" for what it does not (a file of
+// the first torch_compare.py names the version in its build field and the
+// CUDA in its CUDA runtime field).
+struct PyTorchVersions {
+  std::string torch, cuda, cudnn;
+};
+PyTorchVersions pytorch_versions(const BenchMeta& m);
 
 // Whether the results say where and how they were measured (a GPU, a date
 // or a build); a file without says "method not recorded" instead of a method.

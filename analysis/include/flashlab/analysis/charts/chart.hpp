@@ -17,15 +17,18 @@ struct Color {
   bool operator==(const Color& o) const { return r == o.r && g == o.g && b == o.b && a == o.a; }
 };
 // Okabe–Ito colours: distinguishable for colour-blind students and on a
-// washed-out projector, then three darker ones. k wraps around.
+// washed-out projector, then four more (dark yellow, wine, indigo, brown) and
+// a violet. k wraps around.
 Color palette(int k);
 Color with_alpha(Color c, std::uint8_t a);
 
 enum class Scale { linear, log10, log2 };
 // How tick labels read: si = powers of 1000 (1K = 1000, 1M, 1G, 1T);
 // binary = powers of 1024 (1K = 1024: sequence lengths, SRAM sizes);
-// bytes = si with a unit ("1 GB"); plain = up to 3 significant digits.
-enum class TickFormat { si, binary, bytes, plain };
+// bytes = si with a unit ("1 GB": traffic, bandwidth); bytes_iec = powers of
+// 1024 with a unit ("1 GiB": memory held, as the report's tables write it);
+// plain = up to 3 significant digits.
+enum class TickFormat { si, binary, bytes, bytes_iec, plain };
 
 struct Range {
   double lo = 0, hi = 1;
@@ -51,7 +54,8 @@ struct Tick {
 std::string format_tick(double v, TickFormat f);
 // Ticks inside [range.lo, range.hi], about max_major labelled ones. Log axes
 // tick at powers (log10: 1-2-5 within a decade when the range is short; log2:
-// every power of 2, thinned to fit).
+// every power of 2, thinned to fit; bytes_iec on either: powers of 2, "512 MiB",
+// "1 GiB"). Linear bytes_iec ticks are 1-2-5 steps of one unit, all labelled in it.
 std::vector<Tick> make_ticks(Range range, Scale s, TickFormat f, int max_major = 8);
 
 enum class SeriesStyle { line, points, line_points, bars };
@@ -62,6 +66,9 @@ struct Series {
   std::string name;             // legend and CSV
   std::vector<double> x, y;     // bars: x is the category index
   std::vector<std::string> point_labels;  // empty, or one per point (drawn beside the point)
+  // Empty, or one per point: why a point has no value ("OOM", "skipped",
+  // "baseline OOM"); the CSV's note column. Not drawn (markers and labels say it).
+  std::vector<std::string> point_notes;
   SeriesStyle style = SeriesStyle::line_points;
   MarkerShape marker = MarkerShape::circle;
   bool open_marker = false;     // the marker's outline only: a backward pass beside its forward, in one colour
@@ -145,6 +152,14 @@ struct ChartSpec {
 // frame; fixed limits win. Empty data gives [0, 1] (linear) or [1, 10] (log).
 Range auto_fit(const ChartSpec& c, bool x_axis);
 
+// Series drawn on another: for each series of an xy chart, the index of the
+// first earlier series whose every plottable point it lies on (the same x
+// values, each y within 0.4 % of the auto-fitted y axis), else -1. The
+// renderer draws such a series so that both show and its legend says so.
+std::vector<int> coinciding_series(const ChartSpec& c);
+// The two series hold the same points to 9 significant digits ("=", not "≈").
+bool same_points(const Series& a, const Series& b);
+
 // Stacked bars: per category (index = x), the sum of its finite positive
 // segments, the height of its stack.
 std::vector<double> stack_tops(const ChartSpec& c);
@@ -154,11 +169,14 @@ double axis_fraction(double v, Range r, Scale s);
 double axis_value(double fraction, Range r, Scale s);
 bool plottable(double v, Scale s);  // finite, and > 0 on log axes
 
-// The chart's data as CSV: header "chart,series,x,y,label", then one row per
-// point (bars: x is the category index and label the category; heatmaps:
-// series is the row label, x the column index, label the column label or the
-// cell text), then reference lines and markers as series "ref: …" / "marker: …".
-// Numbers are written with round-trip precision; NaN as an empty field.
+// The chart's data as CSV: header "chart,series,x,y,label,note", then one row
+// per point (bars: x is the category index, label the category and note the
+// bar's own label; heatmaps: series is the row label, x the column index,
+// label the column label, note the cell text), then reference lines and
+// markers as series "ref: …" / "marker: …". Numbers are written with
+// round-trip precision. A point without a value (NaN) has an empty y, and its
+// note says why where the chart knows it ("OOM", "skipped", "failed",
+// "baseline OOM").
 std::string chart_to_csv(const ChartSpec& c);
 // Reads the series back (points only, in order): the round trip of chart_to_csv.
 // Throws std::runtime_error on a malformed document.

@@ -43,7 +43,48 @@ class Canvas {
   // Structure for formats that keep it (SVG groups named after series).
   virtual void begin_group(const std::string& /*name*/) {}
   virtual void end_group() {}
+  // The box of a data mark just drawn (a point's marker, an OOM ✕): nothing
+  // to draw; the layout check records it (LayoutRecorder).
+  virtual void data_mark(Rect /*box*/) {}
 };
+
+// A canvas that draws through another and keeps what the renderer put where:
+// the box of every text and of every data mark. The layout check of the tests
+// and of flashlab report reads it.
+struct DrawnText {
+  Rect box;
+  std::string text;
+};
+class LayoutRecorder : public Canvas {
+ public:
+  explicit LayoutRecorder(Canvas& inner) : inner_(inner) {}
+  void line(Point a, Point b, Color c, double width, Dash dash) override { inner_.line(a, b, c, width, dash); }
+  void polyline(const std::vector<Point>& pts, Color c, double width, Dash dash) override {
+    inner_.polyline(pts, c, width, dash);
+  }
+  void rect_filled(Rect r, Color c) override { inner_.rect_filled(r, c); }
+  void rect_outline(Rect r, Color c, double width) override { inner_.rect_outline(r, c, width); }
+  void polygon_filled(const std::vector<Point>& pts, Color c) override { inner_.polygon_filled(pts, c); }
+  void circle_filled(Point center, double radius, Color c) override { inner_.circle_filled(center, radius, c); }
+  void text(Point p, const std::string& s, double size_px, Color c, HAlign h, VAlign v, bool vertical = false) override;
+  Point measure(const std::string& s, double size_px) override { return inner_.measure(s, size_px); }
+  void push_clip(Rect r) override { inner_.push_clip(r); }
+  void pop_clip() override { inner_.pop_clip(); }
+  void begin_group(const std::string& name) override { inner_.begin_group(name); }
+  void end_group() override { inner_.end_group(); }
+  void data_mark(Rect box) override { marks.push_back(box); }
+
+  std::vector<DrawnText> texts;
+  std::vector<Rect> marks;
+
+ private:
+  Canvas& inner_;
+};
+
+// What reads wrong in a drawing on `canvas`: a text over another text, a text
+// over a data mark, a text outside the canvas, a text cut short ("…"). One
+// line each, quoting the texts; empty when the chart reads.
+std::vector<std::string> layout_problems(const LayoutRecorder& drawn, Rect canvas);
 
 struct ChartStyle {
   double scale = 1.0;        // UI scale: fonts, lines, margins
@@ -70,6 +111,10 @@ struct ChartLayout {
   // What fits: a short chart drops its notes, then subtitle, then title, so
   // that the plot itself keeps a readable height.
   bool show_title = true, show_subtitle = true, show_notes = true;
+  // The texts around the plot as drawn: a title, subtitle or footnote too
+  // wide for the chart goes on more lines, never cut; the y axis's label on
+  // up to two lines along the plot.
+  std::vector<std::string> title_lines, subtitle_lines, note_lines, y_label_lines;
   // A legend that would cover much of a short plot goes right of it instead.
   bool legend_outside = false;
   Rect legend;

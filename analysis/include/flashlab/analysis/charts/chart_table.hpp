@@ -37,6 +37,13 @@ struct ChartEntry {
   ChartBuilder build = nullptr;
 };
 
+// The reading of a chart as built: the entry's reading, and for the bench
+// charts what this chart holds — ✕ only where a run ran out of memory, the
+// dotted prediction only where it is drawn, N² only beside standard attention
+// along N, series drawn on one another where there are such. Every sentence
+// holds for the chart it sits under.
+std::string chart_reading(const ChartEntry& e, const ChartSpec& c);
+
 // In menu order: model charts first, then the bench charts.
 const std::vector<ChartEntry>& chart_table();
 // nullptr for an unknown id.

@@ -5,7 +5,10 @@
 // naive_cublas's, FlashAttention-2 in fa2's, eager PyTorch's unfused model in
 // torch_eager's), so a model point and its measurement read alike. A backward
 // takes its forward's colour (the line style or an open marker tells the pass).
-// An id not in the table keeps its id and a colour of its own.
+// An id not in the table keeps its id and a colour of its own. A student's
+// own kernel (`flashlab bench --kernel-file`, ids "user:NAME") is named
+// "NAME (your kernel)" and drawn in a colour of its own list, outside the
+// table's and the unknown ids'.
 #pragma once
 
 #include <string>
@@ -45,5 +48,7 @@ Color algorithm_colour(sim::Algorithm a);
 const Implementation* implementation_of(sim::Algorithm a);
 // PyTorch's rows (eager, SDPA) rather than FlashLab's.
 bool is_pytorch(const std::string& id);
+// A student's own kernel: "user:NAME".
+bool is_user_kernel(const std::string& id);
 
 }  // namespace flashlab::analysis

@@ -30,11 +30,24 @@ struct BenchRow : sim::MeasuredRun {
   // device's L2, SM count and the row's occupancy), as the counters would see
   // them: written back during the run, not the dirty tail left in L2. -1: none.
   i64 predicted_dram_read_bytes = -1, predicted_dram_write_bytes = -1;
+  // The file the row was read from: its index in BenchResults::sources
+  // (merge_results sets it; not written to files).
+  std::size_t source = 0;
+};
+
+// One file a set of results was read from: where and how its runs were
+// measured (its own metadata, PyTorch's versions among them) and the
+// implementations it holds.
+struct ResultsSource {
+  std::string origin;
+  BenchMeta meta;
+  std::vector<std::string> kernels;  // in first-appearance order
 };
 
 struct BenchResults {
-  BenchMeta meta;
+  BenchMeta meta;  // the first file's (merge_results); every file's in `sources`
   std::vector<BenchRow> rows;
+  std::vector<ResultsSource> sources;  // empty: one file, `meta` its own
 };
 
 // One run of an implementation: its pass, problem, tiles and allocation limit.
@@ -43,7 +56,8 @@ bool same_run(const BenchRow& a, const BenchRow& b);
 
 // Several results files as one. Rows keep the files' order; a run held by more
 // than one (same_run) is kept once, from the first file that holds it — the
-// stated rule of every merge. The metadata is the first file's. Files
+// stated rule of every merge. The metadata is the first file's; `sources`
+// keeps every file's, in order. Files
 // measured on different GPUs are refused (std::runtime_error naming both): a
 // report draws one GPU's runs.
 struct MergedResults {

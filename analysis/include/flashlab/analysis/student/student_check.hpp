@@ -44,6 +44,8 @@ struct StudentRow {
 
 struct StudentTable {
   std::vector<StudentRow> rows;
+  // Rows whose time says OOM: their shape only (time 0, nothing measured).
+  std::vector<StudentRow> oom_rows;
   // How the measured columns were read ("'Peak Memory (MB)' read as MiB …"),
   // the columns not read, the rows left out (OOM).
   std::vector<std::string> notes;
@@ -58,13 +60,15 @@ std::vector<std::string> student_column_names();
 // column holds comes from `defaults` (the batch, N, H and d — or the
 // embedding dimension, d = emb_dim / H — are required, causal defaults to
 // false, the dtype to fp16, the pass to the one the time column names, else
-// forward). Throws StudentTableError naming the line and column.
+// forward). Throws StudentTableError naming the line and column, or saying
+// what the file is instead: columns split by ';', only OOM rows, a header only.
 StudentTable read_student_table(const std::string& text, const StudentDefaults& defaults = {});
 
 // ---- the check ------------------------------------------------------------------
 
 struct StudentCheckOptions {
   double tolerance = 0.10;  // reported / recomputed TFLOP/s may differ from 1 by this much
+  double spread = 0.10;     // one configuration timed again: (max − min) / min of its times at most this
 };
 
 struct CheckedStudentRow {
@@ -81,8 +85,20 @@ struct CheckedStudentRow {
   bool rate_mismatch = false;    // reported TFLOP/s off its own time by more than the tolerance
   bool above_roof = false;       // faster than the bound (above_ceiling's margin)
   bool memory_below_inputs = false;  // peak memory below the compulsory tensors' size
+  bool spread_over = false;          // its configuration timed again, the times further apart than the spread
   std::vector<std::string> flags;    // one phrase per flag, with its numbers
   bool consistent() const { return flags.empty(); }
+};
+
+// One configuration (implementation, shape, pass) that the file times more
+// than once: its lines and the spread of their times, (max − min) / min.
+struct RepeatedConfiguration {
+  std::string impl;
+  sim::AttentionProblem problem;
+  sim::Pass pass = sim::Pass::fwd;
+  std::vector<int> lines;
+  double min_s = 0, max_s = 0;
+  double spread() const { return min_s > 0 ? (max_s - min_s) / min_s : 0; }
 };
 
 struct StudentCheck {
@@ -91,7 +107,10 @@ struct StudentCheck {
   double bandwidth = 0;       // HBM bytes/s
   i64 l2_bytes = 0;
   double tolerance = 0.10;
+  double spread = 0.10;
   std::vector<CheckedStudentRow> rows;
+  std::vector<StudentRow> oom_rows;  // written to the CSV with status OOM, nothing measured
+  std::vector<RepeatedConfiguration> repeats;  // every configuration timed more than once
   std::vector<std::string> notes;  // the table's, then the check's
   int left_out = 0;
 
@@ -99,6 +118,7 @@ struct StudentCheck {
   int rate_mismatches() const;
   int above_roof() const;
   int memory_below_inputs() const;
+  int spread_over() const;  // rows whose configuration's times spread over the threshold
 };
 
 StudentCheck check_student_table(const StudentTable& t, const sim::HardwareModel& hw,
@@ -113,7 +133,9 @@ StudentCheck check_student_table(const StudentTable& t, const sim::HardwareModel
 std::string student_check_text(const StudentCheck& c, const std::string& origin);
 // "14 rows: 10 consistent, 4 flagged (4 TFLOP/s off its own time by more than 10 %, …)".
 std::string student_check_summary(const StudentCheck& c);
-// One row per checked row, the header first, no comment lines (pandas reads it).
+// One row per data row of the file in its order, the header first, no comment
+// lines (pandas reads it): a status column (ok, OOM), and an OOM row's
+// measured cells empty.
 std::string student_check_csv(const StudentCheck& c);
 // The rows on the GPU's roofline (roofline_chart without model points) at
 // convention FLOPs / compulsory bytes and the recomputed FLOP/s, consistent

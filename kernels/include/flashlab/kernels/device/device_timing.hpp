@@ -23,9 +23,9 @@ class EventPair {
   EventPair& operator=(EventPair&&) = delete;
   void start(void* stream);
   void stop(void* stream);
+  void wait() const;          // until `stop` has completed
   double elapsed_ms() const;  // waits for `stop`
-  void* start_event() const { return start_; }  // cudaEvent_t
-  void* stop_event() const { return stop_; }
+  void* start_event() const { return start_; }  // cudaEvent_t: another stream may wait for it
 
  private:
   void* start_ = nullptr;
@@ -56,11 +56,24 @@ class L2Flush {
   sim::i64 bytes_ = 0;
 };
 
-// The timed loop on one stream: `warmup` untimed runs (at least one when
-// target_ms sizes the repeats from the last of them, sized_repeats), then the repeats, each between a pair of
-// events. Before every run, `before(k)` (poison the outputs) and, when
-// o.l2_flush, `flush->write`. Returns each repeat's ms, in order; none when
-// o.repeats is 0.
+// What the timed loop on one stream does around its events, run after run
+// (k counts the warm-ups from 0, then the timed runs from 0).
+struct TimedRun {
+  std::function<void(int k)> before;            // before the start event: poison the outputs, hold a stream
+  std::function<void(const EventPair&)> run;     // between the events; other streams may wait for the start one
+  std::function<void(const EventPair&)> after;   // after the stop event: release a held stream, check it
+};
+
+// timed_loop (timing.hpp) on one stream: `warmup` untimed runs (at least one
+// when target_ms sizes the repeats from the last of them), then the repeats,
+// each between a pair of events made on the device current before its run.
+// Before every run, when o.l2_flush, `flush->write`, then `r.before`. Returns
+// each repeat's ms, in order, read once all are queued; none when o.repeats
+// is 0.
+std::vector<double> time_runs(void* stream, const TimingOptions& o, const L2Flush* flush, const TimedRun& r);
+
+// The same for a run on `stream` alone: `before(k)` (poison the outputs),
+// then `run()` between the events.
 std::vector<double> time_runs(void* stream, const TimingOptions& o, const L2Flush* flush,
                               const std::function<void(int)>& before, const std::function<void()>& run);
 

@@ -21,13 +21,11 @@ class Nvml {
   std::string driver_version() const;  // "580.65.06"; empty without NVML
   double sm_clock_mhz() const;         // current SM clock; 0 without NVML
   double mem_clock_mhz() const;        // current memory clock; 0 without NVML
-  std::string why_unavailable() const { return why_; }
 
  private:
   double clock(int type) const;
   void* lib_ = nullptr;
   void* device_ = nullptr;  // nvmlDevice_t
-  std::string why_;
   // The few entry points used, typed as NVML's public API declares them
   // (nvmlReturn_t is an int-sized enum; 0 is NVML_SUCCESS).
   int (*init_)() = nullptr;

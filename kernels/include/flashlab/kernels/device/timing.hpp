@@ -1,14 +1,17 @@
 // How FlashLab times GPU work, defined once for the single-GPU runner, the
-// ring, the backward checker and the stand-alone drivers: CUDA events around
-// every timed run, the L2 written over before each (so no run finds what the
-// one before it left there), warm-up runs first, the number of repeats sized
-// so short kernels are timed long enough, and the median.
+// links' benchmark, the ring, the backward checker and the stand-alone
+// drivers: warm-up runs first, the number of repeats sized so short kernels
+// are timed long enough, CUDA events around every timed run, the L2 written
+// over before each (so no run finds what the one before it left there), and
+// the median with the least and the largest (sim/core/median.hpp).
 //
-// This header is plain C++ (the options and the statistics, in every build);
-// device_timing.hpp holds the CUDA side.
+// This header is plain C++ (the options and the loop, in every build);
+// device_timing.hpp holds the CUDA side: the events, the flush, and the loop
+// on one stream.
 #pragma once
 
 #include <cstddef>
+#include <type_traits>
 #include <vector>
 
 namespace flashlab::kernels {
@@ -25,9 +28,31 @@ struct TimingOptions {
 // to max_repeats — so that they add up to about target_ms.
 int sized_repeats(const TimingOptions& o, double one_run_ms);
 
-// The median of the times: the middle one, or the mean of the two middle
-// ones for an even count; 0 for none.
-double median_ms(std::vector<double> times_ms);
+// The repeats that follow `warmups` warm-ups, the last of which took
+// `last_warmup_ms`: sized_repeats from it, or o.repeats with no warm-up.
+int repeats_after_warmups(const TimingOptions& o, int warmups, double last_warmup_ms);
+
+// The one timing loop: `warmups` untimed runs, then repeats_after_warmups
+// timed ones. `run(k)` runs once (k counts the warm-ups from 0, then the
+// timed runs from 0) and returns what it measured; `ms_of(result)` is its
+// time, asked of the last warm-up alone, so that a caller whose runs are
+// timed by events reads the timed ones once all are queued. Returns the timed
+// runs' results, in order. The CUDA loop on one stream (time_runs) is this
+// one; a run spanning several GPUs (the ring's pass) returns its own record.
+template <class Run, class MsOf>
+auto timed_loop(const TimingOptions& o, int warmups, Run&& run, MsOf&& ms_of)
+    -> std::vector<std::decay_t<decltype(run(0))>> {
+  double last_ms = 0;
+  for (int w = 0; w < warmups; ++w) {
+    auto result = run(w);
+    if (w + 1 == warmups) last_ms = ms_of(result);
+  }
+  const int repeats = repeats_after_warmups(o, warmups, last_ms);
+  std::vector<std::decay_t<decltype(run(0))>> out;
+  out.reserve(static_cast<std::size_t>(repeats > 0 ? repeats : 0));
+  for (int r = 0; r < repeats; ++r) out.push_back(run(r));
+  return out;
+}
 
 // The run that stands for the set, for a caller that reports what happened
 // inside one run (the ring's steps): the one whose time is in the middle

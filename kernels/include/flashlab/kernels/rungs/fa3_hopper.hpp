@@ -18,9 +18,6 @@ using Fa3HopperConfig = sim::HopperConfig;
 inline constexpr const auto& kFa3HopperConfigs = sim::kHopperConfigs;
 constexpr std::size_t fa3_hopper_smem_bytes(const Fa3HopperConfig& c) { return sim::hopper_smem_bytes(c); }
 
-std::vector<int> fa3_hopper_head_dims();          // {64, 128}
-sim::TileShape fa3_hopper_tiles(int head_dim);    // (B_r, B_c) compiled for d; throws Unsupported
-std::size_t fa3_hopper_smem_bytes(int head_dim);  // dynamic shared memory per block
 // Whether this build holds the sm_90a code (false when nvcc could not target it).
 bool fa3_hopper_compiled();
 // Forward pass; fp16 and bf16, compute capability 9.0 only. Writes O and, when

@@ -31,7 +31,9 @@ enum class TileSource {
   compiled,  // fixed per head dim when compiled; reported by default_tiles
 };
 
-using LaunchFn = void (*)(const LaunchArgs&);
+// A function, not a function pointer: a rung compiled at run time (a student's
+// kernel file, kernels/student/) carries its loaded module with its launch.
+using LaunchFn = std::function<void(const LaunchArgs&)>;
 using ShapeFn = std::function<i64(const sim::AttentionProblem&, sim::TileShape)>;
 
 struct KernelInfo {
@@ -57,7 +59,7 @@ struct KernelInfo {
   bool accumulates_gradients = false;
   bool heaviest_first = false; // each head's heaviest causal row block is dispatched first (the L2 model's launch)
   sim::StorageTypes storage;   // what it keeps in global memory in another type than the paper (fa1: O in fp32)
-  LaunchFn launch = nullptr;   // null when this build has no CUDA
+  LaunchFn launch;             // empty when this build has no CUDA
   std::function<sim::TileShape(const sim::AttentionProblem&)> default_tiles;  // runtime / compiled rungs
   ShapeFn smem_bytes;          // dynamic shared memory per block, checked before launch
   ShapeFn threads_per_block;   // 0 when not checked on the host
@@ -69,7 +71,7 @@ struct KernelInfo {
   sim::Pass pass() const;
   bool supports(sim::DType t) const;
   bool supports_head_dim(i64 d) const;
-  bool built() const { return launch != nullptr; }
+  bool built() const { return static_cast<bool>(launch); }
 };
 
 const std::vector<KernelInfo>& registry();

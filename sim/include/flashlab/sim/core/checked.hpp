@@ -26,12 +26,6 @@ inline i64 checked_add(i64 a, i64 b, const char* what = "count") {
     throw OverflowError(std::string(what) + " overflows a 64-bit counter");
   return r;
 }
-inline i64 checked_sub(i64 a, i64 b, const char* what = "count") {
-  i64 r = 0;
-  if (__builtin_sub_overflow(a, b, &r))
-    throw OverflowError(std::string(what) + " overflows a 64-bit counter");
-  return r;
-}
 inline i64 ceil_div(i64 a, i64 b) { return (a + b - 1) / b; }
 
 }  // namespace flashlab::sim

@@ -67,6 +67,12 @@ std::optional<Algorithm> model_algorithm(const MeasuredRun& r);
 // Where and how a set of runs was measured.
 struct RunMeta {
   std::string gpu, driver, cuda_runtime, commit, flop_convention, date, host;
+  // PyTorch's rows (scripts/torch_compare.py): its version, the CUDA it was
+  // built with, cuDNN's version; empty in files that did not record them.
+  std::string torch_version, torch_cuda, cudnn_version;
+  // How the runs were taken and checked, in the words of the tool that took
+  // them; empty where it did not say (the reader states what it knows).
+  std::string method;
   int sm_count = 0;
   i64 l2_bytes = 0;  // the device's L2 (cudaDevAttrL2CacheSize), 0 when unknown
   double sm_clock_mhz = 0, mem_clock_mhz = 0;

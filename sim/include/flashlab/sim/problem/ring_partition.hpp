@@ -84,7 +84,6 @@ RingPartition ring_partition(i64 seq, int gpus, RingLayout layout);
 int ring_kv_source(int r, int step, int gpus);
 
 enum class ChunkVisibility { full, diagonal, none };
-std::string_view chunk_visibility_name(ChunkVisibility v);  // "full", "diagonal", "none"
 ChunkVisibility chunk_visibility(const RingChunk& q, const RingChunk& kv, bool causal);
 
 // Visible (query, key) pairs of a chunk pair: |q|·|kv| for full, |q|(|q|+1)/2

@@ -32,7 +32,6 @@ class Cursor {
   void step() { seek(position_ + 1); }
   void back() { seek(position_ - 1); }
   void to_start() { seek(0); }
-  void to_end() { seek(size_); }
   // Position just after the first event of block (i, j)'s first visit; false
   // (and no move) when the block is never visited.
   bool seek_block(i64 i, i64 j);

@@ -1,0 +1,12 @@
+// flashlab kernel
+//   algorithm: fa2
+//   tiles:     64 x 64
+//   threads:   64
+//   grid:      T_r, B * H
+//   dtypes:    fp16
+//   head_dims: 64
+
+extern "C" __global__ void flashlab_attention(FlashLabArgs a) {
+  float x = undeclared_value * a.scale;
+  store(a.o, x);
+}
