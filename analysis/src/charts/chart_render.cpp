@@ -577,34 +577,60 @@ class LabelPlacer {
     const double s = step_;
     const Point tries[] = {first,   {1, -1},  {1, 1},  {-1, -1}, {-1, 1}, {-1.5, 0}, {0, -2}, {0, 2},
                            {1, -3}, {1, 3},   {-1, -3}, {-1, 3}, {2, -5},  {2, 5},    {-2, -5}};
-    for (const Point& t : tries) {
-      // dx > 0: the label starts right of p; < 0: it ends left of p; 0: centred.
-      const double x = t.x > 0 ? p.x + t.x * s : t.x < 0 ? p.x + t.x * s - size.x : p.x - size.x / 2;
-      const double y = t.y < 0 ? p.y + t.y * s - size.y : t.y > 0 ? p.y + t.y * s : p.y - size.y / 2;
-      const Rect r{x, y, size.x, size.y};
-      if (r.x < plot_.x || r.right() > plot_.right() || r.y < plot_.y || r.bottom() > plot_.bottom()) continue;
-      if (std::any_of(placed_.begin(), placed_.end(), [&](const Rect& o) {
-            return r.x < o.right() && o.x < r.right() && r.y < o.bottom() && o.y < r.bottom();
-          }))
-        continue;
-      placed_.push_back(r);
-      return r;
+    // A spot no line strikes through first; else one clear of labels and points only.
+    for (const bool clear_of_lines : {true, false}) {
+      for (const Point& t : tries) {
+        // dx > 0: the label starts right of p; < 0: it ends left of p; 0: centred.
+        const double x = t.x > 0 ? p.x + t.x * s : t.x < 0 ? p.x + t.x * s - size.x : p.x - size.x / 2;
+        const double y = t.y < 0 ? p.y + t.y * s - size.y : t.y > 0 ? p.y + t.y * s : p.y - size.y / 2;
+        const Rect r{x, y, size.x, size.y};
+        if (r.x < plot_.x || r.right() > plot_.right() || r.y < plot_.y || r.bottom() > plot_.bottom()) continue;
+        if (!is_free(r) || (clear_of_lines && struck(r))) continue;
+        placed_.push_back(r);
+        return r;
+      }
     }
     return std::nullopt;
   }
   // A label placed by other means (a reference line's), or a data point: the
   // labels placed after it must not cover it.
   void add(const Rect& r) { placed_.push_back(r); }
+  // A line drawn `width` wide from a to b: no label is struck through by it.
+  void add_line(Point a, Point b, double width) { lines_.push_back({a, b, width}); }
   bool is_free(const Rect& r) const {
     return std::none_of(placed_.begin(), placed_.end(), [&](const Rect& o) {
       return r.x < o.right() && o.x < r.right() && r.y < o.bottom() && o.y < r.bottom();
     });
   }
+  bool struck(const Rect& r) const {
+    return std::any_of(lines_.begin(), lines_.end(), [&](const Line& l) { return crosses(l, r); });
+  }
 
  private:
+  struct Line {
+    Point a, b;
+    double width;
+  };
+  // Whether the line passes through r (grown by half its width): sampled every pixel along it.
+  static bool crosses(const Line& l, const Rect& r) {
+    const double h = l.width / 2 + 1;
+    const double x0 = r.x - h, x1 = r.right() + h, y0 = r.y - h, y1 = r.bottom() + h;
+    if (std::max(l.a.x, l.b.x) < x0 || std::min(l.a.x, l.b.x) > x1 || std::max(l.a.y, l.b.y) < y0 ||
+        std::min(l.a.y, l.b.y) > y1)
+      return false;
+    const double len = std::hypot(l.b.x - l.a.x, l.b.y - l.a.y);
+    const int n = std::max(1, static_cast<int>(std::min(len, 1e5)));
+    for (int k = 0; k <= n; ++k) {
+      const double t = static_cast<double>(k) / n;
+      const double x = l.a.x + (l.b.x - l.a.x) * t, y = l.a.y + (l.b.y - l.a.y) * t;
+      if (x >= x0 && x <= x1 && y >= y0 && y <= y1) return true;
+    }
+    return false;
+  }
   Rect plot_;
   double step_;
   std::vector<Rect> placed_;
+  std::vector<Line> lines_;
 };
 
 void draw_ref_lines(const ChartSpec& c, Canvas& cv, const ChartLayout& L, const Metrics& m, LabelPlacer& labels) {
@@ -1080,6 +1106,27 @@ void render_chart(const ChartSpec& c, Canvas& cv, const ChartLayout& L, const Ch
             const Point p = L.to_px(sr.x[k], sr.y[k]);
             labels.add({p.x - r, p.y - r, 2 * r, 2 * r});
           }
+      }
+      // The lines (a roof, a slope, a Θ curve) strike no label through: each
+      // segment, and each horizontal reference line from where it starts.
+      for (const Series& sr : c.series) {
+        if (c.kind == ChartKind::bars || (sr.style != SeriesStyle::line && sr.style != SeriesStyle::line_points)) continue;
+        std::optional<Point> prev;
+        for (size_t k = 0; k < std::min(sr.x.size(), sr.y.size()); ++k) {
+          if (!plottable(sr.x[k], L.sx) || !plottable(sr.y[k], L.sy)) {
+            prev.reset();
+            continue;
+          }
+          const Point p = L.to_px(sr.x[k], sr.y[k]);
+          if (prev) labels.add_line(*prev, p, sr.width * m.s);
+          prev = p;
+        }
+      }
+      for (const RefLine& l : c.ref_lines) {
+        if (l.vertical || !plottable(l.value, L.sy)) continue;
+        const double y = L.px_y(l.value);
+        const double x0 = l.from_x && plottable(*l.from_x, L.sx) ? std::clamp(L.px_x(*l.from_x), L.plot.x, L.plot.right()) : L.plot.x;
+        labels.add_line({x0, y}, {L.plot.right(), y}, l.width * m.s);
       }
       // The markers of cells without a value (OOM on the bottom edge) and of runs too.
       for (const Marker& mk : c.markers) {

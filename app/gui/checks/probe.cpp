@@ -5,6 +5,7 @@
 
 #include <GL/gl.h>
 #include <imgui.h>
+#include <imgui_internal.h>
 
 #include <algorithm>
 #include <cctype>
@@ -15,6 +16,7 @@
 #include <iostream>
 #include <optional>
 #include <thread>
+#include <unordered_set>
 
 #include <nlohmann/json.hpp>
 
@@ -224,7 +226,11 @@ void Probe::frame_drawn(const ImDrawData& dd, int scene) {
   // indexed each time: a UI scale change rebuilds it).
   const bool read = options_.stats && scene >= 0;
   const std::optional<GlyphIndex> glyphs = read ? std::optional<GlyphIndex>(GlyphIndex(*io.Fonts)) : std::nullopt;
-  const TextCheck t = check_text(dd, io.Fonts->TexID, io.Fonts->TexUvWhitePixel, glyphs ? &*glyphs : nullptr);
+  // The windows a scrollbar scrolls up and down: a line half scrolled into view at their edge is not cut off.
+  std::unordered_set<std::string> scrolling;
+  for (const ImGuiWindow* w : GImGui->Windows)
+    if (w->WasActive && w->ScrollbarY && w->ScrollMax.y > 0) scrolling.insert(w->Name);
+  const TextCheck t = check_text(dd, io.Fonts->TexID, io.Fonts->TexUvWhitePixel, glyphs ? &*glyphs : nullptr, &scrolling);
   text_runs_ = t.runs;
   if (read) scene_text_[scene] = t.lines;
   if (t.clipped_glyphs > text_.clipped_glyphs) {

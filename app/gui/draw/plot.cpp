@@ -154,7 +154,7 @@ analysis::ChartHit EndPlot() {
                            static_cast<std::uint8_t>(bg.z * 255), 0};
   // The atlas is baked at 15 px × scale: chart text at that size stays sharp.
   style.font_px = ImGui::GetFontSize() / c.scale * 0.93;
-  style.title_px = ImGui::GetFontSize() / c.scale * 1.1;
+  style.title_px = ImGui::GetFontSize() / c.scale * 1.3;  // a title reads as one: clearly over the body's size
   canvas.set_decor(style.plot_background, style.grid, style.grid_minor);
   const analysis::Rect outer{c.pos.x, c.pos.y, c.size.x, c.size.y};
 

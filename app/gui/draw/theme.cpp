@@ -58,7 +58,7 @@ std::string load_fonts(Fonts& f, double scale) {
     if (f.mono) io.Fonts->AddFontFromFileTTF(sans.c_str(), px * 0.93f, &merge, kRanges);
   }
   if (f.ui && std::filesystem::exists(bold, ec))
-    f.big = io.Fonts->AddFontFromFileTTF(bold.c_str(), px * 1.2f, &cfg, kRanges);
+    f.big = io.Fonts->AddFontFromFileTTF(bold.c_str(), px * 1.45f, &cfg, kRanges);
   if (!f.ui) {
     ImFontConfig d;
     d.SizePixels = 13.0f * static_cast<float>(scale);
@@ -172,9 +172,14 @@ ImU32 tensor_ink(sim::Tensor t) {
   return readable_on(tensor_hue(t), ImGui::ColorConvertFloat4ToU32(color_background()), kTextContrastWithMargin);
 }
 
-// A grey of middle lightness: every tensor has a hue, and it stands out on a
-// dark grid as on a light one (a light theme turns dark and pale greys over, not this one).
-ImU32 finished_block_color(int alpha) { return IM_COL32(125, 128, 135, alpha); }
+// A grey a little lighter than the grid: every tensor has a hue, so "done"
+// never reads as one; dark enough that the current block's outline and the
+// causal diagonal stand out 3 : 1 on it (the light theme turns it light).
+ImU32 finished_block_color(int alpha) { return IM_COL32(90, 93, 100, alpha); }
+
+// Salmon on the dark theme, deep red on the light one: 3 : 1 on the finished
+// grey and on the grid's ground alike.
+ImU32 causal_diagonal_color() { return light_theme() ? IM_COL32(130, 15, 10, 255) : IM_COL32(255, 150, 140, 255); }
 
 ImU32 current_block_outline() { return light_theme() ? IM_COL32(40, 32, 0, 255) : IM_COL32(255, 235, 120, 255); }
 

@@ -60,6 +60,8 @@ ImU32 tensor_ink(sim::Tensor t);
 // the current block's yellow) has a hue, so "done" never reads as "Q"; dark
 // enough that the current block's outline stands out on it.
 ImU32 finished_block_color(int alpha = 255);
+// The causal mask's diagonal over the tiling grid.
+ImU32 causal_diagonal_color();
 // The current block's outline: light on the dark theme's grid, dark on the light one's.
 ImU32 current_block_outline();
 ImVec4 color_error();

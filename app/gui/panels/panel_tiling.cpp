@@ -267,10 +267,8 @@ void draw_tiling(const AppState& s, const AlgoView& v, ImVec2 origin, ImVec2 ava
   }
   if (g.causal) {
     // The mask boundary: keys right of the diagonal are masked; blocks it crosses are partially masked.
-    // On a casing of the view's ground: it reads over finished and idle blocks alike.
-    dl->AddLine(S0, S1, IM_COL32(0, 0, 0, 255), 5 * scale);
     const int first = dl->VtxBuffer.Size;
-    dl->AddLine(S0, S1, light_theme() ? IM_COL32(175, 30, 20, 255) : IM_COL32(240, 100, 90, 255), 1.5f * scale);
+    dl->AddLine(S0, S1, causal_diagonal_color(), 1.5f * scale);
     const ImVec2 diagonal[2] = {S0, S1};
     mark_line(dl, first, diagonal, 2, 1.5f * scale, "the causal diagonal");
     if (skips_masked) label(dl, ImVec2(S0.x + sw * 0.55f, S0.y + sw * 0.12f), "skipped", IM_COL32(200, 200, 200, 255));
