@@ -730,9 +730,6 @@ TEST_CASE("the hall: every shipped lecture's scenes and the lab's layout at 1920
       if (*tab) sc["script"] = {{{"frame", 2}, {"plots_large", true}, {"tab", tab}}};
       counts(std::string("the lab's layout, tab ") + (*tab ? tab : "(the first)"), sc, p, 10);
     }
-    json concepts = shipped_lecture("lecture-fa1-vs-fa2");
-    concepts["script"] = {{{"frame", 2}, {"concepts", true}}};
-    counts("the Concepts window", concepts, p, 10);
   }
   CHECK(lectures >= 2 * 7);
   fs::remove_all(dir);
