@@ -236,11 +236,10 @@ TEST_CASE("report --lab: every figure of each lab, from the committed results, w
         {"14-bench-time", 2, 3, "PyTorch SDPA (FlashAttention-2)"},
         {"15-bench-tflops", 2, 3, "FlashAttention-2 (tensor cores)"},
         {"16-bench-memory", 3, 3, "PyTorch SDPA (FlashAttention-2)"},
-        // The 'Causal Attention' table: the non-causal runs are in the results (the heads grid holds
-        // that problem), the causal ones not yet: one bar each, the causal ones said to be missing.
-        {"17-bench-time", 2, 1, "PyTorch SDPA (FlashAttention-2)"},
-        {"18-bench-tflops", 2, 1, "FlashAttention-2 (tensor cores)"},
-        {"19-bench-memory", 2, 1, "PyTorch SDPA (FlashAttention-2)"}}},
+        // The 'Causal Attention' table: a bar per implementation and configuration.
+        {"17-bench-time", 4, 1, "PyTorch SDPA (FlashAttention-2) causal"},
+        {"18-bench-tflops", 4, 1, "FlashAttention-2 (tensor cores) causal"},
+        {"19-bench-memory", 4, 1, "PyTorch SDPA (FlashAttention-2) non-causal"}}},
       {"flash2-shapes",
        {{"01-bench-time", 3, 1, "PyTorch eager"},
         {"02-bench-tflops", 3, 1, "PyTorch SDPA (FlashAttention-2)"},
@@ -301,19 +300,23 @@ TEST_CASE("report --lab: every figure of each lab, from the committed results, w
     // them, what the PyTorch script of these files did and did not do, its versions.
     CHECK_THAT(md, Catch::Contains("FlashLab's rows (labs-flashlab.json), flashlab bench: each point is the median of 10–100 timed runs"));
     CHECK_THAT(md, Catch::Contains("PyTorch's rows (labs-pytorch.json)"));
-    CHECK_THAT(md, Catch::Contains("only head (0, 0) of the first batch was checked against fp64"));
-    CHECK_THAT(md, Catch::Contains("PyTorch 2.11.0+cu130 (the file's build field), built with CUDA 13.0 (the file's CUDA runtime field), cuDNN not recorded"));
+    CHECK_THAT(md, Catch::Contains("each output poisoned with NaN before the run"));
+    CHECK_THAT(md, Catch::Contains("PyTorch 2.11.0+cu130, built with CUDA 13.0, cuDNN 91900"));
     CHECK_THAT(md, !Catch::Contains("medians of 10 timed runs"));
     REQUIRE(meta["sources"].size() == 2);
-    CHECK(meta["sources"][1]["pytorch"]["cudnn"] == "not recorded");
-    CHECK(meta["sources"][1]["pytorch"]["torch"] == "2.11.0+cu130 (the file's build field)");
+    CHECK(meta["sources"][1]["pytorch"]["cudnn"] == "91900");
+    CHECK(meta["sources"][1]["pytorch"]["torch"] == "2.11.0+cu130");
     CHECK_FALSE(meta["sources"][0].contains("pytorch"));
   }
 }
 
 TEST_CASE("report --lab: an item whose runs are not in the results says so and names the command that measures them",
           "[cli][report][labs]") {
-  const Run r = run_flashlab("report --lab torch-vs-flash2 --out lab-causal --width 640 --height 420");
+  // Files from the first PyTorch script, holding the heads grid's problem but no causal run.
+  const Run r = run_flashlab("report --lab torch-vs-flash2 --results " + data("lab-first-flashlab-excerpt.json") +
+                             " --results " + data("lab-first-pytorch-excerpt.json") +
+                             " --out lab-causal --width 640 --height 420");
+  INFO(r.out << r.err);
   REQUIRE(r.code == 0);
   const fs::path dir = scratch().path() / "lab-causal";
   const std::string md = slurp(dir / "report.md");
@@ -330,6 +333,12 @@ TEST_CASE("report --lab: an item whose runs are not in the results says so and n
   for (size_t k = 1; k < rows.size(); ++k)
     if (rows[k].size() >= 4 && rows[k][1].rfind("ref: ", 0) != 0) CHECK(rows[k][3] != "0");
   CHECK(meta["lab"]["figures"][16]["drawn"] == true);
+  // What that script did and did not do, and the versions its file leaves out, said as such.
+  CHECK_THAT(md, Catch::Contains("only head (0, 0) of the first batch was checked against fp64"));
+  CHECK_THAT(md, Catch::Contains("PyTorch 2.11.0+cu130 (the file's build field), built with CUDA 13.0 (the file's CUDA "
+                                 "runtime field), cuDNN not recorded"));
+  CHECK(meta["sources"][1]["pytorch"]["cudnn"] == "not recorded");
+  CHECK(meta["sources"][1]["pytorch"]["torch"] == "2.11.0+cu130 (the file's build field)");
 }
 
 TEST_CASE("export --results takes several files and merges them as report does", "[cli][report][export]") {

@@ -812,10 +812,17 @@ void place_bar_label(Canvas& cv, const ChartLayout& L, const Metrics& m, LabelPl
   const Color on_bar = dark(fill) ? Color{255, 255, 255, 255} : Color{0, 0, 0, 255};
   if (base) {
     // Across the bar's (or the group's) own width, else turned up along it.
-    if (size.x <= slot_w && take({cx - size.x / 2, top - gap - size.y, size.x, size.y}))
+    // Where something else already stands at the base (a reference line's name), the
+    // label climbs its own column until it is free: a reason is never left unsaid.
+    if (size.x <= slot_w && take({cx - size.x / 2, top - gap - size.y, size.x, size.y})) {
       cv.text({cx, top - gap}, text, m.small, ink_color, HAlign::center, VAlign::bottom);
-    else if (take({cx - size.y / 2, top - gap - size.x, size.y, size.x}))
-      cv.text({cx, top - gap}, text, m.small, ink_color, HAlign::left, VAlign::middle, true);
+      return;
+    }
+    for (double lift = 0; top - gap - lift - size.x >= L.plot.y; lift += size.y / 2)
+      if (take({cx - size.y / 2, top - gap - lift - size.x, size.y, size.x})) {
+        cv.text({cx, top - gap - lift}, text, m.small, ink_color, HAlign::left, VAlign::middle, true);
+        return;
+      }
     return;
   }
   if (take({cx - size.x / 2, top - gap - size.y, size.x, size.y}))
