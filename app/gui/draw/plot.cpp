@@ -111,6 +111,7 @@ bool BeginPlot(const char* id, const analysis::ChartSpec& spec, ImVec2 size, dou
   c.forced_y.reset();
   c.extras.series.clear();
   c.extras.highlight_series = -1;
+  c.extras.named_first.clear();
   c.pos = ImGui::GetCursorScreenPos();
   c.size = ImVec2(std::max(size.x, 1.0f), std::max(size.y, 1.0f));
   return !ImGui::IsRectVisible(c.size) ? (ImGui::Dummy(c.size), false) : true;
@@ -121,6 +122,8 @@ void SetupAxisLimits(bool x_axis, double lo, double hi) {
 }
 
 void PlotSeries(const analysis::Series& extra) { ctx().extras.series.push_back(&extra); }
+
+void NameFirst(const std::vector<std::string>& texts) { ctx().extras.named_first = texts; }
 
 analysis::ChartHit EndPlot() {
   Context& c = ctx();

@@ -330,8 +330,10 @@ void counters_side_by_side(AppState& s) {
   // Room for the rows left, the footnote under the table, and a row saying what was left out.
   const float room = bottom - ImGui::GetCursorScreenPos().y - row_h -
                      ImGui::GetTextLineHeightWithSpacing() * (measured_note.empty() ? 1 : 3);
+  // `room` keeps a row for "+ N more": that row is free for a tensor when all of them fit.
   const size_t fit = room <= 0 ? 0 : static_cast<size_t>(room / row_h);
-  const size_t shown = tensors.size() <= fit ? tensors.size() : (fit > 0 ? fit - 1 : 0);
+  const size_t fit_all = room + row_h <= 0 ? 0 : static_cast<size_t>((room + row_h) / row_h);
+  const size_t shown = tensors.size() <= fit_all ? tensors.size() : fit;
   for (size_t k = 0; k < shown; ++k) {
     const Tensor t = tensors[k];
     const double xa = bytes_d(ra.total.at(Level::HBM, t).bytes()), xb = rb ? bytes_d(rb->total.at(Level::HBM, t).bytes()) : 0;

@@ -599,13 +599,18 @@ void draw_info(AppState& s, AlgoView& v, bool compact) {
   if (compact) {
     // The current line in as many lines as the longest line of the listing
     // takes, so that nothing under it moves while it changes.
+    // Where that would leave no room for the pass the algorithm is in (a
+    // backward's main loop, on a small projector), the line takes only its own height.
     const std::vector<std::string>& code = info.pseudocode;
+    const bool has_line = w.line > 0 && static_cast<size_t>(w.line) <= code.size();
+    const std::string current = has_line ? std::to_string(w.line) + " " + code[static_cast<size_t>(w.line - 1)] : "";
     float tallest = math_line_height();
     for (const std::string& l : code) tallest = std::max(tallest, math_text_size("00 " + l, width).y);
+    const float pass_h = shows_online_softmax(v.algo) ? 0.0f : text_height(pass_title(*v.schedule, v.snap.phase), width);
+    if (tallest + pass_h > room_left() && has_line) tallest = std::max(math_line_height(), math_text_size(current, width).y);
     if (tallest > room_left()) return;
     const ImVec2 at = ImGui::GetCursorScreenPos();
-    if (w.line > 0 && static_cast<size_t>(w.line) <= code.size())
-      math_text(std::to_string(w.line) + " " + code[static_cast<size_t>(w.line - 1)], ImVec4(1, 0.9f, 0.55f, 1), width);
+    if (has_line) math_text(current, ImVec4(1, 0.9f, 0.55f, 1), width);
     ImGui::SetCursorScreenPos(ImVec2(at.x, at.y + tallest));
     ImGui::Dummy(ImVec2(1, 0));
   }
@@ -636,8 +641,10 @@ void algo_strip(AppState& s, AlgoView& v, int index, ImVec2 size) {
   const float scale = static_cast<float>(s.view.ui_scale);
   ImVec2 avail = ImGui::GetContentRegionAvail();
   const float spacing = ImGui::GetStyle().ItemSpacing.x;
-  // The Hopper schedule takes the bottom of the strip, when the view has one.
-  const float pipe_h = v.hopper ? std::min(avail.y * 0.45f, math_line_height() * 7.6f)
+  // The Hopper schedule takes the bottom of the strip, when the view has one:
+  // its full height (heading, three units, the ring, the legend) up to 60% of
+  // the strip, so that a small projector still shows the units' lanes.
+  const float pipe_h = v.hopper ? std::min(avail.y * 0.6f, math_line_height() * 7.6f)
                        : v.hopper_bwd ? std::min(avail.y * 0.5f, math_line_height() * 9.0f)
                                       : 0.0f;
   const float full_h = avail.y;
