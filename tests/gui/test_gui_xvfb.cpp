@@ -737,6 +737,9 @@ TEST_CASE("the hall: every shipped lecture's scenes and the lab's layout at 1920
       if (*tab) sc["script"] = {{{"frame", 2}, {"plots_large", true}, {"tab", tab}}};
       counts(std::string("the lab's layout, tab ") + (*tab ? tab : "(the first)"), sc, p, 10);
     }
+    json concepts = shipped_lecture("lecture-fa1-vs-fa2");
+    concepts["script"] = {{{"frame", 2}, {"concepts", true}}};
+    counts("the Concepts window", concepts, p, 10);
   }
   CHECK(lectures >= 2 * 7);
   fs::remove_all(dir);
@@ -780,6 +783,41 @@ TEST_CASE("the hall layout: Start here at 1920 × 1080, UI scale 2, one view at 
   const Run r = run_shell(x + quote(FLASHLAB_EXE) + " gui --frames 6 --stats --ui-scale 1 --width 1920 --height 1080");
   REQUIRE(r.code == 0);
   CHECK(stats_of(r)["hall_layout"] == false);
+  fs::remove_all(dir);
+}
+
+// The Concepts window has a place of its own: a column right of the lab's
+// panels, or the stage in the hall layout; inside the window, over none of
+// the lab's text, its own text scrolled rather than cut.
+TEST_CASE("the Concepts window inside the window, beside the lab's panels or on the hall's stage, nothing clipped or overlapping",
+          "[gui][xvfb]") {
+  const fs::path dir = temp_dir("concepts");
+  for (const auto& [w, h, scale, hall] : {std::tuple<int, int, double, bool>{1600, 1000, 1.0, false},
+                                          {1920, 1080, 2.0, true}, {1280, 720, 1.5, true}}) {
+    INFO(w << " × " << h << " at UI scale " << scale);
+    json sc = json::parse(std::ifstream(std::string(FLASHLAB_ASSETS) + "/scenarios/lecture-fa1-vs-fa2.json"));
+    sc["script"] = {{{"frame", 2}, {"concepts", true}}};
+    std::ofstream(dir / "concepts.json") << sc.dump(2);
+    const Run r = run_shell(x_prefix(w, h) + quote(FLASHLAB_EXE) + " gui --frames 10 --stats --width " + std::to_string(w) +
+                            " --height " + std::to_string(h) + " --ui-scale " + std::to_string(scale) + " --scenario " +
+                            quote((dir / "concepts.json").string()));
+    INFO("stderr: " << r.err);
+    REQUIRE(r.code == 0);
+    const json st = stats_of(r);
+    CHECK(st["exceptions"] == 0);
+    CHECK(st["hall_layout"] == hall);
+    REQUIRE(st["concepts_shown"] == true);
+    const auto box = st["concepts_rect"].get<std::vector<double>>();
+    REQUIRE(box.size() == 4);
+    CHECK(box[0] >= 0);
+    CHECK(box[1] >= 0);
+    CHECK(box[0] + box[2] <= w + 0.5);
+    CHECK(box[1] + box[3] <= h + 0.5);
+    CHECK(box[2] >= (hall ? 0.6 : 0.2) * w);  // readable: the stage, or a real column
+    INFO("first clipped: " << st["first_clipped"] << "; first overlap: " << st["first_overlap"]);
+    CHECK(st["clipped_glyphs"] == 0);
+    CHECK(st["overlapping_text"] == 0);
+  }
   fs::remove_all(dir);
 }
 

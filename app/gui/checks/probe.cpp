@@ -228,8 +228,9 @@ void Probe::frame_drawn(const ImDrawData& dd, int scene) {
   const std::optional<GlyphIndex> glyphs = read ? std::optional<GlyphIndex>(GlyphIndex(*io.Fonts)) : std::nullopt;
   // The windows a scrollbar scrolls up and down: a line half scrolled into view at their edge is not cut off.
   std::unordered_set<std::string> scrolling;
+  // (A window's first frame has its scrollbar before its content is measured.)
   for (const ImGuiWindow* w : GImGui->Windows)
-    if (w->WasActive && w->ScrollbarY && w->ScrollMax.y > 0) scrolling.insert(w->Name);
+    if (w->WasActive && w->ScrollbarY && (w->ScrollMax.y > 0 || w->Appearing)) scrolling.insert(w->Name);
   const TextCheck t = check_text(dd, io.Fonts->TexID, io.Fonts->TexUvWhitePixel, glyphs ? &*glyphs : nullptr, &scrolling);
   text_runs_ = t.runs;
   if (read) scene_text_[scene] = t.lines;
@@ -305,6 +306,7 @@ void Probe::finish(const AppState& s, int width, int height, const std::string& 
   j["tabs_visited"] = s.tabs_visited;
   j["algorithms_shown"] = std::vector<std::string>(algorithms_.begin(), algorithms_.end());
   j["concepts_shown"] = s.rect_concepts.w > 0;
+  j["concepts_rect"] = {s.rect_concepts.x, s.rect_concepts.y, s.rect_concepts.w, s.rect_concepts.h};  // where the layout put it
   j["random_walk"] = options_.random_walk.has_value();
   j["model_valid"] = s.model.valid;
   j["status"] = s.view.status;  // the status line as the last frame showed it
