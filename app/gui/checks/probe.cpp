@@ -228,9 +228,14 @@ void Probe::frame_drawn(const ImDrawData& dd, int scene) {
   const std::optional<GlyphIndex> glyphs = read ? std::optional<GlyphIndex>(GlyphIndex(*io.Fonts)) : std::nullopt;
   // The windows a scrollbar scrolls up and down: a line half scrolled into view at their edge is not cut off.
   std::unordered_set<std::string> scrolling;
-  // (A window's first frame has its scrollbar before its content is measured.)
-  for (const ImGuiWindow* w : GImGui->Windows)
-    if (w->WasActive && w->ScrollbarY && (w->ScrollMax.y > 0 || w->Appearing)) scrolling.insert(w->Name);
+  // A window that may scroll and whose content runs past its bottom in this
+  // frame counts too: on its first frame its scrollbar is not there yet.
+  // (`Active`: drawn in this frame, the one read back; `WasActive` is the frame before.)
+  for (const ImGuiWindow* w : GImGui->Windows) {
+    if (!w->Active) continue;
+    const bool overflows = !(w->Flags & ImGuiWindowFlags_NoScrollbar) && w->DC.CursorMaxPos.y > w->InnerRect.Max.y + 0.5f;
+    if ((w->ScrollbarY && w->ScrollMax.y > 0) || overflows) scrolling.insert(w->Name);
+  }
   const TextCheck t = check_text(dd, io.Fonts->TexID, io.Fonts->TexUvWhitePixel, glyphs ? &*glyphs : nullptr, &scrolling);
   text_runs_ = t.runs;
   if (read) scene_text_[scene] = t.lines;

@@ -598,9 +598,9 @@ void draw_info(AppState& s, AlgoView& v, bool compact) {
   ImGui::PopTextWrapPos();
   if (compact) {
     // The current line in as many lines as the longest line of the listing
-    // takes, so that nothing under it moves while it changes.
-    // Where that would leave no room for the pass the algorithm is in (a
-    // backward's main loop, on a small projector), the line takes only its own height.
+    // takes, so that nothing under it moves while it changes; where that
+    // would leave no room for the pass the algorithm is in (a backward's main
+    // loop, on a small projector), in only as many as it takes itself.
     const std::vector<std::string>& code = info.pseudocode;
     const bool has_line = w.line > 0 && static_cast<size_t>(w.line) <= code.size();
     const std::string current = has_line ? std::to_string(w.line) + " " + code[static_cast<size_t>(w.line - 1)] : "";
