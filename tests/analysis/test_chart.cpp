@@ -6,6 +6,7 @@
 #include <cmath>
 #include <limits>
 #include <optional>
+#include <set>
 
 #include "flashlab/analysis.hpp"
 #include "flashlab/analysis/charts/chart.hpp"
@@ -816,4 +817,89 @@ TEST_CASE("a point without a value says why in the CSV's note, and an OOM cell's
   CHECK_THAT(csv, Catch::Contains("PyTorch eager b=64,1024,,,OOM\n"));
   REQUIRE(c.markers.size() == 2);
   for (const Marker& m : c.markers) CHECK(m.label == (m.x == 2048 ? "OOM b=32, b=64" : "OOM b=64"));
+}
+
+TEST_CASE("a bar's value is never struck through by a reference line: under \"1×\" it climbs past the line", "[chart][render]") {
+  ChartSpec c;
+  c.kind = ChartKind::bars;
+  c.categories = {"N=512", "N=1K"};
+  const double speedup[3][2] = {{0.726, 0.647}, {0.96, 0.98}, {6.16, 4.43}};
+  for (int k = 0; k < 3; ++k) {
+    Series s;
+    s.name = "kernel " + std::to_string(k);
+    s.style = SeriesStyle::bars;
+    s.color = palette(k);
+    for (int cat = 0; cat < 2; ++cat) {
+      s.x.push_back(cat);
+      s.y.push_back(speedup[k][cat]);
+      s.point_labels.push_back(format_tick(speedup[k][cat], TickFormat::plain) + "×");
+    }
+    c.series.push_back(s);
+  }
+  RefLine one;
+  one.value = 1;
+  one.label = "1× = baseline";
+  c.ref_lines.push_back(one);
+  NullCanvas base;
+  LayoutRecorder drawn(base);
+  const ChartLayout L = layout_chart(c, drawn, {0, 0, 640, 420}, ChartStyle{});
+  render_chart(c, drawn, L, ChartStyle{});
+  const std::vector<std::string> problems = layout_problems(drawn, L.outer);
+  for (const std::string& p : problems) UNSCOPED_INFO(p);
+  CHECK(problems.empty());
+  const double y = L.px_y(1.0);
+  int values = 0;
+  for (const DrawnText& t : drawn.texts) {
+    if (t.text.empty() || t.text.back() != '\x97' || t.text == one.label) continue;  // "…×" (UTF-8 ends in 0x97)
+    INFO(t.text << " at y " << t.box.y << "–" << t.box.bottom() << ", the line at " << y);
+    CHECK((t.box.bottom() < y - 0.5 || t.box.y > y + 0.5));
+    ++values;
+  }
+  CHECK(values == 6);  // every value said
+}
+
+TEST_CASE("on a crowded chart the labels a caller names first keep their places", "[chart][render]") {
+  // Twenty labelled points on a 5 × 4 grid with long names: not every label finds a spot.
+  ChartSpec c;
+  c.kind = ChartKind::xy;
+  c.legend = LegendPos::none;
+  c.x = {"x", Scale::linear, TickFormat::plain, 0.0, 6.0, false};
+  c.y = {"y", Scale::linear, TickFormat::plain, 0.0, 5.0, false};
+  for (int k = 0; k < 20; ++k) {
+    Series s;
+    s.name = "run " + std::to_string(k);
+    s.style = SeriesStyle::points;
+    s.marker = MarkerShape::cross;
+    s.color = palette(k % 6);
+    s.x = {1.0 + k % 5};
+    s.y = {1.0 + k / 5};
+    s.point_labels = {"kernel_" + std::to_string(k) + " " + std::to_string(300 + 7 * k) + " TFLOP/s"};
+    c.series.push_back(s);
+  }
+  const auto drawn_labels = [&](const RenderExtras* extras) {
+    NullCanvas base;
+    LayoutRecorder drawn(base);
+    const ChartLayout L = layout_chart(c, drawn, {0, 0, 480, 300}, ChartStyle{});
+    render_chart(c, drawn, L, ChartStyle{}, extras);
+    const std::vector<std::string> problems = layout_problems(drawn, L.outer);
+    for (const std::string& p : problems) UNSCOPED_INFO(p);
+    CHECK(problems.empty());
+    std::set<std::string> out;
+    for (const DrawnText& t : drawn.texts) out.insert(t.text);
+    return out;
+  };
+  const std::set<std::string> plain = drawn_labels(nullptr);
+  std::vector<std::string> left_out;
+  for (const Series& s : c.series)
+    if (!plain.count(s.point_labels[0])) left_out.push_back(s.point_labels[0]);
+  REQUIRE(!left_out.empty());  // the crowd leaves some out
+  // Each of them is drawn when it is named first.
+  for (const std::string& label : left_out) {
+    INFO(label);
+    RenderExtras extras;
+    extras.named_first = {label};
+    const std::set<std::string> named = drawn_labels(&extras);
+    const std::string one = label.substr(0, label.find(' ')), two = label.substr(label.find(' ') + 1);
+    CHECK((named.count(label) == 1 || (named.count(one) == 1 && named.count(two) == 1)));
+  }
 }

@@ -15,9 +15,21 @@ mkdir -p "$out"
 [ -x "$exe" ] || { echo "make_screenshots: no flashlab at $exe (build first)" >&2; exit 2; }
 command -v xvfb-run >/dev/null || { echo "make_screenshots: xvfb-run is missing (apt-get install xvfb)" >&2; exit 2; }
 
-# variant BASE NAME 'JSON-KEYS': BASE with extra settings applied at frame 0.
+# variant BASE NAME 'JSON-KEYS': BASE with extra settings applied at frame 0,
+# its files (results, a profile) named by absolute paths: the copy lives in $tmp.
 variant() {
-  sed '$ s|}$|, "script": [{"frame": 0, '"$3"'}]}|' "$sc/$1.json" > "$tmp/$2.json"
+  python3 - "$sc/$1.json" "$tmp/$2.json" "{$3}" <<'PY'
+import json, os, sys
+src, dst, keys = sys.argv[1:4]
+d = os.path.dirname(os.path.abspath(src))
+j = json.load(open(src))
+fix = lambda p: p if os.path.isabs(p) else os.path.normpath(os.path.join(d, p))
+for k in ("results", "ring_results"):
+    if isinstance(j.get(k), str): j[k] = fix(j[k])
+if isinstance(j.get("hardware"), dict): j["hardware"]["file"] = fix(j["hardware"]["file"])
+j["script"] = [dict({"frame": 0}, **json.loads(keys))]
+json.dump(j, open(dst, "w"))
+PY
   echo "$tmp/$2.json"
 }
 # shot NAME SCENARIO [flashlab gui options...]

@@ -27,7 +27,77 @@ Color ramp(double t) {
   return {mix(stops[k].r, stops[k + 1].r), mix(stops[k].g, stops[k + 1].g), mix(stops[k].b, stops[k + 1].b), 255};
 }
 
-bool dark(Color c) { return 0.299 * c.r + 0.587 * c.g + 0.114 * c.b < 140; }
+// WCAG 2 relative luminance of an sRGB colour.
+double relative_luminance(Color c) {
+  const auto lin = [](std::uint8_t v) {
+    const double x = v / 255.0;
+    return x <= 0.04045 ? x / 12.92 : std::pow((x + 0.055) / 1.055, 2.4);
+  };
+  return 0.2126 * lin(c.r) + 0.7152 * lin(c.g) + 0.0722 * lin(c.b);
+}
+
+// Text on a filled shape: black or white, whichever has the higher contrast ratio with the fill.
+Color on_fill(Color fill) {
+  const double l = relative_luminance(fill);
+  return (l + 0.05) / 0.05 >= 1.05 / (l + 0.05) ? Color{0, 0, 0, 255} : Color{255, 255, 255, 255};
+}
+
+// Text placed now and drawn later, over the lines and points drawn between
+// (a label placed before the lines is still read over them). Everything else
+// goes straight through.
+class HeldText : public Canvas {
+ public:
+  explicit HeldText(Canvas& inner) : inner_(inner) {}
+  void line(Point a, Point b, Color c, double width, Dash dash) override { inner_.line(a, b, c, width, dash); }
+  void polyline(const std::vector<Point>& pts, Color c, double width, Dash dash) override {
+    inner_.polyline(pts, c, width, dash);
+  }
+  void rect_filled(Rect r, Color c) override { inner_.rect_filled(r, c); }
+  void rect_outline(Rect r, Color c, double width) override { inner_.rect_outline(r, c, width); }
+  void polygon_filled(const std::vector<Point>& pts, Color c) override { inner_.polygon_filled(pts, c); }
+  void circle_filled(Point center, double radius, Color c) override { inner_.circle_filled(center, radius, c); }
+  void text(Point p, const std::string& s, double size_px, Color c, HAlign h, VAlign v, bool vertical = false) override {
+    held_.push_back({p, s, size_px, c, h, v, vertical});
+  }
+  Point measure(const std::string& s, double size_px) override { return inner_.measure(s, size_px); }
+  void push_clip(Rect r) override { inner_.push_clip(r); }
+  void pop_clip() override { inner_.pop_clip(); }
+  void data_mark(Rect box) override { inner_.data_mark(box); }
+  void draw() {
+    for (const Held& t : held_) inner_.text(t.p, t.s, t.size, t.c, t.h, t.v, t.vertical);
+    held_.clear();
+  }
+
+ private:
+  struct Held {
+    Point p;
+    std::string s;
+    double size;
+    Color c;
+    HAlign h;
+    VAlign v;
+    bool vertical;
+  };
+  Canvas& inner_;
+  std::vector<Held> held_;
+};
+
+std::string without_spaces(const std::string& s) {
+  std::string out;
+  for (char ch : s)
+    if (ch != ' ') out += ch;
+  return out;
+}
+
+// Whether `label` holds one of the texts the caller names first.
+bool names_first(const RenderExtras& x, const std::string& label) {
+  if (label.empty()) return false;
+  const std::string l = without_spaces(label);
+  return std::any_of(x.named_first.begin(), x.named_first.end(), [&](const std::string& t) {
+    const std::string w = without_spaces(t);
+    return !w.empty() && l.find(w) != std::string::npos;
+  });
+}
 
 struct HeatRange {
   double lo = 0, hi = 1;
@@ -184,37 +254,158 @@ class LabelPlacer {
     const double s = step_;
     const Point tries[] = {first,   {1, -1},  {1, 1},  {-1, -1}, {-1, 1}, {-1.5, 0}, {0, -2}, {0, 2},
                            {1, -3}, {1, 3},   {-1, -3}, {-1, 3}, {2, -5},  {2, 5},    {-2, -5}};
-    for (const Point& t : tries) {
-      // dx > 0: the label starts right of p; < 0: it ends left of p; 0: centred.
-      const double x = t.x > 0 ? p.x + t.x * s : t.x < 0 ? p.x + t.x * s - size.x : p.x - size.x / 2;
-      const double y = t.y < 0 ? p.y + t.y * s - size.y : t.y > 0 ? p.y + t.y * s : p.y - size.y / 2;
-      const Rect r{x, y, size.x, size.y};
-      if (r.x < plot_.x || r.right() > plot_.right() || r.y < plot_.y || r.bottom() > plot_.bottom()) continue;
-      if (std::any_of(placed_.begin(), placed_.end(), [&](const Rect& o) {
-            return r.x < o.right() && o.x < r.right() && r.y < o.bottom() && o.y < r.bottom();
-          }))
-        continue;
-      placed_.push_back(r);
-      return r;
+    const auto takes = [&](const Rect& r, bool clear_of_lines) {
+      if (r.x < plot_.x || r.right() > plot_.right() || r.y < plot_.y || r.bottom() > plot_.bottom()) return false;
+      return is_free(r) && !(clear_of_lines && struck(r)) && nearest_is(p, r);
+    };
+    // A spot no line strikes through first; else one clear of labels and points only.
+    for (const bool clear_of_lines : {true, false}) {
+      for (const Point& t : tries) {
+        // dx > 0: the label starts right of p; < 0: it ends left of p; 0: centred.
+        const double x = t.x > 0 ? p.x + t.x * s : t.x < 0 ? p.x + t.x * s - size.x : p.x - size.x / 2;
+        const double y = t.y < 0 ? p.y + t.y * s - size.y : t.y > 0 ? p.y + t.y * s : p.y - size.y / 2;
+        const Rect r{x, y, size.x, size.y};
+        if (!takes(r, clear_of_lines)) continue;
+        placed_.push_back(r);
+        return r;
+      }
+      // Where a crowd of points and names leaves none of those spots, the
+      // nearest gap beside the point in finer steps (half a step up or down,
+      // a few steps out).
+      if (const std::optional<Rect> r = nearest_gap(p, size, clear_of_lines, takes)) {
+        placed_.push_back(*r);
+        return r;
+      }
     }
     return std::nullopt;
   }
   // A label placed by other means (a reference line's), or a data point: the
   // labels placed after it must not cover it.
   void add(const Rect& r) { placed_.push_back(r); }
+  // A data point at p covering r: no label covers it, and none sits nearer to it than to its own point.
+  void add_point(Point p, const Rect& r) {
+    placed_.push_back(r);
+    points_.push_back(p);
+  }
+  // A line drawn `width` wide from a to b: no label is struck through by it.
+  void add_line(Point a, Point b, double width) { lines_.push_back({a, b, width}); }
   bool is_free(const Rect& r) const {
     return std::none_of(placed_.begin(), placed_.end(), [&](const Rect& o) {
       return r.x < o.right() && o.x < r.right() && r.y < o.bottom() && o.y < r.bottom();
     });
   }
+  bool struck(const Rect& r) const {
+    return std::any_of(lines_.begin(), lines_.end(), [&](const Line& l) { return crosses(l, r); });
+  }
 
  private:
+  struct Line {
+    Point a, b;
+    double width;
+  };
+  // How far a label reads from q: across to its nearer end, up or down to its middle line.
+  static double distance(Point q, const Rect& r) {
+    return std::hypot(std::max({r.x - q.x, 0.0, q.x - r.right()}), q.y - (r.y + r.h / 2));
+  }
+  // Whether a label at r is clearly nearer to its own point p than to any other data point (by a
+  // step; one in the same spot aside): labels beside close points are never read the wrong way round.
+  bool nearest_is(Point p, const Rect& r) const {
+    const double own = distance(p, r) + step_;
+    return std::none_of(points_.begin(), points_.end(), [&](Point q) {
+      return std::hypot(q.x - p.x, q.y - p.y) > 0.5 && distance(q, r) < own;
+    });
+  }
+  // Beside p on either side, up to three steps further out than the nearest
+  // spot, with the label's middle up to 1.5 label heights above or below p:
+  // the free box nearest to p.
+  template <class Takes>
+  std::optional<Rect> nearest_gap(Point p, Point size, bool clear_of_lines, const Takes& takes) const {
+    const double s = step_;
+    std::vector<std::pair<double, Rect>> spots;
+    for (int out = 0; out <= 3; ++out)
+      for (const int side : {1, -1})
+        for (double dy = 0; dy <= 1.5 * size.y; dy += s / 2)
+          for (const int up : {-1, 1}) {
+            if (dy == 0 && up > 0) continue;
+            const double gap = (1.5 + out) * s;
+            const double x = side > 0 ? p.x + gap : p.x - gap - size.x;
+            const Rect r{x, p.y + up * dy - size.y / 2, size.x, size.y};
+            spots.push_back({std::hypot(gap, dy), r});
+          }
+    std::stable_sort(spots.begin(), spots.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    for (const auto& [d, r] : spots)
+      if (takes(r, clear_of_lines)) return r;
+    return std::nullopt;
+  }
+  // Whether the line passes through r (grown by half its width): sampled every pixel along it.
+  static bool crosses(const Line& l, const Rect& r) {
+    const double h = l.width / 2 + 1;
+    const double x0 = r.x - h, x1 = r.right() + h, y0 = r.y - h, y1 = r.bottom() + h;
+    if (std::max(l.a.x, l.b.x) < x0 || std::min(l.a.x, l.b.x) > x1 || std::max(l.a.y, l.b.y) < y0 ||
+        std::min(l.a.y, l.b.y) > y1)
+      return false;
+    const double len = std::hypot(l.b.x - l.a.x, l.b.y - l.a.y);
+    const int n = std::max(1, static_cast<int>(std::min(len, 1e5)));
+    for (int k = 0; k <= n; ++k) {
+      const double t = static_cast<double>(k) / n;
+      const double x = l.a.x + (l.b.x - l.a.x) * t, y = l.a.y + (l.b.y - l.a.y) * t;
+      if (x >= x0 && x <= x1 && y >= y0 && y <= y1) return true;
+    }
+    return false;
+  }
   Rect plot_;
   double step_;
   std::vector<Rect> placed_;
+  std::vector<Point> points_;
+  std::vector<Line> lines_;
 };
 
-void draw_ref_lines(const ChartSpec& c, Canvas& cv, const ChartLayout& L, const Metrics& m, LabelPlacer& labels) {
+// A horizontal reference line's name on `lines` (1 or 2) lines: below it at
+// the right, above it there, below its left end, before its left end, then
+// anywhere along it from the right where no other line strikes it through. A
+// dashed line (another dtype's) tries only the first spot and stays unnamed
+// rather than crowd the plot. Whether a spot was free.
+bool name_horizontal_line(const RefLine& l, int lines, Canvas& cv, const ChartLayout& L, const Metrics& m,
+                          LabelPlacer& labels) {
+  const Rect& P = L.plot;
+  const double y = L.px_y(l.value);
+  const double x0 = l.from_x && plottable(*l.from_x, L.sx) ? std::clamp(L.px_x(*l.from_x), P.x, P.right()) : P.x;
+  const auto [first, second] = two_lines(cv, l.label, m.small);
+  if (lines == 2 && second.empty()) return false;
+  const double row = cv.measure(l.label, m.small).y;
+  const Point size = lines == 1 ? cv.measure(l.label, m.small)
+                                : Point{std::max(cv.measure(first, m.small).x, cv.measure(second, m.small).x), 2 * row};
+  std::vector<Rect> tries = {{P.right() - m.pad * 0.5 - size.x, y + m.s * 3, size.x, size.y}};
+  if (l.dash != Dash::dashed) {
+    tries.push_back({P.right() - m.pad * 0.5 - size.x, y - m.s * 3 - size.y, size.x, size.y});
+    tries.push_back({x0 + m.pad * 0.5, y + m.s * 3, size.x, size.y});
+    // Before its left end: a gap of up to half a pad, as the plot's edge allows.
+    tries.push_back({std::max(P.x, x0 - m.pad * 0.5 - size.x), y - size.y / 2, size.x, size.y});
+    if (tries.back().right() > x0) tries.pop_back();
+  }
+  const size_t fixed = tries.size();
+  if (l.dash != Dash::dashed)
+    for (const double dy : {m.s * 3, -m.s * 3 - size.y})
+      for (double x = P.right() - m.pad * 0.5 - size.x; x >= x0; x -= 4 * m.s) tries.push_back({x, y + dy, size.x, size.y});
+  for (size_t k = 0; k < tries.size(); ++k) {
+    const Rect& r = tries[k];
+    if (r.x < P.x || r.right() > P.right() || r.y < P.y || r.bottom() > P.bottom() || !labels.is_free(r)) continue;
+    if (k >= fixed && labels.struck(r)) continue;  // along the line: only where no other line crosses the name
+    labels.add(r);
+    if (lines == 1) {
+      cv.text({r.x, r.y}, l.label, m.small, ink(l.color, m), HAlign::left, VAlign::top);
+    } else {
+      cv.text({r.x, r.y}, first, m.small, ink(l.color, m), HAlign::left, VAlign::top);
+      cv.text({r.x, r.y + row}, second, m.small, ink(l.color, m), HAlign::left, VAlign::top);
+    }
+    return true;
+  }
+  return false;
+}
+
+// `named`: lines whose names are drawn already (named first).
+void draw_ref_lines(const ChartSpec& c, Canvas& cv, const ChartLayout& L, const Metrics& m, LabelPlacer& labels,
+                    std::vector<const RefLine*>* two_lines_later = nullptr, const std::vector<const RefLine*>* named = nullptr) {
   const Rect& P = L.plot;
   std::vector<Rect> placed;  // labels of vertical lines drawn so far
   for (const RefLine& l : c.ref_lines) {
@@ -266,25 +457,15 @@ void draw_ref_lines(const ChartSpec& c, Canvas& cv, const ChartLayout& L, const 
       double x0 = P.x;
       if (l.from_x && plottable(*l.from_x, L.sx)) x0 = std::clamp(L.px_x(*l.from_x), P.x, P.right());
       cv.line({x0, y}, {P.right(), y}, l.color, l.width * m.s, l.dash);
-      // Below the line at the right: the space above a ceiling belongs to the
-      // points that reach it. A solid or dotted line (the problem's own roof,
-      // a secondary one) whose spot holds a point or another name tries above
-      // at the right, below at its left end, then before its left end; a
-      // dashed one (another dtype's) stays unnamed there rather than crowd the plot.
-      if (!l.label.empty()) {
-        const Point size = cv.measure(l.label, m.small);
-        const Rect tries[] = {{P.right() - m.pad * 0.5 - size.x, y + m.s * 3, size.x, size.y},
-                              {P.right() - m.pad * 0.5 - size.x, y - m.s * 3 - size.y, size.x, size.y},
-                              {x0 + m.pad * 0.5, y + m.s * 3, size.x, size.y},
-                              {x0 - m.pad * 0.5 - size.x, y - size.y / 2, size.x, size.y}};
-        const size_t count = l.dash == Dash::dashed ? 1 : 4;
-        for (size_t k = 0; k < count; ++k) {
-          const Rect& r = tries[k];
-          if (r.x < P.x || r.right() > P.right() || r.y < P.y || r.bottom() > P.bottom() || !labels.is_free(r)) continue;
-          labels.add(r);
-          cv.text({r.x, r.y}, l.label, m.small, ink(l.color, m), HAlign::left, VAlign::top);
-          break;
-        }  // none free: a ceiling's name over another's; the legend or the notes name it too
+      // Below the line at the right first: the space above a ceiling belongs
+      // to the points that reach it. Named on one line where a spot is free; a solid or dotted line's name
+      // that finds none tries two lines once the points have their labels
+      // (`two_lines_later`; none given: at once). None free: a ceiling's name
+      // over another's; the legend or the notes name it too.
+      if (named && std::find(named->begin(), named->end(), &l) != named->end()) continue;
+      if (!l.label.empty() && !name_horizontal_line(l, 1, cv, L, m, labels) && l.dash != Dash::dashed) {
+        if (two_lines_later) two_lines_later->push_back(&l);
+        else name_horizontal_line(l, 2, cv, L, m, labels);
       }
     }
   }
@@ -327,15 +508,26 @@ void draw_series_xy(const Series& s, Canvas& cv, const ChartLayout& L, const Met
 }
 
 // A series' point labels, each in a free spot (LabelPlacer), in the series' order.
-void draw_series_labels(const Series& s, Canvas& cv, const ChartLayout& L, const Metrics& m, LabelPlacer& labels) {
+// `which`: the labels of this call (the named-first ones, then the others).
+void draw_series_labels(const Series& s, Canvas& cv, const ChartLayout& L, const Metrics& m, LabelPlacer& labels,
+                        const std::function<bool(const std::string&)>& which) {
   const size_t n = std::min(s.x.size(), s.y.size());
   for (size_t k = 0; k < n && k < s.point_labels.size(); ++k)
-    if (!s.point_labels[k].empty() && plottable(s.x[k], L.sx) && plottable(s.y[k], L.sy)) {
+    if (!s.point_labels[k].empty() && which(s.point_labels[k]) && plottable(s.x[k], L.sx) && plottable(s.y[k], L.sy)) {
       const Point p = L.to_px(s.x[k], s.y[k]);
       const Point size = cv.measure(s.point_labels[k], m.small);
-      const auto box = labels.place(p, size, {1.5, -0.75});
-      if (!box) continue;
-      cv.text({box->x, box->bottom()}, s.point_labels[k], m.small, ink(s.color, m), HAlign::left, VAlign::bottom);
+      if (const auto box = labels.place(p, size, {1.5, -0.75})) {
+        cv.text({box->x, box->bottom()}, s.point_labels[k], m.small, ink(s.color, m), HAlign::left, VAlign::bottom);
+        continue;
+      }
+      // No gap for one line in a crowd ("fa3_hopper 581 TFLOP/s" among the roofs): two narrower lines.
+      const auto [first, second] = two_lines(cv, s.point_labels[k], m.small);
+      if (second.empty()) continue;
+      const Point two{std::max(cv.measure(first, m.small).x, cv.measure(second, m.small).x), 2 * size.y};
+      if (const auto box = labels.place(p, two, {1.5, -0.75})) {
+        cv.text({box->x, box->y}, first, m.small, ink(s.color, m), HAlign::left, VAlign::top);
+        cv.text({box->x, box->y + size.y}, second, m.small, ink(s.color, m), HAlign::left, VAlign::top);
+      }
     }
 }
 
@@ -362,7 +554,7 @@ void draw_stacked_bars(const ChartSpec& c, Canvas& cv, const ChartLayout& L, con
       const Point size = cv.measure(label, m.small);
       if (size.x + 4 * m.s <= r.w && size.y + 2 * m.s <= r.h)
         cv.text({r.x + r.w / 2, r.y + r.h / 2}, label, m.small,
-                dark(s.color) ? Color{255, 255, 255, 255} : Color{0, 0, 0, 255}, HAlign::center, VAlign::middle);
+                on_fill(s.color), HAlign::center, VAlign::middle);
     }
     cv.end_group();
   }
@@ -385,12 +577,14 @@ void place_bar_label(Canvas& cv, const ChartLayout& L, const Metrics& m, LabelPl
       return &b != own && r.x < b.right() - 0.5 && b.x + 0.5 < r.right() && r.y < b.bottom() - 0.5 && b.y + 0.5 < r.bottom();
     });
   };
+  // No reference line strikes through a value: "0.726×" on the dashed 1× line reads as neither.
   auto take = [&](const Rect& r) {
-    if (!inside_plot(r) || !labels.is_free(r) || over_a_bar(r)) return false;
+    if (!inside_plot(r) || !labels.is_free(r) || over_a_bar(r) || labels.struck(r)) return false;
     labels.add(r);
     return true;
   };
-  const Color on_bar = dark(fill) ? Color{255, 255, 255, 255} : Color{0, 0, 0, 255};
+  // Black or white, whichever stands out more on the bar (WCAG contrast: white on a mid grey is below 4.5 : 1).
+  const Color on_bar = on_fill(fill);
   if (base) {
     // Across the bar's (or the group's) own width, else turned up along it.
     // Where something else already stands at the base (a reference line's name), the
@@ -414,6 +608,19 @@ void place_bar_label(Canvas& cv, const ChartLayout& L, const Metrics& m, LabelPl
     cv.text({cx, top + gap}, text, m.small, on_bar, HAlign::center, VAlign::top);
   else if (bar_h >= size.x + 2 * gap && take({cx - size.y / 2, top + gap, size.y, size.x}))
     cv.text({cx, top + gap}, text, m.small, on_bar, HAlign::right, VAlign::middle, true);
+  else
+    // A short bar under a reference line (a slow-down under "1×"): its value
+    // climbs its own column past the line, across and then turned up.
+    for (double lift = size.y / 2; top - gap - lift - size.y >= L.plot.y; lift += size.y / 2) {
+      if (take({cx - size.x / 2, top - gap - lift - size.y, size.x, size.y})) {
+        cv.text({cx, top - gap - lift}, text, m.small, ink_color, HAlign::center, VAlign::bottom);
+        return;
+      }
+      if (top - gap - lift - size.x >= L.plot.y && take({cx - size.y / 2, top - gap - lift - size.x, size.y, size.x})) {
+        cv.text({cx, top - gap - lift}, text, m.small, ink_color, HAlign::left, VAlign::middle, true);
+        return;
+      }
+    }
 }
 
 // `over_bars` draws what goes over the bars and takes its labels' places
@@ -532,7 +739,7 @@ void draw_heatmap(const ChartSpec& c, Canvas& cv, const ChartLayout& L, const Ch
                                                                                : "—";
       if (cv.measure(text, cell_font).x < cell.w - 4)
         cv.text({cell.x + cell.w / 2, cell.y + cell.h / 2}, text, cell_font,
-                std::isfinite(v) ? (dark(col) ? Color{255, 255, 255, 255} : Color{0, 0, 0, 255}) : Color{200, 0, 0, 255},
+                std::isfinite(v) ? on_fill(col) : Color{200, 0, 0, 255},
                 HAlign::center, VAlign::middle);
     }
   cv.end_group();
@@ -692,8 +899,29 @@ void render_chart(const ChartSpec& c, Canvas& cv, const ChartLayout& L, const Ch
         for (size_t k = 0; k < std::min(sr.x.size(), sr.y.size()); ++k)
           if (plottable(sr.x[k], L.sx) && plottable(sr.y[k], L.sy)) {
             const Point p = L.to_px(sr.x[k], sr.y[k]);
-            labels.add({p.x - r, p.y - r, 2 * r, 2 * r});
+            labels.add_point(p, {p.x - r, p.y - r, 2 * r, 2 * r});
           }
+      }
+      // The lines (a roof, a slope, a Θ curve) strike no label through: each
+      // segment, and each horizontal reference line from where it starts.
+      for (const Series& sr : c.series) {
+        if (c.kind == ChartKind::bars || (sr.style != SeriesStyle::line && sr.style != SeriesStyle::line_points)) continue;
+        std::optional<Point> prev;
+        for (size_t k = 0; k < std::min(sr.x.size(), sr.y.size()); ++k) {
+          if (!plottable(sr.x[k], L.sx) || !plottable(sr.y[k], L.sy)) {
+            prev.reset();
+            continue;
+          }
+          const Point p = L.to_px(sr.x[k], sr.y[k]);
+          if (prev) labels.add_line(*prev, p, sr.width * m.s);
+          prev = p;
+        }
+      }
+      for (const RefLine& l : c.ref_lines) {
+        if (l.vertical || !plottable(l.value, L.sy)) continue;
+        const double y = L.px_y(l.value);
+        const double x0 = l.from_x && plottable(*l.from_x, L.sx) ? std::clamp(L.px_x(*l.from_x), L.plot.x, L.plot.right()) : L.plot.x;
+        labels.add_line({x0, y}, {L.plot.right(), y}, l.width * m.s);
       }
       // The markers of cells without a value (OOM on the bottom edge) and of runs too.
       for (const Marker& mk : c.markers) {
@@ -703,7 +931,23 @@ void render_chart(const ChartSpec& c, Canvas& cv, const ChartLayout& L, const Ch
         labels.add(marker_box(p, mk.shape, mk.size * 1.4 * m.s));
       }
     }
-    if (c.kind != ChartKind::bars) draw_ref_lines(c, cv, L, m, labels);
+    // The labels the caller names first (what a lecture's scene talks
+    // about) take their places before every other: the reference lines'
+    // names, then the points'.
+    const auto first = [&](const std::string& label) { return extras && names_first(*extras, label); };
+    const auto not_first = [&](const std::string& label) { return !first(label); };
+    std::vector<const RefLine*> named;  // reference lines named already
+    HeldText named_first(cv);             // their text, drawn over the lines and points
+    if (c.kind != ChartKind::bars && extras && !extras->named_first.empty()) {
+      for (const RefLine& l : c.ref_lines)
+        if (!l.vertical && first(l.label) && plottable(l.value, L.sy) && L.px_y(l.value) >= L.plot.y &&
+            L.px_y(l.value) <= L.plot.bottom() &&
+            (name_horizontal_line(l, 1, named_first, L, m, labels) || name_horizontal_line(l, 2, named_first, L, m, labels)))
+          named.push_back(&l);
+      for (const Series& sr : c.series) draw_series_labels(sr, named_first, L, m, labels, first);
+    }
+    std::vector<const RefLine*> unnamed;  // reference lines whose names try two lines after the points' labels
+    if (c.kind != ChartKind::bars) draw_ref_lines(c, cv, L, m, labels, &unnamed, &named);
     if (c.kind == ChartKind::bars) {
       // The reference lines over the bars ("1× = baseline" stays visible), named before the bars' values.
       draw_bars(c, cv, L, st, m, labels, [&] { draw_ref_lines(c, cv, L, m, labels); });
@@ -718,6 +962,7 @@ void render_chart(const ChartSpec& c, Canvas& cv, const ChartLayout& L, const Ch
     if (extras)
       for (const Series* s : extras->series)
         if (s) draw_series_xy(*s, cv, L, m, 1.0);
+    named_first.draw();
     for (const Marker& mk : c.markers) {
       if (!plottable(mk.x, L.sx)) continue;
       const bool bottom = !mk.y || !plottable(*mk.y, L.sy);
@@ -744,10 +989,11 @@ void render_chart(const ChartSpec& c, Canvas& cv, const ChartLayout& L, const Ch
         cv.text({box->x, box->bottom()}, a.text, m.small, ink(a.color, m), HAlign::left, VAlign::bottom);
     }
     if (c.kind != ChartKind::bars)
-      for (const Series& sr : c.series) draw_series_labels(sr, cv, L, m, labels);
+      for (const Series& sr : c.series) draw_series_labels(sr, cv, L, m, labels, not_first);
     if (extras)
       for (const Series* sr : extras->series)
-        if (sr) draw_series_labels(*sr, cv, L, m, labels);
+        if (sr) draw_series_labels(*sr, cv, L, m, labels, not_first);
+    for (const RefLine* l : unnamed) name_horizontal_line(*l, 2, cv, L, m, labels);
     cv.pop_clip();
     draw_legend(c, cv, L, st, m, extras ? extras->highlight_series : -1);
   }

@@ -5,6 +5,7 @@
 
 #include <GL/gl.h>
 #include <imgui.h>
+#include <imgui_internal.h>
 
 #include <algorithm>
 #include <cctype>
@@ -15,10 +16,12 @@
 #include <iostream>
 #include <optional>
 #include <thread>
+#include <unordered_set>
 
 #include <nlohmann/json.hpp>
 
 #include "panels/panels.hpp"
+#include "draw/drawn_marks.hpp"
 #include "draw/theme.hpp"
 
 namespace flashlab::gui {
@@ -107,6 +110,7 @@ std::string Probe::start(AppState& s) {
     }
   }
   if (walk_) s.view.export_dir = (std::filesystem::temp_directory_path() / "flashlab-random-walk").string();
+  record_marks(options_.stats);
   return error;
 }
 
@@ -170,6 +174,7 @@ void Probe::inject_input(AppState& s) {
 }
 
 void Probe::frame_begin() {
+  clear_drawn_marks();
   t0_ = Clock::now();
   cpu0_ = process_cpu_ms();
 }
@@ -221,7 +226,17 @@ void Probe::frame_drawn(const ImDrawData& dd, int scene) {
   // indexed each time: a UI scale change rebuilds it).
   const bool read = options_.stats && scene >= 0;
   const std::optional<GlyphIndex> glyphs = read ? std::optional<GlyphIndex>(GlyphIndex(*io.Fonts)) : std::nullopt;
-  const TextCheck t = check_text(dd, io.Fonts->TexID, io.Fonts->TexUvWhitePixel, glyphs ? &*glyphs : nullptr);
+  // The windows a scrollbar scrolls up and down: a line half scrolled into view at their edge is not cut off.
+  std::unordered_set<std::string> scrolling;
+  // A window that may scroll and whose content runs past its bottom in this
+  // frame counts too: on its first frame its scrollbar is not there yet.
+  // (`Active`: drawn in this frame, the one read back; `WasActive` is the frame before.)
+  for (const ImGuiWindow* w : GImGui->Windows) {
+    if (!w->Active) continue;
+    const bool overflows = !(w->Flags & ImGuiWindowFlags_NoScrollbar) && w->DC.CursorMaxPos.y > w->InnerRect.Max.y + 0.5f;
+    if ((w->ScrollbarY && w->ScrollMax.y > 0) || overflows) scrolling.insert(w->Name);
+  }
+  const TextCheck t = check_text(dd, io.Fonts->TexID, io.Fonts->TexUvWhitePixel, glyphs ? &*glyphs : nullptr, &scrolling);
   text_runs_ = t.runs;
   if (read) scene_text_[scene] = t.lines;
   if (t.clipped_glyphs > text_.clipped_glyphs) {
@@ -231,6 +246,25 @@ void Probe::frame_drawn(const ImDrawData& dd, int scene) {
   if (t.overlapping_runs > text_.overlapping_runs) {
     text_.overlapping_runs = t.overlapping_runs;
     text_.first_overlap = "frame " + std::to_string(frame_ms_.size()) + ": " + t.first_overlap;
+  }
+}
+
+void Probe::frame_rendered(const ImDrawData& dd, int fb_width, int fb_height, float fb_scale) {
+  if (!options_.stats || magnified_) return;
+  const ImGuiIO& io = ImGui::GetIO();
+  const GlyphIndex glyphs(*io.Fonts);
+  const ContrastCheck c = check_contrast(dd, io.Fonts->TexID, io.Fonts->TexUvWhitePixel, read_frame(fb_width, fb_height),
+                                         fb_scale, drawn_marks(), &glyphs);
+  contrast_.texts += c.texts;
+  contrast_.marks += c.marks;
+  if (c.worst_text < contrast_.worst_text) contrast_.worst_text = c.worst_text, contrast_.worst_text_at = c.worst_text_at;
+  if (c.worst_mark < contrast_.worst_mark) contrast_.worst_mark = c.worst_mark, contrast_.worst_mark_at = c.worst_mark_at;
+  // Each low run or mark once, whatever the frames that showed it: its message less where it was drawn.
+  for (const std::string& l : c.low) {
+    const std::string key = l.substr(0, l.rfind(" at ("));
+    if (!low_contrast_.insert(key).second) continue;
+    (l.rfind("text ", 0) == 0 ? contrast_.low_texts : contrast_.low_marks)++;
+    if (contrast_.low.size() < 40) contrast_.low.push_back(l);
   }
 }
 
@@ -277,6 +311,7 @@ void Probe::finish(const AppState& s, int width, int height, const std::string& 
   j["tabs_visited"] = s.tabs_visited;
   j["algorithms_shown"] = std::vector<std::string>(algorithms_.begin(), algorithms_.end());
   j["concepts_shown"] = s.rect_concepts.w > 0;
+  j["concepts_rect"] = {s.rect_concepts.x, s.rect_concepts.y, s.rect_concepts.w, s.rect_concepts.h};  // where the layout put it
   j["random_walk"] = options_.random_walk.has_value();
   j["model_valid"] = s.model.valid;
   j["status"] = s.view.status;  // the status line as the last frame showed it
@@ -286,6 +321,17 @@ void Probe::finish(const AppState& s, int width, int height, const std::string& 
   j["overlapping_text"] = text_.overlapping_runs;
   j["first_overlap"] = text_.first_overlap;
   j["magnified_frames"] = magnified_frames_;  // not text-checked
+  // WCAG AA on the frames as drawn: text 4.5 : 1, lines and markers 3 : 1.
+  const auto two = [](double v) { return std::round(v * 100) / 100; };
+  j["contrast_texts"] = contrast_.texts;
+  j["contrast_marks"] = contrast_.marks;
+  j["worst_text_contrast"] = two(contrast_.worst_text);
+  j["worst_text_at"] = contrast_.worst_text_at;
+  j["worst_mark_contrast"] = two(contrast_.worst_mark);
+  j["worst_mark_at"] = contrast_.worst_mark_at;
+  j["low_contrast_texts"] = contrast_.low_texts;
+  j["low_contrast_marks"] = contrast_.low_marks;
+  j["low_contrast"] = contrast_.low;
   j["theme"] = theme_name(s.view.theme);
   // Each scene's claims ("shows") against the text its stage showed.
   int claims = 0, missing = 0, unseen = 0;

@@ -18,6 +18,7 @@
 #include "state/gui.hpp"
 #include "random_walk.hpp"
 #include "presenter/scenario.hpp"
+#include "contrast_check.hpp"
 #include "text_check.hpp"
 
 struct ImDrawData;
@@ -53,6 +54,10 @@ class Probe {
   // Before the draw data is rasterised; `scene`: the presenter's scene on
   // stage (from 0), -1 when none.
   void frame_drawn(const ImDrawData& dd, int scene);
+  // After the draw data is rasterised, before the buffers swap: the text and
+  // the data marks against the frame as drawn (`fb_width` × `fb_height`
+  // pixels, `fb_scale` per display pixel).
+  void frame_rendered(const ImDrawData& dd, int fb_width, int fb_height, float fb_scale);
   void frame_end();                   // after the buffer swap
 
   // Frames the script was held by "wait_bench" so far: they do not count
@@ -91,6 +96,10 @@ class Probe {
   std::vector<double> cpu_ms_;
   TextCheck text_;     // the worst frame's clipped glyphs and overlapping runs
   int text_runs_ = 0;  // runs of text on the last frame
+  // The lowest contrast of text and of marks over every frame checked, and
+  // every run or mark under its bar (each named once).
+  ContrastCheck contrast_;
+  std::set<std::string> low_contrast_;
   bool magnified_ = false;    // this frame's stage is magnified
   int magnified_frames_ = 0;  // frames the text check skipped for it
   // The text each scene's stage showed, read from the last frame it was on.

@@ -127,7 +127,9 @@ void RandomWalk::mutate_state(AppState& s) {
       s.view.tab = plot_tabs()[static_cast<size_t>(pick(static_cast<int>(plot_tabs().size())))].id;
       s.view.force_tab = true;
       if (uniform() < 0.3) s.view.show_concepts = !s.view.show_concepts;
-      // A tab picked is a tab looked at: in the hall layout the plots take the stage.
+      // A tab picked is a tab looked at: in the hall layout the plots take the
+      // stage, and the Concepts window, which is the stage there, is closed first.
+      if (s.view.hall_layout && uniform() < 0.8) s.view.show_concepts = false;
       s.view.plots_large = uniform() < 0.8;
       if (uniform() < 0.2) toggle_controls(s);
       break;

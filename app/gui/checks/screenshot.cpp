@@ -17,24 +17,35 @@ void append(void* context, void* data, int size) {
 }
 }  // namespace
 
-void write_screenshot(const std::string& path, int fb_width, int fb_height, PixelRect crop) {
-  if (fb_width <= 0 || fb_height <= 0) throw std::runtime_error("screenshot: the window has no pixels (minimised?)");
+Frame read_frame(int fb_width, int fb_height) {
+  Frame f;
+  if (fb_width <= 0 || fb_height <= 0) return f;
   std::vector<unsigned char> px(static_cast<size_t>(fb_width) * static_cast<size_t>(fb_height) * 3);
   glPixelStorei(GL_PACK_ALIGNMENT, 1);
   glReadBuffer(GL_BACK);
   glReadPixels(0, 0, fb_width, fb_height, GL_RGB, GL_UNSIGNED_BYTE, px.data());
+  // OpenGL rows run bottom-up; a window's (and PNG's) top-down.
+  f.w = fb_width;
+  f.h = fb_height;
+  f.rgb.resize(px.size());
+  const size_t row = static_cast<size_t>(fb_width) * 3;
+  for (int r = 0; r < fb_height; ++r)
+    std::copy_n(&px[static_cast<size_t>(fb_height - 1 - r) * row], row, &f.rgb[static_cast<size_t>(r) * row]);
+  return f;
+}
+
+void write_screenshot(const std::string& path, int fb_width, int fb_height, PixelRect crop) {
+  if (fb_width <= 0 || fb_height <= 0) throw std::runtime_error("screenshot: the window has no pixels (minimised?)");
+  const Frame f = read_frame(fb_width, fb_height);
   if (crop.w <= 0 || crop.h <= 0) crop = {0, 0, fb_width, fb_height};
   crop.x = std::clamp(crop.x, 0, fb_width - 1);
   crop.y = std::clamp(crop.y, 0, fb_height - 1);
   crop.w = std::clamp(crop.w, 1, fb_width - crop.x);
   crop.h = std::clamp(crop.h, 1, fb_height - crop.y);
-  // OpenGL rows run bottom-up; PNG rows top-down.
   std::vector<unsigned char> out(static_cast<size_t>(crop.w) * static_cast<size_t>(crop.h) * 3);
-  for (int r = 0; r < crop.h; ++r) {
-    const int src_row = fb_height - 1 - (crop.y + r);
-    std::copy_n(&px[(static_cast<size_t>(src_row) * static_cast<size_t>(fb_width) + static_cast<size_t>(crop.x)) * 3],
+  for (int r = 0; r < crop.h; ++r)
+    std::copy_n(&f.rgb[(static_cast<size_t>(crop.y + r) * static_cast<size_t>(fb_width) + static_cast<size_t>(crop.x)) * 3],
                 static_cast<size_t>(crop.w) * 3, &out[static_cast<size_t>(r) * static_cast<size_t>(crop.w) * 3]);
-  }
   std::string png;
   if (!stbi_write_png_to_func(append, &png, crop.w, crop.h, 3, out.data(), crop.w * 3))
     throw std::runtime_error("screenshot: PNG encoding failed");

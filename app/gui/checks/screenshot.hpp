@@ -4,8 +4,20 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 namespace flashlab::gui {
+
+// The frame just drawn, read back: RGB, rows top-down (as the window shows it).
+struct Frame {
+  int w = 0, h = 0;
+  std::vector<unsigned char> rgb;
+  unsigned px(int x, int y) const {  // 0xRRGGBB
+    const size_t k = (static_cast<size_t>(y) * static_cast<size_t>(w) + static_cast<size_t>(x)) * 3;
+    return static_cast<unsigned>(rgb[k]) << 16 | static_cast<unsigned>(rgb[k + 1]) << 8 | rgb[k + 2];
+  }
+};
+Frame read_frame(int fb_width, int fb_height);
 
 struct PixelRect {
   int x = 0, y = 0, w = 0, h = 0;  // top-left origin, framebuffer pixels; w = 0: everything

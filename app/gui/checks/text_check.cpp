@@ -43,12 +43,13 @@ struct LineReader {
       end_line();
       top = line_top;
       height = line_h;
+      right = quad.x;
       open = true;
     } else if (quad.x - right > 0.18f * line_h) {
       cur += ' ';  // glyphs standing apart: a space (or a table's gap) between them
     }
     analysis::append_utf8(cur, g->codepoint);
-    right = quad.z;
+    right = std::max(right, quad.z);  // a combining mark (a tilde) lies over its letter, not after it
   }
   void end_line() {
     if (open && !cur.empty()) lines.push_back({window, cur});
@@ -92,13 +93,15 @@ bool text_shows(const std::vector<TextLine>& lines, const std::string& window_pr
   return false;
 }
 
-TextCheck check_text(const ImDrawData& dd, ImTextureID font_texture, ImVec2 white_uv, const GlyphIndex* glyphs) {
+TextCheck check_text(const ImDrawData& dd, ImTextureID font_texture, ImVec2 white_uv, const GlyphIndex* glyphs,
+                     const std::unordered_set<std::string>* scrolling) {
   TextCheck out;
   std::vector<TextRun> runs;
   LineReader reader;
   for (int l = 0; l < dd.CmdListsCount; ++l) {
     const ImDrawList* list = dd.CmdLists[l];
     const std::string owner = list->_OwnerName ? list->_OwnerName : "?";
+    const bool scrolls = scrolling != nullptr && scrolling->count(owner) > 0;
     for (const ImDrawCmd& cmd : list->CmdBuffer) {
       if (cmd.UserCallback != nullptr || cmd.TextureId != font_texture) continue;
       const ImDrawIdx* idx = list->IdxBuffer.Data + cmd.IdxOffset;
@@ -121,7 +124,8 @@ TextCheck check_text(const ImDrawData& dd, ImTextureID font_texture, ImVec2 whit
         // A glyph's side bearing may reach a pixel or two past where its text
         // starts: that is not text cut off.
         const float slack = std::max(1.5f, 0.12f * (g.w - g.y));
-        const bool inside = g.x >= c.x - slack && g.y >= c.y - 0.5f && g.z <= c.z + slack && g.w <= c.w + 0.5f;
+        const bool inside = g.x >= c.x - slack && g.z <= c.z + slack &&
+                            (scrolls || (g.y >= c.y - 0.5f && g.w <= c.w + 0.5f));
         const bool visible = g.z > c.x && g.x < c.z && g.w > c.y && g.y < c.w;
         if (visible && !inside && out.clipped_glyphs++ == 0) out.first_clipped = describe(TextRun{g, owner});
         if (!visible) continue;

@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 namespace flashlab::gui {
@@ -58,8 +59,12 @@ struct TextCheck {
 
 // The text of one frame. `font_texture`: the font atlas' texture id;
 // `white_uv`: its white pixel (the quads of shapes use it); `glyphs`: how to
-// read the runs' characters (null: rectangles only).
-TextCheck check_text(const ImDrawData& dd, ImTextureID font_texture, ImVec2 white_uv, const GlyphIndex* glyphs = nullptr);
+// read the runs' characters (null: rectangles only). `scrolling`: the windows
+// whose content scrolls up and down (a scrollbar shows there is more): a line
+// cut at their top or bottom edge is half scrolled into view, as in any list,
+// not text that cannot be reached; cut at their sides it still counts.
+TextCheck check_text(const ImDrawData& dd, ImTextureID font_texture, ImVec2 white_uv, const GlyphIndex* glyphs = nullptr,
+                     const std::unordered_set<std::string>* scrolling = nullptr);
 
 // Whether `claim` is on screen: inside one line that a window whose name
 // starts with `window_prefix` drew, or over that line and the next (a wrapped

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "drawn_marks.hpp"
+
 namespace flashlab::gui {
 
 namespace {
@@ -52,34 +54,52 @@ bool textured_dash(ImDrawList* dl, ImVec2 a, ImVec2 b, ImU32 col, float w, analy
 
 void set_dash_textures(DashTextures t) { g_dash = t; }
 
+bool ImGuiCanvas::is_decor(analysis::Color c) const {
+  return std::any_of(decor_.begin(), decor_.end(),
+                     [&](const analysis::Color& d) { return d.r == c.r && d.g == c.g && d.b == c.b; });
+}
+
 void ImGuiCanvas::line(analysis::Point a, analysis::Point b, analysis::Color c, double width, analysis::Dash dash) {
+  const int first = dl_->VtxBuffer.Size;
   if (dash == analysis::Dash::solid) {
     dl_->AddLine(v2(a), v2(b), to_imu32(c), static_cast<float>(width));
-    return;
+  } else {
+    float phase = 0;
+    if (!textured_dash(dl_, v2(a), v2(b), to_imu32(c), std::max(1.0f, static_cast<float>(width)), dash, phase))
+      dashed_segment(dl_, v2(a), v2(b), to_imu32(c), static_cast<float>(width), dash, phase);
   }
-  float phase = 0;
-  if (!textured_dash(dl_, v2(a), v2(b), to_imu32(c), std::max(1.0f, static_cast<float>(width)), dash, phase))
-    dashed_segment(dl_, v2(a), v2(b), to_imu32(c), static_cast<float>(width), dash, phase);
+  if (recording_marks() && !is_decor(c)) {
+    const ImVec2 ends[2] = {v2(a), v2(b)};
+    mark_line(dl_, first, ends, 2, static_cast<float>(width), "a chart's line");
+  }
 }
 
 void ImGuiCanvas::polyline(const std::vector<analysis::Point>& pts, analysis::Color c, double width, analysis::Dash dash) {
   if (pts.size() < 2) return;
+  const int first = dl_->VtxBuffer.Size;
+  scratch_.resize(pts.size());
+  for (size_t k = 0; k < pts.size(); ++k) scratch_[k] = v2(pts[k]);
   if (dash == analysis::Dash::solid) {
-    scratch_.resize(pts.size());
-    for (size_t k = 0; k < pts.size(); ++k) scratch_[k] = v2(pts[k]);
     dl_->AddPolyline(scratch_.data(), static_cast<int>(scratch_.size()), to_imu32(c), ImDrawFlags_None,
                      static_cast<float>(width));
-    return;
+  } else {
+    float phase = 0;
+    for (size_t k = 1; k < pts.size(); ++k)
+      if (!textured_dash(dl_, scratch_[k - 1], scratch_[k], to_imu32(c), std::max(1.0f, static_cast<float>(width)), dash, phase))
+        dashed_segment(dl_, scratch_[k - 1], scratch_[k], to_imu32(c), static_cast<float>(width), dash, phase);
   }
-  float phase = 0;
-  for (size_t k = 1; k < pts.size(); ++k)
-    if (!textured_dash(dl_, v2(pts[k - 1]), v2(pts[k]), to_imu32(c), std::max(1.0f, static_cast<float>(width)), dash, phase))
-      dashed_segment(dl_, v2(pts[k - 1]), v2(pts[k]), to_imu32(c), static_cast<float>(width), dash, phase);
+  if (recording_marks() && !is_decor(c))
+    mark_line(dl_, first, scratch_.data(), static_cast<int>(scratch_.size()), static_cast<float>(width), "a chart's line");
 }
 
 void ImGuiCanvas::rect_filled(analysis::Rect r, analysis::Color c) {
+  const int first = dl_->VtxBuffer.Size;
   dl_->AddRectFilled(ImVec2(static_cast<float>(r.x), static_cast<float>(r.y)),
                      ImVec2(static_cast<float>(r.right()), static_cast<float>(r.bottom())), to_imu32(c));
+  if (recording_marks() && clip_depth_ > 0 && !is_decor(c))
+    mark_area(dl_, first, ImVec4(static_cast<float>(r.x), static_cast<float>(r.y), static_cast<float>(r.right()),
+                                 static_cast<float>(r.bottom())),
+              "a chart's bar or marker");
 }
 
 void ImGuiCanvas::rect_outline(analysis::Rect r, analysis::Color c, double width) {
@@ -90,13 +110,25 @@ void ImGuiCanvas::rect_outline(analysis::Rect r, analysis::Color c, double width
 
 void ImGuiCanvas::polygon_filled(const std::vector<analysis::Point>& pts, analysis::Color c) {
   if (pts.size() < 3) return;
+  const int first = dl_->VtxBuffer.Size;
   scratch_.resize(pts.size());
-  for (size_t k = 0; k < pts.size(); ++k) scratch_[k] = v2(pts[k]);
+  ImVec4 box(1e30f, 1e30f, -1e30f, -1e30f);
+  for (size_t k = 0; k < pts.size(); ++k) {
+    scratch_[k] = v2(pts[k]);
+    box = ImVec4(std::min(box.x, scratch_[k].x), std::min(box.y, scratch_[k].y), std::max(box.z, scratch_[k].x),
+                 std::max(box.w, scratch_[k].y));
+  }
   dl_->AddConvexPolyFilled(scratch_.data(), static_cast<int>(scratch_.size()), to_imu32(c));
+  if (recording_marks() && !is_decor(c)) mark_area(dl_, first, box, "a chart's marker");
 }
 
 void ImGuiCanvas::circle_filled(analysis::Point p, double radius, analysis::Color c) {
+  const int first = dl_->VtxBuffer.Size;
   dl_->AddCircleFilled(v2(p), static_cast<float>(radius), to_imu32(c), 12);
+  if (recording_marks() && !is_decor(c)) {
+    const float r = static_cast<float>(radius);
+    mark_area(dl_, first, ImVec4(v2(p).x - r, v2(p).y - r, v2(p).x + r, v2(p).y + r), "a chart's marker");
+  }
 }
 
 analysis::Point ImGuiCanvas::measure(const std::string& s, double size_px) {
@@ -135,8 +167,12 @@ void ImGuiCanvas::text(analysis::Point p, const std::string& s, double size_px, 
 void ImGuiCanvas::push_clip(analysis::Rect r) {
   dl_->PushClipRect(ImVec2(static_cast<float>(r.x), static_cast<float>(r.y)),
                     ImVec2(static_cast<float>(r.right()), static_cast<float>(r.bottom())), true);
+  ++clip_depth_;
 }
 
-void ImGuiCanvas::pop_clip() { dl_->PopClipRect(); }
+void ImGuiCanvas::pop_clip() {
+  dl_->PopClipRect();
+  --clip_depth_;
+}
 
 }  // namespace flashlab::gui

@@ -4,6 +4,8 @@
 
 #include <imgui.h>
 
+#include <vector>
+
 #include "flashlab/analysis/charts/chart_render.hpp"
 
 namespace flashlab::gui {
@@ -31,9 +33,17 @@ class ImGuiCanvas : public analysis::Canvas {
   void push_clip(analysis::Rect r) override;
   void pop_clip() override;
 
+  // The chart's own background and grid: never a data mark (drawn_marks.hpp).
+  void set_decor(analysis::Color background, analysis::Color grid, analysis::Color grid_minor) {
+    decor_ = {background, grid, grid_minor};
+  }
+
  private:
+  bool is_decor(analysis::Color c) const;
   ImDrawList* dl_;
   ImFont* font_;
+  int clip_depth_ = 0;  // inside the plot's clip: the data (a filled rectangle there is a bar or a marker)
+  std::vector<analysis::Color> decor_;
   std::vector<ImVec2> scratch_;  // reused: no allocation per polyline
 };
 

@@ -70,17 +70,20 @@ std::vector<Piece> pieces_of(const std::string& text, ImFont* font, float base) 
   return out;
 }
 
-// A small wave over a letter: above the x-height of a lower-case one, the cap height of a capital.
-void draw_tilde(ImDrawList* dl, const Piece& pc, float x, float baseline, ImU32 color) {
-  const bool capital = !pc.text.empty() && pc.text[0] >= 'A' && pc.text[0] <= 'Z';
-  const float top = baseline - pc.rise - pc.size * (capital ? 0.80f : 0.62f) - pc.size * 0.10f;
-  const float x0 = x + pc.width * 0.12f, x1 = x + pc.width * 0.88f, amp = pc.size * 0.06f;
-  ImVec2 pts[9];
-  for (int k = 0; k < 9; ++k) {
-    const float t = static_cast<float>(k) / 8.0f;
-    pts[k] = ImVec2(x0 + (x1 - x0) * t, top - amp * std::sin(t * 6.2831853f));
-  }
-  dl->AddPolyline(pts, 9, color, 0, std::max(1.0f, pc.size * 0.07f));
+// A tilde over a letter: the font's combining tilde (U+0303), centred over
+// the piece and raised above a capital's height where the letter is one. As
+// a glyph it is text to everything that reads text: the light theme inks it
+// as it inks the letter, the text checks read "P̃" and hold its contrast.
+void draw_tilde(ImDrawList* dl, ImFont* font, const Piece& pc, float x, float baseline, ImU32 color) {
+  const ImFontGlyph* tilde = font->FindGlyphNoFallback(0x0303);
+  const ImFontGlyph* letter = pc.text.empty() ? nullptr : font->FindGlyphNoFallback(static_cast<ImWchar>(pc.text[0]));
+  if (tilde == nullptr || letter == nullptr) return;
+  const float k = pc.size / font->FontSize;
+  const float line_top = baseline - pc.rise - font->Ascent * k;
+  // Its bottom a little above the letter's top; its middle over the piece's.
+  const float bottom = line_top + letter->Y0 * k - pc.size * 0.04f;
+  const ImVec2 at(x + pc.width * 0.5f - (tilde->X0 + tilde->X1) * 0.5f * k, bottom - tilde->Y1 * k);
+  dl->AddText(font, pc.size, at, color, "\xCC\x83");
 }
 
 struct Placed {
@@ -184,7 +187,7 @@ ImVec2 math_text(const std::string& text, ImU32 color, float wrap_width) {
     const float baseline = origin.y + static_cast<float>(p.line) * lh + top_pad + ascent;
     const ImVec2 at(origin.x + p.x, baseline - pc.rise - asc);
     dl->AddText(font, pc.size, at, color, pc.text.c_str());
-    if (pc.tilde) draw_tilde(dl, pc, at.x, baseline, color);
+    if (pc.tilde) draw_tilde(dl, font, pc, at.x, baseline, color);
   }
   const ImVec2 size(widest, static_cast<float>(lines) * lh);
   ImGui::Dummy(ImVec2(std::max(1.0f, size.x), size.y));
@@ -205,7 +208,7 @@ void math_label(ImDrawList* dl, ImVec2 pos, const std::string& text, ImU32 color
   for (const Piece& pc : pieces_of(text, font, base)) {
     const float asc = font->Ascent * pc.size / font->FontSize;
     dl->AddText(font, pc.size, ImVec2(x, pos.y + ascent - pc.rise - asc), color, pc.text.c_str());
-    if (pc.tilde) draw_tilde(dl, pc, x, pos.y + ascent, color);
+    if (pc.tilde) draw_tilde(dl, font, pc, x, pos.y + ascent, color);
     x += pc.width;
   }
 }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string>
 #include <unordered_map>
 #include <vector>
 
@@ -57,6 +58,48 @@ bool sane(const analysis::Range& r, analysis::Scale s) {
   return std::fabs(r.hi) < 1e300 && std::fabs(r.lo) < 1e300;
 }
 
+ImU32 im(analysis::Color c) { return IM_COL32(c.r, c.g, c.b, c.a); }
+analysis::Color from_im(ImU32 c, std::uint8_t alpha) {
+  return {static_cast<std::uint8_t>((c >> IM_COL32_R_SHIFT) & 0xFF), static_cast<std::uint8_t>((c >> IM_COL32_G_SHIFT) & 0xFF),
+          static_cast<std::uint8_t>((c >> IM_COL32_B_SHIFT) & 0xFF), alpha};
+}
+
+// A chart's colour at the lightness the theme needs: its lines and markers
+// 3 : 1 against the plot, and `labelled` (the renderer writes text in it)
+// its text 4.5 : 1 — on a dark plot that text is the colour halfway to white
+// (chart_render's ink), on a light one the colour itself. The hue stays the
+// implementations table's.
+analysis::Color readable(analysis::Color c, ImU32 ground, bool dark, bool labelled) {
+  ImU32 out = readable_on(im(c), ground, kMarkContrastWithMargin);
+  if (labelled) {
+    const auto label = [&](ImU32 x) {
+      if (!dark) return x;
+      const auto half = [](unsigned v) { return v + (255 - v) / 2; };
+      return IM_COL32(half((x >> IM_COL32_R_SHIFT) & 0xFF), half((x >> IM_COL32_G_SHIFT) & 0xFF),
+                      half((x >> IM_COL32_B_SHIFT) & 0xFF), 255);
+    };
+    for (double ratio = kMarkContrastWithMargin; contrast_ratio(label(out), ground) < kTextContrastWithMargin && ratio < 21;
+         ratio += 0.25)
+      out = readable_on(im(c), ground, ratio);
+  }
+  return from_im(out, c.a);
+}
+
+bool has_text(const std::vector<std::string>& labels) {
+  return std::any_of(labels.begin(), labels.end(), [](const std::string& l) { return !l.empty(); });
+}
+
+// The spec with every colour the renderer draws data or names in made
+// readable on `ground` (the window's colour, under a transparent plot).
+analysis::ChartSpec readable_spec(const analysis::ChartSpec& spec, ImU32 ground, bool dark) {
+  analysis::ChartSpec c = spec;
+  for (analysis::Series& s : c.series) s.color = readable(s.color, ground, dark, has_text(s.point_labels));
+  for (analysis::RefLine& r : c.ref_lines) r.color = readable(r.color, ground, dark, !r.label.empty());
+  for (analysis::Marker& m : c.markers) m.color = readable(m.color, ground, dark, !m.label.empty());
+  for (analysis::Annotation& a : c.annotations) a.color = readable(a.color, ground, dark, true);
+  return c;
+}
+
 }  // namespace
 
 bool BeginPlot(const char* id, const analysis::ChartSpec& spec, ImVec2 size, double ui_scale) {
@@ -68,6 +111,7 @@ bool BeginPlot(const char* id, const analysis::ChartSpec& spec, ImVec2 size, dou
   c.forced_y.reset();
   c.extras.series.clear();
   c.extras.highlight_series = -1;
+  c.extras.named_first.clear();
   c.pos = ImGui::GetCursorScreenPos();
   c.size = ImVec2(std::max(size.x, 1.0f), std::max(size.y, 1.0f));
   return !ImGui::IsRectVisible(c.size) ? (ImGui::Dummy(c.size), false) : true;
@@ -79,15 +123,28 @@ void SetupAxisLimits(bool x_axis, double lo, double hi) {
 
 void PlotSeries(const analysis::Series& extra) { ctx().extras.series.push_back(&extra); }
 
+void NameFirst(const std::vector<std::string>& texts) { ctx().extras.named_first = texts; }
+
 analysis::ChartHit EndPlot() {
   Context& c = ctx();
-  const analysis::ChartSpec& spec = *c.spec;
+  const bool light = light_theme();
+  // The light theme: the exporters' style (dark text and grey grid on white).
+  analysis::ChartStyle style = light ? analysis::ChartStyle{} : analysis::dark_chart_style(c.scale);
+  // Marks and labels lie on the window's colour and cross the grid: readable
+  // on the minor grid's colour, the nearer of the two to theirs.
+  const ImU32 ground = IM_COL32(style.grid_minor.r, style.grid_minor.g, style.grid_minor.b, 255);
+  const analysis::ChartSpec spec = readable_spec(*c.spec, ground, !light);
+  std::vector<analysis::Series> extras;
+  for (const analysis::Series* s : c.extras.series)
+    if (s) {
+      extras.push_back(*s);
+      extras.back().color = readable(s->color, ground, !light, has_text(s->point_labels));
+    }
+  c.extras.series.clear();
+  for (const analysis::Series& s : extras) c.extras.series.push_back(&s);
   View& view = c.views[c.id];
   ImDrawList* dl = ImGui::GetWindowDrawList();
   ImGuiCanvas canvas(dl, ImGui::GetFont());
-  // The light theme: the exporters' style (dark text and grey grid on white).
-  const bool light = light_theme();
-  analysis::ChartStyle style = light ? analysis::ChartStyle{} : analysis::dark_chart_style(c.scale);
   style.scale = c.scale;
   // No fills under the chart: the window's colour shows through, and llvmpipe
   // does not shade a few hundred thousand pixels a frame for a slight tint.
@@ -100,7 +157,8 @@ analysis::ChartHit EndPlot() {
                            static_cast<std::uint8_t>(bg.z * 255), 0};
   // The atlas is baked at 15 px × scale: chart text at that size stays sharp.
   style.font_px = ImGui::GetFontSize() / c.scale * 0.93;
-  style.title_px = ImGui::GetFontSize() / c.scale * 1.1;
+  style.title_px = ImGui::GetFontSize() / c.scale * 1.3;  // a title reads as one: clearly over the body's size
+  canvas.set_decor(style.plot_background, style.grid, style.grid_minor);
   const analysis::Rect outer{c.pos.x, c.pos.y, c.size.x, c.size.y};
 
   ImGui::PushID(static_cast<int>(c.id));

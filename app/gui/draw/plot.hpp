@@ -14,6 +14,9 @@
 
 #include <imgui.h>
 
+#include <string>
+#include <vector>
+
 #include "flashlab/analysis/charts/chart_render.hpp"
 
 namespace flashlab::gui::plot {
@@ -21,6 +24,9 @@ namespace flashlab::gui::plot {
 bool BeginPlot(const char* id, const analysis::ChartSpec& spec, ImVec2 size, double ui_scale);
 void SetupAxisLimits(bool x_axis, double lo, double hi);
 void PlotSeries(const analysis::Series& extra);
+// Labels holding one of `texts` (a reference line's name, a point's) placed
+// before the others: a lecture's scene keeps what it says its chart shows.
+void NameFirst(const std::vector<std::string>& texts);
 // Draws and handles input; returns what is under the pointer.
 analysis::ChartHit EndPlot();
 

@@ -1,5 +1,6 @@
 #include "theme.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 
@@ -57,7 +58,7 @@ std::string load_fonts(Fonts& f, double scale) {
     if (f.mono) io.Fonts->AddFontFromFileTTF(sans.c_str(), px * 0.93f, &merge, kRanges);
   }
   if (f.ui && std::filesystem::exists(bold, ec))
-    f.big = io.Fonts->AddFontFromFileTTF(bold.c_str(), px * 1.2f, &cfg, kRanges);
+    f.big = io.Fonts->AddFontFromFileTTF(bold.c_str(), px * 1.45f, &cfg, kRanges);
   if (!f.ui) {
     ImFontConfig d;
     d.SizePixels = 13.0f * static_cast<float>(scale);
@@ -121,6 +122,11 @@ void apply_theme(double scale) {
     style.Colors[ImGuiCol_TitleBg] = ImVec4(0.86f, 0.88f, 0.92f, 1.0f);
     style.Colors[ImGuiCol_TitleBgActive] = ImVec4(0.78f, 0.84f, 0.93f, 1.0f);
   } else {
+    // ImGui's grey (0.5) reads at 4.3 : 1 on the window: lighter, to 5 : 1.
+    style.Colors[ImGuiCol_TextDisabled] = ImVec4(0.58f, 0.60f, 0.64f, 1.0f);
+    // ImGui's grab behind a slider's white text reads at 3.7 : 1: darker, to 5 : 1.
+    style.Colors[ImGuiCol_SliderGrab] = ImVec4(0.20f, 0.42f, 0.72f, 1.0f);
+    style.Colors[ImGuiCol_SliderGrabActive] = ImVec4(0.22f, 0.46f, 0.78f, 1.0f);
     style.Colors[ImGuiCol_Header] = ImVec4(0.22f, 0.30f, 0.42f, 1.0f);
     style.Colors[ImGuiCol_TabActive] = ImVec4(0.25f, 0.42f, 0.62f, 1.0f);
   }
@@ -128,30 +134,54 @@ void apply_theme(double scale) {
   ImGui::GetStyle() = style;
 }
 
-ImU32 tensor_color(sim::Tensor t, int alpha) {
-  auto c = [&](int r, int g, int b) { return IM_COL32(r, g, b, alpha); };
+ImU32 view_ground() {
+  // The strips' ground (30, 34, 40) as the light theme turns it (theme_light.cpp).
+  return light_theme() ? IM_COL32(215, 219, 225, 255) : IM_COL32(30, 34, 40, 255);
+}
+
+namespace {
+
+ImU32 tensor_hue(sim::Tensor t) {
   switch (t) {
-    case sim::Tensor::Q: return c(86, 160, 233);
-    case sim::Tensor::K: return c(230, 159, 0);
-    case sim::Tensor::V: return c(0, 178, 125);
-    case sim::Tensor::S: return c(190, 120, 200);
-    case sim::Tensor::P: return c(220, 120, 170);
-    case sim::Tensor::O: return c(120, 200, 220);
+    case sim::Tensor::Q: return IM_COL32(86, 160, 233, 255);
+    case sim::Tensor::K: return IM_COL32(230, 159, 0, 255);
+    case sim::Tensor::V: return IM_COL32(0, 178, 125, 255);
+    case sim::Tensor::S: return IM_COL32(190, 120, 200, 255);
+    case sim::Tensor::P: return IM_COL32(220, 120, 170, 255);
+    case sim::Tensor::O: return IM_COL32(120, 200, 220, 255);
     // A gradient takes its tensor's hue, darker: dQ like Q, dK like K, ...
     case sim::Tensor::dQ:
-    case sim::Tensor::dQaccum: return c(50, 110, 180);
-    case sim::Tensor::dK: return c(175, 115, 0);
-    case sim::Tensor::dV: return c(0, 125, 90);
-    case sim::Tensor::dS: return c(140, 80, 150);
-    case sim::Tensor::dP: return c(165, 80, 125);
-    case sim::Tensor::dO: return c(80, 145, 165);
-    default: return c(220, 210, 90);  // ℓ, m, LSE, D and the on-chip statistics
+    case sim::Tensor::dQaccum: return IM_COL32(50, 110, 180, 255);
+    case sim::Tensor::dK: return IM_COL32(175, 115, 0, 255);
+    case sim::Tensor::dV: return IM_COL32(0, 125, 90, 255);
+    case sim::Tensor::dS: return IM_COL32(140, 80, 150, 255);
+    case sim::Tensor::dP: return IM_COL32(165, 80, 125, 255);
+    case sim::Tensor::dO: return IM_COL32(80, 145, 165, 255);
+    default: return IM_COL32(220, 210, 90, 255);  // ℓ, m, LSE, D and the on-chip statistics
   }
 }
 
-// A grey of middle lightness: every tensor has a hue, and it stands out on a
-// dark grid as on a light one (a light theme turns dark and pale greys over, not this one).
-ImU32 finished_block_color(int alpha) { return IM_COL32(150, 153, 160, alpha); }
+}  // namespace
+
+ImU32 tensor_color(sim::Tensor t, int alpha) {
+  const ImU32 c = readable_on(tensor_hue(t), view_ground(), kMarkContrastWithMargin);
+  return (c & ~IM_COL32_A_MASK) | (static_cast<ImU32>(std::clamp(alpha, 0, 255)) << IM_COL32_A_SHIFT);
+}
+
+ImU32 tensor_ink(sim::Tensor t) {
+  return readable_on(tensor_hue(t), ImGui::ColorConvertFloat4ToU32(color_background()), kTextContrastWithMargin);
+}
+
+// A grey a little lighter than the grid: every tensor has a hue, so "done"
+// never reads as one; dark enough that the current block's outline and the
+// causal diagonal stand out 3 : 1 on it (the light theme turns it light).
+ImU32 finished_block_color(int alpha) { return IM_COL32(90, 93, 100, alpha); }
+
+// Salmon on the dark theme, deep red on the light one: 3 : 1 on the finished
+// grey and on the grid's ground alike.
+ImU32 causal_diagonal_color() { return light_theme() ? IM_COL32(130, 15, 10, 255) : IM_COL32(255, 150, 140, 255); }
+
+ImU32 current_block_outline() { return light_theme() ? IM_COL32(40, 32, 0, 255) : IM_COL32(255, 235, 120, 255); }
 
 // The light theme's: contrast of 5:1 or more on its near-white background.
 ImVec4 color_error() { return light_theme() ? ImVec4(0.75f, 0.08f, 0.06f, 1.0f) : ImVec4(1.0f, 0.38f, 0.35f, 1.0f); }

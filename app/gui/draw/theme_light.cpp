@@ -63,28 +63,63 @@ ImU32 with_lightness(ImU32 c, const Hsl& x, float l) {
 
 int alpha_of(ImU32 c) { return static_cast<int>((c >> IM_COL32_A_SHIFT) & 0xFF); }
 
-// A fill or a line: a dark one, or a grey one darker than the middle, was a
+// A fill or a line: a dark grey one (a grey darker than the middle) was a
 // background: it turns light; a white or near-white one was drawn to stand out
-// on the dark: it turns dark. A faint overlay only when it is white (a dark one
-// is a border of the light style already). Alpha 0 is the anti-aliased fringe
-// of a shape: it turns with the shape, or its edge would show a dark halo.
+// on the dark: it turns dark. A dark colour of a clear hue is data a view chose
+// for the light theme (theme.hpp's tensor colours): it stays. A faint overlay
+// only when it is white (a dark one is a border of the light style already).
+// Alpha 0 is the anti-aliased fringe of a shape: it turns with the shape, or
+// its edge would show a dark halo.
 ImU32 light_paint(ImU32 c) {
   const Hsl x = hsl_of(c);
-  const bool grey = x.s < 0.25f;
+  const bool grey = x.s < 0.25f, muted = x.s < 0.45f;
   const int a = alpha_of(c);
-  const bool turn = a >= 128 || a == 0 ? x.l < 0.3f || (grey && (x.l < 0.5f || x.l > 0.9f)) : grey && x.l > 0.9f;
+  const bool turn =
+      a >= 128 || a == 0 ? (muted && x.l < 0.3f) || (grey && (x.l < 0.5f || x.l > 0.9f)) : grey && x.l > 0.9f;
   return turn ? with_lightness(c, x, 1 - x.l) : c;
 }
 
 // Text lighter than the middle turns as dark as it was light, of the same
-// hue; coloured text no lighter than 0.36 (amber, sky blue read weakly on white).
+// hue, and no lighter than reads at 4.5 : 1 on the light background (amber,
+// sky blue read weakly on white).
 ImU32 light_ink(ImU32 c) {
   const Hsl x = hsl_of(c);
-  const float l = std::min(x.l > 0.5f ? 1 - x.l : x.l, x.s < 0.25f ? 1.0f : 0.36f);
-  return l != x.l ? with_lightness(c, x, l) : c;
+  const float l = x.l > 0.5f ? 1 - x.l : x.l;
+  const ImU32 turned = l != x.l ? with_lightness(c, x, l) : c;
+  return readable_on(turned, ImGui::ColorConvertFloat4ToU32(color_background()), kTextContrastWithMargin);
+}
+
+double channel_luminance(unsigned v) {
+  const double c = static_cast<double>(v & 0xFF) / 255.0;
+  return c <= 0.04045 ? c / 12.92 : std::pow((c + 0.055) / 1.055, 2.4);
+}
+
+double luminance(ImU32 c) {
+  return 0.2126 * channel_luminance(c >> IM_COL32_R_SHIFT) + 0.7152 * channel_luminance(c >> IM_COL32_G_SHIFT) +
+         0.0722 * channel_luminance(c >> IM_COL32_B_SHIFT);
 }
 
 }  // namespace
+
+double contrast_ratio(ImU32 a, ImU32 b) {
+  const double la = luminance(a), lb = luminance(b);
+  return (std::max(la, lb) + 0.05) / (std::min(la, lb) + 0.05);
+}
+
+ImU32 readable_on(ImU32 c, ImU32 background, double ratio) {
+  if (contrast_ratio(c, background) >= ratio) return c;
+  const Hsl x = hsl_of(c);
+  // Away from the background: darker on a light one, lighter on a dark one;
+  // the lightness nearest the colour's own that reaches the ratio.
+  const bool darken = luminance(background) > 0.18;
+  float near = x.l, far = darken ? 0.0f : 1.0f;
+  if (contrast_ratio(with_lightness(c, x, far), background) < ratio) return with_lightness(c, x, far);
+  for (int k = 0; k < 24; ++k) {
+    const float mid = (near + far) / 2;
+    (contrast_ratio(with_lightness(c, x, mid), background) >= ratio ? far : near) = mid;
+  }
+  return with_lightness(c, x, far);
+}
 
 void recolour_for_theme(ImGuiWindow* window) {
   if (!light_theme() || window == nullptr) return;

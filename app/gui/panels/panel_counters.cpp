@@ -131,7 +131,7 @@ void three_quantities(const AppState& s, const AlgoView& v) {
     ImGui::EndTable();
   }
   ImGui::PushTextWrapPos(0);
-  if (!l2.modelled) ImGui::TextColored(ImVec4(1.0f, 0.7f, 0.35f, 1), "L2 not modelled: %s", l2.why_not.c_str());
+  if (!l2.modelled) ImGui::TextColored(color_warning(), "L2 not modelled: %s", l2.why_not.c_str());
   if (!m) {
     ImGui::TextColored(color_note(), "measured: %s", why_none.c_str());
   } else {
@@ -146,7 +146,7 @@ void three_quantities(const AppState& s, const AlgoView& v) {
       if (row.has_error) {
         const double predicted = static_cast<double>(row.predicted_read_bytes + row.predicted_write_bytes);
         const double target = analysis::dram_target(v.algo);
-        ImGui::TextColored(std::abs(row.error) <= target ? color_good() : ImVec4(1.0f, 0.7f, 0.35f, 1),
+        ImGui::TextColored(std::abs(row.error) <= target ? color_good() : color_warning(),
                            "%s: %s measured, %s predicted for its launch (%s%%, target ±%s%%)", row.kernel.c_str(),
                            gb(got).c_str(), gb(predicted).c_str(), fmt_fixed(100 * row.error, 1, "dram error").c_str(),
                            fmt_fixed(100 * target, 0, "dram target").c_str());
@@ -182,7 +182,7 @@ void algo_counters(const AppState& s, const AlgoView& v, double bar_max, const A
       if (b.bytes() == 0) continue;
       ImGui::TableNextRow();
       ImGui::TableNextColumn();
-      ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(tensor_color(t)), "%s", std::string(sim::display_name(t)).c_str());
+      ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(tensor_ink(t)), "%s", std::string(sim::display_name(t)).c_str());
       ImGui::TableNextColumn();
       bar(bytes_d(a.read_bytes), bytes_d(b.read_bytes), bar_max, tensor_color(t));
       ImGui::TableNextColumn();
@@ -213,7 +213,7 @@ void algo_counters(const AppState& s, const AlgoView& v, double bar_max, const A
     ImGui::EndTable();
   }
   ImGui::PushTextWrapPos(0);
-  ImGui::TextColored(v.roof.memory_bound ? ImVec4(1.0f, 0.7f, 0.35f, 1) : color_good(), "%s-bound on %s (AI on DRAM): %s of %s peak",
+  ImGui::TextColored(v.roof.memory_bound ? color_warning() : color_good(), "%s-bound on %s (AI on DRAM): %s of %s peak",
                      v.roof.memory_bound ? "memory" : "compute", hw.name.c_str(),
                      fmt_si(v.roof.attainable, "FLOP/s", "attainable").c_str(), fmt_si(v.roof.peak_flops, "FLOP/s", "peak").c_str());
   if (reference && reference != &v) {
@@ -330,8 +330,10 @@ void counters_side_by_side(AppState& s) {
   // Room for the rows left, the footnote under the table, and a row saying what was left out.
   const float room = bottom - ImGui::GetCursorScreenPos().y - row_h -
                      ImGui::GetTextLineHeightWithSpacing() * (measured_note.empty() ? 1 : 3);
+  // `room` keeps a row for "+ N more": that row is free for a tensor when all of them fit.
   const size_t fit = room <= 0 ? 0 : static_cast<size_t>(room / row_h);
-  const size_t shown = tensors.size() <= fit ? tensors.size() : (fit > 0 ? fit - 1 : 0);
+  const size_t fit_all = room + row_h <= 0 ? 0 : static_cast<size_t>((room + row_h) / row_h);
+  const size_t shown = tensors.size() <= fit_all ? tensors.size() : fit;
   for (size_t k = 0; k < shown; ++k) {
     const Tensor t = tensors[k];
     const double xa = bytes_d(ra.total.at(Level::HBM, t).bytes()), xb = rb ? bytes_d(rb->total.at(Level::HBM, t).bytes()) : 0;

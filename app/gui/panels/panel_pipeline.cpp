@@ -68,7 +68,7 @@ ImU32 fill_of(const sim::PipeInterval& iv) {
     case sim::PipeOp::copy_K:
     case sim::PipeOp::copy_V:
     case sim::PipeOp::epilogue: return warpgroup_color(-1, 200);  // the producer's, whichever tile
-    case sim::PipeOp::gemm_S: return warpgroup_color(iv.warpgroup, 150);
+    case sim::PipeOp::gemm_S: return warpgroup_color(iv.warpgroup, 170);
     case sim::PipeOp::softmax: return warpgroup_color(iv.warpgroup, 200);
     case sim::PipeOp::gemm_PV: return warpgroup_color(iv.warpgroup, 235);
     case sim::PipeOp::copy_dO:
@@ -81,16 +81,27 @@ ImU32 fill_of(const sim::PipeInterval& iv) {
     case sim::PipeOp::softmax_bwd:
     case sim::PipeOp::store_dS: return warpgroup_color(iv.warpgroup, 200);
     case sim::PipeOp::reduce_dQ:
-    case sim::PipeOp::epilogue_dKdV: return warpgroup_color(iv.warpgroup, 160);
+    case sim::PipeOp::epilogue_dKdV: return warpgroup_color(iv.warpgroup, 170);
   }
   return IM_COL32(128, 128, 128, 200);
 }
 
-// A label inside [x0, x1] × [y0, y1], only when it fits whole.
-void label_in(ImDrawList* dl, const std::string& text, float x0, float x1, float y0, float y1) {
+// The lanes' ground, drawn for the dark theme (the light theme turns it light).
+constexpr ImU32 kLane = IM_COL32(30, 30, 36, 255);
+
+// A label inside [x0, x1] × [y0, y1] on `fill` (over a lane), only when it
+// fits whole: near-black, or near-white where that reads better on the dark
+// theme's lane (the light theme's lanes are light: black reads there).
+void label_in(ImDrawList* dl, const std::string& text, ImU32 fill, float x0, float x1, float y0, float y1) {
   const ImVec2 sz = math_label_size(text);
   if (sz.x + 4 > x1 - x0 || sz.y > y1 - y0 + 2) return;
-  math_label(dl, ImVec2((x0 + x1 - sz.x) / 2, (y0 + y1 - sz.y) / 2), text, IM_COL32(15, 15, 20, 255));
+  const ImU32 dark = IM_COL32(15, 15, 20, 255), light = IM_COL32(245, 245, 245, 255);
+  const float a = static_cast<float>((fill >> IM_COL32_A_SHIFT) & 0xFF) / 255.0f;
+  const ImVec4 f = ImGui::ColorConvertU32ToFloat4(fill), l = ImGui::ColorConvertU32ToFloat4(kLane);
+  const ImU32 on = ImGui::ColorConvertFloat4ToU32(
+      ImVec4(f.x * a + l.x * (1 - a), f.y * a + l.y * (1 - a), f.z * a + l.z * (1 - a), 1));
+  const ImU32 ink = light_theme() || contrast_ratio(dark, on) >= contrast_ratio(light, on) ? dark : light;
+  math_label(dl, ImVec2((x0 + x1 - sz.x) / 2, (y0 + y1 - sz.y) / 2), text, ink);
 }
 
 // A half of a stage: "K_{9}" and how far it is (landing, held, free).
@@ -105,10 +116,13 @@ std::string half_text(char name, const sim::PipelineState::Stage& st, sim::Stage
   return "";
 }
 
+// A stage's fill under its light text (which the light theme turns dark): deep
+// blue and green on the dark theme, pale ones on the light theme.
 ImU32 stage_fill(sim::StageStatus status) {
+  const bool light = light_theme();
   switch (status) {
-    case sim::StageStatus::loading: return IM_COL32(60, 95, 150, 255);
-    case sim::StageStatus::full: return IM_COL32(50, 135, 85, 255);
+    case sim::StageStatus::loading: return light ? IM_COL32(175, 200, 240, 255) : IM_COL32(45, 75, 125, 255);
+    case sim::StageStatus::full: return light ? IM_COL32(165, 220, 185, 255) : IM_COL32(30, 100, 60, 255);
     default: return IM_COL32(45, 45, 52, 255);
   }
 }
@@ -128,7 +142,7 @@ void draw_bwd_stage(ImDrawList* dl, const sim::BwdPipelineState::Stage& st, int 
   const bool named = name_w < w * 0.25f;
   if (named) {
     dl->AddRectFilled(ImVec2(bx, y), ImVec2(bx + name_w, y + h), IM_COL32(38, 38, 44, 255), 3);
-    dl->AddText(ImVec2(bx + 4 * scale, y + (h - ImGui::GetTextLineHeight()) / 2), ImGui::GetColorU32(ImGuiCol_TextDisabled),
+    dl->AddText(ImVec2(bx + 4 * scale, y + (h - ImGui::GetTextLineHeight()) / 2), ImGui::GetColorU32(ImGuiCol_Text),
                 name.c_str());
   }
   const std::string i = std::to_string(st.i);
@@ -197,7 +211,7 @@ void draw_bwd_pipeline(const AppState& s, const AlgoView& v, const PipelineAtCur
   for (int k = 0; k < 4; ++k) {
     const float y = lane_y(k);
     dl->AddText(ImVec2(o.x, y + (lane_h - ImGui::GetTextLineHeight()) / 2), ImGui::GetColorU32(ImGuiCol_TextDisabled), lanes[k]);
-    dl->AddRectFilled(ImVec2(x0, y), ImVec2(x1, y + lane_h), IM_COL32(30, 30, 36, 255));
+    dl->AddRectFilled(ImVec2(x0, y), ImVec2(x1, y + lane_h), kLane);
   }
   const int W = c.consumers();
   dl->PushClipRect(ImVec2(x0, o.y), ImVec2(x1, lanes_bottom), true);
@@ -219,7 +233,7 @@ void draw_bwd_pipeline(const AppState& s, const AlgoView& v, const PipelineAtCur
     const double b = iv.start_ns, e = iv.start_ns + iv.busy_ns;
     if (e < t0 || b > t1) continue;
     const int k = static_cast<int>(std::find(std::begin(units), std::end(units), iv.unit) - std::begin(units));
-    label_in(dl, bwd_block_label(iv), std::max(x_of(b), x0), std::min(x_of(e), x1), lane_y(k), lane_y(k) + lane_h);
+    label_in(dl, bwd_block_label(iv), fill_of(iv), std::max(x_of(b), x0), std::min(x_of(e), x1), lane_y(k), lane_y(k) + lane_h);
   }
   // The dS barrier of every step: both halves of dS_ijᵀ are stored, dQ_i may start.
   for (const double tb : h.barrier_ns) {
@@ -336,7 +350,7 @@ void draw_pipeline(const AppState& s, const AlgoView& v, float height) {
   for (int k = 0; k < 3; ++k) {
     const float y = o.y + k * (lane_h + 2 * scale);
     dl->AddText(ImVec2(o.x, y + (lane_h - ImGui::GetTextLineHeight()) / 2), ImGui::GetColorU32(ImGuiCol_TextDisabled), lanes[k]);
-    dl->AddRectFilled(ImVec2(x0, y), ImVec2(x1, y + lane_h), IM_COL32(30, 30, 36, 255));
+    dl->AddRectFilled(ImVec2(x0, y), ImVec2(x1, y + lane_h), kLane);
   }
   dl->PushClipRect(ImVec2(x0, o.y), ImVec2(x1, o.y + 3 * (lane_h + 2 * scale)), true);
   for (const sim::PipeInterval& iv : h.intervals) {
@@ -347,7 +361,7 @@ void draw_pipeline(const AppState& s, const AlgoView& v, float height) {
     const float bx = x_of(b), ex = std::max(x_of(e), bx + 1);
     dl->AddRectFilled(ImVec2(bx, y + 1), ImVec2(ex, y + lane_h - 1), fill_of(iv), 2);
     dl->AddRect(ImVec2(bx, y + 1), ImVec2(ex, y + lane_h - 1), IM_COL32(10, 10, 14, 255), 2);
-    label_in(dl, block_label(iv), std::max(bx, x0), std::min(ex, x1), y, y + lane_h);
+    label_in(dl, block_label(iv), fill_of(iv), std::max(bx, x0), std::min(ex, x1), y, y + lane_h);
   }
   // The moment of the cursor's event.
   const float xt = x_of(pa.t_ns);
@@ -370,7 +384,7 @@ void draw_pipeline(const AppState& s, const AlgoView& v, float height) {
     if (named) {
       dl->AddRectFilled(ImVec2(bx, ry), ImVec2(bx + name_w, ry + lane_h), IM_COL32(38, 38, 44, 255), 3);
       dl->AddText(ImVec2(bx + 4 * scale, ry + (lane_h - ImGui::GetTextLineHeight()) / 2),
-                  ImGui::GetColorU32(ImGuiCol_TextDisabled), name.c_str());
+                  ImGui::GetColorU32(ImGuiCol_Text), name.c_str());
     }
     const float hx = bx + (named ? name_w : 0), hw = (bx + w - hx) / 2;
     const std::pair<char, sim::StageStatus> halves[] = {{'K', st.K}, {'V', st.V}};

@@ -9,6 +9,7 @@
 
 #include "state/format.hpp"
 #include "draw/math_view.hpp"
+#include "draw/drawn_marks.hpp"
 #include "draw/imgui_canvas.hpp"
 #include "model/model.hpp"
 #include "panels.hpp"
@@ -105,7 +106,7 @@ bool draw_l2_caption(const AlgoView& v, float budget) {
     math_text("L2 (first head): step into a visit to see where its reads come from", color_dim(), width);
   } else {
     const float f = l2.dram_fraction;
-    const ImVec4 col = f <= 0.05f ? color_good() : f >= 0.5f ? ImVec4(1.0f, 0.7f, 0.35f, 1) : color_note();
+    const ImVec4 col = f <= 0.05f ? color_good() : f >= 0.5f ? color_warning() : color_note();
     math_text("L2: " + l2.visit_caption, col, width);
     if (!l2.wave_caption.empty()) {
       const ImVec2 p = ImGui::GetCursorScreenPos();
@@ -159,25 +160,41 @@ void draw_tiling(const AppState& s, const AlgoView& v, ImVec2 origin, ImVec2 ava
       const Tensor t_ = tensors[lane];
       // This lane's share of the strip's thickness.
       const float f0 = static_cast<float>(lane) / static_cast<float>(lanes), f1 = static_cast<float>(lane + 1) / static_cast<float>(lanes);
-      auto seg = [&](i64 e0, i64 e1, ImU32 col) {
+      // The block the loop is at: outlined in the tensor's colour; a tile in
+      // SRAM: filled with it.
+      auto seg = [&](i64 e0, i64 e1, ImU32 col, bool outline, const char* what) {
         const i64 n = rows ? g.n_q : g.n_kv;
+        const int first = dl->VtxBuffer.Size;
+        ImVec2 p0, p1;
         if (!rows) {
           const Span sp = span_of(e0, e1, n, a.x, b.x - a.x);
           const float ya = a.y + (b.y - a.y) * f0, yb = a.y + (b.y - a.y) * f1;
-          dl->AddRectFilled(ImVec2(sp.a, ya), ImVec2(std::max(sp.b, sp.a + 2), yb), col);
+          p0 = ImVec2(sp.a, ya), p1 = ImVec2(std::max(sp.b, sp.a + 2), yb);
         } else {
           const Span sp = span_of(e0, e1, n, a.y, b.y - a.y);
           const float xa = a.x + (b.x - a.x) * f0, xb = a.x + (b.x - a.x) * f1;
-          dl->AddRectFilled(ImVec2(xa, sp.a), ImVec2(xb, std::max(sp.b, sp.a + 2)), col);
+          p0 = ImVec2(xa, sp.a), p1 = ImVec2(xb, std::max(sp.b, sp.a + 2));
         }
+        if (outline) {
+          const float w = std::min(2 * scale, std::min(p1.x - p0.x, p1.y - p0.y) / 3);
+          dl->AddRect(ImVec2(p0.x + w / 2, p0.y + w / 2), ImVec2(p1.x - w / 2, p1.y - w / 2), col, 0, 0, w);
+        } else {
+          dl->AddRectFilled(p0, p1, col);
+        }
+        mark_area(dl, first, ImVec4(p0.x, p0.y, p1.x, p1.y), what);
       };
-      if (rows && snap.cur_i >= 0) seg(snap.cur_i * g.Br, snap.cur_i * g.Br + g.rows(snap.cur_i), tensor_color(t_, 70));
-      if (!rows && snap.cur_j >= 0) seg(snap.cur_j * g.Bc, snap.cur_j * g.Bc + g.cols(snap.cur_j), tensor_color(t_, 70));
+      if (rows && snap.cur_i >= 0)
+        seg(snap.cur_i * g.Br, snap.cur_i * g.Br + g.rows(snap.cur_i), tensor_color(t_), true, "the current block on a strip");
+      if (!rows && snap.cur_j >= 0)
+        seg(snap.cur_j * g.Bc, snap.cur_j * g.Bc + g.cols(snap.cur_j), tensor_color(t_), true, "the current block on a strip");
       for (const sim::TileRef& r : v.cursor->sram()) {
         if (r.tensor != t_) continue;  // ℓ, m and the statistics show in the SRAM bar
-        if (r.ti < 0 && r.tj < 0) seg(0, rows ? g.n_q : g.n_kv, tensor_color(r.tensor, 120));  // a whole tensor
-        else if (rows && r.ti >= 0) seg(r.ti * g.Br, r.ti * g.Br + g.rows(r.ti), tensor_color(r.tensor, 230));
-        else if (!rows && r.tj >= 0) seg(r.tj * g.Bc, r.tj * g.Bc + g.cols(r.tj), tensor_color(r.tensor, 230));
+        if (r.ti < 0 && r.tj < 0)
+          seg(0, rows ? g.n_q : g.n_kv, tensor_color(r.tensor), false, "a whole tensor in SRAM on its strip");
+        else if (rows && r.ti >= 0)
+          seg(r.ti * g.Br, r.ti * g.Br + g.rows(r.ti), tensor_color(r.tensor), false, "a tile in SRAM on its strip");
+        else if (!rows && r.tj >= 0)
+          seg(r.tj * g.Bc, r.tj * g.Bc + g.cols(r.tj), tensor_color(r.tensor), false, "a tile in SRAM on its strip");
       }
     }
   };
@@ -250,7 +267,10 @@ void draw_tiling(const AppState& s, const AlgoView& v, ImVec2 origin, ImVec2 ava
   }
   if (g.causal) {
     // The mask boundary: keys right of the diagonal are masked; blocks it crosses are partially masked.
-    dl->AddLine(S0, S1, IM_COL32(230, 90, 80, 220), 1.5f * scale);
+    const int first = dl->VtxBuffer.Size;
+    dl->AddLine(S0, S1, causal_diagonal_color(), 1.5f * scale);
+    const ImVec2 diagonal[2] = {S0, S1};
+    mark_line(dl, first, diagonal, 2, 1.5f * scale, "the causal diagonal");
     if (skips_masked) label(dl, ImVec2(S0.x + sw * 0.55f, S0.y + sw * 0.12f), "skipped", IM_COL32(200, 200, 200, 255));
   }
   ImVec4 current_block(0, 0, 0, 0);  // where the current block is drawn: the labels keep off it
@@ -259,8 +279,10 @@ void draw_tiling(const AppState& s, const AlgoView& v, ImVec2 origin, ImVec2 ava
     const Span sx = span_of(snap.cur_j * g.Bc, snap.cur_j * g.Bc + g.cols(snap.cur_j), g.n_kv, S0.x, sw);
     const ImVec2 p0(sx.a, sy.a), p1(std::max(sx.b, sx.a + 3), std::max(sy.b, sy.a + 3));
     current_block = ImVec4(p0.x - 2, p0.y - 2, p1.x + 2, p1.y + 2);
+    const int first = dl->VtxBuffer.Size;
     dl->AddRectFilled(p0, p1, IM_COL32(255, 215, 70, 200));
-    dl->AddRect(ImVec2(p0.x - 2, p0.y - 2), ImVec2(p1.x + 2, p1.y + 2), IM_COL32(255, 235, 120, 255), 0, 0, 2 * scale);
+    dl->AddRect(ImVec2(p0.x - 2, p0.y - 2), ImVec2(p1.x + 2, p1.y + 2), current_block_outline(), 0, 0, 2 * scale);
+    mark_area(dl, first, current_block, "the current block");
     if (g.partially_masked(snap.cur_i, snap.cur_j))
       dl->AddLine(p0, p1, IM_COL32(230, 60, 50, 255), 2 * scale);
   }
@@ -336,7 +358,7 @@ void draw_tiling(const AppState& s, const AlgoView& v, ImVec2 origin, ImVec2 ava
   if (!transfer.empty()) {
     const sim::TileEvent& e = snap.recent.back().event;
     used = line(line2, {transfer, (e.kind == sim::EventKind::load ? "→ SRAM " : "→ HBM ") + sim::tile_label(e.target)},
-                tensor_color(e.target.tensor));
+                tensor_ink(e.target.tensor));
   }
   if (!to_scale) {
     const char* ns = "d strips not to scale";
@@ -410,7 +432,7 @@ void draw_events(const AlgoView& v, float budget) {
   for (auto it = shown.rbegin(); it != shown.rend(); ++it) {
     const sim::TileEvent& e = recent[*it].event;
     const bool now = *it + 1 == recent.size();
-    const ImVec4 col = is_transfer(e) ? ImGui::ColorConvertU32ToFloat4(tensor_color(e.target.tensor)) : color_dim();
+    const ImVec4 col = is_transfer(e) ? ImGui::ColorConvertU32ToFloat4(tensor_ink(e.target.tensor)) : color_dim();
     ImGui::TextColored(col, "%s %s", now ? "▶" : " ", event_text(e).c_str());
   }
   if (recent.empty() && used + text_height("  (at the start: press → or Space)", width) <= budget)
@@ -533,7 +555,7 @@ void draw_pseudocode(const AlgoView& v, int index) {
     const ImVec2 p = ImGui::GetCursorScreenPos();
     if (is_cur)
       dl->AddRectFilled(ImVec2(p.x - 2, p.y - 1), ImVec2(p.x + ImGui::GetContentRegionAvail().x, p.y + h[static_cast<size_t>(k)] - gap + 1),
-                        IM_COL32(120, 95, 20, 255));
+                        light_theme() ? IM_COL32(240, 214, 130, 255) : IM_COL32(120, 95, 20, 255));
     const std::string number = std::to_string(k + 1);
     dl->AddText(ImVec2(p.x + number_w - ImGui::CalcTextSize((number + " ").c_str()).x,
                        p.y + (math_line_height() - ImGui::GetTextLineHeight()) * 0.5f),
@@ -576,14 +598,19 @@ void draw_info(AppState& s, AlgoView& v, bool compact) {
   ImGui::PopTextWrapPos();
   if (compact) {
     // The current line in as many lines as the longest line of the listing
-    // takes, so that nothing under it moves while it changes.
+    // takes, so that nothing under it moves while it changes; where that
+    // would leave no room for the pass the algorithm is in (a backward's main
+    // loop, on a small projector), in only as many as it takes itself.
     const std::vector<std::string>& code = info.pseudocode;
+    const bool has_line = w.line > 0 && static_cast<size_t>(w.line) <= code.size();
+    const std::string current = has_line ? std::to_string(w.line) + " " + code[static_cast<size_t>(w.line - 1)] : "";
     float tallest = math_line_height();
     for (const std::string& l : code) tallest = std::max(tallest, math_text_size("00 " + l, width).y);
+    const float pass_h = shows_online_softmax(v.algo) ? 0.0f : text_height(pass_title(*v.schedule, v.snap.phase), width);
+    if (tallest + pass_h > room_left() && has_line) tallest = std::max(math_line_height(), math_text_size(current, width).y);
     if (tallest > room_left()) return;
     const ImVec2 at = ImGui::GetCursorScreenPos();
-    if (w.line > 0 && static_cast<size_t>(w.line) <= code.size())
-      math_text(std::to_string(w.line) + " " + code[static_cast<size_t>(w.line - 1)], ImVec4(1, 0.9f, 0.55f, 1), width);
+    if (has_line) math_text(current, ImVec4(1, 0.9f, 0.55f, 1), width);
     ImGui::SetCursorScreenPos(ImVec2(at.x, at.y + tallest));
     ImGui::Dummy(ImVec2(1, 0));
   }
@@ -614,8 +641,10 @@ void algo_strip(AppState& s, AlgoView& v, int index, ImVec2 size) {
   const float scale = static_cast<float>(s.view.ui_scale);
   ImVec2 avail = ImGui::GetContentRegionAvail();
   const float spacing = ImGui::GetStyle().ItemSpacing.x;
-  // The Hopper schedule takes the bottom of the strip, when the view has one.
-  const float pipe_h = v.hopper ? std::min(avail.y * 0.45f, math_line_height() * 7.6f)
+  // The Hopper schedule takes the bottom of the strip, when the view has one:
+  // its full height (heading, three units, the ring, the legend) up to 60% of
+  // the strip, so that a small projector still shows the units' lanes.
+  const float pipe_h = v.hopper ? std::min(avail.y * 0.6f, math_line_height() * 7.6f)
                        : v.hopper_bwd ? std::min(avail.y * 0.5f, math_line_height() * 9.0f)
                                       : 0.0f;
   const float full_h = avail.y;

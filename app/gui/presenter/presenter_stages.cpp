@@ -49,6 +49,9 @@ void draw_chart(AppState& s, const std::string& id) {
   }
   const analysis::ChartSpec& c = s.model.charts.of(*e);
   if (plot::BeginPlot(("stage-" + id).c_str(), c, ImGui::GetContentRegionAvail(), s.view.ui_scale)) {
+    // What the scene says its chart shows is placed first on a crowded chart.
+    const Presenter& p = s.presenter;
+    if (p.current >= 0 && static_cast<size_t>(p.current) < p.scenes.size()) plot::NameFirst(p.scenes[static_cast<size_t>(p.current)].shows);
     if (e->shows_ai_at_cursor && s.model.valid)
       for (const AlgoView& v : s.model.algos) plot::PlotSeries(v.snap.ai_marker);
     plot::EndPlot();

@@ -31,7 +31,11 @@ ImU32 gpu_color(int r, int P, int alpha = 255) {
   return IM_COL32(static_cast<int>(cr * 255), static_cast<int>(cg * 255), static_cast<int>(cb * 255), alpha);
 }
 
-ImU32 text_on(ImU32) { return IM_COL32(12, 14, 20, 255); }
+// Near-black or near-white, whichever reads better on `fill`.
+ImU32 text_on(ImU32 fill) {
+  const ImU32 dark = IM_COL32(12, 14, 20, 255), light = IM_COL32(245, 245, 245, 255);
+  return contrast_ratio(dark, fill) >= contrast_ratio(light, fill) ? dark : light;
+}
 
 // The matrix's pairs still to come, and those the mask skips (never loaded).
 constexpr ImU32 kToCome = IM_COL32(66, 70, 84, 255);
@@ -111,13 +115,14 @@ void draw_ring_picture(ImDrawList* dl, const AppState& s, ImVec2 o, float side) 
     // Upper half: the GPU (its colour: its own Q chunks); lower half: the K, V it holds (the owner's colour).
     const float mid = (a.y + b.y) / 2;
     dl->AddRectFilled(a, ImVec2(b.x, mid), gpu_color(r, P), 4, ImDrawFlags_RoundCornersTop);
-    dl->AddRectFilled(ImVec2(a.x, mid), b, gpu_color(owner, P, 200), 4, ImDrawFlags_RoundCornersBottom);
+    dl->AddRectFilled(ImVec2(a.x, mid), b, gpu_color(owner, P), 4, ImDrawFlags_RoundCornersBottom);
     dl->AddRect(a, b, IM_COL32(20, 22, 28, 255), 4, 0, 1.5f * scale);
     const std::string q = "GPU " + std::to_string(r);
     const std::string kv = "K,V " + chunk_list(part.held[static_cast<size_t>(owner)]);
-    if (!centred(dl, q, a, ImVec2(b.x, mid), text_on(0))) centred(dl, std::to_string(r), a, ImVec2(b.x, mid), text_on(0));
-    if (!centred(dl, kv, ImVec2(a.x, mid), b, text_on(0)))
-      centred(dl, chunk_list(part.held[static_cast<size_t>(owner)]), ImVec2(a.x, mid), b, text_on(0));
+    const ImU32 top = text_on(gpu_color(r, P)), bottom = text_on(gpu_color(owner, P));
+    if (!centred(dl, q, a, ImVec2(b.x, mid), top)) centred(dl, std::to_string(r), a, ImVec2(b.x, mid), top);
+    if (!centred(dl, kv, ImVec2(a.x, mid), b, bottom))
+      centred(dl, chunk_list(part.held[static_cast<size_t>(owner)]), ImVec2(a.x, mid), b, bottom);
   }
   // The step in the middle, when the ring leaves room for it.
   if (P > 2) {
@@ -200,7 +205,7 @@ void draw_matrix(ImDrawList* dl, const AppState& s, ImVec2 o, float side) {
       }
       if (pc.step == step && pc.visibility != sim::ChunkVisibility::none) {
         dl->AddRect(a, b, IM_COL32(255, 255, 255, 255), 0, 0, std::max(1.0f, 1.5f * scale));
-        if (labels && pc.visibility == sim::ChunkVisibility::full) centred(dl, std::to_string(pc.gpu), a, b, text_on(0));
+        if (labels && pc.visibility == sim::ChunkVisibility::full) centred(dl, std::to_string(pc.gpu), a, b, text_on(col));
       }
     }
   if (cell >= 5 * scale) {

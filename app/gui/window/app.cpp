@@ -301,6 +301,7 @@ RunResult run(const Options& opt) {
     ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
 
     const double fb_scale = io.DisplaySize.x > 0 ? fbw / static_cast<double>(io.DisplaySize.x) : 1.0;
+    probe.frame_rendered(*ImGui::GetDrawData(), fbw, fbh, static_cast<float>(fb_scale));
     if (opt.frames > 0 && !probe.holding() && frame - probe.held_frames() + 1 == opt.frames && !opt.screenshot.empty()) {
       try {
         write_screenshot(opt.screenshot, fbw, fbh, panel_crop(s, opt.screenshot_panel, fb_scale));

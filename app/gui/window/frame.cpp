@@ -110,7 +110,18 @@ void draw_frame(AppState& s) {
   // The hall layout is the window's width at its UI scale: known before the
   // layout, so the first frame already keeps the controls closed.
   s.view.hall_layout = is_hall_layout(ImGui::GetIO().DisplaySize.x, scale);
-  const Layout L = compute_layout(ImGui::GetIO().DisplaySize, scale, controls_shown(s), s.view.plots_large);
+  // The Concepts window, when open, has a place of its own in the layout and
+  // covers none of the lab's text; its sections scroll inside it. In the
+  // hall layout (one view at a time) it is the view: it takes the stage. Else
+  // it is a column at the right from the top to the status line, and the
+  // lab's panels share what is left.
+  const ImVec2 display = ImGui::GetIO().DisplaySize;
+  const bool concepts_on_stage = s.view.show_concepts && s.view.hall_layout;
+  const float concepts_w =
+      s.view.show_concepts && !concepts_on_stage
+          ? std::floor(std::min(std::clamp(display.x * 0.3f, 300 * scale, 560 * scale), display.x * 0.45f))
+          : 0.0f;
+  const Layout L = compute_layout(ImVec2(display.x - concepts_w, display.y), scale, controls_shown(s), s.view.plots_large);
   s.rect_controls = rect_of(L.controls);
   s.rect_tiling = rect_of(L.tiling);
   s.rect_counters = rect_of(L.counters);
@@ -121,7 +132,9 @@ void draw_frame(AppState& s) {
     if (ImGui::Begin("Controls", nullptr, kPanelFlags)) panel_controls(s);
     ImGui::End();
   }
-  if (s.view.workspace == Workspace::ring) {
+  if (concepts_on_stage) {
+    // The stage is the Concepts window's (below).
+  } else if (s.view.workspace == Workspace::ring) {
     // The ring takes everything right of the controls.
     const Box ring{L.controls.w, 0, std::max(1.0f, L.plots.w), L.status.y};
     s.rect_ring = rect_of(ring);
@@ -158,21 +171,24 @@ void draw_frame(AppState& s) {
       panel_plots(s);
     ImGui::End();
   }
-  place(L.status);
+  place(Box{L.status.x, L.status.y, display.x, L.status.h});  // the status line spans the window, under the Concepts
   if (ImGui::Begin("##status", nullptr,
                    kPanelFlags | ImGuiWindowFlags_NoTitleBar | ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse))
     status_bar(s);
   ImGui::End();
   ImGui::PopStyleColor();
   if (s.view.show_concepts) {
-    ImGui::SetNextWindowSize(ImVec2(560 * scale, 600 * scale), ImGuiCond_Appearing);
-    ImGui::SetNextWindowPos(ImVec2(L.tiling.x + 40 * scale, 40 * scale), ImGuiCond_Appearing);
-    if (ImGui::Begin("Concepts", &s.view.show_concepts, ImGuiWindowFlags_NoSavedSettings)) {
-      const ImVec2 p = ImGui::GetWindowPos(), z = ImGui::GetWindowSize();
-      s.rect_concepts = {p.x, p.y, z.x, z.y};
+    const Box box = concepts_on_stage ? Box{L.controls.w, 0, display.x - L.controls.w, L.status.y}
+                                      : Box{display.x - concepts_w, 0, concepts_w, L.status.y};
+    place(box);
+    s.rect_concepts = rect_of(box);
+    // The scrollbar from the first frame: a reader sees at once that there is more below.
+    if (ImGui::Begin("Concepts", &s.view.show_concepts,
+                     (kPanelFlags & ~ImGuiWindowFlags_NoBringToFrontOnFocus) | ImGuiWindowFlags_AlwaysVerticalScrollbar))
       panel_concepts(s);
-    }
     ImGui::End();
+  } else {
+    s.rect_concepts = {};
   }
 }
 

@@ -136,6 +136,10 @@ ChartLayout layout_chart(const ChartSpec& c, Canvas& canvas, Rect outer, const C
 struct RenderExtras {
   std::vector<const Series*> series;
   int highlight_series = -1;  // drawn thicker (hovered legend entry)
+  // Texts whose labels (a reference line's name, a point's) take their places
+  // before all others, compared without spaces: what a lecture's scene says
+  // its chart shows stays on a crowded chart.
+  std::vector<std::string> named_first;
 };
 
 void render_chart(const ChartSpec& c, Canvas& canvas, const ChartLayout& layout, const ChartStyle& style,
