@@ -7,10 +7,6 @@
 
 namespace flashlab::analysis::chart_detail {
 
-namespace {
-
-// A label on two lines, broken at the space that makes the wider line
-// narrowest; {label, ""} when it has no space.
 std::pair<std::string, std::string> two_lines(Canvas& cv, const std::string& label, double size) {
   std::pair<std::string, std::string> best{label, ""};
   double best_w = cv.measure(label, size).x;
@@ -24,6 +20,8 @@ std::pair<std::string, std::string> two_lines(Canvas& cv, const std::string& lab
   }
   return best;
 }
+
+namespace {
 
 // For each series, the first of the series it coincides with, following the
 // chain (coinciding_series gives the first earlier one).

@@ -34,6 +34,10 @@ std::vector<std::string> wrap_lines(Canvas& cv, const std::string& s, double siz
 // them). The first note of an empty chart is drawn inside the plot instead.
 std::vector<std::string> shown_notes(const ChartSpec& c, const ChartStyle& st, Canvas& cv, double size, double width);
 
+// A label on two lines, broken at the space that makes the wider line
+// narrowest; {label, ""} when it has no space.
+std::pair<std::string, std::string> two_lines(Canvas& cv, const std::string& label, double size);
+
 // Text that fits `max_w` pixels, cut with an ellipsis.
 std::string fit_text(Canvas& cv, const std::string& s, double size, double max_w);
 
