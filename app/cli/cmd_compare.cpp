@@ -56,77 +56,212 @@ std::string tiles_cell(const analysis::PassRun& run) {
 
 std::string gb_cell(double bytes) { return analysis::fixed(bytes / 1e9, 2) + " GB"; }
 
-// The measured runs of each compared algorithm, when a results file is given.
-struct Measured {
-  std::string origin;  // the file, as given
-  analysis::BenchResults results;
-  std::string placed;  // the preset today's model placed the rows on (empty: the rows as written)
+std::string kernel_tiles(const sim::TileShape& t) {
+  return t.Br > 0 && t.Bc > 0 ? std::to_string(t.Br) + "×" + std::to_string(t.Bc) : "-";
+}
+
+// One results file as read and as today's model places it.
+struct MeasuredFile {
+  std::string origin;  // the path, as given
+  analysis::BenchResults written;
+  std::optional<analysis::BenchResults> placed;  // nullopt: no datasheet preset matches its GPU
+  std::string hardware;                          // the preset placed on
 };
 
-// The results file's rows placed again with today's model on the datasheet
-// preset of the GPU they ran on, as `flashlab bench --results` places them;
-// the rows as written when no preset matches.
-Measured read_measured(const std::string& path) {
-  Measured m{path, analysis::bench_from_file(path), ""};
-  if (const auto hw = analysis::results_hardware(m.results.meta, analysis::datasheet_presets())) {
-    m.results = analysis::replace_results(m.results, *hw);
-    m.placed = hw->name;
+// The measured runs of each compared algorithm, when results files are given.
+struct Measured {
+  std::string origin;  // the files, as given, joined by " + "
+  analysis::BenchResults results;  // every file's rows, placed where a preset matches, merged
+  std::string placed;  // the preset today's model placed the rows on (empty: the rows as written)
+  std::vector<MeasuredFile> files;
+};
+
+// Each file's rows placed again with today's model on the datasheet preset of
+// the GPU they ran on, as `flashlab bench --results` places them; the rows as
+// written when no preset matches. Several files are merged as a report merges
+// them (one GPU; a run held twice kept once).
+Measured read_measured(const std::vector<std::string>& paths) {
+  Measured m;
+  std::vector<std::pair<std::string, analysis::BenchResults>> placed;
+  for (const std::string& path : paths) {
+    MeasuredFile f{path, analysis::bench_from_file(path), std::nullopt, ""};
+    if (const auto hw = analysis::results_hardware(f.written.meta, analysis::datasheet_presets())) {
+      f.placed = analysis::replace_results(f.written, *hw);
+      f.hardware = hw->name;
+    }
+    m.origin += (m.origin.empty() ? "" : " + ") + path;
+    if (m.placed.find(f.hardware) == std::string::npos)
+      m.placed += (m.placed.empty() ? "" : ", ") + f.hardware;
+    placed.emplace_back(path, f.placed ? *f.placed : f.written);
+    m.files.push_back(std::move(f));
   }
+  if (std::any_of(m.files.begin(), m.files.end(), [](const MeasuredFile& f) { return !f.placed; })) m.placed.clear();
+  m.results = m.files.size() == 1 ? placed.front().second : analysis::merge_results(placed).results;
   return m;
 }
 
+// What the table of every measured run needs of each file: counters, and a
+// preset for today's model to place its runs on.
+void check_measured_for_table(const Measured& m) {
+  for (const MeasuredFile& f : m.files) {
+    const auto& rows = f.written.rows;
+    if (std::none_of(rows.begin(), rows.end(), [](const analysis::BenchRow& r) { return r.has_counters(); }))
+      throw UsageError("--results: " + f.origin +
+                       " has no DRAM counters (measure with flashlab bench --counters): no measured bytes to compare");
+    if (!f.placed)
+      throw UsageError("--results: " + f.origin + ": no datasheet preset matches its GPU '" + f.written.meta.gpu +
+                       "' (" + std::to_string(f.written.meta.sm_count) +
+                       " SMs): today's model has no hardware to predict its runs on");
+  }
+}
+
 // The forward rung a backward rung runs after (the registry's pairing).
-std::string forward_rung_of(const std::string& backward) {
-  const kernels::KernelInfo* k = kernels::find_kernel(backward);
-  const kernels::KernelInfo* f = k ? kernels::forward_rung(*k) : nullptr;
-  return f ? f->id : std::string();
+std::vector<analysis::RungPair> registry_pairs() {
+  std::vector<analysis::RungPair> out;
+  for (const kernels::KernelInfo& k : kernels::registry())
+    if (const kernels::KernelInfo* f = kernels::forward_rung(k)) out.push_back({f->id, k.id});
+  return out;
 }
 
-// A training step's two passes measured rung by rung: each backward rung of
-// the file beside its own forward rung, the DRAM bytes summed.
-void print_training_steps(const Resolved& r, const std::vector<Row>& rows, const Measured& measured) {
-  analysis::TextTable t({"algorithm", "rungs", "DRAM predicted fwd", "bwd", "step", "DRAM measured fwd", "bwd", "step",
-                         "model", "measured ms"});
-  size_t lines = 0;
-  for (const Row& row : rows) {
-    if (row.run.parts.size() != 2) continue;
-    const auto fwd = analysis::measured_dram(measured.results, measured.origin, r.problem, row.run.parts[0].result.algorithm);
-    const auto bwd = analysis::measured_dram(measured.results, measured.origin, r.problem, row.run.parts[1].result.algorithm);
-    for (const analysis::TrainingStepDram& s : analysis::training_step_dram(fwd, bwd, forward_rung_of)) {
-      auto gb = [](sim::i64 a, sim::i64 b) { return a >= 0 && b >= 0 ? gb_cell(static_cast<double>(a + b)) : "-"; };
-      std::string model = s.why_not;
-      if (s.has_error) {
-        std::string e = analysis::fixed(100 * s.error, 1);
-        if (e == "-0.0") e = "0.0";
-        model = (e[0] == '-' ? "" : "+") + e + "%";
-      }
-      t.add({row.label, s.forward.kernel + " + " + s.backward.kernel,
-             gb(s.forward.predicted_read_bytes, s.forward.predicted_write_bytes),
-             gb(s.backward.predicted_read_bytes, s.backward.predicted_write_bytes),
-             s.predicted_bytes >= 0 ? gb_cell(static_cast<double>(s.predicted_bytes)) : "-",
-             s.forward.measured ? gb(s.forward.read_bytes, s.forward.write_bytes) : "-",
-             s.backward.measured ? gb(s.backward.read_bytes, s.backward.write_bytes) : "-",
-             s.measured ? gb_cell(static_cast<double>(s.measured_bytes)) : "-", model,
-             s.time_ms > 0 ? analysis::fixed(s.time_ms, 3) : "-"});
-      ++lines;
+std::string signed_percent(double fraction) {
+  std::string e = analysis::fixed(100 * fraction, 1);
+  if (e == "-0.0") e = "0.0";
+  return (e[0] == '-' ? "" : "+") + e + "%";
+}
+
+std::vector<std::string> measured_csv_header() {
+  std::vector<std::string> h{"pass", "rungs", "batch", "heads", "kv_heads", "seq_q", "seq_kv", "head_dim", "causal",
+                             "dtype"};
+  for (const char* pass : {"fwd", "bwd"})
+    for (const char* c : {"kernel", "Br", "Bc", "measured_dram_read_bytes", "measured_dram_write_bytes",
+                          "predicted_dram_read_bytes", "predicted_dram_write_bytes", "file_predicted_dram_read_bytes",
+                          "file_predicted_dram_write_bytes", "time_ms", "note"})
+      h.push_back(std::string(pass) + "_" + c);
+  for (const char* c : {"measured_dram_bytes", "predicted_dram_bytes", "file_predicted_dram_bytes", "error",
+                        "time_ms", "why_not"})
+    h.emplace_back(c);
+  return h;
+}
+
+std::vector<std::string> measured_csv_line(sim::PassSelection s, const analysis::RungDram& r) {
+  const sim::AttentionProblem& p = r.problem;
+  auto i64s = [](sim::i64 v) { return v >= 0 ? std::to_string(v) : std::string(); };
+  std::vector<std::string> l{std::string(sim::to_string(s)), r.label(), std::to_string(p.batch), std::to_string(p.heads),
+                             std::to_string(p.h_kv()), std::to_string(p.n_q()), std::to_string(p.n_kv()),
+                             std::to_string(p.head_dim), p.causal ? "true" : "false", std::string(sim::to_string(p.dtype))};
+  for (sim::Pass pass : {sim::Pass::fwd, sim::Pass::bwd}) {
+    const auto part = std::find_if(r.parts.begin(), r.parts.end(),
+                                   [&](const analysis::MeasuredDram& m) { return m.pass == pass; });
+    if (part == r.parts.end()) {
+      for (int k = 0; k < 11; ++k) l.emplace_back();
+      continue;
     }
+    const analysis::MeasuredDram& m = *part;
+    for (const std::string& v :
+         {m.kernel, m.tiles.Br > 0 ? std::to_string(m.tiles.Br) : "", m.tiles.Bc > 0 ? std::to_string(m.tiles.Bc) : "",
+          i64s(m.read_bytes), i64s(m.write_bytes), i64s(m.predicted_read_bytes), i64s(m.predicted_write_bytes),
+          i64s(m.file_predicted_read_bytes), i64s(m.file_predicted_write_bytes),
+          m.time_ms > 0 ? sim::shortest(m.time_ms) : "", m.measured ? m.note : m.why_not})
+      l.push_back(v);
   }
-  std::cout << "\nThe training step rung by rung: each backward rung of " << measured.origin
-            << " beside the forward rung it runs after, DRAM read + write as the counters saw them\n";
-  if (lines == 0) {
-    std::cout << "  no backward run of this problem in the file\n";
-    return;
-  }
-  std::cout << t.str()
-            << "model: (predicted − measured) / measured of the step's bytes; the predictions are today's model's for "
-               "the launches that ran"
-            << (measured.placed.empty() ? " (as written in the file: no datasheet preset matches its GPU)"
-                                        : " on " + measured.placed)
-            << ". measured ms: the two passes' median times, summed.\n";
+  for (const std::string& v : {i64s(r.measured_bytes), i64s(r.predicted_bytes), i64s(r.file_predicted_bytes),
+                               r.has_error ? sim::shortest(r.error) : "", r.time_ms > 0 ? sim::shortest(r.time_ms) : "",
+                               r.why_not})
+    l.push_back(v);
+  return l;
 }
 
-std::string kernel_tiles(const sim::TileShape& t) {
-  return t.Br > 0 && t.Bc > 0 ? std::to_string(t.Br) + "×" + std::to_string(t.Bc) : "-";
+// Every measured run of the files for the selection, rung by rung, each
+// problem as it ran: DRAM predicted by today's model beside the counters.
+void print_measured_runs(sim::PassSelection s, const Measured& measured, const std::string& csv_path) {
+  std::vector<analysis::MeasuredDram> runs;
+  std::vector<std::pair<const MeasuredFile*, analysis::PredictionDrift>> drift;
+  for (const MeasuredFile& f : measured.files) {
+    const std::vector<analysis::MeasuredDram> own = analysis::measured_runs(f.written, *f.placed);
+    drift.emplace_back(&f, analysis::prediction_drift(own));
+    runs.insert(runs.end(), own.begin(), own.end());
+  }
+  const analysis::RungDramTable table = analysis::rung_dram(runs, s, registry_pairs());
+  const bool step = s == sim::PassSelection::fwd_bwd;
+  const std::vector<sim::Pass> passes =
+      step ? std::vector<sim::Pass>{sim::Pass::fwd, sim::Pass::bwd}
+           : std::vector<sim::Pass>{s == sim::PassSelection::bwd ? sim::Pass::bwd : sim::Pass::fwd};
+
+  std::cout << "\nEvery measured run against today's model: "
+            << (step ? "the training step (forward + backward) rung by rung, each backward rung beside the forward "
+                       "rung it runs after"
+                     : std::string("the ") + (passes.front() == sim::Pass::bwd ? "backward" : "forward") +
+                           " pass rung by rung")
+            << ", each problem as it ran in " << measured.origin << "; DRAM read + write\n";
+  if (table.rows.empty()) {
+    std::cout << "  no " << (step ? "forward or backward run of a paired rung"
+                                  : passes.front() == sim::Pass::bwd ? "backward run" : "forward run")
+              << " in the files\n";
+  } else {
+    std::vector<std::string> header{step ? "rungs" : "rung", "problem", "B_r×B_c"};
+    for (sim::Pass p : passes) header.push_back(std::string("predicted") + (step ? " " + std::string(sim::to_string(p)) : ""));
+    if (step) header.emplace_back("step");
+    for (sim::Pass p : passes) header.push_back(std::string("measured") + (step ? " " + std::string(sim::to_string(p)) : ""));
+    if (step) header.emplace_back("step");
+    for (const char* c : {"model", "measured ms", "note"}) header.emplace_back(c);
+    analysis::TextTable t(header);
+    for (const analysis::RungDram& r : table.rows) {
+      std::string tiles, note = r.why_not;
+      std::vector<std::string> predicted, measured_cells;
+      for (const analysis::MeasuredDram& m : r.parts) {
+        tiles += (tiles.empty() ? "" : " / ") + kernel_tiles(m.tiles);
+        predicted.push_back(m.predicted_bytes() >= 0 ? gb_cell(static_cast<double>(m.predicted_bytes())) : "-");
+        measured_cells.push_back(m.measured ? gb_cell(static_cast<double>(m.read_bytes + m.write_bytes)) : "-");
+        if (m.measured && !m.note.empty()) note += (note.empty() ? "" : "; ") + m.kernel + ": " + m.note;
+      }
+      std::vector<std::string> line{r.label(), sim::describe(r.problem), tiles};
+      line.insert(line.end(), predicted.begin(), predicted.end());
+      if (step)
+        line.push_back(r.predicted_bytes >= 0 ? gb_cell(static_cast<double>(r.predicted_bytes)) : "-");
+      line.insert(line.end(), measured_cells.begin(), measured_cells.end());
+      if (step) line.push_back(r.measured ? gb_cell(static_cast<double>(r.measured_bytes)) : "-");
+      line.push_back(r.has_error ? signed_percent(r.error) : "-");
+      line.push_back(r.time_ms > 0 ? analysis::fixed(r.time_ms, 3) : "-");
+      line.push_back(note);
+      t.add(line);
+    }
+    std::cout << t.str();
+  }
+  std::cout << "predicted: today's model for the launch that ran (its tiles and occupancy), on the datasheet preset "
+               "of the GPU the file ran on ("
+            << measured.placed << "), written back during the run as the counters see it; model: (predicted − "
+                                  "measured) / measured"
+            << (step ? " of the step's bytes; measured ms: the two passes' median times, summed. A step whose other "
+                       "pass did not run has no step cells: the note says which."
+                     : "; measured ms: the median time.")
+            << "\n";
+  for (const auto& [f, d] : drift) {
+    const std::string commit = f->written.meta.commit.empty() ? "" : " (commit " + f->written.meta.commit + ")";
+    std::cout << f->origin << commit << ": ";
+    if (d.compared == 0)
+      std::cout << "holds no predictions of its own\n";
+    else if (d.differ == 0)
+      std::cout << "its own predictions equal today's model at all " << d.compared << " runs\n";
+    else
+      std::cout << "its own predictions differ from today's model at " << d.differ << " of " << d.compared
+                << " runs (by up to " << analysis::fixed(100 * d.largest, 1)
+                << "%): the file's model is older; the table shows today's\n";
+  }
+  if (!table.left_out.empty()) {
+    std::cout << "not in the table:";
+    for (size_t i = 0; i < table.left_out.size(); ++i) std::cout << (i ? "; " : " ") << table.left_out[i];
+    std::cout << "\n";
+  }
+  if (!csv_path.empty()) {
+    std::string csv = analysis::csv_row(measured_csv_header());
+    for (const analysis::RungDram& r : table.rows) csv += analysis::csv_row(measured_csv_line(s, r));
+    try {
+      analysis::write_file_atomic(csv_path, csv);
+    } catch (const std::exception& e) {
+      throw UsageError(std::string("--measured-csv: ") + e.what());
+    }
+    std::cout << "wrote " << table.rows.size() << " rows to " << csv_path << "\n";
+  }
 }
 
 std::vector<std::string> compare_csv_header() {
@@ -139,8 +274,12 @@ std::vector<std::string> compare_csv_header() {
 
 void print_paper_table(const Resolved& r, const std::vector<Row>& rows, const std::optional<Measured>& measured);
 
+// measured_pass: --pass as given with results files (nullopt: not given), for
+// the table of every measured run; measured_csv: where that table goes as CSV.
 int print_and_write(const Resolved& r, const std::vector<Row>& rows, const std::string& csv_path,
-                    const std::optional<Measured>& measured) {
+                    const std::optional<Measured>& measured,
+                    const std::optional<sim::PassSelection>& measured_pass = std::nullopt,
+                    const std::string& measured_csv = "") {
   const sim::HardwareModel& hw = r.hw;
   std::cout << "FlashLab — standard attention vs FlashAttention, simulated\n";
   std::cout << "problem  " << sim::describe(r.problem) << "\n";
@@ -152,11 +291,13 @@ int print_and_write(const Resolved& r, const std::vector<Row>& rows, const std::
             << analysis::fixed(analysis::ridge_point(peak, hw.hbm_bandwidth), 1) << " FLOP/B\n";
   if (measured) {
     const sim::RunMeta& m = measured->results.meta;
-    std::cout << "measured " << measured->origin << ": " << (m.gpu.empty() ? "unknown GPU" : m.gpu)
-              << (m.commit.empty() ? "" : ", commit " + m.commit)
-              << (measured->placed.empty() ? "; the predictions as written in the file"
-                                           : "; placed with today's model on " + measured->placed)
-              << "\n";
+    for (const MeasuredFile& f : measured->files) {
+      const sim::RunMeta& fm = f.written.meta;
+      std::cout << "measured " << f.origin << ": " << (fm.gpu.empty() ? "unknown GPU" : fm.gpu)
+                << (fm.commit.empty() ? "" : ", commit " + fm.commit)
+                << (!f.placed ? "; the predictions as written in the file" : "; placed with today's model on " + f.hardware)
+                << "\n";
+    }
     const auto ds = analysis::match_datasheet(m.gpu, m.sm_count, analysis::datasheet_presets());
     if (!ds || ds->name != hw.name)
       std::cout << "note: the runs were measured on " << (m.gpu.empty() ? "an unknown GPU" : m.gpu)
@@ -245,7 +386,7 @@ int print_and_write(const Resolved& r, const std::vector<Row>& rows, const std::
                  "the passes' bounds. Tiles read forward / backward.\n";
   for (const Row& row : rows)
     for (const std::string& m : row.run.messages()) std::cout << "note (" << row.label << "): " << m << "\n";
-  if (passes == sim::PassSelection::fwd_bwd && measured) print_training_steps(r, rows, *measured);
+  if (measured && measured_pass) print_measured_runs(*measured_pass, *measured, measured_csv);
   if (passes == sim::PassSelection::fwd_bwd) print_paper_table(r, rows, measured);
 
   try {
@@ -361,10 +502,17 @@ class CompareCommand : public Command {
     add_problem_flags(*app, flags_);
     app->add_option("--csv", csv_, "CSV output file")->capture_default_str();
     app->add_option("--results", results_, "measured runs (JSON or CSV written by flashlab bench --counters or "
-                                           "validate): their DRAM bytes beside the model's");
+                                           "validate): their DRAM bytes beside the model's; repeat it for several "
+                                           "files of one GPU (the forward runs in one, the backward in another). With "
+                                           "--pass: every measured run of the pass, each problem as it ran, beside "
+                                           "today's model");
+    app->add_option("--measured-csv", measured_csv_, "with --pass and --results: the table of every measured run as CSV");
   }
   int run() override {
     const Resolved r = resolve(flags_);
+    const std::optional<sim::PassSelection> pass = parse_pass(pass_);
+    if (!measured_csv_.empty() && (results_.empty() || !pass))
+      throw UsageError("--measured-csv: needs --results and --pass (the table of every measured run of the pass)");
     std::optional<Measured> measured;
     if (!results_.empty()) {
       try {
@@ -372,13 +520,17 @@ class CompareCommand : public Command {
       } catch (const std::exception& e) {
         throw UsageError(std::string("--results: ") + e.what());
       }
+      if (pass) check_measured_for_table(*measured);
     }
-    return print_and_write(r, compare(r, parse_algorithms(algos_), parse_pass(pass_)), csv_, measured);
+    return print_and_write(r, compare(r, parse_algorithms(algos_), pass), csv_, measured,
+                           measured ? pass : std::nullopt, measured_csv_);
   }
 
  private:
   ProblemFlags flags_;
-  std::string algos_ = analysis::algorithm_keys(analysis::default_algorithms(), ","), csv_ = kDefaultCsv, results_, pass_;
+  std::string algos_ = analysis::algorithm_keys(analysis::default_algorithms(), ","), csv_ = kDefaultCsv, pass_,
+              measured_csv_;
+  std::vector<std::string> results_;
 };
 
 }  // namespace

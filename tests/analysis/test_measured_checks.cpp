@@ -65,51 +65,93 @@ TEST_CASE("measured_dram: every kernel of the model that ran the problem, with i
   CHECK(measured_dram(bare, "old.json", p, sim::Algorithm::fa2).why_none == "no counters in old.json");
 }
 
-TEST_CASE("training_step_dram: each backward rung beside its own forward rung, the bytes summed", "[measured]") {
-  auto run = [](const std::string& kernel, i64 r, i64 w, i64 pr, i64 pw, double ms) {
+TEST_CASE("rung_dram: each backward run beside its own forward rung's run of the problem, the bytes summed",
+          "[measured]") {
+  const sim::AttentionProblem p = problem(2, 4, 1000, 64), q = problem(1, 4, 2000, 64);
+  auto run = [](const std::string& kernel, sim::Pass pass, const sim::AttentionProblem& on, i64 r, i64 w, i64 pr,
+                i64 pw, double ms) {
     MeasuredDram m;
     m.kernel = kernel;
+    m.pass = pass;
+    m.problem = on;
     m.measured = r >= 0;
     m.read_bytes = r;
     m.write_bytes = w;
     m.predicted_read_bytes = pr;
     m.predicted_write_bytes = pw;
+    m.file_predicted_read_bytes = pr + 1;
+    m.file_predicted_write_bytes = pw;
     m.time_ms = ms;
     if (!m.measured) m.why_not = "no counters in this run";
     return m;
   };
-  MeasuredLookup fwd, bwd;
-  fwd.runs = {run("fa2", 100, 20, 110, 20, 1.0), run("fa2_tc", 300, 40, 280, 40, 0.5)};
-  bwd.runs = {run("fa2_tc_bwd", 900, 100, 1000, 120, 2.0), run("fa2_bwd", 500, 50, 480, 50, 4.0),
-              run("lonely_bwd", 10, 1, 10, 1, 1.0), run("other_bwd", -1, -1, 5, 5, 1.0)};
-  auto forward_of = [](const std::string& b) -> std::string {
-    if (b == "fa2_bwd") return "fa2";
-    if (b == "fa2_tc_bwd") return "fa2_tc";
-    if (b == "other_bwd") return "fa2";
-    if (b == "lonely_bwd") return "gone";
-    return "";
-  };
-  const std::vector<TrainingStepDram> steps = training_step_dram(fwd, bwd, forward_of);
-  REQUIRE(steps.size() == 4);
-  // Paired by the registry's pairing, not by file order: fa2_tc with fa2_tc_bwd.
-  CHECK(steps[0].forward.kernel == "fa2_tc");
-  REQUIRE(steps[0].measured);
-  CHECK(steps[0].measured_bytes == 300 + 40 + 900 + 100);
-  CHECK(steps[0].predicted_bytes == 280 + 40 + 1000 + 120);
-  REQUIRE(steps[0].has_error);
-  CHECK(steps[0].error == Approx((1440.0 - 1340.0) / 1340.0));
-  CHECK(steps[0].time_ms == Approx(2.5));
-  CHECK(steps[1].forward.kernel == "fa2");
-  CHECK(steps[1].measured_bytes == 670);
-  CHECK(steps[1].predicted_bytes == 110 + 20 + 480 + 50);
-  CHECK(steps[1].error == Approx((660.0 - 670.0) / 670.0));
+  const auto F = sim::Pass::fwd, B = sim::Pass::bwd;
+  const std::vector<MeasuredDram> runs{
+      run("fa2", F, p, 100, 20, 110, 20, 1.0),          run("fa2_tc", F, p, 300, 40, 280, 40, 0.5),
+      run("naive", F, p, 50, 50, 50, 50, 1.0),          run("fa2_tc_bwd", B, p, 900, 100, 1000, 120, 2.0),
+      run("fa2_bwd", B, p, 500, 50, 480, 50, 4.0),       run("lonely_bwd", B, p, 10, 1, 10, 1, 1.0),
+      run("other_bwd", B, p, -1, -1, 5, 5, 1.0),         run("fa2_tc", F, q, 7, 3, 7, 3, 0.1),
+      run("fa2_tc", F, p, 300, 40, 280, 40, 0.5)};  // held twice: kept once
+  const std::vector<RungPair> pairs{{"fa2", "fa2_bwd"}, {"fa2_tc", "fa2_tc_bwd"}, {"fa2", "other_bwd"},
+                                    {"gone", "lonely_bwd"}};
+  const RungDramTable step = rung_dram(runs, sim::PassSelection::fwd_bwd, pairs);
+  REQUIRE(step.rows.size() == 5);
+  // Paired by the pairing, not by file order: fa2_tc with fa2_tc_bwd.
+  CHECK(step.rows[0].label() == "fa2_tc + fa2_tc_bwd");
+  REQUIRE(step.rows[0].measured);
+  CHECK(step.rows[0].measured_bytes == 300 + 40 + 900 + 100);
+  CHECK(step.rows[0].predicted_bytes == 280 + 40 + 1000 + 120);
+  CHECK(step.rows[0].file_predicted_bytes == 280 + 40 + 1000 + 120 + 2);
+  REQUIRE(step.rows[0].has_error);
+  CHECK(step.rows[0].error == Approx((1440.0 - 1340.0) / 1340.0));
+  CHECK(step.rows[0].time_ms == Approx(2.5));
+  CHECK(step.rows[1].label() == "fa2 + fa2_bwd");
+  CHECK(step.rows[1].measured_bytes == 670);
+  CHECK(step.rows[1].error == Approx((660.0 - 670.0) / 670.0));
   // A forward rung that did not run the problem, and a backward run without counters: said, no bytes.
-  CHECK_FALSE(steps[2].measured);
-  CHECK(steps[2].why_not == "no run of gone (the forward) of this problem");
-  CHECK(steps[2].measured_bytes == -1);
-  CHECK_FALSE(steps[3].measured);
-  CHECK(steps[3].why_not == "other_bwd: no counters in this run");
-  CHECK_FALSE(steps[3].has_error);
+  CHECK(step.rows[2].label() == "gone + lonely_bwd");
+  CHECK_FALSE(step.rows[2].measured);
+  CHECK(step.rows[2].why_not == "no run of gone (the forward) of this problem");
+  CHECK(step.rows[2].measured_bytes == -1);
+  CHECK(step.rows[2].predicted_bytes == -1);
+  CHECK_FALSE(step.rows[3].measured);
+  CHECK(step.rows[3].why_not == "other_bwd: no counters in this run");
+  CHECK_FALSE(step.rows[3].has_error);
+  // Another problem: its forward alone, beside an empty backward.
+  CHECK(step.rows[4].problem == q);
+  CHECK(step.rows[4].label() == "fa2_tc + fa2_tc_bwd");
+  CHECK_FALSE(step.rows[4].measured);
+  CHECK(step.rows[4].why_not == "no run of fa2_tc_bwd (the backward) of this problem");
+  REQUIRE(step.left_out.size() == 1);
+  CHECK(step.left_out[0] == "naive: no backward rung (1 run)");
+
+  // One pass: each run of it a row, grouped by problem.
+  const RungDramTable fwd = rung_dram(runs, sim::PassSelection::fwd, pairs);
+  REQUIRE(fwd.rows.size() == 4);
+  CHECK(fwd.rows[3].problem == q);
+  CHECK(fwd.rows[0].measured_bytes == 120);
+  CHECK(fwd.rows[0].predicted_bytes == 130);
+  CHECK(rung_dram(runs, sim::PassSelection::bwd, pairs).rows.size() == 4);
+
+  // The file's predictions against today's: every run here differs by one byte.
+  const PredictionDrift d = prediction_drift(runs);
+  CHECK(d.compared == 9);
+  CHECK(d.differ == 9);
+  CHECK(d.largest == Approx(1.0 / 10));
+}
+
+TEST_CASE("measured_runs: today's prediction from the placed file, the file's own beside it", "[measured]") {
+  const BenchResults written = bench_from_file(data("h200-paper-step.json"));
+  const auto hw = results_hardware(written.meta, datasheet_presets());
+  REQUIRE(hw);
+  const BenchResults placed = replace_results(written, *hw);
+  const std::vector<MeasuredDram> runs = measured_runs(written, placed);
+  REQUIRE(runs.size() == written.rows.size());
+  for (size_t i = 0; i < runs.size(); ++i) {
+    CHECK(runs[i].predicted_read_bytes == placed.rows[i].predicted_dram_read_bytes);
+    CHECK(runs[i].file_predicted_read_bytes == written.rows[i].predicted_dram_read_bytes);
+  }
+  CHECK_THROWS_AS(measured_runs(written, BenchResults{}), std::invalid_argument);
 }
 
 TEST_CASE("check_roof: the bound is max(convention FLOPs / peak, DRAM bytes / bandwidth)", "[measured][roof]") {

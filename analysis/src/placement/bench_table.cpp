@@ -44,19 +44,6 @@ std::string heads_text(const sim::AttentionProblem& p) {
   return p.h_kv() == p.heads ? std::to_string(p.heads) : std::to_string(p.heads) + "/" + std::to_string(p.h_kv());
 }
 
-// What the DRAM row's reader should know: why a run has no counters, or an
-// assumption the model made for a field the file does not record (a flash
-// backward's dQ accumulator, written by files before rows carried it).
-std::string dram_note(const BenchRow& row) {
-  if (!row.has_counters()) return row.counters_note;
-  const auto algo = sim::model_algorithm(row);
-  if (algo && sim::algorithm_info(*algo).pass == sim::Pass::bwd && !sim::algorithm_info(*algo).materializes_scores &&
-      !row.storage.dq_accumulator)
-    return "no dq_accumulator in the file: dQ modelled in " + std::string(sim::to_string(row.problem.dtype)) +
-           ", no convert pass";
-  return "";
-}
-
 // Measured DRAM bytes beside the L2 model's, per row, then per kernel: the
 // median and largest error and the points within the target.
 std::string dram_table(const BenchResults& r) {
@@ -95,6 +82,16 @@ std::string dram_table(const BenchResults& r) {
 }
 
 }  // namespace
+
+std::string dram_note(const BenchRow& row) {
+  if (!row.has_counters()) return row.counters_note;
+  const auto algo = sim::model_algorithm(row);
+  if (algo && sim::algorithm_info(*algo).pass == sim::Pass::bwd && !sim::algorithm_info(*algo).materializes_scores &&
+      !row.storage.dq_accumulator)
+    return "no dq_accumulator in the file: dQ modelled in " + std::string(sim::to_string(row.problem.dtype)) +
+           ", no convert pass";
+  return "";
+}
 
 std::string bench_table(const BenchResults& r) {
   std::ostringstream out;

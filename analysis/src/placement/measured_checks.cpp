@@ -1,15 +1,53 @@
 #include "flashlab/analysis/placement/measured_checks.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <stdexcept>
 #include <map>
 
 #include "flashlab/analysis/profiles/datasheet.hpp"
+#include "flashlab/analysis/placement/bench_table.hpp"
 #include "flashlab/analysis/placement/placement.hpp"
 #include "flashlab/analysis/model/report.hpp"
 #include "flashlab/analysis/model/roofline.hpp"
 #include "flashlab/sim/core/format.hpp"
 
 namespace flashlab::analysis {
+
+namespace {
+
+// A row as MeasuredDram: its counters, and the prediction it carries.
+MeasuredDram from_row(const BenchRow& row) {
+  MeasuredDram m;
+  m.kernel = row.kernel;
+  m.problem = row.problem;
+  m.pass = pass_of(row);
+  m.tiles = row.tiles;
+  m.predicted_read_bytes = row.predicted_dram_read_bytes;
+  m.predicted_write_bytes = row.predicted_dram_write_bytes;
+  if (row.status == RunStatus::ok && row.time_ms_median > 0) m.time_ms = row.time_ms_median;
+  if (row.status != RunStatus::ok) {
+    m.why_not = std::string(to_string(row.status)) + (row.reason.empty() ? "" : ": " + row.reason);
+  } else if (!row.has_counters()) {
+    m.why_not = row.counters_note.empty() ? "no counters in this run" : "no counters: " + row.counters_note;
+  } else {
+    m.measured = true;
+    m.read_bytes = row.dram_read_bytes;
+    m.write_bytes = row.dram_write_bytes;
+    const DramCheck c = dram_check(row);
+    m.has_error = c.available;
+    m.error = c.error;
+    m.note = dram_note(row);
+  }
+  return m;
+}
+
+i64 both(i64 read, i64 write) { return read >= 0 && write >= 0 ? read + write : -1; }
+
+}  // namespace
+
+i64 MeasuredDram::predicted_bytes() const { return both(predicted_read_bytes, predicted_write_bytes); }
+i64 MeasuredDram::file_predicted_bytes() const { return both(file_predicted_read_bytes, file_predicted_write_bytes); }
 
 MeasuredLookup measured_dram(const BenchResults& results, const std::string& origin, const sim::AttentionProblem& p,
                              sim::Algorithm a) {
@@ -23,25 +61,7 @@ MeasuredLookup measured_dram(const BenchResults& results, const std::string& ori
     if (!model || *model != a) continue;
     if (note.empty() && !row.has_counters() && !row.counters_note.empty()) note = row.kernel + ": " + row.counters_note;
     if (!any_counters) continue;
-    MeasuredDram m;
-    m.kernel = row.kernel;
-    m.tiles = row.tiles;
-    m.predicted_read_bytes = row.predicted_dram_read_bytes;
-    m.predicted_write_bytes = row.predicted_dram_write_bytes;
-    if (row.status == RunStatus::ok && row.time_ms_median > 0) m.time_ms = row.time_ms_median;
-    if (row.status != RunStatus::ok) {
-      m.why_not = std::string(to_string(row.status)) + (row.reason.empty() ? "" : ": " + row.reason);
-    } else if (!row.has_counters()) {
-      m.why_not = row.counters_note.empty() ? "no counters in this run" : "no counters: " + row.counters_note;
-    } else {
-      m.measured = true;
-      m.read_bytes = row.dram_read_bytes;
-      m.write_bytes = row.dram_write_bytes;
-      const DramCheck c = dram_check(row);
-      m.has_error = c.available;
-      m.error = c.error;
-    }
-    out.runs.push_back(std::move(m));
+    out.runs.push_back(from_row(row));
   }
   if (!any_counters)
     out.why_none = note.empty() ? "no counters in " + origin : "no counters in " + origin + " (" + note + ")";
@@ -56,42 +76,141 @@ const MeasuredDram* first_measured(const MeasuredLookup& m) {
   return nullptr;
 }
 
-std::vector<TrainingStepDram> training_step_dram(const MeasuredLookup& forward, const MeasuredLookup& backward,
-                                                 const std::function<std::string(const std::string&)>& forward_of) {
-  std::vector<TrainingStepDram> out;
-  for (const MeasuredDram& b : backward.runs) {
-    TrainingStepDram step;
-    step.backward = b;
-    const std::string partner = forward_of(b.kernel);
-    const auto f = std::find_if(forward.runs.begin(), forward.runs.end(),
-                                [&](const MeasuredDram& m) { return m.kernel == partner; });
-    if (partner.empty()) {
-      step.why_not = b.kernel + " has no forward rung";
-    } else if (f == forward.runs.end()) {
-      step.forward.kernel = partner;
-      step.why_not = "no run of " + partner + " (the forward) of this problem";
-    } else {
-      step.forward = *f;
-      if (!f->measured) step.why_not = partner + ": " + f->why_not;
-      else if (!b.measured) step.why_not = b.kernel + ": " + b.why_not;
-    }
-    if (step.why_not.empty()) {
-      step.measured = true;
-      step.measured_bytes = step.forward.read_bytes + step.forward.write_bytes + b.read_bytes + b.write_bytes;
-      const bool predicted = step.forward.predicted_read_bytes >= 0 && step.forward.predicted_write_bytes >= 0 &&
-                             b.predicted_read_bytes >= 0 && b.predicted_write_bytes >= 0;
-      if (predicted) {
-        step.predicted_bytes = step.forward.predicted_read_bytes + step.forward.predicted_write_bytes +
-                               b.predicted_read_bytes + b.predicted_write_bytes;
-        if (step.measured_bytes > 0) {
-          step.has_error = true;
-          step.error = static_cast<double>(step.predicted_bytes - step.measured_bytes) /
-                       static_cast<double>(step.measured_bytes);
-        }
+std::vector<MeasuredDram> measured_runs(const BenchResults& written, const BenchResults& placed) {
+  if (written.rows.size() != placed.rows.size())
+    throw std::invalid_argument("measured_runs: the placed file has " + std::to_string(placed.rows.size()) +
+                                " rows, the written one " + std::to_string(written.rows.size()));
+  std::vector<MeasuredDram> out;
+  for (size_t i = 0; i < placed.rows.size(); ++i) {
+    if (!sim::model_algorithm(placed.rows[i])) continue;
+    MeasuredDram m = from_row(placed.rows[i]);
+    m.file_predicted_read_bytes = written.rows[i].predicted_dram_read_bytes;
+    m.file_predicted_write_bytes = written.rows[i].predicted_dram_write_bytes;
+    out.push_back(std::move(m));
+  }
+  return out;
+}
+
+PredictionDrift prediction_drift(const std::vector<MeasuredDram>& runs) {
+  PredictionDrift d;
+  for (const MeasuredDram& m : runs) {
+    const i64 today = m.predicted_bytes(), file = m.file_predicted_bytes();
+    if (today < 0 || file < 0) continue;
+    ++d.compared;
+    if (today == file) continue;
+    ++d.differ;
+    if (today > 0)
+      d.largest = std::max(d.largest, std::abs(static_cast<double>(file - today)) / static_cast<double>(today));
+  }
+  return d;
+}
+
+std::string RungDram::label() const {
+  std::string out;
+  for (const MeasuredDram& m : parts) out += (out.empty() ? "" : " + ") + m.kernel;
+  return out;
+}
+
+namespace {
+
+// The sums of a row whose parts are filled: bytes, predictions, error, time.
+void sum_parts(RungDram& r) {
+  r.measured = r.why_not.empty() && std::all_of(r.parts.begin(), r.parts.end(), [](const MeasuredDram& m) { return m.measured; });
+  i64 measured = 0, predicted = 0, file = 0;
+  double time_ms = 0;
+  for (const MeasuredDram& m : r.parts) {
+    measured = measured >= 0 && m.measured ? measured + m.read_bytes + m.write_bytes : -1;
+    predicted = predicted >= 0 && m.predicted_bytes() >= 0 ? predicted + m.predicted_bytes() : -1;
+    file = file >= 0 && m.file_predicted_bytes() >= 0 ? file + m.file_predicted_bytes() : -1;
+    time_ms = time_ms >= 0 && m.time_ms > 0 ? time_ms + m.time_ms : -1;
+  }
+  if (r.measured) r.measured_bytes = measured;
+  r.predicted_bytes = predicted;
+  r.file_predicted_bytes = file;
+  r.time_ms = time_ms > 0 ? time_ms : 0;
+  if (r.measured && predicted >= 0 && measured > 0) {
+    r.has_error = true;
+    r.error = static_cast<double>(predicted - measured) / static_cast<double>(measured);
+  }
+  if (!r.measured && r.why_not.empty())
+    for (const MeasuredDram& m : r.parts)
+      if (!m.measured) {
+        r.why_not = m.kernel + ": " + m.why_not;
+        break;
       }
+}
+
+bool same_launch(const MeasuredDram& a, const MeasuredDram& b) {
+  return a.kernel == b.kernel && a.pass == b.pass && a.problem == b.problem && a.tiles.Br == b.tiles.Br &&
+         a.tiles.Bc == b.tiles.Bc;
+}
+
+}  // namespace
+
+RungDramTable rung_dram(const std::vector<MeasuredDram>& all, sim::PassSelection s, const std::vector<RungPair>& pairs) {
+  std::vector<MeasuredDram> runs;
+  for (const MeasuredDram& m : all)
+    if (std::none_of(runs.begin(), runs.end(), [&](const MeasuredDram& r) { return same_launch(r, m); }))
+      runs.push_back(m);
+  // Problems in order of first appearance: the rows are grouped by them.
+  std::vector<sim::AttentionProblem> problems;
+  for (const MeasuredDram& m : runs)
+    if (std::find(problems.begin(), problems.end(), m.problem) == problems.end()) problems.push_back(m.problem);
+
+  RungDramTable out;
+  std::map<std::string, int> unpaired;  // kernel: runs left out
+  std::vector<std::string> unpaired_order;
+  auto leave_out = [&](const MeasuredDram& m) {
+    if (!unpaired.count(m.kernel)) unpaired_order.push_back(m.kernel);
+    ++unpaired[m.kernel];
+  };
+  for (const sim::AttentionProblem& p : problems) {
+    for (const MeasuredDram& m : runs) {
+      if (m.problem != p) continue;
+      if (s != sim::PassSelection::fwd_bwd) {
+        if (!includes(s, m.pass)) continue;
+        RungDram r;
+        r.problem = p;
+        r.parts = {m};
+        sum_parts(r);
+        out.rows.push_back(std::move(r));
+        continue;
+      }
+      const bool backward = m.pass == sim::Pass::bwd;
+      const auto pair = std::find_if(pairs.begin(), pairs.end(), [&](const RungPair& x) {
+        return (backward ? x.backward : x.forward) == m.kernel;
+      });
+      if (pair == pairs.end()) {
+        leave_out(m);
+        continue;
+      }
+      const std::string partner = backward ? pair->forward : pair->backward;
+      const auto other = std::find_if(runs.begin(), runs.end(), [&](const MeasuredDram& r) {
+        return r.kernel == partner && r.problem == p && r.pass != m.pass;
+      });
+      // A forward run with a backward run of the problem is its part of that row.
+      if (!backward && other != runs.end()) continue;
+      RungDram r;
+      r.problem = p;
+      MeasuredDram missing;
+      missing.kernel = partner;
+      missing.problem = p;
+      missing.pass = backward ? sim::Pass::fwd : sim::Pass::bwd;
+      missing.why_not = "no run of " + partner + " (the " + (backward ? "forward" : "backward") + ") of this problem";
+      if (backward)
+        r.parts = {other != runs.end() ? *other : missing, m};
+      else
+        r.parts = {m, missing};
+      if (other == runs.end()) r.why_not = missing.why_not;
+      sum_parts(r);
+      out.rows.push_back(std::move(r));
     }
-    if (step.forward.time_ms > 0 && b.time_ms > 0) step.time_ms = step.forward.time_ms + b.time_ms;
-    out.push_back(std::move(step));
+  }
+  for (const std::string& k : unpaired_order) {
+    const bool backward = std::any_of(runs.begin(), runs.end(),
+                                      [&](const MeasuredDram& m) { return m.kernel == k && m.pass == sim::Pass::bwd; });
+    out.left_out.push_back(k + ": " + (backward ? "no forward rung" : "no backward rung") + " (" +
+                           std::to_string(unpaired[k]) + (unpaired[k] == 1 ? " run)" : " runs)"));
   }
   return out;
 }

@@ -13,4 +13,10 @@ namespace flashlab::analysis {
 // predicted memory, error, and the reason of skipped / OOM / failed rows.
 std::string bench_table(const BenchResults& r);
 
+// What the reader of a row's DRAM bytes should know: why the run has no
+// counters, or an assumption the model made for a field the file does not
+// record (a flash backward's dQ accumulator, absent from files written before
+// rows carried it). Empty when there is nothing to say.
+std::string dram_note(const BenchRow& row);
+
 }  // namespace flashlab::analysis

@@ -4,30 +4,39 @@
 // the GPU it ran on allows. Plain data; the CLI prints it, the tests hold it.
 #pragma once
 
-#include <functional>
 #include <string>
 #include <vector>
 
 #include "flashlab/analysis/results/bench_results.hpp"
 #include "flashlab/sim/hardware/hardware.hpp"
+#include "flashlab/sim/problem/pass.hpp"
 
 namespace flashlab::analysis {
 
 // ---- the runs of one problem under one model --------------------------------------
 
-// One kernel's forward run of the problem: its DRAM bytes as the counters saw
-// them beside the model's prediction for the launch that ran (the row's
-// predicted_dram_*: written back during the run, as the counters see it).
+// One kernel's run of a problem: its DRAM bytes as the counters saw them
+// beside the model's prediction for the launch that ran (written back during
+// the run, as the counters see it).
 struct MeasuredDram {
   std::string kernel;
+  sim::AttentionProblem problem;
+  sim::Pass pass = sim::Pass::fwd;
   sim::TileShape tiles;      // what ran (0×0: not tiled, or not reported)
   bool measured = false;     // the row has counters
   i64 read_bytes = -1, write_bytes = -1;                      // measured
-  i64 predicted_read_bytes = -1, predicted_write_bytes = -1;  // the model, for this launch
+  i64 predicted_read_bytes = -1, predicted_write_bytes = -1;  // the model, for this launch (the row's predicted_dram_*)
+  // The prediction the file itself holds for the run, when the row was placed
+  // again with today's model (measured_runs); -1: none written, or not placed again.
+  i64 file_predicted_read_bytes = -1, file_predicted_write_bytes = -1;
   double error = 0;          // (predicted − measured) / measured, when both
   bool has_error = false;
   std::string why_not;       // when not measured: the row's status and reason, or its counters note
+  std::string note;          // an assumption of the prediction (dram_note: a field the file does not record)
   double time_ms = 0;        // the run's median time (0: not timed)
+
+  i64 predicted_bytes() const;       // read + write; -1 when not predicted
+  i64 file_predicted_bytes() const;  // read + write; -1 when the file has none
 };
 
 struct MeasuredLookup {
@@ -46,27 +55,55 @@ MeasuredLookup measured_dram(const BenchResults& results, const std::string& ori
 // The first run with counters, null when none has them.
 const MeasuredDram* first_measured(const MeasuredLookup& m);
 
-// ---- a training step, rung by rung ------------------------------------------
+// ---- every run of a pass selection, rung by rung ------------------------------
 
-// One backward rung's training step: its forward rung's run and its own, of
-// one problem, summed. The bytes are given only when both runs have counters
-// and predictions; the time only when both were timed.
-struct TrainingStepDram {
-  MeasuredDram forward, backward;
-  bool measured = false;  // both have counters
-  i64 measured_bytes = -1, predicted_bytes = -1;
-  double error = 0;  // (predicted − measured) / measured of the sum
-  bool has_error = false;
-  double time_ms = 0;  // forward + backward, both timed; else 0
-  std::string why_not;  // when not measured: which run lacks what
+// A results file's rows as MeasuredDram, in file order: `placed` is the file
+// placed again with today's model (replace_results, row for row), `written`
+// the file as read, whose predictions become file_predicted_*. Rows without a
+// model algorithm are left out.
+std::vector<MeasuredDram> measured_runs(const BenchResults& written, const BenchResults& placed);
+
+// How far a file's own predictions are from today's model's for the same runs.
+struct PredictionDrift {
+  int compared = 0;       // runs with both predictions
+  int differ = 0;         // of those, the runs whose bytes are not equal
+  double largest = 0;     // the largest |file − today| / today
+};
+PredictionDrift prediction_drift(const std::vector<MeasuredDram>& runs);
+
+// A forward rung and the backward rung that runs after it (the registry's pairing).
+struct RungPair {
+  std::string forward, backward;
 };
 
-// Each backward run of `backward` beside the run of its forward rung
-// (`forward_of` names it: the registry's pairing) in `forward`, in the
-// backward's file order. A backward rung whose forward did not run this
-// problem is listed with why.
-std::vector<TrainingStepDram> training_step_dram(const MeasuredLookup& forward, const MeasuredLookup& backward,
-                                                 const std::function<std::string(const std::string&)>& forward_of);
+// One rung's run of one problem for a pass selection: the forward, the
+// backward, or the training step (a backward run beside the run of its
+// forward rung, summed). The bytes are given only when every part has
+// counters; the predictions only when every part has one; the time only when
+// every part was timed. A part that did not run is named with why.
+struct RungDram {
+  sim::AttentionProblem problem;
+  std::vector<MeasuredDram> parts;  // the selection's passes, forward first
+  bool measured = false;
+  i64 measured_bytes = -1, predicted_bytes = -1, file_predicted_bytes = -1;
+  double error = 0;  // (predicted − measured) / measured of the sum
+  bool has_error = false;
+  double time_ms = 0;
+  std::string why_not;  // when not measured: which part lacks what
+  std::string label() const;  // "fa2_tc + fa2_tc_bwd", or the one kernel
+};
+
+struct RungDramTable {
+  std::vector<RungDram> rows;        // grouped by problem (first appearance), then in file order
+  std::vector<std::string> left_out; // one line per kernel none of whose runs can be a row, with why
+};
+
+// The runs of `runs` for the selection: fwd or bwd, each run of the pass a
+// row; fwd_bwd, each backward run beside the first run of its forward rung
+// (`pairs`) on the same problem, and each forward run of a paired rung whose
+// backward did not run that problem, beside an empty backward. A run a merge
+// would drop (the same kernel, problem and tiles as an earlier run) is left out.
+RungDramTable rung_dram(const std::vector<MeasuredDram>& runs, sim::PassSelection s, const std::vector<RungPair>& pairs);
 
 // ---- no measured run above its roof ---------------------------------------------
 
