@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <sstream>
+#include <utility>
+#include <vector>
 
 #include "flashlab/kernels/rungs/fa3_hopper.hpp"
 #include "flashlab/kernels/rungs/fa3_hopper_bwd.hpp"
@@ -107,28 +109,43 @@ KernelInfo fa2_info() {
   return k;
 }
 
-#if defined(FLASHLAB_HAVE_FA2_TC) || defined(FLASHLAB_LIST_FA2_TC)
-KernelInfo fa2_tc_info() {
+// What the tensor-core forward rungs share: FlashAttention-2's model, the
+// heaviest row block first, fp16/bf16, tiles compiled per head dim, the
+// logsumexp written and the ring's running output folded, their threads fixed
+// by the rung (it checks its own launch), no workspace.
+KernelInfo tensor_core_forward_info() {
   KernelInfo k;
+  k.model = sim::Algorithm::fa2;
+  k.heaviest_first = true;
+  k.dtypes = {DType::fp16, DType::bf16};
+  k.tile_source = TileSource::compiled;
+  k.writes_lse = true;
+  k.folds_running_output = true;
+  k.threads_per_block = zero_shape;
+  k.workspace_bytes = zero_shape;
+  return k;
+}
+
+#if defined(FLASHLAB_HAVE_FA2_TC) || defined(FLASHLAB_LIST_FA2_TC)
+// The head dims, tiles and shared memory of a rung compiled per head dim, from
+// its table's functions: the same in a build without CUDA.
+void set_compiled_tiles(KernelInfo& k, std::vector<int> head_dims, TileShape (*tiles)(int),
+                        std::size_t (*smem_bytes)(int)) {
+  k.head_dims = std::move(head_dims);
+  k.default_tiles = [tiles](const AttentionProblem& p) { return tiles(static_cast<int>(p.head_dim)); };
+  k.smem_bytes = [smem_bytes](const AttentionProblem& p, TileShape) {
+    return static_cast<i64>(smem_bytes(static_cast<int>(p.head_dim)));
+  };
+}
+
+KernelInfo fa2_tc_info() {
+  KernelInfo k = tensor_core_forward_info();
   k.id = "fa2_tc";
   k.name = "FlashAttention-2 (tensor cores)";
   k.summary = "mma.sync m16n8k16 on fp16/bf16 with fp32 accumulation, ldmatrix, cp.async double-buffered "
               "K_j/V_j, exp2 with log2(e) folded into the scale; tiles fixed at compile time";
-  k.model = sim::Algorithm::fa2;
-  k.heaviest_first = true;
-  k.dtypes = {DType::fp16, DType::bf16};
   k.min_sm = 80;
-  k.tile_source = TileSource::compiled;
-  k.writes_lse = true;
-  k.folds_running_output = true;
-  k.threads_per_block = zero_shape;  // fixed by the rung; it checks its own launch
-  k.workspace_bytes = zero_shape;
-  // What is compiled (sim::kFa2TcConfigs), the same in a build without CUDA.
-  k.head_dims = fa2_tc_head_dims();
-  k.default_tiles = [](const AttentionProblem& p) { return fa2_tc_tiles(static_cast<int>(p.head_dim)); };
-  k.smem_bytes = [](const AttentionProblem& p, TileShape) {
-    return static_cast<i64>(fa2_tc_smem_bytes(static_cast<int>(p.head_dim)));
-  };
+  set_compiled_tiles(k, fa2_tc_head_dims(), &fa2_tc_tiles, &fa2_tc_smem_bytes);  // sim::kFa2TcConfigs
 #if defined(FLASHLAB_HAVE_FA2_TC)
   k.launch = &fa2_tc_forward;
 #endif
@@ -140,21 +157,13 @@ KernelInfo fa2_tc_info() {
 // kFa3HopperConfigs); it runs where its sm_90a code exists and the device is
 // compute capability 9.0, and says why not elsewhere.
 KernelInfo fa3_hopper_info() {
-  KernelInfo k;
+  KernelInfo k = tensor_core_forward_info();
   k.id = "fa3_hopper";
   k.name = "FlashAttention forward on Hopper (TMA, wgmma, warp specialisation)";
   k.summary = "a producer warp copies Q_i once and K_j, V_j through TMA into a multi-stage shared-memory ring "
               "completed on mbarriers; two consumer warpgroups run S_ij = Q_i K_jᵀ and O_i += P_ij V_j on wgmma "
               "(P_ij from registers) with the online softmax between; setmaxnreg; sm_90a only";
-  k.model = sim::Algorithm::fa2;
-  k.heaviest_first = true;
-  k.dtypes = {DType::fp16, DType::bf16};
   k.min_sm = 90;
-  k.tile_source = TileSource::compiled;
-  k.writes_lse = true;
-  k.folds_running_output = true;
-  k.threads_per_block = zero_shape;  // fixed by the rung (3 warpgroups)
-  k.workspace_bytes = zero_shape;
   for (const Fa3HopperConfig& c : kFa3HopperConfigs) k.head_dims.push_back(c.head_dim);
   k.launch = FLASHLAB_RUNG(fa3_hopper_forward);
   auto config = [](const AttentionProblem& p) -> const Fa3HopperConfig* {
@@ -255,12 +264,7 @@ KernelInfo fa2_tc_bwd_info() {
               "through shared memory for dQ), dQ by red.global.add.v2.f32 into dQaccum; tiles fixed at "
               "compile time";
   k.forward = "fa2_tc";
-  // What is compiled (sim::kFa2TcBwdConfigs), the same in a build without CUDA.
-  k.head_dims = fa2_tc_bwd_head_dims();
-  k.default_tiles = [](const AttentionProblem& p) { return fa2_tc_bwd_tiles(static_cast<int>(p.head_dim)); };
-  k.smem_bytes = [](const AttentionProblem& p, TileShape) {
-    return static_cast<i64>(fa2_tc_bwd_smem_bytes(static_cast<int>(p.head_dim)));
-  };
+  set_compiled_tiles(k, fa2_tc_bwd_head_dims(), &fa2_tc_bwd_tiles, &fa2_tc_bwd_smem_bytes);  // sim::kFa2TcBwdConfigs
 #if defined(FLASHLAB_HAVE_FA2_TC)
   k.launch = &fa2_tc_backward;
 #endif
