@@ -19,6 +19,7 @@
 #include <utility>
 #include <vector>
 
+#include "compiled_configs.cuh"
 #include "fa2_tc_kernel.cuh"
 #include "flashlab/sim/problem/tensor_core_configs.hpp"
 #include "flashlab/kernels/rungs/fa2_tc.hpp"
@@ -38,35 +39,9 @@ using CfgAt = detail::Config<sim::kFa2TcConfigs[I].head_dim, sim::kFa2TcConfigs[
                              sim::kFa2TcConfigs[I].min_blocks>;
 constexpr std::size_t kConfigs = std::size(sim::kFa2TcConfigs);
 
-template <std::size_t... I>
-constexpr bool smem_agrees(std::index_sequence<I...>) {
-  return ((CfgAt<I>::kSmemBytes == sim::fa2_tc_smem_bytes(sim::kFa2TcConfigs[I])) && ...);
-}
-static_assert(smem_agrees(std::make_index_sequence<kConfigs>{}),
+static_assert(kernels::detail::smem_agrees<CfgAt>(sim::kFa2TcConfigs, &sim::fa2_tc_smem_bytes,
+                                                   std::make_index_sequence<kConfigs>{}),
               "the kernel's shared memory differs from sim::fa2_tc_smem_bytes");
-
-template <class Cfg>
-void forward_dtype(const LaunchArgs& a) {
-  switch (a.problem.dtype) {
-    case sim::DType::fp16:
-      detail::launch<Cfg, __half>(a, "fa2_tc");
-      return;
-    case sim::DType::bf16:
-      detail::launch<Cfg, __nv_bfloat16>(a, "fa2_tc");
-      return;
-    case sim::DType::fp32:
-      break;
-  }
-  throw Unsupported("fa2_tc runs fp16 and bf16 only (mma.sync.m16n8k16 takes 16-bit inputs); got fp32");
-}
-
-template <std::size_t... I>
-void forward_at(const LaunchArgs& a, std::index_sequence<I...>) {
-  const bool launched = ((sim::kFa2TcConfigs[I].head_dim == a.problem.head_dim ? (forward_dtype<CfgAt<I>>(a), true)
-                                                                                : false) ||
-                         ...);
-  if (!launched) (void)fa2_tc_config(static_cast<int>(a.problem.head_dim));  // throws Unsupported: not compiled
-}
 
 }  // namespace
 
@@ -74,7 +49,11 @@ void fa2_tc_forward(const LaunchArgs& a) {
   // dtype first: fp32 is refused whatever the head dim.
   if (a.problem.dtype == sim::DType::fp32)
     throw Unsupported("fa2_tc runs fp16 and bf16 only (mma.sync.m16n8k16 takes 16-bit inputs); got fp32");
-  forward_at(a, std::make_index_sequence<kConfigs>{});
+  const bool launched = kernels::detail::launch_compiled<CfgAt>(
+      sim::kFa2TcConfigs, a.problem.head_dim, a.problem.dtype,
+      [&](auto cfg, auto t) { fa2_tc_detail::launch<typename decltype(cfg)::type, typename decltype(t)::type>(a, "fa2_tc"); },
+      std::make_index_sequence<kConfigs>{});
+  if (!launched) (void)fa2_tc_config(static_cast<int>(a.problem.head_dim));  // throws Unsupported: not compiled
 }
 
 }  // namespace flashlab::kernels

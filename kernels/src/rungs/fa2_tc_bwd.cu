@@ -20,6 +20,7 @@
 #include <utility>
 #include <vector>
 
+#include "compiled_configs.cuh"
 #include "fa2_tc_bwd_kernel.cuh"
 #include "flashlab/sim/problem/tensor_core_configs.hpp"
 #include "flashlab/kernels/rungs/fa2_tc_bwd.hpp"
@@ -37,42 +38,20 @@ using CfgAt = bwd::Config<sim::kFa2TcBwdConfigs[I].head_dim, sim::kFa2TcBwdConfi
                           sim::kFa2TcBwdConfigs[I].min_blocks, sim::kFa2TcBwdConfigs[I].defer_dq>;
 constexpr std::size_t kConfigs = std::size(sim::kFa2TcBwdConfigs);
 
-template <std::size_t... I>
-constexpr bool smem_agrees(std::index_sequence<I...>) {
-  return ((CfgAt<I>::kSmemBytes == sim::fa2_tc_bwd_smem_bytes(sim::kFa2TcBwdConfigs[I])) && ...);
-}
-static_assert(smem_agrees(std::make_index_sequence<kConfigs>{}),
+static_assert(detail::smem_agrees<CfgAt>(sim::kFa2TcBwdConfigs, &sim::fa2_tc_bwd_smem_bytes,
+                                         std::make_index_sequence<kConfigs>{}),
               "the kernel's shared memory differs from sim::fa2_tc_bwd_smem_bytes");
-
-template <class Cfg>
-void backward_dtype(const LaunchArgs& a) {
-  switch (a.problem.dtype) {
-    case sim::DType::fp16:
-      bwd::launch<Cfg, __half>(a, "fa2_tc_bwd");
-      return;
-    case sim::DType::bf16:
-      bwd::launch<Cfg, __nv_bfloat16>(a, "fa2_tc_bwd");
-      return;
-    case sim::DType::fp32:
-      break;
-  }
-  throw Unsupported("fa2_tc_bwd runs fp16 and bf16 only (mma.sync.m16n8k16 takes 16-bit inputs); got fp32");
-}
-
-template <std::size_t... I>
-void backward_at(const LaunchArgs& a, std::index_sequence<I...>) {
-  const bool launched =
-      ((sim::kFa2TcBwdConfigs[I].head_dim == a.problem.head_dim ? (backward_dtype<CfgAt<I>>(a), true) : false) ||
-       ...);
-  if (!launched) (void)fa2_tc_bwd_config(static_cast<int>(a.problem.head_dim));  // throws Unsupported: not compiled
-}
 
 }  // namespace
 
 void fa2_tc_backward(const LaunchArgs& a) {
   if (a.problem.dtype == sim::DType::fp32)
     throw Unsupported("fa2_tc_bwd runs fp16 and bf16 only (mma.sync.m16n8k16 takes 16-bit inputs); got fp32");
-  backward_at(a, std::make_index_sequence<kConfigs>{});
+  const bool launched = detail::launch_compiled<CfgAt>(
+      sim::kFa2TcBwdConfigs, a.problem.head_dim, a.problem.dtype,
+      [&](auto cfg, auto t) { bwd::launch<typename decltype(cfg)::type, typename decltype(t)::type>(a, "fa2_tc_bwd"); },
+      std::make_index_sequence<kConfigs>{});
+  if (!launched) (void)fa2_tc_bwd_config(static_cast<int>(a.problem.head_dim));  // throws Unsupported: not compiled
 }
 
 }  // namespace flashlab::kernels

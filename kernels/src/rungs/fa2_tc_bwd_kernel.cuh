@@ -31,6 +31,8 @@
 
 namespace flashlab::kernels::fa2_tc_bwd_detail {
 
+using fa2_tc_detail::a_frags;
+using fa2_tc_detail::a_from_acc;
 using fa2_tc_detail::cp_async_16;
 using fa2_tc_detail::cp_async_commit;
 using fa2_tc_detail::cp_async_wait;
@@ -38,6 +40,9 @@ using fa2_tc_detail::Dtype;
 using fa2_tc_detail::exp2_approx;
 using fa2_tc_detail::ldsm_x4;
 using fa2_tc_detail::ldsm_x4_trans;
+using fa2_tc_detail::mma_a_y;
+using fa2_tc_detail::mma_a_yt;
+using fa2_tc_detail::mma_n_pair;
 using fa2_tc_detail::smem_addr;
 
 // ---------------------------------------------------------------------------
@@ -268,11 +273,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) fa2_tc_backwar
       for (int np = 0; np < Cfg::kDqN / 2; ++np) {
         uint32_t b[4];  // (16 keys, 16 of d) of K_j: two d-tiles
         ldsm_x4_trans(b, sK_b + (kk * 16 * kStride + (n_base + 2 * np) * 8) * 2);
-#pragma unroll
-        for (int mt = 0; mt < Cfg::kDqWarpM; ++mt) {
-          Ops::mma(dq[mt][2 * np], a[mt], b[0], b[1]);
-          Ops::mma(dq[mt][2 * np + 1], a[mt], b[2], b[3]);
-        }
+        mma_n_pair<Ops>(dq, a, b, np);
       }
     }
     // Into dQaccum in L2: every K_j block adds its part (red, no return value).
@@ -351,25 +352,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) fa2_tc_backwar
 #pragma unroll
       for (int kk = 0; kk < kDK; ++kk) {
         uint32_t a[kMT][4];  // (16 keys, 16 of d) of K_j
-#pragma unroll
-        for (int mt = 0; mt < kMT; ++mt) {
-          if constexpr (Cfg::kKVInRegs) {
-#pragma unroll
-            for (int e = 0; e < 4; ++e) a[mt][e] = k_frag[mt][kk][e];
-          } else {
-            ldsm_x4(a[mt], sK_a + (mt * 16 * kStride + kk * 16) * 2);
-          }
-        }
-#pragma unroll
-        for (int np = 0; np < kSN / 2; ++np) {
-          uint32_t b[4];  // (16 of d, 16 queries) of Q_iᵀ: two n-tiles
-          ldsm_x4(b, sQ_i + (bt_lane + np * 16 * kStride + kk * 16) * 2);
-#pragma unroll
-          for (int mt = 0; mt < kMT; ++mt) {
-            Ops::mma(s[mt][2 * np], a[mt], b[0], b[1]);
-            Ops::mma(s[mt][2 * np + 1], a[mt], b[2], b[3]);
-          }
-        }
+        a_frags<kStride, Cfg::kKVInRegs>(a, k_frag, sK_a, kk);
+        mma_a_yt<Ops, kStride>(s, a, sQ_i, bt_lane, kk);  // Q_iᵀ: two n-tiles per ldmatrix
       }
 
       // ---- P_ij = exp(τ S_ij − L_i) = 2^(S_ij·τlog2e − L_i·log2e) ----
@@ -398,25 +382,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) fa2_tc_backwar
 #pragma unroll
       for (int kk = 0; kk < kDK; ++kk) {
         uint32_t a[kMT][4];  // (16 keys, 16 of d) of V_j
-#pragma unroll
-        for (int mt = 0; mt < kMT; ++mt) {
-          if constexpr (Cfg::kKVInRegs) {
-#pragma unroll
-            for (int e = 0; e < 4; ++e) a[mt][e] = v_frag[mt][kk][e];
-          } else {
-            ldsm_x4(a[mt], sV_a + (mt * 16 * kStride + kk * 16) * 2);
-          }
-        }
-#pragma unroll
-        for (int np = 0; np < kSN / 2; ++np) {
-          uint32_t b[4];  // (16 of d, 16 queries) of dO_iᵀ
-          ldsm_x4(b, sdO_i + (bt_lane + np * 16 * kStride + kk * 16) * 2);
-#pragma unroll
-          for (int mt = 0; mt < kMT; ++mt) {
-            Ops::mma(dp[mt][2 * np], a[mt], b[0], b[1]);
-            Ops::mma(dp[mt][2 * np + 1], a[mt], b[2], b[3]);
-          }
-        }
+        a_frags<kStride, Cfg::kKVInRegs>(a, v_frag, sV_a, kk);
+        mma_a_yt<Ops, kStride>(dp, a, sdO_i, bt_lane, kk);  // dO_iᵀ: two n-tiles per ldmatrix
       }
 
       // ---- dV_j += P_ijᵀ dO_i : P_ijᵀ packed to fp16/bf16 in registers ----
@@ -424,22 +391,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) fa2_tc_backwar
       for (int kk = 0; kk < kRK; ++kk) {
         uint32_t a[kMT][4];  // (16 keys, 16 queries) of P_ijᵀ
 #pragma unroll
-        for (int mt = 0; mt < kMT; ++mt) {
-          a[mt][0] = Ops::pack(s[mt][2 * kk][0], s[mt][2 * kk][1]);
-          a[mt][1] = Ops::pack(s[mt][2 * kk][2], s[mt][2 * kk][3]);
-          a[mt][2] = Ops::pack(s[mt][2 * kk + 1][0], s[mt][2 * kk + 1][1]);
-          a[mt][3] = Ops::pack(s[mt][2 * kk + 1][2], s[mt][2 * kk + 1][3]);
-        }
-#pragma unroll
-        for (int dp2 = 0; dp2 < kDN / 2; ++dp2) {
-          uint32_t b[4];  // (16 queries, 16 of d) of dO_i: two d-tiles
-          ldsm_x4_trans(b, sdO_i + (bn_lane + kk * 16 * kStride + dp2 * 16) * 2);
-#pragma unroll
-          for (int mt = 0; mt < kMT; ++mt) {
-            Ops::mma(dv_acc[mt][2 * dp2], a[mt], b[0], b[1]);
-            Ops::mma(dv_acc[mt][2 * dp2 + 1], a[mt], b[2], b[3]);
-          }
-        }
+        for (int mt = 0; mt < kMT; ++mt) a_from_acc<Ops>(a[mt], s[mt], kk);
+        mma_a_y<Ops, kStride>(dv_acc, a, sdO_i, bn_lane, kk);  // dO_i: two d-tiles per ldmatrix
       }
 
       // ---- dS_ij = P_ij ∘ (dP_ij − D_i) ----
@@ -458,10 +411,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) fa2_tc_backwar
         uint32_t a[kMT][4];  // (16 keys, 16 queries) of dS_ijᵀ
 #pragma unroll
         for (int mt = 0; mt < kMT; ++mt) {
-          a[mt][0] = Ops::pack(dp[mt][2 * kk][0], dp[mt][2 * kk][1]);
-          a[mt][1] = Ops::pack(dp[mt][2 * kk][2], dp[mt][2 * kk][3]);
-          a[mt][2] = Ops::pack(dp[mt][2 * kk + 1][0], dp[mt][2 * kk + 1][1]);
-          a[mt][3] = Ops::pack(dp[mt][2 * kk + 1][2], dp[mt][2 * kk + 1][3]);
+          a_from_acc<Ops>(a[mt], dp[mt], kk);
           // The same registers are dSᵀ rows g, g+8 at queries kk·16 + 2t (+8).
           T* row = sdS + (w_key0_local + mt * 16 + g) * kDsStride + kk * 16 + 2 * t;
           *reinterpret_cast<uint32_t*>(row) = a[mt][0];
@@ -469,16 +419,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) fa2_tc_backwar
           *reinterpret_cast<uint32_t*>(row + 8) = a[mt][2];
           *reinterpret_cast<uint32_t*>(row + 8 * kDsStride + 8) = a[mt][3];
         }
-#pragma unroll
-        for (int dp2 = 0; dp2 < kDN / 2; ++dp2) {
-          uint32_t b[4];  // (16 queries, 16 of d) of Q_i
-          ldsm_x4_trans(b, sQ_i + (bn_lane + kk * 16 * kStride + dp2 * 16) * 2);
-#pragma unroll
-          for (int mt = 0; mt < kMT; ++mt) {
-            Ops::mma(dk_acc[mt][2 * dp2], a[mt], b[0], b[1]);
-            Ops::mma(dk_acc[mt][2 * dp2 + 1], a[mt], b[2], b[3]);
-          }
-        }
+        mma_a_y<Ops, kStride>(dk_acc, a, sQ_i, bn_lane, kk);  // Q_i: two d-tiles per ldmatrix
       }
     }
 

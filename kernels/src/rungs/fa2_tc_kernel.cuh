@@ -242,25 +242,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) fa2_tc_forward
 #pragma unroll
     for (int kk = 0; kk < kQK_K; ++kk) {
       uint32_t a[kMT][4];  // (16, 16) of Q_i per mma tile
-#pragma unroll
-      for (int mt = 0; mt < kMT; ++mt) {
-        if constexpr (Cfg::kQInRegs) {
-#pragma unroll
-          for (int e = 0; e < 4; ++e) a[mt][e] = q_frag[mt][kk][e];
-        } else {
-          ldsm_x4(a[mt], q_lane + (mt * 16 * kStride + kk * 16) * 2);
-        }
-      }
-#pragma unroll
-      for (int np = 0; np < kSN / 2; ++np) {
-        uint32_t b[4];  // (16 keys, 16 of d) of K_j: two n-tiles
-        ldsm_x4(b, sK_j + (k_lane + np * 16 * kStride + kk * 16) * 2);
-#pragma unroll
-        for (int mt = 0; mt < kMT; ++mt) {
-          Ops::mma(s[mt][2 * np], a[mt], b[0], b[1]);
-          Ops::mma(s[mt][2 * np + 1], a[mt], b[2], b[3]);
-        }
-      }
+      a_frags<kStride, Cfg::kQInRegs>(a, q_frag, q_lane, kk);
+      mma_a_yt<Ops, kStride>(s, a, sK_j, k_lane, kk);  // K_j: two n-tiles per ldmatrix
     }
 
     // ---- mask: only blocks that cross N_kv or (causal) the diagonal of this warp ----
@@ -317,22 +300,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) fa2_tc_forward
     for (int kk = 0; kk < kPV_K; ++kk) {
       uint32_t a[kMT][4];  // (16, 16 keys) of P_ij per mma tile
 #pragma unroll
-      for (int mt = 0; mt < kMT; ++mt) {
-        a[mt][0] = Ops::pack(s[mt][2 * kk][0], s[mt][2 * kk][1]);
-        a[mt][1] = Ops::pack(s[mt][2 * kk][2], s[mt][2 * kk][3]);
-        a[mt][2] = Ops::pack(s[mt][2 * kk + 1][0], s[mt][2 * kk + 1][1]);
-        a[mt][3] = Ops::pack(s[mt][2 * kk + 1][2], s[mt][2 * kk + 1][3]);
-      }
-#pragma unroll
-      for (int dp = 0; dp < kON / 2; ++dp) {
-        uint32_t b[4];  // (16 keys, 16 of d) of V_j: two d-tiles
-        ldsm_x4_trans(b, sV_j + (v_lane + kk * 16 * kStride + dp * 16) * 2);
-#pragma unroll
-        for (int mt = 0; mt < kMT; ++mt) {
-          Ops::mma(o_acc[mt][2 * dp], a[mt], b[0], b[1]);
-          Ops::mma(o_acc[mt][2 * dp + 1], a[mt], b[2], b[3]);
-        }
-      }
+      for (int mt = 0; mt < kMT; ++mt) a_from_acc<Ops>(a[mt], s[mt], kk);
+      mma_a_y<Ops, kStride>(o_acc, a, sV_j, v_lane, kk);  // V_j: two d-tiles per ldmatrix
     }
   }
 

@@ -31,6 +31,7 @@
 #include "flashlab/kernels/rungs/fa3_hopper.hpp"
 
 #if !defined(FLASHLAB_FA3_HOPPER_NO_SM90A)
+#include "compiled_configs.cuh"
 #include "fa3_hopper_kernel.cuh"
 #include "tensor_map.hpp"
 #endif
@@ -67,7 +68,7 @@ namespace detail = fa3_hopper_detail;
 constexpr bool kPingPong = true;
 constexpr bool kPersistentGrid = false;
 constexpr int kExpPoly64 = 0;  // d = 64: 0, or k: one exp2 in k from the FMA pipe (measured slower: kernels/README.md)
-template <int kIndex>
+template <std::size_t kIndex>
 using ConfigAt = detail::Config<kFa3HopperConfigs[kIndex].head_dim, kFa3HopperConfigs[kIndex].Br / 64,
                                 kFa3HopperConfigs[kIndex].Bc, kFa3HopperConfigs[kIndex].stages,
                                 kFa3HopperConfigs[kIndex].overlap,
@@ -80,11 +81,9 @@ constexpr bool whole_warpgroups(std::index_sequence<I...>) {
   return ((kFa3HopperConfigs[I].Br % 64 == 0 && ConfigAt<I>::kBr == kFa3HopperConfigs[I].Br) && ...);
 }
 static_assert(whole_warpgroups(std::make_index_sequence<kConfigs>{}), "B_r is 64 rows per consumer warpgroup");
-template <std::size_t... I>
-constexpr bool smem_agrees(std::index_sequence<I...>) {
-  return ((ConfigAt<I>::kSmemBytes == fa3_hopper_smem_bytes(kFa3HopperConfigs[I])) && ...);
-}
-static_assert(smem_agrees(std::make_index_sequence<kConfigs>{}), "the header's shared-memory formula is the kernel's");
+static_assert(kernels::detail::smem_agrees<ConfigAt>(kFa3HopperConfigs, &fa3_hopper_smem_bytes,
+                                                      std::make_index_sequence<kConfigs>{}),
+              "the header's shared-memory formula is the kernel's");
 
 CUtensorMap make_map(const void* ptr, sim::DType dtype, long long n, int d, long long heads, int box_rows) {
   return kernels::detail::make_head_map(ptr, dtype, n, d, heads, box_rows, "fa3_hopper");
@@ -131,19 +130,6 @@ void launch(const LaunchArgs& a) {
   FLASHLAB_LAUNCH_CHECK("fa3_hopper_forward_kernel");
 }
 
-template <class Cfg>
-void forward_dtype(const LaunchArgs& a) {
-  if (a.problem.dtype == sim::DType::bf16)
-    launch<Cfg, __nv_bfloat16>(a);
-  else
-    launch<Cfg, __half>(a);
-}
-
-// The row of the table whose head dim `cfg` has (config_or_throw found it).
-template <std::size_t... I>
-void forward_at(const LaunchArgs& a, const Fa3HopperConfig& cfg, std::index_sequence<I...>) {
-  (void)((kFa3HopperConfigs[I].head_dim == cfg.head_dim ? (forward_dtype<ConfigAt<I>>(a), true) : false) || ...);
-}
 #endif  // !FLASHLAB_FA3_HOPPER_NO_SM90A
 
 }  // namespace
@@ -182,7 +168,11 @@ void fa3_hopper_forward(const LaunchArgs& a) {
     throw Unsupported("fa3_hopper: T_r·B·H blocks exceed the grid limit 2^31-1");
   kernels::detail::require_hopper_smem(a, dev, "fa3_hopper", cfg.head_dim, smem_bytes_of(cfg));
 #if !defined(FLASHLAB_FA3_HOPPER_NO_SM90A)
-  forward_at(a, cfg, std::make_index_sequence<kConfigs>{});
+  // The row config_or_throw found.
+  (void)kernels::detail::launch_compiled<ConfigAt>(
+      kFa3HopperConfigs, cfg.head_dim, pr.dtype,
+      [&](auto c, auto t) { launch<typename decltype(c)::type, typename decltype(t)::type>(a); },
+      std::make_index_sequence<kConfigs>{});
 #endif
 }
 

@@ -30,6 +30,7 @@
 #include "flashlab/kernels/rungs/fa3_hopper_bwd.hpp"
 
 #if !defined(FLASHLAB_FA3_HOPPER_NO_SM90A)
+#include "compiled_configs.cuh"
 #include "fa3_hopper_bwd_kernel.cuh"
 #include "tensor_map.hpp"
 #endif
@@ -47,15 +48,13 @@ sim::HopperBwdConfig config_or_throw(long long head_dim) {
 
 #if !defined(FLASHLAB_FA3_HOPPER_NO_SM90A)
 namespace bwd = fa3_hopper_bwd_detail;
-template <int kIndex>
+template <std::size_t kIndex>
 using ConfigAt = bwd::Config<sim::kHopperBwdConfigs[kIndex].head_dim, sim::kHopperBwdConfigs[kIndex].Br,
                              sim::kHopperBwdConfigs[kIndex].Bc, sim::kHopperBwdConfigs[kIndex].stages>;
 constexpr std::size_t kConfigs = std::size(sim::kHopperBwdConfigs);
-template <std::size_t... I>
-constexpr bool smem_agrees(std::index_sequence<I...>) {
-  return ((ConfigAt<I>::kSmemBytes == sim::hopper_bwd_smem_bytes(sim::kHopperBwdConfigs[I])) && ...);
-}
-static_assert(smem_agrees(std::make_index_sequence<kConfigs>{}), "the table's shared-memory formula is the kernel's");
+static_assert(detail::smem_agrees<ConfigAt>(sim::kHopperBwdConfigs, &sim::hopper_bwd_smem_bytes,
+                                            std::make_index_sequence<kConfigs>{}),
+              "the table's shared-memory formula is the kernel's");
 
 template <class Cfg, typename T>
 void launch(const LaunchArgs& a) {
@@ -105,19 +104,6 @@ void launch(const LaunchArgs& a) {
   detail::end_fa_bwd(a, w, tg);
 }
 
-template <class Cfg>
-void backward_dtype(const LaunchArgs& a) {
-  if (a.problem.dtype == sim::DType::bf16)
-    launch<Cfg, __nv_bfloat16>(a);
-  else
-    launch<Cfg, __half>(a);
-}
-
-// The row of the table whose head dim `cfg` has (config_or_throw found it).
-template <std::size_t... I>
-void backward_at(const LaunchArgs& a, const sim::HopperBwdConfig& cfg, std::index_sequence<I...>) {
-  (void)((sim::kHopperBwdConfigs[I].head_dim == cfg.head_dim ? (backward_dtype<ConfigAt<I>>(a), true) : false) || ...);
-}
 #endif  // !FLASHLAB_FA3_HOPPER_NO_SM90A
 
 }  // namespace
@@ -142,7 +128,11 @@ void fa3_hopper_backward(const LaunchArgs& a) {
                       " indexes rows with 32-bit ints (TMA coordinates too): seq_q and seq_kv must be below 2^31");
   detail::require_hopper_smem(a, dev, kRung, cfg.head_dim, sim::hopper_bwd_smem_bytes(cfg));
 #if !defined(FLASHLAB_FA3_HOPPER_NO_SM90A)
-  backward_at(a, cfg, std::make_index_sequence<kConfigs>{});
+  // The row config_or_throw found.
+  (void)detail::launch_compiled<ConfigAt>(
+      sim::kHopperBwdConfigs, cfg.head_dim, pr.dtype,
+      [&](auto c, auto t) { launch<typename decltype(c)::type, typename decltype(t)::type>(a); },
+      std::make_index_sequence<kConfigs>{});
 #endif
 }
 

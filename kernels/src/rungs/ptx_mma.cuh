@@ -108,6 +108,73 @@ struct Dtype<__nv_bfloat16> {
 
 #endif  // FA2_TC_EMULATE
 
+// The fragment steps of the rungs' products (fa2_tc: S_ij = Q_i K_jᵀ, O_i += P_ij V_j;
+// fa2_tc_bwd: S_ijᵀ, dP_ijᵀ, dV_j, dK_j, dQ_i). A warp owns kMT row tiles of 16; an
+// accumulator acc[mt][n] is the C fragment of row tile mt, n-tile n (8 columns).
+
+// A fragment of k-step kk from an fp32 accumulator (P_ij, dS_ij): its n-tiles 2kk
+// and 2kk + 1 are the A operand's columns, packed to 16 bits without leaving registers.
+template <class Ops, int kN>
+__device__ __forceinline__ void a_from_acc(uint32_t (&a)[4], const float (&c)[kN][4], int kk) {
+  a[0] = Ops::pack(c[2 * kk][0], c[2 * kk][1]);
+  a[1] = Ops::pack(c[2 * kk][2], c[2 * kk][3]);
+  a[2] = Ops::pack(c[2 * kk + 1][0], c[2 * kk + 1][1]);
+  a[3] = Ops::pack(c[2 * kk + 1][2], c[2 * kk + 1][3]);
+}
+
+// n-tiles 2·np and 2·np + 1 of every row tile += A · B, with b the two n-tiles'
+// B fragments from one ldmatrix.x4.
+template <class Ops, int kMT, int kN>
+__device__ __forceinline__ void mma_n_pair(float (&acc)[kMT][kN][4], const uint32_t (&a)[kMT][4],
+                                           const uint32_t (&b)[4], int np) {
+#pragma unroll
+  for (int mt = 0; mt < kMT; ++mt) {
+    Ops::mma(acc[mt][2 * np], a[mt], b[0], b[1]);
+    Ops::mma(acc[mt][2 * np + 1], a[mt], b[2], b[3]);
+  }
+}
+
+// A's row tiles for k-step kk: from registers (kInRegs: frag[mt][kk], loaded once
+// per block) or by ldmatrix from a row-major tile at a_addr (kStride-element rows).
+template <int kStride, bool kInRegs, int kMT, class Frag>
+__device__ __forceinline__ void a_frags(uint32_t (&a)[kMT][4], const Frag& frag, uint32_t a_addr, int kk) {
+#pragma unroll
+  for (int mt = 0; mt < kMT; ++mt) {
+    if constexpr (kInRegs) {
+#pragma unroll
+      for (int e = 0; e < 4; ++e) a[mt][e] = frag[mt][kk][e];
+    } else {
+      ldsm_x4(a[mt], a_addr + (mt * 16 * kStride + kk * 16) * 2);
+    }
+  }
+}
+
+// acc += A · Yᵀ for k-step kk, Y row-major in shared memory (its rows are acc's
+// columns, k contiguous; b_lane the lane's ldmatrix offset).
+template <class Ops, int kStride, int kMT, int kN>
+__device__ __forceinline__ void mma_a_yt(float (&acc)[kMT][kN][4], const uint32_t (&a)[kMT][4], uint32_t y_addr,
+                                         int b_lane, int kk) {
+#pragma unroll
+  for (int np = 0; np < kN / 2; ++np) {
+    uint32_t b[4];  // (16 columns, 16 of k) of Y: two n-tiles
+    ldsm_x4(b, y_addr + (b_lane + np * 16 * kStride + kk * 16) * 2);
+    mma_n_pair<Ops>(acc, a, b, np);
+  }
+}
+
+// acc += A · Y for k-step kk, Y row-major in shared memory (k rows, acc's columns
+// contiguous; b_lane the lane's offset of the transposed ldmatrix).
+template <class Ops, int kStride, int kMT, int kN>
+__device__ __forceinline__ void mma_a_y(float (&acc)[kMT][kN][4], const uint32_t (&a)[kMT][4], uint32_t y_addr,
+                                        int b_lane, int kk) {
+#pragma unroll
+  for (int np = 0; np < kN / 2; ++np) {
+    uint32_t b[4];  // (16 of k, 16 columns) of Y: two n-tiles
+    ldsm_x4_trans(b, y_addr + (b_lane + kk * 16 * kStride + np * 16) * 2);
+    mma_n_pair<Ops>(acc, a, b, np);
+  }
+}
+
 // Copy rows [row0, row0 + kRows) of a row-major (N, d) head into a padded
 // (kRows, d) shared tile, 16 bytes per thread per step; consecutive threads take
 // consecutive 16-byte chunks of a row, so each warp reads whole 128-byte lines.

@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <sstream>
+#include <utility>
+#include <vector>
 
 #include "flashlab/kernels/rungs/fa3_hopper.hpp"
 #include "flashlab/kernels/rungs/fa3_hopper_bwd.hpp"
@@ -34,6 +36,14 @@ using sim::TileShape;
 
 i64 zero_shape(const AttentionProblem&, TileShape) { return 0; }
 
+// An entry built on a base entry (what its family shares): its own id, name and summary.
+KernelInfo derived(KernelInfo k, std::string id, std::string name, std::string summary) {
+  k.id = std::move(id);
+  k.name = std::move(name);
+  k.summary = std::move(summary);
+  return k;
+}
+
 KernelInfo naive_info() {
   KernelInfo k;
   k.id = "naive";
@@ -53,11 +63,9 @@ KernelInfo naive_info() {
 }
 
 KernelInfo naive_cublas_info() {
-  KernelInfo k = naive_info();
-  k.id = "naive_cublas";
-  k.name = "naive with cuBLAS (eager PyTorch)";
-  k.summary = "the naive rung with cuBLAS GEMMs (cublasGemmStridedBatchedEx, fp32 accumulation): "
-              "what eager PyTorch launches";
+  KernelInfo k = derived(naive_info(), "naive_cublas", "naive with cuBLAS (eager PyTorch)",
+                         "the naive rung with cuBLAS GEMMs (cublasGemmStridedBatchedEx, fp32 accumulation): "
+                         "what eager PyTorch launches");
   k.min_sm = 70;
   k.launch = FLASHLAB_RUNG(naive_cublas_forward);
   return k;
@@ -81,11 +89,9 @@ KernelInfo fa_info() {
 }
 
 KernelInfo fa1_info() {
-  KernelInfo k = fa_info();
-  k.id = "fa1";
-  k.name = "FlashAttention-1 (Algorithm 1 as written)";
-  k.summary = "S and P never reach HBM: outer loop over K_j, V_j (one launch each), inner loop over Q_i; "
-              "O_i, ℓ_i, m_i are read from and written to HBM at every step";
+  KernelInfo k = derived(fa_info(), "fa1", "FlashAttention-1 (Algorithm 1 as written)",
+                         "S and P never reach HBM: outer loop over K_j, V_j (one launch each), inner loop over Q_i; "
+                         "O_i, ℓ_i, m_i are read from and written to HBM at every step");
   k.model = sim::Algorithm::fa1;
   k.launch = FLASHLAB_RUNG(fa1_forward);
   k.workspace_bytes = [](const AttentionProblem& p, TileShape) { return layout::fa1_workspace_bytes(p); };
@@ -95,11 +101,9 @@ KernelInfo fa1_info() {
 }
 
 KernelInfo fa2_info() {
-  KernelInfo k = fa_info();
-  k.id = "fa2";
-  k.name = "FlashAttention-2 (CUDA cores)";
-  k.summary = "loops swapped: one block per Q_i streams K_j, V_j; O_i, ℓ_i, m_i stay in registers "
-              "(online softmax); O and the logsumexp are written once";
+  KernelInfo k = derived(fa_info(), "fa2", "FlashAttention-2 (CUDA cores)",
+                         "loops swapped: one block per Q_i streams K_j, V_j; O_i, ℓ_i, m_i stay in registers "
+                         "(online softmax); O and the logsumexp are written once");
   k.model = sim::Algorithm::fa2;
   k.writes_lse = true;
   k.launch = FLASHLAB_RUNG(fa2_forward);
@@ -107,28 +111,41 @@ KernelInfo fa2_info() {
   return k;
 }
 
-#if defined(FLASHLAB_HAVE_FA2_TC) || defined(FLASHLAB_LIST_FA2_TC)
-KernelInfo fa2_tc_info() {
+// What the tensor-core forward rungs share: FlashAttention-2's model, the
+// heaviest row block first, fp16/bf16, tiles compiled per head dim, the
+// logsumexp written and the ring's running output folded, their threads fixed
+// by the rung (it checks its own launch), no workspace.
+KernelInfo tensor_core_forward_info() {
   KernelInfo k;
-  k.id = "fa2_tc";
-  k.name = "FlashAttention-2 (tensor cores)";
-  k.summary = "mma.sync m16n8k16 on fp16/bf16 with fp32 accumulation, ldmatrix, cp.async double-buffered "
-              "K_j/V_j, exp2 with log2(e) folded into the scale; tiles fixed at compile time";
   k.model = sim::Algorithm::fa2;
   k.heaviest_first = true;
   k.dtypes = {DType::fp16, DType::bf16};
-  k.min_sm = 80;
   k.tile_source = TileSource::compiled;
   k.writes_lse = true;
   k.folds_running_output = true;
-  k.threads_per_block = zero_shape;  // fixed by the rung; it checks its own launch
+  k.threads_per_block = zero_shape;
   k.workspace_bytes = zero_shape;
-  // What is compiled (sim::kFa2TcConfigs), the same in a build without CUDA.
-  k.head_dims = fa2_tc_head_dims();
-  k.default_tiles = [](const AttentionProblem& p) { return fa2_tc_tiles(static_cast<int>(p.head_dim)); };
-  k.smem_bytes = [](const AttentionProblem& p, TileShape) {
-    return static_cast<i64>(fa2_tc_smem_bytes(static_cast<int>(p.head_dim)));
+  return k;
+}
+
+#if defined(FLASHLAB_HAVE_FA2_TC) || defined(FLASHLAB_LIST_FA2_TC)
+// The head dims, tiles and shared memory of a rung compiled per head dim, from
+// its table's functions: the same in a build without CUDA.
+void set_compiled_tiles(KernelInfo& k, std::vector<int> head_dims, TileShape (*tiles)(int),
+                        std::size_t (*smem_bytes)(int)) {
+  k.head_dims = std::move(head_dims);
+  k.default_tiles = [tiles](const AttentionProblem& p) { return tiles(static_cast<int>(p.head_dim)); };
+  k.smem_bytes = [smem_bytes](const AttentionProblem& p, TileShape) {
+    return static_cast<i64>(smem_bytes(static_cast<int>(p.head_dim)));
   };
+}
+
+KernelInfo fa2_tc_info() {
+  KernelInfo k = derived(tensor_core_forward_info(), "fa2_tc", "FlashAttention-2 (tensor cores)",
+                         "mma.sync m16n8k16 on fp16/bf16 with fp32 accumulation, ldmatrix, cp.async double-buffered "
+                         "K_j/V_j, exp2 with log2(e) folded into the scale; tiles fixed at compile time");
+  k.min_sm = 80;
+  set_compiled_tiles(k, fa2_tc_head_dims(), &fa2_tc_tiles, &fa2_tc_smem_bytes);  // sim::kFa2TcConfigs
 #if defined(FLASHLAB_HAVE_FA2_TC)
   k.launch = &fa2_tc_forward;
 #endif
@@ -140,21 +157,12 @@ KernelInfo fa2_tc_info() {
 // kFa3HopperConfigs); it runs where its sm_90a code exists and the device is
 // compute capability 9.0, and says why not elsewhere.
 KernelInfo fa3_hopper_info() {
-  KernelInfo k;
-  k.id = "fa3_hopper";
-  k.name = "FlashAttention forward on Hopper (TMA, wgmma, warp specialisation)";
-  k.summary = "a producer warp copies Q_i once and K_j, V_j through TMA into a multi-stage shared-memory ring "
-              "completed on mbarriers; two consumer warpgroups run S_ij = Q_i K_jᵀ and O_i += P_ij V_j on wgmma "
-              "(P_ij from registers) with the online softmax between; setmaxnreg; sm_90a only";
-  k.model = sim::Algorithm::fa2;
-  k.heaviest_first = true;
-  k.dtypes = {DType::fp16, DType::bf16};
+  KernelInfo k = derived(tensor_core_forward_info(), "fa3_hopper",
+                         "FlashAttention forward on Hopper (TMA, wgmma, warp specialisation)",
+                         "a producer warp copies Q_i once and K_j, V_j through TMA into a multi-stage shared-memory "
+                         "ring completed on mbarriers; two consumer warpgroups run S_ij = Q_i K_jᵀ and O_i += P_ij V_j "
+                         "on wgmma (P_ij from registers) with the online softmax between; setmaxnreg; sm_90a only");
   k.min_sm = 90;
-  k.tile_source = TileSource::compiled;
-  k.writes_lse = true;
-  k.folds_running_output = true;
-  k.threads_per_block = zero_shape;  // fixed by the rung (3 warpgroups)
-  k.workspace_bytes = zero_shape;
   for (const Fa3HopperConfig& c : kFa3HopperConfigs) k.head_dims.push_back(c.head_dim);
   k.launch = FLASHLAB_RUNG(fa3_hopper_forward);
   auto config = [](const AttentionProblem& p) -> const Fa3HopperConfig* {
@@ -247,20 +255,13 @@ KernelInfo tensor_core_backward_info() {
 
 #if defined(FLASHLAB_HAVE_FA2_TC) || defined(FLASHLAB_LIST_FA2_TC)
 KernelInfo fa2_tc_bwd_info() {
-  KernelInfo k = tensor_core_backward_info();
-  k.id = "fa2_tc_bwd";
-  k.name = "FlashAttention-2 backward (tensor cores)";
-  k.summary = "the five products of a step on mma.sync m16n8k16 (fp16/bf16, fp32 accumulation) fed by "
-              "ldmatrix, cp.async double-buffered Q_i/dO_i, P_ij and dS_ij kept in registers (dS_ij once "
-              "through shared memory for dQ), dQ by red.global.add.v2.f32 into dQaccum; tiles fixed at "
-              "compile time";
+  KernelInfo k = derived(tensor_core_backward_info(), "fa2_tc_bwd", "FlashAttention-2 backward (tensor cores)",
+                         "the five products of a step on mma.sync m16n8k16 (fp16/bf16, fp32 accumulation) fed by "
+                         "ldmatrix, cp.async double-buffered Q_i/dO_i, P_ij and dS_ij kept in registers (dS_ij once "
+                         "through shared memory for dQ), dQ by red.global.add.v2.f32 into dQaccum; tiles fixed at "
+                         "compile time");
   k.forward = "fa2_tc";
-  // What is compiled (sim::kFa2TcBwdConfigs), the same in a build without CUDA.
-  k.head_dims = fa2_tc_bwd_head_dims();
-  k.default_tiles = [](const AttentionProblem& p) { return fa2_tc_bwd_tiles(static_cast<int>(p.head_dim)); };
-  k.smem_bytes = [](const AttentionProblem& p, TileShape) {
-    return static_cast<i64>(fa2_tc_bwd_smem_bytes(static_cast<int>(p.head_dim)));
-  };
+  set_compiled_tiles(k, fa2_tc_bwd_head_dims(), &fa2_tc_bwd_tiles, &fa2_tc_bwd_smem_bytes);  // sim::kFa2TcBwdConfigs
 #if defined(FLASHLAB_HAVE_FA2_TC)
   k.launch = &fa2_tc_backward;
 #endif
@@ -271,14 +272,13 @@ KernelInfo fa2_tc_bwd_info() {
 // The Hopper backward: listed in every build (its tiles are sim::kHopperBwdConfigs);
 // it runs where its sm_90a code exists on a compute capability 9.0 device.
 KernelInfo fa3_hopper_bwd_info() {
-  KernelInfo k = tensor_core_backward_info();
-  k.id = "fa3_hopper_bwd";
-  k.name = "FlashAttention backward on Hopper (TMA, wgmma, warp specialisation)";
-  k.summary = "one block per K_j, V_j (dK_j, dV_j in two consumer warpgroups' registers); a producer thread "
-              "copies Q_i, dO_i, L_i and D_i by TMA into a ring completed on mbarriers; "
-              "S_ijᵀ, dP_ijᵀ, dV_j += P_ijᵀ dO_i, dK_j += dS_ijᵀ Q_i and dQ_i = dS_ij K_j on wgmma "
-              "(P_ijᵀ, dS_ijᵀ from registers; dS_ijᵀ once through shared memory for dQ), dQ by "
-              "red.global.add.v2.f32 into dQaccum; setmaxnreg; sm_90a only";
+  KernelInfo k = derived(tensor_core_backward_info(), "fa3_hopper_bwd",
+                         "FlashAttention backward on Hopper (TMA, wgmma, warp specialisation)",
+                         "one block per K_j, V_j (dK_j, dV_j in two consumer warpgroups' registers); a producer thread "
+                         "copies Q_i, dO_i, L_i and D_i by TMA into a ring completed on mbarriers; "
+                         "S_ijᵀ, dP_ijᵀ, dV_j += P_ijᵀ dO_i, dK_j += dS_ijᵀ Q_i and dQ_i = dS_ij K_j on wgmma "
+                         "(P_ijᵀ, dS_ijᵀ from registers; dS_ijᵀ once through shared memory for dQ), dQ by "
+                         "red.global.add.v2.f32 into dQaccum; setmaxnreg; sm_90a only");
   k.forward = "fa3_hopper";
   for (const sim::HopperBwdConfig& c : sim::kHopperBwdConfigs) k.head_dims.push_back(c.head_dim);
   k.default_tiles = [](const AttentionProblem& p) {

@@ -60,6 +60,13 @@ std::map<std::size_t, std::string> fake_plan(const std::string& spec, std::strin
   return plan;
 }
 
+// The parent's "case INDEX SEED" for one of the request's problems; false for anything else.
+bool parse_case(const std::string& command, const detail::ChildRequest& req, std::size_t& index, std::uint64_t& seed) {
+  std::istringstream in(command);
+  std::string word;
+  return (in >> word >> index >> seed) && word == "case" && index < req.problems.size();
+}
+
 int run_fake(const detail::ChildRequest& req, const std::string& spec, const Reply& reply) {
   std::string at_start;
   const auto plan = fake_plan(spec, at_start);
@@ -71,11 +78,9 @@ int run_fake(const detail::ChildRequest& req, const std::string& spec, const Rep
   reply.line("ready");
   for (std::string command; std::getline(std::cin, command);) {
     if (command == "quit") return 0;
-    std::istringstream in(command);
-    std::string word;
     std::size_t index = 0;
     std::uint64_t seed = 0;
-    if (!(in >> word >> index >> seed) || word != "case" || index >= req.problems.size()) return 2;
+    if (!parse_case(command, req, index, seed)) return 2;
     const auto it = plan.find(index);
     const std::string what = it == plan.end() ? "ok" : it->second;
     if (what == "crash") ::raise(SIGSEGV);
@@ -153,11 +158,9 @@ int run_real(const detail::ChildRequest& req, const Reply& reply) {
   if (!reply.line("ready")) return 2;
   for (std::string command; std::getline(std::cin, command);) {
     if (command == "quit") return 0;
-    std::istringstream in(command);
-    std::string word;
     std::size_t index = 0;
     std::uint64_t seed = 0;
-    if (!(in >> word >> index >> seed) || word != "case" || index >= req.problems.size()) {
+    if (!parse_case(command, req, index, seed)) {
       reply.fatal("cannot read the command '" + command + "'");
       return 2;
     }

@@ -52,16 +52,7 @@ class HeadReference {
   double row(const T* q, std::int64_t r, double scale, bool causal, double* o) const {
     const std::int64_t kept = causal ? std::min(r + 1, n_kv_) : n_kv_;
     std::vector<double> s(static_cast<std::size_t>(kept), 0.0);
-    for (std::int64_t x = 0; x < d_; ++x) {
-      const double qx = static_cast<double>(q[x]);
-      const double* kx = kt_.data() + x * n_kv_;
-      for (std::int64_t c = 0; c < kept; ++c) s[static_cast<std::size_t>(c)] += qx * kx[c];
-    }
-    double m = -INFINITY;
-    for (double& sc : s) {
-      sc *= scale;
-      m = std::max(m, sc);
-    }
+    const double m = scaled_scores(q, scale, s);
     std::fill(o, o + d_, 0.0);
     double l = 0;
     for (std::int64_t c = 0; c < kept; ++c) {
@@ -83,16 +74,7 @@ class HeadReference {
                     double* dv) const {
     const std::int64_t kept = causal ? std::min(r + 1, n_kv_) : n_kv_;
     std::vector<double> p(static_cast<std::size_t>(kept), 0.0), dp(static_cast<std::size_t>(kept), 0.0);
-    for (std::int64_t x = 0; x < d_; ++x) {
-      const double qx = static_cast<double>(q[x]);
-      const double* kx = kt_.data() + x * n_kv_;
-      for (std::int64_t c = 0; c < kept; ++c) p[static_cast<std::size_t>(c)] += qx * kx[c];
-    }
-    double m = -INFINITY;
-    for (double& sc : p) {
-      sc *= scale;
-      m = std::max(m, sc);
-    }
+    const double m = scaled_scores(q, scale, p);
     double l = 0;
     for (double& sc : p) {
       sc = std::exp(sc - m);
@@ -123,6 +105,23 @@ class HeadReference {
   }
 
  private:
+  // s_c = τ q·k_c for the first s.size() keys (s zeroed by the caller); returns the row's maximum.
+  template <class T>
+  double scaled_scores(const T* q, double scale, std::vector<double>& s) const {
+    const std::int64_t kept = static_cast<std::int64_t>(s.size());
+    for (std::int64_t x = 0; x < d_; ++x) {
+      const double qx = static_cast<double>(q[x]);
+      const double* kx = kt_.data() + x * n_kv_;
+      for (std::int64_t c = 0; c < kept; ++c) s[static_cast<std::size_t>(c)] += qx * kx[c];
+    }
+    double m = -INFINITY;
+    for (double& sc : s) {
+      sc *= scale;
+      m = std::max(m, sc);
+    }
+    return m;
+  }
+
   std::int64_t n_kv_, d_;
   std::vector<double> kt_, k_, v_;  // Kᵀ [d, n_kv], K and V [n_kv, d]
 };
