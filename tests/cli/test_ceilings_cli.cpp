@@ -4,7 +4,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cstdlib>
 #include <filesystem>
@@ -29,8 +28,6 @@ using flashlab::test::slurp;
 
 // `flashlab ARGS` in this file's own scratch folder (run_flashlab.path()).
 const flashlab::test::ScratchRuns run_flashlab("flashlab-ceilings-cli");
-
-int lines(const std::string& s) { return static_cast<int>(std::count(s.begin(), s.end(), '\n')); }
 
 std::string write_profile() {
   const std::string path = (run_flashlab.path() / "measured.json").string();
@@ -63,28 +60,19 @@ std::string write_results() {
 }  // namespace
 
 TEST_CASE("flashlab ceilings where nothing can be measured: one line, exit 2, no file", "[cli][ceilings]") {
-  const Run no_out = run_flashlab("ceilings");
-  CHECK(no_out.code == 2);
-  CHECK(no_out.err == "flashlab: error: ceilings: give --out PROFILE.json (where the measured profile goes)\n");
-  const Run few = run_flashlab("ceilings --repeats 5 --out p.json");
-  CHECK(few.code == 2);
-  CHECK_THAT(few.err, Catch::Contains("--repeats: at least 10"));
-  const Run nowhere = run_flashlab("ceilings --out no/such/folder/p.json");
-  CHECK(nowhere.code == 2);
-  CHECK(nowhere.err == "flashlab: error: --out: folder 'no/such/folder' does not exist\n");
-  const Run bad_sheet = run_flashlab("ceilings --datasheet H999 --out p.json");
-  CHECK(bad_sheet.code == 2);
-  CHECK_THAT(bad_sheet.err, Catch::StartsWith("flashlab: error: --datasheet: unknown hardware preset 'H999'"));
+  flashlab::test::check_refusals(run_flashlab, {
+      {"ceilings", "flashlab: error: ceilings: give --out PROFILE.json (where the measured profile goes)\n"},
+      {"ceilings --repeats 5 --out p.json", "--repeats: at least 10"},
+      {"ceilings --out no/such/folder/p.json", "flashlab: error: --out: folder 'no/such/folder' does not exist\n"},
+      {"ceilings --datasheet H999 --out p.json", "flashlab: error: --datasheet: unknown hardware preset 'H999'"},
+  });
   const std::string why = ceilings::unavailable_reason();
   if (why.empty()) {
     WARN("a CUDA device is present: the no-device path is not exercised here (the GPU tests measure instead)");
     return;
   }
   const Run r = run_flashlab("ceilings --quick --out p.json");
-  CHECK(r.code == 2);
-  CHECK(lines(r.err) == 1);
-  CHECK(r.err == "flashlab: error: ceilings: " + why + "\n");
-  CHECK(r.out.empty());
+  flashlab::test::check_refused(r, "flashlab: error: ceilings: " + why + "\n");
   CHECK_FALSE(fs::exists(run_flashlab.path() / "p.json"));
   if (!ceilings::built_with_cuda()) CHECK_THAT(r.err, Catch::Contains("this build has no CUDA support"));
 }
@@ -113,9 +101,8 @@ TEST_CASE("flashlab ceilings report: a stored profile's figures and targets, pri
   const Run other = run_flashlab("ceilings report '" + p + "' --datasheet A100-PCIe-80GB");
   CHECK_THAT(other.out, Catch::Contains("datasheet (A100-PCIe-80GB)"));
   // A datasheet preset measured nothing.
-  const Run preset = run_flashlab("ceilings report " + std::string(FLASHLAB_ASSETS) + "/hardware/T4.json");
-  CHECK(preset.code == 2);
-  CHECK_THAT(preset.err, Catch::Contains("kind is 'datasheet', not 'measured'"));
+  flashlab::test::check_refused(run_flashlab("ceilings report " + std::string(FLASHLAB_ASSETS) + "/hardware/T4.json"),
+                                "kind is 'datasheet', not 'measured'");
 }
 
 TEST_CASE("flashlab ceilings report: on Hopper the tensor-core target is wgmma over cuBLAS", "[cli][ceilings]") {
@@ -147,11 +134,10 @@ TEST_CASE("flashlab hw compare: a measured profile beside its datasheet, figure 
   CHECK_THAT(r.out, Catch::Matches("[\\s\\S]*HBM bandwidth +GB/s +3010 +3350 +0\\.90[\\s\\S]*"));
   CHECK_THAT(r.out, Catch::Contains("figures measured on NVIDIA H100 80GB HBM3 (A) against H100-SXM5-80GB"));
   CHECK_THAT(r.out, Catch::Matches("[\\s\\S]*bf16_mma +TFLOP/s +560\\.0 +989\\.4 +0\\.57[\\s\\S]*"));
-  const Run bad = run_flashlab("hw compare '" + p + "' H999");
-  CHECK(bad.code == 2);
-  CHECK_THAT(bad.err, Catch::StartsWith("flashlab: error: hw compare: unknown hardware preset 'H999'"));
-  const Run missing = run_flashlab("hw compare H100-SXM5-80GB");
-  CHECK(missing.code == 2);
+  flashlab::test::check_refusals(run_flashlab, {
+      {"hw compare '" + p + "' H999", "flashlab: error: hw compare: unknown hardware preset 'H999'"},
+      {"hw compare H100-SXM5-80GB", "b is required"},
+  });
 }
 
 TEST_CASE("flashlab ceilings chart: the hierarchical roofline and the sweep, no GPU needed", "[cli][ceilings]") {
@@ -168,22 +154,15 @@ TEST_CASE("flashlab ceilings chart: the hierarchical roofline and the sweep, no 
   CHECK(datasheet.code == 0);
   CHECK_THAT(slurp(run_flashlab.path() / "a100.csv"), Catch::Contains("HBM 1,935 GB/s"));
 
-  const Run no_sweep = run_flashlab("ceilings chart --hw H100-SXM5-80GB --chart bandwidth-sweep --out s.svg");
-  CHECK(no_sweep.code == 2);
-  CHECK_THAT(no_sweep.err, Catch::Contains("--hw must be a measured profile"));
-  const Run bad_kind = run_flashlab("ceilings chart --hw H100-SXM5-80GB --chart pie --out s.svg");
-  CHECK(bad_kind.code == 2);
-  CHECK_THAT(bad_kind.err, Catch::Contains("unknown chart 'pie'"));
-  const Run bad_ext = run_flashlab("ceilings chart --hw H100-SXM5-80GB --out s.txt");
-  CHECK(bad_ext.code == 2);
-
-  // A measured profile with a broken figure: the field named, exit 2.
+  // A measured profile with a broken figure: the field named, exit 2, no chart.
   auto j = nlohmann::json::parse(slurp(p));
   j["measurements"][4]["value"] = "fast";
   analysis::write_file_atomic((run_flashlab.path() / "broken.json").string(), j.dump());
-  const Run broken = run_flashlab("ceilings chart --hw broken.json --out b.svg");
-  CHECK(broken.code == 2);
-  CHECK(lines(broken.err) == 1);
-  CHECK_THAT(broken.err, Catch::Contains("field 'measurements[4].value' must be a positive number"));
+  flashlab::test::check_refusals(run_flashlab, {
+      {"ceilings chart --hw H100-SXM5-80GB --chart bandwidth-sweep --out s.svg", "--hw must be a measured profile"},
+      {"ceilings chart --hw H100-SXM5-80GB --chart pie --out s.svg", "unknown chart 'pie'"},
+      {"ceilings chart --hw H100-SXM5-80GB --out s.txt", "--out: 's.txt' must end in .svg, .png, .pdf or .csv"},
+      {"ceilings chart --hw broken.json --out b.svg", "field 'measurements[4].value' must be a positive number"},
+  });
   CHECK_FALSE(fs::exists(run_flashlab.path() / "b.svg"));
 }

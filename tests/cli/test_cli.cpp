@@ -98,10 +98,7 @@ TEST_CASE("sim --json, causal: visited and masked blocks, halved convention", "[
 }
 
 TEST_CASE("every bad input class: exit code 2 and one clear line", "[cli][errors]") {
-  struct Bad {
-    std::string args, expect;
-  };
-  const std::vector<Bad> cases = {
+  flashlab::test::check_refusals(run_flashlab, {
       {"sim --seq abc", "--seq: 'abc' is not a whole number"},
       {"sim --batch=-4", "--batch"},
       {"sim --heads 0", "--heads: must be at least 1"},
@@ -138,11 +135,7 @@ TEST_CASE("every bad input class: exit code 2 and one clear line", "[cli][errors
       {"compare --algos standard,fa9", "unknown algorithm 'fa9'"},
       {"sim --trace /nonexistent-dir/t.csv --seq 64", "does not exist"},
       {"sim --trace t.csv --seq 64K --br 1 --bc 1 --algo fa2 --sram 1GiB", "trace limit"},
-  };
-  for (const Bad& b : cases) {
-    INFO("flashlab " << b.args);
-    flashlab::test::check_refused(run_flashlab(b.args), b.expect);
-  }
+  });
 }
 
 TEST_CASE("with no arguments and no display: the lecture comparison, printed and written as CSV", "[cli]") {
@@ -226,10 +219,12 @@ TEST_CASE("export: a filter or kernel the results do not hold is one line naming
           "[cli][export][errors]") {
   const flashlab::analysis::BenchResults results = flashlab::analysis::test::lab_grid();  // batch 16-64, H 32, d 64
   flashlab::analysis::write_file_atomic((run_flashlab.path() / "lab.json").string(), flashlab::analysis::bench_to_json(results));
-  struct Bad {
-    std::string args, expect;
+  const auto export_lab = [](const std::string& args) {
+    const Run r = run_flashlab("export " + args + " --results lab.json --out bad.png");
+    CHECK_FALSE(fs::exists(run_flashlab.path() / "bad.png"));
+    return r;
   };
-  const std::vector<Bad> cases = {
+  flashlab::test::check_refusals(export_lab, {
       {"--chart bench-time --filter batch=48", "--filter: no run has batch 48 (batch in the results: 16, 32, 64)"},
       {"--chart bench-time --filter emb-dim=4096", "--filter: no run has emb-dim 4096 (emb-dim in the results: 2048)"},
       {"--chart bench-time --filter causal=yes", "--filter: no run has causal yes (only non-causal runs)"},
@@ -238,12 +233,7 @@ TEST_CASE("export: a filter or kernel the results do not hold is one line naming
       {"--chart bench-heatmap --kernel flash2", "--kernel: no run of 'flash2' in the results (kernels there: torch_eager, fa2)"},
       {"--chart bench-speedup --baseline torch_eagre", "(did you mean torch_eager?)"},
       {"--chart bench-time --casual", "(did you mean --causal?)"},
-  };
-  for (const Bad& b : cases) {
-    INFO("flashlab export " << b.args);
-    flashlab::test::check_refused(run_flashlab("export " + b.args + " --results lab.json --out bad.png"), b.expect);
-    CHECK_FALSE(fs::exists(run_flashlab.path() / "bad.png"));
-  }
+  });
   // The filters that match: emb-dim = heads · head-dim, and the K/V heads (= H without groups).
   CHECK(run_flashlab("export --chart bench-time --filter emb-dim=2048,kv-heads=32 --results lab.json --out ok.csv").code == 0);
 }
@@ -516,10 +506,7 @@ TEST_CASE("check: a column or row it cannot read is exit 2 and one line", "[cli]
                                         "batch;seq;heads;head_dim;time_ms\n32;1024;32;64;8,5\n");
   flashlab::analysis::write_file_atomic((run_flashlab.path() / "no-unit.csv").string(),
                                         "batch,seq,heads,head_dim,time\n32,1024,32,64,8\n");
-  struct Bad {
-    std::string args, expect;
-  };
-  const Bad cases[] = {
+  flashlab::test::check_refusals(run_flashlab, {
       {"check bad-row.csv", "bad-row.csv: line 3, column 'seq': '1O24' is not a whole number"},
       {"check no-unit.csv", "no-unit.csv: column 'time': no unit in its name"},
       {"check no-unit.csv --tolerance ten", "--tolerance: 'ten' is not a percentage above 0 (e.g. 10)"},
@@ -529,9 +516,5 @@ TEST_CASE("check: a column or row it cannot read is exit 2 and one line", "[cli]
       {"check " + data("flash2-lab-tables.csv") + " --hw Z80", "--hw:"},
       {"check all-oom.csv", "all-oom.csv: no row to check: all 2 data row(s) say OOM, so none has a time (lines 2–3)"},
       {"check semicolons.csv", "semicolons.csv: line 1: the columns are separated by ';'"},
-  };
-  for (const Bad& b : cases) {
-    INFO("flashlab " << b.args);
-    flashlab::test::check_refused(run_flashlab(b.args), b.expect);
-  }
+  });
 }

@@ -217,16 +217,10 @@ TEST_CASE("sweep --pass: the backward rows, and the training step's sums", "[cli
 }
 
 TEST_CASE("pass flag: bad values are one line and exit code 2", "[cli][pass]") {
-  const std::pair<std::string, std::string> cases[] = {
+  flashlab::test::check_refusals(run_flashlab, {
       {"sim --pass sideways", "--pass: 'sideways' is not a pass"},
       {"sim --pass fwd+bwd --trace t.csv", "--trace writes one pass"},
       {"compare --pass backwards", "--pass:"},
       {"sweep --vary seq=512 --pass nope", "--pass:"},
-  };
-  for (const auto& [args, message] : cases) {
-    const Run r = run_flashlab(args);
-    INFO(args << "\n" << r.err);
-    CHECK(r.code == 2);
-    CHECK_THAT(r.err, Catch::Contains(message));
-  }
+  });
 }

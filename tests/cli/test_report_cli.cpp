@@ -118,7 +118,7 @@ TEST_CASE("report: the model alone, and a named sweep's section", "[cli][report]
 }
 
 TEST_CASE("report: bad input is one line and exit code 2", "[cli][report]") {
-  const std::pair<std::string, std::string> cases[] = {
+  flashlab::test::check_refusals(run_flashlab, {
       {"report --out x --sweep lab-heads", "--sweep picks runs of a results file"},
       {"report --out x --results /nonexistent/r.json", "--results:"},
       {"report --out x --results " + data("h200-validate-excerpt.json") + " --sweep no-such-sweep", "--sweep no-such-sweep"},
@@ -134,13 +134,7 @@ TEST_CASE("report: bad input is one line and exit code 2", "[cli][report]") {
       {"report --out x --results " + data("flash2-lab-tables.csv"),
        "not a results file of flashlab bench or scripts/torch_compare.py (no kernel column): a table of your own "
        "measurements is checked by flashlab check"},
-  };
-  for (const auto& [args, message] : cases) {
-    const Run r = run_flashlab(args);
-    INFO(args << "\n" << r.out << r.err);
-    CHECK(r.code == 2);
-    CHECK_THAT(r.err, Catch::Contains(message));
-  }
+  });
 }
 
 TEST_CASE("report: the runs table as pandas reads it, several files merged, the method only as recorded",

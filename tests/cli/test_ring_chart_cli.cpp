@@ -19,13 +19,10 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const flashlab::test::ScratchRuns& flashlab_in_scratch() {
-  static const flashlab::test::ScratchRuns runs("flashlab-ring-chart-cli");
-  return runs;
-}
+// `flashlab ARGS` in this file's own scratch folder (run_flashlab.path()).
+const flashlab::test::ScratchRuns run_flashlab("flashlab-ring-chart-cli");
 
-Run run_flashlab(const std::string& args) { return flashlab_in_scratch()(args); }
-fs::path scratch_file(const std::string& name) { return flashlab_in_scratch().path() / name; }
+fs::path scratch_file(const std::string& name) { return run_flashlab.path() / name; }
 
 // The fixture's runs as a results file in the scratch folder; `keep` picks the runs.
 std::string results_file(const std::string& name, bool (*keep)(const flashlab::sim::MeasuredRun&)) {

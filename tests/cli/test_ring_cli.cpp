@@ -17,19 +17,14 @@
 #include "flashlab/analysis/text/csv.hpp"
 #include "flashlab/analysis/results/ring_results.hpp"
 
+using flashlab::test::contains;
 using flashlab::test::Run;
 namespace fs = std::filesystem;
 
 namespace {
 
-const flashlab::test::ScratchDir& scratch() {
-  static const flashlab::test::ScratchDir dir("flashlab-ring-cli");
-  return dir;
-}
-
-Run run_flashlab(const std::string& args) { return flashlab::test::run_flashlab(scratch().path(), args); }
-
-bool has(const std::string& text, const std::string& what) { return text.find(what) != std::string::npos; }
+// `flashlab ARGS` in this file's own scratch folder (run_flashlab.path()).
+const flashlab::test::ScratchRuns run_flashlab("flashlab-ring-cli");
 
 }  // namespace
 
@@ -37,14 +32,14 @@ TEST_CASE("ring prints the passes of a model's attention over P GPUs", "[cli][ri
   const Run r = run_flashlab("ring --model llama3.2-3b --seq 64K --gpus 8 --pass fwd+bwd");
   INFO(r.err);
   REQUIRE(r.code == 0);
-  CHECK(has(r.out, "B=1 H=24 H_kv=8 N=65536 d=128 bf16 causal, 8 GPUs zigzag, fwd+bwd"));
-  CHECK(has(r.out, "16 chunks of 4096 tokens"));
-  CHECK(has(r.out, "NVLink 4"));
-  CHECK(has(r.out, "scaling efficiency"));
+  CHECK(contains(r.out, "B=1 H=24 H_kv=8 N=65536 d=128 bf16 causal, 8 GPUs zigzag, fwd+bwd"));
+  CHECK(contains(r.out, "16 chunks of 4096 tokens"));
+  CHECK(contains(r.out, "NVLink 4"));
+  CHECK(contains(r.out, "scaling efficiency"));
   // The kernels' fused steps read the H_kv heads in place: no expanded copy.
-  CHECK_FALSE(has(r.out, "K_j, V_j expanded to H heads"));
-  CHECK(has(r.out, "dK, dV travelling (fp32, 2 buffers)"));
-  CHECK_FALSE(has(r.out, "between the"));  // one node
+  CHECK_FALSE(contains(r.out, "K_j, V_j expanded to H heads"));
+  CHECK(contains(r.out, "dK, dV travelling (fp32, 2 buffers)"));
+  CHECK_FALSE(contains(r.out, "between the"));  // one node
 }
 
 TEST_CASE("ring --json parses and carries the bytes of the closed form", "[cli][ring]") {
@@ -73,9 +68,9 @@ TEST_CASE("ring --timeline shows the contiguous layout's idle bubbles, --csv wri
   const Run r = run_flashlab("ring --heads 8 --seq 4096 --gpus 4 --layout contiguous --timeline --csv events.csv");
   INFO(r.err);
   REQUIRE(r.code == 0);
-  CHECK(has(r.out, "idle"));
-  CHECK(has(r.out, "transfer K,V"));
-  std::ifstream f(scratch().path() / "events.csv");
+  CHECK(contains(r.out, "idle"));
+  CHECK(contains(r.out, "transfer K,V"));
+  std::ifstream f(run_flashlab.path() / "events.csv");
   REQUIRE(f.good());
   std::string line;
   std::getline(f, line);
@@ -87,12 +82,12 @@ TEST_CASE("ring --extrapolate prints P = 1 … 32 for N = 8K … 128K and where 
   const Run r = run_flashlab("ring --extrapolate --model all --pass fwd+bwd --csv sweep.csv");
   INFO(r.err);
   REQUIRE(r.code == 0);
-  CHECK(has(r.out, "P=32 (4 nodes)"));
-  CHECK(has(r.out, "P=16 (2 nodes)"));
-  for (const char* m : {"llama2-7b", "llama3.2-3b", "llama3.2-1b"}) CHECK(has(r.out, m));
-  CHECK(has(r.out, "128K"));
-  CHECK(has(r.out, "exposed from P="));
-  std::ifstream f(scratch().path() / "sweep.csv");
+  CHECK(contains(r.out, "P=32 (4 nodes)"));
+  CHECK(contains(r.out, "P=16 (2 nodes)"));
+  for (const char* m : {"llama2-7b", "llama3.2-3b", "llama3.2-1b"}) CHECK(contains(r.out, m));
+  CHECK(contains(r.out, "128K"));
+  CHECK(contains(r.out, "exposed from P="));
+  std::ifstream f(run_flashlab.path() / "sweep.csv");
   REQUIRE(f.good());
   int lines = 0;
   std::string line;
@@ -119,22 +114,22 @@ TEST_CASE("ring with the host measured: one process drives a node's GPUs, --rank
   const Run text = run_flashlab("ring --model llama3.2-1b --seq 8K --gpus 8 --rung-timing measured-nvidia-h200 "
                                 "--link measured-nvidia-h200-2gpu-2026-11-27");
   REQUIRE(text.code == 0);
-  CHECK(has(text.out, "host      one thread issues every GPU's work: 0.25 µs a stream call"));
-  CHECK(has(text.out, "compute   each chunk pair's launch"));
-  CHECK_FALSE(has(text.out, "FlashAttention-2's FLOPs and HBM requests per chunk pair"));
+  CHECK(contains(text.out, "host      one thread issues every GPU's work: 0.25 µs a stream call"));
+  CHECK(contains(text.out, "compute   each chunk pair's launch"));
+  CHECK_FALSE(contains(text.out, "FlashAttention-2's FLOPs and HBM requests per chunk pair"));
   // Without the launch model the host is not timed: the efficiency's line, no host line.
   const Run plain = run_flashlab("ring --model llama3.2-1b --seq 8K --gpus 8 --link measured-nvidia-h200-2gpu-2026-11-27");
   REQUIRE(plain.code == 0);
-  CHECK(has(plain.out, "compute   FlashAttention-2's FLOPs and HBM requests per chunk pair"));
-  CHECK_FALSE(has(plain.out, "host      "));
+  CHECK(contains(plain.out, "compute   FlashAttention-2's FLOPs and HBM requests per chunk pair"));
+  CHECK_FALSE(contains(plain.out, "host      "));
   // --ranks without the host's prices, or beside a results file: one line, exit 2.
   const Run bare = run_flashlab("ring --model llama3.2-1b --ranks");
   CHECK(bare.code == 2);
-  CHECK(has(bare.err, "--ranks prices a process per GPU's issuing"));
+  CHECK(contains(bare.err, "--ranks prices a process per GPU's issuing"));
   const Run with_results = run_flashlab("ring --ranks --results " + std::string(FLASHLAB_TEST_DATA) +
                                         "/ring-results-example.json");
   CHECK(with_results.code == 2);
-  CHECK(has(with_results.err, "--ranks is for a simulation"));
+  CHECK(contains(with_results.err, "--ranks is for a simulation"));
 }
 
 TEST_CASE("ring --results places measured runs beside the simulation", "[cli][ring]") {
@@ -159,15 +154,15 @@ TEST_CASE("ring --results places measured runs beside the simulation", "[cli][ri
   run.time_ms_median = 3.6;
   runs.runs.push_back(run);
   {
-    std::ofstream f(scratch().path() / "ring.json");
+    std::ofstream f(run_flashlab.path() / "ring.json");
     f << analysis::ring_results_to_json(runs);
   }
   const Run r = run_flashlab("ring --results ring.json --rung-timing none");
   INFO(r.err);
   REQUIRE(r.code == 0);
-  CHECK(has(r.out, "calibrated from the P = 1 run"));
-  CHECK(has(r.out, "predicted"));
-  CHECK(has(r.out, "error"));
+  CHECK(contains(r.out, "calibrated from the P = 1 run"));
+  CHECK(contains(r.out, "predicted"));
+  CHECK(contains(r.out, "error"));
   const Run j = run_flashlab("ring --results ring.json --json --rung-timing none");
   REQUIRE(j.code == 0);
   const nlohmann::json out = nlohmann::json::parse(j.out);
@@ -192,7 +187,7 @@ TEST_CASE("ring --results places measured runs beside the simulation", "[cli][ri
       }
   CHECK(score["time"]["worst"].get<double>() == Approx(worst));
   CHECK(score["time"]["mean_abs"].get<double>() == Approx(sum / multi_gpu_passes));
-  CHECK(has(r.out, "The model's score on this file"));
+  CHECK(contains(r.out, "The model's score on this file"));
   // By default the launch model fitted on an H200 (assets/rungs) times the
   // compute: no efficiency from the file's P = 1 run, which becomes a prediction.
   const Run l = run_flashlab("ring --results ring.json --json");
@@ -204,13 +199,13 @@ TEST_CASE("ring --results places measured runs beside the simulation", "[cli][ri
   CHECK(lo["score"]["time_one_gpu"]["count"].get<int>() > 0);
   const Run bad = run_flashlab("ring --results ring.json --rung-timing nowhere.json");
   CHECK(bad.code == 2);
-  CHECK(has(bad.err, "--rung-timing: cannot read 'nowhere.json'"));
+  CHECK(contains(bad.err, "--rung-timing: cannot read 'nowhere.json'"));
 }
 
 TEST_CASE("ring --extrapolate --seq takes the lengths a small model is run at", "[cli][ring]") {
   const Run r = run_flashlab("ring --extrapolate --model llama3.2-1b --seq 256,512,1024 --csv short.csv");
   REQUIRE(r.code == 0);
-  const auto rows = flashlab::analysis::csv_parse(flashlab::test::slurp(scratch().path() / "short.csv"));
+  const auto rows = flashlab::analysis::csv_parse(flashlab::test::slurp(run_flashlab.path() / "short.csv"));
   REQUIRE(rows.size() > 1);
   const auto col = std::find(rows[0].begin(), rows[0].end(), "seq") - rows[0].begin();
   REQUIRE(col < static_cast<long>(rows[0].size()));
@@ -221,7 +216,7 @@ TEST_CASE("ring --extrapolate --seq takes the lengths a small model is run at", 
 }
 
 TEST_CASE("ring refuses bad input with one line and exit code 2", "[cli][ring]") {
-  const std::vector<std::pair<std::string, std::string>> cases{
+  flashlab::test::check_refusals(run_flashlab, {
       {"ring --gpus 0", "--gpus"},
       {"ring --model llama9", "unknown model 'llama9'"},
       {"ring --model llama2-7b --heads 8", "--heads: --model llama2-7b sets H, H_kv and d"},
@@ -242,15 +237,7 @@ TEST_CASE("ring refuses bad input with one line and exit code 2", "[cli][ring]")
       {"ring --dtype fp8", "--dtype: unknown dtype 'fp8' (expected fp16, bf16 or fp32)"},
       {"ring --batch 0", "--batch: must be at least 1 (got '0')"},
       {"ring --gpus 5000", "the ring needs 1 to 4096 GPUs, not 5000"},
-  };
-  for (const auto& [args, message] : cases) {
-    CAPTURE(args);
-    const Run r = run_flashlab(args);
-    CHECK(r.code == 2);
-    CHECK(has(r.err, "flashlab: error: "));
-    CHECK(has(r.err, message));
-    CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
-  }
+  });
 }
 
 // The H200's rung file is what the committed runs give: the launch model from
@@ -273,7 +260,7 @@ TEST_CASE("flashlab ceilings rungs --power: the H200's rung file again from its 
   REQUIRE(r.code == 0);
   CHECK_THAT(r.out, Catch::Contains("The rungs under the power limit: after 42 ms"));
   CHECK_THAT(r.out, Catch::Contains("fa3_hopper_bwd"));
-  CHECK(nlohmann::json::parse(flashlab::test::slurp(scratch().path() / "rungs.json")) == nlohmann::json::parse(flashlab::test::slurp(asset)));
+  CHECK(nlohmann::json::parse(flashlab::test::slurp(run_flashlab.path() / "rungs.json")) == nlohmann::json::parse(flashlab::test::slurp(asset)));
   // A power file of another GPU, and one that is not there: one line, exit 2.
   const fs::path h100 = docs / "h100-rung-timing.json";
   if (fs::exists(h100)) {

@@ -19,69 +19,62 @@ namespace fs = std::filesystem;
 
 namespace {
 
+using flashlab::test::check_refused;
 using flashlab::test::Run;
 
-Run bench(const std::string& args) {
-  static const flashlab::test::ScratchDir dir("flashlab-bench-cli");
-  return flashlab::test::run_flashlab(dir.path(), "bench " + args);
-}
-
-// Exit 2, nothing on stdout, exactly one line on stderr starting "flashlab: error: ".
-void require_usage_error(const Run& r, const std::string& needle) {
-  INFO("stderr: " << r.err);
-  CHECK(r.code == 2);
-  CHECK(r.out.empty());
-  CHECK(r.err.rfind("flashlab: error: ", 0) == 0);
-  CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
-  CHECK_THAT(r.err, Catch::Contains(needle));
-}
+// `flashlab bench ARGS` in this file's own scratch folder.
+const flashlab::test::ScratchRuns bench("flashlab-bench-cli", "bench");
 
 }  // namespace
 
 TEST_CASE("bench: bad input is one line and exit 2", "[cli][bench]") {
-  require_usage_error(bench("--kernels naive,nope"), "unknown kernel 'nope' (known: naive, naive_cublas, fa1, fa2");
-  require_usage_error(bench("--causal maybe"), "--causal: expected no, yes or both");
-  require_usage_error(bench("--dtype fp16,fp8"), "--dtype: unknown dtype 'fp8'");
-  require_usage_error(bench("--repeats 3"), "--repeats: at least 10");
-  require_usage_error(bench("--seq 1024,"), "--seq");
-  require_usage_error(bench("--seq 0"), "--seq: must be at least 1");
-  require_usage_error(bench("--batch lots"), "--batch: 'lots' is not a whole number");
-  require_usage_error(bench("--emb-dim 1000 --heads 3"), "embedding dim 1000 is not a multiple of heads 3");
-  require_usage_error(bench("--emb-dim 2048 --heads 16 --head-dim 64"), "16 × head dim 64 = 1024");
-  require_usage_error(bench("--tokens 1000 --seq 3"), "1000 tokens is not a whole number of sequences of N=3");
-  require_usage_error(bench("--seq 64 --seq-kv 32 --causal yes"), "causal attention needs seq_kv = seq_q");
-  require_usage_error(bench("--heads 8 --kv-heads 3"), "not a multiple of H_kv = 3");
-  require_usage_error(bench("--heads 8 --kv-heads 16"), "H_kv");
-  require_usage_error(bench("--br 64"), "--br and --bc go together");
-  require_usage_error(bench("--tiles huge"), "--tiles: expected default or paper");
-  require_usage_error(bench("--mem-limit plenty"), "--mem-limit: 'plenty' is not a whole number");
-  require_usage_error(bench("--check maybe"), "--check: expected sampled, full or off");
-  require_usage_error(bench("--sweep no-such-sweep"), "--sweep: unknown sweep 'no-such-sweep' (known: ");
-  require_usage_error(bench("--input-scale -1"), "--input-scale");
-  require_usage_error(bench("--no-such-flag"), "no-such-flag");
-  require_usage_error(bench("--pass sideways"), "--pass: expected fwd, bwd or fwd+bwd");
-  require_usage_error(bench("--pass bwd --kernels fa2"), "fa2 computes the fwd pass");
-  require_usage_error(bench("--pass fwd --kernels naive_bwd"), "naive_bwd computes the bwd pass");
+  flashlab::test::check_refusals(bench, {
+      {"--kernels naive,nope", "unknown kernel 'nope' (known: naive, naive_cublas, fa1, fa2"},
+      {"--causal maybe", "--causal: expected no, yes or both"},
+      {"--dtype fp16,fp8", "--dtype: unknown dtype 'fp8'"},
+      {"--repeats 3", "--repeats: at least 10"},
+      {"--seq 1024,", "--seq"},
+      {"--seq 0", "--seq: must be at least 1"},
+      {"--batch lots", "--batch: 'lots' is not a whole number"},
+      {"--emb-dim 1000 --heads 3", "embedding dim 1000 is not a multiple of heads 3"},
+      {"--emb-dim 2048 --heads 16 --head-dim 64", "16 × head dim 64 = 1024"},
+      {"--tokens 1000 --seq 3", "1000 tokens is not a whole number of sequences of N=3"},
+      {"--seq 64 --seq-kv 32 --causal yes", "causal attention needs seq_kv = seq_q"},
+      {"--heads 8 --kv-heads 3", "not a multiple of H_kv = 3"},
+      {"--heads 8 --kv-heads 16", "H_kv"},
+      {"--br 64", "--br and --bc go together"},
+      {"--tiles huge", "--tiles: expected default or paper"},
+      {"--mem-limit plenty", "--mem-limit: 'plenty' is not a whole number"},
+      {"--check maybe", "--check: expected sampled, full or off"},
+      {"--sweep no-such-sweep", "--sweep: unknown sweep 'no-such-sweep' (known: "},
+      {"--input-scale -1", "--input-scale"},
+      {"--no-such-flag", "no-such-flag"},
+      {"--pass sideways", "--pass: expected fwd, bwd or fwd+bwd"},
+      {"--pass bwd --kernels fa2", "fa2 computes the fwd pass"},
+      {"--pass fwd --kernels naive_bwd", "naive_bwd computes the bwd pass"},
+  });
 }
 
 TEST_CASE("bench --gpus: the ring's bad input is one line and exit 2, before any device", "[cli][bench][ring]") {
-  require_usage_error(bench("--gpus 2 --layout diagonal"), "--layout: expected one of " + flashlab::sim::ring_layout_names() + ", got 'diagonal'");
-  require_usage_error(bench("--gpus 2 --model gpt-5"), "unknown model 'gpt-5' (known: llama2-7b");
-  require_usage_error(bench("--model llama2-7b"), "give --gpus P too");
-  require_usage_error(bench("--virtual-gpus"), "give --gpus P too");
-  require_usage_error(bench("--comm-stream default"), "give --gpus P too");
-  require_usage_error(bench("--gpus 2 --comm-stream high"), "--comm-stream: expected priority or default (got 'high')");
-  require_usage_error(bench("--gpus 2 --kernels fa2"), "--kernels is not a ring option");
-  require_usage_error(bench("--gpus 2 --pass bwd"), "--pass: the ring runs fwd or fwd+bwd");
-  require_usage_error(bench("--gpus 2 --dtype fp32"), "--dtype: the ring runs fp16 or bf16");
-  require_usage_error(bench("--gpus 2 --devices 0,x"), "--devices: expected CUDA device numbers");
-  require_usage_error(bench("--gpus 2 --devices 0"), "--devices: 1 devices for a ring of 2 GPUs");
-  require_usage_error(bench("--gpus 0"), "--gpus: must be at least 1");
-  require_usage_error(bench("--gpus 2 --repeats 2"), "--repeats: at least 3");
-  require_usage_error(bench("--gpus 2 --model llama2-7b --heads 8"), "alternatives");
-  require_usage_error(bench("--gpus 2 --heads 8 --kv-heads 3"), "8");
-  require_usage_error(bench("--sweep perf --gpus 2"), "one-GPU sweep");
-  require_usage_error(bench("--gpus 4 --seq 5"), "5");
+  flashlab::test::check_refusals(bench, {
+      {"--gpus 2 --layout diagonal", "--layout: expected one of " + flashlab::sim::ring_layout_names() + ", got 'diagonal'"},
+      {"--gpus 2 --model gpt-5", "unknown model 'gpt-5' (known: llama2-7b"},
+      {"--model llama2-7b", "give --gpus P too"},
+      {"--virtual-gpus", "give --gpus P too"},
+      {"--comm-stream default", "give --gpus P too"},
+      {"--gpus 2 --comm-stream high", "--comm-stream: expected priority or default (got 'high')"},
+      {"--gpus 2 --kernels fa2", "--kernels is not a ring option"},
+      {"--gpus 2 --pass bwd", "--pass: the ring runs fwd or fwd+bwd"},
+      {"--gpus 2 --dtype fp32", "--dtype: the ring runs fp16 or bf16"},
+      {"--gpus 2 --devices 0,x", "--devices: expected CUDA device numbers"},
+      {"--gpus 2 --devices 0", "--devices: 1 devices for a ring of 2 GPUs"},
+      {"--gpus 0", "--gpus: must be at least 1"},
+      {"--gpus 2 --repeats 2", "--repeats: at least 3"},
+      {"--gpus 2 --model llama2-7b --heads 8", "alternatives"},
+      {"--gpus 2 --heads 8 --kv-heads 3", "8"},
+      {"--sweep perf --gpus 2", "one-GPU sweep"},
+      {"--gpus 4 --seq 5", "5"},
+  });
 }
 
 TEST_CASE("bench --gpus: a machine that cannot run the ring says why, exit 2", "[cli][bench][ring]") {
@@ -91,9 +84,9 @@ TEST_CASE("bench --gpus: a machine that cannot run the ring says why, exit 2", "
     return;
   }
   const Run r = bench("--gpus 2 --model llama3.2-1b --seq 8K --quiet");
-  require_usage_error(r, "--gpus 2: ");
+  check_refused(r, "--gpus 2: ");
   CHECK_THAT(r.err, Catch::Contains(why));
-  require_usage_error(bench("--sweep ring-llama2-7b --quiet"), why);
+  check_refused(bench("--sweep ring-llama2-7b --quiet"), why);
 }
 
 TEST_CASE("bench: listing kernels and sweeps needs no GPU", "[cli][bench]") {
@@ -132,7 +125,7 @@ TEST_CASE("bench: no CUDA device (or no CUDA in the build) is one line and exit 
     CHECK_THAT(r.out, Catch::Contains("fa2"));
     return;
   }
-  require_usage_error(r, "CUDA");
+  check_refused(r, "CUDA");
   CHECK_THAT(r.err, Catch::Contains(why));
   if (!flashlab::kernels::built_with_cuda()) CHECK_THAT(r.err, Catch::Contains("this build has no CUDA support"));
   else CHECK_THAT(r.err, Catch::Contains("cudaGetDeviceCount"));
@@ -150,28 +143,26 @@ TEST_CASE("bench --ranks: the launcher's variables are read first, each missing 
     for (const Var& v : vars) ::unsetenv(v.name);
     return r;
   };
-  require_usage_error(bench("--ranks"), "give --gpus P too");
-  require_usage_error(bench("--gpus 2 --rendezvous-timeout 5"), "--rendezvous-timeout is for --ranks");
-  require_usage_error(bench("--gpus 2 --ranks --virtual-gpus"), "give one");
-  require_usage_error(bench("--gpus 2 --ranks --devices 0,1"), "--ranks: each rank takes its local GPU");
-  require_usage_error(bench("--gpus 2 --ranks"), "--ranks: no launcher's rank in the environment");
-  require_usage_error(with({{"RANK", "0"}, {"WORLD_SIZE", "2"}}, "--gpus 2 --ranks"),
-                      "--ranks: RANK is set (torchrun) but LOCAL_RANK is not");
-  require_usage_error(with({{"RANK", "0"}, {"WORLD_SIZE", "2"}, {"LOCAL_RANK", "0"}}, "--gpus 2 --ranks"),
-                      "--ranks: MASTER_ADDR is not set");
-  require_usage_error(with({{"SLURM_PROCID", "1"}, {"SLURM_NTASKS", "4"}, {"SLURM_LOCALID", "1"},
-                            {"SLURM_STEP_NODELIST", "gpu[01-02]"}, {"SLURM_JOB_ID", "77"}},
-                           "--gpus 8 --ranks"),
-                      "rank 1: --gpus 8 needs 8 ranks; the job has 4 (slurm)");
-  require_usage_error(with({{"RANK", "0"}, {"WORLD_SIZE", "2"}, {"LOCAL_RANK", "0"}, {"MASTER_ADDR", "127.0.0.1"},
-                            {"MASTER_PORT", "29500"}},
-                           "--gpus 2 --ranks --rendezvous-timeout 0"),
-                      "--rendezvous-timeout: seconds from 1 to 3600");
+  flashlab::test::check_refusals(bench, {
+      {"--ranks", "give --gpus P too"},
+      {"--gpus 2 --rendezvous-timeout 5", "--rendezvous-timeout is for --ranks"},
+      {"--gpus 2 --ranks --virtual-gpus", "give one"},
+      {"--gpus 2 --ranks --devices 0,1", "--ranks: each rank takes its local GPU"},
+      {"--gpus 2 --ranks", "--ranks: no launcher's rank in the environment"},
+  });
+  const std::initializer_list<Var> torchrun = {
+      {"RANK", "0"}, {"WORLD_SIZE", "2"}, {"LOCAL_RANK", "0"}, {"MASTER_ADDR", "127.0.0.1"}, {"MASTER_PORT", "29500"}};
+  check_refused(with({{"RANK", "0"}, {"WORLD_SIZE", "2"}}, "--gpus 2 --ranks"),
+                "--ranks: RANK is set (torchrun) but LOCAL_RANK is not");
+  check_refused(with({{"RANK", "0"}, {"WORLD_SIZE", "2"}, {"LOCAL_RANK", "0"}}, "--gpus 2 --ranks"),
+                "--ranks: MASTER_ADDR is not set");
+  check_refused(with({{"SLURM_PROCID", "1"}, {"SLURM_NTASKS", "4"}, {"SLURM_LOCALID", "1"},
+                      {"SLURM_STEP_NODELIST", "gpu[01-02]"}, {"SLURM_JOB_ID", "77"}},
+                     "--gpus 8 --ranks"),
+                "rank 1: --gpus 8 needs 8 ranks; the job has 4 (slurm)");
+  check_refused(with(torchrun, "--gpus 2 --ranks --rendezvous-timeout 0"), "--rendezvous-timeout: seconds from 1 to 3600");
   if (!flashlab::kernels::built_with_cuda()) {
     // Every variable in place: next is the GPU, which a build without CUDA does not have.
-    require_usage_error(with({{"RANK", "0"}, {"WORLD_SIZE", "2"}, {"LOCAL_RANK", "0"}, {"MASTER_ADDR", "127.0.0.1"},
-                              {"MASTER_PORT", "29500"}},
-                             "--gpus 2 --ranks"),
-                        "rank 0: ");
+    check_refused(with(torchrun, "--gpus 2 --ranks"), "rank 0: ");
   }
 }

@@ -4,8 +4,6 @@
 // one, and a run without a device says so and how to check a file anyway.
 #include <catch2/catch.hpp>
 
-#include <algorithm>
-
 #include "../support/run_flashlab.hpp"
 #include "flashlab/kernels/runner/device.hpp"
 #include "flashlab/kernels/student/compile.hpp"
@@ -13,12 +11,11 @@
 
 namespace {
 
+using flashlab::test::check_refused;
 using flashlab::test::Run;
 
-Run bench(const std::string& args) {
-  static const flashlab::test::ScratchDir dir("flashlab-student-cli");
-  return flashlab::test::run_flashlab(dir.path(), "bench " + args);
-}
+// `flashlab bench ARGS` in this file's own scratch folder.
+const flashlab::test::ScratchRuns bench("flashlab-student-cli", "bench");
 
 std::string starter(const std::string& name) { return "'" + flashlab::sim::assets_dir() + "/kernels/" + name + "'"; }
 std::string data_kernel(const std::string& name) {
@@ -31,27 +28,20 @@ bool have_nvrtc() {
   return why.empty();
 }
 
-void require_usage_error(const Run& r, const std::string& needle) {
-  INFO("stderr: " << r.err);
-  CHECK(r.code == 2);
-  CHECK(r.out.empty());
-  CHECK(r.err.rfind("flashlab: error: ", 0) == 0);
-  CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
-  CHECK_THAT(r.err, Catch::Contains(needle));
-}
-
 }  // namespace
 
 TEST_CASE("bench --kernel-file: its flags are one line and exit 2 when wrong", "[cli][bench][student]") {
-  require_usage_error(bench("--kernel-timeout 5"), "--kernel-timeout belongs to --kernel-file");
-  require_usage_error(bench("--compile-only"), "--compile-only belongs to --kernel-file");
-  require_usage_error(bench("--no-isolation"), "--no-isolation belongs to --kernel-file");
-  require_usage_error(bench("--kernels none"), "--kernels none leaves nothing to run without --kernel-file");
-  require_usage_error(bench("--kernel-file k.cu --kernel-timeout 0"), "--kernel-timeout: expected seconds above 0");
-  require_usage_error(bench("--kernel-file k.cu --pass bwd"), "--pass bwd: a kernel file is a forward kernel");
-  require_usage_error(bench("--kernel-file k.cu --gpus 2"), "--kernel-file runs on one GPU");
-  require_usage_error(bench("--kernel-file k.cu --results r.json"), "--kernel-file belongs to a run");
-  require_usage_error(bench("--kernel-file k.cu --compile-only --no-isolation"), "--compile-only runs nothing");
+  flashlab::test::check_refusals(bench, {
+      {"--kernel-timeout 5", "--kernel-timeout belongs to --kernel-file"},
+      {"--compile-only", "--compile-only belongs to --kernel-file"},
+      {"--no-isolation", "--no-isolation belongs to --kernel-file"},
+      {"--kernels none", "--kernels none leaves nothing to run without --kernel-file"},
+      {"--kernel-file k.cu --kernel-timeout 0", "--kernel-timeout: expected seconds above 0"},
+      {"--kernel-file k.cu --pass bwd", "--pass bwd: a kernel file is a forward kernel"},
+      {"--kernel-file k.cu --gpus 2", "--kernel-file runs on one GPU"},
+      {"--kernel-file k.cu --results r.json", "--kernel-file belongs to a run"},
+      {"--kernel-file k.cu --compile-only --no-isolation", "--compile-only runs nothing"},
+  });
 }
 
 TEST_CASE("bench --kernel-file --compile-only: the starters compile for every dtype and head dim asked, no GPU "
@@ -104,6 +94,6 @@ TEST_CASE("bench --kernel-file without a device: one line, and how to check the 
     WARN("SKIPPED: this machine has a GPU; the GPU tests run kernel files");
     return;
   }
-  require_usage_error(bench("--kernel-file " + starter("naive.cu") + " -n 100"),
-                      "(--compile-only checks that a kernel file compiles without a GPU)");
+  check_refused(bench("--kernel-file " + starter("naive.cu") + " -n 100"),
+                "(--compile-only checks that a kernel file compiles without a GPU)");
 }

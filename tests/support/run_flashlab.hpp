@@ -15,6 +15,8 @@
 #include <sstream>
 #include <string>
 #include <system_error>
+#include <utility>
+#include <vector>
 
 #ifndef FLASHLAB_EXE
 #error "FLASHLAB_EXE must name the flashlab binary (target_compile_definitions in the test's CMakeLists)"
@@ -68,15 +70,19 @@ inline Run run_flashlab(const std::filesystem::path& cwd, const std::string& arg
   return r;
 }
 
-// A test file's own scratch folder and `flashlab ARGS` run in it.
+// A test file's own scratch folder and `flashlab ARGS` run in it; with a
+// `command` (a file of `flashlab bench` tests: "bench"), `flashlab COMMAND ARGS`.
 class ScratchRuns {
  public:
-  explicit ScratchRuns(const std::string& tag) : dir_(tag) {}
-  Run operator()(const std::string& args) const { return run_flashlab(dir_.path(), args); }
+  explicit ScratchRuns(const std::string& tag, std::string command = "") : dir_(tag), command_(std::move(command)) {}
+  Run operator()(const std::string& args) const {
+    return run_flashlab(dir_.path(), command_.empty() ? args : command_ + " " + args);
+  }
   const std::filesystem::path& path() const { return dir_.path(); }
 
  private:
   ScratchDir dir_;
+  std::string command_;
 };
 
 inline bool contains(const std::string& text, const std::string& what) { return text.find(what) != std::string::npos; }
@@ -90,11 +96,27 @@ inline std::size_t line_count(const std::string& text) {
 // A refusal as every command makes it: exit code 2, nothing on stdout, one
 // line on stderr that starts "flashlab: error: " and says `expect`.
 inline void check_refused(const Run& r, const std::string& expect) {
+  INFO("stdout: " << r.out << "\nstderr: " << r.err);
   CHECK(r.code == 2);
   CHECK(r.out.empty());
   CHECK(r.err.rfind("flashlab: error: ", 0) == 0);
   CHECK(line_count(r.err) == 1);
   CHECK_THAT(r.err, Catch::Contains(expect));
+}
+
+// A bad input (the arguments after `flashlab`) and what its refusal must say.
+struct Refusal {
+  std::string args, expect;
+};
+
+// Every case refused as check_refused holds it; `run` maps the arguments to a
+// Run (a ScratchRuns, or a lambda that adds the flags every case shares).
+template <class Runner>
+void check_refusals(const Runner& run, const std::vector<Refusal>& cases) {
+  for (const Refusal& c : cases) {
+    CAPTURE(c.args);
+    check_refused(run(c.args), c.expect);
+  }
 }
 
 }  // namespace flashlab::test
