@@ -1,5 +1,5 @@
-// What the GPU tests share: one backend for the process, fresh seeds, and the
-// tolerance rule of the kernel ladder.
+// What the GPU tests share: one backend for the process, fresh seeds, the
+// tolerance rule of the kernel ladder, and the checks that hold every rung to it.
 #pragma once
 
 #include <algorithm>
@@ -7,7 +7,11 @@
 #include <memory>
 #include <random>
 #include <string>
+#include <vector>
 
+#include <catch2/catch.hpp>
+
+#include "flashlab/kernels/rungs/registry.hpp"
 #include "flashlab/kernels/runner/runner.hpp"
 
 namespace flashlab::kernels::test {
@@ -43,5 +47,77 @@ inline std::string describe_options(const RunOptions& o) {
   return "seed " + std::to_string(o.seed) + " (FLASHLAB_TEST_SEED replays the run), input scale " +
          std::to_string(o.input_scale);
 }
+
+// Correctness runs: no timing, the fp64 check on sampled rows up to
+// `flop_budget` (every row while the reference is cheap), and no bound of the
+// runner's: the tests apply the ladder's rule (tolerance) themselves.
+inline RunOptions check_options(std::uint64_t seed, double flop_budget, ReferenceCache* cache = nullptr) {
+  RunOptions o;
+  o.repeats = 0;
+  o.check = CheckMode::sampled;
+  o.check_flop_budget = flop_budget;
+  o.seed = seed;
+  o.cache = cache;
+  o.max_rel_error = 1.0;
+  return o;
+}
+
+// The rungs of one pass held to the ladder's rule: `baseline` (naive,
+// naive_bwd: the dtype's rounding with fp32 accumulation) first, then the
+// others on the same inputs, each with the baseline's error as the yardstick;
+// the fp64 check on sampled rows up to `flop_budget`.
+struct LadderCheck {
+  sim::Pass pass;
+  std::string baseline;
+  double flop_budget;
+
+  // Correctness options with a fresh seed, the references kept in `cache`.
+  RunOptions options(ReferenceCache& cache) const { return check_options(fresh_seed(), flop_budget, &cache); }
+
+  // Every built rung of the pass that supports the problem, its row naming the pass it ran.
+  void every_rung(const sim::AttentionProblem& p, const RunOptions& o) const {
+    INFO(sim::describe(p) << ", " << describe_options(o));
+    const std::string direction(sim::to_string(pass));
+    const sim::MeasuredRun base = run_case(gpu(), *find_kernel(baseline), p, o);
+    INFO(baseline << ": " << sim::to_string(base.status) << " " << base.reason);
+    REQUIRE(base.status == sim::RunStatus::ok);
+    REQUIRE(base.rel_error >= 0);
+    CHECK(base.direction == direction);
+    CHECK(base.rel_error <= tolerance(p.dtype, 1.0));  // the baseline itself: ≤ 2e-2, fp32 ≤ 1e-5
+    const double tol = tolerance(p.dtype, base.rel_error);
+    for (const KernelInfo* k : kernels_of(sim::selection_of(pass))) {
+      if (k->id == baseline || !k->built() || !k->supports(p.dtype) || !k->supports_head_dim(p.head_dim)) continue;
+      const sim::MeasuredRun row = run_case(gpu(), *k, p, o);
+      INFO(k->id << " tiles " << row.tiles.Br << "x" << row.tiles.Bc << ": " << sim::to_string(row.status) << " "
+                 << row.reason << "; error " << row.rel_error << ", " << baseline << " " << base.rel_error
+                 << ", bound " << tol);
+      REQUIRE(row.status == sim::RunStatus::ok);
+      REQUIRE(row.rel_error >= 0);
+      CHECK(row.direction == direction);
+      CHECK(row.rel_error <= tol);
+    }
+  }
+
+  // The rungs `ids` with the tiles the GUI may ask for. Only a limit of the
+  // device or of the compiled kernel may refuse tiles.
+  void explicit_tiles(const sim::AttentionProblem& p, RunOptions o, const sim::TileShape& tiles,
+                      const std::vector<std::string>& ids) const {
+    INFO(sim::describe(p) << " tiles " << tiles.Br << "x" << tiles.Bc << ", " << describe_options(o));
+    const sim::MeasuredRun base = run_case(gpu(), *find_kernel(baseline), p, o);
+    REQUIRE(base.status == sim::RunStatus::ok);
+    o.tiles = {TileRule::explicit_tiles, tiles};
+    for (const std::string& id : ids) {
+      const sim::MeasuredRun row = run_case(gpu(), *find_kernel(id), p, o);
+      INFO(id << ": " << sim::to_string(row.status) << " " << row.reason << " error " << row.rel_error);
+      if (row.status == sim::RunStatus::skipped) {
+        CHECK_THAT(row.reason, Catch::Contains("threads per block") || Catch::Contains("shared memory"));
+        continue;
+      }
+      REQUIRE(row.status == sim::RunStatus::ok);
+      CHECK(row.tiles == tiles);
+      CHECK(row.rel_error <= tolerance(p.dtype, base.rel_error));
+    }
+  }
+};
 
 }  // namespace flashlab::kernels::test

@@ -19,42 +19,8 @@ using kernels::test::problem;
 
 namespace {
 
-RunOptions check_options(std::uint64_t seed, ReferenceCache& cache) {
-  RunOptions o;
-  o.repeats = 0;
-  o.check = CheckMode::sampled;
-  o.check_flop_budget = 3e9;  // whole heads (dQ, dK, dV) up to N = 1000 at d = 128
-  o.seed = seed;
-  o.cache = &cache;
-  o.max_rel_error = 1.0;  // the tests apply their own, tighter bounds
-  return o;
-}
-
-// naive_bwd first, then every other built backward rung that supports the
-// problem, on the same inputs; each against the forward tests' rule, with
-// naive_bwd's error as the yardstick (kernels::test::tolerance).
-void check_all_backward(const sim::AttentionProblem& p, const RunOptions& o, RunOptions tiled = {}) {
-  INFO(sim::describe(p) << ", " << kernels::test::describe_options(o));
-  const sim::MeasuredRun naive = run_case(gpu(), *find_kernel("naive_bwd"), p, o);
-  INFO("naive_bwd: " << sim::to_string(naive.status) << " " << naive.reason);
-  REQUIRE(naive.status == RunStatus::ok);
-  REQUIRE(naive.rel_error >= 0);
-  CHECK(naive.direction == "bwd");
-  CHECK(naive.rel_error <= kernels::test::tolerance(p.dtype, 1.0));
-  const double tol = kernels::test::tolerance(p.dtype, naive.rel_error);
-  for (const KernelInfo* k : kernels_of(sim::PassSelection::bwd)) {
-    if (k->id == "naive_bwd" || !k->built() || !k->supports(p.dtype) || !k->supports_head_dim(p.head_dim)) continue;
-    RunOptions ko = o;
-    if (k->tile_source == TileSource::runtime) ko.tiles = tiled.tiles;
-    const sim::MeasuredRun row = run_case(gpu(), *k, p, ko);
-    INFO(k->id << " tiles " << row.tiles.Br << "x" << row.tiles.Bc << ": " << sim::to_string(row.status) << " "
-               << row.reason << "; error " << row.rel_error << ", naive_bwd " << naive.rel_error << ", bound " << tol);
-    REQUIRE(row.status == RunStatus::ok);
-    REQUIRE(row.rel_error >= 0);
-    CHECK(row.direction == "bwd");
-    CHECK(row.rel_error <= tol);
-  }
-}
+// Whole heads (dQ, dK, dV) checked up to N = 1000 at d = 128.
+const kernels::test::LadderCheck ladder{sim::Pass::bwd, "naive_bwd", 3e9};
 
 }  // namespace
 
@@ -66,7 +32,7 @@ TEST_CASE("every backward rung matches the fp64 gradients: N × head dim × caus
   if (n == 1000 && d != 64 && d != 128) return;  // the fp64 gradients cost seconds there
   const auto p = n < 1000 ? problem(2, 3, n, d, causal, dtype) : problem(1, 1, n, d, causal, dtype);
   ReferenceCache cache;
-  check_all_backward(p, check_options(kernels::test::fresh_seed(), cache));
+  ladder.every_rung(p, ladder.options(cache));
 }
 
 TEST_CASE("every backward rung matches fp64 with seq_kv ≠ seq_q (non-causal), a single key included",
@@ -77,7 +43,7 @@ TEST_CASE("every backward rung matches fp64 with seq_kv ≠ seq_q (non-causal), 
                               std::make_pair(300, 65), std::make_pair(1000, 1), std::make_pair(64, 63));
   const auto p = problem(2, 2, shape.first, d, false, dtype, shape.second);
   ReferenceCache cache;
-  check_all_backward(p, check_options(kernels::test::fresh_seed(), cache));
+  ladder.every_rung(p, ladder.options(cache));
 }
 
 TEST_CASE("every backward rung matches fp64 with grouped K/V heads: dK, dV summed over each group",
@@ -90,13 +56,13 @@ TEST_CASE("every backward rung matches fp64 with grouped K/V heads: dK, dV summe
   auto p = problem(2, 6, n, d, causal, dtype);
   p.kv_heads = kv_heads;
   ReferenceCache cache;
-  const RunOptions o = check_options(kernels::test::fresh_seed(), cache);
+  const RunOptions o = ladder.options(cache);
   REQUIRE(plan_check_backward(p, o.check_flop_budget, false).keys);  // dK and dV checked, not only dQ
-  check_all_backward(p, o);
+  ladder.every_rung(p, o);
   if (causal) return;
   auto ragged = problem(2, 6, n, d, false, dtype, 65);  // N_kv ≠ N_q
   ragged.kv_heads = kv_heads;
-  check_all_backward(ragged, check_options(kernels::test::fresh_seed(), cache));
+  ladder.every_rung(ragged, ladder.options(cache));
 }
 
 TEST_CASE("fa2_bwd matches fp64 with any tiles the GUI may ask for", "[gpu][bwd][correctness][tiles]") {
@@ -107,20 +73,7 @@ TEST_CASE("fa2_bwd matches fp64 with any tiles the GUI may ask for", "[gpu][bwd]
   const int d = GENERATE(32, 128);
   const auto p = problem(1, 3, 300, d, causal, dtype);
   ReferenceCache cache;
-  RunOptions o = check_options(kernels::test::fresh_seed(), cache);
-  INFO(sim::describe(p) << " tiles " << tiles.Br << "x" << tiles.Bc << ", " << kernels::test::describe_options(o));
-  const sim::MeasuredRun naive = run_case(gpu(), *find_kernel("naive_bwd"), p, o);
-  REQUIRE(naive.status == RunStatus::ok);
-  o.tiles = {TileRule::explicit_tiles, tiles};
-  const sim::MeasuredRun row = run_case(gpu(), *find_kernel("fa2_bwd"), p, o);
-  INFO(sim::to_string(row.status) << " " << row.reason << " error " << row.rel_error);
-  if (row.status == RunStatus::skipped) {
-    CHECK_THAT(row.reason, Catch::Contains("threads per block") || Catch::Contains("shared memory"));
-    return;
-  }
-  REQUIRE(row.status == RunStatus::ok);
-  CHECK(row.tiles == tiles);
-  CHECK(row.rel_error <= kernels::test::tolerance(dtype, naive.rel_error));
+  ladder.explicit_tiles(p, ladder.options(cache), tiles, {"fa2_bwd"});
 }
 
 TEST_CASE("backward rows: direction, the worst of dQ/dK/dV, the case's peak memory, timing", "[gpu][bwd][runner]") {

@@ -27,16 +27,6 @@ int gpu_count() {
   return n;
 }
 
-RunOptions check_options(std::uint64_t seed) {
-  RunOptions o;
-  o.repeats = 0;
-  o.check = CheckMode::sampled;
-  o.check_flop_budget = 3e9;
-  o.seed = seed;
-  o.max_rel_error = 1.0;  // the test applies the ladder's rule itself
-  return o;
-}
-
 // The rung runs on `dev`, then is held to the ladder's rule with `yardstick`
 // (naive's or naive_bwd's error on the same device and inputs) as the bound.
 void check_rung(Backend& dev, const KernelInfo& k, const sim::AttentionProblem& p, const RunOptions& o,
@@ -63,7 +53,7 @@ TEST_CASE("every rung, forward and backward, runs on the last GPU after GPU 0 an
   const int d = GENERATE(64, 128);
   // Not a multiple of any tile; two heads so that head offsets are exercised.
   const auto p = kernels::test::problem(1, 2, 300, d, causal, dtype);
-  const RunOptions o = check_options(kernels::test::fresh_seed());
+  const RunOptions o = kernels::test::check_options(kernels::test::fresh_seed(), 3e9);
   INFO(sim::describe(p) << ", " << kernels::test::describe_options(o) << ", last GPU = device " << n - 1);
   const int cc = last->device().compute_capability;
   for (sim::PassSelection pass : {sim::PassSelection::fwd, sim::PassSelection::bwd}) {
