@@ -40,8 +40,6 @@ void reference_head(const float* q, const float* k, const float* v, int nq, int 
   for (int r = 0; r < nq; ++r) lse[r] = head.row(q + size_t(r) * d, r, tau, causal, o + size_t(r) * d);
 }
 
-int g_pass = 0, g_fail = 0;
-
 // O and the logsumexp of `heads` query heads against fp64: query head h reads
 // K/V head h / group of kr, vr ([H_kv, N_kv, d]). The relative Frobenius error
 // of O, the worst relative error of the logsumexp, the non-finite outputs.
@@ -81,18 +79,11 @@ template <class Cfg, typename T>
 void run_case(const char* name, int BH, int nq, int nkv, bool causal, float scale, unsigned seed) {
   constexpr int d = Cfg::kHeadDim;
   const bool bf = std::is_same<T, emu_bf16>::value;
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> nd(0.f, 1.f);
-  auto make = [&](size_t n, std::vector<T>& dev, std::vector<float>& ref) {
-    dev.resize(n); ref.resize(n);
-    for (size_t i = 0; i < n; ++i) {
-      const float x = nd(rng) * scale;
-      dev[i].bits = bf ? float_to_bf16(x) : float_to_f16(x);
-      ref[i] = bf ? bf16_to_float(dev[i].bits) : f16_to_float(dev[i].bits);
-    }
-  };
+  RoundedInputs in(seed);
   std::vector<T> q, k, v; std::vector<float> qr, kr, vr;
-  make(size_t(BH) * nq * d, q, qr); make(size_t(BH) * nkv * d, k, kr); make(size_t(BH) * nkv * d, v, vr);
+  in.fill(size_t(BH) * nq * d, scale, q, qr);
+  in.fill(size_t(BH) * nkv * d, scale, k, kr);
+  in.fill(size_t(BH) * nkv * d, scale, v, vr);
   std::vector<T> o(size_t(BH) * nq * d); for (auto& x : o) x.bits = 0xFFFF;
   std::vector<float> lse(size_t(BH) * nq, NAN);
   D::Params p{};
@@ -104,7 +95,7 @@ void run_case(const char* name, int BH, int nq, int nkv, bool causal, float scal
   bool ok = emulate_grid<Cfg, T>(p, p.T_r * BH);
   const OutputErrors e = check_output(o, lse, qr, kr, vr, BH, 1, nq, nkv, d, causal, tau);
   ok = ok && e.within(2e-2, 1e-3);
-  ok ? ++g_pass : ++g_fail;
+  tally(ok);
   std::printf("%s %-26s %s mode=%d BH=%d N_q=%d N_kv=%d causal=%d x%g err_O=%.3e err_LSE=%.3e nonfinite=%zu\n",
               ok ? "PASS" : "FAIL", name, bf ? "bf16" : "fp16", emu::copy_mode, BH, nq, nkv, int(causal), scale, e.o,
               e.lse, e.nonfinite);
@@ -121,28 +112,19 @@ void run_ring_case(const char* name, int heads, int kv_heads, int nq, const std:
   constexpr int d = Cfg::kHeadDim;
   const bool bf = std::is_same<T, emu_bf16>::value;
   const int group = heads / kv_heads;
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> nd(0.f, 1.f);
-  auto make = [&](size_t n, std::vector<T>& dev, std::vector<float>& ref) {
-    dev.resize(n); ref.resize(n);
-    for (size_t i = 0; i < n; ++i) {
-      const float x = nd(rng);
-      dev[i].bits = bf ? float_to_bf16(x) : float_to_f16(x);
-      ref[i] = bf ? bf16_to_float(dev[i].bits) : f16_to_float(dev[i].bits);
-    }
-  };
+  RoundedInputs in(seed);
   int nkv = 0;
   for (int n : parts) nkv += n;
   std::vector<T> q; std::vector<float> qr;
-  make(size_t(heads) * nq * d, q, qr);
+  in.fill(size_t(heads) * nq * d, 1.f, q, qr);
   // Each chunk of keys its own [H_kv, n, d] tensors, as the ring's packages hold them.
   std::vector<std::vector<T>> kc(parts.size()), vc(parts.size());
   std::vector<float> kr(size_t(kv_heads) * nkv * d), vr(kr.size());  // the whole K, V per head, for the reference
   int begin = 0;
   for (size_t c = 0; c < parts.size(); ++c) {
     std::vector<float> kf, vf;
-    make(size_t(kv_heads) * parts[c] * d, kc[c], kf);
-    make(size_t(kv_heads) * parts[c] * d, vc[c], vf);
+    in.fill(size_t(kv_heads) * parts[c] * d, 1.f, kc[c], kf);
+    in.fill(size_t(kv_heads) * parts[c] * d, 1.f, vc[c], vf);
     for (int h = 0; h < kv_heads; ++h)
       for (int r = 0; r < parts[c]; ++r)
         for (int x = 0; x < d; ++x) {
@@ -172,7 +154,7 @@ void run_ring_case(const char* name, int heads, int kv_heads, int nq, const std:
   }
   const OutputErrors e = check_output(o, lse, qr, kr, vr, heads, group, nq, nkv, d, false, tau);
   ok = ok && e.within(2e-2, 1e-3);
-  ok ? ++g_pass : ++g_fail;
+  tally(ok);
   std::printf("%s %-26s %s ring H=%d H_kv=%d N_q=%d parts=%zu N_kv=%d err_O=%.3e err_LSE=%.3e nonfinite=%zu\n",
               ok ? "PASS" : "FAIL", name, bf ? "bf16" : "fp16", heads, kv_heads, nq, parts.size(), nkv, e.o, e.lse,
               e.nonfinite);
@@ -181,23 +163,9 @@ void run_ring_case(const char* name, int heads, int kv_heads, int nq, const std:
 
 template <class Cfg>
 void suite(const char* name, bool full) {
-  unsigned seed = 1;
-  for (int mode = 0; mode < 2; ++mode) {
-    emu::copy_mode = mode;
-    const std::vector<int> ns = full ? std::vector<int>{1, 17, 64, 65, 129, 200} : std::vector<int>{17, 129};
-    for (int causal = 0; causal < 2; ++causal)
-      for (int n : ns) run_case<Cfg, emu_f16>(name, 2, n, n, causal, 1.f, seed++);
-    run_case<Cfg, emu_bf16>(name, 2, 129, 129, true, 1.f, seed++);
-    run_case<Cfg, emu_bf16>(name, 1, 70, 70, false, 1.f, seed++);
-    if (full) {
-      run_case<Cfg, emu_f16>(name, 1, 1, 150, false, 1.f, seed++);
-      run_case<Cfg, emu_f16>(name, 1, 130, 33, false, 1.f, seed++);
-      run_case<Cfg, emu_f16>(name, 1, 40, 300, true, 1.f, seed++);
-      run_case<Cfg, emu_f16>(name, 1, 300, 40, true, 1.f, seed++);
-      run_case<Cfg, emu_f16>(name, 1, 150, 150, true, 30.f, seed++);
-      run_case<Cfg, emu_bf16>(name, 1, 150, 150, false, 30.f, seed++);
-    }
-  }
+  unsigned seed = run_emulated_cases(full, true, [name](auto dtype, const EmuCase& c, unsigned case_seed) {
+    run_case<Cfg, decltype(dtype)>(name, c.bh, c.nq, c.nkv, c.causal, c.scale, case_seed);
+  });
   // Grouped K/V heads read in place, the running output folded over chunks of keys.
   emu::copy_mode = 1;
   run_ring_case<Cfg, emu_f16>(name, 4, 2, 70, {65}, seed++);             // one part: a plain launch
@@ -223,6 +191,5 @@ int main(int argc, char** argv) {
     suite<D::Config<128, 64, 64, 4, true, 2>>("d128_64x64_w4_qreg", false);
     suite<D::Config<128, 128, 64, 4, false, 2>>("d128_128x64_w4_qsmem", false);
   }
-  std::printf("%d passed, %d failed\n", g_pass, g_fail);
-  return g_fail ? 1 : 0;
+  return finish();
 }

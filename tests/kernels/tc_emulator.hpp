@@ -162,6 +162,16 @@ inline std::uint16_t float_to_bf16(float x) {
   u += 0x7fff + ((u >> 16) & 1);
   return std::uint16_t(u >> 16);
 }
+inline bool is_bf16(const emu_bf16*) { return true; }
+inline bool is_bf16(const void*) { return false; }
+template <typename T>
+float from_dtype(T v) { return is_bf16(&v) ? bf16_to_float(v.bits) : f16_to_float(v.bits); }
+template <typename T>
+T to_dtype(float x) {
+  T v;
+  v.bits = is_bf16(&v) ? float_to_bf16(x) : float_to_f16(x);
+  return v;
+}
 
 #include "flashlab/kernels/launch/launch.hpp"
 
@@ -320,4 +330,78 @@ inline bool emulate_blocks(int threads, int grid, std::function<void()> body) {
     }
   }
   return true;
+}
+
+// ---------------------------------------------------------------------------
+// What the emulated kernels' checks share: their inputs, their cases, the tally
+// ---------------------------------------------------------------------------
+// A case's inputs: N(0, scale²) draws from one generator per case, rounded to
+// the dtype, beside the floats they round to (what the fp64 reference reads).
+struct RoundedInputs {
+  std::mt19937 rng;
+  std::normal_distribution<float> nd{0.f, 1.f};
+  explicit RoundedInputs(unsigned seed) : rng(seed) {}
+  template <typename T>
+  void fill(size_t n, float scale, std::vector<T>& dev, std::vector<float>& ref) {
+    dev.resize(n);
+    ref.resize(n);
+    for (size_t i = 0; i < n; ++i) {
+      dev[i] = to_dtype<T>(nd(rng) * scale);
+      ref[i] = from_dtype(dev[i]);
+    }
+  }
+};
+
+// One problem of a configuration's suite: B·H heads of N_q queries over N_kv
+// keys, the inputs drawn ×scale.
+struct EmuCase {
+  bool bf16;
+  int bh, nq, nkv;
+  bool causal;
+  float scale;
+};
+
+// The problems every configuration is checked on, under both copy modes: N
+// not a multiple of any tile and N = 1, causal or not, bf16, N_q ≠ N_kv, and
+// inputs ×30 (the softmax nearly one-hot). `full` adds N = 1, 64, 65, 200 and
+// the ragged and ×30 cases; `causal_ragged` the causal ones with N_q ≠ N_kv
+// (the forward's: the backward rung runs causal attention on N_q = N_kv).
+// `run(dtype, case, seed)` runs one (dtype: an emu_f16 or emu_bf16 value, for
+// its type), each with its own seed from 1 on; returns the next seed, for the
+// caller's own cases.
+template <class Run>
+unsigned run_emulated_cases(bool full, bool causal_ragged, Run run) {
+  unsigned seed = 1;
+  for (int mode = 0; mode < 2; ++mode) {
+    emu::copy_mode = mode;
+    std::vector<EmuCase> cases;
+    const std::vector<int> ns = full ? std::vector<int>{1, 17, 64, 65, 129, 200} : std::vector<int>{17, 129};
+    for (bool causal : {false, true})
+      for (int n : ns) cases.push_back({false, 2, n, n, causal, 1.f});
+    cases.push_back({true, 2, 129, 129, true, 1.f});
+    cases.push_back({true, 1, 70, 70, false, 1.f});
+    if (full) {
+      cases.push_back({false, 1, 1, 150, false, 1.f});
+      cases.push_back({false, 1, 130, 33, false, 1.f});
+      if (causal_ragged) {
+        cases.push_back({false, 1, 40, 300, true, 1.f});
+        cases.push_back({false, 1, 300, 40, true, 1.f});
+      }
+      cases.push_back({false, 1, 150, 150, true, 30.f});
+      cases.push_back({true, 1, 150, 150, false, 30.f});
+    }
+    for (const EmuCase& c : cases) {
+      if (c.bf16) run(emu_bf16{}, c, seed++);
+      else run(emu_f16{}, c, seed++);
+    }
+  }
+  return seed;
+}
+
+inline int g_pass = 0, g_fail = 0;
+inline void tally(bool ok) { ok ? ++g_pass : ++g_fail; }
+// The last line, "N passed, N failed", and the exit status: 0 when all pass.
+inline int finish() {
+  std::printf("%d passed, %d failed\n", g_pass, g_fail);
+  return g_fail ? 1 : 0;
 }
