@@ -13,6 +13,7 @@
 #include "flashlab/analysis/model/roofline.hpp"
 #include "flashlab/sim/hardware/hardware.hpp"
 #include "flashlab/sim/memory/simulate.hpp"
+#include "../support/problems.hpp"
 
 using namespace flashlab;
 using namespace flashlab::analysis;
@@ -23,18 +24,8 @@ namespace fs = std::filesystem;
 namespace {
 
 sim::AttentionProblem ring_problem(int P, bool backward = false) {
-  sim::AttentionProblem p = sim::default_ring_problem();
-  p.batch = 1;
-  p.heads = 24;
-  p.kv_heads = 8;
-  p.seq_q = 16384;
-  p.head_dim = 128;
-  p.causal = true;
-  p.dtype = sim::DType::bf16;
-  p.parallel_part().gpus = P;
-  p.parallel_part().layout = sim::RingLayout::zigzag;
-  p.parallel_part().passes = backward ? sim::PassSelection::fwd_bwd : sim::PassSelection::fwd;
-  return p;
+  return flashlab::test::ring_problem(P, sim::RingLayout::zigzag, 1, 24, 8, 16384, 128, true, sim::DType::bf16,
+                                      backward ? sim::PassSelection::fwd_bwd : sim::PassSelection::fwd);
 }
 
 sim::PassTimes times(double ms) {

@@ -14,6 +14,7 @@
 #include "flashlab/analysis/results/ring_results.hpp"
 #include "flashlab/sim.hpp"
 #include "flashlab/sim/ring/ring_schedule.hpp"
+#include "../support/problems.hpp"
 
 using namespace flashlab;
 
@@ -124,21 +125,11 @@ int main(int argc, char** argv) {
   runs.meta.parallel_part().gpu_names.assign(8, "EXAMPLE (no GPU)");
   runs.meta.parallel_part().topology = "example: 8 GPUs of one node, NVLink at 180 GB/s in the example's figures";
 
-  sim::AttentionProblem p = sim::default_ring_problem();  // LLaMA-2-7B's attention, 32K tokens, a training step
-  p.batch = 1;
-  p.heads = 32;
-  p.kv_heads = 32;
-  p.head_dim = 128;
-  p.seq_q = 32768;
-  p.causal = true;
-  p.dtype = sim::DType::bf16;
-  p.parallel_part().passes = sim::PassSelection::fwd_bwd;
+  // LLaMA-2-7B's attention, 32K tokens, a training step.
   for (int gpus : {1, 4, 8})
     for (sim::RingLayout layout : {sim::RingLayout::zigzag, sim::RingLayout::contiguous}) {
       if (gpus < 8 && layout == sim::RingLayout::contiguous) continue;
-      p.parallel_part().gpus = gpus;
-      p.parallel_part().layout = layout;
-      runs.runs.push_back(run_of(p, topo, cm));
+      runs.runs.push_back(run_of(flashlab::test::ring_problem(gpus, layout, 1, 32, 32, 32768, 128), topo, cm));
     }
   std::ofstream out(argv[1]);
   out << analysis::ring_results_to_json(runs);

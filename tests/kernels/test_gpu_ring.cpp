@@ -14,6 +14,7 @@
 #include "flashlab/kernels/ring/ring.hpp"
 #include "gpu_support.hpp"
 #include "ring_support.hpp"
+#include "../support/problems.hpp"
 
 using namespace flashlab;
 using namespace flashlab::kernels;
@@ -42,17 +43,9 @@ TEST_CASE("ring on virtual GPUs: O (and dQ, dK, dV) equal fp64 and the single-GP
       {1, L::zigzag, true, 1, 2, 1, 300, 64, T::bf16, true},   // one GPU, two chunks
       {2, L::zigzag, true, 1, 4, 2, 2048, 128, T::bf16, true},
   }));
-  sim::AttentionProblem p = sim::default_ring_problem();
-  p.parallel_part().gpus = shape.gpus;
-  p.parallel_part().layout = shape.layout;
-  p.causal = shape.causal;
-  p.batch = shape.batch;
-  p.heads = shape.heads;
-  p.kv_heads = shape.kv_heads;
-  p.seq_q = shape.seq;
-  p.head_dim = shape.d;
-  p.dtype = shape.dtype;
-  p.parallel_part().passes = shape.backward ? sim::PassSelection::fwd_bwd : sim::PassSelection::fwd;
+  const sim::AttentionProblem p = flashlab::test::ring_problem(
+      shape.gpus, shape.layout, shape.batch, shape.heads, shape.kv_heads, shape.seq, shape.d, shape.causal, shape.dtype,
+      shape.backward ? sim::PassSelection::fwd_bwd : sim::PassSelection::fwd);
   // Both ways of launching a step: the rungs folding and accumulating
   // themselves, and the separate merge and sum kernels.
   const RingSteps steps = GENERATE(RingSteps::fused, RingSteps::pairwise);
@@ -63,17 +56,7 @@ TEST_CASE("ring on virtual GPUs: O (and dQ, dK, dV) equal fp64 and the single-GP
 }
 
 TEST_CASE("ring on virtual GPUs: every step of the timeline is there and in order") {
-  sim::AttentionProblem p = sim::default_ring_problem();
-  p.parallel_part().gpus = 3;
-  p.parallel_part().layout = sim::RingLayout::zigzag;
-  p.causal = true;
-  p.batch = 1;
-  p.heads = 4;
-  p.kv_heads = 2;
-  p.seq_q = 3000;
-  p.head_dim = 64;
-  p.dtype = sim::DType::bf16;
-  p.parallel_part().passes = sim::PassSelection::fwd_bwd;
+  const sim::AttentionProblem p = flashlab::test::ring_problem(3, sim::RingLayout::zigzag, 1, 4, 2, 3000, 64);
   RingOptions o;
   o.transport = RingTransport::local;
   o.repeats = 3;
@@ -124,13 +107,8 @@ TEST_CASE("ring on virtual GPUs: every step of the timeline is there and in orde
 }
 
 TEST_CASE("ring: what cannot run says why") {
-  sim::AttentionProblem p = sim::default_ring_problem();
-  p.parallel_part().gpus = 2;
-  p.seq_q = 4096;
-  p.heads = 4;
-  p.kv_heads = 4;
-  p.head_dim = 96;  // no Hopper rung and no backward rung is compiled for d = 96; fa2_tc is
-  p.dtype = sim::DType::bf16;
+  // d = 96: no Hopper rung and no backward rung is compiled for it; fa2_tc is.
+  sim::AttentionProblem p = flashlab::test::ring_problem(2, sim::RingLayout::zigzag, 1, 4, 4, 4096, 96);
   RingOptions o;
   o.transport = RingTransport::local;
   o.repeats = 0;
@@ -168,16 +146,8 @@ TEST_CASE("ring over NCCL on one GPU: the communicator opens and the one-step ri
     WARN("SKIPPED: " << why);
     return;
   }
-  sim::AttentionProblem p = sim::default_ring_problem();
-  p.parallel_part().gpus = 1;
-  p.parallel_part().layout = sim::RingLayout::contiguous;
-  p.batch = 1;
-  p.heads = 2;
-  p.kv_heads = 2;
-  p.seq_q = 333;
-  p.head_dim = 64;
-  p.dtype = sim::DType::fp16;
-  p.parallel_part().passes = sim::PassSelection::fwd_bwd;
+  const sim::AttentionProblem p =
+      flashlab::test::ring_problem(1, sim::RingLayout::contiguous, 1, 2, 2, 333, 64, true, sim::DType::fp16);
   const std::uint64_t seed = kernels::test::fresh_seed();
   INFO("seed " << seed);
   ring_test::check_against_one_gpu(p, RingTransport::nccl, seed);
@@ -191,17 +161,7 @@ TEST_CASE("ring over NCCL on one GPU: the communicator opens and the one-step ri
 TEST_CASE("ring on virtual GPUs: a small ring for the sanitizers", "[ring-sanitize]") {
   const int d = GENERATE(64, 128);
   const RingSteps steps = GENERATE(RingSteps::fused, RingSteps::pairwise);
-  sim::AttentionProblem p = sim::default_ring_problem();
-  p.parallel_part().gpus = 3;
-  p.parallel_part().layout = sim::RingLayout::zigzag;
-  p.causal = true;
-  p.batch = 1;
-  p.heads = 2;
-  p.kv_heads = 1;
-  p.seq_q = 300;
-  p.head_dim = d;
-  p.dtype = sim::DType::bf16;
-  p.parallel_part().passes = sim::PassSelection::fwd_bwd;
+  const sim::AttentionProblem p = flashlab::test::ring_problem(3, sim::RingLayout::zigzag, 1, 2, 1, 300, d);
   RingOptions o;
   o.transport = RingTransport::local;
   o.steps = steps;

@@ -20,6 +20,7 @@
 #include "flashlab/kernels/ring/ring.hpp"
 #include "gpu_support.hpp"
 #include "ring_support.hpp"
+#include "../support/problems.hpp"
 
 using namespace flashlab;
 using namespace flashlab::kernels;
@@ -49,18 +50,8 @@ const std::vector<RingShape> kRingShapes{
 
 // A training step (forward and backward) of `shape` over the machine's GPUs.
 sim::AttentionProblem training_step(const RingShape& shape) {
-  sim::AttentionProblem p = sim::default_ring_problem();
-  p.parallel_part().gpus = gpu_count();
-  p.parallel_part().layout = shape.layout;
-  p.causal = shape.causal;
-  p.batch = shape.batch;
-  p.heads = shape.heads;
-  p.kv_heads = shape.kv_heads;
-  p.seq_q = shape.seq;
-  p.head_dim = shape.d;
-  p.dtype = shape.dtype;
-  p.parallel_part().passes = sim::PassSelection::fwd_bwd;
-  return p;
+  return flashlab::test::ring_problem(gpu_count(), shape.layout, shape.batch, shape.heads, shape.kv_heads, shape.seq,
+                                      shape.d, shape.causal, shape.dtype);
 }
 }  // namespace
 
@@ -73,17 +64,7 @@ TEST_CASE("ring over NCCL: O, dQ, dK, dV on every GPU equal one GPU and fp64") {
 }
 
 TEST_CASE("ring over NCCL: the timed run's transfers overlap the compute") {
-  sim::AttentionProblem p = sim::default_ring_problem();
-  p.parallel_part().gpus = gpu_count();
-  p.parallel_part().layout = sim::RingLayout::zigzag;
-  p.causal = true;
-  p.batch = 1;
-  p.heads = 32;
-  p.kv_heads = 8;
-  p.seq_q = 32768;
-  p.head_dim = 128;
-  p.dtype = sim::DType::bf16;
-  p.parallel_part().passes = sim::PassSelection::fwd_bwd;
+  sim::AttentionProblem p = flashlab::test::ring_problem(gpu_count(), sim::RingLayout::zigzag, 1, 32, 8, 32768, 128);
   RingOptions o;
   o.repeats = 3;
   o.check = CheckMode::sampled;

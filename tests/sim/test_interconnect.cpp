@@ -14,6 +14,7 @@
 
 #include "flashlab/sim/hardware/hardware.hpp"
 #include "flashlab/sim/ring/ring_schedule.hpp"
+#include "../support/problems.hpp"
 
 using namespace flashlab::sim;
 using nlohmann::json;
@@ -204,15 +205,8 @@ TEST_CASE("measured link: the ring simulated over a measured link file takes its
   topo.gpus_per_node = 8;
   topo.intra = load_interconnect(file);
   topo.inter = load_interconnect("ib-ndr");
-  AttentionProblem p = default_ring_problem();
-  p.batch = 1;
-  p.heads = 8;
-  p.kv_heads = 8;
-  p.seq_q = 8192;
-  p.head_dim = 128;
-  p.parallel_part().gpus = 4;
-  p.causal = false;
-  p.parallel_part().layout = RingLayout::contiguous;
+  const AttentionProblem p =
+      flashlab::test::ring_problem(4, RingLayout::contiguous, 1, 8, 8, 8192, 128, false, DType::bf16, PassSelection::fwd);
   RingComputeModel cm;
   cm.hw = load_hardware("H200-SXM-141GB");
   const RingSimulation s = simulate_ring(p, topo, cm);

@@ -8,6 +8,7 @@
 #include "flashlab/sim/calibration/power_cap.hpp"
 #include "flashlab/sim/ring/ring_schedule.hpp"
 #include "flashlab/sim/calibration/rung_timing.hpp"
+#include "../support/problems.hpp"
 
 using namespace flashlab;
 using sim::i64;
@@ -27,16 +28,7 @@ sim::RungTiming rung(const std::string& name, i64 d, double tile_us, double rate
 }
 
 sim::AttentionProblem problem(int gpus, i64 n) {
-  sim::AttentionProblem p = sim::default_ring_problem();
-  p.batch = 1;
-  p.heads = 16;
-  p.kv_heads = 16;
-  p.seq_q = n;
-  p.head_dim = 128;
-  p.causal = true;
-  p.parallel_part().gpus = gpus;
-  p.parallel_part().passes = sim::PassSelection::fwd_bwd;
-  return p;
+  return flashlab::test::ring_problem(gpus, sim::RingLayout::zigzag, 1, 16, 16, n, 128);
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 
 #include "flashlab/sim/hardware/hardware.hpp"
 #include "flashlab/sim/ring/ring_schedule.hpp"
+#include "../support/problems.hpp"
 
 using namespace flashlab::sim;
 
@@ -51,17 +52,7 @@ RingTopology one_node(double gbs, double latency_us = 0, int per_node = 64) {
 RingTopology free_links() { return one_node(1e30, 0); }
 
 AttentionProblem problem(int P, i64 N, RingLayout layout, bool causal) {
-  AttentionProblem p = default_ring_problem();
-  p.batch = 2;
-  p.heads = 8;
-  p.kv_heads = 8;
-  p.seq_q = N;
-  p.head_dim = 128;
-  p.causal = causal;
-  p.dtype = DType::bf16;
-  p.parallel_part().gpus = P;
-  p.parallel_part().layout = layout;
-  return p;
+  return flashlab::test::ring_problem(P, layout, 2, 8, 8, N, 128, causal, DType::bf16, PassSelection::fwd);
 }
 
 std::vector<const RingEvent*> events_of(const RingSimulation& s, Pass pass, RingEventKind kind) {

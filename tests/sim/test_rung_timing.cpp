@@ -7,6 +7,7 @@
 #include "flashlab/sim/hopper/hopper_pipeline.hpp"
 #include "flashlab/sim/ring/ring_schedule.hpp"
 #include "flashlab/sim/calibration/rung_timing.hpp"
+#include "../support/problems.hpp"
 
 using namespace flashlab;
 using sim::i64;
@@ -135,14 +136,8 @@ TEST_CASE("rung timing: a results file's runs give the fit, and the host's launc
 }
 
 TEST_CASE("rung timing: with the launch model a ring's one-GPU time is the rung's launch, and a folding pair costs more") {
-  sim::AttentionProblem p = sim::default_ring_problem();
-  p.batch = 1;
-  p.heads = 16;
-  p.kv_heads = 16;
-  p.seq_q = 8192;
-  p.head_dim = 128;
-  p.causal = true;
-  p.parallel_part().gpus = 2;
+  const sim::AttentionProblem p = flashlab::test::ring_problem(2, sim::RingLayout::zigzag, 1, 16, 16, 8192, 128, true,
+                                                               sim::DType::bf16, sim::PassSelection::fwd);
   sim::RingComputeModel cm;
   cm.hw = sim::load_hardware("H200-SXM-141GB");
   cm.forward_rung = timing("fa3_hopper", 128, 4.9, 3.2, 1.731);
