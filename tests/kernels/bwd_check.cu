@@ -47,11 +47,13 @@
 #include "flashlab/kernels/rungs/rungs.hpp"
 #include "flashlab/sim/core/median.hpp"
 #include "flashlab/sim/hopper/hopper_pipeline.hpp"
+#include "../support/problems.hpp"
 
 using namespace flashlab;
 using namespace flashlab::kernels;
 using sim::DType;
 using sim::i64;
+using flashlab::test::problem;
 
 namespace {
 
@@ -268,18 +270,6 @@ void check_case(const std::vector<Rung>& rs, const sim::AttentionProblem& p, std
   }
 }
 
-sim::AttentionProblem problem(i64 B, i64 H, i64 nq, i64 nkv, i64 d, bool causal, DType t) {
-  sim::AttentionProblem p;
-  p.batch = B;
-  p.heads = H;
-  p.seq_q = nq;
-  p.seq_kv = nkv;
-  p.head_dim = d;
-  p.causal = causal;
-  p.dtype = t;
-  return p;
-}
-
 void check(const std::vector<Rung>& rs, int smem_optin, bool quick) {
   std::mt19937_64 seeds(std::random_device{}());
   const std::vector<i64> ns = quick ? std::vector<i64>{17, 65} : std::vector<i64>{1, 17, 63, 64, 65, 129, 300, 1000};
@@ -290,12 +280,12 @@ void check(const std::vector<Rung>& rs, int smem_optin, bool quick) {
       for (bool causal : {false, true})
         for (i64 n : ns)
           if (n < 1000 || d == 64 || d == 128)  // the fp64 gradients at N = 1000 cost seconds each
-            check_case(rs, problem(1, n >= 1000 ? 1 : 2, n, n, d, causal, t), seeds(), smem_optin);
+            check_case(rs, problem(1, n >= 1000 ? 1 : 2, n, d, causal, t), seeds(), smem_optin);
   if (quick) return;
   for (DType t : {DType::fp16, DType::bf16})
     for (int d : {64, 128})
       for (auto s : {std::make_pair(1, 17), std::make_pair(65, 300), std::make_pair(300, 65), std::make_pair(1000, 1)})
-        check_case(rs, problem(1, 2, s.first, s.second, d, false, t), seeds(), smem_optin);
+        check_case(rs, problem(1, 2, s.first, d, false, t, s.second), seeds(), smem_optin);
 }
 
 // The 16k-token grid, each rung (fa2_bwd on CUDA cores only at N = 1024).
@@ -313,7 +303,7 @@ void time_grid(const std::vector<Rung>& rs, int smem_optin, i64 l2_bytes, int re
   for (int d : {64, 128})
     for (bool causal : {false, true})
       for (i64 n : {1024, 4096, 16384}) {
-        const auto p = problem(16384 / n, 2048 / d, n, n, d, causal, DType::fp16);
+        const auto p = problem(16384 / n, 2048 / d, n, d, causal, DType::fp16);
         Case c(p);
         c.fill(0x5eed + n + d + causal);
         for (const Rung& r : rs) {

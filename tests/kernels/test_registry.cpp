@@ -30,6 +30,24 @@ i64 model_tensor_bytes(sim::Tensor t, const sim::AttentionProblem& p) {
   return p.head_count() * e.rows * e.cols * sim::element_bytes(t, p.dtype);
 }
 
+// A rung compiled for the configurations of a simulator table (`configs`):
+// it lists their head dims, takes its default tiles from them and declares
+// the shared memory `smem_bytes` gives each, on a problem of `dtype`.
+template <class Configs, class SmemBytes>
+void check_compiled_configs(const KernelInfo& k, const Configs& configs, SmemBytes smem_bytes, bool causal,
+                            sim::DType dtype) {
+  std::vector<int> want;
+  for (const auto& c : configs) want.push_back(c.head_dim);
+  CHECK(k.head_dims == want);
+  for (const auto& c : configs) {
+    INFO(k.id << " d " << c.head_dim);
+    const sim::AttentionProblem p = problem(1, 4, 1024, c.head_dim, causal, dtype);
+    REQUIRE(k.default_tiles);
+    CHECK(k.default_tiles(p) == sim::TileShape{c.Br, c.Bc});
+    CHECK(k.smem_bytes(p, sim::TileShape{c.Br, c.Bc}) == static_cast<sim::i64>(smem_bytes(c)));
+  }
+}
+
 RunOptions check_only() {
   RunOptions o;
   o.repeats = 0;
@@ -315,27 +333,9 @@ TEST_CASE("the tensor-core rungs list what is compiled, from the simulator's tab
   const KernelInfo* bwd = find_kernel("fa2_tc_bwd");
   REQUIRE(fwd != nullptr);  // listed in every build (fa2_tc.cu is part of the tree)
   REQUIRE(bwd != nullptr);
-  std::vector<int> want;
-  for (const sim::Fa2TcConfig& c : sim::kFa2TcConfigs) want.push_back(c.head_dim);
-  CHECK(fwd->head_dims == want);
-  CHECK(want == std::vector<int>{64, 96, 128, 256});
-  for (const sim::Fa2TcConfig& c : sim::kFa2TcConfigs) {
-    INFO("fa2_tc d " << c.head_dim);
-    const sim::AttentionProblem p = problem(1, 4, 1024, c.head_dim, false, sim::DType::bf16);
-    REQUIRE(fwd->default_tiles);
-    CHECK(fwd->default_tiles(p) == sim::TileShape{c.Br, c.Bc});
-    CHECK(fwd->smem_bytes(p, sim::TileShape{c.Br, c.Bc}) == static_cast<sim::i64>(sim::fa2_tc_smem_bytes(c)));
-  }
-  want.clear();
-  for (const sim::Fa2TcBwdConfig& c : sim::kFa2TcBwdConfigs) want.push_back(c.head_dim);
-  CHECK(bwd->head_dims == want);
-  for (const sim::Fa2TcBwdConfig& c : sim::kFa2TcBwdConfigs) {
-    INFO("fa2_tc_bwd d " << c.head_dim);
-    const sim::AttentionProblem p = problem(1, 4, 1024, c.head_dim, false, sim::DType::bf16);
-    REQUIRE(bwd->default_tiles);
-    CHECK(bwd->default_tiles(p) == sim::TileShape{c.Br, c.Bc});
-    CHECK(bwd->smem_bytes(p, sim::TileShape{c.Br, c.Bc}) == static_cast<sim::i64>(sim::fa2_tc_bwd_smem_bytes(c)));
-  }
+  CHECK(fwd->head_dims == std::vector<int>{64, 96, 128, 256});
+  check_compiled_configs(*fwd, sim::kFa2TcConfigs, sim::fa2_tc_smem_bytes, false, sim::DType::bf16);
+  check_compiled_configs(*bwd, sim::kFa2TcBwdConfigs, sim::fa2_tc_bwd_smem_bytes, false, sim::DType::bf16);
   // A head dim not compiled: the reason names the compiled ones.
   CHECK_THROWS_WITH(fwd->default_tiles(problem(1, 4, 1024, 48, false, sim::DType::bf16)),
                     "fa2_tc is compiled for head dims 64, 96, 128, 256; got d=48");
@@ -351,18 +351,9 @@ TEST_CASE("the Hopper backward lists what is compiled, from the simulator's tabl
   CHECK(bwd->forward == "fa3_hopper");
   CHECK(bwd->pass() == sim::Pass::bwd);
   CHECK(bwd->min_sm == 90);
-  std::vector<int> want;
-  for (const sim::HopperBwdConfig& c : sim::kHopperBwdConfigs) want.push_back(c.head_dim);
-  CHECK(bwd->head_dims == want);
-  CHECK(want == std::vector<int>{64, 128});
-  for (const sim::HopperBwdConfig& c : sim::kHopperBwdConfigs) {
-    INFO("fa3_hopper_bwd d " << c.head_dim);
-    const sim::AttentionProblem p = problem(1, 4, 1024, c.head_dim, true, sim::DType::fp16);
-    REQUIRE(bwd->default_tiles);
-    CHECK(bwd->default_tiles(p) == sim::TileShape{c.Br, c.Bc});
-    CHECK(bwd->smem_bytes(p, sim::TileShape{c.Br, c.Bc}) == static_cast<sim::i64>(sim::hopper_bwd_smem_bytes(c)));
-    CHECK(c.consumers() == 2);
-  }
+  CHECK(bwd->head_dims == std::vector<int>{64, 128});
+  check_compiled_configs(*bwd, sim::kHopperBwdConfigs, sim::hopper_bwd_smem_bytes, true, sim::DType::fp16);
+  for (const sim::HopperBwdConfig& c : sim::kHopperBwdConfigs) CHECK(c.consumers() == 2);
   // d 128: 1 KiB slack, K_j and V_j (2·128·128·2), two stages of Q_i and dO_i
   // (4·64·128·2), two dS buffers (2·128·64·2), L and D (4·64·4), 1 KiB of barriers.
   CHECK(sim::hopper_bwd_smem_bytes(*sim::hopper_bwd_config(128)) == 1024 + 65536 + 65536 + 32768 + 1024 + 1024);

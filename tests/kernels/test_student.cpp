@@ -21,6 +21,7 @@
 namespace fs = std::filesystem;
 using namespace flashlab;
 using namespace flashlab::kernels::student;
+using flashlab::test::problem;
 
 namespace {
 
@@ -43,17 +44,6 @@ std::string declaration_error(const std::string& source) {
     return e.what();
   }
   return "(no error)";
-}
-
-sim::AttentionProblem problem(i64 b, i64 h, i64 n, i64 d, bool causal = false, sim::DType t = sim::DType::fp16) {
-  sim::AttentionProblem p;
-  p.batch = b;
-  p.heads = h;
-  p.seq_q = n;
-  p.head_dim = d;
-  p.causal = causal;
-  p.dtype = t;
-  return p;
 }
 
 // NVRTC is opened at run time: without it the compile tests say why and stop.
