@@ -79,4 +79,17 @@ inline std::string describe_case(const Case& c) {
   return describe(c.problem) + " B_r=" + std::to_string(c.tiles.Br) + " B_c=" + std::to_string(c.tiles.Bc);
 }
 
+// `count` random cases (random_case(rng, max_n)), each under every algorithm:
+// `check(case, schedule)`, the case and the algorithm named in its messages.
+template <class Check>
+void for_random_schedules(std::mt19937_64& rng, int count, i64 max_n, Check check) {
+  for (int n = 0; n < count; ++n) {
+    const Case c = random_case(rng, max_n);
+    for (Algorithm a : all_algorithms()) {
+      INFO(describe_case(c) << " " << to_string(a));
+      check(c, Schedule(a, c.problem, c.tiles));
+    }
+  }
+}
+
 }  // namespace flashlab::test

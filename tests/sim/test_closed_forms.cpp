@@ -28,25 +28,20 @@ i64 sum_visited(const TileGrid& g, F f) {
 
 TEST_CASE("event streams equal the closed forms on 250 random shapes", "[sim][closed-form]") {
   auto rng = flashlab::test::test_rng();
-  for (int n = 0; n < 250; ++n) {
-    const Case c = flashlab::test::random_case(rng);
-    for (Algorithm a : all_algorithms()) {
-      INFO(describe_case(c) << " algo " << to_string(a));
-      const Schedule s(a, c.problem, c.tiles);
-      const Counters stream = stream_counters(s);
-      const Counters closed = s.closed_form();
-      REQUIRE(stream.events == closed.events);
-      for (int l = 0; l < kLevelCount; ++l)
-        for (int t = 0; t < kTensorCount; ++t) {
-          INFO("level " << to_string(static_cast<Level>(l)) << " tensor " << to_string(static_cast<Tensor>(t)));
-          REQUIRE(stream.traffic[l][t] == closed.traffic[l][t]);
-        }
-      REQUIRE(stream.matmul_flops == closed.matmul_flops);
-      REQUIRE(stream.softmax_flops == closed.softmax_flops);
-      REQUIRE(stream.exps == closed.exps);
-      REQUIRE(stream == closed);
-    }
-  }
+  flashlab::test::for_random_schedules(rng, 250, 300, [](const Case&, const Schedule& s) {
+    const Counters stream = stream_counters(s);
+    const Counters closed = s.closed_form();
+    REQUIRE(stream.events == closed.events);
+    for (int l = 0; l < kLevelCount; ++l)
+      for (int t = 0; t < kTensorCount; ++t) {
+        INFO("level " << to_string(static_cast<Level>(l)) << " tensor " << to_string(static_cast<Tensor>(t)));
+        REQUIRE(stream.traffic[l][t] == closed.traffic[l][t]);
+      }
+    REQUIRE(stream.matmul_flops == closed.matmul_flops);
+    REQUIRE(stream.softmax_flops == closed.softmax_flops);
+    REQUIRE(stream.exps == closed.exps);
+    REQUIRE(stream == closed);
+  });
 }
 
 TEST_CASE("HBM traffic equals the paper's formulas (non-causal, any N)", "[sim][closed-form]") {

@@ -21,35 +21,30 @@ void require_same_sram(const std::vector<TileRef>& a, const std::vector<TileRef>
 
 TEST_CASE("cursor state at random steps equals a replay from the start", "[sim][cursor]") {
   auto rng = flashlab::test::test_rng();
-  for (int n = 0; n < 120; ++n) {
-    const flashlab::test::Case c = flashlab::test::random_case(rng, 160);
-    for (Algorithm a : all_algorithms()) {
-      const Schedule s(a, c.problem, c.tiles);
-      Cursor cur(s, 1 << 30);
-      INFO(flashlab::test::describe_case(c) << " " << to_string(a));
-      REQUIRE(cur.size() == s.closed_form().events);
-      std::vector<i64> steps{0, 1, cur.size(), cur.size() - 1};
-      for (int k = 0; k < 12; ++k) steps.push_back(std::uniform_int_distribution<i64>(0, cur.size())(rng));
-      for (i64 p : steps) {
-        INFO("step " << p << " of " << cur.size());
-        cur.seek(p);
-        flashlab::test::Replay replay(p, 1 << 30);
-        s.emit(replay);
-        REQUIRE(cur.position() == p);
-        REQUIRE(cur.counters() == replay.counters);
-        require_same_sram(cur.sram(), replay.sram.resident());
-        REQUIRE(cur.last_event().has_value() == replay.last.has_value());
-        if (replay.last) {
-          REQUIRE(cur.last_event()->kind == replay.last->kind);
-          REQUIRE(cur.last_event()->line == replay.last->line);
-          REQUIRE(cur.last_event()->i == replay.last->i);
-          REQUIRE(cur.last_event()->j == replay.last->j);
-          REQUIRE(cur.last_event()->target.same_tile(replay.last->target));
-          REQUIRE(cur.where().line == replay.last->line);
-        }
+  flashlab::test::for_random_schedules(rng, 120, 160, [&rng](const flashlab::test::Case&, const Schedule& s) {
+    Cursor cur(s, 1 << 30);
+    REQUIRE(cur.size() == s.closed_form().events);
+    std::vector<i64> steps{0, 1, cur.size(), cur.size() - 1};
+    for (int k = 0; k < 12; ++k) steps.push_back(std::uniform_int_distribution<i64>(0, cur.size())(rng));
+    for (i64 p : steps) {
+      INFO("step " << p << " of " << cur.size());
+      cur.seek(p);
+      flashlab::test::Replay replay(p, 1 << 30);
+      s.emit(replay);
+      REQUIRE(cur.position() == p);
+      REQUIRE(cur.counters() == replay.counters);
+      require_same_sram(cur.sram(), replay.sram.resident());
+      REQUIRE(cur.last_event().has_value() == replay.last.has_value());
+      if (replay.last) {
+        REQUIRE(cur.last_event()->kind == replay.last->kind);
+        REQUIRE(cur.last_event()->line == replay.last->line);
+        REQUIRE(cur.last_event()->i == replay.last->i);
+        REQUIRE(cur.last_event()->j == replay.last->j);
+        REQUIRE(cur.last_event()->target.same_tile(replay.last->target));
+        REQUIRE(cur.where().line == replay.last->line);
       }
     }
-  }
+  });
 }
 
 TEST_CASE("cursor steps forward and back consistently", "[sim][cursor]") {

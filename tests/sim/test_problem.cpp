@@ -16,32 +16,22 @@ TEST_CASE("each invalid problem gets one sentence naming the value", "[sim][prob
     const auto e = validate(p);
     return e.empty() ? std::string() : e.front().message;
   };
-  AttentionProblem p;
-  p.batch = 0;
-  CHECK_THAT(first(p), Catch::Contains("batch B must be at least 1 (got 0)"));
-  p = {};
-  p.heads = -3;
-  CHECK_THAT(first(p), Catch::Contains("heads H"));
-  p = {};
-  p.seq_q = 0;
-  CHECK_THAT(first(p), Catch::Contains("sequence length N"));
-  p = {};
-  p.head_dim = 0;
-  CHECK_THAT(first(p), Catch::Contains("head dim d"));
-  p = {};
-  p.seq_kv = -1;
-  CHECK_THAT(first(p), Catch::Contains("key/value length"));
-  p = {};
-  p.causal = true;
-  p.seq_kv = 512;
-  CHECK_THAT(first(p), Catch::Contains("causal attention needs seq_kv = seq_q"));
-  p = {};
-  p.seq_q = i64{1} << 31;
-  p.batch = 1 << 20;
-  CHECK_THAT(first(p), Catch::Contains("too large for 64-bit counters"));
-  p = {};
-  p.seq_q = i64{1} << 40;
-  CHECK_THAT(first(p), Catch::Contains("too large"));
+  // Each case: a default problem made wrong, and what its first sentence says.
+  const std::vector<std::pair<void (*)(AttentionProblem&), std::string>> cases = {
+      {[](AttentionProblem& p) { p.batch = 0; }, "batch B must be at least 1 (got 0)"},
+      {[](AttentionProblem& p) { p.heads = -3; }, "heads H"},
+      {[](AttentionProblem& p) { p.seq_q = 0; }, "sequence length N"},
+      {[](AttentionProblem& p) { p.head_dim = 0; }, "head dim d"},
+      {[](AttentionProblem& p) { p.seq_kv = -1; }, "key/value length"},
+      {[](AttentionProblem& p) { p.causal = true; p.seq_kv = 512; }, "causal attention needs seq_kv = seq_q"},
+      {[](AttentionProblem& p) { p.seq_q = i64{1} << 31; p.batch = 1 << 20; }, "too large for 64-bit counters"},
+      {[](AttentionProblem& p) { p.seq_q = i64{1} << 40; }, "too large"},
+  };
+  for (const auto& [make_wrong, message] : cases) {
+    AttentionProblem p;
+    make_wrong(p);
+    CHECK_THAT(first(p), Catch::Contains(message));
+  }
 }
 
 TEST_CASE("the largest problem that validates simulates without overflow", "[sim][problem]") {

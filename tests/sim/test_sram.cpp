@@ -7,26 +7,21 @@ using namespace flashlab::sim;
 
 TEST_CASE("streams are balanced: SRAM returns to its state at every outer boundary", "[sim][sram]") {
   auto rng = flashlab::test::test_rng();
-  for (int n = 0; n < 150; ++n) {
-    const flashlab::test::Case c = flashlab::test::random_case(rng, 200);
-    for (Algorithm a : all_algorithms()) {
-      const Schedule s(a, c.problem, c.tiles);
-      INFO(flashlab::test::describe_case(c) << " " << to_string(a));
-      SramTracker t(std::numeric_limits<i64>::max());
-      s.emit_prologue(t);
-      const i64 after_prologue = t.bytes();
-      for (i64 o = 0; o < s.outer_count(); ++o) {
-        s.emit_outer(o, t);
-        REQUIRE(t.bytes() == after_prologue);
-      }
-      s.emit_epilogue(t);
-      REQUIRE(t.inconsistencies() == 0);
-      REQUIRE(t.resident().empty());
-      SramTracker full(std::numeric_limits<i64>::max());
-      s.emit(full);
-      REQUIRE(sram_peak_probe(s) == full.peak_bytes());
+  flashlab::test::for_random_schedules(rng, 150, 200, [](const flashlab::test::Case&, const Schedule& s) {
+    SramTracker t(std::numeric_limits<i64>::max());
+    s.emit_prologue(t);
+    const i64 after_prologue = t.bytes();
+    for (i64 o = 0; o < s.outer_count(); ++o) {
+      s.emit_outer(o, t);
+      REQUIRE(t.bytes() == after_prologue);
     }
-  }
+    s.emit_epilogue(t);
+    REQUIRE(t.inconsistencies() == 0);
+    REQUIRE(t.resident().empty());
+    SramTracker full(std::numeric_limits<i64>::max());
+    s.emit(full);
+    REQUIRE(sram_peak_probe(s) == full.peak_bytes());
+  });
 }
 
 TEST_CASE("FlashAttention-1's working set at its peak, tile by tile", "[sim][sram]") {
