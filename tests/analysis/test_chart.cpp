@@ -48,6 +48,44 @@ class NullCanvas : public Canvas {
   int clips = 0;
 };
 
+// A chart laid out in `box` and drawn on a NullCanvas through a recorder of
+// every text and data mark; its layout problems listed, each printed with the
+// next check that fails.
+struct DrawnChart {
+  NullCanvas base;
+  LayoutRecorder drawn{base};
+  ChartLayout layout;
+  std::vector<std::string> problems;
+  DrawnChart(const ChartSpec& c, Rect box, const RenderExtras* extras = nullptr)
+      : layout(layout_chart(c, drawn, box, ChartStyle{})) {
+    render_chart(c, drawn, layout, ChartStyle{}, extras);
+    problems = layout_problems(drawn, layout.outer);
+    for (const std::string& p : problems) UNSCOPED_INFO(p);
+  }
+};
+
+// Bars over `categories`: a series "kernel k" for each row of `values`, each
+// bar labelled with its value and `suffix`.
+ChartSpec bars_of(std::vector<std::string> categories, const std::vector<std::vector<double>>& values,
+                  const std::string& suffix) {
+  ChartSpec c;
+  c.kind = ChartKind::bars;
+  c.categories = std::move(categories);
+  for (size_t k = 0; k < values.size(); ++k) {
+    Series s;
+    s.name = "kernel " + std::to_string(k);
+    s.style = SeriesStyle::bars;
+    s.color = palette(static_cast<int>(k));
+    for (size_t cat = 0; cat < values[k].size(); ++cat) {
+      s.x.push_back(static_cast<double>(cat));
+      s.y.push_back(values[k][cat]);
+      s.point_labels.push_back(format_tick(values[k][cat], TickFormat::plain) + suffix);
+    }
+    c.series.push_back(s);
+  }
+  return c;
+}
+
 }  // namespace
 
 TEST_CASE("tick labels read like the lecture's: 1K, 1M, 1G", "[chart][ticks]") {
@@ -730,16 +768,13 @@ TEST_CASE("a series on another's points is found, and named '=' only when the nu
   CHECK(same_points(a, b));
   CHECK_FALSE(same_points(a, close));
   // Drawn so that both show: the legend says who lies on whom, and no text covers a point.
-  NullCanvas base;
-  LayoutRecorder drawn(base);
-  const ChartLayout L = layout_chart(c, drawn, {0, 0, 800, 500}, ChartStyle{});
-  render_chart(c, drawn, L, ChartStyle{});
+  const DrawnChart d(c, {0, 0, 800, 500});
   std::vector<std::string> texts;
-  for (const DrawnText& t : drawn.texts) texts.push_back(t.text);
+  for (const DrawnText& t : d.drawn.texts) texts.push_back(t.text);
   CHECK(std::find(texts.begin(), texts.end(), "= sdpa") != texts.end());
   CHECK(std::find(texts.begin(), texts.end(), "≈ sdpa, a byte more") != texts.end());
-  CHECK(drawn.marks.size() == 12);  // every point of every series is a data mark
-  CHECK(layout_problems(drawn, L.outer).empty());
+  CHECK(d.drawn.marks.size() == 12);  // every point of every series is a data mark
+  CHECK(d.problems.empty());
 }
 
 TEST_CASE("the layout check names text over text, over a data point, outside the chart and cut short", "[chart][render]") {
@@ -768,35 +803,18 @@ TEST_CASE("the layout check names text over text, over a data point, outside the
 }
 
 TEST_CASE("bar values never run together: crowded labels turn or step aside", "[chart][render]") {
-  ChartSpec c;
-  c.kind = ChartKind::bars;
-  c.categories = {"N=512 b=16", "N=512 b=8", "N=1K b=16", "N=1K b=8"};
-  for (int k = 0; k < 5; ++k) {
-    Series s;
-    s.name = "kernel " + std::to_string(k);
-    s.style = SeriesStyle::bars;
-    s.color = palette(k);
-    for (int cat = 0; cat < 4; ++cat) {
-      s.x.push_back(cat);
-      s.y.push_back(0.3 + 0.01 * k + cat);
-      s.point_labels.push_back(format_tick(0.3 + 0.01 * k + cat, TickFormat::plain) + "5");
-    }
-    c.series.push_back(s);
-  }
+  std::vector<std::vector<double>> values(5);
+  for (int k = 0; k < 5; ++k)
+    for (int cat = 0; cat < 4; ++cat) values[k].push_back(0.3 + 0.01 * k + cat);
+  ChartSpec c = bars_of({"N=512 b=16", "N=512 b=8", "N=1K b=16", "N=1K b=8"}, values, "5");
   // A category none of whose bars ran, one reason: said once over the group.
-  Series& last = c.series.back();
   for (Series& s : c.series) {
     s.y[3] = std::numeric_limits<double>::quiet_NaN();
     s.point_labels[3] = "PyTorch eager OOM";
   }
-  (void)last;
-  NullCanvas base;
-  LayoutRecorder drawn(base);
-  const ChartLayout L = layout_chart(c, drawn, {0, 0, 640, 420}, ChartStyle{});
-  render_chart(c, drawn, L, ChartStyle{});
-  const std::vector<std::string> problems = layout_problems(drawn, L.outer);
-  for (const std::string& p : problems) UNSCOPED_INFO(p);
-  CHECK(problems.empty());
+  const DrawnChart d(c, {0, 0, 640, 420});
+  const LayoutRecorder& drawn = d.drawn;
+  CHECK(d.problems.empty());
   CHECK(std::count_if(drawn.texts.begin(), drawn.texts.end(), [](const DrawnText& t) { return t.text == "PyTorch eager OOM"; }) == 1);
   // Every category named.
   for (const std::string& cat : c.categories) {
@@ -820,36 +838,16 @@ TEST_CASE("a point without a value says why in the CSV's note, and an OOM cell's
 }
 
 TEST_CASE("a bar's value is never struck through by a reference line: under \"1×\" it climbs past the line", "[chart][render]") {
-  ChartSpec c;
-  c.kind = ChartKind::bars;
-  c.categories = {"N=512", "N=1K"};
-  const double speedup[3][2] = {{0.726, 0.647}, {0.96, 0.98}, {6.16, 4.43}};
-  for (int k = 0; k < 3; ++k) {
-    Series s;
-    s.name = "kernel " + std::to_string(k);
-    s.style = SeriesStyle::bars;
-    s.color = palette(k);
-    for (int cat = 0; cat < 2; ++cat) {
-      s.x.push_back(cat);
-      s.y.push_back(speedup[k][cat]);
-      s.point_labels.push_back(format_tick(speedup[k][cat], TickFormat::plain) + "×");
-    }
-    c.series.push_back(s);
-  }
+  ChartSpec c = bars_of({"N=512", "N=1K"}, {{0.726, 0.647}, {0.96, 0.98}, {6.16, 4.43}}, "×");
   RefLine one;
   one.value = 1;
   one.label = "1× = baseline";
   c.ref_lines.push_back(one);
-  NullCanvas base;
-  LayoutRecorder drawn(base);
-  const ChartLayout L = layout_chart(c, drawn, {0, 0, 640, 420}, ChartStyle{});
-  render_chart(c, drawn, L, ChartStyle{});
-  const std::vector<std::string> problems = layout_problems(drawn, L.outer);
-  for (const std::string& p : problems) UNSCOPED_INFO(p);
-  CHECK(problems.empty());
-  const double y = L.px_y(1.0);
+  const DrawnChart d(c, {0, 0, 640, 420});
+  CHECK(d.problems.empty());
+  const double y = d.layout.px_y(1.0);
   int values = 0;
-  for (const DrawnText& t : drawn.texts) {
+  for (const DrawnText& t : d.drawn.texts) {
     if (t.text.empty() || t.text.back() != '\x97' || t.text == one.label) continue;  // "…×" (UTF-8 ends in 0x97)
     INFO(t.text << " at y " << t.box.y << "–" << t.box.bottom() << ", the line at " << y);
     CHECK((t.box.bottom() < y - 0.5 || t.box.y > y + 0.5));
@@ -877,15 +875,10 @@ TEST_CASE("on a crowded chart the labels a caller names first keep their places"
     c.series.push_back(s);
   }
   const auto drawn_labels = [&](const RenderExtras* extras) {
-    NullCanvas base;
-    LayoutRecorder drawn(base);
-    const ChartLayout L = layout_chart(c, drawn, {0, 0, 480, 300}, ChartStyle{});
-    render_chart(c, drawn, L, ChartStyle{}, extras);
-    const std::vector<std::string> problems = layout_problems(drawn, L.outer);
-    for (const std::string& p : problems) UNSCOPED_INFO(p);
-    CHECK(problems.empty());
+    const DrawnChart d(c, {0, 0, 480, 300}, extras);
+    CHECK(d.problems.empty());
     std::set<std::string> out;
-    for (const DrawnText& t : drawn.texts) out.insert(t.text);
+    for (const DrawnText& t : d.drawn.texts) out.insert(t.text);
     return out;
   };
   const std::set<std::string> plain = drawn_labels(nullptr);
