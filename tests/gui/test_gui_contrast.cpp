@@ -130,30 +130,22 @@ TEST_CASE("contrast: a mark under 3 : 1 against its ground is counted, one among
     const ImVec2 pts[2] = {a, b};
     flashlab::gui::mark_line(l.dl.get(), first, pts, 2, 3, "a test line");
   };
-  {
+  // Level lines of `col` at heights `ys`, alone on the ground, as the check sees them.
+  auto lines_checked = [&](std::initializer_list<float> ys, ImU32 col) {
     List l;
     flashlab::gui::clear_drawn_marks();
-    line(l, ImVec2(20, 100), ImVec2(300, 100), IM_COL32(150, 30, 70, 255));
-    const ContrastCheck c = l.check(ground, flashlab::gui::drawn_marks());
-    CHECK(c.marks == 1);
-    CHECK(c.low_marks == 1);
-    CHECK(c.worst_mark == Approx(2.09).epsilon(0.02));
-  }
-  {
-    List l;
-    flashlab::gui::clear_drawn_marks();
-    line(l, ImVec2(20, 100), ImVec2(300, 100), IM_COL32(230, 159, 0, 255));
-    const ContrastCheck c = l.check(ground, flashlab::gui::drawn_marks());
-    CHECK(c.marks == 1);
-    CHECK(c.low_marks == 0);
-  }
-  {
-    // A line between two others of its own: too little of its ground shows to hold it.
-    List l;
-    flashlab::gui::clear_drawn_marks();
-    for (float y : {94.0f, 100.0f, 106.0f}) line(l, ImVec2(20, y), ImVec2(300, y), IM_COL32(150, 30, 70, 255));
-    const ContrastCheck c = l.check(ground, flashlab::gui::drawn_marks());
-    CHECK(c.marks == 2);  // the outer two, each with the ground on one side
-  }
+    for (float y : ys) line(l, ImVec2(20, y), ImVec2(300, y), col);
+    return l.check(ground, flashlab::gui::drawn_marks());
+  };
+  const ContrastCheck wine = lines_checked({100.0f}, IM_COL32(150, 30, 70, 255));
+  CHECK(wine.marks == 1);
+  CHECK(wine.low_marks == 1);
+  CHECK(wine.worst_mark == Approx(2.09).epsilon(0.02));
+  const ContrastCheck amber = lines_checked({100.0f}, IM_COL32(230, 159, 0, 255));
+  CHECK(amber.marks == 1);
+  CHECK(amber.low_marks == 0);
+  // A line between two others of its own: too little of its ground shows to hold it.
+  const ContrastCheck between = lines_checked({94.0f, 100.0f, 106.0f}, IM_COL32(150, 30, 70, 255));
+  CHECK(between.marks == 2);  // the outer two, each with the ground on one side
   flashlab::gui::record_marks(false);
 }

@@ -56,8 +56,9 @@ int holder(const sim::RingPartition& part, int chunk) {
   return -1;
 }
 
-// A measured file of docs/results/ring opened in the GUI and placed; null
-// (with a warning) when the checkout lacks it.
+// A measured file of docs/results/ring opened in the GUI, its model valid and
+// placed on one of the file's runs; null (with a warning) when the checkout
+// lacks it.
 std::unique_ptr<AppState> opened_ring_results(const char* name) {
   const fs::path file = fs::path(FLASHLAB_TEST_DATA) / ".." / ".." / "docs" / "results" / "ring" / name;
   if (!fs::exists(file)) {
@@ -67,6 +68,8 @@ std::unique_ptr<AppState> opened_ring_results(const char* name) {
   auto s = ring_state();
   open_ring_results(*s, file.string());
   recompute_ring(*s);
+  REQUIRE(s->ring.model.valid);
+  REQUIRE(s->ring.model.measured.run >= 0);
   return s;
 }
 
@@ -549,8 +552,6 @@ TEST_CASE("the measured 4-GPU file opens on a fused run of 4 H200s, labelled wit
   if (!ps) return;
   AppState& s = *ps;
   const RingModel& m = s.ring.model;
-  REQUIRE(m.valid);
-  REQUIRE(m.measured.run >= 0);
   const sim::MeasuredRun& run = s.ring.results.runs.runs[static_cast<size_t>(m.measured.run)];
   CHECK(run.problem.gpus() == 4);
   CHECK(run.parallel_part().steps == "fused");
@@ -564,8 +565,6 @@ TEST_CASE("a results file with its own host and ring exchange is placed with the
   if (!ps) return;
   AppState& s = *ps;
   const RingModel& m = s.ring.model;
-  REQUIRE(m.valid);
-  REQUIRE(m.measured.run >= 0);
   const sim::MeasuredRuns& runs = s.ring.results.runs;
   REQUIRE(runs.meta.parallel_part().host.measured());
   REQUIRE_FALSE(runs.meta.parallel_part().ring_exchange.empty());

@@ -96,6 +96,17 @@ fs::path temp_dir(const std::string& name) {
   return d;
 }
 
+// A scenario over the example measured runs (make_example_results, written
+// into `dir`) at B 2, H 4, N 1024, d 64, exporting into dir/export.
+json example_scenario(const std::string& name, const fs::path& dir) {
+  const Run gen = run_shell(quote(FLASHLAB_EXAMPLE_RESULTS_EXE) + " " + quote((dir / "bench.json").string()));
+  REQUIRE(gen.code == 0);
+  return {{"name", name},
+          {"problem", {{"batch", 2}, {"heads", 4}, {"seq", 1024}, {"head_dim", 64}}},
+          {"results", (dir / "bench.json").string()},
+          {"export_dir", (dir / "export").string()}};
+}
+
 json stats_of(const Run& r) {
   // The stats object is the last line of stdout.
   const auto end = r.out.find_last_not_of('\n');
@@ -165,16 +176,11 @@ TEST_CASE("flashlab gui --list-settings prints the scenario schema of docs/user-
 TEST_CASE("smoke: every panel, tab and algorithm is drawn, and the screenshot is not blank", "[gui][xvfb]") {
   const std::string x = x_prefix(1600, 1000);
   const fs::path dir = temp_dir("smoke");
-  const Run gen = run_shell(quote(FLASHLAB_EXAMPLE_RESULTS_EXE) + " " + quote((dir / "bench.json").string()));
-  REQUIRE(gen.code == 0);
-  json sc = {{"name", "smoke"},
-             {"problem", {{"batch", 2}, {"heads", 4}, {"seq", 1024}, {"head_dim", 64}}},
-             {"algorithms", {"standard", "pytorch"}},
-             {"results", (dir / "bench.json").string()},
-             {"export_dir", (dir / "export").string()},
-             {"playing", true},
-             {"events_per_s", 400},
-             {"tab", "roofline"}};
+  json sc = example_scenario("smoke", dir);
+  sc["algorithms"] = json::array({"standard", "pytorch"});
+  sc["playing"] = true;
+  sc["events_per_s"] = 400;
+  sc["tab"] = "roofline";
   // Every chart of the table, the benchmark table, and back to the roofline.
   std::vector<std::string> tabs;
   for (const flashlab::analysis::ChartEntry& e : flashlab::analysis::chart_table())
@@ -229,13 +235,8 @@ TEST_CASE("smoke: every panel, tab and algorithm is drawn, and the screenshot is
 TEST_CASE("Export… → every chart writes the lab report bundle, then the window once the menu has closed", "[gui][xvfb]") {
   const std::string x = x_prefix(1280, 800);
   const fs::path dir = temp_dir("report");
-  const Run gen = run_shell(quote(FLASHLAB_EXAMPLE_RESULTS_EXE) + " " + quote((dir / "bench.json").string()));
-  REQUIRE(gen.code == 0);
-  json sc = {{"name", "report"},
-             {"problem", {{"batch", 2}, {"heads", 4}, {"seq", 1024}, {"head_dim", 64}}},
-             {"results", (dir / "bench.json").string()},
-             {"export_dir", (dir / "export").string()},
-             {"script", json::array({json{{"frame", 3}, {"export_all", true}}})}};
+  json sc = example_scenario("report", dir);
+  sc["script"] = json::array({json{{"frame", 3}, {"export_all", true}}});
   std::ofstream(dir / "report.json") << sc.dump(2);
   const Run r = run_shell(x + quote(FLASHLAB_EXE) + " gui --frames 10 --stats --width 1280 --height 800 --scenario " +
                           quote((dir / "report.json").string()));
@@ -285,6 +286,19 @@ json shipped_lecture(const std::string& scenario) {
   return sc;
 }
 
+// Every shipped scene says what its stage must show for its point to be true:
+// the number of those claims over the lecture.
+int claims_of(const json& lecture) {
+  int claims = 0;
+  for (const auto& scene : lecture["scenes"]) {
+    INFO("scene " << scene["title"]);
+    REQUIRE(scene.contains("shows"));
+    CHECK(!scene["shows"].empty());
+    claims += static_cast<int>(scene["shows"].size());
+  }
+  return claims;
+}
+
 // `theme`: "light" runs the lecture with --theme light and holds every
 // screenshot's background light; empty: as the scenario says (dark).
 void presenter_run(const std::string& scenario, int width, int height, double scale, const std::string& theme = "") {
@@ -292,14 +306,7 @@ void presenter_run(const std::string& scenario, int width, int height, double sc
   const fs::path dir = temp_dir("present-" + scenario + "-" + std::to_string(width) + theme);
   json sc = shipped_lecture(scenario);
   const int scenes = static_cast<int>(sc["scenes"].size());
-  // Every shipped scene says what its stage must show for its point to be true.
-  int claims = 0;
-  for (const auto& scene : sc["scenes"]) {
-    INFO("scene " << scene["title"]);
-    REQUIRE(scene.contains("shows"));
-    CHECK(!scene["shows"].empty());
-    claims += static_cast<int>(scene["shows"].size());
-  }
+  const int claims = claims_of(sc);
   sc["export_dir"] = (dir / "shots").string();
   json script = json::array();
   for (int k = 0; k < scenes; ++k) {
@@ -433,14 +440,7 @@ TEST_CASE("presenter mode: the pointer, the magnifier, the clock and the theme p
   json sc = shipped_lecture("lecture-five-minutes");
   sc["export_dir"] = (dir / "shots").string();
   const int scenes = static_cast<int>(sc["scenes"].size());
-  // Every shipped scene says what its stage must show for its point to be true.
-  int claims = 0;
-  for (const auto& scene : sc["scenes"]) {
-    INFO("scene " << scene["title"]);
-    REQUIRE(scene.contains("shows"));
-    CHECK(!scene["shows"].empty());
-    claims += static_cast<int>(scene["shows"].size());
-  }
+  const int claims = claims_of(sc);
   json script = json::array({json{{"frame", 2}, {"key", "home"}},
                              json{{"frame", 2}, {"key", "pagedown"}},  // a tiling stage
                              json{{"frame", 3}, {"mouse", {500, 400}}},
