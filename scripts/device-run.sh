@@ -228,55 +228,42 @@ for n, v in sorted(tot.items()): print("   %s %.5f GB" % (n, v / 1e9))
   result ncu ok $((SECONDS - t0)) "(ncu.txt)"
 }
 
-stage_bench() {
-  local t0=$SECONDS rc
-  # shellcheck disable=SC2086  # BENCH_KERNELS: "--kernels" and its list, or nothing (every forward rung)
-  timeout "$BENCH_BUDGET" "$BIN/flashlab" bench --sweep perf ${BENCH_KERNELS:+--kernels $BENCH_KERNELS} --counters \
-    --json "$OUT/bench.json" > "$OUT/bench.txt" 2>&1
+# flashlab bench on the perf sweep with its counters (the flags given added),
+# then PyTorch on the same problems (torch_compare.py): bench$1.json, .txt,
+# torch$1.json and compare$1.txt, and the stage's result line, the goals met.
+bench_and_compare() {
+  local sfx=$1 budget=$2 t0=$SECONDS rc
+  shift 2
+  timeout "$budget" "$BIN/flashlab" bench --sweep perf "$@" --counters --json "$OUT/bench$sfx.json" \
+    > "$OUT/bench$sfx.txt" 2>&1
   rc=$?
-  if [ $rc -ne 0 ] && [ ! -s "$OUT/bench.json" ]; then
-    result bench FAILED $((SECONDS - t0)) "flashlab bench rc=$rc (bench.txt)"
+  if [ $rc -ne 0 ] && [ ! -s "$OUT/bench$sfx.json" ]; then
+    result "bench$sfx" FAILED $((SECONDS - t0)) "flashlab bench rc=$rc (bench$sfx.txt)"
     return
   fi
-  local left=$((BENCH_BUDGET + 120 - (SECONDS - t0)))
+  local left=$((budget + 120 - (SECONDS - t0)))
   [ $left -lt 30 ] && left=30
-  echo "== torch_compare.py" >> "$OUT/bench.txt"
-  timeout "$left" python3 "$ROOT/scripts/torch_compare.py" --ours "$OUT/bench.json" --json "$OUT/torch.json" \
-    --table "$OUT/compare.txt" >> "$OUT/bench.txt" 2>&1
+  echo "== torch_compare.py" >> "$OUT/bench$sfx.txt"
+  timeout "$left" python3 "$ROOT/scripts/torch_compare.py" --ours "$OUT/bench$sfx.json" --json "$OUT/torch$sfx.json" \
+    --table "$OUT/compare$sfx.txt" >> "$OUT/bench$sfx.txt" 2>&1
   local rc2=$?
   local goals
-  goals=$(grep -E "points meet" "$OUT/compare.txt" 2>/dev/null | sed 's/^ *//' | tr '\n' ';')
+  goals=$(grep -E "points meet" "$OUT/compare$sfx.txt" 2>/dev/null | sed 's/^ *//' | tr '\n' ';')
   if [ $rc -eq 0 ] && [ $rc2 -eq 0 ]; then
-    result bench ok $((SECONDS - t0)) "$goals (compare.txt)"
+    result "bench$sfx" ok $((SECONDS - t0)) "$goals (compare$sfx.txt)"
   else
-    result bench FAILED $((SECONDS - t0)) "flashlab rc=$rc, torch_compare rc=$rc2; $goals (bench.txt)"
+    result "bench$sfx" FAILED $((SECONDS - t0)) "flashlab rc=$rc, torch_compare rc=$rc2; $goals (bench$sfx.txt)"
   fi
 }
 
+stage_bench() {
+  # shellcheck disable=SC2086  # BENCH_KERNELS: "--kernels" and its list, or nothing (every forward rung)
+  bench_and_compare "" "$BENCH_BUDGET" ${BENCH_KERNELS:+--kernels $BENCH_KERNELS}
+}
+
 stage_bench_bwd() {
-  local t0=$SECONDS rc
   # shellcheck disable=SC2086  # BENCH_BWD_KERNELS: as BENCH_KERNELS, for the backward rungs
-  timeout "$BENCH_BWD_BUDGET" "$BIN/flashlab" bench --sweep perf --pass bwd ${BENCH_BWD_KERNELS:+--kernels $BENCH_BWD_KERNELS} \
-    --counters --json "$OUT/bench-bwd.json" \
-    > "$OUT/bench-bwd.txt" 2>&1
-  rc=$?
-  if [ $rc -ne 0 ] && [ ! -s "$OUT/bench-bwd.json" ]; then
-    result bench-bwd FAILED $((SECONDS - t0)) "flashlab bench rc=$rc (bench-bwd.txt)"
-    return
-  fi
-  local left=$((BENCH_BWD_BUDGET + 120 - (SECONDS - t0)))
-  [ $left -lt 30 ] && left=30
-  echo "== torch_compare.py" >> "$OUT/bench-bwd.txt"
-  timeout "$left" python3 "$ROOT/scripts/torch_compare.py" --ours "$OUT/bench-bwd.json" --json "$OUT/torch-bwd.json" \
-    --table "$OUT/compare-bwd.txt" >> "$OUT/bench-bwd.txt" 2>&1
-  local rc2=$?
-  local goals
-  goals=$(grep -E "points meet" "$OUT/compare-bwd.txt" 2>/dev/null | sed 's/^ *//' | tr '\n' ';')
-  if [ $rc -eq 0 ] && [ $rc2 -eq 0 ]; then
-    result bench-bwd ok $((SECONDS - t0)) "$goals (compare-bwd.txt)"
-  else
-    result bench-bwd FAILED $((SECONDS - t0)) "flashlab rc=$rc, torch_compare rc=$rc2; $goals (bench-bwd.txt)"
-  fi
+  bench_and_compare -bwd "$BENCH_BWD_BUDGET" --pass bwd ${BENCH_BWD_KERNELS:+--kernels $BENCH_BWD_KERNELS}
 }
 
 stage_bwd_check() {

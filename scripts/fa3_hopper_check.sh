@@ -6,12 +6,9 @@
 #   3. fa2_tc and fa3_hopper timed on the 16k-token grid (no PyTorch)   -> $OUT/fa3-perf.json
 # (SKIP_CHECKS=1 runs only the first, for the SASS beside a full timing.)
 set -uo pipefail
-cd "$(dirname "$0")/.."
-OUT=${OUT:-$PWD/device-out}
-mkdir -p "$OUT"
+# shellcheck source=device-env.sh
+source "$(dirname "$0")/device-env.sh"
 B=$PWD/build-device/bin/flashlab
-export FLASHLAB_ASSETS=$PWD/assets
-export LD_LIBRARY_PATH=/usr/local/cuda/lib64:/usr/local/cuda/targets/x86_64-linux/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 OBJDUMP=$(command -v cuobjdump || echo /usr/local/cuda/bin/cuobjdump)
 if [ -x "$OBJDUMP" ]; then
   echo "== SASS of fa3_hopper_forward_kernel (instruction counts over its four instantiations)"

@@ -9,13 +9,10 @@
 # Writes $OUT/ncu-fa3-details.txt (sections, --print-details all) and $OUT/ncu-fa3-raw.csv
 # (every collected metric), appending, so that several binaries share the two files.
 set -uo pipefail
-cd "$(dirname "$0")/.."
-OUT=${OUT:-$PWD/device-out}
-mkdir -p "$OUT"
+# shellcheck source=device-env.sh
+source "$(dirname "$0")/device-env.sh"
 B=${NCU_BIN:-$PWD/build-device/bin/flashlab}
 TAG=${NCU_TAG:-fa3_hopper}
-export FLASHLAB_ASSETS=$PWD/assets
-export LD_LIBRARY_PATH=/usr/local/cuda/lib64:/usr/local/cuda/targets/x86_64-linux/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 NCU=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
 PROBLEMS=${NCU_PROBLEMS:-"--batch 1 --heads 32 --seq 16384 --head-dim 64 --causal no;--batch 1 --heads 16 --seq 16384 --head-dim 128 --causal no;--batch 16 --heads 32 --seq 1024 --head-dim 64 --causal yes"}
 

@@ -8,12 +8,9 @@
 # Writes $OUT/ncu-grid-{fwd,bwd}.txt (scripts/ncu_grid.py's table) and
 # $OUT/ncu-grid-raw.tar.xz (every collected metric, four CSVs).
 set -uo pipefail
-cd "$(dirname "$0")/.."
-OUT=${OUT:-$PWD/device-out}
-mkdir -p "$OUT"
+# shellcheck source=device-env.sh
+source "$(dirname "$0")/device-env.sh"
 B=$PWD/build-device/bin/flashlab
-export FLASHLAB_ASSETS=$PWD/assets
-export LD_LIBRARY_PATH=/usr/local/cuda/lib64:/usr/local/cuda/targets/x86_64-linux/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 NCU=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
 RAW=/tmp/ncu-grid-raw
 mkdir -p "$RAW"

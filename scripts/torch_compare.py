@@ -286,6 +286,61 @@ def failed(row, why):
     return row
 
 
+def timed(run, shapes, dtype, args, flush):
+    """Warm-up runs, then args.repeats runs, each after the L2 flush with its
+    outputs poisoned, timed by CUDA events: the times (ms) and the last run's
+    outputs."""
+    for _ in range(max(1, args.warmup)):
+        if flush is not None:
+            flush.zero_()
+        run()
+    torch.cuda.synchronize()
+    times = []
+    outs = None
+    for _ in range(args.repeats):
+        if flush is not None:
+            flush.zero_()
+        ptrs = POISON.before(shapes, dtype)
+        start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        outs = run()
+        stop.record()
+        outs = list(outs) if isinstance(outs, (list, tuple)) else [outs]
+        POISON.after(ptrs, outs)
+        times.append((start, stop))
+    torch.cuda.synchronize()
+    return [s.elapsed_time(e) for s, e in times], outs
+
+
+def record_times(row, ms, flops):
+    row["time_ms_median"], row["time_ms_min"], row["time_ms_max"] = statistics.median(ms), min(ms), max(ms)
+    row["repeats"] = len(ms)
+    row["tflops"] = flops / (row["time_ms_median"] * 1e-3) / 1e12
+
+
+def refused(row, e):
+    """A case torch did not run: out of memory (OOM), or a backend that cannot
+    run it (head dim, dtype, GPU: skipped); the error's first line is the reason."""
+    if isinstance(e, torch.cuda.OutOfMemoryError):
+        first = str(e).splitlines()[0] if str(e) else "CUDA out of memory"
+        row["status"], row["reason"] = "OOM", "torch: " + first
+    else:
+        first = str(e).splitlines()[0] if str(e) else type(e).__name__
+        row["status"], row["reason"] = "skipped", "torch: " + first[:300]
+    row["peak_memory_bytes"] = row["rel_error"] = None
+
+
+def draw_inputs(p, args, dtype, grad=False):
+    """Q, K, V drawn N(0, 1) from args.seed (requiring gradients for a backward),
+    the causal mask (None when not causal) and the generator, for the draws after."""
+    b, h, nq, nkv, d = p["batch"], p["heads"], p["seq_q"], p["seq_kv"], p["head_dim"]
+    gen = torch.Generator(device="cuda").manual_seed(args.seed)
+    q, k, v = (torch.randn(b, h, n, d, device="cuda", dtype=dtype, generator=gen).requires_grad_(grad)
+               for n in (nq, nkv, nkv))
+    mask = torch.ones(nq, nkv, dtype=torch.bool, device="cuda").triu(1) if p["causal"] else None
+    return q, k, v, mask, gen
+
+
 def measure(kernel, fn, p, args, flush, direction="fwd"):
     if direction == "bwd":
         return measure_backward(kernel, fn, p, args, flush)
@@ -299,12 +354,7 @@ def measure(kernel, fn, p, args, flush, direction="fwd"):
     base = torch.cuda.memory_allocated()
     try:
         torch.cuda.reset_peak_memory_stats()
-        gen = torch.Generator(device="cuda").manual_seed(args.seed)
-        q = torch.randn(b, h, nq, d, device="cuda", dtype=dtype, generator=gen)
-        k = torch.randn(b, h, nkv, d, device="cuda", dtype=dtype, generator=gen)
-        v = torch.randn(b, h, nkv, d, device="cuda", dtype=dtype, generator=gen)
-        if p["causal"]:
-            mask = torch.ones(nq, nkv, dtype=torch.bool, device="cuda").triu(1)
+        q, k, v, mask, _ = draw_inputs(p, args, dtype)
         o_shape = (b, h, nq, d)
         ptrs = POISON.before([o_shape], dtype)
         out = fn(q, k, v, p["causal"], scale, mask)
@@ -318,37 +368,12 @@ def measure(kernel, fn, p, args, flush, direction="fwd"):
             return failed(row, f"wrong result: relative error {row['rel_error']:.2e} vs fp64 is above "
                                f"{error_bound(p['dtype']):.0e}")
         out = None
-        for _ in range(max(1, args.warmup)):
-            if flush is not None:
-                flush.zero_()
-            fn(q, k, v, p["causal"], scale, mask)
-        torch.cuda.synchronize()
-        times = []
-        for _ in range(args.repeats):
-            if flush is not None:
-                flush.zero_()
-            ptrs = POISON.before([o_shape], dtype)
-            start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            start.record()
-            out = fn(q, k, v, p["causal"], scale, mask)
-            stop.record()
-            POISON.after(ptrs, [out])
-            times.append((start, stop))
-        torch.cuda.synchronize()
-        if not finite(out):
+        ms, out = timed(lambda: fn(q, k, v, p["causal"], scale, mask), [o_shape], dtype, args, flush)
+        if not finite(*out):
             return failed(row, "a timed run's output has NaN or inf")
-        ms = [s.elapsed_time(e) for s, e in times]
-        row["time_ms_median"], row["time_ms_min"], row["time_ms_max"] = statistics.median(ms), min(ms), max(ms)
-        row["repeats"] = len(ms)
-        row["tflops"] = convention_flops(p) / (row["time_ms_median"] * 1e-3) / 1e12
-    except torch.cuda.OutOfMemoryError as e:
-        first = str(e).splitlines()[0] if str(e) else "CUDA out of memory"
-        row["status"], row["reason"] = "OOM", "torch: " + first
-        row["peak_memory_bytes"] = row["rel_error"] = None
-    except RuntimeError as e:  # a backend that cannot run this case (head dim, dtype, GPU)
-        first = str(e).splitlines()[0] if str(e) else type(e).__name__
-        row["status"], row["reason"] = "skipped", "torch: " + first[:300]
-        row["peak_memory_bytes"] = row["rel_error"] = None
+        record_times(row, ms, convention_flops(p))
+    except RuntimeError as e:  # torch.cuda.OutOfMemoryError included
+        refused(row, e)
     finally:
         q = k = v = mask = out = None
         torch.cuda.synchronize()
@@ -369,13 +394,8 @@ def measure_backward(kernel, fn, p, args, flush):
     base = torch.cuda.memory_allocated()
     try:
         torch.cuda.reset_peak_memory_stats()
-        gen = torch.Generator(device="cuda").manual_seed(args.seed)
-        q = torch.randn(b, h, nq, d, device="cuda", dtype=dtype, generator=gen).requires_grad_(True)
-        k = torch.randn(b, h, nkv, d, device="cuda", dtype=dtype, generator=gen).requires_grad_(True)
-        v = torch.randn(b, h, nkv, d, device="cuda", dtype=dtype, generator=gen).requires_grad_(True)
+        q, k, v, mask, gen = draw_inputs(p, args, dtype, grad=True)
         do = torch.randn(b, h, nq, d, device="cuda", dtype=dtype, generator=gen)
-        if p["causal"]:
-            mask = torch.ones(nq, nkv, dtype=torch.bool, device="cuda").triu(1)
         out = fn(q, k, v, p["causal"], scale, mask)
         shapes = [(b, h, nq, d), (b, h, nkv, d), (b, h, nkv, d)]
         ptrs = POISON.before(shapes, dtype)
@@ -390,37 +410,13 @@ def measure_backward(kernel, fn, p, args, flush):
             return failed(row, f"wrong result: relative error {row['rel_error']:.2e} vs fp64 is above "
                                f"{error_bound(p['dtype']):.0e}")
         grads = None
-        for _ in range(max(1, args.warmup)):
-            if flush is not None:
-                flush.zero_()
-            torch.autograd.grad(out, (q, k, v), do, retain_graph=True)
-        torch.cuda.synchronize()
-        times = []
-        for _ in range(args.repeats):
-            if flush is not None:
-                flush.zero_()
-            ptrs = POISON.before(shapes, dtype)
-            start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            start.record()
-            grads = torch.autograd.grad(out, (q, k, v), do, retain_graph=True)
-            stop.record()
-            POISON.after(ptrs, grads)
-            times.append((start, stop))
-        torch.cuda.synchronize()
+        ms, grads = timed(lambda: torch.autograd.grad(out, (q, k, v), do, retain_graph=True), shapes, dtype, args,
+                          flush)
         if not finite(*grads):
             return failed(row, "a timed run's gradient has NaN or inf")
-        ms = [s.elapsed_time(e) for s, e in times]
-        row["time_ms_median"], row["time_ms_min"], row["time_ms_max"] = statistics.median(ms), min(ms), max(ms)
-        row["repeats"] = len(ms)
-        row["tflops"] = convention_flops(p, "bwd") / (row["time_ms_median"] * 1e-3) / 1e12
-    except torch.cuda.OutOfMemoryError as e:
-        first = str(e).splitlines()[0] if str(e) else "CUDA out of memory"
-        row["status"], row["reason"] = "OOM", "torch: " + first
-        row["peak_memory_bytes"] = row["rel_error"] = None
-    except RuntimeError as e:  # a backend that cannot run this case (head dim, dtype, GPU)
-        first = str(e).splitlines()[0] if str(e) else type(e).__name__
-        row["status"], row["reason"] = "skipped", "torch: " + first[:300]
-        row["peak_memory_bytes"] = row["rel_error"] = None
+        record_times(row, ms, convention_flops(p, "bwd"))
+    except RuntimeError as e:  # torch.cuda.OutOfMemoryError included
+        refused(row, e)
     finally:
         q = k = v = do = mask = out = grads = None
         torch.cuda.synchronize()
