@@ -12,6 +12,7 @@
 #include <stdexcept>
 
 #include "core/config_table.hpp"
+#include "core/enum_names.hpp"
 #include "cta_placement.hpp"
 #include "flashlab/sim/core/checked.hpp"
 #include "flashlab/sim/schedule/counters.hpp"
@@ -25,49 +26,48 @@ std::string hopper_head_dims_text() { return detail::head_dims_text(kHopperConfi
 std::optional<HopperBwdConfig> hopper_bwd_config(i64 head_dim) { return detail::config_for(kHopperBwdConfigs, head_dim); }
 std::string hopper_bwd_head_dims_text() { return detail::head_dims_text(kHopperBwdConfigs); }
 
-std::string_view to_string(PipeOp op) {
-  switch (op) {
-    case PipeOp::copy_Q: return "TMA Q_i";
-    case PipeOp::copy_K: return "TMA K_j";
-    case PipeOp::copy_V: return "TMA V_j";
-    case PipeOp::gemm_S: return "S_ij = Q_i K_jᵀ";
-    case PipeOp::softmax: return "softmax";
-    case PipeOp::gemm_PV: return "O_i += P̃_ij V_j";
-    case PipeOp::epilogue: return "O_i, L_i out";
-    case PipeOp::copy_dO: return "TMA dO_i";
-    case PipeOp::copy_LD: return "TMA L_i, D_i";
-    case PipeOp::gemm_St: return "S_ijᵀ = K_j Q_iᵀ";
-    case PipeOp::gemm_dPt: return "dP_ijᵀ = V_j dO_iᵀ";
-    case PipeOp::softmax_bwd: return "P_ijᵀ, dS_ijᵀ";
-    case PipeOp::store_dS: return "dS_ijᵀ to SMEM";
-    case PipeOp::gemm_dV: return "dV_j += P_ijᵀ dO_i";
-    case PipeOp::gemm_dK: return "dK_j += dS_ijᵀ Q_i";
-    case PipeOp::gemm_dQ: return "dQ_i = dS_ij K_j";
-    case PipeOp::reduce_dQ: return "dQ_i added in L2";
-    case PipeOp::epilogue_dKdV: return "dK_j, dV_j out";
-  }
-  return "?";
-}
+namespace {
 
-std::string_view to_string(PipeUnit u) {
-  switch (u) {
-    case PipeUnit::copy_engine: return "TMA (producer)";
-    case PipeUnit::tensor_cores: return "tensor cores";
-    case PipeUnit::softmax_units: return "softmax (exp2)";
-    case PipeUnit::load_store: return "load/store";
-  }
-  return "?";
-}
+using detail::EnumName;
 
-std::string_view to_string(StageStatus s) {
-  switch (s) {
-    case StageStatus::empty: return "empty";
-    case StageStatus::loading: return "loading";
-    case StageStatus::full: return "full";
-    case StageStatus::released: return "released";
-  }
-  return "?";
-}
+constexpr EnumName<PipeOp> kOpNames[] = {
+    {PipeOp::copy_Q, "TMA Q_i"},
+    {PipeOp::copy_K, "TMA K_j"},
+    {PipeOp::copy_V, "TMA V_j"},
+    {PipeOp::gemm_S, "S_ij = Q_i K_jᵀ"},
+    {PipeOp::softmax, "softmax"},
+    {PipeOp::gemm_PV, "O_i += P̃_ij V_j"},
+    {PipeOp::epilogue, "O_i, L_i out"},
+    {PipeOp::copy_dO, "TMA dO_i"},
+    {PipeOp::copy_LD, "TMA L_i, D_i"},
+    {PipeOp::gemm_St, "S_ijᵀ = K_j Q_iᵀ"},
+    {PipeOp::gemm_dPt, "dP_ijᵀ = V_j dO_iᵀ"},
+    {PipeOp::softmax_bwd, "P_ijᵀ, dS_ijᵀ"},
+    {PipeOp::store_dS, "dS_ijᵀ to SMEM"},
+    {PipeOp::gemm_dV, "dV_j += P_ijᵀ dO_i"},
+    {PipeOp::gemm_dK, "dK_j += dS_ijᵀ Q_i"},
+    {PipeOp::gemm_dQ, "dQ_i = dS_ij K_j"},
+    {PipeOp::reduce_dQ, "dQ_i added in L2"},
+    {PipeOp::epilogue_dKdV, "dK_j, dV_j out"}};
+static_assert(detail::lists_through(kOpNames, PipeOp::epilogue_dKdV));
+
+constexpr EnumName<PipeUnit> kUnitNames[] = {{PipeUnit::copy_engine, "TMA (producer)"},
+                                             {PipeUnit::tensor_cores, "tensor cores"},
+                                             {PipeUnit::softmax_units, "softmax (exp2)"},
+                                             {PipeUnit::load_store, "load/store"}};
+static_assert(detail::lists_through(kUnitNames, PipeUnit::load_store));
+
+constexpr EnumName<StageStatus> kStatusNames[] = {{StageStatus::empty, "empty"},
+                                                  {StageStatus::loading, "loading"},
+                                                  {StageStatus::full, "full"},
+                                                  {StageStatus::released, "released"}};
+static_assert(detail::lists_through(kStatusNames, StageStatus::released));
+
+}  // namespace
+
+std::string_view to_string(PipeOp op) { return detail::name_of(kOpNames, op); }
+std::string_view to_string(PipeUnit u) { return detail::name_of(kUnitNames, u); }
+std::string_view to_string(StageStatus s) { return detail::name_of(kStatusNames, s); }
 
 PipelineRates pipeline_rates(const HardwareModel& hw, DType dt) {
   auto need = [&](double v, const char* what) {

@@ -12,6 +12,7 @@
 #include <sstream>
 #include <tuple>
 
+#include "core/enum_names.hpp"
 #include "flashlab/sim/memory/simulate.hpp"
 
 namespace flashlab::sim {
@@ -420,15 +421,15 @@ std::string number_text(double v) {
 // ---- names ---------------------------------------------------------------------
 
 
-std::string_view ring_event_name(RingEventKind k) {
-  switch (k) {
-    case RingEventKind::compute: return "compute";
-    case RingEventKind::transfer: return "transfer";
-    case RingEventKind::wait: return "wait";
-    case RingEventKind::idle: return "idle";
-  }
-  return "idle";
-}
+namespace {
+constexpr detail::EnumName<RingEventKind> kEventNames[] = {{RingEventKind::compute, "compute"},
+                                                           {RingEventKind::transfer, "transfer"},
+                                                           {RingEventKind::wait, "wait"},
+                                                           {RingEventKind::idle, "idle"}};
+static_assert(detail::lists_through(kEventNames, RingEventKind::idle));
+}  // namespace
+
+std::string_view ring_event_name(RingEventKind k) { return detail::name_of(kEventNames, k, "idle"); }
 
 // ---- validation ------------------------------------------------------------------
 
