@@ -52,7 +52,6 @@ const AlgorithmInfo& info() {
 class Fa1 final : public LoopNest {
  public:
   Fa1() : LoopNest(info()) {}
-  std::string_view phase_title(int) const override { return info().strategy; }
 
   void prologue(Emitter& e) const override {
     // line 2: initialise O = 0, ℓ = 0, m = −∞ in HBM.

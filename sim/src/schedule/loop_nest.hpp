@@ -69,6 +69,7 @@ class Emitter {
 
  private:
   TileEvent base(EventKind k, int line) const;
+  void move(EventKind k, int line, const TileRef& t, Level from, Level to);
   const TileGrid& g_;
   DType dt_;
   StorageTypes storage_;
@@ -101,8 +102,9 @@ class LoopNest {
   explicit LoopNest(const AlgorithmInfo& info) : info_(info) {}
   virtual ~LoopNest() = default;
   virtual int phases() const { return 1; }
-  // A title per phase for the step-through ("pass 1/3: S = QKᵀ, written to HBM").
-  virtual std::string_view phase_title(int phase) const = 0;
+  // A title per phase for the step-through ("pass 1/3: S = QKᵀ, written to HBM");
+  // by default the record's strategy, which names a loop nest of one phase.
+  virtual std::string_view phase_title(int /*phase*/) const { return info_.strategy; }
   // The phase's outer loop: over row blocks i (Q_i) or column blocks j (K_j, V_j).
   virtual bool outer_over_rows(int /*phase*/) const { return info_.outer_over_rows; }
   // Whether the phase has an inner loop; false: outer_begin and outer_end only.
