@@ -267,13 +267,7 @@ HopperPipeline simulate_hopper_pipeline(const AttentionProblem& p, i64 i, const 
   b.order(tensor);
   b.order(soft);
 
-  out.intervals = pb.run();
-  for (const PipeInterval& iv : out.intervals) {
-    (iv.unit == PipeUnit::tensor_cores ? out.tensor_busy_ns
-     : iv.unit == PipeUnit::softmax_units ? out.softmax_busy_ns
-                                          : out.copy_busy_ns) += iv.busy_ns;
-    out.end_ns = std::max(out.end_ns, iv.end_ns);
-  }
+  for (const PipeInterval& iv : pb.run()) out.add(iv);  // no unit is shared: each op's work is its busy time
   for (i64 j = 0; j < n; ++j) {
     StageUse u;
     u.stage = static_cast<int>(j % s);
@@ -336,14 +330,11 @@ HopperLaunchEstimate estimate_hopper_launch(const AttentionProblem& p, const Hop
 PipelineState HopperPipeline::state_at(double t) const {
   PipelineState st;
   st.t_ns = t;
-  st.stages.resize(static_cast<size_t>(config.stages));
-  for (const StageUse& u : stage_uses) {  // in j order: the last use issued by t wins
-    if (u.issued_ns > t) continue;
-    PipelineState::Stage& s = st.stages[static_cast<size_t>(u.stage)];
+  st.stages = stages_at<PipelineState::Stage>(stage_uses, t, [t](PipelineState::Stage& s, const StageUse& u) {
     s.j = u.j;
     s.K = stage_status(t, u.k_arrived_ns, u.released_ns);
     s.V = stage_status(t, u.arrived_ns, u.released_ns);
-  }
+  });
   st.warpgroup_op.assign(static_cast<size_t>(config.consumers()), -1);
   for (size_t k = 0; k < intervals.size(); ++k) {
     const PipeInterval& iv = intervals[k];
@@ -356,36 +347,21 @@ PipelineState HopperPipeline::state_at(double t) const {
   return st;
 }
 
-const PipeInterval* HopperPipeline::find(PipeOp op, i64 j, int warpgroup) const {
-  const bool producer = op == PipeOp::copy_Q || op == PipeOp::copy_K || op == PipeOp::copy_V || op == PipeOp::epilogue;
-  for (const PipeInterval& iv : intervals)
-    if (iv.op == op && iv.j == j && (producer || iv.warpgroup == warpgroup)) return &iv;
-  return nullptr;
-}
-
 double HopperPipeline::time_of(const TileEvent& e) const {
   if (e.i != i) return -1;
-  auto start = [&](PipeOp op, i64 j) {
-    const PipeInterval* iv = find(op, j);
-    return iv ? iv->start_ns : -1.0;
-  };
-  auto end = [&](PipeOp op, i64 j) {
-    const PipeInterval* iv = find(op, j);
-    return iv ? iv->end_ns : -1.0;
-  };
   if (e.j < 0) {  // the row block's ends: Q_i and the initial state, or the epilogue
-    if (e.kind == EventKind::load || (e.kind == EventKind::compute && e.operand_count == 0)) return end(PipeOp::copy_Q, -1);
-    return e.kind == EventKind::store || e.kind == EventKind::free ? end(PipeOp::epilogue, -1) : start(PipeOp::epilogue, -1);
+    if (e.kind == EventKind::load || (e.kind == EventKind::compute && e.operand_count == 0)) return end_of(PipeOp::copy_Q, -1);
+    return e.kind == EventKind::store || e.kind == EventKind::free ? end_of(PipeOp::epilogue, -1) : start_of(PipeOp::epilogue, -1);
   }
   switch (e.kind) {
-    case EventKind::load: return start(PipeOp::gemm_S, e.j);  // K_j, V_j are in their stage: S_ij starts
-    case EventKind::free: return end(PipeOp::gemm_PV, e.j);    // this warpgroup arrives on the stage's barrier
-    case EventKind::store: return end(PipeOp::epilogue, -1);
+    case EventKind::load: return start_of(PipeOp::gemm_S, e.j);  // K_j, V_j are in their stage: S_ij starts
+    case EventKind::free: return end_of(PipeOp::gemm_PV, e.j);    // this warpgroup arrives on the stage's barrier
+    case EventKind::store: return end_of(PipeOp::epilogue, -1);
     case EventKind::compute:
-      if (e.target.tensor == Tensor::S) return start(PipeOp::gemm_S, e.j);
-      if (e.matmul_flops > 0) return start(PipeOp::gemm_PV, e.j);
-      if (e.has_replaces && e.target.tensor == Tensor::m) return end(PipeOp::gemm_PV, e.j);
-      return start(PipeOp::softmax, e.j);
+      if (e.target.tensor == Tensor::S) return start_of(PipeOp::gemm_S, e.j);
+      if (e.matmul_flops > 0) return start_of(PipeOp::gemm_PV, e.j);
+      if (e.has_replaces && e.target.tensor == Tensor::m) return end_of(PipeOp::gemm_PV, e.j);
+      return start_of(PipeOp::softmax, e.j);
   }
   return -1;
 }
