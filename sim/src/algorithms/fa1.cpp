@@ -102,9 +102,6 @@ std::unique_ptr<LoopNest> make(const AttentionProblem&, const StorageTypes&) { r
 
 }  // namespace
 
-const AlgorithmEntry& fa1_entry() {
-  static const AlgorithmEntry e{info(), &make};
-  return e;
-}
+const AlgorithmEntry& fa1_entry() { return entry_of<info, make>(); }
 
 }  // namespace flashlab::sim::detail

@@ -124,15 +124,8 @@ class Fa1Bwd final : public LoopNest {
   bool convert_;
 };
 
-std::unique_ptr<LoopNest> make(const AttentionProblem& p, const StorageTypes& st) {
-  return std::make_unique<Fa1Bwd>(converts_dq(p, st));
-}
-
 }  // namespace
 
-const AlgorithmEntry& fa1_bwd_entry() {
-  static const AlgorithmEntry e{info(), &make};
-  return e;
-}
+const AlgorithmEntry& fa1_bwd_entry() { return entry_of<info, make_converting<Fa1Bwd>>(); }
 
 }  // namespace flashlab::sim::detail

@@ -98,9 +98,6 @@ std::unique_ptr<LoopNest> make(const AttentionProblem&, const StorageTypes&) { r
 
 }  // namespace
 
-const AlgorithmEntry& fa2_entry() {
-  static const AlgorithmEntry e{info(), &make};
-  return e;
-}
+const AlgorithmEntry& fa2_entry() { return entry_of<info, make>(); }
 
 }  // namespace flashlab::sim::detail

@@ -138,15 +138,8 @@ class Fa2Bwd final : public LoopNest {
   bool convert_;
 };
 
-std::unique_ptr<LoopNest> make(const AttentionProblem& p, const StorageTypes& st) {
-  return std::make_unique<Fa2Bwd>(converts_dq(p, st));
-}
-
 }  // namespace
 
-const AlgorithmEntry& fa2_bwd_entry() {
-  static const AlgorithmEntry e{info(), &make};
-  return e;
-}
+const AlgorithmEntry& fa2_bwd_entry() { return entry_of<info, make_converting<Fa2Bwd>>(); }
 
 }  // namespace flashlab::sim::detail

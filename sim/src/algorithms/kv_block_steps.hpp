@@ -8,10 +8,11 @@
 
 namespace flashlab::sim::detail {
 
-// Whether dQ accumulates in another type than the problem's: a post-pass then
-// converts dQaccum to dQ.
-inline bool converts_dq(const AttentionProblem& p, const StorageTypes& st) {
-  return st.dq_accumulator.has_value() && *st.dq_accumulator != p.dtype;
+// The loop nest, told whether dQ accumulates in another type than the
+// problem's: a post-pass then converts dQaccum to dQ.
+template <class Nest>
+std::unique_ptr<LoopNest> make_converting(const AttentionProblem& p, const StorageTypes& st) {
+  return std::make_unique<Nest>(st.dq_accumulator.has_value() && *st.dq_accumulator != p.dtype);
 }
 
 inline constexpr std::string_view kConvertDqTitle = "post-pass: dQaccum_i (fp32) converted to dQ_i";

@@ -140,14 +140,8 @@ std::unique_ptr<LoopNest> make_pytorch(const AttentionProblem& p, const StorageT
 
 }  // namespace
 
-const AlgorithmEntry& standard_entry() {
-  static const AlgorithmEntry e{standard_info(), &make_standard};
-  return e;
-}
+const AlgorithmEntry& standard_entry() { return entry_of<standard_info, make_standard>(); }
 
-const AlgorithmEntry& pytorch_entry() {
-  static const AlgorithmEntry e{pytorch_info(), &make_pytorch};
-  return e;
-}
+const AlgorithmEntry& pytorch_entry() { return entry_of<pytorch_info, make_pytorch>(); }
 
 }  // namespace flashlab::sim::detail

@@ -186,14 +186,8 @@ std::unique_ptr<LoopNest> make_pytorch_bwd(const AttentionProblem& p, const Stor
 
 }  // namespace
 
-const AlgorithmEntry& standard_bwd_entry() {
-  static const AlgorithmEntry e{standard_bwd_info(), &make_standard_bwd};
-  return e;
-}
+const AlgorithmEntry& standard_bwd_entry() { return entry_of<standard_bwd_info, make_standard_bwd>(); }
 
-const AlgorithmEntry& pytorch_bwd_entry() {
-  static const AlgorithmEntry e{pytorch_bwd_info(), &make_pytorch_bwd};
-  return e;
-}
+const AlgorithmEntry& pytorch_bwd_entry() { return entry_of<pytorch_bwd_info, make_pytorch_bwd>(); }
 
 }  // namespace flashlab::sim::detail

@@ -125,10 +125,18 @@ class LoopNest {
 // nest, which may depend on the problem (causal adds a mask pass to eager
 // PyTorch) and on the storage types (an fp32 dQ accumulator adds a pass that
 // converts it).
+using MakeLoopNest = std::unique_ptr<LoopNest> (*)(const AttentionProblem& p, const StorageTypes& storage);
 struct AlgorithmEntry {
   const AlgorithmInfo& info;
-  std::unique_ptr<LoopNest> (*make)(const AttentionProblem& p, const StorageTypes& storage);
+  MakeLoopNest make;
 };
+
+// An algorithm file's entry, made once from its record and its maker.
+template <const AlgorithmInfo& (*Info)(), MakeLoopNest Make>
+const AlgorithmEntry& entry_of() {
+  static const AlgorithmEntry e{Info(), Make};
+  return e;
+}
 
 const AlgorithmEntry& standard_entry();
 const AlgorithmEntry& pytorch_entry();
