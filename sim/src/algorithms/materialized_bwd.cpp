@@ -16,6 +16,7 @@
 namespace flashlab::sim::detail {
 namespace {
 
+// A pass's flops_per_element: the elementwise passes' work per dS element.
 enum class Kind {
   gemm_dv,      // dV_j += P_ijᵀ dO_i   (outer loop over column blocks)
   gemm_dp,      // dP_ij = dO_i V_jᵀ    (over row blocks)
@@ -25,7 +26,6 @@ enum class Kind {
   gemm_dk,      // dK_j += dS_ijᵀ Q_i   (over column blocks)
 };
 
-// A pass's flops_per_element: the elementwise passes' work per dS element.
 class MaterializedBwd final : public PassSequence<Kind> {
  public:
   using PassSequence::PassSequence;
