@@ -1,6 +1,8 @@
 // The description record says what the loop nest does: the properties the
 // front ends read are checked against the emitted events, not restated.
 #include <algorithm>
+#include <string>
+#include <vector>
 
 #include "sim/support.hpp"
 
@@ -116,4 +118,46 @@ TEST_CASE("the Hopper rungs run FlashAttention-2's loop nests, the forward and i
   CHECK(runs[1] == Algorithm::fa2_bwd);
   CHECK(algorithm_info(runs[1]).pass == Pass::bwd);
   CHECK(forward_of(Algorithm::fa2_bwd) == Algorithm::fa2);
+}
+
+// The step-through titles each pass of a materialising algorithm with its
+// place: "pass k/n" for the papers' algorithms, eager PyTorch's kernels in
+// launch order, where a causal problem's mask kernel moves the later ones up.
+TEST_CASE("the materialising algorithms' passes are titled in order", "[sim][algorithm]") {
+  struct Titled {
+    Algorithm algorithm;
+    bool causal;
+    std::vector<std::string> titles;
+  };
+  const Titled t = GENERATE(values<Titled>({
+      {Algorithm::standard, true,
+       {"pass 1/3: S = QKᵀ, written to HBM", "pass 2/3: P = softmax(S), S read, P written",
+        "pass 3/3: O = PV, P read from HBM"}},
+      {Algorithm::pytorch, false,
+       {"kernel 1: S = Q @ Kᵀ", "kernel 2: S = S·τ", "kernel 3: P = softmax(S)", "kernel 4: O = P @ V"}},
+      {Algorithm::pytorch, true,
+       {"kernel 1: S = Q @ Kᵀ", "kernel 2: S = S·τ", "kernel 3: mask", "kernel 4: P = softmax(S)",
+        "kernel 5: O = P @ V"}},
+      {Algorithm::standard_bwd, false,
+       {"pass 1/5: dV = Pᵀ dO (outer loop over K_j, V_j), P read from HBM", "pass 2/5: dP = dO Vᵀ, written to HBM",
+        "pass 3/5: dS = τ P ∘ (dP − rowsum(P ∘ dP)), P and dP read, dS written",
+        "pass 4/5: dQ = dS K, dS read from HBM", "pass 5/5: dK = dSᵀ Q (outer loop over K_j, V_j), dS read from HBM"}},
+      {Algorithm::pytorch_bwd, false,
+       {"kernel 1: dP = dO @ Vᵀ", "kernel 2: dV = Pᵀ @ dO (outer loop over K_j, V_j)",
+        "kernel 3: dS = softmax_backward(dP, P)", "kernel 4: dS = dS·τ", "kernel 5: dQ = dS @ K",
+        "kernel 6: dK = dSᵀ @ Q (outer loop over K_j, V_j)"}},
+      {Algorithm::pytorch_bwd, true,
+       {"kernel 1: dP = dO @ Vᵀ", "kernel 2: dV = Pᵀ @ dO (outer loop over K_j, V_j)",
+        "kernel 3: dS = softmax_backward(dP, P)", "kernel 4: dS = dS.masked_fill(mask, 0)", "kernel 5: dS = dS·τ",
+        "kernel 6: dQ = dS @ K", "kernel 7: dK = dSᵀ @ Q (outer loop over K_j, V_j)"}},
+  }));
+  AttentionProblem p;
+  p.seq_q = 200;
+  p.head_dim = 32;
+  p.causal = t.causal;
+  const Schedule s(t.algorithm, p, {64, 48});
+  INFO(algorithm_info(t.algorithm).key << (t.causal ? " causal" : ""));
+  std::vector<std::string> titles;
+  for (int ph = 0; ph < s.phases(); ++ph) titles.emplace_back(s.phase_title(ph));
+  CHECK(titles == t.titles);
 }

@@ -52,7 +52,6 @@ const AlgorithmInfo& info() {
 class Fa1 final : public LoopNest {
  public:
   Fa1() : LoopNest(info()) {}
-  std::string_view phase_title(int) const override { return info().strategy; }
 
   void prologue(Emitter& e) const override {
     // line 2: initialise O = 0, ℓ = 0, m = −∞ in HBM.
@@ -103,9 +102,6 @@ std::unique_ptr<LoopNest> make(const AttentionProblem&, const StorageTypes&) { r
 
 }  // namespace
 
-const AlgorithmEntry& fa1_entry() {
-  static const AlgorithmEntry e{info(), &make};
-  return e;
-}
+const AlgorithmEntry& fa1_entry() { return entry_of<info, make>(); }
 
 }  // namespace flashlab::sim::detail

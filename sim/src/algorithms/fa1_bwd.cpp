@@ -6,7 +6,7 @@
 // per K_j, V_j, the dQ_i update is an atomic add: the same read and write at
 // the request level. When dQ accumulates in another type than the problem's
 // (StorageTypes::dq_accumulator), dQaccum is converted by a pass of its own.
-#include "schedule/loop_nest.hpp"
+#include "kv_block_steps.hpp"
 
 namespace flashlab::sim::detail {
 namespace {
@@ -70,7 +70,7 @@ class Fa1Bwd final : public LoopNest {
 
   int phases() const override { return convert_ ? 2 : 1; }
   std::string_view phase_title(int ph) const override {
-    return ph == 0 ? info().strategy : "post-pass: dQaccum_i (fp32) converted to dQ_i";
+    return ph == 0 ? info().strategy : kConvertDqTitle;
   }
   bool outer_over_rows(int ph) const override { return ph != 0; }
   bool has_visits(int ph) const override { return ph == 0; }
@@ -84,17 +84,8 @@ class Fa1Bwd final : public LoopNest {
   }
 
   void outer_begin(int ph, i64 idx, Emitter& e) const override {
-    if (ph == 0) {
-      e.load(7, e.K(idx));  // line 7: load K_j, V_j
-      e.load(7, e.V(idx));
-      e.compute(8, e.dK(idx), {}, 0, 0, 0);  // line 8: d̃K_j = 0, d̃V_j = 0 on chip
-      e.compute(8, e.dV(idx), {}, 0, 0, 0);
-    } else {
-      const TileRef acc = e.dQ_accumulator(idx), dQi = e.dQ(idx);
-      e.load(26, acc);  // line 26: dQ_i = dQaccum_i in the problem's type
-      e.compute(26, dQi, {acc}, 0, 0, 0, &acc);
-      e.store(26, dQi);
-    }
+    if (ph == 0) begin_kv_block(e, idx, 7, 8);  // line 7: load K_j, V_j; line 8: d̃K_j = 0, d̃V_j = 0 on chip
+    else convert_dq(e, idx, 26);                 // line 26: dQ_i = dQaccum_i in the problem's type
   }
 
   void visit(int, i64 i, i64 j, bool, Emitter& e) const override {
@@ -125,29 +116,16 @@ class Fa1Bwd final : public LoopNest {
   }
 
   void outer_end(int ph, i64 idx, Emitter& e) const override {
-    if (ph == 0) {
-      const TileRef dKj = e.dK(idx), dVj = e.dV(idx);
-      e.store(24, dKj);  // line 24: dK_j ← d̃K_j, dV_j ← d̃V_j
-      e.store(24, dVj);
-      e.free(25, {e.K(idx), e.V(idx), dKj, dVj});
-    } else {
-      e.free(26, {e.dQ(idx)});
-    }
+    if (ph == 0) end_kv_block(e, idx, 24, 25);  // line 24: dK_j ← d̃K_j, dV_j ← d̃V_j
+    else e.free(26, {e.dQ(idx)});
   }
 
  private:
   bool convert_;
 };
 
-std::unique_ptr<LoopNest> make(const AttentionProblem& p, const StorageTypes& st) {
-  return std::make_unique<Fa1Bwd>(st.dq_accumulator.has_value() && *st.dq_accumulator != p.dtype);
-}
-
 }  // namespace
 
-const AlgorithmEntry& fa1_bwd_entry() {
-  static const AlgorithmEntry e{info(), &make};
-  return e;
-}
+const AlgorithmEntry& fa1_bwd_entry() { return entry_of<info, make_converting<Fa1Bwd>>(); }
 
 }  // namespace flashlab::sim::detail

@@ -52,7 +52,6 @@ const AlgorithmInfo& info() {
 class Fa2 final : public LoopNest {
  public:
   Fa2() : LoopNest(info()) {}
-  std::string_view phase_title(int) const override { return info().strategy; }
 
   void outer_begin(int, i64 i, Emitter& e) const override {
     e.load(4, e.Q(i));  // line 4: load Q_i
@@ -99,9 +98,6 @@ std::unique_ptr<LoopNest> make(const AttentionProblem&, const StorageTypes&) { r
 
 }  // namespace
 
-const AlgorithmEntry& fa2_entry() {
-  static const AlgorithmEntry e{info(), &make};
-  return e;
-}
+const AlgorithmEntry& fa2_entry() { return entry_of<info, make>(); }
 
 }  // namespace flashlab::sim::detail

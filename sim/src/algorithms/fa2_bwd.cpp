@@ -9,7 +9,7 @@
 //   when dQ accumulates in another type than the problem's (fp32 dQaccum,
 //     StorageTypes::dq_accumulator), a post-pass over the row blocks converts it.
 // Causal: column block j visits row blocks first_row(j) … T_r − 1, ascending.
-#include "schedule/loop_nest.hpp"
+#include "kv_block_steps.hpp"
 
 namespace flashlab::sim::detail {
 namespace {
@@ -78,7 +78,7 @@ class Fa2Bwd final : public LoopNest {
     switch (ph) {
       case pre_pass: return "pre-pass: D_i = rowsum(dO_i ∘ O_i) written, dQ_i zeroed (a launch over the row blocks)";
       case main_loop: return "main loop: one thread block per K_j, V_j; dK_j, dV_j on chip, dQ_i added to in HBM";
-      default: return "post-pass: dQaccum_i (fp32) converted to dQ_i";
+      default: return kConvertDqTitle;
     }
   }
   bool outer_over_rows(int ph) const override { return ph != main_loop; }
@@ -94,17 +94,9 @@ class Fa2Bwd final : public LoopNest {
       e.compute(4, Di, {dOi, Oi}, 0, 2 * r * d, 0);
       e.store(4, Di);
     } else if (ph == main_loop) {
-      const i64 j = idx;
-      e.load(6, e.K(j));  // line 6: load K_j, V_j
-      e.load(6, e.V(j));
-      e.compute(7, e.dK(j), {}, 0, 0, 0);  // line 7: dK_j = 0, dV_j = 0 on chip
-      e.compute(7, e.dV(j), {}, 0, 0, 0);
+      begin_kv_block(e, idx, 6, 7);  // line 6: load K_j, V_j; line 7: dK_j = 0, dV_j = 0 on chip
     } else {
-      const i64 i = idx;
-      const TileRef acc = e.dQ_accumulator(i), dQi = e.dQ(i);
-      e.load(20, acc);  // line 20: dQ_i = dQaccum_i in the problem's type
-      e.compute(20, dQi, {acc}, 0, 0, 0, &acc);
-      e.store(20, dQi);
+      convert_dq(e, idx, 20);  // line 20: dQ_i = dQaccum_i in the problem's type
     }
   }
 
@@ -136,10 +128,7 @@ class Fa2Bwd final : public LoopNest {
     if (ph == pre_pass) {
       e.free(4, {e.O(idx), e.dO(idx), e.row_stat(Tensor::D, idx)});
     } else if (ph == main_loop) {
-      const TileRef dKj = e.dK(idx), dVj = e.dV(idx);
-      e.store(18, dKj);  // line 18: write dK_j, dV_j
-      e.store(18, dVj);
-      e.free(19, {e.K(idx), e.V(idx), dKj, dVj});
+      end_kv_block(e, idx, 18, 19);  // line 18: write dK_j, dV_j
     } else {
       e.free(20, {e.dQ(idx)});
     }
@@ -149,15 +138,8 @@ class Fa2Bwd final : public LoopNest {
   bool convert_;
 };
 
-std::unique_ptr<LoopNest> make(const AttentionProblem& p, const StorageTypes& st) {
-  return std::make_unique<Fa2Bwd>(st.dq_accumulator.has_value() && *st.dq_accumulator != p.dtype);
-}
-
 }  // namespace
 
-const AlgorithmEntry& fa2_bwd_entry() {
-  static const AlgorithmEntry e{info(), &make};
-  return e;
-}
+const AlgorithmEntry& fa2_bwd_entry() { return entry_of<info, make_converting<Fa2Bwd>>(); }
 
 }  // namespace flashlab::sim::detail

@@ -7,39 +7,30 @@
 // row block) and counts the re-reads of later row blocks as L2 hits.
 #include <vector>
 
-#include "schedule/loop_nest.hpp"
+#include "pass_sequence.hpp"
 
 namespace flashlab::sim::detail {
 namespace {
 
+// A pass's flops_per_element: the GEMM passes' fused scale of S, the elementwise passes' op.
 enum class Pass { gemm_qk, scale, mask, softmax, gemm_pv };
 
-struct PassSpec {
-  Pass pass;
-  int line;
-  i64 flops_per_element;  // GEMM passes: the fused scale of S; elementwise passes: their op
-  std::string_view title;  // the step-through's title of this pass
-};
-
-class Materialized final : public LoopNest {
+class Materialized final : public PassSequence<Pass> {
  public:
-  Materialized(const AlgorithmInfo& info, std::vector<PassSpec> passes) : LoopNest(info), passes_(std::move(passes)) {}
-
-  int phases() const override { return static_cast<int>(passes_.size()); }
-  std::string_view phase_title(int ph) const override { return spec(ph).title; }
+  using PassSequence::PassSequence;
 
   void outer_begin(int ph, i64 i, Emitter& e) const override {
-    const PassSpec& s = spec(ph);
-    if (s.pass == Pass::gemm_qk) e.load(s.line, e.Q(i));
-    if (s.pass == Pass::gemm_pv) e.compute(s.line, e.O(i), {}, 0, 0, 0);  // O_i = 0 accumulator
+    const PassSpec<Pass>& s = spec(ph);
+    if (s.kind == Pass::gemm_qk) e.load(s.line, e.Q(i));
+    if (s.kind == Pass::gemm_pv) e.compute(s.line, e.O(i), {}, 0, 0, 0);  // O_i = 0 accumulator
   }
 
   void visit(int ph, i64 i, i64 j, bool first, Emitter& e) const override {
-    const PassSpec& s = spec(ph);
+    const PassSpec<Pass>& s = spec(ph);
     const i64 r = e.rows(i), c = e.cols(j), d = e.d();
     const Level kv_from = first ? Level::HBM : Level::L2;
     const TileRef Sij = e.S(i, j), Pij = e.P(i, j);
-    switch (s.pass) {
+    switch (s.kind) {
       case Pass::gemm_qk: {
         const TileRef Kj = e.K(j);
         e.load(s.line, Kj, kv_from);
@@ -49,12 +40,7 @@ class Materialized final : public LoopNest {
         break;
       }
       case Pass::scale:
-      case Pass::mask:
-        e.load(s.line, Sij);
-        e.compute(s.line, Sij, {Sij}, 0, s.flops_per_element * r * c, 0);
-        e.store(s.line, Sij);
-        e.free(s.line, {Sij});
-        break;
+      case Pass::mask: in_place(e, s.line, Sij, s.flops_per_element * r * c); break;
       case Pass::softmax:
         e.load(s.line, Sij);
         e.compute(s.line, Pij, {Sij}, 0, s.flops_per_element * r * c, r * c, &Sij);
@@ -73,17 +59,13 @@ class Materialized final : public LoopNest {
   }
 
   void outer_end(int ph, i64 i, Emitter& e) const override {
-    const PassSpec& s = spec(ph);
-    if (s.pass == Pass::gemm_qk) e.free(s.line, {e.Q(i)});
-    if (s.pass == Pass::gemm_pv) {
+    const PassSpec<Pass>& s = spec(ph);
+    if (s.kind == Pass::gemm_qk) e.free(s.line, {e.Q(i)});
+    if (s.kind == Pass::gemm_pv) {
       e.store(s.line, e.O(i));
       e.free(s.line, {e.O(i)});
     }
   }
-
- private:
-  const PassSpec& spec(int ph) const { return passes_[static_cast<size_t>(ph)]; }
-  std::vector<PassSpec> passes_;
 };
 
 // Softmax of one element: max, subtract, sum, divide (plus one exponential).
@@ -140,31 +122,26 @@ const AlgorithmInfo& pytorch_info() {
 
 std::unique_ptr<LoopNest> make_standard(const AttentionProblem&, const StorageTypes&) {
   // The scale τ is fused into the S = QKᵀ pass; the causal mask into softmax.
-  return std::make_unique<Materialized>(standard_info(), std::vector<PassSpec>{
-      {Pass::gemm_qk, 1, 1, "pass 1/3: S = QKᵀ, written to HBM"},
-      {Pass::softmax, 2, kSoftmaxFlopsPerElement, "pass 2/3: P = softmax(S), S read, P written"},
-      {Pass::gemm_pv, 3, 0, "pass 3/3: O = PV, P read from HBM"}});
+  return std::make_unique<Materialized>(
+      standard_info(),
+      std::vector<PassSpec<Pass>>{{Pass::gemm_qk, 1, 1, "S = QKᵀ, written to HBM"},
+                                  {Pass::softmax, 2, kSoftmaxFlopsPerElement, "P = softmax(S), S read, P written"},
+                                  {Pass::gemm_pv, 3, 0, "O = PV, P read from HBM"}},
+      PassCount::of_total);
 }
 
 std::unique_ptr<LoopNest> make_pytorch(const AttentionProblem& p, const StorageTypes&) {
-  std::vector<PassSpec> passes{{Pass::gemm_qk, 1, 0, "kernel 1: S = Q @ Kᵀ"}, {Pass::scale, 2, 1, "kernel 2: S = S·τ"}};
-  if (p.causal) passes.push_back({Pass::mask, 3, 0, "kernel 3: mask"});
-  passes.push_back({Pass::softmax, 4, kSoftmaxFlopsPerElement,
-                    p.causal ? "kernel 4: P = softmax(S)" : "kernel 3: P = softmax(S)"});
-  passes.push_back({Pass::gemm_pv, 5, 0, p.causal ? "kernel 5: O = P @ V" : "kernel 4: O = P @ V"});
-  return std::make_unique<Materialized>(pytorch_info(), std::move(passes));
+  std::vector<PassSpec<Pass>> passes{{Pass::gemm_qk, 1, 0, "S = Q @ Kᵀ"}, {Pass::scale, 2, 1, "S = S·τ"}};
+  if (p.causal) passes.push_back({Pass::mask, 3, 0, "mask"});
+  passes.push_back({Pass::softmax, 4, kSoftmaxFlopsPerElement, "P = softmax(S)"});
+  passes.push_back({Pass::gemm_pv, 5, 0, "O = P @ V"});
+  return std::make_unique<Materialized>(pytorch_info(), std::move(passes), PassCount::kernels);
 }
 
 }  // namespace
 
-const AlgorithmEntry& standard_entry() {
-  static const AlgorithmEntry e{standard_info(), &make_standard};
-  return e;
-}
+const AlgorithmEntry& standard_entry() { return entry_of<standard_info, make_standard>(); }
 
-const AlgorithmEntry& pytorch_entry() {
-  static const AlgorithmEntry e{pytorch_info(), &make_pytorch};
-  return e;
-}
+const AlgorithmEntry& pytorch_entry() { return entry_of<pytorch_info, make_pytorch>(); }
 
 }  // namespace flashlab::sim::detail

@@ -11,11 +11,12 @@
 // comes from HBM in the first outer iteration and from the L2 after it.
 #include <vector>
 
-#include "schedule/loop_nest.hpp"
+#include "pass_sequence.hpp"
 
 namespace flashlab::sim::detail {
 namespace {
 
+// A pass's flops_per_element: the elementwise passes' work per dS element.
 enum class Kind {
   gemm_dv,      // dV_j += P_ijᵀ dO_i   (outer loop over column blocks)
   gemm_dp,      // dP_ij = dO_i V_jᵀ    (over row blocks)
@@ -25,25 +26,16 @@ enum class Kind {
   gemm_dk,      // dK_j += dS_ijᵀ Q_i   (over column blocks)
 };
 
-struct PassSpec {
-  Kind kind;
-  int line;
-  i64 flops_per_element;  // elementwise passes: their work per dS element
-  std::string_view title;
-};
-
-class MaterializedBwd final : public LoopNest {
+class MaterializedBwd final : public PassSequence<Kind> {
  public:
-  MaterializedBwd(const AlgorithmInfo& info, std::vector<PassSpec> passes) : LoopNest(info), passes_(std::move(passes)) {}
+  using PassSequence::PassSequence;
 
-  int phases() const override { return static_cast<int>(passes_.size()); }
-  std::string_view phase_title(int ph) const override { return spec(ph).title; }
   bool outer_over_rows(int ph) const override {
     return spec(ph).kind != Kind::gemm_dv && spec(ph).kind != Kind::gemm_dk;
   }
 
   void outer_begin(int ph, i64 idx, Emitter& e) const override {
-    const PassSpec& s = spec(ph);
+    const PassSpec<Kind>& s = spec(ph);
     switch (s.kind) {
       case Kind::gemm_dv: e.compute(s.line, e.dV(idx), {}, 0, 0, 0); break;  // dV_j = 0 accumulator
       case Kind::gemm_dk: e.compute(s.line, e.dK(idx), {}, 0, 0, 0); break;  // dK_j = 0 accumulator
@@ -55,19 +47,19 @@ class MaterializedBwd final : public LoopNest {
   }
 
   void visit(int ph, i64 i, i64 j, bool first, Emitter& e) const override {
-    const PassSpec& s = spec(ph);
+    const PassSpec<Kind>& s = spec(ph);
     const i64 r = e.rows(i), c = e.cols(j), d = e.d();
     const Level reread_from = first ? Level::HBM : Level::L2;
     const TileRef Pij = e.P(i, j), dPij = e.dP(i, j), dSij = e.dS(i, j);
+    // acc += a·b over the block: a read from HBM, b (which every outer iteration re-reads) from HBM, then the L2.
+    auto accumulate = [&](const TileRef& acc, const TileRef& a, const TileRef& b) {
+      e.load(s.line, a);
+      e.load(s.line, b, reread_from);
+      e.compute(s.line, acc, {acc, a, b}, 2 * r * c * d, 0, 0);
+      e.free(s.line, {a, b});
+    };
     switch (s.kind) {
-      case Kind::gemm_dv: {
-        const TileRef dOi = e.dO(i), dVj = e.dV(j);
-        e.load(s.line, Pij);
-        e.load(s.line, dOi, reread_from);
-        e.compute(s.line, dVj, {dVj, Pij, dOi}, 2 * r * c * d, 0, 0);
-        e.free(s.line, {Pij, dOi});
-        break;
-      }
+      case Kind::gemm_dv: accumulate(e.dV(j), Pij, e.dO(i)); break;
       case Kind::gemm_dp: {
         const TileRef Vj = e.V(j);
         e.load(s.line, Vj, reread_from);
@@ -83,33 +75,14 @@ class MaterializedBwd final : public LoopNest {
         e.store(s.line, dSij);
         e.free(s.line, {Pij, dSij});
         break;
-      case Kind::scale_ds:
-        e.load(s.line, dSij);
-        e.compute(s.line, dSij, {dSij}, 0, s.flops_per_element * r * c, 0);
-        e.store(s.line, dSij);
-        e.free(s.line, {dSij});
-        break;
-      case Kind::gemm_dq: {
-        const TileRef Kj = e.K(j), dQi = e.dQ(i);
-        e.load(s.line, dSij);
-        e.load(s.line, Kj, reread_from);
-        e.compute(s.line, dQi, {dQi, dSij, Kj}, 2 * r * c * d, 0, 0);
-        e.free(s.line, {dSij, Kj});
-        break;
-      }
-      case Kind::gemm_dk: {
-        const TileRef Qi = e.Q(i), dKj = e.dK(j);
-        e.load(s.line, dSij);
-        e.load(s.line, Qi, reread_from);
-        e.compute(s.line, dKj, {dKj, dSij, Qi}, 2 * r * c * d, 0, 0);
-        e.free(s.line, {dSij, Qi});
-        break;
-      }
+      case Kind::scale_ds: in_place(e, s.line, dSij, s.flops_per_element * r * c); break;
+      case Kind::gemm_dq: accumulate(e.dQ(i), dSij, e.K(j)); break;
+      case Kind::gemm_dk: accumulate(e.dK(j), dSij, e.Q(i)); break;
     }
   }
 
   void outer_end(int ph, i64 idx, Emitter& e) const override {
-    const PassSpec& s = spec(ph);
+    const PassSpec<Kind>& s = spec(ph);
     auto write = [&](const TileRef& t) {
       e.store(s.line, t);
       e.free(s.line, {t});
@@ -123,10 +96,6 @@ class MaterializedBwd final : public LoopNest {
       case Kind::scale_ds: break;
     }
   }
-
- private:
-  const PassSpec& spec(int ph) const { return passes_[static_cast<size_t>(ph)]; }
-  std::vector<PassSpec> passes_;
 };
 
 // dS_ij = P_ij (dP_ij − Σ_l P_il dP_il) per element: the product P ∘ dP, its
@@ -193,39 +162,32 @@ const AlgorithmInfo& pytorch_bwd_info() {
 std::unique_ptr<LoopNest> make_standard_bwd(const AttentionProblem&, const StorageTypes&) {
   return std::make_unique<MaterializedBwd>(
       standard_bwd_info(),
-      std::vector<PassSpec>{
-          {Kind::gemm_dv, 1, 0, "pass 1/5: dV = Pᵀ dO (outer loop over K_j, V_j), P read from HBM"},
-          {Kind::gemm_dp, 2, 0, "pass 2/5: dP = dO Vᵀ, written to HBM"},
+      std::vector<PassSpec<Kind>>{
+          {Kind::gemm_dv, 1, 0, "dV = Pᵀ dO (outer loop over K_j, V_j), P read from HBM"},
+          {Kind::gemm_dp, 2, 0, "dP = dO Vᵀ, written to HBM"},
           {Kind::softmax_bwd, 3, kSoftmaxBackwardFlopsPerElement + 1,
-           "pass 3/5: dS = τ P ∘ (dP − rowsum(P ∘ dP)), P and dP read, dS written"},
-          {Kind::gemm_dq, 4, 0, "pass 4/5: dQ = dS K, dS read from HBM"},
-          {Kind::gemm_dk, 5, 0, "pass 5/5: dK = dSᵀ Q (outer loop over K_j, V_j), dS read from HBM"}});
+           "dS = τ P ∘ (dP − rowsum(P ∘ dP)), P and dP read, dS written"},
+          {Kind::gemm_dq, 4, 0, "dQ = dS K, dS read from HBM"},
+          {Kind::gemm_dk, 5, 0, "dK = dSᵀ Q (outer loop over K_j, V_j), dS read from HBM"}},
+      PassCount::of_total);
 }
 
 std::unique_ptr<LoopNest> make_pytorch_bwd(const AttentionProblem& p, const StorageTypes&) {
-  std::vector<PassSpec> passes{
-      {Kind::gemm_dp, 1, 0, "kernel 1: dP = dO @ Vᵀ"},
-      {Kind::gemm_dv, 2, 0, "kernel 2: dV = Pᵀ @ dO (outer loop over K_j, V_j)"},
-      {Kind::softmax_bwd, 3, kSoftmaxBackwardFlopsPerElement, "kernel 3: dS = softmax_backward(dP, P)"}};
-  if (p.causal) passes.push_back({Kind::scale_ds, 4, 0, "kernel 4: dS = dS.masked_fill(mask, 0)"});
-  passes.push_back({Kind::scale_ds, 5, 1, p.causal ? "kernel 5: dS = dS·τ" : "kernel 4: dS = dS·τ"});
-  passes.push_back({Kind::gemm_dq, 6, 0, p.causal ? "kernel 6: dQ = dS @ K" : "kernel 5: dQ = dS @ K"});
-  passes.push_back({Kind::gemm_dk, 7, 0,
-                    p.causal ? "kernel 7: dK = dSᵀ @ Q (outer loop over K_j, V_j)"
-                             : "kernel 6: dK = dSᵀ @ Q (outer loop over K_j, V_j)"});
-  return std::make_unique<MaterializedBwd>(pytorch_bwd_info(), std::move(passes));
+  std::vector<PassSpec<Kind>> passes{
+      {Kind::gemm_dp, 1, 0, "dP = dO @ Vᵀ"},
+      {Kind::gemm_dv, 2, 0, "dV = Pᵀ @ dO (outer loop over K_j, V_j)"},
+      {Kind::softmax_bwd, 3, kSoftmaxBackwardFlopsPerElement, "dS = softmax_backward(dP, P)"}};
+  if (p.causal) passes.push_back({Kind::scale_ds, 4, 0, "dS = dS.masked_fill(mask, 0)"});
+  passes.push_back({Kind::scale_ds, 5, 1, "dS = dS·τ"});
+  passes.push_back({Kind::gemm_dq, 6, 0, "dQ = dS @ K"});
+  passes.push_back({Kind::gemm_dk, 7, 0, "dK = dSᵀ @ Q (outer loop over K_j, V_j)"});
+  return std::make_unique<MaterializedBwd>(pytorch_bwd_info(), std::move(passes), PassCount::kernels);
 }
 
 }  // namespace
 
-const AlgorithmEntry& standard_bwd_entry() {
-  static const AlgorithmEntry e{standard_bwd_info(), &make_standard_bwd};
-  return e;
-}
+const AlgorithmEntry& standard_bwd_entry() { return entry_of<standard_bwd_info, make_standard_bwd>(); }
 
-const AlgorithmEntry& pytorch_bwd_entry() {
-  static const AlgorithmEntry e{pytorch_bwd_info(), &make_pytorch_bwd};
-  return e;
-}
+const AlgorithmEntry& pytorch_bwd_entry() { return entry_of<pytorch_bwd_info, make_pytorch_bwd>(); }
 
 }  // namespace flashlab::sim::detail

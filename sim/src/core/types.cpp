@@ -2,27 +2,35 @@
 #include <cctype>
 #include <string>
 
+#include "core/enum_names.hpp"
 #include "flashlab/sim/core/assets.hpp"
 #include "flashlab/sim/core/types.hpp"
 
 namespace flashlab::sim {
 
-std::string_view to_string(DType t) {
-  switch (t) {
-    case DType::fp32: return "fp32";
-    case DType::fp16: return "fp16";
-    case DType::bf16: return "bf16";
-  }
-  return "?";
-}
+namespace {
 
-std::optional<DType> parse_dtype(std::string_view s) {
-  const std::string l = lower(s);
-  if (l == "fp32" || l == "float32" || l == "float") return DType::fp32;
-  if (l == "fp16" || l == "float16" || l == "half") return DType::fp16;
-  if (l == "bf16" || l == "bfloat16") return DType::bf16;
-  return std::nullopt;
-}
+using detail::EnumName;
+
+constexpr EnumName<DType> kDTypeNames[] = {
+    {DType::fp32, "fp32"},    {DType::fp16, "fp16"},    {DType::bf16, "bf16"}, {DType::fp32, "float32"},
+    {DType::fp32, "float"},   {DType::fp16, "float16"}, {DType::fp16, "half"}, {DType::bf16, "bfloat16"}};
+static_assert(detail::lists_through(kDTypeNames, DType::bf16));
+
+constexpr EnumName<Level> kLevelNames[] = {
+    {Level::HBM, "HBM"}, {Level::L2, "L2"}, {Level::SRAM, "SRAM"}, {Level::none, "none"}};
+static_assert(detail::lists_through(kLevelNames, Level::none));
+
+constexpr EnumName<EventKind> kEventKindNames[] = {
+    {EventKind::load, "load"}, {EventKind::store, "store"}, {EventKind::compute, "compute"}, {EventKind::free, "free"}};
+static_assert(detail::lists_through(kEventKindNames, EventKind::free));
+
+}  // namespace
+
+std::string_view to_string(DType t) { return detail::name_of(kDTypeNames, t); }
+
+// Any case: "FP16", "Half".
+std::optional<DType> parse_dtype(std::string_view s) { return detail::value_named(kDTypeNames, lower(s)); }
 
 std::string_view to_string(Tensor t) {
   static constexpr std::string_view names[kTensorCount] = {
@@ -38,24 +46,8 @@ std::string_view display_name(Tensor t) {
   return names[static_cast<int>(t)];
 }
 
-std::string_view to_string(Level l) {
-  switch (l) {
-    case Level::HBM: return "HBM";
-    case Level::L2: return "L2";
-    case Level::SRAM: return "SRAM";
-    case Level::none: return "none";
-  }
-  return "?";
-}
+std::string_view to_string(Level l) { return detail::name_of(kLevelNames, l); }
 
-std::string_view to_string(EventKind k) {
-  switch (k) {
-    case EventKind::load: return "load";
-    case EventKind::store: return "store";
-    case EventKind::compute: return "compute";
-    case EventKind::free: return "free";
-  }
-  return "?";
-}
+std::string_view to_string(EventKind k) { return detail::name_of(kEventKindNames, k); }
 
 }  // namespace flashlab::sim

@@ -262,14 +262,7 @@ HopperBwdPipeline simulate_hopper_bwd_pipeline(const AttentionProblem& p, i64 j,
     PipeInterval iv = all[k];
     if (iv.op == PipeOp::copy_Q || iv.op == PipeOp::copy_dO || iv.op == PipeOp::copy_LD)
       iv.stage = static_cast<int>((iv.i - out.first_i) % s);
-    out.intervals.push_back(iv);
-    switch (iv.unit) {
-      case PipeUnit::tensor_cores: out.tensor_busy_ns += iv.work_ns; break;
-      case PipeUnit::softmax_units: out.softmax_busy_ns += iv.work_ns; break;
-      case PipeUnit::copy_engine: out.copy_busy_ns += iv.work_ns; break;
-      case PipeUnit::load_store: out.load_store_busy_ns += iv.work_ns; break;
-    }
-    out.end_ns = std::max(out.end_ns, iv.end_ns);
+    out.add(iv);
   }
   out.kv_arrived_ns = std::max(b.at(K).end_ns, b.at(V).end_ns);
   for (i64 k = 0; k < n; ++k) {
@@ -295,15 +288,12 @@ HopperBwdPipeline simulate_hopper_bwd_pipeline(const AttentionProblem& p, i64 j,
 BwdPipelineState HopperBwdPipeline::state_at(double t) const {
   BwdPipelineState st;
   st.t_ns = t;
-  st.stages.resize(static_cast<size_t>(config.stages));
-  for (const BwdStageUse& u : stage_uses) {  // in step order: the last use issued by t wins
-    if (u.issued_ns > t) continue;
-    BwdPipelineState::Stage& s = st.stages[static_cast<size_t>(u.stage)];
+  st.stages = stages_at<BwdPipelineState::Stage>(stage_uses, t, [t](BwdPipelineState::Stage& s, const BwdStageUse& u) {
     s.i = u.i;
     s.Q = stage_status(t, u.q_arrived_ns, u.released_ns);
     s.dO = stage_status(t, u.do_arrived_ns, u.released_ns);
     s.LD = stage_status(t, u.arrived_ns, u.released_ns);
-  }
+  });
   auto held = [&](PipeOp op) {
     const PipeInterval* iv = find(op, -1);
     if (iv == nullptr || t < iv->start_ns) return StageStatus::empty;
@@ -329,47 +319,31 @@ BwdPipelineState HopperBwdPipeline::state_at(double t) const {
   return st;
 }
 
-const PipeInterval* HopperBwdPipeline::find(PipeOp op, i64 i, int warpgroup) const {
-  const bool producer = op == PipeOp::copy_K || op == PipeOp::copy_V || op == PipeOp::copy_Q ||
-                        op == PipeOp::copy_dO || op == PipeOp::copy_LD;
-  for (const PipeInterval& iv : intervals)
-    if (iv.op == op && iv.i == i && (producer || iv.warpgroup == warpgroup)) return &iv;
-  return nullptr;
-}
-
 double HopperBwdPipeline::time_of(const TileEvent& e) const {
   if (e.j != j) return -1;  // another CTA, or a pass over the row blocks (j = −1)
-  auto start = [&](PipeOp op, i64 i) {
-    const PipeInterval* iv = find(op, i);
-    return iv ? iv->start_ns : -1.0;
-  };
-  auto end = [&](PipeOp op, i64 i) {
-    const PipeInterval* iv = find(op, i);
-    return iv ? iv->end_ns : -1.0;
-  };
   if (e.i < 0) {  // the CTA's ends: K_j, V_j and dK_j = dV_j = 0, or the writes of dK_j, dV_j
-    if (e.kind == EventKind::load) return end(e.target.tensor == Tensor::K ? PipeOp::copy_K : PipeOp::copy_V, -1);
+    if (e.kind == EventKind::load) return end_of(e.target.tensor == Tensor::K ? PipeOp::copy_K : PipeOp::copy_V, -1);
     if (e.kind == EventKind::compute) return kv_arrived_ns;
-    if (e.kind == EventKind::store) return start(PipeOp::epilogue_dKdV, -1);
+    if (e.kind == EventKind::store) return start_of(PipeOp::epilogue_dKdV, -1);
     return end_ns;
   }
   if (e.i < first_i) return -1;
   switch (e.kind) {
     case EventKind::load:
-      if (e.target.tensor == Tensor::dQ || e.target.tensor == Tensor::dQaccum) return start(PipeOp::gemm_dQ, e.i);
-      return start(PipeOp::gemm_St, e.i);  // Q_i, dO_i, L_i, D_i are in their stage: S_ijᵀ starts
-    case EventKind::store: return start(PipeOp::reduce_dQ, e.i);
+      if (e.target.tensor == Tensor::dQ || e.target.tensor == Tensor::dQaccum) return start_of(PipeOp::gemm_dQ, e.i);
+      return start_of(PipeOp::gemm_St, e.i);  // Q_i, dO_i, L_i, D_i are in their stage: S_ijᵀ starts
+    case EventKind::store: return start_of(PipeOp::reduce_dQ, e.i);
     case EventKind::free: return stage_uses[static_cast<size_t>(e.i - first_i)].released_ns;
     case EventKind::compute:
       switch (e.target.tensor) {
-        case Tensor::S: return start(PipeOp::gemm_St, e.i);
-        case Tensor::P: return start(PipeOp::softmax_bwd, e.i);
-        case Tensor::dV: return start(PipeOp::gemm_dV, e.i);
-        case Tensor::dP: return start(PipeOp::gemm_dPt, e.i);
-        case Tensor::dS: return start(PipeOp::store_dS, e.i);
-        case Tensor::dK: return start(PipeOp::gemm_dK, e.i);
+        case Tensor::S: return start_of(PipeOp::gemm_St, e.i);
+        case Tensor::P: return start_of(PipeOp::softmax_bwd, e.i);
+        case Tensor::dV: return start_of(PipeOp::gemm_dV, e.i);
+        case Tensor::dP: return start_of(PipeOp::gemm_dPt, e.i);
+        case Tensor::dS: return start_of(PipeOp::store_dS, e.i);
+        case Tensor::dK: return start_of(PipeOp::gemm_dK, e.i);
         case Tensor::dQ:
-        case Tensor::dQaccum: return start(PipeOp::gemm_dQ, e.i);
+        case Tensor::dQaccum: return start_of(PipeOp::gemm_dQ, e.i);
         default: return -1;
       }
   }

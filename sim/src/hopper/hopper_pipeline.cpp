@@ -12,6 +12,7 @@
 #include <stdexcept>
 
 #include "core/config_table.hpp"
+#include "core/enum_names.hpp"
 #include "cta_placement.hpp"
 #include "flashlab/sim/core/checked.hpp"
 #include "flashlab/sim/schedule/counters.hpp"
@@ -25,49 +26,48 @@ std::string hopper_head_dims_text() { return detail::head_dims_text(kHopperConfi
 std::optional<HopperBwdConfig> hopper_bwd_config(i64 head_dim) { return detail::config_for(kHopperBwdConfigs, head_dim); }
 std::string hopper_bwd_head_dims_text() { return detail::head_dims_text(kHopperBwdConfigs); }
 
-std::string_view to_string(PipeOp op) {
-  switch (op) {
-    case PipeOp::copy_Q: return "TMA Q_i";
-    case PipeOp::copy_K: return "TMA K_j";
-    case PipeOp::copy_V: return "TMA V_j";
-    case PipeOp::gemm_S: return "S_ij = Q_i K_jᵀ";
-    case PipeOp::softmax: return "softmax";
-    case PipeOp::gemm_PV: return "O_i += P̃_ij V_j";
-    case PipeOp::epilogue: return "O_i, L_i out";
-    case PipeOp::copy_dO: return "TMA dO_i";
-    case PipeOp::copy_LD: return "TMA L_i, D_i";
-    case PipeOp::gemm_St: return "S_ijᵀ = K_j Q_iᵀ";
-    case PipeOp::gemm_dPt: return "dP_ijᵀ = V_j dO_iᵀ";
-    case PipeOp::softmax_bwd: return "P_ijᵀ, dS_ijᵀ";
-    case PipeOp::store_dS: return "dS_ijᵀ to SMEM";
-    case PipeOp::gemm_dV: return "dV_j += P_ijᵀ dO_i";
-    case PipeOp::gemm_dK: return "dK_j += dS_ijᵀ Q_i";
-    case PipeOp::gemm_dQ: return "dQ_i = dS_ij K_j";
-    case PipeOp::reduce_dQ: return "dQ_i added in L2";
-    case PipeOp::epilogue_dKdV: return "dK_j, dV_j out";
-  }
-  return "?";
-}
+namespace {
 
-std::string_view to_string(PipeUnit u) {
-  switch (u) {
-    case PipeUnit::copy_engine: return "TMA (producer)";
-    case PipeUnit::tensor_cores: return "tensor cores";
-    case PipeUnit::softmax_units: return "softmax (exp2)";
-    case PipeUnit::load_store: return "load/store";
-  }
-  return "?";
-}
+using detail::EnumName;
 
-std::string_view to_string(StageStatus s) {
-  switch (s) {
-    case StageStatus::empty: return "empty";
-    case StageStatus::loading: return "loading";
-    case StageStatus::full: return "full";
-    case StageStatus::released: return "released";
-  }
-  return "?";
-}
+constexpr EnumName<PipeOp> kOpNames[] = {
+    {PipeOp::copy_Q, "TMA Q_i"},
+    {PipeOp::copy_K, "TMA K_j"},
+    {PipeOp::copy_V, "TMA V_j"},
+    {PipeOp::gemm_S, "S_ij = Q_i K_jᵀ"},
+    {PipeOp::softmax, "softmax"},
+    {PipeOp::gemm_PV, "O_i += P̃_ij V_j"},
+    {PipeOp::epilogue, "O_i, L_i out"},
+    {PipeOp::copy_dO, "TMA dO_i"},
+    {PipeOp::copy_LD, "TMA L_i, D_i"},
+    {PipeOp::gemm_St, "S_ijᵀ = K_j Q_iᵀ"},
+    {PipeOp::gemm_dPt, "dP_ijᵀ = V_j dO_iᵀ"},
+    {PipeOp::softmax_bwd, "P_ijᵀ, dS_ijᵀ"},
+    {PipeOp::store_dS, "dS_ijᵀ to SMEM"},
+    {PipeOp::gemm_dV, "dV_j += P_ijᵀ dO_i"},
+    {PipeOp::gemm_dK, "dK_j += dS_ijᵀ Q_i"},
+    {PipeOp::gemm_dQ, "dQ_i = dS_ij K_j"},
+    {PipeOp::reduce_dQ, "dQ_i added in L2"},
+    {PipeOp::epilogue_dKdV, "dK_j, dV_j out"}};
+static_assert(detail::lists_through(kOpNames, PipeOp::epilogue_dKdV));
+
+constexpr EnumName<PipeUnit> kUnitNames[] = {{PipeUnit::copy_engine, "TMA (producer)"},
+                                             {PipeUnit::tensor_cores, "tensor cores"},
+                                             {PipeUnit::softmax_units, "softmax (exp2)"},
+                                             {PipeUnit::load_store, "load/store"}};
+static_assert(detail::lists_through(kUnitNames, PipeUnit::load_store));
+
+constexpr EnumName<StageStatus> kStatusNames[] = {{StageStatus::empty, "empty"},
+                                                  {StageStatus::loading, "loading"},
+                                                  {StageStatus::full, "full"},
+                                                  {StageStatus::released, "released"}};
+static_assert(detail::lists_through(kStatusNames, StageStatus::released));
+
+}  // namespace
+
+std::string_view to_string(PipeOp op) { return detail::name_of(kOpNames, op); }
+std::string_view to_string(PipeUnit u) { return detail::name_of(kUnitNames, u); }
+std::string_view to_string(StageStatus s) { return detail::name_of(kStatusNames, s); }
 
 PipelineRates pipeline_rates(const HardwareModel& hw, DType dt) {
   auto need = [&](double v, const char* what) {
@@ -267,13 +267,7 @@ HopperPipeline simulate_hopper_pipeline(const AttentionProblem& p, i64 i, const 
   b.order(tensor);
   b.order(soft);
 
-  out.intervals = pb.run();
-  for (const PipeInterval& iv : out.intervals) {
-    (iv.unit == PipeUnit::tensor_cores ? out.tensor_busy_ns
-     : iv.unit == PipeUnit::softmax_units ? out.softmax_busy_ns
-                                          : out.copy_busy_ns) += iv.busy_ns;
-    out.end_ns = std::max(out.end_ns, iv.end_ns);
-  }
+  for (const PipeInterval& iv : pb.run()) out.add(iv);  // no unit is shared: each op's work is its busy time
   for (i64 j = 0; j < n; ++j) {
     StageUse u;
     u.stage = static_cast<int>(j % s);
@@ -336,14 +330,11 @@ HopperLaunchEstimate estimate_hopper_launch(const AttentionProblem& p, const Hop
 PipelineState HopperPipeline::state_at(double t) const {
   PipelineState st;
   st.t_ns = t;
-  st.stages.resize(static_cast<size_t>(config.stages));
-  for (const StageUse& u : stage_uses) {  // in j order: the last use issued by t wins
-    if (u.issued_ns > t) continue;
-    PipelineState::Stage& s = st.stages[static_cast<size_t>(u.stage)];
+  st.stages = stages_at<PipelineState::Stage>(stage_uses, t, [t](PipelineState::Stage& s, const StageUse& u) {
     s.j = u.j;
     s.K = stage_status(t, u.k_arrived_ns, u.released_ns);
     s.V = stage_status(t, u.arrived_ns, u.released_ns);
-  }
+  });
   st.warpgroup_op.assign(static_cast<size_t>(config.consumers()), -1);
   for (size_t k = 0; k < intervals.size(); ++k) {
     const PipeInterval& iv = intervals[k];
@@ -356,36 +347,21 @@ PipelineState HopperPipeline::state_at(double t) const {
   return st;
 }
 
-const PipeInterval* HopperPipeline::find(PipeOp op, i64 j, int warpgroup) const {
-  const bool producer = op == PipeOp::copy_Q || op == PipeOp::copy_K || op == PipeOp::copy_V || op == PipeOp::epilogue;
-  for (const PipeInterval& iv : intervals)
-    if (iv.op == op && iv.j == j && (producer || iv.warpgroup == warpgroup)) return &iv;
-  return nullptr;
-}
-
 double HopperPipeline::time_of(const TileEvent& e) const {
   if (e.i != i) return -1;
-  auto start = [&](PipeOp op, i64 j) {
-    const PipeInterval* iv = find(op, j);
-    return iv ? iv->start_ns : -1.0;
-  };
-  auto end = [&](PipeOp op, i64 j) {
-    const PipeInterval* iv = find(op, j);
-    return iv ? iv->end_ns : -1.0;
-  };
   if (e.j < 0) {  // the row block's ends: Q_i and the initial state, or the epilogue
-    if (e.kind == EventKind::load || (e.kind == EventKind::compute && e.operand_count == 0)) return end(PipeOp::copy_Q, -1);
-    return e.kind == EventKind::store || e.kind == EventKind::free ? end(PipeOp::epilogue, -1) : start(PipeOp::epilogue, -1);
+    if (e.kind == EventKind::load || (e.kind == EventKind::compute && e.operand_count == 0)) return end_of(PipeOp::copy_Q, -1);
+    return e.kind == EventKind::store || e.kind == EventKind::free ? end_of(PipeOp::epilogue, -1) : start_of(PipeOp::epilogue, -1);
   }
   switch (e.kind) {
-    case EventKind::load: return start(PipeOp::gemm_S, e.j);  // K_j, V_j are in their stage: S_ij starts
-    case EventKind::free: return end(PipeOp::gemm_PV, e.j);    // this warpgroup arrives on the stage's barrier
-    case EventKind::store: return end(PipeOp::epilogue, -1);
+    case EventKind::load: return start_of(PipeOp::gemm_S, e.j);  // K_j, V_j are in their stage: S_ij starts
+    case EventKind::free: return end_of(PipeOp::gemm_PV, e.j);    // this warpgroup arrives on the stage's barrier
+    case EventKind::store: return end_of(PipeOp::epilogue, -1);
     case EventKind::compute:
-      if (e.target.tensor == Tensor::S) return start(PipeOp::gemm_S, e.j);
-      if (e.matmul_flops > 0) return start(PipeOp::gemm_PV, e.j);
-      if (e.has_replaces && e.target.tensor == Tensor::m) return end(PipeOp::gemm_PV, e.j);
-      return start(PipeOp::softmax, e.j);
+      if (e.target.tensor == Tensor::S) return start_of(PipeOp::gemm_S, e.j);
+      if (e.matmul_flops > 0) return start_of(PipeOp::gemm_PV, e.j);
+      if (e.has_replaces && e.target.tensor == Tensor::m) return end_of(PipeOp::gemm_PV, e.j);
+      return start_of(PipeOp::softmax, e.j);
   }
   return -1;
 }

@@ -2,23 +2,19 @@
 
 #include <utility>
 
+#include "core/enum_names.hpp"
+
 namespace flashlab::sim {
 
-std::string_view to_string(RunStatus s) {
-  switch (s) {
-    case RunStatus::ok: return "ok";
-    case RunStatus::oom: return "OOM";
-    case RunStatus::skipped: return "skipped";
-    case RunStatus::failed: return "failed";
-  }
-  return "?";
-}
+namespace {
+constexpr detail::EnumName<RunStatus> kStatusNames[] = {
+    {RunStatus::ok, "ok"}, {RunStatus::oom, "OOM"}, {RunStatus::skipped, "skipped"}, {RunStatus::failed, "failed"}};
+static_assert(detail::lists_through(kStatusNames, RunStatus::failed));
+}  // namespace
 
-std::optional<RunStatus> parse_run_status(std::string_view s) {
-  for (RunStatus r : {RunStatus::ok, RunStatus::oom, RunStatus::skipped, RunStatus::failed})
-    if (s == to_string(r)) return r;
-  return std::nullopt;
-}
+std::string_view to_string(RunStatus s) { return detail::name_of(kStatusNames, s); }
+
+std::optional<RunStatus> parse_run_status(std::string_view s) { return detail::value_named(kStatusNames, s); }
 
 std::optional<Algorithm> model_algorithm(const MeasuredRun& r) {
   if (r.model.empty()) return std::nullopt;

@@ -1,5 +1,6 @@
 #include "flashlab/sim/memory/simulate.hpp"
 
+#include "core/enum_names.hpp"
 #include "flashlab/sim/core/checked.hpp"
 #include "flashlab/sim/core/format.hpp"
 
@@ -17,14 +18,11 @@ Finding error(std::string m) { return {Finding::Severity::error, std::move(m)}; 
 Finding note(std::string m) { return {Finding::Severity::note, std::move(m)}; }
 
 // The tile rule as a note names it.
-std::string_view rule_name(TileRule r) {
-  switch (r) {
-    case TileRule::paper: return "the paper's rule";
-    case TileRule::paper_transposed: return "the transposed paper rule";
-    case TileRule::paper_backward: return "the backward rule (B_c = ⌈M/8d⌉)";
-  }
-  return "the rule";
-}
+constexpr detail::EnumName<TileRule> kRuleNotes[] = {{TileRule::paper, "the paper's rule"},
+                                                     {TileRule::paper_transposed, "the transposed paper rule"},
+                                                     {TileRule::paper_backward, "the backward rule (B_c = ⌈M/8d⌉)"}};
+static_assert(detail::lists_through(kRuleNotes, TileRule::paper_backward));
+std::string_view rule_name(TileRule r) { return detail::name_of(kRuleNotes, r, "the rule"); }
 
 std::string tiles_str(TileShape t) {
   return "B_r=" + std::to_string(t.Br) + ", B_c=" + std::to_string(t.Bc);

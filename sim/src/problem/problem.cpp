@@ -2,6 +2,7 @@
 #include <stdexcept>
 #include <utility>
 
+#include "core/enum_names.hpp"
 #include "flashlab/sim/core/checked.hpp"
 #include "flashlab/sim/problem/problem.hpp"
 
@@ -23,19 +24,15 @@ bool operator==(const AttentionProblem& a, const AttentionProblem& b) {
   return same_attention(a, b) && a.parallel == b.parallel;
 }
 
-std::string_view problem_field_key(ProblemField f) {
-  switch (f) {
-    case ProblemField::batch: return "batch";
-    case ProblemField::heads: return "heads";
-    case ProblemField::kv_heads: return "kv_heads";
-    case ProblemField::seq: return "seq";
-    case ProblemField::seq_kv: return "seq_kv";
-    case ProblemField::head_dim: return "head_dim";
-    case ProblemField::dtype: return "dtype";
-    case ProblemField::gpus: return "gpus";
-  }
-  return "seq";
-}
+namespace {
+constexpr detail::EnumName<ProblemField> kFieldKeys[] = {
+    {ProblemField::batch, "batch"},       {ProblemField::heads, "heads"}, {ProblemField::kv_heads, "kv_heads"},
+    {ProblemField::seq, "seq"},           {ProblemField::seq_kv, "seq_kv"}, {ProblemField::head_dim, "head_dim"},
+    {ProblemField::dtype, "dtype"},       {ProblemField::gpus, "gpus"}};
+static_assert(detail::lists_through(kFieldKeys, ProblemField::gpus));
+}  // namespace
+
+std::string_view problem_field_key(ProblemField f) { return detail::name_of(kFieldKeys, f, "seq"); }
 
 bool ProblemError::about(ProblemField f) const {
   for (ProblemField g : fields)

@@ -1,3 +1,4 @@
+#include "core/enum_names.hpp"
 #include "flashlab/sim/core/checked.hpp"
 #include "flashlab/sim/problem/tiles.hpp"
 
@@ -48,14 +49,14 @@ TileShape tile_rule_shape(TileRule r, i64 sram_bytes, const AttentionProblem& p)
   return r == TileRule::paper_transposed ? TileShape{t.Bc, t.Br} : t;
 }
 
-std::string_view describe(TileRule r) {
-  switch (r) {
-    case TileRule::paper: return "paper";
-    case TileRule::paper_transposed: return "paper, transposed";
-    case TileRule::paper_backward: return "paper, backward";
-  }
-  return "?";
-}
+namespace {
+constexpr detail::EnumName<TileRule> kRuleNames[] = {{TileRule::paper, "paper"},
+                                                     {TileRule::paper_transposed, "paper, transposed"},
+                                                     {TileRule::paper_backward, "paper, backward"}};
+static_assert(detail::lists_through(kRuleNames, TileRule::paper_backward));
+}  // namespace
+
+std::string_view describe(TileRule r) { return detail::name_of(kRuleNames, r); }
 
 TileGrid::TileGrid(const AttentionProblem& p, TileShape t)
     : n_q(p.n_q()), n_kv(p.n_kv()), d(p.head_dim), Br(t.Br), Bc(t.Bc),

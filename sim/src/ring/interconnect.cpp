@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/enum_names.hpp"
 #include "flashlab/sim/core/assets.hpp"
 #include "flashlab/sim/core/format.hpp"
 #include "flashlab/sim/core/json_fields.hpp"
@@ -318,16 +319,15 @@ RingTopology default_ring_topology() {
   return t;
 }
 
-std::string_view ring_setup_field_key(RingSetupField f) {
-  switch (f) {
-    case RingSetupField::gpus_per_node: return "gpus_per_node";
-    case RingSetupField::intra: return "intra";
-    case RingSetupField::inter: return "inter";
-    case RingSetupField::efficiency: return "efficiency";
-    case RingSetupField::hardware: return "hardware";
-  }
-  return "hardware";
-}
+namespace {
+constexpr detail::EnumName<RingSetupField> kSetupFieldKeys[] = {
+    {RingSetupField::gpus_per_node, "gpus_per_node"}, {RingSetupField::intra, "intra"},
+    {RingSetupField::inter, "inter"},                 {RingSetupField::efficiency, "efficiency"},
+    {RingSetupField::hardware, "hardware"}};
+static_assert(detail::lists_through(kSetupFieldKeys, RingSetupField::hardware));
+}  // namespace
+
+std::string_view ring_setup_field_key(RingSetupField f) { return detail::name_of(kSetupFieldKeys, f, "hardware"); }
 
 std::vector<RingSetupError> validate(const RingTopology& t) {
   std::vector<RingSetupError> out;

@@ -1,5 +1,7 @@
 #include "flashlab/sim/ring/ring_problem.hpp"
 
+#include "core/enum_names.hpp"
+
 namespace flashlab::sim {
 
 AttentionProblem default_ring_problem() {
@@ -35,12 +37,13 @@ AttentionProblem block_problem(const AttentionProblem& p, i64 n_q, i64 n_kv, boo
 AttentionProblem whole_problem(const AttentionProblem& p) { return block_problem(p, p.seq_q, 0, p.causal); }
 
 
-std::string_view ring_steps_name(RingSteps s) { return s == RingSteps::pairwise ? "pairwise" : "fused"; }
+namespace {
+constexpr detail::EnumName<RingSteps> kStepsNames[] = {{RingSteps::fused, "fused"}, {RingSteps::pairwise, "pairwise"}};
+static_assert(detail::lists_through(kStepsNames, RingSteps::pairwise));
+}  // namespace
 
-std::optional<RingSteps> parse_ring_steps(std::string_view s) {
-  if (s == "fused") return RingSteps::fused;
-  if (s == "pairwise") return RingSteps::pairwise;
-  return std::nullopt;
-}
+std::string_view ring_steps_name(RingSteps s) { return detail::name_of(kStepsNames, s, "fused"); }
+
+std::optional<RingSteps> parse_ring_steps(std::string_view s) { return detail::value_named(kStepsNames, s); }
 
 }  // namespace flashlab::sim

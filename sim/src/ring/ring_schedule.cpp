@@ -12,6 +12,7 @@
 #include <sstream>
 #include <tuple>
 
+#include "core/enum_names.hpp"
 #include "flashlab/sim/memory/simulate.hpp"
 
 namespace flashlab::sim {
@@ -219,16 +220,9 @@ class PassBuilder {
     res.gpus.resize(at(P));
     std::vector<i64> step_bytes(at(P) * at(P + 1), 0);
     for (const Transfer& x : transfers_) {
-      RingEvent e;
-      e.gpu = x.to;
-      e.step = x.step;
-      e.pass = pass_;
-      e.kind = RingEventKind::transfer;
-      e.start_s = x.start;
-      e.end_s = x.end;
+      RingEvent e = event(x.to, x.step, RingEventKind::transfer, x.start, x.end, x.owner);
       e.posted_s = x.posted_to;
       e.peer_posted_s = x.posted_from;
-      e.kv_owner = x.owner;
       e.peer = x.from;
       e.gradients = x.gradients;
       e.crosses_nodes = topo_.crosses_nodes(x.from, x.to);
@@ -242,14 +236,8 @@ class PassBuilder {
     for (int r = 0; r < P; ++r) {
       RingGpuTotals& g = res.gpus[at(r)];
       for (int s = 0; s < P; ++s) {
-        RingEvent e;
-        e.gpu = r;
-        e.step = s;
-        e.pass = pass_;
-        e.kind = RingEventKind::compute;
-        e.start_s = start_[at(r)][at(s)];
-        e.end_s = end_[at(r)][at(s)];
-        e.kv_owner = ring_kv_source(r, s, P);
+        RingEvent e =
+            event(r, s, RingEventKind::compute, start_[at(r)][at(s)], end_[at(r)][at(s)], ring_kv_source(r, s, P));
         e.pairs = pairs_[at(r)][at(s)];
         e.flops = ring_convention_flops(p_, e.pairs, pass_);
         events.push_back(e);
@@ -368,15 +356,7 @@ class PassBuilder {
     auto emit = [&](RingEventKind k, double s, double e) {
       // Rounding leaves slivers where two times meet: a femtosecond is no bar.
       if (!(e - s > 1e-15)) return;
-      RingEvent ev;
-      ev.gpu = r;
-      ev.step = step;
-      ev.pass = pass_;
-      ev.kind = k;
-      ev.start_s = s;
-      ev.end_s = e;
-      ev.kv_owner = ring_kv_source(r, step, p_.gpus());
-      events.push_back(ev);
+      events.push_back(event(r, step, k, s, e, ring_kv_source(r, step, p_.gpus())));
       (k == RingEventKind::wait ? g.wait_s : g.idle_s) += e - s;
     };
     double cur = a;
@@ -389,6 +369,11 @@ class PassBuilder {
       cur = std::max(cur, e);
     }
     emit(RingEventKind::idle, cur, b);
+  }
+
+  // An event of this pass on GPU `gpu` at step `step`, over K, V chunks (or dK, dV) of GPU `kv_owner`.
+  RingEvent event(int gpu, int step, RingEventKind k, double start_s, double end_s, int kv_owner) const {
+    return RingEvent{gpu, step, pass_, k, start_s, end_s, kv_owner};
   }
 
   const AttentionProblem& p_;
@@ -420,15 +405,15 @@ std::string number_text(double v) {
 // ---- names ---------------------------------------------------------------------
 
 
-std::string_view ring_event_name(RingEventKind k) {
-  switch (k) {
-    case RingEventKind::compute: return "compute";
-    case RingEventKind::transfer: return "transfer";
-    case RingEventKind::wait: return "wait";
-    case RingEventKind::idle: return "idle";
-  }
-  return "idle";
-}
+namespace {
+constexpr detail::EnumName<RingEventKind> kEventNames[] = {{RingEventKind::compute, "compute"},
+                                                           {RingEventKind::transfer, "transfer"},
+                                                           {RingEventKind::wait, "wait"},
+                                                           {RingEventKind::idle, "idle"}};
+static_assert(detail::lists_through(kEventNames, RingEventKind::idle));
+}  // namespace
+
+std::string_view ring_event_name(RingEventKind k) { return detail::name_of(kEventNames, k, "idle"); }
 
 // ---- validation ------------------------------------------------------------------
 

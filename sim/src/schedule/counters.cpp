@@ -3,19 +3,40 @@
 
 namespace flashlab::sim {
 
+namespace {
+
+// The one list of the counts: f(a's count, b's same count) for each, so that
+// +, −, scaling and scaled sums cannot miss a field.
+template <class F>
+void each_count(Traffic& a, const Traffic& b, F f) {
+  f(a.read_elements, b.read_elements);
+  f(a.write_elements, b.write_elements);
+  f(a.read_bytes, b.read_bytes);
+  f(a.write_bytes, b.write_bytes);
+}
+
+template <class F>
+void each_count(Counters& a, const Counters& b, F f) {
+  for (int l = 0; l < kLevelCount; ++l)
+    for (int t = 0; t < kTensorCount; ++t) each_count(a.traffic[l][t], b.traffic[l][t], f);
+  f(a.matmul_flops, b.matmul_flops);
+  f(a.softmax_flops, b.softmax_flops);
+  f(a.exps, b.exps);
+  f(a.events, b.events);
+}
+
+constexpr auto plus = [](i64& a, i64 b) { a += b; };
+constexpr auto minus = [](i64& a, i64 b) { a -= b; };
+
+}  // namespace
+
 Traffic& Traffic::operator+=(const Traffic& o) {
-  read_elements += o.read_elements;
-  write_elements += o.write_elements;
-  read_bytes += o.read_bytes;
-  write_bytes += o.write_bytes;
+  each_count(*this, o, plus);
   return *this;
 }
 
 Traffic& Traffic::operator-=(const Traffic& o) {
-  read_elements -= o.read_elements;
-  write_elements -= o.write_elements;
-  read_bytes -= o.read_bytes;
-  write_bytes -= o.write_bytes;
+  each_count(*this, o, minus);
   return *this;
 }
 
@@ -66,62 +87,26 @@ void Counters::add(const TileEvent& e) {
 }
 
 Counters& Counters::operator+=(const Counters& o) {
-  for (int l = 0; l < kLevelCount; ++l)
-    for (int t = 0; t < kTensorCount; ++t) traffic[l][t] += o.traffic[l][t];
-  matmul_flops += o.matmul_flops;
-  softmax_flops += o.softmax_flops;
-  exps += o.exps;
-  events += o.events;
+  each_count(*this, o, plus);
   return *this;
 }
 
 Counters& Counters::operator-=(const Counters& o) {
-  for (int l = 0; l < kLevelCount; ++l)
-    for (int t = 0; t < kTensorCount; ++t) traffic[l][t] -= o.traffic[l][t];
-  matmul_flops -= o.matmul_flops;
-  softmax_flops -= o.softmax_flops;
-  exps -= o.exps;
-  events -= o.events;
+  each_count(*this, o, minus);
   return *this;
 }
 
 Counters Counters::scaled(i64 k) const {
   Counters r;
-  auto m = [k](i64 v) { return checked_mul(v, k, "count × B·H"); };
-  for (int l = 0; l < kLevelCount; ++l)
-    for (int t = 0; t < kTensorCount; ++t) {
-      const Traffic& a = traffic[l][t];
-      Traffic& b = r.traffic[l][t];
-      b.read_elements = m(a.read_elements);
-      b.write_elements = m(a.write_elements);
-      b.read_bytes = m(a.read_bytes);
-      b.write_bytes = m(a.write_bytes);
-    }
-  r.matmul_flops = m(matmul_flops);
-  r.softmax_flops = m(softmax_flops);
-  r.exps = m(exps);
-  r.events = m(events);
+  each_count(r, *this, [k](i64& out, i64 v) { out = checked_mul(v, k, "count × B·H"); });
   return r;
 }
 
 Counters& Counters::add_scaled(const Counters& o, i64 k) {
   if (k == 0) return *this;
-  auto f = [k](i64& acc, i64 v) {
+  each_count(*this, o, [k](i64& acc, i64 v) {
     if (v != 0) acc = checked_add(acc, checked_mul(v, k, "count"), "count");
-  };
-  for (int l = 0; l < kLevelCount; ++l)
-    for (int t = 0; t < kTensorCount; ++t) {
-      Traffic& a = traffic[l][t];
-      const Traffic& b = o.traffic[l][t];
-      f(a.read_elements, b.read_elements);
-      f(a.write_elements, b.write_elements);
-      f(a.read_bytes, b.read_bytes);
-      f(a.write_bytes, b.write_bytes);
-    }
-  f(matmul_flops, o.matmul_flops);
-  f(softmax_flops, o.softmax_flops);
-  f(exps, o.exps);
-  f(events, o.events);
+  });
   return *this;
 }
 

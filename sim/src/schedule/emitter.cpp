@@ -2,27 +2,22 @@
 
 namespace flashlab::sim::detail {
 
-TileRef Emitter::tile(Tensor t, i64 ti, i64 tj, i64 rows, i64 cols) const {
-  TileRef r;
-  r.tensor = t;
-  r.ti = ti;
-  r.tj = tj;
-  r.rows = rows;
-  r.cols = cols;
-  r.bytes = rows * cols * element_bytes(t, dt_);
+namespace {
+// The tile with elements of `element_bytes` each: its one size rule.
+TileRef sized(TileRef r, i64 element_bytes) {
+  r.bytes = r.rows * r.cols * element_bytes;
   return r;
+}
+}  // namespace
+
+TileRef Emitter::tile(Tensor t, i64 ti, i64 tj, i64 rows, i64 cols) const {
+  return sized(TileRef{t, ti, tj, rows, cols}, element_bytes(t, dt_));
 }
 
-TileRef Emitter::O_accumulator(i64 i) const {
-  TileRef r = O(i);
-  r.bytes = r.rows * r.cols * dtype_bytes(storage_.o_accumulator.value_or(dt_));
-  return r;
-}
+TileRef Emitter::O_accumulator(i64 i) const { return sized(O(i), dtype_bytes(storage_.o_accumulator.value_or(dt_))); }
 
 TileRef Emitter::whole_O_accumulator() const {
-  TileRef r = whole(Tensor::O, g_.n_q, g_.d);
-  r.bytes = r.rows * r.cols * dtype_bytes(storage_.o_accumulator.value_or(dt_));
-  return r;
+  return sized(whole(Tensor::O, g_.n_q, g_.d), dtype_bytes(storage_.o_accumulator.value_or(dt_)));
 }
 
 bool Emitter::dQ_accumulates_apart() const {
@@ -32,14 +27,12 @@ bool Emitter::dQ_accumulates_apart() const {
 TileRef Emitter::dQ_accumulator(i64 i) const {
   TileRef r = dQ(i);
   if (dQ_accumulates_apart()) r.tensor = Tensor::dQaccum;
-  r.bytes = r.rows * r.cols * dtype_bytes(storage_.dq_accumulator.value_or(dt_));
-  return r;
+  return sized(r, dtype_bytes(storage_.dq_accumulator.value_or(dt_)));
 }
 
 TileRef Emitter::whole_dQ_accumulator() const {
-  TileRef r = whole(dQ_accumulates_apart() ? Tensor::dQaccum : Tensor::dQ, g_.n_q, g_.d);
-  r.bytes = r.rows * r.cols * dtype_bytes(storage_.dq_accumulator.value_or(dt_));
-  return r;
+  return sized(whole(dQ_accumulates_apart() ? Tensor::dQaccum : Tensor::dQ, g_.n_q, g_.d),
+               dtype_bytes(storage_.dq_accumulator.value_or(dt_)));
 }
 
 TileEvent Emitter::base(EventKind k, int line) const {
@@ -52,21 +45,17 @@ TileEvent Emitter::base(EventKind k, int line) const {
   return e;
 }
 
-void Emitter::load(int line, const TileRef& t, Level from) {
-  TileEvent e = base(EventKind::load, line);
+void Emitter::move(EventKind k, int line, const TileRef& t, Level from, Level to) {
+  TileEvent e = base(k, line);
   e.from = from;
-  e.to = Level::SRAM;
+  e.to = to;
   e.target = t;
   sink_.on_event(e);
 }
 
-void Emitter::store(int line, const TileRef& t, Level from) {
-  TileEvent e = base(EventKind::store, line);
-  e.from = from;
-  e.to = Level::HBM;
-  e.target = t;
-  sink_.on_event(e);
-}
+void Emitter::load(int line, const TileRef& t, Level from) { move(EventKind::load, line, t, from, Level::SRAM); }
+
+void Emitter::store(int line, const TileRef& t, Level from) { move(EventKind::store, line, t, from, Level::HBM); }
 
 void Emitter::compute(int line, const TileRef& result, std::initializer_list<TileRef> operands,
                       i64 matmul_flops, i64 softmax_flops, i64 exps, const TileRef* replaces) {

@@ -69,6 +69,7 @@ class Emitter {
 
  private:
   TileEvent base(EventKind k, int line) const;
+  void move(EventKind k, int line, const TileRef& t, Level from, Level to);
   const TileGrid& g_;
   DType dt_;
   StorageTypes storage_;
@@ -101,8 +102,9 @@ class LoopNest {
   explicit LoopNest(const AlgorithmInfo& info) : info_(info) {}
   virtual ~LoopNest() = default;
   virtual int phases() const { return 1; }
-  // A title per phase for the step-through ("pass 1/3: S = QKᵀ, written to HBM").
-  virtual std::string_view phase_title(int phase) const = 0;
+  // A title per phase for the step-through ("pass 1/3: S = QKᵀ, written to HBM");
+  // by default the record's strategy, which names a loop nest of one phase.
+  virtual std::string_view phase_title(int /*phase*/) const { return info_.strategy; }
   // The phase's outer loop: over row blocks i (Q_i) or column blocks j (K_j, V_j).
   virtual bool outer_over_rows(int /*phase*/) const { return info_.outer_over_rows; }
   // Whether the phase has an inner loop; false: outer_begin and outer_end only.
@@ -123,10 +125,18 @@ class LoopNest {
 // nest, which may depend on the problem (causal adds a mask pass to eager
 // PyTorch) and on the storage types (an fp32 dQ accumulator adds a pass that
 // converts it).
+using MakeLoopNest = std::unique_ptr<LoopNest> (*)(const AttentionProblem& p, const StorageTypes& storage);
 struct AlgorithmEntry {
   const AlgorithmInfo& info;
-  std::unique_ptr<LoopNest> (*make)(const AttentionProblem& p, const StorageTypes& storage);
+  MakeLoopNest make;
 };
+
+// An algorithm file's entry, made once from its record and its maker.
+template <const AlgorithmInfo& (*Info)(), MakeLoopNest Make>
+const AlgorithmEntry& entry_of() {
+  static const AlgorithmEntry e{Info(), Make};
+  return e;
+}
 
 const AlgorithmEntry& standard_entry();
 const AlgorithmEntry& pytorch_entry();

@@ -118,8 +118,7 @@ class JsonFields {
     return v.get<std::string>();
   }
   i64 whole(const json& o, const std::string& where, const char* key, std::optional<i64> fallback = {}) const {
-    if (fallback && !has(o, key)) return *fallback;
-    return whole_value(member(o, where, key), join(where, key));
+    return read_or(o, where, key, fallback, &JsonFields::whole_value);
   }
   i64 whole_value(const json& v, const std::string& name) const {
     if (!v.is_number_integer()) wrong(name, "a whole number", got(v));
@@ -127,8 +126,9 @@ class JsonFields {
   }
   // A number, or "nan", "inf", "-inf" (JSON has no non-finite numbers).
   double real(const json& o, const std::string& where, const char* key, std::optional<double> fallback = {}) const {
-    if (fallback && !has(o, key)) return *fallback;
-    const json& v = member(o, where, key);
+    return read_or(o, where, key, fallback, &JsonFields::real_of);
+  }
+  double real_of(const json& v, const std::string& name) const {
     if (v.is_number()) return v.get<double>();
     if (v.is_string()) {
       const std::string s = v.get<std::string>();
@@ -136,7 +136,7 @@ class JsonFields {
       if (s == "inf") return std::numeric_limits<double>::infinity();
       if (s == "-inf") return -std::numeric_limits<double>::infinity();
     }
-    wrong(join(where, key), "a number", got(v));
+    wrong(name, "a number", got(v));
   }
   // A JSON number.
   double number_of(const json& v, const std::string& name) const {
@@ -152,8 +152,7 @@ class JsonFields {
     return d;
   }
   bool flag(const json& o, const std::string& where, const char* key, std::optional<bool> fallback = {}) const {
-    if (fallback && !has(o, key)) return *fallback;
-    return flag_of(member(o, where, key), join(where, key));
+    return read_or(o, where, key, fallback, &JsonFields::flag_of);
   }
   bool flag_of(const json& v, const std::string& name) const {
     if (!v.is_boolean()) wrong(name, "true or false", got(v));
@@ -173,6 +172,14 @@ class JsonFields {
   }
 
  private:
+  // The field read by `read`, or `fallback` when one is given and the field is absent.
+  template <class T>
+  T read_or(const json& o, const std::string& where, const char* key, const std::optional<T>& fallback,
+            T (JsonFields::*read)(const json&, const std::string&) const) const {
+    if (fallback && !has(o, key)) return *fallback;
+    return (this->*read)(member(o, where, key), join(where, key));
+  }
+
   std::string origin_;
   FieldWording wording_;
 };

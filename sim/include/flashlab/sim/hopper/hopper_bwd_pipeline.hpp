@@ -70,19 +70,13 @@ struct BwdPipelineState {
   i64 step = -1;                      // the latest step a consumer warpgroup has begun by t (−1: none yet)
 };
 
-struct HopperBwdPipeline {
-  HopperBwdConfig config{};
-  PipelineRates rates;
+struct HopperBwdPipeline : CtaPipeline<HopperBwdConfig, &PipeInterval::i> {
   i64 j = 0;         // the column block this CTA owns
   i64 first_i = 0;   // the first row block it visits (first_row(j) under causal masking, else 0)
   i64 visits = 0;    // row blocks it visits: T_r − first_i
-  std::vector<PipeInterval> intervals;  // in issue order
   std::vector<BwdStageUse> stage_uses;  // one per step, in i order
   std::vector<double> barrier_ns;       // per step: both halves of dS_ijᵀ are stored, dQ_i may start
   double kv_arrived_ns = 0;             // K_j and V_j have landed
-  double end_ns = 0;                    // dK_j, dV_j are written
-  // Work of each unit (Σ work_ns: the time at its full rate).
-  double tensor_busy_ns = 0, softmax_busy_ns = 0, copy_busy_ns = 0, load_store_busy_ns = 0;
   // The time the tensor cores are idle while the softmax units run.
   double tensor_wait_in_softmax_ns = 0;
   // Per step, for one warpgroup at the units' full rate: the five products,
@@ -90,10 +84,7 @@ struct HopperBwdPipeline {
   double gemm_ns_per_step = 0, softmax_ns_per_step = 0, store_ns_per_step = 0, reduce_ns_per_step = 0;
 
   BwdPipelineState state_at(double t_ns) const;
-  // The interval of op `op` of row block i run by warpgroup w (the producer's
-  // copies, K_j and V_j with i = −1, and the first warpgroup otherwise); null when there is none.
-  const PipeInterval* find(PipeOp op, i64 i, int warpgroup = 0) const;
-  double tensor_utilisation() const { return end_ns > 0 ? tensor_busy_ns / end_ns : 0; }
+  // find(op, i, w): K_j's and V_j's copies are row block −1's.
   // The moment the step-through's event of fa2_bwd's main loop happens in this
   // schedule, for the first warpgroup: K_j, V_j's loads when they land; a
   // step's loads and S_ij when S_ijᵀ starts, P_ij when the softmax backward

@@ -37,6 +37,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <algorithm>
 #include <vector>
 
 #include "flashlab/sim/schedule/event.hpp"
@@ -215,24 +216,67 @@ inline constexpr double kSmemBytesPerClockPerSm = 128;
 // Throws std::invalid_argument naming the missing figure.
 PipelineRates pipeline_rates(const HardwareModel& hw, DType dt);
 
-struct HopperPipeline {
-  HopperConfig config{};
+// What the schedules of a forward and of a backward CTA share: the ops as
+// timed, each unit's work, the end, and the search by op. `Block` is the
+// block an op belongs to: the column block j in the forward (one CTA per row
+// block), the row block i in the backward (one CTA per column block).
+template <class Config, i64 PipeInterval::*Block>
+struct CtaPipeline {
+  Config config{};
   PipelineRates rates;
+  std::vector<PipeInterval> intervals;  // in issue order
+  double end_ns = 0;                    // the last op is done: the CTA's writes
+  // Work of each unit (Σ work_ns: the time at its full rate), the sums a bound reads.
+  double tensor_busy_ns = 0, softmax_busy_ns = 0, copy_busy_ns = 0, load_store_busy_ns = 0;
+
+  double tensor_utilisation() const { return end_ns > 0 ? tensor_busy_ns / end_ns : 0; }
+  // The interval of op `op` of block `block` run by warpgroup w (the
+  // producer's ops, whatever w; the first warpgroup by default); null when
+  // there is none.
+  const PipeInterval* find(PipeOp op, i64 block, int warpgroup = 0) const {
+    for (const PipeInterval& iv : intervals)
+      if (iv.op == op && iv.*Block == block && (iv.warpgroup < 0 || iv.warpgroup == warpgroup)) return &iv;
+    return nullptr;
+  }
+  // When the first warpgroup's op starts, and when its result is usable; −1 when there is none.
+  double start_of(PipeOp op, i64 block) const {
+    const PipeInterval* iv = find(op, block);
+    return iv ? iv->start_ns : -1.0;
+  }
+  double end_of(PipeOp op, i64 block) const {
+    const PipeInterval* iv = find(op, block);
+    return iv ? iv->end_ns : -1.0;
+  }
+  // The ring's stages at t, each as the last use issued by then left it:
+  // `fill(stage, use)` sets a stage's block and its tiles' statuses.
+  template <class Stage, class Use, class Fill>
+  std::vector<Stage> stages_at(const std::vector<Use>& uses, double t, Fill fill) const {
+    std::vector<Stage> stages(static_cast<std::size_t>(config.stages));
+    for (const Use& u : uses)  // in issue order: a later use of a stage replaces an earlier one
+      if (u.issued_ns <= t) fill(stages[static_cast<std::size_t>(u.stage)], u);
+    return stages;
+  }
+  // A timed op joins the schedule, its work to its unit's.
+  void add(const PipeInterval& iv) {
+    intervals.push_back(iv);
+    switch (iv.unit) {
+      case PipeUnit::tensor_cores: tensor_busy_ns += iv.work_ns; break;
+      case PipeUnit::softmax_units: softmax_busy_ns += iv.work_ns; break;
+      case PipeUnit::copy_engine: copy_busy_ns += iv.work_ns; break;
+      case PipeUnit::load_store: load_store_busy_ns += iv.work_ns; break;
+    }
+    end_ns = std::max(end_ns, iv.end_ns);
+  }
+};
+
+struct HopperPipeline : CtaPipeline<HopperConfig, &PipeInterval::j> {
   i64 i = 0;        // the row block this CTA computes
   i64 visits = 0;   // column blocks it visits (fewer under causal masking)
-  std::vector<PipeInterval> intervals;  // in issue order
   std::vector<StageUse> stage_uses;     // one per visit, in j order
-  double end_ns = 0;  // the epilogue is done
-  // Busy time of each unit, and the sums a bound reads.
-  double tensor_busy_ns = 0, softmax_busy_ns = 0, copy_busy_ns = 0;
   // Per visit, for one warpgroup: the two products and the softmax.
   double gemm_ns_per_visit = 0, softmax_ns_per_visit = 0;
 
   PipelineState state_at(double t_ns) const;
-  // The interval of op `op` of block j run by warpgroup w (−1: the producer's
-  // copies, the first warpgroup otherwise); null when there is none.
-  const PipeInterval* find(PipeOp op, i64 j, int warpgroup = 0) const;
-  double tensor_utilisation() const { return end_ns > 0 ? tensor_busy_ns / end_ns : 0; }
   // The moment the step-through's event of FlashAttention-2's loop nest (the
   // one the rung follows) happens in this schedule, for the first warpgroup:
   // the loads of K_j, V_j and S_ij when S_ij starts (K_j, V_j are in their
