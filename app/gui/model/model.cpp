@@ -12,13 +12,15 @@
 
 namespace flashlab::gui {
 
-bool Inputs::operator==(const Inputs& o) const {
+bool Inputs::same_one_gpu(const Inputs& o) const {
   return algo_a == o.algo_a && algo_b == o.algo_b && compare == o.compare && seq == o.seq && batch == o.batch &&
          heads == o.heads && kv_heads == o.kv_heads && head_dim == o.head_dim && causal == o.causal && dtype == o.dtype &&
          sram_override == o.sram_override && sram == o.sram && manual_tiles == o.manual_tiles && br == o.br &&
          bc == o.bc && hopper == o.hopper && hw_preset == o.hw_preset && use_hw_file == o.use_hw_file && hw_file == o.hw_file &&
          lockstep == o.lockstep;
 }
+
+bool needs_recompute(const AppState& s) { return s.dirty || !s.inputs.same_one_gpu(s.applied); }
 
 Charts::Charts() {
   for (const analysis::ChartEntry& e : analysis::chart_table()) {

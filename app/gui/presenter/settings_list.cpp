@@ -9,7 +9,6 @@
 
 #include "bench/bench_action.hpp"
 #include "presenter_stages.hpp"
-#include "ring/ring_settings.hpp"
 #include "scenario.hpp"
 #include "scenario_settings.hpp"
 #include "script_keys.hpp"
@@ -49,15 +48,18 @@ std::vector<Line> lines_of(const std::vector<Row>& rows, const std::string& pref
 
 void write_settings_list(std::ostream& out) {
   std::vector<Line> settings;
-  for (const SettingRow& r : setting_rows())
-    settings.push_back({std::string(r.doc.key), std::string(r.doc.kind) + (r.in_scene ? "" : "  (not in a scene's state)"),
-                        std::string(r.doc.meaning)});
+  for (const SettingRow* r : settings_of(""))
+    settings.push_back({std::string(r->doc.key), std::string(r->doc.kind) + (r->in_scene ? "" : "  (not in a scene's state)"),
+                        std::string(r->doc.meaning)});
   section(out, "Settings: a scenario's top level, a scene's \"state\", a script step", settings);
   out << "\n";
-  section(out, "\"problem\"", lines_of(problem_key_rows(), "problem."));
-  out << "\n";
-  section(out, "\"ring\"", lines_of(ring_setting_rows(), "ring."));
-  out << "\n";
+  for (std::string_view object : setting_objects()) {
+    std::vector<Line> keys;
+    for (const SettingRow* r : settings_of(object))
+      keys.push_back({std::string(object) + "." + std::string(r->doc.key), std::string(r->doc.kind), std::string(r->doc.meaning)});
+    section(out, "\"" + std::string(object) + "\"", keys);
+    out << "\n";
+  }
   section(out, "\"bench\"", lines_of(bench_key_rows(), "bench."));
   out << "\n";
   section(out, "A script step's own keys", lines_of(step_key_rows(), ""));
