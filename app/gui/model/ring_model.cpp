@@ -297,23 +297,20 @@ std::vector<RingMeasuredView::PassErrors> step_errors(const analysis::RingPlacem
     RingMeasuredView::PassErrors e;
     e.pass = pp.pass;
     std::vector<double> ce, te;
+    // A step's error of one kind: kept when placed (finite), and the worst so far with where it is.
+    const auto take = [](const analysis::RingStepPlacement& x, double error, std::vector<double>& all, double& worst,
+                         int& worst_gpu, int& worst_step) {
+      if (!std::isfinite(error)) return;
+      all.push_back(error);
+      if (worst_gpu < 0 || std::fabs(error) > std::fabs(worst)) {
+        worst = error;
+        worst_gpu = x.gpu;
+        worst_step = x.step;
+      }
+    };
     for (const analysis::RingStepPlacement& x : pp.steps) {
-      if (std::isfinite(x.compute_error)) {
-        ce.push_back(x.compute_error);
-        if (e.worst_compute_gpu < 0 || std::fabs(x.compute_error) > std::fabs(e.worst_compute_error)) {
-          e.worst_compute_error = x.compute_error;
-          e.worst_compute_gpu = x.gpu;
-          e.worst_compute_step = x.step;
-        }
-      }
-      if (std::isfinite(x.transfer_error)) {
-        te.push_back(x.transfer_error);
-        if (e.worst_transfer_gpu < 0 || std::fabs(x.transfer_error) > std::fabs(e.worst_transfer_error)) {
-          e.worst_transfer_error = x.transfer_error;
-          e.worst_transfer_gpu = x.gpu;
-          e.worst_transfer_step = x.step;
-        }
-      }
+      take(x, x.compute_error, ce, e.worst_compute_error, e.worst_compute_gpu, e.worst_compute_step);
+      take(x, x.transfer_error, te, e.worst_transfer_error, e.worst_transfer_gpu, e.worst_transfer_step);
     }
     e.placed_steps = static_cast<int>(std::max(ce.size(), te.size()));
     e.median_compute_error = sim::median(ce);

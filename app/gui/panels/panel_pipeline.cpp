@@ -127,6 +127,15 @@ ImU32 stage_fill(sim::StageStatus status) {
   }
 }
 
+// A schedule's heading: the whole line when it fits on one, else its short
+// form; under it the cursor's caption, when that fits on one line too.
+void schedule_heading(const std::string& head, const char* short_head, const std::string& caption, float width) {
+  const float line = math_line_height();
+  if (math_text_size(head, width).y <= line * 1.05f) math_text(head, color_note(), width);
+  else math_text(short_head, color_note(), width);
+  if (math_text_size(caption, width).y <= line * 1.05f) math_text(caption, color_dim(), width);
+}
+
 }  // namespace
 
 namespace {
@@ -178,10 +187,8 @@ void draw_bwd_pipeline(const AppState& s, const AlgoView& v, const PipelineAtCur
                            ": B_r × B_c = " + std::to_string(c.Br) + " × " + std::to_string(c.Bc) + ", " +
                            std::to_string(c.consumers()) + " consumer warpgroups of 64 keys, " + std::to_string(c.stages) +
                            "-stage ring of Q_i, dO_i, L_i, D_i)";
+  schedule_heading(head, "fa3_hopper_bwd's schedule in one CTA", pa.caption, width);
   const float line = math_line_height();
-  if (math_text_size(head, width).y <= line * 1.05f) math_text(head, color_note(), width);
-  else math_text("fa3_hopper_bwd's schedule in one CTA", color_note(), width);
-  if (math_text_size(pa.caption, width).y <= line * 1.05f) math_text(pa.caption, color_dim(), width);
 
   ImDrawList* dl = ImGui::GetWindowDrawList();
   const ImVec2 o = ImGui::GetCursorScreenPos();
@@ -317,10 +324,8 @@ void draw_pipeline(const AppState& s, const AlgoView& v, float height) {
                            ": B_r × B_c = " + std::to_string(c.Br) + " × " + std::to_string(c.Bc) + ", " +
                            std::to_string(c.consumers()) + " consumer warpgroups, " + std::to_string(c.stages) +
                            "-stage ring" + (c.overlap ? ", softmax overlapped with P̃V" : "") + ")";
+  schedule_heading(head, "fa3_hopper's schedule in one CTA", pa.caption, width);
   const float line = math_line_height();
-  if (math_text_size(head, width).y <= line * 1.05f) math_text(head, color_note(), width);
-  else math_text("fa3_hopper's schedule in one CTA", color_note(), width);
-  if (math_text_size(pa.caption, width).y <= line * 1.05f) math_text(pa.caption, color_dim(), width);
 
   ImDrawList* dl = ImGui::GetWindowDrawList();
   const ImVec2 o = ImGui::GetCursorScreenPos();
