@@ -153,15 +153,6 @@ std::unique_ptr<RankJob> join_job(const RingBenchFlags& f, int most) {
   return job;
 }
 
-void write(const std::string& path, const std::string& flag, const std::string& contents) {
-  if (path.empty()) return;
-  try {
-    analysis::write_file_atomic(path, contents);
-  } catch (const std::exception& e) {
-    throw UsageError(flag + ": " + e.what());
-  }
-}
-
 // The host's issuing on the largest ring's GPUs, and the SMs an exchange's
 // kernel holds there, measured after the runs as `flashlab links` measures
 // them: the model's host prices for this file, from this machine. A failure
@@ -353,8 +344,8 @@ int run_ring_bench(const RingBenchFlags& f) {
     runs.meta.parallel_part().ring_exchange = std::move(h.ring_exchange);
   }
   std::cout << analysis::ring_table(runs);
-  write(f.csv, "--csv", analysis::ring_results_csv(runs));
-  write(f.json, "--json", analysis::ring_results_to_json(runs));
+  write_output("--csv", f.csv, analysis::ring_results_csv(runs));
+  write_output("--json", f.json, analysis::ring_results_to_json(runs));
   failed = 0;
   for (const sim::MeasuredRun& r : runs.runs) failed += r.status == sim::RunStatus::failed ? 1 : 0;
   if (failed > 0) {

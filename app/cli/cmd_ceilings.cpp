@@ -39,11 +39,7 @@ std::string read_text(const std::string& path) {
 }
 
 sim::HardwareModel load_datasheet(const std::string& name) {
-  try {
-    return sim::load_hardware(name);
-  } catch (const sim::HardwareError& e) {
-    throw UsageError(std::string("--datasheet: ") + e.what());
-  }
+  return usage_errors_of<sim::HardwareError>("--datasheet", [&] { return sim::load_hardware(name); });
 }
 
 class CeilingsCommand : public Command {
@@ -180,18 +176,11 @@ class CeilingsCommand : public Command {
     ceilings::Options o;
     o.quick = quick_;
     o.repeats = repeats_.empty() ? 0 : static_cast<int>(parse_positive("--repeats", repeats_));
-    sim::MeasuredProfile p;
-    try {
-      p = ceilings::measure_all(o, [&](const std::string& line) {
+    sim::MeasuredProfile p = usage_errors_of<ceilings::Unavailable, ceilings::MeasureError, sim::HardwareError>("ceilings", [&] {
+      return ceilings::measure_all(o, [&](const std::string& line) {
         if (!quiet_) std::cerr << "ceilings: " << line << std::endl;
       });
-    } catch (const ceilings::Unavailable& e) {
-      throw UsageError(std::string("ceilings: ") + e.what());
-    } catch (const ceilings::MeasureError& e) {
-      throw UsageError(std::string("ceilings: ") + e.what());
-    } catch (const sim::HardwareError& e) {
-      throw UsageError(std::string("ceilings: ") + e.what());
-    }
+    });
     if (!datasheet) datasheet = analysis::match_datasheet(p.device.name, p.device.sm_count, analysis::datasheet_presets());
     std::cout << analysis::profile_report(p, datasheet ? &*datasheet : nullptr);
     try {

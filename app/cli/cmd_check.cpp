@@ -102,11 +102,7 @@ class CheckCommand : public Command {
 
  private:
   static analysis::BenchResults load_results(const std::string& path) {
-    try {
-      return analysis::bench_from_file(path);
-    } catch (const std::exception& e) {
-      throw UsageError(std::string("--results: ") + e.what());
-    }
+    return usage_errors_of<std::exception>("--results", [&] { return analysis::bench_from_file(path); });
   }
 
   void write_outputs(const analysis::StudentCheck& check, const sim::HardwareModel& hw,

@@ -53,11 +53,7 @@ class ExportCommand : public Command {
 
     std::optional<analysis::BenchFilter> filter;
     if (!filter_.empty()) {
-      try {
-        filter = analysis::parse_bench_filter(filter_);
-      } catch (const std::invalid_argument& e) {
-        throw UsageError(std::string("--filter: ") + e.what());
-      }
+      filter = usage_errors_of<std::invalid_argument>("--filter", [&] { return analysis::parse_bench_filter(filter_); });
       if (have_results)
         if (const std::string why = analysis::filter_misses(results, *filter); !why.empty())
           throw UsageError("--filter: " + why);

@@ -69,18 +69,11 @@ class LinksCommand final : public Command {
     if (const std::string why = kernels::link_bench_unavailable_reason(o); !why.empty())
       throw UsageError("links: " + why);
 
-    sim::LinkMeasurements m;
-    try {
-      m = kernels::run_link_bench(o, [&](const std::string& line) {
+    const sim::LinkMeasurements m = usage_errors_of<kernels::LinkCheckError, kernels::Unsupported, kernels::CudaError>("links", [&] {
+      return kernels::run_link_bench(o, [&](const std::string& line) {
         if (!quiet_) std::cerr << "links: " << line << std::endl;
       });
-    } catch (const kernels::LinkCheckError& e) {
-      throw UsageError(std::string("links: ") + e.what());
-    } catch (const kernels::Unsupported& e) {
-      throw UsageError(std::string("links: ") + e.what());
-    } catch (const kernels::CudaError& e) {
-      throw UsageError(std::string("links: ") + e.what());
-    }
+    });
 
     if (!datasheet)
       if (const std::string id = analysis::matching_datasheet_link(m); !id.empty()) datasheet = load_datasheet(id);
@@ -106,11 +99,7 @@ class LinksCommand final : public Command {
 
  private:
   static sim::InterconnectModel load_datasheet(const std::string& name) {
-    try {
-      return sim::load_interconnect(name);
-    } catch (const sim::InterconnectError& e) {
-      throw UsageError(std::string("--datasheet: ") + e.what());
-    }
+    return usage_errors_of<sim::InterconnectError>("--datasheet", [&] { return sim::load_interconnect(name); });
   }
 
   // The defaults are the benchmark's own.

@@ -179,11 +179,7 @@ class ReportCommand : public Command {
   int run() override {
     std::optional<analysis::Lab> lab;
     if (!lab_.empty()) {
-      try {
-        lab = analysis::load_lab(lab_);
-      } catch (const std::exception& e) {
-        throw UsageError(std::string("--lab: ") + e.what());
-      }
+      lab = usage_errors_of<std::exception>("--lab", [&] { return analysis::load_lab(lab_); });
       if (!sweeps_.empty()) throw UsageError("--lab draws the lab's own sweeps: leave out --sweep");
     }
     if (print_sweeps_) {

@@ -6,6 +6,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 #include <CLI/CLI.hpp>
 
@@ -21,6 +22,22 @@ class UsageError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
 };
+
+// f()'s value; an exception of one of `Errors` (a file that does not read, a
+// measurement that cannot run) becomes a UsageError "WHAT: its message", WHAT
+// naming the flag or the step. Other exceptions pass through as they are.
+template <class F>
+decltype(auto) usage_errors_of(const std::string&, F&& f) {
+  return f();
+}
+template <class E, class... Errors, class F>
+decltype(auto) usage_errors_of(const std::string& what, F&& f) {
+  try {
+    return usage_errors_of<Errors...>(what, std::forward<F>(f));
+  } catch (const E& e) {
+    throw UsageError(what + ": " + e.what());
+  }
+}
 
 // The lecture's standard setting: GPT-2 medium in the FlashAttention paper.
 struct ProblemFlags {

@@ -30,18 +30,10 @@ std::vector<std::string> major_labels(const std::vector<Tick>& ticks) {
   return out;
 }
 
-// A canvas that records nothing but measures text as 0.6 em per code point:
-// enough for layouts and hit tests without a font.
-class NullCanvas : public Canvas {
+// The null canvas, keeping the texts drawn and the clips still pushed.
+class CountingCanvas : public NullCanvas {
  public:
-  void line(Point, Point, Color, double, Dash) override {}
-  void polyline(const std::vector<Point>&, Color, double, Dash) override {}
-  void rect_filled(Rect, Color) override {}
-  void rect_outline(Rect, Color, double) override {}
-  void polygon_filled(const std::vector<Point>&, Color) override {}
-  void circle_filled(Point, double, Color) override {}
   void text(Point, const std::string& s, double, Color, HAlign, VAlign, bool) override { texts.push_back(s); }
-  Point measure(const std::string& s, double px) override { return {0.6 * px * static_cast<double>(s.size()), px * 1.2}; }
   void push_clip(Rect) override { ++clips; }
   void pop_clip() override { --clips; }
   std::vector<std::string> texts;
@@ -431,7 +423,7 @@ TEST_CASE("layout and hit test: the nearest point under the pointer, in the axes
   s.x = {1024, 4096};
   s.y = {1e6, 1e8};
   c.series.push_back(s);
-  NullCanvas cv;
+  CountingCanvas cv;
   const ChartLayout L = layout_chart(c, cv, {0, 0, 800, 500}, ChartStyle{});
   CHECK(L.plot.w > 500);
   CHECK(L.plot.h > 300);
@@ -449,7 +441,7 @@ TEST_CASE("layout and hit test: the nearest point under the pointer, in the axes
 
 TEST_CASE("a chart too small to draw draws nothing and does not fail", "[chart][render]") {
   const ChartSpec c = roofline_chart(lecture_context());
-  NullCanvas cv;
+  CountingCanvas cv;
   for (double w : {0.0, 3.0, 40.0, 120.0}) {
     const ChartLayout L = layout_chart(c, cv, {0, 0, w, w * 0.6}, ChartStyle{});
     render_chart(c, cv, L, ChartStyle{});
@@ -461,7 +453,7 @@ TEST_CASE("an empty chart shows its reason instead of axes", "[chart][render]") 
   ChartSpec c;
   c.title = "nothing";
   c.notes.push_back("no results loaded");
-  NullCanvas cv;
+  CountingCanvas cv;
   render_chart(c, cv, layout_chart(c, cv, {0, 0, 600, 400}, ChartStyle{}), ChartStyle{});
   CHECK(std::find(cv.texts.begin(), cv.texts.end(), "no results loaded") != cv.texts.end());
   CHECK(std::find(cv.texts.begin(), cv.texts.end(), "0.5") == cv.texts.end());  // no tick labels
@@ -493,22 +485,14 @@ TEST_CASE("a measured profile draws its mma.sync figure as the Ampere path, dott
 namespace {
 
 // Records the filled rectangles and the texts drawn, with where they went.
-class RecordingCanvas : public Canvas {
+class RecordingCanvas : public NullCanvas {
  public:
   struct Text {
     Point at;
     std::string s;
   };
-  void line(Point, Point, Color, double, Dash) override {}
-  void polyline(const std::vector<Point>&, Color, double, Dash) override {}
   void rect_filled(Rect r, Color c) override { rects.push_back({r, c}); }
-  void rect_outline(Rect, Color, double) override {}
-  void polygon_filled(const std::vector<Point>&, Color) override {}
-  void circle_filled(Point, double, Color) override {}
   void text(Point p, const std::string& s, double, Color, HAlign, VAlign, bool) override { texts.push_back({p, s}); }
-  Point measure(const std::string& s, double px) override { return {0.6 * px * static_cast<double>(s.size()), px * 1.2}; }
-  void push_clip(Rect) override {}
-  void pop_clip() override {}
   const Text* find(const std::string& s) const {
     for (const Text& t : texts)
       if (t.s == s) return &t;

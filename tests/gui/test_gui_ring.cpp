@@ -33,6 +33,9 @@ namespace fs = std::filesystem;
 
 namespace {
 
+// The ring's part of the inputs, as the cases below edit it.
+using RingInputs = Inputs::Ring;
+
 const std::string kExample = std::string(FLASHLAB_TEST_DATA) + "/ring-results-example.json";
 
 // AppState owns cursors, a worker thread and a mutex: built in place, never copied.
@@ -40,7 +43,7 @@ std::unique_ptr<AppState> ring_state(const std::function<void(RingInputs&)>& edi
   auto s = std::make_unique<AppState>();
   s->inputs.hw_preset = "H100-SXM5-80GB";
   recompute(*s);
-  if (edit) edit(s->ring.inputs);
+  if (edit) edit(s->inputs.ring);
   recompute_ring(*s);
   return s;
 }
@@ -121,9 +124,9 @@ TEST_CASE("the ring's model follows its inputs: the problem, the lanes, the matr
   CHECK(std::accumulate(m.pairs_total.begin(), m.pairs_total.end(), sim::i64{0}) == pairs);
 
   // An input changed: the model is stale until recomputed, then follows.
-  s.ring.inputs.gpus = "4";
-  s.ring.inputs.compare_layouts = true;
-  s.ring.inputs.passes = sim::PassSelection::fwd_bwd;
+  s.inputs.ring.gpus = "4";
+  s.inputs.ring.compare_layouts = true;
+  s.inputs.ring.passes = sim::PassSelection::fwd_bwd;
   CHECK(ring_needs_recompute(s));
   const auto gen = m.generation;
   recompute_ring(s);
@@ -141,10 +144,10 @@ TEST_CASE("the ring's model follows its inputs: the problem, the lanes, the matr
   recompute_ring(s);
   CHECK(m.compute.hw.name == "H200-SXM-141GB");
   // A custom shape.
-  s.ring.inputs.model = "custom";
-  s.ring.inputs.heads = "16";
-  s.ring.inputs.kv_heads = "4";
-  s.ring.inputs.head_dim = "64";
+  s.inputs.ring.model = "custom";
+  s.inputs.ring.heads = "16";
+  s.inputs.ring.kv_heads = "4";
+  s.inputs.ring.head_dim = "64";
   recompute_ring(s);
   REQUIRE(m.valid);
   CHECK(m.problem.heads == 16);
@@ -183,8 +186,8 @@ TEST_CASE("invalid ring inputs clear the model and say why, whatever the values"
     auto ps = ring_state();
     AppState& s = *ps;
     REQUIRE(s.ring.model.valid);
-    const RingInputs good = s.ring.inputs;
-    c.edit(s.ring.inputs);
+    const RingInputs good = s.inputs.ring;
+    c.edit(s.inputs.ring);
     recompute_ring(s);
     const RingModel& m = s.ring.model;
     CHECK(!m.valid);
@@ -201,7 +204,7 @@ TEST_CASE("invalid ring inputs clear the model and say why, whatever the values"
     ring_seek_step(s, 3);
     CHECK(!s.ring.model.valid);
     // A valid value brings everything back.
-    s.ring.inputs = good;
+    s.inputs.ring = good;
     recompute_ring(s);
     CHECK(s.ring.model.valid);
   }
@@ -245,23 +248,23 @@ TEST_CASE("the step-through: which K, V each GPU holds, the pairs so far, the co
   CHECK(m.step.step == 2);
   CHECK(m.step.skipped_so_far[0] == 2);  // GPU 0 met K, V of GPUs 3 and 2: both after its queries
   // Zig-zag: the same work on every GPU.
-  s.ring.inputs.layout = sim::RingLayout::zigzag;
+  s.inputs.ring.layout = sim::RingLayout::zigzag;
   recompute_ring(s);
   REQUIRE(m.valid);
   CHECK(m.step.step == 2);  // the step is kept
   const auto mm = std::minmax_element(m.pairs_total.begin(), m.pairs_total.end());
   CHECK(*mm.first == *mm.second);
   // Fewer GPUs: the step is clamped to the new last one.
-  s.ring.inputs.gpus = "2";
+  s.inputs.ring.gpus = "2";
   recompute_ring(s);
   CHECK(m.step.step == 1);
   // A step asked for before the model exists (a scenario) lands once it does.
   s.ring.step_request = 1;
-  s.ring.inputs.gpus = "abc";
+  s.inputs.ring.gpus = "abc";
   recompute_ring(s);
   apply_ring_step_request(s);
   CHECK(s.ring.step_request == 1);
-  s.ring.inputs.gpus = "8";
+  s.inputs.ring.gpus = "8";
   recompute_ring(s);
   apply_ring_step_request(s);
   CHECK(m.step.step == 1);
@@ -316,14 +319,14 @@ TEST_CASE("a measured ring run is matched to the problem on screen and placed be
   for (const RingBar& b : m.lanes[1].bars) placed_bar = placed_bar || (b.placed && std::isfinite(b.error));
   CHECK(placed_bar);
   // Without calibration: the typed efficiency.
-  s.ring.inputs.calibrate = false;
-  s.ring.inputs.efficiency = "0.8";
+  s.inputs.ring.calibrate = false;
+  s.inputs.ring.efficiency = "0.8";
   recompute_ring(s);
   REQUIRE(m.measured.placement);
   CHECK(m.compute.efficiency == Approx(0.8));
 
   // Another problem: no run of it, and the view says why.
-  s.ring.inputs.passes = sim::PassSelection::fwd;
+  s.inputs.ring.passes = sim::PassSelection::fwd;
   recompute_ring(s);
   REQUIRE(m.valid);
   CHECK(m.measured.run == -1);
@@ -341,13 +344,13 @@ TEST_CASE("a measured ring run is matched to the problem on screen and placed be
     CHECK(match_ring_run(runs, p) == -1);
   }
   // Picking a run sets the ring's problem to its own: the pick is what is shown.
-  ring_inputs_from_problem(s.ring.inputs, runs.runs[3].problem);
-  s.ring.inputs.run_choice = 3;
+  ring_inputs_from_problem(s.inputs.ring, runs.runs[3].problem);
+  s.inputs.ring.run_choice = 3;
   recompute_ring(s);
   CHECK(m.measured.run == 3);
   CHECK(m.problem.gpus() == runs.runs[3].problem.gpus());
   CHECK(m.problem.layout() == runs.runs[3].problem.layout());
-  CHECK(s.ring.inputs.model == "llama2-7b");
+  CHECK(s.inputs.ring.model == "llama2-7b");
 }
 
 TEST_CASE("a ring results file that cannot be read: the status says why, nothing is drawn from it", "[gui][ring]") {
@@ -378,7 +381,7 @@ TEST_CASE("scenarios: the ring's keys, its stages, and bad values as errors", "[
       "intra": "pcie5", "inter": "ib-ndr", "efficiency": 0.5, "compare_layouts": true, "calibrate": false, "step": 3}})"),
                  "");
   CHECK(s.view.workspace == Workspace::ring);
-  const RingInputs& in = s.ring.inputs;
+  const RingInputs& in = s.inputs.ring;
   CHECK(in.model == "llama3.2-1b");
   CHECK(in.seq == "64K");
   CHECK(in.gpus == "16");
@@ -407,7 +410,7 @@ TEST_CASE("scenarios: the ring's keys, its stages, and bad values as errors", "[
   CHECK_THROWS_WITH(apply_settings(s, nlohmann::json::parse(R"({"ring": {"steps": "fusion"}})"), ""),
                     Catch::Contains("ring.steps must be \"fused\" or \"pairwise\""));
   apply_settings(s, nlohmann::json::parse(R"({"ring": {"steps": "pairwise"}})"), "");
-  CHECK(s.ring.inputs.steps == "pairwise");
+  CHECK(s.inputs.ring.steps == "pairwise");
   CHECK_THROWS_WITH(apply_settings(s, nlohmann::json::parse(R"({"workspace": "gpus"})"), ""), Catch::Contains("workspace"));
   CHECK_THROWS_WITH(apply_settings(s, nlohmann::json::parse(R"({"ring_results": "/nonexistent/r.json"})"), ""),
                     Catch::Contains("cannot open ring results"));
@@ -423,7 +426,7 @@ TEST_CASE("scenarios: the ring's keys, its stages, and bad values as errors", "[
   CHECK_THROWS_WITH(parse_scene(nlohmann::json::parse(R"({"title": "t", "stage": "rings"})")), Catch::Contains("ring-timeline"));
   auto pt = std::make_unique<AppState>();
   apply_settings(*pt, nlohmann::json{{"ring_results", kExample}, {"ring", {{"gpus", 8}, {"pass", "fwd+bwd"}, {"layout", "contiguous"}, {"run", 4}}}}, "");
-  CHECK(pt->ring.inputs.run_choice == 3);
+  CHECK(pt->inputs.ring.run_choice == 3);
   pt->inputs.hw_preset = "H100-SXM5-80GB";
   recompute(*pt);
   recompute_ring(*pt);
@@ -467,7 +470,7 @@ TEST_CASE("a run of virtual GPUs on one device is drawn, and said to be one devi
   auto ps = ring_state();
   AppState& s = *ps;
   open_ring_results(s, file.string());
-  ring_inputs_from_problem(s.ring.inputs, it->problem);
+  ring_inputs_from_problem(s.inputs.ring, it->problem);
   recompute_ring(s);
   const RingModel& m = s.ring.model;
   REQUIRE(m.valid);
@@ -491,10 +494,10 @@ TEST_CASE("a run is its problem and its steps: the file opens on a fused run, ei
   // The file's first fused run of more than one GPU becomes the problem, and the status says which.
   CHECK(ring_run_to_open(runs) == 1);
   CHECK(ring_run_to_open(runs, "pairwise") == 2);
-  CHECK(s.ring.inputs.run_choice == 1);
-  CHECK(s.ring.inputs.steps == "fused");
-  CHECK(s.ring.inputs.gpus == "2");
-  CHECK(s.ring.inputs.seq == "8192");
+  CHECK(s.inputs.ring.run_choice == 1);
+  CHECK(s.inputs.ring.steps == "fused");
+  CHECK(s.inputs.ring.gpus == "2");
+  CHECK(s.inputs.ring.seq == "8192");
   CHECK(s.view.status.find("showing run 2: LLaMA-2-7B, N 8K, 2 GPUs zig-zag, fwd+bwd, fused steps") != std::string::npos);
   recompute_ring(s);
   RingModel& m = s.ring.model;
@@ -510,8 +513,8 @@ TEST_CASE("a run is its problem and its steps: the file opens on a fused run, ei
   CHECK(m.measured.scaling_efficiency == 40.0 / (2 * (6.0 + 18.0)));
   // Both modes of this problem are in the file; the pairwise one by name.
   CHECK(ring_run_steps(runs, m.problem) == std::vector<std::string>{"fused", "pairwise"});
-  s.ring.inputs.steps = "pairwise";
-  s.ring.inputs.run_choice = -1;
+  s.inputs.ring.steps = "pairwise";
+  s.inputs.ring.run_choice = -1;
   recompute_ring(s);
   REQUIRE(m.measured.run == 2);
   CHECK(m.lanes[1].title.find("measured, pairwise steps:") == 0);
@@ -523,7 +526,7 @@ TEST_CASE("a run is its problem and its steps: the file opens on a fused run, ei
           return sim::simulate_ring(m.problem, m.topology, cm).peak_bytes_per_gpu;
         }());
   // A problem measured in one mode only: its run, whatever steps were asked for.
-  ring_inputs_from_problem(s.ring.inputs, runs.runs[3].problem);
+  ring_inputs_from_problem(s.inputs.ring, runs.runs[3].problem);
   recompute_ring(s);
   CHECK(m.measured.run == 3);
   CHECK(ring_run_steps(runs, m.problem) == std::vector<std::string>{"fused"});
@@ -535,14 +538,14 @@ TEST_CASE("a run is its problem and its steps: the file opens on a fused run, ei
   CHECK(ring_run_label(runs.runs[0], 0) == "run 1: LLaMA-2-7B, N 8K, 1 GPU, fwd+bwd, pairwise steps");
 
   // Opening a file again keeps the problem on screen when the file has its run.
-  ring_inputs_from_problem(s.ring.inputs, runs.runs[6].problem);
-  s.ring.inputs.steps.clear();
-  s.ring.inputs.run_choice = -1;
+  ring_inputs_from_problem(s.inputs.ring, runs.runs[6].problem);
+  s.inputs.ring.steps.clear();
+  s.inputs.ring.run_choice = -1;
   const fs::path again = fs::temp_directory_path() / ("flashlab-gui-ring-again-" + std::to_string(::getpid()) + ".json");
   std::ofstream(again) << analysis::ring_results_to_json(runs);
   open_ring_results(s, again.string());
   fs::remove(again);
-  CHECK(s.ring.inputs.model == "llama3.2-1b");
+  CHECK(s.inputs.ring.model == "llama3.2-1b");
   recompute_ring(s);
   CHECK(m.measured.run == 6);
 }

@@ -10,9 +10,11 @@
 #include <fstream>
 #include <functional>
 #include <memory>
+#include <random>
 #include <set>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "flashlab/analysis/charts/chart_table.hpp"
@@ -20,7 +22,7 @@
 #include "state/gui.hpp"
 #include "model/model.hpp"
 #include "presenter/presenter_stages.hpp"
-#include "ring/ring_settings.hpp"
+#include "presenter/scenario_settings.hpp"
 #include "presenter/scenario.hpp"
 #include "presenter/script_keys.hpp"
 #include "settings_doc.hpp"
@@ -37,6 +39,21 @@ template <class Row>
 std::vector<std::string> keys_of(const std::vector<Row>& rows) {
   std::vector<std::string> out;
   for (const Row& r : rows) out.emplace_back(r.doc.key);
+  return out;
+}
+
+// The keys of one object of the settings table ("": the top level), each as a file writes it ("ring.seq").
+std::vector<std::string> setting_keys(std::string_view object) {
+  std::vector<std::string> out;
+  for (const SettingRow* r : settings_of(object)) out.push_back((object.empty() ? "" : std::string(object) + ".") + std::string(r->doc.key));
+  return out;
+}
+
+// Every key of the settings table, the objects' included.
+std::vector<std::string> all_setting_keys() {
+  std::vector<std::string> out = setting_keys("");
+  for (std::string_view object : setting_objects())
+    for (const std::string& k : setting_keys(object)) out.push_back(k);
   return out;
 }
 
@@ -81,11 +98,17 @@ fs::path user_guide() { return fs::path(FLASHLAB_TEST_DATA) / ".." / ".." / "doc
 
 TEST_CASE("scenario tables: every key and stage name is unique, and no key is both a setting and a step's own",
           "[gui][scenario][tables]") {
-  const std::vector<std::string> settings = keys_of(setting_rows()), steps = keys_of(step_key_rows());
+  const std::vector<std::string> settings = all_setting_keys(), steps = keys_of(step_key_rows());
+  CHECK(settings.size() == setting_rows().size());  // every row in the top level or an object listed
   CHECK(unique(settings));
   CHECK(unique(steps));
-  CHECK(unique(keys_of(problem_key_rows())));
-  CHECK(unique(keys_of(ring_setting_rows())));
+  CHECK(setting_objects() == std::vector<std::string_view>{"problem", "ring"});
+  for (std::string_view object : setting_objects()) {
+    INFO(std::string(object));
+    const SettingRow* row = find_setting(object);
+    REQUIRE(row);  // an object is itself a top-level setting
+    CHECK(row->doc.kind.find(std::string(settings_of(object).front()->doc.key)) != std::string::npos);
+  }
   CHECK(unique(keys_of(bench_key_rows())));
   CHECK(unique(names_of_keys()));
   CHECK(unique(names_of_stages()));
@@ -94,7 +117,7 @@ TEST_CASE("scenario tables: every key and stage name is unique, and no key is bo
     CHECK(find_setting(k) == nullptr);
   }
   for (const SettingRow& r : setting_rows()) {
-    INFO(std::string(r.doc.key));
+    INFO(std::string(r.object) << " " << std::string(r.doc.key));
     CHECK(r.apply != nullptr);
     CHECK(!r.doc.kind.empty());
     CHECK(!r.doc.meaning.empty());
@@ -277,10 +300,8 @@ TEST_CASE("the hall's settings: theme is dark or light for the whole lecture, a 
 TEST_CASE("scenario tables: the schema lists every key, every key press, every stage and a scene's keys", "[gui][scenario][tables]") {
   const std::string text = schema();
   const auto listed = [&](const std::string& name) { return text.find("\n  " + name + " ") != std::string::npos; };
-  for (const std::string& k : keys_of(setting_rows())) CHECK(listed(k));
+  for (const std::string& k : all_setting_keys()) CHECK(listed(k));
   for (const std::string& k : keys_of(step_key_rows())) CHECK(listed(k));
-  for (const std::string& k : keys_of(problem_key_rows())) CHECK(listed("problem." + k));
-  for (const std::string& k : keys_of(ring_setting_rows())) CHECK(listed("ring." + k));
   for (const std::string& k : keys_of(bench_key_rows())) CHECK(listed("bench." + k));
   for (const std::string& k : names_of_keys()) CHECK(listed(k));
   for (const std::string& k : names_of_stages()) CHECK(listed(k));
@@ -297,10 +318,8 @@ TEST_CASE("scenario tables: docs/user-guide.md lists exactly what the tables hol
   for (std::string line; std::getline(lines, line);)
     if (line.size() > 2 && line.compare(0, 2, "  ") == 0 && line[2] != ' ') in_doc.insert(line.substr(2, line.find(' ', 2) - 2));
   std::set<std::string> in_tables;
-  for (const std::string& k : keys_of(setting_rows())) in_tables.insert(k);
+  for (const std::string& k : all_setting_keys()) in_tables.insert(k);
   for (const std::string& k : keys_of(step_key_rows())) in_tables.insert(k);
-  for (const std::string& k : keys_of(problem_key_rows())) in_tables.insert("problem." + k);
-  for (const std::string& k : keys_of(ring_setting_rows())) in_tables.insert("ring." + k);
   for (const std::string& k : keys_of(bench_key_rows())) in_tables.insert("bench." + k);
   for (const std::string& k : names_of_keys()) in_tables.insert(k);
   for (const std::string& k : names_of_stages()) in_tables.insert(k);
@@ -340,4 +359,25 @@ TEST_CASE("scenario tables: a scene's shows is a list of non-empty text, and a s
   }
   CHECK_THROWS_WITH(parse_scene(nlohmann::json{{"title", "T"}, {"show", {"x"}}}),
                     Catch::Contains("unknown key 'show' (a scene takes title, point, stage, state, shows)"));
+}
+
+TEST_CASE("scenario tables: the random walk's valid draws are values the settings' readers take, and it walks both views",
+          "[gui][scenario][tables]") {
+  std::mt19937_64 rng(20240611);
+  std::set<std::string> drawn;
+  for (const SettingRow& row : setting_rows()) {
+    if (!row.sample) continue;
+    const std::string key = (row.object.empty() ? "" : std::string(row.object) + ".") + std::string(row.doc.key);
+    drawn.insert(key);
+    for (int k = 0; k < 40; ++k) {
+      auto ps = std::make_unique<AppState>();
+      const json v = row.sample(rng, true);
+      INFO(key << " = " << v.dump());
+      CHECK(message_of([&] { row.apply(*ps, v, ""); }) == "(no error)");
+    }
+  }
+  for (const char* key : {"problem.seq", "problem.dtype", "hardware", "tiles", "algorithms", "ring.gpus", "ring.model", "ring.intra"}) {
+    INFO(key);
+    CHECK(drawn.count(key));
+  }
 }

@@ -36,7 +36,7 @@ json inputs_digest(const Inputs& in) {
           {"use_hw_file", in.use_hw_file}, {"hw_file", in.hw_file}, {"lockstep", in.lockstep == Lockstep::block}};
 }
 
-json ring_digest(const RingInputs& r) {
+json ring_digest(const Inputs::Ring& r) {
   return {{"model", r.model}, {"heads", r.heads}, {"kv_heads", r.kv_heads}, {"head_dim", r.head_dim}, {"batch", r.batch},
           {"seq", r.seq}, {"gpus", r.gpus}, {"gpus_per_node", r.gpus_per_node}, {"layout", static_cast<int>(r.layout)},
           {"causal", r.causal}, {"passes", std::string(sim::to_string(r.passes))}, {"dtype", sim::to_string(r.dtype)},
@@ -48,7 +48,7 @@ json ring_digest(const RingInputs& r) {
 json state_digest(const AppState& s) {
   const CursorRequest& c = s.cursor_request;
   return {{"inputs", inputs_digest(s.inputs)},
-          {"ring", ring_digest(s.ring.inputs)},
+          {"ring", ring_digest(s.inputs.ring)},
           {"ring_step_request", s.ring.step_request},
           {"cursor", {static_cast<int>(c.kind), c.fraction, c.position, c.i, c.j}},
           {"playing", s.playback.playing},
@@ -146,9 +146,9 @@ TEST_CASE("a scene that sets nothing gets the scenario's settings, not the previ
       {"ring", {{"gpus", 4}, {"seq", "64K"}, {"layout", "contiguous"}, {"step", 2}}},
       {"ring_results", ring_results},
   };
-  for (const SettingRow& row : setting_rows()) {
-    if (!row.in_scene) continue;
-    const std::string key(row.doc.key);
+  for (const SettingRow* row : settings_of("")) {
+    if (!row->in_scene) continue;
+    const std::string key(row->doc.key);
     INFO("setting " << key << ": every setting a scene can take needs a sample here");
     REQUIRE(samples.count(key) == 1);
     const json lecture = {{"problem", {{"seq", 1024}, {"head_dim", 64}}},

@@ -87,18 +87,9 @@ Point measure_text_export(const std::string& s, double size_px) { return detail:
 namespace {
 
 // Draws nothing; measures as the exporters' font does.
-class MeasuringCanvas : public Canvas {
+class MeasuringCanvas : public NullCanvas {
  public:
-  void line(Point, Point, Color, double, Dash) override {}
-  void polyline(const std::vector<Point>&, Color, double, Dash) override {}
-  void rect_filled(Rect, Color) override {}
-  void rect_outline(Rect, Color, double) override {}
-  void polygon_filled(const std::vector<Point>&, Color) override {}
-  void circle_filled(Point, double, Color) override {}
-  void text(Point, const std::string&, double, Color, HAlign, VAlign, bool) override {}
   Point measure(const std::string& s, double size_px) override { return detail::measure_dejavu(s, size_px); }
-  void push_clip(Rect) override {}
-  void pop_clip() override {}
 };
 
 }  // namespace

@@ -45,24 +45,12 @@ Color on_fill(Color fill) {
 // Text placed now and drawn later, over the lines and points drawn between
 // (a label placed before the lines is still read over them). Everything else
 // goes straight through.
-class HeldText : public Canvas {
+class HeldText : public ForwardingCanvas {
  public:
-  explicit HeldText(Canvas& inner) : inner_(inner) {}
-  void line(Point a, Point b, Color c, double width, Dash dash) override { inner_.line(a, b, c, width, dash); }
-  void polyline(const std::vector<Point>& pts, Color c, double width, Dash dash) override {
-    inner_.polyline(pts, c, width, dash);
-  }
-  void rect_filled(Rect r, Color c) override { inner_.rect_filled(r, c); }
-  void rect_outline(Rect r, Color c, double width) override { inner_.rect_outline(r, c, width); }
-  void polygon_filled(const std::vector<Point>& pts, Color c) override { inner_.polygon_filled(pts, c); }
-  void circle_filled(Point center, double radius, Color c) override { inner_.circle_filled(center, radius, c); }
+  using ForwardingCanvas::ForwardingCanvas;
   void text(Point p, const std::string& s, double size_px, Color c, HAlign h, VAlign v, bool vertical = false) override {
     held_.push_back({p, s, size_px, c, h, v, vertical});
   }
-  Point measure(const std::string& s, double size_px) override { return inner_.measure(s, size_px); }
-  void push_clip(Rect r) override { inner_.push_clip(r); }
-  void pop_clip() override { inner_.pop_clip(); }
-  void data_mark(Rect box) override { inner_.data_mark(box); }
   void draw() {
     for (const Held& t : held_) inner_.text(t.p, t.s, t.size, t.c, t.h, t.v, t.vertical);
     held_.clear();
@@ -78,7 +66,6 @@ class HeldText : public Canvas {
     VAlign v;
     bool vertical;
   };
-  Canvas& inner_;
   std::vector<Held> held_;
 };
 

@@ -177,35 +177,26 @@ ContrastCheck check_contrast(const ImDrawData& dd, ImTextureID font_texture, ImV
                     fg, bg, ratio, ImVec2(run.box.x, run.box.y)));
     };
     for (const ImDrawCmd& cmd : list->CmdBuffer) {
-      if (cmd.UserCallback != nullptr || cmd.TextureId != font_texture) continue;
-      const ImDrawIdx* idx = list->IdxBuffer.Data + cmd.IdxOffset;
-      const ImDrawVert* vtx = list->VtxBuffer.Data + cmd.VtxOffset;
-      for (unsigned k = 0; k + 6 <= cmd.ElemCount; k += 6) {
-        const ImDrawIdx a = idx[k];
-        if (idx[k + 1] != a + 1 || idx[k + 2] != a + 2 || idx[k + 3] != a || idx[k + 4] != a + 2 || idx[k + 5] != a + 3)
-          continue;
-        const ImDrawVert& v0 = vtx[a];
-        const ImDrawVert& v2 = vtx[a + 2];
-        if (std::fabs(v0.uv.x - white_uv.x) < 1e-6f && std::fabs(v0.uv.y - white_uv.y) < 1e-6f) continue;
-        if (std::fabs(v0.uv.x - v2.uv.x) < 1e-7f) continue;
-        const ImVec4 g(std::min(v0.pos.x, v2.pos.x), std::min(v0.pos.y, v2.pos.y), std::max(v0.pos.x, v2.pos.x),
-                       std::max(v0.pos.y, v2.pos.y));
+      if (!draws_from_atlas(cmd, font_texture)) continue;
+      const std::vector<GlyphQuad> quads = glyph_quads(*list, cmd, font_texture, white_uv);
+      for (const GlyphQuad& q : quads) {
+        const ImVec4& g = q.rect;
         const ImVec4& c = cmd.ClipRect;
-        if (!(g.z > c.x && g.x < c.z && g.w > c.y && g.y < c.w) || alpha_of(v0.col) == 0) continue;
+        if (!(g.z > c.x && g.x < c.z && g.w > c.y && g.y < c.w) || alpha_of(q.col) == 0) continue;
         // One line: the glyph shares most of its height with the run's band and follows it closely.
         const float h = std::max(g.w - g.y, run.box.w - run.box.y);
         const float shared = std::min(g.w, run.box.w) - std::max(g.y, run.box.y);
-        const bool same = run.open && v0.col == run.colour && shared > 0.5f * std::min(g.w - g.y, run.box.w - run.box.y) &&
+        const bool same = run.open && q.col == run.colour && shared > 0.5f * std::min(g.w - g.y, run.box.w - run.box.y) &&
                           g.x - run.box.z < 0.9f * h && g.x >= run.box.x - 0.5f;
         if (same) {
           if (g.x - run.box.z > 0.4f * h) run.text += ' ';
           run.box = ImVec4(run.box.x, std::min(run.box.y, g.y), std::max(run.box.z, g.z), std::max(run.box.w, g.w));
         } else {
           finish();
-          run = Run{g, c, v0.col, "", true};
+          run = Run{g, c, q.col, "", true};
         }
         if (glyphs)
-          if (const GlyphIndex::Glyph* gl = glyphs->find(v0.uv)) analysis::append_utf8(run.text, gl->codepoint);
+          if (const GlyphIndex::Glyph* gl = glyphs->find(q.uv)) analysis::append_utf8(run.text, gl->codepoint);
       }
       finish();
     }

@@ -1,7 +1,8 @@
 // A random walk over the controls for tests: every frame, random pointer
 // moves, clicks, drags, wheel turns, keys and typed characters go through
-// ImGui's input like a user's would, and now and then an input is set to a
-// random valid or invalid value. Seeded, so a failure can be replayed.
+// ImGui's input like a user's would, and now and then a setting of the one
+// settings table (presenter/scenario_settings.hpp) is given a random valid or
+// invalid value. Seeded, so a failure can be replayed.
 #pragma once
 
 #include <cstdint>
@@ -22,11 +23,6 @@ class RandomWalk {
  private:
   double uniform() { return std::uniform_real_distribution<double>(0, 1)(rng_); }
   int pick(int n) { return std::uniform_int_distribution<int>(0, n - 1)(rng_); }
-  std::string random_size(bool valid_only);
-  sim::Algorithm random_algorithm() {
-    const auto& all = sim::all_algorithms();
-    return all[static_cast<size_t>(pick(static_cast<int>(all.size())))];
-  }
 
   std::mt19937_64 rng_;
   float x_ = 400, y_ = 300;

@@ -93,6 +93,31 @@ bool text_shows(const std::vector<TextLine>& lines, const std::string& window_pr
   return false;
 }
 
+bool draws_from_atlas(const ImDrawCmd& cmd, ImTextureID font_texture) {
+  return cmd.UserCallback == nullptr && cmd.TextureId == font_texture;
+}
+
+std::vector<GlyphQuad> glyph_quads(const ImDrawList& list, const ImDrawCmd& cmd, ImTextureID font_texture, ImVec2 white_uv) {
+  std::vector<GlyphQuad> out;
+  if (!draws_from_atlas(cmd, font_texture)) return out;
+  const ImDrawIdx* idx = list.IdxBuffer.Data + cmd.IdxOffset;
+  const ImDrawVert* vtx = list.VtxBuffer.Data + cmd.VtxOffset;
+  for (unsigned k = 0; k + 6 <= cmd.ElemCount; k += 6) {
+    const ImDrawIdx a = idx[k];
+    // A glyph: one quad (a, a+1, a+2), (a, a+2, a+3), textured from the atlas, not its white pixel.
+    if (idx[k + 1] != a + 1 || idx[k + 2] != a + 2 || idx[k + 3] != a || idx[k + 4] != a + 2 || idx[k + 5] != a + 3)
+      continue;
+    const ImDrawVert& v0 = vtx[a];
+    const ImDrawVert& v2 = vtx[a + 2];
+    if (std::fabs(v0.uv.x - white_uv.x) < 1e-6f && std::fabs(v0.uv.y - white_uv.y) < 1e-6f) continue;
+    if (std::fabs(v0.uv.x - v2.uv.x) < 1e-7f) continue;  // a shape's quad with one uv
+    out.push_back({ImVec4(std::min(v0.pos.x, v2.pos.x), std::min(v0.pos.y, v2.pos.y), std::max(v0.pos.x, v2.pos.x),
+                          std::max(v0.pos.y, v2.pos.y)),
+                   v0.uv, v0.col});
+  }
+  return out;
+}
+
 TextCheck check_text(const ImDrawData& dd, ImTextureID font_texture, ImVec2 white_uv, const GlyphIndex* glyphs,
                      const std::unordered_set<std::string>* scrolling) {
   TextCheck out;
@@ -103,23 +128,13 @@ TextCheck check_text(const ImDrawData& dd, ImTextureID font_texture, ImVec2 whit
     const std::string owner = list->_OwnerName ? list->_OwnerName : "?";
     const bool scrolls = scrolling != nullptr && scrolling->count(owner) > 0;
     for (const ImDrawCmd& cmd : list->CmdBuffer) {
-      if (cmd.UserCallback != nullptr || cmd.TextureId != font_texture) continue;
-      const ImDrawIdx* idx = list->IdxBuffer.Data + cmd.IdxOffset;
-      const ImDrawVert* vtx = list->VtxBuffer.Data + cmd.VtxOffset;
+      if (!draws_from_atlas(cmd, font_texture)) continue;
+      const std::vector<GlyphQuad> quads = glyph_quads(*list, cmd, font_texture, white_uv);
       TextRun cur{ImVec4(0, 0, 0, 0), owner};
       reader.window = owner;
       bool open = false;
-      for (unsigned k = 0; k + 6 <= cmd.ElemCount; k += 6) {
-        const ImDrawIdx a = idx[k];
-        // A glyph: one quad (a, a+1, a+2), (a, a+2, a+3), textured from the atlas, not its white pixel.
-        if (idx[k + 1] != a + 1 || idx[k + 2] != a + 2 || idx[k + 3] != a || idx[k + 4] != a + 2 || idx[k + 5] != a + 3)
-          continue;
-        const ImDrawVert& v0 = vtx[a];
-        const ImDrawVert& v2 = vtx[a + 2];
-        if (std::fabs(v0.uv.x - white_uv.x) < 1e-6f && std::fabs(v0.uv.y - white_uv.y) < 1e-6f) continue;
-        if (std::fabs(v0.uv.x - v2.uv.x) < 1e-7f) continue;  // a shape's quad with one uv
-        const ImVec4 g(std::min(v0.pos.x, v2.pos.x), std::min(v0.pos.y, v2.pos.y), std::max(v0.pos.x, v2.pos.x),
-                       std::max(v0.pos.y, v2.pos.y));
+      for (const GlyphQuad& q : quads) {
+        const ImVec4& g = q.rect;
         const ImVec4& c = cmd.ClipRect;
         // A glyph's side bearing may reach a pixel or two past where its text
         // starts: that is not text cut off.
@@ -142,7 +157,7 @@ TextCheck check_text(const ImDrawData& dd, ImTextureID font_texture, ImVec2 whit
           cur.rect = g;
           open = true;
         }
-        if (glyphs) reader.add(*glyphs, v0.uv, g);
+        if (glyphs) reader.add(*glyphs, q.uv, g);
       }
       if (open) runs.push_back(cur);
       reader.end_line();

@@ -49,6 +49,21 @@ class GlyphIndex {
   std::unordered_map<std::uint64_t, Glyph> by_uv_;
 };
 
+// A glyph ImGui drew: a quad of the font atlas (not its white pixel, which
+// the quads of shapes use), where it went, the atlas coordinate of its top
+// left (what GlyphIndex reads) and its colour.
+struct GlyphQuad {
+  ImVec4 rect;  // x0, y0, x1, y1 in pixels
+  ImVec2 uv;
+  ImU32 col = 0;
+};
+// Whether a draw command draws from the font atlas (`font_texture`): text,
+// and shapes through the atlas' white pixel.
+bool draws_from_atlas(const ImDrawCmd& cmd, ImTextureID font_texture);
+// The glyphs of one draw command of `list`, in drawing order; none when the
+// command does not draw from the font atlas.
+std::vector<GlyphQuad> glyph_quads(const ImDrawList& list, const ImDrawCmd& cmd, ImTextureID font_texture, ImVec2 white_uv);
+
 struct TextCheck {
   int runs = 0;
   int clipped_glyphs = 0;       // glyphs partly outside their clip rectangle

@@ -12,13 +12,15 @@
 
 namespace flashlab::gui {
 
-bool Inputs::operator==(const Inputs& o) const {
+bool Inputs::same_one_gpu(const Inputs& o) const {
   return algo_a == o.algo_a && algo_b == o.algo_b && compare == o.compare && seq == o.seq && batch == o.batch &&
          heads == o.heads && kv_heads == o.kv_heads && head_dim == o.head_dim && causal == o.causal && dtype == o.dtype &&
          sram_override == o.sram_override && sram == o.sram && manual_tiles == o.manual_tiles && br == o.br &&
          bc == o.bc && hopper == o.hopper && hw_preset == o.hw_preset && use_hw_file == o.use_hw_file && hw_file == o.hw_file &&
          lockstep == o.lockstep;
 }
+
+bool needs_recompute(const AppState& s) { return s.dirty || !s.inputs.same_one_gpu(s.applied); }
 
 Charts::Charts() {
   for (const analysis::ChartEntry& e : analysis::chart_table()) {
@@ -314,6 +316,22 @@ void l2_at_cursor(const AppState& s, const AlgoView& v, TilingSnapshot& snap) {
 // large N is finished over a few frames instead of stalling one.
 constexpr i64 kSoftmaxBudget = 2'000'000;
 
+// The Hopper schedule of the block the cursor is in (`held`), simulated again
+// only when the cursor entered another block (`stale`); false, with why in
+// `pa`, when the schedule cannot be simulated.
+template <class Pipeline, class Simulate>
+bool block_schedule(std::shared_ptr<const Pipeline>& held, bool stale, Simulate simulate, const char* what,
+                    PipelineAtCursor& pa) {
+  try {
+    if (stale) held = std::make_shared<const Pipeline>(simulate());
+    return true;
+  } catch (const std::exception& e) {
+    held.reset();
+    pa.why_not = std::string(what) + " cannot be drawn: " + e.what();
+    return false;
+  }
+}
+
 // The Hopper backward's schedule of the column block the cursor is in (its
 // main loop; the pre-pass and the conversion of dQaccum are launches of their
 // own: the first column block's CTA is shown before it starts or after it
@@ -330,15 +348,10 @@ void bwd_pipeline_at_cursor(const AppState& s, AlgoView& v, TilingSnapshot& snap
   const bool in_main = phase == main_phase;
   const bool after = !in_main && (w.part == P::epilogue || phase > main_phase);
   const i64 j = in_main ? sch.outer_block(w.outer) : 0;
-  try {
-    if (!v.bwd_pipeline || v.bwd_pipeline->j != j)
-      v.bwd_pipeline = std::make_shared<const sim::HopperBwdPipeline>(
-          sim::simulate_hopper_bwd_pipeline(s.model.problem, j, *v.hopper_bwd, s.model.hw));
-  } catch (const std::exception& e) {
-    v.bwd_pipeline.reset();
-    pa.why_not = std::string("the Hopper backward's schedule cannot be drawn: ") + e.what();
+  if (!block_schedule(v.bwd_pipeline, !v.bwd_pipeline || v.bwd_pipeline->j != j,
+                      [&] { return sim::simulate_hopper_bwd_pipeline(s.model.problem, j, *v.hopper_bwd, s.model.hw); },
+                      "the Hopper backward's schedule", pa))
     return;
-  }
   const sim::HopperBwdPipeline& h = *v.bwd_pipeline;
   double t = 0;
   std::string where;
@@ -379,15 +392,10 @@ void pipeline_at_cursor(const AppState& s, AlgoView& v, TilingSnapshot& snap) {
   const sim::Schedule& sch = *v.schedule;
   const sim::Cursor::Where& w = snap.where;
   const i64 i = w.outer >= 0 ? sch.outer_block(w.outer) : (w.part == P::epilogue ? sch.grid().T_r - 1 : 0);
-  try {
-    if (!v.pipeline || v.pipeline->i != i)
-      v.pipeline = std::make_shared<const sim::HopperPipeline>(
-          sim::simulate_hopper_pipeline(s.model.problem, i, *v.hopper, s.model.hw));
-  } catch (const std::exception& e) {
-    v.pipeline.reset();
-    pa.why_not = std::string("the Hopper schedule cannot be drawn: ") + e.what();
+  if (!block_schedule(v.pipeline, !v.pipeline || v.pipeline->i != i,
+                      [&] { return sim::simulate_hopper_pipeline(s.model.problem, i, *v.hopper, s.model.hw); },
+                      "the Hopper schedule", pa))
     return;
-  }
   const sim::HopperPipeline& h = *v.pipeline;
   double t = 0;
   if (w.part == P::epilogue || snap.position >= v.cursor->size()) t = h.end_ns;

@@ -11,6 +11,8 @@ namespace flashlab::gui {
 // cleared (no stale numbers) and errors say why. Keeps the cursor's relative
 // position when only the problem changed.
 void recompute(AppState& s);
+// Whether an input of the one-GPU view changed since the last recompute (the ring's have their own: ring_model.hpp).
+bool needs_recompute(const AppState& s);
 
 // The window's problem fields parsed and checked, as recompute does first:
 // one message per field it cannot take, none when the problem is valid.

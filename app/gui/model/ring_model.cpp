@@ -17,7 +17,7 @@
 
 namespace flashlab::gui {
 
-bool RingInputs::operator==(const RingInputs& o) const {
+bool Inputs::Ring::operator==(const Ring& o) const {
   return model == o.model && heads == o.heads && kv_heads == o.kv_heads && head_dim == o.head_dim &&
          batch == o.batch && seq == o.seq && gpus == o.gpus && gpus_per_node == o.gpus_per_node &&
          layout == o.layout && causal == o.causal && passes == o.passes && dtype == o.dtype &&
@@ -29,7 +29,7 @@ std::string ring_hardware_key(const Inputs& in) { return in.use_hw_file ? "file:
 
 bool ring_needs_recompute(const AppState& s) {
   const RingState& r = s.ring;
-  return r.dirty || r.inputs != r.applied || ring_hardware_key(s.inputs) != r.applied_hardware ||
+  return r.dirty || s.inputs.ring != r.applied || ring_hardware_key(s.inputs) != r.applied_hardware ||
          r.results.generation != r.applied_results;
 }
 
@@ -98,7 +98,7 @@ void blame(const sim::ProblemError& e, bool custom, RingModel& m) {
 // the layout, the mask, the dtype and the passes, parsed and checked by the
 // simulator's own parser (what the one-GPU controls and flashlab ring use);
 // false, with each error and its field in `m`, when it is not a usable problem.
-bool parse_problem(const RingInputs& in, sim::AttentionProblem& p, RingModel& m) {
+bool parse_problem(const Inputs::Ring& in, sim::AttentionProblem& p, RingModel& m) {
   const bool custom = in.model == "custom";
   sim::ProblemText text;
   if (custom) {
@@ -297,23 +297,20 @@ std::vector<RingMeasuredView::PassErrors> step_errors(const analysis::RingPlacem
     RingMeasuredView::PassErrors e;
     e.pass = pp.pass;
     std::vector<double> ce, te;
+    // A step's error of one kind: kept when placed (finite), and the worst so far with where it is.
+    const auto take = [](const analysis::RingStepPlacement& x, double error, std::vector<double>& all, double& worst,
+                         int& worst_gpu, int& worst_step) {
+      if (!std::isfinite(error)) return;
+      all.push_back(error);
+      if (worst_gpu < 0 || std::fabs(error) > std::fabs(worst)) {
+        worst = error;
+        worst_gpu = x.gpu;
+        worst_step = x.step;
+      }
+    };
     for (const analysis::RingStepPlacement& x : pp.steps) {
-      if (std::isfinite(x.compute_error)) {
-        ce.push_back(x.compute_error);
-        if (e.worst_compute_gpu < 0 || std::fabs(x.compute_error) > std::fabs(e.worst_compute_error)) {
-          e.worst_compute_error = x.compute_error;
-          e.worst_compute_gpu = x.gpu;
-          e.worst_compute_step = x.step;
-        }
-      }
-      if (std::isfinite(x.transfer_error)) {
-        te.push_back(x.transfer_error);
-        if (e.worst_transfer_gpu < 0 || std::fabs(x.transfer_error) > std::fabs(e.worst_transfer_error)) {
-          e.worst_transfer_error = x.transfer_error;
-          e.worst_transfer_gpu = x.gpu;
-          e.worst_transfer_step = x.step;
-        }
-      }
+      take(x, x.compute_error, ce, e.worst_compute_error, e.worst_compute_gpu, e.worst_compute_step);
+      take(x, x.transfer_error, te, e.worst_transfer_error, e.worst_transfer_gpu, e.worst_transfer_step);
     }
     e.placed_steps = static_cast<int>(std::max(ce.size(), te.size()));
     e.median_compute_error = sim::median(ce);
@@ -348,7 +345,7 @@ void place_measured(AppState& s, RingModel& m) {
   RingResults& res = s.ring.results;
   RingMeasuredView& mv = m.measured;
   if (!res.have) return;
-  const RingInputs& in = s.ring.inputs;
+  const Inputs::Ring& in = s.inputs.ring;
   const int k = match_ring_run(res.runs, m.problem, in.steps, in.run_choice);
   if (k < 0) {
     std::string why = "no run in " + res.source + " measured " + sim::describe(m.problem);
@@ -485,7 +482,7 @@ std::string ring_run_machine(const sim::MeasuredRuns& runs, const sim::MeasuredR
   return analysis::gpus_and_links(meta.gpu_names, meta.gpu_topology, true);
 }
 
-void ring_inputs_from_run(RingInputs& in, const sim::MeasuredRuns& runs, int k) {
+void ring_inputs_from_run(Inputs::Ring& in, const sim::MeasuredRuns& runs, int k) {
   if (k < 0 || static_cast<size_t>(k) >= runs.runs.size()) return;
   const sim::MeasuredRun& run = runs.runs[static_cast<size_t>(k)];
   ring_inputs_from_problem(in, run.problem);
@@ -493,7 +490,7 @@ void ring_inputs_from_run(RingInputs& in, const sim::MeasuredRuns& runs, int k) 
   in.run_choice = k;
 }
 
-void ring_inputs_from_problem(RingInputs& in, const sim::AttentionProblem& p) {
+void ring_inputs_from_problem(Inputs::Ring& in, const sim::AttentionProblem& p) {
   const std::string id = analysis::ring_model_id(p);
   in.model = id.empty() ? "custom" : id;
   in.heads = std::to_string(p.heads);
@@ -511,7 +508,7 @@ void ring_inputs_from_problem(RingInputs& in, const sim::AttentionProblem& p) {
 void recompute_ring(AppState& s) {
   const auto t0 = Clock::now();
   RingState& rs = s.ring;
-  const RingInputs& in = rs.inputs;
+  const Inputs::Ring& in = s.inputs.ring;
   const int keep_step = rs.model.valid ? rs.model.step.step : 0;
   RingModel m;
   m.generation = rs.model.generation + 1;
@@ -632,7 +629,7 @@ void recompute_ring(AppState& s) {
     m.other_layout.reset();
   }
   rs.model = std::move(m);
-  rs.applied = rs.inputs;
+  rs.applied = s.inputs.ring;
   rs.applied_hardware = ring_hardware_key(s.inputs);
   rs.applied_results = rs.results.generation;
   rs.dirty = false;
@@ -695,7 +692,7 @@ void open_ring_results(AppState& s, const std::string& path) {
     for (const sim::MeasuredRun& run : r.runs.runs) example = example || is_example(r.runs, run);
     // The problem on screen keeps its run (and the run picked) when the file
     // has one; else the file's first run of more than one GPU becomes the problem.
-    RingInputs& in = s.ring.inputs;
+    Inputs::Ring& in = s.inputs.ring;
     RingModel scratch;
     sim::AttentionProblem on_screen;
     int shown = parse_problem(in, on_screen, scratch) ? match_ring_run(r.runs, on_screen, in.steps, in.run_choice) : -1;
@@ -710,7 +707,7 @@ void open_ring_results(AppState& s, const std::string& path) {
     // assets/interconnects/measured, replaces the datasheet's default (as
     // flashlab ring --results does); a link chosen before stays.
     std::string link_note;
-    if (in.intra == RingInputs{}.intra)
+    if (in.intra == Inputs::Ring{}.intra)
       if (const auto link = analysis::measured_link_for(r.runs.meta)) {
         in.intra = link->id;
         link_note = "; the link inside a node: " + link->id + " (measured)";

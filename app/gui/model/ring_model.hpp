@@ -52,9 +52,9 @@ std::vector<std::string> ring_run_steps(const sim::MeasuredRuns& runs, const sim
 int ring_run_to_open(const sim::MeasuredRuns& runs, const std::string& steps = "");
 
 // Sets the inputs to a run's problem (the model preset whose shape it has, or custom).
-void ring_inputs_from_problem(RingInputs& in, const sim::AttentionProblem& p);
+void ring_inputs_from_problem(Inputs::Ring& in, const sim::AttentionProblem& p);
 // ... and to the run itself: its problem, its steps, its index.
-void ring_inputs_from_run(RingInputs& in, const sim::MeasuredRuns& runs, int k);
+void ring_inputs_from_run(Inputs::Ring& in, const sim::MeasuredRuns& runs, int k);
 
 // "run 3: LLaMA-2-7B, N 8K, 4 GPUs zig-zag, fwd+bwd, fused steps": what tells
 // the runs of a file apart (the status of one not ok after it).

@@ -119,7 +119,7 @@ void panel_controls(AppState& s) {
   if (ImGui::Button(s.view.show_concepts ? "Hide concepts" : "Concepts…")) s.view.show_concepts = !s.view.show_concepts;
   ImGui::SameLine();
   if (ImGui::Button("Reset view")) {
-    in = Inputs{};
+    in.reset_one_gpu();
     s.playback = Playback{};
   }
 

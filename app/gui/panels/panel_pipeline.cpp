@@ -127,6 +127,29 @@ ImU32 stage_fill(sim::StageStatus status) {
   }
 }
 
+// The part of a CTA's timeline drawn, `span` ns wide around the cursor's
+// moment (a third of it before), kept inside the CTA's [0, end], on the
+// pixels [x0, x1].
+struct TimeWindow {
+  double t0 = 0, t1 = 0;
+  float x0 = 0, x1 = 0;
+  float x_of(double t) const { return static_cast<float>(x0 + (x1 - x0) * (t - t0) / (t1 - t0)); }
+};
+
+TimeWindow window_around(double t_ns, double end_ns, double span, float x0, float x1) {
+  const double t0 = std::max(-0.02 * span, std::min(t_ns - 0.35 * span, end_ns - 0.98 * span));
+  return {t0, t0 + span, x0, x1};
+}
+
+// A schedule's heading: the whole line when it fits on one, else its short
+// form; under it the cursor's caption, when that fits on one line too.
+void schedule_heading(const std::string& head, const char* short_head, const std::string& caption, float width) {
+  const float line = math_line_height();
+  if (math_text_size(head, width).y <= line * 1.05f) math_text(head, color_note(), width);
+  else math_text(short_head, color_note(), width);
+  if (math_text_size(caption, width).y <= line * 1.05f) math_text(caption, color_dim(), width);
+}
+
 }  // namespace
 
 namespace {
@@ -178,10 +201,8 @@ void draw_bwd_pipeline(const AppState& s, const AlgoView& v, const PipelineAtCur
                            ": B_r × B_c = " + std::to_string(c.Br) + " × " + std::to_string(c.Bc) + ", " +
                            std::to_string(c.consumers()) + " consumer warpgroups of 64 keys, " + std::to_string(c.stages) +
                            "-stage ring of Q_i, dO_i, L_i, D_i)";
+  schedule_heading(head, "fa3_hopper_bwd's schedule in one CTA", pa.caption, width);
   const float line = math_line_height();
-  if (math_text_size(head, width).y <= line * 1.05f) math_text(head, color_note(), width);
-  else math_text("fa3_hopper_bwd's schedule in one CTA", color_note(), width);
-  if (math_text_size(pa.caption, width).y <= line * 1.05f) math_text(pa.caption, color_dim(), width);
 
   ImDrawList* dl = ImGui::GetWindowDrawList();
   const ImVec2 o = ImGui::GetCursorScreenPos();
@@ -203,10 +224,9 @@ void draw_bwd_pipeline(const AppState& s, const AlgoView& v, const PipelineAtCur
   // The window: a few steps around the cursor's moment.
   const double per_step = h.visits > 0 ? h.end_ns / static_cast<double>(h.visits + 1) : h.end_ns;
   const double span = std::max(1.0, per_step * (c.stages + 1.5));
-  double t0 = pa.t_ns - 0.35 * span;
-  t0 = std::max(-0.02 * span, std::min(t0, h.end_ns - 0.98 * span));
-  const double t1 = t0 + span;
-  auto x_of = [&](double t) { return static_cast<float>(x0 + (x1 - x0) * (t - t0) / (t1 - t0)); };
+  const TimeWindow window = window_around(pa.t_ns, h.end_ns, span, x0, x1);
+  const double t0 = window.t0, t1 = window.t1;
+  const auto x_of = [&](double t) { return window.x_of(t); };
 
   for (int k = 0; k < 4; ++k) {
     const float y = lane_y(k);
@@ -317,10 +337,8 @@ void draw_pipeline(const AppState& s, const AlgoView& v, float height) {
                            ": B_r × B_c = " + std::to_string(c.Br) + " × " + std::to_string(c.Bc) + ", " +
                            std::to_string(c.consumers()) + " consumer warpgroups, " + std::to_string(c.stages) +
                            "-stage ring" + (c.overlap ? ", softmax overlapped with P̃V" : "") + ")";
+  schedule_heading(head, "fa3_hopper's schedule in one CTA", pa.caption, width);
   const float line = math_line_height();
-  if (math_text_size(head, width).y <= line * 1.05f) math_text(head, color_note(), width);
-  else math_text("fa3_hopper's schedule in one CTA", color_note(), width);
-  if (math_text_size(pa.caption, width).y <= line * 1.05f) math_text(pa.caption, color_dim(), width);
 
   ImDrawList* dl = ImGui::GetWindowDrawList();
   const ImVec2 o = ImGui::GetCursorScreenPos();
@@ -342,10 +360,9 @@ void draw_pipeline(const AppState& s, const AlgoView& v, float height) {
   // The window: a few visits around the cursor's moment.
   const double per_visit = h.visits > 0 ? h.end_ns / static_cast<double>(h.visits + 1) : h.end_ns;
   const double span = std::max(1.0, per_visit * (c.stages + 3));
-  double t0 = pa.t_ns - 0.35 * span;
-  t0 = std::max(-0.02 * span, std::min(t0, h.end_ns - 0.98 * span));
-  const double t1 = t0 + span;
-  auto x_of = [&](double t) { return static_cast<float>(x0 + (x1 - x0) * (t - t0) / (t1 - t0)); };
+  const TimeWindow window = window_around(pa.t_ns, h.end_ns, span, x0, x1);
+  const double t0 = window.t0, t1 = window.t1;
+  const auto x_of = [&](double t) { return window.x_of(t); };
 
   for (int k = 0; k < 3; ++k) {
     const float y = o.y + k * (lane_h + 2 * scale);

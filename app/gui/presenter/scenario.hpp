@@ -17,7 +17,7 @@
 // controls), "ring": {"model": "llama2-7b", "seq": "32K", "gpus": 8,
 // "gpus_per_node": 8, "layout": "zigzag", "causal": true, "pass": "fwd",
 // "intra": "nvlink4", "inter": "ib-ndr", "efficiency": 0.6, "compare_layouts":
-// true, "step": 2, "run": 1, ...} (ring_settings.cpp lists every key) and
+// true, "step": 2, "run": 1, ...} (scenario_settings.cpp lists every key) and
 // "ring_results": PATH (a "flashlab-ring-results/1" file: its run of the
 // ring's problem is drawn under the simulation).
 //
@@ -26,8 +26,8 @@
 // | false (open on the stage; default true with scenes). Presenter mode
 // (presenter.hpp) shows one scene at a time; presenter_stages.hpp holds the stages.
 //
-// The keys are tables: the settings (scenario_settings.hpp, with "problem"),
-// "ring" (ring_settings.hpp), "bench" (bench_action.hpp), a script step's
+// The keys are tables: the settings (scenario_settings.hpp, with "problem"
+// and "ring"), "bench" (bench_action.hpp), a script step's
 // own keys (script_steps.hpp) and the keys it presses (script_keys.hpp).
 // `flashlab gui --list-settings` prints them all (settings_list.cpp).
 //

@@ -1,12 +1,16 @@
-// A scenario's settings: the keys a scenario's top level, a scene's "state"
-// and a script step share, one row each — the form of its value, what it
-// means, whether a scene may set it, and how it is applied. The "problem"
-// object's keys have a table of their own here; "ring" (ring_settings.hpp)
-// and "bench" (bench_action.hpp) too. The presenter applies a scene's state
-// through apply_settings; a script step's own keys are script_steps.hpp's.
+// The one settings table: every key a scenario's top level, a scene's "state"
+// and a script step share, and the keys of its "problem" (the one-GPU view's
+// problem) and "ring" (the Across GPUs view's inputs) objects, one row each —
+// the form of its value, what it means, whether a scene may set it, how it is
+// read into the window's state, and how the random walk draws a value of it.
+// Scenario files, `flashlab gui --list-settings` and the random walk all go
+// through it. "bench" (bench_action.hpp) is a run's request with keys of its
+// own; a script step's own keys are script_steps.hpp's.
 #pragma once
 
+#include <random>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -16,20 +20,26 @@
 
 namespace flashlab::gui {
 
+// A value of a setting for the random walk, drawn with its generator: one the
+// setting takes when `valid`, else possibly one it refuses or the model rejects.
+using SettingSample = nlohmann::json (*)(std::mt19937_64& rng, bool valid);
+
 struct SettingRow {
+  std::string_view object;  // "": a top-level key; "problem", "ring": a key of that object
   KeyDoc doc;
   bool in_scene;  // a scene's "state" may set it (a benchmark run and the UI scale are the whole lecture's)
   void (*apply)(AppState& s, const nlohmann::json& v, const std::string& base_dir);
+  // null: the random walk leaves it to its own moves (files, runs, the view as a user looks around)
+  SettingSample sample = nullptr;
 };
 
 const std::vector<SettingRow>& setting_rows();
-const SettingRow* find_setting(std::string_view key);
-
-struct ProblemKeyRow {
-  KeyDoc doc;
-  void (*apply)(Inputs& in, const nlohmann::json& v);
-};
-const std::vector<ProblemKeyRow>& problem_key_rows();
+// The row of `key` in `object` ("": the top level), or nullptr.
+const SettingRow* find_setting(std::string_view key, std::string_view object = "");
+// The rows of `object` ("": the top level), in the table's order.
+std::vector<const SettingRow*> settings_of(std::string_view object);
+// The objects whose keys are rows of their own ("problem", "ring"), in the table's order.
+std::vector<std::string_view> setting_objects();
 
 // Applies settings in the object's order. Throws std::runtime_error on a bad
 // value, and "unknown key 'K'" on a key that is not a setting.

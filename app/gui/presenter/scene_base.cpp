@@ -10,7 +10,6 @@ namespace flashlab::gui {
 SceneBase capture_scene_base(const AppState& s) {
   SceneBase b;
   b.inputs = s.inputs;
-  b.ring = s.ring.inputs;
   b.ring_step = std::max(0, s.ring.step_request);
   b.cursor = s.cursor_request;
   b.events_per_s = s.playback.events_per_s;
@@ -29,7 +28,6 @@ SceneBase capture_scene_base(const AppState& s) {
 
 void restore_scene_base(AppState& s, const SceneBase& b, const nlohmann::json& scene_state) {
   s.inputs = b.inputs;
-  s.ring.inputs = b.ring;
   s.ring.step_request = b.ring_step;
   // No cursor of its own: the schedule's start, not where the last scene left it.
   s.cursor_request = b.cursor;
@@ -64,7 +62,7 @@ void restore_scene_base(AppState& s, const SceneBase& b, const nlohmann::json& s
     } else if (!s.ring.results.have || s.ring.results.source != b.ring_results) {
       open_ring_results(s, b.ring_results);
       if (!s.ring.results.have) throw std::runtime_error("ring_results: " + s.ring.results.error);
-      s.ring.inputs = b.ring;  // the file's run was chosen when the base was taken
+      s.inputs.ring = b.inputs.ring;  // the file's run was chosen when the base was taken
     }
   }
 }

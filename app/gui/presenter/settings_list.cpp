@@ -5,11 +5,11 @@
 #include <algorithm>
 #include <ostream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "bench/bench_action.hpp"
 #include "presenter_stages.hpp"
-#include "ring/ring_settings.hpp"
 #include "scenario.hpp"
 #include "scenario_settings.hpp"
 #include "script_keys.hpp"
@@ -45,32 +45,38 @@ std::vector<Line> lines_of(const std::vector<Row>& rows, const std::string& pref
   return out;
 }
 
+// Entries that take no value: a key pressed, a stage.
+template <class Row>
+std::vector<Line> names_of(const std::vector<Row>& rows) {
+  std::vector<Line> out;
+  for (const Row& r : rows) out.push_back({std::string(r.name), "", std::string(r.meaning)});
+  return out;
+}
+
 }  // namespace
 
 void write_settings_list(std::ostream& out) {
+  std::vector<std::pair<std::string, std::vector<Line>>> sections;
   std::vector<Line> settings;
-  for (const SettingRow& r : setting_rows())
-    settings.push_back({std::string(r.doc.key), std::string(r.doc.kind) + (r.in_scene ? "" : "  (not in a scene's state)"),
-                        std::string(r.doc.meaning)});
-  section(out, "Settings: a scenario's top level, a scene's \"state\", a script step", settings);
-  out << "\n";
-  section(out, "\"problem\"", lines_of(problem_key_rows(), "problem."));
-  out << "\n";
-  section(out, "\"ring\"", lines_of(ring_setting_rows(), "ring."));
-  out << "\n";
-  section(out, "\"bench\"", lines_of(bench_key_rows(), "bench."));
-  out << "\n";
-  section(out, "A script step's own keys", lines_of(step_key_rows(), ""));
-  out << "\n";
-  std::vector<Line> keys;
-  for (const ScriptKey& k : script_keys()) keys.push_back({std::string(k.name), "", std::string(k.meaning)});
-  section(out, "A step's \"key\"", keys);
-  out << "\n";
-  section(out, "A scene's keys", lines_of(scene_key_rows(), ""));
-  out << "\n";
-  std::vector<Line> stages;
-  for (const PresenterStage& st : presenter_stages()) stages.push_back({std::string(st.name), "", std::string(st.meaning)});
-  section(out, "A scene's \"stage\"", stages);
+  for (const SettingRow* r : settings_of(""))
+    settings.push_back({std::string(r->doc.key), std::string(r->doc.kind) + (r->in_scene ? "" : "  (not in a scene's state)"),
+                        std::string(r->doc.meaning)});
+  sections.emplace_back("Settings: a scenario's top level, a scene's \"state\", a script step", settings);
+  for (std::string_view object : setting_objects()) {
+    std::vector<Line> keys;
+    for (const SettingRow* r : settings_of(object))
+      keys.push_back({std::string(object) + "." + std::string(r->doc.key), std::string(r->doc.kind), std::string(r->doc.meaning)});
+    sections.emplace_back("\"" + std::string(object) + "\"", keys);
+  }
+  sections.emplace_back("\"bench\"", lines_of(bench_key_rows(), "bench."));
+  sections.emplace_back("A script step's own keys", lines_of(step_key_rows(), ""));
+  sections.emplace_back("A step's \"key\"", names_of(script_keys()));
+  sections.emplace_back("A scene's keys", lines_of(scene_key_rows(), ""));
+  sections.emplace_back("A scene's \"stage\"", names_of(presenter_stages()));
+  for (size_t k = 0; k < sections.size(); ++k) {
+    if (k > 0) out << "\n";
+    section(out, sections[k].first, sections[k].second);
+  }
 }
 
 }  // namespace flashlab::gui

@@ -1,6 +1,6 @@
 // The ring's controls: the model's attention shape, the problem, the ring (P,
 // GPUs per node, layout), the links, the compute model (the app's hardware,
-// an efficiency) and a measured results file. Widgets edit s.ring.inputs
+// an efficiency) and a measured results file. Widgets edit s.inputs.ring
 // only; an invalid value is kept as typed and its reason shown in red, and
 // the view shows nothing stale (ring_model.cpp).
 #include <imgui.h>
@@ -60,7 +60,7 @@ void link_combo(const char* label, const char* id, std::string& value, float wid
 }
 
 // P as a slider over 1 … 64 and as typed text, both editing the same text.
-void gpus_field(RingInputs& in, float label_w, bool blamed) {
+void gpus_field(Inputs::Ring& in, float label_w, bool blamed) {
   const auto parsed = sim::parse_size(in.gpus);
   const bool usable = parsed && *parsed >= 1 && *parsed <= kRingMaxGpus && !blamed;
   int p = usable ? static_cast<int>(*parsed) : 8;
@@ -76,7 +76,7 @@ void gpus_field(RingInputs& in, float label_w, bool blamed) {
 }  // namespace
 
 void panel_ring_controls(AppState& s) {
-  RingInputs& in = s.ring.inputs;
+  Inputs::Ring& in = s.inputs.ring;
   const RingModel& m = s.ring.model;
   const float label_w = ImGui::CalcTextSize("efficiency η").x + ImGui::GetStyle().ItemSpacing.x * 2;
   const auto blamed = [&](const char* key) {
@@ -85,7 +85,7 @@ void panel_ring_controls(AppState& s) {
 
   if (ImGui::Button(s.view.show_concepts ? "Hide concepts" : "Concepts…")) s.view.show_concepts = !s.view.show_concepts;
   ImGui::SameLine();
-  if (ImGui::Button("Reset ring")) in = RingInputs{};
+  if (ImGui::Button("Reset ring")) in = Inputs::Ring{};
 
   section("Model");
   {

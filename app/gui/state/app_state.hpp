@@ -25,39 +25,12 @@
 #include "flashlab/analysis/model/roofline.hpp"
 #include "flashlab/sim.hpp"
 #include "flashlab/sim/schedule/online_softmax.hpp"
+#include "inputs.hpp"
 #include "ring_state.hpp"
 
 namespace flashlab::gui {
 
 using sim::i64;
-
-enum class Lockstep { progress, block };
-
-// Typed values are kept as text so that a half-typed or invalid value can be
-// shown next to the reason it is refused, never silently replaced.
-struct Inputs {
-  sim::Algorithm algo_a = sim::Algorithm::fa1;
-  sim::Algorithm algo_b = sim::Algorithm::fa2;
-  bool compare = true;  // two algorithms side by side in lockstep
-  std::string seq = "1024", batch = "1", heads = "1", head_dim = "64";
-  std::string kv_heads;  // H_kv; empty: as many as H (grouped-query attention when fewer)
-  bool causal = false;
-  sim::DType dtype = sim::DType::fp16;
-  bool sram_override = false;
-  std::string sram = "96KiB";
-  bool manual_tiles = false;
-  std::string br = "64", bc = "64";
-  // The Hopper rung's tiles and, for FlashAttention-2's loop nest (the one the
-  // rung follows), its schedule inside a CTA: TMA ring, warpgroups, units.
-  bool hopper = false;
-  std::string hw_preset = sim::kDefaultHardware;
-  bool use_hw_file = false;
-  std::string hw_file;
-  Lockstep lockstep = Lockstep::progress;
-
-  bool operator==(const Inputs& o) const;
-  bool operator!=(const Inputs& o) const { return !(*this == o); }
-};
 
 // One recent event of the schedule, for the transfer log.
 struct EventLine {
@@ -299,8 +272,7 @@ struct Scene {
 // is whole: what it does not set comes from here, never from the scene shown
 // before it (presenter/scene_base.hpp captures and restores it).
 struct SceneBase {
-  Inputs inputs;
-  RingInputs ring;
+  Inputs inputs;  // the ring's included
   int ring_step = 0;
   CursorRequest cursor;  // none: the schedule's start
   double events_per_s = 8;
@@ -350,7 +322,7 @@ struct AppState {
   Inputs inputs;
   Presenter presenter;
   CursorRequest cursor_request;
-  Inputs applied;        // what the model was last computed from
+  Inputs applied;        // what the one-GPU model was last computed from (its part of them)
   bool dirty = true;     // recompute before the next frame
   Model model;
   Playback playback;

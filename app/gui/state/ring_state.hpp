@@ -1,6 +1,6 @@
 // The multi-GPU view's part of AppState: sequence-parallel ring attention over
-// P GPUs (sim/ring/ring_schedule.hpp). What its controls edit (RingInputs, kept as
-// typed text like the single-GPU inputs), what the ring's simulator made of
+// P GPUs (sim/ring/ring_schedule.hpp). Its controls edit Inputs::ring
+// (inputs.hpp); this is what the ring's simulator made of
 // them (RingModel, recomputed only when an input, the hardware or the open
 // results file changed: ring_model.cpp), the step-through at step s (derived
 // when the step moves), and a measured ring results file beside it.
@@ -15,31 +15,9 @@
 #include "flashlab/sim/measurement/measurement.hpp"
 #include "flashlab/sim/calibration/rung_timing.hpp"
 #include "flashlab/sim/ring/ring_schedule.hpp"
+#include "inputs.hpp"
 
 namespace flashlab::gui {
-
-// The ring's inputs. `model` is an attention_models() id, or "custom" for the
-// typed heads, key/value heads and head dim.
-struct RingInputs {
-  std::string model = "llama2-7b";
-  std::string heads = "32", kv_heads = "8", head_dim = "128";  // custom only
-  std::string batch = "1", seq = "32K", gpus = "8", gpus_per_node = "8";
-  sim::RingLayout layout = sim::RingLayout::zigzag;
-  bool causal = true;
-  sim::PassSelection passes = sim::PassSelection::fwd;  // the forward, or forward + backward (a training step)
-  sim::DType dtype = sim::DType::bf16;
-  std::string intra = "nvlink4", inter = "ib-ndr";  // interconnect preset ids (or a JSON file)
-  std::string efficiency = "1";                      // fraction of the block's bound the rung reaches (flashlab ring: 1)
-  bool compare_layouts = false;  // the other layout's timeline under this one, on the same axis
-  bool calibrate = true;         // a measured run's prediction: efficiency from the file's P = 1 run
-  int run_choice = -1;           // the measured run the user picked (index in the file); -1: the first that matches
-  // A run is its problem and its steps: "fused" or "pairwise" (how its steps
-  // launched their kernels); empty: fused when the file has both.
-  std::string steps;
-
-  bool operator==(const RingInputs& o) const;
-  bool operator!=(const RingInputs& o) const { return !(*this == o); }
-};
 
 // The largest ring the view draws (one row per GPU).
 inline constexpr int kRingMaxGpus = 64;
@@ -162,8 +140,7 @@ struct RingResults {
 };
 
 struct RingState {
-  RingInputs inputs;
-  RingInputs applied;                   // what the model was last computed from
+  Inputs::Ring applied;                 // what the model was last computed from
   std::string applied_hardware;         // ... on which hardware
   std::uint64_t applied_results = 0;    // ... and which open file
   bool dirty = true;

@@ -242,7 +242,7 @@ RunResult run(const Options& opt) {
       s.view.pending_ui_scale = 0;
     }
     const auto bring_model_up_to_date = [&] {
-      if (s.dirty || s.inputs != s.applied) {
+      if (needs_recompute(s)) {
         recompute(s);
         probe.recomputed(s);
       }

@@ -272,7 +272,7 @@ namespace {
 // Whether what a key changed must reach the model before the next key is
 // handled: → after PageDown steps the new scene's schedule, not the old one's.
 bool model_behind(const AppState& s) {
-  return s.dirty || s.inputs != s.applied || (s.model.valid && s.cursor_request.kind != CursorRequest::Kind::none) ||
+  return needs_recompute(s) || (s.model.valid && s.cursor_request.kind != CursorRequest::Kind::none) ||
          ring_needs_recompute(s) || (s.ring.model.valid && s.ring.step_request >= 0);
 }
 

@@ -48,16 +48,12 @@ class Canvas {
   virtual void data_mark(Rect /*box*/) {}
 };
 
-// A canvas that draws through another and keeps what the renderer put where:
-// the box of every text and of every data mark. The layout check of the tests
-// and of flashlab report reads it.
-struct DrawnText {
-  Rect box;
-  std::string text;
-};
-class LayoutRecorder : public Canvas {
+// A canvas that passes every call to another: the base of the canvases that
+// change one thing about a drawing (keep what went where, hold text back) and
+// leave the rest to the canvas they wrap.
+class ForwardingCanvas : public Canvas {
  public:
-  explicit LayoutRecorder(Canvas& inner) : inner_(inner) {}
+  explicit ForwardingCanvas(Canvas& inner) : inner_(inner) {}
   void line(Point a, Point b, Color c, double width, Dash dash) override { inner_.line(a, b, c, width, dash); }
   void polyline(const std::vector<Point>& pts, Color c, double width, Dash dash) override {
     inner_.polyline(pts, c, width, dash);
@@ -66,19 +62,53 @@ class LayoutRecorder : public Canvas {
   void rect_outline(Rect r, Color c, double width) override { inner_.rect_outline(r, c, width); }
   void polygon_filled(const std::vector<Point>& pts, Color c) override { inner_.polygon_filled(pts, c); }
   void circle_filled(Point center, double radius, Color c) override { inner_.circle_filled(center, radius, c); }
-  void text(Point p, const std::string& s, double size_px, Color c, HAlign h, VAlign v, bool vertical = false) override;
+  void text(Point p, const std::string& s, double size_px, Color c, HAlign h, VAlign v, bool vertical = false) override {
+    inner_.text(p, s, size_px, c, h, v, vertical);
+  }
   Point measure(const std::string& s, double size_px) override { return inner_.measure(s, size_px); }
   void push_clip(Rect r) override { inner_.push_clip(r); }
   void pop_clip() override { inner_.pop_clip(); }
   void begin_group(const std::string& name) override { inner_.begin_group(name); }
   void end_group() override { inner_.end_group(); }
+  void data_mark(Rect box) override { inner_.data_mark(box); }
+
+ protected:
+  Canvas& inner_;
+};
+
+// A canvas that draws nothing: layouts measured without a surface. Text is
+// measured as 0.6 em per byte (the average advance of DejaVu Sans), enough
+// for a layout and a hit test without a font; a canvas that knows the font
+// measures with it instead.
+class NullCanvas : public Canvas {
+ public:
+  void line(Point, Point, Color, double, Dash) override {}
+  void polyline(const std::vector<Point>&, Color, double, Dash) override {}
+  void rect_filled(Rect, Color) override {}
+  void rect_outline(Rect, Color, double) override {}
+  void polygon_filled(const std::vector<Point>&, Color) override {}
+  void circle_filled(Point, double, Color) override {}
+  void text(Point, const std::string&, double, Color, HAlign, VAlign, bool) override {}
+  Point measure(const std::string& s, double px) override { return {0.6 * px * static_cast<double>(s.size()), px * 1.2}; }
+  void push_clip(Rect) override {}
+  void pop_clip() override {}
+};
+
+// A canvas that draws through another and keeps what the renderer put where:
+// the box of every text and of every data mark. The layout check of the tests
+// and of flashlab report reads it.
+struct DrawnText {
+  Rect box;
+  std::string text;
+};
+class LayoutRecorder : public ForwardingCanvas {
+ public:
+  using ForwardingCanvas::ForwardingCanvas;
+  void text(Point p, const std::string& s, double size_px, Color c, HAlign h, VAlign v, bool vertical = false) override;
   void data_mark(Rect box) override { marks.push_back(box); }
 
   std::vector<DrawnText> texts;
   std::vector<Rect> marks;
-
- private:
-  Canvas& inner_;
 };
 
 // What reads wrong in a drawing on `canvas`: a text over another text, a text
