@@ -25,6 +25,17 @@
 #   validate  the L2 model against the counters: every rung, forward and
 #             backward (--pass fwd+bwd), on the sweep
 #             "validate" with a CUPTI counter pass per case      -> validate.txt validate.json
+#   validate-bytes the byte model against the counters everywhere it
+#             claims to hold, in one stage of at most 7 minutes: every
+#             rung of both passes with grouped heads (H 32 over H_kv 8
+#             and 4) and plain, fp16 and bf16, causal and not, at the
+#             headline N 4096 and off the tile grid (N 3000, 5000); the
+#             tensor-core rungs at N 128K; fa2_bwd's two-CTAs-per-SM
+#             tiles at B 1, H 8, N 128K, d 64. One JSON of every row, the
+#             table of predicted against measured DRAM bytes (flashlab
+#             bench --results), the headline problem's comparison
+#             (flashlab compare --results) and a line per point
+#             (VALIDATE_BYTES_BUDGET)                          -> validate-bytes.txt validate-bytes.json
 #   ncu       CUPTI's DRAM bytes beside Nsight Compute's for three
 #             kernels on one problem                              -> ncu.txt
 #   ring-tests the ring over NCCL between this machine's GPUs (skipped
@@ -71,6 +82,7 @@ BENCH_BWD_BUDGET=${BENCH_BWD_BUDGET:-240}
 BWD_CHECK_BUDGET=${BWD_CHECK_BUDGET:-120}
 LABS_BUDGET=${LABS_BUDGET:-540}
 VALIDATE_BUDGET=${VALIDATE_BUDGET:-330}
+VALIDATE_BYTES_BUDGET=${VALIDATE_BYTES_BUDGET:-420}
 NCU_BUDGET=${NCU_BUDGET:-120}
 RING_TESTS_BUDGET=${RING_TESTS_BUDGET:-240}
 RING_SANITIZE_BUDGET=${RING_SANITIZE_BUDGET:-200}
@@ -182,6 +194,100 @@ stage_validate() {
     124) result validate TIMEOUT $((SECONDS - t0)) "over ${VALIDATE_BUDGET}s (validate.txt)" ;;
     *) result validate FAILED $((SECONDS - t0)) "rc=$rc (validate.txt)" ;;
   esac
+}
+
+# The grids of validate-bytes, in the order they run: NAME|flashlab bench flags.
+# Each is a product of its axes (a sweep is one grid); the batch keeps every
+# point in the tens of MB of DRAM traffic or more, far above what a launch
+# and the counter pass's flush move. --mem-limit refuses a point that would
+# not fit (the naive rungs' S and P) as a skipped row instead of an OOM. A
+# grid writes its rows when it ends, so one stopped by the budget loses them:
+# the grids are small and the most wanted first.
+VALIDATE_BYTES_GRIDS=(
+  "headline-bf16|--pass fwd+bwd --batch 2 --heads 32 --kv-heads 32,8,4 --seq 4096 --head-dim 128 --dtype bf16 --causal both"
+  "headline-fp16|--pass fwd+bwd --batch 2 --heads 32 --kv-heads 32,8,4 --seq 4096 --head-dim 128 --dtype fp16 --causal both"
+  "off-grid|--pass fwd+bwd --batch 2 --heads 32 --kv-heads 32,8 --seq 3000,5000 --head-dim 64 --dtype bf16 --causal both"
+  "long|--pass fwd+bwd --kernels fa2_tc,fa3_hopper,fa2_tc_bwd,fa3_hopper_bwd --batch 1 --heads 8 --kv-heads 8,2 --seq 131072 --head-dim 64,128 --dtype bf16 --causal no"
+  "two-ctas|--pass bwd --kernels fa2_bwd --batch 1 --heads 8 --seq 131072 --head-dim 64 --dtype fp16 --causal no --br 64 --bc 64"
+)
+
+stage_validate_bytes() {
+  local t0=$SECONDS log=$OUT/validate-bytes.txt json=$OUT/validate-bytes.json parts failed=0
+  parts=$(mktemp -d)
+  : > "$log"
+  local k=0 g name flags left rc
+  for g in "${VALIDATE_BYTES_GRIDS[@]}"; do
+    k=$((k + 1))
+    name=${g%%|*}
+    flags=${g#*|}
+    left=$((VALIDATE_BYTES_BUDGET - (SECONDS - t0)))
+    if [ $left -le 20 ]; then
+      echo "== $name: not run (budget)" >> "$log"
+      failed=1
+      continue
+    fi
+    echo "== $name: flashlab bench $flags --counters --check-only --mem-limit 120GiB" >> "$log"
+    # shellcheck disable=SC2086  # flags: one word per flag
+    timeout "$left" "$BIN/flashlab" bench $flags --counters --check-only --mem-limit 120GiB \
+      --json "$parts/$k-$name.json" >> "$log" 2>&1
+    rc=$?
+    [ $rc -eq 124 ] && echo "== $name: over the stage's budget (${VALIDATE_BYTES_BUDGET}s), stopped" >> "$log"
+    [ $rc -ne 0 ] && failed=1
+  done
+  # One file of every row (the runs share the machine and the build).
+  python3 - "$json" "$parts"/*.json >> "$log" 2>&1 <<'PY'
+import json, sys
+out, files = sys.argv[1], [f for f in sys.argv[2:] if not f.endswith("*.json")]
+merged = None
+for f in files:
+    d = json.load(open(f))
+    if merged is None:
+        merged = d
+    else:
+        merged["rows"].extend(d["rows"])
+if merged is None:
+    sys.exit("validate-bytes: no grid wrote results")
+json.dump(merged, open(out, "w"), indent=1)
+print("== %d rows from %d grid(s) -> %s" % (len(merged["rows"]), len(files), out))
+PY
+  rm -rf "$parts"
+  if [ ! -s "$json" ]; then
+    result validate-bytes FAILED $((SECONDS - t0)) "no results (validate-bytes.txt)"
+    return
+  fi
+  {
+    echo "== flashlab bench --results validate-bytes.json (every point, today's model)"
+    "$BIN/flashlab" bench --results "$json"
+    echo "== flashlab compare --results validate-bytes.json (the headline problem without groups)"
+    "$BIN/flashlab" compare --hw H200-SXM-141GB --algos standard,fa1,fa2 --pass fwd+bwd -b 2 --heads 32 -n 4096 -d 128 \
+      --dtype bf16 --csv "${TMPDIR:-/tmp}/validate-bytes-compare.csv" --results "$json"
+    echo "== per point: DRAM read + write, predicted (the run's model) against measured (CUPTI)"
+  } >> "$log" 2>&1
+  python3 - "$json" >> "$log" 2>&1 <<'PY'
+import json, sys
+for r in json.load(open(sys.argv[1]))["rows"]:
+    heads = "%d" % r["heads"] if r.get("kv_heads", r["heads"]) in (0, r["heads"]) else "%d/%d" % (r["heads"], r["kv_heads"])
+    what = "%-15s %-3s B %d H %-5s N %6d d %3d %s %-6s" % (r["kernel"], r["direction"], r["batch"], heads, r["seq_q"],
+                                                            r["head_dim"], r["dtype"], "causal" if r["causal"] else "")
+    if r["status"] != "ok":
+        print("%s  %s: %s" % (what, r["status"], r.get("reason", "")))
+        continue
+    measured = r["dram_read_bytes"] + r["dram_write_bytes"]
+    predicted = r["predicted_dram_read_bytes"] + r["predicted_dram_write_bytes"]
+    if r["dram_read_bytes"] < 0 or r["predicted_dram_read_bytes"] < 0 or measured <= 0:
+        print("%s  no counters or no prediction (%s)" % (what, r.get("counters_note", "")))
+        continue
+    print("%s  predicted %8.4f GB  measured %8.4f GB  error %+6.1f%%  (%d CTA/SM, %sx%s)" % (
+        what, predicted / 1e9, measured / 1e9, 100.0 * (predicted - measured) / measured, r.get("ctas_per_sm", 0),
+        r.get("br", 0), r.get("bc", 0)))
+PY
+  local line
+  line=$(grep -E "median \|error\|" "$log" | tr '\n' ';')
+  if [ $failed -eq 0 ]; then
+    result validate-bytes ok $((SECONDS - t0)) "$line (validate-bytes.txt)"
+  else
+    result validate-bytes FAILED $((SECONDS - t0)) "a grid failed or was not run; $line (validate-bytes.txt)"
+  fi
 }
 
 stage_ncu() {
@@ -500,6 +606,7 @@ for s in "${STAGES[@]}"; do
     all) stage_info; stage_tests; stage_sanitize; stage_bench ;;
     info | tests | sanitize | bench | labs | validate | ncu) "stage_$s" ;;
     bench-bwd) stage_bench_bwd ;;
+    validate-bytes) stage_validate_bytes ;;
     bwd-check) stage_bwd_check ;;
     ring-tests) stage_ring_tests ;;
     ring-sanitize) stage_ring_sanitize ;;
@@ -508,7 +615,8 @@ for s in "${STAGES[@]}"; do
     rung-timing) stage_rung_timing ;;
     links) stage_links ;;
     ranks) stage_ranks ;;
-    *) echo "device-run: unknown stage '$s' (info, tests, sanitize, bench, bench-bwd, bwd-check, labs, validate, ncu," \
+    *) echo "device-run: unknown stage '$s' (info, tests, sanitize, bench, bench-bwd, bwd-check, labs, validate," \
+            "validate-bytes, ncu," \
             "ring-tests, ring-sanitize, ring-bench, ring-virtual, rung-timing, ranks, links, all)" >&2
        exit 2 ;;
   esac

@@ -351,6 +351,102 @@ TEST_CASE("FlashAttention-2 backward: HBM traffic per tensor and FLOPs equal Alg
   }
 }
 
+// Grouped heads, G = H / H_kv query heads per K/V head. Without a dK, dV
+// accumulator every query head's blocks write their dK_j, dV_j (the requests
+// of a kernel that sums the group on chip are counted per query head, as the
+// L2 model's are). With one (StorageTypes::dkv_accumulator: fa2_tc_bwd,
+// fa3_hopper_bwd) each query head's blocks add dK_j, dV_j into the group's
+// dKaccum_j, dVaccum_j in fp32 — a read and a write per tile, as dQ_i's adds —
+// and a pass per K/V head zeroes them before, another converts them after.
+// The run's totals, tensor by tensor: the stream (its passes per K/V head
+// apart) and the closed form against the sums written out here.
+TEST_CASE("FlashAttention-2 backward with grouped heads: dK, dV added apart in fp32 per query head, zeroed and "
+          "converted per K/V head",
+          "[sim][closed-form][bwd][gqa]") {
+  auto rng = flashlab::test::test_rng();
+  for (int n = 0; n < 200; ++n) {
+    FlashBwdCase b = flash_bwd_case(rng, n);
+    AttentionProblem& p = b.c.problem;
+    const i64 G = std::uniform_int_distribution<i64>(1, 4)(rng);
+    p.kv_heads = p.heads;
+    p.heads *= G;
+    const bool dkv_apart = n % 4 < 2;
+    if (dkv_apart) b.st.dkv_accumulator = DType::fp32;
+    const bool adds = dkv_apart && G > 1;  // only a group adds apart
+    INFO(describe_case(b.c) << " G " << G << (b.apart ? " dQaccum fp32" : "") << (dkv_apart ? " dKVaccum fp32" : ""));
+    const i64 Nq = b.Nq, Nk = b.Nk, d = b.d, s = b.s;
+    const i64 BH = p.batch * p.heads, BHkv = p.batch * p.h_kv();
+    // Per query head: Algorithm 2 as run (the test above), dK_j, dV_j written
+    // or, added apart, read and written in fp32.
+    Expected e;
+    e.add(Tensor::O, Nq * d, 0, s);
+    e.add(Tensor::dO, Nq * d + b.v.r * d, 0, s);
+    e.add(Tensor::D, b.v.r, Nq, 4);
+    e.add(b.acc, b.v.r * d, Nq * d + b.v.r * d, b.acc_bytes);
+    e.add(Tensor::Q, b.v.r * d, 0, s);
+    e.add(Tensor::LSE, b.v.r, 0, 4);
+    e.add(Tensor::K, Nk * d, 0, s);
+    e.add(Tensor::V, Nk * d, 0, s);
+    if (b.apart) {
+      e.add(Tensor::dQaccum, Nq * d, 0, 4);
+      e.add(Tensor::dQ, 0, Nq * d, s);
+    }
+    if (adds) {
+      e.add(Tensor::dKaccum, Nk * d, Nk * d, 4);
+      e.add(Tensor::dVaccum, Nk * d, Nk * d, 4);
+    } else {
+      e.add(Tensor::dK, 0, Nk * d, s);
+      e.add(Tensor::dV, 0, Nk * d, s);
+    }
+    // Per K/V head: the memset of dKaccum, dVaccum; the convert pass reads them
+    // and writes dK, dV in the problem's type.
+    Expected kv;
+    if (adds) {
+      kv.add(Tensor::dKaccum, Nk * d, Nk * d, 4);
+      kv.add(Tensor::dVaccum, Nk * d, Nk * d, 4);
+      kv.add(Tensor::dK, 0, Nk * d, s);
+      kv.add(Tensor::dV, 0, Nk * d, s);
+    }
+    const Schedule sch(Algorithm::fa2_bwd, p, b.c.tiles, b.st);
+    CounterSink kv_stream;
+    for (int ph = 0; ph < sch.phases(); ++ph)
+      if (sch.once_per_kv_head(ph))
+        for (i64 o = sch.phase_begin(ph); o < sch.phase_begin(ph) + sch.phase_outer_count(ph); ++o)
+          sch.emit_outer(o, kv_stream);
+    const Counters stream = stream_counters(sch);
+    const Counters run = sch.over_heads(stream, kv_stream.counters);
+    CHECK(kv_stream.counters == sch.cost_of_kv_head_outers(0, sch.outer_count()));
+    CHECK(run == sch.run_total());
+    for (int k = 0; k < kTensorCount; ++k) {
+      const auto t = static_cast<Tensor>(k);
+      const auto u = static_cast<size_t>(k);
+      INFO("tensor " << to_string(t));
+      const Traffic& x = run.at(Level::HBM, t);
+      CHECK(x.read_elements == BH * e.read[u] + BHkv * kv.read[u]);
+      CHECK(x.write_elements == BH * e.write[u] + BHkv * kv.write[u]);
+      CHECK(x.read_bytes == BH * e.read[u] * e.element[u] + BHkv * kv.read[u] * kv.element[u]);
+      CHECK(x.write_bytes == BH * e.write[u] * e.element[u] + BHkv * kv.write[u] * kv.element[u]);
+    }
+    CHECK(run.level(Level::L2).bytes() == 0);
+    CHECK(run.matmul_flops == BH * 10 * b.v.rc * d);
+    // simulate() gives the run's totals by stream and by closed form alike.
+    HardwareModel hw;
+    hw.name = "test";
+    hw.sram_bytes_per_sm = i64{1} << 30;
+    SimOptions by_stream;
+    by_stream.tiles = b.c.tiles;
+    by_stream.storage = b.st;
+    by_stream.l2 = false;
+    SimOptions by_closed = by_stream;
+    by_closed.stream_event_limit = 0;
+    const SimResult r1 = simulate(Algorithm::fa2_bwd, p, hw, by_stream), r2 = simulate(Algorithm::fa2_bwd, p, hw, by_closed);
+    REQUIRE(r1.ok());
+    REQUIRE(r2.ok());
+    CHECK(r1.total == run);
+    CHECK(r2.total == run);
+  }
+}
+
 TEST_CASE("FlashAttention-1 backward: HBM traffic per tensor and FLOPs equal Algorithm 4", "[sim][closed-form][bwd]") {
   auto rng = flashlab::test::test_rng();
   for (int n = 0; n < 200; ++n) {

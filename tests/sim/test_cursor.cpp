@@ -112,3 +112,51 @@ TEST_CASE("a cursor jump replays at most one outer begin and one piece, at any N
     CHECK(cur.last_seek_replayed() > 0);  // the piece is replayed, not skipped
   }
 }
+
+TEST_CASE("the cursor's counters over the run weigh a pass once per K/V head B·H_kv times, at every step",
+          "[sim][cursor][gqa]") {
+  // fa2_bwd with grouped heads added apart: the memset and the convert pass of
+  // dKaccum, dVaccum run once per K/V head. At each step the run's counters are
+  // a replay of the stream, its events in those passes counted B·H_kv times.
+  AttentionProblem p;
+  p.batch = 2;
+  p.heads = 6;
+  p.kv_heads = 2;
+  p.seq_q = p.seq_kv = 70;
+  p.head_dim = 16;
+  StorageTypes st;
+  st.dq_accumulator = DType::fp32;
+  st.dkv_accumulator = DType::fp32;
+  const Schedule s(Algorithm::fa2_bwd, p, TileShape{32, 32}, st);
+  REQUIRE(s.once_per_kv_head(0));
+  REQUIRE(s.once_per_kv_head(s.phases() - 1));
+  // The stream with the pass of each event: a replay to every position.
+  struct Tagged : EventSink {
+    const Schedule* s;
+    bool kv = false;
+    std::vector<std::pair<TileEvent, bool>> events;
+    void on_event(const TileEvent& e) override { events.push_back({e, kv}); }
+  } all;
+  all.s = &s;
+  s.emit_prologue(all);
+  for (i64 o = 0; o < s.outer_count(); ++o) {
+    all.kv = s.once_per_kv_head(s.phase_of(o));
+    s.emit_outer(o, all);
+  }
+  all.kv = false;
+  s.emit_epilogue(all);
+  Cursor c(s, i64{1} << 30);
+  REQUIRE(c.size() == static_cast<i64>(all.events.size()));
+  Counters one, kv;
+  for (i64 q = 0; q <= c.size(); ++q) {
+    if (q > 0) {
+      one.add(all.events[static_cast<size_t>(q - 1)].first);
+      if (all.events[static_cast<size_t>(q - 1)].second) kv.add(all.events[static_cast<size_t>(q - 1)].first);
+    }
+    c.seek(q);
+    INFO("position " << q);
+    REQUIRE(c.counters() == one);
+    REQUIRE(c.over_heads() == (one - kv).scaled(p.head_count()) + kv.scaled(p.kv_head_count()));
+  }
+  CHECK(c.over_heads() == s.run_total());
+}

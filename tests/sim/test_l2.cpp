@@ -539,6 +539,57 @@ TEST_CASE("grouped heads in the backward: a group's writes of dK_j, dV_j meet in
   CHECK(of(g, Tensor::K).dram_read_bytes <= of(h, Tensor::K).dram_read_bytes);
 }
 
+TEST_CASE("grouped heads added apart: the accumulators are zeroed, added into in the L2, written back and converted",
+          "[sim][l2][gqa][bwd]") {
+  const i64 sms = GENERATE(4, 16, 64);
+  const AttentionProblem grouped = grouped_and_not(2).first;
+  StorageTypes st;
+  st.dq_accumulator = DType::fp32;
+  st.dkv_accumulator = DType::fp32;
+  const i64 G = grouped.group_size();
+  const i64 acc = grouped.kv_head_count() * grouped.n_kv() * grouped.d() * 4;  // dKaccum (or dVaccum), fp32
+  const Schedule s(Algorithm::fa2_bwd, grouped, TileShape{64, 64}, st);
+  INFO(sms << " SMs");
+  {  // An L2 that holds everything: nothing is evicted.
+    const L2Result r = simulate_l2(s, launch_of(sms, 1), i64{1} << 40);
+    REQUIRE(r.modelled);
+    check_requests_are_the_loop_nests(r, s.run_total());
+    for (Tensor t : {Tensor::dKaccum, Tensor::dVaccum}) {
+      INFO(to_string(t));
+      const TensorTraffic& x = of(r, t);
+      CHECK(x.request_write_bytes == acc + G * acc);  // the memset, then every query head's adds
+      CHECK(x.request_read_bytes == G * acc + acc);   // the adds, then the convert pass
+      CHECK(x.dram_read_bytes == 0);                  // the memset left the lines in the L2
+      CHECK(x.dram_write_bytes == 0);
+      CHECK(x.dirty_at_end_bytes == acc);  // each K/V head's sum, once
+    }
+    for (Tensor t : {Tensor::dK, Tensor::dV}) {
+      INFO(to_string(t));
+      CHECK(of(r, t).request_write_bytes == unique_kv_bytes(grouped));  // converted once per K/V head
+      CHECK(of(r, t).dirty_at_end_bytes == unique_kv_bytes(grouped));
+    }
+  }
+  {  // An L2 of 16 KiB keeps no accumulator tile from one pass to the next: the
+     // memset reaches DRAM, the group's first add reads it back, the sums are
+     // written back, the convert pass reads them again.
+    const L2Result r = simulate_l2(s, launch_of(sms, 1), 16 * 1024);
+    REQUIRE(r.modelled);
+    for (Tensor t : {Tensor::dKaccum, Tensor::dVaccum}) {
+      INFO(to_string(t));
+      const TensorTraffic& x = of(r, t);
+      CHECK(x.dram_read_bytes >= 2 * acc);
+      CHECK(x.dram_write_bytes + x.dirty_at_end_bytes >= 2 * acc);
+    }
+    // The same run summing on chip moves less.
+    StorageTypes on_chip_st;
+    on_chip_st.dq_accumulator = DType::fp32;
+    const L2Result on_chip =
+        simulate_l2(Schedule(Algorithm::fa2_bwd, grouped, TileShape{64, 64}, on_chip_st), launch_of(sms, 1), 16 * 1024);
+    REQUIRE(on_chip.modelled);
+    CHECK(r.dram_bytes() + r.total().dirty_at_end_bytes > on_chip.dram_bytes() + on_chip.total().dirty_at_end_bytes);
+  }
+}
+
 TEST_CASE("grouped heads: the requests stay every query head's, tensor by tensor, on random shapes", "[sim][l2][gqa]") {
   auto rng = flashlab::test::test_rng();
   for (int n = 0; n < 30; ++n) {
@@ -546,15 +597,20 @@ TEST_CASE("grouped heads: the requests stay every query head's, tensor by tensor
     const i64 group = std::uniform_int_distribution<i64>(2, 4)(rng);
     c.problem.kv_heads = c.problem.heads;
     c.problem.heads *= group;
+    StorageTypes st;  // every other shape: dK, dV added apart, as fa2_tc_bwd does
+    if (n % 4 < 2) {
+      st.dq_accumulator = DType::fp32;
+      st.dkv_accumulator = DType::fp32;
+    }
     for (Algorithm a : all_algorithms()) {
-      INFO(flashlab::test::describe_case(c) << " " << to_string(a));
-      const Schedule s(a, c.problem, c.tiles);
+      INFO(flashlab::test::describe_case(c) << " " << to_string(a) << (st.dkv_accumulator ? " dKVaccum" : ""));
+      const Schedule s(a, c.problem, c.tiles, st);
       L2Options o;
       if (n % 2 == 1) o.access_budget = 0;  // follow the fewest heads (whole groups) and scale
       const i64 l2 = std::uniform_int_distribution<i64>(1, 1 << 20)(rng);
       const L2Result r = simulate_l2(s, launch_of(std::uniform_int_distribution<i64>(1, 8)(rng), 2), l2, o);
       REQUIRE(r.modelled);
-      check_requests_are_the_loop_nests(r, s.closed_form().scaled(c.problem.head_count()));
+      check_requests_are_the_loop_nests(r, s.run_total());
       const TensorTraffic t = r.total();
       CHECK(t.dram_write_bytes + t.dirty_at_end_bytes + t.l2_absorbed_write_bytes == t.request_write_bytes);
     }

@@ -152,8 +152,10 @@ ImU32 tensor_hue(sim::Tensor t) {
     // A gradient takes its tensor's hue, darker: dQ like Q, dK like K, ...
     case sim::Tensor::dQ:
     case sim::Tensor::dQaccum: return IM_COL32(50, 110, 180, 255);
-    case sim::Tensor::dK: return IM_COL32(175, 115, 0, 255);
-    case sim::Tensor::dV: return IM_COL32(0, 125, 90, 255);
+    case sim::Tensor::dK:
+    case sim::Tensor::dKaccum: return IM_COL32(175, 115, 0, 255);
+    case sim::Tensor::dV:
+    case sim::Tensor::dVaccum: return IM_COL32(0, 125, 90, 255);
     case sim::Tensor::dS: return IM_COL32(140, 80, 150, 255);
     case sim::Tensor::dP: return IM_COL32(165, 80, 125, 255);
     case sim::Tensor::dO: return IM_COL32(80, 145, 165, 255);

@@ -193,7 +193,7 @@ DoneOrder done_order(const sim::Schedule& s, const sim::Cursor::Where& w) {
 // Tensors whose tiles are indexed by the column block j (K_j, V_j and their gradients).
 bool indexed_by_column(sim::Tensor t) {
   using T = sim::Tensor;
-  return t == T::K || t == T::V || t == T::dK || t == T::dV;
+  return t == T::K || t == T::V || t == T::dK || t == T::dV || t == T::dKaccum || t == T::dVaccum;
 }
 
 // A tile of tensor t as the paper names it: Q_i, K_j, S_ij, ℓ_i, dK_j.
@@ -439,7 +439,7 @@ void refresh_snapshot(AppState& s, AlgoView& v) {
 
   snap.cumulative_overflow = false;
   try {
-    snap.cumulative = c.counters().scaled(s.model.problem.head_count());
+    snap.cumulative = c.over_heads();
   } catch (const sim::OverflowError&) {
     snap.cumulative = c.counters();
     snap.cumulative_overflow = true;

@@ -30,7 +30,8 @@ using sim::Tensor;
 // with no traffic for the algorithm shown are left out).
 const Tensor kHbmTensors[] = {Tensor::Q,  Tensor::K,  Tensor::V,  Tensor::S,  Tensor::P,  Tensor::O,
                               Tensor::l,  Tensor::m,  Tensor::LSE, Tensor::dO, Tensor::dQ, Tensor::dK,
-                              Tensor::dV, Tensor::dS, Tensor::dP, Tensor::D,  Tensor::dQaccum};
+                              Tensor::dV, Tensor::dS, Tensor::dP, Tensor::D,  Tensor::dQaccum, Tensor::dKaccum,
+                              Tensor::dVaccum};
 static_assert(sizeof(kHbmTensors) / sizeof(kHbmTensors[0]) == sim::kGlobalTensorCount, "every global tensor");
 
 // A bar of `total` (ghost) with `now` filled, on a shared scale `max`.

@@ -200,9 +200,9 @@ void draw_tiling(const AppState& s, const AlgoView& v, ImVec2 origin, ImVec2 ava
   };
   using Lanes = std::vector<Tensor>;
   strip(Q0, Q1, backward ? Lanes{Tensor::Q, Tensor::dQ, Tensor::dQaccum} : Lanes{Tensor::Q}, true);
-  strip(K0, K1, backward ? Lanes{Tensor::K, Tensor::dK} : Lanes{Tensor::K}, false);
+  strip(K0, K1, backward ? Lanes{Tensor::K, Tensor::dK, Tensor::dKaccum} : Lanes{Tensor::K}, false);
   strip(O0, O1, backward ? Lanes{Tensor::O, Tensor::dO} : Lanes{Tensor::O}, true);
-  strip(V0, V1, backward ? Lanes{Tensor::V, Tensor::dV} : Lanes{Tensor::V}, false);
+  strip(V0, V1, backward ? Lanes{Tensor::V, Tensor::dV, Tensor::dVaccum} : Lanes{Tensor::V}, false);
 
   // S: aggregated cells, each the fraction of its visited blocks already done.
   const int max_cells = std::clamp(static_cast<int>(sw / (6 * scale)), 1, 96);

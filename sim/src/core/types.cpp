@@ -35,14 +35,14 @@ std::optional<DType> parse_dtype(std::string_view s) { return detail::value_name
 std::string_view to_string(Tensor t) {
   static constexpr std::string_view names[kTensorCount] = {
       "Q",  "K",  "V",  "S",  "P",  "O", "l",       "m",       "LSE",   "dO",
-      "dQ", "dK", "dV", "dS", "dP", "D", "dQaccum", "m_tilde", "l_tilde", "m_new", "l_new"};
+      "dQ", "dK", "dV", "dS", "dP", "D", "dQaccum", "dKaccum", "dVaccum", "m_tilde", "l_tilde", "m_new", "l_new"};
   return names[static_cast<int>(t)];
 }
 
 std::string_view display_name(Tensor t) {
   static constexpr std::string_view names[kTensorCount] = {
       "Q",  "K",  "V",  "S",  "P",  "O", "ℓ",  "m",  "LSE",   "dO",
-      "dQ", "dK", "dV", "dS", "dP", "D", "dQaccum", "m̃", "ℓ̃", "m_new", "ℓ_new"};
+      "dQ", "dK", "dV", "dS", "dP", "D", "dQaccum", "dKaccum", "dVaccum", "m̃", "ℓ̃", "m_new", "ℓ_new"};
   return names[static_cast<int>(t)];
 }
 

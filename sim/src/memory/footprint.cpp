@@ -18,7 +18,9 @@ TensorExtent tensor_extent(Tensor t, const AttentionProblem& p) {
     case Tensor::K:
     case Tensor::V:
     case Tensor::dK:
-    case Tensor::dV: return {p.n_kv(), p.head_dim};
+    case Tensor::dV:
+    case Tensor::dKaccum:
+    case Tensor::dVaccum: return {p.n_kv(), p.head_dim};
     case Tensor::S:
     case Tensor::P:
     case Tensor::dS:
@@ -31,7 +33,10 @@ TensorExtent tensor_extent(Tensor t, const AttentionProblem& p) {
   }
 }
 
-bool kv_tensor(Tensor t) { return t == Tensor::K || t == Tensor::V || t == Tensor::dK || t == Tensor::dV; }
+bool kv_tensor(Tensor t) {
+  return t == Tensor::K || t == Tensor::V || t == Tensor::dK || t == Tensor::dV || t == Tensor::dKaccum ||
+         t == Tensor::dVaccum;
+}
 
 // Grouped-query attention: H / H_kv query heads share one K/V head.
 i64 tensor_heads(Tensor t, const AttentionProblem& p) {
@@ -136,6 +141,10 @@ TrainingStepMemory training_step_memory(Algorithm a, const AttentionProblem& p, 
     const auto t = static_cast<Tensor>(k);
     const Traffic& moved = all.at(Level::HBM, t);
     if (moved.elements() == 0) continue;
+    if (t == Tensor::dKaccum || t == Tensor::dVaccum) {  // allocated with the workspace: live throughout
+      m.kv_accumulator_bytes = checked_add(m.kv_accumulator_bytes, whole_bytes(t, p, moved), "memory");
+      continue;
+    }
     const bool written = moved.write_elements > 0;
     int first = phases, last = -1;
     for (int ph = 0; ph < phases; ++ph)
@@ -144,6 +153,16 @@ TrainingStepMemory training_step_memory(Algorithm a, const AttentionProblem& p, 
         last = ph;
       }
     const bool result = t == Tensor::dQ || t == Tensor::dK || t == Tensor::dV;
+    // dK, dV that a group adds apart are the kernel's result from the first add
+    // into their accumulator (the main loop), not from the pass that converts it.
+    if (t == Tensor::dK || t == Tensor::dV) {
+      const Tensor acc = t == Tensor::dK ? Tensor::dKaccum : Tensor::dVaccum;
+      for (int ph = 0; ph < first; ++ph)
+        if (by_phase[static_cast<size_t>(ph)].at(Level::HBM, acc).read_elements > 0) {
+          first = ph;
+          break;
+        }
+    }
     int from = 0, to = phases - 1;
     if (written) {
       from = first;
@@ -162,11 +181,6 @@ TrainingStepMemory training_step_memory(Algorithm a, const AttentionProblem& p, 
     }
     for (int ph = from; ph <= to; ++ph)
       live[static_cast<size_t>(ph)] = checked_add(live[static_cast<size_t>(ph)], x.bytes, "memory");
-  }
-  if (storage.dkv_accumulator && p.group_size() > 1) {
-    const i64 one = checked_mul(checked_mul(checked_mul(p.kv_head_count(), p.n_kv(), "memory"), p.head_dim, "memory"),
-                                dtype_bytes(*storage.dkv_accumulator), "memory");
-    m.kv_accumulator_bytes = checked_mul(one, 2, "memory");
   }
   m.backward_peak_bytes =
       checked_add(*std::max_element(live.begin(), live.end()), m.kv_accumulator_bytes, "memory");

@@ -53,13 +53,20 @@ std::vector<Access> record(const AttentionProblem& p, StorageTypes st,
   return rec.out;
 }
 
-void mark_atomic_adds(std::vector<Access>& visit) {
-  auto row_tile = [](const Access& a) { return a.uses_i && !a.uses_j; };
-  for (Access& a : visit) {
-    if (!row_tile(a)) continue;
-    for (const Access& b : visit)
-      if (row_tile(b) && b.tensor == a.tensor && b.write != a.write) a.atomic_add = true;
+namespace {
+template <class Tile>
+void mark_read_and_written(std::vector<Access>& piece, const Tile& tile) {
+  for (Access& a : piece) {
+    if (!tile(a)) continue;
+    for (const Access& b : piece)
+      if (tile(b) && b.tensor == a.tensor && b.write != a.write) a.atomic_add = true;
   }
+}
+}  // namespace
+
+void mark_atomic_adds(PhaseAccesses& phase) {
+  mark_read_and_written(phase.visit, [](const Access& a) { return a.uses_i && !a.uses_j; });
+  mark_read_and_written(phase.end, [](const Access& a) { return a.uses_j && !a.uses_i; });
 }
 
 }  // namespace flashlab::sim::l2_detail

@@ -47,7 +47,9 @@ std::vector<Access> record(const AttentionProblem& p, StorageTypes st,
 // In a phase with a CTA per column block, the CTAs of a cohort
 // visit the same row block in the same step; a tile of the row block alone
 // that a visit both reads and writes is updated by all of them at once, which
-// only atomic adds do (the backward's dQ_i += dS_ij K_j).
-void mark_atomic_adds(std::vector<Access>& visit);
+// only atomic adds do (the backward's dQ_i += dS_ij K_j). Likewise a tile of
+// the column block alone that the outer iteration's end both reads and
+// writes: the blocks of a group's query heads add into it (dKaccum_j).
+void mark_atomic_adds(PhaseAccesses& phase);
 
 }  // namespace flashlab::sim::l2_detail

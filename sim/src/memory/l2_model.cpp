@@ -175,8 +175,8 @@ class Runner {
       a.begin = record(p, s.storage(), [&](Emitter& e) { nest.outer_begin(ph, 1, e); });
       if (nest.has_visits(ph)) a.visit = record(p, s.storage(), [&](Emitter& e) { nest.visit(ph, 1, 2, false, e); });
       // A CTA per K_j, V_j (not a launch per K_j with a CTA per row block, FlashAttention-1's).
-      if (s.info().grid == GridShape::cta_per_outer_iteration && !nest.outer_over_rows(ph)) mark_atomic_adds(a.visit);
       a.end = record(p, s.storage(), [&](Emitter& e) { nest.outer_end(ph, 1, e); });
+      if (s.info().grid == GridShape::cta_per_outer_iteration && !nest.outer_over_rows(ph)) mark_atomic_adds(a);
       phases_.push_back(a);
     }
     prologue_ = record(p, s.storage(), [&](Emitter& e) { nest.prologue(e); });
@@ -460,12 +460,18 @@ class Runner {
   // V_j) is dispatched by column block, ascending — the heaviest causal
   // blocks first already; its cohort's members walk their row blocks in step
   // (cols_piece). A phase without visits takes one step per CTA.
+  //
+  // A pass run once per K/V head (zeroing or converting the dK, dV
+  // accumulators of a group) has a block per K/V head and column block: K/V
+  // head u's blocks are counted for the group's first query head, u·G, whose
+  // lines (memory_head) are the K/V head's.
   void run_cta_per_outer(int ph, L2Result& out) {
     const PhaseAccesses& acc = phases_[static_cast<size_t>(ph)];
     const i64 per = s_.phase_outer_count(ph), base = s_.phase_begin(ph);
     const bool rows = s_.outer_over_rows(ph), visits = s_.has_visits(ph);
-    i64 total = heads_ * per;               // the followed blocks
-    const i64 grid = all_heads_ * per;      // every block of the run
+    const i64 G = s_.once_per_kv_head(ph) ? std::max<i64>(1, s_.problem().group_size()) : 1;
+    i64 total = (heads_ + G - 1) / G * per;  // the followed blocks
+    const i64 grid = all_heads_ / G * per;   // every block of the run
     i64 next = 0, t = 0, free = W_;
     const i64 brought_before = mem_.brought_in_bytes();
     std::vector<Cohort> cohorts;
@@ -477,7 +483,7 @@ class Runner {
       // Hand out free slots in grid order; blocks of one head dispatched together form a cohort.
       size_t first_new = cohorts.size();
       while (free > 0 && next < grid) {
-        const i64 h = next / per, k = next % per;
+        const i64 h = next / per * G, k = next % per;  // the (first) query head the block counts for
         // The first pass decides how many heads to follow: once the budget is
         // spent, at a group boundary and past the minimum, no new head is followed.
         if (ph == 0 && k == 0 && h >= min_heads_ && h % head_unit_ == 0 && heads_ == all_heads_ &&

@@ -215,7 +215,8 @@ SimResult simulate(Algorithm a, const Plan& plan, const HardwareModel& hw, const
       r.sram_peak_bytes = sram_peak_probe(s);
       r.method = "closed form";
     }
-    r.total = r.per_head.scaled(p.head_count());
+    // B·H query heads; the passes run once per K/V head (the group's dK, dV accumulators) B·H_kv times.
+    r.total = s.over_heads(r.per_head, s.cost_of_kv_head_outers(0, s.outer_count()));
   } catch (const OverflowError& e) {
     r.findings.push_back(error(std::string("problem too large: ") + e.what()));
     return r;
@@ -240,6 +241,12 @@ SimResult simulate(Algorithm a, const Plan& plan, const HardwareModel& hw, const
     r.findings.push_back(note("dQ accumulates in " + std::string(to_string(*opt.storage.dq_accumulator)) +
                               " in global memory (dQaccum), which a pass of its own converts to dQ in " +
                               std::string(to_string(p.dtype)) + ", as the kernel keeps it"));
+  if (r.ok() && opt.storage.dkv_accumulator && r.total.at(Level::HBM, Tensor::dKaccum).bytes() > 0)
+    r.findings.push_back(note("the " + std::to_string(p.group_size()) + " query heads of a K/V head run in blocks of "
+                              "their own: each adds its dK_j, dV_j into dKaccum, dVaccum (" +
+                              std::string(to_string(*opt.storage.dkv_accumulator)) +
+                              ", B·H_kv heads) in global memory, zeroed before and converted to dK, dV in " +
+                              std::string(to_string(p.dtype)) + " after, as the kernel keeps them"));
   if (opt.l2 && r.ok()) model_l2(r, s, hw, opt);
   return r;
 }

@@ -75,12 +75,14 @@ CostModel::CostModel(const LoopNest& nest, const AttentionProblem& p, StorageTyp
 
 std::shared_ptr<const CostModel> CostModel::shared(Algorithm a, const LoopNest& nest, const AttentionProblem& p,
                                                    StorageTypes st) {
-  using Key = std::tuple<int, bool, i64, int, int, int>;
+  using Key = std::tuple<int, bool, i64, int, int, int, int>;
   static std::mutex mutex;
   static std::map<Key, std::shared_ptr<const CostModel>> cache;
   const Key key{static_cast<int>(a), p.causal, p.head_dim, static_cast<int>(p.dtype),
                 st.o_accumulator ? static_cast<int>(*st.o_accumulator) : -1,
-                st.dq_accumulator ? static_cast<int>(*st.dq_accumulator) : -1};
+                st.dq_accumulator ? static_cast<int>(*st.dq_accumulator) : -1,
+                // only grouped heads add dK, dV apart: another loop nest, other pieces
+                st.dkv_accumulator && p.group_size() > 1 ? static_cast<int>(*st.dkv_accumulator) : -1};
   {
     const std::lock_guard<std::mutex> lock(mutex);
     if (auto it = cache.find(key); it != cache.end()) return it->second;

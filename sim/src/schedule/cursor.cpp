@@ -69,6 +69,7 @@ void Cursor::seek(i64 p) {
   position_ = p;
   replayed_ = 0;
   counters_ = Counters{};
+  kv_head_part_ = Counters{};
   last_.reset();
   where_ = Where{};
   if (p == 0) {
@@ -78,7 +79,8 @@ void Cursor::seek(i64 p) {
   const i64 q = p - 1;  // index of the last applied event
   const i64 n = s_.outer_count();
   SramTracker t(capacity_);
-  Counters base;
+  Counters base, outer_base;
+  bool in_kv_head_pass = false;
   i64 piece_start = 0;
   auto replay = [&](auto&& emit_piece) {
     PrefixSink sink(base, t, q - piece_start + 1);
@@ -93,6 +95,7 @@ void Cursor::seek(i64 p) {
   } else if (q >= starts_[static_cast<size_t>(n)]) {
     where_.part = Part::epilogue;
     base = s_.cost_of_prologue() + s_.cost_of_outers(0, n);
+    kv_head_part_ = s_.cost_of_kv_head_outers(0, n);
     t.reset(after_prologue_, 0);
     piece_start = starts_[static_cast<size_t>(n)];
     replay([&](EventSink& k) { s_.emit_epilogue(k); });
@@ -102,6 +105,9 @@ void Cursor::seek(i64 p) {
     const i64 nb = s_.events_outer_begin(o), nv = s_.events_per_visit(o), visits = s_.visit_count(o);
     where_.outer = o;
     base = s_.cost_of_prologue() + s_.cost_of_outers(0, o);
+    kv_head_part_ = s_.cost_of_kv_head_outers(0, o);
+    outer_base = base;
+    in_kv_head_pass = s_.once_per_kv_head(s_.phase_of(o));
     t.reset(after_prologue_, 0);
     if (off < nb) {
       where_.part = Part::outer_begin;
@@ -128,6 +134,7 @@ void Cursor::seek(i64 p) {
     }
   }
   counters_ = base;
+  if (in_kv_head_pass) kv_head_part_ += counters_ - outer_base;  // the part of outer iteration o applied
   sram_ = t.resident();
   if (last_) {
     where_.i = last_->i;

@@ -35,6 +35,18 @@ TileRef Emitter::whole_dQ_accumulator() const {
                dtype_bytes(storage_.dq_accumulator.value_or(dt_)));
 }
 
+TileRef Emitter::dK_accumulator(i64 j) const {
+  TileRef r = tile(Tensor::dKaccum, -1, j, g_.cols(j), g_.d);
+  r.bytes = r.rows * r.cols * dtype_bytes(storage_.dkv_accumulator.value_or(dt_));
+  return r;
+}
+
+TileRef Emitter::dV_accumulator(i64 j) const {
+  TileRef r = tile(Tensor::dVaccum, -1, j, g_.cols(j), g_.d);
+  r.bytes = r.rows * r.cols * dtype_bytes(storage_.dkv_accumulator.value_or(dt_));
+  return r;
+}
+
 TileEvent Emitter::base(EventKind k, int line) const {
   TileEvent e;
   e.kind = k;

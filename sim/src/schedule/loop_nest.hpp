@@ -57,6 +57,11 @@ class Emitter {
   TileRef dQ_accumulator(i64 i) const;
   TileRef whole_dQ_accumulator() const;
   bool dQ_accumulates_apart() const;
+  // dK_j, dV_j of a K/V head while the query heads of its group add into them
+  // in global memory (Tensor::dKaccum, dVaccum), in
+  // StorageTypes::dkv_accumulator (the problem's type when unset).
+  TileRef dK_accumulator(i64 j) const;
+  TileRef dV_accumulator(i64 j) const;
 
   // Loop indices of the iteration the next events belong to.
   void at(i64 i, i64 j, bool masked) { i_ = i; j_ = j; masked_ = masked; }
@@ -109,6 +114,11 @@ class LoopNest {
   virtual bool outer_over_rows(int /*phase*/) const { return info_.outer_over_rows; }
   // Whether the phase has an inner loop; false: outer_begin and outer_end only.
   virtual bool has_visits(int /*phase*/) const { return true; }
+  // Whether the phase runs once per K/V head instead of once per query head:
+  // a pass over tensors a group of G = H / H_kv query heads shares (zeroing
+  // and converting dKaccum, dVaccum). Its pieces are counted B·H_kv times,
+  // the others B·H times (Schedule::over_heads).
+  virtual bool once_per_kv_head(int /*phase*/) const { return false; }
   const AlgorithmInfo& record() const { return info_; }
 
   virtual void prologue(Emitter&) const {}

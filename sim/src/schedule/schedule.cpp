@@ -1,5 +1,7 @@
 #include "flashlab/sim/schedule/schedule.hpp"
 
+#include <algorithm>
+
 #include "cost_model.hpp"
 #include "flashlab/sim/core/checked.hpp"
 
@@ -45,6 +47,7 @@ Schedule::Schedule(Algorithm a, const AttentionProblem& p, TileShape t, StorageT
     PhaseLayout l;
     l.rows = nest_->outer_over_rows(ph);
     l.visits = nest_->has_visits(ph);
+    l.kv_head = nest_->once_per_kv_head(ph);
     l.begin = begin;
     l.count = l.rows ? grid_.T_r : grid_.T_c;
     begin = checked_add(begin, l.count, "outer iterations");
@@ -124,6 +127,7 @@ std::string_view Schedule::phase_title(int phase) const { return nest_->phase_ti
 
 bool Schedule::outer_over_rows(int phase) const { return layout(phase).rows; }
 bool Schedule::has_visits(int phase) const { return layout(phase).visits; }
+bool Schedule::once_per_kv_head(int phase) const { return layout(phase).kv_head; }
 i64 Schedule::phase_begin(int phase) const { return layout(phase).begin; }
 i64 Schedule::phase_outer_count(int phase) const { return layout(phase).count; }
 
@@ -259,6 +263,25 @@ Counters Schedule::cost_of_visits(i64 o, i64 k_begin, i64 k_end) const {
 Counters Schedule::closed_form() const {
   return cost_of_prologue() + cost_of_outers(0, outer_count()) + cost_of_epilogue();
 }
+
+Counters Schedule::cost_of_kv_head_outers(i64 o_begin, i64 o_end) const {
+  Counters total;
+  for (int ph = 0; ph < phases(); ++ph) {
+    const PhaseLayout& l = layout(ph);
+    if (!l.kv_head) continue;
+    const i64 a = std::max(o_begin, l.begin), b = std::min(o_end, l.begin + l.count);
+    if (a < b) total += cost_of_outers(a, b);
+  }
+  return total;
+}
+
+Counters Schedule::over_heads(const Counters& one, const Counters& kv_head_part) const {
+  Counters total = (one - kv_head_part).scaled(problem_.head_count());
+  total += kv_head_part.scaled(problem_.kv_head_count());
+  return total;
+}
+
+Counters Schedule::run_total() const { return over_heads(closed_form(), cost_of_kv_head_outers(0, outer_count())); }
 
 i64 Schedule::events_prologue() const { return prologue_.events; }
 i64 Schedule::events_epilogue() const { return epilogue_.events; }

@@ -17,21 +17,23 @@ constexpr i64 dtype_bytes(DType t) { return t == DType::fp32 ? 4 : 2; }
 std::string_view to_string(DType t);
 std::optional<DType> parse_dtype(std::string_view s);
 
-// Every tensor the algorithms name. Q..dQaccum may live in global memory:
+// Every tensor the algorithms name. Q..dVaccum may live in global memory:
 // the forward's Q, K, V, S, P, O, ℓ, m and the logsumexp, and the backward's
-// gradients dO, dQ, dK, dV, dS = ∂L/∂S, dP = ∂L/∂P, D = rowsum(dO ∘ O) and
+// gradients dO, dQ, dK, dV, dS = ∂L/∂S, dP = ∂L/∂P, D = rowsum(dO ∘ O),
 // dQaccum, the buffer a kernel adds dQ into when it accumulates in another
-// type than the problem's (FlashAttention-2's fp32 dQaccum; StorageTypes).
+// type than the problem's (FlashAttention-2's fp32 dQaccum; StorageTypes),
+// and dKaccum, dVaccum, the buffers the query heads of a group add their
+// dK_j, dV_j into when a kernel runs them in separate blocks.
 // The rest are on-chip statistics of online softmax (m̃_ij, ℓ̃_ij, m_i^new,
 // ℓ_i^new). The global tensors come first: the L2 model keys a line by a
 // tensor index below kGlobalTensorCount.
 enum class Tensor : std::uint8_t {
   Q, K, V, S, P, O, l, m, LSE,
-  dO, dQ, dK, dV, dS, dP, D, dQaccum,
+  dO, dQ, dK, dV, dS, dP, D, dQaccum, dKaccum, dVaccum,
   m_tilde, l_tilde, m_new, l_new
 };
-inline constexpr int kTensorCount = 21;
-inline constexpr int kGlobalTensorCount = 17;  // Q .. dQaccum
+inline constexpr int kTensorCount = 23;
+inline constexpr int kGlobalTensorCount = 19;  // Q .. dVaccum
 
 std::string_view to_string(Tensor t);        // ASCII: "Q", "l", "m_tilde", ...
 std::string_view display_name(Tensor t);     // paper notation: "ℓ", "m̃", ...
@@ -45,10 +47,10 @@ constexpr bool is_statistic(Tensor t) {
 // The tensors only the backward pass has.
 constexpr bool is_gradient(Tensor t) {
   return t == Tensor::dO || t == Tensor::dQ || t == Tensor::dK || t == Tensor::dV || t == Tensor::dS ||
-         t == Tensor::dP || t == Tensor::D || t == Tensor::dQaccum;
+         t == Tensor::dP || t == Tensor::D || t == Tensor::dQaccum || t == Tensor::dKaccum || t == Tensor::dVaccum;
 }
-// dQaccum's element is the accumulator's type (StorageTypes::dq_accumulator),
-// which the Emitter gives it; by default it would be the problem's.
+// An accumulator's element is its type (StorageTypes::dq_accumulator,
+// dkv_accumulator), which the Emitter gives it; by default it would be the problem's.
 constexpr i64 element_bytes(Tensor t, DType d) { return is_statistic(t) ? 4 : dtype_bytes(d); }
 
 // What a kernel keeps in global memory in another element type than the
@@ -60,8 +62,8 @@ constexpr i64 element_bytes(Tensor t, DType d) { return is_statistic(t) ? 4 : dt
 // dQaccum, Tensor::dQaccum) and converts once at the end, in a pass of its own.
 // With grouped K/V heads (H_kv < H) the query heads of a group add into one
 // dK_j, dV_j; a kernel that runs them in separate blocks adds in fp32 apart
-// (dKaccum, dVaccum: B·H_kv heads, zeroed before, converted after) — memory
-// the backward holds throughout; the loop nest's counts stay those of dK, dV.
+// (Tensor::dKaccum, dVaccum: B·H_kv heads, zeroed before, converted after) —
+// memory the backward holds throughout, and traffic the loop nest counts.
 struct StorageTypes {
   std::optional<DType> o_accumulator;   // unset: the problem's dtype
   std::optional<DType> dq_accumulator;  // unset: the problem's dtype

@@ -67,8 +67,8 @@ struct SimResult {
   i64 T_r = 0, T_c = 0;
   i64 total_blocks = 0, visited_blocks = 0;
   i64 masked_blocks = 0;  // visited blocks holding masked entries
-  Counters per_head;      // one head
-  Counters total;         // × B·H
+  Counters per_head;      // one head's schedule
+  Counters total;         // × B·H (its passes run once per K/V head × B·H_kv: Schedule::over_heads)
   i64 sram_capacity_bytes = 0, sram_peak_bytes = 0;
   i64 events_per_head = 0;
   std::string method;     // "event stream" or "closed form"

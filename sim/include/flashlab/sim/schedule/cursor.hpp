@@ -40,6 +40,9 @@ class Cursor {
 
   const Schedule& schedule() const { return s_; }
   const Counters& counters() const { return counters_; }  // one head, after position() events
+  // The same prefix over the whole run: every query head and K/V head at this
+  // position (Schedule::over_heads). Throws OverflowError past 64 bits.
+  Counters over_heads() const { return s_.over_heads(counters_, kv_head_part_); }
   const std::vector<TileRef>& sram() const { return sram_; }
   i64 sram_bytes() const;
   i64 sram_capacity() const { return capacity_; }
@@ -57,6 +60,7 @@ class Cursor {
   std::vector<TileRef> after_prologue_;
   i64 size_ = 0, position_ = 0, replayed_ = 0;
   Counters counters_;
+  Counters kv_head_part_;  // of counters_, in passes run once per K/V head
   std::vector<TileRef> sram_;
   std::optional<TileEvent> last_;
   Where where_;

@@ -68,6 +68,9 @@ class Schedule {
   bool outer_over_rows(int phase) const;
   // False for a pass with no inner loop (a backward pre- or post-pass over row blocks).
   bool has_visits(int phase) const;
+  // True for a pass that runs once per K/V head rather than once per query
+  // head (zeroing and converting the dK, dV accumulators a group adds into).
+  bool once_per_kv_head(int phase) const;
   i64 phase_begin(int phase) const;        // its first outer iteration
   i64 phase_outer_count(int phase) const;  // T_r or T_c
   // The row block i (outer loop over rows) or column block j that outer iteration o runs over.
@@ -96,6 +99,15 @@ class Schedule {
   Counters cost_of_visits(i64 o, i64 k_begin, i64 k_end) const;
   Counters cost_of_outer_end(i64 o) const;
   Counters cost_of_epilogue() const;
+  // The part of cost_of_outers(o_begin, o_end) in phases run once per K/V head.
+  Counters cost_of_kv_head_outers(i64 o_begin, i64 o_end) const;
+
+  // Counters of one head's emission over the whole run: `one`, of which
+  // `kv_head_part` lies in phases run once per K/V head, counted B·H_kv
+  // times and the rest B·H times. Without such phases: one × B·H.
+  Counters over_heads(const Counters& one, const Counters& kv_head_part) const;
+  // The closed form over the whole run (all B·H query heads, B·H_kv K/V heads).
+  Counters run_total() const;
 
   // Event counts of the pieces (constant per phase).
   i64 events_prologue() const;
@@ -109,7 +121,7 @@ class Schedule {
 
  private:
   struct PhaseLayout {
-    bool rows = true, visits = true;
+    bool rows = true, visits = true, kv_head = false;
     i64 begin = 0, count = 0;
   };
   struct OuterRef {
