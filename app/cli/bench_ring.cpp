@@ -26,21 +26,6 @@
 namespace flashlab::cli {
 namespace {
 
-std::vector<std::string> split(const std::string& list) {
-  std::vector<std::string> out;
-  std::string item;
-  std::istringstream s(list);
-  while (std::getline(s, item, ',')) out.push_back(item);
-  return out;
-}
-
-std::vector<sim::i64> size_list(const std::string& flag, const std::string& list) {
-  std::vector<sim::i64> out;
-  for (const std::string& item : split(list)) out.push_back(parse_positive(flag, item));
-  if (out.empty()) throw UsageError(flag + ": empty list");
-  return out;
-}
-
 kernels::BenchAxes axes_of(const RingBenchFlags& f, bool& quiet_sweep_note) {
   kernels::BenchAxes a;
   if (!f.sweep.empty()) {

@@ -28,15 +28,6 @@ namespace {
 
 using kernels::BenchAxes;
 
-std::vector<std::string> split(const std::string& list) {
-  std::vector<std::string> out;
-  std::string item;
-  std::istringstream s(list);
-  while (std::getline(s, item, ',')) out.push_back(item);
-  if (!list.empty() && list.back() == ',') out.emplace_back();
-  return out;
-}
-
 // The list `flashlab bench --list` prints: every registry kernel, its dtypes,
 // head dims, minimum SM and whether this build can run it.
 std::string registry_table() {
@@ -52,13 +43,6 @@ std::string registry_table() {
            k.built() ? "yes" : "no (no CUDA)"});
   }
   return t.str();
-}
-
-std::vector<sim::i64> size_list(const std::string& flag, const std::string& list) {
-  std::vector<sim::i64> out;
-  for (const std::string& item : split(list)) out.push_back(parse_positive(flag, item));
-  if (out.empty()) throw UsageError(flag + ": empty list");
-  return out;
 }
 
 class BenchCommand : public Command {

@@ -34,6 +34,22 @@ sim::i64 parse_positive(const std::string& flag, const std::string& value) {
   throw UsageError(errors.front());
 }
 
+std::vector<std::string> split(const std::string& list) {
+  std::vector<std::string> out;
+  std::string item;
+  std::istringstream s(list);
+  while (std::getline(s, item, ',')) out.push_back(item);
+  if (!list.empty() && list.back() == ',') out.emplace_back();
+  return out;
+}
+
+std::vector<sim::i64> size_list(const std::string& flag, const std::string& list) {
+  std::vector<sim::i64> out;
+  for (const std::string& item : split(list)) out.push_back(parse_positive(flag, item));
+  if (out.empty()) throw UsageError(flag + ": empty list");
+  return out;
+}
+
 std::vector<int> parse_device_list(const std::string& flag, const std::string& list) {
   std::vector<int> out;
   std::istringstream items(list);

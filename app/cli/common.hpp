@@ -6,6 +6,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <vector>
 #include <utility>
 
 #include <CLI/CLI.hpp>
@@ -61,6 +62,11 @@ struct Resolved {
 Resolved resolve(const ProblemFlags& f);
 
 sim::i64 parse_positive(const std::string& flag, const std::string& value);
+// A comma list's items in order; a trailing comma gives an empty last item, which
+// what reads the items refuses by name.
+std::vector<std::string> split(const std::string& list);
+// A comma list of positive sizes for `flag` ("1,4,16K"); an empty list is refused.
+std::vector<sim::i64> size_list(const std::string& flag, const std::string& list);
 // CUDA device numbers, a comma list ("0,1"); empty for an empty list.
 std::vector<int> parse_device_list(const std::string& flag, const std::string& list);
 

@@ -6,12 +6,6 @@ namespace flashlab::analysis {
 
 using nlohmann::json;
 
-std::string fixed(double v, int decimals) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
-  return buf;
-}
-
 json problem_json(const sim::AttentionProblem& p) {
   return json{{"batch", p.batch},       {"heads", p.heads},   {"seq_q", p.n_q()},
               {"seq_kv", p.n_kv()},     {"head_dim", p.d()},  {"causal", p.causal},

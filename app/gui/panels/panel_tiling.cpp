@@ -80,11 +80,6 @@ float text_height(const std::string& text, float width) {
   return ImGui::CalcTextSize(text.c_str(), nullptr, false, width).y + ImGui::GetStyle().ItemSpacing.y;
 }
 
-// The room left in the current window below the cursor, in pixels.
-float room_left() {
-  return ImGui::GetWindowPos().y + ImGui::GetWindowHeight() - ImGui::GetStyle().WindowPadding.y - ImGui::GetCursorScreenPos().y;
-}
-
 // Where the current visit's reads came from and which CTAs share them, from
 // the L2 model's trace of the first head (the snapshot's L2AtCursor). Drawn
 // only when it fits in `budget` pixels of height; returns whether it was.
@@ -762,6 +757,10 @@ void panel_tiling(AppState& s) {
   }
   const float h = (avail.y - ImGui::GetStyle().ItemSpacing.y * static_cast<float>(n - 1)) / static_cast<float>(n);
   for (int k = 0; k < n; ++k) algo_strip(s, s.model.algos[static_cast<size_t>(k)], k, ImVec2(avail.x, std::max(h, 40.0f)));
+}
+
+float room_left() {
+  return ImGui::GetWindowPos().y + ImGui::GetWindowHeight() - ImGui::GetStyle().WindowPadding.y - ImGui::GetCursorScreenPos().y;
 }
 
 }  // namespace flashlab::gui

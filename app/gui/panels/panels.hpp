@@ -16,6 +16,8 @@ void draw_frame(AppState& s);
 
 void panel_controls(AppState& s);
 void panel_tiling(AppState& s);
+// The room left in the current window below the cursor, in pixels.
+float room_left();
 void panel_counters(AppState& s);
 // The counters of the two algorithms shown, in columns with the ratio between them.
 void counters_side_by_side(AppState& s);

@@ -253,10 +253,6 @@ void draw_work(ImDrawList* dl, const AppState& s, ImVec2 o, ImVec2 size) {
   }
 }
 
-float room_left() {
-  return ImGui::GetWindowPos().y + ImGui::GetWindowHeight() - ImGui::GetStyle().WindowPadding.y - ImGui::GetCursorScreenPos().y;
-}
-
 // A title over a pane, only when it fits on one line.
 void pane_title(ImDrawList* dl, ImVec2 at, float width, const std::string& text, const std::string& shorter) {
   const std::string t = ImGui::CalcTextSize(text.c_str()).x <= width ? text

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "flashlab/analysis/model/sweep.hpp"
+#include "flashlab/sim/core/format.hpp"
 
 namespace flashlab::analysis {
 
@@ -40,7 +41,7 @@ class TextTable {
   std::vector<std::vector<std::string>> rows_;
 };
 
-std::string fixed(double v, int decimals);  // printf("%.*f")
+using sim::fixed;  // printf("%.*f"), the one formatter (sim/core/format.hpp)
 
 // The algorithms' names (their CLI keys) joined: "standard, pytorch, fa1, fa2".
 std::string algorithm_keys(const std::vector<sim::Algorithm>& algos, const std::string& separator = ", ");
