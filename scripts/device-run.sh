@@ -277,9 +277,10 @@ for r in json.load(open(sys.argv[1]))["rows"]:
     if r["dram_read_bytes"] < 0 or r["predicted_dram_read_bytes"] < 0 or measured <= 0:
         print("%s  no counters or no prediction (%s)" % (what, r.get("counters_note", "")))
         continue
-    print("%s  predicted %8.4f GB  measured %8.4f GB  error %+6.1f%%  (%d CTA/SM, %sx%s)" % (
-        what, predicted / 1e9, measured / 1e9, 100.0 * (predicted - measured) / measured, r.get("ctas_per_sm", 0),
-        r.get("br", 0), r.get("bc", 0)))
+    # CTAs per SM and tiles are null for the rungs that do not report them: said "-".
+    print("%s  predicted %8.4f GB  measured %8.4f GB  error %+6.1f%%  (%s CTA/SM, %sx%s)" % (
+        what, predicted / 1e9, measured / 1e9, 100.0 * (predicted - measured) / measured,
+        r.get("ctas_per_sm") or "-", r.get("br") or "-", r.get("bc") or "-"))
 PY
   local line
   line=$(grep -E "median \|error\|" "$log" | tr '\n' ';')
