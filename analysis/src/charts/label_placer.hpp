@@ -1,0 +1,134 @@
+// The label placer of the chart renderer (chart_render.cpp): where each label
+// beside a point goes so that none covers another, a point or a line.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "flashlab/analysis/charts/chart_render.hpp"
+
+namespace flashlab::analysis::chart_detail {
+
+// Labels beside points (series' point labels, markers, annotations) placed
+// so that no two cover each other: each tries the spot it prefers, then the
+// other sides of its point, then further out; one that finds no free spot
+// inside the plot is left out (the hover read-out and the CSV still carry it).
+class LabelPlacer {
+ public:
+  LabelPlacer(const Rect& plot, double step) : plot_(plot), step_(step) {}
+  // The box's top-left for a label of `size` at point p, preferring `first`
+  // (dx, dy multiples of the step: +x right, +y down); nullopt when none is free.
+  std::optional<Rect> place(Point p, Point size, Point first) {
+    const double s = step_;
+    const Point tries[] = {first,   {1, -1},  {1, 1},  {-1, -1}, {-1, 1}, {-1.5, 0}, {0, -2}, {0, 2},
+                           {1, -3}, {1, 3},   {-1, -3}, {-1, 3}, {2, -5},  {2, 5},    {-2, -5}};
+    const auto takes = [&](const Rect& r, bool clear_of_lines) {
+      if (r.x < plot_.x || r.right() > plot_.right() || r.y < plot_.y || r.bottom() > plot_.bottom()) return false;
+      return is_free(r) && !(clear_of_lines && struck(r)) && nearest_is(p, r);
+    };
+    // A spot no line strikes through first; else one clear of labels and points only.
+    for (const bool clear_of_lines : {true, false}) {
+      for (const Point& t : tries) {
+        // dx > 0: the label starts right of p; < 0: it ends left of p; 0: centred.
+        const double x = t.x > 0 ? p.x + t.x * s : t.x < 0 ? p.x + t.x * s - size.x : p.x - size.x / 2;
+        const double y = t.y < 0 ? p.y + t.y * s - size.y : t.y > 0 ? p.y + t.y * s : p.y - size.y / 2;
+        const Rect r{x, y, size.x, size.y};
+        if (!takes(r, clear_of_lines)) continue;
+        placed_.push_back(r);
+        return r;
+      }
+      // Where a crowd of points and names leaves none of those spots, the
+      // nearest gap beside the point in finer steps (half a step up or down,
+      // a few steps out).
+      if (const std::optional<Rect> r = nearest_gap(p, size, clear_of_lines, takes)) {
+        placed_.push_back(*r);
+        return r;
+      }
+    }
+    return std::nullopt;
+  }
+  // A label placed by other means (a reference line's), or a data point: the
+  // labels placed after it must not cover it.
+  void add(const Rect& r) { placed_.push_back(r); }
+  // A data point at p covering r: no label covers it, and none sits nearer to it than to its own point.
+  void add_point(Point p, const Rect& r) {
+    placed_.push_back(r);
+    points_.push_back(p);
+  }
+  // A line drawn `width` wide from a to b: no label is struck through by it.
+  void add_line(Point a, Point b, double width) { lines_.push_back({a, b, width}); }
+  bool is_free(const Rect& r) const {
+    return std::none_of(placed_.begin(), placed_.end(), [&](const Rect& o) {
+      return r.x < o.right() && o.x < r.right() && r.y < o.bottom() && o.y < r.bottom();
+    });
+  }
+  bool struck(const Rect& r) const {
+    return std::any_of(lines_.begin(), lines_.end(), [&](const Line& l) { return crosses(l, r); });
+  }
+
+ private:
+  struct Line {
+    Point a, b;
+    double width;
+  };
+  // How far a label reads from q: across to its nearer end, up or down to its middle line.
+  static double distance(Point q, const Rect& r) {
+    return std::hypot(std::max({r.x - q.x, 0.0, q.x - r.right()}), q.y - (r.y + r.h / 2));
+  }
+  // Whether a label at r is clearly nearer to its own point p than to any other data point (by a
+  // step; one in the same spot aside): labels beside close points are never read the wrong way round.
+  bool nearest_is(Point p, const Rect& r) const {
+    const double own = distance(p, r) + step_;
+    return std::none_of(points_.begin(), points_.end(), [&](Point q) {
+      return std::hypot(q.x - p.x, q.y - p.y) > 0.5 && distance(q, r) < own;
+    });
+  }
+  // Beside p on either side, up to three steps further out than the nearest
+  // spot, with the label's middle up to 1.5 label heights above or below p:
+  // the free box nearest to p.
+  template <class Takes>
+  std::optional<Rect> nearest_gap(Point p, Point size, bool clear_of_lines, const Takes& takes) const {
+    const double s = step_;
+    std::vector<std::pair<double, Rect>> spots;
+    for (int out = 0; out <= 3; ++out)
+      for (const int side : {1, -1})
+        for (double dy = 0; dy <= 1.5 * size.y; dy += s / 2)
+          for (const int up : {-1, 1}) {
+            if (dy == 0 && up > 0) continue;
+            const double gap = (1.5 + out) * s;
+            const double x = side > 0 ? p.x + gap : p.x - gap - size.x;
+            const Rect r{x, p.y + up * dy - size.y / 2, size.x, size.y};
+            spots.push_back({std::hypot(gap, dy), r});
+          }
+    std::stable_sort(spots.begin(), spots.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    for (const auto& [d, r] : spots)
+      if (takes(r, clear_of_lines)) return r;
+    return std::nullopt;
+  }
+  // Whether the line passes through r (grown by half its width): sampled every pixel along it.
+  static bool crosses(const Line& l, const Rect& r) {
+    const double h = l.width / 2 + 1;
+    const double x0 = r.x - h, x1 = r.right() + h, y0 = r.y - h, y1 = r.bottom() + h;
+    if (std::max(l.a.x, l.b.x) < x0 || std::min(l.a.x, l.b.x) > x1 || std::max(l.a.y, l.b.y) < y0 ||
+        std::min(l.a.y, l.b.y) > y1)
+      return false;
+    const double len = std::hypot(l.b.x - l.a.x, l.b.y - l.a.y);
+    const int n = std::max(1, static_cast<int>(std::min(len, 1e5)));
+    for (int k = 0; k <= n; ++k) {
+      const double t = static_cast<double>(k) / n;
+      const double x = l.a.x + (l.b.x - l.a.x) * t, y = l.a.y + (l.b.y - l.a.y) * t;
+      if (x >= x0 && x <= x1 && y >= y0 && y <= y1) return true;
+    }
+    return false;
+  }
+  Rect plot_;
+  double step_;
+  std::vector<Rect> placed_;
+  std::vector<Point> points_;
+  std::vector<Line> lines_;
+};
+
+}  // namespace flashlab::analysis::chart_detail
