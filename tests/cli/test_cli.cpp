@@ -314,11 +314,7 @@ TEST_CASE("compare --results: DRAM measured per kernel beside the requests and t
   const auto rows = flashlab::analysis::csv_parse(slurp(run_flashlab.path() / "cmp.csv"));
   REQUIRE(rows.size() == 1 + 5);  // naive, naive_cublas, fa1, fa2, fa2_tc
   const auto& h = rows[0];
-  const auto col = [&](const std::string& name) {
-    const auto it = std::find(h.begin(), h.end(), name);
-    REQUIRE(it != h.end());
-    return static_cast<size_t>(it - h.begin());
-  };
+  const auto col = [&](const std::string& name) { return flashlab::test::column(h, name); };
   const auto& tc = rows[5];
   CHECK(tc[col("algorithm")] == "fa2");
   CHECK(tc[col("kernel")] == "fa2_tc");
@@ -350,11 +346,7 @@ TEST_CASE("sweep CSV: predicted DRAM, the L2 read hit rate and whether it was mo
   const auto rows = flashlab::analysis::csv_parse(slurp(run_flashlab.path() / "l2sweep.csv"));
   REQUIRE(rows.size() == 3);
   const auto& h = rows[0];
-  const auto col = [&](const std::string& name) {
-    const auto it = std::find(h.begin(), h.end(), name);
-    REQUIRE(it != h.end());
-    return static_cast<size_t>(it - h.begin());
-  };
+  const auto col = [&](const std::string& name) { return flashlab::test::column(h, name); };
   CHECK(col("l2_modelled") == col("gemm_l2_reread_bytes") + 1);
   CHECK(col("dram_read_bytes") == col("l2_modelled") + 1);
   CHECK(col("dram_write_bytes") == col("dram_read_bytes") + 1);

@@ -138,11 +138,7 @@ TEST_CASE("compare --pass --results: today's model for every measured problem, n
   const auto rows = flashlab::analysis::csv_parse(slurp(run_flashlab.path() / "old-measured.csv"));
   REQUIRE(rows.size() == 1 + 2);  // fa2 + fa2_bwd (the backward not run), fa2_tc + fa2_tc_bwd
   const auto& h = rows[0];
-  const auto col = [&](const std::string& name) {
-    const auto it = std::find(h.begin(), h.end(), name);
-    REQUIRE(it != h.end());
-    return static_cast<size_t>(it - h.begin());
-  };
+  const auto col = [&](const std::string& name) { return flashlab::test::column(h, name); };
   const auto& tc = rows[2];
   CHECK(tc[col("rungs")] == "fa2_tc + fa2_tc_bwd");
   CHECK(tc[col("bwd_file_predicted_dram_read_bytes")] == "1000000000");

@@ -9,6 +9,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -86,6 +87,13 @@ class ScratchRuns {
 };
 
 inline bool contains(const std::string& text, const std::string& what) { return text.find(what) != std::string::npos; }
+
+// The index of column `name` in a CSV's header row; the case fails when it is not there.
+inline size_t column(const std::vector<std::string>& header, const std::string& name) {
+  const auto it = std::find(header.begin(), header.end(), name);
+  REQUIRE(it != header.end());
+  return static_cast<size_t>(it - header.begin());
+}
 
 inline std::size_t line_count(const std::string& text) {
   std::size_t n = 0;
