@@ -113,6 +113,24 @@ fi
 # result STAGE STATUS SECONDS DETAIL
 result() { printf '%-9s %-8s %5ss  %s\n' "$1" "$2" "$3" "$4" >> "$RESULTS"; }
 
+# The result of a stage whose command exited RC, timed from T0: ok with
+# OK_DETAIL; TIMEOUT when `timeout` stopped it at BUDGET seconds (LOG: the file
+# it wrote); SKIPPED with SKIP_DETAIL when it exited 77 and the stage has one;
+# FAILED with FAIL_DETAIL otherwise.
+# stage_result STAGE RC T0 BUDGET LOG OK_DETAIL FAIL_DETAIL [SKIP_DETAIL]
+stage_result() {
+  local secs=$((SECONDS - $3))
+  if [ "$2" -eq 0 ]; then
+    result "$1" ok "$secs" "$6"
+  elif [ "$2" -eq 124 ]; then
+    result "$1" TIMEOUT "$secs" "over ${4}s ($5)"
+  elif [ "$2" -eq 77 ] && [ $# -ge 8 ]; then
+    result "$1" SKIPPED "$secs" "$8"
+  else
+    result "$1" FAILED "$secs" "$7"
+  fi
+}
+
 stage_info() {
   {
     echo "== device-run $(date -u +%Y-%m-%dT%H:%M:%SZ), flashlab commit $FLASHLAB_COMMIT"
@@ -133,12 +151,8 @@ stage_tests() {
   rc=$?
   local line
   line=$(grep -E "^(All tests passed|test cases:)" "$OUT/gpu-tests.log" | tail -1)
-  case $rc in
-    0) result tests ok $((SECONDS - t0)) "$line (gpu-tests.log)" ;;
-    124) result tests TIMEOUT $((SECONDS - t0)) "over ${TESTS_BUDGET}s (gpu-tests.log)" ;;
-    77) result tests SKIPPED $((SECONDS - t0)) "$(head -1 "$OUT/gpu-tests.log")" ;;
-    *) result tests FAILED $((SECONDS - t0)) "$line rc=$rc (gpu-tests.log)" ;;
-  esac
+  stage_result tests $rc $t0 "$TESTS_BUDGET" gpu-tests.log "$line (gpu-tests.log)" "$line rc=$rc (gpu-tests.log)" \
+    "$(head -1 "$OUT/gpu-tests.log")"
 }
 
 stage_sanitize() {
@@ -189,11 +203,7 @@ stage_validate() {
   rc=$?
   local line
   line=$(grep -E "median \|error\|" "$OUT/validate.txt" | tr '\n' ';')
-  case $rc in
-    0) result validate ok $((SECONDS - t0)) "$line (validate.txt)" ;;
-    124) result validate TIMEOUT $((SECONDS - t0)) "over ${VALIDATE_BUDGET}s (validate.txt)" ;;
-    *) result validate FAILED $((SECONDS - t0)) "rc=$rc (validate.txt)" ;;
-  esac
+  stage_result validate $rc $t0 "$VALIDATE_BUDGET" validate.txt "$line (validate.txt)" "rc=$rc (validate.txt)"
 }
 
 # The grids of validate-bytes, in the order they run: NAME|flashlab bench flags.
@@ -383,11 +393,7 @@ stage_bwd_check() {
   rc=$?
   local line
   line=$(tail -1 "$OUT/bwd-check.txt")
-  case $rc in
-    0) result bwd-check ok $((SECONDS - t0)) "$line (bwd-check.txt)" ;;
-    124) result bwd-check TIMEOUT $((SECONDS - t0)) "over ${BWD_CHECK_BUDGET}s (bwd-check.txt)" ;;
-    *) result bwd-check FAILED $((SECONDS - t0)) "$line rc=$rc (bwd-check.txt)" ;;
-  esac
+  stage_result bwd-check $rc $t0 "$BWD_CHECK_BUDGET" bwd-check.txt "$line (bwd-check.txt)" "$line rc=$rc (bwd-check.txt)"
 }
 
 stage_labs() {
@@ -399,11 +405,8 @@ stage_labs() {
   cp "$ROOT/lab-out/labs-compare.txt" "$OUT/labs.txt" 2>/dev/null
   local oom
   oom=$(cat "$OUT"/labs-*.json 2>/dev/null | grep -c '"status": "OOM"')
-  case $rc in
-    0) result labs ok $((SECONDS - t0)) "$oom OOM cells (labs-flashlab.json, labs-pytorch.json, labs.txt, run-lab.log)" ;;
-    124) result labs TIMEOUT $((SECONDS - t0)) "over ${LABS_BUDGET}s (run-lab.log)" ;;
-    *) result labs FAILED $((SECONDS - t0)) "rc=$rc (run-lab.log)" ;;
-  esac
+  stage_result labs $rc $t0 "$LABS_BUDGET" run-lab.log \
+    "$oom OOM cells (labs-flashlab.json, labs-pytorch.json, labs.txt, run-lab.log)" "rc=$rc (run-lab.log)"
 }
 
 stage_ring_tests() {
@@ -416,12 +419,8 @@ stage_ring_tests() {
   rc=$?
   local line
   line=$(grep -E "^(All tests passed|test cases:|SKIPPED)" "$OUT/ring-tests.log" | tail -1)
-  case $rc in
-    0) result ring-tests ok $((SECONDS - t0)) "$line (ring-tests.log)" ;;
-    124) result ring-tests TIMEOUT $((SECONDS - t0)) "over ${RING_TESTS_BUDGET}s (ring-tests.log)" ;;
-    77) result ring-tests SKIPPED $((SECONDS - t0)) "$line" ;;
-    *) result ring-tests FAILED $((SECONDS - t0)) "$line rc=$rc (ring-tests.log)" ;;
-  esac
+  stage_result ring-tests $rc $t0 "$RING_TESTS_BUDGET" ring-tests.log "$line (ring-tests.log)" \
+    "$line rc=$rc (ring-tests.log)" "$line"
 }
 
 stage_ring_sanitize() {
@@ -593,11 +592,8 @@ stage_links() {
   rc=$?
   local line
   line=$(grep -E "^Measured link" "$OUT/links.txt" | head -1)
-  case $rc in
-    0) result links ok $((SECONDS - t0)) "$line (links.txt, links.csv, links-preset.json)" ;;
-    124) result links TIMEOUT $((SECONDS - t0)) "over ${LINKS_BUDGET}s (links.txt)" ;;
-    *) result links FAILED $((SECONDS - t0)) "rc=$rc: $(grep -m1 'error' "$OUT/links.txt") (links.txt)" ;;
-  esac
+  stage_result links $rc $t0 "$LINKS_BUDGET" links.txt "$line (links.txt, links.csv, links-preset.json)" \
+    "rc=$rc: $(grep -m1 'error' "$OUT/links.txt") (links.txt)"
 }
 
 STAGES=("$@")

@@ -12,6 +12,7 @@
 #include "flashlab/analysis/results/bench_results.hpp"
 #include "flashlab/analysis/text/csv.hpp"
 #include "support/problems.hpp"
+#include "support/text_checks.hpp"
 
 using namespace flashlab;
 using namespace flashlab::analysis;
@@ -194,10 +195,12 @@ TEST_CASE("the CSV is a spreadsheet's CSV: metadata lines, one header, one row p
   r.rows.push_back(row);
   const std::string csv = bench_to_csv(r);
   CHECK(csv.rfind("# format: \"flashlab-bench/1\"\n", 0) == 0);
-  CHECK_THAT(csv, Catch::Contains("# gpu: \"G\"\n"));
-  CHECK_THAT(csv, Catch::Contains("\nkernel,model,direction,batch,heads,seq_q,seq_kv,head_dim,causal,dtype,br,bc,status,"));
-  // Nothing measured but the median: every other measured cell empty, not 0 or -1.
-  CHECK_THAT(csv, Catch::Contains("\nfa2,,fwd,16,32,1024,1024,64,false,fp16,0,0,ok,,1.5,,,0,,,,,,,,false,,,,,,,,,,32,,,\n"));
+  flashlab::test::check_contains_each(csv, {
+      "# gpu: \"G\"\n",
+      "\nkernel,model,direction,batch,heads,seq_q,seq_kv,head_dim,causal,dtype,br,bc,status,",
+      // Nothing measured but the median: every other measured cell empty, not 0 or -1.
+      "\nfa2,,fwd,16,32,1024,1024,64,false,fp16,0,0,ok,,1.5,,,0,,,,,,,,false,,,,,,,,,,32,,,\n",
+  });
   // A kernel that keeps O in fp32 between steps says so in its column, and reads back.
   r.rows[0].storage.o_accumulator = flashlab::sim::DType::fp32;
   CHECK_THAT(bench_to_csv(r), Catch::Contains(",,fp32,,32,,,\n"));
@@ -220,9 +223,11 @@ TEST_CASE("the CSV is a spreadsheet's CSV: metadata lines, one header, one row p
   r.rows[0].problem.kv_heads = 0;
   r.rows[0].storage = {};
   const std::string json = bench_to_json(r);
-  CHECK_THAT(json, Catch::Contains("\"format\": \"flashlab-bench/1\""));
-  CHECK_THAT(json, Catch::Contains("\"time_ms_median\": 1.5"));
-  CHECK_THAT(json, Catch::Contains("\"seq_kv\": 1024"));
+  flashlab::test::check_contains_each(json, {
+      "\"format\": \"flashlab-bench/1\"",
+      "\"time_ms_median\": 1.5",
+      "\"seq_kv\": 1024",
+  });
   CHECK(to_string(RunStatus::oom) == "OOM");
 }
 
@@ -310,9 +315,11 @@ TEST_CASE("missing is not zero: an OOM row's measured cells are empty in CSV and
   const auto status = std::find(header.begin(), header.end(), "status");
   CHECK(rows[1][static_cast<size_t>(status - header.begin())] == "OOM");
   const std::string json = bench_to_json(r);
-  CHECK_THAT(json, Catch::Contains("\"time_ms_median\": null"));
-  CHECK_THAT(json, Catch::Contains("\"peak_memory_bytes\": null"));
-  CHECK_THAT(json, Catch::Contains("\"mem_limit_bytes\": 16106127360"));
+  flashlab::test::check_contains_each(json, {
+      "\"time_ms_median\": null",
+      "\"peak_memory_bytes\": null",
+      "\"mem_limit_bytes\": 16106127360",
+  });
   for (const BenchResults& back : {bench_from_text(bench_to_csv(r), "oom.csv"), bench_from_text(json, "oom.json")}) {
     REQUIRE(back.rows.size() == 1);
     CHECK(back.rows[0].status == RunStatus::oom);

@@ -6,6 +6,7 @@
 
 #include "flashlab/analysis/placement/bench_table.hpp"
 #include "support/problems.hpp"
+#include "support/text_checks.hpp"
 
 using namespace flashlab;
 using namespace flashlab::analysis;
@@ -56,25 +57,21 @@ analysis::BenchResults sample() {
 
 TEST_CASE("the bench table shows metadata, numbers and reasons", "[analysis][bench_table]") {
   const std::string t = bench_table(sample());
-  CHECK_THAT(t, Catch::Contains("GPU NVIDIA H100 80GB HBM3 (132 SMs, SM clock observed 1755 MHz, memory clock 2619 MHz)"));
-  CHECK_THAT(t, Catch::Contains("driver 13.0, CUDA runtime 13.0, commit 0123456789ab"));
-  CHECK_THAT(t, Catch::Contains("L2 flushed before every timed run"));
+  flashlab::test::check_contains_each(t, {
+      "GPU NVIDIA H100 80GB HBM3 (132 SMs, SM clock observed 1755 MHz, memory clock 2619 MHz)",
+      "driver 13.0, CUDA runtime 13.0, commit 0123456789ab",
+      "L2 flushed before every timed run",
+  });
   for (const char* col : {"kernel", "B_r×B_c", "status", "TFLOP/s", "GB/s", "peak MiB", "model MiB", "rel err"})
     CHECK_THAT(t, Catch::Contains(col));
   // The ok row: time, range, rates, memory, error.
-  CHECK_THAT(t, Catch::Contains("128×64"));
-  CHECK_THAT(t, Catch::Contains("1.235"));
-  CHECK_THAT(t, Catch::Contains("1.200-1.500"));
-  CHECK_THAT(t, Catch::Contains("22.0"));
-  CHECK_THAT(t, Catch::Contains("25.5"));
-  CHECK_THAT(t, Catch::Contains("310"));
-  CHECK_THAT(t, Catch::Contains("256.0"));
-  CHECK_THAT(t, Catch::Contains("2.5e-04"));
-  // The OOM and skipped rows: status and reason, no numbers pretending to be measured.
-  CHECK_THAT(t, Catch::Contains("OOM") && Catch::Contains("17,179,869,184 B"));
-  CHECK_THAT(t, Catch::Contains("2048/1000"));
-  CHECK_THAT(t, Catch::Contains("33792.0"));  // the model's memory stays: that is why it ran out
-  CHECK_THAT(t, Catch::Contains("skipped") && Catch::Contains("d=32"));
+  flashlab::test::check_contains_each(t, {
+      "128×64", "1.235", "1.200-1.500", "22.0", "25.5", "310", "256.0", "2.5e-04",
+      // The OOM and skipped rows: status and reason, no numbers pretending to be measured.
+      "OOM", "17,179,869,184 B", "2048/1000",
+      "33792.0",  // the model's memory stays: that is why it ran out
+      "skipped", "d=32",
+  });
   // One line per row after the two metadata lines, the header and its rule.
   CHECK(std::count(t.begin(), t.end(), '\n') == 2 + 2 + 3);
 }

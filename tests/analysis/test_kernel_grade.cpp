@@ -13,6 +13,7 @@
 #include "flashlab/sim/memory/simulate.hpp"
 #include "measured_run_fixture.hpp"
 #include "support/problems.hpp"
+#include "support/text_checks.hpp"
 
 using namespace flashlab;
 using namespace flashlab::analysis;
@@ -86,9 +87,11 @@ TEST_CASE("kernel grade: right shapes, the speed against fa2, and requests withi
   REQUIRE(g.median_speed_vs_fa2);
   CHECK(*g.median_speed_vs_fa2 == Approx(0.5));
   const std::string text = grades_text(grades);
-  CHECK_THAT(text, Catch::Contains("my_fa1 (your kernel) — declares fa1, 64 × 64 tiles: 1 of 2 shapes correct"));
-  CHECK_THAT(text, Catch::Contains("0.50× the fa2 rung's"));
-  CHECK_THAT(text, Catch::Contains("wrong result: relative error 0.3"));
+  flashlab::test::check_contains_each(text, {
+      "my_fa1 (your kernel) — declares fa1, 64 × 64 tiles: 1 of 2 shapes correct",
+      "0.50× the fa2 rung's",
+      "wrong result: relative error 0.3",
+  });
 }
 
 TEST_CASE("kernel grade: a kernel whose requests are not its declared loop nest's is told so, with the K, V reads "
@@ -110,9 +113,11 @@ TEST_CASE("kernel grade: a kernel whose requests are not its declared loop nest'
   CHECK_FALSE(s.requests.within());
   CHECK(s.requests.write_ratio() == Approx(1.0));
   CHECK_THAT(s.verdict, Catch::StartsWith("reads "));
-  CHECK_THAT(s.verdict, Catch::Contains("more bytes than fa1 with 64 × 64 tiles would"));
-  CHECK_THAT(s.verdict, Catch::Contains("is 63× all that fa1 with 64 × 64 tiles reads of K and V"));
-  CHECK_THAT(s.verdict, Catch::Contains("look at your loop order"));
+  flashlab::test::check_contains_each(s.verdict, {
+      "more bytes than fa1 with 64 × 64 tiles would",
+      "is 63× all that fa1 with 64 × 64 tiles reads of K and V",
+      "look at your loop order",
+  });
   CHECK(g[0].notes == std::vector<std::string>{s.verdict});
 }
 

@@ -9,6 +9,7 @@
 #include "flashlab/analysis/text/csv.hpp"
 #include "flashlab/analysis/ring/link_report.hpp"
 #include "flashlab/sim/core/format.hpp"
+#include "support/text_checks.hpp"
 
 using namespace flashlab;
 using namespace flashlab::analysis;
@@ -121,10 +122,12 @@ TEST_CASE("links: without a topology no datasheet is matched, and no pair is nam
 TEST_CASE("links: the table and the CSV list every pair, transport and size", "[links]") {
   const sim::LinkMeasurements m = three_gpus();
   const std::string table = link_table(m);
-  CHECK_THAT(table, Catch::Contains("Links between 3 GPUs (NVIDIA H200), NCCL 2.28.9"));
-  CHECK_THAT(table, Catch::Contains("GPU 0 <-> GPU 2 (NV18: 18 bonded NVLinks)"));
-  CHECK_THAT(table, Catch::Contains("1 GiB"));
-  CHECK_THAT(table, Catch::Contains("copy both GB/s"));
+  flashlab::test::check_contains_each(table, {
+      "Links between 3 GPUs (NVIDIA H200), NCCL 2.28.9",
+      "GPU 0 <-> GPU 2 (NV18: 18 bonded NVLinks)",
+      "1 GiB",
+      "copy both GB/s",
+  });
   const auto rows = csv_parse(links_csv(m));
   const std::size_t sizes = m.pairs[0].series[0].samples.size();
   REQUIRE(rows.size() == 1 + 3 * 2 * sizes);

@@ -14,6 +14,7 @@
 #include "flashlab/sim/hardware/hardware.hpp"
 #include "flashlab/sim/memory/simulate.hpp"
 #include "../support/problems.hpp"
+#include "../support/text_checks.hpp"
 
 using namespace flashlab;
 using namespace flashlab::analysis;
@@ -413,10 +414,12 @@ TEST_CASE("ring results: CSV columns, the convention's TFLOP/s per GPU, scaling 
 TEST_CASE("ring results: the table names the model, marks what has no P = 1 run", "[ring][results]") {
   sim::MeasuredRuns r = example_runs();
   const std::string t = ring_table(r);
-  CHECK_THAT(t, Catch::Contains("llama3.2-3b"));
-  CHECK_THAT(t, Catch::Contains("TFLOP/s/GPU"));
-  CHECK_THAT(t, Catch::Contains("80%"));  // 10 / (2 × 6.25)
-  CHECK_THAT(t, Catch::Contains("skipped: 4 GPUs asked, 2 present"));
+  flashlab::test::check_contains_each(t, {
+      "llama3.2-3b",
+      "TFLOP/s/GPU",
+      "80%",  // 10 / (2 × 6.25)
+      "skipped: 4 GPUs asked, 2 present",
+  });
   CHECK(ring_model_id(r.runs[0].problem) == "llama3.2-3b");
   sim::AttentionProblem p = r.runs[0].problem;
   p.heads = p.kv_heads = 32;

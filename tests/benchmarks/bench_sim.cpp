@@ -20,6 +20,15 @@ const sim::HardwareModel& a100() {
   return hw;
 }
 
+// One head (B = H = 1) of N = `seq`, d = 64, in 64 × 64 tiles.
+sim::Schedule one_head(sim::Algorithm a, sim::i64 seq, bool causal) {
+  sim::AttentionProblem p;
+  p.seq_q = seq;
+  p.head_dim = 64;
+  p.causal = causal;
+  return sim::Schedule(a, p, {64, 64});
+}
+
 // 4 algorithms × 512 values of N (128, 256, ..., 65,536), paper tiles.
 void BM_Sweep4x512(benchmark::State& state) {
   sim::AttentionProblem p;
@@ -43,12 +52,8 @@ BENCHMARK(BM_Sweep4x512)
 
 // A jump to a random step of a schedule at N = 65,536 with B_r = B_c = 64.
 void BM_CursorJump(benchmark::State& state) {
-  sim::AttentionProblem p;
-  p.seq_q = 65536;
-  p.head_dim = 64;
-  p.causal = state.range(1) != 0;
   const auto algo = static_cast<sim::Algorithm>(state.range(0));
-  const sim::Schedule s(algo, p, {64, 64});
+  const sim::Schedule s = one_head(algo, 65536, state.range(1) != 0);
   sim::Cursor cur(s, 1 << 30);
   std::mt19937_64 rng(42);
   std::uniform_int_distribution<sim::i64> step(0, cur.size());
@@ -65,11 +70,8 @@ BENCHMARK(BM_CursorJump)
 
 // Events per second through the counting visitor.
 void BM_EventStream(benchmark::State& state) {
-  sim::AttentionProblem p;
-  p.seq_q = 4096;
-  p.head_dim = 64;
   const auto algo = static_cast<sim::Algorithm>(state.range(0));
-  const sim::Schedule s(algo, p, {64, 64});
+  const sim::Schedule s = one_head(algo, 4096, false);
   int64_t events = 0;
   for (auto _ : state) {
     sim::CounterSink c;
@@ -84,10 +86,7 @@ BENCHMARK(BM_EventStream)->DenseRange(0, 3)->ArgName("algo")->Unit(benchmark::kM
 
 // The closed form of one whole schedule (what a sweep point costs).
 void BM_ClosedForm(benchmark::State& state) {
-  sim::AttentionProblem p;
-  p.seq_q = 65536;
-  p.causal = state.range(0) != 0;
-  const sim::Schedule s(sim::Algorithm::fa2, p, {64, 64});
+  const sim::Schedule s = one_head(sim::Algorithm::fa2, 65536, state.range(0) != 0);
   for (auto _ : state) benchmark::DoNotOptimize(s.closed_form());
 }
 BENCHMARK(BM_ClosedForm)->Arg(0)->Arg(1)->ArgName("causal")->Unit(benchmark::kMicrosecond);

@@ -93,11 +93,12 @@ TEST_CASE("flashlab ceilings report: a stored profile's figures and targets, pri
   const Run r = run_flashlab("ceilings report '" + p + "'");
   REQUIRE(r.code == 0);
   CHECK_THAT(r.out, Catch::StartsWith("NVIDIA H100 80GB HBM3: 132 SMs, compute capability 9.0, driver 580.65.06"));
-  CHECK_THAT(r.out, Catch::Contains("datasheet (H100-SXM5-80GB)"));
-  CHECK_THAT(r.out, Catch::Matches("[\\s\\S]*hbm_read +3010 +GB/s +3350 +0\\.90[\\s\\S]*"));
-  CHECK_THAT(r.out, Catch::Matches("[\\s\\S]*bf16 mma.sync / cuBLAS bf16 GEMM 8192\\^3 +0\\.737 +0\\.85 +NO[\\s\\S]*"));
-  CHECK_THAT(r.out, Catch::Matches("[\\s\\S]*\\n4 GiB +3000 +3000\\n[\\s\\S]*"));
-  CHECK_THAT(r.out, Catch::Contains("note: the sweep stopped at 4 GiB"));
+  flashlab::test::check_contains_each(r.out, {"datasheet (H100-SXM5-80GB)", "note: the sweep stopped at 4 GiB"});
+  flashlab::test::check_matches_each(r.out, {
+      "hbm_read +3010 +GB/s +3350 +0\\.90",
+      "bf16 mma.sync / cuBLAS bf16 GEMM 8192\\^3 +0\\.737 +0\\.85 +NO",
+      "\\n4 GiB +3000 +3000\\n",
+  });
   const Run other = run_flashlab("ceilings report '" + p + "' --datasheet A100-PCIe-80GB");
   CHECK_THAT(other.out, Catch::Contains("datasheet (A100-PCIe-80GB)"));
   // A datasheet preset measured nothing.
@@ -111,9 +112,11 @@ TEST_CASE("flashlab ceilings report: on Hopper the tensor-core target is wgmma o
   analysis::write_file_atomic(p, sim::profile_to_json(hopper));
   const Run r = run_flashlab("ceilings report '" + p + "'");
   REQUIRE(r.code == 0);
-  CHECK_THAT(r.out, Catch::Matches("[\\s\\S]*bf16_wgmma +870\\.0 +TFLOP/s +989\\.4 +0\\.88[\\s\\S]*"));
-  CHECK_THAT(r.out, Catch::Matches("[\\s\\S]*bf16 wgmma / cuBLAS bf16 GEMM 8192\\^3 +1\\.145 +0\\.90 +yes[\\s\\S]*"));
-  CHECK_THAT(r.out, Catch::Matches("[\\s\\S]*bf16_mma +560\\.0 +TFLOP/s[\\s\\S]*"));  // still a figure
+  flashlab::test::check_matches_each(r.out, {
+      "bf16_wgmma +870\\.0 +TFLOP/s +989\\.4 +0\\.88",
+      "bf16 wgmma / cuBLAS bf16 GEMM 8192\\^3 +1\\.145 +0\\.90 +yes",
+      "bf16_mma +560\\.0 +TFLOP/s",  // still a figure
+  });
   // A build without sm_90a on the same GPU: no wgmma figures, a note, the mma.sync target.
   hopper = flashlab::test::h100_like_profile();
   hopper.notes.push_back("bf16_wgmma not measured: this build has no sm_90a code");
@@ -126,14 +129,15 @@ TEST_CASE("flashlab ceilings report: on Hopper the tensor-core target is wgmma o
 
 TEST_CASE("flashlab hw compare: a measured profile beside its datasheet, figure by figure", "[cli][ceilings]") {
   const std::string p = write_profile();
-  const Run r = run_flashlab("hw compare '" + p + "' H100-SXM5-80GB");
-  REQUIRE(r.code == 0);
-  CHECK_THAT(r.out, Catch::Contains("A: NVIDIA H100 80GB HBM3 (measured)"));
-  CHECK_THAT(r.out, Catch::Contains("B: NVIDIA H100 SXM5 80GB (H100-SXM5-80GB, datasheet)"));
-  // 3,010 measured over 3,350 GB/s on the datasheet.
-  CHECK_THAT(r.out, Catch::Matches("[\\s\\S]*HBM bandwidth +GB/s +3010 +3350 +0\\.90[\\s\\S]*"));
-  CHECK_THAT(r.out, Catch::Contains("figures measured on NVIDIA H100 80GB HBM3 (A) against H100-SXM5-80GB"));
-  CHECK_THAT(r.out, Catch::Matches("[\\s\\S]*bf16_mma +TFLOP/s +560\\.0 +989\\.4 +0\\.57[\\s\\S]*"));
+  const Run r = run_flashlab.check_prints("hw compare '" + p + "' H100-SXM5-80GB", {
+      "A: NVIDIA H100 80GB HBM3 (measured)",
+      "B: NVIDIA H100 SXM5 80GB (H100-SXM5-80GB, datasheet)",
+      "figures measured on NVIDIA H100 80GB HBM3 (A) against H100-SXM5-80GB",
+  });
+  flashlab::test::check_matches_each(r.out, {
+      "HBM bandwidth +GB/s +3010 +3350 +0\\.90",  // 3,010 measured over 3,350 GB/s on the datasheet
+      "bf16_mma +TFLOP/s +560\\.0 +989\\.4 +0\\.57",
+  });
   flashlab::test::check_refusals(run_flashlab, {
       {"hw compare '" + p + "' H999", "flashlab: error: hw compare: unknown hardware preset 'H999'"},
       {"hw compare H100-SXM5-80GB", "b is required"},

@@ -239,15 +239,16 @@ TEST_CASE("export: a filter or kernel the results do not hold is one line naming
 }
 
 TEST_CASE("sim prints three levels: requests, the L2 model, DRAM", "[cli][l2]") {
-  const Run r = run_flashlab("sim --algo fa2 --hw H200-SXM-141GB --batch 1 --heads 16 --seq 8192 --head-dim 128");
-  REQUIRE(r.code == 0);
-  CHECK_THAT(r.out, Catch::Contains("  requests  to global memory (the paper's HBM accesses): read "));
-  CHECK_THAT(r.out, Catch::Contains("  L2 model  30 MiB LRU (one of the 2 partitions of a 60 MiB L2: each keeps its own copy of what every SM reads): read hits "));
-  CHECK_THAT(r.out, Catch::Contains("hit rate "));
-  CHECK_THAT(r.out, Catch::Contains("            launch: 132 CTAs resident (132 SMs × 1)"));
-  CHECK_THAT(r.out, Catch::Contains("            method: simulated"));
-  CHECK_THAT(r.out, Catch::Contains("  DRAM      predicted read "));
-  CHECK_THAT(r.out, Catch::Contains("FLOP/B of DRAM ("));
+  const Run r = run_flashlab.check_prints(
+      "sim --algo fa2 --hw H200-SXM-141GB --batch 1 --heads 16 --seq 8192 --head-dim 128", {
+          "  requests  to global memory (the paper's HBM accesses): read ",
+          "  L2 model  30 MiB LRU (one of the 2 partitions of a 60 MiB L2: each keeps its own copy of what every SM reads): read hits ",
+          "hit rate ",
+          "            launch: 132 CTAs resident (132 SMs × 1)",
+          "            method: simulated",
+          "  DRAM      predicted read ",
+          "FLOP/B of DRAM (",
+      });
   CHECK(r.out.find("HBM       read") == std::string::npos);
   // Standard attention: the GEMMs' re-reads of K_j, V_j sent to the L2, apart from the requests.
   const Run s = run_flashlab("sim --algo standard --hw H200-SXM-141GB --batch 1 --heads 16 --seq 8192 --head-dim 128");
@@ -307,10 +308,12 @@ TEST_CASE("compare --results: DRAM measured per kernel beside the requests and t
   // fa2_tc: measured 402,686,208 + 127,651,584 B; the file's own prediction
   // (402,653,184 + 121,380,864 B: −1.2 %) is placed again with today's model,
   // 402,653,184 + 129,355,776 B: +0.3 %.
-  CHECK_THAT(r.out, Catch::Contains("placed with today's model on H200-SXM-141GB"));
-  CHECK_THAT(r.out, Catch::Contains("  fa2_tc         128×64"));
-  CHECK_THAT(r.out, Catch::Contains("0.53 GB (model +0.3%)"));
-  CHECK_THAT(r.out, Catch::Contains("  naive_cublas"));
+  flashlab::test::check_contains_each(r.out, {
+      "placed with today's model on H200-SXM-141GB",
+      "  fa2_tc         128×64",
+      "0.53 GB (model +0.3%)",
+      "  naive_cublas",
+  });
   const auto rows = flashlab::analysis::csv_parse(slurp(run_flashlab.path() / "cmp.csv"));
   REQUIRE(rows.size() == 1 + 5);  // naive, naive_cublas, fa1, fa2, fa2_tc
   const auto& h = rows[0];
@@ -366,13 +369,13 @@ TEST_CASE("sweep CSV: predicted DRAM, the L2 read hit rate and whether it was mo
 }
 
 TEST_CASE("bench --results: a results file placed again against today's model, no GPU needed", "[cli][bench]") {
-  const Run r = run_flashlab("bench --results " + data("h200-validate-excerpt.json"));
-  REQUIRE(r.code == 0);
-  CHECK_THAT(r.out, Catch::Contains("placed against H200-SXM-141GB (L2 60 MiB, 132 SMs"));
-  CHECK_THAT(r.out, Catch::Contains("DRAM bytes: the counter pass"));
-  // fa2_tc: measured 402,686,208 + 127,651,584 B beside the model's prediction for its launch.
-  CHECK_THAT(r.out, Catch::Contains("fa2_tc: median |error| "));
-  CHECK_THAT(r.out, Catch::Contains("points within the target"));
+  run_flashlab.check_prints("bench --results " + data("h200-validate-excerpt.json"), {
+      "placed against H200-SXM-141GB (L2 60 MiB, 132 SMs",
+      "DRAM bytes: the counter pass",
+      // fa2_tc: measured 402,686,208 + 127,651,584 B beside the model's prediction for its launch.
+      "fa2_tc: median |error| ",
+      "points within the target",
+  });
   // A GPU no preset knows: the rows as written, and it says so.
   auto js = nlohmann::json::parse(slurp(fs::path(data("h200-validate-excerpt.json"))));
   js["meta"]["gpu"] = "Z80 Turbo";
@@ -401,11 +404,13 @@ TEST_CASE("bench --check-roof: every committed results file, no run above its ro
     if (e.path().extension() == ".json") args += " --results " + e.path().string();
   const Run r = run_flashlab(args);
   CHECK(r.code == 0);
-  CHECK_THAT(r.out, Catch::Contains("1347 run(s) checked, 0 above the roof"));
-  CHECK_THAT(r.out, Catch::Contains("h200-perf-bench.json: NVIDIA H200 against H200-SXM-141GB: 60 timed run(s) checked "
-                                    "(60 with measured DRAM bytes)"));
-  CHECK_THAT(r.out, Catch::Contains("h200-perf-torch.json: NVIDIA H200 against H200-SXM-141GB: 36 timed run(s) checked"));
-  CHECK_THAT(r.out, Catch::Contains("88 row(s) left out: checked only, not timed"));
+  flashlab::test::check_contains_each(r.out, {
+      "1347 run(s) checked, 0 above the roof",
+      "h200-perf-bench.json: NVIDIA H200 against H200-SXM-141GB: 60 timed run(s) checked "
+      "(60 with measured DRAM bytes)",
+      "h200-perf-torch.json: NVIDIA H200 against H200-SXM-141GB: 36 timed run(s) checked",
+      "88 row(s) left out: checked only, not timed",
+  });
 }
 
 TEST_CASE("check: the FlashAttention-2 lab's tables, rows flagged and exit 1, check.csv and the roofline written", "[cli][check]") {
@@ -414,10 +419,12 @@ TEST_CASE("check: the FlashAttention-2 lab's tables, rows flagged and exit 1, ch
   const Run r = run_flashlab("check " + data("flash2-lab-tables.csv") + " --out check-flash2-lab");
   CHECK(r.code == 1);
   CHECK(r.err.empty());
-  CHECK_THAT(r.out, Catch::Contains("14 row(s) of " + data("flash2-lab-tables.csv") + " against A100-PCIe-80GB"));
-  CHECK_THAT(r.out, Catch::Contains("note: 'Total Flops (FLOPs/s)' read as TFLOP/s"));
-  CHECK_THAT(r.out, Catch::Contains("reported 29.8 TFLOP/s is 1.33× the 22.3 its time gives"));
-  CHECK_THAT(r.out, Catch::Contains("14 rows: 5 consistent, 9 flagged (4 TFLOP/s off its own time by more than 10 %"));
+  flashlab::test::check_contains_each(r.out, {
+      "14 row(s) of " + data("flash2-lab-tables.csv") + " against A100-PCIe-80GB",
+      "note: 'Total Flops (FLOPs/s)' read as TFLOP/s",
+      "reported 29.8 TFLOP/s is 1.33× the 22.3 its time gives",
+      "14 rows: 5 consistent, 9 flagged (4 TFLOP/s off its own time by more than 10 %",
+  });
   const auto rows = flashlab::analysis::csv_parse(slurp(out / "check.csv"));
   CHECK(rows.size() == 15);
   CHECK(rows.front().front() == "line");
@@ -456,12 +463,14 @@ TEST_CASE("check: one configuration timed again is flagged when its times spread
   const Run r = run_flashlab("check " + data("flash2-lab-tables.csv"));
   INFO(r.out << r.err);
   CHECK(r.code == 1);
-  CHECK_THAT(r.out, Catch::Contains("repeats: a configuration timed more than once is flagged when its times spread "
-                                    "more than 10 % ((max − min) / min)"));
-  CHECK_THAT(r.out, Catch::Contains("B=32 H=32 N=1024 d=64 fp16 fwd: lines 3, 6, 10, 14, 6.95–9.38 ms, spread 35 % — flagged"));
-  CHECK_THAT(r.out, Catch::Contains("one of 4 times of its configuration, 6.95–9.38 ms: spread 35 % > 10 %"));
-  CHECK_THAT(r.out, Catch::Contains("lines 9, 12, 6.87–8.72 ms, spread 27 % — flagged"));
-  CHECK_THAT(r.out, Catch::Contains("6 timed again with a spread over 10 %"));
+  flashlab::test::check_contains_each(r.out, {
+      "repeats: a configuration timed more than once is flagged when its times spread "
+      "more than 10 % ((max − min) / min)",
+      "B=32 H=32 N=1024 d=64 fp16 fwd: lines 3, 6, 10, 14, 6.95–9.38 ms, spread 35 % — flagged",
+      "one of 4 times of its configuration, 6.95–9.38 ms: spread 35 % > 10 %",
+      "lines 9, 12, 6.87–8.72 ms, spread 27 % — flagged",
+      "6 timed again with a spread over 10 %",
+  });
   // A threshold of 30 %: the 27 % pair passes, named without the flag.
   const Run wide = run_flashlab("check " + data("flash2-lab-tables.csv") + " --spread 30");
   CHECK_THAT(wide.out, Catch::Contains("lines 9, 12, 6.87–8.72 ms, spread 27 %\n"));

@@ -70,14 +70,13 @@ TEST_CASE("sim --pass fwd+bwd: the training step is the sum of its passes", "[cl
 }
 
 TEST_CASE("compare --pass fwd+bwd prints the FlashAttention paper's table beside the model", "[cli][pass]") {
-  const Run r = run_flashlab("compare --pass fwd+bwd --csv step.csv");
-  INFO(r.err);
-  REQUIRE(r.code == 0);
-  CHECK_THAT(r.out, Catch::Contains("standard fwd+bwd"));
-  CHECK_THAT(r.out, Catch::Contains("The FlashAttention paper's table"));
-  CHECK_THAT(r.out, Catch::Contains("40.3"));
-  CHECK_THAT(r.out, Catch::Contains("14·B·H·N²·d"));
-  CHECK_THAT(r.out, Catch::Contains("Kept for the backward"));
+  run_flashlab.check_prints("compare --pass fwd+bwd --csv step.csv", {
+      "standard fwd+bwd",
+      "The FlashAttention paper's table",
+      "40.3",
+      "14·B·H·N²·d",
+      "Kept for the backward",
+  });
   // Another problem: the paper's columns are left out, and it says why.
   const Run other = run_flashlab("compare --pass fwd+bwd --seq 2048 --csv step2.csv");
   REQUIRE(other.code == 0);
@@ -87,16 +86,15 @@ TEST_CASE("compare --pass fwd+bwd prints the FlashAttention paper's table beside
 TEST_CASE("compare --pass fwd+bwd --results: each backward rung beside its own forward rung, the step summed",
           "[cli][pass][compare]") {
   // GPT-2 medium's training step measured on an H200, both passes with counters.
-  const Run r = run_flashlab("compare --pass fwd+bwd --hw H200-SXM-141GB --csv step3.csv --results " +
-                             data("h200-paper-step.json"));
-  INFO(r.err);
-  REQUIRE(r.code == 0);
-  CHECK_THAT(r.out, Catch::Contains("Every measured run against today's model: the training step"));
-  CHECK_THAT(r.out, Catch::Contains("placed with today's model on H200-SXM-141GB"));
-  // The registry pairs the rungs: fa2_tc with fa2_tc_bwd, fa2 with fa2_bwd, naive_cublas with naive_bwd.
-  CHECK_THAT(r.out, Catch::Contains("fa2_tc + fa2_tc_bwd"));
-  CHECK_THAT(r.out, Catch::Contains("fa2 + fa2_bwd"));
-  CHECK_THAT(r.out, Catch::Contains("naive_cublas + naive_bwd"));
+  const Run r = run_flashlab.check_prints("compare --pass fwd+bwd --hw H200-SXM-141GB --csv step3.csv --results " +
+                                          data("h200-paper-step.json"), {
+      "Every measured run against today's model: the training step",
+      "placed with today's model on H200-SXM-141GB",
+      // The registry pairs the rungs: fa2_tc with fa2_tc_bwd, fa2 with fa2_bwd, naive_cublas with naive_bwd.
+      "fa2_tc + fa2_tc_bwd",
+      "fa2 + fa2_bwd",
+      "naive_cublas + naive_bwd",
+  });
   // fa2_tc 0.53 GB and fa2_tc_bwd 2.29 GB measured: the step's 2.82 GB.
   const auto line = r.out.substr(r.out.find("fa2_tc + fa2_tc_bwd"));
   CHECK_THAT(line.substr(0, line.find('\n')), Catch::Contains("2.82 GB"));
@@ -175,13 +173,12 @@ TEST_CASE("compare --pass --results: today's model for every measured problem, n
 
 TEST_CASE("compare --pass --results: the forward and the backward runs in two files of one GPU", "[cli][pass][compare]") {
   // The validate excerpt's forward runs and the fixture's backward run, both of an H200.
-  const Run r = run_flashlab("compare --pass fwd+bwd --csv two.csv --results " + data("h200-validate-excerpt.json") +
-                             " --results " + data("h200-step-older-model.json"));
-  INFO(r.err);
-  REQUIRE(r.code == 0);
-  CHECK_THAT(r.out, Catch::Contains("h200-validate-excerpt.json + "));
-  CHECK_THAT(r.out, Catch::Contains("B=128 H=8 N=1024 d=64 fp16"));
-  CHECK_THAT(r.out, Catch::Contains("B=64 H=16 N=1024 d=64 fp16"));
+  run_flashlab.check_prints("compare --pass fwd+bwd --csv two.csv --results " + data("h200-validate-excerpt.json") +
+                            " --results " + data("h200-step-older-model.json"), {
+      "h200-validate-excerpt.json + ",
+      "B=128 H=8 N=1024 d=64 fp16",
+      "B=64 H=16 N=1024 d=64 fp16",
+  });
 }
 
 TEST_CASE("compare --pass --results: a file it cannot compare is one line and exit code 2", "[cli][pass][compare]") {

@@ -12,69 +12,76 @@ using flashlab::test::Run;
 // `flashlab ARGS` in this file's own scratch folder (run_flashlab.path()).
 const flashlab::test::ScratchRuns run_flashlab("flashlab-pipeline-cli");
 
-TEST_CASE("pipeline prints the schedule of a row block and the launch", "[cli][hopper]") {
-  const Run r = run_flashlab("pipeline --batch 2 --heads 4 --seq 1000 --head-dim 128 --causal --row-block 3 --csv timeline.csv");
-  INFO(r.err);
-  REQUIRE(r.code == 0);
-  CHECK(r.out.find("B_r × B_c = 128 × 128") != std::string::npos);
-  CHECK(r.out.find("row block i = 3: 4 K_j, V_j visited") != std::string::npos);
-  CHECK(r.out.find("64 CTAs on 132 SMs") != std::string::npos);  // 2·4·⌈1000/128⌉
-  CHECK(r.out.find("the L2's share") != std::string::npos);
-  std::ifstream f(run_flashlab.path() / "timeline.csv");
-  REQUIRE(f.good());
-  std::string line;
-  std::getline(f, line);
-  CHECK(line == "op,unit,warpgroup,j,stage,start_ns,busy_ns,end_ns");
+namespace {
+
+struct Timeline {
+  std::string header;
   int rows = 0;
-  while (std::getline(f, line)) ++rows;
+};
+
+// The header line of a timeline CSV the command wrote, and how many rows follow it.
+Timeline timeline_csv(const std::string& name) {
+  std::ifstream f(run_flashlab.path() / name);
+  REQUIRE(f.good());
+  Timeline t;
+  std::getline(f, t.header);
+  for (std::string line; std::getline(f, line);) ++t.rows;
+  return t;
+}
+
+}  // namespace
+
+TEST_CASE("pipeline prints the schedule of a row block and the launch", "[cli][hopper]") {
+  run_flashlab.check_prints(
+      "pipeline --batch 2 --heads 4 --seq 1000 --head-dim 128 --causal --row-block 3 --csv timeline.csv", {
+          "B_r × B_c = 128 × 128",
+          "row block i = 3: 4 K_j, V_j visited",
+          "64 CTAs on 132 SMs",  // 2·4·⌈1000/128⌉
+          "the L2's share",
+      });
+  const Timeline t = timeline_csv("timeline.csv");
+  CHECK(t.header == "op,unit,warpgroup,j,stage,start_ns,busy_ns,end_ns");
   // Q_i, K_j and V_j of 4 blocks, 2 warpgroups × 3 ops × 4 blocks, the epilogue.
-  CHECK(rows == 1 + 8 + 24 + 1);
+  CHECK(t.rows == 1 + 8 + 24 + 1);
 }
 
 TEST_CASE("pipeline refuses what the rung cannot run, with exit code 2", "[cli][hopper]") {
-  for (const char* args : {"pipeline --head-dim 96", "pipeline --dtype fp32", "pipeline --seq 1000 --row-block 8",
-                           "pipeline --results no-such-file.json"}) {
-    CAPTURE(args);
-    const Run r = run_flashlab(args);
-    CHECK(r.code == 2);
-    CHECK(r.err.find("flashlab: error:") != std::string::npos);
-  }
-  const Run d = run_flashlab("pipeline --head-dim 96");
-  CHECK(d.err.find("compiled for d = 64, 128") != std::string::npos);
+  flashlab::test::check_refusals(run_flashlab, {
+      {"pipeline --head-dim 96", "--head-dim: the Hopper rung is compiled for d = 64, 128, not d = 96"},
+      {"pipeline --dtype fp32", "--dtype: the Hopper rung runs fp16 and bf16, not fp32"},
+      {"pipeline --seq 1000 --row-block 8", "--row-block: 8 is outside 0..7"},
+  });
+  // A results file is read after the schedule is printed: the refusal follows it.
+  const Run r = run_flashlab("pipeline --results no-such-file.json");
+  CHECK(r.code == 2);
+  CHECK(r.err == "flashlab: error: --results: no-such-file.json: cannot open for reading\n");
 }
 
 TEST_CASE("pipeline --pass bwd prints the backward's CTA and its timeline", "[cli][hopper]") {
-  const Run r = run_flashlab("pipeline --pass bwd --batch 2 --heads 4 --seq 1000 --head-dim 128 --causal --col-block 3 "
-                             "--csv bwd-timeline.csv");
-  INFO(r.err);
-  REQUIRE(r.code == 0);
-  CHECK(r.out.find("fa3_hopper_bwd") != std::string::npos);
-  CHECK(r.out.find("B_r × B_c = 64 × 128 (T_r = 16, T_c = 8)") != std::string::npos);
-  // Column block 3 starts at row block 3·128/64 = 6: 16 − 6 = 10 steps.
-  CHECK(r.out.find("column block j = 3: 10 Q_i visited (i = 6..15)") != std::string::npos);
-  CHECK(r.out.find("lockstep") != std::string::npos);
-  CHECK(r.out.find("the barrier opens") != std::string::npos);
-  std::ifstream f(run_flashlab.path() / "bwd-timeline.csv");
-  REQUIRE(f.good());
-  std::string line;
-  std::getline(f, line);
-  CHECK(line == "op,unit,warpgroup,i,stage,start_ns,busy_ns,work_ns,end_ns");
-  int rows = 0;
-  while (std::getline(f, line)) ++rows;
+  run_flashlab.check_prints("pipeline --pass bwd --batch 2 --heads 4 --seq 1000 --head-dim 128 --causal --col-block 3 "
+                            "--csv bwd-timeline.csv", {
+      "fa3_hopper_bwd",
+      "B_r × B_c = 64 × 128 (T_r = 16, T_c = 8)",
+      // Column block 3 starts at row block 3·128/64 = 6: 16 − 6 = 10 steps.
+      "column block j = 3: 10 Q_i visited (i = 6..15)",
+      "lockstep",
+      "the barrier opens",
+  });
+  const Timeline t = timeline_csv("bwd-timeline.csv");
+  CHECK(t.header == "op,unit,warpgroup,i,stage,start_ns,busy_ns,work_ns,end_ns");
   // K_j and V_j, 3 copies per step, 2 warpgroups × 8 ops per step, 2 epilogues.
-  CHECK(rows == 2 + 3 * 10 + 2 * 8 * 10 + 2);
+  CHECK(t.rows == 2 + 3 * 10 + 2 * 8 * 10 + 2);
 }
 
 TEST_CASE("pipeline --pass bwd refuses what the backward rung cannot run, with exit code 2", "[cli][hopper]") {
-  for (const char* args : {"pipeline --pass bwd --head-dim 96", "pipeline --pass bwd --dtype fp32",
-                           "pipeline --pass bwd --seq 1000 --col-block 8", "pipeline --pass bwd --col-block -1",
-                           "pipeline --pass bwd --row-block 1", "pipeline --pass fwd+bwd", "pipeline --col-block 1",
-                           "pipeline --pass bwd --results runs.json"}) {
-    CAPTURE(args);
-    const Run r = run_flashlab(args);
-    CHECK(r.code == 2);
-    CHECK(r.err.find("flashlab: error:") != std::string::npos);
-  }
-  const Run d = run_flashlab("pipeline --pass bwd --head-dim 96");
-  CHECK(d.err.find("the Hopper backward is compiled for d = 64, 128") != std::string::npos);
+  flashlab::test::check_refusals(run_flashlab, {
+      {"pipeline --pass bwd --head-dim 96", "--head-dim: the Hopper backward is compiled for d = 64, 128, not d = 96"},
+      {"pipeline --pass bwd --dtype fp32", "--dtype: the Hopper backward runs fp16 and bf16, not fp32"},
+      {"pipeline --pass bwd --seq 1000 --col-block 8", "--col-block: 8 is outside 0..7"},
+      {"pipeline --pass bwd --col-block -1", "--col-block: -1 is outside 0..31"},
+      {"pipeline --pass bwd --row-block 1", "--row-block: the backward's CTA owns a column block: use --col-block"},
+      {"pipeline --pass fwd+bwd", "--pass: 'fwd+bwd' is not a pass the pipeline shows (expected fwd or bwd)"},
+      {"pipeline --col-block 1", "--col-block: only with --pass bwd (the forward's CTA owns a row block: --row-block)"},
+      {"pipeline --pass bwd --results runs.json", "--results: the backward's launch is not modelled; only its CTA's schedule"},
+  });
 }

@@ -83,10 +83,7 @@ TEST_CASE("report: a complete bundle from a results file", "[cli][report]") {
   CHECK(pdf_pages(pdf) >= charts + 1);
   const std::string md = slurp(dir / "report.md");
   CHECK(md.rfind("# FlashLab lab report", 0) == 0);
-  CHECK(md.find("## Method") != std::string::npos);
-  CHECK(md.find("median of") != std::string::npos);
-  CHECK(md.find("L2 was flushed") != std::string::npos);
-  CHECK(md.find("(charts/runs-bench-time.png)") != std::string::npos);
+  flashlab::test::check_contains_each(md, {"## Method", "median of", "L2 was flushed", "(charts/runs-bench-time.png)"});
   CHECK(md.find("^{") == std::string::npos);
 
   // Tables with their headers; the metadata names the GPU, commit and convention.
@@ -288,10 +285,12 @@ TEST_CASE("report --lab: every figure of each lab, from the committed results, w
     CHECK_THAT(r.out, !Catch::Contains("layout:"));
     // The method of each side as its rows were taken: FlashLab's medians as each row records
     // them, what the PyTorch script of these files did and did not do, its versions.
-    CHECK_THAT(md, Catch::Contains("FlashLab's rows (labs-flashlab.json), flashlab bench: each point is the median of 10–100 timed runs"));
-    CHECK_THAT(md, Catch::Contains("PyTorch's rows (labs-pytorch.json)"));
-    CHECK_THAT(md, Catch::Contains("each output poisoned with NaN before the run"));
-    CHECK_THAT(md, Catch::Contains("PyTorch 2.11.0+cu130, built with CUDA 13.0, cuDNN 91900"));
+    flashlab::test::check_contains_each(md, {
+        "FlashLab's rows (labs-flashlab.json), flashlab bench: each point is the median of 10–100 timed runs",
+        "PyTorch's rows (labs-pytorch.json)",
+        "each output poisoned with NaN before the run",
+        "PyTorch 2.11.0+cu130, built with CUDA 13.0, cuDNN 91900",
+    });
     CHECK_THAT(md, !Catch::Contains("medians of 10 timed runs"));
     REQUIRE(meta["sources"].size() == 2);
     CHECK(meta["sources"][1]["pytorch"]["cudnn"] == "91900");
@@ -310,10 +309,12 @@ TEST_CASE("report --lab: an item whose runs are not in the results says so and n
   REQUIRE(r.code == 0);
   const fs::path dir = run_flashlab.path() / "lab-causal";
   const std::string md = slurp(dir / "report.md");
-  CHECK_THAT(md, Catch::Contains("## Table 'Causal Attention': forward time, not causal and causal"));
-  CHECK_THAT(md, Catch::Contains("Not in these results: no run yet of B=32 H=32 N=1024 d=64 fp16 causal (the sweep "
-                                 "lab-fa2-causal)"));
-  CHECK_THAT(md, Catch::Contains("`bash scripts/run-lab.sh torch-vs-flash2 OUT`"));
+  flashlab::test::check_contains_each(md, {
+      "## Table 'Causal Attention': forward time, not causal and causal",
+      "Not in these results: no run yet of B=32 H=32 N=1024 d=64 fp16 causal (the sweep "
+      "lab-fa2-causal)",
+      "`bash scripts/run-lab.sh torch-vs-flash2 OUT`",
+  });
   CHECK_THAT(r.out, Catch::Contains("1 problem(s) of lab-fa2-causal not measured in these results"));
   const auto meta = nlohmann::json::parse(slurp(dir / "metadata.json"));
   CHECK(meta["lab"]["figures"][16]["sweep"] == "lab-fa2-causal");

@@ -29,13 +29,12 @@ const flashlab::test::ScratchRuns run_flashlab("flashlab-ring-cli");
 }  // namespace
 
 TEST_CASE("ring prints the passes of a model's attention over P GPUs", "[cli][ring]") {
-  const Run r = run_flashlab("ring --model llama3.2-3b --seq 64K --gpus 8 --pass fwd+bwd");
-  INFO(r.err);
-  REQUIRE(r.code == 0);
-  CHECK(contains(r.out, "B=1 H=24 H_kv=8 N=65536 d=128 bf16 causal, 8 GPUs zigzag, fwd+bwd"));
-  CHECK(contains(r.out, "16 chunks of 4096 tokens"));
-  CHECK(contains(r.out, "NVLink 4"));
-  CHECK(contains(r.out, "scaling efficiency"));
+  const Run r = run_flashlab.check_prints("ring --model llama3.2-3b --seq 64K --gpus 8 --pass fwd+bwd", {
+      "B=1 H=24 H_kv=8 N=65536 d=128 bf16 causal, 8 GPUs zigzag, fwd+bwd",
+      "16 chunks of 4096 tokens",
+      "NVLink 4",
+      "scaling efficiency",
+  });
   // The kernels' fused steps read the H_kv heads in place: no expanded copy.
   CHECK_FALSE(contains(r.out, "K_j, V_j expanded to H heads"));
   CHECK(contains(r.out, "dK, dV travelling (fp32, 2 buffers)"));
@@ -79,14 +78,15 @@ TEST_CASE("ring --timeline shows the contiguous layout's idle bubbles, --csv wri
 
 TEST_CASE("ring --extrapolate prints P = 1 … 32 for N = 8K … 128K and where communication stops hiding",
           "[cli][ring]") {
-  const Run r = run_flashlab("ring --extrapolate --model all --pass fwd+bwd --csv sweep.csv");
-  INFO(r.err);
-  REQUIRE(r.code == 0);
-  CHECK(contains(r.out, "P=32 (4 nodes)"));
-  CHECK(contains(r.out, "P=16 (2 nodes)"));
-  for (const char* m : {"llama2-7b", "llama3.2-3b", "llama3.2-1b"}) CHECK(contains(r.out, m));
-  CHECK(contains(r.out, "128K"));
-  CHECK(contains(r.out, "exposed from P="));
+  run_flashlab.check_prints("ring --extrapolate --model all --pass fwd+bwd --csv sweep.csv", {
+      "P=32 (4 nodes)",
+      "P=16 (2 nodes)",
+      "llama2-7b",
+      "llama3.2-3b",
+      "llama3.2-1b",
+      "128K",
+      "exposed from P=",
+  });
   std::ifstream f(run_flashlab.path() / "sweep.csv");
   REQUIRE(f.good());
   int lines = 0;
@@ -157,12 +157,8 @@ TEST_CASE("ring --results places measured runs beside the simulation", "[cli][ri
     std::ofstream f(run_flashlab.path() / "ring.json");
     f << analysis::ring_results_to_json(runs);
   }
-  const Run r = run_flashlab("ring --results ring.json --rung-timing none");
-  INFO(r.err);
-  REQUIRE(r.code == 0);
-  CHECK(contains(r.out, "calibrated from the P = 1 run"));
-  CHECK(contains(r.out, "predicted"));
-  CHECK(contains(r.out, "error"));
+  const Run r = run_flashlab.check_prints("ring --results ring.json --rung-timing none",
+                                          {"calibrated from the P = 1 run", "predicted", "error"});
   const Run j = run_flashlab("ring --results ring.json --json --rung-timing none");
   REQUIRE(j.code == 0);
   const nlohmann::json out = nlohmann::json::parse(j.out);

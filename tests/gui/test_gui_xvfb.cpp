@@ -118,6 +118,21 @@ json stats_of(const Run& r) {
   return j;
 }
 
+// `flashlab gui --stats ARGS` on the X server of `x` (x_prefix): it exits 0;
+// the stats it printed.
+json gui_stats(const std::string& x, const std::string& args) {
+  const Run r = run_shell(x + quote(FLASHLAB_EXE) + " gui --stats " + args);
+  INFO("stderr: " << r.err);
+  REQUIRE(r.code == 0);
+  return stats_of(r);
+}
+
+// gui_stats of `scenario`, written to `file` first (--scenario FILE after ARGS).
+json scenario_stats(const std::string& x, const fs::path& file, const json& scenario, const std::string& args) {
+  std::ofstream(file) << scenario.dump(2);
+  return gui_stats(x, args + " --scenario " + quote(file.string()));
+}
+
 struct Image {
   int w = 0, h = 0;
   std::vector<unsigned char> rgb;
@@ -202,14 +217,8 @@ TEST_CASE("smoke: every panel, tab and algorithm is drawn, and the screenshot is
   script.push_back({{"frame", 46}, {"key", "end"}});
   script.push_back({{"frame", 50}, {"cursor", {{"fraction", 0.4}}}, {"playing", false}});
   sc["script"] = script;
-  std::ofstream(dir / "smoke.json") << sc.dump(2);
-
   const fs::path shot = dir / "smoke.png";
-  const Run r = run_shell(x + quote(FLASHLAB_EXE) + " gui --frames 60 --stats --scenario " + quote((dir / "smoke.json").string()) +
-                          " --screenshot " + quote(shot.string()));
-  INFO("stderr: " << r.err);
-  REQUIRE(r.code == 0);
-  const json st = stats_of(r);
+  const json st = scenario_stats(x, dir / "smoke.json", sc, "--frames 60 --screenshot " + quote(shot.string()));
   CHECK(st["frames"] == 60);
   CHECK(st["exceptions"] == 0);
   CHECK(st["nonfinite_values"] == 0);
@@ -237,12 +246,7 @@ TEST_CASE("Export… → every chart writes the lab report bundle, then the wind
   const fs::path dir = temp_dir("report");
   json sc = example_scenario("report", dir);
   sc["script"] = json::array({json{{"frame", 3}, {"export_all", true}}});
-  std::ofstream(dir / "report.json") << sc.dump(2);
-  const Run r = run_shell(x + quote(FLASHLAB_EXE) + " gui --frames 10 --stats --width 1280 --height 800 --scenario " +
-                          quote((dir / "report.json").string()));
-  INFO("stderr: " << r.err);
-  REQUIRE(r.code == 0);
-  const json st = stats_of(r);
+  const json st = scenario_stats(x, dir / "report.json", sc, "--frames 10 --width 1280 --height 800");
   CHECK(st["exceptions"] == 0);
   // The status line names the report and the window, in that order.
   const std::string status = st["status"].get<std::string>();
@@ -316,15 +320,11 @@ void presenter_run(const std::string& scenario, int width, int height, double sc
     script.push_back({{"frame", 4 + 3 * k}, {"screenshot", "scene" + std::to_string(k + 1) + ".png"}});
   }
   sc["script"] = script;
-  std::ofstream(dir / "present.json") << sc.dump(2);
   const int frames = 6 + 3 * scenes;
-  const Run r = run_shell(x + quote(FLASHLAB_EXE) + " gui --frames " + std::to_string(frames) + " --stats --width " +
-                          std::to_string(width) + " --height " + std::to_string(height) + " --ui-scale " +
-                          std::to_string(scale) + (theme.empty() ? "" : " --theme " + theme) + " --scenario " +
-                          quote((dir / "present.json").string()));
-  INFO("stderr: " << r.err);
-  REQUIRE(r.code == 0);
-  const json st = stats_of(r);
+  const json st = scenario_stats(x, dir / "present.json", sc,
+                                 "--frames " + std::to_string(frames) + " --width " + std::to_string(width) +
+                                     " --height " + std::to_string(height) + " --ui-scale " + std::to_string(scale) +
+                                     (theme.empty() ? "" : " --theme " + theme));
   CHECK(st["exceptions"] == 0);
   CHECK(st["nonfinite_values"] == 0);
   CHECK(st["theme"] == (theme.empty() ? "dark" : theme));
@@ -394,12 +394,9 @@ TEST_CASE("presenter mode: every shipped lecture forward, back and forward again
       script.push_back({{"frame", frame}, {"screenshot", "v" + std::to_string(v) + ".png"}});
     }
     sc["script"] = script;
-    std::ofstream(dir / "whole.json") << sc.dump(2);
-    const Run r = run_shell(x + quote(FLASHLAB_EXE) + " gui --frames " + std::to_string(8 + 3 * static_cast<int>(visits.size())) +
-                            " --stats --width 1920 --height 1080 --ui-scale 2 --scenario " + quote((dir / "whole.json").string()));
-    INFO("stderr: " << r.err);
-    REQUIRE(r.code == 0);
-    const json st = stats_of(r);
+    const json st = scenario_stats(x, dir / "whole.json", sc,
+                                   "--frames " + std::to_string(8 + 3 * static_cast<int>(visits.size())) +
+                                       " --width 1920 --height 1080 --ui-scale 2");
     CHECK(st["exceptions"] == 0);
     CHECK(st["scene"] == n);
     // A clicker never waits: from the key to the frame that shows the scene.
@@ -463,13 +460,9 @@ TEST_CASE("presenter mode: the pointer, the magnifier, the clock and the theme p
   for (int k = 0; k < scenes; ++k) script.push_back({{"frame", 17 + k}, {"key", k == 0 ? "home" : "pagedown"}});
   script.push_back({{"frame", 17 + scenes}, {"key", "zoom"}});  // off: the last frames text-checked again
   sc["script"] = script;
-  std::ofstream(dir / "hall.json") << sc.dump(2);
   const int frames = 20 + scenes;
-  const Run r = run_shell(x_prefix(1280, 800) + quote(FLASHLAB_EXE) + " gui --frames " + std::to_string(frames) +
-                          " --stats --width 1280 --height 800 --scenario " + quote((dir / "hall.json").string()));
-  INFO("stderr: " << r.err);
-  REQUIRE(r.code == 0);
-  const json st = stats_of(r);
+  const json st = scenario_stats(x_prefix(1280, 800), dir / "hall.json", sc,
+                                 "--frames " + std::to_string(frames) + " --width 1280 --height 800");
   CHECK(st["exceptions"] == 0);
   CHECK(st["presenter"] == true);
   CHECK(st["scene"] == scenes);
@@ -510,12 +503,7 @@ TEST_CASE("presenter mode: a talking point's promise that the stage does not kee
         {{"title", "Broken"}, {"point", "The stage shows 99.99 TB"}, {"stage", "counters"}, {"shows", {"99.99 TB", "requests"}}},
         {{"title", "Never reached"}, {"stage", "roofline"}, {"shows", {"ridge"}}}}},
       {"script", {{{"frame", 3}, {"key", "pagedown"}}}}};
-  std::ofstream(dir / "claims.json") << sc.dump(2);
-  const Run r = run_shell(x + quote(FLASHLAB_EXE) + " gui --frames 8 --stats --width 1280 --height 720 --ui-scale 1 --scenario " +
-                          quote((dir / "claims.json").string()));
-  INFO("stderr: " << r.err);
-  REQUIRE(r.code == 0);
-  const json st = stats_of(r);
+  const json st = scenario_stats(x, dir / "claims.json", sc, "--frames 8 --width 1280 --height 720 --ui-scale 1");
   CHECK(st["claims"] == 4);
   INFO("missing: " << st["missing_claims"]);
   CHECK(st["claims_missing"] == 1);
@@ -535,11 +523,8 @@ namespace {
 // screen: it ran, valid, with no exception, no "nan", nothing clipped or
 // overlapping; its stats for the caller's own checks.
 json ring_view_stats(int w, int h, double scale, const std::string& args) {
-  const Run r = run_shell(x_prefix(w, h) + quote(FLASHLAB_EXE) + " gui --stats --width " + std::to_string(w) +
-                          " --height " + std::to_string(h) + " --ui-scale " + std::to_string(scale) + " " + args);
-  INFO("stderr: " << r.err);
-  REQUIRE(r.code == 0);
-  const json st = stats_of(r);
+  const json st = gui_stats(x_prefix(w, h), "--width " + std::to_string(w) + " --height " + std::to_string(h) +
+                                                " --ui-scale " + std::to_string(scale) + " " + args);
   CHECK(st["exceptions"] == 0);
   CHECK(st["nonfinite_values"] == 0);
   CHECK(st["workspace"] == "ring");
@@ -673,11 +658,7 @@ TEST_CASE("presenter mode: the clicker's keys move between scenes, → and ← s
                                      json{{"frame", 6}, {"key", "pageup"}},  // back to the second
                                      json{{"frame", 7}, {"key", "escape"}},  // the lab's panels
                                      json{{"frame", 8}, {"key", "f5"}}})}};  // back on stage, where it was
-  std::ofstream(dir / "keys.json") << sc.dump(2);
-  const Run r = run_shell(x + quote(FLASHLAB_EXE) + " gui --frames 12 --stats --scenario " + quote((dir / "keys.json").string()));
-  INFO("stderr: " << r.err);
-  REQUIRE(r.code == 0);
-  const json st = stats_of(r);
+  const json st = scenario_stats(x, dir / "keys.json", sc, "--frames 12");
   CHECK(st["presenter"] == true);
   CHECK(st["scene"] == 2);
   CHECK(st["scenes_entered"] == 4);  // first, second, third, second again
@@ -705,13 +686,9 @@ TEST_CASE("the hall: every shipped lecture's scenes and the lab's layout at 1920
   // One scenario's run on a projector: its counts (the worst frame's), checked zero.
   const auto counts = [&](const std::string& what, json sc, const Projector& p, int frames) {
     INFO(what << " at " << p.w << " × " << p.h << ", UI scale " << p.scale);
-    std::ofstream(dir / "hall.json") << sc.dump(2);
-    const Run r = run_shell(x_prefix(p.w, p.h) + quote(FLASHLAB_EXE) + " gui --frames " + std::to_string(frames) +
-                            " --stats --width " + std::to_string(p.w) + " --height " + std::to_string(p.h) +
-                            " --ui-scale " + std::to_string(p.scale) + " --scenario " + quote((dir / "hall.json").string()));
-    INFO("stderr: " << r.err);
-    REQUIRE(r.code == 0);
-    const json st = stats_of(r);
+    const json st = scenario_stats(x_prefix(p.w, p.h), dir / "hall.json", sc,
+                                   "--frames " + std::to_string(frames) + " --width " + std::to_string(p.w) +
+                                       " --height " + std::to_string(p.h) + " --ui-scale " + std::to_string(p.scale));
     CHECK(st["exceptions"] == 0);
     CHECK(st["text_runs"].get<int>() > 20);  // the check saw the text
     INFO("first clipped: " << st["first_clipped"] << "; first overlap: " << st["first_overlap"]);
@@ -754,12 +731,7 @@ TEST_CASE("the hall layout: Start here at 1920 × 1080, UI scale 2, one view at 
   const fs::path dir = temp_dir("hall");
   // One scenario at UI scale 2: in the hall layout, no exception, drawn whole; its stats.
   const auto hall_run = [&](const json& sc) {
-    std::ofstream(dir / "hall.json") << sc.dump(2);
-    const Run r = run_shell(x + quote(FLASHLAB_EXE) + " gui --frames 10 --stats --ui-scale 2 --width 1920 --height 1080 --scenario " +
-                            quote((dir / "hall.json").string()));
-    INFO("stderr: " << r.err);
-    REQUIRE(r.code == 0);
-    const json st = stats_of(r);
+    const json st = scenario_stats(x, dir / "hall.json", sc, "--frames 10 --ui-scale 2 --width 1920 --height 1080");
     CHECK(st["exceptions"] == 0);
     CHECK(st["hall_layout"] == true);
     INFO("first clipped: " << st["first_clipped"] << "; first overlap: " << st["first_overlap"]);
@@ -781,9 +753,7 @@ TEST_CASE("the hall layout: Start here at 1920 × 1080, UI scale 2, one view at 
     CHECK(hall_run(sc)["workspace"] == "ring");
   }
   // The same window at UI scale 1 keeps the lab's four panels.
-  const Run r = run_shell(x + quote(FLASHLAB_EXE) + " gui --frames 6 --stats --ui-scale 1 --width 1920 --height 1080");
-  REQUIRE(r.code == 0);
-  CHECK(stats_of(r)["hall_layout"] == false);
+  CHECK(gui_stats(x, "--frames 6 --ui-scale 1 --width 1920 --height 1080")["hall_layout"] == false);
   fs::remove_all(dir);
 }
 
@@ -798,13 +768,9 @@ TEST_CASE("the Concepts window inside the window, beside the lab's panels or on 
     INFO(w << " × " << h << " at UI scale " << scale);
     json sc = json::parse(std::ifstream(std::string(FLASHLAB_ASSETS) + "/scenarios/lecture-fa1-vs-fa2.json"));
     sc["script"] = {{{"frame", 2}, {"concepts", true}}};
-    std::ofstream(dir / "concepts.json") << sc.dump(2);
-    const Run r = run_shell(x_prefix(w, h) + quote(FLASHLAB_EXE) + " gui --frames 10 --stats --width " + std::to_string(w) +
-                            " --height " + std::to_string(h) + " --ui-scale " + std::to_string(scale) + " --scenario " +
-                            quote((dir / "concepts.json").string()));
-    INFO("stderr: " << r.err);
-    REQUIRE(r.code == 0);
-    const json st = stats_of(r);
+    const json st = scenario_stats(x_prefix(w, h), dir / "concepts.json", sc,
+                                   "--frames 10 --width " + std::to_string(w) + " --height " + std::to_string(h) +
+                                       " --ui-scale " + std::to_string(scale));
     CHECK(st["exceptions"] == 0);
     CHECK(st["hall_layout"] == hall);
     REQUIRE(st["concepts_shown"] == true);
@@ -826,11 +792,7 @@ TEST_CASE("at UI scale 2 on a small window the layout reflows and stays drawn", 
   const std::string x = x_prefix(1280, 800);
   const fs::path dir = temp_dir("scale");
   const fs::path shot = dir / "scale2.png";
-  const Run r = run_shell(x + quote(FLASHLAB_EXE) + " gui --frames 12 --stats --ui-scale 2 --width 1280 --height 800 --screenshot " +
-                          quote(shot.string()));
-  INFO("stderr: " << r.err);
-  REQUIRE(r.code == 0);
-  const json st = stats_of(r);
+  const json st = gui_stats(x, "--frames 12 --ui-scale 2 --width 1280 --height 800 --screenshot " + quote(shot.string()));
   CHECK(st["exceptions"] == 0);
   CHECK(st["ui_scale"] == 2.0);
   const Image im = load_png(shot);

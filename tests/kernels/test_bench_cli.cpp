@@ -109,11 +109,13 @@ TEST_CASE("the registry listing shows every kernel and whether it can run here",
     CHECK_THAT(t, Catch::Contains(k.id));
     CHECK_THAT(t, Catch::Contains(k.name));
   }
-  CHECK_THAT(t, Catch::Contains("runtime (B_r, B_c)"));
-  // Each backward rung says which forward rung it runs after.
-  CHECK_THAT(t, Catch::Contains("bwd (after naive_cublas)"));
-  CHECK_THAT(t, Catch::Contains("bwd (after fa2)"));
-  CHECK_THAT(t, Catch::Contains("16, 32, 64, 96, 128, 256"));
+  flashlab::test::check_contains_each(t, {
+      "runtime (B_r, B_c)",
+      // Each backward rung says which forward rung it runs after.
+      "bwd (after naive_cublas)",
+      "bwd (after fa2)",
+      "16, 32, 64, 96, 128, 256",
+  });
 }
 
 TEST_CASE("bench: no CUDA device (or no CUDA in the build) is one line and exit 2", "[cli][bench]") {

@@ -25,6 +25,23 @@ using std::chrono::milliseconds;
 
 namespace {
 
+// Who a rank is, as its launcher's variables say: the launcher, its rank and the
+// job's size, its rank and the count of ranks on its host, where rank 0 listens.
+struct RankIdentity {
+  const char* launcher;
+  int rank, world, local_rank, local_world;
+  const char* master_addr;
+};
+
+void check_rank_identity(const RankEnvironment& e, const RankIdentity& want) {
+  CHECK(e.launcher == want.launcher);
+  CHECK(e.rank == want.rank);
+  CHECK(e.world == want.world);
+  CHECK(e.local_rank == want.local_rank);
+  CHECK(e.local_world == want.local_world);
+  CHECK(e.master_addr == want.master_addr);
+}
+
 EnvLookup lookup(const Env& env) {
   return [env](const std::string& name) -> std::optional<std::string> {
     const auto it = env.find(name);
@@ -74,12 +91,7 @@ TEST_CASE("ranks: torchrun's variables give the rank, the local GPU and rank 0's
   const RankEnvironment e = rank_environment(lookup({{"RANK", "5"}, {"WORLD_SIZE", "8"}, {"LOCAL_RANK", "1"},
                                                      {"LOCAL_WORLD_SIZE", "4"}, {"MASTER_ADDR", "node7"},
                                                      {"MASTER_PORT", "29500"}}));
-  CHECK(e.launcher == "torchrun");
-  CHECK(e.rank == 5);
-  CHECK(e.world == 8);
-  CHECK(e.local_rank == 1);
-  CHECK(e.local_world == 4);
-  CHECK(e.master_addr == "node7");
+  check_rank_identity(e, {"torchrun", 5, 8, 1, 4, "node7"});
   CHECK(e.port == 29501);  // torchrun's own store holds MASTER_PORT
   CHECK(e.port_from == "MASTER_PORT + 1");
   CHECK(describe(e) == "rank 5 of 8 (torchrun; local rank 1), rendezvous at node7:29501");
@@ -89,12 +101,7 @@ TEST_CASE("ranks: Slurm's variables, rank 0 on the first host of the node list, 
   const RankEnvironment e = rank_environment(
       lookup({{"SLURM_PROCID", "9"}, {"SLURM_NTASKS", "16"}, {"SLURM_LOCALID", "1"}, {"SLURM_NTASKS_PER_NODE", "8(x2)"},
               {"SLURM_STEP_NODELIST", "gpu[07-08]"}, {"SLURM_JOB_ID", "123456"}}));
-  CHECK(e.launcher == "slurm");
-  CHECK(e.rank == 9);
-  CHECK(e.world == 16);
-  CHECK(e.local_rank == 1);
-  CHECK(e.local_world == 8);
-  CHECK(e.master_addr == "gpu07");
+  check_rank_identity(e, {"slurm", 9, 16, 1, 8, "gpu07"});
   CHECK(e.address_from == "SLURM_STEP_NODELIST");
   CHECK(e.port == 20000 + 123456 % 10000);
   // MASTER_ADDR, when the batch script exports it, wins over the node list.
@@ -109,9 +116,7 @@ TEST_CASE("ranks: Open MPI's variables, one host needing no address, FLASHLAB_RE
   const RankEnvironment e = rank_environment(
       lookup({{"OMPI_COMM_WORLD_RANK", "3"}, {"OMPI_COMM_WORLD_SIZE", "4"}, {"OMPI_COMM_WORLD_LOCAL_RANK", "3"},
               {"OMPI_COMM_WORLD_LOCAL_SIZE", "4"}, {"FLASHLAB_RENDEZVOUS_PORT", "31000"}, {"MASTER_PORT", "29500"}}));
-  CHECK(e.launcher == "mpirun");
-  CHECK(e.rank == 3);
-  CHECK(e.master_addr == "127.0.0.1");
+  check_rank_identity(e, {"mpirun", 3, 4, 3, 4, "127.0.0.1"});
   CHECK(e.address_from == "one host");
   CHECK(e.port == 31000);
 }

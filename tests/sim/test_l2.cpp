@@ -459,6 +459,17 @@ std::pair<AttentionProblem, AttentionProblem> grouped_and_not(i64 batch, bool ca
   return {g, p};
 }
 
+// The L2 model of `a` (64 × 64 tiles, one CTA per SM) on the grouped problem
+// and on its ungrouped twin; both must be modelled for the two to be compared.
+std::pair<L2Result, L2Result> both_l2(Algorithm a, const AttentionProblem& grouped, const AttentionProblem& plain,
+                                      i64 sms, i64 l2, const L2Options& o = {}) {
+  std::pair<L2Result, L2Result> r{simulate_l2(Schedule(a, grouped, TileShape{64, 64}), launch_of(sms, 1), l2, o),
+                                  simulate_l2(Schedule(a, plain, TileShape{64, 64}), launch_of(sms, 1), l2, o)};
+  REQUIRE(r.first.modelled);
+  REQUIRE(r.second.modelled);
+  return r;
+}
+
 const TensorTraffic& of(const L2Result& r, Tensor t) { return r.tensors[static_cast<size_t>(t)]; }
 
 // K (or V, dK, dV) of every K/V head, once: B·H_kv·N_kv·d·s.
@@ -481,10 +492,7 @@ TEST_CASE("grouped heads: an L2 that holds a group's K and V reads each K/V head
   // 1 MiB: four times a group's K and V (256 KiB), less than the Q, K, V, O the
   // run reads and writes (2.5 MiB a batch).
   const i64 l2 = i64{1} << 20;
-  const L2Result g = simulate_l2(Schedule(Algorithm::fa2, grouped, TileShape{64, 64}), launch_of(sms, 1), l2, o);
-  const L2Result h = simulate_l2(Schedule(Algorithm::fa2, plain, TileShape{64, 64}), launch_of(sms, 1), l2, o);
-  REQUIRE(g.modelled);
-  REQUIRE(h.modelled);
+  const auto [g, h] = both_l2(Algorithm::fa2, grouped, plain, sms, l2, o);
   for (Tensor t : {Tensor::K, Tensor::V}) {
     INFO(to_string(t));
     CHECK(of(g, t).request_read_bytes == of(h, t).request_read_bytes);  // every query head still asks
@@ -503,10 +511,7 @@ TEST_CASE("grouped heads: with an L2 far too small for K, V, they come from DRAM
   const auto [grouped, plain] = grouped_and_not(2, causal);
   INFO((causal ? "causal, " : "") << sms << " SMs");
   const i64 l2 = 16 * 1024;  // K and V of one head are 256 KiB
-  const L2Result g = simulate_l2(Schedule(Algorithm::fa2, grouped, TileShape{64, 64}), launch_of(sms, 1), l2);
-  const L2Result h = simulate_l2(Schedule(Algorithm::fa2, plain, TileShape{64, 64}), launch_of(sms, 1), l2);
-  REQUIRE(g.modelled);
-  REQUIRE(h.modelled);
+  const auto [g, h] = both_l2(Algorithm::fa2, grouped, plain, sms, l2);
   for (Tensor t : {Tensor::K, Tensor::V}) {
     INFO(to_string(t));
     CHECK(of(g, t).request_read_bytes == of(h, t).request_read_bytes);
@@ -520,10 +525,7 @@ TEST_CASE("grouped heads in the backward: a group's writes of dK_j, dV_j meet in
   const i64 l2 = GENERATE(i64{16} * 1024, i64{1} << 20, i64{1} << 40);
   const auto [grouped, plain] = grouped_and_not(2);
   INFO(sms << " SMs, L2 " << l2);
-  const L2Result g = simulate_l2(Schedule(Algorithm::fa2_bwd, grouped, TileShape{64, 64}), launch_of(sms, 1), l2);
-  const L2Result h = simulate_l2(Schedule(Algorithm::fa2_bwd, plain, TileShape{64, 64}), launch_of(sms, 1), l2);
-  REQUIRE(g.modelled);
-  REQUIRE(h.modelled);
+  const auto [g, h] = both_l2(Algorithm::fa2_bwd, grouped, plain, sms, l2);
   for (Tensor t : {Tensor::dK, Tensor::dV}) {
     INFO(to_string(t));
     const TensorTraffic &x = of(g, t), &y = of(h, t);

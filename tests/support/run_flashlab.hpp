@@ -19,6 +19,8 @@
 #include <utility>
 #include <vector>
 
+#include "text_checks.hpp"
+
 #ifndef FLASHLAB_EXE
 #error "FLASHLAB_EXE must name the flashlab binary (target_compile_definitions in the test's CMakeLists)"
 #endif
@@ -78,6 +80,14 @@ class ScratchRuns {
   explicit ScratchRuns(const std::string& tag, std::string command = "") : dir_(tag), command_(std::move(command)) {}
   Run operator()(const std::string& args) const {
     return run_flashlab(dir_.path(), command_.empty() ? args : command_ + " " + args);
+  }
+  // `flashlab ARGS` exits 0 and prints each of `parts`; the run, for the checks that follow.
+  Run check_prints(const std::string& args, std::initializer_list<std::string> parts) const {
+    Run r = (*this)(args);
+    INFO("flashlab " << args << "\nstderr: " << r.err);
+    REQUIRE(r.code == 0);
+    check_contains_each(r.out, parts);
+    return r;
   }
   const std::filesystem::path& path() const { return dir_.path(); }
 

@@ -272,12 +272,7 @@ BenchMeta meta_from(const json& j, const std::string& origin) {
 }
 
 BenchResults from_json(const std::string& text, const std::string& origin) {
-  json j;
-  try {
-    j = json::parse(text);
-  } catch (const json::parse_error& e) {
-    throw std::runtime_error(origin + ": not valid JSON: " + e.what());
-  }
+  json j = results_json::parse(text, origin);
   if (!j.is_object()) fail(origin, "top level", "expected an object");
   if (j.value("format", std::string()) != kFormat)
     fail(origin, "format", std::string("expected \"") + kFormat + "\"");

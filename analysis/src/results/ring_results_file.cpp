@@ -279,12 +279,7 @@ std::string ring_results_to_json(const sim::MeasuredRuns& r) {
 }
 
 sim::MeasuredRuns ring_results_from_json(const std::string& text, const std::string& origin) {
-  json j;
-  try {
-    j = json::parse(text);
-  } catch (const json::parse_error& e) {
-    throw std::runtime_error(origin + ": not valid JSON: " + e.what());
-  }
+  json j = results_json::parse(text, origin);
   const Reader rd(origin);
   if (!j.is_object()) rd.error("top level", "expected an object");
   if (!j.contains("format") || !j["format"].is_string() || j["format"].get<std::string>() != kRingResultsFormat)

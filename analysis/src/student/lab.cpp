@@ -14,6 +14,7 @@
 #include "flashlab/sim/core/assets.hpp"
 #include "flashlab/sim/core/closest_name.hpp"
 #include "flashlab/sim/core/json_fields.hpp"
+#include "text/results_json.hpp"
 
 namespace flashlab::analysis {
 
@@ -104,12 +105,7 @@ std::vector<std::string> lab_sweeps(const Lab& lab) {
 std::vector<std::string> lab_names() { return sim::asset_names("labs"); }
 
 Lab parse_lab(const std::string& body, const std::string& origin) {
-  json j;
-  try {
-    j = json::parse(body);
-  } catch (const json::parse_error& e) {
-    throw std::runtime_error(origin + ": not valid JSON: " + e.what());
-  }
+  json j = results_json::parse(body, origin);
   if (!j.is_object()) fail(origin, "top level", "expected an object");
   only_keys(j, {"format", "name", "title", "measured", "results", "figures", "differences"}, origin, "top level");
   if (j.value("format", std::string()) != kFormat) fail(origin, "format", std::string("expected \"") + kFormat + "\"");

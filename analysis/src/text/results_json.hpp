@@ -1,7 +1,7 @@
-// What the results files (bench results, ring results) share: a number as JSON
-// (non-finite values as the strings sim::shortest writes, JSON having none),
-// one wording for a file's mistakes, "ORIGIN: WHERE: WHY", and the reader of
-// a JSON object's fields in that wording.
+// What the results files (bench results, ring results, labs) share: their text
+// parsed, a number as JSON (non-finite values as the strings sim::shortest
+// writes, JSON having none), one wording for a file's mistakes, "ORIGIN: WHERE:
+// WHY", and the reader of a JSON object's fields in that wording.
 #pragma once
 
 #include <cmath>
@@ -18,6 +18,15 @@
 #include "flashlab/sim/core/types.hpp"
 
 namespace flashlab::analysis::results_json {
+
+// `text` as JSON, or "ORIGIN: not valid JSON: " and the parser's reason.
+inline nlohmann::json parse(const std::string& text, const std::string& origin) {
+  try {
+    return nlohmann::json::parse(text);
+  } catch (const nlohmann::json::parse_error& e) {
+    throw std::runtime_error(origin + ": not valid JSON: " + e.what());
+  }
+}
 
 inline nlohmann::json number_json(double v) {
   return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(sim::shortest(v));

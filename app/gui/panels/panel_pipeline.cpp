@@ -141,6 +141,24 @@ TimeWindow window_around(double t_ns, double end_ns, double span, float x0, floa
   return {t0, t0 + span, x0, x1};
 }
 
+// The window of `shown` steps around the cursor's moment, a step being the
+// CTA's time over its `visits` + 1 (the visits and the ends).
+TimeWindow window_of_steps(double t_ns, double end_ns, sim::i64 visits, double shown, float x0, float x1) {
+  const double per_step = visits > 0 ? end_ns / static_cast<double>(visits + 1) : end_ns;
+  return window_around(t_ns, end_ns, std::max(1.0, per_step * shown), x0, x1);
+}
+
+// The lanes' names left of x0 and their backgrounds from x0 to x1, lane k at
+// o.y + k · (lane_h + gap).
+void draw_lanes(ImDrawList* dl, ImVec2 o, const char* const lanes[], int count, float lane_h, float gap, float x0,
+                float x1) {
+  for (int k = 0; k < count; ++k) {
+    const float y = o.y + k * (lane_h + gap);
+    dl->AddText(ImVec2(o.x, y + (lane_h - ImGui::GetTextLineHeight()) / 2), ImGui::GetColorU32(ImGuiCol_TextDisabled), lanes[k]);
+    dl->AddRectFilled(ImVec2(x0, y), ImVec2(x1, y + lane_h), kLane);
+  }
+}
+
 // A schedule's heading: the whole line when it fits on one, else its short
 // form; under it the cursor's caption, when that fits on one line too.
 void schedule_heading(const std::string& head, const char* short_head, const std::string& caption, float width) {
@@ -222,17 +240,11 @@ void draw_bwd_pipeline(const AppState& s, const AlgoView& v, const PipelineAtCur
   const float lanes_bottom = lane_y(4) - gap;
 
   // The window: a few steps around the cursor's moment.
-  const double per_step = h.visits > 0 ? h.end_ns / static_cast<double>(h.visits + 1) : h.end_ns;
-  const double span = std::max(1.0, per_step * (c.stages + 1.5));
-  const TimeWindow window = window_around(pa.t_ns, h.end_ns, span, x0, x1);
+  const TimeWindow window = window_of_steps(pa.t_ns, h.end_ns, h.visits, c.stages + 1.5, x0, x1);
   const double t0 = window.t0, t1 = window.t1;
   const auto x_of = [&](double t) { return window.x_of(t); };
 
-  for (int k = 0; k < 4; ++k) {
-    const float y = lane_y(k);
-    dl->AddText(ImVec2(o.x, y + (lane_h - ImGui::GetTextLineHeight()) / 2), ImGui::GetColorU32(ImGuiCol_TextDisabled), lanes[k]);
-    dl->AddRectFilled(ImVec2(x0, y), ImVec2(x1, y + lane_h), kLane);
-  }
+  draw_lanes(dl, o, lanes, 4, lane_h, gap, x0, x1);
   const int W = c.consumers();
   dl->PushClipRect(ImVec2(x0, o.y), ImVec2(x1, lanes_bottom), true);
   for (const sim::PipeInterval& iv : h.intervals) {
@@ -358,17 +370,11 @@ void draw_pipeline(const AppState& s, const AlgoView& v, float height) {
   const sim::PipeUnit units[] = {sim::PipeUnit::copy_engine, sim::PipeUnit::tensor_cores, sim::PipeUnit::softmax_units};
 
   // The window: a few visits around the cursor's moment.
-  const double per_visit = h.visits > 0 ? h.end_ns / static_cast<double>(h.visits + 1) : h.end_ns;
-  const double span = std::max(1.0, per_visit * (c.stages + 3));
-  const TimeWindow window = window_around(pa.t_ns, h.end_ns, span, x0, x1);
+  const TimeWindow window = window_of_steps(pa.t_ns, h.end_ns, h.visits, c.stages + 3, x0, x1);
   const double t0 = window.t0, t1 = window.t1;
   const auto x_of = [&](double t) { return window.x_of(t); };
 
-  for (int k = 0; k < 3; ++k) {
-    const float y = o.y + k * (lane_h + 2 * scale);
-    dl->AddText(ImVec2(o.x, y + (lane_h - ImGui::GetTextLineHeight()) / 2), ImGui::GetColorU32(ImGuiCol_TextDisabled), lanes[k]);
-    dl->AddRectFilled(ImVec2(x0, y), ImVec2(x1, y + lane_h), kLane);
-  }
+  draw_lanes(dl, o, lanes, 3, lane_h, 2 * scale, x0, x1);
   dl->PushClipRect(ImVec2(x0, o.y), ImVec2(x1, o.y + 3 * (lane_h + 2 * scale)), true);
   for (const sim::PipeInterval& iv : h.intervals) {
     const double b = iv.start_ns, e = iv.start_ns + iv.busy_ns;
