@@ -95,6 +95,10 @@ struct Config {
   static_assert(kStages >= 2, "Q_{i+1}, dO_{i+1} arrive while block i is computed");
   static_assert(kKVBytes % 1024 == 0 && kQBytes % 1024 == 0 && kDsBytes % 1024 == 0,
                 "every tile starts on a 1024-byte swizzle atom");
+  // dK_j's product of step i finishes under step i + 1's S and dP products when
+  // dS_ijᵀ's fragment (B_r/4 registers) can stay live that long: at B_r = 64;
+  // at B_r = 128 ptxas would serialise the wgmma for want of registers.
+  static constexpr bool kOverlapDk = BR == 64;
   static constexpr int kProducerRegs = 24;
   static constexpr int kConsumerRegs = 240;
   static_assert(kProducerRegs * 128 + kConsumerRegs * 128 * kConsumers <= 65536, "the register file");
@@ -302,6 +306,15 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
 #pragma unroll
   for (int k = 0; k < kKVRegs; ++k) dv_acc[k] = dk_acc[k] = 0.f;
 
+  // Stage s (Q_i, dO_i, L_i, D_i) is free for block i + kStages once dK_j's
+  // product of step i is done. L_i and D_i were read by the generic proxy and the
+  // next copies write them through the async proxy: a proxy fence orders the
+  // reads before the arrival.
+  auto release = [&](int stage) {
+    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+    __syncwarp();
+    if (lane == 0) mbar_arrive(empty(stage));
+  };
   mbar_wait(bar_kv, 0);
   for (int it = 0; it < steps; ++it) {
     const int s = it % kStages;
@@ -331,8 +344,11 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     wgmma_commit();
 
     // ---- P_ijᵀ in registers (rows: keys; columns: queries) while dP_ijᵀ is on the tensor cores ----
-    wgmma_wait<1>();
+    wgmma_wait<1>();  // S_ijᵀ, and the previous step's dK_j, are done
     fence_regs(s_acc);
+    if constexpr (Cfg::kOverlapDk) {
+      if (it > 0) release((it - 1) % kStages);
+    }
     const float* L_s = sL_f + s * B_r;
     const float* D_s = sD_f + s * B_r;
     const bool need_mask = p.causal && kv0 + 64 * c + 63 > q0;  // some key of this warpgroup above a query
@@ -406,7 +422,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     for (int kk = 0; kk < B_r / 16; ++kk)
       Mma_KV::rs(dk_acc, ds_frag[kk], make_desc(sQ_s + kk * 16 * 128, B_r * 128, 1024), 1);
     wgmma_commit();
-    wgmma_wait<1>();  // dV_j and dQ_i are done; dK_j may still run
+    wgmma_wait<1>();  // dV_j and dQ_i are done; dK_j runs under the additions
     fence_regs(dq_acc);
 #pragma unroll
     for (int r = 0; r < 2; ++r) {
@@ -417,16 +433,16 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
       for (int nn = 0; nn < 8; ++nn)
         red_add_f32x2(row + 8 * nn, dq_acc[4 * nn + 2 * r] * dq_factor, dq_acc[4 * nn + 2 * r + 1] * dq_factor);
     }
-    wgmma_wait<0>();
-    fence_regs(dv_acc);
-    fence_regs(dk_acc);
-    // Stage s (Q_i, dO_i, L_i, D_i) is free for block i + kStages. L_i and D_i
-    // were read by the generic proxy and the next copies write them through the
-    // async proxy: a proxy fence orders the reads before the arrival.
-    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
-    __syncwarp();
-    if (lane == 0) mbar_arrive(empty(s));
+    if constexpr (!Cfg::kOverlapDk) {
+      wgmma_wait<0>();
+      fence_regs(dv_acc);
+      fence_regs(dk_acc);
+      release(s);
+    }
   }
+  wgmma_wait<0>();
+  fence_regs(dv_acc);
+  fence_regs(dk_acc);
 
   // ---- epilogue: dK_j = τ·dK_j and dV_j, this warpgroup's 64 keys ----
   if (p.dk_accum != nullptr) {
