@@ -7,7 +7,8 @@
 #   NCU_BIN       the flashlab binary (default build-device/bin/flashlab)
 #   NCU_PROBLEMS  ';'-separated flashlab bench flags, one problem each
 #                 (default: d = 64 and 128 at N = 16384 non-causal, d = 64 at N = 1024 causal)
-#   NCU_TAG       a name for this binary in the output (default fa3_hopper)
+#   NCU_TAG       a name for this binary in the output (default: the rung)
+#   NCU_EXTRA     more ncu flags (e.g. "--section SourceCounters": the stall reasons by instruction)
 # Writes $OUT/ncu-fa3-details.txt (sections, --print-details all) and $OUT/ncu-fa3-raw.csv
 # (every collected metric), appending, so that several binaries share the two files.
 set -uo pipefail
@@ -54,7 +55,7 @@ for pr in "${probs[@]}"; do
   timeout "${NCU_TIMEOUT:-150}" "$NCU" --clock-control none --kernel-name regex:$KERNEL_RE --launch-count 1 \
     --section SpeedOfLight --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis \
     --section Occupancy --section LaunchStats --section SchedulerStats --section WarpStateStats \
-    --metrics "$M" -f -o "$rep" \
+    ${NCU_EXTRA:-} --metrics "$M" -f -o "$rep" \
     "$B" bench --pass $PASS --kernels $K $pr --dtype fp16 --check-only --check off --quiet >> "$OUT/ncu-fa3-details.txt" 2>&1
   echo "== ncu rc $?" >> "$OUT/ncu-fa3-details.txt"
   "$NCU" -i "$rep.ncu-rep" --print-details all >> "$OUT/ncu-fa3-details.txt" 2>&1
