@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs ON the GPU machine: a Hopper rung from several flashlab binaries (variants
 # of the kernel built by scripts/device-build.sh and copied, gzipped, to
-# build-variants/flashlab-NAME.gz) checked against fp64 and timed on the
+# build-variants/flashlab-NAME.gz or .xz) checked against fp64 and timed on the
 # 16k-token grid in one run, so that their times share the GPU's state.
 #   AB_KERNEL    the rung (default fa3_hopper; fa3_hopper_bwd times the backward)
 #   AB_VARIANTS  the names, in timing order (default: every build-variants/*.gz,
@@ -18,9 +18,10 @@ case $K in *_bwd) PASS=bwd ;; *) PASS=fwd ;; esac
 rm -rf "$J"; mkdir -p "$OUT" "$J" /tmp/ab-bin
 export FLASHLAB_ASSETS=$PWD/assets
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64:/usr/local/cuda/targets/x86_64-linux/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-for f in build-variants/flashlab-*.gz; do
-  n=$(basename "$f" .gz); n=${n#flashlab-}
-  gzip -dc "$f" > /tmp/ab-bin/$n && chmod +x /tmp/ab-bin/$n
+for f in build-variants/flashlab-*.gz build-variants/flashlab-*.xz; do
+  [ -e "$f" ] || continue
+  n=$(basename "$f"); n=${n%.*}; n=${n#flashlab-}
+  case $f in *.xz) xz -dc "$f" ;; *) gzip -dc "$f" ;; esac > /tmp/ab-bin/$n && chmod +x /tmp/ab-bin/$n
 done
 names=${AB_VARIANTS:-"$(ls /tmp/ab-bin | tr '\n' ' ') $(ls /tmp/ab-bin | head -1)"}
 S=$OUT/ab-summary.txt
