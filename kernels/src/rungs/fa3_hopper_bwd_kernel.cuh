@@ -18,16 +18,25 @@
 //   dQ_i   = dS_ij K_j       wgmma, dS_ijᵀ through shared memory (both operands
 //                            MN-major): a 64 × 64 block of dQ_i per warpgroup
 //
+// A step: S_ijᵀ and dP_ijᵀ issued as two commit groups, P_ijᵀ computed as soon
+// as S_ijᵀ is in registers while dP_ijᵀ runs, then dS_ijᵀ; dV_j issued, the
+// barrier (both halves of dS_ijᵀ stored), then dQ_i and dK_j issued back to
+// back so that the tensor cores hold work while the warpgroup adds dQ_i. At
+// B_r = 64 dK_j's product also runs on under the next step's S_ijᵀ and dP_ijᵀ,
+// and the step's stage is released there (sim::HopperBwdConfig::
+// dk_overlaps_next_step; the model's schedule is this one).
+//
 // dQ is accumulated in fp32 by vector reductions (red.global.add.v2.f32) into
 // dQaccum, as FlashAttention-2 does: the blocks of K_j of a head each add
 // their share of every dQ_i, so dQ is the one result that crosses blocks; one
 // pass over the keys, at the price of an addition order that varies from run
 // to run. Each warpgroup adds the block it computed (32 values a thread a
-// step), once its products are done. (FlashAttention-3 stages the block in
-// shared memory and adds it by the copy engine; measured 0–6 % slower here.)
+// step). (FlashAttention-3 stages the block in shared memory and adds it by
+// the copy engine; measured 0–6 % slower here.)
 // Bottleneck, measured (H200, Nsight Compute): the two warpgroups meet at the
-// dS barrier every step and run their softmax backward at the same time, so
-// the tensor cores wait then; 0.74–0.87× cuDNN's backward (docs/kernels.md).
+// dS barrier every step and compute dS_ijᵀ at the same time, so the tensor
+// cores wait then; warps stall most on the long scoreboard; the L1 and the
+// L2's crossbar are two-thirds busy with the dQ reductions (docs/kernels.md).
 //
 // This header holds the configurable kernel; kernels/src/rungs/fa3_hopper_bwd.cu
 // instantiates the configurations of sim::kHopperBwdConfigs and makes the
@@ -36,7 +45,8 @@
 
 #include <cstddef>
 
-#include "ptx_hopper.cuh"  // mbarriers, TMA, wgmma, descriptors, setmaxnreg, exp2
+#include "flashlab/sim/hopper/hopper_pipeline.hpp"  // the configuration's schedule rules
+#include "ptx_hopper.cuh"                           // mbarriers, TMA, wgmma, descriptors, setmaxnreg, exp2
 
 namespace flashlab::kernels::fa3_hopper_bwd_detail {
 
@@ -95,10 +105,10 @@ struct Config {
   static_assert(kStages >= 2, "Q_{i+1}, dO_{i+1} arrive while block i is computed");
   static_assert(kKVBytes % 1024 == 0 && kQBytes % 1024 == 0 && kDsBytes % 1024 == 0,
                 "every tile starts on a 1024-byte swizzle atom");
-  // dK_j's product of step i finishes under step i + 1's S and dP products when
-  // dS_ijᵀ's fragment (B_r/4 registers) can stay live that long: at B_r = 64;
-  // at B_r = 128 ptxas would serialise the wgmma for want of registers.
-  static constexpr bool kOverlapDk = BR == 64;
+  // dK_j's product of step i finishes under step i + 1's S and dP products (the
+  // model's rule, sim::HopperBwdConfig::dk_overlaps_next_step; at B_r = 128
+  // ptxas would serialise the wgmma for want of registers).
+  static constexpr bool kOverlapDk = sim::HopperBwdConfig{D, BR, BC, STAGES}.dk_overlaps_next_step();
   static constexpr int kProducerRegs = 24;
   static constexpr int kConsumerRegs = 240;
   static_assert(kProducerRegs * 128 + kConsumerRegs * 128 * kConsumers <= 65536, "the register file");
