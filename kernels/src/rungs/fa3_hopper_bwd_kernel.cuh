@@ -114,7 +114,7 @@ struct Config {
   // model's rule, sim::HopperBwdConfig::dk_overlaps_next_step; at B_r = 128
   // ptxas would serialise the wgmma for want of registers).
   static constexpr bool kOverlapDk = sim::HopperBwdConfig{D, BR, BC, STAGES}.dk_overlaps_next_step();
-  static constexpr int kProducerRegs = 24;
+  static constexpr int kProducerRegs = 32;  // the TMA thread and the dQ writer warp
   static constexpr int kConsumerRegs = 240;
   static_assert(kProducerRegs * 128 + kConsumerRegs * 128 * kConsumers <= 65536, "the register file");
 };
@@ -306,22 +306,22 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     } else if (threadIdx.x / 32 == 1) {
       // The dQ writer: each warpgroup's block of dQ_i added into dQaccum by the
       // copy engine, a row per bulk reduction, while the consumers go on.
-      // (24 registers a thread after setmaxnreg: the consumers' 240 take the rest.)
       const int lane = threadIdx.x % 32;
-      float* dq_row = p.dq_accum + (head * p.n_q + i_first * B_r + lane) * static_cast<int64_t>(d);
-      int q_lane = i_first * B_r + lane;
-      for (int it = 0; it < steps; ++it, q_lane += B_r, dq_row += B_r * d) {
-#pragma unroll 1
+      float* __restrict__ dQacc = p.dq_accum + head * p.n_q * static_cast<int64_t>(d);
+      for (int it = 0; it < steps; ++it) {
+        const int q0 = (i_first + it) * B_r;
+#pragma unroll
         for (int c = 0; c < kConsumers; ++c) {
-          __syncwarp();
           named_bar_sync(kDqFull + c, 128 + 32);
-          // Rows lane and lane + 32 of the block: query panel c and d panel 0 at
-          // B_r = 128, query panel 0 and d panel c at B_r = 64.
-          const int q_off = Cfg::kQPanels == 2 ? 64 * c : 0;
-          float* at = dq_row + (Cfg::kQPanels == 2 ? q_off * d : 64 * c);
-          const uint32_t from = sdQ + (c * 64 + lane) * Cfg::kDqRowBytes;
-          if (q_lane + q_off < p.n_q) bulk_reduce_add_f32(at, from, 64 * 4);
-          if (q_lane + q_off + 32 < p.n_q) bulk_reduce_add_f32(at + 32 * d, from + 32 * Cfg::kDqRowBytes, 64 * 4);
+          const int qc = Cfg::kQPanels == 2 ? c : 0;
+          const int dc = Cfg::kQPanels == 2 ? 0 : c;
+#pragma unroll
+          for (int r = lane; r < 64; r += 32) {
+            const int q = q0 + 64 * qc + r;
+            if (q < p.n_q)
+              bulk_reduce_add_f32(dQacc + static_cast<int64_t>(q) * d + 64 * dc,
+                                  sdQ + (c * 64 + r) * Cfg::kDqRowBytes, 64 * 4);
+          }
           bulk_commit();
         }
         if (it + 1 < steps) {  // the consumers wait for the buffer from their second step on
