@@ -57,7 +57,6 @@ using hopper_ptx::mbar_arrive;
 using hopper_ptx::mbar_arrive_expect_tx;
 using hopper_ptx::mbar_init;
 using hopper_ptx::mbar_wait;
-using hopper_ptx::named_bar_arrive;
 using hopper_ptx::named_bar_sync;
 using hopper_ptx::pack2;
 using hopper_ptx::prefetch_tensormap;
@@ -92,13 +91,9 @@ struct Config {
   static constexpr int kStatBytes = BR * 4;     // L_i or D_i
   static constexpr int kDsBytes = BC * BR * 2;  // dS_ijᵀ: B_r/64 panels of (B_c keys, 64 queries)
   static constexpr int kBarrierBytes = 1024;
-  // A consumer warpgroup's 64 × 64 block of dQ_i in fp32 for the dQ writer warp,
-  // rows padded by 32 bytes so that a warp's stores of 8 rows fall in distinct banks.
-  static constexpr int kDqRowBytes = 64 * 4 + 32;
-  static constexpr int kDqBytes = BC / 64 * 64 * kDqRowBytes;
   static constexpr std::size_t kSmemBytes = 1024 /* alignment slack */ + 2ull * kKVBytes +
                                             2ull * kStages * kQBytes + 2ull * kDsBytes +
-                                            2ull * kStages * kStatBytes + kDqBytes + kBarrierBytes;
+                                            2ull * kStages * kStatBytes + kBarrierBytes;
   // dQ_i (B_r, d) is (B_r/64) × (d/64) blocks of 64 × 64, one per consumer warpgroup.
   static constexpr int kQPanels = BR / 64;
 
@@ -114,7 +109,7 @@ struct Config {
   // model's rule, sim::HopperBwdConfig::dk_overlaps_next_step; at B_r = 128
   // ptxas would serialise the wgmma for want of registers).
   static constexpr bool kOverlapDk = sim::HopperBwdConfig{D, BR, BC, STAGES}.dk_overlaps_next_step();
-  static constexpr int kProducerRegs = 32;  // the TMA thread and the dQ writer warp
+  static constexpr int kProducerRegs = 24;
   static constexpr int kConsumerRegs = 240;
   static_assert(kProducerRegs * 128 + kConsumerRegs * 128 * kConsumers <= 65536, "the register file");
 };
@@ -151,20 +146,6 @@ __device__ __forceinline__ void tma_load_2d(uint32_t dst, const CUtensorMap* map
 __device__ __forceinline__ void red_add_f32x2(float* addr, float x, float y) {
   asm volatile("red.relaxed.gpu.global.add.v2.f32 [%0], {%1, %2};\n" ::"l"(addr), "f"(x), "f"(y) : "memory");
 }
-// global[0, bytes) += shared[0, bytes) in fp32 by the copy engine, in this
-// thread's bulk group; bytes a multiple of 16, both addresses 16-byte aligned.
-__device__ __forceinline__ void bulk_reduce_add_f32(float* dst, uint32_t src, uint32_t bytes) {
-  asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32 [%0], [%1], %2;\n" ::"l"(dst), "r"(src),
-               "r"(bytes)
-               : "memory");
-}
-__device__ __forceinline__ void bulk_commit() { asm volatile("cp.async.bulk.commit_group;\n" ::: "memory"); }
-// This thread's bulk groups but the newest N have read their shared memory / are complete.
-template <int N>
-__device__ __forceinline__ void bulk_wait_read() {
-  asm volatile("cp.async.bulk.wait_group.read %0;\n" ::"n"(N) : "memory");
-}
-__device__ __forceinline__ void bulk_wait_all() { asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory"); }
 
 // wgmma m64n64k16, both operands from shared memory and MN-major (imm-trans-a =
 // imm-trans-b = 1): D(64×64) (+)= A(64×16) · B(16×64) with A's 64 rows and B's 64
@@ -215,8 +196,6 @@ struct WgmmaMN<__nv_bfloat16> {
 namespace {
 
 constexpr int kDsReady = 1;
-constexpr int kDqFull = 2;   // + c: warpgroup c's block of dQ_i is in shared memory (c's 128 threads + the writer warp)
-constexpr int kDqEmpty = 4;  // + c: the writer's copies have read it
 
 template <class Cfg, typename T>
 __global__ void __launch_bounds__(Cfg::kThreads, 1)
@@ -244,8 +223,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   const uint32_t sdS = sdO + kStages * Cfg::kQBytes;         // 2 × (B_c, B_r) dS_ijᵀ
   const uint32_t sL = sdS + 2 * Cfg::kDsBytes;               // kStages × (B_r) L_i·log2 e
   const uint32_t sD = sL + kStages * Cfg::kStatBytes;        // kStages × (B_r) D_i
-  const uint32_t sdQ = sD + kStages * Cfg::kStatBytes;       // kConsumers × (64, 64) dQ_i blocks, fp32, padded rows
-  const uint32_t bars = sdQ + Cfg::kDqBytes;                 // mbarriers, 8 bytes each
+  const uint32_t bars = sD + kStages * Cfg::kStatBytes;      // mbarriers, 8 bytes each
   const uint32_t bar_kv = bars;
   auto full = [&](int s) { return bars + 8u * (1 + s); };
   auto empty = [&](int s) { return bars + 8u * (1 + kStages + s); };
@@ -303,39 +281,6 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
         tma_load_2d(sL + s * Cfg::kStatBytes, &tm_l, full(s), q0, static_cast<int>(head));
         tma_load_2d(sD + s * Cfg::kStatBytes, &tm_d, full(s), q0, static_cast<int>(head));
       }
-    } else if (threadIdx.x / 32 == 1) {
-      // The dQ writer: each warpgroup's block of dQ_i added into dQaccum by the
-      // copy engine, a row per bulk reduction, while the consumers go on.
-      const int lane = threadIdx.x % 32;
-      float* __restrict__ dQacc = p.dq_accum + head * p.n_q * static_cast<int64_t>(d);
-      for (int it = 0; it < steps; ++it) {
-        const int q0 = (i_first + it) * B_r;
-#pragma unroll
-        for (int c = 0; c < kConsumers; ++c) {
-          named_bar_sync(kDqFull + c, 128 + 32);
-          const int qc = Cfg::kQPanels == 2 ? c : 0;
-          const int dc = Cfg::kQPanels == 2 ? 0 : c;
-#pragma unroll
-          for (int r = lane; r < 64; r += 32) {
-            const int q = q0 + 64 * qc + r;
-            if (q < p.n_q)
-              bulk_reduce_add_f32(dQacc + static_cast<int64_t>(q) * d + 64 * dc,
-                                  sdQ + (c * 64 + r) * Cfg::kDqRowBytes, 64 * 4);
-          }
-          bulk_commit();
-        }
-        if (it + 1 < steps) {  // the consumers wait for the buffer from their second step on
-          bulk_wait_read<kConsumers - 1>();
-          __syncwarp();
-          named_bar_arrive(kDqEmpty + 0, 128 + 32);
-          if constexpr (kConsumers == 2) {
-            bulk_wait_read<0>();
-            __syncwarp();
-            named_bar_arrive(kDqEmpty + 1, 128 + 32);
-          }
-        }
-      }
-      bulk_wait_all();
     }
     return;
   }
@@ -363,7 +308,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   const uint32_t sV_c = sV + 64 * c * 128;
   const float* sL_f = reinterpret_cast<const float*>(smem + (sL - base));
   const float* sD_f = reinterpret_cast<const float*>(smem + (sD - base));
-  const uint32_t sdQ_c = sdQ + c * 64 * Cfg::kDqRowBytes;  // this warpgroup's block of dQ_i for the writer
+  float* __restrict__ dQacc = p.dq_accum + head * p.n_q * static_cast<int64_t>(d);  // (N_q, d) fp32
   const float dq_factor = p.dq_scaled ? p.scale : 1.f;
 
   float dv_acc[kKVRegs];
@@ -487,20 +432,17 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     for (int kk = 0; kk < B_r / 16; ++kk)
       Mma_KV::rs(dk_acc, ds_frag[kk], make_desc(sQ_s + kk * 16 * 128, B_r * 128, 1024), 1);
     wgmma_commit();
-    wgmma_wait<1>();  // dV_j and dQ_i are done; dK_j runs while the block goes to the writer
+    wgmma_wait<1>();  // dV_j and dQ_i are done; dK_j runs under the additions
     fence_regs(dq_acc);
-    if (it > 0) named_bar_sync(kDqEmpty + c, 128 + 32);  // the writer has read the last step's block
 #pragma unroll
     for (int r = 0; r < 2; ++r) {
-      const int row = 16 * warp + g + 8 * r;
+      const int q = q0 + 64 * qc + 16 * warp + g + 8 * r;
+      if (q >= p.n_q) continue;
+      float* row = dQacc + static_cast<int64_t>(q) * d + 64 * dc + 2 * t;
 #pragma unroll
-      for (int nn = 0; nn < 8; ++nn) {
-        const float2 v = make_float2(dq_acc[4 * nn + 2 * r] * dq_factor, dq_acc[4 * nn + 2 * r + 1] * dq_factor);
-        *reinterpret_cast<float2*>(smem + (sdQ_c - base) + row * Cfg::kDqRowBytes + (8 * nn + 2 * t) * 4) = v;
-      }
+      for (int nn = 0; nn < 8; ++nn)
+        red_add_f32x2(row + 8 * nn, dq_acc[4 * nn + 2 * r] * dq_factor, dq_acc[4 * nn + 2 * r + 1] * dq_factor);
     }
-    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");  // the stores, visible to the copy engine
-    named_bar_arrive(kDqFull + c, 128 + 32);
     if constexpr (!Cfg::kOverlapDk) {
       wgmma_wait<0>();
       fence_regs(dv_acc);

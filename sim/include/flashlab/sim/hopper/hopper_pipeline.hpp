@@ -118,8 +118,7 @@ constexpr std::size_t hopper_bwd_smem_bytes(const HopperBwdConfig& c) {
   const std::size_t q_do = 2ull * c.stages * c.Br * c.head_dim * 2;
   const std::size_t ds = 2ull * c.Bc * c.Br * 2;
   const std::size_t stats = 2ull * c.stages * c.Br * 4;
-  const std::size_t dq = static_cast<std::size_t>(c.consumers()) * 64 * (64 * 4 + 32);
-  return 1024 + kv + q_do + ds + stats + dq + 1024;
+  return 1024 + kv + q_do + ds + stats + 1024;
 }
 
 std::optional<HopperBwdConfig> hopper_bwd_config(i64 head_dim);
