@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Runs ON the GPU machine: fa3_hopper from several flashlab binaries (variants of
-# the kernel built by scripts/device-build.sh and copied, gzipped, to
-# build-variants/flashlab-NAME.gz) checked against fp64 and timed on the
+# Runs ON the GPU machine: a Hopper rung from several flashlab binaries (variants
+# of the kernel built by scripts/device-build.sh and copied, gzipped, to
+# build-variants/flashlab-NAME.gz or .xz) checked against fp64 and timed on the
 # 16k-token grid in one run, so that their times share the GPU's state.
+#   AB_KERNEL    the rung (default fa3_hopper; fa3_hopper_bwd times the backward)
 #   AB_VARIANTS  the names, in timing order (default: every build-variants/*.gz,
 #                then the first again, to see the drift between the first and last sweep)
 #   AB_CHECK_VARIANTS  the names checked against fp64 first (default: all; AB_CHECK=0: none)
@@ -12,30 +13,35 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-$PWD/device-out}
 J=/tmp/ab-json
+K=${AB_KERNEL:-fa3_hopper}
+case $K in *_bwd) PASS=bwd ;; *) PASS=fwd ;; esac
 rm -rf "$J"; mkdir -p "$OUT" "$J" /tmp/ab-bin
 export FLASHLAB_ASSETS=$PWD/assets
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64:/usr/local/cuda/targets/x86_64-linux/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-for f in build-variants/flashlab-*.gz; do
-  n=$(basename "$f" .gz); n=${n#flashlab-}
-  gzip -dc "$f" > /tmp/ab-bin/$n && chmod +x /tmp/ab-bin/$n
+for f in build-variants/flashlab-*.gz build-variants/flashlab-*.xz; do
+  [ -e "$f" ] || continue
+  n=$(basename "$f"); n=${n%.*}; n=${n#flashlab-}
+  case $f in *.xz) xz -dc "$f" ;; *) gzip -dc "$f" ;; esac > /tmp/ab-bin/$n && chmod +x /tmp/ab-bin/$n
 done
 names=${AB_VARIANTS:-"$(ls /tmp/ab-bin | tr '\n' ' ') $(ls /tmp/ab-bin | head -1)"}
 S=$OUT/ab-summary.txt
 if [ "${AB_CHECK:-1}" = 1 ]; then
-  echo "== fp64 checks of fa3_hopper (ragged N, causal, bf16, N_q != N_kv, > 132 tiles): rows ok / all, worst rel error" >> "$S"
+  echo "== fp64 checks of $K (ragged N, causal, bf16, N_q != N_kv, grouped heads, > 132 tiles): rows ok / all, worst rel error" >> "$S"
   for n in ${AB_CHECK_VARIANTS:-$(ls /tmp/ab-bin)}; do
     rm -f /tmp/ab-check-*.json
     # A variant that hangs (a barrier never completes) is dropped after one small run.
-    timeout 20 /tmp/ab-bin/$n bench --kernels fa3_hopper --batch 4 --heads 16 --seq 2048 --head-dim 64 --causal yes \
+    timeout 20 /tmp/ab-bin/$n bench --pass $PASS --kernels $K --batch 4 --heads 16 --seq 2048 --head-dim 64 --causal yes \
       --check-only --check off --quiet > /dev/null 2>&1
     if [ $? -eq 124 ]; then echo "$n: HANG (20 s), dropped" >> "$S"; rm -f /tmp/ab-bin/$n; continue; fi
     for d in 64 128; do
-      timeout 60 /tmp/ab-bin/$n bench --kernels fa3_hopper --batch 2 --heads 3 --seq 1,17,65,129,300,1000 --head-dim $d \
+      timeout 60 /tmp/ab-bin/$n bench --pass $PASS --kernels $K --batch 2 --heads 3 --seq 1,17,65,129,300,1000 --head-dim $d \
         --causal both --dtype fp16,bf16 --check-only --quiet --json /tmp/ab-check-$d-a.json > /dev/null 2>&1
-      timeout 60 /tmp/ab-bin/$n bench --kernels fa3_hopper --batch 4 --heads 16 --seq 1000,2048 --head-dim $d \
+      timeout 60 /tmp/ab-bin/$n bench --pass $PASS --kernels $K --batch 4 --heads 16 --seq 1000,2048 --head-dim $d \
         --causal both --dtype fp16 --check-only --quiet --json /tmp/ab-check-$d-b.json > /dev/null 2>&1
-      timeout 60 /tmp/ab-bin/$n bench --kernels fa3_hopper --batch 2 --heads 2 --seq 1,65,1000 --seq-kv 17,2048 \
+      timeout 60 /tmp/ab-bin/$n bench --pass $PASS --kernels $K --batch 2 --heads 2 --seq 1,65,1000 --seq-kv 17,2048 \
         --head-dim $d --causal no --dtype fp16 --check-only --quiet --json /tmp/ab-check-$d-c.json > /dev/null 2>&1
+      timeout 60 /tmp/ab-bin/$n bench --pass $PASS --kernels $K --batch 2 --heads 8 --kv-heads 2 --seq 129,1000 \
+        --head-dim $d --causal both --dtype bf16 --check-only --quiet --json /tmp/ab-check-$d-g.json > /dev/null 2>&1
     done
     python3 - "$n" /tmp/ab-check-*.json >> "$S" <<'PY'
 import json, sys
@@ -53,12 +59,12 @@ for r in bad[:6]:
 PY
   done
 fi
-echo "== timing: flashlab bench --sweep perf --kernels fa3_hopper --check off" >> "$S"
+echo "== timing: flashlab bench --sweep perf --pass $PASS --kernels $K --check off" >> "$S"
 i=0
 for n in $names; do
   [ -x /tmp/ab-bin/$n ] || continue
   i=$((i + 1))
-  timeout "${AB_SWEEP_TIMEOUT:-90}" /tmp/ab-bin/$n bench --sweep perf --kernels fa3_hopper --check off \
+  timeout "${AB_SWEEP_TIMEOUT:-90}" /tmp/ab-bin/$n bench --sweep perf --pass $PASS --kernels $K --check off \
     --json "$J/$i-$n.json" > /tmp/ab-sweep.txt 2>&1
   echo "sweep $i $n rc=$? $(grep -m1 -i 'clock' /tmp/ab-sweep.txt)" >> "$S"
 done
@@ -71,16 +77,14 @@ for f in files:
     cols.append(name)
     for r in json.load(open(f))["rows"]:
         key = (r["batch"], r["heads"], r["seq_q"], r["head_dim"], r["causal"])
-        table.setdefault(key, {})[name] = r["time_ms_median"] if r["status"] == "ok" else None
-print("median ms per point (TFLOP/s 4BHN²d, halved causal)")
+        table.setdefault(key, {})[name] = (r["time_ms_median"], r["tflops"]) if r["status"] == "ok" else None
+print("median ms per point (TFLOP/s by the pass's FlashAttention convention)")
 print("%-28s" % "B H N d causal" + "".join("%18s" % c for c in cols))
 for key in sorted(table, key=lambda k: (k[4], k[3], k[2])):
-    b, h, n, d, causal = key
-    fl = 4.0 * b * h * n * n * d / (2 if causal else 1)
     cells = ""
     for c in cols:
         t = table[key].get(c)
-        cells += "%18s" % ("-" if t is None else "%.4f (%5.1f)" % (t, fl / t / 1e9))
+        cells += "%18s" % ("-" if t is None else "%.4f (%5.1f)" % t)
     print("%-28s" % ("%s %s %s %s %s" % key) + cells)
 PY
 tar -czf "$OUT/ab-sweeps.tar.gz" -C "$J" .

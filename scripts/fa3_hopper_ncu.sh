@@ -1,18 +1,27 @@
 #!/usr/bin/env bash
 # Runs ON the GPU machine, from a folder holding build-device/ (scripts/device-build.sh),
-# assets/ and scripts/: Nsight Compute on fa3_hopper, one launch per problem, to show
+# assets/ and scripts/: Nsight Compute on a Hopper rung, one launch per problem, to show
 # what limits it (tensor pipe, MUFU/XU, issue slots, warp stalls, occupancy, DRAM).
+#   NCU_KERNEL    the rung: fa3_hopper (default) or fa3_hopper_bwd (its main kernel is
+#                 the one profiled; the forward that feeds it and the pre-pass are not)
 #   NCU_BIN       the flashlab binary (default build-device/bin/flashlab)
 #   NCU_PROBLEMS  ';'-separated flashlab bench flags, one problem each
 #                 (default: d = 64 and 128 at N = 16384 non-causal, d = 64 at N = 1024 causal)
-#   NCU_TAG       a name for this binary in the output (default fa3_hopper)
+#   NCU_TAG       a name for this binary in the output (default: the rung)
+#   NCU_EXTRA     more ncu flags (e.g. "--section SourceCounters": the stall reasons by instruction)
 # Writes $OUT/ncu-fa3-details.txt (sections, --print-details all) and $OUT/ncu-fa3-raw.csv
 # (every collected metric), appending, so that several binaries share the two files.
 set -uo pipefail
 # shellcheck source=device-env.sh
 source "$(dirname "$0")/device-env.sh"
 B=${NCU_BIN:-$PWD/build-device/bin/flashlab}
-TAG=${NCU_TAG:-fa3_hopper}
+K=${NCU_KERNEL:-fa3_hopper}
+case $K in
+  fa3_hopper) PASS=fwd; KERNEL_RE=fa3_hopper_forward ;;
+  fa3_hopper_bwd) PASS=bwd; KERNEL_RE=fa3_hopper_backward ;;
+  *) echo "fa3_hopper_ncu.sh: NCU_KERNEL is fa3_hopper or fa3_hopper_bwd, not '$K'" >&2; exit 2 ;;
+esac
+TAG=${NCU_TAG:-$K}
 NCU=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
 PROBLEMS=${NCU_PROBLEMS:-"--batch 1 --heads 32 --seq 16384 --head-dim 64 --causal no;--batch 1 --heads 16 --seq 16384 --head-dim 128 --causal no;--batch 16 --heads 32 --seq 1024 --head-dim 64 --causal yes"}
 
@@ -43,11 +52,11 @@ for pr in "${probs[@]}"; do
   echo "=================== $TAG: $pr" >> "$OUT/ncu-fa3-details.txt"
   rep=/tmp/ncu-fa3-$$
   # shellcheck disable=SC2086
-  timeout "${NCU_TIMEOUT:-150}" "$NCU" --clock-control none --kernel-name regex:fa3_hopper --launch-count 1 \
+  timeout "${NCU_TIMEOUT:-150}" "$NCU" --clock-control none --kernel-name regex:$KERNEL_RE --launch-count 1 \
     --section SpeedOfLight --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis \
     --section Occupancy --section LaunchStats --section SchedulerStats --section WarpStateStats \
-    --metrics "$M" -f -o "$rep" \
-    "$B" bench --kernels fa3_hopper $pr --dtype fp16 --check-only --check off --quiet >> "$OUT/ncu-fa3-details.txt" 2>&1
+    ${NCU_EXTRA:-} --metrics "$M" -f -o "$rep" \
+    "$B" bench --pass $PASS --kernels $K $pr --dtype fp16 --check-only --check off --quiet >> "$OUT/ncu-fa3-details.txt" 2>&1
   echo "== ncu rc $?" >> "$OUT/ncu-fa3-details.txt"
   "$NCU" -i "$rep.ncu-rep" --print-details all >> "$OUT/ncu-fa3-details.txt" 2>&1
   echo "\"$TAG\",\"$pr\"" >> "$OUT/ncu-fa3-raw.csv"

@@ -93,16 +93,18 @@ void print_bwd(const Resolved& r, sim::i64 j, const std::string& csv, std::ostre
       << " GB/s (the " << rt.copy_source << "'s share), shared memory " << fixed(rt.smem_bytes_per_ns, 0)
       << " GB/s, copy latency " << fixed(rt.copy_latency_ns, 0) << " ns (assumed)\n";
   out << "  per step one warpgroup at the units' full rate: five products " << us(h.gemm_ns_per_step)
-      << ", softmax backward " << us(h.softmax_ns_per_step) << ", dS_ijᵀ to shared memory " << us(h.store_ns_per_step)
+      << ", softmax backward (P_ijᵀ and dS_ijᵀ) " << us(h.softmax_ns_per_step) << ", dS_ijᵀ to shared memory "
+      << us(h.store_ns_per_step)
       << ", dQ_i's reductions " << us(h.reduce_ns_per_step) << "\n";
   out << "  column block j = " << j << ": " << h.visits << " Q_i visited (i = " << h.first_i << ".." << g.T_r - 1 << "), "
       << us(h.end_ns) << "; busy: tensor cores " << pct(h.tensor_utilisation()) << ", softmax units "
       << pct(h.end_ns > 0 ? h.softmax_busy_ns / h.end_ns : 0) << ", copy engine "
       << pct(h.end_ns > 0 ? h.copy_busy_ns / h.end_ns : 0) << ", load/store " << pct(h.end_ns > 0 ? h.load_store_busy_ns / h.end_ns : 0)
       << "\n";
-  out << "  lockstep  both warpgroups run their softmax backward at once, each at half the units' rate; the tensor cores "
-      << "wait " << us(h.tensor_wait_in_softmax_ns) << " (" << pct(h.end_ns > 0 ? h.tensor_wait_in_softmax_ns / h.end_ns : 0)
-      << " of the CTA's time) while it and the stores of dS_ijᵀ run\n";
+  out << "  lockstep  both warpgroups compute P_ijᵀ at once while their dP_ijᵀ runs, then dS_ijᵀ at once, each at half "
+      << "the units' rate; the tensor cores wait " << us(h.tensor_wait_in_softmax_ns) << " ("
+      << pct(h.end_ns > 0 ? h.tensor_wait_in_softmax_ns / h.end_ns : 0)
+      << " of the CTA's time) while the softmax units run and they do not\n";
   // One step in the steady state (the second, when there is one): its ops as they start.
   const sim::i64 step = h.visits > 1 ? 1 : 0;
   const sim::i64 i = h.first_i + step;

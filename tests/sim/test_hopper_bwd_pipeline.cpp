@@ -2,9 +2,9 @@
 // warpgroup; the work of each unit is the closed form of one B_r × B_c block
 // (five products of 2·B_r·B_c·d FLOPs, B_r·B_c exponentials, the tiles'
 // bytes); the causal visits; the ring never holds more than its stages and a
-// stage is refilled only once released; the two warpgroups run their softmax
-// backward at once while the tensor cores wait; dQ_i waits for the barrier;
-// the step-through's events map onto the timeline.
+// stage is refilled only once released; the two warpgroups compute P_ijᵀ at
+// once under dP_ijᵀ, and dS_ijᵀ at once while the tensor cores wait; dQ_i waits
+// for the barrier; the step-through's events map onto the timeline.
 #include <algorithm>
 #include <map>
 
@@ -84,9 +84,10 @@ TEST_CASE("the Hopper backward's work is the closed form of a B_r × B_c block",
       // Five products of 2·B_r·B_c·d FLOPs each per step, every step whole.
       CHECK(h.tensor_busy_ns == Approx(steps * 5 * 2 * Br * Bc * d / r.mma_flops_per_ns).epsilon(1e-12));
       CHECK(h.gemm_ns_per_step * c.consumers() == Approx(5 * 2 * Br * Bc * d / r.mma_flops_per_ns).epsilon(1e-12));
-      // B_r·B_c exponentials and 5·B_r·B_c element-wise operations (τ, S − L_i, dP − D_i, the two products), the
-      // slower of the two; then dS_ij's B_r·B_c 16-bit elements stored to shared memory.
-      const double softmax = std::max(Br * Bc / r.exp_per_ns, 5 * Br * Bc / r.fp32_ops_per_ns);
+      // P_ij: B_r·B_c exponentials and 2·B_r·B_c element-wise operations (τ, S − L_i), the slower of the two;
+      // dS_ij: 3·B_r·B_c (dP − D_i, the product, τ); then its B_r·B_c 16-bit elements stored to shared memory.
+      const double softmax =
+          std::max(Br * Bc / r.exp_per_ns, 2 * Br * Bc / r.fp32_ops_per_ns) + 3 * Br * Bc / r.fp32_ops_per_ns;
       const double store = Br * Bc * 2 / r.smem_bytes_per_ns;
       CHECK(h.softmax_busy_ns == Approx(steps * (softmax + store)).epsilon(1e-12));
       // dQaccum_i (B_r × d in fp32) read and written per step by the reductions; dK_j, dV_j (B_c × d) at the end.
@@ -132,36 +133,59 @@ TEST_CASE("the Hopper backward's units and ring: one op at a time or a shared gr
     }
 }
 
-TEST_CASE("the two warpgroups run their softmax backward at once and the tensor cores wait", "[sim][hopper][bwd]") {
+TEST_CASE("the two warpgroups compute P_ijᵀ under dP_ijᵀ, then dS_ijᵀ while the tensor cores wait",
+          "[sim][hopper][bwd]") {
   for (const HopperBwdConfig& c : kHopperBwdConfigs) {
     CAPTURE(c.head_dim);
     const HopperBwdPipeline h = simulate_hopper_bwd_pipeline(hopper_problem(4096, c.head_dim, false), 3, c, h200());
     const PipelineRates& r = h.rates;
-    const double alone = std::max(double(c.Br) * c.Bc / 2 / r.exp_per_ns, 5.0 * c.Br * c.Bc / 2 / r.fp32_ops_per_ns);
-    CHECK(h.softmax_ns_per_step == Approx(alone).epsilon(1e-12));
+    const double half = double(c.Br) * c.Bc / 2;  // one warpgroup's elements
+    const double p_alone = std::max(half / r.exp_per_ns, 2 * half / r.fp32_ops_per_ns);
+    const double ds_alone = 3 * half / r.fp32_ops_per_ns;
+    CHECK(h.softmax_ns_per_step == Approx(p_alone + ds_alone).epsilon(1e-12));
+    auto on_tensor_cores = [&](double from, double to) {
+      double t = 0;
+      for (const PipeInterval& iv : h.intervals)
+        if (iv.unit == PipeUnit::tensor_cores)
+          t += std::max(0.0, std::min(to, iv.start_ns + iv.busy_ns) - std::max(from, iv.start_ns));
+      return t;
+    };
+    double stores = 0;
     for (i64 i = 0; i < h.visits; ++i) {
       CAPTURE(i);
       const PipeInterval* a = h.find(PipeOp::softmax_bwd, i, 0);
       const PipeInterval* b = h.find(PipeOp::softmax_bwd, i, 1);
-      REQUIRE(a != nullptr);
-      REQUIRE(b != nullptr);
+      const PipeInterval* sa = h.find(PipeOp::store_dS, i, 0);
+      const PipeInterval* sb = h.find(PipeOp::store_dS, i, 1);
+      REQUIRE((a && b && sa && sb));
       // Side by side: the same start and end, each at half the units' rate, twice as long as alone.
       CHECK(a->start_ns == Approx(b->start_ns));
       CHECK(a->end_ns == Approx(b->end_ns));
-      CHECK(a->busy_ns == Approx(2 * alone).epsilon(1e-9));
-      CHECK(a->work_ns == Approx(alone).epsilon(1e-12));
-      // No product runs meanwhile.
-      for (const PipeInterval& iv : h.intervals)
-        if (iv.unit == PipeUnit::tensor_cores)
-          CHECK((iv.start_ns + iv.busy_ns <= a->start_ns + 1e-6 || iv.start_ns >= a->end_ns - 1e-6));
-      // dQ_i waits for the barrier: both halves of dS_ijᵀ stored.
-      const double stored = std::max(h.find(PipeOp::store_dS, i, 0)->end_ns, h.find(PipeOp::store_dS, i, 1)->end_ns);
+      CHECK(a->busy_ns == Approx(2 * p_alone).epsilon(1e-9));
+      CHECK(a->work_ns == Approx(p_alone).epsilon(1e-12));
+      CHECK(sa->start_ns == Approx(sb->start_ns));
+      // P_ijᵀ starts with S_ijᵀ in registers and runs beside dP_ijᵀ on the tensor cores.
+      CHECK(a->start_ns >= h.find(PipeOp::gemm_St, i, 1)->end_ns - 1e-6);
+      const PipeInterval* dp = h.find(PipeOp::gemm_dPt, i, 1);
+      CHECK(dp->start_ns < a->end_ns);
+      CHECK(on_tensor_cores(a->start_ns, a->end_ns) > 0);
+      // dS_ijᵀ waits for dP_ijᵀ, and no product runs while it is computed and stored.
+      CHECK(sa->start_ns >= dp->end_ns - 1e-6);
+      CHECK(on_tensor_cores(sa->start_ns, sa->end_ns) == Approx(0).margin(1e-6));
+      stores += sa->end_ns - sa->start_ns;
+      // dQ_i and dK_j wait for the barrier: both halves of dS_ijᵀ stored; dV_j does not.
+      const double stored = std::max(sa->end_ns, sb->end_ns);
       CHECK(h.barrier_ns[static_cast<size_t>(i)] == Approx(stored));
-      CHECK(h.find(PipeOp::gemm_dQ, i, 0)->start_ns >= stored);
-      CHECK(h.find(PipeOp::gemm_dQ, i, 1)->start_ns >= stored);
+      for (int w = 0; w < 2; ++w) {
+        CHECK(h.find(PipeOp::gemm_dQ, i, w)->start_ns >= stored);
+        CHECK(h.find(PipeOp::gemm_dK, i, w)->start_ns >= h.find(PipeOp::gemm_dQ, i, w)->start_ns);
+        // dQ_i's reductions start once dV_j and dQ_i are done, while dK_j may still run.
+        CHECK(h.find(PipeOp::reduce_dQ, i, w)->start_ns >= h.find(PipeOp::gemm_dQ, i, w)->end_ns - 1e-6);
+      }
     }
-    // The tensor cores wait through every softmax backward and store of dS_ijᵀ.
-    CHECK(h.tensor_wait_in_softmax_ns == Approx(h.softmax_busy_ns).epsilon(1e-9));
+    // The tensor cores wait through every dS_ijᵀ, and through less than the whole softmax backward.
+    CHECK(h.tensor_wait_in_softmax_ns >= stores - 1e-6);
+    CHECK(h.tensor_wait_in_softmax_ns < h.softmax_busy_ns);
   }
 }
 
@@ -178,9 +202,9 @@ TEST_CASE("the Hopper backward's state at chosen moments", "[sim][hopper][bwd]")
   const BwdPipelineState loading = h.state_at(q0->end_ns - 1e-3);
   CHECK(loading.stages[0].i == 0);
   CHECK(loading.stages[0].Q == StageStatus::loading);
-  // In the middle of step 5's softmax backward: both warpgroups in it, row block 5 held in stage 1, the
+  // In the middle of step 5's dS_ijᵀ: both warpgroups in it, row block 5 held in stage 1, the
   // tensor cores idle, row block 6 (stage 0) landed or landing.
-  const PipeInterval* x = h.find(PipeOp::softmax_bwd, 5, 0);
+  const PipeInterval* x = h.find(PipeOp::store_dS, 5, 0);
   const BwdPipelineState mid = h.state_at(x->start_ns + x->busy_ns / 2);
   CHECK(mid.step == 5);
   CHECK(mid.K == StageStatus::full);
@@ -191,9 +215,19 @@ TEST_CASE("the Hopper backward's state at chosen moments", "[sim][hopper][bwd]")
   CHECK(mid.stages[0].i == 6);
   for (int w = 0; w < 2; ++w) {
     REQUIRE(mid.warpgroup_op[static_cast<size_t>(w)] >= 0);
-    CHECK(h.intervals[static_cast<size_t>(mid.warpgroup_op[static_cast<size_t>(w)])].op == PipeOp::softmax_bwd);
+    CHECK(h.intervals[static_cast<size_t>(mid.warpgroup_op[static_cast<size_t>(w)])].op == PipeOp::store_dS);
   }
   for (int k : mid.running) CHECK(h.intervals[static_cast<size_t>(k)].unit != PipeUnit::tensor_cores);
+  // In the middle of step 5's P_ijᵀ: the warpgroups' own work is P_ijᵀ while their dP_ijᵀ runs on the tensor cores.
+  const PipeInterval* pp = h.find(PipeOp::softmax_bwd, 5, 0);
+  const PipeInterval* dp = h.find(PipeOp::gemm_dPt, 5, 0);
+  const double t_p = std::max(pp->start_ns, dp->start_ns) + 1e-3;
+  REQUIRE(t_p < std::min(pp->end_ns, dp->end_ns));
+  const BwdPipelineState under = h.state_at(t_p);
+  for (int w = 0; w < 2; ++w)
+    CHECK(h.intervals[static_cast<size_t>(under.warpgroup_op[static_cast<size_t>(w)])].op == PipeOp::softmax_bwd);
+  CHECK(std::any_of(under.running.begin(), under.running.end(),
+                    [&](int k) { return h.intervals[static_cast<size_t>(k)].op == PipeOp::gemm_dPt; }));
   // At the end every stage is released.
   const BwdPipelineState end = h.state_at(h.end_ns + 1);
   for (const auto& s : end.stages) CHECK(s.Q == StageStatus::released);
@@ -221,11 +255,11 @@ TEST_CASE("the step-through's backward events map onto the Hopper backward's tim
       CAPTURE(e.line, e.i, static_cast<int>(e.kind));
       CHECK(time >= 0);
       CHECK(time <= h.end_ns);
-      // Back in time only where the kernel reorders the paper: dP_ij (line 13) before P_ij's dV_j, dK_j
-      // (line 16) before dQ_i, and a step's first event (its S_ijᵀ starts before the last one's reductions).
+      // Back in time only where the kernel reorders the paper: dP_ij (line 13) before P_ij's dV_j, and a
+      // step's first event (its S_ijᵀ starts before the last one's reductions).
       if (time < last) {
         ++back;
-        CHECK((e.line == 13 || e.line == 16 || e.line == 9));
+        CHECK((e.line == 13 || e.line == 9));
       }
       last = time;
     }

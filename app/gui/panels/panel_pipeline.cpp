@@ -43,7 +43,7 @@ std::string block_label(const sim::PipeInterval& iv) {
     case sim::PipeOp::copy_LD: return "L,D";
     case sim::PipeOp::gemm_St: return "Sᵀ";
     case sim::PipeOp::gemm_dPt: return "dPᵀ";
-    case sim::PipeOp::softmax_bwd: return "P, dS";
+    case sim::PipeOp::softmax_bwd: return "P";
     case sim::PipeOp::store_dS: return "dS→";
     case sim::PipeOp::gemm_dV: return "dV";
     case sim::PipeOp::gemm_dK: return "dK";

@@ -18,16 +18,25 @@
 //   dQ_i   = dS_ij K_j       wgmma, dS_ijᵀ through shared memory (both operands
 //                            MN-major): a 64 × 64 block of dQ_i per warpgroup
 //
+// A step: S_ijᵀ and dP_ijᵀ issued as two commit groups, P_ijᵀ computed as soon
+// as S_ijᵀ is in registers while dP_ijᵀ runs, then dS_ijᵀ; dV_j issued, the
+// barrier (both halves of dS_ijᵀ stored), then dQ_i and dK_j issued back to
+// back so that the tensor cores hold work while the warpgroup adds dQ_i. At
+// B_r = 64 dK_j's product also runs on under the next step's S_ijᵀ and dP_ijᵀ,
+// and the step's stage is released there (sim::HopperBwdConfig::
+// dk_overlaps_next_step; the model's schedule is this one).
+//
 // dQ is accumulated in fp32 by vector reductions (red.global.add.v2.f32) into
 // dQaccum, as FlashAttention-2 does: the blocks of K_j of a head each add
 // their share of every dQ_i, so dQ is the one result that crosses blocks; one
 // pass over the keys, at the price of an addition order that varies from run
 // to run. Each warpgroup adds the block it computed (32 values a thread a
-// step), once its products are done. (FlashAttention-3 stages the block in
-// shared memory and adds it by the copy engine; measured 0–6 % slower here.)
+// step). (FlashAttention-3 stages the block in shared memory and adds it by
+// the copy engine; measured 0–6 % slower here.)
 // Bottleneck, measured (H200, Nsight Compute): the two warpgroups meet at the
-// dS barrier every step and run their softmax backward at the same time, so
-// the tensor cores wait then; 0.74–0.87× cuDNN's backward (docs/kernels.md).
+// dS barrier every step and compute dS_ijᵀ at the same time, so the tensor
+// cores wait then; warps stall most on the long scoreboard; the L1 and the
+// L2's crossbar are two-thirds busy with the dQ reductions (docs/kernels.md).
 //
 // This header holds the configurable kernel; kernels/src/rungs/fa3_hopper_bwd.cu
 // instantiates the configurations of sim::kHopperBwdConfigs and makes the
@@ -36,7 +45,8 @@
 
 #include <cstddef>
 
-#include "ptx_hopper.cuh"  // mbarriers, TMA, wgmma, descriptors, setmaxnreg, exp2
+#include "flashlab/sim/hopper/hopper_pipeline.hpp"  // the configuration's schedule rules
+#include "ptx_hopper.cuh"                           // mbarriers, TMA, wgmma, descriptors, setmaxnreg, exp2
 
 namespace flashlab::kernels::fa3_hopper_bwd_detail {
 
@@ -95,6 +105,10 @@ struct Config {
   static_assert(kStages >= 2, "Q_{i+1}, dO_{i+1} arrive while block i is computed");
   static_assert(kKVBytes % 1024 == 0 && kQBytes % 1024 == 0 && kDsBytes % 1024 == 0,
                 "every tile starts on a 1024-byte swizzle atom");
+  // dK_j's product of step i finishes under step i + 1's S and dP products (the
+  // model's rule, sim::HopperBwdConfig::dk_overlaps_next_step; at B_r = 128
+  // ptxas would serialise the wgmma for want of registers).
+  static constexpr bool kOverlapDk = sim::HopperBwdConfig{D, BR, BC, STAGES}.dk_overlaps_next_step();
   static constexpr int kProducerRegs = 24;
   static constexpr int kConsumerRegs = 240;
   static_assert(kProducerRegs * 128 + kConsumerRegs * 128 * kConsumers <= 65536, "the register file");
@@ -302,6 +316,15 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
 #pragma unroll
   for (int k = 0; k < kKVRegs; ++k) dv_acc[k] = dk_acc[k] = 0.f;
 
+  // Stage s (Q_i, dO_i, L_i, D_i) is free for block i + kStages once dK_j's
+  // product of step i is done. L_i and D_i were read by the generic proxy and the
+  // next copies write them through the async proxy: a proxy fence orders the
+  // reads before the arrival.
+  auto release = [&](int stage) {
+    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+    __syncwarp();
+    if (lane == 0) mbar_arrive(empty(stage));
+  };
   mbar_wait(bar_kv, 0);
   for (int it = 0; it < steps; ++it) {
     const int s = it % kStages;
@@ -311,7 +334,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     const uint32_t sdS_b = sdS + (it & 1) * Cfg::kDsBytes;
     mbar_wait(full(s), (it / kStages) & 1);
 
-    // ---- S_ijᵀ = K_j Q_iᵀ and dP_ijᵀ = V_j dO_iᵀ ----
+    // ---- S_ijᵀ = K_j Q_iᵀ and dP_ijᵀ = V_j dO_iᵀ, two commit groups ----
     float s_acc[kSRegs];
     float dp_acc[kSRegs];
     wgmma_fence();
@@ -321,6 +344,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
       const uint32_t off_q = (kk / 4) * B_r * 128 + (kk % 4) * 32;
       Mma_S::ss(s_acc, make_desc(sK_c + off, 16, 1024), make_desc(sQ_s + off_q, 16, 1024), kk > 0 ? 1 : 0);
     }
+    wgmma_commit();
 #pragma unroll
     for (int kk = 0; kk < d / 16; ++kk) {
       const uint32_t off = (kk / 4) * B_c * 128 + (kk % 4) * 32;
@@ -328,22 +352,22 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
       Mma_S::ss(dp_acc, make_desc(sV_c + off, 16, 1024), make_desc(sdO_s + off_q, 16, 1024), kk > 0 ? 1 : 0);
     }
     wgmma_commit();
-    wgmma_wait<0>();
-    fence_regs(s_acc);
-    fence_regs(dp_acc);
 
-    // ---- P_ijᵀ and dS_ijᵀ in registers (rows: keys; columns: queries) ----
+    // ---- P_ijᵀ in registers (rows: keys; columns: queries) while dP_ijᵀ is on the tensor cores ----
+    wgmma_wait<1>();  // S_ijᵀ, and the previous step's dK_j, are done
+    fence_regs(s_acc);
+    if constexpr (Cfg::kOverlapDk) {
+      if (it > 0) release((it - 1) % kStages);
+    }
     const float* L_s = sL_f + s * B_r;
     const float* D_s = sD_f + s * B_r;
     const bool need_mask = p.causal && kv0 + 64 * c + 63 > q0;  // some key of this warpgroup above a query
 #pragma unroll
     for (int nn = 0; nn < B_r / 8; ++nn) {
       const float2 L = *reinterpret_cast<const float2*>(L_s + 8 * nn + 2 * t);
-      const float2 Dv = *reinterpret_cast<const float2*>(D_s + 8 * nn + 2 * t);
 #pragma unroll
       for (int e = 0; e < 4; ++e) {
         const float Le = (e & 1) ? L.y : L.x;
-        const float De = (e & 1) ? Dv.y : Dv.x;
         float pe = exp2_approx(fmaf(s_acc[4 * nn + e], p.scale_log2, -Le));
         if (need_mask) {
           const int key = e < 2 ? key_a : key_b;
@@ -351,8 +375,16 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
           if (key > q) pe = 0.f;
         }
         s_acc[4 * nn + e] = pe;
-        dp_acc[4 * nn + e] = pe * (dp_acc[4 * nn + e] - De);
       }
+    }
+    // ---- dS_ijᵀ = P_ijᵀ ∘ (dP_ijᵀ − D_i) ----
+    wgmma_wait<0>();
+    fence_regs(dp_acc);
+#pragma unroll
+    for (int nn = 0; nn < B_r / 8; ++nn) {
+      const float2 Dv = *reinterpret_cast<const float2*>(D_s + 8 * nn + 2 * t);
+#pragma unroll
+      for (int e = 0; e < 4; ++e) dp_acc[4 * nn + e] = s_acc[4 * nn + e] * (dp_acc[4 * nn + e] - ((e & 1) ? Dv.y : Dv.x));
     }
     // As wgmma's A operand: (64 keys, 16 queries) per k-step; the accumulator's
     // columns [16kk, 16kk + 16) are k-step kk's fragment (as P_ij in the forward).
@@ -378,36 +410,30 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
       }
     asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");  // the stores, visible to wgmma
 
-    // ---- dV_j += P_ijᵀ dO_i and dK_j += dS_ijᵀ Q_i ----
+    // ---- dV_j += P_ijᵀ dO_i, then dQ_i = dS_ij K_j, then dK_j += dS_ijᵀ Q_i ----
+    // Issued back to back so the tensor cores hold work while this warpgroup
+    // waits at the dS barrier and while it adds dQ_i: dV_j does not need the
+    // other warpgroup's half of dS_ijᵀ, and dK_j runs under the additions.
     fence_regs(dv_acc);
     fence_regs(dk_acc);
     wgmma_fence();
 #pragma unroll
     for (int kk = 0; kk < B_r / 16; ++kk)  // queries [16kk, 16kk + 16): 16 rows of 128 bytes; the next 64 of d one panel on
       Mma_KV::rs(dv_acc, p_frag[kk], make_desc(sdO_s + kk * 16 * 128, B_r * 128, 1024), 1);
+    wgmma_commit();
+    named_bar_sync(kDsReady, 128 * kConsumers);  // both halves of dS_ijᵀ are written
+    float dq_acc[32];
+#pragma unroll
+    for (int kk = 0; kk < B_c / 16; ++kk)  // keys [16kk, 16kk + 16): this warpgroup's (64, 64) block of dQ_i
+      Mma_Q::ss(dq_acc, make_desc(sdS_b + qc * B_c * 128 + kk * 16 * 128, B_c * 128, 1024),
+                make_desc(sK + dc * B_c * 128 + kk * 16 * 128, B_c * 128, 1024), kk > 0 ? 1 : 0);
+    wgmma_commit();
 #pragma unroll
     for (int kk = 0; kk < B_r / 16; ++kk)
       Mma_KV::rs(dk_acc, ds_frag[kk], make_desc(sQ_s + kk * 16 * 128, B_r * 128, 1024), 1);
     wgmma_commit();
-
-    // ---- dQ_i = dS_ij K_j: this warpgroup's (64, 64) block, over all B_c keys ----
-    named_bar_sync(kDsReady, 128 * kConsumers);  // both halves of dS_ijᵀ are written
-    float dq_acc[32];
-#pragma unroll
-    for (int kk = 0; kk < B_c / 16; ++kk)  // keys [16kk, 16kk + 16)
-      Mma_Q::ss(dq_acc, make_desc(sdS_b + qc * B_c * 128 + kk * 16 * 128, B_c * 128, 1024),
-                make_desc(sK + dc * B_c * 128 + kk * 16 * 128, B_c * 128, 1024), kk > 0 ? 1 : 0);
-    wgmma_commit();
-    wgmma_wait<0>();
-    fence_regs(dv_acc);
-    fence_regs(dk_acc);
+    wgmma_wait<1>();  // dV_j and dQ_i are done; dK_j runs under the additions
     fence_regs(dq_acc);
-    // Stage s (Q_i, dO_i, L_i, D_i) is free for block i + kStages. L_i and D_i
-    // were read by the generic proxy and the next copies write them through the
-    // async proxy: a proxy fence orders the reads before the arrival.
-    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
-    __syncwarp();
-    if (lane == 0) mbar_arrive(empty(s));
 #pragma unroll
     for (int r = 0; r < 2; ++r) {
       const int q = q0 + 64 * qc + 16 * warp + g + 8 * r;
@@ -417,7 +443,16 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
       for (int nn = 0; nn < 8; ++nn)
         red_add_f32x2(row + 8 * nn, dq_acc[4 * nn + 2 * r] * dq_factor, dq_acc[4 * nn + 2 * r + 1] * dq_factor);
     }
+    if constexpr (!Cfg::kOverlapDk) {
+      wgmma_wait<0>();
+      fence_regs(dv_acc);
+      fence_regs(dk_acc);
+      release(s);
+    }
   }
+  wgmma_wait<0>();
+  fence_regs(dv_acc);
+  fence_regs(dk_acc);
 
   // ---- epilogue: dK_j = τ·dK_j and dV_j, this warpgroup's 64 keys ----
   if (p.dk_accum != nullptr) {

@@ -21,7 +21,7 @@ struct BwdBlockWork {
   double k_bytes = 0, v_bytes = 0;                   // K_j, V_j: once per CTA
   double q_bytes = 0, do_bytes = 0, ld_bytes = 0;    // per step: Q_i, dO_i, L_i + D_i
   double s_flops = 0, dp_flops = 0, dv_flops = 0, dk_flops = 0, dq_flops = 0;  // the five products
-  double softmax_flops = 0, exps = 0;                // P_ij and dS_ij
+  double p_flops = 0, ds_flops = 0, exps = 0;        // P_ij (with S_ij's scaling), dS_ij
   double ds_bytes = 0;                               // the dS_ij tile
   double dq_bytes = 0;                               // dQaccum_i read and written: the reductions
   double out_bytes = 0;                              // dK_j, dV_j
@@ -57,7 +57,7 @@ class BwdWorkSink final : public EventSink {
         if (t == Tensor::dQ || t == Tensor::dQaccum) w_.dq_flops += mm;
         if (t == Tensor::dS) w_.ds_bytes += bytes;
         if (piece_ == Piece::visit) {
-          w_.softmax_flops += static_cast<double>(e.softmax_flops);
+          (t == Tensor::dS ? w_.ds_flops : w_.p_flops) += static_cast<double>(e.softmax_flops);
           w_.exps += static_cast<double>(e.exps);
         }
         break;
@@ -149,16 +149,20 @@ HopperBwdPipeline simulate_hopper_bwd_pipeline(const AttentionProblem& p, i64 j,
   // Every step is computed whole: TMA fills rows past N with zeros and wgmma
   // has no partial shapes. Each warpgroup does 1/W of every product and of the
   // softmax backward (its keys), stores its half of dS_ijᵀ and adds its block of dQ_i.
+  // The softmax backward is two ops: P_ijᵀ (the exponentials) once S_ijᵀ is in
+  // registers, while dP_ijᵀ runs; dS_ijᵀ = P_ijᵀ ∘ (dP_ijᵀ − D_i), with its store to
+  // shared memory, once dP_ijᵀ is.
   const BwdBlockWork w = bwd_block_work(c, p.dtype);
   const double wg = static_cast<double>(W);
   const double t_S = w.s_flops / wg / r.mma_flops_per_ns, t_dP = w.dp_flops / wg / r.mma_flops_per_ns;
   const double t_dV = w.dv_flops / wg / r.mma_flops_per_ns, t_dK = w.dk_flops / wg / r.mma_flops_per_ns;
   const double t_dQ = w.dq_flops / wg / r.mma_flops_per_ns;
-  const double t_soft = std::max(w.exps / wg / r.exp_per_ns, w.softmax_flops / wg / r.fp32_ops_per_ns);
+  const double t_P = std::max(w.exps / wg / r.exp_per_ns, w.p_flops / wg / r.fp32_ops_per_ns);
+  const double t_dS = w.ds_flops / wg / r.fp32_ops_per_ns;
   const double t_store = w.ds_bytes / wg / r.smem_bytes_per_ns;
   const double t_reduce = w.dq_bytes / wg / r.copy_bytes_per_ns;
   out.gemm_ns_per_step = t_S + t_dP + t_dV + t_dK + t_dQ;
-  out.softmax_ns_per_step = t_soft;
+  out.softmax_ns_per_step = t_P + t_dS;
   out.store_ns_per_step = t_store;
   out.reduce_ns_per_step = t_reduce;
 
@@ -186,8 +190,8 @@ HopperBwdPipeline simulate_hopper_bwd_pipeline(const AttentionProblem& p, i64 j,
       const size_t v = static_cast<size_t>(c_);
       S[v][u] = add(PipeOp::gemm_St, PipeUnit::tensor_cores, c_, i, t_S);
       dP[v][u] = add(PipeOp::gemm_dPt, PipeUnit::tensor_cores, c_, i, t_dP);
-      X[v][u] = add(PipeOp::softmax_bwd, PipeUnit::softmax_units, c_, i, t_soft);
-      st[v][u] = add(PipeOp::store_dS, PipeUnit::softmax_units, c_, i, t_store);
+      X[v][u] = add(PipeOp::softmax_bwd, PipeUnit::softmax_units, c_, i, t_P);
+      st[v][u] = add(PipeOp::store_dS, PipeUnit::softmax_units, c_, i, t_dS + t_store);
       dV[v][u] = add(PipeOp::gemm_dV, PipeUnit::tensor_cores, c_, i, t_dV);
       dK[v][u] = add(PipeOp::gemm_dK, PipeUnit::tensor_cores, c_, i, t_dK);
       dQ[v][u] = add(PipeOp::gemm_dQ, PipeUnit::tensor_cores, c_, i, t_dQ);
@@ -202,33 +206,41 @@ HopperBwdPipeline simulate_hopper_bwd_pipeline(const AttentionProblem& p, i64 j,
         add(PipeOp::epilogue_dKdV, PipeUnit::load_store, c_, -1, w.out_bytes / wg / r.copy_bytes_per_ns);
 
   // The waits: mbarriers (bar_kv, full, empty), wgmma.wait_group, the named barrier.
+  // A warpgroup releases step k's stage once dK_j's product of step k is done: at
+  // the next step's first wait when dK_j overlaps it, else at the end of step k.
+  const bool overlap = c.dk_overlaps_next_step();
+  auto release_waits = [&](i64 k, int c_) {  // the ops step k's release waits for
+    if (overlap && k + 1 < n) return std::vector<int>{at(S, c_, k + 1)};
+    return std::vector<int>{at(dV, c_, k), at(dQ, c_, k), at(dK, c_, k)};
+  };
   for (i64 k = 0; k < n; ++k) {
     const size_t u = static_cast<size_t>(k);
     if (k >= s)  // the producer waits until step k − s left the stage (empty[s])
       for (int c_ = 0; c_ < W; ++c_)
-        for (int copy : {cQ[u], cdO[u], cLD[u]}) {
-          b.dep(copy, at(dV, c_, k - s));
-          b.dep(copy, at(dK, c_, k - s));
-          b.dep(copy, at(dQ, c_, k - s));
-        }
+        for (int copy : {cQ[u], cdO[u], cLD[u]})
+          for (int op : release_waits(k - s, c_)) b.dep(copy, op);
     for (int c_ = 0; c_ < W; ++c_) {
       for (int gemm : {at(S, c_, k), at(dP, c_, k)}) {
         for (int copy : {K, V, cQ[u], cdO[u], cLD[u]}) b.dep(gemm, copy);  // bar_kv, full[s]
-        if (k >= 1) b.dep(gemm, at(dQ, c_, k - 1));  // wgmma.wait_group 0 of the step before
+        // wgmma.wait_group of the step before: 1 (dQ_i done, dK_j may run) or 0
+        if (k >= 1) b.dep(gemm, at(overlap ? dQ : dK, c_, k - 1));
       }
-      b.dep(at(X, c_, k), at(S, c_, k));  // wgmma.wait_group 0: S_ijᵀ and dP_ijᵀ in registers
-      b.dep(at(X, c_, k), at(dP, c_, k));
+      b.dep(at(X, c_, k), at(S, c_, k));  // wgmma.wait_group 1: S_ijᵀ in registers, dP_ijᵀ may run
       b.dep(at(st, c_, k), at(X, c_, k));
+      b.dep(at(st, c_, k), at(dP, c_, k));  // wgmma.wait_group 0: dP_ijᵀ in registers
       b.dep(at(dV, c_, k), at(st, c_, k));  // issued after the stores of dS_ijᵀ and their fence
-      b.dep(at(dK, c_, k), at(st, c_, k));
       b.dep(barrier[u], at(st, c_, k));
       b.dep(at(dQ, c_, k), barrier[u]);
-      for (int prod : {at(dV, c_, k), at(dK, c_, k), at(dQ, c_, k)}) b.dep(at(red, c_, k), prod);
+      b.dep(at(dK, c_, k), barrier[u]);  // issued after dQ_i's product
+      for (int prod : {at(dV, c_, k), at(dQ, c_, k)}) b.dep(at(red, c_, k), prod);  // wgmma.wait_group 1
     }
   }
   for (int c_ = 0; c_ < W; ++c_) {
     b.dep(epi[static_cast<size_t>(c_)], V);
-    if (n > 0) b.dep(epi[static_cast<size_t>(c_)], at(red, c_, n - 1));
+    if (n > 0) {
+      b.dep(epi[static_cast<size_t>(c_)], at(red, c_, n - 1));
+      b.dep(epi[static_cast<size_t>(c_)], at(dK, c_, n - 1));  // wgmma.wait_group 0 after the loop
+    }
   }
 
   // The issue order of each unit, and the ops two warpgroups run at once.
@@ -242,7 +254,7 @@ HopperBwdPipeline simulate_hopper_bwd_pipeline(const AttentionProblem& p, i64 j,
   for (i64 k = 0; k < n; ++k) {
     const size_t u = static_cast<size_t>(k);
     copies.insert(copies.end(), {cQ[u], cdO[u], cLD[u]});
-    for (const Grid* m : {&S, &dP, &dV, &dK, &dQ}) group(*m, k, tensor);
+    for (const Grid* m : {&S, &dP, &dV, &dQ, &dK}) group(*m, k, tensor);
     group(X, k, soft);
     group(st, k, soft);
     group(red, k, lsu);
@@ -277,8 +289,7 @@ HopperBwdPipeline simulate_hopper_bwd_pipeline(const AttentionProblem& p, i64 j,
     su.do_arrived_ns = b.at(cdO[u]).end_ns;
     su.arrived_ns = b.at(cLD[u]).end_ns;
     for (int c_ = 0; c_ < W; ++c_)
-      for (int prod : {at(dV, c_, k), at(dK, c_, k), at(dQ, c_, k)})
-        su.released_ns = std::max(su.released_ns, b.at(prod).end_ns);
+      for (int op : release_waits(k, c_)) su.released_ns = std::max(su.released_ns, b.at(op).end_ns);
     out.stage_uses.push_back(su);
   }
   out.tensor_wait_in_softmax_ns = tensor_wait_in_softmax(out.intervals);
@@ -309,7 +320,13 @@ BwdPipelineState HopperBwdPipeline::state_at(double t) const {
     if (iv.i >= 0 && iv.warpgroup >= 0 && iv.start_ns <= t) st.step = std::max(st.step, iv.i - first_i);
     if (!(iv.start_ns <= t && t < iv.start_ns + iv.busy_ns)) continue;
     st.running.push_back(static_cast<int>(k));
-    if (iv.warpgroup >= 0) st.warpgroup_op[static_cast<size_t>(iv.warpgroup)] = static_cast<int>(k);
+    // A warpgroup's own op is what its threads compute: a product it issued runs
+    // on the tensor cores, and its dQ reductions drain on the load/store path,
+    // while it computes P_ijᵀ.
+    if (iv.warpgroup < 0) continue;
+    auto rank = [](PipeUnit u) { return u == PipeUnit::softmax_units ? 0 : u == PipeUnit::load_store ? 1 : 2; };
+    int& own = st.warpgroup_op[static_cast<size_t>(iv.warpgroup)];
+    if (own < 0 || rank(iv.unit) < rank(intervals[static_cast<size_t>(own)].unit)) own = static_cast<int>(k);
   }
   for (const PipeInterval& iv : intervals) {
     if (iv.op != PipeOp::store_dS || iv.warpgroup < 0) continue;

@@ -8,23 +8,27 @@
 //   waiting until both consumers released the block that held the stage;
 //   two consumer warpgroups (64 keys of K_j, V_j each, their rows of dK_j and
 //   dV_j in registers) compute per step S_ijᵀ = K_j Q_iᵀ and dP_ijᵀ = V_j dO_iᵀ
-//   on the tensor cores, P_ijᵀ and dS_ijᵀ on the CUDA cores and exponential
-//   units, write dS_ijᵀ to shared memory (the same warps' stores, drawn on
-//   the softmax units' lane), issue dV_j += P_ijᵀ dO_i and
-//   dK_j += dS_ijᵀ Q_i, meet at a named barrier (both halves of dS_ijᵀ are
-//   needed by either's block of dQ_i), compute a 64 × 64 block of
-//   dQ_i = dS_ij K_j, release the stage and add the block into dQaccum_i in
-//   fp32 by reductions in the L2; at the end each writes its rows of dK_j, dV_j.
+//   on the tensor cores; P_ijᵀ on the CUDA cores and exponential units as soon
+//   as S_ijᵀ is in registers, while dP_ijᵀ runs; then dS_ijᵀ, written to shared
+//   memory (the same warps' stores, drawn on the softmax units' lane); issue
+//   dV_j += P_ijᵀ dO_i, meet at a named barrier (both halves of dS_ijᵀ are
+//   needed by either's block of dQ_i), issue a 64 × 64 block of
+//   dQ_i = dS_ij K_j and dK_j += dS_ijᵀ Q_i back to back, add the block of dQ_i
+//   into dQaccum_i in fp32 by reductions in the L2 while dK_j runs, and
+//   release the stage once dK_j is done (during the next step's S_ijᵀ and
+//   dP_ijᵀ where HopperBwdConfig::dk_overlaps_next_step says so); at the end
+//   each writes its rows of dK_j, dV_j.
 //
 // Nothing in the loop staggers the two warpgroups (the forward's schedule
 // alternates them: one's products while another's softmax runs): both wait for the same stage, so they issue their products
 // at once and the tensor cores, the CUDA cores and exponential units, and the
 // load/store path each serve both at once, at half the rate each (pipe_builder.hpp's
-// shared groups). Both reach their softmax backward together and the tensor
-// cores wait while it runs; the barrier renews the lockstep every step. That
-// is what Nsight Compute showed on an H200 (kernels/src/rungs/fa3_hopper_bwd_kernel.cuh).
-// The dQ reductions leave the SM while the next step computes: a warpgroup
-// does not wait for them, they queue on the load/store path.
+// shared groups). Both reach dS_ijᵀ together and the tensor cores wait while
+// it is computed and stored (P_ijᵀ hides under dP_ijᵀ); the barrier renews the
+// lockstep every step. That is what Nsight Compute showed on an H200
+// (kernels/src/rungs/fa3_hopper_bwd_kernel.cuh). The dQ reductions leave the SM
+// while the next products run: a warpgroup does not wait for them, they queue
+// on the load/store path.
 //
 // The times are a model, as the forward's (hopper_pipeline.hpp): each op's
 // work comes from fa2_bwd's own emission of one full B_r × B_c block with dQ
@@ -65,7 +69,7 @@ struct BwdPipelineState {
   // Every op that runs at t (indices into HopperBwdPipeline::intervals): the
   // shared units may run one op of each warpgroup at once.
   std::vector<int> running;
-  std::vector<int> warpgroup_op;      // per warpgroup: its op at t on any unit, −1 waiting
+  std::vector<int> warpgroup_op;      // per warpgroup: its op at t (what its threads compute first, then its reductions, then its products), −1 waiting
   std::vector<bool> at_barrier;       // per warpgroup: its dS_ijᵀ is stored, the other's not yet
   i64 step = -1;                      // the latest step a consumer warpgroup has begun by t (−1: none yet)
 };
@@ -92,8 +96,9 @@ struct HopperBwdPipeline : CtaPipeline<HopperBwdConfig, &PipeInterval::i> {
   // and dQ_i when their products
   // start, dQ_i's store when its reductions start, the free of the stage when
   // it is released; dK_j, dV_j's stores at the epilogue. The kernel computes
-  // dP_ij before P_ij and dQ_i after dK_j, so the moment steps back at the
-  // paper's lines 13 and 16. Another column block, the pre-pass or the
+  // dP_ij before P_ij's dV_j, so the moment steps back at the paper's line 13
+  // (and a step's first events may come before the last step's reductions).
+  // Another column block, the pre-pass or the
   // conversion of dQaccum: −1.
   double time_of(const TileEvent& e) const;
 };

@@ -86,13 +86,21 @@ inline TileShape tiles_of(const HopperConfig& c) { return {c.Br, c.Bc}; }
 // memory, dV_j += P_ijᵀ dO_i and dK_j += dS_ijᵀ Q_i with P_ijᵀ, dS_ijᵀ from
 // registers, and dQ_i = dS_ij K_j from dS_ijᵀ in shared memory — a 64 × 64
 // block of dQ_i per warpgroup (two d panels when B_r = 64, two row panels when
-// B_r = 128), added into dQaccum in fp32 by vector reductions.
+// B_r = 128), added into dQaccum in fp32 by vector reductions. A step: S_ijᵀ and
+// dP_ijᵀ issued together, P_ijᵀ computed while dP_ijᵀ runs, then dS_ijᵀ; dV_j,
+// dQ_i (after the barrier: both halves of dS_ijᵀ stored) and dK_j issued back to
+// back, dQ_i's reductions while dK_j runs.
 struct HopperBwdConfig {
   int head_dim;
   int Br;
   int Bc;
   int stages;
   constexpr int consumers() const { return Bc / 64; }
+  // dK_j's product of a step finishes under the next step's S_ijᵀ and dP_ijᵀ, and
+  // the step's stage is released then, when dS_ijᵀ's register fragment (B_r/4
+  // registers a thread) can stay live that long beside the accumulators: at
+  // B_r = 64. At B_r = 128 a warpgroup waits for dK_j before its next step.
+  constexpr bool dk_overlaps_next_step() const { return Br == 64; }
 };
 
 inline constexpr HopperBwdConfig kHopperBwdConfigs[] = {
