@@ -61,20 +61,13 @@ using fa2_tc_detail::zero_acc;
 //           from a second dS buffer: one barrier per step instead of two, and
 //           the dQ product overlaps the copies and the other warps' products
 template <int D, int BC, int BR, int NW, bool KVREGS, int MINB, bool DEFER = false>
-struct Config {
-  static constexpr int kHeadDim = D;
-  static constexpr int kBc = BC;
-  static constexpr int kBr = BR;
-  static constexpr int kNWarps = NW;
+struct Config : fa2_tc_detail::MmaConfig<D, BR, BC, NW, MINB> {
+  using fa2_tc_detail::MmaConfig<D, BR, BC, NW, MINB>::kThreads;
+  using fa2_tc_detail::MmaConfig<D, BR, BC, NW, MINB>::kStride;  // rows padded by 8 elements (MmaConfig)
   static constexpr bool kKVInRegs = KVREGS;
-  static constexpr int kMinBlocks = MINB;
   static constexpr bool kDeferDq = DEFER;
-  static constexpr int kThreads = NW * 32;
   static constexpr int kWarpKeys = BC / NW;
   static constexpr int kMTiles = kWarpKeys / 16;
-  // Rows padded by 8 elements (16 bytes), as in the forward: ldmatrix rows of an
-  // 8×8 matrix land in 8 distinct 16-byte bank groups when (d/8 + 1) is odd.
-  static constexpr int kStride = D + 8;
   // dS_ijᵀ (B_c, B_r) in shared memory, padded the same way.
   static constexpr int kDsStride = BR + 8;
   // The dQ_i = dS_ij K_j product: (B_r/16) row tiles of 16 queries and d/8
@@ -92,8 +85,6 @@ struct Config {
   static constexpr std::size_t kSmemStats = static_cast<std::size_t>(2 * 2 * BR) * 4;
   static constexpr std::size_t kSmemBytes = kSmemKV + kSmemQdO + kSmemDs + kSmemStats;
 
-  static_assert(D % 16 == 0, "d must be a multiple of 16 (mma k-step and padding rule)");
-  static_assert(((D / 8 + 1) % 2) == 1, "odd row stride in 16-byte units keeps ldmatrix conflict-free");
   static_assert(BR % 16 == 0 && ((BR / 8 + 1) % 2) == 1, "B_r: whole k-steps of dV/dK, conflict-free dS rows");
   static_assert(128 % BR == 0, "L_i, D_i are padded to 128 rows per head (layout::fa_bwd_stat_rows)");
   static_assert(BC % NW == 0 && kWarpKeys % 16 == 0, "each warp owns whole 16-key mma tiles");

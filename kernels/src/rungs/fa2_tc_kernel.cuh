@@ -55,33 +55,22 @@ namespace flashlab::kernels::fa2_tc_detail {
 //            step reloads them from shared memory with ldmatrix)
 // kMinBlocks resident blocks per SM asked of the register allocator
 template <int D, int BR, int BC, int NW, bool QREGS, int MINB>
-struct Config {
-  static constexpr int kHeadDim = D;
-  static constexpr int kBr = BR;
-  static constexpr int kBc = BC;
-  static constexpr int kNWarps = NW;
+struct Config : MmaConfig<D, BR, BC, NW, MINB> {
+  using MmaConfig<D, BR, BC, NW, MINB>::kThreads;
+  using MmaConfig<D, BR, BC, NW, MINB>::kStride;  // rows padded by 8 elements (MmaConfig)
   static constexpr bool kQInRegs = QREGS;
-  static constexpr int kMinBlocks = MINB;
-  static constexpr int kThreads = NW * 32;
   static constexpr int kWarpRows = BR / NW;     // 16·kMTiles rows of Q_i per warp
   static constexpr int kMTiles = kWarpRows / 16;
-  // Shared-memory rows are padded by 8 elements (16 bytes): a row then starts
-  // 16 bytes further along the 128-byte bank line than the row before, so the
-  // 8 row addresses of one ldmatrix 8×8 matrix hit 8 distinct 16-byte bank
-  // groups (needs (d/8 + 1) odd, i.e. d a multiple of 16).
-  static constexpr int kStride = D + 8;
   static constexpr int kStages = 2;             // K_j/V_j double buffer
   // Q_i, then kStages × K_j, then kStages × V_j, all 2-byte elements.
   static constexpr std::size_t kSmemBytes =
       static_cast<std::size_t>(BR + 2 * kStages * BC) * kStride * 2;
 
-  static_assert(D % 16 == 0, "d must be a multiple of 16 (mma k-step and padding rule)");
   static_assert(BC % 16 == 0, "B_c must be a multiple of 16 (P_ij is the A operand, k = 16)");
   static_assert(BR % NW == 0 && kWarpRows % 16 == 0, "each warp owns whole 16-row mma tiles");
   static_assert((BR * D / 8) % kThreads == 0, "Q_i copy: 16-byte chunks split evenly over threads");
   static_assert((BC * D / 8) % kThreads == 0, "K_j/V_j copy: 16-byte chunks split evenly over threads");
   static_assert((kWarpRows * D / 8) % 32 == 0, "O_i store: 16-byte chunks split evenly over lanes");
-  static_assert(((D / 8 + 1) % 2) == 1, "padding keeps ldmatrix free of bank conflicts only for odd row stride in 16-byte units");
 };
 
 // Kernel arguments: one block per (row block i, head); heads = B·H.

@@ -92,6 +92,26 @@ struct Dtype {
 
 #endif  // FA2_TC_EMULATE
 
+// What the compile-time configuration of either rung holds: d, B_r, B_c, the
+// warps of a block (kThreads), the resident blocks per SM asked of the
+// register allocator, and the row stride of every 16-bit tile in shared
+// memory. Rows are padded by 8 elements (16 bytes): a row then starts 16 bytes
+// further along the 128-byte bank line than the row before, so the 8 row
+// addresses of one ldmatrix 8×8 matrix hit 8 distinct 16-byte bank groups
+// (needs (d/8 + 1) odd, i.e. d a multiple of 16).
+template <int D, int BR, int BC, int NW, int MINB>
+struct MmaConfig {
+  static constexpr int kHeadDim = D;
+  static constexpr int kBr = BR;
+  static constexpr int kBc = BC;
+  static constexpr int kNWarps = NW;
+  static constexpr int kMinBlocks = MINB;
+  static constexpr int kThreads = NW * 32;
+  static constexpr int kStride = D + 8;
+  static_assert(D % 16 == 0, "d must be a multiple of 16 (mma k-step and padding rule)");
+  static_assert(((D / 8 + 1) % 2) == 1, "odd row stride in 16-byte units keeps ldmatrix conflict-free");
+};
+
 // The fragment steps of the rungs' products (fa2_tc: S_ij = Q_i K_jᵀ, O_i += P_ij V_j;
 // fa2_tc_bwd: S_ijᵀ, dP_ijᵀ, dV_j, dK_j, dQ_i). A warp owns kMT row tiles of 16; an
 // accumulator acc[mt][n] is the C fragment of row tile mt, n-tile n (8 columns).
