@@ -26,6 +26,20 @@ TEST_CASE("sizes with suffixes", "[sim][format]") {
   CHECK_FALSE(parse_size("9000000T").has_value());
 }
 
+TEST_CASE("whole numbers: the whole text or nothing", "[sim][format]") {
+  CHECK(parse_whole("64") == 64);
+  CHECK(parse_whole("-3") == -3);
+  CHECK(parse_whole("+7") == 7);
+  CHECK(parse_whole(" 12") == 12);  // leading white space, as std::stoll reads it
+  CHECK(parse_whole("9223372036854775807") == std::numeric_limits<i64>::max());
+  CHECK_FALSE(parse_whole("").has_value());
+  CHECK_FALSE(parse_whole("64x").has_value());
+  CHECK_FALSE(parse_whole("12 ").has_value());
+  CHECK_FALSE(parse_whole("1.5").has_value());
+  CHECK_FALSE(parse_whole("abc").has_value());
+  CHECK_FALSE(parse_whole("9223372036854775808").has_value());  // out of range
+}
+
 TEST_CASE("numbers people read", "[sim][format]") {
   CHECK(group_digits(0) == "0");
   CHECK(group_digits(196608) == "196,608");

@@ -18,6 +18,14 @@ __device__ __forceinline__ std::uint32_t mix32(std::uint32_t x) {
   return x;
 }
 
+// ±[0.25, 1) from a hash: 1/4 + 3/4 · u with u = (h >> 8) / 2^24 in [0, 1),
+// sign from one bit. The operands of every figure (never zero: zeros draw less
+// power and would flatter the clock).
+__device__ __forceinline__ float unit_value(std::uint32_t h) {
+  const float v = 0.25f + 0.75f * static_cast<float>(h >> 8) * (1.0f / 16777216.0f);
+  return (h & 1u) ? -v : v;
+}
+
 __device__ __forceinline__ unsigned long long global_ns() {
   unsigned long long t;
   asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));

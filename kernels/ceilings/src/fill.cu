@@ -21,13 +21,6 @@ __global__ void fill_words_kernel(uint4* __restrict__ data, i64 words, std::uint
   }
 }
 
-// ±[0.25, 1) from the hash: 1/4 + 3/4 · u with u in [0, 1), sign from one bit.
-__device__ __forceinline__ float unit_value(std::uint32_t h) {
-  const float u = static_cast<float>(h >> 8) * (1.0f / 16777216.0f);
-  const float v = 0.25f + 0.75f * u;
-  return (h & 1u) ? -v : v;
-}
-
 template <class T>
 __global__ void fill_values_kernel(T* __restrict__ data, i64 count, std::uint32_t seed) {
   const i64 stride = static_cast<i64>(gridDim.x) * blockDim.x;

@@ -8,6 +8,7 @@
 #include <cuda_fp16.h>
 
 #include "check.hpp"
+#include "device/dtype.cuh"
 #include "device_common.cuh"
 
 namespace flashlab::ceilings::detail {
@@ -15,43 +16,27 @@ namespace {
 
 constexpr int kMmaThreads = 128;  // 4 warps: one per SM sub-partition (scheduler)
 
+// D = A·B + D for one tile of `shape_types`: A 4 registers, B 2, D 4 fp32 per lane.
+#define FLASHLAB_MMA_SYNC(shape_types)                                                           \
+  asm volatile("mma.sync.aligned." shape_types " {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, " \
+               "{%0, %1, %2, %3};"                                                                \
+               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])                                   \
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]))
 template <Op kOp>
-struct Mma;
-// D = A·B + D for one m16n8k16 tile: A 4 registers, B 2, D 4 fp32 per lane.
-template <>
-struct Mma<Op::fp16_mma> {
-  static constexpr int kFlops = 2 * 16 * 8 * 16;
+struct Mma {
+  static_assert(kOp == Op::fp16_mma || kOp == Op::bf16_mma || kOp == Op::tf32_mma, "an mma.sync figure");
+  static constexpr int kK = kOp == Op::tf32_mma ? 8 : 16;  // m16n8k16 on fp16/bf16, m16n8k8 on TF32
+  static constexpr int kFlops = 2 * 16 * 8 * kK;
   __device__ static void run(float (&d)[4], const std::uint32_t (&a)[4], const std::uint32_t (&b)[2]) {
-    asm volatile(
-        "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
-        "{%0, %1, %2, %3};"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+    if constexpr (kOp == Op::fp16_mma)
+      FLASHLAB_MMA_SYNC("m16n8k16.row.col.f32.f16.f16.f32");
+    else if constexpr (kOp == Op::bf16_mma)
+      FLASHLAB_MMA_SYNC("m16n8k16.row.col.f32.bf16.bf16.f32");
+    else
+      FLASHLAB_MMA_SYNC("m16n8k8.row.col.f32.tf32.tf32.f32");
   }
 };
-template <>
-struct Mma<Op::bf16_mma> {
-  static constexpr int kFlops = 2 * 16 * 8 * 16;
-  __device__ static void run(float (&d)[4], const std::uint32_t (&a)[4], const std::uint32_t (&b)[2]) {
-    asm volatile(
-        "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
-        "{%0, %1, %2, %3};"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
-  }
-};
-// m16n8k8 TF32: A 4 registers, B 2, D 4 fp32 per lane.
-template <>
-struct Mma<Op::tf32_mma> {
-  static constexpr int kFlops = 2 * 16 * 8 * 8;
-  __device__ static void run(float (&d)[4], const std::uint32_t (&a)[4], const std::uint32_t (&b)[2]) {
-    asm volatile(
-        "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
-        "{%0, %1, %2, %3};"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
-  }
-};
+#undef FLASHLAB_MMA_SYNC
 
 template <Op kOp, int kAcc>
 __global__ void __launch_bounds__(kMmaThreads)
@@ -86,19 +71,14 @@ __global__ void init_operands_kernel(std::uint32_t* operands, std::uint32_t seed
   const int k = threadIdx.x;
   if (k >= kOperandWords) return;
   auto value = [&](std::uint32_t salt) {
-    const std::uint32_t h = mix32(static_cast<std::uint32_t>(k) * 2654435761u ^ seed ^ salt);
-    const float v = 0.25f + 0.75f * static_cast<float>(h >> 8) * (1.0f / 16777216.0f);
-    return (h & 1u) ? -v : v;
+    return unit_value(mix32(static_cast<std::uint32_t>(k) * 2654435761u ^ seed ^ salt));
   };
-  if constexpr (kOp == Op::tf32_mma) {
+  if constexpr (kOp == Op::tf32_mma)
     operands[k] = __float_as_uint(value(0));
-  } else if constexpr (kOp == Op::fp16_mma) {
-    const __half2 h = __floats2half2_rn(value(0), value(1));
-    operands[k] = *reinterpret_cast<const std::uint32_t*>(&h);
-  } else {
-    const __nv_bfloat162 h = __floats2bfloat162_rn(value(0), value(1));
-    operands[k] = *reinterpret_cast<const std::uint32_t*>(&h);
-  }
+  else if constexpr (kOp == Op::fp16_mma)
+    operands[k] = kernels::detail::pack2<__half>(value(0), value(1));
+  else
+    operands[k] = kernels::detail::pack2<__nv_bfloat16>(value(0), value(1));
 }
 
 template <Op kOp, int kAcc>

@@ -17,8 +17,10 @@
 #include <cuda_fp16.h>
 
 #include <string>
+#include <type_traits>
 
 #include "check.hpp"
+#include "device/dtype.cuh"
 #include "device_common.cuh"
 
 namespace flashlab::ceilings::detail {
@@ -87,26 +89,17 @@ __device__ __forceinline__ std::uint64_t smem_descriptor(std::uint32_t smem_addr
           "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127]) \
       : "l"(a_desc), "l"(b_desc), "r"(1))
 
+// One m64n256k16 wgmma of the figure's dtype; its operand words pack two
+// elements each (kernels::detail::pack2).
 template <Op kOp>
-struct Wgmma;
-template <>
-struct Wgmma<Op::fp16_wgmma> {
+struct Wgmma {
+  static_assert(kOp == Op::fp16_wgmma || kOp == Op::bf16_wgmma, "a wgmma figure");
+  using Elem = std::conditional_t<kOp == Op::bf16_wgmma, __nv_bfloat16, __half>;
   __device__ __forceinline__ static void run(float (&d)[128], std::uint64_t a_desc, std::uint64_t b_desc) {
-    FLASHLAB_WGMMA_M64N256K16("f16");
-  }
-  __device__ static std::uint32_t pack(float lo, float hi) {
-    const __half2 h = __floats2half2_rn(lo, hi);
-    return *reinterpret_cast<const std::uint32_t*>(&h);
-  }
-};
-template <>
-struct Wgmma<Op::bf16_wgmma> {
-  __device__ __forceinline__ static void run(float (&d)[128], std::uint64_t a_desc, std::uint64_t b_desc) {
-    FLASHLAB_WGMMA_M64N256K16("bf16");
-  }
-  __device__ static std::uint32_t pack(float lo, float hi) {
-    const __nv_bfloat162 h = __floats2bfloat162_rn(lo, hi);
-    return *reinterpret_cast<const std::uint32_t*>(&h);
+    if constexpr (kOp == Op::bf16_wgmma)
+      FLASHLAB_WGMMA_M64N256K16("bf16");
+    else
+      FLASHLAB_WGMMA_M64N256K16("f16");
   }
 };
 #undef FLASHLAB_WGMMA_M64N256K16
@@ -116,11 +109,6 @@ struct Wgmma<Op::bf16_wgmma> {
 __device__ __forceinline__ void fence_operands(float (&d)[128]) {
 #pragma unroll
   for (int i = 0; i < 128; ++i) asm volatile("" : "+f"(d[i])::"memory");
-}
-
-__device__ __forceinline__ float unit_value(std::uint32_t h) {  // ±[0.25, 1), as fill.cu
-  const float v = 0.25f + 0.75f * static_cast<float>(h >> 8) * (1.0f / 16777216.0f);
-  return (h & 1u) ? -v : v;
 }
 
 // blockDim.x = 128 × warpgroups. Dynamic shared memory: B (kBBytes), then each warpgroup's A.
@@ -133,7 +121,7 @@ __global__ void __launch_bounds__(kWarpgroupThreads* kMaxWarpgroups, 1)
   const int words = (kBBytes + static_cast<int>(blockDim.x / kWarpgroupThreads) * kAWarpgroupBytes) / 4;
   for (int w = static_cast<int>(threadIdx.x); w < words; w += static_cast<int>(blockDim.x)) {
     const std::uint32_t h = mix32(static_cast<std::uint32_t>(w) * 2654435761u ^ seed ^ (blockIdx.x << 20));
-    smem[w] = Wgmma<kOp>::pack(unit_value(h), unit_value(mix32(h ^ 0x9e3779b9u)));
+    smem[w] = kernels::detail::pack2<typename Wgmma<kOp>::Elem>(unit_value(h), unit_value(mix32(h ^ 0x9e3779b9u)));
   }
   // Ordinary stores, read next by the tensor cores (the async proxy).
   asm volatile("fence.proxy.async.shared::cta;" ::: "memory");

@@ -1,11 +1,15 @@
-// The dtypes as C++ types on the device: fp32 conversions, 4-element vector loads
-// and stores, and the dispatch from a runtime dtype to a template instance. Shared
+// The dtypes as C++ types on the device: fp32 conversions, pairs of 16-bit
+// values packed in 32 bits, 4-element vector loads and stores, and the dispatch from a runtime dtype to a template instance. Shared
 // by the rungs, the runner's device helpers and the ring's element-wise kernels.
 #pragma once
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
+
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
 
 #include "flashlab/kernels/launch/launch.hpp"
 
@@ -34,35 +38,53 @@ __device__ __forceinline__ __nv_bfloat16 from_float<__nv_bfloat16>(float x) {
   return __float2bfloat16_rn(x);
 }
 
+// The 16-bit float types, stored as they are in memory.
+template <class T>
+constexpr bool kIs16BitFloat = std::is_same_v<T, __half> || std::is_same_v<T, __nv_bfloat16>;
+
+// Two floats rounded to T and packed into 32 bits, `lo` in the low half: the
+// order of two consecutive elements in memory and in an mma fragment register.
+template <class T>
+__device__ __forceinline__ uint32_t pack2(float lo, float hi) {
+  static_assert(kIs16BitFloat<T>, "pack2 packs fp16 or bf16");
+  const auto pair = [&] {
+    if constexpr (std::is_same_v<T, __half>)
+      return __floats2half2_rn(lo, hi);  // .x (low 16 bits) = lo
+    else
+      return __floats2bfloat162_rn(lo, hi);
+  }();
+  uint32_t u;
+  memcpy(&u, &pair, sizeof(u));
+  return u;
+}
+
+// The two elements of a packed pair as floats, the low half first.
+template <class T>
+__device__ __forceinline__ float2 unpack2(const uint32_t& u) {
+  static_assert(kIs16BitFloat<T>, "unpack2 unpacks fp16 or bf16");
+  if constexpr (std::is_same_v<T, __half>)
+    return __half22float2(*reinterpret_cast<const __half2*>(&u));
+  else
+    return __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(&u));
+}
+
 // Four consecutive elements as a float4. The address must be aligned to
 // 4 elements (8 bytes for 16-bit types, 16 for fp32).
 __device__ __forceinline__ float4 load4(const float* p) { return *reinterpret_cast<const float4*>(p); }
-__device__ __forceinline__ float4 load4(const __half* p) {
+template <class T, std::enable_if_t<kIs16BitFloat<T>, int> = 0>
+__device__ __forceinline__ float4 load4(const T* p) {
   const uint2 u = *reinterpret_cast<const uint2*>(p);
-  const float2 a = __half22float2(*reinterpret_cast<const __half2*>(&u.x));
-  const float2 b = __half22float2(*reinterpret_cast<const __half2*>(&u.y));
-  return make_float4(a.x, a.y, b.x, b.y);
-}
-__device__ __forceinline__ float4 load4(const __nv_bfloat16* p) {
-  const uint2 u = *reinterpret_cast<const uint2*>(p);
-  const float2 a = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(&u.x));
-  const float2 b = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(&u.y));
+  const float2 a = unpack2<T>(u.x);
+  const float2 b = unpack2<T>(u.y);
   return make_float4(a.x, a.y, b.x, b.y);
 }
 
 __device__ __forceinline__ void store4(float* p, float4 v) { *reinterpret_cast<float4*>(p) = v; }
-__device__ __forceinline__ void store4(__half* p, float4 v) {
-  __half2 a = __floats2half2_rn(v.x, v.y), b = __floats2half2_rn(v.z, v.w);
+template <class T, std::enable_if_t<kIs16BitFloat<T>, int> = 0>
+__device__ __forceinline__ void store4(T* p, float4 v) {
   uint2 u;
-  u.x = *reinterpret_cast<const unsigned*>(&a);
-  u.y = *reinterpret_cast<const unsigned*>(&b);
-  *reinterpret_cast<uint2*>(p) = u;
-}
-__device__ __forceinline__ void store4(__nv_bfloat16* p, float4 v) {
-  __nv_bfloat162 a = __floats2bfloat162_rn(v.x, v.y), b = __floats2bfloat162_rn(v.z, v.w);
-  uint2 u;
-  u.x = *reinterpret_cast<const unsigned*>(&a);
-  u.y = *reinterpret_cast<const unsigned*>(&b);
+  u.x = pack2<T>(v.x, v.y);
+  u.y = pack2<T>(v.z, v.w);
   *reinterpret_cast<uint2*>(p) = u;
 }
 

@@ -2,7 +2,10 @@
 
 #include <cctype>
 #include <cstdlib>
+#include <optional>
 #include <stdexcept>
+
+#include "flashlab/sim/core/format.hpp"
 
 namespace flashlab::kernels {
 namespace {
@@ -24,17 +27,11 @@ constexpr LauncherVars kLaunchers[] = {
 };
 
 int whole(const std::string& name, const std::string& text, int low, int high) {
-  std::size_t used = 0;
-  long v = 0;
-  try {
-    v = std::stol(text, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (used == 0 || used != text.size() || v < low || v > high)
+  const std::optional<sim::i64> v = sim::parse_whole(text);
+  if (!v || *v < low || *v > high)
     throw std::invalid_argument(name + "='" + text + "' is not a whole number from " + std::to_string(low) + " to " +
                                 std::to_string(high));
-  return static_cast<int>(v);
+  return static_cast<int>(*v);
 }
 
 }  // namespace

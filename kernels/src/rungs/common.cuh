@@ -118,6 +118,19 @@ void check_threads(Kernel kernel, i64 threads, const std::string& what) {
                       " (cudaFuncAttributes::maxThreadsPerBlock)");
 }
 
+// What a launch of `kernel` with `threads` per block and `smem` bytes of
+// dynamic shared memory checks and sets first: the threads its registers
+// allow, the shared memory (refused above the device's opt-in, opted in above
+// 48 KiB), and the resident blocks per SM when the caller asks for them.
+template <class Kernel>
+void prepare_launch(Kernel kernel, const LaunchArgs& a, i64 threads, i64 smem, const std::string& what) {
+  check_threads(kernel, threads, what);
+  prepare_smem(kernel, smem, a.device_smem_optin, what);
+  if (a.ctas_per_sm != nullptr)
+    FLASHLAB_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(a.ctas_per_sm, kernel, static_cast<int>(threads),
+                                                                      static_cast<std::size_t>(smem)));
+}
+
 // ---- reductions ----------------------------------------------------------------
 
 __device__ __forceinline__ float warp_max(float v) {
@@ -128,5 +141,32 @@ __device__ __forceinline__ float warp_sum(float v) {
   for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
   return v;
 }
+
+// Block-wide reductions (every thread of the block calls them; blockDim.x a
+// multiple of 32). Each call needs its own scratch of 32 floats, so that one
+// barrier suffices: no thread can still be reading a scratch another call writes.
+__device__ __forceinline__ float block_max(float v, float* scratch) {
+  v = warp_max(v);
+  if ((threadIdx.x & 31) == 0) scratch[threadIdx.x >> 5] = v;
+  __syncthreads();
+  float r = scratch[0];
+  for (unsigned w = 1; w < (blockDim.x >> 5); ++w) r = fmaxf(r, scratch[w]);
+  return r;
+}
+__device__ __forceinline__ float block_sum(float v, float* scratch) {
+  v = warp_sum(v);
+  if ((threadIdx.x & 31) == 0) scratch[threadIdx.x >> 5] = v;
+  __syncthreads();
+  float r = 0;
+  for (unsigned w = 0; w < (blockDim.x >> 5); ++w) r += scratch[w];
+  return r;
+}
+
+// Sixteen bytes as elements of T (8 of a 16-bit type, 4 of fp32): the vector
+// the row kernels load and store.
+template <class T>
+struct Vec16 {
+  static constexpr int n = 16 / sizeof(T);
+};
 
 }  // namespace flashlab::kernels::detail

@@ -9,8 +9,11 @@
 #include <cuda_fp16.h>
 
 #include <cstddef>
+#include <iterator>
+#include <string>
 #include <utility>
 
+#include "flashlab/kernels/launch/launch.hpp"
 #include "flashlab/sim/core/types.hpp"
 
 namespace flashlab::kernels::detail {
@@ -40,6 +43,21 @@ bool launch_compiled(const Row (&table)[N], long long head_dim, sim::DType dtype
       launch(cfg, TypeTag<__half>{});
   };
   return ((table[I].head_dim == head_dim ? (with_dtype(TypeTag<CfgAt<I>>{}), true) : false) || ...);
+}
+
+// The entry point of an mma.sync rung compiled per head dim (fa2_tc,
+// fa2_tc_bwd) from its table kTable and the table's shared-memory formula
+// (checked against every Config at compile time): fp32 refused first, whatever
+// the head dim, then launch(cfg, t) as launch_compiled calls it; when no row
+// has the problem's head dim, row_of(d) throws Unsupported naming the compiled ones.
+template <template <std::size_t> class CfgAt, const auto& kTable, auto kSmemBytes, class Launch, class RowOf>
+void launch_mma_sync_rung(const LaunchArgs& a, const char* rung, Launch&& launch, RowOf row_of) {
+  constexpr auto kRows = std::make_index_sequence<std::size(kTable)>{};
+  static_assert(smem_agrees<CfgAt>(kTable, kSmemBytes, kRows), "a Config's shared memory differs from its table's");
+  if (a.problem.dtype == sim::DType::fp32)
+    throw Unsupported(std::string(rung) + " runs fp16 and bf16 only (mma.sync.m16n8k16 takes 16-bit inputs); got fp32");
+  if (!launch_compiled<CfgAt>(kTable, a.problem.head_dim, a.problem.dtype, launch, kRows))
+    (void)row_of(static_cast<int>(a.problem.head_dim));
 }
 
 }  // namespace flashlab::kernels::detail

@@ -67,8 +67,8 @@ __global__ void __launch_bounds__(RowSplit<D>::kMaxThreads)
 
   // line 8: load Q_i, O_i, ℓ_i, m_i from HBM (this row).
   float q[Split::kDims], o[Split::kDims];
-  load_row<T, D>(q, Q + (head * n_q + row_c) * D, part, scale_log2e);
-  load_row<float, D>(o, O_acc + stat * D, part, 1.f);
+  load_row<Split>(q, Q + (head * n_q + row_c) * D, part, scale_log2e);
+  load_row<Split>(o, O_acc + stat * D, part, 1.f);
   float l_i = l_hbm[stat], m_i = m_hbm[stat];
 
   // line 9: S_ij = τ Q_i K_jᵀ (this row), masked above the diagonal.
@@ -77,7 +77,7 @@ __global__ void __launch_bounds__(RowSplit<D>::kMaxThreads)
   // this kernel measured 3-9% slower on causal problems, H100, 2026-11-22.)
   float m_tilde = -INFINITY;
   for (int c = 0; c < cols; ++c) {
-    float s = row_dot<D>(q, K_j + c * D, part);
+    float s = row_dot<Split>(q, K_j + c * D, part);
     if (causal && j * Bc + c > row) s = -INFINITY;
     if (r < Br && part == c % Split::kLanes) S_ij[r * ld_S + c] = s;
     m_tilde = fmaxf(m_tilde, s);
@@ -100,7 +100,7 @@ __global__ void __launch_bounds__(RowSplit<D>::kMaxThreads)
     for (int c = 0; c < cols; ++c) {
       const float p = exp2f(S_ij[r_S * ld_S + c] - m_tilde);  // P̃_ij
       l_tilde += p;
-      row_axpy<D>(o, new_weight * p, V_j + c * D, part);
+      row_axpy<Split>(o, new_weight * p, V_j + c * D, part);
     }
     // line 11: ℓ_i^new = e^{m_i − m_new} ℓ_i + e^{m̃_ij − m_new} ℓ̃_ij.
     const float l_new = old_weight + new_weight * l_tilde;
@@ -117,8 +117,8 @@ __global__ void __launch_bounds__(RowSplit<D>::kMaxThreads)
   const i64 T_c = (n_kv + Bc - 1) / Bc;
   const i64 last_row = min((i + 1) * Br, n_q) - 1;
   const i64 j_last = causal ? min(T_c - 1, last_row / Bc) : T_c - 1;
-  if (j == j_last) store_row<T, D>(O + (head * n_q + row) * D, o, part, 1.f);
-  else store_row<float, D>(O_acc + stat * D, o, part, 1.f);
+  if (j == j_last) store_row<Split, T>(O + (head * n_q + row) * D, o, part, 1.f);
+  else store_row<Split, float>(O_acc + stat * D, o, part, 1.f);
   if (part == 0) {
     l_hbm[stat] = l_i;
     m_hbm[stat] = m_i;
@@ -129,47 +129,39 @@ __global__ void __launch_bounds__(RowSplit<D>::kMaxThreads)
 }  // namespace detail
 
 void fa1_forward(const LaunchArgs& a) {
-  detail::refuse_launch_extensions(a, "fa1");
   using namespace detail;
-  const FaLaunchPlan plan = fa_launch_plan(a, "fa1");
+  const FaLaunchPlan plan = fa_launch_plan(a, "fa1", sim::Pass::fwd);
   const sim::TileGrid& G = plan.grid;
   const sim::AttentionProblem& p = a.problem;
   const sim::TileShape t = a.tiles;
-  const i64 kv_group = kv_group_of(a, "fa1");
   char* const base = checked_workspace(a, layout::fa1_workspace_bytes(p), "fa1", "O, ℓ, m");
   auto* O_acc = reinterpret_cast<float*>(base);                                       // (B, H, N_q, d) fp32
   auto* l = reinterpret_cast<float*>(base + layout::fa1_o_acc_bytes(p));              // (B, H, N_q) fp32
   auto* m = reinterpret_cast<float*>(base + layout::fa1_o_acc_bytes(p) + layout::fa1_stat_bytes(p));  // (B, H, N_q)
 
-  dispatch_head_dim(p.head_dim, [&](auto dim) {
+  dispatch_head_dim_and_dtype(p, [&](auto dim, auto tag) {
     constexpr int D = decltype(dim)::value;
-    dispatch_dtype(p.dtype, [&](auto tag) {
-      using T = typename decltype(tag)::type;
-      auto kernel = fa1_step_kernel<T, D>;
-      check_threads(kernel, plan.threads, plan.what);
-      prepare_smem(kernel, plan.smem, a.device_smem_optin, plan.what);
-      if (a.ctas_per_sm != nullptr)
-        FLASHLAB_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-            a.ctas_per_sm, kernel, static_cast<int>(plan.threads), static_cast<std::size_t>(plan.smem)));
+    using T = typename decltype(tag)::type;
+    auto kernel = fa1_step_kernel<T, D>;
+    prepare_launch(kernel, a, plan.threads, plan.smem, plan.what);
 
-      const i64 rows = layout::fa1_rows(p);
-      fa1_init_kernel<D><<<static_cast<unsigned>(std::min<i64>((rows * D + 255) / 256, 65535)), 256, 0, stream_of(a)>>>(
-          O_acc, l, m, rows);
-      FLASHLAB_LAUNCH_CHECK("fa1_init_kernel");
-      // line 5: for 1 ≤ j ≤ T_c — one launch per block of keys.
-      for (i64 j = 0; j < G.T_c; ++j) {
-        // Causal: row blocks wholly above the diagonal have nothing in K_j.
-        const i64 i_first = G.first_row(j);
-        for_each_head_chunk(p.head_count(), [&](i64 head0, unsigned heads) {
-          const dim3 grid(static_cast<unsigned>(G.T_r - i_first), heads);
-          kernel<<<grid, static_cast<unsigned>(plan.threads), static_cast<std::size_t>(plan.smem), stream_of(a)>>>(
-              static_cast<const T*>(a.q), static_cast<const T*>(a.k), static_cast<const T*>(a.v),
-              static_cast<T*>(a.o), O_acc, l, m, p.n_q(), p.n_kv(), static_cast<int>(t.Br), static_cast<int>(t.Bc),
-              a.softmax_scale * kLog2e, p.causal, j, i_first, head0, kv_group);
-          FLASHLAB_LAUNCH_CHECK("fa1_step_kernel");
-        });
-      }
-    });
+    const i64 rows = layout::fa1_rows(p);
+    fa1_init_kernel<D><<<static_cast<unsigned>(std::min<i64>((rows * D + 255) / 256, 65535)), 256, 0, stream_of(a)>>>(
+        O_acc, l, m, rows);
+    FLASHLAB_LAUNCH_CHECK("fa1_init_kernel");
+    // line 5: for 1 ≤ j ≤ T_c — one launch per block of keys.
+    for (i64 j = 0; j < G.T_c; ++j) {
+      // Causal: row blocks wholly above the diagonal have nothing in K_j.
+      const i64 i_first = G.first_row(j);
+      for_each_head_chunk(p.head_count(), [&](i64 head0, unsigned heads) {
+        const dim3 grid(static_cast<unsigned>(G.T_r - i_first), heads);
+        kernel<<<grid, static_cast<unsigned>(plan.threads), static_cast<std::size_t>(plan.smem), stream_of(a)>>>(
+            static_cast<const T*>(a.q), static_cast<const T*>(a.k), static_cast<const T*>(a.v),
+            static_cast<T*>(a.o), O_acc, l, m, p.n_q(), p.n_kv(), static_cast<int>(t.Br), static_cast<int>(t.Bc),
+            a.softmax_scale * kLog2e, p.causal, j, i_first, head0, plan.kv_group);
+        FLASHLAB_LAUNCH_CHECK("fa1_step_kernel");
+      });
+    }
   });
 }
 

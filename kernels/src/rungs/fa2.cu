@@ -56,7 +56,7 @@ __global__ void __launch_bounds__(RowSplit<D>::kMaxThreads)
 
   // line 4: load Q_i (this row, in registers), pre-scaled by τ·log2 e.
   float q[Split::kDims];
-  load_row<T, D>(q, Q_h + min(row, n_q - 1) * D, part, scale_log2e);
+  load_row<Split>(q, Q_h + min(row, n_q - 1) * D, part, scale_log2e);
   // line 5: O_i = 0, ℓ_i = 0, m_i = −∞, on chip.
   float o[Split::kDims];
 #pragma unroll
@@ -93,14 +93,14 @@ __global__ void __launch_bounds__(RowSplit<D>::kMaxThreads)
     for (int c = 0; c < cols; ++c) {
       const float p = exp2f(S_ij[r_S * ld_S + c] - m_base);
       l += p;
-      row_axpy<D>(o, p, V_j + c * D, part);
+      row_axpy<Split>(o, p, V_j + c * D, part);
     }
     m = m_new;
   }
 
   if (!row_valid) return;
   // lines 12-15: O_i = diag(ℓ_i)⁻¹ O_i and L_i = m_i + log ℓ_i, written once.
-  store_row<T, D>(O + (head * n_q + row) * D, o, part, 1.f / l);
+  store_row<Split, T>(O + (head * n_q + row) * D, o, part, 1.f / l);
   if (lse != nullptr && part == 0) lse[head * n_q + row] = (m + log2f(l)) * kLn2;
 }
 
@@ -108,30 +108,22 @@ __global__ void __launch_bounds__(RowSplit<D>::kMaxThreads)
 }  // namespace detail
 
 void fa2_forward(const LaunchArgs& a) {
-  detail::refuse_launch_extensions(a, "fa2");
   using namespace detail;
-  const FaLaunchPlan plan = fa_launch_plan(a, "fa2");
+  const FaLaunchPlan plan = fa_launch_plan(a, "fa2", sim::Pass::fwd);
   const sim::AttentionProblem& p = a.problem;
   const sim::TileShape t = a.tiles;
-  const i64 kv_group = kv_group_of(a, "fa2");
-  dispatch_head_dim(p.head_dim, [&](auto dim) {
+  dispatch_head_dim_and_dtype(p, [&](auto dim, auto tag) {
     constexpr int D = decltype(dim)::value;
-    dispatch_dtype(p.dtype, [&](auto tag) {
-      using T = typename decltype(tag)::type;
-      auto kernel = kv_group > 1 ? fa2_forward_kernel<T, D, true> : fa2_forward_kernel<T, D, false>;
-      check_threads(kernel, plan.threads, plan.what);
-      prepare_smem(kernel, plan.smem, a.device_smem_optin, plan.what);
-      if (a.ctas_per_sm != nullptr)
-        FLASHLAB_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-            a.ctas_per_sm, kernel, static_cast<int>(plan.threads), static_cast<std::size_t>(plan.smem)));
-      for_each_head_chunk(p.head_count(), [&](i64 head0, unsigned heads) {
-        const dim3 grid(static_cast<unsigned>(plan.grid.T_r), heads);
-        kernel<<<grid, static_cast<unsigned>(plan.threads), static_cast<std::size_t>(plan.smem), stream_of(a)>>>(
-            static_cast<const T*>(a.q), static_cast<const T*>(a.k), static_cast<const T*>(a.v), static_cast<T*>(a.o),
-            a.lse, p.n_q(), p.n_kv(), static_cast<int>(t.Br), static_cast<int>(t.Bc),
-            a.softmax_scale * kLog2e, p.causal, head0, kv_group);
-        FLASHLAB_LAUNCH_CHECK("fa2_forward_kernel");
-      });
+    using T = typename decltype(tag)::type;
+    auto kernel = plan.kv_group > 1 ? fa2_forward_kernel<T, D, true> : fa2_forward_kernel<T, D, false>;
+    prepare_launch(kernel, a, plan.threads, plan.smem, plan.what);
+    for_each_head_chunk(p.head_count(), [&](i64 head0, unsigned heads) {
+      const dim3 grid(static_cast<unsigned>(plan.grid.T_r), heads);
+      kernel<<<grid, static_cast<unsigned>(plan.threads), static_cast<std::size_t>(plan.smem), stream_of(a)>>>(
+          static_cast<const T*>(a.q), static_cast<const T*>(a.k), static_cast<const T*>(a.v), static_cast<T*>(a.o),
+          a.lse, p.n_q(), p.n_kv(), static_cast<int>(t.Br), static_cast<int>(t.Bc),
+          a.softmax_scale * kLog2e, p.causal, head0, plan.kv_group);
+      FLASHLAB_LAUNCH_CHECK("fa2_forward_kernel");
     });
   });
 }

@@ -37,23 +37,14 @@ template <std::size_t I>
 using CfgAt = detail::Config<sim::kFa2TcConfigs[I].head_dim, sim::kFa2TcConfigs[I].Br, sim::kFa2TcConfigs[I].Bc,
                              sim::kFa2TcConfigs[I].warps, sim::kFa2TcConfigs[I].q_in_registers,
                              sim::kFa2TcConfigs[I].min_blocks>;
-constexpr std::size_t kConfigs = std::size(sim::kFa2TcConfigs);
-
-static_assert(kernels::detail::smem_agrees<CfgAt>(sim::kFa2TcConfigs, &sim::fa2_tc_smem_bytes,
-                                                   std::make_index_sequence<kConfigs>{}),
-              "the kernel's shared memory differs from sim::fa2_tc_smem_bytes");
 
 }  // namespace
 
 void fa2_tc_forward(const LaunchArgs& a) {
-  // dtype first: fp32 is refused whatever the head dim.
-  if (a.problem.dtype == sim::DType::fp32)
-    throw Unsupported("fa2_tc runs fp16 and bf16 only (mma.sync.m16n8k16 takes 16-bit inputs); got fp32");
-  const bool launched = kernels::detail::launch_compiled<CfgAt>(
-      sim::kFa2TcConfigs, a.problem.head_dim, a.problem.dtype,
+  kernels::detail::launch_mma_sync_rung<CfgAt, sim::kFa2TcConfigs, &sim::fa2_tc_smem_bytes>(
+      a, "fa2_tc",
       [&](auto cfg, auto t) { fa2_tc_detail::launch<typename decltype(cfg)::type, typename decltype(t)::type>(a, "fa2_tc"); },
-      std::make_index_sequence<kConfigs>{});
-  if (!launched) (void)fa2_tc_config(static_cast<int>(a.problem.head_dim));  // throws Unsupported: not compiled
+      &fa2_tc_config);
 }
 
 }  // namespace flashlab::kernels

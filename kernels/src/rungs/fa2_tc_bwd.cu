@@ -36,22 +36,14 @@ template <std::size_t I>
 using CfgAt = bwd::Config<sim::kFa2TcBwdConfigs[I].head_dim, sim::kFa2TcBwdConfigs[I].Bc, sim::kFa2TcBwdConfigs[I].Br,
                           sim::kFa2TcBwdConfigs[I].warps, sim::kFa2TcBwdConfigs[I].kv_in_registers,
                           sim::kFa2TcBwdConfigs[I].min_blocks, sim::kFa2TcBwdConfigs[I].defer_dq>;
-constexpr std::size_t kConfigs = std::size(sim::kFa2TcBwdConfigs);
-
-static_assert(detail::smem_agrees<CfgAt>(sim::kFa2TcBwdConfigs, &sim::fa2_tc_bwd_smem_bytes,
-                                         std::make_index_sequence<kConfigs>{}),
-              "the kernel's shared memory differs from sim::fa2_tc_bwd_smem_bytes");
 
 }  // namespace
 
 void fa2_tc_backward(const LaunchArgs& a) {
-  if (a.problem.dtype == sim::DType::fp32)
-    throw Unsupported("fa2_tc_bwd runs fp16 and bf16 only (mma.sync.m16n8k16 takes 16-bit inputs); got fp32");
-  const bool launched = detail::launch_compiled<CfgAt>(
-      sim::kFa2TcBwdConfigs, a.problem.head_dim, a.problem.dtype,
+  detail::launch_mma_sync_rung<CfgAt, sim::kFa2TcBwdConfigs, &sim::fa2_tc_bwd_smem_bytes>(
+      a, "fa2_tc_bwd",
       [&](auto cfg, auto t) { bwd::launch<typename decltype(cfg)::type, typename decltype(t)::type>(a, "fa2_tc_bwd"); },
-      std::make_index_sequence<kConfigs>{});
-  if (!launched) (void)fa2_tc_bwd_config(static_cast<int>(a.problem.head_dim));  // throws Unsupported: not compiled
+      &fa2_tc_bwd_config);
 }
 
 }  // namespace flashlab::kernels

@@ -44,6 +44,7 @@ using fa2_tc_detail::mma_a_y;
 using fa2_tc_detail::mma_a_yt;
 using fa2_tc_detail::mma_n_pair;
 using fa2_tc_detail::smem_addr;
+using fa2_tc_detail::zero_acc;
 
 // ---------------------------------------------------------------------------
 // Compile-time configuration.
@@ -60,20 +61,13 @@ using fa2_tc_detail::smem_addr;
 //           from a second dS buffer: one barrier per step instead of two, and
 //           the dQ product overlaps the copies and the other warps' products
 template <int D, int BC, int BR, int NW, bool KVREGS, int MINB, bool DEFER = false>
-struct Config {
-  static constexpr int kHeadDim = D;
-  static constexpr int kBc = BC;
-  static constexpr int kBr = BR;
-  static constexpr int kNWarps = NW;
+struct Config : fa2_tc_detail::MmaConfig<D, BR, BC, NW, MINB> {
+  using fa2_tc_detail::MmaConfig<D, BR, BC, NW, MINB>::kThreads;
+  using fa2_tc_detail::MmaConfig<D, BR, BC, NW, MINB>::kStride;  // rows padded by 8 elements (MmaConfig)
   static constexpr bool kKVInRegs = KVREGS;
-  static constexpr int kMinBlocks = MINB;
   static constexpr bool kDeferDq = DEFER;
-  static constexpr int kThreads = NW * 32;
   static constexpr int kWarpKeys = BC / NW;
   static constexpr int kMTiles = kWarpKeys / 16;
-  // Rows padded by 8 elements (16 bytes), as in the forward: ldmatrix rows of an
-  // 8×8 matrix land in 8 distinct 16-byte bank groups when (d/8 + 1) is odd.
-  static constexpr int kStride = D + 8;
   // dS_ijᵀ (B_c, B_r) in shared memory, padded the same way.
   static constexpr int kDsStride = BR + 8;
   // The dQ_i = dS_ij K_j product: (B_r/16) row tiles of 16 queries and d/8
@@ -91,8 +85,6 @@ struct Config {
   static constexpr std::size_t kSmemStats = static_cast<std::size_t>(2 * 2 * BR) * 4;
   static constexpr std::size_t kSmemBytes = kSmemKV + kSmemQdO + kSmemDs + kSmemStats;
 
-  static_assert(D % 16 == 0, "d must be a multiple of 16 (mma k-step and padding rule)");
-  static_assert(((D / 8 + 1) % 2) == 1, "odd row stride in 16-byte units keeps ldmatrix conflict-free");
   static_assert(BR % 16 == 0 && ((BR / 8 + 1) % 2) == 1, "B_r: whole k-steps of dV/dK, conflict-free dS rows");
   static_assert(128 % BR == 0, "L_i, D_i are padded to 128 rows per head (layout::fa_bwd_stat_rows)");
   static_assert(BC % NW == 0 && kWarpKeys % 16 == 0, "each warp owns whole 16-key mma tiles");
@@ -235,12 +227,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) fa2_tc_backwar
 
   float dk_acc[kMT][kDN][4];  // (16·kMT, d) of dK_j per warp, fp32 (τ applied at the end)
   float dv_acc[kMT][kDN][4];  // (16·kMT, d) of dV_j per warp, fp32
-#pragma unroll
-  for (int mt = 0; mt < kMT; ++mt)
-#pragma unroll
-    for (int n = 0; n < kDN; ++n)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) dk_acc[mt][n][e] = dv_acc[mt][n][e] = 0.f;
+  zero_acc(dk_acc, dv_acc);
   // K_j, V_j rows of this warp as A fragments; used only when kKVInRegs.
   uint32_t k_frag[Cfg::kKVInRegs ? kMT : 1][Cfg::kKVInRegs ? kDK : 1][4];
   uint32_t v_frag[Cfg::kKVInRegs ? kMT : 1][Cfg::kKVInRegs ? kDK : 1][4];
@@ -255,12 +242,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) fa2_tc_backwar
   const int n_base = (warp % Cfg::kDqSplitN) * Cfg::kDqN;     // first 8-column tile of this warp
   auto dq_product = [&](int q0, const T* sdS) {
     float dq[Cfg::kDqWarpM][Cfg::kDqN][4];
-#pragma unroll
-    for (int mt = 0; mt < Cfg::kDqWarpM; ++mt)
-#pragma unroll
-      for (int n = 0; n < Cfg::kDqN; ++n)
-#pragma unroll
-        for (int e = 0; e < 4; ++e) dq[mt][n][e] = 0.f;
+    zero_acc(dq);
     const uint32_t sdS_a = smem_addr(sdS) + ds_lane * 2;
     const uint32_t sK_b = smem_addr(sK) + bn_lane_k * 2;
 #pragma unroll
@@ -342,12 +324,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) fa2_tc_backwar
       // ---- S_ijᵀ = K_j Q_iᵀ : (16·kMT keys, B_r queries) per warp, fp32 ----
       float s[kMT][kSN][4];
       float dp[kMT][kSN][4];  // dP_ijᵀ, then dS_ijᵀ
-#pragma unroll
-      for (int mt = 0; mt < kMT; ++mt)
-#pragma unroll
-        for (int n = 0; n < kSN; ++n)
-#pragma unroll
-          for (int e = 0; e < 4; ++e) s[mt][n][e] = dp[mt][n][e] = 0.f;
+      zero_acc(s, dp);
 
 #pragma unroll
       for (int kk = 0; kk < kDK; ++kk) {
@@ -495,9 +472,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) fa2_tc_backwar
 // (kernels/src/rungs/fa2_tc_bwd.cu) and the device checker may instantiate the same
 // configuration without clashing.
 // ---------------------------------------------------------------------------
-// The forward's checks of the device's limit and of alignment, shared.
+// The alignment check the forward makes too.
 using kernels::detail::aligned16;
-using kernels::detail::smem_optin_limit;
 
 // The whole backward of one configuration on a.stream: the pre-pass, this
 // kernel, the convert kernel. Checks the arguments first and throws Unsupported
@@ -506,8 +482,7 @@ using kernels::detail::smem_optin_limit;
 template <class Cfg, typename T>
 void launch(const LaunchArgs& a, const char* name) {
   const sim::AttentionProblem& pr = a.problem;
-  const std::string who = std::string(name) + " (d=" + std::to_string(Cfg::kHeadDim) + ", B_r=" + std::to_string(Cfg::kBr) +
-                          ", B_c=" + std::to_string(Cfg::kBc) + ")";
+  const std::string who = detail::config_name<Cfg>(name);
   const detail::FaBwdWorkspace w = detail::check_fa_bwd_args(a, name);
   for (const void* ptr : {a.q, a.k, a.v, a.bwd.d_o, static_cast<const void*>(a.bwd.dk), static_cast<const void*>(a.bwd.dv),
                           static_cast<const void*>(a.bwd.dk_accum), static_cast<const void*>(a.bwd.dv_accum),
@@ -522,15 +497,8 @@ void launch(const LaunchArgs& a, const char* name) {
   if (T_c > kIntMax / heads)
     throw Unsupported(who + ": T_c·B·H = " + std::to_string(T_c) + "·" + std::to_string(heads) +
                       " blocks exceed the grid limit 2^31-1");
-  const std::size_t smem = Cfg::kSmemBytes;
-  const int limit = smem_optin_limit(a);
-  if (smem > static_cast<std::size_t>(limit))
-    throw Unsupported(who + " needs " + std::to_string(smem) + " bytes of shared memory per block; the device allows " +
-                      std::to_string(limit) + " (cudaDevAttrMaxSharedMemoryPerBlockOptin)");
   auto* kernel = &fa2_tc_backward_kernel<Cfg, T>;
-  detail::opt_in_dynamic_smem(reinterpret_cast<const void*>(kernel), smem);  // per device
-  if (a.ctas_per_sm != nullptr)
-    FLASHLAB_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(a.ctas_per_sm, kernel, Cfg::kThreads, smem));
+  detail::prepare_compiled_launch<Cfg>(a, kernel, who);
 
   const detail::FaBwdTargets tg = detail::begin_fa_bwd(a, w, who, name);
   Params p{};
@@ -554,7 +522,7 @@ void launch(const LaunchArgs& a, const char* name) {
   p.scale = a.softmax_scale;
   p.scale_log2 = static_cast<float>(static_cast<double>(a.softmax_scale) * 1.4426950408889634);
   p.causal = pr.causal ? 1 : 0;
-  kernel<<<static_cast<unsigned>(T_c * heads), Cfg::kThreads, smem, static_cast<cudaStream_t>(a.stream)>>>(p);
+  kernel<<<static_cast<unsigned>(T_c * heads), Cfg::kThreads, Cfg::kSmemBytes, static_cast<cudaStream_t>(a.stream)>>>(p);
   FLASHLAB_LAUNCH_CHECK("fa2_tc_backward_kernel");
   detail::end_fa_bwd(a, w, tg);
 }

@@ -55,33 +55,22 @@ namespace flashlab::kernels::fa2_tc_detail {
 //            step reloads them from shared memory with ldmatrix)
 // kMinBlocks resident blocks per SM asked of the register allocator
 template <int D, int BR, int BC, int NW, bool QREGS, int MINB>
-struct Config {
-  static constexpr int kHeadDim = D;
-  static constexpr int kBr = BR;
-  static constexpr int kBc = BC;
-  static constexpr int kNWarps = NW;
+struct Config : MmaConfig<D, BR, BC, NW, MINB> {
+  using MmaConfig<D, BR, BC, NW, MINB>::kThreads;
+  using MmaConfig<D, BR, BC, NW, MINB>::kStride;  // rows padded by 8 elements (MmaConfig)
   static constexpr bool kQInRegs = QREGS;
-  static constexpr int kMinBlocks = MINB;
-  static constexpr int kThreads = NW * 32;
   static constexpr int kWarpRows = BR / NW;     // 16·kMTiles rows of Q_i per warp
   static constexpr int kMTiles = kWarpRows / 16;
-  // Shared-memory rows are padded by 8 elements (16 bytes): a row then starts
-  // 16 bytes further along the 128-byte bank line than the row before, so the
-  // 8 row addresses of one ldmatrix 8×8 matrix hit 8 distinct 16-byte bank
-  // groups (needs (d/8 + 1) odd, i.e. d a multiple of 16).
-  static constexpr int kStride = D + 8;
   static constexpr int kStages = 2;             // K_j/V_j double buffer
   // Q_i, then kStages × K_j, then kStages × V_j, all 2-byte elements.
   static constexpr std::size_t kSmemBytes =
       static_cast<std::size_t>(BR + 2 * kStages * BC) * kStride * 2;
 
-  static_assert(D % 16 == 0, "d must be a multiple of 16 (mma k-step and padding rule)");
   static_assert(BC % 16 == 0, "B_c must be a multiple of 16 (P_ij is the A operand, k = 16)");
   static_assert(BR % NW == 0 && kWarpRows % 16 == 0, "each warp owns whole 16-row mma tiles");
   static_assert((BR * D / 8) % kThreads == 0, "Q_i copy: 16-byte chunks split evenly over threads");
   static_assert((BC * D / 8) % kThreads == 0, "K_j/V_j copy: 16-byte chunks split evenly over threads");
   static_assert((kWarpRows * D / 8) % 32 == 0, "O_i store: 16-byte chunks split evenly over lanes");
-  static_assert(((D / 8 + 1) % 2) == 1, "padding keeps ldmatrix free of bank conflicts only for odd row stride in 16-byte units");
 };
 
 // Kernel arguments: one block per (row block i, head); heads = B·H.
@@ -113,6 +102,23 @@ struct Params {
 // P_ij for k-step k of the PV product: P stays in registers.
 // ---------------------------------------------------------------------------
 namespace {
+
+// The epilogue's ℓ_i of a row from this lane's partial sum: the quad of lanes
+// holding the row's columns adds theirs.
+__device__ __forceinline__ float quad_row_sum(float l) {
+  l += __shfl_xor_sync(0xffffffffu, l, 1);
+  l += __shfl_xor_sync(0xffffffffu, l, 2);
+  return l;
+}
+// 1/ℓ_i. ℓ ≥ 1 for every row (its max contributes 2^0); the guard only keeps a
+// fully masked row (impossible with key 0 always visible) finite.
+__device__ __forceinline__ float inverse_row_sum(float l) { return l > 0.f ? 1.f / l : 0.f; }
+// L_i = m_i τ + ln ℓ_i (natural log), m_i the unscaled running max.
+__device__ __forceinline__ float row_logsumexp(float m, float l, float scale_log2) {
+  constexpr float kLn2 = 0.693147180559945309f;
+  const float m_scaled = m == -INFINITY ? 0.f : m * scale_log2;
+  return (m_scaled + __log2f(l)) * kLn2;
+}
 
 template <class Cfg, typename T>
 __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) fa2_tc_forward_kernel(const Params p) {
@@ -232,12 +238,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) fa2_tc_forward
 
     // ---- S_ij = Q_i K_jᵀ : (16·kMT, B_c) per warp, fp32 ----
     float s[kMT][kSN][4];
-#pragma unroll
-    for (int mt = 0; mt < kMT; ++mt)
-#pragma unroll
-      for (int n = 0; n < kSN; ++n)
-#pragma unroll
-        for (int e = 0; e < 4; ++e) s[mt][n][e] = 0.f;
+    zero_acc(s);
 
 #pragma unroll
     for (int kk = 0; kk < kQK_K; ++kk) {
@@ -308,7 +309,6 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) fa2_tc_forward
   if (!warp_has_rows) return;  // no barrier follows: only warp-local work remains
 
   // ---- epilogue: O_i = diag(ℓ_i)⁻¹ O_i, L_i = m_i τ + ln ℓ_i ----
-  constexpr float kLn2 = 0.693147180559945309f;
   if (p.fold != kernels::detail::kFoldNone) {
     // The ring's running output: O_i and L_i fold into O_run and the running
     // logsumexp (running_output.cuh) from registers. Every lane reads its rows'
@@ -318,12 +318,9 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) fa2_tc_forward
     for (int mt = 0; mt < kMT; ++mt)
 #pragma unroll
       for (int r = 0; r < 2; ++r) {
-        float l = l_i[mt][r];
-        l += __shfl_xor_sync(0xffffffffu, l, 1);
-        l += __shfl_xor_sync(0xffffffffu, l, 2);
-        const float inv_l = l > 0.f ? 1.f / l : 0.f;
-        const float m_scaled = m_i[mt][r] == -INFINITY ? 0.f : m_i[mt][r] * p.scale_log2;
-        const float lse_part = (m_scaled + __log2f(l)) * kLn2;
+        const float l = quad_row_sum(l_i[mt][r]);
+        const float inv_l = inverse_row_sum(l);
+        const float lse_part = row_logsumexp(m_i[mt][r], l, p.scale_log2);
         const int row = w_row0 + mt * 16 + g + r * 8;
         const float lse_run = p.fold != kernels::detail::kFoldStart && row < p.n_q ? p.lse[head * p.n_q + row] : 0.f;
         f[mt][r] = kernels::detail::fold_row(p.fold, lse_run, lse_part, inv_l);
@@ -369,12 +366,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) fa2_tc_forward
   for (int mt = 0; mt < kMT; ++mt) {
 #pragma unroll
     for (int r = 0; r < 2; ++r) {
-      float l = l_i[mt][r];
-      l += __shfl_xor_sync(0xffffffffu, l, 1);
-      l += __shfl_xor_sync(0xffffffffu, l, 2);
-      // ℓ ≥ 1 for every row (its max contributes 2^0); the guard only keeps a
-      // fully masked row (impossible with key 0 always visible) finite.
-      const float inv_l = l > 0.f ? 1.f / l : 0.f;
+      const float l = quad_row_sum(l_i[mt][r]);
+      const float inv_l = inverse_row_sum(l);
       const int row_local = mt * 16 + g + r * 8;
 #pragma unroll
       for (int n = 0; n < kON; ++n) {
@@ -382,10 +375,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) fa2_tc_forward
             Ops::pack(o_acc[mt][n][2 * r] * inv_l, o_acc[mt][n][2 * r + 1] * inv_l);
       }
       const int row = w_row0 + row_local;
-      if (p.lse != nullptr && t == 0 && row < p.n_q) {
-        const float m_scaled = m_i[mt][r] == -INFINITY ? 0.f : m_i[mt][r] * p.scale_log2;
-        p.lse[head * p.n_q + row] = (m_scaled + __log2f(l)) * kLn2;  // natural log
-      }
+      if (p.lse != nullptr && t == 0 && row < p.n_q)
+        p.lse[head * p.n_q + row] = row_logsumexp(m_i[mt][r], l, p.scale_log2);
     }
   }
   __syncwarp();
@@ -411,7 +402,6 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) fa2_tc_forward
 // same configuration without clashing.
 // ---------------------------------------------------------------------------
 using kernels::detail::aligned16;
-using kernels::detail::smem_optin_limit;
 
 // Checks the arguments against what this configuration can run, then launches
 // on a.stream. Throws Unsupported naming the limit hit, CudaError on a failed
@@ -419,8 +409,7 @@ using kernels::detail::smem_optin_limit;
 template <class Cfg, typename T>
 void launch(const LaunchArgs& a, const char* name) {
   const sim::AttentionProblem& pr = a.problem;
-  const std::string who = std::string(name) + " (d=" + std::to_string(Cfg::kHeadDim) + ", B_r=" +
-                          std::to_string(Cfg::kBr) + ", B_c=" + std::to_string(Cfg::kBc) + ")";
+  const std::string who = kernels::detail::config_name<Cfg>(name);
   if (pr.head_dim != Cfg::kHeadDim)
     throw Unsupported(who + " was asked for head dim " + std::to_string(pr.head_dim));
   if (pr.batch < 1 || pr.heads < 1 || pr.n_q() < 1 || pr.n_kv() < 1)
@@ -444,18 +433,8 @@ void launch(const LaunchArgs& a, const char* name) {
     throw Unsupported(who + ": T_r·B·H = " + std::to_string(T_r) + "·" + std::to_string(heads) +
                       " blocks exceed the grid limit 2^31-1");
 
-  const std::size_t smem = Cfg::kSmemBytes;
-  const int limit = smem_optin_limit(a);
-  if (smem > static_cast<std::size_t>(limit))
-    throw Unsupported(who + " needs " + std::to_string(smem) +
-                      " bytes of shared memory per block; the device allows " + std::to_string(limit) +
-                      " (cudaDevAttrMaxSharedMemoryPerBlockOptin)");
   auto* kernel = &fa2_tc_forward_kernel<Cfg, T>;
-  kernels::detail::opt_in_dynamic_smem(reinterpret_cast<const void*>(kernel), smem);  // per device
-
-  if (a.ctas_per_sm != nullptr)
-    FLASHLAB_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(a.ctas_per_sm, kernel, Cfg::kThreads,
-                                                                      static_cast<std::size_t>(smem)));
+  kernels::detail::prepare_compiled_launch<Cfg>(a, kernel, who);
   Params p{};
   p.q = a.q;
   p.k = a.k;
@@ -474,7 +453,7 @@ void launch(const LaunchArgs& a, const char* name) {
 
   const dim3 grid(static_cast<unsigned>(T_r * heads));
   const dim3 block(Cfg::kThreads);
-  kernel<<<grid, block, smem, static_cast<cudaStream_t>(a.stream)>>>(p);
+  kernel<<<grid, block, Cfg::kSmemBytes, static_cast<cudaStream_t>(a.stream)>>>(p);
   FLASHLAB_CUDA_CHECK(cudaGetLastError());
 }
 #endif  // FA2_TC_EMULATE

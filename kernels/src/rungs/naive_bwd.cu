@@ -31,27 +31,12 @@ namespace flashlab::kernels {
 namespace detail {
 namespace {
 
-constexpr int kVecBytes = 16;
 constexpr int kVectorsPerThread = 4;   // 16-byte vectors of P and of dP each thread keeps
 constexpr int kMaxThreads = 512;
 
 template <class T>
-struct Vec {
-  static constexpr int n = kVecBytes / sizeof(T);  // elements per 16-byte vector
-};
-
-template <class T>
 __device__ __forceinline__ float elem(const uint4& u, int e) {
   return to_float(reinterpret_cast<const T*>(&u)[e]);
-}
-
-__device__ __forceinline__ float block_sum(float v, float* scratch) {
-  v = warp_sum(v);
-  if ((threadIdx.x & 31) == 0) scratch[threadIdx.x >> 5] = v;
-  __syncthreads();
-  float r = 0;
-  for (unsigned w = 0; w < (blockDim.x >> 5); ++w) r += scratch[w];
-  return r;
 }
 
 // One block per row r of all heads: D_r = Σ_c P_rc dP_rc in fp32, then
@@ -62,7 +47,7 @@ __device__ __forceinline__ float block_sum(float v, float* scratch) {
 template <class T>
 __global__ void __launch_bounds__(kMaxThreads)
     softmax_backward_rows(const T* __restrict__ P, T* __restrict__ dPS, i64 first_row, i64 n_kv) {
-  constexpr int V = Vec<T>::n;
+  constexpr int V = Vec16<T>::n;
   __shared__ float red[32];
   const i64 row = first_row + blockIdx.x;
   const T* p = P + row * n_kv;   // (n_kv) P_r
@@ -111,7 +96,7 @@ void softmax_backward(sim::DType dtype, const void* P, void* dPS, i64 rows, i64 
   constexpr i64 kMaxGridX = 0x7fffffff;
   dispatch_dtype(dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    constexpr int V = Vec<T>::n;
+    constexpr int V = Vec16<T>::n;
     const T* p = static_cast<const T*>(P);
     T* ds = static_cast<T*>(dPS);
     const i64 vectors = (n_kv + V - 1) / V;

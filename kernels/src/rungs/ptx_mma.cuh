@@ -8,14 +8,15 @@
 // types themselves; the tile copy is compiled over theirs.
 #pragma once
 
-#ifndef FA2_TC_EMULATE
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
-#include <cuda_runtime.h>
-#endif
-
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
+
+#ifndef FA2_TC_EMULATE
+#include <cuda_runtime.h>
+
+#include "device/dtype.cuh"  // the 16-bit types, pack2
+#endif
 
 namespace flashlab::kernels::fa2_tc_detail {
 
@@ -66,51 +67,70 @@ __device__ __forceinline__ float exp2_approx(float x) {
   return y;
 }
 
-// dtype traits: the mma instruction and fp32 → 2×16-bit packing. In a packed
-// register the lower 16 bits hold the element with the lower column index.
+// dtype traits: the mma instruction and fp32 → 2×16-bit packing
+// (kernels::detail::pack2). In a packed register the lower 16 bits hold the
+// element with the lower column index.
+// D(16×8, f32) += A(16×16, row) · B(16×8, col), A and B of `type` ("f16", "bf16").
+#define FLASHLAB_MMA_M16N8K16(type)                                                                 \
+  asm("mma.sync.aligned.m16n8k16.row.col.f32." type "." type ".f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, " \
+      "{%8,%9}, {%0,%1,%2,%3};\n"                                                                  \
+      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])                                             \
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1))
 template <typename T>
-struct Dtype;
-
-template <>
-struct Dtype<__half> {
-  // D(16×8, f32) += A(16×16, row) · B(16×8, col)
+struct Dtype {
+  static_assert(kernels::detail::kIs16BitFloat<T>, "mma.sync m16n8k16 takes fp16 or bf16");
   __device__ __forceinline__ static void mma(float (&c)[4], const uint32_t (&a)[4], uint32_t b0,
                                              uint32_t b1) {
-    asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
-        "{%8,%9}, {%0,%1,%2,%3};\n"
-        : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+    if constexpr (std::is_same_v<T, __half>)
+      FLASHLAB_MMA_M16N8K16("f16");
+    else
+      FLASHLAB_MMA_M16N8K16("bf16");
   }
-  __device__ __forceinline__ static uint32_t pack(float lo, float hi) {
-    const __half2 h = __floats2half2_rn(lo, hi);  // .x (low 16 bits) = lo
-    uint32_t u;
-    memcpy(&u, &h, sizeof(u));
-    return u;
-  }
+  __device__ __forceinline__ static uint32_t pack(float lo, float hi) { return kernels::detail::pack2<T>(lo, hi); }
 };
-
-template <>
-struct Dtype<__nv_bfloat16> {
-  __device__ __forceinline__ static void mma(float (&c)[4], const uint32_t (&a)[4], uint32_t b0,
-                                             uint32_t b1) {
-    asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
-        "{%8,%9}, {%0,%1,%2,%3};\n"
-        : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-  }
-  __device__ __forceinline__ static uint32_t pack(float lo, float hi) {
-    const __nv_bfloat162 h = __floats2bfloat162_rn(lo, hi);
-    uint32_t u;
-    memcpy(&u, &h, sizeof(u));
-    return u;
-  }
-};
+#undef FLASHLAB_MMA_M16N8K16
 
 #endif  // FA2_TC_EMULATE
+
+// What the compile-time configuration of either rung holds: d, B_r, B_c, the
+// warps of a block (kThreads), the resident blocks per SM asked of the
+// register allocator, and the row stride of every 16-bit tile in shared
+// memory. Rows are padded by 8 elements (16 bytes): a row then starts 16 bytes
+// further along the 128-byte bank line than the row before, so the 8 row
+// addresses of one ldmatrix 8×8 matrix hit 8 distinct 16-byte bank groups
+// (needs (d/8 + 1) odd, i.e. d a multiple of 16).
+template <int D, int BR, int BC, int NW, int MINB>
+struct MmaConfig {
+  static constexpr int kHeadDim = D;
+  static constexpr int kBr = BR;
+  static constexpr int kBc = BC;
+  static constexpr int kNWarps = NW;
+  static constexpr int kMinBlocks = MINB;
+  static constexpr int kThreads = NW * 32;
+  static constexpr int kStride = D + 8;
+  static_assert(D % 16 == 0, "d must be a multiple of 16 (mma k-step and padding rule)");
+  static_assert(((D / 8 + 1) % 2) == 1, "odd row stride in 16-byte units keeps ldmatrix conflict-free");
+};
 
 // The fragment steps of the rungs' products (fa2_tc: S_ij = Q_i K_jᵀ, O_i += P_ij V_j;
 // fa2_tc_bwd: S_ijᵀ, dP_ijᵀ, dV_j, dK_j, dQ_i). A warp owns kMT row tiles of 16; an
 // accumulator acc[mt][n] is the C fragment of row tile mt, n-tile n (8 columns).
+
+// Accumulators zeroed before their first product, element by element: several
+// of one shape (of any rank) in one pass.
+template <int N, class... More>
+__device__ __forceinline__ void zero_acc(float (&acc)[N], More&... more) {
+#pragma unroll
+  for (int i = 0; i < N; ++i) {
+    acc[i] = 0.f;
+    ((more[i] = 0.f), ...);
+  }
+}
+template <class Row, int N, class... More>
+__device__ __forceinline__ void zero_acc(Row (&acc)[N], More&... more) {
+#pragma unroll
+  for (int i = 0; i < N; ++i) zero_acc(acc[i], more[i]...);
+}
 
 // A fragment of k-step kk from an fp32 accumulator (P_ij, dS_ij): its n-tiles 2kk
 // and 2kk + 1 are the A operand's columns, packed to 16 bits without leaving registers.

@@ -4,6 +4,7 @@
 #include "flashlab/kernels/rungs/registry.hpp"
 
 #include <algorithm>
+#include <cstddef>
 #include <sstream>
 #include <utility>
 #include <vector>
@@ -128,6 +129,28 @@ KernelInfo tensor_core_forward_info() {
   return k;
 }
 
+// The head dims, tiles and shared memory of a Hopper rung, from its table of
+// configurations (rows with head_dim, B_r, B_c) and the table's shared-memory
+// formula: the same in every build. A head dim no row has gets no tiles.
+template <class Config, std::size_t N>
+void set_table_tiles(KernelInfo& k, const Config (&table)[N], std::size_t (*smem_bytes)(const Config&)) {
+  for (const Config& c : table) k.head_dims.push_back(c.head_dim);
+  auto config = [rows = &table](const AttentionProblem& p) -> const Config* {
+    for (const Config& c : *rows)
+      if (c.head_dim == p.head_dim) return &c;
+    return nullptr;
+  };
+  k.default_tiles = [config, id = k.id](const AttentionProblem& p) {
+    const Config* c = config(p);
+    if (c == nullptr) throw Unsupported(id + " is not compiled for head dim d=" + std::to_string(p.head_dim));
+    return TileShape{c->Br, c->Bc};
+  };
+  k.smem_bytes = [config, smem_bytes](const AttentionProblem& p, TileShape) -> i64 {
+    const Config* c = config(p);
+    return c == nullptr ? i64{0} : static_cast<i64>(smem_bytes(*c));
+  };
+}
+
 #if defined(FLASHLAB_HAVE_FA2_TC) || defined(FLASHLAB_LIST_FA2_TC)
 // The head dims, tiles and shared memory of a rung compiled per head dim, from
 // its table's functions: the same in a build without CUDA.
@@ -163,22 +186,8 @@ KernelInfo fa3_hopper_info() {
                          "ring completed on mbarriers; two consumer warpgroups run S_ij = Q_i K_jᵀ and O_i += P_ij V_j "
                          "on wgmma (P_ij from registers) with the online softmax between; setmaxnreg; sm_90a only");
   k.min_sm = 90;
-  for (const Fa3HopperConfig& c : kFa3HopperConfigs) k.head_dims.push_back(c.head_dim);
+  set_table_tiles(k, kFa3HopperConfigs, &fa3_hopper_smem_bytes);
   k.launch = FLASHLAB_RUNG(fa3_hopper_forward);
-  auto config = [](const AttentionProblem& p) -> const Fa3HopperConfig* {
-    for (const Fa3HopperConfig& c : kFa3HopperConfigs)
-      if (c.head_dim == p.head_dim) return &c;
-    return nullptr;
-  };
-  k.default_tiles = [config](const AttentionProblem& p) {
-    const Fa3HopperConfig* c = config(p);
-    if (c == nullptr) throw Unsupported("fa3_hopper is not compiled for head dim d=" + std::to_string(p.head_dim));
-    return TileShape{c->Br, c->Bc};
-  };
-  k.smem_bytes = [config](const AttentionProblem& p, TileShape) -> i64 {
-    const Fa3HopperConfig* c = config(p);
-    return c == nullptr ? i64{0} : static_cast<i64>(fa3_hopper_smem_bytes(*c));
-  };
   return k;
 }
 
@@ -280,16 +289,7 @@ KernelInfo fa3_hopper_bwd_info() {
                          "(P_ijᵀ, dS_ijᵀ from registers; dS_ijᵀ once through shared memory for dQ), dQ by "
                          "red.global.add.v2.f32 into dQaccum; setmaxnreg; sm_90a only");
   k.forward = "fa3_hopper";
-  for (const sim::HopperBwdConfig& c : sim::kHopperBwdConfigs) k.head_dims.push_back(c.head_dim);
-  k.default_tiles = [](const AttentionProblem& p) {
-    const auto c = sim::hopper_bwd_config(p.head_dim);
-    if (!c) throw Unsupported("fa3_hopper_bwd is not compiled for head dim d=" + std::to_string(p.head_dim));
-    return sim::tiles_of(*c);
-  };
-  k.smem_bytes = [](const AttentionProblem& p, TileShape) -> i64 {
-    const auto c = sim::hopper_bwd_config(p.head_dim);
-    return c ? static_cast<i64>(sim::hopper_bwd_smem_bytes(*c)) : i64{0};
-  };
+  set_table_tiles(k, sim::kHopperBwdConfigs, &sim::hopper_bwd_smem_bytes);
   k.launch = FLASHLAB_RUNG(fa3_hopper_backward);
   return k;
 }

@@ -21,12 +21,6 @@ constexpr int kMaxThreads = 512;
 constexpr i64 kOnePassMaxRow = static_cast<i64>(kValuesPerThread) * kMaxThreads;  // 16,384
 constexpr float kLog2e = 1.4426950408889634f;
 
-// Sixteen bytes as floats: 8 elements of a 16-bit type, 4 of fp32.
-template <class T>
-struct Vec16 {
-  static constexpr int n = 16 / sizeof(T);
-};
-
 template <class T>
 __device__ __forceinline__ void load_vec16(const T* p, float (&out)[Vec16<T>::n]) {
   const uint4 u = *reinterpret_cast<const uint4*>(p);
@@ -42,24 +36,6 @@ __device__ __forceinline__ void store_vec16(T* p, const float (&in)[Vec16<T>::n]
 #pragma unroll
   for (int i = 0; i < Vec16<T>::n; ++i) e[i] = from_float<T>(in[i]);
   *reinterpret_cast<uint4*>(p) = u;
-}
-
-// Block-wide reductions; each has its own scratch so they need one barrier each.
-__device__ __forceinline__ float block_max(float v, float* scratch) {
-  v = warp_max(v);
-  if ((threadIdx.x & 31) == 0) scratch[threadIdx.x >> 5] = v;
-  __syncthreads();
-  float r = scratch[0];
-  for (unsigned w = 1; w < (blockDim.x >> 5); ++w) r = fmaxf(r, scratch[w]);
-  return r;
-}
-__device__ __forceinline__ float block_sum(float v, float* scratch) {
-  v = warp_sum(v);
-  if ((threadIdx.x & 31) == 0) scratch[threadIdx.x >> 5] = v;
-  __syncthreads();
-  float r = 0;
-  for (unsigned w = 0; w < (blockDim.x >> 5); ++w) r += scratch[w];
-  return r;
 }
 
 // One block per row; the row lives in registers between reading S and

@@ -54,16 +54,22 @@ std::string sci(double v) {
   return buf;
 }
 
-}  // namespace
-
-MeasuredRun run_case(Backend& backend, const KernelInfo& k, const AttentionProblem& p, const RunOptions& o,
-                     const KernelInfo* forward) {
+// A case's row before anything runs: the rung, its model and pass, the problem, the memory limit.
+MeasuredRun row_of(const KernelInfo& k, const AttentionProblem& p, const RunOptions& o) {
   MeasuredRun row;
   row.kernel = k.id;
   row.model = std::string(sim::to_string(k.model));
   row.direction = std::string(sim::to_string(k.pass()));
   row.problem = p;
   row.mem_limit_bytes = o.mem_limit_bytes;
+  return row;
+}
+
+}  // namespace
+
+MeasuredRun run_case(Backend& backend, const KernelInfo& k, const AttentionProblem& p, const RunOptions& o,
+                     const KernelInfo* forward) {
+  MeasuredRun row = row_of(k, p, o);
   auto finish = [&](RunStatus s, std::string reason) {
     row.status = s;
     row.reason = std::move(reason);
@@ -192,6 +198,23 @@ MeasuredRun run_case(Backend& backend, const KernelInfo& k, const AttentionProbl
   }
 }
 
+std::string unusable_context_reason(const std::string& sticky) {
+  return "not run: the CUDA context is unusable after an earlier error (" + sticky + ")";
+}
+
+sim::MeasuredRun run_case_in_context(Backend& backend, const KernelInfo& kernel, const AttentionProblem& p,
+                                     const RunOptions& options, std::string& sticky) {
+  if (sticky.empty()) {
+    MeasuredRun row = run_case(backend, kernel, p, options);
+    if (row.status == RunStatus::failed) sticky = backend.sticky_error();
+    return row;
+  }
+  MeasuredRun row = row_of(kernel, p, options);
+  row.status = RunStatus::failed;
+  row.reason = unusable_context_reason(sticky);
+  return row;
+}
+
 sim::MeasuredRuns run_bench(Backend& backend, const std::vector<const KernelInfo*>& kernels,
                             const std::vector<AttentionProblem>& problems, const RunOptions& options,
                             const Progress& progress) {
@@ -202,20 +225,7 @@ sim::MeasuredRuns run_bench(Backend& backend, const std::vector<const KernelInfo
     RunOptions o = options;
     o.seed = case_seed(options.seed, pi);
     for (const KernelInfo* k : kernels) {
-      MeasuredRun row;
-      if (!sticky.empty()) {
-        row.kernel = k->id;
-        row.model = std::string(sim::to_string(k->model));
-        row.direction = std::string(sim::to_string(k->pass()));
-        row.problem = problems[pi];
-        row.mem_limit_bytes = o.mem_limit_bytes;
-        row.status = RunStatus::failed;
-        row.reason = "not run: the CUDA context is unusable after an earlier error (" + sticky + ")";
-      } else {
-        row = run_case(backend, *k, problems[pi], o);
-        if (row.status == RunStatus::failed) sticky = backend.sticky_error();
-      }
-      r.runs.push_back(row);
+      r.runs.push_back(run_case_in_context(backend, *k, problems[pi], o, sticky));
       if (progress) progress(r.runs.size(), total, r.runs.back());
     }
   }

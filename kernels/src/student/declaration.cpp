@@ -9,6 +9,7 @@
 #include <fstream>
 #include <limits>
 #include <map>
+#include <optional>
 #include <sstream>
 
 #include "flashlab/sim/core/checked.hpp"
@@ -451,17 +452,11 @@ KernelDeclaration parse_declaration(std::string_view source, const std::string& 
     const std::vector<std::string> items = list_items(it->second.first);
     if (!(items.size() == 1 && items[0] == "any")) {
       for (const std::string& w : items) {
-        std::size_t used = 0;
-        long long d = 0;
-        try {
-          d = std::stoll(w, &used);
-        } catch (const std::exception&) {
-          used = 0;
-        }
-        if (used != w.size() || d < 1 || d > 1024)
+        const std::optional<sim::i64> d = sim::parse_whole(w);
+        if (!d || *d < 1 || *d > 1024)
           throw error(it->second.second, "head_dims: '" + w + "' is not a head dim from 1 to 1024 (or write any)");
-        if (std::find(k.head_dims.begin(), k.head_dims.end(), d) == k.head_dims.end())
-          k.head_dims.push_back(static_cast<int>(d));
+        if (std::find(k.head_dims.begin(), k.head_dims.end(), *d) == k.head_dims.end())
+          k.head_dims.push_back(static_cast<int>(*d));
       }
     }
   }

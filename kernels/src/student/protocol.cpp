@@ -2,6 +2,18 @@
 
 #include <stdexcept>
 
+namespace flashlab::kernels {
+
+// The options a child runs its cases with, one list for both directions (the
+// fp64 reference cache and the tile request stay the child's own). An unknown
+// check mode reads as the default, sampled.
+NLOHMANN_JSON_SERIALIZE_ENUM(CheckMode,
+                             {{CheckMode::sampled, "sampled"}, {CheckMode::off, "off"}, {CheckMode::full, "full"}})
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(RunOptions, warmup, repeats, max_repeats, target_ms, l2_flush, check,
+                                   check_flop_budget, mem_limit_bytes, seed, input_scale, max_rel_error, counters)
+
+}  // namespace flashlab::kernels
+
 namespace flashlab::kernels::student::detail {
 
 using nlohmann::json;
@@ -100,39 +112,6 @@ sim::MeasuredRun run_from_json(const json& j) {
   return r;
 }
 
-json to_json(const RunOptions& o) {
-  return {{"warmup", o.warmup},
-          {"repeats", o.repeats},
-          {"max_repeats", o.max_repeats},
-          {"target_ms", o.target_ms},
-          {"l2_flush", o.l2_flush},
-          {"check", o.check == CheckMode::off ? "off" : o.check == CheckMode::full ? "full" : "sampled"},
-          {"check_flop_budget", o.check_flop_budget},
-          {"mem_limit_bytes", o.mem_limit_bytes},
-          {"seed", o.seed},
-          {"input_scale", o.input_scale},
-          {"max_rel_error", o.max_rel_error},
-          {"counters", o.counters}};
-}
-
-RunOptions options_from_json(const json& j) {
-  RunOptions o;
-  o.warmup = j.at("warmup").get<int>();
-  o.repeats = j.at("repeats").get<int>();
-  o.max_repeats = j.at("max_repeats").get<int>();
-  o.target_ms = j.at("target_ms").get<double>();
-  o.l2_flush = j.at("l2_flush").get<bool>();
-  const std::string check = j.at("check").get<std::string>();
-  o.check = check == "off" ? CheckMode::off : check == "full" ? CheckMode::full : CheckMode::sampled;
-  o.check_flop_budget = j.at("check_flop_budget").get<double>();
-  o.mem_limit_bytes = j.at("mem_limit_bytes").get<sim::i64>();
-  o.seed = j.at("seed").get<std::uint64_t>();
-  o.input_scale = j.at("input_scale").get<double>();
-  o.max_rel_error = j.at("max_rel_error").get<double>();
-  o.counters = j.at("counters").get<bool>();
-  return o;
-}
-
 json to_json(const ChildRequest& r) {
   json versions = json::array();
   for (const CompiledVersion& v : r.versions)
@@ -147,7 +126,7 @@ json to_json(const ChildRequest& r) {
   return {{"kernel_path", r.kernel_path},
           {"versions", versions},
           {"problems", problems},
-          {"options", to_json(r.options)},
+          {"options", r.options},
           {"device", r.device}};
 }
 
@@ -165,7 +144,7 @@ ChildRequest request_from_json(const json& j) {
     r.versions.push_back(std::move(c));
   }
   for (const json& p : j.at("problems")) r.problems.push_back(problem_from_json(p));
-  r.options = options_from_json(j.at("options"));
+  r.options = j.at("options").get<RunOptions>();
   r.device = j.at("device").get<int>();
   return r;
 }

@@ -26,8 +26,6 @@ nlohmann::json to_json(const sim::AttentionProblem& p);
 sim::AttentionProblem problem_from_json(const nlohmann::json& j);
 nlohmann::json to_json(const sim::MeasuredRun& r);
 sim::MeasuredRun run_from_json(const nlohmann::json& j);
-nlohmann::json to_json(const RunOptions& o);
-RunOptions options_from_json(const nlohmann::json& j);
 nlohmann::json to_json(const ChildRequest& r);
 ChildRequest request_from_json(const nlohmann::json& j);
 

@@ -182,8 +182,7 @@ sim::MeasuredRuns run_bench_with_kernel_files(Backend& backend, const std::vecto
         continue;
       }
       if (!sticky.empty()) {
-        finished(pi, slot, refused_row(k, p, o, sim::RunStatus::failed,
-                                       "not run: the CUDA context is unusable after an earlier error (" + sticky + ")"));
+        finished(pi, slot, refused_row(k, p, o, sim::RunStatus::failed, unusable_context_reason(sticky)));
         continue;
       }
       if (!in_process_rung.built()) {
@@ -203,23 +202,8 @@ sim::MeasuredRuns run_bench_with_kernel_files(Backend& backend, const std::vecto
   for (std::size_t pi = 0; pi < problems.size() && !stop(); ++pi) {
     RunOptions o = options;
     o.seed = case_seed(options.seed, pi);
-    for (std::size_t ri = 0; ri < rungs.size() && !stop(); ++ri) {
-      const KernelInfo* k = rungs[ri];
-      sim::MeasuredRun row;
-      if (!sticky.empty()) {
-        row.kernel = k->id;
-        row.model = std::string(sim::to_string(k->model));
-        row.direction = std::string(sim::to_string(k->pass()));
-        row.problem = problems[pi];
-        row.mem_limit_bytes = o.mem_limit_bytes;
-        row.status = sim::RunStatus::failed;
-        row.reason = "not run: the CUDA context is unusable after an earlier error (" + sticky + ")";
-      } else {
-        row = run_case(backend, *k, problems[pi], o);
-        if (row.status == sim::RunStatus::failed) sticky = backend.sticky_error();
-      }
-      finished(pi, ri, std::move(row));
-    }
+    for (std::size_t ri = 0; ri < rungs.size() && !stop(); ++ri)
+      finished(pi, ri, run_case_in_context(backend, *rungs[ri], problems[pi], o, sticky));
   }
 
   sim::MeasuredRuns out;

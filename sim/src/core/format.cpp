@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <stdexcept>
 
 namespace flashlab::sim {
 
@@ -74,6 +75,16 @@ std::string bytes_iec(double bytes) {
   else
     std::snprintf(buf, sizeof buf, "%.2f %s", bytes, units[k]);
   return buf;
+}
+
+std::optional<i64> parse_whole(const std::string& text) {
+  try {
+    std::size_t used = 0;
+    const long long v = std::stoll(text, &used);
+    if (used == text.size()) return v;
+  } catch (const std::logic_error&) {  // std::invalid_argument, std::out_of_range
+  }
+  return std::nullopt;
 }
 
 std::optional<i64> parse_size(std::string_view s) {

@@ -126,6 +126,16 @@ std::unique_ptr<Backend> open_cuda_backend(int device = 0);
 sim::MeasuredRun run_case(Backend& backend, const KernelInfo& kernel, const sim::AttentionProblem& p,
                           const RunOptions& options, const KernelInfo* forward = nullptr);
 
+// After an error that leaves the CUDA context unusable (Backend::sticky_error,
+// `sticky`), no later case can run: why each of them failed.
+std::string unusable_context_reason(const std::string& sticky);
+
+// run_case, unless an earlier case left the CUDA context unusable (`sticky`
+// not empty): then a failed row with unusable_context_reason. A failed case
+// sets `sticky` to the backend's sticky error (empty when the context survived).
+sim::MeasuredRun run_case_in_context(Backend& backend, const KernelInfo& kernel, const sim::AttentionProblem& p,
+                                     const RunOptions& options, std::string& sticky);
+
 using Progress = std::function<void(std::size_t done, std::size_t total, const sim::MeasuredRun& row)>;
 
 // Every kernel on every problem (problems outer), seeds derived from

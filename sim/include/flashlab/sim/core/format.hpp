@@ -24,4 +24,9 @@ std::string shortest(double v);
 // a fractional result, a negative value, junk or an overflow gives nullopt.
 std::optional<i64> parse_size(std::string_view s);
 
+// The whole text as one integer, as std::stoll reads it (leading white space
+// and a sign taken): "64", "-3", " 7"; nullopt for junk, trailing characters
+// ("64x", "1.5"), an empty text or a value out of range.
+std::optional<i64> parse_whole(const std::string& text);
+
 }  // namespace flashlab::sim
