@@ -8,14 +8,12 @@
 #include "commands.hpp"
 #include "common.hpp"
 
-#ifdef FLASHLAB_WITH_GUI
 #include "state/gui.hpp"
-#endif
 
 namespace flashlab::cli {
 namespace {
 
-[[maybe_unused]] bool display_present() {  // unused when the GUI is not built
+bool display_present() {
   const char* x = std::getenv("DISPLAY");
   const char* w = std::getenv("WAYLAND_DISPLAY");
   return (x && *x) || (w && *w);
@@ -24,9 +22,7 @@ namespace {
 // "controls, tiling, counters, plots, concepts": the GUI's list ("" without a GUI).
 std::string panel_list() {
   std::string s;
-#ifdef FLASHLAB_WITH_GUI
   for (const std::string& p : gui::screenshot_panels()) s += (s.empty() ? "" : ", ") + p;
-#endif
   return s;
 }
 
@@ -53,10 +49,9 @@ class GuiCommand : public Command {
   }
 
   int run() override {
-#ifndef FLASHLAB_WITH_GUI
-    throw UsageError("this flashlab was built without the GUI (FLASHLAB_GUI=OFF, or GLFW/OpenGL/ImGui missing at "
-                     "configure time); the CLI works: try 'flashlab compare'");
-#else
+    if (!gui::built())
+      throw UsageError("this flashlab was built without the GUI (FLASHLAB_GUI=OFF, or GLFW/OpenGL/ImGui missing at "
+                       "configure time); the CLI works: try 'flashlab compare'");
     if (list_settings_) {
       gui::write_settings_list(std::cout);
       return 0;
@@ -97,7 +92,6 @@ class GuiCommand : public Command {
     const gui::RunResult r = gui::run(o);
     if (r.exit_code != 0) throw UsageError(r.error);
     return 0;
-#endif
   }
 
  private:
@@ -112,14 +106,12 @@ class GuiCommand : public Command {
 std::unique_ptr<Command> make_gui_command() { return std::make_unique<GuiCommand>(); }
 
 int run_main_job() {
-#ifdef FLASHLAB_WITH_GUI
-  if (display_present()) {
+  if (gui::built() && display_present()) {
     const gui::RunResult r = gui::run(gui::Options{});
     if (r.exit_code == 0) return 0;
     if (!r.no_window) throw UsageError(r.error);
     std::cerr << "flashlab: note: " << r.error << "; printing the comparison instead\n";
   }
-#endif
   return run_default_comparison();
 }
 

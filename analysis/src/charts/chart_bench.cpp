@@ -13,12 +13,11 @@
 #include "flashlab/analysis/charts/chart_builders.hpp"
 #include "flashlab/analysis/charts/implementations.hpp"
 #include "flashlab/sim/core/format.hpp"
+#include "text/missing.hpp"
 
 namespace flashlab::analysis {
 
 namespace {
-
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 // One marker per configuration beside the x axis, when the mask does not vary.
 constexpr MarkerShape kConfigMarkers[] = {MarkerShape::circle, MarkerShape::square, MarkerShape::diamond,
                                           MarkerShape::triangle, MarkerShape::cross};

@@ -3,6 +3,7 @@
 #include "flashlab/analysis/charts/implementations.hpp"
 #include "flashlab/analysis/placement/placement.hpp"
 #include "flashlab/analysis/model/roofline_ceilings.hpp"
+#include "text/missing.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -26,8 +27,6 @@ std::string legend_name(sim::Algorithm a) {
 }  // namespace
 
 namespace {
-
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 // Model points that land on one spot (FA1 and FA2 at one head, short N)
 // hide each other's marker: the first names them all ("fa1 = fa2 518

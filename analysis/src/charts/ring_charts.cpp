@@ -13,12 +13,11 @@
 #include "flashlab/analysis/results/ring_results.hpp"
 #include "flashlab/sim/problem/attention_models.hpp"
 #include "flashlab/sim/core/format.hpp"
+#include "text/missing.hpp"
 
 namespace flashlab::analysis {
 
 namespace {
-
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 std::string layout_words(sim::RingLayout l) { return std::string(sim::ring_layout_info(l).words); }
 
@@ -32,11 +31,11 @@ std::string model_label(const sim::AttentionProblem& p) {
 
 // What tells the drawn runs apart besides the model and N: P, B, the mask and
 // the dtype where they differ between runs; the rest is said once in the subtitle.
-struct Varying {
+struct RingVarying {
   bool gpus = false, batch = false, causal = false, dtype = false, steps = false;
 };
 
-Varying varying(const std::vector<const sim::MeasuredRun*>& shown) {
+RingVarying ring_varying(const std::vector<const sim::MeasuredRun*>& shown) {
   std::set<sim::i64> gpus, batch;
   std::set<int> causal, dtype;
   std::set<std::string> steps;
@@ -51,7 +50,7 @@ Varying varying(const std::vector<const sim::MeasuredRun*>& shown) {
 }
 
 // " P=4 B=2": the varying parts of a run's problem.
-std::string varying_suffix(const sim::AttentionProblem& p, const Varying& v) {
+std::string varying_suffix(const sim::AttentionProblem& p, const RingVarying& v) {
   std::string s;
   if (v.gpus) s += " P=" + std::to_string(p.gpus());
   if (v.batch) s += " B=" + std::to_string(p.batch);
@@ -62,7 +61,7 @@ std::string varying_suffix(const sim::AttentionProblem& p, const Varying& v) {
 
 // "zig-zag · 4× NVIDIA H200 (NVLink, 18 links between every pair) · B=1 bf16 causal · fused steps".
 std::string subtitle(const sim::MeasuredRuns& runs, const std::vector<const sim::MeasuredRun*>& shown,
-                     sim::RingLayout layout, const Varying& v) {
+                     sim::RingLayout layout, const RingVarying& v) {
   std::string s = layout_words(layout);
   const sim::ParallelMeta& m = runs.meta.parallel_part();
   std::string machine = gpus_and_links(m.gpu_names, m.gpu_topology, true);
@@ -128,7 +127,7 @@ ChartSpec ring_scaling_chart(const sim::MeasuredRuns& runs, const RingChartOptio
   c.ref_lines.push_back({false, 1.0, "1: P GPUs, P times faster", Color{90, 90, 90, 255}, Dash::dashed, 1.5, {}});
   std::string why;
   const std::vector<const sim::MeasuredRun*> shown = multi_gpu_runs(runs, opt.layout, opt.steps, why);
-  const Varying v = varying(shown);
+  const RingVarying v = ring_varying(shown);
   c.subtitle = subtitle(runs, shown, opt.layout, v);
   if (shown.empty()) {
     c.notes.push_back(why);
@@ -258,7 +257,7 @@ ChartSpec ring_time_chart(const sim::MeasuredRuns& runs, const RingChartOptions&
   }
   std::string why;
   const std::vector<const sim::MeasuredRun*> shown = multi_gpu_runs(runs, opt.layout, steps, why);
-  const Varying v = varying(shown);
+  const RingVarying v = ring_varying(shown);
   c.subtitle = subtitle(runs, shown, opt.layout, v);
   if (shown.empty()) {
     c.notes.push_back(why);

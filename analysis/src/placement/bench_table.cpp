@@ -27,7 +27,7 @@ std::string error_text(double e) {
 }
 
 // Times keep three significant digits from 1 µs to minutes.
-std::string ms(double v) {
+std::string ms_cell(double v) {
   if (v <= 0) return "";
   return v < 1 ? fixed(v, 4) : v < 100 ? fixed(v, 3) : fixed(v, 1);
 }
@@ -113,8 +113,8 @@ std::string bench_table(const BenchResults& r) {
     t.add({row.kernel + (row.direction == "fwd" ? "" : " (" + row.direction + ")"), std::to_string(p.batch),
            heads_text(p), n, std::to_string(p.head_dim), std::string(sim::to_string(p.dtype)),
            p.causal ? "yes" : "no", row.tiles.Br > 0 ? std::to_string(row.tiles.Br) + "×" + std::to_string(row.tiles.Bc) : "",
-           std::string(to_string(row.status)), timed ? ms(row.time_ms_median) : "",
-           timed ? ms(row.time_ms_min) + "-" + ms(row.time_ms_max) : "", timed ? fixed(row.tflops, 1) : "",
+           std::string(to_string(row.status)), timed ? ms_cell(row.time_ms_median) : "",
+           timed ? ms_cell(row.time_ms_min) + "-" + ms_cell(row.time_ms_max) : "", timed ? fixed(row.tflops, 1) : "",
            timed && row.tflops_exact > 0 ? fixed(row.tflops_exact, 1) : "", timed && row.gbps > 0 ? fixed(row.gbps, 0) : "",
            ok ? mib(row.peak_memory_bytes) : "", mib(row.predicted_memory_bytes), ok ? error_text(row.rel_error) : "",
            row.reason});

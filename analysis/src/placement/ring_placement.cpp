@@ -14,6 +14,7 @@
 #include "flashlab/sim/hardware/default_hardware.hpp"
 #include "flashlab/sim/core/format.hpp"
 #include "flashlab/sim/calibration/rung_timing.hpp"
+#include "text/missing.hpp"
 #include "text/results_json.hpp"
 #include "text/ring_text.hpp"
 
@@ -26,8 +27,6 @@ using results_json::number_json;
 using ring_text::ms;
 using ring_text::rel_error;
 using ring_text::signed_pct;
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-
 // What the runner's events see of a predicted pass, the busiest GPU's: its
 // exchanges from its own posting to their end, summed (the comm stream's
 // x_start to x_end), and its compute stream's stalls on them: after step s's

@@ -24,7 +24,7 @@ void add(RingErrorStat& s, double error, const std::string& at) {
   }
 }
 
-std::string tokens(sim::i64 n) { return n % 1024 == 0 ? std::to_string(n / 1024) + "K" : std::to_string(n); }
+std::string tokens_k(sim::i64 n) { return n % 1024 == 0 ? std::to_string(n / 1024) + "K" : std::to_string(n); }
 
 std::string pct_line(const RingErrorStat& s) {
   if (s.count == 0) return "-";
@@ -49,7 +49,7 @@ RingScore score_ring_placements(const std::vector<RingPlacement>& placed, const 
       if (!c.from_single_gpu_run)
         for (const RingPassPlacement& pp : pl.passes)
           add(s.time_one_gpu, pp.time_error,
-              "run " + std::to_string(k < run_index.size() ? run_index[k] : k) + " (P=1, " + tokens(p.seq_q) +
+              "run " + std::to_string(k < run_index.size() ? run_index[k] : k) + " (P=1, " + tokens_k(p.seq_q) +
                   (p.causal ? ", causal" : "") + "), " + (pp.pass == sim::Pass::fwd ? "forward" : "backward"));
       continue;
     }
@@ -65,7 +65,7 @@ RingScore score_ring_placements(const std::vector<RingPlacement>& placed, const 
       s.calibrations.push_back(c.note);
     }
     const std::string run = "run " + std::to_string(k < run_index.size() ? run_index[k] : k) + " (P=" +
-                            std::to_string(p.gpus()) + ", " + tokens(p.seq_q) + (p.causal ? ", causal" : "") + ")";
+                            std::to_string(p.gpus()) + ", " + tokens_k(p.seq_q) + (p.causal ? ", causal" : "") + ")";
     for (const RingPassPlacement& pp : pl.passes) {
       const std::string at = run + ", " + (pp.pass == sim::Pass::fwd ? "forward" : "backward");
       add(s.time, pp.time_error, at);

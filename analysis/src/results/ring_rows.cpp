@@ -10,15 +10,14 @@
 #include "flashlab/analysis/results/ring_results.hpp"
 #include "flashlab/sim/problem/attention_models.hpp"
 #include "flashlab/sim/core/format.hpp"
+#include "text/missing.hpp"
 #include "text/ring_text.hpp"
 
 namespace flashlab::analysis {
 
 namespace {
 using ring_text::ms;
-using ring_text::pct;
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-}  // namespace
+using ring_text::pct;}  // namespace
 
 // ---- rows ----------------------------------------------------------------------------
 

@@ -17,8 +17,8 @@ using nlohmann::json;
 
 namespace {
 
-std::string ms(double s, int decimals = 3) { return sim::fixed(s * 1e3, decimals); }
-std::string pct(double f) { return sim::fixed(100.0 * f, 0) + "%"; }
+std::string seconds_ms(double s, int decimals = 3) { return sim::fixed(s * 1e3, decimals); }
+std::string fraction_pct(double f) { return sim::fixed(100.0 * f, 0) + "%"; }
 std::string gib(i64 b) { return sim::bytes_iec(static_cast<double>(b)); }
 
 std::string link_line(const sim::InterconnectModel& l) {
@@ -109,8 +109,8 @@ std::string ring_summary_text(const sim::RingSimulation& s, const sim::RingTopol
                "MB received/step", "TFLOP/s/GPU"});
   for (const sim::RingPassResult* r : {&s.forward, s.backward ? &*s.backward : nullptr}) {
     if (r == nullptr) continue;
-    t.add({std::string(sim::to_string(r->pass)), ms(r->time_s), ms(r->compute_s), ms(r->comm_s),
-           ms(r->exposed_comm_s), ms(r->exposed_comm_s - r->exposed_steps_s), pct(r->overlap), ms(r->idle_s), sim::fixed(static_cast<double>(r->bytes_per_step) / 1e6, 1),
+    t.add({std::string(sim::to_string(r->pass)), seconds_ms(r->time_s), seconds_ms(r->compute_s), seconds_ms(r->comm_s),
+           seconds_ms(r->exposed_comm_s), seconds_ms(r->exposed_comm_s - r->exposed_steps_s), fraction_pct(r->overlap), seconds_ms(r->idle_s), sim::fixed(static_cast<double>(r->bytes_per_step) / 1e6, 1),
            r->time_s > 0 ? sim::fixed(r->flops / r->time_s / p.gpus() * 1e-12, 1) : std::string("-")});
   }
   std::string table = t.str();
@@ -121,8 +121,8 @@ std::string ring_summary_text(const sim::RingSimulation& s, const sim::RingTopol
     a = b == std::string::npos ? table.size() : b + 1;
   }
   out += indented;
-  out += "  total     " + ms(s.time_s) + " ms; one GPU alone " + ms(s.single_gpu_s) + " ms; scaling efficiency " +
-         pct(s.scaling_efficiency) + " (single-GPU time / (P × time))\n";
+  out += "  total     " + seconds_ms(s.time_s) + " ms; one GPU alone " + seconds_ms(s.single_gpu_s) + " ms; scaling efficiency " +
+         fraction_pct(s.scaling_efficiency) + " (single-GPU time / (P × time))\n";
   const sim::RingMemory& m = largest_memory(s);
   out += "  memory    " + gib(m.total_bytes()) + " on the largest GPU, as the ring's kernels allocate it (the rungs' "
          "workspaces not counted)";
@@ -148,7 +148,7 @@ std::string ring_timeline_table(const sim::RingSimulation& s) {
     if (xfer) what += e.gradients ? " dK,dV" : " K,V";
     if (xfer && e.crosses_nodes) what += " (inter)";
     t.add({std::string(sim::to_string(e.pass)), std::to_string(e.gpu), std::to_string(e.step), what,
-           ms(e.start_s), ms(e.end_s), ms(e.duration_s()),
+           seconds_ms(e.start_s), seconds_ms(e.end_s), seconds_ms(e.duration_s()),
            e.kind == sim::RingEventKind::compute || xfer ? std::to_string(e.kv_owner) : std::string(),
            xfer ? std::to_string(e.peer) : std::string(),
            xfer ? sim::fixed(static_cast<double>(e.bytes) / 1e6, 2) : std::string(),
@@ -332,7 +332,7 @@ std::string ring_extrapolation_table(const RingExtrapolation& x, bool markdown) 
         row.push_back("-");
         continue;
       }
-      std::string cell = sim::fixed(it->time_s * 1e3, it->time_s * 1e3 < 10 ? 2 : 1) + " / " + pct(it->scaling_efficiency);
+      std::string cell = sim::fixed(it->time_s * 1e3, it->time_s * 1e3 < 10 ? 2 : 1) + " / " + fraction_pct(it->scaling_efficiency);
       if (!it->hidden()) cell += "*";
       if (!it->fits) cell += "!";
       row.push_back(cell);
@@ -342,7 +342,7 @@ std::string ring_extrapolation_table(const RingExtrapolation& x, bool markdown) 
     } else {
       const int g = *r.first_exposed_gpus;
       const auto it = std::find_if(r.points.begin(), r.points.end(), [&](const RingScalePoint& p) { return p.gpus == g; });
-      row.push_back("exposed from P=" + std::to_string(g) + " (" + pct(it->exposed_fraction) + ", " +
+      row.push_back("exposed from P=" + std::to_string(g) + " (" + fraction_pct(it->exposed_fraction) + ", " +
                     (it->nodes > 1 ? "between nodes" : "in a node") + ")");
     }
     rows.push_back(std::move(row));
@@ -353,7 +353,7 @@ std::string ring_extrapolation_table(const RingExtrapolation& x, bool markdown) 
   std::string foot;
   if (tail > 0)
     foot = "Not in the criterion: the backward's tail, dK and dV (fp32) coming home after the last step, which no "
-           "compute of the layer hides: up to " + pct(tail) + " of a point's time here.\n";
+           "compute of the layer hides: up to " + fraction_pct(tail) + " of a point's time here.\n";
   if (!markdown) {
     TextTable t(header);
     for (auto& row : rows) t.add(std::move(row));

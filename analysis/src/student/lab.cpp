@@ -22,11 +22,11 @@ namespace {
 
 using nlohmann::json;
 
-constexpr const char* kFormat = "flashlab-lab/1";
+constexpr const char* kLabFormat = "flashlab-lab/1";
 
 using Fields = sim::JsonFields<std::runtime_error>;
 
-[[noreturn]] void fail(const std::string& origin, const std::string& where, const std::string& why) {
+[[noreturn]] void lab_fail(const std::string& origin, const std::string& where, const std::string& why) {
   Fields(origin).error(where, why);
 }
 
@@ -35,14 +35,14 @@ void only_keys(const json& j, const std::set<std::string>& known, const std::str
     (void)value;
     if (!known.count(key)) {
       const std::vector<std::string> names(known.begin(), known.end());
-      fail(origin, where, "unknown key '" + key + "'" + sim::did_you_mean(key, names));
+      lab_fail(origin, where, "unknown key '" + key + "'" + sim::did_you_mean(key, names));
     }
   }
 }
 
 std::string text(const json& j, const char* key, const std::string& origin, const std::string& where, bool required) {
   if (!j.contains(key)) {
-    if (required) fail(origin, where, std::string("missing \"") + key + "\"");
+    if (required) lab_fail(origin, where, std::string("missing \"") + key + "\"");
     return {};
   }
   if (!j[key].is_string()) Fields(origin).wrong(Fields::join(where, key), "text");
@@ -62,7 +62,7 @@ std::vector<std::string> texts(const json& j, const char* key, const std::string
 }
 
 LabFigure figure_from(const json& j, const std::string& origin, const std::string& where) {
-  if (!j.is_object()) fail(origin, where, "expected an object");
+  if (!j.is_object()) lab_fail(origin, where, "expected an object");
   only_keys(j, {"item", "chart", "sweep", "kernels", "filter", "kernel", "baseline", "note"}, origin, where);
   LabFigure f;
   f.item = text(j, "item", origin, where, true);
@@ -77,18 +77,18 @@ LabFigure figure_from(const json& j, const std::string& origin, const std::strin
     if (!find_implementation(k)) {
       std::vector<std::string> ids;
       for (const Implementation& i : implementations()) ids.emplace_back(i.id);
-      fail(origin, where + ".kernels", "unknown implementation '" + k + "'" + sim::did_you_mean(k, ids));
+      lab_fail(origin, where + ".kernels", "unknown implementation '" + k + "'" + sim::did_you_mean(k, ids));
     }
   if (!is_bench_chart(f.chart)) {
     std::vector<std::string> bench;
     for (const ChartEntry& e : chart_table())
       if (e.needs_results) bench.emplace_back(e.id);
-    fail(origin, where + ".chart", "'" + f.chart + "' is not a chart of measured runs" + sim::did_you_mean(f.chart, bench));
+    lab_fail(origin, where + ".chart", "'" + f.chart + "' is not a chart of measured runs" + sim::did_you_mean(f.chart, bench));
   }
   try {
     parse_bench_filter(f.filter);
   } catch (const std::invalid_argument& e) {
-    fail(origin, where + ".filter", e.what());
+    lab_fail(origin, where + ".filter", e.what());
   }
   return f;
 }
@@ -106,9 +106,9 @@ std::vector<std::string> lab_names() { return sim::asset_names("labs"); }
 
 Lab parse_lab(const std::string& body, const std::string& origin) {
   json j = results_json::parse(body, origin);
-  if (!j.is_object()) fail(origin, "top level", "expected an object");
+  if (!j.is_object()) lab_fail(origin, "top level", "expected an object");
   only_keys(j, {"format", "name", "title", "measured", "results", "figures", "differences"}, origin, "top level");
-  if (j.value("format", std::string()) != kFormat) fail(origin, "format", std::string("expected \"") + kFormat + "\"");
+  if (j.value("format", std::string()) != kLabFormat) lab_fail(origin, "format", std::string("expected \"") + kLabFormat + "\"");
   Lab lab;
   lab.name = text(j, "name", origin, "top level", true);
   lab.title = text(j, "title", origin, "top level", true);
@@ -116,7 +116,7 @@ Lab parse_lab(const std::string& body, const std::string& origin) {
   lab.results = texts(j, "results", origin, "top level");
   lab.differences = texts(j, "differences", origin, "top level");
   if (!j.contains("figures") || !j["figures"].is_array() || j["figures"].empty())
-    fail(origin, "figures", "missing, or not a non-empty list");
+    lab_fail(origin, "figures", "missing, or not a non-empty list");
   for (std::size_t k = 0; k < j["figures"].size(); ++k)
     lab.figures.push_back(figure_from(j["figures"][k], origin, "figures[" + std::to_string(k) + "]"));
   return lab;

@@ -539,7 +539,7 @@ std::string tensor_list(sim::Pass pass) {
 
 std::string tflops_text(double tflops) { return sim::fixed(tflops, 1); }
 std::string mib(double bytes) { return sim::fixed(bytes / 1048576.0, 0) + " MiB"; }
-std::string ms(double s) { return sim::fixed(s * 1e3, 3) + " ms"; }
+std::string seconds_as_ms(double s) { return sim::fixed(s * 1e3, 3) + " ms"; }
 
 std::string rate_flag(const CheckedStudentRow& r) {
   return "reported " + tflops_text(*r.row.reported_tflops) + " TFLOP/s is " + sim::fixed(r.ratio, 2) + "× the " +
@@ -547,7 +547,7 @@ std::string rate_flag(const CheckedStudentRow& r) {
 }
 
 std::string roof_flag(const CheckedStudentRow& r, const StudentCheck& c) {
-  const std::string times = " (" + ms(r.row.time_s) + " < bound " + ms(r.bound_s) + ")";
+  const std::string times = " (" + seconds_as_ms(r.row.time_s) + " < bound " + seconds_as_ms(r.bound_s) + ")";
   if (!r.memory_bound)
     return "above the roof: " + tflops_text(r.recomputed_tflops) + " TFLOP/s over the " +
            std::string(sim::to_string(r.row.problem.dtype)) + " peak " + tflops_text(r.peak_tflops) + times;

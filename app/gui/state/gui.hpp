@@ -10,6 +10,11 @@
 
 namespace flashlab::gui {
 
+// Whether this flashlab has the window. Without it (FLASHLAB_GUI=OFF, or no
+// GLFW/OpenGL/ImGui at configure time) the entry points below are those of
+// app/cli/gui_absent.cpp: false here, no panels, no settings, run() refuses.
+bool built();
+
 struct Options {
   int frames = 0;                // 0: until the window is closed
   std::string screenshot;        // PNG of the whole window after the last frame

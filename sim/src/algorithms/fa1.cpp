@@ -6,7 +6,7 @@
 namespace flashlab::sim::detail {
 namespace {
 
-const AlgorithmInfo& info() {
+const AlgorithmInfo& fa1_info() {
   static const AlgorithmInfo i{
       Algorithm::fa1,
       "fa1",
@@ -51,7 +51,7 @@ const AlgorithmInfo& info() {
 
 class Fa1 final : public LoopNest {
  public:
-  Fa1() : LoopNest(info()) {}
+  Fa1() : LoopNest(fa1_info()) {}
 
   void prologue(Emitter& e) const override {
     // line 2: initialise O = 0, ℓ = 0, m = −∞ in HBM.
@@ -98,10 +98,10 @@ class Fa1 final : public LoopNest {
   void outer_end(int, i64 j, Emitter& e) const override { e.free(15, {e.K(j), e.V(j)}); }
 };
 
-std::unique_ptr<LoopNest> make(const AttentionProblem&, const StorageTypes&) { return std::make_unique<Fa1>(); }
+std::unique_ptr<LoopNest> make_fa1(const AttentionProblem&, const StorageTypes&) { return std::make_unique<Fa1>(); }
 
 }  // namespace
 
-const AlgorithmEntry& fa1_entry() { return entry_of<info, make>(); }
+const AlgorithmEntry& fa1_entry() { return entry_of<fa1_info, make_fa1>(); }
 
 }  // namespace flashlab::sim::detail

@@ -11,7 +11,7 @@
 namespace flashlab::sim::detail {
 namespace {
 
-const AlgorithmInfo& info() {
+const AlgorithmInfo& fa1_bwd_info() {
   static const AlgorithmInfo i{
       Algorithm::fa1_bwd,
       "fa1_bwd",
@@ -66,11 +66,11 @@ const AlgorithmInfo& info() {
 
 class Fa1Bwd final : public LoopNest {
  public:
-  explicit Fa1Bwd(bool convert_dq) : LoopNest(info()), convert_(convert_dq) {}
+  explicit Fa1Bwd(bool convert_dq) : LoopNest(fa1_bwd_info()), convert_(convert_dq) {}
 
   int phases() const override { return convert_ ? 2 : 1; }
   std::string_view phase_title(int ph) const override {
-    return ph == 0 ? info().strategy : kConvertDqTitle;
+    return ph == 0 ? fa1_bwd_info().strategy : kConvertDqTitle;
   }
   bool outer_over_rows(int ph) const override { return ph != 0; }
   bool has_visits(int ph) const override { return ph == 0; }
@@ -126,6 +126,6 @@ class Fa1Bwd final : public LoopNest {
 
 }  // namespace
 
-const AlgorithmEntry& fa1_bwd_entry() { return entry_of<info, make_converting<Fa1Bwd>>(); }
+const AlgorithmEntry& fa1_bwd_entry() { return entry_of<fa1_bwd_info, make_converting<Fa1Bwd>>(); }
 
 }  // namespace flashlab::sim::detail

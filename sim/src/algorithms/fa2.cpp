@@ -6,7 +6,7 @@
 namespace flashlab::sim::detail {
 namespace {
 
-const AlgorithmInfo& info() {
+const AlgorithmInfo& fa2_info() {
   static const AlgorithmInfo i{
       Algorithm::fa2,
       "fa2",
@@ -51,7 +51,7 @@ const AlgorithmInfo& info() {
 
 class Fa2 final : public LoopNest {
  public:
-  Fa2() : LoopNest(info()) {}
+  Fa2() : LoopNest(fa2_info()) {}
 
   void outer_begin(int, i64 i, Emitter& e) const override {
     e.load(4, e.Q(i));  // line 4: load Q_i
@@ -94,10 +94,10 @@ class Fa2 final : public LoopNest {
   }
 };
 
-std::unique_ptr<LoopNest> make(const AttentionProblem&, const StorageTypes&) { return std::make_unique<Fa2>(); }
+std::unique_ptr<LoopNest> make_fa2(const AttentionProblem&, const StorageTypes&) { return std::make_unique<Fa2>(); }
 
 }  // namespace
 
-const AlgorithmEntry& fa2_entry() { return entry_of<info, make>(); }
+const AlgorithmEntry& fa2_entry() { return entry_of<fa2_info, make_fa2>(); }
 
 }  // namespace flashlab::sim::detail

@@ -22,7 +22,7 @@
 namespace flashlab::sim::detail {
 namespace {
 
-const AlgorithmInfo& info() {
+const AlgorithmInfo& fa2_bwd_info() {
   static const AlgorithmInfo i{
       Algorithm::fa2_bwd,
       "fa2_bwd",
@@ -82,7 +82,7 @@ enum class Phase { zero_dkv, pre_pass, main_loop, convert_dq, convert_dkv };
 
 class Fa2Bwd final : public LoopNest {
  public:
-  Fa2Bwd(bool convert_dq, bool dkv_apart) : LoopNest(info()), dkv_apart_(dkv_apart) {
+  Fa2Bwd(bool convert_dq, bool dkv_apart) : LoopNest(fa2_bwd_info()), dkv_apart_(dkv_apart) {
     if (dkv_apart) phases_.push_back(Phase::zero_dkv);
     phases_.push_back(Phase::pre_pass);
     phases_.push_back(Phase::main_loop);
@@ -207,13 +207,13 @@ class Fa2Bwd final : public LoopNest {
   std::vector<Phase> phases_;
 };
 
-std::unique_ptr<LoopNest> make(const AttentionProblem& p, const StorageTypes& st) {
+std::unique_ptr<LoopNest> make_fa2_bwd(const AttentionProblem& p, const StorageTypes& st) {
   return std::make_unique<Fa2Bwd>(st.dq_accumulator.has_value() && *st.dq_accumulator != p.dtype,
                                   st.dkv_accumulator.has_value() && p.group_size() > 1);
 }
 
 }  // namespace
 
-const AlgorithmEntry& fa2_bwd_entry() { return entry_of<info, make>(); }
+const AlgorithmEntry& fa2_bwd_entry() { return entry_of<fa2_bwd_info, make_fa2_bwd>(); }
 
 }  // namespace flashlab::sim::detail

@@ -13,25 +13,25 @@ namespace flashlab::sim::detail {
 namespace {
 
 // A pass's flops_per_element: the GEMM passes' fused scale of S, the elementwise passes' op.
-enum class Pass { gemm_qk, scale, mask, softmax, gemm_pv };
+enum class FwdKind { gemm_qk, scale, mask, softmax, gemm_pv };
 
-class Materialized final : public PassSequence<Pass> {
+class Materialized final : public PassSequence<FwdKind> {
  public:
   using PassSequence::PassSequence;
 
   void outer_begin(int ph, i64 i, Emitter& e) const override {
-    const PassSpec<Pass>& s = spec(ph);
-    if (s.kind == Pass::gemm_qk) e.load(s.line, e.Q(i));
-    if (s.kind == Pass::gemm_pv) e.compute(s.line, e.O(i), {}, 0, 0, 0);  // O_i = 0 accumulator
+    const PassSpec<FwdKind>& s = spec(ph);
+    if (s.kind == FwdKind::gemm_qk) e.load(s.line, e.Q(i));
+    if (s.kind == FwdKind::gemm_pv) e.compute(s.line, e.O(i), {}, 0, 0, 0);  // O_i = 0 accumulator
   }
 
   void visit(int ph, i64 i, i64 j, bool first, Emitter& e) const override {
-    const PassSpec<Pass>& s = spec(ph);
+    const PassSpec<FwdKind>& s = spec(ph);
     const i64 r = e.rows(i), c = e.cols(j), d = e.d();
     const Level kv_from = first ? Level::HBM : Level::L2;
     const TileRef Sij = e.S(i, j), Pij = e.P(i, j);
     switch (s.kind) {
-      case Pass::gemm_qk: {
+      case FwdKind::gemm_qk: {
         const TileRef Kj = e.K(j);
         e.load(s.line, Kj, kv_from);
         e.compute(s.line, Sij, {e.Q(i), Kj}, 2 * r * c * d, s.flops_per_element * r * c, 0);
@@ -39,15 +39,15 @@ class Materialized final : public PassSequence<Pass> {
         e.free(s.line, {Kj, Sij});
         break;
       }
-      case Pass::scale:
-      case Pass::mask: in_place(e, s.line, Sij, s.flops_per_element * r * c); break;
-      case Pass::softmax:
+      case FwdKind::scale:
+      case FwdKind::mask: in_place(e, s.line, Sij, s.flops_per_element * r * c); break;
+      case FwdKind::softmax:
         e.load(s.line, Sij);
         e.compute(s.line, Pij, {Sij}, 0, s.flops_per_element * r * c, r * c, &Sij);
         e.store(s.line, Pij);
         e.free(s.line, {Pij});
         break;
-      case Pass::gemm_pv: {
+      case FwdKind::gemm_pv: {
         const TileRef Vj = e.V(j), Oi = e.O(i);
         e.load(s.line, Pij);
         e.load(s.line, Vj, kv_from);
@@ -59,9 +59,9 @@ class Materialized final : public PassSequence<Pass> {
   }
 
   void outer_end(int ph, i64 i, Emitter& e) const override {
-    const PassSpec<Pass>& s = spec(ph);
-    if (s.kind == Pass::gemm_qk) e.free(s.line, {e.Q(i)});
-    if (s.kind == Pass::gemm_pv) {
+    const PassSpec<FwdKind>& s = spec(ph);
+    if (s.kind == FwdKind::gemm_qk) e.free(s.line, {e.Q(i)});
+    if (s.kind == FwdKind::gemm_pv) {
       e.store(s.line, e.O(i));
       e.free(s.line, {e.O(i)});
     }
@@ -124,17 +124,17 @@ std::unique_ptr<LoopNest> make_standard(const AttentionProblem&, const StorageTy
   // The scale τ is fused into the S = QKᵀ pass; the causal mask into softmax.
   return std::make_unique<Materialized>(
       standard_info(),
-      std::vector<PassSpec<Pass>>{{Pass::gemm_qk, 1, 1, "S = QKᵀ, written to HBM"},
-                                  {Pass::softmax, 2, kSoftmaxFlopsPerElement, "P = softmax(S), S read, P written"},
-                                  {Pass::gemm_pv, 3, 0, "O = PV, P read from HBM"}},
+      std::vector<PassSpec<FwdKind>>{{FwdKind::gemm_qk, 1, 1, "S = QKᵀ, written to HBM"},
+                                     {FwdKind::softmax, 2, kSoftmaxFlopsPerElement, "P = softmax(S), S read, P written"},
+                                     {FwdKind::gemm_pv, 3, 0, "O = PV, P read from HBM"}},
       PassCount::of_total);
 }
 
 std::unique_ptr<LoopNest> make_pytorch(const AttentionProblem& p, const StorageTypes&) {
-  std::vector<PassSpec<Pass>> passes{{Pass::gemm_qk, 1, 0, "S = Q @ Kᵀ"}, {Pass::scale, 2, 1, "S = S·τ"}};
-  if (p.causal) passes.push_back({Pass::mask, 3, 0, "mask"});
-  passes.push_back({Pass::softmax, 4, kSoftmaxFlopsPerElement, "P = softmax(S)"});
-  passes.push_back({Pass::gemm_pv, 5, 0, "O = P @ V"});
+  std::vector<PassSpec<FwdKind>> passes{{FwdKind::gemm_qk, 1, 0, "S = Q @ Kᵀ"}, {FwdKind::scale, 2, 1, "S = S·τ"}};
+  if (p.causal) passes.push_back({FwdKind::mask, 3, 0, "mask"});
+  passes.push_back({FwdKind::softmax, 4, kSoftmaxFlopsPerElement, "P = softmax(S)"});
+  passes.push_back({FwdKind::gemm_pv, 5, 0, "O = P @ V"});
   return std::make_unique<Materialized>(pytorch_info(), std::move(passes), PassCount::kernels);
 }
 

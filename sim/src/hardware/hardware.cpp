@@ -2,6 +2,7 @@
 
 #include "flashlab/sim/core/assets.hpp"
 #include "flashlab/sim/core/json_fields.hpp"
+#include "hardware/hardware_fields.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -23,30 +24,29 @@ using nlohmann::json;
 
 namespace {
 
-constexpr const char* kFormat = "flashlab-hardware/1";
+constexpr const char* kHardwareFormat = "flashlab-hardware/1";
 
-using Fields = JsonFields<HardwareError>;
-Fields fields(const std::string& origin) { return Fields(origin, FieldWording::quoted); }
-
-[[noreturn]] void fail(const std::string& origin, const std::string& msg) { fields(origin).fail(msg); }
+using detail::hardware_fail;
+using detail::hardware_fields;
+using detail::HardwareFields;
 
 const json& field(const json& j, const char* name, const std::string& origin) {
-  return fields(origin).member(j, "", name);
+  return hardware_fields(origin).member(j, "", name);
 }
 
 double positive_number(const json& j, const char* name, const std::string& origin) {
-  return fields(origin).number(j, "", name);
+  return hardware_fields(origin).number(j, "", name);
 }
 
 i64 positive_integer(const json& j, const char* name, const std::string& origin) {
-  const Fields f = fields(origin);
+  const HardwareFields f = hardware_fields(origin);
   const json& v = f.member(j, "", name);
   if (!v.is_number_integer() || v.get<i64>() < 1) f.wrong(name, "a positive integer", v.dump());
   return v.get<i64>();
 }
 
 double optional_number(const json& j, const char* name, const std::string& origin) {
-  const Fields f = fields(origin);
+  const HardwareFields f = hardware_fields(origin);
   const json* v = f.find(j, name);
   if (v == nullptr) return 0;
   if (!v->is_number() || v->get<double>() < 0) f.wrong(name, "a non-negative number", v->dump());
@@ -54,7 +54,7 @@ double optional_number(const json& j, const char* name, const std::string& origi
 }
 
 std::string optional_string(const json& j, const char* name, const std::string& origin) {
-  const Fields f = fields(origin);
+  const HardwareFields f = hardware_fields(origin);
   const json* v = f.find(j, name);
   if (v == nullptr) return {};
   if (!v->is_string()) f.wrong(name, "a string");
@@ -67,13 +67,13 @@ const AssetKind kPresets{"hardware", "hardware preset", "hardware", "hardware pr
 }  // namespace
 
 HardwareModel parse_hardware_json(const std::string& text, const std::string& origin) {
-  const json j = fields(origin).parse_object(text);
-  if (auto it = j.find("format"); it != j.end() && (!it->is_string() || it->get<std::string>() != kFormat))
-    fail(origin, std::string("unknown format ") + it->dump() + " (expected \"" + kFormat + "\")");
+  const json j = hardware_fields(origin).parse_object(text);
+  if (auto it = j.find("format"); it != j.end() && (!it->is_string() || it->get<std::string>() != kHardwareFormat))
+    hardware_fail(origin, std::string("unknown format ") + it->dump() + " (expected \"" + kHardwareFormat + "\")");
 
   HardwareModel hw;
   const json& name = field(j, "name", origin);
-  if (!name.is_string() || name.get<std::string>().empty()) fail(origin, "field 'name' must be a non-empty string");
+  if (!name.is_string() || name.get<std::string>().empty()) hardware_fail(origin, "field 'name' must be a non-empty string");
   hw.name = name.get<std::string>();
   hw.display_name = optional_string(j, "display_name", origin);
   if (hw.display_name.empty()) hw.display_name = hw.name;
@@ -92,31 +92,31 @@ HardwareModel parse_hardware_json(const std::string& text, const std::string& or
   hw.clock_mhz = optional_number(j, "clock_mhz", origin);
 
   const json& peaks = field(j, "peak_tflops", origin);
-  if (!peaks.is_object()) fail(origin, "field 'peak_tflops' must be an object of dtypes");
+  if (!peaks.is_object()) hardware_fail(origin, "field 'peak_tflops' must be an object of dtypes");
   bool any = false;
   for (auto it = peaks.begin(); it != peaks.end(); ++it) {
     const auto dt = parse_dtype(it.key());
-    if (!dt) fail(origin, "peak_tflops: unknown dtype '" + it.key() + "' (expected fp32, fp16, bf16)");
-    if (!it->is_object()) fail(origin, "peak_tflops." + it.key() + " must be an object {\"tensor\": .., \"cuda\": ..}");
+    if (!dt) hardware_fail(origin, "peak_tflops: unknown dtype '" + it.key() + "' (expected fp32, fp16, bf16)");
+    if (!it->is_object()) hardware_fail(origin, "peak_tflops." + it.key() + " must be an object {\"tensor\": .., \"cuda\": ..}");
     for (auto u = it->begin(); u != it->end(); ++u) {
       int unit = -1;
       if (u.key() == "tensor") unit = static_cast<int>(ComputeUnit::tensor_core);
       if (u.key() == "cuda") unit = static_cast<int>(ComputeUnit::cuda_core);
-      if (unit < 0) fail(origin, "peak_tflops." + it.key() + ": unknown unit '" + u.key() + "' (expected tensor, cuda)");
+      if (unit < 0) hardware_fail(origin, "peak_tflops." + it.key() + ": unknown unit '" + u.key() + "' (expected tensor, cuda)");
       if (!u->is_number() || u->get<double>() < 0)
-        fail(origin, "peak_tflops." + it.key() + "." + u.key() + " must be a non-negative number");
+        hardware_fail(origin, "peak_tflops." + it.key() + "." + u.key() + " must be a non-negative number");
       hw.peak_flops[static_cast<int>(*dt)][unit] = u->get<double>() * 1e12;
       any = any || u->get<double>() > 0;
     }
   }
-  if (!any) fail(origin, "peak_tflops gives no positive rate");
-  hw.sources = fields(origin).strings(field(j, "sources", origin), "sources", true);
+  if (!any) hardware_fail(origin, "peak_tflops gives no positive rate");
+  hw.sources = hardware_fields(origin).strings(field(j, "sources", origin), "sources", true);
   return hw;
 }
 
 std::string to_hardware_json(const HardwareModel& hw) {
   json j;
-  j["format"] = kFormat;
+  j["format"] = kHardwareFormat;
   j["name"] = hw.name;
   j["display_name"] = hw.display_name;
   j["kind"] = hw.kind;

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "flashlab/sim/core/json_fields.hpp"
+#include "hardware/hardware_fields.hpp"
 #include "flashlab/sim/hardware/measured_profile.hpp"
 
 namespace flashlab::sim {
@@ -17,25 +18,24 @@ namespace {
 
 // The fields of a profile: `path` ("device.", "run.", …) is written before a
 // field's name in messages.
-using Fields = JsonFields<HardwareError>;
-Fields fields(const std::string& origin) { return Fields(origin, FieldWording::quoted); }
-
-[[noreturn]] void fail(const std::string& origin, const std::string& msg) { fields(origin).fail(msg); }
+using detail::hardware_fail;
+using detail::hardware_fields;
+using detail::HardwareFields;
 
 const json& need(const json& j, const std::string& path, const char* name, const std::string& origin) {
-  const Fields f = fields(origin);
+  const HardwareFields f = hardware_fields(origin);
   if (const json* v = f.find(j, name)) return *v;
   f.missing(path + name);
 }
 
 double positive(const json& j, const std::string& path, const char* name, const std::string& origin) {
   const json& v = need(j, path, name, origin);
-  if (!v.is_number() || !(v.get<double>() > 0)) fields(origin).wrong(path + name, "a positive number", v.dump());
+  if (!v.is_number() || !(v.get<double>() > 0)) hardware_fields(origin).wrong(path + name, "a positive number", v.dump());
   return v.get<double>();
 }
 
 double non_negative_or(const json& j, const std::string& path, const char* name, const std::string& origin) {
-  const Fields f = fields(origin);
+  const HardwareFields f = hardware_fields(origin);
   const json* v = f.find(j, name);
   if (v == nullptr) return 0;
   if (!v->is_number() || v->get<double>() < 0) f.wrong(path + name, "a non-negative number", v->dump());
@@ -43,7 +43,7 @@ double non_negative_or(const json& j, const std::string& path, const char* name,
 }
 
 i64 integer_or(const json& j, const std::string& path, const char* name, const std::string& origin, bool required) {
-  const Fields f = fields(origin);
+  const HardwareFields f = hardware_fields(origin);
   const json* v = f.find(j, name);
   if (v == nullptr) {
     if (required) f.missing(path + name);
@@ -56,7 +56,7 @@ i64 integer_or(const json& j, const std::string& path, const char* name, const s
 
 std::string string_or(const json& j, const std::string& path, const char* name, const std::string& origin,
                       bool required) {
-  const Fields f = fields(origin);
+  const HardwareFields f = hardware_fields(origin);
   const json* v = f.find(j, name);
   if (v == nullptr) {
     if (required) f.missing(path + name);
@@ -85,7 +85,7 @@ json device_json(const DeviceFacts& d) {
 
 DeviceFacts device_from(const json& j, const std::string& origin) {
   const std::string p = "device.";
-  if (!j.is_object()) fail(origin, "field 'device' must be an object");
+  if (!j.is_object()) hardware_fail(origin, "field 'device' must be an object");
   DeviceFacts d;
   d.name = string_or(j, p, "name", origin, true);
   d.compute_capability = static_cast<int>(integer_or(j, p, "compute_capability", origin, false));
@@ -121,18 +121,18 @@ json figure_json(const CeilingFigure& f) {
 
 CeilingFigure figure_from(const json& j, size_t index, const std::string& origin) {
   const std::string p = "measurements[" + std::to_string(index) + "].";
-  if (!j.is_object()) fail(origin, "'measurements[" + std::to_string(index) + "]' must be an object");
+  if (!j.is_object()) hardware_fail(origin, "'measurements[" + std::to_string(index) + "]' must be an object");
   CeilingFigure f;
   f.id = string_or(j, p, "id", origin, true);
   const FigureSpec* s = find_figure_spec(f.id);
   if (!s) {
     std::string known;
     for (const FigureSpec& k : figure_specs()) known += (known.empty() ? "" : ", ") + std::string(k.id);
-    fail(origin, p + "id: unknown measurement '" + f.id + "' (known: " + known + ")");
+    hardware_fail(origin, p + "id: unknown measurement '" + f.id + "' (known: " + known + ")");
   }
   const std::string unit = string_or(j, p, "unit", origin, true);
   if (unit != unit_of(s->quantity))
-    fail(origin, p + "unit: '" + unit + "' for " + f.id + " (expected " + std::string(unit_of(s->quantity)) + ")");
+    hardware_fail(origin, p + "unit: '" + unit + "' for " + f.id + " (expected " + std::string(unit_of(s->quantity)) + ")");
   f.value = positive(j, p, "value", origin) * unit_scale(s->quantity);
   f.median_ms = positive(j, p, "median_ms", origin);
   f.min_ms = non_negative_or(j, p, "min_ms", origin);
@@ -153,14 +153,14 @@ json sweep_json(const SweepSeries& s) {
 
 SweepSeries sweep_from(const json& j, size_t index, const std::string& origin) {
   const std::string p = "bandwidth_sweep[" + std::to_string(index) + "].";
-  if (!j.is_object()) fail(origin, "'bandwidth_sweep[" + std::to_string(index) + "]' must be an object");
+  if (!j.is_object()) hardware_fail(origin, "'bandwidth_sweep[" + std::to_string(index) + "]' must be an object");
   SweepSeries s;
   s.loads = string_or(j, p, "loads", origin, true);
   const json& pts = need(j, p, "points", origin);
-  if (!pts.is_array()) fail(origin, "field '" + p + "points' must be an array");
+  if (!pts.is_array()) hardware_fail(origin, "field '" + p + "points' must be an array");
   for (size_t k = 0; k < pts.size(); ++k) {
     const std::string q = p + "points[" + std::to_string(k) + "].";
-    if (!pts[k].is_object()) fail(origin, "'" + q.substr(0, q.size() - 1) + "' must be an object");
+    if (!pts[k].is_object()) hardware_fail(origin, "'" + q.substr(0, q.size() - 1) + "' must be an object");
     SweepPoint pt;
     pt.working_set_bytes = integer_or(pts[k], q, "bytes", origin, true);
     pt.bandwidth = positive(pts[k], q, "gbs", origin) * 1e9;
@@ -189,31 +189,31 @@ MeasuredProfile profile_from_json(const std::string& text, const std::string& or
   MeasuredProfile p;
   p.hw = parse_hardware_json(text, origin);  // the preset part, with its own checks
   if (p.hw.kind != "measured")
-    fail(origin, "kind is '" + p.hw.kind + "', not 'measured': a datasheet preset has no measurements");
+    hardware_fail(origin, "kind is '" + p.hw.kind + "', not 'measured': a datasheet preset has no measurements");
   const json j = json::parse(text);  // valid: parse_hardware_json accepted it
   p.device = device_from(need(j, "", "device", origin), origin);
   const json& figs = need(j, "", "measurements", origin);
-  if (!figs.is_array() || figs.empty()) fail(origin, "field 'measurements' must be a non-empty array");
+  if (!figs.is_array() || figs.empty()) hardware_fail(origin, "field 'measurements' must be a non-empty array");
   std::set<std::string> seen;
   for (size_t k = 0; k < figs.size(); ++k) {
     CeilingFigure f = figure_from(figs[k], k, origin);
-    if (!seen.insert(f.id).second) fail(origin, "measurement '" + f.id + "' appears twice");
+    if (!seen.insert(f.id).second) hardware_fail(origin, "measurement '" + f.id + "' appears twice");
     p.figures.push_back(std::move(f));
   }
   if (auto it = j.find("bandwidth_sweep"); it != j.end() && !it->is_null()) {
-    if (!it->is_array()) fail(origin, "field 'bandwidth_sweep' must be an array");
+    if (!it->is_array()) hardware_fail(origin, "field 'bandwidth_sweep' must be an array");
     for (size_t k = 0; k < it->size(); ++k) p.sweep.push_back(sweep_from((*it)[k], k, origin));
   }
   if (auto it = j.find("run"); it != j.end() && !it->is_null()) {
-    if (!it->is_object()) fail(origin, "field 'run' must be an object");
+    if (!it->is_object()) hardware_fail(origin, "field 'run' must be an object");
     p.mode = string_or(*it, "run.", "mode", origin, false);
     p.date = string_or(*it, "run.", "date", origin, false);
     p.wall_s = non_negative_or(*it, "run.", "wall_s", origin);
     p.commit = string_or(*it, "run.", "commit", origin, false);
     if (auto n = it->find("notes"); n != it->end() && !n->is_null()) {
-      if (!n->is_array()) fail(origin, "field 'run.notes' must be an array of strings");
+      if (!n->is_array()) hardware_fail(origin, "field 'run.notes' must be an array of strings");
       for (const json& line : *n) {
-        if (!line.is_string()) fail(origin, "field 'run.notes' must hold strings");
+        if (!line.is_string()) hardware_fail(origin, "field 'run.notes' must hold strings");
         p.notes.push_back(line.get<std::string>());
       }
     }

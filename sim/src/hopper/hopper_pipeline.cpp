@@ -57,17 +57,17 @@ constexpr EnumName<PipeUnit> kUnitNames[] = {{PipeUnit::copy_engine, "TMA (produ
                                              {PipeUnit::load_store, "load/store"}};
 static_assert(detail::lists_through(kUnitNames, PipeUnit::load_store));
 
-constexpr EnumName<StageStatus> kStatusNames[] = {{StageStatus::empty, "empty"},
+constexpr EnumName<StageStatus> kStageStatusNames[] = {{StageStatus::empty, "empty"},
                                                   {StageStatus::loading, "loading"},
                                                   {StageStatus::full, "full"},
                                                   {StageStatus::released, "released"}};
-static_assert(detail::lists_through(kStatusNames, StageStatus::released));
+static_assert(detail::lists_through(kStageStatusNames, StageStatus::released));
 
 }  // namespace
 
 std::string_view to_string(PipeOp op) { return detail::name_of(kOpNames, op); }
 std::string_view to_string(PipeUnit u) { return detail::name_of(kUnitNames, u); }
-std::string_view to_string(StageStatus s) { return detail::name_of(kStatusNames, s); }
+std::string_view to_string(StageStatus s) { return detail::name_of(kStageStatusNames, s); }
 
 PipelineRates pipeline_rates(const HardwareModel& hw, DType dt) {
   auto need = [&](double v, const char* what) {

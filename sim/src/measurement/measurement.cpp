@@ -7,14 +7,14 @@
 namespace flashlab::sim {
 
 namespace {
-constexpr detail::EnumName<RunStatus> kStatusNames[] = {
+constexpr detail::EnumName<RunStatus> kRunStatusNames[] = {
     {RunStatus::ok, "ok"}, {RunStatus::oom, "OOM"}, {RunStatus::skipped, "skipped"}, {RunStatus::failed, "failed"}};
-static_assert(detail::lists_through(kStatusNames, RunStatus::failed));
+static_assert(detail::lists_through(kRunStatusNames, RunStatus::failed));
 }  // namespace
 
-std::string_view to_string(RunStatus s) { return detail::name_of(kStatusNames, s); }
+std::string_view to_string(RunStatus s) { return detail::name_of(kRunStatusNames, s); }
 
-std::optional<RunStatus> parse_run_status(std::string_view s) { return detail::value_named(kStatusNames, s); }
+std::optional<RunStatus> parse_run_status(std::string_view s) { return detail::value_named(kRunStatusNames, s); }
 
 std::optional<Algorithm> model_algorithm(const MeasuredRun& r) {
   if (r.model.empty()) return std::nullopt;

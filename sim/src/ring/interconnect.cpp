@@ -26,29 +26,29 @@ using nlohmann::json;
 
 namespace {
 
-constexpr const char* kFormat = "flashlab-interconnect/1";
+constexpr const char* kInterconnectFormat = "flashlab-interconnect/1";
 
-using Fields = JsonFields<InterconnectError>;
-Fields fields(const std::string& origin) { return Fields(origin, FieldWording::quoted); }
+using InterconnectFields = JsonFields<InterconnectError>;
+InterconnectFields interconnect_fields(const std::string& origin) { return InterconnectFields(origin, FieldWording::quoted); }
 
-[[noreturn]] void fail(const std::string& origin, const std::string& msg) { fields(origin).fail(msg); }
+[[noreturn]] void interconnect_fail(const std::string& origin, const std::string& msg) { interconnect_fields(origin).fail(msg); }
 
 std::string required_string(const json& j, const char* name, const std::string& origin) {
-  const Fields f = fields(origin);
+  const InterconnectFields f = interconnect_fields(origin);
   const json& v = f.member(j, "", name);
   if (!v.is_string() || v.get<std::string>().empty()) f.wrong(name, "a non-empty string", v.dump());
   return v.get<std::string>();
 }
 
 // Empty when absent.
-std::string optional_string(const json& j, const char* name, const std::string& origin) {
-  const Fields f = fields(origin);
+std::string optional_interconnect_string(const json& j, const char* name, const std::string& origin) {
+  const InterconnectFields f = interconnect_fields(origin);
   const json* v = f.find(j, name);
   return v == nullptr ? std::string() : f.text_of(*v, name);
 }
 
 double number_in(const json& j, const char* name, const std::string& origin, bool positive, const std::string& at) {
-  return fields(origin).number(j, at, name, positive);
+  return interconnect_fields(origin).number(j, at, name, positive);
 }
 
 // A measured curve: points ascending in bytes, each rate its bytes over its time.
@@ -57,22 +57,22 @@ std::vector<LinkCurvePoint> curve_from(const json& j, const std::string& name, c
   auto it = j.find(name);
   if (it == j.end() || it->is_null()) return out;
   if (!it->is_array() || it->empty())
-    fail(origin, "field '" + name + "' must be a non-empty list of {\"bytes\", \"time_us\", \"gbs\", \"bidir_gbs\"}");
+    interconnect_fail(origin, "field '" + name + "' must be a non-empty list of {\"bytes\", \"time_us\", \"gbs\", \"bidir_gbs\"}");
   for (std::size_t k = 0; k < it->size(); ++k) {
     const json& p = (*it)[k];
     const std::string at = name + "[" + std::to_string(k) + "]";
-    if (!p.is_object()) fail(origin, "field '" + at + "' must be an object {\"bytes\", \"time_us\", \"gbs\", \"bidir_gbs\"}");
+    if (!p.is_object()) interconnect_fail(origin, "field '" + at + "' must be an object {\"bytes\", \"time_us\", \"gbs\", \"bidir_gbs\"}");
     LinkCurvePoint x;
     x.bytes = number_in(p, "bytes", origin, true, at);
     x.time_s = number_in(p, "time_us", origin, true, at) * 1e-6;
     x.bandwidth = number_in(p, "gbs", origin, true, at) * 1e9;
     if (p.contains("bidir_gbs")) x.bidir_bandwidth = number_in(p, "bidir_gbs", origin, false, at) * 1e9;
     if (!out.empty() && !(x.bytes > out.back().bytes))
-      fail(origin, "field '" + at + ".bytes' must exceed the point before it (" + sim::fixed(out.back().bytes, 0) +
+      interconnect_fail(origin, "field '" + at + ".bytes' must exceed the point before it (" + sim::fixed(out.back().bytes, 0) +
                        " bytes): a curve lists each message size once, ascending");
     const double implied = x.bytes / x.time_s;
     if (std::abs(x.bandwidth - implied) > 0.01 * implied)
-      fail(origin, "field '" + at + ".gbs' (" + sim::fixed(x.bandwidth / 1e9, 3) + ") is not bytes / time_us (" +
+      interconnect_fail(origin, "field '" + at + ".gbs' (" + sim::fixed(x.bandwidth / 1e9, 3) + ") is not bytes / time_us (" +
                        sim::fixed(implied / 1e9, 3) + " GB/s)");
     out.push_back(x);
   }
@@ -93,19 +93,19 @@ std::vector<LinkPairFigure> pairs_from(const json& j, const std::string& origin)
   std::vector<LinkPairFigure> out;
   auto it = j.find("pairs");
   if (it == j.end() || it->is_null()) return out;
-  if (!it->is_array()) fail(origin, "field 'pairs' must be a list of {\"gpus\": [a, b], \"gbs\", ...}");
+  if (!it->is_array()) interconnect_fail(origin, "field 'pairs' must be a list of {\"gpus\": [a, b], \"gbs\", ...}");
   for (std::size_t k = 0; k < it->size(); ++k) {
     const json& p = (*it)[k];
     const std::string at = "pairs[" + std::to_string(k) + "]";
-    if (!p.is_object()) fail(origin, "field '" + at + "' must be an object");
-    const json& g = fields(origin).member(p, at, "gpus");
+    if (!p.is_object()) interconnect_fail(origin, "field '" + at + "' must be an object");
+    const json& g = interconnect_fields(origin).member(p, at, "gpus");
     if (!g.is_array() || g.size() != 2 || !g[0].is_number_unsigned() || !g[1].is_number_unsigned() || g[0] == g[1])
-      fail(origin, "field '" + at + ".gpus' must be two different GPU ordinals (got " + g.dump() + ")");
+      interconnect_fail(origin, "field '" + at + ".gpus' must be two different GPU ordinals (got " + g.dump() + ")");
     LinkPairFigure x;
     x.gpu_a = g[0].get<int>();
     x.gpu_b = g[1].get<int>();
     if (auto c = p.find("link"); c != p.end() && !c->is_null()) {
-      if (!c->is_string()) fail(origin, "field '" + at + ".link' must be a string (got " + c->dump() + ")");
+      if (!c->is_string()) interconnect_fail(origin, "field '" + at + ".link' must be a string (got " + c->dump() + ")");
       x.code = c->get<std::string>();
     }
     x.bytes = number_in(p, "bytes", origin, true, at);
@@ -137,49 +137,49 @@ const AssetKind kLinks{"interconnects", "link", "interconnect", {}, {}, false, A
 }  // namespace
 
 InterconnectModel parse_interconnect_json(const std::string& text, const std::string& origin) {
-  const json j = fields(origin).parse_object(text);
-  if (auto it = j.find("format"); it == j.end() || !it->is_string() || it->get<std::string>() != kFormat)
-    fail(origin, std::string("field 'format' must be \"") + kFormat + "\"" +
+  const json j = interconnect_fields(origin).parse_object(text);
+  if (auto it = j.find("format"); it == j.end() || !it->is_string() || it->get<std::string>() != kInterconnectFormat)
+    interconnect_fail(origin, std::string("field 'format' must be \"") + kInterconnectFormat + "\"" +
                      (it == j.end() ? std::string(" (missing)") : " (got " + it->dump() + ")"));
   InterconnectModel m;
   m.id = required_string(j, "id", origin);
   m.label = j.contains("label") ? required_string(j, "label", origin) : m.id;
   m.kind = j.contains("kind") ? required_string(j, "kind", origin) : "datasheet";
   if (m.kind != "datasheet" && m.kind != "measured")
-    fail(origin, "field 'kind' must be \"datasheet\" or \"measured\" (got \"" + m.kind + "\")");
-  m.bandwidth = fields(origin).number(j, "", "bandwidth_gbs", true) * 1e9;
-  m.latency_s = fields(origin).number(j, "", "latency_us", false) * 1e-6;
+    interconnect_fail(origin, "field 'kind' must be \"datasheet\" or \"measured\" (got \"" + m.kind + "\")");
+  m.bandwidth = interconnect_fields(origin).number(j, "", "bandwidth_gbs", true) * 1e9;
+  m.latency_s = interconnect_fields(origin).number(j, "", "latency_us", false) * 1e-6;
   m.source = required_string(j, "source", origin);
   if (auto it = j.find("notes"); it != j.end() && !it->is_null())
-    m.notes = fields(origin).strings(*it, "notes", false);
+    m.notes = interconnect_fields(origin).strings(*it, "notes", false);
   m.curve = curve_from(j, "curve", origin);
   m.copy_engine_curve = curve_from(j, "copy_engine_curve", origin);
   m.ring_curve = curve_from(j, "ring_curve", origin);
   if (!m.ring_curve.empty()) m.ring_curve_source = "measured with " + m.id;
   m.pairs = pairs_from(j, origin);
   if (auto it = j.find("gpus"); it != j.end() && !it->is_null())
-    m.gpus = fields(origin).strings(*it, "gpus", false);
-  m.nccl_version = optional_string(j, "nccl_version", origin);
+    m.gpus = interconnect_fields(origin).strings(*it, "gpus", false);
+  m.nccl_version = optional_interconnect_string(j, "nccl_version", origin);
   // The text is the record; "topology" is derived from it and not read back.
-  m.topology_text = optional_string(j, "topology_text", origin);
+  m.topology_text = optional_interconnect_string(j, "topology_text", origin);
   m.topology = parse_nvidia_smi_topo(m.topology_text);
   if (auto it = j.find("host"); it != j.end() && !it->is_null()) {
-    if (!it->is_object()) fail(origin, "field 'host' must be an object (call_us, launch_us, exchange_us, gpus, source)");
+    if (!it->is_object()) interconnect_fail(origin, "field 'host' must be an object (call_us, launch_us, exchange_us, gpus, source)");
     const std::string at = origin + ": host";
-    m.host.call_s = fields(at).number(*it, "", "call_us", false) * 1e-6;
-    m.host.launch_s = fields(at).number(*it, "", "launch_us", false) * 1e-6;
-    m.host.exchange_s = fields(at).number(*it, "", "exchange_us", false) * 1e-6;
-    m.host.gpus = static_cast<int>(fields(at).number(*it, "", "gpus", false));
+    m.host.call_s = interconnect_fields(at).number(*it, "", "call_us", false) * 1e-6;
+    m.host.launch_s = interconnect_fields(at).number(*it, "", "launch_us", false) * 1e-6;
+    m.host.exchange_s = interconnect_fields(at).number(*it, "", "exchange_us", false) * 1e-6;
+    m.host.gpus = static_cast<int>(interconnect_fields(at).number(*it, "", "gpus", false));
     if (it->contains("exchange_sms"))  // measured links from before the exchange's SMs were
-      m.host.exchange_sms = static_cast<int>(fields(at).number(*it, "", "exchange_sms", false));
-    m.host.source = optional_string(*it, "source", at);
+      m.host.exchange_sms = static_cast<int>(interconnect_fields(at).number(*it, "", "exchange_sms", false));
+    m.host.source = optional_interconnect_string(*it, "source", at);
   }
   return m;
 }
 
 std::string to_interconnect_json(const InterconnectModel& link) {
   json j;
-  j["format"] = kFormat;
+  j["format"] = kInterconnectFormat;
   j["id"] = link.id;
   j["label"] = link.label;
   j["kind"] = link.kind;
@@ -258,9 +258,9 @@ std::vector<InterconnectModel> read_interconnect_presets(const std::string& asse
     for (const std::string& path : asset_files(assets, measured ? "interconnects/measured" : kLinks.folder)) {
       InterconnectModel m = parse_interconnect_json(read_asset<InterconnectError>(kLinks, path), path);
       if (measured && m.kind != "measured")
-        fail(path, "a link in interconnects/measured/ must have \"kind\": \"measured\" (got \"" + m.kind + "\")");
+        interconnect_fail(path, "a link in interconnects/measured/ must have \"kind\": \"measured\" (got \"" + m.kind + "\")");
       for (const auto& [other, other_path] : found)
-        if (lower(other.id) == lower(m.id)) fail(path, "id '" + m.id + "' is already the id of " + other_path);
+        if (lower(other.id) == lower(m.id)) interconnect_fail(path, "id '" + m.id + "' is already the id of " + other_path);
       found.emplace_back(std::move(m), path);
     }
   }
