@@ -6,6 +6,7 @@
 #include <cmath>
 #include <fstream>
 #include <iostream>
+#include <optional>
 
 #include "commands.hpp"
 #include "common.hpp"
@@ -161,6 +162,16 @@ class PipelineCommand final : public Command {
     const sim::i64 i = row_block_ ? *row_block_ : g.T_r - 1;
     if (i < 0 || i >= g.T_r)
       throw UsageError("--row-block: " + std::to_string(i) + " is outside 0.." + std::to_string(g.T_r - 1));
+    // The results file is read before anything is printed: a file that cannot be
+    // read refuses the command with nothing on stdout.
+    std::optional<analysis::BenchResults> measured;
+    if (!results_.empty()) {
+      try {
+        measured = analysis::bench_from_file(results_);
+      } catch (const std::exception& e) {
+        throw UsageError(std::string("--results: ") + e.what());
+      }
+    }
     sim::HopperPipeline h;
     sim::HopperLaunchEstimate launch;
     try {
@@ -201,19 +212,13 @@ class PipelineCommand final : public Command {
         << fixed(launch.waves, 1) << " waves; " << launch.method << "): " << fixed(launch.time_s * 1e3, 3)
         << " ms, " << fixed(flops / launch.time_s * 1e-12, 0) << " TFLOP/s (4·B·H·N²·d" << (p.causal ? "/2" : "")
         << "), tensor cores busy " << pct(launch.tensor_busy_fraction) << " (model)\n";
-    if (!results_.empty()) print_measured(p, launch, flops, out);
+    if (measured) print_measured(*measured, p, launch, flops, out);
     return 0;
   }
 
  private:
-  void print_measured(const sim::AttentionProblem& p, const sim::HopperLaunchEstimate& launch, double flops,
-                      std::ostream& out) const {
-    analysis::BenchResults res;
-    try {
-      res = analysis::bench_from_file(results_);
-    } catch (const std::exception& e) {
-      throw UsageError(std::string("--results: ") + e.what());
-    }
+  void print_measured(const analysis::BenchResults& res, const sim::AttentionProblem& p,
+                      const sim::HopperLaunchEstimate& launch, double flops, std::ostream& out) const {
     int shown = 0;
     for (const analysis::BenchRow& row : res.rows) {
       if (row.kernel != "fa3_hopper" || row.direction != "fwd" || row.problem != p) continue;

@@ -51,9 +51,10 @@ TEST_CASE("pipeline refuses what the rung cannot run, with exit code 2", "[cli][
       {"pipeline --dtype fp32", "--dtype: the Hopper rung runs fp16 and bf16, not fp32"},
       {"pipeline --seq 1000 --row-block 8", "--row-block: 8 is outside 0..7"},
   });
-  // A results file is read after the schedule is printed: the refusal follows it.
+  // A results file is read before anything is printed.
   const Run r = run_flashlab("pipeline --results no-such-file.json");
   CHECK(r.code == 2);
+  CHECK(r.out.empty());
   CHECK(r.err == "flashlab: error: --results: no-such-file.json: cannot open for reading\n");
 }
 
