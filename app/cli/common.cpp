@@ -2,9 +2,11 @@
 
 #include <filesystem>
 #include <iostream>
+#include <optional>
 #include <sstream>
 
 #include "flashlab/analysis/text/csv.hpp"
+#include "flashlab/sim/core/format.hpp"
 #include "flashlab/export/chart_export.hpp"
 
 #include "flashlab/analysis/model/roofline_ceilings.hpp"
@@ -55,16 +57,10 @@ std::vector<int> parse_device_list(const std::string& flag, const std::string& l
   std::istringstream items(list);
   for (std::string d; std::getline(items, d, ',');) {
     // CUDA ordinals start at 0.
-    std::size_t used = 0;
-    long long v = -1;
-    try {
-      v = std::stoll(d, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (used != d.size() || v < 0 || v >= sim::kMaxRingGpus)
+    const std::optional<sim::i64> v = sim::parse_whole(d);
+    if (!v || *v < 0 || *v >= sim::kMaxRingGpus)
       throw UsageError(flag + ": expected CUDA device numbers like 0,1 (got '" + d + "')");
-    out.push_back(static_cast<int>(v));
+    out.push_back(static_cast<int>(*v));
   }
   return out;
 }
