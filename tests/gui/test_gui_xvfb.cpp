@@ -142,7 +142,8 @@ struct Image {
   }
 };
 
-Image load_png(const fs::path& p) {
+// A screenshot as the GUI wrote it (PNG, or BMP: the scripts' own shots).
+Image load_image(const fs::path& p) {
   Image im;
   int n = 0;
   unsigned char* data = stbi_load(p.c_str(), &im.w, &im.h, &n, 3);
@@ -230,7 +231,7 @@ TEST_CASE("smoke: every panel, tab and algorithm is drawn, and the screenshot is
   CHECK(algos == std::set<std::string>{"fa1", "fa2", "pytorch", "standard"});
   for (const char* ext : {"png", "svg", "pdf", "csv"}) CHECK(fs::exists(dir / "export" / (std::string("io-vs-n.") + ext)));
 
-  const Image im = load_png(shot);
+  const Image im = load_image(shot);
   CHECK(im.w == 1600);
   CHECK(im.h == 1000);
   // Each region of the layout is drawn: controls, tiling, counters, plots.
@@ -317,7 +318,7 @@ void presenter_run(const std::string& scenario, int width, int height, double sc
     // The first scene as the lecture opens on it (its own cursor), then the clicker's key.
     if (k == 0) script.push_back({{"frame", 3}, {"scene", 1}});
     else script.push_back({{"frame", 3 + 3 * k}, {"key", "pagedown"}});
-    script.push_back({{"frame", 4 + 3 * k}, {"screenshot", "scene" + std::to_string(k + 1) + ".png"}});
+    script.push_back({{"frame", 4 + 3 * k}, {"screenshot", "scene" + std::to_string(k + 1) + ".bmp"}});
   }
   sc["script"] = script;
   const int frames = 6 + 3 * scenes;
@@ -346,7 +347,7 @@ void presenter_run(const std::string& scenario, int width, int height, double sc
   CHECK(st["claims_not_on_stage"] == 0);
   CHECK(st["claims_missing"] == 0);
   for (int k = 1; k <= scenes; ++k) {
-    const Image im = load_png(dir / "shots" / ("scene" + std::to_string(k) + ".png"));
+    const Image im = load_image(dir / "shots" / ("scene" + std::to_string(k) + ".bmp"));
     CHECK(im.w == width);
     CHECK(colours_in(im, 0, 0, im.w, im.h / 8) > 10);   // the title bar
     CHECK(colours_in(im, 0, im.h / 6, im.w, im.h * 5 / 6) > 30);  // the stage
@@ -386,12 +387,12 @@ TEST_CASE("presenter mode: every shipped lecture forward, back and forward again
     for (int k = n - 1; k >= 1; --k) visits.push_back(k);
     for (int k = 2; k <= n; ++k) visits.push_back(k);
     // The lecture's charts built ahead (as while the lecturer speaks to the first scene), then the clicker.
-    json script = json::array({json{{"frame", 2}, {"scene", 1}}, json{{"frame", 4}, {"screenshot", "v0.png"}},
+    json script = json::array({json{{"frame", 2}, {"scene", 1}}, json{{"frame", 4}, {"screenshot", "v0.bmp"}},
                                json{{"frame", 4}, {"wait_prepared", true}}});
     for (size_t v = 1; v < visits.size(); ++v) {
       const int frame = 4 + 3 * static_cast<int>(v);
       script.push_back({{"frame", frame - 2}, {"key", visits[v] > visits[v - 1] ? "pagedown" : "pageup"}});
-      script.push_back({{"frame", frame}, {"screenshot", "v" + std::to_string(v) + ".png"}});
+      script.push_back({{"frame", frame}, {"screenshot", "v" + std::to_string(v) + ".bmp"}});
     }
     sc["script"] = script;
     const json st = scenario_stats(x, dir / "whole.json", sc,
@@ -406,7 +407,7 @@ TEST_CASE("presenter mode: every shipped lecture forward, back and forward again
     std::map<int, Image> first;
     for (size_t v = 0; v < visits.size(); ++v) {
       INFO("scene " << visits[v] << ", visit " << v + 1 << " of the run");
-      const Image im = load_png(dir / "shots" / ("v" + std::to_string(v) + ".png"));
+      const Image im = load_image(dir / "shots" / ("v" + std::to_string(v) + ".bmp"));
       const auto seen = first.find(visits[v]);
       if (seen == first.end()) first.emplace(visits[v], im);
       else CHECK((im.w == seen->second.w && im.h == seen->second.h && im.rgb == seen->second.rgb));
@@ -437,15 +438,14 @@ TEST_CASE("presenter mode: the pointer, the magnifier, the clock and the theme p
   json sc = shipped_lecture("lecture-five-minutes");
   sc["export_dir"] = (dir / "shots").string();
   const int scenes = static_cast<int>(sc["scenes"].size());
-  const int claims = claims_of(sc);
   json script = json::array({json{{"frame", 2}, {"key", "home"}},
                              json{{"frame", 2}, {"key", "pagedown"}},  // a tiling stage
                              json{{"frame", 3}, {"mouse", {500, 400}}},
                              json{{"frame", 3}, {"key", "pointer"}},
                              json{{"frame", 3}, {"key", "clock"}},
-                             json{{"frame", 4}, {"screenshot", "plain.png"}},
+                             json{{"frame", 4}, {"screenshot", "plain.bmp"}},
                              json{{"frame", 5}, {"key", "zoom"}},
-                             json{{"frame", 6}, {"screenshot", "zoomed.png"}},
+                             json{{"frame", 6}, {"screenshot", "zoomed.bmp"}},
                              json{{"frame", 7}, {"key", "light"}},
                              json{{"frame", 8}, {"mouse", {5000, 10}}},  // past the window's edge
                              json{{"frame", 9}, {"key", "blackout"}},
@@ -472,7 +472,7 @@ TEST_CASE("presenter mode: the pointer, the magnifier, the clock and the theme p
   // few glyphs in either theme; the light lecture above holds the stage's text.
   INFO("first overlap: " << st["first_overlap"]);
   CHECK(st["overlapping_text"] == 0);
-  const Image plain = load_png(dir / "shots" / "plain.png"), zoomed = load_png(dir / "shots" / "zoomed.png");
+  const Image plain = load_image(dir / "shots" / "plain.bmp"), zoomed = load_image(dir / "shots" / "zoomed.bmp");
   REQUIRE((plain.w == zoomed.w && plain.h == zoomed.h));
   // The stage magnified: much of it changed.
   size_t stage_differs = 0;
@@ -551,9 +551,9 @@ TEST_CASE("the ring's view: simulated beside measured, up to 64 GPUs, drawn whol
              {"ring", {{"gpus", 8}, {"layout", "zigzag"}, {"pass", "fwd+bwd"}, {"compare_layouts", true}}}};
   sc["script"] = json::array({json{{"frame", 3}, {"key", "right"}},
                               json{{"frame", 4}, {"key", "right"}},
-                              json{{"frame", 5}, {"screenshot", "measured.png"}},
+                              json{{"frame", 5}, {"screenshot", "measured.bmp"}},
                               json{{"frame", 7}, {"ring", {{"gpus", 64}, {"seq", "128K"}, {"layout", "contiguous"}}}},
-                              json{{"frame", 9}, {"screenshot", "p64.png"}},
+                              json{{"frame", 9}, {"screenshot", "p64.bmp"}},
                               json{{"frame", 13}, {"ring", {{"gpus", 4}, {"compare_layouts", false}}}, {"key", "end"}}});
   std::ofstream(dir / "ring.json") << sc.dump(2);
   // On a projector the lecturer hides the controls (F9): their column scrolls at UI scale 2.
@@ -564,8 +564,8 @@ TEST_CASE("the ring's view: simulated beside measured, up to 64 GPUs, drawn whol
     const fs::path scenario = dir / (scale > 1 ? "ring-projector.json" : "ring.json");
     const json st = ring_view_stats(w, h, scale, "--frames 16 --scenario " + quote(scenario.string()));
     CHECK(st["ring_step"] == 3);  // End on 4 GPUs
-    for (const char* shot : {"measured.png", "p64.png"}) {
-      const Image im = load_png(dir / "shots" / shot);
+    for (const char* shot : {"measured.bmp", "p64.bmp"}) {
+      const Image im = load_image(dir / "shots" / shot);
       CHECK(im.w == w);
       CHECK(colours_in(im, im.w / 4, 0, im.w, im.h / 2) > 30);      // the timeline
       CHECK(colours_in(im, im.w / 4, im.h / 2, im.w, im.h) > 30);   // the step-through
@@ -795,7 +795,7 @@ TEST_CASE("at UI scale 2 on a small window the layout reflows and stays drawn", 
   const json st = gui_stats(x, "--frames 12 --ui-scale 2 --width 1280 --height 800 --screenshot " + quote(shot.string()));
   CHECK(st["exceptions"] == 0);
   CHECK(st["ui_scale"] == 2.0);
-  const Image im = load_png(shot);
+  const Image im = load_image(shot);
   CHECK(im.w == 1280);
   CHECK(colours_in(im, 0, 0, im.w, im.h) > 100);
   fs::remove_all(dir);

@@ -3,6 +3,7 @@
 #include <imgui_internal.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 
@@ -52,18 +53,27 @@ bool same_colour(unsigned a, unsigned b) {
 unsigned commonest(std::vector<unsigned>& px, unsigned own) {
   px.erase(std::remove_if(px.begin(), px.end(), [&](unsigned p) { return same_colour(p, own); }), px.end());
   if (px.empty()) return own;
-  const auto step = [](unsigned p) { return p & 0xF0F0F0; };
-  std::sort(px.begin(), px.end(), [&](unsigned a, unsigned b) { return step(a) != step(b) ? step(a) < step(b) : a < b; });
-  unsigned best = px[0];
-  size_t best_n = 0;
-  for (size_t k = 0; k < px.size();) {
-    size_t e = k, run = 0, top = 0;
-    unsigned exact = px[k];
-    for (size_t r = k; r < px.size() && step(px[r]) == step(px[k]); ++r, ++e) {
-      run = r > k && px[r] == px[r - 1] ? run + 1 : 1;
-      if (run > top) top = run, exact = px[r];
-    }
-    if (e - k > best_n) best_n = e - k, best = exact;
+  // The pixels counted per step (16 × 16 × 16 of them); the commonest step, the
+  // lowest on a tie; within it the commonest exact colour, the lowest on a tie.
+  const auto step = [](unsigned p) { return (p >> 12 & 0xF00) | (p >> 8 & 0xF0) | (p >> 4 & 0xF); };
+  static thread_local std::array<unsigned, 4096> count{};
+  unsigned best_step = step(px[0]);
+  for (unsigned p : px) {
+    const unsigned k = step(p);
+    if (++count[k] > count[best_step] || (count[k] == count[best_step] && k < best_step)) best_step = k;
+  }
+  std::vector<unsigned> in_step;
+  for (unsigned p : px) {
+    count[step(p)] = 0;
+    if (step(p) == best_step) in_step.push_back(p);
+  }
+  std::sort(in_step.begin(), in_step.end());
+  unsigned best = in_step[0];
+  size_t top = 0;
+  for (size_t k = 0; k < in_step.size();) {
+    size_t e = k;
+    while (e < in_step.size() && in_step[e] == in_step[k]) ++e;
+    if (e - k > top) top = e - k, best = in_step[k];
     k = e;
   }
   return best;

@@ -20,7 +20,7 @@ using nlohmann::json;
 // A relative path is inside the export folder (created if needed).
 void screenshot(AppState& s, const json& v, const std::string&) {
   std::string path = text_of(v, "screenshot");
-  if (path.empty()) throw std::runtime_error("screenshot must be a file name (PNG)");
+  if (path.empty()) throw std::runtime_error("screenshot must be a file name (PNG, or BMP ending in .bmp)");
   if (!std::filesystem::path(path).is_absolute() && !s.view.export_dir.empty()) {
     std::error_code ec;
     std::filesystem::create_directories(s.view.export_dir, ec);
@@ -74,7 +74,7 @@ const std::vector<StepKeyRow>& step_key_rows() {
        [](AppState& s, const json& v, const std::string&) {
          if (bool_of(v, "export_all")) export_all(s);
        }},
-      {{"screenshot", "PATH", "the window written as PNG after this frame (a relative PATH is inside export_dir)"}, screenshot},
+      {{"screenshot", "PATH", "the window written as PNG (BMP when PATH ends in .bmp: uncompressed, quicker) after this frame (a relative PATH is inside export_dir)"}, screenshot},
       {{"export", "{\"chart\": ID, \"format\": png | svg | pdf | csv | all}", "one chart written to export_dir"}, export_chart},
       {{"wait_bench", "true | seconds", "hold the script until the benchmark has finished (true: 600 s)"},
        [](AppState&, const json& v, const std::string&) { parse_wait_bench(v); }},  // the probe holds the script (probe.cpp)
