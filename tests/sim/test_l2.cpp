@@ -697,12 +697,8 @@ TEST_CASE("fa2_bwd's blocks walk their group's query heads: a group cut by a wav
   // every row tile comes from DRAM at each walk, once for the first 12 blocks and
   // once more for the last 4. K_j, V_j stay in the block across its heads (a
   // block per query head would bring them in once per head: 4 × K here).
-  AttentionProblem p;
-  p.batch = 1;
-  p.heads = 4;
+  AttentionProblem p = flashlab::test::problem(1, 4, 1024, 64);
   p.kv_heads = 1;
-  p.seq_q = p.seq_kv = 1024;
-  p.head_dim = 64;
   StorageTypes st;
   st.dq_accumulator = DType::fp32;
   const Schedule s(Algorithm::fa2_bwd, p, TileShape{64, 64}, st);
