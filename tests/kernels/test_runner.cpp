@@ -3,6 +3,7 @@
 // was measured (the rates beside the model are analysis's: tests/analysis/
 // test_placement.cpp), failures that say what failed.
 #include <catch2/catch.hpp>
+#include <algorithm>
 #include <limits>
 
 #include "flashlab/kernels/launch/layouts.hpp"
@@ -109,6 +110,65 @@ TEST_CASE("measured peak memory includes what libraries allocate on the way", "[
   const i64 s_and_p = layout::materialized_workspace_bytes(p);
   CHECK(row.peak_memory_bytes == 4 * 2 * 300 * 64 * 2 + s_and_p + (32 << 20));
   CHECK(row.model == "standard");
+}
+
+TEST_CASE("what only the measurement allocates is made before a case's baseline: not in its peak",
+          "[kernels][runner]") {
+  const KernelInfo naive = runnable("naive_cublas");
+  const auto p = problem(1, 2, 300, 64);
+  // A backend that, like the CUDA one, makes a 120 MiB flush buffer and a counter
+  // session the first time counters are asked for, and keeps them.
+  class Counting : public Backend {
+   public:
+    FakeBackend inner;
+    i64 kept = 0;
+    const DeviceInfo& device() const override { return inner.device(); }
+    DeviceAllocator& allocator() override { return inner.allocator(); }
+    i64 device_used_bytes() override { return inner.device_used_bytes() + kept; }
+    void prepare(const RunOptions& o) override {
+      if (o.counters) kept = 134 << 20;
+    }
+    Measurement measure(const Case& c, const CaseBuffers& b, const RunOptions& o) override {
+      return inner.measure(c, b, o);
+    }
+  };
+  RunOptions o = quick();
+  o.counters = true;
+  const i64 buffers = 4 * 2 * 300 * 64 * 2 + layout::materialized_workspace_bytes(p);
+  for (int first_or_later = 0; first_or_later < 2; ++first_or_later) {
+    Counting be;
+    be.inner.next.times_ms = std::vector<double>(10, 1.0);
+    if (first_or_later == 1) be.prepare(o);  // an earlier case made them
+    const MeasuredRun row = run_case(be, naive, p, o);
+    REQUIRE(row.status == RunStatus::ok);
+    CHECK(row.peak_memory_bytes == buffers);
+  }
+}
+
+TEST_CASE("what a case allocates is the model's memory of the run, rung by rung", "[kernels][runner][memory]") {
+  // Sizes whose buffers need no alignment and whose rows fill the backward's
+  // 128-row statistics: the layouts add nothing there.
+  const sim::DType dtype = GENERATE(sim::DType::fp16, sim::DType::bf16, sim::DType::fp32);
+  const sim::i64 kv_heads = GENERATE(0, 4, 2);
+  const bool causal = GENERATE(false, true);
+  auto p = problem(2, 8, 1024, 64, causal, dtype);
+  p.kv_heads = kv_heads;
+  const sim::i64 bh_rows_fp32 = 2 * 8 * 1024 * 4;
+  for (const KernelInfo& k : registry()) {
+    if (std::find(k.dtypes.begin(), k.dtypes.end(), dtype) == k.dtypes.end()) continue;
+    if (!k.head_dims.empty() && std::find(k.head_dims.begin(), k.head_dims.end(), 64) == k.head_dims.end()) continue;
+    INFO(k.id << " " << sim::to_string(dtype) << " H_kv " << p.h_kv() << (causal ? " causal" : ""));
+    const bool backward = k.pass() == sim::Pass::bwd;
+    const KernelInfo* fwd = backward ? forward_rung(k) : nullptr;
+    REQUIRE((!backward || fwd != nullptr));
+    sim::i64 allocated = 0;
+    for (const CaseBuffer& b : case_buffers(k, p, sim::TileShape{64, 64}, fwd, sim::TileShape{64, 64}))
+      allocated += b.bytes;
+    // The FlashAttention backward rungs keep L·log2(e) beside D in their workspace
+    // (the exp2 of P_ij), a copy of the logsumexp the model does not hold.
+    const sim::i64 log2_copy = k.model == sim::Algorithm::fa2_bwd ? bh_rows_fp32 : 0;
+    CHECK(allocated == sim::run_memory_bytes(k.model, p, k.storage) + log2_copy);
+  }
 }
 
 TEST_CASE("out of memory under an allocation limit: a row with the bytes, nothing leaks, the sweep goes on",

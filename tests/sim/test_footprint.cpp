@@ -58,7 +58,8 @@ TEST_CASE("the backward's HBM footprint: the forward's inputs and what it kept, 
     const auto p = problem(B, H, N, d, causal, DType::fp16);
     const i64 nd = BH * N * d * 2, nn = BH * N * N * 2, row = BH * N * 4;
     // Q, K, V, dO, dQ, dK, dV; P read, dP and dS written (no O: Algorithm 3 does not need it).
-    CHECK(hbm_footprint_bytes(Algorithm::standard_bwd, p) == 7 * nd + 3 * nn);
+    // standard_bwd writes dS over dP (one N² buffer); eager PyTorch's softmax_backward allocates dS.
+    CHECK(hbm_footprint_bytes(Algorithm::standard_bwd, p) == 7 * nd + 2 * nn);
     CHECK(hbm_footprint_bytes(Algorithm::pytorch_bwd, p) == 7 * nd + 3 * nn);
     // Q, K, V, O, dO, dQ, dK, dV; ℓ and m.
     CHECK(hbm_footprint_bytes(Algorithm::fa1_bwd, p) == 8 * nd + 2 * row);
@@ -110,9 +111,16 @@ TEST_CASE("a training step: what the forward keeps for the backward, and the bac
     CHECK(m.saved_bytes() == nn);
     CHECK(tensors_of(m.inputs) == V{Tensor::Q, Tensor::K, Tensor::V});
     CHECK(m.inputs_bytes() == 3 * nd);
-    CHECK(tensors_of(m.own) == V{Tensor::dO, Tensor::dQ, Tensor::dK, Tensor::dV, Tensor::dS, Tensor::dP});
-    // The peak is the dS pass: P, dP and dS at once, dV already written (dQ, dK not yet).
-    CHECK(m.backward_peak_bytes == 3 * nd + nn /* P */ + nd /* dO */ + 2 * nn /* dP, dS */ + nd /* dV */);
+    if (a == Algorithm::pytorch) {
+      CHECK(tensors_of(m.own) == V{Tensor::dO, Tensor::dQ, Tensor::dK, Tensor::dV, Tensor::dS, Tensor::dP});
+      // The peak is the dS pass: P, dP and dS at once, dV already written (dQ, dK not yet).
+      CHECK(m.backward_peak_bytes == 3 * nd + nn /* P */ + nd /* dO */ + 2 * nn /* dP, dS */ + nd /* dV */);
+    } else {
+      // dS written over dP: one N² buffer from the dP pass to the last read of dS,
+      // so the peak is the last pass, with every gradient written.
+      CHECK(tensors_of(m.own) == V{Tensor::dO, Tensor::dQ, Tensor::dK, Tensor::dV, Tensor::dP});
+      CHECK(m.backward_peak_bytes == 3 * nd + nn /* P */ + nd /* dO */ + nn /* dP = dS */ + 3 * nd /* dV, dQ, dK */);
+    }
   }
   // FlashAttention-1 keeps O, ℓ and m; FlashAttention-2 keeps O and the logsumexp L: Θ(N·d).
   {
@@ -164,4 +172,37 @@ TEST_CASE("a pass's own tensors: Q, K, V, O forward, and dO, dQ, dK, dV with the
   CHECK(pass_tensor_bytes(p, Pass::bwd) == (4 * B * H + 4 * B * Hkv) * N * d * 2);
   // The forward's tensors are those FlashAttention-2 keeps in HBM, less its logsumexp.
   CHECK(pass_tensor_bytes(p, Pass::fwd) == hbm_footprint_bytes(Algorithm::fa2, p) - tensor_bytes(Tensor::LSE, p));
+}
+
+TEST_CASE("a run's memory: every buffer of the pass, and a backward's with what its forward's run left",
+          "[sim][footprint][bwd]") {
+  const i64 B = 2, H = 4, Hkv = 2, N = 1000, d = 64, BH = B * H;
+  for (bool grouped : {false, true}) {
+    auto p = problem(B, H, N, d, true, DType::bf16);
+    if (grouped) p.kv_heads = Hkv;
+    INFO("H_kv " << p.h_kv());
+    const i64 q = BH * N * d * 2, kv = B * p.h_kv() * N * d * 2, nn = BH * N * N * 2, row = BH * N * 4;
+    // FlashAttention-1 with its O_i accumulated in fp32: O in bf16 and the fp32 accumulator beside it.
+    StorageTypes fa1_rung;
+    fa1_rung.o_accumulator = DType::fp32;
+    CHECK(run_memory_bytes(Algorithm::fa1, p) == 2 * q + 2 * kv + 2 * row);
+    CHECK(run_memory_bytes(Algorithm::fa1, p, fa1_rung) == 2 * q + 2 * kv + BH * N * d * 4 + 2 * row);
+    // The materialising pair: Q, K, V, O, S and P of the forward; dO, dQ, dK, dV and dP (dS over it).
+    CHECK(run_memory_bytes(Algorithm::standard, p) == 2 * q + 2 * kv + 2 * nn);
+    CHECK(run_memory_bytes(Algorithm::standard_bwd, p) == 2 * q + 2 * kv + 2 * nn + 2 * q + 2 * kv + nn);
+    // FlashAttention-2's pair with an fp32 dQaccum (and dKaccum, dVaccum when a group adds apart).
+    StorageTypes tc;
+    tc.dq_accumulator = DType::fp32;
+    const i64 fa2_pair = 2 * q + 2 * kv + row /* L */ + 2 * q + 2 * kv + row /* D */ + BH * N * d * 4;
+    CHECK(run_memory_bytes(Algorithm::fa2_bwd, p, tc) == fa2_pair);
+    tc.dkv_accumulator = DType::fp32;
+    CHECK(run_memory_bytes(Algorithm::fa2_bwd, p, tc) == fa2_pair + (grouped ? 2 * B * Hkv * N * d * 4 : 0));
+  }
+  // An accumulator the kernel names is its own buffer in the problem's type too.
+  const auto p32 = problem(1, 2, 256, 32, false, DType::fp32);
+  StorageTypes st;
+  st.o_accumulator = DType::fp32;
+  st.dq_accumulator = DType::fp32;
+  CHECK(run_memory_bytes(Algorithm::fa1, p32, st) == run_memory_bytes(Algorithm::fa1, p32) + 2 * 256 * 32 * 4);
+  CHECK(run_memory_bytes(Algorithm::fa2_bwd, p32, st) == run_memory_bytes(Algorithm::fa2_bwd, p32) + 2 * 256 * 32 * 4);
 }

@@ -169,13 +169,11 @@ BenchRow bench_row(const sim::MeasuredRun& run, const sim::HardwareModel& hw) {
   static_cast<sim::MeasuredRun&>(row) = run;
   if (run.status == RunStatus::skipped) return row;
   if (const auto algo = sim::model_algorithm(run)) {
-    // A forward run holds its HBM tensors; a backward run the most a training
-    // step's backward holds at once (what the forward saved, Q, K, V, dO and
-    // what the backward writes), sim::training_step_memory.
+    // What the run holds from its first launch to its last, in the rung's
+    // storage types: a forward's HBM tensors; a backward's and those its
+    // forward's run left, each once (sim::run_memory_bytes).
     try {
-      row.predicted_memory_bytes = sim::algorithm_info(*algo).pass == sim::Pass::bwd
-                                       ? sim::training_step_memory(*algo, run.problem, run.storage).backward_peak_bytes
-                                       : sim::hbm_footprint_bytes(*algo, run.problem, run.storage);
+      row.predicted_memory_bytes = sim::run_memory_bytes(*algo, run.problem, run.storage);
     } catch (const std::exception&) {
       row.predicted_memory_bytes = 0;
     }

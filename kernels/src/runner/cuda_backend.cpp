@@ -74,6 +74,17 @@ class CudaBackend final : public Backend {
     return static_cast<i64>(total_b - free_b);
   }
 
+  // The counter pass's flush buffer (2 × the L2) and CUPTI's session are the
+  // measurement's, made once per process: made here, before the first case
+  // takes its baseline, they are never counted in a case's peak.
+  void prepare(const RunOptions& o) override {
+    if (!o.counters) return;
+    FLASHLAB_CUDA_CHECK(cudaSetDevice(dev_));
+    prepare_clean_flush();
+    if (!profiler_range()) open_counters();
+    FLASHLAB_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  }
+
   std::string sticky_error() override {
     (void)cudaSetDevice(dev_);
     const cudaError_t e = cudaDeviceSynchronize();
@@ -218,8 +229,7 @@ class CudaBackend final : public Backend {
     // and cudaProfilerStop, so that an outside profiler counts the range this
     // pass counts (ncu --replay-mode app-range: one result for all the launch's
     // kernels, no flush between them).
-    if (const char* env = std::getenv("FLASHLAB_PROFILER_RANGE"); env != nullptr && *env != '\0' &&
-                                                                 std::string(env) != "0") {
+    if (profiler_range()) {
       prepare_clean_flush();
       poison();
       detail::read_flush(clean_flush_, flush_->bytes(), counter_, stream_);
@@ -237,10 +247,7 @@ class CudaBackend final : public Backend {
                         "counted by the outside profiler (not by CUPTI here)";
       return;
     }
-    if (!counters_ && counters_why_not_.empty()) {
-      counters_ = CounterSession::open(dev_, &counters_why_not_);
-      if (!counters_ && counters_why_not_.empty()) counters_why_not_ = "CUPTI's counters are not available";
-    }
+    open_counters();
     if (!counters_) {
       m.counters_note = counters_why_not_;
       return;
@@ -265,6 +272,18 @@ class CudaBackend final : public Backend {
   }
 
  private:
+  static bool profiler_range() {
+    const char* env = std::getenv("FLASHLAB_PROFILER_RANGE");
+    return env != nullptr && *env != '\0' && std::string(env) != "0";
+  }
+
+  // CUPTI's session, opened once (or the reason it cannot be, kept).
+  void open_counters() {
+    if (counters_ || !counters_why_not_.empty()) return;
+    counters_ = CounterSession::open(dev_, &counters_why_not_);
+    if (!counters_ && counters_why_not_.empty()) counters_why_not_ = "CUPTI's counters are not available";
+  }
+
   // The counter pass's flush buffer, made once: filled, then its own writes
   // pushed out of the L2 by reading the other buffer through.
   void prepare_clean_flush() {

@@ -14,6 +14,7 @@
 #include "flashlab/sim/core/checked.hpp"
 #include "flashlab/sim/core/format.hpp"
 #include "flashlab/sim/core/median.hpp"
+#include "flashlab/sim/memory/footprint.hpp"
 
 namespace flashlab::kernels {
 
@@ -41,13 +42,6 @@ std::string build_commit() {
 
 namespace {
 
-// Bytes of one buffer of the case: rows × cols elements of each of `heads`
-// heads (B·H for Q, O, dO, dQ and the logsumexp; B·H_kv for K, V, dK, dV).
-i64 tensor_bytes(i64 heads, i64 rows, i64 cols, i64 element_bytes) {
-  using sim::checked_mul;
-  return checked_mul(checked_mul(checked_mul(heads, rows, "bytes"), cols, "bytes"), element_bytes, "bytes");
-}
-
 std::string sci(double v) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.3g", v);
@@ -66,6 +60,32 @@ MeasuredRun row_of(const KernelInfo& k, const AttentionProblem& p, const RunOpti
 }
 
 }  // namespace
+
+std::vector<CaseBuffer> case_buffers(const KernelInfo& k, const AttentionProblem& p, sim::TileShape tiles,
+                                     const KernelInfo* fwd, sim::TileShape fwd_tiles) {
+  using Slot = CaseBuffer::Slot;
+  using sim::Tensor;
+  std::vector<CaseBuffer> out;
+  auto add = [&](Slot slot, std::string what, i64 bytes) {
+    if (bytes > 0) out.push_back({slot, std::move(what), bytes});
+  };
+  const KernelInfo& producer = fwd != nullptr ? *fwd : k;  // who writes O and the logsumexp
+  add(Slot::q, "Q", sim::tensor_bytes(Tensor::Q, p));
+  add(Slot::k, "K", sim::tensor_bytes(Tensor::K, p));
+  add(Slot::v, "V", sim::tensor_bytes(Tensor::V, p));
+  add(Slot::o, "O", sim::tensor_bytes(Tensor::O, p));
+  if (producer.writes_lse) add(Slot::lse, "the logsumexp", sim::tensor_bytes(Tensor::LSE, p));
+  if (fwd != nullptr) {
+    add(Slot::forward_workspace, "the workspace of " + fwd->id + " (" + fwd->workspace_holds + ")",
+        fwd->workspace_bytes ? fwd->workspace_bytes(p, fwd_tiles) : 0);
+    add(Slot::d_o, "dO", sim::tensor_bytes(Tensor::dO, p));
+    add(Slot::dq, "dQ", sim::tensor_bytes(Tensor::dQ, p));
+    add(Slot::dk, "dK", sim::tensor_bytes(Tensor::dK, p));
+    add(Slot::dv, "dV", sim::tensor_bytes(Tensor::dV, p));
+  }
+  add(Slot::workspace, "the workspace (" + k.workspace_holds + ")", k.workspace_bytes ? k.workspace_bytes(p, tiles) : 0);
+  return out;
+}
 
 MeasuredRun run_case(Backend& backend, const KernelInfo& k, const AttentionProblem& p, const RunOptions& o,
                      const KernelInfo* forward) {
@@ -110,39 +130,39 @@ MeasuredRun run_case(Backend& backend, const KernelInfo& k, const AttentionProbl
   }
 
   try {
-    const i64 s = sim::dtype_bytes(p.dtype);
-    const i64 q_bytes = tensor_bytes(p.head_count(), p.n_q(), p.head_dim, s);
-    const i64 kv_bytes = tensor_bytes(p.kv_head_count(), p.n_kv(), p.head_dim, s);
-    const KernelInfo& producer = backward ? *fwd : k;  // who writes O and the logsumexp
-    const i64 lse_bytes = producer.writes_lse ? tensor_bytes(p.head_count(), p.n_q(), 1, 4) : 0;
-    const i64 ws_bytes = k.workspace_bytes ? k.workspace_bytes(p, tiles) : 0;
-    const i64 fwd_ws_bytes = backward && fwd->workspace_bytes ? fwd->workspace_bytes(p, fwd_tiles) : 0;
-    // Backward: dO and dQ like Q, dK and dV like K.
-    const i64 grad_bytes = backward ? q_bytes * 2 + kv_bytes * 2 : 0;
-    const i64 all_bytes = q_bytes * 2 + kv_bytes * 2 + lse_bytes + ws_bytes + fwd_ws_bytes + grad_bytes;
+    const std::vector<CaseBuffer> buffers = case_buffers(k, p, tiles, backward ? fwd : nullptr, fwd_tiles);
+    i64 all_bytes = 0;
+    for (const CaseBuffer& x : buffers) all_bytes = sim::checked_add(all_bytes, x.bytes, "bytes");
 
     Measurement m;
     i64 measured_peak = 0;
     try {
+      backend.prepare(o);
       const i64 used_before = backend.device_used_bytes();
       DeviceArena arena(backend.allocator(), o.mem_limit_bytes);
       CaseBuffers b;
-      b.q = arena.allocate(q_bytes, "Q");
-      b.k = arena.allocate(kv_bytes, "K");
-      b.v = arena.allocate(kv_bytes, "V");
-      b.o = arena.allocate(q_bytes, "O");
-      b.lse = static_cast<float*>(arena.allocate(lse_bytes, "the logsumexp"));
-      if (backward) {
-        b.forward_workspace =
-            arena.allocate(fwd_ws_bytes, "the workspace of " + fwd->id + " (" + fwd->workspace_holds + ")");
-        b.forward_workspace_bytes = fwd_ws_bytes;
-        b.d_o = arena.allocate(q_bytes, "dO");
-        b.dq = arena.allocate(q_bytes, "dQ");
-        b.dk = arena.allocate(kv_bytes, "dK");
-        b.dv = arena.allocate(kv_bytes, "dV");
+      for (const CaseBuffer& x : buffers) {
+        void* const at = arena.allocate(x.bytes, x.what);
+        switch (x.slot) {
+          case CaseBuffer::Slot::q: b.q = at; break;
+          case CaseBuffer::Slot::k: b.k = at; break;
+          case CaseBuffer::Slot::v: b.v = at; break;
+          case CaseBuffer::Slot::o: b.o = at; break;
+          case CaseBuffer::Slot::lse: b.lse = static_cast<float*>(at); break;
+          case CaseBuffer::Slot::forward_workspace:
+            b.forward_workspace = at;
+            b.forward_workspace_bytes = x.bytes;
+            break;
+          case CaseBuffer::Slot::d_o: b.d_o = at; break;
+          case CaseBuffer::Slot::dq: b.dq = at; break;
+          case CaseBuffer::Slot::dk: b.dk = at; break;
+          case CaseBuffer::Slot::dv: b.dv = at; break;
+          case CaseBuffer::Slot::workspace:
+            b.workspace = at;
+            b.workspace_bytes = x.bytes;
+            break;
+        }
       }
-      b.workspace = arena.allocate(ws_bytes, "the workspace (" + k.workspace_holds + ")");
-      b.workspace_bytes = ws_bytes;
       Case c{&k, p, tiles, o.seed, fwd, fwd_tiles};
       m = backend.measure(c, b, o);
       // Kernels allocate nothing, so the memory in use after the runs is the

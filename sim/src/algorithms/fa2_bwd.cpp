@@ -14,6 +14,9 @@
 // atomically into dKaccum_j, dVaccum_j of the K/V head — a read and a write of
 // the tiles, as dQ_i's adds — which a pass once per K/V head zeroes before
 // (a memset) and another converts to dK, dV after.
+// Grouped heads summed on chip (fa2_bwd): one block of K_j, V_j runs the
+// group's G query heads in turn (LoopNest::walks_group), which the L2 model
+// walks as such; the pieces stay per query head.
 // Causal: column block j visits row blocks first_row(j) … T_r − 1, ascending.
 #include <vector>
 
@@ -82,7 +85,8 @@ enum class Phase { zero_dkv, pre_pass, main_loop, convert_dq, convert_dkv };
 
 class Fa2Bwd final : public LoopNest {
  public:
-  Fa2Bwd(bool convert_dq, bool dkv_apart) : LoopNest(fa2_bwd_info()), dkv_apart_(dkv_apart) {
+  Fa2Bwd(bool convert_dq, bool dkv_apart, bool grouped)
+      : LoopNest(fa2_bwd_info()), dkv_apart_(dkv_apart), walks_group_(grouped && !dkv_apart) {
     if (dkv_apart) phases_.push_back(Phase::zero_dkv);
     phases_.push_back(Phase::pre_pass);
     phases_.push_back(Phase::main_loop);
@@ -108,6 +112,8 @@ class Fa2Bwd final : public LoopNest {
   bool outer_over_rows(int ph) const override { return of(ph) == Phase::pre_pass || of(ph) == Phase::convert_dq; }
   bool has_visits(int ph) const override { return of(ph) == Phase::main_loop; }
   bool once_per_kv_head(int ph) const override { return of(ph) == Phase::zero_dkv || of(ph) == Phase::convert_dkv; }
+  // A group summed on chip: the block of K_j, V_j runs the group's query heads in turn.
+  bool walks_group(int ph) const override { return walks_group_ && of(ph) == Phase::main_loop; }
 
   void outer_begin(int ph, i64 idx, Emitter& e) const override {
     switch (of(ph)) {
@@ -203,13 +209,13 @@ class Fa2Bwd final : public LoopNest {
 
  private:
   Phase of(int ph) const { return phases_[static_cast<size_t>(ph)]; }
-  bool dkv_apart_;
+  bool dkv_apart_, walks_group_;
   std::vector<Phase> phases_;
 };
 
 std::unique_ptr<LoopNest> make_fa2_bwd(const AttentionProblem& p, const StorageTypes& st) {
   return std::make_unique<Fa2Bwd>(st.dq_accumulator.has_value() && *st.dq_accumulator != p.dtype,
-                                  st.dkv_accumulator.has_value() && p.group_size() > 1);
+                                  st.dkv_accumulator.has_value() && p.group_size() > 1, p.group_size() > 1);
 }
 
 }  // namespace

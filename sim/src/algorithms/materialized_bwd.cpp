@@ -28,7 +28,15 @@ enum class Kind {
 
 class MaterializedBwd final : public PassSequence<Kind> {
  public:
-  using PassSequence::PassSequence;
+  // ds_over_dp: the dS pass writes dS where dP was (dP's last reader is that
+  // pass, and both are N_q × N_kv in the problem's dtype).
+  MaterializedBwd(const AlgorithmInfo& info, std::vector<PassSpec<Kind>> passes, PassCount count, bool ds_over_dp)
+      : PassSequence(info, std::move(passes), count), ds_over_dp_(ds_over_dp) {}
+
+  std::optional<Tensor> stored_over(Tensor t) const override {
+    if (ds_over_dp_ && t == Tensor::dS) return Tensor::dP;
+    return std::nullopt;
+  }
 
   bool outer_over_rows(int ph) const override {
     return spec(ph).kind != Kind::gemm_dv && spec(ph).kind != Kind::gemm_dk;
@@ -96,6 +104,9 @@ class MaterializedBwd final : public PassSequence<Kind> {
       case Kind::scale_ds: break;
     }
   }
+
+ private:
+  bool ds_over_dp_;
 };
 
 // dS_ij = P_ij (dP_ij − Σ_l P_il dP_il) per element: the product P ∘ dP, its
@@ -169,7 +180,7 @@ std::unique_ptr<LoopNest> make_standard_bwd(const AttentionProblem&, const Stora
            "dS = τ P ∘ (dP − rowsum(P ∘ dP)), P and dP read, dS written"},
           {Kind::gemm_dq, 4, 0, "dQ = dS K, dS read from HBM"},
           {Kind::gemm_dk, 5, 0, "dK = dSᵀ Q (outer loop over K_j, V_j), dS read from HBM"}},
-      PassCount::of_total);
+      PassCount::of_total, /*ds_over_dp=*/true);  // as the naive_bwd rung stores it: one N² buffer for both
 }
 
 std::unique_ptr<LoopNest> make_pytorch_bwd(const AttentionProblem& p, const StorageTypes&) {
@@ -181,7 +192,9 @@ std::unique_ptr<LoopNest> make_pytorch_bwd(const AttentionProblem& p, const Stor
   passes.push_back({Kind::scale_ds, 5, 1, "dS = dS·τ"});
   passes.push_back({Kind::gemm_dq, 6, 0, "dQ = dS @ K"});
   passes.push_back({Kind::gemm_dk, 7, 0, "dK = dSᵀ @ Q (outer loop over K_j, V_j)"});
-  return std::make_unique<MaterializedBwd>(pytorch_bwd_info(), std::move(passes), PassCount::kernels);
+  // softmax_backward allocates its result: dP and dS are two tensors.
+  return std::make_unique<MaterializedBwd>(pytorch_bwd_info(), std::move(passes), PassCount::kernels,
+                                           /*ds_over_dp=*/false);
 }
 
 }  // namespace

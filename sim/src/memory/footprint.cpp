@@ -5,6 +5,7 @@
 
 #include "flashlab/sim/core/checked.hpp"
 #include "flashlab/sim/schedule/schedule.hpp"
+#include "schedule/loop_nest.hpp"
 
 namespace flashlab::sim {
 
@@ -95,12 +96,29 @@ std::vector<Tensor> hbm_tensors(Algorithm a, const AttentionProblem& p, StorageT
   return out;
 }
 
-i64 hbm_footprint_bytes(Algorithm a, const AttentionProblem& p, StorageTypes storage) {
-  const Counters c = one_block(a, p, storage);
-  i64 total = 0;
-  for (Tensor t : hbm_tensors(a, p, storage))
-    total = checked_add(total, whole_bytes(t, p, c.at(Level::HBM, t)), "memory");
-  return total;
+std::vector<TensorMemory> hbm_buffers(Algorithm a, const AttentionProblem& p, StorageTypes storage) {
+  const Schedule s(a, p, TileShape{p.n_q(), p.n_kv()}, storage);
+  const Counters c = s.closed_form();
+  std::vector<TensorMemory> out;
+  for (int k = 0; k < kTensorCount; ++k) {
+    const auto t = static_cast<Tensor>(k);
+    const Traffic& moved = c.at(Level::HBM, t);
+    if (moved.elements() == 0 || s.loop_nest().stored_over(t)) continue;
+    if (t == Tensor::O && storage.o_accumulator && moved.read_elements > 0 && moved.write_elements > 0) {
+      // O accumulated in HBM (read back and written by the same loop nest): O in the
+      // problem's dtype (the last step writes it), and the accumulator the steps between add into.
+      out.push_back({t, whole_tensor_bytes(t, p, dtype_bytes(p.dtype))});
+      out.push_back({t, whole_tensor_bytes(t, p, dtype_bytes(*storage.o_accumulator)), true});
+      continue;
+    }
+    out.push_back({t, whole_bytes(t, p, moved)});
+  }
+  // An accumulator the kernel names is a buffer of its own even in the problem's
+  // type, where the loop nest adds into dQ itself (fp32 problems).
+  const bool has_dq = c.at(Level::HBM, Tensor::dQ).elements() > 0;
+  if (has_dq && storage.dq_accumulator && c.at(Level::HBM, Tensor::dQaccum).elements() == 0)
+    out.push_back({Tensor::dQaccum, whole_tensor_bytes(Tensor::dQaccum, p, dtype_bytes(*storage.dq_accumulator))});
+  return out;
 }
 
 namespace {
@@ -110,6 +128,26 @@ i64 sum(const std::vector<TensorMemory>& v) {
   return s;
 }
 }  // namespace
+
+i64 hbm_footprint_bytes(Algorithm a, const AttentionProblem& p, StorageTypes storage) {
+  return sum(hbm_buffers(a, p, storage));
+}
+
+std::vector<TensorMemory> run_buffers(Algorithm a, const AttentionProblem& p, StorageTypes storage) {
+  if (algorithm_info(a).pass != Pass::bwd) return hbm_buffers(a, p, storage);
+  std::vector<TensorMemory> out = hbm_buffers(forward_of(a), p, storage);
+  for (const TensorMemory& b : hbm_buffers(a, p, storage)) {
+    const bool held = std::any_of(out.begin(), out.end(), [&](const TensorMemory& x) {
+      return x.tensor == b.tensor && x.accumulator == b.accumulator;
+    });
+    if (!held) out.push_back(b);
+  }
+  return out;
+}
+
+i64 run_memory_bytes(Algorithm a, const AttentionProblem& p, StorageTypes storage) {
+  return sum(run_buffers(a, p, storage));
+}
 
 i64 TrainingStepMemory::saved_bytes() const { return sum(saved); }
 i64 TrainingStepMemory::inputs_bytes() const { return sum(inputs); }
@@ -168,6 +206,15 @@ TrainingStepMemory training_step_memory(Algorithm a, const AttentionProblem& p, 
       from = first;
       if (!result) to = last;
     }
+    if (b.loop_nest().stored_over(t)) continue;  // in the memory of the tensor it is written over
+    // The tensor written over this one lives in its memory: held until that one's last use too.
+    for (int u = 0; u < kGlobalTensorCount; ++u)
+      if (b.loop_nest().stored_over(static_cast<Tensor>(u)) == t)
+        for (int ph = phases - 1; ph > to; --ph)
+          if (by_phase[static_cast<size_t>(ph)].at(Level::HBM, static_cast<Tensor>(u)).elements() > 0) {
+            to = ph;
+            break;
+          }
     TensorMemory x{t, 0};
     if (!written && fwd.at(Level::HBM, t).write_elements > 0) {
       x.bytes = whole_bytes(t, p, fwd.at(Level::HBM, t));  // as the forward keeps it

@@ -132,6 +132,21 @@ class Memory {
     }
     return o;
   }
+  // A request a block serves from its own registers or shared memory (a
+  // tile it keeps across the query heads of a group): asked for and found,
+  // a read hit or a write absorbed, without reaching the L2's lines.
+  void on_chip(const Access& a, i64 head, i64 bytes) {
+    if (!counting_) return;
+    if (static_cast<size_t>(head) >= per_head_.size()) per_head_.resize(static_cast<size_t>(head) + 1);
+    TensorTraffic& t = per_head_[static_cast<size_t>(head)][static_cast<size_t>(a.tensor)];
+    if (a.write) {
+      t.request_write_bytes += bytes;
+      t.l2_absorbed_write_bytes += bytes;
+    } else {
+      t.request_read_bytes += bytes;
+      t.l2_hit_read_bytes += bytes;
+    }
+  }
   void set_counting(bool on) { counting_ = on; }
   // Bytes the L2 took in so far (misses and write allocations), and other
   // heads' bytes brought in, in this model's lines.

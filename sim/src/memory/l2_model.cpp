@@ -367,6 +367,12 @@ class Runner {
     }
   }
 
+  // Where a member of a cohort over column blocks is in a step: the query head
+  // it runs and its row block.
+  struct Pos {
+    i64 head = 0, row = 0;
+  };
+
   // Every access of one piece template for members [m0, m1) of a cohort whose
   // outer loop runs over column blocks; member m is at row block lo_m + step
   // and column block j_m. An access of the row block alone (Q_i, dO_i, L_i,
@@ -377,9 +383,26 @@ class Runner {
   // members whose tiles fall in one L2 line touch it together.
   void cols_piece(const std::vector<Access>& accesses, const Cohort& c, size_t m0, size_t m1, i64 step,
                   StepTraffic* traffic) {
+    ks_.clear();
+    for (size_t k = m0; k < m1; ++k) ks_.push_back(k);
+    cols_touch(accesses, c, ks_, [&](size_t k) { return Pos{c.head, c.members[k].lo + step}; }, traffic, false);
+  }
+
+  // cols_piece for the members `ks` (indices into c.members, in order), member
+  // k at pos_of(k): members at the same head and row block share its tiles.
+  // `per_head_counting`: members of one cohort at different query heads (a
+  // block walking its group), each counted as its head is followed or not.
+  template <class PosOf>
+  void cols_touch(const std::vector<Access>& accesses, const Cohort& c, const std::vector<size_t>& ks,
+                  const PosOf& pos_of, StepTraffic* traffic, bool per_head_counting) {
+    const size_t n = ks.size();
+    auto count_for = [&](i64 head) {
+      if (per_head_counting) mem_.set_counting(c.counted && head < heads_);
+    };
     for (const Access& a : accesses) {
       if (!a.uses_i && !a.uses_j) throw NotModelled{"the L2 model expects per-block accesses inside the loop"};
-      auto row_of = [&](size_t k) { return c.members[k].lo + step; };
+      auto row_of = [&](size_t x) { return pos_of(ks[x]).row; };
+      auto head_of = [&](size_t x) { return pos_of(ks[x]).head; };
       // One touch of the tiles of members [from, to) in one line: each member
       // asked for its own tile's bytes, and the line's misses fall on them in
       // proportion.
@@ -387,60 +410,107 @@ class Runner {
         if (traffic == nullptr || a.write) return;
         const i64 all = o.hit_bytes + o.miss_bytes;
         const double frac = all > 0 ? static_cast<double>(o.miss_bytes) / static_cast<double>(all) : 0.0;
-        for (size_t m = from; m < to; ++m) {
+        for (size_t x = from; x < to; ++x) {
+          const size_t m = ks[x];
           const double b =
-              static_cast<double>(mem_.tile_bytes(a, a.uses_i ? row_of(m) : -1, a.uses_j ? c.members[m].j : -1));
+              static_cast<double>(mem_.tile_bytes(a, a.uses_i ? row_of(x) : -1, a.uses_j ? c.members[m].j : -1));
           traffic->requested[m] += b;
           traffic->from_dram[m] += b * frac;
           traffic->dram_share[m] += b * frac;
         }
       };
-      size_t k = m0;
-      while (k < m1) {
-        const i64 i = a.uses_i ? row_of(k) : -1, j = a.uses_j ? c.members[k].j : -1;
-        const Memory::Line l = mem_.line_of(a, c.head, i, j);
-        size_t e = k + 1;
+      size_t x = 0;
+      while (x < n) {
+        const i64 h = head_of(x);
+        const i64 i = a.uses_i ? row_of(x) : -1, j = a.uses_j ? c.members[ks[x]].j : -1;
+        const Memory::Line l = mem_.line_of(a, h, i, j);
+        count_for(h);
+        size_t e = x + 1;
         if (!a.uses_j) {
-          while (e < m1 && row_of(e) == i) ++e;  // the same tile
-          const auto copies = static_cast<i64>(e - k);
+          while (e < n && row_of(e) == i && head_of(e) == h) ++e;  // the same tile
+          const auto copies = static_cast<i64>(e - x);
           if (copies > 1) {
             const AccessOutcome o = mem_.touch(a, l, std::uint64_t{1} << l.bit, copies);
             if (traffic != nullptr && !a.write) {
               const double b = static_cast<double>(o.hit_bytes + o.miss_bytes);
-              for (size_t m = k; m < e; ++m) {
+              for (size_t y = x; y < e; ++y) {
+                const size_t m = ks[y];
                 traffic->requested[m] += b;
                 traffic->from_dram[m] += static_cast<double>(o.miss_bytes);
                 traffic->dram_share[m] += static_cast<double>(o.miss_bytes) / static_cast<double>(copies);
               }
             }
-            k = e;
+            x = e;
             continue;
           }
           // A tile one member asks for alone: the next members' tiles of the
           // same line that are also theirs alone join the touch (causal members
           // at consecutive rows).
           std::uint64_t mask = std::uint64_t{1} << l.bit;
-          while (e < m1) {
+          while (e < n) {
             const i64 r = row_of(e);
-            const Memory::Line n = mem_.line_of(a, c.head, r, -1);
-            if (n.key != l.key || (mask >> n.bit & 1U) != 0 || (e + 1 < m1 && row_of(e + 1) == r)) break;
-            mask |= std::uint64_t{1} << n.bit;
+            const Memory::Line nl = mem_.line_of(a, head_of(e), r, -1);
+            if (nl.key != l.key || head_of(e) != h || (mask >> nl.bit & 1U) != 0 ||
+                (e + 1 < n && row_of(e + 1) == r && head_of(e + 1) == head_of(e)))
+              break;
+            mask |= std::uint64_t{1} << nl.bit;
             ++e;
           }
-          share_touch(mem_.touch(a, l, mask), k, e);
+          share_touch(mem_.touch(a, l, mask), x, e);
         } else {
           std::uint64_t mask = std::uint64_t{1} << l.bit;
-          while (e < m1) {  // other tiles of the same line
-            const Memory::Line n = mem_.line_of(a, c.head, a.uses_i ? row_of(e) : -1, c.members[e].j);
-            if (n.key != l.key || (mask >> n.bit & 1U) != 0) break;
-            mask |= std::uint64_t{1} << n.bit;
+          while (e < n) {  // other tiles of the same line
+            const Memory::Line nl = mem_.line_of(a, head_of(e), a.uses_i ? row_of(e) : -1, c.members[ks[e]].j);
+            if (nl.key != l.key || head_of(e) != h || (mask >> nl.bit & 1U) != 0) break;
+            mask |= std::uint64_t{1} << nl.bit;
             ++e;
           }
-          share_touch(mem_.touch(a, l, mask), k, e);
+          share_touch(mem_.touch(a, l, mask), x, e);
         }
-        k = e;
+        x = e;
       }
     }
+  }
+
+  // One step of a cohort whose blocks each walk the G query heads of their
+  // group in turn (LoopNest::walks_group: fa2_bwd summing dK_j, dV_j on chip).
+  // Member m has V_m visits per head (its steps / G) and in step t runs visit
+  // t mod V_m of query head cohort head + ⌊t / V_m⌋. K_j, V_j come into the
+  // block at its first head's first visit and dK_j, dV_j leave after its last
+  // head's last visit; at the other heads' ends and starts the loop nest still
+  // asks for them (requests stay per query head), and the block finds them on
+  // chip. A block holds its K_j for G heads' worth of visits: the members of
+  // a cohort that a wave boundary cut apart run each query head a whole walk
+  // apart, and the L2 may have lost the head's Q_i, dO_i, dQaccum_i between.
+  void walk_step(const PhaseAccesses& acc, const Cohort& co, i64 step, StepTraffic* traffic) {
+    const i64 G = s_.problem().group_size();
+    auto pos = [&](size_t k) {
+      const i64 v = co.members[k].steps / G;
+      return Pos{co.head + step / v, co.members[k].lo + step % v};
+    };
+    auto per_head = [&](size_t k) { return co.members[k].steps / G; };
+    // The pieces the loop nest emits at a head's start (first = true) or end.
+    auto boundary = [&](const std::vector<Access>& accesses, bool first) {
+      ks_.clear();
+      walk_on_chip_.clear();
+      for (size_t k = 0; k < co.active; ++k) {
+        const i64 v = per_head(k), q = step / v, r = step % v;
+        if (r != (first ? 0 : v - 1)) continue;
+        ((first ? q == 0 : q == G - 1) ? ks_ : walk_on_chip_).push_back(k);
+      }
+      if (!ks_.empty()) cols_touch(accesses, co, ks_, pos, first ? traffic : nullptr, true);
+      for (size_t k : walk_on_chip_)
+        for (const Access& a : accesses) {
+          const Pos at = pos(k);
+          mem_.set_counting(co.counted && at.head < heads_);
+          mem_.on_chip(a, at.head, mem_.tile_bytes(a, a.uses_i ? at.row : -1, a.uses_j ? co.members[k].j : -1));
+        }
+    };
+    boundary(acc.begin, true);
+    ks_.clear();
+    for (size_t k = 0; k < co.active; ++k) ks_.push_back(k);
+    cols_touch(acc.visit, co, ks_, pos, traffic, true);
+    boundary(acc.end, false);
   }
 
   // ---- a CTA per outer iteration (FlashAttention-2, the materialising passes) ----
@@ -469,7 +539,10 @@ class Runner {
     const PhaseAccesses& acc = phases_[static_cast<size_t>(ph)];
     const i64 per = s_.phase_outer_count(ph), base = s_.phase_begin(ph);
     const bool rows = s_.outer_over_rows(ph), visits = s_.has_visits(ph);
-    const i64 G = s_.once_per_kv_head(ph) ? std::max<i64>(1, s_.problem().group_size()) : 1;
+    // A block per K/V head and column block: a pass once per K/V head, or one whose blocks walk a group.
+    const bool walk = s_.loop_nest().walks_group(ph) && s_.problem().group_size() > 1;
+    if (walk && (rows || !visits)) throw std::logic_error("a block walks a group's query heads over column blocks only");
+    const i64 G = s_.once_per_kv_head(ph) || walk ? std::max<i64>(1, s_.problem().group_size()) : 1;
     i64 total = (heads_ + G - 1) / G * per;  // the followed blocks
     const i64 grid = all_heads_ / G * per;   // every block of the run
     i64 next = 0, t = 0, free = W_;
@@ -498,7 +571,7 @@ class Runner {
           cohorts.push_back(Cohort{h, t, {}, 0, -1});
           cohorts.back().counted = h < heads_;
         }
-        Member mb{o, rows ? idx : 0, std::max<i64>(1, s_.visit_count(o))};
+        Member mb{o, rows ? idx : 0, std::max<i64>(1, s_.visit_count(o)) * (walk ? G : 1)};
         if (!rows) {
           mb.j = idx;
           mb.lo = visits ? s_.visit_block(o, 0).first : 0;
@@ -535,6 +608,8 @@ class Runner {
             ending.find_row_step();
             piece(acc.end, ending, ending.members.size(), j, nullptr);
           }
+        } else if (walk) {
+          walk_step(acc, co, step, step_traffic);
         } else {
           if (step == 0) cols_piece(acc.begin, co, 0, co.active, step, step_traffic);
           cols_piece(acc.visit, co, 0, co.active, step, step_traffic);
@@ -638,7 +713,9 @@ class Runner {
     v.dram_share = req > 0 ? static_cast<float>(traffic.dram_share[m] / req) : 0.0f;
   }
   void record_step(L2Result& out, const Cohort& co, i64 step, const StepTraffic& traffic) {
-    for (size_t m = 0; m < co.active; ++m) set_visit(out, co.members[m].outer, step, co.wave, traffic, m);
+    // The first head's visits (a block walking a group runs the others after them).
+    for (size_t m = 0; m < co.active; ++m)
+      if (step < s_.visit_count(co.members[m].outer)) set_visit(out, co.members[m].outer, step, co.wave, traffic, m);
   }
 
   const Schedule& s_;
@@ -648,6 +725,7 @@ class Runner {
   const i64 all_heads_;  // of the run
   Memory mem_;
   i64 W_ = 1;
+  std::vector<size_t> ks_, walk_on_chip_;  // members of a step's touches (reused)
   std::vector<PhaseAccesses> phases_;
   std::vector<Access> prologue_, epilogue_;
 };
@@ -683,7 +761,12 @@ L2Result simulate_l2(const Schedule& s, const Launch& launch, i64 l2_bytes, cons
   // CTAs of one head in the largest pass: T_r for an outer loop over rows, T_c over columns.
   i64 ctas_per_pass = 1;
   for (int ph = 0; ph < s.phases(); ++ph) ctas_per_pass = std::max(ctas_per_pass, s.phase_outer_count(ph));
-  const i64 ctas_per_head = per_outer ? ctas_per_pass : std::max<i64>(1, s.grid().T_r);
+  // A block that walks a group's G query heads (LoopNest::walks_group) is a
+  // G-th of a block per query head: G times the heads make the same waves.
+  i64 walk = 1;
+  for (int ph = 0; ph < s.phases(); ++ph)
+    if (s.loop_nest().walks_group(ph)) walk = std::max<i64>(1, s.problem().group_size());
+  const i64 ctas_per_head = per_outer ? std::max<i64>(1, ctas_per_pass / walk) : std::max<i64>(1, s.grid().T_r);
   const i64 for_waves = (3 * W + ctas_per_head - 1) / ctas_per_head;
   const i64 for_bytes = (4 * l2_bytes + pass_bytes - 1) / pass_bytes;
   // Two at least: the first head starts with an empty L2, every other beside

@@ -6,6 +6,7 @@
 
 #include <initializer_list>
 #include <memory>
+#include <optional>
 #include <string_view>
 
 #include "flashlab/sim/problem/algorithm.hpp"
@@ -119,6 +120,18 @@ class LoopNest {
   // and converting dKaccum, dVaccum). Its pieces are counted B·H_kv times,
   // the others B·H times (Schedule::over_heads).
   virtual bool once_per_kv_head(int /*phase*/) const { return false; }
+  // The tensor whose memory `t` is written over, if any: an elementwise pass
+  // may write its result where an input of the same shape and type was, once
+  // that input's last reader is the pass itself (standard_bwd's dS over dP).
+  // The traffic is the same; the device memory holds one tensor less.
+  virtual std::optional<Tensor> stored_over(Tensor /*t*/) const { return std::nullopt; }
+  // Whether one thread block of the phase walks the G = H / H_kv query heads
+  // of a group in turn (summing their dK_j, dV_j on chip) instead of a block
+  // per query head: the grid has B·H_kv × T_c blocks, and each runs the
+  // phase's visits of column block j for the group's heads one after another.
+  // The pieces are still emitted per query head (the requests stay the
+  // paper's); the L2 model runs the walk (l2_model.cpp).
+  virtual bool walks_group(int /*phase*/) const { return false; }
   const AlgorithmInfo& record() const { return info_; }
 
   virtual void prologue(Emitter&) const {}

@@ -65,6 +65,22 @@ struct CaseBuffers {
   i64 forward_workspace_bytes = 0;
 };
 
+// What a case allocates, in the order it allocates it: the one list the
+// runner allocates from and the tests hold against the model's memory of the
+// run (sim::run_memory_bytes). Q, K, V, O (and the logsumexp of a rung that
+// writes one) as sim::tensor_bytes sizes them; a backward case also the
+// forward rung's workspace, dO, dQ, dK, dV; then the rung's own workspace
+// (its layout: alignment and padding included). Buffers of zero bytes are left out.
+struct CaseBuffer {
+  enum class Slot { q, k, v, o, lse, forward_workspace, d_o, dq, dk, dv, workspace };
+  Slot slot = Slot::q;
+  std::string what;  // named in an out-of-memory row
+  i64 bytes = 0;
+};
+// `forward`: the forward rung of a backward case (nullptr for a forward one).
+std::vector<CaseBuffer> case_buffers(const KernelInfo& k, const sim::AttentionProblem& p, sim::TileShape tiles,
+                                     const KernelInfo* forward, sim::TileShape forward_tiles);
+
 struct Measurement {
   std::vector<double> times_ms;  // one per timed run
   double launch_host_us = 0;     // the host's time in the launch call, median of the timed runs; 0: not timed
@@ -96,6 +112,10 @@ class Backend {
   virtual DeviceAllocator& allocator() = 0;
   // Bytes of device memory in use now (all processes: total − free).
   virtual i64 device_used_bytes() = 0;
+  // Makes what only the measurement needs before a case's memory is taken as
+  // its baseline (the counter pass's flush buffer and CUPTI's session), so that
+  // a case's peak is its own buffers whichever case comes first.
+  virtual void prepare(const RunOptions&) {}
   // Fill q, k, v from the case's seed, poison o, run, count unwritten output,
   // check against fp64, time. A backward case also fills dO, runs its forward
   // rung once (untimed), and poisons, counts and checks dQ, dK, dV; only the

@@ -53,15 +53,37 @@ i64 pass_tensor_bytes(const AttentionProblem& p, Pass pass);
 // `storage`: a kernel's storage types (an fp32 dQ accumulator adds dQaccum).
 std::vector<Tensor> hbm_tensors(Algorithm a, const AttentionProblem& p, StorageTypes storage = {});
 
-// Σ over hbm_tensors of rows × cols × element size × B·H, each element as the
-// loop nest moves it (dQaccum in its accumulator type). Throws OverflowError.
-i64 hbm_footprint_bytes(Algorithm a, const AttentionProblem& p, StorageTypes storage = {});
-
-// One tensor at full size, all B·H heads.
+// One tensor at full size, all B·H heads (B·H_kv for K, V and their
+// gradients). `accumulator`: the copy a kernel keeps in another type while it
+// accumulates (StorageTypes::o_accumulator: FlashAttention-1's O_i in fp32
+// between its launches), beside the tensor itself in the problem's dtype.
 struct TensorMemory {
   Tensor tensor = Tensor::Q;
   i64 bytes = 0;
+  bool accumulator = false;
 };
+
+// The buffers of hbm_tensors, each at full size in the type it is stored in
+// (dQaccum, dKaccum, dVaccum in theirs; O in the problem's dtype). An
+// accumulator StorageTypes names is a buffer of its own beside the tensor,
+// whatever its type: O's (FlashAttention-1's O_i between its launches), dQ's.
+// A tensor the loop nest writes over another (LoopNest::stored_over:
+// standard_bwd's dS over dP) has no buffer of its own. Throws OverflowError.
+std::vector<TensorMemory> hbm_buffers(Algorithm a, const AttentionProblem& p, StorageTypes storage = {});
+// Σ hbm_buffers: what the pass holds in device memory. Throws OverflowError.
+i64 hbm_footprint_bytes(Algorithm a, const AttentionProblem& p, StorageTypes storage = {});
+
+// What one run of a pass holds on the device, every buffer from its first
+// launch to its last — how a caller runs a kernel (PyTorch's op, our bench
+// runner): the buffers are allocated before the launch and freed after it.
+// A forward: hbm_buffers. A backward: what its forward's run left (hbm_buffers
+// of the forward: O and its statistics, and S and P for the materialising
+// pair) and the backward's own buffers (dO, the gradients, D, dQaccum, dP, ...),
+// each tensor once. `storage`: the rung's (KernelInfo::storage), for both
+// passes. The liveness over a backward's phases is training_step_memory's.
+// Throws OverflowError.
+std::vector<TensorMemory> run_buffers(Algorithm a, const AttentionProblem& p, StorageTypes storage = {});
+i64 run_memory_bytes(Algorithm a, const AttentionProblem& p, StorageTypes storage = {});
 
 // What a training step keeps in HBM between its forward and its backward, and
 // what the backward holds at its peak. Every set comes from the two loop
@@ -78,7 +100,9 @@ struct TrainingStepMemory {
   // The most the backward holds at once: over its phases (its passes, pre- and
   // post-passes), the saved tensors, the inputs and dO throughout; a tensor it
   // writes from the phase that first touches it — to the end for the
-  // gradients dQ, dK, dV, to its last use for the others (dP, dS, D, dQaccum).
+  // gradients dQ, dK, dV, to its last use for the others (dP, dS, D, dQaccum);
+  // a tensor written over another (LoopNest::stored_over) lives in that one's
+  // memory, which is held until the later of their last uses.
   // Included in the peak: dKaccum and dVaccum of a grouped problem whose
   // backward adds apart (StorageTypes::dkv_accumulator), live throughout.
   i64 kv_accumulator_bytes = 0;
