@@ -355,8 +355,11 @@ TEST_CASE("the Hopper backward lists what is compiled, from the simulator's tabl
   check_compiled_configs(*bwd, sim::kHopperBwdConfigs, sim::hopper_bwd_smem_bytes, true, sim::DType::fp16);
   for (const sim::HopperBwdConfig& c : sim::kHopperBwdConfigs) CHECK(c.consumers() == 2);
   // d 128: 1 KiB slack, K_j and V_j (2·128·128·2), two stages of Q_i and dO_i
-  // (4·64·128·2), two dS buffers (2·128·64·2), L and D (4·64·4), 1 KiB of barriers.
-  CHECK(sim::hopper_bwd_smem_bytes(*sim::hopper_bwd_config(128)) == 1024 + 65536 + 65536 + 32768 + 1024 + 1024);
+  // (4·64·128·2), two dS buffers (2·128·64·2), the build's dQ buffers (each two
+  // fp32 blocks of 64·64; with them no slack), L and D (4·64·4), 1 KiB of barriers.
+  CHECK(sim::hopper_bwd_smem_bytes(*sim::hopper_bwd_config(128)) ==
+        (sim::kHopperBwdDqBuffers > 0 ? 0 : 1024) + 65536 + 65536 + 32768 + sim::kHopperBwdDqBuffers * 2 * 16384 +
+            1024 + 1024);
   CHECK_THROWS_WITH(bwd->default_tiles(problem(1, 4, 1024, 96, false, sim::DType::fp16)),
                     "fa3_hopper_bwd is not compiled for head dim d=96");
 }

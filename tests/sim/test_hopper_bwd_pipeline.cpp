@@ -39,6 +39,20 @@ TEST_CASE("the Hopper backward's configurations: two warpgroups of 64 keys, in a
     CHECK(c.stages >= 2);
     CHECK(static_cast<i64>(hopper_bwd_smem_bytes(c)) <= h200().max_smem_per_block_bytes);
   }
+  // dQ through a writer warp: a 64 × 64 fp32 block (16 KiB) per warpgroup and
+  // buffer, and no 1 KiB of alignment slack. Double-buffered, d = 64 (B_r = 128)
+  // takes 164 − 1 + 64 = 227 KiB, the whole opt-in limit; d = 128 (B_r = 64) 226 KiB.
+  for (const int buffers : {0, 1, 2}) {
+    CAPTURE(buffers);
+    const HopperBwdConfig d64{64, 128, 128, 2, buffers}, d128{128, 64, 128, 2, buffers};
+    const std::size_t slack = buffers > 0 ? 0 : 1024;
+    CHECK(hopper_bwd_smem_bytes(d64) == 166912u + slack + buffers * 32768u);
+    CHECK(hopper_bwd_smem_bytes(d128) == 165888u + slack + buffers * 32768u);
+    CHECK(static_cast<i64>(hopper_bwd_smem_bytes(d64)) <= h200().max_smem_per_block_bytes);
+    CHECK(static_cast<i64>(hopper_bwd_smem_bytes(d128)) <= h200().max_smem_per_block_bytes);
+  }
+  CHECK(h200().max_smem_per_block_bytes == 232448);  // 227 KiB: d = 64's two dQ buffers fill it to the byte
+  CHECK(hopper_bwd_smem_bytes(HopperBwdConfig{64, 128, 128, 2, 2}) == 232448u);
 }
 
 TEST_CASE("the Hopper backward: one interval per op, step and warpgroup, T_r − first_row(j) steps", "[sim][hopper][bwd]") {

@@ -4,8 +4,10 @@
 // shared memory through descriptors, P_ijᵀ and dS_ijᵀ from registers), Q_i,
 // dO_i, L_i and D_i by TMA into a ring of stages completed on
 // mbarriers, one producer thread and two consumer warpgroups (setmaxnreg).
-// dQ is still added in fp32 by vector reductions into dQaccum; HBM traffic is
-// FlashAttention-2's backward (model fa2_bwd, dQ accumulator fp32).
+// dQ is added in fp32 into dQaccum by vector reductions, or (a build with
+// -DFLASHLAB_HOPPER_BWD_DQ_WRITER=1|2) through shared memory by a writer warp's
+// TMA reductions; HBM traffic is FlashAttention-2's backward (model fa2_bwd, dQ
+// accumulator fp32).
 // Measured (H200, fp16, the 16k-token grid, PyTorch in the same run): 219–402
 // TFLOP/s by the backward convention, 0.74–0.87× SDPA cuDNN's backward,
 // 1.09–1.53× fa2_tc_bwd — see kernels/README.md and docs/kernels.md.
@@ -50,7 +52,8 @@ sim::HopperBwdConfig config_or_throw(long long head_dim) {
 namespace bwd = fa3_hopper_bwd_detail;
 template <std::size_t kIndex>
 using ConfigAt = bwd::Config<sim::kHopperBwdConfigs[kIndex].head_dim, sim::kHopperBwdConfigs[kIndex].Br,
-                             sim::kHopperBwdConfigs[kIndex].Bc, sim::kHopperBwdConfigs[kIndex].stages>;
+                             sim::kHopperBwdConfigs[kIndex].Bc, sim::kHopperBwdConfigs[kIndex].stages,
+                             sim::kHopperBwdConfigs[kIndex].dq_buffers>;
 constexpr std::size_t kConfigs = std::size(sim::kHopperBwdConfigs);
 static_assert(detail::smem_agrees<ConfigAt>(sim::kHopperBwdConfigs, &sim::hopper_bwd_smem_bytes,
                                             std::make_index_sequence<kConfigs>{}),
@@ -83,6 +86,10 @@ void launch(const LaunchArgs& a) {
   const CUtensorMap tm_v = detail::make_head_map(a.v, pr.dtype, pr.n_kv(), d, kv_heads, Cfg::kBc, kRung);
   const CUtensorMap tm_l = detail::make_stat_map(w.l_log2, w.stat_rows, heads, Cfg::kBr, kRung);
   const CUtensorMap tm_d = detail::make_stat_map(w.d_row, w.stat_rows, heads, Cfg::kBr, kRung);
+  // dQ's fp32 sums (the workspace's or the caller's, [B·H, N_q, d]) for the writer's
+  // reductions: boxes of 64 rows and 32 columns; unused without the writer.
+  CUtensorMap tm_dq{};
+  if constexpr (Cfg::kDqWriter) tm_dq = detail::make_head_map(tg.dq_accum, sim::DType::fp32, pr.n_q(), d, heads, 64, kRung);
 
   bwd::Params p{};
   p.dq_accum = tg.dq_accum;
@@ -99,7 +106,7 @@ void launch(const LaunchArgs& a) {
   p.scale_log2 = static_cast<float>(static_cast<double>(a.softmax_scale) * 1.4426950408889634);
   p.causal = pr.causal ? 1 : 0;
   kernel<<<dim3(static_cast<unsigned>(T_c * heads)), dim3(Cfg::kThreads), Cfg::kSmemBytes,
-           static_cast<cudaStream_t>(a.stream)>>>(tm_q, tm_k, tm_v, tm_do, tm_l, tm_d, p);
+           static_cast<cudaStream_t>(a.stream)>>>(tm_q, tm_k, tm_v, tm_do, tm_l, tm_d, tm_dq, p);
   FLASHLAB_LAUNCH_CHECK("fa3_hopper_backward_kernel");
   detail::end_fa_bwd(a, w, tg);
 }

@@ -26,13 +26,19 @@
 // and the step's stage is released there (sim::HopperBwdConfig::
 // dk_overlaps_next_step; the model's schedule is this one).
 //
-// dQ is accumulated in fp32 by vector reductions (red.global.add.v2.f32) into
-// dQaccum, as FlashAttention-2 does: the blocks of K_j of a head each add
-// their share of every dQ_i, so dQ is the one result that crosses blocks; one
-// pass over the keys, at the price of an addition order that varies from run
-// to run. Each warpgroup adds the block it computed (32 values a thread a
-// step). (FlashAttention-3 stages the block in shared memory and adds it by
-// the copy engine; measured 0–6 % slower here.)
+// dQ is accumulated in fp32 into dQaccum, as FlashAttention-2 does: the blocks
+// of K_j of a head each add their share of every dQ_i, so dQ is the one result
+// that crosses blocks; one pass over the keys, at the price of an addition
+// order that varies from run to run. Each warpgroup adds the block it computed,
+// in one of two ways (Config::kDqBuffers, from sim::HopperBwdConfig::dq_buffers):
+//   0     by vector reductions (red.global.add.v2.f32) from its registers, 32
+//         values a thread a step;
+//   1, 2  as FlashAttention-3 does: it stores the block into one of its
+//         kDqBuffers fp32 buffers in shared memory (TMA's 128-byte swizzle, two
+//         boxes of 32 columns), and a writer thread of the producer warpgroup
+//         adds the buffer into dQaccum by two TMA tensor reductions
+//         (cp.reduce.async.bulk.tensor) while the warpgroup goes on; with two
+//         buffers a warpgroup waits only for the block it stored two steps ago.
 // Bottleneck, measured (H200, Nsight Compute): the two warpgroups meet at the
 // dS barrier every step and compute dS_ijᵀ at the same time, so the tensor
 // cores wait then; warps stall most on the long scoreboard; the L1 and the
@@ -50,13 +56,18 @@
 
 namespace flashlab::kernels::fa3_hopper_bwd_detail {
 
+using hopper_ptx::bulk_commit;
+using hopper_ptx::bulk_wait;
+using hopper_ptx::bulk_wait_read;
 using hopper_ptx::exp2_approx;
+using hopper_ptx::fence_proxy_async_smem;
 using hopper_ptx::fence_regs;
 using hopper_ptx::make_desc;
 using hopper_ptx::mbar_arrive;
 using hopper_ptx::mbar_arrive_expect_tx;
 using hopper_ptx::mbar_init;
 using hopper_ptx::mbar_wait;
+using hopper_ptx::named_bar_arrive;
 using hopper_ptx::named_bar_sync;
 using hopper_ptx::pack2;
 using hopper_ptx::prefetch_tensormap;
@@ -64,6 +75,7 @@ using hopper_ptx::setmaxnreg_dec;
 using hopper_ptx::setmaxnreg_inc;
 using hopper_ptx::smem_addr;
 using hopper_ptx::tma_load_3d;
+using hopper_ptx::tma_reduce_add_3d;
 using hopper_ptx::Wgmma;
 using hopper_ptx::wgmma_commit;
 using hopper_ptx::wgmma_fence;
@@ -76,12 +88,15 @@ using hopper_ptx::wgmma_wait;
 // kBr       B_r rows of Q_i, dO_i per step (64 or 128)
 // kBc       B_c keys of K_j, V_j per block: 64 per consumer warpgroup
 // kStages   depth of the Q_i, dO_i, L_i, D_i ring
-template <int D, int BR, int BC, int STAGES>
+// kDqBuffers 0: dQ_i by vector reductions; 1, 2: dQ_i's buffers per warpgroup for the writer
+template <int D, int BR, int BC, int STAGES, int DQ_BUFFERS>
 struct Config {
   static constexpr int kHeadDim = D;
   static constexpr int kBr = BR;
   static constexpr int kBc = BC;
   static constexpr int kStages = STAGES;
+  static constexpr int kDqBuffers = DQ_BUFFERS;
+  static constexpr bool kDqWriter = DQ_BUFFERS > 0;
   static constexpr int kConsumers = BC / 64;
   static constexpr int kThreads = 128 * (kConsumers + 1);  // producer warpgroup first
   // Tiles are d/64 panels of 64 columns (128-byte rows, the swizzle's width).
@@ -90,9 +105,19 @@ struct Config {
   static constexpr int kQBytes = BR * D * 2;    // Q_i or dO_i
   static constexpr int kStatBytes = BR * 4;     // L_i or D_i
   static constexpr int kDsBytes = BC * BR * 2;  // dS_ijᵀ: B_r/64 panels of (B_c keys, 64 queries)
+  // A warpgroup's 64 × 64 fp32 block of dQ_i for the writer: two boxes of (64
+  // rows, 32 columns = 128 bytes), each swizzled as a TMA copy of it would be.
+  static constexpr int kDqBoxBytes = 64 * 128;
+  static constexpr int kDqBlockBytes = 2 * kDqBoxBytes;
+  static constexpr int kDqBytes = DQ_BUFFERS * (BC / 64) * kDqBlockBytes;
   static constexpr int kBarrierBytes = 1024;
-  static constexpr std::size_t kSmemBytes = 1024 /* alignment slack */ + 2ull * kKVBytes +
-                                            2ull * kStages * kQBytes + 2ull * kDsBytes +
+  // 1 KiB to align the tiles on 1024 bytes, or none with the writer's buffers: the
+  // kernel then takes the dynamic shared memory's start as aligned (and traps if
+  // not), so that two buffers fit at d = 64 (227 KiB, the opt-in limit; 226 KiB at
+  // d = 128).
+  static constexpr int kSlackBytes = DQ_BUFFERS > 0 ? 0 : 1024;
+  static constexpr std::size_t kSmemBytes = kSlackBytes + 2ull * kKVBytes +
+                                            2ull * kStages * kQBytes + 2ull * kDsBytes + kDqBytes +
                                             2ull * kStages * kStatBytes + kBarrierBytes;
   // dQ_i (B_r, d) is (B_r/64) × (d/64) blocks of 64 × 64, one per consumer warpgroup.
   static constexpr int kQPanels = BR / 64;
@@ -103,15 +128,23 @@ struct Config {
   static_assert(kQPanels * kPanels == kConsumers, "one 64 × 64 block of dQ_i per consumer warpgroup");
   static_assert(128 % BR == 0, "L_i, D_i are padded to 128 rows per head (layout::fa_bwd_stat_rows)");
   static_assert(kStages >= 2, "Q_{i+1}, dO_{i+1} arrive while block i is computed");
-  static_assert(kKVBytes % 1024 == 0 && kQBytes % 1024 == 0 && kDsBytes % 1024 == 0,
+  static_assert(kKVBytes % 1024 == 0 && kQBytes % 1024 == 0 && kDsBytes % 1024 == 0 && kDqBoxBytes % 1024 == 0,
                 "every tile starts on a 1024-byte swizzle atom");
+  static_assert(DQ_BUFFERS >= 0 && DQ_BUFFERS <= 2, "dQ_i by reductions (0), or one or two buffers for the writer");
   // dK_j's product of step i finishes under step i + 1's S and dP products (the
   // model's rule, sim::HopperBwdConfig::dk_overlaps_next_step; at B_r = 128
   // ptxas would serialise the wgmma for want of registers).
-  static constexpr bool kOverlapDk = sim::HopperBwdConfig{D, BR, BC, STAGES}.dk_overlaps_next_step();
-  static constexpr int kProducerRegs = 24;
-  static constexpr int kConsumerRegs = 240;
-  static_assert(kProducerRegs * 128 + kConsumerRegs * 128 * kConsumers <= 65536, "the register file");
+  static constexpr bool kOverlapDk = sim::HopperBwdConfig{D, BR, BC, STAGES, DQ_BUFFERS}.dk_overlaps_next_step();
+  // setmaxnreg's pool is what the launch allocated (168 a thread at 384
+  // threads): the consumers' setmaxnreg.inc waits until their registers are
+  // free, so the split must not exceed it (24·128 + 240·256 = 168·384). With the
+  // dQ writer beside the TMA thread ptxas spills the producer warpgroup at 24
+  // registers (40 bytes at d = 128, even for an empty second branch) and not at
+  // 40; the consumers then have 232 and spill nothing (40·128 + 232·256 = 168·384).
+  static constexpr int kProducerRegs = DQ_BUFFERS > 0 ? 40 : 24;
+  static constexpr int kConsumerRegs = DQ_BUFFERS > 0 ? 232 : 240;
+  static_assert(kProducerRegs * 128 + kConsumerRegs * 128 * kConsumers <= 168 * 128 * (kConsumers + 1),
+                "setmaxnreg's pool: the registers the launch allocated (168 a thread)");
 };
 
 // Kernel arguments: one block per (column block j, head); heads = B·H. L_i·log2 e
@@ -183,26 +216,36 @@ struct WgmmaMN<__nv_bfloat16> {
 // first); block = 1 + kConsumers warpgroups:
 //   warpgroup 0      producer: one thread copies K_j and V_j once, then Q_i,
 //                    dO_i and L_i, D_i (TMA) into stage
-//                    i mod kStages when every consumer warp released it
+//                    i mod kStages when every consumer warp released it; with
+//                    kDqBuffers > 0 its second warp is the dQ writer (lane 0
+//                    issues, the warp meets the consumers at named barriers)
 //   warpgroups 1, 2  consumers: keys [64c, 64c + 64) of K_j, V_j each, their
 //                    rows of dK_j, dV_j in registers; per Q_i the five products
-// Shared memory: K_j, V_j, kStages × Q_i, kStages × dO_i, 2 × dS_ijᵀ, kStages ×
-// L_i, kStages × D_i, mbarriers:
+// Shared memory: K_j, V_j, kStages × Q_i, kStages × dO_i, 2 × dS_ijᵀ,
+// kConsumers × kDqBuffers × dQ_i's block, kStages × L_i, kStages × D_i, mbarriers:
 //   bar_kv     K_j and V_j have landed (one phase)
 //   full[s]    Q_i, dO_i, L_i, D_i have landed in stage s
 //   empty[s]   every consumer warp is done with stage s (4 · kConsumers arrivals)
-// Named barrier kDsReady: both warpgroups' dS_ijᵀ are in shared memory.
+// Named barrier kDsReady: both warpgroups' dS_ijᵀ are in shared memory. The
+// writer's (kDqBuffers > 0), per warpgroup c and buffer b, each of c's 128
+// threads and the writer warp's 32:
+//   dq_full(c, b)   c's block of dQ_i is in buffer b (c arrives, the writer waits)
+//   dq_empty(c, b)  the writer's reductions have read buffer b (the writer
+//                   arrives, c waits before it stores there again)
 // ---------------------------------------------------------------------------
 namespace {
 
 constexpr int kDsReady = 1;
+__device__ __forceinline__ constexpr int dq_full(int c, int b) { return 2 + 2 * (2 * c + b); }   // 2, 4, 6, 8
+__device__ __forceinline__ constexpr int dq_empty(int c, int b) { return 3 + 2 * (2 * c + b); }  // 3, 5, 7, 9
+constexpr int kDqSyncThreads = 128 + 32;
 
 template <class Cfg, typename T>
 __global__ void __launch_bounds__(Cfg::kThreads, 1)
     fa3_hopper_backward_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CUtensorMap tm_k,
                                const __grid_constant__ CUtensorMap tm_v, const __grid_constant__ CUtensorMap tm_do,
                                const __grid_constant__ CUtensorMap tm_l, const __grid_constant__ CUtensorMap tm_d,
-                               const Params p) {
+                               const __grid_constant__ CUtensorMap tm_dq, const Params p) {
 #if defined(__CUDA_ARCH__)
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   constexpr int d = Cfg::kHeadDim;
@@ -216,12 +259,16 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   const uint32_t raw = smem_addr(smem_raw);
   const uint32_t base = (raw + 1023u) & ~1023u;
   unsigned char* smem = smem_raw + (base - raw);  // generic pointer to the same byte
+  if constexpr (Cfg::kSlackBytes == 0) {
+    if (base != raw) __trap();  // no slack was allocated: the tiles would run past the end
+  }
   const uint32_t sK = base;                                  // (B_c, d) K_j, kPanels × (B_c, 64)
   const uint32_t sV = sK + Cfg::kKVBytes;                    // (B_c, d) V_j
   const uint32_t sQ = sV + Cfg::kKVBytes;                    // kStages × (B_r, d) Q_i
   const uint32_t sdO = sQ + kStages * Cfg::kQBytes;          // kStages × (B_r, d) dO_i
   const uint32_t sdS = sdO + kStages * Cfg::kQBytes;         // 2 × (B_c, B_r) dS_ijᵀ
-  const uint32_t sL = sdS + 2 * Cfg::kDsBytes;               // kStages × (B_r) L_i·log2 e
+  const uint32_t sdQ = sdS + 2 * Cfg::kDsBytes;              // kConsumers × kDqBuffers × (64, 64) fp32 dQ_i blocks
+  const uint32_t sL = sdQ + Cfg::kDqBytes;                   // kStages × (B_r) L_i·log2 e
   const uint32_t sD = sL + kStages * Cfg::kStatBytes;        // kStages × (B_r) D_i
   const uint32_t bars = sD + kStages * Cfg::kStatBytes;      // mbarriers, 8 bytes each
   const uint32_t bar_kv = bars;
@@ -281,6 +328,44 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
         tma_load_2d(sL + s * Cfg::kStatBytes, &tm_l, full(s), q0, static_cast<int>(head));
         tma_load_2d(sD + s * Cfg::kStatBytes, &tm_d, full(s), q0, static_cast<int>(head));
       }
+    } else if constexpr (Cfg::kDqWriter) {
+      if (threadIdx.x / 32 == 1) {
+        // ---------------- the dQ writer ----------------
+        // Each warpgroup's block of dQ_i, in the order the warpgroups store them,
+        // added into dQaccum by two tensor reductions (one a box of 32 columns),
+        // one bulk group a block; its buffer is given back once that group has
+        // been read, kDqBuffers − 1 steps later.
+        constexpr int kBuf = Cfg::kDqBuffers;
+        const bool leader = threadIdx.x % 32 == 0;
+        if (leader) prefetch_tensormap(&tm_dq);
+        for (int it = 0; it < steps; ++it) {
+          const int q0 = (i_first + it) * B_r;
+          const int b = it % kBuf;
+#pragma unroll 1
+          for (int cw = 0; cw < kConsumers; ++cw) {
+            __syncwarp();
+            named_bar_sync(dq_full(cw, b), kDqSyncThreads);
+            if (leader) {
+              const int row0 = q0 + (Cfg::kQPanels == 2 ? 64 * cw : 0);
+              const int col0 = Cfg::kQPanels == 2 ? 0 : 64 * cw;
+              const uint32_t src = sdQ + (cw * kBuf + b) * Cfg::kDqBlockBytes;
+              if (row0 < p.n_q) {  // a box's rows past N_q are not written (the map's bounds)
+                tma_reduce_add_3d(&tm_dq, src, col0, row0, static_cast<int>(head));
+                tma_reduce_add_3d(&tm_dq, src + Cfg::kDqBoxBytes, col0 + 32, row0, static_cast<int>(head));
+              }
+              bulk_commit();
+            }
+            // Step it − kBuf + 1's buffer of warpgroup cw, when step it + 1 stores there:
+            // every group but the (kBuf − 1)·kConsumers newest has been read.
+            if (it + 1 >= kBuf && it + 1 < steps) {
+              if (leader) bulk_wait_read<(kBuf - 1) * kConsumers>();
+              __syncwarp();
+              named_bar_arrive(dq_empty(cw, (it + 1) % kBuf), kDqSyncThreads);
+            }
+          }
+        }
+        if (leader) bulk_wait<0>();  // the reductions are done before the CTA's shared memory goes
+      }
     }
     return;
   }
@@ -308,7 +393,6 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   const uint32_t sV_c = sV + 64 * c * 128;
   const float* sL_f = reinterpret_cast<const float*>(smem + (sL - base));
   const float* sD_f = reinterpret_cast<const float*>(smem + (sD - base));
-  float* __restrict__ dQacc = p.dq_accum + head * p.n_q * static_cast<int64_t>(d);  // (N_q, d) fp32
   const float dq_factor = p.dq_scaled ? p.scale : 1.f;
 
   float dv_acc[kKVRegs];
@@ -434,14 +518,43 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     wgmma_commit();
     wgmma_wait<1>();  // dV_j and dQ_i are done; dK_j runs under the additions
     fence_regs(dq_acc);
+    if constexpr (Cfg::kDqWriter) {
+      // Buffer it mod kDqBuffers, once the writer has read what step it − kDqBuffers stored there.
+      const int b = it % Cfg::kDqBuffers;
+      if (it >= Cfg::kDqBuffers) named_bar_sync(dq_empty(c, b), kDqSyncThreads);
+      // Row 16·warp + g (+8), columns 8n + 2t, 8n + 2t + 1 go to 16-byte chunk
+      // 2(n mod 4) + t/2 of box n/4, the chunk XOR the row mod 8 (= g): TMA's
+      // 128-byte swizzle. Lanes with t/2 = 1 store n XOR 2 when the others store
+      // n, so that a half-warp's 16 64-bit stores reach chunks 2n XOR (5·(t/2)
+      // XOR g) — all 8 once, two lanes each (t mod 2) in distinct halves: the 32
+      // banks once, no conflict.
+      const int dq_h = t >> 1;
+      const uint32_t dq_lane = static_cast<uint32_t>((16 * warp + g) * 128 + (t & 1) * 8);
+      const uint32_t dq_xor = static_cast<uint32_t>((5 * dq_h) ^ g) << 4;
+      unsigned char* blk = smem + (sdQ - base) + (c * Cfg::kDqBuffers + b) * Cfg::kDqBlockBytes;
 #pragma unroll
-    for (int r = 0; r < 2; ++r) {
-      const int q = q0 + 64 * qc + 16 * warp + g + 8 * r;
-      if (q >= p.n_q) continue;
-      float* row = dQacc + static_cast<int64_t>(q) * d + 64 * dc + 2 * t;
+      for (int r = 0; r < 2; ++r)
 #pragma unroll
-      for (int nn = 0; nn < 8; ++nn)
-        red_add_f32x2(row + 8 * nn, dq_acc[4 * nn + 2 * r] * dq_factor, dq_acc[4 * nn + 2 * r + 1] * dq_factor);
+        for (int nn = 0; nn < 8; ++nn) {
+          const int e = 4 * nn + 2 * r, e2 = 4 * (nn ^ 2) + 2 * r;
+          const float2 v = make_float2((dq_h ? dq_acc[e2] : dq_acc[e]) * dq_factor,
+                                       (dq_h ? dq_acc[e2 + 1] : dq_acc[e + 1]) * dq_factor);
+          const uint32_t at = (nn / 4) * Cfg::kDqBoxBytes + r * 1024 + dq_lane + ((2u * (nn % 4) << 4) ^ dq_xor);
+          *reinterpret_cast<float2*>(blk + at) = v;
+        }
+      fence_proxy_async_smem();  // the stores, visible to the writer's reductions
+      named_bar_arrive(dq_full(c, b), kDqSyncThreads);
+    } else {
+      float* __restrict__ dQacc = p.dq_accum + head * p.n_q * static_cast<int64_t>(d);  // (N_q, d) fp32
+#pragma unroll
+      for (int r = 0; r < 2; ++r) {
+        const int q = q0 + 64 * qc + 16 * warp + g + 8 * r;
+        if (q >= p.n_q) continue;
+        float* row = dQacc + static_cast<int64_t>(q) * d + 64 * dc + 2 * t;
+#pragma unroll
+        for (int nn = 0; nn < 8; ++nn)
+          red_add_f32x2(row + 8 * nn, dq_acc[4 * nn + 2 * r] * dq_factor, dq_acc[4 * nn + 2 * r + 1] * dq_factor);
+      }
     }
     if constexpr (!Cfg::kOverlapDk) {
       wgmma_wait<0>();

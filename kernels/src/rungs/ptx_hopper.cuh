@@ -1,5 +1,6 @@
 // The device primitives of the Hopper rungs (fa3_hopper, fa3_hopper_bwd): PTX
-// wrappers for sm_90a instructions — mbarriers, TMA copies of 3-D tensor maps,
+// wrappers for sm_90a instructions — mbarriers, TMA copies of 3-D tensor maps
+// and TMA reductions into them (bulk groups, the async proxy's fence),
 // wgmma (m64nNk16, fp32 accumulators; A from shared memory or registers) with
 // its fences and shared-memory matrix descriptors (128-byte swizzle),
 // setmaxnreg, named barriers — exp2 (MUFU or an FMA-pipe polynomial) and the
@@ -51,6 +52,37 @@ __device__ __forceinline__ void tma_load_3d(uint32_t dst, const CUtensorMap* map
       "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4, %5}], [%2];\n" ::"r"(dst),
       "l"(reinterpret_cast<uint64_t>(map)), "r"(bar), "r"(c0), "r"(c1), "r"(c2)
       : "memory");
+}
+// 3-D tensor reduction shared → global: the box at (c0 column, c1 row, c2 head)
+// of `map` += the box at `src` (laid out as a copy into shared memory lays it
+// out, swizzle included), element by element in the map's type (.add: f32, f16,
+// bf16 and integers). Elements of the box outside the tensor are not written.
+// Joins this thread's current bulk group.
+__device__ __forceinline__ void tma_reduce_add_3d(const CUtensorMap* map, uint32_t src, int c0, int c1, int c2) {
+  asm volatile(
+      "cp.reduce.async.bulk.tensor.3d.global.shared::cta.add.tile.bulk_group [%0, {%2, %3, %4}], [%1];\n" ::"l"(
+          reinterpret_cast<uint64_t>(map)),
+      "r"(src), "r"(c0), "r"(c1), "r"(c2)
+      : "memory");
+}
+// Closes this thread's current bulk group (the bulk copies and reductions since the last).
+__device__ __forceinline__ void bulk_commit() { asm volatile("cp.async.bulk.commit_group;\n" ::: "memory"); }
+// Waits until at most N of this thread's newest bulk groups are still reading
+// their shared memory (the older ones' sources may be overwritten).
+template <int N>
+__device__ __forceinline__ void bulk_wait_read() {
+  asm volatile("cp.async.bulk.wait_group.read %0;\n" ::"n"(N) : "memory");
+}
+// Waits until at most N of this thread's newest bulk groups are incomplete
+// (their writes to global memory performed).
+template <int N>
+__device__ __forceinline__ void bulk_wait() {
+  asm volatile("cp.async.bulk.wait_group %0;\n" ::"n"(N) : "memory");
+}
+// Orders this thread's generic-proxy accesses to shared memory before later
+// async-proxy ones (wgmma operands, TMA copies and reductions) and the reverse.
+__device__ __forceinline__ void fence_proxy_async_smem() {
+  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
 }
 __device__ __forceinline__ void prefetch_tensormap(const CUtensorMap* map) {
   asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<uint64_t>(map)) : "memory");

@@ -1,7 +1,8 @@
 // Tensor maps of the Hopper rungs (fa3_hopper.cu, fa3_hopper_bwd.cu): a
-// [B·H, N, d] tensor of 16-bit elements as a 3-D map (d, N, B·H) whose box is
-// (64 columns, rows, 1 head) with the 128-byte swizzle, so that rows past N read
-// as zeros instead of the next head's first rows. cuTensorMapEncodeTiled is
+// [B·H, N, d] tensor as a 3-D map (d, N, B·H) whose box is (128 bytes of
+// columns — 64 16-bit or 32 fp32 elements —, rows, 1 head) with the 128-byte
+// swizzle, so that rows past N read as zeros instead of the next head's first
+// rows, and are not written by a tensor store or reduction. cuTensorMapEncodeTiled is
 // reached through the runtime (cudaGetDriverEntryPointByVersion): the static
 // cudart build needs no -lcuda at link time.
 #pragma once
@@ -36,16 +37,19 @@ inline EncodeTiledFn encode_tiled(const char* rung) {
   return fn;
 }
 
-// The map of one [heads, n, d] tensor whose box holds `box_rows` rows of 64 columns.
+// The map of one [heads, n, d] tensor of `dtype` whose box holds `box_rows` rows
+// of 128 bytes (the backward's dQ accumulator is the fp32 one).
 inline CUtensorMap make_head_map(const void* ptr, sim::DType dtype, long long n, int d, long long heads, int box_rows,
                                  const char* rung) {
   CUtensorMap map;
+  const cuuint64_t elem = static_cast<cuuint64_t>(sim::dtype_bytes(dtype));
   const cuuint64_t dims[3] = {static_cast<cuuint64_t>(d), static_cast<cuuint64_t>(n), static_cast<cuuint64_t>(heads)};
-  const cuuint64_t strides[2] = {static_cast<cuuint64_t>(d) * 2, static_cast<cuuint64_t>(n) * d * 2};  // bytes
-  const cuuint32_t box[3] = {64, static_cast<cuuint32_t>(box_rows), 1};
+  const cuuint64_t strides[2] = {static_cast<cuuint64_t>(d) * elem, static_cast<cuuint64_t>(n) * d * elem};  // bytes
+  const cuuint32_t box[3] = {static_cast<cuuint32_t>(128 / elem), static_cast<cuuint32_t>(box_rows), 1};
   const cuuint32_t elem_strides[3] = {1, 1, 1};
-  const CUtensorMapDataType type =
-      dtype == sim::DType::bf16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
+  const CUtensorMapDataType type = dtype == sim::DType::fp32   ? CU_TENSOR_MAP_DATA_TYPE_FLOAT32
+                                   : dtype == sim::DType::bf16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
+                                                               : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
   const CUresult r = encode_tiled(rung)(&map, type, 3, const_cast<void*>(ptr), dims, strides, box, elem_strides,
                                         CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
                                         CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);

@@ -86,15 +86,21 @@ inline TileShape tiles_of(const HopperConfig& c) { return {c.Br, c.Bc}; }
 // memory, dV_j += P_ijᵀ dO_i and dK_j += dS_ijᵀ Q_i with P_ijᵀ, dS_ijᵀ from
 // registers, and dQ_i = dS_ij K_j from dS_ijᵀ in shared memory — a 64 × 64
 // block of dQ_i per warpgroup (two d panels when B_r = 64, two row panels when
-// B_r = 128), added into dQaccum in fp32 by vector reductions. A step: S_ijᵀ and
-// dP_ijᵀ issued together, P_ijᵀ computed while dP_ijᵀ runs, then dS_ijᵀ; dV_j,
-// dQ_i (after the barrier: both halves of dS_ijᵀ stored) and dK_j issued back to
-// back, dQ_i's reductions while dK_j runs.
+// B_r = 128), added into dQaccum in fp32 by vector reductions (or, with
+// dq_buffers > 0, through shared memory by a writer warp's TMA reductions). A
+// step: S_ijᵀ and dP_ijᵀ issued together, P_ijᵀ computed while dP_ijᵀ runs, then
+// dS_ijᵀ; dV_j, dQ_i (after the barrier: both halves of dS_ijᵀ stored) and dK_j
+// issued back to back, dQ_i's reductions while dK_j runs.
 struct HopperBwdConfig {
   int head_dim;
   int Br;
   int Bc;
   int stages;
+  // 0: each warpgroup adds its 64 × 64 block of dQ_i from registers by vector
+  // reductions. 1 or 2: it stores the block in fp32 into one of that many
+  // shared-memory buffers of its own, and a writer thread of the producer
+  // warpgroup adds the buffer into dQaccum by TMA tensor reductions.
+  int dq_buffers;
   constexpr int consumers() const { return Bc / 64; }
   // dK_j's product of a step finishes under the next step's S_ijᵀ and dP_ijᵀ, and
   // the step's stage is released then, when dS_ijᵀ's register fragment (B_r/4
@@ -103,22 +109,37 @@ struct HopperBwdConfig {
   constexpr bool dk_overlaps_next_step() const { return Br == 64; }
 };
 
+// The build's way of adding dQ (HopperBwdConfig::dq_buffers): 0 unless the build
+// says otherwise (CMake: -DFLASHLAB_HOPPER_BWD_DQ_WRITER=1 or 2), so that two
+// builds of one tree time both.
+#ifndef FLASHLAB_HOPPER_BWD_DQ_WRITER
+#define FLASHLAB_HOPPER_BWD_DQ_WRITER 0
+#endif
+inline constexpr int kHopperBwdDqBuffers = FLASHLAB_HOPPER_BWD_DQ_WRITER;
+static_assert(kHopperBwdDqBuffers >= 0 && kHopperBwdDqBuffers <= 2, "dQ's buffers: 0 (no writer), 1 or 2");
+
 inline constexpr HopperBwdConfig kHopperBwdConfigs[] = {
-    //  d   B_r  B_c  stages
-    {64, 128, 128, 2},
-    {128, 64, 128, 2},
+    //  d   B_r  B_c  stages  dQ buffers
+    {64, 128, 128, 2, kHopperBwdDqBuffers},
+    {128, 64, 128, 2, kHopperBwdDqBuffers},
 };
 
 // Dynamic shared memory: 1 KiB of slack (the 1024-byte swizzle atom), K_j and
 // V_j, `stages` × (Q_i, dO_i) in 16-bit elements, two buffers of dS_ijᵀ,
+// `dq_buffers` × one 64 × 64 fp32 block of dQ_i per consumer warpgroup,
 // `stages` × (L_i, D_i) in fp32, 1 KiB of mbarriers. The kernel checks its own
-// count against it.
+// count against it. With dQ buffers the slack goes (the kernel takes the
+// dynamic shared memory's start as 1024-byte aligned, as CUTLASS does, and traps
+// otherwise): with two, 227 KiB at d = 64 (B_r = 128) — Hopper's whole opt-in
+// limit — and 226 KiB at d = 128 (B_r = 64).
 constexpr std::size_t hopper_bwd_smem_bytes(const HopperBwdConfig& c) {
+  const std::size_t slack = c.dq_buffers > 0 ? 0 : 1024;
   const std::size_t kv = 2ull * c.Bc * c.head_dim * 2;
   const std::size_t q_do = 2ull * c.stages * c.Br * c.head_dim * 2;
   const std::size_t ds = 2ull * c.Bc * c.Br * 2;
+  const std::size_t dq = static_cast<std::size_t>(c.dq_buffers) * c.consumers() * 64 * 64 * 4;
   const std::size_t stats = 2ull * c.stages * c.Br * 4;
-  return 1024 + kv + q_do + ds + stats + 1024;
+  return slack + kv + q_do + ds + dq + stats + 1024;
 }
 
 std::optional<HopperBwdConfig> hopper_bwd_config(i64 head_dim);
