@@ -21,17 +21,17 @@ void append(void* context, void* data, int size) {
 Frame read_frame(int fb_width, int fb_height) {
   Frame f;
   if (fb_width <= 0 || fb_height <= 0) return f;
-  std::vector<unsigned char> px(static_cast<size_t>(fb_width) * static_cast<size_t>(fb_height) * 3);
-  glPixelStorei(GL_PACK_ALIGNMENT, 1);
-  glReadBuffer(GL_BACK);
-  glReadPixels(0, 0, fb_width, fb_height, GL_RGB, GL_UNSIGNED_BYTE, px.data());
-  // OpenGL rows run bottom-up; a window's (and PNG's) top-down.
   f.w = fb_width;
   f.h = fb_height;
-  f.rgb.resize(px.size());
+  f.rgb.resize(static_cast<size_t>(fb_width) * static_cast<size_t>(fb_height) * 3);
+  glPixelStorei(GL_PACK_ALIGNMENT, 1);
+  glReadBuffer(GL_BACK);
+  glReadPixels(0, 0, fb_width, fb_height, GL_RGB, GL_UNSIGNED_BYTE, f.rgb.data());
+  // OpenGL rows run bottom-up; a window's (and PNG's) top-down: swapped in place.
   const size_t row = static_cast<size_t>(fb_width) * 3;
-  for (int r = 0; r < fb_height; ++r)
-    std::copy_n(&px[static_cast<size_t>(fb_height - 1 - r) * row], row, &f.rgb[static_cast<size_t>(r) * row]);
+  for (int r = 0; r < fb_height / 2; ++r)
+    std::swap_ranges(&f.rgb[static_cast<size_t>(r) * row], &f.rgb[static_cast<size_t>(r) * row] + row,
+                     &f.rgb[static_cast<size_t>(fb_height - 1 - r) * row]);
   return f;
 }
 
