@@ -235,7 +235,7 @@ TEST_CASE("the two warpgroups compute P_ijᵀ under dP_ijᵀ, then dS_ijᵀ whil
   }
 }
 
-TEST_CASE("the dQ writer adds the blocks one at a time as stored; a warpgroup reuses a buffer once it was read",
+TEST_CASE("the Hopper backward's dQ writer adds the blocks one at a time as stored, a buffer reused once read",
           "[sim][hopper][bwd]") {
   for (const HopperBwdConfig& compiled : kHopperBwdConfigs)
     for (const bool causal : {false, true}) {
