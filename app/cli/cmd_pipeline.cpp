@@ -48,6 +48,7 @@ const char* unit_key(sim::PipeUnit u) {
     case sim::PipeUnit::tensor_cores: return "tensor_cores";
     case sim::PipeUnit::softmax_units: return "softmax_units";
     case sim::PipeUnit::load_store: return "load_store";
+    case sim::PipeUnit::dq_writer: return "dq_writer";
   }
   return "?";
 }
@@ -87,21 +88,29 @@ void print_bwd(const Resolved& r, sim::i64 j, const std::string& csv, std::ostre
   out << "The Hopper backward's schedule (fa3_hopper_bwd) on " << r.hw.display_name << "\n";
   out << "  problem   " << sim::describe(p) << "\n";
   out << "  config    B_r × B_c = " << c->Br << " × " << c->Bc << " (T_r = " << g.T_r << ", T_c = " << g.T_c << "), "
-      << c->consumers() << " consumer warpgroups of 64 keys, " << c->stages << "-stage Q_i/dO_i/L_i/D_i ring; shared memory "
-      << sim::bytes_iec(static_cast<double>(sim::hopper_bwd_smem_bytes(*c))) << "\n";
+      << c->consumers() << " consumer warpgroups of 64 keys, " << c->stages << "-stage Q_i/dO_i/L_i/D_i ring, dQ_i "
+      << (c->dq_buffers > 0 ? "by a writer warp's TMA reductions from " + std::to_string(c->dq_buffers) +
+                                  " shared-memory buffers per warpgroup"
+                            : std::string("by the warpgroups' vector reductions"))
+      << "; shared memory " << sim::bytes_iec(static_cast<double>(sim::hopper_bwd_smem_bytes(*c))) << "\n";
   out << "  rates     one SM: tensor cores " << fixed(rt.mma_flops_per_ns * 1e-3, 2) << " TFLOP/s, exp2 "
       << fixed(rt.exp_per_ns, 1) << " per ns, copies and dQ reductions " << fixed(rt.copy_bytes_per_ns, 1)
       << " GB/s (the " << rt.copy_source << "'s share), shared memory " << fixed(rt.smem_bytes_per_ns, 0)
       << " GB/s, copy latency " << fixed(rt.copy_latency_ns, 0) << " ns (assumed)\n";
   out << "  per step one warpgroup at the units' full rate: five products " << us(h.gemm_ns_per_step)
       << ", softmax backward (P_ijᵀ and dS_ijᵀ) " << us(h.softmax_ns_per_step) << ", dS_ijᵀ to shared memory "
-      << us(h.store_ns_per_step)
-      << ", dQ_i's reductions " << us(h.reduce_ns_per_step) << "\n";
+      << us(h.store_ns_per_step);
+  if (c->dq_buffers > 0)
+    out << ", its block of dQ_i to shared memory " << us(h.dq_store_ns_per_step) << ", the writer's TMA reductions of it "
+        << us(h.reduce_ns_per_step) << "\n";
+  else
+    out << ", dQ_i's reductions " << us(h.reduce_ns_per_step) << "\n";
   out << "  column block j = " << j << ": " << h.visits << " Q_i visited (i = " << h.first_i << ".." << g.T_r - 1 << "), "
       << us(h.end_ns) << "; busy: tensor cores " << pct(h.tensor_utilisation()) << ", softmax units "
       << pct(h.end_ns > 0 ? h.softmax_busy_ns / h.end_ns : 0) << ", copy engine "
-      << pct(h.end_ns > 0 ? h.copy_busy_ns / h.end_ns : 0) << ", load/store " << pct(h.end_ns > 0 ? h.load_store_busy_ns / h.end_ns : 0)
-      << "\n";
+      << pct(h.end_ns > 0 ? h.copy_busy_ns / h.end_ns : 0) << ", load/store " << pct(h.end_ns > 0 ? h.load_store_busy_ns / h.end_ns : 0);
+  if (c->dq_buffers > 0) out << ", dQ writer " << pct(h.end_ns > 0 ? h.dq_writer_busy_ns / h.end_ns : 0);
+  out << "\n";
   out << "  lockstep  both warpgroups compute P_ijᵀ at once while their dP_ijᵀ runs, then dS_ijᵀ at once, each at half "
       << "the units' rate; the tensor cores wait " << us(h.tensor_wait_in_softmax_ns) << " ("
       << pct(h.end_ns > 0 ? h.tensor_wait_in_softmax_ns / h.end_ns : 0)

@@ -4,7 +4,10 @@
 // bytes); the causal visits; the ring never holds more than its stages and a
 // stage is refilled only once released; the two warpgroups compute P_ijᵀ at
 // once under dP_ijᵀ, and dS_ijᵀ at once while the tensor cores wait; dQ_i waits
-// for the barrier; the step-through's events map onto the timeline.
+// for the barrier; dQ_i's blocks go through the writer's buffers (or by the
+// warpgroups' reductions) with the same bytes, and a warpgroup stores into a
+// buffer only once the writer has read it; the step-through's events map onto
+// the timeline.
 #include <algorithm>
 #include <map>
 
@@ -29,6 +32,19 @@ int most_at_once(const std::vector<PipeInterval>& v) {
   return most;
 }
 
+// Every compiled configuration with each way of adding dQ: the writer with two
+// buffers (the build's default), with one, and the vector reductions.
+std::vector<HopperBwdConfig> every_dq_way() {
+  std::vector<HopperBwdConfig> v;
+  for (const HopperBwdConfig& c : kHopperBwdConfigs)
+    for (const int buffers : {2, 1, 0}) {
+      HopperBwdConfig x = c;
+      x.dq_buffers = buffers;
+      v.push_back(x);
+    }
+  return v;
+}
+
 }  // namespace
 
 TEST_CASE("the Hopper backward's configurations: two warpgroups of 64 keys, in a Hopper SM", "[sim][hopper][bwd]") {
@@ -36,6 +52,7 @@ TEST_CASE("the Hopper backward's configurations: two warpgroups of 64 keys, in a
   for (const HopperBwdConfig& c : kHopperBwdConfigs) {
     CAPTURE(c.head_dim);
     CHECK(c.consumers() == 2);
+    CHECK(c.dq_buffers == kHopperBwdDqBuffers);  // the build's, in the kernel and in the model alike
     CHECK(c.stages >= 2);
     CHECK(static_cast<i64>(hopper_bwd_smem_bytes(c)) <= h200().max_smem_per_block_bytes);
   }
@@ -56,13 +73,13 @@ TEST_CASE("the Hopper backward's configurations: two warpgroups of 64 keys, in a
 }
 
 TEST_CASE("the Hopper backward: one interval per op, step and warpgroup, T_r − first_row(j) steps", "[sim][hopper][bwd]") {
-  for (const HopperBwdConfig& c : kHopperBwdConfigs)
+  for (const HopperBwdConfig& c : every_dq_way())
     for (const bool causal : {false, true})
       for (const i64 n : {i64{1}, i64{100}, i64{1000}, i64{4096}}) {
         const AttentionProblem p = hopper_problem(n, c.head_dim, causal);
         const i64 T_r = (n + c.Br - 1) / c.Br, T_c = (n + c.Bc - 1) / c.Bc;
         for (const i64 j : {i64{0}, T_c / 2, T_c - 1}) {
-          CAPTURE(c.head_dim, causal, n, j);
+          CAPTURE(c.head_dim, c.dq_buffers, causal, n, j);
           const HopperBwdPipeline h = simulate_hopper_bwd_pipeline(p, j, c, h200());
           // Under the mask column block j starts at the row block of its first key, j·B_c.
           const i64 first = causal ? (j * c.Bc) / c.Br : 0;
@@ -80,7 +97,10 @@ TEST_CASE("the Hopper backward: one interval per op, step and warpgroup, T_r −
           CHECK(count[PipeOp::copy_K] == 1);
           CHECK(count[PipeOp::copy_V] == 1);
           CHECK(count[PipeOp::epilogue_dKdV] == W);
-          CHECK(h.intervals.size() == static_cast<size_t>(2 + 3 * h.visits + 8 * W * h.visits + W));
+          // With the writer each warpgroup also stores its block of dQ_i to shared memory.
+          const i64 dq_stores = c.dq_buffers > 0 ? h.visits * W : 0;
+          CHECK(count[PipeOp::store_dQ] == dq_stores);
+          CHECK(h.intervals.size() == static_cast<size_t>(2 + 3 * h.visits + 8 * W * h.visits + W + dq_stores));
           CHECK(h.barrier_ns.size() == static_cast<size_t>(h.visits));
           CHECK(h.stage_uses.size() == static_cast<size_t>(h.visits));
         }
@@ -88,9 +108,9 @@ TEST_CASE("the Hopper backward: one interval per op, step and warpgroup, T_r −
 }
 
 TEST_CASE("the Hopper backward's work is the closed form of a B_r × B_c block", "[sim][hopper][bwd]") {
-  for (const HopperBwdConfig& c : kHopperBwdConfigs)
+  for (const HopperBwdConfig& c : every_dq_way())
     for (const bool causal : {false, true}) {
-      CAPTURE(c.head_dim, causal);
+      CAPTURE(c.head_dim, c.dq_buffers, causal);
       const AttentionProblem p = hopper_problem(1000, c.head_dim, causal);
       const HopperBwdPipeline h = simulate_hopper_bwd_pipeline(p, 1, c, h200());
       const PipelineRates& r = h.rates;
@@ -104,9 +124,20 @@ TEST_CASE("the Hopper backward's work is the closed form of a B_r × B_c block",
           std::max(Br * Bc / r.exp_per_ns, 2 * Br * Bc / r.fp32_ops_per_ns) + 3 * Br * Bc / r.fp32_ops_per_ns;
       const double store = Br * Bc * 2 / r.smem_bytes_per_ns;
       CHECK(h.softmax_busy_ns == Approx(steps * (softmax + store)).epsilon(1e-12));
-      // dQaccum_i (B_r × d in fp32) read and written per step by the reductions; dK_j, dV_j (B_c × d) at the end.
-      CHECK(h.load_store_busy_ns ==
-            Approx((steps * 2 * Br * d * 4 + 2 * Bc * d * 2) / r.copy_bytes_per_ns).epsilon(1e-12));
+      // dQaccum_i (B_r × d in fp32) read and written per step in the L2, the same bytes whoever adds:
+      // the writer's TMA reductions, or the load/store path's own; dK_j, dV_j (B_c × d) at the end.
+      const double reduce = steps * 2 * Br * d * 4 / r.copy_bytes_per_ns, out = 2 * Bc * d * 2 / r.copy_bytes_per_ns;
+      CHECK(h.reduce_ns_per_step * c.consumers() == Approx(2 * Br * d * 4 / r.copy_bytes_per_ns).epsilon(1e-12));
+      if (c.dq_buffers > 0) {
+        // The writer adds; the warpgroups store dQ_i's B_r × d fp32 values to shared memory.
+        CHECK(h.dq_writer_busy_ns == Approx(reduce).epsilon(1e-12));
+        CHECK(h.dq_store_ns_per_step * c.consumers() == Approx(Br * d * 4 / r.smem_bytes_per_ns).epsilon(1e-12));
+        CHECK(h.load_store_busy_ns == Approx(steps * Br * d * 4 / r.smem_bytes_per_ns + out).epsilon(1e-12));
+      } else {
+        CHECK(h.dq_writer_busy_ns == 0);
+        CHECK(h.dq_store_ns_per_step == 0);
+        CHECK(h.load_store_busy_ns == Approx(reduce + out).epsilon(1e-12));
+      }
       // K_j, V_j once; Q_i, dO_i (B_r × d, 16 bits) and L_i, D_i (B_r, fp32) per step.
       CHECK(h.copy_busy_ns == Approx((2 * Bc * d * 2 + steps * (2 * Br * d * 2 + 2 * Br * 4)) / r.copy_bytes_per_ns)
                                   .epsilon(1e-12));
@@ -117,11 +148,12 @@ TEST_CASE("the Hopper backward's work is the closed form of a B_r × B_c block",
 
 TEST_CASE("the Hopper backward's units and ring: one op at a time or a shared group, at most `stages` blocks",
           "[sim][hopper][bwd]") {
-  for (const HopperBwdConfig& c : kHopperBwdConfigs)
+  for (const HopperBwdConfig& c : every_dq_way())
     for (const bool causal : {false, true}) {
-      CAPTURE(c.head_dim, causal);
+      CAPTURE(c.head_dim, c.dq_buffers, causal);
       const HopperBwdPipeline h = simulate_hopper_bwd_pipeline(hopper_problem(2000, c.head_dim, causal), 0, c, h200());
       CHECK(most_at_once(on_unit(h, PipeUnit::copy_engine)) == 1);
+      CHECK(most_at_once(on_unit(h, PipeUnit::dq_writer)) == (c.dq_buffers > 0 ? 1 : 0));
       CHECK(most_at_once(on_unit(h, PipeUnit::tensor_cores)) <= c.consumers());
       CHECK(most_at_once(on_unit(h, PipeUnit::softmax_units)) <= c.consumers());
       CHECK(most_at_once(on_unit(h, PipeUnit::load_store)) <= c.consumers());
@@ -203,6 +235,52 @@ TEST_CASE("the two warpgroups compute P_ijᵀ under dP_ijᵀ, then dS_ijᵀ whil
   }
 }
 
+TEST_CASE("the Hopper backward's dQ writer adds the blocks one at a time as stored, a buffer reused once read",
+          "[sim][hopper][bwd]") {
+  for (const HopperBwdConfig& compiled : kHopperBwdConfigs)
+    for (const bool causal : {false, true}) {
+      double end_ns[3] = {};
+      for (const int B : {1, 2}) {
+        HopperBwdConfig c = compiled;
+        c.dq_buffers = B;
+        CAPTURE(c.head_dim, B, causal);
+        const HopperBwdPipeline h = simulate_hopper_bwd_pipeline(hopper_problem(4096, c.head_dim, causal), 1, c, h200());
+        const PipeInterval* added_before = nullptr;
+        double stored_before = 0;  // the load/store path's last store of the step before
+        for (i64 k = 0; k < h.visits; ++k) {
+          const i64 i = h.first_i + k;
+          double stored = 0;
+          for (int w = 0; w < c.consumers(); ++w) {
+            CAPTURE(k, w);
+            const PipeInterval* st = h.find(PipeOp::store_dQ, i, w);
+            const PipeInterval* add = h.find(PipeOp::reduce_dQ, i, w);
+            REQUIRE((st && add));
+            CHECK(st->unit == PipeUnit::load_store);
+            CHECK(add->unit == PipeUnit::dq_writer);
+            const double computed = std::max(h.find(PipeOp::gemm_dQ, i, w)->end_ns, h.find(PipeOp::gemm_dV, i, w)->end_ns);
+            // Stored once dV_j's and dQ_i's products are done (wgmma.wait_group 1) and the path is free;
+            // before its B buffers have all been used, nothing else holds it back.
+            CHECK(st->start_ns >= std::max(computed, stored_before) - 1e-6);
+            if (k < B) CHECK(st->start_ns == Approx(std::max(computed, stored_before)).epsilon(1e-12));
+            // A buffer used B steps before is stored into again only once the writer has read it.
+            if (k >= B) CHECK(st->start_ns >= h.find(PipeOp::reduce_dQ, i - B, w)->end_ns - 1e-6);
+            // Added once stored, one block at a time, in the order the warpgroups store them.
+            CHECK(add->start_ns >= st->end_ns - 1e-6);
+            if (added_before != nullptr) CHECK(add->start_ns >= added_before->end_ns - 1e-6);
+            added_before = add;
+            // The warpgroup's threads store the block before they issue the next step's products.
+            if (k + 1 < h.visits) CHECK(h.find(PipeOp::gemm_St, i + 1, w)->start_ns >= st->end_ns - 1e-6);
+            stored = std::max(stored, st->start_ns + st->busy_ns);
+          }
+          stored_before = stored;
+        }
+        end_ns[B] = h.end_ns;
+      }
+      // A second buffer only takes waits away.
+      CHECK(end_ns[2] <= end_ns[1] + 1e-6);
+    }
+}
+
 TEST_CASE("the Hopper backward's state at chosen moments", "[sim][hopper][bwd]") {
   const HopperBwdConfig& c = config_of(kHopperBwdConfigs, 128);
   const HopperBwdPipeline h = simulate_hopper_bwd_pipeline(hopper_problem(1024, 128, false), 2, c, h200());
@@ -269,11 +347,12 @@ TEST_CASE("the step-through's backward events map onto the Hopper backward's tim
       CAPTURE(e.line, e.i, static_cast<int>(e.kind));
       CHECK(time >= 0);
       CHECK(time <= h.end_ns);
-      // Back in time only where the kernel reorders the paper: dP_ij (line 13) before P_ij's dV_j, and a
-      // step's first event (its S_ijᵀ starts before the last one's reductions).
+      // Back in time only where the kernel reorders the paper: dP_ij (line 13) before P_ij's dV_j, a
+      // step's first event (its S_ijᵀ starts before the last one's reductions), and with the writer
+      // dK_j's product (line 16), issued before the writer adds dQ_i (line 15).
       if (time < last) {
         ++back;
-        CHECK((e.line == 13 || e.line == 9));
+        CHECK((e.line == 13 || e.line == 9 || (c.dq_buffers > 0 && e.line == 16)));
       }
       last = time;
     }

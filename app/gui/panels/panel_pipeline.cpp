@@ -48,8 +48,10 @@ std::string block_label(const sim::PipeInterval& iv) {
     case sim::PipeOp::gemm_dV: return "dV";
     case sim::PipeOp::gemm_dK: return "dK";
     case sim::PipeOp::gemm_dQ: return "dQ";
-    case sim::PipeOp::reduce_dQ: return "dQ_{" + std::to_string(iv.i) + "} += (L2)";
+    case sim::PipeOp::reduce_dQ:  // the writer's TMA reductions, or the warpgroup's own
+      return "dQ_{" + std::to_string(iv.i) + "} += " + (iv.unit == sim::PipeUnit::dq_writer ? "(TMA)" : "(L2)");
     case sim::PipeOp::epilogue_dKdV: return "dK_j, dV_j";
+    case sim::PipeOp::store_dQ: return "dQ→";
   }
   return "";
 }
@@ -79,7 +81,8 @@ ImU32 fill_of(const sim::PipeInterval& iv) {
     case sim::PipeOp::gemm_dK:
     case sim::PipeOp::gemm_dQ: return warpgroup_color(iv.warpgroup, 235);
     case sim::PipeOp::softmax_bwd:
-    case sim::PipeOp::store_dS: return warpgroup_color(iv.warpgroup, 200);
+    case sim::PipeOp::store_dS:
+    case sim::PipeOp::store_dQ: return warpgroup_color(iv.warpgroup, 200);
     case sim::PipeOp::reduce_dQ:
     case sim::PipeOp::epilogue_dKdV: return warpgroup_color(iv.warpgroup, 170);
   }
@@ -203,13 +206,15 @@ void draw_bwd_stage(ImDrawList* dl, const sim::BwdPipelineState::Stage& st, int 
   }
 }
 
-// The backward's CTA (fa3_hopper_bwd, one per K_j, V_j): four lanes — the
-// producer's copies, the tensor cores, the CUDA cores and exponential units
-// (softmax backward, dS_ijᵀ to shared memory), the load/store path (dQ_i's
-// reductions, dK_j, dV_j) — each shared lane split in one row per warpgroup,
-// so that the lockstep shows as two bars side by side; the dS barrier of every
-// step as a line; the ring of Q_i, dO_i, L_i, D_i stages and K_j, V_j at the
-// cursor's moment.
+// The backward's CTA (fa3_hopper_bwd, one per K_j, V_j): the producer's copies,
+// the tensor cores, the CUDA cores and exponential units (softmax backward,
+// dS_ijᵀ to shared memory), the load/store path (each warpgroup's block of dQ_i
+// to its shared-memory buffer — or, without the writer, its reductions — and
+// dK_j, dV_j) and, with the writer, the writer's TMA reductions of those blocks
+// into the L2 (coloured by the warpgroup whose block they add). Each lane is
+// split in one row per warpgroup, so that the lockstep shows as two bars side by
+// side; the dS barrier of every step as a line; the ring of Q_i, dO_i, L_i, D_i
+// stages and K_j, V_j at the cursor's moment.
 void draw_bwd_pipeline(const AppState& s, const AlgoView& v, const PipelineAtCursor& pa) {
   const sim::HopperBwdPipeline& h = *v.bwd_pipeline;
   const sim::HopperBwdConfig& c = h.config;
@@ -225,26 +230,30 @@ void draw_bwd_pipeline(const AppState& s, const AlgoView& v, const PipelineAtCur
   ImDrawList* dl = ImGui::GetWindowDrawList();
   const ImVec2 o = ImGui::GetCursorScreenPos();
   const ImVec2 avail = ImGui::GetContentRegionAvail();
+  const bool writer = c.dq_buffers > 0;
   const sim::PipeUnit units[] = {sim::PipeUnit::copy_engine, sim::PipeUnit::tensor_cores, sim::PipeUnit::softmax_units,
-                                 sim::PipeUnit::load_store};
-  const char* lanes[] = {"TMA (producer)", "tensor cores", "softmax, dS", "LSU → L2"};
+                                 sim::PipeUnit::load_store, sim::PipeUnit::dq_writer};
+  const char* lanes[] = {"TMA (producer)", "tensor cores", "softmax, dS", writer ? "LSU → SMEM" : "LSU → L2",
+                         "TMA (writer) → L2"};
+  const int lane_count = writer ? 5 : 4;
   float label_w = ImGui::CalcTextSize("ring (SMEM)").x;
-  for (const char* l : lanes) label_w = std::max(label_w, ImGui::CalcTextSize(l).x);
+  for (int k = 0; k < lane_count; ++k) label_w = std::max(label_w, ImGui::CalcTextSize(lanes[k]).x);
   label_w += 10 * scale;
   const float x0 = o.x + label_w, x1 = o.x + avail.x - 4 * scale;
   if (x1 - x0 < 40 * scale || avail.y < line * 4) return;
-  // Four lanes, the ring and the legend.
+  // The lanes, the ring and the legend.
   const float gap = 2 * scale;
-  const float lane_h = std::min(line * 1.1f, (avail.y - ImGui::GetTextLineHeight() - 16 * scale) / 5.0f);
+  const float lane_h =
+      std::min(line * 1.1f, (avail.y - ImGui::GetTextLineHeight() - 16 * scale) / static_cast<float>(lane_count + 1));
   auto lane_y = [&](int k) { return o.y + k * (lane_h + gap); };
-  const float lanes_bottom = lane_y(4) - gap;
+  const float lanes_bottom = lane_y(lane_count) - gap;
 
   // The window: a few steps around the cursor's moment.
   const TimeWindow window = window_of_steps(pa.t_ns, h.end_ns, h.visits, c.stages + 1.5, x0, x1);
   const double t0 = window.t0, t1 = window.t1;
   const auto x_of = [&](double t) { return window.x_of(t); };
 
-  draw_lanes(dl, o, lanes, 4, lane_h, gap, x0, x1);
+  draw_lanes(dl, o, lanes, lane_count, lane_h, gap, x0, x1);
   const int W = c.consumers();
   dl->PushClipRect(ImVec2(x0, o.y), ImVec2(x1, lanes_bottom), true);
   for (const sim::PipeInterval& iv : h.intervals) {

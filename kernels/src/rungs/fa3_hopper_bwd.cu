@@ -4,13 +4,14 @@
 // shared memory through descriptors, P_ijᵀ and dS_ijᵀ from registers), Q_i,
 // dO_i, L_i and D_i by TMA into a ring of stages completed on
 // mbarriers, one producer thread and two consumer warpgroups (setmaxnreg).
-// dQ is added in fp32 into dQaccum by vector reductions, or (a build with
-// -DFLASHLAB_HOPPER_BWD_DQ_WRITER=1|2) through shared memory by a writer warp's
-// TMA reductions; HBM traffic is FlashAttention-2's backward (model fa2_bwd, dQ
+// dQ is added in fp32 into dQaccum through two shared-memory buffers per
+// warpgroup by a writer warp's TMA reductions (a build with
+// -DFLASHLAB_HOPPER_BWD_DQ_WRITER=1: one buffer; =0: vector reductions from
+// registers); HBM traffic is FlashAttention-2's backward (model fa2_bwd, dQ
 // accumulator fp32).
-// Measured (H200, fp16, the 16k-token grid, PyTorch in the same run): 219–402
-// TFLOP/s by the backward convention, 0.74–0.87× SDPA cuDNN's backward,
-// 1.09–1.53× fa2_tc_bwd — see kernels/README.md and docs/kernels.md.
+// Measured (H200, fp16, the 16k-token grid): 218–470 TFLOP/s by the backward
+// convention, 1–25 % over the vector reductions at 10 of 12 points — see
+// kernels/README.md and docs/kernels.md.
 //
 // The kernel is in fa3_hopper_bwd_kernel.cuh. This file is compiled for sm_90a
 // alone (kernels/CMakeLists.txt); with FLASHLAB_FA3_HOPPER_NO_SM90A the entry

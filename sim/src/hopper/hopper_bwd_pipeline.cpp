@@ -24,6 +24,7 @@ struct BwdBlockWork {
   double p_flops = 0, ds_flops = 0, exps = 0;        // P_ij (with S_ij's scaling), dS_ij
   double ds_bytes = 0;                               // the dS_ij tile
   double dq_bytes = 0;                               // dQaccum_i read and written: the reductions
+  double dq_store_bytes = 0;                         // dQ_i's fp32 values written: the writer's buffers
   double out_bytes = 0;                              // dK_j, dV_j
 };
 
@@ -46,6 +47,7 @@ class BwdWorkSink final : public EventSink {
         break;
       case EventKind::store:
         if (piece_ == Piece::visit) w_.dq_bytes += bytes;
+        if (piece_ == Piece::visit && (t == Tensor::dQ || t == Tensor::dQaccum)) w_.dq_store_bytes += bytes;
         if (piece_ == Piece::outer_end) w_.out_bytes += bytes;
         break;
       case EventKind::compute: {
@@ -151,7 +153,9 @@ HopperBwdPipeline simulate_hopper_bwd_pipeline(const AttentionProblem& p, i64 j,
   // softmax backward (its keys), stores its half of dS_ijᵀ and adds its block of dQ_i.
   // The softmax backward is two ops: P_ijᵀ (the exponentials) once S_ijᵀ is in
   // registers, while dP_ijᵀ runs; dS_ijᵀ = P_ijᵀ ∘ (dP_ijᵀ − D_i), with its store to
-  // shared memory, once dP_ijᵀ is.
+  // shared memory, once dP_ijᵀ is. dQ_i's block goes to dQaccum with the same
+  // bytes either way (the adds are the L2's): by the writer's TMA reductions
+  // after the warpgroup stored it to shared memory, or by its own reductions.
   const BwdBlockWork w = bwd_block_work(c, p.dtype);
   const double wg = static_cast<double>(W);
   const double t_S = w.s_flops / wg / r.mma_flops_per_ns, t_dP = w.dp_flops / wg / r.mma_flops_per_ns;
@@ -161,9 +165,12 @@ HopperBwdPipeline simulate_hopper_bwd_pipeline(const AttentionProblem& p, i64 j,
   const double t_dS = w.ds_flops / wg / r.fp32_ops_per_ns;
   const double t_store = w.ds_bytes / wg / r.smem_bytes_per_ns;
   const double t_reduce = w.dq_bytes / wg / r.copy_bytes_per_ns;
+  const bool writer = c.dq_buffers > 0;
+  const double t_dq_store = writer ? w.dq_store_bytes / wg / r.smem_bytes_per_ns : 0;
   out.gemm_ns_per_step = t_S + t_dP + t_dV + t_dK + t_dQ;
   out.softmax_ns_per_step = t_P + t_dS;
   out.store_ns_per_step = t_store;
+  out.dq_store_ns_per_step = t_dq_store;
   out.reduce_ns_per_step = t_reduce;
 
   detail::PipeBuilder b;
@@ -178,6 +185,9 @@ HopperBwdPipeline simulate_hopper_bwd_pipeline(const AttentionProblem& p, i64 j,
   using Grid = std::vector<std::vector<int>>;  // [warpgroup][step]
   const Grid per_wg(static_cast<size_t>(W), std::vector<int>(static_cast<size_t>(n)));
   Grid S = per_wg, dP = per_wg, X = per_wg, st = per_wg, dV = per_wg, dK = per_wg, dQ = per_wg, red = per_wg;
+  // With the writer: each warpgroup's store of its block (sq), and the moment the
+  // writer gives the buffer of a step back (freed: no unit, no work, dropped below).
+  Grid sq = per_wg, freed = per_wg;
   std::vector<int> cQ(static_cast<size_t>(n)), cdO(cQ), cLD(cQ), barrier(cQ);
   auto at = [](const Grid& m, int warpgroup, i64 k) { return m[static_cast<size_t>(warpgroup)][static_cast<size_t>(k)]; };
   for (i64 k = 0; k < n; ++k) {
@@ -195,7 +205,13 @@ HopperBwdPipeline simulate_hopper_bwd_pipeline(const AttentionProblem& p, i64 j,
       dV[v][u] = add(PipeOp::gemm_dV, PipeUnit::tensor_cores, c_, i, t_dV);
       dK[v][u] = add(PipeOp::gemm_dK, PipeUnit::tensor_cores, c_, i, t_dK);
       dQ[v][u] = add(PipeOp::gemm_dQ, PipeUnit::tensor_cores, c_, i, t_dQ);
-      red[v][u] = add(PipeOp::reduce_dQ, PipeUnit::load_store, c_, i, t_reduce);
+      if (writer) {
+        sq[v][u] = add(PipeOp::store_dQ, PipeUnit::load_store, c_, i, t_dq_store);
+        red[v][u] = add(PipeOp::reduce_dQ, PipeUnit::dq_writer, c_, i, t_reduce);
+        freed[v][u] = b.add(PipeOp::reduce_dQ, PipeUnit::dq_writer, -1, 0);
+      } else {
+        red[v][u] = add(PipeOp::reduce_dQ, PipeUnit::load_store, c_, i, t_reduce);
+      }
     }
     // The named barrier: no unit, no work; dropped from the intervals below.
     barrier[u] = b.add(PipeOp::store_dS, PipeUnit::softmax_units, -1, 0);
@@ -211,8 +227,15 @@ HopperBwdPipeline simulate_hopper_bwd_pipeline(const AttentionProblem& p, i64 j,
   const bool overlap = c.dk_overlaps_next_step();
   auto release_waits = [&](i64 k, int c_) {  // the ops step k's release waits for
     if (overlap && k + 1 < n) return std::vector<int>{at(S, c_, k + 1)};
+    if (writer) return std::vector<int>{at(dV, c_, k), at(dQ, c_, k), at(dK, c_, k), at(sq, c_, k)};
     return std::vector<int>{at(dV, c_, k), at(dQ, c_, k), at(dK, c_, k)};
   };
+  // The writer takes the blocks in the order the warpgroups store them, step by
+  // step: block g = k·W + c. After issuing block g it waits until every block but
+  // the (B − 1)·W newest has been read out of shared memory, then gives back the
+  // buffer warpgroup c stores into next (that of step k + 1 − B).
+  const int B = c.dq_buffers;
+  auto writer_block = [&](i64 blk, const Grid& m) { return at(m, static_cast<int>(blk % W), blk / W); };
   for (i64 k = 0; k < n; ++k) {
     const size_t u = static_cast<size_t>(k);
     if (k >= s)  // the producer waits until step k − s left the stage (empty[s])
@@ -224,6 +247,8 @@ HopperBwdPipeline simulate_hopper_bwd_pipeline(const AttentionProblem& p, i64 j,
         for (int copy : {K, V, cQ[u], cdO[u], cLD[u]}) b.dep(gemm, copy);  // bar_kv, full[s]
         // wgmma.wait_group of the step before: 1 (dQ_i done, dK_j may run) or 0
         if (k >= 1) b.dep(gemm, at(overlap ? dQ : dK, c_, k - 1));
+        // The threads stored the step before's block of dQ_i first.
+        if (writer && k >= 1) b.dep(gemm, at(sq, c_, k - 1));
       }
       b.dep(at(X, c_, k), at(S, c_, k));  // wgmma.wait_group 1: S_ijᵀ in registers, dP_ijᵀ may run
       b.dep(at(st, c_, k), at(X, c_, k));
@@ -232,19 +257,32 @@ HopperBwdPipeline simulate_hopper_bwd_pipeline(const AttentionProblem& p, i64 j,
       b.dep(barrier[u], at(st, c_, k));
       b.dep(at(dQ, c_, k), barrier[u]);
       b.dep(at(dK, c_, k), barrier[u]);  // issued after dQ_i's product
-      for (int prod : {at(dV, c_, k), at(dQ, c_, k)}) b.dep(at(red, c_, k), prod);  // wgmma.wait_group 1
+      if (!writer) {
+        for (int prod : {at(dV, c_, k), at(dQ, c_, k)}) b.dep(at(red, c_, k), prod);  // wgmma.wait_group 1
+        continue;
+      }
+      for (int prod : {at(dV, c_, k), at(dQ, c_, k)}) b.dep(at(sq, c_, k), prod);  // wgmma.wait_group 1
+      if (k >= B) b.dep(at(sq, c_, k), at(freed, c_, k - 1));  // its buffer, given back
+      const i64 blk = k * W + c_;
+      b.dep(at(red, c_, k), at(sq, c_, k));  // the block is in its buffer
+      b.dep(at(freed, c_, k), at(sq, c_, k));
+      if (blk >= 1) {  // the writer's program order: the block before, and its buffer given back
+        b.dep(at(red, c_, k), writer_block(blk - 1, freed));
+        b.dep(at(freed, c_, k), writer_block(blk - 1, freed));
+      }
+      if (const i64 read = blk - static_cast<i64>(B - 1) * W; read >= 0) b.dep(at(freed, c_, k), writer_block(read, red));
     }
   }
   for (int c_ = 0; c_ < W; ++c_) {
     b.dep(epi[static_cast<size_t>(c_)], V);
     if (n > 0) {
-      b.dep(epi[static_cast<size_t>(c_)], at(red, c_, n - 1));
+      b.dep(epi[static_cast<size_t>(c_)], at(writer ? sq : red, c_, n - 1));
       b.dep(epi[static_cast<size_t>(c_)], at(dK, c_, n - 1));  // wgmma.wait_group 0 after the loop
     }
   }
 
   // The issue order of each unit, and the ops two warpgroups run at once.
-  std::vector<int> copies{K, V}, tensor, soft, lsu;
+  std::vector<int> copies{K, V}, tensor, soft, lsu, tma_reduce;
   auto group = [&](const Grid& m, i64 k, std::vector<int>& unit) {
     std::vector<int> members;
     for (int c_ = 0; c_ < W; ++c_) members.push_back(at(m, c_, k));
@@ -257,7 +295,12 @@ HopperBwdPipeline simulate_hopper_bwd_pipeline(const AttentionProblem& p, i64 j,
     for (const Grid* m : {&S, &dP, &dV, &dQ, &dK}) group(*m, k, tensor);
     group(X, k, soft);
     group(st, k, soft);
-    group(red, k, lsu);
+    if (writer) {
+      group(sq, k, lsu);
+      for (int c_ = 0; c_ < W; ++c_) tma_reduce.push_back(at(red, c_, k));  // one block at a time
+    } else {
+      group(red, k, lsu);
+    }
   }
   b.share(epi);
   lsu.insert(lsu.end(), epi.begin(), epi.end());
@@ -265,10 +308,14 @@ HopperBwdPipeline simulate_hopper_bwd_pipeline(const AttentionProblem& p, i64 j,
   b.order(tensor);
   b.order(soft);
   b.order(lsu);
+  b.order(tma_reduce);
 
   const std::vector<PipeInterval> all = b.run();
-  std::vector<bool> is_barrier(all.size(), false);
+  std::vector<bool> is_barrier(all.size(), false);  // the named barriers and the buffers given back
   for (int k : barrier) is_barrier[static_cast<size_t>(k)] = true;
+  if (writer)
+    for (const std::vector<int>& row : freed)
+      for (int k : row) is_barrier[static_cast<size_t>(k)] = true;
   for (size_t k = 0; k < all.size(); ++k) {
     if (is_barrier[k]) continue;
     PipeInterval iv = all[k];
@@ -323,7 +370,7 @@ BwdPipelineState HopperBwdPipeline::state_at(double t) const {
     // A warpgroup's own op is what its threads compute: a product it issued runs
     // on the tensor cores, and its dQ reductions drain on the load/store path,
     // while it computes P_ijᵀ.
-    if (iv.warpgroup < 0) continue;
+    if (iv.warpgroup < 0 || iv.unit == PipeUnit::dq_writer) continue;  // the writer's: another warp's
     auto rank = [](PipeUnit u) { return u == PipeUnit::softmax_units ? 0 : u == PipeUnit::load_store ? 1 : 2; };
     int& own = st.warpgroup_op[static_cast<size_t>(iv.warpgroup)];
     if (own < 0 || rank(iv.unit) < rank(intervals[static_cast<size_t>(own)].unit)) own = static_cast<int>(k);

@@ -48,14 +48,16 @@ constexpr EnumName<PipeOp> kOpNames[] = {
     {PipeOp::gemm_dK, "dK_j += dS_ijᵀ Q_i"},
     {PipeOp::gemm_dQ, "dQ_i = dS_ij K_j"},
     {PipeOp::reduce_dQ, "dQ_i added in L2"},
-    {PipeOp::epilogue_dKdV, "dK_j, dV_j out"}};
-static_assert(detail::lists_through(kOpNames, PipeOp::epilogue_dKdV));
+    {PipeOp::epilogue_dKdV, "dK_j, dV_j out"},
+    {PipeOp::store_dQ, "dQ_i's block, to SMEM"}};
+static_assert(detail::lists_through(kOpNames, PipeOp::store_dQ));
 
 constexpr EnumName<PipeUnit> kUnitNames[] = {{PipeUnit::copy_engine, "TMA (producer)"},
                                              {PipeUnit::tensor_cores, "tensor cores"},
                                              {PipeUnit::softmax_units, "softmax (exp2)"},
-                                             {PipeUnit::load_store, "load/store"}};
-static_assert(detail::lists_through(kUnitNames, PipeUnit::load_store));
+                                             {PipeUnit::load_store, "load/store"},
+                                             {PipeUnit::dq_writer, "TMA (dQ writer)"}};
+static_assert(detail::lists_through(kUnitNames, PipeUnit::dq_writer));
 
 constexpr EnumName<StageStatus> kStageStatusNames[] = {{StageStatus::empty, "empty"},
                                                   {StageStatus::loading, "loading"},

@@ -13,11 +13,18 @@
 //   memory (the same warps' stores, drawn on the softmax units' lane); issue
 //   dV_j += P_ijᵀ dO_i, meet at a named barrier (both halves of dS_ijᵀ are
 //   needed by either's block of dQ_i), issue a 64 × 64 block of
-//   dQ_i = dS_ij K_j and dK_j += dS_ijᵀ Q_i back to back, add the block of dQ_i
-//   into dQaccum_i in fp32 by reductions in the L2 while dK_j runs, and
-//   release the stage once dK_j is done (during the next step's S_ijᵀ and
-//   dP_ijᵀ where HopperBwdConfig::dk_overlaps_next_step says so); at the end
-//   each writes its rows of dK_j, dV_j.
+//   dQ_i = dS_ij K_j and dK_j += dS_ijᵀ Q_i back to back, store the block of
+//   dQ_i in fp32 into its shared-memory buffer while dK_j runs (waiting only
+//   when the writer has not yet read the buffer it reuses, that of step
+//   k − dq_buffers), and release the stage once dK_j is done (during the next
+//   step's S_ijᵀ and dP_ijᵀ where HopperBwdConfig::dk_overlaps_next_step says
+//   so); at the end each writes its rows of dK_j, dV_j;
+//   the dQ writer, a thread of the producer warpgroup, adds each stored block
+//   into dQaccum_i by TMA tensor reductions in the L2, one block at a time in
+//   the order they were stored, and gives a buffer back once its reduction has
+//   read it — while the warpgroups go on with the next step.
+// With dq_buffers = 0 (an A/B build) the warpgroups add their blocks themselves
+// by vector reductions while dK_j runs; these queue on the load/store path.
 //
 // Nothing in the loop staggers the two warpgroups (the forward's schedule
 // alternates them: one's products while another's softmax runs): both wait for the same stage, so they issue their products
@@ -26,9 +33,9 @@
 // shared groups). Both reach dS_ijᵀ together and the tensor cores wait while
 // it is computed and stored (P_ijᵀ hides under dP_ijᵀ); the barrier renews the
 // lockstep every step. That is what Nsight Compute showed on an H200
-// (kernels/src/rungs/fa3_hopper_bwd_kernel.cuh). The dQ reductions leave the SM
-// while the next products run: a warpgroup does not wait for them, they queue
-// on the load/store path.
+// (kernels/src/rungs/fa3_hopper_bwd_kernel.cuh). dQ_i's reductions leave the SM
+// while the next products run: the writer's lane carries them, as many bytes
+// as the warpgroups' own reductions would (the adds are the L2's).
 //
 // The times are a model, as the forward's (hopper_pipeline.hpp): each op's
 // work comes from fa2_bwd's own emission of one full B_r × B_c block with dQ
@@ -84,8 +91,11 @@ struct HopperBwdPipeline : CtaPipeline<HopperBwdConfig, &PipeInterval::i> {
   // The time the tensor cores are idle while the softmax units run.
   double tensor_wait_in_softmax_ns = 0;
   // Per step, for one warpgroup at the units' full rate: the five products,
-  // the softmax backward, the store of dS_ijᵀ and the reductions of dQ_i.
-  double gemm_ns_per_step = 0, softmax_ns_per_step = 0, store_ns_per_step = 0, reduce_ns_per_step = 0;
+  // the softmax backward, the store of dS_ijᵀ, the store of its block of dQ_i to
+  // shared memory (with the writer; else 0) and that block's reductions (the
+  // writer's TMA reductions, or the warpgroup's own).
+  double gemm_ns_per_step = 0, softmax_ns_per_step = 0, store_ns_per_step = 0, dq_store_ns_per_step = 0,
+         reduce_ns_per_step = 0;
 
   BwdPipelineState state_at(double t_ns) const;
   // find(op, i, w): K_j's and V_j's copies are row block −1's.
@@ -94,10 +104,12 @@ struct HopperBwdPipeline : CtaPipeline<HopperBwdConfig, &PipeInterval::i> {
   // step's loads and S_ij when S_ijᵀ starts, P_ij when the softmax backward
   // starts, dS_ij when its store to shared memory starts, dV_j, dP_ij, dK_j
   // and dQ_i when their products
-  // start, dQ_i's store when its reductions start, the free of the stage when
-  // it is released; dK_j, dV_j's stores at the epilogue. The kernel computes
-  // dP_ij before P_ij's dV_j, so the moment steps back at the paper's line 13
-  // (and a step's first events may come before the last step's reductions).
+  // start, dQ_i's store when its reductions start (the writer's, or the
+  // warpgroup's own), the free of the stage when it is released; dK_j, dV_j's
+  // stores at the epilogue. The kernel computes dP_ij before P_ij's dV_j, so the
+  // moment steps back at the paper's line 13; with the writer dK_j's product
+  // starts before dQ_i is added, a step back at line 16 (and a step's first
+  // events may come before the last step's reductions).
   // Another column block, the pre-pass or the
   // conversion of dQaccum: −1.
   double time_of(const TileEvent& e) const;

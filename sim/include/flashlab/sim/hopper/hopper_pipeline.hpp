@@ -86,20 +86,22 @@ inline TileShape tiles_of(const HopperConfig& c) { return {c.Br, c.Bc}; }
 // memory, dV_j += P_ijᵀ dO_i and dK_j += dS_ijᵀ Q_i with P_ijᵀ, dS_ijᵀ from
 // registers, and dQ_i = dS_ij K_j from dS_ijᵀ in shared memory — a 64 × 64
 // block of dQ_i per warpgroup (two d panels when B_r = 64, two row panels when
-// B_r = 128), added into dQaccum in fp32 by vector reductions (or, with
-// dq_buffers > 0, through shared memory by a writer warp's TMA reductions). A
-// step: S_ijᵀ and dP_ijᵀ issued together, P_ijᵀ computed while dP_ijᵀ runs, then
-// dS_ijᵀ; dV_j, dQ_i (after the barrier: both halves of dS_ijᵀ stored) and dK_j
-// issued back to back, dQ_i's reductions while dK_j runs.
+// B_r = 128), added into dQaccum in fp32: with dq_buffers > 0 (the default)
+// stored in fp32 to shared memory and added by a writer warp's TMA tensor
+// reductions, with 0 by the warpgroup's own vector reductions. A step: S_ijᵀ and
+// dP_ijᵀ issued together, P_ijᵀ computed while dP_ijᵀ runs, then dS_ijᵀ; dV_j,
+// dQ_i (after the barrier: both halves of dS_ijᵀ stored) and dK_j issued back to
+// back, dQ_i's block stored (or reduced) while dK_j runs.
 struct HopperBwdConfig {
   int head_dim;
   int Br;
   int Bc;
   int stages;
-  // 0: each warpgroup adds its 64 × 64 block of dQ_i from registers by vector
-  // reductions. 1 or 2: it stores the block in fp32 into one of that many
-  // shared-memory buffers of its own, and a writer thread of the producer
-  // warpgroup adds the buffer into dQaccum by TMA tensor reductions.
+  // 1 or 2: each warpgroup stores its 64 × 64 block of dQ_i in fp32 into one of
+  // that many shared-memory buffers of its own, and a writer thread of the
+  // producer warpgroup adds the buffer into dQaccum by TMA tensor reductions; the
+  // warpgroup waits only when the buffer it reuses has not been read yet. 0: it
+  // adds the block from registers by vector reductions.
   int dq_buffers;
   constexpr int consumers() const { return Bc / 64; }
   // dK_j's product of a step finishes under the next step's S_ijᵀ and dP_ijᵀ, and
@@ -109,11 +111,12 @@ struct HopperBwdConfig {
   constexpr bool dk_overlaps_next_step() const { return Br == 64; }
 };
 
-// The build's way of adding dQ (HopperBwdConfig::dq_buffers): 0 unless the build
-// says otherwise (CMake: -DFLASHLAB_HOPPER_BWD_DQ_WRITER=1 or 2), so that two
-// builds of one tree time both.
+// The build's way of adding dQ (HopperBwdConfig::dq_buffers): two buffers for the
+// writer unless the build says otherwise (CMake: -DFLASHLAB_HOPPER_BWD_DQ_WRITER=1,
+// or 0 for the vector reductions), so that builds of one tree time each against
+// the others. CMake defines it for every target; a compile without it gets 2.
 #ifndef FLASHLAB_HOPPER_BWD_DQ_WRITER
-#define FLASHLAB_HOPPER_BWD_DQ_WRITER 0
+#define FLASHLAB_HOPPER_BWD_DQ_WRITER 2
 #endif
 inline constexpr int kHopperBwdDqBuffers = FLASHLAB_HOPPER_BWD_DQ_WRITER;
 static_assert(kHopperBwdDqBuffers >= 0 && kHopperBwdDqBuffers <= 2, "dQ's buffers: 0 (no writer), 1 or 2");
@@ -165,15 +168,18 @@ enum class PipeOp : std::uint8_t {
   gemm_dV,      // tensor cores: dV_j += P_ijᵀ dO_i
   gemm_dK,      // tensor cores: dK_j += dS_ijᵀ Q_i
   gemm_dQ,      // tensor cores: a 64 × 64 block of dQ_i = dS_ij K_j
-  reduce_dQ,    // that block added into dQaccum_i (fp32) by reductions in the L2
+  reduce_dQ,    // that block added into dQaccum_i (fp32) in the L2: the writer's TMA reductions, or the warpgroup's vector reductions
   epilogue_dKdV,  // dK_j, dV_j written
+  store_dQ,     // that block in fp32 to the warpgroup's shared-memory buffer, for the writer
 };
 std::string_view to_string(PipeOp op);  // "TMA Q_i", "S_ij = Q_i K_jᵀ", ...
 
 // The unit an op occupies: one of each per SM. The load/store path carries
 // the consumers' own shared-memory stores and global reductions and stores
-// (the backward's; the forward's copies are the producer's, by TMA).
-enum class PipeUnit : std::uint8_t { copy_engine, tensor_cores, softmax_units, load_store };
+// (the backward's; the forward's copies are the producer's, by TMA). The dQ
+// writer is the backward's second TMA issuer: a thread of the producer
+// warpgroup whose tensor reductions add dQ_i's blocks into the L2, one at a time.
+enum class PipeUnit : std::uint8_t { copy_engine, tensor_cores, softmax_units, load_store, dq_writer };
 std::string_view to_string(PipeUnit u);  // "TMA (producer)", "tensor cores", ...
 
 struct PipeInterval {
@@ -256,7 +262,7 @@ struct CtaPipeline {
   std::vector<PipeInterval> intervals;  // in issue order
   double end_ns = 0;                    // the last op is done: the CTA's writes
   // Work of each unit (Σ work_ns: the time at its full rate), the sums a bound reads.
-  double tensor_busy_ns = 0, softmax_busy_ns = 0, copy_busy_ns = 0, load_store_busy_ns = 0;
+  double tensor_busy_ns = 0, softmax_busy_ns = 0, copy_busy_ns = 0, load_store_busy_ns = 0, dq_writer_busy_ns = 0;
 
   double tensor_utilisation() const { return end_ns > 0 ? tensor_busy_ns / end_ns : 0; }
   // The interval of op `op` of block `block` run by warpgroup w (the
@@ -293,6 +299,7 @@ struct CtaPipeline {
       case PipeUnit::softmax_units: softmax_busy_ns += iv.work_ns; break;
       case PipeUnit::copy_engine: copy_busy_ns += iv.work_ns; break;
       case PipeUnit::load_store: load_store_busy_ns += iv.work_ns; break;
+      case PipeUnit::dq_writer: dq_writer_busy_ns += iv.work_ns; break;
     }
     end_ns = std::max(end_ns, iv.end_ns);
   }
