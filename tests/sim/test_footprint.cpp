@@ -1,5 +1,7 @@
 // The device memory an algorithm holds: the tensors its loop nest touches in
 // HBM, at full size — checked against the formulas written out by hand.
+#include <algorithm>
+
 #include "sim/support.hpp"
 #include "support/problems.hpp"
 
@@ -174,7 +176,15 @@ TEST_CASE("a pass's own tensors: Q, K, V, O forward, and dO, dQ, dK, dV with the
   CHECK(pass_tensor_bytes(p, Pass::fwd) == hbm_footprint_bytes(Algorithm::fa2, p) - tensor_bytes(Tensor::LSE, p));
 }
 
-TEST_CASE("a run's memory: every buffer of the pass, and a backward's with what its forward's run left",
+namespace {
+i64 sum_of(const std::vector<TensorMemory>& buffers) {
+  i64 s = 0;
+  for (const TensorMemory& b : buffers) s += b.bytes;
+  return s;
+}
+}  // namespace
+
+TEST_CASE("a run's buffers: every buffer of the pass, and a backward's with what its forward's run left",
           "[sim][footprint][bwd]") {
   const i64 B = 2, H = 4, Hkv = 2, N = 1000, d = 64, BH = B * H;
   for (bool grouped : {false, true}) {
@@ -182,27 +192,78 @@ TEST_CASE("a run's memory: every buffer of the pass, and a backward's with what 
     if (grouped) p.kv_heads = Hkv;
     INFO("H_kv " << p.h_kv());
     const i64 q = BH * N * d * 2, kv = B * p.h_kv() * N * d * 2, nn = BH * N * N * 2, row = BH * N * 4;
+    auto run = [&](Algorithm a, StorageTypes st = {}) { return sum_of(run_buffers(a, p, st)); };
     // FlashAttention-1 with its O_i accumulated in fp32: O in bf16 and the fp32 accumulator beside it.
     StorageTypes fa1_rung;
     fa1_rung.o_accumulator = DType::fp32;
-    CHECK(run_memory_bytes(Algorithm::fa1, p) == 2 * q + 2 * kv + 2 * row);
-    CHECK(run_memory_bytes(Algorithm::fa1, p, fa1_rung) == 2 * q + 2 * kv + BH * N * d * 4 + 2 * row);
+    CHECK(run(Algorithm::fa1) == 2 * q + 2 * kv + 2 * row);
+    CHECK(run(Algorithm::fa1, fa1_rung) == 2 * q + 2 * kv + BH * N * d * 4 + 2 * row);
     // The materialising pair: Q, K, V, O, S and P of the forward; dO, dQ, dK, dV and dP (dS over it).
-    CHECK(run_memory_bytes(Algorithm::standard, p) == 2 * q + 2 * kv + 2 * nn);
-    CHECK(run_memory_bytes(Algorithm::standard_bwd, p) == 2 * q + 2 * kv + 2 * nn + 2 * q + 2 * kv + nn);
+    CHECK(run(Algorithm::standard) == 2 * q + 2 * kv + 2 * nn);
+    CHECK(run(Algorithm::standard_bwd) == 2 * q + 2 * kv + 2 * nn + 2 * q + 2 * kv + nn);
     // FlashAttention-2's pair with an fp32 dQaccum (and dKaccum, dVaccum when a group adds apart).
     StorageTypes tc;
     tc.dq_accumulator = DType::fp32;
     const i64 fa2_pair = 2 * q + 2 * kv + row /* L */ + 2 * q + 2 * kv + row /* D */ + BH * N * d * 4;
-    CHECK(run_memory_bytes(Algorithm::fa2_bwd, p, tc) == fa2_pair);
+    CHECK(run(Algorithm::fa2_bwd, tc) == fa2_pair);
     tc.dkv_accumulator = DType::fp32;
-    CHECK(run_memory_bytes(Algorithm::fa2_bwd, p, tc) == fa2_pair + (grouped ? 2 * B * Hkv * N * d * 4 : 0));
+    const i64 kv_acc = grouped ? 2 * B * Hkv * N * d * 4 : 0;
+    CHECK(run(Algorithm::fa2_bwd, tc) == fa2_pair + kv_acc);
+    // As the runner allocates them: each argument, result and L alone, the rest of a pass in one workspace.
+    auto sorted = [](std::vector<i64> v) {
+      std::sort(v.begin(), v.end());
+      return v;
+    };
+    CHECK(sorted(run_allocations(Algorithm::fa1, p, fa1_rung)) ==
+          sorted({q, kv, kv, q, BH * N * d * 4 + 2 * row}));
+    CHECK(sorted(run_allocations(Algorithm::standard_bwd, p)) == sorted({q, kv, kv, q, 2 * nn, q, q, kv, kv, nn}));
+    CHECK(sorted(run_allocations(Algorithm::fa2_bwd, p, tc)) ==
+          sorted({q, kv, kv, q, row, q, q, kv, kv, row + BH * N * d * 4 + kv_acc}));
   }
   // An accumulator the kernel names is its own buffer in the problem's type too.
   const auto p32 = problem(1, 2, 256, 32, false, DType::fp32);
   StorageTypes st;
   st.o_accumulator = DType::fp32;
   st.dq_accumulator = DType::fp32;
-  CHECK(run_memory_bytes(Algorithm::fa1, p32, st) == run_memory_bytes(Algorithm::fa1, p32) + 2 * 256 * 32 * 4);
-  CHECK(run_memory_bytes(Algorithm::fa2_bwd, p32, st) == run_memory_bytes(Algorithm::fa2_bwd, p32) + 2 * 256 * 32 * 4);
+  CHECK(sum_of(run_buffers(Algorithm::fa1, p32, st)) == sum_of(run_buffers(Algorithm::fa1, p32)) + 2 * 256 * 32 * 4);
+  CHECK(sum_of(run_buffers(Algorithm::fa2_bwd, p32, st)) ==
+        sum_of(run_buffers(Algorithm::fa2_bwd, p32)) + 2 * 256 * 32 * 4);
+}
+
+TEST_CASE("device memory of cudaMalloc'd buffers: whole granules from one up, the smaller ones none",
+          "[sim][footprint]") {
+  const i64 G = kAllocationGranuleBytes, MiB = i64{1} << 20;
+  CHECK(G == 2 * MiB);
+  CHECK(allocation_device_bytes({}) == 0);
+  CHECK(allocation_device_bytes({G}) == G);
+  CHECK(allocation_device_bytes({G + 1}) == 2 * G);
+  CHECK(allocation_device_bytes({3 * MiB, MiB}) == 4 * MiB);  // 3 MiB takes two granules, 1 MiB none
+  // Buffers all under a granule: the device grows by none of them; what they ask for is the least they hold.
+  CHECK(allocation_device_bytes({MiB + MiB / 2, MiB + MiB / 2}) == 3 * MiB);
+  CHECK(allocation_device_bytes({100, 200}) == 300);
+}
+
+TEST_CASE("a run's memory: its buffers as the driver allocates them, each in whole granules",
+          "[sim][footprint][bwd]") {
+  // B 2, H 32, N 3000, d 64 bf16: Q, K, V, O are 24,576,000 B each (23.4 MiB: 12 granules), the
+  // logsumexp 768,000 B (under one granule), FlashAttention-2's backward workspace (dQaccum in fp32
+  // and D) 49,920,000 B (47.6 MiB: 24 granules).
+  const i64 B = 2, H = 32, N = 3000, d = 64, BH = B * H, G = kAllocationGranuleBytes;
+  const auto p = problem(B, H, N, d, false, DType::bf16);
+  const i64 q = BH * N * d * 2, row = BH * N * 4, dq_acc = BH * N * d * 4;
+  REQUIRE(q == 24'576'000);
+  REQUIRE(q % G != 0);
+  CHECK(run_memory_bytes(Algorithm::fa2, p) == 4 * 12 * G);  // 96 MiB; the buffers ask for 99,072,000 B
+  CHECK(run_memory_bytes(Algorithm::fa2, p) > sum_of(run_buffers(Algorithm::fa2, p)));
+  StorageTypes tc;
+  tc.dq_accumulator = DType::fp32;
+  REQUIRE(dq_acc + row == 49'920'000);
+  CHECK(run_memory_bytes(Algorithm::fa2_bwd, p, tc) == 8 * 12 * G + 24 * G);  // 240 MiB
+  // FlashAttention-1's O accumulator, ℓ and m: one workspace of 50,688,000 B, 25 granules.
+  StorageTypes fa1_rung;
+  fa1_rung.o_accumulator = DType::fp32;
+  CHECK(run_memory_bytes(Algorithm::fa1, p, fa1_rung) == 4 * 12 * G + 25 * G);  // 146 MiB
+  // Buffers all under a granule: exactly what they ask for.
+  const auto small = problem(1, 2, 256, 32, false, DType::fp16);
+  CHECK(run_memory_bytes(Algorithm::fa2, small) == sum_of(run_buffers(Algorithm::fa2, small)));
 }

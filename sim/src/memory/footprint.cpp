@@ -133,20 +133,63 @@ i64 hbm_footprint_bytes(Algorithm a, const AttentionProblem& p, StorageTypes sto
   return sum(hbm_buffers(a, p, storage));
 }
 
-std::vector<TensorMemory> run_buffers(Algorithm a, const AttentionProblem& p, StorageTypes storage) {
-  if (algorithm_info(a).pass != Pass::bwd) return hbm_buffers(a, p, storage);
-  std::vector<TensorMemory> out = hbm_buffers(forward_of(a), p, storage);
+namespace {
+// A run's buffers pass by pass: the forward's (a forward run: its only pass),
+// then a backward's own that the forward's do not hold.
+std::vector<std::vector<TensorMemory>> run_passes(Algorithm a, const AttentionProblem& p, StorageTypes storage) {
+  if (algorithm_info(a).pass != Pass::bwd) return {hbm_buffers(a, p, storage)};
+  std::vector<std::vector<TensorMemory>> out{hbm_buffers(forward_of(a), p, storage), {}};
   for (const TensorMemory& b : hbm_buffers(a, p, storage)) {
-    const bool held = std::any_of(out.begin(), out.end(), [&](const TensorMemory& x) {
+    const bool held = std::any_of(out[0].begin(), out[0].end(), [&](const TensorMemory& x) {
       return x.tensor == b.tensor && x.accumulator == b.accumulator;
     });
-    if (!held) out.push_back(b);
+    if (!held) out[1].push_back(b);
+  }
+  return out;
+}
+
+// An argument or result of a pass, or the logsumexp: a buffer of its own.
+bool own_allocation(const TensorMemory& t) {
+  const std::vector<Tensor>& args = pass_tensors(Pass::bwd);
+  return !t.accumulator &&
+         (t.tensor == Tensor::LSE || std::find(args.begin(), args.end(), t.tensor) != args.end());
+}
+}  // namespace
+
+std::vector<TensorMemory> run_buffers(Algorithm a, const AttentionProblem& p, StorageTypes storage) {
+  std::vector<TensorMemory> out;
+  for (const std::vector<TensorMemory>& pass : run_passes(a, p, storage)) out.insert(out.end(), pass.begin(), pass.end());
+  return out;
+}
+
+i64 allocation_device_bytes(const std::vector<i64>& buffer_bytes) {
+  i64 asked = 0, grown = 0;
+  for (const i64 b : buffer_bytes) {
+    asked = checked_add(asked, b, "memory");
+    if (b < kAllocationGranuleBytes) continue;
+    const i64 slack = (kAllocationGranuleBytes - b % kAllocationGranuleBytes) % kAllocationGranuleBytes;
+    grown = checked_add(grown, checked_add(b, slack, "memory"), "memory");
+  }
+  return std::max(asked, grown);
+}
+
+std::vector<i64> run_allocations(Algorithm a, const AttentionProblem& p, StorageTypes storage) {
+  std::vector<i64> out;
+  for (const std::vector<TensorMemory>& pass : run_passes(a, p, storage)) {
+    i64 workspace = 0;
+    for (const TensorMemory& b : pass) {
+      if (own_allocation(b))
+        out.push_back(b.bytes);
+      else
+        workspace = checked_add(workspace, b.bytes, "memory");
+    }
+    if (workspace > 0) out.push_back(workspace);
   }
   return out;
 }
 
 i64 run_memory_bytes(Algorithm a, const AttentionProblem& p, StorageTypes storage) {
-  return sum(run_buffers(a, p, storage));
+  return allocation_device_bytes(run_allocations(a, p, storage));
 }
 
 i64 TrainingStepMemory::saved_bytes() const { return sum(saved); }

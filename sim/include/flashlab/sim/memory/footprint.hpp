@@ -83,6 +83,29 @@ i64 hbm_footprint_bytes(Algorithm a, const AttentionProblem& p, StorageTypes sto
 // passes. The liveness over a backward's phases is training_step_memory's.
 // Throws OverflowError.
 std::vector<TensorMemory> run_buffers(Algorithm a, const AttentionProblem& p, StorageTypes storage = {});
+
+// The driver's allocation granule for cudaMalloc on current NVIDIA GPUs (an
+// assumption, measured on an H200 with driver 580: device memory in use grows
+// in steps of 2 MiB). An allocation of a granule or more takes whole granules;
+// a smaller one is carved out of a granule the process already holds (the
+// runner's own small buffers open one before any case), so it adds nothing.
+inline constexpr i64 kAllocationGranuleBytes = i64{2} << 20;
+
+// The device memory a set of cudaMalloc'd buffers takes as the bench runner
+// measures it: the larger of the driver's growth (each buffer of a granule or
+// more rounded up to whole granules, the smaller ones none) and the bytes the
+// buffers ask for. Throws OverflowError.
+i64 allocation_device_bytes(const std::vector<i64>& buffer_bytes);
+
+// The buffers a run allocates, as the bench runner does (kernels::case_buffers):
+// each argument and result of a pass (Q, K, V, O, dO, dQ, dK, dV) and the
+// logsumexp a buffer of its own; everything else a pass keeps in HBM (S and P,
+// FlashAttention-1's O accumulator with ℓ and m, D and dQaccum, dP) in one
+// workspace per pass. A backward: its forward's buffers, then its own.
+// Σ run_allocations = Σ run_buffers. Throws OverflowError.
+std::vector<i64> run_allocations(Algorithm a, const AttentionProblem& p, StorageTypes storage = {});
+// allocation_device_bytes(run_allocations): the run's peak device memory, the bench's
+// predicted_memory_bytes. Throws OverflowError.
 i64 run_memory_bytes(Algorithm a, const AttentionProblem& p, StorageTypes storage = {});
 
 // What a training step keeps in HBM between its forward and its backward, and
