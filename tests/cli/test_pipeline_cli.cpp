@@ -70,8 +70,9 @@ TEST_CASE("pipeline --pass bwd prints the backward's CTA and its timeline", "[cl
   });
   const Timeline t = timeline_csv("bwd-timeline.csv");
   CHECK(t.header == "op,unit,warpgroup,i,stage,start_ns,busy_ns,work_ns,end_ns");
-  // K_j and V_j, 3 copies per step, 2 warpgroups × 8 ops per step, 2 epilogues.
-  CHECK(t.rows == 2 + 3 * 10 + 2 * 8 * 10 + 2);
+  // K_j and V_j, 3 copies per step, 2 warpgroups × 9 ops per step (their block of
+  // dQ_i stored to shared memory and the writer's addition of it among them), 2 epilogues.
+  CHECK(t.rows == 2 + 3 * 10 + 2 * 9 * 10 + 2);
 }
 
 TEST_CASE("pipeline --pass bwd refuses what the backward rung cannot run, with exit code 2", "[cli][hopper]") {
