@@ -286,8 +286,12 @@ KernelInfo fa3_hopper_bwd_info() {
                          "one block per K_j, V_j (dK_j, dV_j in two consumer warpgroups' registers); a producer thread "
                          "copies Q_i, dO_i, L_i and D_i by TMA into a ring completed on mbarriers; "
                          "S_ijᵀ, dP_ijᵀ, dV_j += P_ijᵀ dO_i, dK_j += dS_ijᵀ Q_i and dQ_i = dS_ij K_j on wgmma "
-                         "(P_ijᵀ, dS_ijᵀ from registers; dS_ijᵀ once through shared memory for dQ), dQ by "
-                         "red.global.add.v2.f32 into dQaccum; setmaxnreg; sm_90a only");
+                         "(P_ijᵀ, dS_ijᵀ from registers; dS_ijᵀ once through shared memory for dQ), " +
+                             std::string(sim::kHopperBwdDqBuffers > 0
+                                             ? "dQ_i's fp32 blocks through shared memory to a writer thread's TMA "
+                                               "reduce-adds into dQaccum"
+                                             : "dQ by red.global.add.v2.f32 into dQaccum") +
+                             "; setmaxnreg; sm_90a only");
   k.forward = "fa3_hopper";
   set_table_tiles(k, sim::kHopperBwdConfigs, &sim::hopper_bwd_smem_bytes);
   k.launch = FLASHLAB_RUNG(fa3_hopper_backward);
