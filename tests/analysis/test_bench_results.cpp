@@ -222,8 +222,8 @@ TEST_CASE("the CSV is a spreadsheet's CSV: metadata lines, one header, one row p
   }
   r.rows[0].problem.kv_heads = 0;
   r.rows[0].storage = {};
-  const std::string json = bench_to_json(r);
-  flashlab::test::check_contains_each(json, {
+  const std::string text = bench_to_json(r);
+  flashlab::test::check_contains_each(text, {
       "\"format\": \"flashlab-bench/1\"",
       "\"time_ms_median\": 1.5",
       "\"seq_kv\": 1024",
@@ -250,11 +250,11 @@ TEST_CASE("files written before rows carried a model still read, with the model 
   CHECK(from_csv.rows[0].model.empty());
   CHECK(from_csv.rows[0].time_ms_median == 0.25);
 
-  std::string json = bench_to_json(r);
-  CHECK_THAT(json, Catch::Contains("\"model\": \"fa2\""));
+  std::string text = bench_to_json(r);
+  CHECK_THAT(text, Catch::Contains("\"model\": \"fa2\""));
   const std::string key = "\"model\": \"fa2\",";
-  json.replace(json.find(key), key.size(), "");
-  const BenchResults from_json = bench_from_text(json, "old.json");
+  text.replace(text.find(key), key.size(), "");
+  const BenchResults from_json = bench_from_text(text, "old.json");
   REQUIRE(from_json.rows.size() == 1);
   CHECK(from_json.rows[0].model.empty());
   CHECK(from_json.rows[0].problem.seq_q == 512);
@@ -283,9 +283,9 @@ TEST_CASE("bad result files fail with the file, the place and the reason", "[ana
   no_column.replace(no_column.find(",gbps,"), 6, ",gbs,");
   CHECK_THROWS_WITH(bench_from_text(no_column, "c.csv"), Catch::Contains("missing column 'gbps'"));
 
-  std::string json = bench_to_json(r);
-  json.replace(json.find("\"batch\": 1,"), 11, "\"batch\": \"one\",");
-  CHECK_THROWS_WITH(bench_from_text(json, "b.json"),
+  std::string text = bench_to_json(r);
+  text.replace(text.find("\"batch\": 1,"), 11, "\"batch\": \"one\",");
+  CHECK_THROWS_WITH(bench_from_text(text, "b.json"),
                     Catch::Contains("b.json: rows[0], batch") && Catch::Contains("'one' is not a whole number"));
   CHECK_THROWS_WITH(bench_from_file("/nonexistent/x.json"), Catch::Contains("cannot open"));
 }
@@ -314,13 +314,13 @@ TEST_CASE("missing is not zero: an OOM row's measured cells are empty in CSV and
   }
   const auto status = std::find(header.begin(), header.end(), "status");
   CHECK(rows[1][static_cast<size_t>(status - header.begin())] == "OOM");
-  const std::string json = bench_to_json(r);
-  flashlab::test::check_contains_each(json, {
+  const std::string text = bench_to_json(r);
+  flashlab::test::check_contains_each(text, {
       "\"time_ms_median\": null",
       "\"peak_memory_bytes\": null",
       "\"mem_limit_bytes\": 16106127360",
   });
-  for (const BenchResults& back : {bench_from_text(bench_to_csv(r), "oom.csv"), bench_from_text(json, "oom.json")}) {
+  for (const BenchResults& back : {bench_from_text(bench_to_csv(r), "oom.csv"), bench_from_text(text, "oom.json")}) {
     REQUIRE(back.rows.size() == 1);
     CHECK(back.rows[0].status == RunStatus::oom);
     CHECK(back.rows[0].time_ms_median == 0);

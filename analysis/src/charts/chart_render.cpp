@@ -775,15 +775,17 @@ void render_chart(const ChartSpec& c, Canvas& cv, const ChartLayout& L, const Ch
       // segment, and each horizontal reference line from where it starts.
       for (const Series& sr : c.series) {
         if (c.kind == ChartKind::bars || (sr.style != SeriesStyle::line && sr.style != SeriesStyle::line_points)) continue;
-        std::optional<Point> prev;
+        Point prev{0, 0};
+        bool have_prev = false;  // the point before is plotted: a segment joins them
         for (size_t k = 0; k < std::min(sr.x.size(), sr.y.size()); ++k) {
           if (!plottable(sr.x[k], L.sx) || !plottable(sr.y[k], L.sy)) {
-            prev.reset();
+            have_prev = false;
             continue;
           }
           const Point p = L.to_px(sr.x[k], sr.y[k]);
-          if (prev) labels.add_line(*prev, p, sr.width * m.s);
+          if (have_prev) labels.add_line(prev, p, sr.width * m.s);
           prev = p;
+          have_prev = true;
         }
       }
       for (const RefLine& l : c.ref_lines) {
@@ -847,14 +849,14 @@ void render_chart(const ChartSpec& c, Canvas& cv, const ChartLayout& L, const Ch
       if (!plottable(a.x, L.sx) || !plottable(a.y, L.sy)) continue;
       const Point p = L.to_px(a.x, a.y);
       const Point size = cv.measure(a.text, m.small);
-      Point first{1.5, 0};
+      Point toward{1.5, 0};  // where the label tries first
       switch (a.anchor) {
-        case Annotation::Anchor::right: first = {1.5, 0}; break;
-        case Annotation::Anchor::left: first = {-1.5, 0}; break;
-        case Annotation::Anchor::above: first = {0, -1.5}; break;
-        case Annotation::Anchor::below: first = {0, 1.5}; break;
+        case Annotation::Anchor::right: toward = {1.5, 0}; break;
+        case Annotation::Anchor::left: toward = {-1.5, 0}; break;
+        case Annotation::Anchor::above: toward = {0, -1.5}; break;
+        case Annotation::Anchor::below: toward = {0, 1.5}; break;
       }
-      if (const auto box = labels.place(p, size, first))
+      if (const auto box = labels.place(p, size, toward))
         cv.text({box->x, box->bottom()}, a.text, m.small, ink(a.color, m), HAlign::left, VAlign::bottom);
     }
     if (c.kind != ChartKind::bars)

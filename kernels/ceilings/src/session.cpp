@@ -27,7 +27,9 @@ using sim::SweepPoint;
 using sim::SweepSeries;
 using detail::i64;
 
-namespace {
+// The session's own parts, named (not anonymous) because Session::Impl, which has
+// external linkage, holds them.
+namespace session_parts {
 
 constexpr i64 KiB = 1024, MiB = 1024 * KiB, GiB = 1024 * MiB;
 constexpr int kMinRepeats = 10;         // every figure is the median of at least 10 runs
@@ -118,7 +120,8 @@ detail::Op op_of(const std::string& id) {
   return Op::tf32_mma;
 }
 
-}  // namespace
+}  // namespace session_parts
+using namespace session_parts;
 
 // ---- availability --------------------------------------------------------------------
 

@@ -94,6 +94,7 @@ struct Config {
   static constexpr bool kPingPong = PINGPONG;
   static constexpr bool kPersistent = PERSISTENT;
   static constexpr int kExpPoly = EXP_POLY;
+  static constexpr int kExpPolyEvery = EXP_POLY > 0 ? EXP_POLY : 1;  // a modulus, never 0
   static constexpr int kThreads = 128 * (kConsumers + 1);  // producer warpgroup first
   // Shared tiles are stored as d/64 panels of 64 columns (128 bytes a row, the
   // width of the 128-byte swizzle and of one TMA box row); panel p of a tile of
@@ -395,7 +396,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
 #pragma unroll
           for (int e = 2 * r; e < 2 * r + 2; ++e) {
             const float x = fmaf(s_acc[4 * nn + e], p.scale_log2, -m_scaled);
-            const float pe = (Cfg::kExpPoly > 0 && nn % Cfg::kExpPoly == Cfg::kExpPoly - 1) ? exp2_poly(x) : exp2_approx(x);
+            const float pe = (Cfg::kExpPoly > 0 && nn % Cfg::kExpPolyEvery == Cfg::kExpPoly - 1) ? exp2_poly(x) : exp2_approx(x);
             s_acc[4 * nn + e] = pe;
             rowsum += pe;
           }

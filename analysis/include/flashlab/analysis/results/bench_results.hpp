@@ -47,7 +47,7 @@ struct ResultsSource {
 struct BenchResults {
   BenchMeta meta;  // the first file's (merge_results); every file's in `sources`
   std::vector<BenchRow> rows;
-  std::vector<ResultsSource> sources;  // empty: one file, `meta` its own
+  std::vector<ResultsSource> sources{};  // empty: one file, `meta` its own
 };
 
 // One run of an implementation: its pass, problem, tiles and allocation limit.

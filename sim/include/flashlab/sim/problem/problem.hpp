@@ -39,7 +39,7 @@ struct AttentionProblem {
   // Last but one, so that the brace form {B, H, N_q, N_kv, d, causal, dtype}
   // keeps its meaning.
   i64 kv_heads = 0;    // H_kv: heads of K, V (grouped-query attention); 0 means "as many as H"
-  std::optional<ParallelPart> parallel;  // unset: one GPU
+  std::optional<ParallelPart> parallel{};  // unset: one GPU
 
   i64 n_q() const { return seq_q; }
   i64 n_kv() const { return seq_kv > 0 ? seq_kv : seq_q; }
