@@ -69,7 +69,7 @@ void write_bwd_csv(const sim::HopperBwdPipeline& h, const std::string& path) {
 // ops of one step in the order they start.
 void print_bwd(const Resolved& r, sim::i64 j, const std::string& csv, std::ostream& out) {
   const sim::AttentionProblem& p = r.problem;
-  const auto c = sim::hopper_bwd_config(p.head_dim);
+  const auto c = sim::hopper_bwd_config(p.head_dim, p.causal);
   if (!c)
     throw UsageError("--head-dim: the Hopper backward is compiled for d = " + sim::hopper_bwd_head_dims_text() +
                      ", not d = " + std::to_string(p.head_dim));
