@@ -3,7 +3,9 @@
 // what ties a rung to its model: the rows it reports, the tiles the simulator
 // is given, the workspace that holds the model's intermediate tensors.
 #include <catch2/catch.hpp>
+#include <algorithm>
 #include <set>
+#include <type_traits>
 
 #include "flashlab/kernels/runner/device.hpp"
 #include "flashlab/kernels/launch/layouts.hpp"
@@ -30,18 +32,30 @@ i64 model_tensor_bytes(sim::Tensor t, const sim::AttentionProblem& p) {
   return p.head_count() * e.rows * e.cols * sim::element_bytes(t, p.dtype);
 }
 
+// Whether a table's row serves a problem of head dim d under the mask: rows
+// with a mask (sim::HopperBwdConfig) say so, the others serve both.
+template <class Config>
+bool row_serves(const Config& c, sim::i64 d, bool causal) {
+  if constexpr (std::is_same_v<Config, sim::HopperBwdConfig>) return c.serves(d, causal);
+  return c.head_dim == d;
+}
+
 // A rung compiled for the configurations of a simulator table (`configs`):
-// it lists their head dims, takes its default tiles from them and declares
-// the shared memory `smem_bytes` gives each, on a problem of `dtype`.
+// it lists their head dims (each once), takes its default tiles from them
+// (the first row that serves a problem's head dim and mask) and declares the
+// shared memory `smem_bytes` gives each, on a problem of `dtype`, causal when
+// `causal` unless the row serves the other mask only.
 template <class Configs, class SmemBytes>
 void check_compiled_configs(const KernelInfo& k, const Configs& configs, SmemBytes smem_bytes, bool causal,
                             sim::DType dtype) {
   std::vector<int> want;
-  for (const auto& c : configs) want.push_back(c.head_dim);
+  for (const auto& c : configs)
+    if (std::find(want.begin(), want.end(), c.head_dim) == want.end()) want.push_back(c.head_dim);
   CHECK(k.head_dims == want);
   for (const auto& c : configs) {
-    INFO(k.id << " d " << c.head_dim);
-    const sim::AttentionProblem p = problem(1, 4, 1024, c.head_dim, causal, dtype);
+    const bool mask = row_serves(c, c.head_dim, causal) ? causal : !causal;
+    INFO(k.id << " d " << c.head_dim << (mask ? " causal" : ""));
+    const sim::AttentionProblem p = problem(1, 4, 1024, c.head_dim, mask, dtype);
     REQUIRE(k.default_tiles);
     CHECK(k.default_tiles(p) == sim::TileShape{c.Br, c.Bc});
     CHECK(k.smem_bytes(p, sim::TileShape{c.Br, c.Bc}) == static_cast<sim::i64>(smem_bytes(c)));

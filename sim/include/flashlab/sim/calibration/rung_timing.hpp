@@ -36,13 +36,11 @@ struct RungGeometry {
   Pass pass = Pass::fwd;
   i64 head_dim = 0;
   TileShape tiles;          // B_r × B_c
-  TileShape causal_tiles;   // a causal launch's: the same, unless the rung compiles a row per mask
   int ctas_per_sm = 1;
   CtaAxis axis = CtaAxis::row_blocks;
 };
 // The compiled configuration of `rung` (a forward or backward tensor-core
-// rung) at head dim d, for either mask; nullopt when the rung has none there.
-// A tile's time is one constant (tile_s) whichever mask's tiles a launch takes.
+// rung) at head dim d; nullopt when the rung has none there.
 std::optional<RungGeometry> rung_geometry(const std::string& rung, i64 head_dim);
 
 struct RungTiming {
