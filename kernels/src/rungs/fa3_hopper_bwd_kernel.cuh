@@ -400,7 +400,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   setmaxnreg_inc<Cfg::kConsumerRegs>();
   using Mma_S = Wgmma<B_r, T>;   // S_ijᵀ, dP_ijᵀ: (64 keys, B_r)
   using Mma_KV = Wgmma<d, T>;    // dV_j, dK_j: (64 keys, d)
-  using Mma_Q = WgmmaMN<T>;      // a (64, 64) block of dQ_i; swapped, Mma_S::ss_ta: (64 of d, B_r)
+  using Mma_Q = WgmmaMN<T>;      // a (64, 64) block of dQ_i; swapped, Mma_S::ss<1>: (64 of d, B_r)
   constexpr int kSRegs = B_r / 2;   // S_ijᵀ accumulators per thread
   constexpr int kKVRegs = d / 2;    // dK_j (or dV_j) accumulators per thread
   const int c = warpgroup - 1;       // keys [64c, 64c + 64) of K_j
@@ -555,8 +555,9 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
       // every query (K-major, as Q_i is for S_ijᵀ): this warpgroup's (64 of d, B_r) of dQ_iᵀ.
 #pragma unroll
       for (int kk = 0; kk < B_c / 16; ++kk)
-        Mma_S::ss_ta(dq_acc, make_desc(sK + c * B_c * 128 + kk * 16 * 128, B_c * 128, 1024),
-                     make_desc(sdS_b + (kk / 4) * Cfg::kDsPanelBytes + (kk % 4) * 32, 16, 1024), kk > 0 ? 1 : 0);
+        Mma_S::template ss<1>(dq_acc, make_desc(sK + c * B_c * 128 + kk * 16 * 128, B_c * 128, 1024),
+                              make_desc(sdS_b + (kk / 4) * Cfg::kDsPanelBytes + (kk % 4) * 32, 16, 1024),
+                              kk > 0 ? 1 : 0);
     } else {
 #pragma unroll
       for (int kk = 0; kk < B_c / 16; ++kk)  // keys [16kk, 16kk + 16): this warpgroup's (64, 64) block of dQ_i

@@ -185,8 +185,8 @@ __device__ __forceinline__ uint32_t pack2<__nv_bfloat16>(float lo, float hi) {
 }
 
 // wgmma.mma_async m64nNk16 (N = 64, 80, 128) with fp32 accumulators; ss: A and
-// B from shared memory (K-major), ss_ta: A M-major (the backward's swapped dQ_iᵀ
-// = K_jᵀ dS_ijᵀ: K_j's d contiguous), rs: A from registers (P_ij). Accumulator element 4n + e of a thread
+// B from shared memory (K-major; ss<1>: A M-major, the backward's swapped
+// dQ_iᵀ = K_jᵀ dS_ijᵀ with K_j's d contiguous), rs: A from registers (P_ij). Accumulator element 4n + e of a thread
 // (warp w of the warpgroup, lane = 4g + t) is row 16w + g + 8·(e/2), column
 // 8n + 2t + (e%2) — per 8 columns the layout of mma.sync's C fragment, so the
 // S accumulators of columns [16k, 16k + 16) are P_ij's A fragment for k-step k.
@@ -216,23 +216,16 @@ struct Wgmma;
 #define FLASHLAB_WGMMA(N, T, PTX_T, ACC, REGS, K0, K1, K2, K3, K4, K5)                                          \
   template <>                                                                                                  \
   struct Wgmma<N, T> {                                                                                         \
-    /* D(64×N, f32) (+)= A(64×16, smem, K-major) · B(N×16, smem, K-major)ᵀ */                                 \
+    /* D(64×N, f32) (+)= A(64×16, smem) · B(N×16, smem, K-major)ᵀ; A K-major, or M-major with            \
+       kTransA = 1 (imm-trans-a) */                                                                            \
+    template <int kTransA = 0>                                                                                 \
     __device__ __forceinline__ static void ss(float (&d)[N / 2], uint64_t desc_a, uint64_t desc_b,            \
                                               int accumulate) {                                                \
       asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %" #K2 ", 0;\n"                                           \
                    "wgmma.mma_async.sync.aligned.m64n" #N "k16.f32." PTX_T "." PTX_T " " REGS ", %" #K0        \
-                   ", %" #K1 ", p, 1, 1, 0, 0;\n}\n"                                                            \
+                   ", %" #K1 ", p, 1, 1, %" #K3 ", 0;\n}\n"                                                     \
                    : ACC()                                                                                     \
-                   : "l"(desc_a), "l"(desc_b), "r"(accumulate));                                               \
-    }                                                                                                          \
-    /* D(64×N, f32) (+)= A(64×16, smem, M-major: imm-trans-a = 1) · B(N×16, smem, K-major)ᵀ */              \
-    __device__ __forceinline__ static void ss_ta(float (&d)[N / 2], uint64_t desc_a, uint64_t desc_b,         \
-                                                 int accumulate) {                                             \
-      asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %" #K2 ", 0;\n"                                           \
-                   "wgmma.mma_async.sync.aligned.m64n" #N "k16.f32." PTX_T "." PTX_T " " REGS ", %" #K0        \
-                   ", %" #K1 ", p, 1, 1, 1, 0;\n}\n"                                                            \
-                   : ACC()                                                                                     \
-                   : "l"(desc_a), "l"(desc_b), "r"(accumulate));                                               \
+                   : "l"(desc_a), "l"(desc_b), "r"(accumulate), "n"(kTransA));                                 \
     }                                                                                                          \
     /* D(64×N, f32) += A(64×16, registers) · B(16×N, smem, N-major: imm-trans-b = 1) */                       \
     __device__ __forceinline__ static void rs(float (&d)[N / 2], const uint32_t (&a)[4], uint64_t desc_b,     \
