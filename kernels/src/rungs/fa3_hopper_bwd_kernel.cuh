@@ -158,12 +158,15 @@ struct Config {
   static constexpr bool kOverlapDk = kRow.dk_overlaps_next_step();
   // setmaxnreg's pool is what the launch allocated (168 a thread at 384
   // threads): the consumers' setmaxnreg.inc waits until their registers are
-  // free, so the split must not exceed it (24·128 + 240·256 = 168·384). With the
-  // dQ writer beside the TMA thread ptxas spills the producer warpgroup at 24
-  // registers (40 bytes at d = 128, even for an empty second branch) and not at
-  // 40; the consumers then have 232 and spill nothing (40·128 + 232·256 = 168·384).
-  static constexpr int kProducerRegs = DQ_BUFFERS > 0 ? 40 : 24;
-  static constexpr int kConsumerRegs = DQ_BUFFERS > 0 ? 232 : 240;
+  // free, so the split must not exceed it (24·128 + 240·256 = 40·128 + 232·256 =
+  // 168·384). At d = 128 (and without the writer) the consumers take 240: at 232
+  // ptxas serialises their wgmma there for want of registers (its warning
+  // C7512), which cost 14–22 % on an H200; the producer warpgroup keeps 24, and
+  // with the writer beside the TMA thread ptxas spills 36 bytes of it. At d = 64
+  // 232 serialise nothing and the producer's 40 spill nothing.
+  static constexpr bool kWideConsumers = D == 128 || DQ_BUFFERS == 0;
+  static constexpr int kProducerRegs = kWideConsumers ? 24 : 40;
+  static constexpr int kConsumerRegs = kWideConsumers ? 240 : 232;
   static_assert(kProducerRegs * 128 + kConsumerRegs * 128 * kConsumers <= 168 * 128 * (kConsumers + 1),
                 "setmaxnreg's pool: the registers the launch allocated (168 a thread)");
 };
