@@ -6,7 +6,10 @@
 # static cudart, no GUI; stripped and copied to build-device/bin.
 #
 #   bash scripts/device-build.sh            # then: device tool, carry ["build-device"]
+#   CMAKE_ARGS="-DFLASHLAB_HOPPER_BWD_D128_BR=64" bash scripts/device-build.sh   # an A/B variant
 #
+# CMAKE_ARGS (optional) is passed to the configure step; a cache variable it sets
+# stays in the tree until set again (pass the default back for the next build).
 # The CMake tree lives in build-device-cmake (kept between runs, so rebuilds are
 # incremental); only build-device/ travels (carry limit 64 MiB; this prints its
 # size). The GPU machine has the CUDA 13 toolkit for libcublas.so.13
@@ -23,7 +26,7 @@ JOBS=${JOBS:-2}
 # and CSV only (cairo is found through pkg-config; nothing else of this build is).
 cmake -S "$ROOT" -B "$TREE" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
       -DFLASHLAB_CUDA=ON -DFLASHLAB_GUI=OFF -DFLASHLAB_BENCHMARKS=OFF -DFLASHLAB_TESTS=ON \
-      -DCMAKE_DISABLE_FIND_PACKAGE_PkgConfig=ON -U "CAIRO*" -U "IMGUI*" >/dev/null
+      -DCMAKE_DISABLE_FIND_PACKAGE_PkgConfig=ON -U "CAIRO*" -U "IMGUI*" ${CMAKE_ARGS:-} >/dev/null
 cmake --build "$TREE" -j"$JOBS" --target flashlab flashlab_kernels_gpu_tests flashlab_ceilings_gpu_tests \
       flashlab_bwd_check flashlab_ring_gpu_tests
 

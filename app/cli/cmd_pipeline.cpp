@@ -69,7 +69,7 @@ void write_bwd_csv(const sim::HopperBwdPipeline& h, const std::string& path) {
 // ops of one step in the order they start.
 void print_bwd(const Resolved& r, sim::i64 j, const std::string& csv, std::ostream& out) {
   const sim::AttentionProblem& p = r.problem;
-  const auto c = sim::hopper_bwd_config(p.head_dim);
+  const auto c = sim::hopper_bwd_config(p.head_dim, p.causal);
   if (!c)
     throw UsageError("--head-dim: the Hopper backward is compiled for d = " + sim::hopper_bwd_head_dims_text() +
                      ", not d = " + std::to_string(p.head_dim));
@@ -90,7 +90,8 @@ void print_bwd(const Resolved& r, sim::i64 j, const std::string& csv, std::ostre
   out << "  config    B_r × B_c = " << c->Br << " × " << c->Bc << " (T_r = " << g.T_r << ", T_c = " << g.T_c << "), "
       << c->consumers() << " consumer warpgroups of 64 keys, " << c->stages << "-stage Q_i/dO_i/L_i/D_i ring, dQ_i "
       << (c->dq_buffers > 0 ? "by a writer warp's TMA reductions from " + std::to_string(c->dq_buffers) +
-                                  " shared-memory buffers per warpgroup"
+                                  (c->dq_buffers == 1 ? " shared-memory buffer" : " shared-memory buffers") +
+                                  " per warpgroup"
                             : std::string("by the warpgroups' vector reductions"))
       << "; shared memory " << sim::bytes_iec(static_cast<double>(sim::hopper_bwd_smem_bytes(*c))) << "\n";
   out << "  rates     one SM: tensor cores " << fixed(rt.mma_flops_per_ns * 1e-3, 2) << " TFLOP/s, exp2 "

@@ -76,7 +76,7 @@ struct Rung {
   std::string forward;  // "naive_cublas", "fa2", "fa2_tc", "fa3_hopper"
   Launch fwd, bwd;
   std::function<bool(DType, int)> supports;
-  std::function<sim::TileShape(int)> tiles;  // fwd and bwd tiles are each rung's own; fa2's default here
+  std::function<sim::TileShape(const sim::AttentionProblem&)> tiles;  // fwd and bwd tiles are each rung's own; fa2's default here
   std::function<i64(const sim::AttentionProblem&)> workspace;
 };
 
@@ -86,16 +86,19 @@ bool has(const std::vector<int>& v, int d) { return std::find(v.begin(), v.end()
 std::vector<Rung> rungs(bool variants) {
   std::vector<Rung> r;
   r.push_back({"naive_bwd", "naive_cublas", naive_cublas_forward, naive_backward, [](DType, int) { return true; },
-               [](int) { return sim::TileShape{0, 0}; }, layout::naive_bwd_workspace_bytes});
+               [](const sim::AttentionProblem&) { return sim::TileShape{0, 0}; }, layout::naive_bwd_workspace_bytes});
   r.push_back({"fa2_bwd", "fa2", fa2_forward, fa2_backward,
                [](DType, int d) { return has(layout::fa_head_dims(), d); },
-               [](int d) { return layout::fa_bwd_default_tiles(d); }, layout::fa_bwd_workspace_bytes});
+               [](const sim::AttentionProblem& p) { return layout::fa_bwd_default_tiles(p.head_dim); },
+               layout::fa_bwd_workspace_bytes});
   r.push_back({"fa2_tc_bwd", "fa2_tc", fa2_tc_forward, fa2_tc_backward,
                [](DType t, int d) { return tc_dtype(t) && has(fa2_tc_bwd_head_dims(), d); },
-               [](int d) { return fa2_tc_bwd_tiles(d); }, layout::fa_bwd_workspace_bytes});
+               [](const sim::AttentionProblem& p) { return fa2_tc_bwd_tiles(static_cast<int>(p.head_dim)); },
+               layout::fa_bwd_workspace_bytes});
   r.push_back({"fa3_hopper_bwd", "fa3_hopper", fa3_hopper_forward, fa3_hopper_backward,
-               [](DType t, int d) { return tc_dtype(t) && sim::hopper_bwd_config(d).has_value(); },
-               [](int d) { return sim::tiles_of(*sim::hopper_bwd_config(d)); }, layout::fa2_tc_bwd_workspace_bytes});
+               [](DType t, int d) { return tc_dtype(t) && sim::hopper_bwd_config(d, false).has_value(); },
+               [](const sim::AttentionProblem& p) { return sim::tiles_of(*sim::hopper_bwd_config(p.head_dim, p.causal)); },
+               layout::fa2_tc_bwd_workspace_bytes});
 #ifdef FLASHLAB_BWD_VARIANTS
   if (variants) {
     namespace B = fa2_tc_bwd_detail;
@@ -107,7 +110,8 @@ std::vector<Rung> rungs(bool variants) {
                else B::launch<Cfg, __nv_bfloat16>(a, name);
              },
              [d](DType t, int dd) { return tc_dtype(t) && dd == d; },
-             [](int) { return sim::TileShape{Cfg::kBr, Cfg::kBc}; }, layout::fa_bwd_workspace_bytes};
+             [](const sim::AttentionProblem&) { return sim::TileShape{Cfg::kBr, Cfg::kBc}; },
+             layout::fa_bwd_workspace_bytes};
       r.push_back(v);
     };
     // B_r × B_c below is the simulator's naming: B_c keys per block, B_r queries per step.
@@ -188,7 +192,7 @@ Prepared prepare(const Rung& r, Case& c, int smem_optin) {
     f.tiles = fa2_tc_tiles(d);
   }
   r.fwd(f);
-  a.tiles = r.tiles(d);
+  a.tiles = r.tiles(c.p);
   out.bwd_ws = std::make_unique<Buffer>(r.workspace(c.p));
   a.workspace = out.bwd_ws->p;
   a.workspace_bytes = out.bwd_ws->bytes;
@@ -284,7 +288,8 @@ void check(const std::vector<Rung>& rs, int smem_optin, bool quick) {
   if (quick) return;
   for (DType t : {DType::fp16, DType::bf16})
     for (int d : {64, 128})
-      for (auto s : {std::make_pair(1, 17), std::make_pair(65, 300), std::make_pair(300, 65), std::make_pair(1000, 1)})
+      for (auto s : {std::make_pair(1, 17), std::make_pair(65, 300), std::make_pair(300, 65), std::make_pair(1000, 1),
+                     std::make_pair(4097, 300)})  // 4097: ragged at every B_r, 52 row blocks of 80
         check_case(rs, problem(1, 2, s.first, d, false, t, s.second), seeds(), smem_optin);
 }
 

@@ -3,7 +3,9 @@
 // what ties a rung to its model: the rows it reports, the tiles the simulator
 // is given, the workspace that holds the model's intermediate tensors.
 #include <catch2/catch.hpp>
+#include <algorithm>
 #include <set>
+#include <type_traits>
 
 #include "flashlab/kernels/runner/device.hpp"
 #include "flashlab/kernels/launch/layouts.hpp"
@@ -30,18 +32,30 @@ i64 model_tensor_bytes(sim::Tensor t, const sim::AttentionProblem& p) {
   return p.head_count() * e.rows * e.cols * sim::element_bytes(t, p.dtype);
 }
 
+// Whether a table's row serves a problem of head dim d under the mask: rows
+// with a mask (sim::HopperBwdConfig) say so, the others serve both.
+template <class Config>
+bool row_serves(const Config& c, sim::i64 d, bool causal) {
+  if constexpr (std::is_same_v<Config, sim::HopperBwdConfig>) return c.serves(d, causal);
+  return c.head_dim == d;
+}
+
 // A rung compiled for the configurations of a simulator table (`configs`):
-// it lists their head dims, takes its default tiles from them and declares
-// the shared memory `smem_bytes` gives each, on a problem of `dtype`.
+// it lists their head dims (each once), takes its default tiles from them
+// (the first row that serves a problem's head dim and mask) and declares the
+// shared memory `smem_bytes` gives each, on a problem of `dtype`, causal when
+// `causal` unless the row serves the other mask only.
 template <class Configs, class SmemBytes>
 void check_compiled_configs(const KernelInfo& k, const Configs& configs, SmemBytes smem_bytes, bool causal,
                             sim::DType dtype) {
   std::vector<int> want;
-  for (const auto& c : configs) want.push_back(c.head_dim);
+  for (const auto& c : configs)
+    if (std::find(want.begin(), want.end(), c.head_dim) == want.end()) want.push_back(c.head_dim);
   CHECK(k.head_dims == want);
   for (const auto& c : configs) {
-    INFO(k.id << " d " << c.head_dim);
-    const sim::AttentionProblem p = problem(1, 4, 1024, c.head_dim, causal, dtype);
+    const bool mask = row_serves(c, c.head_dim, causal) ? causal : !causal;
+    INFO(k.id << " d " << c.head_dim << (mask ? " causal" : ""));
+    const sim::AttentionProblem p = problem(1, 4, 1024, c.head_dim, mask, dtype);
     REQUIRE(k.default_tiles);
     CHECK(k.default_tiles(p) == sim::TileShape{c.Br, c.Bc});
     CHECK(k.smem_bytes(p, sim::TileShape{c.Br, c.Bc}) == static_cast<sim::i64>(smem_bytes(c)));
@@ -307,7 +321,21 @@ TEST_CASE("a backward rung's workspace holds its model's intermediate tensors", 
   CHECK(ws == layout::fa_bwd_workspace_bytes(p));
   CHECK(layout::fa_bwd_dq_accum_bytes(p) >= p.head_count() * p.n_q() * p.head_dim * 4);
   CHECK(layout::fa_bwd_stat_bytes(p) >= model_tensor_bytes(sim::Tensor::D, p));
-  CHECK(layout::fa_bwd_stat_rows(p) == 1024);
+  // 1001 rows: 1024 pads them for 64 and 128, 1040 for B_r = 80 (13 row blocks).
+  CHECK(layout::fa_bwd_stat_rows(p) == (sim::kHopperBwdD128Br == 80 ? 1040 : 1024));
+}
+
+TEST_CASE("the backward's statistics hold every row block of every compiled B_r whole", "[kernels][registry][bwd]") {
+  for (const sim::i64 n : {1, 17, 63, 64, 65, 80, 81, 127, 128, 129, 300, 1000, 1001, 4096, 4097, 16384}) {
+    const auto p = problem(1, 2, n, 128, false, sim::DType::fp16);
+    const sim::i64 rows = layout::fa_bwd_stat_rows(p);
+    CAPTURE(n, rows);
+    CHECK((rows % 128 == 0 || rows % 80 == 0));
+    CHECK(rows % 4 == 0);  // a TMA map's row stride: a multiple of 16 bytes
+    CHECK(rows >= (n + 127) / 128 * 128);  // fa2_bwd's and fa2_tc_bwd's 128-row tiles
+    for (const sim::HopperBwdConfig& c : sim::kHopperBwdConfigs) CHECK(rows >= (n + c.Br - 1) / c.Br * c.Br);
+    CHECK(rows < n + 128);
+  }
 }
 
 TEST_CASE("fa2_bwd's default tiles fit an H100 as one block of 512 threads per SM", "[kernels][registry][bwd]") {
@@ -357,7 +385,7 @@ TEST_CASE("the Hopper backward lists what is compiled, from the simulator's tabl
   // d 128: 1 KiB slack, K_j and V_j (2·128·128·2), two stages of Q_i and dO_i
   // (4·64·128·2), two dS buffers (2·128·64·2), the build's dQ buffers (each two
   // fp32 blocks of 64·64; with them no slack), L and D (4·64·4), 1 KiB of barriers.
-  CHECK(sim::hopper_bwd_smem_bytes(*sim::hopper_bwd_config(128)) ==
+  CHECK(sim::hopper_bwd_smem_bytes(*sim::hopper_bwd_config(128, true)) ==
         (sim::kHopperBwdDqBuffers > 0 ? 0 : 1024) + 65536 + 65536 + 32768 + sim::kHopperBwdDqBuffers * 2 * 16384 +
             1024 + 1024);
   CHECK_THROWS_WITH(bwd->default_tiles(problem(1, 4, 1024, 96, false, sim::DType::fp16)),
@@ -375,15 +403,18 @@ TEST_CASE("registry: the ring's rungs when none is named: the Hopper ones on 9.0
   const std::string fwd_tc = built("fa2_tc") ? "fa2_tc" : "none";
   for (const int d : {64, 128}) {
     CAPTURE(d);
-    REQUIRE(sim::hopper_bwd_config(d));
+    REQUIRE(sim::hopper_bwd_config(d, false));
+    REQUIRE(sim::hopper_bwd_config(d, true));
     REQUIRE(sim::hopper_config(d));
-    CHECK(id(default_ring_backward(90, d)) == (built("fa3_hopper_bwd") ? "fa3_hopper_bwd" : bwd_tc));
+    for (const bool causal : {false, true}) {
+      CHECK(id(default_ring_backward(90, d, causal)) == (built("fa3_hopper_bwd") ? "fa3_hopper_bwd" : bwd_tc));
+      CHECK(id(default_ring_backward(80, d, causal)) == bwd_tc);  // Ampere: the mma.sync rungs
+    }
     CHECK(id(default_ring_forward(90, d)) == (built("fa3_hopper") ? "fa3_hopper" : fwd_tc));
-    CHECK(id(default_ring_backward(80, d)) == bwd_tc);  // Ampere: the mma.sync rungs
     CHECK(id(default_ring_forward(80, d)) == fwd_tc);
   }
   // A head dim the Hopper rungs are not compiled for: the mma.sync rungs, whose own check names the limit.
-  REQUIRE_FALSE(sim::hopper_bwd_config(96));
-  CHECK(id(default_ring_backward(90, 96)) == bwd_tc);
+  REQUIRE_FALSE(sim::hopper_bwd_config(96, false));
+  CHECK(id(default_ring_backward(90, 96, false)) == bwd_tc);
   CHECK(id(default_ring_forward(90, 96)) == fwd_tc);
 }

@@ -52,7 +52,8 @@ TEST_CASE("the Hopper backward's configurations: two warpgroups of 64 keys, in a
   for (const HopperBwdConfig& c : kHopperBwdConfigs) {
     CAPTURE(c.head_dim);
     CHECK(c.consumers() == 2);
-    CHECK(c.dq_buffers == kHopperBwdDqBuffers);  // the build's, in the kernel and in the model alike
+    // The build's, in the kernel and in the model alike (at most one at B_r = 80).
+    CHECK(c.dq_buffers == (c.Br == 80 ? std::min(kHopperBwdDqBuffers, 1) : kHopperBwdDqBuffers));
     CHECK(c.stages >= 2);
     CHECK(static_cast<i64>(hopper_bwd_smem_bytes(c)) <= h200().max_smem_per_block_bytes);
   }
@@ -70,6 +71,37 @@ TEST_CASE("the Hopper backward's configurations: two warpgroups of 64 keys, in a
   }
   CHECK(h200().max_smem_per_block_bytes == 232448);  // 227 KiB: d = 64's two dQ buffers fill it to the byte
   CHECK(hopper_bwd_smem_bytes(HopperBwdConfig{64, 128, 128, 2, 2}) == 232448u);
+  // B_r = 80 at d = 128, dQ swapped: K_j, V_j 64 KiB, two stages of Q_i, dO_i 4 · 20 KiB, dS_ij
+  // 2 · 20 KiB, one (80, 64) fp32 block of dQ_i per warpgroup 2 · 20 KiB, L_i and D_i 4 · 320 bytes
+  // padded to 384, 1 KiB of barriers: 226.5 KiB with one buffer; a second would not fit.
+  const HopperBwdConfig d80{128, 80, 128, 2, 1, HopperMask::non_causal};
+  CHECK(d80.dq_swapped());
+  CHECK(d80.stat_stage_bytes() == 384);
+  CHECK(hopper_bwd_smem_bytes(d80) == 65536u + 81920u + 40960u + 40960u + 4 * 384u + 1024u);
+  CHECK(static_cast<i64>(hopper_bwd_smem_bytes(d80)) <= h200().max_smem_per_block_bytes);
+  HopperBwdConfig d80_two = d80;
+  d80_two.dq_buffers = 2;
+  CHECK(static_cast<i64>(hopper_bwd_smem_bytes(d80_two)) > h200().max_smem_per_block_bytes);
+  for (const HopperBwdConfig& c : kHopperBwdConfigs) CHECK(c.dq_swapped() == (c.Br == 80));
+}
+
+TEST_CASE("the Hopper backward's row per head dim and mask", "[sim][hopper][bwd]") {
+  for (const bool causal : {false, true}) {
+    CAPTURE(causal);
+    REQUIRE(hopper_bwd_config(64, causal));
+    CHECK(hopper_bwd_config(64, causal)->Br == 128);
+    REQUIRE(hopper_bwd_config(128, causal));
+    CHECK(hopper_bwd_config(128, causal)->Bc == 128);
+    CHECK_FALSE(hopper_bwd_config(96, causal));
+  }
+  // d = 128: 64 × 128 under the causal mask; unmasked the build's B_r (80 unless built with 64).
+  CHECK(hopper_bwd_config(128, true)->Br == 64);
+  CHECK(hopper_bwd_config(128, false)->Br == kHopperBwdD128Br);
+  CHECK(hopper_bwd_config(128, false)->mask == HopperMask::non_causal);
+  CHECK(hopper_bwd_config(64, true)->mask == HopperMask::any);
+  CHECK(to_string(HopperMask::non_causal) == "non-causal");
+  // Each head dim once, though d = 128 has a row per mask.
+  CHECK(hopper_bwd_head_dims_text() == "64, 128");
 }
 
 TEST_CASE("the Hopper backward: one interval per op, step and warpgroup, T_r − first_row(j) steps", "[sim][hopper][bwd]") {

@@ -37,10 +37,10 @@ TEST_CASE("rung timing: the geometry is the compiled configuration's") {
   // The Hopper backward: its table's B_r × B_c, one CTA an SM (its shared memory), over column blocks.
   const auto hb = sim::rung_geometry("fa3_hopper_bwd", 64);
   REQUIRE(hb);
-  CHECK(hb->tiles.Br == sim::hopper_bwd_config(64)->Br);
-  CHECK(hb->tiles.Bc == sim::hopper_bwd_config(64)->Bc);
+  CHECK(hb->tiles.Br == sim::hopper_bwd_config(64, true)->Br);
+  CHECK(hb->tiles.Bc == sim::hopper_bwd_config(64, true)->Bc);
   CHECK(hb->ctas_per_sm == 1);
-  CHECK(2 * sim::hopper_bwd_smem_bytes(*sim::hopper_bwd_config(64)) > 228 * 1024);
+  CHECK(2 * sim::hopper_bwd_smem_bytes(*sim::hopper_bwd_config(64, true)) > 228 * 1024);
   CHECK(hb->axis == sim::CtaAxis::column_blocks);
   CHECK(hb->pass == sim::Pass::bwd);
   CHECK_FALSE(sim::rung_geometry("fa3_hopper_bwd", 96));

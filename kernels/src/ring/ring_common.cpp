@@ -25,9 +25,9 @@ const KernelInfo* default_ring_forward(int compute_capability, sim::i64 head_dim
   return hopper_else(compute_capability, sim::hopper_config(head_dim).has_value(), "fa3_hopper", "fa2_tc");
 }
 
-const KernelInfo* default_ring_backward(int compute_capability, sim::i64 head_dim) {
-  return hopper_else(compute_capability, sim::hopper_bwd_config(head_dim).has_value(), "fa3_hopper_bwd",
-                     "fa2_tc_bwd");
+const KernelInfo* default_ring_backward(int compute_capability, sim::i64 head_dim, bool causal) {
+  const bool served = sim::hopper_bwd_config(head_dim, false) && (!causal || sim::hopper_bwd_config(head_dim, true));
+  return hopper_else(compute_capability, served, "fa3_hopper_bwd", "fa2_tc_bwd");
 }
 
 }  // namespace flashlab::kernels

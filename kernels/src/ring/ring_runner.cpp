@@ -55,7 +55,7 @@ void RingRun::choose_rungs() {
     throw Unsupported(fwd_->id + " does not write the logsumexp, which the ring's merge needs");
   if (fwd_->pass() != sim::Pass::fwd) throw Unsupported(fwd_->id + " is not a forward rung");
   if (p_.backward()) {
-    bwd_ = o_.backward != nullptr ? o_.backward : default_ring_backward(d0.compute_capability, p_.head_dim);
+    bwd_ = o_.backward != nullptr ? o_.backward : default_ring_backward(d0.compute_capability, p_.head_dim, p_.causal);
     if (bwd_ == nullptr) throw Unsupported("no backward rung is built");
     if (bwd_->pass() != sim::Pass::bwd) throw Unsupported(bwd_->id + " is not a backward rung");
   }

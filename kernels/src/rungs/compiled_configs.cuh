@@ -30,19 +30,29 @@ constexpr bool smem_agrees(const Row (&table)[N], SmemBytes smem_bytes, std::ind
   return ((CfgAt<I>::kSmemBytes == smem_bytes(table[I])) && ...);
 }
 
-// launch(TypeTag<CfgAt<I>>{}, TypeTag<T>{}) for the row I whose head dim is
-// `head_dim`, T the 16-bit type of `dtype` (the caller has refused fp32);
-// false when no row has that head dim.
-template <template <std::size_t> class CfgAt, class Row, std::size_t N, class Launch, std::size_t... I>
-bool launch_compiled(const Row (&table)[N], long long head_dim, sim::DType dtype, Launch&& launch,
-                     std::index_sequence<I...>) {
+// launch(TypeTag<CfgAt<row>>{}, TypeTag<T>{}), T the 16-bit type of `dtype`
+// (the caller has refused fp32); nothing when `row` is past the table.
+template <template <std::size_t> class CfgAt, class Launch, std::size_t... I>
+void launch_row(std::size_t row, sim::DType dtype, Launch&& launch, std::index_sequence<I...>) {
   auto with_dtype = [&](auto cfg) {
     if (dtype == sim::DType::bf16)
       launch(cfg, TypeTag<__nv_bfloat16>{});
     else
       launch(cfg, TypeTag<__half>{});
   };
-  return ((table[I].head_dim == head_dim ? (with_dtype(TypeTag<CfgAt<I>>{}), true) : false) || ...);
+  (void)((row == I ? (with_dtype(TypeTag<CfgAt<I>>{}), true) : false) || ...);
+}
+
+// launch_row for the first row whose head dim is `head_dim`; false when no row has it.
+template <template <std::size_t> class CfgAt, class Row, std::size_t N, class Launch, std::size_t... I>
+bool launch_compiled(const Row (&table)[N], long long head_dim, sim::DType dtype, Launch&& launch,
+                     std::index_sequence<I...> rows) {
+  for (std::size_t k = 0; k < N; ++k)
+    if (table[k].head_dim == head_dim) {
+      launch_row<CfgAt>(k, dtype, launch, rows);
+      return true;
+    }
+  return false;
 }
 
 // The entry point of an mma.sync rung compiled per head dim (fa2_tc,

@@ -86,7 +86,7 @@ struct Config : fa2_tc_detail::MmaConfig<D, BR, BC, NW, MINB> {
   static constexpr std::size_t kSmemBytes = kSmemKV + kSmemQdO + kSmemDs + kSmemStats;
 
   static_assert(BR % 16 == 0 && ((BR / 8 + 1) % 2) == 1, "B_r: whole k-steps of dV/dK, conflict-free dS rows");
-  static_assert(128 % BR == 0, "L_i, D_i are padded to 128 rows per head (layout::fa_bwd_stat_rows)");
+  static_assert(128 % BR == 0, "L_i, D_i hold at least N_q rounded up to 128 rows per head (layout::fa_bwd_stat_rows)");
   static_assert(BC % NW == 0 && kWarpKeys % 16 == 0, "each warp owns whole 16-key mma tiles");
   static_assert(BC % 16 == 0, "dQ = dS K: whole k-steps of 16 keys");
   static_assert(kDqMTiles % NW == 0 || NW % kDqMTiles == 0, "dQ row tiles split evenly over the warps");
@@ -109,7 +109,7 @@ struct Params {
   void* dk;             // dK [B·H, N_kv, d]
   void* dv;             // dV [B·H, N_kv, d]
   int n_q, n_kv;
-  int stat_rows;        // N_q rounded up to 128
+  int stat_rows;        // N_q padded (layout::fa_bwd_stat_rows: at least N_q rounded up to 128)
   int T_c;              // ⌈N_kv / B_c⌉
   float scale;          // τ
   float scale_log2;     // τ·log2(e)

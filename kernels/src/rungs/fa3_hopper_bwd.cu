@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <iterator>
 #include <limits>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
@@ -43,10 +44,12 @@ namespace {
 
 constexpr const char* kRung = "fa3_hopper_bwd";
 
-sim::HopperBwdConfig config_or_throw(long long head_dim) {
-  if (const auto c = sim::hopper_bwd_config(head_dim)) return *c;
+// The row of sim::kHopperBwdConfigs that serves the problem (its head dim and mask).
+std::size_t row_or_throw(const sim::AttentionProblem& p) {
+  for (std::size_t k = 0; k < std::size(sim::kHopperBwdConfigs); ++k)
+    if (sim::kHopperBwdConfigs[k].serves(p.head_dim, p.causal)) return k;
   throw Unsupported(std::string(kRung) + " is compiled for head dims " + sim::hopper_bwd_head_dims_text() +
-                    "; got d=" + std::to_string(head_dim));
+                    "; got d=" + std::to_string(p.head_dim));
 }
 
 #if !defined(FLASHLAB_FA3_HOPPER_NO_SM90A)
@@ -60,9 +63,18 @@ static_assert(detail::smem_agrees<ConfigAt>(sim::kHopperBwdConfigs, &sim::hopper
                                             std::make_index_sequence<kConfigs>{}),
               "the table's shared-memory formula is the kernel's");
 
+// The swapped dQ's kernel compiles no causal mask: only unmasked rows may have it.
+constexpr bool swapped_rows_unmasked() {
+  for (const sim::HopperBwdConfig& c : sim::kHopperBwdConfigs)
+    if (c.dq_swapped() && c.mask != sim::HopperMask::non_causal) return false;
+  return true;
+}
+static_assert(swapped_rows_unmasked(), "a row with dQ swapped (B_r = 80) serves unmasked problems only");
+
 template <class Cfg, typename T>
 void launch(const LaunchArgs& a) {
   const sim::AttentionProblem& pr = a.problem;
+  if (Cfg::kSwapDq && pr.causal) throw std::logic_error(std::string(kRung) + ": the B_r = 80 kernel has no causal mask");
   const std::string who = std::string(kRung) + " (d=" + std::to_string(Cfg::kHeadDim) + ", B_r=" +
                           std::to_string(Cfg::kBr) + ", B_c=" + std::to_string(Cfg::kBc) + ")";
   const detail::FaBwdWorkspace w = detail::check_fa_bwd_args(a, kRung);
@@ -88,9 +100,11 @@ void launch(const LaunchArgs& a) {
   const CUtensorMap tm_l = detail::make_stat_map(w.l_log2, w.stat_rows, heads, Cfg::kBr, kRung);
   const CUtensorMap tm_d = detail::make_stat_map(w.d_row, w.stat_rows, heads, Cfg::kBr, kRung);
   // dQ's fp32 sums (the workspace's or the caller's, [B·H, N_q, d]) for the writer's
-  // reductions: boxes of 64 rows and 32 columns; unused without the writer.
+  // reductions: boxes of 64 rows (B_r when dQ is swapped) and 32 columns; unused
+  // without the writer.
   CUtensorMap tm_dq{};
-  if constexpr (Cfg::kDqWriter) tm_dq = detail::make_head_map(tg.dq_accum, sim::DType::fp32, pr.n_q(), d, heads, 64, kRung);
+  if constexpr (Cfg::kDqWriter)
+    tm_dq = detail::make_head_map(tg.dq_accum, sim::DType::fp32, pr.n_q(), d, heads, Cfg::kDqBoxRows, kRung);
 
   bwd::Params p{};
   p.dq_accum = tg.dq_accum;
@@ -120,7 +134,8 @@ void fa3_hopper_backward(const LaunchArgs& a) {
   const sim::AttentionProblem& pr = a.problem;
   if (pr.dtype != sim::DType::fp16 && pr.dtype != sim::DType::bf16)
     throw Unsupported(std::string(kRung) + " runs fp16 and bf16 only (wgmma takes 16-bit inputs here); got fp32");
-  const sim::HopperBwdConfig cfg = config_or_throw(pr.head_dim);
+  const std::size_t row = row_or_throw(pr);
+  const sim::HopperBwdConfig& cfg = sim::kHopperBwdConfigs[row];
   const int dev = detail::require_hopper_device(kRung);
   if (pr.batch < 1 || pr.heads < 1 || pr.n_q() < 1 || pr.n_kv() < 1)
     throw std::invalid_argument(std::string(kRung) + ": batch, heads, seq_q and seq_kv must be at least 1");
@@ -135,11 +150,10 @@ void fa3_hopper_backward(const LaunchArgs& a) {
     throw Unsupported(std::string(kRung) +
                       " indexes rows with 32-bit ints (TMA coordinates too): seq_q and seq_kv must be below 2^31");
   detail::require_hopper_smem(a, dev, kRung, cfg.head_dim, sim::hopper_bwd_smem_bytes(cfg));
+  (void)row;  // unused where the sm_90a code is not compiled
 #if !defined(FLASHLAB_FA3_HOPPER_NO_SM90A)
-  // The row config_or_throw found.
-  (void)detail::launch_compiled<ConfigAt>(
-      sim::kHopperBwdConfigs, cfg.head_dim, pr.dtype,
-      [&](auto c, auto t) { launch<typename decltype(c)::type, typename decltype(t)::type>(a); },
+  detail::launch_row<ConfigAt>(
+      row, pr.dtype, [&](auto c, auto t) { launch<typename decltype(c)::type, typename decltype(t)::type>(a); },
       std::make_index_sequence<kConfigs>{});
 #endif
 }

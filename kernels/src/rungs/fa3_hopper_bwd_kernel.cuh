@@ -17,6 +17,10 @@
 //   dK_j  += dS_ijᵀ Q_i      wgmma, dS_ijᵀ from registers, Q_i N-major
 //   dQ_i   = dS_ij K_j       wgmma, dS_ijᵀ through shared memory (both operands
 //                            MN-major): a 64 × 64 block of dQ_i per warpgroup
+//   dQ_iᵀ  = K_jᵀ dS_ijᵀ     at B_r = 80 (Config::kSwapDq): wgmma m64n80, K_j's
+//                            d panel MN-major as A, dS_ij stored [query][key]
+//                            (stmatrix.trans) as B: a 64-wide d panel per warpgroup,
+//                            so that wgmma's M is never B_r
 //
 // A step: S_ijᵀ and dP_ijᵀ issued as two commit groups, P_ijᵀ computed as soon
 // as S_ijᵀ is in registers while dP_ijᵀ runs, then dS_ijᵀ; dV_j issued, the
@@ -35,7 +39,8 @@
 //         values a thread a step;
 //   1, 2  as FlashAttention-3 does: it stores the block into one of its
 //         kDqBuffers fp32 buffers in shared memory (TMA's 128-byte swizzle, two
-//         boxes of 32 columns), and a writer thread of the producer warpgroup
+//         boxes of 32 columns; swapped, the d panel's (B_r, 64) block of dQ_i
+//         as B_r rows, one 32-bit store a value), and a writer thread of the producer warpgroup
 //         adds the buffer into dQaccum by two TMA tensor reductions
 //         (cp.reduce.async.bulk.tensor) while the warpgroup goes on; with two
 //         buffers a warpgroup waits only for the block it stored two steps ago.
@@ -85,7 +90,7 @@ using hopper_ptx::wgmma_wait;
 // Compile-time configuration (a row of sim::kHopperBwdConfigs).
 // ---------------------------------------------------------------------------
 // kHeadDim  d ∈ {64, 128}
-// kBr       B_r rows of Q_i, dO_i per step (64 or 128)
+// kBr       B_r rows of Q_i, dO_i per step (64, 80 or 128)
 // kBc       B_c keys of K_j, V_j per block: 64 per consumer warpgroup
 // kStages   depth of the Q_i, dO_i, L_i, D_i ring
 // kDqBuffers 0: dQ_i by vector reductions; 1, 2: dQ_i's buffers per warpgroup for the writer
@@ -99,50 +104,69 @@ struct Config {
   static constexpr bool kDqWriter = DQ_BUFFERS > 0;
   static constexpr int kConsumers = BC / 64;
   static constexpr int kThreads = 128 * (kConsumers + 1);  // producer warpgroup first
+  // The table's row: its schedule rules (sim::HopperBwdConfig).
+  static constexpr sim::HopperBwdConfig kRow{D, BR, BC, STAGES, DQ_BUFFERS};
+  // dQ_iᵀ = K_jᵀ dS_ijᵀ, a 64-wide d panel per warpgroup (B_r = 80), with dS_ij
+  // stored [query][key]; else a 64 × 64 block of dQ_i = dS_ij K_j per warpgroup
+  // with dS_ijᵀ stored [key][query].
+  static constexpr bool kSwapDq = kRow.dq_swapped();
   // Tiles are d/64 panels of 64 columns (128-byte rows, the swizzle's width).
   static constexpr int kPanels = D / 64;
   static constexpr int kKVBytes = BC * D * 2;   // K_j or V_j
   static constexpr int kQBytes = BR * D * 2;    // Q_i or dO_i
-  static constexpr int kStatBytes = BR * 4;     // L_i or D_i
-  static constexpr int kDsBytes = BC * BR * 2;  // dS_ijᵀ: B_r/64 panels of (B_c keys, 64 queries)
-  // A warpgroup's 64 × 64 fp32 block of dQ_i for the writer: two boxes of (64
-  // rows, 32 columns = 128 bytes), each swizzled as a TMA copy of it would be.
-  static constexpr int kDqBoxBytes = 64 * 128;
+  static constexpr int kStatBytes = kRow.stat_stage_bytes();  // L_i or D_i: B_r floats, padded to 128 bytes
+  // dS_ijᵀ: B_r/64 panels of (B_c keys, 64 queries); swapped, dS_ij: B_c/64
+  // panels of (B_r queries, 64 keys), panel c written by warpgroup c.
+  static constexpr int kDsBytes = BC * BR * 2;
+  static constexpr int kDsPanelBytes = BR * 128;  // swapped: one panel of 64 keys
+  // A warpgroup's fp32 block of dQ_i for the writer: two boxes of (rows, 32
+  // columns = 128 bytes), each swizzled as a TMA copy of it would be; 64 rows, or
+  // the B_r queries of the swapped block.
+  static constexpr int kDqBoxRows = kSwapDq ? BR : 64;
+  static constexpr int kDqBoxBytes = kDqBoxRows * 128;
   static constexpr int kDqBlockBytes = 2 * kDqBoxBytes;
   static constexpr int kDqBytes = DQ_BUFFERS * (BC / 64) * kDqBlockBytes;
   static constexpr int kBarrierBytes = 1024;
   // 1 KiB to align the tiles on 1024 bytes, or none with the writer's buffers: the
   // kernel then takes the dynamic shared memory's start as aligned (and traps if
   // not), so that two buffers fit at d = 64 (227 KiB, the opt-in limit; 226 KiB at
-  // d = 128).
+  // d = 128) and one at B_r = 80.
   static constexpr int kSlackBytes = DQ_BUFFERS > 0 ? 0 : 1024;
   static constexpr std::size_t kSmemBytes = kSlackBytes + 2ull * kKVBytes +
                                             2ull * kStages * kQBytes + 2ull * kDsBytes + kDqBytes +
                                             2ull * kStages * kStatBytes + kBarrierBytes;
-  // dQ_i (B_r, d) is (B_r/64) × (d/64) blocks of 64 × 64, one per consumer warpgroup.
+  // Not swapped, dQ_i (B_r, d) is (B_r/64) × (d/64) blocks of 64 × 64, one per consumer warpgroup.
   static constexpr int kQPanels = BR / 64;
+  // dQ_i's accumulators a thread: the 64 × 64 block, or the swapped (64 d, B_r) one.
+  static constexpr int kDqRegs = kSwapDq ? BR / 2 : 32;
 
   static_assert(D == 64 || D == 128, "d must be 64 or 128 (whole 128-byte panels, dK_j and dV_j in registers)");
   static_assert(BC == 128, "two consumer warpgroups of 64 keys");
-  static_assert(BR == 64 || BR == 128, "B_r: a wgmma N of S_ijᵀ, whole 64-query panels of dS_ijᵀ");
-  static_assert(kQPanels * kPanels == kConsumers, "one 64 × 64 block of dQ_i per consumer warpgroup");
-  static_assert(128 % BR == 0, "L_i, D_i are padded to 128 rows per head (layout::fa_bwd_stat_rows)");
+  static_assert(BR == 64 || BR == 128 || (BR == 80 && D == 128),
+                "B_r: a wgmma N of S_ijᵀ; 64 and 128 in whole 64-query panels of dS_ijᵀ, 80 with dQ swapped at d = 128");
+  static_assert(kSwapDq ? kPanels == kConsumers : kQPanels * kPanels == kConsumers,
+                "one block of dQ_i per consumer warpgroup");
   static_assert(kStages >= 2, "Q_{i+1}, dO_{i+1} arrive while block i is computed");
-  static_assert(kKVBytes % 1024 == 0 && kQBytes % 1024 == 0 && kDsBytes % 1024 == 0 && kDqBoxBytes % 1024 == 0,
-                "every tile starts on a 1024-byte swizzle atom");
+  static_assert(kKVBytes % 1024 == 0 && kQBytes % 1024 == 0 && kDsBytes % 1024 == 0 && kDqBoxBytes % 1024 == 0 &&
+                    kDsPanelBytes % 1024 == 0 && (BR * 128) % 1024 == 0,
+                "every tile and panel starts on a 1024-byte swizzle atom");
   static_assert(DQ_BUFFERS >= 0 && DQ_BUFFERS <= 2, "dQ_i by reductions (0), or one or two buffers for the writer");
+  static_assert(kSmemBytes <= 232448, "Hopper's opt-in shared memory per block (227 KiB)");
   // dK_j's product of step i finishes under step i + 1's S and dP products (the
   // model's rule, sim::HopperBwdConfig::dk_overlaps_next_step; at B_r = 128
   // ptxas would serialise the wgmma for want of registers).
-  static constexpr bool kOverlapDk = sim::HopperBwdConfig{D, BR, BC, STAGES, DQ_BUFFERS}.dk_overlaps_next_step();
+  static constexpr bool kOverlapDk = kRow.dk_overlaps_next_step();
   // setmaxnreg's pool is what the launch allocated (168 a thread at 384
   // threads): the consumers' setmaxnreg.inc waits until their registers are
-  // free, so the split must not exceed it (24·128 + 240·256 = 168·384). With the
-  // dQ writer beside the TMA thread ptxas spills the producer warpgroup at 24
-  // registers (40 bytes at d = 128, even for an empty second branch) and not at
-  // 40; the consumers then have 232 and spill nothing (40·128 + 232·256 = 168·384).
-  static constexpr int kProducerRegs = DQ_BUFFERS > 0 ? 40 : 24;
-  static constexpr int kConsumerRegs = DQ_BUFFERS > 0 ? 232 : 240;
+  // free, so the split must not exceed it (24·128 + 240·256 = 40·128 + 232·256 =
+  // 168·384). At d = 128 (and without the writer) the consumers take 240: at 232
+  // ptxas serialises their wgmma there for want of registers (its warning
+  // C7512), which cost 14–22 % on an H200; the producer warpgroup keeps 24, and
+  // with the writer beside the TMA thread ptxas spills 36 bytes of it. At d = 64
+  // 232 serialise nothing and the producer's 40 spill nothing.
+  static constexpr bool kWideConsumers = D == 128 || DQ_BUFFERS == 0;
+  static constexpr int kProducerRegs = kWideConsumers ? 24 : 40;
+  static constexpr int kConsumerRegs = kWideConsumers ? 240 : 232;
   static_assert(kProducerRegs * 128 + kConsumerRegs * 128 * kConsumers <= 168 * 128 * (kConsumers + 1),
                 "setmaxnreg's pool: the registers the launch allocated (168 a thread)");
 };
@@ -174,6 +198,10 @@ __device__ __forceinline__ void tma_load_2d(uint32_t dst, const CUtensorMap* map
       "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4}], [%2];\n" ::"r"(dst),
       "l"(reinterpret_cast<uint64_t>(map)), "r"(bar), "r"(c0), "r"(c1)
       : "memory");
+}
+// dQaccum[row, col] += x: one reduction in L2.
+__device__ __forceinline__ void red_add_f32(float* addr, float x) {
+  asm volatile("red.relaxed.gpu.global.add.f32 [%0], %1;\n" ::"l"(addr), "f"(x) : "memory");
 }
 // dQaccum[row, col..col+1] += (x, y): one vector reduction in L2.
 __device__ __forceinline__ void red_add_f32x2(float* addr, float x, float y) {
@@ -267,7 +295,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   const uint32_t sQ = sV + Cfg::kKVBytes;                    // kStages × (B_r, d) Q_i
   const uint32_t sdO = sQ + kStages * Cfg::kQBytes;          // kStages × (B_r, d) dO_i
   const uint32_t sdS = sdO + kStages * Cfg::kQBytes;         // 2 × (B_c, B_r) dS_ijᵀ
-  const uint32_t sdQ = sdS + 2 * Cfg::kDsBytes;              // kConsumers × kDqBuffers × (64, 64) fp32 dQ_i blocks
+  const uint32_t sdQ = sdS + 2 * Cfg::kDsBytes;              // kConsumers × kDqBuffers fp32 dQ_i blocks
   const uint32_t sL = sdQ + Cfg::kDqBytes;                   // kStages × (B_r) L_i·log2 e
   const uint32_t sD = sL + kStages * Cfg::kStatBytes;        // kStages × (B_r) D_i
   const uint32_t bars = sD + kStages * Cfg::kStatBytes;      // mbarriers, 8 bytes each
@@ -318,7 +346,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
         const int round = it / kStages;
         if (round > 0) mbar_wait(empty(s), (round - 1) & 1);
         const int q0 = (i_first + it) * B_r;
-        mbar_arrive_expect_tx(full(s), 2 * Cfg::kQBytes + 2 * Cfg::kStatBytes);
+        mbar_arrive_expect_tx(full(s), 2 * Cfg::kQBytes + 2 * B_r * 4);  // the statistics' boxes: B_r floats each
 #pragma unroll
         for (int pn = 0; pn < kPanels; ++pn) {
           tma_load_3d(sQ + s * Cfg::kQBytes + pn * B_r * 128, &tm_q, full(s), pn * 64, q0, static_cast<int>(head));
@@ -346,8 +374,9 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
             __syncwarp();
             named_bar_sync(dq_full(cw, b), kDqSyncThreads);
             if (leader) {
-              const int row0 = q0 + (Cfg::kQPanels == 2 ? 64 * cw : 0);
-              const int col0 = Cfg::kQPanels == 2 ? 0 : 64 * cw;
+              // Not swapped at B_r = 128 the blocks are row panels; else d panels.
+              const int row0 = q0 + (!Cfg::kSwapDq && Cfg::kQPanels == 2 ? 64 * cw : 0);
+              const int col0 = !Cfg::kSwapDq && Cfg::kQPanels == 2 ? 0 : 64 * cw;
               const uint32_t src = sdQ + (cw * kBuf + b) * Cfg::kDqBlockBytes;
               if (row0 < p.n_q) {  // a box's rows past N_q are not written (the map's bounds)
                 tma_reduce_add_3d(&tm_dq, src, col0, row0, static_cast<int>(head));
@@ -374,7 +403,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   setmaxnreg_inc<Cfg::kConsumerRegs>();
   using Mma_S = Wgmma<B_r, T>;   // S_ijᵀ, dP_ijᵀ: (64 keys, B_r)
   using Mma_KV = Wgmma<d, T>;    // dV_j, dK_j: (64 keys, d)
-  using Mma_Q = WgmmaMN<T>;      // a (64, 64) block of dQ_i
+  using Mma_Q = WgmmaMN<T>;      // a (64, 64) block of dQ_i; swapped, Mma_S::ss<1>: (64 of d, B_r)
   constexpr int kSRegs = B_r / 2;   // S_ijᵀ accumulators per thread
   constexpr int kKVRegs = d / 2;    // dK_j (or dV_j) accumulators per thread
   const int c = warpgroup - 1;       // keys [64c, 64c + 64) of K_j
@@ -386,9 +415,9 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   const int key_local = 64 * c + 16 * warp + g;  // this thread's first key of K_j (the second is 8 on)
   const int key_a = kv0 + key_local;
   const int key_b = key_a + 8;
-  // The (64, 64) block of dQ_i this warpgroup computes: query panel qc, d panel dc.
-  const int qc = Cfg::kQPanels == 2 ? c : 0;
-  const int dc = Cfg::kQPanels == 2 ? 0 : c;
+  // The block of dQ_i this warpgroup computes: query panel qc, d panel dc (swapped: d panel c, every query).
+  const int qc = !Cfg::kSwapDq && Cfg::kQPanels == 2 ? c : 0;
+  const int dc = !Cfg::kSwapDq && Cfg::kQPanels == 2 ? 0 : c;
   const uint32_t sK_c = sK + 64 * c * 128;  // this warpgroup's 64 keys in panel 0 of K_j
   const uint32_t sV_c = sV + 64 * c * 128;
   const float* sL_f = reinterpret_cast<const float*>(smem + (sL - base));
@@ -443,9 +472,12 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     if constexpr (Cfg::kOverlapDk) {
       if (it > 0) release((it - 1) % kStages);
     }
-    const float* L_s = sL_f + s * B_r;
-    const float* D_s = sD_f + s * B_r;
-    const bool need_mask = p.causal && kv0 + 64 * c + 63 > q0;  // some key of this warpgroup above a query
+    const float* L_s = sL_f + s * (Cfg::kStatBytes / 4);
+    const float* D_s = sD_f + s * (Cfg::kStatBytes / 4);
+    // Some key of this warpgroup above a query. The swapped configuration serves
+    // unmasked problems only (sim::kHopperBwdConfigs; the host checks it) and
+    // compiles no mask: its registers would spill.
+    const bool need_mask = !Cfg::kSwapDq && p.causal && kv0 + 64 * c + 63 > q0;
 #pragma unroll
     for (int nn = 0; nn < B_r / 8; ++nn) {
       const float2 L = *reinterpret_cast<const float2*>(L_s + 8 * nn + 2 * t);
@@ -481,17 +513,30 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
         p_frag[kk][w] = pack2<T>(s_acc[8 * kk + 2 * w], s_acc[8 * kk + 2 * w + 1]);
         ds_frag[kk][w] = pack2<T>(dp_acc[8 * kk + 2 * w], dp_acc[8 * kk + 2 * w + 1]);
       }
-    // dS_ijᵀ to shared memory, this warpgroup's 64 keys: (key, query) at panel
-    // query/64, row key, 16-byte chunk (query%64)/8 XOR key%8 (TMA's 128-byte swizzle).
+    if constexpr (Cfg::kSwapDq) {
+      // dS_ij to shared memory transposed, [query][key]: this warpgroup's 64 keys
+      // are panel c, (query, key) at row query, 16-byte chunk (key%64)/8 XOR
+      // query%8 (TMA's 128-byte swizzle). Fragment w of k-step kk is the 8 × 8
+      // block of keys 16·warp + 8(w%2) + [0, 8) and queries 16kk + 8(w/2) + [0, 8);
+      // lane 8w + r gives the address of its query row r: its 8 keys are one chunk.
+      const int m = lane >> 3, r = lane & 7;
+      const uint32_t chunk = static_cast<uint32_t>((2 * warp + (m & 1)) ^ r) << 4;
+      const uint32_t row0 = sdS_b + c * Cfg::kDsPanelBytes + (8 * (m >> 1) + r) * 128 + chunk;
 #pragma unroll
-    for (int kk = 0; kk < B_r / 16; ++kk)
+      for (int kk = 0; kk < B_r / 16; ++kk) hopper_ptx::stmatrix_x4_trans(row0 + kk * 16 * 128, ds_frag[kk]);
+    } else {
+      // dS_ijᵀ to shared memory, this warpgroup's 64 keys: (key, query) at panel
+      // query/64, row key, 16-byte chunk (query%64)/8 XOR key%8 (TMA's 128-byte swizzle).
 #pragma unroll
-      for (int w = 0; w < 4; ++w) {
-        const int row = key_local + 8 * (w & 1);
-        const int col = 16 * kk + 8 * (w >> 1) + 2 * t;
-        const uint32_t at = (col / 64) * B_c * 128 + row * 128 + ((((col % 64) / 8) ^ (row % 8)) * 16) + (col % 8) * 2;
-        *reinterpret_cast<uint32_t*>(smem + (sdS_b - base) + at) = ds_frag[kk][w];
-      }
+      for (int kk = 0; kk < B_r / 16; ++kk)
+#pragma unroll
+        for (int w = 0; w < 4; ++w) {
+          const int row = key_local + 8 * (w & 1);
+          const int col = 16 * kk + 8 * (w >> 1) + 2 * t;
+          const uint32_t at = (col / 64) * B_c * 128 + row * 128 + ((((col % 64) / 8) ^ (row % 8)) * 16) + (col % 8) * 2;
+          *reinterpret_cast<uint32_t*>(smem + (sdS_b - base) + at) = ds_frag[kk][w];
+        }
+    }
     asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");  // the stores, visible to wgmma
 
     // ---- dV_j += P_ijᵀ dO_i, then dQ_i = dS_ij K_j, then dK_j += dS_ijᵀ Q_i ----
@@ -506,11 +551,22 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
       Mma_KV::rs(dv_acc, p_frag[kk], make_desc(sdO_s + kk * 16 * 128, B_r * 128, 1024), 1);
     wgmma_commit();
     named_bar_sync(kDsReady, 128 * kConsumers);  // both halves of dS_ijᵀ are written
-    float dq_acc[32];
+    float dq_acc[Cfg::kDqRegs];
+    if constexpr (Cfg::kSwapDq) {
+      // keys [16kk, 16kk + 16): A = K_j's d panel c (64 of d × 16 keys, d contiguous:
+      // the descriptor K_j has as dQ's B operand below), B = dS_ij's 16 keys of
+      // every query (K-major, as Q_i is for S_ijᵀ): this warpgroup's (64 of d, B_r) of dQ_iᵀ.
 #pragma unroll
-    for (int kk = 0; kk < B_c / 16; ++kk)  // keys [16kk, 16kk + 16): this warpgroup's (64, 64) block of dQ_i
-      Mma_Q::ss(dq_acc, make_desc(sdS_b + qc * B_c * 128 + kk * 16 * 128, B_c * 128, 1024),
-                make_desc(sK + dc * B_c * 128 + kk * 16 * 128, B_c * 128, 1024), kk > 0 ? 1 : 0);
+      for (int kk = 0; kk < B_c / 16; ++kk)
+        Mma_S::template ss<1>(dq_acc, make_desc(sK + c * B_c * 128 + kk * 16 * 128, B_c * 128, 1024),
+                              make_desc(sdS_b + (kk / 4) * Cfg::kDsPanelBytes + (kk % 4) * 32, 16, 1024),
+                              kk > 0 ? 1 : 0);
+    } else {
+#pragma unroll
+      for (int kk = 0; kk < B_c / 16; ++kk)  // keys [16kk, 16kk + 16): this warpgroup's (64, 64) block of dQ_i
+        Mma_Q::ss(dq_acc, make_desc(sdS_b + qc * B_c * 128 + kk * 16 * 128, B_c * 128, 1024),
+                  make_desc(sK + dc * B_c * 128 + kk * 16 * 128, B_c * 128, 1024), kk > 0 ? 1 : 0);
+    }
     wgmma_commit();
 #pragma unroll
     for (int kk = 0; kk < B_r / 16; ++kk)
@@ -522,28 +578,55 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
       // Buffer it mod kDqBuffers, once the writer has read what step it − kDqBuffers stored there.
       const int b = it % Cfg::kDqBuffers;
       if (it >= Cfg::kDqBuffers) named_bar_sync(dq_empty(c, b), kDqSyncThreads);
-      // Row 16·warp + g (+8), columns 8n + 2t, 8n + 2t + 1 go to 16-byte chunk
-      // 2(n mod 4) + t/2 of box n/4, the chunk XOR the row mod 8 (= g): TMA's
-      // 128-byte swizzle. Lanes with t/2 = 1 store n XOR 2 when the others store
-      // n, so that a half-warp's 16 64-bit stores reach chunks 2n XOR (5·(t/2)
-      // XOR g) — all 8 once, two lanes each (t mod 2) in distinct halves: the 32
-      // banks once, no conflict.
-      const int dq_h = t >> 1;
-      const uint32_t dq_lane = static_cast<uint32_t>((16 * warp + g) * 128 + (t & 1) * 8);
-      const uint32_t dq_xor = static_cast<uint32_t>((5 * dq_h) ^ g) << 4;
       unsigned char* blk = smem + (sdQ - base) + (c * Cfg::kDqBuffers + b) * Cfg::kDqBlockBytes;
+      if constexpr (Cfg::kSwapDq) {
+        // dQ_iᵀ's (d row 16·warp + g + 8(e/2), query column 8n + 2t + e%2) is dQ_i's
+        // (query, d): box d/32 = warp/2, row query, 16-byte chunk (d%32)/4 XOR
+        // query%8, word d%4 (TMA's 128-byte swizzle). One 32-bit store a value; a
+        // warp's 32 reach chunks (4(warp%2) + 2(e/2) + g/4) XOR (2t + e%2), words
+        // g%4: every bank once.
+        unsigned char* box = blk + (warp >> 1) * Cfg::kDqBoxBytes + (g & 3) * 4;
 #pragma unroll
-      for (int r = 0; r < 2; ++r)
+        for (int n = 0; n < B_r / 8; ++n)
 #pragma unroll
-        for (int nn = 0; nn < 8; ++nn) {
-          const int e = 4 * nn + 2 * r, e2 = 4 * (nn ^ 2) + 2 * r;
-          const float2 v = make_float2((dq_h ? dq_acc[e2] : dq_acc[e]) * dq_factor,
-                                       (dq_h ? dq_acc[e2 + 1] : dq_acc[e + 1]) * dq_factor);
-          const uint32_t at = (nn / 4) * Cfg::kDqBoxBytes + r * 1024 + dq_lane + ((2u * (nn % 4) << 4) ^ dq_xor);
-          *reinterpret_cast<float2*>(blk + at) = v;
-        }
+          for (int e = 0; e < 4; ++e) {
+            const int q = 8 * n + 2 * t + (e & 1);
+            const int chunk = (4 * (warp & 1) + 2 * (e >> 1) + (g >> 2)) ^ (2 * t + (e & 1));
+            *reinterpret_cast<float*>(box + q * 128 + chunk * 16) = dq_acc[4 * n + e] * dq_factor;
+          }
+      } else {
+        // Row 16·warp + g (+8), columns 8n + 2t, 8n + 2t + 1 go to 16-byte chunk
+        // 2(n mod 4) + t/2 of box n/4, the chunk XOR the row mod 8 (= g): TMA's
+        // 128-byte swizzle. Lanes with t/2 = 1 store n XOR 2 when the others store
+        // n, so that a half-warp's 16 64-bit stores reach chunks 2n XOR (5·(t/2)
+        // XOR g) — all 8 once, two lanes each (t mod 2) in distinct halves: the 32
+        // banks once, no conflict.
+        const int dq_h = t >> 1;
+        const uint32_t dq_lane = static_cast<uint32_t>((16 * warp + g) * 128 + (t & 1) * 8);
+        const uint32_t dq_xor = static_cast<uint32_t>((5 * dq_h) ^ g) << 4;
+#pragma unroll
+        for (int r = 0; r < 2; ++r)
+#pragma unroll
+          for (int nn = 0; nn < 8; ++nn) {
+            const int e = 4 * nn + 2 * r, e2 = 4 * (nn ^ 2) + 2 * r;
+            const float2 v = make_float2((dq_h ? dq_acc[e2] : dq_acc[e]) * dq_factor,
+                                         (dq_h ? dq_acc[e2 + 1] : dq_acc[e + 1]) * dq_factor);
+            const uint32_t at = (nn / 4) * Cfg::kDqBoxBytes + r * 1024 + dq_lane + ((2u * (nn % 4) << 4) ^ dq_xor);
+            *reinterpret_cast<float2*>(blk + at) = v;
+          }
+      }
       fence_proxy_async_smem();  // the stores, visible to the writer's reductions
       named_bar_arrive(dq_full(c, b), kDqSyncThreads);
+    } else if constexpr (Cfg::kSwapDq) {
+      // dQ_iᵀ's (d, query) pairs hold no two neighbours of a dQaccum row: one reduction a value.
+      float* __restrict__ dQacc = p.dq_accum + head * p.n_q * static_cast<int64_t>(d) + 64 * c + 16 * warp + g;
+#pragma unroll
+      for (int n = 0; n < B_r / 8; ++n)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const int q = q0 + 8 * n + 2 * t + (e & 1);
+          if (q < p.n_q) red_add_f32(dQacc + static_cast<int64_t>(q) * d + 8 * (e >> 1), dq_acc[4 * n + e] * dq_factor);
+        }
     } else {
       float* __restrict__ dQacc = p.dq_accum + head * p.n_q * static_cast<int64_t>(d);  // (N_q, d) fp32
 #pragma unroll

@@ -1,6 +1,6 @@
 // The device primitives of the Hopper rungs (fa3_hopper, fa3_hopper_bwd): PTX
 // wrappers for sm_90a instructions — mbarriers, TMA copies of 3-D tensor maps
-// and TMA reductions into them (bulk groups, the async proxy's fence),
+// and TMA reductions into them (bulk groups, the async proxy's fence), stmatrix,
 // wgmma (m64nNk16, fp32 accumulators; A from shared memory or registers) with
 // its fences and shared-memory matrix descriptors (128-byte swizzle),
 // setmaxnreg, named barriers — exp2 (MUFU or an FMA-pipe polynomial) and the
@@ -122,6 +122,16 @@ __device__ __forceinline__ void named_bar_arrive(int id, int threads) {
   asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
 }
 
+// Four 8 × 8 matrices of 16-bit values stored transposed: lane 4r + c holds, in
+// a[m], row r and columns 2c, 2c + 1 of matrix m (an mma fragment's layout) and
+// lane 8m + i gives the shared-memory address of row i of matrix m's transpose
+// (16 bytes): matrix m's column i lands there, its row r at bytes 2r, 2r + 1.
+__device__ __forceinline__ void stmatrix_x4_trans(uint32_t addr, const uint32_t (&a)[4]) {
+  asm volatile("stmatrix.sync.aligned.m8n8.x4.trans.shared.b16 [%0], {%1, %2, %3, %4};\n" ::"r"(addr), "r"(a[0]),
+               "r"(a[1]), "r"(a[2]), "r"(a[3])
+               : "memory");
+}
+
 // wgmma shared-memory matrix descriptor, 128-byte swizzle. K-major tiles (Q_i,
 // K_j: d contiguous) step 8-row groups by SBO = 1024 bytes (LBO unused);
 // N-major V_j (d contiguous, keys are k) steps 8 keys by SBO = 1024 bytes and
@@ -174,8 +184,9 @@ __device__ __forceinline__ uint32_t pack2<__nv_bfloat16>(float lo, float hi) {
   return u;
 }
 
-// wgmma.mma_async m64nNk16 with fp32 accumulators; ss: A and B from shared
-// memory, rs: A from registers (P_ij). Accumulator element 4n + e of a thread
+// wgmma.mma_async m64nNk16 (N = 64, 80, 128) with fp32 accumulators; ss: A and
+// B from shared memory (K-major; ss<1>: A M-major, the backward's swapped
+// dQ_iᵀ = K_jᵀ dS_ijᵀ with K_j's d contiguous), rs: A from registers (P_ij). Accumulator element 4n + e of a thread
 // (warp w of the warpgroup, lane = 4g + t) is row 16w + g + 8·(e/2), column
 // 8n + 2t + (e%2) — per 8 columns the layout of mma.sync's C fragment, so the
 // S accumulators of columns [16k, 16k + 16) are P_ij's A fragment for k-step k.
@@ -193,23 +204,28 @@ struct Wgmma;
       "+f"(d[i + 7])
 #define FLASHLAB_WGMMA_ACC32() \
   FLASHLAB_WGMMA_ACC8(0), FLASHLAB_WGMMA_ACC8(8), FLASHLAB_WGMMA_ACC8(16), FLASHLAB_WGMMA_ACC8(24)
+#define FLASHLAB_WGMMA_ACC40() FLASHLAB_WGMMA_ACC32(), FLASHLAB_WGMMA_ACC8(32)
 #define FLASHLAB_WGMMA_ACC64() \
   FLASHLAB_WGMMA_ACC32(), FLASHLAB_WGMMA_ACC8(32), FLASHLAB_WGMMA_ACC8(40), FLASHLAB_WGMMA_ACC8(48), FLASHLAB_WGMMA_ACC8(56)
 #define FLASHLAB_WGMMA_REGS32 \
   "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}"
+#define FLASHLAB_WGMMA_REGS40 \
+  "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39}"
 #define FLASHLAB_WGMMA_REGS64 \
   "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}"
 #define FLASHLAB_WGMMA(N, T, PTX_T, ACC, REGS, K0, K1, K2, K3, K4, K5)                                          \
   template <>                                                                                                  \
   struct Wgmma<N, T> {                                                                                         \
-    /* D(64×N, f32) (+)= A(64×16, smem, K-major) · B(N×16, smem, K-major)ᵀ */                                 \
+    /* D(64×N, f32) (+)= A(64×16, smem) · B(N×16, smem, K-major)ᵀ; A K-major, or M-major with            \
+       kTransA = 1 (imm-trans-a) */                                                                            \
+    template <int kTransA = 0>                                                                                 \
     __device__ __forceinline__ static void ss(float (&d)[N / 2], uint64_t desc_a, uint64_t desc_b,            \
                                               int accumulate) {                                                \
       asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %" #K2 ", 0;\n"                                           \
                    "wgmma.mma_async.sync.aligned.m64n" #N "k16.f32." PTX_T "." PTX_T " " REGS ", %" #K0        \
-                   ", %" #K1 ", p, 1, 1, 0, 0;\n}\n"                                                            \
+                   ", %" #K1 ", p, 1, 1, %" #K3 ", 0;\n}\n"                                                     \
                    : ACC()                                                                                     \
-                   : "l"(desc_a), "l"(desc_b), "r"(accumulate));                                               \
+                   : "l"(desc_a), "l"(desc_b), "r"(accumulate), "n"(kTransA));                                 \
     }                                                                                                          \
     /* D(64×N, f32) += A(64×16, registers) · B(16×N, smem, N-major: imm-trans-b = 1) */                       \
     __device__ __forceinline__ static void rs(float (&d)[N / 2], const uint32_t (&a)[4], uint64_t desc_b,     \
@@ -226,13 +242,16 @@ struct Wgmma;
   FLASHLAB_WGMMA(N, __nv_bfloat16, "bf16", ACC, REGS, K0, K1, K2, K3, K4, K5)
 
 FLASHLAB_WGMMA_SHAPE(64, FLASHLAB_WGMMA_ACC32, FLASHLAB_WGMMA_REGS32, 32, 33, 34, 35, 36, 37)
+FLASHLAB_WGMMA_SHAPE(80, FLASHLAB_WGMMA_ACC40, FLASHLAB_WGMMA_REGS40, 40, 41, 42, 43, 44, 45)
 FLASHLAB_WGMMA_SHAPE(128, FLASHLAB_WGMMA_ACC64, FLASHLAB_WGMMA_REGS64, 64, 65, 66, 67, 68, 69)
 
 #undef FLASHLAB_WGMMA_SHAPE
 #undef FLASHLAB_WGMMA
 #undef FLASHLAB_WGMMA_REGS64
+#undef FLASHLAB_WGMMA_REGS40
 #undef FLASHLAB_WGMMA_REGS32
 #undef FLASHLAB_WGMMA_ACC64
+#undef FLASHLAB_WGMMA_ACC40
 #undef FLASHLAB_WGMMA_ACC32
 #undef FLASHLAB_WGMMA_ACC8
 

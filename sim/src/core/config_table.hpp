@@ -1,6 +1,7 @@
 // A compiled-configuration table (one row per head dim: sim::kFa2TcConfigs,
 // sim::kHopperConfigs, ...) looked up once for every table: the row for a head
-// dim, and the table's head dims as text for messages.
+// dim, and the table's head dims as text for messages (each once: a table may
+// have a row per mask).
 #pragma once
 
 #include <cstddef>
@@ -21,7 +22,11 @@ std::optional<Config> config_for(const Config (&table)[N], i64 head_dim) {
 template <class Config, std::size_t N>
 std::string head_dims_text(const Config (&table)[N]) {
   std::string s;
-  for (const Config& c : table) s += (s.empty() ? "" : ", ") + std::to_string(c.head_dim);
+  for (std::size_t k = 0; k < N; ++k) {
+    bool seen = false;  // a head dim with a row per mask is listed once
+    for (std::size_t e = 0; e < k; ++e) seen = seen || table[e].head_dim == table[k].head_dim;
+    if (!seen) s += (s.empty() ? "" : ", ") + std::to_string(table[k].head_dim);
+  }
   return s;
 }
 

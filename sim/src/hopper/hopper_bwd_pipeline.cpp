@@ -129,10 +129,10 @@ HopperBwdPipeline simulate_hopper_bwd_pipeline(const AttentionProblem& p, i64 j,
     throw std::invalid_argument("the Hopper backward's configuration is for d=" + std::to_string(c.head_dim) +
                                 ", the problem has d=" + std::to_string(p.head_dim) + " (compiled: d = " +
                                 hopper_bwd_head_dims_text() + ")");
-  if (c.stages < 2 || c.Bc != 128 || c.Br < 64 || c.Br % 64 != 0)
+  if (c.stages < 2 || c.Bc != 128 || c.Br < 64 || c.Br % 16 != 0)
     throw std::invalid_argument(
-        "a Hopper backward configuration needs at least two stages, B_c = 128 (two warpgroups of 64 keys) and whole "
-        "64-row panels of Q_i");
+        "a Hopper backward configuration needs at least two stages, B_c = 128 (two warpgroups of 64 keys) and B_r a "
+        "multiple of 16 from 64 (wgmma's N, whole k-steps of dV_j and dK_j)");
   const TileGrid g(p, TileShape{c.Br, c.Bc});
   if (j < 0 || j >= g.T_c)
     throw std::invalid_argument("column block " + std::to_string(j) + " is outside 0.." + std::to_string(g.T_c - 1));

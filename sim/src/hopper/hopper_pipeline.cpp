@@ -23,7 +23,11 @@ namespace flashlab::sim {
 
 std::optional<HopperConfig> hopper_config(i64 head_dim) { return detail::config_for(kHopperConfigs, head_dim); }
 std::string hopper_head_dims_text() { return detail::head_dims_text(kHopperConfigs); }
-std::optional<HopperBwdConfig> hopper_bwd_config(i64 head_dim) { return detail::config_for(kHopperBwdConfigs, head_dim); }
+std::optional<HopperBwdConfig> hopper_bwd_config(i64 head_dim, bool causal) {
+  for (const HopperBwdConfig& c : kHopperBwdConfigs)
+    if (c.serves(head_dim, causal)) return c;
+  return std::nullopt;
+}
 std::string hopper_bwd_head_dims_text() { return detail::head_dims_text(kHopperBwdConfigs); }
 
 namespace {
@@ -59,6 +63,10 @@ constexpr EnumName<PipeUnit> kUnitNames[] = {{PipeUnit::copy_engine, "TMA (produ
                                              {PipeUnit::dq_writer, "TMA (dQ writer)"}};
 static_assert(detail::lists_through(kUnitNames, PipeUnit::dq_writer));
 
+constexpr EnumName<HopperMask> kMaskNames[] = {
+    {HopperMask::any, "any"}, {HopperMask::causal, "causal"}, {HopperMask::non_causal, "non-causal"}};
+static_assert(detail::lists_through(kMaskNames, HopperMask::non_causal));
+
 constexpr EnumName<StageStatus> kStageStatusNames[] = {{StageStatus::empty, "empty"},
                                                   {StageStatus::loading, "loading"},
                                                   {StageStatus::full, "full"},
@@ -70,6 +78,7 @@ static_assert(detail::lists_through(kStageStatusNames, StageStatus::released));
 std::string_view to_string(PipeOp op) { return detail::name_of(kOpNames, op); }
 std::string_view to_string(PipeUnit u) { return detail::name_of(kUnitNames, u); }
 std::string_view to_string(StageStatus s) { return detail::name_of(kStageStatusNames, s); }
+std::string_view to_string(HopperMask m) { return detail::name_of(kMaskNames, m); }
 
 PipelineRates pipeline_rates(const HardwareModel& hw, DType dt) {
   auto need = [&](double v, const char* what) {

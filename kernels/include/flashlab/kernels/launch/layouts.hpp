@@ -5,10 +5,12 @@
 // Plain C++: no CUDA headers.
 #pragma once
 
+#include <algorithm>
 #include <iterator>
 #include <vector>
 
 #include "flashlab/sim/core/checked.hpp"
+#include "flashlab/sim/hopper/hopper_pipeline.hpp"
 #include "flashlab/sim/problem/problem.hpp"
 #include "flashlab/sim/problem/tiles.hpp"
 
@@ -99,9 +101,14 @@ inline i64 naive_bwd_workspace_bytes(const sim::AttentionProblem& p) { return al
 // fa2_bwd and fa2_tc_bwd: dQaccum [B, H, N_q, d] in fp32 (every K_j block adds
 // its dS_ij K_j there; a last kernel converts), then L_i·log2(e) and
 // D_i = rowsum(dO_i ∘ O_i) [B, H, stat_rows] in fp32, the rows of a head padded
-// to a multiple of 128 (L = +inf, D = 0 past N_q) so that a tile of up to 128
-// rows loads them whole.
-inline i64 fa_bwd_stat_rows(const sim::AttentionProblem& p) { return (p.n_q() + 127) / 128 * 128; }
+// (L = +inf, D = 0 past N_q) to a multiple of 128 and of every B_r the Hopper
+// backward compiles (sim::kHopperBwdConfigs: 80 beside 64 and 128), so that
+// every row block of a tile of up to 128 rows loads them whole.
+inline i64 fa_bwd_stat_rows(const sim::AttentionProblem& p) {
+  i64 rows = (p.n_q() + 127) / 128 * 128;
+  for (const sim::HopperBwdConfig& c : sim::kHopperBwdConfigs) rows = std::max(rows, (p.n_q() + c.Br - 1) / c.Br * c.Br);
+  return rows;
+}
 inline i64 fa_bwd_dq_accum_bytes(const sim::AttentionProblem& p) {
   using sim::checked_mul;
   return align256(checked_mul(checked_mul(checked_mul(p.head_count(), p.n_q(), "B·H·N_q"), p.head_dim, "B·H·N_q·d"),

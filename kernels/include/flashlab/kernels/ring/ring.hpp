@@ -112,9 +112,10 @@ sim::RunMeta ring_meta(const RingOptions& options, int gpus, const RankEnvironme
 
 // The rungs the ring uses on a device of this compute capability, at this
 // head dim, when none is named: on Hopper (9.0) fa3_hopper and fa3_hopper_bwd
-// where they are compiled for the head dim, else fa2_tc and fa2_tc_bwd. Null
-// when neither is built.
+// where they are compiled for the head dim (the backward for every mask the
+// ring launches: its off-diagonal pairs unmasked, a causal ring's diagonal
+// ones causal), else fa2_tc and fa2_tc_bwd. Null when neither is built.
 const KernelInfo* default_ring_forward(int compute_capability, sim::i64 head_dim);
-const KernelInfo* default_ring_backward(int compute_capability, sim::i64 head_dim);
+const KernelInfo* default_ring_backward(int compute_capability, sim::i64 head_dim, bool causal);
 
 }  // namespace flashlab::kernels

@@ -57,6 +57,7 @@ struct HopperConfig {
   int stages;
   bool overlap;
   constexpr int consumers() const { return Br / 64; }
+  constexpr bool serves(i64 d, bool /*causal*/) const { return head_dim == d; }  // either mask
 };
 
 inline constexpr HopperConfig kHopperConfigs[] = {
@@ -78,17 +79,25 @@ std::optional<HopperConfig> hopper_config(i64 head_dim);
 std::string hopper_head_dims_text();  // "64, 128"
 inline TileShape tiles_of(const HopperConfig& c) { return {c.Br, c.Bc}; }
 
+// Which problems a row of a configuration table serves: either mask, or one.
+enum class HopperMask : std::uint8_t { any, causal, non_causal };
+constexpr bool mask_serves(HopperMask m, bool causal) {
+  return m == HopperMask::any || (m == HopperMask::causal) == causal;
+}
+std::string_view to_string(HopperMask m);  // "any", "causal", "non-causal"
+
 // The backward on Hopper (kernels/src/rungs/fa3_hopper_bwd.cu), FlashAttention-2's loop
 // nest as FlashAttention-3 runs it: one CTA per K_j, V_j (B_c = 128 keys, 64 to
 // each of two consumer warpgroups, dK_j and dV_j in their registers) streaming
 // Q_i, dO_i, L_i and D_i of B_r rows through a ring of `stages` by TMA. The five
 // products run on wgmma: S_ijᵀ = K_j Q_iᵀ and dP_ijᵀ = V_j dO_iᵀ from shared
 // memory, dV_j += P_ijᵀ dO_i and dK_j += dS_ijᵀ Q_i with P_ijᵀ, dS_ijᵀ from
-// registers, and dQ_i = dS_ij K_j from dS_ijᵀ in shared memory — a 64 × 64
-// block of dQ_i per warpgroup (two d panels when B_r = 64, two row panels when
-// B_r = 128), added into dQaccum in fp32: with dq_buffers > 0 (the default)
+// registers, and dQ_i from dS_ij in shared memory — a 64 × 64 block of
+// dQ_i = dS_ij K_j per warpgroup (two d panels when B_r = 64, two row panels
+// when B_r = 128), or at B_r = 80 a 64-wide d panel of dQ_iᵀ = K_jᵀ dS_ijᵀ
+// (dq_swapped) — added into dQaccum in fp32: with dq_buffers > 0 (the default)
 // stored in fp32 to shared memory and added by a writer warp's TMA tensor
-// reductions, with 0 by the warpgroup's own vector reductions. A step: S_ijᵀ and
+// reductions, with 0 by the warpgroup's own reductions. A step: S_ijᵀ and
 // dP_ijᵀ issued together, P_ijᵀ computed while dP_ijᵀ runs, then dS_ijᵀ; dV_j,
 // dQ_i (after the barrier: both halves of dS_ijᵀ stored) and dK_j issued back to
 // back, dQ_i's block stored (or reduced) while dK_j runs.
@@ -97,17 +106,31 @@ struct HopperBwdConfig {
   int Br;
   int Bc;
   int stages;
-  // 1 or 2: each warpgroup stores its 64 × 64 block of dQ_i in fp32 into one of
-  // that many shared-memory buffers of its own, and a writer thread of the
-  // producer warpgroup adds the buffer into dQaccum by TMA tensor reductions; the
+  // 1 or 2: each warpgroup stores its block of dQ_i in fp32 into one of that
+  // many shared-memory buffers of its own, and a writer thread of the producer
+  // warpgroup adds the buffer into dQaccum by TMA tensor reductions; the
   // warpgroup waits only when the buffer it reuses has not been read yet. 0: it
   // adds the block from registers by vector reductions.
   int dq_buffers;
+  HopperMask mask = HopperMask::any;  // the problems this row serves
   constexpr int consumers() const { return Bc / 64; }
+  constexpr bool serves(i64 d, bool causal) const { return head_dim == d && mask_serves(mask, causal); }
+  // dQ_i computed swapped, as FlashAttention-3 does at B_r = 80: dQ_iᵀ (d × B_r)
+  // = K_jᵀ dS_ijᵀ, each warpgroup one 64-wide d panel (wgmma M = 64 of d, N = B_r
+  // queries, K = B_c keys), so that M never has to be B_r; dS_ij is stored
+  // [query][key]. At B_r = 64 and 128 a warpgroup computes a 64 × 64 block of
+  // dQ_i = dS_ij K_j from dS_ijᵀ stored [key][query].
+  constexpr bool dq_swapped() const { return Br % 64 != 0; }
+  // A warpgroup's block of dQ_i in fp32: B_r·d / consumers values (64 × 64, or
+  // the d panel's 64 × B_r when swapped).
+  constexpr int dq_block_bytes() const { return Br * head_dim / consumers() * 4; }
+  // L_i or D_i of one stage: B_r fp32 values, padded to 128 bytes (a TMA
+  // tensor copy's shared-memory alignment).
+  constexpr int stat_stage_bytes() const { return (Br * 4 + 127) / 128 * 128; }
   // dK_j's product of a step finishes under the next step's S_ijᵀ and dP_ijᵀ, and
   // the step's stage is released then, when dS_ijᵀ's register fragment (B_r/4
   // registers a thread) can stay live that long beside the accumulators: at
-  // B_r = 64. At B_r = 128 a warpgroup waits for dK_j before its next step.
+  // B_r = 64. At B_r = 80 and 128 a warpgroup waits for dK_j before its next step.
   constexpr bool dk_overlaps_next_step() const { return Br == 64; }
 };
 
@@ -120,32 +143,47 @@ struct HopperBwdConfig {
 #endif
 inline constexpr int kHopperBwdDqBuffers = FLASHLAB_HOPPER_BWD_DQ_WRITER;
 static_assert(kHopperBwdDqBuffers >= 0 && kHopperBwdDqBuffers <= 2, "dQ's buffers: 0 (no writer), 1 or 2");
+// B_r of the non-causal d = 128 row: 80 (FlashAttention-3's tile, dQ swapped; the
+// default) or 64 (the causal row's kernel), from CMake's
+// -DFLASHLAB_HOPPER_BWD_D128_BR for A/B builds of one tree; a compile without it gets 80.
+#ifndef FLASHLAB_HOPPER_BWD_D128_BR
+#define FLASHLAB_HOPPER_BWD_D128_BR 80
+#endif
+inline constexpr int kHopperBwdD128Br = FLASHLAB_HOPPER_BWD_D128_BR;
+static_assert(kHopperBwdD128Br == 80 || kHopperBwdD128Br == 64, "the non-causal d = 128 row's B_r: 80 or 64");
+// At B_r = 80 one buffer per warpgroup: two (80 KiB) do not fit beside the tiles.
+inline constexpr int kHopperBwdD128DqBuffers =
+    kHopperBwdD128Br == 80 && kHopperBwdDqBuffers > 1 ? 1 : kHopperBwdDqBuffers;
 
+// The first row that serves a problem is its configuration.
 inline constexpr HopperBwdConfig kHopperBwdConfigs[] = {
-    //  d   B_r  B_c  stages  dQ buffers
-    {64, 128, 128, 2, kHopperBwdDqBuffers},
-    {128, 64, 128, 2, kHopperBwdDqBuffers},
+    //  d   B_r  B_c  stages  dQ buffers  mask
+    {64, 128, 128, 2, kHopperBwdDqBuffers, HopperMask::any},
+    {128, 64, 128, 2, kHopperBwdDqBuffers, HopperMask::causal},
+    {128, kHopperBwdD128Br, 128, 2, kHopperBwdD128DqBuffers, HopperMask::non_causal},
 };
 
 // Dynamic shared memory: 1 KiB of slack (the 1024-byte swizzle atom), K_j and
 // V_j, `stages` × (Q_i, dO_i) in 16-bit elements, two buffers of dS_ijᵀ,
-// `dq_buffers` × one 64 × 64 fp32 block of dQ_i per consumer warpgroup,
-// `stages` × (L_i, D_i) in fp32, 1 KiB of mbarriers. The kernel checks its own
-// count against it. With dQ buffers the slack goes (the kernel takes the
-// dynamic shared memory's start as 1024-byte aligned, as CUTLASS does, and traps
-// otherwise): with two, 227 KiB at d = 64 (B_r = 128) — Hopper's whole opt-in
-// limit — and 226 KiB at d = 128 (B_r = 64).
+// `dq_buffers` × one fp32 block of dQ_i per consumer warpgroup,
+// `stages` × (L_i, D_i) in fp32 (each padded to 128 bytes), 1 KiB of mbarriers.
+// The kernel checks its own count against it. With dQ buffers the slack goes
+// (the kernel takes the dynamic shared memory's start as 1024-byte aligned, as
+// CUTLASS does, and traps otherwise): with two, 227 KiB at d = 64 (B_r = 128) —
+// Hopper's whole opt-in limit — and 226 KiB at d = 128 (B_r = 64); with one at
+// B_r = 80, 226.5 KiB.
 constexpr std::size_t hopper_bwd_smem_bytes(const HopperBwdConfig& c) {
   const std::size_t slack = c.dq_buffers > 0 ? 0 : 1024;
   const std::size_t kv = 2ull * c.Bc * c.head_dim * 2;
   const std::size_t q_do = 2ull * c.stages * c.Br * c.head_dim * 2;
   const std::size_t ds = 2ull * c.Bc * c.Br * 2;
-  const std::size_t dq = static_cast<std::size_t>(c.dq_buffers) * c.consumers() * 64 * 64 * 4;
-  const std::size_t stats = 2ull * c.stages * c.Br * 4;
+  const std::size_t dq = static_cast<std::size_t>(c.dq_buffers) * c.consumers() * c.dq_block_bytes();
+  const std::size_t stats = 2ull * c.stages * c.stat_stage_bytes();
   return slack + kv + q_do + ds + dq + stats + 1024;
 }
 
-std::optional<HopperBwdConfig> hopper_bwd_config(i64 head_dim);
+// The row serving head dim d under the mask `causal`, if any.
+std::optional<HopperBwdConfig> hopper_bwd_config(i64 head_dim, bool causal);
 std::string hopper_bwd_head_dims_text();  // "64, 128"
 inline TileShape tiles_of(const HopperBwdConfig& c) { return {c.Br, c.Bc}; }
 
