@@ -273,26 +273,8 @@ PY
     "$BIN/flashlab" compare --hw H200-SXM-141GB --algos standard,fa1,fa2 --pass fwd+bwd -b 2 --heads 32 -n 4096 -d 128 \
       --dtype bf16 --csv "${TMPDIR:-/tmp}/validate-bytes-compare.csv" --results "$json"
     echo "== per point: DRAM read + write, predicted (the run's model) against measured (CUPTI)"
+    "$BIN/flashlab" bench --results "$json" --per-point
   } >> "$log" 2>&1
-  python3 - "$json" >> "$log" 2>&1 <<'PY'
-import json, sys
-for r in json.load(open(sys.argv[1]))["rows"]:
-    heads = "%d" % r["heads"] if r.get("kv_heads", r["heads"]) in (0, r["heads"]) else "%d/%d" % (r["heads"], r["kv_heads"])
-    what = "%-15s %-3s B %d H %-5s N %6d d %3d %s %-6s" % (r["kernel"], r["direction"], r["batch"], heads, r["seq_q"],
-                                                            r["head_dim"], r["dtype"], "causal" if r["causal"] else "")
-    if r["status"] != "ok":
-        print("%s  %s: %s" % (what, r["status"], r.get("reason", "")))
-        continue
-    measured = r["dram_read_bytes"] + r["dram_write_bytes"]
-    predicted = r["predicted_dram_read_bytes"] + r["predicted_dram_write_bytes"]
-    if r["dram_read_bytes"] < 0 or r["predicted_dram_read_bytes"] < 0 or measured <= 0:
-        print("%s  no counters or no prediction (%s)" % (what, r.get("counters_note", "")))
-        continue
-    # CTAs per SM and tiles are null for the rungs that do not report them: said "-".
-    print("%s  predicted %8.4f GB  measured %8.4f GB  error %+6.1f%%  (%s CTA/SM, %sx%s)" % (
-        what, predicted / 1e9, measured / 1e9, 100.0 * (predicted - measured) / measured,
-        r.get("ctas_per_sm") or "-", r.get("br") or "-", r.get("bc") or "-"))
-PY
   local line
   line=$(grep -E "median \|error\|" "$log" | tr '\n' ';')
   if [ $failed -eq 0 ]; then

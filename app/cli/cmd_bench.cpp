@@ -133,6 +133,9 @@ class BenchCommand : public Command {
     app->add_flag("--check-roof", check_roof_,
                   "check that no timed run of the --results files is above the roofline of its GPU's datasheet "
                   "preset (exit 1 when one is); runs no kernel");
+    app->add_flag("--per-point", per_point_,
+                  "with --results: one line per row instead of the tables, its DRAM bytes (read + write) predicted "
+                  "beside measured, and the slots-apart state where a launch of several CTAs per SM has two");
   }
 
   int run() override {
@@ -142,7 +145,10 @@ class BenchCommand : public Command {
     }
     if (list_sweeps_) return print_sweeps();
     if (check_roof_ || !results_.empty()) refuse_run_flags();
+    if (check_roof_ && per_point_)
+      throw UsageError("--per-point prints the results files' rows; --check-roof checks them (give one or the other)");
     if (check_roof_) return check_roof();
+    if (per_point_ && results_.empty()) throw UsageError("--per-point: give the results files with --results FILE");
     if (!results_.empty()) return print_results();
     if (!kernel_files_.empty()) return run_kernel_files();
     for (const char* flag : {"--kernel-timeout", "--compile-only", "--no-isolation"})
@@ -302,13 +308,14 @@ class BenchCommand : public Command {
       if (!hw) {
         std::cout << "  the rows as written (no datasheet preset matches the GPU '" << results.meta.gpu << "', "
                   << results.meta.sm_count << " SMs: nothing placed again)\n";
-        std::cout << analysis::bench_table(results);
+        std::cout << (per_point_ ? analysis::dram_points(results) : analysis::bench_table(results));
         continue;
       }
       std::cout << "  placed against " << hw->name << " (L2 " << sim::bytes_iec(static_cast<double>(hw->l2_bytes))
                 << ", " << hw->sm_count << " SMs, M = " << sim::bytes_iec(static_cast<double>(hw->sram_bytes_per_sm))
                 << ") with today's model\n";
-      std::cout << analysis::bench_table(analysis::replace_results(results, *hw));
+      const analysis::BenchResults placed = analysis::replace_results(results, *hw);
+      std::cout << (per_point_ ? analysis::dram_points(placed) : analysis::bench_table(placed));
     }
     return 0;
   }
@@ -493,7 +500,7 @@ class BenchCommand : public Command {
   std::vector<std::string> results_, kernel_files_;
   double kernel_timeout_ = 10;
   bool compile_only_ = false, no_isolation_ = false;
-  bool check_roof_ = false, virtual_gpus_ = false, ranks_ = false;
+  bool check_roof_ = false, virtual_gpus_ = false, ranks_ = false, per_point_ = false;
   double rendezvous_timeout_ = 60;
   int repeats_ = 20, warmup_ = 3;
   double input_scale_ = 1.0;

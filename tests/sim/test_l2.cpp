@@ -177,6 +177,50 @@ TEST_CASE("FlashAttention-2: the blocks of one wave share K_j, V_j, and the next
   CHECK(fits.tensors[static_cast<size_t>(Tensor::K)].dram_read_bytes == kv / 2);
 }
 
+TEST_CASE("CTA slots that walk apart: the second slot of each SM reads K_j, V_j again unless the L2 holds the gap",
+          "[sim][l2]") {
+  // 16 row blocks, 16 column blocks; 2 SMs × 2 CTAs per SM. Lockstep: 4
+  // cohorts of 4 blocks, each reading K and V once (an L2 below K and V holds
+  // nothing for the next cohort, a whole walk behind). Staggered by x: each
+  // slot a cohort of 2, 8 in all, slot 1 started x of a walk (16 steps) after
+  // slot 0; between slot 0's read of K_j and slot 1's, the L2 sees x of K and V
+  // from each slot and the tiles of Q and O the slots read and write.
+  AttentionProblem p = flashlab::test::problem(1, 1, 1024, 64);
+  const Schedule s(Algorithm::fa2, p, TileShape{64, 64});
+  const i64 k_bytes = p.n_kv() * p.d() * dtype_bytes(p.dtype);  // 128 KiB; K and V: 256 KiB
+  const i64 tile = 64 * 64 * dtype_bytes(p.dtype);               // 8 KiB
+  auto k_reads = [&](double stagger, i64 l2) {  // DRAM reads of K, in whole K's
+    Launch l = launch_of(2, 2);
+    l.slot_stagger = stagger;
+    const L2Result r = simulate_l2(s, l, l2);
+    REQUIRE(r.modelled);
+    const i64 k = r.tensors[static_cast<size_t>(Tensor::K)].dram_read_bytes;
+    CHECK(r.tensors[static_cast<size_t>(Tensor::V)].dram_read_bytes == k);
+    CHECK(k % k_bytes == 0);
+    CHECK((r.method.find("walk apart") != std::string::npos) == (stagger > 0));
+    return k / k_bytes;
+  };
+  // An L2 of two tiles: every cohort reads K from DRAM.
+  CHECK(k_reads(0, 2 * tile) == 4);
+  CHECK(k_reads(0.25, 2 * tile) == 8);
+  CHECK(k_reads(0.5, 2 * tile) == 8);
+  // A quarter walk apart, the gap is half of K and V (128 KiB) and a few tiles of Q and O: an L2 of
+  // 176 KiB holds it, and slot 1 finds every tile slot 0 brought in. Half a walk apart the gap is
+  // all of K and V: an L2 of 128 KiB does not hold it, and slot 1 reads them again.
+  CHECK(k_reads(0, 22 * tile) == 4);
+  CHECK(k_reads(0.25, 22 * tile) == 4);
+  CHECK(k_reads(0, k_bytes) == 4);
+  CHECK(k_reads(0.5, k_bytes) == 8);
+  // An L2 that holds K, V and the tiles of Q and O: K is read once however the slots walk.
+  CHECK(k_reads(0.5, 4 * k_bytes) == 1);
+  // One CTA per SM: no slots to stagger.
+  Launch one = launch_of(4, 1);
+  one.slot_stagger = 0.5;
+  const L2Result r = simulate_l2(s, one, 2 * tile);
+  CHECK(r.tensors[static_cast<size_t>(Tensor::K)].dram_read_bytes == 4 * k_bytes);
+  CHECK(r.method.find("walk apart") == std::string::npos);
+}
+
 TEST_CASE("the first head's visits are traced with the wave that ran them", "[sim][l2]") {
   AttentionProblem p = flashlab::test::problem(1, 3, 1000, 32, true);
   for (Algorithm a : all_algorithms()) {

@@ -86,7 +86,7 @@ constexpr sim::TileShape kMaterializingTiles{128, 128};
 
 sim::Pass pass_of(const sim::MeasuredRun& run) { return run.direction == "bwd" ? sim::Pass::bwd : sim::Pass::fwd; }
 
-RunModel model_of(const sim::MeasuredRun& run, const sim::HardwareModel& hw) {
+RunModel model_of(const sim::MeasuredRun& run, const sim::HardwareModel& hw, double slot_stagger) {
   RunModel m;
   const auto algo = sim::model_algorithm(run);
   if (!algo) {
@@ -112,6 +112,7 @@ RunModel model_of(const sim::MeasuredRun& run, const sim::HardwareModel& hw) {
     l.sm_count = std::max<i64>(1, hw.sm_count);
     l.ctas_per_sm = run.ctas_per_sm;
     l.heaviest_first = run.heaviest_first;
+    l.slot_stagger = slot_stagger;
     l.source = run.kernel + "'s occupancy: " + std::to_string(l.sm_count) + " SMs × " + std::to_string(l.ctas_per_sm) +
                " CTA(s) per SM" + (l.heaviest_first ? ", heaviest row block of each head first" : "");
     opt.launch = l;
@@ -137,17 +138,31 @@ RunModel model_of(const sim::MeasuredRun& run, const sim::HardwareModel& hw) {
 
 double dram_target(sim::Algorithm a) { return sim::algorithm_info(a).materializes_scores ? 0.05 : 0.15; }
 
-DramCheck dram_check(const BenchRow& row) {
+namespace {
+// A row's counters against one prediction of its DRAM bytes (-1: none).
+DramCheck check_against(const BenchRow& row, i64 predicted_read, i64 predicted_write) {
   DramCheck c;
   const auto algo = sim::model_algorithm(row);
   c.target = algo ? dram_target(*algo) : 0.15;
-  if (!row.has_counters() || row.predicted_dram_read_bytes < 0 || row.predicted_dram_write_bytes < 0) return c;
+  if (!row.has_counters() || predicted_read < 0 || predicted_write < 0) return c;
   c.measured = static_cast<double>(row.dram_read_bytes + row.dram_write_bytes);
-  c.predicted = static_cast<double>(row.predicted_dram_read_bytes + row.predicted_dram_write_bytes);
+  c.predicted = static_cast<double>(predicted_read + predicted_write);
   if (!(c.measured > 0)) return c;
   c.available = true;
   c.error = (c.predicted - c.measured) / c.measured;
   return c;
+}
+}  // namespace
+
+DramCheck dram_check(const BenchRow& row) {
+  return check_against(row, row.predicted_dram_read_bytes, row.predicted_dram_write_bytes);
+}
+
+DramStates dram_states(const BenchRow& row) {
+  DramStates s;
+  s.lockstep = dram_check(row);
+  s.apart = check_against(row, row.apart_dram_read_bytes, row.apart_dram_write_bytes);
+  return s;
 }
 
 // ---- rates ---------------------------------------------------------------------------
@@ -184,6 +199,19 @@ BenchRow bench_row(const sim::MeasuredRun& run, const sim::HardwareModel& hw) {
     const sim::TensorTraffic t = model.result->l2.total();
     row.predicted_dram_read_bytes = t.dram_read_bytes;
     row.predicted_dram_write_bytes = t.dram_write_bytes;
+    // The slots apart: a second L2 run, only where a measurement can be placed against it.
+    if (run.has_counters() && run.ctas_per_sm > 1) {
+      const RunModel apart = model_of(run, hw, slots_apart_stagger(run.ctas_per_sm));
+      if (apart.result && apart.result->l2.modelled) {
+        const sim::TensorTraffic a = apart.result->l2.total();
+        const double lockstep = static_cast<double>(t.dram_read_bytes + t.dram_write_bytes);
+        const double other = static_cast<double>(a.dram_read_bytes + a.dram_write_bytes);
+        if (lockstep > 0 && std::abs(other - lockstep) > kTwoStatesApart * lockstep) {
+          row.apart_dram_read_bytes = a.dram_read_bytes;
+          row.apart_dram_write_bytes = a.dram_write_bytes;
+        }
+      }
+    }
   }
   if (!(run.time_ms_median > 0)) return row;
   try {

@@ -19,6 +19,9 @@
 // K_j, V_j, dK_j, dV_j are each member's, and Q_i, dO_i, dQ_i are shared by the
 // members at the same row block in the step (cols_piece). A phase without
 // visits takes one step per block. Each phase is a launch of its own.
+// With Launch::slot_stagger, each CTA slot of the SMs is a pool of its own,
+// opened later by the stagger and refilled as its blocks finish: the slots'
+// cohorts walk apart (run_cta_per_outer).
 //
 // A line is keyed by the head of the tensor's memory it holds (memory_head):
 // with grouped-query attention the G query heads of a group read the same
@@ -117,6 +120,7 @@ struct Member {
   // An outer loop over columns: the CTA's column block, and the row block of
   // its first visit (first_row(j) when causal); at step t it visits row lo + t.
   i64 j = -1, lo = 0;
+  i64 slot = 0;  // the CTA slot of its SM it runs in (Runner::run_cta_per_outer)
 };
 
 struct Cohort {
@@ -545,7 +549,22 @@ class Runner {
     const i64 G = s_.once_per_kv_head(ph) || walk ? std::max<i64>(1, s_.problem().group_size()) : 1;
     i64 total = (heads_ + G - 1) / G * per;  // the followed blocks
     const i64 grid = all_heads_ / G * per;   // every block of the run
-    i64 next = 0, t = 0, free = W_;
+    // The CTA slots of the SMs (Launch::slot_stagger): slot s of every SM
+    // (sm_count places) opens s × slot_stagger of a mean block's walk after
+    // slot 0 and is refilled as its own blocks finish; blocks that slots take
+    // in the same step still form one cohort. Without a stagger: one slot of W places.
+    const bool staggered = launch_.ctas_per_sm > 1 && launch_.slot_stagger > 0 && launch_.concurrent_ctas() == W_;
+    const i64 slots = staggered ? launch_.ctas_per_sm : 1;
+    std::vector<i64> free(static_cast<size_t>(slots), W_ / slots), opens(static_cast<size_t>(slots), 0);
+    if (staggered) {
+      i64 walk_steps = 0;  // of all the phase's blocks of one head (or K/V head)
+      for (i64 idx = 0; idx < per; ++idx) walk_steps += std::max<i64>(1, s_.visit_count(base + idx)) * (walk ? G : 1);
+      const double mean_walk = static_cast<double>(walk_steps) / static_cast<double>(per);
+      for (i64 sl = 1; sl < slots; ++sl)
+        opens[static_cast<size_t>(sl)] =
+            static_cast<i64>(launch_.slot_stagger * static_cast<double>(sl) * mean_walk);
+    }
+    i64 next = 0, t = 0;
     const i64 brought_before = mem_.brought_in_bytes();
     std::vector<Cohort> cohorts;
     StepTraffic traffic;
@@ -555,30 +574,33 @@ class Runner {
     while (next < total || followed_running()) {
       // Hand out free slots in grid order; blocks of one head dispatched together form a cohort.
       size_t first_new = cohorts.size();
-      while (free > 0 && next < grid) {
-        const i64 h = next / per * G, k = next % per;  // the (first) query head the block counts for
-        // The first pass decides how many heads to follow: once the budget is
-        // spent, at a group boundary and past the minimum, no new head is followed.
-        if (ph == 0 && k == 0 && h >= min_heads_ && h % head_unit_ == 0 && heads_ == all_heads_ &&
-            mem_.accesses() > opt_.access_budget) {
-          heads_ = h;
-          total = next;
+      for (i64 sl = 0; sl < slots; ++sl) {
+        while (t >= opens[static_cast<size_t>(sl)] && free[static_cast<size_t>(sl)] > 0 && next < grid) {
+          const i64 h = next / per * G, k = next % per;  // the (first) query head the block counts for
+          // The first pass decides how many heads to follow: once the budget is
+          // spent, at a group boundary and past the minimum, no new head is followed.
+          if (ph == 0 && k == 0 && h >= min_heads_ && h % head_unit_ == 0 && heads_ == all_heads_ &&
+              mem_.accesses() > opt_.access_budget) {
+            heads_ = h;
+            total = next;
+          }
+          if (next >= total && !followed_running()) break;  // no followed block left to compete with
+          const i64 idx = launch_.heaviest_first && rows ? per - 1 - k : k;
+          const i64 o = base + idx;
+          if (cohorts.size() == first_new || cohorts.back().head != h) {
+            cohorts.push_back(Cohort{h, t, {}, 0, -1});
+            cohorts.back().counted = h < heads_;
+          }
+          Member mb{o, rows ? idx : 0, std::max<i64>(1, s_.visit_count(o)) * (walk ? G : 1)};
+          if (!rows) {
+            mb.j = idx;
+            mb.lo = visits ? s_.visit_block(o, 0).first : 0;
+          }
+          mb.slot = sl;
+          cohorts.back().members.push_back(mb);
+          ++next;
+          --free[static_cast<size_t>(sl)];
         }
-        if (next >= total && !followed_running()) break;  // no followed block left to compete with
-        const i64 idx = launch_.heaviest_first && rows ? per - 1 - k : k;
-        const i64 o = base + idx;
-        if (cohorts.size() == first_new || cohorts.back().head != h) {
-          cohorts.push_back(Cohort{h, t, {}, 0, -1});
-          cohorts.back().counted = h < heads_;
-        }
-        Member mb{o, rows ? idx : 0, std::max<i64>(1, s_.visit_count(o)) * (walk ? G : 1)};
-        if (!rows) {
-          mb.j = idx;
-          mb.lo = visits ? s_.visit_block(o, 0).first : 0;
-        }
-        cohorts.back().members.push_back(mb);
-        ++next;
-        --free;
       }
       for (size_t c = first_new; c < cohorts.size(); ++c) {
         Cohort& co = cohorts[c];
@@ -615,7 +637,7 @@ class Runner {
           cols_piece(acc.visit, co, 0, co.active, step, step_traffic);
           if (still < co.active) cols_piece(acc.end, co, still, co.active, step, nullptr);
         }
-        if (still < co.active) free += static_cast<i64>(co.active - still);
+        for (size_t m = still; m < co.active; ++m) ++free[static_cast<size_t>(co.members[m].slot)];
         if (step_traffic && visits) record_step(out, co, step, traffic);
         co.active = still;
       }
@@ -831,6 +853,9 @@ L2Result simulate_l2(const Schedule& s, const Launch& launch, i64 l2_bytes, cons
   const i64 waves = (checked_mul(followed, ctas_per_pass, "CTAs") + W - 1) / W;
   r.method = "simulated: " + std::to_string(W) + " resident CTAs (" + launch.source + ")";
   if (per_outer) r.method += ", " + std::to_string(waves) + " wave(s) of the grid";
+  if (per_outer && launch.ctas_per_sm > 1 && launch.slot_stagger > 0)
+    r.method += "; each SM's CTA slots walk apart, slot s started " + shortest(launch.slot_stagger) +
+                "·s of a block's walk after slot 0";
   if (followed < heads && run.first_heads() > 1)
     r.method += "; followed the first " + std::to_string(followed) + " of " + std::to_string(heads) +
                 " heads, whole groups of " + std::to_string(G) +

@@ -34,7 +34,10 @@ struct RunModel {
   std::optional<sim::SimResult> result;  // set when the model counted the run
   std::string why_not;                   // otherwise, one line: why not
 };
-RunModel model_of(const sim::MeasuredRun& run, const sim::HardwareModel& hw);
+// slot_stagger: with the row's launch of several CTAs per SM, each SM's CTA
+// slots walk apart by this fraction of a block's walk (sim::Launch::slot_stagger);
+// 0, the prediction: in lockstep.
+RunModel model_of(const sim::MeasuredRun& run, const sim::HardwareModel& hw, double slot_stagger = 0);
 
 // The pass a run measured: its direction ("bwd": the backward, else the forward).
 sim::Pass pass_of(const sim::MeasuredRun& run);
@@ -52,7 +55,10 @@ RunRates run_rates(const sim::AttentionProblem& p, sim::Pass pass, double time_m
 // A measured run as a bench row: the measurement, its rates from model_of(run,
 // hw), and the model's device memory (sim::hbm_footprint_bytes) for every row
 // that got past the support checks (not skipped). A timed ok row the model
-// cannot count says so in its reason.
+// cannot count says so in its reason. A row with counters and several CTAs per
+// SM is modelled a second time with the slots apart (slots_apart_stagger): its
+// apart_dram_* are set when that state differs from lockstep by more than
+// kTwoStatesApart.
 BenchRow bench_row(const sim::MeasuredRun& run, const sim::HardwareModel& hw);
 
 // A row's DRAM bytes, measured by the counters beside the L2 model's
@@ -68,6 +74,27 @@ struct DramCheck {
   bool within() const { return available && std::abs(error) <= target; }
 };
 DramCheck dram_check(const BenchRow& row);
+
+// With several CTAs per SM, where the data a head's cohort walks outgrows the
+// L2, a kernel settles in one of two states (docs/model.md §7b, "Two CTAs on an
+// SM"): its CTA slots in lockstep (the model's prediction) or each SM's slots
+// walking apart, slot s started s/c of a block's walk after slot 0 (c CTAs per
+// SM: the slots evenly apart; half a walk for two). Which one is decided by the
+// kernel's timing (build and shape), not by its launch: the validation scores
+// such a row against the state its measurement is nearer.
+inline double slots_apart_stagger(i64 ctas_per_sm) {
+  return ctas_per_sm > 1 ? 1.0 / static_cast<double>(ctas_per_sm) : 0;
+}
+// The two states differ when |apart − lockstep| / lockstep (read + write) is above this.
+constexpr double kTwoStatesApart = 0.05;
+struct DramStates {
+  DramCheck lockstep;  // dram_check(row): the prediction
+  DramCheck apart;     // available only when the row has the second state (apart_dram_*)
+  bool two() const { return lockstep.available && apart.available; }
+  bool apart_nearer() const { return two() && std::abs(apart.error) < std::abs(lockstep.error); }
+  const DramCheck& scored() const { return apart_nearer() ? apart : lockstep; }
+};
+DramStates dram_states(const BenchRow& row);
 // The error the L2 model is held to: 5% where S and P go through memory, 15% for a flash kernel.
 double dram_target(sim::Algorithm a);
 BenchResults bench_results(const sim::MeasuredRuns& runs, const sim::HardwareModel& hw);

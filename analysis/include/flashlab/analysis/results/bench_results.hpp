@@ -30,6 +30,12 @@ struct BenchRow : sim::MeasuredRun {
   // device's L2, SM count and the row's occupancy), as the counters would see
   // them: written back during the run, not the dirty tail left in L2. -1: none.
   i64 predicted_dram_read_bytes = -1, predicted_dram_write_bytes = -1;
+  // The model's other state for a launch of several CTAs per SM: each SM's CTA
+  // slots walking apart instead of in lockstep (bench_row; docs/model.md §7b,
+  // "Two CTAs on an SM"). Set only for a row with counters whose two states
+  // differ by more than 5 %; -1 otherwise. Not written to files: the
+  // prediction of a row is the lockstep state above.
+  i64 apart_dram_read_bytes = -1, apart_dram_write_bytes = -1;
   // The file the row was read from: its index in BenchResults::sources
   // (merge_results sets it; not written to files).
   std::size_t source = 0;

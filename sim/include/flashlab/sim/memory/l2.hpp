@@ -28,10 +28,19 @@ namespace flashlab::sim {
 // phase whose outer loop runs over column blocks (the backward's one CTA per
 // K_j, V_j) is dispatched ascending either way: its heaviest causal blocks
 // are the first. Each phase of a schedule is a launch of its own.
+//
+// slot_stagger: with several CTAs per SM, the blocks in the same slot of
+// every SM may walk as a cohort of their own, apart from the other slots'
+// (docs/model.md §7b, "Two CTAs on an SM"): slot s starts s × slot_stagger of a
+// mean block's walk after slot 0 and is refilled as its own blocks finish
+// (1/c: the c slots evenly apart). 0, the default: the resident CTAs start
+// together and refill one pool of slots, so the blocks dispatched together
+// walk in step whichever slots they run in.
 struct Launch {
   i64 sm_count = 0;
   i64 ctas_per_sm = 1;
   bool heaviest_first = false;
+  double slot_stagger = 0;
   std::string source;  // where the numbers come from ("occupancy of fa2_tc on ...", "model: ...")
   i64 concurrent_ctas() const { return sm_count * ctas_per_sm; }
 };
