@@ -61,3 +61,36 @@ TEST_CASE("simulate() reports tiles that do not fit as an error with numbers", "
   CHECK_THAT(r.errors().at(0), Catch::Contains("do not fit"));
   CHECK_THAT(r.errors().at(0), Catch::Contains("M = 65,536 B"));
 }
+
+TEST_CASE("a kernel's tiles are counted against the SM's SRAM and registers", "[sim][sram]") {
+  // The Hopper backward's 80 × 128 tiles at d = 128: the algorithm's accounting
+  // (K_j, V_j, dK_j, dV_j, Q_i, dO_i, L_i, D_i, P_ij, dS_ij, dQ_i in 16 bits)
+  // is 234,112 B, above an H200's 228 KiB of SRAM; the kernel keeps dK_j, dV_j
+  // and P_ij in registers.
+  HardwareModel hw;
+  hw.name = "h200-like";
+  hw.sram_bytes_per_sm = 228 * 1024;
+  AttentionProblem p{1, 2, 1024, 1024, 128, false, DType::fp16};
+  SimOptions o;
+  o.stream_event_limit = 0;
+  o.tiles = TileShape{80, 128};
+  const SimResult plain = simulate(Algorithm::fa2_bwd, p, hw, o);
+  REQUIRE_FALSE(plain.ok());
+  CHECK(plain.sram_peak_bytes == 4 * 128 * 128 * 2 + 3 * 80 * 128 * 2 + 2 * 80 * 4 + 2 * 80 * 128 * 2);
+  o.kernel_tiles = true;
+  const SimResult k = simulate(Algorithm::fa2_bwd, p, hw, o);
+  REQUIRE(k.ok());
+  CHECK(k.sram_capacity_bytes == 228 * 1024 + 256 * 1024);
+  CHECK(k.registers_on_chip);
+  CHECK_FALSE(plain.registers_on_chip);
+  CHECK(k.sram_peak_bytes == plain.sram_peak_bytes);
+  CHECK(k.total.level(Level::HBM).bytes() > 0);
+  const auto notes = k.messages();
+  CHECK(std::any_of(notes.begin(), notes.end(), [](const std::string& n) { return n.find("registers") != std::string::npos; }));
+  // Tiles that fit M are counted as simulate() counts them; M set by the caller is kept.
+  o.tiles = TileShape{64, 128};
+  CHECK(simulate(Algorithm::fa2_bwd, p, hw, o).sram_capacity_bytes == 228 * 1024);
+  o.tiles = TileShape{80, 128};
+  o.sram_bytes = 228 * 1024;
+  CHECK_FALSE(simulate(Algorithm::fa2_bwd, p, hw, o).ok());
+}

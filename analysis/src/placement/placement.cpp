@@ -103,7 +103,10 @@ RunModel model_of(const sim::MeasuredRun& run, const sim::HardwareModel& hw, dou
   sim::SimOptions opt;
   opt.stream_event_limit = 0;  // closed forms: equal to the event stream by test, and instant
   opt.l2_options.access_budget = kPlacementL2AccessBudget;
-  if (run.tiles.Br > 0 && run.tiles.Bc > 0) opt.tiles = run.tiles;
+  if (run.tiles.Br > 0 && run.tiles.Bc > 0) {
+    opt.tiles = run.tiles;
+    opt.kernel_tiles = true;  // they ran: the kernel's on-chip storage is what they must fit
+  }
   opt.storage = run.storage;
   // The launch that ran, when the row reports it: its occupancy and block order
   // on the hardware's SMs. Otherwise the model's own launch.

@@ -666,6 +666,7 @@ void recompute(AppState& s) {
     } else {
       // The charts' tiles: the backward rung's when only backward algorithms are shown.
       m.options.tiles = backward || !hopper ? sim::tiles_of(*hopper_bwd) : sim::tiles_of(*hopper);
+      m.options.kernel_tiles = true;  // the rung's: what it keeps in registers is on chip too
     }
   }
   if (errors.empty()) {

@@ -369,7 +369,9 @@ bool draw_sram(const AlgoView& v, float scale, float budget) {
   const i64 cap = std::max<i64>(1, c.sram_capacity());
   const i64 used = c.sram_bytes();
   char head[160];
-  std::snprintf(head, sizeof head, "SRAM  %s of M = %s (%.0f%%)", sim::bytes_iec(static_cast<double>(used)).c_str(),
+  // With a kernel's tiles the capacity may be the SM's SRAM and registers (the note says why).
+  const char* of = v.result.registers_on_chip ? "SRAM  %s of M + registers = %s (%.0f%%)" : "SRAM  %s of M = %s (%.0f%%)";
+  std::snprintf(head, sizeof head, of, sim::bytes_iec(static_cast<double>(used)).c_str(),
                 sim::bytes_iec(static_cast<double>(cap)).c_str(), 100.0 * static_cast<double>(used) / static_cast<double>(cap));
   if (text_height(head, ImGui::GetContentRegionAvail().x) + style.ItemSpacing.y + ImGui::GetTextLineHeight() * 1.6f + 2 > budget)
     return false;
@@ -397,7 +399,7 @@ bool draw_sram(const AlgoView& v, float scale, float budget) {
   ImGui::Dummy(ImVec2(w, h + 2));
   if (ImGui::IsItemHovered()) {
     ImGui::BeginTooltip();
-    ImGui::Text("peak %s (white line) of M = %s", sim::bytes_iec(static_cast<double>(v.result.sram_peak_bytes)).c_str(),
+    ImGui::Text(v.result.registers_on_chip ? "peak %s (white line) of M + registers = %s" : "peak %s (white line) of M = %s", sim::bytes_iec(static_cast<double>(v.result.sram_peak_bytes)).c_str(),
                 sim::bytes_iec(static_cast<double>(cap)).c_str());
     for (const sim::TileRef& t : c.sram())
       ImGui::Text("%s  %lld×%lld  %s", sim::tile_label(t).c_str(), static_cast<long long>(t.rows),

@@ -169,7 +169,23 @@ Plan make_plan(Algorithm a, const AttentionProblem& p, const HardwareModel& hw, 
 }
 
 SimResult simulate(Algorithm a, const AttentionProblem& p, const HardwareModel& hw, const SimOptions& opt) {
-  return simulate(a, make_plan(a, p, hw, opt), hw, opt);
+  SimResult r = simulate(a, make_plan(a, p, hw, opt), hw, opt);
+  // A kernel's tiles that exceed M in the algorithm's accounting, which places
+  // in SRAM what the kernel holds in registers, are counted against the SM's
+  // SRAM and registers, with a note saying so.
+  const i64 on_chip = on_chip_bytes_per_sm(hw);
+  if (r.ok() || !opt.kernel_tiles || !opt.tiles || opt.sram_bytes > 0 || r.sram_peak_bytes <= r.sram_capacity_bytes ||
+      r.sram_peak_bytes > on_chip)
+    return r;
+  SimOptions with_registers = opt;
+  with_registers.sram_bytes = on_chip;
+  SimResult k = simulate(a, make_plan(a, p, hw, with_registers), hw, with_registers);
+  if (!k.ok()) return r;
+  k.registers_on_chip = true;
+  k.findings.push_back(note("the kernel's tiles (" + group_digits(k.sram_peak_bytes) + " B on chip) are counted against "
+                            "the SM's SRAM and registers (" + group_digits(on_chip) + " B, M = " +
+                            group_digits(hw.sram_bytes_per_sm) + " B): the kernel keeps part of them in registers"));
+  return k;
 }
 
 SimResult simulate(Algorithm a, const Plan& plan, const HardwareModel& hw, const SimOptions& opt) {

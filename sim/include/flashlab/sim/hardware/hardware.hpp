@@ -48,6 +48,15 @@ struct HardwareModel {
   }
 };
 
+// The register file of one SM: 65,536 32-bit registers on every NVIDIA SM the
+// presets name (Volta to Hopper), an assumption rather than a preset's field.
+inline constexpr i64 kRegisterFileBytesPerSm = 65536 * 4;
+// What a kernel may hold on chip in one SM: its SRAM (M) and its registers. A
+// compiled rung's tiles are counted against it (SimOptions::kernel_tiles):
+// the tensor-core kernels keep dK_j, dV_j, S_ij and P_ij in registers, which
+// the algorithms' SRAM accounting places in M.
+inline i64 on_chip_bytes_per_sm(const HardwareModel& hw) { return hw.sram_bytes_per_sm + kRegisterFileBytesPerSm; }
+
 class HardwareError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;

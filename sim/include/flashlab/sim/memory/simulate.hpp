@@ -45,6 +45,11 @@ TileChoice choose_tiles(Algorithm a, const AttentionProblem& p, i64 sram_bytes, 
 struct SimOptions {
   std::optional<TileShape> tiles;
   i64 sram_bytes = 0;  // 0: the hardware's sram_bytes_per_sm
+  // The tiles are a compiled kernel's (they ran): where they exceed M in the
+  // algorithm's accounting they are counted against the SM's SRAM and register
+  // file (on_chip_bytes_per_sm), with a note, instead of refused — the kernels
+  // keep dK_j, dV_j, S_ij and P_ij in registers. Not with M set (sram_bytes).
+  bool kernel_tiles = false;
   // Above this many events per head the counters come from the closed forms
   // (equal by test) instead of running the stream.
   i64 stream_event_limit = 20'000'000;
@@ -70,6 +75,7 @@ struct SimResult {
   Counters per_head;      // one head's schedule
   Counters total;         // × B·H (its passes run once per K/V head × B·H_kv: Schedule::over_heads)
   i64 sram_capacity_bytes = 0, sram_peak_bytes = 0;
+  bool registers_on_chip = false;  // the capacity is the SM's SRAM and registers (SimOptions::kernel_tiles)
   i64 events_per_head = 0;
   std::string method;     // "event stream" or "closed form"
   std::vector<Finding> findings;
