@@ -125,6 +125,18 @@ TEST_CASE("a run the model cannot count keeps its measurement and says why", "[a
     CHECK_THAT(row.reason, Catch::StartsWith("no simulator count (") && Catch::Contains("do not fit in SRAM") &&
                                Catch::EndsWith("GB/s and exact FLOPs not given"));
   }
+  SECTION("a kernel's tiles over M but within its SRAM and registers; a reason an earlier placement wrote goes") {
+    // The Hopper backward's 80 × 128 at d = 128: 234,112 B in fa2_bwd's accounting, M = 233,472 B.
+    sim::MeasuredRun run = measured_run("fa3_hopper_bwd", "fa2_bwd", problem(1, 2, 4096, 128), {80, 128}, 2.0);
+    run.direction = "bwd";
+    run.reason = "no simulator count (tiles B_r=80, B_c=128 do not fit in SRAM: …); GB/s and exact FLOPs not given";
+    const BenchRow row = bench_row(run, hw);
+    CHECK(row.gbps > 0);
+    CHECK(row.tflops_exact > 0);
+    CHECK(row.reason.empty());
+    run.reason = "a reason of the run's own";
+    CHECK(bench_row(run, hw).reason == "a reason of the run's own");
+  }
   SECTION("no model in the row: no algorithm, and no guess from the kernel's name") {
     const BenchRow row = bench_row(measured_run("fa2", "", p, {64, 64}, 2.0), hw);
     CHECK(row.tflops > 0);
