@@ -46,8 +46,7 @@ constexpr const char* kRung = "fa3_hopper_bwd";
 
 // The row of sim::kHopperBwdConfigs that serves the problem (its head dim and mask).
 std::size_t row_or_throw(const sim::AttentionProblem& p) {
-  for (std::size_t k = 0; k < std::size(sim::kHopperBwdConfigs); ++k)
-    if (sim::kHopperBwdConfigs[k].serves(p.head_dim, p.causal)) return k;
+  if (const auto k = sim::hopper_bwd_row(p.head_dim, p.causal)) return *k;
   throw Unsupported(std::string(kRung) + " is compiled for head dims " + sim::hopper_bwd_head_dims_text() +
                     "; got d=" + std::to_string(p.head_dim));
 }

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <deque>
 #include <functional>
+#include <iterator>
 #include <map>
 #include <queue>
 #include <stdexcept>
@@ -23,9 +24,13 @@ namespace flashlab::sim {
 
 std::optional<HopperConfig> hopper_config(i64 head_dim) { return detail::config_for(kHopperConfigs, head_dim); }
 std::string hopper_head_dims_text() { return detail::head_dims_text(kHopperConfigs); }
+std::optional<std::size_t> hopper_bwd_row(i64 head_dim, bool causal) {
+  for (std::size_t k = 0; k < std::size(kHopperBwdConfigs); ++k)
+    if (kHopperBwdConfigs[k].serves(head_dim, causal)) return k;
+  return std::nullopt;
+}
 std::optional<HopperBwdConfig> hopper_bwd_config(i64 head_dim, bool causal) {
-  for (const HopperBwdConfig& c : kHopperBwdConfigs)
-    if (c.serves(head_dim, causal)) return c;
+  if (const auto k = hopper_bwd_row(head_dim, causal)) return kHopperBwdConfigs[*k];
   return std::nullopt;
 }
 std::string hopper_bwd_head_dims_text() { return detail::head_dims_text(kHopperBwdConfigs); }

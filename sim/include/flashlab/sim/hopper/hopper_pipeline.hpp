@@ -182,7 +182,10 @@ constexpr std::size_t hopper_bwd_smem_bytes(const HopperBwdConfig& c) {
   return slack + kv + q_do + ds + dq + stats + 1024;
 }
 
-// The row serving head dim d under the mask `causal`, if any.
+// The first row of kHopperBwdConfigs that serves head dim d under the mask
+// `causal`, if any: its index (the kernel launches that row's instantiation)
+// and the row.
+std::optional<std::size_t> hopper_bwd_row(i64 head_dim, bool causal);
 std::optional<HopperBwdConfig> hopper_bwd_config(i64 head_dim, bool causal);
 std::string hopper_bwd_head_dims_text();  // "64, 128"
 inline TileShape tiles_of(const HopperBwdConfig& c) { return {c.Br, c.Bc}; }
