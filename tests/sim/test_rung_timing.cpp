@@ -26,8 +26,7 @@ sim::RungTiming timing(const std::string& rung, i64 d, double launch_us, double 
 TEST_CASE("rung timing: the geometry is the compiled configuration's") {
   const auto f = sim::rung_geometry("fa3_hopper", 128);
   REQUIRE(f);
-  CHECK(f->tiles.Br == 128);
-  CHECK(f->tiles.Bc == 128);
+  CHECK(f->tiles == sim::tiles_of(*sim::hopper_config(128)));
   CHECK(f->ctas_per_sm == 1);
   CHECK(f->axis == sim::CtaAxis::row_blocks);
   const auto b = sim::rung_geometry("fa2_tc_bwd", 128);
@@ -49,7 +48,8 @@ TEST_CASE("rung timing: the geometry is the compiled configuration's") {
 }
 
 TEST_CASE("rung timing: whole waves when every CTA is alike, the makespan by hand under the mask") {
-  const sim::RungTiming t = timing("fa3_hopper", 128, 5, 3, 2);
+  sim::RungTiming t = timing("fa3_hopper", 128, 5, 3, 2);
+  t.geometry.tiles = {128, 128};  // a fit of a 128 × 128 build
   // 2 heads × 1024 tokens: 8 row blocks of 8 column blocks each, 16 CTAs on 10 SMs: 2 waves of 3 + 2·8 µs.
   sim::RungLaunch l = sim::rung_launch(t, 2, 1024, 1024, false, 10);
   CHECK(l.ctas == 16);
@@ -86,6 +86,17 @@ TEST_CASE("rung timing: the file round-trips, a bad one is refused with its fiel
   CHECK(r.gpu == "NVIDIA H200");
   CHECK(r.find("fa3_hopper", 128)->tile_s == Approx(1.731e-6));
   CHECK(r.find("fa3_hopper", 64) == nullptr);
+  CHECK(r.rungs[0].geometry.tiles == s.rungs[0].geometry.tiles);
+  // A fit made from another build's tiles keeps them; without the field, the compiled ones.
+  const std::string fit128 = R"({"format":"flashlab-rung-timing/1","gpu":"x","sm_count":1,
+      "rungs":[{"rung":"fa3_hopper","head_dim":128,"launch_us":1,"cta_us":1,"tile_us":1,"tiles":[128,128]}]})";
+  CHECK(sim::parse_rung_timing_json(fit128, "y.json").rungs[0].geometry.tiles == sim::TileShape{128, 128});
+  CHECK(sim::parse_rung_timing_json(R"({"format":"flashlab-rung-timing/1","gpu":"x","sm_count":1,
+      "rungs":[{"rung":"fa3_hopper","head_dim":128,"launch_us":1,"cta_us":1,"tile_us":1}]})", "y.json")
+            .rungs[0].geometry.tiles == sim::tiles_of(*sim::hopper_config(128)));
+  CHECK_THROWS_WITH(sim::parse_rung_timing_json(R"({"format":"flashlab-rung-timing/1","gpu":"x","sm_count":1,
+      "rungs":[{"rung":"fa3_hopper","head_dim":128,"launch_us":1,"cta_us":1,"tile_us":1,"tiles":[128,0]}]})", "y.json"),
+                    Catch::Contains("rungs[0].tiles' must be [B_r, B_c]"));
   CHECK_THROWS_WITH(sim::parse_rung_timing_json(R"({"format":"flashlab-rung-timing/1","gpu":"x","sm_count":1,
       "rungs":[{"rung":"fa3_hopper","head_dim":96,"launch_us":1,"cta_us":1,"tile_us":1}]})", "y.json"),
                     Catch::Contains("y.json: rungs[0]: no compiled configuration of 'fa3_hopper' at head dim 96"));
@@ -126,11 +137,20 @@ TEST_CASE("rung timing: a results file's runs give the fit, and the host's launc
     row.repeats = 10;
     row.time_ms_median = sim::rung_launch(truth, 16, n, n, false, 132).time_s * 1e3;
     row.launch_host_us = host_us[k++];
+    row.tiles = truth.geometry.tiles;
     r.rows.push_back(row);
   }
+  // A run of another build's tiles is not fitted with these.
+  analysis::BenchRow other = r.rows.back();
+  other.tiles = {64, 64};
+  other.problem.heads = 8;
+  r.rows.push_back(other);
   const analysis::RungTimingFits f = analysis::fit_rung_timings(r, "t.json");
   REQUIRE(f.set.rungs.size() == 1);
   CHECK(f.set.rungs[0].tile_s == Approx(truth.tile_s).epsilon(0.02));
+  CHECK(f.set.rungs[0].geometry.tiles == truth.geometry.tiles);
+  REQUIRE(f.notes.size() == 1);
+  CHECK_THAT(f.notes[0], Catch::Contains("tiles 64 × 64 where the first run had") && Catch::Contains("left out"));
   CHECK(f.set.rungs[0].host_launch_s == Approx(5.0e-6));  // the median of 3, 12, 4, 5 (the upper middle)
   CHECK_THAT(analysis::rung_timing_fits_text(f), Catch::Contains("host us"));
 }

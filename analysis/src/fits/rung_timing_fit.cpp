@@ -105,6 +105,7 @@ RungTimingFits fit_rung_timings(const BenchResults& r, const std::string& origin
     throw std::invalid_argument(origin + ": the file records no SM count (its metadata): the launch model needs it");
   std::map<std::pair<std::string, sim::i64>, std::vector<RungTimingPoint>> by;
   std::map<std::pair<std::string, sim::i64>, std::vector<double>> host_us;  // the host's time in each launch call
+  std::map<std::pair<std::string, sim::i64>, sim::TileShape> tiles_of_runs;  // the first run's tiles, when recorded
   for (const BenchRow& row : r.rows) {
     if (row.status != sim::RunStatus::ok || row.repeats == 0 || row.time_ms_median <= 0) continue;
     const sim::AttentionProblem& p = row.problem;
@@ -113,11 +114,21 @@ RungTimingFits fit_rung_timings(const BenchResults& r, const std::string& origin
       out.notes.push_back(row.kernel + " " + sim::describe(p) + ": N_q ≠ N_kv, left out");
       continue;
     }
+    if (row.tiles.Br > 0 && row.tiles.Bc > 0) {
+      const auto [it, first] = tiles_of_runs.emplace(std::make_pair(row.kernel, p.head_dim), row.tiles);
+      if (!first && !(it->second == row.tiles)) {
+        out.notes.push_back(row.kernel + " " + sim::describe(p) + ": tiles " + std::to_string(row.tiles.Br) + " × " +
+                            std::to_string(row.tiles.Bc) + " where the first run had " + std::to_string(it->second.Br) +
+                            " × " + std::to_string(it->second.Bc) + ", left out");
+        continue;
+      }
+    }
     by[{row.kernel, p.head_dim}].push_back({p.batch * p.heads, p.seq_q, p.seq_kv, p.causal, row.time_ms_median * 1e-3});
     if (row.launch_host_us > 0) host_us[{row.kernel, p.head_dim}].push_back(row.launch_host_us);
   }
   for (const auto& [key, pts] : by) {
-    const sim::RungGeometry g = *sim::rung_geometry(key.first, key.second);
+    sim::RungGeometry g = *sim::rung_geometry(key.first, key.second);
+    if (auto t = tiles_of_runs.find(key); t != tiles_of_runs.end()) g.tiles = t->second;  // the build measured
     if (pts.size() < 3) {
       out.notes.push_back(key.first + " at d " + std::to_string(key.second) + ": " + std::to_string(pts.size()) +
                           " run(s), 3 needed: not fitted");

@@ -354,10 +354,10 @@ void draw_pipeline(const AppState& s, const AlgoView& v, float height) {
   const sim::HopperPipeline& h = *v.pipeline;
   const sim::HopperConfig& c = h.config;
   // The heading: what is drawn, then where the cursor is in it.
-  const std::string head = "The Hopper rung's schedule inside one CTA (fa3_hopper, d = " + std::to_string(c.head_dim) +
-                           ": B_r × B_c = " + std::to_string(c.Br) + " × " + std::to_string(c.Bc) + ", " +
-                           std::to_string(c.consumers()) + " consumer warpgroups, " + std::to_string(c.stages) +
-                           "-stage ring" + (c.overlap ? ", softmax overlapped with P̃V" : "") + ")";
+  const std::string head = "fa3_hopper in one CTA (d = " + std::to_string(c.head_dim) + ", B_r × B_c = " +
+                           std::to_string(c.Br) + " × " + std::to_string(c.Bc) + "): " + std::to_string(c.consumers()) +
+                           " consumer warpgroups, " + std::to_string(c.stages) + "-stage ring" +
+                           (c.overlap ? ", softmax under its own P·V" : "");
   schedule_heading(head, "fa3_hopper's schedule in one CTA", pa.caption, width);
   const float line = math_line_height();
 

@@ -151,7 +151,10 @@ struct Params {
 //   bar_q          Q_i has landed (one phase per tile)
 //   full_k[s]      K_j has landed in stage s      (producer's expect_tx + TMA bytes)
 //   full_v[s]      V_j has landed in stage s
-//   empty[s]       every consumer warp is done with stage s (4 · kConsumers arrivals)
+//   empty_k[s]     every consumer warp is done with K_j of stage s (its S_ij is
+//                  done; 4 · kConsumers arrivals), so K_{j+kStages} may land while
+//                  P_ij V_j still reads V_j
+//   empty_v[s]     every consumer warp is done with V_j of stage s
 //   q_empty        every consumer warp is done with Q_i (and its O staging)
 // Named barriers: 1 + c, warpgroup c alone (the O staging); kTurnBarrier + c,
 // the ping-pong ring (warpgroup c waits for its turn, c − 1 signals it).
@@ -191,8 +194,10 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   const uint32_t bar_q = bars;
   auto full_k = [&](int s) { return bars + 8u * (1 + s); };
   auto full_v = [&](int s) { return bars + 8u * (1 + kStages + s); };
-  auto empty = [&](int s) { return bars + 8u * (1 + 2 * kStages + s); };
-  const uint32_t q_empty = bars + 8u * (1 + 3 * kStages);
+  auto empty_k = [&](int s) { return bars + 8u * (1 + 2 * kStages + s); };
+  auto empty_v = [&](int s) { return bars + 8u * (1 + 3 * kStages + s); };
+  const uint32_t q_empty = bars + 8u * (1 + 4 * kStages);
+  static_assert(8 * (2 + 4 * kStages) <= Cfg::kBarrierBytes, "the mbarriers fit their kilobyte");
 
   // Tile → (head, first row q0, key blocks T_c). Head-major order, heaviest
   // row block of a head first (as fa2_tc).
@@ -216,7 +221,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     for (int s = 0; s < kStages; ++s) {
       mbar_init(full_k(s), 1);
       mbar_init(full_v(s), 1);
-      mbar_init(empty(s), kConsumers * 4);
+      mbar_init(empty_k(s), kConsumers * 4);
+      mbar_init(empty_v(s), kConsumers * 4);
     }
     mbar_init(q_empty, kConsumers * 4);
     // The barriers are read next by the copy engine (async proxy).
@@ -251,14 +257,16 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
         for (int j = 0; j < tl.T_c; ++j, ++kv) {
           const int s = kv % kStages;
           const int round = kv / kStages;
-          // Stage s held the block kStages before: wait until every consumer warp released it.
-          if (round > 0) mbar_wait(empty(s), (round - 1) & 1);
+          // Stage s held the block kStages before: K_j goes in once every consumer
+          // warp is done with that block's K (its S), V_j once done with its V.
           const uint32_t sK_j = sK + s * Cfg::kKVBytes;
           const uint32_t sV_j = sV + s * Cfg::kKVBytes;
+          if (round > 0) mbar_wait(empty_k(s), (round - 1) & 1);
           mbar_arrive_expect_tx(full_k(s), Cfg::kKVBytes);
 #pragma unroll
           for (int pn = 0; pn < kPanels; ++pn)
             tma_load_3d(sK_j + pn * B_c * 128, &tm_k, full_k(s), pn * 64, j * B_c, kv_head);
+          if (round > 0) mbar_wait(empty_v(s), (round - 1) & 1);
           mbar_arrive_expect_tx(full_v(s), Cfg::kKVBytes);
 #pragma unroll
           for (int pn = 0; pn < kPanels; ++pn)
@@ -339,10 +347,15 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
       }
       wgmma_commit();
     };
-    // The stage of block j is free for the block kStages later: one arrival per consumer warp.
-    auto release = [&](int j) {
+    // K_j (V_j) of stage j is free for the block kStages later once this warp's
+    // S_ij (P_ij V_j) is done: one arrival per consumer warp.
+    auto release_K = [&](int j) {
       __syncwarp();
-      if (lane == 0) mbar_arrive(empty((kv + j) % kStages));
+      if (lane == 0) mbar_arrive(empty_k((kv + j) % kStages));
+    };
+    auto release_V = [&](int j) {
+      __syncwarp();
+      if (lane == 0) mbar_arrive(empty_v((kv + j) % kStages));
     };
     // Q_i (and, staged, its O) is no longer read by this warp.
     auto release_Q = [&] {
@@ -435,6 +448,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
         turn_end(0);
         wgmma_wait<0>();
         fence_regs(s_acc);
+        release_K(0);
         softmax(0, alpha);
         pack_P();
         for (int j = 1; j < T_c_wg; ++j) {
@@ -448,10 +462,11 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
           turn_end(j);
           wgmma_wait<1>();  // S_{i,j} is done; P V may still run
           fence_regs(s_acc);
+          release_K(j);
           softmax(j, alpha);  // overlaps P_{i,j−1} V_{j−1} on the tensor cores
           wgmma_wait<0>();
           fence_regs(o_acc);
-          release(j - 1);
+          release_V(j - 1);
           rescale_O(alpha);
           pack_P();
         }
@@ -462,7 +477,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
         issue_PV(T_c_wg - 1);
         wgmma_wait<0>();
         fence_regs(o_acc);
-        release(T_c_wg - 1);
+        release_V(T_c_wg - 1);
       } else {
         // In order: S_ij, softmax, P_ij V_j; the other consumer warpgroups' products
         // fill the tensor cores while this one runs its softmax.
@@ -474,6 +489,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
           turn_end(j);
           wgmma_wait<0>();
           fence_regs(s_acc);
+          release_K(j);
           softmax(j, alpha);
           rescale_O(alpha);
           pack_P();
@@ -483,7 +499,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
           issue_PV(j);
           wgmma_wait<0>();
           fence_regs(o_acc);
-          release(j);
+          release_V(j);
         }
         if constexpr (!kStageO) release_Q();
       }
@@ -497,7 +513,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     for (int j = T_c_wg; j < T_c; ++j) {
       wait_K(j);
       wait_V(j);
-      release(j);
+      release_K(j);
+      release_V(j);
       turn_begin(j);
       turn_end(j);
     }

@@ -184,7 +184,7 @@ __device__ __forceinline__ uint32_t pack2<__nv_bfloat16>(float lo, float hi) {
   return u;
 }
 
-// wgmma.mma_async m64nNk16 (N = 64, 80, 128) with fp32 accumulators; ss: A and
+// wgmma.mma_async m64nNk16 (N = 64, 80, 128, 176) with fp32 accumulators; ss: A and
 // B from shared memory (K-major; ss<1>: A M-major, the backward's swapped
 // dQ_iᵀ = K_jᵀ dS_ijᵀ with K_j's d contiguous), rs: A from registers (P_ij). Accumulator element 4n + e of a thread
 // (warp w of the warpgroup, lane = 4g + t) is row 16w + g + 8·(e/2), column
@@ -207,12 +207,15 @@ struct Wgmma;
 #define FLASHLAB_WGMMA_ACC40() FLASHLAB_WGMMA_ACC32(), FLASHLAB_WGMMA_ACC8(32)
 #define FLASHLAB_WGMMA_ACC64() \
   FLASHLAB_WGMMA_ACC32(), FLASHLAB_WGMMA_ACC8(32), FLASHLAB_WGMMA_ACC8(40), FLASHLAB_WGMMA_ACC8(48), FLASHLAB_WGMMA_ACC8(56)
+#define FLASHLAB_WGMMA_ACC88() FLASHLAB_WGMMA_ACC64(), FLASHLAB_WGMMA_ACC8(64), FLASHLAB_WGMMA_ACC8(72), FLASHLAB_WGMMA_ACC8(80)
 #define FLASHLAB_WGMMA_REGS32 \
   "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}"
 #define FLASHLAB_WGMMA_REGS40 \
   "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39}"
 #define FLASHLAB_WGMMA_REGS64 \
   "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}"
+#define FLASHLAB_WGMMA_REGS88 \
+  "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87}"
 #define FLASHLAB_WGMMA(N, T, PTX_T, ACC, REGS, K0, K1, K2, K3, K4, K5)                                          \
   template <>                                                                                                  \
   struct Wgmma<N, T> {                                                                                         \
@@ -244,12 +247,15 @@ struct Wgmma;
 FLASHLAB_WGMMA_SHAPE(64, FLASHLAB_WGMMA_ACC32, FLASHLAB_WGMMA_REGS32, 32, 33, 34, 35, 36, 37)
 FLASHLAB_WGMMA_SHAPE(80, FLASHLAB_WGMMA_ACC40, FLASHLAB_WGMMA_REGS40, 40, 41, 42, 43, 44, 45)
 FLASHLAB_WGMMA_SHAPE(128, FLASHLAB_WGMMA_ACC64, FLASHLAB_WGMMA_REGS64, 64, 65, 66, 67, 68, 69)
+FLASHLAB_WGMMA_SHAPE(176, FLASHLAB_WGMMA_ACC88, FLASHLAB_WGMMA_REGS88, 88, 89, 90, 91, 92, 93)
 
 #undef FLASHLAB_WGMMA_SHAPE
 #undef FLASHLAB_WGMMA
+#undef FLASHLAB_WGMMA_REGS88
 #undef FLASHLAB_WGMMA_REGS64
 #undef FLASHLAB_WGMMA_REGS40
 #undef FLASHLAB_WGMMA_REGS32
+#undef FLASHLAB_WGMMA_ACC88
 #undef FLASHLAB_WGMMA_ACC64
 #undef FLASHLAB_WGMMA_ACC40
 #undef FLASHLAB_WGMMA_ACC32

@@ -121,6 +121,7 @@ std::string to_rung_timing_json(const RungTimingSet& s) {
                      {"launch_us", t.launch_s * 1e6},
                      {"cta_us", t.cta_s * 1e6},
                      {"tile_us", t.tile_s * 1e6},
+                     {"tiles", {t.geometry.tiles.Br, t.geometry.tiles.Bc}},
                      {"source", t.source}};
     if (t.host_launch_s > 0) r["host_launch_us"] = t.host_launch_s * 1e6;
     if (!t.power_source.empty()) {
@@ -160,6 +161,15 @@ RungTimingSet parse_rung_timing_json(const std::string& text, const std::string&
                                        std::to_string(d));
     RungTiming t;
     t.geometry = *g;
+    // The tiles of the runs fitted to, when the file records them: the
+    // constants are those of that build's kernel.
+    if (r.contains("tiles")) {
+      const nlohmann::json& tl = r["tiles"];
+      auto tile_ok = [](const nlohmann::json& x) { return x.is_number_integer() && x.get<i64>() >= 1 && x.get<i64>() <= 1024; };
+      if (!tl.is_array() || tl.size() != 2 || !tile_ok(tl[0]) || !tile_ok(tl[1]))
+        F.fail("field '" + at + ".tiles' must be [B_r, B_c], two whole numbers in 1..1024 (got " + tl.dump() + ")");
+      t.geometry.tiles = {tl[0].get<i64>(), tl[1].get<i64>()};
+    }
     t.launch_s = F.number(r, at, "launch_us", false) * 1e-6;
     t.cta_s = F.number(r, at, "cta_us", false) * 1e-6;
     t.tile_s = F.number(r, at, "tile_us", true) * 1e-6;

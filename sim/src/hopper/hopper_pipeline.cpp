@@ -236,9 +236,9 @@ HopperPipeline simulate_hopper_pipeline(const AttentionProblem& p, i64 i, const 
 
   // The waits (mbarriers and wgmma.wait_group).
   for (i64 j = 0; j < n; ++j) {
-    if (j >= s)  // the producer waits until block j − s left the stage
+    if (j >= s)  // the producer waits until block j − s left the stage: its K once S is done, its V once P V is
       for (int wg = 0; wg < W; ++wg) {
-        b.dep(K[static_cast<size_t>(j)], at(PV, wg, j - s));
+        b.dep(K[static_cast<size_t>(j)], at(S, wg, j - s));
         b.dep(V[static_cast<size_t>(j)], at(PV, wg, j - s));
       }
     for (int wg = 0; wg < W; ++wg) {
@@ -291,7 +291,10 @@ HopperPipeline simulate_hopper_pipeline(const AttentionProblem& p, i64 i, const 
     u.issued_ns = pb.at(K[static_cast<size_t>(j)]).start_ns;
     u.k_arrived_ns = pb.at(K[static_cast<size_t>(j)]).end_ns;
     u.arrived_ns = pb.at(V[static_cast<size_t>(j)]).end_ns;
-    for (int wg = 0; wg < W; ++wg) u.released_ns = std::max(u.released_ns, pb.at(at(PV, wg, j)).end_ns);
+    for (int wg = 0; wg < W; ++wg) {
+      u.k_released_ns = std::max(u.k_released_ns, pb.at(at(S, wg, j)).end_ns);
+      u.released_ns = std::max(u.released_ns, pb.at(at(PV, wg, j)).end_ns);
+    }
     out.stage_uses.push_back(u);
   }
   return out;
@@ -348,7 +351,7 @@ PipelineState HopperPipeline::state_at(double t) const {
   st.t_ns = t;
   st.stages = stages_at<PipelineState::Stage>(stage_uses, t, [t](PipelineState::Stage& s, const StageUse& u) {
     s.j = u.j;
-    s.K = stage_status(t, u.k_arrived_ns, u.released_ns);
+    s.K = stage_status(t, u.k_arrived_ns, u.k_released_ns);
     s.V = stage_status(t, u.arrived_ns, u.released_ns);
   });
   st.warpgroup_op.assign(static_cast<size_t>(config.consumers()), -1);

@@ -12,7 +12,8 @@
 // up to the diagonal under the causal mask), the backward one CTA per column
 // block K_j, V_j over the row blocks that see it. The geometry (tiles, CTAs
 // per SM, which way the CTAs go) is the compiled configuration's
-// (hopper_pipeline.hpp, tensor_core_configs.hpp); the three constants are
+// (hopper_pipeline.hpp, tensor_core_configs.hpp), with the tiles of the runs a
+// fit was made from when they differ (a file records them); the three constants are
 // fitted to one-GPU runs of the rung on that GPU (analysis/fits/rung_timing_fit.hpp,
 // `flashlab ceilings rungs`), never to the runs the model is scored on.
 #pragma once

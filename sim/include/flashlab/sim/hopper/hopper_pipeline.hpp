@@ -5,12 +5,13 @@
 //
 //   a producer warp issues asynchronous copies through the tensor memory
 //   accelerator (TMA): Q_i once, then K_j and V_j into stage j mod s of a ring
-//   of s shared-memory stages, each waiting until the consumers released the
-//   block that held the stage before (K_{j−s}, V_{j−s});
+//   of s shared-memory stages, K_j once every warpgroup's S of the block that
+//   held the stage before is done, V_j once its P V is (K_{j−s}, V_{j−s});
 //   W consumer warpgroups (64 rows of Q_i each) compute S_ij = Q_i K_jᵀ on the
 //   tensor cores (wgmma), the online softmax on the CUDA cores and the
 //   special-function units (exp2), and O_i += P_ij V_j on the tensor cores;
-//   a stage is released when every warpgroup's P_ij V_j is done.
+//   a stage's K half is released when every warpgroup's S_ij is done, its V
+//   half when every warpgroup's P_ij V_j is.
 //
 // The tensor cores, the exponential units and the copy engine are each one
 // per SM and serve in the kernel's issue order, so that the warpgroups
@@ -63,7 +64,7 @@ struct HopperConfig {
 inline constexpr HopperConfig kHopperConfigs[] = {
     //  d   B_r  B_c  stages  overlap
     {64, 192, 128, 3, true},
-    {128, 128, 128, 2, false},
+    {128, 128, 176, 2, true},
 };
 
 // Dynamic shared memory of a configuration: 1 KiB of slack to align the tiles
@@ -253,7 +254,8 @@ struct StageUse {
   double issued_ns = 0;    // the producer issues K_j's copy
   double k_arrived_ns = 0; // K_j has landed: S_ij may start
   double arrived_ns = 0;   // V_j has landed too
-  double released_ns = 0;  // every warpgroup's P_ij V_j is done
+  double k_released_ns = 0;  // every warpgroup's S_ij is done: K_{j+s} may land
+  double released_ns = 0;    // every warpgroup's P_ij V_j is done: V_{j+s} may land
 };
 
 // The ring and the units at one moment.
