@@ -124,7 +124,7 @@ std::vector<std::vector<std::string>> csv_body(const std::string& text) {
   return csv_parse(text.substr(pos));
 }
 
-sim::RingComputeModel h200(double efficiency = 1.0) {
+sim::RingComputeModel h200_ring(double efficiency = 1.0) {
   sim::RingComputeModel cm;
   cm.hw = sim::load_hardware("H200-SXM-141GB");
   cm.efficiency = efficiency;
@@ -431,7 +431,7 @@ TEST_CASE("ring results: the table names the model, marks what has no P = 1 run"
 }
 
 TEST_CASE("ring block bound: the roofline bound of the single-GPU simulator's counts", "[ring][results]") {
-  const sim::RingComputeModel cm = h200();
+  const sim::RingComputeModel cm = h200_ring();
   const sim::AttentionProblem p = ring_problem(4, true);
   for (const auto& [n_q, n_kv, vis] : {std::tuple{2048L, 2048L, sim::ChunkVisibility::full},
                                        std::tuple{2048L, 2047L, sim::ChunkVisibility::full},
@@ -458,7 +458,7 @@ TEST_CASE("ring block bound: the roofline bound of the single-GPU simulator's co
 
 TEST_CASE("ring placement: a run that did what the model says places with no error", "[ring][placement]") {
   const sim::RingTopology topo = sim::default_ring_topology();
-  const sim::RingComputeModel cm = h200();
+  const sim::RingComputeModel cm = h200_ring();
   const sim::AttentionProblem p = ring_problem(4, true);
   const sim::RingSimulation s = sim::simulate_ring(p, topo, cm);
   sim::MeasuredRun run = measured_as_simulated(s);
@@ -498,7 +498,7 @@ TEST_CASE("ring placement: a run that did what the model says places with no err
 
 TEST_CASE("ring placement: the efficiency calibrated from the P = 1 run of the same attention", "[ring][placement]") {
   const sim::RingTopology topo = sim::default_ring_topology();
-  const sim::RingComputeModel cm = h200();
+  const sim::RingComputeModel cm = h200_ring();
   sim::AttentionProblem one = ring_problem(1, true);
   const sim::RingSimulation bound = sim::simulate_ring(one, topo, cm);
   sim::MeasuredRuns runs;
@@ -525,7 +525,7 @@ TEST_CASE("ring placement: the efficiency calibrated from the P = 1 run of the s
 
   // No P = 1 run: the efficiency as given, and said.
   runs.runs.erase(runs.runs.begin());
-  const RingCalibration given = calibrate_ring_efficiency(runs, runs.runs[0].problem, topo, h200(0.7));
+  const RingCalibration given = calibrate_ring_efficiency(runs, runs.runs[0].problem, topo, h200_ring(0.7));
   CHECK_FALSE(given.from_single_gpu_run);
   CHECK(given.forward == 0.7);
   CHECK_THAT(given.note, Catch::Contains("as given: no P = 1 run"));
@@ -533,7 +533,7 @@ TEST_CASE("ring placement: the efficiency calibrated from the P = 1 run of the s
 
 TEST_CASE("ring extrapolation: rows per shape and N, the first P whose communication is exposed", "[ring]") {
   const sim::RingTopology topo = sim::default_ring_topology();
-  const sim::RingComputeModel cm = h200();
+  const sim::RingComputeModel cm = h200_ring();
   sim::AttentionProblem p = ring_problem(1, true);
   const RingExtrapolation x = extrapolate_ring({{"llama3.2-3b", p}}, default_extrapolation_seqs(),
                                                default_extrapolation_gpus(), topo, cm);
@@ -566,7 +566,7 @@ TEST_CASE("ring extrapolation: rows per shape and N, the first P whose communica
 
 TEST_CASE("ring placement: the prediction takes the run's steps (pairwise: the homecoming in fp32)", "[ring][placement]") {
   const sim::RingTopology topo = sim::default_ring_topology();
-  sim::RingComputeModel cm = h200();
+  sim::RingComputeModel cm = h200_ring();
   cm.steps = sim::RingSteps::fused;  // what the caller gives; the run's own steps win
   const sim::AttentionProblem p = ring_problem(2, true);
   sim::MeasuredRun run = measured_as_simulated(sim::simulate_ring(p, topo, cm));

@@ -3,15 +3,16 @@
 # BUILD=1 builds the CLI, runs its headless main job, and checks that the parts
 # left out refuse in one line (exit 2). Exit 77 (skipped) when
 # the combination needs a toolchain this machine does not have.
-# usage: check-config.sh SOURCE_DIR BINARY_DIR CUDA(ON|OFF) GUI(ON|OFF) BUILD(0|1)
+# usage: check-config.sh SOURCE_DIR BINARY_DIR CUDA(ON|OFF) GUI(ON|OFF) BUILD(0|1) [BUILD_TYPE]
+# (BUILD_TYPE: the calling build's, Release when not given)
 set -euo pipefail
-src=$1 bin=$2 cuda=$3 gui=$4 build=$5
+src=$1 bin=$2 cuda=$3 gui=$4 build=$5 type=${6:-Release}
 if [ "$cuda" = ON ] && ! command -v nvcc >/dev/null && [ ! -x /usr/local/cuda/bin/nvcc ]; then
   echo "SKIPPED: no nvcc on this machine, cannot configure with FLASHLAB_CUDA=ON"
   exit 77
 fi
 rm -rf "$bin"
-cmake -S "$src" -B "$bin" -DCMAKE_BUILD_TYPE=Release -DFLASHLAB_CUDA="$cuda" -DFLASHLAB_GUI="$gui" \
+cmake -S "$src" -B "$bin" -DCMAKE_BUILD_TYPE="$type" -DFLASHLAB_CUDA="$cuda" -DFLASHLAB_GUI="$gui" \
   -DFLASHLAB_TESTS=OFF -DFLASHLAB_BENCHMARKS=OFF > "$bin.configure.log" 2>&1 || {
   cat "$bin.configure.log"; exit 1; }
 grep "FlashLab:" "$bin.configure.log"
