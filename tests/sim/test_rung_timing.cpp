@@ -187,3 +187,99 @@ TEST_CASE("rung timing: a GPU's set prices the rungs the ring runs there, the Ho
   cm.backward_rung = timing("fa2_tc_bwd", 128, 1, 1, 5);
   CHECK(sim::ring_rung(cm, sim::Pass::bwd, 128)->tile_s == Approx(5e-6));
 }
+
+TEST_CASE("rung timing: where a rung's tiles differ by mask, each mask has its own geometry, fit and entry") {
+  // fa3_hopper_bwd at d 128: its own tiles per mask (the table), one geometry at d 64.
+  const auto full = sim::rung_geometry("fa3_hopper_bwd", 128, false), causal = sim::rung_geometry("fa3_hopper_bwd", 128, true);
+  REQUIRE(full);
+  REQUIRE(causal);
+  CHECK(full->tiles.Br == sim::hopper_bwd_config(128, false)->Br);
+  CHECK(causal->tiles.Br == sim::hopper_bwd_config(128, true)->Br);
+  CHECK(sim::rung_tiles_differ_by_mask("fa3_hopper_bwd", 128) ==
+        (sim::hopper_bwd_config(128, false)->Br != sim::hopper_bwd_config(128, true)->Br));
+  CHECK_FALSE(sim::rung_tiles_differ_by_mask("fa3_hopper", 128));
+  CHECK(sim::head_dim_and_mask(*causal) == "128 causal");
+  CHECK(sim::head_dim_and_mask(*sim::rung_geometry("fa3_hopper_bwd", 128)) == "128");
+
+  // find: the entry of the mask asked, else the one for both; asked without a mask, the unmasked one.
+  sim::RungTimingSet s;
+  s.gpu = "x";
+  s.sm_count = 132;
+  s.rungs.push_back(timing("fa3_hopper", 128, 1, 1, 1));
+  sim::RungTiming f = timing("fa3_hopper_bwd", 128, 1, 1, 2), c = timing("fa3_hopper_bwd", 128, 1, 1, 3);
+  f.geometry = *full;
+  c.geometry = *causal;
+  s.rungs.push_back(f);
+  s.rungs.push_back(c);
+  CHECK(s.find("fa3_hopper_bwd", 128, true)->tile_s == Approx(3e-6));
+  CHECK(s.find("fa3_hopper_bwd", 128, false)->tile_s == Approx(2e-6));
+  CHECK(s.find("fa3_hopper_bwd", 128)->tile_s == Approx(2e-6));
+  CHECK(s.find("fa3_hopper", 128, true)->tile_s == Approx(1e-6));
+  // The file keeps the mask and the tiles; a mask other than the two is refused.
+  const sim::RungTimingSet back = sim::parse_rung_timing_json(sim::to_rung_timing_json(s), "m.json");
+  REQUIRE(back.rungs.size() == 3);
+  CHECK_FALSE(back.rungs[0].geometry.causal);
+  CHECK(back.rungs[2].geometry.causal == std::optional<bool>(true));
+  CHECK(back.find("fa3_hopper_bwd", 128, true)->geometry.tiles == causal->tiles);
+  CHECK(back.find("fa3_hopper_bwd", 128, false)->geometry.tiles == full->tiles);
+  CHECK_THROWS_WITH(sim::parse_rung_timing_json(R"({"format":"flashlab-rung-timing/1","gpu":"x","sm_count":1,
+      "rungs":[{"rung":"fa3_hopper_bwd","head_dim":128,"launch_us":1,"cta_us":1,"tile_us":1,"mask":"yes"}]})", "y.json"),
+                    Catch::Contains("rungs[0].mask' must be \"causal\" or \"full\""));
+
+  // The ring prices a diagonal pair with the causal entry, an off-diagonal one with the unmasked.
+  const sim::AttentionProblem p = flashlab::test::ring_problem(2, sim::RingLayout::zigzag, 1, 16, 16, 8192, 128, true,
+                                                               sim::DType::bf16, sim::PassSelection::fwd_bwd);
+  sim::RingComputeModel cm;
+  cm.hw = sim::load_hardware("H200-SXM-141GB");
+  cm.rung_set = s;
+  CHECK(sim::ring_rung(cm, sim::Pass::bwd, 128, true)->tile_s == Approx(3e-6));
+  CHECK(sim::ring_rung(cm, sim::Pass::bwd, 128, false)->tile_s == Approx(2e-6));
+  const double diag =
+      sim::ring_block_cost(p, 2048, 2048, sim::ChunkVisibility::diagonal, sim::Pass::bwd, cm).time_s;
+  CHECK(diag == Approx(sim::rung_launch(c, 16, 2048, 2048, true, cm.hw.sm_count).time_s));
+  const double off = sim::ring_block_cost(p, 2048, 2048, sim::ChunkVisibility::full, sim::Pass::bwd, cm).time_s;
+  CHECK(off == Approx(sim::rung_launch(f, 16, 2048, 2048, false, cm.hw.sm_count).time_s));
+}
+
+TEST_CASE("rung timing: runs whose tiles differ by mask are fitted per mask, each with its own tiles") {
+  sim::RungTiming full = timing("fa3_hopper_bwd", 128, 4.0, 6.0, 3.0), causal = timing("fa3_hopper_bwd", 128, 4.0, 5.0, 2.5);
+  full.geometry.tiles = {80, 128};
+  causal.geometry.tiles = {64, 128};
+  analysis::BenchResults r;
+  r.meta.gpu = "Test GPU";
+  r.meta.sm_count = 132;
+  for (bool mask : {false, true})
+    for (i64 n : {1024, 2048, 4096, 8192, 16384}) {
+      const sim::RungTiming& t = mask ? causal : full;
+      analysis::BenchRow row;
+      row.kernel = "fa3_hopper_bwd";
+      row.problem.batch = 1;
+      row.problem.heads = 16;
+      row.problem.seq_q = row.problem.seq_kv = n;
+      row.problem.head_dim = 128;
+      row.problem.causal = mask;
+      row.repeats = 10;
+      row.time_ms_median = sim::rung_launch(t, 16, n, n, mask, 132).time_s * 1e3;
+      row.tiles = t.geometry.tiles;
+      r.rows.push_back(row);
+    }
+  const analysis::RungTimingFits f = analysis::fit_rung_timings(r, "t.json");
+  CHECK(f.notes.empty());
+  REQUIRE(f.set.rungs.size() == 2);
+  const sim::RungTiming* ff = f.set.find("fa3_hopper_bwd", 128, false);
+  const sim::RungTiming* fc = f.set.find("fa3_hopper_bwd", 128, true);
+  REQUIRE(ff);
+  REQUIRE(fc);
+  CHECK(ff != fc);
+  CHECK(ff->geometry.tiles == sim::TileShape{80, 128});
+  CHECK(fc->geometry.tiles == sim::TileShape{64, 128});
+  CHECK(ff->tile_s == Approx(full.tile_s).epsilon(0.02));
+  CHECK(fc->tile_s == Approx(causal.tile_s).epsilon(0.02));
+  CHECK_THAT(analysis::rung_timing_fits_text(f), Catch::Contains("128 causal") && Catch::Contains("128 full"));
+  // One mask's tiles alone (or both alike): one fit for both, as before.
+  analysis::BenchResults one = r;
+  for (analysis::BenchRow& row : one.rows) row.tiles = {64, 128};
+  const analysis::RungTimingFits g = analysis::fit_rung_timings(one, "t.json");
+  REQUIRE(g.set.rungs.size() == 1);
+  CHECK_FALSE(g.set.rungs[0].geometry.causal);
+}

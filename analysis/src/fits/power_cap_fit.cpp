@@ -50,7 +50,7 @@ PowerCapFit fit_power_cap(const sim::MeasuredRuns& runs, const sim::RungTimingSe
           !(m->time_ms_median >= m->time_ms_min))
         continue;
       const std::string& rung = pass == sim::Pass::fwd ? run.kernel : run.parallel_part().backward_kernel;
-      const sim::RungTiming* t = launch.find(rung, run.problem.head_dim);
+      const sim::RungTiming* t = launch.find(rung, run.problem.head_dim, run.problem.causal);
       if (t == nullptr) {
         const std::string note = rung + " at d " + std::to_string(run.problem.head_dim) + ": not in the launch model's set";
         if (std::find(f.notes.begin(), f.notes.end(), note) == f.notes.end()) f.notes.push_back(note);
@@ -128,7 +128,7 @@ std::string power_cap_fit_text(const PowerCapFit& f) {
   for (const PowerCapPoint& p : f.points) ++counts[{p.rung, p.head_dim}];
   for (const sim::RungTiming& t : f.set.rungs)
     if (!t.power_source.empty())
-      c.add({t.geometry.rung, std::to_string(t.geometry.head_dim), sim::fixed(t.capped_rate, 3),
+      c.add({t.geometry.rung, sim::head_dim_and_mask(t.geometry), sim::fixed(t.capped_rate, 3),
              std::to_string(counts[{t.geometry.rung, t.geometry.head_dim}])});
   out += c.str();
   out += "\nPer pass: its rung's time at boost (the launch model), the measured fastest and median of its timed runs, "

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <optional>
+#include <tuple>
 #include <stdexcept>
 
 #include "flashlab/analysis/model/report.hpp"
@@ -103,19 +105,41 @@ RungTimingFits fit_rung_timings(const BenchResults& r, const std::string& origin
   out.set.sm_count = r.meta.sm_count;
   if (r.meta.sm_count <= 0)
     throw std::invalid_argument(origin + ": the file records no SM count (its metadata): the launch model needs it");
-  std::map<std::pair<std::string, sim::i64>, std::vector<RungTimingPoint>> by;
-  std::map<std::pair<std::string, sim::i64>, std::vector<double>> host_us;  // the host's time in each launch call
-  std::map<std::pair<std::string, sim::i64>, sim::TileShape> tiles_of_runs;  // the first run's tiles, when recorded
+  auto usable = [&](const BenchRow& row) {
+    return row.status == sim::RunStatus::ok && row.repeats > 0 && row.time_ms_median > 0 &&
+           sim::rung_geometry(row.kernel, row.problem.head_dim).has_value();
+  };
+  // A fit per (rung, head dim), or per (rung, head dim, mask) where the runs
+  // recorded other tiles under the causal mask than without (fa3_hopper_bwd
+  // at d = 128): each mask's launches are then timed with their own tiles.
+  std::map<std::tuple<std::string, sim::i64, bool>, sim::TileShape> tiles_by_mask;  // each mask's first recorded
+  for (const BenchRow& row : r.rows)
+    if (usable(row) && row.tiles.Br > 0 && row.tiles.Bc > 0)
+      tiles_by_mask.emplace(std::make_tuple(row.kernel, row.problem.head_dim, row.problem.causal), row.tiles);
+  auto split = [&](const std::string& rung, sim::i64 d) {
+    const auto full = tiles_by_mask.find({rung, d, false}), causal = tiles_by_mask.find({rung, d, true});
+    return full != tiles_by_mask.end() && causal != tiles_by_mask.end() && !(full->second == causal->second);
+  };
+  using Key = std::tuple<std::string, sim::i64, std::optional<bool>>;  // the mask unset: both
+  std::map<Key, std::vector<RungTimingPoint>> by;
+  std::map<Key, std::vector<double>> host_us;  // the host's time in each launch call
+  std::map<Key, sim::TileShape> tiles_of_runs;  // the first run's tiles, when recorded
+  auto named = [](const Key& k) {
+    sim::RungGeometry g;
+    g.head_dim = std::get<1>(k);
+    g.causal = std::get<2>(k);
+    return std::get<0>(k) + " at d " + sim::head_dim_and_mask(g);
+  };
   for (const BenchRow& row : r.rows) {
-    if (row.status != sim::RunStatus::ok || row.repeats == 0 || row.time_ms_median <= 0) continue;
+    if (!usable(row)) continue;
     const sim::AttentionProblem& p = row.problem;
-    if (!sim::rung_geometry(row.kernel, p.head_dim)) continue;
     if (p.seq_q != p.seq_kv) {
       out.notes.push_back(row.kernel + " " + sim::describe(p) + ": N_q ≠ N_kv, left out");
       continue;
     }
+    const Key key{row.kernel, p.head_dim, split(row.kernel, p.head_dim) ? std::optional<bool>(p.causal) : std::nullopt};
     if (row.tiles.Br > 0 && row.tiles.Bc > 0) {
-      const auto [it, first] = tiles_of_runs.emplace(std::make_pair(row.kernel, p.head_dim), row.tiles);
+      const auto [it, first] = tiles_of_runs.emplace(key, row.tiles);
       if (!first && !(it->second == row.tiles)) {
         out.notes.push_back(row.kernel + " " + sim::describe(p) + ": tiles " + std::to_string(row.tiles.Br) + " × " +
                             std::to_string(row.tiles.Bc) + " where the first run had " + std::to_string(it->second.Br) +
@@ -123,15 +147,14 @@ RungTimingFits fit_rung_timings(const BenchResults& r, const std::string& origin
         continue;
       }
     }
-    by[{row.kernel, p.head_dim}].push_back({p.batch * p.heads, p.seq_q, p.seq_kv, p.causal, row.time_ms_median * 1e-3});
-    if (row.launch_host_us > 0) host_us[{row.kernel, p.head_dim}].push_back(row.launch_host_us);
+    by[key].push_back({p.batch * p.heads, p.seq_q, p.seq_kv, p.causal, row.time_ms_median * 1e-3});
+    if (row.launch_host_us > 0) host_us[key].push_back(row.launch_host_us);
   }
   for (const auto& [key, pts] : by) {
-    sim::RungGeometry g = *sim::rung_geometry(key.first, key.second);
+    sim::RungGeometry g = *sim::rung_geometry(std::get<0>(key), std::get<1>(key), std::get<2>(key));
     if (auto t = tiles_of_runs.find(key); t != tiles_of_runs.end()) g.tiles = t->second;  // the build measured
     if (pts.size() < 3) {
-      out.notes.push_back(key.first + " at d " + std::to_string(key.second) + ": " + std::to_string(pts.size()) +
-                          " run(s), 3 needed: not fitted");
+      out.notes.push_back(named(key) + ": " + std::to_string(pts.size()) + " run(s), 3 needed: not fitted");
       continue;
     }
     RungTimingFit f = fit_rung_timing(g, pts, r.meta.sm_count);
@@ -156,7 +179,7 @@ std::string rung_timing_fits_text(const RungTimingFits& f) {
                "host us"});
   for (const RungTimingFit& x : f.fits) {
     const sim::RungTiming& t = x.timing;
-    c.add({t.geometry.rung, std::to_string(t.geometry.head_dim),
+    c.add({t.geometry.rung, sim::head_dim_and_mask(t.geometry),
            std::to_string(t.geometry.tiles.Br) + " x " + std::to_string(t.geometry.tiles.Bc),
            std::to_string(t.geometry.ctas_per_sm), sim::fixed(t.launch_s * 1e6, 2), sim::fixed(t.cta_s * 1e6, 2),
            sim::fixed(t.tile_s * 1e6, 3), sim::fixed(100 * x.mean_abs_error, 1) + " %",

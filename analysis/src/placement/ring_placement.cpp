@@ -241,9 +241,16 @@ RingPlacement place_ring_run(const sim::MeasuredRuns& runs, std::size_t index, c
   const sim::RungTiming* bwd =
       rungs && pr.backward && !pr.backward_kernel.empty() ? rungs->find(pr.backward_kernel, d) : nullptr;
   if (fwd != nullptr && (!pr.backward || bwd != nullptr)) {
+    // The run's own rungs, each entry of theirs at d (one per mask where the
+    // set has them: a diagonal chunk pair is timed with the causal one's).
     sim::RingComputeModel launched = cm;
-    launched.forward_rung = *fwd;
-    if (bwd) launched.backward_rung = *bwd;
+    launched.forward_rung.reset();
+    launched.backward_rung.reset();
+    sim::RungTimingSet own{rungs->gpu, rungs->sm_count, {}};
+    for (const sim::RungTiming& t : rungs->rungs)
+      if (t.geometry.head_dim == d && (t.geometry.rung == run.kernel || (bwd && t.geometry.rung == pr.backward_kernel)))
+        own.rungs.push_back(t);
+    launched.rung_set = std::move(own);
     // The host's issuing, when the link was measured with it: one host for
     // every GPU, or one per GPU for a run of a process per GPU.
     if (!launched.host.measured()) launched.host = topo.intra.host;

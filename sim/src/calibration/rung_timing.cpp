@@ -16,10 +16,11 @@
 
 namespace flashlab::sim {
 
-std::optional<RungGeometry> rung_geometry(const std::string& rung, i64 head_dim) {
+std::optional<RungGeometry> rung_geometry(const std::string& rung, i64 head_dim, std::optional<bool> causal) {
   RungGeometry g;
   g.rung = rung;
   g.head_dim = head_dim;
+  g.causal = causal;
   if (rung == "fa3_hopper") {
     const auto c = hopper_config(head_dim);
     if (!c) return std::nullopt;
@@ -31,10 +32,9 @@ std::optional<RungGeometry> rung_geometry(const std::string& rung, i64 head_dim)
     g.tiles = tiles_of(*c);
     g.ctas_per_sm = c->min_blocks;
   } else if (rung == "fa3_hopper_bwd") {
-    // The causal row's tiles for either mask: at d = 128 the committed fits
-    // (assets/rungs) were made when both masks ran 64 × 128; the unmasked
-    // 80 × 128 kernel needs its own fit (per mask) once measured.
-    const auto c = hopper_bwd_config(head_dim, true);
+    // Without a mask, the causal row's tiles for either: the committed fits
+    // (assets/rungs) were made when both masks ran the causal row's tiles.
+    const auto c = hopper_bwd_config(head_dim, causal.value_or(true));
     if (!c) return std::nullopt;
     g.pass = Pass::bwd;
     g.tiles = tiles_of(*c);
@@ -100,10 +100,30 @@ RungLaunch rung_launch(const RungTiming& t, i64 heads, i64 n_q, i64 n_kv, bool c
   return l;
 }
 
-const RungTiming* RungTimingSet::find(const std::string& rung, i64 head_dim) const {
-  for (const RungTiming& t : rungs)
-    if (t.geometry.rung == rung && t.geometry.head_dim == head_dim) return &t;
-  return nullptr;
+std::string head_dim_and_mask(const RungGeometry& g) {
+  return std::to_string(g.head_dim) + (g.causal ? (*g.causal ? " causal" : " full") : "");
+}
+
+bool rung_tiles_differ_by_mask(const std::string& rung, i64 head_dim) {
+  const auto full = rung_geometry(rung, head_dim, false), causal = rung_geometry(rung, head_dim, true);
+  return full && causal && !(full->tiles == causal->tiles);
+}
+
+const RungTiming* RungTimingSet::find(const std::string& rung, i64 head_dim, std::optional<bool> causal) const {
+  const RungTiming *both = nullptr, *unmasked = nullptr;
+  for (const RungTiming& t : rungs) {
+    if (t.geometry.rung != rung || t.geometry.head_dim != head_dim) continue;
+    const std::optional<bool>& m = t.geometry.causal;
+    if (!m) {
+      if (!both) both = &t;
+    } else if (causal && *m == *causal) {
+      return &t;
+    } else if (!*m && !unmasked) {
+      unmasked = &t;
+    }
+  }
+  if (both) return both;
+  return causal ? nullptr : unmasked;
 }
 
 RungTiming RungTiming::slowed(double factor) const {
@@ -123,6 +143,7 @@ std::string to_rung_timing_json(const RungTimingSet& s) {
                      {"tile_us", t.tile_s * 1e6},
                      {"tiles", {t.geometry.tiles.Br, t.geometry.tiles.Bc}},
                      {"source", t.source}};
+    if (t.geometry.causal) r["mask"] = *t.geometry.causal ? "causal" : "full";
     if (t.host_launch_s > 0) r["host_launch_us"] = t.host_launch_s * 1e6;
     if (!t.power_source.empty()) {
       r["capped_rate"] = t.capped_rate;
@@ -155,7 +176,14 @@ RungTimingSet parse_rung_timing_json(const std::string& text, const std::string&
     const nlohmann::json& name = F.member(r, at, "rung");
     if (!name.is_string()) F.fail("field '" + at + ".rung' must be a string");
     const i64 d = static_cast<i64>(F.number(r, at, "head_dim", true));
-    const auto g = rung_geometry(name.get<std::string>(), d);
+    std::optional<bool> causal;
+    if (r.contains("mask")) {
+      const nlohmann::json& m = r["mask"];
+      if (!m.is_string() || (m.get<std::string>() != "causal" && m.get<std::string>() != "full"))
+        F.fail("field '" + at + ".mask' must be \"causal\" or \"full\" (got " + m.dump() + ")");
+      causal = m.get<std::string>() == "causal";
+    }
+    const auto g = rung_geometry(name.get<std::string>(), d, causal);
     if (!g)
       F.fail(at + ": no compiled configuration of '" + name.get<std::string>() + "' at head dim " +
                                        std::to_string(d));

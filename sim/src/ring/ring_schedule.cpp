@@ -17,15 +17,17 @@
 
 namespace flashlab::sim {
 
-const RungTiming* ring_rung(const RingComputeModel& cm, Pass pass, i64 head_dim) {
+const RungTiming* ring_rung(const RingComputeModel& cm, Pass pass, i64 head_dim, bool causal) {
   const std::optional<RungTiming>& t = pass == Pass::fwd ? cm.forward_rung : cm.backward_rung;
   if (t) return &*t;
   if (!cm.rung_set) return nullptr;
   // The rungs the ring runs on the GPU the set was fitted on: the Hopper
-  // rung where the set has it at this head dim, else the mma.sync rung.
+  // rung where the set has it at this head dim, else the mma.sync rung; the
+  // entry fitted to the launch's mask where the set has one per mask.
   const bool bwd = pass == Pass::bwd;
-  if (const RungTiming* h = cm.rung_set->find(bwd ? "fa3_hopper_bwd" : "fa3_hopper", head_dim)) return h;
-  return cm.rung_set->find(bwd ? "fa2_tc_bwd" : "fa2_tc", head_dim);
+  const char* hopper = bwd ? "fa3_hopper_bwd" : "fa3_hopper";
+  if (cm.rung_set->find(hopper, head_dim)) return cm.rung_set->find(hopper, head_dim, causal);
+  return cm.rung_set->find(bwd ? "fa2_tc_bwd" : "fa2_tc", head_dim, causal);
 }
 
 namespace {
@@ -449,7 +451,7 @@ RingBlockCost ring_block_cost(const AttentionProblem& p, i64 n_q, i64 n_kv, Chun
     throw std::invalid_argument("a diagonal chunk pair is one chunk against itself (n_q = n_kv), not " + dims(n_q) +
                                 " × " + dims(n_kv));
   RingBlockCost c = block_cost(block_problem(p, n_q, n_kv, diagonal), pass, cm);
-  if (const RungTiming* t = ring_rung(cm, pass, p.head_dim)) {
+  if (const RungTiming* t = ring_rung(cm, pass, p.head_dim, diagonal)) {
     // What the ring adds to each CTA of the rung alone, at its share of the
     // HBM bandwidth: the forward's epilogue reads and writes the running O
     // (fp32) and logsumexp; the backward adds dK, dV into the travelling fp32
@@ -468,7 +470,7 @@ RingBlockCost ring_block_cost(const AttentionProblem& p, i64 n_q, i64 n_kv, Chun
 
 RingBlockCost ring_single_gpu_cost(const AttentionProblem& p, Pass pass, const RingComputeModel& cm) {
   RingBlockCost c = block_cost(whole_problem(p), pass, cm);
-  if (const RungTiming* t = ring_rung(cm, pass, p.head_dim))
+  if (const RungTiming* t = ring_rung(cm, pass, p.head_dim, p.causal))
     c.time_s = rung_launch(*t, p.batch * p.heads, p.seq_q, p.seq_q, p.causal, cm.hw.sm_count).time_s;
   c.pairs = p.causal ? p.seq_q * (p.seq_q + 1) / 2 : p.seq_q * p.seq_q;
   c.convention_flops = ring_convention_flops(p, c.pairs, pass);

@@ -16,13 +16,24 @@ RingSimulation simulate_ring_timed(const AttentionProblem& p, const RingTopology
   if (!f_capped && !b_capped) return at_boost;
   RingComputeModel capped = cm;
   RingSeriesShares sh;
+  // The pass's rung slowed: the model's own, or every entry of the set for
+  // that rung at the head dim (one per mask where it has them).
+  auto slow = [&](Pass pass, const RungTiming& t, double factor) {
+    std::optional<RungTiming>& own = pass == Pass::fwd ? capped.forward_rung : capped.backward_rung;
+    if (own || !capped.rung_set) {
+      own = t.slowed(factor);
+      return;
+    }
+    for (RungTiming& e : capped.rung_set->rungs)
+      if (e.geometry.rung == t.geometry.rung && e.geometry.head_dim == t.geometry.head_dim) e = e.slowed(factor);
+  };
   if (f_capped) {
     sh.forward = capped_shares(at_boost.forward.compute_s, f->boost_s, f->capped_rate, forward);
-    capped.forward_rung = f->slowed(capped_factor(sh.forward.median, f->capped_rate));
+    slow(Pass::fwd, *f, capped_factor(sh.forward.median, f->capped_rate));
   }
   if (b_capped) {
     sh.backward = capped_shares(at_boost.backward->compute_s, b->boost_s, b->capped_rate, backward);
-    capped.backward_rung = b->slowed(capped_factor(sh.backward.median, b->capped_rate));
+    slow(Pass::bwd, *b, capped_factor(sh.backward.median, b->capped_rate));
   }
   if (shares) *shares = sh;
   if (sh.forward.median == 0 && sh.backward.median == 0) return at_boost;

@@ -39,10 +39,21 @@ struct RungGeometry {
   TileShape tiles;          // B_r × B_c
   int ctas_per_sm = 1;
   CtaAxis axis = CtaAxis::row_blocks;
+  // The mask the geometry (and a fit of it) is for, where a rung's tiles
+  // differ by mask (fa3_hopper_bwd at d = 128: 80 × 128 unmasked, 64 × 128
+  // causal); unset: both masks.
+  std::optional<bool> causal;
 };
 // The compiled configuration of `rung` (a forward or backward tensor-core
-// rung) at head dim d; nullopt when the rung has none there.
-std::optional<RungGeometry> rung_geometry(const std::string& rung, i64 head_dim);
+// rung) at head dim d, for the mask `causal` (unset: the one geometry that
+// stands for both, the causal row's where they differ); nullopt when the
+// rung has none there.
+std::optional<RungGeometry> rung_geometry(const std::string& rung, i64 head_dim,
+                                          std::optional<bool> causal = std::nullopt);
+// "128", or "128 causal" / "128 full" for a geometry of one mask: how tables name it.
+std::string head_dim_and_mask(const RungGeometry& g);
+// Whether `rung` at head dim d runs other tiles under the causal mask than without.
+bool rung_tiles_differ_by_mask(const std::string& rung, i64 head_dim);
 
 struct RungTiming {
   RungGeometry geometry;
@@ -75,12 +86,16 @@ RungLaunch rung_launch(const RungTiming& t, i64 heads, i64 n_q, i64 n_kv, bool c
                        double extra_cta_s = 0);
 
 // A results file of calibrated rungs ("flashlab-rung-timing/1"): the GPU they
-// were fitted on and one entry per (rung, head dim).
+// were fitted on and one entry per (rung, head dim), or per (rung, head dim,
+// mask) where the rung's tiles differ by mask (its "mask" field).
 struct RungTimingSet {
   std::string gpu;
   int sm_count = 0;
   std::vector<RungTiming> rungs;
-  const RungTiming* find(const std::string& rung, i64 head_dim) const;
+  // The entry for a launch under `causal`: the one fitted to that mask, else
+  // the one for both masks; asked without a mask, the one for both, else the
+  // unmasked one. nullptr when none is there.
+  const RungTiming* find(const std::string& rung, i64 head_dim, std::optional<bool> causal = std::nullopt) const;
 };
 std::string to_rung_timing_json(const RungTimingSet& s);
 // Throws std::invalid_argument naming the origin and the field.

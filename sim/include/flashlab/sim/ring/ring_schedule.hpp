@@ -184,7 +184,8 @@ struct RingComputeModel {
   std::optional<RungTiming> forward_rung, backward_rung;
   // Or a GPU's whole set: the rungs the ring runs on Hopper (fa3_hopper and
   // fa3_hopper_bwd where the set has them, else fa2_tc and fa2_tc_bwd), at the
-  // problem's head dim.
+  // problem's head dim, a diagonal chunk pair with the entry fitted under the
+  // causal mask where the set has one per mask.
   std::optional<RungTimingSet> rung_set;
   // What one host thread spends issuing each step (host_issue.hpp): when
   // measured, a GPU's step starts no earlier than the host has issued its
@@ -323,10 +324,12 @@ struct RingSimulation {
 // topology, compute model).
 RingSimulation simulate_ring(const AttentionProblem& p, const RingTopology& topo, const RingComputeModel& cm);
 
-// A pass's rung as the ring's model times it: the model's own (forward_rung,
-// backward_rung), else the set's at the head dim (fa3_hopper, else fa2_tc;
-// fa3_hopper_bwd, else fa2_tc_bwd); nullptr without a launch model.
-const RungTiming* ring_rung(const RingComputeModel& cm, Pass pass, i64 head_dim);
+// A pass's rung as the ring's model times a launch under `causal` (a chunk
+// against itself) or not: the model's own (forward_rung, backward_rung), else
+// the set's at the head dim (fa3_hopper, else fa2_tc; fa3_hopper_bwd, else
+// fa2_tc_bwd), its entry for that mask where it has one per mask; nullptr
+// without a launch model (or without an entry for the mask).
+const RungTiming* ring_rung(const RingComputeModel& cm, Pass pass, i64 head_dim, bool causal = false);
 
 // The passes as a bench times them, a series of runs back to back
 // (power_cap.hpp): simulated at boost; then, where a pass's rung is capped by
