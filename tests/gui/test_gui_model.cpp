@@ -17,6 +17,8 @@
 #include <fstream>
 #include <random>
 #include <thread>
+#include <system_error>
+#include <vector>
 
 #include "../analysis/chart_fixtures.hpp"
 #include "flashlab/analysis/charts/chart_table.hpp"
@@ -73,9 +75,20 @@ std::vector<sim::i64> brute_done(const sim::Schedule& sch, const sim::Cursor& c)
   return done;
 }
 
+// Scratch files of this process, removed when it exits.
+struct TempFiles {
+  std::vector<fs::path> paths;
+  ~TempFiles() {
+    std::error_code ec;
+    for (const fs::path& p : paths) fs::remove(p, ec);
+  }
+};
+
 std::string write_temp(const std::string& name, const std::string& text) {
+  static TempFiles files;
   const fs::path p = fs::temp_directory_path() / ("flashlab-test-gui-" + std::to_string(::getpid()) + "-" + name);
   std::ofstream(p) << text;
+  files.paths.push_back(p);
   return p.string();
 }
 
