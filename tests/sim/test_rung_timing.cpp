@@ -21,6 +21,21 @@ sim::RungTiming timing(const std::string& rung, i64 d, double launch_us, double 
   t.tile_s = tile_us * 1e-6;
   return t;
 }
+
+// A bench row of `t`'s rung on 16 heads × N tokens, timed as the launch model says it takes.
+analysis::BenchRow timed_row(const sim::RungTiming& t, i64 n, bool causal) {
+  analysis::BenchRow row;
+  row.kernel = t.geometry.rung;
+  row.problem.batch = 1;
+  row.problem.heads = 16;
+  row.problem.seq_q = row.problem.seq_kv = n;
+  row.problem.head_dim = t.geometry.head_dim;
+  row.problem.causal = causal;
+  row.repeats = 10;
+  row.time_ms_median = sim::rung_launch(t, 16, n, n, causal, 132).time_s * 1e3;
+  row.tiles = t.geometry.tiles;
+  return row;
+}
 }  // namespace
 
 TEST_CASE("rung timing: the geometry is the compiled configuration's") {
@@ -128,16 +143,8 @@ TEST_CASE("rung timing: a results file's runs give the fit, and the host's launc
   const double host_us[] = {3.0, 12.0, 4.0, 0, 5.0};  // 0: a run that did not record it
   int k = 0;
   for (i64 n : {1024, 2048, 4096, 8192, 16384}) {
-    analysis::BenchRow row;
-    row.kernel = "fa3_hopper";
-    row.problem.batch = 1;
-    row.problem.heads = 16;
-    row.problem.seq_q = row.problem.seq_kv = n;
-    row.problem.head_dim = 128;
-    row.repeats = 10;
-    row.time_ms_median = sim::rung_launch(truth, 16, n, n, false, 132).time_s * 1e3;
+    analysis::BenchRow row = timed_row(truth, n, false);
     row.launch_host_us = host_us[k++];
-    row.tiles = truth.geometry.tiles;
     r.rows.push_back(row);
   }
   // A run of another build's tiles is not fitted with these.
@@ -195,9 +202,9 @@ TEST_CASE("rung timing: where a rung's tiles differ by mask, each mask has its o
   REQUIRE(causal);
   CHECK(full->tiles.Br == sim::hopper_bwd_config(128, false)->Br);
   CHECK(causal->tiles.Br == sim::hopper_bwd_config(128, true)->Br);
-  CHECK(sim::rung_tiles_differ_by_mask("fa3_hopper_bwd", 128) ==
-        (sim::hopper_bwd_config(128, false)->Br != sim::hopper_bwd_config(128, true)->Br));
-  CHECK_FALSE(sim::rung_tiles_differ_by_mask("fa3_hopper", 128));
+  CHECK((full->tiles == causal->tiles) ==
+        (sim::hopper_bwd_config(128, false)->Br == sim::hopper_bwd_config(128, true)->Br));
+  CHECK(sim::rung_geometry("fa3_hopper", 128, false)->tiles == sim::rung_geometry("fa3_hopper", 128, true)->tiles);
   CHECK(sim::head_dim_and_mask(*causal) == "128 causal");
   CHECK(sim::head_dim_and_mask(*sim::rung_geometry("fa3_hopper_bwd", 128)) == "128");
 
@@ -249,20 +256,7 @@ TEST_CASE("rung timing: runs whose tiles differ by mask are fitted per mask, eac
   r.meta.gpu = "Test GPU";
   r.meta.sm_count = 132;
   for (bool mask : {false, true})
-    for (i64 n : {1024, 2048, 4096, 8192, 16384}) {
-      const sim::RungTiming& t = mask ? causal : full;
-      analysis::BenchRow row;
-      row.kernel = "fa3_hopper_bwd";
-      row.problem.batch = 1;
-      row.problem.heads = 16;
-      row.problem.seq_q = row.problem.seq_kv = n;
-      row.problem.head_dim = 128;
-      row.problem.causal = mask;
-      row.repeats = 10;
-      row.time_ms_median = sim::rung_launch(t, 16, n, n, mask, 132).time_s * 1e3;
-      row.tiles = t.geometry.tiles;
-      r.rows.push_back(row);
-    }
+    for (i64 n : {1024, 2048, 4096, 8192, 16384}) r.rows.push_back(timed_row(mask ? causal : full, n, mask));
   const analysis::RungTimingFits f = analysis::fit_rung_timings(r, "t.json");
   CHECK(f.notes.empty());
   REQUIRE(f.set.rungs.size() == 2);

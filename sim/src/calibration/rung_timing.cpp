@@ -104,11 +104,6 @@ std::string head_dim_and_mask(const RungGeometry& g) {
   return std::to_string(g.head_dim) + (g.causal ? (*g.causal ? " causal" : " full") : "");
 }
 
-bool rung_tiles_differ_by_mask(const std::string& rung, i64 head_dim) {
-  const auto full = rung_geometry(rung, head_dim, false), causal = rung_geometry(rung, head_dim, true);
-  return full && causal && !(full->tiles == causal->tiles);
-}
-
 const RungTiming* RungTimingSet::find(const std::string& rung, i64 head_dim, std::optional<bool> causal) const {
   const RungTiming *both = nullptr, *unmasked = nullptr;
   for (const RungTiming& t : rungs) {

@@ -52,8 +52,6 @@ std::optional<RungGeometry> rung_geometry(const std::string& rung, i64 head_dim,
                                           std::optional<bool> causal = std::nullopt);
 // "128", or "128 causal" / "128 full" for a geometry of one mask: how tables name it.
 std::string head_dim_and_mask(const RungGeometry& g);
-// Whether `rung` at head dim d runs other tiles under the causal mask than without.
-bool rung_tiles_differ_by_mask(const std::string& rung, i64 head_dim);
 
 struct RungTiming {
   RungGeometry geometry;
