@@ -153,7 +153,21 @@ inline unsigned char* emu_smem_base() { return emu::smem; }
 
 struct emu_f16 { std::uint16_t bits; };
 struct emu_bf16 { std::uint16_t bits; };
-inline float f16_to_float(std::uint16_t b) { _Float16 h; std::memcpy(&h, &b, 2); return float(h); }
+// Every half's float, converted once: the conversion is a libgcc call on a CPU
+// without F16C instructions in the build, and the emulated MMAs make billions.
+struct F16Floats {
+  float value[65536];
+  F16Floats() {
+    for (std::uint32_t b = 0; b < 65536; ++b) {
+      const std::uint16_t bits = std::uint16_t(b);
+      _Float16 h;
+      std::memcpy(&h, &bits, 2);
+      value[b] = float(h);
+    }
+  }
+};
+inline const F16Floats kF16Floats;
+inline float f16_to_float(std::uint16_t b) { return kF16Floats.value[b]; }
 inline std::uint16_t float_to_f16(float x) { _Float16 h = _Float16(x); std::uint16_t b; std::memcpy(&b, &h, 2); return b; }
 inline float bf16_to_float(std::uint16_t b) { std::uint32_t u = std::uint32_t(b) << 16; float f; std::memcpy(&f, &u, 4); return f; }
 inline std::uint16_t float_to_bf16(float x) {

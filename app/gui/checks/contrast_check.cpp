@@ -62,21 +62,22 @@ unsigned commonest(std::vector<unsigned>& px, unsigned own) {
     const unsigned k = step(p);
     if (++count[k] > count[best_step] || (count[k] == count[best_step] && k < best_step)) best_step = k;
   }
-  std::vector<unsigned> in_step;
+  // Within a step a colour is its low four bits a channel, in the same order
+  // as the colours themselves: counted the same way.
+  const auto low = [](unsigned p) { return (p >> 8 & 0xF00) | (p >> 4 & 0xF0) | (p & 0xF); };
+  static thread_local std::array<unsigned, 4096> in_step{};
+  unsigned best_low = 4096;
   for (unsigned p : px) {
     count[step(p)] = 0;
-    if (step(p) == best_step) in_step.push_back(p);
+    if (step(p) != best_step) continue;
+    const unsigned k = low(p);
+    ++in_step[k];
+    if (best_low == 4096 || in_step[k] > in_step[best_low] || (in_step[k] == in_step[best_low] && k < best_low))
+      best_low = k;
   }
-  std::sort(in_step.begin(), in_step.end());
-  unsigned best = in_step[0];
-  size_t top = 0;
-  for (size_t k = 0; k < in_step.size();) {
-    size_t e = k;
-    while (e < in_step.size() && in_step[e] == in_step[k]) ++e;
-    if (e - k > top) top = e - k, best = in_step[k];
-    k = e;
-  }
-  return best;
+  for (unsigned p : px) in_step[low(p)] = 0;
+  const auto spread = [](unsigned s) { return (s & 0xF00) << 8 | (s & 0xF0) << 4 | (s & 0xF); };
+  return spread(best_step) << 4 | spread(best_low);
 }
 
 std::string hex(unsigned rgb) {
