@@ -759,6 +759,18 @@ TEST_CASE("a series on another's points is found, and named '=' only when the nu
   CHECK(std::find(texts.begin(), texts.end(), "≈ sdpa, a byte more") != texts.end());
   CHECK(d.drawn.marks.size() == 12);  // every point of every series is a data mark
   CHECK(d.problems.empty());
+  // Two roofline dots at nearly the same intensity (FA1 and FA2 at 513 and 518
+  // FLOP/B on a log axis): one lies on the other; 600 is a marker or more away.
+  ChartSpec r;
+  r.x.scale = r.y.scale = Scale::log10;
+  Series roof, fa1, fa2, far;
+  roof.x = {1, 1e4};
+  roof.y = {1e12, 3e14};
+  fa1.x = {513.2}, fa2.x = {518.2}, far.x = {600};
+  fa1.y = fa2.y = far.y = {3.12e14};
+  fa1.style = fa2.style = far.style = SeriesStyle::points;
+  r.series = {roof, fa1, fa2, far};
+  CHECK(coinciding_series(r) == std::vector<int>{-1, -1, 1, -1});
 }
 
 TEST_CASE("the layout check names text over text, over a data point, outside the chart and cut short", "[chart][render]") {

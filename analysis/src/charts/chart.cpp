@@ -281,18 +281,21 @@ bool same_points(const Series& a, const Series& b) {
 std::vector<int> coinciding_series(const ChartSpec& c) {
   std::vector<int> out(c.series.size(), -1);
   if (c.kind != ChartKind::xy) return out;
-  const Range y = auto_fit(c, false);
-  const Scale sy = c.y.scale;
+  const Range x = auto_fit(c, true), y = auto_fit(c, false);
+  const Scale sx = c.x.scale, sy = c.y.scale;
   std::vector<std::vector<std::pair<double, double>>> pts;
-  for (const Series& s : c.series) pts.push_back(plotted(s, c.x.scale, sy));
+  for (const Series& s : c.series) pts.push_back(plotted(s, sx, sy));
+  // Within 0.4 % of an axis: less than a marker's radius apart on any plot.
+  const auto near = [](double a, double b, Range r, Scale s) {
+    return a == b || std::fabs(axis_fraction(a, r, s) - axis_fraction(b, r, s)) < 0.004;
+  };
   for (size_t k = 0; k < c.series.size(); ++k) {
     if (pts[k].empty() || c.series[k].style == SeriesStyle::bars) continue;
     for (size_t j = 0; j < k && out[k] < 0; ++j) {
       if (pts[j].size() != pts[k].size() || c.series[j].style == SeriesStyle::bars) continue;
       bool all = true;
       for (size_t n = 0; n < pts[k].size() && all; ++n)
-        all = pts[j][n].first == pts[k][n].first &&
-              std::fabs(axis_fraction(pts[j][n].second, y, sy) - axis_fraction(pts[k][n].second, y, sy)) < 0.004;
+        all = near(pts[j][n].first, pts[k][n].first, x, sx) && near(pts[j][n].second, pts[k][n].second, y, sy);
       if (all) out[k] = static_cast<int>(j);
     }
   }

@@ -153,8 +153,9 @@ struct ChartSpec {
 Range auto_fit(const ChartSpec& c, bool x_axis);
 
 // Series drawn on another: for each series of an xy chart, the index of the
-// first earlier series whose every plottable point it lies on (the same x
-// values, each y within 0.4 % of the auto-fitted y axis), else -1. The
+// first earlier series whose every plottable point it lies on (each x and y
+// within 0.4 % of the auto-fitted axis: two roofline dots at nearly the same
+// intensity and rate too), else -1. The
 // renderer draws such a series so that both show and its legend says so.
 std::vector<int> coinciding_series(const ChartSpec& c);
 // The two series hold the same points to 9 significant digits ("=", not "≈").
