@@ -46,12 +46,7 @@ Frame frame_of(unsigned rgb, int w = 400, int h = 200) {
   Frame f;
   f.w = w;
   f.h = h;
-  f.rgb.resize(static_cast<size_t>(w) * static_cast<size_t>(h) * 3);
-  for (size_t k = 0; k < f.rgb.size(); k += 3) {
-    f.rgb[k] = static_cast<unsigned char>(rgb >> 16);
-    f.rgb[k + 1] = static_cast<unsigned char>(rgb >> 8);
-    f.rgb[k + 2] = static_cast<unsigned char>(rgb);
-  }
+  f.pixels.assign(static_cast<size_t>(w) * static_cast<size_t>(h), 0xFF000000u | rgb);
   return f;
 }
 

@@ -3,18 +3,19 @@
 // atomically.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
 namespace flashlab::gui {
 
-// The frame just drawn, read back: RGB, rows top-down (as the window shows it).
+// The frame just drawn, read back: a pixel a word (0xRRGGBB in its low 24
+// bits, the top 8 bits not a colour), rows top-down (as the window shows it).
 struct Frame {
   int w = 0, h = 0;
-  std::vector<unsigned char> rgb;
+  std::vector<std::uint32_t> pixels;
   unsigned px(int x, int y) const {  // 0xRRGGBB
-    const size_t k = (static_cast<size_t>(y) * static_cast<size_t>(w) + static_cast<size_t>(x)) * 3;
-    return static_cast<unsigned>(rgb[k]) << 16 | static_cast<unsigned>(rgb[k + 1]) << 8 | rgb[k + 2];
+    return pixels[static_cast<size_t>(y) * static_cast<size_t>(w) + static_cast<size_t>(x)] & 0xFFFFFFu;
   }
 };
 Frame read_frame(int fb_width, int fb_height);
