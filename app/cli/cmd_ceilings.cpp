@@ -101,9 +101,18 @@ class CeilingsCommand : public Command {
       origin += (origin.empty() ? "" : " + ") + std::filesystem::path(path).filename().string();
     }
     if (!rungs_out_.empty()) require_output_folder("--out", rungs_out_);
+    analysis::BenchResults merged;
+    try {
+      merged = analysis::merge_results(files).results;
+    } catch (const std::exception& e) {
+      throw UsageError(std::string("--results: ") + e.what());
+    }
+    // The power files read and checked before the fits: a wrong one is said at once.
+    std::optional<PowerRuns> power;
+    if (!rungs_power_.empty()) power = read_power(merged.meta.gpu);
     analysis::RungTimingFits fits;
     try {
-      fits = analysis::fit_rung_timings(analysis::merge_results(files).results, origin);
+      fits = analysis::fit_rung_timings(merged, origin);
     } catch (const std::exception& e) {
       throw UsageError(std::string("--results: ") + e.what());
     }
@@ -111,7 +120,7 @@ class CeilingsCommand : public Command {
       throw UsageError("--results: no rung with 3 or more successful one-GPU runs at one head dim (fa3_hopper, fa2_tc, "
                        "fa3_hopper_bwd, fa2_tc_bwd) in " + origin);
     std::cout << analysis::rung_timing_fits_text(fits);
-    if (!rungs_power_.empty()) fits.set = fit_power(fits.set);
+    if (power) fits.set = fit_power(*power, fits.set);
     if (!rungs_out_.empty()) {
       try {
         analysis::write_file_atomic(rungs_out_, sim::to_rung_timing_json(fits.set));
@@ -124,9 +133,16 @@ class CeilingsCommand : public Command {
     return 0;
   }
 
-  // The power limit's constants over the launch model's set (--power).
-  sim::RungTimingSet fit_power(const sim::RungTimingSet& launch) const {
-    // Every file's runs in one set: one GPU, the first file's description of it.
+  // The --power files' runs in one set: one GPU, the first file's description of it.
+  struct PowerRuns {
+    sim::MeasuredRuns runs;
+    std::string origin;
+    sim::HardwareModel hw;
+  };
+  // Throws UsageError: a file that cannot be read, files of two GPUs, a GPU
+  // without a datasheet preset, or another GPU than the launch model's
+  // (`launch_gpu`, the --results files').
+  PowerRuns read_power(const std::string& launch_gpu) const {
     sim::MeasuredRuns runs;
     std::string origin;
     for (const std::string& path : rungs_power_) {
@@ -149,12 +165,17 @@ class CeilingsCommand : public Command {
     if (!hw)
       throw UsageError("--power: " + origin + ": no datasheet preset matches its GPU '" + runs.meta.gpu +
                        "' (flashlab hw list)");
-    if (!launch.gpu.empty() && !runs.meta.gpu.empty() && launch.gpu != runs.meta.gpu)
+    if (!launch_gpu.empty() && !runs.meta.gpu.empty() && launch_gpu != runs.meta.gpu)
       throw UsageError("--power: " + origin + " was measured on " + runs.meta.gpu +
-                       ", the launch model on " + launch.gpu + ": both belong to one GPU");
+                       ", the launch model on " + launch_gpu + ": both belong to one GPU");
+    return {std::move(runs), origin, *hw};
+  }
+
+  // The power limit's constants over the launch model's set (--power).
+  sim::RungTimingSet fit_power(const PowerRuns& p, const sim::RungTimingSet& launch) const {
     analysis::PowerCapFit fit;
     try {
-      fit = analysis::fit_power_cap(runs, launch, *hw, origin);
+      fit = analysis::fit_power_cap(p.runs, launch, p.hw, p.origin);
     } catch (const std::invalid_argument& e) {
       throw UsageError(std::string("--power: ") + e.what());
     }
