@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -291,6 +292,18 @@ json shipped_lecture(const std::string& scenario) {
   return sc;
 }
 
+// The shipped scenarios that are lectures (a list of scenes), by name, sorted.
+std::vector<std::string> shipped_lecture_names() {
+  std::vector<std::string> names;
+  for (const auto& entry : fs::directory_iterator(std::string(FLASHLAB_ASSETS) + "/scenarios")) {
+    const std::string name = entry.path().stem().string();
+    if (entry.path().extension() != ".json" || name.rfind("bench-results", 0) == 0) continue;
+    if (shipped_lecture(name).contains("scenes")) names.push_back(name);
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
 // Every shipped scene says what its stage must show for its point to be true:
 // the number of those claims over the lecture.
 int claims_of(const json& lecture) {
@@ -368,11 +381,8 @@ TEST_CASE("presenter mode: every shipped lecture forward, back and forward again
           "[gui][xvfb][present][scenes]") {
   const std::string x = x_prefix(1920, 1080);
   int lectures = 0;
-  for (const auto& entry : fs::directory_iterator(std::string(FLASHLAB_ASSETS) + "/scenarios")) {
-    const std::string name = entry.path().stem().string();
-    if (entry.path().extension() != ".json" || name.rfind("bench-results", 0) == 0) continue;
+  for (const std::string& name : shipped_lecture_names()) {
     json sc = shipped_lecture(name);
-    if (!sc.contains("scenes")) continue;
     INFO(name);
     const fs::path dir = temp_dir("whole-" + name);
     sc["export_dir"] = (dir / "shots").string();
@@ -581,16 +591,12 @@ TEST_CASE("the ring's view of measured files: --ring-results opens a run of them
 // Every shipped lecture on a projector: each scene drawn whole and readable,
 // keeping what its talking point promises (presenter_run). Returns how many.
 int every_lecture_presented(int width, int height, double scale) {
-  int lectures = 0;
-  for (const auto& entry : fs::directory_iterator(std::string(FLASHLAB_ASSETS) + "/scenarios")) {
-    const std::string name = entry.path().stem().string();
-    if (entry.path().extension() != ".json" || name.rfind("bench-results", 0) == 0) continue;
-    if (!shipped_lecture(name).contains("scenes")) continue;
+  const std::vector<std::string> names = shipped_lecture_names();
+  for (const std::string& name : names) {
     INFO(name);
     presenter_run(name, width, height, scale);
-    ++lectures;
   }
-  return lectures;
+  return static_cast<int>(names.size());
 }
 
 TEST_CASE("presenter mode: every shipped lecture at 1920 × 1080, UI scale 2, claims kept, readable, nothing clipped or overlapping",
