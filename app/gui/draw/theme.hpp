@@ -69,6 +69,7 @@ ImVec4 color_note();
 ImVec4 color_good();
 ImVec4 color_dim();
 ImVec4 color_warning();  // orange: a caveat, memory-bound
+ImVec4 color_link();     // blue: where to read more
 ImVec4 color_bad_field(); // the frame of a field whose value is refused
 
 }  // namespace flashlab::gui

@@ -15,7 +15,7 @@ namespace flashlab::gui {
 
 namespace {
 
-void docs_link(const char* page) { ImGui::TextColored(ImVec4(0.5f, 0.75f, 1.0f, 1.0f), "→ read more: %s", page); }
+void docs_link(const char* page) { ImGui::TextColored(color_link(), "→ read more: %s", page); }
 
 bool shown(const AppState& s, sim::Algorithm a) {
   for (const AlgoView& v : s.model.algos)

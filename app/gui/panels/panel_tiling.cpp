@@ -515,7 +515,7 @@ bool draw_softmax(const AlgoView& v, float budget) {
         continue;
       }
       const bool rescaled = st.visits > 0 && r.rescale < 1;
-      ImGui::TextColored(rescaled ? ImVec4(1.0f, 0.7f, 0.3f, 1.0f) : color_dim(), "%s", fmt_stat(r.rescale, "softmax rescale").c_str());
+      ImGui::TextColored(rescaled ? color_warning() : color_dim(), "%s", fmt_stat(r.rescale, "softmax rescale").c_str());
     }
     ImGui::EndTable();
   }
