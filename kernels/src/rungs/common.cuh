@@ -24,6 +24,11 @@ namespace flashlab::kernels::detail {
 
 using sim::i64;
 
+// exp(x) = exp2(x · log2 e): the rungs' softmax runs on exp2 (MUFU ex2), the
+// logsumexp back in natural log (· ln 2).
+constexpr float kLog2e = 1.4426950408889634f;
+constexpr float kLn2 = 0.6931471805599453f;
+
 // Launch grids put the B·H heads on y (at most 65,535); larger products run
 // in chunks of heads, each with its own base pointers.
 constexpr i64 kMaxGridY = 65535;

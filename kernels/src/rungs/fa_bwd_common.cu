@@ -11,7 +11,6 @@
 namespace flashlab::kernels::detail {
 namespace {
 
-constexpr float kLog2e = 1.4426950408889634f;
 constexpr int kWarpsPerBlock = 8;
 
 // One warp per padded statistics row r of a head. r < N_q: D_r = Σ_x dO_rx·O_rx

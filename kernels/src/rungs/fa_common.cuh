@@ -14,9 +14,6 @@
 
 namespace flashlab::kernels::detail {
 
-constexpr float kLog2e = 1.4426950408889634f;
-constexpr float kLn2 = 0.6931471805599453f;
-
 // A row of d elements held in registers by kLanes adjacent lanes of one warp:
 // each keeps kDims of them, as float4 chunks. Chunk c of lane `part` holds
 // elements 4·(c·kLanes + part) … +3, so the lanes of a row read adjacent

@@ -32,7 +32,7 @@ namespace detail {
 namespace {
 
 constexpr int kVectorsPerThread = 4;   // 16-byte vectors of P and of dP each thread keeps
-constexpr int kMaxThreads = 512;
+constexpr int kRowBwdMaxThreads = 512;
 
 template <class T>
 __device__ __forceinline__ float elem(const uint4& u, int e) {
@@ -45,7 +45,7 @@ __device__ __forceinline__ float elem(const uint4& u, int e) {
 // rows up to 16,384 fp16 elements in one read). n_kv a multiple of the vector
 // width, so every row starts 16-byte aligned.
 template <class T>
-__global__ void __launch_bounds__(kMaxThreads)
+__global__ void __launch_bounds__(kRowBwdMaxThreads)
     softmax_backward_rows(const T* __restrict__ P, T* __restrict__ dPS, i64 first_row, i64 n_kv) {
   constexpr int V = Vec16<T>::n;
   __shared__ float red[32];
@@ -80,7 +80,7 @@ __global__ void __launch_bounds__(kMaxThreads)
 
 // Any n_kv: element by element, reading the row twice (D, then dS).
 template <class T>
-__global__ void __launch_bounds__(kMaxThreads)
+__global__ void __launch_bounds__(kRowBwdMaxThreads)
     softmax_backward_rows_any(const T* __restrict__ P, T* __restrict__ dPS, i64 first_row, i64 n_kv) {
   __shared__ float red[32];
   const i64 row = first_row + blockIdx.x;
@@ -100,9 +100,9 @@ void softmax_backward(sim::DType dtype, const void* P, void* dPS, i64 rows, i64 
     const T* p = static_cast<const T*>(P);
     T* ds = static_cast<T*>(dPS);
     const i64 vectors = (n_kv + V - 1) / V;
-    const bool in_registers = n_kv % V == 0 && vectors <= static_cast<i64>(kVectorsPerThread) * kMaxThreads;
+    const bool in_registers = n_kv % V == 0 && vectors <= static_cast<i64>(kVectorsPerThread) * kRowBwdMaxThreads;
     unsigned threads = 64;
-    while (in_registers && threads < kMaxThreads && static_cast<i64>(threads) * kVectorsPerThread < vectors) threads *= 2;
+    while (in_registers && threads < kRowBwdMaxThreads && static_cast<i64>(threads) * kVectorsPerThread < vectors) threads *= 2;
     if (!in_registers) threads = 256;
     for (i64 first = 0; first < rows; first += kMaxGridX) {
       const auto blocks = static_cast<unsigned>(std::min(kMaxGridX, rows - first));
@@ -117,9 +117,9 @@ void softmax_backward(sim::DType dtype, const void* P, void* dPS, i64 rows, i64 
   });
 }
 
-cudaDataType_t cuda_type(sim::DType t) { return detail::cublas_type(t, "naive_bwd"); }
+cudaDataType_t bwd_cuda_type(sim::DType t) { return detail::cublas_type(t, "naive_bwd"); }
 
-int as_int(i64 v, const char* what) { return detail::cublas_int(v, "naive_bwd", what); }
+int bwd_int(i64 v, const char* what) { return detail::cublas_int(v, "naive_bwd", what); }
 
 }  // namespace
 }  // namespace detail
@@ -144,9 +144,9 @@ void naive_backward(const LaunchArgs& a) {
   // GEMM's batch is a K/V head and its N_q the G·N_q query rows of the group;
   // dV = Pᵀ dO and dK = τ dSᵀ Q then sum over the group's heads in the GEMM.
   const i64 G = kv_group_of(a, "naive_bwd");
-  const int nq = as_int(G * p.n_q(), "H/H_kv·N_q"), nkv = as_int(p.n_kv(), "N_kv"), d = as_int(p.head_dim, "d");
-  const int batch = as_int(p.head_count() / G, "B·H_kv");
-  const cudaDataType_t type = cuda_type(p.dtype);
+  const int nq = bwd_int(G * p.n_q(), "H/H_kv·N_q"), nkv = bwd_int(p.n_kv(), "N_kv"), d = bwd_int(p.head_dim, "d");
+  const int batch = bwd_int(p.head_count() / G, "B·H_kv");
+  const cudaDataType_t type = bwd_cuda_type(p.dtype);
   cublasHandle_t h = shared_cublas_handle();
   FLASHLAB_CUBLAS_CHECK(cublasSetStream(h, stream_of(a)));
   const float tau = a.softmax_scale, one = 1.f, zero = 0.f;

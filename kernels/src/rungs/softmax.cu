@@ -17,9 +17,8 @@ namespace flashlab::kernels::detail {
 namespace {
 
 constexpr int kValuesPerThread = 32;  // floats of the row each thread keeps in registers
-constexpr int kMaxThreads = 512;
-constexpr i64 kOnePassMaxRow = static_cast<i64>(kValuesPerThread) * kMaxThreads;  // 16,384
-constexpr float kLog2e = 1.4426950408889634f;
+constexpr int kRowMaxThreads = 512;
+constexpr i64 kOnePassMaxRow = static_cast<i64>(kValuesPerThread) * kRowMaxThreads;  // 16,384
 
 template <class T>
 __device__ __forceinline__ void load_vec16(const T* p, float (&out)[Vec16<T>::n]) {
@@ -42,7 +41,7 @@ __device__ __forceinline__ void store_vec16(T* p, const float (&in)[Vec16<T>::n]
 // writing P. kVector: n_kv is a multiple of the vector width, so every row
 // starts 16-byte aligned.
 template <class T, bool kVector>
-__global__ void __launch_bounds__(kMaxThreads)
+__global__ void __launch_bounds__(kRowMaxThreads)
     softmax_rows_one_pass(const T* __restrict__ S, T* __restrict__ P, i64 first_row, i64 n_q, i64 n_kv,
                           float scale_log2e, bool causal) {
   constexpr int V = Vec16<T>::n;
@@ -103,7 +102,7 @@ __global__ void __launch_bounds__(kMaxThreads)
 // over its strided elements (online softmax), the block combines them, and a
 // second pass writes P.
 template <class T>
-__global__ void __launch_bounds__(kMaxThreads)
+__global__ void __launch_bounds__(kRowMaxThreads)
     softmax_rows_two_pass(const T* __restrict__ S, T* __restrict__ P, i64 first_row, i64 n_q, i64 n_kv,
                           float scale_log2e, bool causal) {
   __shared__ float red_max[32], red_sum[32];
@@ -133,7 +132,7 @@ __global__ void __launch_bounds__(kMaxThreads)
 
 unsigned threads_for_row(i64 n_kv) {
   unsigned t = 64;  // 64-thread blocks still fill an SM (32 blocks × 64)
-  while (t < kMaxThreads && static_cast<i64>(t) * kValuesPerThread < n_kv) t *= 2;
+  while (t < kRowMaxThreads && static_cast<i64>(t) * kValuesPerThread < n_kv) t *= 2;
   return t;
 }
 
@@ -159,7 +158,7 @@ void row_softmax(sim::DType dtype, const void* S, void* P, i64 rows, i64 n_q, i6
           FLASHLAB_LAUNCH_CHECK("softmax_rows_one_pass");
         }
       } else {
-        softmax_rows_two_pass<T><<<blocks, kMaxThreads, 0, stream>>>(s, p, first, n_q, n_kv, scale_log2e, causal);
+        softmax_rows_two_pass<T><<<blocks, kRowMaxThreads, 0, stream>>>(s, p, first, n_q, n_kv, scale_log2e, causal);
         FLASHLAB_LAUNCH_CHECK("softmax_rows_two_pass");
       }
     }
