@@ -13,6 +13,10 @@
 #include "support/problems.hpp"
 #include "support/text_checks.hpp"
 
+// Its own namespace: the file-local helpers (a scratch runner, a problem
+// maker) carry the names other test files give theirs, in one unity batch.
+namespace test_bench_table_cases {
+
 using namespace flashlab;
 using namespace flashlab::analysis;
 using flashlab::test::problem;
@@ -178,3 +182,5 @@ TEST_CASE("a launch of two CTAs per SM: the DRAM table shows both states where t
   CHECK_THAT(t1, !Catch::Contains("slots apart") && !Catch::Contains("lockstep") && !Catch::Contains("Two lines"));
   CHECK_THAT(dram_points(only_one), !Catch::Contains("slots apart"));
 }
+
+}  // namespace test_bench_table_cases

@@ -12,6 +12,10 @@
 #include "../support/run_flashlab.hpp"
 #include "flashlab/sim/ring/ring_schedule.hpp"
 
+// Its own namespace: the file-local helpers (a scratch runner, a problem
+// maker) carry the names other test files give theirs, in one unity batch.
+namespace test_links_cli_cases {
+
 using flashlab::test::contains;
 using flashlab::test::line_count;
 using flashlab::test::Run;
@@ -87,3 +91,5 @@ TEST_CASE("links: flashlab ring takes a measured link file and follows its curve
   CHECK(contains(text.out, "measured test link"));
   CHECK(contains(text.out, "transfers follow its measured curve of 3 message sizes"));
 }
+
+}  // namespace test_links_cli_cases

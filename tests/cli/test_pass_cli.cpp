@@ -13,6 +13,10 @@
 #include "flashlab/analysis/results/bench_results.hpp"
 #include "flashlab/analysis/text/csv.hpp"
 
+// Its own namespace: the file-local helpers (a scratch runner, a problem
+// maker) carry the names other test files give theirs, in one unity batch.
+namespace test_pass_cli_cases {
+
 using flashlab::test::Run;
 using flashlab::test::slurp;
 
@@ -217,3 +221,5 @@ TEST_CASE("pass flag: bad values are one line and exit code 2", "[cli][pass]") {
       {"sweep --vary seq=512 --pass nope", "--pass:"},
   });
 }
+
+}  // namespace test_pass_cli_cases

@@ -7,6 +7,10 @@
 
 #include "../support/run_flashlab.hpp"
 
+// Its own namespace: the file-local helpers (a scratch runner, a problem
+// maker) carry the names other test files give theirs, in one unity batch.
+namespace test_pipeline_cli_cases {
+
 using flashlab::test::Run;
 
 // `flashlab ARGS` in this file's own scratch folder (run_flashlab.path()).
@@ -87,3 +91,5 @@ TEST_CASE("pipeline --pass bwd refuses what the backward rung cannot run, with e
       {"pipeline --pass bwd --results runs.json", "--results: the backward's launch is not modelled; only its CTA's schedule"},
   });
 }
+
+}  // namespace test_pipeline_cli_cases

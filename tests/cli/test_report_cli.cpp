@@ -13,6 +13,10 @@
 #include "../support/run_flashlab.hpp"
 #include "flashlab/analysis/text/csv.hpp"
 
+// Its own namespace: the file-local helpers (a scratch runner, a problem
+// maker) carry the names other test files give theirs, in one unity batch.
+namespace test_report_cli_cases {
+
 namespace fs = std::filesystem;
 using flashlab::test::Run;
 using flashlab::test::slurp;
@@ -349,3 +353,5 @@ TEST_CASE("export --results takes several files and merges them as report does",
   CHECK(two.code == 2);
   CHECK_THAT(two.err, Catch::Contains("t4-runs.json was measured on Tesla T4"));
 }
+
+}  // namespace test_report_cli_cases

@@ -12,6 +12,10 @@
 #include "flashlab/analysis/charts/chart.hpp"
 #include "flashlab/analysis/results/ring_results.hpp"
 
+// Its own namespace: the file-local helpers (a scratch runner, a problem
+// maker) carry the names other test files give theirs, in one unity batch.
+namespace test_ring_chart_cli_cases {
+
 using flashlab::test::contains;
 using flashlab::test::line_count;
 using flashlab::test::Run;
@@ -100,3 +104,5 @@ TEST_CASE("ring --chart: nothing to draw, an unknown chart, flags that do not go
   CHECK_FALSE(fs::exists(scratch_file("x.png")));
   CHECK_FALSE(fs::exists(scratch_file("x.txt")));
 }
+
+}  // namespace test_ring_chart_cli_cases

@@ -17,6 +17,10 @@
 #include "flashlab/analysis/text/csv.hpp"
 #include "flashlab/analysis/results/ring_results.hpp"
 
+// Its own namespace: the file-local helpers (a scratch runner, a problem
+// maker) carry the names other test files give theirs, in one unity batch.
+namespace test_ring_cli_cases {
+
 using flashlab::test::contains;
 using flashlab::test::Run;
 namespace fs = std::filesystem;
@@ -276,3 +280,5 @@ TEST_CASE("flashlab ceilings rungs --power: the H200's rung file again from its 
   CHECK(missing.code == 2);
   CHECK_THAT(missing.err, Catch::Contains("--power: "));
 }
+
+}  // namespace test_ring_cli_cases
