@@ -4,7 +4,11 @@
 // test_placement.cpp), failures that say what failed.
 #include <catch2/catch.hpp>
 #include <algorithm>
+#include <cstdlib>
+#include <fstream>
+#include <iterator>
 #include <limits>
+#include <string>
 
 #include "flashlab/kernels/launch/layouts.hpp"
 #include "flashlab/kernels/runner/runner.hpp"
@@ -381,6 +385,17 @@ TEST_CASE("results carry the metadata a lab report needs", "[kernels][runner]") 
   CHECK(r.meta.sm_clock_mhz == 1755);
   CHECK(r.meta.driver == "13.0");
   CHECK(r.meta.cuda_runtime == "13.0");
+  // The commit CMake wrote into this build (build_commit.cpp), unless
+  // $FLASHLAB_COMMIT names another; "unknown" where the tree had no git.
+  if (std::getenv("FLASHLAB_COMMIT") == nullptr) {
+    std::ifstream in(FLASHLAB_BUILD_COMMIT_FILE);
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const std::string key = "kBuildCommit[] = \"";
+    const size_t at = text.find(key);
+    REQUIRE(at != std::string::npos);
+    const std::string written = text.substr(at + key.size(), text.find('"', at + key.size()) - at - key.size());
+    CHECK(r.meta.commit == (written.empty() ? "unknown" : written));
+  }
   CHECK_FALSE(r.meta.commit.empty());
   CHECK_THAT(r.meta.flop_convention, Catch::Contains("4·B·H·N_q·N_kv·d") && Catch::Contains("halved when causal"));
   CHECK(r.meta.date.size() == 20);
