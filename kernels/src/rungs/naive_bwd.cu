@@ -102,7 +102,8 @@ void softmax_backward(sim::DType dtype, const void* P, void* dPS, i64 rows, i64 
     const i64 vectors = (n_kv + V - 1) / V;
     const bool in_registers = n_kv % V == 0 && vectors <= static_cast<i64>(kVectorsPerThread) * kRowBwdMaxThreads;
     unsigned threads = 64;
-    while (in_registers && threads < kRowBwdMaxThreads && static_cast<i64>(threads) * kVectorsPerThread < vectors) threads *= 2;
+    while (in_registers && threads < kRowBwdMaxThreads && static_cast<i64>(threads) * kVectorsPerThread < vectors)
+      threads *= 2;
     if (!in_registers) threads = 256;
     for (i64 first = 0; first < rows; first += kMaxGridX) {
       const auto blocks = static_cast<unsigned>(std::min(kMaxGridX, rows - first));
@@ -117,9 +118,9 @@ void softmax_backward(sim::DType dtype, const void* P, void* dPS, i64 rows, i64 
   });
 }
 
-cudaDataType_t bwd_cuda_type(sim::DType t) { return detail::cublas_type(t, "naive_bwd"); }
+cudaDataType_t bwd_gemm_type(sim::DType t) { return detail::cublas_type(t, "naive_bwd"); }
 
-int bwd_int(i64 v, const char* what) { return detail::cublas_int(v, "naive_bwd", what); }
+int bwd_gemm_dim(i64 v, const char* what) { return detail::cublas_int(v, "naive_bwd", what); }
 
 }  // namespace
 }  // namespace detail
@@ -144,9 +145,10 @@ void naive_backward(const LaunchArgs& a) {
   // GEMM's batch is a K/V head and its N_q the G·N_q query rows of the group;
   // dV = Pᵀ dO and dK = τ dSᵀ Q then sum over the group's heads in the GEMM.
   const i64 G = kv_group_of(a, "naive_bwd");
-  const int nq = bwd_int(G * p.n_q(), "H/H_kv·N_q"), nkv = bwd_int(p.n_kv(), "N_kv"), d = bwd_int(p.head_dim, "d");
-  const int batch = bwd_int(p.head_count() / G, "B·H_kv");
-  const cudaDataType_t type = bwd_cuda_type(p.dtype);
+  const int nq = bwd_gemm_dim(G * p.n_q(), "H/H_kv·N_q"), nkv = bwd_gemm_dim(p.n_kv(), "N_kv");
+  const int d = bwd_gemm_dim(p.head_dim, "d");
+  const int batch = bwd_gemm_dim(p.head_count() / G, "B·H_kv");
+  const cudaDataType_t type = bwd_gemm_type(p.dtype);
   cublasHandle_t h = shared_cublas_handle();
   FLASHLAB_CUBLAS_CHECK(cublasSetStream(h, stream_of(a)));
   const float tau = a.softmax_scale, one = 1.f, zero = 0.f;

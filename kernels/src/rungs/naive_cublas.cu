@@ -57,9 +57,9 @@ Cublas& cublas() {
   return c;
 }
 
-cudaDataType_t gemm_cuda_type(sim::DType t) { return detail::cublas_type(t, "naive_cublas"); }
+cudaDataType_t fwd_gemm_type(sim::DType t) { return detail::cublas_type(t, "naive_cublas"); }
 
-int gemm_int(i64 v, const char* what) { return detail::cublas_int(v, "naive_cublas", what); }
+int fwd_gemm_dim(i64 v, const char* what) { return detail::cublas_int(v, "naive_cublas", what); }
 
 }  // namespace
 
@@ -92,9 +92,10 @@ void naive_cublas_forward(const LaunchArgs& a) {
   // The query heads of a K/V head are adjacent ([B, H_kv, H/H_kv, N_q, d]): each
   // GEMM's batch is a K/V head, its N_q the G·N_q query rows of the group.
   const i64 G = kv_group_of(a, "naive_cublas");
-  const int nq = gemm_int(G * p.n_q(), "H/H_kv·N_q"), nkv = gemm_int(p.n_kv(), "N_kv"), d = gemm_int(p.head_dim, "d");
-  const int batch = gemm_int(p.head_count() / G, "B·H_kv");
-  const cudaDataType_t type = gemm_cuda_type(p.dtype);
+  const int nq = fwd_gemm_dim(G * p.n_q(), "H/H_kv·N_q"), nkv = fwd_gemm_dim(p.n_kv(), "N_kv");
+  const int d = fwd_gemm_dim(p.head_dim, "d");
+  const int batch = fwd_gemm_dim(p.head_count() / G, "B·H_kv");
+  const cudaDataType_t type = fwd_gemm_type(p.dtype);
   char* const S = sp.S;
   char* const P = sp.P;
   cublasHandle_t h = cublas().handle;
