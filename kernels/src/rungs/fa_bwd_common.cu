@@ -7,45 +7,71 @@
 #include <string>
 
 #include "fa_bwd_common.cuh"
+#include "launch_checks.hpp"
 
 namespace flashlab::kernels::detail {
 namespace {
 
 constexpr int kWarpsPerBlock = 8;
 
-// One warp per padded statistics row r of a head. r < N_q: D_r = Σ_x dO_rx·O_rx
-// in fp32 (four elements per lane per step), L_r·log2 e, and dQaccum row r = 0;
-// r ≥ N_q: D = 0, L = +inf (so P = 2^(S − L) = 0 there). dq_accum null: not zeroed.
-template <class T>
+// kVec consecutive elements of a row as floats: one 16-byte load (or, kVec = 4
+// of a 16-bit type, one 8-byte load).
+template <int kVec, class T>
+__device__ __forceinline__ void load_row_chunk(const T* p, float (&v)[kVec]) {
+  if constexpr (kVec == 4) {
+    const float4 a = load4(p);
+    v[0] = a.x, v[1] = a.y, v[2] = a.z, v[3] = a.w;
+  } else {
+    static_assert(kVec == 8 && kIs16BitFloat<T>, "8 elements a chunk: 16 bytes of a 16-bit type");
+    const uint4 u = *reinterpret_cast<const uint4*>(p);
+    const uint32_t w[4] = {u.x, u.y, u.z, u.w};
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      const float2 f = unpack2<T>(w[i]);
+      v[2 * i] = f.x, v[2 * i + 1] = f.y;
+    }
+  }
+}
+
+// A group of `lanes` lanes (a power of two dividing 32) per padded statistics
+// row r of a head, kVec elements a lane a step, so that a warp keeps 32 loads
+// of each tensor in flight whatever d is. r < N_q: D_r = Σ_x dO_rx·O_rx in fp32,
+// L_r·log2 e, and dQaccum row r = 0; r ≥ N_q: D = 0, L = +inf (so P = 2^(S − L)
+// = 0 there). dq_accum null: not zeroed.
+template <class T, int kVec>
 __global__ void __launch_bounds__(kWarpsPerBlock * 32)
     fa_bwd_preprocess_kernel(const T* __restrict__ O, const T* __restrict__ dO, const float* __restrict__ lse,
                              float* __restrict__ l_log2, float* __restrict__ d_row, float* __restrict__ dq_accum,
-                             i64 n_q, int d, i64 stat_rows, i64 total_rows) {
-  const i64 gr = static_cast<i64>(blockIdx.x) * kWarpsPerBlock + threadIdx.x / 32;  // padded row of all heads
+                             i64 n_q, int d, i64 stat_rows, i64 total_rows, int lanes) {
   const int lane = threadIdx.x % 32;
-  if (gr >= total_rows) return;  // whole warps leave together
-  const i64 head = gr / stat_rows, r = gr % stat_rows;
-  if (r >= n_q) {
-    if (lane == 0) {
-      l_log2[gr] = INFINITY;
-      d_row[gr] = 0.f;
-    }
-    return;
-  }
-  const i64 row = head * n_q + r;
-  const T* o = O + row * d;    // (d) O_r
-  const T* g = dO + row * d;   // (d) dO_r
-  float* acc = dq_accum != nullptr ? dq_accum + row * d : nullptr;
+  const i64 gr = (static_cast<i64>(blockIdx.x) * kWarpsPerBlock + threadIdx.x / 32) * (32 / lanes) +
+                 lane / lanes;  // padded row of all heads
+  const int sub = lane % lanes;
+  const bool live = gr < total_rows;
+  const i64 head = live ? gr / stat_rows : 0, r = live ? gr % stat_rows : 0;
+  const bool real = live && r < n_q;
   float sum = 0.f;
-  for (int x = lane * 4; x < d; x += 128) {
-    const float4 a = load4(o + x), b = load4(g + x);
-    sum += a.x * b.x + a.y * b.y + a.z * b.z + a.w * b.w;
-    if (acc != nullptr) *reinterpret_cast<float4*>(acc + x) = make_float4(0.f, 0.f, 0.f, 0.f);
+  if (real) {
+    const i64 row = head * n_q + r;
+    const T* o = O + row * d;   // (d) O_r
+    const T* g = dO + row * d;  // (d) dO_r
+    float* acc = dq_accum != nullptr ? dq_accum + row * d : nullptr;
+    for (int x = sub * kVec; x < d; x += lanes * kVec) {
+      float a[kVec], b[kVec];
+      load_row_chunk<kVec>(o + x, a);
+      load_row_chunk<kVec>(g + x, b);
+#pragma unroll
+      for (int i = 0; i < kVec; ++i) sum = fmaf(a[i], b[i], sum);
+      if (acc != nullptr)
+#pragma unroll
+        for (int i = 0; i < kVec; i += 4) *reinterpret_cast<float4*>(acc + x + i) = make_float4(0.f, 0.f, 0.f, 0.f);
+    }
   }
-  sum = warp_sum(sum);
-  if (lane == 0) {
-    d_row[gr] = sum;
-    l_log2[gr] = lse[row] * kLog2e;
+  // Every lane of the warp takes part in the shuffles: a group sums its row.
+  for (int off = lanes / 2; off > 0; off >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, off);
+  if (live && sub == 0) {
+    d_row[gr] = real ? sum : 0.f;
+    l_log2[gr] = real ? lse[head * n_q + r] * kLog2e : INFINITY;
   }
 }
 
@@ -85,16 +111,28 @@ FaBwdWorkspace check_fa_bwd_args(const LaunchArgs& a, const char* rung) {
 
 void fa_bwd_preprocess(const LaunchArgs& a, const FaBwdWorkspace& w, bool zero_dq_accum) {
   const sim::AttentionProblem& p = a.problem;
+  const int d = static_cast<int>(p.head_dim);
   const i64 total = p.head_count() * w.stat_rows;
-  const i64 blocks = (total + kWarpsPerBlock - 1) / kWarpsPerBlock;
-  if (blocks > 0x7fffffff) throw Unsupported("backward pre-pass: B·H·N_q rows exceed the grid's x limit");
   dispatch_dtype(p.dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    fa_bwd_preprocess_kernel<T><<<static_cast<unsigned>(blocks), kWarpsPerBlock * 32, 0, stream_of(a)>>>(
-        static_cast<const T*>(a.o), static_cast<const T*>(a.bwd.d_o), a.lse, w.l_log2, w.d_row,
-        zero_dq_accum ? w.dq_accum : nullptr, p.n_q(),
-        static_cast<int>(p.head_dim), w.stat_rows, total);
-    FLASHLAB_LAUNCH_CHECK("fa_bwd_preprocess_kernel");
+    // 16-byte chunks where rows are whole chunks and the tensors 16-byte aligned.
+    const bool wide = kIs16BitFloat<T> && d % 8 == 0 && aligned16(a.o) && aligned16(a.bwd.d_o);
+    const int vec = wide ? 8 : 4;
+    int lanes = 1;  // the smallest power of two covering a row in one step, at most a warp
+    while (lanes < 32 && lanes * vec < d) lanes *= 2;
+    const i64 rows_per_block = static_cast<i64>(kWarpsPerBlock) * (32 / lanes);
+    const i64 blocks = (total + rows_per_block - 1) / rows_per_block;
+    if (blocks > 0x7fffffff) throw Unsupported("backward pre-pass: B·H·N_q rows exceed the grid's x limit");
+    auto launch = [&](auto kernel) {
+      kernel<<<static_cast<unsigned>(blocks), kWarpsPerBlock * 32, 0, stream_of(a)>>>(
+          static_cast<const T*>(a.o), static_cast<const T*>(a.bwd.d_o), a.lse, w.l_log2, w.d_row,
+          zero_dq_accum ? w.dq_accum : nullptr, p.n_q(), d, w.stat_rows, total, lanes);
+      FLASHLAB_LAUNCH_CHECK("fa_bwd_preprocess_kernel");
+    };
+    if constexpr (kIs16BitFloat<T>) {
+      if (wide) return launch(&fa_bwd_preprocess_kernel<T, 8>);
+    }
+    launch(&fa_bwd_preprocess_kernel<T, 4>);
   });
 }
 

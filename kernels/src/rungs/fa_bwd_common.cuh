@@ -53,7 +53,8 @@ FaBwdTargets begin_fa_bwd(const LaunchArgs& a, const FaBwdWorkspace& w, const st
 void end_fa_bwd(const LaunchArgs& a, const FaBwdWorkspace& w, const FaBwdTargets& t);
 
 // D_i and L_i·log2 e for every padded row, and dQaccum = 0 unless the caller
-// brings its own accumulator (one warp per row).
+// brings its own accumulator (a group of lanes per row, 16-byte loads where
+// the rows allow them).
 void fa_bwd_preprocess(const LaunchArgs& a, const FaBwdWorkspace& w, bool zero_dq_accum = true);
 
 // dQ = τ·dQaccum, rounded to the problem dtype.
