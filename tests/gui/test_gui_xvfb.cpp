@@ -588,6 +588,27 @@ TEST_CASE("the ring's view of measured files: --ring-results opens a run of them
   }
 }
 
+// Inputs a user mistyped, many at once, on a projector-sized font: the ring's
+// stage lists every reason (an unknown link's names every link preset) in a
+// region that scrolls, so no line runs on under the status bar cut in half.
+TEST_CASE("the ring's view with many invalid inputs at UI scale 2.25: every reason listed, none cut off", "[gui][xvfb][ring]") {
+  const fs::path dir = temp_dir("ring-invalid");
+  const json sc = {{"name", "ring-invalid"},
+                   {"workspace", "ring"},
+                   {"ring",
+                    {{"model", "custom"}, {"heads", 7}, {"kv_heads", 3}, {"seq", 5}, {"gpus", 4096},
+                     {"efficiency", 0}, {"intra", "0"}, {"inter", "0"}}}};
+  const json st = scenario_stats(x_prefix(1280, 800), dir / "ring-invalid.json", sc,
+                                 "--frames 8 --width 1280 --height 800 --ui-scale 2.25");
+  CHECK(st["exceptions"] == 0);
+  CHECK(st["workspace"] == "ring");
+  CHECK(st["ring_valid"] == false);
+  INFO("first clipped: " << st["first_clipped"] << "; first overlap: " << st["first_overlap"]);
+  CHECK(st["clipped_glyphs"] == 0);
+  CHECK(st["overlapping_text"] == 0);
+  fs::remove_all(dir);
+}
+
 // Every shipped lecture on a projector: each scene drawn whole and readable,
 // keeping what its talking point promises (presenter_run). Returns how many.
 int every_lecture_presented(int width, int height, double scale) {

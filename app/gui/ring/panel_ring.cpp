@@ -28,10 +28,14 @@ void timeline_row(AppState& s, ImVec2 size) {
   draw_ring_totals(s, ImVec2(totals_w, size.y));
 }
 
+// The reasons in a scrolled region of their own: an unknown link's message names
+// every link preset, and at a projector's UI scale the list outgrows the stage.
 void errors(const AppState& s) {
+  ImGui::BeginChild("ring-errors", ImVec2(0, 0), false, ImGuiWindowFlags_HorizontalScrollbar);
   const float w = ImGui::GetContentRegionAvail().x;
   math_text("Nothing to draw: the ring's inputs are invalid.", color_error(), w);
   for (const std::string& e : s.ring.model.errors) math_text("✕ " + e, color_error(), w);
+  ImGui::EndChild();
 }
 
 }  // namespace
