@@ -147,6 +147,22 @@ __device__ __forceinline__ float warp_sum(float v) {
   return v;
 }
 
+// Programmatic dependent launch (compute capability 9.0): a kernel launched
+// with cudaLaunchAttributeProgrammaticStreamSerialization may start once every
+// block of the kernel before it in the stream has let it (or finished), and
+// reads that kernel's results only after wait_for_previous_grid. Elsewhere,
+// and for a kernel launched without the attribute, both do nothing.
+__device__ __forceinline__ void let_next_grid_launch() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void wait_for_previous_grid() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;\n" ::: "memory");
+#endif
+}
+
 // Block-wide reductions (every thread of the block calls them; blockDim.x a
 // multiple of 32). Each call needs its own scratch of 32 floats, so that one
 // barrier suffices: no thread can still be reading a scratch another call writes.

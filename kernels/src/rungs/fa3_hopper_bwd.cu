@@ -119,10 +119,20 @@ void launch(const LaunchArgs& a) {
   p.scale = a.softmax_scale;
   p.scale_log2 = static_cast<float>(static_cast<double>(a.softmax_scale) * 1.4426950408889634);
   p.causal = pr.causal ? 1 : 0;
-  kernel<<<dim3(static_cast<unsigned>(T_c * heads)), dim3(Cfg::kThreads), Cfg::kSmemBytes,
-           static_cast<cudaStream_t>(a.stream)>>>(tm_q, tm_k, tm_v, tm_do, tm_l, tm_d, tm_dq, p);
+  // Programmatic: the blocks may start (K_j, V_j copies) while the pre-pass finishes.
+  cudaLaunchConfig_t launch_cfg{};
+  launch_cfg.gridDim = dim3(static_cast<unsigned>(T_c * heads));
+  launch_cfg.blockDim = dim3(Cfg::kThreads);
+  launch_cfg.dynamicSmemBytes = Cfg::kSmemBytes;
+  launch_cfg.stream = static_cast<cudaStream_t>(a.stream);
+  cudaLaunchAttribute attr{};
+  attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attr.val.programmaticStreamSerializationAllowed = 1;
+  launch_cfg.attrs = &attr;
+  launch_cfg.numAttrs = 1;
+  FLASHLAB_CUDA_CHECK(cudaLaunchKernelEx(&launch_cfg, kernel, tm_q, tm_k, tm_v, tm_do, tm_l, tm_d, tm_dq, p));
   FLASHLAB_LAUNCH_CHECK("fa3_hopper_backward_kernel");
-  detail::end_fa_bwd(a, w, tg);
+  detail::end_fa_bwd(a, w, tg, /*programmatic=*/true);
 }
 
 #endif  // !FLASHLAB_FA3_HOPPER_NO_SM90A

@@ -325,6 +325,10 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   }
   __syncthreads();
 
+  // Launched programmatically after the pre-pass: this block may run while the
+  // pre-pass finishes; L_i, D_i and dQaccum are read only after waiting for it.
+  // The converting kernel after this one may be placed once every block has started.
+  kernels::detail::let_next_grid_launch();
   if (warpgroup == 0) {
     // ---------------- producer ----------------
     setmaxnreg_dec<Cfg::kProducerRegs>();
@@ -341,6 +345,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
         tma_load_3d(sK + pn * B_c * 128, &tm_k, bar_kv, pn * 64, kv0, kv_head);
         tma_load_3d(sV + pn * B_c * 128, &tm_v, bar_kv, pn * 64, kv0, kv_head);
       }
+      kernels::detail::wait_for_previous_grid();  // the pre-pass's L_i, D_i
       for (int it = 0; it < steps; ++it) {
         const int s = it % kStages;
         const int round = it / kStages;
@@ -366,6 +371,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
         constexpr int kBuf = Cfg::kDqBuffers;
         const bool leader = threadIdx.x % 32 == 0;
         if (leader) prefetch_tensormap(&tm_dq);
+        kernels::detail::wait_for_previous_grid();  // dQaccum zeroed by the pre-pass
         for (int it = 0; it < steps; ++it) {
           const int q0 = (i_first + it) * B_r;
           const int b = it % kBuf;
@@ -401,6 +407,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
 
   // ---------------- consumers ----------------
   setmaxnreg_inc<Cfg::kConsumerRegs>();
+  kernels::detail::wait_for_previous_grid();  // dQaccum and the accumulators they add into
   using Mma_S = Wgmma<B_r, T>;   // S_ijᵀ, dP_ijᵀ: (64 keys, B_r)
   using Mma_KV = Wgmma<d, T>;    // dV_j, dK_j: (64 keys, d)
   using Mma_Q = WgmmaMN<T>;      // a (64, 64) block of dQ_i; swapped, Mma_S::ss<1>: (64 of d, B_r)

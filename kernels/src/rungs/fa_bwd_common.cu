@@ -43,6 +43,7 @@ __global__ void __launch_bounds__(kWarpsPerBlock * 32)
     fa_bwd_preprocess_kernel(const T* __restrict__ O, const T* __restrict__ dO, const float* __restrict__ lse,
                              float* __restrict__ l_log2, float* __restrict__ d_row, float* __restrict__ dq_accum,
                              i64 n_q, int d, i64 stat_rows, i64 total_rows, int lanes) {
+  let_next_grid_launch();  // the main kernel's blocks may start loading K_j, V_j
   const int lane = threadIdx.x % 32;
   const i64 gr = (static_cast<i64>(blockIdx.x) * kWarpsPerBlock + threadIdx.x / 32) * (32 / lanes) +
                  lane / lanes;  // padded row of all heads
@@ -78,6 +79,7 @@ __global__ void __launch_bounds__(kWarpsPerBlock * 32)
 // dQ = τ·dQaccum, four elements per thread per step.
 template <class T>
 __global__ void fa_bwd_convert_kernel(const float* __restrict__ acc, T* __restrict__ dq, i64 count4, float scale) {
+  wait_for_previous_grid();  // launched early (programmatic): the sums are complete from here on
   for (i64 w = static_cast<i64>(blockIdx.x) * blockDim.x + threadIdx.x; w < count4;
        w += static_cast<i64>(gridDim.x) * blockDim.x) {
     const float4 v = *reinterpret_cast<const float4*>(acc + 4 * w);
@@ -136,20 +138,28 @@ void fa_bwd_preprocess(const LaunchArgs& a, const FaBwdWorkspace& w, bool zero_d
   });
 }
 
-void fa_bwd_convert(const LaunchArgs& a, const float* acc, void* out, i64 count, float scale) {
+void fa_bwd_convert(const LaunchArgs& a, const float* acc, void* out, i64 count, float scale, bool programmatic) {
   const i64 count4 = count / 4;
   const i64 blocks = std::min<i64>((count4 + 255) / 256, 132 * 16);  // grid-stride beyond a few waves
   dispatch_dtype(a.problem.dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    fa_bwd_convert_kernel<T><<<static_cast<unsigned>(std::max<i64>(blocks, 1)), 256, 0, stream_of(a)>>>(
-        acc, static_cast<T*>(out), count4, scale);
+    cudaLaunchConfig_t cfg{};
+    cfg.gridDim = dim3(static_cast<unsigned>(std::max<i64>(blocks, 1)));
+    cfg.blockDim = dim3(256);
+    cfg.stream = stream_of(a);
+    cudaLaunchAttribute attr{};
+    attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attr.val.programmaticStreamSerializationAllowed = 1;
+    cfg.attrs = &attr;
+    cfg.numAttrs = programmatic ? 1 : 0;
+    FLASHLAB_CUDA_CHECK(cudaLaunchKernelEx(&cfg, &fa_bwd_convert_kernel<T>, acc, static_cast<T*>(out), count4, scale));
     FLASHLAB_LAUNCH_CHECK("fa_bwd_convert_kernel");
   });
 }
 
-void fa_bwd_convert_dq(const LaunchArgs& a, const FaBwdWorkspace& w) {
+void fa_bwd_convert_dq(const LaunchArgs& a, const FaBwdWorkspace& w, bool programmatic) {
   const sim::AttentionProblem& p = a.problem;
-  fa_bwd_convert(a, w.dq_accum, a.bwd.dq, p.head_count() * p.n_q() * p.head_dim, a.softmax_scale);
+  fa_bwd_convert(a, w.dq_accum, a.bwd.dq, p.head_count() * p.n_q() * p.head_dim, a.softmax_scale, programmatic);
 }
 
 FaBwdTargets begin_fa_bwd(const LaunchArgs& a, const FaBwdWorkspace& w, const std::string& who, const char* rung) {
@@ -178,12 +188,12 @@ FaBwdTargets begin_fa_bwd(const LaunchArgs& a, const FaBwdWorkspace& w, const st
   return t;
 }
 
-void end_fa_bwd(const LaunchArgs& a, const FaBwdWorkspace& w, const FaBwdTargets& t) {
-  if (!t.dq_scaled) fa_bwd_convert_dq(a, w);
+void end_fa_bwd(const LaunchArgs& a, const FaBwdWorkspace& w, const FaBwdTargets& t, bool programmatic) {
+  if (!t.dq_scaled) fa_bwd_convert_dq(a, w, programmatic);
   if (t.own_dkv) {  // τ is already in dKaccum
     const sim::AttentionProblem& pr = a.problem;
     const i64 kv_elems = pr.batch * pr.h_kv() * pr.n_kv() * pr.head_dim;
-    fa_bwd_convert(a, t.dk_accum, a.bwd.dk, kv_elems, 1.f);
+    fa_bwd_convert(a, t.dk_accum, a.bwd.dk, kv_elems, 1.f, programmatic && t.dq_scaled);
     fa_bwd_convert(a, t.dv_accum, a.bwd.dv, kv_elems, 1.f);
   }
 }

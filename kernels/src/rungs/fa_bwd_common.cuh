@@ -50,7 +50,10 @@ struct FaBwdTargets {
 FaBwdTargets begin_fa_bwd(const LaunchArgs& a, const FaBwdWorkspace& w, const std::string& who, const char* rung);
 
 // After the kernel: dQ = τ·dQaccum (unless the caller's), the own dK, dV converted.
-void end_fa_bwd(const LaunchArgs& a, const FaBwdWorkspace& w, const FaBwdTargets& t);
+// `programmatic`: the kernel lets its dependents launch early (sm_90, its blocks
+// call let_next_grid_launch): the first convert is launched programmatically and
+// waits for the kernel's results in its blocks instead of in the stream.
+void end_fa_bwd(const LaunchArgs& a, const FaBwdWorkspace& w, const FaBwdTargets& t, bool programmatic = false);
 
 // D_i and L_i·log2 e for every padded row, and dQaccum = 0 unless the caller
 // brings its own accumulator (a group of lanes per row, 16-byte loads where
@@ -58,11 +61,12 @@ void end_fa_bwd(const LaunchArgs& a, const FaBwdWorkspace& w, const FaBwdTargets
 void fa_bwd_preprocess(const LaunchArgs& a, const FaBwdWorkspace& w, bool zero_dq_accum = true);
 
 // dQ = τ·dQaccum, rounded to the problem dtype.
-void fa_bwd_convert_dq(const LaunchArgs& a, const FaBwdWorkspace& w);
+void fa_bwd_convert_dq(const LaunchArgs& a, const FaBwdWorkspace& w, bool programmatic = false);
 
 // out = scale·acc for `count` elements (a multiple of 4), rounded to the
 // problem dtype, on a.stream: the convert kernel of dQ, and of dK, dV when a
 // rung added them in fp32.
-void fa_bwd_convert(const LaunchArgs& a, const float* acc, void* out, i64 count, float scale);
+void fa_bwd_convert(const LaunchArgs& a, const float* acc, void* out, i64 count, float scale,
+                    bool programmatic = false);
 
 }  // namespace flashlab::kernels::detail
