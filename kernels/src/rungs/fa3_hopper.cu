@@ -9,10 +9,9 @@
 // The consumer warpgroups take turns on the tensor cores (ping-pong on named
 // barriers), so one's softmax runs under another's products, and each runs its
 // own softmax under its P V.
-// Measured (H200, fp16, the 16k-token grid, 2026-12-02): 264–674 TFLOP/s;
-// 0.79–1.10× PyTorch SDPA cuDNN in the same run (N = 1024 0.79–0.89×);
-// 1.09–2.10× fa2_tc (the softmax's exp2 costs as much as the products at
-// d = 64) — see kernels/README.md.
+// The softmax's exp2 costs as much as the products at d = 64. Its figures
+// beside PyTorch (H200, fp16, the 16k-token grid) and each tuning step's are
+// in kernels/README.md's version table and docs/kernels.md.
 //
 // The kernel itself is in fa3_hopper_kernel.cuh. This file is compiled for
 // sm_90a alone (kernels/CMakeLists.txt); with FLASHLAB_FA3_HOPPER_NO_SM90A

@@ -9,9 +9,8 @@
 // -DFLASHLAB_HOPPER_BWD_DQ_WRITER=1: one buffer; =0: vector reductions from
 // registers); HBM traffic is FlashAttention-2's backward (model fa2_bwd, dQ
 // accumulator fp32).
-// Measured (H200, fp16, the 16k-token grid): 218–470 TFLOP/s by the backward
-// convention, 1–25 % over the vector reductions at 10 of 12 points — see
-// kernels/README.md and docs/kernels.md.
+// Its figures beside PyTorch (H200, fp16, the 16k-token grid) and each tuning
+// step's are in kernels/README.md's version table and docs/kernels.md.
 //
 // The kernel is in fa3_hopper_bwd_kernel.cuh. This file is compiled for sm_90a
 // alone (kernels/CMakeLists.txt); with FLASHLAB_FA3_HOPPER_NO_SM90A the entry

@@ -14,10 +14,8 @@
 // serialises with wgmma inside a warpgroup; the consumer warpgroups take turns
 // (ping-pong) so that one's softmax runs under another's products, and each
 // runs the softmax of S_{i,j+1} under its own P_ij V_j (K_j's stage is freed
-// once S_ij is done, so that K_{j+2} lands meanwhile). Measured on an H200
-// (fp16, the 16k-token grid): 264–674 TFLOP/s, 0.79–1.10× SDPA cuDNN,
-// 1.09–2.10× fa2_tc; the table, the tuning steps and the counters are in
-// kernels/README.md.
+// once S_ij is done, so that K_{j+2} lands meanwhile). The measured
+// figures, the tuning steps and the counters are in kernels/README.md.
 //
 // This header holds the configurable kernel; kernels/src/rungs/fa3_hopper.cu instantiates
 // the compiled configurations and makes the tensor maps on the host.
