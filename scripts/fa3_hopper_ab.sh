@@ -7,6 +7,7 @@
 #   AB_VARIANTS  the names, in timing order (default: every build-variants/*.gz,
 #                then the first again, to see the drift between the first and last sweep)
 #   AB_CHECK_VARIANTS  the names checked against fp64 first (default: all; AB_CHECK=0: none)
+#   AB_EXTRA     bench's problem options for more points, timed after each grid sweep
 # Writes $OUT/ab-summary.txt (checks; ms and TFLOP/s per point and sweep) and
 # $OUT/ab-sweeps.tar.gz (each sweep's JSON, I-NAME.json).
 set -uo pipefail
@@ -67,6 +68,12 @@ for n in $names; do
   timeout "${AB_SWEEP_TIMEOUT:-90}" /tmp/ab-bin/$n bench --sweep perf --pass $PASS --kernels $K --check off \
     --json "$J/$i-$n.json" > /tmp/ab-sweep.txt 2>&1
   echo "sweep $i $n rc=$? $(grep -m1 -i 'clock' /tmp/ab-sweep.txt)" >> "$S"
+  # AB_EXTRA: more points (bench's problem options) timed after the grid, in the same column.
+  if [ -n "${AB_EXTRA:-}" ]; then
+    # shellcheck disable=SC2086
+    timeout "${AB_SWEEP_TIMEOUT:-90}" /tmp/ab-bin/$n bench $AB_EXTRA --pass $PASS --kernels $K --check off \
+      --json "$J/$i-$n-x.json" > /dev/null 2>&1
+  fi
 done
 python3 - "$J" >> "$S" <<'PY'
 import glob, json, os, sys
@@ -74,7 +81,10 @@ files = sorted(glob.glob(os.path.join(sys.argv[1], "*.json")), key=lambda f: int
 cols, table = [], {}
 for f in files:
     name = os.path.basename(f)[:-5]
-    cols.append(name)
+    if name.endswith("-x"):  # AB_EXTRA's points of the same sweep
+        name = name[:-2]
+    if name not in cols:
+        cols.append(name)
     for r in json.load(open(f))["rows"]:
         key = (r["batch"], r["heads"], r["seq_q"], r["head_dim"], r["causal"])
         table.setdefault(key, {})[name] = (r["time_ms_median"], r["tflops"]) if r["status"] == "ok" else None

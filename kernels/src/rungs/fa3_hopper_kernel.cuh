@@ -67,7 +67,7 @@ using kernels::detail::kFoldStart;
 // Compile-time configuration.
 // ---------------------------------------------------------------------------
 // kHeadDim     d ∈ {64, 128}
-// kConsumers   consumer warpgroups; B_r = 64 · kConsumers rows of Q_i per block
+// kConsumers   consumer warpgroups (1-4); B_r = 64 · kConsumers rows of Q_i per block
 // kBc          B_c rows of K_j, V_j per step
 // kStages      depth of the K_j/V_j ring in shared memory
 // kOverlap     software pipeline inside a warpgroup: the softmax of S_{i,j+1}
@@ -110,13 +110,16 @@ struct Config {
   static_assert(BC % 16 == 0 && BC >= 16 && BC <= 256, "B_c: a wgmma N of S_ij and a whole number of k-steps of P_ij V_j");
   static_assert(kBc * 128 % 1024 == 0, "every panel starts on a 1024-byte swizzle atom");
   static_assert(kStages >= 2, "at least two stages: K_{j+1}, V_{j+1} arrive while block j is computed");
-  static_assert(kConsumers >= 1 && kConsumers <= 3 && kBr <= 256, "a TMA box has at most 256 rows");
-  static_assert(!kPingPong || kConsumers >= 2, "ping-pong needs two or three consumer warpgroups");
+  static_assert(kConsumers >= 1 && kConsumers <= 4 && kBr <= 256, "a TMA box has at most 256 rows");
+  static_assert(!kPingPong || kConsumers >= 2, "ping-pong needs two to four consumer warpgroups");
   // Registers per thread after setmaxnreg: the producer keeps kProducerRegs, the
-  // consumers share the rest of the 64K-register file (multiples of 8).
-  static constexpr int kProducerRegs = kConsumers == 3 ? 32 : 40;
-  static constexpr int kConsumerRegs = ((65536 / 128 - kProducerRegs) / kConsumers) / 8 * 8;
-  static_assert(kConsumerRegs <= 256 && kConsumerRegs >= 65536 / kThreads, "setmaxnreg only raises the consumers");
+  // consumers share the rest of what the launch allocated (a multiple of 8 a
+  // thread: at four consumers 96 · 640 of the 64K-register file; setmaxnreg.inc
+  // waits for registers that were never allocated, so the split must not exceed it).
+  static constexpr int kProducerRegs = kConsumers == 4 ? 24 : kConsumers == 3 ? 32 : 40;
+  static constexpr int kLaunchRegs = 65536 / kThreads / 8 * 8;
+  static constexpr int kConsumerRegs = ((kLaunchRegs * kThreads - kProducerRegs * 128) / (128 * kConsumers)) / 8 * 8;
+  static_assert(kConsumerRegs <= 256 && kConsumerRegs >= kLaunchRegs, "setmaxnreg only raises the consumers");
 };
 
 // Kernel arguments: one block per (row block i, head); heads = B·H.
@@ -160,7 +163,7 @@ struct Params {
 // ---------------------------------------------------------------------------
 namespace {
 
-constexpr int kTurnBarrier = 4;  // named barriers 4, 5, 6: the consumers' turns
+constexpr int kTurnBarrier = 5;  // named barriers 5, 6, 7, 8: the consumers' turns
 
 template <class Cfg, typename T>
 __global__ void __launch_bounds__(Cfg::kThreads, 1)
