@@ -8,7 +8,7 @@
 // warpgroup by a writer warp's TMA reductions (a build with
 // -DFLASHLAB_HOPPER_BWD_DQ_WRITER=1: one buffer; =0: vector reductions from
 // registers); HBM traffic is FlashAttention-2's backward (model fa2_bwd, dQ
-// accumulator fp32).
+// accumulator fp32). At d = 128 dQ's convert takes each head as its blocks finish.
 // Its figures beside PyTorch (H200, fp16, the 16k-token grid) and each tuning
 // step's are in kernels/README.md's version table and docs/kernels.md.
 //
@@ -118,6 +118,11 @@ void launch(const LaunchArgs& a) {
   p.scale = a.softmax_scale;
   p.scale_log2 = static_cast<float>(static_cast<double>(a.softmax_scale) * 1.4426950408889634);
   p.causal = pr.causal ? 1 : 0;
+  // dQ's convert takes each head as soon as its blocks are done (the writer's
+  // configurations count them), on the SMs the last wave leaves idle: at d = 128
+  // (+1.5 % to +5 % at N 1K on an H200; at d = 64 within the spread, kernels/README.md).
+  const bool by_head = Cfg::kDqWriter && Cfg::kHeadDim == 128 && !tg.dq_scaled;
+  p.head_done = by_head ? w.head_done : nullptr;
   // Programmatic: the blocks may start (K_j, V_j copies) while the pre-pass finishes.
   cudaLaunchConfig_t launch_cfg{};
   launch_cfg.gridDim = dim3(static_cast<unsigned>(T_c * heads));
@@ -131,7 +136,7 @@ void launch(const LaunchArgs& a) {
   launch_cfg.numAttrs = 1;
   FLASHLAB_CUDA_CHECK(cudaLaunchKernelEx(&launch_cfg, kernel, tm_q, tm_k, tm_v, tm_do, tm_l, tm_d, tm_dq, p));
   FLASHLAB_LAUNCH_CHECK("fa3_hopper_backward_kernel");
-  detail::end_fa_bwd(a, w, tg, /*programmatic=*/true);
+  detail::end_fa_bwd(a, w, tg, /*programmatic=*/true, /*blocks_per_head=*/by_head ? T_c : 0);
 }
 
 #endif  // !FLASHLAB_FA3_HOPPER_NO_SM90A

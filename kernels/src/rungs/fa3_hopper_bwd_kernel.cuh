@@ -186,6 +186,8 @@ struct Params {
   int causal;           // key c is visible to query r iff c ≤ r (top-left aligned, N_q = N_kv)
   int kv_group;         // H / H_kv: query head h reads K/V head h / kv_group; 0 or 1: H_kv = H
   int dq_scaled;        // the caller's dQ accumulator: add τ·dS_ij K_j
+  unsigned* head_done;  // null, or [B·H]: each block adds 1 to its head's once all its writes are
+                        // visible (the writer's configurations only), for dQ's convert to follow
 };
 
 // ---------------------------------------------------------------------------
@@ -267,6 +269,8 @@ constexpr int kDsReady = 1;
 __device__ __forceinline__ constexpr int dq_full(int c, int b) { return 2 + 2 * (2 * c + b); }   // 2, 4, 6, 8
 __device__ __forceinline__ constexpr int dq_empty(int c, int b) { return 3 + 2 * (2 * c + b); }  // 3, 5, 7, 9
 constexpr int kDqSyncThreads = 128 + 32;
+// The consumers' writes are fenced: the writer warp may count the block done.
+constexpr int kBlockDone = 10;  // with dK_j, dV_j added in fp32
 
 template <class Cfg, typename T>
 __global__ void __launch_bounds__(Cfg::kThreads, 1)
@@ -400,6 +404,17 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
           }
         }
         if (leader) bulk_wait<0>();  // the reductions are done before the CTA's shared memory goes
+        if (p.head_done != nullptr) {
+          // The block's reductions into dQaccum (and, added in fp32, the consumers'
+          // dK_j, dV_j, which a convert after this one reads) are visible to the GPU
+          // before the block counts itself done.
+          if (p.dk_accum != nullptr) named_bar_sync(kBlockDone, 128 * kConsumers + 32);
+          if (leader) {
+            asm volatile("fence.proxy.async.global;\n" ::: "memory");
+            __threadfence();
+            atomicAdd(p.head_done + head, 1u);
+          }
+        }
       }
     }
     return;
@@ -658,6 +673,15 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   fence_regs(dk_acc);
 
   // ---- epilogue: dK_j = τ·dK_j and dV_j, this warpgroup's 64 keys ----
+  // Added in fp32, they are fenced for the writer warp to count the block done.
+  auto block_done = [&] {
+    if constexpr (Cfg::kDqWriter) {
+      if (p.head_done != nullptr) {
+        __threadfence();
+        named_bar_arrive(kBlockDone, 128 * kConsumers + 32);
+      }
+    }
+  };
   if (p.dk_accum != nullptr) {
     // fp32 accumulators (the ring's, or grouped heads' own): every query head of
     // a group adds into its K/V head.
@@ -674,6 +698,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
         red_add_f32x2(dVacc + at, dv_acc[4 * nn + 2 * r], dv_acc[4 * nn + 2 * r + 1]);
       }
     }
+    block_done();
     return;
   }
   T* __restrict__ dK = static_cast<T*>(p.dk) + head * p.n_kv * static_cast<int64_t>(d);  // (N_kv, d)

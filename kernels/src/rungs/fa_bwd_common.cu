@@ -37,12 +37,13 @@ __device__ __forceinline__ void load_row_chunk(const T* p, float (&v)[kVec]) {
 // row r of a head, kVec elements a lane a step, so that a warp keeps 32 loads
 // of each tensor in flight whatever d is. r < N_q: D_r = Σ_x dO_rx·O_rx in fp32,
 // L_r·log2 e, and dQaccum row r = 0; r ≥ N_q: D = 0, L = +inf (so P = 2^(S − L)
-// = 0 there). dq_accum null: not zeroed.
+// = 0 there); the head's counter = 0 with its row 0. dq_accum null: not zeroed.
 template <class T, int kVec>
 __global__ void __launch_bounds__(kWarpsPerBlock * 32)
     fa_bwd_preprocess_kernel(const T* __restrict__ O, const T* __restrict__ dO, const float* __restrict__ lse,
                              float* __restrict__ l_log2, float* __restrict__ d_row, float* __restrict__ dq_accum,
-                             i64 n_q, int d, i64 stat_rows, i64 total_rows, int lanes) {
+                             unsigned* __restrict__ head_done, i64 n_q, int d, i64 stat_rows, i64 total_rows,
+                             int lanes) {
   let_next_grid_launch();  // the main kernel's blocks may start loading K_j, V_j
   const int lane = threadIdx.x % 32;
   const i64 gr = (static_cast<i64>(blockIdx.x) * kWarpsPerBlock + threadIdx.x / 32) * (32 / lanes) +
@@ -73,6 +74,7 @@ __global__ void __launch_bounds__(kWarpsPerBlock * 32)
   if (live && sub == 0) {
     d_row[gr] = real ? sum : 0.f;
     l_log2[gr] = real ? lse[head * n_q + r] * kLog2e : INFINITY;
+    if (r == 0) head_done[head] = 0u;
   }
 }
 
@@ -84,6 +86,44 @@ __global__ void fa_bwd_convert_kernel(const float* __restrict__ acc, T* __restri
        w += static_cast<i64>(gridDim.x) * blockDim.x) {
     const float4 v = *reinterpret_cast<const float4*>(acc + 4 * w);
     store4(dq + 4 * w, make_float4(v.x * scale, v.y * scale, v.z * scale, v.w * scale));
+  }
+}
+
+// dQ = τ·dQaccum, head by head as the main kernel completes them: block b
+// converts slice b mod `slices` of head b / `slices` (kSliceFloats floats) once
+// `blocks_per_head` blocks of that head have counted themselves done. Launched
+// early (programmatic) without waiting for the main kernel: its blocks take the
+// SMs the main kernel's last wave leaves, and read the sums from L2.
+constexpr int kConvertThreads = 256;
+constexpr int kConvertUnroll = 4;
+constexpr i64 kSliceFloats = 4 * kConvertThreads * kConvertUnroll;
+template <class T>
+__global__ void __launch_bounds__(kConvertThreads)
+    fa_bwd_convert_heads_kernel(const float* __restrict__ acc, T* __restrict__ dq, const unsigned* head_done,
+                                unsigned blocks_per_head, i64 per_head, i64 slices, float scale) {
+  const i64 head = blockIdx.x / slices;
+  const i64 slice = blockIdx.x % slices;
+  if (threadIdx.x == 0) {
+    unsigned done = 0;
+    for (;;) {
+      asm volatile("ld.acquire.gpu.global.u32 %0, [%1];\n" : "=r"(done) : "l"(head_done + head) : "memory");
+      if (done >= blocks_per_head) break;
+      __nanosleep(256);
+    }
+  }
+  __syncthreads();  // the acquire above, then the CTA's reads: the head's sums are complete
+  const i64 begin = head * per_head + slice * kSliceFloats;
+  const i64 end = begin + kSliceFloats < (head + 1) * per_head ? begin + kSliceFloats : (head + 1) * per_head;
+  float4 v[kConvertUnroll];
+#pragma unroll
+  for (int u = 0; u < kConvertUnroll; ++u) {
+    const i64 x = begin + 4 * (threadIdx.x + static_cast<i64>(u) * kConvertThreads);
+    if (x < end) v[u] = __ldcg(reinterpret_cast<const float4*>(acc + x));
+  }
+#pragma unroll
+  for (int u = 0; u < kConvertUnroll; ++u) {
+    const i64 x = begin + 4 * (threadIdx.x + static_cast<i64>(u) * kConvertThreads);
+    if (x < end) store4(dq + x, make_float4(v[u].x * scale, v[u].y * scale, v[u].z * scale, v[u].w * scale));
   }
 }
 
@@ -107,6 +147,7 @@ FaBwdWorkspace check_fa_bwd_args(const LaunchArgs& a, const char* rung) {
   w.dq_accum = reinterpret_cast<float*>(base);
   w.l_log2 = reinterpret_cast<float*>(base + layout::fa_bwd_dq_accum_bytes(p));
   w.d_row = reinterpret_cast<float*>(base + layout::fa_bwd_dq_accum_bytes(p) + layout::fa_bwd_stat_bytes(p));
+  w.head_done = reinterpret_cast<unsigned*>(base + layout::fa_bwd_dq_accum_bytes(p) + 2 * layout::fa_bwd_stat_bytes(p));
   w.stat_rows = layout::fa_bwd_stat_rows(p);
   return w;
 }
@@ -128,7 +169,7 @@ void fa_bwd_preprocess(const LaunchArgs& a, const FaBwdWorkspace& w, bool zero_d
     auto launch = [&](auto kernel) {
       kernel<<<static_cast<unsigned>(blocks), kWarpsPerBlock * 32, 0, stream_of(a)>>>(
           static_cast<const T*>(a.o), static_cast<const T*>(a.bwd.d_o), a.lse, w.l_log2, w.d_row,
-          zero_dq_accum ? w.dq_accum : nullptr, p.n_q(), d, w.stat_rows, total, lanes);
+          zero_dq_accum ? w.dq_accum : nullptr, w.head_done, p.n_q(), d, w.stat_rows, total, lanes);
       FLASHLAB_LAUNCH_CHECK("fa_bwd_preprocess_kernel");
     };
     if constexpr (kIs16BitFloat<T>) {
@@ -188,8 +229,39 @@ FaBwdTargets begin_fa_bwd(const LaunchArgs& a, const FaBwdWorkspace& w, const st
   return t;
 }
 
-void end_fa_bwd(const LaunchArgs& a, const FaBwdWorkspace& w, const FaBwdTargets& t, bool programmatic) {
-  if (!t.dq_scaled) fa_bwd_convert_dq(a, w, programmatic);
+// dQ's convert head by head as the kernel before it counts its heads done (end_fa_bwd).
+void fa_bwd_convert_dq_by_head(const LaunchArgs& a, const FaBwdWorkspace& w, i64 blocks_per_head) {
+  const sim::AttentionProblem& p = a.problem;
+  const i64 per_head = p.n_q() * p.head_dim;  // a multiple of 4 (check_fa_bwd_args)
+  const i64 slices = (per_head + kSliceFloats - 1) / kSliceFloats;
+  const i64 blocks = p.head_count() * slices;
+  if (blocks > 0x7fffffff) throw Unsupported("backward convert: B·H·N_q·d floats exceed the grid's x limit");
+  dispatch_dtype(p.dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    cudaLaunchConfig_t cfg{};
+    cfg.gridDim = dim3(static_cast<unsigned>(blocks));
+    cfg.blockDim = dim3(kConvertThreads);
+    cfg.stream = stream_of(a);
+    cudaLaunchAttribute attr{};
+    attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attr.val.programmaticStreamSerializationAllowed = 1;
+    cfg.attrs = &attr;
+    cfg.numAttrs = 1;
+    FLASHLAB_CUDA_CHECK(cudaLaunchKernelEx(&cfg, &fa_bwd_convert_heads_kernel<T>, static_cast<const float*>(w.dq_accum),
+                                           static_cast<T*>(a.bwd.dq), static_cast<const unsigned*>(w.head_done),
+                                           static_cast<unsigned>(blocks_per_head), per_head, slices, a.softmax_scale));
+    FLASHLAB_LAUNCH_CHECK("fa_bwd_convert_heads_kernel");
+  });
+}
+
+void end_fa_bwd(const LaunchArgs& a, const FaBwdWorkspace& w, const FaBwdTargets& t, bool programmatic,
+                i64 blocks_per_head) {
+  if (!t.dq_scaled) {
+    if (programmatic && blocks_per_head > 0)
+      fa_bwd_convert_dq_by_head(a, w, blocks_per_head);
+    else
+      fa_bwd_convert_dq(a, w, programmatic);
+  }
   if (t.own_dkv) {  // τ is already in dKaccum
     const sim::AttentionProblem& pr = a.problem;
     const i64 kv_elems = pr.batch * pr.h_kv() * pr.n_kv() * pr.head_dim;

@@ -18,6 +18,7 @@ struct FaBwdWorkspace {
   float* dq_accum = nullptr;  // [B·H, N_q, d] fp32
   float* l_log2 = nullptr;    // [B·H, stat_rows] L_i·log2 e, +inf past N_q
   float* d_row = nullptr;     // [B·H, stat_rows] D_i, 0 past N_q
+  unsigned* head_done = nullptr;  // [B·H] blocks of each head that are done, zeroed by the pre-pass
   i64 stat_rows = 0;
 };
 
@@ -53,10 +54,15 @@ FaBwdTargets begin_fa_bwd(const LaunchArgs& a, const FaBwdWorkspace& w, const st
 // `programmatic`: the kernel lets its dependents launch early (sm_90, its blocks
 // call let_next_grid_launch): the first convert is launched programmatically and
 // waits for the kernel's results in its blocks instead of in the stream.
-void end_fa_bwd(const LaunchArgs& a, const FaBwdWorkspace& w, const FaBwdTargets& t, bool programmatic = false);
+// `blocks_per_head` > 0 (with `programmatic`): the kernel's blocks count
+// themselves done in w.head_done once every write of theirs is visible, that many
+// per head; dQ's convert then takes each head once its count is complete, on the
+// SMs the kernel's last wave leaves idle, instead of waiting for the whole kernel.
+void end_fa_bwd(const LaunchArgs& a, const FaBwdWorkspace& w, const FaBwdTargets& t, bool programmatic = false,
+                i64 blocks_per_head = 0);
 
-// D_i and L_i·log2 e for every padded row, and dQaccum = 0 unless the caller
-// brings its own accumulator (a group of lanes per row, 16-byte loads where
+// D_i and L_i·log2 e for every padded row, the heads' counters = 0, and dQaccum = 0
+// unless the caller brings its own accumulator (a group of lanes per row, 16-byte loads where
 // the rows allow them).
 void fa_bwd_preprocess(const LaunchArgs& a, const FaBwdWorkspace& w, bool zero_dq_accum = true);
 

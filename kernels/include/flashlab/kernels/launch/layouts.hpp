@@ -117,9 +117,17 @@ inline i64 fa_bwd_dq_accum_bytes(const sim::AttentionProblem& p) {
 inline i64 fa_bwd_stat_bytes(const sim::AttentionProblem& p) {
   return align256(sim::checked_mul(sim::checked_mul(p.head_count(), fa_bwd_stat_rows(p), "B·H·rows"), 4, "bytes of D"));
 }
+// Then one 32-bit counter per head, zeroed by the pre-pass: the blocks of a head
+// that are done, so that dQ's convert takes each head as soon as it is complete
+// (fa3_hopper_bwd).
+inline i64 fa_bwd_counter_bytes(const sim::AttentionProblem& p) {
+  return align256(sim::checked_mul(p.head_count(), 4, "bytes of the heads' counters"));
+}
 inline i64 fa_bwd_workspace_bytes(const sim::AttentionProblem& p) {
-  return sim::checked_add(fa_bwd_dq_accum_bytes(p), sim::checked_mul(fa_bwd_stat_bytes(p), 2, "bytes of L, D"),
-                          "workspace");
+  return sim::checked_add(
+      sim::checked_add(fa_bwd_dq_accum_bytes(p), sim::checked_mul(fa_bwd_stat_bytes(p), 2, "bytes of L, D"),
+                       "workspace"),
+      fa_bwd_counter_bytes(p), "workspace");
 }
 // The tensor-core backward rungs (fa2_tc_bwd, fa3_hopper_bwd) with grouped-query
 // heads (H_kv < H) and no accumulators of the caller's: the query heads of a
