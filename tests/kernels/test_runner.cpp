@@ -168,8 +168,10 @@ TEST_CASE("what a case allocates is the model's memory of the run, rung by rung"
     const KernelInfo* fwd = backward ? forward_rung(k) : nullptr;
     REQUIRE((!backward || fwd != nullptr));
     // The FlashAttention backward rungs keep L·log2(e) beside D in their workspace
-    // (the exp2 of P_ij), a copy of the logsumexp the model does not hold.
-    const sim::i64 log2_copy = k.model == sim::Algorithm::fa2_bwd ? bh_rows_fp32 : 0;
+    // (the exp2 of P_ij), a copy of the logsumexp the model does not hold, and a
+    // counter per head (the blocks of a head that are done, for dQ's convert).
+    const sim::i64 log2_copy =
+        k.model == sim::Algorithm::fa2_bwd ? bh_rows_fp32 + layout::fa_bwd_counter_bytes(p) : 0;
     sim::i64 allocated = 0;
     std::vector<sim::i64> buffers;
     for (const CaseBuffer& b : case_buffers(k, p, sim::TileShape{64, 64}, fwd, sim::TileShape{64, 64})) {
