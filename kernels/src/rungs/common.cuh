@@ -163,6 +163,25 @@ __device__ __forceinline__ void wait_for_previous_grid() {
 #endif
 }
 
+// Launches kernel<<<grid, block, smem, stream>>>(args...), with the attribute
+// above when `programmatic` (a launch error is a CudaError naming `name`).
+template <class... Params, class... Args>
+void launch_kernel(const char* name, void (*kernel)(Params...), dim3 grid, dim3 block, std::size_t smem,
+                   cudaStream_t stream, bool programmatic, Args&&... args) {
+  cudaLaunchConfig_t cfg{};
+  cfg.gridDim = grid;
+  cfg.blockDim = block;
+  cfg.dynamicSmemBytes = smem;
+  cfg.stream = stream;
+  cudaLaunchAttribute attr{};
+  attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attr.val.programmaticStreamSerializationAllowed = 1;
+  cfg.attrs = &attr;
+  cfg.numAttrs = programmatic ? 1 : 0;
+  FLASHLAB_CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, std::forward<Args>(args)...));
+  check_cuda<>(cudaGetLastError(), (std::string("launch of ") + name).c_str(), __FILE__, __LINE__);
+}
+
 // Block-wide reductions (every thread of the block calls them; blockDim.x a
 // multiple of 32). Each call needs its own scratch of 32 floats, so that one
 // barrier suffices: no thread can still be reading a scratch another call writes.

@@ -124,18 +124,9 @@ void launch(const LaunchArgs& a) {
   const bool by_head = Cfg::kDqWriter && Cfg::kHeadDim == 128 && !tg.dq_scaled;
   p.head_done = by_head ? w.head_done : nullptr;
   // Programmatic: the blocks may start (K_j, V_j copies) while the pre-pass finishes.
-  cudaLaunchConfig_t launch_cfg{};
-  launch_cfg.gridDim = dim3(static_cast<unsigned>(T_c * heads));
-  launch_cfg.blockDim = dim3(Cfg::kThreads);
-  launch_cfg.dynamicSmemBytes = Cfg::kSmemBytes;
-  launch_cfg.stream = static_cast<cudaStream_t>(a.stream);
-  cudaLaunchAttribute attr{};
-  attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  attr.val.programmaticStreamSerializationAllowed = 1;
-  launch_cfg.attrs = &attr;
-  launch_cfg.numAttrs = 1;
-  FLASHLAB_CUDA_CHECK(cudaLaunchKernelEx(&launch_cfg, kernel, tm_q, tm_k, tm_v, tm_do, tm_l, tm_d, tm_dq, p));
-  FLASHLAB_LAUNCH_CHECK("fa3_hopper_backward_kernel");
+  detail::launch_kernel("fa3_hopper_backward_kernel", kernel, dim3(static_cast<unsigned>(T_c * heads)),
+                        dim3(Cfg::kThreads), Cfg::kSmemBytes, static_cast<cudaStream_t>(a.stream),
+                        /*programmatic=*/true, tm_q, tm_k, tm_v, tm_do, tm_l, tm_d, tm_dq, p);
   detail::end_fa_bwd(a, w, tg, /*programmatic=*/true, /*blocks_per_head=*/by_head ? T_c : 0);
 }
 

@@ -184,17 +184,8 @@ void fa_bwd_convert(const LaunchArgs& a, const float* acc, void* out, i64 count,
   const i64 blocks = std::min<i64>((count4 + 255) / 256, 132 * 16);  // grid-stride beyond a few waves
   dispatch_dtype(a.problem.dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    cudaLaunchConfig_t cfg{};
-    cfg.gridDim = dim3(static_cast<unsigned>(std::max<i64>(blocks, 1)));
-    cfg.blockDim = dim3(256);
-    cfg.stream = stream_of(a);
-    cudaLaunchAttribute attr{};
-    attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
-    attr.val.programmaticStreamSerializationAllowed = 1;
-    cfg.attrs = &attr;
-    cfg.numAttrs = programmatic ? 1 : 0;
-    FLASHLAB_CUDA_CHECK(cudaLaunchKernelEx(&cfg, &fa_bwd_convert_kernel<T>, acc, static_cast<T*>(out), count4, scale));
-    FLASHLAB_LAUNCH_CHECK("fa_bwd_convert_kernel");
+    launch_kernel("fa_bwd_convert_kernel", &fa_bwd_convert_kernel<T>, dim3(static_cast<unsigned>(std::max<i64>(blocks, 1))),
+                  dim3(256), 0, stream_of(a), programmatic, acc, static_cast<T*>(out), count4, scale);
   });
 }
 
@@ -238,19 +229,11 @@ void fa_bwd_convert_dq_by_head(const LaunchArgs& a, const FaBwdWorkspace& w, i64
   if (blocks > 0x7fffffff) throw Unsupported("backward convert: B·H·N_q·d floats exceed the grid's x limit");
   dispatch_dtype(p.dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    cudaLaunchConfig_t cfg{};
-    cfg.gridDim = dim3(static_cast<unsigned>(blocks));
-    cfg.blockDim = dim3(kConvertThreads);
-    cfg.stream = stream_of(a);
-    cudaLaunchAttribute attr{};
-    attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
-    attr.val.programmaticStreamSerializationAllowed = 1;
-    cfg.attrs = &attr;
-    cfg.numAttrs = 1;
-    FLASHLAB_CUDA_CHECK(cudaLaunchKernelEx(&cfg, &fa_bwd_convert_heads_kernel<T>, static_cast<const float*>(w.dq_accum),
-                                           static_cast<T*>(a.bwd.dq), static_cast<const unsigned*>(w.head_done),
-                                           static_cast<unsigned>(blocks_per_head), per_head, slices, a.softmax_scale));
-    FLASHLAB_LAUNCH_CHECK("fa_bwd_convert_heads_kernel");
+    launch_kernel("fa_bwd_convert_heads_kernel", &fa_bwd_convert_heads_kernel<T>, dim3(static_cast<unsigned>(blocks)),
+                  dim3(kConvertThreads), 0, stream_of(a), /*programmatic=*/true,
+                  static_cast<const float*>(w.dq_accum), static_cast<T*>(a.bwd.dq),
+                  static_cast<const unsigned*>(w.head_done), static_cast<unsigned>(blocks_per_head), per_head, slices,
+                  a.softmax_scale);
   });
 }
 
