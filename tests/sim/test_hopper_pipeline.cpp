@@ -19,18 +19,29 @@ bool overlaps(const PipeInterval& a, const PipeInterval& b) {
 }  // namespace
 
 TEST_CASE("the compiled configurations fit a Hopper SM and name whole warpgroups", "[sim][hopper]") {
-  std::map<int, int> seen;
-  for (const HopperConfig& c : kHopperConfigs) {
-    CHECK(++seen[c.head_dim] == 1);
+  std::map<int, int> any_seq;  // rows serving every sequence length, per head dim
+  for (std::size_t k = 0; k < std::size(kHopperConfigs); ++k) {
+    const HopperConfig& c = kHopperConfigs[k];
+    CAPTURE(k);
+    if (c.max_seq == 0) CHECK(++any_seq[c.head_dim] == 1);
     CHECK(c.Br % 64 == 0);
     CHECK(c.consumers() * 64 == c.Br);
     CHECK(c.stages >= 2);
     CHECK(static_cast<i64>(hopper_smem_bytes(c)) <= h200().max_smem_per_block_bytes);
-    REQUIRE(hopper_config(c.head_dim).has_value());
-    CHECK(hopper_config(c.head_dim)->Bc == c.Bc);
+    // Each row runs the sequences it is for: a row for short ones up to its
+    // length, the one for any length beyond every such row.
+    const i64 seq = c.max_seq > 0 ? c.max_seq : 1 << 20;
+    REQUIRE(hopper_row(c.head_dim, seq).has_value());
+    CHECK(*hopper_row(c.head_dim, seq) == k);
+    CHECK(hopper_config(c.head_dim, seq)->Bc == c.Bc);
   }
+  for (const auto& [d, rows] : any_seq) CHECK(hopper_config(d)->max_seq == 0);  // no length given: the long row
+  CHECK(any_seq.size() == 2);
   CHECK_FALSE(hopper_config(96).has_value());
   CHECK(hopper_head_dims_text() == "64, 128");
+  // d = 64: 256 × 64 up to 1K tokens (no row of 192 pads them), 192 × 128 beyond.
+  CHECK(hopper_config(64, 1024)->Br == 256);
+  CHECK(hopper_config(64, 1025)->Br == 192);
 }
 
 TEST_CASE("the Hopper schedule: waits, one op per unit, a ring of s stages", "[sim][hopper]") {

@@ -123,7 +123,21 @@ RungTimingFits fit_rung_timings(const BenchResults& r, const std::string& origin
   using Key = std::tuple<std::string, sim::i64, std::optional<bool>>;  // the mask unset: both
   std::map<Key, std::vector<RungTimingPoint>> by;
   std::map<Key, std::vector<double>> host_us;  // the host's time in each launch call
-  std::map<Key, sim::TileShape> tiles_of_runs;  // the first run's tiles, when recorded
+  // The tiles of each key's longest run, when recorded: a rung may run other
+  // tiles at short sequences (fa3_hopper at d = 64, N ≤ 1K), and its launch
+  // model is the long sequences' configuration.
+  std::map<Key, std::pair<sim::i64, sim::TileShape>> longest_tiles;
+  auto key_of = [&](const BenchRow& row) {
+    const sim::AttentionProblem& p = row.problem;
+    return Key{row.kernel, p.head_dim, split(row.kernel, p.head_dim) ? std::optional<bool>(p.causal) : std::nullopt};
+  };
+  for (const BenchRow& row : r.rows) {
+    if (!usable(row) || row.problem.seq_q != row.problem.seq_kv || row.tiles.Br <= 0 || row.tiles.Bc <= 0) continue;
+    auto [it, first] = longest_tiles.emplace(key_of(row), std::make_pair(row.problem.seq_q, row.tiles));
+    if (!first && row.problem.seq_q > it->second.first) it->second = {row.problem.seq_q, row.tiles};
+  }
+  std::map<Key, sim::TileShape> tiles_of_runs;
+  for (const auto& [key, longest] : longest_tiles) tiles_of_runs.emplace(key, longest.second);
   auto named = [](const Key& k) {
     sim::RungGeometry g;
     g.head_dim = std::get<1>(k);
@@ -137,12 +151,12 @@ RungTimingFits fit_rung_timings(const BenchResults& r, const std::string& origin
       out.notes.push_back(row.kernel + " " + sim::describe(p) + ": N_q ≠ N_kv, left out");
       continue;
     }
-    const Key key{row.kernel, p.head_dim, split(row.kernel, p.head_dim) ? std::optional<bool>(p.causal) : std::nullopt};
+    const Key key = key_of(row);
     if (row.tiles.Br > 0 && row.tiles.Bc > 0) {
-      const auto [it, first] = tiles_of_runs.emplace(key, row.tiles);
-      if (!first && !(it->second == row.tiles)) {
+      const auto it = tiles_of_runs.find(key);
+      if (it != tiles_of_runs.end() && !(it->second == row.tiles)) {
         out.notes.push_back(row.kernel + " " + sim::describe(p) + ": tiles " + std::to_string(row.tiles.Br) + " × " +
-                            std::to_string(row.tiles.Bc) + " where the first run had " + std::to_string(it->second.Br) +
+                            std::to_string(row.tiles.Bc) + " where the longest run had " + std::to_string(it->second.Br) +
                             " × " + std::to_string(it->second.Bc) + ", left out");
         continue;
       }

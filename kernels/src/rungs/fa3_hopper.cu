@@ -39,23 +39,11 @@
 namespace flashlab::kernels {
 namespace {
 
-const Fa3HopperConfig* config_of(int head_dim) {
-  for (const Fa3HopperConfig& c : kFa3HopperConfigs)
-    if (c.head_dim == head_dim) return &c;
-  return nullptr;
-}
-
-std::string head_dim_list() {
-  std::string s;
-  for (const Fa3HopperConfig& c : kFa3HopperConfigs) s += (s.empty() ? "" : ", ") + std::to_string(c.head_dim);
-  return s;
-}
-
-const Fa3HopperConfig& config_or_throw(long long head_dim) {
-  const Fa3HopperConfig* c = head_dim > 0 && head_dim < 1024 ? config_of(static_cast<int>(head_dim)) : nullptr;
-  if (c == nullptr)
-    throw Unsupported("fa3_hopper is compiled for head dims " + head_dim_list() + "; got d=" + std::to_string(head_dim));
-  return *c;
+// The row of kFa3HopperConfigs that runs the problem (its head dim and sequence length).
+std::size_t row_or_throw(const sim::AttentionProblem& p) {
+  if (const auto k = sim::hopper_row(p.head_dim, sim::hopper_seq(p))) return *k;
+  throw Unsupported("fa3_hopper is compiled for head dims " + sim::hopper_head_dims_text() +
+                    "; got d=" + std::to_string(p.head_dim));
 }
 
 std::size_t smem_bytes_of(const Fa3HopperConfig& c) { return fa3_hopper_smem_bytes(c); }
@@ -146,7 +134,8 @@ void fa3_hopper_forward(const LaunchArgs& a) {
   const sim::AttentionProblem& pr = a.problem;
   if (pr.dtype != sim::DType::fp16 && pr.dtype != sim::DType::bf16)
     throw Unsupported("fa3_hopper runs fp16 and bf16 only (wgmma takes 16-bit inputs here); got fp32");
-  const Fa3HopperConfig& cfg = config_or_throw(pr.head_dim);
+  const std::size_t row = row_or_throw(pr);
+  const Fa3HopperConfig& cfg = kFa3HopperConfigs[row];
   const int dev = kernels::detail::require_hopper_device("fa3_hopper");
   if (pr.batch < 1 || pr.heads < 1 || pr.n_q() < 1 || pr.n_kv() < 1)
     throw std::invalid_argument("fa3_hopper: batch, heads, seq_q and seq_kv must be at least 1");
@@ -168,11 +157,11 @@ void fa3_hopper_forward(const LaunchArgs& a) {
     throw Unsupported("fa3_hopper: T_r·B·H blocks exceed the grid limit 2^31-1");
   kernels::detail::require_hopper_smem(a, dev, "fa3_hopper", cfg.head_dim, smem_bytes_of(cfg));
 #if !defined(FLASHLAB_FA3_HOPPER_NO_SM90A)
-  // The row config_or_throw found.
-  (void)kernels::detail::launch_compiled<ConfigAt>(
-      kFa3HopperConfigs, cfg.head_dim, pr.dtype,
-      [&](auto c, auto t) { launch<typename decltype(c)::type, typename decltype(t)::type>(a); },
+  kernels::detail::launch_row<ConfigAt>(
+      row, pr.dtype, [&](auto c, auto t) { launch<typename decltype(c)::type, typename decltype(t)::type>(a); },
       std::make_index_sequence<kConfigs>{});
+#else
+  (void)row;
 #endif
 }
 

@@ -131,7 +131,7 @@ KernelInfo tensor_core_forward_info() {
 
 // The head dims, tiles and shared memory of a Hopper rung, from its table of
 // configurations (rows with head_dim, B_r, B_c; the first row that serves a
-// problem's head dim and mask is its configuration) and the table's
+// problem's head dim, mask and sequence length is its configuration) and the table's
 // shared-memory formula: the same in every build. A head dim no row has gets no tiles.
 template <class Config, std::size_t N>
 void set_table_tiles(KernelInfo& k, const Config (&table)[N], std::size_t (*smem_bytes)(const Config&)) {
@@ -140,7 +140,7 @@ void set_table_tiles(KernelInfo& k, const Config (&table)[N], std::size_t (*smem
       k.head_dims.push_back(c.head_dim);
   auto config = [rows = &table](const AttentionProblem& p) -> const Config* {
     for (const Config& c : *rows)
-      if (c.serves(p.head_dim, p.causal)) return &c;
+      if (c.serves(p.head_dim, p.causal, sim::hopper_seq(p))) return &c;
     return nullptr;
   };
   k.default_tiles = [config, id = k.id](const AttentionProblem& p) {

@@ -22,7 +22,7 @@ std::optional<RungGeometry> rung_geometry(const std::string& rung, i64 head_dim,
   g.head_dim = head_dim;
   g.causal = causal;
   if (rung == "fa3_hopper") {
-    const auto c = hopper_config(head_dim);
+    const auto c = hopper_config(head_dim);  // the long sequences' row
     if (!c) return std::nullopt;
     g.tiles = tiles_of(*c);
     g.ctas_per_sm = 1;  // its shared memory leaves room for one

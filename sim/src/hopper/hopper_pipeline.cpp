@@ -22,7 +22,15 @@
 
 namespace flashlab::sim {
 
-std::optional<HopperConfig> hopper_config(i64 head_dim) { return detail::config_for(kHopperConfigs, head_dim); }
+std::optional<std::size_t> hopper_row(i64 head_dim, i64 seq) {
+  for (std::size_t k = 0; k < std::size(kHopperConfigs); ++k)
+    if (kHopperConfigs[k].serves(head_dim, false, seq)) return k;
+  return std::nullopt;
+}
+std::optional<HopperConfig> hopper_config(i64 head_dim, i64 seq) {
+  if (const auto k = hopper_row(head_dim, seq)) return kHopperConfigs[*k];
+  return std::nullopt;
+}
 std::string hopper_head_dims_text() { return detail::head_dims_text(kHopperConfigs); }
 std::optional<std::size_t> hopper_bwd_row(i64 head_dim, bool causal) {
   for (std::size_t k = 0; k < std::size(kHopperBwdConfigs); ++k)

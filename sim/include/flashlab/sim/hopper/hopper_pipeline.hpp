@@ -35,6 +35,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -48,21 +49,31 @@
 
 namespace flashlab::sim {
 
+// A sequence length for a row of the tables below: the longer of N_q and N_kv,
+// or kAnySeq where none is given (the row for long sequences).
+inline constexpr i64 kAnySeq = std::numeric_limits<i64>::max();
+inline i64 hopper_seq(const AttentionProblem& p) { return std::max(p.n_q(), p.n_kv()); }
+
 // One configuration of the rung: B_r = 64 × the consumer warpgroups, B_c, the
-// depth of the K_j/V_j ring, and whether each warpgroup overlaps its softmax
-// with its own P_ij V_j (kernels/README.md has the timings that chose these).
+// depth of the K_j/V_j ring, whether each warpgroup overlaps its softmax with
+// its own P_ij V_j, and the sequences it serves (kernels/README.md has the
+// timings that chose these). The first row that serves a problem runs it.
 struct HopperConfig {
   int head_dim;
   int Br;
   int Bc;
   int stages;
   bool overlap;
+  i64 max_seq = 0;  // serves N_q, N_kv up to this; 0: any
   constexpr int consumers() const { return Br / 64; }
-  constexpr bool serves(i64 d, bool /*causal*/) const { return head_dim == d; }  // either mask
+  constexpr bool serves(i64 d, bool /*causal*/, i64 seq = kAnySeq) const {  // either mask
+    return head_dim == d && (max_seq == 0 || seq <= max_seq);
+  }
 };
 
 inline constexpr HopperConfig kHopperConfigs[] = {
-    //  d   B_r  B_c  stages  overlap
+    //  d   B_r  B_c  stages  overlap  sequences
+    {64, 256, 64, 4, true, 1024},  // N ≤ 1K: 256 rows pad none of 1K, where 192 pad it to 1152
     {64, 192, 128, 3, true},
     {128, 128, 176, 2, true},
 };
@@ -75,8 +86,10 @@ constexpr std::size_t hopper_smem_bytes(const HopperConfig& c) {
          2ull * c.stages * static_cast<std::size_t>(c.Bc) * c.head_dim * 2 + 1024;
 }
 
-// The configuration compiled for head dim d, if any.
-std::optional<HopperConfig> hopper_config(i64 head_dim);
+// The row that runs head dim d at sequence length `seq` (hopper_seq), if any; its
+// index in kHopperConfigs.
+std::optional<std::size_t> hopper_row(i64 head_dim, i64 seq = kAnySeq);
+std::optional<HopperConfig> hopper_config(i64 head_dim, i64 seq = kAnySeq);
 std::string hopper_head_dims_text();  // "64, 128"
 inline TileShape tiles_of(const HopperConfig& c) { return {c.Br, c.Bc}; }
 
@@ -115,7 +128,9 @@ struct HopperBwdConfig {
   int dq_buffers;
   HopperMask mask = HopperMask::any;  // the problems this row serves
   constexpr int consumers() const { return Bc / 64; }
-  constexpr bool serves(i64 d, bool causal) const { return head_dim == d && mask_serves(mask, causal); }
+  constexpr bool serves(i64 d, bool causal, i64 /*seq*/ = kAnySeq) const {  // any sequence length
+    return head_dim == d && mask_serves(mask, causal);
+  }
   // dQ_i computed swapped, as FlashAttention-3 does at B_r = 80: dQ_iᵀ (d × B_r)
   // = K_jᵀ dS_ijᵀ, each warpgroup one 64-wide d panel (wgmma M = 64 of d, N = B_r
   // queries, K = B_c keys), so that M never has to be B_r; dS_ij is stored
