@@ -1,7 +1,7 @@
-// A compiled-configuration table (one row per head dim: sim::kFa2TcConfigs,
-// sim::kHopperConfigs, ...) looked up once for every table: the row for a head
-// dim, and the table's head dims as text for messages (each once: a table may
-// have a row per mask).
+// A compiled-configuration table (a row per head dim: sim::kFa2TcConfigs, ...)
+// looked up once for every table: the row for a head dim, and the table's head
+// dims as text for messages (each once: the Hopper tables may have a row per
+// mask or per sequence length, and pick theirs with the rows' serves()).
 #pragma once
 
 #include <cstddef>
