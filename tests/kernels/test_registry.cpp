@@ -40,11 +40,19 @@ bool row_serves(const Config& c, sim::i64 d, bool causal) {
   return c.head_dim == d;
 }
 
+// A sequence length a table's row serves: its longest where it has one
+// (sim::HopperConfig's rows for short sequences), else 4096, past every such row.
+template <class Config>
+sim::i64 row_seq(const Config& c) {
+  if constexpr (std::is_same_v<Config, sim::HopperConfig>) return c.max_seq > 0 ? c.max_seq : 4096;
+  return 1024;
+}
+
 // A rung compiled for the configurations of a simulator table (`configs`):
 // it lists their head dims (each once), takes its default tiles from them
-// (the first row that serves a problem's head dim and mask) and declares the
-// shared memory `smem_bytes` gives each, on a problem of `dtype`, causal when
-// `causal` unless the row serves the other mask only.
+// (the first row that serves a problem's head dim, mask and sequence length)
+// and declares the shared memory `smem_bytes` gives each, on a problem of
+// `dtype`, causal when `causal` unless the row serves the other mask only.
 template <class Configs, class SmemBytes>
 void check_compiled_configs(const KernelInfo& k, const Configs& configs, SmemBytes smem_bytes, bool causal,
                             sim::DType dtype) {
@@ -55,7 +63,7 @@ void check_compiled_configs(const KernelInfo& k, const Configs& configs, SmemByt
   for (const auto& c : configs) {
     const bool mask = row_serves(c, c.head_dim, causal) ? causal : !causal;
     INFO(k.id << " d " << c.head_dim << (mask ? " causal" : ""));
-    const sim::AttentionProblem p = problem(1, 4, 1024, c.head_dim, mask, dtype);
+    const sim::AttentionProblem p = problem(1, 4, row_seq(c), c.head_dim, mask, dtype);
     REQUIRE(k.default_tiles);
     CHECK(k.default_tiles(p) == sim::TileShape{c.Br, c.Bc});
     CHECK(k.smem_bytes(p, sim::TileShape{c.Br, c.Bc}) == static_cast<sim::i64>(smem_bytes(c)));
@@ -370,6 +378,21 @@ TEST_CASE("the tensor-core rungs list what is compiled, from the simulator's tab
   // The shared memory the kernels declare (checked against these formulas when
   // they compile): d 128 forward (128 + 4·32)·136·2 bytes.
   CHECK(sim::fa2_tc_smem_bytes(*sim::fa2_tc_config(128)) == 69632);
+}
+
+TEST_CASE("the Hopper forward lists what is compiled, a row per sequence length, with or without CUDA",
+          "[kernels][registry]") {
+  const KernelInfo* fwd = find_kernel("fa3_hopper");
+  REQUIRE(fwd != nullptr);
+  CHECK(fwd->head_dims == std::vector<int>{64, 128});
+  check_compiled_configs(*fwd, sim::kHopperConfigs, sim::hopper_smem_bytes, false, sim::DType::fp16);
+  // d 64 up to 1K tokens (the longer of N_q and N_kv): 256 × 64; beyond, and for a long key sequence, 192 × 128.
+  CHECK(fwd->default_tiles(problem(1, 4, 1024, 64, true, sim::DType::fp16)) == sim::TileShape{256, 64});
+  CHECK(fwd->default_tiles(problem(1, 4, 1025, 64, true, sim::DType::fp16)) == sim::TileShape{192, 128});
+  sim::AttentionProblem decode = problem(1, 4, 1, 64, false, sim::DType::fp16);
+  decode.seq_kv = 8192;
+  CHECK(fwd->default_tiles(decode) == sim::TileShape{192, 128});
+  CHECK(fwd->default_tiles(problem(1, 4, 1024, 128, false, sim::DType::fp16)) == sim::TileShape{128, 176});
 }
 
 TEST_CASE("the Hopper backward lists what is compiled, from the simulator's table, with or without CUDA",
