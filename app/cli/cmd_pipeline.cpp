@@ -222,12 +222,12 @@ class PipelineCommand final : public Command {
         << fixed(launch.waves, 1) << " waves; " << launch.method << "): " << fixed(launch.time_s * 1e3, 3)
         << " ms, " << fixed(flops / launch.time_s * 1e-12, 0) << " TFLOP/s (4·B·H·N²·d" << (p.causal ? "/2" : "")
         << "), tensor cores busy " << pct(launch.tensor_busy_fraction) << " (model)\n";
-    if (measured) print_measured(*measured, p, launch, flops, out);
+    if (measured) print_measured(*measured, p, sim::tiles_of(*c), launch, flops, out);
     return 0;
   }
 
  private:
-  void print_measured(const analysis::BenchResults& res, const sim::AttentionProblem& p,
+  void print_measured(const analysis::BenchResults& res, const sim::AttentionProblem& p, sim::TileShape tiles,
                       const sim::HopperLaunchEstimate& launch, double flops, std::ostream& out) const {
     int shown = 0;
     for (const analysis::BenchRow& row : res.rows) {
@@ -241,6 +241,9 @@ class PipelineCommand final : public Command {
       out << "  measured  fa3_hopper " << fixed(row.time_ms_median, 3) << " ms (" << fixed(flops / t * 1e-12, 0)
           << " TFLOP/s) on " << (res.meta.gpu.empty() ? std::string("the results' GPU") : res.meta.gpu)
           << ": the model's time is " << fixed(launch.time_s / t, 2) << " of it\n";
+      if (row.tiles.Br > 0 && !(row.tiles == tiles))
+        out << "            (that run had tiles " << row.tiles.Br << " × " << row.tiles.Bc << ", another build's; the model "
+            << "above is today's " << tiles.Br << " × " << tiles.Bc << ")\n";
     }
     if (shown == 0) out << "  measured  no fa3_hopper row on this problem in " << results_ << "\n";
   }

@@ -49,6 +49,20 @@ TEST_CASE("pipeline prints the schedule of a row block and the launch", "[cli][h
   CHECK(t.rows == 1 + 6 + 18 + 1);
 }
 
+TEST_CASE("pipeline takes the rung's row for the sequence, and says when a measured run had other tiles",
+          "[cli][hopper]") {
+  // d = 64: 256 × 64 up to 1K tokens; the excerpt's run (an older build) had 192 × 128.
+  run_flashlab.check_prints("pipeline --batch 16 --heads 32 --seq 1024 --head-dim 64 --results " +
+                                std::string(FLASHLAB_TEST_DATA) + "/h200-fa3-hopper-d64-1k-excerpt.json",
+                            {
+                                "B_r × B_c = 256 × 64 (T_r = 4, T_c = 16), 4 consumer warpgroups",
+                                "measured  fa3_hopper 0.351 ms",
+                                "(that run had tiles 192 × 128, another build's; the model above is today's 256 × 64)",
+                            });
+  run_flashlab.check_prints("pipeline --batch 8 --heads 32 --seq 2048 --head-dim 64",
+                            {"B_r × B_c = 192 × 128 (T_r = 11, T_c = 16), 3 consumer warpgroups"});
+}
+
 TEST_CASE("pipeline refuses what the rung cannot run, with exit code 2", "[cli][hopper]") {
   flashlab::test::check_refusals(run_flashlab, {
       {"pipeline --head-dim 96", "--head-dim: the Hopper rung is compiled for d = 64, 128, not d = 96"},
