@@ -240,7 +240,7 @@ void fa_bwd_convert_dq_by_head(const LaunchArgs& a, const FaBwdWorkspace& w, i64
 void end_fa_bwd(const LaunchArgs& a, const FaBwdWorkspace& w, const FaBwdTargets& t, bool programmatic,
                 i64 blocks_per_head) {
   if (!t.dq_scaled) {
-    if (programmatic && blocks_per_head > 0)
+    if (blocks_per_head > 0)
       fa_bwd_convert_dq_by_head(a, w, blocks_per_head);
     else
       fa_bwd_convert_dq(a, w, programmatic);

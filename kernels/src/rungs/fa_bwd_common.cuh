@@ -54,7 +54,7 @@ FaBwdTargets begin_fa_bwd(const LaunchArgs& a, const FaBwdWorkspace& w, const st
 // `programmatic`: the kernel lets its dependents launch early (sm_90, its blocks
 // call let_next_grid_launch): the first convert is launched programmatically and
 // waits for the kernel's results in its blocks instead of in the stream.
-// `blocks_per_head` > 0 (with `programmatic`): the kernel's blocks count
+// `blocks_per_head` > 0: the kernel's blocks count
 // themselves done in w.head_done once every write of theirs is visible, that many
 // per head; dQ's convert then takes each head once its count is complete, on the
 // SMs the kernel's last wave leaves idle, instead of waiting for the whole kernel.

@@ -19,6 +19,15 @@ std::optional<Config> config_for(const Config (&table)[N], i64 head_dim) {
   return std::nullopt;
 }
 
+// The index of the first row of a Hopper table that serves a problem of head dim
+// d under the mask at sequence length `seq` (each row's serves()).
+template <class Config, std::size_t N>
+std::optional<std::size_t> row_serving(const Config (&table)[N], i64 head_dim, bool causal, i64 seq) {
+  for (std::size_t k = 0; k < N; ++k)
+    if (table[k].serves(head_dim, causal, seq)) return k;
+  return std::nullopt;
+}
+
 template <class Config, std::size_t N>
 std::string head_dims_text(const Config (&table)[N]) {
   std::string s;

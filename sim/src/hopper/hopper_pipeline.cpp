@@ -23,9 +23,7 @@
 namespace flashlab::sim {
 
 std::optional<std::size_t> hopper_row(i64 head_dim, i64 seq) {
-  for (std::size_t k = 0; k < std::size(kHopperConfigs); ++k)
-    if (kHopperConfigs[k].serves(head_dim, false, seq)) return k;
-  return std::nullopt;
+  return detail::row_serving(kHopperConfigs, head_dim, false, seq);
 }
 std::optional<HopperConfig> hopper_config(i64 head_dim, i64 seq) {
   if (const auto k = hopper_row(head_dim, seq)) return kHopperConfigs[*k];
@@ -33,9 +31,7 @@ std::optional<HopperConfig> hopper_config(i64 head_dim, i64 seq) {
 }
 std::string hopper_head_dims_text() { return detail::head_dims_text(kHopperConfigs); }
 std::optional<std::size_t> hopper_bwd_row(i64 head_dim, bool causal) {
-  for (std::size_t k = 0; k < std::size(kHopperBwdConfigs); ++k)
-    if (kHopperBwdConfigs[k].serves(head_dim, causal)) return k;
-  return std::nullopt;
+  return detail::row_serving(kHopperBwdConfigs, head_dim, causal, kAnySeq);
 }
 std::optional<HopperBwdConfig> hopper_bwd_config(i64 head_dim, bool causal) {
   if (const auto k = hopper_bwd_row(head_dim, causal)) return kHopperBwdConfigs[*k];
