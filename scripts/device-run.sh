@@ -11,7 +11,10 @@
 #             and with a DRAM counter pass per case, and PyTorch
 #             eager / SDPA FLASH / SDPA cuDNN on the same
 #             problems, one merged table (BENCH_KERNELS: a comma list
-#             of rungs instead of every forward rung)           -> bench.txt bench.json torch.json compare.txt
+#             of rungs instead of every forward rung; BENCH_ROUNDS=3:
+#             three alternating rounds of ours and PyTorch, each row
+#             the median round's, scripts/bench_rounds.py;
+#             BENCH_TORCH_KERNELS: which of PyTorch's, default all) -> bench.txt bench.json torch.json compare.txt
 #   bench-bwd the same grid for the backward rungs (--pass bwd; each
 #             case's forward rung untimed), and PyTorch's backward
 #             (eager autograd, SDPA FLASH, SDPA cuDNN; BENCH_BWD_KERNELS:
@@ -79,6 +82,7 @@ TESTS_BUDGET=${TESTS_BUDGET:-240}
 SANITIZE_BUDGET=${SANITIZE_BUDGET:-300}
 BENCH_BUDGET=${BENCH_BUDGET:-260}
 BENCH_BWD_BUDGET=${BENCH_BWD_BUDGET:-240}
+BENCH_ROUNDS=${BENCH_ROUNDS:-1}  # bench, bench-bwd: alternating rounds of ours and PyTorch (scripts/bench_rounds.py)
 BWD_CHECK_BUDGET=${BWD_CHECK_BUDGET:-120}
 LABS_BUDGET=${LABS_BUDGET:-540}
 VALIDATE_BUDGET=${VALIDATE_BUDGET:-330}
@@ -332,8 +336,12 @@ for n, v in sorted(tot.items()): print("   %s %.5f GB" % (n, v / 1e9))
 # then PyTorch on the same problems (torch_compare.py): bench$1.json, .txt,
 # torch$1.json and compare$1.txt, and the stage's result line, the goals met.
 bench_and_compare() {
-  local sfx=$1 budget=$2 t0=$SECONDS rc
+  local sfx=$1 budget=$2 t0=$SECONDS rc rc2
   shift 2
+  if [ "$BENCH_ROUNDS" -gt 1 ]; then
+    bench_rounds "$sfx" "$budget" "$@"
+    return
+  fi
   timeout "$budget" "$BIN/flashlab" bench --sweep perf "$@" --counters --json "$OUT/bench$sfx.json" \
     > "$OUT/bench$sfx.txt" 2>&1
   rc=$?
@@ -344,12 +352,48 @@ bench_and_compare() {
   local left=$((budget + 120 - (SECONDS - t0)))
   [ $left -lt 30 ] && left=30
   echo "== torch_compare.py" >> "$OUT/bench$sfx.txt"
+  # shellcheck disable=SC2086
   timeout "$left" python3 "$ROOT/scripts/torch_compare.py" --ours "$OUT/bench$sfx.json" --json "$OUT/torch$sfx.json" \
-    --table "$OUT/compare$sfx.txt" >> "$OUT/bench$sfx.txt" 2>&1
-  local rc2=$?
-  local goals
+    ${BENCH_TORCH_KERNELS:+--kernels $BENCH_TORCH_KERNELS} --table "$OUT/compare$sfx.txt" >> "$OUT/bench$sfx.txt" 2>&1
+  rc2=$?
+  bench_result "$sfx" $t0 $rc $rc2
+}
+
+# BENCH_ROUNDS > 1: our sweep and PyTorch's alternate that many times
+# (scripts/bench_rounds.py keeps each row's median round); the rounds' own
+# files go to $OUT/rounds.
+bench_rounds() {
+  local sfx=$1 budget=$2 t0=$SECONDS rc=0 rc2=0 r ours=() theirs=()
+  shift 2
+  mkdir -p "$OUT/rounds"
+  : > "$OUT/bench$sfx.txt"
+  for r in $(seq 1 "$BENCH_ROUNDS"); do
+    echo "== round $r: flashlab bench" >> "$OUT/bench$sfx.txt"
+    timeout "$budget" "$BIN/flashlab" bench --sweep perf "$@" --counters --json "$OUT/rounds/bench$sfx-$r.json" \
+      >> "$OUT/bench$sfx.txt" 2>&1 || rc=$?
+    [ -s "$OUT/rounds/bench$sfx-$r.json" ] || { [ "$rc" -ne 0 ] || rc=1; break; }
+    echo "== round $r: torch_compare.py" >> "$OUT/bench$sfx.txt"
+    # shellcheck disable=SC2086  # BENCH_TORCH_KERNELS: "--kernels" and its list, or nothing (all three)
+    timeout "$budget" python3 "$ROOT/scripts/torch_compare.py" --ours "$OUT/rounds/bench$sfx-$r.json" \
+      ${BENCH_TORCH_KERNELS:+--kernels $BENCH_TORCH_KERNELS} --json "$OUT/rounds/torch$sfx-$r.json" > /dev/null 2>> "$OUT/bench$sfx.txt" || rc2=$?
+    [ -s "$OUT/rounds/torch$sfx-$r.json" ] || { [ "$rc2" -ne 0 ] || rc2=1; break; }
+    ours+=("$OUT/rounds/bench$sfx-$r.json")
+    theirs+=("$OUT/rounds/torch$sfx-$r.json")
+  done
+  if [ ${#ours[@]} -eq 0 ]; then
+    result "bench$sfx" FAILED $((SECONDS - t0)) "no round completed, rc=$rc/$rc2 (bench$sfx.txt)"
+    return
+  fi
+  echo "== bench_rounds.py: ${#ours[@]} rounds" >> "$OUT/bench$sfx.txt"
+  python3 "$ROOT/scripts/bench_rounds.py" --ours "${ours[@]}" --theirs "${theirs[@]}" --json-ours "$OUT/bench$sfx.json" \
+    --json-theirs "$OUT/torch$sfx.json" --table "$OUT/compare$sfx.txt" >> "$OUT/bench$sfx.txt" 2>&1 || rc2=$?
+  bench_result "$sfx" $t0 $rc $rc2
+}
+
+bench_result() {
+  local sfx=$1 t0=$2 rc=$3 rc2=$4 goals
   goals=$(grep -E "points meet" "$OUT/compare$sfx.txt" 2>/dev/null | sed 's/^ *//' | tr '\n' ';')
-  if [ $rc -eq 0 ] && [ $rc2 -eq 0 ]; then
+  if [ "$rc" -eq 0 ] && [ "$rc2" -eq 0 ]; then
     result "bench$sfx" ok $((SECONDS - t0)) "$goals (compare$sfx.txt)"
   else
     result "bench$sfx" FAILED $((SECONDS - t0)) "flashlab rc=$rc, torch_compare rc=$rc2; $goals (bench$sfx.txt)"

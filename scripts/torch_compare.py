@@ -3,7 +3,7 @@
 one merged table with the ratios of the performance goals (forward:
 naive_cublas >= 0.9x eager PyTorch, naive >= 0.3x eager, fa2_tc >= 0.7x SDPA
 FLASH, fa3_hopper >= 1.0x SDPA cuDNN and >= 1.4x fa2_tc; backward: naive_bwd >= 0.9x eager's backward, fa2_tc_bwd >= 0.6x SDPA
-FLASH's backward, fa3_hopper_bwd >= 0.9x SDPA cuDNN's backward and >= 1.4x fa2_tc_bwd).
+FLASH's backward, fa3_hopper_bwd >= 1.0x SDPA cuDNN's backward and >= 1.4x fa2_tc_bwd).
 
     flashlab bench --sweep perf --json bench.json
     python3 scripts/torch_compare.py --ours bench.json --json torch.json --table compare.txt
@@ -82,7 +82,7 @@ GOALS = [("fwd", "naive_cublas", "torch_eager", 0.9), ("fwd", "naive", "torch_ea
          ("fwd", "fa2_tc", "sdpa_flash", 0.7),
          ("fwd", "fa3_hopper", "sdpa_cudnn", 1.0), ("fwd", "fa3_hopper", "fa2_tc", 1.4),
          ("bwd", "naive_bwd", "torch_eager", 0.9), ("bwd", "fa2_tc_bwd", "sdpa_flash", 0.6),
-         ("bwd", "fa3_hopper_bwd", "sdpa_cudnn", 0.9), ("bwd", "fa3_hopper_bwd", "fa2_tc_bwd", 1.4)]
+         ("bwd", "fa3_hopper_bwd", "sdpa_cudnn", 1.0), ("bwd", "fa3_hopper_bwd", "fa2_tc_bwd", 1.4)]
 # Printed beside the goals, with no bound: the fastest library kernel.
 ASIDE = {"fwd": ("fa2_tc", "sdpa_cudnn"), "bwd": ("fa2_tc_bwd", "sdpa_cudnn")}
 
