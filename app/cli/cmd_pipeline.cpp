@@ -163,7 +163,7 @@ class PipelineCommand final : public Command {
     }
     if (col_block_) throw UsageError("--col-block: only with --pass bwd (the forward's CTA owns a row block: --row-block)");
     const sim::AttentionProblem& p = r.problem;
-    const auto c = sim::hopper_config(p.head_dim, sim::hopper_seq(p));
+    const auto c = sim::hopper_config(p);
     if (!c)
       throw UsageError("--head-dim: the Hopper rung is compiled for d = " + sim::hopper_head_dims_text() + ", not d = " +
                        std::to_string(p.head_dim));

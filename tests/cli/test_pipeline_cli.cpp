@@ -38,18 +38,18 @@ Timeline timeline_csv(const std::string& name) {
 TEST_CASE("pipeline prints the schedule of a row block and the launch", "[cli][hopper]") {
   run_flashlab.check_prints(
       "pipeline --batch 2 --heads 4 --seq 1000 --head-dim 128 --causal --row-block 3 --csv timeline.csv", {
-          "B_r × B_c = 128 × 176",
-          "row block i = 3: 3 K_j, V_j visited",  // rows 384..511 see keys 0..511: ⌈512/176⌉
+          "B_r × B_c = 128 × 128",  // causal up to 1K tokens
+          "row block i = 3: 4 K_j, V_j visited",  // rows 384..511 see keys 0..511: 512/128
           "64 CTAs on 132 SMs",  // 2·4·⌈1000/128⌉
           "the L2's share",
       });
   const Timeline t = timeline_csv("timeline.csv");
   CHECK(t.header == "op,unit,warpgroup,j,stage,start_ns,busy_ns,end_ns");
-  // Q_i, K_j and V_j of 3 blocks, 2 warpgroups × 3 ops × 3 blocks, the epilogue.
-  CHECK(t.rows == 1 + 6 + 18 + 1);
+  // Q_i, K_j and V_j of 4 blocks, 2 warpgroups × 3 ops × 4 blocks, the epilogue.
+  CHECK(t.rows == 1 + 8 + 24 + 1);
 }
 
-TEST_CASE("pipeline takes the rung's row for the sequence, and says when a measured run had other tiles",
+TEST_CASE("pipeline takes the rung's row for the sequence and mask, and says when a measured run had other tiles",
           "[cli][hopper]") {
   // d = 64: 256 × 64 up to 1K tokens; the excerpt's run (an older build) had 192 × 128.
   run_flashlab.check_prints("pipeline --batch 16 --heads 32 --seq 1024 --head-dim 64 --results " +
@@ -61,6 +61,9 @@ TEST_CASE("pipeline takes the rung's row for the sequence, and says when a measu
                             });
   run_flashlab.check_prints("pipeline --batch 8 --heads 32 --seq 2048 --head-dim 64",
                             {"B_r × B_c = 192 × 128 (T_r = 11, T_c = 16), 3 consumer warpgroups"});
+  // d = 128: the row takes the mask too (128 × 128 for causal problems up to 1K tokens).
+  run_flashlab.check_prints("pipeline --batch 2 --heads 4 --seq 1000 --head-dim 128 --row-block 3",
+                            {"B_r × B_c = 128 × 176 (T_r = 8, T_c = 6)", "row block i = 3: 6 K_j, V_j visited"});
 }
 
 TEST_CASE("pipeline refuses what the rung cannot run, with exit code 2", "[cli][hopper]") {

@@ -32,20 +32,22 @@ i64 model_tensor_bytes(sim::Tensor t, const sim::AttentionProblem& p) {
   return p.head_count() * e.rows * e.cols * sim::element_bytes(t, p.dtype);
 }
 
-// Whether a table's row serves a problem of head dim d under the mask: rows
-// with a mask (sim::HopperBwdConfig) say so, the others serve both.
-template <class Config>
-bool row_serves(const Config& c, sim::i64 d, bool causal) {
-  if constexpr (std::is_same_v<Config, sim::HopperBwdConfig>) return c.serves(d, causal);
-  return c.head_dim == d;
-}
-
 // A sequence length a table's row serves: its longest where it has one
 // (sim::HopperConfig's rows for short sequences), else 4096, past every such row.
 template <class Config>
 sim::i64 row_seq(const Config& c) {
   if constexpr (std::is_same_v<Config, sim::HopperConfig>) return c.max_seq > 0 ? c.max_seq : 4096;
   return 1024;
+}
+
+// Whether a table's row serves a problem of head dim d under the mask at its
+// sequence length: the Hopper tables' rows say so (a row may serve one mask),
+// the others serve both.
+template <class Config>
+bool row_serves(const Config& c, sim::i64 d, bool causal) {
+  if constexpr (std::is_same_v<Config, sim::HopperBwdConfig> || std::is_same_v<Config, sim::HopperConfig>)
+    return c.serves(d, causal, row_seq(c));
+  return c.head_dim == d;
 }
 
 // A rung compiled for the configurations of a simulator table (`configs`):
@@ -380,7 +382,7 @@ TEST_CASE("the tensor-core rungs list what is compiled, from the simulator's tab
   CHECK(sim::fa2_tc_smem_bytes(*sim::fa2_tc_config(128)) == 69632);
 }
 
-TEST_CASE("the Hopper forward lists what is compiled, a row per sequence length, with or without CUDA",
+TEST_CASE("the Hopper forward lists what is compiled, a row per sequence length and mask, with or without CUDA",
           "[kernels][registry]") {
   const KernelInfo* fwd = find_kernel("fa3_hopper");
   REQUIRE(fwd != nullptr);
@@ -393,6 +395,9 @@ TEST_CASE("the Hopper forward lists what is compiled, a row per sequence length,
   decode.seq_kv = 8192;
   CHECK(fwd->default_tiles(decode) == sim::TileShape{192, 128});
   CHECK(fwd->default_tiles(problem(1, 4, 1024, 128, false, sim::DType::fp16)) == sim::TileShape{128, 176});
+  // d 128: causal up to 1K tokens 128 × 128, unmasked and beyond 128 × 176.
+  CHECK(fwd->default_tiles(problem(1, 4, 1024, 128, true, sim::DType::fp16)) == sim::TileShape{128, 128});
+  CHECK(fwd->default_tiles(problem(1, 4, 1025, 128, true, sim::DType::fp16)) == sim::TileShape{128, 176});
 }
 
 TEST_CASE("the Hopper backward lists what is compiled, from the simulator's table, with or without CUDA",

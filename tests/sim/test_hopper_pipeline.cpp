@@ -31,9 +31,10 @@ TEST_CASE("the compiled configurations fit a Hopper SM and name whole warpgroups
     // Each row runs the sequences it is for: a row for short ones up to its
     // length, the one for any length beyond every such row.
     const i64 seq = c.max_seq > 0 ? c.max_seq : 1 << 20;
-    REQUIRE(hopper_row(c.head_dim, seq).has_value());
-    CHECK(*hopper_row(c.head_dim, seq) == k);
-    CHECK(hopper_config(c.head_dim, seq)->Bc == c.Bc);
+    const bool causal = c.mask == HopperMask::causal;
+    REQUIRE(hopper_row(c.head_dim, seq, causal).has_value());
+    CHECK(*hopper_row(c.head_dim, seq, causal) == k);
+    CHECK(hopper_config(c.head_dim, seq, causal)->Bc == c.Bc);
   }
   for (const auto& [d, rows] : any_seq) CHECK(hopper_config(d)->max_seq == 0);  // no length given: the long row
   CHECK(any_seq.size() == 2);
@@ -42,6 +43,16 @@ TEST_CASE("the compiled configurations fit a Hopper SM and name whole warpgroups
   // d = 64: 256 × 64 up to 1K tokens (no row of 192 pads them), 192 × 128 beyond.
   CHECK(hopper_config(64, 1024)->Br == 256);
   CHECK(hopper_config(64, 1025)->Br == 192);
+  CHECK(hopper_config(64, 1024, true)->Br == 256);  // either mask
+  // d = 128: 128 × 128 for causal problems up to 1K tokens (one key block on
+  // each diagonal), 128 × 176 unmasked and beyond.
+  CHECK(hopper_config(128, 1024, true)->Bc == 128);
+  CHECK(hopper_config(128, 1024, false)->Bc == 176);
+  CHECK(hopper_config(128, 1025, true)->Bc == 176);
+  AttentionProblem p = hopper_problem(1024, 128, true);
+  CHECK(hopper_config(p)->Bc == 128);
+  p.causal = false;
+  CHECK(hopper_config(p)->Bc == 176);
 }
 
 TEST_CASE("the Hopper schedule: waits, one op per unit, a ring of s stages", "[sim][hopper]") {

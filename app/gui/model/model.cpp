@@ -651,7 +651,7 @@ void recompute(AppState& s) {
   std::optional<sim::HopperConfig> hopper;
   std::optional<sim::HopperBwdConfig> hopper_bwd;
   if (errors.empty() && in.hopper) {
-    hopper = sim::hopper_config(p.head_dim, sim::hopper_seq(p));
+    hopper = sim::hopper_config(p);
     hopper_bwd = sim::hopper_bwd_config(p.head_dim, p.causal);
     const bool backward = sim::algorithm_info(in.algo_a).pass == sim::Pass::bwd &&
                           (!in.compare || sim::algorithm_info(in.algo_b).pass == sim::Pass::bwd);

@@ -41,7 +41,7 @@ namespace {
 
 // The row of kFa3HopperConfigs that runs the problem (its head dim and sequence length).
 std::size_t row_or_throw(const sim::AttentionProblem& p) {
-  if (const auto k = sim::hopper_row(p.head_dim, sim::hopper_seq(p))) return *k;
+  if (const auto k = sim::hopper_row(p.head_dim, sim::hopper_seq(p), p.causal)) return *k;
   throw Unsupported("fa3_hopper is compiled for head dims " + sim::hopper_head_dims_text() +
                     "; got d=" + std::to_string(p.head_dim));
 }

@@ -22,12 +22,15 @@
 
 namespace flashlab::sim {
 
-std::optional<std::size_t> hopper_row(i64 head_dim, i64 seq) {
-  return detail::row_serving(kHopperConfigs, head_dim, false, seq);
+std::optional<std::size_t> hopper_row(i64 head_dim, i64 seq, bool causal) {
+  return detail::row_serving(kHopperConfigs, head_dim, causal, seq);
 }
-std::optional<HopperConfig> hopper_config(i64 head_dim, i64 seq) {
-  if (const auto k = hopper_row(head_dim, seq)) return kHopperConfigs[*k];
+std::optional<HopperConfig> hopper_config(i64 head_dim, i64 seq, bool causal) {
+  if (const auto k = hopper_row(head_dim, seq, causal)) return kHopperConfigs[*k];
   return std::nullopt;
+}
+std::optional<HopperConfig> hopper_config(const AttentionProblem& p) {
+  return hopper_config(p.head_dim, hopper_seq(p), p.causal);
 }
 std::string hopper_head_dims_text() { return detail::head_dims_text(kHopperConfigs); }
 std::optional<std::size_t> hopper_bwd_row(i64 head_dim, bool causal) {

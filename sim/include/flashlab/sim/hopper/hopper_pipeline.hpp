@@ -54,10 +54,18 @@ namespace flashlab::sim {
 inline constexpr i64 kAnySeq = std::numeric_limits<i64>::max();
 inline i64 hopper_seq(const AttentionProblem& p) { return std::max(p.n_q(), p.n_kv()); }
 
+// Which problems a row of a configuration table serves: either mask, or one.
+enum class HopperMask : std::uint8_t { any, causal, non_causal };
+constexpr bool mask_serves(HopperMask m, bool causal) {
+  return m == HopperMask::any || (m == HopperMask::causal) == causal;
+}
+std::string_view to_string(HopperMask m);  // "any", "causal", "non-causal"
+
 // One configuration of the rung: B_r = 64 × the consumer warpgroups, B_c, the
 // depth of the K_j/V_j ring, whether each warpgroup overlaps its softmax with
-// its own P_ij V_j, and the sequences it serves (kernels/README.md has the
-// timings that chose these). The first row that serves a problem runs it.
+// its own P_ij V_j, and the problems it serves: sequences up to max_seq, under
+// `mask` (kernels/README.md has the timings that chose these). The first row
+// that serves a problem runs it.
 struct HopperConfig {
   int head_dim;
   int Br;
@@ -65,16 +73,18 @@ struct HopperConfig {
   int stages;
   bool overlap;
   i64 max_seq = 0;  // serves N_q, N_kv up to this; 0: any
+  HopperMask mask = HopperMask::any;
   constexpr int consumers() const { return Br / 64; }
-  constexpr bool serves(i64 d, bool /*causal*/, i64 seq = kAnySeq) const {  // either mask
-    return head_dim == d && (max_seq == 0 || seq <= max_seq);
+  constexpr bool serves(i64 d, bool causal, i64 seq = kAnySeq) const {
+    return head_dim == d && (max_seq == 0 || seq <= max_seq) && mask_serves(mask, causal);
   }
 };
 
 inline constexpr HopperConfig kHopperConfigs[] = {
-    //  d   B_r  B_c  stages  overlap  sequences
+    //  d   B_r  B_c  stages  overlap  sequences  mask
     {64, 256, 64, 4, true, 1024},  // N ≤ 1K: 256 rows pad none of 1K, where 192 pad it to 1152
     {64, 192, 128, 3, true},
+    {128, 128, 128, 2, true, 1024, HopperMask::causal},  // short causal: one key block on each diagonal
     {128, 128, 176, 2, true},
 };
 
@@ -86,19 +96,14 @@ constexpr std::size_t hopper_smem_bytes(const HopperConfig& c) {
          2ull * c.stages * static_cast<std::size_t>(c.Bc) * c.head_dim * 2 + 1024;
 }
 
-// The row that runs head dim d at sequence length `seq` (hopper_seq), if any; its
-// index in kHopperConfigs.
-std::optional<std::size_t> hopper_row(i64 head_dim, i64 seq = kAnySeq);
-std::optional<HopperConfig> hopper_config(i64 head_dim, i64 seq = kAnySeq);
+// The row that runs head dim d at sequence length `seq` (hopper_seq) under the
+// mask, if any; its index in kHopperConfigs. Without a length: the row of long
+// sequences, unmasked.
+std::optional<std::size_t> hopper_row(i64 head_dim, i64 seq = kAnySeq, bool causal = false);
+std::optional<HopperConfig> hopper_config(i64 head_dim, i64 seq = kAnySeq, bool causal = false);
+std::optional<HopperConfig> hopper_config(const AttentionProblem& p);  // the problem's row
 std::string hopper_head_dims_text();  // "64, 128"
 inline TileShape tiles_of(const HopperConfig& c) { return {c.Br, c.Bc}; }
-
-// Which problems a row of a configuration table serves: either mask, or one.
-enum class HopperMask : std::uint8_t { any, causal, non_causal };
-constexpr bool mask_serves(HopperMask m, bool causal) {
-  return m == HopperMask::any || (m == HopperMask::causal) == causal;
-}
-std::string_view to_string(HopperMask m);  // "any", "causal", "non-causal"
 
 // The backward on Hopper (kernels/src/rungs/fa3_hopper_bwd.cu), FlashAttention-2's loop
 // nest as FlashAttention-3 runs it: one CTA per K_j, V_j (B_c = 128 keys, 64 to
