@@ -4,8 +4,8 @@
 // into a multi-stage ring completed on mbarriers, issued by a producer warp;
 // two consumer warpgroups run S_ij = Q_i K_jᵀ and O_i += P_ij V_j on wgmma
 // (m64nNk16, B from shared memory through descriptors, P_ij from registers);
-// setmaxnreg gives the consumers the producer's registers. HBM traffic is
-// FlashAttention-2's (model fa2).
+// setmaxnreg gives the consumers the producer's registers; O_i leaves through
+// shared memory by TMA too. HBM traffic is FlashAttention-2's (model fa2).
 // The consumer warpgroups take turns on the tensor cores (ping-pong on named
 // barriers), so one's softmax runs under another's products, and each runs its
 // own softmax under its P V.
@@ -87,6 +87,8 @@ void launch(const LaunchArgs& a) {
   const int64_t kv_heads = heads / kv_group;  // B·H_kv: the K/V tensors' heads
   const CUtensorMap tm_k = make_map(a.k, pr.dtype, pr.n_kv(), Cfg::kHeadDim, kv_heads, Cfg::kBc);
   const CUtensorMap tm_v = make_map(a.v, pr.dtype, pr.n_kv(), Cfg::kHeadDim, kv_heads, Cfg::kBc);
+  // O as Q, a box of one warpgroup's 64 rows: the epilogue's copy out of shared memory.
+  const CUtensorMap tm_o = make_map(a.o, pr.dtype, pr.n_q(), Cfg::kHeadDim, heads, 64);
 
   const std::size_t smem = Cfg::kSmemBytes;
   auto* kernel = &detail::fa3_hopper_forward_kernel<Cfg, T>;
@@ -114,7 +116,7 @@ void launch(const LaunchArgs& a) {
   p.fold = static_cast<int>(a.running.step);
   p.o_run = a.running.o;
   kernel<<<dim3(static_cast<unsigned>(blocks)), dim3(Cfg::kThreads), smem, static_cast<cudaStream_t>(a.stream)>>>(
-      tm_q, tm_k, tm_v, p);
+      tm_q, tm_k, tm_v, tm_o, p);
   FLASHLAB_LAUNCH_CHECK("fa3_hopper_forward_kernel");
 }
 

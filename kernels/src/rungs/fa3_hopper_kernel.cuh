@@ -49,7 +49,11 @@ using hopper_ptx::prefetch_tensormap;
 using hopper_ptx::setmaxnreg_dec;
 using hopper_ptx::setmaxnreg_inc;
 using hopper_ptx::smem_addr;
+using hopper_ptx::bulk_commit;
+using hopper_ptx::bulk_wait_read;
+using hopper_ptx::fence_proxy_async_smem;
 using hopper_ptx::tma_load_3d;
+using hopper_ptx::tma_store_3d;
 using hopper_ptx::warpgroup_sync;
 using hopper_ptx::Wgmma;
 using hopper_ptx::wgmma_commit;
@@ -143,12 +147,14 @@ struct Params {
 // block = 1 + kConsumers warpgroups:
 //   warpgroup 0      producer: one thread issues every TMA copy (Q_i once per
 //                    tile, then K_j and V_j into the ring when the consumers
-//                    have released a stage; the ring runs on across tiles)
+//                    have released a stage; the ring runs on across tiles;
+//                    the first tile's Q_i, K_0, V_0 before the block's barrier)
 //   warpgroups 1..  consumers: rows [64c, 64c + 64) of Q_i each; S_ij = Q_i K_jᵀ
 //                    (wgmma, both from shared memory), online softmax in
 //                    registers, O_i += P_ij V_j (wgmma, P_ij from registers);
 //                    under the causal mask a warpgroup skips the key blocks
-//                    its own 64 rows cannot see (and rows past N_q see none)
+//                    its own 64 rows cannot see (and rows past N_q see none);
+//                    O_i leaves staged in its Q_i rows by a TMA copy per panel
 // Shared memory: Q_i, then kStages × K_j, then kStages × V_j, then mbarriers:
 //   bar_q          Q_i has landed (one phase per tile)
 //   full_k[s]      K_j has landed in stage s      (producer's expect_tx + TMA bytes)
@@ -168,7 +174,8 @@ constexpr int kTurnBarrier = 5;  // named barriers 5, 6, 7, 8: the consumers' tu
 template <class Cfg, typename T>
 __global__ void __launch_bounds__(Cfg::kThreads, 1)
     fa3_hopper_forward_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CUtensorMap tm_k,
-                              const __grid_constant__ CUtensorMap tm_v, const Params p) {
+                              const __grid_constant__ CUtensorMap tm_v, const __grid_constant__ CUtensorMap tm_o,
+                              const Params p) {
 #if defined(__CUDA_ARCH__)
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   constexpr int d = Cfg::kHeadDim;
@@ -179,8 +186,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   constexpr int kConsumers = Cfg::kConsumers;
   constexpr int kSRegs = B_c / 2;  // S_ij accumulators per thread: (64, B_c) over 128 threads
   constexpr int kORegs = d / 2;    // O_i accumulators per thread: (64, d) over 128 threads
-  // O leaves through the Q_i tile in shared memory (16-byte rows) when each block
-  // has one tile; a persistent block stores it from registers instead, so that
+  // O leaves through the Q_i tile in shared memory (a TMA copy to HBM) when each
+  // block has one tile; a persistent block stores it from registers instead, so that
   // Q_i of its next tile can land while this one finishes.
   constexpr bool kStageO = !Cfg::kPersistent;
 
@@ -230,6 +237,21 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     // The barriers are read next by the copy engine (async proxy).
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
     asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+    // The first tile's Q_i, K_0 and V_0 go out before the block's barrier: their
+    // latency runs under the other warps' start (the producer's loop skips them).
+    {
+      const Tile tl = tile_at(blockIdx.x);
+      const int kv_head = p.kv_group > 1 ? tl.head / p.kv_group : tl.head;
+      mbar_arrive_expect_tx(bar_q, Cfg::kQBytes);
+#pragma unroll
+      for (int pn = 0; pn < kPanels; ++pn) tma_load_3d(sQ + pn * B_r * 128, &tm_q, bar_q, pn * 64, tl.q0, tl.head);
+      mbar_arrive_expect_tx(full_k(0), Cfg::kKVBytes);
+#pragma unroll
+      for (int pn = 0; pn < kPanels; ++pn) tma_load_3d(sK + pn * B_c * 128, &tm_k, full_k(0), pn * 64, 0, kv_head);
+      mbar_arrive_expect_tx(full_v(0), Cfg::kKVBytes);
+#pragma unroll
+      for (int pn = 0; pn < kPanels; ++pn) tma_load_3d(sV + pn * B_c * 128, &tm_v, full_v(0), pn * 64, 0, kv_head);
+    }
   }
   __syncthreads();
 
@@ -240,6 +262,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
       prefetch_tensormap(&tm_q);
       prefetch_tensormap(&tm_k);
       prefetch_tensormap(&tm_v);
+      if constexpr (kStageO) prefetch_tensormap(&tm_o);
       int kv = 0;  // K_j, V_j blocks this block has issued: the ring's position
       int n = 0;   // tiles this block has started
       for (int tile = blockIdx.x; tile < p.num_tiles; tile += gridDim.x, ++n) {
@@ -255,8 +278,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
           for (int pn = 0; pn < kPanels; ++pn)
             tma_load_3d(sQ + pn * B_r * 128, &tm_q, bar_q, pn * 64, tl.q0, tl.head);
         };
-        if (n == 0) load_Q();
         for (int j = 0; j < tl.T_c; ++j, ++kv) {
+          if (n == 0 && j == 0) continue;  // issued before the block's barrier
           const int s = kv % kStages;
           const int round = kv / kStages;
           // Stage s held the block kStages before: K_j goes in once every consumer
@@ -587,11 +610,10 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
         p.lse[static_cast<int64_t>(tl.head) * p.n_q + row] = (m_scaled + __log2f(l)) * kLn2;  // natural log
       }
     }
-    T* __restrict__ O = static_cast<T*>(p.o) + static_cast<int64_t>(tl.head) * p.n_q * d;  // (N_q, d)
     if constexpr (kStageO) {
       // This warpgroup's own rows of Q_i in shared memory become its O staging
-      // buffer (same swizzled layout: rows of one 8-row group hit distinct banks),
-      // then 16-byte rows go out to HBM.
+      // buffer (the swizzled layout a copy of Q_i by the map lays down: rows of
+      // one 8-row group hit distinct banks), then one copy per 64 columns.
       warpgroup_sync(1 + c);  // every warp of this warpgroup is past its last read of Q_i
       // Byte offset of (row rl of this warpgroup, column col) in the swizzled Q_i tile.
       auto staged = [&](int rl, int col) {
@@ -606,21 +628,20 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
           *reinterpret_cast<uint32_t*>(smem + staged(rl, 8 * nn + 2 * t)) =
               pack2<T>(o_acc[4 * nn + 2 * r] * inv_l[r], o_acc[4 * nn + 2 * r + 1] * inv_l[r]);
         }
+      // The copy engine takes the staged rows to HBM (rows past N_q are not
+      // written); this block's shared memory stays until it has read them.
+      fence_proxy_async_smem();
       warpgroup_sync(1 + c);
-      constexpr int kChunksPerRow = d / 8;
+      if (tid == 0) {
 #pragma unroll
-      for (int it = 0; it < 64 * kChunksPerRow / 128; ++it) {
-        const int chunk = tid + it * 128;
-        const int rl = chunk / kChunksPerRow;
-        const int col = (chunk % kChunksPerRow) * 8;
-        const int row = wg_row0 + rl;
-        if (row < p.n_q)
-          *reinterpret_cast<uint4*>(O + static_cast<int64_t>(row) * d + col) =
-              *reinterpret_cast<const uint4*>(smem + staged(rl, col));
+        for (int pn = 0; pn < kPanels; ++pn) tma_store_3d(&tm_o, sQ_c + pn * B_r * 128, pn * 64, wg_row0, tl.head);
+        bulk_commit();
+        bulk_wait_read<0>();
       }
       if (!last_tile) release_Q();  // a persistent grid's next Q_i may land
     } else {
       // From registers: per row, the 4 threads of a quad write 16 contiguous bytes.
+      T* __restrict__ O = static_cast<T*>(p.o) + static_cast<int64_t>(tl.head) * p.n_q * d;  // (N_q, d)
 #pragma unroll
       for (int r = 0; r < 2; ++r) {
         const int row = r == 0 ? row_a : row_b;
