@@ -102,12 +102,8 @@ def main():
     if theirs is not None and args.json_theirs:
         write(theirs, args.json_theirs)
     if args.table:
-        import torch  # noqa: F401  (torch_compare.py's table names the PyTorch it ran)
-        import torch_compare as tc
-        m = theirs["meta"]
-        header = (f"GPU {m.get('gpu', '?')}; flashlab commit {ours['meta'].get('commit', '?')}; "
-                  f"torch {m.get('torch_version', '?')} (CUDA {m.get('torch_cuda', '?')}); "
-                  f"L2 {'flushed' if m.get('l2_flush') else 'warm'}; the median of {len(args.ours)} alternating rounds\n")
+        import torch_compare as tc  # imports torch
+        header = tc.table_header(ours["meta"], theirs["meta"]) + f"; the median of {len(args.ours)} alternating rounds\n"
         ours_rows = [r for r in ours["rows"] if tc.direction_of(r) in ("fwd", "bwd")]
         text = header + tc.merged_table(ours_rows, theirs["rows"])
         with open(args.table, "w") as f:

@@ -83,6 +83,10 @@ SANITIZE_BUDGET=${SANITIZE_BUDGET:-300}
 BENCH_BUDGET=${BENCH_BUDGET:-260}
 BENCH_BWD_BUDGET=${BENCH_BWD_BUDGET:-240}
 BENCH_ROUNDS=${BENCH_ROUNDS:-1}  # bench, bench-bwd: alternating rounds of ours and PyTorch (scripts/bench_rounds.py)
+case $BENCH_ROUNDS in
+  '' | *[!0-9]* | 0) echo "device-run: BENCH_ROUNDS must be a whole number of rounds, at least 1; got '$BENCH_ROUNDS'" >&2
+                     exit 2 ;;
+esac
 BWD_CHECK_BUDGET=${BWD_CHECK_BUDGET:-120}
 LABS_BUDGET=${LABS_BUDGET:-540}
 VALIDATE_BUDGET=${VALIDATE_BUDGET:-330}

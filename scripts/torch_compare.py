@@ -508,6 +508,13 @@ def direction_table(ours, theirs, direction):
     return out
 
 
+def table_header(ours_meta, theirs_meta):
+    """The table's first line: the GPU, our build, the PyTorch that ran, the L2's state."""
+    return (f"GPU {theirs_meta.get('gpu', '?')}; flashlab commit {ours_meta.get('commit', '?')}; "
+            f"torch {theirs_meta.get('torch_version', '?')} (CUDA {theirs_meta.get('torch_cuda', '?')}); "
+            f"L2 {'flushed' if theirs_meta.get('l2_flush') else 'warm'}")
+
+
 def merged_table(ours, theirs):
     """One table per direction present: TFLOP/s of every kernel, then the ratios of the goals."""
     out = []
@@ -601,8 +608,7 @@ def main():
             json.dump({"format": FORMAT, "meta": meta, "rows": theirs}, f, indent=2)
             f.write("\n")
     table = merged_table(ours, theirs)
-    header = (f"GPU {meta['gpu']}; flashlab commit {ours_doc.get('meta', {}).get('commit', '?')}; "
-              f"torch {torch.__version__} (CUDA {torch.version.cuda}); L2 {'flushed' if flush is not None else 'warm'}\n")
+    header = table_header(ours_doc.get("meta", {}), meta) + "\n"
     if args.table:
         with open(args.table, "w") as f:
             f.write(header + table)
