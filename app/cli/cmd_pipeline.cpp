@@ -198,7 +198,8 @@ class PipelineCommand final : public Command {
     out << "  problem   " << sim::describe(p) << "\n";
     out << "  config    B_r × B_c = " << c->Br << " × " << c->Bc << " (T_r = " << g.T_r << ", T_c = " << g.T_c << "), "
         << c->consumers() << " consumer warpgroups, " << c->stages << "-stage K_j/V_j ring"
-        << (c->overlap ? ", each warpgroup's softmax overlapped with its own P̃_ij V_j" : "") << "; shared memory "
+        << (c->overlap ? ", each warpgroup's softmax overlapped with its own P̃_ij V_j" : "")
+        << (c->persistent ? ", persistent (Q_i in two buffers)" : "") << "; shared memory "
         << sim::bytes_iec(static_cast<double>(sim::hopper_smem_bytes(*c))) << "\n";
     out << "  rates     one SM: tensor cores " << fixed(rt.mma_flops_per_ns * 1e-3, 2) << " TFLOP/s, exp2 "
         << fixed(rt.exp_per_ns, 1) << " per ns (" << fixed(sim::kExpPerClockPerSm, 0) << " per clock), copies "
@@ -218,9 +219,11 @@ class PipelineCommand final : public Command {
         << pct(h.end_ns > 0 ? h.softmax_busy_ns / h.end_ns : 0) << ", copy engine "
         << pct(h.end_ns > 0 ? h.copy_busy_ns / h.end_ns : 0) << "\n";
     const double flops = static_cast<double>(analysis::convention_flops(p, sim::Pass::fwd));
-    out << "  launch    " << sim::group_digits(launch.ctas) << " CTAs on " << launch.sms << " SMs ("
-        << fixed(launch.waves, 1) << " waves; " << launch.method << "): " << fixed(launch.time_s * 1e3, 3)
-        << " ms, " << fixed(flops / launch.time_s * 1e-12, 0) << " TFLOP/s (4·B·H·N²·d" << (p.causal ? "/2" : "")
+    out << "  launch    " << sim::group_digits(launch.ctas)
+        << (c->persistent ? " tiles on " + std::to_string(launch.blocks) + " persistent blocks ("
+                          : " CTAs on " + std::to_string(launch.sms) + " SMs (")
+        << fixed(launch.waves, 1) << (c->persistent ? " tiles each; " : " waves; ") << launch.method
+        << "): " << fixed(launch.time_s * 1e3, 3) << " ms, " << fixed(flops / launch.time_s * 1e-12, 0) << " TFLOP/s (4·B·H·N²·d" << (p.causal ? "/2" : "")
         << "), tensor cores busy " << pct(launch.tensor_busy_fraction) << " (model)\n";
     if (measured) print_measured(*measured, p, sim::tiles_of(*c), launch, flops, out);
     return 0;

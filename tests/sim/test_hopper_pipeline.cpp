@@ -44,15 +44,30 @@ TEST_CASE("the compiled configurations fit a Hopper SM and name whole warpgroups
   CHECK(hopper_config(64, 1024)->Br == 256);
   CHECK(hopper_config(64, 1025)->Br == 192);
   CHECK(hopper_config(64, 1024, true)->Br == 256);  // either mask
-  // d = 128: 128 × 128 for causal problems up to 1K tokens (one key block on
-  // each diagonal), 128 × 176 unmasked and beyond.
+  // d = 128: 128 × 128 up to 1K tokens (for causal problems one key block on
+  // each diagonal), 128 × 176 beyond.
   CHECK(hopper_config(128, 1024, true)->Bc == 128);
-  CHECK(hopper_config(128, 1024, false)->Bc == 176);
+  CHECK(hopper_config(128, 1024, false)->Bc == 128);
   CHECK(hopper_config(128, 1025, true)->Bc == 176);
+  CHECK(hopper_config(128, 1025, false)->Bc == 176);
   AttentionProblem p = hopper_problem(1024, 128, true);
   CHECK(hopper_config(p)->Bc == 128);
-  p.causal = false;
+  p.seq_kv = 2048;  // the longer of N_q, N_kv picks the row
   CHECK(hopper_config(p)->Bc == 176);
+  // Persistent: exactly the unmasked problems up to 1K tokens, with Q_i twice
+  // in shared memory.
+  for (i64 d : {64, 128})
+    for (bool causal : {false, true})
+      for (i64 seq : {1, 1024, 1025, 16384}) {
+        CAPTURE(d, causal, seq);
+        const HopperConfig c = *hopper_config(d, seq, causal);
+        CHECK(c.persistent == (!causal && seq <= 1024));
+        CHECK(c.q_buffers() == (c.persistent ? 2 : 1));
+        HopperConfig one = c;
+        one.persistent = false;
+        CHECK(hopper_smem_bytes(c) - hopper_smem_bytes(one) ==
+              (c.persistent ? static_cast<std::size_t>(c.Br * d * 2) : 0u));
+      }
 }
 
 TEST_CASE("the Hopper schedule: waits, one op per unit, a ring of s stages", "[sim][hopper]") {
@@ -230,6 +245,23 @@ TEST_CASE("the Hopper schedule refuses what it cannot model", "[sim][hopper]") {
                     Catch::Contains("two stages"));
 }
 
+TEST_CASE("a persistent launch: each block's every SMs-th tile, so a causal grid can leave SMs idle", "[sim][hopper]") {
+  HopperConfig c = *hopper_config(64, 1024, false);
+  REQUIRE(c.persistent);
+  // 132 heads of 4 row blocks: block b takes tiles b, b + 132, ..., whose row
+  // blocks are all b mod 4 — block 0 the heaviest four times over.
+  AttentionProblem p = problem(1, 132, 1024, 64, true);
+  const HopperLaunchEstimate e = estimate_hopper_launch(p, c, h200());
+  CHECK(e.ctas == 528);
+  CHECK(e.blocks == 132);
+  const double longest = simulate_hopper_pipeline(p, 3, c, h200()).end_ns * 1e-9;
+  CHECK(e.time_s == Approx(4 * longest).epsilon(1e-12));
+  CHECK(e.cta_time_max_s == Approx(longest));
+  // One block per tile is handed out heaviest first to the SM that frees first: shorter.
+  c.persistent = false;
+  CHECK(estimate_hopper_launch(p, c, h200()).time_s < 0.8 * e.time_s);
+}
+
 TEST_CASE("the launch: whole waves without masking, within the list-scheduling bounds with it", "[sim][hopper]") {
   for (const HopperConfig& c : kHopperConfigs) {
     CAPTURE(c.head_dim);
@@ -240,12 +272,14 @@ TEST_CASE("the launch: whole waves without masking, within the list-scheduling b
     const HopperLaunchEstimate e = estimate_hopper_launch(p, c, h200());
     CHECK(e.ctas == p.batch * p.heads * g.T_r);
     CHECK(e.sms == 132);
+    CHECK(e.blocks == (c.persistent ? 132 : e.ctas));
     const HopperPipeline one = simulate_hopper_pipeline(p, 0, c, h200());
     const i64 waves = (e.ctas + e.sms - 1) / e.sms;
     CHECK(e.time_s == Approx(one.end_ns * 1e-9 * static_cast<double>(waves)).epsilon(1e-12));
     CHECK(e.tensor_busy_fraction > 0);
     CHECK(e.tensor_busy_fraction <= 1);
 
+    if (c.persistent) continue;  // serves unmasked problems; its causal launch is the case above
     p.causal = true;
     const HopperLaunchEstimate ec = estimate_hopper_launch(p, c, h200());
     double total = 0, longest = 0;

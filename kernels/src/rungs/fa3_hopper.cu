@@ -51,16 +51,16 @@ std::size_t smem_bytes_of(const Fa3HopperConfig& c) { return fa3_hopper_smem_byt
 #if !defined(FLASHLAB_FA3_HOPPER_NO_SM90A)
 namespace detail = fa3_hopper_detail;
 // Every configuration runs its consumer warpgroups in ping-pong (named barriers
-// ordering their products); kPersistentGrid launches one block per SM that walks
+// ordering their products); a persistent row launches one block per SM that walks
 // the tiles instead of one block per tile.
 constexpr bool kPingPong = true;
-constexpr bool kPersistentGrid = false;
 constexpr int kExpPoly64 = 0;  // d = 64: 0, or k: one exp2 in k from the FMA pipe (measured slower: kernels/README.md)
 template <std::size_t kIndex>
 using ConfigAt = detail::Config<kFa3HopperConfigs[kIndex].head_dim, kFa3HopperConfigs[kIndex].Br / 64,
                                 kFa3HopperConfigs[kIndex].Bc, kFa3HopperConfigs[kIndex].stages,
                                 kFa3HopperConfigs[kIndex].overlap,
-                                kPingPong && kFa3HopperConfigs[kIndex].Br / 64 >= 2, kPersistentGrid,
+                                kPingPong && kFa3HopperConfigs[kIndex].Br / 64 >= 2,
+                                kFa3HopperConfigs[kIndex].persistent,
                                 kFa3HopperConfigs[kIndex].head_dim == 64 ? kExpPoly64 : 0>;
 constexpr std::size_t kConfigs = std::size(kFa3HopperConfigs);
 

@@ -104,11 +104,14 @@ struct Config {
   // R rows holds columns [64p, 64p + 64) of every row, R·128 bytes.
   static constexpr int kPanels = D / 64;
   static constexpr int kQBytes = kBr * D * 2;          // (B_r, d) Q_i
+  // A persistent block holds two Q_i tiles: the next tile's lands while this
+  // one runs and while this one's O_i leaves through its own.
+  static constexpr int kQBuffers = kPersistent ? 2 : 1;
   static constexpr int kKVBytes = kBc * D * 2;         // (B_c, d) K_j or V_j
   static constexpr int kBarrierBytes = 1024;           // mbarriers, after the tiles
   static constexpr std::size_t kSmemBytes =
       1024 /* alignment slack: the swizzle pattern repeats every 1024 bytes */ +
-      static_cast<std::size_t>(kQBytes) + 2ull * kStages * kKVBytes + kBarrierBytes;
+      static_cast<std::size_t>(kQBuffers) * kQBytes + 2ull * kStages * kKVBytes + kBarrierBytes;
 
   static_assert(D == 64 || D == 128, "d must be 64 or 128 (whole 128-byte panels, O accumulator in registers)");
   static_assert(BC % 16 == 0 && BC >= 16 && BC <= 256, "B_c: a wgmma N of S_ij and a whole number of k-steps of P_ij V_j");
@@ -186,10 +189,6 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   constexpr int kConsumers = Cfg::kConsumers;
   constexpr int kSRegs = B_c / 2;  // S_ij accumulators per thread: (64, B_c) over 128 threads
   constexpr int kORegs = d / 2;    // O_i accumulators per thread: (64, d) over 128 threads
-  // O leaves through the Q_i tile in shared memory (a TMA copy to HBM) when each
-  // block has one tile; a persistent block stores it from registers instead, so that
-  // Q_i of its next tile can land while this one finishes.
-  constexpr bool kStageO = !Cfg::kPersistent;
 
   extern __shared__ unsigned char smem_raw[];
   // The 128-byte swizzle repeats every 1024 bytes: tiles start on that boundary.
@@ -197,16 +196,18 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   const uint32_t base = (raw + 1023u) & ~1023u;
   unsigned char* smem = smem_raw + (base - raw);  // generic pointer to the same byte
   const uint32_t sQ = base;                                      // (B_r, d) Q_i, kPanels × (B_r, 64)
-  const uint32_t sK = sQ + Cfg::kQBytes;                         // kStages × (B_c, d) K_j
+  const uint32_t sK = sQ + Cfg::kQBuffers * Cfg::kQBytes;        // kStages × (B_c, d) K_j
   const uint32_t sV = sK + kStages * Cfg::kKVBytes;              // kStages × (B_c, d) V_j
   const uint32_t bars = sV + kStages * Cfg::kKVBytes;            // mbarriers, 8 bytes each
-  const uint32_t bar_q = bars;
+  // Q_i's buffer b (tile n in buffer n mod kQBuffers): landed; and free again
+  // (each consumer warpgroup's copy of its O_i has read its rows).
+  auto bar_q = [&](int b) { return b == 0 ? bars : bars + 8u * (2 + 4 * kStages); };
   auto full_k = [&](int s) { return bars + 8u * (1 + s); };
   auto full_v = [&](int s) { return bars + 8u * (1 + kStages + s); };
   auto empty_k = [&](int s) { return bars + 8u * (1 + 2 * kStages + s); };
   auto empty_v = [&](int s) { return bars + 8u * (1 + 3 * kStages + s); };
-  const uint32_t q_empty = bars + 8u * (1 + 4 * kStages);
-  static_assert(8 * (2 + 4 * kStages) <= Cfg::kBarrierBytes, "the mbarriers fit their kilobyte");
+  auto q_empty = [&](int b) { return b == 0 ? bars + 8u * (1 + 4 * kStages) : bars + 8u * (3 + 4 * kStages); };
+  static_assert(8 * (4 + 4 * kStages) <= Cfg::kBarrierBytes, "the mbarriers fit their kilobyte");
 
   // Tile → (head, first row q0, key blocks T_c). Head-major order, heaviest
   // row block of a head first (as fa2_tc).
@@ -226,14 +227,16 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
 
   const int warpgroup = threadIdx.x / 128;
   if (threadIdx.x == 0) {
-    mbar_init(bar_q, 1);
+    for (int b = 0; b < Cfg::kQBuffers; ++b) {
+      mbar_init(bar_q(b), 1);
+      mbar_init(q_empty(b), kConsumers);
+    }
     for (int s = 0; s < kStages; ++s) {
       mbar_init(full_k(s), 1);
       mbar_init(full_v(s), 1);
       mbar_init(empty_k(s), kConsumers * 4);
       mbar_init(empty_v(s), kConsumers * 4);
     }
-    mbar_init(q_empty, kConsumers * 4);
     // The barriers are read next by the copy engine (async proxy).
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
     asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
@@ -242,9 +245,9 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     {
       const Tile tl = tile_at(blockIdx.x);
       const int kv_head = p.kv_group > 1 ? tl.head / p.kv_group : tl.head;
-      mbar_arrive_expect_tx(bar_q, Cfg::kQBytes);
+      mbar_arrive_expect_tx(bar_q(0), Cfg::kQBytes);
 #pragma unroll
-      for (int pn = 0; pn < kPanels; ++pn) tma_load_3d(sQ + pn * B_r * 128, &tm_q, bar_q, pn * 64, tl.q0, tl.head);
+      for (int pn = 0; pn < kPanels; ++pn) tma_load_3d(sQ + pn * B_r * 128, &tm_q, bar_q(0), pn * 64, tl.q0, tl.head);
       mbar_arrive_expect_tx(full_k(0), Cfg::kKVBytes);
 #pragma unroll
       for (int pn = 0; pn < kPanels; ++pn) tma_load_3d(sK + pn * B_c * 128, &tm_k, full_k(0), pn * 64, 0, kv_head);
@@ -262,22 +265,27 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
       prefetch_tensormap(&tm_q);
       prefetch_tensormap(&tm_k);
       prefetch_tensormap(&tm_v);
-      if constexpr (kStageO) prefetch_tensormap(&tm_o);
+      prefetch_tensormap(&tm_o);
       int kv = 0;  // K_j, V_j blocks this block has issued: the ring's position
       int n = 0;   // tiles this block has started
       for (int tile = blockIdx.x; tile < p.num_tiles; tile += gridDim.x, ++n) {
         const Tile tl = tile_at(tile);
         const int kv_head = p.kv_group > 1 ? tl.head / p.kv_group : tl.head;  // grouped-query attention
         // Q_i: rows past N_q are zero-filled by the copy engine. From the second
-        // tile on, its buffer is free once every consumer warp released it; K_0, V_0
-        // of the tile go first, so they land while the consumers finish the last one.
+        // tile on, its buffer is free once every consumer warpgroup released it:
+        // with one buffer K_0, V_0 of the tile go first (they land while the
+        // consumers finish the last tile), with two Q_i goes first (its buffer
+        // was released a tile ago).
         auto load_Q = [&] {
-          if (n > 0) mbar_wait(q_empty, (n - 1) & 1);
-          mbar_arrive_expect_tx(bar_q, Cfg::kQBytes);
+          const int b = n % Cfg::kQBuffers;
+          const int use = n / Cfg::kQBuffers;  // earlier tiles of this buffer
+          if (use > 0) mbar_wait(q_empty(b), (use - 1) & 1);
+          mbar_arrive_expect_tx(bar_q(b), Cfg::kQBytes);
 #pragma unroll
           for (int pn = 0; pn < kPanels; ++pn)
-            tma_load_3d(sQ + pn * B_r * 128, &tm_q, bar_q, pn * 64, tl.q0, tl.head);
+            tma_load_3d(sQ + b * Cfg::kQBytes + pn * B_r * 128, &tm_q, bar_q(b), pn * 64, tl.q0, tl.head);
         };
+        if (n > 0 && Cfg::kQBuffers == 2) load_Q();
         for (int j = 0; j < tl.T_c; ++j, ++kv) {
           if (n == 0 && j == 0) continue;  // issued before the block's barrier
           const int s = kv % kStages;
@@ -296,7 +304,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
 #pragma unroll
           for (int pn = 0; pn < kPanels; ++pn)
             tma_load_3d(sV_j + pn * B_c * 128, &tm_v, full_v(s), pn * 64, j * B_c, kv_head);
-          if (j == 0 && n > 0) load_Q();
+          if (j == 0 && n > 0 && Cfg::kQBuffers == 1) load_Q();
         }
         if constexpr (!Cfg::kPersistent) break;
       }
@@ -314,7 +322,6 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   const int lane = tid % 32;
   const int g = lane >> 2;  // accumulator rows g and g + 8 of the warp's 16
   const int t = lane & 3;   // accumulator columns 2t, 2t + 1 of every 8
-  const uint32_t sQ_c = sQ + 64 * c * 128;  // this warpgroup's 64 rows in panel 0
 
   float o_acc[kORegs];  // (64, d) of O_i, fp32, unnormalised
   float m_i[2];         // running row max of S (unscaled)
@@ -343,14 +350,31 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     m_i[0] = m_i[1] = -INFINITY;
     l_i[0] = l_i[1] = 0.f;
 
-    mbar_wait(bar_q, n & 1);
+    const int q_buf = n % Cfg::kQBuffers;
+    const uint32_t sQ_t = sQ + q_buf * Cfg::kQBytes;   // this tile's Q_i
+    const uint32_t sQ_c = sQ_t + 64 * c * 128;         // this warpgroup's 64 rows in panel 0
+    mbar_wait(bar_q(q_buf), (n / Cfg::kQBuffers) & 1);
 
-    // Waits for block j of this tile to land (K_j for S_ij, V_j for P_ij V_j).
-    auto wait_K = [&](int j) { mbar_wait(full_k((kv + j) % kStages), ((kv + j) / kStages) & 1); };
-    auto wait_V = [&](int j) { mbar_wait(full_v((kv + j) % kStages), ((kv + j) / kStages) & 1); };
+    // Key block j's place in the ring: its stage and the parity of that stage's
+    // round. A block of one tile (kv = 0) takes it from j; a persistent block
+    // counts it on block by block in a Slot (dead code in the other), which ran
+    // its loop 8 % faster at d = 64, N = 1K than the same arithmetic on
+    // (kv + j) — and the Slot as the one-tile blocks' index ran theirs 5 % slower.
+    struct Slot {
+      int s, ph;
+    };
+    auto next = [](Slot x) { return x.s + 1 == kStages ? Slot{0, x.ph ^ 1} : Slot{x.s + 1, x.ph}; };
+    auto at = [&](int j, Slot x) {
+      if constexpr (Cfg::kPersistent) return x;
+      else return Slot{(kv + j) % kStages, ((kv + j) / kStages) & 1};
+    };
+    const Slot slot0{kv % kStages, (kv / kStages) & 1};  // block 0's
+    // Waits for block j of this tile, in slot x, to land (K_j for S_ij, V_j for P_ij V_j).
+    auto wait_K = [&](int j, Slot x) { mbar_wait(full_k(at(j, x).s), at(j, x).ph); };
+    auto wait_V = [&](int j, Slot x) { mbar_wait(full_v(at(j, x).s), at(j, x).ph); };
     // S_ij = Q_i K_jᵀ, issued (not waited for).
-    auto issue_S = [&](int j) {
-      const uint32_t sK_j = sK + ((kv + j) % kStages) * Cfg::kKVBytes;
+    auto issue_S = [&](int j, Slot x) {
+      const uint32_t sK_j = sK + at(j, x).s * Cfg::kKVBytes;
 #pragma unroll
       for (int kk = 0; kk < d / 16; ++kk) {
         // k-step kk: columns [16kk, 16kk + 16) of d, 32 bytes into a 128-byte panel row.
@@ -362,8 +386,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
       wgmma_commit();
     };
     // O_i += P_ij V_j, issued (not waited for).
-    auto issue_PV = [&](int j) {
-      const uint32_t sV_j = sV + ((kv + j) % kStages) * Cfg::kKVBytes;
+    auto issue_PV = [&](int j, Slot x) {
+      const uint32_t sV_j = sV + at(j, x).s * Cfg::kKVBytes;
 #pragma unroll
       for (int kk = 0; kk < B_c / 16; ++kk) {
         // k-step kk: keys [16kk, 16kk + 16), 16 rows of 128 bytes; the next 64 of d one panel on.
@@ -374,19 +398,18 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     };
     // K_j (V_j) of stage j is free for the block kStages later once this warp's
     // S_ij (P_ij V_j) is done: one arrival per consumer warp.
-    auto release_K = [&](int j) {
+    auto release_K = [&](int j, Slot x) {
       __syncwarp();
-      if (lane == 0) mbar_arrive(empty_k((kv + j) % kStages));
+      if (lane == 0) mbar_arrive(empty_k(at(j, x).s));
     };
-    auto release_V = [&](int j) {
+    auto release_V = [&](int j, Slot x) {
       __syncwarp();
-      if (lane == 0) mbar_arrive(empty_v((kv + j) % kStages));
+      if (lane == 0) mbar_arrive(empty_v(at(j, x).s));
     };
-    // Q_i (and, staged, its O) is no longer read by this warp.
+    // This tile's Q_i buffer (its rows of Q_i, then of O_i) is no longer read by
+    // this warpgroup: one arrival, by the thread that waited for the copy's reads.
     auto release_Q = [&] {
-      if constexpr (kStageO) asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
-      __syncwarp();
-      if (lane == 0) mbar_arrive(q_empty);
+      if (tid == 0) mbar_arrive(q_empty(q_buf));
     };
     // Ping-pong: turn j of this warpgroup comes after turn j of the one before
     // (warpgroup 0: after turn j − 1 of the last); the ring runs on across tiles,
@@ -461,85 +484,86 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     };
 
     float alpha[2];
+    Slot rest = slot0;  // block T_c_wg's: the first this warpgroup's rows cannot see
     if (T_c_wg > 0) {
       if constexpr (Cfg::kOverlap) {
         // Software pipeline inside the warpgroup: while the tensor cores run
         // S_{i,j+1} = Q_i K_{j+1}ᵀ and O_i += P_ij V_j, the warpgroup's own threads
         // compute the softmax of S_{i,j+1}. O_i is rescaled only once P_ij V_j is done.
-        wait_K(0);
+        Slot sj = slot0;  // block j's
+        wait_K(0, sj);
         turn_begin(0);
         wgmma_fence();
-        issue_S(0);
+        issue_S(0, sj);
         turn_end(0);
         wgmma_wait<0>();
         fence_regs(s_acc);
-        release_K(0);
+        release_K(0, sj);
         softmax(0, alpha);
         pack_P();
         for (int j = 1; j < T_c_wg; ++j) {
-          wait_K(j);
-          wait_V(j - 1);
+          const Slot sp = sj;  // block j − 1's
+          sj = next(sj);
+          wait_K(j, sj);
+          wait_V(j - 1, sp);
           turn_begin(j);
           fence_regs(o_acc);
           wgmma_fence();
-          issue_S(j);       // S_{i,j}
-          issue_PV(j - 1);  // O_i += P_{i,j−1} V_{j−1}
+          issue_S(j, sj);       // S_{i,j}
+          issue_PV(j - 1, sp);  // O_i += P_{i,j−1} V_{j−1}
           turn_end(j);
           wgmma_wait<1>();  // S_{i,j} is done; P V may still run
           fence_regs(s_acc);
-          release_K(j);
+          release_K(j, sj);
           softmax(j, alpha);  // overlaps P_{i,j−1} V_{j−1} on the tensor cores
           wgmma_wait<0>();
           fence_regs(o_acc);
-          release_V(j - 1);
+          release_V(j - 1, sp);
           rescale_O(alpha);
           pack_P();
         }
-        if constexpr (!kStageO) release_Q();  // every S_ij of the tile is done
-        wait_V(T_c_wg - 1);
+        wait_V(T_c_wg - 1, sj);
         fence_regs(o_acc);
         wgmma_fence();
-        issue_PV(T_c_wg - 1);
+        issue_PV(T_c_wg - 1, sj);
         wgmma_wait<0>();
         fence_regs(o_acc);
-        release_V(T_c_wg - 1);
+        release_V(T_c_wg - 1, sj);
+        rest = next(sj);
       } else {
         // In order: S_ij, softmax, P_ij V_j; the other consumer warpgroups' products
         // fill the tensor cores while this one runs its softmax.
-        for (int j = 0; j < T_c_wg; ++j) {
-          wait_K(j);
+        for (int j = 0; j < T_c_wg; ++j, rest = next(rest)) {
+          wait_K(j, rest);
           turn_begin(j);
           wgmma_fence();
-          issue_S(j);
+          issue_S(j, rest);
           turn_end(j);
           wgmma_wait<0>();
           fence_regs(s_acc);
-          release_K(j);
+          release_K(j, rest);
           softmax(j, alpha);
           rescale_O(alpha);
           pack_P();
-          wait_V(j);
+          wait_V(j, rest);
           fence_regs(o_acc);
           wgmma_fence();
-          issue_PV(j);
+          issue_PV(j, rest);
           wgmma_wait<0>();
           fence_regs(o_acc);
-          release_V(j);
+          release_V(j, rest);
         }
-        if constexpr (!kStageO) release_Q();
       }
-    } else if constexpr (!kStageO) {
-      release_Q();
     }
     // Blocks this warpgroup's rows cannot see: released once landed, turns passed
     // on. Waiting on both copies keeps every phase of every barrier waited in
     // order (a parity wait can only tell the current phase from the one before)
     // and orders the arrival after the stage's previous round.
-    for (int j = T_c_wg; j < T_c; ++j) {
-      wait_K(j);
-      wait_V(j);
-      release_K(j);
-      release_V(j);
+    for (int j = T_c_wg; j < T_c; ++j, rest = next(rest)) {
+      wait_K(j, rest);
+      wait_V(j, rest);
+      release_K(j, rest);
+      release_V(j, rest);
       turn_begin(j);
       turn_end(j);
     }
@@ -591,9 +615,11 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
             *reinterpret_cast<float2*>(run + col) = make_float2(x, y);
         }
       }
-      if constexpr (!kStageO) {
+      if constexpr (Cfg::kPersistent) {
+        warpgroup_sync(1 + c);  // every warp of this warpgroup is past its last read of Q_i
+        release_Q();
         kv += T_c;
-        continue;  // a persistent block's Q_i was released after its last S_ij
+        continue;
       }
       break;  // one tile per block
     }
@@ -610,49 +636,35 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
         p.lse[static_cast<int64_t>(tl.head) * p.n_q + row] = (m_scaled + __log2f(l)) * kLn2;  // natural log
       }
     }
-    if constexpr (kStageO) {
-      // This warpgroup's own rows of Q_i in shared memory become its O staging
-      // buffer (the swizzled layout a copy of Q_i by the map lays down: rows of
-      // one 8-row group hit distinct banks), then one copy per 64 columns.
-      warpgroup_sync(1 + c);  // every warp of this warpgroup is past its last read of Q_i
-      // Byte offset of (row rl of this warpgroup, column col) in the swizzled Q_i tile.
-      auto staged = [&](int rl, int col) {
-        const int row = 64 * c + rl;
-        return (col / 64) * B_r * 128 + row * 128 + ((((col % 64) / 8) ^ (row % 8)) * 16) + (col % 8) * 2;
-      };
+    // This warpgroup's own rows of Q_i in shared memory become its O staging
+    // buffer (the swizzled layout a copy of Q_i by the map lays down: rows of
+    // one 8-row group hit distinct banks), then one copy per 64 columns.
+    warpgroup_sync(1 + c);  // every warp of this warpgroup is past its last read of Q_i
+    // Byte offset of (row rl of this warpgroup, column col) in this tile's swizzled Q_i.
+    auto staged = [&](int rl, int col) {
+      const int row = 64 * c + rl;
+      return q_buf * Cfg::kQBytes + (col / 64) * B_r * 128 + row * 128 + ((((col % 64) / 8) ^ (row % 8)) * 16) +
+             (col % 8) * 2;
+    };
 #pragma unroll
-      for (int nn = 0; nn < d / 8; ++nn)
-#pragma unroll
-        for (int r = 0; r < 2; ++r) {
-          const int rl = warp * 16 + g + 8 * r;
-          *reinterpret_cast<uint32_t*>(smem + staged(rl, 8 * nn + 2 * t)) =
-              pack2<T>(o_acc[4 * nn + 2 * r] * inv_l[r], o_acc[4 * nn + 2 * r + 1] * inv_l[r]);
-        }
-      // The copy engine takes the staged rows to HBM (rows past N_q are not
-      // written); this block's shared memory stays until it has read them.
-      fence_proxy_async_smem();
-      warpgroup_sync(1 + c);
-      if (tid == 0) {
-#pragma unroll
-        for (int pn = 0; pn < kPanels; ++pn) tma_store_3d(&tm_o, sQ_c + pn * B_r * 128, pn * 64, wg_row0, tl.head);
-        bulk_commit();
-        bulk_wait_read<0>();
-      }
-      if (!last_tile) release_Q();  // a persistent grid's next Q_i may land
-    } else {
-      // From registers: per row, the 4 threads of a quad write 16 contiguous bytes.
-      T* __restrict__ O = static_cast<T*>(p.o) + static_cast<int64_t>(tl.head) * p.n_q * d;  // (N_q, d)
+    for (int nn = 0; nn < d / 8; ++nn)
 #pragma unroll
       for (int r = 0; r < 2; ++r) {
-        const int row = r == 0 ? row_a : row_b;
-        if (row < p.n_q) {
-#pragma unroll
-          for (int nn = 0; nn < d / 8; ++nn)
-            *reinterpret_cast<uint32_t*>(O + static_cast<int64_t>(row) * d + 8 * nn + 2 * t) =
-                pack2<T>(o_acc[4 * nn + 2 * r] * inv_l[r], o_acc[4 * nn + 2 * r + 1] * inv_l[r]);
-        }
+        const int rl = warp * 16 + g + 8 * r;
+        *reinterpret_cast<uint32_t*>(smem + staged(rl, 8 * nn + 2 * t)) =
+            pack2<T>(o_acc[4 * nn + 2 * r] * inv_l[r], o_acc[4 * nn + 2 * r + 1] * inv_l[r]);
       }
+    // The copy engine takes the staged rows to HBM (rows past N_q are not
+    // written); the buffer is free again once it has read them.
+    fence_proxy_async_smem();
+    warpgroup_sync(1 + c);
+    if (tid == 0) {
+#pragma unroll
+      for (int pn = 0; pn < kPanels; ++pn) tma_store_3d(&tm_o, sQ_c + pn * B_r * 128, pn * 64, wg_row0, tl.head);
+      bulk_commit();
+      bulk_wait_read<0>();
     }
+    if (!last_tile) release_Q();  // a persistent block's Q_i of two tiles on may land
     kv += T_c;
     if constexpr (!Cfg::kPersistent) break;  // one tile per block
   }

@@ -335,8 +335,22 @@ HopperLaunchEstimate estimate_hopper_launch(const AttentionProblem& p, const Hop
   e.cta_time_max_s = rows.front().first * 1e-9;
   e.cta_time_min_s = rows.back().first * 1e-9;
   const i64 sms = std::max<i64>(1, e.sms);
+  e.blocks = c.persistent ? std::min(e.ctas, sms) : e.ctas;
   double end_ns = 0;
-  if (rows.size() == 1) {  // every CTA alike: whole waves
+  if (c.persistent) {
+    // Block b takes tiles b, b + SMs, ... in the rung's order (head by head,
+    // heaviest row block first); the launch ends with its busiest block.
+    if (e.ctas > 4'000'000)
+      throw std::invalid_argument("the launch estimate walks at most 4,000,000 tiles of a persistent grid");
+    std::vector<double> by_row(static_cast<size_t>(g.T_r));
+    for (i64 i = 0; i < g.T_r; ++i) by_row[static_cast<size_t>(i)] = by_visits.at(visits_of(g, i)).first;
+    for (i64 b = 0; b < e.blocks; ++b) {
+      double busy = 0;
+      for (i64 t = b; t < e.ctas; t += sms) busy += by_row[static_cast<size_t>(g.T_r - 1 - t % g.T_r)];
+      end_ns = std::max(end_ns, busy);
+    }
+    e.method = "persistent: block b takes every " + std::to_string(sms) + "th tile from b, as the rung does";
+  } else if (rows.size() == 1) {  // every CTA alike: whole waves
     end_ns = rows.front().first * static_cast<double>((e.ctas + sms - 1) / sms);
     e.method = "every CTA alike: ⌈CTAs / SMs⌉ waves of one CTA's time";
   } else if (e.ctas <= 4'000'000) {  // each CTA to the SM that frees first, heaviest first

@@ -74,25 +74,37 @@ struct HopperConfig {
   bool overlap;
   i64 max_seq = 0;  // serves N_q, N_kv up to this; 0: any
   HopperMask mask = HopperMask::any;
+  // One block per SM walking the tiles (block b takes tiles b, b + SMs, ...),
+  // Q_i in two buffers so that the next tile's lands under this one.
+  bool persistent = false;
   constexpr int consumers() const { return Br / 64; }
+  constexpr int q_buffers() const { return persistent ? 2 : 1; }
   constexpr bool serves(i64 d, bool causal, i64 seq = kAnySeq) const {
     return head_dim == d && (max_seq == 0 || seq <= max_seq) && mask_serves(mask, causal);
   }
 };
 
+// Short sequences without a mask run persistent: there a tile's start and end
+// are an eighth of it, and a persistent block lands the next Q_i under them.
+// Under the causal mask a tile's length depends on its row block, and the
+// static stride of a persistent grid leaves SMs idle (the hardware's own
+// dispatch balances them).
 inline constexpr HopperConfig kHopperConfigs[] = {
-    //  d   B_r  B_c  stages  overlap  sequences  mask
-    {64, 256, 64, 4, true, 1024},  // N ≤ 1K: 256 rows pad none of 1K, where 192 pad it to 1152
+    //  d   B_r  B_c  stages  overlap  sequences  mask                  persistent
+    {64, 256, 64, 4, true, 1024, HopperMask::non_causal, true},  // N ≤ 1K: 256 rows pad none of 1K, where 192 pad it to 1152
+    {64, 256, 64, 4, true, 1024, HopperMask::causal},
     {64, 192, 128, 3, true},
-    {128, 128, 128, 2, true, 1024, HopperMask::causal},  // short causal: one key block on each diagonal
+    {128, 128, 128, 2, true, 1024, HopperMask::non_causal, true},  // short: 8 key blocks of 128 for 1K
+    {128, 128, 128, 2, true, 1024, HopperMask::causal},             // short causal: one key block on each diagonal
     {128, 128, 176, 2, true},
 };
 
 // Dynamic shared memory of a configuration: 1 KiB of slack to align the tiles
-// to the 1024-byte swizzle atom, Q_i, stages × (K_j, V_j) in 16-bit elements,
+// to the 1024-byte swizzle atom, Q_i (twice when persistent), stages × (K_j,
+// V_j) in 16-bit elements,
 // 1 KiB of mbarriers. The kernel's own count is checked against it.
 constexpr std::size_t hopper_smem_bytes(const HopperConfig& c) {
-  return 1024 + static_cast<std::size_t>(c.Br) * c.head_dim * 2 +
+  return 1024 + static_cast<std::size_t>(c.q_buffers()) * c.Br * c.head_dim * 2 +
          2ull * c.stages * static_cast<std::size_t>(c.Bc) * c.head_dim * 2 + 1024;
 }
 
@@ -398,10 +410,13 @@ HopperPipeline simulate_hopper_pipeline(const AttentionProblem& p, i64 i, const 
 // time (a configuration's shared memory leaves no room for a second), handed
 // to the SMs heaviest row block first as the rung does; each CTA takes its
 // row block's schedule (the same for every row block without causal masking;
-// with it, the visits grow with i). A model of the kernel's time, shown
-// beside what the GPU measures.
+// with it, the visits grow with i). A persistent configuration launches one
+// block per SM that takes every SMs-th tile; each tile still takes its whole
+// schedule (the model does not credit the next Q_i landing under this tile).
+// A model of the kernel's time, shown beside what the GPU measures.
 struct HopperLaunchEstimate {
-  i64 ctas = 0;
+  i64 ctas = 0;    // tiles: (row block, head) pairs, one CTA each unless persistent
+  i64 blocks = 0;  // blocks launched: ctas, or min(ctas, SMs) when persistent
   i64 sms = 0;
   double waves = 0;           // CTAs / SMs
   double time_s = 0;          // when the last SM finishes
