@@ -21,6 +21,12 @@ using sim::fixed;
 
 std::string us(double ns) { return fixed(ns * 1e-3, 2) + " µs"; }
 std::string pct(double f) { return fixed(100 * f, 0) + "%"; }
+// A persistent launch's tiles per block: the busiest block's count.
+std::string per_block(const sim::HopperLaunchEstimate& e) {
+  const sim::i64 most = e.blocks > 0 ? (e.ctas + e.blocks - 1) / e.blocks : 0;
+  const bool even = e.blocks > 0 && e.ctas % e.blocks == 0;
+  return (even ? "" : "at most ") + std::to_string(most) + (most == 1 ? " tile each; " : " tiles each; ");
+}
 
 // The measured H200 profile shipped with the assets: its L2 bandwidth feeds the copies.
 std::string default_hardware() {
@@ -222,7 +228,7 @@ class PipelineCommand final : public Command {
     out << "  launch    " << sim::group_digits(launch.ctas)
         << (c->persistent ? " tiles on " + std::to_string(launch.blocks) + " persistent blocks ("
                           : " CTAs on " + std::to_string(launch.sms) + " SMs (")
-        << fixed(launch.waves, 1) << (c->persistent ? " tiles each; " : " waves; ") << launch.method
+        << (c->persistent ? per_block(launch) : fixed(launch.waves, 1) + " waves; ") << launch.method
         << "): " << fixed(launch.time_s * 1e3, 3) << " ms, " << fixed(flops / launch.time_s * 1e-12, 0) << " TFLOP/s (4·B·H·N²·d" << (p.causal ? "/2" : "")
         << "), tensor cores busy " << pct(launch.tensor_busy_fraction) << " (model)\n";
     if (measured) print_measured(*measured, p, sim::tiles_of(*c), launch, flops, out);

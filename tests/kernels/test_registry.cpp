@@ -394,9 +394,10 @@ TEST_CASE("the Hopper forward lists what is compiled, a row per sequence length 
   sim::AttentionProblem decode = problem(1, 4, 1, 64, false, sim::DType::fp16);
   decode.seq_kv = 8192;
   CHECK(fwd->default_tiles(decode) == sim::TileShape{192, 128});
-  CHECK(fwd->default_tiles(problem(1, 4, 1024, 128, false, sim::DType::fp16)) == sim::TileShape{128, 176});
-  // d 128: causal up to 1K tokens 128 × 128, unmasked and beyond 128 × 176.
+  // d 128: up to 1K tokens 128 × 128 (persistent when unmasked), beyond 128 × 176.
+  CHECK(fwd->default_tiles(problem(1, 4, 1024, 128, false, sim::DType::fp16)) == sim::TileShape{128, 128});
   CHECK(fwd->default_tiles(problem(1, 4, 1024, 128, true, sim::DType::fp16)) == sim::TileShape{128, 128});
+  CHECK(fwd->default_tiles(problem(1, 4, 1025, 128, false, sim::DType::fp16)) == sim::TileShape{128, 176});
   CHECK(fwd->default_tiles(problem(1, 4, 1025, 128, true, sim::DType::fp16)) == sim::TileShape{128, 176});
 }
 

@@ -349,7 +349,7 @@ HopperLaunchEstimate estimate_hopper_launch(const AttentionProblem& p, const Hop
       for (i64 t = b; t < e.ctas; t += sms) busy += by_row[static_cast<size_t>(g.T_r - 1 - t % g.T_r)];
       end_ns = std::max(end_ns, busy);
     }
-    e.method = "persistent: block b takes every " + std::to_string(sms) + "th tile from b, as the rung does";
+    e.method = "block b takes tiles b, b + " + std::to_string(sms) + ", ... as the rung does";
   } else if (rows.size() == 1) {  // every CTA alike: whole waves
     end_ns = rows.front().first * static_cast<double>((e.ctas + sms - 1) / sms);
     e.method = "every CTA alike: ⌈CTAs / SMs⌉ waves of one CTA's time";
