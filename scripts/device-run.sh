@@ -6,7 +6,7 @@
 #   info      GPU, driver, clocks, toolkit, torch (into summary.txt)
 #   tests     the GPU test binary (Catch2)                       -> gpu-tests.log
 #   sanitize  compute-sanitizer memcheck + racecheck (SANITIZE_TOOLS),
-#             every kernel (SANITIZE_KERNELS) at two sizes       -> sanitize.log
+#             every kernel (SANITIZE_KERNELS) at three sizes     -> sanitize.log
 #   bench     the 16k-token performance grid (sweep "perf"), timed
 #             and with a DRAM counter pass per case, and PyTorch
 #             eager / SDPA FLASH / SDPA cuDNN on the same
@@ -173,8 +173,10 @@ stage_sanitize() {
   # kernels with named barriers or mbarriers).
   local tools=${SANITIZE_TOOLS:-"memcheck racecheck"}
   # d = 128 both masks: the Hopper backward compiles a kernel per mask there (80 × 128 unmasked).
+  # The third: more tiles than SMs, so that a persistent block walks several tiles.
   local shapes=("--batch 1 --heads 2 --seq 65 --head-dim 64 --causal no"
-                "--batch 2 --heads 2 --seq 300 --head-dim 128 --causal both")
+                "--batch 2 --heads 2 --seq 300 --head-dim 128 --causal both"
+                "--batch 4 --heads 9 --seq 1000 --head-dim 64,128 --causal no")
   for k in $ids; do
     for shape in "${shapes[@]}"; do
       for tool in $tools; do
