@@ -228,9 +228,12 @@ void panel_controls(AppState& s) {
                        static_cast<long long>(r.tiles.Bc),
                        !s.applied.hopper ? r.tile_rule.c_str()
                        : sim::algorithm_info(s.model.algos[0].algo).pass == sim::Pass::bwd ? "compiled into fa3_hopper_bwd"
-                       : s.model.algos[0].hopper && s.model.algos[0].hopper->persistent
-                           ? "compiled into fa3_hopper, persistent: one block per SM walks the tiles"
-                           : "compiled into fa3_hopper");
+                                                                                          : "compiled into fa3_hopper");
+    if (s.applied.hopper && s.model.algos[0].hopper && s.model.algos[0].hopper->persistent) {
+      ImGui::PushStyleColor(ImGuiCol_Text, color_note());
+      ImGui::TextWrapped("persistent: one block per SM walks the tiles, the next Q_i landing under each");
+      ImGui::PopStyleColor();
+    }
     ImGui::TextColored(color_note(), "T_r × T_c = %s × %s blocks", fmt_count(r.T_r).c_str(), fmt_count(r.T_c).c_str());
   }
 

@@ -354,7 +354,8 @@ void draw_pipeline(const AppState& s, const AlgoView& v, float height) {
   const sim::HopperPipeline& h = *v.pipeline;
   const sim::HopperConfig& c = h.config;
   // The heading: what is drawn, then where the cursor is in it.
-  const std::string head = "fa3_hopper in one CTA (d = " + std::to_string(c.head_dim) + ", B_r × B_c = " +
+  const std::string head = std::string(c.persistent ? "fa3_hopper, one tile of a persistent block" : "fa3_hopper in one CTA") +
+                           " (d = " + std::to_string(c.head_dim) + ", B_r × B_c = " +
                            std::to_string(c.Br) + " × " + std::to_string(c.Bc) + "): " + std::to_string(c.consumers()) +
                            " consumer warpgroups, " + std::to_string(c.stages) + "-stage ring" +
                            (c.overlap ? ", softmax under its own P·V" : "");
