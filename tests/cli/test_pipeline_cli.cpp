@@ -65,7 +65,7 @@ TEST_CASE("pipeline takes the rung's row for the sequence and mask, and says whe
   run_flashlab.check_prints("pipeline --batch 2 --heads 4 --seq 1000 --head-dim 128 --row-block 3",
                             {"B_r × B_c = 128 × 128 (T_r = 8, T_c = 8)", "row block i = 3: 8 K_j, V_j visited",
                              "persistent (Q_i in two buffers)", "launch    64 tiles on 64 persistent blocks (1 tile each; "
-                             "block b takes tiles b, b + 132, ... as the rung does)"});
+                             "block b takes tiles b, b + 64, ... as the rung does)"});
   run_flashlab.check_prints("pipeline --batch 2 --heads 4 --seq 1000 --head-dim 128 --causal --row-block 3",
                             {"B_r × B_c = 128 × 128 (T_r = 8, T_c = 8)", "row block i = 3: 4 K_j, V_j visited",
                              "launch    64 CTAs on 132 SMs"});

@@ -338,7 +338,7 @@ HopperLaunchEstimate estimate_hopper_launch(const AttentionProblem& p, const Hop
   e.blocks = c.persistent ? std::min(e.ctas, sms) : e.ctas;
   double end_ns = 0;
   if (c.persistent) {
-    // Block b takes tiles b, b + SMs, ... in the rung's order (head by head,
+    // Block b takes tiles b, b + blocks, ... in the rung's order (head by head,
     // heaviest row block first); the launch ends with its busiest block.
     if (e.ctas > 4'000'000)
       throw std::invalid_argument("the launch estimate walks at most 4,000,000 tiles of a persistent grid");
@@ -346,10 +346,10 @@ HopperLaunchEstimate estimate_hopper_launch(const AttentionProblem& p, const Hop
     for (i64 i = 0; i < g.T_r; ++i) by_row[static_cast<size_t>(i)] = by_visits.at(visits_of(g, i)).first;
     for (i64 b = 0; b < e.blocks; ++b) {
       double busy = 0;
-      for (i64 t = b; t < e.ctas; t += sms) busy += by_row[static_cast<size_t>(g.T_r - 1 - t % g.T_r)];
+      for (i64 t = b; t < e.ctas; t += e.blocks) busy += by_row[static_cast<size_t>(g.T_r - 1 - t % g.T_r)];
       end_ns = std::max(end_ns, busy);
     }
-    e.method = "block b takes tiles b, b + " + std::to_string(sms) + ", ... as the rung does";
+    e.method = "block b takes tiles b, b + " + std::to_string(e.blocks) + ", ... as the rung does";
   } else if (rows.size() == 1) {  // every CTA alike: whole waves
     end_ns = rows.front().first * static_cast<double>((e.ctas + sms - 1) / sms);
     e.method = "every CTA alike: ⌈CTAs / SMs⌉ waves of one CTA's time";
