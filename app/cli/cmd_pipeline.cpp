@@ -229,7 +229,8 @@ class PipelineCommand final : public Command {
         << (c->persistent ? " tiles on " + std::to_string(launch.blocks) + " persistent blocks ("
                           : " CTAs on " + std::to_string(launch.sms) + " SMs (")
         << (c->persistent ? per_block(launch) : fixed(launch.waves, 1) + " waves; ") << launch.method
-        << "): " << fixed(launch.time_s * 1e3, 3) << " ms, " << fixed(flops / launch.time_s * 1e-12, 0) << " TFLOP/s (4·B·H·N²·d" << (p.causal ? "/2" : "")
+        << "): " << fixed(launch.time_s * 1e3, 3) << " ms, " << fixed(flops / launch.time_s * 1e-12, 0)
+        << " TFLOP/s (4·B·H·N²·d" << (p.causal ? "/2" : "")
         << "), tensor cores busy " << pct(launch.tensor_busy_fraction) << " (model)\n";
     if (measured) print_measured(*measured, p, sim::tiles_of(*c), launch, flops, out);
     return 0;
