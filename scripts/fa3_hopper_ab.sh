@@ -8,7 +8,8 @@
 #                then the first again, to see the drift between the first and last sweep)
 #   AB_CHECK_VARIANTS  the names checked against fp64 first (default: all; AB_CHECK=0: none)
 #   AB_EXTRA     bench's problem options for more points, timed after each grid sweep
-# Writes $OUT/ab-summary.txt (checks; ms and TFLOP/s per point and sweep) and
+# Writes $OUT/ab-summary.txt (checks; ms and TFLOP/s per point and sweep; per build the
+# median of its sweeps, its speed against the first build and its spread) and
 # $OUT/ab-sweeps.tar.gz (each sweep's JSON, I-NAME.json).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -96,6 +97,33 @@ for key in sorted(table, key=lambda k: (k[4], k[3], k[2])):
         t = table[key].get(c)
         cells += "%18s" % ("-" if t is None else "%.4f (%5.1f)" % t)
     print("%-28s" % ("%s %s %s %s %s" % key) + cells)
+# Per build: the median of its sweeps, and its speed against the first build
+# (its time over this one's: > 1 is faster), with the spread of its sweeps.
+builds = []
+for c in cols:
+    b = c.split("-", 1)[1]
+    if b not in builds:
+        builds.append(b)
+if len(builds) > 1:
+    def median(xs):
+        xs = sorted(xs)
+        m = len(xs) // 2
+        return xs[m] if len(xs) % 2 else (xs[m - 1] + xs[m]) / 2
+    print("per build: median ms of its sweeps, x its speed against %s (> 1: faster), [slowest, fastest sweep]" % builds[0])
+    print("%-28s" % "B H N d causal" + "".join("%34s" % b for b in builds))
+    for key in sorted(table, key=lambda k: (k[4], k[3], k[2])):
+        times = {b: [table[key][c][0] for c in cols if c.split("-", 1)[1] == b and table[key].get(c)] for b in builds}
+        ref = median(times[builds[0]]) if times[builds[0]] else None
+        cells = ""
+        for b in builds:
+            t = times[b]
+            if not t:
+                cells += "%34s" % "-"
+                continue
+            m = median(t)
+            speed = "%.3fx" % (ref / m) if ref else "-"
+            cells += "%34s" % ("%.4f %s [%.4f, %.4f]" % (m, speed, max(t), min(t)))
+        print("%-28s" % ("%s %s %s %s %s" % key) + cells)
 PY
 tar -czf "$OUT/ab-sweeps.tar.gz" -C "$J" .
 cat "$S"
