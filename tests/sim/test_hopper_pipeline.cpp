@@ -260,6 +260,12 @@ TEST_CASE("a persistent launch: each block's every SMs-th tile, so a causal grid
   // One block per tile is handed out heaviest first to the SM that frees first: shorter.
   c.persistent = false;
   CHECK(estimate_hopper_launch(p, c, h200()).time_s < 0.8 * e.time_s);
+  // Unmasked, every tile alike: whole waves of tiles, at any size.
+  c.persistent = true;
+  p = problem(100000, 132, 1024, 64, false);
+  const HopperLaunchEstimate big = estimate_hopper_launch(p, c, h200());
+  CHECK(big.ctas == 52'800'000);
+  CHECK(big.time_s == Approx(400000 * simulate_hopper_pipeline(p, 0, c, h200()).end_ns * 1e-9).epsilon(1e-12));
 }
 
 TEST_CASE("the launch: whole waves without masking, within the list-scheduling bounds with it", "[sim][hopper]") {

@@ -337,11 +337,13 @@ HopperLaunchEstimate estimate_hopper_launch(const AttentionProblem& p, const Hop
   const i64 sms = std::max<i64>(1, e.sms);
   e.blocks = c.persistent ? std::min(e.ctas, sms) : e.ctas;
   double end_ns = 0;
-  if (c.persistent) {
+  const std::string stride = "block b takes tiles b, b + " + std::to_string(e.blocks) + ", ... as the rung does";
+  if (rows.size() == 1) {  // every tile alike: whole waves, of CTAs or of a persistent block's tiles
+    end_ns = rows.front().first * static_cast<double>((e.ctas + sms - 1) / sms);
+    e.method = c.persistent ? stride : "every CTA alike: ⌈CTAs / SMs⌉ waves of one CTA's time";
+  } else if (c.persistent && e.ctas <= 4'000'000) {
     // Block b takes tiles b, b + blocks, ... in the rung's order (head by head,
     // heaviest row block first); the launch ends with its busiest block.
-    if (e.ctas > 4'000'000)
-      throw std::invalid_argument("the launch estimate walks at most 4,000,000 tiles of a persistent grid");
     std::vector<double> by_row(static_cast<size_t>(g.T_r));
     for (i64 i = 0; i < g.T_r; ++i) by_row[static_cast<size_t>(i)] = by_visits.at(visits_of(g, i)).first;
     for (i64 b = 0; b < e.blocks; ++b) {
@@ -349,11 +351,8 @@ HopperLaunchEstimate estimate_hopper_launch(const AttentionProblem& p, const Hop
       for (i64 t = b; t < e.ctas; t += e.blocks) busy += by_row[static_cast<size_t>(g.T_r - 1 - t % g.T_r)];
       end_ns = std::max(end_ns, busy);
     }
-    e.method = "block b takes tiles b, b + " + std::to_string(e.blocks) + ", ... as the rung does";
-  } else if (rows.size() == 1) {  // every CTA alike: whole waves
-    end_ns = rows.front().first * static_cast<double>((e.ctas + sms - 1) / sms);
-    e.method = "every CTA alike: ⌈CTAs / SMs⌉ waves of one CTA's time";
-  } else if (e.ctas <= 4'000'000) {  // each CTA to the SM that frees first, heaviest first
+    e.method = stride;
+  } else if (!c.persistent && e.ctas <= 4'000'000) {  // each CTA to the SM that frees first, heaviest first
     end_ns = first_free_makespan(rows, sms);
     e.method = "each CTA to the SM that frees first, heaviest row block first";
   } else {

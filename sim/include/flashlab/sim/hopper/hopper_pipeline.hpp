@@ -101,8 +101,8 @@ inline constexpr HopperConfig kHopperConfigs[] = {
 
 // Dynamic shared memory of a configuration: 1 KiB of slack to align the tiles
 // to the 1024-byte swizzle atom, Q_i (twice when persistent), stages × (K_j,
-// V_j) in 16-bit elements,
-// 1 KiB of mbarriers. The kernel's own count is checked against it.
+// V_j) in 16-bit elements, 1 KiB of mbarriers. The kernel's own count is
+// checked against it.
 constexpr std::size_t hopper_smem_bytes(const HopperConfig& c) {
   return 1024 + static_cast<std::size_t>(c.q_buffers()) * c.Br * c.head_dim * 2 +
          2ull * c.stages * static_cast<std::size_t>(c.Bc) * c.head_dim * 2 + 1024;
@@ -425,7 +425,8 @@ struct HopperLaunchEstimate {
   std::string method;         // how the CTAs were placed
 };
 // Throws std::invalid_argument as simulate_hopper_pipeline does, or when the
-// launch is too large to place CTA by CTA and the row blocks differ.
+// row blocks differ in more than 4,096 ways. Beyond 4,000,000 CTAs (tiles)
+// whose row blocks differ, the time is their total over the SMs.
 HopperLaunchEstimate estimate_hopper_launch(const AttentionProblem& p, const HopperConfig& c, const HardwareModel& hw);
 
 }  // namespace flashlab::sim
