@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs ON the GPU machine: a Hopper rung from several flashlab binaries (variants
-# of the kernel built by scripts/device-build.sh and copied, gzipped, to
-# build-variants/flashlab-NAME.gz or .xz) checked against fp64 and timed on the
+# of the kernel built here by scripts/build-variants.sh, one per commit, or by
+# scripts/device-build.sh and copied, gzipped, to build-variants/flashlab-NAME.gz
+# or .xz) checked against fp64 and timed on the
 # 16k-token grid in one run, so that their times share the GPU's state.
 #   AB_KERNEL    the rung (default fa3_hopper; fa3_hopper_bwd times the backward)
 #   AB_VARIANTS  the names, in timing order (default: every build-variants/*.gz,
