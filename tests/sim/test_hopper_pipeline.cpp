@@ -257,9 +257,11 @@ TEST_CASE("a persistent launch: each block's every SMs-th tile, so a causal grid
   const double longest = simulate_hopper_pipeline(p, 3, c, h200()).end_ns * 1e-9;
   CHECK(e.time_s == Approx(4 * longest).epsilon(1e-12));
   CHECK(e.cta_time_max_s == Approx(longest));
-  // One block per tile is handed out heaviest first to the SM that frees first: shorter.
+  // One block per tile, handed out head by head (each head's heaviest row block
+  // first) to the SM that frees first: shorter (an H200 measured 0.72 of the
+  // persistent grid's time at B 16, H 32, d 64, N 1K).
   c.persistent = false;
-  CHECK(estimate_hopper_launch(p, c, h200()).time_s < 0.8 * e.time_s);
+  CHECK(estimate_hopper_launch(p, c, h200()).time_s < 0.85 * e.time_s);
   // Unmasked, every tile alike: whole waves of tiles, at any size.
   c.persistent = true;
   p = problem(100000, 132, 1024, 64, false);
