@@ -87,7 +87,7 @@ void print_text(const sim::SimResult& r, const sim::HardwareModel& hw, std::ostr
   out << "  roofline  AI " << analysis::fixed(roof.ai, 1) << " FLOP/B of DRAM (" << analysis::fixed(roof.ai_requests, 1)
       << " on the requests), ridge " << analysis::fixed(roof.ridge, 1)
       << " -> " << (roof.memory_bound ? "memory" : "compute") << "-bound; at least "
-      << analysis::fixed(roof.time_s * 1e3, 3) << " ms ("
+      << sim::duration(roof.time_s) << " ("
       << analysis::fixed(roof.attainable / 1e12, 1) << " TFLOP/s attainable)\n";
   out << "  counted   " << group_digits(r.events_per_head) << " events per head, by " << r.method << "\n";
   for (const std::string& msg : r.messages()) out << "  note      " << msg << "\n";
@@ -123,10 +123,9 @@ void print_step(const analysis::PassRun& run, const sim::HardwareModel& hw, std:
   out << "  FLOPs     exact " << si(roof.flops) << "  convention (" << analysis::convention_formula(run.problem, run.passes)
       << ") " << si(roof.convention_flops) << "\n";
   out << "  roofline  AI " << analysis::fixed(roof.ai, 1) << " FLOP/B of DRAM; at least "
-      << analysis::fixed(roof.time_s * 1e3, 3) << " ms (the sum of each pass's bound: ";
-  for (size_t k = 0; k < run.parts.size(); ++k)
-    out << (k ? " + " : "") << analysis::fixed(run.parts[k].roof.time_s * 1e3, 3);
-  out << " ms)\n";
+      << sim::duration(roof.time_s) << " (the sum of each pass's bound: ";
+  for (size_t k = 0; k < run.parts.size(); ++k) out << (k ? " + " : "") << sim::duration(run.parts[k].roof.time_s);
+  out << ")\n";
   print_step_memory(sim::training_step_memory(run.family, run.problem), out);
 }
 

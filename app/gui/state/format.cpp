@@ -53,12 +53,7 @@ std::string fmt_fixed(double v, int decimals, const char* where) {
 
 std::string fmt_ms(double ms, const char* where) {
   if (!finite_or_count(ms, where)) return "—";
-  char buf[64];
-  if (ms >= 1000) std::snprintf(buf, sizeof buf, "%.2f s", ms / 1000);
-  else if (ms >= 1) std::snprintf(buf, sizeof buf, "%.2f ms", ms);
-  else if (ms >= 1e-3) std::snprintf(buf, sizeof buf, "%.1f µs", ms * 1e3);
-  else std::snprintf(buf, sizeof buf, "%.0f ns", ms * 1e6);
-  return buf;
+  return sim::duration(ms * 1e-3);
 }
 
 std::string fmt_stat(double v, const char* where) {
