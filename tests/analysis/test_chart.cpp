@@ -300,12 +300,16 @@ TEST_CASE("IO chart: the simulated series equal simulate() at every point", "[ch
   CHECK(std::any_of(c.ref_lines.begin(), c.ref_lines.end(), [](const RefLine& l) { return l.vertical && l.value == 1024; }));
 }
 
-TEST_CASE("IO chart against N: a dashed DRAM series per algorithm, equal to the sweep's L2 model", "[chart][builders]") {
+TEST_CASE("IO chart against N: a dashed DRAM series per algorithm, equal to the sweep's L2 model at a chart's budget",
+          "[chart][builders]") {
   const ChartContext ctx = lecture_context();
   const ChartSpec c = io_chart(ctx, SweepAxis::seq);
   SweepSpec spec;
   spec.values = default_sweep_values(SweepAxis::seq);
-  const std::vector<SweepRow> rows = run_sweep(ctx.problem, ctx.hw, spec, ctx.algorithms, ctx.options);
+  sim::SimOptions chart_options = ctx.options;
+  chart_options.l2_options.access_budget = kChartL2AccessBudget;
+  chart_options.l2_options.access_limit = kChartL2AccessLimit;
+  const std::vector<SweepRow> rows = run_sweep(ctx.problem, ctx.hw, spec, ctx.algorithms, chart_options);
   const size_t na = ctx.algorithms.size();
   for (size_t k = 0; k < na; ++k) {
     const std::string_view title = sim::algorithm_info(ctx.algorithms[k]).title;

@@ -337,6 +337,11 @@ std::vector<SweepRow> sweep(const ChartContext& ctx, SweepAxis axis, const std::
   // charts show the paper's quantity, the requests, and skip the L2 model.
   sim::SimOptions opt = ctx.options;
   opt.l2 = opt.l2 && axis == SweepAxis::seq;
+  // The L2 model follows fewer heads per point than a single simulation (at
+  // least its minimum: two heads, three waves of the grid and four L2s of
+  // traffic per pass), so that the chart redraws while a slider moves.
+  opt.l2_options.access_budget = std::min<i64>(opt.l2_options.access_budget, kChartL2AccessBudget);
+  opt.l2_options.access_limit = std::min<i64>(opt.l2_options.access_limit, kChartL2AccessLimit);
   return run_sweep(ctx.problem, ctx.hw, spec, ctx.algorithms, opt);
 }
 
