@@ -118,6 +118,14 @@ TEST_CASE("every bad input class: exit code 2 and one clear line", "[cli][errors
       {"sim --hw " + data("bad-value.json"), "must be a positive integer"},
       {"sim --causal --seq-kv 77", "causal attention needs seq_kv = seq_q"},
       {"sim --sram 0", "--sram: must be at least 1"},
+      {"sim --sram 1TB", "--sram: '1TB' is more than 1 GiB of SRAM per SM"},
+      {"gui --ui-scale 0", "--ui-scale must be between 1.0 and 3.0"},
+      // An output that cannot be written is refused before any table is printed.
+      {"compare --csv /nonexistent-dir/x.csv", "--csv: folder '/nonexistent-dir' does not exist"},
+      {"compare --csv /proc/flashlab.csv", "--csv: cannot write in '/proc'"},
+      {"compare --csv .", "--csv: '.' is a folder, not a file"},
+      {"check " + data("flash2-lab-tables.csv") + " --out /proc/flashlab-check", "--out: cannot create '/proc/flashlab-check'"},
+      {"pipeline --csv /nonexistent-dir/x.csv", "--csv: folder '/nonexistent-dir' does not exist"},
       {"sim --no-such-flag", "no-such-flag"},
       {"compare --results /nonexistent-dir/r.json", "--results: /nonexistent-dir/r.json: cannot open for reading"},
       {"compare --results " + data("malformed.json"), "--results:"},
@@ -311,7 +319,7 @@ TEST_CASE("compare --results: DRAM measured per kernel beside the requests and t
   flashlab::test::check_contains_each(r.out, {
       "placed with today's model on H200-SXM-141GB",
       "  fa2_tc         128×64",
-      "0.53 GB (model +0.3%)",
+      "530 MB (model +0.3%)",
       "  naive_cublas",
   });
   const auto rows = flashlab::analysis::csv_parse(slurp(run_flashlab.path() / "cmp.csv"));
