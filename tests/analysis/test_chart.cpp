@@ -761,6 +761,11 @@ TEST_CASE("a series on another's points is found, and named '=' only when the nu
   for (const DrawnText& t : d.drawn.texts) texts.push_back(t.text);
   CHECK(std::find(texts.begin(), texts.end(), "= sdpa") != texts.end());
   CHECK(std::find(texts.begin(), texts.end(), "≈ sdpa, a byte more") != texts.end());
+  // Named once, under the series it lies on: not again as an entry of its own.
+  CHECK(std::count(texts.begin(), texts.end(), "sdpa") == 0);
+  CHECK(std::count(texts.begin(), texts.end(), "sdpa, a byte more") == 0);
+  CHECK(std::count(texts.begin(), texts.end(), "fa2_tc") == 1);
+  CHECK(std::count(texts.begin(), texts.end(), "eager") == 1);
   CHECK(d.drawn.marks.size() == 12);  // every point of every series is a data mark
   CHECK(d.problems.empty());
   // Two roofline dots at nearly the same intensity (FA1 and FA2 at 513 and 518
@@ -775,6 +780,29 @@ TEST_CASE("a series on another's points is found, and named '=' only when the nu
   fa1.style = fa2.style = far.style = SeriesStyle::points;
   r.series = {roof, fa1, fa2, far};
   CHECK(coinciding_series(r) == std::vector<int>{-1, -1, 1, -1});
+}
+
+TEST_CASE("the HBM-vs-N legend names every series once: one drawn on another only under it", "[chart][render]") {
+  ChartContext ctx = lecture_context();
+  ctx.problem.batch = 64;
+  ctx.problem.heads = 16;
+  ctx.problem.seq_q = ctx.problem.seq_kv = 4096;
+  const ChartSpec c = io_chart(ctx, SweepAxis::seq);
+  const std::vector<int> on = coinciding_series(c);
+  REQUIRE(std::count_if(on.begin(), on.end(), [](int k) { return k >= 0; }) >= 2);  // the chart has such series
+  const DrawnChart d(c, {0, 0, 1200, 800});
+  std::vector<std::string> texts;
+  for (const DrawnText& t : d.drawn.texts) texts.push_back(t.text);
+  for (size_t k = 0; k < c.series.size(); ++k) {
+    const std::string& name = c.series[k].name;
+    if (name.empty() || !c.series[k].in_legend) continue;
+    const auto as_entry = std::count(texts.begin(), texts.end(), name);
+    const auto nested = std::count(texts.begin(), texts.end(), "= " + name) +
+                        std::count(texts.begin(), texts.end(), "≈ " + name);
+    INFO(name);
+    CHECK(as_entry + nested == 1);
+    CHECK(nested == (on[k] >= 0 ? 1 : 0));
+  }
 }
 
 TEST_CASE("the layout check names text over text, over a data point, outside the chart and cut short", "[chart][render]") {

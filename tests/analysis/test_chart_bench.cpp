@@ -218,3 +218,43 @@ TEST_CASE("kernel files in one chart: each its own colour, in the order they fir
     }
   }
 }
+
+TEST_CASE("a constant-token grid is drawn along N with the batch following it, and says so", "[chart][bench]") {
+  const BenchResults r = token_grid();
+  REQUIRE(shared_tokens(r) == sim::i64{16384});
+  CHECK_FALSE(shared_tokens(lab_grid()));  // a batch × N grid is not one
+  const BenchFilter f = default_bench_filter(r);
+  CHECK_FALSE(f.batch);  // the batch is not fixed: it follows N
+  CHECK(f.heads);
+  CHECK(f.causal);
+  for (BenchMetric m : {BenchMetric::time, BenchMetric::tflops, BenchMetric::memory}) {
+    const ChartSpec c = bench_metric_chart(r, m);
+    INFO(c.id);
+    CHECK(c.kind == ChartKind::xy);
+    CHECK(c.x.label == "sequence length N (batch B = 16K / N)");
+    CHECK_THAT(c.title, Catch::Contains("vs sequence length N (batch B = 16K / N)"));
+    CHECK(std::any_of(c.notes.begin(), c.notes.end(), [](const std::string& n) {
+      return n == "the batch follows N: every run holds B·N = 16K tokens (B 16 at N 1K, 4 at 4K, 1 at 16K)";
+    }));
+    const auto drawn = std::count_if(c.series.begin(), c.series.end(), [](const Series& s) { return s.in_legend; });
+    CHECK(drawn == 5);  // one line per rung, not per batch
+    for (const Series& s : c.series) CHECK(s.x == std::vector<double>{1024, 4096, 16384});
+  }
+  // Bars name the batch beside each N.
+  const ChartSpec sp = bench_speedup_chart(r);
+  CHECK(sp.categories == std::vector<std::string>{"N=1K b=16", "N=4K b=4", "N=16K b=1"});
+  // A batch × N heatmap of a diagonal says why it draws none, and where the runs are.
+  for (BenchMetric m : {BenchMetric::time, BenchMetric::tflops}) {
+    const ChartSpec h = bench_heatmap_chart(r, "", nullptr, m);
+    CHECK(h.empty());
+    REQUIRE_FALSE(h.notes.empty());
+    CHECK_THAT(h.notes.front(), Catch::StartsWith("not a batch × N grid: the batch follows N: every run holds B·N = 16K"));
+    CHECK_THAT(h.notes.front(), Catch::Contains("bench-time and bench-tflops draw these runs along N"));
+  }
+  // A filter that leaves the batch free: along N too, the batch following.
+  const BenchFilter f16 = parse_bench_filter("heads=16,causal=yes");
+  const ChartSpec c16 = bench_metric_chart(r, BenchMetric::time, &f16);
+  CHECK(c16.x.label == "sequence length N (batch B = 16K / N)");
+  REQUIRE(c16.series.size() == 5);
+  for (const Series& s : c16.series) CHECK(s.x == std::vector<double>{1024, 4096, 16384});
+}

@@ -18,6 +18,7 @@
 
 #include "chart_fixtures.hpp"
 #include "flashlab/analysis/charts/chart_builders.hpp"
+#include "flashlab/analysis/charts/chart_render.hpp"
 #include "flashlab/analysis/charts/chart_table.hpp"
 #include "flashlab/analysis/results/bench_filter.hpp"
 #include "flashlab/export/chart_export.hpp"
@@ -226,4 +227,58 @@ TEST_CASE("every chart of the chart table reads at every export size: no text ov
         INFO(e.id << (filter ? " (every configuration)" : "") << " at " << w << "×" << h << all_problems);
         CHECK(p.empty());
       }
+}
+
+TEST_CASE("a constant-token grid's charts read at every export size, one N alone too", "[export][layout]") {
+  const ChartContext ctx = test::lecture_context();
+  const BenchResults r = test::token_grid();
+  BenchFilter one_n;  // one batch: one N, the axis from N/2 to 2N with ticks on its edges
+  one_n.batch = 16;
+  one_n.heads = 32;
+  one_n.causal = false;
+  for (const ChartEntry& e : chart_table())
+    for (const BenchFilter* filter : {static_cast<const BenchFilter*>(nullptr), static_cast<const BenchFilter*>(&one_n)})
+      for (const auto& [w, h] : {std::pair<int, int>{1200, 800}, {900, 560}, {640, 420}}) {
+        if (!e.needs_results) continue;
+        const ChartSpec c = build_chart(std::string(e.id), ctx, &r, "", "", filter);
+        ExportOptions o;
+        o.width_px = w;
+        o.height_px = h;
+        const std::vector<std::string> p = chart_layout_problems(c, o);
+        std::string all_problems;
+        for (const std::string& x : p) all_problems += "\n  " + x;
+        INFO(e.id << (filter ? " (one N)" : "") << " at " << w << "×" << h << all_problems);
+        CHECK(p.empty());
+      }
+}
+
+TEST_CASE("the speed-up legend stands clear of every bar, and the layout check names a legend over one",
+          "[export][layout]") {
+  // One configuration, four bars: three under 0.6×, one at 3.81× (the H200's N 1K row).
+  BenchResults r;
+  r.meta.gpu = "test GPU";
+  for (const auto& [kernel, ms] : std::vector<std::pair<std::string, double>>{
+           {"naive", 1.736}, {"naive_cublas", 1.0}, {"fa1", 4.065}, {"fa2", 3.378}, {"fa2_tc", 0.2625}})
+    r.rows.push_back(test::row(kernel, 16, 1024, ms));
+  const ChartSpec c = bench_speedup_chart(r);
+  REQUIRE(c.series.size() == 4);
+  for (const auto& [w, h] : {std::pair<int, int>{1200, 800}, {900, 560}, {640, 420}}) {
+    ExportOptions o;
+    o.width_px = w;
+    o.height_px = h;
+    const std::vector<std::string> p = chart_layout_problems(c, o);
+    std::string all_problems;
+    for (const std::string& x : p) all_problems += "\n  " + x;
+    INFO(w << "×" << h << all_problems);
+    CHECK(p.empty());
+  }
+  // The check itself: a legend's box over a bar is a finding.
+  NullCanvas base;
+  LayoutRecorder drawn(base);
+  drawn.data_bar({100, 100, 50, 300});
+  drawn.legend_area({120, 300, 200, 80});
+  drawn.data_bar({400, 350, 50, 50});  // clear of it
+  const std::vector<std::string> p = layout_problems(drawn, {0, 0, 800, 500});
+  REQUIRE(p.size() == 1);
+  CHECK(p.front() == "the legend covers 1 bar(s)");
 }

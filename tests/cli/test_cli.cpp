@@ -8,6 +8,9 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <regex>
+#include <set>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -246,6 +249,56 @@ TEST_CASE("export: a filter or kernel the results do not hold is one line naming
   CHECK(run_flashlab("export --chart bench-time --filter emb-dim=2048,kv-heads=32 --results lab.json --out ok.csv").code == 0);
 }
 
+TEST_CASE("export's --filter help, the parser and its error name the same keys, from one list", "[cli][export]") {
+  const std::string keys = flashlab::analysis::bench_filter_key_list();
+  const Run help = run_flashlab("export --help");
+  REQUIRE(help.code == 0);
+  // The --filter line of the help, and every key of the list in it.
+  const size_t at = help.out.find("--filter");
+  REQUIRE(at != std::string::npos);
+  const std::string line = help.out.substr(at, help.out.find('\n', at) - at);
+  CHECK_THAT(line, Catch::Contains("(keys: " + keys + ";"));
+  flashlab::analysis::write_file_atomic((run_flashlab.path() / "keys.json").string(),
+                                        flashlab::analysis::bench_to_json(flashlab::analysis::test::lab_grid()));
+  for (const flashlab::analysis::BenchFilterKey& k : flashlab::analysis::bench_filter_keys()) {
+    const std::string name(k.name);
+    INFO(name);
+    CHECK_THAT(line, Catch::Contains(name));
+    // Every key the help names is one the parser takes, by its name and by each alias.
+    const std::string value = name == "causal" ? "no" : name == "dtype" ? "fp16" : "32";
+    CHECK_NOTHROW(flashlab::analysis::parse_bench_filter(name + "=" + value));
+    for (std::string_view a : k.aliases) CHECK_NOTHROW(flashlab::analysis::parse_bench_filter(std::string(a) + "=" + value));
+  }
+  CHECK_THAT(line, Catch::Contains("seq"));  // the key the help once left out
+  const Run bad = run_flashlab("export --chart bench-time --filter colour=red --results keys.json --out k.png");
+  CHECK(bad.code == 2);
+  CHECK_THAT(bad.err, Catch::Contains("unknown filter key 'colour' (expected " + keys + ")"));
+}
+
+TEST_CASE("export and report of the README's constant-token results: charts along N, no layout note", "[cli][export]") {
+  const fs::path results = fs::path(FLASHLAB_TEST_DATA) / ".." / ".." / "docs" / "results";
+  const Run t = run_flashlab("export --chart bench-tflops --results " + (results / "h100-perf-bench.json").string() +
+                             " --out tokens-tflops.csv");
+  REQUIRE(t.code == 0);
+  CHECK_THAT(t.out, !Catch::Contains("note: layout:"));
+  // One line per rung over the three N of the grid (B·N = 16K), not one dot at N 1K.
+  const auto rows = flashlab::analysis::csv_parse(slurp(run_flashlab.path() / "tokens-tflops.csv"));
+  std::map<std::string, std::set<std::string>> xs;
+  for (size_t k = 1; k < rows.size(); ++k) xs[rows[k][1]].insert(rows[k][2]);
+  CHECK(xs.size() == 5);
+  for (const auto& [series, x] : xs) {
+    INFO(series);
+    CHECK(x == std::set<std::string>{"1024", "4096", "16384"});
+  }
+  const fs::path out = run_flashlab.path() / "tokens-report";
+  fs::remove_all(out);
+  const Run r = run_flashlab("report --results " + (results / "h200-perf-bench.json").string() + " --out tokens-report");
+  REQUIRE(r.code == 0);
+  CHECK_THAT(r.out, !Catch::Contains("note: layout:"));
+  CHECK_THAT(r.out, Catch::Contains("bench-heatmap: left out, nothing to draw (not a batch × N grid: the batch follows N"));
+  CHECK(fs::exists(out / "charts" / "runs-bench-tflops.png"));
+}
+
 TEST_CASE("sim prints three levels: requests, the L2 model, DRAM", "[cli][l2]") {
   const Run r = run_flashlab.check_prints(
       "sim --algo fa2 --hw H200-SXM-141GB --batch 1 --heads 16 --seq 8192 --head-dim 128", {
@@ -439,6 +492,17 @@ TEST_CASE("check: the FlashAttention-2 lab's tables, rows flagged and exit 1, ch
   const std::string svg = slurp(out / "check-roofline.svg");
   CHECK_THAT(svg, Catch::Contains("flagged rows"));
   CHECK_THAT(svg, Catch::Contains("consistent rows"));
+  // Every flagged row labelled with its line: alone ("line 2") or with the rows at its spot ("lines 3, 6, 10").
+  std::set<int> labelled;
+  const std::regex text_re(">(lines? [0-9][0-9, ]*)</text>");
+  for (auto it = std::sregex_iterator(svg.begin(), svg.end(), text_re); it != std::sregex_iterator(); ++it) {
+    const std::string t = (*it)[1];
+    const std::regex num("[0-9]+");
+    for (auto n = std::sregex_iterator(t.begin(), t.end(), num); n != std::sregex_iterator(); ++n)
+      labelled.insert(std::stoi(n->str()));
+  }
+  CHECK(labelled == std::set<int>{2, 3, 5, 6, 9, 10, 12, 13, 14});
+  CHECK_THAT(svg, Catch::Contains("so its true point lies at or left of the one drawn"));
   CHECK_THAT(r.out, Catch::Contains("wrote check-flash2-lab/check-roofline.svg"));
 }
 

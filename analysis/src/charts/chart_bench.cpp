@@ -76,11 +76,14 @@ std::string series_key(const BenchRow& r, const Varying& v, BenchAxis x) {
   return cfg.empty() ? s : s + " " + cfg;
 }
 
-// `emb`: heads and head dim swept together at this embedding dim (shared_emb_dim).
-Axis bench_axis(BenchAxis a, std::optional<sim::i64> emb = std::nullopt) {
+// `emb`: heads and head dim swept together at this embedding dim (shared_emb_dim);
+// `tokens`: batch and N swept together at this token count (shared_tokens).
+Axis bench_axis(BenchAxis a, std::optional<sim::i64> emb = std::nullopt, std::optional<sim::i64> tokens = std::nullopt) {
   const std::string e = emb ? std::to_string(*emb) : "";
   switch (a) {
-    case BenchAxis::seq: return {"sequence length N", Scale::log2, TickFormat::binary, {}, {}, false};
+    case BenchAxis::seq:
+      return {tokens ? "sequence length N (batch B = " + n_label(*tokens) + " / N)" : "sequence length N", Scale::log2,
+              TickFormat::binary, {}, {}, false};
     case BenchAxis::batch: return {"batch size B", Scale::log2, TickFormat::plain, {}, {}, false};
     case BenchAxis::heads:
       return {emb ? "heads H (d = " + e + " / H)" : "heads H", Scale::log2, TickFormat::plain, {}, {}, false};
@@ -105,7 +108,34 @@ Varying varying_beside(const BenchResults& shown, BenchAxis xa) {
     if (xa == BenchAxis::heads) v.head_dim = false;
     if (xa == BenchAxis::head_dim) v.heads = false;
   }
+  if (xa == BenchAxis::seq && shared_tokens(shown)) v.batch = false;  // the batch follows N
   return v;
+}
+
+// The batch of each N of a constant-token grid, as a note: "the batch follows
+// N: every run holds B·N = 16K tokens (B 16 at N 1K, 4 at 4K, 1 at 16K)".
+std::string tokens_note(const BenchResults& shown, sim::i64 tokens) {
+  std::map<sim::i64, sim::i64> batch_at;
+  for (const BenchRow& row : shown.rows) batch_at[row.problem.seq_q] = row.problem.batch;
+  std::string each;
+  for (const auto& [n, b] : batch_at)
+    each += each.empty() ? "B " + std::to_string(b) + " at N " + n_label(n) : ", " + std::to_string(b) + " at " + n_label(n);
+  return "the batch follows N: every run holds B·N = " + n_label(tokens) + " tokens (" + each + ")";
+}
+
+// A category of bars along the swept value: "N=1K", with the batch that
+// follows it on a constant-token grid ("N=1K b=16").
+std::string category_of(BenchAxis xa, double x, std::optional<sim::i64> tokens) {
+  switch (xa) {
+    case BenchAxis::seq: {
+      const auto n = static_cast<sim::i64>(x);
+      return "N=" + n_label(n) + (tokens && n > 0 ? " b=" + std::to_string(*tokens / n) : "");
+    }
+    case BenchAxis::batch: return "b=" + format_tick(x, TickFormat::plain);
+    case BenchAxis::heads: return "h=" + format_tick(x, TickFormat::plain);
+    case BenchAxis::head_dim: return "d=" + format_tick(x, TickFormat::plain);
+    default: return "";
+  }
 }
 
 // A result set that is not a measurement says so in the title too: the
@@ -238,7 +268,9 @@ ChartSpec bench_metric_chart(const BenchResults& all, BenchMetric metric, const 
   c.subtitle = subtitle_of(r);
   note_filter(all, f, c);
   const bool categorical = xa == BenchAxis::causal || xa == BenchAxis::none;
-  c.x = bench_axis(xa, shared_emb_dim(r));
+  const std::optional<sim::i64> tokens = xa == BenchAxis::seq ? shared_tokens(r) : std::nullopt;
+  c.x = bench_axis(xa, shared_emb_dim(r), tokens);
+  if (tokens) c.notes.push_back(tokens_note(r, *tokens));
   // A head-dim sweep at fixed heads is the labs' embedding-dim sweep: the axis says so.
   if (xa == BenchAxis::head_dim && !shared_emb_dim(r) && !r.rows.empty() && !v.heads)
     c.x.label += " (embedding dim " + std::to_string(r.rows.front().problem.heads) + "·d)";
@@ -419,15 +451,10 @@ ChartSpec bench_speedup_chart(const BenchResults& all, const std::string& baseli
     c.notes.push_back(std::to_string(dropped) + " configuration(s) without a " + base + " run left out");
   bool several_directions = false;
   for (const auto& [key, ks] : cells) several_directions = several_directions || std::get<2>(key) != std::get<2>(cells.begin()->first);
+  const std::optional<sim::i64> tokens = xa == BenchAxis::seq ? shared_tokens(r) : std::nullopt;
+  if (tokens) c.notes.push_back(tokens_note(r, *tokens));
   for (const auto& [key, ks] : cells) {
-    std::string label;
-    if (xa != BenchAxis::none && xa != BenchAxis::causal) {
-      const double x = std::get<0>(key);
-      label = xa == BenchAxis::seq ? "N=" + n_label(static_cast<sim::i64>(x))
-              : xa == BenchAxis::batch ? "b=" + format_tick(x, TickFormat::plain)
-              : xa == BenchAxis::heads ? "h=" + format_tick(x, TickFormat::plain)
-                                       : "d=" + format_tick(x, TickFormat::plain);
-    }
+    std::string label = category_of(xa, std::get<0>(key), tokens);
     if (!std::get<1>(key).empty()) label += (label.empty() ? "" : " ") + std::get<1>(key);
     if (several_directions) label += " " + std::get<2>(key);
     if (label.empty()) label = "all";
@@ -506,15 +533,10 @@ ChartSpec bench_passes_chart(const BenchResults& all, BenchMetric metric, const 
         if (std::find(keys.begin(), keys.end(), key) == keys.end()) keys.push_back(key);
       }
   for (const BenchRow& row : r.rows) cells[{axis_value(row, xa), config_label(row, v, xa)}][row.kernel + " " + row.direction] = &row;
+  const std::optional<sim::i64> tokens = xa == BenchAxis::seq ? shared_tokens(r) : std::nullopt;
+  if (tokens) c.notes.push_back(tokens_note(r, *tokens));
   for (const auto& [cfg, ks] : cells) {
-    std::string label;
-    if (xa != BenchAxis::none && xa != BenchAxis::causal) {
-      const double x = cfg.first;
-      label = xa == BenchAxis::seq ? "N=" + n_label(static_cast<sim::i64>(x))
-              : xa == BenchAxis::batch ? "b=" + format_tick(x, TickFormat::plain)
-              : xa == BenchAxis::heads ? "h=" + format_tick(x, TickFormat::plain)
-                                       : "d=" + format_tick(x, TickFormat::plain);
-    }
+    std::string label = category_of(xa, cfg.first, tokens);
     if (!cfg.second.empty()) label += (label.empty() ? "" : " ") + cfg.second;
     // One configuration only: name the problem itself.
     c.categories.push_back(label.empty() ? sim::describe(r.rows.front().problem) : label);
@@ -584,9 +606,22 @@ ChartSpec bench_heatmap_chart(const BenchResults& all, const std::string& kernel
   c.title = std::string(tflops ? "Forward throughput" : "Forward time") + ", batch × N" +
             (kernel.empty() ? "" : " — " + implementation_name(kernel));
   if (kernel.empty() || grid[kernel].first.empty()) {
-    c.notes.push_back(kernel.empty() ? "needs forward rows of one kernel varying in both batch and sequence length"
-                                     : "kernel '" + kernel + "' has no forward rows in the results");
+    c.notes.insert(c.notes.begin(), kernel.empty() ? "needs forward rows of one kernel varying in both batch and sequence length"
+                                                   : "kernel '" + kernel + "' has no forward rows in the results");
     return marked(all, c);
+  }
+  // A constant-token grid (B·N the same in every run) is a diagonal of the
+  // batch × N table, not a grid: said so, and where its runs are drawn.
+  {
+    BenchResults fwd;
+    for (const BenchRow& row : r.rows)
+      if (row.kernel == kernel && row.direction == "fwd") fwd.rows.push_back(row);
+    if (const std::optional<sim::i64> tokens = shared_tokens(fwd)) {
+      // First: an empty chart's first note is why (drawn in its plot, the report's reason).
+      c.notes.insert(c.notes.begin(), "not a batch × N grid: " + tokens_note(fwd, *tokens) +
+                                          "; bench-time and bench-tflops draw these runs along N");
+      return marked(all, c);
+    }
   }
   const std::vector<sim::i64> batches(grid[kernel].first.begin(), grid[kernel].first.end());
   const std::vector<sim::i64> seqs(grid[kernel].second.begin(), grid[kernel].second.end());
@@ -622,8 +657,8 @@ ChartSpec bench_heatmap_chart(const BenchResults& all, const std::string& kernel
   const auto measured = static_cast<size_t>(std::count(filled.begin(), filled.end(), true));
   if (2 * measured <= filled.size()) {
     c.heatmap = Heatmap{};
-    c.notes.push_back("only " + std::to_string(measured) + " of the " + std::to_string(filled.size()) +
-                      " batch × N cells were run: too few for a heatmap");
+    c.notes.insert(c.notes.begin(), "only " + std::to_string(measured) + " of the " + std::to_string(filled.size()) +
+                                        " batch × N cells were run: too few for a heatmap");
     return marked(all, c);
   }
   if (duplicates) c.notes.push_back("several runs per cell (causal, heads or d vary): each cell shows the first non-causal one");

@@ -38,6 +38,11 @@ std::vector<std::string> layout_problems(const LayoutRecorder& d, Rect canvas) {
         break;
       }
   }
+  for (const Rect& legend : d.legends) {
+    size_t covered = 0;
+    for (const Rect& bar : d.bars) covered += overlap(legend, bar) ? 1 : 0;
+    if (covered > 0) out.push_back("the legend covers " + std::to_string(covered) + " bar(s)");
+  }
   return out;
 }
 

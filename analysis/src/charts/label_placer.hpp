@@ -50,6 +50,47 @@ class LabelPlacer {
     }
     return std::nullopt;
   }
+  // One label for the points `own` (too close together for a label each):
+  // beside their bounding box, right, left, above or below, then further out;
+  // nearer to one of them than to any other point. nullopt when none is free.
+  std::optional<Rect> place_group(const std::vector<Point>& own, Point size) {
+    if (own.empty()) return std::nullopt;
+    double x0 = own.front().x, x1 = x0, y0 = own.front().y, y1 = y0;
+    for (const Point& q : own) {
+      x0 = std::min(x0, q.x), x1 = std::max(x1, q.x), y0 = std::min(y0, q.y), y1 = std::max(y1, q.y);
+    }
+    const double s = step_, cy = (y0 + y1) / 2, cx = (x0 + x1) / 2;
+    std::vector<std::pair<double, Rect>> spots;
+    for (int out = 0; out <= 6; ++out) {
+      const double gap = (1.5 + out) * s;
+      for (double dy = 0; dy <= (y1 - y0) / 2 + 2 * size.y; dy += s / 2)
+        for (const int up : {-1, 1}) {
+          if (dy == 0 && up > 0) continue;
+          const double y = cy + up * dy - size.y / 2;
+          spots.push_back({std::hypot(gap, dy), Rect{x1 + gap, y, size.x, size.y}});
+          spots.push_back({std::hypot(gap, dy) + 0.5, Rect{x0 - gap - size.x, y, size.x, size.y}});
+        }
+      spots.push_back({gap + (y1 - y0) / 2, Rect{cx - size.x / 2, y0 - gap - size.y, size.x, size.y}});
+      spots.push_back({gap + (y1 - y0) / 2, Rect{cx - size.x / 2, y1 + gap, size.x, size.y}});
+    }
+    std::stable_sort(spots.begin(), spots.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    const auto nearest_own = [&](const Rect& r) {
+      double mine = 1e300;
+      for (const Point& q : own) mine = std::min(mine, distance(q, r));
+      return std::none_of(points_.begin(), points_.end(), [&](Point q) {
+        const bool member = std::any_of(own.begin(), own.end(), [&](Point o) { return std::hypot(o.x - q.x, o.y - q.y) < 0.5; });
+        return !member && distance(q, r) < mine + step_;
+      });
+    };
+    for (const bool clear_of_lines : {true, false})
+      for (const auto& [d, r] : spots) {
+        if (r.x < plot_.x || r.right() > plot_.right() || r.y < plot_.y || r.bottom() > plot_.bottom()) continue;
+        if (!is_free(r) || (clear_of_lines && struck(r)) || !nearest_own(r)) continue;
+        placed_.push_back(r);
+        return r;
+      }
+    return std::nullopt;
+  }
   // A label placed by other means (a reference line's), or a data point: the
   // labels placed after it must not cover it.
   void add(const Rect& r) { placed_.push_back(r); }
@@ -57,6 +98,15 @@ class LabelPlacer {
   void add_point(Point p, const Rect& r) {
     placed_.push_back(r);
     points_.push_back(p);
+  }
+  // A bar (its value may stand inside it): a reference line's name keeps off
+  // bars where it can.
+  void add_bar(const Rect& r) { bars_.push_back(r); }
+  bool has_bars() const { return !bars_.empty(); }
+  bool on_bar(const Rect& r) const {
+    return std::any_of(bars_.begin(), bars_.end(), [&](const Rect& o) {
+      return r.x < o.right() && o.x < r.right() && r.y < o.bottom() && o.y < r.bottom();
+    });
   }
   // A line drawn `width` wide from a to b: no label is struck through by it.
   void add_line(Point a, Point b, double width) { lines_.push_back({a, b, width}); }
@@ -129,6 +179,7 @@ class LabelPlacer {
   std::vector<Rect> placed_;
   std::vector<Point> points_;
   std::vector<Line> lines_;
+  std::vector<Rect> bars_;
 };
 
 }  // namespace flashlab::analysis::chart_detail

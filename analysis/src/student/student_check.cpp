@@ -856,6 +856,7 @@ ChartSpec student_roofline_chart(const StudentCheck& c, const sim::HardwareModel
                    " flagged · FLOPs by the convention · AI over the compulsory bytes";
   Series ok = student_series("consistent rows", palette(2), MarkerShape::circle);
   Series bad = student_series("flagged rows", Color{213, 94, 0, 255}, MarkerShape::cross);
+  bad.grouped_label = "lines";  // rows at one spot labelled together: "lines 3, 6"
   double lo = 0, hi = 0;
   for (const CheckedStudentRow& r : c.rows) {
     Series& s = r.consistent() ? ok : bad;
@@ -870,7 +871,8 @@ ChartSpec student_roofline_chart(const StudentCheck& c, const sim::HardwareModel
   if (lo > 0) widen_roofline(chart, lo, hi, hw.hbm_bandwidth);
   // The compulsory bytes give the highest intensity any implementation reaches.
   chart.notes.push_back("your rows: convention FLOPs / your time, AI over the compulsory bytes (" +
-                        tensor_list(sim::Pass::fwd) + " once): a run's real point lies at or left of its own");
+                        tensor_list(sim::Pass::fwd) + " once), the highest intensity any implementation of the pass can have: a real kernel moves more bytes, so "
+                        "its true point lies at or left of the one drawn");
   return chart;
 }
 

@@ -66,6 +66,10 @@ struct Series {
   std::string name;             // legend and CSV
   std::vector<double> x, y;     // bars: x is the category index
   std::vector<std::string> point_labels;  // empty, or one per point (drawn beside the point)
+  // Points too close together for a label each share one beside them: the
+  // labels' words after the first, after this word ("lines" + "line 3",
+  // "line 6" -> "lines 3, 6"); empty: the labels joined whole ("a, b").
+  std::string grouped_label;
   // Empty, or one per point: why a point has no value ("OOM", "skipped",
   // "baseline OOM"); the CSV's note column. Not drawn (markers and labels say it).
   std::vector<std::string> point_notes;
