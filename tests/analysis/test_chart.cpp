@@ -282,6 +282,48 @@ TEST_CASE("roofline chart: measured points, and one above its roof is flagged", 
   CHECK(std::any_of(c.notes.begin(), c.notes.end(), [](const std::string& n) { return n.find("above the roof") != std::string::npos; }));
 }
 
+// A roofline that places no run says what the rows lack: counters-only rows
+// are successful, they have no time (h200-validate.json: DRAM bytes counted, nothing timed).
+TEST_CASE("roofline chart: results it cannot place say what they lack, not a status they have", "[chart][builders]") {
+  const ChartContext ctx = lecture_context();
+  const auto note_of = [&](const BenchResults& r) {
+    const ChartSpec c = roofline_chart(ctx, &r);
+    const auto it = std::find_if(c.notes.begin(), c.notes.end(),
+                                 [](const std::string& n) { return n.rfind(kNoRunPlaced, 0) == 0; });
+    return it == c.notes.end() ? std::string() : *it;
+  };
+  BenchResults counted;
+  for (const sim::i64 n : {1024, 2048}) {
+    BenchRow x = row("fa2", 1, n, 0);  // ok, no time: the counters' run
+    x.model = "fa2";
+    x.dram_read_bytes = 1 << 20;
+    x.dram_write_bytes = 1 << 18;
+    counted.rows.push_back(x);
+  }
+  const std::string untimed = note_of(counted);
+  CHECK_THAT(untimed, Catch::Contains("no timed run") && Catch::Contains("2 successful run(s)") &&
+                          Catch::Contains("a dot on the roofline needs a time"));
+  CHECK_THAT(untimed, !Catch::Contains("no successful"));
+  BenchResults oom = counted;
+  oom.rows.push_back(row("naive", 1, 4096, 0, RunStatus::oom));
+  CHECK_THAT(note_of(oom), Catch::Contains("2 successful run(s)") && Catch::Contains("the other 1 did not run (1 OOM)"));
+  oom.rows = {row("naive", 1, 4096, 0, RunStatus::oom)};
+  oom.rows.push_back(row("naive", 1, 8192, 0, RunStatus::failed));
+  CHECK_THAT(note_of(oom), Catch::Contains("no timed run: no run succeeded (1 OOM, 1 failed)"));
+  BenchResults backward;
+  BenchRow b = row("fa2", 1, 1024, 2.0);
+  b.model = "fa2";
+  b.direction = "bwd";
+  backward.rows = {b};
+  CHECK_THAT(note_of(backward), Catch::Contains("no timed run has a model, e.g.") && Catch::Contains("backward run"));
+  CHECK_THAT(note_of(BenchResults{}), Catch::Contains("the results hold no rows"));
+  // A timed run is placed: no such note.
+  BenchRow ok = row("fa2", 1, 1024, 0.5);
+  ok.model = "fa2";
+  counted.rows.push_back(ok);
+  CHECK(note_of(counted).empty());
+}
+
 TEST_CASE("IO chart: the simulated series equal simulate() at every point", "[chart][builders]") {
   const ChartContext ctx = lecture_context();
   const ChartSpec c = io_chart(ctx, SweepAxis::seq);
