@@ -798,6 +798,25 @@ TEST_CASE("the hall layout: Start here at 1920 × 1080, UI scale 2, one view at 
   fs::remove_all(dir);
 }
 
+// An extreme problem: N = 1M with 1 × 1 tiles, 16 trillion events a head; K and V
+// read a million times more by one algorithm: every panel drawn whole at 1920 × 1080.
+TEST_CASE("N = 1M with 1 × 1 tiles: the counters' ratios keep their column, nothing clipped", "[gui][xvfb]") {
+  const fs::path dir = temp_dir("n1m");
+  const json sc = {{"name", "n1m"},
+                   {"problem", {{"batch", 1}, {"heads", 1}, {"seq", "1M"}, {"head_dim", 64}}},
+                   {"hardware", "A100-PCIe-80GB"},
+                   {"tiles", {{"Br", 1}, {"Bc", 1}}},
+                   {"algorithms", {"fa1", "fa2"}}};
+  const json st = scenario_stats(x_prefix(1920, 1080), dir / "n1m.json", sc, "--frames 6 --width 1920 --height 1080");
+  CHECK(st["exceptions"] == 0);
+  CHECK(st["model_valid"] == true);
+  CHECK(st["nonfinite_values"] == 0);
+  INFO("first clipped: " << st["first_clipped"] << "; first overlap: " << st["first_overlap"]);
+  CHECK(st["clipped_glyphs"] == 0);
+  CHECK(st["overlapping_text"] == 0);
+  fs::remove_all(dir);
+}
+
 // The Concepts window has a place of its own: a column right of the lab's
 // panels, or the stage in the hall layout; inside the window, over none of
 // the lab's text, its own text scrolled rather than cut.
