@@ -96,11 +96,16 @@ void three_quantities(const AppState& s, const AlgoView& v) {
 
   if (ImGui::BeginTable("three", 4, ImGuiTableFlags_SizingStretchProp | ImGuiTableFlags_BordersInnerH)) {
     ImGui::TableSetupColumn("", ImGuiTableColumnFlags_WidthFixed, ImGui::GetFontSize() * 5.2f);
-    // Weights of their own: widths taken from the content would be zero in a
-    // table's first frame, its numbers cut to a glyph.
-    ImGui::TableSetupColumn("requests", ImGuiTableColumnFlags_WidthStretch, 1.0f);
-    ImGui::TableSetupColumn(l2.modelled ? "DRAM (L2 model)" : "DRAM (no L2)", ImGuiTableColumnFlags_WidthStretch, 1.0f);
-    ImGui::TableSetupColumn("DRAM measured", ImGuiTableColumnFlags_WidthStretch, 1.0f);
+    // Each column as wide as its heading or a number, whichever is wider: widths
+    // taken from the content would be zero in a table's first frame, its numbers
+    // cut to a glyph.
+    const auto column = [](const char* name) {
+      const float w = std::max(ImGui::CalcTextSize(name).x, ImGui::CalcTextSize("00.0 GB").x);
+      ImGui::TableSetupColumn(name, ImGuiTableColumnFlags_WidthStretch, w);
+    };
+    column("requests");
+    column(l2.modelled ? "DRAM (L2 model)" : "DRAM (no L2)");
+    column("DRAM measured");
     ImGui::TableHeadersRow();
     const double mr = m ? static_cast<double>(m->read_bytes) : 0, mw = m ? static_cast<double>(m->write_bytes) : 0;
     ImGui::TableNextRow();
