@@ -248,7 +248,7 @@ ChartSpec roofline_chart(const ChartContext& ctx, const BenchResults* measured) 
                                                 std::to_string(drawn) + " runs; the others: the L2 model's prediction)"));
     for (const std::string& k : placed.without_model)
       c.notes.push_back(k + ": left out, its rows name no model (results written before rows carried one)");
-    if (by_kernel.empty()) c.notes.push_back(std::string(kNoRunPlaced) + " (the results hold no successful forward run)");
+    if (by_kernel.empty()) c.notes.push_back(std::string(kNoRunPlaced) + " (" + why_none_placed(placed) + ")");
   }
 
   // The HBM slope, from well left of every point up to the highest ceiling.

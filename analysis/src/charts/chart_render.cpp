@@ -526,26 +526,41 @@ void place_bar_label(Canvas& cv, const ChartLayout& L, const Metrics& m, LabelPl
     });
   };
   // No reference line strikes through a value: "0.726×" on the dashed 1× line reads as neither.
-  auto take = [&](const Rect& r) {
-    if (!inside_plot(r) || !labels.is_free(r) || over_a_bar(r) || labels.struck(r)) return false;
+  auto take = [&](const Rect& r, bool clear_of_lines = true) {
+    if (!inside_plot(r) || !labels.is_free(r) || over_a_bar(r) || (clear_of_lines && labels.struck(r))) return false;
     labels.add(r);
     return true;
   };
   // Black or white, whichever stands out more on the bar (WCAG contrast: white on a mid grey is below 4.5 : 1).
   const Color on_bar = on_fill(fill);
   if (base) {
-    // Across the bar's (or the group's) own width, else turned up along it.
-    // Where something else already stands at the base (a reference line's name), the
-    // label climbs its own column until it is free: a reason is never left unsaid.
-    if (size.x <= slot_w && take({cx - size.x / 2, top - gap - size.y, size.x, size.y})) {
-      cv.text({cx, top - gap}, text, m.small, ink_color, HAlign::center, VAlign::bottom);
-      return;
-    }
-    for (double lift = 0; top - gap - lift - size.x >= L.plot.y; lift += size.y / 2)
-      if (take({cx - size.y / 2, top - gap - lift - size.x, size.y, size.x})) {
-        cv.text({cx, top - gap - lift}, text, m.small, ink_color, HAlign::left, VAlign::middle, true);
-        return;
+    // Across the bar's (or the group's) own width, on one line or two; else
+    // turned up along it. Where something else already stands at the base (a
+    // reference line's name, the line itself), the label climbs its own column
+    // until it is free; where a line crosses every free spot, it stands on the
+    // line: a reason is never left unsaid.
+    const auto [first, second] = two_lines(cv, text, m.small);
+    const double two_w = second.empty() ? 1e300 : std::max(cv.measure(first, m.small).x, cv.measure(second, m.small).x);
+    for (const bool clear_of_lines : {true, false}) {
+      for (double lift = 0; top - gap - lift - size.y >= L.plot.y; lift += size.y / 2) {
+        const double bottom = top - gap - lift;
+        if (size.x <= slot_w && take({cx - size.x / 2, bottom - size.y, size.x, size.y}, clear_of_lines)) {
+          cv.text({cx, bottom}, text, m.small, ink_color, HAlign::center, VAlign::bottom);
+          return;
+        }
+        if (two_w <= slot_w && bottom - 2 * size.y >= L.plot.y &&
+            take({cx - two_w / 2, bottom - 2 * size.y, two_w, 2 * size.y}, clear_of_lines)) {
+          cv.text({cx, bottom - 2 * size.y}, first, m.small, ink_color, HAlign::center, VAlign::top);
+          cv.text({cx, bottom - size.y}, second, m.small, ink_color, HAlign::center, VAlign::top);
+          return;
+        }
       }
+      for (double lift = 0; top - gap - lift - size.x >= L.plot.y; lift += size.y / 2)
+        if (take({cx - size.y / 2, top - gap - lift - size.x, size.y, size.x}, clear_of_lines)) {
+          cv.text({cx, top - gap - lift}, text, m.small, ink_color, HAlign::left, VAlign::middle, true);
+          return;
+        }
+    }
     return;
   }
   if (take({cx - size.x / 2, top - gap - size.y, size.x, size.y}))

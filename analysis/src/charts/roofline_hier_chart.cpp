@@ -191,7 +191,7 @@ ChartSpec hierarchical_roofline_chart(const HierarchicalCeilings& c, const Place
   for (const std::string& n : c.notes) ch.notes.push_back(n);
   for (const std::string& n : placed.skipped) ch.notes.push_back("left out: " + n);
   if (placed.runs.empty())
-    ch.notes.push_back(std::string(kNoRunPlaced) + " (its runs need a model and a successful forward)");
+    ch.notes.push_back(std::string(kNoRunPlaced) + " (" + why_none_placed(placed) + ")");
   if (left_out_n > 0)
     ch.notes.push_back(std::to_string(left_out_n) + " ceiling(s) within 5% of one drawn are not drawn, e.g. " + left_out);
   ch.notes.push_back("x: FLOPs / bytes per level (HBM: DRAM bytes, the counters' where the run has them, else the L2 "

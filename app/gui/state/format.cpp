@@ -56,6 +56,15 @@ std::string fmt_ms(double ms, const char* where) {
   return sim::duration(ms * 1e-3);
 }
 
+std::string fmt_ratio(double r, const char* where, int decimals) {
+  if (!finite_or_count(r, where)) return "—";
+  if (std::fabs(r) >= 1000) return fmt_si(r, "×", where);
+  // A ratio above zero that rounds to it (138 MB over 150 TB) is not zero: said as under the last digit.
+  const double last = std::pow(10.0, -decimals);
+  if (r > 0 && r < last / 2) return "< " + fmt_fixed(last, decimals, where) + "×";
+  return fmt_fixed(r, std::fabs(r) < 10 ? decimals : 1, where) + "×";
+}
+
 std::string fmt_stat(double v, const char* where) {
   if (std::isinf(v) && v < 0) return "−∞";
   if (!finite_or_count(v, where)) return "—";
