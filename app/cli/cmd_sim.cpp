@@ -171,6 +171,9 @@ class SimCommand : public Command {
         ->capture_default_str();
     add_pass_flag(*app, pass_);
     add_problem_flags(*app, flags_);
+    app->add_option("--o-accumulator", o_accumulator_,
+                    "the type O is kept in between the steps of FlashAttention-1 (fp32: as a kernel that "
+                    "accumulates in fp32, the rung and the lab's skeleton do; default: the problem's dtype, as the paper)");
     app->add_flag("--json", json_, "print one JSON object");
     app->add_option("--trace", trace_, "write the event stream of one head as CSV to FILE");
   }
@@ -180,6 +183,11 @@ class SimCommand : public Command {
     if (algos.size() != 1) throw UsageError("--algo takes one algorithm (use `flashlab sweep` for several)");
     const std::optional<sim::PassSelection> pass = parse_pass(pass_);
     Resolved r = resolve(flags_);
+    if (!o_accumulator_.empty()) {
+      const std::optional<sim::DType> t = sim::parse_dtype(o_accumulator_);
+      if (!t) throw UsageError("--o-accumulator: unknown dtype '" + o_accumulator_ + "' (fp32, fp16 or bf16)");
+      r.options.storage.o_accumulator = *t;
+    }
     const sim::PassSelection selection = pass_or_own(pass, algos[0]);
     if (selection == sim::PassSelection::fwd_bwd) {
       if (!trace_.empty()) throw UsageError("--trace writes one pass: give --pass fwd or --pass bwd");
@@ -193,6 +201,8 @@ class SimCommand : public Command {
     if (!trace_.empty()) write_trace(res, r);
     if (json_) std::cout << analysis::sim_json(res, r.hw).dump(2) << "\n";
     else print_text(res, r.hw, std::cout);
+    if (!json_ && !o_accumulator_.empty() && res.total.at(sim::Level::HBM, sim::Tensor::O).read_bytes == 0)
+      std::cout << "  note      --o-accumulator: O is written once and never read back here; its type moves no bytes\n";
     return 0;
   }
 
@@ -227,7 +237,7 @@ class SimCommand : public Command {
   }
 
   ProblemFlags flags_;
-  std::string algo_ = "fa2", trace_, pass_;
+  std::string algo_ = "fa2", trace_, pass_, o_accumulator_;
   bool json_ = false;
 };
 

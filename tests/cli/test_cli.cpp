@@ -100,6 +100,26 @@ TEST_CASE("sim --json, causal: visited and masked blocks, halved convention", "[
   CHECK(j["hbm"]["read_bytes"].get<long long>() == 4 * (1000 * 64 + 2 * 64 * sum_c) * 2);
 }
 
+TEST_CASE("sim --o-accumulator fp32: FlashAttention-1's O read and written in fp32 between its steps, as a kernel keeps it",
+          "[cli]") {
+  const std::string base = "sim --json --algo fa1 --batch 2 --heads 2 --seq 1000 --head-dim 64 --br 64 --bc 64";
+  const Run paper = run_flashlab(base), fp32 = run_flashlab(base + " --o-accumulator fp32");
+  REQUIRE(paper.code == 0);
+  REQUIRE(fp32.code == 0);
+  const auto a = nlohmann::json::parse(paper.out), b = nlohmann::json::parse(fp32.out);
+  // O: read at every K_j block but the first, written at every one; twice the bytes in fp32.
+  const auto o_bytes = [](const nlohmann::json& j) {
+    const auto& o = j["hbm"]["per_tensor"]["O"];
+    return o["read_bytes"].get<long long>() + o["write_bytes"].get<long long>();
+  };
+  REQUIRE(o_bytes(a) > 0);
+  CHECK(o_bytes(b) == 2 * o_bytes(a));
+  // FlashAttention-2 writes O once: the flag changes nothing and says so.
+  const Run fa2 = run_flashlab("sim --algo fa2 --o-accumulator fp32");
+  REQUIRE(fa2.code == 0);
+  CHECK_THAT(fa2.out, Catch::Contains("--o-accumulator: O is written once and never read back here"));
+}
+
 TEST_CASE("every bad input class: exit code 2 and one clear line", "[cli][errors]") {
   flashlab::test::check_refusals(run_flashlab, {
       {"sim --seq abc", "--seq: 'abc' is not a whole number"},
@@ -122,6 +142,7 @@ TEST_CASE("every bad input class: exit code 2 and one clear line", "[cli][errors
       {"sim --causal --seq-kv 77", "causal attention needs seq_kv = seq_q"},
       {"sim --sram 0", "--sram: must be at least 1"},
       {"sim --sram 1TB", "--sram: '1TB' is more than 1 GiB of SRAM per SM"},
+      {"sim --algo fa1 --o-accumulator fp64", "--o-accumulator: unknown dtype 'fp64'"},
       {"gui --ui-scale 0", "--ui-scale must be between 1.0 and 3.0"},
       // An output that cannot be written is refused before any table is printed.
       {"compare --csv /nonexistent-dir/x.csv", "--csv: folder '/nonexistent-dir' does not exist"},
