@@ -184,6 +184,50 @@ TEST_CASE("results files merge by the stated rule: a run twice kept from the fir
                     Catch::Contains("t4.json was measured on Tesla T4") && Catch::Contains("NVIDIA H100"));
 }
 
+TEST_CASE("merged repeats whose times spread over 10 % are listed, the widest first, the kept row named",
+          "[analysis][bench_results]") {
+  BenchRow a;
+  a.kernel = "sdpa_flash";
+  a.direction = "fwd";
+  a.problem.batch = 16;
+  a.time_ms_median = 0.093;
+  BenchRow b = a;
+  b.problem.batch = 32;
+  b.time_ms_median = 1.0;
+  BenchRow c = a;
+  c.problem.batch = 64;
+  c.time_ms_median = 2.0;
+  auto at = [](BenchRow r, double ms) {
+    r.time_ms_median = ms;
+    return r;
+  };
+  BenchRow oom = at(c, 0);
+  oom.status = RunStatus::oom;  // not a time: it neither widens nor narrows the spread
+  BenchResults first, second, third;
+  first.rows = {a, b, c};
+  second.rows = {at(a, 0.045), at(b, 1.05), at(c, 2.1)};  // b and c: 5 % apart, within the spread
+  third.rows = {at(a, 0.120), oom};
+  const MergedResults m = merge_results({{"1.json", first}, {"2.json", second}, {"3.json", third}});
+  CHECK(m.repeats_dropped == 5);
+  REQUIRE(m.disagreeing.size() == 1);
+  const DisagreeingRepeat& w = m.disagreeing.front();
+  CHECK(w.kept.problem.batch == 16);
+  CHECK(w.kept.time_ms_median == 0.093);  // the first is kept
+  CHECK(w.times == 3);
+  CHECK(w.min_ms == 0.045);
+  CHECK(w.max_ms == 0.120);
+  CHECK(w.spread() == Approx(0.075 / 0.045));
+  // Two runs apart by 12 % and 40 %: both listed, the wider first.
+  second.rows = {at(a, 0.093 * 1.12), at(b, 1.4)};
+  const MergedResults two = merge_results({{"1.json", first}, {"2.json", second}});
+  REQUIRE(two.disagreeing.size() == 2);
+  CHECK(two.disagreeing[0].kept.problem.batch == 32);
+  CHECK(two.disagreeing[1].kept.problem.batch == 16);
+  // Exactly the threshold apart is agreement.
+  second.rows = {at(b, 1.0 * (1 + kRepeatSpread) * 0.999)};
+  CHECK(merge_results({{"1.json", first}, {"2.json", second}}).disagreeing.empty());
+}
+
 TEST_CASE("the CSV is a spreadsheet's CSV: metadata lines, one header, one row per result",
           "[analysis][bench_results]") {
   BenchResults r;

@@ -296,6 +296,12 @@ TEST_CASE("report --lab: every figure of each lab, from the committed results, w
         "PyTorch 2.11.0+cu130, built with CUDA 13.0, cuDNN 91900",
     });
     CHECK_THAT(md, !Catch::Contains("medians of 10 timed runs"));
+    // Repeats of a run that disagree beyond flashlab check's spread: said in the document and the output.
+    const std::string disagree =
+        "13 of those run(s) disagree: their times spread more than 10 % ((max − min) / min, the threshold of flashlab "
+        "check); worst: sdpa_flash fwd B=16 H=8 N=512 d=64 fp16 causal, 6 times 0.045–0.120 ms (165 %), 0.093 ms kept";
+    CHECK_THAT(md, Catch::Contains("- Results: " + disagree));
+    CHECK_THAT(r.out, Catch::Contains("note: " + disagree));
     REQUIRE(meta["sources"].size() == 2);
     CHECK(meta["sources"][1]["pytorch"]["cudnn"] == "91900");
     CHECK(meta["sources"][1]["pytorch"]["torch"] == "2.11.0+cu130");
@@ -344,6 +350,7 @@ TEST_CASE("export --results takes several files and merges them as report does",
   INFO(r.out << r.err);
   REQUIRE(r.code == 0);
   CHECK_THAT(r.out, Catch::Contains("each run kept once, from the first file that holds it"));
+  CHECK_THAT(r.out, Catch::Contains("13 of those run(s) disagree: their times spread more than 10 %"));
   const auto series = figure_series(run_flashlab.path() / "merged-time.csv");
   CHECK(series.count("PyTorch eager") == 1);
   CHECK(series.count("FlashAttention-2 (tensor cores)") == 1);

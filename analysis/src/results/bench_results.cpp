@@ -416,6 +416,7 @@ bool same_run(const BenchRow& a, const BenchRow& b) {
 
 MergedResults merge_results(const std::vector<std::pair<std::string, BenchResults>>& files) {
   MergedResults m;
+  std::vector<std::vector<double>> times;  // per kept row: the median times of its measured rows
   std::string first_gpu, first_origin;
   for (const auto& [origin, r] : files) {
     if (!r.meta.gpu.empty()) {
@@ -436,16 +437,28 @@ MergedResults merge_results(const std::vector<std::pair<std::string, BenchResult
       const std::size_t src = first_source + (r.sources.empty() ? 0 : std::min(row.source, r.sources.size() - 1));
       std::vector<std::string>& kernels = m.results.sources[src].kernels;
       if (std::find(kernels.begin(), kernels.end(), row.kernel) == kernels.end()) kernels.push_back(row.kernel);
-      const bool again = std::any_of(m.results.rows.begin(), m.results.rows.end(),
+      const auto kept = std::find_if(m.results.rows.begin(), m.results.rows.end(),
                                      [&](const BenchRow& o) { return same_run(o, row); });
-      if (again) {
+      if (kept != m.results.rows.end()) {
         ++m.repeats_dropped;
+        if (row.status == RunStatus::ok && row.time_ms_median > 0)
+          times[static_cast<std::size_t>(kept - m.results.rows.begin())].push_back(row.time_ms_median);
       } else {
         m.results.rows.push_back(row);
         m.results.rows.back().source = src;
+        times.emplace_back();
+        if (row.status == RunStatus::ok && row.time_ms_median > 0) times.back().push_back(row.time_ms_median);
       }
     }
   }
+  for (std::size_t k = 0; k < times.size(); ++k) {
+    if (times[k].size() < 2) continue;
+    const auto [lo, hi] = std::minmax_element(times[k].begin(), times[k].end());
+    const DisagreeingRepeat d{m.results.rows[k], times[k].size(), *lo, *hi};
+    if (d.spread() > kRepeatSpread) m.disagreeing.push_back(d);
+  }
+  std::stable_sort(m.disagreeing.begin(), m.disagreeing.end(),
+                   [](const DisagreeingRepeat& a, const DisagreeingRepeat& b) { return a.spread() > b.spread(); });
   return m;
 }
 

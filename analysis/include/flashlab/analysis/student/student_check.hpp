@@ -76,7 +76,7 @@ StudentTable read_student_table(const std::string& text, const StudentDefaults& 
 
 struct StudentCheckOptions {
   double tolerance = 0.10;  // reported / recomputed TFLOP/s may differ from 1 by this much
-  double spread = 0.10;     // one configuration timed again: (max − min) / min of its times at most this
+  double spread = kRepeatSpread;  // one configuration timed again: (max − min) / min of its times at most this
 };
 
 struct CheckedStudentRow {
@@ -115,7 +115,7 @@ struct StudentCheck {
   double bandwidth = 0;       // HBM bytes/s
   i64 l2_bytes = 0;
   double tolerance = 0.10;
-  double spread = 0.10;
+  double spread = kRepeatSpread;
   std::vector<CheckedStudentRow> rows;
   std::vector<StudentRow> oom_rows;  // written to the CSV with status OOM, nothing measured
   std::vector<StudentRow> untimed_rows;  // written with status skipped: no time, nothing checked
