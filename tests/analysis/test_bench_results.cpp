@@ -184,6 +184,32 @@ TEST_CASE("results files merge by the stated rule: a run twice kept from the fir
                     Catch::Contains("t4.json was measured on Tesla T4") && Catch::Contains("NVIDIA H100"));
 }
 
+TEST_CASE("a row without tiles (PyTorch, a skipped case) writes br and bc empty, not 0, and reads back",
+          "[analysis][bench_results]") {
+  BenchResults r;
+  BenchRow torch;
+  torch.kernel = "sdpa_flash";
+  torch.time_ms_median = 0.5;
+  BenchRow tiled = torch;
+  tiled.kernel = "fa2_tc";
+  tiled.tiles.Br = 128;
+  tiled.tiles.Bc = 64;
+  r.rows = {torch, tiled};
+  const auto rows = csv_parse(bench_rows_to_csv(r));
+  const auto& h = rows.front();
+  const auto col = [&](const char* name) { return static_cast<size_t>(std::find(h.begin(), h.end(), name) - h.begin()); };
+  CHECK(rows[1][col("br")].empty());
+  CHECK(rows[1][col("bc")].empty());
+  CHECK(rows[2][col("br")] == "128");
+  CHECK(rows[2][col("bc")] == "64");
+  for (const BenchResults& back : {bench_from_text(bench_to_csv(r), "runs.csv"), bench_from_text(bench_to_json(r), "runs.json")}) {
+    REQUIRE(back.rows.size() == 2);
+    CHECK(back.rows[0].tiles.Br == 0);
+    CHECK(back.rows[1].tiles.Bc == 64);
+  }
+  CHECK(bench_to_json(r).find("\"br\": null") != std::string::npos);
+}
+
 TEST_CASE("merged repeats whose times spread over 10 % are listed, the widest first, the kept row named",
           "[analysis][bench_results]") {
   BenchRow a;
@@ -242,8 +268,8 @@ TEST_CASE("the CSV is a spreadsheet's CSV: metadata lines, one header, one row p
   flashlab::test::check_contains_each(csv, {
       "# gpu: \"G\"\n",
       "\nkernel,model,direction,batch,heads,seq_q,seq_kv,head_dim,causal,dtype,br,bc,status,",
-      // Nothing measured but the median: every other measured cell empty, not 0 or -1.
-      "\nfa2,,fwd,16,32,1024,1024,64,false,fp16,0,0,ok,,1.5,,,0,,,,,,,,false,,,,,,,,,,32,,,\n",
+      // Nothing measured but the median, no tiles given: every other measured cell empty, not 0 or -1.
+      "\nfa2,,fwd,16,32,1024,1024,64,false,fp16,,,ok,,1.5,,,0,,,,,,,,false,,,,,,,,,,32,,,\n",
   });
   // A kernel that keeps O in fp32 between steps says so in its column, and reads back.
   r.rows[0].storage.o_accumulator = flashlab::sim::DType::fp32;

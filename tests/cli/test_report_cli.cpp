@@ -285,6 +285,30 @@ TEST_CASE("report --lab: every figure of each lab, from the committed results, w
     CHECK_THAT(md, Catch::Contains("## The lab"));
     CHECK_THAT(md, Catch::Contains("## Where FlashLab's numbers differ from the lab's"));
     CHECK(slurp(dir / ("tables/" + lab + "-runs.csv")).rfind("kernel,model,direction,", 0) == 0);
+    // Missing is not zero: no tiles (PyTorch), tiles not known (a skipped or OOM row), nothing
+    // measured — an empty cell, never a 0 a student's min() would find.
+    {
+      const auto runs = flashlab::analysis::csv_parse(slurp(dir / ("tables/" + lab + "-runs.csv")));
+      const auto& h = runs.front();
+      auto col = [&](const char* name) { return static_cast<size_t>(std::find(h.begin(), h.end(), name) - h.begin()); };
+      size_t pytorch = 0;
+      for (size_t k = 1; k < runs.size(); ++k) {
+        if (runs[k].size() != h.size()) continue;
+        INFO(lab << " runs line " << k + 1);
+        for (const char* c : {"br", "bc", "time_ms_median", "time_ms_min", "time_ms_max", "tflops", "tflops_exact", "gbps",
+                              "peak_memory_bytes", "predicted_memory_bytes", "ctas_per_sm", "mem_limit_bytes",
+                              "launch_host_us"}) {
+          REQUIRE(col(c) < h.size());
+          CHECK(runs[k][col(c)] != "0");
+        }
+        if (runs[k][col("model")] == "pytorch" || runs[k][col("kernel")].rfind("sdpa_", 0) == 0) {
+          ++pytorch;
+          CHECK(runs[k][col("br")].empty());
+          CHECK(runs[k][col("bc")].empty());
+        }
+      }
+      CHECK(pytorch > 0);
+    }
     // Every chart reads: the layout check found no text over text or a point, none cut.
     CHECK_THAT(r.out, !Catch::Contains("layout:"));
     // The method of each side as its rows were taken: FlashLab's medians as each row records

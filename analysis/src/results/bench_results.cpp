@@ -172,8 +172,8 @@ std::vector<std::string> row_fields(const BenchRow& r) {
           std::to_string(p.head_dim),
           p.causal ? "true" : "false",
           std::string(sim::to_string(p.dtype)),
-          std::to_string(r.tiles.Br),
-          std::to_string(r.tiles.Bc),
+          count_cell(r.tiles.Br),  // empty: no tiles (PyTorch, a naive rung) or not known (a skipped row)
+          count_cell(r.tiles.Bc),
           std::string(to_string(r.status)),
           r.reason,
           real_cell(r.time_ms_median),
@@ -220,8 +220,8 @@ BenchRow row_from(const std::function<std::string(const std::string&)>& get, con
   p.head_dim = parse_int(get("head_dim"), origin, at("head_dim"));
   p.causal = parse_bool(get("causal"), origin, at("causal"));
   p.dtype = parse_dtype_field(get("dtype"), origin, at("dtype"));
-  r.tiles.Br = parse_int(get("br"), origin, at("br"));
-  r.tiles.Bc = parse_int(get("bc"), origin, at("bc"));
+  r.tiles.Br = parse_int_or(get("br"), 0, origin, at("br"));
+  r.tiles.Bc = parse_int_or(get("bc"), 0, origin, at("bc"));
   r.status = parse_status(get("status"), origin, at("status"));
   r.reason = get("reason");
   // Measured cells may be empty (not measured): the field keeps its default.
