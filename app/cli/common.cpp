@@ -254,6 +254,18 @@ analysis::BenchResults read_results_files(const std::string& flag, const std::ve
   if (m.repeats_dropped > 0)
     notes.push_back(std::to_string(m.repeats_dropped) + " row(s) repeat a run an earlier row holds (same implementation, "
                     "pass, problem, tiles and allocation limit): each run kept once, from the first file that holds it");
+  if (!m.disagreeing.empty()) {
+    // A figure drawn from the first of times that disagree may show an outlier: say so, and how far.
+    const analysis::DisagreeingRepeat& w = m.disagreeing.front();
+    const auto pct = [](double f) { return sim::fixed(f * 100, 0) + " %"; };
+    const auto ms = [](double v) { return sim::fixed(v, v < 1 ? 3 : 2); };
+    notes.push_back(std::to_string(m.disagreeing.size()) + " of those run(s) disagree: their times spread more than " +
+                    pct(analysis::kRepeatSpread) + " ((max − min) / min, the threshold of flashlab check); worst: " +
+                    w.kept.kernel + " " + w.kept.direction + " " + sim::describe(w.kept.problem) + ", " +
+                    std::to_string(w.times) + " times " + ms(w.min_ms) + "–" + ms(w.max_ms) + " ms (" +
+                    pct(w.spread()) + "), " + ms(w.kept.time_ms_median) +
+                    " ms kept: time such runs again before drawing a figure on them");
+  }
   return m.results;
 }
 

@@ -258,3 +258,26 @@ TEST_CASE("a constant-token grid is drawn along N with the batch following it, a
   REQUIRE(c16.series.size() == 5);
   for (const Series& s : c16.series) CHECK(s.x == std::vector<double>{1024, 4096, 16384});
 }
+
+TEST_CASE("a bench chart claims how repeats were timed only of measured results that record it", "[analysis][charts]") {
+  BenchResults r;
+  r.meta.gpu = "NVIDIA H200";
+  r.meta.l2_flush = true;
+  BenchRow row;
+  row.kernel = "fa2_tc";
+  row.problem.batch = 16;
+  row.time_ms_median = 1.0;
+  r.rows = {row};
+  CHECK_THAT(bench_metric_chart(r, BenchMetric::time).subtitle, Catch::Contains("L2 flushed between repeats"));
+  r.meta.l2_flush = false;
+  CHECK_THAT(bench_metric_chart(r, BenchMetric::time).subtitle, Catch::Contains("no L2 flush"));
+  // Nothing measured (every case failed, or a machine without a GPU): no claim.
+  r.meta.l2_flush = true;
+  r.rows.front().status = RunStatus::failed;
+  r.rows.front().time_ms_median = 0;
+  CHECK_THAT(bench_metric_chart(r, BenchMetric::time).subtitle, !Catch::Contains("L2"));
+  // Runs whose file records nothing of how they were made: no claim either.
+  BenchResults plain;
+  plain.rows = {row};
+  CHECK_THAT(bench_metric_chart(plain, BenchMetric::time).subtitle, !Catch::Contains("L2"));
+}

@@ -575,10 +575,13 @@ TEST_CASE("check: OOM rows stay in check.csv with their status, nothing measured
   flashlab::analysis::write_file_atomic((run_flashlab.path() / "with-oom.csv").string(),
                                         "batch_size,seq_len,num_heads,emb_dim,Forward Time (s),Peak Memory (MB)\n"
                                         "16,1024,32,2048,0.006150229772,644.0004883\n"
-                                        "64,2048,32,2048,OOM,OOM\n");
+                                        "64,2048,32,2048,OOM,OOM\n"
+                                        "32,2048,32,2048,,\n");
   const Run r = run_flashlab("check with-oom.csv --out check-oom");
   INFO(r.out << r.err);
-  REQUIRE(r.code <= 1);
+  REQUIRE(r.code <= 1);  // a row without a time does not refuse the file
+  CHECK_THAT(r.out, Catch::Contains("note: line 4: no time (empty), not checked"));
+  CHECK_THAT(r.out, Catch::Contains("; 1 row(s) without a time left out"));
   const auto rows = flashlab::analysis::csv_parse(slurp(run_flashlab.path() / "check-oom" / "check.csv"));
   REQUIRE(rows.size() >= 3);
   const auto& h = rows[0];
@@ -589,6 +592,9 @@ TEST_CASE("check: OOM rows stay in check.csv with their status, nothing measured
   CHECK(rows[2][col("status")] == "OOM");
   for (const char* c : {"time_s", "recomputed_tflops", "memory_bytes", "rate_mismatch"}) CHECK(rows[2][col(c)].empty());
   CHECK_FALSE(rows[2][col("convention_flops")].empty());  // the model's count of the shape, not a measurement
+  REQUIRE(rows.size() == 4);
+  CHECK(rows[3][col("status")] == "skipped");
+  for (const char* c : {"time_s", "recomputed_tflops", "memory_bytes", "rate_mismatch"}) CHECK(rows[3][col(c)].empty());
 }
 
 TEST_CASE("check: a column or row it cannot read is exit 2 and one line", "[cli][check]") {
@@ -602,7 +608,7 @@ TEST_CASE("check: a column or row it cannot read is exit 2 and one line", "[cli]
                                         "batch,seq,heads,head_dim,time\n32,1024,32,64,8\n");
   flashlab::test::check_refusals(run_flashlab, {
       {"check bad-row.csv", "bad-row.csv: line 3, column 'seq': '1O24' is not a whole number"},
-      {"check no-unit.csv", "no-unit.csv: column 'time': no unit in its name"},
+      {"check no-unit.csv", "no-unit.csv: line 2, column 'time': '8' has no unit, and the column's name gives none"},
       {"check no-unit.csv --tolerance ten", "--tolerance: 'ten' is not a percentage above 0 (e.g. 10)"},
       {"check missing.csv", "missing.csv: cannot open for reading"},
       {"check " + data("flash2-lab-tables.csv") + " --batch 8", "--batch: the file gives the batch in column 'batch_size'"},

@@ -562,6 +562,11 @@ void setup_and_method(const ReportRequest& req, const BenchResults* first, Repor
       k = e + 2;
     }
   }
+  if (!req.results_notes.empty()) {
+    std::vector<std::string> lines;
+    for (const std::string& n : req.results_notes) lines.push_back("Results: " + n);
+    doc.blocks.push_back(bullets(lines));
+  }
 }
 
 // The runs behind a part of the report: plain CSV (pandas reads it as is), its

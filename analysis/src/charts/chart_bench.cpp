@@ -169,7 +169,12 @@ std::string subtitle_of(const BenchResults& r) {
   std::string s = r.meta.gpu.empty() ? "unknown GPU" : r.meta.gpu;
   if (!r.meta.date.empty()) s += " · " + r.meta.date;
   if (!r.meta.commit.empty()) s += " · commit " + r.meta.commit.substr(0, 10);
-  s += r.meta.l2_flush ? " · L2 flushed between repeats" : " · no L2 flush";
+  // How repeats were timed is a claim about measurements: only where there are
+  // some, from results that record how they were made.
+  const bool recorded = !r.meta.gpu.empty() || !r.meta.date.empty() || !r.meta.commit.empty();
+  const bool measured = std::any_of(r.rows.begin(), r.rows.end(),
+                                    [](const BenchRow& row) { return row.status == RunStatus::ok && row.time_ms_median > 0; });
+  if (recorded && measured) s += r.meta.l2_flush ? " · L2 flushed between repeats" : " · no L2 flush";
   return s;
 }
 
