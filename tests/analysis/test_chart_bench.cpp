@@ -258,3 +258,74 @@ TEST_CASE("a constant-token grid is drawn along N with the batch following it, a
   REQUIRE(c16.series.size() == 5);
   for (const Series& s : c16.series) CHECK(s.x == std::vector<double>{1024, 4096, 16384});
 }
+
+namespace {
+bool filter_note_has(const ChartSpec& c, const std::string& part) {
+  return std::any_of(c.notes.begin(), c.notes.end(), [&](const std::string& n) { return n.find(part) != std::string::npos; });
+}
+std::string filter_note_with(const ChartSpec& c, const std::string& part) {
+  for (const std::string& n : c.notes)
+    if (n.find(part) != std::string::npos) return n;
+  return "";
+}
+}  // namespace
+
+TEST_CASE("a filtered chart's note names the other values of what the filter fixed, never the plotted axis", "[chart][bench]") {
+  const BenchResults r = lab_grid();  // batch 16/32/64 × N 512/1K/2K
+  BenchFilter seq;
+  seq.seq = 1024;  // batch along x
+  for (const BenchMetric m : {BenchMetric::time, BenchMetric::tflops, BenchMetric::memory}) {
+    const ChartSpec c = bench_metric_chart(r, m, &seq);
+    CHECK(c.x.label == "batch size B");
+    const std::string n = filter_note_with(c, "showing N 1024");
+    CHECK_THAT(n, Catch::Contains("the results hold 3 sequence lengths"));
+    CHECK_THAT(n, !Catch::Contains("batch sizes"));
+  }
+  BenchFilter batch;
+  batch.batch = 32;  // N along x
+  const ChartSpec along_n = bench_metric_chart(r, BenchMetric::time, &batch);
+  CHECK_THAT(filter_note_with(along_n, "showing batch 32"), Catch::Contains("3 batch sizes") && !Catch::Contains("sequence lengths"));
+  // Both fixed (the bars of one configuration): both named.
+  BenchFilter both = batch;
+  both.seq = 512;
+  CHECK_THAT(filter_note_with(bench_metric_chart(r, BenchMetric::time, &both), "showing"),
+             Catch::Contains("3 batch sizes, 3 sequence lengths"));
+  // A fixed value the results hold alone leaves nothing to pick: no note.
+  BenchFilter heads;
+  heads.heads = 32;
+  CHECK_FALSE(filter_note_has(bench_metric_chart(r, BenchMetric::time, &heads), "the results hold"));
+  // No runs at all: nothing said about what they hold beyond that.
+  const ChartSpec none = bench_metric_chart(BenchResults{}, BenchMetric::time, &seq);
+  CHECK(filter_note_has(none, "the results hold no rows"));
+  CHECK_FALSE(filter_note_has(none, "pick others"));
+  CHECK_FALSE(filter_note_has(bench_speedup_chart(BenchResults{}, "", &seq), "pick others"));
+  CHECK_FALSE(filter_note_has(bench_passes_chart(BenchResults{}, BenchMetric::time, &seq), "pick others"));
+}
+
+TEST_CASE("the memory chart's dotted note names the predictions drawn, and only where drawn", "[chart][bench]") {
+  BenchResults r = lab_grid();
+  for (BenchRow& x : r.rows)
+    if (x.kernel == "fa2") x.predicted_memory_bytes = x.peak_memory_bytes;  // PyTorch's rows carry none
+  BenchFilter batch;
+  batch.batch = 16;
+  const ChartSpec flash_only = bench_metric_chart(r, BenchMetric::memory, &batch);
+  CHECK(std::count_if(flash_only.series.begin(), flash_only.series.end(),
+                      [](const Series& s) { return s.dash == Dash::dotted; }) == 1);
+  const std::string n = filter_note_with(flash_only, "dotted");
+  CHECK_THAT(n, Catch::Contains(implementation_name("fa2")));
+  CHECK_THAT(n, !Catch::Contains(implementation_name("torch_eager")) && !Catch::Contains("S and P") && !Catch::Contains("S/P"));
+  // Standard attention's prediction drawn: its S and P named.
+  for (BenchRow& x : r.rows)
+    if (x.kernel == "torch_eager") x.predicted_memory_bytes = x.peak_memory_bytes + 1;
+  const ChartSpec both = bench_metric_chart(r, BenchMetric::memory, &batch);
+  CHECK_THAT(filter_note_with(both, "dotted"), Catch::Contains(implementation_name("torch_eager")) && Catch::Contains("S and P"));
+  // Bars of one configuration draw no prediction: no dotted note.
+  BenchFilter one = batch;
+  one.seq = 512;
+  const ChartSpec bars = bench_metric_chart(r, BenchMetric::memory, &one);
+  REQUIRE(bars.kind == ChartKind::bars);
+  CHECK(std::none_of(bars.series.begin(), bars.series.end(), [](const Series& s) { return s.dash == Dash::dotted; }));
+  CHECK_FALSE(filter_note_has(bars, "dotted"));
+  // No prediction in the results: none drawn, none named.
+  CHECK_FALSE(filter_note_has(bench_metric_chart(lab_grid(), BenchMetric::memory, &batch), "dotted"));
+}

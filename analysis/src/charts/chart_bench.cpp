@@ -13,6 +13,8 @@
 #include "flashlab/analysis/charts/chart_builders.hpp"
 #include "flashlab/analysis/charts/implementations.hpp"
 #include "flashlab/sim/core/format.hpp"
+#include "flashlab/sim/measurement/measurement.hpp"
+#include "flashlab/sim/problem/algorithm.hpp"
 #include "text/missing.hpp"
 
 namespace flashlab::analysis {
@@ -228,7 +230,11 @@ BenchResults filtered(const BenchResults& all, const BenchFilter& f) {
   return out;
 }
 
-void note_filter(const BenchResults& all, const BenchFilter& f, ChartSpec& c) {
+// The note under a chart whose rows a filter narrowed: the parameters the
+// filter fixed for which the results hold other values ("showing N 1K (the
+// results hold 3 sequence lengths: pick others …)"). The plotted axis is never
+// among them, and a filter that left nothing else to pick says nothing.
+void note_filter(const BenchResults& all, const BenchFilter& f, BenchAxis plotted, ChartSpec& c) {
   std::size_t matching = 0;
   for (const BenchRow& row : all.rows) matching += f.matches(row) ? 1 : 0;
   if (const std::size_t repeats = matching - filtered(all, f).rows.size(); repeats > 0)
@@ -237,16 +243,37 @@ void note_filter(const BenchResults& all, const BenchFilter& f, ChartSpec& c) {
   const std::string d = describe(f);
   if (d.empty()) return;
   c.subtitle = "showing " + d + " · " + c.subtitle;
-  const BenchValues v = bench_values(all);
+  // One line per parameter of the filter: fixed by it, its distinct values in the results, the word for them.
+  std::set<sim::i64> batch, seq, heads, head_dim, emb, kv;
+  std::set<int> causal, dtype;
+  for (const BenchRow& row : all.rows) {
+    batch.insert(row.problem.batch);
+    seq.insert(row.problem.seq_q);
+    heads.insert(row.problem.heads);
+    head_dim.insert(row.problem.head_dim);
+    emb.insert(row.problem.heads * row.problem.head_dim);
+    kv.insert(row.problem.h_kv());
+    causal.insert(row.problem.causal ? 1 : 0);
+    dtype.insert(static_cast<int>(row.problem.dtype));
+  }
+  const struct {
+    bool fixed;
+    BenchAxis axis;
+    std::size_t values;
+    const char* what;
+  } dims[] = {{f.batch.has_value(), BenchAxis::batch, batch.size(), "batch sizes"},
+              {f.seq.has_value(), BenchAxis::seq, seq.size(), "sequence lengths"},
+              {f.heads.has_value(), BenchAxis::heads, heads.size(), "head counts"},
+              {f.head_dim.has_value(), BenchAxis::head_dim, head_dim.size(), "head dims"},
+              {f.emb_dim.has_value(), BenchAxis::none, emb.size(), "embedding dims"},
+              {f.kv_heads.has_value(), BenchAxis::none, kv.size(), "K/V head counts"},
+              {f.causal.has_value(), BenchAxis::causal, causal.size(), "causal settings"},
+              {f.dtype.has_value(), BenchAxis::none, dtype.size(), "dtypes"}};
   std::string others;
-  auto add = [&](const char* what, size_t n) {
-    if (n > 1) others += (others.empty() ? "" : ", ") + std::to_string(n) + " " + what;
-  };
-  add("batch sizes", v.batch.size());
-  add("head counts", v.heads.size());
-  add("head dims", v.head_dim.size());
-  add("causal settings", v.causal.size());
-  add("dtypes", v.dtype.size());
+  for (const auto& dim : dims)
+    if (dim.fixed && dim.values > 1 && (dim.axis == BenchAxis::none || dim.axis != plotted))
+      others += (others.empty() ? "" : ", ") + std::to_string(dim.values) + " " + dim.what;
+  if (others.empty()) return;
   c.notes.push_back("showing " + d + " (the results hold " + others + ": pick others with --filter or the GUI's pickers)");
 }
 
@@ -266,7 +293,7 @@ ChartSpec bench_metric_chart(const BenchResults& all, BenchMetric metric, const 
             : metric == BenchMetric::tflops ? what + " throughput"
                                             : "Peak device memory";
   c.subtitle = subtitle_of(r);
-  note_filter(all, f, c);
+  note_filter(all, f, xa, c);
   const bool categorical = xa == BenchAxis::causal || xa == BenchAxis::none;
   const std::optional<sim::i64> tokens = xa == BenchAxis::seq ? shared_tokens(r) : std::nullopt;
   c.x = bench_axis(xa, shared_emb_dim(r), tokens);
@@ -359,8 +386,11 @@ ChartSpec bench_metric_chart(const BenchResults& all, BenchMetric metric, const 
     }
     c.series.push_back(std::move(s));
   }
-  if (metric == BenchMetric::memory) {
-    // The model's prediction beside the measurement, where the runner gave one.
+  if (metric == BenchMetric::memory && !categorical) {
+    // The model's prediction beside the measurement, where the runner gave one;
+    // the note names the predictions drawn, and S and P only where one is standard attention's.
+    std::vector<std::string> drawn;
+    bool standard = false;
     for (const std::string& key : order) {
       Series m;
       bool any = false;
@@ -369,7 +399,7 @@ ChartSpec bench_metric_chart(const BenchResults& all, BenchMetric metric, const 
         m.y.push_back(row->predicted_memory_bytes > 0 ? static_cast<double>(row->predicted_memory_bytes) : kNaN);
         any = any || row->predicted_memory_bytes > 0;
       }
-      if (!any || categorical) continue;
+      if (!any) continue;
       const Series& base = c.series[static_cast<size_t>(std::find(order.begin(), order.end(), key) - order.begin())];
       m.name = key + " (predicted)";
       m.color = base.color;
@@ -379,8 +409,17 @@ ChartSpec bench_metric_chart(const BenchResults& all, BenchMetric metric, const 
       m.width = 1.5;
       m.in_legend = false;
       c.series.push_back(std::move(m));
+      const BenchRow& first = *pts[key].front().second;
+      const std::string name = implementation_name(first.kernel);
+      if (std::find(drawn.begin(), drawn.end(), name) == drawn.end()) drawn.push_back(name);
+      if (const auto algo = sim::model_algorithm(first)) standard = standard || sim::algorithm_info(*algo).materializes_scores;
     }
-    c.notes.push_back("dotted: the simulator's predicted memory (inputs, outputs and materialised S/P)");
+    std::string names;
+    for (const std::string& n : drawn) names += (names.empty() ? "" : ", ") + n;
+    if (!drawn.empty())
+      c.notes.push_back("dotted: the simulator's predicted memory of " + names +
+                        (standard ? ": inputs, outputs and, for standard attention, the materialised S and P"
+                                  : ": inputs, outputs and what the pass keeps in HBM"));
   }
   if (categorical) {
     c.kind = ChartKind::bars;
@@ -407,7 +446,8 @@ ChartSpec bench_speedup_chart(const BenchResults& all, const std::string& baseli
   c.id = "bench-speedup";
   c.kind = ChartKind::bars;
   c.subtitle = subtitle_of(r);
-  note_filter(all, f, c);
+  const BenchAxis xa = shown_x_axis(all, shown, filter);
+  note_filter(all, f, xa, c);
   const std::vector<std::string> kernels = kernels_of(all);
   std::string base = baseline_in;
   if (base.empty())
@@ -428,7 +468,6 @@ ChartSpec bench_speedup_chart(const BenchResults& all, const std::string& baseli
     c.notes.push_back("baseline kernel '" + base + "' is not in the results");
     return marked(all, c);
   }
-  const BenchAxis xa = shown_x_axis(all, shown, filter);
   const Varying v = varying_beside(r, xa);
   // Configurations in order of the swept value, then of the rest.
   using Key = std::tuple<double, std::string, std::string>;  // x value, config label, direction
@@ -508,7 +547,8 @@ ChartSpec bench_passes_chart(const BenchResults& all, BenchMetric metric, const 
   c.id = metric == BenchMetric::time ? "bench-passes-time" : "bench-passes";
   c.kind = ChartKind::bars;
   c.subtitle = subtitle_of(r);
-  note_filter(all, f, c);
+  const BenchAxis xa = shown_x_axis(all, shown, filter);
+  note_filter(all, f, xa, c);
   c.title = metric == BenchMetric::time ? "Forward and backward time" : "Forward and backward throughput";
   c.x = {"configuration", Scale::linear, TickFormat::plain, {}, {}, false};
   c.y = metric == BenchMetric::time
@@ -519,7 +559,6 @@ ChartSpec bench_passes_chart(const BenchResults& all, BenchMetric metric, const 
     c.notes.insert(c.notes.begin(), all.rows.empty() ? "the results hold no rows" : "no rows match " + describe(f));
     return marked(all, c);
   }
-  const BenchAxis xa = shown_x_axis(all, shown, filter);
   const Varying v = varying_beside(r, xa);
   // One group of bars per configuration (the swept value, then the rest); one
   // bar per kernel and pass, forward before backward.
@@ -586,7 +625,7 @@ ChartSpec bench_heatmap_chart(const BenchResults& all, const std::string& kernel
   c.id = tflops ? "bench-heatmap-tflops" : "bench-heatmap";
   c.kind = ChartKind::heatmap;
   c.subtitle = subtitle_of(r);
-  note_filter(all, f, c);
+  note_filter(all, f, BenchAxis::seq, c);  // batch, the other axis, is never fixed
   c.x = {"sequence length N", Scale::linear, TickFormat::binary, {}, {}, false};
   c.y = {"batch B", Scale::linear, TickFormat::plain, {}, {}, false};
   std::string kernel = kernel_in;
