@@ -329,3 +329,36 @@ TEST_CASE("the memory chart's dotted note names the predictions drawn, and only 
   // No prediction in the results: none drawn, none named.
   CHECK_FALSE(filter_note_has(bench_metric_chart(lab_grid(), BenchMetric::memory, &batch), "dotted"));
 }
+
+TEST_CASE("a quantity proportional to the swept value draws as a straight line", "[chart][bench]") {
+  // lab_grid's memory is B·N·1000 bytes and FlashAttention-2's time 0.002·B·N:
+  // proportional to the batch along it, and to N along N.
+  const BenchResults r = lab_grid();
+  BenchFilter seq, batch;
+  seq.seq = 1024;
+  batch.batch = 16;
+  auto straight = [](const ChartSpec& c, const Series& s) {
+    const Range rx = auto_fit(c, true), ry = auto_fit(c, false);
+    std::vector<std::pair<double, double>> at;
+    for (size_t k = 0; k < s.x.size(); ++k)
+      at.emplace_back(axis_fraction(s.x[k], rx, c.x.scale), axis_fraction(s.y[k], ry, c.y.scale));
+    REQUIRE(at.size() == 3);
+    const double first = (at[1].second - at[0].second) / (at[1].first - at[0].first);
+    const double second = (at[2].second - at[1].second) / (at[2].first - at[1].first);
+    return std::fabs(first - second) < 1e-9 * std::fabs(first);
+  };
+  for (const BenchMetric m : {BenchMetric::time, BenchMetric::memory}) {
+    const ChartSpec along_b = bench_metric_chart(r, m, &seq);
+    REQUIRE(along_b.x.label == "batch size B");
+    CHECK(along_b.x.scale == Scale::linear);
+    CHECK(along_b.y.scale == Scale::linear);
+    CHECK(straight(along_b, along_b.series.at(1)));  // fa2
+    const ChartSpec along_n = bench_metric_chart(r, m, &batch);
+    REQUIRE(along_n.x.label == "sequence length N");
+    CHECK(along_n.x.scale != Scale::linear);
+    CHECK(along_n.y.scale != Scale::linear);  // N and N² both straight, slopes 1 and 2
+    CHECK(straight(along_n, along_n.series.at(1)));
+  }
+  // A rate along N that stays within a small span keeps a linear axis.
+  CHECK(bench_metric_chart(r, BenchMetric::tflops, &batch).y.scale == Scale::linear);
+}

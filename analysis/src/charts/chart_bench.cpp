@@ -80,17 +80,22 @@ std::string series_key(const BenchRow& r, const Varying& v, BenchAxis x) {
 
 // `emb`: heads and head dim swept together at this embedding dim (shared_emb_dim);
 // `tokens`: batch and N swept together at this token count (shared_tokens).
+// Batch, heads and head dim are linear axes: time and memory grow in
+// proportion to them (or stay put), and a straight line on linear axes is what
+// proportional looks like; a log x under a linear y would bend it into a curve
+// that reads as exponential. N spans orders of magnitude: a log axis, with the
+// metrics that grow as a power of it on a log y too (bench_metric_chart).
 Axis bench_axis(BenchAxis a, std::optional<sim::i64> emb = std::nullopt, std::optional<sim::i64> tokens = std::nullopt) {
   const std::string e = emb ? std::to_string(*emb) : "";
   switch (a) {
     case BenchAxis::seq:
       return {tokens ? "sequence length N (batch B = " + n_label(*tokens) + " / N)" : "sequence length N", Scale::log2,
               TickFormat::binary, {}, {}, false};
-    case BenchAxis::batch: return {"batch size B", Scale::log2, TickFormat::plain, {}, {}, false};
+    case BenchAxis::batch: return {"batch size B", Scale::linear, TickFormat::plain, {}, {}, true};
     case BenchAxis::heads:
-      return {emb ? "heads H (d = " + e + " / H)" : "heads H", Scale::log2, TickFormat::plain, {}, {}, false};
+      return {emb ? "heads H (d = " + e + " / H)" : "heads H", Scale::linear, TickFormat::plain, {}, {}, true};
     case BenchAxis::head_dim:
-      return {emb ? "head dimension d (H = " + e + " / d)" : "head dimension d", Scale::log2, TickFormat::plain, {}, {}, false};
+      return {emb ? "head dimension d (H = " + e + " / d)" : "head dimension d", Scale::linear, TickFormat::plain, {}, {}, true};
     default: return {"configuration", Scale::linear, TickFormat::plain, {}, {}, false};
   }
 }
@@ -424,8 +429,14 @@ ChartSpec bench_metric_chart(const BenchResults& all, BenchMetric metric, const 
   if (categorical) {
     c.kind = ChartKind::bars;
     c.categories = cats;
-  } else if (hi > 0 && lo > 0 && hi / lo > 30) {
-    c.y.scale = Scale::log10;  // spans of orders of magnitude (naive vs flash at long N)
+  } else if (c.x.scale != Scale::linear && hi > 0 && lo > 0 && (metric != BenchMetric::tflops || hi / lo > 30)) {
+    // Along a log N, time and memory grow as powers of N: on a log y too, N
+    // (FlashAttention's memory) and N² (standard attention's S and P, the
+    // FLOPs) are straight lines of slope 1 and 2, not curves that look
+    // exponential. A rate (TFLOP/s) stays linear unless it spans orders of
+    // magnitude (standard attention against FlashAttention at long N). Along
+    // a linear x (batch, heads, d) y stays linear: proportional is straight.
+    c.y.scale = Scale::log10;
     c.y.include_zero = false;
   }
   if (v.causal && !categorical)
