@@ -362,7 +362,10 @@ void draw_series_xy(const Series& s, Canvas& cv, const ChartLayout& L, const Met
   const Dash dash = on_another && s.dash == Dash::solid ? Dash::dashed : s.dash;
   std::vector<Point> run;
   auto flush = [&] {
-    if (run.size() >= 2) cv.polyline(run, s.color, s.width * m.s * width_mul, dash);
+    if (run.size() >= 2) {
+      cv.polyline(run, s.color, s.width * m.s * width_mul, dash);
+      cv.data_line(run);
+    }
     run.clear();
   };
   const size_t n = std::min(s.x.size(), s.y.size());
