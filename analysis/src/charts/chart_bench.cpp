@@ -308,11 +308,11 @@ ChartSpec bench_metric_chart(const BenchResults& all, BenchMetric metric, const 
     c.x.label += " (embedding dim " + std::to_string(r.rows.front().problem.heads) + "·d)";
   c.title += categorical ? "" : " vs " + c.x.label;
   switch (metric) {
-    case BenchMetric::time: c.y = {"time (ms, median)", Scale::linear, TickFormat::plain, {}, {}, true}; break;
+    case BenchMetric::time: c.y = {"time (ms, median)", Scale::linear, TickFormat::plain, {}, {}, true, "ms"}; break;
     case BenchMetric::tflops:
       c.y = {any_bwd ? "TFLOP/s (fwd 4·B·H·N²·d, bwd 2.5×; causal /2)"
                      : "TFLOP/s (4·B·H·N²·d, halved when causal)",
-             Scale::linear, TickFormat::plain, {}, {}, true};
+             Scale::linear, TickFormat::plain, {}, {}, true, "TFLOP/s"};
       break;
     case BenchMetric::memory: c.y = {"peak device memory", Scale::linear, TickFormat::bytes_iec, {}, {}, true}; break;
   }
@@ -469,7 +469,7 @@ ChartSpec bench_speedup_chart(const BenchResults& all, const std::string& baseli
       }
   if (base.empty() && !kernels.empty()) base = kernels.front();
   c.title = "Speed-up over " + (base.empty() ? std::string("the baseline") : implementation_name(base));
-  c.y = {"speed-up (baseline time / kernel time, ×)", Scale::linear, TickFormat::plain, {}, {}, true};
+  c.y = {"speed-up (baseline time / kernel time, ×)", Scale::linear, TickFormat::plain, {}, {}, true, "×"};
   c.x = {"configuration", Scale::linear, TickFormat::plain, {}, {}, false};
   if (r.rows.empty()) {
     c.notes.insert(c.notes.begin(), all.rows.empty() ? "the results hold no rows" : "no rows match " + describe(f));
@@ -563,9 +563,9 @@ ChartSpec bench_passes_chart(const BenchResults& all, BenchMetric metric, const 
   c.title = metric == BenchMetric::time ? "Forward and backward time" : "Forward and backward throughput";
   c.x = {"configuration", Scale::linear, TickFormat::plain, {}, {}, false};
   c.y = metric == BenchMetric::time
-            ? Axis{"time (ms, median)", Scale::linear, TickFormat::plain, {}, {}, true}
+            ? Axis{"time (ms, median)", Scale::linear, TickFormat::plain, {}, {}, true, "ms"}
             : Axis{"TFLOP/s (fwd 4·B·H·N²·d, bwd 2.5×; causal /2)", Scale::linear,
-                   TickFormat::plain, {}, {}, true};
+                   TickFormat::plain, {}, {}, true, "TFLOP/s"};
   if (r.rows.empty()) {
     c.notes.insert(c.notes.begin(), all.rows.empty() ? "the results hold no rows" : "no rows match " + describe(f));
     return marked(all, c);
@@ -677,10 +677,14 @@ ChartSpec bench_heatmap_chart(const BenchResults& all, const std::string& kernel
   const std::vector<sim::i64> seqs(grid[kernel].second.begin(), grid[kernel].second.end());
   Heatmap& h = c.heatmap;
   for (sim::i64 b : batches) h.row_labels.push_back(std::to_string(b));
-  for (sim::i64 n : seqs) h.col_labels.push_back(n_label(n));
+  for (sim::i64 n : seqs) {
+    h.col_labels.push_back(n_label(n));
+    h.col_values.push_back(static_cast<double>(n));
+  }
   h.values.assign(batches.size() * seqs.size(), kNaN);
   h.cell_text.assign(batches.size() * seqs.size(), "");
   h.value_label = tflops ? "TFLOP/s" : "time (ms)";
+  h.value_unit = tflops ? "TFLOP/s" : "ms";
   h.value_format = TickFormat::plain;
   bool duplicates = false;
   std::vector<bool> filled(h.values.size(), false);
