@@ -491,8 +491,9 @@ void draw_series_labels(const Series& s, Canvas& cv, const ChartLayout& L, const
       const double len = std::hypot(to.x - q.x, to.y - q.y), r = 5 * m.s;
       if (len <= r) continue;
       const Point from{q.x + (to.x - q.x) * r / len, q.y + (to.y - q.y) * r / len};
-      cv.line(from, to, with_alpha(ink(s.color, m), 170), 1.0 * m.s, Dash::solid);
-      labels.add_line(from, to, 1.0 * m.s);
+      // In the label's own ink and as wide as a series' line: it reads on any background.
+      cv.line(from, to, ink(s.color, m), 1.5 * m.s, Dash::solid);
+      labels.add_line(from, to, 1.5 * m.s);
     }
   }
 }
