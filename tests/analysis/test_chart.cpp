@@ -207,7 +207,7 @@ TEST_CASE("chart CSV round-trips series, NaN cells and labels", "[chart][csv]") 
   c.ref_lines.push_back({true, 1024, "N = 1K", {}, Dash::dotted, 1, std::nullopt});
   c.markers.push_back({2, std::nullopt, "OOM", MarkerShape::cross, {}, 7});
   const std::string csv = chart_to_csv(c);
-  CHECK(csv.rfind("chart,series,x,y,label,note\n", 0) == 0);
+  CHECK(csv.rfind("chart,series,x,y,label,note,x_name,x_unit,y_name,y_unit\n", 0) == 0);
   const auto back = chart_series_from_csv(csv);
   REQUIRE(back.size() == 2);
   CHECK(back[0].name == a.name);
@@ -229,8 +229,40 @@ TEST_CASE("heatmap and bars CSV name their cells", "[chart][csv]") {
   const ChartSpec h = bench_heatmap_chart(r, "torch_eager");
   const std::string csv = chart_to_csv(h);
   CHECK(csv.find("torch_eager") == std::string::npos);  // rows are batch values, not kernels
-  CHECK(csv.find(",OOM\n") != std::string::npos);
-  CHECK(csv.find("bench-heatmap,64,2,,2K,OOM") != std::string::npos);
+  CHECK(csv.find(",OOM,sequence length N,") != std::string::npos);
+  // x is the sequence length itself, not the column's index; the axes named on every row.
+  CHECK(csv.find("bench-heatmap,64,2048,,2K,OOM,sequence length N,,time (ms),ms\n") != std::string::npos);
+  CHECK(csv.find("bench-heatmap,16,512,") != std::string::npos);
+}
+
+TEST_CASE("chart CSV names each axis and its unit on every row, after the columns its readers know", "[chart][csv]") {
+  const BenchResults r = lab_grid();
+  BenchFilter b16;
+  b16.batch = 16;
+  const auto rows_of = [](const ChartSpec& c) { return csv_parse(chart_to_csv(c)); };
+  struct Expect {
+    ChartSpec chart;
+    std::vector<std::string> axes;
+  };
+  const std::vector<Expect> charts{
+      {bench_metric_chart(r, BenchMetric::time, &b16), {"sequence length N", "", "time (ms, median)", "ms"}},
+      {bench_metric_chart(r, BenchMetric::tflops, &b16), {"sequence length N", "", "TFLOP/s (4·B·H·N²·d, halved when causal)", "TFLOP/s"}},
+      {bench_metric_chart(r, BenchMetric::memory, &b16), {"sequence length N", "", "peak device memory", "bytes"}},
+      {bench_speedup_chart(r, "", &b16), {"configuration", "", "speed-up (baseline time / kernel time, ×)", "×"}},
+      {bench_heatmap_chart(r, "fa2", nullptr, BenchMetric::tflops), {"sequence length N", "", "TFLOP/s", "TFLOP/s"}},
+      {roofline_chart(lecture_context()), {"arithmetic intensity (FLOP/byte of DRAM traffic)", "FLOP/byte", "attainable FLOP/s", "FLOP/s"}}};
+  for (const Expect& e : charts) {
+    INFO(e.chart.id);
+    const auto rows = rows_of(e.chart);
+    REQUIRE(rows.size() > 1);
+    CHECK(rows.front() == std::vector<std::string>{"chart", "series", "x", "y", "label", "note", "x_name", "x_unit", "y_name", "y_unit"});
+    for (size_t k = 1; k < rows.size(); ++k) {
+      if (rows[k].size() == 1 && rows[k][0].empty()) continue;
+      REQUIRE(rows[k].size() == 10);
+      CHECK(std::vector<std::string>(rows[k].begin() + 6, rows[k].end()) == e.axes);
+    }
+    CHECK_NOTHROW(chart_series_from_csv(chart_to_csv(e.chart)));  // the reader of the first six columns reads it still
+  }
 }
 
 TEST_CASE("roofline chart: the ridge point and each algorithm's predicted point come from analysis", "[chart][builders]") {
@@ -911,7 +943,7 @@ TEST_CASE("a point without a value says why in the CSV's note, and an OOM cell's
   BenchFilter all;
   const ChartSpec c = bench_metric_chart(r, BenchMetric::time, &all);
   const std::string csv = chart_to_csv(c);
-  CHECK_THAT(csv, Catch::Contains("PyTorch eager b=64,1024,,,OOM\n"));
+  CHECK_THAT(csv, Catch::Contains("PyTorch eager b=64,1024,,,OOM,sequence length N,,\"time (ms, median)\",ms\n"));
   REQUIRE(c.markers.size() == 2);
   for (const Marker& m : c.markers) CHECK(m.label == (m.x == 2048 ? "OOM b=32, b=64" : "OOM b=64"));
 }

@@ -282,3 +282,48 @@ TEST_CASE("the speed-up legend stands clear of every bar, and the layout check n
   REQUIRE(p.size() == 1);
   CHECK(p.front() == "the legend covers 1 bar(s)");
 }
+
+TEST_CASE("the legend stands clear of every line, between its points too, and the layout check names a legend over one",
+          "[export][layout]") {
+  // A steep line crosses both left corners between its points (its ends far
+  // above and below the plot, its middle on the frame's edges); the right
+  // corners hold the points of another. No corner is clear.
+  ChartSpec c;
+  c.id = "legend-over-lines";
+  c.x = {"x", Scale::linear, TickFormat::plain, 0.0, 100.0, false};
+  c.y = {"y", Scale::linear, TickFormat::plain, 0.0, 100.0, false};
+  Series steep;
+  steep.name = "a steep line";
+  steep.x = {10, 10.4};
+  steep.y = {-100, 300};
+  Series right;
+  right.name = "points on the right";
+  right.x = {97, 97, 97};
+  right.y = {3, 50, 97};
+  right.color = palette(1);
+  c.series = {steep, right};
+  for (const auto& [w, h] : {std::pair<int, int>{1200, 800}, {900, 560}, {640, 420}}) {
+    ExportOptions o;
+    o.width_px = w;
+    o.height_px = h;
+    const std::vector<std::string> p = chart_layout_problems(c, o);
+    std::string all_problems;
+    for (const std::string& x : p) all_problems += "\n  " + x;
+    INFO(w << "×" << h << all_problems);
+    CHECK(std::none_of(p.begin(), p.end(), [](const std::string& x) { return x.rfind("the legend covers", 0) == 0; }));
+  }
+  // The check itself: a legend's box over a segment of a line is a finding,
+  // though no point of the line lies under it.
+  NullCanvas base;
+  LayoutRecorder drawn(base);
+  drawn.legend_area({120, 300, 200, 80});
+  drawn.data_line({{100, 250}, {400, 450}});  // through the box, both ends outside it
+  drawn.data_line({{100, 100}, {400, 120}, {500, 200}});  // clear of it
+  const std::vector<std::string> p = layout_problems(drawn, {0, 0, 800, 500});
+  REQUIRE(p.size() == 1);
+  CHECK(p.front() == "the legend covers 1 line segment(s)");
+  CHECK(segment_crosses({0, 0}, {10, 10}, {4, 4, 1, 1}));
+  CHECK_FALSE(segment_crosses({0, 10}, {10, 20}, {4, 4, 1, 1}));
+  CHECK(segment_crosses({5, 0}, {5, 10}, {4, 4, 2, 2}));  // vertical, through
+  CHECK_FALSE(segment_crosses({8, 0}, {8, 10}, {4, 4, 2, 2}));  // vertical, beside
+}

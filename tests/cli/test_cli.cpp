@@ -4,6 +4,7 @@
 
 #include <catch2/catch.hpp>
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -513,16 +514,54 @@ TEST_CASE("check: the FlashAttention-2 lab's tables, rows flagged and exit 1, ch
   const std::string svg = slurp(out / "check-roofline.svg");
   CHECK_THAT(svg, Catch::Contains("flagged rows"));
   CHECK_THAT(svg, Catch::Contains("consistent rows"));
-  // Every flagged row labelled with its line: alone ("line 2") or with the rows at its spot ("lines 3, 6, 10").
-  std::set<int> labelled;
-  const std::regex text_re(">(lines? [0-9][0-9, ]*)</text>");
-  for (auto it = std::sregex_iterator(svg.begin(), svg.end(), text_re); it != std::sregex_iterator(); ++it) {
-    const std::string t = (*it)[1];
-    const std::regex num("[0-9]+");
-    for (auto n = std::sregex_iterator(t.begin(), t.end(), num); n != std::sregex_iterator(); ++n)
-      labelled.insert(std::stoi(n->str()));
+  // Every flagged row labelled with its line: alone ("line 2") or with the rows at its spot ("lines 3, 6, 10"),
+  // on the A100's roofline alone and on the H100's among FlashLab's own runs measured there (a crowd of
+  // crosses round the rows); a row labelled alone by its own ✕ (the label's start nearer to it than to
+  // any other flagged row's), or joined to its label by a leader line.
+  const fs::path labs = fs::path(FLASHLAB_TEST_DATA) / ".." / ".." / "docs" / "results" / "h100-labs.json";
+  REQUIRE(run_flashlab("check " + data("flash2-lab-tables.csv") + " --hw H100-SXM5-80GB --out check-flash2-h100 --results " +
+                       labs.string()).code == 1);
+  for (const fs::path& chart : {out / "check-roofline.svg", run_flashlab.path() / "check-flash2-h100" / "check-roofline.svg"}) {
+    INFO(chart.string());
+    const std::string drawn = slurp(chart);
+    std::set<int> labelled;
+    const std::regex text_re(">(lines? [0-9][0-9, ]*)</text>");
+    for (auto it = std::sregex_iterator(drawn.begin(), drawn.end(), text_re); it != std::sregex_iterator(); ++it) {
+      const std::string t = (*it)[1];
+      const std::regex num("[0-9]+");
+      for (auto n = std::sregex_iterator(t.begin(), t.end(), num); n != std::sregex_iterator(); ++n)
+        labelled.insert(std::stoi(n->str()));
+    }
+    CHECK(labelled == std::set<int>{2, 3, 5, 6, 9, 10, 12, 13, 14});
   }
-  CHECK(labelled == std::set<int>{2, 3, 5, 6, 9, 10, 12, 13, 14});
+  {
+    // On the H100: a row labelled alone has the label start nearer its own ✕ than any other flagged row's.
+    const std::string drawn = slurp(run_flashlab.path() / "check-flash2-h100" / "check-roofline.svg");
+    const auto flagged = drawn.find("data-name=\"flagged rows\"");
+    REQUIRE(flagged != std::string::npos);
+    std::vector<std::pair<double, double>> crosses;  // each ✕ is two lines; the first's middle
+    const std::regex cross_re(R"re(<line x1="([0-9.]+)" y1="([0-9.]+)" x2="([0-9.]+)" y2="([0-9.]+)")re");
+    const std::string group = drawn.substr(flagged, drawn.find("</g>", flagged) - flagged);
+    size_t k = 0;
+    for (auto it = std::sregex_iterator(group.begin(), group.end(), cross_re); it != std::sregex_iterator(); ++it, ++k)
+      if (k % 2 == 0)
+        crosses.emplace_back((std::stod((*it)[1]) + std::stod((*it)[3])) / 2, (std::stod((*it)[2]) + std::stod((*it)[4])) / 2);
+    const std::vector<int> lines{2, 3, 5, 6, 9, 10, 12, 13, 14};  // the flagged rows, in the file's order
+    REQUIRE(crosses.size() == lines.size());
+    const std::regex alone(R"re(<text x="([0-9.]+)" y="([0-9.]+)"[^>]*>line ([0-9]+)</text>)re");
+    size_t checked = 0;
+    for (auto it = std::sregex_iterator(drawn.begin(), drawn.end(), alone); it != std::sregex_iterator(); ++it, ++checked) {
+      const double x = std::stod((*it)[1]), y = std::stod((*it)[2]);
+      const auto own = static_cast<size_t>(std::find(lines.begin(), lines.end(), std::stoi((*it)[3])) - lines.begin());
+      REQUIRE(own < lines.size());
+      auto from = [&](size_t c) { return std::hypot(crosses[c].first - x, crosses[c].second - y); };
+      for (size_t other = 0; other < lines.size(); ++other) {
+        INFO("line " << lines[own] << " at " << x << ", " << y << " against line " << lines[other]);
+        if (other != own) CHECK(from(own) < from(other));
+      }
+    }
+    CHECK(checked > 0);
+  }
   CHECK_THAT(svg, Catch::Contains("so its true point lies at or left of the one drawn"));
   CHECK_THAT(r.out, Catch::Contains("wrote check-flash2-lab/check-roofline.svg"));
 }

@@ -125,8 +125,8 @@ ChartSpec roofline_chart(const ChartContext& ctx, const BenchResults* measured) 
   c.id = "roofline";
   c.title = "Roofline — " + (hw.display_name.empty() ? hw.name : hw.display_name);
   c.subtitle = subtitle_of(ctx);
-  c.x = {"arithmetic intensity (FLOP/byte of DRAM traffic)", Scale::log10, TickFormat::plain, {}, {}, false};
-  c.y = {"attainable FLOP/s", Scale::log10, TickFormat::si, {}, {}, false};
+  c.x = {"arithmetic intensity (FLOP/byte of DRAM traffic)", Scale::log10, TickFormat::plain, {}, {}, false, "FLOP/byte"};
+  c.y = {"attainable FLOP/s", Scale::log10, TickFormat::si, {}, {}, false, "FLOP/s"};
   if (bw <= 0 || peak <= 0) {
     c.notes.push_back("this hardware model has no HBM bandwidth or no " + dtype_unit_label(ctx.problem.dtype, unit) +
                       " peak: no roofline to draw");
@@ -298,7 +298,7 @@ namespace {
 Axis sweep_axis(SweepAxis a) {
   switch (a) {
     case SweepAxis::seq: return {"sequence length N", Scale::log2, TickFormat::binary, {}, {}, false};
-    case SweepAxis::sram: return {"SRAM per SM, M (bytes)", Scale::log2, TickFormat::binary, {}, {}, false};
+    case SweepAxis::sram: return {"SRAM per SM, M (bytes)", Scale::log2, TickFormat::binary, {}, {}, false, "bytes"};
     case SweepAxis::head_dim: return {"head dimension d", Scale::log2, TickFormat::plain, {}, {}, false};
     case SweepAxis::batch: return {"batch B", Scale::log2, TickFormat::plain, {}, {}, false};
     case SweepAxis::heads: return {"heads H", Scale::log2, TickFormat::plain, {}, {}, false};
@@ -515,7 +515,7 @@ ChartSpec ai_vs_n_chart(const ChartContext& ctx, const std::vector<sim::i64>* va
   c.title = "Arithmetic intensity vs N";
   c.subtitle = subtitle_of(ctx);
   c.x = sweep_axis(SweepAxis::seq);
-  c.y = {"arithmetic intensity (FLOP/byte)", Scale::log10, TickFormat::plain, {}, {}, false};
+  c.y = {"arithmetic intensity (FLOP/byte)", Scale::log10, TickFormat::plain, {}, {}, false, "FLOP/byte"};
   const std::vector<SweepRow> rows = sweep(ctx, SweepAxis::seq, values);
   std::map<sim::Algorithm, Series> by;
   for (sim::Algorithm a : ctx.algorithms) {

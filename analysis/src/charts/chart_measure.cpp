@@ -263,13 +263,22 @@ int legend_corner_hits(const ChartSpec& c, const ChartLayout& L, const Metrics& 
                        LegendPos* best_pos) {
   const std::vector<Point> probes = legend_probes(c, L, m);
   const std::vector<Rect> bars = bar_boxes(c, L, m);
+  // The segments of every series drawn as a line, as draw_series_xy joins its points.
+  std::vector<std::pair<Point, Point>> segments;
+  for (const Series& s : c.series) {
+    if (c.kind == ChartKind::bars || (s.style != SeriesStyle::line && s.style != SeriesStyle::line_points)) continue;
+    for (size_t k = 0; k + 1 < std::min(s.x.size(), s.y.size()); ++k)
+      if (plottable(s.x[k], L.sx) && plottable(s.y[k], L.sy) && plottable(s.x[k + 1], L.sx) && plottable(s.y[k + 1], L.sy))
+        segments.push_back({L.to_px(s.x[k], s.y[k]), L.to_px(s.x[k + 1], s.y[k + 1])});
+  }
   int best = -1;
   for (LegendPos p : {LegendPos::top_left, LegendPos::bottom_right, LegendPos::top_right, LegendPos::bottom_left}) {
     const Rect r = legend_corner(L, p, w, h, m.pad * 0.7);
     int n = 0;
     for (const Point& q : probes) n += r.contains(q) ? 1 : 0;
-    // A bar under the legend counts as much as a covered point and its label.
+    // A bar or a stretch of line under the legend counts as much as a covered point and its label.
     for (const Rect& b : bars) n += r.x < b.right() && b.x < r.right() && r.y < b.bottom() && b.y < r.bottom() ? 4 : 0;
+    for (const auto& [a, b] : segments) n += segment_crosses(a, b, r) ? 4 : 0;
     if (best < 0 || n < best) {
       best = n;
       if (best_pos) *best_pos = p;

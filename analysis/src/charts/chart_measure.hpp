@@ -81,8 +81,9 @@ LegendSize legend_size(const ChartSpec& c, Canvas& cv, const Metrics& m, double 
 Rect legend_corner(const ChartLayout& L, LegendPos p, double w, double h, double pad);
 
 // How many data points, line midpoints and labels a legend of w×h covers in
-// the corner of L.plot that covers fewest (a bar, with the value above it,
-// counting as four); sets *best_pos to that corner.
+// the corner of L.plot that covers fewest (a bar, with the value above it, and
+// a segment of a series' line passing under it, counting as four each); sets
+// *best_pos to that corner.
 int legend_corner_hits(const ChartSpec& c, const ChartLayout& L, const Metrics& m, double w, double h,
                        LegendPos* best_pos = nullptr);
 

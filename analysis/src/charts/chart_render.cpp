@@ -362,7 +362,10 @@ void draw_series_xy(const Series& s, Canvas& cv, const ChartLayout& L, const Met
   const Dash dash = on_another && s.dash == Dash::solid ? Dash::dashed : s.dash;
   std::vector<Point> run;
   auto flush = [&] {
-    if (run.size() >= 2) cv.polyline(run, s.color, s.width * m.s * width_mul, dash);
+    if (run.size() >= 2) {
+      cv.polyline(run, s.color, s.width * m.s * width_mul, dash);
+      cv.data_line(run);
+    }
     run.clear();
   };
   const size_t n = std::min(s.x.size(), s.y.size());
@@ -413,6 +416,8 @@ bool place_label(Canvas& cv, const std::string& text, Color c, const Metrics& m,
     return true;
   }
   // No gap for one line in a crowd ("fa3_hopper 581 TFLOP/s" among the roofs): two narrower lines.
+  // A label of two words stays whole: a word a line reads as two labels ("line" over "2").
+  if (std::count(text.begin(), text.end(), ' ') < 2) return false;
   const auto [first, second] = two_lines(cv, text, m.small);
   if (second.empty()) return false;
   const Point two{std::max(cv.measure(first, m.small).x, cv.measure(second, m.small).x), 2 * size.y};
@@ -436,7 +441,7 @@ void draw_series_labels(const Series& s, Canvas& cv, const ChartLayout& L, const
     if (!s.point_labels[k].empty() && which(s.point_labels[k]) && plottable(s.x[k], L.sx) && plottable(s.y[k], L.sy)) {
       const Point p = L.to_px(s.x[k], s.y[k]);
       if (!place_label(cv, s.point_labels[k], ink(s.color, m), m,
-                       [&](Point size) { return labels.place(p, size, {1.5, -0.75}); }))
+                       [&](Point size) { return labels.place(p, size, {1.5, -0.75}, LabelPlacer::look_of(s.color, s.marker)); }))
         unplaced.push_back(k);
     }
   // Groups of the points left: each joined to those within a few label heights of one of its own.
@@ -473,8 +478,23 @@ void draw_series_labels(const Series& s, Canvas& cv, const ChartLayout& L, const
         at.push_back(L.to_px(s.x[unplaced[a]], s.y[unplaced[a]]));
       }
     // (one alone: the wider search beside it)
-    place_label(cv, grouped_text(s, members), ink(s.color, m), m,
-                [&](Point size) { return labels.place_group(at, size); });
+    const std::string text = grouped_text(s, members);
+    if (place_label(cv, text, ink(s.color, m), m, [&](Point size) { return labels.place_group(at, size); })) continue;
+    // A crowd of other runs round them: the nearest free spot, a thin leader
+    // from each of its points to the label, so that none goes unnamed.
+    std::optional<Rect> far;
+    if (!place_label(cv, text, ink(s.color, m), m, [&](Point size) { return far = labels.place_far(at, size); }) || !far)
+      continue;
+    for (const Point& q : at) {
+      const Point to{std::clamp(q.x, far->x, far->right()), std::clamp(q.y, far->y, far->bottom())};
+      // From the marker's edge, not its middle: the marker stays whole.
+      const double len = std::hypot(to.x - q.x, to.y - q.y), r = 5 * m.s;
+      if (len <= r) continue;
+      const Point from{q.x + (to.x - q.x) * r / len, q.y + (to.y - q.y) * r / len};
+      // In the label's own ink and as wide as a series' line: it reads on any background.
+      cv.line(from, to, ink(s.color, m), 1.5 * m.s, Dash::solid);
+      labels.add_line(from, to, 1.5 * m.s);
+    }
   }
 }
 
@@ -866,7 +886,7 @@ void render_chart(const ChartSpec& c, Canvas& cv, const ChartLayout& L, const Ch
         for (size_t k = 0; k < std::min(sr.x.size(), sr.y.size()); ++k)
           if (plottable(sr.x[k], L.sx) && plottable(sr.y[k], L.sy)) {
             const Point p = L.to_px(sr.x[k], sr.y[k]);
-            labels.add_point(p, {p.x - r, p.y - r, 2 * r, 2 * r});
+            labels.add_point(p, {p.x - r, p.y - r, 2 * r, 2 * r}, LabelPlacer::look_of(sr.color, sr.marker));
           }
       }
       // The lines (a roof, a slope, a Θ curve) strike no label through: each

@@ -41,7 +41,12 @@ struct Axis {
   TickFormat format = TickFormat::plain;
   std::optional<double> min, max;  // fixed limits; auto-fit where unset
   bool include_zero = false;       // linear auto-fit includes 0 (bars, memory)
+  // What one step along it counts, for the CSV: "ms", "TFLOP/s", "FLOP/byte";
+  // "" where the format says it (bytes) or the axis counts things (N, batch).
+  std::string unit;
 };
+// The axis's unit: its own, else "bytes" for a bytes format, else "".
+std::string axis_unit(const Axis& a);
 
 struct Tick {
   double value = 0;
@@ -119,6 +124,8 @@ struct Heatmap {
   std::vector<double> values;          // row-major
   std::vector<std::string> cell_text;  // empty, or one per cell; replaces the value's text
   std::string value_label;             // what a cell holds, e.g. "time (ms)"
+  std::string value_unit;              // its unit for the CSV: "ms"
+  std::vector<double> col_values;      // empty, or the x value of each column (N for the bench heatmap)
   TickFormat value_format = TickFormat::plain;
   bool log_color = true;
   double value(size_t r, size_t c) const { return values[r * col_labels.size() + c]; }
@@ -174,11 +181,14 @@ double axis_fraction(double v, Range r, Scale s);
 double axis_value(double fraction, Range r, Scale s);
 bool plottable(double v, Scale s);  // finite, and > 0 on log axes
 
-// The chart's data as CSV: header "chart,series,x,y,label,note", then one row
-// per point (bars: x is the category index, label the category and note the
-// bar's own label; heatmaps: series is the row label, x the column index,
-// label the column label, note the cell text), then reference lines and
-// markers as series "ref: …" / "marker: …". Numbers are written with
+// The chart's data as CSV: header
+// "chart,series,x,y,label,note,x_name,x_unit,y_name,y_unit", then one row per
+// point (bars: x is the category index, label the category and note the
+// bar's own label; heatmaps: series is the row label, x the column's value
+// (its index where the chart has none), y the cell's value, label the column
+// label, note the cell text), then reference lines and markers as series
+// "ref: …" / "marker: …". The last four columns name the axes as drawn and
+// their units (a heatmap's y: what its cells hold), the same on every row. Numbers are written with
 // round-trip precision. A point without a value (NaN) has an empty y, and its
 // note says why where the chart knows it ("OOM", "skipped", "failed",
 // "baseline OOM").

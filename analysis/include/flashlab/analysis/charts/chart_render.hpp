@@ -50,6 +50,9 @@ class Canvas {
   // nothing to draw; the layout check records both (no legend covers a bar).
   virtual void data_bar(Rect /*box*/) {}
   virtual void legend_area(Rect /*box*/) {}
+  // A series' line just drawn through these points: nothing to draw; the
+  // layout check records it (no legend covers a line).
+  virtual void data_line(const std::vector<Point>& /*pts*/) {}
 };
 
 // A canvas that passes every call to another: the base of the canvases that
@@ -77,6 +80,7 @@ class ForwardingCanvas : public Canvas {
   void data_mark(Rect box) override { inner_.data_mark(box); }
   void data_bar(Rect box) override { inner_.data_bar(box); }
   void legend_area(Rect box) override { inner_.legend_area(box); }
+  void data_line(const std::vector<Point>& pts) override { inner_.data_line(pts); }
 
  protected:
   Canvas& inner_;
@@ -114,16 +118,21 @@ class LayoutRecorder : public ForwardingCanvas {
   void data_mark(Rect box) override { marks.push_back(box); }
   void data_bar(Rect box) override { bars.push_back(box); }
   void legend_area(Rect box) override { legends.push_back(box); }
+  void data_line(const std::vector<Point>& pts) override { lines.push_back(pts); }
 
   std::vector<DrawnText> texts;
   std::vector<Rect> marks;
   std::vector<Rect> bars;
   std::vector<Rect> legends;
+  std::vector<std::vector<Point>> lines;  // each series' polylines, point by point
 };
+
+// Whether the segment from a to b passes through r (its ends inside count).
+bool segment_crosses(Point a, Point b, Rect r);
 
 // What reads wrong in a drawing on `canvas`: a text over another text, a text
 // over a data mark, a text outside the canvas, a text cut short ("…"), a
-// legend over a bar. One line each, quoting the texts; empty when the chart
+// legend over a bar or over a segment of a series' line. One line each, quoting the texts; empty when the chart
 // reads.
 std::vector<std::string> layout_problems(const LayoutRecorder& drawn, Rect canvas);
 
