@@ -479,7 +479,9 @@ void draw_series_labels(const Series& s, Canvas& cv, const ChartLayout& L, const
       }
     // (one alone: the wider search beside it)
     const std::string text = grouped_text(s, members);
-    if (place_label(cv, text, ink(s.color, m), m, [&](Point size) { return labels.place_group(at, size); })) continue;
+    if (place_label(cv, text, ink(s.color, m), m, [&](Point size) { return labels.place_group(at, size); }) ||
+        !s.label_every_point)
+      continue;
     // A crowd of other runs round them: the nearest free spot, a thin leader
     // from each of its points to the label, so that none goes unnamed.
     std::optional<Rect> far;

@@ -1014,6 +1014,7 @@ ChartSpec student_roofline_chart(const StudentCheck& c, const sim::HardwareModel
   Series ok = student_series("consistent rows", palette(2), MarkerShape::circle);
   Series bad = student_series("flagged rows", Color{213, 94, 0, 255}, MarkerShape::cross);
   bad.grouped_label = "lines";  // rows at one spot labelled together: "lines 3, 6"
+  bad.label_every_point = true;   // each flagged row named, among FlashLab's runs too
   double lo = 0, hi = 0;
   for (const CheckedStudentRow& r : c.rows) {
     Series& s = r.consistent() ? ok : bad;

@@ -71,6 +71,11 @@ struct Series {
   std::string name;             // legend and CSV
   std::vector<double> x, y;     // bars: x is the category index
   std::vector<std::string> point_labels;  // empty, or one per point (drawn beside the point)
+  // Every label drawn: one that finds no room beside its point (or its group's)
+  // goes to the nearest free spot with a thin leader to its marker — for points
+  // that must each be named (a check's flagged rows). Otherwise a label with no
+  // room is left out, and the chart's points speak for themselves.
+  bool label_every_point = false;
   // Points too close together for a label each share one beside them: the
   // labels' words after the first, after this word ("lines" + "line 3",
   // "line 6" -> "lines 3, 6"); empty: the labels joined whole ("a, b").
