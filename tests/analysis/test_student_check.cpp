@@ -244,13 +244,22 @@ TEST_CASE("an OOM row is left out of the check and said so, the columns not read
   CHECK_THAT(analysis::student_check_summary(c), Catch::EndsWith("; 1 OOM row(s) left out"));
 }
 
-// The training-efficiency table of a student report (seeds/004): a forward, a
-// backward and a communication time per model and sequence length.
-TEST_CASE("a forward and a backward time column give a row per pass, a communication time is never a pass's", "[analysis][check]") {
+namespace {
+// The shape of the student report's LLaMA-2-7B rows (seeds/004): batch 1, 32
+// heads of 128, which its table does not say.
+analysis::StudentDefaults llama_7b_shape() {
   analysis::StudentDefaults shape;
   shape.batch = "1";
   shape.heads = "32";
   shape.head_dim = "128";
+  return shape;
+}
+}  // namespace
+
+// The training-efficiency table of a student report (seeds/004): a forward, a
+// backward and a communication time per model and sequence length.
+TEST_CASE("a forward and a backward time column give a row per pass, a communication time is never a pass's", "[analysis][check]") {
+  const analysis::StudentDefaults shape = llama_7b_shape();
   const StudentCheck c = check_text("Model,seq_len,Forward Pass (s),Backward Pass (s),Communication Time (s)\n"
                                     "Llama-2-7B,256,18.77,132.55,18.78\n"
                                     "Llama-2-7B,512,0.13262,0.53826,0.06842\n",
@@ -272,10 +281,7 @@ TEST_CASE("a forward and a backward time column give a row per pass, a communica
 }
 
 TEST_CASE("a time pasted with its unit in the cell: each cell read in its own, a column mixing units said so", "[analysis][check]") {
-  analysis::StudentDefaults shape;
-  shape.batch = "1";
-  shape.heads = "32";
-  shape.head_dim = "128";
+  const analysis::StudentDefaults shape = llama_7b_shape();
   const StudentCheck c = check_text("Model\tseq_len\tForward Pass\tBackward Pass\tCommunication Time\n"
                                     "Llama-2-7B\t256\t18.77s\t132.55s\t18.78s\n"
                                     "Llama-2-7B\t512\t132.62ms\t538.26ms\t68.42ms\n"
