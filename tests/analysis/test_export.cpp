@@ -209,6 +209,20 @@ TEST_CASE("export failures name the problem and leave no file", "[export]") {
 }
 
 namespace {
+// The sizes every chart must read at: the export's default, the lab figures', a small window.
+constexpr std::pair<int, int> kExportSizes[] = {{1200, 800}, {900, 560}, {640, 420}};
+
+// The layout check's findings for `c` exported at w × h; `text`: them, one a line, for INFO.
+std::vector<std::string> layout_problems_at(const ChartSpec& c, int w, int h, std::string& text) {
+  ExportOptions o;
+  o.width_px = w;
+  o.height_px = h;
+  std::vector<std::string> p = chart_layout_problems(c, o);
+  text.clear();
+  for (const std::string& x : p) text += "\n  " + x;
+  return p;
+}
+
 // Every chart of the chart table over `r` laid out at the three export sizes,
 // as the file's first choice shows it and with `other` (named `other_name`):
 // no text over text or a point, none cut. `model_charts`: the charts that need
@@ -217,15 +231,11 @@ void check_export_layouts(const ChartContext& ctx, const BenchResults& r, const 
                           const char* other_name, bool model_charts) {
   for (const ChartEntry& e : chart_table())
     for (const BenchFilter* filter : {static_cast<const BenchFilter*>(nullptr), &other})
-      for (const auto& [w, h] : {std::pair<int, int>{1200, 800}, {900, 560}, {640, 420}}) {
+      for (const auto& [w, h] : kExportSizes) {
         if (!e.needs_results && (filter || !model_charts)) continue;
         const ChartSpec c = build_chart(std::string(e.id), ctx, &r, "", "", filter);
-        ExportOptions o;
-        o.width_px = w;
-        o.height_px = h;
-        const std::vector<std::string> p = chart_layout_problems(c, o);
         std::string all_problems;
-        for (const std::string& x : p) all_problems += "\n  " + x;
+        const std::vector<std::string> p = layout_problems_at(c, w, h, all_problems);
         INFO(e.id << (filter ? std::string(" (") + other_name + ")" : std::string()) << " at " << w << "×" << h
                   << all_problems);
         CHECK(p.empty());
@@ -257,13 +267,9 @@ TEST_CASE("the speed-up legend stands clear of every bar, and the layout check n
     r.rows.push_back(test::row(kernel, 16, 1024, ms));
   const ChartSpec c = bench_speedup_chart(r);
   REQUIRE(c.series.size() == 4);
-  for (const auto& [w, h] : {std::pair<int, int>{1200, 800}, {900, 560}, {640, 420}}) {
-    ExportOptions o;
-    o.width_px = w;
-    o.height_px = h;
-    const std::vector<std::string> p = chart_layout_problems(c, o);
+  for (const auto& [w, h] : kExportSizes) {
     std::string all_problems;
-    for (const std::string& x : p) all_problems += "\n  " + x;
+    const std::vector<std::string> p = layout_problems_at(c, w, h, all_problems);
     INFO(w << "×" << h << all_problems);
     CHECK(p.empty());
   }
@@ -297,13 +303,9 @@ TEST_CASE("the legend stands clear of every line, between its points too, and th
   right.y = {3, 50, 97};
   right.color = palette(1);
   c.series = {steep, right};
-  for (const auto& [w, h] : {std::pair<int, int>{1200, 800}, {900, 560}, {640, 420}}) {
-    ExportOptions o;
-    o.width_px = w;
-    o.height_px = h;
-    const std::vector<std::string> p = chart_layout_problems(c, o);
+  for (const auto& [w, h] : kExportSizes) {
     std::string all_problems;
-    for (const std::string& x : p) all_problems += "\n  " + x;
+    const std::vector<std::string> p = layout_problems_at(c, w, h, all_problems);
     INFO(w << "×" << h << all_problems);
     CHECK(std::none_of(p.begin(), p.end(), [](const std::string& x) { return x.rfind("the legend covers", 0) == 0; }));
   }
