@@ -72,27 +72,38 @@ std::vector<Point> legend_probes(const ChartSpec& c, const ChartLayout& L, const
   return probes;
 }
 
-// Side-by-side bars as drawn (chart_render.cpp's draw_bars), each grown
-// upwards by a text row for the value above it.
+// Side-by-side bars as drawn (bar_rect), each grown upwards by a text row for
+// the value above it.
 std::vector<Rect> bar_boxes(const ChartSpec& c, const ChartLayout& L, const Metrics& m) {
   std::vector<Rect> out;
   if (c.kind != ChartKind::bars || c.stacked || c.series.empty()) return out;
-  const double group = 0.8, bw = group / static_cast<double>(c.series.size());
-  const double base = L.sy == Scale::linear ? std::max(L.y.lo, 0.0) : L.y.lo;
   for (size_t si = 0; si < c.series.size(); ++si) {
     const Series& s = c.series[si];
     for (size_t k = 0; k < std::min(s.x.size(), s.y.size()); ++k) {
       if (!plottable(s.y[k], L.sy)) continue;
-      const double x0 = s.x[k] - group / 2 + bw * static_cast<double>(si);
-      const double px0 = L.px_x(x0), px1 = L.px_x(x0 + bw), y0 = L.px_y(base), y1 = L.px_y(s.y[k]);
+      const BarSlot slot = bar_slot(L, s.x[k], si, c.series.size());
+      const double y0 = L.px_y(bar_base(L)), y1 = L.px_y(s.y[k]);
       const double top = std::min(y0, y1) - m.line_h;
-      out.push_back({px0, top, px1 - px0, std::max(y0, y1) - top});
+      out.push_back({slot.left, top, slot.right - slot.left, std::max(y0, y1) - top});
     }
   }
   return out;
 }
 
 }  // namespace
+
+double bar_base(const ChartLayout& L) { return L.sy == Scale::linear ? std::max(L.y.lo, 0.0) : L.y.lo; }
+
+BarSlot bar_slot(const ChartLayout& L, double x, size_t si, size_t ns) {
+  const double bw = kBarGroup / static_cast<double>(ns);
+  const double x0 = x - kBarGroup / 2 + bw * static_cast<double>(si);
+  return {L.px_x(x0), L.px_x(x0 + bw)};
+}
+
+Rect bar_rect(const ChartLayout& L, const BarSlot& slot, double value) {
+  const double y0 = L.px_y(bar_base(L)), y1 = L.px_y(value);
+  return {slot.left + 1, std::min(y0, y1), std::max(1.0, slot.right - slot.left - 2), std::fabs(y0 - y1)};
+}
 
 Metrics metrics(const ChartStyle& st) {
   const double s = std::clamp(st.scale, 0.25, 8.0);

@@ -54,6 +54,20 @@ std::vector<CategoryLabel> category_labels(Canvas& cv, const std::vector<std::st
 bool categories_fit(const std::vector<CategoryLabel>& labels, double slot, double gap);
 double widest_category(const std::vector<CategoryLabel>& labels);
 
+// Side-by-side bars (not stacked): a category's group takes kBarGroup of its
+// slot, split evenly among the series; bars stand on bar_base. The slot of
+// series `si` of `ns` at category x, in pixels, and its bar up to `value` as
+// drawn (a pixel of gap each side) — one geometry for the bars, their labels
+// and the legend that keeps off them.
+inline constexpr double kBarGroup = 0.8;
+struct BarSlot {
+  double left = 0, right = 0;
+  double center() const { return (left + right) / 2; }
+};
+double bar_base(const ChartLayout& L);
+BarSlot bar_slot(const ChartLayout& L, double x, size_t si, size_t ns);
+Rect bar_rect(const ChartLayout& L, const BarSlot& slot, double value);
+
 // The legend as drawn: a row per line of text. An entry's first row has its
 // swatch; a name too wide for the legend goes on more rows; under the first
 // entry of series drawn on one another, a row per other one ("= name"),

@@ -623,8 +623,7 @@ void draw_bars(const ChartSpec& c, Canvas& cv, const ChartLayout& L, const Chart
     over_bars();
     return;
   }
-  const double group = 0.8, bw = group / static_cast<double>(ns);
-  const double base = L.sy == Scale::linear ? std::max(L.y.lo, 0.0) : L.y.lo;
+  const double base = bar_base(L);
   // Every bar's rectangle first: a label goes over none but its own.
   std::vector<Rect> bars;
   std::vector<std::vector<int>> bar_of(ns);
@@ -633,10 +632,8 @@ void draw_bars(const ChartSpec& c, Canvas& cv, const ChartLayout& L, const Chart
     for (size_t k = 0; k < std::min(s.x.size(), s.y.size()); ++k) {
       bar_of[si].push_back(-1);
       if (!plottable(s.y[k], L.sy)) continue;
-      const double x0 = s.x[k] - group / 2 + bw * static_cast<double>(si);
-      const double px0 = L.px_x(x0), px1 = L.px_x(x0 + bw), y0 = L.px_y(base), y1 = L.px_y(s.y[k]);
       bar_of[si].back() = static_cast<int>(bars.size());
-      bars.push_back({px0 + 1, std::min(y0, y1), std::max(1.0, px1 - px0 - 2), std::fabs(y0 - y1)});
+      bars.push_back(bar_rect(L, bar_slot(L, s.x[k], si, ns), s.y[k]));
     }
   }
   // A category none of whose bars has a value, all for one reason (the
@@ -658,11 +655,8 @@ void draw_bars(const ChartSpec& c, Canvas& cv, const ChartLayout& L, const Chart
     const Series& s = c.series[si];
     cv.begin_group(s.name);
     for (size_t k = 0; k < std::min(s.x.size(), s.y.size()); ++k) {
-      const double x0 = s.x[k] - group / 2 + bw * static_cast<double>(si);
-      const double px0 = L.px_x(x0), px1 = L.px_x(x0 + bw);
-      if (!plottable(s.y[k], L.sy)) continue;  // its reason, with the labels below
-      const double y0 = L.px_y(base), y1 = L.px_y(s.y[k]);
-      const Rect bar{px0 + 1, std::min(y0, y1), std::max(1.0, px1 - px0 - 2), std::fabs(y0 - y1)};
+      if (bar_of[si][k] < 0) continue;  // no value: its reason, with the labels below
+      const Rect& bar = bars[static_cast<size_t>(bar_of[si][k])];
       cv.rect_filled(bar, s.color);
       cv.data_bar(bar);
     }
@@ -678,29 +672,26 @@ void draw_bars(const ChartSpec& c, Canvas& cv, const ChartLayout& L, const Chart
       const size_t cat = static_cast<size_t>(std::max(0.0, s.x[k]));
       if (plottable(s.y[k], L.sy) || label.empty() || (cat < group_reason.size() && !group_reason[cat].empty()))
         continue;
-      const double x0 = s.x[k] - group / 2 + bw * static_cast<double>(si);
-      const double px0 = L.px_x(x0), px1 = L.px_x(x0 + bw);
-      place_bar_label(cv, L, m, labels, label, (px0 + px1) / 2, L.px_y(base), 0, s.color, st.text, true, bars, nullptr,
-                      px1 - px0);
+      const BarSlot slot = bar_slot(L, s.x[k], si, ns);
+      place_bar_label(cv, L, m, labels, label, slot.center(), L.px_y(base), 0, s.color, st.text, true, bars, nullptr,
+                      slot.right - slot.left);
     }
   }
   for (size_t cat = 0; cat < group_reason.size(); ++cat)
     if (!group_reason[cat].empty())
       place_bar_label(cv, L, m, labels, group_reason[cat], L.px_x(static_cast<double>(cat)), L.px_y(base), 0,
                       st.plot_background, st.text, true, bars, nullptr,
-                      L.px_x(static_cast<double>(cat) + group / 2) - L.px_x(static_cast<double>(cat) - group / 2));
+                      L.px_x(static_cast<double>(cat) + kBarGroup / 2) - L.px_x(static_cast<double>(cat) - kBarGroup / 2));
   // Values after every bar is drawn: a label may reach over a neighbour's slot, never under its bar.
   for (size_t si = 0; si < ns; ++si) {
     const Series& s = c.series[si];
     for (size_t k = 0; k < std::min(s.x.size(), s.y.size()); ++k) {
-      if (!plottable(s.y[k], L.sy)) continue;
-      const double x0 = s.x[k] - group / 2 + bw * static_cast<double>(si);
-      const double px0 = L.px_x(x0), px1 = L.px_x(x0 + bw);
+      if (bar_of[si][k] < 0) continue;
+      const Rect& bar = bars[static_cast<size_t>(bar_of[si][k])];
       const std::string label = k < s.point_labels.size() ? s.point_labels[k] : "";
       const std::string text = label.empty() ? format_tick(s.y[k], c.y.format) : label;
-      const double y0 = L.px_y(base), y1 = L.px_y(s.y[k]);
-      place_bar_label(cv, L, m, labels, text, (px0 + px1) / 2, std::min(y0, y1), std::fabs(y0 - y1), s.color, st.text,
-                      false, bars, &bars[static_cast<size_t>(bar_of[si][k])]);
+      place_bar_label(cv, L, m, labels, text, bar_slot(L, s.x[k], si, ns).center(), bar.y, bar.h, s.color, st.text,
+                      false, bars, &bar);
     }
   }
 }
