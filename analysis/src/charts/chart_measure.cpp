@@ -288,7 +288,7 @@ int legend_corner_hits(const ChartSpec& c, const ChartLayout& L, const Metrics& 
     int n = 0;
     for (const Point& q : probes) n += r.contains(q) ? 1 : 0;
     // A bar or a stretch of line under the legend counts as much as a covered point and its label.
-    for (const Rect& b : bars) n += r.x < b.right() && b.x < r.right() && r.y < b.bottom() && b.y < r.bottom() ? 4 : 0;
+    for (const Rect& b : bars) n += r.overlaps(b) ? 4 : 0;
     for (const auto& [a, b] : segments) n += segment_crosses(a, b, r) ? 4 : 0;
     if (best < 0 || n < best) {
       best = n;

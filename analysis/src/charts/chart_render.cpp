@@ -301,7 +301,7 @@ void draw_ref_lines(const ChartSpec& c, Canvas& cv, const ChartLayout& L, const 
       auto fits = [&](const Rect& r) {
         if (r.x < P.x || r.right() > P.right()) return false;
         for (const Rect& o : placed)
-          if (r.x < o.right() && o.x < r.right() && r.y < o.bottom() && o.y < r.bottom()) return false;
+          if (r.overlaps(o)) return false;
         if (!labels.is_free(r)) return false;
         for (const RefLine& other : c.ref_lines) {
           if (&other == &l || !other.vertical || !plottable(other.value, L.sx)) continue;

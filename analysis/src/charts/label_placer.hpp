@@ -135,16 +135,12 @@ class LabelPlacer {
   void add_bar(const Rect& r) { bars_.push_back(r); }
   bool has_bars() const { return !bars_.empty(); }
   bool on_bar(const Rect& r) const {
-    return std::any_of(bars_.begin(), bars_.end(), [&](const Rect& o) {
-      return r.x < o.right() && o.x < r.right() && r.y < o.bottom() && o.y < r.bottom();
-    });
+    return std::any_of(bars_.begin(), bars_.end(), [&](const Rect& o) { return r.overlaps(o); });
   }
   // A line drawn `width` wide from a to b: no label is struck through by it.
   void add_line(Point a, Point b, double width) { lines_.push_back({a, b, width}); }
   bool is_free(const Rect& r) const {
-    return std::none_of(placed_.begin(), placed_.end(), [&](const Rect& o) {
-      return r.x < o.right() && o.x < r.right() && r.y < o.bottom() && o.y < r.bottom();
-    });
+    return std::none_of(placed_.begin(), placed_.end(), [&](const Rect& o) { return r.overlaps(o); });
   }
   bool struck(const Rect& r) const {
     return std::any_of(lines_.begin(), lines_.end(), [&](const Line& l) { return crosses(l, r); });

@@ -19,6 +19,8 @@ struct Rect {
   double right() const { return x + w; }
   double bottom() const { return y + h; }
   bool contains(Point p) const { return p.x >= x && p.x <= x + w && p.y >= y && p.y <= y + h; }
+  // The two share some area (touching edges do not).
+  bool overlaps(const Rect& o) const { return x < o.right() && o.x < right() && y < o.bottom() && o.y < bottom(); }
 };
 
 enum class HAlign { left, center, right };
