@@ -3,7 +3,7 @@
 # the GPU machine runs: `flashlab`, the GPU test binaries (the ring's over
 # several GPUs among them) and the backward
 # rungs' direct checker (flashlab_bwd_check), Release, sm_90,
-# static cudart, no GUI; stripped and copied to build-device/bin.
+# static cudart, no GUI; stripped, xz-compressed and copied to build-device/bin.
 #
 #   bash scripts/device-build.sh            # then: device tool, carry ["build-device"]
 #   CMAKE_ARGS="-DFLASHLAB_HOPPER_BWD_D128_BR=64" bash scripts/device-build.sh   # an A/B variant
@@ -37,6 +37,9 @@ cp "$TREE/tests/ceilings/flashlab_ceilings_gpu_tests" "$DEST/bin/flashlab_ceilin
 cp "$TREE/tests/kernels/flashlab_bwd_check" "$DEST/bin/flashlab_bwd_check"
 cp "$TREE/tests/kernels/flashlab_ring_gpu_tests" "$DEST/bin/flashlab_ring_gpu_tests"
 strip "$DEST"/bin/*
+# Compressed to travel (five static binaries take about 95 MiB, the carry limit is 64):
+# scripts/device-unpack.sh unpacks them on the GPU machine.
+xz -T"$JOBS" -6 "$DEST"/bin/*
 # The commit the binaries were built from, for the metadata of every result set.
 { git -C "$ROOT" rev-parse --short=12 HEAD 2>/dev/null || echo unknown; } | tr -d '\n' > "$DEST/COMMIT"
 if [ -n "$(git -C "$ROOT" status --porcelain --untracked-files=no 2>/dev/null)" ]; then printf -- "-dirty" >> "$DEST/COMMIT"; fi
@@ -50,7 +53,7 @@ TXT
 echo "build-device ready:"
 ls -la "$DEST/bin"
 echo "shared libraries beyond glibc/libstdc++ (the GPU machine must have them):"
-for b in "$DEST"/bin/*; do
+for b in "$TREE/flashlab" "$TREE"/tests/*/flashlab_*gpu_tests "$TREE/tests/kernels/flashlab_bwd_check"; do
   echo "  $(basename "$b"): $(readelf -d "$b" | sed -n 's/.*NEEDED.*\[\(.*\)\]/\1/p' |
         grep -vE '^(libc|libm|libstdc\+\+|libgcc_s|ld-linux-x86-64|libdl|libpthread|librt)\.so' | tr '\n' ' ')"
 done

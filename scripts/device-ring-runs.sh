@@ -14,6 +14,7 @@
 #   bash scripts/device-ring-runs.sh tests ab sweep:llama2-7b:4:8K,16K,32K,64K
 set -uo pipefail
 cd "$(dirname "$0")/.."
+bash scripts/device-unpack.sh  # build-device/bin/*.xz, as scripts/device-build.sh sends them
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 export FLASHLAB_ASSETS=$PWD/assets
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64:/usr/local/cuda/targets/x86_64-linux/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}

@@ -78,6 +78,7 @@ ROOT=$PWD
 OUT=${OUT:-$ROOT/device-out}
 mkdir -p "$OUT"
 BIN=$ROOT/build-device/bin
+bash "$ROOT/scripts/device-unpack.sh"
 TESTS_BUDGET=${TESTS_BUDGET:-240}
 SANITIZE_BUDGET=${SANITIZE_BUDGET:-300}
 BENCH_BUDGET=${BENCH_BUDGET:-260}

@@ -6,6 +6,7 @@
 #   3. fa2_tc and fa3_hopper timed on the 16k-token grid (no PyTorch)   -> $OUT/fa3-perf.json
 # (SKIP_CHECKS=1 runs only the first, for the SASS beside a full timing.)
 set -uo pipefail
+bash "$(dirname "$0")/device-unpack.sh"  # build-device/bin/*.xz, as scripts/device-build.sh sends them
 # shellcheck source=device-env.sh
 source "$(dirname "$0")/device-env.sh"
 B=$PWD/build-device/bin/flashlab

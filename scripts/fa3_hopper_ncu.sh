@@ -12,6 +12,7 @@
 # Writes $OUT/ncu-fa3-details.txt (sections, --print-details all) and $OUT/ncu-fa3-raw.csv
 # (every collected metric), appending, so that several binaries share the two files.
 set -uo pipefail
+bash "$(dirname "$0")/device-unpack.sh"  # build-device/bin/*.xz, as scripts/device-build.sh sends them
 # shellcheck source=device-env.sh
 source "$(dirname "$0")/device-env.sh"
 B=${NCU_BIN:-$PWD/build-device/bin/flashlab}

@@ -8,6 +8,7 @@
 # Writes $OUT/ncu-grid-{fwd,bwd}.txt (scripts/ncu_grid.py's table) and
 # $OUT/ncu-grid-raw.tar.xz (every collected metric, four CSVs).
 set -uo pipefail
+bash "$(dirname "$0")/device-unpack.sh"  # build-device/bin/*.xz, as scripts/device-build.sh sends them
 # shellcheck source=device-env.sh
 source "$(dirname "$0")/device-env.sh"
 B=$PWD/build-device/bin/flashlab

@@ -8,6 +8,7 @@
 # Writes OUTDIR/<tag>-ctas-<c>.json and .txt per setting; the default run
 # also logs NCCL's own account of its channels (NCCL_DEBUG=INFO).
 set -u
+bash "$(dirname "$0")/device-unpack.sh"  # build-device/bin/*.xz, as scripts/device-build.sh sends them
 gpus=${1:?GPUS}; out=${2:?OUTDIR}; shift 2
 ctas=("$@"); [ ${#ctas[@]} -eq 0 ] && ctas=(16 4)
 BIN=${BIN:-build-device/bin}

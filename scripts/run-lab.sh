@@ -17,6 +17,7 @@
 # with failed cases or cut short by BUDGET is said on stderr, exit 1 at the end.
 set -uo pipefail
 cd "$(dirname "$0")/.."
+bash scripts/device-unpack.sh  # build-device/bin/*.xz, as scripts/device-build.sh sends them
 LAB=${1:?usage: run-lab.sh LAB OUT}
 OUT=${2:?usage: run-lab.sh LAB OUT}
 REPEATS=${REPEATS:-10}

@@ -59,6 +59,9 @@ class CheckCommand : public Command {
     app->add_flag("--causal", causal_, "every row is causal (when the file has no causal column)");
     app->add_option("--dtype", dtype_, "fp16 | bf16 | fp32 of every row (default fp16)");
     app->add_option("--pass", pass_, "forward | backward of every row (default: the time column's word, else forward)");
+    app->add_option("--time", time_, "the column holding the attention pass's time, where its name says something "
+                                      "else ('Total Time (ms)', 'inference_ms'); the other time columns are then not "
+                                      "read");
     app->add_option("--hw", hw_, "the GPU: hardware preset (flashlab hw list) or a JSON file")->capture_default_str();
     app->add_option("--tolerance", tolerance_, "percent by which a reported TFLOP/s may differ from its time's")
         ->capture_default_str();
@@ -84,6 +87,7 @@ class CheckCommand : public Command {
     defaults.emb_dim = given(emb_dim_);
     defaults.dtype = given(dtype_);
     defaults.pass = given(pass_);
+    defaults.time_column = given(time_);
     if (causal_) defaults.causal = "true";
     const sim::HardwareModel hw = load_hw(hw_);
     analysis::BenchResults runs;
@@ -126,7 +130,7 @@ class CheckCommand : public Command {
   }
 
   std::string file_, hw_ = ProblemFlags{}.hw, tolerance_ = "10", spread_ = "10", out_, results_;
-  std::string batch_, seq_, heads_, head_dim_, emb_dim_, dtype_, pass_;
+  std::string batch_, seq_, heads_, head_dim_, emb_dim_, dtype_, pass_, time_;
   bool causal_ = false;
 };
 

@@ -331,6 +331,27 @@ TEST_CASE("a row with no time (a run that failed or was skipped) is left out and
   CHECK(has_note(fb.notes, "not read: 'Peak Memory (MB)' (the file times both passes"));
 }
 
+TEST_CASE("--time names the attention's time where its column's name says something else", "[analysis][check]") {
+  const std::string text = "batch,seq,heads,head_dim,Total Time (ms),Latency (ms)\n8,1024,16,64,0.25,9\n";
+  analysis::StudentDefaults d;
+  d.time_column = " total time (ms) ";
+  const StudentCheck c = check_text(text, d);
+  REQUIRE(c.rows.size() == 1);
+  CHECK(c.rows[0].row.time_s == Approx(0.25e-3));
+  CHECK(has_note(c.notes, "'Total Time (ms)' read in milliseconds"));
+  CHECK(has_note(c.notes, "not read: 'Latency (ms)' (--time names 'Total Time (ms)' as the time)"));
+  // Without it, 'Latency (ms)' is the time and 'Total Time (ms)' a time of something else.
+  const StudentCheck plain = check_text(text);
+  CHECK(plain.rows[0].row.time_s == Approx(9e-3));
+
+  d.time_column = "wall";
+  CHECK(error_of(text, d) ==
+        "--time: no column 'wall' (the columns: 'batch', 'seq', 'heads', 'head_dim', 'Total Time (ms)', "
+        "'Latency (ms)')");
+  d.time_column = "heads";
+  CHECK(error_of(text, d) == "--time: column 'heads' gives the heads, not a time");
+}
+
 TEST_CASE("a column or row that cannot be read is one line naming it", "[analysis][check]") {
   analysis::StudentDefaults batch_flag, shape_flags, backward_flag;
   batch_flag.batch = "8";
@@ -355,7 +376,7 @@ TEST_CASE("a column or row that cannot be read is one line naming it", "[analysi
        "OOM, or empty for a run without one)"},
       {"batch,seq,heads,head_dim,Communication Time (s)\n32,1024,32,64,8\n", {},
        "no time of an attention pass: 'Communication Time (s)' times something else; name the pass's time like "
-       "'Forward Time (s)' or time_ms"},
+       "'Forward Time (s)' or time_ms, or give --time 'Communication Time (s)' if it is the attention pass's"},
       {"batch,seq,heads,head_dim,pass,Forward Time (s),Backward Time (s)\n32,1024,32,64,fwd,1,2\n", {},
        "column 'pass': the file times both passes, in 'Forward Time (s)' and 'Backward Time (s)'"},
       {"batch,seq,heads,head_dim,time_ms,Latency (ms)\n32,1024,32,64,1,2\n", {},

@@ -122,8 +122,8 @@ ChartSpec ring_scaling_chart(const sim::MeasuredRuns& runs, const RingChartOptio
   ChartSpec c;
   c.id = "ring-scaling";
   c.title = "Ring attention: scaling efficiency against the tokens each GPU holds";
-  c.x = {"tokens per GPU, N / P", Scale::log2, TickFormat::binary, {}, {}, false};
-  c.y = {"scaling efficiency  t(P = 1) / (P · t)", Scale::linear, TickFormat::plain, 0.0, {}, true};
+  c.x = {"tokens per GPU, N / P", Scale::log2, TickFormat::binary, {}, {}, false, ""};
+  c.y = {"scaling efficiency  t(P = 1) / (P · t)", Scale::linear, TickFormat::plain, 0.0, {}, true, ""};
   c.ref_lines.push_back({false, 1.0, "1: P GPUs, P times faster", Color{90, 90, 90, 255}, Dash::dashed, 1.5, {}});
   std::string why;
   const std::vector<const sim::MeasuredRun*> shown = multi_gpu_runs(runs, opt.layout, opt.steps, why);
@@ -248,7 +248,7 @@ ChartSpec ring_time_chart(const sim::MeasuredRuns& runs, const RingChartOptions&
   c.kind = ChartKind::bars;
   c.stacked = true;
   c.title = std::string("Ring attention: where the ") + (bwd ? "backward" : "forward") + " pass's time goes";
-  c.x = {"", Scale::linear, TickFormat::plain, {}, {}, false};
+  c.x = {"", Scale::linear, TickFormat::plain, {}, {}, false, ""};
   c.y = {"share of the pass's time (%)", Scale::linear, TickFormat::plain, 0.0, {}, true, "%"};
   std::string steps = opt.steps;
   if (steps.empty()) {

@@ -55,7 +55,8 @@ const std::vector<QuantityInfo>& quantities() {
       {Quantity::time, "time", "", {}, {"time", "latency", "duration", "runtime", "elapsed"},
        ", or forward/backward ('Forward Pass (s)'), and its unit: (s), ms or us — 'Forward Time (s)', time_ms — "
        "in the name or in every cell (18.77s, 132.62ms); a forward and a backward column are both read; a time "
-       "of something else (communication, data loading, optimizer, a whole step) is not"},
+       "of something else (communication, data loading, optimizer, a whole step, total) is not, unless --time names "
+       "it as the attention's: --time 'Total Time (ms)'"},
       {Quantity::tflops, "TFLOP/s", "", {}, {"flop"},
        " (optional): tflops, 'TFLOP/s', GFLOP/s; the labs' 'Total Flops (FLOPs/s)' is read as TFLOP/s"},
       {Quantity::memory, "peak memory", "", {}, {"memory", "mem"},
@@ -225,19 +226,44 @@ struct Columns {
   bool both_passes() const { return times.size() > 1; }
 };
 
-Columns match_columns(const std::vector<std::string>& header) {
+std::string trimmed(const std::string& s);
+
+// The column the reader named as the time (--time), matched by its name
+// without regard to case or spaces around it; -1: none named.
+int named_time_column(const std::vector<std::string>& header, const std::optional<std::string>& name) {
+  if (!name) return -1;
+  const std::string want = sim::lower(trimmed(*name));
+  for (size_t k = 0; k < header.size(); ++k)
+    if (sim::lower(header[k]) == want) {
+      const auto q = quantity_of(name_words(header[k]));
+      if (q && *q != Quantity::time)
+        throw StudentTableError("--time: column " + quoted(header[k]) + " gives the " + info(*q).what +
+                                ", not a time");
+      return static_cast<int>(k);
+    }
+  std::string list;
+  for (const std::string& h : header) list += (list.empty() ? "" : ", ") + quoted(h);
+  throw StudentTableError("--time: no column " + quoted(*name) + " (the columns: " + list + ")");
+}
+
+Columns match_columns(const std::vector<std::string>& header, const std::optional<std::string>& time_column) {
   Columns c;
   c.header = header;
   c.at.fill(-1);
-  std::vector<std::string> unread;
+  std::vector<std::string> unread, not_the_time;
+  const int named_time = named_time_column(header, time_column);
   for (size_t k = 0; k < header.size(); ++k) {
     const std::vector<std::string> words = name_words(header[k]);
-    const auto q = quantity_of(words);
+    const auto q = static_cast<int>(k) == named_time ? std::optional<Quantity>(Quantity::time) : quantity_of(words);
     if (!q) {
       unread.push_back(quoted(header[k]));
       continue;
     }
-    if (*q == Quantity::time && has_word(words, other_time_words())) {
+    if (*q == Quantity::time && named_time >= 0 && static_cast<int>(k) != named_time) {
+      not_the_time.push_back(quoted(header[k]));
+      continue;
+    }
+    if (*q == Quantity::time && named_time < 0 && has_word(words, other_time_words())) {
       c.other_times.push_back(quoted(header[k]));
       continue;
     }
@@ -282,6 +308,12 @@ Columns match_columns(const std::vector<std::string>& header) {
     std::string list;
     for (const std::string& u : c.other_times) list += (list.empty() ? "" : ", ") + u;
     c.notes.push_back("not read: " + list + " (a time of something other than an attention pass)");
+  }
+  if (!not_the_time.empty()) {
+    std::string list;
+    for (const std::string& u : not_the_time) list += (list.empty() ? "" : ", ") + u;
+    c.notes.push_back("not read: " + list + " (--time names " + quoted(header[static_cast<size_t>(named_time)]) +
+                      " as the time)");
   }
   if (!unread.empty()) {
     std::string list;
@@ -331,7 +363,8 @@ void check_sources(const Columns& c, const StudentDefaults& d) {
                             accepted_names(Quantity::emb_dim) + "), --head-dim or --emb-dim");
   if (c.times.empty() && !c.other_times.empty())
     throw StudentTableError("no time of an attention pass: " + c.other_times.front() +
-                            " times something else; name the pass's time like 'Forward Time (s)' or time_ms");
+                            " times something else; name the pass's time like 'Forward Time (s)' or time_ms, or "
+                            "give --time " + c.other_times.front() + " if it is the attention pass's");
   if (c.times.empty())
     throw StudentTableError("no time column: name one with its unit, like 'Forward Time (s)' or time_ms");
   if (c.both_passes() && (d.pass || c.of(Quantity::pass) >= 0))
@@ -608,7 +641,7 @@ StudentTable read_student_table(const std::string& text, const StudentDefaults& 
     throw StudentTableError("line " + std::to_string(k + 1) +
                             ": the columns are separated by ';' (a spreadsheet's CSV in a comma-decimal locale): "
                             "save it with ',' between columns and '.' in numbers, or as tab-separated text");
-  const Columns columns = match_columns(header);
+  const Columns columns = match_columns(header, defaults.time_column);
   check_sources(columns, defaults);
   StudentTable out;
   out.notes = columns.notes;

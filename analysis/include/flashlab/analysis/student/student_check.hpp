@@ -29,6 +29,10 @@ class StudentTableError : public std::runtime_error {
 // --heads, --head-dim, --emb-dim, --causal, --dtype, --pass).
 struct StudentDefaults {
   std::optional<std::string> batch, seq, heads, head_dim, emb_dim, causal, dtype, pass;
+  // The column holding the attention pass's time, named by the reader (--time)
+  // where its name says something else ('total time', 'inference (ms)'): read
+  // as the only time column, whatever its words.
+  std::optional<std::string> time_column;
 };
 
 // One measured run as the file gives it.
