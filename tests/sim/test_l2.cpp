@@ -361,6 +361,12 @@ TEST_CASE("following a prefix of the heads and scaling: within 2% of following e
         REQUIRE(few.modelled);
         CHECK(all.method.find("followed the first") == std::string::npos);
         CHECK(few.method.find("followed the first") != std::string::npos);
+        CHECK(all.heads_followed == 16);
+        CHECK(all.all_heads == 16);
+        CHECK(few.heads_followed < few.all_heads);
+        CHECK(few.all_heads == 16);
+        CHECK(few.method.find("followed the first " + std::to_string(few.heads_followed) + " of 16 heads") !=
+              std::string::npos);
         const TensorTraffic x = all.total(), y = few.total();
         CHECK(y.request_read_bytes == x.request_read_bytes);  // scaled exactly: every head asks the same
         const AlgorithmInfo& info = algorithm_info(a);

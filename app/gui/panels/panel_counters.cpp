@@ -14,6 +14,7 @@
 
 #include "flashlab/analysis/placement/measured_checks.hpp"
 #include "flashlab/analysis/placement/placement.hpp"
+#include "flashlab/sim/core/format.hpp"
 #include "state/format.hpp"
 #include "model/model.hpp"
 #include "panels.hpp"
@@ -140,6 +141,14 @@ void three_quantities(const AppState& s, const AlgoView& v) {
   }
   ImGui::PushTextWrapPos(0);
   if (!l2.modelled) ImGui::TextColored(color_warning(), "L2 not modelled: %s", l2.why_not.c_str());
+  if (l2.modelled && l2.heads_followed < l2.all_heads)
+    ImGui::TextColored(color_dim(),
+                       "L2 model: the first %lld of %lld heads walked through the cache, the rest scaled (%s "
+                       "accesses here, to keep the sliders live; flashlab sim spends %s, so its DRAM may differ "
+                       "slightly)",
+                       static_cast<long long>(l2.heads_followed), static_cast<long long>(l2.all_heads),
+                       sim::group_digits(s.model.options.l2_options.access_budget).c_str(),
+                       sim::group_digits(sim::L2Options{}.access_budget).c_str());
   if (!m) {
     ImGui::TextColored(color_note(), "measured: %s", why_none.c_str());
   } else {

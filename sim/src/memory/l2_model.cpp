@@ -850,6 +850,8 @@ L2Result simulate_l2(const Schedule& s, const Launch& launch, i64 l2_bytes, cons
   }
   const i64 followed = run.followed();
   r.modelled = true;
+  r.heads_followed = followed;
+  r.all_heads = heads;
   const i64 waves = (checked_mul(followed, ctas_per_pass, "CTAs") + W - 1) / W;
   r.method = "simulated: " + std::to_string(W) + " resident CTAs (" + launch.source + ")";
   if (per_outer) r.method += ", " + std::to_string(waves) + " wave(s) of the grid";

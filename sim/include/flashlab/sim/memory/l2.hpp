@@ -91,7 +91,9 @@ struct L2Result {
   i64 l2_bytes = 0;        // the capacity modelled: the L2 a working set read by every SM sees
   i64 l2_partitions = 1;   // of an L2 of l2_bytes × l2_partitions (hardware.hpp)
   std::array<TensorTraffic, kTensorCount> tensors{};  // all B·H heads
-  std::string method;   // "simulated, 12 waves of 264 CTAs" / "... extrapolated from the first 4 of 64 heads"
+  std::string method;   // "simulated: 264 resident CTAs ..."; "; followed the first 4 of 64 heads ..."
+  i64 heads_followed = 0;  // of all_heads: walked through the cache; the rest scaled from them
+  i64 all_heads = 0;
 
   // The first head's visits, in the schedule's order (outer o, visit k at
   // visit_index(o) + k), when it has at most kMaxTracedVisits of them.
