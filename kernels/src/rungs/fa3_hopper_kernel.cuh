@@ -216,8 +216,22 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   };
   auto tile_at = [&](int tile) {
     Tile tl;
-    tl.head = tile / p.T_r;
-    tl.q0 = (p.T_r - 1 - tile % p.T_r) * B_r;
+    if (Cfg::kPersistent && p.causal) {
+      // A persistent block takes every gridDim.x-th tile: head-major, block b
+      // would get row block b mod T_r every time. In sections of gridDim.x heads,
+      // row-block-major (heaviest first), block b gets one row block of each
+      // rank per section instead.
+      const int sms = static_cast<int>(gridDim.x);
+      const int per = sms * p.T_r;
+      const int sec = tile / per;
+      const int heads = min(sms, p.num_tiles / p.T_r - sec * sms);  // this section's
+      const int idx = tile - sec * per;
+      tl.head = sec * sms + idx % heads;
+      tl.q0 = (p.T_r - 1 - idx / heads) * B_r;
+    } else {
+      tl.head = tile / p.T_r;
+      tl.q0 = (p.T_r - 1 - tile % p.T_r) * B_r;
+    }
     // Key blocks this row block visits: causal never loads a block above the diagonal.
     const int q_last = min(tl.q0 + B_r, p.n_q) - 1;
     const int kv_end = p.causal ? min(p.n_kv, q_last + 1) : p.n_kv;

@@ -91,11 +91,9 @@ struct HopperConfig {
 // dispatch balances them).
 inline constexpr HopperConfig kHopperConfigs[] = {
     //  d   B_r  B_c  stages  overlap  sequences  mask                  persistent
-    {64, 256, 64, 4, true, 1024, HopperMask::non_causal, true},  // N ≤ 1K: 256 rows pad none of 1K, where 192 pad it to 1152
-    {64, 256, 64, 4, true, 1024, HopperMask::causal},
+    {64, 256, 64, 4, true, 1024, HopperMask::any, true},  // N ≤ 1K: 256 rows pad none of 1K, where 192 pad it to 1152
     {64, 192, 128, 3, true},
-    {128, 128, 128, 2, true, 1024, HopperMask::non_causal, true},  // short: 8 key blocks of 128 for 1K
-    {128, 128, 128, 2, true, 1024, HopperMask::causal},             // short causal: one key block on each diagonal
+    {128, 128, 128, 2, true, 1024, HopperMask::any, true},  // short: 8 key blocks of 128 for 1K, one on each diagonal
     {128, 128, 176, 2, true},
 };
 
