@@ -3,7 +3,8 @@
 # command line (the compiler, or ccache and the compiler), prints its output as
 # before, and writes it to DIR/OBJECT.log under a first line naming the object
 # and the exit code, which is the compile's. The build uses it for the Hopper
-# rungs, whose ptxas notes (C7512: wgmma serialised) a test reads.
+# rungs, whose ptxas notes (C7510–C7520: wgmma serialised, waits inserted) a
+# test reads.
 # usage: compile-log.sh DIR COMMAND...
 set -uo pipefail
 dir=$1
