@@ -21,6 +21,8 @@
 #include <cmath>
 #include <limits>
 #include <iterator>
+#include <map>
+#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
@@ -73,6 +75,24 @@ static_assert(kernels::detail::smem_agrees<ConfigAt>(kFa3HopperConfigs, &fa3_hop
                                                       std::make_index_sequence<kConfigs>{}),
               "the header's shared-memory formula is the kernel's");
 
+// The tile counter of a persistent causal grid (Params::tile_counter), one per
+// device and stream (launches on one stream run one after another; each launch's
+// last block sets it back to 0), made and zeroed on first use.
+int* tile_counter(void* stream) {
+  static std::mutex mutex;
+  static std::map<std::pair<int, void*>, int*> counters;
+  int dev = 0;
+  FLASHLAB_CUDA_CHECK(cudaGetDevice(&dev));
+  const std::lock_guard<std::mutex> lock(mutex);
+  int*& c = counters[{dev, stream}];
+  if (c == nullptr) {
+    FLASHLAB_CUDA_CHECK(cudaMalloc(&c, 2 * sizeof(int)));
+    FLASHLAB_CUDA_CHECK(cudaMemset(c, 0, 2 * sizeof(int)));
+    FLASHLAB_CUDA_CHECK(cudaDeviceSynchronize());
+  }
+  return c;
+}
+
 CUtensorMap make_map(const void* ptr, sim::DType dtype, long long n, int d, long long heads, int box_rows) {
   return kernels::detail::make_head_map(ptr, dtype, n, d, heads, box_rows, "fa3_hopper");
 }
@@ -115,6 +135,7 @@ void launch(const LaunchArgs& a) {
   p.kv_group = static_cast<int>(kv_group);
   p.fold = static_cast<int>(a.running.step);
   p.o_run = a.running.o;
+  if (Cfg::kPersistent && pr.causal) p.tile_counter = tile_counter(a.stream);
   kernel<<<dim3(static_cast<unsigned>(blocks)), dim3(Cfg::kThreads), smem, static_cast<cudaStream_t>(a.stream)>>>(
       tm_q, tm_k, tm_v, tm_o, p);
   FLASHLAB_LAUNCH_CHECK("fa3_hopper_forward_kernel");

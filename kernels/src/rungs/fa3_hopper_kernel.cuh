@@ -143,6 +143,10 @@ struct Params {
   int kv_group;      // H / H_kv: query head h reads K/V head h / kv_group (flat indices); 0 or 1: H_kv = H
   int fold;          // kFoldNone, or how this launch folds into the running output
   float* o_run;      // [B·H, N_q, d] fp32, the running output (fold ≠ kFoldNone)
+  // A persistent causal grid: blocks take their tiles after the first from
+  // tile_counter[0] (the next tile, less gridDim.x) and count themselves done in
+  // tile_counter[1]; the last one done sets both back to 0. Zero before a launch.
+  int* tile_counter;
 };
 
 // ---------------------------------------------------------------------------
@@ -208,7 +212,11 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   auto empty_k = [&](int s) { return bars + 8u * (1 + 2 * kStages + s); };
   auto empty_v = [&](int s) { return bars + 8u * (1 + 3 * kStages + s); };
   auto q_empty = [&](int b) { return b == 0 ? bars + 8u * (1 + 4 * kStages) : bars + 8u * (3 + 4 * kStages); };
-  static_assert(8 * (4 + 4 * kStages) <= Cfg::kBarrierBytes, "the mbarriers fit their kilobyte");
+  // A persistent block's next tile, handed from the producer to the consumers
+  // with Q_i's buffer b (num_tiles or more: none), after the mbarriers.
+  const uint32_t next_slot = bars + 8u * (4 + 4 * kStages);
+  auto slot = [&](int b) { return next_slot + 4u * b; };
+  static_assert(8 * (4 + 4 * kStages) + 8 <= Cfg::kBarrierBytes, "the mbarriers and the next tiles fit their kilobyte");
 
   // Tile → (head, first row q0, key blocks T_c). Head-major order, heaviest
   // row block of a head first (as fa2_tc).
@@ -218,17 +226,12 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   auto tile_at = [&](int tile) {
     Tile tl;
     if (Cfg::kPersistent && p.causal) {
-      // A persistent block takes every gridDim.x-th tile: head-major, block b
-      // would get row block b mod T_r every time. In sections of gridDim.x heads,
-      // row-block-major (heaviest first), block b gets one row block of each
-      // rank per section instead.
-      const int sms = static_cast<int>(gridDim.x);
-      const int per = sms * p.T_r;
-      const int sec = tile / per;
-      const int heads = min(sms, p.num_tiles / p.T_r - sec * sms);  // this section's
-      const int idx = tile - sec * per;
-      tl.head = sec * sms + idx % heads;
-      tl.q0 = (p.T_r - 1 - idx / heads) * B_r;
+      // A persistent causal grid takes its tiles from a counter, heaviest first:
+      // the heaviest row block of every head, then the next, ... (the longest
+      // tile to the block that frees first).
+      const int heads = p.num_tiles / p.T_r;
+      tl.head = tile % heads;
+      tl.q0 = (p.T_r - 1 - tile / heads) * B_r;
     } else {
       tl.head = tile / p.T_r;
       tl.q0 = (p.T_r - 1 - tile % p.T_r) * B_r;
@@ -284,22 +287,10 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
       prefetch_tensormap(&tm_v);
       prefetch_tensormap(&tm_o);
       int kv = 0;  // K_j, V_j blocks this block has issued: the ring's position
-      int n = 0;   // tiles this block has started
-      for (int tile = blockIdx.x; tile < p.num_tiles; tile += gridDim.x, ++n) {
-        const Tile tl = tile_at(tile);
+      // K_j, V_j of a tile into the ring (K_0, V_0 of the block's first tile
+      // were issued before the block's barrier).
+      auto load_KV = [&](const Tile& tl, int n) {
         const int kv_head = p.kv_group > 1 ? tl.head / p.kv_group : tl.head;  // grouped-query attention
-        // Q_i: rows past N_q are zero-filled by the copy engine. From the second
-        // tile on, its buffer is free once every consumer warpgroup released it:
-        // with one buffer K_0, V_0 of the tile go first (they land while the
-        // consumers finish the last tile), with two Q_i goes first (its buffer
-        // was released a tile ago).
-        auto load_Q = [&] {
-          const int b = n % Cfg::kQBuffers;
-          const int use = n / Cfg::kQBuffers;  // earlier tiles of this buffer
-          if (use > 0) mbar_wait(q_empty(b), (use - 1) & 1);
-          copy_in(sQ + b * Cfg::kQBytes, &tm_q, bar_q(b), B_r, tl.q0, tl.head);
-        };
-        if (n > 0 && Cfg::kQBuffers == 2) load_Q();
         for (int j = 0; j < tl.T_c; ++j, ++kv) {
           if (n == 0 && j == 0) continue;  // issued before the block's barrier
           const int s = kv % kStages;
@@ -312,9 +303,39 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
           copy_in(sK_j, &tm_k, full_k(s), B_c, j * B_c, kv_head);
           if (round > 0) mbar_wait(empty_v(s), (round - 1) & 1);
           copy_in(sV_j, &tm_v, full_v(s), B_c, j * B_c, kv_head);
-          if (j == 0 && n > 0 && Cfg::kQBuffers == 1) load_Q();
         }
-        if constexpr (!Cfg::kPersistent) break;
+      };
+      if constexpr (Cfg::kPersistent) {
+        // Tile after tile: its K_j, V_j, then the next tile — the stride's, or
+        // under the causal mask the counter's next — handed to the consumers with
+        // its Q_i in the other buffer (rows past N_q zero-filled), or none, once
+        // every consumer warpgroup released that buffer a tile ago.
+        int tile = blockIdx.x;
+        for (int n = 0;; ++n) {
+          load_KV(tile_at(tile), n);
+          const int next = p.causal ? static_cast<int>(gridDim.x) + atomicAdd(p.tile_counter, 1)
+                                    : tile + static_cast<int>(gridDim.x);
+          const int b = (n + 1) % Cfg::kQBuffers;
+          const int use = (n + 1) / Cfg::kQBuffers;  // earlier tiles of this buffer
+          if (use > 0) mbar_wait(q_empty(b), (use - 1) & 1);
+          asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(slot(b)), "r"(next) : "memory");
+          if (next >= p.num_tiles) {
+            mbar_arrive(bar_q(b));  // no tile: the phase completes without a copy
+            break;
+          }
+          const Tile tn = tile_at(next);
+          copy_in(sQ + b * Cfg::kQBytes, &tm_q, bar_q(b), B_r, tn.q0, tn.head);
+          tile = next;
+        }
+        if (p.causal) {  // the last block done sets the counter back for the next launch
+          __threadfence();
+          if (atomicAdd(p.tile_counter + 1, 1) == static_cast<int>(gridDim.x) - 1) {
+            atomicExch(p.tile_counter, 0);
+            atomicExch(p.tile_counter + 1, 0);
+          }
+        }
+      } else {
+        load_KV(tile_at(blockIdx.x), 0);
       }
     }
     return;
@@ -368,10 +389,13 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     issue_S_at(sQ, sK);
     if constexpr (Cfg::kPingPong) named_bar_arrive(kTurnBarrier + (c + 1) % kConsumers, 256);
   }
-  for (int tile = blockIdx.x; tile < p.num_tiles; tile += gridDim.x, ++n) {
+  // A block of one tile ends after it; a persistent block goes on with the tile
+  // the producer hands on with the next Q_i, until it hands on none.
+  for (int tile = blockIdx.x; tile < p.num_tiles; ++n) {
     const Tile tl = tile_at(tile);
     const int T_c = tl.T_c;
-    const bool last_tile = !Cfg::kPersistent || tile + static_cast<int>(gridDim.x) >= p.num_tiles;
+    bool last_tile = !Cfg::kPersistent;  // a persistent block learns it at the tile's end
+    int next_tile = p.num_tiles;
     const int wg_row0 = tl.q0 + 64 * c;           // first row of Q_i this warpgroup owns
     const int row_a = wg_row0 + warp * 16 + g;    // this thread's two rows
     const int row_b = row_a + 8;
@@ -600,14 +624,14 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
       turn_begin(j);
       turn_end(j);
     }
-    // A persistent block's next S_i0 (after the last tile, a discarded one on
-    // the other Q_i buffer, whose copies have all landed: nothing is waited for).
+    // A persistent block's next tile, or none, and its S_i0 (after the last tile,
+    // a discarded one on the other Q_i buffer, whose copies have all landed).
     if constexpr (Cfg::kPersistent) {
       const int b = (n + 1) % Cfg::kQBuffers;
-      if (!last_tile) {
-        mbar_wait(bar_q(b), ((n + 1) / Cfg::kQBuffers) & 1);
-        wait_K(0, rest);
-      }
+      mbar_wait(bar_q(b), ((n + 1) / Cfg::kQBuffers) & 1);
+      asm volatile("ld.shared.b32 %0, [%1];\n" : "=r"(next_tile) : "r"(slot(b)) : "memory");
+      last_tile = next_tile >= p.num_tiles;
+      if (!last_tile) wait_K(0, rest);
       if constexpr (Cfg::kPingPong) named_bar_sync(kTurnBarrier + c, 256);
       wgmma_fence();
       issue_S_at(sQ + b * Cfg::kQBytes, sK + rest.s * Cfg::kKVBytes);
@@ -670,6 +694,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
         warpgroup_sync(1 + c);  // every warp of this warpgroup is past its last read of Q_i
         release_Q();
         kv += T_c;
+        tile = next_tile;
         continue;
       }
       break;  // one tile per block
@@ -718,6 +743,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     if (!last_tile) release_Q();  // a persistent block's Q_i of two tiles on may land
     kv += T_c;
     if constexpr (!Cfg::kPersistent) break;  // one tile per block
+    tile = next_tile;
   }
   // A persistent block's turns pass on to its very end: warpgroup 0 takes the
   // last warpgroup's final signal, so that no barrier is left half arrived.

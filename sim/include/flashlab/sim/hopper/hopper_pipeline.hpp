@@ -409,8 +409,10 @@ HopperPipeline simulate_hopper_pipeline(const AttentionProblem& p, i64 i, const 
 // to the SMs heaviest row block first as the rung does; each CTA takes its
 // row block's schedule (the same for every row block without causal masking;
 // with it, the visits grow with i). A persistent configuration launches one
-// block per SM that takes every SMs-th tile; each tile still takes its whole
-// schedule (the model does not credit the next Q_i landing under this tile).
+// block per SM that takes every SMs-th tile, or under the causal mask the next
+// tile from a counter, heaviest row block first, when it frees; each tile still
+// takes its whole schedule (the model does not credit the next Q_i landing
+// under this tile).
 // A model of the kernel's time, shown beside what the GPU measures.
 struct HopperLaunchEstimate {
   i64 ctas = 0;    // tiles: (row block, head) pairs, one CTA each unless persistent
@@ -421,6 +423,7 @@ struct HopperLaunchEstimate {
   double cta_time_min_s = 0, cta_time_max_s = 0;
   double tensor_busy_fraction = 0;  // Σ tensor-core time / (SMs × time)
   std::string method;         // how the CTAs were placed
+  bool from_counter = false;  // a persistent causal grid: each block takes its next tile from a counter
 };
 // Throws std::invalid_argument as simulate_hopper_pipeline does, or when the
 // row blocks differ in more than 4,096 ways. Beyond 4,000,000 CTAs (tiles)
