@@ -135,7 +135,15 @@ void launch(const LaunchArgs& a) {
   p.kv_group = static_cast<int>(kv_group);
   p.fold = static_cast<int>(a.running.step);
   p.o_run = a.running.o;
-  if (Cfg::kPersistent && pr.causal) p.tile_counter = tile_counter(a.stream);
+  if (Cfg::kPersistent && pr.causal) {
+    p.tile_counter = tile_counter(a.stream);
+    int dev = 0, l2 = 0, major = 0, minor = 0;
+    FLASHLAB_CUDA_CHECK(cudaGetDevice(&dev));
+    FLASHLAB_CUDA_CHECK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, dev));
+    FLASHLAB_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
+    FLASHLAB_CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev));
+    p.section_heads = static_cast<int>(sim::hopper_section_heads(pr, l2 / sim::l2_partitions_of(10 * major + minor)));
+  }
   kernel<<<dim3(static_cast<unsigned>(blocks)), dim3(Cfg::kThreads), smem, static_cast<cudaStream_t>(a.stream)>>>(
       tm_q, tm_k, tm_v, tm_o, p);
   FLASHLAB_LAUNCH_CHECK("fa3_hopper_forward_kernel");

@@ -147,6 +147,7 @@ struct Params {
   // tile_counter[0] (the next tile, less gridDim.x) and count themselves done in
   // tile_counter[1]; the last one done sets both back to 0. Zero before a launch.
   int* tile_counter;
+  int section_heads;  // a persistent causal grid's tile order: sim::hopper_section_heads
 };
 
 // ---------------------------------------------------------------------------
@@ -226,12 +227,15 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   auto tile_at = [&](int tile) {
     Tile tl;
     if (Cfg::kPersistent && p.causal) {
-      // A persistent causal grid takes its tiles from a counter, heaviest first:
-      // the heaviest row block of every head, then the next, ... (the longest
-      // tile to the block that frees first).
-      const int heads = p.num_tiles / p.T_r;
-      tl.head = tile % heads;
-      tl.q0 = (p.T_r - 1 - tile / heads) * B_r;
+      // A persistent causal grid takes its tiles from a counter in sections of
+      // section_heads heads (their K, V within half the L2), in each the
+      // heaviest row block of every head first, then the next, ...
+      const int per = p.section_heads * p.T_r;
+      const int sec = tile / per;
+      const int heads = min(p.section_heads, p.num_tiles / p.T_r - sec * p.section_heads);  // this section's
+      const int idx = tile - sec * per;
+      tl.head = sec * p.section_heads + idx % heads;
+      tl.q0 = (p.T_r - 1 - idx / heads) * B_r;
     } else {
       tl.head = tile / p.T_r;
       tl.q0 = (p.T_r - 1 - tile % p.T_r) * B_r;

@@ -112,6 +112,11 @@ constexpr std::size_t hopper_smem_bytes(const HopperConfig& c) {
 std::optional<std::size_t> hopper_row(i64 head_dim, i64 seq = kAnySeq, bool causal = false);
 std::optional<HopperConfig> hopper_config(i64 head_dim, i64 seq = kAnySeq, bool causal = false);
 std::optional<HopperConfig> hopper_config(const AttentionProblem& p);  // the problem's row
+// A persistent causal grid's tiles come in sections of this many heads, the
+// heaviest row block of each of them first, then the next: so that the K, V
+// the blocks read at a time stay within half of the L2 every SM reads from
+// (`shared_l2`, shared_l2_bytes), one K/V head at least.
+i64 hopper_section_heads(const AttentionProblem& p, i64 shared_l2);
 std::string hopper_head_dims_text();  // "64, 128"
 inline TileShape tiles_of(const HopperConfig& c) { return {c.Br, c.Bc}; }
 
@@ -410,7 +415,8 @@ HopperPipeline simulate_hopper_pipeline(const AttentionProblem& p, i64 i, const 
 // row block's schedule (the same for every row block without causal masking;
 // with it, the visits grow with i). A persistent configuration launches one
 // block per SM that takes every SMs-th tile, or under the causal mask the next
-// tile from a counter, heaviest row block first, when it frees; each tile still
+// tile from a counter when it frees, heaviest row block first within sections
+// of heads (hopper_section_heads); each tile still
 // takes its whole schedule (the model does not credit the next Q_i landing
 // under this tile).
 // A model of the kernel's time, shown beside what the GPU measures.
