@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs ON the GPU machine: a Hopper rung from several flashlab binaries (variants
-# of the kernel built by scripts/device-build.sh and copied, gzipped, to
-# build-variants/flashlab-NAME.gz or .xz) checked against fp64 and timed on the
+# of the kernel built here by scripts/build-variants.sh, one per commit, or by
+# scripts/device-build.sh and copied, gzipped, to build-variants/flashlab-NAME.gz
+# or .xz) checked against fp64 and timed on the
 # 16k-token grid in one run, so that their times share the GPU's state.
 #   AB_KERNEL    the rung (default fa3_hopper; fa3_hopper_bwd times the backward)
 #   AB_VARIANTS  the names, in timing order (default: every build-variants/*.gz,
@@ -38,7 +39,7 @@ if [ "${AB_CHECK:-1}" = 1 ]; then
     for d in 64 128; do
       timeout 60 /tmp/ab-bin/$n bench --pass $PASS --kernels $K --batch 2 --heads 3 --seq 1,17,65,129,300,1000 --head-dim $d \
         --causal both --dtype fp16,bf16 --check-only --quiet --json /tmp/ab-check-$d-a.json > /dev/null 2>&1
-      timeout 60 /tmp/ab-bin/$n bench --pass $PASS --kernels $K --batch 4 --heads 16 --seq 1000,2048 --head-dim $d \
+      timeout 60 /tmp/ab-bin/$n bench --pass $PASS --kernels $K --batch 4 --heads 16 --seq 900,1000,2048 --head-dim $d \
         --causal both --dtype fp16 --check-only --quiet --json /tmp/ab-check-$d-b.json > /dev/null 2>&1
       timeout 60 /tmp/ab-bin/$n bench --pass $PASS --kernels $K --batch 2 --heads 2 --seq 1,65,1000 --seq-kv 17,2048 \
         --head-dim $d --causal no --dtype fp16 --check-only --quiet --json /tmp/ab-check-$d-c.json > /dev/null 2>&1

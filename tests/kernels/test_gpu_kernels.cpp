@@ -63,6 +63,21 @@ TEST_CASE("every kernel matches fp64 with grouped K/V heads: each query head rea
   ladder.every_rung(ragged, ladder.options(cache));
 }
 
+TEST_CASE("every kernel matches fp64 where a persistent block walks several tiles (more tiles than SMs)",
+          "[gpu][correctness][persistent]") {
+  // 36 heads: 144 tiles of 256 rows at d = 64, 288 of 128 at d = 128, so that the
+  // Hopper rung's persistent blocks take two or three tiles each; the last head
+  // (checked) is a block's second or third. At N = 900 the last row block's last
+  // warpgroup has no row below N_q.
+  const sim::DType dtype = GENERATE(sim::DType::fp16, sim::DType::bf16);
+  const bool causal = GENERATE(false, true);
+  const int d = GENERATE(64, 128);
+  const sim::i64 n = GENERATE(900, 1024);
+  const auto p = problem(4, 9, n, d, causal, dtype);
+  ReferenceCache cache;
+  ladder.every_rung(p, ladder.options(cache));
+}
+
 TEST_CASE("fa1 and fa2 match fp64 with any tiles the GUI may ask for", "[gpu][correctness][tiles]") {
   const sim::DType dtype = GENERATE(sim::DType::fp32, sim::DType::fp16);
   const bool causal = GENERATE(false, true);

@@ -87,14 +87,9 @@ RungLaunch rung_launch(const RungTiming& t, i64 heads, i64 n_q, i64 n_kv, bool c
     end = static_cast<double>((l.ctas + l.slots - 1) / l.slots) * (fixed + t.tile_s * static_cast<double>(visits.front()));
   } else {
     // Each CTA, head by head, to the slot that frees first.
-    std::vector<std::pair<double, i64>> runs;
-    for (i64 h = 0; h < heads; ++h)
-      for (i64 v : visits) {
-        const double time = fixed + t.tile_s * static_cast<double>(v);
-        if (!runs.empty() && runs.back().first == time) ++runs.back().second;
-        else runs.emplace_back(time, 1);
-      }
-    end = first_free_makespan(runs, std::min(l.slots, l.ctas));
+    std::vector<double> per_head;
+    for (i64 v : visits) per_head.push_back(fixed + t.tile_s * static_cast<double>(v));
+    end = first_free_makespan(head_by_head(per_head, heads), std::min(l.slots, l.ctas));
   }
   l.time_s = t.launch_s + end;
   return l;

@@ -12,6 +12,18 @@
 
 namespace flashlab::sim {
 
+// The launch order of the rungs' CTAs as runs: head by head, each head's CTAs
+// in the order of `per_head` (their times; the rungs number the heaviest first).
+inline std::vector<std::pair<double, i64>> head_by_head(const std::vector<double>& per_head, i64 heads) {
+  std::vector<std::pair<double, i64>> runs;
+  for (i64 h = 0; h < heads; ++h)
+    for (double t : per_head) {
+      if (!runs.empty() && runs.back().first == t) ++runs.back().second;
+      else runs.emplace_back(t, 1);
+    }
+  return runs;
+}
+
 // `runs`: (one CTA's time, how many CTAs in a row take it), in launch order.
 inline double first_free_makespan(const std::vector<std::pair<double, i64>>& runs, i64 slots) {
   // The slots' free times as a binary min-heap: each CTA takes the top and

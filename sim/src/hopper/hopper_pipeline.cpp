@@ -371,9 +371,13 @@ HopperLaunchEstimate estimate_hopper_launch(const AttentionProblem& p, const Hop
       end_ns = std::max(end_ns, busy);
     }
     e.method = stride;
-  } else if (!c.persistent && e.ctas <= 4'000'000) {  // each CTA to the SM that frees first, heaviest first
-    end_ns = first_free_makespan(rows, sms);
-    e.method = "each CTA to the SM that frees first, heaviest row block first";
+  } else if (!c.persistent && e.ctas <= 4'000'000) {
+    // Each CTA, in launch order, to the SM that frees first: head by head, each
+    // head's heaviest row block first (the rung's numbering).
+    std::vector<double> per_head;
+    for (i64 i = g.T_r - 1; i >= 0; --i) per_head.push_back(by_visits.at(visits_of(g, i)).first);
+    end_ns = first_free_makespan(head_by_head(per_head, heads), sms);
+    e.method = "each CTA to the SM that frees first: head by head, heaviest row block first";
   } else {
     double total = 0;
     for (const auto& [t, count] : rows) total += t * static_cast<double>(count);

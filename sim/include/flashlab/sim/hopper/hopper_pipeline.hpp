@@ -411,7 +411,8 @@ HopperPipeline simulate_hopper_pipeline(const AttentionProblem& p, i64 i, const 
 
 // The whole launch from the CTAs' schedules: B·H·T_r CTAs, one per SM at a
 // time (a configuration's shared memory leaves no room for a second), handed
-// to the SMs heaviest row block first as the rung does; each CTA takes its
+// to the SMs in the rung's order — head by head, each head's heaviest row block
+// first — each to the SM that frees first; each CTA takes its
 // row block's schedule (the same for every row block without causal masking;
 // with it, the visits grow with i). A persistent configuration launches one
 // block per SM that takes every SMs-th tile, or under the causal mask the next

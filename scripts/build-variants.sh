@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# Builds, HERE, the `flashlab` binaries of an A/B for the GPU machine: one per
+# git commit (a branch, a tag, a hash), each optionally with the Hopper
+# configuration table (sim::kHopperConfigs) replaced by the rows of a file, in a
+# worktree beside this checkout (so this one is left alone). Each lands stripped
+# and xz-compressed as build-variants/flashlab-NAME.xz, where
+# scripts/fa3_hopper_ab.sh takes them (device tool: carry ["build-variants"]).
+#
+#   bash scripts/build-variants.sh base=main chain=next/chain c4k=next/chain:rows-4k.txt
+#
+# A table file holds the lines between `kHopperConfigs[] = {` and `};`. The
+# build is the GPU machine's (Release, sm_90a, no GUI); what ptxas said of the
+# Hopper rungs (serialised wgmma, inserted waits, spills) is printed per build.
+set -uo pipefail
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+WT=${VARIANT_WORKTREE:-$ROOT/../wt-variants}
+JOBS=${JOBS:-2}
+[ $# -gt 0 ] || { echo "usage: build-variants.sh NAME=REF[:TABLE_FILE] ..." >&2; exit 2; }
+[ -d "$WT" ] || git -C "$ROOT" worktree add --detach "$WT" HEAD >/dev/null || exit 2
+mkdir -p "$ROOT/build-variants"
+status=0
+for spec in "$@"; do
+  name=${spec%%=*}; rest=${spec#*=}; ref=${rest%%:*}; table=""
+  [ "$rest" != "$ref" ] && table=$(realpath "${rest#*:}")
+  if [ -z "$name" ] || [ "$name" = "$spec" ]; then echo "$spec: not NAME=REF[:TABLE_FILE]" >&2; status=2; continue; fi
+  (cd "$WT" && git checkout -q -- . && git checkout -q --detach "$ref") || { echo "$name: no commit $ref" >&2; status=2; continue; }
+  if [ -n "$table" ]; then
+    python3 - "$WT/sim/include/flashlab/sim/hopper/hopper_pipeline.hpp" "$table" <<'PY' || { status=2; continue; }
+import sys
+path, rows = sys.argv[1:3]
+s = open(path).read()
+head = "inline constexpr HopperConfig kHopperConfigs[] = {\n"
+a = s.index(head) + len(head)
+b = s.index("};", a)
+open(path, "w").write(s[:a] + open(rows).read() + s[b:])
+PY
+  fi
+  cmake -S "$WT" -B "$WT/build-device-cmake" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
+        -DFLASHLAB_CUDA=ON -DFLASHLAB_GUI=OFF -DFLASHLAB_BENCHMARKS=OFF -DFLASHLAB_TESTS=ON \
+        -DCMAKE_DISABLE_FIND_PACKAGE_PkgConfig=ON -U "CAIRO*" -U "IMGUI*" > /dev/null 2>&1
+  log=$ROOT/build-variants/build-$name.log
+  t0=$(date +%s)
+  if cmake --build "$WT/build-device-cmake" -j"$JOBS" --target flashlab > "$log" 2>&1; then
+    strip -o "$ROOT/build-variants/flashlab-$name" "$WT/build-device-cmake/flashlab"
+    xz -T"$JOBS" -6 -f "$ROOT/build-variants/flashlab-$name"
+    notes=$(cat "$WT"/build-device-cmake/kernels/compile-logs/*.log 2>/dev/null | grep -cE "C75[0-9][0-9]|spill")
+    echo "$name: $(cd "$WT" && git rev-parse --short HEAD)${table:+ with the rows of $table}, $(($(date +%s) - t0)) s," \
+         "$(du -h "$ROOT/build-variants/flashlab-$name.xz" | cut -f1), ptxas notes: $notes"
+  else
+    echo "$name: the build failed ($log)"; status=1
+  fi
+  (cd "$WT" && git checkout -q -- .)
+done
+exit $status
