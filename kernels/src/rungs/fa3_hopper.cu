@@ -21,8 +21,6 @@
 #include <cmath>
 #include <limits>
 #include <iterator>
-#include <map>
-#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
@@ -30,6 +28,7 @@
 #include "device/cuda_check.hpp"
 #include "hopper_device.hpp"
 #include "device/smem_opt_in.hpp"
+#include "flashlab/kernels/launch/layouts.hpp"
 #include "flashlab/kernels/rungs/fa3_hopper.hpp"
 
 #if !defined(FLASHLAB_FA3_HOPPER_NO_SM90A)
@@ -75,24 +74,6 @@ static_assert(kernels::detail::smem_agrees<ConfigAt>(kFa3HopperConfigs, &fa3_hop
                                                       std::make_index_sequence<kConfigs>{}),
               "the header's shared-memory formula is the kernel's");
 
-// The tile counter of a persistent causal grid (Params::tile_counter), one per
-// device and stream (launches on one stream run one after another; each launch's
-// last block sets it back to 0), made and zeroed on first use.
-int* tile_counter(void* stream) {
-  static std::mutex mutex;
-  static std::map<std::pair<int, void*>, int*> counters;
-  int dev = 0;
-  FLASHLAB_CUDA_CHECK(cudaGetDevice(&dev));
-  const std::lock_guard<std::mutex> lock(mutex);
-  int*& c = counters[{dev, stream}];
-  if (c == nullptr) {
-    FLASHLAB_CUDA_CHECK(cudaMalloc(&c, 2 * sizeof(int)));
-    FLASHLAB_CUDA_CHECK(cudaMemset(c, 0, 2 * sizeof(int)));
-    FLASHLAB_CUDA_CHECK(cudaDeviceSynchronize());
-  }
-  return c;
-}
-
 CUtensorMap make_map(const void* ptr, sim::DType dtype, long long n, int d, long long heads, int box_rows) {
   return kernels::detail::make_head_map(ptr, dtype, n, d, heads, box_rows, "fa3_hopper");
 }
@@ -136,7 +117,8 @@ void launch(const LaunchArgs& a) {
   p.fold = static_cast<int>(a.running.step);
   p.o_run = a.running.o;
   if (Cfg::kPersistent && pr.causal) {
-    p.tile_counter = tile_counter(a.stream);
+    p.tile_counter = reinterpret_cast<int*>(kernels::detail::checked_workspace(
+        a, layout::fa3_hopper_workspace_bytes(pr), "fa3_hopper", "the tile counter of a persistent causal grid"));
     int dev = 0, l2 = 0, major = 0, minor = 0;
     FLASHLAB_CUDA_CHECK(cudaGetDevice(&dev));
     FLASHLAB_CUDA_CHECK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, dev));
