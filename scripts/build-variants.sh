@@ -15,6 +15,8 @@ set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 WT=${VARIANT_WORKTREE:-$ROOT/../wt-variants}
 JOBS=${JOBS:-2}
+# shellcheck source=scripts/device-configure.sh
+. "$ROOT/scripts/device-configure.sh"
 [ $# -gt 0 ] || { echo "usage: build-variants.sh NAME=REF[:TABLE_FILE] ..." >&2; exit 2; }
 [ -d "$WT" ] || git -C "$ROOT" worktree add --detach "$WT" HEAD >/dev/null || exit 2
 mkdir -p "$ROOT/build-variants"
@@ -35,9 +37,7 @@ b = s.index("};", a)
 open(path, "w").write(s[:a] + open(rows).read() + s[b:])
 PY
   fi
-  cmake -S "$WT" -B "$WT/build-device-cmake" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
-        -DFLASHLAB_CUDA=ON -DFLASHLAB_GUI=OFF -DFLASHLAB_BENCHMARKS=OFF -DFLASHLAB_TESTS=ON \
-        -DCMAKE_DISABLE_FIND_PACKAGE_PkgConfig=ON -U "CAIRO*" -U "IMGUI*" > /dev/null 2>&1
+  device_configure "$WT" "$WT/build-device-cmake" > /dev/null 2>&1
   log=$ROOT/build-variants/build-$name.log
   t0=$(date +%s)
   if cmake --build "$WT/build-device-cmake" -j"$JOBS" --target flashlab > "$log" 2>&1; then

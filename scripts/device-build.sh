@@ -22,11 +22,10 @@ TREE=$ROOT/build-device-cmake
 DEST=$ROOT/build-device
 JOBS=${JOBS:-2}
 
-# No pkg-config: the GPU machine may lack libcairo, so chart export there is SVG
-# and CSV only (cairo is found through pkg-config; nothing else of this build is).
-cmake -S "$ROOT" -B "$TREE" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
-      -DFLASHLAB_CUDA=ON -DFLASHLAB_GUI=OFF -DFLASHLAB_BENCHMARKS=OFF -DFLASHLAB_TESTS=ON \
-      -DCMAKE_DISABLE_FIND_PACKAGE_PkgConfig=ON -U "CAIRO*" -U "IMGUI*" ${CMAKE_ARGS:-} >/dev/null
+# shellcheck source=scripts/device-configure.sh
+. "$ROOT/scripts/device-configure.sh"
+# shellcheck disable=SC2086  # CMAKE_ARGS: several arguments
+device_configure "$ROOT" "$TREE" ${CMAKE_ARGS:-} >/dev/null
 cmake --build "$TREE" -j"$JOBS" --target flashlab flashlab_kernels_gpu_tests flashlab_ceilings_gpu_tests \
       flashlab_bwd_check flashlab_ring_gpu_tests
 

@@ -12,7 +12,9 @@
 # BUDGET (seconds; 0: none — no sweep starts in its last 60 s, so the files are
 # always merged and written) and KERNEL_FILES (your own kernels, .cu files
 # separated by spaces: each runs on every sweep beside the rungs, as
-# flashlab bench --kernel-file runs it) may be set.
+# flashlab bench --kernel-file runs it) may be set. A sweep flashlab bench
+# refuses (no CUDA device) stops the script, exit 2, before any report; a sweep
+# with failed cases or cut short by BUDGET is said on stderr, exit 1 at the end.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 LAB=${1:?usage: run-lab.sh LAB OUT}
@@ -44,6 +46,7 @@ done
 # Sweep by sweep: FlashLab's rungs, then PyTorch on the same problems, so that
 # a run cut short still holds both sides of every sweep it reached.
 ours=() theirs=()
+status=0
 for s in "${sweeps[@]}"; do
   if [ "$BUDGET" -gt 0 ] && [ $((BUDGET - SECONDS)) -le 60 ]; then
     echo "!! $s not run: the budget of ${BUDGET}s is spent" >> "$LOG"
@@ -51,15 +54,36 @@ for s in "${sweeps[@]}"; do
   fi
   echo "== flashlab bench --sweep $s" >> "$LOG"
   limit=$([ "$BUDGET" -gt 0 ] && echo $((BUDGET - SECONDS - 30)) || echo 0)  # 0: timeout waits forever
-  timeout "$limit" "$FLASHLAB" bench --sweep "$s" --repeats "$REPEATS" "${kernel_files[@]}" --json "$OUT/bench-$s.json" >> "$LOG" 2>&1 ||
+  timeout "$limit" "$FLASHLAB" bench --sweep "$s" --repeats "$REPEATS" "${kernel_files[@]}" --json "$OUT/bench-$s.json" >> "$LOG" 2>&1
+  rc=$?
+  if [ "$rc" -eq 2 ]; then
+    # Refused before measuring (no CUDA device, a bad kernel file): every sweep
+    # would be, so stop here rather than write a report of nothing measured.
+    why=$(grep 'flashlab: error:' "$LOG" | tail -n 1)
+    echo "run-lab.sh: flashlab bench --sweep $s measured nothing: ${why:-see $LOG}" >&2
+    echo "run-lab.sh: stopped before the report (log: $LOG)" >&2
+    exit 2
+  elif [ "$rc" -ne 0 ]; then
     echo "!! $s failed or was cut short" >> "$LOG"
+    msg=$([ "$rc" -eq 124 ] && echo "cut short by BUDGET" || echo "some cases failed")
+    echo "run-lab.sh: flashlab bench --sweep $s: $msg (see $LOG)" >&2
+    status=1
+  fi
   [ -s "$OUT/bench-$s.json" ] || continue
   ours+=("$OUT/bench-$s.json")
   echo "== scripts/torch_compare.py on $s" >> "$LOG"
   python3 scripts/torch_compare.py --ours "$OUT/bench-$s.json" --json "$OUT/torch-$s.json" --repeats "$REPEATS" \
-    >> "$OUT/labs-compare.txt" 2>> "$LOG" || echo "!! torch_compare.py on $s failed" >> "$LOG"
+    >> "$OUT/labs-compare.txt" 2>> "$LOG" || {
+    echo "!! torch_compare.py on $s failed" >> "$LOG"
+    echo "run-lab.sh: scripts/torch_compare.py on $s failed (see $LOG)" >&2
+    status=1
+  }
   [ -s "$OUT/torch-$s.json" ] && theirs+=("$OUT/torch-$s.json")
 done
+if [ ${#ours[@]} -eq 0 ]; then
+  echo "run-lab.sh: no sweep was measured (see $LOG): no report written" >&2
+  exit 2
+fi
 merge() {
   python3 - "$@" <<'PY'
 import json, sys
@@ -72,10 +96,9 @@ PY
 merge "$OUT/labs-flashlab.json" "${ours[@]}"
 merge "$OUT/labs-pytorch.json" "${theirs[@]}"
 rm -f "${ours[@]}" "${theirs[@]}"
-status=0
 for l in $labs; do
   echo "== flashlab report --lab $l" >> "$LOG"
   "$FLASHLAB" report --lab "$l" --results "$OUT/labs-flashlab.json" --results "$OUT/labs-pytorch.json" \
-    --out "$OUT/report-$l" >> "$LOG" 2>&1 || status=1
+    --out "$OUT/report-$l" >> "$LOG" 2>&1 || { status=1; echo "run-lab.sh: flashlab report --lab $l failed (see $LOG)" >&2; }
 done
 exit $status

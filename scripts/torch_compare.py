@@ -131,7 +131,7 @@ def empty_row(kernel, p, direction="fwd"):
     row = {"kernel": kernel, "model": MODELS[direction][kernel], "direction": direction, "batch": p["batch"],
            "heads": p["heads"],
            "seq_q": p["seq_q"], "seq_kv": p["seq_kv"], "head_dim": p["head_dim"], "causal": p["causal"], "dtype": p["dtype"],
-           "br": 0, "bc": 0, "status": "ok", "reason": "",
+           "br": None, "bc": None, "status": "ok", "reason": "",  # PyTorch has no tiles of ours
            # Not computed here: flashlab derives them from the model where it places a row.
            "tflops_exact": None, "gbps": None, "predicted_memory_bytes": None,
            "mem_limit_bytes": p.get("mem_limit_bytes", 0) or None}

@@ -150,6 +150,8 @@ class BenchCommand : public Command {
     if (check_roof_) return check_roof();
     if (per_point_ && results_.empty()) throw UsageError("--per-point: give the results files with --results FILE");
     if (!results_.empty()) return print_results();
+    require_output_folder("--csv", csv_);  // before the runs, not after them
+    require_output_folder("--json", json_);
     if (!kernel_files_.empty()) return run_kernel_files();
     for (const char* flag : {"--kernel-timeout", "--compile-only", "--no-isolation"})
       if (app->count(flag) > 0) throw UsageError(std::string(flag) + " belongs to --kernel-file");

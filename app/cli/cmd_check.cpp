@@ -75,6 +75,7 @@ class CheckCommand : public Command {
     const double tolerance = parse_percent("--tolerance", tolerance_);
     const double spread = parse_percent("--spread", spread_);
     if (!results_.empty() && out_.empty()) throw UsageError("--results draws FlashLab's runs on the chart: give --out");
+    if (!out_.empty()) require_output_dir("--out", out_);
     analysis::StudentDefaults defaults;
     defaults.batch = given(batch_);
     defaults.seq = given(seq_);
@@ -107,10 +108,7 @@ class CheckCommand : public Command {
 
   void write_outputs(const analysis::StudentCheck& check, const sim::HardwareModel& hw,
                      const analysis::BenchResults* runs) const {
-    std::error_code ec;
-    std::filesystem::create_directories(out_, ec);
-    if (ec) throw UsageError("--out: cannot create '" + out_ + "': " + ec.message());
-    const std::filesystem::path dir(out_);
+    const std::filesystem::path dir(out_);  // made by run(), before the table
     const std::string csv = (dir / "check.csv").string();
     write_output("--out", csv, analysis::student_check_csv(check));
     std::cout << "wrote " << csv << "\n";

@@ -54,7 +54,8 @@ std::string tiles_cell(const analysis::PassRun& run) {
   return out;
 }
 
-std::string gb_cell(double bytes) { return analysis::fixed(bytes / 1e9, 2) + " GB"; }
+// Bytes in the unit that keeps three digits: "9.13 GB", "541 MB", "1.05 MB".
+std::string bytes_cell(double bytes) { return sim::si_unit(bytes, "B"); }
 
 std::string kernel_tiles(const sim::TileShape& t) {
   return t.Br > 0 && t.Bc > 0 ? std::to_string(t.Br) + "×" + std::to_string(t.Bc) : "-";
@@ -210,16 +211,16 @@ void print_measured_runs(sim::PassSelection s, const Measured& measured, const s
       std::vector<std::string> predicted, measured_cells;
       for (const analysis::MeasuredDram& m : r.parts) {
         tiles += (tiles.empty() ? "" : " / ") + kernel_tiles(m.tiles);
-        predicted.push_back(m.predicted_bytes() >= 0 ? gb_cell(static_cast<double>(m.predicted_bytes())) : "-");
-        measured_cells.push_back(m.measured ? gb_cell(static_cast<double>(m.read_bytes + m.write_bytes)) : "-");
+        predicted.push_back(m.predicted_bytes() >= 0 ? bytes_cell(static_cast<double>(m.predicted_bytes())) : "-");
+        measured_cells.push_back(m.measured ? bytes_cell(static_cast<double>(m.read_bytes + m.write_bytes)) : "-");
         if (m.measured && !m.note.empty()) note += (note.empty() ? "" : "; ") + m.kernel + ": " + m.note;
       }
       std::vector<std::string> line{r.label(), sim::describe(r.problem), tiles};
       line.insert(line.end(), predicted.begin(), predicted.end());
       if (step)
-        line.push_back(r.predicted_bytes >= 0 ? gb_cell(static_cast<double>(r.predicted_bytes)) : "-");
+        line.push_back(r.predicted_bytes >= 0 ? bytes_cell(static_cast<double>(r.predicted_bytes)) : "-");
       line.insert(line.end(), measured_cells.begin(), measured_cells.end());
-      if (step) line.push_back(r.measured ? gb_cell(static_cast<double>(r.measured_bytes)) : "-");
+      if (step) line.push_back(r.measured ? bytes_cell(static_cast<double>(r.measured_bytes)) : "-");
       line.push_back(r.has_error ? signed_percent(r.error) : "-");
       line.push_back(r.time_ms > 0 ? analysis::fixed(r.time_ms, 3) : "-");
       line.push_back(note);
@@ -306,7 +307,7 @@ int print_and_write(const Resolved& r, const std::vector<Row>& rows, const std::
   std::cout << "\n";
   const double std_bytes = static_cast<double>(rows.front().run.total.level(sim::Level::HBM).bytes());
   analysis::TextTable t({"algorithm", "B_r×B_c", "requests read", "requests write", "requests total",
-                         "vs " + rows.front().label, "DRAM predicted", "DRAM measured", "GFLOP", "AI FLOP/B", "≥ ms",
+                         "vs " + rows.front().label, "DRAM predicted", "DRAM measured", "FLOPs", "AI FLOP/B", "≥ time",
                          "bound"});
   std::string csv = analysis::csv_row(compare_csv_header());
   size_t csv_rows = 0;
@@ -320,11 +321,11 @@ int print_and_write(const Resolved& r, const std::vector<Row>& rows, const std::
             analysis::measured_dram(measured->results, measured->origin, r.problem, part.result.algorithm));
     const bool any_run = std::any_of(lookups.begin(), lookups.end(), [](const auto& l) { return !l.runs.empty(); });
     const std::string measured_cell = !measured ? "-" : any_run ? "per kernel below" : lookups.front().why_none;
-    t.add({row.label, tiles_cell(run), gb_cell(static_cast<double>(hbm.read_bytes)),
-           gb_cell(static_cast<double>(hbm.write_bytes)), gb_cell(static_cast<double>(hbm.bytes())),
-           analysis::fixed(static_cast<double>(hbm.bytes()) / std_bytes, 3) + "×", gb_cell(run.roof.dram_bytes),
-           measured_cell, analysis::fixed(static_cast<double>(run.total.flops()) / 1e9, 1), analysis::fixed(run.roof.ai, 1),
-           analysis::fixed(run.roof.time_s * 1e3, 3), run.roof.memory_bound ? "memory" : "compute"});
+    t.add({row.label, tiles_cell(run), bytes_cell(static_cast<double>(hbm.read_bytes)),
+           bytes_cell(static_cast<double>(hbm.write_bytes)), bytes_cell(static_cast<double>(hbm.bytes())),
+           analysis::fixed(static_cast<double>(hbm.bytes()) / std_bytes, 3) + "×", bytes_cell(run.roof.dram_bytes),
+           measured_cell, sim::si_unit(static_cast<double>(run.total.flops()), "FLOP"), analysis::fixed(run.roof.ai, 1),
+           sim::duration(run.roof.time_s), run.roof.memory_bound ? "memory" : "compute"});
    for (size_t part_index = 0; part_index < run.parts.size(); ++part_index) {
     const sim::SimResult& s = run.parts[part_index].result;
     const analysis::MeasuredLookup runs = measured ? lookups[part_index] : analysis::MeasuredLookup{};
@@ -343,7 +344,7 @@ int print_and_write(const Resolved& r, const std::vector<Row>& rows, const std::
       const bool predicted = k.predicted_read_bytes >= 0 && k.predicted_write_bytes >= 0;
       std::string cell = k.why_not;
       if (k.measured) {
-        cell = gb_cell(static_cast<double>(k.read_bytes + k.write_bytes));
+        cell = bytes_cell(static_cast<double>(k.read_bytes + k.write_bytes));
         if (k.has_error) {
           std::string e = analysis::fixed(100 * k.error, 1);
           if (e == "-0.0") e = "0.0";
@@ -352,7 +353,7 @@ int print_and_write(const Resolved& r, const std::vector<Row>& rows, const std::
       }
       t.add({"  " + k.kernel + (run.parts.size() > 1 ? " (" + std::string(sim::to_string(sim::algorithm_info(s.algorithm).pass)) + ")" : ""),
              kernel_tiles(k.tiles), "", "", "", "",
-             predicted ? gb_cell(static_cast<double>(k.predicted_read_bytes + k.predicted_write_bytes)) : "-", cell, "",
+             predicted ? bytes_cell(static_cast<double>(k.predicted_read_bytes + k.predicted_write_bytes)) : "-", cell, "",
              "", "", ""});
       std::vector<std::string> line = fields;
       line.push_back(k.kernel);
@@ -370,19 +371,18 @@ int print_and_write(const Resolved& r, const std::vector<Row>& rows, const std::
   }
   std::cout << t.str() << "\n";
   const sim::PassSelection passes = rows.front().run.passes;
-  std::cout << "GFLOP is the exact count of the blocks computed (matmul + softmax); the benchmark convention "
+  std::cout << "FLOPs is the exact count of the blocks computed (matmul + softmax); the benchmark convention "
             << analysis::convention_formula(r.problem, passes) << " is "
-            << analysis::fixed(static_cast<double>(analysis::convention_flops(r.problem, passes)) / 1e9, 1)
-            << " GFLOP.\n"
+            << sim::si_unit(static_cast<double>(analysis::convention_flops(r.problem, passes)), "FLOP") << ".\n"
                "Requests are reads and writes to global memory: the paper's HBM accesses. DRAM predicted is what "
-               "the L2 model lets through to DRAM (dirty data left in the L2 at the end included). AI and ≥ ms (the "
+               "the L2 model lets through to DRAM (dirty data left in the L2 at the end included). AI and ≥ time (the "
                "roofline lower bound max(FLOPs/peak, DRAM bytes/bandwidth)) use it; docs/model.md.\n";
   if (measured)
     std::cout << "Kernel lines: every kernel of the file whose model is the algorithm, each on its own line, with the "
                  "DRAM bytes its counters measured and the model's prediction for the launch that ran (written back "
                  "during the run, as the counters see it); the error is (model − measured) / measured.\n";
   if (passes == sim::PassSelection::fwd_bwd)
-    std::cout << "A training step is each pass simulated on its own (its own tiles), summed; its ≥ ms is the sum of "
+    std::cout << "A training step is each pass simulated on its own (its own tiles), summed; its ≥ time is the sum of "
                  "the passes' bounds. Tiles read forward / backward.\n";
   for (const Row& row : rows)
     for (const std::string& m : row.run.messages()) std::cout << "note (" << row.label << "): " << m << "\n";
@@ -513,6 +513,8 @@ class CompareCommand : public Command {
     const std::optional<sim::PassSelection> pass = parse_pass(pass_);
     if (!measured_csv_.empty() && (results_.empty() || !pass))
       throw UsageError("--measured-csv: needs --results and --pass (the table of every measured run of the pass)");
+    require_output_folder("--csv", csv_);
+    require_output_folder("--measured-csv", measured_csv_);
     std::optional<Measured> measured;
     if (!results_.empty()) {
       try {

@@ -31,9 +31,9 @@ class ExportCommand : public Command {
         ->take_all();
     app->add_option("--kernel", kernel_, "bench-heatmap: the kernel to show (default: the first with a batch × seq grid)");
     app->add_option("--baseline", baseline_, "bench-speedup: the baseline kernel (default: torch_eager, naive_cublas or naive)");
-    app->add_option("--filter", filter_, "bench charts: which configuration, e.g. batch=32,causal=yes (keys: batch, heads, "
-                                         "kv-heads, head-dim, emb-dim = heads·head-dim, causal, dtype; default: the "
-                                         "first value of each that varies)");
+    app->add_option("--filter", filter_, "bench charts: which configuration, e.g. batch=32,causal=yes (keys: " +
+                                             analysis::bench_filter_key_list() +
+                                             "; default: the first value of each that varies)");
   }
 
   int run() override {

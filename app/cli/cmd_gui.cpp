@@ -67,7 +67,8 @@ class GuiCommand : public Command {
     const std::vector<std::string>& panels = gui::screenshot_panels();
     if (!panel_.empty() && std::find(panels.begin(), panels.end(), panel_) == panels.end())
       throw UsageError("--screenshot-panel: '" + panel_ + "' is not one of " + panel_list());
-    if (scale_ != 0 && !(scale_ >= 1.0 && scale_ <= 3.0)) throw UsageError("--ui-scale must be between 1.0 and 3.0");
+    if (app->count("--ui-scale") > 0 && !(scale_ >= 1.0 && scale_ <= 3.0))
+      throw UsageError("--ui-scale must be between 1.0 and 3.0");
     if (width_ < 320 || width_ > 8192 || height_ < 240 || height_ > 8192)
       throw UsageError("--width/--height out of range (320×240 to 8192×8192)");
     if (!display_present())

@@ -161,6 +161,7 @@ class PipelineCommand final : public Command {
     const std::optional<sim::PassSelection> pass = sim::parse_pass_selection(pass_);
     if (pass != sim::PassSelection::fwd && pass != sim::PassSelection::bwd)
       throw UsageError("--pass: '" + pass_ + "' is not a pass the pipeline shows (expected fwd or bwd)");
+    require_output_folder("--csv", csv_);
     if (pass == sim::PassSelection::bwd) {
       if (row_block_) throw UsageError("--row-block: the backward's CTA owns a column block: use --col-block");
       if (!results_.empty()) throw UsageError("--results: the backward's launch is not modelled; only its CTA's schedule");

@@ -201,6 +201,7 @@ class ReportCommand : public Command {
     std::vector<std::string> notes;
     if (!results_.empty()) {
       const analysis::BenchResults all = read_results_files("--results", results_, notes);
+      req.results_notes = notes;
       req.results_origin = joined(results_, ", ");
       // The charts on the GPU that ran, unless --hw names another.
       const bool hw_given = flags_.hw != ProblemFlags{}.hw;

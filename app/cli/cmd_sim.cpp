@@ -87,7 +87,7 @@ void print_text(const sim::SimResult& r, const sim::HardwareModel& hw, std::ostr
   out << "  roofline  AI " << analysis::fixed(roof.ai, 1) << " FLOP/B of DRAM (" << analysis::fixed(roof.ai_requests, 1)
       << " on the requests), ridge " << analysis::fixed(roof.ridge, 1)
       << " -> " << (roof.memory_bound ? "memory" : "compute") << "-bound; at least "
-      << analysis::fixed(roof.time_s * 1e3, 3) << " ms ("
+      << sim::duration(roof.time_s) << " ("
       << analysis::fixed(roof.attainable / 1e12, 1) << " TFLOP/s attainable)\n";
   out << "  counted   " << group_digits(r.events_per_head) << " events per head, by " << r.method << "\n";
   for (const std::string& msg : r.messages()) out << "  note      " << msg << "\n";
@@ -123,10 +123,9 @@ void print_step(const analysis::PassRun& run, const sim::HardwareModel& hw, std:
   out << "  FLOPs     exact " << si(roof.flops) << "  convention (" << analysis::convention_formula(run.problem, run.passes)
       << ") " << si(roof.convention_flops) << "\n";
   out << "  roofline  AI " << analysis::fixed(roof.ai, 1) << " FLOP/B of DRAM; at least "
-      << analysis::fixed(roof.time_s * 1e3, 3) << " ms (the sum of each pass's bound: ";
-  for (size_t k = 0; k < run.parts.size(); ++k)
-    out << (k ? " + " : "") << analysis::fixed(run.parts[k].roof.time_s * 1e3, 3);
-  out << " ms)\n";
+      << sim::duration(roof.time_s) << " (the sum of each pass's bound: ";
+  for (size_t k = 0; k < run.parts.size(); ++k) out << (k ? " + " : "") << sim::duration(run.parts[k].roof.time_s);
+  out << ")\n";
   print_step_memory(sim::training_step_memory(run.family, run.problem), out);
 }
 
@@ -172,6 +171,9 @@ class SimCommand : public Command {
         ->capture_default_str();
     add_pass_flag(*app, pass_);
     add_problem_flags(*app, flags_);
+    app->add_option("--o-accumulator", o_accumulator_,
+                    "the type O is kept in between the steps of FlashAttention-1 (fp32: as a kernel that "
+                    "accumulates in fp32, the rung and the lab's skeleton do; default: the problem's dtype, as the paper)");
     app->add_flag("--json", json_, "print one JSON object");
     app->add_option("--trace", trace_, "write the event stream of one head as CSV to FILE");
   }
@@ -181,6 +183,11 @@ class SimCommand : public Command {
     if (algos.size() != 1) throw UsageError("--algo takes one algorithm (use `flashlab sweep` for several)");
     const std::optional<sim::PassSelection> pass = parse_pass(pass_);
     Resolved r = resolve(flags_);
+    if (!o_accumulator_.empty()) {
+      const std::optional<sim::DType> t = sim::parse_dtype(o_accumulator_);
+      if (!t) throw UsageError("--o-accumulator: unknown dtype '" + o_accumulator_ + "' (fp32, fp16 or bf16)");
+      r.options.storage.o_accumulator = *t;
+    }
     const sim::PassSelection selection = pass_or_own(pass, algos[0]);
     if (selection == sim::PassSelection::fwd_bwd) {
       if (!trace_.empty()) throw UsageError("--trace writes one pass: give --pass fwd or --pass bwd");
@@ -194,6 +201,8 @@ class SimCommand : public Command {
     if (!trace_.empty()) write_trace(res, r);
     if (json_) std::cout << analysis::sim_json(res, r.hw).dump(2) << "\n";
     else print_text(res, r.hw, std::cout);
+    if (!json_ && !o_accumulator_.empty() && res.total.at(sim::Level::HBM, sim::Tensor::O).read_bytes == 0)
+      std::cout << "  note      --o-accumulator: O is written once and never read back here; its type moves no bytes\n";
     return 0;
   }
 
@@ -228,7 +237,7 @@ class SimCommand : public Command {
   }
 
   ProblemFlags flags_;
-  std::string algo_ = "fa2", trace_, pass_;
+  std::string algo_ = "fa2", trace_, pass_, o_accumulator_;
   bool json_ = false;
 };
 

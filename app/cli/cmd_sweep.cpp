@@ -1,6 +1,7 @@
 // flashlab sweep: the model over one axis for several algorithms, with the
 // IO-complexity reference curves; a table on stdout and CSV on request.
 #include <algorithm>
+#include <chrono>
 #include <iostream>
 
 #include "commands.hpp"
@@ -51,10 +52,24 @@ class SweepCommand : public Command {
       for (const sim::ProblemError& e : sim::validate(analysis::apply_axis(r.problem, spec.axis, v)))
         throw UsageError("--vary " + std::string(analysis::to_string(spec.axis)) + "=" + std::to_string(v) + ": " +
                          e.message);
-    const auto rows = analysis::run_sweep(r.problem, r.hw, spec, algos, r.options);
+    require_output_folder("--csv", csv_);
+    // A long sweep says how far it is, every few seconds, on stderr.
+    const auto start = std::chrono::steady_clock::now();
+    auto last = start;
+    const auto progress = [&](std::size_t done, std::size_t total) {
+      const auto now = std::chrono::steady_clock::now();
+      const double elapsed = std::chrono::duration<double>(now - start).count();
+      if (done == total || elapsed < 2 || std::chrono::duration<double>(now - last).count() < 5) return;
+      last = now;
+      const double left = elapsed / static_cast<double>(done) * static_cast<double>(total - done);
+      std::cerr << "sweep: " << sim::group_digits(static_cast<sim::i64>(done)) << " of "
+                << sim::group_digits(static_cast<sim::i64>(total)) << " simulations in " << sim::fixed(elapsed, 0)
+                << " s, about " << sim::duration(left) << " left\n";
+    };
+    const auto rows = analysis::run_sweep(r.problem, r.hw, spec, algos, r.options, progress);
 
-    analysis::TextTable table({std::string(analysis::to_string(spec.axis)), "algorithm", "B_r×B_c", "HBM bytes",
-                               "L2 bytes", "AI", "≥ ms", "bound", "note"});
+    analysis::TextTable table({std::string(analysis::to_string(spec.axis)), "algorithm", "B_r×B_c", "requests",
+                               "DRAM predicted", "AI", "≥ time", "bound", "note"});
     std::string csv = analysis::csv_row(analysis::result_csv_header());
     size_t ok = 0;
     // With --pass fwd+bwd, after each point's passes: each family's training step, summed.
@@ -66,7 +81,7 @@ class SweepCommand : public Command {
       }
       for (sim::Algorithm f : families) {
         std::vector<analysis::RooflineEstimate> parts;
-        sim::i64 hbm = 0, l2 = 0;
+        sim::i64 hbm = 0;
         bool all_ok = true;
         for (size_t k = first; k < end; ++k) {
           const sim::SimResult& res = rows[k].result;
@@ -75,14 +90,14 @@ class SweepCommand : public Command {
           if (!res.ok()) continue;
           parts.push_back(rows[k].roof);
           hbm += res.total.level(sim::Level::HBM).bytes();
-          l2 += res.total.level(sim::Level::L2).bytes();
         }
         if (parts.size() < 2) continue;
         const analysis::RooflineEstimate step = analysis::sum_estimates(
             parts, static_cast<double>(analysis::convention_flops(rows[first].result.problem, sim::PassSelection::fwd_bwd)));
         table.add({sim::group_digits(rows[first].value), std::string(sim::to_string(f)) + " fwd+bwd", "",
-                   all_ok ? sim::si(static_cast<double>(hbm)) : "", all_ok ? sim::si(static_cast<double>(l2)) : "",
-                   all_ok ? analysis::fixed(step.ai, 1) : "", all_ok ? analysis::fixed(step.time_s * 1e3, 3) : "",
+                   all_ok ? sim::si_unit(static_cast<double>(hbm), "B") : "",
+                   all_ok ? sim::si_unit(step.dram_bytes, "B") : "", all_ok ? analysis::fixed(step.ai, 1) : "",
+                   all_ok ? sim::duration(step.time_s) : "",
                    all_ok ? (step.memory_bound ? "memory" : "compute") : "", all_ok ? "" : "a pass failed"});
       }
     };
@@ -100,9 +115,9 @@ class SweepCommand : public Command {
       if (res.ok()) ++ok;
       table.add({sim::group_digits(row.value), std::string(sim::to_string(res.algorithm)),
                  res.T_r > 0 ? std::to_string(res.tiles.Br) + "×" + std::to_string(res.tiles.Bc) : "",
-                 res.ok() ? sim::si(static_cast<double>(res.total.level(sim::Level::HBM).bytes())) : "",
-                 res.ok() ? sim::si(static_cast<double>(res.total.level(sim::Level::L2).bytes())) : "",
-                 res.ok() ? analysis::fixed(row.roof.ai, 1) : "", res.ok() ? analysis::fixed(row.roof.time_s * 1e3, 3) : "",
+                 res.ok() ? sim::si_unit(static_cast<double>(res.total.level(sim::Level::HBM).bytes()), "B") : "",
+                 res.ok() ? sim::si_unit(row.roof.dram_bytes, "B") : "", res.ok() ? analysis::fixed(row.roof.ai, 1) : "",
+                 res.ok() ? sim::duration(row.roof.time_s) : "",
                  res.ok() ? (row.roof.memory_bound ? "memory" : "compute") : "",
                  msgs.empty() ? "" : "ERROR: " + msgs.front()});
     }
@@ -115,7 +130,10 @@ class SweepCommand : public Command {
         throw UsageError(std::string("--csv: ") + e.what());
       }
     }
-    if (!quiet_) std::cout << table.str();
+    if (!quiet_)
+      std::cout << table.str()
+                << "requests: reads and writes to global memory (the paper's HBM accesses); DRAM predicted: what the L2 "
+                   "model lets through, as flashlab sim predicts it; AI and ≥ time (the roofline's lower bound) use it.\n";
     if (!quiet_ && !csv_.empty()) std::cout << "wrote " << rows.size() << " rows to " << csv_ << "\n";
     return 0;
   }

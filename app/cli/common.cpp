@@ -1,5 +1,10 @@
 #include "common.hpp"
 
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <iostream>
 #include <optional>
@@ -74,11 +79,35 @@ void write_output(const std::string& flag, const std::string& path, const std::s
   }
 }
 
+namespace {
+// A file can be made in `folder`: an empty one made and removed at once.
+void require_writable(const std::string& flag, const std::filesystem::path& folder) {
+  const std::filesystem::path probe = folder / (".flashlab-write-check-" + std::to_string(::getpid()));
+  std::FILE* f = std::fopen(probe.c_str(), "wb");
+  if (f == nullptr)
+    throw UsageError(flag + ": cannot write in '" + folder.string() + "': " + std::strerror(errno));
+  std::fclose(f);
+  std::error_code ec;
+  std::filesystem::remove(probe, ec);
+}
+}  // namespace
+
 void require_output_folder(const std::string& flag, const std::string& path) {
-  const std::filesystem::path folder = std::filesystem::path(path).parent_path();
+  if (path.empty()) return;
+  std::filesystem::path folder = std::filesystem::path(path).parent_path();
   std::error_code ec;
   if (!folder.empty() && !std::filesystem::is_directory(folder, ec))
     throw UsageError(flag + ": folder '" + folder.string() + "' does not exist");
+  if (std::filesystem::is_directory(path, ec)) throw UsageError(flag + ": '" + path + "' is a folder, not a file");
+  require_writable(flag, folder.empty() ? std::filesystem::path(".") : folder);
+}
+
+void require_output_dir(const std::string& flag, const std::string& dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec || !std::filesystem::is_directory(dir, ec))
+    throw UsageError(flag + ": cannot create '" + dir + "'" + (ec ? ": " + ec.message() : std::string()));
+  require_writable(flag, dir);
 }
 
 void check_chart_size(int width, int height) {
@@ -225,6 +254,18 @@ analysis::BenchResults read_results_files(const std::string& flag, const std::ve
   if (m.repeats_dropped > 0)
     notes.push_back(std::to_string(m.repeats_dropped) + " row(s) repeat a run an earlier row holds (same implementation, "
                     "pass, problem, tiles and allocation limit): each run kept once, from the first file that holds it");
+  if (!m.disagreeing.empty()) {
+    // A figure drawn from the first of times that disagree may show an outlier: say so, and how far.
+    const analysis::DisagreeingRepeat& w = m.disagreeing.front();
+    const auto pct = [](double f) { return sim::fixed(f * 100, 0) + " %"; };
+    const auto ms = [](double v) { return sim::fixed(v, v < 1 ? 3 : 2); };
+    notes.push_back(std::to_string(m.disagreeing.size()) + " of those run(s) disagree: their times spread more than " +
+                    pct(analysis::kRepeatSpread) + " ((max − min) / min, the threshold of flashlab check); worst: " +
+                    w.kept.kernel + " " + w.kept.direction + " " + sim::describe(w.kept.problem) + ", " +
+                    std::to_string(w.times) + " times " + ms(w.min_ms) + "–" + ms(w.max_ms) + " ms (" +
+                    pct(w.spread()) + "), " + ms(w.kept.time_ms_median) +
+                    " ms kept: time such runs again before drawing a figure on them");
+  }
   return m.results;
 }
 

@@ -73,8 +73,13 @@ std::vector<int> parse_device_list(const std::string& flag, const std::string& l
 // `contents` into `path` whole (analysis::write_file_atomic); a failure is a
 // UsageError naming the flag. Nothing when `path` is empty.
 void write_output(const std::string& flag, const std::string& path, const std::string& contents);
-// The folder `path` would be written in exists (checked before a long run, not after).
+// The folder `path` would be written in exists and takes a file (checked
+// before a table is printed or a long run starts, not after); a UsageError
+// naming the flag otherwise. Nothing when `path` is empty.
 void require_output_folder(const std::string& flag, const std::string& path);
+// The folder `dir` exists or is created, and takes a file; a UsageError naming
+// the flag otherwise.
+void require_output_dir(const std::string& flag, const std::string& dir);
 sim::HardwareModel load_hw(const std::string& name);
 
 // --width/--height of a chart: 64 to 16384 pixels, else a UsageError naming them.

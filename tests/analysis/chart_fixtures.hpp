@@ -49,4 +49,27 @@ inline BenchResults lab_grid() {
   return r;
 }
 
+// A constant-token grid, as `flashlab bench --sweep perf` measures it: B·N =
+// 16K tokens (batch 16 at N 1K, 4 at 4K, 1 at 16K), at two head shapes and
+// both masks, five rungs; naive_cublas is the fastest of the standard ones and
+// fa2_tc about four times faster than it at N 1K.
+inline BenchResults token_grid() {
+  BenchResults r;
+  r.meta.gpu = "test GPU";
+  const std::pair<const char*, double> rungs[] = {
+      {"naive", 1.7}, {"naive_cublas", 1.0}, {"fa1", 4.0}, {"fa2", 3.4}, {"fa2_tc", 0.26}};
+  for (const auto& [h, d] : {std::pair<sim::i64, sim::i64>{32, 64}, {16, 128}})
+    for (bool causal : {false, true})
+      for (const auto& [b, n] : {std::pair<sim::i64, sim::i64>{16, 1024}, {4, 4096}, {1, 16384}})
+        for (const auto& [kernel, ms] : rungs) {
+          BenchRow x = row(kernel, b, n, ms * static_cast<double>(n) / 1024 * (causal ? 0.6 : 1.0));
+          x.problem.heads = h;
+          x.problem.head_dim = d;
+          x.problem.causal = causal;
+          x.model = std::string(kernel).rfind("naive", 0) == 0 ? "standard" : std::string(kernel).substr(0, 3);
+          r.rows.push_back(x);
+        }
+  return r;
+}
+
 }  // namespace flashlab::analysis::test

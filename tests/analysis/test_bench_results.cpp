@@ -184,6 +184,76 @@ TEST_CASE("results files merge by the stated rule: a run twice kept from the fir
                     Catch::Contains("t4.json was measured on Tesla T4") && Catch::Contains("NVIDIA H100"));
 }
 
+TEST_CASE("a row without tiles (PyTorch, a skipped case) writes br and bc empty, not 0, and reads back",
+          "[analysis][bench_results]") {
+  BenchResults r;
+  BenchRow torch;
+  torch.kernel = "sdpa_flash";
+  torch.time_ms_median = 0.5;
+  BenchRow tiled = torch;
+  tiled.kernel = "fa2_tc";
+  tiled.tiles.Br = 128;
+  tiled.tiles.Bc = 64;
+  r.rows = {torch, tiled};
+  const auto rows = csv_parse(bench_rows_to_csv(r));
+  const auto& h = rows.front();
+  const auto col = [&](const char* name) { return static_cast<size_t>(std::find(h.begin(), h.end(), name) - h.begin()); };
+  CHECK(rows[1][col("br")].empty());
+  CHECK(rows[1][col("bc")].empty());
+  CHECK(rows[2][col("br")] == "128");
+  CHECK(rows[2][col("bc")] == "64");
+  for (const BenchResults& back : {bench_from_text(bench_to_csv(r), "runs.csv"), bench_from_text(bench_to_json(r), "runs.json")}) {
+    REQUIRE(back.rows.size() == 2);
+    CHECK(back.rows[0].tiles.Br == 0);
+    CHECK(back.rows[1].tiles.Bc == 64);
+  }
+  CHECK(bench_to_json(r).find("\"br\": null") != std::string::npos);
+}
+
+TEST_CASE("merged repeats whose times spread over 10 % are listed, the widest first, the kept row named",
+          "[analysis][bench_results]") {
+  BenchRow a;
+  a.kernel = "sdpa_flash";
+  a.direction = "fwd";
+  a.problem.batch = 16;
+  a.time_ms_median = 0.093;
+  BenchRow b = a;
+  b.problem.batch = 32;
+  b.time_ms_median = 1.0;
+  BenchRow c = a;
+  c.problem.batch = 64;
+  c.time_ms_median = 2.0;
+  auto at = [](BenchRow r, double ms) {
+    r.time_ms_median = ms;
+    return r;
+  };
+  BenchRow oom = at(c, 0);
+  oom.status = RunStatus::oom;  // not a time: it neither widens nor narrows the spread
+  BenchResults first, second, third;
+  first.rows = {a, b, c};
+  second.rows = {at(a, 0.045), at(b, 1.05), at(c, 2.1)};  // b and c: 5 % apart, within the spread
+  third.rows = {at(a, 0.120), oom};
+  const MergedResults m = merge_results({{"1.json", first}, {"2.json", second}, {"3.json", third}});
+  CHECK(m.repeats_dropped == 5);
+  REQUIRE(m.disagreeing.size() == 1);
+  const DisagreeingRepeat& w = m.disagreeing.front();
+  CHECK(w.kept.problem.batch == 16);
+  CHECK(w.kept.time_ms_median == 0.093);  // the first is kept
+  CHECK(w.times == 3);
+  CHECK(w.min_ms == 0.045);
+  CHECK(w.max_ms == 0.120);
+  CHECK(w.spread() == Approx(0.075 / 0.045));
+  // Two runs apart by 12 % and 40 %: both listed, the wider first.
+  second.rows = {at(a, 0.093 * 1.12), at(b, 1.4)};
+  const MergedResults two = merge_results({{"1.json", first}, {"2.json", second}});
+  REQUIRE(two.disagreeing.size() == 2);
+  CHECK(two.disagreeing[0].kept.problem.batch == 32);
+  CHECK(two.disagreeing[1].kept.problem.batch == 16);
+  // Exactly the threshold apart is agreement.
+  second.rows = {at(b, 1.0 * (1 + kRepeatSpread) * 0.999)};
+  CHECK(merge_results({{"1.json", first}, {"2.json", second}}).disagreeing.empty());
+}
+
 TEST_CASE("the CSV is a spreadsheet's CSV: metadata lines, one header, one row per result",
           "[analysis][bench_results]") {
   BenchResults r;
@@ -198,8 +268,8 @@ TEST_CASE("the CSV is a spreadsheet's CSV: metadata lines, one header, one row p
   flashlab::test::check_contains_each(csv, {
       "# gpu: \"G\"\n",
       "\nkernel,model,direction,batch,heads,seq_q,seq_kv,head_dim,causal,dtype,br,bc,status,",
-      // Nothing measured but the median: every other measured cell empty, not 0 or -1.
-      "\nfa2,,fwd,16,32,1024,1024,64,false,fp16,0,0,ok,,1.5,,,0,,,,,,,,false,,,,,,,,,,32,,,\n",
+      // Nothing measured but the median, no tiles given: every other measured cell empty, not 0 or -1.
+      "\nfa2,,fwd,16,32,1024,1024,64,false,fp16,,,ok,,1.5,,,0,,,,,,,,false,,,,,,,,,,32,,,\n",
   });
   // A kernel that keeps O in fp32 between steps says so in its column, and reads back.
   r.rows[0].storage.o_accumulator = flashlab::sim::DType::fp32;

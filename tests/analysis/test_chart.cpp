@@ -78,6 +78,15 @@ ChartSpec bars_of(std::vector<std::string> categories, const std::vector<std::ve
   return c;
 }
 
+// The parts of `text` drawn (the whole, or the lines it was broken into), in
+// the order drawn, joined by spaces: `text` itself when it was said once.
+std::string said_in(const LayoutRecorder& drawn, const std::string& text) {
+  std::string said;
+  for (const DrawnText& t : drawn.texts)
+    if (!t.text.empty() && text.find(t.text) != std::string::npos) said += (said.empty() ? "" : " ") + t.text;
+  return said;
+}
+
 }  // namespace
 
 TEST_CASE("tick labels read like the lecture's: 1K, 1M, 1G", "[chart][ticks]") {
@@ -198,7 +207,7 @@ TEST_CASE("chart CSV round-trips series, NaN cells and labels", "[chart][csv]") 
   c.ref_lines.push_back({true, 1024, "N = 1K", {}, Dash::dotted, 1, std::nullopt});
   c.markers.push_back({2, std::nullopt, "OOM", MarkerShape::cross, {}, 7});
   const std::string csv = chart_to_csv(c);
-  CHECK(csv.rfind("chart,series,x,y,label,note\n", 0) == 0);
+  CHECK(csv.rfind("chart,series,x,y,label,note,x_name,x_unit,y_name,y_unit\n", 0) == 0);
   const auto back = chart_series_from_csv(csv);
   REQUIRE(back.size() == 2);
   CHECK(back[0].name == a.name);
@@ -220,8 +229,40 @@ TEST_CASE("heatmap and bars CSV name their cells", "[chart][csv]") {
   const ChartSpec h = bench_heatmap_chart(r, "torch_eager");
   const std::string csv = chart_to_csv(h);
   CHECK(csv.find("torch_eager") == std::string::npos);  // rows are batch values, not kernels
-  CHECK(csv.find(",OOM\n") != std::string::npos);
-  CHECK(csv.find("bench-heatmap,64,2,,2K,OOM") != std::string::npos);
+  CHECK(csv.find(",OOM,sequence length N,") != std::string::npos);
+  // x is the sequence length itself, not the column's index; the axes named on every row.
+  CHECK(csv.find("bench-heatmap,64,2048,,2K,OOM,sequence length N,,time (ms),ms\n") != std::string::npos);
+  CHECK(csv.find("bench-heatmap,16,512,") != std::string::npos);
+}
+
+TEST_CASE("chart CSV names each axis and its unit on every row, after the columns its readers know", "[chart][csv]") {
+  const BenchResults r = lab_grid();
+  BenchFilter b16;
+  b16.batch = 16;
+  const auto rows_of = [](const ChartSpec& c) { return csv_parse(chart_to_csv(c)); };
+  struct Expect {
+    ChartSpec chart;
+    std::vector<std::string> axes;
+  };
+  const std::vector<Expect> charts{
+      {bench_metric_chart(r, BenchMetric::time, &b16), {"sequence length N", "", "time (ms, median)", "ms"}},
+      {bench_metric_chart(r, BenchMetric::tflops, &b16), {"sequence length N", "", "TFLOP/s (4·B·H·N²·d, halved when causal)", "TFLOP/s"}},
+      {bench_metric_chart(r, BenchMetric::memory, &b16), {"sequence length N", "", "peak device memory", "bytes"}},
+      {bench_speedup_chart(r, "", &b16), {"configuration", "", "speed-up (baseline time / kernel time, ×)", "×"}},
+      {bench_heatmap_chart(r, "fa2", nullptr, BenchMetric::tflops), {"sequence length N", "", "TFLOP/s", "TFLOP/s"}},
+      {roofline_chart(lecture_context()), {"arithmetic intensity (FLOP/byte of DRAM traffic)", "FLOP/byte", "attainable FLOP/s", "FLOP/s"}}};
+  for (const Expect& e : charts) {
+    INFO(e.chart.id);
+    const auto rows = rows_of(e.chart);
+    REQUIRE(rows.size() > 1);
+    CHECK(rows.front() == std::vector<std::string>{"chart", "series", "x", "y", "label", "note", "x_name", "x_unit", "y_name", "y_unit"});
+    for (size_t k = 1; k < rows.size(); ++k) {
+      if (rows[k].size() == 1 && rows[k][0].empty()) continue;
+      REQUIRE(rows[k].size() == 10);
+      CHECK(std::vector<std::string>(rows[k].begin() + 6, rows[k].end()) == e.axes);
+    }
+    CHECK_NOTHROW(chart_series_from_csv(chart_to_csv(e.chart)));  // the reader of the first six columns reads it still
+  }
 }
 
 TEST_CASE("roofline chart: the ridge point and each algorithm's predicted point come from analysis", "[chart][builders]") {
@@ -273,6 +314,48 @@ TEST_CASE("roofline chart: measured points, and one above its roof is flagged", 
   CHECK(std::any_of(c.notes.begin(), c.notes.end(), [](const std::string& n) { return n.find("above the roof") != std::string::npos; }));
 }
 
+// A roofline that places no run says what the rows lack: counters-only rows
+// are successful, they have no time (h200-validate.json: DRAM bytes counted, nothing timed).
+TEST_CASE("roofline chart: results it cannot place say what they lack, not a status they have", "[chart][builders]") {
+  const ChartContext ctx = lecture_context();
+  const auto note_of = [&](const BenchResults& r) {
+    const ChartSpec c = roofline_chart(ctx, &r);
+    const auto it = std::find_if(c.notes.begin(), c.notes.end(),
+                                 [](const std::string& n) { return n.rfind(kNoRunPlaced, 0) == 0; });
+    return it == c.notes.end() ? std::string() : *it;
+  };
+  BenchResults counted;
+  for (const sim::i64 n : {1024, 2048}) {
+    BenchRow x = row("fa2", 1, n, 0);  // ok, no time: the counters' run
+    x.model = "fa2";
+    x.dram_read_bytes = 1 << 20;
+    x.dram_write_bytes = 1 << 18;
+    counted.rows.push_back(x);
+  }
+  const std::string untimed = note_of(counted);
+  CHECK_THAT(untimed, Catch::Contains("no timed run") && Catch::Contains("2 successful run(s)") &&
+                          Catch::Contains("a dot on the roofline needs a time"));
+  CHECK_THAT(untimed, !Catch::Contains("no successful"));
+  BenchResults oom = counted;
+  oom.rows.push_back(row("naive", 1, 4096, 0, RunStatus::oom));
+  CHECK_THAT(note_of(oom), Catch::Contains("2 successful run(s)") && Catch::Contains("the other 1 did not run (1 OOM)"));
+  oom.rows = {row("naive", 1, 4096, 0, RunStatus::oom)};
+  oom.rows.push_back(row("naive", 1, 8192, 0, RunStatus::failed));
+  CHECK_THAT(note_of(oom), Catch::Contains("no timed run: no run succeeded (1 OOM, 1 failed)"));
+  BenchResults backward;
+  BenchRow b = row("fa2", 1, 1024, 2.0);
+  b.model = "fa2";
+  b.direction = "bwd";
+  backward.rows = {b};
+  CHECK_THAT(note_of(backward), Catch::Contains("no timed run has a model, e.g.") && Catch::Contains("backward run"));
+  CHECK_THAT(note_of(BenchResults{}), Catch::Contains("the results hold no rows"));
+  // A timed run is placed: no such note.
+  BenchRow ok = row("fa2", 1, 1024, 0.5);
+  ok.model = "fa2";
+  counted.rows.push_back(ok);
+  CHECK(note_of(counted).empty());
+}
+
 TEST_CASE("IO chart: the simulated series equal simulate() at every point", "[chart][builders]") {
   const ChartContext ctx = lecture_context();
   const ChartSpec c = io_chart(ctx, SweepAxis::seq);
@@ -300,12 +383,16 @@ TEST_CASE("IO chart: the simulated series equal simulate() at every point", "[ch
   CHECK(std::any_of(c.ref_lines.begin(), c.ref_lines.end(), [](const RefLine& l) { return l.vertical && l.value == 1024; }));
 }
 
-TEST_CASE("IO chart against N: a dashed DRAM series per algorithm, equal to the sweep's L2 model", "[chart][builders]") {
+TEST_CASE("IO chart against N: a dashed DRAM series per algorithm, equal to the sweep's L2 model at a chart's budget",
+          "[chart][builders]") {
   const ChartContext ctx = lecture_context();
   const ChartSpec c = io_chart(ctx, SweepAxis::seq);
   SweepSpec spec;
   spec.values = default_sweep_values(SweepAxis::seq);
-  const std::vector<SweepRow> rows = run_sweep(ctx.problem, ctx.hw, spec, ctx.algorithms, ctx.options);
+  sim::SimOptions chart_options = ctx.options;
+  chart_options.l2_options.access_budget = kChartL2AccessBudget;
+  chart_options.l2_options.access_limit = kChartL2AccessLimit;
+  const std::vector<SweepRow> rows = run_sweep(ctx.problem, ctx.hw, spec, ctx.algorithms, chart_options);
   const size_t na = ctx.algorithms.size();
   for (size_t k = 0; k < na; ++k) {
     const std::string_view title = sim::algorithm_info(ctx.algorithms[k]).title;
@@ -757,6 +844,11 @@ TEST_CASE("a series on another's points is found, and named '=' only when the nu
   for (const DrawnText& t : d.drawn.texts) texts.push_back(t.text);
   CHECK(std::find(texts.begin(), texts.end(), "= sdpa") != texts.end());
   CHECK(std::find(texts.begin(), texts.end(), "≈ sdpa, a byte more") != texts.end());
+  // Named once, under the series it lies on: not again as an entry of its own.
+  CHECK(std::count(texts.begin(), texts.end(), "sdpa") == 0);
+  CHECK(std::count(texts.begin(), texts.end(), "sdpa, a byte more") == 0);
+  CHECK(std::count(texts.begin(), texts.end(), "fa2_tc") == 1);
+  CHECK(std::count(texts.begin(), texts.end(), "eager") == 1);
   CHECK(d.drawn.marks.size() == 12);  // every point of every series is a data mark
   CHECK(d.problems.empty());
   // Two roofline dots at nearly the same intensity (FA1 and FA2 at 513 and 518
@@ -771,6 +863,29 @@ TEST_CASE("a series on another's points is found, and named '=' only when the nu
   fa1.style = fa2.style = far.style = SeriesStyle::points;
   r.series = {roof, fa1, fa2, far};
   CHECK(coinciding_series(r) == std::vector<int>{-1, -1, 1, -1});
+}
+
+TEST_CASE("the HBM-vs-N legend names every series once: one drawn on another only under it", "[chart][render]") {
+  ChartContext ctx = lecture_context();
+  ctx.problem.batch = 64;
+  ctx.problem.heads = 16;
+  ctx.problem.seq_q = ctx.problem.seq_kv = 4096;
+  const ChartSpec c = io_chart(ctx, SweepAxis::seq);
+  const std::vector<int> on = coinciding_series(c);
+  REQUIRE(std::count_if(on.begin(), on.end(), [](int k) { return k >= 0; }) >= 2);  // the chart has such series
+  const DrawnChart d(c, {0, 0, 1200, 800});
+  std::vector<std::string> texts;
+  for (const DrawnText& t : d.drawn.texts) texts.push_back(t.text);
+  for (size_t k = 0; k < c.series.size(); ++k) {
+    const std::string& name = c.series[k].name;
+    if (name.empty() || !c.series[k].in_legend) continue;
+    const auto as_entry = std::count(texts.begin(), texts.end(), name);
+    const auto nested = std::count(texts.begin(), texts.end(), "= " + name) +
+                        std::count(texts.begin(), texts.end(), "≈ " + name);
+    INFO(name);
+    CHECK(as_entry + nested == 1);
+    CHECK(nested == (on[k] >= 0 ? 1 : 0));
+  }
 }
 
 TEST_CASE("the layout check names text over text, over a data point, outside the chart and cut short", "[chart][render]") {
@@ -811,7 +926,7 @@ TEST_CASE("bar values never run together: crowded labels turn or step aside", "[
   const DrawnChart d(c, {0, 0, 640, 420});
   const LayoutRecorder& drawn = d.drawn;
   CHECK(d.problems.empty());
-  CHECK(std::count_if(drawn.texts.begin(), drawn.texts.end(), [](const DrawnText& t) { return t.text == "PyTorch eager OOM"; }) == 1);
+  CHECK(said_in(drawn, "PyTorch eager OOM") == "PyTorch eager OOM");
   // Every category named.
   for (const std::string& cat : c.categories) {
     const bool named = std::any_of(drawn.texts.begin(), drawn.texts.end(), [&](const DrawnText& t) {
@@ -828,7 +943,7 @@ TEST_CASE("a point without a value says why in the CSV's note, and an OOM cell's
   BenchFilter all;
   const ChartSpec c = bench_metric_chart(r, BenchMetric::time, &all);
   const std::string csv = chart_to_csv(c);
-  CHECK_THAT(csv, Catch::Contains("PyTorch eager b=64,1024,,,OOM\n"));
+  CHECK_THAT(csv, Catch::Contains("PyTorch eager b=64,1024,,,OOM,sequence length N,,\"time (ms, median)\",ms\n"));
   REQUIRE(c.markers.size() == 2);
   for (const Marker& m : c.markers) CHECK(m.label == (m.x == 2048 ? "OOM b=32, b=64" : "OOM b=64"));
 }
@@ -850,6 +965,63 @@ TEST_CASE("a bar's value is never struck through by a reference line: under \"1�
     ++values;
   }
   CHECK(values == 6);  // every value said
+}
+
+// The lecture's speed-up at N = 2K, the baseline out of memory there: the
+// "1×" line's name stands at the group's base, so the group's reason climbs
+// past it (on two lines where one is wider than the group), at the export's
+// size, at the hall's (UI scale 2) and on a small window, never struck through by the line.
+TEST_CASE("a group whose baseline ran out of memory says so where a reference line's name stands at its base",
+          "[chart][render]") {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  ChartSpec c = bars_of({"N=512", "N=1K", "N=2K"}, {{0.726, 0.647, nan}, {0.436, 0.282, nan}, {0.531, 0.339, nan}, {6.16, 4.43, nan}},
+                        "×");
+  const std::string why = "standard attention (cuBLAS) OOM";
+  RefLine one;
+  one.value = 1;
+  one.label = "1× = standard attention (cuBLAS)";
+  one.dash = Dash::dashed;
+  c.ref_lines.push_back(one);
+  const ChartSpec unsaid = c;  // the same chart with no reason: its texts are the others
+  for (Series& s : c.series) s.point_labels[2] = why;
+  for (const auto& [box, scale] : {std::pair<Rect, double>{{0, 0, 1200, 800}, 1.0}, {{0, 0, 1400, 560}, 2.0},
+                                   {{0, 0, 640, 420}, 1.0}}) {
+    INFO(box.w << "×" << box.h << " at scale " << scale);
+    ChartStyle st;
+    st.scale = scale;
+    NullCanvas base;
+    LayoutRecorder drawn(base);
+    const ChartLayout layout = layout_chart(c, drawn, box, st);
+    render_chart(c, drawn, layout, st);
+    const std::vector<std::string> problems = layout_problems(drawn, layout.outer);
+    for (const std::string& p : problems) UNSCOPED_INFO(p);
+    CHECK(problems.empty());
+    // Said once, whole or as its two lines one under the other, inside the N=2K
+    // group: the texts the chart without the reason does not draw (the 1× line's
+    // name, which may stand in the same group in words of the reason, set apart).
+    NullCanvas base_unsaid;
+    LayoutRecorder others(base_unsaid);
+    render_chart(unsaid, others, layout_chart(unsaid, others, box, st), st);
+    std::multiset<std::string> other_texts;
+    for (const DrawnText& t : others.texts) other_texts.insert(t.text);
+    std::vector<DrawnText> reason;
+    std::string said;
+    for (const DrawnText& t : drawn.texts) {
+      if (const auto o = other_texts.find(t.text); o != other_texts.end()) {
+        other_texts.erase(o);
+        continue;
+      }
+      if (t.text.empty() || why.find(t.text) == std::string::npos) continue;
+      reason.push_back(t);
+      said += (said.empty() ? "" : " ") + t.text;
+    }
+    CHECK(said == why);
+    for (const DrawnText& t : reason) {
+      CHECK(t.box.x >= layout.px_x(1.5));
+      CHECK(t.box.right() <= layout.plot.right());
+      CHECK((t.box.bottom() < layout.px_y(1.0) - 0.5 || t.box.y > layout.px_y(1.0) + 0.5));
+    }
+  }
 }
 
 TEST_CASE("on a crowded chart the labels a caller names first keep their places", "[chart][render]") {

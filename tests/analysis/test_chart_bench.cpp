@@ -81,7 +81,7 @@ TEST_CASE("speed-up bars divide the baseline's time", "[chart][bench]") {
   CHECK(std::isnan(c.series[0].y[2]));
   CHECK(c.series[0].point_labels[2] == "PyTorch eager OOM");
   CHECK(c.series[0].point_notes[2] == "baseline OOM");
-  CHECK_THAT(chart_to_csv(c), Catch::Contains(",2,,N=2K,baseline OOM\n"));
+  CHECK_THAT(chart_to_csv(c), Catch::Contains(",2,,N=2K,baseline OOM,configuration,,"));
   CHECK(bench_speedup_chart(r, "nope", &b32).empty());
 }
 
@@ -217,4 +217,171 @@ TEST_CASE("kernel files in one chart: each its own colour, in the order they fir
       for (size_t j = 0; j < k; ++j) CHECK_FALSE(seen[j] == seen[k]);
     }
   }
+}
+
+TEST_CASE("a constant-token grid is drawn along N with the batch following it, and says so", "[chart][bench]") {
+  const BenchResults r = token_grid();
+  REQUIRE(shared_tokens(r) == sim::i64{16384});
+  CHECK_FALSE(shared_tokens(lab_grid()));  // a batch × N grid is not one
+  const BenchFilter f = default_bench_filter(r);
+  CHECK_FALSE(f.batch);  // the batch is not fixed: it follows N
+  CHECK(f.heads);
+  CHECK(f.causal);
+  for (BenchMetric m : {BenchMetric::time, BenchMetric::tflops, BenchMetric::memory}) {
+    const ChartSpec c = bench_metric_chart(r, m);
+    INFO(c.id);
+    CHECK(c.kind == ChartKind::xy);
+    CHECK(c.x.label == "sequence length N (batch B = 16K / N)");
+    CHECK_THAT(c.title, Catch::Contains("vs sequence length N (batch B = 16K / N)"));
+    CHECK(std::any_of(c.notes.begin(), c.notes.end(), [](const std::string& n) {
+      return n == "the batch follows N: every run holds B·N = 16K tokens (B 16 at N 1K, 4 at 4K, 1 at 16K)";
+    }));
+    const auto drawn = std::count_if(c.series.begin(), c.series.end(), [](const Series& s) { return s.in_legend; });
+    CHECK(drawn == 5);  // one line per rung, not per batch
+    for (const Series& s : c.series) CHECK(s.x == std::vector<double>{1024, 4096, 16384});
+  }
+  // Bars name the batch beside each N.
+  const ChartSpec sp = bench_speedup_chart(r);
+  CHECK(sp.categories == std::vector<std::string>{"N=1K b=16", "N=4K b=4", "N=16K b=1"});
+  // A batch × N heatmap of a diagonal says why it draws none, and where the runs are.
+  for (BenchMetric m : {BenchMetric::time, BenchMetric::tflops}) {
+    const ChartSpec h = bench_heatmap_chart(r, "", nullptr, m);
+    CHECK(h.empty());
+    REQUIRE_FALSE(h.notes.empty());
+    CHECK_THAT(h.notes.front(), Catch::StartsWith("not a batch × N grid: the batch follows N: every run holds B·N = 16K"));
+    CHECK_THAT(h.notes.front(), Catch::Contains("bench-time and bench-tflops draw these runs along N"));
+  }
+  // A filter that leaves the batch free: along N too, the batch following.
+  const BenchFilter f16 = parse_bench_filter("heads=16,causal=yes");
+  const ChartSpec c16 = bench_metric_chart(r, BenchMetric::time, &f16);
+  CHECK(c16.x.label == "sequence length N (batch B = 16K / N)");
+  REQUIRE(c16.series.size() == 5);
+  for (const Series& s : c16.series) CHECK(s.x == std::vector<double>{1024, 4096, 16384});
+}
+
+TEST_CASE("a bench chart claims how repeats were timed only of measured results that record it", "[analysis][charts]") {
+  BenchResults r;
+  r.meta.gpu = "NVIDIA H200";
+  r.meta.l2_flush = true;
+  BenchRow row;
+  row.kernel = "fa2_tc";
+  row.problem.batch = 16;
+  row.time_ms_median = 1.0;
+  r.rows = {row};
+  CHECK_THAT(bench_metric_chart(r, BenchMetric::time).subtitle, Catch::Contains("L2 flushed between repeats"));
+  r.meta.l2_flush = false;
+  CHECK_THAT(bench_metric_chart(r, BenchMetric::time).subtitle, Catch::Contains("no L2 flush"));
+  // Nothing measured (every case failed, or a machine without a GPU): no claim.
+  r.meta.l2_flush = true;
+  r.rows.front().status = RunStatus::failed;
+  r.rows.front().time_ms_median = 0;
+  CHECK_THAT(bench_metric_chart(r, BenchMetric::time).subtitle, !Catch::Contains("L2"));
+  // Runs whose file records nothing of how they were made: no claim either.
+  BenchResults plain;
+  plain.rows = {row};
+  CHECK_THAT(bench_metric_chart(plain, BenchMetric::time).subtitle, !Catch::Contains("L2"));
+}
+
+namespace {
+bool filter_note_has(const ChartSpec& c, const std::string& part) {
+  return std::any_of(c.notes.begin(), c.notes.end(), [&](const std::string& n) { return n.find(part) != std::string::npos; });
+}
+std::string filter_note_with(const ChartSpec& c, const std::string& part) {
+  for (const std::string& n : c.notes)
+    if (n.find(part) != std::string::npos) return n;
+  return "";
+}
+}  // namespace
+
+TEST_CASE("a filtered chart's note names the other values of what the filter fixed, never the plotted axis", "[chart][bench]") {
+  const BenchResults r = lab_grid();  // batch 16/32/64 × N 512/1K/2K
+  BenchFilter seq;
+  seq.seq = 1024;  // batch along x
+  for (const BenchMetric m : {BenchMetric::time, BenchMetric::tflops, BenchMetric::memory}) {
+    const ChartSpec c = bench_metric_chart(r, m, &seq);
+    CHECK(c.x.label == "batch size B");
+    const std::string n = filter_note_with(c, "showing N 1024");
+    CHECK_THAT(n, Catch::Contains("the results hold 3 sequence lengths"));
+    CHECK_THAT(n, !Catch::Contains("batch sizes"));
+  }
+  BenchFilter batch;
+  batch.batch = 32;  // N along x
+  const ChartSpec along_n = bench_metric_chart(r, BenchMetric::time, &batch);
+  CHECK_THAT(filter_note_with(along_n, "showing batch 32"), Catch::Contains("3 batch sizes") && !Catch::Contains("sequence lengths"));
+  // Both fixed (the bars of one configuration): both named.
+  BenchFilter both = batch;
+  both.seq = 512;
+  CHECK_THAT(filter_note_with(bench_metric_chart(r, BenchMetric::time, &both), "showing"),
+             Catch::Contains("3 batch sizes, 3 sequence lengths"));
+  // A fixed value the results hold alone leaves nothing to pick: no note.
+  BenchFilter heads;
+  heads.heads = 32;
+  CHECK_FALSE(filter_note_has(bench_metric_chart(r, BenchMetric::time, &heads), "the results hold"));
+  // No runs at all: nothing said about what they hold beyond that.
+  const ChartSpec none = bench_metric_chart(BenchResults{}, BenchMetric::time, &seq);
+  CHECK(filter_note_has(none, "the results hold no rows"));
+  CHECK_FALSE(filter_note_has(none, "pick others"));
+  CHECK_FALSE(filter_note_has(bench_speedup_chart(BenchResults{}, "", &seq), "pick others"));
+  CHECK_FALSE(filter_note_has(bench_passes_chart(BenchResults{}, BenchMetric::time, &seq), "pick others"));
+}
+
+TEST_CASE("the memory chart's dotted note names the predictions drawn, and only where drawn", "[chart][bench]") {
+  BenchResults r = lab_grid();
+  for (BenchRow& x : r.rows)
+    if (x.kernel == "fa2") x.predicted_memory_bytes = x.peak_memory_bytes;  // PyTorch's rows carry none
+  BenchFilter batch;
+  batch.batch = 16;
+  const ChartSpec flash_only = bench_metric_chart(r, BenchMetric::memory, &batch);
+  CHECK(std::count_if(flash_only.series.begin(), flash_only.series.end(),
+                      [](const Series& s) { return s.dash == Dash::dotted; }) == 1);
+  const std::string n = filter_note_with(flash_only, "dotted");
+  CHECK_THAT(n, Catch::Contains(implementation_name("fa2")));
+  CHECK_THAT(n, !Catch::Contains(implementation_name("torch_eager")) && !Catch::Contains("S and P") && !Catch::Contains("S/P"));
+  // Standard attention's prediction drawn: its S and P named.
+  for (BenchRow& x : r.rows)
+    if (x.kernel == "torch_eager") x.predicted_memory_bytes = x.peak_memory_bytes + 1;
+  const ChartSpec both = bench_metric_chart(r, BenchMetric::memory, &batch);
+  CHECK_THAT(filter_note_with(both, "dotted"), Catch::Contains(implementation_name("torch_eager")) && Catch::Contains("S and P"));
+  // Bars of one configuration draw no prediction: no dotted note.
+  BenchFilter one = batch;
+  one.seq = 512;
+  const ChartSpec bars = bench_metric_chart(r, BenchMetric::memory, &one);
+  REQUIRE(bars.kind == ChartKind::bars);
+  CHECK(std::none_of(bars.series.begin(), bars.series.end(), [](const Series& s) { return s.dash == Dash::dotted; }));
+  CHECK_FALSE(filter_note_has(bars, "dotted"));
+  // No prediction in the results: none drawn, none named.
+  CHECK_FALSE(filter_note_has(bench_metric_chart(lab_grid(), BenchMetric::memory, &batch), "dotted"));
+}
+
+TEST_CASE("a quantity proportional to the swept value draws as a straight line", "[chart][bench]") {
+  // lab_grid's memory is B·N·1000 bytes and FlashAttention-2's time 0.002·B·N:
+  // proportional to the batch along it, and to N along N.
+  const BenchResults r = lab_grid();
+  BenchFilter seq, batch;
+  seq.seq = 1024;
+  batch.batch = 16;
+  auto straight = [](const ChartSpec& c, const Series& s) {
+    const Range rx = auto_fit(c, true), ry = auto_fit(c, false);
+    std::vector<std::pair<double, double>> at;
+    for (size_t k = 0; k < s.x.size(); ++k)
+      at.emplace_back(axis_fraction(s.x[k], rx, c.x.scale), axis_fraction(s.y[k], ry, c.y.scale));
+    REQUIRE(at.size() == 3);
+    const double first = (at[1].second - at[0].second) / (at[1].first - at[0].first);
+    const double second = (at[2].second - at[1].second) / (at[2].first - at[1].first);
+    return std::fabs(first - second) < 1e-9 * std::fabs(first);
+  };
+  for (const BenchMetric m : {BenchMetric::time, BenchMetric::memory}) {
+    const ChartSpec along_b = bench_metric_chart(r, m, &seq);
+    REQUIRE(along_b.x.label == "batch size B");
+    CHECK(along_b.x.scale == Scale::linear);
+    CHECK(along_b.y.scale == Scale::linear);
+    CHECK(straight(along_b, along_b.series.at(1)));  // fa2
+    const ChartSpec along_n = bench_metric_chart(r, m, &batch);
+    REQUIRE(along_n.x.label == "sequence length N");
+    CHECK(along_n.x.scale != Scale::linear);
+    CHECK(along_n.y.scale != Scale::linear);  // N and N² both straight, slopes 1 and 2
+    CHECK(straight(along_n, along_n.series.at(1)));
+  }
+  // A rate along N that stays within a small span keeps a linear axis.
+  CHECK(bench_metric_chart(r, BenchMetric::tflops, &batch).y.scale == Scale::linear);
 }

@@ -108,3 +108,13 @@ TEST_CASE("the user guide lists the chart table's ids, in its order", "[chart][t
   doc << in.rdbuf();
   CHECK_THAT(doc.str(), Catch::Contains("Charts: `" + chart_id_list(" | ") + "`"));
 }
+
+TEST_CASE("the user guide names the filter's keys as the parser's one list does", "[chart][table][docs]") {
+  std::ifstream in(FLASHLAB_USER_GUIDE);
+  REQUIRE(in.good());
+  std::stringstream doc;
+  doc << in.rdbuf();
+  std::string text = doc.str();
+  std::replace(text.begin(), text.end(), '\n', ' ');  // the guide's lines break anywhere
+  CHECK_THAT(text, Catch::Contains("keys " + bench_filter_key_list() + ")"));
+}

@@ -18,6 +18,7 @@
 
 #include "chart_fixtures.hpp"
 #include "flashlab/analysis/charts/chart_builders.hpp"
+#include "flashlab/analysis/charts/chart_render.hpp"
 #include "flashlab/analysis/charts/chart_table.hpp"
 #include "flashlab/analysis/results/bench_filter.hpp"
 #include "flashlab/export/chart_export.hpp"
@@ -207,23 +208,119 @@ TEST_CASE("export failures name the problem and leave no file", "[export]") {
   fs::remove_all(dir);
 }
 
-TEST_CASE("every chart of the chart table reads at every export size: no text over text or a point, none cut",
-          "[export][layout]") {
-  const ChartContext ctx = test::lecture_context();
-  const BenchResults r = test::lab_grid();
-  BenchFilter all;  // every configuration: the most crowded each bench chart gets
+namespace {
+// The sizes every chart must read at: the export's default, the lab figures', a small window.
+constexpr std::pair<int, int> kExportSizes[] = {{1200, 800}, {900, 560}, {640, 420}};
+
+// The layout check's findings for `c` exported at w × h; `text`: them, one a line, for INFO.
+std::vector<std::string> layout_problems_at(const ChartSpec& c, int w, int h, std::string& text) {
+  ExportOptions o;
+  o.width_px = w;
+  o.height_px = h;
+  std::vector<std::string> p = chart_layout_problems(c, o);
+  text.clear();
+  for (const std::string& x : p) text += "\n  " + x;
+  return p;
+}
+
+// Every chart of the chart table over `r` laid out at the three export sizes,
+// as the file's first choice shows it and with `other` (named `other_name`):
+// no text over text or a point, none cut. `model_charts`: the charts that need
+// no results too (without a filter).
+void check_export_layouts(const ChartContext& ctx, const BenchResults& r, const BenchFilter& other,
+                          const char* other_name, bool model_charts) {
   for (const ChartEntry& e : chart_table())
-    for (const BenchFilter* filter : {static_cast<const BenchFilter*>(nullptr), static_cast<const BenchFilter*>(&all)})
-      for (const auto& [w, h] : {std::pair<int, int>{1200, 800}, {900, 560}, {640, 420}}) {
-        if (filter && !e.needs_results) continue;
+    for (const BenchFilter* filter : {static_cast<const BenchFilter*>(nullptr), &other})
+      for (const auto& [w, h] : kExportSizes) {
+        if (!e.needs_results && (filter || !model_charts)) continue;
         const ChartSpec c = build_chart(std::string(e.id), ctx, &r, "", "", filter);
-        ExportOptions o;
-        o.width_px = w;
-        o.height_px = h;
-        const std::vector<std::string> p = chart_layout_problems(c, o);
         std::string all_problems;
-        for (const std::string& x : p) all_problems += "\n  " + x;
-        INFO(e.id << (filter ? " (every configuration)" : "") << " at " << w << "×" << h << all_problems);
+        const std::vector<std::string> p = layout_problems_at(c, w, h, all_problems);
+        INFO(e.id << (filter ? std::string(" (") + other_name + ")" : std::string()) << " at " << w << "×" << h
+                  << all_problems);
         CHECK(p.empty());
       }
+}
+}  // namespace
+
+TEST_CASE("every chart of the chart table reads at every export size: no text over text or a point, none cut",
+          "[export][layout]") {
+  BenchFilter all;  // every configuration: the most crowded each bench chart gets
+  check_export_layouts(test::lecture_context(), test::lab_grid(), all, "every configuration", true);
+}
+
+TEST_CASE("a constant-token grid's charts read at every export size, one N alone too", "[export][layout]") {
+  BenchFilter one_n;  // one batch: one N, the axis from N/2 to 2N with ticks on its edges
+  one_n.batch = 16;
+  one_n.heads = 32;
+  one_n.causal = false;
+  check_export_layouts(test::lecture_context(), test::token_grid(), one_n, "one N", false);
+}
+
+TEST_CASE("the speed-up legend stands clear of every bar, and the layout check names a legend over one",
+          "[export][layout]") {
+  // One configuration, four bars: three under 0.6×, one at 3.81× (the H200's N 1K row).
+  BenchResults r;
+  r.meta.gpu = "test GPU";
+  for (const auto& [kernel, ms] : std::vector<std::pair<std::string, double>>{
+           {"naive", 1.736}, {"naive_cublas", 1.0}, {"fa1", 4.065}, {"fa2", 3.378}, {"fa2_tc", 0.2625}})
+    r.rows.push_back(test::row(kernel, 16, 1024, ms));
+  const ChartSpec c = bench_speedup_chart(r);
+  REQUIRE(c.series.size() == 4);
+  for (const auto& [w, h] : kExportSizes) {
+    std::string all_problems;
+    const std::vector<std::string> p = layout_problems_at(c, w, h, all_problems);
+    INFO(w << "×" << h << all_problems);
+    CHECK(p.empty());
+  }
+  // The check itself: a legend's box over a bar is a finding.
+  NullCanvas base;
+  LayoutRecorder drawn(base);
+  drawn.data_bar({100, 100, 50, 300});
+  drawn.legend_area({120, 300, 200, 80});
+  drawn.data_bar({400, 350, 50, 50});  // clear of it
+  const std::vector<std::string> p = layout_problems(drawn, {0, 0, 800, 500});
+  REQUIRE(p.size() == 1);
+  CHECK(p.front() == "the legend covers 1 bar(s)");
+}
+
+TEST_CASE("the legend stands clear of every line, between its points too, and the layout check names a legend over one",
+          "[export][layout]") {
+  // A steep line crosses both left corners between its points (its ends far
+  // above and below the plot, its middle on the frame's edges); the right
+  // corners hold the points of another. No corner is clear.
+  ChartSpec c;
+  c.id = "legend-over-lines";
+  c.x = {"x", Scale::linear, TickFormat::plain, 0.0, 100.0, false};
+  c.y = {"y", Scale::linear, TickFormat::plain, 0.0, 100.0, false};
+  Series steep;
+  steep.name = "a steep line";
+  steep.x = {10, 10.4};
+  steep.y = {-100, 300};
+  Series right;
+  right.name = "points on the right";
+  right.x = {97, 97, 97};
+  right.y = {3, 50, 97};
+  right.color = palette(1);
+  c.series = {steep, right};
+  for (const auto& [w, h] : kExportSizes) {
+    std::string all_problems;
+    const std::vector<std::string> p = layout_problems_at(c, w, h, all_problems);
+    INFO(w << "×" << h << all_problems);
+    CHECK(std::none_of(p.begin(), p.end(), [](const std::string& x) { return x.rfind("the legend covers", 0) == 0; }));
+  }
+  // The check itself: a legend's box over a segment of a line is a finding,
+  // though no point of the line lies under it.
+  NullCanvas base;
+  LayoutRecorder drawn(base);
+  drawn.legend_area({120, 300, 200, 80});
+  drawn.data_line({{100, 250}, {400, 450}});  // through the box, both ends outside it
+  drawn.data_line({{100, 100}, {400, 120}, {500, 200}});  // clear of it
+  const std::vector<std::string> p = layout_problems(drawn, {0, 0, 800, 500});
+  REQUIRE(p.size() == 1);
+  CHECK(p.front() == "the legend covers 1 line segment(s)");
+  CHECK(segment_crosses({0, 0}, {10, 10}, {4, 4, 1, 1}));
+  CHECK_FALSE(segment_crosses({0, 10}, {10, 20}, {4, 4, 1, 1}));
+  CHECK(segment_crosses({5, 0}, {5, 10}, {4, 4, 2, 2}));  // vertical, through
+  CHECK_FALSE(segment_crosses({8, 0}, {8, 10}, {4, 4, 2, 2}));  // vertical, beside
 }

@@ -20,8 +20,12 @@ MathRun run(std::string text, int depth, double rise, bool tilde = false) {
   return r;
 }
 
+// A group left as text, or a script after a closing bracket ("(0)_N": the
+// markup sets a script after a bracket only as a group, "(0)_{N}").
 bool has_markup(const std::string& s) {
-  return s.find("_{") != std::string::npos || s.find("^{") != std::string::npos;
+  for (const char* m : {"_{", "^{", ")_", ")^", "]_", "]^"})
+    if (s.find(m) != std::string::npos) return true;
+  return false;
 }
 
 }  // namespace

@@ -244,6 +244,93 @@ TEST_CASE("an OOM row is left out of the check and said so, the columns not read
   CHECK_THAT(analysis::student_check_summary(c), Catch::EndsWith("; 1 OOM row(s) left out"));
 }
 
+namespace {
+// The shape of the student report's LLaMA-2-7B rows (seeds/004): batch 1, 32
+// heads of 128, which its table does not say.
+analysis::StudentDefaults llama_7b_shape() {
+  analysis::StudentDefaults shape;
+  shape.batch = "1";
+  shape.heads = "32";
+  shape.head_dim = "128";
+  return shape;
+}
+}  // namespace
+
+// The training-efficiency table of a student report (seeds/004): a forward, a
+// backward and a communication time per model and sequence length.
+TEST_CASE("a forward and a backward time column give a row per pass, a communication time is never a pass's", "[analysis][check]") {
+  const analysis::StudentDefaults shape = llama_7b_shape();
+  const StudentCheck c = check_text("Model,seq_len,Forward Pass (s),Backward Pass (s),Communication Time (s)\n"
+                                    "Llama-2-7B,256,18.77,132.55,18.78\n"
+                                    "Llama-2-7B,512,0.13262,0.53826,0.06842\n",
+                                    shape);
+  REQUIRE(c.rows.size() == 4);
+  CHECK(c.rows[0].row.line == 2);
+  CHECK(c.rows[0].row.pass == sim::Pass::fwd);
+  CHECK(c.rows[0].row.time_s == Approx(18.77));
+  CHECK(c.rows[1].row.line == 2);
+  CHECK(c.rows[1].row.pass == sim::Pass::bwd);
+  CHECK(c.rows[1].row.time_s == Approx(132.55));
+  CHECK(c.rows[2].row.problem.seq_q == 512);
+  CHECK(c.rows[3].row.time_s == Approx(0.53826));  // not the 0.06842 of the communication column
+  for (const CheckedStudentRow& r : c.rows) CHECK(r.row.time_s != Approx(18.78));
+  CHECK(has_note(c.notes, "'Forward Pass (s)' read in seconds"));
+  CHECK(has_note(c.notes, "'Backward Pass (s)' read in seconds"));
+  CHECK(has_note(c.notes, "not read: 'Communication Time (s)' (a time of something other than an attention pass)"));
+  CHECK(c.repeats.empty());  // a line's forward and backward are not repeats of one configuration
+}
+
+TEST_CASE("a time pasted with its unit in the cell: each cell read in its own, a column mixing units said so", "[analysis][check]") {
+  const analysis::StudentDefaults shape = llama_7b_shape();
+  const StudentCheck c = check_text("Model\tseq_len\tForward Pass\tBackward Pass\tCommunication Time\n"
+                                    "Llama-2-7B\t256\t18.77s\t132.55s\t18.78s\n"
+                                    "Llama-2-7B\t512\t132.62ms\t538.26ms\t68.42ms\n"
+                                    "Llama-2-7B\t1024\t58.97 s\t182110 us\t133.28s\n",
+                                    shape);
+  REQUIRE(c.rows.size() == 6);
+  CHECK(c.rows[0].row.time_s == Approx(18.77));
+  CHECK(c.rows[2].row.time_s == Approx(0.13262));
+  CHECK(c.rows[3].row.time_s == Approx(0.53826));
+  CHECK(c.rows[4].row.time_s == Approx(58.97));
+  CHECK(c.rows[5].row.time_s == Approx(0.18211));
+  CHECK(has_note(c.notes, "'Forward Pass' read by the unit in each cell (s, ms or us)"));
+  CHECK(has_note(c.notes, "'Forward Pass' mixes units (s on lines 2, 4; ms on line 3): each cell read in its own"));
+  CHECK(has_note(c.notes, "'Backward Pass' mixes units (s on line 2; ms on line 3; us on line 4)"));
+  // A cell's own unit over the name's, and said so.
+  const StudentCheck named = check_text("seq_len,Forward Time (s)\n256,18.77\n512,132.62ms\n", shape);
+  CHECK(named.rows[1].row.time_s == Approx(0.13262));
+  CHECK(has_note(named.notes, "'Forward Time (s)' mixes units (s on line 2; ms on line 3): each cell read in its own, "
+                              "not the name's seconds"));
+}
+
+TEST_CASE("a row with no time (a run that failed or was skipped) is left out and said so, the file still checked", "[analysis][check]") {
+  const StudentCheck c = check_text("impl,batch,seq,heads,head_dim,time_ms\n"
+                                    "fa2,32,1024,32,64,8.0\n"
+                                    "fa2,32,1024,64,32,\n"
+                                    "fa2,32,2048,32,64,n/a\n");
+  CHECK(c.rows.size() == 1);
+  CHECK(c.untimed == 2);
+  CHECK(has_note(c.notes, "line 3: no time (empty), not checked"));
+  CHECK(has_note(c.notes, "line 4: no time ('n/a'), not checked"));
+  CHECK_THAT(analysis::student_check_summary(c), Catch::EndsWith("; 2 row(s) without a time left out"));
+  const auto rows = analysis::csv_parse(analysis::student_check_csv(c));
+  REQUIRE(rows.size() == 4);
+  const auto& h = rows.front();
+  const auto col = [&](const std::string& name) { return static_cast<size_t>(std::find(h.begin(), h.end(), name) - h.begin()); };
+  CHECK(rows[2][col("line")] == "3");
+  CHECK(rows[2][col("status")] == "skipped");
+  CHECK(rows[2][col("time_s")].empty());
+  CHECK(rows[2][col("verdict")] == "no time: not checked");
+  // Beside both passes, one time empty: that pass's row only.
+  const StudentCheck fb = check_text("batch,seq,heads,head_dim,Forward Time (ms),Backward Time (ms),Peak Memory (MB)\n"
+                                     "16,512,8,64,0.371,,300\n");
+  REQUIRE(fb.rows.size() == 1);
+  CHECK(fb.rows[0].row.pass == sim::Pass::fwd);
+  CHECK_FALSE(fb.rows[0].row.memory_bytes);  // one memory beside two passes belongs to neither
+  CHECK(has_note(fb.notes, "line 2, 'Backward Time (ms)': no time (empty), not checked"));
+  CHECK(has_note(fb.notes, "not read: 'Peak Memory (MB)' (the file times both passes"));
+}
+
 TEST_CASE("a column or row that cannot be read is one line naming it", "[analysis][check]") {
   analysis::StudentDefaults batch_flag, shape_flags, backward_flag;
   batch_flag.batch = "8";
@@ -261,7 +348,21 @@ TEST_CASE("a column or row that cannot be read is one line naming it", "[analysi
       {"batch,seq,heads,emb_dim,time_ms\n32,1024,3,2048,8\n", {},
        "line 2: embedding dim 2048 is not a multiple of the 3 heads (d = emb_dim / heads)"},
       {"batch,seq,heads,head_dim,time\n32,1024,32,64,8\n", {},
-       "column 'time': no unit in its name (name it like 'Forward Time (s)', time_ms or time_us)"},
+       "line 2, column 'time': '8' has no unit, and the column's name gives none: write it in the cell (8ms) or in "
+       "the name ('time (ms)')"},
+      {"batch,seq,heads,head_dim,Forward Pass\n32,1024,32,64,8 min\n", {},
+       "line 2, column 'Forward Pass': '8 min' is not a positive time (a number and its unit, as 18.77s or 132.62ms; "
+       "OOM, or empty for a run without one)"},
+      {"batch,seq,heads,head_dim,Communication Time (s)\n32,1024,32,64,8\n", {},
+       "no time of an attention pass: 'Communication Time (s)' times something else; name the pass's time like "
+       "'Forward Time (s)' or time_ms"},
+      {"batch,seq,heads,head_dim,pass,Forward Time (s),Backward Time (s)\n32,1024,32,64,fwd,1,2\n", {},
+       "column 'pass': the file times both passes, in 'Forward Time (s)' and 'Backward Time (s)'"},
+      {"batch,seq,heads,head_dim,time_ms,Latency (ms)\n32,1024,32,64,1,2\n", {},
+       "columns 'time_ms' and 'Latency (ms)' both give the time (keep one, or name each pass: 'Forward Time (s)', "
+       "'Backward Time (s)')"},
+      {"batch,seq,heads,head_dim,time_ms\n32,1024,32,64,\n32,2048,32,64,OOM\n", {},
+       "no row to check: none of the 2 time(s) is measured (1 OOM, 1 empty) (lines 2–3)"},
       {"batch,heads,head_dim,time_ms\n32,32,64,8\n", {},
        "no sequence length: a column (seq, seq_len, seqlen, seq_length, sequence_length, sequence_len, n) or --seq"},
       {"batch,seq,heads,head_dim,time_ms\n32,1024,32,64,8\n", batch_flag,
@@ -270,13 +371,11 @@ TEST_CASE("a column or row that cannot be read is one line naming it", "[analysi
        "line 2, column 'causal': 'maybe' is not true or false (true, false, 1, 0, yes, no)"},
       {"batch,seq,heads,head_dim,time_ms\n32,1024,32,64\n", {}, "line 2: 4 fields, the header has 5"},
       {"batch,seq,heads,head_dim,time_ms\n32,1024,32,64,fast\n", {},
-       "line 2, column 'time_ms': 'fast' is not a positive time (or OOM)"},
+       "line 2, column 'time_ms': 'fast' is not a positive time (a number; OOM, or empty for a run without one)"},
       {"batch,seq,heads,head_dim,time_ms,tflops\n32,1024,32,64,8,lots\n", {},
        "line 2, column 'tflops': 'lots' is not a number (leave it empty when not measured)"},
       {"batch,seq,heads,head_dim,memory\n32,1024,32,64,8\n", {},
        "column 'memory': no unit in its name (MB, MiB, GB, GiB or bytes)"},
-      {"batch,seq,heads,head_dim,Forward Time (s),Backward Time (s)\n32,1024,32,64,1,2\n", {},
-       "columns 'Forward Time (s)' and 'Backward Time (s)' both give the time (keep one; one pass per file)"},
       {"batch,seq,heads,head_dim,time_ms\n", {}, "no rows to check: the file has a header only"},
       {"batch,seq,time_ms\n32,1024,8\n", shape_flags, "--emb-dim 2048 is not a multiple of --heads 3 (d = emb_dim / heads)"},
       {"batch,seq,heads,head_dim,Forward Time (s)\n32,1024,32,64,1\n", backward_flag,

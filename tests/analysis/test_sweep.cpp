@@ -56,6 +56,32 @@ TEST_CASE("an IO sweep: exact counts beside the Θ curves", "[analysis][sweep]")
   CHECK(fa1_exact[last - 1] / fa1_theta[last - 1] == Approx(c_fa1).epsilon(0.03));
 }
 
+TEST_CASE("a sweep's point is the simulation of its problem: the same DRAM bytes and bound as flashlab sim's",
+          "[analysis][sweep]") {
+  const sim::HardwareModel hw = sim::load_hardware("A100-PCIe-80GB");
+  sim::AttentionProblem p;
+  p.batch = 64;
+  p.heads = 16;
+  p.head_dim = 64;
+  const auto spec = analysis::parse_sweep("seq=1024,4096");
+  const std::vector<sim::Algorithm> algos{sim::Algorithm::standard, sim::Algorithm::fa1, sim::Algorithm::fa2};
+  std::vector<std::size_t> calls;
+  const auto rows = analysis::run_sweep(p, hw, spec, algos, {}, [&](std::size_t done, std::size_t total) {
+    CHECK(total == 6);
+    calls.push_back(done);
+  });
+  // One call per row, counting up.
+  CHECK(calls == std::vector<std::size_t>{1, 2, 3, 4, 5, 6});
+  for (const analysis::SweepRow& r : rows) {
+    CAPTURE(r.value, sim::to_string(r.result.algorithm));
+    const sim::SimResult one = sim::simulate(r.result.algorithm, analysis::apply_axis(p, spec.axis, r.value), hw, {});
+    REQUIRE(one.ok());
+    REQUIRE(r.result.l2.modelled);
+    CHECK(r.result.dram_bytes() == one.dram_bytes());
+    CHECK(r.roof.ai == analysis::roofline(one, hw).ai);
+  }
+}
+
 TEST_CASE("an SRAM sweep changes the tiles and FlashAttention's traffic", "[analysis][sweep]") {
   const sim::HardwareModel hw = sim::load_hardware("A100-SXM4-40GB");
   sim::AttentionProblem p;

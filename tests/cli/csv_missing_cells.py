@@ -30,7 +30,7 @@ KINDS = {
     "runs": {
         "starts": ["kernel", "model", "direction"],
         "status": "status",
-        "measured": ["time_ms_median", "time_ms_min", "time_ms_max", "repeats", "tflops", "tflops_exact", "gbps",
+        "measured": ["br", "bc", "time_ms_median", "time_ms_min", "time_ms_max", "repeats", "tflops", "tflops_exact", "gbps",
                      "peak_memory_bytes", "rel_error", "ctas_per_sm", "dram_read_bytes", "dram_write_bytes",
                      "l2_read_bytes", "l2_write_bytes", "launch_host_us"],
     },

@@ -4,10 +4,14 @@
 
 #include <catch2/catch.hpp>
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <regex>
+#include <set>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -97,6 +101,26 @@ TEST_CASE("sim --json, causal: visited and masked blocks, halved convention", "[
   CHECK(j["hbm"]["read_bytes"].get<long long>() == 4 * (1000 * 64 + 2 * 64 * sum_c) * 2);
 }
 
+TEST_CASE("sim --o-accumulator fp32: FlashAttention-1's O read and written in fp32 between its steps, as a kernel keeps it",
+          "[cli]") {
+  const std::string base = "sim --json --algo fa1 --batch 2 --heads 2 --seq 1000 --head-dim 64 --br 64 --bc 64";
+  const Run paper = run_flashlab(base), fp32 = run_flashlab(base + " --o-accumulator fp32");
+  REQUIRE(paper.code == 0);
+  REQUIRE(fp32.code == 0);
+  const auto a = nlohmann::json::parse(paper.out), b = nlohmann::json::parse(fp32.out);
+  // O: read at every K_j block but the first, written at every one; twice the bytes in fp32.
+  const auto o_bytes = [](const nlohmann::json& j) {
+    const auto& o = j["hbm"]["per_tensor"]["O"];
+    return o["read_bytes"].get<long long>() + o["write_bytes"].get<long long>();
+  };
+  REQUIRE(o_bytes(a) > 0);
+  CHECK(o_bytes(b) == 2 * o_bytes(a));
+  // FlashAttention-2 writes O once: the flag changes nothing and says so.
+  const Run fa2 = run_flashlab("sim --algo fa2 --o-accumulator fp32");
+  REQUIRE(fa2.code == 0);
+  CHECK_THAT(fa2.out, Catch::Contains("--o-accumulator: O is written once and never read back here"));
+}
+
 TEST_CASE("every bad input class: exit code 2 and one clear line", "[cli][errors]") {
   flashlab::test::check_refusals(run_flashlab, {
       {"sim --seq abc", "--seq: 'abc' is not a whole number"},
@@ -118,6 +142,15 @@ TEST_CASE("every bad input class: exit code 2 and one clear line", "[cli][errors
       {"sim --hw " + data("bad-value.json"), "must be a positive integer"},
       {"sim --causal --seq-kv 77", "causal attention needs seq_kv = seq_q"},
       {"sim --sram 0", "--sram: must be at least 1"},
+      {"sim --sram 1TB", "--sram: '1TB' is more than 1 GiB of SRAM per SM"},
+      {"sim --algo fa1 --o-accumulator fp64", "--o-accumulator: unknown dtype 'fp64'"},
+      {"gui --ui-scale 0", "--ui-scale must be between 1.0 and 3.0"},
+      // An output that cannot be written is refused before any table is printed.
+      {"compare --csv /nonexistent-dir/x.csv", "--csv: folder '/nonexistent-dir' does not exist"},
+      {"compare --csv /proc/flashlab.csv", "--csv: cannot write in '/proc'"},
+      {"compare --csv .", "--csv: '.' is a folder, not a file"},
+      {"check " + data("flash2-lab-tables.csv") + " --out /proc/flashlab-check", "--out: cannot create '/proc/flashlab-check'"},
+      {"pipeline --csv /nonexistent-dir/x.csv", "--csv: folder '/nonexistent-dir' does not exist"},
       {"sim --no-such-flag", "no-such-flag"},
       {"compare --results /nonexistent-dir/r.json", "--results: /nonexistent-dir/r.json: cannot open for reading"},
       {"compare --results " + data("malformed.json"), "--results:"},
@@ -238,6 +271,56 @@ TEST_CASE("export: a filter or kernel the results do not hold is one line naming
   CHECK(run_flashlab("export --chart bench-time --filter emb-dim=2048,kv-heads=32 --results lab.json --out ok.csv").code == 0);
 }
 
+TEST_CASE("export's --filter help, the parser and its error name the same keys, from one list", "[cli][export]") {
+  const std::string keys = flashlab::analysis::bench_filter_key_list();
+  const Run help = run_flashlab("export --help");
+  REQUIRE(help.code == 0);
+  // The --filter line of the help, and every key of the list in it.
+  const size_t at = help.out.find("--filter");
+  REQUIRE(at != std::string::npos);
+  const std::string line = help.out.substr(at, help.out.find('\n', at) - at);
+  CHECK_THAT(line, Catch::Contains("(keys: " + keys + ";"));
+  flashlab::analysis::write_file_atomic((run_flashlab.path() / "keys.json").string(),
+                                        flashlab::analysis::bench_to_json(flashlab::analysis::test::lab_grid()));
+  for (const flashlab::analysis::BenchFilterKey& k : flashlab::analysis::bench_filter_keys()) {
+    const std::string name(k.name);
+    INFO(name);
+    CHECK_THAT(line, Catch::Contains(name));
+    // Every key the help names is one the parser takes, by its name and by each alias.
+    const std::string value = name == "causal" ? "no" : name == "dtype" ? "fp16" : "32";
+    CHECK_NOTHROW(flashlab::analysis::parse_bench_filter(name + "=" + value));
+    for (std::string_view a : k.aliases) CHECK_NOTHROW(flashlab::analysis::parse_bench_filter(std::string(a) + "=" + value));
+  }
+  CHECK_THAT(line, Catch::Contains("seq"));  // the key the help once left out
+  const Run bad = run_flashlab("export --chart bench-time --filter colour=red --results keys.json --out k.png");
+  CHECK(bad.code == 2);
+  CHECK_THAT(bad.err, Catch::Contains("unknown filter key 'colour' (expected " + keys + ")"));
+}
+
+TEST_CASE("export and report of the README's constant-token results: charts along N, no layout note", "[cli][export]") {
+  const fs::path results = fs::path(FLASHLAB_TEST_DATA) / ".." / ".." / "docs" / "results";
+  const Run t = run_flashlab("export --chart bench-tflops --results " + (results / "h100-perf-bench.json").string() +
+                             " --out tokens-tflops.csv");
+  REQUIRE(t.code == 0);
+  CHECK_THAT(t.out, !Catch::Contains("note: layout:"));
+  // One line per rung over the three N of the grid (B·N = 16K), not one dot at N 1K.
+  const auto rows = flashlab::analysis::csv_parse(slurp(run_flashlab.path() / "tokens-tflops.csv"));
+  std::map<std::string, std::set<std::string>> xs;
+  for (size_t k = 1; k < rows.size(); ++k) xs[rows[k][1]].insert(rows[k][2]);
+  CHECK(xs.size() == 5);
+  for (const auto& [series, x] : xs) {
+    INFO(series);
+    CHECK(x == std::set<std::string>{"1024", "4096", "16384"});
+  }
+  const fs::path out = run_flashlab.path() / "tokens-report";
+  fs::remove_all(out);
+  const Run r = run_flashlab("report --results " + (results / "h200-perf-bench.json").string() + " --out tokens-report");
+  REQUIRE(r.code == 0);
+  CHECK_THAT(r.out, !Catch::Contains("note: layout:"));
+  CHECK_THAT(r.out, Catch::Contains("bench-heatmap: left out, nothing to draw (not a batch × N grid: the batch follows N"));
+  CHECK(fs::exists(out / "charts" / "runs-bench-tflops.png"));
+}
+
 TEST_CASE("sim prints three levels: requests, the L2 model, DRAM", "[cli][l2]") {
   const Run r = run_flashlab.check_prints(
       "sim --algo fa2 --hw H200-SXM-141GB --batch 1 --heads 16 --seq 8192 --head-dim 128", {
@@ -311,7 +394,7 @@ TEST_CASE("compare --results: DRAM measured per kernel beside the requests and t
   flashlab::test::check_contains_each(r.out, {
       "placed with today's model on H200-SXM-141GB",
       "  fa2_tc         128×64",
-      "0.53 GB (model +0.3%)",
+      "530 MB (model +0.3%)",
       "  naive_cublas",
   });
   const auto rows = flashlab::analysis::csv_parse(slurp(run_flashlab.path() / "cmp.csv"));
@@ -431,6 +514,55 @@ TEST_CASE("check: the FlashAttention-2 lab's tables, rows flagged and exit 1, ch
   const std::string svg = slurp(out / "check-roofline.svg");
   CHECK_THAT(svg, Catch::Contains("flagged rows"));
   CHECK_THAT(svg, Catch::Contains("consistent rows"));
+  // Every flagged row labelled with its line: alone ("line 2") or with the rows at its spot ("lines 3, 6, 10"),
+  // on the A100's roofline alone and on the H100's among FlashLab's own runs measured there (a crowd of
+  // crosses round the rows); a row labelled alone by its own ✕ (the label's start nearer to it than to
+  // any other flagged row's), or joined to its label by a leader line.
+  const fs::path labs = fs::path(FLASHLAB_TEST_DATA) / ".." / ".." / "docs" / "results" / "h100-labs.json";
+  REQUIRE(run_flashlab("check " + data("flash2-lab-tables.csv") + " --hw H100-SXM5-80GB --out check-flash2-h100 --results " +
+                       labs.string()).code == 1);
+  for (const fs::path& chart : {out / "check-roofline.svg", run_flashlab.path() / "check-flash2-h100" / "check-roofline.svg"}) {
+    INFO(chart.string());
+    const std::string drawn = slurp(chart);
+    std::set<int> labelled;
+    const std::regex text_re(">(lines? [0-9][0-9, ]*)</text>");
+    for (auto it = std::sregex_iterator(drawn.begin(), drawn.end(), text_re); it != std::sregex_iterator(); ++it) {
+      const std::string t = (*it)[1];
+      const std::regex num("[0-9]+");
+      for (auto n = std::sregex_iterator(t.begin(), t.end(), num); n != std::sregex_iterator(); ++n)
+        labelled.insert(std::stoi(n->str()));
+    }
+    CHECK(labelled == std::set<int>{2, 3, 5, 6, 9, 10, 12, 13, 14});
+  }
+  {
+    // On the H100: a row labelled alone has the label start nearer its own ✕ than any other flagged row's.
+    const std::string drawn = slurp(run_flashlab.path() / "check-flash2-h100" / "check-roofline.svg");
+    const auto flagged = drawn.find("data-name=\"flagged rows\"");
+    REQUIRE(flagged != std::string::npos);
+    std::vector<std::pair<double, double>> crosses;  // each ✕ is two lines; the first's middle
+    const std::regex cross_re(R"re(<line x1="([0-9.]+)" y1="([0-9.]+)" x2="([0-9.]+)" y2="([0-9.]+)")re");
+    const std::string group = drawn.substr(flagged, drawn.find("</g>", flagged) - flagged);
+    size_t k = 0;
+    for (auto it = std::sregex_iterator(group.begin(), group.end(), cross_re); it != std::sregex_iterator(); ++it, ++k)
+      if (k % 2 == 0)
+        crosses.emplace_back((std::stod((*it)[1]) + std::stod((*it)[3])) / 2, (std::stod((*it)[2]) + std::stod((*it)[4])) / 2);
+    const std::vector<int> lines{2, 3, 5, 6, 9, 10, 12, 13, 14};  // the flagged rows, in the file's order
+    REQUIRE(crosses.size() == lines.size());
+    const std::regex alone(R"re(<text x="([0-9.]+)" y="([0-9.]+)"[^>]*>line ([0-9]+)</text>)re");
+    size_t checked = 0;
+    for (auto it = std::sregex_iterator(drawn.begin(), drawn.end(), alone); it != std::sregex_iterator(); ++it, ++checked) {
+      const double x = std::stod((*it)[1]), y = std::stod((*it)[2]);
+      const auto own = static_cast<size_t>(std::find(lines.begin(), lines.end(), std::stoi((*it)[3])) - lines.begin());
+      REQUIRE(own < lines.size());
+      auto from = [&](size_t c) { return std::hypot(crosses[c].first - x, crosses[c].second - y); };
+      for (size_t other = 0; other < lines.size(); ++other) {
+        INFO("line " << lines[own] << " at " << x << ", " << y << " against line " << lines[other]);
+        if (other != own) CHECK(from(own) < from(other));
+      }
+    }
+    CHECK(checked > 0);
+  }
+  CHECK_THAT(svg, Catch::Contains("so its true point lies at or left of the one drawn"));
   CHECK_THAT(r.out, Catch::Contains("wrote check-flash2-lab/check-roofline.svg"));
 }
 
@@ -482,10 +614,13 @@ TEST_CASE("check: OOM rows stay in check.csv with their status, nothing measured
   flashlab::analysis::write_file_atomic((run_flashlab.path() / "with-oom.csv").string(),
                                         "batch_size,seq_len,num_heads,emb_dim,Forward Time (s),Peak Memory (MB)\n"
                                         "16,1024,32,2048,0.006150229772,644.0004883\n"
-                                        "64,2048,32,2048,OOM,OOM\n");
+                                        "64,2048,32,2048,OOM,OOM\n"
+                                        "32,2048,32,2048,,\n");
   const Run r = run_flashlab("check with-oom.csv --out check-oom");
   INFO(r.out << r.err);
-  REQUIRE(r.code <= 1);
+  REQUIRE(r.code <= 1);  // a row without a time does not refuse the file
+  CHECK_THAT(r.out, Catch::Contains("note: line 4: no time (empty), not checked"));
+  CHECK_THAT(r.out, Catch::Contains("; 1 row(s) without a time left out"));
   const auto rows = flashlab::analysis::csv_parse(slurp(run_flashlab.path() / "check-oom" / "check.csv"));
   REQUIRE(rows.size() >= 3);
   const auto& h = rows[0];
@@ -496,6 +631,9 @@ TEST_CASE("check: OOM rows stay in check.csv with their status, nothing measured
   CHECK(rows[2][col("status")] == "OOM");
   for (const char* c : {"time_s", "recomputed_tflops", "memory_bytes", "rate_mismatch"}) CHECK(rows[2][col(c)].empty());
   CHECK_FALSE(rows[2][col("convention_flops")].empty());  // the model's count of the shape, not a measurement
+  REQUIRE(rows.size() == 4);
+  CHECK(rows[3][col("status")] == "skipped");
+  for (const char* c : {"time_s", "recomputed_tflops", "memory_bytes", "rate_mismatch"}) CHECK(rows[3][col(c)].empty());
 }
 
 TEST_CASE("check: a column or row it cannot read is exit 2 and one line", "[cli][check]") {
@@ -509,7 +647,7 @@ TEST_CASE("check: a column or row it cannot read is exit 2 and one line", "[cli]
                                         "batch,seq,heads,head_dim,time\n32,1024,32,64,8\n");
   flashlab::test::check_refusals(run_flashlab, {
       {"check bad-row.csv", "bad-row.csv: line 3, column 'seq': '1O24' is not a whole number"},
-      {"check no-unit.csv", "no-unit.csv: column 'time': no unit in its name"},
+      {"check no-unit.csv", "no-unit.csv: line 2, column 'time': '8' has no unit, and the column's name gives none"},
       {"check no-unit.csv --tolerance ten", "--tolerance: 'ten' is not a percentage above 0 (e.g. 10)"},
       {"check missing.csv", "missing.csv: cannot open for reading"},
       {"check " + data("flash2-lab-tables.csv") + " --batch 8", "--batch: the file gives the batch in column 'batch_size'"},

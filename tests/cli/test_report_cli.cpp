@@ -285,6 +285,30 @@ TEST_CASE("report --lab: every figure of each lab, from the committed results, w
     CHECK_THAT(md, Catch::Contains("## The lab"));
     CHECK_THAT(md, Catch::Contains("## Where FlashLab's numbers differ from the lab's"));
     CHECK(slurp(dir / ("tables/" + lab + "-runs.csv")).rfind("kernel,model,direction,", 0) == 0);
+    // Missing is not zero: no tiles (PyTorch), tiles not known (a skipped or OOM row), nothing
+    // measured — an empty cell, never a 0 a student's min() would find.
+    {
+      const auto runs = flashlab::analysis::csv_parse(slurp(dir / ("tables/" + lab + "-runs.csv")));
+      const auto& h = runs.front();
+      auto col = [&](const char* name) { return static_cast<size_t>(std::find(h.begin(), h.end(), name) - h.begin()); };
+      size_t pytorch = 0;
+      for (size_t k = 1; k < runs.size(); ++k) {
+        if (runs[k].size() != h.size()) continue;
+        INFO(lab << " runs line " << k + 1);
+        for (const char* c : {"br", "bc", "time_ms_median", "time_ms_min", "time_ms_max", "tflops", "tflops_exact", "gbps",
+                              "peak_memory_bytes", "predicted_memory_bytes", "ctas_per_sm", "mem_limit_bytes",
+                              "launch_host_us"}) {
+          REQUIRE(col(c) < h.size());
+          CHECK(runs[k][col(c)] != "0");
+        }
+        if (runs[k][col("model")] == "pytorch" || runs[k][col("kernel")].rfind("sdpa_", 0) == 0) {
+          ++pytorch;
+          CHECK(runs[k][col("br")].empty());
+          CHECK(runs[k][col("bc")].empty());
+        }
+      }
+      CHECK(pytorch > 0);
+    }
     // Every chart reads: the layout check found no text over text or a point, none cut.
     CHECK_THAT(r.out, !Catch::Contains("layout:"));
     // The method of each side as its rows were taken: FlashLab's medians as each row records
@@ -296,6 +320,12 @@ TEST_CASE("report --lab: every figure of each lab, from the committed results, w
         "PyTorch 2.11.0+cu130, built with CUDA 13.0, cuDNN 91900",
     });
     CHECK_THAT(md, !Catch::Contains("medians of 10 timed runs"));
+    // Repeats of a run that disagree beyond flashlab check's spread: said in the document and the output.
+    const std::string disagree =
+        "13 of those run(s) disagree: their times spread more than 10 % ((max − min) / min, the threshold of flashlab "
+        "check); worst: sdpa_flash fwd B=16 H=8 N=512 d=64 fp16 causal, 6 times 0.045–0.120 ms (165 %), 0.093 ms kept";
+    CHECK_THAT(md, Catch::Contains("- Results: " + disagree));
+    CHECK_THAT(r.out, Catch::Contains("note: " + disagree));
     REQUIRE(meta["sources"].size() == 2);
     CHECK(meta["sources"][1]["pytorch"]["cudnn"] == "91900");
     CHECK(meta["sources"][1]["pytorch"]["torch"] == "2.11.0+cu130");
@@ -344,6 +374,7 @@ TEST_CASE("export --results takes several files and merges them as report does",
   INFO(r.out << r.err);
   REQUIRE(r.code == 0);
   CHECK_THAT(r.out, Catch::Contains("each run kept once, from the first file that holds it"));
+  CHECK_THAT(r.out, Catch::Contains("13 of those run(s) disagree: their times spread more than 10 %"));
   const auto series = figure_series(run_flashlab.path() / "merged-time.csv");
   CHECK(series.count("PyTorch eager") == 1);
   CHECK(series.count("FlashAttention-2 (tensor cores)") == 1);

@@ -54,9 +54,11 @@ for tab in roofline io-vs-n io-vs-m io-vs-d ai-vs-n; do
 done
 # The hierarchical roofline: the measured H100 profile and the H100 runs of docs/results.
 shot plot-roofline-hier "$(variant lecture-fa1-vs-fa2 roofline-hier "\"tab\": \"roofline-hier\", \"plots_large\": true, \"hardware\": {\"file\": \"$root/assets/hardware/measured/H100-SXM5-80GB-2026-11-22.json\"}, \"results\": \"$root/docs/results/h100-perf-bench.json\"")" --screenshot-panel plots
-for tab in bench-time bench-tflops bench-memory bench-speedup bench-heatmap bench; do
+for tab in bench-time bench-tflops bench-memory bench-speedup bench; do
   shot "plot-$tab" "$(variant lab-report-h100 "$tab" "\"tab\": \"$tab\", \"plots_large\": true, \"results\": \"$root/docs/results/h100-labs.json\"")" --screenshot-panel plots
 done
+# The heatmap needs a whole batch × N grid: the H200 lab grid (7 batches × 5 N).
+shot plot-bench-heatmap "$(variant lab-report-h100 bench-heatmap "\"tab\": \"bench-heatmap\", \"plots_large\": true, \"results\": \"$root/docs/results/labs/labs-flashlab.json\"")" --screenshot-panel plots
 shot concepts "$(variant lecture-fa1-vs-fa2 concepts '"concepts": true')" --screenshot-panel concepts
 # A projector: 1920×1080 at UI scale 2 (the hall layout: one view on the stage), the tiling view, then the plots.
 xvfb-run -a -s "-screen 0 1920x1080x24" "$exe" gui --frames 12 --scenario "$sc/lecture-fa1-vs-fa2.json" --ui-scale 2 \

@@ -354,6 +354,25 @@ TEST_CASE("non-finite numbers never reach the screen: they are shown as — and 
   set_screen_checks(nullptr);
 }
 
+// K and V at N = 1M with 1 × 1 tiles are read 1,048,576 times more by one
+// algorithm than the other: the counters' ratio column keeps its width.
+TEST_CASE("ratios: two decimals below 10, one below a thousand, three digits and a prefix above", "[gui][format]") {
+  CHECK(fmt_ratio(0.1234, "t") == "0.12×");
+  CHECK(fmt_ratio(0.1234, "t", 3) == "0.123×");
+  CHECK(fmt_ratio(32.0, "t") == "32.0×");
+  CHECK(fmt_ratio(999.94, "t") == "999.9×");
+  CHECK(fmt_ratio(1048576.0, "t") == "1.05 M×");
+  CHECK(fmt_ratio(12345.0, "t") == "12.3 K×");
+  CHECK(fmt_ratio(2.5e12, "t") == "2.5 T×");
+  for (const double r : {1000.0, 1048576.0, 1e15}) CHECK(fmt_ratio(r, "t").size() <= fmt_ratio(999.9, "t").size() + 2);
+  CHECK(fmt_ratio(std::nan(""), "t") == "—");
+  // 138 MB over 150 TB is not nothing; 0 B over 8.8 TB is.
+  CHECK(fmt_ratio(138e6 / 150e12, "t") == "< 0.01×");
+  CHECK(fmt_ratio(138e6 / 150e12, "t", 3) == "< 0.001×");
+  CHECK(fmt_ratio(0.0, "t") == "0.00×");
+  CHECK(fmt_ratio(0.006, "t") == "0.01×");
+}
+
 TEST_CASE("scenarios: every shipped scenario loads and gives a valid model", "[gui][scenario]") {
   int n = 0;
   for (const fs::path& path : test::shipped_scenarios()) {

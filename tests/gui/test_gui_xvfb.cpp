@@ -690,6 +690,42 @@ TEST_CASE("presenter mode: the clicker's keys move between scenes, → and ← s
   fs::remove_all(dir);
 }
 
+// The tiling view's last events on the lecture's second scene, three steps in:
+// where the heading that names the colours leaves no room for a line under it
+// (UI scale 2), the short heading stands over the newest event; a heading is
+// never drawn alone. At 1× the colours' heading keeps its place.
+TEST_CASE("the tiling view's last events: the newest event under its heading, at UI scale 2 and at 1×",
+          "[gui][xvfb][present][hall]") {
+  const fs::path dir = temp_dir("last-events");
+  json sc = shipped_lecture("lecture-five-minutes");
+  json scene = sc["scenes"][1];
+  REQUIRE(scene["stage"] == "tiling");
+  struct Hall {
+    int w, h;
+    double scale;
+    std::vector<std::string> shows;
+  };
+  for (const Hall& hall : {Hall{1920, 1080, 2.0, {"last events ▶ compute O_0"}},
+                           Hall{1600, 1000, 1.0, {"last events (HBM ↔ SRAM transfers in colour)", "▶ store m init→HBM 4 KiB",
+                                                  "▶ compute O_0"}}}) {
+    INFO(hall.w << "×" << hall.h << " at " << hall.scale);
+    scene["shows"] = hall.shows;
+    sc["scenes"] = json::array({scene});
+    sc["script"] = json::array({json{{"frame", 3}, {"key", "right"}}, json{{"frame", 4}, {"key", "right"}},
+                                json{{"frame", 5}, {"key", "right"}}});
+    const json st = scenario_stats(x_prefix(hall.w, hall.h), dir / "events.json", sc,
+                                   "--frames 9 --width " + std::to_string(hall.w) + " --height " + std::to_string(hall.h) +
+                                       " --ui-scale " + std::to_string(hall.scale));
+    CHECK(st["position"] == 3);
+    INFO("missing claims: " << st["missing_claims"] << "; first clipped: " << st["first_clipped"]);
+    CHECK(st["claims"] == static_cast<int>(hall.shows.size()));
+    CHECK(st["claims_missing"] == 0);
+    CHECK(st["clipped_glyphs"] == 0);
+    CHECK(st["overlapping_text"] == 0);
+  }
+  fs::remove_all(dir);
+}
+
 // The back row reads every word: the lab's layout on each kind of tab and the
 // Concepts window, on the two projectors a hall has (1920 × 1080 at UI scale 2,
 // 1280 × 720 at 1.5): no glyph cut off, no text over other text. Every shipped
@@ -759,6 +795,25 @@ TEST_CASE("the hall layout: Start here at 1920 × 1080, UI scale 2, one view at 
   }
   // The same window at UI scale 1 keeps the lab's four panels.
   CHECK(gui_stats(x, "--frames 6 --ui-scale 1 --width 1920 --height 1080")["hall_layout"] == false);
+  fs::remove_all(dir);
+}
+
+// An extreme problem: N = 1M with 1 × 1 tiles, 16 trillion events a head; K and V
+// read a million times more by one algorithm: every panel drawn whole at 1920 × 1080.
+TEST_CASE("N = 1M with 1 × 1 tiles: the counters' ratios keep their column, nothing clipped", "[gui][xvfb]") {
+  const fs::path dir = temp_dir("n1m");
+  const json sc = {{"name", "n1m"},
+                   {"problem", {{"batch", 1}, {"heads", 1}, {"seq", "1M"}, {"head_dim", 64}}},
+                   {"hardware", "A100-PCIe-80GB"},
+                   {"tiles", {{"Br", 1}, {"Bc", 1}}},
+                   {"algorithms", {"fa1", "fa2"}}};
+  const json st = scenario_stats(x_prefix(1920, 1080), dir / "n1m.json", sc, "--frames 6 --width 1920 --height 1080");
+  CHECK(st["exceptions"] == 0);
+  CHECK(st["model_valid"] == true);
+  CHECK(st["nonfinite_values"] == 0);
+  INFO("first clipped: " << st["first_clipped"] << "; first overlap: " << st["first_overlap"]);
+  CHECK(st["clipped_glyphs"] == 0);
+  CHECK(st["overlapping_text"] == 0);
   fs::remove_all(dir);
 }
 

@@ -54,6 +54,19 @@ TEST_CASE("numbers people read", "[sim][format]") {
   CHECK(bytes_iec(1536) == "1.50 KiB");
 }
 
+TEST_CASE("durations in the unit that keeps them readable", "[sim][format]") {
+  CHECK(duration(9000) == "2.5 h");
+  CHECK(duration(300) == "5 min");
+  CHECK(duration(119) == "119.0 s");
+  CHECK(duration(2.5) == "2.50 s");
+  CHECK(duration(0.0123) == "12.30 ms");
+  CHECK(duration(0.001) == "1.00 ms");
+  CHECK(duration(1.61e-6) == "1.6 µs");
+  CHECK(duration(8.76e-7) == "876 ns");
+  CHECK(duration(0) == "0 ns");
+  CHECK(duration(std::numeric_limits<double>::infinity()) == "inf");
+}
+
 TEST_CASE("fixed decimals, as printf writes them", "[sim][format]") {
   CHECK(fixed(3.14159, 2) == "3.14");
   CHECK(fixed(1755.4, 0) == "1755");

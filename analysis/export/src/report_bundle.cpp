@@ -562,6 +562,11 @@ void setup_and_method(const ReportRequest& req, const BenchResults* first, Repor
       k = e + 2;
     }
   }
+  if (!req.results_notes.empty()) {
+    std::vector<std::string> lines;
+    for (const std::string& n : req.results_notes) lines.push_back("Results: " + n);
+    doc.blocks.push_back(bullets(lines));
+  }
 }
 
 // The runs behind a part of the report: plain CSV (pandas reads it as is), its
@@ -643,15 +648,16 @@ void section_part(const ReportRequest& req, const ReportSection& sec, Writer& w,
     }
     // A chart the runs cannot support is left out, with the reason: no run to
     // place on a roofline, no backward beside the forward, nothing to draw.
-    const bool no_run_placed = is_roofline(e.id) && std::any_of(c.notes.begin(), c.notes.end(), [](const std::string& n) {
-                                 return n.rfind(kNoRunPlaced, 0) == 0;
-                               });
+    const auto no_run_note = std::find_if(c.notes.begin(), c.notes.end(), [](const std::string& n) {
+      return n.rfind(kNoRunPlaced, 0) == 0;
+    });
+    const bool no_run_placed = is_roofline(e.id) && no_run_note != c.notes.end();
     const bool no_backward = (e.id == "bench-passes" || e.id == "bench-passes-time") &&
                              std::none_of(sec.results.rows.begin(), sec.results.rows.end(),
                                           [](const BenchRow& x) { return x.direction == "bwd"; });
     if (c.empty() || no_run_placed || no_backward) {
       const std::string why = no_backward ? std::string("the runs hold no backward pass")
-                              : no_run_placed ? std::string(kNoRunPlaced)
+                              : no_run_placed ? *no_run_note
                               : c.notes.empty() ? std::string("nothing to draw")
                                                 : "nothing to draw (" + c.notes.front() + ")";
       bundle.notes.push_back(sec.name + " " + std::string(e.id) + ": left out, " + why);

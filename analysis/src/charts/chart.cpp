@@ -400,15 +400,28 @@ double parse_num(const std::string& s, size_t line) {
 
 }  // namespace
 
+std::string axis_unit(const Axis& a) {
+  if (!a.unit.empty()) return a.unit;
+  return a.format == TickFormat::bytes || a.format == TickFormat::bytes_iec ? "bytes" : "";
+}
+
 std::string chart_to_csv(const ChartSpec& c) {
-  std::string out = csv_row({"chart", "series", "x", "y", "label", "note"});
+  // Added after the first six columns: readers of those keep working.
+  std::string out = csv_row({"chart", "series", "x", "y", "label", "note", "x_name", "x_unit", "y_name", "y_unit"});
   const double nan = std::numeric_limits<double>::quiet_NaN();
-  if (c.kind == ChartKind::heatmap) {
+  const bool heat = c.kind == ChartKind::heatmap;
+  const std::vector<std::string> axes{c.x.label, axis_unit(c.x), heat ? c.heatmap.value_label : c.y.label,
+                                      heat ? c.heatmap.value_unit : axis_unit(c.y)};
+  auto csv_row = [&](std::vector<std::string> cells) {
+    cells.insert(cells.end(), axes.begin(), axes.end());
+    return analysis::csv_row(cells);
+  };
+  if (heat) {
     const Heatmap& h = c.heatmap;
     for (size_t r = 0; r < h.row_labels.size(); ++r)
       for (size_t k = 0; k < h.col_labels.size(); ++k) {
         const size_t idx = r * h.col_labels.size() + k;
-        out += csv_row({c.id, h.row_labels[r], num(static_cast<double>(k)),
+        out += csv_row({c.id, h.row_labels[r], num(k < h.col_values.size() ? h.col_values[k] : static_cast<double>(k)),
                         num(idx < h.values.size() ? h.values[idx] : nan), h.col_labels[k],
                         idx < h.cell_text.size() ? h.cell_text[idx] : ""});
       }
@@ -437,7 +450,7 @@ std::string chart_to_csv(const ChartSpec& c) {
 std::vector<Series> chart_series_from_csv(const std::string& text) {
   const auto rows = csv_parse(text);
   if (rows.empty() || rows.front().size() < 6 || rows.front()[0] != "chart" || rows.front()[1] != "series")
-    throw std::runtime_error("chart CSV: the header must be chart,series,x,y,label,note");
+    throw std::runtime_error("chart CSV: the header must begin chart,series,x,y,label,note");
   std::vector<Series> out;
   for (size_t n = 1; n < rows.size(); ++n) {
     const auto& row = rows[n];

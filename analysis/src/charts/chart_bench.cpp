@@ -13,6 +13,8 @@
 #include "flashlab/analysis/charts/chart_builders.hpp"
 #include "flashlab/analysis/charts/implementations.hpp"
 #include "flashlab/sim/core/format.hpp"
+#include "flashlab/sim/measurement/measurement.hpp"
+#include "flashlab/sim/problem/algorithm.hpp"
 #include "text/missing.hpp"
 
 namespace flashlab::analysis {
@@ -76,16 +78,24 @@ std::string series_key(const BenchRow& r, const Varying& v, BenchAxis x) {
   return cfg.empty() ? s : s + " " + cfg;
 }
 
-// `emb`: heads and head dim swept together at this embedding dim (shared_emb_dim).
-Axis bench_axis(BenchAxis a, std::optional<sim::i64> emb = std::nullopt) {
+// `emb`: heads and head dim swept together at this embedding dim (shared_emb_dim);
+// `tokens`: batch and N swept together at this token count (shared_tokens).
+// Batch, heads and head dim are linear axes: time and memory grow in
+// proportion to them (or stay put), and a straight line on linear axes is what
+// proportional looks like; a log x under a linear y would bend it into a curve
+// that reads as exponential. N spans orders of magnitude: a log axis, with the
+// metrics that grow as a power of it on a log y too (bench_metric_chart).
+Axis bench_axis(BenchAxis a, std::optional<sim::i64> emb = std::nullopt, std::optional<sim::i64> tokens = std::nullopt) {
   const std::string e = emb ? std::to_string(*emb) : "";
   switch (a) {
-    case BenchAxis::seq: return {"sequence length N", Scale::log2, TickFormat::binary, {}, {}, false};
-    case BenchAxis::batch: return {"batch size B", Scale::log2, TickFormat::plain, {}, {}, false};
+    case BenchAxis::seq:
+      return {tokens ? "sequence length N (batch B = " + n_label(*tokens) + " / N)" : "sequence length N", Scale::log2,
+              TickFormat::binary, {}, {}, false};
+    case BenchAxis::batch: return {"batch size B", Scale::linear, TickFormat::plain, {}, {}, true};
     case BenchAxis::heads:
-      return {emb ? "heads H (d = " + e + " / H)" : "heads H", Scale::log2, TickFormat::plain, {}, {}, false};
+      return {emb ? "heads H (d = " + e + " / H)" : "heads H", Scale::linear, TickFormat::plain, {}, {}, true};
     case BenchAxis::head_dim:
-      return {emb ? "head dimension d (H = " + e + " / d)" : "head dimension d", Scale::log2, TickFormat::plain, {}, {}, false};
+      return {emb ? "head dimension d (H = " + e + " / d)" : "head dimension d", Scale::linear, TickFormat::plain, {}, {}, true};
     default: return {"configuration", Scale::linear, TickFormat::plain, {}, {}, false};
   }
 }
@@ -105,7 +115,34 @@ Varying varying_beside(const BenchResults& shown, BenchAxis xa) {
     if (xa == BenchAxis::heads) v.head_dim = false;
     if (xa == BenchAxis::head_dim) v.heads = false;
   }
+  if (xa == BenchAxis::seq && shared_tokens(shown)) v.batch = false;  // the batch follows N
   return v;
+}
+
+// The batch of each N of a constant-token grid, as a note: "the batch follows
+// N: every run holds B·N = 16K tokens (B 16 at N 1K, 4 at 4K, 1 at 16K)".
+std::string tokens_note(const BenchResults& shown, sim::i64 tokens) {
+  std::map<sim::i64, sim::i64> batch_at;
+  for (const BenchRow& row : shown.rows) batch_at[row.problem.seq_q] = row.problem.batch;
+  std::string each;
+  for (const auto& [n, b] : batch_at)
+    each += each.empty() ? "B " + std::to_string(b) + " at N " + n_label(n) : ", " + std::to_string(b) + " at " + n_label(n);
+  return "the batch follows N: every run holds B·N = " + n_label(tokens) + " tokens (" + each + ")";
+}
+
+// A category of bars along the swept value: "N=1K", with the batch that
+// follows it on a constant-token grid ("N=1K b=16").
+std::string category_of(BenchAxis xa, double x, std::optional<sim::i64> tokens) {
+  switch (xa) {
+    case BenchAxis::seq: {
+      const auto n = static_cast<sim::i64>(x);
+      return "N=" + n_label(n) + (tokens && n > 0 ? " b=" + std::to_string(*tokens / n) : "");
+    }
+    case BenchAxis::batch: return "b=" + format_tick(x, TickFormat::plain);
+    case BenchAxis::heads: return "h=" + format_tick(x, TickFormat::plain);
+    case BenchAxis::head_dim: return "d=" + format_tick(x, TickFormat::plain);
+    default: return "";
+  }
 }
 
 // A result set that is not a measurement says so in the title too: the
@@ -139,7 +176,12 @@ std::string subtitle_of(const BenchResults& r) {
   std::string s = r.meta.gpu.empty() ? "unknown GPU" : r.meta.gpu;
   if (!r.meta.date.empty()) s += " · " + r.meta.date;
   if (!r.meta.commit.empty()) s += " · commit " + r.meta.commit.substr(0, 10);
-  s += r.meta.l2_flush ? " · L2 flushed between repeats" : " · no L2 flush";
+  // How repeats were timed is a claim about measurements: only where there are
+  // some, from results that record how they were made.
+  const bool recorded = !r.meta.gpu.empty() || !r.meta.date.empty() || !r.meta.commit.empty();
+  const bool measured = std::any_of(r.rows.begin(), r.rows.end(),
+                                    [](const BenchRow& row) { return row.status == RunStatus::ok && row.time_ms_median > 0; });
+  if (recorded && measured) s += r.meta.l2_flush ? " · L2 flushed between repeats" : " · no L2 flush";
   return s;
 }
 
@@ -198,7 +240,11 @@ BenchResults filtered(const BenchResults& all, const BenchFilter& f) {
   return out;
 }
 
-void note_filter(const BenchResults& all, const BenchFilter& f, ChartSpec& c) {
+// The note under a chart whose rows a filter narrowed: the parameters the
+// filter fixed for which the results hold other values ("showing N 1K (the
+// results hold 3 sequence lengths: pick others …)"). The plotted axis is never
+// among them, and a filter that left nothing else to pick says nothing.
+void note_filter(const BenchResults& all, const BenchFilter& f, BenchAxis plotted, ChartSpec& c) {
   std::size_t matching = 0;
   for (const BenchRow& row : all.rows) matching += f.matches(row) ? 1 : 0;
   if (const std::size_t repeats = matching - filtered(all, f).rows.size(); repeats > 0)
@@ -207,16 +253,37 @@ void note_filter(const BenchResults& all, const BenchFilter& f, ChartSpec& c) {
   const std::string d = describe(f);
   if (d.empty()) return;
   c.subtitle = "showing " + d + " · " + c.subtitle;
-  const BenchValues v = bench_values(all);
+  // One line per parameter of the filter: fixed by it, its distinct values in the results, the word for them.
+  std::set<sim::i64> batch, seq, heads, head_dim, emb, kv;
+  std::set<int> causal, dtype;
+  for (const BenchRow& row : all.rows) {
+    batch.insert(row.problem.batch);
+    seq.insert(row.problem.seq_q);
+    heads.insert(row.problem.heads);
+    head_dim.insert(row.problem.head_dim);
+    emb.insert(row.problem.heads * row.problem.head_dim);
+    kv.insert(row.problem.h_kv());
+    causal.insert(row.problem.causal ? 1 : 0);
+    dtype.insert(static_cast<int>(row.problem.dtype));
+  }
+  const struct {
+    bool fixed;
+    BenchAxis axis;
+    std::size_t values;
+    const char* what;
+  } dims[] = {{f.batch.has_value(), BenchAxis::batch, batch.size(), "batch sizes"},
+              {f.seq.has_value(), BenchAxis::seq, seq.size(), "sequence lengths"},
+              {f.heads.has_value(), BenchAxis::heads, heads.size(), "head counts"},
+              {f.head_dim.has_value(), BenchAxis::head_dim, head_dim.size(), "head dims"},
+              {f.emb_dim.has_value(), BenchAxis::none, emb.size(), "embedding dims"},
+              {f.kv_heads.has_value(), BenchAxis::none, kv.size(), "K/V head counts"},
+              {f.causal.has_value(), BenchAxis::causal, causal.size(), "causal settings"},
+              {f.dtype.has_value(), BenchAxis::none, dtype.size(), "dtypes"}};
   std::string others;
-  auto add = [&](const char* what, size_t n) {
-    if (n > 1) others += (others.empty() ? "" : ", ") + std::to_string(n) + " " + what;
-  };
-  add("batch sizes", v.batch.size());
-  add("head counts", v.heads.size());
-  add("head dims", v.head_dim.size());
-  add("causal settings", v.causal.size());
-  add("dtypes", v.dtype.size());
+  for (const auto& dim : dims)
+    if (dim.fixed && dim.values > 1 && (dim.axis == BenchAxis::none || dim.axis != plotted))
+      others += (others.empty() ? "" : ", ") + std::to_string(dim.values) + " " + dim.what;
+  if (others.empty()) return;
   c.notes.push_back("showing " + d + " (the results hold " + others + ": pick others with --filter or the GUI's pickers)");
 }
 
@@ -236,19 +303,21 @@ ChartSpec bench_metric_chart(const BenchResults& all, BenchMetric metric, const 
             : metric == BenchMetric::tflops ? what + " throughput"
                                             : "Peak device memory";
   c.subtitle = subtitle_of(r);
-  note_filter(all, f, c);
+  note_filter(all, f, xa, c);
   const bool categorical = xa == BenchAxis::causal || xa == BenchAxis::none;
-  c.x = bench_axis(xa, shared_emb_dim(r));
+  const std::optional<sim::i64> tokens = xa == BenchAxis::seq ? shared_tokens(r) : std::nullopt;
+  c.x = bench_axis(xa, shared_emb_dim(r), tokens);
+  if (tokens) c.notes.push_back(tokens_note(r, *tokens));
   // A head-dim sweep at fixed heads is the labs' embedding-dim sweep: the axis says so.
   if (xa == BenchAxis::head_dim && !shared_emb_dim(r) && !r.rows.empty() && !v.heads)
     c.x.label += " (embedding dim " + std::to_string(r.rows.front().problem.heads) + "·d)";
   c.title += categorical ? "" : " vs " + c.x.label;
   switch (metric) {
-    case BenchMetric::time: c.y = {"time (ms, median)", Scale::linear, TickFormat::plain, {}, {}, true}; break;
+    case BenchMetric::time: c.y = {"time (ms, median)", Scale::linear, TickFormat::plain, {}, {}, true, "ms"}; break;
     case BenchMetric::tflops:
       c.y = {any_bwd ? "TFLOP/s (fwd 4·B·H·N²·d, bwd 2.5×; causal /2)"
                      : "TFLOP/s (4·B·H·N²·d, halved when causal)",
-             Scale::linear, TickFormat::plain, {}, {}, true};
+             Scale::linear, TickFormat::plain, {}, {}, true, "TFLOP/s"};
       break;
     case BenchMetric::memory: c.y = {"peak device memory", Scale::linear, TickFormat::bytes_iec, {}, {}, true}; break;
   }
@@ -327,8 +396,11 @@ ChartSpec bench_metric_chart(const BenchResults& all, BenchMetric metric, const 
     }
     c.series.push_back(std::move(s));
   }
-  if (metric == BenchMetric::memory) {
-    // The model's prediction beside the measurement, where the runner gave one.
+  if (metric == BenchMetric::memory && !categorical) {
+    // The model's prediction beside the measurement, where the runner gave one;
+    // the note names the predictions drawn, and S and P only where one is standard attention's.
+    std::vector<std::string> drawn;
+    bool standard = false;
     for (const std::string& key : order) {
       Series m;
       bool any = false;
@@ -337,7 +409,7 @@ ChartSpec bench_metric_chart(const BenchResults& all, BenchMetric metric, const 
         m.y.push_back(row->predicted_memory_bytes > 0 ? static_cast<double>(row->predicted_memory_bytes) : kNaN);
         any = any || row->predicted_memory_bytes > 0;
       }
-      if (!any || categorical) continue;
+      if (!any) continue;
       const Series& base = c.series[static_cast<size_t>(std::find(order.begin(), order.end(), key) - order.begin())];
       m.name = key + " (predicted)";
       m.color = base.color;
@@ -347,14 +419,29 @@ ChartSpec bench_metric_chart(const BenchResults& all, BenchMetric metric, const 
       m.width = 1.5;
       m.in_legend = false;
       c.series.push_back(std::move(m));
+      const BenchRow& first = *pts[key].front().second;
+      const std::string name = implementation_name(first.kernel);
+      if (std::find(drawn.begin(), drawn.end(), name) == drawn.end()) drawn.push_back(name);
+      if (const auto algo = sim::model_algorithm(first)) standard = standard || sim::algorithm_info(*algo).materializes_scores;
     }
-    c.notes.push_back("dotted: the simulator's predicted memory (inputs, outputs and materialised S/P)");
+    std::string names;
+    for (const std::string& n : drawn) names += (names.empty() ? "" : ", ") + n;
+    if (!drawn.empty())
+      c.notes.push_back("dotted: the simulator's predicted memory of " + names +
+                        (standard ? ": inputs, outputs and, for standard attention, the materialised S and P"
+                                  : ": inputs, outputs and what the pass keeps in HBM"));
   }
   if (categorical) {
     c.kind = ChartKind::bars;
     c.categories = cats;
-  } else if (hi > 0 && lo > 0 && hi / lo > 30) {
-    c.y.scale = Scale::log10;  // spans of orders of magnitude (naive vs flash at long N)
+  } else if (c.x.scale != Scale::linear && hi > 0 && lo > 0 && (metric != BenchMetric::tflops || hi / lo > 30)) {
+    // Along a log N, time and memory grow as powers of N: on a log y too, N
+    // (FlashAttention's memory) and N² (standard attention's S and P, the
+    // FLOPs) are straight lines of slope 1 and 2, not curves that look
+    // exponential. A rate (TFLOP/s) stays linear unless it spans orders of
+    // magnitude (standard attention against FlashAttention at long N). Along
+    // a linear x (batch, heads, d) y stays linear: proportional is straight.
+    c.y.scale = Scale::log10;
     c.y.include_zero = false;
   }
   if (v.causal && !categorical)
@@ -375,7 +462,8 @@ ChartSpec bench_speedup_chart(const BenchResults& all, const std::string& baseli
   c.id = "bench-speedup";
   c.kind = ChartKind::bars;
   c.subtitle = subtitle_of(r);
-  note_filter(all, f, c);
+  const BenchAxis xa = shown_x_axis(all, shown, filter);
+  note_filter(all, f, xa, c);
   const std::vector<std::string> kernels = kernels_of(all);
   std::string base = baseline_in;
   if (base.empty())
@@ -386,7 +474,7 @@ ChartSpec bench_speedup_chart(const BenchResults& all, const std::string& baseli
       }
   if (base.empty() && !kernels.empty()) base = kernels.front();
   c.title = "Speed-up over " + (base.empty() ? std::string("the baseline") : implementation_name(base));
-  c.y = {"speed-up (baseline time / kernel time, ×)", Scale::linear, TickFormat::plain, {}, {}, true};
+  c.y = {"speed-up (baseline time / kernel time, ×)", Scale::linear, TickFormat::plain, {}, {}, true, "×"};
   c.x = {"configuration", Scale::linear, TickFormat::plain, {}, {}, false};
   if (r.rows.empty()) {
     c.notes.insert(c.notes.begin(), all.rows.empty() ? "the results hold no rows" : "no rows match " + describe(f));
@@ -396,7 +484,6 @@ ChartSpec bench_speedup_chart(const BenchResults& all, const std::string& baseli
     c.notes.push_back("baseline kernel '" + base + "' is not in the results");
     return marked(all, c);
   }
-  const BenchAxis xa = shown_x_axis(all, shown, filter);
   const Varying v = varying_beside(r, xa);
   // Configurations in order of the swept value, then of the rest.
   using Key = std::tuple<double, std::string, std::string>;  // x value, config label, direction
@@ -419,15 +506,10 @@ ChartSpec bench_speedup_chart(const BenchResults& all, const std::string& baseli
     c.notes.push_back(std::to_string(dropped) + " configuration(s) without a " + base + " run left out");
   bool several_directions = false;
   for (const auto& [key, ks] : cells) several_directions = several_directions || std::get<2>(key) != std::get<2>(cells.begin()->first);
+  const std::optional<sim::i64> tokens = xa == BenchAxis::seq ? shared_tokens(r) : std::nullopt;
+  if (tokens) c.notes.push_back(tokens_note(r, *tokens));
   for (const auto& [key, ks] : cells) {
-    std::string label;
-    if (xa != BenchAxis::none && xa != BenchAxis::causal) {
-      const double x = std::get<0>(key);
-      label = xa == BenchAxis::seq ? "N=" + n_label(static_cast<sim::i64>(x))
-              : xa == BenchAxis::batch ? "b=" + format_tick(x, TickFormat::plain)
-              : xa == BenchAxis::heads ? "h=" + format_tick(x, TickFormat::plain)
-                                       : "d=" + format_tick(x, TickFormat::plain);
-    }
+    std::string label = category_of(xa, std::get<0>(key), tokens);
     if (!std::get<1>(key).empty()) label += (label.empty() ? "" : " ") + std::get<1>(key);
     if (several_directions) label += " " + std::get<2>(key);
     if (label.empty()) label = "all";
@@ -481,18 +563,18 @@ ChartSpec bench_passes_chart(const BenchResults& all, BenchMetric metric, const 
   c.id = metric == BenchMetric::time ? "bench-passes-time" : "bench-passes";
   c.kind = ChartKind::bars;
   c.subtitle = subtitle_of(r);
-  note_filter(all, f, c);
+  const BenchAxis xa = shown_x_axis(all, shown, filter);
+  note_filter(all, f, xa, c);
   c.title = metric == BenchMetric::time ? "Forward and backward time" : "Forward and backward throughput";
   c.x = {"configuration", Scale::linear, TickFormat::plain, {}, {}, false};
   c.y = metric == BenchMetric::time
-            ? Axis{"time (ms, median)", Scale::linear, TickFormat::plain, {}, {}, true}
+            ? Axis{"time (ms, median)", Scale::linear, TickFormat::plain, {}, {}, true, "ms"}
             : Axis{"TFLOP/s (fwd 4·B·H·N²·d, bwd 2.5×; causal /2)", Scale::linear,
-                   TickFormat::plain, {}, {}, true};
+                   TickFormat::plain, {}, {}, true, "TFLOP/s"};
   if (r.rows.empty()) {
     c.notes.insert(c.notes.begin(), all.rows.empty() ? "the results hold no rows" : "no rows match " + describe(f));
     return marked(all, c);
   }
-  const BenchAxis xa = shown_x_axis(all, shown, filter);
   const Varying v = varying_beside(r, xa);
   // One group of bars per configuration (the swept value, then the rest); one
   // bar per kernel and pass, forward before backward.
@@ -506,15 +588,10 @@ ChartSpec bench_passes_chart(const BenchResults& all, BenchMetric metric, const 
         if (std::find(keys.begin(), keys.end(), key) == keys.end()) keys.push_back(key);
       }
   for (const BenchRow& row : r.rows) cells[{axis_value(row, xa), config_label(row, v, xa)}][row.kernel + " " + row.direction] = &row;
+  const std::optional<sim::i64> tokens = xa == BenchAxis::seq ? shared_tokens(r) : std::nullopt;
+  if (tokens) c.notes.push_back(tokens_note(r, *tokens));
   for (const auto& [cfg, ks] : cells) {
-    std::string label;
-    if (xa != BenchAxis::none && xa != BenchAxis::causal) {
-      const double x = cfg.first;
-      label = xa == BenchAxis::seq ? "N=" + n_label(static_cast<sim::i64>(x))
-              : xa == BenchAxis::batch ? "b=" + format_tick(x, TickFormat::plain)
-              : xa == BenchAxis::heads ? "h=" + format_tick(x, TickFormat::plain)
-                                       : "d=" + format_tick(x, TickFormat::plain);
-    }
+    std::string label = category_of(xa, cfg.first, tokens);
     if (!cfg.second.empty()) label += (label.empty() ? "" : " ") + cfg.second;
     // One configuration only: name the problem itself.
     c.categories.push_back(label.empty() ? sim::describe(r.rows.front().problem) : label);
@@ -564,7 +641,7 @@ ChartSpec bench_heatmap_chart(const BenchResults& all, const std::string& kernel
   c.id = tflops ? "bench-heatmap-tflops" : "bench-heatmap";
   c.kind = ChartKind::heatmap;
   c.subtitle = subtitle_of(r);
-  note_filter(all, f, c);
+  note_filter(all, f, BenchAxis::seq, c);  // batch, the other axis, is never fixed
   c.x = {"sequence length N", Scale::linear, TickFormat::binary, {}, {}, false};
   c.y = {"batch B", Scale::linear, TickFormat::plain, {}, {}, false};
   std::string kernel = kernel_in;
@@ -584,18 +661,35 @@ ChartSpec bench_heatmap_chart(const BenchResults& all, const std::string& kernel
   c.title = std::string(tflops ? "Forward throughput" : "Forward time") + ", batch × N" +
             (kernel.empty() ? "" : " — " + implementation_name(kernel));
   if (kernel.empty() || grid[kernel].first.empty()) {
-    c.notes.push_back(kernel.empty() ? "needs forward rows of one kernel varying in both batch and sequence length"
-                                     : "kernel '" + kernel + "' has no forward rows in the results");
+    c.notes.insert(c.notes.begin(), kernel.empty() ? "needs forward rows of one kernel varying in both batch and sequence length"
+                                                   : "kernel '" + kernel + "' has no forward rows in the results");
     return marked(all, c);
+  }
+  // A constant-token grid (B·N the same in every run) is a diagonal of the
+  // batch × N table, not a grid: said so, and where its runs are drawn.
+  {
+    BenchResults fwd;
+    for (const BenchRow& row : r.rows)
+      if (row.kernel == kernel && row.direction == "fwd") fwd.rows.push_back(row);
+    if (const std::optional<sim::i64> tokens = shared_tokens(fwd)) {
+      // First: an empty chart's first note is why (drawn in its plot, the report's reason).
+      c.notes.insert(c.notes.begin(), "not a batch × N grid: " + tokens_note(fwd, *tokens) +
+                                          "; bench-time and bench-tflops draw these runs along N");
+      return marked(all, c);
+    }
   }
   const std::vector<sim::i64> batches(grid[kernel].first.begin(), grid[kernel].first.end());
   const std::vector<sim::i64> seqs(grid[kernel].second.begin(), grid[kernel].second.end());
   Heatmap& h = c.heatmap;
   for (sim::i64 b : batches) h.row_labels.push_back(std::to_string(b));
-  for (sim::i64 n : seqs) h.col_labels.push_back(n_label(n));
+  for (sim::i64 n : seqs) {
+    h.col_labels.push_back(n_label(n));
+    h.col_values.push_back(static_cast<double>(n));
+  }
   h.values.assign(batches.size() * seqs.size(), kNaN);
   h.cell_text.assign(batches.size() * seqs.size(), "");
   h.value_label = tflops ? "TFLOP/s" : "time (ms)";
+  h.value_unit = tflops ? "TFLOP/s" : "ms";
   h.value_format = TickFormat::plain;
   bool duplicates = false;
   std::vector<bool> filled(h.values.size(), false);
@@ -622,8 +716,8 @@ ChartSpec bench_heatmap_chart(const BenchResults& all, const std::string& kernel
   const auto measured = static_cast<size_t>(std::count(filled.begin(), filled.end(), true));
   if (2 * measured <= filled.size()) {
     c.heatmap = Heatmap{};
-    c.notes.push_back("only " + std::to_string(measured) + " of the " + std::to_string(filled.size()) +
-                      " batch × N cells were run: too few for a heatmap");
+    c.notes.insert(c.notes.begin(), "only " + std::to_string(measured) + " of the " + std::to_string(filled.size()) +
+                                        " batch × N cells were run: too few for a heatmap");
     return marked(all, c);
   }
   if (duplicates) c.notes.push_back("several runs per cell (causal, heads or d vary): each cell shows the first non-causal one");

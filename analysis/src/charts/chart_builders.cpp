@@ -125,8 +125,8 @@ ChartSpec roofline_chart(const ChartContext& ctx, const BenchResults* measured) 
   c.id = "roofline";
   c.title = "Roofline — " + (hw.display_name.empty() ? hw.name : hw.display_name);
   c.subtitle = subtitle_of(ctx);
-  c.x = {"arithmetic intensity (FLOP/byte of DRAM traffic)", Scale::log10, TickFormat::plain, {}, {}, false};
-  c.y = {"attainable FLOP/s", Scale::log10, TickFormat::si, {}, {}, false};
+  c.x = {"arithmetic intensity (FLOP/byte of DRAM traffic)", Scale::log10, TickFormat::plain, {}, {}, false, "FLOP/byte"};
+  c.y = {"attainable FLOP/s", Scale::log10, TickFormat::si, {}, {}, false, "FLOP/s"};
   if (bw <= 0 || peak <= 0) {
     c.notes.push_back("this hardware model has no HBM bandwidth or no " + dtype_unit_label(ctx.problem.dtype, unit) +
                       " peak: no roofline to draw");
@@ -248,7 +248,7 @@ ChartSpec roofline_chart(const ChartContext& ctx, const BenchResults* measured) 
                                                 std::to_string(drawn) + " runs; the others: the L2 model's prediction)"));
     for (const std::string& k : placed.without_model)
       c.notes.push_back(k + ": left out, its rows name no model (results written before rows carried one)");
-    if (by_kernel.empty()) c.notes.push_back(std::string(kNoRunPlaced) + " (the results hold no successful forward run)");
+    if (by_kernel.empty()) c.notes.push_back(std::string(kNoRunPlaced) + " (" + why_none_placed(placed) + ")");
   }
 
   // The HBM slope, from well left of every point up to the highest ceiling.
@@ -298,7 +298,7 @@ namespace {
 Axis sweep_axis(SweepAxis a) {
   switch (a) {
     case SweepAxis::seq: return {"sequence length N", Scale::log2, TickFormat::binary, {}, {}, false};
-    case SweepAxis::sram: return {"SRAM per SM, M (bytes)", Scale::log2, TickFormat::binary, {}, {}, false};
+    case SweepAxis::sram: return {"SRAM per SM, M (bytes)", Scale::log2, TickFormat::binary, {}, {}, false, "bytes"};
     case SweepAxis::head_dim: return {"head dimension d", Scale::log2, TickFormat::plain, {}, {}, false};
     case SweepAxis::batch: return {"batch B", Scale::log2, TickFormat::plain, {}, {}, false};
     case SweepAxis::heads: return {"heads H", Scale::log2, TickFormat::plain, {}, {}, false};
@@ -337,6 +337,11 @@ std::vector<SweepRow> sweep(const ChartContext& ctx, SweepAxis axis, const std::
   // charts show the paper's quantity, the requests, and skip the L2 model.
   sim::SimOptions opt = ctx.options;
   opt.l2 = opt.l2 && axis == SweepAxis::seq;
+  // The L2 model follows fewer heads per point than a single simulation (at
+  // least its minimum: two heads, three waves of the grid and four L2s of
+  // traffic per pass), so that the chart redraws while a slider moves.
+  opt.l2_options.access_budget = std::min<i64>(opt.l2_options.access_budget, kChartL2AccessBudget);
+  opt.l2_options.access_limit = std::min<i64>(opt.l2_options.access_limit, kChartL2AccessLimit);
   return run_sweep(ctx.problem, ctx.hw, spec, ctx.algorithms, opt);
 }
 
@@ -510,7 +515,7 @@ ChartSpec ai_vs_n_chart(const ChartContext& ctx, const std::vector<sim::i64>* va
   c.title = "Arithmetic intensity vs N";
   c.subtitle = subtitle_of(ctx);
   c.x = sweep_axis(SweepAxis::seq);
-  c.y = {"arithmetic intensity (FLOP/byte)", Scale::log10, TickFormat::plain, {}, {}, false};
+  c.y = {"arithmetic intensity (FLOP/byte)", Scale::log10, TickFormat::plain, {}, {}, false, "FLOP/byte"};
   const std::vector<SweepRow> rows = sweep(ctx, SweepAxis::seq, values);
   std::map<sim::Algorithm, Series> by;
   for (sim::Algorithm a : ctx.algorithms) {

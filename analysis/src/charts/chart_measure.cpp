@@ -35,17 +35,9 @@ std::vector<int> coincidence_roots(const ChartSpec& c) {
 // The data points, line midpoints and labels a legend could cover.
 std::vector<Point> legend_probes(const ChartSpec& c, const ChartLayout& L, const Metrics& m) {
   std::vector<Point> probes;
-  if (c.kind == ChartKind::bars) {
-    // A group of bars fills its category from the axis up to its tallest bar (or its stack).
-    std::vector<double> top;
-    if (c.stacked) top = stack_tops(c);
-    else
-      for (const Series& s : c.series)
-        for (size_t k = 0; k < std::min(s.x.size(), s.y.size()); ++k) {
-          const auto cat = static_cast<size_t>(std::max(0.0, s.x[k]));
-          if (cat >= top.size()) top.resize(cat + 1, 0.0);
-          if (std::isfinite(s.y[k])) top[cat] = std::max(top[cat], s.y[k]);
-        }
+  if (c.kind == ChartKind::bars && c.stacked) {
+    // A stack fills its category from the axis up to its top.
+    const std::vector<double> top = stack_tops(c);
     for (size_t cat = 0; cat < top.size(); ++cat)
       for (double f = -0.45; f <= 0.451; f += 0.15)
         for (double t : c.stacked ? std::vector<double>{1.0, 0.75, 0.5, 0.25, 0.05}  // a stack covers its foot too
@@ -53,6 +45,7 @@ std::vector<Point> legend_probes(const ChartSpec& c, const ChartLayout& L, const
           if (plottable(static_cast<double>(cat) + f, L.sx) && plottable(top[cat] * t, L.sy))
             probes.push_back(L.to_px(static_cast<double>(cat) + f, top[cat] * t));
   }
+  // Side-by-side bars: each bar is an obstacle of its own (bar_boxes), not a group's tallest.
   for (const Series& s : c.series)
     for (size_t k = 0; c.kind != ChartKind::bars && k < std::min(s.x.size(), s.y.size()); ++k) {
       if (!plottable(s.x[k], L.sx) || !plottable(s.y[k], L.sy)) continue;
@@ -77,6 +70,26 @@ std::vector<Point> legend_probes(const ChartSpec& c, const ChartLayout& L, const
       // A horizontal line's name runs leftwards from the plot's right edge.
       for (double back : {40.0, 140.0, 240.0}) probes.push_back({L.plot.right() - back * m.s, L.px_y(l.value) + 8 * m.s});
   return probes;
+}
+
+// Side-by-side bars as drawn (chart_render.cpp's draw_bars), each grown
+// upwards by a text row for the value above it.
+std::vector<Rect> bar_boxes(const ChartSpec& c, const ChartLayout& L, const Metrics& m) {
+  std::vector<Rect> out;
+  if (c.kind != ChartKind::bars || c.stacked || c.series.empty()) return out;
+  const double group = 0.8, bw = group / static_cast<double>(c.series.size());
+  const double base = L.sy == Scale::linear ? std::max(L.y.lo, 0.0) : L.y.lo;
+  for (size_t si = 0; si < c.series.size(); ++si) {
+    const Series& s = c.series[si];
+    for (size_t k = 0; k < std::min(s.x.size(), s.y.size()); ++k) {
+      if (!plottable(s.y[k], L.sy)) continue;
+      const double x0 = s.x[k] - group / 2 + bw * static_cast<double>(si);
+      const double px0 = L.px_x(x0), px1 = L.px_x(x0 + bw), y0 = L.px_y(base), y1 = L.px_y(s.y[k]);
+      const double top = std::min(y0, y1) - m.line_h;
+      out.push_back({px0, top, px1 - px0, std::max(y0, y1) - top});
+    }
+  }
+  return out;
 }
 
 }  // namespace
@@ -198,7 +211,19 @@ LegendSize legend_size(const ChartSpec& c, Canvas& cv, const Metrics& m, double 
   L.pad = m.pad * 0.7;
   const std::vector<int> root = coincidence_roots(c);
   const double indent = 10 * m.s;
-  std::vector<bool> told(c.series.size(), false);  // a coincidence already said under an entry
+  // A series drawn on another is named once: under the first legend entry of
+  // its group ("= name", "≈ name"), not again as an entry of its own.
+  {
+    std::vector<bool> group_has_entry(c.series.size(), false);
+    std::vector<size_t> entries;
+    for (size_t k : L.items) {
+      const size_t r = static_cast<size_t>(root[k] >= 0 ? root[k] : static_cast<int>(k));
+      if (group_has_entry[r]) continue;
+      group_has_entry[r] = true;
+      entries.push_back(k);
+    }
+    L.items = std::move(entries);
+  }
   for (size_t k : L.items) {
     bool first = true;
     for (const std::string& line : wrap_lines(cv, c.series[k].name, m.small, max_text, 3)) {
@@ -208,12 +233,9 @@ LegendSize legend_size(const ChartSpec& c, Canvas& cv, const Metrics& m, double 
     // Under the first legend entry of a group of series drawn on one another:
     // each other member, "=" (the same numbers) or "≈" (closer than the eye tells).
     const int r = root[k] >= 0 ? root[k] : static_cast<int>(k);
-    if (told[static_cast<size_t>(r)]) continue;
-    bool any = false;
     for (size_t j = 0; j < c.series.size(); ++j) {
       const int rj = root[j] >= 0 ? root[j] : static_cast<int>(j);
       if (j == k || rj != r || c.series[j].name.empty()) continue;
-      any = true;
       // A member named after the entry ("X (predicted)" under "X"): its own part only.
       const std::string& own = c.series[k].name;
       const std::string& name = c.series[j].name;
@@ -223,7 +245,6 @@ LegendSize legend_size(const ChartSpec& c, Canvas& cv, const Metrics& m, double 
       for (const std::string& line : wrap_lines(cv, text, m.small, max_text - indent, 3))
         L.rows.push_back({-1, line, indent});
     }
-    told[static_cast<size_t>(r)] = any;
   }
   for (const LegendRow& row : L.rows) L.tw = std::max(L.tw, row.indent + cv.measure(row.text, m.small).x);
   L.tw = std::min(L.tw, max_text);
@@ -241,11 +262,23 @@ Rect legend_corner(const ChartLayout& L, LegendPos p, double w, double h, double
 int legend_corner_hits(const ChartSpec& c, const ChartLayout& L, const Metrics& m, double w, double h,
                        LegendPos* best_pos) {
   const std::vector<Point> probes = legend_probes(c, L, m);
+  const std::vector<Rect> bars = bar_boxes(c, L, m);
+  // The segments of every series drawn as a line, as draw_series_xy joins its points.
+  std::vector<std::pair<Point, Point>> segments;
+  for (const Series& s : c.series) {
+    if (c.kind == ChartKind::bars || (s.style != SeriesStyle::line && s.style != SeriesStyle::line_points)) continue;
+    for (size_t k = 0; k + 1 < std::min(s.x.size(), s.y.size()); ++k)
+      if (plottable(s.x[k], L.sx) && plottable(s.y[k], L.sy) && plottable(s.x[k + 1], L.sx) && plottable(s.y[k + 1], L.sy))
+        segments.push_back({L.to_px(s.x[k], s.y[k]), L.to_px(s.x[k + 1], s.y[k + 1])});
+  }
   int best = -1;
   for (LegendPos p : {LegendPos::top_left, LegendPos::bottom_right, LegendPos::top_right, LegendPos::bottom_left}) {
     const Rect r = legend_corner(L, p, w, h, m.pad * 0.7);
     int n = 0;
     for (const Point& q : probes) n += r.contains(q) ? 1 : 0;
+    // A bar or a stretch of line under the legend counts as much as a covered point and its label.
+    for (const Rect& b : bars) n += r.x < b.right() && b.x < r.right() && r.y < b.bottom() && b.y < r.bottom() ? 4 : 0;
+    for (const auto& [a, b] : segments) n += segment_crosses(a, b, r) ? 4 : 0;
     if (best < 0 || n < best) {
       best = n;
       if (best_pos) *best_pos = p;

@@ -56,7 +56,8 @@ double widest_category(const std::vector<CategoryLabel>& labels);
 
 // The legend as drawn: a row per line of text. An entry's first row has its
 // swatch; a name too wide for the legend goes on more rows; under the first
-// entry of series drawn on one another, a row per other one ("= name").
+// entry of series drawn on one another, a row per other one ("= name"),
+// which has no entry of its own.
 struct LegendRow {
   int series = -1;    // the row's swatch; -1: a row without one
   std::string text;
@@ -80,7 +81,9 @@ LegendSize legend_size(const ChartSpec& c, Canvas& cv, const Metrics& m, double 
 Rect legend_corner(const ChartLayout& L, LegendPos p, double w, double h, double pad);
 
 // How many data points, line midpoints and labels a legend of w×h covers in
-// the corner of L.plot that covers fewest; sets *best_pos to that corner.
+// the corner of L.plot that covers fewest (a bar, with the value above it, and
+// a segment of a series' line passing under it, counting as four each); sets
+// *best_pos to that corner.
 int legend_corner_hits(const ChartSpec& c, const ChartLayout& L, const Metrics& m, double w, double h,
                        LegendPos* best_pos = nullptr);
 

@@ -215,6 +215,12 @@ void draw_axes_xy(const ChartSpec& c, Canvas& cv, const ChartLayout& L, const Ch
         cv.text({x, P.bottom() + m.pad * 0.5}, cats[k].first, m.font, st.text, HAlign::center, VAlign::top);
       if (!cats[k].second.empty())
         cv.text({x, P.bottom() + m.pad * 0.5 + m.line_h}, cats[k].second, m.font, st.text, HAlign::center, VAlign::top);
+    } else if (x - w / 2 < P.x) {
+      // A tick on the plot's left edge (one N alone, its axis from N/2 to 2N): its label starts
+      // at the tick, clear of the y axis's lowest label beside it.
+      cv.text({x, P.bottom() + m.pad * 0.5}, t.label, m.font, st.text, HAlign::left, VAlign::top);
+      last_right = x + w;
+      continue;
     } else {
       cv.text({x, P.bottom() + m.pad * 0.5}, t.label, m.font, st.text, HAlign::center, VAlign::top);
     }
@@ -235,7 +241,7 @@ void draw_axes_xy(const ChartSpec& c, Canvas& cv, const ChartLayout& L, const Ch
 // dashed line (another dtype's) tries only the first spot and stays unnamed
 // rather than crowd the plot. Whether a spot was free.
 bool name_horizontal_line(const RefLine& l, int lines, Canvas& cv, const ChartLayout& L, const Metrics& m,
-                          LabelPlacer& labels) {
+                          LabelPlacer& labels, bool clear_of_bars = false) {
   const Rect& P = L.plot;
   const double y = L.px_y(l.value);
   const double x0 = l.from_x && plottable(*l.from_x, L.sx) ? std::clamp(L.px_x(*l.from_x), P.x, P.right()) : P.x;
@@ -245,7 +251,9 @@ bool name_horizontal_line(const RefLine& l, int lines, Canvas& cv, const ChartLa
   const Point size = lines == 1 ? cv.measure(l.label, m.small)
                                 : Point{std::max(cv.measure(first, m.small).x, cv.measure(second, m.small).x), 2 * row};
   std::vector<Rect> tries = {{P.right() - m.pad * 0.5 - size.x, y + m.s * 3, size.x, size.y}};
-  if (l.dash != Dash::dashed) {
+  // Over bars the line (the baseline's 1×) is the only one: it may look along itself for a gap between them.
+  const bool search = l.dash != Dash::dashed || clear_of_bars;
+  if (search) {
     tries.push_back({P.right() - m.pad * 0.5 - size.x, y - m.s * 3 - size.y, size.x, size.y});
     tries.push_back({x0 + m.pad * 0.5, y + m.s * 3, size.x, size.y});
     // Before its left end: a gap of up to half a pad, as the plot's edge allows.
@@ -253,12 +261,13 @@ bool name_horizontal_line(const RefLine& l, int lines, Canvas& cv, const ChartLa
     if (tries.back().right() > x0) tries.pop_back();
   }
   const size_t fixed = tries.size();
-  if (l.dash != Dash::dashed)
+  if (search)
     for (const double dy : {m.s * 3, -m.s * 3 - size.y})
       for (double x = P.right() - m.pad * 0.5 - size.x; x >= x0; x -= 4 * m.s) tries.push_back({x, y + dy, size.x, size.y});
   for (size_t k = 0; k < tries.size(); ++k) {
     const Rect& r = tries[k];
     if (r.x < P.x || r.right() > P.right() || r.y < P.y || r.bottom() > P.bottom() || !labels.is_free(r)) continue;
+    if (clear_of_bars && labels.on_bar(r)) continue;
     if (k >= fixed && labels.struck(r)) continue;  // along the line: only where no other line crosses the name
     labels.add(r);
     if (lines == 1) {
@@ -332,6 +341,10 @@ void draw_ref_lines(const ChartSpec& c, Canvas& cv, const ChartLayout& L, const 
       // (`two_lines_later`; none given: at once). None free: a ceiling's name
       // over another's; the legend or the notes name it too.
       if (named && std::find(named->begin(), named->end(), &l) != named->end()) continue;
+      // Over bars ("1× = baseline"): a spot clear of every bar on one line or two first.
+      if (!l.label.empty() && labels.has_bars() &&
+          (name_horizontal_line(l, 1, cv, L, m, labels, true) || name_horizontal_line(l, 2, cv, L, m, labels, true)))
+        continue;
       if (!l.label.empty() && !name_horizontal_line(l, 1, cv, L, m, labels) && l.dash != Dash::dashed) {
         if (two_lines_later) two_lines_later->push_back(&l);
         else name_horizontal_line(l, 2, cv, L, m, labels);
@@ -349,7 +362,10 @@ void draw_series_xy(const Series& s, Canvas& cv, const ChartLayout& L, const Met
   const Dash dash = on_another && s.dash == Dash::solid ? Dash::dashed : s.dash;
   std::vector<Point> run;
   auto flush = [&] {
-    if (run.size() >= 2) cv.polyline(run, s.color, s.width * m.s * width_mul, dash);
+    if (run.size() >= 2) {
+      cv.polyline(run, s.color, s.width * m.s * width_mul, dash);
+      cv.data_line(run);
+    }
     run.clear();
   };
   const size_t n = std::min(s.x.size(), s.y.size());
@@ -376,28 +392,112 @@ void draw_series_xy(const Series& s, Canvas& cv, const ChartLayout& L, const Met
   }
 }
 
+// The labels of points labelled together, as one: "lines 3, 6" (the
+// series' grouped_label and each label's words after its first), else the
+// labels joined whole.
+std::string grouped_text(const Series& s, const std::vector<size_t>& members) {
+  if (members.size() == 1) return s.point_labels[members.front()];
+  std::string joined;
+  for (size_t k : members) {
+    const std::string& label = s.point_labels[k];
+    const size_t space = label.find(' ');
+    const std::string part = s.grouped_label.empty() || space == std::string::npos ? label : label.substr(space + 1);
+    joined += (joined.empty() ? "" : ", ") + part;
+  }
+  return s.grouped_label.empty() ? joined : s.grouped_label + " " + joined;
+}
+
+// A label in a free box on one line, or two narrower ones; whether it found one.
+bool place_label(Canvas& cv, const std::string& text, Color c, const Metrics& m,
+                 const std::function<std::optional<Rect>(Point)>& place) {
+  const Point size = cv.measure(text, m.small);
+  if (const auto box = place(size)) {
+    cv.text({box->x, box->bottom()}, text, m.small, c, HAlign::left, VAlign::bottom);
+    return true;
+  }
+  // No gap for one line in a crowd ("fa3_hopper 581 TFLOP/s" among the roofs): two narrower lines.
+  // A label of two words stays whole: a word a line reads as two labels ("line" over "2").
+  if (std::count(text.begin(), text.end(), ' ') < 2) return false;
+  const auto [first, second] = two_lines(cv, text, m.small);
+  if (second.empty()) return false;
+  const Point two{std::max(cv.measure(first, m.small).x, cv.measure(second, m.small).x), 2 * size.y};
+  if (const auto box = place(two)) {
+    cv.text({box->x, box->y}, first, m.small, c, HAlign::left, VAlign::top);
+    cv.text({box->x, box->y + size.y}, second, m.small, c, HAlign::left, VAlign::top);
+    return true;
+  }
+  return false;
+}
+
 // A series' point labels, each in a free spot (LabelPlacer), in the series' order.
 // `which`: the labels of this call (the named-first ones, then the others).
+// Points whose labels find no spot of their own and lie close together (a
+// column of runs at one intensity) share one label beside them.
 void draw_series_labels(const Series& s, Canvas& cv, const ChartLayout& L, const Metrics& m, LabelPlacer& labels,
                         const std::function<bool(const std::string&)>& which) {
   const size_t n = std::min(s.x.size(), s.y.size());
+  std::vector<size_t> unplaced;
   for (size_t k = 0; k < n && k < s.point_labels.size(); ++k)
     if (!s.point_labels[k].empty() && which(s.point_labels[k]) && plottable(s.x[k], L.sx) && plottable(s.y[k], L.sy)) {
       const Point p = L.to_px(s.x[k], s.y[k]);
-      const Point size = cv.measure(s.point_labels[k], m.small);
-      if (const auto box = labels.place(p, size, {1.5, -0.75})) {
-        cv.text({box->x, box->bottom()}, s.point_labels[k], m.small, ink(s.color, m), HAlign::left, VAlign::bottom);
-        continue;
-      }
-      // No gap for one line in a crowd ("fa3_hopper 581 TFLOP/s" among the roofs): two narrower lines.
-      const auto [first, second] = two_lines(cv, s.point_labels[k], m.small);
-      if (second.empty()) continue;
-      const Point two{std::max(cv.measure(first, m.small).x, cv.measure(second, m.small).x), 2 * size.y};
-      if (const auto box = labels.place(p, two, {1.5, -0.75})) {
-        cv.text({box->x, box->y}, first, m.small, ink(s.color, m), HAlign::left, VAlign::top);
-        cv.text({box->x, box->y + size.y}, second, m.small, ink(s.color, m), HAlign::left, VAlign::top);
+      if (!place_label(cv, s.point_labels[k], ink(s.color, m), m,
+                       [&](Point size) { return labels.place(p, size, {1.5, -0.75}, LabelPlacer::look_of(s.color, s.marker)); }))
+        unplaced.push_back(k);
+    }
+  // Groups of the points left: each joined to those within a few label heights of one of its own.
+  const double reach = 4 * cv.measure("0", m.small).y;
+  std::vector<int> group(unplaced.size(), -1);
+  int groups = 0;
+  for (size_t a = 0; a < unplaced.size(); ++a) {
+    if (group[a] >= 0) continue;
+    group[a] = groups;
+    for (size_t grown = 1; grown > 0;) {
+      grown = 0;
+      for (size_t b = 0; b < unplaced.size(); ++b) {
+        if (group[b] >= 0) continue;
+        const Point pb = L.to_px(s.x[unplaced[b]], s.y[unplaced[b]]);
+        for (size_t c = 0; c < unplaced.size(); ++c)
+          if (group[c] == groups) {
+            const Point pc = L.to_px(s.x[unplaced[c]], s.y[unplaced[c]]);
+            if (std::hypot(pb.x - pc.x, pb.y - pc.y) <= reach) {
+              group[b] = groups;
+              ++grown;
+              break;
+            }
+          }
       }
     }
+    ++groups;
+  }
+  for (int g = 0; g < groups; ++g) {
+    std::vector<size_t> members;
+    std::vector<Point> at;
+    for (size_t a = 0; a < unplaced.size(); ++a)
+      if (group[a] == g) {
+        members.push_back(unplaced[a]);
+        at.push_back(L.to_px(s.x[unplaced[a]], s.y[unplaced[a]]));
+      }
+    // (one alone: the wider search beside it)
+    const std::string text = grouped_text(s, members);
+    if (place_label(cv, text, ink(s.color, m), m, [&](Point size) { return labels.place_group(at, size); }) ||
+        !s.label_every_point)
+      continue;
+    // A crowd of other runs round them: the nearest free spot, a thin leader
+    // from each of its points to the label, so that none goes unnamed.
+    std::optional<Rect> far;
+    if (!place_label(cv, text, ink(s.color, m), m, [&](Point size) { return far = labels.place_far(at, size); }) || !far)
+      continue;
+    for (const Point& q : at) {
+      const Point to{std::clamp(q.x, far->x, far->right()), std::clamp(q.y, far->y, far->bottom())};
+      // From the marker's edge, not its middle: the marker stays whole.
+      const double len = std::hypot(to.x - q.x, to.y - q.y), r = 5 * m.s;
+      if (len <= r) continue;
+      const Point from{q.x + (to.x - q.x) * r / len, q.y + (to.y - q.y) * r / len};
+      // In the label's own ink and as wide as a series' line: it reads on any background.
+      cv.line(from, to, ink(s.color, m), 1.5 * m.s, Dash::solid);
+      labels.add_line(from, to, 1.5 * m.s);
+    }
+  }
 }
 
 // Stacked bars: each category's segments one on another from the axis up, a
@@ -418,6 +518,7 @@ void draw_stacked_bars(const ChartSpec& c, Canvas& cv, const ChartLayout& L, con
       const double y0 = L.px_y(v0), y1 = L.px_y(v1);
       const Rect r{px0 + 1, std::min(y0, y1), std::max(1.0, px1 - px0 - 2), std::fabs(y0 - y1)};
       cv.rect_filled(r, s.color);
+      cv.data_bar(r);
       const std::string label = k < s.point_labels.size() ? s.point_labels[k] : "";
       if (label.empty()) continue;
       const Point size = cv.measure(label, m.small);
@@ -447,26 +548,41 @@ void place_bar_label(Canvas& cv, const ChartLayout& L, const Metrics& m, LabelPl
     });
   };
   // No reference line strikes through a value: "0.726×" on the dashed 1× line reads as neither.
-  auto take = [&](const Rect& r) {
-    if (!inside_plot(r) || !labels.is_free(r) || over_a_bar(r) || labels.struck(r)) return false;
+  auto take = [&](const Rect& r, bool clear_of_lines = true) {
+    if (!inside_plot(r) || !labels.is_free(r) || over_a_bar(r) || (clear_of_lines && labels.struck(r))) return false;
     labels.add(r);
     return true;
   };
   // Black or white, whichever stands out more on the bar (WCAG contrast: white on a mid grey is below 4.5 : 1).
   const Color on_bar = on_fill(fill);
   if (base) {
-    // Across the bar's (or the group's) own width, else turned up along it.
-    // Where something else already stands at the base (a reference line's name), the
-    // label climbs its own column until it is free: a reason is never left unsaid.
-    if (size.x <= slot_w && take({cx - size.x / 2, top - gap - size.y, size.x, size.y})) {
-      cv.text({cx, top - gap}, text, m.small, ink_color, HAlign::center, VAlign::bottom);
-      return;
-    }
-    for (double lift = 0; top - gap - lift - size.x >= L.plot.y; lift += size.y / 2)
-      if (take({cx - size.y / 2, top - gap - lift - size.x, size.y, size.x})) {
-        cv.text({cx, top - gap - lift}, text, m.small, ink_color, HAlign::left, VAlign::middle, true);
-        return;
+    // Across the bar's (or the group's) own width, on one line or two; else
+    // turned up along it. Where something else already stands at the base (a
+    // reference line's name, the line itself), the label climbs its own column
+    // until it is free; where a line crosses every free spot, it stands on the
+    // line: a reason is never left unsaid.
+    const auto [first, second] = two_lines(cv, text, m.small);
+    const double two_w = second.empty() ? 1e300 : std::max(cv.measure(first, m.small).x, cv.measure(second, m.small).x);
+    for (const bool clear_of_lines : {true, false}) {
+      for (double lift = 0; top - gap - lift - size.y >= L.plot.y; lift += size.y / 2) {
+        const double bottom = top - gap - lift;
+        if (size.x <= slot_w && take({cx - size.x / 2, bottom - size.y, size.x, size.y}, clear_of_lines)) {
+          cv.text({cx, bottom}, text, m.small, ink_color, HAlign::center, VAlign::bottom);
+          return;
+        }
+        if (two_w <= slot_w && bottom - 2 * size.y >= L.plot.y &&
+            take({cx - two_w / 2, bottom - 2 * size.y, two_w, 2 * size.y}, clear_of_lines)) {
+          cv.text({cx, bottom - 2 * size.y}, first, m.small, ink_color, HAlign::center, VAlign::top);
+          cv.text({cx, bottom - size.y}, second, m.small, ink_color, HAlign::center, VAlign::top);
+          return;
+        }
       }
+      for (double lift = 0; top - gap - lift - size.x >= L.plot.y; lift += size.y / 2)
+        if (take({cx - size.y / 2, top - gap - lift - size.x, size.y, size.x}, clear_of_lines)) {
+          cv.text({cx, top - gap - lift}, text, m.small, ink_color, HAlign::left, VAlign::middle, true);
+          return;
+        }
+    }
     return;
   }
   if (take({cx - size.x / 2, top - gap - size.y, size.x, size.y}))
@@ -546,10 +662,13 @@ void draw_bars(const ChartSpec& c, Canvas& cv, const ChartLayout& L, const Chart
       const double px0 = L.px_x(x0), px1 = L.px_x(x0 + bw);
       if (!plottable(s.y[k], L.sy)) continue;  // its reason, with the labels below
       const double y0 = L.px_y(base), y1 = L.px_y(s.y[k]);
-      cv.rect_filled({px0 + 1, std::min(y0, y1), std::max(1.0, px1 - px0 - 2), std::fabs(y0 - y1)}, s.color);
+      const Rect bar{px0 + 1, std::min(y0, y1), std::max(1.0, px1 - px0 - 2), std::fabs(y0 - y1)};
+      cv.rect_filled(bar, s.color);
+      cv.data_bar(bar);
     }
     cv.end_group();
   }
+  for (const Rect& b : bars) labels.add_bar(b);
   over_bars();
   // A bar without a value says why where it would stand ("OOM"), or once for its group.
   for (size_t si = 0; si < ns; ++si) {
@@ -696,6 +815,7 @@ void draw_legend(const ChartSpec& c, Canvas& cv, const ChartLayout& L, const Cha
   const std::vector<int> drawn_on = coinciding_series(c);
   cv.rect_filled({x, y, w, h}, with_alpha(st.plot_background, 225));
   cv.rect_outline({x, y, w, h}, st.grid, 1.0 * m.s);
+  cv.legend_area({x, y, w, h});
   for (size_t r = 0; r < shown; ++r) {
     const LegendRow& lr = ls.rows[r];
     const double cy = y + pad * 0.5 + row * (static_cast<double>(r) + 0.5);
@@ -768,7 +888,7 @@ void render_chart(const ChartSpec& c, Canvas& cv, const ChartLayout& L, const Ch
         for (size_t k = 0; k < std::min(sr.x.size(), sr.y.size()); ++k)
           if (plottable(sr.x[k], L.sx) && plottable(sr.y[k], L.sy)) {
             const Point p = L.to_px(sr.x[k], sr.y[k]);
-            labels.add_point(p, {p.x - r, p.y - r, 2 * r, 2 * r});
+            labels.add_point(p, {p.x - r, p.y - r, 2 * r, 2 * r}, LabelPlacer::look_of(sr.color, sr.marker));
           }
       }
       // The lines (a roof, a slope, a Θ curve) strike no label through: each

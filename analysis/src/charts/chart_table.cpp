@@ -234,6 +234,14 @@ std::string drawn_on_text(const ChartSpec& c) {
          "them under it ('=' the same numbers, '≈' closer than the eye can tell).";
 }
 
+// How a growth reads on the chart's axes: both log, a power of the swept
+// value is a straight line whose slope is the power.
+std::string axes_text(const ChartSpec& c) {
+  if (c.kind != ChartKind::xy || c.x.scale == Scale::linear || c.y.scale == Scale::linear) return "";
+  return " Both axes are logarithmic: what grows as a power of the swept value is a straight line, of slope 1 when it "
+         "grows linearly and 2 when it grows as its square.";
+}
+
 }  // namespace
 
 std::string chart_reading(const ChartEntry& e, const ChartSpec& c) {
@@ -241,7 +249,8 @@ std::string chart_reading(const ChartEntry& e, const ChartSpec& c) {
   const std::string oom = marks_oom(c) ? ", ✕ on the bottom edge a run that ran out of memory" : "";
   const std::string along = c.kind == ChartKind::bars ? ", a bar per configuration" : " along the swept parameter";
   if (id == "bench-time")
-    return "The median time of each implementation" + along + "; lower is better" + oom + "." + drawn_on_text(c);
+    return "The median time of each implementation" + along + "; lower is better" + oom + "." + axes_text(c) +
+           drawn_on_text(c);
   if (id == "bench-tflops")
     return "Throughput by the FlashAttention convention of each implementation" + along +
            "; higher is better, and the gap to the GPU's peak is what the kernel leaves on the table" + oom + "." +
@@ -266,7 +275,7 @@ std::string chart_reading(const ChartEntry& e, const ChartSpec& c) {
       s += " Q, K, V and O grow linearly with d" +
            std::string(shows_standard(c) ? "; S and P, B·H·N² each, do not." : ".");
     }
-    return s + drawn_on_text(c);
+    return s + axes_text(c) + drawn_on_text(c);
   }
   if (id == "bench-speedup")
     return "The baseline's time divided by each implementation's: above 1 × it is faster" +

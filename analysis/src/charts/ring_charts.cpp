@@ -249,7 +249,7 @@ ChartSpec ring_time_chart(const sim::MeasuredRuns& runs, const RingChartOptions&
   c.stacked = true;
   c.title = std::string("Ring attention: where the ") + (bwd ? "backward" : "forward") + " pass's time goes";
   c.x = {"", Scale::linear, TickFormat::plain, {}, {}, false};
-  c.y = {"share of the pass's time (%)", Scale::linear, TickFormat::plain, 0.0, {}, true};
+  c.y = {"share of the pass's time (%)", Scale::linear, TickFormat::plain, 0.0, {}, true, "%"};
   std::string steps = opt.steps;
   if (steps.empty()) {
     std::string unused;

@@ -54,8 +54,8 @@ ChartSpec hierarchical_roofline_chart(const HierarchicalCeilings& c, const Place
   ch.title = "Hierarchical roofline — " + c.hardware;
   ch.subtitle = std::string(c.measured ? "measured ceilings (flashlab ceilings)" : "datasheet ceilings") +
                 " · points: simulator FLOPs, bytes per level, measured time";
-  ch.x = {"arithmetic intensity (FLOP/byte at each level)", Scale::log10, TickFormat::plain, {}, {}, false};
-  ch.y = {"FLOP/s", Scale::log10, TickFormat::si, {}, {}, false};
+  ch.x = {"arithmetic intensity (FLOP/byte at each level)", Scale::log10, TickFormat::plain, {}, {}, false, "FLOP/byte"};
+  ch.y = {"FLOP/s", Scale::log10, TickFormat::si, {}, {}, false, "FLOP/s"};
   ch.legend = LegendPos::bottom_right;
   const sim::ComputeUnit unit = sim::HardwareModel::default_unit(dtype);
   double top = 0, primary = c.peak(dtype, unit), max_bw = 0;
@@ -191,7 +191,7 @@ ChartSpec hierarchical_roofline_chart(const HierarchicalCeilings& c, const Place
   for (const std::string& n : c.notes) ch.notes.push_back(n);
   for (const std::string& n : placed.skipped) ch.notes.push_back("left out: " + n);
   if (placed.runs.empty())
-    ch.notes.push_back(std::string(kNoRunPlaced) + " (its runs need a model and a successful forward)");
+    ch.notes.push_back(std::string(kNoRunPlaced) + " (" + why_none_placed(placed) + ")");
   if (left_out_n > 0)
     ch.notes.push_back(std::to_string(left_out_n) + " ceiling(s) within 5% of one drawn are not drawn, e.g. " + left_out);
   ch.notes.push_back("x: FLOPs / bytes per level (HBM: DRAM bytes, the counters' where the run has them, else the L2 "
@@ -206,8 +206,8 @@ ChartSpec bandwidth_sweep_chart(const sim::MeasuredProfile& p) {
   ch.title = "Bandwidth vs working set — " + p.device.name;
   ch.subtitle = "ERT-style sweep by flashlab ceilings (" + (p.mode.empty() ? std::string("?") : p.mode) + ", " +
                 (p.date.empty() ? std::string("undated") : p.date) + "): all SMs, 16-byte loads, many passes";
-  ch.x = {"working set (bytes)", Scale::log2, TickFormat::binary, {}, {}, false};
-  ch.y = {"bandwidth (bytes/s; 1T = 1 TB/s)", Scale::log10, TickFormat::si, {}, {}, false};
+  ch.x = {"working set (bytes)", Scale::log2, TickFormat::binary, {}, {}, false, "bytes"};
+  ch.y = {"bandwidth (bytes/s; 1T = 1 TB/s)", Scale::log10, TickFormat::si, {}, {}, false, "bytes/s"};
   ch.legend = LegendPos::bottom_left;
   if (p.sweep.empty()) {
     ch.notes.push_back("this profile has no bandwidth sweep (run `flashlab ceilings` to record one)");

@@ -1,5 +1,6 @@
 #include "flashlab/analysis/model/sweep.hpp"
 
+#include <mutex>
 #include <stdexcept>
 
 #include "flashlab/sim/core/closest_name.hpp"
@@ -7,11 +8,6 @@
 #include "parallel.hpp"
 
 namespace flashlab::analysis {
-
-// Cache accesses the L2 model may spend per sweep point (see run_sweep).
-constexpr i64 kSweepL2AccessBudget = 50'000;
-// ... and at most (beyond it a point counts requests only, and says so).
-constexpr i64 kSweepL2AccessLimit = 4'000'000;
 
 const std::vector<sim::Algorithm>& default_algorithms() {
   static const std::vector<sim::Algorithm> algos = [] {
@@ -141,9 +137,12 @@ sim::AttentionProblem apply_axis(sim::AttentionProblem p, SweepAxis axis, i64 v)
 
 std::vector<SweepRow> run_sweep(const sim::AttentionProblem& base, const sim::HardwareModel& hw,
                                 const SweepSpec& spec, const std::vector<sim::Algorithm>& algorithms,
-                                const sim::SimOptions& options) {
+                                const sim::SimOptions& options,
+                                const std::function<void(std::size_t done, std::size_t total)>& progress) {
   const std::size_t na = algorithms.size();
   std::vector<SweepRow> rows(spec.values.size() * na);
+  std::mutex progress_mutex;
+  std::size_t done = 0;
   // Every (point, algorithm) is independent: each on its own core, written to its own row.
   detail::parallel_for(rows.size(), [&](std::size_t k) {
     const i64 v = spec.values[k / na];
@@ -151,11 +150,6 @@ std::vector<SweepRow> run_sweep(const sim::AttentionProblem& base, const sim::Ha
     const sim::AttentionProblem p = apply_axis(base, spec.axis, v);
     sim::SimOptions opt = options;
     opt.stream_event_limit = 0;  // closed forms
-    // The L2 model follows fewer heads per point than a single simulation (it
-    // still follows at least its minimum: two heads, three waves of the grid and
-    // four L2s of traffic per pass) so that a sweep stays interactive; docs/performance.md.
-    opt.l2_options.access_budget = std::min<i64>(opt.l2_options.access_budget, kSweepL2AccessBudget);
-    opt.l2_options.access_limit = std::min<i64>(opt.l2_options.access_limit, kSweepL2AccessLimit);
     if (spec.axis == SweepAxis::sram) opt.sram_bytes = v;
     const i64 M = opt.sram_bytes > 0 ? opt.sram_bytes : hw.sram_bytes_per_sm;
     SweepRow& row = rows[k];
@@ -164,6 +158,10 @@ std::vector<SweepRow> run_sweep(const sim::AttentionProblem& base, const sim::Ha
     if (row.result.ok()) row.roof = roofline(row.result, hw);
     row.theta_standard = theta_standard_bytes(p);
     row.theta_flash = theta_flash_bytes(p, M);
+    if (progress) {
+      const std::lock_guard<std::mutex> lock(progress_mutex);
+      progress(++done, rows.size());
+    }
   });
   return rows;
 }

@@ -355,10 +355,14 @@ PlacedRun place_run(const std::string& kernel, const sim::SimResult& r, double t
 
 Placement place_runs(const BenchResults& results, const sim::HardwareModel& hw, const HierarchicalCeilings& c) {
   Placement out;
-  std::map<std::string, int> not_ok;
+  out.rows = static_cast<int>(results.rows.size());
   for (const BenchRow& row : results.rows) {
-    if (row.status != RunStatus::ok || !(row.time_ms_median > 0)) {
-      ++not_ok[std::string(to_string(row.status))];
+    if (row.status != RunStatus::ok) {
+      ++out.not_ok[std::string(to_string(row.status))];
+      continue;
+    }
+    if (!(row.time_ms_median > 0)) {
+      ++out.untimed;
       continue;
     }
     const std::string what = short_label(row.kernel, row.problem) + " " + row.direction;
@@ -375,9 +379,29 @@ Placement place_runs(const BenchResults& results, const sim::HardwareModel& hw, 
     out.runs.push_back(place(row.kernel, *model.result, row.time_ms_median / 1e3, row.time_ms_median, c,
                              results.meta.sm_clock_mhz, measured));
   }
-  for (const auto& [status, n] : not_ok)
+  if (out.untimed > 0)
+    out.skipped.push_back(std::to_string(out.untimed) + " successful run(s) checked or counted, not timed: no time to place");
+  for (const auto& [status, n] : out.not_ok)
     out.skipped.push_back(std::to_string(n) + " run(s) with status " + status + " have no time to place");
   return out;
+}
+
+std::string why_none_placed(const Placement& p) {
+  if (!p.runs.empty()) return "no placed run has a FLOP rate to draw";
+  if (p.rows == 0) return "the results hold no rows";
+  int not_ok = 0;
+  std::string statuses;  // "1 OOM, 11 skipped"
+  for (const auto& [status, n] : p.not_ok) {
+    not_ok += n;
+    statuses += (statuses.empty() ? "" : ", ") + std::to_string(n) + " " + status;
+  }
+  // Every timed run was left out for want of a model: place_runs lists those reasons first.
+  if (p.rows - p.untimed - not_ok > 0)
+    return "no timed run has a model" + (p.skipped.empty() ? std::string() : ", e.g. " + p.skipped.front());
+  if (p.untimed == 0) return "no timed run: no run succeeded (" + statuses + ")";
+  return "no timed run: the results' " + std::to_string(p.untimed) +
+         " successful run(s) were checked or counted, not timed, and a dot on the roofline needs a time" +
+         (not_ok > 0 ? "; the other " + std::to_string(not_ok) + " did not run (" + statuses + ")" : std::string());
 }
 
 }  // namespace flashlab::analysis

@@ -65,10 +65,11 @@ BenchFilter default_bench_filter(const BenchResults& r, BenchAxis keep) {
   const BenchValues v = bench_values(r);
   auto fixed = [&](BenchAxis a, size_t distinct) { return distinct > 1 && a != x && a != keep; };
   const bool emb = shared_emb_dim(r).has_value();  // heads and d swept together: the x axis takes both
+  const bool tokens = shared_tokens(r).has_value();  // batch and N swept together: the batch follows N
   // The filter that fixes every varying parameter to the values of `row`.
   auto filter_of = [&](const BenchRow& row) {
     BenchFilter f;
-    if (fixed(BenchAxis::batch, v.batch.size())) f.batch = row.problem.batch;
+    if (fixed(BenchAxis::batch, v.batch.size()) && !(x == BenchAxis::seq && tokens)) f.batch = row.problem.batch;
     if (fixed(BenchAxis::heads, v.heads.size()) && !(x == BenchAxis::head_dim && emb)) f.heads = row.problem.heads;
     if (fixed(BenchAxis::head_dim, v.head_dim.size()) && !(x == BenchAxis::heads && emb)) f.head_dim = row.problem.head_dim;
     if (fixed(BenchAxis::causal, v.causal.size())) f.causal = row.problem.causal;
@@ -93,7 +94,11 @@ BenchFilter default_bench_filter(const BenchResults& r, BenchAxis keep) {
 }
 
 namespace {
-const std::string kKeys = "batch, seq, heads, kv-heads, head-dim, emb-dim (= heads · head-dim), causal, dtype";
+sim::i64 filter_number(const std::string& key, const std::string& value) {
+  const auto n = sim::parse_size(value);
+  if (!n || *n < 1) throw std::invalid_argument("filter " + key + ": '" + value + "' is not a positive whole number");
+  return *n;
+}
 
 template <class T, class Key>
 std::string values_of(const BenchResults& r, Key key) {
@@ -112,6 +117,16 @@ std::optional<sim::i64> shared_emb_dim(const BenchResults& r) {
     heads.insert(row.problem.heads);
   }
   if (emb.size() == 1 && heads.size() > 1) return *emb.begin();
+  return std::nullopt;
+}
+
+std::optional<sim::i64> shared_tokens(const BenchResults& r) {
+  std::set<sim::i64> tokens, seqs;
+  for (const BenchRow& row : r.rows) {
+    tokens.insert(row.problem.batch * row.problem.seq_q);
+    seqs.insert(row.problem.seq_q);
+  }
+  if (tokens.size() == 1 && seqs.size() > 1) return *tokens.begin();
   return std::nullopt;
 }
 
@@ -167,6 +182,42 @@ std::string filter_misses(const BenchResults& r, const BenchFilter& f) {
   return "no run has " + given + " together (each alone matches some run)";
 }
 
+const std::vector<BenchFilterKey>& bench_filter_keys() {
+  using K = const std::string&;
+  static const std::vector<BenchFilterKey> keys{
+      {"batch", {"b"}, "", [](BenchFilter& f, K k, K v) { f.batch = filter_number(k, v); }},
+      {"seq", {"n"}, "", [](BenchFilter& f, K k, K v) { f.seq = filter_number(k, v); }},
+      {"heads", {"h"}, "", [](BenchFilter& f, K k, K v) { f.heads = filter_number(k, v); }},
+      {"kv-heads", {"kv_heads"}, "", [](BenchFilter& f, K k, K v) { f.kv_heads = filter_number(k, v); }},
+      {"head-dim", {"head_dim", "d"}, "", [](BenchFilter& f, K k, K v) { f.head_dim = filter_number(k, v); }},
+      {"emb-dim", {"emb_dim"}, "= heads · head-dim", [](BenchFilter& f, K k, K v) { f.emb_dim = filter_number(k, v); }},
+      {"causal", {}, "", [](BenchFilter& f, K, K v) {
+         if (v == "yes" || v == "true" || v == "1") f.causal = true;
+         else if (v == "no" || v == "false" || v == "0") f.causal = false;
+         else throw std::invalid_argument("filter causal: '" + v + "' must be yes or no");
+       }},
+      {"dtype", {}, "", [](BenchFilter& f, K, K v) {
+         const auto d = sim::parse_dtype(v);
+         if (!d) throw std::invalid_argument("filter dtype: '" + v + "' must be fp16, bf16 or fp32");
+         f.dtype = *d;
+       }}};
+  return keys;
+}
+
+std::string bench_filter_key_list() {
+  std::string s;
+  for (const BenchFilterKey& k : bench_filter_keys()) {
+    s += (s.empty() ? "" : ", ") + std::string(k.name);
+    // A one-letter alias is the paper's name (n, d): said; the underscore spellings are not.
+    std::string short_names;
+    for (std::string_view a : k.aliases)
+      if (a.size() == 1 && a != "b" && a != "h") short_names += (short_names.empty() ? "" : " or ") + std::string(a);
+    if (!short_names.empty()) s += " (or " + short_names + ")";
+    if (!k.also.empty()) s += " " + std::string(k.also);
+  }
+  return s;
+}
+
 BenchFilter parse_bench_filter(const std::string& text) {
   BenchFilter f;
   size_t pos = 0;
@@ -177,31 +228,19 @@ BenchFilter parse_bench_filter(const std::string& text) {
     if (item.empty()) continue;
     const size_t eq = item.find('=');
     if (eq == std::string::npos)
-      throw std::invalid_argument("filter '" + item + "' must look like batch=32 (keys: " + kKeys + ")");
+      throw std::invalid_argument("filter '" + item + "' must look like batch=32 (keys: " + bench_filter_key_list() + ")");
     const std::string k = item.substr(0, eq), v = item.substr(eq + 1);
-    auto number = [&] {
-      const auto n = sim::parse_size(v);
-      if (!n || *n < 1) throw std::invalid_argument("filter " + k + ": '" + v + "' is not a positive whole number");
-      return *n;
-    };
-    if (k == "batch" || k == "b") f.batch = number();
-    else if (k == "seq" || k == "n") f.seq = number();
-    else if (k == "heads" || k == "h") f.heads = number();
-    else if (k == "head-dim" || k == "head_dim" || k == "d") f.head_dim = number();
-    else if (k == "emb-dim" || k == "emb_dim") f.emb_dim = number();
-    else if (k == "kv-heads" || k == "kv_heads") f.kv_heads = number();
-    else if (k == "causal") {
-      if (v == "yes" || v == "true" || v == "1") f.causal = true;
-      else if (v == "no" || v == "false" || v == "0") f.causal = false;
-      else throw std::invalid_argument("filter causal: '" + v + "' must be yes or no");
-    } else if (k == "dtype") {
-      const auto d = sim::parse_dtype(v);
-      if (!d) throw std::invalid_argument("filter dtype: '" + v + "' must be fp16, bf16 or fp32");
-      f.dtype = *d;
-    } else {
-      throw std::invalid_argument("unknown filter key '" + k + "' (expected " + kKeys + ")" +
-                                  sim::did_you_mean(k, {"batch", "seq", "heads", "kv-heads", "head-dim", "emb-dim", "causal", "dtype"}));
+    const auto& keys = bench_filter_keys();
+    const auto key = std::find_if(keys.begin(), keys.end(), [&](const BenchFilterKey& x) {
+      return x.name == k || std::find(x.aliases.begin(), x.aliases.end(), k) != x.aliases.end();
+    });
+    if (key == keys.end()) {
+      std::vector<std::string> names;
+      for (const BenchFilterKey& x : keys) names.emplace_back(x.name);
+      throw std::invalid_argument("unknown filter key '" + k + "' (expected " + bench_filter_key_list() + ")" +
+                                  sim::did_you_mean(k, names));
     }
+    key->set(f, k, v);
   }
   return f;
 }

@@ -172,8 +172,8 @@ std::vector<std::string> row_fields(const BenchRow& r) {
           std::to_string(p.head_dim),
           p.causal ? "true" : "false",
           std::string(sim::to_string(p.dtype)),
-          std::to_string(r.tiles.Br),
-          std::to_string(r.tiles.Bc),
+          count_cell(r.tiles.Br),  // empty: no tiles (PyTorch, a naive rung) or not known (a skipped row)
+          count_cell(r.tiles.Bc),
           std::string(to_string(r.status)),
           r.reason,
           real_cell(r.time_ms_median),
@@ -220,8 +220,8 @@ BenchRow row_from(const std::function<std::string(const std::string&)>& get, con
   p.head_dim = parse_int(get("head_dim"), origin, at("head_dim"));
   p.causal = parse_bool(get("causal"), origin, at("causal"));
   p.dtype = parse_dtype_field(get("dtype"), origin, at("dtype"));
-  r.tiles.Br = parse_int(get("br"), origin, at("br"));
-  r.tiles.Bc = parse_int(get("bc"), origin, at("bc"));
+  r.tiles.Br = parse_int_or(get("br"), 0, origin, at("br"));
+  r.tiles.Bc = parse_int_or(get("bc"), 0, origin, at("bc"));
   r.status = parse_status(get("status"), origin, at("status"));
   r.reason = get("reason");
   // Measured cells may be empty (not measured): the field keeps its default.
@@ -416,6 +416,7 @@ bool same_run(const BenchRow& a, const BenchRow& b) {
 
 MergedResults merge_results(const std::vector<std::pair<std::string, BenchResults>>& files) {
   MergedResults m;
+  std::vector<std::vector<double>> times;  // per kept row: the median times of its measured rows
   std::string first_gpu, first_origin;
   for (const auto& [origin, r] : files) {
     if (!r.meta.gpu.empty()) {
@@ -436,16 +437,28 @@ MergedResults merge_results(const std::vector<std::pair<std::string, BenchResult
       const std::size_t src = first_source + (r.sources.empty() ? 0 : std::min(row.source, r.sources.size() - 1));
       std::vector<std::string>& kernels = m.results.sources[src].kernels;
       if (std::find(kernels.begin(), kernels.end(), row.kernel) == kernels.end()) kernels.push_back(row.kernel);
-      const bool again = std::any_of(m.results.rows.begin(), m.results.rows.end(),
+      const auto kept = std::find_if(m.results.rows.begin(), m.results.rows.end(),
                                      [&](const BenchRow& o) { return same_run(o, row); });
-      if (again) {
+      if (kept != m.results.rows.end()) {
         ++m.repeats_dropped;
+        if (row.status == RunStatus::ok && row.time_ms_median > 0)
+          times[static_cast<std::size_t>(kept - m.results.rows.begin())].push_back(row.time_ms_median);
       } else {
         m.results.rows.push_back(row);
         m.results.rows.back().source = src;
+        times.emplace_back();
+        if (row.status == RunStatus::ok && row.time_ms_median > 0) times.back().push_back(row.time_ms_median);
       }
     }
   }
+  for (std::size_t k = 0; k < times.size(); ++k) {
+    if (times[k].size() < 2) continue;
+    const auto [lo, hi] = std::minmax_element(times[k].begin(), times[k].end());
+    const DisagreeingRepeat d{m.results.rows[k], times[k].size(), *lo, *hi};
+    if (d.spread() > kRepeatSpread) m.disagreeing.push_back(d);
+  }
+  std::stable_sort(m.disagreeing.begin(), m.disagreeing.end(),
+                   [](const DisagreeingRepeat& a, const DisagreeingRepeat& b) { return a.spread() > b.spread(); });
   return m;
 }
 

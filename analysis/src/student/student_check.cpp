@@ -53,7 +53,9 @@ const std::vector<QuantityInfo>& quantities() {
        " (forward/backward, fwd/bwd; default: the time column's word, else forward)"},
       {Quantity::impl, "implementation", "", {"impl", "implementation", "kernel", "method"}, {}, ""},
       {Quantity::time, "time", "", {}, {"time", "latency", "duration", "runtime", "elapsed"},
-       ", and its unit: (s), ms or us — 'Forward Time (s)', time_ms"},
+       ", or forward/backward ('Forward Pass (s)'), and its unit: (s), ms or us — 'Forward Time (s)', time_ms — "
+       "in the name or in every cell (18.77s, 132.62ms); a forward and a backward column are both read; a time "
+       "of something else (communication, data loading, optimizer, a whole step) is not"},
       {Quantity::tflops, "TFLOP/s", "", {}, {"flop"},
        " (optional): tflops, 'TFLOP/s', GFLOP/s; the labs' 'Total Flops (FLOPs/s)' is read as TFLOP/s"},
       {Quantity::memory, "peak memory", "", {}, {"memory", "mem"},
@@ -106,6 +108,21 @@ bool has_flop_word(const std::vector<std::string>& words) {
   return std::any_of(words.begin(), words.end(), [](const std::string& w) { return w.find("flop") != std::string::npos; });
 }
 
+const std::vector<std::string>& pass_words() {
+  static const std::vector<std::string> w = {"forward", "fwd", "backward", "bwd"};
+  return w;
+}
+
+// Words naming a time that is not an attention pass's: a distributed run's
+// communication, the input pipeline, the optimizer, a whole step or epoch.
+const std::vector<std::string>& other_time_words() {
+  static const std::vector<std::string> w = {
+      "communication", "comm", "comms", "allreduce", "allgather", "nccl", "transfer", "memcpy", "copy", "h2d",
+      "d2h", "dataloader", "data", "loading", "optimizer", "optim", "cpu", "sync", "wait", "idle", "compile",
+      "compilation", "setup", "overhead", "step", "epoch", "iteration", "iter", "total", "training", "inference"};
+  return w;
+}
+
 std::optional<Quantity> quantity_of(const std::vector<std::string>& words) {
   const std::string key = joined(words);
   for (const QuantityInfo& q : quantities())
@@ -113,6 +130,7 @@ std::optional<Quantity> quantity_of(const std::vector<std::string>& words) {
   if (has_flop_word(words)) return Quantity::tflops;
   if (has_word(words, info(Quantity::time).words) || key == "ms" || key == "us") return Quantity::time;
   if (has_word(words, info(Quantity::memory).words)) return Quantity::memory;
+  if (has_word(words, pass_words())) return Quantity::time;  // "Forward Pass (s)"
   return std::nullopt;
 }
 
@@ -138,15 +156,21 @@ std::optional<Unit> unit_among(const std::vector<std::string>& words,
   return found;
 }
 
-Unit time_unit(const std::vector<std::string>& words, const std::string& column) {
+const std::vector<std::pair<std::vector<std::string>, Unit>>& time_units() {
   static const std::vector<std::pair<std::vector<std::string>, Unit>> units = {
       {{"s", "sec", "secs", "second", "seconds"}, {1, "seconds"}},
       {{"ms", "msec", "millisecond", "milliseconds"}, {1e-3, "milliseconds"}},
       {{"us", "usec", "microsecond", "microseconds"}, {1e-6, "microseconds"}}};
-  if (const auto u = unit_among(words, units, column)) return *u;
-  throw StudentTableError("column " + quoted(column) +
-                          ": no unit in its name (name it like 'Forward Time (s)', time_ms or time_us)");
+  return units;
 }
+
+// The unit a time column's name gives; none: its cells carry their own.
+std::optional<Unit> time_unit(const std::vector<std::string>& words, const std::string& column) {
+  return unit_among(words, time_units(), column);
+}
+
+// The short spelling of a time unit, as a cell writes it.
+std::string unit_symbol(const Unit& u) { return u.factor == 1 ? "s" : u.factor == 1e-3 ? "ms" : "us"; }
 
 Unit memory_unit(const std::vector<std::string>& words, const std::string& column) {
   // torch.cuda.max_memory_allocated() / 2**20 is what the labs print as "MB".
@@ -176,16 +200,29 @@ std::optional<sim::Pass> pass_named_by(const std::vector<std::string>& words) {
   return std::nullopt;
 }
 
-// Which column holds each quantity (-1: none), and the units of the measured ones.
+// A column of times: where it is, the unit its name gives (none: each cell
+// carries its own, "18.77s") and the pass its name names ("Forward Time (s)").
+struct TimeColumn {
+  int at = -1;
+  std::string name;
+  std::optional<Unit> unit;
+  std::optional<sim::Pass> pass;
+};
+
+// Which column holds each quantity (-1: none), and the units of the measured
+// ones. The times may be two columns, a forward's and a backward's; at[time]
+// is the first.
 struct Columns {
   std::vector<std::string> header;
   std::array<int, kQuantityCount> at{};
-  Unit time, tflops, memory;
-  std::optional<sim::Pass> pass_of_time;  // "Forward Time (s)"
+  std::vector<TimeColumn> times;
+  std::vector<std::string> other_times;  // quoted: times of something other than a pass
+  Unit tflops, memory;
   std::vector<std::string> notes;
 
   int of(Quantity q) const { return at[static_cast<size_t>(q)]; }
   const std::string& name(Quantity q) const { return header[static_cast<size_t>(of(q))]; }
+  bool both_passes() const { return times.size() > 1; }
 };
 
 Columns match_columns(const std::vector<std::string>& header) {
@@ -200,22 +237,51 @@ Columns match_columns(const std::vector<std::string>& header) {
       unread.push_back(quoted(header[k]));
       continue;
     }
+    if (*q == Quantity::time && has_word(words, other_time_words())) {
+      c.other_times.push_back(quoted(header[k]));
+      continue;
+    }
     int& slot = c.at[static_cast<size_t>(*q)];
+    if (*q == Quantity::time) {
+      const TimeColumn t{static_cast<int>(k), header[k], time_unit(words, header[k]), pass_named_by(words)};
+      for (const TimeColumn& o : c.times)
+        if (!t.pass || !o.pass || *t.pass == *o.pass)
+          throw StudentTableError("columns " + quoted(o.name) + " and " + quoted(t.name) +
+                                  " both give the time (keep one, or name each pass: 'Forward Time (s)', "
+                                  "'Backward Time (s)')");
+      c.times.push_back(t);
+      if (slot < 0) slot = static_cast<int>(k);
+      c.notes.push_back(quoted(header[k]) + (t.unit ? " read in " + t.unit->reads_as
+                                                    : std::string(" read by the unit in each cell (s, ms or us)")));
+      continue;
+    }
     if (slot >= 0)
       throw StudentTableError("columns " + quoted(header[static_cast<size_t>(slot)]) + " and " + quoted(header[k]) +
-                              " both give the " + info(*q).what + " (keep one; one pass per file)");
+                              " both give the " + info(*q).what + " (keep one)");
     slot = static_cast<int>(k);
-    if (*q == Quantity::time) {
-      c.time = time_unit(words, header[k]);
-      c.pass_of_time = pass_named_by(words);
-      c.notes.push_back(quoted(header[k]) + " read in " + c.time.reads_as);
-    } else if (*q == Quantity::tflops) {
+    if (*q == Quantity::tflops) {
       c.tflops = tflops_unit(words);
       c.notes.push_back(quoted(header[k]) + " read as " + c.tflops.reads_as);
     } else if (*q == Quantity::memory) {
       c.memory = memory_unit(words, header[k]);
       c.notes.push_back(quoted(header[k]) + " read as " + c.memory.reads_as);
     }
+  }
+  // One TFLOP/s or memory column beside a forward and a backward time belongs to neither.
+  if (c.both_passes())
+    for (Quantity q : {Quantity::tflops, Quantity::memory})
+      if (c.of(q) >= 0) {
+        c.notes.erase(std::remove_if(c.notes.begin(), c.notes.end(),
+                                     [&](const std::string& n) { return n.rfind(quoted(c.name(q)) + " read", 0) == 0; }),
+                      c.notes.end());
+        c.notes.push_back("not read: " + quoted(c.name(q)) + " (the file times both passes: its " + info(q).what +
+                          " is not one pass's; check one pass per file to check it)");
+        c.at[static_cast<size_t>(q)] = -1;
+      }
+  if (!c.other_times.empty()) {
+    std::string list;
+    for (const std::string& u : c.other_times) list += (list.empty() ? "" : ", ") + u;
+    c.notes.push_back("not read: " + list + " (a time of something other than an attention pass)");
   }
   if (!unread.empty()) {
     std::string list;
@@ -263,11 +329,19 @@ void check_sources(const Columns& c, const StudentDefaults& d) {
   if (!d_given && !emb_given)
     throw StudentTableError("no head dim: a column (" + accepted_names(Quantity::head_dim) + "), an embedding dim (" +
                             accepted_names(Quantity::emb_dim) + "), --head-dim or --emb-dim");
-  if (c.of(Quantity::time) < 0)
+  if (c.times.empty() && !c.other_times.empty())
+    throw StudentTableError("no time of an attention pass: " + c.other_times.front() +
+                            " times something else; name the pass's time like 'Forward Time (s)' or time_ms");
+  if (c.times.empty())
     throw StudentTableError("no time column: name one with its unit, like 'Forward Time (s)' or time_ms");
-  if (d.pass && c.pass_of_time && parse_pass(*d.pass) && *parse_pass(*d.pass) != *c.pass_of_time)
-    throw StudentTableError("--pass: the time column " + quoted(c.name(Quantity::time)) + " names the " +
-                            (*c.pass_of_time == sim::Pass::fwd ? "forward" : "backward") + " pass");
+  if (c.both_passes() && (d.pass || c.of(Quantity::pass) >= 0))
+    throw StudentTableError((d.pass ? std::string("--pass") : "column " + quoted(c.name(Quantity::pass))) +
+                            ": the file times both passes, in " + quoted(c.times[0].name) + " and " +
+                            quoted(c.times[1].name));
+  const std::optional<sim::Pass>& named = c.times.front().pass;
+  if (d.pass && named && parse_pass(*d.pass) && *parse_pass(*d.pass) != *named)
+    throw StudentTableError("--pass: the time column " + quoted(c.times.front().name) + " names the " +
+                            (*named == sim::Pass::fwd ? "forward" : "backward") + " pass");
 }
 
 // ---- the rows -------------------------------------------------------------------
@@ -336,6 +410,12 @@ bool says_oom(const std::string& s) {
   return l == "oom" || l.find("out of memory") != std::string::npos;
 }
 
+// A cell with no time: a run that failed or was skipped.
+bool no_time(const std::string& s) {
+  const std::string l = sim::lower(s);
+  return l.empty() || l == "-" || l == "n/a" || l == "na" || l == "nan";
+}
+
 bool not_reported(const std::string& s) {
   const std::string l = sim::lower(s);
   return l.empty() || l == "-" || l == "n/a" || l == "na" || l == "nan" || says_oom(l);
@@ -379,12 +459,39 @@ class RowReader {
     return r;
   }
 
-  StudentRow read() const {
+  // The row's shape, with the pass of time column `t`.
+  StudentRow read_shape(const TimeColumn& t) const {
     StudentRow r = read_shape();
-    const std::string t = text(Quantity::time);
-    const auto time = parse_real(t);
-    if (!time || *time <= 0) fail(name(Quantity::time) + ": " + quoted(t) + " is not a positive time (or OOM)");
-    r.time_s = *time * c_.time.factor;
+    if (t.pass) r.pass = *t.pass;
+    return r;
+  }
+
+  // The time of column `t`, in seconds, and the unit its cell wrote (none:
+  // the column's name gave it).
+  std::pair<double, std::optional<Unit>> time(const TimeColumn& t) const {
+    const std::string s = trimmed(cells_[static_cast<size_t>(t.at)]);
+    const std::string where = this->where() + ", column " + quoted(t.name);
+    char* end = nullptr;
+    const double v = std::strtod(s.c_str(), &end);
+    const bool number = !s.empty() && end != s.c_str() && std::isfinite(v);
+    const std::string rest = number ? trimmed(std::string(end)) : s;
+    std::optional<Unit> cell;
+    if (number && !rest.empty()) {
+      const std::vector<std::string> words = name_words(rest);
+      if (words.size() == 1) cell = unit_among(words, time_units(), t.name);
+    }
+    if (!number || (!rest.empty() && !cell) || v <= 0)
+      fail(where + ": " + quoted(s) + " is not a positive time (a number" +
+           (t.unit ? "" : " and its unit, as 18.77s or 132.62ms") + "; OOM, or empty for a run without one)");
+    if (!cell && !t.unit)
+      fail(where + ": " + quoted(s) + " has no unit, and the column's name gives none: write it in the cell (" + s +
+           "ms) or in the name ('" + t.name + " (ms)')");
+    return {v * (cell ? *cell : *t.unit).factor, cell};
+  }
+
+  StudentRow read(const TimeColumn& t, double time_s) const {
+    StudentRow r = read_shape(t);
+    r.time_s = time_s;
     r.reported_tflops = measured(Quantity::tflops, c_.tflops.factor);
     r.memory_bytes = measured(Quantity::memory, c_.memory.factor);
     return r;
@@ -451,7 +558,7 @@ class RowReader {
   }
 
   sim::Pass pass() const {
-    if (!given(Quantity::pass)) return c_.pass_of_time.value_or(sim::Pass::fwd);
+    if (!given(Quantity::pass)) return c_.times.front().pass.value_or(sim::Pass::fwd);
     const std::string s = text(Quantity::pass);
     const auto v = parse_pass(s);
     if (!v) fail(name(Quantity::pass) + ": " + quoted(s) + " is not a pass (forward, backward, fwd, bwd)");
@@ -505,24 +612,67 @@ StudentTable read_student_table(const std::string& text, const StudentDefaults& 
   check_sources(columns, defaults);
   StudentTable out;
   out.notes = columns.notes;
+  // Per time column, the lines whose cell wrote each unit: a column mixing
+  // them ("18.77s" above "132.62ms") is said so, each cell read by its own.
+  std::vector<std::vector<std::pair<std::string, std::vector<int>>>> cell_units(columns.times.size());
   for (++k; k < rows.size(); ++k) {
     const int line = static_cast<int>(k) + 1;
     if (blank(rows[k]) || comment(rows[k])) continue;
     if (rows[k].size() != header.size())
       throw StudentTableError("line " + std::to_string(line) + ": " + std::to_string(rows[k].size()) +
                               " fields, the header has " + std::to_string(header.size()));
-    if (says_oom(trimmed(rows[k][static_cast<size_t>(columns.of(Quantity::time))]))) {
-      ++out.left_out;
-      out.notes.push_back("line " + std::to_string(line) + ": OOM, not checked");
-      out.oom_rows.push_back(RowReader(columns, defaults, rows[k], line).read_shape());
-      continue;
+    const RowReader reader(columns, defaults, rows[k], line);
+    for (size_t t = 0; t < columns.times.size(); ++t) {
+      const TimeColumn& tc = columns.times[t];
+      const std::string cell = trimmed(rows[k][static_cast<size_t>(tc.at)]);
+      const std::string where =
+          "line " + std::to_string(line) + (columns.both_passes() ? ", " + quoted(tc.name) : std::string());
+      if (says_oom(cell)) {
+        ++out.left_out;
+        out.notes.push_back(where + ": OOM, not checked");
+        out.oom_rows.push_back(reader.read_shape(tc));
+      } else if (no_time(cell)) {
+        ++out.untimed;
+        out.notes.push_back(where + ": no time (" + (cell.empty() ? "empty" : quoted(cell)) + "), not checked");
+        out.untimed_rows.push_back(reader.read_shape(tc));
+      } else {
+        const auto [time_s, unit] = reader.time(tc);
+        const std::string symbol = unit_symbol(unit ? *unit : *tc.unit);
+        auto& seen = cell_units[t];
+        auto it = std::find_if(seen.begin(), seen.end(), [&](const auto& u) { return u.first == symbol; });
+        if (it == seen.end()) it = seen.insert(seen.end(), {symbol, {}});
+        it->second.push_back(line);
+        out.rows.push_back(reader.read(tc, time_s));
+      }
     }
-    out.rows.push_back(RowReader(columns, defaults, rows[k], line).read());
   }
-  if (out.rows.empty() && out.left_out > 0)
-    throw StudentTableError("no row to check: all " + std::to_string(out.left_out) + " data row(s) say OOM, so none " +
-                            "has a time (lines " + std::to_string(out.oom_rows.front().line) + "–" +
-                            std::to_string(out.oom_rows.back().line) + ")");
+  for (size_t t = 0; t < columns.times.size(); ++t) {
+    const TimeColumn& tc = columns.times[t];
+    const auto& seen = cell_units[t];
+    if (seen.size() < 2) continue;
+    std::string parts;
+    for (const auto& [symbol, lines] : seen) {
+      std::string list;
+      for (int l : lines) list += (list.empty() ? "" : ", ") + std::to_string(l);
+      parts += (parts.empty() ? "" : "; ") + symbol + " on line" + (lines.size() > 1 ? "s " : " ") + list;
+    }
+    out.notes.push_back(quoted(tc.name) + " mixes units (" + parts + "): each cell read in its own" +
+                        (tc.unit ? ", not the name's " + tc.unit->reads_as : std::string()) +
+                        " — check that each is the unit you measured in");
+  }
+  const int none = out.left_out + out.untimed;
+  if (out.rows.empty() && none > 0) {
+    std::vector<int> lines;
+    for (const auto* v : {&out.oom_rows, &out.untimed_rows})
+      for (const StudentRow& r : *v) lines.push_back(r.line);
+    const auto [lo, hi] = std::minmax_element(lines.begin(), lines.end());
+    const std::string span = " (lines " + std::to_string(*lo) + "–" + std::to_string(*hi) + ")";
+    if (out.untimed == 0)
+      throw StudentTableError("no row to check: all " + std::to_string(out.left_out) +
+                              " data row(s) say OOM, so none has a time" + span);
+    throw StudentTableError("no row to check: none of the " + std::to_string(none) + " time(s) is measured (" +
+                            std::to_string(out.left_out) + " OOM, " + std::to_string(out.untimed) + " empty)" + span);
+  }
   if (out.rows.empty()) throw StudentTableError("no rows to check: the file has a header only");
   return out;
 }
@@ -618,6 +768,8 @@ StudentCheck check_student_table(const StudentTable& t, const sim::HardwareModel
   c.notes = t.notes;
   c.left_out = t.left_out;
   c.oom_rows = t.oom_rows;
+  c.untimed = t.untimed;
+  c.untimed_rows = t.untimed_rows;
   for (const StudentRow& row : t.rows) {
     c.rows.push_back(check_row(row, hw, c));
     const sim::DType d = row.problem.dtype;
@@ -645,7 +797,7 @@ StudentCheck check_student_table(const StudentTable& t, const sim::HardwareModel
   for (const RepeatedConfiguration& g : c.repeats) {
     if (!(g.spread() > c.spread)) continue;
     for (CheckedStudentRow& r : c.rows)
-      if (std::find(g.lines.begin(), g.lines.end(), r.row.line) != g.lines.end()) {
+      if (r.row.pass == g.pass && std::find(g.lines.begin(), g.lines.end(), r.row.line) != g.lines.end()) {
         r.spread_over = true;
         r.flags.push_back("one of " + std::to_string(g.lines.size()) + " times of its configuration, " +
                           sim::fixed(g.min_s * 1e3, 2) + "–" + sim::fixed(g.max_s * 1e3, 2) + " ms: spread " +
@@ -721,6 +873,7 @@ std::string student_check_summary(const StudentCheck& c) {
                   " memory below the inputs, " + std::to_string(c.spread_over()) +
                   " timed again with a spread over " + percent(c.spread) + ")";
   if (c.left_out > 0) s += "; " + std::to_string(c.left_out) + " OOM row(s) left out";
+  if (c.untimed > 0) s += "; " + std::to_string(c.untimed) + " row(s) without a time left out";
   return s;
 }
 
@@ -783,9 +936,10 @@ std::string student_check_csv(const StudentCheck& c) {
             std::to_string(p.head_dim), p.causal ? "true" : "false", std::string(sim::to_string(p.dtype)),
             std::string(sim::to_string(r.pass))};
   };
-  auto spread_of = [&](int line) {
+  auto spread_of = [&](const StudentRow& r) {
     for (const RepeatedConfiguration& g : c.repeats)
-      if (std::find(g.lines.begin(), g.lines.end(), line) != g.lines.end()) return sim::shortest(g.spread());
+      if (g.pass == r.pass && std::find(g.lines.begin(), g.lines.end(), r.line) != g.lines.end())
+        return sim::shortest(g.spread());
     return std::string();
   };
   // The file's order: checked rows and OOM rows by line.
@@ -797,22 +951,25 @@ std::string student_check_csv(const StudentCheck& c) {
                           sim::shortest(r.flops), sim::shortest(r.compulsory_bytes), sim::shortest(r.ai),
                           sim::shortest(r.peak_tflops), sim::shortest(r.roof_tflops), sim::shortest(r.bound_s),
                           opt(r.row.memory_bytes), flag(r.rate_mismatch), flag(r.above_roof),
-                          flag(r.memory_below_inputs), spread_of(r.row.line), verdict(r)})
+                          flag(r.memory_below_inputs), spread_of(r.row), verdict(r)})
       f.push_back(std::move(v));
     lines.emplace_back(r.row.line, std::move(f));
   }
-  // An OOM row: its shape and the model's numbers of it; nothing measured, nothing checked.
-  for (const StudentRow& r : c.oom_rows) {
+  // An OOM row, or one without a time (a run that failed or was skipped): its
+  // shape and the model's numbers of it; nothing measured, nothing checked.
+  auto unchecked = [&](const StudentRow& r, const std::string& status, const std::string& verdict_text) {
     const double flops = static_cast<double>(convention_flops(r.problem, r.pass));
     const double bytes = static_cast<double>(sim::pass_tensor_bytes(r.problem, r.pass));
     std::vector<std::string> f = shape(r);
-    for (std::string v : {std::string("OOM"), std::string(), std::string(), std::string(), std::string(),
+    for (std::string v : {status, std::string(), std::string(), std::string(), std::string(),
                           sim::shortest(flops), sim::shortest(bytes), sim::shortest(arithmetic_intensity(flops, bytes)),
                           std::string(), std::string(), std::string(), std::string(), std::string(), std::string(),
-                          std::string(), std::string(), std::string("OOM: not checked")})
+                          std::string(), std::string(), verdict_text})
       f.push_back(std::move(v));
     lines.emplace_back(r.line, std::move(f));
-  }
+  };
+  for (const StudentRow& r : c.oom_rows) unchecked(r, "OOM", "OOM: not checked");
+  for (const StudentRow& r : c.untimed_rows) unchecked(r, "skipped", "no time: not checked");
   std::stable_sort(lines.begin(), lines.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   for (const auto& [line, f] : lines) out += csv_row(f);
   return out;
@@ -856,6 +1013,8 @@ ChartSpec student_roofline_chart(const StudentCheck& c, const sim::HardwareModel
                    " flagged · FLOPs by the convention · AI over the compulsory bytes";
   Series ok = student_series("consistent rows", palette(2), MarkerShape::circle);
   Series bad = student_series("flagged rows", Color{213, 94, 0, 255}, MarkerShape::cross);
+  bad.grouped_label = "lines";  // rows at one spot labelled together: "lines 3, 6"
+  bad.label_every_point = true;   // each flagged row named, among FlashLab's runs too
   double lo = 0, hi = 0;
   for (const CheckedStudentRow& r : c.rows) {
     Series& s = r.consistent() ? ok : bad;
@@ -870,7 +1029,8 @@ ChartSpec student_roofline_chart(const StudentCheck& c, const sim::HardwareModel
   if (lo > 0) widen_roofline(chart, lo, hi, hw.hbm_bandwidth);
   // The compulsory bytes give the highest intensity any implementation reaches.
   chart.notes.push_back("your rows: convention FLOPs / your time, AI over the compulsory bytes (" +
-                        tensor_list(sim::Pass::fwd) + " once): a run's real point lies at or left of its own");
+                        tensor_list(sim::Pass::fwd) + " once), the highest intensity any implementation of the pass can have: a real kernel moves more bytes, so "
+                        "its true point lies at or left of the one drawn");
   return chart;
 }
 

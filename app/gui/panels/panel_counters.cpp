@@ -96,9 +96,16 @@ void three_quantities(const AppState& s, const AlgoView& v) {
 
   if (ImGui::BeginTable("three", 4, ImGuiTableFlags_SizingStretchProp | ImGuiTableFlags_BordersInnerH)) {
     ImGui::TableSetupColumn("", ImGuiTableColumnFlags_WidthFixed, ImGui::GetFontSize() * 5.2f);
-    ImGui::TableSetupColumn("requests");
-    ImGui::TableSetupColumn(l2.modelled ? "DRAM (L2 model)" : "DRAM (no L2)");
-    ImGui::TableSetupColumn("DRAM measured");
+    // Each column as wide as its heading or a number, whichever is wider: widths
+    // taken from the content would be zero in a table's first frame, its numbers
+    // cut to a glyph.
+    const auto column = [](const char* name) {
+      const float w = std::max(ImGui::CalcTextSize(name).x, ImGui::CalcTextSize("00.0 GB").x);
+      ImGui::TableSetupColumn(name, ImGuiTableColumnFlags_WidthStretch, w);
+    };
+    column("requests");
+    column(l2.modelled ? "DRAM (L2 model)" : "DRAM (no L2)");
+    column("DRAM measured");
     ImGui::TableHeadersRow();
     const double mr = m ? static_cast<double>(m->read_bytes) : 0, mw = m ? static_cast<double>(m->write_bytes) : 0;
     ImGui::TableNextRow();
@@ -174,8 +181,8 @@ void algo_counters(const AppState& s, const AlgoView& v, double bar_max, const A
   ImGui::TextColored(color_dim(), "requests per tensor (bar: to the cursor, of the total)");
   if (ImGui::BeginTable("hbm", 3, ImGuiTableFlags_SizingStretchProp | ImGuiTableFlags_BordersInnerH)) {
     ImGui::TableSetupColumn("", ImGuiTableColumnFlags_WidthFixed, ImGui::GetFontSize() * 2.2f);
-    ImGui::TableSetupColumn("read");
-    ImGui::TableSetupColumn("write");
+    ImGui::TableSetupColumn("read", ImGuiTableColumnFlags_WidthStretch, 1.0f);
+    ImGui::TableSetupColumn("write", ImGuiTableColumnFlags_WidthStretch, 1.0f);
     ImGui::TableHeadersRow();
     for (Tensor t : kHbmTensors) {
       const sim::Traffic& a = cum.at(Level::HBM, t);
@@ -196,8 +203,8 @@ void algo_counters(const AppState& s, const AlgoView& v, double bar_max, const A
   const sim::Traffic lc = cum.level(Level::L2), lt = tot.level(Level::L2);
   if (ImGui::BeginTable("sums", 3, ImGuiTableFlags_SizingStretchProp | ImGuiTableFlags_BordersInnerH)) {
     ImGui::TableSetupColumn("", ImGuiTableColumnFlags_WidthFixed, ImGui::GetFontSize() * 7.5f);
-    ImGui::TableSetupColumn("to the cursor");
-    ImGui::TableSetupColumn("total");
+    ImGui::TableSetupColumn("to the cursor", ImGuiTableColumnFlags_WidthStretch, 1.0f);
+    ImGui::TableSetupColumn("total", ImGuiTableColumnFlags_WidthStretch, 1.0f);
     ImGui::TableHeadersRow();
     if (lt.bytes() > 0) row_text("GEMM re-reads (L2)", fmt_bytes(bytes_d(lc.bytes()), "l2"), fmt_bytes(bytes_d(lt.bytes()), "l2"));
     row_text("SRAM r+w", fmt_bytes(bytes_d(sc.bytes()), "sram"), fmt_bytes(bytes_d(st.bytes()), "sram"));
@@ -220,8 +227,8 @@ void algo_counters(const AppState& s, const AlgoView& v, double bar_max, const A
   if (reference && reference != &v) {
     const double r = bytes_d(tot.level(Level::HBM).bytes()) / std::max(1.0, bytes_d(reference->result.total.level(Level::HBM).bytes()));
     const double d = bytes_d(v.result.dram_bytes()) / std::max(1.0, bytes_d(reference->result.dram_bytes()));
-    ImGui::TextColored(color_note(), "requests %s×, DRAM %s× those of %s", fmt_fixed(r, 3, "ratio").c_str(),
-                       fmt_fixed(d, 3, "ratio").c_str(), std::string(sim::to_string(reference->algo)).c_str());
+    ImGui::TextColored(color_note(), "requests %s, DRAM %s those of %s", fmt_ratio(r, "ratio", 3).c_str(),
+                       fmt_ratio(d, "ratio", 3).c_str(), std::string(sim::to_string(reference->algo)).c_str());
   }
   ImGui::PopTextWrapPos();
 }
@@ -254,7 +261,7 @@ void counters_side_by_side(AppState& s) {
     cell(fmt(va));
     if (!b) return;
     cell(fmt(vb));
-    cell(va > 0 && vb >= 0 ? fmt_fixed(vb / va, vb / va < 10 ? 2 : 1, "counter ratio") + "×" : "—", true);
+    cell(va > 0 && vb >= 0 ? fmt_ratio(vb / va, "counter ratio") : "—", true);
   };
   auto bytes = [](double v) { return gb(v); };
   auto flops = [](double v) { return fmt_si(v, "FLOP", "flops"); };
@@ -297,7 +304,7 @@ void counters_side_by_side(AppState& s) {
     cell(ma.bytes >= 0 ? bytes(ma.bytes) : "—", ma.bytes < 0);
     if (b) {
       cell(mb.bytes >= 0 ? bytes(mb.bytes) : "—", mb.bytes < 0);
-      cell(ma.bytes > 0 && mb.bytes >= 0 ? fmt_fixed(mb.bytes / ma.bytes, mb.bytes / ma.bytes < 10 ? 2 : 1, "counter ratio") + "×" : "—",
+      cell(ma.bytes > 0 && mb.bytes >= 0 ? fmt_ratio(mb.bytes / ma.bytes, "counter ratio") : "—",
            true);
     }
     if (ma.bytes < 0 || (b && mb.bytes < 0)) {

@@ -409,31 +409,44 @@ bool draw_sram(const AlgoView& v, float scale, float budget) {
   return true;
 }
 
-// The last events, as many of the last four as fit whole in `budget` (the newest kept).
+// The last events, as many of the last four as fit whole in `budget` (the
+// newest kept), under a heading that names the colours where that leaves as
+// many lines as a short one; a heading is never drawn without a line under it.
 void draw_events(const AlgoView& v, float budget) {
   const float width = ImGui::GetContentRegionAvail().x;
-  const std::string head = "last events (HBM ↔ SRAM transfers in colour)";
-  float used = text_height(head, width);
-  if (used > budget) return;
   const auto& recent = v.snap.recent;
-  // Newest first while they fit, then drawn oldest first.
-  std::vector<size_t> shown;
-  for (size_t k = recent.size(); k-- > 0 && shown.size() < 4;) {
-    const float h = text_height("▶ " + event_text(recent[k].event), width);
-    if (used + h > budget) break;
-    used += h;
-    shown.push_back(k);
-  }
+  const std::string at_start = "  (at the start: press → or Space)";
+  struct Fit {
+    std::string head;
+    std::vector<size_t> shown;  // newest first
+    bool start_line = false;
+    size_t lines() const { return shown.size() + (start_line ? 1 : 0); }
+  };
+  const auto fit = [&](const std::string& head) {
+    Fit f{head, {}, false};
+    float used = text_height(head, width);
+    if (used > budget) return f;
+    for (size_t k = recent.size(); k-- > 0 && f.shown.size() < 4;) {
+      const float h = text_height("▶ " + event_text(recent[k].event), width);
+      if (used + h > budget) break;
+      used += h;
+      f.shown.push_back(k);
+    }
+    f.start_line = recent.empty() && used + text_height(at_start, width) <= budget;
+    return f;
+  };
+  const Fit full = fit("last events (HBM ↔ SRAM transfers in colour)"), short_head = fit("last events");
+  const Fit& f = full.lines() >= short_head.lines() ? full : short_head;
+  if (f.lines() == 0) return;
   ImGui::PushTextWrapPos(0);
-  ImGui::TextColored(color_dim(), "%s", head.c_str());
-  for (auto it = shown.rbegin(); it != shown.rend(); ++it) {
+  ImGui::TextColored(color_dim(), "%s", f.head.c_str());
+  for (auto it = f.shown.rbegin(); it != f.shown.rend(); ++it) {
     const sim::TileEvent& e = recent[*it].event;
     const bool now = *it + 1 == recent.size();
     const ImVec4 col = is_transfer(e) ? ImGui::ColorConvertU32ToFloat4(tensor_ink(e.target.tensor)) : color_dim();
     ImGui::TextColored(col, "%s %s", now ? "▶" : " ", event_text(e).c_str());
   }
-  if (recent.empty() && used + text_height("  (at the start: press → or Space)", width) <= budget)
-    ImGui::TextColored(color_dim(), "  (at the start: press → or Space)");
+  if (f.start_line) ImGui::TextColored(color_dim(), "%s", at_start.c_str());
   ImGui::PopTextWrapPos();
 }
 

@@ -53,12 +53,16 @@ std::string fmt_fixed(double v, int decimals, const char* where) {
 
 std::string fmt_ms(double ms, const char* where) {
   if (!finite_or_count(ms, where)) return "—";
-  char buf[64];
-  if (ms >= 1000) std::snprintf(buf, sizeof buf, "%.2f s", ms / 1000);
-  else if (ms >= 1) std::snprintf(buf, sizeof buf, "%.2f ms", ms);
-  else if (ms >= 1e-3) std::snprintf(buf, sizeof buf, "%.1f µs", ms * 1e3);
-  else std::snprintf(buf, sizeof buf, "%.0f ns", ms * 1e6);
-  return buf;
+  return sim::duration(ms * 1e-3);
+}
+
+std::string fmt_ratio(double r, const char* where, int decimals) {
+  if (!finite_or_count(r, where)) return "—";
+  if (std::fabs(r) >= 1000) return fmt_si(r, "×", where);
+  // A ratio above zero that rounds to it (138 MB over 150 TB) is not zero: said as under the last digit.
+  const double last = std::pow(10.0, -decimals);
+  if (r > 0 && r < last / 2) return "< " + fmt_fixed(last, decimals, where) + "×";
+  return fmt_fixed(r, std::fabs(r) < 10 ? decimals : 1, where) + "×";
 }
 
 std::string fmt_stat(double v, const char* where) {

@@ -17,6 +17,10 @@ std::string fmt_count(i64 v);                              // "1,234,567"
 std::string fmt_si(double v, const char* unit, const char* where);  // "312 TFLOP/s"
 std::string fmt_fixed(double v, int decimals, const char* where);
 std::string fmt_ms(double ms, const char* where);          // "0.123 ms", "12.3 s"
+// One quantity over another: "0.12×", "32.0×", and from a thousand on in three
+// digits with a prefix ("1.05 M×"), so that a ratio keeps a column's width at any N;
+// one above zero that would round to it, "< 0.01×". `decimals`: below 10 (from 10 on: one).
+std::string fmt_ratio(double r, const char* where, int decimals = 2);
 // Running max m_i may legitimately be −∞ (no key folded in yet).
 std::string fmt_stat(double v, const char* where);
 

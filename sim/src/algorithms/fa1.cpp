@@ -13,7 +13,7 @@ const AlgorithmInfo& fa1_info() {
       "FlashAttention-1 (Dao et al. 2022, Algorithm 1)",
       "Dao et al., FlashAttention (2022), Algorithm 1",
       {"Set block sizes B_c = ⌈M/4d⌉, B_r = min(⌈M/4d⌉, d).",
-       "Initialize O = (0)_{N×d}, ℓ = (0)_N, m = (−∞)_N in HBM.",
+       "Initialize O = (0)_{N×d}, ℓ = (0)_{N}, m = (−∞)_{N} in HBM.",
        "Divide Q into T_r = ⌈N/B_r⌉ blocks Q_1..Q_{T_r} of size B_r × d each, and divide K, V into "
        "T_c = ⌈N/B_c⌉ blocks K_1..K_{T_c} and V_1..V_{T_c}, of size B_c × d each.",
        "Divide O into T_r blocks O_i of size B_r × d each, divide ℓ into T_r blocks ℓ_i of size B_r "

@@ -62,6 +62,20 @@ std::string si_unit(double v, const char* unit) {
   return s + unit;
 }
 
+std::string duration(double seconds) {
+  const double ms = seconds * 1e3;
+  char buf[64];
+  if (!std::isfinite(ms)) return shortest(seconds);
+  if (std::fabs(seconds) >= 7200) std::snprintf(buf, sizeof buf, "%.1f h", seconds / 3600);
+  else if (std::fabs(seconds) >= 120) std::snprintf(buf, sizeof buf, "%.0f min", seconds / 60);
+  else if (std::fabs(seconds) >= 10) std::snprintf(buf, sizeof buf, "%.1f s", seconds);
+  else if (std::fabs(ms) >= 1000) std::snprintf(buf, sizeof buf, "%.2f s", seconds);
+  else if (std::fabs(ms) >= 1) std::snprintf(buf, sizeof buf, "%.2f ms", ms);
+  else if (std::fabs(ms) >= 1e-3) std::snprintf(buf, sizeof buf, "%.1f µs", ms * 1e3);
+  else std::snprintf(buf, sizeof buf, "%.0f ns", ms * 1e6);
+  return buf;
+}
+
 std::string bytes_iec(double bytes) {
   static const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
   int k = 0;

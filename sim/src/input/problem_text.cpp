@@ -110,7 +110,15 @@ ParsedProblem parse_problem(const ProblemText& text, const ProblemFieldNames& na
     if (br && bc) out.options.tiles = TileShape{*br, *bc};
   }
   if (text.sram) {
-    if (const auto M = parse_positive(names.sram, *text.sram, tile_errors)) out.options.sram_bytes = *M;
+    // A what-if may give an SM far more than any has (228 KiB on an H100), not
+    // more than 1 GiB: beyond it every tile rule's block outgrows any sequence.
+    constexpr i64 kMostSram = i64{1} << 30;
+    if (const auto M = parse_positive(names.sram, *text.sram, tile_errors)) {
+      if (*M > kMostSram)
+        tile_errors.push_back(names.sram + ": '" + *text.sram + "' is more than 1 GiB of SRAM per SM (an H100 has 228 KiB)");
+      else
+        out.options.sram_bytes = *M;
+    }
   }
   for (std::string& m : tile_errors) errors.push_back(ProblemError{{}, std::move(m)});
   return out;

@@ -79,6 +79,9 @@ struct ReportRequest {
   std::string roof_refusal;
   std::optional<LabReport> lab;          // set: a lab's report
   std::string command;                   // how the bundle was made, for the metadata
+  // What merging the results files left out or found (repeated runs kept
+  // once, repeats that disagree): the Method section states each.
+  std::vector<std::string> results_notes;
   ExportOptions chart_size;              // PNG size of each chart
 };
 

@@ -41,7 +41,12 @@ struct Axis {
   TickFormat format = TickFormat::plain;
   std::optional<double> min, max;  // fixed limits; auto-fit where unset
   bool include_zero = false;       // linear auto-fit includes 0 (bars, memory)
+  // What one step along it counts, for the CSV: "ms", "TFLOP/s", "FLOP/byte";
+  // "" where the format says it (bytes) or the axis counts things (N, batch).
+  std::string unit;
 };
+// The axis's unit: its own, else "bytes" for a bytes format, else "".
+std::string axis_unit(const Axis& a);
 
 struct Tick {
   double value = 0;
@@ -66,6 +71,15 @@ struct Series {
   std::string name;             // legend and CSV
   std::vector<double> x, y;     // bars: x is the category index
   std::vector<std::string> point_labels;  // empty, or one per point (drawn beside the point)
+  // Every label drawn: one that finds no room beside its point (or its group's)
+  // goes to the nearest free spot with a thin leader to its marker — for points
+  // that must each be named (a check's flagged rows). Otherwise a label with no
+  // room is left out, and the chart's points speak for themselves.
+  bool label_every_point = false;
+  // Points too close together for a label each share one beside them: the
+  // labels' words after the first, after this word ("lines" + "line 3",
+  // "line 6" -> "lines 3, 6"); empty: the labels joined whole ("a, b").
+  std::string grouped_label;
   // Empty, or one per point: why a point has no value ("OOM", "skipped",
   // "baseline OOM"); the CSV's note column. Not drawn (markers and labels say it).
   std::vector<std::string> point_notes;
@@ -115,6 +129,8 @@ struct Heatmap {
   std::vector<double> values;          // row-major
   std::vector<std::string> cell_text;  // empty, or one per cell; replaces the value's text
   std::string value_label;             // what a cell holds, e.g. "time (ms)"
+  std::string value_unit;              // its unit for the CSV: "ms"
+  std::vector<double> col_values;      // empty, or the x value of each column (N for the bench heatmap)
   TickFormat value_format = TickFormat::plain;
   bool log_color = true;
   double value(size_t r, size_t c) const { return values[r * col_labels.size() + c]; }
@@ -170,11 +186,14 @@ double axis_fraction(double v, Range r, Scale s);
 double axis_value(double fraction, Range r, Scale s);
 bool plottable(double v, Scale s);  // finite, and > 0 on log axes
 
-// The chart's data as CSV: header "chart,series,x,y,label,note", then one row
-// per point (bars: x is the category index, label the category and note the
-// bar's own label; heatmaps: series is the row label, x the column index,
-// label the column label, note the cell text), then reference lines and
-// markers as series "ref: …" / "marker: …". Numbers are written with
+// The chart's data as CSV: header
+// "chart,series,x,y,label,note,x_name,x_unit,y_name,y_unit", then one row per
+// point (bars: x is the category index, label the category and note the
+// bar's own label; heatmaps: series is the row label, x the column's value
+// (its index where the chart has none), y the cell's value, label the column
+// label, note the cell text), then reference lines and markers as series
+// "ref: …" / "marker: …". The last four columns name the axes as drawn and
+// their units (a heatmap's y: what its cells hold), the same on every row. Numbers are written with
 // round-trip precision. A point without a value (NaN) has an empty y, and its
 // note says why where the chart knows it ("OOM", "skipped", "failed",
 // "baseline OOM").

@@ -46,6 +46,13 @@ class Canvas {
   // The box of a data mark just drawn (a point's marker, an OOM ✕): nothing
   // to draw; the layout check records it (LayoutRecorder).
   virtual void data_mark(Rect /*box*/) {}
+  // A bar just drawn (its value may stand inside it) and the legend's box:
+  // nothing to draw; the layout check records both (no legend covers a bar).
+  virtual void data_bar(Rect /*box*/) {}
+  virtual void legend_area(Rect /*box*/) {}
+  // A series' line just drawn through these points: nothing to draw; the
+  // layout check records it (no legend covers a line).
+  virtual void data_line(const std::vector<Point>& /*pts*/) {}
 };
 
 // A canvas that passes every call to another: the base of the canvases that
@@ -71,6 +78,9 @@ class ForwardingCanvas : public Canvas {
   void begin_group(const std::string& name) override { inner_.begin_group(name); }
   void end_group() override { inner_.end_group(); }
   void data_mark(Rect box) override { inner_.data_mark(box); }
+  void data_bar(Rect box) override { inner_.data_bar(box); }
+  void legend_area(Rect box) override { inner_.legend_area(box); }
+  void data_line(const std::vector<Point>& pts) override { inner_.data_line(pts); }
 
  protected:
   Canvas& inner_;
@@ -106,14 +116,24 @@ class LayoutRecorder : public ForwardingCanvas {
   using ForwardingCanvas::ForwardingCanvas;
   void text(Point p, const std::string& s, double size_px, Color c, HAlign h, VAlign v, bool vertical = false) override;
   void data_mark(Rect box) override { marks.push_back(box); }
+  void data_bar(Rect box) override { bars.push_back(box); }
+  void legend_area(Rect box) override { legends.push_back(box); }
+  void data_line(const std::vector<Point>& pts) override { lines.push_back(pts); }
 
   std::vector<DrawnText> texts;
   std::vector<Rect> marks;
+  std::vector<Rect> bars;
+  std::vector<Rect> legends;
+  std::vector<std::vector<Point>> lines;  // each series' polylines, point by point
 };
 
+// Whether the segment from a to b passes through r (its ends inside count).
+bool segment_crosses(Point a, Point b, Rect r);
+
 // What reads wrong in a drawing on `canvas`: a text over another text, a text
-// over a data mark, a text outside the canvas, a text cut short ("…"). One
-// line each, quoting the texts; empty when the chart reads.
+// over a data mark, a text outside the canvas, a text cut short ("…"), a
+// legend over a bar or over a segment of a series' line. One line each, quoting the texts; empty when the chart
+// reads.
 std::vector<std::string> layout_problems(const LayoutRecorder& drawn, Rect canvas);
 
 struct ChartStyle {

@@ -2,6 +2,8 @@
 // with the IO-complexity reference curves beside the exact counts.
 #pragma once
 
+#include <cstddef>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -44,11 +46,24 @@ struct SweepRow {
 };
 
 // One row per (value, algorithm), values outer. Counts come from the closed
-// forms (equal to the streams by test), so a sweep of thousands of points is
-// interactive. Rows whose tiles do not fit carry the error in result.findings.
+// forms (equal to the streams by test). The L2 model runs with the options'
+// budget: `flashlab sim`'s by default, so that a sweep's point is the
+// simulation of that problem; a chart lowers it (kChartL2AccessBudget). Rows
+// whose tiles do not fit carry the error in result.findings. `progress`, when
+// set, is called after each row with the rows done and the rows in all (from
+// the sweep's threads, one call at a time).
 std::vector<SweepRow> run_sweep(const sim::AttentionProblem& base, const sim::HardwareModel& hw,
                                 const SweepSpec& spec, const std::vector<sim::Algorithm>& algorithms,
-                                const sim::SimOptions& options);
+                                const sim::SimOptions& options,
+                                const std::function<void(std::size_t done, std::size_t total)>& progress = {});
+
+// The L2 model's cache accesses per point of a chart drawn over a sweep, and at
+// most (beyond it a point counts requests only, and says so): fewer heads
+// followed than `flashlab sim` follows, so that a chart of dozens of points
+// redraws while a slider moves (docs/performance.md: within 1.5 % of following
+// every head on the H200 preset).
+inline constexpr i64 kChartL2AccessBudget = 50'000;
+inline constexpr i64 kChartL2AccessLimit = 4'000'000;
 
 // The problem with the swept parameter set to v, and the options with M = v
 // for an SRAM sweep.

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cmath>
+#include <map>
 
 #include <optional>
 #include <string>
@@ -175,10 +176,17 @@ struct Placement {
   // Rows left out because they name no model (files written before rows
   // carried one), by kernel: each a one-line note of the charts.
   std::vector<std::string> without_model;
+  int rows = 0;     // the rows looked at
+  int untimed = 0;  // successful rows without a time: checked or counted, not timed
+  std::map<std::string, int> not_ok;  // rows that did not run to the end, by status (OOM, skipped, failed)
 };
-// Every successful forward run of a result set, counted by model_of() on `hw`
-// (the simulator has no backward pass); a run with DRAM counters is placed at
-// its measured DRAM bytes.
+// Every successful timed run of a result set, counted by model_of() on `hw`
+// (a run whose model is an algorithm of its own pass); a run with DRAM
+// counters is placed at its measured DRAM bytes.
 Placement place_runs(const BenchResults& results, const sim::HardwareModel& hw, const HierarchicalCeilings& c);
+// Why a placement holds no run, in words for a chart's note: what the rows
+// lack ("no timed run: ... a dot on the roofline needs a time", "no timed run
+// has a model: ..."), never a status they have.
+std::string why_none_placed(const Placement& p);
 
 }  // namespace flashlab::analysis

@@ -32,6 +32,17 @@ struct BenchFilter {
 // Every parameter that varies, except the x axis (and `keep`), fixed to its
 // first value in the results.
 BenchFilter default_bench_filter(const BenchResults& r, BenchAxis keep = BenchAxis::none);
+// The keys of the filter's query language, one list: the parser reads it, and
+// its error and the CLI's help name the keys from it, so none can differ.
+struct BenchFilterKey {
+  std::string_view name;                  // "head-dim"
+  std::vector<std::string_view> aliases;  // also accepted: "head_dim", "d"
+  std::string_view also;                  // what the help adds after the name: "= heads · head-dim"; "" none
+  void (*set)(BenchFilter& f, const std::string& key, const std::string& value);  // throws std::invalid_argument
+};
+const std::vector<BenchFilterKey>& bench_filter_keys();
+// "batch, seq (or n), heads, kv-heads, head-dim, emb-dim = heads · head-dim, causal, dtype"
+std::string bench_filter_key_list();
 // "batch=32,seq=1024,causal=yes,heads=16,head-dim=64,emb-dim=2048,kv-heads=8,dtype=bf16";
 // "" is no filter. Throws std::invalid_argument with a one-line reason.
 BenchFilter parse_bench_filter(const std::string& text);
@@ -50,5 +61,10 @@ BenchValues bench_values(const BenchResults& r);
 // sweep: d = E / H): E when every row has H·d = E and H varies, else nullopt.
 // A chart along one of the two then does not fix or split by the other.
 std::optional<sim::i64> shared_emb_dim(const BenchResults& r);
+// Batch and sequence length swept together at one token count (a
+// constant-token grid: B·N = T, batch 16 at N 1K, 1 at 16K): T when every row
+// has B·N = T and N varies, else nullopt. A chart along N then does not fix
+// or split by batch: the batch follows N.
+std::optional<sim::i64> shared_tokens(const BenchResults& r);
 
 }  // namespace flashlab::analysis

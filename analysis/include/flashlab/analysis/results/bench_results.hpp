@@ -62,13 +62,30 @@ bool same_run(const BenchRow& a, const BenchRow& b);
 
 // Several results files as one. Rows keep the files' order; a run held by more
 // than one (same_run) is kept once, from the first file that holds it — the
-// stated rule of every merge. The metadata is the first file's; `sources`
+// stated rule of every merge; the repeats whose times disagree by more than
+// kRepeatSpread are listed (`disagreeing`), so a report says so. The metadata is the first file's; `sources`
 // keeps every file's, in order. Files
 // measured on different GPUs are refused (std::runtime_error naming both): a
 // report draws one GPU's runs.
+// How far apart the times of one thing timed more than once may be,
+// (max − min) / min, before they are said to disagree: flashlab check's
+// default --spread and the merge's note on repeated runs.
+constexpr double kRepeatSpread = 0.10;
+
+// A run held more than once whose measured median times disagree: the row
+// kept (the first) and the range of all its times.
+struct DisagreeingRepeat {
+  BenchRow kept;
+  std::size_t times = 0;  // measured rows of the run, the kept one among them
+  double min_ms = 0, max_ms = 0;
+  double spread() const { return min_ms > 0 ? (max_ms - min_ms) / min_ms : 0; }
+};
+
 struct MergedResults {
   BenchResults results;
   std::size_t repeats_dropped = 0;  // rows left out as runs an earlier row already holds
+  // Every repeated run whose times spread over kRepeatSpread, the widest first.
+  std::vector<DisagreeingRepeat> disagreeing;
 };
 MergedResults merge_results(const std::vector<std::pair<std::string, BenchResults>>& files);
 

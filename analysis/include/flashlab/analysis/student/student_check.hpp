@@ -46,10 +46,14 @@ struct StudentTable {
   std::vector<StudentRow> rows;
   // Rows whose time says OOM: their shape only (time 0, nothing measured).
   std::vector<StudentRow> oom_rows;
+  // Rows with no time (an empty, '-' or n/a cell: a run that failed or was
+  // skipped): their shape only, not checked.
+  std::vector<StudentRow> untimed_rows;
   // How the measured columns were read ("'Peak Memory (MB)' read as MiB …"),
-  // the columns not read, the rows left out (OOM).
+  // the columns not read, the rows left out (OOM, no time).
   std::vector<std::string> notes;
   int left_out = 0;  // rows whose time says OOM
+  int untimed = 0;   // rows with no time
 };
 
 // The names each column may have, one line per quantity: for --help and errors.
@@ -60,15 +64,19 @@ std::vector<std::string> student_column_names();
 // column holds comes from `defaults` (the batch, N, H and d — or the
 // embedding dimension, d = emb_dim / H — are required, causal defaults to
 // false, the dtype to fp16, the pass to the one the time column names, else
-// forward). Throws StudentTableError naming the line and column, or saying
-// what the file is instead: columns split by ';', only OOM rows, a header only.
+// forward). A forward and a backward time column ("Forward Pass (s)",
+// "Backward Pass (s)") give each line a row per pass; a time of something
+// else ("Communication Time (s)") is not read. A time's unit is its column
+// name's or, where the name gives none, its cell's ("18.77s"). Throws
+// StudentTableError naming the line and column, or saying what the file is
+// instead: columns split by ';', only OOM or empty times, a header only.
 StudentTable read_student_table(const std::string& text, const StudentDefaults& defaults = {});
 
 // ---- the check ------------------------------------------------------------------
 
 struct StudentCheckOptions {
   double tolerance = 0.10;  // reported / recomputed TFLOP/s may differ from 1 by this much
-  double spread = 0.10;     // one configuration timed again: (max − min) / min of its times at most this
+  double spread = kRepeatSpread;  // one configuration timed again: (max − min) / min of its times at most this
 };
 
 struct CheckedStudentRow {
@@ -107,12 +115,14 @@ struct StudentCheck {
   double bandwidth = 0;       // HBM bytes/s
   i64 l2_bytes = 0;
   double tolerance = 0.10;
-  double spread = 0.10;
+  double spread = kRepeatSpread;
   std::vector<CheckedStudentRow> rows;
   std::vector<StudentRow> oom_rows;  // written to the CSV with status OOM, nothing measured
+  std::vector<StudentRow> untimed_rows;  // written with status skipped: no time, nothing checked
   std::vector<RepeatedConfiguration> repeats;  // every configuration timed more than once
   std::vector<std::string> notes;  // the table's, then the check's
   int left_out = 0;
+  int untimed = 0;
 
   int flagged() const;
   int rate_mismatches() const;
@@ -134,8 +144,8 @@ std::string student_check_text(const StudentCheck& c, const std::string& origin)
 // "14 rows: 10 consistent, 4 flagged (4 TFLOP/s off its own time by more than 10 %, …)".
 std::string student_check_summary(const StudentCheck& c);
 // One row per data row of the file in its order, the header first, no comment
-// lines (pandas reads it): a status column (ok, OOM), and an OOM row's
-// measured cells empty.
+// lines (pandas reads it): a status column (ok, OOM, skipped: no time), and
+// an OOM or skipped row's measured cells empty.
 std::string student_check_csv(const StudentCheck& c);
 // The rows on the GPU's roofline (roofline_chart without model points) at
 // convention FLOPs / compulsory bytes and the recomputed FLOP/s, consistent

@@ -15,6 +15,10 @@ std::string fixed(double v, int decimals);   // printf("%.*f"): (3.14159, 2) -> 
 std::string si(double v, int digits = 3);    // 1.5e9 -> "1.50G"
 std::string si_unit(double v, const char* unit);  // (1.5e9, "B") -> "1.50 GB", (0, "B") -> "0 B"
 std::string bytes_iec(double bytes);         // 196608 -> "192 KiB"
+// A duration in the unit that keeps it readable: 9000 -> "2.5 h", 300 ->
+// "5 min", 2.5 -> "2.50 s", 0.0123 -> "12.30 ms", 1.61e-6 -> "1.6 µs",
+// 8.76e-7 -> "876 ns".
+std::string duration(double seconds);
 // The shortest decimal that reads back to the same double (at most 17 digits):
 // 0.1 -> "0.1"; "nan", "inf", "-inf" for the values JSON cannot hold.
 std::string shortest(double v);
