@@ -119,7 +119,6 @@ struct Config {
   static_assert(kStages >= 2, "at least two stages: K_{j+1}, V_{j+1} arrive while block j is computed");
   static_assert(kConsumers >= 1 && kConsumers <= 4 && kBr <= 256, "a TMA box has at most 256 rows");
   static_assert(!kPingPong || kConsumers >= 2, "ping-pong needs two to four consumer warpgroups");
-  static_assert(!kPersistent || kOverlap, "a persistent block hands each next tile its first S_ij through the overlapped loop");
   // Registers per thread after setmaxnreg: the producer keeps kProducerRegs, the
   // consumers share the rest of what the launch allocated (a multiple of 8 a
   // thread: at four consumers 96 · 640 of the 64K-register file; setmaxnreg.inc
@@ -362,37 +361,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   float s_acc[kSRegs];  // S_ij: (64, B_c) per warpgroup, fp32
   uint32_t p_frag[B_c / 16][4];  // P_ij (16-bit) as wgmma's A operand: (64, 16 keys) per k-step
 
-  // S_ij = Q_i K_jᵀ for this warpgroup's rows of the Q_i buffer at sQ_t and the
-  // K_j stage at sK_j: issued (not waited for).
-  auto issue_S_at = [&](uint32_t sQ_t, uint32_t sK_j) {
-    const uint32_t sQ_c = sQ_t + 64 * c * 128;  // this warpgroup's 64 rows in panel 0
-#pragma unroll
-    for (int kk = 0; kk < d / 16; ++kk) {
-      // k-step kk: columns [16kk, 16kk + 16) of d, 32 bytes into a 128-byte panel row.
-      const uint32_t off = (kk % 4) * 32;
-      const uint64_t desc_q = make_desc(sQ_c + (kk / 4) * B_r * 128 + off, 16, 1024);
-      const uint64_t desc_k = make_desc(sK_j + (kk / 4) * B_c * 128 + off, 16, 1024);
-      Mma_S::ss(s_acc, desc_q, desc_k, kk > 0 ? 1 : 0);
-    }
-    wgmma_commit();
-  };
-
   int kv = 0;  // K_j, V_j blocks of earlier tiles: the ring's position
   int n = 0;   // tiles this block has done
-  // A persistent block keeps one S_i0 in flight from tile to tile: each tile's
-  // is issued before the epilogue of the tile before (the first tile's here),
-  // in turn 0 of its tile, so that the tensor cores run it meanwhile. Every
-  // path of the loop has it in flight at the same places — after the last tile
-  // a discarded one, issued without waiting for a copy — since a wgmma in
-  // flight on one path and not on another made ptxas serialise them all.
-  if constexpr (Cfg::kPersistent) {
-    mbar_wait(bar_q(0), 0);    // the grid has no more blocks than tiles: tile
-    mbar_wait(full_k(0), 0);   // blockIdx.x, Q_i in buffer 0, K_0 in stage 0
-    if (Cfg::kPingPong && c > 0) named_bar_sync(kTurnBarrier + c, 256);
-    wgmma_fence();
-    issue_S_at(sQ, sK);
-    if constexpr (Cfg::kPingPong) named_bar_arrive(kTurnBarrier + (c + 1) % kConsumers, 256);
-  }
   // A block of one tile ends after it; a persistent block goes on with the tile
   // the producer hands on with the next Q_i, until it hands on none.
   for (int tile = blockIdx.x; tile < p.num_tiles; ++n) {
@@ -406,12 +376,9 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     // Key blocks this warpgroup computes: its own rows see fewer keys than the
     // tile's last row under the causal mask; rows past N_q compute nothing. The
     // blocks past it are only released (the others still read them).
-    // A persistent block's warpgroup computes at least block 0 (its S_i0 is in
-    // flight), also with rows past N_q (zero-filled, not stored).
     const int wg_last = min(wg_row0 + 64, p.n_q) - 1;
-    const int T_c_wg_seen =
+    const int T_c_wg =
         wg_row0 >= p.n_q ? 0 : (p.causal ? (min(p.n_kv, wg_last + 1) + B_c - 1) / B_c : T_c);
-    const int T_c_wg = Cfg::kPersistent ? max(1, T_c_wg_seen) : T_c_wg_seen;
 
 #pragma unroll
     for (int k = 0; k < kORegs; ++k) o_acc[k] = 0.f;
@@ -421,7 +388,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     const int q_buf = n % Cfg::kQBuffers;
     const uint32_t sQ_t = sQ + q_buf * Cfg::kQBytes;   // this tile's Q_i
     const uint32_t sQ_c = sQ_t + 64 * c * 128;         // this warpgroup's 64 rows in panel 0
-    if constexpr (!Cfg::kPersistent) mbar_wait(bar_q(q_buf), (n / Cfg::kQBuffers) & 1);
+    mbar_wait(bar_q(q_buf), (n / Cfg::kQBuffers) & 1);
 
     // Key block j's place in the ring: its stage and the parity of that stage's
     // round. A block of one tile (kv = 0) takes it from j; a persistent block
@@ -441,7 +408,18 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     auto wait_K = [&](int j, Slot x) { mbar_wait(full_k(at(j, x).s), at(j, x).ph); };
     auto wait_V = [&](int j, Slot x) { mbar_wait(full_v(at(j, x).s), at(j, x).ph); };
     // S_ij = Q_i K_jᵀ, issued (not waited for).
-    auto issue_S = [&](int j, Slot x) { issue_S_at(sQ_t, sK + at(j, x).s * Cfg::kKVBytes); };
+    auto issue_S = [&](int j, Slot x) {
+      const uint32_t sK_j = sK + at(j, x).s * Cfg::kKVBytes;
+#pragma unroll
+      for (int kk = 0; kk < d / 16; ++kk) {
+        // k-step kk: columns [16kk, 16kk + 16) of d, 32 bytes into a 128-byte panel row.
+        const uint32_t off = (kk % 4) * 32;
+        const uint64_t desc_q = make_desc(sQ_c + (kk / 4) * B_r * 128 + off, 16, 1024);
+        const uint64_t desc_k = make_desc(sK_j + (kk / 4) * B_c * 128 + off, 16, 1024);
+        Mma_S::ss(s_acc, desc_q, desc_k, kk > 0 ? 1 : 0);
+      }
+      wgmma_commit();
+    };
     // O_i += P_ij V_j, issued (not waited for).
     auto issue_PV = [&](int j, Slot x) {
       const uint32_t sV_j = sV + at(j, x).s * Cfg::kKVBytes;
@@ -470,17 +448,17 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     };
     // Ping-pong: turn j of this warpgroup comes after turn j of the one before
     // (warpgroup 0: after turn j − 1 of the last); the ring runs on across tiles,
-    // so only the block's very first wait and very last signal are left out.
+    // so only the block's very first wait is left out, and its very last signal —
+    // a persistent block learns its last tile only at its end, so there warpgroup
+    // 0 takes that signal after the loop.
     auto turn_begin = [&](int j) {
       if constexpr (Cfg::kPingPong) {
         if (!(c == 0 && n == 0 && j == 0)) named_bar_sync(kTurnBarrier + c, 256);
       }
     };
     auto turn_end = [&](int j) {
-      if constexpr (Cfg::kPingPong && Cfg::kPersistent) {
-        named_bar_arrive(kTurnBarrier + (c + 1) % kConsumers, 256);  // the last taken after the loop
-      } else if constexpr (Cfg::kPingPong) {
-        if (!(c == kConsumers - 1 && last_tile && j == T_c - 1))
+      if constexpr (Cfg::kPingPong) {
+        if (Cfg::kPersistent || !(c == kConsumers - 1 && j == T_c - 1))
           named_bar_arrive(kTurnBarrier + (c + 1) % kConsumers, 256);
       }
     };
@@ -544,19 +522,17 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
 
     float alpha[2];
     Slot rest = slot0;  // block T_c_wg's: the first this warpgroup's rows cannot see
-    if (Cfg::kPersistent || T_c_wg > 0) {
+    if (T_c_wg > 0) {
       if constexpr (Cfg::kOverlap) {
         // Software pipeline inside the warpgroup: while the tensor cores run
         // S_{i,j+1} = Q_i K_{j+1}ᵀ and O_i += P_ij V_j, the warpgroup's own threads
         // compute the softmax of S_{i,j+1}. O_i is rescaled only once P_ij V_j is done.
         Slot sj = slot0;  // block j's
-        if constexpr (!Cfg::kPersistent) {  // a persistent block's is in flight
-          wait_K(0, sj);
-          turn_begin(0);
-          wgmma_fence();
-          issue_S(0, sj);
-          turn_end(0);
-        }
+        wait_K(0, sj);
+        turn_begin(0);
+        wgmma_fence();
+        issue_S(0, sj);
+        turn_end(0);
         wgmma_wait<0>();
         fence_regs(s_acc);
         release_K(0, sj);
@@ -628,18 +604,13 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
       turn_begin(j);
       turn_end(j);
     }
-    // A persistent block's next tile, or none, and its S_i0 (after the last tile,
-    // a discarded one on the other Q_i buffer, whose copies have all landed).
+    // A persistent block's next tile, or none: the producer hands it on with
+    // the next Q_i (past the last tile, a number past the grid's tiles).
     if constexpr (Cfg::kPersistent) {
       const int b = (n + 1) % Cfg::kQBuffers;
       mbar_wait(bar_q(b), ((n + 1) / Cfg::kQBuffers) & 1);
       asm volatile("ld.shared.b32 %0, [%1];\n" : "=r"(next_tile) : "r"(slot(b)) : "memory");
       last_tile = next_tile >= p.num_tiles;
-      if (!last_tile) wait_K(0, rest);
-      if constexpr (Cfg::kPingPong) named_bar_sync(kTurnBarrier + c, 256);
-      wgmma_fence();
-      issue_S_at(sQ + b * Cfg::kQBytes, sK + rest.s * Cfg::kKVBytes);
-      if constexpr (Cfg::kPingPong) named_bar_arrive(kTurnBarrier + (c + 1) % kConsumers, 256);
     }
 
     // ---- epilogue: O_i = diag(ℓ_i)⁻¹ O_i, L_i = m_i τ + ln ℓ_i ----
@@ -666,20 +637,15 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
       T* __restrict__ O = static_cast<T*>(p.o) + static_cast<int64_t>(tl.head) * p.n_q * d;  // (N_q, d)
       const bool first = p.fold == kFoldStart;
       auto run_of = [&](int row) { return p.o_run + (static_cast<int64_t>(tl.head) * p.n_q + row) * d; };  // (d) fp32
-      // Both rows' O_run are loaded before anything is stored; a persistent
-      // block, whose next S_i0 holds its registers meanwhile, loads a row at a time.
-      float prev[2][d / 4];
-      if constexpr (!Cfg::kPersistent) {
+      float prev[2][d / 4];  // both rows' O_run, loaded before anything is stored
 #pragma unroll
-        for (int r = 0; r < 2; ++r) {
-          const int row = r == 0 ? row_a : row_b;
-          load_running_row<d / 8>(run_of(row), t, first || row >= p.n_q, prev[r]);
-        }
+      for (int r = 0; r < 2; ++r) {
+        const int row = r == 0 ? row_a : row_b;
+        load_running_row<d / 8>(run_of(row), t, first || row >= p.n_q, prev[r]);
       }
 #pragma unroll
       for (int r = 0; r < 2; ++r) {
         const int row = r == 0 ? row_a : row_b;
-        if constexpr (Cfg::kPersistent) load_running_row<d / 8>(run_of(row), t, first || row >= p.n_q, prev[r]);
         if (row >= p.n_q) continue;
         if (t == 0) p.lse[static_cast<int64_t>(tl.head) * p.n_q + row] = f[r].lse;
         float* run = run_of(row);
@@ -749,11 +715,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     if constexpr (!Cfg::kPersistent) break;  // one tile per block
     tile = next_tile;
   }
-  // A persistent block's turns pass on to its very end: warpgroup 0 takes the
-  // last warpgroup's final signal, so that no barrier is left half arrived.
-  if constexpr (Cfg::kPersistent) {
-    wgmma_wait<0>();  // the discarded S_i0
-    if (Cfg::kPingPong && c == 0) named_bar_sync(kTurnBarrier, 256);
+  if constexpr (Cfg::kPersistent && Cfg::kPingPong) {
+    if (c == 0) named_bar_sync(kTurnBarrier, 256);  // the last warpgroup's final signal
   }
 #else
   __trap();  // built without the sm_90a target: the host refuses to launch this
