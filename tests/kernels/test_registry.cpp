@@ -280,7 +280,8 @@ TEST_CASE("fa3_hopper's workspace: the tile counter of its persistent causal gri
     CAPTURE(c.head_dim, c.max_seq, c.persistent);
     const bool counter = std::any_of(std::begin(sim::kHopperConfigs), std::end(sim::kHopperConfigs),
                                      [&](const sim::HopperConfig& x) {
-                                       return x.persistent && x.head_dim == c.head_dim && sim::mask_serves(x.mask, true);
+                                       return x.persistent && x.counter && x.head_dim == c.head_dim &&
+                                              sim::mask_serves(x.mask, true);
                                      });
     // Every length at the head dim, the rows without a counter too: one buffer
     // sized for the ring's longest chunk serves its shorter ones.

@@ -142,11 +142,16 @@ struct Params {
   int kv_group;      // H / H_kv: query head h reads K/V head h / kv_group (flat indices); 0 or 1: H_kv = H
   int fold;          // kFoldNone, or how this launch folds into the running output
   float* o_run;      // [B·H, N_q, d] fp32, the running output (fold ≠ kFoldNone)
-  // A persistent causal grid: blocks take their tiles after the first from
+  // A persistent causal grid whose row takes its tiles from a counter
+  // (sim::HopperConfig::counter): blocks take their tiles after the first from
   // tile_counter[0] (the next tile, less gridDim.x) and count themselves done in
   // tile_counter[1]; the last one done sets both back to 0. Zero before a launch.
+  // Null: block b takes tiles b, b + gridDim.x, ...
   int* tile_counter;
-  int section_heads;  // a persistent causal grid's tile order: sim::hopper_section_heads
+  // A persistent causal grid's tile order: sections of this many heads, heaviest
+  // row block first in each (sim::hopper_section_heads with a counter, the grid's
+  // blocks without one).
+  int section_heads;
 };
 
 // ---------------------------------------------------------------------------
@@ -226,9 +231,11 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   auto tile_at = [&](int tile) {
     Tile tl;
     if (Cfg::kPersistent && p.causal) {
-      // A persistent causal grid takes its tiles from a counter in sections of
-      // section_heads heads (their K, V within half the L2), in each the
-      // heaviest row block of every head first, then the next, ...
+      // A persistent causal grid takes its tiles in sections of section_heads
+      // heads, in each the heaviest row block of every head first, then the
+      // next, ...: from a counter (sections whose K, V fill half the L2), or by
+      // the stride (sections of gridDim.x heads, so that block b gets one row
+      // block of each rank per section).
       const int per = p.section_heads * p.T_r;
       const int sec = tile / per;
       const int heads = min(p.section_heads, p.num_tiles / p.T_r - sec * p.section_heads);  // this section's
@@ -310,14 +317,14 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
       };
       if constexpr (Cfg::kPersistent) {
         // Tile after tile: its K_j, V_j, then the next tile — the stride's, or
-        // under the causal mask the counter's next — handed to the consumers with
+        // the counter's next where there is one — handed to the consumers with
         // its Q_i in the other buffer (rows past N_q zero-filled), or none, once
         // every consumer warpgroup released that buffer a tile ago.
         int tile = blockIdx.x;
         for (int n = 0;; ++n) {
           load_KV(tile_at(tile), n);
-          const int next = p.causal ? static_cast<int>(gridDim.x) + atomicAdd(p.tile_counter, 1)
-                                    : tile + static_cast<int>(gridDim.x);
+          const int next = p.tile_counter != nullptr ? static_cast<int>(gridDim.x) + atomicAdd(p.tile_counter, 1)
+                                                     : tile + static_cast<int>(gridDim.x);
           const int b = (n + 1) % Cfg::kQBuffers;
           const int use = (n + 1) / Cfg::kQBuffers;  // earlier tiles of this buffer
           if (use > 0) mbar_wait(q_empty(b), (use - 1) & 1);
@@ -330,7 +337,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
           copy_in(sQ + b * Cfg::kQBytes, &tm_q, bar_q(b), B_r, tn.q0, tn.head);
           tile = next;
         }
-        if (p.causal) {  // the last block done sets the counter back for the next launch
+        if (p.tile_counter != nullptr) {  // the last block done sets the counter back for the next launch
           __threadfence();
           if (atomicAdd(p.tile_counter + 1, 1) == static_cast<int>(gridDim.x) - 1) {
             atomicExch(p.tile_counter, 0);
@@ -368,8 +375,10 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   for (int tile = blockIdx.x; tile < p.num_tiles; ++n) {
     const Tile tl = tile_at(tile);
     const int T_c = tl.T_c;
-    bool last_tile = !Cfg::kPersistent;  // a persistent block learns it at the tile's end
-    int next_tile = p.num_tiles;
+    // A persistent block's next tile: the stride's, known now, or the counter's,
+    // learnt at the tile's end.
+    int next_tile = Cfg::kPersistent && p.tile_counter == nullptr ? tile + static_cast<int>(gridDim.x) : p.num_tiles;
+    bool last_tile = next_tile >= p.num_tiles;
     const int wg_row0 = tl.q0 + 64 * c;           // first row of Q_i this warpgroup owns
     const int row_a = wg_row0 + warp * 16 + g;    // this thread's two rows
     const int row_b = row_a + 8;
@@ -604,9 +613,9 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
       turn_begin(j);
       turn_end(j);
     }
-    // A persistent block's next tile, or none: the producer hands it on with
-    // the next Q_i (past the last tile, a number past the grid's tiles).
-    if constexpr (Cfg::kPersistent) {
+    // A persistent block's next tile from the counter, or none: the producer
+    // hands it on with the next Q_i (past the last tile, a number past the grid's tiles).
+    if (Cfg::kPersistent && p.tile_counter != nullptr) {
       const int b = (n + 1) % Cfg::kQBuffers;
       mbar_wait(bar_q(b), ((n + 1) / Cfg::kQBuffers) & 1);
       asm volatile("ld.shared.b32 %0, [%1];\n" : "=r"(next_tile) : "r"(slot(b)) : "memory");

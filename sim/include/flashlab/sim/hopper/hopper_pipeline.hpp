@@ -77,6 +77,11 @@ struct HopperConfig {
   // One block per SM walking the tiles (block b takes tiles b, b + SMs, ...),
   // Q_i in two buffers so that the next tile's lands under this one.
   bool persistent = false;
+  // Under the causal mask, a persistent grid's blocks take each next tile from a
+  // counter when they free (sections of heads whose K, V fill half the L2,
+  // hopper_section_heads); without it they keep the stride, over sections of
+  // SMs heads (block b gets one row block of each rank per section).
+  bool counter = false;
   constexpr int consumers() const { return Br / 64; }
   constexpr int q_buffers() const { return persistent ? 2 : 1; }
   constexpr bool serves(i64 d, bool causal, i64 seq = kAnySeq) const {
@@ -84,16 +89,16 @@ struct HopperConfig {
   }
 };
 
-// Short sequences without a mask run persistent: there a tile's start and end
-// are an eighth of it, and a persistent block lands the next Q_i under them.
-// Under the causal mask a tile's length depends on its row block, and the
-// static stride of a persistent grid leaves SMs idle (the hardware's own
-// dispatch balances them).
+// Short sequences run persistent: there a tile's start and end are an eighth
+// of it, and a persistent block lands the next Q_i under them. Under the causal
+// mask a tile's length depends on its row block, and the blocks share them out
+// by the stride over sections of SMs heads at d 64, by the counter at d 128:
+// each the faster on an H200 (kernels/README.md has the A/B).
 inline constexpr HopperConfig kHopperConfigs[] = {
-    //  d   B_r  B_c  stages  overlap  sequences  mask                  persistent
-    {64, 256, 64, 4, true, 1024, HopperMask::any, true},  // N ≤ 1K: 256 rows pad none of 1K, where 192 pad it to 1152
+    //  d   B_r  B_c  stages  overlap  sequences  mask            persistent  counter
+    {64, 256, 64, 4, true, 1024, HopperMask::any, true, false},  // N ≤ 1K: 256 rows pad none of 1K, where 192 pad it to 1152
     {64, 192, 128, 3, true},
-    {128, 128, 128, 2, true, 1024, HopperMask::any, true},  // short: 8 key blocks of 128 for 1K, one on each diagonal
+    {128, 128, 128, 2, true, 1024, HopperMask::any, true, true},  // short: 8 key blocks of 128 for 1K, one on each diagonal
     {128, 128, 176, 2, true},
 };
 
