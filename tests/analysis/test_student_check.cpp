@@ -331,7 +331,7 @@ TEST_CASE("a row with no time (a run that failed or was skipped) is left out and
   CHECK(has_note(fb.notes, "not read: 'Peak Memory (MB)' (the file times both passes"));
 }
 
-TEST_CASE("--time names the attention's time where its column's name says something else", "[analysis][check]") {
+TEST_CASE("the time column named by --time is read where its name says something else", "[analysis][check]") {
   const std::string text = "batch,seq,heads,head_dim,Total Time (ms),Latency (ms)\n8,1024,16,64,0.25,9\n";
   analysis::StudentDefaults d;
   d.time_column = " total time (ms) ";

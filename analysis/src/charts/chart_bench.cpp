@@ -90,13 +90,13 @@ Axis bench_axis(BenchAxis a, std::optional<sim::i64> emb = std::nullopt, std::op
   switch (a) {
     case BenchAxis::seq:
       return {tokens ? "sequence length N (batch B = " + n_label(*tokens) + " / N)" : "sequence length N", Scale::log2,
-              TickFormat::binary, {}, {}, false};
-    case BenchAxis::batch: return {"batch size B", Scale::linear, TickFormat::plain, {}, {}, true};
+              TickFormat::binary, {}, {}, false, ""};
+    case BenchAxis::batch: return {"batch size B", Scale::linear, TickFormat::plain, {}, {}, true, ""};
     case BenchAxis::heads:
-      return {emb ? "heads H (d = " + e + " / H)" : "heads H", Scale::linear, TickFormat::plain, {}, {}, true};
+      return {emb ? "heads H (d = " + e + " / H)" : "heads H", Scale::linear, TickFormat::plain, {}, {}, true, ""};
     case BenchAxis::head_dim:
-      return {emb ? "head dimension d (H = " + e + " / d)" : "head dimension d", Scale::linear, TickFormat::plain, {}, {}, true};
-    default: return {"configuration", Scale::linear, TickFormat::plain, {}, {}, false};
+      return {emb ? "head dimension d (H = " + e + " / d)" : "head dimension d", Scale::linear, TickFormat::plain, {}, {}, true, ""};
+    default: return {"configuration", Scale::linear, TickFormat::plain, {}, {}, false, ""};
   }
 }
 
@@ -319,7 +319,7 @@ ChartSpec bench_metric_chart(const BenchResults& all, BenchMetric metric, const 
                      : "TFLOP/s (4·B·H·N²·d, halved when causal)",
              Scale::linear, TickFormat::plain, {}, {}, true, "TFLOP/s"};
       break;
-    case BenchMetric::memory: c.y = {"peak device memory", Scale::linear, TickFormat::bytes_iec, {}, {}, true}; break;
+    case BenchMetric::memory: c.y = {"peak device memory", Scale::linear, TickFormat::bytes_iec, {}, {}, true, ""}; break;
   }
   if (r.rows.empty()) {
     c.notes.insert(c.notes.begin(), all.rows.empty() ? "the results hold no rows" : "no rows match " + describe(f));
@@ -475,7 +475,7 @@ ChartSpec bench_speedup_chart(const BenchResults& all, const std::string& baseli
   if (base.empty() && !kernels.empty()) base = kernels.front();
   c.title = "Speed-up over " + (base.empty() ? std::string("the baseline") : implementation_name(base));
   c.y = {"speed-up (baseline time / kernel time, ×)", Scale::linear, TickFormat::plain, {}, {}, true, "×"};
-  c.x = {"configuration", Scale::linear, TickFormat::plain, {}, {}, false};
+  c.x = {"configuration", Scale::linear, TickFormat::plain, {}, {}, false, ""};
   if (r.rows.empty()) {
     c.notes.insert(c.notes.begin(), all.rows.empty() ? "the results hold no rows" : "no rows match " + describe(f));
     return marked(all, c);
@@ -566,7 +566,7 @@ ChartSpec bench_passes_chart(const BenchResults& all, BenchMetric metric, const 
   const BenchAxis xa = shown_x_axis(all, shown, filter);
   note_filter(all, f, xa, c);
   c.title = metric == BenchMetric::time ? "Forward and backward time" : "Forward and backward throughput";
-  c.x = {"configuration", Scale::linear, TickFormat::plain, {}, {}, false};
+  c.x = {"configuration", Scale::linear, TickFormat::plain, {}, {}, false, ""};
   c.y = metric == BenchMetric::time
             ? Axis{"time (ms, median)", Scale::linear, TickFormat::plain, {}, {}, true, "ms"}
             : Axis{"TFLOP/s (fwd 4·B·H·N²·d, bwd 2.5×; causal /2)", Scale::linear,
@@ -642,8 +642,8 @@ ChartSpec bench_heatmap_chart(const BenchResults& all, const std::string& kernel
   c.kind = ChartKind::heatmap;
   c.subtitle = subtitle_of(r);
   note_filter(all, f, BenchAxis::seq, c);  // batch, the other axis, is never fixed
-  c.x = {"sequence length N", Scale::linear, TickFormat::binary, {}, {}, false};
-  c.y = {"batch B", Scale::linear, TickFormat::plain, {}, {}, false};
+  c.x = {"sequence length N", Scale::linear, TickFormat::binary, {}, {}, false, ""};
+  c.y = {"batch B", Scale::linear, TickFormat::plain, {}, {}, false, ""};
   std::string kernel = kernel_in;
   // Default: the first kernel whose forward rows vary in both batch and seq.
   std::map<std::string, std::pair<std::set<sim::i64>, std::set<sim::i64>>> grid;

@@ -297,11 +297,11 @@ namespace {
 
 Axis sweep_axis(SweepAxis a) {
   switch (a) {
-    case SweepAxis::seq: return {"sequence length N", Scale::log2, TickFormat::binary, {}, {}, false};
+    case SweepAxis::seq: return {"sequence length N", Scale::log2, TickFormat::binary, {}, {}, false, ""};
     case SweepAxis::sram: return {"SRAM per SM, M (bytes)", Scale::log2, TickFormat::binary, {}, {}, false, "bytes"};
-    case SweepAxis::head_dim: return {"head dimension d", Scale::log2, TickFormat::plain, {}, {}, false};
-    case SweepAxis::batch: return {"batch B", Scale::log2, TickFormat::plain, {}, {}, false};
-    case SweepAxis::heads: return {"heads H", Scale::log2, TickFormat::plain, {}, {}, false};
+    case SweepAxis::head_dim: return {"head dimension d", Scale::log2, TickFormat::plain, {}, {}, false, ""};
+    case SweepAxis::batch: return {"batch B", Scale::log2, TickFormat::plain, {}, {}, false, ""};
+    case SweepAxis::heads: return {"heads H", Scale::log2, TickFormat::plain, {}, {}, false, ""};
   }
   return {};
 }
@@ -429,7 +429,7 @@ ChartSpec io_chart(const ChartContext& ctx_in, SweepAxis axis, const std::vector
   c.title = "HBM accesses vs " + axis_symbol(axis);
   c.subtitle = subtitle_of(ctx);
   c.x = sweep_axis(axis);
-  c.y = {"requests to global memory, reads + writes (bytes, all heads)", Scale::log10, TickFormat::bytes, {}, {}, false};
+  c.y = {"requests to global memory, reads + writes (bytes, all heads)", Scale::log10, TickFormat::bytes, {}, {}, false, ""};
   const std::vector<SweepRow> rows = sweep(ctx, axis, values);
   const size_t na = ctx.algorithms.size();
   if (na == 0 || rows.empty()) {
