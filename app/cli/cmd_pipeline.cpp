@@ -229,8 +229,7 @@ class PipelineCommand final : public Command {
     out << "  launch    " << sim::group_digits(launch.ctas)
         << (c->persistent ? " tiles on " + std::to_string(launch.blocks) + " persistent blocks ("
                           : " CTAs on " + std::to_string(launch.sms) + " SMs (")
-        << (!c->persistent ? fixed(launch.waves, 1) + " waves; " : launch.from_counter ? "" : per_block(launch))
-        << launch.method
+        << (c->persistent ? per_block(launch) : fixed(launch.waves, 1) + " waves; ") << launch.method
         << "): " << fixed(launch.time_s * 1e3, 3) << " ms, " << fixed(flops / launch.time_s * 1e-12, 0)
         << " TFLOP/s (4·B·H·N²·d" << (p.causal ? "/2" : "")
         << "), tensor cores busy " << pct(launch.tensor_busy_fraction) << " (model)\n";

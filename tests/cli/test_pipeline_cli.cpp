@@ -40,7 +40,7 @@ TEST_CASE("pipeline prints the schedule of a row block and the launch", "[cli][h
       "pipeline --batch 2 --heads 4 --seq 1000 --head-dim 128 --causal --row-block 3 --csv timeline.csv", {
           "B_r × B_c = 128 × 128",  // causal up to 1K tokens
           "row block i = 3: 4 K_j, V_j visited",  // rows 384..511 see keys 0..511: 512/128
-          "64 tiles on 64 persistent blocks",  // 2·4·⌈1000/128⌉
+          "64 CTAs on 132 SMs",  // 2·4·⌈1000/128⌉
           "the L2's share",
       });
   const Timeline t = timeline_csv("timeline.csv");
@@ -61,14 +61,14 @@ TEST_CASE("pipeline takes the rung's row for the sequence and mask, and says whe
                             });
   run_flashlab.check_prints("pipeline --batch 8 --heads 32 --seq 2048 --head-dim 64",
                             {"B_r × B_c = 192 × 128 (T_r = 11, T_c = 16), 3 consumer warpgroups"});
-  // d = 128: 128 × 128 up to 1K tokens, persistent; 128 × 176 beyond.
+  // d = 128: 128 × 128 up to 1K tokens, persistent when unmasked; 128 × 176 beyond.
   run_flashlab.check_prints("pipeline --batch 2 --heads 4 --seq 1000 --head-dim 128 --row-block 3",
                             {"B_r × B_c = 128 × 128 (T_r = 8, T_c = 8)", "row block i = 3: 8 K_j, V_j visited",
                              "persistent (Q_i in two buffers)", "launch    64 tiles on 64 persistent blocks (1 tile each; "
                              "block b takes tiles b, b + 64, ... as the rung does)"});
   run_flashlab.check_prints("pipeline --batch 2 --heads 4 --seq 1000 --head-dim 128 --causal --row-block 3",
                             {"B_r × B_c = 128 × 128 (T_r = 8, T_c = 8)", "row block i = 3: 4 K_j, V_j visited",
-                             "launch    64 tiles on 64 persistent blocks"});
+                             "launch    64 CTAs on 132 SMs"});
   run_flashlab.check_prints("pipeline --batch 16 --heads 16 --seq 1024 --head-dim 128",
                             {"launch    2,048 tiles on 132 persistent blocks (at most 16 tiles each; "});
   run_flashlab.check_prints("pipeline --batch 2 --heads 4 --seq 2048 --head-dim 128 --row-block 3",

@@ -188,11 +188,6 @@ Prepared prepare(const Rung& r, Case& c, int smem_optin) {
     f.tiles = layout::fa_default_tiles(d);
   } else if (r.forward == "fa3_hopper") {
     f.tiles = sim::tiles_of(*sim::hopper_config(d));
-    // A persistent causal grid's tile counter, zero before the launch.
-    out.fwd_ws = std::make_unique<Buffer>(layout::fa3_hopper_workspace_bytes(c.p));
-    if (out.fwd_ws->p != nullptr) FLASHLAB_CUDA_CHECK(cudaMemset(out.fwd_ws->p, 0, out.fwd_ws->bytes));
-    f.workspace = out.fwd_ws->p;
-    f.workspace_bytes = out.fwd_ws->bytes;
   } else {
     f.tiles = fa2_tc_tiles(d);
   }

@@ -272,37 +272,6 @@ TEST_CASE("a rung's workspace is what the runner allocates and holds its model's
   }
 }
 
-TEST_CASE("fa3_hopper's workspace: the tile counter of its persistent causal grids, under the mask only",
-          "[kernels][registry]") {
-  const KernelInfo& k = *find_kernel("fa3_hopper");
-  const DeviceLimits dev = kernels::test::fake_h100().limits();
-  for (const sim::HopperConfig& c : sim::kHopperConfigs) {
-    CAPTURE(c.head_dim, c.max_seq, c.persistent);
-    const bool counter = std::any_of(std::begin(sim::kHopperConfigs), std::end(sim::kHopperConfigs),
-                                     [&](const sim::HopperConfig& x) {
-                                       return x.persistent && x.counter && x.head_dim == c.head_dim &&
-                                              sim::mask_serves(x.mask, true);
-                                     });
-    // Every length at the head dim, the rows without a counter too: one buffer
-    // sized for the ring's longest chunk serves its shorter ones.
-    for (const sim::i64 n : {sim::i64{100}, sim::i64{1024}, sim::i64{1025}, sim::i64{16384}}) {
-      CAPTURE(n);
-      for (const bool causal : {false, true}) {
-        const auto p = problem(2, 3, n, c.head_dim, causal);
-        const i64 ws = k.workspace_bytes(p, resolve_tiles(k, p, {}, dev));
-        CHECK(ws == (causal && counter ? 256 : 0));
-        CHECK(ws == layout::fa3_hopper_workspace_bytes(p));
-        // The runner hands the launch exactly that much.
-        kernels::test::FakeBackend be;
-        REQUIRE(run_case(be, kernels::test::runnable(k.id), p, check_only()).status == sim::RunStatus::ok);
-        CHECK(be.buffers.at(0).workspace_bytes == ws);
-        CHECK((be.buffers.at(0).workspace != nullptr) == (ws > 0));
-      }
-    }
-  }
-  CHECK(layout::fa3_hopper_workspace_bytes(problem(1, 1, 1024, 96, true)) == 0);  // no row at d 96
-}
-
 TEST_CASE("backward rungs follow the forward ladder, each naming the forward rung it reads", "[kernels][registry][bwd]") {
   const auto fwd = kernels_of(sim::PassSelection::fwd);
   const auto bwd = kernels_of(sim::PassSelection::bwd);

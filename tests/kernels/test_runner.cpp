@@ -172,31 +172,15 @@ TEST_CASE("what a case allocates is the model's memory of the run, rung by rung"
     // counter per head (the blocks of a head that are done, for dQ's convert).
     const sim::i64 log2_copy =
         k.model == sim::Algorithm::fa2_bwd ? bh_rows_fp32 + layout::fa_bwd_counter_bytes(p) : 0;
-    // fa3_hopper's tile counter under the mask (the model holds no schedule's
-    // state; a buffer below the allocation granule adds nothing on the device),
-    // its workspace alone — the backward's forward's too.
-    const auto counter = [&](const CaseBuffer& b) {
-      const bool of_fa3 = (b.slot == CaseBuffer::Slot::workspace && k.id == "fa3_hopper") ||
-                          (b.slot == CaseBuffer::Slot::forward_workspace && fwd != nullptr && fwd->id == "fa3_hopper");
-      return of_fa3 ? layout::fa3_hopper_workspace_bytes(p) : 0;
-    };
-    sim::i64 allocated = 0, counters = 0;
+    sim::i64 allocated = 0;
     std::vector<sim::i64> buffers;
     for (const CaseBuffer& b : case_buffers(k, p, sim::TileShape{64, 64}, fwd, sim::TileShape{64, 64})) {
       allocated += b.bytes;
-      counters += counter(b);
-      CHECK(counter(b) < sim::kAllocationGranuleBytes);
-      if (counter(b) == b.bytes) continue;
       buffers.push_back(b.bytes - (b.slot == CaseBuffer::Slot::workspace ? log2_copy : 0));
     }
-    // 256 B where a row at d 64 has a counter (sim::HopperConfig::counter).
-    const bool counter_row = std::any_of(std::begin(sim::kHopperConfigs), std::end(sim::kHopperConfigs),
-                                         [](const sim::HopperConfig& c) { return c.counter && c.head_dim == 64; });
-    CHECK(counters ==
-          (causal && counter_row && (k.id == "fa3_hopper" || (fwd != nullptr && fwd->id == "fa3_hopper")) ? 256 : 0));
     sim::i64 modelled = 0;
     for (const sim::TensorMemory& t : sim::run_buffers(k.model, p, k.storage)) modelled += t.bytes;
-    CHECK(allocated == modelled + log2_copy + counters);
+    CHECK(allocated == modelled + log2_copy);
     // Buffer by buffer, as the model groups them (sim::run_memory_bytes takes each in whole granules).
     std::vector<sim::i64> model = sim::run_allocations(k.model, p, k.storage);
     std::sort(buffers.begin(), buffers.end());

@@ -3,11 +3,8 @@
 // passed where a tensor of the problem's dtype is expected.
 #pragma once
 
-#include <cuda_runtime.h>
-
 #include <string>
 
-#include "device/cuda_check.hpp"
 #include "flashlab/kernels/device/memory.hpp"
 #include "flashlab/sim/core/types.hpp"
 
@@ -59,13 +56,8 @@ inline F32Buffer allocate_f32(DeviceArena& a, i64 elems, const std::string& what
   return b;
 }
 
-// A rung's workspace starts zeroed (a rung may keep a counter there that it
-// leaves zero after each launch: fa3_hopper's persistent causal grid); the
-// arena's allocator left its device current.
 inline Workspace allocate_workspace(DeviceArena& a, i64 bytes, const std::string& what) {
-  Workspace w{a.allocate(bytes, what), bytes};
-  if (w.data != nullptr) FLASHLAB_CUDA_CHECK(cudaMemset(w.data, 0, static_cast<std::size_t>(bytes)));
-  return w;
+  return Workspace{a.allocate(bytes, what), bytes};
 }
 
 }  // namespace flashlab::kernels::ring

@@ -196,13 +196,8 @@ void RingRun::allocate() {
       g.o_part = allocate_dtype(a, q_elems(n_max), t, "a partial O" + on);
       g.lse_part = allocate_f32(a, p_.batch * p_.heads * n_max, "a partial logsumexp" + on);
     }
-    if (fwd_->workspace_bytes) {
-      // The diagonal steps run under the mask, the others without: the larger.
-      sim::AttentionProblem masked = biggest;
-      masked.causal = p_.causal;
-      const i64 bytes = std::max(fwd_->workspace_bytes(biggest, fwd_tiles), fwd_->workspace_bytes(masked, fwd_tiles));
-      g.fwd_ws = allocate_workspace(a, bytes, fwd_->id + "'s workspace" + on);
-    }
+    if (fwd_->workspace_bytes)
+      g.fwd_ws = allocate_workspace(a, fwd_->workspace_bytes(biggest, fwd_tiles), fwd_->id + "'s workspace" + on);
     if (p_.backward()) {
       for (F32Buffer& b : g.dkv_buf) b = allocate_f32(a, pkg_max, "a dK/dV buffer (fp32)" + on);
       if (P() > 1) g.dkv_scratch = allocate_f32(a, pkg_max, "a step's dK/dV (fp32)" + on);

@@ -19,7 +19,6 @@
 #include "device/smem_opt_in.hpp"
 #include "flashlab/kernels/launch/launch.hpp"
 #include "flashlab/kernels/launch/layouts.hpp"
-#include "launch_checks.hpp"
 
 namespace flashlab::kernels::detail {
 
@@ -49,6 +48,15 @@ inline void refuse_launch_extensions(const LaunchArgs& a, const char* rung) {
   if (a.running.step != Fold::none) throw Unsupported(who + " does not fold into a running output");
   if (a.bwd.dq_accum != nullptr || a.bwd.dk_accum != nullptr || a.bwd.dv_accum != nullptr)
     throw Unsupported(who + " writes dQ, dK, dV; it does not add into accumulators");
+}
+
+// The launch's workspace, refused (naming what it is for) when it is missing or
+// smaller than the `need` bytes the rung's layout asks for.
+inline char* checked_workspace(const LaunchArgs& a, i64 need, const char* rung, const char* holds) {
+  if (a.workspace == nullptr || static_cast<i64>(a.workspace_bytes) < need)
+    throw Unsupported(std::string(rung) + ": needs a workspace of " + std::to_string(need) + " B for " + holds +
+                      " (got " + std::to_string(a.workspace_bytes) + ")");
+  return static_cast<char*>(a.workspace);
 }
 
 // S and P of the materialising rungs (naive, naive_cublas): (B, H, N_q, N_kv)

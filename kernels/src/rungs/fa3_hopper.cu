@@ -28,7 +28,6 @@
 #include "device/cuda_check.hpp"
 #include "hopper_device.hpp"
 #include "device/smem_opt_in.hpp"
-#include "flashlab/kernels/launch/layouts.hpp"
 #include "flashlab/kernels/rungs/fa3_hopper.hpp"
 
 #if !defined(FLASHLAB_FA3_HOPPER_NO_SM90A)
@@ -116,20 +115,6 @@ void launch(const LaunchArgs& a) {
   p.kv_group = static_cast<int>(kv_group);
   p.fold = static_cast<int>(a.running.step);
   p.o_run = a.running.o;
-  if (Cfg::kPersistent && pr.causal) {
-    p.section_heads = static_cast<int>(blocks);  // the stride's sections
-    if (sim::hopper_config(pr)->counter) {
-      p.tile_counter = reinterpret_cast<int*>(kernels::detail::checked_workspace(
-          a, layout::fa3_hopper_workspace_bytes(pr), "fa3_hopper", "the tile counter of a persistent causal grid"));
-      int dev = 0, l2 = 0, major = 0, minor = 0;
-      FLASHLAB_CUDA_CHECK(cudaGetDevice(&dev));
-      FLASHLAB_CUDA_CHECK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, dev));
-      FLASHLAB_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
-      FLASHLAB_CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev));
-      p.section_heads =
-          static_cast<int>(sim::hopper_section_heads(pr, l2 / sim::l2_partitions_of(10 * major + minor)));
-    }
-  }
   kernel<<<dim3(static_cast<unsigned>(blocks)), dim3(Cfg::kThreads), smem, static_cast<cudaStream_t>(a.stream)>>>(
       tm_q, tm_k, tm_v, tm_o, p);
   FLASHLAB_LAUNCH_CHECK("fa3_hopper_forward_kernel");

@@ -142,16 +142,6 @@ struct Params {
   int kv_group;      // H / H_kv: query head h reads K/V head h / kv_group (flat indices); 0 or 1: H_kv = H
   int fold;          // kFoldNone, or how this launch folds into the running output
   float* o_run;      // [B·H, N_q, d] fp32, the running output (fold ≠ kFoldNone)
-  // A persistent causal grid whose row takes its tiles from a counter
-  // (sim::HopperConfig::counter): blocks take their tiles after the first from
-  // tile_counter[0] (the next tile, less gridDim.x) and count themselves done in
-  // tile_counter[1]; the last one done sets both back to 0. Zero before a launch.
-  // Null: block b takes tiles b, b + gridDim.x, ...
-  int* tile_counter;
-  // A persistent causal grid's tile order: sections of this many heads, heaviest
-  // row block first in each (sim::hopper_section_heads with a counter, the grid's
-  // blocks without one).
-  int section_heads;
 };
 
 // ---------------------------------------------------------------------------
@@ -217,11 +207,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   auto empty_k = [&](int s) { return bars + 8u * (1 + 2 * kStages + s); };
   auto empty_v = [&](int s) { return bars + 8u * (1 + 3 * kStages + s); };
   auto q_empty = [&](int b) { return b == 0 ? bars + 8u * (1 + 4 * kStages) : bars + 8u * (3 + 4 * kStages); };
-  // A persistent block's next tile, handed from the producer to the consumers
-  // with Q_i's buffer b (num_tiles or more: none), after the mbarriers.
-  const uint32_t next_slot = bars + 8u * (4 + 4 * kStages);
-  auto slot = [&](int b) { return next_slot + 4u * b; };
-  static_assert(8 * (4 + 4 * kStages) + 8 <= Cfg::kBarrierBytes, "the mbarriers and the next tiles fit their kilobyte");
+  static_assert(8 * (4 + 4 * kStages) <= Cfg::kBarrierBytes, "the mbarriers fit their kilobyte");
 
   // Tile → (head, first row q0, key blocks T_c). Head-major order, heaviest
   // row block of a head first (as fa2_tc).
@@ -230,35 +216,13 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   };
   auto tile_at = [&](int tile) {
     Tile tl;
-    if (Cfg::kPersistent && p.causal) {
-      // A persistent causal grid takes its tiles in sections of section_heads
-      // heads, in each the heaviest row block of every head first, then the
-      // next, ...: from a counter (sections whose K, V fill half the L2), or by
-      // the stride (sections of gridDim.x heads, so that block b gets one row
-      // block of each rank per section).
-      const int per = p.section_heads * p.T_r;
-      const int sec = tile / per;
-      const int heads = min(p.section_heads, p.num_tiles / p.T_r - sec * p.section_heads);  // this section's
-      const int idx = tile - sec * per;
-      tl.head = sec * p.section_heads + idx % heads;
-      tl.q0 = (p.T_r - 1 - idx / heads) * B_r;
-    } else {
-      tl.head = tile / p.T_r;
-      tl.q0 = (p.T_r - 1 - tile % p.T_r) * B_r;
-    }
+    tl.head = tile / p.T_r;
+    tl.q0 = (p.T_r - 1 - tile % p.T_r) * B_r;
     // Key blocks this row block visits: causal never loads a block above the diagonal.
     const int q_last = min(tl.q0 + B_r, p.n_q) - 1;
     const int kv_end = p.causal ? min(p.n_kv, q_last + 1) : p.n_kv;
     tl.T_c = (kv_end + B_c - 1) / B_c;  // ≥ 1: key 0 is visible to every row
     return tl;
-  };
-
-  // A (rows, d) tile of a map at (row0, head) into shared memory at dst, one
-  // copy per 64-column panel, completing on mbarrier `bar`.
-  auto copy_in = [&](uint32_t dst, const CUtensorMap* map, uint32_t bar, int rows, int row0, int head) {
-    mbar_arrive_expect_tx(bar, rows * d * 2);
-#pragma unroll
-    for (int pn = 0; pn < kPanels; ++pn) tma_load_3d(dst + pn * rows * 128, map, bar, pn * 64, row0, head);
   };
 
   const int warpgroup = threadIdx.x / 128;
@@ -281,9 +245,15 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     {
       const Tile tl = tile_at(blockIdx.x);
       const int kv_head = p.kv_group > 1 ? tl.head / p.kv_group : tl.head;
-      copy_in(sQ, &tm_q, bar_q(0), B_r, tl.q0, tl.head);
-      copy_in(sK, &tm_k, full_k(0), B_c, 0, kv_head);
-      copy_in(sV, &tm_v, full_v(0), B_c, 0, kv_head);
+      mbar_arrive_expect_tx(bar_q(0), Cfg::kQBytes);
+#pragma unroll
+      for (int pn = 0; pn < kPanels; ++pn) tma_load_3d(sQ + pn * B_r * 128, &tm_q, bar_q(0), pn * 64, tl.q0, tl.head);
+      mbar_arrive_expect_tx(full_k(0), Cfg::kKVBytes);
+#pragma unroll
+      for (int pn = 0; pn < kPanels; ++pn) tma_load_3d(sK + pn * B_c * 128, &tm_k, full_k(0), pn * 64, 0, kv_head);
+      mbar_arrive_expect_tx(full_v(0), Cfg::kKVBytes);
+#pragma unroll
+      for (int pn = 0; pn < kPanels; ++pn) tma_load_3d(sV + pn * B_c * 128, &tm_v, full_v(0), pn * 64, 0, kv_head);
     }
   }
   __syncthreads();
@@ -297,10 +267,25 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
       prefetch_tensormap(&tm_v);
       prefetch_tensormap(&tm_o);
       int kv = 0;  // K_j, V_j blocks this block has issued: the ring's position
-      // K_j, V_j of a tile into the ring (K_0, V_0 of the block's first tile
-      // were issued before the block's barrier).
-      auto load_KV = [&](const Tile& tl, int n) {
+      int n = 0;   // tiles this block has started
+      for (int tile = blockIdx.x; tile < p.num_tiles; tile += gridDim.x, ++n) {
+        const Tile tl = tile_at(tile);
         const int kv_head = p.kv_group > 1 ? tl.head / p.kv_group : tl.head;  // grouped-query attention
+        // Q_i: rows past N_q are zero-filled by the copy engine. From the second
+        // tile on, its buffer is free once every consumer warpgroup released it:
+        // with one buffer K_0, V_0 of the tile go first (they land while the
+        // consumers finish the last tile), with two Q_i goes first (its buffer
+        // was released a tile ago).
+        auto load_Q = [&] {
+          const int b = n % Cfg::kQBuffers;
+          const int use = n / Cfg::kQBuffers;  // earlier tiles of this buffer
+          if (use > 0) mbar_wait(q_empty(b), (use - 1) & 1);
+          mbar_arrive_expect_tx(bar_q(b), Cfg::kQBytes);
+#pragma unroll
+          for (int pn = 0; pn < kPanels; ++pn)
+            tma_load_3d(sQ + b * Cfg::kQBytes + pn * B_r * 128, &tm_q, bar_q(b), pn * 64, tl.q0, tl.head);
+        };
+        if (n > 0 && Cfg::kQBuffers == 2) load_Q();
         for (int j = 0; j < tl.T_c; ++j, ++kv) {
           if (n == 0 && j == 0) continue;  // issued before the block's barrier
           const int s = kv % kStages;
@@ -310,42 +295,18 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
           const uint32_t sK_j = sK + s * Cfg::kKVBytes;
           const uint32_t sV_j = sV + s * Cfg::kKVBytes;
           if (round > 0) mbar_wait(empty_k(s), (round - 1) & 1);
-          copy_in(sK_j, &tm_k, full_k(s), B_c, j * B_c, kv_head);
+          mbar_arrive_expect_tx(full_k(s), Cfg::kKVBytes);
+#pragma unroll
+          for (int pn = 0; pn < kPanels; ++pn)
+            tma_load_3d(sK_j + pn * B_c * 128, &tm_k, full_k(s), pn * 64, j * B_c, kv_head);
           if (round > 0) mbar_wait(empty_v(s), (round - 1) & 1);
-          copy_in(sV_j, &tm_v, full_v(s), B_c, j * B_c, kv_head);
+          mbar_arrive_expect_tx(full_v(s), Cfg::kKVBytes);
+#pragma unroll
+          for (int pn = 0; pn < kPanels; ++pn)
+            tma_load_3d(sV_j + pn * B_c * 128, &tm_v, full_v(s), pn * 64, j * B_c, kv_head);
+          if (j == 0 && n > 0 && Cfg::kQBuffers == 1) load_Q();
         }
-      };
-      if constexpr (Cfg::kPersistent) {
-        // Tile after tile: its K_j, V_j, then the next tile — the stride's, or
-        // the counter's next where there is one — handed to the consumers with
-        // its Q_i in the other buffer (rows past N_q zero-filled), or none, once
-        // every consumer warpgroup released that buffer a tile ago.
-        int tile = blockIdx.x;
-        for (int n = 0;; ++n) {
-          load_KV(tile_at(tile), n);
-          const int next = p.tile_counter != nullptr ? static_cast<int>(gridDim.x) + atomicAdd(p.tile_counter, 1)
-                                                     : tile + static_cast<int>(gridDim.x);
-          const int b = (n + 1) % Cfg::kQBuffers;
-          const int use = (n + 1) / Cfg::kQBuffers;  // earlier tiles of this buffer
-          if (use > 0) mbar_wait(q_empty(b), (use - 1) & 1);
-          asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(slot(b)), "r"(next) : "memory");
-          if (next >= p.num_tiles) {
-            mbar_arrive(bar_q(b));  // no tile: the phase completes without a copy
-            break;
-          }
-          const Tile tn = tile_at(next);
-          copy_in(sQ + b * Cfg::kQBytes, &tm_q, bar_q(b), B_r, tn.q0, tn.head);
-          tile = next;
-        }
-        if (p.tile_counter != nullptr) {  // the last block done sets the counter back for the next launch
-          __threadfence();
-          if (atomicAdd(p.tile_counter + 1, 1) == static_cast<int>(gridDim.x) - 1) {
-            atomicExch(p.tile_counter, 0);
-            atomicExch(p.tile_counter + 1, 0);
-          }
-        }
-      } else {
-        load_KV(tile_at(blockIdx.x), 0);
+        if constexpr (!Cfg::kPersistent) break;
       }
     }
     return;
@@ -370,15 +331,10 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
 
   int kv = 0;  // K_j, V_j blocks of earlier tiles: the ring's position
   int n = 0;   // tiles this block has done
-  // A block of one tile ends after it; a persistent block goes on with the tile
-  // the producer hands on with the next Q_i, until it hands on none.
-  for (int tile = blockIdx.x; tile < p.num_tiles; ++n) {
+  for (int tile = blockIdx.x; tile < p.num_tiles; tile += gridDim.x, ++n) {
     const Tile tl = tile_at(tile);
     const int T_c = tl.T_c;
-    // A persistent block's next tile: the stride's, known now, or the counter's,
-    // learnt at the tile's end.
-    int next_tile = Cfg::kPersistent && p.tile_counter == nullptr ? tile + static_cast<int>(gridDim.x) : p.num_tiles;
-    bool last_tile = next_tile >= p.num_tiles;
+    const bool last_tile = !Cfg::kPersistent || tile + static_cast<int>(gridDim.x) >= p.num_tiles;
     const int wg_row0 = tl.q0 + 64 * c;           // first row of Q_i this warpgroup owns
     const int row_a = wg_row0 + warp * 16 + g;    // this thread's two rows
     const int row_b = row_a + 8;
@@ -457,9 +413,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     };
     // Ping-pong: turn j of this warpgroup comes after turn j of the one before
     // (warpgroup 0: after turn j − 1 of the last); the ring runs on across tiles,
-    // so only the block's very first wait is left out, and its very last signal —
-    // a persistent block learns its last tile only at its end, so there warpgroup
-    // 0 takes that signal after the loop.
+    // so only the block's very first wait and very last signal are left out.
     auto turn_begin = [&](int j) {
       if constexpr (Cfg::kPingPong) {
         if (!(c == 0 && n == 0 && j == 0)) named_bar_sync(kTurnBarrier + c, 256);
@@ -467,7 +421,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     };
     auto turn_end = [&](int j) {
       if constexpr (Cfg::kPingPong) {
-        if (Cfg::kPersistent || !(c == kConsumers - 1 && j == T_c - 1))
+        if (!(c == kConsumers - 1 && last_tile && j == T_c - 1))
           named_bar_arrive(kTurnBarrier + (c + 1) % kConsumers, 256);
       }
     };
@@ -613,14 +567,6 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
       turn_begin(j);
       turn_end(j);
     }
-    // A persistent block's next tile from the counter, or none: the producer
-    // hands it on with the next Q_i (past the last tile, a number past the grid's tiles).
-    if (Cfg::kPersistent && p.tile_counter != nullptr) {
-      const int b = (n + 1) % Cfg::kQBuffers;
-      mbar_wait(bar_q(b), ((n + 1) / Cfg::kQBuffers) & 1);
-      asm volatile("ld.shared.b32 %0, [%1];\n" : "=r"(next_tile) : "r"(slot(b)) : "memory");
-      last_tile = next_tile >= p.num_tiles;
-    }
 
     // ---- epilogue: O_i = diag(ℓ_i)⁻¹ O_i, L_i = m_i τ + ln ℓ_i ----
     constexpr float kLn2 = 0.693147180559945309f;
@@ -673,7 +619,6 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
         warpgroup_sync(1 + c);  // every warp of this warpgroup is past its last read of Q_i
         release_Q();
         kv += T_c;
-        tile = next_tile;
         continue;
       }
       break;  // one tile per block
@@ -722,10 +667,6 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     if (!last_tile) release_Q();  // a persistent block's Q_i of two tiles on may land
     kv += T_c;
     if constexpr (!Cfg::kPersistent) break;  // one tile per block
-    tile = next_tile;
-  }
-  if constexpr (Cfg::kPersistent && Cfg::kPingPong) {
-    if (c == 0) named_bar_sync(kTurnBarrier, 256);  // the last warpgroup's final signal
   }
 #else
   __trap();  // built without the sm_90a target: the host refuses to launch this

@@ -1,8 +1,7 @@
 // What the tensor-core and Hopper rungs check on the host before a launch,
 // written once: a tensor's 16-byte alignment (16-byte copies, tensor maps,
-// vector accesses), the launch's workspace, the device's opt-in limit of shared
-// memory per block, and the preparation of a configuration compiled with its
-// tiles.
+// vector accesses), the device's opt-in limit of shared memory per block, and
+// the preparation of a configuration compiled with its tiles.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -18,15 +17,6 @@
 namespace flashlab::kernels::detail {
 
 inline bool aligned16(const void* ptr) { return reinterpret_cast<std::uintptr_t>(ptr) % 16 == 0; }
-
-// The launch's workspace, refused (naming what it is for) when it is missing or
-// smaller than the `need` bytes the rung's layout asks for.
-inline char* checked_workspace(const LaunchArgs& a, sim::i64 need, const char* rung, const char* holds) {
-  if (a.workspace == nullptr || static_cast<sim::i64>(a.workspace_bytes) < need)
-    throw Unsupported(std::string(rung) + ": needs a workspace of " + std::to_string(need) + " B for " + holds +
-                      " (got " + std::to_string(a.workspace_bytes) + ")");
-  return static_cast<char*>(a.workspace);
-}
 
 // The opt-in limit the caller filled in, else the current device's.
 inline int smem_optin_limit(const LaunchArgs& a) {

@@ -190,8 +190,6 @@ KernelInfo fa3_hopper_info() {
                          "on wgmma (P_ij from registers) with the online softmax between; setmaxnreg; sm_90a only");
   k.min_sm = 90;
   set_table_tiles(k, kFa3HopperConfigs, &fa3_hopper_smem_bytes);
-  k.workspace_bytes = [](const AttentionProblem& p, TileShape) { return layout::fa3_hopper_workspace_bytes(p); };
-  k.workspace_holds = "the tile counter of a persistent causal grid";
   k.launch = FLASHLAB_RUNG(fa3_hopper_forward);
   return k;
 }

@@ -135,13 +135,6 @@ class CudaBackend final : public Backend {
     detail::fill_normal(b.q, q_elems, p.dtype, c.seed ^ detail::kSeedQ, scale, stream_);
     detail::fill_normal(b.k, kv_elems, p.dtype, c.seed ^ detail::kSeedK, scale, stream_);
     detail::fill_normal(b.v, kv_elems, p.dtype, c.seed ^ detail::kSeedV, scale, stream_);
-    // A rung's workspace starts zeroed (a rung may keep a counter there that it
-    // leaves zero after each launch: fa3_hopper's persistent causal grid).
-    const auto zero = [&](void* ws, i64 bytes) {
-      if (ws != nullptr) FLASHLAB_CUDA_CHECK(cudaMemsetAsync(ws, 0, static_cast<std::size_t>(bytes), stream_));
-    };
-    zero(b.workspace, b.workspace_bytes);
-    zero(b.forward_workspace, b.forward_workspace_bytes);
     const i64 es = sim::dtype_bytes(p.dtype);
     const std::size_t o_bytes = static_cast<std::size_t>(q_elems * es);
     const std::size_t kv_bytes = static_cast<std::size_t>(kv_elems * es);

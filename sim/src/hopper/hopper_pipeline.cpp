@@ -307,13 +307,6 @@ HopperPipeline simulate_hopper_pipeline(const AttentionProblem& p, i64 i, const 
   return out;
 }
 
-i64 hopper_section_heads(const AttentionProblem& p, i64 shared_l2) {
-  const i64 kv_head_bytes = 2 * p.n_kv() * p.head_dim * dtype_bytes(p.dtype);  // K and V
-  const i64 group = p.heads / std::max<i64>(1, p.h_kv());                     // query heads per K/V head
-  const i64 kv_heads = std::max<i64>(1, shared_l2 / 2 / std::max<i64>(1, kv_head_bytes));
-  return std::min(p.head_count(), kv_heads * group);
-}
-
 HopperLaunchEstimate estimate_hopper_launch(const AttentionProblem& p, const HopperConfig& c, const HardwareModel& hw) {
   const TileGrid g(p, tiles_of(c));
   const i64 heads = p.head_count();
@@ -345,38 +338,20 @@ HopperLaunchEstimate estimate_hopper_launch(const AttentionProblem& p, const Hop
   e.blocks = c.persistent ? std::min(e.ctas, sms) : e.ctas;
   double end_ns = 0;
   const std::string stride = "block b takes tiles b, b + " + std::to_string(e.blocks) + ", ... as the rung does";
-  if (c.persistent && c.counter && p.causal && e.ctas <= 4'000'000) {
-    // Each block takes its next tile from a counter when it frees: sections of
-    // heads, in each the heaviest row block of every head first.
-    const i64 section = hopper_section_heads(p, shared_l2_bytes(hw));
-    std::vector<std::pair<double, i64>> order;  // (a tile's time, how many in a row), the counter's order
-    for (i64 h0 = 0; h0 < heads; h0 += section)
-      for (i64 i = g.T_r - 1; i >= 0; --i)
-        order.emplace_back(by_visits.at(visits_of(g, i)).first, std::min(section, heads - h0));
-    end_ns = first_free_makespan(order, e.blocks);
-    e.from_counter = true;
-    e.method = "each takes the next tile from a counter: sections of " + std::to_string(section) +
-               " heads, heaviest row block first";
-  } else if (rows.size() == 1) {  // every tile alike: whole waves, of CTAs or of a persistent block's tiles
+  if (rows.size() == 1) {  // every tile alike: whole waves, of CTAs or of a persistent block's tiles
     end_ns = rows.front().first * static_cast<double>((e.ctas + sms - 1) / sms);
     e.method = c.persistent ? stride : "every CTA alike: ⌈CTAs / SMs⌉ waves of one CTA's time";
   } else if (c.persistent && e.ctas <= 4'000'000) {
-    // Block b takes tiles b, b + blocks, ... in the rung's order: sections of
-    // `blocks` heads, in each the heaviest row block of every head first, then
-    // the next; the launch ends with its busiest block.
+    // Block b takes tiles b, b + blocks, ... in the rung's order (head by head,
+    // heaviest row block first); the launch ends with its busiest block.
     std::vector<double> by_row(static_cast<size_t>(g.T_r));
     for (i64 i = 0; i < g.T_r; ++i) by_row[static_cast<size_t>(i)] = by_visits.at(visits_of(g, i)).first;
-    const i64 per = e.blocks * g.T_r;
     for (i64 b = 0; b < e.blocks; ++b) {
       double busy = 0;
-      for (i64 t = b; t < e.ctas; t += e.blocks) {
-        const i64 section_heads = std::min(e.blocks, heads - t / per * e.blocks);
-        busy += by_row[static_cast<size_t>(g.T_r - 1 - t % per / section_heads)];
-      }
+      for (i64 t = b; t < e.ctas; t += e.blocks) busy += by_row[static_cast<size_t>(g.T_r - 1 - t % g.T_r)];
       end_ns = std::max(end_ns, busy);
     }
-    e.method = stride + (p.causal ? ", in sections of " + std::to_string(e.blocks) + " heads, heaviest row block first"
-                                  : std::string());
+    e.method = stride;
   } else if (!c.persistent && e.ctas <= 4'000'000) {
     // Each CTA, in launch order, to the SM that frees first: head by head, each
     // head's heaviest row block first (the rung's numbering).

@@ -84,21 +84,6 @@ inline i64 fa1_workspace_bytes(const sim::AttentionProblem& p) {
   return sim::checked_add(fa1_o_acc_bytes(p), sim::checked_mul(fa1_stat_bytes(p), 2, "bytes of ℓ, m"), "workspace");
 }
 
-// fa3_hopper: a persistent causal grid whose row has a counter
-// (sim::HopperConfig::counter) takes its tiles from it, in the workspace — the next
-// tile and the blocks done, two 32-bit integers. Zero before the first launch
-// on it (the runner and the ring zero every workspace they allocate); each
-// launch's last block sets it back to zero. Asked for by every causal problem
-// at a head dim with such a row, whatever its length, so that a buffer sized
-// for the longest of several problems (the ring's chunks) serves them all.
-inline i64 fa3_hopper_workspace_bytes(const sim::AttentionProblem& p) {
-  if (!p.causal) return 0;
-  for (const sim::HopperConfig& c : sim::kHopperConfigs)
-    if (c.persistent && c.counter && c.head_dim == p.head_dim && sim::mask_serves(c.mask, true))
-      return align256(2 * 4);
-  return 0;
-}
-
 // Default tiles: a block of 128-256 threads whose K_j, V_j, S_ij leave room
 // for two or more blocks per SM on an H100 (see docs/kernels.md).
 inline sim::TileShape fa_default_tiles(i64 d) {

@@ -21,9 +21,7 @@ constexpr std::size_t fa3_hopper_smem_bytes(const Fa3HopperConfig& c) { return s
 // Whether this build holds the sm_90a code (false when nvcc could not target it).
 bool fa3_hopper_compiled();
 // Forward pass; fp16 and bf16, compute capability 9.0 only. Writes O and, when
-// a.lse is set, the logsumexp. A persistent causal grid takes its tiles from a
-// counter in a.workspace (layout::fa3_hopper_workspace_bytes: zero before the
-// first launch, left zero). Throws Unsupported (naming the limit) or CudaError.
+// a.lse is set, the logsumexp. Throws Unsupported (naming the limit) or CudaError.
 void fa3_hopper_forward(const LaunchArgs& a);
 
 }  // namespace flashlab::kernels

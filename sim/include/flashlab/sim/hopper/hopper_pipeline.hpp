@@ -77,11 +77,6 @@ struct HopperConfig {
   // One block per SM walking the tiles (block b takes tiles b, b + SMs, ...),
   // Q_i in two buffers so that the next tile's lands under this one.
   bool persistent = false;
-  // Under the causal mask, a persistent grid's blocks take each next tile from a
-  // counter when they free (sections of heads whose K, V fill half the L2,
-  // hopper_section_heads); without it they keep the stride, over sections of
-  // SMs heads (block b gets one row block of each rank per section).
-  bool counter = false;
   constexpr int consumers() const { return Br / 64; }
   constexpr int q_buffers() const { return persistent ? 2 : 1; }
   constexpr bool serves(i64 d, bool causal, i64 seq = kAnySeq) const {
@@ -89,16 +84,18 @@ struct HopperConfig {
   }
 };
 
-// Short sequences run persistent: there a tile's start and end are an eighth
-// of it, and a persistent block lands the next Q_i under them. Under the causal
-// mask a tile's length depends on its row block, and the blocks share them out
-// by the stride over sections of SMs heads at d 64, by the counter at d 128:
-// each the faster on an H200 (kernels/README.md has the A/B).
+// Short sequences without a mask run persistent: there a tile's start and end
+// are an eighth of it, and a persistent block lands the next Q_i under them.
+// Under the causal mask a tile's length depends on its row block, and the
+// static stride of a persistent grid leaves SMs idle (the hardware's own
+// dispatch balances them).
 inline constexpr HopperConfig kHopperConfigs[] = {
-    //  d   B_r  B_c  stages  overlap  sequences  mask            persistent  counter
-    {64, 256, 64, 4, true, 1024, HopperMask::any, true, false},  // N ≤ 1K: 256 rows pad none of 1K, where 192 pad it to 1152
+    //  d   B_r  B_c  stages  overlap  sequences  mask                  persistent
+    {64, 256, 64, 4, true, 1024, HopperMask::non_causal, true},  // N ≤ 1K: 256 rows pad none of 1K, where 192 pad it to 1152
+    {64, 256, 64, 4, true, 1024, HopperMask::causal},
     {64, 192, 128, 3, true},
-    {128, 128, 128, 2, true, 1024, HopperMask::any, true, true},  // short: 8 key blocks of 128 for 1K, one on each diagonal
+    {128, 128, 128, 2, true, 1024, HopperMask::non_causal, true},  // short: 8 key blocks of 128 for 1K
+    {128, 128, 128, 2, true, 1024, HopperMask::causal},             // short causal: one key block on each diagonal
     {128, 128, 176, 2, true},
 };
 
@@ -117,11 +114,6 @@ constexpr std::size_t hopper_smem_bytes(const HopperConfig& c) {
 std::optional<std::size_t> hopper_row(i64 head_dim, i64 seq = kAnySeq, bool causal = false);
 std::optional<HopperConfig> hopper_config(i64 head_dim, i64 seq = kAnySeq, bool causal = false);
 std::optional<HopperConfig> hopper_config(const AttentionProblem& p);  // the problem's row
-// A persistent causal grid's tiles come in sections of this many heads, the
-// heaviest row block of each of them first, then the next: so that the K, V
-// the blocks read at a time stay within half of the L2 every SM reads from
-// (`shared_l2`, shared_l2_bytes), one K/V head at least.
-i64 hopper_section_heads(const AttentionProblem& p, i64 shared_l2);
 std::string hopper_head_dims_text();  // "64, 128"
 inline TileShape tiles_of(const HopperConfig& c) { return {c.Br, c.Bc}; }
 
@@ -420,11 +412,8 @@ HopperPipeline simulate_hopper_pipeline(const AttentionProblem& p, i64 i, const 
 // first — each to the SM that frees first; each CTA takes its
 // row block's schedule (the same for every row block without causal masking;
 // with it, the visits grow with i). A persistent configuration launches one
-// block per SM that takes every SMs-th tile, or under the causal mask the next
-// tile from a counter when it frees, heaviest row block first within sections
-// of heads (hopper_section_heads); each tile still
-// takes its whole schedule (the model does not credit the next Q_i landing
-// under this tile).
+// block per SM that takes every SMs-th tile; each tile still takes its whole
+// schedule (the model does not credit the next Q_i landing under this tile).
 // A model of the kernel's time, shown beside what the GPU measures.
 struct HopperLaunchEstimate {
   i64 ctas = 0;    // tiles: (row block, head) pairs, one CTA each unless persistent
@@ -435,7 +424,6 @@ struct HopperLaunchEstimate {
   double cta_time_min_s = 0, cta_time_max_s = 0;
   double tensor_busy_fraction = 0;  // Σ tensor-core time / (SMs × time)
   std::string method;         // how the CTAs were placed
-  bool from_counter = false;  // a persistent causal grid: each block takes its next tile from a counter
 };
 // Throws std::invalid_argument as simulate_hopper_pipeline does, or when the
 // row blocks differ in more than 4,096 ways. Beyond 4,000,000 CTAs (tiles)
