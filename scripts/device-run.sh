@@ -174,9 +174,9 @@ stage_sanitize() {
   # kernels with named barriers or mbarriers).
   local tools=${SANITIZE_TOOLS:-"memcheck racecheck"}
   # d = 128 both masks: the Hopper backward compiles a kernel per mask there (80 × 128 unmasked).
-  # The third: more tiles than SMs, so that a persistent block walks several tiles (by the
-  # stride, or under the mask from the counter too), and at N 900 a last row block whose
-  # last warpgroup has no row below N.
+  # The third: more tiles than SMs, so that a persistent block walks several tiles (under
+  # the mask too, in sections of heads), and at N 900 a last row block whose last
+  # warpgroup has no row below N.
   local shapes=("--batch 1 --heads 2 --seq 65 --head-dim 64 --causal no"
                 "--batch 2 --heads 2 --seq 300 --head-dim 128 --causal both"
                 "--batch 4 --heads 9 --seq 900 --head-dim 64,128 --causal both")

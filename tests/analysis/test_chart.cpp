@@ -503,8 +503,8 @@ TEST_CASE("AI vs N chart and the ridge line", "[chart][builders]") {
 
 TEST_CASE("layout and hit test: the nearest point under the pointer, in the axes' formats", "[chart][render]") {
   ChartSpec c;
-  c.x = {"N", Scale::log2, TickFormat::binary, {}, {}, false};
-  c.y = {"bytes", Scale::log10, TickFormat::bytes, {}, {}, false};
+  c.x = {"N", Scale::log2, TickFormat::binary, {}, {}, false, ""};
+  c.y = {"bytes", Scale::log10, TickFormat::bytes, {}, {}, false, ""};
   Series s;
   s.name = "fa2";
   s.x = {1024, 4096};
@@ -1029,8 +1029,8 @@ TEST_CASE("on a crowded chart the labels a caller names first keep their places"
   ChartSpec c;
   c.kind = ChartKind::xy;
   c.legend = LegendPos::none;
-  c.x = {"x", Scale::linear, TickFormat::plain, 0.0, 6.0, false};
-  c.y = {"y", Scale::linear, TickFormat::plain, 0.0, 5.0, false};
+  c.x = {"x", Scale::linear, TickFormat::plain, 0.0, 6.0, false, ""};
+  c.y = {"y", Scale::linear, TickFormat::plain, 0.0, 5.0, false, ""};
   for (int k = 0; k < 20; ++k) {
     Series s;
     s.name = "run " + std::to_string(k);

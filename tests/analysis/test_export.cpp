@@ -291,8 +291,8 @@ TEST_CASE("the legend stands clear of every line, between its points too, and th
   // corners hold the points of another. No corner is clear.
   ChartSpec c;
   c.id = "legend-over-lines";
-  c.x = {"x", Scale::linear, TickFormat::plain, 0.0, 100.0, false};
-  c.y = {"y", Scale::linear, TickFormat::plain, 0.0, 100.0, false};
+  c.x = {"x", Scale::linear, TickFormat::plain, 0.0, 100.0, false, ""};
+  c.y = {"y", Scale::linear, TickFormat::plain, 0.0, 100.0, false, ""};
   Series steep;
   steep.name = "a steep line";
   steep.x = {10, 10.4};

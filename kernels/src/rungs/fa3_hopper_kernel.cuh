@@ -216,13 +216,35 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   };
   auto tile_at = [&](int tile) {
     Tile tl;
-    tl.head = tile / p.T_r;
-    tl.q0 = (p.T_r - 1 - tile % p.T_r) * B_r;
+    if (Cfg::kPersistent && p.causal) {
+      // A persistent block takes every gridDim.x-th tile: head-major, block b
+      // would get row block b mod T_r every time. In sections of gridDim.x heads,
+      // row-block-major (heaviest first), block b gets one row block of each
+      // rank per section instead.
+      const int sms = static_cast<int>(gridDim.x);
+      const int per = sms * p.T_r;
+      const int sec = tile / per;
+      const int heads = min(sms, p.num_tiles / p.T_r - sec * sms);  // this section's
+      const int idx = tile - sec * per;
+      tl.head = sec * sms + idx % heads;
+      tl.q0 = (p.T_r - 1 - idx / heads) * B_r;
+    } else {
+      tl.head = tile / p.T_r;
+      tl.q0 = (p.T_r - 1 - tile % p.T_r) * B_r;
+    }
     // Key blocks this row block visits: causal never loads a block above the diagonal.
     const int q_last = min(tl.q0 + B_r, p.n_q) - 1;
     const int kv_end = p.causal ? min(p.n_kv, q_last + 1) : p.n_kv;
     tl.T_c = (kv_end + B_c - 1) / B_c;  // ≥ 1: key 0 is visible to every row
     return tl;
+  };
+
+  // A (rows, d) tile of a map at (row0, head) into shared memory at dst, one
+  // copy per 64-column panel, completing on mbarrier `bar`.
+  auto copy_in = [&](uint32_t dst, const CUtensorMap* map, uint32_t bar, int rows, int row0, int head) {
+    mbar_arrive_expect_tx(bar, rows * d * 2);
+#pragma unroll
+    for (int pn = 0; pn < kPanels; ++pn) tma_load_3d(dst + pn * rows * 128, map, bar, pn * 64, row0, head);
   };
 
   const int warpgroup = threadIdx.x / 128;
@@ -245,15 +267,9 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     {
       const Tile tl = tile_at(blockIdx.x);
       const int kv_head = p.kv_group > 1 ? tl.head / p.kv_group : tl.head;
-      mbar_arrive_expect_tx(bar_q(0), Cfg::kQBytes);
-#pragma unroll
-      for (int pn = 0; pn < kPanels; ++pn) tma_load_3d(sQ + pn * B_r * 128, &tm_q, bar_q(0), pn * 64, tl.q0, tl.head);
-      mbar_arrive_expect_tx(full_k(0), Cfg::kKVBytes);
-#pragma unroll
-      for (int pn = 0; pn < kPanels; ++pn) tma_load_3d(sK + pn * B_c * 128, &tm_k, full_k(0), pn * 64, 0, kv_head);
-      mbar_arrive_expect_tx(full_v(0), Cfg::kKVBytes);
-#pragma unroll
-      for (int pn = 0; pn < kPanels; ++pn) tma_load_3d(sV + pn * B_c * 128, &tm_v, full_v(0), pn * 64, 0, kv_head);
+      copy_in(sQ, &tm_q, bar_q(0), B_r, tl.q0, tl.head);
+      copy_in(sK, &tm_k, full_k(0), B_c, 0, kv_head);
+      copy_in(sV, &tm_v, full_v(0), B_c, 0, kv_head);
     }
   }
   __syncthreads();
@@ -280,10 +296,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
           const int b = n % Cfg::kQBuffers;
           const int use = n / Cfg::kQBuffers;  // earlier tiles of this buffer
           if (use > 0) mbar_wait(q_empty(b), (use - 1) & 1);
-          mbar_arrive_expect_tx(bar_q(b), Cfg::kQBytes);
-#pragma unroll
-          for (int pn = 0; pn < kPanels; ++pn)
-            tma_load_3d(sQ + b * Cfg::kQBytes + pn * B_r * 128, &tm_q, bar_q(b), pn * 64, tl.q0, tl.head);
+          copy_in(sQ + b * Cfg::kQBytes, &tm_q, bar_q(b), B_r, tl.q0, tl.head);
         };
         if (n > 0 && Cfg::kQBuffers == 2) load_Q();
         for (int j = 0; j < tl.T_c; ++j, ++kv) {
@@ -295,15 +308,9 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
           const uint32_t sK_j = sK + s * Cfg::kKVBytes;
           const uint32_t sV_j = sV + s * Cfg::kKVBytes;
           if (round > 0) mbar_wait(empty_k(s), (round - 1) & 1);
-          mbar_arrive_expect_tx(full_k(s), Cfg::kKVBytes);
-#pragma unroll
-          for (int pn = 0; pn < kPanels; ++pn)
-            tma_load_3d(sK_j + pn * B_c * 128, &tm_k, full_k(s), pn * 64, j * B_c, kv_head);
+          copy_in(sK_j, &tm_k, full_k(s), B_c, j * B_c, kv_head);
           if (round > 0) mbar_wait(empty_v(s), (round - 1) & 1);
-          mbar_arrive_expect_tx(full_v(s), Cfg::kKVBytes);
-#pragma unroll
-          for (int pn = 0; pn < kPanels; ++pn)
-            tma_load_3d(sV_j + pn * B_c * 128, &tm_v, full_v(s), pn * 64, j * B_c, kv_head);
+          copy_in(sV_j, &tm_v, full_v(s), B_c, j * B_c, kv_head);
           if (j == 0 && n > 0 && Cfg::kQBuffers == 1) load_Q();
         }
         if constexpr (!Cfg::kPersistent) break;

@@ -342,13 +342,21 @@ HopperLaunchEstimate estimate_hopper_launch(const AttentionProblem& p, const Hop
     end_ns = rows.front().first * static_cast<double>((e.ctas + sms - 1) / sms);
     e.method = c.persistent ? stride : "every CTA alike: ⌈CTAs / SMs⌉ waves of one CTA's time";
   } else if (c.persistent && e.ctas <= 4'000'000) {
-    // Block b takes tiles b, b + blocks, ... in the rung's order (head by head,
-    // heaviest row block first); the launch ends with its busiest block.
+    // Block b takes tiles b, b + blocks, ... in the rung's order: unmasked head
+    // by head; causal in sections of `blocks` heads, heaviest row block of every
+    // head first (so that each block gets one row block of each rank per
+    // section). The launch ends with its busiest block.
     std::vector<double> by_row(static_cast<size_t>(g.T_r));
     for (i64 i = 0; i < g.T_r; ++i) by_row[static_cast<size_t>(i)] = by_visits.at(visits_of(g, i)).first;
+    const i64 per = e.blocks * g.T_r;
+    auto rank_of = [&](i64 t) {  // 0: the heaviest row block
+      if (!p.causal) return t % g.T_r;
+      const i64 sec = t / per;
+      return (t - sec * per) / std::min(e.blocks, heads - sec * e.blocks);
+    };
     for (i64 b = 0; b < e.blocks; ++b) {
       double busy = 0;
-      for (i64 t = b; t < e.ctas; t += e.blocks) busy += by_row[static_cast<size_t>(g.T_r - 1 - t % g.T_r)];
+      for (i64 t = b; t < e.ctas; t += e.blocks) busy += by_row[static_cast<size_t>(g.T_r - 1 - rank_of(t))];
       end_ns = std::max(end_ns, busy);
     }
     e.method = stride;

@@ -84,15 +84,15 @@ struct HopperConfig {
   }
 };
 
-// Short sequences without a mask run persistent: there a tile's start and end
-// are an eighth of it, and a persistent block lands the next Q_i under them.
-// Under the causal mask a tile's length depends on its row block, and the
-// static stride of a persistent grid leaves SMs idle (the hardware's own
-// dispatch balances them).
+// Short sequences run persistent: there a tile's start and end are an eighth
+// of it, and a persistent block lands the next Q_i under them. Under the causal
+// mask a tile's length depends on its row block: the grid takes the tiles in
+// sections of SMs heads, heaviest row block first, so that each block gets one
+// row block of each rank per section — faster than one CTA a tile at d 64 on an
+// H200, not at d 128, where causal tiles stay one CTA each (kernels/README.md).
 inline constexpr HopperConfig kHopperConfigs[] = {
     //  d   B_r  B_c  stages  overlap  sequences  mask                  persistent
-    {64, 256, 64, 4, true, 1024, HopperMask::non_causal, true},  // N ≤ 1K: 256 rows pad none of 1K, where 192 pad it to 1152
-    {64, 256, 64, 4, true, 1024, HopperMask::causal},
+    {64, 256, 64, 4, true, 1024, HopperMask::any, true},  // N ≤ 1K: 256 rows pad none of 1K, where 192 pad it to 1152
     {64, 192, 128, 3, true},
     {128, 128, 128, 2, true, 1024, HopperMask::non_causal, true},  // short: 8 key blocks of 128 for 1K
     {128, 128, 128, 2, true, 1024, HopperMask::causal},             // short causal: one key block on each diagonal
