@@ -257,6 +257,7 @@ TEST_CASE("a persistent causal launch: one row block of each rank per block and 
   double sum = 0;
   for (i64 i = 0; i < 4; ++i) sum += simulate_hopper_pipeline(p, i, c, h200()).end_ns * 1e-9;
   CHECK(e.time_s == Approx(sum).epsilon(1e-12));
+  CHECK_THAT(e.method, Catch::Contains("in sections of 132 heads, heaviest row block first"));
   // 133 heads: a second section of one head, its 4 row blocks on blocks 0..3.
   p.heads = 133;
   const HopperLaunchEstimate e2 = estimate_hopper_launch(p, c, h200());

@@ -359,7 +359,9 @@ HopperLaunchEstimate estimate_hopper_launch(const AttentionProblem& p, const Hop
       for (i64 t = b; t < e.ctas; t += e.blocks) busy += by_row[static_cast<size_t>(g.T_r - 1 - rank_of(t))];
       end_ns = std::max(end_ns, busy);
     }
-    e.method = stride;
+    e.method = stride + (p.causal ? ", in sections of " + std::to_string(e.blocks) +
+                                        " heads, heaviest row block first"
+                                  : std::string());
   } else if (!c.persistent && e.ctas <= 4'000'000) {
     // Each CTA, in launch order, to the SM that frees first: head by head, each
     // head's heaviest row block first (the rung's numbering).
