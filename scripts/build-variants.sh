@@ -10,7 +10,8 @@
 #
 # A table file holds the lines between `kHopperConfigs[] = {` and `};`. The
 # build is the GPU machine's (Release, sm_90a, no GUI); what ptxas said of the
-# Hopper rungs (serialised wgmma, inserted waits, spills) is printed per build.
+# Hopper rungs is printed per build: its notes (serialised wgmma, inserted waits)
+# and how many of their kernels spill registers (the backward's d = 128 ones do).
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 WT=${VARIANT_WORKTREE:-$ROOT/../wt-variants}
@@ -43,9 +44,10 @@ PY
   if cmake --build "$WT/build-device-cmake" -j"$JOBS" --target flashlab > "$log" 2>&1; then
     strip -o "$ROOT/build-variants/flashlab-$name" "$WT/build-device-cmake/flashlab"
     xz -T"$JOBS" -6 -f "$ROOT/build-variants/flashlab-$name"
-    notes=$(cat "$WT"/build-device-cmake/kernels/compile-logs/*.log 2>/dev/null | grep -cE "C75[0-9][0-9]|spill")
+    notes=$(cat "$WT"/build-device-cmake/kernels/compile-logs/*.log 2>/dev/null | grep -cE "C75[0-9][0-9]")
+    spills=$(cat "$WT"/build-device-cmake/kernels/compile-logs/*.log 2>/dev/null | grep -c "Registers are spilled")
     echo "$name: $(cd "$WT" && git rev-parse --short HEAD)${table:+ with the rows of $table}, $(($(date +%s) - t0)) s," \
-         "$(du -h "$ROOT/build-variants/flashlab-$name.xz" | cut -f1), ptxas notes: $notes"
+         "$(du -h "$ROOT/build-variants/flashlab-$name.xz" | cut -f1), ptxas notes: $notes, kernels spilling: $spills"
   else
     echo "$name: the build failed ($log)"; status=1
   fi

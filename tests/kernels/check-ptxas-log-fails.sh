@@ -2,7 +2,8 @@
 # The ptxas check can fail: it refuses a log with a note that ptxas serialised
 # wgmma (registers short, C7512; a wait on a divergent path, C7518), a log with
 # a warpgroup.wait it inserted (C7517), the log of a failed compile and a log
-# that is not there, and passes a clean one.
+# that is not there, and passes a clean one; a spill only where it is told to
+# refuse one.
 # usage: check-ptxas-log-fails.sh CHECK_SCRIPT
 set -uo pipefail
 check=$1
@@ -18,4 +19,8 @@ for bad in serialised divergent injected failed missing; do
   echo "refused as expected: the $bad log"
 done
 "$check" "$d/clean" > /dev/null || { echo "FAIL: the check refused a clean log"; exit 1; }
+printf "compiled: x.cu.o (exit 0)\nptxas warning : Registers are spilled to local memory in function 'k', 16 bytes spill stores, 24 bytes spill loads\n" > "$d/spilled"
+"$check" "$d/spilled" > /dev/null || { echo "FAIL: the check refused a spill it was not told to refuse"; exit 1; }
+if "$check" "$d/spilled" --no-spills > /dev/null; then echo "FAIL: the check passed a spill with --no-spills"; exit 1; fi
+echo "refused as expected: the spilled log with --no-spills"
 echo "OK"
