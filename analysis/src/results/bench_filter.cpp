@@ -110,24 +110,29 @@ std::string values_of(const BenchResults& r, Key key) {
 }
 }  // namespace
 
-std::optional<sim::i64> shared_emb_dim(const BenchResults& r) {
-  std::set<sim::i64> emb, heads;
+namespace {
+// The one value of a product every row shares while one of its factors takes
+// more than one: a grid that trades one dimension for another.
+template <class Product, class Factor>
+std::optional<sim::i64> shared_product(const BenchResults& r, Product product, Factor factor) {
+  std::set<sim::i64> products, factors;
   for (const BenchRow& row : r.rows) {
-    emb.insert(row.problem.heads * row.problem.head_dim);
-    heads.insert(row.problem.heads);
+    products.insert(product(row.problem));
+    factors.insert(factor(row.problem));
   }
-  if (emb.size() == 1 && heads.size() > 1) return *emb.begin();
+  if (products.size() == 1 && factors.size() > 1) return *products.begin();
   return std::nullopt;
+}
+}  // namespace
+
+std::optional<sim::i64> shared_emb_dim(const BenchResults& r) {
+  return shared_product(r, [](const sim::AttentionProblem& p) { return p.heads * p.head_dim; },
+                        [](const sim::AttentionProblem& p) { return p.heads; });
 }
 
 std::optional<sim::i64> shared_tokens(const BenchResults& r) {
-  std::set<sim::i64> tokens, seqs;
-  for (const BenchRow& row : r.rows) {
-    tokens.insert(row.problem.batch * row.problem.seq_q);
-    seqs.insert(row.problem.seq_q);
-  }
-  if (tokens.size() == 1 && seqs.size() > 1) return *tokens.begin();
-  return std::nullopt;
+  return shared_product(r, [](const sim::AttentionProblem& p) { return p.batch * p.seq_q; },
+                        [](const sim::AttentionProblem& p) { return p.seq_q; });
 }
 
 std::string filter_misses(const BenchResults& r, const BenchFilter& f) {
